@@ -1,0 +1,128 @@
+package capture
+
+import (
+	"encoding/json"
+
+	"github.com/idlewatt/idlewatt/meter"
+)
+
+// Header is the capture's metadata, written first.
+type Header struct {
+	Created   string          `json:"created"`    // RFC 3339 wall-clock time, for humans only
+	Meter     meter.Info      `json:"meter"`      // identity as the meter reported it
+	Channels  []meter.Channel `json:"channels"`   // stream channel order (Block.Channel indexes this)
+	RateHz    float64         `json:"rate_hz"`    // samples per second per channel
+	StartHost int64           `json:"start_host"` // hostclock.Now() when streaming was requested
+	// Drives names what sits on each port (by port), e.g. profile or model.
+	Drives []DriveInfo `json:"drives,omitempty"`
+	// Config is the resolved configuration of the run, verbatim.
+	Config json.RawMessage `json:"config,omitempty"`
+	Tool   string          `json:"tool"` // "idlewatt vX"
+}
+
+// DriveInfo names the drive on a port.
+type DriveInfo struct {
+	Port    int    `json:"port"`
+	Name    string `json:"name"`
+	Profile string `json:"profile,omitempty"` // drivesim profile name, when simulated or known
+	Target  string `json:"target,omitempty"`  // block device or file the workload used
+}
+
+// Op is an I/O operation type.
+type Op uint8
+
+// I/O operations.
+const (
+	OpRead  Op = 1
+	OpWrite Op = 2
+	OpFlush Op = 3
+	OpTrim  Op = 4
+)
+
+func (o Op) String() string {
+	switch o {
+	case OpRead:
+		return "read"
+	case OpWrite:
+		return "write"
+	case OpFlush:
+		return "flush"
+	case OpTrim:
+		return "trim"
+	}
+	return "unknown"
+}
+
+// IOEvent is one completed I/O, timed on the host monotonic clock.
+type IOEvent struct {
+	Port     int   // drive port the I/O went to (0 = unknown)
+	Op       Op    //
+	Offset   int64 // bytes
+	Size     int32 // bytes
+	Issue    int64 // hostclock.Now() at submission
+	Complete int64 // hostclock.Now() at completion
+	Err      bool  // the I/O failed
+}
+
+// StateKind classifies host-side state events.
+type StateKind uint8
+
+// Host-side state events.
+const (
+	StatePolicy     StateKind = 1 // ALPM policy target set; Value = policy name
+	StateDevSlpPin  StateKind = 2 // host asked for DEVSLP assert/deassert; Value "1"/"0"
+	StatePhase      StateKind = 3 // a measurement phase began; Value = phase name ("workload:pcmark7", "idle", "devslp-cycle:3", "end")
+	StateNote       StateKind = 4 // free text
+	StatePortPower  StateKind = 5 // host asked for port power on/off; Value "1"/"0"
+)
+
+// StateEvent is a host-side event on the host monotonic clock.
+type StateEvent struct {
+	Host  int64 // hostclock.Now()
+	Port  int   // 0 = all ports / not port-specific
+	Kind  StateKind
+	Value string
+}
+
+// Kind says which field of a Record is set.
+type Kind uint8
+
+// Record kinds.
+const (
+	KindSamples Kind = 1
+	KindGap     Kind = 2
+	KindMark    Kind = 3
+	KindEvent   Kind = 4
+	KindIO      Kind = 5
+	KindState   Kind = 6
+	KindSummary Kind = 7
+	KindStats   Kind = 8
+)
+
+// Record is one item read back from a capture. Only the field named by Kind
+// is meaningful. Block's slices and IO are owned by the Reader and valid until
+// the next call to Next.
+type Record struct {
+	Kind    Kind
+	Block   *meter.Block
+	Gap     meter.Gap
+	Mark    meter.MarkEcho
+	Event   meter.Event
+	IO      []IOEvent // a batch, in completion order
+	State   StateEvent
+	Stats   meter.Stats // link counters at the time they were written (cumulative)
+	Summary *Summary
+	Offset  int64 // byte offset of the chunk that held this record
+}
+
+// Summary is a decimated view of one channel: per consecutive run of N
+// samples, min/max/mean power. Charts and zooms read summaries instead of
+// every sample.
+type Summary struct {
+	Channel int
+	Start   uint64 // sample index of the first summarised sample
+	Per     uint32 // samples per summary point
+	MinW    []float32
+	MaxW    []float32
+	MeanW   []float32
+}

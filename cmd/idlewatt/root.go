@@ -1,0 +1,149 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"github.com/spf13/viper"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+// errCobraUsage marks flag/argument errors from cobra (exit 2).
+var errCobraUsage = errors.New("usage")
+
+// commands registered by the files of this package (one file per command
+// group); see register.
+var commands []func() *cobra.Command
+
+// register adds a top-level command constructor. Each command file calls it
+// from init.
+func register(f func() *cobra.Command) { commands = append(commands, f) }
+
+// cfg is the merged configuration: config file, IDLEWATT_* environment, flags.
+// It is the only viper instance; nothing outside cmd imports viper.
+var cfg = viper.New()
+
+func newRootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "idlewatt",
+		Short:         "Measure the power storage drives draw and prove they reach their idle states",
+		Version:       version,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			return loadConfig(cmd)
+		},
+	}
+	root.PersistentFlags().String("config", "", "YAML config file (env IDLEWATT_CONFIG)")
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
+		return &codedError{code: exitUsage, err: fmt.Errorf("%s: %w", cmd.CommandPath(), err)}
+	})
+	for _, f := range commands {
+		c := f()
+		wrapArgs(c)
+		root.AddCommand(c)
+	}
+	return root
+}
+
+// wrapArgs makes cobra's positional-argument errors exit 2, recursively.
+func wrapArgs(c *cobra.Command) {
+	if a := c.Args; a != nil {
+		c.Args = func(cmd *cobra.Command, args []string) error {
+			if err := a(cmd, args); err != nil {
+				return &codedError{code: exitUsage, err: fmt.Errorf("%s: %w", cmd.CommandPath(), err)}
+			}
+			return nil
+		}
+	}
+	for _, s := range c.Commands() {
+		wrapArgs(s)
+	}
+}
+
+func loadConfig(cmd *cobra.Command) error {
+	cfg.SetEnvPrefix("IDLEWATT")
+	cfg.SetEnvKeyReplacer(strings.NewReplacer(".", "_", "-", "_"))
+	cfg.AutomaticEnv()
+	path, _ := cmd.Flags().GetString("config")
+	if path == "" {
+		path = os.Getenv("IDLEWATT_CONFIG")
+	}
+	if path == "" {
+		return nil
+	}
+	cfg.SetConfigFile(path)
+	cfg.SetConfigType("yaml")
+	if err := cfg.ReadInConfig(); err != nil {
+		return usageErr("config %s: %v", path, err)
+	}
+	return nil
+}
+
+// The opt* helpers resolve one setting: the flag if the user set it, else
+// the config key (file or IDLEWATT_<KEY> env), else the flag's default. key
+// is a dotted config key such as "meter.port"; env is IDLEWATT_METER_PORT.
+
+func optString(cmd *cobra.Command, flag, key string) string {
+	if f := cmd.Flags().Lookup(flag); f != nil && f.Changed {
+		return f.Value.String()
+	}
+	if key != "" && cfg.IsSet(key) {
+		return cfg.GetString(key)
+	}
+	if f := cmd.Flags().Lookup(flag); f != nil {
+		return f.Value.String()
+	}
+	return ""
+}
+
+func optInt(cmd *cobra.Command, flag, key string) (int, error) {
+	s := optString(cmd, flag, key)
+	var n int
+	if _, err := fmt.Sscan(s, &n); err != nil {
+		return 0, usageErr("%s: %q is not an integer", where(cmd, flag, key), s)
+	}
+	return n, nil
+}
+
+func optFloat(cmd *cobra.Command, flag, key string) (float64, error) {
+	s := optString(cmd, flag, key)
+	var x float64
+	if _, err := fmt.Sscan(s, &x); err != nil {
+		return 0, usageErr("%s: %q is not a number", where(cmd, flag, key), s)
+	}
+	return x, nil
+}
+
+func optDuration(cmd *cobra.Command, flag, key string) (time.Duration, error) {
+	s := optString(cmd, flag, key)
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, usageErr("%s: %q is not a duration (e.g. 30s, 5m)", where(cmd, flag, key), s)
+	}
+	return d, nil
+}
+
+func optBool(cmd *cobra.Command, flag, key string) bool {
+	return optString(cmd, flag, key) == "true"
+}
+
+// where names the source of a setting for error messages.
+func where(cmd *cobra.Command, flag, key string) string {
+	if f := cmd.Flags().Lookup(flag); f != nil && f.Changed {
+		return "--" + flag
+	}
+	if key != "" && cfg.IsSet(key) {
+		return "config key " + key
+	}
+	return "--" + flag
+}
+
+var _ = pflag.ErrHelp
