@@ -1,0 +1,528 @@
+package detect
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"time"
+
+	"github.com/idlewatt/idlewatt/units"
+)
+
+// State is an interface power state as seen from the power trace.
+type State uint8
+
+// States, from most to least power.
+const (
+	Unknown State = iota
+	Active
+	Idle
+	Partial
+	Slumber
+	DevSlp
+	Off
+	numStates
+)
+
+// AllStates lists the classified states in report order.
+var AllStates = []State{Active, Idle, Partial, Slumber, DevSlp, Off}
+
+var stateNames = [...]string{"unknown", "active", "idle", "partial", "slumber", "devslp", "off"}
+
+func (s State) String() string {
+	if int(s) < len(stateNames) {
+		return stateNames[s]
+	}
+	return fmt.Sprintf("state(%d)", uint8(s))
+}
+
+// ParseState maps a name from String back to a State.
+func ParseState(name string) (State, error) {
+	for i, n := range stateNames {
+		if n == name {
+			return State(i), nil
+		}
+	}
+	return Unknown, fmt.Errorf("unknown state %q", name)
+}
+
+// Levels are the steady power of each low state of one drive. A zero level
+// means the drive has no such state (or it is not known); it then takes no
+// part in classification.
+type Levels struct {
+	Idle    units.Watts `json:"idle_w"`
+	Partial units.Watts `json:"partial_w"`
+	Slumber units.Watts `json:"slumber_w"`
+	DevSlp  units.Watts `json:"devslp_w"`
+	// Off is the level below which the drive counts as powered off
+	// (default 0.5 mW when zero).
+	Off units.Watts `json:"off_w"`
+}
+
+// Validate checks that the known levels are ordered idle > partial >
+// slumber > devslp.
+func (l Levels) Validate() error {
+	prev, prevName := math.Inf(1), ""
+	for _, lv := range l.ordered() {
+		if float64(lv.w) >= prev {
+			return fmt.Errorf("levels: %s (%v) is not below %s", lv.s, lv.w, prevName)
+		}
+		prev, prevName = float64(lv.w), lv.s.String()
+	}
+	if l.Idle <= 0 {
+		return fmt.Errorf("levels: idle level missing")
+	}
+	return nil
+}
+
+type level struct {
+	s State
+	w units.Watts
+}
+
+// ordered returns the known levels, highest first.
+func (l Levels) ordered() []level {
+	out := make([]level, 0, 4)
+	for _, lv := range []level{{Idle, l.Idle}, {Partial, l.Partial}, {Slumber, l.Slumber}, {DevSlp, l.DevSlp}} {
+		if lv.w > 0 {
+			out = append(out, lv)
+		}
+	}
+	return out
+}
+
+// thresholds is the compiled form of Levels: a sample with smoothed power w
+// is in the first state whose floor w is above.
+type thresholds struct {
+	activeAbove float64 // above this (without I/O) counts as active: GC, wake spikes
+	offBelow    float64
+	floor       []float64 // descending
+	state       []State
+}
+
+func (l Levels) compile() thresholds {
+	lv := l.ordered()
+	t := thresholds{offBelow: float64(l.Off)}
+	if t.offBelow == 0 {
+		t.offBelow = 0.0005
+	}
+	// Anything 25 % above the idle floor is work the host did not ask for
+	// (background GC) or a wake spike: active.
+	t.activeAbove = float64(l.Idle) * 1.25
+	for i, x := range lv {
+		var below float64
+		if i+1 < len(lv) {
+			below = math.Sqrt(float64(x.w) * float64(lv[i+1].w))
+		} else {
+			below = t.offBelow
+		}
+		t.floor = append(t.floor, below)
+		t.state = append(t.state, x.s)
+	}
+	return t
+}
+
+func (t *thresholds) classify(w float64) State {
+	if w > t.activeAbove {
+		return Active
+	}
+	for i, f := range t.floor {
+		if w >= f {
+			return t.state[i]
+		}
+	}
+	return Off
+}
+
+// Span is a maximal interval in one state. Times are host monotonic ns.
+type Span struct {
+	State   State
+	Start   int64
+	End     int64
+	Samples int
+	MeanW   float64
+	MinW    float64
+	MaxW    float64
+}
+
+// Duration returns the span's length.
+func (s Span) Duration() time.Duration { return time.Duration(s.End - s.Start) }
+
+// Options tune a Classifier.
+type Options struct {
+	Levels   Levels
+	Smooth   time.Duration // moving-average window; default 1 ms
+	MinDwell time.Duration // a state must hold this long to count; default 2 ms
+	// Period is the sample period; required (1 / rate).
+	Period time.Duration
+}
+
+// Classifier turns a stream of (time, power, busy) samples into Spans.
+// Push samples in time order; call Gap at a hole in the data and Close at the end.
+type Classifier struct {
+	th     thresholds
+	minN   int // dwell in samples
+	period int64
+	onSpan func(Span)
+	// The smoothing window: a centred running median over the last len(rw)
+	// samples. A median moves a clean step by exactly half the window, which
+	// the centring undoes, so edges keep their time; it also ignores spikes.
+	rt      []int64
+	rw      []float64
+	rb      []bool
+	ringPos int
+	ringN   int
+	scratch []float64
+
+	cur     Span    // committed span being extended
+	curSum  float64 // Σw of cur
+	cand    State   // candidate state, != cur.State while pending
+	candN   int
+	candAt  int64
+	candSum float64
+	candMin float64
+	candMax float64
+	started bool
+	last    int64
+}
+
+// New returns a Classifier that calls onSpan for every completed span.
+func New(opt Options, onSpan func(Span)) (*Classifier, error) {
+	if err := opt.Levels.Validate(); err != nil {
+		return nil, err
+	}
+	if opt.Period <= 0 {
+		return nil, fmt.Errorf("detect: sample period must be positive")
+	}
+	if opt.Smooth == 0 {
+		opt.Smooth = time.Millisecond
+	}
+	if opt.MinDwell == 0 {
+		opt.MinDwell = 2 * time.Millisecond
+	}
+	n := int(opt.Smooth/opt.Period) | 1 // odd, so the median has a middle
+
+	minN := int(opt.MinDwell / opt.Period)
+	if minN < 1 {
+		minN = 1
+	}
+	return &Classifier{th: opt.Levels.compile(), minN: minN, period: int64(opt.Period), onSpan: onSpan,
+		rt: make([]int64, n), rw: make([]float64, n), rb: make([]bool, n), scratch: make([]float64, n)}, nil
+}
+
+// Push adds one sample: its host time, its power (all rails), and whether an
+// I/O was in flight (or within the settle tail) at that time. Classification
+// lags by half the smoothing window.
+func (c *Classifier) Push(t int64, w float64, busy bool) {
+	n := len(c.rw)
+	c.rt[c.ringPos], c.rw[c.ringPos], c.rb[c.ringPos] = t, w, busy
+	c.ringPos = (c.ringPos + 1) % n
+	if c.ringN < n {
+		c.ringN++
+		if c.ringN < n {
+			return
+		}
+		// The window just filled: classify its older half with windows
+		// that start at the first sample.
+		oldest := c.ringPos // full ring: the oldest follows the newest
+		for k := 0; k < n/2; k++ {
+			i := (oldest + k) % n
+			c.classify(c.rt[i], c.rw[i], c.rb[i], c.median(oldest, k+n/2+1))
+		}
+	}
+	mid := (c.ringPos + n/2) % n // the centre of the (full) window
+	c.classify(c.rt[mid], c.rw[mid], c.rb[mid], c.median(c.ringPos, n))
+	c.last = t
+}
+
+// median of the m most recent samples, the oldest at ring index from.
+func (c *Classifier) median(from, m int) float64 {
+	n := len(c.rw)
+	sc := c.scratch[:m]
+	for i := 0; i < m; i++ {
+		x := c.rw[(from+i)%n]
+		j := i
+		for ; j > 0 && sc[j-1] > x; j-- {
+			sc[j] = sc[j-1]
+		}
+		sc[j] = x
+	}
+	return sc[m/2]
+}
+
+// flushRing classifies the samples still waiting in the window, with the
+// window shrinking towards the end.
+func (c *Classifier) flushRing() {
+	n := len(c.rw)
+	if c.ringN == 0 {
+		return
+	}
+	oldest := (c.ringPos - c.ringN + n) % n
+	first := 0
+	if c.ringN == n {
+		first = n/2 + 1 // the older half was classified already
+	}
+	for k := first; k < c.ringN; k++ {
+		lo := k - n/2
+		if lo < 0 {
+			lo = 0
+		}
+		m := c.ringN - lo
+		if m > n {
+			m = n
+		}
+		i := (oldest + k) % n
+		c.classify(c.rt[i], c.rw[i], c.rb[i], c.median((oldest+lo)%n, m))
+	}
+	c.last = c.rt[(c.ringPos-1+n)%n]
+	c.ringN, c.ringPos = 0, 0
+}
+
+func (c *Classifier) classify(t int64, w float64, busy bool, sm float64) {
+	s := Active
+	if !busy {
+		s = c.th.classify(sm)
+	}
+	if !c.started {
+		c.started = true
+		c.cur = Span{State: s, Start: t, MinW: w, MaxW: w}
+		c.curSum, c.cand = 0, s
+	}
+	if s == c.cur.State {
+		// Back in the current state: pending candidate samples belong to it.
+		if c.candN > 0 {
+			c.absorbCandidate()
+		}
+		c.add(&c.cur, &c.curSum, w)
+		return
+	}
+	if s != c.cand || c.candN == 0 {
+		if c.candN > 0 {
+			c.absorbCandidate()
+		}
+		c.cand, c.candAt, c.candN, c.candSum, c.candMin, c.candMax = s, t, 0, 0, w, w
+	}
+	c.candN++
+	c.candSum += w
+	c.candMin = math.Min(c.candMin, w)
+	c.candMax = math.Max(c.candMax, w)
+	if c.candN >= c.minN || (busy && s == Active) {
+		c.commit()
+	}
+}
+
+func (c *Classifier) add(sp *Span, sum *float64, w float64) {
+	sp.Samples++
+	*sum += w
+	if w < sp.MinW {
+		sp.MinW = w
+	}
+	if w > sp.MaxW {
+		sp.MaxW = w
+	}
+}
+
+func (c *Classifier) absorbCandidate() {
+	c.cur.Samples += c.candN
+	c.curSum += c.candSum
+	c.cur.MinW = math.Min(c.cur.MinW, c.candMin)
+	c.cur.MaxW = math.Max(c.cur.MaxW, c.candMax)
+	c.candN = 0
+	c.cand = c.cur.State
+}
+
+func (c *Classifier) commit() {
+	c.cur.End = c.candAt
+	c.emit()
+	c.cur = Span{State: c.cand, Start: c.candAt, Samples: c.candN, MinW: c.candMin, MaxW: c.candMax}
+	c.curSum = c.candSum
+	c.candN = 0
+}
+
+func (c *Classifier) emit() {
+	if c.cur.Samples > 0 {
+		c.cur.MeanW = c.curSum / float64(c.cur.Samples)
+		if c.onSpan != nil {
+			c.onSpan(c.cur)
+		}
+	}
+}
+
+// Gap ends the current span at the last sample; the next Push starts afresh.
+func (c *Classifier) Gap() {
+	c.flushRing()
+	if !c.started {
+		return
+	}
+	if c.candN > 0 {
+		c.absorbCandidate()
+	}
+	c.cur.End = c.last + c.period
+	c.emit()
+	c.started = false
+}
+
+// Close flushes the last span.
+func (c *Classifier) Close() { c.Gap() }
+
+// Summary accumulates spans into residency, per-state power and transitions.
+type Summary struct {
+	Time        [numStates]time.Duration
+	Energy      [numStates]float64 // J
+	Spans       [numStates]int
+	Transitions map[[2]State]int
+	last        State
+}
+
+// Add accounts one span. Spans must come in time order.
+func (s *Summary) Add(sp Span) {
+	d := sp.Duration()
+	s.Time[sp.State] += d
+	s.Energy[sp.State] += sp.MeanW * d.Seconds()
+	s.Spans[sp.State]++
+	if s.Transitions == nil {
+		s.Transitions = map[[2]State]int{}
+	}
+	if s.last != Unknown && s.last != sp.State {
+		s.Transitions[[2]State{s.last, sp.State}]++
+	}
+	s.last = sp.State
+}
+
+// Total returns the classified time.
+func (s *Summary) Total() time.Duration {
+	var t time.Duration
+	for _, d := range s.Time {
+		t += d
+	}
+	return t
+}
+
+// Residency returns the fraction of classified time spent in st.
+func (s *Summary) Residency(st State) float64 {
+	tot := s.Total()
+	if tot == 0 {
+		return 0
+	}
+	return float64(s.Time[st]) / float64(tot)
+}
+
+// MeanPower returns the mean power while in st (0 if never).
+func (s *Summary) MeanPower(st State) units.Watts {
+	if s.Time[st] == 0 {
+		return 0
+	}
+	return units.Watts(s.Energy[st] / s.Time[st].Seconds())
+}
+
+// LevelHistogram learns levels without supervision: feed it the power of
+// samples taken with no I/O in flight, then call Levels.
+type LevelHistogram struct {
+	bins  []float64 // sample counts per log-power bin
+	total float64
+}
+
+// Log-spaced bins from 0.1 mW to 30 W, 2 % wide: fine enough to separate
+// levels a factor 1.3 apart, coarse enough to smooth noise.
+const (
+	histMin   = 1e-4
+	histMax   = 30.0
+	histRatio = 1.02
+)
+
+var histBins = int(math.Ceil(math.Log(histMax/histMin) / math.Log(histRatio)))
+
+// Add counts one idle sample's (smoothed) power.
+func (h *LevelHistogram) Add(w float64) {
+	if h.bins == nil {
+		h.bins = make([]float64, histBins)
+	}
+	if !(w > histMin) { // also catches NaN
+		w = histMin
+	}
+	i := int(math.Log(w/histMin) / math.Log(histRatio))
+	if i >= histBins {
+		i = histBins - 1
+	}
+	h.bins[i]++
+	h.total++
+}
+
+func binCenter(i int) float64 { return histMin * math.Pow(histRatio, float64(i)+0.5) }
+
+// Levels finds the peaks of the histogram that hold at least minShare of the
+// idle samples and names them from the top: the highest is idle; a peak under
+// 10 mW is devslp; the next peaks down are slumber (lowest remaining) and
+// partial. With fewer peaks, the states the drive evidently lacks stay zero.
+func (h *LevelHistogram) Levels(minShare float64) (Levels, error) {
+	if h.total == 0 {
+		return Levels{}, fmt.Errorf("detect: no idle samples to learn levels from")
+	}
+	// Smooth counts over ±3 bins (≈ ±6 %) so a noisy level forms one peak.
+	sm := make([]float64, len(h.bins))
+	for i := range h.bins {
+		for j := i - 3; j <= i+3; j++ {
+			if j >= 0 && j < len(h.bins) {
+				sm[i] += h.bins[j]
+			}
+		}
+	}
+	type peak struct {
+		w    float64
+		mass float64
+	}
+	var peaks []peak
+	for i := range sm {
+		if sm[i] == 0 || (i > 0 && sm[i-1] > sm[i]) || (i+1 < len(sm) && sm[i+1] >= sm[i]) {
+			continue
+		}
+		// Mass: the valley-to-valley area around the peak.
+		lo, hi := i, i
+		for lo > 0 && sm[lo-1] <= sm[lo] && sm[lo-1] > 0 {
+			lo--
+		}
+		for hi+1 < len(sm) && sm[hi+1] <= sm[hi] && sm[hi+1] > 0 {
+			hi++
+		}
+		var mass, wsum float64
+		for j := lo; j <= hi; j++ {
+			mass += h.bins[j]
+			wsum += h.bins[j] * binCenter(j)
+		}
+		if mass/h.total >= minShare {
+			peaks = append(peaks, peak{w: wsum / mass, mass: mass})
+		}
+	}
+	if len(peaks) == 0 {
+		return Levels{}, fmt.Errorf("detect: no stable power level among %d idle samples", int(h.total))
+	}
+	sort.Slice(peaks, func(a, b int) bool { return peaks[a].w > peaks[b].w })
+	// Merge peaks closer than a factor 1.3: one level blurred by noise.
+	merged := peaks[:1]
+	for _, p := range peaks[1:] {
+		last := &merged[len(merged)-1]
+		if last.w/p.w < 1.3 {
+			tot := last.mass + p.mass
+			last.w = (last.w*last.mass + p.w*p.mass) / tot
+			last.mass = tot
+			continue
+		}
+		merged = append(merged, p)
+	}
+	var l Levels
+	l.Idle = units.Watts(merged[0].w)
+	rest := merged[1:]
+	if n := len(rest); n > 0 && rest[n-1].w < 0.010 {
+		l.DevSlp = units.Watts(rest[n-1].w)
+		rest = rest[:n-1]
+	}
+	switch len(rest) {
+	case 0:
+	case 1:
+		l.Slumber = units.Watts(rest[0].w)
+	default:
+		l.Partial = units.Watts(rest[0].w)
+		l.Slumber = units.Watts(rest[len(rest)-1].w)
+	}
+	return l, nil
+}

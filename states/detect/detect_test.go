@@ -1,0 +1,240 @@
+package detect
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+)
+
+const period = 100 * time.Microsecond // 10 kS/s
+
+type seg struct {
+	state State
+	w     float64
+	d     time.Duration
+	busy  bool
+}
+
+// render pushes a piecewise-constant trace with Gaussian noise of sigma W.
+func render(c *Classifier, segs []seg, sigma float64, seed uint64) (truth []Span) {
+	r := rand.New(rand.NewPCG(seed, 1))
+	var t int64
+	for _, s := range segs {
+		n := int(s.d / period)
+		truth = append(truth, Span{State: s.state, Start: t, End: t + int64(n)*int64(period)})
+		for k := 0; k < n; k++ {
+			c.Push(t, s.w+r.NormFloat64()*sigma, s.busy)
+			t += int64(period)
+		}
+	}
+	c.Close()
+	return truth
+}
+
+var profile = Levels{Idle: 0.40, Partial: 0.30, Slumber: 0.060, DevSlp: 0.0025}
+
+var script = []seg{
+	{Idle, 0.40, 200 * time.Millisecond, false},
+	{Active, 2.5, 50 * time.Millisecond, true},
+	{Idle, 0.40, 100 * time.Millisecond, false},
+	{Partial, 0.30, 100 * time.Millisecond, false},
+	{Slumber, 0.060, 300 * time.Millisecond, false},
+	{DevSlp, 0.0025, 500 * time.Millisecond, false},
+	{Slumber, 0.060, 50 * time.Millisecond, false},
+	{Active, 1.8, 20 * time.Millisecond, true},
+	{Idle, 0.40, 100 * time.Millisecond, false},
+}
+
+func TestClassifierRecoversScript(t *testing.T) {
+	var got []Span
+	var sum Summary
+	c, err := New(Options{Levels: profile, Period: period}, func(s Span) { got = append(got, s); sum.Add(s) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 2 mW of noise per sample: comparable to the DevSlp level itself.
+	truth := render(c, script, 0.002, 1)
+	if len(got) != len(truth) {
+		t.Fatalf("got %d spans, want %d: %+v", len(got), len(truth), got)
+	}
+	for i := range truth {
+		g, w := got[i], truth[i]
+		if g.State != w.State {
+			t.Errorf("span %d: state %v, want %v", i, g.State, w.State)
+		}
+		// Boundaries within the smoothing window plus one sample.
+		if d := time.Duration(g.Start - w.Start).Abs(); d > 1100*time.Microsecond {
+			t.Errorf("span %d (%v): start off by %v", i, w.State, d)
+		}
+		want := script[i].w
+		if math.Abs(g.MeanW-want) > 0.001+0.01*want {
+			t.Errorf("span %d (%v): mean %.4f W, want %.4f W", i, w.State, g.MeanW, want)
+		}
+	}
+	var total time.Duration
+	for _, s := range script {
+		total += s.d
+	}
+	if sum.Total() != total {
+		t.Errorf("classified %v of %v", sum.Total(), total)
+	}
+	if r := sum.Residency(DevSlp); math.Abs(r-0.5/1.42) > 0.01 {
+		t.Errorf("devslp residency %.3f, want %.3f", r, 0.5/1.42)
+	}
+	if p := float64(sum.MeanPower(DevSlp)); math.Abs(p-0.0025) > 0.0002 {
+		t.Errorf("devslp power %.5f W, want 0.0025 W ±0.2 mW", p)
+	}
+	if n := sum.Transitions[[2]State{Slumber, DevSlp}]; n != 1 {
+		t.Errorf("slumber→devslp transitions = %d, want 1", n)
+	}
+}
+
+func TestSpikeDoesNotSplitSpan(t *testing.T) {
+	var got []Span
+	c, _ := New(Options{Levels: profile, Period: period}, func(s Span) { got = append(got, s) })
+	for k := 0; k < 1000; k++ {
+		w := 0.06
+		if k == 500 {
+			w = 3 // one-sample glitch
+		}
+		c.Push(int64(k)*int64(period), w, false)
+	}
+	c.Close()
+	if len(got) != 1 || got[0].State != Slumber {
+		t.Fatalf("spans = %+v, want one slumber span", got)
+	}
+	if got[0].MaxW != 3 {
+		t.Errorf("the glitch must stay in the span's max: %v", got[0].MaxW)
+	}
+}
+
+func TestGapSplitsSpans(t *testing.T) {
+	var got []Span
+	c, _ := New(Options{Levels: profile, Period: period}, func(s Span) { got = append(got, s) })
+	for k := 0; k < 100; k++ {
+		c.Push(int64(k)*int64(period), 0.4, false)
+	}
+	c.Gap()
+	for k := 200; k < 300; k++ {
+		c.Push(int64(k)*int64(period), 0.4, false)
+	}
+	c.Close()
+	if len(got) != 2 || got[0].End != 100*int64(period) || got[1].Start != 200*int64(period) {
+		t.Fatalf("spans across a gap = %+v", got)
+	}
+}
+
+func TestLevelsValidate(t *testing.T) {
+	bad := Levels{Idle: 0.4, Slumber: 0.06, DevSlp: 0.1}
+	if err := bad.Validate(); err == nil {
+		t.Fatal("devslp above slumber accepted")
+	}
+	if _, err := New(Options{Levels: Levels{}, Period: period}, nil); err == nil {
+		t.Fatal("missing idle level accepted")
+	}
+	if _, err := New(Options{Levels: profile}, nil); err == nil {
+		t.Fatal("zero period accepted")
+	}
+}
+
+func TestLearnLevels(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 7))
+	var h LevelHistogram
+	add := func(w, sigma float64, n int) {
+		for k := 0; k < n; k++ {
+			h.Add(w + r.NormFloat64()*sigma)
+		}
+	}
+	add(0.40, 0.004, 40000)
+	add(0.30, 0.003, 10000)
+	add(0.060, 0.001, 30000)
+	add(0.0025, 0.0002, 20000)
+	l, err := h.Levels(0.02)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(name string, got, want float64) {
+		if math.Abs(got-want) > 0.03*want {
+			t.Errorf("%s level %.4f W, want %.4f W ±3 %%", name, got, want)
+		}
+	}
+	check("idle", float64(l.Idle), 0.40)
+	check("partial", float64(l.Partial), 0.30)
+	check("slumber", float64(l.Slumber), 0.060)
+	check("devslp", float64(l.DevSlp), 0.0025)
+
+	// A drive with no DevSlp and no Partial: only idle and slumber.
+	var h2 LevelHistogram
+	h = h2
+	add(0.2, 0.002, 30000)
+	add(0.05, 0.001, 30000)
+	l, err = h.Levels(0.02)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.DevSlp != 0 || l.Partial != 0 || l.Slumber == 0 {
+		t.Errorf("levels %+v, want idle and slumber only", l)
+	}
+	var empty LevelHistogram
+	if _, err := empty.Levels(0.02); err == nil {
+		t.Error("empty histogram gave levels")
+	}
+}
+
+func TestLatencies(t *testing.T) {
+	ms := int64(time.Millisecond)
+	spans := []Span{
+		{State: Active, Start: 0, End: 100 * ms},
+		{State: Idle, Start: 100 * ms, End: 130 * ms},
+		{State: Slumber, Start: 130 * ms, End: 300 * ms},
+		{State: DevSlp, Start: 305 * ms, End: 800 * ms},
+		{State: Active, Start: 800 * ms, End: 900 * ms},
+	}
+	ios := []IO{{Issue: 10 * ms, Complete: 100 * ms}, {Issue: 802 * ms, Complete: 850 * ms}}
+	pins := []Pin{{At: 300 * ms, Asserted: true}, {At: 800 * ms, Asserted: false}}
+	entries, exits := Latencies(spans, ios, pins, 50*time.Millisecond)
+	if len(entries) != 2 {
+		t.Fatalf("entries %+v", entries)
+	}
+	if e := entries[0]; e.State != Slumber || e.Cause != "io" || e.Latency != 30*time.Millisecond {
+		t.Errorf("slumber entry %+v, want io, 30ms", e)
+	}
+	if e := entries[1]; e.State != DevSlp || e.Cause != "pin" || e.Latency != 5*time.Millisecond {
+		t.Errorf("devslp entry %+v, want pin, 5ms", e)
+	}
+	if len(exits) != 1 {
+		t.Fatalf("exits %+v", exits)
+	}
+	if x := exits[0]; x.State != DevSlp || x.Cause != "pin" || x.Latency != 50*time.Millisecond {
+		t.Errorf("devslp exit %+v, want pin → 850ms completion = 50ms", x)
+	}
+}
+
+func FuzzClassifier(f *testing.F) {
+	f.Add([]byte{1, 2, 3, 200, 0, 0, 255})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := New(Options{Levels: profile, Period: period}, func(s Span) {
+			if s.End < s.Start || s.Samples <= 0 {
+				t.Fatalf("bad span %+v", s)
+			}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var h LevelHistogram
+		for i, b := range data {
+			w := math.Pow(10, float64(b)/64-4) // 0.1 mW .. ~1 kW
+			if b == 0 {
+				w = math.NaN()
+			}
+			c.Push(int64(i)*int64(period), w, b&1 == 1)
+			h.Add(w)
+			if b == 17 {
+				c.Gap()
+			}
+		}
+		c.Close()
+		_, _ = h.Levels(0.01)
+	})
+}

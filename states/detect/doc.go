@@ -1,0 +1,26 @@
+// Package detect classifies a drive's power trace into interface power
+// states — active, idle, partial, slumber, devslp, off — and measures
+// residency, per-state power, transitions, and entry/exit latencies.
+//
+// # Method
+//
+// Power is smoothed with a centred running median over a short window
+// (default 1 ms) to beat sensor noise without blurring edges or letting a
+// single spike through, then compared with thresholds between the state levels. Levels come from
+// the drive's profile when known (Levels), or are learned without
+// supervision from a log-power histogram of the idle (no I/O) samples
+// (LearnLevels). Thresholds sit at the geometric mean of adjacent levels, so a
+// 2.5 mW DevSlp floor and a 60 mW Slumber floor split at 12 mW. Any sample
+// inside an I/O busy interval is active, whatever its power. A state must hold
+// for MinDwell (default 2 ms) before a transition is committed, and the
+// transition is dated at the first sample of the new state, so a wake spike
+// or a single noisy sample does not split a span.
+//
+// # Latencies
+//
+// Entry latency is the time from the event that let the drive go down (the
+// last I/O completion, or the DEVSLP pin assertion) to the first sample of the
+// low state. Exit latency is the time from the event that woke it (the pin
+// deassertion, or the first I/O issued) to that I/O's completion — what the
+// host actually waited.
+package detect
