@@ -1,0 +1,21 @@
+// Package devslp verifies Device Sleep: it drives the DEVSLP cycle a
+// conformance test would (SATA-IO IPM practice) and judges each cycle from
+// the power trace and the host's own timings.
+//
+// # A cycle
+//
+//  1. idle: no I/O for Settle, so the drive reaches Slumber (or whatever the
+//     link policy lets it reach);
+//  2. assert DEVSLP (the hub's pin);
+//  3. the power must fall to a floor within EntryBound;
+//  4. the floor must be at or below Limit (default 5 mW);
+//  5. DEVSLP is held for Hold (≥ the drive's MDAT) and the floor must hold
+//     for at least MDAT;
+//  6. deassert; the drive must answer a read within DETO;
+//  7. the drive must come back to the state it was in before the cycle
+//     (its pre-assert power level) within Return.
+//
+// Run performs the cycles through the small Rig interface (pin, probe read,
+// phase notes); Evaluate judges one cycle from its samples and timings, so it
+// is a pure function tested on synthetic traces and reused on captures.
+package devslp
