@@ -1,0 +1,101 @@
+package chart
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgsvg"
+)
+
+// ErrFormat is returned when an output path's extension names a format the
+// package does not write.
+var ErrFormat = errors.New("chart: unsupported image format (want .png or .svg)")
+
+// ErrNoData is returned when a chart is asked for with nothing to draw, so a
+// caller can skip the chart rather than fail the report.
+var ErrNoData = errors.New("chart: no data to plot")
+
+// Figure is a rendered-on-demand chart: the chart functions lay it out and
+// validate their input, and Save or Write draw it. A Figure can be written any
+// number of times, in any format.
+type Figure struct {
+	// Width and Height are the page size; DPI applies to PNG only.
+	Width, Height vg.Length
+	DPI           float64
+	draw          func(c draw.Canvas)
+}
+
+// Size is a figure size in inches.
+type Size struct{ W, H float64 }
+
+func (s Size) or(def Size) Size {
+	if s.W <= 0 || s.H <= 0 || !finite(s.W) || !finite(s.H) {
+		return def
+	}
+	return s
+}
+
+func newFigure(s Size, dpi float64, fn func(c draw.Canvas)) *Figure {
+	if !(dpi > 0) || dpi > 1200 {
+		dpi = 96
+	}
+	return &Figure{Width: vg.Length(s.W) * vg.Inch, Height: vg.Length(s.H) * vg.Inch, DPI: dpi, draw: fn}
+}
+
+// Save writes f to path, choosing PNG or SVG by the extension (case
+// insensitive). The file is written whole or not at all: a failed render does
+// not leave a truncated image behind under the final name.
+func (f *Figure) Save(path string) error {
+	format := strings.ToLower(strings.TrimPrefix(filepath.Ext(path), "."))
+	if format != "png" && format != "svg" {
+		return fmt.Errorf("%w: %q", ErrFormat, path)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // no-op after a successful rename
+	bw := bufio.NewWriterSize(tmp, 1<<16)
+	if err := f.Write(bw, format); err != nil {
+		tmp.Close()
+		return fmt.Errorf("chart: rendering %s: %w", path, err)
+	}
+	if err := bw.Flush(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// Write renders f to w as "png" or "svg".
+func (f *Figure) Write(w io.Writer, format string) error {
+	var cw vg.CanvasWriterTo
+	switch strings.ToLower(format) {
+	case "png":
+		c := vgimg.NewWith(vgimg.UseWH(f.Width, f.Height), vgimg.UseDPI(int(f.DPI)))
+		cw = vgimg.PngCanvas{Canvas: c}
+	case "svg":
+		cw = vgsvg.New(f.Width, f.Height)
+	default:
+		return fmt.Errorf("%w: %q", ErrFormat, format)
+	}
+	dc := draw.New(cw)
+	// A white page: PNG would otherwise be transparent, which renders black
+	// in some viewers and in most slide decks.
+	dc.SetColor(white)
+	dc.Fill(dc.Rectangle.Path())
+	f.draw(dc)
+	_, err := cw.WriteTo(w)
+	return err
+}

@@ -1,0 +1,295 @@
+package chart
+
+import (
+	"image/color"
+
+	xfont "golang.org/x/image/font"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/text"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// The look is a storage review's: sans-serif text, a bold title, light
+// horizontal grid lines, no box, saturated series colours on light state
+// shading. Fonts are the Liberation faces gonum/plot embeds, never system
+// fonts, so a PNG is the same on every machine (the golden tests rely on it).
+var (
+	sans     = font.Font{Typeface: "Liberation", Variant: "Sans"}
+	sansBold = font.Font{Typeface: "Liberation", Variant: "Sans", Weight: xfont.WeightBold}
+
+	white     = color.Gray{Y: 255}
+	textColor = color.Gray{Y: 30}
+	axisColor = color.Gray{Y: 110}
+	gridColor = color.Gray{Y: 225}
+
+	// palette is Tableau 10: distinguishable, and what readers of
+	// benchmark charts are used to.
+	palette = []color.RGBA{
+		{0x1f, 0x77, 0xb4, 0xff}, {0xff, 0x7f, 0x0e, 0xff}, {0x2c, 0xa0, 0x2c, 0xff},
+		{0xd6, 0x27, 0x28, 0xff}, {0x94, 0x67, 0xbd, 0xff}, {0x8c, 0x56, 0x4b, 0xff},
+		{0xe3, 0x77, 0xc2, 0xff}, {0x7f, 0x7f, 0x7f, 0xff}, {0xbc, 0xbd, 0x22, 0xff},
+		{0x17, 0xbe, 0xcf, 0xff},
+	}
+)
+
+const (
+	titleSize  = 13
+	labelSize  = 10
+	tickSize   = 9
+	legendSize = 9
+	noteSize   = 8
+)
+
+// seriesColor returns the i-th series colour, cycling.
+func seriesColor(i int) color.RGBA { return palette[((i%len(palette))+len(palette))%len(palette)] }
+
+// tint returns c with alpha a (0–255), premultiplied as image/color wants.
+func tint(c color.RGBA, a uint8) color.NRGBA { return color.NRGBA{R: c.R, G: c.G, B: c.B, A: a} }
+
+func textStyle(f font.Font, size vg.Length) text.Style {
+	return text.Style{Color: textColor, Font: font.From(f, size), Handler: plot.DefaultTextHandler}
+}
+
+// newPlot returns a plot styled for the package. Titles are drawn by the
+// figure, not the plot, so panels of a stack line up.
+func newPlot() *plot.Plot {
+	p := plot.New()
+	p.BackgroundColor = color.Transparent
+	restyle := func(s *text.Style, f font.Font, size vg.Length, c color.Color) {
+		s.Font = font.From(f, size)
+		s.Color = c
+	}
+	restyle(&p.Title.TextStyle, sansBold, labelSize, textColor)
+	p.Title.Padding = vg.Points(3)
+	for _, a := range []*plot.Axis{&p.X, &p.Y} {
+		restyle(&a.Label.TextStyle, sans, labelSize, textColor)
+		restyle(&a.Tick.Label, sans, tickSize, axisColor)
+		a.Color = axisColor
+		a.Tick.Color = axisColor
+		a.Tick.Length = vg.Points(3)
+		a.Width = vg.Points(0.6)
+		a.Tick.Width = vg.Points(0.6)
+		a.Padding = 0
+		a.Label.Padding = vg.Points(3)
+	}
+	return p
+}
+
+// hgrid returns light horizontal grid lines only: reviews read values off
+// the y axis, and vertical lines would fight with state shading.
+func hgrid() *plotter.Grid {
+	g := plotter.NewGrid()
+	g.Vertical.Color = nil
+	g.Horizontal.Color = gridColor
+	g.Horizontal.Width = vg.Points(0.5)
+	return g
+}
+
+// noLabels keeps an axis' tick positions (and so the grid) but drops the
+// text, for panels stacked above the one that carries the time axis.
+type noLabels struct{ plot.Ticker }
+
+func (n noLabels) Ticks(lo, hi float64) []plot.Tick {
+	ts := n.Ticker.Ticks(lo, hi)
+	for i := range ts {
+		ts[i].Label = ""
+	}
+	return ts
+}
+
+// padTicks wraps a ticker so that tick labels are drawn with a fixed format.
+type fmtTicks struct {
+	plot.Ticker
+	format func(float64) string
+}
+
+func (f fmtTicks) Ticks(lo, hi float64) []plot.Tick {
+	ts := f.Ticker.Ticks(lo, hi)
+	for i := range ts {
+		if ts[i].Label != "" {
+			ts[i].Label = f.format(ts[i].Value)
+		}
+	}
+	return ts
+}
+
+// legendEntry is one swatch and its text in a horizontal legend.
+type legendEntry struct {
+	text  string
+	thumb plot.Thumbnailer
+}
+
+// hlegend is a one-row legend drawn above the panels, the way review charts
+// place it, so it never covers data. Entries wrap to more rows if needed.
+type hlegend struct {
+	entries []legendEntry
+	sty     text.Style
+}
+
+func newLegend() *hlegend { return &hlegend{sty: textStyle(sans, legendSize)} }
+
+func (l *hlegend) add(s string, t plot.Thumbnailer) {
+	l.entries = append(l.entries, legendEntry{s, t})
+}
+
+const swatchW = 14
+
+// layout returns, for a row width, each entry's x offset and row number.
+func (l *hlegend) layout(width vg.Length) (xs []vg.Length, rows []int, nrows int) {
+	gap := vg.Points(12)
+	x, row := vg.Length(0), 0
+	for _, e := range l.entries {
+		w := vg.Points(swatchW+4) + l.sty.Width(e.text)
+		if x > 0 && x+w > width {
+			x, row = 0, row+1
+		}
+		xs, rows = append(xs, x), append(rows, row)
+		x += w + gap
+	}
+	if len(l.entries) > 0 {
+		nrows = row + 1
+	}
+	return xs, rows, nrows
+}
+
+func (l *hlegend) rowHeight() vg.Length { return l.sty.Height("Xg") + vg.Points(3) }
+
+// height returns the vertical space the legend needs at the given width.
+func (l *hlegend) height(width vg.Length) vg.Length {
+	_, _, n := l.layout(width)
+	return vg.Length(n) * l.rowHeight()
+}
+
+// draw draws the legend centred in c, rows from the top.
+func (l *hlegend) draw(c draw.Canvas) {
+	width := c.Max.X - c.Min.X
+	xs, rows, n := l.layout(width)
+	// Centre each row: find its right edge.
+	rowW := make([]vg.Length, n)
+	for i, e := range l.entries {
+		end := xs[i] + vg.Points(swatchW+4) + l.sty.Width(e.text)
+		if end > rowW[rows[i]] {
+			rowW[rows[i]] = end
+		}
+	}
+	rh := l.rowHeight()
+	sty := l.sty
+	sty.YAlign = draw.YCenter
+	for i, e := range l.entries {
+		x0 := c.Min.X + (width-rowW[rows[i]])/2 + xs[i]
+		yc := c.Max.Y - rh*vg.Length(rows[i]) - rh/2
+		sw := draw.Canvas{Canvas: c.Canvas, Rectangle: vg.Rectangle{
+			Min: vg.Point{X: x0, Y: yc - vg.Points(4)},
+			Max: vg.Point{X: x0 + vg.Points(swatchW), Y: yc + vg.Points(4)},
+		}}
+		e.thumb.Thumbnail(&sw)
+		c.FillText(sty, vg.Point{X: x0 + vg.Points(swatchW+4), Y: yc}, e.text)
+	}
+}
+
+// swatch is a legend thumbnail: a filled box, a line, or a dot.
+type swatch struct {
+	fill color.Color
+	line draw.LineStyle
+	dot  bool
+}
+
+func (s swatch) Thumbnail(c *draw.Canvas) {
+	r := c.Rectangle
+	switch {
+	case s.dot:
+		c.DrawGlyph(draw.GlyphStyle{Color: s.fill, Radius: vg.Points(3), Shape: draw.CircleGlyph{}}, vg.Point{X: (r.Min.X + r.Max.X) / 2, Y: (r.Min.Y + r.Max.Y) / 2})
+	case s.fill != nil:
+		c.FillPolygon(s.fill, []vg.Point{r.Min, {X: r.Max.X, Y: r.Min.Y}, r.Max, {X: r.Min.X, Y: r.Max.Y}})
+		if s.line.Color != nil {
+			c.StrokeLines(s.line, []vg.Point{r.Min, {X: r.Max.X, Y: r.Min.Y}, r.Max, {X: r.Min.X, Y: r.Max.Y}, r.Min})
+		}
+	default:
+		y := (r.Min.Y + r.Max.Y) / 2
+		c.StrokeLine2(s.line, r.Min.X, y, r.Max.X, y)
+	}
+}
+
+// panel is one plot in a vertical stack with its share of the height.
+type panel struct {
+	p      *plot.Plot
+	weight float64
+}
+
+// frame draws the parts every figure has: a bold title, an optional
+// subtitle, a legend row, then the panels stacked with their data areas
+// aligned left and right so a shared time axis reads straight down.
+type frame struct {
+	title, subtitle string
+	legend          *hlegend
+	panels          []panel
+	gap             vg.Length // vertical space between panels
+}
+
+func (f *frame) draw(c draw.Canvas) {
+	pad := vg.Points(6)
+	c = draw.Crop(c, pad, -pad-vg.Points(4), pad, -pad)
+	if f.title != "" {
+		sty := textStyle(sansBold, titleSize)
+		sty.XAlign, sty.YAlign = draw.XCenter, draw.YTop
+		c.FillText(sty, vg.Point{X: (c.Min.X + c.Max.X) / 2, Y: c.Max.Y}, f.title)
+		c.Max.Y -= sty.Height(f.title) + vg.Points(2)
+	}
+	if f.subtitle != "" {
+		sty := textStyle(sans, legendSize)
+		sty.Color = axisColor
+		sty.XAlign, sty.YAlign = draw.XCenter, draw.YTop
+		c.FillText(sty, vg.Point{X: (c.Min.X + c.Max.X) / 2, Y: c.Max.Y}, f.subtitle)
+		c.Max.Y -= sty.Height(f.subtitle) + vg.Points(2)
+	}
+	if f.legend != nil && len(f.legend.entries) > 0 {
+		h := f.legend.height(c.Max.X - c.Min.X)
+		lc := c
+		lc.Min.Y = c.Max.Y - h
+		f.legend.draw(lc)
+		c.Max.Y -= h + vg.Points(4)
+	}
+	if len(f.panels) == 0 {
+		return
+	}
+	// Weights share out the height of the data areas, not of the slots:
+	// a panel's axes and title take what they need first, so a thin strip
+	// that carries the time axis keeps its thin data area.
+	var total float64
+	overhead := make([]vg.Length, len(f.panels))
+	var fixed vg.Length
+	for i, p := range f.panels {
+		total += p.weight
+		dc := p.p.DataCanvas(c)
+		overhead[i] = (c.Max.Y - c.Min.Y) - (dc.Max.Y - dc.Min.Y)
+		fixed += overhead[i]
+	}
+	avail := c.Max.Y - c.Min.Y - f.gap*vg.Length(len(f.panels)-1) - fixed
+	if avail < 0 {
+		avail = 0
+	}
+	slots := make([]draw.Canvas, len(f.panels))
+	y := c.Max.Y
+	for i, p := range f.panels {
+		h := avail*vg.Length(p.weight/total) + overhead[i]
+		slots[i] = c
+		slots[i].Max.Y, slots[i].Min.Y = y, y-h
+		y -= h + f.gap
+	}
+	// Align data areas: the widest left margin (y tick labels) and right
+	// margin win, every other panel is cropped to match.
+	var left, right vg.Length
+	for i, p := range f.panels {
+		dc := p.p.DataCanvas(slots[i])
+		left = max(left, dc.Min.X-slots[i].Min.X)
+		right = max(right, slots[i].Max.X-dc.Max.X)
+	}
+	for i, p := range f.panels {
+		dc := p.p.DataCanvas(slots[i])
+		s := draw.Crop(slots[i], left-(dc.Min.X-slots[i].Min.X), -(right - (slots[i].Max.X - dc.Max.X)), 0, 0)
+		p.p.Draw(s)
+	}
+}
