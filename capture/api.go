@@ -1,14 +1,11 @@
 package capture
 
-// API CONTRACT — implemented in writer.go / reader.go. The signatures below
-// are what other packages code against; keep them.
+import "time"
+
+// API summary (writer.go, reader.go hold the implementations):
 //
-//   type Options struct {
-//       FlushEvery time.Duration // write a chunk at least this often (default 250ms)
-//       SyncEvery  time.Duration // fsync at least this often (default 1s)
-//       SummaryPer uint32        // samples per summary point (default 1000; 0 = default)
-//   }
 //   func Create(path string, h Header, opt Options) (*Writer, error)
+//   func NewWriter(w io.Writer, h Header, opt Options) (*Writer, error)
 //   func (w *Writer) Samples(b *meter.Block) error   // meter.Sink
 //   func (w *Writer) Gap(g meter.Gap) error          // meter.Sink
 //   func (w *Writer) Mark(m meter.MarkEcho) error    // meter.Sink
@@ -16,16 +13,46 @@ package capture
 //   func (w *Writer) IO(evs ...IOEvent) error
 //   func (w *Writer) State(e StateEvent) error
 //   func (w *Writer) Stats(s meter.Stats) error
-//   func (w *Writer) Flush() error
+//   func (w *Writer) Flush() error                   // write and fsync now
 //   func (w *Writer) Close() error                   // writes the end chunk
 //   All Writer methods are safe for concurrent use.
 //
 //   func Open(path string) (*Reader, error)
 //   func NewReader(r io.Reader) (*Reader, error)
 //   func (r *Reader) Header() Header
+//   func (r *Reader) SkipSamples(skip bool)  // summaries-only scans
 //   func (r *Reader) Next() (Record, error) // io.EOF after a clean end chunk;
 //                                           // an error wrapping ErrTruncated at a damaged/cut tail
 //   func (r *Reader) Complete() bool        // the end chunk was seen
 //   func (r *Reader) Close() error
-//
-//   var ErrNotCapture, ErrVersion, ErrTruncated, ErrCorrupt error
+
+// Options tune a Writer. The zero value gives the defaults.
+type Options struct {
+	// FlushEvery bounds how long a record waits in memory before it is
+	// written: what kill -9 can lose. Default 250 ms.
+	FlushEvery time.Duration
+	// SyncEvery bounds how long written data waits for fsync: what a power
+	// cut can lose. Default 1 s.
+	SyncEvery time.Duration
+	// SummaryPer is the number of samples per summary point. Default 1000.
+	SummaryPer uint32
+	// Overwrite lets Create replace an existing file. Without it Create
+	// fails rather than destroy an earlier capture.
+	Overwrite bool
+	// Float32Only disables the compact int16 sample encoding (for tests
+	// and for readers that only implement encoding 0).
+	Float32Only bool
+}
+
+func (o Options) withDefaults() Options {
+	if o.FlushEvery <= 0 {
+		o.FlushEvery = 250 * time.Millisecond
+	}
+	if o.SyncEvery <= 0 {
+		o.SyncEvery = time.Second
+	}
+	if o.SummaryPer == 0 {
+		o.SummaryPer = 1000
+	}
+	return o
+}

@@ -69,11 +69,11 @@ type StateKind uint8
 
 // Host-side state events.
 const (
-	StatePolicy     StateKind = 1 // ALPM policy target set; Value = policy name
-	StateDevSlpPin  StateKind = 2 // host asked for DEVSLP assert/deassert; Value "1"/"0"
-	StatePhase      StateKind = 3 // a measurement phase began; Value = phase name ("workload:pcmark7", "idle", "devslp-cycle:3", "end")
-	StateNote       StateKind = 4 // free text
-	StatePortPower  StateKind = 5 // host asked for port power on/off; Value "1"/"0"
+	StatePolicy    StateKind = 1 // ALPM policy target set; Value = policy name
+	StateDevSlpPin StateKind = 2 // host asked for DEVSLP assert/deassert; Value "1"/"0"
+	StatePhase     StateKind = 3 // a measurement phase began; Value = phase name ("workload:pcmark7", "idle", "devslp-cycle:3", "end")
+	StateNote      StateKind = 4 // free text
+	StatePortPower StateKind = 5 // host asked for port power on/off; Value "1"/"0"
 )
 
 // StateEvent is a host-side event on the host monotonic clock.
@@ -100,8 +100,9 @@ const (
 )
 
 // Record is one item read back from a capture. Only the field named by Kind
-// is meaningful. Block's slices and IO are owned by the Reader and valid until
-// the next call to Next.
+// is meaningful. Block (and its slices), Summary (and its slices) and IO are
+// owned by the Reader, reused, and valid only until the next call to Next;
+// copy what you keep.
 type Record struct {
 	Kind    Kind
 	Block   *meter.Block
@@ -112,7 +113,9 @@ type Record struct {
 	State   StateEvent
 	Stats   meter.Stats // link counters at the time they were written (cumulative)
 	Summary *Summary
-	Offset  int64 // byte offset of the chunk that held this record
+	// Host is hostclock.Now() when a KindStats record's counters were read.
+	Host   int64
+	Offset int64 // byte offset of the chunk that held this record
 }
 
 // Summary is a decimated view of one channel: per consecutive run of N

@@ -1,0 +1,125 @@
+package capture
+
+import (
+	"errors"
+	"fmt"
+	"hash/crc32"
+)
+
+// Layout constants. docs/capture-format.md is the normative description;
+// these must agree with it byte for byte.
+const (
+	// VersionMajor changes when an old reader could misread a new file.
+	VersionMajor = 1
+	// VersionMinor changes when chunks or fields are added that old readers
+	// may skip.
+	VersionMinor = 0
+
+	preambleLen = 16 // file magic (8) + major (2) + minor (2) + reserved (4)
+	chunkHdrLen = 16 // magic (2) + type (1) + flags (1) + length (4) + sequence (8)
+	crcLen      = 4
+
+	// MaxPayload bounds a chunk's payload so a corrupt length field cannot
+	// make a reader allocate gigabytes. Writers stay far below it.
+	MaxPayload = 16 << 20
+
+	// maxRunSamples caps one sample chunk (8 B/sample as float32 → 512 KiB).
+	maxRunSamples = 64 << 10
+	// maxIOBatch caps the events of one I/O chunk (40 B each → 160 KiB).
+	maxIOBatch = 4096
+)
+
+// fileMagic opens every capture. Like PNG's signature, the high byte and the
+// CR LF / SUB / LF bytes catch 7-bit and line-ending translation damage.
+var fileMagic = [8]byte{0x89, 'I', 'W', 'C', '\r', '\n', 0x1a, '\n'}
+
+// chunkMagic opens every chunk ("IW"); a reader that lost its place can
+// hunt for it, and a reader at the wrong offset fails fast.
+var chunkMagic = [2]byte{'I', 'W'}
+
+// Chunk types (byte 2 of the chunk header).
+const (
+	chunkHeader  = 0x01
+	chunkSamples = 0x10
+	chunkSummary = 0x11
+	chunkGap     = 0x20
+	chunkMark    = 0x21
+	chunkEvent   = 0x22
+	chunkStats   = 0x23
+	chunkIO      = 0x30
+	chunkState   = 0x31
+	chunkEnd     = 0xFF
+)
+
+// flagCritical (chunk header byte 3, bit 0): a reader that does not know
+// this chunk type must stop rather than skip it.
+const flagCritical = 0x01
+
+// Sample encodings (samples payload byte 2).
+const (
+	encFloat32 = 0 // V then I, float32 each: 8 B/sample
+	encInt16   = 1 // V then I as int16 counts of the channel's LSBs: 4 B/sample
+)
+
+// Sizes of the fixed-size payloads.
+const (
+	samplesFixed = 16
+	summaryFixed = 24
+	gapFixed     = 24
+	markLen      = 32
+	eventLen     = 32
+	statsLen     = 48
+	ioFixed      = 8
+	ioEventLen   = 40
+	stateFixed   = 16
+	endLen       = 16
+)
+
+// castagnoli is CRC-32C, the polynomial with hardware support on amd64 and
+// arm64 (check value 0xE3069283 over "123456789").
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// Errors callers branch on.
+var (
+	// ErrNotCapture: the bytes do not start with the capture file magic.
+	ErrNotCapture = errors.New("not an idlewatt capture")
+	// ErrVersion: the file's major version (or a critical chunk) is newer
+	// than this reader understands.
+	ErrVersion = errors.New("unsupported capture version")
+	// ErrTruncated: the capture stops early — cut short or damaged. Every
+	// record before the reported offset was delivered intact.
+	ErrTruncated = errors.New("capture truncated")
+	// ErrCorrupt: bytes are present but wrong (CRC mismatch, bad chunk magic,
+	// impossible field). Errors matching ErrCorrupt from Next also match
+	// ErrTruncated, since the reader stops there.
+	ErrCorrupt = errors.New("capture corrupt")
+	// ErrDiskFull: the writer ran out of space. Everything flushed before
+	// stays readable; the error also matches syscall.ENOSPC.
+	ErrDiskFull = errors.New("disk full")
+	// ErrClosed: the Writer was used after Close.
+	ErrClosed = errors.New("capture writer closed")
+)
+
+// DamageError says where a capture stops being readable.
+type DamageError struct {
+	Offset int64  // byte offset of the first damaged chunk (or of the cut)
+	Chunk  uint64 // sequence number the damaged chunk should have had
+	Reason string
+	// Cut is true when the file simply ends early; false when bytes are
+	// present but wrong (then the error also matches ErrCorrupt).
+	Cut bool
+}
+
+func (e *DamageError) Error() string {
+	what := "damaged"
+	if e.Cut {
+		what = "cut short"
+	}
+	return fmt.Sprintf("capture %s at byte %d (chunk %d): %s", what, e.Offset, e.Chunk, e.Reason)
+}
+
+// Is makes errors.Is(err, ErrTruncated) true for every DamageError and
+// errors.Is(err, ErrCorrupt) true for damage that is not a plain cut.
+func (e *DamageError) Is(target error) bool {
+	return target == ErrTruncated || (target == ErrCorrupt && !e.Cut)
+}

@@ -1,0 +1,527 @@
+package capture
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"io/fs"
+	"os"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/idlewatt/idlewatt/internal/hostclock"
+	"github.com/idlewatt/idlewatt/meter"
+)
+
+var le = binary.LittleEndian
+
+// flushBytes makes a writer fed faster than real time (a file decoded
+// unpaced) write before FlushEvery so its memory stays bounded.
+const flushBytes = 1 << 20
+
+// Writer appends records to a capture. It buffers in memory and writes a
+// group of chunks at least every Options.FlushEvery, fsyncing at least every
+// Options.SyncEvery, from a background goroutine; Close stops it.
+//
+// Locking: mu guards everything in memory (runs, summaries, pend); wmu
+// serialises writes to out and owns wbuf. Lock order is wmu, then mu, so the
+// sample path (mu only) never waits for a disk write or an fsync.
+type Writer struct {
+	mu      sync.Mutex
+	nch     int
+	per     uint64
+	runs    []run
+	sums    []summaryAcc
+	lsbV    []float32 // per channel, 0 = unknown: no int16 encoding
+	lsbI    []float32
+	ioPend  []IOEvent
+	pend    []byte // encoded chunks not yet handed to the disk
+	seq     uint64
+	samples uint64
+	err     error // sticky: the first write failure
+	closed  bool
+
+	wmu      sync.Mutex
+	out      io.Writer
+	file     *os.File // nil when writing to a plain io.Writer
+	name     string
+	wbuf     []byte
+	off      int64 // bytes durably handed to out
+	lastSync time.Time
+	unsynced bool
+
+	opt  Options
+	now  func() int64 // hostclock.Now; tests pin it for byte-exact fixtures
+	stop chan struct{}
+	done chan struct{}
+}
+
+// run is the open, not yet encoded, stretch of consecutive samples of one
+// channel. Its slices are reused from flush to flush.
+type run struct {
+	start uint64
+	v, i  []float32
+}
+
+// Create makes a new capture file at path and writes its header. It fails
+// if path exists, unless opt.Overwrite is set.
+func Create(path string, h Header, opt Options) (*Writer, error) {
+	flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL
+	if opt.Overwrite {
+		flags = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
+	}
+	f, err := os.OpenFile(path, flags, 0o644)
+	if err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return nil, fmt.Errorf("capture %s already exists; refusing to overwrite it: %w", path, err)
+		}
+		return nil, fmt.Errorf("capture: %w", err)
+	}
+	w, err := newWriter(f, f, path, h, opt)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return w, nil
+}
+
+// NewWriter writes a capture to out. If out has a Sync() error method it is
+// called every SyncEvery and on Close. Close does not close out.
+func NewWriter(out io.Writer, h Header, opt Options) (*Writer, error) {
+	return newWriter(out, nil, "(stream)", h, opt)
+}
+
+func newWriter(out io.Writer, f *os.File, name string, h Header, opt Options) (*Writer, error) {
+	opt = opt.withDefaults()
+	if len(h.Channels) > 0xFFFF {
+		return nil, fmt.Errorf("capture: %d channels, at most 65535", len(h.Channels))
+	}
+	hj, err := json.Marshal(h)
+	if err != nil {
+		return nil, fmt.Errorf("capture: encoding header: %w", err)
+	}
+	if len(hj) > MaxPayload {
+		return nil, fmt.Errorf("capture: header is %d bytes, at most %d", len(hj), MaxPayload)
+	}
+	w := &Writer{
+		nch:  len(h.Channels),
+		per:  uint64(opt.SummaryPer),
+		runs: make([]run, len(h.Channels)),
+		sums: make([]summaryAcc, len(h.Channels)),
+		lsbV: make([]float32, len(h.Channels)),
+		lsbI: make([]float32, len(h.Channels)),
+		out:  out, file: f, name: name,
+		opt:  opt,
+		now:  hostclock.Now,
+		stop: make(chan struct{}),
+		done: make(chan struct{}),
+	}
+	if !opt.Float32Only {
+		for c, ch := range h.Channels {
+			w.lsbV[c], w.lsbI[c] = float32(ch.VoltLSB), float32(ch.CurrentLSB)
+		}
+	}
+	w.pend = append(w.pend, fileMagic[:]...)
+	w.pend = le.AppendUint16(w.pend, VersionMajor)
+	w.pend = le.AppendUint16(w.pend, VersionMinor)
+	w.pend = le.AppendUint32(w.pend, 0)
+	s := w.begin(chunkHeader, 0)
+	w.pend = append(w.pend, hj...)
+	w.end(s)
+	if err := w.flush(true, false); err != nil {
+		return nil, err
+	}
+	go w.loop()
+	return w, nil
+}
+
+// loop writes what is buffered every FlushEvery and fsyncs every SyncEvery.
+func (w *Writer) loop() {
+	defer close(w.done)
+	t := time.NewTicker(w.opt.FlushEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-w.stop:
+			return
+		case <-t.C:
+			if w.flush(false, false) != nil {
+				return // sticky; the next caller sees it
+			}
+		}
+	}
+}
+
+// begin starts a chunk of type t in pend and returns its offset there.
+func (w *Writer) begin(t, flags byte) int {
+	s := len(w.pend)
+	w.pend = append(w.pend, chunkMagic[0], chunkMagic[1], t, flags, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+	return s
+}
+
+// end completes the chunk begun at s: length, sequence number, CRC.
+func (w *Writer) end(s int) {
+	c := w.pend[s:]
+	le.PutUint32(c[4:], uint32(len(c)-chunkHdrLen))
+	le.PutUint64(c[8:], w.seq)
+	w.seq++
+	w.pend = le.AppendUint32(w.pend, crc32.Checksum(c, castagnoli))
+}
+
+// check returns the reason the writer cannot take records. Call with mu held.
+func (w *Writer) check() error {
+	if w.err != nil {
+		return w.err
+	}
+	if w.closed {
+		return ErrClosed
+	}
+	return nil
+}
+
+// Samples buffers a block; it copies b, so the driver may reuse it. It does
+// not allocate once the per-channel buffers have grown to a flush's worth.
+func (w *Writer) Samples(b *meter.Block) error {
+	w.mu.Lock()
+	if err := w.check(); err != nil {
+		w.mu.Unlock()
+		return err
+	}
+	if b.Channel < 0 || b.Channel >= w.nch {
+		w.mu.Unlock()
+		return fmt.Errorf("capture: samples for channel %d, header has %d channels", b.Channel, w.nch)
+	}
+	if len(b.V) != len(b.I) {
+		w.mu.Unlock()
+		return fmt.Errorf("capture: block of channel %d has %d voltages but %d currents", b.Channel, len(b.V), len(b.I))
+	}
+	r := &w.runs[b.Channel]
+	if len(r.v) > 0 && b.Start != r.start+uint64(len(r.v)) {
+		w.closeRun(b.Channel)
+	}
+	for k := range b.V {
+		if len(r.v) == 0 {
+			r.start = b.Start + uint64(k)
+		}
+		v, i := float32(b.V[k]), float32(b.I[k])
+		r.v, r.i = append(r.v, v), append(r.i, i)
+		w.addPower(b.Channel, b.Start+uint64(k), v*i)
+		if len(r.v) >= maxRunSamples {
+			w.closeRun(b.Channel)
+		}
+	}
+	w.samples += uint64(len(b.V))
+	big := len(w.pend) >= flushBytes
+	w.mu.Unlock()
+	if big {
+		return w.flush(false, false)
+	}
+	return nil
+}
+
+// closeRun encodes channel c's open run into pend. Call with mu held.
+func (w *Writer) closeRun(c int) {
+	r := &w.runs[c]
+	n := len(r.v)
+	if n == 0 {
+		return
+	}
+	enc := byte(encFloat32)
+	if w.lsbV[c] > 0 && w.lsbI[c] > 0 && fitsInt16(r.v, w.lsbV[c]) && fitsInt16(r.i, w.lsbI[c]) {
+		enc = encInt16
+	}
+	s := w.begin(chunkSamples, flagCritical)
+	w.pend = le.AppendUint16(w.pend, uint16(c))
+	w.pend = append(w.pend, enc, 0)
+	w.pend = le.AppendUint32(w.pend, uint32(n))
+	w.pend = le.AppendUint64(w.pend, r.start)
+	if enc == encInt16 {
+		w.pend = appendF32(w.pend, w.lsbV[c])
+		w.pend = appendF32(w.pend, w.lsbI[c])
+		w.pend = appendCounts(w.pend, r.v, w.lsbV[c])
+		w.pend = appendCounts(w.pend, r.i, w.lsbI[c])
+	} else {
+		for _, x := range r.v {
+			w.pend = appendF32(w.pend, x)
+		}
+		for _, x := range r.i {
+			w.pend = appendF32(w.pend, x)
+		}
+	}
+	w.end(s)
+	r.v, r.i = r.v[:0], r.i[:0]
+}
+
+// Gap records missing samples. It closes the channel's open run first so a
+// reader sees samples, gap and later samples in order.
+func (w *Writer) Gap(g meter.Gap) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.check(); err != nil {
+		return err
+	}
+	if g.Channel < -1 || g.Channel >= w.nch {
+		return fmt.Errorf("capture: gap for channel %d, header has %d channels", g.Channel, w.nch)
+	}
+	if g.Channel == -1 {
+		for c := range w.runs {
+			w.closeRun(c)
+		}
+	} else {
+		w.closeRun(g.Channel)
+	}
+	reason := g.Reason
+	if len(reason) > 0xFFFF {
+		reason = reason[:0xFFFF]
+	}
+	s := w.begin(chunkGap, 0)
+	w.pend = le.AppendUint32(w.pend, uint32(int32(g.Channel)))
+	w.pend = le.AppendUint16(w.pend, uint16(len(reason)))
+	w.pend = le.AppendUint16(w.pend, 0)
+	w.pend = le.AppendUint64(w.pend, g.Start)
+	w.pend = le.AppendUint64(w.pend, g.Count)
+	w.pend = append(w.pend, reason...)
+	w.end(s)
+	return nil
+}
+
+// Mark records a clock mark echo.
+func (w *Writer) Mark(m meter.MarkEcho) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.check(); err != nil {
+		return err
+	}
+	var flags uint32
+	if m.Synthetic {
+		flags = 1
+	}
+	s := w.begin(chunkMark, 0)
+	w.pend = le.AppendUint32(w.pend, m.ID)
+	w.pend = le.AppendUint32(w.pend, flags)
+	w.pend = le.AppendUint64(w.pend, uint64(m.HostSent))
+	w.pend = le.AppendUint64(w.pend, uint64(m.HostRecv))
+	w.pend = le.AppendUint64(w.pend, m.MeterIndex)
+	w.end(s)
+	return nil
+}
+
+// Event records a meter event.
+func (w *Writer) Event(e meter.Event) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.check(); err != nil {
+		return err
+	}
+	s := w.begin(chunkEvent, 0)
+	w.pend = append(w.pend, byte(e.Kind), 0, 0, 0)
+	w.pend = le.AppendUint32(w.pend, uint32(int32(e.Port)))
+	w.pend = le.AppendUint64(w.pend, e.Index)
+	w.pend = le.AppendUint64(w.pend, uint64(e.Value))
+	w.pend = le.AppendUint64(w.pend, uint64(e.HostRecv))
+	w.end(s)
+	return nil
+}
+
+// IO buffers completed I/O events; they are written in batches.
+func (w *Writer) IO(evs ...IOEvent) error {
+	w.mu.Lock()
+	if err := w.check(); err != nil {
+		w.mu.Unlock()
+		return err
+	}
+	for _, e := range evs {
+		w.ioPend = append(w.ioPend, e)
+		if len(w.ioPend) >= maxIOBatch {
+			w.closeIO()
+		}
+	}
+	big := len(w.pend) >= flushBytes
+	w.mu.Unlock()
+	if big {
+		return w.flush(false, false)
+	}
+	return nil
+}
+
+// closeIO encodes the buffered I/O events as one chunk. Call with mu held.
+func (w *Writer) closeIO() {
+	if len(w.ioPend) == 0 {
+		return
+	}
+	s := w.begin(chunkIO, 0)
+	w.pend = le.AppendUint32(w.pend, uint32(len(w.ioPend)))
+	w.pend = le.AppendUint32(w.pend, 0)
+	for _, e := range w.ioPend {
+		var flags byte
+		if e.Err {
+			flags = 1
+		}
+		w.pend = le.AppendUint32(w.pend, uint32(int32(e.Port)))
+		w.pend = append(w.pend, byte(e.Op), flags, 0, 0)
+		w.pend = le.AppendUint64(w.pend, uint64(e.Offset))
+		w.pend = le.AppendUint32(w.pend, uint32(e.Size))
+		w.pend = le.AppendUint32(w.pend, 0)
+		w.pend = le.AppendUint64(w.pend, uint64(e.Issue))
+		w.pend = le.AppendUint64(w.pend, uint64(e.Complete))
+	}
+	w.end(s)
+	w.ioPend = w.ioPend[:0]
+}
+
+// State records a host state event.
+func (w *Writer) State(e StateEvent) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.check(); err != nil {
+		return err
+	}
+	v := e.Value
+	if len(v) > 0xFFFF {
+		v = v[:0xFFFF]
+	}
+	s := w.begin(chunkState, 0)
+	w.pend = le.AppendUint64(w.pend, uint64(e.Host))
+	w.pend = le.AppendUint32(w.pend, uint32(int32(e.Port)))
+	w.pend = append(w.pend, byte(e.Kind), 0)
+	w.pend = le.AppendUint16(w.pend, uint16(len(v)))
+	w.pend = append(w.pend, v...)
+	w.end(s)
+	return nil
+}
+
+// Stats records the meter's cumulative link counters, stamped with the
+// host clock.
+func (w *Writer) Stats(st meter.Stats) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.check(); err != nil {
+		return err
+	}
+	s := w.begin(chunkStats, 0)
+	w.pend = le.AppendUint64(w.pend, uint64(w.now()))
+	for _, x := range [...]uint64{st.Frames, st.CRCErrors, st.Resyncs, st.BytesDiscarded, st.SamplesLost} {
+		w.pend = le.AppendUint64(w.pend, x)
+	}
+	w.end(s)
+	return nil
+}
+
+// Flush writes everything buffered and fsyncs it.
+func (w *Writer) Flush() error { return w.flush(true, false) }
+
+// flush encodes open runs, summaries and I/O batches, hands pend to the
+// disk, and fsyncs if sync is set or SyncEvery has passed. final also closes
+// the summaries' last partial points and appends the end chunk.
+func (w *Writer) flush(sync, final bool) error {
+	w.wmu.Lock()
+	defer w.wmu.Unlock()
+	w.mu.Lock()
+	if w.err != nil {
+		w.mu.Unlock()
+		return w.err
+	}
+	for c := range w.runs {
+		w.closeRun(c)
+	}
+	for c := range w.sums {
+		if final {
+			w.sums[c].finish()
+		}
+		w.writeSummary(c)
+	}
+	w.closeIO()
+	if final {
+		s := w.begin(chunkEnd, 0)
+		w.pend = le.AppendUint64(w.pend, uint64(w.now()))
+		w.pend = le.AppendUint64(w.pend, w.samples)
+		w.end(s)
+	}
+	w.pend, w.wbuf = w.wbuf[:0], w.pend
+	w.mu.Unlock()
+
+	err := w.write(w.wbuf)
+	if err == nil && w.unsynced && (sync || time.Since(w.lastSync) >= w.opt.SyncEvery) {
+		err = w.sync()
+	}
+	if err != nil {
+		w.mu.Lock()
+		w.err = err
+		w.mu.Unlock()
+	}
+	return err
+}
+
+// write hands b to out. Call with wmu held. On failure it cuts a file back to
+// the last whole chunk group, so the capture ends cleanly even on a full
+// disk, and says what happened.
+func (w *Writer) write(b []byte) error {
+	if len(b) == 0 {
+		return nil
+	}
+	n, err := w.out.Write(b)
+	if err == nil && n < len(b) {
+		err = io.ErrShortWrite
+	}
+	if err != nil {
+		if w.file != nil {
+			_ = w.file.Truncate(w.off) // best effort; the reader copes either way
+		}
+		if errors.Is(err, syscall.ENOSPC) {
+			return fmt.Errorf("%w: capture %s at byte %d (everything before is readable): %w", ErrDiskFull, w.name, w.off, err)
+		}
+		return fmt.Errorf("capture %s: writing at byte %d: %w", w.name, w.off, err)
+	}
+	w.off += int64(n)
+	w.unsynced = true
+	return nil
+}
+
+func (w *Writer) sync() error {
+	w.lastSync = time.Now()
+	w.unsynced = false
+	s, ok := w.out.(interface{ Sync() error })
+	if !ok {
+		return nil
+	}
+	if err := s.Sync(); err != nil {
+		if errors.Is(err, syscall.ENOSPC) {
+			return fmt.Errorf("%w: capture %s: fsync: %w", ErrDiskFull, w.name, err)
+		}
+		return fmt.Errorf("capture %s: fsync: %w", w.name, err)
+	}
+	return nil
+}
+
+// Close writes what is buffered and the end chunk, fsyncs, and closes the
+// file. After a write failure it still closes the file and returns that
+// failure. Close is idempotent.
+func (w *Writer) Close() error {
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return nil
+	}
+	w.closed = true
+	w.mu.Unlock()
+	close(w.stop)
+	<-w.done
+	err := w.flush(true, true)
+	if w.file != nil {
+		if cerr := w.file.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("capture %s: %w", w.name, cerr)
+		}
+	}
+	return err
+}
+
+// Written returns the number of bytes handed to the file so far.
+func (w *Writer) Written() int64 {
+	w.wmu.Lock()
+	defer w.wmu.Unlock()
+	return w.off
+}
