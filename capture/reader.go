@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 
 	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/units"
@@ -179,13 +180,8 @@ func (r *Reader) chunk() (typ byte, p []byte, err error) {
 		return 0, nil, err
 	}
 	plen := int(le.Uint32(r.hdr[4:]))
-	need := plen + crcLen
-	if cap(r.buf) < need {
-		r.buf = make([]byte, need, max(need, 2*cap(r.buf)))
-	}
-	r.buf = r.buf[:need]
-	if n, err := io.ReadFull(r.br, r.buf); err != nil {
-		return 0, nil, r.readErr(r.off, chunkHdrLen+n, "chunk payload", err)
+	if err := r.readPayload(plen + crcLen); err != nil {
+		return 0, nil, err
 	}
 	crc := crc32.Update(crc32.Checksum(r.hdr[:], castagnoli), castagnoli, r.buf[:plen])
 	if got := le.Uint32(r.buf[plen:]); got != crc {
@@ -195,6 +191,22 @@ func (r *Reader) chunk() (typ byte, p []byte, err error) {
 		return 0, nil, r.corrupt(r.off, fmt.Sprintf("sequence number %d, want %d", s, r.seq))
 	}
 	return r.hdr[2], r.buf[:plen], nil
+}
+
+// readPayload reads need bytes into r.buf. It grows the buffer as bytes
+// arrive, so a corrupt length costs memory only for data actually present.
+func (r *Reader) readPayload(need int) error {
+	r.buf = r.buf[:0]
+	for len(r.buf) < need {
+		step := min(need-len(r.buf), 1<<20)
+		r.buf = slices.Grow(r.buf, step)
+		n, err := io.ReadFull(r.br, r.buf[len(r.buf):len(r.buf)+step])
+		r.buf = r.buf[:len(r.buf)+n]
+		if err != nil {
+			return r.readErr(r.off, chunkHdrLen+len(r.buf), "chunk payload", err)
+		}
+	}
+	return nil
 }
 
 // checkHeader validates the chunk header in r.hdr before its payload is read.
