@@ -1,0 +1,207 @@
+package hub
+
+import (
+	"fmt"
+	"math/bits"
+	"slices"
+	"strconv"
+
+	"github.com/idlewatt/idlewatt/meter"
+	"github.com/idlewatt/idlewatt/units"
+)
+
+// Info converts an identity (and, if non-nil, its calibration) to a
+// meter.Info. Channel c of the result is wire channel c: port c/rails+1,
+// rail c%rails, the bit order of a SAMPLES channel mask.
+func (id *Identity) Info(cal *Calibration) meter.Info {
+	info := meter.Info{
+		Kind: "hub", Model: id.Model, Firmware: id.Firmware, Serial: id.Serial,
+		ProtocolVersion: int(id.Version), Ports: int(id.Ports),
+	}
+	for p := 1; p <= int(id.Ports); p++ {
+		for _, r := range id.Rails {
+			ch := meter.Channel{Port: p, Rail: r.Rail, VoltLSB: units.Volts(float64(id.BusLSBuV) * 1e-6),
+				CurrentLSB: units.Amps(float64(r.CurrentLSBnA) * 1e-9)}
+			if cal != nil {
+				for _, e := range cal.Entries {
+					if int(e.Port) == p && e.Rail == r.Rail && e.CurrentLSBnA != 0 {
+						ch.CurrentLSB = units.Amps(float64(e.CurrentLSBnA) * 1e-9)
+					}
+				}
+			}
+			info.Channels = append(info.Channels, ch)
+			info.MaxVoltage = max(info.MaxVoltage, units.Volts(float64(r.MaxMilliVolt)*1e-3))
+			info.MaxCurrent = max(info.MaxCurrent, ch.CurrentLSB*32767)
+		}
+	}
+	for _, r := range id.Rates {
+		info.Rates = append(info.Rates, units.Hertz(r))
+	}
+	for bit, name := range map[uint8]string{CapDevSlp: "devslp", CapPortPower: "port_power", CapMarks: "marks"} {
+		if id.Caps&bit != 0 {
+			info.Capabilities = append(info.Capabilities, name)
+		}
+	}
+	slices.Sort(info.Capabilities)
+	return info
+}
+
+// DefaultRate is the rate a StreamConfig with Rate 0 gets, if the hub
+// supports it; otherwise the hub's first rate.
+const DefaultRate units.Hertz = 1000
+
+// ResolveConfig fills in cfg's defaults against info (rate, all ports) and
+// checks it: an unsupported rate or a port the hub lacks is an error
+// wrapping meter.ErrUnsupported that names the value.
+func ResolveConfig(info meter.Info, cfg meter.StreamConfig) (meter.StreamConfig, error) {
+	if len(info.Rates) == 0 {
+		return cfg, fmt.Errorf("%w: hub lists no sample rates", meter.ErrProtocol)
+	}
+	if cfg.Rate == 0 {
+		cfg.Rate = info.Rates[0]
+		if slices.Contains(info.Rates, DefaultRate) {
+			cfg.Rate = DefaultRate
+		}
+	}
+	if !slices.Contains(info.Rates, cfg.Rate) {
+		return cfg, fmt.Errorf("%w: sample rate %g Hz (this hub supports %s)", meter.ErrUnsupported, float64(cfg.Rate), rateList(info.Rates))
+	}
+	if len(cfg.Ports) == 0 {
+		for p := 1; p <= info.Ports; p++ {
+			cfg.Ports = append(cfg.Ports, p)
+		}
+	}
+	for _, p := range cfg.Ports {
+		if p < 1 || p > info.Ports {
+			return cfg, fmt.Errorf("%w: port %d (this hub has ports 1–%d)", meter.ErrUnsupported, p, info.Ports)
+		}
+	}
+	return cfg, nil
+}
+
+func rateList(rs []units.Hertz) string {
+	s := ""
+	for i, r := range rs {
+		if i > 0 {
+			s += ", "
+		}
+		s += strconv.FormatFloat(float64(r), 'g', -1, 64)
+	}
+	return s + " Hz"
+}
+
+// decoder turns SAMPLES and EVENT frames of one stream into Sink calls,
+// tracking the next expected sample index so every gap is reported exactly.
+// It reuses its buffers: steady-state decoding does not allocate.
+type decoder struct {
+	lsbV, lsbI [16]float64
+	index      [16]int // wire channel → Block.Channel, -1 = not streamed
+	nstream    int     // channels in the stream
+	expected   uint64
+	// reason names the cause of a gap found by the next frame, when the
+	// caller knows it ("crc" after discarded bytes, "disconnect" after a
+	// link outage); "lost" otherwise. Callers set it before each frame.
+	reason string
+	stats  *meter.Stats
+	block  meter.Block
+	v      []units.Volts
+	i      []units.Amps
+	s      Samples
+	ev     Event
+}
+
+func newDecoder(info meter.Info, cfg meter.StreamConfig, stats *meter.Stats) *decoder {
+	d := &decoder{stats: stats}
+	n := 0
+	for c := range d.index {
+		d.index[c] = -1
+		if c >= len(info.Channels) {
+			continue
+		}
+		ch := info.Channels[c]
+		d.lsbV[c], d.lsbI[c] = float64(ch.VoltLSB), float64(ch.CurrentLSB)
+		if slices.Contains(cfg.Ports, ch.Port) {
+			d.index[c] = n
+			n++
+		}
+	}
+	d.nstream = n
+	return d
+}
+
+// gap reports [d.expected, upTo) missing, if non-empty.
+func (d *decoder) gap(upTo uint64, reason string, sink meter.Sink) error {
+	if upTo <= d.expected {
+		return nil
+	}
+	if reason == "lost" && d.reason != "" {
+		reason = d.reason
+	}
+	g := meter.Gap{Channel: -1, Start: d.expected, Count: upTo - d.expected, Reason: reason}
+	d.stats.SamplesLost += g.Count
+	d.expected = upTo
+	return sink.Gap(g)
+}
+
+func (d *decoder) samples(p []byte, sink meter.Sink) error {
+	s := &d.s
+	if err := s.DecodeFromBytes(p); err != nil {
+		return err
+	}
+	skip := 0
+	if s.First < d.expected { // a duplicate: indices never go backwards
+		if s.First+uint64(s.Count) <= d.expected {
+			return nil
+		}
+		skip = int(d.expected - s.First)
+	}
+	if err := d.gap(s.First, "lost", sink); err != nil {
+		return err
+	}
+	n := s.Count - skip
+	if cap(d.v) < n {
+		d.v, d.i = make([]units.Volts, s.Count), make([]units.Amps, s.Count)
+	}
+	d.block.V, d.block.I = d.v[:n], d.i[:n]
+	d.block.Start = s.First + uint64(skip)
+	mask, j := s.Mask, 0
+	for mask != 0 {
+		c := bits.TrailingZeros16(mask)
+		mask &^= 1 << c
+		if d.index[c] >= 0 {
+			lv, li := d.lsbV[c], d.lsbI[c]
+			stride := s.Chans * 4
+			data := s.Data[(skip*s.Chans+j)*4:]
+			v, i := d.block.V, d.block.I
+			for k := range v {
+				q := data[k*stride : k*stride+4]
+				v[k] = units.Volts(float64(uint16(q[0])|uint16(q[1])<<8) * lv)
+				i[k] = units.Amps(float64(int16(uint16(q[2])|uint16(q[3])<<8)) * li)
+			}
+			d.block.Channel = d.index[c]
+			if err := sink.Samples(&d.block); err != nil {
+				return err
+			}
+		}
+		j++
+	}
+	d.expected = s.First + uint64(s.Count)
+	return nil
+}
+
+func (d *decoder) event(p []byte, hostRecv int64, sink meter.Sink) error {
+	e := &d.ev
+	if err := e.DecodeFromBytes(p); err != nil {
+		return err
+	}
+	if e.Kind == EvOverrun {
+		if err := d.gap(e.Index, "lost", sink); err != nil {
+			return err
+		}
+		if err := d.gap(e.Index+uint64(e.Value), "overrun", sink); err != nil {
+			return err
+		}
+	}
+	return sink.Event(meter.Event{Kind: meter.EventKind(e.Kind), Port: int(e.Port), Index: e.Index,
+		Value: int64(e.Value), HostRecv: hostRecv})
+}

@@ -1,0 +1,382 @@
+package hubemu
+
+import (
+	"math"
+	"math/rand"
+	"time"
+
+	"github.com/idlewatt/idlewatt/meter"
+	"github.com/idlewatt/idlewatt/meter/hub"
+	"github.com/idlewatt/idlewatt/units"
+)
+
+// The hub's rails and sensors: one INA226-class sensor per rail.
+var rails = [2]struct {
+	rail       meter.Rail
+	maxMV      uint16
+	lsbNA      uint32 // nominal current LSB
+	shuntMicro uint32
+}{
+	{meter.Rail5V, 6000, 50000, 20000},    // 20 mΩ, 50 µA/count, ±1.638 A
+	{meter.Rail12V, 15000, 100000, 10000}, // 10 mΩ, 100 µA/count, ±3.277 A
+}
+
+const busLSBuV = 1250
+
+type linkState uint8
+
+const (
+	linkUp linkState = iota
+	linkStalled
+	linkDown
+)
+
+// gen is the hub's protocol state and sample renderer, shared by the live
+// emulator and WriteFast. It produces the bytes the hub sends, faults
+// applied, into out. Not safe for concurrent use.
+type gen struct {
+	o     Options
+	id    hub.Identity
+	cal   hub.Calibration
+	lsbI  [16]float64
+	rng   *rand.Rand
+	link  linkState
+	out   []byte
+	fb    []byte // frame scratch
+	useq  byte   // unsolicited frame counter
+	power [8]bool
+
+	streaming bool
+	rate      int
+	mask      uint16
+	ports     []int
+	next      uint64
+	e0        time.Duration
+
+	lostFirst, lostCount uint64
+	corruptIn, dropIn    int64
+	v5, v12              []units.Volts
+	i5, i12              []units.Amps
+}
+
+func newGen(o Options) (*gen, error) {
+	g := &gen{o: o, rng: rand.New(rand.NewSource(o.Seed))}
+	g.id = hub.Identity{Version: hub.ProtocolVersion, Ports: uint8(o.Ports), Caps: hub.CapDevSlp | hub.CapPortPower | hub.CapMarks,
+		BusLSBuV: busLSBuV, LinkBytesSec: uint32(o.Link), Model: o.Model, Firmware: o.Firmware, Serial: o.Serial}
+	for _, r := range rails {
+		g.id.Rails = append(g.id.Rails, hub.RailDesc{Rail: r.rail, MaxMilliVolt: r.maxMV, CurrentLSBnA: r.lsbNA})
+	}
+	for _, r := range o.Rates {
+		g.id.Rates = append(g.id.Rates, uint32(r))
+	}
+	for p := 1; p <= o.Ports; p++ {
+		g.power[p-1] = true
+		for j, r := range rails {
+			// Each sensor's trimmed LSB differs from nominal by up to ±0.5 %,
+			// as a calibrated hub's would, so hosts must use READ_CAL.
+			lsb := uint32(float64(r.lsbNA) * (1 + (g.rng.Float64()-0.5)*0.01))
+			g.lsbI[(p-1)*2+j] = float64(lsb) * 1e-9
+			cal := uint16(0.00512 / (float64(lsb) * 1e-9 * float64(r.shuntMicro) * 1e-6))
+			g.cal.Entries = append(g.cal.Entries, hub.CalEntry{Port: uint8(p), Rail: r.rail, CalReg: cal,
+				ShuntMicroOhm: r.shuntMicro, CurrentLSBnA: lsb})
+		}
+	}
+	g.corruptIn, g.dropIn = g.geom(o.Faults.CorruptRate), g.geom(o.Faults.DropRate)
+	return g, nil
+}
+
+// geom draws the number of bytes before the next fault at probability p.
+func (g *gen) geom(p float64) int64 {
+	if p <= 0 {
+		return math.MaxInt64
+	}
+	if p >= 1 {
+		return 0
+	}
+	return int64(math.Log(1-g.rng.Float64()) / math.Log(1-p))
+}
+
+// setLink applies the stall and disconnect schedule at host elapsed time d.
+func (g *gen) setLink(d time.Duration) {
+	in := func(every, dur time.Duration) bool { return every > 0 && dur > 0 && d >= every && d%every < dur }
+	f := g.o.Faults
+	s := linkUp
+	switch {
+	case in(f.DisconnectEvery, f.DisconnectFor):
+		s = linkDown
+	case in(f.StallEvery, f.StallFor):
+		s = linkStalled
+	}
+	if s == linkDown && g.link != linkDown {
+		g.out = g.out[:0] // what was in flight is lost with the link
+	}
+	g.link = s
+}
+
+// frame builds a clean frame in fb with payload built by build.
+func (g *gen) frame(t hub.Type, seq byte, build func([]byte) []byte) []byte {
+	b, at := hub.BeginFrame(g.fb[:0], t, seq)
+	b = build(b)
+	g.fb = hub.FinishFrame(b, at)
+	return g.fb
+}
+
+// put queues a frame with the configured faults; false if the link is
+// stalled and the buffer is full (the frame is not sent).
+func (g *gen) put(fr []byte) bool {
+	switch g.link {
+	case linkDown:
+		return true
+	case linkStalled:
+		if len(g.out)+len(fr) > g.o.BufferBytes {
+			return false
+		}
+	}
+	f := g.o.Faults
+	if f.TruncateRate > 0 && g.rng.Float64() < f.TruncateRate {
+		fr = fr[:1+g.rng.Intn(len(fr)-1)]
+	}
+	start := len(g.out)
+	n := int64(len(fr))
+	if g.dropIn >= n {
+		g.out = append(g.out, fr...)
+		g.dropIn -= n
+	} else {
+		prev := int64(0)
+		for g.dropIn < n {
+			g.out = append(g.out, fr[prev:g.dropIn]...)
+			prev = g.dropIn + 1
+			g.dropIn = prev + g.geom(f.DropRate)
+		}
+		g.out = append(g.out, fr[prev:]...)
+		g.dropIn -= n
+	}
+	n = int64(len(g.out) - start)
+	for g.corruptIn < n {
+		g.out[int64(start)+g.corruptIn] ^= byte(1 + g.rng.Intn(255))
+		g.corruptIn += 1 + g.geom(f.CorruptRate)
+	}
+	g.corruptIn -= n
+	return true
+}
+
+// putClean queues a frame without faults (WriteFast's header frames).
+func (g *gen) putClean(fr []byte) { g.out = append(g.out, fr...) }
+
+// due returns the number of samples taken by emulator time now.
+func (g *gen) due(now time.Duration) uint64 {
+	if now <= g.e0 {
+		return 0
+	}
+	d := uint64(now - g.e0)
+	r := uint64(g.rate)
+	return d/1e9*r + d%1e9*r/1e9
+}
+
+// sampleTime is the emulator time of sample idx.
+func (g *gen) sampleTime(idx uint64) time.Duration {
+	r := uint64(g.rate)
+	return g.e0 + time.Duration(idx/r*1e9+idx%r*1e9/r)
+}
+
+// index is the index of the next sample to be taken.
+func (g *gen) index(now time.Duration) uint64 {
+	if g.streaming {
+		return g.due(now)
+	}
+	return g.next
+}
+
+func (g *gen) start(rate int, portMask uint8, now time.Duration) {
+	g.streaming, g.rate, g.next, g.e0, g.mask, g.ports = true, rate, 0, now, 0, g.ports[:0]
+	g.lostCount = 0
+	for p := 1; p <= g.o.Ports; p++ {
+		if portMask&(1<<(p-1)) != 0 {
+			g.ports = append(g.ports, p)
+			g.mask |= 3 << (2 * (p - 1))
+		}
+	}
+}
+
+// render queues every sample due by emulator time now.
+func (g *gen) render(now time.Duration) {
+	if !g.streaming {
+		return
+	}
+	if g.link != linkStalled && g.lostCount > 0 {
+		ev := hub.Event{Kind: hub.EvOverrun, Index: g.lostFirst, Value: uint32(g.lostCount)}
+		g.put(g.frame(hub.TypeEvent, g.nextSeq(), ev.Append))
+		g.lostCount = 0
+	}
+	target := g.due(now)
+	per := hub.BlockSamples(g.rate, 2*len(g.ports))
+	for g.next < target {
+		n := int(min(target-g.next, uint64(per)))
+		g.block(n)
+	}
+}
+
+func (g *gen) nextSeq() byte { g.useq++; return g.useq - 1 }
+
+// block renders, quantises and queues n samples from g.next.
+func (g *gen) block(n int) {
+	if cap(g.i5) < len(g.ports)*n {
+		m := len(g.ports) * n
+		g.v5, g.i5, g.v12, g.i12 = make([]units.Volts, m), make([]units.Amps, m), make([]units.Volts, m), make([]units.Amps, m)
+	}
+	t0 := g.sampleTime(g.next)
+	for j, p := range g.ports {
+		v5, i5, v12, i12 := g.v5[j*n:(j+1)*n], g.i5[j*n:(j+1)*n], g.v12[j*n:(j+1)*n], g.i12[j*n:(j+1)*n]
+		g.o.Drives[p-1].Render(t0, units.Hertz(g.rate), v5, i5, v12, i12)
+		if !g.power[p-1] {
+			clear(v5)
+			clear(i5)
+			clear(v12)
+			clear(i12)
+		}
+	}
+	hdr := hub.Samples{First: g.next, Mask: g.mask, Count: n}
+	var over [16]float64
+	fr := g.frame(hub.TypeSamples, g.nextSeq(), func(b []byte) []byte {
+		b = hdr.AppendHeader(b)
+		for k := range n {
+			for j, p := range g.ports {
+				c := (p - 1) * 2
+				b = g.appendReading(b, g.v5[j*n+k], g.i5[j*n+k], g.lsbI[c], &over[c])
+				b = g.appendReading(b, g.v12[j*n+k], g.i12[j*n+k], g.lsbI[c+1], &over[c+1])
+			}
+		}
+		return b
+	})
+	first := g.next
+	g.next += uint64(n)
+	if g.lostCount > 0 || !g.put(fr) {
+		if g.lostCount == 0 {
+			g.lostFirst = first
+		}
+		g.lostCount += uint64(n)
+		return
+	}
+	for c, a := range over {
+		if a != 0 {
+			ev := hub.Event{Kind: hub.EvOverCurrent, Port: uint8(c/2 + 1), Index: first, Value: uint32(min(math.Abs(a)*1e6, math.MaxUint32))}
+			g.put(g.frame(hub.TypeEvent, g.nextSeq(), ev.Append))
+		}
+	}
+}
+
+// appendReading quantises one reading as an INA226 would: bus voltage in
+// 1.25 mV counts, current in signed counts of the channel's LSB, clamped;
+// a clamped current is remembered in over for an OVER_CURRENT event.
+func (g *gen) appendReading(b []byte, v units.Volts, i units.Amps, lsb float64, over *float64) []byte {
+	bus := math.Round(float64(v) / (busLSBuV * 1e-6))
+	bus = max(0, min(bus, 32767))
+	cur := math.Round(float64(i) / lsb)
+	if cur > 32767 || cur < -32768 {
+		*over = float64(i)
+		cur = max(-32768, min(cur, 32767))
+	}
+	return append(b, byte(uint16(bus)), byte(uint16(bus)>>8), byte(uint16(int16(cur))), byte(uint16(int16(cur))>>8))
+}
+
+func (g *gen) nak(seq byte, cmd hub.Type, r hub.Reason) {
+	n := hub.Nak{Cmd: cmd, Reason: r}
+	g.put(g.frame(hub.TypeNak, seq, n.Append))
+}
+
+func (g *gen) ack(seq byte, a hub.Ack) { g.put(g.frame(hub.TypeAck, seq, a.Append)) }
+
+// handle answers one host command received at emulator time now.
+func (g *gen) handle(f *hub.Frame, now time.Duration) {
+	if f.Type >= 0x80 {
+		return // a hub→host type: not addressed to the hub
+	}
+	p := f.Payload
+	want := map[hub.Type]int{hub.TypeIdentify: 0, hub.TypeStart: 6, hub.TypeStop: 0, hub.TypeDevSlp: 2,
+		hub.TypePower: 2, hub.TypeMark: 4, hub.TypeReadCal: 0}
+	if n, ok := want[f.Type]; ok && len(p) != n || f.Type == hub.TypePing && len(p) > 32 {
+		g.nak(f.Seq, f.Type, hub.ReasonBadLength)
+		return
+	}
+	g.render(now) // samples before the command see the state before it
+	switch f.Type {
+	case hub.TypeIdentify:
+		g.put(g.frame(hub.TypeIdentity, f.Seq, g.id.Append))
+	case hub.TypeReadCal:
+		g.put(g.frame(hub.TypeCal, f.Seq, g.cal.Append))
+	case hub.TypePing:
+		g.ack(f.Seq, hub.Ack{Cmd: hub.TypePing, Echo: p})
+	case hub.TypeStop:
+		g.streaming = false
+		g.ack(f.Seq, hub.Ack{Cmd: hub.TypeStop})
+	case hub.TypeStart:
+		var s hub.Start
+		s.DecodeFromBytes(p) //nolint:errcheck // length checked above
+		if r := g.checkStart(s); r != 0 {
+			g.nak(f.Seq, f.Type, r)
+			return
+		}
+		g.start(int(s.Rate), s.PortMask, now)
+		g.ack(f.Seq, hub.Ack{Cmd: hub.TypeStart, Rate: s.Rate, ChanMask: g.mask})
+	case hub.TypeDevSlp, hub.TypePower:
+		port, v := int(p[0]), p[1]
+		switch {
+		case port < 1 || port > g.o.Ports:
+			g.nak(f.Seq, f.Type, hub.ReasonBadPort)
+			return
+		case v > 1:
+			g.nak(f.Seq, f.Type, hub.ReasonBadValue)
+			return
+		}
+		kind := uint8(hub.EvDevSlp)
+		if f.Type == hub.TypeDevSlp {
+			g.o.Drives[port-1].SetDevSlp(now, v == 1)
+		} else {
+			kind = hub.EvPortPower
+			g.power[port-1] = v == 1
+			g.o.Drives[port-1].SetPower(now, v == 1)
+		}
+		g.ack(f.Seq, hub.Ack{Cmd: f.Type})
+		ev := hub.Event{Kind: kind, Port: uint8(port), Index: g.index(now), Value: uint32(v)}
+		g.put(g.frame(hub.TypeEvent, g.nextSeq(), ev.Append))
+	case hub.TypeMark:
+		if !g.streaming {
+			g.nak(f.Seq, f.Type, hub.ReasonNotStreaming)
+			return
+		}
+		me := hub.MarkEcho{ID: le32(p), Index: g.index(now)}
+		g.put(g.frame(hub.TypeMarkEcho, f.Seq, me.Append))
+	default:
+		g.nak(f.Seq, f.Type, hub.ReasonUnknownCommand)
+	}
+}
+
+func le32(p []byte) uint32 {
+	return uint32(p[0]) | uint32(p[1])<<8 | uint32(p[2])<<16 | uint32(p[3])<<24
+}
+
+func (g *gen) checkStart(s hub.Start) hub.Reason {
+	switch {
+	case g.streaming:
+		return hub.ReasonStreaming
+	case s.PortMask == 0 || int(s.PortMask)>>g.o.Ports != 0:
+		return hub.ReasonBadPort
+	}
+	ok := false
+	for _, r := range g.id.Rates {
+		ok = ok || r == s.Rate
+	}
+	if !ok {
+		return hub.ReasonBadRate
+	}
+	chans := 0
+	for p := range g.o.Ports {
+		if s.PortMask&(1<<p) != 0 {
+			chans += 2
+		}
+	}
+	if !hub.FitsLink(int(s.Rate), chans, g.o.Link) {
+		return hub.ReasonBandwidth
+	}
+	return 0
+}

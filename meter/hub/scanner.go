@@ -1,0 +1,157 @@
+package hub
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"sync/atomic"
+
+	"github.com/idlewatt/idlewatt/meter"
+)
+
+// ErrIdle is returned by Scanner.Next when the underlying Read returned no
+// bytes and no error — what go.bug.st/serial and VTIME-style tty reads do on
+// a read timeout. It is not a failure: call Next again.
+var ErrIdle = errors.New("hub: no data yet")
+
+// Frame is one checked frame. Payload aliases the Scanner's buffer and is
+// valid only until the next call to Next: the Scanner owns it.
+type Frame struct {
+	Type    Type
+	Seq     byte
+	Payload []byte
+	Offset  int64  // stream byte offset of the frame's first start byte
+	Number  uint64 // 1-based count of good frames so far, for error messages
+}
+
+// Scanner splits a hub byte stream into frames. It resynchronises on the
+// start bytes after garbage, a bad length or a bad CRC, skipping one byte at
+// a time past the failed start so that a frame beginning inside a damaged
+// one is still found, and counts what it skipped.
+type Scanner struct {
+	r      io.Reader
+	buf    []byte
+	lo, hi int
+	off    int64 // stream offset of buf[0]
+	eof    bool
+	err    error
+	frame  Frame
+	hunt   bool // discarding bytes since the last good frame
+	stats  meter.Stats
+	in     atomic.Uint64 // every byte read, good or not
+}
+
+// BytesIn returns the number of bytes read so far. Unlike Stats it may be
+// called from any goroutine.
+func (s *Scanner) BytesIn() uint64 { return s.in.Load() }
+
+// NewScanner returns a Scanner reading r.
+func NewScanner(r io.Reader) *Scanner {
+	return &Scanner{r: r, buf: make([]byte, 64<<10)}
+}
+
+// Stats returns Frames, CRCErrors, Resyncs and BytesDiscarded so far.
+func (s *Scanner) Stats() meter.Stats { return s.stats }
+
+// Next returns the next good frame, io.EOF at the end of the stream (bytes
+// of an incomplete final frame are counted as discarded), ErrIdle after an
+// empty read, or the reader's error.
+func (s *Scanner) Next() (*Frame, error) {
+	for {
+		if f := s.scan(); f != nil {
+			return f, nil
+		}
+		if s.eof {
+			if n := s.hi - s.lo; n > 0 {
+				s.discard(n)
+			}
+			if s.err != nil {
+				return nil, s.err
+			}
+			return nil, io.EOF
+		}
+		n, err := s.fill()
+		if err != nil {
+			s.eof, s.err = true, err
+			if err == io.EOF {
+				s.err = nil
+			}
+			continue
+		}
+		if n == 0 {
+			return nil, ErrIdle
+		}
+	}
+}
+
+// fill reads more bytes, compacting or growing nothing: the buffer always
+// holds at least one MaxFrame after compaction.
+func (s *Scanner) fill() (int, error) {
+	if s.lo > 0 && (s.hi == len(s.buf) || s.lo >= len(s.buf)/2) {
+		copy(s.buf, s.buf[s.lo:s.hi])
+		s.off += int64(s.lo)
+		s.hi -= s.lo
+		s.lo = 0
+	}
+	n, err := s.r.Read(s.buf[s.hi:])
+	s.hi += n
+	s.in.Add(uint64(n))
+	if n > 0 {
+		return n, nil // keep err (if any) for the next read: the bytes come first
+	}
+	return 0, err
+}
+
+func (s *Scanner) discard(n int) {
+	if !s.hunt {
+		s.hunt = true
+		s.stats.Resyncs++
+	}
+	s.stats.BytesDiscarded += uint64(n)
+	s.lo += n
+}
+
+// scan returns a frame found in buf[lo:hi], or nil when more bytes are needed.
+func (s *Scanner) scan() *Frame {
+	for {
+		b := s.buf[s.lo:s.hi]
+		if len(b) < 2 {
+			if len(b) == 1 && b[0] != Start0 {
+				s.discard(1)
+			}
+			return nil
+		}
+		if b[0] != Start0 || b[1] != Start1 {
+			i := bytes.IndexByte(b[1:], Start0)
+			if i < 0 {
+				s.discard(len(b))
+				return nil
+			}
+			s.discard(i + 1)
+			continue
+		}
+		if len(b) < HeaderLen {
+			return nil
+		}
+		n := int(le.Uint16(b[4:]))
+		if n > MaxPayload {
+			s.discard(1)
+			continue
+		}
+		if len(b) < HeaderLen+n+TrailerLen {
+			return nil
+		}
+		c := crcUpdate(crcInit, b[2:HeaderLen+n])
+		if byte(c>>8) != b[HeaderLen+n] || byte(c) != b[HeaderLen+n+1] {
+			s.stats.CRCErrors++
+			s.discard(1)
+			continue
+		}
+		s.hunt = false
+		s.stats.Frames++
+		s.frame = Frame{Type: Type(b[2]), Seq: b[3], Payload: b[HeaderLen : HeaderLen+n : HeaderLen+n],
+			Offset: s.off + int64(s.lo), Number: s.stats.Frames}
+		s.lo += HeaderLen + n + TrailerLen
+		return &s.frame
+	}
+}
