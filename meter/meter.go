@@ -119,6 +119,9 @@ const (
 	EventOverrun     EventKind = 4 // meter buffer overrun; Value = samples lost
 	EventDisconnect  EventKind = 5 // link to the meter lost
 	EventReconnect   EventKind = 6 // link to the meter restored
+	// EventLogic: a meter's digital inputs changed (PPK2 D0–D7); Value is
+	// the new 8-bit level, D0 in bit 0. The first event gives the initial level.
+	EventLogic EventKind = 7
 )
 
 func (k EventKind) String() string {
@@ -135,6 +138,8 @@ func (k EventKind) String() string {
 		return "disconnect"
 	case EventReconnect:
 		return "reconnect"
+	case EventLogic:
+		return "logic"
 	}
 	return fmt.Sprintf("event(%d)", uint8(k))
 }
