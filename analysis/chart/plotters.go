@@ -248,18 +248,30 @@ func (v vlines) Plot(c draw.Canvas, p *plot.Plot) {
 	sty.Color = v.color
 	sty.Rotation = math.Pi / 2
 	sty.XAlign, sty.YAlign = draw.XRight, draw.YTop
+	notes := make([]Annotation, 0, len(v.notes))
 	for _, n := range v.notes {
-		if !finite(n.T) {
-			continue
+		if finite(n.T) {
+			notes = append(notes, n)
 		}
+	}
+	sort.SliceStable(notes, func(i, j int) bool { return notes[i].T < notes[j].T })
+	room := sty.Height("X") + vg.Points(3)
+	for i, n := range notes {
 		x := trX(n.T)
 		if x < c.Min.X || x > c.Max.X {
 			continue
 		}
 		c.StrokeLine2(ls, x, c.Min.Y, x, c.Max.Y)
-		if n.Text != "" {
-			c.FillText(sty, vg.Point{X: x + vg.Points(1.5), Y: c.Max.Y - vg.Points(3)}, n.Text)
+		if n.Text == "" {
+			continue
 		}
+		// Labels sit right of their line, unless the next line is too
+		// close, and then left, so two nearby events stay readable.
+		s, dx := sty, vg.Points(1.5)
+		if i+1 < len(notes) && trX(notes[i+1].T)-x < room {
+			s.YAlign, dx = draw.YBottom, -dx
+		}
+		c.FillText(s, vg.Point{X: x + dx, Y: c.Max.Y - vg.Points(3)}, n.Text)
 	}
 }
 
@@ -269,6 +281,7 @@ type hline struct {
 	text  string
 	style draw.LineStyle
 	left  bool // label at the left end instead
+	below bool // label under the line instead
 }
 
 func (h hline) Plot(c draw.Canvas, p *plot.Plot) {
@@ -285,12 +298,16 @@ func (h hline) Plot(c draw.Canvas, p *plot.Plot) {
 		sty := textStyle(sans, noteSize)
 		sty.Color = h.style.Color
 		sty.YAlign = draw.YBottom
+		dy := vg.Points(1)
+		if h.below {
+			sty.YAlign, dy = draw.YTop, -dy
+		}
 		x := c.Max.X - vg.Points(2)
 		sty.XAlign = draw.XRight
 		if h.left {
 			x, sty.XAlign = c.Min.X+vg.Points(2), draw.XLeft
 		}
-		c.FillText(sty, vg.Point{X: x, Y: y + vg.Points(1)}, h.text)
+		c.FillText(sty, vg.Point{X: x, Y: y + dy}, h.text)
 	}
 }
 

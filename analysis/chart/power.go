@@ -183,7 +183,8 @@ func PowerOverTime(traces []Trace, o PowerOpts) (*Figure, error) {
 			p.Y.Max = top * 1.08
 		}
 		p.Y.Label.Text = yLabel
-		p.X.Tick.Marker = noLabels{plot.DefaultTicks{}}
+		p.Y.Tick.Marker = niceTicks{4}
+		p.X.Tick.Marker = noLabels{niceTicks{8}}
 		return p
 	}
 	strip := func(tr Trace, i int, shade bool, label string) *plot.Plot {
@@ -204,7 +205,7 @@ func PowerOverTime(traces []Trace, o PowerOpts) (*Figure, error) {
 			p.Y.Tick.Label.Color = seriesColor(i)
 			p.Y.Tick.Length = 0
 		}
-		p.X.Tick.Marker = noLabels{plot.DefaultTicks{}}
+		p.X.Tick.Marker = noLabels{niceTicks{8}}
 		return p
 	}
 
@@ -237,7 +238,7 @@ func PowerOverTime(traces []Trace, o PowerOpts) (*Figure, error) {
 		}
 	}
 	last := f.panels[len(f.panels)-1].p
-	last.X.Tick.Marker = plot.DefaultTicks{}
+	last.X.Tick.Marker = niceTicks{8}
 	last.X.Label.Text = "Time (s)"
 	return newFigure(o.Size.or(Size{10, 5}), o.DPI, f.draw), nil
 }

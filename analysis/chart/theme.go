@@ -2,6 +2,8 @@ package chart
 
 import (
 	"image/color"
+	"math"
+	"strconv"
 
 	xfont "golang.org/x/image/font"
 	"gonum.org/v1/plot"
@@ -74,6 +76,7 @@ func newPlot() *plot.Plot {
 		a.Tick.Width = vg.Points(0.6)
 		a.Padding = 0
 		a.Label.Padding = vg.Points(3)
+		a.Tick.Marker = niceTicks{}
 	}
 	return p
 }
@@ -292,4 +295,55 @@ func (f *frame) draw(c draw.Canvas) {
 		s := draw.Crop(slots[i], left-(dc.Min.X-slots[i].Min.X), -(right - (slots[i].Max.X - dc.Max.X)), 0, 0)
 		p.p.Draw(s)
 	}
+}
+
+// niceTicks puts about n major ticks at 1, 2 or 5 × 10^k steps, with minor
+// ticks between, labelled with no more decimals than the step needs. gonum's
+// default gives too few ticks for a wide time axis and prints "250.00".
+type niceTicks struct{ n int }
+
+func (t niceTicks) Ticks(lo, hi float64) []plot.Tick {
+	if !(hi > lo) || !finite(lo) || !finite(hi) {
+		return nil
+	}
+	n := t.n
+	if n <= 0 {
+		n = 6
+	}
+	raw := (hi - lo) / float64(n)
+	mag := math.Pow(10, math.Floor(math.Log10(raw)))
+	step := mag
+	for _, m := range [...]float64{1, 2, 5, 10} {
+		if m*mag >= raw {
+			step = m * mag
+			break
+		}
+	}
+	minor := step / 5
+	if step/mag == 2 || step/mag == 20 {
+		minor = step / 4
+	}
+	prec := 0
+	if step < 1 {
+		prec = int(math.Ceil(-math.Log10(step) - 1e-9))
+	}
+	var ts []plot.Tick
+	start := math.Ceil(lo/minor-1e-9) * minor
+	for i := 0; i < 1000; i++ {
+		v := start + float64(i)*minor
+		if v > hi+minor*1e-9 {
+			break
+		}
+		k := math.Round(v / step)
+		if math.Abs(v-k*step) < minor*1e-6 {
+			v = k * step
+			if v == 0 {
+				v = 0 // no "-0"
+			}
+			ts = append(ts, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'f', prec, 64)})
+		} else {
+			ts = append(ts, plot.Tick{Value: v})
+		}
+	}
+	return ts
 }

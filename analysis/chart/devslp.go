@@ -1,0 +1,150 @@
+package chart
+
+import (
+	"fmt"
+	"image/color"
+	"math"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/idlewatt/idlewatt/units"
+)
+
+// DevSlpCycle is one DevSlp entry/exit cycle to draw. Times are in
+// milliseconds on the cycle's own axis (e.g. 0 = DEVSLP asserted); a NaN
+// time means the event did not happen or was not seen, and its line is left
+// out. Floor and Limit of 0 are not drawn.
+type DevSlpCycle struct {
+	Name  string   // drive name, for the subtitle
+	Power Envelope // T in ms, values in W
+	// Assert and Deassert are when the host drove the DEVSLP pin.
+	Assert, Deassert float64
+	// FloorReached is when power first settled at the floor after Assert;
+	// FirstIO is when the first I/O after Deassert completed.
+	FloorReached, FirstIO float64
+	Floor                 units.Watts // measured DevSlp floor
+	Limit                 units.Watts // the pass limit, e.g. 5 mW
+}
+
+// DevSlpOpts configures DevSlpCycleChart.
+type DevSlpOpts struct {
+	Title, Subtitle string
+	Unit            PowerUnit // UnitMW suits DevSlp; the zero value is W
+	// LogY uses a log power axis so the mW floor and the W of active power
+	// are both readable.
+	LogY bool
+	Size Size    // inches; default 8 × 4
+	DPI  float64 // PNG resolution; default 96
+}
+
+// DevSlpCycleChart draws one cycle's power against time with the pin edges,
+// floor reached and first I/O completion marked, the entry and exit latency
+// written on them, and the floor and limit as horizontal lines.
+func DevSlpCycleChart(cy DevSlpCycle, o DevSlpOpts) (*Figure, error) {
+	if err := cy.Power.validate(); err != nil {
+		return nil, fmt.Errorf("chart: DevSlp cycle %q: %w", cy.Name, err)
+	}
+	lo, hi := math.Inf(1), 0.0
+	rows := 0
+	for i := range cy.Power.T {
+		if !finite(cy.Power.Mean[i]) {
+			continue
+		}
+		rows++
+		for _, v := range [...]float64{cy.Power.Min[i], cy.Power.Max[i], cy.Power.Mean[i]} {
+			if finite(v) {
+				hi = math.Max(hi, v)
+				if v > 0 {
+					lo = math.Min(lo, v)
+				}
+			}
+		}
+	}
+	if rows == 0 {
+		return nil, ErrNoData
+	}
+	floor, limit := float64(cy.Floor), float64(cy.Limit)
+	for _, v := range [...]float64{floor, limit} {
+		if !finite(v) || v < 0 {
+			return nil, fmt.Errorf("chart: DevSlp cycle %q: floor %g W and limit %g W must be finite and ≥ 0", cy.Name, floor, limit)
+		}
+		if v > 0 {
+			hi, lo = math.Max(hi, v), math.Min(lo, v)
+		}
+	}
+	scale, unit := o.Unit.resolve(hi)
+	p := newPlot()
+	p.Add(hgrid())
+	if finite(cy.Assert) && finite(cy.Deassert) && cy.Deassert > cy.Assert {
+		p.Add(stateBands{[]StateSpan{{cy.Assert, cy.Deassert, "devslp"}}})
+	}
+	ep := &envelopePlot{e: cy.Power, scale: scale, color: seriesColor(0), band: true}
+	if o.LogY {
+		if math.IsInf(lo, 1) {
+			lo = hi / 1000
+		}
+		ep.floor = lo * scale / 2
+	}
+	p.Add(ep)
+	red := color.RGBA{0xc0, 0x20, 0x20, 0xff}
+	green := color.RGBA{0x1a, 0x7f, 0x37, 0xff}
+	if limit > 0 {
+		p.Add(hline{y: limit * scale, text: "limit " + units.Watts(limit).String(), left: true,
+			style: draw.LineStyle{Color: red, Width: vg.Points(1), Dashes: []vg.Length{vg.Points(4), vg.Points(2)}}})
+	}
+	if floor > 0 {
+		p.Add(hline{y: floor * scale, text: "floor " + units.Watts(floor).String(), below: limit > floor,
+			style: draw.LineStyle{Color: green, Width: vg.Points(1)}})
+	}
+	var notes []Annotation
+	add := func(t float64, s string) {
+		if finite(t) {
+			notes = append(notes, Annotation{t, s})
+		}
+	}
+	add(cy.Assert, "DEVSLP asserted")
+	if finite(cy.Assert) && finite(cy.FloorReached) {
+		add(cy.FloorReached, fmt.Sprintf("floor reached (entry %.3g ms)", cy.FloorReached-cy.Assert))
+	} else {
+		add(cy.FloorReached, "floor reached")
+	}
+	add(cy.Deassert, "DEVSLP deasserted")
+	if finite(cy.Deassert) && finite(cy.FirstIO) {
+		add(cy.FirstIO, fmt.Sprintf("first I/O done (exit %.3g ms)", cy.FirstIO-cy.Deassert))
+	} else {
+		add(cy.FirstIO, "first I/O done")
+	}
+	p.Add(vlines{notes, color.Gray{Y: 60}})
+
+	p.X.Label.Text = "Time (ms)"
+	p.Y.Label.Text = "Power (" + unit + ")"
+	if o.LogY {
+		p.Y.Scale = plot.LogScale{}
+		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+		p.Y.Min, p.Y.Max = ep.floor, hi*scale*2
+	} else {
+		p.Y.Min, p.Y.Max = 0, hi*scale*1.08
+	}
+	leg := newLegend()
+	leg.add("power (mean)", swatch{line: draw.LineStyle{Color: seriesColor(0), Width: vg.Points(1.5)}})
+	leg.add("min–max", swatch{fill: tint(seriesColor(0), 70)})
+	leg.add("DEVSLP pin asserted", swatch{fill: stateColor("devslp")})
+	if floor > 0 {
+		leg.add("floor", swatch{line: draw.LineStyle{Color: green, Width: vg.Points(1)}})
+	}
+	if limit > 0 {
+		leg.add("limit", swatch{line: draw.LineStyle{Color: red, Width: vg.Points(1), Dashes: []vg.Length{vg.Points(4), vg.Points(2)}}})
+	}
+	sub := o.Subtitle
+	if sub == "" && cy.Name != "" {
+		sub = cy.Name
+	}
+	title := o.Title
+	if title == "" {
+		title = "DevSlp Entry and Exit"
+	}
+	f := &frame{title: title, subtitle: sub, legend: leg, panels: []panel{{p, 1}}}
+	return newFigure(o.Size.or(Size{8, 4}), o.DPI, f.draw), nil
+}
