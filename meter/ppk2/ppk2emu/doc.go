@@ -1,0 +1,14 @@
+// Package ppk2emu serves the PPK2 byte protocol on a pseudo-terminal, the
+// way httptest.Server serves HTTP: New(opts) gives Path() for the driver and
+// Close(). It answers GetMetadata with Options.Metadata, tracks the host's
+// settings (State), and while streaming sends 100 kS/s of sample words
+// paced on wall time, encoding the current a meter.SimDrive draws on its
+// 5 V rail (the PPK2's one channel) with the calibration it advertised.
+//
+// # Faults
+//
+// Drops skip samples while the counter advances (a USB overrun); Junk
+// inserts bytes that break the word alignment; Metadata without END tests
+// the host's timeout. A host more than a second behind loses samples, as
+// with the device.
+package ppk2emu
