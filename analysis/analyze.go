@@ -1,0 +1,399 @@
+package analysis
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"time"
+
+	"github.com/idlewatt/idlewatt/analysis/chart"
+	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/meter"
+	"github.com/idlewatt/idlewatt/units"
+)
+
+// Options control Analyze. Start from DefaultOptions: Settle and MergeGap
+// are taken literally, so a zero means zero.
+type Options struct {
+	// Settle is how long after a busy interval samples count as the settle
+	// tail rather than idle (default 500 ms).
+	Settle time.Duration
+	// MergeGap merges busy intervals separated by less than this (default
+	// 1 ms): a drive does not come to rest between back-to-back I/Os, and
+	// merging keeps the interval list small.
+	MergeGap time.Duration
+	// Ports restricts the report to these drive ports; a port the capture
+	// lacks is an error (ErrNoSuchPort). Empty = every port.
+	Ports []int
+	// MarkWindow is the window per which the lowest-round-trip mark is kept
+	// (default 5 s).
+	MarkWindow time.Duration
+	// DevSlpAllowance is how long after a DEVSLP assert pin-asserted power is
+	// left out of devslp.power_w when no classifier says when the floor was
+	// reached (default 100 ms).
+	DevSlpAllowance time.Duration
+	// ChartBuckets is the number of envelope points per drive kept for
+	// charts (default 2000).
+	ChartBuckets int
+	// MaxSkew is how far (in time) one rail of a drive may run ahead of
+	// another before the lagging rail's samples are given up as missing
+	// (default 10 s).
+	MaxSkew time.Duration
+	// NewClassifier makes the per-drive state classifier; nil = residency
+	// from I/O segmentation only.
+	NewClassifier ClassifierFactory
+}
+
+// DefaultOptions returns the documented defaults.
+func DefaultOptions() Options {
+	return Options{
+		Settle:          500 * time.Millisecond,
+		MergeGap:        time.Millisecond,
+		MarkWindow:      5 * time.Second,
+		DevSlpAllowance: 100 * time.Millisecond,
+		ChartBuckets:    2000,
+		MaxSkew:         10 * time.Second,
+	}
+}
+
+// Source is a capture being read; *capture.Reader implements it.
+type Source interface {
+	Header() capture.Header
+	Next() (capture.Record, error)
+	Complete() bool
+	Close() error
+}
+
+// Opener opens a Source from its start; Analyze calls it once per pass.
+type Opener func() (Source, error)
+
+// Errors callers branch on.
+var (
+	// ErrNoSuchPort: Options.Ports names a port the capture has no channel for.
+	ErrNoSuchPort = errors.New("no such drive port in the capture")
+	// ErrNoChannels: the capture header lists no channels.
+	ErrNoChannels = errors.New("capture has no channels")
+	// ErrOptions: an option is out of range.
+	ErrOptions = errors.New("invalid analysis option")
+)
+
+// Analyze reads the capture at path (twice) and computes the report.
+func Analyze(path string, opts Options) (*Report, error) {
+	r, err := AnalyzeSource(func() (Source, error) { return capture.Open(path) }, opts)
+	if r != nil {
+		r.Capture.Path = path
+	}
+	return r, err
+}
+
+// pass1 holds what the first pass keeps.
+type pass1 struct {
+	hdr        capture.Header
+	fitter     *ClockFitter
+	busy       map[int]*spanSet
+	phases     phaseSet
+	hostPins   map[int][]pinEvent
+	meterPins  map[int][]pinEvent // t = meter index until converted
+	first      []uint64
+	last       []uint64
+	seen       []bool
+	info       CaptureInfo
+	stopAt     int // records read before the stream ended
+	singlePort int
+}
+
+type pinEvent struct {
+	t        int64
+	asserted bool
+}
+
+// AnalyzeSource is Analyze over any Source.
+func AnalyzeSource(open Opener, opts Options) (*Report, error) {
+	if opts.Settle < 0 || opts.MergeGap < 0 {
+		return nil, fmt.Errorf("%w: settle %v and merge gap %v must not be negative", ErrOptions, opts.Settle, opts.MergeGap)
+	}
+	def := DefaultOptions()
+	if opts.MarkWindow <= 0 {
+		opts.MarkWindow = def.MarkWindow
+	}
+	if opts.ChartBuckets <= 0 {
+		opts.ChartBuckets = def.ChartBuckets
+	}
+	if opts.MaxSkew <= 0 {
+		opts.MaxSkew = def.MaxSkew
+	}
+	if opts.DevSlpAllowance < 0 {
+		opts.DevSlpAllowance = 0
+	}
+	p1, err := firstPass(open, opts)
+	if err != nil {
+		return nil, err
+	}
+	return secondPass(open, opts, p1)
+}
+
+func firstPass(open Opener, opts Options) (*pass1, error) {
+	src, err := open()
+	if err != nil {
+		return nil, err
+	}
+	defer src.Close()
+	h := src.Header()
+	if len(h.Channels) == 0 {
+		return nil, ErrNoChannels
+	}
+	if !(h.RateHz > 0) || math.IsInf(h.RateHz, 0) {
+		return nil, fmt.Errorf("capture header: sample rate %v Hz is not positive", h.RateHz)
+	}
+	p := &pass1{
+		hdr:       h,
+		fitter:    NewClockFitter(h.RateHz, opts.MarkWindow.Seconds(), 4096),
+		busy:      map[int]*spanSet{},
+		hostPins:  map[int][]pinEvent{},
+		meterPins: map[int][]pinEvent{},
+	}
+	p.info = CaptureInfo{Created: h.Created, Tool: h.Tool, MeterKind: h.Meter.Kind, MeterModel: h.Meter.Model,
+		RateHz: h.RateHz, Channels: len(h.Channels), GapReasons: map[string]uint64{}}
+	ports := map[int]bool{}
+	for _, c := range h.Channels {
+		ports[c.Port] = true
+	}
+	if len(ports) == 1 {
+		p.singlePort = h.Channels[0].Port
+	}
+	// The first pass needs no samples; a capture.Reader can skip them
+	// without decoding.
+	if s, ok := src.(interface{ SkipSamples(bool) }); ok {
+		s.SkipSamples(true)
+	}
+	for {
+		rec, err := src.Next()
+		if err != nil {
+			break
+		}
+		switch rec.Kind {
+		case capture.KindGap:
+			p.info.GapReasons[rec.Gap.Reason] += rec.Gap.Count
+		case capture.KindMark:
+			p.fitter.Add(rec.Mark)
+			p.info.Marks++
+		case capture.KindEvent:
+			p.info.MeterEvents++
+			ev := rec.Event
+			switch ev.Kind {
+			case meter.EventDevSlp:
+				p.meterPins[ev.Port] = append(p.meterPins[ev.Port], pinEvent{int64(ev.Index), ev.Value != 0})
+			case meter.EventOverrun:
+				if ev.Value > 0 {
+					p.info.Overruns += uint64(ev.Value)
+				}
+			case meter.EventDisconnect:
+				p.info.Disconnects++
+			}
+		case capture.KindIO:
+			for _, e := range rec.IO {
+				p.info.IOEvents++
+				port := p.ioPort(e.Port)
+				if port < 0 {
+					p.info.Unattributed++
+					continue
+				}
+				ss := p.busy[port]
+				if ss == nil {
+					ss = &spanSet{gap: int64(opts.MergeGap)}
+					p.busy[port] = ss
+				}
+				ss.add(e.Issue, e.Complete)
+			}
+		case capture.KindState:
+			p.info.StateEvents++
+			st := rec.State
+			switch st.Kind {
+			case capture.StatePhase:
+				p.phases.add(st.Host, st.Port, st.Value)
+			case capture.StateDevSlpPin:
+				p.hostPins[st.Port] = append(p.hostPins[st.Port], pinEvent{st.Host, st.Value == "1"})
+			}
+		case capture.KindStats:
+			p.info.CRCErrors = rec.Stats.CRCErrors
+			p.info.Resyncs = rec.Stats.Resyncs
+		}
+	}
+	for _, ss := range p.busy {
+		ss.merge()
+	}
+	return p, nil
+}
+
+// ioPort maps an I/O event's port to a drive port, or -1.
+func (p *pass1) ioPort(port int) int {
+	if port != 0 {
+		return port
+	}
+	if p.singlePort != 0 {
+		return p.singlePort
+	}
+	return -1
+}
+
+// pinSpans turns assert/deassert events into asserted spans on the host
+// clock; a span still open at the end never closes.
+func pinSpans(ev []pinEvent) []span {
+	sort.SliceStable(ev, func(i, j int) bool { return ev[i].t < ev[j].t })
+	var out []span
+	open, at := false, int64(0)
+	for _, e := range ev {
+		switch {
+		case e.asserted && !open:
+			open, at = true, e.t
+		case !e.asserted && open:
+			open = false
+			out = append(out, span{at, e.t})
+		}
+	}
+	if open {
+		out = append(out, span{at, math.MaxInt64 - 1})
+	}
+	return out
+}
+
+func secondPass(open Opener, opts Options, p *pass1) (*Report, error) {
+	h := p.hdr
+	clock := p.fitter.Fit(h.StartHost)
+	rep := &Report{Schema: Schema, Capture: p.info}
+	rep.Alignment = AlignmentReport{Method: "marks", Marks: clock.Marks, MarksUsed: clock.Used, Synthetic: clock.Synthetic,
+		DriftPPM: clock.DriftPPM, ResidualRMSMS: clock.ResidualMS.RMS, ResidualMaxMS: clock.ResidualMS.Max,
+		MinRTTMS: clock.MinRTTMS, MedianRTTMS: clock.MedianRTTMS}
+	if !clock.Fitted {
+		rep.Alignment.Method = "header"
+		rep.note("no usable clock marks: meter time placed on the host clock from the header's start time and the nominal rate (offset is the stream start latency; drift uncorrected)")
+	}
+	rep.Settings = Settings{SettleMS: ms(opts.Settle), MergeGapMS: ms(opts.MergeGap), IdleFloor: "median of idle samples",
+		Classifier: opts.NewClassifier != nil, HistogramRelErr: 1.0 / (1 << histSub)}
+
+	// Drives, in channel order of their first rail.
+	var ports []int
+	rails := map[int][]int{}
+	for i, c := range h.Channels {
+		if _, ok := rails[c.Port]; !ok {
+			ports = append(ports, c.Port)
+		}
+		rails[c.Port] = append(rails[c.Port], i)
+	}
+	if len(opts.Ports) > 0 {
+		for _, want := range opts.Ports {
+			if _, ok := rails[want]; !ok {
+				return nil, fmt.Errorf("%w: port %d (the capture has ports %v)", ErrNoSuchPort, want, ports)
+			}
+		}
+		ports = append([]int(nil), opts.Ports...)
+	}
+	names := map[int]capture.DriveInfo{}
+	for _, d := range h.Drives {
+		names[d.Port] = d
+	}
+	asm := &assembler{byChannel: make([]chanRef, len(h.Channels)), maxPending: int(opts.MaxSkew.Seconds() * h.RateHz)}
+	for i := range asm.byChannel {
+		asm.byChannel[i] = chanRef{drive: -1}
+	}
+	// Time zero is meter index 0, the start of the stream.
+	t0f := clock.HostF(0)
+	for _, port := range ports {
+		info, ok := names[port]
+		if !ok {
+			info = capture.DriveInfo{Port: port, Name: fmt.Sprintf("port %d", port)}
+		}
+		info.Port = port
+		var busy []span
+		if ss := p.busy[port]; ss != nil {
+			busy = ss.spans
+		}
+		var pins []span
+		pinSrc := ""
+		if ev := p.meterPins[port]; len(ev) > 0 {
+			conv := make([]pinEvent, len(ev))
+			for i, e := range ev {
+				conv[i] = pinEvent{clock.Host(uint64(e.t)), e.asserted}
+			}
+			pins, pinSrc = pinSpans(conv), "meter"
+		} else if ev := append(append([]pinEvent(nil), p.hostPins[port]...), p.hostPins[0]...); len(ev) > 0 {
+			pins, pinSrc = pinSpans(ev), "host"
+		}
+		var cls StateClassifier
+		if opts.NewClassifier != nil {
+			cls = opts.NewClassifier(info, units.Hertz(h.RateHz))
+		}
+		proc := newDriveProc(info, rails[port], &clock, busy, int64(opts.Settle), pins, int64(opts.DevSlpAllowance), &p.phases, cls)
+		proc.pinSource = pinSrc
+		proc.t0 = t0f
+		proc.dec, _ = chart.NewDecimator(chart.DecimatorOpts{Buckets: opts.ChartBuckets, InitialWidth: 1e-3})
+		da := &driveAsm{proc: proc, end: math.MaxUint64}
+		for r, ch := range rails[port] {
+			asm.byChannel[ch] = chanRef{drive: len(asm.drives), rail: r}
+			da.rails = append(da.rails, &railQ{})
+		}
+		asm.drives = append(asm.drives, da)
+		rep.Drives = append(rep.Drives, DriveReport{Name: info.Name, Port: port, Profile: info.Profile})
+		rep.drivesProc = append(rep.drivesProc, proc)
+	}
+
+	src, err := open()
+	if err != nil {
+		return nil, err
+	}
+	defer src.Close()
+	procByPort := map[int]*driveProc{}
+	for _, d := range rep.drivesProc {
+		procByPort[d.info.Port] = d
+	}
+	rep.Capture.EndError = ""
+	for {
+		rec, err := src.Next()
+		if err != nil {
+			// The second pass reads sample chunks the first skipped, so its
+			// stopping point is the authoritative one.
+			if !errors.Is(err, io.EOF) {
+				rep.Capture.EndError = err.Error()
+			}
+			break
+		}
+		rep.Capture.EndOffset = rec.Offset
+		switch rec.Kind {
+		case capture.KindSamples:
+			if rec.Block != nil {
+				asm.block(rec.Block)
+			}
+		case capture.KindGap:
+			asm.gap(rec.Gap)
+		case capture.KindIO:
+			for _, e := range rec.IO {
+				if d := procByPort[p.ioPort(e.Port)]; d != nil {
+					d.total.io.add(e)
+					if pi := d.ph.phaseAt(e.Issue); pi >= 0 {
+						d.phases[pi].io.add(e)
+					}
+				}
+			}
+		}
+	}
+	rep.Capture.Complete = src.Complete()
+	for _, d := range asm.drives {
+		if !d.started {
+			for r, q := range d.rails {
+				if !q.seen {
+					rep.note(fmt.Sprintf("drive %q: channel %s has no samples, so the drive's power cannot be summed", d.proc.info.Name, h.Channels[d.proc.rails[r]].Name()))
+				}
+			}
+			continue
+		}
+		asm.drain(d)
+	}
+	rep.finish(p, &clock, t0f, opts)
+	return rep, nil
+}
+
+func ms(d time.Duration) float64 { return float64(d) / 1e6 }
+
+func (r *Report) note(s string) { r.Notes = append(r.Notes, s) }

@@ -1,0 +1,238 @@
+package analysis
+
+import "github.com/idlewatt/idlewatt/meter"
+
+// assembler turns per-channel blocks into per-drive power: the sum over a
+// drive's rails of V×I at each sample index, where every rail has a sample.
+// Where any rail is missing, the drive's sample is missing. Rails of one
+// port arrive as separate blocks, usually back to back; a rail that falls
+// further behind than maxPending samples is given up on up to there (its
+// late samples are counted and ignored), so memory stays bounded.
+type assembler struct {
+	drives     []*driveAsm
+	byChannel  []chanRef // indexed by channel
+	maxPending int
+	free       [][]float64
+}
+
+type chanRef struct {
+	drive, rail int // -1 drive: not analysed
+}
+
+type driveAsm struct {
+	proc    *driveProc
+	rails   []*railQ
+	cur     uint64 // next drive index to emit
+	started bool   // cur is set: every rail has shown its first index
+	end     uint64 // emit nothing at or past this index
+	scratch []float64
+}
+
+type railQ struct {
+	seen bool
+	next uint64 // every index below is known: data or missing
+	segs []seg
+	n    int // samples buffered
+}
+
+type seg struct {
+	start uint64
+	p     []float64
+}
+
+func (s seg) end() uint64 { return s.start + uint64(len(s.p)) }
+
+func (a *assembler) get(n int) []float64 {
+	if k := len(a.free); k > 0 {
+		b := a.free[k-1]
+		a.free = a.free[:k-1]
+		if cap(b) >= n {
+			return b[:n]
+		}
+	}
+	return make([]float64, n, max(n, 4096))
+}
+
+func (a *assembler) put(b []float64) {
+	if len(a.free) < 64 {
+		a.free = append(a.free, b[:0])
+	}
+}
+
+func (a *assembler) block(b *meter.Block) {
+	if b.Channel < 0 || b.Channel >= len(a.byChannel) {
+		return
+	}
+	ref := a.byChannel[b.Channel]
+	if ref.drive < 0 {
+		return
+	}
+	d := a.drives[ref.drive]
+	q := d.rails[ref.rail]
+	n := min(len(b.V), len(b.I))
+	start := b.Start
+	skip := 0
+	if !q.seen {
+		q.seen, q.next = true, start
+	}
+	if lo := max(q.next, d.cur); start < lo {
+		skip = int(min(lo-start, uint64(n)))
+		d.proc.late += uint64(skip)
+	}
+	if skip < n {
+		p := a.get(n - skip)
+		for k := range p {
+			p[k] = float64(b.V[skip+k]) * float64(b.I[skip+k])
+		}
+		s := start + uint64(skip)
+		q.segs = append(q.segs, seg{s, p})
+		q.n += len(p)
+		q.next = s + uint64(len(p))
+	}
+	a.drain(d)
+}
+
+func (a *assembler) gap(g meter.Gap) {
+	apply := func(ch int) {
+		ref := a.byChannel[ch]
+		if ref.drive < 0 {
+			return
+		}
+		d := a.drives[ref.drive]
+		q := d.rails[ref.rail]
+		if !q.seen {
+			q.seen, q.next = true, g.Start
+		}
+		if e := g.Start + g.Count; e > q.next {
+			q.next = e
+		}
+		a.drain(d)
+	}
+	if g.Channel == -1 {
+		for ch := range a.byChannel {
+			apply(ch)
+		}
+		return
+	}
+	if g.Channel >= 0 && g.Channel < len(a.byChannel) {
+		apply(g.Channel)
+	}
+}
+
+// drain emits every index all rails know about. When one rail runs more
+// than maxPending samples ahead, the others are given up on up to there.
+func (a *assembler) drain(d *driveAsm) {
+	if !d.started {
+		// The drive starts where its last rail starts; earlier samples of the
+		// other rails have no partner. A rail that never shows up is given
+		// up on after maxPending samples.
+		first, lead, all := uint64(0), uint64(0), true
+		for _, q := range d.rails {
+			if !q.seen {
+				all = false
+				continue
+			}
+			first = max(first, q.segStart())
+			lead = max(lead, q.next)
+		}
+		if !all && !(lead > 0 && lead-d.firstSeen() > uint64(a.maxPending)) {
+			return
+		}
+		d.started, d.cur = true, first
+		for _, q := range d.rails {
+			if !q.seen {
+				q.seen, q.next = true, first
+			}
+		}
+	}
+	limit := d.end
+	lead := uint64(0)
+	for _, q := range d.rails {
+		limit = min(limit, q.next)
+		lead = max(lead, q.next)
+	}
+	if lead > limit && lead-limit > uint64(a.maxPending) {
+		limit = max(limit, min(d.end, lead-uint64(a.maxPending)))
+	}
+	for d.cur < limit {
+		end := limit
+		missing := false
+		for _, q := range d.rails {
+			for len(q.segs) > 0 && q.segs[0].end() <= d.cur {
+				q.n -= len(q.segs[0].p)
+				a.put(q.segs[0].p)
+				q.segs = q.segs[1:]
+			}
+			if len(q.segs) == 0 {
+				missing = true
+				continue
+			}
+			s := q.segs[0]
+			if s.start > d.cur {
+				missing = true
+				end = min(end, s.start)
+			} else {
+				end = min(end, s.end())
+			}
+		}
+		if missing {
+			d.proc.missing(d.cur, end-d.cur)
+			d.cur = end
+			continue
+		}
+		n := int(end - d.cur)
+		var ps []float64
+		if len(d.rails) == 1 {
+			s := d.rails[0].segs[0]
+			o := int(d.cur - s.start)
+			ps = s.p[o : o+n]
+		} else {
+			if cap(d.scratch) < n {
+				d.scratch = make([]float64, n)
+			}
+			ps = d.scratch[:n]
+			for r, q := range d.rails {
+				s := q.segs[0]
+				src := s.p[int(d.cur-s.start):]
+				if r == 0 {
+					copy(ps, src[:n])
+					continue
+				}
+				for k := range ps {
+					ps[k] += src[k]
+				}
+			}
+		}
+		d.proc.run(d.cur, ps)
+		d.cur = end
+	}
+	for _, q := range d.rails {
+		if q.next < d.cur {
+			q.next = d.cur
+		}
+		for len(q.segs) > 0 && q.segs[0].end() <= d.cur {
+			q.n -= len(q.segs[0].p)
+			a.put(q.segs[0].p)
+			q.segs = q.segs[1:]
+		}
+	}
+}
+
+// segStart returns the first index the rail has buffered, or next.
+func (q *railQ) segStart() uint64 {
+	if len(q.segs) > 0 {
+		return q.segs[0].start
+	}
+	return q.next
+}
+
+// firstSeen returns the lowest first index among rails seen.
+func (d *driveAsm) firstSeen() uint64 {
+	f := uint64(^uint64(0))
+	for _, q := range d.rails {
+		if q.seen {
+			f = min(f, q.segStart())
+		}
+	}
+	return f
+}

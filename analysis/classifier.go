@@ -1,0 +1,67 @@
+package analysis
+
+import (
+	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/units"
+)
+
+// State is a drive's power state as residency reports it.
+type State uint8
+
+// States. StateUnknown lets a classifier abstain for a sample; such samples
+// are counted as active or idle by I/O segmentation.
+const (
+	StateUnknown State = iota
+	StateActive
+	StateIdle
+	StatePartial
+	StateSlumber
+	StateDevSlp
+	numStates
+)
+
+func (s State) String() string {
+	switch s {
+	case StateActive:
+		return "active"
+	case StateIdle:
+		return "idle"
+	case StatePartial:
+		return "partial"
+	case StateSlumber:
+		return "slumber"
+	case StateDevSlp:
+		return "devslp"
+	}
+	return "unknown"
+}
+
+// Sample is one drive-level sample as a classifier sees it: the sum over
+// the drive's rails at one meter sample index.
+type Sample struct {
+	Index     uint64      // meter sample index
+	Host      int64       // aligned host monotonic time, ns
+	Power     units.Watts // sum of V×I over the drive's rails
+	Activity  Activity    // from I/O segmentation
+	DevSlpPin bool        // the DEVSLP pin was asserted (meter event, else host request)
+}
+
+// StateClassifier labels a drive's samples with power states. Analyze calls
+// Classify once per sample of one drive, in index order, from one goroutine.
+// A classifier that needs to see ahead before it can decide (hysteresis) can
+// return its label for the current sample based on what it has seen so far;
+// states/detect's offline detector is the place for retrospective labelling.
+type StateClassifier interface {
+	Classify(s Sample) State
+}
+
+// GapObserver is implemented by classifiers that want to know where samples
+// are missing: Gap is called with the first missing index and the count,
+// between the Classify calls around it.
+type GapObserver interface {
+	Gap(start, count uint64)
+}
+
+// ClassifierFactory makes one classifier per drive. rate is the nominal
+// sample rate.
+type ClassifierFactory func(d capture.DriveInfo, rate units.Hertz) StateClassifier

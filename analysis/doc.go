@@ -1,0 +1,33 @@
+// Package analysis turns a capture into the numbers a reviewer would print:
+// per drive, active-idle power, average and peak power, energy, percentiles,
+// state residency, DevSlp entry and exit, I/O totals and efficiency, per
+// measurement phase, with every missing sample accounted for.
+//
+// The methods are described in docs/analysis.md and every report key in
+// docs/report-format.md.
+//
+// # One timeline
+//
+// Samples are timed by the meter's sample index; I/O and state events by the
+// host's monotonic clock. FitClock maps one onto the other from mark echoes,
+// NTP-style: per window it keeps the mark with the smallest round trip and
+// fits offset and drift by least squares through their midpoints. Without
+// marks it falls back to the header's start time and the nominal rate, and
+// the report says so.
+//
+// # Two streaming passes
+//
+// Analyze reads a capture twice, each time front to back. The first pass
+// keeps what is small: mark echoes (thinned to one per window), I/O turned
+// into merged busy intervals per drive, phase and DEVSLP pin events, link
+// statistics. The second pass streams the samples through per-drive
+// accumulators whose size does not depend on the capture's length: running
+// sums, log-binned histograms for percentiles and the idle floor, one ring
+// buffer per peak window, and a fixed number of chart envelope buckets.
+//
+// # States
+//
+// Residency beyond active/idle comes from a StateClassifier (states/detect
+// provides one). Without one, residency is active (busy) versus idle from
+// I/O segmentation and the link states read 0; the report notes it.
+package analysis

@@ -1,0 +1,190 @@
+package analysis
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/idlewatt/idlewatt/analysis/chart"
+	"github.com/idlewatt/idlewatt/capture"
+)
+
+// finish turns the accumulators into the report's numbers and notes.
+func (r *Report) finish(p *pass1, c *Clock, t0 float64, opts Options) {
+	dt := c.NsPerSample / 1e9
+	first, last := int64(math.MaxInt64), int64(math.MinInt64)
+	for _, d := range r.drivesProc {
+		if d.any {
+			first, last = min(first, d.first), max(last, d.last)
+		}
+	}
+	if first <= last {
+		r.Capture.DurationS = float64(last-first) / 1e9
+		r.Capture.StartS = (float64(first) - t0) / 1e9
+	} else {
+		r.note("the capture holds no samples")
+	}
+	if !r.Capture.Complete {
+		what := "the end chunk"
+		if r.Capture.EndError != "" {
+			what += " (" + r.Capture.EndError + ")"
+		}
+		r.note(fmt.Sprintf("capture incomplete: reading stopped at byte %d, %.3f s after the first sample, without %s — the run did not finish cleanly; everything before is reported, anything after (later phases, final link statistics) is missing", r.Capture.EndOffset, r.Capture.DurationS, what))
+	}
+	if r.Capture.IOEvents == 0 {
+		r.note("no I/O events: all time counts as idle (idle-only report)")
+	}
+	if r.Capture.Unattributed > 0 {
+		r.note(fmt.Sprintf("%d I/O events name no port and the capture has several drives: they are not attributed", r.Capture.Unattributed))
+	}
+	if opts.NewClassifier == nil {
+		r.note("no state classifier: residency is active (busy) vs idle from I/O segmentation; partial, slumber and devslp read 0")
+	}
+	for i, d := range r.drivesProc {
+		dr := &r.Drives[i]
+		t := &d.total
+		n := t.all.n
+		dr.Rails = nil
+		for _, ch := range d.rails {
+			dr.Rails = append(dr.Rails, p.hdr.Channels[ch].Rail.String())
+		}
+		dr.DurationS = float64(n) * dt
+		dr.EnergyJ = t.all.sum * dt
+		dr.EnergyWh = dr.EnergyJ / 3600
+		dr.AverageW = t.all.mean()
+		dr.PeakW = t.all.max
+		dr.MinW = t.all.min
+		dr.P50W, dr.P95W, dr.P99W = q(&t.hist, 0.5), q(&t.hist, 0.95), q(&t.hist, 0.99)
+		dr.PeakWindows = peaks(t)
+		dr.ActiveIdleW = q(&t.idleHist, 0.5)
+		dr.Idle = IdleInfo{Samples: t.idleHist.Count(), S: float64(t.idleHist.Count()) * dt, MeanW: t.byAct[Idle].mean(),
+			P5W: q(&t.idleHist, 0.05), P95W: q(&t.idleHist, 0.95)}
+		if n > 0 && t.idleHist.Count() == 0 {
+			r.note(fmt.Sprintf("drive %q: no idle time (I/O plus settle tail cover every sample): active_idle_w is 0, not measured", dr.Name))
+		}
+		dr.Segments = segments(t, dt, len(d.act.spans))
+		dr.Samples = SampleInfo{Count: n, Dropped: d.dropped, CRCErrors: r.Capture.CRCErrors, Gaps: d.gaps,
+			MissingS: float64(d.dropped) * dt, Late: d.late}
+		if n > 0 {
+			res := [numStates]float64{}
+			for s := range res {
+				res[s] = float64(d.states[s].n) / float64(n)
+			}
+			dr.Residency = Residency{Active: res[StateActive], Idle: res[StateIdle], Partial: res[StatePartial], Slumber: res[StateSlumber], DevSlp: res[StateDevSlp]}
+			dr.StatePowerW = StatePower{Active: d.states[StateActive].mean(), Idle: d.states[StateIdle].mean(),
+				Partial: d.states[StatePartial].mean(), Slumber: d.states[StateSlumber].mean(), DevSlp: d.states[StateDevSlp].mean()}
+		}
+		dr.DevSlp = DevSlp{Entered: d.nEntered > 0 || d.dsHist.Count() > 0, Cycles: d.cycles, CyclesEntered: d.nEntered,
+			PinAssertedS: float64(d.pinN) * dt, PinSource: d.pinSource,
+			EntryMS: d.entries.mean(), ExitMS: d.exits.mean(), MaxEntryMS: d.entries.max, MaxExitMS: d.exits.max}
+		switch {
+		case d.dsHist.Count() > 0:
+			dr.DevSlp.PowerW = q(&d.dsHist, 0.5)
+		case d.pinHist.Count() > 0:
+			dr.DevSlp.PowerW = q(&d.pinHist, 0.5)
+		}
+		dr.IO = ioTotals(&t.io, dr.Segments, dr.DurationS, dr.AverageW)
+		if d.dropped > 0 {
+			r.note(fmt.Sprintf("drive %q: %d samples missing in %d gaps (%.3f s): metrics cover the %.3f s measured; nothing is interpolated", dr.Name, d.dropped, d.gaps, dr.Samples.MissingS, dr.DurationS))
+		}
+		for pi, name := range d.phaseNames {
+			m := d.phases[pi]
+			if m.all.n == 0 && m.io.ops == 0 {
+				continue
+			}
+			ph := Phase{Name: name, Samples: m.all.n, DurationS: float64(m.all.n) * dt, AverageW: m.all.mean(), PeakW: m.all.max,
+				EnergyJ: m.all.sum * dt, ActiveIdleW: q(&m.idleHist, 0.5), P50W: q(&m.hist, 0.5), P95W: q(&m.hist, 0.95), P99W: q(&m.hist, 0.99),
+				PeakWindows: peaks(m), Segments: segments(m, dt, 0)}
+			if m.seen {
+				ph.StartS = (float64(m.first) - t0) / 1e9
+			}
+			ph.IO = ioTotals(&m.io, ph.Segments, ph.DurationS, ph.AverageW)
+			dr.Phases = append(dr.Phases, ph)
+		}
+		r.traces = append(r.traces, d.chart(t0, last))
+	}
+	r.drivesProc = nil
+	if len(r.Notes) > 0 {
+		r.Notes = dedupe(r.Notes)
+	}
+}
+
+func q(h *Histogram, x float64) float64 {
+	v := h.Quantile(x)
+	if math.IsNaN(v) {
+		return 0
+	}
+	return v
+}
+
+func peaks(m *metricSet) PeakWindows {
+	return PeakWindows{W1ms: m.win[0], W10ms: m.win[1], W100ms: m.win[2], W1s: m.win[3]}
+}
+
+func segments(m *metricSet, dt float64, count int) Segments {
+	return Segments{BusyS: float64(m.byAct[Busy].n) * dt, SettleS: float64(m.byAct[Settle].n) * dt, IdleS: float64(m.byAct[Idle].n) * dt,
+		BusyW: m.byAct[Busy].mean(), SettleW: m.byAct[Settle].mean(), IdleW: m.byAct[Idle].mean(), BusyCount: count}
+}
+
+func ioTotals(a *ioAcc, seg Segments, durS, avgW float64) IOTotals {
+	t := IOTotals{Ops: a.ops, Bytes: a.bytes, Errors: a.errs, BusyS: seg.BusyS}
+	if a.ops > 0 {
+		t.ByOp = map[string]OpTotal{}
+		for op := capture.OpRead; op <= capture.OpTrim; op++ {
+			if a.byOp[op].Ops > 0 {
+				t.ByOp[op.String()] = a.byOp[op]
+			}
+		}
+	}
+	mb := float64(a.bytes) / 1e6
+	if seg.BusyS > 0 && seg.BusyW > 0 {
+		t.MBPerSPerWBusy = mb / seg.BusyS / seg.BusyW
+		t.IOPSPerWBusy = float64(a.ops) / seg.BusyS / seg.BusyW
+	}
+	if durS > 0 && avgW > 0 {
+		t.MBPerSPerW = mb / durS / avgW
+		t.IOPSPerW = float64(a.ops) / durS / avgW
+	}
+	return t
+}
+
+func dedupe(s []string) []string {
+	seen := map[string]bool{}
+	out := s[:0]
+	for _, x := range s {
+		if !seen[x] {
+			seen[x] = true
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// chart extracts the drive's chart series.
+func (d *driveProc) chart(t0 float64, end int64) chart.Trace {
+	tr := chart.Trace{Name: d.info.Name}
+	if d.dec != nil {
+		tr.Power = d.dec.Envelope()
+	}
+	sec := func(t int64) float64 { return (float64(t) - t0) / 1e9 }
+	// Busy intervals closer than a chart bucket would be drawn as one.
+	join := int64(1e9 * d.dec.Width())
+	for _, sp := range d.act.spans {
+		if n := len(tr.IO); n > 0 && sec(sp.s)-tr.IO[n-1].End < float64(join)/1e9 {
+			tr.IO[n-1].End = sec(sp.e)
+			continue
+		}
+		tr.IO = append(tr.IO, chart.Interval{Start: sec(sp.s), End: sec(sp.e)})
+	}
+	for _, sp := range d.pin.spans {
+		tr.States = append(tr.States, chart.StateSpan{Start: sec(sp.s), End: sec(min(sp.e, end)), State: "devslp"})
+		tr.Notes = append(tr.Notes, chart.Annotation{T: sec(sp.s), Text: "DEVSLP"})
+	}
+	for _, ps := range d.ph.spans(d.phaseNames, end) {
+		if strings.TrimSpace(ps.name) == "" {
+			continue
+		}
+		tr.Notes = append(tr.Notes, chart.Annotation{T: sec(ps.s), Text: ps.name})
+	}
+	return tr
+}

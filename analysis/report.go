@@ -1,0 +1,207 @@
+package analysis
+
+import "github.com/idlewatt/idlewatt/analysis/chart"
+
+// Schema is the value of Report.Schema.
+const Schema = "idlewatt.report/v1"
+
+// Report is everything Analyze found. Its JSON form is report.json; every key
+// is documented in docs/report-format.md. Times are seconds from the first
+// sample (aligned host time) unless a key says otherwise.
+type Report struct {
+	Schema    string          `json:"schema"`
+	Capture   CaptureInfo     `json:"capture"`
+	Alignment AlignmentReport `json:"alignment"`
+	Settings  Settings        `json:"settings"`
+	Drives    []DriveReport   `json:"drives"`
+	Notes     []string        `json:"notes,omitempty"`
+
+	traces     []chart.Trace // series for charts, not serialised
+	drivesProc []*driveProc  // accumulators, until finish
+}
+
+// CaptureInfo describes the input.
+type CaptureInfo struct {
+	Path         string            `json:"path,omitempty"`
+	Created      string            `json:"created,omitempty"`
+	Tool         string            `json:"tool,omitempty"`
+	MeterKind    string            `json:"meter_kind"`
+	MeterModel   string            `json:"meter_model,omitempty"`
+	RateHz       float64           `json:"rate_hz"`
+	Channels     int               `json:"channels"`
+	Complete     bool              `json:"complete"`                        // the end chunk was read
+	EndError     string            `json:"end_error,omitempty"`             // why reading stopped early
+	EndOffset    int64             `json:"end_offset_bytes"`                // byte offset of the last good chunk
+	StartS       float64           `json:"start_s"`                         // first sample, s after meter index 0
+	DurationS    float64           `json:"duration_s"`                      // first to last sample, aligned
+	IOEvents     uint64            `json:"io_events"`                       // I/O events in the capture
+	Unattributed uint64            `json:"io_unattributed"`                 // I/O events on port 0 with several drives
+	Marks        int               `json:"marks"`                           // mark echoes
+	StateEvents  int               `json:"state_events"`                    // host state events
+	MeterEvents  int               `json:"meter_events"`                    // meter events
+	CRCErrors    uint64            `json:"crc_errors"`                      // link-wide, from the last stats record
+	Resyncs      uint64            `json:"resyncs"`                         // link-wide
+	Overruns     uint64            `json:"overrun_samples"`                 // samples the meter reported lost to overruns
+	Disconnects  int               `json:"disconnects"`                     // link losses the meter driver reported
+	GapReasons   map[string]uint64 `json:"gap_samples_by_reason,omitempty"` // missing samples per gap reason, summed over channels
+}
+
+// AlignmentReport says how meter time was put on the host clock.
+type AlignmentReport struct {
+	Method        string  `json:"method"` // "marks" or "header" (no usable marks)
+	Marks         int     `json:"marks"`
+	MarksUsed     int     `json:"marks_used"`
+	Synthetic     bool    `json:"synthetic_marks"`
+	DriftPPM      float64 `json:"drift_ppm"`
+	ResidualRMSMS float64 `json:"residual_rms_ms"`
+	ResidualMaxMS float64 `json:"residual_max_ms"`
+	MinRTTMS      float64 `json:"min_rtt_ms"`
+	MedianRTTMS   float64 `json:"median_rtt_ms"`
+}
+
+// Settings are the options the report was computed with.
+type Settings struct {
+	SettleMS        float64 `json:"settle_ms"`
+	MergeGapMS      float64 `json:"merge_gap_ms"`
+	IdleFloor       string  `json:"idle_floor"` // method, "median of idle samples"
+	Classifier      bool    `json:"state_classifier"`
+	HistogramRelErr float64 `json:"percentile_rel_error"`
+}
+
+// DriveReport holds one drive's metrics. The first keys are the stable
+// contract from DESIGN.md.
+type DriveReport struct {
+	Name        string     `json:"name"`
+	Port        int        `json:"port"`
+	ActiveIdleW float64    `json:"active_idle_w"`
+	AverageW    float64    `json:"average_w"`
+	PeakW       float64    `json:"peak_w"`
+	EnergyJ     float64    `json:"energy_j"`
+	DurationS   float64    `json:"duration_s"`
+	Residency   Residency  `json:"residency"`
+	DevSlp      DevSlp     `json:"devslp"`
+	Samples     SampleInfo `json:"samples"`
+
+	Profile     string      `json:"profile,omitempty"`
+	Rails       []string    `json:"rails"`
+	EnergyWh    float64     `json:"energy_wh"`
+	MinW        float64     `json:"min_w"`
+	P50W        float64     `json:"p50_w"`
+	P95W        float64     `json:"p95_w"`
+	P99W        float64     `json:"p99_w"`
+	PeakWindows PeakWindows `json:"peak_windows"`
+	Idle        IdleInfo    `json:"idle"`
+	Segments    Segments    `json:"segments"`
+	StatePowerW StatePower  `json:"state_power_w"`
+	IO          IOTotals    `json:"io"`
+	Phases      []Phase     `json:"phases,omitempty"`
+}
+
+// Residency is the fraction of measured time in each state; the values sum
+// to 1 (when the drive has samples).
+type Residency struct {
+	Active  float64 `json:"active"`
+	Idle    float64 `json:"idle"`
+	Partial float64 `json:"partial"`
+	Slumber float64 `json:"slumber"`
+	DevSlp  float64 `json:"devslp"`
+}
+
+// StatePower is the mean power in each state, W (0 when never in it).
+type StatePower struct {
+	Active  float64 `json:"active"`
+	Idle    float64 `json:"idle"`
+	Partial float64 `json:"partial"`
+	Slumber float64 `json:"slumber"`
+	DevSlp  float64 `json:"devslp"`
+}
+
+// DevSlp summarises DEVSLP pin cycles.
+type DevSlp struct {
+	Entered       bool    `json:"entered"`        // a sample was classified DevSlp
+	PowerW        float64 `json:"power_w"`        // median power of DevSlp samples; without a classifier, of pin-asserted samples after settle
+	EntryMS       float64 `json:"entry_ms"`       // mean, pin assert → first DevSlp sample
+	ExitMS        float64 `json:"exit_ms"`        // mean, pin deassert → first non-DevSlp sample
+	Cycles        int     `json:"cycles"`         // pin assertions seen
+	CyclesEntered int     `json:"cycles_entered"` // assertions followed by a DevSlp sample
+	PinAssertedS  float64 `json:"pin_asserted_s"` // time with the pin asserted
+	MaxEntryMS    float64 `json:"max_entry_ms"`
+	MaxExitMS     float64 `json:"max_exit_ms"`
+	PinSource     string  `json:"pin_source,omitempty"` // "meter" (events) or "host" (requests)
+}
+
+// SampleInfo is data quality for the drive's samples.
+type SampleInfo struct {
+	Count     uint64  `json:"count"`      // drive samples with every rail present
+	Dropped   uint64  `json:"dropped"`    // sample indices with a rail missing (gaps, link loss)
+	CRCErrors uint64  `json:"crc_errors"` // link-wide frames dropped for a bad CRC
+	Gaps      int     `json:"gaps"`       // runs of missing samples
+	MissingS  float64 `json:"missing_s"`  // time of the missing samples
+	Late      uint64  `json:"late"`       // rail samples arriving after their index was given up; ignored
+}
+
+// PeakWindows is the highest mean power over any window of each length.
+type PeakWindows struct {
+	W1ms   float64 `json:"1ms_w"`
+	W10ms  float64 `json:"10ms_w"`
+	W100ms float64 `json:"100ms_w"`
+	W1s    float64 `json:"1s_w"`
+}
+
+// IdleInfo describes the idle floor.
+type IdleInfo struct {
+	Samples uint64  `json:"samples"`
+	S       float64 `json:"s"`
+	MeanW   float64 `json:"mean_w"`
+	P5W     float64 `json:"p5_w"`
+	P95W    float64 `json:"p95_w"`
+}
+
+// Segments is time by I/O activity.
+type Segments struct {
+	BusyS     float64 `json:"busy_s"`
+	SettleS   float64 `json:"settle_s"`
+	IdleS     float64 `json:"idle_s"`
+	BusyW     float64 `json:"busy_w"`   // mean power while busy
+	SettleW   float64 `json:"settle_w"` // mean power in settle tails
+	IdleW     float64 `json:"idle_w"`   // mean power while idle
+	BusyCount int     `json:"busy_intervals"`
+}
+
+// IOTotals counts I/O by type and relates it to power.
+type IOTotals struct {
+	Ops            uint64             `json:"ops"`
+	Bytes          uint64             `json:"bytes"`
+	Errors         uint64             `json:"errors"`
+	ByOp           map[string]OpTotal `json:"by_op,omitempty"`
+	BusyS          float64            `json:"busy_s"`
+	MBPerSPerWBusy float64            `json:"mb_per_s_per_w_busy"` // (MB/s over busy time) ÷ mean busy power
+	IOPSPerWBusy   float64            `json:"iops_per_w_busy"`
+	MBPerSPerW     float64            `json:"mb_per_s_per_w"` // (MB/s over measured time) ÷ average power
+	IOPSPerW       float64            `json:"iops_per_w"`
+}
+
+// OpTotal counts one I/O type.
+type OpTotal struct {
+	Ops   uint64 `json:"ops"`
+	Bytes uint64 `json:"bytes"`
+}
+
+// Phase is the metrics of one named phase (StatePhase events), aggregated
+// over every span the phase name covers.
+type Phase struct {
+	Name        string      `json:"name"`
+	StartS      float64     `json:"start_s"` // first start
+	DurationS   float64     `json:"duration_s"`
+	ActiveIdleW float64     `json:"active_idle_w"`
+	AverageW    float64     `json:"average_w"`
+	PeakW       float64     `json:"peak_w"`
+	EnergyJ     float64     `json:"energy_j"`
+	P50W        float64     `json:"p50_w"`
+	P95W        float64     `json:"p95_w"`
+	P99W        float64     `json:"p99_w"`
+	PeakWindows PeakWindows `json:"peak_windows"`
+	Segments    Segments    `json:"segments"`
+	IO          IOTotals    `json:"io"`
+	Samples     uint64      `json:"samples"`
+}

@@ -1,0 +1,324 @@
+// Package synthcap writes synthetic captures with known truth — piecewise
+// constant drive power, I/O, phases, DEVSLP pin spans, gaps and jittery clock
+// marks on a drifting meter clock — for analysis tests, benchmarks and
+// scripts/report-scale.sh.
+//
+// # Truth
+//
+// Sample n of the meter is taken at host time
+// StartHost + n·(1e9/RateHz)·(1 + DriftPPM·1e-6) ns. A drive's power at that
+// instant is DevSlpW while one of its Pins spans covers it, else BusyW while
+// one of its I/Os is in flight, else IdleW; Split5V of it is drawn from the
+// 5 V rail and the rest from 12 V.
+package synthcap
+
+import (
+	"math"
+	"math/rand"
+	"sort"
+	"time"
+
+	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/meter"
+	"github.com/idlewatt/idlewatt/units"
+)
+
+// Drive is a simulated drive on a port with two rails (5 V, 12 V).
+type Drive struct {
+	Port                  int
+	Name                  string
+	IdleW, BusyW, DevSlpW float64
+	Split5V               float64 // fraction of power on 5 V; 0 means 1 (5 V only)
+}
+
+// IO is one I/O of Dur starting at Start (host time since StartHost).
+type IO struct {
+	Port       int
+	Start, Dur time.Duration
+	Op         capture.Op
+	Size       int32
+}
+
+// Phase starts a named phase at At (port 0 = all drives).
+type Phase struct {
+	At   time.Duration
+	Port int
+	Name string
+}
+
+// Pin asserts DEVSLP on Port over [From, To).
+type Pin struct {
+	Port     int
+	From, To time.Duration
+}
+
+// Gap removes samples [Start, Start+Count) of Channel (-1 = all).
+type Gap struct {
+	Channel      int
+	Start, Count uint64
+}
+
+// Bursts generates periodic I/O on Port: every Every, Ops I/Os of OpDur
+// back to back, starting at First.
+type Bursts struct {
+	Port         int
+	First, Every time.Duration
+	Ops          int
+	OpDur        time.Duration
+	Size         int32
+}
+
+// Scenario is a whole synthetic capture.
+type Scenario struct {
+	RateHz    float64
+	Duration  time.Duration
+	Drives    []Drive
+	IO        []IO
+	Bursts    []Bursts
+	Phases    []Phase
+	Pins      []Pin
+	Gaps      []Gap
+	StartHost int64
+	DriftPPM  float64
+	// Marks every MarkEvery (0 = none), each way delayed by RTTMin/2 plus an
+	// exponential jitter of mean Jitter.
+	MarkEvery, RTTMin, Jitter time.Duration
+	Seed                      int64
+	BlockLen                  int // samples per block (default 1000)
+	CRCErrors                 uint64
+}
+
+// Sink is what a scenario is written to; *capture.Writer is one.
+type Sink interface {
+	meter.Sink
+	IO(evs ...capture.IOEvent) error
+	State(e capture.StateEvent) error
+	Stats(s meter.Stats) error
+}
+
+// Header returns the capture header for s.
+func (s *Scenario) Header() capture.Header {
+	h := capture.Header{Created: "2025-01-01T00:00:00Z", RateHz: s.RateHz, StartHost: s.StartHost, Tool: "synthcap"}
+	h.Meter = meter.Info{Kind: "synthetic", Model: "synthcap", Ports: len(s.Drives)}
+	for _, d := range s.Drives {
+		h.Channels = append(h.Channels, meter.Channel{Port: d.Port, Rail: meter.Rail5V}, meter.Channel{Port: d.Port, Rail: meter.Rail12V})
+		h.Drives = append(h.Drives, capture.DriveInfo{Port: d.Port, Name: d.Name})
+	}
+	h.Meter.Channels = h.Channels
+	return h
+}
+
+// HostNs returns the host time of sample n relative to StartHost.
+func (s *Scenario) HostNs(n uint64) float64 {
+	return float64(n) * 1e9 / s.RateHz * (1 + s.DriftPPM*1e-6)
+}
+
+// AllIO returns the scenario's I/O, bursts expanded, sorted by start.
+func (s *Scenario) AllIO() []IO {
+	out := append([]IO(nil), s.IO...)
+	for _, b := range s.Bursts {
+		for t := b.First; t < s.Duration; t += b.Every {
+			for k := 0; k < b.Ops; k++ {
+				op := capture.OpRead
+				if k%3 == 2 {
+					op = capture.OpWrite
+				}
+				out = append(out, IO{Port: b.Port, Start: t + time.Duration(k)*b.OpDur, Dur: b.OpDur, Op: op, Size: b.Size})
+			}
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Start < out[j].Start })
+	return out
+}
+
+// Write writes s to the capture file at path.
+func Write(path string, s Scenario) error {
+	w, err := capture.Create(path, s.Header(), capture.Options{})
+	if err != nil {
+		return err
+	}
+	if err := Generate(s, w); err != nil {
+		w.Close()
+		return err
+	}
+	return w.Close()
+}
+
+// Generate streams s into sink in roughly the order a live run writes it.
+func Generate(s Scenario, sink Sink) error {
+	if s.BlockLen <= 0 {
+		s.BlockLen = 1000
+	}
+	rng := rand.New(rand.NewSource(s.Seed))
+	total := uint64(s.Duration.Seconds() * s.RateHz)
+	ios := s.AllIO()
+	// Per port: I/O spans in start order (for power), and a completion-ordered
+	// queue (for events).
+	ports := map[int]*portState{}
+	for _, d := range s.Drives {
+		ports[d.Port] = &portState{d: d}
+	}
+	for _, io := range ios {
+		if p := ports[io.Port]; p != nil {
+			p.busy = append(p.busy, io)
+		}
+	}
+	for _, pn := range s.Pins {
+		if p := ports[pn.Port]; p != nil {
+			p.pins = append(p.pins, pn)
+		}
+	}
+	done := append([]IO(nil), ios...)
+	sort.SliceStable(done, func(i, j int) bool { return done[i].Start+done[i].Dur < done[j].Start+done[j].Dur })
+	di, phi := 0, 0
+	phases := append([]Phase(nil), s.Phases...)
+	sort.SliceStable(phases, func(i, j int) bool { return phases[i].At < phases[j].At })
+	type pinEdge struct {
+		at   time.Duration
+		port int
+		on   bool
+	}
+	var edges []pinEdge
+	for _, pn := range s.Pins {
+		edges = append(edges, pinEdge{pn.From, pn.Port, true}, pinEdge{pn.To, pn.Port, false})
+	}
+	sort.SliceStable(edges, func(i, j int) bool { return edges[i].at < edges[j].at })
+	ei := 0
+	nextMark := s.MarkEvery
+	markID := uint32(0)
+	period := 1e9 / s.RateHz * (1 + s.DriftPPM*1e-6)
+	V := make([]units.Volts, s.BlockLen)
+	I := make([]units.Amps, s.BlockLen)
+	pw := make([]float64, s.BlockLen)
+	jit := func() int64 {
+		return int64(s.RTTMin/2) + int64(rng.ExpFloat64()*float64(s.Jitter))
+	}
+	for n0 := uint64(0); n0 < total; n0 += uint64(s.BlockLen) {
+		L := int(min(uint64(s.BlockLen), total-n0))
+		tEnd := time.Duration(s.HostNs(n0 + uint64(L)))
+		for ; phi < len(phases) && phases[phi].At < tEnd; phi++ {
+			if err := sink.State(capture.StateEvent{Host: s.StartHost + int64(phases[phi].At), Port: phases[phi].Port, Kind: capture.StatePhase, Value: phases[phi].Name}); err != nil {
+				return err
+			}
+		}
+		for ; ei < len(edges) && edges[ei].at < tEnd; ei++ {
+			e := edges[ei]
+			v := "0"
+			var mv int64
+			if e.on {
+				v, mv = "1", 1
+			}
+			if err := sink.State(capture.StateEvent{Host: s.StartHost + int64(e.at), Port: e.port, Kind: capture.StateDevSlpPin, Value: v}); err != nil {
+				return err
+			}
+			idx := uint64(math.Ceil(float64(e.at) / period))
+			if err := sink.Event(meter.Event{Kind: meter.EventDevSlp, Port: e.port, Index: idx, Value: mv, HostRecv: s.StartHost + int64(e.at)}); err != nil {
+				return err
+			}
+		}
+		var batch []capture.IOEvent
+		for ; di < len(done) && done[di].Start+done[di].Dur < tEnd; di++ {
+			io := done[di]
+			batch = append(batch, capture.IOEvent{Port: io.Port, Op: io.Op, Size: io.Size, Offset: int64(di) * 4096,
+				Issue: s.StartHost + int64(io.Start), Complete: s.StartHost + int64(io.Start+io.Dur)})
+		}
+		if len(batch) > 0 {
+			if err := sink.IO(batch...); err != nil {
+				return err
+			}
+		}
+		for ; s.MarkEvery > 0 && nextMark < tEnd; nextMark += s.MarkEvery {
+			markID++
+			h := s.StartHost + int64(nextMark)
+			m := meter.MarkEcho{ID: markID, HostSent: h - jit(), HostRecv: h + jit(), MeterIndex: uint64(float64(nextMark) / period)}
+			if err := sink.Mark(m); err != nil {
+				return err
+			}
+		}
+		for di, d := range s.Drives {
+			p := ports[d.Port]
+			for k := 0; k < L; k++ {
+				t := time.Duration(s.HostNs(n0 + uint64(k)))
+				pw[k] = p.power(t)
+			}
+			split := d.Split5V
+			if split == 0 {
+				split = 1
+			}
+			for r := 0; r < 2; r++ {
+				ch := 2*di + r
+				volt, frac := units.Volts(5), split
+				if r == 1 {
+					volt, frac = 12, 1-split
+				}
+				for k := 0; k < L; k++ {
+					V[k] = volt
+					I[k] = units.Amps(pw[k] * frac / float64(volt))
+				}
+				if err := emit(sink, s.Gaps, ch, n0, V[:L], I[:L]); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	if s.CRCErrors > 0 {
+		return sink.Stats(meter.Stats{CRCErrors: s.CRCErrors})
+	}
+	return nil
+}
+
+type portState struct {
+	d    Drive
+	busy []IO // by start
+	bi   int  // busy[:bi] ended before the last t asked
+	pins []Pin
+}
+
+// power returns the drive's power at t; calls come in time order.
+func (p *portState) power(t time.Duration) float64 {
+	for _, pn := range p.pins {
+		if t >= pn.From && t < pn.To {
+			return p.d.DevSlpW
+		}
+	}
+	for p.bi < len(p.busy) && p.busy[p.bi].Start+p.busy[p.bi].Dur <= t {
+		p.bi++
+	}
+	// I/Os may overlap, so look at the few that started before t.
+	for k := p.bi; k < len(p.busy) && p.busy[k].Start <= t; k++ {
+		if t < p.busy[k].Start+p.busy[k].Dur {
+			return p.d.BusyW
+		}
+	}
+	return p.d.IdleW
+}
+
+// emit writes channel ch's block at n0, minus any gaps, as blocks and gaps.
+func emit(sink Sink, gaps []Gap, ch int, n0 uint64, V []units.Volts, I []units.Amps) error {
+	end := n0 + uint64(len(V))
+	cur := n0
+	for _, g := range gaps {
+		if g.Channel != -1 && g.Channel != ch {
+			continue
+		}
+		gs, ge := max(g.Start, n0), min(g.Start+g.Count, end)
+		if gs >= ge || gs < cur {
+			continue
+		}
+		if gs > cur {
+			if err := sink.Samples(&meter.Block{Channel: ch, Start: cur, V: V[cur-n0 : gs-n0], I: I[cur-n0 : gs-n0]}); err != nil {
+				return err
+			}
+		}
+		if gs == g.Start || gs == n0 {
+			if err := sink.Gap(meter.Gap{Channel: ch, Start: gs, Count: ge - gs, Reason: "synthetic"}); err != nil {
+				return err
+			}
+		}
+		cur = ge
+	}
+	if cur < end {
+		return sink.Samples(&meter.Block{Channel: ch, Start: cur, V: V[cur-n0:], I: I[cur-n0:]})
+	}
+	return nil
+}

@@ -1,0 +1,208 @@
+package analysis
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/idlewatt/idlewatt/analysis/chart"
+)
+
+// Files WriteFiles writes into its directory.
+const (
+	FileJSON    = "report.json"
+	FileMD      = "report.md"
+	FileCSV     = "summary.csv"
+	FilePower   = "power.png"
+	FileIdle    = "active-idle.png"
+	FileAverage = "average.png"
+)
+
+// WriteFiles writes report.json, report.md and summary.csv into dir
+// (created if needed) and, when the report has samples, the charts
+// power.png, active-idle.png and average.png.
+func (r *Report) WriteFiles(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	var js bytes.Buffer
+	if err := r.WriteJSON(&js); err != nil {
+		return err
+	}
+	var md bytes.Buffer
+	r.WriteMarkdown(&md)
+	var cs bytes.Buffer
+	if err := r.WriteCSV(&cs); err != nil {
+		return err
+	}
+	for name, b := range map[string][]byte{FileJSON: js.Bytes(), FileMD: md.Bytes(), FileCSV: cs.Bytes()} {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			return err
+		}
+	}
+	return r.WriteCharts(dir)
+}
+
+// WriteCharts writes the charts that have data into dir.
+func (r *Report) WriteCharts(dir string) error {
+	var errs []error
+	if len(r.traces) > 0 {
+		f, err := chart.PowerOverTime(r.traces, chart.PowerOpts{Title: "Power over time", Unit: chart.UnitAuto})
+		errs = append(errs, saveFig(f, err, filepath.Join(dir, FilePower)))
+	}
+	var idle, avg []chart.Bar
+	for _, d := range r.Drives {
+		if d.Samples.Count == 0 {
+			continue
+		}
+		idle = append(idle, chart.Bar{Label: d.Name, Value: d.ActiveIdleW})
+		avg = append(avg, chart.Bar{Label: d.Name, Value: d.AverageW})
+	}
+	if len(idle) > 0 {
+		f, err := chart.ActiveIdlePower(idle)
+		errs = append(errs, saveFig(f, err, filepath.Join(dir, FileIdle)))
+		f, err = chart.AveragePower(avg, "Capture")
+		errs = append(errs, saveFig(f, err, filepath.Join(dir, FileAverage)))
+	}
+	return errors.Join(errs...)
+}
+
+func saveFig(f *chart.Figure, err error, path string) error {
+	if errors.Is(err, chart.ErrNoData) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", filepath.Base(path), err)
+	}
+	return f.Save(path)
+}
+
+// WriteJSON writes report.json's content.
+func (r *Report) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// ReadJSON reads a report.json written by WriteJSON.
+func ReadJSON(rd io.Reader) (*Report, error) {
+	var r Report
+	if err := json.NewDecoder(rd).Decode(&r); err != nil {
+		return nil, err
+	}
+	if r.Schema != Schema {
+		return nil, fmt.Errorf("schema %q, want %q", r.Schema, Schema)
+	}
+	return &r, nil
+}
+
+// LoadJSON reads the report.json at path.
+func LoadJSON(path string) (*Report, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	r, err := ReadJSON(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return r, nil
+}
+
+// WriteMarkdown writes report.md: review-style tables.
+func (r *Report) WriteMarkdown(w io.Writer) {
+	p := func(format string, a ...any) { fmt.Fprintf(w, format, a...) }
+	p("# Power report\n\n")
+	if r.Capture.Path != "" {
+		p("Capture `%s`", r.Capture.Path)
+	} else {
+		p("Capture")
+	}
+	p(": meter %s %s at %s S/s, %.1f s", r.Capture.MeterKind, r.Capture.MeterModel, g(r.Capture.RateHz), r.Capture.DurationS)
+	if r.Capture.Complete {
+		p(", complete.\n\n")
+	} else {
+		p(", **incomplete** (reading stopped at byte %d).\n\n", r.Capture.EndOffset)
+	}
+	p("## Summary\n\n| Drive | Port | Active idle (W) | Average (W) | Peak (W) | Peak 1 s (W) | Energy (J) | Energy (Wh) | Measured (s) |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, d := range r.Drives {
+		p("| %s | %d | %.4f | %.4f | %.4f | %.4f | %.3f | %.6f | %.3f |\n", d.Name, d.Port, d.ActiveIdleW, d.AverageW, d.PeakW, d.PeakWindows.W1s, d.EnergyJ, d.EnergyWh, d.DurationS)
+	}
+	p("\n## Peaks and percentiles\n\n| Drive | Peak sample (W) | 1 ms (W) | 10 ms (W) | 100 ms (W) | 1 s (W) | p50 (W) | p95 (W) | p99 (W) |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, d := range r.Drives {
+		pw := d.PeakWindows
+		p("| %s | %.4f | %.4f | %.4f | %.4f | %.4f | %.4f | %.4f | %.4f |\n", d.Name, d.PeakW, pw.W1ms, pw.W10ms, pw.W100ms, pw.W1s, d.P50W, d.P95W, d.P99W)
+	}
+	p("\n## Residency\n\n| Drive | Active | Idle | Partial | Slumber | DevSlp | DevSlp entered | DevSlp power (mW) | Entry (ms) | Exit (ms) | Cycles |\n|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|\n")
+	for _, d := range r.Drives {
+		rs := d.Residency
+		p("| %s | %s | %s | %s | %s | %s | %v | %.3f | %.2f | %.2f | %d/%d |\n", d.Name, pct(rs.Active), pct(rs.Idle), pct(rs.Partial), pct(rs.Slumber), pct(rs.DevSlp),
+			d.DevSlp.Entered, d.DevSlp.PowerW*1e3, d.DevSlp.EntryMS, d.DevSlp.ExitMS, d.DevSlp.CyclesEntered, d.DevSlp.Cycles)
+	}
+	p("\n## I/O and efficiency\n\n| Drive | Ops | MB | Busy (s) | Busy power (W) | Settle (s) | Idle (s) | MB/s per W (busy) | IOPS per W (busy) | MB/s per W | IOPS per W |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, d := range r.Drives {
+		io := d.IO
+		p("| %s | %d | %.3f | %.3f | %.4f | %.3f | %.3f | %.3f | %.1f | %.3f | %.1f |\n", d.Name, io.Ops, float64(io.Bytes)/1e6, d.Segments.BusyS, d.Segments.BusyW, d.Segments.SettleS, d.Segments.IdleS, io.MBPerSPerWBusy, io.IOPSPerWBusy, io.MBPerSPerW, io.IOPSPerW)
+	}
+	for _, d := range r.Drives {
+		if len(d.Phases) == 0 {
+			continue
+		}
+		p("\n## Phases: %s\n\n| Phase | Start (s) | Measured (s) | Active idle (W) | Average (W) | Peak (W) | Peak 1 s (W) | Energy (J) | Ops |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n", d.Name)
+		for _, ph := range d.Phases {
+			p("| %s | %.3f | %.3f | %.4f | %.4f | %.4f | %.4f | %.3f | %d |\n", ph.Name, ph.StartS, ph.DurationS, ph.ActiveIdleW, ph.AverageW, ph.PeakW, ph.PeakWindows.W1s, ph.EnergyJ, ph.IO.Ops)
+		}
+	}
+	a := r.Alignment
+	p("\n## Data quality\n\n| Drive | Samples | Dropped | Gaps | Missing (s) | CRC errors (link) |\n|---|---:|---:|---:|---:|---:|\n")
+	for _, d := range r.Drives {
+		p("| %s | %d | %d | %d | %.3f | %d |\n", d.Name, d.Samples.Count, d.Samples.Dropped, d.Samples.Gaps, d.Samples.MissingS, d.Samples.CRCErrors)
+	}
+	p("\nClock alignment: %s, %d of %d marks used, drift %.2f ppm, residual %.3f ms RMS / %.3f ms max, min round trip %.3f ms.\n",
+		a.Method, a.MarksUsed, a.Marks, a.DriftPPM, a.ResidualRMSMS, a.ResidualMaxMS, a.MinRTTMS)
+	p("Settings: settle %g ms, busy intervals merged across gaps < %g ms, active idle = %s, percentiles within %.1f %%.\n",
+		r.Settings.SettleMS, r.Settings.MergeGapMS, r.Settings.IdleFloor, 100*r.Settings.HistogramRelErr)
+	if len(r.Notes) > 0 {
+		p("\n## Notes\n\n")
+		for _, n := range r.Notes {
+			p("- %s\n", n)
+		}
+	}
+}
+
+func pct(x float64) string { return fmt.Sprintf("%.1f %%", 100*x) }
+
+func g(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+
+// CSVHeader is summary.csv's header row.
+var CSVHeader = []string{"drive", "port", "phase", "duration_s", "active_idle_w", "average_w", "peak_w",
+	"peak_1ms_w", "peak_10ms_w", "peak_100ms_w", "peak_1s_w", "p50_w", "p95_w", "p99_w", "energy_j",
+	"busy_s", "settle_s", "idle_s", "io_ops", "io_bytes", "samples"}
+
+// WriteCSV writes summary.csv: one row per drive for the whole capture
+// (phase "all") and one per drive × phase.
+func (r *Report) WriteCSV(w io.Writer) error {
+	cw := csv.NewWriter(w)
+	cw.Write(CSVHeader)
+	f := func(x float64) string { return strconv.FormatFloat(x, 'f', 6, 64) }
+	for _, d := range r.Drives {
+		row := func(phase string, dur, ai, avg, pk float64, pw PeakWindows, p50, p95, p99, e float64, s Segments, io IOTotals, n uint64) {
+			cw.Write([]string{d.Name, strconv.Itoa(d.Port), phase, f(dur), f(ai), f(avg), f(pk), f(pw.W1ms), f(pw.W10ms), f(pw.W100ms), f(pw.W1s),
+				f(p50), f(p95), f(p99), f(e), f(s.BusyS), f(s.SettleS), f(s.IdleS), strconv.FormatUint(io.Ops, 10), strconv.FormatUint(io.Bytes, 10), strconv.FormatUint(n, 10)})
+		}
+		row("all", d.DurationS, d.ActiveIdleW, d.AverageW, d.PeakW, d.PeakWindows, d.P50W, d.P95W, d.P99W, d.EnergyJ, d.Segments, d.IO, d.Samples.Count)
+		for _, ph := range d.Phases {
+			row(strings.TrimSpace(ph.Name), ph.DurationS, ph.ActiveIdleW, ph.AverageW, ph.PeakW, ph.PeakWindows, ph.P50W, ph.P95W, ph.P99W, ph.EnergyJ, ph.Segments, ph.IO, ph.Samples)
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
