@@ -1,0 +1,227 @@
+package hub
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/hex"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/idlewatt/idlewatt/meter"
+)
+
+var update = flag.Bool("update", false, "rewrite fixtures/hub/*.hex from the encoders")
+
+const fixtureDir = "../../fixtures/hub"
+
+type fixture struct {
+	name, title string
+	typ         Type
+	frame       []byte
+}
+
+func sampleIdentity() Identity {
+	return Identity{Version: 1, Ports: 2, Caps: CapDevSlp | CapPortPower | CapMarks, BusLSBuV: 1250, LinkBytesSec: LinkUSBCDC,
+		Rails: []RailDesc{{meter.Rail5V, 6000, 50000}, {meter.Rail12V, 15000, 100000}},
+		Rates: []uint32{100, 1000, 2000, 5000, 10000}, Model: "HUB-2", Firmware: "1.0.0", Serial: "A1B2C3"}
+}
+
+func sampleCal() Calibration {
+	return Calibration{Entries: []CalEntry{
+		{1, meter.Rail5V, 5120, 20000, 50000}, {1, meter.Rail12V, 5120, 10000, 100000},
+		{2, meter.Rail5V, 5107, 20000, 50125}, {2, meter.Rail12V, 5120, 10000, 100000}}}
+}
+
+// sampleBlock: samples 1000 and 1001 of ports 1–2; port 1 draws 80 mA at
+// 5 V and nothing at 12 V, port 2 draws 400 mA at 5 V and 1 A at 12 V.
+func sampleBlock() []byte {
+	s := Samples{First: 1000, Mask: 0x000F, Count: 2}
+	b := s.AppendHeader(nil)
+	for range 2 {
+		for _, c := range [][2]int{{4000, 1600}, {9600, 0}, {4000, 7980}, {9600, 10000}} {
+			b = le.AppendUint16(b, uint16(c[0]))
+			b = le.AppendUint16(b, uint16(int16(c[1])))
+		}
+	}
+	return b
+}
+
+func fixtures() []fixture {
+	id, cal := sampleIdentity(), sampleCal()
+	ev := func(k, port uint8, idx uint64, v uint32) []byte {
+		e := Event{Kind: k, Port: port, Index: idx, Value: v}
+		return e.Append(nil)
+	}
+	start := Start{Rate: 1000, PortMask: 0x03}
+	fs := []fixture{
+		{"identify", "IDENTIFY (host→hub), seq 1", TypeIdentify, AppendFrame(nil, TypeIdentify, 1, nil)},
+		{"identity", "IDENTITY (hub→host), answering seq 1: 2 ports × (5 V, 12 V), 5 rates, USB CDC", TypeIdentity, AppendFrame(nil, TypeIdentity, 1, id.Append(nil))},
+		{"read_cal", "READ_CAL (host→hub), seq 2", TypeReadCal, AppendFrame(nil, TypeReadCal, 2, nil)},
+		{"calibration", "CALIBRATION (hub→host), answering seq 2: 4 channels", TypeCal, AppendFrame(nil, TypeCal, 2, cal.Append(nil))},
+		{"start", "START (host→hub), seq 3: 1000 Hz, ports 1 and 2", TypeStart, AppendFrame(nil, TypeStart, 3, start.Append(nil))},
+		{"ack_start", "ACK of START (hub→host), seq 3: 1000 Hz, channel mask 0x000F", TypeAck, AppendFrame(nil, TypeAck, 3, (&Ack{Cmd: TypeStart, Rate: 1000, ChanMask: 0x0F}).Append(nil))},
+		{"nak_start", "NAK of START (hub→host), seq 3: reason 4, unsupported rate", TypeNak, AppendFrame(nil, TypeNak, 3, (&Nak{TypeStart, ReasonBadRate}).Append(nil))},
+		{"samples", "SAMPLES (hub→host), unsolicited seq 0: samples 1000–1001, 4 channels", TypeSamples, AppendFrame(nil, TypeSamples, 0, sampleBlock())},
+		{"set_devslp", "SET_DEVSLP (host→hub), seq 4: port 2 asserted", TypeDevSlp, AppendFrame(nil, TypeDevSlp, 4, []byte{2, 1})},
+		{"ack_devslp", "ACK of SET_DEVSLP (hub→host), seq 4", TypeAck, AppendFrame(nil, TypeAck, 4, (&Ack{Cmd: TypeDevSlp}).Append(nil))},
+		{"event_devslp", "EVENT (hub→host), unsolicited seq 1: port 2 DEVSLP asserted at sample 1500", TypeEvent, AppendFrame(nil, TypeEvent, 1, ev(EvDevSlp, 2, 1500, 1))},
+		{"port_power", "PORT_POWER (host→hub), seq 5: port 1 off", TypePower, AppendFrame(nil, TypePower, 5, []byte{1, 0})},
+		{"event_power", "EVENT (hub→host), unsolicited seq 2: port 1 power off at sample 1800", TypeEvent, AppendFrame(nil, TypeEvent, 2, ev(EvPortPower, 1, 1800, 0))},
+		{"mark", "MARK (host→hub), seq 6: id 0x12345678", TypeMark, AppendFrame(nil, TypeMark, 6, le.AppendUint32(nil, 0x12345678))},
+		{"mark_echo", "MARK_ECHO (hub→host), answering seq 6: id 0x12345678 arrived before sample 2047", TypeMarkEcho, AppendFrame(nil, TypeMarkEcho, 6, (&MarkEcho{0x12345678, 2047}).Append(nil))},
+		{"ping", "PING (host→hub), seq 7: \"idle\"", TypePing, AppendFrame(nil, TypePing, 7, []byte("idle"))},
+		{"ack_ping", "ACK of PING (hub→host), seq 7, echoing \"idle\"", TypeAck, AppendFrame(nil, TypeAck, 7, (&Ack{Cmd: TypePing, Echo: []byte("idle")}).Append(nil))},
+		{"event_overcurrent", "EVENT (hub→host), unsolicited seq 3: port 2 over-current, 1.7 A, at sample 2100", TypeEvent, AppendFrame(nil, TypeEvent, 3, ev(EvOverCurrent, 2, 2100, 1700000))},
+		{"event_overrun", "EVENT (hub→host), unsolicited seq 4: overrun, samples 2200–2449 lost", TypeEvent, AppendFrame(nil, TypeEvent, 4, ev(EvOverrun, 0, 2200, 250))},
+		{"stop", "STOP (host→hub), seq 8", TypeStop, AppendFrame(nil, TypeStop, 8, nil)},
+		{"ack_stop", "ACK of STOP (hub→host), seq 8", TypeAck, AppendFrame(nil, TypeAck, 8, (&Ack{Cmd: TypeStop}).Append(nil))},
+	}
+	return fs
+}
+
+// FormatHex renders a fixture: a "# fixtures/hub/NAME.hex — title" line,
+// then offset + 16 bytes per line.
+func formatHex(f fixture) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# fixtures/hub/%s.hex — %s\n", f.name, f.title)
+	for off := 0; off < len(f.frame); off += 16 {
+		fmt.Fprintf(&b, "%04x ", off)
+		for _, c := range f.frame[off:min(off+16, len(f.frame))] {
+			fmt.Fprintf(&b, " %02x", c)
+		}
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// parseHex reads the hexdump format: '#' lines are comments, each other
+// line is a 4-digit offset followed by hex bytes.
+func parseHex(text string) ([]byte, error) {
+	var out []byte
+	sc := bufio.NewScanner(strings.NewReader(text))
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		fields := strings.Fields(line)
+		if len(fields[0]) != 4 {
+			return nil, fmt.Errorf("line %d: want a 4-digit offset, got %q", n, fields[0])
+		}
+		var off int
+		if _, err := fmt.Sscanf(fields[0], "%04x", &off); err != nil || off != len(out) {
+			return nil, fmt.Errorf("line %d: offset %s, want %04x", n, fields[0], len(out))
+		}
+		for _, h := range fields[1:] {
+			v, err := hex.DecodeString(h)
+			if err != nil || len(v) != 1 {
+				return nil, fmt.Errorf("line %d: bad byte %q", n, h)
+			}
+			out = append(out, v[0])
+		}
+	}
+	return out, nil
+}
+
+func TestFixtures(t *testing.T) {
+	for _, f := range fixtures() {
+		path := filepath.Join(fixtureDir, f.name+".hex")
+		if *update {
+			if err := os.WriteFile(path, []byte(formatHex(f)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		text, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatalf("%v (run go test -run TestFixtures -update to create)", err)
+		}
+		got, err := parseHex(string(text))
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		if !bytes.Equal(got, f.frame) {
+			t.Errorf("%s differs from the encoder:\nfile    % x\nencoder % x", path, got, f.frame)
+		}
+		sc := NewScanner(bytes.NewReader(got))
+		fr, err := sc.Next()
+		if err != nil || fr.Type != f.typ {
+			t.Fatalf("%s: decoded %v, %v; want one %s frame", path, fr, err, f.typ)
+		}
+		if err := decodeAny(fr); err != nil {
+			t.Errorf("%s: %v", path, err)
+		}
+		if _, err := sc.Next(); err == nil {
+			t.Errorf("%s: more than one frame", path)
+		}
+	}
+}
+
+// TestDocHexdumps checks every hexdump in docs/hub-protocol.md against the
+// fixture file it names, so the document cannot drift from the code.
+func TestDocHexdumps(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/hub-protocol.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	blocks := strings.Split(string(doc), "```")
+	for i := 1; i < len(blocks); i += 2 {
+		body := strings.TrimPrefix(blocks[i], "text\n")
+		first, _, _ := strings.Cut(body, "\n")
+		name, ok := strings.CutPrefix(first, "# fixtures/hub/")
+		if !ok {
+			continue
+		}
+		name, _, _ = strings.Cut(name, " ")
+		want, err := os.ReadFile(filepath.Join(fixtureDir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		gotB, err1 := parseHex(body)
+		wantB, err2 := parseHex(string(want))
+		if err1 != nil || err2 != nil || !bytes.Equal(gotB, wantB) {
+			t.Errorf("docs/hub-protocol.md hexdump of %s differs from the fixture (%v, %v)", name, err1, err2)
+		}
+		seen[strings.TrimSuffix(name, ".hex")] = true
+	}
+	for _, f := range fixtures() {
+		if !seen[f.name] {
+			t.Errorf("docs/hub-protocol.md has no hexdump of fixtures/hub/%s.hex", f.name)
+		}
+	}
+}
+
+// decodeAny decodes a frame's payload by type.
+func decodeAny(f *Frame) error {
+	switch f.Type {
+	case TypeStart:
+		var s Start
+		return s.DecodeFromBytes(f.Payload)
+	case TypeAck:
+		var a Ack
+		return a.DecodeFromBytes(f.Payload)
+	case TypeNak:
+		var n Nak
+		return n.DecodeFromBytes(f.Payload)
+	case TypeIdentity:
+		var id Identity
+		return id.DecodeFromBytes(f.Payload)
+	case TypeCal:
+		var c Calibration
+		return c.DecodeFromBytes(f.Payload)
+	case TypeSamples:
+		var s Samples
+		return s.DecodeFromBytes(f.Payload)
+	case TypeMarkEcho:
+		var m MarkEcho
+		return m.DecodeFromBytes(f.Payload)
+	case TypeEvent:
+		var e Event
+		return e.DecodeFromBytes(f.Payload)
+	}
+	return nil
+}
