@@ -1,0 +1,137 @@
+package replay
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/idlewatt/idlewatt/capture"
+)
+
+// Mode is a timing mode.
+type Mode uint8
+
+// Timing modes.
+const (
+	Recorded     Mode = iota // issue at trace time (open loop)
+	CompressIdle             // like Recorded with gaps > MaxIdle shrunk to MaxIdle
+	AFAP                     // as fast as possible at the queue depth
+)
+
+// Timing selects when ops are issued.
+type Timing struct {
+	Mode    Mode
+	MaxIdle time.Duration // CompressIdle only
+}
+
+func (t Timing) String() string {
+	switch t.Mode {
+	case CompressIdle:
+		return "compress-idle=" + t.MaxIdle.String()
+	case AFAP:
+		return "afap"
+	}
+	return "recorded"
+}
+
+// ParseTiming accepts "recorded", "afap" or "compress-idle=DUR".
+func ParseTiming(s string) (Timing, error) {
+	switch {
+	case s == "recorded" || s == "":
+		return Timing{Mode: Recorded}, nil
+	case s == "afap":
+		return Timing{Mode: AFAP}, nil
+	case strings.HasPrefix(s, "compress-idle="):
+		d, err := time.ParseDuration(strings.TrimPrefix(s, "compress-idle="))
+		if err != nil || d < 0 {
+			return Timing{}, fmt.Errorf("timing %q: compress-idle needs a non-negative duration, e.g. compress-idle=25ms", s)
+		}
+		return Timing{Mode: CompressIdle, MaxIdle: d}, nil
+	}
+	return Timing{}, fmt.Errorf("timing %q: want recorded, afap or compress-idle=DUR", s)
+}
+
+// Config says how to replay. The zero value replays with recorded timing at
+// QD 1 on the best engine.
+type Config struct {
+	QD       int           // ops in flight at most (default 1)
+	Timing   Timing        //
+	Speed    float64       // trace-time divisor: 2 plays twice as fast (default 1)
+	Engine   string        // "uring", "sync" or "" (uring, else sync)
+	Duration time.Duration // stop issuing after this long (0: at the end of the trace)
+	MaxOps   int64         // stop after this many ops (0: no limit)
+	Wrap     bool          // fold ops beyond the target's end back into it (else error)
+	Align    int           // O_DIRECT alignment in bytes (default 512)
+	Port     int           // IOEvent.Port
+	Seed     int64         // random data seed
+	// Progress, if set, is called about once a second from another goroutine.
+	Progress func(Progress)
+	// Warn, if set, receives non-fatal notices (engine fallback, realigned ops).
+	Warn func(string)
+}
+
+// Progress is a running total.
+type Progress struct {
+	Elapsed time.Duration
+	Ops     int64
+	Bytes   int64
+	// IOPS and MBps cover the last interval.
+	IOPS, MBps float64
+}
+
+// Target is what the engine does I/O on: an open file descriptor.
+type Target interface {
+	Fd() int
+	Size() int64  // bytes; ops must end within it (or Wrap)
+	Direct() bool // the fd was opened with O_DIRECT: buffers and ops must be aligned
+}
+
+// Trimmer is implemented by targets that can discard a range (BLKDISCARD on
+// a block device, hole punching on a file). Trims on other targets are
+// counted as completed no-ops.
+type Trimmer interface {
+	Trim(off, n int64) error
+}
+
+// Hooks is implemented by targets that model a drive (states/drivesim): the
+// engine calls Before ahead of each op and waits the returned delay (the
+// drive waking from a low-power state) before issuing, and After once the op
+// completes. Times are hostclock.Now() readings.
+type Hooks interface {
+	Before(op capture.Op, off int64, size int, hostNs int64) time.Duration
+	After(op capture.Op, off int64, size int, issueNs, completeNs int64)
+}
+
+// Errors callers branch on.
+var (
+	ErrBeyondTarget = errors.New("op beyond the end of the target")
+	ErrBadOp        = errors.New("invalid op")
+)
+
+func (c *Config) defaults() error {
+	if c.QD == 0 {
+		c.QD = 1
+	}
+	if c.QD < 0 || c.QD > 4096 {
+		return fmt.Errorf("queue depth %d: want 1 to 4096", c.QD)
+	}
+	if c.Speed == 0 {
+		c.Speed = 1
+	}
+	if c.Speed < 0 {
+		return fmt.Errorf("speed %v: want > 0", c.Speed)
+	}
+	if c.Align == 0 {
+		c.Align = 512
+	}
+	if c.Align < 0 || c.Align&(c.Align-1) != 0 {
+		return fmt.Errorf("align %d: want a power of two", c.Align)
+	}
+	switch c.Engine {
+	case "", "uring", "sync":
+	default:
+		return fmt.Errorf("engine %q: want uring or sync", c.Engine)
+	}
+	return nil
+}

@@ -1,0 +1,41 @@
+// Package replay executes a trace against a file or block device and times
+// every I/O on the host monotonic clock.
+//
+// # Engines
+//
+// The "uring" engine drives one io_uring from one goroutine locked to its OS
+// thread: it batches submissions, and in as-fast-as-possible mode waits for
+// several completions per io_uring_enter (a quarter of the queue depth, at
+// most 8), which is what lets one goroutine keep up with fio. The "sync"
+// engine is the portable fallback: QD goroutines doing pread/pwrite (or the
+// calling goroutine alone at QD 1). Engine "" picks uring and falls back to
+// sync when io_uring is unavailable (ENOSYS, EPERM).
+//
+// # Timing
+//
+// Recorded timing is open loop: op i is due at start + (t_i − t_0)/speed and
+// is issued then, or as soon as a queue slot frees if all QD slots are busy;
+// its lateness (issue − due) is measured, never fed back, so delays do not
+// accumulate into drift. compress-idle=D first shrinks every gap between
+// consecutive ops longer than D to D (like Storage Bench's expunged idle),
+// then behaves as recorded. afap issues every op as soon as a slot is free
+// (closed loop at depth QD). Waiting is done by sleeping to ~30 µs before
+// the due time and spinning the rest, with the thread's timer slack set to
+// 1 ns; while I/O is in flight the ring wait itself carries the timeout.
+//
+// # Data
+//
+// With a target opened O_DIRECT, buffers are page aligned (mmapped) and ops
+// are widened to the alignment (Config.Align). Write buffers hold random
+// bytes (incompressible) and each 512-byte sector's first 8 bytes are
+// overwritten with that sector's byte offset (little endian), so a written
+// target can be verified and compression gains nothing.
+//
+// # Events and results
+//
+// Every completed op is passed to onEvent as a capture.IOEvent with issue and
+// completion times from hostclock.Now (one reading per submission batch and
+// per completion batch). Result holds IOPS, MB/s, latency per op type
+// (mean/p99/max from a log-linear histogram with 3 % buckets), the per-second
+// completion series, the busy-time data rate and lateness statistics.
+package replay

@@ -1,0 +1,174 @@
+package replay
+
+import (
+	"math/bits"
+	"math/rand/v2"
+	"time"
+
+	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/internal/hostclock"
+	"github.com/idlewatt/idlewatt/workload/trace"
+	"github.com/idlewatt/idlewatt/workload/uring"
+)
+
+type slot struct {
+	buf   buffer
+	op    trace.Op
+	due   int64
+	issue int64
+}
+
+// uring is the io_uring engine's loop; it runs on a locked thread.
+func (r *run) uring() error {
+	qd := r.cfg.QD
+	ring, err := uring.New(uint32(1) << bits.Len(uint(max(qd, 4)-1)))
+	if err != nil {
+		return err
+	}
+	defer ring.Close()
+	fd := r.tgt.Fd()
+	_ = ring.RegisterFile(fd) // optional speed-up
+
+	rng := rand.New(rand.NewPCG(uint64(r.cfg.Seed), 0x1d1e))
+	slots := make([]slot, qd)
+	defer func() {
+		for i := range slots {
+			slots[i].buf.free()
+		}
+	}()
+	free := make([]int, qd)
+	for i := range free {
+		free[i] = qd - 1 - i
+	}
+	queued := make([]int, 0, qd)
+	batch := uint32(min(max(qd/4, 1), 8))
+
+	var (
+		cur      trace.Op
+		due      int64
+		have     bool
+		done     bool
+		runErr   error
+		inflight int
+	)
+	now := hostclock.Now()
+	r.s.begin(now)
+	r.c.start = now
+	// submit stamps the queued ops with one issue time and hands them to
+	// the kernel, waiting as asked.
+	submit := func(waitNr uint32, timeout time.Duration) error {
+		t := hostclock.Now()
+		for _, i := range queued {
+			slots[i].issue = t
+			r.c.issue(t, slots[i].due, r.timed)
+		}
+		inflight += len(queued)
+		queued = queued[:0]
+		return ring.Enter(waitNr, timeout)
+	}
+	for {
+		for !done && len(free) > 0 {
+			if !have {
+				if r.live.stop.Load() {
+					done = true
+					break
+				}
+				cur, due, done, runErr = r.s.next(now)
+				if done {
+					break
+				}
+				have = true
+			}
+			if r.timed && due > now {
+				break
+			}
+			if r.hooks != nil || cur.Type == capture.OpTrim {
+				// Anything queued goes first, so the hook's delay or the
+				// synchronous trim does not hold it back.
+				if len(queued) > 0 {
+					if err := submit(0, 0); err != nil {
+						return err
+					}
+				}
+				if cur.Type == capture.OpTrim {
+					r.trimSync(&cur, due)
+					have = false
+					now = hostclock.Now()
+					continue
+				}
+				r.before(&cur)
+			}
+			i := free[len(free)-1]
+			sl := &slots[i]
+			sqe := ring.GetSQE()
+			if sqe == nil {
+				break // cannot happen with entries ≥ QD; be safe
+			}
+			free = free[:len(free)-1]
+			sl.op, sl.due = cur, due
+			have = false
+			ring.SetFd(sqe, fd)
+			sqe.UserData = uint64(i)
+			switch cur.Type {
+			case capture.OpFlush:
+				sqe.Opcode, sqe.OpFlags = uring.OpFsync, uring.FsyncDatasync
+			default:
+				if err := sl.buf.ensure(int(cur.Size), rng); err != nil {
+					return err
+				}
+				sqe.Opcode = uring.OpRead
+				if cur.Type == capture.OpWrite {
+					sqe.Opcode = uring.OpWrite
+					sl.buf.stamp(cur.Offset, int(cur.Size))
+				}
+				sqe.Addr, sqe.Len, sqe.Off = sl.buf.addr(), uint32(cur.Size), uint64(cur.Offset)
+			}
+			queued = append(queued, i)
+		}
+		if len(queued) == 0 && inflight == 0 {
+			if done {
+				return runErr
+			}
+			if have && r.timed {
+				waitUntil(due)
+			}
+			now = hostclock.Now()
+			continue
+		}
+		var waitNr uint32
+		var timeout time.Duration
+		total := uint32(inflight + len(queued))
+		switch {
+		case r.timed && have && !done && len(free) > 0:
+			// Waiting for the next op's time: wake for a completion or then.
+			if timeout = time.Duration(due - hostclock.Now()); timeout > 0 {
+				waitNr = 1
+			}
+		case r.timed:
+			waitNr = 1
+		default:
+			waitNr = min(batch, total)
+		}
+		if err := submit(waitNr, timeout); err != nil {
+			return err
+		}
+		now = hostclock.Now()
+		for {
+			cqe, ok := ring.Peek()
+			if !ok {
+				break
+			}
+			i := int(cqe.UserData)
+			res := cqe.Res
+			ring.Advance(1)
+			if i < 0 || i >= qd {
+				continue
+			}
+			sl := &slots[i]
+			failed := res < 0 || (sl.op.Type != capture.OpFlush && res != sl.op.Size)
+			r.finish(&sl.op, sl.issue, now, failed)
+			free = append(free, i)
+			inflight--
+		}
+	}
+}

@@ -1,0 +1,379 @@
+package replay
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/workload/trace"
+	"golang.org/x/sys/unix"
+)
+
+// fileTarget is a temp file, opened O_DIRECT when the filesystem allows.
+type fileTarget struct {
+	f      *os.File
+	size   int64
+	direct bool
+}
+
+func (t *fileTarget) Fd() int      { return int(t.f.Fd()) }
+func (t *fileTarget) Size() int64  { return t.size }
+func (t *fileTarget) Direct() bool { return t.direct }
+
+func newTarget(t *testing.T, size int64) *fileTarget {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "target")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(size); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	fd, err := unix.Open(path, unix.O_RDWR|unix.O_DIRECT, 0)
+	direct := err == nil
+	if !direct {
+		fd, err = unix.Open(path, unix.O_RDWR, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	tg := &fileTarget{f: os.NewFile(uintptr(fd), path), size: size, direct: direct}
+	t.Cleanup(func() { tg.f.Close() })
+	return tg
+}
+
+// sliceReader replays a fixed list of ops.
+type sliceReader struct {
+	ops []trace.Op
+	i   int
+}
+
+func (s *sliceReader) Next() (trace.Op, error) {
+	if s.i == len(s.ops) {
+		return trace.Op{}, io.EOF
+	}
+	s.i++
+	return s.ops[s.i-1], nil
+}
+
+type eventLog struct {
+	mu  sync.Mutex
+	evs []capture.IOEvent
+}
+
+func (l *eventLog) add(ev capture.IOEvent) {
+	l.mu.Lock()
+	l.evs = append(l.evs, ev)
+	l.mu.Unlock()
+}
+
+func engines(t *testing.T, f func(t *testing.T, engine string)) {
+	for _, e := range []string{"uring", "sync"} {
+		t.Run(e, func(t *testing.T) { f(t, e) })
+	}
+}
+
+// writeOps are writes of assorted aligned sizes at distinct offsets.
+func writeOps() []trace.Op {
+	var ops []trace.Op
+	sizes := []int32{512, 4096, 8192, 65536, 1536}
+	off := int64(0)
+	for i := 0; i < 200; i++ {
+		sz := sizes[i%len(sizes)]
+		ops = append(ops, trace.Op{Type: capture.OpWrite, Offset: off, Size: sz})
+		off += int64(sz) + 512*int64(i%3)
+	}
+	return ops
+}
+
+func checkStamps(t *testing.T, path string, ops []trace.Op) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, op := range ops {
+		for s := op.Offset; s < op.End(); s += 512 {
+			if got := binary.LittleEndian.Uint64(data[s:]); got != uint64(s) {
+				t.Fatalf("sector at %d holds stamp %d: op %+v not written where asked", s, got, op)
+			}
+		}
+	}
+}
+
+func TestWritesLandAtTheirOffsets(t *testing.T) {
+	engines(t, func(t *testing.T, engine string) {
+		tg := newTarget(t, 32<<20)
+		ops := writeOps()
+		var log eventLog
+		res, err := Run(context.Background(), Config{QD: 8, Timing: Timing{Mode: AFAP}, Engine: engine}, &sliceReader{ops: ops}, tg, log.add)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Engine != engine || res.Ops != int64(len(ops)) || res.Errors != 0 {
+			t.Fatalf("result %+v", res)
+		}
+		checkStamps(t, tg.f.Name(), ops)
+		if len(log.evs) != len(ops) {
+			t.Fatalf("%d events for %d ops", len(log.evs), len(ops))
+		}
+		var bytes int64
+		seen := map[int64]int32{}
+		for _, ev := range log.evs {
+			if ev.Issue > ev.Complete || ev.Issue == 0 {
+				t.Fatalf("event %+v: issue after completion", ev)
+			}
+			seen[ev.Offset] = ev.Size
+			bytes += int64(ev.Size)
+		}
+		for _, op := range ops {
+			if seen[op.Offset] != op.Size {
+				t.Fatalf("no event for %+v", op)
+			}
+		}
+		if res.Bytes != bytes || res.ByType[capture.OpWrite].Ops != int64(len(ops)) {
+			t.Fatalf("bytes %d, events %d", res.Bytes, bytes)
+		}
+	})
+}
+
+// maxOverlap is the most events in flight at once by their timestamps.
+func maxOverlap(evs []capture.IOEvent) int {
+	type pt struct {
+		t int64
+		d int
+	}
+	var pts []pt
+	for _, ev := range evs {
+		pts = append(pts, pt{ev.Issue, 1}, pt{ev.Complete, -1})
+	}
+	sort.Slice(pts, func(i, j int) bool {
+		if pts[i].t != pts[j].t {
+			return pts[i].t < pts[j].t
+		}
+		return pts[i].d < pts[j].d
+	})
+	n, m := 0, 0
+	for _, p := range pts {
+		n += p.d
+		m = max(m, n)
+	}
+	return m
+}
+
+func TestQueueDepthRespected(t *testing.T) {
+	engines(t, func(t *testing.T, engine string) {
+		tg := newTarget(t, 8<<20)
+		var ops []trace.Op
+		for i := 0; i < 2000; i++ {
+			ops = append(ops, trace.Op{Type: capture.OpRead, Offset: int64(i*4096) % (8 << 20), Size: 4096})
+		}
+		for _, qd := range []int{1, 4} {
+			var log eventLog
+			if _, err := Run(context.Background(), Config{QD: qd, Timing: Timing{Mode: AFAP}, Engine: engine}, &sliceReader{ops: ops}, tg, log.add); err != nil {
+				t.Fatal(err)
+			}
+			if m := maxOverlap(log.evs); m > qd {
+				t.Errorf("QD %d: %d ops in flight at once", qd, m)
+			}
+		}
+	})
+}
+
+func TestRecordedTimingHonoursGaps(t *testing.T) {
+	engines(t, func(t *testing.T, engine string) {
+		tg := newTarget(t, 1<<20)
+		ops := []trace.Op{
+			{Time: 5 * time.Second, Type: capture.OpRead, Offset: 0, Size: 4096}, // trace starts at 5 s: rebased
+			{Time: 5*time.Second + 40*time.Millisecond, Type: capture.OpWrite, Offset: 4096, Size: 4096},
+			{Time: 5*time.Second + 40*time.Millisecond, Type: capture.OpRead, Offset: 8192, Size: 4096},
+			{Time: 5*time.Second + 90*time.Millisecond, Type: capture.OpFlush},
+			{Time: 5*time.Second + 120*time.Millisecond, Type: capture.OpRead, Offset: 0, Size: 4096},
+		}
+		var log eventLog
+		res, err := Run(context.Background(), Config{QD: 2, Engine: engine}, &sliceReader{ops: ops}, tg, log.add)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(log.evs) != len(ops) {
+			t.Fatalf("%d events", len(log.evs))
+		}
+		sort.Slice(log.evs, func(i, j int) bool { return log.evs[i].Issue < log.evs[j].Issue })
+		first := log.evs[0].Issue
+		// Issue order follows the trace, and no op goes before its time.
+		for i, ev := range log.evs {
+			if i > 0 && ev.Issue < log.evs[i-1].Issue {
+				t.Fatal("out of order")
+			}
+			want := ops[i].Time - ops[0].Time
+			if d := time.Duration(ev.Issue - first); d < want-time.Millisecond {
+				t.Errorf("op %d issued %v after the first, trace says %v", i, d, want)
+			}
+		}
+		if res.Elapsed < 120*time.Millisecond || res.TraceDuration != 120*time.Millisecond {
+			t.Errorf("elapsed %v, trace duration %v", res.Elapsed, res.TraceDuration)
+		}
+		if res.Lateness.Max < 0 || res.ByType[capture.OpFlush].Ops != 1 {
+			t.Errorf("result %+v", res)
+		}
+	})
+}
+
+func TestCompressIdleAndSpeed(t *testing.T) {
+	tg := newTarget(t, 1<<20)
+	ops := []trace.Op{
+		{Time: 0, Type: capture.OpRead, Size: 4096},
+		{Time: time.Hour, Type: capture.OpRead, Size: 4096},
+		{Time: time.Hour + 20*time.Millisecond, Type: capture.OpRead, Size: 4096},
+	}
+	res, err := Run(context.Background(), Config{Timing: Timing{Mode: CompressIdle, MaxIdle: 10 * time.Millisecond}, Speed: 2}, &sliceReader{ops: ops}, tg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Gaps 1 h → 10 ms, 20 ms → 10 ms; played at 2× the whole takes ≥ 10 ms.
+	if res.TraceDuration != 20*time.Millisecond || res.Elapsed < 10*time.Millisecond || res.Ops != 3 {
+		t.Errorf("trace duration %v, elapsed %v", res.TraceDuration, res.Elapsed)
+	}
+}
+
+func TestBeyondTargetAndWrap(t *testing.T) {
+	tg := newTarget(t, 1<<20)
+	ops := []trace.Op{{Type: capture.OpRead, Offset: 1 << 20, Size: 4096}}
+	_, err := Run(context.Background(), Config{Timing: Timing{Mode: AFAP}}, &sliceReader{ops: ops}, tg, nil)
+	if !errors.Is(err, ErrBeyondTarget) {
+		t.Fatalf("got %v, want ErrBeyondTarget", err)
+	}
+	var log eventLog
+	res, err := Run(context.Background(), Config{Timing: Timing{Mode: AFAP}, Wrap: true}, &sliceReader{ops: []trace.Op{{Type: capture.OpWrite, Offset: 3<<20 + 512, Size: 4096}}}, tg, log.add)
+	if err != nil || res.Wrapped != 1 || len(log.evs) != 1 || log.evs[0].Offset+4096 > 1<<20 || log.evs[0].Err {
+		t.Fatalf("wrap: %v %+v %+v", err, res, log.evs)
+	}
+	_, err = Run(context.Background(), Config{}, &sliceReader{ops: []trace.Op{{Type: 9, Size: 1}}}, tg, nil)
+	if !errors.Is(err, ErrBadOp) {
+		t.Fatalf("got %v, want ErrBadOp", err)
+	}
+}
+
+func TestEnginesAgree(t *testing.T) {
+	ops := writeOps()
+	for i := 0; i < 100; i++ {
+		ops = append(ops, trace.Op{Type: capture.OpRead, Offset: int64(i) * 8192, Size: 8192})
+	}
+	ops = append(ops, trace.Op{Type: capture.OpFlush})
+	var results []Result
+	var files [][]byte
+	for _, e := range []string{"uring", "sync"} {
+		tg := newTarget(t, 32<<20)
+		res, err := Run(context.Background(), Config{QD: 4, Timing: Timing{Mode: AFAP}, Engine: e}, &sliceReader{ops: ops}, tg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		results = append(results, res)
+		b, _ := os.ReadFile(tg.f.Name())
+		files = append(files, b)
+	}
+	for _, op := range []capture.Op{capture.OpRead, capture.OpWrite, capture.OpFlush} {
+		a, b := results[0].ByType[op], results[1].ByType[op]
+		if a.Ops != b.Ops || a.Bytes != b.Bytes || a.Errors != 0 || b.Errors != 0 {
+			t.Errorf("%s: uring %+v, sync %+v", op, a, b)
+		}
+	}
+	for s := 0; s < len(files[0]); s += 512 {
+		if binary.LittleEndian.Uint64(files[0][s:]) != binary.LittleEndian.Uint64(files[1][s:]) {
+			t.Fatalf("sector %d differs between engines", s)
+		}
+	}
+}
+
+type hookTarget struct {
+	*fileTarget
+	mu            sync.Mutex
+	before, after int
+}
+
+func (h *hookTarget) Before(op capture.Op, off int64, size int, now int64) time.Duration {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.before++
+	if h.before == 1 {
+		return 30 * time.Millisecond // asleep: the first op wakes the drive
+	}
+	return 0
+}
+
+func (h *hookTarget) After(op capture.Op, off int64, size int, issue, complete int64) {
+	h.mu.Lock()
+	h.after++
+	h.mu.Unlock()
+}
+
+func TestHooks(t *testing.T) {
+	engines(t, func(t *testing.T, engine string) {
+		h := &hookTarget{fileTarget: newTarget(t, 1<<20)}
+		ops := []trace.Op{{Type: capture.OpRead, Size: 4096}, {Type: capture.OpWrite, Size: 4096}, {Type: capture.OpTrim, Size: 4096}}
+		res, err := Run(context.Background(), Config{Engine: engine, Timing: Timing{Mode: AFAP}}, &sliceReader{ops: ops}, h, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h.before != 3 || h.after != 3 || res.Ops != 3 {
+			t.Errorf("before %d after %d ops %d", h.before, h.after, res.Ops)
+		}
+		if res.Elapsed < 30*time.Millisecond {
+			t.Errorf("elapsed %v: wake delay not waited", res.Elapsed)
+		}
+	})
+}
+
+func TestCancel(t *testing.T) {
+	tg := newTarget(t, 1<<20)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	ops := []trace.Op{{Type: capture.OpRead, Size: 4096}, {Time: time.Hour, Type: capture.OpRead, Size: 4096}}
+	_, err := Run(ctx, Config{}, &sliceReader{ops: ops}, tg, nil)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestHistogram(t *testing.T) {
+	var h hist
+	for v := int64(1); v <= 100000; v++ {
+		h.add(v * 1000)
+	}
+	p99 := h.quantile(0.99)
+	if p99 < 97*time.Millisecond || p99 > 102*time.Millisecond {
+		t.Errorf("p99 %v, want ≈ 99 ms", p99)
+	}
+	if h.mean() < 49*time.Millisecond || h.mean() > 51*time.Millisecond || h.max != 100000000 {
+		t.Errorf("mean %v max %d", h.mean(), h.max)
+	}
+	for i := 0; i < 1888; i++ {
+		if histIndex(histLow(i)) != i {
+			t.Fatalf("bucket %d: low %d maps to %d", i, histLow(i), histIndex(histLow(i)))
+		}
+	}
+}
+
+func TestParseTiming(t *testing.T) {
+	for s, want := range map[string]Timing{"recorded": {}, "afap": {Mode: AFAP}, "compress-idle=25ms": {Mode: CompressIdle, MaxIdle: 25 * time.Millisecond}} {
+		got, err := ParseTiming(s)
+		if err != nil || got != want || (s != "recorded" && got.String() != s) {
+			t.Errorf("%s: %+v %v", s, got, err)
+		}
+	}
+	for _, s := range []string{"fast", "compress-idle=x", "compress-idle=-1s"} {
+		if _, err := ParseTiming(s); err == nil {
+			t.Errorf("%s: no error", s)
+		}
+	}
+}

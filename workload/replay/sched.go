@@ -1,0 +1,144 @@
+package replay
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/internal/hostclock"
+	"github.com/idlewatt/idlewatt/workload/trace"
+	"golang.org/x/sys/unix"
+)
+
+// sched turns trace times into host-clock due times and validates ops.
+type sched struct {
+	cfg      *Config
+	src      trace.Reader
+	size     int64
+	direct   bool
+	start    int64 // host time of trace time t0
+	started  bool
+	t0       time.Duration
+	last     time.Duration // previous op's trace time
+	virt     time.Duration // compressed trace time
+	n        int64         // ops read
+	deadline int64         // host time to stop issuing (0: none)
+	realign  int64
+	wrapped  int64
+	maxSize  int32
+}
+
+func newSched(cfg *Config, src trace.Reader, tgt Target) *sched {
+	return &sched{cfg: cfg, src: src, size: tgt.Size(), direct: tgt.Direct()}
+}
+
+// begin fixes the start of the replay.
+func (s *sched) begin(now int64) {
+	s.start = now
+	if s.cfg.Duration > 0 {
+		s.deadline = now + int64(s.cfg.Duration)
+	}
+}
+
+// next reads and prepares the next op and its due time. done reports the
+// end of the trace, the op limit or the deadline.
+func (s *sched) next(now int64) (op trace.Op, due int64, done bool, err error) {
+	if s.cfg.MaxOps > 0 && s.n >= s.cfg.MaxOps {
+		return op, 0, true, nil
+	}
+	if s.deadline != 0 && now >= s.deadline {
+		return op, 0, true, nil
+	}
+	op, err = s.src.Next()
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			return op, 0, true, nil
+		}
+		return op, 0, true, err
+	}
+	s.n++
+	if err := s.prep(&op); err != nil {
+		return op, 0, true, fmt.Errorf("op %d (%s at offset %d, %d bytes): %w", s.n, op.Type, op.Offset, op.Size, err)
+	}
+	if s.cfg.Timing.Mode == AFAP {
+		return op, 0, false, nil
+	}
+	if !s.started {
+		s.started, s.t0, s.last = true, op.Time, op.Time
+	}
+	gap := op.Time - s.last
+	if gap < 0 {
+		gap = 0 // out-of-order op: issue at once, keep the timeline
+	} else {
+		s.last = op.Time
+	}
+	if s.cfg.Timing.Mode == CompressIdle && gap > s.cfg.Timing.MaxIdle {
+		gap = s.cfg.Timing.MaxIdle
+	}
+	s.virt += gap
+	return op, s.start + int64(float64(s.virt)/s.cfg.Speed), false, nil
+}
+
+// prep checks an op against the target and widens it to the alignment.
+func (s *sched) prep(op *trace.Op) error {
+	switch op.Type {
+	case capture.OpRead, capture.OpWrite, capture.OpTrim:
+	case capture.OpFlush:
+		op.Offset, op.Size = 0, 0
+		return nil
+	default:
+		return fmt.Errorf("%w: type %d", ErrBadOp, op.Type)
+	}
+	if op.Offset < 0 || op.Size < 0 {
+		return fmt.Errorf("%w: negative offset or size", ErrBadOp)
+	}
+	if s.direct && op.Type != capture.OpTrim {
+		a := int64(s.cfg.Align)
+		off := op.Offset &^ (a - 1)
+		end := (op.End() + a - 1) &^ (a - 1)
+		if off != op.Offset || end != op.End() {
+			if end-off > 1<<31-1 {
+				return fmt.Errorf("%w: size after alignment too large", ErrBadOp)
+			}
+			s.realign++
+			op.Offset, op.Size = off, int32(end-off)
+		}
+	}
+	if int64(op.Size) > s.size {
+		return fmt.Errorf("%w: op larger than the target (%d bytes)", ErrBeyondTarget, s.size)
+	}
+	if op.End() > s.size {
+		if !s.cfg.Wrap {
+			return fmt.Errorf("%w (%d bytes); use --wrap to fold offsets into it", ErrBeyondTarget, s.size)
+		}
+		// Fold into the target, keeping the alignment.
+		room := s.size - int64(op.Size)
+		a := int64(s.cfg.Align)
+		op.Offset = (op.Offset % (room + 1)) &^ (a - 1)
+		s.wrapped++
+	}
+	s.maxSize = max(s.maxSize, op.Size)
+	return nil
+}
+
+// waitUntil sleeps until host time t with microsecond-level precision:
+// nanosleep to shortly before, then spin on the clock.
+func waitUntil(t int64) {
+	const spin = 30 * int64(time.Microsecond)
+	for {
+		d := t - hostclock.Now()
+		if d <= 0 {
+			return
+		}
+		if d > spin {
+			ts := unix.NsecToTimespec(d - spin)
+			unix.Nanosleep(&ts, nil)
+		}
+	}
+}
+
+// setTimerSlack makes nanosleep and ring timeouts on this thread wake on
+// time instead of up to 50 µs late (the default slack).
+func setTimerSlack() { unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0) }

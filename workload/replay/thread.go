@@ -1,0 +1,5 @@
+package replay
+
+import "runtime"
+
+func lockThread() { runtime.LockOSThread() }
