@@ -1,0 +1,229 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/idlewatt/idlewatt/meter"
+	"github.com/idlewatt/idlewatt/meter/hub"
+	"github.com/idlewatt/idlewatt/meter/hub/hubemu"
+	"github.com/idlewatt/idlewatt/units"
+)
+
+// hubDriveFactory, when non-nil, supplies the simulated drive behind each
+// emulated port (one per port). It is the hook for drive profiles: a file
+// of this package sets it from init and adds its own flags (e.g.
+// --profile NAME[,NAME…]) to the emulate command via hubEmulateFlags. When
+// nil, every port holds a constant 5 V 80 mA / 12 V 0 mA drive.
+var hubDriveFactory func(cmd *cobra.Command, ports int) ([]meter.SimDrive, error)
+
+// hubEmulateFlags, when non-nil, adds flags to `hub emulate` for the drive
+// factory.
+var hubEmulateFlags func(cmd *cobra.Command)
+
+func init() {
+	register(func() *cobra.Command {
+		c := &cobra.Command{
+			Use:   "hub",
+			Short: "Talk to, or emulate, the SATA power hub (docs/hub-protocol.md)",
+		}
+		c.AddCommand(newHubEmulateCmd(), newHubInfoCmd())
+		return c
+	})
+}
+
+func newHubEmulateCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "emulate",
+		Short: "Serve the hub protocol on a pseudo-terminal; prints its path first",
+		Long: `Serve the hub protocol on a new pseudo-terminal. The first line of stdout is
+the pty path to pass as --port; the emulator serves until SIGINT/SIGTERM.
+With --fast --duration D --out FILE it instead writes the exact byte stream it
+would have sent over D of streaming (every port, at --rate) to FILE, unpaced.`,
+		Args: cobra.NoArgs,
+		RunE: runHubEmulate,
+	}
+	f := c.Flags()
+	f.Int("ports", 2, "drive ports (1–8), each with a 5 V and a 12 V rail")
+	f.Float64("rate", float64(hub.DefaultRate), "sample rate for --fast, Hz")
+	f.Int64("seed", 1, "seed for faults and calibration trims")
+	f.String("link", "usb", "link to emulate for bandwidth checks: usb (1 MB/s) or uart (921600 baud)")
+	f.Float64("corrupt-rate", 0, "probability per byte sent of corruption")
+	f.Float64("drop-rate", 0, "probability per byte sent of being dropped")
+	f.Float64("truncate-rate", 0, "probability per frame of being cut short")
+	f.Duration("stall-every", 0, "stall the output every D …")
+	f.Duration("stall-for", 0, "… for this long (samples buffered, then overrun)")
+	f.Duration("disconnect-every", 0, "drop the link every D …")
+	f.Duration("disconnect-for", 0, "… for this long (nothing sent or answered)")
+	f.Float64("drift-ppm", 0, "emulator clock drift against the host, ppm")
+	f.Duration("offset", 0, "emulator clock offset against the host")
+	f.Bool("fast", false, "write the byte stream unpaced to --out and exit")
+	f.Duration("duration", 10*time.Second, "streaming time for --fast")
+	f.String("out", "", "output file for --fast")
+	if hubEmulateFlags != nil {
+		hubEmulateFlags(c)
+	}
+	return c
+}
+
+func hubEmulatorOptions(cmd *cobra.Command) (hubemu.Options, error) {
+	var o hubemu.Options
+	var err error
+	geti := func(flag, key string, dst *int) {
+		if err == nil {
+			*dst, err = optInt(cmd, flag, key)
+		}
+	}
+	getf := func(flag, key string, dst *float64) {
+		if err == nil {
+			*dst, err = optFloat(cmd, flag, key)
+		}
+	}
+	getd := func(flag, key string, dst *time.Duration) {
+		if err == nil {
+			*dst, err = optDuration(cmd, flag, key)
+		}
+	}
+	var rate float64
+	var seed int
+	geti("ports", "emulate.ports", &o.Ports)
+	getf("rate", "emulate.rate", &rate)
+	geti("seed", "emulate.seed", &seed)
+	getf("corrupt-rate", "emulate.corrupt_rate", &o.Faults.CorruptRate)
+	getf("drop-rate", "emulate.drop_rate", &o.Faults.DropRate)
+	getf("truncate-rate", "emulate.truncate_rate", &o.Faults.TruncateRate)
+	getd("stall-every", "emulate.stall_every", &o.Faults.StallEvery)
+	getd("stall-for", "emulate.stall_for", &o.Faults.StallFor)
+	getd("disconnect-every", "emulate.disconnect_every", &o.Faults.DisconnectEvery)
+	getd("disconnect-for", "emulate.disconnect_for", &o.Faults.DisconnectFor)
+	getf("drift-ppm", "emulate.drift_ppm", &o.DriftPPM)
+	getd("offset", "emulate.offset", &o.ClockOffset)
+	if err != nil {
+		return o, err
+	}
+	o.Rate, o.Seed = units.Hertz(rate), int64(seed)
+	if o.Ports < 1 || o.Ports > 8 {
+		return o, usageErr("%s: %d ports (1–8 allowed)", where(cmd, "ports", "emulate.ports"), o.Ports)
+	}
+	switch link := optString(cmd, "link", "emulate.link"); link {
+	case "usb":
+		o.Link = hub.LinkUSBCDC
+	case "uart":
+		o.Link = hub.LinkUART921600
+	default:
+		return o, usageErr("%s: %q (want usb or uart)", where(cmd, "link", "emulate.link"), link)
+	}
+	if (o.Faults.StallEvery > 0) != (o.Faults.StallFor > 0) {
+		return o, usageErr("--stall-every and --stall-for go together")
+	}
+	if (o.Faults.DisconnectEvery > 0) != (o.Faults.DisconnectFor > 0) {
+		return o, usageErr("--disconnect-every and --disconnect-for go together")
+	}
+	if hubDriveFactory != nil {
+		d, err := hubDriveFactory(cmd, o.Ports)
+		if err != nil {
+			return o, err
+		}
+		o.Drives = d
+	}
+	return o, nil
+}
+
+func runHubEmulate(cmd *cobra.Command, _ []string) error {
+	o, err := hubEmulatorOptions(cmd)
+	if err != nil {
+		return err
+	}
+	if optBool(cmd, "fast", "emulate.fast") {
+		d, err := optDuration(cmd, "duration", "emulate.duration")
+		if err != nil {
+			return err
+		}
+		out := optString(cmd, "out", "emulate.out")
+		if out == "" {
+			return usageErr("--fast needs --out FILE")
+		}
+		f, err := os.Create(out)
+		if err != nil {
+			return usageErr("--out %s: %v", out, err)
+		}
+		if err := hubemu.WriteFast(f, o, d); err != nil {
+			f.Close()
+			return usageErr("hub emulate --fast: %v", err)
+		}
+		return f.Close()
+	}
+	e, err := hubemu.New(o)
+	if err != nil {
+		return usageErr("hub emulate: %v", err)
+	}
+	defer e.Close()
+	fmt.Fprintln(cmd.OutOrStdout(), e.Path())
+	if f, ok := cmd.OutOrStdout().(*os.File); ok {
+		f.Sync() //nolint:errcheck // a pipe cannot sync; the line is written either way
+	}
+	<-cmd.Context().Done()
+	return nil
+}
+
+func newHubInfoCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "info",
+		Short: "Print a hub's identity and calibration",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			path := optString(cmd, "port", "meter.port")
+			if path == "" {
+				return usageErr("--port is required")
+			}
+			timeout, err := optDuration(cmd, "timeout", "meter.timeout")
+			if err != nil {
+				return err
+			}
+			if _, err := os.Stat(path); err != nil {
+				return usageErr("--port %s: %v", path, err)
+			}
+			h, err := hub.Open(path, hub.Options{Timeout: timeout})
+			if err != nil {
+				return failErr("--port %s: %v", path, err)
+			}
+			defer h.Close()
+			return printHubInfo(cmd.OutOrStdout(), h, optBool(cmd, "json", ""))
+		},
+	}
+	c.Flags().String("port", "", "serial port or pty of the hub")
+	c.Flags().Bool("json", false, "print JSON")
+	c.Flags().Duration("timeout", 2*time.Second, "how long to wait for the hub to answer")
+	return c
+}
+
+func printHubInfo(w io.Writer, h *hub.Hub, asJSON bool) error {
+	info, id := h.Info(), h.Identity()
+	if asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(struct {
+			meter.Info
+			LinkBytesPerS uint32 `json:"link_bytes_per_s"`
+		}{info, id.LinkBytesSec})
+	}
+	fmt.Fprintf(w, "model:     %s\nfirmware:  %s\nserial:    %s\nprotocol:  %d\nports:     %d\n",
+		info.Model, info.Firmware, info.Serial, info.ProtocolVersion, info.Ports)
+	fmt.Fprintf(w, "rates:     ")
+	for i, r := range info.Rates {
+		if i > 0 {
+			fmt.Fprint(w, ", ")
+		}
+		fmt.Fprint(w, r)
+	}
+	fmt.Fprintf(w, "\nlink:      %d B/s\ncaps:      %v\nchannels:\n", id.LinkBytesSec, info.Capabilities)
+	for _, c := range info.Channels {
+		fmt.Fprintf(w, "  %-7s  volt LSB %s  current LSB %s  full scale %s\n", c.Name(), c.VoltLSB, c.CurrentLSB, c.CurrentLSB*32767)
+	}
+	return nil
+}
