@@ -1,0 +1,190 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/idlewatt/idlewatt/capture"
+)
+
+func init() {
+	register(func() *cobra.Command {
+		c := &cobra.Command{
+			Use:   "export CAPTURE --csv OUT [--from T] [--to T]",
+			Short: "Write a capture's samples as full-resolution CSV",
+			Long: `Writes one row per sample time: t_s (seconds since the capture's first
+sample), sample_index, gap, then for every channel pN_RAIL_v, pN_RAIL_a and
+pN_RAIL_w. Where every channel lacks samples [a, b), one row at index a has
+gap = b - a and empty value cells; where only some channels lack a sample,
+their cells are empty and gap is empty. T is seconds (90, 1.5) or a duration
+(90s, 2m). OUT "-" is standard output.`,
+			Args: cobra.ExactArgs(1),
+			RunE: runExport,
+		}
+		c.Flags().String("csv", "", "CSV file to write (- for stdout)")
+		c.Flags().String("from", "", "start at T (seconds or duration from the first sample)")
+		c.Flags().String("to", "", "stop before T")
+		c.Flags().Bool("overwrite", false, "replace OUT if it exists")
+		return c
+	})
+}
+
+func runExport(cmd *cobra.Command, args []string) error {
+	out := optString(cmd, "csv", "export.csv")
+	if out == "" {
+		return usageErr("export: --csv OUT is required")
+	}
+	from, err := parseOffset(cmd, "from")
+	if err != nil {
+		return err
+	}
+	to, err := parseOffset(cmd, "to")
+	if err != nil {
+		return err
+	}
+	if math.IsNaN(to) {
+		to = math.Inf(1)
+	}
+	if math.IsNaN(from) {
+		from = math.Inf(-1)
+	}
+	if to <= from {
+		return usageErr("export: --to %g s is not after --from %g s", to, from)
+	}
+	r, err := capture.Open(args[0])
+	if err != nil {
+		return inputErr(err)
+	}
+	defer r.Close()
+	r.SkipSamples(false)
+
+	var w io.Writer = cmd.OutOrStdout()
+	if out != "-" {
+		flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL
+		if optBool(cmd, "overwrite", "") {
+			flags = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
+		}
+		f, err := os.OpenFile(out, flags, 0o644)
+		if err != nil {
+			if errors.Is(err, os.ErrExist) {
+				return usageErr("export: %s exists (use --overwrite)", out)
+			}
+			return failErr("export: %v", err)
+		}
+		defer f.Close()
+		w = f
+	}
+	rows, err := writeCSV(w, r, from, to)
+	if err != nil && !errors.Is(err, capture.ErrTruncated) {
+		return failErr("export %s: %v", out, err)
+	}
+	if f, ok := w.(*os.File); ok && out != "-" {
+		if err := f.Close(); err != nil {
+			return failErr("export %s: %v", out, err)
+		}
+	}
+	if err != nil { // the capture is damaged; everything before the damage is exported
+		fmt.Fprintf(cmd.ErrOrStderr(), "export: %d rows written; %s: %v\n", rows, args[0], err)
+		if errors.Is(err, capture.ErrCorrupt) {
+			return inputErr(fmt.Errorf("%s: %w", args[0], err))
+		}
+	}
+	return nil
+}
+
+// parseOffset reads --from/--to: seconds or a duration; NaN when unset.
+func parseOffset(cmd *cobra.Command, flag string) (float64, error) {
+	s := strings.TrimSpace(optString(cmd, flag, "export."+flag))
+	if s == "" {
+		return math.NaN(), nil
+	}
+	if x, err := strconv.ParseFloat(s, 64); err == nil && !math.IsNaN(x) && !math.IsInf(x, 0) {
+		return x, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, usageErr("--%s: %q is neither seconds (90, 1.5) nor a duration (90s, 2m)", flag, s)
+	}
+	return d.Seconds(), nil
+}
+
+// writeCSV streams the rows of r with from ≤ t_s < to to w. It returns the
+// number of rows written and the reader's error, if the capture is damaged.
+func writeCSV(w io.Writer, r *capture.Reader, from, to float64) (int, error) {
+	h := r.Header()
+	bw := bufio.NewWriterSize(w, 64<<10)
+	line := []byte("t_s,sample_index,gap")
+	for _, c := range h.Channels {
+		p := fmt.Sprintf(",p%d_%s_", c.Port, c.Rail)
+		line = append(line, p+"v"+p+"a"+p+"w"...)
+	}
+	line = append(line, '\n')
+	if _, err := bw.Write(line); err != nil {
+		return 0, err
+	}
+	rate := h.RateHz
+	if rate <= 0 {
+		rate = 1 // unknown rate: t_s counts samples
+	}
+	rows := capture.NewRows(r)
+	var origin uint64
+	n, first := 0, true
+	var rerr error
+	for {
+		row, err := rows.Next()
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				rerr = err
+			}
+			break
+		}
+		if first {
+			origin, first = row.Index, false
+		}
+		t := float64(row.Index-origin) / rate
+		if t >= to {
+			break
+		}
+		if end := t + float64(row.Gap)/rate; t < from && (row.Gap == 0 || end <= from) {
+			continue
+		}
+		line = strconv.AppendFloat(line[:0], t, 'f', -1, 64)
+		line = append(line, ',')
+		line = strconv.AppendUint(line, row.Index, 10)
+		line = append(line, ',')
+		if row.Gap > 0 {
+			line = strconv.AppendUint(line, row.Gap, 10)
+		}
+		for c := range row.Present {
+			if !row.Present[c] {
+				line = append(line, ",,,"...)
+				continue
+			}
+			v, i := float32(row.V[c]), float32(row.I[c])
+			line = append(line, ',')
+			line = strconv.AppendFloat(line, float64(v), 'g', -1, 32)
+			line = append(line, ',')
+			line = strconv.AppendFloat(line, float64(i), 'g', -1, 32)
+			line = append(line, ',')
+			line = strconv.AppendFloat(line, float64(v*i), 'g', -1, 32)
+		}
+		line = append(line, '\n')
+		if _, err := bw.Write(line); err != nil {
+			return n, err
+		}
+		n++
+	}
+	if err := bw.Flush(); err != nil {
+		return n, err
+	}
+	return n, rerr
+}

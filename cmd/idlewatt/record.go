@@ -1,0 +1,373 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
+
+	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/internal/hostclock"
+	"github.com/idlewatt/idlewatt/meter"
+	"github.com/idlewatt/idlewatt/units"
+)
+
+func init() {
+	register(func() *cobra.Command {
+		c := &cobra.Command{
+			Use:   "record --meter KIND --port PATH --duration D --out CAPTURE",
+			Short: "Record a meter's stream into a capture file",
+			Long: `Streams every sample, gap, mark and event of a meter into a capture file
+(docs/capture-format.md), sends a clock mark about once a second when the
+meter echoes marks, and records link statistics. Progress goes to stderr.
+SIGINT/SIGTERM stop the recording cleanly; --duration 0 records until then.
+
+--port may name a regular file holding a raw device→host byte stream (for
+the hub: an 'idlewatt hub emulate --fast' output); it is decoded as fast as
+possible, whole, without pacing or marks, and --duration is ignored.`,
+			Args: cobra.NoArgs,
+			RunE: runRecord,
+		}
+		f := c.Flags()
+		f.String("meter", "hub", "meter kind")
+		f.String("port", "", "serial port, pty, or recorded byte stream")
+		f.Duration("duration", 0, "how long to record (0 = until interrupted)")
+		f.String("out", "", "capture file to create")
+		f.Float64("rate", 0, "samples per second per channel (0 = the meter's default)")
+		f.String("ports", "", "ports to record, e.g. 1,2 (empty = all)")
+		f.Bool("overwrite", false, "replace CAPTURE if it exists")
+		f.Bool("json", false, "print the result as JSON")
+		return c
+	})
+}
+
+// recordResult is what record prints when it is done.
+type recordResult struct {
+	Capture   string  `json:"capture"`
+	Meter     string  `json:"meter"`
+	Replayed  bool    `json:"replayed"`
+	Channels  int     `json:"channels"`
+	RateHz    float64 `json:"rate_hz"`
+	Samples   uint64  `json:"samples"`
+	Gaps      uint64  `json:"gaps"`
+	Lost      uint64  `json:"samples_lost"`
+	CRCErrors uint64  `json:"crc_errors"`
+	Marks     uint64  `json:"marks"`
+	ElapsedS  float64 `json:"elapsed_s"`
+	Stopped   string  `json:"stopped"` // "duration", "interrupted", "end of stream", "error"
+}
+
+func runRecord(cmd *cobra.Command, args []string) error {
+	kind := optString(cmd, "meter", "meter.kind")
+	port := optString(cmd, "port", "meter.port")
+	out := optString(cmd, "out", "record.out")
+	if out == "" {
+		return usageErr("record: --out CAPTURE is required")
+	}
+	dur, err := optDuration(cmd, "duration", "record.duration")
+	if err != nil {
+		return err
+	}
+	if dur < 0 {
+		return usageErr("%s: %v is negative", where(cmd, "duration", "record.duration"), dur)
+	}
+	rate, err := optFloat(cmd, "rate", "meter.rate")
+	if err != nil {
+		return err
+	}
+	if rate < 0 {
+		return usageErr("%s: %g Hz is negative", where(cmd, "rate", "meter.rate"), rate)
+	}
+	ports, err := parsePorts(optString(cmd, "ports", "meter.ports"))
+	if err != nil {
+		return usageErr("%s: %v", where(cmd, "ports", "meter.ports"), err)
+	}
+	if _, err := os.Stat(out); err == nil && !optBool(cmd, "overwrite", "record.overwrite") {
+		return usageErr("record: %s exists (use --overwrite)", out)
+	}
+
+	m, k, replayed, err := openMeter(kind, port)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	info := m.Info()
+	scfg := meter.StreamConfig{Rate: units.Hertz(rate), Ports: ports}
+	if k.resolve != nil {
+		if scfg, err = k.resolve(info, scfg); err != nil {
+			return usageErr("record: %v", err)
+		}
+	}
+	chans := meter.Channels(info, scfg)
+	if len(chans) == 0 {
+		return usageErr("record: no channels selected (ports %v of a %d-port meter)", ports, info.Ports)
+	}
+	settings, _ := json.Marshal(map[string]any{"meter": kind, "port": port, "rate_hz": float64(scfg.Rate),
+		"ports": scfg.Ports, "duration_s": dur.Seconds(), "replayed": replayed})
+	h := capture.Header{
+		Created: time.Now().UTC().Format(time.RFC3339), Meter: info, Channels: chans,
+		RateHz: float64(scfg.Rate), StartHost: hostclock.Now(), Config: settings, Tool: "idlewatt " + version,
+	}
+	w, err := capture.Create(out, h, capture.Options{Overwrite: optBool(cmd, "overwrite", "record.overwrite")})
+	if err != nil {
+		return failErr("record: %v", err)
+	}
+	sink := newRecordSink(w, chans)
+
+	ctx, cancel := context.WithCancel(cmd.Context())
+	defer cancel()
+	if dur > 0 && !replayed {
+		ctx, cancel = context.WithTimeout(ctx, dur)
+		defer cancel()
+	}
+	start := time.Now()
+	prog := &progress{w: cmd.ErrOrStderr(), tty: isTerminal(cmd.ErrOrStderr()), total: dur, replayed: replayed, chans: chans}
+	var wg sync.WaitGroup
+	tickDone := make(chan struct{})
+	wg.Go(func() { recordTicker(ctx, tickDone, m, w, sink, prog, replayed, start) })
+
+	serr := m.Stream(ctx, scfg, sink)
+	close(tickDone)
+	wg.Wait()
+	prog.finish()
+
+	res := recordResult{Capture: out, Meter: kind, Replayed: replayed, Channels: len(chans), RateHz: float64(scfg.Rate),
+		ElapsedS: time.Since(start).Seconds()}
+	st := m.Stats()
+	res.Samples, res.Gaps, res.Lost, res.Marks = sink.totals()
+	res.CRCErrors = st.CRCErrors
+	switch {
+	case serr != nil:
+		res.Stopped = "error"
+	case replayed:
+		res.Stopped = "end of stream"
+	case cmd.Context().Err() != nil:
+		res.Stopped = "interrupted"
+	default:
+		res.Stopped = "duration"
+	}
+	werr := w.Stats(st)
+	if cerr := w.Close(); werr == nil {
+		werr = cerr
+	}
+	if serr != nil {
+		if werr != nil && errors.Is(serr, werr) {
+			return failErr("record: %v", serr)
+		}
+		return failErr("record: %v (%s holds everything recorded before)", serr, out)
+	}
+	if werr != nil {
+		return failErr("record: %v", werr)
+	}
+	if optBool(cmd, "json", "") {
+		enc := json.NewEncoder(cmd.OutOrStdout())
+		enc.SetIndent("", "  ")
+		return enc.Encode(res)
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "%s: %d samples on %d channels at %g Hz in %.1f s (%s); %d gaps (%d samples lost), %d CRC errors, %d marks\n",
+		out, res.Samples, res.Channels, res.RateHz, res.ElapsedS, res.Stopped, res.Gaps, res.Lost, res.CRCErrors, res.Marks)
+	return nil
+}
+
+// recordTicker sends a clock mark, records link stats and shows progress
+// about once a second. A replay gets progress only: it has no host clock to
+// mark, and its Stats are not safe to read while it streams.
+func recordTicker(ctx context.Context, done <-chan struct{}, m meter.Meter, w *capture.Writer, sink *recordSink,
+	prog *progress, replayed bool, start time.Time) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	marker, canMark := m.(meter.Marker)
+	var id uint32
+	var markErrs uint64
+	for {
+		select {
+		case <-done:
+			return
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		var st meter.Stats
+		if !replayed {
+			if canMark {
+				id++
+				mctx, cancel := context.WithTimeout(ctx, time.Second)
+				if err := marker.Mark(mctx, id); err != nil && ctx.Err() == nil {
+					markErrs++
+				}
+				cancel()
+			}
+			st = m.Stats()
+			if err := w.Stats(st); err != nil {
+				return // the sink reports the writer's failure to Stream
+			}
+		}
+		prog.show(time.Since(start), sink, st, markErrs)
+	}
+}
+
+// recordSink passes everything to the capture and keeps the counters and
+// recent per-channel power that progress shows.
+type recordSink struct {
+	w *capture.Writer
+
+	mu      sync.Mutex
+	samples uint64
+	gaps    uint64
+	lost    uint64
+	marks   uint64
+	pSum    []float64 // per channel, since the last progress line
+	pN      []uint64
+}
+
+func newRecordSink(w *capture.Writer, chans []meter.Channel) *recordSink {
+	return &recordSink{w: w, pSum: make([]float64, len(chans)), pN: make([]uint64, len(chans))}
+}
+
+func (s *recordSink) Samples(b *meter.Block) error {
+	if err := s.w.Samples(b); err != nil {
+		return err
+	}
+	var sum float64
+	for k := range b.V {
+		sum += float64(b.V[k]) * float64(b.I[k])
+	}
+	s.mu.Lock()
+	s.samples += uint64(len(b.V))
+	if b.Channel >= 0 && b.Channel < len(s.pSum) {
+		s.pSum[b.Channel] += sum
+		s.pN[b.Channel] += uint64(len(b.V))
+	}
+	s.mu.Unlock()
+	return nil
+}
+
+func (s *recordSink) Gap(g meter.Gap) error {
+	s.mu.Lock()
+	s.gaps++
+	s.lost += g.Count
+	s.mu.Unlock()
+	return s.w.Gap(g)
+}
+
+func (s *recordSink) Mark(m meter.MarkEcho) error {
+	s.mu.Lock()
+	s.marks++
+	s.mu.Unlock()
+	return s.w.Mark(m)
+}
+
+func (s *recordSink) Event(e meter.Event) error { return s.w.Event(e) }
+
+func (s *recordSink) totals() (samples, gaps, lost, marks uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.samples, s.gaps, s.lost, s.marks
+}
+
+// takePower returns each channel's mean power since the last call (NaN-free:
+// a channel without samples reports ok=false).
+func (s *recordSink) takePower(dst []float64, ok []bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for c := range s.pSum {
+		ok[c] = s.pN[c] > 0
+		if ok[c] {
+			dst[c] = s.pSum[c] / float64(s.pN[c])
+		}
+		s.pSum[c], s.pN[c] = 0, 0
+	}
+}
+
+// progress writes one status line a second: rewritten in place on a
+// terminal, appended otherwise (logs, CI).
+type progress struct {
+	w        io.Writer
+	tty      bool
+	total    time.Duration
+	replayed bool
+	chans    []meter.Channel
+	shown    bool
+}
+
+func (p *progress) show(elapsed time.Duration, s *recordSink, st meter.Stats, markErrs uint64) {
+	power := make([]float64, len(p.chans))
+	ok := make([]bool, len(p.chans))
+	s.takePower(power, ok)
+	samples, gaps, lost, _ := s.totals()
+	var b strings.Builder
+	b.WriteString("record ")
+	b.WriteString(elapsed.Truncate(time.Second).String())
+	if p.total > 0 && !p.replayed {
+		b.WriteString("/" + p.total.String())
+	}
+	fmt.Fprintf(&b, "  %d samples", samples)
+	// Sum the rails of each port, in channel order.
+	for c := 0; c < len(p.chans); {
+		port, w, any := p.chans[c].Port, 0.0, false
+		for ; c < len(p.chans) && p.chans[c].Port == port; c++ {
+			if ok[c] {
+				w, any = w+power[c], true
+			}
+		}
+		if any {
+			fmt.Fprintf(&b, "  p%d %.3f W", port, w)
+		} else {
+			fmt.Fprintf(&b, "  p%d -", port)
+		}
+	}
+	if !p.replayed {
+		fmt.Fprintf(&b, "  crc %d", st.CRCErrors)
+	}
+	fmt.Fprintf(&b, "  gaps %d (%d lost)", gaps, lost)
+	if markErrs > 0 {
+		fmt.Fprintf(&b, "  mark errors %d", markErrs)
+	}
+	if p.tty {
+		fmt.Fprintf(p.w, "\r%s\x1b[K", b.String())
+	} else {
+		fmt.Fprintln(p.w, b.String())
+	}
+	p.shown = true
+}
+
+func (p *progress) finish() {
+	if p.tty && p.shown {
+		fmt.Fprintln(p.w)
+	}
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
+}
+
+// parsePorts reads "1,2" (empty = all ports).
+func parsePorts(s string) ([]int, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return nil, nil
+	}
+	var ports []int
+	for _, f := range strings.Split(s, ",") {
+		p, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || p < 1 {
+			return nil, fmt.Errorf("%q is not a port number (1, 2, ...)", f)
+		}
+		ports = append(ports, p)
+	}
+	return ports, nil
+}
