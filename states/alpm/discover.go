@@ -63,6 +63,8 @@ type Host struct {
 	External     bool        `json:"external_or_hotplug"`   // PxCMD.ESP or PxCMD.HPCP
 	Links        []Link      `json:"links"`
 	Devices      []Device    `json:"devices"`
+
+	supportedFile bool // the file exists, even if unreadable
 }
 
 // Link is an ata_link (one per port, more behind a port multiplier).
@@ -186,6 +188,7 @@ func (s *Sysfs) readHost(sys *System, name string) (Host, bool) {
 		}
 	}
 	if b, ok := s.readFile(sys, path.Join(dir, fSupported)); ok {
+		h.supportedFile = true
 		switch strings.TrimSpace(string(b)) {
 		case "0":
 			h.LPMSupported = new(false)

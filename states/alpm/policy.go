@@ -106,6 +106,16 @@ func ParseWritablePolicy(s string) (Policy, error) {
 // folded), or "" when even the closest needs more edits than a typo would.
 func nearest(s string) Policy {
 	s = strings.ToLower(s)
+	// An abbreviation ("max_perf") is far in edit distance but clear.
+	var prefixed []Policy
+	for _, p := range Policies()[1:] {
+		if len(s) >= 3 && strings.HasPrefix(string(p), s) {
+			prefixed = append(prefixed, p)
+		}
+	}
+	if len(prefixed) == 1 {
+		return prefixed[0]
+	}
 	best, bestD := Policy(""), 1<<30
 	for _, p := range Policies()[1:] {
 		if d := editDistance(s, string(p)); d < bestD {

@@ -47,6 +47,8 @@ func writeHost(b *strings.Builder, h *Host) {
 	sup := "unknown (no link_power_management_supported: kernel before 6.17)"
 	if h.LPMSupported != nil {
 		sup = yesNo(*h.LPMSupported)
+	} else if h.supportedFile {
+		sup = "unknown (link_power_management_supported unreadable)"
 	}
 	fmt.Fprintf(b, "\n%s (%s)\n", h.Name, port)
 	fmt.Fprintf(b, "  policy:        %s\n", pol)

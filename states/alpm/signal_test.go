@@ -1,0 +1,8 @@
+package alpm
+
+import "os/signal"
+
+var (
+	signalNotify = signal.Notify
+	signalStop   = signal.Stop
+)
