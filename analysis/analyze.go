@@ -37,6 +37,9 @@ type Options struct {
 	// ChartBuckets is the number of envelope points per drive kept for
 	// charts (default 2000).
 	ChartBuckets int
+	// ChartFrom and ChartTo (s from meter index 0) fix the chart envelope's
+	// time range when ChartTo > ChartFrom; by default it covers everything.
+	ChartFrom, ChartTo float64
 	// MaxSkew is how far (in time) one rail of a drive may run ahead of
 	// another before the lagging rail's samples are given up as missing
 	// (default 10 s).
@@ -328,7 +331,11 @@ func secondPass(open Opener, opts Options, p *pass1) (*Report, error) {
 		proc := newDriveProc(info, rails[port], &clock, busy, int64(opts.Settle), pins, int64(opts.DevSlpAllowance), &p.phases, cls)
 		proc.pinSource = pinSrc
 		proc.t0 = t0f
-		proc.dec, _ = chart.NewDecimator(chart.DecimatorOpts{Buckets: opts.ChartBuckets, InitialWidth: 1e-3})
+		do := chart.DecimatorOpts{Buckets: opts.ChartBuckets, InitialWidth: 1e-3}
+		if opts.ChartTo > opts.ChartFrom {
+			do.Start, do.Span = opts.ChartFrom, opts.ChartTo-opts.ChartFrom
+		}
+		proc.dec, _ = chart.NewDecimator(do)
 		da := &driveAsm{proc: proc, end: math.MaxUint64}
 		for r, ch := range rails[port] {
 			asm.byChannel[ch] = chanRef{drive: len(asm.drives), rail: r}

@@ -1,0 +1,65 @@
+package analysis
+
+import (
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/idlewatt/idlewatt/analysis/chart"
+)
+
+// Compare writes compare.md (side-by-side table), compare.csv and the
+// review-style bar charts active-idle.png and average.png for every drive of
+// every report into dir. labels name the runs (e.g. file names); a drive's
+// bar is "run: drive" when there are several runs.
+func Compare(reports []*Report, labels []string, dir string) error {
+	if len(reports) == 0 {
+		return errors.New("compare: no reports")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	var md strings.Builder
+	md.WriteString("# Comparison\n\n| Run | Drive | Active idle (W) | Average (W) | Peak 1 s (W) | Energy (J) | Measured (s) | DevSlp (mW) | Dropped |\n|---|---|---:|---:|---:|---:|---:|---:|---:|\n")
+	f, err := os.Create(filepath.Join(dir, "compare.csv"))
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	cw := csv.NewWriter(f)
+	cw.Write([]string{"run", "drive", "port", "active_idle_w", "average_w", "peak_w", "peak_1s_w", "energy_j", "duration_s", "devslp_power_w", "dropped"})
+	ff := func(x float64) string { return strconv.FormatFloat(x, 'f', 6, 64) }
+	var idle, avg []chart.Bar
+	for i, r := range reports {
+		for _, d := range r.Drives {
+			label := d.Name
+			if len(reports) > 1 {
+				label = labels[i] + ": " + d.Name
+			}
+			fmt.Fprintf(&md, "| %s | %s | %.4f | %.4f | %.4f | %.3f | %.3f | %.3f | %d |\n", labels[i], d.Name, d.ActiveIdleW, d.AverageW, d.PeakWindows.W1s, d.EnergyJ, d.DurationS, d.DevSlp.PowerW*1e3, d.Samples.Dropped)
+			cw.Write([]string{labels[i], d.Name, strconv.Itoa(d.Port), ff(d.ActiveIdleW), ff(d.AverageW), ff(d.PeakW), ff(d.PeakWindows.W1s), ff(d.EnergyJ), ff(d.DurationS), ff(d.DevSlp.PowerW), strconv.FormatUint(d.Samples.Dropped, 10)})
+			if d.Samples.Count > 0 {
+				idle = append(idle, chart.Bar{Label: label, Value: d.ActiveIdleW})
+				avg = append(avg, chart.Bar{Label: label, Value: d.AverageW})
+			}
+		}
+	}
+	cw.Flush()
+	if err := cw.Error(); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "compare.md"), []byte(md.String()), 0o644); err != nil {
+		return err
+	}
+	if len(idle) == 0 {
+		return nil
+	}
+	fi, err := chart.ActiveIdlePower(idle)
+	e1 := saveFig(fi, err, filepath.Join(dir, FileIdle))
+	fa, err := chart.AveragePower(avg, "Run")
+	return errors.Join(e1, saveFig(fa, err, filepath.Join(dir, FileAverage)))
+}

@@ -1,0 +1,165 @@
+package analysis
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/idlewatt/idlewatt/analysis/chart"
+	"github.com/idlewatt/idlewatt/capture"
+)
+
+// PlotOptions control Plot.
+type PlotOptions struct {
+	From, To float64 // seconds from meter index 0; To ≤ From = the whole capture
+	Buckets  int     // envelope points (default 2000)
+	Title    string
+}
+
+// Plot draws power over time for every drive of the capture at path into
+// out (.png or .svg). Zoomed out, it reads only the summaries stored in the
+// capture (one point per SummaryPer samples per channel); zoomed in to where
+// a chart point covers fewer samples than a summary, or when the capture has
+// no summaries, it streams every sample through Analyze.
+func Plot(path, out string, o PlotOptions) error {
+	if o.Buckets <= 0 {
+		o.Buckets = 2000
+	}
+	open := func() (Source, error) { return capture.Open(path) }
+	opts := DefaultOptions()
+	opts.ChartBuckets = o.Buckets
+	p1, err := firstPass(open, opts)
+	if err != nil {
+		return err
+	}
+	zoomed := o.To > o.From
+	var traces []chart.Trace
+	if !zoomed || (o.To-o.From)*p1.hdr.RateHz/float64(o.Buckets) >= 1000 {
+		traces, err = plotSummaries(open, p1, o)
+		if err != nil {
+			return err
+		}
+	}
+	if traces == nil {
+		opts.ChartFrom, opts.ChartTo = o.From, o.To
+		r, err := secondPass(open, opts, p1)
+		if err != nil {
+			return err
+		}
+		traces = r.traces
+	}
+	f, err := chart.PowerOverTime(traces, chart.PowerOpts{Title: o.Title, Unit: chart.UnitAuto, From: o.From, To: o.To})
+	if err != nil {
+		return err
+	}
+	return f.Save(out)
+}
+
+// plotSummaries builds traces from summary records; nil if there are none.
+func plotSummaries(open Opener, p *pass1, o PlotOptions) ([]chart.Trace, error) {
+	src, err := open()
+	if err != nil {
+		return nil, err
+	}
+	defer src.Close()
+	if s, ok := src.(interface{ SkipSamples(bool) }); ok {
+		s.SkipSamples(true)
+	}
+	h := p.hdr
+	clock := p.fitter.Fit(h.StartHost)
+	t0 := clock.HostF(0)
+	type part struct {
+		n            int
+		lo, hi, mean float64
+		per          uint32
+	}
+	var ports []int
+	drive := map[int]int{} // port → trace index
+	rails := map[int]int{}
+	for _, c := range h.Channels {
+		if _, ok := drive[c.Port]; !ok {
+			drive[c.Port] = len(ports)
+			ports = append(ports, c.Port)
+		}
+		rails[c.Port]++
+	}
+	decs := make([]*chart.Decimator, len(ports))
+	pend := make([]map[uint64]*part, len(ports))
+	for i := range decs {
+		do := chart.DecimatorOpts{Buckets: o.Buckets, InitialWidth: 1e-3}
+		if o.To > o.From {
+			do.Start, do.Span = o.From, o.To-o.From
+		}
+		decs[i], _ = chart.NewDecimator(do)
+		pend[i] = map[uint64]*part{}
+	}
+	found := false
+	for {
+		rec, err := src.Next()
+		if err != nil {
+			break
+		}
+		if rec.Kind != capture.KindSummary || rec.Summary == nil {
+			continue
+		}
+		s := rec.Summary
+		if s.Channel < 0 || s.Channel >= len(h.Channels) || s.Per == 0 {
+			continue
+		}
+		found = true
+		port := h.Channels[s.Channel].Port
+		di := drive[port]
+		n := min(len(s.MinW), len(s.MaxW), len(s.MeanW))
+		for k := 0; k < n; k++ {
+			idx := s.Start + uint64(k)*uint64(s.Per)
+			pt := pend[di][idx]
+			if pt == nil {
+				pt = &part{per: s.Per}
+				pend[di][idx] = pt
+			}
+			// Rails sum exactly in the mean; the sum of rail minima (maxima)
+			// bounds the drive's minimum (maximum) from below (above).
+			pt.n++
+			pt.lo += float64(s.MinW[k])
+			pt.hi += float64(s.MaxW[k])
+			pt.mean += float64(s.MeanW[k])
+			if pt.n == rails[port] {
+				t := (clock.HostF(float64(idx)+float64(pt.per)/2) - t0) / 1e9
+				decs[di].AddSummary(t, pt.lo, pt.hi, pt.mean, int(pt.per))
+				delete(pend[di], idx)
+			}
+		}
+		for _, m := range pend {
+			if len(m) > 1<<16 {
+				return nil, errors.New("capture summaries of one drive's rails are too far apart to pair")
+			}
+		}
+	}
+	if !found {
+		return nil, nil
+	}
+	names := map[int]string{}
+	for _, d := range h.Drives {
+		names[d.Port] = d.Name
+	}
+	traces := make([]chart.Trace, len(ports))
+	for i, port := range ports {
+		name := names[port]
+		if name == "" {
+			name = fmt.Sprintf("port %d", port)
+		}
+		traces[i] = chart.Trace{Name: name, Power: decs[i].Envelope()}
+		if ss := p.busy[port]; ss != nil {
+			w := math.Max(decs[i].Width(), 1e-3)
+			for _, sp := range ss.spans {
+				a, b := (float64(sp.s)-t0)/1e9, (float64(sp.e)-t0)/1e9
+				if n := len(traces[i].IO); n > 0 && a-traces[i].IO[n-1].End < w {
+					traces[i].IO[n-1].End = b
+					continue
+				}
+				traces[i].IO = append(traces[i].IO, chart.Interval{Start: a, End: b})
+			}
+		}
+	}
+	return traces, nil
+}

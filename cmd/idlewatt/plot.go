@@ -1,0 +1,56 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+
+	"github.com/idlewatt/idlewatt/analysis"
+	"github.com/spf13/cobra"
+)
+
+func init() {
+	register(func() *cobra.Command {
+		c := &cobra.Command{
+			Use:   "plot CAPTURE --out FILE.png|FILE.svg",
+			Short: "Power over time per drive (summaries when zoomed out, samples when zoomed in)",
+			Args:  cobra.ExactArgs(1),
+			RunE:  runPlot,
+		}
+		f := c.Flags()
+		f.String("out", "", "output image, .png or .svg (required)")
+		f.Float64("from", 0, "start, seconds from the stream start")
+		f.Float64("to", 0, "end, seconds from the stream start (0 = the end)")
+		f.Int("points", 2000, "envelope points")
+		return c
+	})
+}
+
+func runPlot(cmd *cobra.Command, args []string) error {
+	out := optString(cmd, "out", "")
+	if out == "" {
+		return usageErr("plot: --out FILE.png or FILE.svg is required")
+	}
+	if ext := strings.ToLower(filepath.Ext(out)); ext != ".png" && ext != ".svg" {
+		return usageErr("plot: --out %s: want a .png or .svg file", out)
+	}
+	from, err := optFloat(cmd, "from", "")
+	if err != nil {
+		return err
+	}
+	to, err := optFloat(cmd, "to", "")
+	if err != nil {
+		return err
+	}
+	if to != 0 && to <= from {
+		return usageErr("plot: --to %g must be after --from %g", to, from)
+	}
+	pts, err := optInt(cmd, "points", "plot.points")
+	if err != nil {
+		return err
+	}
+	if err := analysis.Plot(args[0], out, analysis.PlotOptions{From: from, To: to, Buckets: pts, Title: filepath.Base(args[0])}); err != nil {
+		return inputErr(err)
+	}
+	cmd.Printf("%s\n", out)
+	return nil
+}

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/idlewatt/idlewatt/analysis"
+	"github.com/idlewatt/idlewatt/capture"
+	"github.com/spf13/cobra"
+)
+
+func init() {
+	register(func() *cobra.Command {
+		c := &cobra.Command{
+			Use:   "report CAPTURE",
+			Short: "Metrics, report.json/report.md/summary.csv and charts from a capture",
+			Args:  cobra.ExactArgs(1),
+			RunE:  runReport,
+		}
+		f := c.Flags()
+		f.String("out", "", "output directory (default: CAPTURE's name + .report)")
+		f.String("settle", "500ms", "settle tail after each busy interval (config report.settle)")
+		f.IntSlice("ports", nil, "only these drive ports")
+		f.Bool("json", false, "print report.json to stdout instead of the headline")
+		return c
+	})
+}
+
+func runReport(cmd *cobra.Command, args []string) error {
+	path := args[0]
+	opts := analysis.DefaultOptions()
+	settle, err := optDuration(cmd, "settle", "report.settle")
+	if err != nil {
+		return err
+	}
+	if settle < 0 {
+		return usageErr("%s: settle %v must not be negative", where(cmd, "settle", "report.settle"), settle)
+	}
+	opts.Settle = settle
+	opts.Ports, _ = cmd.Flags().GetIntSlice("ports")
+	out := optString(cmd, "out", "report.out")
+	if out == "" {
+		out = path + ".report"
+	}
+	r, err := analyzeCapture(path, opts)
+	if err != nil {
+		return err
+	}
+	if err := r.WriteFiles(out); err != nil {
+		return failErr("writing report into %s: %v", out, err)
+	}
+	w := cmd.OutOrStdout()
+	if optBool(cmd, "json", "") {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(r)
+	}
+	printHeadline(w, r)
+	fmt.Fprintf(w, "report written to %s\n", out)
+	return nil
+}
+
+// analyzeCapture runs analysis and maps its errors to exit codes.
+func analyzeCapture(path string, opts analysis.Options) (*analysis.Report, error) {
+	r, err := analysis.Analyze(path, opts)
+	switch {
+	case err == nil:
+		return r, nil
+	case errors.Is(err, os.ErrNotExist), errors.Is(err, capture.ErrNotCapture), errors.Is(err, capture.ErrVersion),
+		errors.Is(err, capture.ErrTruncated), errors.Is(err, analysis.ErrNoSuchPort), errors.Is(err, analysis.ErrNoChannels),
+		errors.Is(err, analysis.ErrOptions):
+		return nil, inputErr(err)
+	}
+	return nil, inputErr(fmt.Errorf("%s: %w", path, err))
+}
+
+func printHeadline(w io.Writer, r *analysis.Report) {
+	fmt.Fprintf(w, "%-24s %14s %11s %10s %12s %10s\n", "drive", "active idle W", "average W", "peak W", "energy J", "dropped")
+	for _, d := range r.Drives {
+		fmt.Fprintf(w, "%-24s %14.4f %11.4f %10.4f %12.3f %10d\n", d.Name, d.ActiveIdleW, d.AverageW, d.PeakW, d.EnergyJ, d.Samples.Dropped)
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
+}
