@@ -1,0 +1,246 @@
+package drivesim
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/idlewatt/idlewatt/units"
+)
+
+// Profile is the data that makes a simulated drive behave like one model of
+// real drive. Every numeric field carries its unit in its name and its config
+// key; docs/drive-profiles.md explains each one and where the built-in values
+// come from. Powers are totals over all rails; a 5v+12v drive splits them as
+// described at SpindleW and Active12VShare.
+type Profile struct {
+	Name        string `yaml:"name"`        // set from the config map key; not a config key
+	Base        string `yaml:"base"`        // config only: inherit every unset key from this profile
+	Description string `yaml:"description"` // free text for `idlewatt profiles`
+
+	FormFactor string `yaml:"form_factor"` // "2.5" or "3.5" (inches)
+	Rails      string `yaml:"rails"`       // "5v" or "5v+12v"; default from form_factor
+
+	// Power levels (W, total over the rails).
+	ActiveIdleW units.Watts `yaml:"active_idle_w"` // PHY ready, no command in flight
+	PartialW    units.Watts `yaml:"partial_w"`
+	SlumberW    units.Watts `yaml:"slumber_w"`
+	DevSlpW     units.Watts `yaml:"devslp_w"`
+
+	// Active power: active_idle_w + w_per_mbps × throughput, capped at
+	// peak_write_w. The drive moves data at its max rate, so a sample that
+	// sees the drive saturated shows the peak; the mean rises linearly with
+	// the workload's throughput.
+	ReadWPerMBps  float64     `yaml:"read_w_per_mbps"`  // W per MB/s read
+	WriteWPerMBps float64     `yaml:"write_w_per_mbps"` // W per MB/s written
+	PeakWriteW    units.Watts `yaml:"peak_write_w"`     // ceiling of any active power
+	MaxReadMBps   float64     `yaml:"max_read_mbps"`    // MB/s (10^6 B/s)
+	MaxWriteMBps  float64     `yaml:"max_write_mbps"`   // MB/s
+
+	// Exit latencies: how long an I/O that arrives in the state waits.
+	PartialExitUs float64 `yaml:"partial_exit_us"` // µs, spec < 10
+	SlumberExitMs float64 `yaml:"slumber_exit_ms"` // ms, spec < 10
+	DevSlpExitMs  float64 `yaml:"devslp_exit_ms"`  // ms, must be ≤ deto_ms
+	DetoMs        float64 `yaml:"deto_ms"`         // ms, DevSlp exit timeout the drive reports (log 30h p8)
+	MdatMs        float64 `yaml:"mdat_ms"`         // ms, minimum DEVSLP assertion time (nominal 10)
+	ReadyMs       float64 `yaml:"ready_ms"`        // ms from power-on to ready (SSD; HDDs use spinup_ms)
+
+	// Idle timers, counted from the moment the last command completed.
+	HipmPartialAfterMs float64 `yaml:"hipm_partial_after_ms"` // host-initiated Partial (or Slumber under min_power)
+	DipmPartialAfterMs float64 `yaml:"dipm_partial_after_ms"` // device-initiated Partial
+	DipmSlumberAfterMs float64 `yaml:"dipm_slumber_after_ms"` // device-initiated Slumber
+	DitoMs             float64 `yaml:"dito_ms"`               // HBA auto-DevSlp idle time under min_power* (libahci default 1000)
+
+	WakeSpikeW  units.Watts `yaml:"wake_spike_w"`  // power while the drive wakes from Slumber/DevSlp/power-off
+	WakeSpikeMs float64     `yaml:"wake_spike_ms"` // ms the spike lasts
+
+	NoiseMA float64 `yaml:"noise_ma"` // mA, standard deviation of the Gaussian sensor noise per rail
+
+	// Background garbage collection while idle: bursts arrive at random
+	// (exponential gaps, mean gc_every_s, counted from the last command).
+	GCEveryS float64     `yaml:"gc_every_s"` // s, 0 = never
+	GCMs     float64     `yaml:"gc_ms"`      // ms per burst
+	GCW      units.Watts `yaml:"gc_w"`       // W during a burst
+
+	DESO            bool `yaml:"deso"`             // DEVSLP honoured only from Slumber (AHCI CAP2.DESO)
+	DevSlpSupported bool `yaml:"devslp_supported"` // IDENTIFY word 78 bit 8
+	DevSlpBroken    bool `yaml:"devslp_broken"`    // claims DevSlp but ignores the pin
+
+	// HDDs (rails "5v+12v").
+	SpinupMs       float64     `yaml:"spinup_ms"`        // ms from standby/power-on to ready
+	SpinupW        units.Watts `yaml:"spinup_w"`         // W on 12 V while spinning up
+	SpindleW       units.Watts `yaml:"spindle_w"`        // W on 12 V while spinning (part of every spinning state's total)
+	Active12VShare float64     `yaml:"active_12v_share"` // fraction of the active power above idle drawn from 12 V (actuator)
+	StandbyAfterS  float64     `yaml:"standby_after_s"`  // s idle before the spindle stops, 0 = never
+	StandbyW       units.Watts `yaml:"standby_w"`        // W in standby (5 V only)
+}
+
+// Rails returned by Profile.RailSet.
+const (
+	Rails5V    = "5v"
+	Rails5V12V = "5v+12v"
+)
+
+// RailSet returns the rails the drive draws from, defaulting from the form factor.
+func (p *Profile) RailSet() string {
+	if p.Rails != "" {
+		return p.Rails
+	}
+	if p.FormFactor == "3.5" {
+		return Rails5V12V
+	}
+	return Rails5V
+}
+
+// HDD reports whether the drive has a 12 V spindle (spin-up and standby apply).
+func (p *Profile) HDD() bool { return p.RailSet() == Rails5V12V }
+
+// DevSlpWorks reports whether the drive honours the DEVSLP pin.
+func (p *Profile) DevSlpWorks() bool { return p.DevSlpSupported && !p.DevSlpBroken }
+
+// ValidationError names the profile and the config key that is wrong.
+type ValidationError struct {
+	Profile string
+	Key     string
+	Msg     string
+}
+
+func (e *ValidationError) Error() string {
+	return fmt.Sprintf("profile %q: %s: %s", e.Profile, e.Key, e.Msg)
+}
+
+// Validate checks p for values the model cannot run with. The error is a
+// *ValidationError naming the profile and the first bad key.
+func (p *Profile) Validate() error {
+	bad := func(key, format string, a ...any) error {
+		return &ValidationError{Profile: p.Name, Key: key, Msg: fmt.Sprintf(format, a...)}
+	}
+	// Every numeric field: finite and not negative.
+	for _, f := range p.numbers() {
+		if math.IsNaN(f.v) || math.IsInf(f.v, 0) {
+			return bad(f.key, "%v is not a finite number", f.v)
+		}
+		if f.v < 0 {
+			return bad(f.key, "%g must not be negative", f.v)
+		}
+	}
+	if p.Name == "" {
+		return bad("name", "missing")
+	}
+	switch p.FormFactor {
+	case "2.5", "3.5":
+	default:
+		return bad("form_factor", "%q is not one of 2.5, 3.5", p.FormFactor)
+	}
+	switch p.RailSet() {
+	case Rails5V, Rails5V12V:
+	default:
+		return bad("rails", "%q is not one of 5v, 5v+12v", p.Rails)
+	}
+	positive := []struct {
+		key string
+		v   float64
+		why string
+	}{
+		{"active_idle_w", float64(p.ActiveIdleW), "a powered drive draws something"},
+		{"partial_w", float64(p.PartialW), "a powered drive draws something"},
+		{"slumber_w", float64(p.SlumberW), "a powered drive draws something"},
+		{"read_w_per_mbps", p.ReadWPerMBps, "reads cost power"},
+		{"write_w_per_mbps", p.WriteWPerMBps, "writes cost power"},
+		{"peak_write_w", float64(p.PeakWriteW), "the active ceiling"},
+		{"max_read_mbps", p.MaxReadMBps, "transfers take time"},
+		{"max_write_mbps", p.MaxWriteMBps, "transfers take time"},
+		{"partial_exit_us", p.PartialExitUs, "leaving Partial takes time"},
+		{"slumber_exit_ms", p.SlumberExitMs, "leaving Slumber takes time"},
+	}
+	for _, c := range positive {
+		if c.v == 0 {
+			return bad(c.key, "missing or 0 (must be > 0: %s)", c.why)
+		}
+	}
+	if p.PartialW > p.ActiveIdleW {
+		return bad("partial_w", "%v is above active_idle_w %v", p.PartialW, p.ActiveIdleW)
+	}
+	if p.SlumberW > p.PartialW {
+		return bad("slumber_w", "%v is above partial_w %v", p.SlumberW, p.PartialW)
+	}
+	if p.PeakWriteW < p.ActiveIdleW {
+		return bad("peak_write_w", "%v is below active_idle_w %v", p.PeakWriteW, p.ActiveIdleW)
+	}
+	if p.DevSlpSupported {
+		if p.DevSlpW > p.SlumberW {
+			return bad("devslp_w", "%v is above slumber_w %v (DevSlp is the deepest state)", p.DevSlpW, p.SlumberW)
+		}
+		if p.DevSlpExitMs == 0 {
+			return bad("devslp_exit_ms", "missing or 0 (must be > 0: leaving DevSlp takes time)")
+		}
+		if p.DetoMs == 0 {
+			return bad("deto_ms", "missing or 0 (must be > 0; nominal 20)")
+		}
+		if p.DevSlpExitMs > p.DetoMs {
+			return bad("devslp_exit_ms", "%g is above deto_ms %g (the drive must answer within DETO)", p.DevSlpExitMs, p.DetoMs)
+		}
+		if p.MdatMs == 0 {
+			return bad("mdat_ms", "missing or 0 (must be > 0; nominal 10)")
+		}
+	} else if p.DevSlpBroken {
+		return bad("devslp_broken", "set but devslp_supported is false (a broken DevSlp must claim support)")
+	}
+	if p.WakeSpikeW > 0 && p.WakeSpikeMs == 0 {
+		return bad("wake_spike_ms", "missing or 0 while wake_spike_w is %v", p.WakeSpikeW)
+	}
+	if p.GCEveryS > 0 {
+		if p.GCMs == 0 {
+			return bad("gc_ms", "missing or 0 while gc_every_s is %g", p.GCEveryS)
+		}
+		if p.GCW == 0 {
+			return bad("gc_w", "missing or 0 while gc_every_s is %g", p.GCEveryS)
+		}
+	}
+	if p.Active12VShare > 1 {
+		return bad("active_12v_share", "%g is above 1", p.Active12VShare)
+	}
+	if p.HDD() {
+		if p.SpinupMs == 0 {
+			return bad("spinup_ms", "missing or 0 (must be > 0 for a 5v+12v drive)")
+		}
+		if p.SpinupW == 0 {
+			return bad("spinup_w", "missing or 0 (must be > 0 for a 5v+12v drive)")
+		}
+		if p.SpindleW == 0 {
+			return bad("spindle_w", "missing or 0 (must be > 0 for a 5v+12v drive)")
+		}
+		if p.SpindleW > p.SlumberW {
+			return bad("spindle_w", "%v is above slumber_w %v (the spindle's 12 V draw is part of every spinning state)", p.SpindleW, p.SlumberW)
+		}
+		if p.StandbyW > p.SlumberW {
+			return bad("standby_w", "%v is above slumber_w %v", p.StandbyW, p.SlumberW)
+		}
+	} else if p.StandbyAfterS > 0 {
+		return bad("standby_after_s", "set on a 5v-only drive (standby stops a spindle)")
+	}
+	return nil
+}
+
+type numField struct {
+	key string
+	v   float64
+}
+
+func (p *Profile) numbers() []numField {
+	return []numField{
+		{"active_idle_w", float64(p.ActiveIdleW)}, {"partial_w", float64(p.PartialW)},
+		{"slumber_w", float64(p.SlumberW)}, {"devslp_w", float64(p.DevSlpW)},
+		{"read_w_per_mbps", p.ReadWPerMBps}, {"write_w_per_mbps", p.WriteWPerMBps},
+		{"peak_write_w", float64(p.PeakWriteW)}, {"max_read_mbps", p.MaxReadMBps},
+		{"max_write_mbps", p.MaxWriteMBps}, {"partial_exit_us", p.PartialExitUs},
+		{"slumber_exit_ms", p.SlumberExitMs}, {"devslp_exit_ms", p.DevSlpExitMs},
+		{"deto_ms", p.DetoMs}, {"mdat_ms", p.MdatMs}, {"ready_ms", p.ReadyMs},
+		{"hipm_partial_after_ms", p.HipmPartialAfterMs}, {"dipm_partial_after_ms", p.DipmPartialAfterMs},
+		{"dipm_slumber_after_ms", p.DipmSlumberAfterMs}, {"dito_ms", p.DitoMs},
+		{"wake_spike_w", float64(p.WakeSpikeW)}, {"wake_spike_ms", p.WakeSpikeMs},
+		{"noise_ma", p.NoiseMA}, {"gc_every_s", p.GCEveryS}, {"gc_ms", p.GCMs}, {"gc_w", float64(p.GCW)},
+		{"spinup_ms", p.SpinupMs}, {"spinup_w", float64(p.SpinupW)}, {"spindle_w", float64(p.SpindleW)},
+		{"active_12v_share", p.Active12VShare}, {"standby_after_s", p.StandbyAfterS},
+		{"standby_w", float64(p.StandbyW)},
+	}
+}
