@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"os"
 	"path/filepath"
@@ -753,5 +754,12 @@ func readCount(r *Reader) (int, error) {
 		if rec.Kind == KindSamples {
 			n += rec.Block.Len()
 		}
+	}
+}
+
+// TestCRCVariant pins CRC-32C by its published check value.
+func TestCRCVariant(t *testing.T) {
+	if got := crc32.Checksum([]byte("123456789"), castagnoli); got != 0xE3069283 {
+		t.Fatalf("CRC-32C check value 0x%08X, want 0xE3069283", got)
 	}
 }
