@@ -1,0 +1,30 @@
+// Package linemeter reads meters that print one reading per text line over
+// a serial port: DIY INA219/INA226 sketches ("millis,loadV,current_mA",
+// "BusV,ShuntV_mV,LoadV,Current_mA" at 115200 baud) and LowPowerLab's
+// CurrentRanger (one float, amperes, per line after `u` turns logging on,
+// ~600–800 lines/s). There is no standard, so a column map says which field
+// is time, voltage and current, in which unit, with which separator.
+//
+// # Column map
+//
+// ParseColumns takes a header-like spec ("millis,loadV,current_mA"); units
+// come from name suffixes (_mA, _uA, _A, _mV, _V, _ms, _us, _s). A shunt
+// voltage column is never taken for the DUT voltage. Without a voltage
+// column, Options.Voltage is used. "currentranger" is the one-float map.
+//
+// # Bad lines
+//
+// A line that does not fit the map (banner, header, "nan", too few fields,
+// over 4 KiB) is skipped and counted: Bad() gives the count and the first
+// one with its line number, Stats().BytesDiscarded its bytes. Skipped lines
+// are not gaps: nothing says they were samples. Parsing never panics
+// (FuzzParse).
+//
+// # Timing
+//
+// Lines are numbered as they arrive; a MarkEcho (Synthetic) about once a
+// second ties the count to the host clock. A time column is parsed but the
+// index stays the line count. The serial port is opened raw with
+// x/sys/unix (go.mod does not carry go.bug.st/serial yet); New takes any
+// io.Reader.
+package linemeter
