@@ -145,6 +145,9 @@ func (d *Decimator) bucket(t float64) int {
 	return b
 }
 
+// index is the bucket t falls in at the current width, without growing.
+func (d *Decimator) index(t float64) int { return int((t - d.start) / d.width) }
+
 // grow halves the number of buckets in use by merging neighbours.
 func (d *Decimator) grow() {
 	n := len(d.min)
@@ -211,13 +214,16 @@ func (d *Decimator) AddUniform(t0, dt float64, w []float64) {
 			i++
 			continue
 		}
+		// Estimate where the bucket ends, then nudge the estimate so each
+		// sample lands exactly where Add would put it.
 		end := d.start + float64(b+1)*d.width
 		j := int(math.Ceil((end - t0) / dt))
-		if j <= i {
-			j = i + 1
+		j = min(max(j, i+1), len(w))
+		for j > i+1 && d.index(t0+float64(j-1)*dt) > b {
+			j--
 		}
-		if j > len(w) {
-			j = len(w)
+		for j < len(w) && d.index(t0+float64(j)*dt) == b {
+			j++
 		}
 		lo, hi, sum, n := d.min[b], d.max[b], 0.0, 0
 		for _, v := range w[i:j] {

@@ -46,32 +46,43 @@ func (ep *envelopePlot) Plot(c draw.Canvas, p *plot.Plot) {
 		for j < len(e.T) && finite(e.Mean[j]) && finite(e.Min[j]) && finite(e.Max[j]) {
 			j++
 		}
-		// Rows [i, j) are one unbroken segment.
-		if ep.band {
-			poly := make([]vg.Point, 0, 2*(j-i))
-			for k := i; k < j; k++ {
-				poly = append(poly, vg.Point{X: trX(e.T[k]), Y: trY(ep.val(e.Max[k]))})
-			}
-			for k := j - 1; k >= i; k-- {
-				poly = append(poly, vg.Point{X: trX(e.T[k]), Y: trY(ep.val(e.Min[k]))})
-			}
-			if j-i == 1 {
-				c.StrokeLines(draw.LineStyle{Color: fill, Width: vg.Points(1.5)}, c.ClipLinesXY(poly)...)
-			} else if cp := c.ClipPolygonXY(poly); len(cp) > 2 {
-				c.FillPolygon(fill, cp)
-			}
+		// Rows [i, j) are one unbroken segment. It is drawn in chunks that
+		// share their end rows: the freetype rasterizer under vgimg is
+		// quadratic in the edges a scanline crosses, and a 2000-row band in
+		// one path took seconds; chunks keep it to milliseconds.
+		if ep.band && j-i == 1 {
+			pts := []vg.Point{{X: trX(e.T[i]), Y: trY(ep.val(e.Max[i]))}, {X: trX(e.T[i]), Y: trY(ep.val(e.Min[i]))}}
+			c.StrokeLines(draw.LineStyle{Color: fill, Width: vg.Points(1.5)}, c.ClipLinesXY(pts)...)
 		}
-		pts := make([]vg.Point, 0, j-i)
-		for k := i; k < j; k++ {
-			pts = append(pts, vg.Point{X: trX(e.T[k]), Y: trY(ep.val(e.Mean[k]))})
+		for k0 := i; k0 < j-1 || k0 == i; k0 += chunkRows {
+			k1 := min(k0+chunkRows+1, j) // rows [k0, k1)
+			if ep.band && k1-k0 > 1 {
+				poly := make([]vg.Point, 0, 2*(k1-k0))
+				for k := k0; k < k1; k++ {
+					poly = append(poly, vg.Point{X: trX(e.T[k]), Y: trY(ep.val(e.Max[k]))})
+				}
+				for k := k1 - 1; k >= k0; k-- {
+					poly = append(poly, vg.Point{X: trX(e.T[k]), Y: trY(ep.val(e.Min[k]))})
+				}
+				if cp := c.ClipPolygonXY(poly); len(cp) > 2 {
+					c.FillPolygon(fill, cp)
+				}
+			}
+			pts := make([]vg.Point, 0, k1-k0+1)
+			for k := k0; k < k1; k++ {
+				pts = append(pts, vg.Point{X: trX(e.T[k]), Y: trY(ep.val(e.Mean[k]))})
+			}
+			if len(pts) == 1 { // an isolated row: a short tick so it is visible
+				pts = append(pts, vg.Point{X: pts[0].X + vg.Points(1), Y: pts[0].Y})
+			}
+			c.StrokeLines(line, c.ClipLinesXY(pts)...)
 		}
-		if len(pts) == 1 { // an isolated row: a short tick so it is visible
-			pts = append(pts, vg.Point{X: pts[0].X + vg.Points(1), Y: pts[0].Y})
-		}
-		c.StrokeLines(line, c.ClipLinesXY(pts)...)
 		i = j
 	}
 }
+
+// chunkRows is how many envelope rows go in one path; see envelopePlot.Plot.
+const chunkRows = 48
 
 func (ep *envelopePlot) DataRange() (xmin, xmax, ymin, ymax float64) {
 	xmin, xmax, ymin, ymax = math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
@@ -169,17 +180,31 @@ type stateBands struct{ spans []StateSpan }
 
 func (s stateBands) Plot(c draw.Canvas, p *plot.Plot) {
 	trX, _ := p.Transforms(&c)
+	// Neighbouring spans of one state are drawn as one band: a state log
+	// cut into one-second pieces would otherwise cost a fill per piece.
+	var cur0, cur1 vg.Length
+	var cur string
+	open := false
+	flush := func() {
+		x0, x1 := max(cur0, c.Min.X), min(cur1, c.Max.X)
+		if open && x1 > x0 {
+			c.FillPolygon(stateColor(cur), []vg.Point{{X: x0, Y: c.Min.Y}, {X: x1, Y: c.Min.Y}, {X: x1, Y: c.Max.Y}, {X: x0, Y: c.Max.Y}})
+		}
+	}
 	for _, sp := range s.spans {
 		if !validSpan(sp.Start, sp.End) {
 			continue
 		}
 		x0, x1 := trX(sp.Start), trX(sp.End)
-		x0, x1 = max(x0, c.Min.X), min(x1, c.Max.X)
-		if x1 <= x0 {
+		st := strings.ToLower(sp.State)
+		if open && st == cur && x0 >= cur0 && x0 <= cur1+vg.Points(0.25) {
+			cur1 = max(cur1, x1)
 			continue
 		}
-		c.FillPolygon(stateColor(sp.State), []vg.Point{{X: x0, Y: c.Min.Y}, {X: x1, Y: c.Min.Y}, {X: x1, Y: c.Max.Y}, {X: x0, Y: c.Max.Y}})
+		flush()
+		cur0, cur1, cur, open = x0, x1, st, true
 	}
+	flush()
 }
 
 // ioBars draws busy intervals as bars in the middle of a strip. An interval
