@@ -1,0 +1,83 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+)
+
+// meterDoc says how to connect one meter kind; docs/meters.md has the
+// details (wiring, limits, uncertainty).
+type meterDoc struct {
+	Kind       string   `json:"kind"`
+	What       string   `json:"what"`
+	Connect    string   `json:"connect"`
+	MaxRateHz  float64  `json:"max_rate_hz"`
+	Options    []string `json:"options"`
+	Registered bool     `json:"registered"` // usable with record --meter now
+}
+
+var meterDocs = []meterDoc{
+	{Kind: "hub", What: "inline SATA power hub: 5 V and 12 V per port, DEVSLP pins, port power",
+		Connect: "--port /dev/ttyUSB0 (or a pty from `idlewatt hub emulate`, or a recorded stream file)", MaxRateHz: 0,
+		Options: []string{"meter.port"}},
+	{Kind: "ppk2", What: "Nordic Power Profiler Kit II: one channel, 100 kS/s, 200 nA–1 A, 8 logic inputs, DUT power",
+		Connect:   "--port /dev/ttyACM0 (USB 1915:c00a, CDC-ACM) or a raw device→host dump file (metadata through END, then sample words)",
+		MaxRateHz: 100_000,
+		Options:   []string{"mode: source|ampere", "supply_v: regulator 0.8–5 V (source) or the external supply (ampere, required)", "metadata: nordic|zero-r-only", "spike_filter: true|false", "rate: 100 kS/s ÷ N"}},
+	{Kind: "battery", What: "the laptop's own battery gauge (whole-laptop draw, discharging only) + optional RAPL CPU package channel",
+		Connect: "--port /sys (a sysfs root; a fixture tree in tests)", MaxRateHz: 1,
+		Options: []string{"battery: BAT0 (default the first Battery)", "interval: 1s", "stale_after: 2m", "rapl: true|false (root since Linux 5.10)"}},
+	{Kind: "linemeter", What: "line-streaming meters: INA219/INA226 sketches, LowPowerLab CurrentRanger",
+		Connect: "--port /dev/ttyUSB0 at 115200 baud (or a recorded log file)", MaxRateHz: 1000,
+		Options: []string{"columns: e.g. millis,loadV,current_mA or currentranger", "voltage_v: when no voltage column", "baud: 115200"}},
+	{Kind: "scpi", What: "SCPI bench instruments: Keysight N6705, Keithley 2450/2280S, Rigol DP800, Siglent SDM",
+		Connect: "--port /dev/ttyUSB0 (serial, \\n-terminated; *IDN? picks the family)", MaxRateHz: 150,
+		Options: []string{"family: auto|n6705|k2450|k2280s|dp800|sdm", "channel: 1", "commands: override the family's strings"}},
+}
+
+func init() {
+	register(func() *cobra.Command {
+		c := &cobra.Command{
+			Use:   "meters",
+			Short: "List the meter kinds and how to connect each",
+			Args:  cobra.NoArgs,
+			RunE: func(cmd *cobra.Command, args []string) error {
+				docs := make([]meterDoc, len(meterDocs))
+				copy(docs, meterDocs)
+				for k := range docs {
+					_, docs[k].Registered = meterKinds[docs[k].Kind]
+				}
+				out := cmd.OutOrStdout()
+				if optBool(cmd, "json", "") {
+					enc := json.NewEncoder(out)
+					enc.SetIndent("", "  ")
+					return enc.Encode(struct {
+						Schema string     `json:"schema"`
+						Meters []meterDoc `json:"meters"`
+					}{"idlewatt.meters/v1", docs})
+				}
+				tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+				for _, d := range docs {
+					rate := "-"
+					if d.MaxRateHz > 0 {
+						rate = fmt.Sprintf("≤ %g S/s", d.MaxRateHz)
+					}
+					ready := ""
+					if !d.Registered {
+						ready = " (not yet usable with record)"
+					}
+					fmt.Fprintf(tw, "%s\t%s%s\n\tconnect: %s\n\trate: %s\n", d.Kind, d.What, ready, d.Connect, rate)
+					for _, o := range d.Options {
+						fmt.Fprintf(tw, "\toption: %s\n", o)
+					}
+				}
+				return tw.Flush()
+			},
+		}
+		c.Flags().Bool("json", false, "print JSON")
+		return c
+	})
+}
