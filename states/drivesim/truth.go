@@ -74,11 +74,11 @@ func (tw *TruthWriter) Write(s Segment) {
 	b = append(b, `,"end_s":`...)
 	b = strconv.AppendFloat(b, s.End.Seconds(), 'f', 9, 64)
 	b = append(b, `,"p5_w":`...)
-	b = strconv.AppendFloat(b, float64(s.P5), 'g', 9, 64)
+	b = strconv.AppendFloat(b, float64(s.P5), 'g', -1, 64)
 	b = append(b, `,"p12_w":`...)
-	b = strconv.AppendFloat(b, float64(s.P12), 'g', 9, 64)
+	b = strconv.AppendFloat(b, float64(s.P12), 'g', -1, 64)
 	b = append(b, `,"power_w":`...)
-	b = strconv.AppendFloat(b, float64(s.P5+s.P12), 'g', 9, 64)
+	b = strconv.AppendFloat(b, float64(s.P5+s.P12), 'g', -1, 64)
 	if s.GC {
 		b = append(b, `,"gc":true`...)
 	}
