@@ -1,0 +1,89 @@
+package analysis_test
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/idlewatt/idlewatt/analysis"
+	"github.com/idlewatt/idlewatt/analysis/synthcap"
+)
+
+var update = flag.Bool("update", false, "rewrite fixtures/reports golden files")
+
+// TestGoldenReport checks report.json, report.md and summary.csv for a small
+// deterministic capture against fixtures/reports/small/ (go test -update
+// rewrites them).
+func TestGoldenReport(t *testing.T) {
+	s := twoDrives()
+	s.Duration = 6 * time.Second
+	s.RateHz = 2000
+	s.Drives[0].DevSlpW = 0.005
+	s.Pins = []synthcap.Pin{{Port: 1, From: 5500 * ms, To: 5800 * ms}}
+	s.Gaps = []synthcap.Gap{{Channel: 3, Start: 3000, Count: 200}}
+	s.Phases = []synthcap.Phase{{At: 0, Name: "idle"}, {At: 4 * time.Second, Name: "workload:x"}}
+	s.IO[1].Start = 3 * time.Second
+	s.CRCErrors = 3
+	r := analyze(t, s, analysis.DefaultOptions())
+	r.Capture.Path = ""
+	dir := filepath.Join("..", "fixtures", "reports", "small")
+	var js, md, cs bytes.Buffer
+	if err := r.WriteJSON(&js); err != nil {
+		t.Fatal(err)
+	}
+	r.WriteMarkdown(&md)
+	if err := r.WriteCSV(&cs); err != nil {
+		t.Fatal(err)
+	}
+	for name, got := range map[string][]byte{analysis.FileJSON: js.Bytes(), analysis.FileMD: md.Bytes(), analysis.FileCSV: cs.Bytes()} {
+		path := filepath.Join(dir, name)
+		if *update {
+			os.MkdirAll(dir, 0o755)
+			if err := os.WriteFile(path, got, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		want, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatalf("%v (run go test ./analysis -run Golden -update)", err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s differs from %s; rerun with -update if intended:\n%s", name, path, firstDiff(string(got), string(want)))
+		}
+	}
+	back, err := analysis.ReadJSON(bytes.NewReader(js.Bytes()))
+	if err != nil || back.Drives[0].EnergyJ != r.Drives[0].EnergyJ {
+		t.Errorf("round trip: %v", err)
+	}
+}
+
+func firstDiff(a, b string) string {
+	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
+	for i := range min(len(al), len(bl)) {
+		if al[i] != bl[i] {
+			return "got:  " + al[i] + "\nwant: " + bl[i]
+		}
+	}
+	return "lengths differ"
+}
+
+func FuzzReadJSON(f *testing.F) {
+	f.Add([]byte(`{"schema":"idlewatt.report/v1","drives":[{"name":"a","port":1}]}`))
+	f.Add([]byte(`{"schema":"x"}`))
+	f.Add([]byte(`[`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		r, err := analysis.ReadJSON(bytes.NewReader(b))
+		if err == nil {
+			var out bytes.Buffer
+			r.WriteMarkdown(&out)
+			if err := r.WriteCSV(&out); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+}
