@@ -87,6 +87,10 @@ type Device struct {
 // Discover reads every SATA host, link, device and block device under the
 // root. A missing or malformed file is recorded in Problems and discovery
 // goes on; the error is non-nil only when the root is no sysfs tree.
+//
+// Reading ahci_port_cmd resumes a runtime-suspended AHCI port
+// (ahci_rpm_get_port in libahci.c), so do not Discover in a loop while
+// measuring idle power: read once before, and after.
 func (s *Sysfs) Discover() (*System, error) {
 	sys := &System{Schema: SchemaStates, Root: s.Root}
 	hosts, err := s.fs.ReadDir(classSCSIHost)
