@@ -13,65 +13,65 @@ import (
 // come from. Powers are totals over all rails; a 5v+12v drive splits them as
 // described at SpindleW and Active12VShare.
 type Profile struct {
-	Name        string `yaml:"name"`        // set from the config map key; not a config key
-	Base        string `yaml:"base"`        // config only: inherit every unset key from this profile
-	Description string `yaml:"description"` // free text for `idlewatt profiles`
+	Name        string `yaml:"name" json:"name"`               // set from the config map key; not a config key
+	Base        string `yaml:"base" json:"base,omitempty"`     // config only: inherit every unset key from this profile
+	Description string `yaml:"description" json:"description"` // free text for `idlewatt profiles`
 
-	FormFactor string `yaml:"form_factor"` // "2.5" or "3.5" (inches)
-	Rails      string `yaml:"rails"`       // "5v" or "5v+12v"; default from form_factor
+	FormFactor string `yaml:"form_factor" json:"form_factor"` // "2.5" or "3.5" (inches)
+	Rails      string `yaml:"rails" json:"rails"`             // "5v" or "5v+12v"; default from form_factor
 
 	// Power levels (W, total over the rails).
-	ActiveIdleW units.Watts `yaml:"active_idle_w"` // PHY ready, no command in flight
-	PartialW    units.Watts `yaml:"partial_w"`
-	SlumberW    units.Watts `yaml:"slumber_w"`
-	DevSlpW     units.Watts `yaml:"devslp_w"`
+	ActiveIdleW units.Watts `yaml:"active_idle_w" json:"active_idle_w"` // PHY ready, no command in flight
+	PartialW    units.Watts `yaml:"partial_w" json:"partial_w"`
+	SlumberW    units.Watts `yaml:"slumber_w" json:"slumber_w"`
+	DevSlpW     units.Watts `yaml:"devslp_w" json:"devslp_w"`
 
 	// Active power: active_idle_w + w_per_mbps × throughput, capped at
 	// peak_write_w. The drive moves data at its max rate, so a sample that
 	// sees the drive saturated shows the peak; the mean rises linearly with
 	// the workload's throughput.
-	ReadWPerMBps  float64     `yaml:"read_w_per_mbps"`  // W per MB/s read
-	WriteWPerMBps float64     `yaml:"write_w_per_mbps"` // W per MB/s written
-	PeakWriteW    units.Watts `yaml:"peak_write_w"`     // ceiling of any active power
-	MaxReadMBps   float64     `yaml:"max_read_mbps"`    // MB/s (10^6 B/s)
-	MaxWriteMBps  float64     `yaml:"max_write_mbps"`   // MB/s
+	ReadWPerMBps  float64     `yaml:"read_w_per_mbps" json:"read_w_per_mbps"`   // W per MB/s read
+	WriteWPerMBps float64     `yaml:"write_w_per_mbps" json:"write_w_per_mbps"` // W per MB/s written
+	PeakWriteW    units.Watts `yaml:"peak_write_w" json:"peak_write_w"`         // ceiling of any active power
+	MaxReadMBps   float64     `yaml:"max_read_mbps" json:"max_read_mbps"`       // MB/s (10^6 B/s)
+	MaxWriteMBps  float64     `yaml:"max_write_mbps" json:"max_write_mbps"`     // MB/s
 
 	// Exit latencies: how long an I/O that arrives in the state waits.
-	PartialExitUs float64 `yaml:"partial_exit_us"` // µs, spec < 10
-	SlumberExitMs float64 `yaml:"slumber_exit_ms"` // ms, spec < 10
-	DevSlpExitMs  float64 `yaml:"devslp_exit_ms"`  // ms, must be ≤ deto_ms
-	DetoMs        float64 `yaml:"deto_ms"`         // ms, DevSlp exit timeout the drive reports (log 30h p8)
-	MdatMs        float64 `yaml:"mdat_ms"`         // ms, minimum DEVSLP assertion time (nominal 10)
-	ReadyMs       float64 `yaml:"ready_ms"`        // ms from power-on to ready (SSD; HDDs use spinup_ms)
+	PartialExitUs float64 `yaml:"partial_exit_us" json:"partial_exit_us"` // µs, spec < 10
+	SlumberExitMs float64 `yaml:"slumber_exit_ms" json:"slumber_exit_ms"` // ms, spec < 10
+	DevSlpExitMs  float64 `yaml:"devslp_exit_ms" json:"devslp_exit_ms"`   // ms, must be ≤ deto_ms
+	DetoMs        float64 `yaml:"deto_ms" json:"deto_ms"`                 // ms, DevSlp exit timeout the drive reports (log 30h p8)
+	MdatMs        float64 `yaml:"mdat_ms" json:"mdat_ms"`                 // ms, minimum DEVSLP assertion time (nominal 10)
+	ReadyMs       float64 `yaml:"ready_ms" json:"ready_ms"`               // ms from power-on to ready (SSD; HDDs use spinup_ms)
 
 	// Idle timers, counted from the moment the last command completed.
-	HipmPartialAfterMs float64 `yaml:"hipm_partial_after_ms"` // host-initiated Partial (or Slumber under min_power)
-	DipmPartialAfterMs float64 `yaml:"dipm_partial_after_ms"` // device-initiated Partial
-	DipmSlumberAfterMs float64 `yaml:"dipm_slumber_after_ms"` // device-initiated Slumber
-	DitoMs             float64 `yaml:"dito_ms"`               // HBA auto-DevSlp idle time under min_power* (libahci default 1000)
+	HipmPartialAfterMs float64 `yaml:"hipm_partial_after_ms" json:"hipm_partial_after_ms"` // host-initiated Partial (or Slumber under min_power)
+	DipmPartialAfterMs float64 `yaml:"dipm_partial_after_ms" json:"dipm_partial_after_ms"` // device-initiated Partial
+	DipmSlumberAfterMs float64 `yaml:"dipm_slumber_after_ms" json:"dipm_slumber_after_ms"` // device-initiated Slumber
+	DitoMs             float64 `yaml:"dito_ms" json:"dito_ms"`                             // HBA auto-DevSlp idle time under min_power* (libahci default 1000)
 
-	WakeSpikeW  units.Watts `yaml:"wake_spike_w"`  // power while the drive wakes from Slumber/DevSlp/power-off
-	WakeSpikeMs float64     `yaml:"wake_spike_ms"` // ms the spike lasts
+	WakeSpikeW  units.Watts `yaml:"wake_spike_w" json:"wake_spike_w"`   // power while the drive wakes from Slumber/DevSlp/power-off
+	WakeSpikeMs float64     `yaml:"wake_spike_ms" json:"wake_spike_ms"` // ms the spike lasts
 
-	NoiseMA float64 `yaml:"noise_ma"` // mA, standard deviation of the Gaussian sensor noise per rail
+	NoiseMA float64 `yaml:"noise_ma" json:"noise_ma"` // mA, standard deviation of the Gaussian sensor noise per rail
 
 	// Background garbage collection while idle: bursts arrive at random
 	// (exponential gaps, mean gc_every_s, counted from the last command).
-	GCEveryS float64     `yaml:"gc_every_s"` // s, 0 = never
-	GCMs     float64     `yaml:"gc_ms"`      // ms per burst
-	GCW      units.Watts `yaml:"gc_w"`       // W during a burst
+	GCEveryS float64     `yaml:"gc_every_s" json:"gc_every_s"` // s, 0 = never
+	GCMs     float64     `yaml:"gc_ms" json:"gc_ms"`           // ms per burst
+	GCW      units.Watts `yaml:"gc_w" json:"gc_w"`             // W during a burst
 
-	DESO            bool `yaml:"deso"`             // DEVSLP honoured only from Slumber (AHCI CAP2.DESO)
-	DevSlpSupported bool `yaml:"devslp_supported"` // IDENTIFY word 78 bit 8
-	DevSlpBroken    bool `yaml:"devslp_broken"`    // claims DevSlp but ignores the pin
+	DESO            bool `yaml:"deso" json:"deso"`                         // DEVSLP honoured only from Slumber (AHCI CAP2.DESO)
+	DevSlpSupported bool `yaml:"devslp_supported" json:"devslp_supported"` // IDENTIFY word 78 bit 8
+	DevSlpBroken    bool `yaml:"devslp_broken" json:"devslp_broken"`       // claims DevSlp but ignores the pin
 
 	// HDDs (rails "5v+12v").
-	SpinupMs       float64     `yaml:"spinup_ms"`        // ms from standby/power-on to ready
-	SpinupW        units.Watts `yaml:"spinup_w"`         // W on 12 V while spinning up
-	SpindleW       units.Watts `yaml:"spindle_w"`        // W on 12 V while spinning (part of every spinning state's total)
-	Active12VShare float64     `yaml:"active_12v_share"` // fraction of the active power above idle drawn from 12 V (actuator)
-	StandbyAfterS  float64     `yaml:"standby_after_s"`  // s idle before the spindle stops, 0 = never
-	StandbyW       units.Watts `yaml:"standby_w"`        // W in standby (5 V only)
+	SpinupMs       float64     `yaml:"spinup_ms" json:"spinup_ms"`               // ms from standby/power-on to ready
+	SpinupW        units.Watts `yaml:"spinup_w" json:"spinup_w"`                 // W on 12 V while spinning up
+	SpindleW       units.Watts `yaml:"spindle_w" json:"spindle_w"`               // W on 12 V while spinning (part of every spinning state's total)
+	Active12VShare float64     `yaml:"active_12v_share" json:"active_12v_share"` // fraction of the active power above idle drawn from 12 V (actuator)
+	StandbyAfterS  float64     `yaml:"standby_after_s" json:"standby_after_s"`   // s idle before the spindle stops, 0 = never
+	StandbyW       units.Watts `yaml:"standby_w" json:"standby_w"`               // W in standby (5 V only)
 }
 
 // Rails returned by Profile.RailSet.
