@@ -127,6 +127,8 @@ func DevSlpCycleChart(cy DevSlpCycle, o DevSlpOpts) (*Figure, error) {
 	} else {
 		p.Y.Min, p.Y.Max = 0, hi*scale*1.08
 	}
+	fixAxis(&p.X, false)
+	fixAxis(&p.Y, o.LogY)
 	leg := newLegend()
 	leg.add("power (mean)", swatch{line: draw.LineStyle{Color: seriesColor(0), Width: vg.Points(1.5)}})
 	leg.add("min–max", swatch{fill: tint(seriesColor(0), 70)})

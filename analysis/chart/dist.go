@@ -249,6 +249,8 @@ func distChart(ds []Distribution, o DistOpts, cdf bool) (*Figure, error) {
 		p.Y.Label.Text = "Share of time (%)"
 		p.Y.Min, p.Y.Max = 0, ymax*1.08
 	}
+	fixAxis(&p.X, logX)
+	fixAxis(&p.Y, false)
 	f := &frame{title: o.Title, subtitle: o.Subtitle, legend: leg, panels: []panel{{p, 1}}}
 	return newFigure(o.Size.or(Size{8, 4}), o.DPI, f.draw), nil
 }

@@ -99,7 +99,7 @@ func TestBadInputIsAnError(t *testing.T) {
 			_, err := PowerOverTime([]Trace{{Power: good}}, PowerOpts{From: nan})
 			return wantErr(err, "finite")
 		},
-		"NaN bar": func() error { _, err := BarChart([]Bar{{"x", nan, 0}}, BarOpts{}); return wantErr(err, `"x"`) },
+		"NaN bar":      func() error { _, err := BarChart([]Bar{{"x", nan, 0}}, BarOpts{}); return wantErr(err, `"x"`) },
 		"negative err": func() error { _, err := BarChart([]Bar{{"x", 1, -1}}, BarOpts{}); return wantErr(err, `"x"`) },
 		"no bars":      func() error { _, err := BarChart(nil, BarOpts{}); return wantNoData(err) },
 		"IOPS ragged": func() error {
@@ -178,7 +178,11 @@ func FuzzPowerOverTime(f *testing.F) {
 	f.Add([]byte{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, uint8(0))
 	f.Add(bytes.Repeat([]byte{0xff, 0x7f}, 40), uint8(1))
 	f.Add(bytes.Repeat([]byte{0x00, 0x00, 0xf8, 0x7f}, 20), uint8(2)) // NaN payloads
-	f.Fuzz(func(t *testing.T, data []byte, mode uint8) {
+	f.Fuzz(fuzzBody)
+}
+
+func fuzzBody(t *testing.T, data []byte, mode uint8) {
+	{
 		fl := func(i int) float64 {
 			if len(data) < 8 {
 				return float64(i)
@@ -230,5 +234,5 @@ func FuzzPowerOverTime(f *testing.F) {
 		if fig, err := DevSlpCycleChart(DevSlpCycle{Power: env, Assert: fl(1), Deassert: fl(2), FloorReached: fl(3), FirstIO: fl(4)}, DevSlpOpts{LogY: mode%2 == 0, Size: Size{2, 2}, DPI: 30}); err == nil {
 			_ = fig.Write(io.Discard, "png")
 		}
-	})
+	}
 }

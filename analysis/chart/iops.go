@@ -77,6 +77,8 @@ func IOPSConsistency(ss []IOPSSeries, o IOPSOpts) (*Figure, error) {
 	} else {
 		p.Y.Min, p.Y.Max = 0, math.Max(hi, 1)*1.08
 	}
+	fixAxis(&p.X, false)
+	fixAxis(&p.Y, o.LogY)
 	f := &frame{title: o.Title, subtitle: o.Subtitle, legend: leg, panels: []panel{{p, 1}}}
 	return newFigure(o.Size.or(Size{8, 4}), o.DPI, f.draw), nil
 }

@@ -237,6 +237,10 @@ func PowerOverTime(traces []Trace, o PowerOpts) (*Figure, error) {
 			o.Size = Size{10, 1.0 + 2.3*float64(len(traces))}
 		}
 	}
+	for _, pn := range f.panels {
+		fixAxis(&pn.p.X, false)
+		fixAxis(&pn.p.Y, false)
+	}
 	last := f.panels[len(f.panels)-1].p
 	last.X.Tick.Marker = niceTicks{8}
 	last.X.Label.Text = "Time (s)"

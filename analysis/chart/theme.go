@@ -347,3 +347,33 @@ func (t niceTicks) Ticks(lo, hi float64) []plot.Tick {
 	}
 	return ts
 }
+
+// fixAxis makes an axis range drawable whatever the data did: finite,
+// non-empty and, on a log axis, positive. gonum/plot panics on a log axis
+// that reaches zero, and a chart must never panic on odd input.
+func fixAxis(a *plot.Axis, log bool) {
+	lo, hi := a.Min, a.Max
+	big := math.MaxFloat64 / 4
+	if !finite(lo) || lo < -big {
+		lo = -big
+	}
+	if !finite(hi) || hi > big {
+		hi = big
+	}
+	if log {
+		if !(hi > 0) {
+			hi = 1
+		}
+		if !(lo > 0) || lo >= hi {
+			lo = hi / 1000
+		}
+		if lo < 1e-300 {
+			lo = 1e-300
+		}
+	}
+	if !(hi > lo) {
+		m := math.Max(math.Abs(lo), 1)
+		lo, hi = lo-m/2, lo+m/2
+	}
+	a.Min, a.Max = lo, hi
+}
