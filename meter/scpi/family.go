@@ -1,0 +1,99 @@
+package scpi
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// Family holds one instrument family's command strings. %d is replaced by
+// the channel number. Every string can be overridden (Options.Family).
+type Family struct {
+	Name     string
+	Match    []string // substrings of *IDN? that pick this family (lowercase)
+	Init     []string // sent once at open
+	MeasCurr string
+	MeasVolt string  // "" if the instrument measures current only
+	MaxRate  float64 // readings/s the family sustains, for Info
+}
+
+// Families are the defaults, from the instruments' manuals.
+var Families = []Family{
+	{Name: "n6705", Match: []string{"n6705"}, MeasCurr: "MEAS:CURR? (@%d)", MeasVolt: "MEAS:VOLT? (@%d)", MaxRate: 50},
+	{Name: "k2450", Match: []string{"model 2450", "2450"}, Init: []string{":SENS:FUNC \"CURR\"", ":SENS:CURR:NPLC 0.1"},
+		MeasCurr: ":MEAS:CURR?", MeasVolt: ":MEAS:VOLT?", MaxRate: 100},
+	{Name: "k2280s", Match: []string{"2280s"}, MeasCurr: "measure:current?", MeasVolt: "measure:voltage?", MaxRate: 100},
+	{Name: "dp800", Match: []string{"dp8"}, MeasCurr: ":MEAS:CURR? CH%d", MeasVolt: ":MEAS:VOLT? CH%d", MaxRate: 20},
+	{Name: "sdm", Match: []string{"sdm"}, MeasCurr: "MEASure:CURRent:DC?", MaxRate: 150},
+}
+
+// Detect picks the family from an *IDN? reply.
+func Detect(idn string) (Family, error) {
+	l := strings.ToLower(idn)
+	for _, f := range Families {
+		for _, m := range f.Match {
+			if strings.Contains(l, m) {
+				return f, nil
+			}
+		}
+	}
+	return Family{}, fmt.Errorf("scpi: unknown instrument %q; set the family or its commands", strings.TrimSpace(idn))
+}
+
+// FamilyByName returns a default family.
+func FamilyByName(name string) (Family, error) {
+	for _, f := range Families {
+		if strings.EqualFold(f.Name, name) {
+			return f, nil
+		}
+	}
+	return Family{}, fmt.Errorf("scpi: unknown family %q", name)
+}
+
+// overflow is what SCPI instruments send for an over-range or invalid
+// reading (9.91E37 is NaN in SCPI-99).
+const overflow = 9.9e37
+
+// ParseReading parses a numeric reply: one number, or the first of a
+// comma-separated list; units appended by some instruments ("1.2E-3A") are
+// allowed. Over-range values are an error, never a number.
+func ParseReading(reply string) (float64, error) {
+	s := strings.TrimSpace(reply)
+	if strings.ContainsRune(s, '"') {
+		return 0, fmt.Errorf("scpi: reply %q is an error message, not a reading", trunc(reply))
+	}
+	if i := strings.IndexByte(s, ','); i >= 0 {
+		s = strings.TrimSpace(s[:i])
+	}
+	s = strings.TrimRight(s, "AaVvWw \t")
+	x, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+		return 0, fmt.Errorf("scpi: reply %q is not a number", trunc(reply))
+	}
+	if math.Abs(x) >= overflow {
+		return 0, fmt.Errorf("scpi: reply %q is the over-range value", trunc(reply))
+	}
+	return x, nil
+}
+
+// ParseError parses a SYST:ERR? reply: `-113,"Undefined header"`. Code 0
+// means the queue is empty.
+func ParseError(reply string) (int, string, error) {
+	c, msg, ok := strings.Cut(strings.TrimSpace(reply), ",")
+	if !ok {
+		return 0, "", fmt.Errorf("scpi: error-queue reply %q is not code,\"message\"", trunc(reply))
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(c))
+	if err != nil {
+		return 0, "", fmt.Errorf("scpi: error-queue reply %q has no numeric code", trunc(reply))
+	}
+	return n, strings.Trim(strings.TrimSpace(msg), "\""), nil
+}
+
+func trunc(s string) string {
+	if len(s) > 60 {
+		return s[:60] + "…"
+	}
+	return s
+}

@@ -1,0 +1,124 @@
+package scpi_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/idlewatt/idlewatt/meter"
+	"github.com/idlewatt/idlewatt/meter/scpi"
+	"github.com/idlewatt/idlewatt/meter/scpi/scpiemu"
+)
+
+func TestDetect(t *testing.T) {
+	for idn, want := range map[string]string{
+		"Keysight Technologies,N6705C,MY1,D.01":     "n6705",
+		"KEITHLEY INSTRUMENTS,MODEL 2450,04,1.7":    "k2450",
+		"KEITHLEY INSTRUMENTS,MODEL 2280S-32-6,1,2": "k2280s",
+		"RIGOL TECHNOLOGIES,DP832,DP8C1,00.01":      "dp800",
+		"Siglent Technologies,SDM3065X,SDM3,3.01":   "sdm",
+	} {
+		f, err := scpi.Detect(idn)
+		if err != nil || f.Name != want {
+			t.Errorf("%q → %q %v, want %s", idn, f.Name, err, want)
+		}
+	}
+	if _, err := scpi.Detect("ACME,Frobnicator"); err == nil {
+		t.Error("unknown instrument accepted")
+	}
+}
+
+func TestParse(t *testing.T) {
+	for s, want := range map[string]float64{"+1.25000E-02": 0.0125, " -3.5e-6A\r": -3.5e-6, "1.0,2.0": 1} {
+		if x, err := scpi.ParseReading(s); err != nil || x != want {
+			t.Errorf("%q → %v %v", s, x, err)
+		}
+	}
+	for _, s := range []string{"9.91E37", "nan", "", `-113,"Undefined header"x`} {
+		if _, err := scpi.ParseReading(s); err == nil {
+			t.Errorf("%q accepted", s)
+		}
+	}
+	code, msg, err := scpi.ParseError(`-113,"Undefined header"`)
+	if code != -113 || msg != "Undefined header" || err != nil {
+		t.Errorf("%d %q %v", code, msg, err)
+	}
+}
+
+type sink struct {
+	cancel func()
+	n      int
+	i, v   float64
+	gaps   []meter.Gap
+}
+
+func (s *sink) Samples(b *meter.Block) error {
+	s.n++
+	s.i, s.v = float64(b.I[0]), float64(b.V[0])
+	if s.n == 5 {
+		s.cancel()
+	}
+	return nil
+}
+func (s *sink) Gap(g meter.Gap) error   { s.gaps = append(s.gaps, g); return nil }
+func (*sink) Mark(meter.MarkEcho) error { return nil }
+func (*sink) Event(meter.Event) error   { return nil }
+
+func TestAgainstEmulator(t *testing.T) {
+	emu, err := scpiemu.New(scpiemu.Options{})
+	if err != nil {
+		t.Skipf("no pty: %v", err)
+	}
+	defer emu.Close()
+	in, err := scpi.Open(emu.Path(), scpi.Options{Timeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	if in.Family().Name != "n6705" {
+		t.Fatalf("family %q", in.Family().Name)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &sink{cancel: cancel}
+	if err := in.Stream(ctx, meter.StreamConfig{}, s); err != nil {
+		t.Fatal(err)
+	}
+	if s.n != 5 || math.Abs(s.i-0.0125) > 1e-12 || s.v != 5 {
+		t.Fatalf("%d samples, last %v A %v V", s.n, s.i, s.v)
+	}
+	// A command the instrument does not know: no reply, -113 in the queue.
+	bad, err := scpi.Open(emu.Path(), scpi.Options{Timeout: 100 * time.Millisecond, Override: &scpi.Family{MeasCurr: "MEAS:BOGUS?"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s = &sink{cancel: func() {}}
+	err = bad.Stream(context.Background(), meter.StreamConfig{}, s)
+	if !errors.Is(err, scpi.ErrInstrument) || !strings.Contains(err.Error(), "-113") || len(s.gaps) != 2 {
+		t.Fatalf("err %v gaps %+v", err, s.gaps)
+	}
+	if _, err := scpi.New(struct {
+		io.Reader
+		io.Writer
+	}{strings.NewReader(""), io.Discard}, scpi.Options{}); err == nil {
+		t.Fatal("New on nothing succeeded")
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add("+1.25000E-02")
+	f.Add(`-113,"Undefined header"`)
+	f.Add("9.91E37")
+	f.Fuzz(func(t *testing.T, s string) {
+		if x, err := scpi.ParseReading(s); err == nil && (math.IsNaN(x) || math.IsInf(x, 0) || math.Abs(x) >= 9.9e37) {
+			t.Fatalf("%q → %v", s, x)
+		}
+		_, _, _ = scpi.ParseError(s)
+		if _, err := scpi.Detect(s); err == nil && s == "" {
+			t.Fatal("empty IDN detected")
+		}
+	})
+}
