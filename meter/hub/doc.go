@@ -1,0 +1,36 @@
+// Package hub drives idlewatt's inline SATA power hub: a box measuring each
+// drive port's 5 V and 12 V rails with INA226-class sensors and driving each
+// port's DEVSLP pin. The wire protocol is docs/hub-protocol.md (version 1).
+//
+// # Opening
+//
+// Open(path, Options{}) opens a serial port (921600 8N1, no modem-status
+// ioctls, so a pty works) and identifies the hub; New(rw, opts) does the
+// same over any io.ReadWriter. Nothing answering wraps meter.ErrNoDevice,
+// garbage wraps meter.ErrProtocol, another protocol version wraps ErrVersion.
+// A *Hub is a meter.Meter, meter.DevSlpPin, meter.PortPower and
+// meter.Marker; commands work from any goroutine while Stream runs. A NAK
+// is a *RejectError (meter.ErrRejected, and meter.ErrUnsupported when the
+// hub cannot do it).
+//
+// # Recorded streams
+//
+// OpenReplay / NewReplay / DecodeStream decode a raw device→host byte stream
+// (hubemu.WriteFast output, or a dump) as fast as the CPU allows; OpenMeter
+// picks Open or OpenReplay by what path is.
+//
+// # Decoding
+//
+// Scanner splits bytes into CRC-checked frames, resynchronising on the start
+// bytes and counting CRC errors, resyncs and discarded bytes; a Frame's
+// payload aliases the Scanner's buffer until the next Next. Payload types
+// decode in place (DecodeFromBytes, gopacket style) and encode with Append.
+// Steady-state decoding allocates nothing per frame. Gaps are computed from
+// each block's first-sample index and from overrun events, exactly, and
+// delivered as meter.Gap; nothing is interpolated.
+//
+// # CRC
+//
+// CRC-16/CCITT-FALSE (github.com/sigurn/crc16's CRC16_CCITT_FALSE, check
+// 0x29B1), computed here slicing-by-8 so the CRC is not the bottleneck.
+package hub

@@ -1,0 +1,53 @@
+package hubemu
+
+import (
+	"bytes"
+	"testing"
+	"time"
+
+	"github.com/idlewatt/idlewatt/meter"
+	"github.com/idlewatt/idlewatt/meter/hub"
+)
+
+func TestEmuTimeAppliesOffsetAndDrift(t *testing.T) {
+	o := Options{ClockOffset: 3 * time.Millisecond, DriftPPM: 100}
+	if got, want := emuTime(o, 10*time.Second), 3*time.Millisecond+10*time.Second+time.Millisecond; got != want {
+		t.Fatalf("emuTime(10 s) = %v, want %v", got, want)
+	}
+}
+
+func TestWriteFastIsDeterministicAndSelfDescribing(t *testing.T) {
+	o := Options{Ports: 3, Rate: 2000, Seed: 9, Faults: Faults{CorruptRate: 1e-3}}
+	var a, b bytes.Buffer
+	if err := WriteFast(&a, o, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	WriteFast(&b, o, time.Second) //nolint:errcheck // same options
+	if !bytes.Equal(a.Bytes(), b.Bytes()) {
+		t.Fatal("same seed, different bytes")
+	}
+	info, st, err := hub.DecodeStream(bytes.NewReader(a.Bytes()), discard{})
+	if err != nil || info.Ports != 3 || len(info.Rates) != 1 || info.Rates[0] != 2000 {
+		t.Fatalf("decode: %v, info %+v", err, info)
+	}
+	if st.CRCErrors == 0 || st.Frames < 60 {
+		t.Fatalf("stats %+v: want most of 103 frames and some CRC errors", st)
+	}
+}
+
+func TestWriteFastRefusesWhatTheLinkCannotCarry(t *testing.T) {
+	o := Options{Ports: 4, Rate: 10000, Link: hub.LinkUART921600}
+	if err := WriteFast(&bytes.Buffer{}, o, time.Second); err == nil {
+		t.Fatal("4 ports at 10 kHz over a UART accepted")
+	}
+	if err := WriteFast(&bytes.Buffer{}, Options{Ports: 9}, time.Second); err == nil {
+		t.Fatal("9 ports accepted")
+	}
+}
+
+type discard struct{}
+
+func (discard) Samples(*meter.Block) error { return nil }
+func (discard) Gap(meter.Gap) error        { return nil }
+func (discard) Mark(meter.MarkEcho) error  { return nil }
+func (discard) Event(meter.Event) error    { return nil }
