@@ -1,0 +1,221 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/workload/replay"
+	"github.com/idlewatt/idlewatt/workload/target"
+	"github.com/idlewatt/idlewatt/workload/trace"
+)
+
+func init() {
+	register(func() *cobra.Command {
+		c := &cobra.Command{
+			Use:   "replay --trace F --target PATH",
+			Short: "Replay a trace on a file or block device, timing every I/O",
+			Long: `Replays a trace (any format trace info reads) on one target: every op goes to
+--target whatever file the trace names. Timing: recorded (open loop, each op
+at its trace time), compress-idle=DUR (gaps longer than DUR shrink to DUR) or
+afap. A missing regular-file target is created as large as the trace needs
+(or --size). Writing a block device needs --allow-destructive=DEVICE; mounted,
+root and swap devices are always refused. Progress goes to stderr once a
+second.`,
+			Args: cobra.NoArgs,
+			RunE: runReplay,
+		}
+		f := c.Flags()
+		f.String("trace", "", "trace file")
+		f.String("format", "", "trace format (default: detect)")
+		f.String("target", "", "file or block device")
+		f.Int("qd", 1, "queue depth")
+		f.String("timing", "recorded", "recorded, afap or compress-idle=DUR")
+		f.Float64("speed", 1, "play the trace this many times faster")
+		f.Bool("wrap", false, "fold ops beyond the target's end back into it")
+		f.String("size", "", "size of a regular-file target (default: the trace's span)")
+		f.String("engine", "", "uring or sync (default: uring, sync if unavailable)")
+		f.Duration("duration", 0, "stop after this long (0 = end of trace)")
+		f.String("allow-destructive", "", "block device that may be written")
+		f.Bool("direct", true, "O_DIRECT (falls back to buffered where refused)")
+		f.String("events", "", "write every I/O as CSV (issue_ns,complete_ns,op,offset,size,err) to this file")
+		f.Bool("json", false, "print the result as JSON")
+		return c
+	})
+}
+
+func runReplay(cmd *cobra.Command, _ []string) error {
+	path := optString(cmd, "trace", "replay.trace")
+	tpath := optString(cmd, "target", "replay.target")
+	if path == "" || tpath == "" {
+		return usageErr("replay: --trace and --target are required")
+	}
+	cfg, err := wlConfig(cmd, "replay")
+	if err != nil {
+		return err
+	}
+	timing, err := replay.ParseTiming(optString(cmd, "timing", "replay.timing"))
+	if err != nil {
+		return usageErr("--timing: %v", err)
+	}
+	cfg.Timing = timing
+	if cfg.Speed, err = optFloat(cmd, "speed", "replay.speed"); err != nil {
+		return err
+	}
+	if !(cfg.Speed > 0) {
+		return usageErr("--speed: want > 0")
+	}
+	cfg.Wrap = optBool(cmd, "wrap", "replay.wrap")
+
+	// A first streaming pass finds the span and whether the trace writes.
+	pre, err := wlOpenTrace(cmd, path)
+	if err != nil {
+		return err
+	}
+	st, err := trace.Summarize(pre)
+	pre.Close()
+	if err != nil {
+		return inputErr(err)
+	}
+	size := st.MaxEnd
+	if s := optString(cmd, "size", "replay.size"); s != "" {
+		if size, err = parseBytes(s); err != nil {
+			return usageErr("--size: %v", err)
+		}
+	}
+	writes := st.OpsByType[capture.OpWrite]+st.OpsByType[capture.OpTrim] > 0
+	tgt, err := wlOpenTarget(cmd, tpath, target.Options{Write: writes, Size: max(size, 4096)})
+	if err != nil {
+		return err
+	}
+	defer tgt.Close()
+	src, err := wlOpenTrace(cmd, path)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	fmt.Fprintf(cmd.ErrOrStderr(), "replaying %s (%s, %d ops over %v) on %s, %s timing, QD %d\n",
+		path, src.Format, st.Ops, st.Duration().Round(time.Millisecond), tpath, cfg.Timing, cfg.QD)
+	return wlRun(cmd, cfg, src, tgt)
+}
+
+// wlConfig reads the options replay and bench share.
+func wlConfig(cmd *cobra.Command, section string) (replay.Config, error) {
+	var cfg replay.Config
+	var err error
+	if cfg.QD, err = optInt(cmd, "qd", section+".qd"); err != nil {
+		return cfg, err
+	}
+	if cfg.QD < 1 || cfg.QD > 4096 {
+		return cfg, usageErr("--qd %d: want 1 to 4096", cfg.QD)
+	}
+	cfg.Engine = optString(cmd, "engine", section+".engine")
+	if cfg.Engine != "" && cfg.Engine != "uring" && cfg.Engine != "sync" {
+		return cfg, usageErr("--engine %q: want uring or sync", cfg.Engine)
+	}
+	if cfg.Duration, err = optDuration(cmd, "duration", section+".duration"); err != nil {
+		return cfg, err
+	}
+	stderr := cmd.ErrOrStderr()
+	cfg.Warn = func(s string) { fmt.Fprintln(stderr, "idlewatt: warning:", s) }
+	cfg.Progress = func(p replay.Progress) {
+		fmt.Fprintf(stderr, "%6.0fs  %10d ops  %9.0f IOPS  %8.1f MB/s\n", p.Elapsed.Seconds(), p.Ops, p.IOPS, p.MBps)
+	}
+	return cfg, nil
+}
+
+func wlOpenTarget(cmd *cobra.Command, path string, opt target.Options) (*target.Target, error) {
+	opt.AllowDestructive = optString(cmd, "allow-destructive", "")
+	opt.Direct = optBool(cmd, "direct", "")
+	if f := cmd.Flags().Lookup("direct"); f == nil {
+		opt.Direct = true
+	}
+	opt.Warn = func(s string) { fmt.Fprintln(cmd.ErrOrStderr(), "idlewatt: warning:", s) }
+	t, err := target.Open(path, opt)
+	if err != nil {
+		return nil, usageErr("%v", err)
+	}
+	return t, nil
+}
+
+// wlRun replays and prints the result.
+func wlRun(cmd *cobra.Command, cfg replay.Config, src trace.Reader, tgt *target.Target) error {
+	var onEvent func(capture.IOEvent)
+	if p := optString(cmd, "events", ""); p != "" {
+		f, err := os.Create(p)
+		if err != nil {
+			return failErr("%v", err)
+		}
+		defer f.Close()
+		w := bufio.NewWriterSize(f, 256<<10)
+		defer w.Flush()
+		w.WriteString("issue_ns,complete_ns,op,offset,size,err\n")
+		var b []byte
+		onEvent = func(ev capture.IOEvent) {
+			b = strconv.AppendInt(b[:0], ev.Issue, 10)
+			b = append(b, ',')
+			b = strconv.AppendInt(b, ev.Complete, 10)
+			b = append(b, ',')
+			b = append(b, ev.Op.String()...)
+			b = append(b, ',')
+			b = strconv.AppendInt(b, ev.Offset, 10)
+			b = append(b, ',')
+			b = strconv.AppendInt(b, int64(ev.Size), 10)
+			if ev.Err {
+				b = append(b, ",1\n"...)
+			} else {
+				b = append(b, ",0\n"...)
+			}
+			w.Write(b)
+		}
+	}
+	res, err := replay.Run(cmd.Context(), cfg, src, tgt, onEvent)
+	if err != nil && cmd.Context().Err() == nil {
+		if res.Ops == 0 {
+			return inputErr(err)
+		}
+		return failErr("%v", err)
+	}
+	if optBool(cmd, "json", "") {
+		enc := json.NewEncoder(cmd.OutOrStdout())
+		enc.SetIndent("", "  ")
+		if e := enc.Encode(res); e != nil {
+			return e
+		}
+	} else {
+		wlPrintResult(cmd.OutOrStdout(), &res)
+	}
+	if res.Errors > 0 {
+		return failErr("%d I/O errors", res.Errors)
+	}
+	return nil
+}
+
+func wlPrintResult(w io.Writer, r *replay.Result) {
+	fmt.Fprintf(w, "engine %s, %s timing, QD %d\n", r.Engine, r.Timing, r.QD)
+	fmt.Fprintf(w, "%d ops, %.1f MB in %v: %.0f IOPS, %.1f MB/s (busy %v: %.1f MB/s)\n",
+		r.Ops, float64(r.Bytes)/1e6, r.Elapsed.Round(time.Millisecond), r.IOPS, r.MBps, r.Busy.Round(time.Millisecond), r.BusyMBps)
+	for _, t := range []capture.Op{capture.OpRead, capture.OpWrite, capture.OpFlush, capture.OpTrim} {
+		if s, ok := r.ByType[t]; ok {
+			fmt.Fprintf(w, "  %-5s %9d ops  latency mean %8.3f ms  p99 %8.3f ms  max %8.3f ms  errors %d\n",
+				t, s.Ops, ms(s.Mean), ms(s.P99), ms(s.Max), s.Errors)
+		}
+	}
+	if r.Timing != "afap" {
+		fmt.Fprintf(w, "lateness mean %.3f ms, p99 %.3f ms, max %.3f ms; drift %.3f ms (%.4f %% of %v)\n",
+			ms(r.Lateness.Mean), ms(r.Lateness.P99), ms(r.Lateness.Max), ms(r.Lateness.Drift), 100*r.Lateness.DriftFraction, r.TraceDuration.Round(time.Millisecond))
+	}
+	fmt.Fprintf(w, "CPU %.2f µs per op (user %v, sys %v)\n", float64(r.CPUPerOp())/1e3, r.CPUUser.Round(time.Millisecond), r.CPUSys.Round(time.Millisecond))
+	if r.Realigned > 0 || r.Wrapped > 0 {
+		fmt.Fprintf(w, "%d ops widened to the O_DIRECT alignment, %d wrapped into the target\n", r.Realigned, r.Wrapped)
+	}
+}
+
+func ms(d time.Duration) float64 { return float64(d) / 1e6 }

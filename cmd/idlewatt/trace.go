@@ -1,0 +1,259 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/idlewatt/idlewatt/workload/gen"
+	"github.com/idlewatt/idlewatt/workload/trace"
+)
+
+func init() {
+	register(func() *cobra.Command {
+		c := &cobra.Command{
+			Use:   "trace",
+			Short: "Generate, inspect and convert I/O traces",
+			Long: `Traces are read streaming in fio iolog v2/v3, blkparse text, SNIA/MSR CSV or
+the native idlewatt format (docs/trace-formats.md); the format is detected
+unless --format names it.`,
+		}
+		c.AddCommand(newTraceInfoCmd(), newTraceConvertCmd(), newTraceGenCmd())
+		return c
+	})
+}
+
+func newTraceInfoCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "info FILE",
+		Short: "Ops and bytes by type, duration, size and idle-gap histograms, mix and locality",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f, err := wlOpenTrace(cmd, args[0])
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			s, err := trace.Summarize(f)
+			if err != nil {
+				return inputErr(err)
+			}
+			if optBool(cmd, "json", "") {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(struct {
+					File   string       `json:"file"`
+					Format trace.Format `json:"format"`
+					Stats  *trace.Stats `json:"stats"`
+				}{args[0], f.Format, s})
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s (%s)\n%s", args[0], f.Format, s.Text())
+			return nil
+		},
+	}
+	c.Flags().Bool("json", false, "print JSON")
+	c.Flags().String("format", "", "trace format (default: detect)")
+	return c
+}
+
+func newTraceConvertCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "convert IN --to FORMAT --out OUT",
+		Short: "Convert a trace between formats (native, fio2, fio3, blkparse, msr)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			to, err := trace.ParseFormat(optString(cmd, "to", ""))
+			if err != nil {
+				return usageErr("--to: %v", err)
+			}
+			out := optString(cmd, "out", "")
+			if out == "" {
+				return usageErr("trace convert: --out OUT is required")
+			}
+			in, err := wlOpenTrace(cmd, args[0])
+			if err != nil {
+				return err
+			}
+			defer in.Close()
+			n, skipped, err := wlWriteTrace(out, to, in, optString(cmd, "redirect", ""), "converted from "+args[0])
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "%d ops written to %s (%s)", n, out, to)
+			if skipped > 0 {
+				fmt.Fprintf(cmd.ErrOrStderr(), "; %d flush/trim ops dropped (the format cannot carry them)", skipped)
+			}
+			fmt.Fprintln(cmd.ErrOrStderr())
+			return nil
+		},
+	}
+	f := c.Flags()
+	f.String("to", "native", "output format: native, fio2, fio3, blkparse, msr")
+	f.String("out", "", "output file")
+	f.String("format", "", "input format (default: detect)")
+	f.String("redirect", "", "name every op's file PATH (like fio's replay_redirect)")
+	return c
+}
+
+func newTraceGenCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "gen pcmark7|iometer",
+		Short: "Generate a synthetic trace in the native format",
+	}
+	pc := &cobra.Command{
+		Use:   "pcmark7 --out FILE",
+		Short: "PCMark-7-like application traces (docs/workload.md)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			app := optString(cmd, "app", "gen.app")
+			seed, err := optInt(cmd, "seed", "gen.seed")
+			if err != nil {
+				return err
+			}
+			scale, err := optFloat(cmd, "duration-scale", "gen.duration_scale")
+			if err != nil {
+				return err
+			}
+			span, err := wlBytes(cmd, "span", "gen.span")
+			if err != nil {
+				return err
+			}
+			r, err := gen.PCMark7(app, int64(seed), span, scale)
+			if err != nil {
+				return usageErr("%v", err)
+			}
+			return wlGenOut(cmd, r, fmt.Sprintf("generator: pcmark7 app=%s seed=%d span=%d duration-scale=%g", app, seed, span, scale))
+		},
+	}
+	pf := pc.Flags()
+	pf.String("app", "all", "application: "+strings.Join(gen.AppNames(), ", "))
+	pf.Int("seed", 1, "random seed")
+	pf.Float64("duration-scale", 1, "multiply the number of bursts (0.1 = a tenth as long)")
+	pf.String("span", "16GiB", "LBA span in bytes (suffixes KiB, MiB, GiB, KB, MB, GB)")
+	pf.String("out", "", "output file ('-' for stdout)")
+
+	io := &cobra.Command{
+		Use:   "iometer --pattern P --ops N --out FILE",
+		Short: "Iometer-style patterns and the consistency load (untimed; replay with --timing afap)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			pat := optString(cmd, "pattern", "")
+			seed, err := optInt(cmd, "seed", "gen.seed")
+			if err != nil {
+				return err
+			}
+			n, err := optInt(cmd, "ops", "")
+			if err != nil {
+				return err
+			}
+			if n <= 0 {
+				return usageErr("--ops: want a positive count")
+			}
+			span, err := wlBytes(cmd, "span", "gen.span")
+			if err != nil {
+				return err
+			}
+			r, err := gen.Pattern(pat, int64(seed), span, int64(n))
+			if err != nil {
+				return usageErr("%v", err)
+			}
+			return wlGenOut(cmd, r, fmt.Sprintf("generator: iometer pattern=%s seed=%d span=%d ops=%d (replay with --timing afap --qd N)", pat, seed, span, n))
+		},
+	}
+	iof := io.Flags()
+	iof.String("pattern", "randread4k", "pattern: "+strings.Join(gen.Patterns, ", "))
+	iof.Int("ops", 100000, "number of ops")
+	iof.Int("seed", 1, "random seed")
+	iof.String("span", "16GiB", "LBA span in bytes")
+	iof.String("out", "", "output file ('-' for stdout)")
+	c.AddCommand(pc, io)
+	return c
+}
+
+func wlGenOut(cmd *cobra.Command, r trace.Reader, comment string) error {
+	out := optString(cmd, "out", "")
+	if out == "" {
+		return usageErr("%s: --out FILE is required", cmd.CommandPath())
+	}
+	n, _, err := wlWriteTrace(out, trace.FormatNative, r, "", comment)
+	if err != nil {
+		return err
+	}
+	if out != "-" {
+		fmt.Fprintf(cmd.ErrOrStderr(), "%d ops written to %s\n", n, out)
+	}
+	return nil
+}
+
+// wlOpenTrace opens a trace named on the command line; errors exit 2.
+func wlOpenTrace(cmd *cobra.Command, path string) (*trace.File, error) {
+	var format trace.Format
+	if s := optString(cmd, "format", ""); s != "" {
+		var err error
+		if format, err = trace.ParseFormat(s); err != nil {
+			return nil, usageErr("--format: %v", err)
+		}
+	}
+	f, err := trace.Open(path, format)
+	if err != nil {
+		return nil, inputErr(err)
+	}
+	return f, nil
+}
+
+// wlWriteTrace streams r into path ("-" = stdout) in format to.
+func wlWriteTrace(path string, to trace.Format, r trace.Reader, redirect, comment string) (n, skipped int64, err error) {
+	out := os.Stdout
+	if path != "-" {
+		if out, err = os.Create(path); err != nil {
+			return 0, 0, failErr("%v", err)
+		}
+		defer out.Close()
+	}
+	w, err := trace.NewWriter(out, to)
+	if err != nil {
+		return 0, 0, usageErr("%v", err)
+	}
+	w.Comment(comment)
+	if n, err = trace.Copy(w, r, redirect); err != nil {
+		return n, 0, inputErr(err)
+	}
+	if err := w.Close(); err != nil {
+		return n, 0, failErr("%s: %v", path, err)
+	}
+	return n, w.Skipped(), nil
+}
+
+// wlBytes resolves a byte-size option such as "16GiB" or "1000000".
+func wlBytes(cmd *cobra.Command, flag, key string) (int64, error) {
+	s := optString(cmd, flag, key)
+	n, err := parseBytes(s)
+	if err != nil {
+		return 0, usageErr("%s: %v", where(cmd, flag, key), err)
+	}
+	return n, nil
+}
+
+func parseBytes(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		m      int64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12},
+		{"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}, {"T", 1 << 40}, {"B", 1}} {
+		if strings.HasSuffix(t, u.suffix) {
+			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.m
+			break
+		}
+	}
+	v, err := strconv.ParseFloat(t, 64)
+	if err != nil || v < 0 || v*float64(mult) > 1<<62 {
+		return 0, fmt.Errorf("%q is not a byte size (e.g. 4096, 512MiB, 16GiB)", s)
+	}
+	return int64(v * float64(mult)), nil
+}
