@@ -331,3 +331,23 @@ func TestDumpErrors(t *testing.T) {
 }
 
 var _ = bytes.Equal
+
+// fixtures/ppk2/vector.dump: default calibration, then 1000 copies of the
+// test vector's ADC, range and logic with consecutive counters.
+func TestVectorDumpFixture(t *testing.T) {
+	p, err := Open("../../fixtures/ppk2/vector.dump", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	c := &collect{}
+	if err := p.Stream(context.Background(), meter.StreamConfig{}, c); err != nil {
+		t.Fatal(err)
+	}
+	if len(c.i) != 1000 || len(c.gaps) != 0 || math.Abs(float64(c.i[999])*1e6-18048.485) > 0.0005 {
+		t.Fatalf("%d samples, gaps %v, last %v", len(c.i), c.gaps, c.i[len(c.i)-1])
+	}
+	if len(c.events) != 1 || c.events[0].Value != 0xa5 {
+		t.Fatalf("events %+v", c.events)
+	}
+}
