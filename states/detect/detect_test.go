@@ -238,3 +238,33 @@ func FuzzClassifier(f *testing.F) {
 		_, _ = h.Levels(0.01)
 	})
 }
+
+func TestOnlineLagsHalfWindow(t *testing.T) {
+	o, err := NewOnline(profile, period, time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := 0; k < 100; k++ {
+		if s := o.Classify(0.06, false); s != Slumber {
+			t.Fatalf("sample %d: %v, want slumber", k, s)
+		}
+	}
+	// Step down to DevSlp: 11-sample window, so the 6th new sample flips it.
+	for k := 1; k <= 10; k++ {
+		s := o.Classify(0.0025, false)
+		if want := Slumber; k >= 6 {
+			want = DevSlp
+			if s != want {
+				t.Fatalf("step sample %d: %v, want %v", k, s, want)
+			}
+		} else if s != want {
+			t.Fatalf("step sample %d: %v, want %v", k, s, want)
+		}
+	}
+	if s := o.Classify(3, false); s != DevSlp {
+		t.Errorf("a lone spike changed the label to %v", s)
+	}
+	if s := o.Classify(0.0025, true); s != Active {
+		t.Errorf("busy sample labelled %v", s)
+	}
+}
