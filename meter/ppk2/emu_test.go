@@ -40,7 +40,7 @@ func (s *sink) Gap(g meter.Gap) error {
 	return nil
 }
 func (s *sink) Mark(meter.MarkEcho) error { s.marks++; return nil }
-func (s *sink) Event(e meter.Event) error  { s.events = append(s.events, e); return nil }
+func (s *sink) Event(e meter.Event) error { s.events = append(s.events, e); return nil }
 
 func TestDriverAgainstEmulator(t *testing.T) {
 	emu, err := ppk2emu.New(ppk2emu.Options{

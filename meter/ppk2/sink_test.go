@@ -54,4 +54,4 @@ func (c *collect) Gap(g meter.Gap) error {
 	return nil
 }
 func (c *collect) Mark(m meter.MarkEcho) error { c.marks = append(c.marks, m); return nil }
-func (c *collect) Event(e meter.Event) error  { c.events = append(c.events, e); return nil }
+func (c *collect) Event(e meter.Event) error   { c.events = append(c.events, e); return nil }
