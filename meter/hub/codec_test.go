@@ -248,3 +248,37 @@ func TestDecodeAllocatesNothingPerFrame(t *testing.T) {
 		t.Fatalf("%v allocations per frame, want 0", a)
 	}
 }
+
+// A corrupted length on an idle link must not hold later frames hostage.
+func TestAbandonReleasesFramesBehindABadLength(t *testing.T) {
+	bad := bytes.Clone(AppendFrame(nil, TypeAck, 1, []byte{byte(TypeStop)}))
+	bad[5] = 0x0F // length 3841: far more bytes than will come
+	good := AppendFrame(nil, TypeAck, 2, []byte{byte(TypeStop)})
+	sc := NewScanner(bytes.NewReader(stream(bad, good)))
+	if f, err := sc.Next(); err != nil || f.Seq != 2 {
+		t.Fatalf("at the end of the stream: %+v, %v; want the seq 2 ACK", f, err)
+	}
+	sc = NewScanner(&idleAfter{data: stream(bad, good)})
+	if _, err := sc.Next(); err != ErrIdle {
+		t.Fatalf("want ErrIdle while the bad frame waits, got %v", err)
+	}
+	sc.Abandon()
+	f, err := sc.Next()
+	if err != nil || f.Seq != 2 {
+		t.Fatalf("after Abandon: %+v, %v; want the seq 2 ACK", f, err)
+	}
+}
+
+// idleAfter returns data once, then (0, nil) forever.
+type idleAfter struct {
+	data []byte
+	done bool
+}
+
+func (r *idleAfter) Read(p []byte) (int, error) {
+	if r.done {
+		return 0, nil
+	}
+	r.done = true
+	return copy(p, r.data), nil
+}

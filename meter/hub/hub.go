@@ -155,18 +155,25 @@ func newHub(rw io.ReadWriter, c io.Closer, name string, opts Options) (*Hub, err
 	return h, nil
 }
 
-func (h *Hub) handshake() error {
+// retry sends an idempotent command up to three times within the timeout:
+// on a noisy link an answer can be lost to a CRC error like any frame.
+func (h *Hub) retry(t Type) (reply, error) {
 	var rep reply
 	var err error
 	deadline := time.Now().Add(h.opts.Timeout)
-	for try := 0; time.Now().Before(deadline); try++ {
+	for time.Now().Before(deadline) {
 		ctx, cancel := context.WithTimeout(context.Background(), min(h.opts.Timeout/3, time.Until(deadline)))
-		rep, err = h.command(ctx, TypeIdentify, nil)
+		rep, err = h.command(ctx, t, nil)
 		cancel()
 		if err == nil || !errors.Is(err, context.DeadlineExceeded) {
 			break
 		}
 	}
+	return rep, err
+}
+
+func (h *Hub) handshake() error {
+	rep, err := h.retry(TypeIdentify)
 	if errors.Is(err, context.DeadlineExceeded) {
 		h.mu.Lock()
 		st := h.stats
@@ -183,13 +190,11 @@ func (h *Hub) handshake() error {
 	if err := h.id.DecodeFromBytes(rep.payload); err != nil {
 		return fmt.Errorf("hub %s: %w", h.name, err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), h.opts.Timeout)
-	defer cancel()
 	// A previous host may have left it streaming.
-	if _, err := h.command(ctx, TypeStop, nil); err != nil && !errors.Is(err, meter.ErrRejected) {
+	if _, err := h.retry(TypeStop); err != nil && !errors.Is(err, meter.ErrRejected) {
 		return err
 	}
-	rep, err = h.command(ctx, TypeReadCal, nil)
+	rep, err = h.retry(TypeReadCal)
 	switch {
 	case err == nil:
 		h.cal = new(Calibration)
@@ -205,12 +210,30 @@ func (h *Hub) handshake() error {
 
 func (h *Hub) bytesIn() uint64 { return h.sc.BytesIn() }
 
+// abandonAfter: a partial frame with no new byte for this long is given
+// up (Scanner.Abandon), so answers queued behind a frame whose length was
+// corrupted are not held hostage on an idle link.
+const abandonAfter = 100 * time.Millisecond
+
 func (h *Hub) readLoop() {
 	defer close(h.done)
+	dl, canDeadline := h.rw.(interface{ SetReadDeadline(time.Time) error })
+	lastIn, lastChange := h.sc.BytesIn(), time.Now()
 	for {
+		if canDeadline {
+			dl.SetReadDeadline(time.Now().Add(abandonAfter)) //nolint:errcheck // without deadlines we poll below
+		}
 		f, err := h.sc.Next()
 		if err == ErrIdle {
-			time.Sleep(time.Millisecond)
+			if in := h.sc.BytesIn(); in != lastIn {
+				lastIn, lastChange = in, time.Now()
+			} else if h.sc.Pending() > 0 && time.Since(lastChange) >= abandonAfter {
+				h.sc.Abandon()
+				continue
+			}
+			if !canDeadline {
+				time.Sleep(time.Millisecond)
+			}
 			continue
 		}
 		h.mu.Lock()

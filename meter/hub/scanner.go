@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"os"
 	"sync/atomic"
 
 	"github.com/idlewatt/idlewatt/meter"
@@ -53,8 +54,8 @@ func NewScanner(r io.Reader) *Scanner {
 // Stats returns Frames, CRCErrors, Resyncs and BytesDiscarded so far.
 func (s *Scanner) Stats() meter.Stats { return s.stats }
 
-// Next returns the next good frame, io.EOF at the end of the stream (bytes
-// of an incomplete final frame are counted as discarded), ErrIdle after an
+// Next returns the next good frame, io.EOF at the end of the stream (an
+// incomplete frame there is resynchronised past, its bytes discarded), ErrIdle after an
 // empty read, or the reader's error.
 func (s *Scanner) Next() (*Frame, error) {
 	for {
@@ -62,8 +63,9 @@ func (s *Scanner) Next() (*Frame, error) {
 			return f, nil
 		}
 		if s.eof {
-			if n := s.hi - s.lo; n > 0 {
-				s.discard(n)
+			if s.hi > s.lo {
+				s.discard(1) // an incomplete frame at the end: look past its start
+				continue
 			}
 			if s.err != nil {
 				return nil, s.err
@@ -94,12 +96,28 @@ func (s *Scanner) fill() (int, error) {
 		s.lo = 0
 	}
 	n, err := s.r.Read(s.buf[s.hi:])
+	if n == 0 && errors.Is(err, os.ErrDeadlineExceeded) {
+		err = nil // a read deadline is a timeout, like (0, nil)
+	}
 	s.hi += n
 	s.in.Add(uint64(n))
 	if n > 0 {
 		return n, nil // keep err (if any) for the next read: the bytes come first
 	}
 	return 0, err
+}
+
+// Pending returns the number of buffered bytes not yet part of a frame.
+func (s *Scanner) Pending() int { return s.hi - s.lo }
+
+// Abandon gives up on the incomplete frame at the head of the buffer — a
+// link gone quiet mid-frame, or a corrupted length promising bytes that
+// will never come on an idle link — by discarding its first byte, so the
+// next Next resynchronises on what follows. Call it after a read timeout.
+func (s *Scanner) Abandon() {
+	if s.hi > s.lo {
+		s.discard(1)
+	}
 }
 
 func (s *Scanner) discard(n int) {
