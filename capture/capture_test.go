@@ -388,12 +388,14 @@ func TestSamplesDoesNotAllocate(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	b := block(1, 0, 100)
+	b0, b1 := block(0, 0, 100), block(1, 0, 100) // int16 and float32 encodings
 	feed := func() {
-		if err := w.Samples(b); err != nil {
-			t.Fatal(err)
+		for _, b := range []*meter.Block{b0, b1} {
+			if err := w.Samples(b); err != nil {
+				t.Fatal(err)
+			}
+			b.Start += 100
 		}
-		b.Start += 100
 	}
 	for range 50000 { // grow buffers through several runs and flushes
 		feed()
@@ -761,5 +763,43 @@ func readCount(r *Reader) (int, error) {
 func TestCRCVariant(t *testing.T) {
 	if got := crc32.Checksum([]byte("123456789"), castagnoli); got != 0xE3069283 {
 		t.Fatalf("CRC-32C check value 0x%08X, want 0xE3069283", got)
+	}
+}
+
+func TestRowsMergeChannels(t *testing.T) {
+	var buf bytes.Buffer
+	w, _ := NewWriter(&buf, testHeader(), Options{FlushEvery: time.Hour})
+	w.Samples(block(0, 100, 3)) // 100..102
+	w.Samples(block(1, 101, 1)) // 101 only
+	w.Flush()
+	w.Samples(block(0, 110, 1)) // after a gap of 7 on every channel
+	w.Samples(block(1, 110, 1))
+	w.Close()
+	r, err := NewReader(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := NewRows(r)
+	type got struct {
+		idx, gap uint64
+		p0, p1   bool
+	}
+	var all []got
+	for {
+		row, err := rows.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, got{row.Index, row.Gap, row.Present[0], row.Present[1]})
+		if row.Present[1] && row.V[1] != block(1, row.Index, 1).V[0] {
+			t.Errorf("row %d: channel 1 V %v", row.Index, row.V[1])
+		}
+	}
+	want := []got{{100, 0, true, false}, {101, 0, true, true}, {102, 0, true, false}, {103, 7, false, false}, {110, 0, true, true}}
+	if !reflect.DeepEqual(all, want) {
+		t.Fatalf("rows %+v, want %+v", all, want)
 	}
 }

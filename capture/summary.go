@@ -74,23 +74,27 @@ func (w *Writer) writeSummary(c int) {
 
 func appendF32(b []byte, x float32) []byte { return le.AppendUint32(b, math.Float32bits(x)) }
 
-// fitsInt16 reports whether every x is an int16 multiple of lsb exactly as
-// the reader will rebuild it, so the compact encoding loses nothing.
-func fitsInt16(xs []float32, lsb float32) bool {
+// toCounts fills cnt with xs as int16 counts of lsb and reports whether
+// each rebuilds exactly as the reader will, so the compact encoding loses
+// nothing. Multiplying by 1/lsb may round differently from dividing; the
+// exactness check catches that, at worst costing the compact encoding.
+func toCounts(cnt []int16, xs []float32, lsb float32) ([]int16, bool) {
 	l := float64(lsb)
+	inv := 1 / l
+	cnt = cnt[:0]
 	for _, x := range xs {
-		c := math.Round(float64(x) / l)
+		c := math.Round(float64(x) * inv)
 		if !(c >= math.MinInt16 && c <= math.MaxInt16) || float32(c*l) != x {
-			return false
+			return cnt, false
 		}
+		cnt = append(cnt, int16(c))
 	}
-	return true
+	return cnt, true
 }
 
-func appendCounts(b []byte, xs []float32, lsb float32) []byte {
-	l := float64(lsb)
-	for _, x := range xs {
-		b = le.AppendUint16(b, uint16(int16(math.Round(float64(x)/l))))
+func appendCounts(b []byte, cnt []int16) []byte {
+	for _, c := range cnt {
+		b = le.AppendUint16(b, uint16(c))
 	}
 	return b
 }

@@ -38,6 +38,8 @@ type Writer struct {
 	sums    []summaryAcc
 	lsbV    []float32 // per channel, 0 = unknown: no int16 encoding
 	lsbI    []float32
+	cntV    []int16 // scratch for the int16 encoding
+	cntI    []int16
 	ioPend  []IOEvent
 	pend    []byte // encoded chunks not yet handed to the disk
 	seq     uint64
@@ -231,8 +233,15 @@ func (w *Writer) closeRun(c int) {
 		return
 	}
 	enc := byte(encFloat32)
-	if w.lsbV[c] > 0 && w.lsbI[c] > 0 && fitsInt16(r.v, w.lsbV[c]) && fitsInt16(r.i, w.lsbI[c]) {
-		enc = encInt16
+	if w.lsbV[c] > 0 && w.lsbI[c] > 0 {
+		var okV, okI bool
+		w.cntV, okV = toCounts(w.cntV, r.v, w.lsbV[c])
+		if okV {
+			w.cntI, okI = toCounts(w.cntI, r.i, w.lsbI[c])
+		}
+		if okV && okI {
+			enc = encInt16
+		}
 	}
 	s := w.begin(chunkSamples, flagCritical)
 	w.pend = le.AppendUint16(w.pend, uint16(c))
@@ -242,8 +251,8 @@ func (w *Writer) closeRun(c int) {
 	if enc == encInt16 {
 		w.pend = appendF32(w.pend, w.lsbV[c])
 		w.pend = appendF32(w.pend, w.lsbI[c])
-		w.pend = appendCounts(w.pend, r.v, w.lsbV[c])
-		w.pend = appendCounts(w.pend, r.i, w.lsbI[c])
+		w.pend = appendCounts(w.pend, w.cntV)
+		w.pend = appendCounts(w.pend, w.cntI)
 	} else {
 		for _, x := range r.v {
 			w.pend = appendF32(w.pend, x)
