@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strconv"
 	"strings"
@@ -119,6 +120,10 @@ func runRecord(cmd *cobra.Command, args []string) error {
 	}
 	w, err := capture.Create(out, h, capture.Options{Overwrite: optBool(cmd, "overwrite", "record.overwrite")})
 	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) && !errors.Is(err, capture.ErrDiskFull) {
+			return inputErr(fmt.Errorf("record: --out: %w", err)) // missing directory, no permission, exists
+		}
 		return failErr("record: %v", err)
 	}
 	sink := newRecordSink(w, chans)
@@ -148,10 +153,10 @@ func runRecord(cmd *cobra.Command, args []string) error {
 	switch {
 	case serr != nil:
 		res.Stopped = "error"
-	case replayed:
-		res.Stopped = "end of stream"
 	case cmd.Context().Err() != nil:
 		res.Stopped = "interrupted"
+	case replayed:
+		res.Stopped = "end of stream"
 	default:
 		res.Stopped = "duration"
 	}

@@ -166,6 +166,12 @@ func TestRecordBadInput(t *testing.T) {
 	dir := t.TempDir()
 	garbage := filepath.Join(dir, "garbage.bin")
 	os.WriteFile(garbage, bytes.Repeat([]byte("not a hub "), 100), 0o644)
+	good := filepath.Join(dir, "good.bin")
+	var stream bytes.Buffer
+	if err := hubemu.WriteFast(&stream, hubemu.Options{Ports: 2}, 100*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(good, stream.Bytes(), 0o644)
 	for _, c := range []struct {
 		args []string
 		code int
@@ -176,6 +182,9 @@ func TestRecordBadInput(t *testing.T) {
 		{[]string{"record", "--port", garbage, "--out", filepath.Join(dir, "c"), "--ports", "1,x"}, 2},
 		{[]string{"record", "--port", garbage, "--out", filepath.Join(dir, "d")}, 2},
 		{[]string{"record", "--port", garbage, "--out", garbage}, 2},
+		{[]string{"record", "--port", good, "--out", filepath.Join(dir, "no", "such", "dir")}, 2},
+		{[]string{"record", "--port", good, "--out", filepath.Join(dir, "e"), "--ports", "7"}, 2},
+		{[]string{"record", "--port", good, "--out", filepath.Join(dir, "f"), "--rate", "12345"}, 2},
 	} {
 		if _, e, code := run(t, context.Background(), c.args...); code != c.code {
 			t.Errorf("%v: exit %d, want %d (%s)", c.args, code, c.code, e)
