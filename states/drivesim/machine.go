@@ -67,13 +67,16 @@ func (c *compiled) xferNs(op capture.Op, size int) int64 {
 	if size <= 0 {
 		return 0
 	}
+	var ns float64
 	switch op {
 	case capture.OpRead:
-		return max(1, int64(float64(size)*c.nsPerByteRead))
+		ns = float64(size) * c.nsPerByteRead
 	case capture.OpWrite:
-		return max(1, int64(float64(size)*c.nsPerByteWrite))
+		ns = float64(size) * c.nsPerByteWrite
+	default:
+		return 0
 	}
-	return 0
+	return int64(max(1, min(ns, float64(time.Hour)))) // no request is longer; keeps deadlines finite
 }
 
 // advance runs the machine from m.t to to, emitting segments.
@@ -180,7 +183,8 @@ func (m *Model) fire() {
 		}
 		if m.tGC <= t {
 			m.tGC = never
-			if m.st.lowLink() {
+			if m.st.lowLink() && m.gcLeft > 0 {
+				m.gcLeft--
 				m.gcUntil = t + m.c.gc
 				m.tGC = m.gcUntil + m.expGC()
 			}
@@ -257,6 +261,7 @@ func (m *Model) armQuiet() {
 	}
 	if c.gcEvery > 0 {
 		m.tGC = t + m.expGC()
+		m.gcLeft = gcPerIdle
 	}
 }
 
@@ -268,6 +273,10 @@ func (m *Model) disarm() {
 	m.quiet = false
 	m.disarmTimers()
 }
+
+// gcPerIdle caps the GC bursts of one idle period: a drive runs out of
+// garbage to collect (and a long idle stretch stays cheap to simulate).
+const gcPerIdle = 16
 
 func (m *Model) expGC() int64 {
 	return max(1, int64(m.rng.ExpFloat64()*m.c.gcEvery))

@@ -59,6 +59,7 @@ type Model struct {
 	tAutoDevSlp int64
 	tStandby    int64
 	tGC         int64
+	gcLeft      int // GC bursts left in this idle period
 	pin         bool
 	pinRelease  int64 // deassert takes effect here (MDAT), or never
 	autoDevSlp  bool  // the HBA's own DevSlp request under min_power*
@@ -76,6 +77,10 @@ type Model struct {
 }
 
 const never = math.MaxInt64
+
+// maxTime bounds event times (146 years) so deadlines computed from them
+// cannot overflow.
+const maxTime = 1 << 62
 
 type xfer struct {
 	start, end int64
@@ -134,7 +139,7 @@ func (m *Model) Render(t0 time.Duration, rate units.Hertz, v5 []units.Volts, i5 
 	end := start + float64(n)*dt
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.advance(int64(math.Ceil(end)))
+	m.advance(int64(min(math.Ceil(end), maxTime)))
 	m.prune(int64(start))
 	if int64(end) > m.cursor {
 		m.cursor = int64(end)
@@ -362,7 +367,7 @@ func (m *Model) Now() time.Duration {
 // catchUp advances to at, or applies the event at the current time if at
 // lies in the past (already rendered or passed by another event).
 func (m *Model) catchUp(at time.Duration) int64 {
-	t := int64(at)
+	t := min(int64(at), maxTime)
 	if t > m.t {
 		m.advance(t)
 	}

@@ -56,7 +56,8 @@ type Profile struct {
 	NoiseMA float64 `yaml:"noise_ma" json:"noise_ma"` // mA, standard deviation of the Gaussian sensor noise per rail
 
 	// Background garbage collection while idle: bursts arrive at random
-	// (exponential gaps, mean gc_every_s, counted from the last command).
+	// (exponential gaps, mean gc_every_s, counted from the last command),
+	// at most 16 per idle period (then the drive has nothing left to collect).
 	GCEveryS float64     `yaml:"gc_every_s" json:"gc_every_s"` // s, 0 = never
 	GCMs     float64     `yaml:"gc_ms" json:"gc_ms"`           // ms per burst
 	GCW      units.Watts `yaml:"gc_w" json:"gc_w"`             // W during a burst
