@@ -1,0 +1,45 @@
+package main
+
+import (
+	"github.com/spf13/cobra"
+)
+
+func init() {
+	register(func() *cobra.Command {
+		c := &cobra.Command{Use: "devslp", Short: "Device Sleep verification"}
+		v := &cobra.Command{
+			Use:   "verify --config FILE [--cycles N]",
+			Short: "Cycle DEVSLP and judge entry, floor, hold and exit for each drive",
+			Long: `Each cycle: idle until the drive reaches Slumber, assert DEVSLP (the hub's
+pin), require the power to reach its floor within devslp.entry_bound, the
+floor to be at or below devslp.limit_mw (default 5 mW), the floor to hold
+at least MDAT, then deassert and require a read to complete within DETO,
+and the drive to return to its pre-cycle level. Prints a table per cycle
+and a verdict; exits 1 on failure with the reason. Writes the capture,
+measure.json and a chart of one cycle (devslp-pN.png) into --out.`,
+			Args: cobra.NoArgs,
+			RunE: func(cmd *cobra.Command, args []string) error {
+				rc, plan, err := measureConfig(cmd)
+				if err != nil {
+					return err
+				}
+				plan.Workload = false
+				rc.Workload.Trace = "none"
+				if n, err := optInt(cmd, "cycles", "devslp.cycles"); err != nil {
+					return err
+				} else if n > 0 {
+					rc.DevSlp.Cycles = n
+				}
+				if rc.DevSlp.Cycles == 0 {
+					rc.DevSlp.Cycles = 10
+				}
+				rc.Idle = 0
+				return runMeasure(cmd, rc, plan)
+			},
+		}
+		addMeasureFlags(v)
+		v.Flags().Int("cycles", 0, "DevSlp cycles (default: devslp.cycles, else 10)")
+		c.AddCommand(v)
+		return c
+	})
+}

@@ -1,0 +1,205 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/go-viper/mapstructure/v2"
+	"github.com/spf13/cobra"
+
+	"github.com/idlewatt/idlewatt/analysis"
+	"github.com/idlewatt/idlewatt/internal/rig"
+)
+
+func init() {
+	register(newMeasureCmd)
+	register(newDemoCmd)
+}
+
+func newMeasureCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "measure --config FILE [--out DIR]",
+		Short: "Record drives while playing the workload, idle and DevSlp phases; write capture, report and charts",
+		Long: `The main job. For the drives in the config file: set the link policy, start
+recording, idle, play the workload (default: the PCMark-7-like trace), idle
+again, run DevSlp cycles, restore the policy, stop; then analyse the capture
+and write report.json, report.md, summary.csv, measure.json and charts into
+--out. The config keys are in docs/config.md; meter.kind "emulator" runs on
+the built-in emulated hub with simulated drives.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			rc, plan, err := measureConfig(cmd)
+			if err != nil {
+				return err
+			}
+			return runMeasure(cmd, rc, plan)
+		},
+	}
+	addMeasureFlags(c)
+	return c
+}
+
+func addMeasureFlags(c *cobra.Command) {
+	f := c.Flags()
+	f.String("out", "", "output directory (default idlewatt-<command>-<time>)")
+	f.Bool("json", false, "print measure.json instead of the summary")
+	f.Bool("quiet", false, "no progress lines")
+}
+
+// measureConfig decodes the config file (and IDLEWATT_* env) into a rig.Config.
+func measureConfig(cmd *cobra.Command) (rig.Config, rig.Plan, error) {
+	var rc rig.Config
+	plan := rig.Plan{Workload: true, DevSlp: true}
+	if err := decodeKey("", &rc); err != nil {
+		return rc, plan, err
+	}
+	if err := decodeKey("battery", &plan.Battery); err != nil {
+		return rc, plan, err
+	}
+	user, err := configProfiles()
+	if err != nil {
+		return rc, plan, inputErr(err)
+	}
+	rc.Profiles = user
+	if len(rc.Drives) == 0 {
+		return rc, plan, usageErr("%s: no drives configured; see docs/config.md (or run 'idlewatt demo')", cmd.CommandPath())
+	}
+	rc.Defaults()
+	if err := rc.Validate(); err != nil {
+		return rc, plan, usageErr("config: %v", err)
+	}
+	return rc, plan, nil
+}
+
+// decodeKey decodes config key (or everything, for "") into out, strictly:
+// an unknown or mistyped key is an error naming it.
+func decodeKey(key string, out any) error {
+	var in any = cfg.AllSettings()
+	if key != "" {
+		if !cfg.IsSet(key) {
+			return nil
+		}
+		in = cfg.Get(key)
+	}
+	var md mapstructure.Metadata
+	dec, err := mapstructure.NewDecoder(&mapstructure.DecoderConfig{
+		Result: out, Metadata: &md, WeaklyTypedInput: true, ErrorUnused: false,
+		DecodeHook: mapstructure.ComposeDecodeHookFunc(mapstructure.StringToTimeDurationHookFunc()),
+	})
+	if err != nil {
+		return err
+	}
+	if err := dec.Decode(in); err != nil {
+		where := "config"
+		if key != "" {
+			where = "config key " + key
+		}
+		return usageErr("%s: %v", where, err)
+	}
+	return nil
+}
+
+func defaultOut(name string) string {
+	return fmt.Sprintf("idlewatt-%s-%s", name, time.Now().Format("20060102-150405"))
+}
+
+func runMeasure(cmd *cobra.Command, rc rig.Config, plan rig.Plan) error {
+	out := optString(cmd, "out", "out")
+	if out == "" {
+		out = defaultOut(cmd.Name())
+	}
+	if !optBool(cmd, "quiet", "") {
+		plan.Progress = cmd.ErrOrStderr()
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "%s: %d drive(s) on %s, output in %s\n", cmd.CommandPath(), len(rc.Drives), meterLabel(rc), out)
+	res, err := rig.Run(cmd.Context(), rc, out, plan)
+	if res != nil && res.Report != nil {
+		if optBool(cmd, "json", "") {
+			enc := json.NewEncoder(cmd.OutOrStdout())
+			enc.SetIndent("", "  ")
+			_ = enc.Encode(res)
+		} else {
+			printMeasureHeadline(cmd.OutOrStdout(), res)
+		}
+	}
+	if err != nil {
+		if res == nil {
+			return failErr("%v", err)
+		}
+		return failErr("%v (what was recorded is in %s)", err, out)
+	}
+	for _, v := range res.DevSlp {
+		if !v.Pass && plan.DevSlp && cmd.Name() == "verify" {
+			return failErr("DevSlp verification failed: %s", v.Reason)
+		}
+	}
+	return nil
+}
+
+func meterLabel(rc rig.Config) string {
+	if rc.Meter.Kind == "emulator" {
+		return "the emulated hub"
+	}
+	return rc.Meter.Kind + " " + rc.Meter.Port
+}
+
+// printHeadline prints the numbers a reviewer wants first.
+func printMeasureHeadline(w io.Writer, res *rig.Result) {
+	rep := res.Report
+	fmt.Fprintf(w, "\n%-30s %12s %12s %10s %10s %10s %s\n", "drive", "active idle", "average", "peak", "energy", "devslp", "residency (idle/partial/slumber/devslp)")
+	for _, d := range rep.Drives {
+		ds := "-"
+		if d.DevSlp.Entered {
+			ds = fmt.Sprintf("%.2f mW", d.DevSlp.PowerW*1e3)
+		}
+		fmt.Fprintf(w, "%-30s %10.3f W %10.3f W %8.2f W %8.1f J %10s %.0f/%.0f/%.0f/%.0f %%\n",
+			trunc(d.Name, 30), d.ActiveIdleW, d.AverageW, d.PeakW, d.EnergyJ, ds,
+			100*d.Residency.Idle, 100*d.Residency.Partial, 100*d.Residency.Slumber, 100*d.Residency.DevSlp)
+	}
+	for _, d := range rep.Drives {
+		for _, ph := range d.Phases {
+			if strings.HasPrefix(ph.Name, "workload:") {
+				fmt.Fprintf(w, "%-30s %s: average %.3f W over %.1f s\n", trunc(d.Name, 30), ph.Name, ph.AverageW, ph.DurationS)
+			}
+		}
+	}
+	ports := make([]string, 0, len(res.DevSlp))
+	for p := range res.DevSlp {
+		ports = append(ports, p)
+	}
+	sort.Strings(ports)
+	for _, p := range ports {
+		fmt.Fprintf(w, "DevSlp port %s: %s\n", p, res.DevSlp[p].String())
+	}
+	for _, b := range res.Battery {
+		fmt.Fprintf(w, "battery: %s idles at %.3f W → %.0f min of battery life, %.1f min less than a drive that drew nothing", b.Name, b.IdleW, b.LifeMin, b.CostMin)
+		if b.DevSlpSavesMin > 0 {
+			fmt.Fprintf(w, "; idling in DevSlp would give back %.1f min", b.DevSlpSavesMin)
+		}
+		fmt.Fprintln(w)
+	}
+	q := rep.Drives
+	if len(q) > 0 {
+		s := q[0].Samples
+		fmt.Fprintf(w, "data: %d samples per drive, %d dropped, %d CRC errors; clock residual %.3f ms\n",
+			s.Count, s.Dropped, s.CRCErrors, rep.Alignment.ResidualRMSMS)
+	}
+	abs, _ := filepath.Abs(res.Out)
+	fmt.Fprintf(w, "\nwritten to %s (report.md, report.json, summary.csv, measure.json, charts, capture)\n", abs)
+}
+
+func trunc(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n-1] + "…"
+}
+
+var _ = analysis.Schema
+var _ = os.Stdout

@@ -1,0 +1,190 @@
+package rig
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/idlewatt/idlewatt/states/alpm"
+	"github.com/idlewatt/idlewatt/states/drivesim"
+)
+
+// Config is one measurement set-up. cmd/idlewatt decodes it from the config
+// file (keys in mapstructure tags; docs/config.md) and flags.
+type Config struct {
+	Meter     MeterConfig    `mapstructure:"meter"`
+	Emulator  EmulatorConfig `mapstructure:"emulator"`
+	Drives    []DriveConfig  `mapstructure:"drives"`
+	Policy    string         `mapstructure:"policy"`     // ALPM policy during the run; "" leaves it alone
+	SysfsRoot string         `mapstructure:"sysfs_root"` // default /sys (emulator: its simulated tree)
+	Workload  WorkloadConfig `mapstructure:"workload"`
+	Idle      time.Duration  `mapstructure:"idle"` // idle phase before and after the workload
+	DevSlp    DevSlpConfig   `mapstructure:"devslp"`
+	// Profiles are user-defined drive profiles (drivesim), by name.
+	Profiles map[string]drivesim.Profile `mapstructure:"-"`
+}
+
+// MeterConfig selects the meter.
+type MeterConfig struct {
+	Kind string  `mapstructure:"kind"`    // "emulator" (built-in) or "hub"
+	Port string  `mapstructure:"port"`    // serial port of a real hub
+	Rate float64 `mapstructure:"rate_hz"` // samples/s per channel; default 10000 (emulator), else the hub's default
+}
+
+// EmulatorConfig tunes the built-in emulated hub.
+type EmulatorConfig struct {
+	Seed        int64         `mapstructure:"seed"`
+	DriftPPM    float64       `mapstructure:"drift_ppm"`
+	Offset      time.Duration `mapstructure:"offset"`
+	CorruptRate float64       `mapstructure:"corrupt_rate"` // per byte
+}
+
+// DriveConfig is one drive on one meter port.
+type DriveConfig struct {
+	Name    string `mapstructure:"name"`
+	Port    int    `mapstructure:"port"`    // meter port, 1-based
+	Profile string `mapstructure:"profile"` // drivesim profile: the simulated drive (emulator) or known levels (real)
+	Target  string `mapstructure:"target"`  // block device or file for the workload (emulator: backing file, default in the output dir)
+	Host    string `mapstructure:"host"`    // SATA host for the policy, e.g. host1 (emulator: automatic)
+	// AllowDestructive must name Target exactly for writes to a block device.
+	AllowDestructive string `mapstructure:"allow_destructive"`
+	SizeBytes        int64  `mapstructure:"size_bytes"` // workload span (file targets are created this size); default 1 GiB
+}
+
+// WorkloadConfig is the workload played on every drive.
+type WorkloadConfig struct {
+	Trace  string  `mapstructure:"trace"`  // "pcmark7" (generated), "none", or a trace file (any supported format)
+	App    string  `mapstructure:"app"`    // pcmark7 application, or "all"
+	Scale  float64 `mapstructure:"scale"`  // pcmark7 bursts multiplier (0.1 = a tenth)
+	Timing string  `mapstructure:"timing"` // recorded | afap | compress-idle=DUR
+	Speed  float64 `mapstructure:"speed"`  // trace-time divisor
+	QD     int     `mapstructure:"qd"`
+	Seed   int64   `mapstructure:"seed"`
+	Engine string  `mapstructure:"engine"` // uring | sync | "" (best)
+}
+
+// DevSlpConfig is the DevSlp cycle phase.
+type DevSlpConfig struct {
+	Cycles int `mapstructure:"cycles"` // 0 = no DevSlp phase
+	// Policy is the ALPM policy for the DevSlp phase ("" = keep the run's):
+	// the drive must reach Slumber before the pin is asserted, which needs a
+	// policy with DIPM or HIPM Slumber, and min_power would let the HBA assert
+	// DevSlp by itself after DITO.
+	Policy     string        `mapstructure:"policy"`
+	Settle     time.Duration `mapstructure:"settle"`
+	Hold       time.Duration `mapstructure:"hold"`
+	Return     time.Duration `mapstructure:"return"`
+	EntryBound time.Duration `mapstructure:"entry_bound"`
+	LimitMW    float64       `mapstructure:"limit_mw"`
+	MDAT       time.Duration `mapstructure:"mdat"` // default: the profile's, else 10 ms
+	DETO       time.Duration `mapstructure:"deto"` // default: the profile's, else 20 ms
+}
+
+// Defaults fills unset fields.
+func (c *Config) Defaults() {
+	if c.Meter.Kind == "" {
+		c.Meter.Kind = "emulator"
+	}
+	if c.Meter.Rate == 0 && c.Meter.Kind == "emulator" {
+		c.Meter.Rate = 10000
+	}
+	if c.Workload.Trace == "" {
+		c.Workload.Trace = "pcmark7"
+	}
+	if c.Workload.App == "" {
+		c.Workload.App = "all"
+	}
+	if c.Workload.Scale == 0 {
+		c.Workload.Scale = 1
+	}
+	if c.Workload.Timing == "" {
+		c.Workload.Timing = "recorded"
+	}
+	if c.Workload.Speed == 0 {
+		c.Workload.Speed = 1
+	}
+	if c.Workload.QD == 0 {
+		c.Workload.QD = 1
+	}
+	for i := range c.Drives {
+		d := &c.Drives[i]
+		if d.SizeBytes == 0 {
+			d.SizeBytes = 1 << 30
+		}
+		if d.Name == "" {
+			d.Name = d.Profile
+			if d.Name == "" {
+				d.Name = fmt.Sprintf("port %d", d.Port)
+			}
+		}
+	}
+}
+
+// Validate checks the set-up before anything is opened; errors name the
+// config key.
+func (c *Config) Validate() error {
+	switch c.Meter.Kind {
+	case "emulator":
+	case "hub":
+		if c.Meter.Port == "" {
+			return fmt.Errorf("meter.port: required for meter kind hub (a serial port such as /dev/ttyACM0)")
+		}
+	default:
+		return fmt.Errorf("meter.kind: %q is not a meter kind for measure (emulator, hub)", c.Meter.Kind)
+	}
+	if c.Meter.Rate < 0 {
+		return fmt.Errorf("meter.rate_hz: %g is negative", c.Meter.Rate)
+	}
+	if len(c.Drives) == 0 {
+		return fmt.Errorf("drives: no drive configured (a list of {name, port, profile, target})")
+	}
+	seen := map[int]bool{}
+	for i, d := range c.Drives {
+		key := fmt.Sprintf("drives[%d]", i)
+		if d.Port < 1 || d.Port > 8 {
+			return fmt.Errorf("%s.port: %d is not a hub port (1–8)", key, d.Port)
+		}
+		if seen[d.Port] {
+			return fmt.Errorf("%s.port: port %d is configured twice", key, d.Port)
+		}
+		seen[d.Port] = true
+		if d.SizeBytes < 1<<20 {
+			return fmt.Errorf("%s.size_bytes: %d is below 1 MiB", key, d.SizeBytes)
+		}
+		if c.Meter.Kind == "emulator" {
+			if d.Profile == "" {
+				return fmt.Errorf("%s.profile: the emulator needs a drive profile (see idlewatt profiles)", key)
+			}
+		} else if d.Target == "" && c.Workload.Trace != "none" {
+			return fmt.Errorf("%s.target: a block device or file is needed to play the workload", key)
+		}
+		if d.Profile != "" {
+			if _, err := drivesim.Lookup(d.Profile, c.Profiles); err != nil {
+				return fmt.Errorf("%s.profile: %w", key, err)
+			}
+		}
+	}
+	for key, p := range map[string]string{"policy": c.Policy, "devslp.policy": c.DevSlp.Policy} {
+		if p != "" {
+			if _, err := alpm.ParseWritablePolicy(p); err != nil {
+				return fmt.Errorf("%s: %w", key, err)
+			}
+		}
+	}
+	if t := strings.ToLower(c.Workload.Trace); t != "pcmark7" && t != "none" && c.Workload.Trace == "" {
+		return fmt.Errorf("workload.trace: empty")
+	}
+	if c.Workload.QD < 1 || c.Workload.QD > 1024 {
+		return fmt.Errorf("workload.qd: %d is outside 1–1024", c.Workload.QD)
+	}
+	if c.Workload.Speed <= 0 {
+		return fmt.Errorf("workload.speed: %g must be positive", c.Workload.Speed)
+	}
+	if c.Idle < 0 {
+		return fmt.Errorf("idle: %v is negative", c.Idle)
+	}
+	if c.DevSlp.Cycles < 0 {
+		return fmt.Errorf("devslp.cycles: %d is negative", c.DevSlp.Cycles)
+	}
+	return nil
+}

@@ -1,0 +1,222 @@
+package rig
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"time"
+
+	"github.com/idlewatt/idlewatt/analysis"
+	"github.com/idlewatt/idlewatt/analysis/chart"
+	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/meter"
+	"github.com/idlewatt/idlewatt/states/detect"
+	"github.com/idlewatt/idlewatt/states/devslp"
+	"github.com/idlewatt/idlewatt/states/drivesim"
+	"github.com/idlewatt/idlewatt/units"
+)
+
+// CycleSamples are the power samples of one DevSlp cycle on the host clock.
+type CycleSamples struct {
+	Port    int
+	Timing  devslp.Timing
+	Samples []devslp.Sample
+}
+
+// ReadCycles reads, from the capture at path, each cycle's drive power
+// (all rails of its port) on the aligned host clock. Memory is bounded by
+// the cycles' length, not the capture's.
+func ReadCycles(path string, timings map[int][]devslp.Timing) ([]CycleSamples, analysis.Clock, error) {
+	clock, err := fitClock(path)
+	if err != nil {
+		return nil, clock, err
+	}
+	var cycles []CycleSamples
+	for port, ts := range timings {
+		for _, t := range ts {
+			cycles = append(cycles, CycleSamples{Port: port, Timing: t})
+		}
+	}
+	sort.Slice(cycles, func(a, b int) bool { return cycles[a].Timing.Start < cycles[b].Timing.Start })
+
+	r, err := capture.Open(path)
+	if err != nil {
+		return nil, clock, err
+	}
+	defer r.Close()
+	chans := r.Header().Channels
+	rows := capture.NewRows(r)
+	for {
+		row, err := rows.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			if errors.Is(err, capture.ErrTruncated) {
+				break // the cycles before the damage still count
+			}
+			return nil, clock, err
+		}
+		if row.Gap > 0 {
+			continue
+		}
+		t := clock.Host(row.Index)
+		for i := range cycles {
+			c := &cycles[i]
+			if t < c.Timing.Start || t > c.Timing.End {
+				continue
+			}
+			var w float64
+			complete := true
+			for ch, meta := range chans {
+				if meta.Port != c.Port {
+					continue
+				}
+				if !row.Present[ch] {
+					complete = false
+					break
+				}
+				w += float64(row.V[ch]) * float64(row.I[ch])
+			}
+			if complete {
+				c.Samples = append(c.Samples, devslp.Sample{T: t, W: w})
+			}
+		}
+	}
+	return cycles, clock, nil
+}
+
+// fitClock reads the capture's marks (skipping samples) and fits the clock.
+func fitClock(path string) (analysis.Clock, error) {
+	r, err := capture.Open(path)
+	if err != nil {
+		return analysis.Clock{}, err
+	}
+	defer r.Close()
+	r.SkipSamples(true)
+	h := r.Header()
+	f := analysis.NewClockFitter(h.RateHz, 5, 4096)
+	for {
+		rec, err := r.Next()
+		if err != nil {
+			break // EOF or a damaged tail: fit what was read
+		}
+		if rec.Kind == capture.KindMark {
+			f.Add(rec.Mark)
+		}
+	}
+	return f.Fit(h.StartHost), nil
+}
+
+// Classifiers returns the analysis state classifier for drives whose
+// profile is known (built-in or user-defined): thresholds between the
+// profile's levels. Drives without a profile get none (residency from I/O).
+func Classifiers(user map[string]drivesim.Profile) analysis.ClassifierFactory {
+	return func(d capture.DriveInfo, rate units.Hertz) analysis.StateClassifier {
+		if d.Profile == "" || rate <= 0 {
+			return nil
+		}
+		p, err := drivesim.Lookup(d.Profile, user)
+		if err != nil {
+			return nil
+		}
+		l := ProfileLevels(p)
+		o, err := detect.NewOnline(l, time.Duration(float64(time.Second)/float64(rate)), 0)
+		if err != nil {
+			return nil
+		}
+		return onlineClassifier{o}
+	}
+}
+
+// ProfileLevels are the state levels a profile predicts.
+func ProfileLevels(p drivesim.Profile) detect.Levels {
+	l := detect.Levels{Idle: p.ActiveIdleW, Partial: p.PartialW, Slumber: p.SlumberW}
+	if p.DevSlpWorks() {
+		l.DevSlp = p.DevSlpW
+	}
+	if p.HDD() && p.StandbyW > 0 && p.StandbyW < l.Slumber {
+		// An HDD's standby sits below its slumber level; the classifier has no
+		// standby state, so leave it unlabelled (off threshold) rather than wrong.
+		l.Off = p.StandbyW / 2
+	}
+	return l
+}
+
+type onlineClassifier struct{ o *detect.Online }
+
+func (c onlineClassifier) Classify(s analysis.Sample) analysis.State {
+	st := c.o.Classify(float64(s.Power), s.Activity != analysis.Idle)
+	switch st {
+	case detect.Active:
+		return analysis.StateActive
+	case detect.Idle:
+		return analysis.StateIdle
+	case detect.Partial:
+		return analysis.StatePartial
+	case detect.Slumber:
+		return analysis.StateSlumber
+	case detect.DevSlp:
+		return analysis.StateDevSlp
+	}
+	return analysis.StateUnknown
+}
+
+func (c onlineClassifier) Gap(start, count uint64) { c.o.Reset() }
+
+// CycleChart draws one cycle with its verdict's timings, in ms from assertion.
+func CycleChart(name string, c CycleSamples, res devslp.Result, limit units.Watts, out string) error {
+	if len(c.Samples) == 0 {
+		return fmt.Errorf("cycle %d on port %d: no samples", c.Timing.Cycle, c.Port)
+	}
+	t0 := c.Timing.Assert
+	ms := func(t int64) float64 {
+		if t == 0 {
+			return math.NaN()
+		}
+		return float64(t-t0) / 1e6
+	}
+	env := chart.Envelope{}
+	// Half a millisecond per point keeps the wake spike and the floor
+	// readable without drawing every sample.
+	const bucket = 0.5
+	var cur float64 = math.NaN()
+	var mn, mx, sum float64
+	var n int
+	flush := func() {
+		if n > 0 {
+			env.T = append(env.T, cur)
+			env.Min, env.Max, env.Mean = append(env.Min, mn), append(env.Max, mx), append(env.Mean, sum/float64(n))
+		}
+	}
+	for _, s := range c.Samples {
+		b := math.Floor(ms(s.T)/bucket) * bucket
+		if b != cur {
+			flush()
+			cur, mn, mx, sum, n = b, s.W, s.W, 0, 0
+		}
+		mn, mx, sum, n = math.Min(mn, s.W), math.Max(mx, s.W), sum+s.W, n+1
+	}
+	flush()
+	floorAt := math.NaN()
+	if res.FloorAt != 0 {
+		floorAt = ms(res.FloorAt)
+	}
+	fig, err := chart.DevSlpCycleChart(chart.DevSlpCycle{
+		Name: name, Power: env, Assert: 0, Deassert: ms(c.Timing.Deassert),
+		FloorReached: floorAt, FirstIO: ms(c.Timing.ProbeComplete),
+		Floor: units.Watts(res.FloorW), Limit: limit,
+	}, chart.DevSlpOpts{
+		Title:    fmt.Sprintf("DevSlp cycle %d — %s", c.Timing.Cycle, name),
+		Subtitle: fmt.Sprintf("entry %.1f ms · floor %.2f mW · exit %.1f ms", res.EntryMs, res.FloorW*1e3, res.ExitMs),
+		Unit:     chart.UnitMW, LogY: true,
+	})
+	if err != nil {
+		return err
+	}
+	return fig.Save(out)
+}
+
+var _ = meter.Rail5V

@@ -1,0 +1,240 @@
+package rig
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/idlewatt/idlewatt/analysis"
+	"github.com/idlewatt/idlewatt/states/devslp"
+	"github.com/idlewatt/idlewatt/units"
+	"github.com/idlewatt/idlewatt/workload/replay"
+)
+
+// Battery describes a laptop for the battery-life estimate.
+type Battery struct {
+	CapacityWh    float64 `mapstructure:"capacity_wh" json:"capacity_wh"`         // full charge, Wh
+	PlatformIdleW float64 `mapstructure:"platform_idle_w" json:"platform_idle_w"` // the laptop at idle without the drive, W
+}
+
+// Plan says which phases a run plays.
+type Plan struct {
+	Workload bool
+	DevSlp   bool
+	// Progress, if set, receives one status line about once a second.
+	Progress io.Writer
+	Battery  Battery
+}
+
+// Result is everything a run produced. Its JSON form is measure.json.
+type Result struct {
+	Schema   string                    `json:"schema"`
+	Out      string                    `json:"out"`
+	Capture  string                    `json:"capture"`
+	ElapsedS float64                   `json:"elapsed_s"`
+	Workload map[string]replay.Result  `json:"workload,omitempty"` // by port
+	DevSlp   map[string]devslp.Verdict `json:"devslp,omitempty"`   // by port
+	Battery  []BatteryLife             `json:"battery_life,omitempty"`
+	Notes    []string                  `json:"notes,omitempty"`
+	Report   *analysis.Report          `json:"-"`
+	Cycles   []CycleSamples            `json:"-"`
+}
+
+// BatteryLife is what a drive's idle power costs a laptop.
+type BatteryLife struct {
+	Port           int     `json:"port"`
+	Name           string  `json:"name"`
+	IdleW          float64 `json:"active_idle_w"`
+	LifeMin        float64 `json:"life_min"`         // battery life with this drive at idle
+	CostMin        float64 `json:"cost_min"`         // minutes lost against a drive that drew nothing
+	DevSlpSavesMin float64 `json:"devslp_saves_min"` // minutes gained if it idled at its DevSlp floor instead
+}
+
+// Run opens the rig, plays the phases, closes it, analyses the capture and
+// writes everything into out. A failed phase still leaves the capture and a
+// report of what was recorded; the error says what failed.
+func Run(ctx context.Context, cfg Config, out string, plan Plan) (*Result, error) {
+	start := time.Now()
+	r, err := Open(ctx, cfg, out, plan.Progress)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Schema: "idlewatt.measure/v1", Out: out, Capture: r.CapturePath()}
+	stopProgress := r.progress(plan.Progress, start)
+
+	var runErr error
+	phase := func(f func() error) {
+		if runErr == nil {
+			runErr = f()
+		}
+	}
+	phase(func() error { return r.Idle(ctx, "idle", r.cfg.Idle) })
+	if plan.Workload {
+		phase(func() error {
+			wl, err := r.Workload(ctx, nil)
+			if len(wl) > 0 {
+				res.Workload = map[string]replay.Result{}
+				for p, x := range wl {
+					res.Workload[fmt.Sprint(p)] = x
+				}
+			}
+			return err
+		})
+		phase(func() error { return r.Idle(ctx, "idle:after-workload", r.cfg.Idle) })
+	}
+	var timings map[int][]devslp.Timing
+	if plan.DevSlp {
+		phase(func() error {
+			var err error
+			timings, err = r.DevSlp(ctx)
+			return err
+		})
+	}
+	stopProgress()
+	closeErr := r.Close()
+	res.Notes = r.Notes()
+	if closeErr != nil {
+		runErr = errors.Join(runErr, closeErr)
+	}
+
+	// Analyse whatever was recorded, even after a failure.
+	opts := analysis.DefaultOptions()
+	opts.NewClassifier = Classifiers(cfg.Profiles)
+	rep, aerr := analysis.Analyze(res.Capture, opts)
+	if aerr != nil {
+		return res, errors.Join(runErr, fmt.Errorf("analysis: %w", aerr))
+	}
+	rep.Notes = append(rep.Notes, res.Notes...)
+	res.Report = rep
+	if len(timings) > 0 {
+		if err := res.judgeDevSlp(r, timings); err != nil {
+			runErr = errors.Join(runErr, err)
+		}
+	}
+	res.Battery = batteryLife(rep, plan.Battery)
+	res.ElapsedS = time.Since(start).Seconds()
+	if err := rep.WriteFiles(out); err != nil {
+		runErr = errors.Join(runErr, fmt.Errorf("writing the report: %w", err))
+	}
+	if err := res.writeJSON(filepath.Join(out, "measure.json")); err != nil {
+		runErr = errors.Join(runErr, err)
+	}
+	return res, runErr
+}
+
+func (res *Result) judgeDevSlp(r *Rig, timings map[int][]devslp.Timing) error {
+	cycles, _, err := ReadCycles(res.Capture, timings)
+	if err != nil {
+		return fmt.Errorf("devslp evaluation: %w", err)
+	}
+	res.Cycles = cycles
+	byPort := map[int][]devslp.Result{}
+	firstFail := map[int]int{}
+	for i, c := range cycles {
+		d := r.driveOn(c.Port)
+		rr := devslp.Evaluate(c.Timing, c.Samples, r.DevSlpOptions(d))
+		byPort[c.Port] = append(byPort[c.Port], rr)
+		if _, seen := firstFail[c.Port]; !seen && !rr.Pass {
+			firstFail[c.Port] = i
+		}
+	}
+	res.DevSlp = map[string]devslp.Verdict{}
+	for port, rs := range byPort {
+		res.DevSlp[fmt.Sprint(port)] = devslp.Summarise(rs)
+	}
+	// One cycle chart per drive: its first failing cycle, else its first.
+	for _, d := range r.drives {
+		port := d.Config.Port
+		idx, ok := firstFail[port]
+		if !ok {
+			idx = -1
+			for i, c := range cycles {
+				if c.Port == port {
+					idx = i
+					break
+				}
+			}
+		}
+		if idx < 0 {
+			continue
+		}
+		c := cycles[idx]
+		opt := r.DevSlpOptions(d)
+		if opt.Limit == 0 {
+			opt.Limit = 0.005
+		}
+		rr := devslp.Evaluate(c.Timing, c.Samples, opt)
+		if err := CycleChart(d.Config.Name, c, rr, opt.Limit, filepath.Join(res.Out, fmt.Sprintf("devslp-p%d.png", port))); err != nil {
+			res.Notes = append(res.Notes, fmt.Sprintf("devslp chart port %d: %v", port, err))
+		}
+	}
+	return nil
+}
+
+func batteryLife(rep *analysis.Report, b Battery) []BatteryLife {
+	if b.CapacityWh <= 0 || b.PlatformIdleW <= 0 {
+		return nil
+	}
+	var out []BatteryLife
+	for _, d := range rep.Drives {
+		life := func(w float64) float64 { return 60 * b.CapacityWh / (b.PlatformIdleW + w) }
+		bl := BatteryLife{Port: d.Port, Name: d.Name, IdleW: d.ActiveIdleW, LifeMin: life(d.ActiveIdleW)}
+		bl.CostMin = life(0) - bl.LifeMin
+		if d.DevSlp.Entered && d.DevSlp.PowerW > 0 {
+			bl.DevSlpSavesMin = life(d.DevSlp.PowerW) - bl.LifeMin
+		}
+		out = append(out, bl)
+	}
+	return out
+}
+
+func (res *Result) writeJSON(path string) error {
+	b, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+// progress prints a status line once a second until the returned stop is called.
+func (r *Rig) progress(w io.Writer, start time.Time) (stop func()) {
+	if w == nil {
+		return func() {}
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+			var b strings.Builder
+			fmt.Fprintf(&b, "measure %4.0fs  %-28s", time.Since(start).Seconds(), r.CurrentPhase())
+			pw := r.Power()
+			ports := make([]int, 0, len(pw))
+			for p := range pw {
+				ports = append(ports, p)
+			}
+			sort.Ints(ports)
+			for _, p := range ports {
+				fmt.Fprintf(&b, "  p%d %s", p, units.Watts(pw[p]))
+			}
+			st := r.Stats()
+			fmt.Fprintf(&b, "  crc %d  lost %d", st.CRCErrors, st.SamplesLost)
+			fmt.Fprintln(w, b.String())
+		}
+	})
+	return func() { close(done); wg.Wait() }
+}
