@@ -9,6 +9,7 @@ import (
 
 	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/internal/rig"
 	"github.com/spf13/cobra"
 )
 
@@ -41,6 +42,13 @@ func runReport(cmd *cobra.Command, args []string) error {
 	}
 	opts.Settle = settle
 	opts.Ports, _ = cmd.Flags().GetIntSlice("ports")
+	// Drives with a known profile (built-in or from the config) get their
+	// interface states classified against the profile's levels.
+	user, err := configProfiles()
+	if err != nil {
+		return inputErr(err)
+	}
+	opts.NewClassifier = rig.Classifiers(user)
 	out := optString(cmd, "out", "report.out")
 	if out == "" {
 		out = path + ".report"

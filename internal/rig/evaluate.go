@@ -148,7 +148,7 @@ func ProfileLevels(p drivesim.Profile) detect.Levels {
 type onlineClassifier struct{ o *detect.Online }
 
 func (c onlineClassifier) Classify(s analysis.Sample) analysis.State {
-	st := c.o.Classify(float64(s.Power), s.Activity != analysis.Idle)
+	st := c.o.Classify(float64(s.Power), s.Activity == analysis.Busy)
 	switch st {
 	case detect.Active:
 		return analysis.StateActive

@@ -490,26 +490,9 @@ func (r *Rig) teardown() []error {
 func (d *Drive) ReplayTarget() (replay.Target, error) {
 	switch {
 	case d.Sim != nil:
-		return simTarget{d.Sim}, nil
+		return replay.Simulated(d.Sim, false), nil
 	case d.Real != nil:
 		return d.Real, nil
 	}
 	return nil, fmt.Errorf("drive on port %d has no target (drives[].target)", d.Config.Port)
 }
-
-// simTarget adapts a simulated drive to the replay engine: the engine does
-// the I/O on the backing file and asks the model, through Hooks, how long
-// each op must wait for the drive to wake.
-type simTarget struct{ t *drivesim.Target }
-
-func (s simTarget) Fd() int      { return int(s.t.File().Fd()) }
-func (s simTarget) Size() int64  { return s.t.Size() }
-func (s simTarget) Direct() bool { return false }
-func (s simTarget) Before(op capture.Op, off int64, size int, _ int64) time.Duration {
-	d, err := s.t.Before(op, off, size)
-	if err != nil {
-		return 0 // a powered-off drive: the I/O goes to the file and the model ignores it
-	}
-	return d
-}
-func (s simTarget) After(op capture.Op, off int64, size int, _, _ int64) { s.t.After(op, off, size) }
