@@ -1,8 +1,10 @@
 package analysis
 
 import (
+	"github.com/idlewatt/idlewatt/analysis/chart"
 	"math"
 	"math/rand"
+	"slices"
 	"sort"
 	"testing"
 
@@ -88,28 +90,101 @@ func TestHistogramQuantiles(t *testing.T) {
 
 func sortFloats(x []float64) { sort.Float64s(x) }
 
-func TestSlidingMaxBruteForce(t *testing.T) {
+// TestPeakWinsBruteForce pushes random data in random pieces, with resets
+// (gaps), phase-like changes of the best so far and enough samples to force
+// rebases, and checks every window's best mean against a direct sum.
+func TestPeakWinsBruteForce(t *testing.T) {
 	rng := rand.New(rand.NewSource(2))
-	xs := make([]float64, 5000)
+	xs := make([]float64, 3*peakChunk)
 	for i := range xs {
-		xs[i] = rng.Float64()
+		xs[i] = rng.Float64() * 3
+		if rng.Intn(5000) == 0 {
+			xs[i] += 10 // rare spikes, so most pieces can be skipped
+		}
 	}
-	for _, n := range []int{1, 7, 100, 1000} {
-		w := newSlidingMax(n)
-		for _, x := range xs {
-			w.push(x)
+	ns := [numPeakWins]int{1, 7, 100, 1000}
+	w := newPeakWins(ns)
+	var floor [numPeakWins]float64
+	var have [numPeakWins]bool
+	since := 0 // samples since the last reset
+	scanned := 0
+	for i := 0; i < len(xs); {
+		if rng.Intn(50) == 0 {
+			w.reset()
+			since = 0
 		}
-		best := math.Inf(-1)
-		for i := 0; i+n <= len(xs); i++ {
-			s := 0.0
-			for _, x := range xs[i : i+n] {
-				s += x
+		if rng.Intn(20) == 0 {
+			have = [numPeakWins]bool{} // a new phase: nothing to beat yet
+		}
+		m := min(1+rng.Intn(3000), len(xs)-i)
+		piece := xs[i : i+m]
+		best, ok := w.push(piece, slices.Max(piece), &floor, &have)
+		for k, n := range ns {
+			want, any := math.Inf(-1), false
+			for e := i; e < i+m; e++ { // window ending at sample e
+				if since+(e-i)+1 < n {
+					continue
+				}
+				s := 0.0
+				for _, x := range xs[e-n+1 : e+1] {
+					s += x
+				}
+				want, any = math.Max(want, s/float64(n)), true
 			}
-			best = math.Max(best, s/float64(n))
+			if ok[k] {
+				scanned++
+				if got := best[k] / float64(n); math.Abs(got-want) > 1e-9*want {
+					t.Fatalf("at %d+%d, n=%d: best %v, want %v", i, m, n, got, want)
+				}
+			} else if any && (!have[k] || want > floor[k]+1e-9) {
+				t.Fatalf("at %d+%d, n=%d: skipped, but %v beats %v (%v)", i, m, n, want, floor[k], have[k])
+			}
+			if any && (!have[k] || want > floor[k]) {
+				floor[k], have[k] = want, true
+			}
 		}
-		if math.Abs(w.best-best) > 1e-9 {
-			t.Errorf("n=%d best %v, want %v", n, w.best, best)
+		since += m
+		i += m
+	}
+	if scanned == 0 {
+		t.Error("no window was ever scanned")
+	}
+}
+
+// TestSummariseMatchesAdd checks the run-wise histogram and summary against
+// sample-by-sample accumulation, including values outside the binned range.
+func TestSummariseMatchesAdd(t *testing.T) {
+	rng := rand.New(rand.NewSource(3))
+	xs := make([]float64, 20000)
+	for i := range xs {
+		xs[i] = math.Exp(rng.NormFloat64()*4 - 2)
+	}
+	xs[10], xs[20], xs[30], xs[40], xs[50] = 0, -0.5, 1e-9, 1e6, math.Inf(1)
+	var h1, h2 Histogram
+	var a1, a2 acc
+	for _, x := range xs {
+		h1.Add(x)
+		a1.add(x)
+	}
+	for i := 0; i < len(xs); i += 777 {
+		a2.merge(summarise(xs[i:min(i+777, len(xs))], &h2))
+	}
+	if h1.n != h2.n || h1.under != h2.under || h1.over != h2.over || h1.maxV != h2.maxV || !slices.Equal(h1.bins, h2.bins) {
+		t.Errorf("histograms differ: n %d/%d under %d/%d over %d/%d", h1.n, h2.n, h1.under, h2.under, h1.over, h2.over)
+	}
+	if a1.n != a2.n || a1.min != a2.min || a1.max != a2.max || math.Abs(a1.sum-a2.sum) > 1e-12*math.Abs(a1.sum) && !math.IsInf(a1.sum, 0) {
+		t.Errorf("acc %+v, want %+v", a2, a1)
+	}
+	under, over := uint64(0), uint64(0)
+	for _, x := range xs {
+		if !(x >= math.Ldexp(1, histMinExp)) {
+			under++
+		} else if x >= math.Ldexp(1, histMaxExp) {
+			over++
 		}
+	}
+	if h2.under != under || h2.over != over || under < 3 || over < 2 {
+		t.Errorf("under %d over %d, want %d and %d", h2.under, h2.over, under, over)
 	}
 }
 
@@ -131,6 +206,52 @@ func TestSpanSetMerge(t *testing.T) {
 	}{{10, Idle}, {50, Busy}, {400, Busy}, {450, Settle}, {451, Idle}, {1050, Busy}, {1200, Idle}} {
 		if got := c.at(tc.t); got != tc.want {
 			t.Errorf("at(%d) = %v, want %v", tc.t, got, tc.want)
+		}
+	}
+}
+
+// TestChartRunMatchesUniform feeds the same runs to the envelope through
+// chartRun (summary points where a run fits a bucket) and sample by sample,
+// growing and fixed-span, and wants the same envelope up to rounding.
+func TestChartRunMatchesUniform(t *testing.T) {
+	for _, do := range []chart.DecimatorOpts{
+		{Buckets: 200, InitialWidth: 1e-3},
+		{Buckets: 100, Start: 0.5, Span: 3},
+	} {
+		rng := rand.New(rand.NewSource(4))
+		a, _ := chart.NewDecimator(do)
+		b, _ := chart.NewDecimator(do)
+		d := &driveProc{dec: a, decStart: do.Start}
+		var h Histogram
+		const dt = 1e-4
+		for i := 0; i < 60000; {
+			n := 1 + rng.Intn(700)
+			run := make([]float64, n)
+			for k := range run {
+				run[k] = 0.4 + rng.Float64()
+			}
+			if rng.Intn(100) == 0 {
+				run[n/2] = math.NaN()
+			}
+			t0 := float64(i) * dt
+			d.chartRun(t0, dt, run, summarise(run, &h))
+			b.AddUniform(t0, dt, run)
+			i += n
+		}
+		ea, eb := a.Envelope(), b.Envelope()
+		if ea.Len() != eb.Len() || ea.Len() < 10 {
+			t.Fatalf("%+v: %d rows, want %d", do, ea.Len(), eb.Len())
+		}
+		same := func(x, y float64) bool {
+			return x == y || math.IsNaN(x) && math.IsNaN(y) || math.Abs(x-y) < 1e-12*math.Abs(y)
+		}
+		for i := range ea.T {
+			if !same(ea.T[i], eb.T[i]) || !same(ea.Min[i], eb.Min[i]) || !same(ea.Max[i], eb.Max[i]) || !same(ea.Mean[i], eb.Mean[i]) {
+				t.Fatalf("%+v row %d: %v %v %v %v, want %v %v %v %v", do, i, ea.T[i], ea.Min[i], ea.Max[i], ea.Mean[i], eb.T[i], eb.Min[i], eb.Max[i], eb.Mean[i])
+			}
+		}
+		if a.Dropped() != b.Dropped() {
+			t.Errorf("%+v: dropped %d, want %d", do, a.Dropped(), b.Dropped())
 		}
 	}
 }

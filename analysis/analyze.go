@@ -336,6 +336,7 @@ func secondPass(open Opener, opts Options, p *pass1) (*Report, error) {
 			do.Start, do.Span = opts.ChartFrom, opts.ChartTo-opts.ChartFrom
 		}
 		proc.dec, _ = chart.NewDecimator(do)
+		proc.decStart = do.Start
 		da := &driveAsm{proc: proc, end: math.MaxUint64}
 		for r, ch := range rails[port] {
 			asm.byChannel[ch] = chanRef{drive: len(asm.drives), rail: r}

@@ -12,6 +12,12 @@ import (
 var peakWindowsS = [4]float64{1e-3, 10e-3, 100e-3, 1}
 
 // metricSet is what is accumulated for a drive and again for each phase.
+//
+// While streaming, each sample goes into exactly one metricSet — its phase's,
+// or the drive's outside-phase set — and only into byAct and one histogram:
+// hist holds the non-idle samples and idleHist the idle ones. collect then
+// derives all, folds idleHist into hist and builds the drive total by merging
+// the sets, so per sample there is one histogram update instead of up to four.
 type metricSet struct {
 	all      acc
 	byAct    [3]acc // indexed by Activity
@@ -24,12 +30,39 @@ type metricSet struct {
 	seen     bool
 }
 
-func (m *metricSet) add(p float64, a Activity) {
-	m.all.add(p)
-	m.byAct[a].add(p)
-	m.hist.Add(p)
+// addRun accumulates samples that share activity a and returns their
+// summary.
+func (m *metricSet) addRun(ps []float64, a Activity) acc {
+	h := &m.hist
 	if a == Idle {
-		m.idleHist.Add(p)
+		h = &m.idleHist
+	}
+	r := summarise(ps, h)
+	m.byAct[a].merge(r)
+	return r
+}
+
+// collected turns a streaming set into a finished one (see metricSet).
+func (m *metricSet) collected() {
+	m.all = acc{}
+	for _, a := range m.byAct {
+		m.all.merge(a)
+	}
+	m.hist.Merge(&m.idleHist)
+}
+
+// fold merges a collected set's samples into m.
+func (m *metricSet) fold(o *metricSet) {
+	m.all.merge(o.all)
+	for a := range m.byAct {
+		m.byAct[a].merge(o.byAct[a])
+	}
+	m.hist.Merge(&o.hist)
+	m.idleHist.Merge(&o.idleHist)
+	for w := range m.win {
+		if o.winSeen[w] {
+			m.window(w, o.win[w])
+		}
 	}
 }
 
@@ -69,10 +102,11 @@ type driveProc struct {
 	act        activityCursor
 	ph         phaseCursor
 	phaseNames []string
-	phaseT     []int64 // host time each phase first started
-	total      metricSet
+	phaseT     []int64      // host time each phase first started
+	total      metricSet    // after collect; while streaming only io, first and seen
+	outside    metricSet    // samples outside any phase, while streaming
 	phases     []*metricSet // by phase index
-	wins       [4]*slidingMax
+	wins       *peakWins
 	cls        StateClassifier
 	states     [numStates]acc
 	dsHist     Histogram // samples classified DevSlp
@@ -98,6 +132,7 @@ type driveProc struct {
 	lastMissEnd   uint64
 
 	dec         *chart.Decimator // power envelope for charts
+	decStart    float64          // its first bucket's left edge (s)
 	t0          float64          // host ns of time zero (meter index 0)
 	first, last int64            // host ns of the first and last sample processed
 	any         bool
@@ -120,9 +155,11 @@ func newDriveProc(info capture.DriveInfo, rails []int, c *Clock, busy []span, se
 	for i := range d.phases {
 		d.phases[i] = &metricSet{}
 	}
+	var n [numPeakWins]int
 	for k, w := range peakWindowsS {
-		d.wins[k] = newSlidingMax(int(math.Round(w * c.RateHz)))
+		n[k] = int(math.Round(w * c.RateHz))
 	}
+	d.wins = newPeakWins(n)
 	d.lastMissEnd = math.MaxUint64
 	return d
 }
@@ -151,11 +188,11 @@ func (d *driveProc) run(start uint64, ps []float64) {
 			}
 			end = min(end, len(ps))
 		}
-		var pm *metricSet
+		m := &d.outside
 		if pi >= 0 {
-			pm = d.phases[pi]
-			if !pm.seen {
-				pm.seen, pm.first = true, t
+			m = d.phases[pi]
+			if !m.seen {
+				m.seen, m.first = true, t
 			}
 		}
 		if !d.total.seen {
@@ -165,48 +202,87 @@ func (d *driveProc) run(start uint64, ps []float64) {
 		if pinA != Idle {
 			d.pinN += uint64(end - k)
 		}
-		for j := k; j < end; j++ {
-			p := ps[j]
-			d.total.add(p, a)
-			if pm != nil {
-				pm.add(p, a)
-			}
-			for w, sm := range d.wins {
-				if m, ok := sm.push(p); ok {
-					d.total.window(w, m)
-					if pm != nil {
-						pm.window(w, m)
-					}
-				}
-			}
-			if floorA == Busy {
-				d.pinHist.Add(p)
-			}
-			st := StateUnknown
-			if d.cls != nil {
-				tj := int64(t0 + dt*float64(j))
-				st = d.cls.Classify(Sample{Index: start + uint64(j), Host: tj, Power: units.Watts(p), Activity: a, DevSlpPin: pinA != Idle})
-				d.latency(st, tj)
-			}
-			if st == StateUnknown {
-				st = StateIdle
-				if a == Busy {
-					st = StateActive
-				}
-			}
-			d.states[st].add(p)
-			if st == StateDevSlp {
-				d.dsHist.Add(p)
+		run := ps[k:end]
+		sum := m.addRun(run, a)
+		best, ok := d.wins.push(run, sum.max, &m.win, &m.winSeen)
+		for w, n := range d.wins.n {
+			if ok[w] {
+				m.window(w, best[w]/float64(n))
 			}
 		}
+		if floorA == Busy {
+			summarise(run, &d.pinHist)
+		}
+		if d.cls == nil {
+			st := StateIdle
+			if a == Busy {
+				st = StateActive
+			}
+			d.states[st].merge(sum)
+		} else {
+			d.classify(start, k, run, a, pinA != Idle)
+		}
 		if d.dec != nil {
-			d.dec.AddUniform((t0+dt*float64(k)-d.t0)/1e9, dt/1e9, ps[k:end])
+			d.chartRun((t0+dt*float64(k)-d.t0)/1e9, dt/1e9, run, sum)
 		}
 		if !d.any {
 			d.any, d.first = true, t
 		}
 		d.last = int64(t0 + dt*float64(end-1))
 		k = end
+	}
+}
+
+// chartRun adds run (samples at t, t+dt, … s) to the chart envelope. A run
+// that falls within one envelope bucket goes in as one summary point built
+// from s, its count, sum, min and max, which the run's metrics already
+// computed: the envelope comes out the same as sample by sample (up to
+// rounding in the bucket mean), since buckets are [decStart+k·w,
+// decStart+(k+1)·w) and only ever merge in pairs. Other runs, and runs with
+// non-finite values, go sample by sample.
+func (d *driveProc) chartRun(t, dt float64, run []float64, s acc) {
+	last := t + float64(len(run)-1)*dt
+	w := d.dec.Width()
+	if s.n > 0 && t >= d.decStart && finite(last) && finite(s.sum) && finite(s.min) && finite(s.max) &&
+		int((t-d.decStart)/w) == int((last-d.decStart)/w) {
+		d.dec.AddSummary(t, s.min, s.max, s.sum/float64(s.n), len(run))
+		return
+	}
+	d.dec.AddUniform(t, dt, run)
+}
+
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+
+// classify labels run (samples start+k…) one by one with the classifier.
+func (d *driveProc) classify(start uint64, k int, run []float64, a Activity, pin bool) {
+	dt := d.clock.NsPerSample
+	t0 := d.clock.HostF(float64(start))
+	for j, p := range run {
+		tj := int64(t0 + dt*float64(k+j))
+		st := d.cls.Classify(Sample{Index: start + uint64(k+j), Host: tj, Power: units.Watts(p), Activity: a, DevSlpPin: pin})
+		d.latency(st, tj)
+		if st == StateUnknown {
+			st = StateIdle
+			if a == Busy {
+				st = StateActive
+			}
+		}
+		d.states[st].add(p)
+		if st == StateDevSlp {
+			d.dsHist.Add(p)
+		}
+	}
+}
+
+// collect finishes the streaming accumulators: each phase's set and the
+// drive total (see metricSet). Call once, after the last sample.
+func (d *driveProc) collect() {
+	t := &d.total
+	d.outside.collected()
+	t.fold(&d.outside)
+	for _, m := range d.phases {
+		m.collected()
+		t.fold(m)
 	}
 }
 
@@ -249,9 +325,7 @@ func (d *driveProc) missing(start, count uint64) {
 		d.gaps++
 	}
 	d.lastMissEnd = start + count
-	for _, w := range d.wins {
-		w.reset()
-	}
+	d.wins.reset()
 	if d.dec != nil {
 		d.dec.Gap((d.clock.HostF(float64(start))-d.t0)/1e9, (d.clock.HostF(float64(start+count))-d.t0)/1e9)
 	}

@@ -41,6 +41,7 @@ func (r *Report) finish(p *pass1, c *Clock, t0 float64, opts Options) {
 		r.note("no state classifier: residency is active (busy) vs idle from I/O segmentation; partial, slumber and devslp read 0")
 	}
 	for i, d := range r.drivesProc {
+		d.collect()
 		dr := &r.Drives[i]
 		t := &d.total
 		n := t.all.n

@@ -27,21 +27,17 @@ const (
 // Add counts x.
 func (h *Histogram) Add(x float64) {
 	h.n++
-	if !(x >= 1.0/(1<<-histMinExp)) { // also catches NaN
-		h.under++
-		return
-	}
 	bits := math.Float64bits(x)
-	e := int(bits>>52&0x7ff) - 1023
-	if e >= histMaxExp {
-		h.over++
-		h.maxV = math.Max(h.maxV, x)
+	// See summarise, which inlines the same indexing for whole runs.
+	e := uint(bits>>52) - (1023 + histMinExp)
+	if e >= histMaxExp-histMinExp {
+		h.addOut(x)
 		return
 	}
 	if h.bins == nil {
 		h.bins = make([]uint32, histBins)
 	}
-	i := (e-histMinExp)<<histSub | int(bits>>(52-histSub)&(1<<histSub-1))
+	i := e<<histSub | uint(bits>>(52-histSub))&(1<<histSub-1)
 	if h.bins[i] == math.MaxUint32 {
 		// A bin this full would overflow; 4 G samples in 0.4 % of range is
 		// more than an hour at 1 MS/s of a constant signal. Keep the count
@@ -49,6 +45,18 @@ func (h *Histogram) Add(x float64) {
 		return
 	}
 	h.bins[i]++
+}
+
+// addOut files a value outside the binned range: below 2^histMinExp, zero,
+// negative or NaN (underflow), or at least 2^histMaxExp (overflow). The
+// caller counts it in n.
+func (h *Histogram) addOut(x float64) {
+	if !(x >= 1.0/(1<<-histMinExp)) { // also catches NaN
+		h.under++
+		return
+	}
+	h.over++
+	h.maxV = math.Max(h.maxV, x)
 }
 
 // Count returns the number of values added.
@@ -101,6 +109,7 @@ func (h *Histogram) Merge(o *Histogram) {
 		h.bins = make([]uint32, histBins)
 	}
 	for i, c := range o.bins {
-		h.bins[i] += c
+		// Saturate as Add does rather than wrap.
+		h.bins[i] = uint32(min(uint64(h.bins[i])+uint64(c), math.MaxUint32))
 	}
 }
