@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/states/alpm"
 	"github.com/idlewatt/idlewatt/states/drivesim"
 )
@@ -22,6 +23,9 @@ type Config struct {
 	DevSlp    DevSlpConfig   `mapstructure:"devslp"`
 	// Profiles are user-defined drive profiles (drivesim), by name.
 	Profiles map[string]drivesim.Profile `mapstructure:"-"`
+	// OpenMeter opens meter kinds other than the hub and the emulator
+	// (cmd/idlewatt passes its meter registry). nil: hub and emulator only.
+	OpenMeter func(kind, path string) (meter.Meter, error) `mapstructure:"-" json:"-"`
 }
 
 // MeterConfig selects the meter.
@@ -130,7 +134,9 @@ func (c *Config) Validate() error {
 			return fmt.Errorf("meter.port: required for meter kind hub (a serial port such as /dev/ttyACM0)")
 		}
 	default:
-		return fmt.Errorf("meter.kind: %q is not a meter kind for measure (emulator, hub)", c.Meter.Kind)
+		if c.OpenMeter == nil {
+			return fmt.Errorf("meter.kind: %q is not a meter kind for measure (emulator, hub)", c.Meter.Kind)
+		}
 	}
 	if c.Meter.Rate < 0 {
 		return fmt.Errorf("meter.rate_hz: %g is negative", c.Meter.Rate)

@@ -25,28 +25,34 @@ type CycleSamples struct {
 	Samples []devslp.Sample
 }
 
-// ReadCycles reads, from the capture at path, each cycle's drive power
-// (all rails of its port) on the aligned host clock. Memory is bounded by
-// the cycles' length, not the capture's.
-func ReadCycles(path string, timings map[int][]devslp.Timing) ([]CycleSamples, analysis.Clock, error) {
+// Window is a stretch of one port's power to read back from a capture.
+type Window struct {
+	Port       int
+	Start, End int64 // host monotonic ns
+}
+
+// ReadWindows reads each window's drive power (all rails of its port, only
+// at sample indices where every rail has a sample) on the aligned host
+// clock. Memory is bounded by the windows' length, not the capture's.
+func ReadWindows(path string, windows []Window) ([][]devslp.Sample, analysis.Clock, error) {
 	clock, err := fitClock(path)
 	if err != nil {
 		return nil, clock, err
 	}
-	var cycles []CycleSamples
-	for port, ts := range timings {
-		for _, t := range ts {
-			cycles = append(cycles, CycleSamples{Port: port, Timing: t})
-		}
+	out := make([][]devslp.Sample, len(windows))
+	if len(windows) == 0 {
+		return out, clock, nil
 	}
-	sort.Slice(cycles, func(a, b int) bool { return cycles[a].Timing.Start < cycles[b].Timing.Start })
-
 	r, err := capture.Open(path)
 	if err != nil {
 		return nil, clock, err
 	}
 	defer r.Close()
 	chans := r.Header().Channels
+	lo, hi := windows[0].Start, windows[0].End
+	for _, w := range windows {
+		lo, hi = min(lo, w.Start), max(hi, w.End)
+	}
 	rows := capture.NewRows(r)
 	for {
 		row, err := rows.Next()
@@ -55,7 +61,7 @@ func ReadCycles(path string, timings map[int][]devslp.Timing) ([]CycleSamples, a
 		}
 		if err != nil {
 			if errors.Is(err, capture.ErrTruncated) {
-				break // the cycles before the damage still count
+				break // the windows before the damage still count
 			}
 			return nil, clock, err
 		}
@@ -63,27 +69,52 @@ func ReadCycles(path string, timings map[int][]devslp.Timing) ([]CycleSamples, a
 			continue
 		}
 		t := clock.Host(row.Index)
-		for i := range cycles {
-			c := &cycles[i]
-			if t < c.Timing.Start || t > c.Timing.End {
+		if t < lo || t > hi {
+			continue
+		}
+		for i, w := range windows {
+			if t < w.Start || t > w.End {
 				continue
 			}
-			var w float64
+			var p float64
 			complete := true
 			for ch, meta := range chans {
-				if meta.Port != c.Port {
+				if meta.Port != w.Port {
 					continue
 				}
 				if !row.Present[ch] {
 					complete = false
 					break
 				}
-				w += float64(row.V[ch]) * float64(row.I[ch])
+				p += float64(row.V[ch]) * float64(row.I[ch])
 			}
 			if complete {
-				c.Samples = append(c.Samples, devslp.Sample{T: t, W: w})
+				out[i] = append(out[i], devslp.Sample{T: t, W: p})
 			}
 		}
+	}
+	return out, clock, nil
+}
+
+// ReadCycles reads each DevSlp cycle's power (see ReadWindows).
+func ReadCycles(path string, timings map[int][]devslp.Timing) ([]CycleSamples, analysis.Clock, error) {
+	var cycles []CycleSamples
+	for port, ts := range timings {
+		for _, t := range ts {
+			cycles = append(cycles, CycleSamples{Port: port, Timing: t})
+		}
+	}
+	sort.Slice(cycles, func(a, b int) bool { return cycles[a].Timing.Start < cycles[b].Timing.Start })
+	ws := make([]Window, len(cycles))
+	for i, c := range cycles {
+		ws[i] = Window{Port: c.Port, Start: c.Timing.Start, End: c.Timing.End}
+	}
+	samples, clock, err := ReadWindows(path, ws)
+	if err != nil {
+		return nil, clock, err
+	}
+	for i := range cycles {
+		cycles[i].Samples = samples[i]
 	}
 	return cycles, clock, nil
 }

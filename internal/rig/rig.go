@@ -209,11 +209,18 @@ func (r *Rig) openMeter() error {
 	if r.emu != nil {
 		path = r.emu.Path()
 	}
-	h, err := hub.Open(path, hub.Options{})
+	var m meter.Meter
+	var err error
+	switch r.cfg.Meter.Kind {
+	case "emulator", "hub":
+		m, err = hub.Open(path, hub.Options{})
+	default:
+		m, err = r.cfg.OpenMeter(r.cfg.Meter.Kind, path)
+	}
 	if err != nil {
 		return fmt.Errorf("meter: %w", err)
 	}
-	r.meter = h
+	r.meter = m
 	if r.cfg.Meter.Kind == "emulator" {
 		return nil
 	}
@@ -252,8 +259,14 @@ func (r *Rig) SetPolicy(ctx context.Context, policy string) error {
 		}
 	}
 	if len(hosts) == 0 {
-		r.note("policy %s not applied: no drive names its SATA host (drives[].host)", policy)
-		return nil
+		// No drive names its host: the policy goes to every SATA host, as
+		// powertop and TLP do.
+		all, err := alpm.Open(r.cfg.SysfsRoot).PolicyHosts()
+		if err != nil || len(all) == 0 {
+			r.note("policy %s not applied: no SATA host found under %s (%v)", policy, r.cfg.SysfsRoot, err)
+			return nil
+		}
+		hosts = all
 	}
 	var res []alpm.HostResult
 	if r.guard == nil {
@@ -306,9 +319,12 @@ func (r *Rig) startRecording(ctx context.Context) error {
 	for _, d := range r.drives {
 		ports = append(ports, d.Config.Port)
 	}
-	scfg, err := hub.ResolveConfig(info, meter.StreamConfig{Rate: units.Hertz(r.cfg.Meter.Rate), Ports: ports})
-	if err != nil {
-		return fmt.Errorf("meter.rate_hz / drives[].port: %w", err)
+	scfg := meter.StreamConfig{Rate: units.Hertz(r.cfg.Meter.Rate), Ports: ports}
+	if _, isHub := r.meter.(*hub.Hub); isHub {
+		var err error
+		if scfg, err = hub.ResolveConfig(info, scfg); err != nil {
+			return fmt.Errorf("meter.rate_hz / drives[].port: %w", err)
+		}
 	}
 	chans := meter.Channels(info, scfg)
 	cfgJSON, _ := json.Marshal(r.cfg)

@@ -1,0 +1,170 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/idlewatt/idlewatt/internal/hostclock"
+	"github.com/idlewatt/idlewatt/internal/rig"
+	"github.com/idlewatt/idlewatt/meter"
+)
+
+func init() {
+	register(func() *cobra.Command {
+		c := &cobra.Command{
+			Use:   "idle --config FILE [--policies P,...]",
+			Short: "Idle power per ALPM policy: what each policy buys, with its uncertainty",
+			Long: `For each policy in turn: write it to the drives' SATA hosts (every host when
+no drive names one), let the drives settle, then record their idle power
+for --measure. Prints each drive's mean idle power per policy with its
+standard error (from 100 ms batch means) and the saving against the first
+policy. The policies in force before the run are restored at the end, also
+after Ctrl-C. With --meter battery the "drive" is the whole laptop (use
+long --measure windows: fuel gauges update every few seconds to a minute).`,
+			Args: cobra.NoArgs,
+			RunE: runIdle,
+		}
+		f := c.Flags()
+		f.String("policies", "max_performance,medium_power,med_power_with_dipm,min_power", "policies to compare, in order")
+		f.Duration("settle", 3*time.Second, "time after each policy change before measuring")
+		f.Duration("measure", 10*time.Second, "measurement window per policy")
+		f.String("meter", "", "meter kind (overrides meter.kind)")
+		f.String("port", "", "meter port (overrides meter.port)")
+		addMeasureFlags(c)
+		return c
+	})
+}
+
+type idleResult struct {
+	Schema   string          `json:"schema"`
+	Capture  string          `json:"capture"`
+	SettleS  float64         `json:"settle_s"`
+	MeasureS float64         `json:"measure_s"`
+	Results  []rig.IdlePower `json:"results"`
+	Notes    []string        `json:"notes,omitempty"`
+}
+
+func runIdle(cmd *cobra.Command, _ []string) error {
+	var rc rig.Config
+	if err := decodeKey("", &rc); err != nil {
+		return err
+	}
+	if k := optString(cmd, "meter", ""); k != "" {
+		rc.Meter.Kind = k
+	}
+	if p := optString(cmd, "port", ""); p != "" {
+		rc.Meter.Port = p
+	}
+	user, err := configProfiles()
+	if err != nil {
+		return inputErr(err)
+	}
+	rc.Profiles = user
+	rc.OpenMeter = func(kind, path string) (meter.Meter, error) {
+		m, _, _, err := openMeter(kind, path)
+		return m, err
+	}
+	if len(rc.Drives) == 0 && rc.Meter.Kind != "" && rc.Meter.Kind != "emulator" && rc.Meter.Kind != "hub" {
+		rc.Drives = []rig.DriveConfig{{Name: rc.Meter.Kind, Port: 1}}
+	}
+	rc.Workload.Trace = "none"
+	rc.Policy = ""
+	rc.Defaults()
+	if err := rc.Validate(); err != nil {
+		return usageErr("config: %v", err)
+	}
+	policies, err := rig.ParsePolicies(strings.Split(optString(cmd, "policies", "idle.policies"), ","))
+	if err != nil {
+		return usageErr("%s: %v", where(cmd, "policies", "idle.policies"), err)
+	}
+	settle, err := optDuration(cmd, "settle", "idle.settle")
+	if err != nil {
+		return err
+	}
+	measure, err := optDuration(cmd, "measure", "idle.measure")
+	if err != nil {
+		return err
+	}
+	if measure <= 0 || settle < 0 {
+		return usageErr("idle: --measure must be positive and --settle not negative")
+	}
+	out := optString(cmd, "out", "out")
+	if out == "" {
+		out = defaultOut("idle")
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "idle: %d policies × (%v settle + %v measure) on %s; output in %s\n",
+		len(policies), settle, measure, meterLabel(rc), out)
+
+	r, err := rig.Open(cmd.Context(), rc, out, cmd.ErrOrStderr())
+	if err != nil {
+		return failErr("%v", err)
+	}
+	start := hostclock.Now()
+	stop := make(chan struct{})
+	if !optBool(cmd, "quiet", "") {
+		go func() {
+			t := time.NewTicker(time.Second)
+			defer t.Stop()
+			for {
+				select {
+				case <-stop:
+					return
+				case <-t.C:
+					fmt.Fprintf(cmd.ErrOrStderr(), "idle %4.0fs  %-24s", hostclock.Since(start).Seconds(), r.CurrentPhase())
+					for p, w := range r.Power() {
+						fmt.Fprintf(cmd.ErrOrStderr(), "  p%d %.4f W", p, w)
+					}
+					fmt.Fprintln(cmd.ErrOrStderr())
+				}
+			}
+		}()
+	}
+	windows, runErr := r.IdlePolicies(cmd.Context(), policies, settle, measure)
+	close(stop)
+	closeErr := r.Close()
+	res := idleResult{Schema: "idlewatt.idle/v1", Capture: r.CapturePath(), SettleS: settle.Seconds(), MeasureS: measure.Seconds(), Notes: r.Notes()}
+	if len(windows) > 0 {
+		if res.Results, err = rig.MeasureIdlePower(r.CapturePath(), r.Drives(), windows); err != nil {
+			return failErr("idle: reading back %s: %v", r.CapturePath(), err)
+		}
+	}
+	b, _ := json.MarshalIndent(res, "", "  ")
+	_ = os.WriteFile(filepath.Join(out, "idle.json"), append(b, '\n'), 0o644)
+	if optBool(cmd, "json", "") {
+		fmt.Fprintln(cmd.OutOrStdout(), string(b))
+	} else {
+		w := cmd.OutOrStdout()
+		fmt.Fprintf(w, "\n%-30s %-24s %14s %12s %14s\n", "drive", "policy", "idle power", "± (1σ)", "saving")
+		for _, ip := range res.Results {
+			if math.IsNaN(ip.MeanW) {
+				fmt.Fprintf(w, "%-30s %-24s %12s\n", trunc(ip.Name, 30), ip.Policy, "no samples")
+				continue
+			}
+			fmt.Fprintf(w, "%-30s %-24s %11.2f mW %9.3f mW %11.2f mW\n", trunc(ip.Name, 30), ip.Policy, ip.MeanW*1e3, ip.StdErrW*1e3, ip.SavingW*1e3)
+		}
+		for _, n := range res.Notes {
+			fmt.Fprintln(w, "note:", n)
+		}
+		fmt.Fprintf(w, "\nwritten to %s (idle.json, capture)\n", out)
+	}
+	if runErr != nil || closeErr != nil {
+		return failErr("idle: %v", firstErr(runErr, closeErr))
+	}
+	return nil
+}
+
+func firstErr(errs ...error) error {
+	for _, e := range errs {
+		if e != nil {
+			return e
+		}
+	}
+	return nil
+}
