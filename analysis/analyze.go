@@ -356,37 +356,43 @@ func secondPass(open Opener, opts Options, p *pass1) (*Report, error) {
 	for _, d := range rep.drivesProc {
 		procByPort[d.info.Port] = d
 	}
+	want := make([]bool, len(h.Channels))
+	for ch, ref := range asm.byChannel {
+		want[ch] = ref.drive >= 0
+	}
+	f := startFeed(src, want)
+	asm.recycle = f.recycle
 	rep.Capture.EndError = ""
-	for {
-		rec, err := src.Next()
-		if err != nil {
-			// The second pass reads sample chunks the first skipped, so its
-			// stopping point is the authoritative one.
-			if !errors.Is(err, io.EOF) {
-				rep.Capture.EndError = err.Error()
-			}
-			break
-		}
-		rep.Capture.EndOffset = rec.Offset
-		switch rec.Kind {
-		case capture.KindSamples:
-			if rec.Block != nil {
-				asm.block(rec.Block)
-			}
-		case capture.KindGap:
-			asm.gap(rec.Gap)
-		case capture.KindIO:
-			for _, e := range rec.IO {
-				if d := procByPort[p.ioPort(e.Port)]; d != nil {
-					d.total.io.add(e)
-					if pi := d.ph.phaseAt(e.Issue); pi >= 0 {
-						d.phases[pi].io.add(e)
+	for b := range f.out {
+		for _, it := range b.items {
+			switch it.kind {
+			case capture.KindSamples:
+				asm.block(it.ch, it.start, it.p)
+			case capture.KindGap:
+				asm.gap(it.gap)
+			case capture.KindIO:
+				for _, e := range it.io {
+					if d := procByPort[p.ioPort(e.Port)]; d != nil {
+						d.total.io.add(e)
+						if pi := d.ph.phaseAt(e.Issue); pi >= 0 {
+							d.phases[pi].io.add(e)
+						}
 					}
 				}
 			}
 		}
+		if b.end {
+			// The second pass reads sample chunks the first skipped, so its
+			// stopping point is the authoritative one.
+			if !errors.Is(b.err, io.EOF) {
+				rep.Capture.EndError = b.err.Error()
+			}
+			rep.Capture.EndOffset = b.endOffset
+			rep.Capture.Complete = b.complete
+			break
+		}
+		f.done(b)
 	}
-	rep.Capture.Complete = src.Complete()
 	for _, d := range asm.drives {
 		if !d.started {
 			for r, q := range d.rails {

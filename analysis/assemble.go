@@ -12,7 +12,7 @@ type assembler struct {
 	drives     []*driveAsm
 	byChannel  []chanRef // indexed by channel
 	maxPending int
-	free       [][]float64
+	recycle    func([]float64) // takes back power buffers block was given; may be nil
 }
 
 type chanRef struct {
@@ -42,35 +42,23 @@ type seg struct {
 
 func (s seg) end() uint64 { return s.start + uint64(len(s.p)) }
 
-func (a *assembler) get(n int) []float64 {
-	if k := len(a.free); k > 0 {
-		b := a.free[k-1]
-		a.free = a.free[:k-1]
-		if cap(b) >= n {
-			return b[:n]
-		}
-	}
-	return make([]float64, n, max(n, 4096))
-}
-
-func (a *assembler) put(b []float64) {
-	if len(a.free) < 64 {
-		a.free = append(a.free, b[:0])
+func (a *assembler) put(p []float64) {
+	if a.recycle != nil {
+		a.recycle(p)
 	}
 }
 
-func (a *assembler) block(b *meter.Block) {
-	if b.Channel < 0 || b.Channel >= len(a.byChannel) {
+// block takes channel ch's power from index start; p is the assembler's
+// until it hands it back through recycle.
+func (a *assembler) block(ch int, start uint64, p []float64) {
+	if ch < 0 || ch >= len(a.byChannel) || a.byChannel[ch].drive < 0 {
+		a.put(p)
 		return
 	}
-	ref := a.byChannel[b.Channel]
-	if ref.drive < 0 {
-		return
-	}
+	ref := a.byChannel[ch]
 	d := a.drives[ref.drive]
 	q := d.rails[ref.rail]
-	n := min(len(b.V), len(b.I))
-	start := b.Start
+	n := len(p)
 	skip := 0
 	if !q.seen {
 		q.seen, q.next = true, start
@@ -80,14 +68,12 @@ func (a *assembler) block(b *meter.Block) {
 		d.proc.late += uint64(skip)
 	}
 	if skip < n {
-		p := a.get(n - skip)
-		for k := range p {
-			p[k] = float64(b.V[skip+k]) * float64(b.I[skip+k])
-		}
 		s := start + uint64(skip)
-		q.segs = append(q.segs, seg{s, p})
-		q.n += len(p)
-		q.next = s + uint64(len(p))
+		q.segs = append(q.segs, seg{s, p[skip:]})
+		q.n += n - skip
+		q.next = s + uint64(n-skip)
+	} else {
+		a.put(p)
 	}
 	a.drain(d)
 }
@@ -191,15 +177,19 @@ func (a *assembler) drain(d *driveAsm) {
 				d.scratch = make([]float64, n)
 			}
 			ps = d.scratch[:n]
-			for r, q := range d.rails {
-				s := q.segs[0]
-				src := s.p[int(d.cur-s.start):]
-				if r == 0 {
-					copy(ps, src[:n])
-					continue
-				}
+			rail := func(r int) []float64 {
+				s := d.rails[r].segs[0]
+				return s.p[int(d.cur-s.start):][:n]
+			}
+			// Two rails (5 V and 12 V) is the usual drive: one pass.
+			x, y := rail(0), rail(1)
+			for k := range ps {
+				ps[k] = x[k] + y[k]
+			}
+			for r := 2; r < len(d.rails); r++ {
+				x := rail(r)
 				for k := range ps {
-					ps[k] += src[k]
+					ps[k] += x[k]
 				}
 			}
 		}

@@ -179,6 +179,7 @@ func (d *driveProc) run(start uint64, ps []float64) {
 		until = min(until, d.pin.next(t))
 		floorA := d.pinFloor.at(t)
 		until = min(until, d.pinFloor.next(t))
+		until = min(until, d.chartEdge(t0+dt*float64(k), dt))
 		// Samples k..end-1 share activity, phase and pin state.
 		end := len(ps)
 		if until < int64(t0+dt*float64(len(ps))) {
@@ -250,6 +251,29 @@ func (d *driveProc) chartRun(t, dt float64, run []float64, s acc) {
 	}
 	d.dec.AddUniform(t, dt, run)
 }
+
+// chartEdge returns the host time (ns) where the chart bucket holding host
+// time t ends, so runs can be cut there and reach chartRun whole; "never"
+// while buckets are narrower than chartMinRun samples, when per-run costs
+// would outweigh what the summary points save.
+func (d *driveProc) chartEdge(t, dt float64) int64 {
+	const never = int64(^uint64(0) >> 1)
+	if d.dec == nil {
+		return never
+	}
+	w := d.dec.Width()
+	if w*1e9 < chartMinRun*dt {
+		return never
+	}
+	b := math.Floor(((t-d.t0)/1e9 - d.decStart) / w)
+	edge := math.Ceil(d.t0 + (d.decStart+(b+1)*w)*1e9)
+	if !(b >= 0) || !(edge < float64(never)) {
+		return never
+	}
+	return int64(edge)
+}
+
+const chartMinRun = 512
 
 func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 

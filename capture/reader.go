@@ -377,21 +377,38 @@ func (r *Reader) decodeSamples(p []byte) error {
 	}
 	b.V, b.I = b.V[:n], b.I[:n]
 	d := p[samplesFixed:]
+	// The loops below walk fixed-size slices so the compiler can drop the
+	// per-sample bounds checks: decoding is most of what reading costs.
 	if enc == encFloat32 {
-		for k := range n {
-			b.V[k] = units.Volts(math.Float32frombits(le.Uint32(d[4*k:])))
-			b.I[k] = units.Amps(math.Float32frombits(le.Uint32(d[4*(n+k):])))
-		}
+		decodeF32(b.V, d[:4*n])
+		decodeF32(b.I, d[4*n:8*n])
 		return nil
 	}
 	lv := float64(math.Float32frombits(le.Uint32(d)))
 	li := float64(math.Float32frombits(le.Uint32(d[4:])))
 	d = d[8:]
-	for k := range n {
-		b.V[k] = units.Volts(float32(float64(int16(le.Uint16(d[2*k:]))) * lv))
-		b.I[k] = units.Amps(float32(float64(int16(le.Uint16(d[2*(n+k):]))) * li))
-	}
+	decodeI16(b.V, d[:2*n], lv)
+	decodeI16(b.I, d[2*n:4*n], li)
 	return nil
+}
+
+// decodeF32 fills dst with the little-endian float32s in src (4 B each).
+func decodeF32[T ~float64](dst []T, src []byte) {
+	src = src[:4*len(dst)]
+	for k := range dst {
+		s := src[4*k : 4*k+4 : 4*k+4]
+		dst[k] = T(math.Float32frombits(uint32(s[0]) | uint32(s[1])<<8 | uint32(s[2])<<16 | uint32(s[3])<<24))
+	}
+}
+
+// decodeI16 fills dst with the little-endian int16 counts in src (2 B each)
+// times lsb, rounded to float32 as the float32 encoding would store them.
+func decodeI16[T ~float64](dst []T, src []byte, lsb float64) {
+	src = src[:2*len(dst)]
+	for k := range dst {
+		s := src[2*k : 2*k+2 : 2*k+2]
+		dst[k] = T(float32(float64(int16(uint16(s[0])|uint16(s[1])<<8)) * lsb))
+	}
 }
 
 func (r *Reader) decodeSummary(p []byte) error {

@@ -1,0 +1,141 @@
+package analysis
+
+import (
+	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/meter"
+)
+
+// feed reads the second pass's records in a goroutine of its own, so that
+// reading, checking and decoding the capture overlaps with the per-drive
+// accumulation (on two cores each takes about half the work). It hands over
+// what the accumulators need, already reduced: per analysed channel the
+// power V·I of each block in a recycled []float64 (the Reader reuses its
+// buffers, so something has to be copied, and one power value is half of a
+// V and I pair), gaps, and I/O events.
+//
+// Memory stays bounded: batches carry at most feedSamples samples, at most
+// feedDepth batches wait in the channel, and power buffers are recycled.
+type feed struct {
+	out   chan *feedBatch
+	free  chan []float64
+	spare chan *feedBatch
+}
+
+type feedBatch struct {
+	items   []feedItem
+	samples int
+	// Set on the last batch: what ended the stream (io.EOF after a clean
+	// end), whether the end chunk was seen, and the offset of the last
+	// record read.
+	end       bool
+	err       error
+	complete  bool
+	endOffset int64
+}
+
+type feedItem struct {
+	kind  capture.Kind // KindSamples, KindGap or KindIO
+	ch    int
+	start uint64
+	p     []float64 // KindSamples: the channel's power from index start
+	gap   meter.Gap
+	io    []capture.IOEvent
+}
+
+const (
+	feedSamples = 1 << 16
+	feedDepth   = 4
+)
+
+// startFeed reads src to its end in a new goroutine; want says which
+// channels' samples are needed. Receive from out until a batch with end
+// set; after that the goroutine has finished with src.
+func startFeed(src Source, want []bool) *feed {
+	f := &feed{
+		out:   make(chan *feedBatch, feedDepth),
+		free:  make(chan []float64, 4*feedDepth*feedSamples/1000),
+		spare: make(chan *feedBatch, feedDepth+2),
+	}
+	go f.run(src, want)
+	return f
+}
+
+func (f *feed) run(src Source, want []bool) {
+	b := f.batch()
+	var last int64
+	for {
+		rec, err := src.Next()
+		if err != nil {
+			b.end, b.err, b.complete, b.endOffset = true, err, src.Complete(), last
+			f.out <- b
+			return
+		}
+		last = rec.Offset
+		switch rec.Kind {
+		case capture.KindSamples:
+			blk := rec.Block
+			if blk == nil || blk.Channel < 0 || blk.Channel >= len(want) || !want[blk.Channel] {
+				continue
+			}
+			n := min(len(blk.V), len(blk.I))
+			if n == 0 {
+				continue
+			}
+			p := f.buf(n)
+			v, i := blk.V[:n], blk.I[:n]
+			for k := range p {
+				p[k] = float64(v[k]) * float64(i[k])
+			}
+			b.items = append(b.items, feedItem{kind: capture.KindSamples, ch: blk.Channel, start: blk.Start, p: p})
+			b.samples += n
+		case capture.KindGap:
+			b.items = append(b.items, feedItem{kind: capture.KindGap, gap: rec.Gap})
+		case capture.KindIO:
+			b.items = append(b.items, feedItem{kind: capture.KindIO, io: append([]capture.IOEvent(nil), rec.IO...)})
+		default:
+			continue
+		}
+		if b.samples >= feedSamples || len(b.items) >= 1024 {
+			f.out <- b
+			b = f.batch()
+		}
+	}
+}
+
+func (f *feed) batch() *feedBatch {
+	select {
+	case b := <-f.spare:
+		return b
+	default:
+		return &feedBatch{}
+	}
+}
+
+// done returns a batch whose items have been used.
+func (f *feed) done(b *feedBatch) {
+	clear(b.items) // drop references to I/O slices and power buffers
+	b.items, b.samples = b.items[:0], 0
+	select {
+	case f.spare <- b:
+	default:
+	}
+}
+
+func (f *feed) buf(n int) []float64 {
+	select {
+	case p := <-f.free:
+		if cap(p) >= n {
+			return p[:n]
+		}
+	default:
+	}
+	return make([]float64, n, max(n, 1024))
+}
+
+// recycle returns a power buffer the accumulators no longer need.
+func (f *feed) recycle(p []float64) {
+	select {
+	case f.free <- p[:0]:
+	default:
+	}
+}
