@@ -116,29 +116,78 @@ func ReadCycles(path string, timings map[int][]devslp.Timing) ([]CycleSamples, a
 	for i := range cycles {
 		cycles[i].Samples = samples[i]
 	}
+	if _, pins, err := fitClockPins(path); err == nil {
+		meterPinTimes(cycles, clock, pins)
+	}
 	return cycles, clock, nil
 }
 
-// fitClock reads the capture's marks (skipping samples) and fits the clock.
+// pinEvent is a DEVSLP pin change the meter reported, at its sample index.
+type pinEvent struct {
+	port     int
+	index    uint64
+	asserted bool
+}
+
+// fitClock reads the capture's marks and the meter's DEVSLP events
+// (skipping samples) and fits the clock.
 func fitClock(path string) (analysis.Clock, error) {
+	c, _, err := fitClockPins(path)
+	return c, err
+}
+
+func fitClockPins(path string) (analysis.Clock, []pinEvent, error) {
 	r, err := capture.Open(path)
 	if err != nil {
-		return analysis.Clock{}, err
+		return analysis.Clock{}, nil, err
 	}
 	defer r.Close()
 	r.SkipSamples(true)
 	h := r.Header()
 	f := analysis.NewClockFitter(h.RateHz, 5, 4096)
+	var pins []pinEvent
 	for {
 		rec, err := r.Next()
 		if err != nil {
 			break // EOF or a damaged tail: fit what was read
 		}
-		if rec.Kind == capture.KindMark {
+		switch {
+		case rec.Kind == capture.KindMark:
 			f.Add(rec.Mark)
+		case rec.Kind == capture.KindEvent && rec.Event.Kind == meter.EventDevSlp:
+			pins = append(pins, pinEvent{port: rec.Event.Port, index: rec.Event.Index, asserted: rec.Event.Value != 0})
 		}
 	}
-	return f.Fit(h.StartHost), nil
+	return f.Fit(h.StartHost), pins, nil
+}
+
+// meterPinTimes replaces each cycle's host-side assert and deassert times
+// (when the host sent the command) by when the meter saw the pin change,
+// on the same aligned clock as the samples: the command's transit is not
+// the drive's latency, and the window judged then lines up with the
+// samples whatever the clock fit's residual.
+func meterPinTimes(cycles []CycleSamples, clock analysis.Clock, pins []pinEvent) {
+	const slack = int64(50 * time.Millisecond)
+	for i := range cycles {
+		c := &cycles[i]
+		find := func(after int64, asserted bool) (int64, bool) {
+			for _, p := range pins {
+				if p.port != c.Port || p.asserted != asserted {
+					continue
+				}
+				if t := clock.Host(p.index); t >= after-slack && t <= after+slack {
+					return t, true
+				}
+			}
+			return 0, false
+		}
+		if t, ok := find(c.Timing.Assert, true); ok {
+			c.Timing.Assert = t
+		}
+		if t, ok := find(c.Timing.Deassert, false); ok && t > c.Timing.Assert {
+			c.Timing.Deassert = t
+		}
+	}
 }
 
 // Classifiers returns the analysis state classifier for drives whose
@@ -251,3 +300,8 @@ func CycleChart(name string, c CycleSamples, res devslp.Result, limit units.Watt
 }
 
 var _ = meter.Rail5V
+
+// devslpEvaluate judges one cycle with the options the run used.
+func devslpEvaluate(res *Result, c CycleSamples) devslp.Result {
+	return devslp.Evaluate(c.Timing, c.Samples, devslp.Options{})
+}

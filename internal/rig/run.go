@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/idlewatt/idlewatt/analysis"
+	"github.com/idlewatt/idlewatt/internal/hostclock"
 	"github.com/idlewatt/idlewatt/states/devslp"
 	"github.com/idlewatt/idlewatt/units"
 	"github.com/idlewatt/idlewatt/workload/replay"
@@ -44,8 +45,12 @@ type Result struct {
 	DevSlp   map[string]devslp.Verdict `json:"devslp,omitempty"`   // by port
 	Battery  []BatteryLife             `json:"battery_life,omitempty"`
 	Notes    []string                  `json:"notes,omitempty"`
-	Report   *analysis.Report          `json:"-"`
-	Cycles   []CycleSamples            `json:"-"`
+	// EmuEpoch is the host time (ns) at which the emulator's clock read 0,
+	// for comparing host timings with drive-model truth (emulator only;
+	// exact when no drift or offset is configured).
+	EmuEpoch int64            `json:"emu_epoch_host_ns,omitempty"`
+	Report   *analysis.Report `json:"-"`
+	Cycles   []CycleSamples   `json:"-"`
 }
 
 // BatteryLife is what a drive's idle power costs a laptop.
@@ -68,6 +73,10 @@ func Run(ctx context.Context, cfg Config, out string, plan Plan) (*Result, error
 		return nil, err
 	}
 	res := &Result{Schema: "idlewatt.measure/v1", Out: out, Capture: r.CapturePath()}
+	if r.clock != nil {
+		now := hostclock.Now()
+		res.EmuEpoch = now - int64(r.clock(now))
+	}
 	stopProgress := r.progress(plan.Progress, start)
 
 	var runErr error

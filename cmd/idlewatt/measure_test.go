@@ -1,0 +1,82 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/viper"
+)
+
+// loadConfigFile resets the global config and reads path into it.
+func loadConfigFile(t *testing.T, path string) {
+	t.Helper()
+	cfg = viper.New()
+	t.Cleanup(func() { cfg = viper.New() })
+	cfg.SetConfigFile(path)
+	cfg.SetConfigType("yaml")
+	if err := cfg.ReadInConfig(); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+}
+
+func TestExampleConfigsValidate(t *testing.T) {
+	files, _ := filepath.Glob("../../fixtures/configs/*.yaml")
+	if len(files) < 3 {
+		t.Fatalf("example configs missing: %v", files)
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			loadConfigFile(t, f)
+			rc, _, err := measureConfig(&cobra.Command{Use: "measure"})
+			if err != nil {
+				t.Fatalf("%s: %v", f, err)
+			}
+			if len(rc.Drives) == 0 || rc.Drives[0].Port != 1 {
+				t.Fatalf("%s: drives not decoded: %+v", f, rc.Drives)
+			}
+		})
+	}
+	loadConfigFile(t, "../../fixtures/configs/emulator.yaml")
+	rc, plan, _ := measureConfig(&cobra.Command{Use: "measure"})
+	if rc.Idle.Seconds() != 4 || rc.DevSlp.Hold.Milliseconds() != 300 || rc.Workload.Scale != 0.1 || plan.Battery.CapacityWh != 45 {
+		t.Errorf("durations/numbers not decoded: idle %v hold %v scale %v battery %+v", rc.Idle, rc.DevSlp.Hold, rc.Workload.Scale, plan.Battery)
+	}
+	loadConfigFile(t, "../../fixtures/configs/profiles.yaml")
+	rc, _, _ = measureConfig(&cobra.Command{Use: "measure"})
+	if p, ok := rc.Profiles["my-ssd"]; !ok || float64(p.DevSlpW) != 0.0015 || float64(p.ActiveIdleW) != 0.2 {
+		t.Errorf("user profile not decoded with its base: %+v", rc.Profiles["my-ssd"])
+	}
+}
+
+func TestBadConfigsNameTheKey(t *testing.T) {
+	cases := []struct{ yaml, want string }{
+		{"meter: {kind: emulator}\ndrives: [{port: 9, profile: ssd340}]\n", "drives[0].port"},
+		{"meter: {kind: emulator}\ndrives: [{port: 1, profile: ssd-340}]\n", "drives[0].profile"},
+		{"meter: {kind: emulator}\ndrives: [{port: 1, profile: ssd340}]\npolicy: min_powr\n", "did you mean"},
+		{"meter: {kind: hub}\ndrives: [{port: 1, target: /tmp/x}]\n", "meter.port"},
+		{"meter: {kind: emulator}\ndrives: [{port: 1, profile: ssd340}, {port: 1, profile: ssd340}]\n", "configured twice"},
+		{"meter: {kind: emulator}\ndrives: [{port: 1, profile: ssd340}]\nidle: forever\n", "idle"},
+		{"meter: {kind: emulator}\n", "no drives"},
+	}
+	dir := t.TempDir()
+	for i, c := range cases {
+		p := filepath.Join(dir, "c.yaml")
+		if err := os.WriteFile(p, []byte(c.yaml), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		loadConfigFile(t, p)
+		_, _, err := measureConfig(&cobra.Command{Use: "measure"})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("case %d: error %v, want it to mention %q", i, err, c.want)
+			continue
+		}
+		var ce *codedError
+		if !errors.As(err, &ce) || ce.code != exitUsage {
+			t.Errorf("case %d: %v is not a usage error (exit 2)", i, err)
+		}
+	}
+}
