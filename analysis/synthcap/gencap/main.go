@@ -1,21 +1,51 @@
 // Command gencap writes a synthetic review-like capture (synthcap.Review)
-// for scripts/report-scale.sh and manual testing.
+// for scripts/report-scale.sh and manual testing. With -scan it instead
+// decodes every record of an existing capture and nothing else (the
+// decode-only reference the report's speed is compared with); with -report
+// it runs what `idlewatt report` runs (analysis.Analyze, then WriteFiles),
+// for when the CLI cannot be built.
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 
+	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/analysis/synthcap"
+	"github.com/idlewatt/idlewatt/capture"
 )
 
 func main() {
-	out := flag.String("out", "synthetic.iwc", "capture file to write")
+	out := flag.String("out", "synthetic.iwc", "capture file to write (with -report: the report directory)")
 	dur := flag.Duration("duration", 0, "length of the capture (e.g. 5m, 1h)")
 	rate := flag.Float64("rate", 10000, "samples per second per channel")
 	drift := flag.Float64("drift-ppm", 0, "meter clock drift")
+	scan := flag.String("scan", "", "decode every record of this capture and exit")
+	report := flag.String("report", "", "analyze this capture and write the report into -out")
 	flag.Parse()
+	switch {
+	case *scan != "":
+		n, err := scanAll(*scan)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "gencap:", err)
+			os.Exit(1)
+		}
+		fmt.Printf("%s: %d channel-samples decoded\n", *scan, n)
+		return
+	case *report != "":
+		r, err := analysis.Analyze(*report, analysis.DefaultOptions())
+		if err == nil {
+			err = r.WriteFiles(*out)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "gencap:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *dur <= 0 || *rate <= 0 {
 		fmt.Fprintln(os.Stderr, "gencap: -duration and -rate must be positive")
 		os.Exit(2)
@@ -23,5 +53,26 @@ func main() {
 	if err := synthcap.Write(*out, synthcap.Review(*dur, *rate, *drift)); err != nil {
 		fmt.Fprintln(os.Stderr, "gencap:", err)
 		os.Exit(1)
+	}
+}
+
+func scanAll(path string) (int, error) {
+	r, err := capture.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer r.Close()
+	n := 0
+	for {
+		rec, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+		if rec.Kind == capture.KindSamples {
+			n += rec.Block.Len()
+		}
 	}
 }
