@@ -3,6 +3,7 @@ package replay
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -94,14 +95,43 @@ type Trimmer interface {
 	Trim(off, n int64) error
 }
 
-// Hooks is implemented by targets that model a drive (states/drivesim): the
-// engine calls Before ahead of each op and waits the returned delay (the
-// drive waking from a low-power state) before issuing, and After once the op
-// completes. Times are hostclock.Now() readings.
+// Hooks is implemented by targets that model a drive (states/drivesim.Target
+// has exactly these methods): the engine calls Before just ahead of issuing
+// each op and waits the returned delay (the drive waking from a low-power
+// state), and After once the op completes. An error from Before fails the op
+// without issuing it (and without After), e.g. a powered-off drive.
 type Hooks interface {
-	Before(op capture.Op, off int64, size int, hostNs int64) time.Duration
-	After(op capture.Op, off int64, size int, issueNs, completeNs int64)
+	Before(op capture.Op, off int64, size int) (time.Duration, error)
+	After(op capture.Op, off int64, size int)
 }
+
+// Simulated adapts a simulated drive (states/drivesim.Target: a backing
+// file plus Hooks) to a Target. direct says whether its file was opened
+// O_DIRECT.
+func Simulated(t interface {
+	File() *os.File
+	Size() int64
+	Hooks
+}, direct bool) Target {
+	return &simTarget{t: t, direct: direct}
+}
+
+type simTarget struct {
+	t interface {
+		File() *os.File
+		Size() int64
+		Hooks
+	}
+	direct bool
+}
+
+func (s *simTarget) Fd() int      { return int(s.t.File().Fd()) }
+func (s *simTarget) Size() int64  { return s.t.Size() }
+func (s *simTarget) Direct() bool { return s.direct }
+func (s *simTarget) Before(op capture.Op, off int64, size int) (time.Duration, error) {
+	return s.t.Before(op, off, size)
+}
+func (s *simTarget) After(op capture.Op, off int64, size int) { s.t.After(op, off, size) }
 
 // Errors callers branch on.
 var (

@@ -59,7 +59,13 @@ func (r *run) sync() error {
 			rng := rand.New(rand.NewPCG(uint64(r.cfg.Seed), uint64(w)))
 			for i := range work {
 				sl := &slots[i]
-				r.before(&sl.op)
+				mu.Lock()
+				ok := r.before(&sl.op, sl.due)
+				mu.Unlock()
+				if !ok {
+					freeCh <- i
+					continue
+				}
 				mu.Lock()
 				t0 := hostclock.Now()
 				r.c.issue(t0, sl.due, r.timed)
@@ -81,8 +87,9 @@ func (r *run) sync() error {
 			runErr = err
 			break
 		}
-		if r.timed {
-			waitUntil(due)
+		if r.timed && !waitUntil(due, &r.live.stop) {
+			freeCh <- i
+			break
 		}
 		slots[i].op, slots[i].due = op, due
 		work <- i
@@ -104,11 +111,13 @@ func (r *run) syncInline() error {
 		if done {
 			return err
 		}
-		if r.timed {
-			waitUntil(due)
+		if r.timed && !waitUntil(due, &r.live.stop) {
+			return nil
 		}
 		sl.op, sl.due = op, due
-		r.before(&sl.op)
+		if !r.before(&sl.op, due) {
+			continue
+		}
 		t0 := hostclock.Now()
 		r.c.issue(t0, due, r.timed)
 		failed := r.exec(&sl, rng)

@@ -68,11 +68,11 @@ func (r *run) uring() error {
 	}
 	for {
 		for !done && len(free) > 0 {
+			if r.live.stop.Load() {
+				done, have = true, false // an op fetched but not issued is dropped
+				break
+			}
 			if !have {
-				if r.live.stop.Load() {
-					done = true
-					break
-				}
 				cur, due, done, runErr = r.s.next(now)
 				if done {
 					break
@@ -96,7 +96,11 @@ func (r *run) uring() error {
 					now = hostclock.Now()
 					continue
 				}
-				r.before(&cur)
+				if !r.before(&cur, due) {
+					have = false
+					now = hostclock.Now()
+					continue
+				}
 			}
 			i := free[len(free)-1]
 			sl := &slots[i]
@@ -130,7 +134,7 @@ func (r *run) uring() error {
 				return runErr
 			}
 			if have && r.timed {
-				waitUntil(due)
+				waitUntil(due, &r.live.stop)
 			}
 			now = hostclock.Now()
 			continue

@@ -55,6 +55,9 @@ func Run(ctx context.Context, cfg Config, src trace.Reader, tgt Target, onEvent 
 	r.hooks, _ = tgt.(Hooks)
 	r.trim, _ = tgt.(Trimmer)
 
+	if ctx.Err() != nil {
+		r.live.stop.Store(true)
+	}
 	stopWatch := make(chan struct{})
 	defer close(stopWatch)
 	go func() {
@@ -144,7 +147,7 @@ func (r *run) event(op *trace.Op, issue, complete int64, failed bool) capture.IO
 func (r *run) finish(op *trace.Op, issue, complete int64, failed bool) {
 	ev := r.event(op, issue, complete, failed)
 	if r.hooks != nil {
-		r.hooks.After(op.Type, op.Offset, int(op.Size), issue, complete)
+		r.hooks.After(op.Type, op.Offset, int(op.Size))
 	}
 	r.c.completed(&ev)
 	r.live.done(&ev)
@@ -152,19 +155,32 @@ func (r *run) finish(op *trace.Op, issue, complete int64, failed bool) {
 }
 
 // before calls the target's Before hook and waits the delay it asks for.
-func (r *run) before(op *trace.Op) {
+// false means the hook refused the op: it has been accounted as failed.
+func (r *run) before(op *trace.Op, due int64) bool {
 	if r.hooks == nil {
-		return
+		return true
 	}
 	now := hostclock.Now()
-	if d := r.hooks.Before(op.Type, op.Offset, int(op.Size), now); d > 0 {
-		waitUntil(now + int64(d))
+	d, err := r.hooks.Before(op.Type, op.Offset, int(op.Size))
+	if err != nil {
+		r.c.issue(now, due, r.timed)
+		ev := r.event(op, now, now, true)
+		r.c.completed(&ev)
+		r.live.done(&ev)
+		r.onEvent(ev)
+		return false
 	}
+	if d > 0 {
+		waitUntil(now+int64(d), nil) // the drive is waking: the op goes when it is up
+	}
+	return true
 }
 
 // trimSync executes a trim synchronously (io_uring has no portable discard).
 func (r *run) trimSync(op *trace.Op, due int64) {
-	r.before(op)
+	if !r.before(op, due) {
+		return
+	}
 	t0 := hostclock.Now()
 	r.c.issue(t0, due, r.timed)
 	var err error

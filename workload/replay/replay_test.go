@@ -24,9 +24,10 @@ type fileTarget struct {
 	direct bool
 }
 
-func (t *fileTarget) Fd() int      { return int(t.f.Fd()) }
-func (t *fileTarget) Size() int64  { return t.size }
-func (t *fileTarget) Direct() bool { return t.direct }
+func (t *fileTarget) Fd() int        { return int(t.f.Fd()) }
+func (t *fileTarget) Size() int64    { return t.size }
+func (t *fileTarget) Direct() bool   { return t.direct }
+func (t *fileTarget) File() *os.File { return t.f }
 
 func newTarget(t *testing.T, size int64) *fileTarget {
 	t.Helper()
@@ -296,22 +297,25 @@ func TestEnginesAgree(t *testing.T) {
 }
 
 type hookTarget struct {
-	*fileTarget
+	*fileTarget   // File() and Size(), like states/drivesim.Target
 	mu            sync.Mutex
 	before, after int
 }
 
-func (h *hookTarget) Before(op capture.Op, off int64, size int, now int64) time.Duration {
+func (h *hookTarget) Before(op capture.Op, off int64, size int) (time.Duration, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.before++
-	if h.before == 1 {
-		return 30 * time.Millisecond // asleep: the first op wakes the drive
+	switch h.before {
+	case 1:
+		return 30 * time.Millisecond, nil // asleep: the first op wakes the drive
+	case 4:
+		return 0, errors.New("powered off")
 	}
-	return 0
+	return 0, nil
 }
 
-func (h *hookTarget) After(op capture.Op, off int64, size int, issue, complete int64) {
+func (h *hookTarget) After(op capture.Op, off int64, size int) {
 	h.mu.Lock()
 	h.after++
 	h.mu.Unlock()
@@ -320,13 +324,14 @@ func (h *hookTarget) After(op capture.Op, off int64, size int, issue, complete i
 func TestHooks(t *testing.T) {
 	engines(t, func(t *testing.T, engine string) {
 		h := &hookTarget{fileTarget: newTarget(t, 1<<20)}
-		ops := []trace.Op{{Type: capture.OpRead, Size: 4096}, {Type: capture.OpWrite, Size: 4096}, {Type: capture.OpTrim, Size: 4096}}
-		res, err := Run(context.Background(), Config{Engine: engine, Timing: Timing{Mode: AFAP}}, &sliceReader{ops: ops}, h, nil)
+		ops := []trace.Op{{Type: capture.OpRead, Size: 4096}, {Type: capture.OpWrite, Size: 4096}, {Type: capture.OpTrim, Size: 4096}, {Type: capture.OpRead, Size: 4096}}
+		res, err := Run(context.Background(), Config{Engine: engine, Timing: Timing{Mode: AFAP}}, &sliceReader{ops: ops}, Simulated(h, h.direct), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if h.before != 3 || h.after != 3 || res.Ops != 3 {
-			t.Errorf("before %d after %d ops %d", h.before, h.after, res.Ops)
+		// The fourth op is refused by Before: failed, no After.
+		if h.before != 4 || h.after != 3 || res.Ops != 4 || res.Errors != 1 {
+			t.Errorf("before %d after %d ops %d errors %d", h.before, h.after, res.Ops, res.Errors)
 		}
 		if res.Elapsed < 30*time.Millisecond {
 			t.Errorf("elapsed %v: wake delay not waited", res.Elapsed)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync/atomic"
 	"time"
 
 	"github.com/idlewatt/idlewatt/capture"
@@ -124,16 +125,22 @@ func (s *sched) prep(op *trace.Op) error {
 }
 
 // waitUntil sleeps until host time t with microsecond-level precision:
-// nanosleep to shortly before, then spin on the clock.
-func waitUntil(t int64) {
+// nanosleep to shortly before, then spin on the clock. It sleeps in slices
+// of at most 20 ms so that a stop request ends a long idle gap promptly;
+// it reports whether t was reached (false: stopped).
+func waitUntil(t int64, stop *atomic.Bool) bool {
 	const spin = 30 * int64(time.Microsecond)
+	const slice = 20 * int64(time.Millisecond)
 	for {
+		if stop != nil && stop.Load() {
+			return false
+		}
 		d := t - hostclock.Now()
 		if d <= 0 {
-			return
+			return true
 		}
 		if d > spin {
-			ts := unix.NsecToTimespec(d - spin)
+			ts := unix.NsecToTimespec(min(d-spin, slice))
 			unix.Nanosleep(&ts, nil)
 		}
 	}
