@@ -233,3 +233,26 @@ func contains(s, sub string) bool {
 	}
 	return false
 }
+
+// TestWriteFilesCharts checks WriteFiles writes every report file and chart,
+// the power distribution charts included, for a capture with samples.
+func TestWriteFilesCharts(t *testing.T) {
+	s := twoDrives()
+	s.Duration = 3 * time.Second
+	s.Drives[0].DevSlpW = 0.005
+	s.Pins = []synthcap.Pin{{Port: 1, From: 2500 * ms, To: 2900 * ms}}
+	r := analyze(t, s, analysis.DefaultOptions())
+	dir := t.TempDir()
+	if err := r.WriteFiles(dir); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{analysis.FileJSON, analysis.FileMD, analysis.FileCSV, analysis.FilePower,
+		analysis.FileIdle, analysis.FileAverage, analysis.FileHist, analysis.FileCDF} {
+		fi, err := os.Stat(filepath.Join(dir, name))
+		if err != nil {
+			t.Error(err)
+		} else if fi.Size() < 100 {
+			t.Errorf("%s: %d bytes", name, fi.Size())
+		}
+	}
+}

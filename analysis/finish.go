@@ -104,6 +104,15 @@ func (r *Report) finish(p *pass1, c *Clock, t0 float64, opts Options) {
 		}
 		r.traces = append(r.traces, d.chart(t0, last))
 	}
+	var names []string
+	var hists []*Histogram
+	for i, d := range r.drivesProc {
+		if d.total.all.n > 0 {
+			names = append(names, r.Drives[i].Name)
+			hists = append(hists, &d.total.hist)
+		}
+	}
+	r.dists = distributions(names, hists)
 	r.drivesProc = nil
 	if len(r.Notes) > 0 {
 		r.Notes = dedupe(r.Notes)

@@ -16,8 +16,9 @@ type Report struct {
 	Drives    []DriveReport   `json:"drives"`
 	Notes     []string        `json:"notes,omitempty"`
 
-	traces     []chart.Trace // series for charts, not serialised
-	drivesProc []*driveProc  // accumulators, until finish
+	traces     []chart.Trace        // series for charts, not serialised
+	dists      []chart.Distribution // power distributions for charts, not serialised
+	drivesProc []*driveProc         // accumulators, until finish
 }
 
 // CaptureInfo describes the input.

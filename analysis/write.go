@@ -23,11 +23,13 @@ const (
 	FilePower   = "power.png"
 	FileIdle    = "active-idle.png"
 	FileAverage = "average.png"
+	FileHist    = "power-hist.png"
+	FileCDF     = "power-cdf.png"
 )
 
 // WriteFiles writes report.json, report.md and summary.csv into dir
 // (created if needed) and, when the report has samples, the charts
-// power.png, active-idle.png and average.png.
+// power.png, active-idle.png, average.png, power-hist.png and power-cdf.png.
 func (r *Report) WriteFiles(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -70,6 +72,14 @@ func (r *Report) WriteCharts(dir string) error {
 		errs = append(errs, saveFig(f, err, filepath.Join(dir, FileIdle)))
 		f, err = chart.AveragePower(avg, "Capture")
 		errs = append(errs, saveFig(f, err, filepath.Join(dir, FileAverage)))
+	}
+	if len(r.dists) > 0 {
+		o := chart.DistOpts{Title: "Power distribution", Subtitle: "share of measured time per power bin", Unit: chart.UnitAuto}
+		f, err := chart.Histogram(r.dists, o)
+		errs = append(errs, saveFig(f, err, filepath.Join(dir, FileHist)))
+		o = chart.DistOpts{Title: "Power CDF", Subtitle: "share of measured time at or below each power", Unit: chart.UnitAuto}
+		f, err = chart.CDF(r.dists, o)
+		errs = append(errs, saveFig(f, err, filepath.Join(dir, FileCDF)))
 	}
 	return errors.Join(errs...)
 }
