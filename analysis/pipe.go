@@ -82,7 +82,7 @@ func (f *feed) run(src Source, want []bool) {
 				continue
 			}
 			p := f.buf(n)
-			v, i := blk.V[:n], blk.I[:n]
+			v, i := blk.V[:len(p)], blk.I[:len(p)]
 			for k := range p {
 				p[k] = float64(v[k]) * float64(i[k])
 			}
