@@ -60,6 +60,13 @@ func runReport(cmd *cobra.Command, args []string) error {
 	if err := r.WriteFiles(out); err != nil {
 		return failErr("writing report into %s: %v", out, err)
 	}
+	// Interface states with hysteresis, transitions and latencies
+	// (states.json and a section of report.md).
+	if st, err := rig.DetectStates(path, user); err != nil {
+		fmt.Fprintf(cmd.ErrOrStderr(), "note: state detection: %v\n", err)
+	} else if err := rig.WriteStates(out, st); err != nil {
+		return failErr("writing states.json into %s: %v", out, err)
+	}
 	w := cmd.OutOrStdout()
 	if optBool(cmd, "json", "") {
 		enc := json.NewEncoder(w)

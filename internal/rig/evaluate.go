@@ -299,8 +299,6 @@ func CycleChart(name string, c CycleSamples, res devslp.Result, limit units.Watt
 	return fig.Save(out)
 }
 
-var _ = meter.Rail5V
-
 // devslpEvaluate judges one cycle with the options the run used.
 func devslpEvaluate(res *Result, c CycleSamples) devslp.Result {
 	return devslp.Evaluate(c.Timing, c.Samples, devslp.Options{})

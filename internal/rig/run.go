@@ -133,6 +133,11 @@ func Run(ctx context.Context, cfg Config, out string, plan Plan) (*Result, error
 	if err := rep.WriteFiles(out); err != nil {
 		runErr = errors.Join(runErr, fmt.Errorf("writing the report: %w", err))
 	}
+	if st, err := DetectStates(res.Capture, cfg.Profiles); err != nil {
+		res.Notes = append(res.Notes, fmt.Sprintf("state detection: %v", err))
+	} else if err := WriteStates(out, st); err != nil {
+		runErr = errors.Join(runErr, fmt.Errorf("writing states.json: %w", err))
+	}
 	if err := res.writeJSON(filepath.Join(out, "measure.json")); err != nil {
 		runErr = errors.Join(runErr, err)
 	}

@@ -47,7 +47,9 @@ func Latencies(spans []Span, ios []IO, pins []Pin, wakeWindow time.Duration) ([]
 		// (partial → slumber): its entry is still measured from the I/O.
 		e := Entry{State: sp.State, At: sp.Start}
 		lastIO := lastCompletionBefore(ios, sp.Start)
-		pin, hasPin := lastPinBefore(pins, sp.Start, true)
+		// The pin may be timed a little after the span's first sample (clock
+		// alignment, the classifier dating edges at the first sample).
+		pin, hasPin := lastPinBefore(pins, sp.Start+int64(pinSlack), true)
 		switch {
 		case sp.State == DevSlp && hasPin && pin.At >= lastIO:
 			e.Cause, e.From = "pin", pin.At
@@ -55,7 +57,7 @@ func Latencies(spans []Span, ios []IO, pins []Pin, wakeWindow time.Duration) ([]
 			e.Cause, e.From = "io", lastIO
 		}
 		if e.Cause != "" && (i == 0 || !deeperOrEqual(spans[i-1].State, sp.State)) {
-			e.Latency = time.Duration(e.At - e.From)
+			e.Latency = max(0, time.Duration(e.At-e.From))
 			entries = append(entries, e)
 		}
 
@@ -83,6 +85,10 @@ func Latencies(spans []Span, ios []IO, pins []Pin, wakeWindow time.Duration) ([]
 	}
 	return entries, exits
 }
+
+// pinSlack is how far after a span's start its DEVSLP assertion may be
+// timed and still be its cause.
+const pinSlack = 5 * time.Millisecond
 
 // deeperOrEqual reports whether a is a lower-power state than b, or the same.
 func deeperOrEqual(a, b State) bool {

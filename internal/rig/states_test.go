@@ -1,0 +1,55 @@
+package rig
+
+import (
+	"math"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/idlewatt/idlewatt/analysis/synthcap"
+)
+
+// A capture with no drive profiles: levels must be learned from the idle
+// samples, and DevSlp found from the power alone.
+func TestDetectStatesLearnsLevels(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.iwc")
+	sc := synthcap.Review(3*time.Minute, 2000, 50)
+	if err := synthcap.Write(path, sc); err != nil {
+		t.Fatal(err)
+	}
+	reps, err := DetectStates(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(reps) != len(sc.Drives) {
+		t.Fatalf("%d state reports for %d drives", len(reps), len(sc.Drives))
+	}
+	for i, r := range reps {
+		d := sc.Drives[i]
+		if r.LevelsSource != "learned" {
+			t.Errorf("%s: levels from %q, want learned", r.Name, r.LevelsSource)
+		}
+		if e := math.Abs(float64(r.Levels.Idle)-d.IdleW) / d.IdleW; e > 0.02 {
+			t.Errorf("%s: learned idle %.4f W, truth %.4f W", r.Name, float64(r.Levels.Idle), d.IdleW)
+		}
+		if got := r.PowerW["devslp"]; math.Abs(got-d.DevSlpW) > 0.0002 {
+			t.Errorf("%s: devslp power %.5f W, truth %.5f W (±0.2 mW)", r.Name, got, d.DevSlpW)
+		}
+		if r.Residency["devslp"] <= 0 || r.Residency["idle"] < 0.5 {
+			t.Errorf("%s: residency %v", r.Name, r.Residency)
+		}
+		var sum float64
+		for _, x := range r.Residency {
+			sum += x
+		}
+		if math.Abs(sum-1) > 1e-9 {
+			t.Errorf("%s: residency sums to %v", r.Name, sum)
+		}
+		// Review puts bursts of I/O inside some DEVSLP spans, so a few
+		// entries follow an I/O rather than the pin: "pin" or "mixed".
+		if e, ok := r.Entry["devslp"]; !ok || (e.Cause != "pin" && e.Cause != "mixed") || e.Count < 3 || e.MaxMs > 5 {
+			t.Errorf("%s: devslp entry %+v, want ≥ 3 entries after the pin within 5 ms", r.Name, r.Entry["devslp"])
+		}
+		t.Logf("%s: levels %+v; residency %v; devslp %.3f mW; entry %+v", r.Name, r.Levels, r.Residency, r.PowerW["devslp"]*1e3, r.Entry)
+	}
+}
