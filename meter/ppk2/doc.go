@@ -68,6 +68,11 @@
 //
 // # Serial port
 //
-// The tty is opened raw with x/sys/unix (tty.go) because go.mod does not
-// carry go.bug.st/serial yet; no modem-status ioctls are used, so ptys work.
+// The tty is opened with go.bug.st/serial (raw 8N1; the PPK2 ignores the
+// baud rate). No modem-status ioctls are made (Mode.InitialStatusBits is
+// nil), so a pty works as well as the device. A serial.Port read that times
+// out returns (0, nil); tty.go adapts the port to the deadline semantics of
+// *os.File (a timed-out Read is os.ErrDeadlineExceeded) that New and Stream
+// use, and reads in 50 ms slices so a deadline set from another goroutine
+// takes effect.
 package ppk2

@@ -11,4 +11,12 @@
 // inserts bytes that break the word alignment; Metadata without END tests
 // the host's timeout. A host more than a second behind loses samples, as
 // with the device.
+//
+// # Pseudo-terminal
+//
+// The pair comes from github.com/creack/pty. Its slave is set raw (binary
+// words must pass unchanged) and held open (no hang-up between hosts). Its
+// master is moved into Go's poller: pty.Open leaves it blocking, and Close
+// would then wait forever for a Write stuck on a pty that a stalled host no
+// longer reads (TestCloseWithStalledHost).
 package ppk2emu
