@@ -38,7 +38,7 @@ func Example() {
 	// idle      206.3– 211.0 ms 0.400 W
 	// partial   211.0– 260.0 ms 0.300 W
 	// slumber   260.0– 400.0 ms 0.070 W
-	// devslp    400.0– 410.0 ms 0.005 W
+	// devslp    400.0– 410.0 ms 0.004 W
 	// wake      410.0– 412.0 ms 1.200 W
 	// wake      412.0– 450.0 ms 0.400 W
 	// slumber   450.0– 500.0 ms 0.070 W
