@@ -6,14 +6,14 @@
 #   2. timing fidelity replaying a ~60 s trace with idle gaps, beside fio
 #      read_iolog on the same trace (converted to fio iolog v3);
 #   3. peak RSS while streaming a 10-million-op trace.
-# Usage: scripts/bench-fio.sh [WORKDIR]   (env: RUNTIME=5 ROUNDS=3 QD_REPLAY=4)
+# Usage: scripts/bench-fio.sh [WORKDIR]   (env: RUNTIME=5 ROUNDS=3 QD_REPLAY=32)
 # Needs root only to install fio (apt-get) when it is missing. Not used by CI.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DIR=${1:-/var/tmp/idlewatt-bench}
 RUNTIME=${RUNTIME:-5}
 ROUNDS=${ROUNDS:-3}
-QD_REPLAY=${QD_REPLAY:-4}
+QD_REPLAY=${QD_REPLAY:-32}
 mkdir -p "$DIR"
 FILE=$DIR/bench.img
 IW=$DIR/idlewatt
@@ -67,12 +67,15 @@ echo >>"$OUT"
 "$IW" trace convert "$DIR/t60.trace" --to fio3 --redirect "$FILE" --out "$DIR/t60.fio3" 2>/dev/null
 "$IW" replay --trace "$DIR/t60.trace" --target "$FILE" --qd "$QD_REPLAY" --json --events "$DIR/t60.events.csv" \
   >"$DIR/t60.idlewatt.json" 2>/dev/null
+"$IW" replay --trace "$DIR/t60.trace" --target "$FILE" --qd "$QD_REPLAY" --json --rt-priority 10 \
+  >"$DIR/t60.idlewatt-rt.json" 2>/dev/null
 rm -f "$DIR"/fiolat_*.log
 fio --name=replay --read_iolog="$DIR/t60.fio3" --ioengine=io_uring --direct=1 --iodepth="$QD_REPLAY" \
   --write_lat_log="$DIR/fiolat" --log_offset=1 --output-format=json >"$DIR/t60.fio.json" 2>/dev/null
 py "
 import json, glob
 i=json.load(open('$DIR/t60.idlewatt.json'))
+irt=json.load(open('$DIR/t60.idlewatt-rt.json'))
 trace=[]
 for line in open('$DIR/t60.trace'):
     if line.startswith('#'): continue
@@ -89,9 +92,10 @@ n=min(len(iss),len(trace))
 late=sorted(max(0.0,(iss[k]-iss[0])-trace[k]) for k in range(n))
 fmean=sum(late)/n*1e3; fp99=late[int(0.99*(n-1))]*1e3; fmax=late[-1]*1e3
 fdrift=((iss[n-1]-iss[0])-trace[n-1])*1e3
-print('| tool | ops | mean lateness ms | p99 lateness ms | max lateness ms | drift at last op ms | drift %% of trace |')
+print('| tool | ops | mean lateness ms | p99 lateness ms | max lateness ms | drift at last op ms | drift % of trace |')
 print('|---|---|---|---|---|---|---|')
 print('| idlewatt replay | %d | %.3f | %.3f | %.3f | %.3f | %.4f |' % (i['ops'], i['lateness_mean_ms'], i['lateness_p99_ms'], i['lateness_max_ms'], i['drift_ms'], 100*i['drift_fraction']))
+print('| idlewatt replay --rt-priority 10 | %d | %.3f | %.3f | %.3f | %.3f | %.4f |' % (irt['ops'], irt['lateness_mean_ms'], irt['lateness_p99_ms'], irt['lateness_max_ms'], irt['drift_ms'], 100*irt['drift_fraction']))
 print('| fio read_iolog (v3) | %d | %.3f | %.3f | %.3f | %.3f | %.4f |' % (n, fmean, fp99, fmax, fdrift, 100*fdrift/1e3/trace[n-1]))
 print()
 print('Trace duration %.3f s. fio lateness is derived from its latency log (completion ms − latency), so it has 1 ms resolution.' % trace[-1])

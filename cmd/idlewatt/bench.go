@@ -35,6 +35,7 @@ data first for read patterns, as fio lays out its files).`,
 		f.String("allow-destructive", "", "block device that may be written")
 		f.Bool("direct", true, "O_DIRECT (falls back to buffered where refused)")
 		f.String("events", "", "write every I/O as CSV to this file")
+		f.Int("rt-priority", 0, "run the issuing thread SCHED_FIFO at this priority (1-99; needs CAP_SYS_NICE)")
 		f.Bool("json", false, "print the result as JSON")
 		return c
 	})

@@ -46,6 +46,7 @@ second.`,
 		f.String("allow-destructive", "", "block device that may be written")
 		f.Bool("direct", true, "O_DIRECT (falls back to buffered where refused)")
 		f.String("events", "", "write every I/O as CSV (issue_ns,complete_ns,op,offset,size,err) to this file")
+		f.Int("rt-priority", 0, "run the issuing thread SCHED_FIFO at this priority (1-99; needs CAP_SYS_NICE)")
 		f.Bool("json", false, "print the result as JSON")
 		return c
 	})
@@ -115,6 +116,12 @@ func wlConfig(cmd *cobra.Command, section string) (replay.Config, error) {
 	}
 	if cfg.QD < 1 || cfg.QD > 4096 {
 		return cfg, usageErr("--qd %d: want 1 to 4096", cfg.QD)
+	}
+	if cfg.RealtimePriority, err = optInt(cmd, "rt-priority", section+".rt_priority"); err != nil {
+		return cfg, err
+	}
+	if cfg.RealtimePriority < 0 || cfg.RealtimePriority > 99 {
+		return cfg, usageErr("--rt-priority %d: want 0 to 99", cfg.RealtimePriority)
 	}
 	cfg.Engine = optString(cmd, "engine", section+".engine")
 	if cfg.Engine != "" && cfg.Engine != "uring" && cfg.Engine != "sync" {

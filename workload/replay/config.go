@@ -66,6 +66,10 @@ type Config struct {
 	Align    int           // O_DIRECT alignment in bytes (default 512)
 	Port     int           // IOEvent.Port
 	Seed     int64         // random data seed
+	// RealtimePriority, when 1–99, runs the engine's issuing thread under
+	// SCHED_FIFO at that priority, so a busy machine cannot delay an op's
+	// issue by a scheduler time slice (needs CAP_SYS_NICE; else a warning).
+	RealtimePriority int
 	// Progress, if set, is called about once a second from another goroutine.
 	Progress func(Progress)
 	// Warn, if set, receives non-fatal notices (engine fallback, realigned ops).
@@ -157,6 +161,9 @@ func (c *Config) defaults() error {
 	}
 	if c.Align < 0 || c.Align&(c.Align-1) != 0 {
 		return fmt.Errorf("align %d: want a power of two", c.Align)
+	}
+	if c.RealtimePriority < 0 || c.RealtimePriority > 99 {
+		return fmt.Errorf("realtime priority %d: want 0 (off) to 99", c.RealtimePriority)
 	}
 	switch c.Engine {
 	case "", "uring", "sync":

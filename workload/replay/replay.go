@@ -113,6 +113,12 @@ func (r *run) locked(f func() error) error {
 	go func() {
 		lockThread()
 		setTimerSlack()
+		if p := r.cfg.RealtimePriority; p > 0 {
+			attr := unix.SchedAttr{Policy: unix.SCHED_FIFO, Priority: uint32(p)}
+			if err := unix.SchedSetAttr(0, &attr, 0); err != nil && r.cfg.Warn != nil {
+				r.cfg.Warn(fmt.Sprintf("SCHED_FIFO priority %d: %v; running at normal priority", p, err))
+			}
+		}
 		ch <- f()
 	}()
 	return <-ch
