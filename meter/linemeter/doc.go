@@ -24,7 +24,12 @@
 //
 // Lines are numbered as they arrive; a MarkEcho (Synthetic) about once a
 // second ties the count to the host clock. A time column is parsed but the
-// index stays the line count. The serial port is opened raw with
-// x/sys/unix (go.mod does not carry go.bug.st/serial yet); New takes any
-// io.Reader.
+// index stays the line count. New takes any io.Reader.
+//
+// # Serial port
+//
+// Open uses go.bug.st/serial (raw 8N1, Options.Baud) without modem-status
+// ioctls, so a pty works too. A serial.Port read that times out returns
+// (0, nil), which bufio would turn into io.ErrNoProgress; tty.go adapts the
+// port to *os.File's deadline semantics, which Stream uses to stop on ctx.
 package linemeter

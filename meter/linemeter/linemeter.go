@@ -66,22 +66,20 @@ func New(r io.Reader, opts Options) *Meter {
 	return &Meter{r: r, opts: opts, name: "(reader)"}
 }
 
-// Open opens a serial device at opts.Baud (8N1, raw) or, for a regular
-// file, reads a recorded log to its end.
+// Open opens a serial device at opts.Baud (8N1, raw; default 115200; any
+// rate the port's driver takes) or, for a regular file, reads a recorded
+// log to its end.
 func Open(path string, opts Options) (*Meter, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return nil, fmt.Errorf("linemeter: %w: %v", meter.ErrNoDevice, err)
 	}
-	var f *os.File
+	var f io.ReadCloser
 	if fi.Mode().IsRegular() {
 		f, err = os.Open(path)
 	} else {
 		if opts.Baud == 0 {
 			opts.Baud = 115200
-		}
-		if _, ok := bauds[opts.Baud]; !ok {
-			return nil, fmt.Errorf("linemeter: baud %d: %w", opts.Baud, meter.ErrUnsupported)
 		}
 		f, err = openTTY(path, opts.Baud)
 	}
@@ -140,7 +138,11 @@ func (m *Meter) Stream(ctx context.Context, cfg meter.StreamConfig, sink meter.S
 		}
 	}
 	// A blocked read ends when ctx is done: by deadline where the reader
-	// has one, else by closing it.
+	// has one, else by closing it. A deadline left by an earlier Stream
+	// would end this one at once.
+	if d, ok := m.r.(deadliner); ok {
+		_ = d.SetReadDeadline(time.Time{})
+	}
 	stop := context.AfterFunc(ctx, func() {
 		if d, ok := m.r.(deadliner); ok {
 			_ = d.SetReadDeadline(time.Now())

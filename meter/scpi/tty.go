@@ -1,59 +1,70 @@
 package scpi
 
 import (
-	"fmt"
 	"os"
+	"sync"
+	"time"
 
-	"golang.org/x/sys/unix"
+	"go.bug.st/serial"
 )
 
-// openTTY opens a serial device (or pty) raw, 8N1, with no modem-status
-// ioctls (they fail on a pty). This uses
-// x/sys/unix directly rather than go.bug.st/serial because go.mod does not
-// carry that module yet; the file is the only place to change to swap.
-func openTTY(path string, baud uint32) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|unix.O_NOCTTY, 0)
+// openTTY opens a serial device (or pty) raw 8N1 at baud with
+// go.bug.st/serial. Mode.InitialStatusBits stays nil so no modem-status
+// ioctl is made: they fail on a pty.
+func openTTY(path string, baud uint32) (*ttyPort, error) {
+	p, err := serial.Open(path, &serial.Mode{BaudRate: int(baud), DataBits: 8, Parity: serial.NoParity, StopBits: serial.OneStopBit})
 	if err != nil {
 		return nil, err
 	}
-	rc, err := f.SyscallConn()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	var terr error
-	cerr := rc.Control(func(fd uintptr) {
-		t, err := unix.IoctlGetTermios(int(fd), unix.TCGETS)
-		if err != nil {
-			terr = err
-			return
-		}
-		t.Iflag &^= unix.IGNBRK | unix.BRKINT | unix.PARMRK | unix.ISTRIP | unix.INLCR | unix.IGNCR | unix.ICRNL | unix.IXON | unix.IXOFF
-		t.Oflag &^= unix.OPOST
-		t.Lflag &^= unix.ECHO | unix.ECHONL | unix.ICANON | unix.ISIG | unix.IEXTEN
-		t.Cflag &^= unix.CSIZE | unix.PARENB | unix.CSTOPB
-		t.Cflag |= unix.CS8 | unix.CREAD | unix.CLOCAL
-		t.Cc[unix.VMIN], t.Cc[unix.VTIME] = 1, 0
-		if b, ok := bauds[baud]; ok {
-			t.Cflag &^= unix.CBAUD
-			t.Cflag |= b
-			t.Ispeed, t.Ospeed = baud, baud
-		}
-		terr = unix.IoctlSetTermios(int(fd), unix.TCSETS, t)
-	})
-	if cerr != nil || terr != nil {
-		f.Close()
-		return nil, fmt.Errorf("%s is not a serial device: %v", path, errorsJoin(cerr, terr))
-	}
-	return f, nil
+	return &ttyPort{p: p}, nil
 }
 
-func errorsJoin(a, b error) error {
-	if a != nil {
-		return a
-	}
-	return b
+// pollSlice bounds one wait inside Read, so a deadline set from another
+// goroutine takes effect within it.
+const pollSlice = 50 * time.Millisecond
+
+// ttyPort gives a serial.Port the deadline semantics of *os.File, which the
+// driver is written against: serial.Port has a per-port timeout instead, and
+// a read that times out returns (0, nil) rather than an error (bufio would
+// take a run of those for io.ErrNoProgress). Read waits in slices of
+// pollSlice and returns os.ErrDeadlineExceeded once the deadline has
+// passed. SetReadTimeout is called only from Read, so it never races with
+// the library's own read of the timeout.
+type ttyPort struct {
+	p        serial.Port
+	mu       sync.Mutex
+	deadline time.Time
 }
 
-var bauds = map[uint32]uint32{9600: unix.B9600, 19200: unix.B19200, 38400: unix.B38400, 57600: unix.B57600,
-	115200: unix.B115200, 230400: unix.B230400, 460800: unix.B460800, 921600: unix.B921600}
+func (t *ttyPort) SetReadDeadline(d time.Time) error {
+	t.mu.Lock()
+	t.deadline = d
+	t.mu.Unlock()
+	return nil
+}
+
+func (t *ttyPort) Read(b []byte) (int, error) {
+	for {
+		t.mu.Lock()
+		d := t.deadline
+		t.mu.Unlock()
+		wait := pollSlice
+		if !d.IsZero() {
+			left := time.Until(d)
+			if left <= 0 {
+				return 0, os.ErrDeadlineExceeded
+			}
+			wait = min(wait, left)
+		}
+		if err := t.p.SetReadTimeout(wait); err != nil {
+			return 0, err
+		}
+		n, err := t.p.Read(b)
+		if n > 0 || err != nil {
+			return n, err
+		}
+	}
+}
+
+func (t *ttyPort) Write(b []byte) (int, error) { return t.p.Write(b) }
+func (t *ttyPort) Close() error                { return t.p.Close() }

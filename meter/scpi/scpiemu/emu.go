@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/creack/pty"
 	"golang.org/x/sys/unix"
 )
 
@@ -122,40 +123,39 @@ func (e *Emulator) answer(cmd string) (string, bool) {
 	return "", false
 }
 
-// openPTY opens a pseudo-terminal pair with the slave in raw mode (so any
-// host, not only ours, sees bytes unchanged) and kept open (so the master
-// does not see hang-ups between host connections).
+// openPTY opens a pseudo-terminal pair (github.com/creack/pty) with the
+// slave in raw mode, so any host, not only ours, sees bytes unchanged, and
+// kept open, so the master does not see hang-ups between host connections.
 func openPTY() (master, slave *os.File, path string, err error) {
-	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
+	m, s, err := pty.Open()
 	if err != nil {
 		return nil, nil, "", err
 	}
-	rc, err := m.SyscallConn()
-	if err != nil {
+	if err := makeRaw(s); err != nil {
 		m.Close()
-		return nil, nil, "", err
+		s.Close()
+		return nil, nil, "", fmt.Errorf("pty %s: %v", s.Name(), err)
 	}
-	var n int
-	var ierr error
+	pm, err := pollable(m)
+	if err != nil {
+		s.Close()
+		return nil, nil, "", fmt.Errorf("pty %s: %v", s.Name(), err)
+	}
+	return pm, s, s.Name(), nil
+}
+
+// makeRaw sets f's line discipline raw (creack/pty leaves it cooked, with
+// echo: the host would read its own commands back as replies).
+func makeRaw(f *os.File) error {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var terr error
 	if err := rc.Control(func(fd uintptr) {
-		if ierr = unix.IoctlSetPointerInt(int(fd), unix.TIOCSPTLCK, 0); ierr != nil {
-			return
-		}
-		n, ierr = unix.IoctlGetInt(int(fd), unix.TIOCGPTN)
-	}); err != nil || ierr != nil {
-		m.Close()
-		return nil, nil, "", fmt.Errorf("pty: %v %v", err, ierr)
-	}
-	path = fmt.Sprintf("/dev/pts/%d", n)
-	s, err := os.OpenFile(path, os.O_RDWR|unix.O_NOCTTY, 0)
-	if err != nil {
-		m.Close()
-		return nil, nil, "", err
-	}
-	src, _ := s.SyscallConn()
-	_ = src.Control(func(fd uintptr) {
 		t, err := unix.IoctlGetTermios(int(fd), unix.TCGETS)
 		if err != nil {
+			terr = err
 			return
 		}
 		t.Iflag &^= unix.IGNBRK | unix.BRKINT | unix.PARMRK | unix.ISTRIP | unix.INLCR | unix.IGNCR | unix.ICRNL | unix.IXON
@@ -163,7 +163,27 @@ func openPTY() (master, slave *os.File, path string, err error) {
 		t.Lflag &^= unix.ECHO | unix.ECHONL | unix.ICANON | unix.ISIG | unix.IEXTEN
 		t.Cflag &^= unix.CSIZE | unix.PARENB
 		t.Cflag |= unix.CS8
-		_ = unix.IoctlSetTermios(int(fd), unix.TCSETS, t)
-	})
-	return m, s, path, nil
+		terr = unix.IoctlSetTermios(int(fd), unix.TCSETS, t)
+	}); err != nil {
+		return err
+	}
+	return terr
+}
+
+// pollable returns f's descriptor as a File in Go's poller and closes f.
+// pty.Open calls Fd(), which leaves the master blocking: Close would then
+// not interrupt the serving goroutine's Read while a host holds the slave,
+// and Close of the emulator would wait for it forever.
+func pollable(f *os.File) (*os.File, error) {
+	defer f.Close()
+	fd, err := unix.Dup(int(f.Fd()))
+	if err != nil {
+		return nil, err
+	}
+	unix.CloseOnExec(fd)
+	if err := unix.SetNonblock(fd, true); err != nil {
+		unix.Close(fd)
+		return nil, err
+	}
+	return os.NewFile(uintptr(fd), f.Name()), nil
 }
