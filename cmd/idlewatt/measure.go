@@ -152,15 +152,15 @@ func meterLabel(rc rig.Config) string {
 // printHeadline prints the numbers a reviewer wants first.
 func printMeasureHeadline(w io.Writer, res *rig.Result) {
 	rep := res.Report
-	fmt.Fprintf(w, "\n%-30s %12s %12s %10s %10s %10s %s\n", "drive", "active idle", "average", "peak", "energy", "devslp", "residency (idle/partial/slumber/devslp)")
+	fmt.Fprintf(w, "\n%-30s %12s %12s %10s %10s %10s %s\n", "drive", "active idle", "average", "peak", "energy", "devslp", "residency active/idle/partial/slumber/devslp")
 	for _, d := range rep.Drives {
 		ds := "-"
 		if d.DevSlp.Entered {
 			ds = fmt.Sprintf("%.2f mW", d.DevSlp.PowerW*1e3)
 		}
-		fmt.Fprintf(w, "%-30s %10.3f W %10.3f W %8.2f W %8.1f J %10s %.0f/%.0f/%.0f/%.0f %%\n",
+		fmt.Fprintf(w, "%-30s %10.3f W %10.3f W %8.2f W %8.1f J %10s %.0f/%.0f/%.0f/%.0f/%.0f %%\n",
 			trunc(d.Name, 30), d.ActiveIdleW, d.AverageW, d.PeakW, d.EnergyJ, ds,
-			100*d.Residency.Idle, 100*d.Residency.Partial, 100*d.Residency.Slumber, 100*d.Residency.DevSlp)
+			100*d.Residency.Active, 100*d.Residency.Idle, 100*d.Residency.Partial, 100*d.Residency.Slumber, 100*d.Residency.DevSlp)
 	}
 	for _, d := range rep.Drives {
 		for _, ph := range d.Phases {
