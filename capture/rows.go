@@ -38,23 +38,71 @@ type Rows struct {
 
 const maxAhead = 1 << 20
 
+// queue holds one channel's samples not yet emitted, as the runs of
+// consecutive indices they arrived in (one per block, copied out of the
+// Reader's reused buffers), so queueing costs a copy per block rather than
+// work per sample.
 type queue struct {
-	idx  []uint64
-	v    []units.Volts
-	i    []units.Amps
-	head int
+	segs []qseg
+	head int // segs[:head] are used up
+	n    int // samples queued
+	free []qseg
 }
 
-func (q *queue) len() int { return len(q.idx) - q.head }
+type qseg struct {
+	start uint64 // index of v[0]
+	v     []units.Volts
+	i     []units.Amps
+	off   int // samples of the run already emitted
+}
 
-func (q *queue) push(idx uint64, v units.Volts, i units.Amps) {
-	if q.head > 0 && q.head >= len(q.idx)/2 {
-		n := copy(q.idx, q.idx[q.head:])
-		copy(q.v, q.v[q.head:])
-		copy(q.i, q.i[q.head:])
-		q.idx, q.v, q.i, q.head = q.idx[:n], q.v[:n], q.i[:n], 0
+func (q *queue) len() int { return q.n }
+
+// front returns the index of the oldest queued sample; q.n must be > 0.
+func (q *queue) front() uint64 {
+	s := &q.segs[q.head]
+	return s.start + uint64(s.off)
+}
+
+// last returns the index of the newest queued sample; q.n must be > 0.
+func (q *queue) last() uint64 {
+	s := &q.segs[len(q.segs)-1]
+	return s.start + uint64(len(s.v)) - 1
+}
+
+// pop removes the oldest sample.
+func (q *queue) pop() (units.Volts, units.Amps) {
+	s := &q.segs[q.head]
+	v, i := s.v[s.off], s.i[s.off]
+	s.off++
+	q.n--
+	if s.off == len(s.v) {
+		if len(q.free) < 8 {
+			q.free = append(q.free, qseg{v: s.v[:0], i: s.i[:0]})
+		}
+		*s = qseg{}
+		q.head++
+		if q.head == len(q.segs) {
+			q.segs, q.head = q.segs[:0], 0
+		} else if q.head >= 64 && q.head >= len(q.segs)/2 {
+			q.segs = q.segs[:copy(q.segs, q.segs[q.head:])]
+			q.head = 0
+		}
 	}
-	q.idx, q.v, q.i = append(q.idx, idx), append(q.v, v), append(q.i, i)
+	return v, i
+}
+
+// push appends the run of samples v, i starting at index start.
+func (q *queue) push(start uint64, v []units.Volts, i []units.Amps) {
+	var s qseg
+	if k := len(q.free); k > 0 {
+		s = q.free[k-1]
+		q.free = q.free[:k-1]
+	}
+	s.start, s.off = start, 0
+	s.v, s.i = append(s.v[:0], v...), append(s.i[:0], i...)
+	q.segs = append(q.segs, s)
+	q.n += len(v)
 }
 
 // NewRows reads r's sample records as rows. Other records are skipped.
@@ -73,8 +121,8 @@ func (rs *Rows) Next() (*Row, error) {
 	var cur uint64
 	found := false
 	for c := range rs.qs {
-		if q := &rs.qs[c]; q.len() > 0 && (!found || q.idx[q.head] < cur) {
-			cur, found = q.idx[q.head], true
+		if q := &rs.qs[c]; q.len() > 0 && (!found || q.front() < cur) {
+			cur, found = q.front(), true
 		}
 	}
 	if !found {
@@ -91,9 +139,9 @@ func (rs *Rows) Next() (*Row, error) {
 	}
 	row.Index, row.Gap = cur, 0
 	for c := range rs.qs {
-		if q := &rs.qs[c]; q.len() > 0 && q.idx[q.head] == cur {
-			row.Present[c], row.V[c], row.I[c] = true, q.v[q.head], q.i[q.head]
-			q.head++
+		if q := &rs.qs[c]; q.len() > 0 && q.front() == cur {
+			row.Present[c] = true
+			row.V[c], row.I[c] = q.pop()
 		}
 	}
 	rs.started, rs.next = true, cur+1
@@ -125,13 +173,20 @@ func (rs *Rows) fill() error {
 		}
 		b := rec.Block
 		q := &rs.qs[b.Channel]
-		for k := range b.V {
-			idx := b.Start + uint64(k)
-			if rs.started && idx < rs.next || q.len() > 0 && idx <= q.idx[len(q.idx)-1] {
-				rs.Late++ // behind what was already emitted: a meter or writer fault
-				continue
-			}
-			q.push(idx, b.V[k], b.I[k])
+		n := min(len(b.V), len(b.I))
+		// A block's indices increase by one, so the samples behind what
+		// was already emitted or queued are a prefix of it.
+		skip := uint64(0)
+		if rs.started && b.Start < rs.next {
+			skip = rs.next - b.Start
+		}
+		if q.len() > 0 && b.Start <= q.last() {
+			skip = max(skip, q.last()-b.Start+1)
+		}
+		skip = min(skip, uint64(n))
+		rs.Late += skip // behind what was already emitted: a meter or writer fault
+		if int(skip) < n {
+			q.push(b.Start+skip, b.V[skip:n], b.I[skip:n])
 		}
 	}
 	return nil
