@@ -22,8 +22,11 @@
 // into merged busy intervals per drive, phase and DEVSLP pin events, link
 // statistics. The second pass streams the samples through per-drive
 // accumulators whose size does not depend on the capture's length: running
-// sums, log-binned histograms for percentiles and the idle floor, one ring
-// buffer per peak window, and a fixed number of chart envelope buckets.
+// sums, log-binned histograms for percentiles and the idle floor, a prefix
+// buffer for the peak windows, and a fixed number of chart envelope buckets.
+// The second pass decodes in one goroutine and accumulates in another, and
+// accumulates run by run (samples sharing activity, phase and pin state),
+// not sample by sample: see docs/analysis.md, "Performance".
 //
 // # States
 //
