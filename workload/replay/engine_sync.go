@@ -5,7 +5,6 @@ import (
 	"sync"
 
 	"github.com/idlewatt/idlewatt/capture"
-	"github.com/idlewatt/idlewatt/internal/hostclock"
 	"golang.org/x/sys/unix"
 )
 
@@ -37,7 +36,7 @@ func (r *run) exec(sl *slot, rng *rand.Rand) bool {
 // sync is the portable engine: the calling (locked) goroutine alone at QD 1,
 // else it dispatches to QD worker goroutines.
 func (r *run) sync() error {
-	now := hostclock.Now()
+	now := monoNow()
 	r.s.begin(now)
 	r.c.start = now
 	if r.cfg.QD == 1 {
@@ -67,11 +66,11 @@ func (r *run) sync() error {
 					continue
 				}
 				mu.Lock()
-				t0 := hostclock.Now()
+				t0 := monoNow()
 				r.c.issue(t0, sl.due, r.timed)
 				mu.Unlock()
 				failed := r.exec(sl, rng)
-				t1 := hostclock.Now()
+				t1 := monoNow()
 				mu.Lock()
 				r.finish(&sl.op, t0, t1, failed)
 				mu.Unlock()
@@ -82,7 +81,7 @@ func (r *run) sync() error {
 	var runErr error
 	for !r.live.stop.Load() {
 		i := <-freeCh
-		op, due, done, err := r.s.next(hostclock.Now())
+		op, due, done, err := r.s.next(monoNow())
 		if done {
 			runErr = err
 			break
@@ -107,7 +106,7 @@ func (r *run) syncInline() error {
 	defer sl.buf.free()
 	rng := rand.New(rand.NewPCG(uint64(r.cfg.Seed), 0))
 	for !r.live.stop.Load() {
-		op, due, done, err := r.s.next(hostclock.Now())
+		op, due, done, err := r.s.next(monoNow())
 		if done {
 			return err
 		}
@@ -118,10 +117,10 @@ func (r *run) syncInline() error {
 		if !r.before(&sl.op, due) {
 			continue
 		}
-		t0 := hostclock.Now()
+		t0 := monoNow()
 		r.c.issue(t0, due, r.timed)
 		failed := r.exec(&sl, rng)
-		r.finish(&sl.op, t0, hostclock.Now(), failed)
+		r.finish(&sl.op, t0, monoNow(), failed)
 	}
 	return nil
 }

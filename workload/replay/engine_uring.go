@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/idlewatt/idlewatt/capture"
-	"github.com/idlewatt/idlewatt/internal/hostclock"
 	"github.com/idlewatt/idlewatt/workload/trace"
 	"github.com/idlewatt/idlewatt/workload/uring"
 )
@@ -51,13 +50,13 @@ func (r *run) uring() error {
 		runErr   error
 		inflight int
 	)
-	now := hostclock.Now()
+	now := monoNow()
 	r.s.begin(now)
 	r.c.start = now
 	// submit stamps the queued ops with one issue time and hands them to
 	// the kernel, waiting as asked.
 	submit := func(waitNr uint32, timeout time.Duration) error {
-		t := hostclock.Now()
+		t := monoNow()
 		for _, i := range queued {
 			slots[i].issue = t
 			r.c.issue(t, slots[i].due, r.timed)
@@ -93,12 +92,12 @@ func (r *run) uring() error {
 				if cur.Type == capture.OpTrim {
 					r.trimSync(&cur, due)
 					have = false
-					now = hostclock.Now()
+					now = monoNow()
 					continue
 				}
 				if !r.before(&cur, due) {
 					have = false
-					now = hostclock.Now()
+					now = monoNow()
 					continue
 				}
 			}
@@ -136,7 +135,7 @@ func (r *run) uring() error {
 			if have && r.timed {
 				waitUntil(due, &r.live.stop)
 			}
-			now = hostclock.Now()
+			now = monoNow()
 			continue
 		}
 		var waitNr uint32
@@ -145,7 +144,7 @@ func (r *run) uring() error {
 		switch {
 		case r.timed && have && !done && len(free) > 0:
 			// Waiting for the next op's time: wake for a completion or then.
-			if timeout = time.Duration(due - hostclock.Now()); timeout > 0 {
+			if timeout = time.Duration(due - monoNow()); timeout > 0 {
 				waitNr = 1
 			}
 		case r.timed:
@@ -156,7 +155,7 @@ func (r *run) uring() error {
 		if err := submit(waitNr, timeout); err != nil {
 			return err
 		}
-		now = hostclock.Now()
+		now = monoNow()
 		for {
 			cqe, ok := ring.Peek()
 			if !ok {

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/idlewatt/idlewatt/capture"
-	"github.com/idlewatt/idlewatt/internal/hostclock"
 	"github.com/idlewatt/idlewatt/workload/trace"
 	"github.com/idlewatt/idlewatt/workload/uring"
 	"golang.org/x/sys/unix"
@@ -166,7 +165,7 @@ func (r *run) before(op *trace.Op, due int64) bool {
 	if r.hooks == nil {
 		return true
 	}
-	now := hostclock.Now()
+	now := monoNow()
 	d, err := r.hooks.Before(op.Type, op.Offset, int(op.Size))
 	if err != nil {
 		r.c.issue(now, due, r.timed)
@@ -187,11 +186,11 @@ func (r *run) trimSync(op *trace.Op, due int64) {
 	if !r.before(op, due) {
 		return
 	}
-	t0 := hostclock.Now()
+	t0 := monoNow()
 	r.c.issue(t0, due, r.timed)
 	var err error
 	if r.trim != nil {
 		err = r.trim.Trim(op.Offset, int64(op.Size))
 	}
-	r.finish(op, t0, hostclock.Now(), err != nil)
+	r.finish(op, t0, monoNow(), err != nil)
 }

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/idlewatt/idlewatt/capture"
-	"github.com/idlewatt/idlewatt/internal/hostclock"
 	"github.com/idlewatt/idlewatt/workload/trace"
 	"golang.org/x/sys/unix"
 )
@@ -135,7 +134,7 @@ func waitUntil(t int64, stop *atomic.Bool) bool {
 		if stop != nil && stop.Load() {
 			return false
 		}
-		d := t - hostclock.Now()
+		d := t - monoNow()
 		if d <= 0 {
 			return true
 		}
