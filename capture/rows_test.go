@@ -58,6 +58,35 @@ func TestRowsMatchReference(t *testing.T) {
 	}
 }
 
+// FuzzRows reads arbitrary bytes with Rows and with the reference and wants
+// the same rows, error and late count, and no panic.
+func FuzzRows(f *testing.F) {
+	var buf bytes.Buffer
+	w, _ := NewWriter(&buf, testHeader(), Options{FlushEvery: time.Hour})
+	w.Samples(block(0, 100, 30))
+	w.Samples(block(1, 95, 40))
+	w.Flush()
+	w.Samples(block(0, 120, 5)) // overlaps: late samples
+	w.Samples(block(1, 200, 3))
+	w.Close()
+	f.Add(buf.Bytes())
+	f.Add(buf.Bytes()[:buf.Len()/2])
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r1, err := NewReader(bytes.NewReader(data))
+		if err != nil {
+			return
+		}
+		r2, _ := NewReader(bytes.NewReader(data))
+		a, b := NewRows(r1), newRefRows(r2)
+		got, gotErr := collectRows(a.Next)
+		want, wantErr := collectRows(b.Next)
+		if !reflect.DeepEqual(got, want) || !sameErr(gotErr, wantErr) || a.Late != b.Late {
+			t.Fatalf("%d rows (err %v, late %d), want %d rows (err %v, late %d)", len(got), gotErr, a.Late, len(want), wantErr, b.Late)
+		}
+	})
+}
+
 type rowCopy struct {
 	Index, Gap uint64
 	Present    []bool
