@@ -256,3 +256,31 @@ func TestWriteFilesCharts(t *testing.T) {
 		}
 	}
 }
+
+// FuzzAnalyze runs the whole analysis, both passes and the reading
+// goroutine, over arbitrary bytes: it may fail, never panic.
+func FuzzAnalyze(f *testing.F) {
+	dir := f.TempDir()
+	s := twoDrives()
+	s.Duration, s.RateHz = 500*ms, 2000
+	s.IO[0].Start, s.IO[1].Start = 100*ms, 300*ms
+	s.Gaps = []synthcap.Gap{{Channel: 1, Start: 200, Count: 50}}
+	seed := filepath.Join(dir, "seed.iwc")
+	if err := synthcap.Write(seed, s); err != nil {
+		f.Fatal(err)
+	}
+	b, _ := os.ReadFile(seed)
+	f.Add(b)
+	f.Add(b[:len(b)*2/3])
+	f.Fuzz(func(t *testing.T, data []byte) {
+		path := filepath.Join(t.TempDir(), "c.iwc")
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		opts := analysis.DefaultOptions()
+		opts.ChartBuckets = 50
+		if r, err := analysis.Analyze(path, opts); err == nil && r == nil {
+			t.Fatal("nil report without an error")
+		}
+	})
+}

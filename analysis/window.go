@@ -35,10 +35,18 @@ const numPeakWins = len(peakWindowsS)
 // of a value per sample.
 const peakChunk = 1 << 16
 
+// maxPeakWin bounds a window's length in samples (1 s at 16 MS/s) so a
+// capture header claiming an absurd rate cannot make the buffer huge; a
+// longer window is not computed and reads 0.
+const maxPeakWin = 1 << 24
+
 func newPeakWins(n [numPeakWins]int) *peakWins {
 	w := &peakWins{}
 	for k, x := range n {
 		w.n[k] = max(x, 1)
+		if x > maxPeakWin {
+			w.n[k] = 0 // disabled
+		}
 		w.keep = max(w.keep, w.n[k])
 	}
 	w.pre = make([]float64, 1, w.keep+1+max(peakChunk, w.keep))
@@ -55,6 +63,9 @@ func (w *peakWins) push(ps []float64, psMax float64, floor *[numPeakWins]float64
 	w.count += int64(len(ps))
 	var scan [numPeakWins]bool
 	for k, n := range w.n {
+		if n == 0 {
+			continue
+		}
 		q := &w.hi[k]
 		q.push(w.count, psMax)
 		q.expire(c0 - int64(n) + 1)
