@@ -173,6 +173,12 @@ type Classifier struct {
 	ringPos int
 	ringN   int
 	scratch []float64
+	// rc holds each window sample's own threshold class and count how many
+	// of the window are in each. Classes are contiguous power bands, so when
+	// more than half the window is in one band its median is too, and the
+	// sort is skipped — nearly always, away from edges.
+	rc    []State
+	count [numStates]int
 
 	cur     Span    // committed span being extended
 	curSum  float64 // Σw of cur
@@ -207,7 +213,7 @@ func New(opt Options, onSpan func(Span)) (*Classifier, error) {
 		minN = 1
 	}
 	return &Classifier{th: opt.Levels.compile(), minN: minN, period: int64(opt.Period), onSpan: onSpan,
-		rt: make([]int64, n), rw: make([]float64, n), rb: make([]bool, n), scratch: make([]float64, n)}, nil
+		rt: make([]int64, n), rw: make([]float64, n), rb: make([]bool, n), rc: make([]State, n), scratch: make([]float64, n)}, nil
 }
 
 // Push adds one sample: its host time, its power (all rails), and whether an
@@ -215,6 +221,12 @@ func New(opt Options, onSpan func(Span)) (*Classifier, error) {
 // lags by half the smoothing window.
 func (c *Classifier) Push(t int64, w float64, busy bool) {
 	n := len(c.rw)
+	rs := c.th.classify(w)
+	if c.ringN == n {
+		c.count[c.rc[c.ringPos]]--
+	}
+	c.rc[c.ringPos] = rs
+	c.count[rs]++
 	c.rt[c.ringPos], c.rw[c.ringPos], c.rb[c.ringPos] = t, w, busy
 	c.ringPos = (c.ringPos + 1) % n
 	if c.ringN < n {
@@ -227,11 +239,15 @@ func (c *Classifier) Push(t int64, w float64, busy bool) {
 		oldest := c.ringPos // full ring: the oldest follows the newest
 		for k := 0; k < n/2; k++ {
 			i := (oldest + k) % n
-			c.classify(c.rt[i], c.rw[i], c.rb[i], c.median(oldest, k+n/2+1))
+			c.classify(c.rt[i], c.rw[i], c.rb[i], c.th.classify(c.median(oldest, k+n/2+1)))
 		}
 	}
 	mid := (c.ringPos + n/2) % n // the centre of the (full) window
-	c.classify(c.rt[mid], c.rw[mid], c.rb[mid], c.median(c.ringPos, n))
+	if c.count[rs] > n/2 {
+		c.classify(c.rt[mid], c.rw[mid], c.rb[mid], rs)
+	} else {
+		c.classify(c.rt[mid], c.rw[mid], c.rb[mid], c.th.classify(c.median(c.ringPos, n)))
+	}
 	c.last = t
 }
 
@@ -272,16 +288,17 @@ func (c *Classifier) flushRing() {
 			m = n
 		}
 		i := (oldest + k) % n
-		c.classify(c.rt[i], c.rw[i], c.rb[i], c.median((oldest+lo)%n, m))
+		c.classify(c.rt[i], c.rw[i], c.rb[i], c.th.classify(c.median((oldest+lo)%n, m)))
 	}
 	c.last = c.rt[(c.ringPos-1+n)%n]
-	c.ringN, c.ringPos = 0, 0
+	c.ringN, c.ringPos, c.count = 0, 0, [numStates]int{}
 }
 
-func (c *Classifier) classify(t int64, w float64, busy bool, sm float64) {
+// classify accounts the sample at t (power w) given its smoothed class.
+func (c *Classifier) classify(t int64, w float64, busy bool, smoothed State) {
 	s := Active
 	if !busy {
-		s = c.th.classify(sm)
+		s = smoothed
 	}
 	if !c.started {
 		c.started = true
@@ -432,6 +449,16 @@ const (
 
 var histBins = int(math.Ceil(math.Log(histMax/histMin) / math.Log(histRatio)))
 
+// histEdges[i] is the lower edge of bin i; a binary search over them costs
+// less than a logarithm per sample.
+var histEdges = func() []float64 {
+	e := make([]float64, histBins)
+	for i := range e {
+		e[i] = histMin * math.Pow(histRatio, float64(i))
+	}
+	return e
+}()
+
 // Add counts one idle sample's (smoothed) power.
 func (h *LevelHistogram) Add(w float64) {
 	if h.bins == nil {
@@ -440,9 +467,9 @@ func (h *LevelHistogram) Add(w float64) {
 	if !(w > histMin) { // also catches NaN
 		w = histMin
 	}
-	i := int(math.Log(w/histMin) / math.Log(histRatio))
-	if i >= histBins {
-		i = histBins - 1
+	i := sort.SearchFloat64s(histEdges, w) - 1 // the last edge ≤ w
+	if i < 0 {
+		i = 0
 	}
 	h.bins[i]++
 	h.total++

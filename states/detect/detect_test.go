@@ -268,3 +268,26 @@ func TestOnlineLagsHalfWindow(t *testing.T) {
 		t.Errorf("busy sample labelled %v", s)
 	}
 }
+
+// BenchmarkClassifierPush: one op is one sample of a noisy trace with a
+// transition every 1000 samples.
+func BenchmarkClassifierPush(b *testing.B) {
+	c, _ := New(Options{Levels: profile, Period: period}, func(Span) {})
+	r := rand.New(rand.NewPCG(1, 2))
+	levels := []float64{0.4, 0.3, 0.06, 0.0025}
+	w := make([]float64, 1<<16)
+	for i := range w {
+		w[i] = levels[(i/1000)%4] + r.NormFloat64()*0.002
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		c.Push(int64(i)*int64(period), w[i&(len(w)-1)], false)
+	}
+}
+
+func BenchmarkLevelHistogramAdd(b *testing.B) {
+	var h LevelHistogram
+	for i := 0; i < b.N; i++ {
+		h.Add(0.001 + float64(i&1023)*0.001)
+	}
+}
