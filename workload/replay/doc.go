@@ -6,7 +6,9 @@
 // The "uring" engine drives one io_uring from one goroutine locked to its OS
 // thread: it batches submissions, and in as-fast-as-possible mode waits for
 // several completions per io_uring_enter (a quarter of the queue depth, at
-// most 8), which is what lets one goroutine keep up with fio. The "sync"
+// most 8), which is what lets one goroutine keep up with fio. Waits bounded
+// by I/O latency use a raw system call that keeps the thread's P (see
+// uring.EnterNoYield), which at QD 1 saves a thread hand-off per I/O. The "sync"
 // engine is the portable fallback: QD goroutines doing pread/pwrite (or the
 // calling goroutine alone at QD 1). Engine "" picks uring and falls back to
 // sync when io_uring is unavailable (ENOSYS, EPERM).

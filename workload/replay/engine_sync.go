@@ -2,7 +2,9 @@ package replay
 
 import (
 	"math/rand/v2"
+	"runtime"
 	"sync"
+	"unsafe"
 
 	"github.com/idlewatt/idlewatt/capture"
 	"golang.org/x/sys/unix"
@@ -22,15 +24,24 @@ func (r *run) exec(sl *slot, rng *rand.Rand) bool {
 		return true
 	}
 	b := sl.buf.mem[:op.Size]
-	var n int
-	var err error
+	if len(b) == 0 {
+		return false // nothing to transfer
+	}
+	call := uintptr(unix.SYS_PREAD64)
 	if op.Type == capture.OpWrite {
 		sl.buf.stamp(op.Offset, int(op.Size))
-		n, err = unix.Pwrite(fd, b, op.Offset)
-	} else {
-		n, err = unix.Pread(fd, b, op.Offset)
+		call = unix.SYS_PWRITE64
 	}
-	return err != nil || n != len(b)
+	var n uintptr
+	var errno unix.Errno
+	p, l, o := uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)), uintptr(op.Offset)
+	if r.noYield {
+		// See uring.EnterNoYield: only the inline QD 1 loop sets noYield.
+		n, _, errno = unix.RawSyscall6(call, uintptr(fd), p, l, o, 0, 0)
+	} else {
+		n, _, errno = unix.Syscall6(call, uintptr(fd), p, l, o, 0, 0)
+	}
+	return errno != 0 || int(n) != len(b)
 }
 
 // sync is the portable engine: the calling (locked) goroutine alone at QD 1,
@@ -104,6 +115,7 @@ func (r *run) sync() error {
 func (r *run) syncInline() error {
 	var sl slot
 	defer sl.buf.free()
+	r.noYield = runtime.GOMAXPROCS(0) >= 2
 	rng := rand.New(rand.NewPCG(uint64(r.cfg.Seed), 0))
 	for !r.live.stop.Load() {
 		op, due, done, err := r.s.next(monoNow())

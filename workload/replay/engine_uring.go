@@ -3,6 +3,7 @@ package replay
 import (
 	"math/bits"
 	"math/rand/v2"
+	"runtime"
 	"time"
 
 	"github.com/idlewatt/idlewatt/capture"
@@ -41,6 +42,7 @@ func (r *run) uring() error {
 	}
 	queued := make([]int, 0, qd)
 	batch := uint32(min(max(qd/4, 1), 8))
+	noYield := runtime.GOMAXPROCS(0) >= 2
 
 	var (
 		cur      trace.Op
@@ -63,6 +65,11 @@ func (r *run) uring() error {
 		}
 		inflight += len(queued)
 		queued = queued[:0]
+		// Waits bounded by I/O latency skip the scheduler hand-off (see
+		// uring.EnterNoYield); idle-gap waits yield the P to the process.
+		if noYield && (timeout == 0 || timeout <= time.Millisecond) {
+			return ring.EnterNoYield(waitNr, timeout)
+		}
 		return ring.Enter(waitNr, timeout)
 	}
 	for {

@@ -35,6 +35,7 @@ type run struct {
 	c       collector
 	live    live
 	timed   bool
+	noYield bool // sync engine: raw pread/pwrite (inline QD 1 only)
 }
 
 // Run replays src on tgt with cfg, calling onEvent (if not nil) for every

@@ -223,6 +223,20 @@ func (r *Ring) Pending() uint32 { return r.pending }
 // least waitNr completions are available or timeout (if > 0) has passed. A
 // timeout or a signal is not an error; the caller looks at the CQ.
 func (r *Ring) Enter(waitNr uint32, timeout time.Duration) error {
+	return r.enter(waitNr, timeout, false)
+}
+
+// EnterNoYield is Enter without the Go scheduler's system-call bookkeeping
+// (unix.RawSyscall6): the calling thread keeps its P while it waits, so no
+// other thread is woken to take the P over and handed it back afterwards —
+// at QD 1 that hand-off costs as much CPU as the I/O itself. Use it only
+// for waits bounded by I/O latency, with GOMAXPROCS ≥ 2: a garbage
+// collection's stop-the-world waits for the call to return.
+func (r *Ring) EnterNoYield(waitNr uint32, timeout time.Duration) error {
+	return r.enter(waitNr, timeout, true)
+}
+
+func (r *Ring) enter(waitNr uint32, timeout time.Duration, raw bool) error {
 	atomic.StoreUint32(r.sqTail, r.tail)
 	submit := r.pending
 	var flags uintptr
@@ -240,7 +254,13 @@ func (r *Ring) Enter(waitNr uint32, timeout time.Duration) error {
 		flags |= enterExtArg
 	}
 	for {
-		n, _, errno := unix.Syscall6(unix.SYS_IO_URING_ENTER, uintptr(r.fd), uintptr(submit), uintptr(waitNr), flags, uintptr(arg), argSz)
+		var n uintptr
+		var errno unix.Errno
+		if raw {
+			n, _, errno = unix.RawSyscall6(unix.SYS_IO_URING_ENTER, uintptr(r.fd), uintptr(submit), uintptr(waitNr), flags, uintptr(arg), argSz)
+		} else {
+			n, _, errno = unix.Syscall6(unix.SYS_IO_URING_ENTER, uintptr(r.fd), uintptr(submit), uintptr(waitNr), flags, uintptr(arg), argSz)
+		}
 		if errno == 0 {
 			r.pending -= min(uint32(n), r.pending)
 			submit = r.pending
