@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -185,7 +186,7 @@ func wlRun(cmd *cobra.Command, cfg replay.Config, src trace.Reader, tgt *target.
 	}
 	res, err := replay.Run(cmd.Context(), cfg, src, tgt, onEvent)
 	if err != nil && cmd.Context().Err() == nil {
-		if res.Ops == 0 {
+		if errors.Is(err, replay.ErrBeyondTarget) || errors.Is(err, replay.ErrBadOp) || errors.Is(err, trace.ErrSyntax) {
 			return inputErr(err)
 		}
 		return failErr("%v", err)
