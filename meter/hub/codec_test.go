@@ -237,7 +237,7 @@ func TestDecodeAllocatesNothingPerFrame(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := d.samples(f.Payload, sink); err != nil {
+		if err := d.samples(f.Payload, 0, sink); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -99,9 +99,16 @@ type decoder struct {
 	nstream    int     // channels in the stream
 	expected   uint64
 	// reason names the cause of a gap found by the next frame, when the
-	// caller knows it ("crc" after discarded bytes, "disconnect" after a
-	// link outage); "lost" otherwise. Callers set it before each frame.
+	// caller knows it ("crc" after discarded bytes); "lost" otherwise.
+	// Callers set it before each frame.
 	reason string
+	// outage: the link was down since downAt (hostclock); the next gap is
+	// a "disconnect", and if the next block's index went backwards the hub
+	// restarted counting, so offset shifts its indices past what came before.
+	outage bool
+	downAt int64
+	offset uint64
+	rate   float64
 	stats  *meter.Stats
 	block  meter.Block
 	v      []units.Volts
@@ -111,7 +118,7 @@ type decoder struct {
 }
 
 func newDecoder(info meter.Info, cfg meter.StreamConfig, stats *meter.Stats) *decoder {
-	d := &decoder{stats: stats}
+	d := &decoder{stats: stats, rate: float64(cfg.Rate)}
 	n := 0
 	for c := range d.index {
 		d.index[c] = -1
@@ -134,7 +141,10 @@ func (d *decoder) gap(upTo uint64, reason string, sink meter.Sink) error {
 	if upTo <= d.expected {
 		return nil
 	}
-	if reason == "lost" && d.reason != "" {
+	switch {
+	case reason == "lost" && d.outage:
+		reason = "disconnect"
+	case reason == "lost" && d.reason != "":
 		reason = d.reason
 	}
 	g := meter.Gap{Channel: -1, Start: d.expected, Count: upTo - d.expected, Reason: reason}
@@ -143,11 +153,19 @@ func (d *decoder) gap(upTo uint64, reason string, sink meter.Sink) error {
 	return sink.Gap(g)
 }
 
-func (d *decoder) samples(p []byte, sink meter.Sink) error {
+// samples decodes a SAMPLES payload received at host time now (used only
+// after an outage) into sink.
+func (d *decoder) samples(p []byte, now int64, sink meter.Sink) error {
 	s := &d.s
 	if err := s.DecodeFromBytes(p); err != nil {
 		return err
 	}
+	if d.outage {
+		if err := d.afterOutage(now, sink); err != nil {
+			return err
+		}
+	}
+	s.First += d.offset
 	skip := 0
 	if s.First < d.expected { // a duplicate: indices never go backwards
 		if s.First+uint64(s.Count) <= d.expected {
@@ -189,11 +207,30 @@ func (d *decoder) samples(p []byte, sink meter.Sink) error {
 	return nil
 }
 
+// afterOutage handles the first block after the link came back. A hub
+// that kept counting continues past d.expected, and the ordinary gap is
+// exact. One whose index went backwards restarted (a power cycle, or no
+// resume support): its indices are shifted past d.expected plus the outage
+// as the host clock measured it, a gap marked "restart" because its length
+// is an estimate, the only inexact gap the driver reports.
+func (d *decoder) afterOutage(now int64, sink meter.Sink) error {
+	d.outage = false
+	s := &d.s
+	if s.First+d.offset >= d.expected || d.rate <= 0 {
+		d.reason = "disconnect"
+		return nil
+	}
+	est := uint64(max(0, float64(now-d.downAt)/1e9*d.rate))
+	d.offset = d.expected + est - s.First
+	return d.gap(d.expected+est, "restart", sink)
+}
+
 func (d *decoder) event(p []byte, hostRecv int64, sink meter.Sink) error {
 	e := &d.ev
 	if err := e.DecodeFromBytes(p); err != nil {
 		return err
 	}
+	e.Index += d.offset
 	if e.Kind == EvOverrun {
 		if err := d.gap(e.Index, "lost", sink); err != nil {
 			return err

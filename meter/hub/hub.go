@@ -22,8 +22,18 @@ type Options struct {
 	// StallTimeout: streaming with no bytes for this long is reported as
 	// meter.EventDisconnect (and the next bytes as EventReconnect). Default 1s.
 	StallTimeout time.Duration
+	// GiveUp: when the port fails mid-stream (the device vanished or
+	// re-enumerated, the pty closed) or the link stays silent, Stream waits,
+	// reopens the same path with backoff, re-identifies and resumes; it
+	// returns an error wrapping meter.ErrDisconnected only when the hub has
+	// been gone this long. Default 30s; negative: fail at once.
+	GiveUp time.Duration
 	// Baud is the serial speed for Open. Default 921600 (8N1 always).
 	Baud int
+	// HostBuffer is the host-side buffer between the port and the decoder,
+	// which keeps the port drained while the sink is slow. Default 4 MiB
+	// (about 6 s of the largest stream a USB hub carries).
+	HostBuffer int
 }
 
 func (o *Options) defaults() {
@@ -33,8 +43,14 @@ func (o *Options) defaults() {
 	if o.StallTimeout <= 0 {
 		o.StallTimeout = time.Second
 	}
+	if o.GiveUp == 0 {
+		o.GiveUp = 30 * time.Second
+	}
 	if o.Baud <= 0 {
 		o.Baud = 921600
+	}
+	if o.HostBuffer <= 0 {
+		o.HostBuffer = 4 << 20
 	}
 }
 
@@ -42,29 +58,38 @@ func (o *Options) defaults() {
 // meter.DevSlpPin, meter.PortPower and meter.Marker; commands may be sent
 // from any goroutine, also while Stream runs.
 type Hub struct {
-	name   string
-	rw     io.ReadWriter
-	closer io.Closer
-	opts   Options
-	sc     *Scanner
-	id     Identity
-	cal    *Calibration
-	info   meter.Info
+	name string
+	path string // reopened on reconnect; "" when made by New
+	opts Options
+	id   Identity
+	cal  *Calibration
+	info meter.Info
 
 	wmu  sync.Mutex // serialises writes and seq
 	seq  byte
 	wbuf []byte
 
 	mu      sync.Mutex
+	conn    *conn
+	closed  bool
 	pending map[byte]*call
 	stream  *activeStream
+	base    meter.Stats // counters of connections before conn
 	stats   meter.Stats
-	readErr error
 
 	rstats   meter.Stats // reader goroutine only: SamplesLost
 	lastRead atomic.Int64
-	done     chan struct{}
 	closeOne sync.Once
+}
+
+// conn is one opening of the port: a reconnect replaces it whole.
+type conn struct {
+	rw     io.ReadWriter
+	closer io.Closer
+	pump   *pump
+	sc     *Scanner
+	done   chan struct{} // closed when the reader stops; err is set first
+	err    error
 }
 
 type call struct {
@@ -83,7 +108,8 @@ type activeStream struct {
 	sink         meter.Sink
 	dec          *decoder
 	closed       bool
-	disconnected bool
+	disconnected bool  // EventDisconnect sent, EventReconnect not yet
+	downAt       int64 // hostclock when the link was lost
 	discarded    uint64
 	errc         chan error
 }
@@ -117,19 +143,19 @@ func (e *RejectError) Is(target error) bool {
 // Open opens the serial port at path (921600 8N1 by default) and
 // identifies the hub. Nothing answering is an error wrapping
 // meter.ErrNoDevice; something answering garbage wraps meter.ErrProtocol;
-// another protocol version wraps ErrVersion.
+// another protocol version wraps ErrVersion. A hub opened by path is
+// reopened there if it vanishes mid-stream (Options.GiveUp).
 func Open(path string, opts Options) (*Hub, error) {
 	opts.defaults()
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("%w at %s: %v", meter.ErrNoDevice, path, err)
 	}
-	f, err := openSerial(path, opts.Baud)
-	if err != nil {
+	h := newHub(path, path, opts)
+	if err := h.dial(); err != nil {
 		return nil, fmt.Errorf("%w at %s: %v", meter.ErrNoDevice, path, err)
 	}
-	h, err := newHub(f, f, path, opts)
-	if err != nil {
-		f.Close()
+	if err := h.handshake(false); err != nil {
+		h.shutdown()
 		return nil, err
 	}
 	return h, nil
@@ -137,33 +163,88 @@ func Open(path string, opts Options) (*Hub, error) {
 
 // New identifies a hub over rw (tests, or a port opened elsewhere). If rw
 // is an io.Closer, Close closes it. A Read returning (0, nil), as a
-// timed-out serial read does, is tolerated.
+// timed-out serial read does, is tolerated. Such a hub cannot be reopened:
+// a failed rw ends Stream.
 func New(rw io.ReadWriter, opts Options) (*Hub, error) {
 	opts.defaults()
+	h := newHub("hub", "", opts)
 	c, _ := rw.(io.Closer)
-	return newHub(rw, c, "hub", opts)
-}
-
-func newHub(rw io.ReadWriter, c io.Closer, name string, opts Options) (*Hub, error) {
-	h := &Hub{name: name, rw: rw, closer: c, opts: opts, sc: NewScanner(rw),
-		pending: map[byte]*call{}, done: make(chan struct{})}
-	go h.readLoop()
-	if err := h.handshake(); err != nil {
+	h.attach(rw, c)
+	if err := h.handshake(false); err != nil {
 		h.shutdown()
 		return nil, err
 	}
 	return h, nil
 }
 
+func newHub(name, path string, opts Options) *Hub {
+	return &Hub{name: name, path: path, opts: opts, pending: map[byte]*call{}}
+}
+
+// dial opens h.path and makes it the current connection.
+func (h *Hub) dial() error {
+	p, err := openSerial(h.path, h.opts.Baud)
+	if err != nil {
+		return err
+	}
+	h.mu.Lock()
+	closed := h.closed
+	h.mu.Unlock()
+	if closed {
+		p.Close()
+		return fmt.Errorf("hub %s: closed", h.name)
+	}
+	h.attach(p, p)
+	return nil
+}
+
+func (h *Hub) attach(rw io.ReadWriter, c io.Closer) {
+	pu := newPump(rw, h.opts.HostBuffer, readTimeout)
+	cn := &conn{rw: rw, closer: c, pump: pu, sc: NewScanner(pu), done: make(chan struct{})}
+	h.mu.Lock()
+	h.conn = cn
+	h.mu.Unlock()
+	h.lastRead.Store(hostclock.Now())
+	go h.readLoop(cn)
+}
+
+// drop closes the current connection, if any, and waits for its reader;
+// its counters are kept in h.base.
+func (h *Hub) drop() {
+	h.mu.Lock()
+	c := h.conn
+	h.mu.Unlock()
+	if c == nil {
+		return
+	}
+	c.pump.stop()
+	if c.closer != nil {
+		c.closer.Close() //nolint:errcheck // the connection failed or is being replaced
+		<-c.done
+	}
+	h.mu.Lock()
+	if h.conn == c {
+		h.base = h.stats
+		h.conn = nil
+	}
+	h.mu.Unlock()
+}
+
+func (h *Hub) current() *conn {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.conn
+}
+
 // retry sends an idempotent command up to three times within the timeout:
 // on a noisy link an answer can be lost to a CRC error like any frame.
-func (h *Hub) retry(t Type) (reply, error) {
+func (h *Hub) retry(t Type, payload []byte) (reply, error) {
 	var rep reply
 	var err error
 	deadline := time.Now().Add(h.opts.Timeout)
 	for time.Now().Before(deadline) {
 		ctx, cancel := context.WithTimeout(context.Background(), min(h.opts.Timeout/3, time.Until(deadline)))
-		rep, err = h.command(ctx, t, nil)
+		rep, err = h.command(ctx, t, payload)
 		cancel()
 		if err == nil || !errors.Is(err, context.DeadlineExceeded) {
 			break
@@ -172,12 +253,13 @@ func (h *Hub) retry(t Type) (reply, error) {
 	return rep, err
 }
 
-func (h *Hub) handshake() error {
-	rep, err := h.retry(TypeIdentify)
+// handshake identifies the hub. At first contact it also stops a stream a
+// previous host left running and reads the calibration; on a reconnect it
+// checks that the same hub came back and leaves its stream running.
+func (h *Hub) handshake(reconnect bool) error {
+	rep, err := h.retry(TypeIdentify, nil)
 	if errors.Is(err, context.DeadlineExceeded) {
-		h.mu.Lock()
-		st := h.stats
-		h.mu.Unlock()
+		st := h.Stats()
 		if in := h.bytesIn(); in > 0 {
 			return fmt.Errorf("%w: %s answered %d bytes but no hub IDENTITY frame within %v (%d good frames, %d CRC errors)",
 				meter.ErrProtocol, h.name, in, h.opts.Timeout, st.Frames, st.CRCErrors)
@@ -187,14 +269,23 @@ func (h *Hub) handshake() error {
 	if err != nil {
 		return err
 	}
-	if err := h.id.DecodeFromBytes(rep.payload); err != nil {
+	var id Identity
+	if err := id.DecodeFromBytes(rep.payload); err != nil {
 		return fmt.Errorf("hub %s: %w", h.name, err)
 	}
+	if reconnect {
+		if id.Serial != h.id.Serial || id.Model != h.id.Model || id.Ports != h.id.Ports {
+			return fmt.Errorf("%w: %s: a different hub came back (%s serial %s, was %s serial %s)",
+				errOtherHub, h.name, id.Model, id.Serial, h.id.Model, h.id.Serial)
+		}
+		return nil
+	}
+	h.id = id
 	// A previous host may have left it streaming.
-	if _, err := h.retry(TypeStop); err != nil && !errors.Is(err, meter.ErrRejected) {
+	if _, err := h.retry(TypeStop, nil); err != nil && !errors.Is(err, meter.ErrRejected) {
 		return err
 	}
-	rep, err = h.retry(TypeReadCal)
+	rep, err = h.retry(TypeReadCal, nil)
 	switch {
 	case err == nil:
 		h.cal = new(Calibration)
@@ -208,67 +299,86 @@ func (h *Hub) handshake() error {
 	return nil
 }
 
-func (h *Hub) bytesIn() uint64 { return h.sc.BytesIn() }
+var errOtherHub = errors.New("hub replaced")
 
-// abandonAfter: a partial frame with no new byte for this long is given
-// up (Scanner.Abandon), so answers queued behind a frame whose length was
-// corrupted are not held hostage on an idle link.
+func (h *Hub) bytesIn() uint64 {
+	if c := h.current(); c != nil {
+		return c.sc.BytesIn()
+	}
+	return 0
+}
+
+// abandonAfter: a partial frame with no new byte for this long is given up
+// (Scanner.Abandon) when an answer is awaited or no stream runs, so answers
+// queued behind a frame whose length was corrupted are not held hostage on
+// an idle link. While streaming, later frames complete a bogus length soon
+// enough, and abandoning early would throw away a good frame whose tail is
+// merely late (a loaded host, a descheduled writer): then only a link
+// silent for StallTimeout gives a partial frame up.
 const abandonAfter = 100 * time.Millisecond
 
-func (h *Hub) readLoop() {
-	defer close(h.done)
-	dl, canDeadline := h.rw.(interface{ SetReadDeadline(time.Time) error })
-	lastIn, lastChange := h.sc.BytesIn(), time.Now()
+func (h *Hub) readLoop(c *conn) {
+	defer close(c.done)
+	lastIn, lastChange := c.sc.BytesIn(), time.Now()
 	for {
-		if canDeadline {
-			dl.SetReadDeadline(time.Now().Add(abandonAfter)) //nolint:errcheck // without deadlines we poll below
-		}
-		f, err := h.sc.Next()
+		f, err := c.sc.Next()
 		if err == ErrIdle {
-			if in := h.sc.BytesIn(); in != lastIn {
+			if in := c.sc.BytesIn(); in != lastIn {
 				lastIn, lastChange = in, time.Now()
-			} else if h.sc.Pending() > 0 && time.Since(lastChange) >= abandonAfter {
-				h.sc.Abandon()
-				continue
-			}
-			if !canDeadline {
-				time.Sleep(time.Millisecond)
+			} else if c.sc.Pending() > 0 && time.Since(lastChange) >= h.abandonWait() {
+				c.sc.Abandon()
 			}
 			continue
 		}
 		h.mu.Lock()
-		h.stats = h.sc.Stats()
+		h.stats = addStats(h.base, c.sc.Stats())
 		h.stats.SamplesLost = h.rstats.SamplesLost
 		if err != nil {
-			h.readErr = err
-			if errors.Is(err, io.EOF) || errors.Is(err, os.ErrClosed) {
-				h.readErr = fmt.Errorf("%w: %s: %v", meter.ErrDisconnected, h.name, err)
+			c.err = err
+			if errors.Is(err, io.EOF) || errors.Is(err, os.ErrClosed) || isClosed(err) {
+				c.err = fmt.Errorf("%w: %s: %v", meter.ErrDisconnected, h.name, err)
+			} else {
+				c.err = fmt.Errorf("%w: %s: reading: %v", meter.ErrDisconnected, h.name, err)
 			}
 			h.mu.Unlock()
 			return
 		}
 		h.mu.Unlock()
 		h.lastRead.Store(hostclock.Now())
-		h.dispatch(f)
+		h.dispatch(c, f)
 	}
 }
 
-func (h *Hub) dispatch(f *Frame) {
+func (h *Hub) abandonWait() time.Duration {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.pending) > 0 || h.stream == nil {
+		return abandonAfter
+	}
+	return h.opts.StallTimeout
+}
+
+func addStats(a, b meter.Stats) meter.Stats {
+	return meter.Stats{Frames: a.Frames + b.Frames, CRCErrors: a.CRCErrors + b.CRCErrors, Resyncs: a.Resyncs + b.Resyncs,
+		BytesDiscarded: a.BytesDiscarded + b.BytesDiscarded, SamplesLost: a.SamplesLost + b.SamplesLost}
+}
+
+func (h *Hub) dispatch(c *conn, f *Frame) {
 	switch f.Type {
 	case TypeSamples, TypeEvent:
-		h.toStream(f, nil)
+		h.toStream(c, f, nil)
 	case TypeAck, TypeNak, TypeIdentity, TypeCal, TypeMarkEcho:
 		h.mu.Lock()
-		c := h.pending[f.Seq]
+		cl := h.pending[f.Seq]
 		h.mu.Unlock()
-		if c == nil || !answers(f, c.cmd) {
+		if cl == nil || !answers(f, cl.cmd) {
 			return // late or stray: its caller gave up
 		}
 		if f.Type == TypeMarkEcho {
-			h.toStream(f, c)
+			h.toStream(c, f, cl)
 		}
 		select {
-		case c.ch <- reply{typ: f.Type, payload: append([]byte(nil), f.Payload...)}:
+		case cl.ch <- reply{typ: f.Type, payload: append([]byte(nil), f.Payload...)}:
 		default:
 		}
 	}
@@ -288,13 +398,15 @@ func answers(f *Frame, cmd Type) bool {
 	return false
 }
 
-func (h *Hub) toStream(f *Frame, c *call) {
+func (h *Hub) toStream(cn *conn, f *Frame, c *call) {
 	h.mu.Lock()
 	st := h.stream
+	discarded := h.base.BytesDiscarded
 	h.mu.Unlock()
 	if st == nil {
 		return
 	}
+	discarded += cn.sc.Stats().BytesDiscarded
 	now := hostclock.Now()
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -304,27 +416,24 @@ func (h *Hub) toStream(f *Frame, c *call) {
 	var err error
 	if st.disconnected {
 		st.disconnected = false
-		err = st.sink.Event(meter.Event{Kind: meter.EventReconnect, HostRecv: now})
-		st.dec.reason = "disconnect"
-	} else {
-		st.dec.reason = ""
+		err = st.sink.Event(meter.Event{Kind: meter.EventReconnect, HostRecv: now, Value: (now - st.downAt) / 1e6})
+		st.dec.outage, st.dec.downAt = true, st.downAt
 	}
-	if d := h.sc.Stats().BytesDiscarded; d != st.discarded {
-		st.discarded = d
-		if st.dec.reason == "" {
-			st.dec.reason = "crc"
-		}
+	st.dec.reason = ""
+	if discarded != st.discarded {
+		st.discarded = discarded
+		st.dec.reason = "crc"
 	}
 	if err == nil {
 		switch f.Type {
 		case TypeSamples:
-			err = st.dec.samples(f.Payload, st.sink)
+			err = st.dec.samples(f.Payload, now, st.sink)
 		case TypeEvent:
 			err = st.dec.event(f.Payload, now, st.sink)
 		case TypeMarkEcho:
 			var me MarkEcho
 			if err = me.DecodeFromBytes(f.Payload); err == nil {
-				err = st.sink.Mark(meter.MarkEcho{ID: me.ID, HostSent: c.sent, HostRecv: now, MeterIndex: me.Index})
+				err = st.sink.Mark(meter.MarkEcho{ID: me.ID, HostSent: c.sent, HostRecv: now, MeterIndex: me.Index + st.dec.offset})
 			}
 		}
 	}
@@ -347,16 +456,24 @@ func (h *Hub) command(ctx context.Context, t Type, payload []byte) (reply, error
 	h.seq++
 	seq := h.seq
 	h.mu.Lock()
-	if err := h.readErr; err != nil {
+	cn := h.conn
+	if cn == nil {
 		h.mu.Unlock()
 		h.wmu.Unlock()
-		return reply{}, err
+		return reply{}, fmt.Errorf("%w: %s: %s: the port is closed (reconnecting)", meter.ErrDisconnected, h.name, t)
+	}
+	select {
+	case <-cn.done:
+		h.mu.Unlock()
+		h.wmu.Unlock()
+		return reply{}, cn.err
+	default:
 	}
 	c.sent = hostclock.Now()
 	h.pending[seq] = c
 	h.mu.Unlock()
 	h.wbuf = AppendFrame(h.wbuf[:0], t, seq, payload)
-	_, err := h.rw.Write(h.wbuf)
+	_, err := cn.rw.Write(h.wbuf)
 	h.wmu.Unlock()
 	defer func() {
 		h.mu.Lock()
@@ -382,11 +499,8 @@ func (h *Hub) command(ctx context.Context, t Type, payload []byte) (reply, error
 		return reply{}, fmt.Errorf("hub %s: %s (seq %d): %w", h.name, t, seq, ctx.Err())
 	case <-timer.C:
 		return reply{}, fmt.Errorf("hub %s: no answer to %s (seq %d) within %v: %w", h.name, t, seq, h.opts.Timeout, context.DeadlineExceeded)
-	case <-h.done:
-		h.mu.Lock()
-		err := h.readErr
-		h.mu.Unlock()
-		return reply{}, fmt.Errorf("hub %s: %s: %w", h.name, t, err)
+	case <-cn.done:
+		return reply{}, fmt.Errorf("hub %s: %s: %w", h.name, t, cn.err)
 	}
 }
 
@@ -412,9 +526,14 @@ func (h *Hub) Close() error {
 func (h *Hub) shutdown() error {
 	var err error
 	h.closeOne.Do(func() {
-		if h.closer != nil {
-			err = h.closer.Close()
-			<-h.done
+		h.mu.Lock()
+		h.closed = true
+		c := h.conn
+		h.mu.Unlock()
+		if c != nil && c.closer != nil {
+			c.pump.stop()
+			err = c.closer.Close()
+			<-c.done
 		}
 	})
 	return err
@@ -473,6 +592,15 @@ func (h *Hub) Mark(ctx context.Context, id uint32) error {
 // goroutine (and, for EventDisconnect, from Stream's), never concurrently.
 // Do not send commands from inside a Sink method: their answers queue
 // behind it.
+//
+// A link that fails (read error: the device vanished) or stays silent for
+// StallTimeout is reported as meter.EventDisconnect; a hub opened by path
+// is then reopened with backoff, re-identified and asked to resume its
+// stream (START with StartResume), and the first frame after it is
+// reported as meter.EventReconnect. The samples lost meanwhile are one
+// exact meter.Gap with Reason "disconnect" — the hub kept counting. Only a
+// hub gone for Options.GiveUp ends Stream, with an error wrapping
+// meter.ErrDisconnected.
 func (h *Hub) Stream(ctx context.Context, cfg meter.StreamConfig, sink meter.Sink) error {
 	cfg, err := ResolveConfig(h.info, cfg)
 	if err != nil {
@@ -516,6 +644,11 @@ func (h *Hub) Stream(ctx context.Context, cfg meter.StreamConfig, sink meter.Sin
 	tick := time.NewTicker(h.opts.StallTimeout / 4)
 	defer tick.Stop()
 	for {
+		var done <-chan struct{}
+		cn := h.current()
+		if cn != nil {
+			done = cn.done
+		}
 		select {
 		case <-ctx.Done():
 			stop()
@@ -523,27 +656,111 @@ func (h *Hub) Stream(ctx context.Context, cfg meter.StreamConfig, sink meter.Sin
 		case err := <-st.errc:
 			stop()
 			return err
-		case <-h.done:
-			h.mu.Lock()
-			err := h.readErr
-			h.mu.Unlock()
-			return err
+		case <-done:
+			if err := h.reconnect(ctx, st, cn, start); err != nil {
+				return err
+			}
+			if ctx.Err() != nil {
+				stop()
+				return nil
+			}
 		case <-tick.C:
-			if hostclock.Since(h.lastRead.Load()) < h.opts.StallTimeout {
+			silent := time.Duration(hostclock.Since(h.lastRead.Load()))
+			if silent < h.opts.StallTimeout {
 				continue
 			}
-			st.mu.Lock()
-			if !st.disconnected && !st.closed {
-				st.disconnected = true
-				if err := sink.Event(meter.Event{Kind: meter.EventDisconnect, HostRecv: hostclock.Now()}); err != nil {
-					st.mu.Unlock()
-					stop()
-					return err
-				}
+			if err := h.lost(st, hostclock.Now()-int64(silent)); err != nil {
+				stop()
+				return err
 			}
-			st.mu.Unlock()
+			if h.opts.GiveUp < 0 || silent >= h.opts.GiveUp {
+				stop()
+				return fmt.Errorf("%w: hub %s sent nothing for %v (give-up time %v)", meter.ErrDisconnected, h.name,
+					silent.Round(time.Millisecond), max(h.opts.GiveUp, 0))
+			}
 		}
 	}
+}
+
+// lost reports the link lost at host time at, once per outage.
+func (h *Hub) lost(st *activeStream, at int64) error {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.disconnected || st.closed {
+		return nil
+	}
+	st.disconnected, st.downAt = true, at
+	return st.sink.Event(meter.Event{Kind: meter.EventDisconnect, HostRecv: hostclock.Now()})
+}
+
+// Reconnect backoff: the first retry comes quickly (a USB device
+// re-enumerates in about a second), later ones at most every maxBackoff.
+const (
+	firstBackoff = 50 * time.Millisecond
+	maxBackoff   = time.Second
+)
+
+// reconnect replaces the failed connection cn: it reopens the path with
+// backoff until the same hub answers and resumes streaming, the give-up
+// time passes (an error), or ctx ends (nil, Stream returns).
+func (h *Hub) reconnect(ctx context.Context, st *activeStream, cn *conn, start Start) error {
+	cause := cn.err
+	if h.path == "" || h.opts.GiveUp < 0 {
+		return cause
+	}
+	if err := h.lost(st, hostclock.Now()); err != nil {
+		return err
+	}
+	h.drop()
+	st.mu.Lock()
+	down := st.downAt
+	st.mu.Unlock()
+	for backoff := firstBackoff; ; backoff = min(2*backoff, maxBackoff) {
+		left := h.opts.GiveUp - time.Duration(hostclock.Since(down))
+		if left <= 0 {
+			return fmt.Errorf("%w: hub %s gone for %v, giving up (last error: %v)", meter.ErrDisconnected, h.path, h.opts.GiveUp, cause)
+		}
+		t := time.NewTimer(min(backoff, left))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil
+		case <-t.C:
+		}
+		if err := h.dial(); err != nil {
+			cause = err
+			continue
+		}
+		err := h.resume(start)
+		if err == nil {
+			return nil
+		}
+		h.drop()
+		if errors.Is(err, errOtherHub) {
+			return err
+		}
+		cause = err
+	}
+}
+
+// resume re-identifies the hub on a new connection and has it carry on
+// streaming with start. A hub that cannot resume (NAK STREAMING) is
+// stopped and restarted; the decoder then sees its index start again.
+func (h *Hub) resume(start Start) error {
+	if err := h.handshake(true); err != nil {
+		return err
+	}
+	rs := start
+	rs.Flags |= StartResume
+	_, err := h.retry(TypeStart, rs.Append(nil))
+	var rej *RejectError
+	if errors.As(err, &rej) && rej.Reason == ReasonStreaming {
+		if _, err := h.retry(TypeStop, nil); err != nil {
+			return err
+		}
+		_, err = h.retry(TypeStart, start.Append(nil))
+	}
+	return err
 }
 
 var (

@@ -18,11 +18,18 @@ func protoErr(t Type, format string, a ...any) error {
 	return fmt.Errorf("%w: %s payload: %s", meter.ErrProtocol, t, fmt.Sprintf(format, a...))
 }
 
+// StartResume in Start.Flags asks a hub already streaming at this rate and
+// port mask to keep streaming and counting instead of refusing
+// (NAK STREAMING): a host that lost the link resumes with it, and the first
+// block's index tells exactly how many samples the outage cost. A hub not
+// streaming starts afresh at index 0 as for a plain START.
+const StartResume uint8 = 0x01
+
 // Start is the START command's payload.
 type Start struct {
 	Rate     uint32 // samples per second per channel
 	PortMask uint8  // bit p-1 selects port p
-	Flags    uint8  // reserved, 0
+	Flags    uint8  // StartResume, or 0
 }
 
 func (s *Start) Append(dst []byte) []byte {

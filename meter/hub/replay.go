@@ -158,7 +158,7 @@ func (rp *Replay) Stream(ctx context.Context, cfg meter.StreamConfig, sink meter
 		}
 		switch f.Type {
 		case TypeSamples:
-			err = d.samples(f.Payload, sink)
+			err = d.samples(f.Payload, 0, sink)
 		case TypeEvent:
 			err = d.event(f.Payload, 0, sink)
 		case TypeMarkEcho:

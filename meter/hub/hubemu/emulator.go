@@ -2,10 +2,10 @@ package hubemu
 
 import (
 	"bufio"
-	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -29,9 +29,16 @@ type Options struct {
 	// emulator time = ClockOffset + host elapsed × (1 + DriftPPM/1e6).
 	ClockOffset time.Duration
 	DriftPPM    float64
-	// BufferBytes is the hub's output buffer: during a stall, samples that
-	// do not fit are lost and reported with an overrun EVENT. Default 64 KiB.
+	// BufferBytes is the hub's output buffer: bytes queued but not yet
+	// taken by the link (the pty). During a stall, or while the host does
+	// not read, sample blocks that do not fit are lost whole and reported
+	// with an overrun EVENT — never cut mid-frame. Default 256 KiB, about
+	// 0.8 s of 4 ports × 2 rails at 10 kS/s.
 	BufferBytes int
+	// Symlink is where the live emulator keeps a symlink to its pty, the
+	// Path clients open; it stays put while a re-enumerating disconnect
+	// replaces the pty. Default: "tty" in a new temporary directory.
+	Symlink string
 	// Tick is the render period of the live emulator; default 5 ms.
 	Tick time.Duration
 }
@@ -45,8 +52,14 @@ type Faults struct {
 	// past BufferBytes, losing) samples; then it sends what it buffered.
 	StallEvery, StallFor time.Duration
 	// Every DisconnectEvery the link goes away for DisconnectFor: nothing is
-	// sent, commands are ignored, samples taken meanwhile are gone.
+	// sent, commands are ignored, samples taken meanwhile are gone; the
+	// sample index keeps counting.
 	DisconnectEvery, DisconnectFor time.Duration
+	// Reenumerate makes the live emulator's disconnects real, as a USB
+	// device re-enumerating: the pty is closed (the host's reads fail) and
+	// Path vanishes; a new pty appears at Path when the link returns, the
+	// hub still streaming and counting.
+	Reenumerate bool
 }
 
 func (o *Options) validate() error {
@@ -97,7 +110,7 @@ func (o *Options) validate() error {
 		return fmt.Errorf("hubemu: a stall/disconnect must be shorter than its period")
 	}
 	if o.BufferBytes == 0 {
-		o.BufferBytes = 64 << 10
+		o.BufferBytes = 256 << 10
 	}
 	if o.Tick == 0 {
 		o.Tick = 5 * time.Millisecond
@@ -110,16 +123,22 @@ func (o *Options) validate() error {
 // open, Close stops it.
 type Emulator struct {
 	o      Options
-	master *os.File
-	slave  *os.File
-	path   string
-	start  int64 // hostclock at New
+	link   string // Path: a symlink to the current pty's slave
+	tmpDir string // removed by Close, if the emulator made it
+	start  int64  // hostclock at New
+	stop   chan struct{}
+	wake   chan struct{} // cap 1: the writer has bytes to send
+	wg     sync.WaitGroup
+	once   sync.Once
 
-	mu   sync.Mutex
-	g    *gen
-	stop chan struct{}
-	wg   sync.WaitGroup
-	once sync.Once
+	mu        sync.Mutex
+	g         *gen
+	master    *os.File // nil while unplugged
+	slave     *os.File
+	ptsName   string
+	downUntil int64 // hostclock: Unplug's outage ends
+	spare     []byte
+	unplugs   int
 }
 
 // New starts an emulated hub on a new pty.
@@ -131,19 +150,86 @@ func New(o Options) (*Emulator, error) {
 	if err != nil {
 		return nil, err
 	}
-	master, slave, path, err := openPTY()
+	e := &Emulator{o: o, link: o.Symlink, start: hostclock.Now(), g: g, stop: make(chan struct{}), wake: make(chan struct{}, 1)}
+	if e.link == "" {
+		if e.tmpDir, err = os.MkdirTemp("", "hubemu-"); err != nil {
+			return nil, fmt.Errorf("hubemu: %w", err)
+		}
+		e.link = filepath.Join(e.tmpDir, "tty")
+	}
+	e.mu.Lock()
+	err = e.plug()
+	e.mu.Unlock()
 	if err != nil {
+		if e.tmpDir != "" {
+			os.RemoveAll(e.tmpDir)
+		}
 		return nil, fmt.Errorf("hubemu: %w", err)
 	}
-	e := &Emulator{o: o, master: master, slave: slave, path: path, start: hostclock.Now(), g: g, stop: make(chan struct{})}
 	e.wg.Add(2)
-	go e.readLoop()
+	go e.writeLoop()
 	go e.tickLoop()
 	return e, nil
 }
 
-// Path is the tty clients open (the pty's slave side).
-func (e *Emulator) Path() string { return e.path }
+// Path is the tty clients open: a symlink to the pty's slave side, kept
+// at the same place across re-enumerating disconnects.
+func (e *Emulator) Path() string { return e.link }
+
+// Unplug takes the hub off the host now for d, as a USB device that
+// re-enumerates: the pty closes (the host's reads fail), Path vanishes, and
+// after d a new pty appears at Path. The hub keeps sampling and counting;
+// samples due meanwhile are lost and show as an exact gap.
+func (e *Emulator) Unplug(d time.Duration) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.downUntil = hostclock.Now() + int64(d)
+	e.unplug()
+}
+
+// Unplugs returns how many times the pty has been closed for a disconnect.
+func (e *Emulator) Unplugs() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.unplugs
+}
+
+// plug opens a new pty and points the symlink at it. e.mu is held.
+func (e *Emulator) plug() error {
+	m, s, err := openPTY()
+	if err != nil {
+		return err
+	}
+	tmp := e.link + ".new"
+	os.Remove(tmp)
+	if err := os.Symlink(s.Name(), tmp); err != nil {
+		m.Close()
+		s.Close()
+		return err
+	}
+	if err := os.Rename(tmp, e.link); err != nil {
+		m.Close()
+		s.Close()
+		return err
+	}
+	e.master, e.slave, e.ptsName = m, s, s.Name()
+	e.wg.Add(1)
+	go e.readLoop(m)
+	return nil
+}
+
+// unplug closes the pty and removes the symlink. e.mu is held.
+func (e *Emulator) unplug() {
+	if e.master == nil {
+		return
+	}
+	os.Remove(e.link)
+	e.master.Close()
+	e.slave.Close()
+	e.master, e.slave = nil, nil
+	e.unplugs++
+	e.g.out = e.g.out[:0] // what was queued is lost with the link
+}
 
 // EmuTime converts a host monotonic time (hostclock.Now()) into the
 // emulator's clock: the duration since the emulator started, with its
@@ -161,16 +247,25 @@ func (e *Emulator) Close() error {
 	var err error
 	e.once.Do(func() {
 		close(e.stop)
-		err = e.master.Close()
+		e.mu.Lock()
+		if e.master != nil {
+			err = e.master.Close()
+			e.slave.Close()
+			e.master, e.slave = nil, nil
+		}
+		os.Remove(e.link)
+		e.mu.Unlock()
 		e.wg.Wait()
-		e.slave.Close()
+		if e.tmpDir != "" {
+			os.RemoveAll(e.tmpDir)
+		}
 	})
 	return err
 }
 
-func (e *Emulator) readLoop() {
+func (e *Emulator) readLoop(master *os.File) {
 	defer e.wg.Done()
-	sc := hub.NewScanner(e.master)
+	sc := hub.NewScanner(master)
 	for {
 		f, err := sc.Next()
 		if err == hub.ErrIdle {
@@ -181,12 +276,30 @@ func (e *Emulator) readLoop() {
 		}
 		now := hostclock.Now()
 		e.mu.Lock()
-		e.g.setLink(time.Duration(now - e.start))
-		if e.g.link != linkDown {
-			e.g.handle(f, e.EmuTime(now))
-			e.flush()
+		if e.master == master {
+			e.setLink(now)
+			if e.g.link != linkDown {
+				e.g.handle(f, e.EmuTime(now))
+				e.kick()
+			}
 		}
 		e.mu.Unlock()
+	}
+}
+
+// setLink applies the fault schedule and Unplug at host time now, closing
+// or reopening the pty for a re-enumerating disconnect. e.mu is held.
+func (e *Emulator) setLink(now int64) {
+	g := e.g
+	g.setLink(time.Duration(now - e.start))
+	unplugged := now < e.downUntil || g.link == linkDown && e.o.Faults.Reenumerate
+	if unplugged {
+		g.forceDown()
+		e.unplug()
+	} else if e.master == nil {
+		if err := e.plug(); err != nil {
+			g.forceDown() // try again next tick
+		}
 	}
 }
 
@@ -202,27 +315,60 @@ func (e *Emulator) tickLoop() {
 		}
 		now := hostclock.Now()
 		e.mu.Lock()
-		e.g.setLink(time.Duration(now - e.start))
+		e.setLink(now)
 		e.g.render(e.EmuTime(now))
-		e.flush()
+		e.kick()
 		e.mu.Unlock()
 	}
 }
 
-// flush writes what the hub has queued unless the link is stalled. A host
-// that does not read loses data after a short write deadline, as a hub's
-// full USB/UART buffer would; the emulator never blocks on it.
-func (e *Emulator) flush() {
-	g := e.g
-	if g.link == linkStalled || len(g.out) == 0 {
+// kick wakes the writer if the hub has bytes to send and the link is not
+// stalled. e.mu is held.
+func (e *Emulator) kick() {
+	if e.g.link == linkStalled || len(e.g.out) == 0 || e.master == nil {
 		return
 	}
-	e.master.SetWriteDeadline(time.Now().Add(50 * time.Millisecond)) //nolint:errcheck // pty master is pollable
-	_, err := e.master.Write(g.out)
-	if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
-		return // closing
+	select {
+	case e.wake <- struct{}{}:
+	default:
 	}
-	g.out = g.out[:0]
+}
+
+// writeLoop sends what the hub queued. It blocks in Write while the host
+// is not reading, as a UART or USB endpoint holds off a hub; meanwhile the
+// hub's queue (BufferBytes, counting the bytes in flight) fills and sample
+// blocks that do not fit are dropped whole and reported by an OVERRUN.
+// Bytes are never dropped mid-frame, so a slow host sees exact gaps and
+// no CRC errors.
+func (e *Emulator) writeLoop() {
+	defer e.wg.Done()
+	for {
+		select {
+		case <-e.stop:
+			return
+		case <-e.wake:
+		}
+		e.mu.Lock()
+		g, m := e.g, e.master
+		if g.link == linkStalled || m == nil || len(g.out) == 0 {
+			e.mu.Unlock()
+			continue
+		}
+		buf := g.out
+		g.out, e.spare = e.spare[:0], nil
+		g.busy = len(buf)
+		e.mu.Unlock()
+
+		_, err := m.Write(buf) // err: unplugged or closing; the bytes are lost with the link
+
+		e.mu.Lock()
+		g.busy = 0
+		e.spare = buf[:0]
+		if err == nil {
+			e.kick()
+		}
+		e.mu.Unlock()
+	}
 }
 
 // WriteFast writes to w exactly what an emulated hub would send over d of

@@ -41,7 +41,8 @@ type gen struct {
 	lsbI  [16]float64
 	rng   *rand.Rand
 	link  linkState
-	out   []byte
+	out   []byte // queued for the link
+	busy  int    // bytes the live emulator's writer has in flight
 	fb    []byte // frame scratch
 	useq  byte   // unsolicited frame counter
 	power [8]bool
@@ -49,6 +50,7 @@ type gen struct {
 	streaming bool
 	rate      int
 	mask      uint16
+	portMask  uint8
 	ports     []int
 	next      uint64
 	e0        time.Duration
@@ -107,11 +109,21 @@ func (g *gen) setLink(d time.Duration) {
 	case in(f.StallEvery, f.StallFor):
 		s = linkStalled
 	}
+	g.setState(s)
+}
+
+// forceDown takes the link down whatever the schedule says (Unplug).
+func (g *gen) forceDown() { g.setState(linkDown) }
+
+func (g *gen) setState(s linkState) {
 	if s == linkDown && g.link != linkDown {
 		g.out = g.out[:0] // what was in flight is lost with the link
 	}
 	g.link = s
 }
+
+// fits reports whether n more bytes fit the hub's output buffer.
+func (g *gen) fits(n int) bool { return len(g.out)+g.busy+n <= g.o.BufferBytes }
 
 // frame builds a clean frame in fb with payload built by build.
 func (g *gen) frame(t hub.Type, seq byte, build func([]byte) []byte) []byte {
@@ -121,16 +133,11 @@ func (g *gen) frame(t hub.Type, seq byte, build func([]byte) []byte) []byte {
 	return g.fb
 }
 
-// put queues a frame with the configured faults; false if the link is
-// stalled and the buffer is full (the frame is not sent).
-func (g *gen) put(fr []byte) bool {
-	switch g.link {
-	case linkDown:
-		return true
-	case linkStalled:
-		if len(g.out)+len(fr) > g.o.BufferBytes {
-			return false
-		}
+// put queues a frame with the configured faults; with the link down it
+// is lost on the way (the host sees the gap by index).
+func (g *gen) put(fr []byte) {
+	if g.link == linkDown {
+		return
 	}
 	f := g.o.Faults
 	if f.TruncateRate > 0 && g.rng.Float64() < f.TruncateRate {
@@ -157,7 +164,6 @@ func (g *gen) put(fr []byte) bool {
 		g.corruptIn += 1 + g.geom(f.CorruptRate)
 	}
 	g.corruptIn -= n
-	return true
 }
 
 // putClean queues a frame without faults (WriteFast's header frames).
@@ -188,7 +194,7 @@ func (g *gen) index(now time.Duration) uint64 {
 }
 
 func (g *gen) start(rate int, portMask uint8, now time.Duration) {
-	g.streaming, g.rate, g.next, g.e0, g.mask, g.ports = true, rate, 0, now, 0, g.ports[:0]
+	g.streaming, g.rate, g.next, g.e0, g.mask, g.ports, g.portMask = true, rate, 0, now, 0, g.ports[:0], portMask
 	g.lostCount = 0
 	for p := 1; p <= g.o.Ports; p++ {
 		if portMask&(1<<(p-1)) != 0 {
@@ -203,7 +209,9 @@ func (g *gen) render(now time.Duration) {
 	if !g.streaming {
 		return
 	}
-	if g.link != linkStalled && g.lostCount > 0 {
+	// Report an overrun once the buffer has room again: lost blocks keep
+	// counting until then, so one EVENT covers the whole loss.
+	if g.link != linkStalled && g.lostCount > 0 && g.fits(g.o.BufferBytes/4) {
 		ev := hub.Event{Kind: hub.EvOverrun, Index: g.lostFirst, Value: uint32(g.lostCount)}
 		g.put(g.frame(hub.TypeEvent, g.nextSeq(), ev.Append))
 		g.lostCount = 0
@@ -250,13 +258,14 @@ func (g *gen) block(n int) {
 	})
 	first := g.next
 	g.next += uint64(n)
-	if g.lostCount > 0 || !g.put(fr) {
+	if g.lostCount > 0 || g.link != linkDown && !g.fits(len(fr)) {
 		if g.lostCount == 0 {
 			g.lostFirst = first
 		}
 		g.lostCount += uint64(n)
 		return
 	}
+	g.put(fr)
 	for c, a := range over {
 		if a != 0 {
 			ev := hub.Event{Kind: hub.EvOverCurrent, Port: uint8(c/2 + 1), Index: first, Value: uint32(min(math.Abs(a)*1e6, math.MaxUint32))}
@@ -312,6 +321,11 @@ func (g *gen) handle(f *hub.Frame, now time.Duration) {
 	case hub.TypeStart:
 		var s hub.Start
 		s.DecodeFromBytes(p) //nolint:errcheck // length checked above
+		if s.Flags&hub.StartResume != 0 && g.streaming && s.Rate == uint32(g.rate) && s.PortMask == g.portMask {
+			// A host back from a lost link: keep streaming and counting.
+			g.ack(f.Seq, hub.Ack{Cmd: hub.TypeStart, Rate: s.Rate, ChanMask: g.mask})
+			return
+		}
 		if r := g.checkStart(s); r != 0 {
 			g.nak(f.Seq, f.Type, r)
 			return

@@ -4,41 +4,83 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/creack/pty"
 	"golang.org/x/sys/unix"
-
-	"github.com/idlewatt/idlewatt/meter/hub"
 )
 
-// openPTY opens a pseudo-terminal pair. The master is non-blocking and
-// registered with Go's poller (so Close unblocks its reads and writes honour
-// deadlines); the slave is put in raw mode so no line discipline touches the
+// openPTY opens a pseudo-terminal pair with github.com/creack/pty. The
+// master is registered with Go's poller (so Close unblocks its reads and
+// writes); the slave is put in raw mode so no line discipline touches the
 // bytes even before a client configures it, and stays open in the emulator
 // so clients can come and go without the master seeing a hang-up.
-func openPTY() (master, slave *os.File, path string, err error) {
-	fd, err := unix.Open("/dev/ptmx", unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+func openPTY() (master, slave *os.File, err error) {
+	m, slave, err := pty.Open()
 	if err != nil {
-		return nil, nil, "", fmt.Errorf("open /dev/ptmx: %w", err)
+		return nil, nil, fmt.Errorf("open pty: %w", err)
 	}
-	if err := unix.IoctlSetPointerInt(fd, unix.TIOCSPTLCK, 0); err != nil {
-		unix.Close(fd)
-		return nil, nil, "", fmt.Errorf("unlock pty: %w", err)
+	if master, err = pollable(m); err != nil {
+		slave.Close()
+		return nil, nil, fmt.Errorf("pty master: %w", err)
 	}
-	n, err := unix.IoctlGetUint32(fd, unix.TIOCGPTN)
-	if err != nil {
-		unix.Close(fd)
-		return nil, nil, "", fmt.Errorf("pty number: %w", err)
-	}
-	path = fmt.Sprintf("/dev/pts/%d", n)
-	master = os.NewFile(uintptr(fd), "/dev/ptmx")
-	slave, err = os.OpenFile(path, os.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		master.Close()
-		return nil, nil, "", fmt.Errorf("open %s: %w", path, err)
-	}
-	if err := hub.MakeRaw(slave); err != nil {
+	if err := makeRaw(slave); err != nil {
 		master.Close()
 		slave.Close()
-		return nil, nil, "", fmt.Errorf("raw mode on %s: %w", path, err)
+		return nil, nil, fmt.Errorf("raw mode on %s: %w", slave.Name(), err)
 	}
-	return master, slave, path, nil
+	return master, slave, nil
+}
+
+// pollable returns f's descriptor as a non-blocking *os.File on Go's
+// poller. creack/pty leaves the master blocking; a blocking read would then
+// pin the descriptor open after Close, and an unplugged hub's host would
+// never see the hang-up.
+func pollable(f *os.File) (*os.File, error) {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	nfd := -1
+	var derr error
+	if err := rc.Control(func(fd uintptr) { nfd, derr = unix.FcntlInt(fd, unix.F_DUPFD_CLOEXEC, 0) }); err != nil {
+		derr = err
+	}
+	f.Close()
+	if derr != nil {
+		return nil, derr
+	}
+	if err := unix.SetNonblock(nfd, true); err != nil {
+		unix.Close(nfd)
+		return nil, err
+	}
+	return os.NewFile(uintptr(nfd), "/dev/ptmx"), nil
+}
+
+// makeRaw is cfmakeraw(3) plus 8N1 without flow control. creack/pty has no
+// raw mode and golang.org/x/term is not in the module graph, so the
+// termios bits are set here; the speed is left alone (a pty has none).
+func makeRaw(f *os.File) error {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var serr error
+	cerr := rc.Control(func(fd uintptr) {
+		t, err := unix.IoctlGetTermios(int(fd), unix.TCGETS)
+		if err != nil {
+			serr = err
+			return
+		}
+		t.Iflag &^= unix.IGNBRK | unix.BRKINT | unix.PARMRK | unix.ISTRIP | unix.INLCR | unix.IGNCR | unix.ICRNL | unix.IXON | unix.IXOFF | unix.IXANY
+		t.Oflag &^= unix.OPOST
+		t.Lflag &^= unix.ECHO | unix.ECHONL | unix.ICANON | unix.ISIG | unix.IEXTEN
+		t.Cflag &^= unix.CSIZE | unix.PARENB | unix.CSTOPB | unix.CRTSCTS
+		t.Cflag |= unix.CS8 | unix.CREAD | unix.CLOCAL
+		t.Cc[unix.VMIN], t.Cc[unix.VTIME] = 1, 0
+		serr = unix.IoctlSetTermios(int(fd), unix.TCSETS, t)
+	})
+	if cerr != nil {
+		return cerr
+	}
+	return serr
 }

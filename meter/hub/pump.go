@@ -1,0 +1,141 @@
+package hub
+
+import (
+	"errors"
+	"io"
+	"os"
+	"sync"
+	"time"
+)
+
+// pump reads a port on its own goroutine into a fixed ring, so the kernel's
+// tty buffer is drained even while the decoder or the sink is slow — a
+// capture write, a GC pause, a CPU shared with the workload being measured.
+// Bytes wait in the ring instead of the hub's buffer overrunning. Memory is
+// bounded: with the ring full the pump stops reading, and the hub's own
+// buffer (then its OVERRUN event) takes over, so a loss is still exact.
+//
+// Read (the decoder side) returns (0, nil) after idle with nothing to read,
+// the way a timed-out serial read does, so the Scanner reports ErrIdle.
+// One goroutine reads; the pump goroutine writes.
+type pump struct {
+	src  io.Reader
+	idle time.Duration
+
+	mu   sync.Mutex
+	buf  []byte
+	r, w int64 // bytes consumed, bytes filled; r ≤ w ≤ r+len(buf)
+	err  error // the source's error, delivered once its bytes are read
+
+	ready chan struct{} // cap 1: bytes or an error arrived
+	space chan struct{} // cap 1: bytes were consumed
+	quit  chan struct{}
+	timer *time.Timer
+}
+
+func newPump(src io.Reader, size int, idle time.Duration) *pump {
+	p := &pump{src: src, idle: idle, buf: make([]byte, size), ready: make(chan struct{}, 1),
+		space: make(chan struct{}, 1), quit: make(chan struct{}), timer: time.NewTimer(time.Hour)}
+	p.timer.Stop()
+	go p.run()
+	return p
+}
+
+func signal(c chan struct{}) {
+	select {
+	case c <- struct{}{}:
+	default:
+	}
+}
+
+// stop ends the pump goroutine once its current Read returns; closing the
+// port is what unblocks that Read.
+func (p *pump) stop() {
+	select {
+	case <-p.quit:
+	default:
+		close(p.quit)
+	}
+}
+
+func (p *pump) run() {
+	zeros := 0
+	for {
+		p.mu.Lock()
+		free := int64(len(p.buf)) - (p.w - p.r)
+		at := int(p.w % int64(len(p.buf)))
+		p.mu.Unlock()
+		if free == 0 {
+			select {
+			case <-p.space:
+				continue
+			case <-p.quit:
+				return
+			}
+		}
+		// Only the region past w is written, which Read never touches.
+		n, err := p.src.Read(p.buf[at : at+int(min(free, int64(len(p.buf)-at)))])
+		if n == 0 && errors.Is(err, os.ErrDeadlineExceeded) {
+			err = nil
+		}
+		p.mu.Lock()
+		p.w += int64(n)
+		if err != nil {
+			p.err = err
+		}
+		p.mu.Unlock()
+		if n > 0 || err != nil {
+			signal(p.ready)
+		}
+		if err != nil {
+			return
+		}
+		if n == 0 {
+			// A serial port's (0, nil) comes after its read timeout; a reader
+			// that returns it at once must not spin.
+			if zeros++; zeros > 3 {
+				time.Sleep(time.Millisecond)
+			}
+		} else {
+			zeros = 0
+		}
+		select {
+		case <-p.quit:
+			return
+		default:
+		}
+	}
+}
+
+// Read copies buffered bytes to b. With none, it waits up to idle and then
+// returns (0, nil); after the source failed and its bytes are consumed it
+// returns the source's error.
+func (p *pump) Read(b []byte) (int, error) {
+	timedOut := false
+	for {
+		p.mu.Lock()
+		if avail := p.w - p.r; avail > 0 {
+			at := int(p.r % int64(len(p.buf)))
+			n := copy(b, p.buf[at:at+int(min(avail, int64(len(p.buf)-at)))])
+			p.r += int64(n)
+			p.mu.Unlock()
+			signal(p.space)
+			return n, nil
+		}
+		err := p.err
+		p.mu.Unlock()
+		if err != nil {
+			return 0, err
+		}
+		if timedOut || len(b) == 0 {
+			return 0, nil
+		}
+		p.timer.Reset(p.idle)
+		select {
+		case <-p.ready: // possibly stale: look again, still within idle
+			p.timer.Stop()
+		case <-p.timer.C:
+			timedOut = true
+		}
+	}
+}
