@@ -59,7 +59,10 @@ would have sent over D of streaming (every port, at --rate) to FILE, unpaced.`,
 	f.Duration("stall-every", 0, "stall the output every D …")
 	f.Duration("stall-for", 0, "… for this long (samples buffered, then overrun)")
 	f.Duration("disconnect-every", 0, "drop the link every D …")
-	f.Duration("disconnect-for", 0, "… for this long (nothing sent or answered)")
+	f.Duration("disconnect-for", 0, "… for this long (nothing sent or answered; the sample index keeps counting)")
+	f.Bool("reenumerate", false, "make disconnects real: close the pty and remove the path, then reappear at the same path")
+	f.String("symlink", "", "keep the pty's path as a symlink here (default: a new temporary directory)")
+	f.Int("buffer", 0, "hub output buffer in bytes (default 256 KiB); blocks that do not fit are lost with an OVERRUN")
 	f.Float64("drift-ppm", 0, "emulator clock drift against the host, ppm")
 	f.Duration("offset", 0, "emulator clock offset against the host")
 	f.Bool("fast", false, "write the byte stream unpaced to --out and exit")
@@ -101,12 +104,21 @@ func hubEmulatorOptions(cmd *cobra.Command) (hubemu.Options, error) {
 	getd("stall-for", "emulate.stall_for", &o.Faults.StallFor)
 	getd("disconnect-every", "emulate.disconnect_every", &o.Faults.DisconnectEvery)
 	getd("disconnect-for", "emulate.disconnect_for", &o.Faults.DisconnectFor)
+	geti("buffer", "emulate.buffer_bytes", &o.BufferBytes)
 	getf("drift-ppm", "emulate.drift_ppm", &o.DriftPPM)
 	getd("offset", "emulate.offset", &o.ClockOffset)
 	if err != nil {
 		return o, err
 	}
 	o.Rate, o.Seed = units.Hertz(rate), int64(seed)
+	o.Faults.Reenumerate = optBool(cmd, "reenumerate", "emulate.reenumerate")
+	o.Symlink = optString(cmd, "symlink", "emulate.symlink")
+	if o.BufferBytes < 0 {
+		return o, usageErr("%s: %d bytes is negative", where(cmd, "buffer", "emulate.buffer_bytes"), o.BufferBytes)
+	}
+	if o.DriftPPM < -1e5 || o.DriftPPM > 1e5 {
+		return o, usageErr("%s: %g ppm is not a plausible clock drift (±100000 at most)", where(cmd, "drift-ppm", "emulate.drift_ppm"), o.DriftPPM)
+	}
 	if o.Ports < 1 || o.Ports > 8 {
 		return o, usageErr("%s: %d ports (1–8 allowed)", where(cmd, "ports", "emulate.ports"), o.Ports)
 	}

@@ -34,7 +34,11 @@ SIGINT/SIGTERM stop the recording cleanly; --duration 0 records until then.
 
 --port may name a regular file holding a raw device→host byte stream (for
 the hub: an 'idlewatt hub emulate --fast' output); it is decoded as fast as
-possible, whole, without pacing or marks, and --duration is ignored.`,
+possible, whole, without pacing or marks, and --duration is ignored.
+
+A hub that vanishes mid-run (cable, USB reset, re-enumeration) is reopened at
+the same path with backoff and resumed; the samples lost are recorded as one
+exact gap. The run fails only if the hub stays gone for --give-up.`,
 			Args: cobra.NoArgs,
 			RunE: runRecord,
 		}
@@ -47,6 +51,7 @@ possible, whole, without pacing or marks, and --duration is ignored.`,
 		f.String("ports", "", "ports to record, e.g. 1,2 (empty = all)")
 		f.Bool("overwrite", false, "replace CAPTURE if it exists")
 		f.Bool("json", false, "print the result as JSON")
+		f.Duration("give-up", 30*time.Second, "hub: when the meter vanishes mid-run, keep reopening it this long before failing (0 = fail at once)")
 		return c
 	})
 }
@@ -63,8 +68,12 @@ type recordResult struct {
 	Lost      uint64  `json:"samples_lost"`
 	CRCErrors uint64  `json:"crc_errors"`
 	Marks     uint64  `json:"marks"`
-	ElapsedS  float64 `json:"elapsed_s"`
-	Stopped   string  `json:"stopped"` // "duration", "interrupted", "end of stream", "error"
+	// Disconnects counts the times the meter vanished mid-run; DownS is
+	// how long it was gone in all.
+	Disconnects uint64  `json:"disconnects"`
+	DownS       float64 `json:"down_s"`
+	ElapsedS    float64 `json:"elapsed_s"`
+	Stopped     string  `json:"stopped"` // "duration", "interrupted", "end of stream", "error"
 }
 
 func runRecord(cmd *cobra.Command, args []string) error {
@@ -96,11 +105,21 @@ func runRecord(cmd *cobra.Command, args []string) error {
 		return usageErr("record: %s exists (use --overwrite)", out)
 	}
 
+	giveUp, err := optDuration(cmd, "give-up", "meter.give_up")
+	if err != nil {
+		return err
+	}
 	m, k, replayed, err := openMeter(kind, port)
 	if err != nil {
 		return err
 	}
 	defer m.Close()
+	if g, ok := m.(interface{ SetGiveUp(time.Duration) }); ok {
+		if giveUp <= 0 {
+			giveUp = -1 // fail at the first disconnect
+		}
+		g.SetGiveUp(giveUp)
+	}
 	info := m.Info()
 	scfg := meter.StreamConfig{Rate: units.Hertz(rate), Ports: ports}
 	if k.resolve != nil {
@@ -149,6 +168,7 @@ func runRecord(cmd *cobra.Command, args []string) error {
 		ElapsedS: time.Since(start).Seconds()}
 	st := m.Stats()
 	res.Samples, res.Gaps, res.Lost, res.Marks = sink.totals()
+	res.Disconnects, res.DownS = sink.outages()
 	res.CRCErrors = st.CRCErrors
 	switch {
 	case serr != nil:
@@ -178,8 +198,12 @@ func runRecord(cmd *cobra.Command, args []string) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(res)
 	}
-	fmt.Fprintf(cmd.OutOrStdout(), "%s: %d samples on %d channels at %g Hz in %.1f s (%s); %d gaps (%d samples lost), %d CRC errors, %d marks\n",
+	fmt.Fprintf(cmd.OutOrStdout(), "%s: %d samples on %d channels at %g Hz in %.1f s (%s); %d gaps (%d samples lost), %d CRC errors, %d marks",
 		out, res.Samples, res.Channels, res.RateHz, res.ElapsedS, res.Stopped, res.Gaps, res.Lost, res.CRCErrors, res.Marks)
+	if res.Disconnects > 0 {
+		fmt.Fprintf(cmd.OutOrStdout(), "; meter disconnected %d× (%.1f s in all), reconnected", res.Disconnects, res.DownS)
+	}
+	fmt.Fprintln(cmd.OutOrStdout())
 	return nil
 }
 
@@ -232,6 +256,10 @@ type recordSink struct {
 	marks   uint64
 	pSum    []float64 // per channel, since the last progress line
 	pN      []uint64
+	// Outages: downSince is the hostclock of the open one (0 if the link is up).
+	disconnects uint64
+	downNs      int64
+	downSince   int64
 }
 
 func newRecordSink(w *capture.Writer, chans []meter.Channel) *recordSink {
@@ -271,7 +299,45 @@ func (s *recordSink) Mark(m meter.MarkEcho) error {
 	return s.w.Mark(m)
 }
 
-func (s *recordSink) Event(e meter.Event) error { return s.w.Event(e) }
+func (s *recordSink) Event(e meter.Event) error {
+	s.mu.Lock()
+	switch e.Kind {
+	case meter.EventDisconnect:
+		if s.downSince == 0 {
+			s.disconnects++
+			s.downSince = max(e.HostRecv, 1)
+		}
+	case meter.EventReconnect:
+		if s.downSince != 0 {
+			s.downNs += max(e.HostRecv-s.downSince, 0)
+			s.downSince = 0
+		}
+	}
+	s.mu.Unlock()
+	return s.w.Event(e)
+}
+
+// outages returns the disconnects so far and the time the meter was gone,
+// counting an outage still open.
+func (s *recordSink) outages() (n uint64, downS float64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d := s.downNs
+	if s.downSince != 0 {
+		d += hostclock.Now() - s.downSince
+	}
+	return s.disconnects, float64(d) / 1e9
+}
+
+// down returns how long the meter has been gone, 0 if it is connected.
+func (s *recordSink) down() time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.downSince == 0 {
+		return 0
+	}
+	return time.Duration(hostclock.Now() - s.downSince)
+}
 
 func (s *recordSink) totals() (samples, gaps, lost, marks uint64) {
 	s.mu.Lock()
@@ -334,6 +400,11 @@ func (p *progress) show(elapsed time.Duration, s *recordSink, st meter.Stats, ma
 		fmt.Fprintf(&b, "  crc %d", st.CRCErrors)
 	}
 	fmt.Fprintf(&b, "  gaps %d (%d lost)", gaps, lost)
+	if d := s.down(); d > 0 {
+		fmt.Fprintf(&b, "  meter gone %s, reconnecting", d.Truncate(time.Second))
+	} else if n, _ := s.outages(); n > 0 {
+		fmt.Fprintf(&b, "  reconnected %d×", n)
+	}
 	if markErrs > 0 {
 		fmt.Fprintf(&b, "  mark errors %d", markErrs)
 	}

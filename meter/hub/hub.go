@@ -504,6 +504,15 @@ func (h *Hub) command(ctx context.Context, t Type, payload []byte) (reply, error
 	}
 }
 
+// SetGiveUp changes Options.GiveUp (0: the default, negative: fail at the
+// first disconnect). Call it before Stream.
+func (h *Hub) SetGiveUp(d time.Duration) {
+	o := h.opts
+	o.GiveUp = d
+	o.defaults()
+	h.opts.GiveUp = o.GiveUp
+}
+
 // Info implements meter.Meter; channel LSBs are the calibrated ones.
 func (h *Hub) Info() meter.Info { return h.info }
 
