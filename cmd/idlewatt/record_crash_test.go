@@ -26,6 +26,7 @@ import (
 
 	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/internal/hostclock"
+	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/meter/hub/hubemu"
 )
 
@@ -110,6 +111,8 @@ type captureTail struct {
 	samples  uint64
 	complete bool
 	stop     error
+	mark     *meter.MarkEcho // the last clock mark, if any
+	first    uint64          // first sample index of channel 0
 }
 
 func readTail(t *testing.T, path string) captureTail {
@@ -129,8 +132,15 @@ func readTail(t *testing.T, path string) captureTail {
 			ct.stop = err
 			break
 		}
+		if rec.Kind == capture.KindMark && !rec.Mark.Synthetic {
+			m := rec.Mark
+			ct.mark = &m
+		}
 		if rec.Kind == capture.KindSamples {
 			b := rec.Block
+			if b.Channel == 0 && ct.samples == 0 {
+				ct.first = b.Start
+			}
 			ct.end[b.Channel] = max(ct.end[b.Channel], b.Start+uint64(b.Len()))
 			ct.samples += uint64(b.Len())
 		}
@@ -140,15 +150,21 @@ func readTail(t *testing.T, path string) captureTail {
 }
 
 // lastHost is the host time of the end of the last sample every channel
-// holds, from the header's start time and the rate: an upper bound on what
-// is stored, so the loss it gives is an upper bound too (it includes the
-// meter's start-up latency).
+// holds. With a clock mark it is the mark's send time plus the samples
+// since the mark's index (the meter's index need not start at 0 when
+// recording starts); without one, the header's start time plus the
+// samples recorded — which also counts the meter's start-up latency, so
+// the loss it gives errs on the high side.
 func (ct captureTail) lastHost() int64 {
 	least := ct.end[0]
 	for _, e := range ct.end {
 		least = min(least, e)
 	}
-	return ct.hdr.StartHost + int64(float64(least)/ct.hdr.RateHz*1e9)
+	ns := 1e9 / ct.hdr.RateHz
+	if m := ct.mark; m != nil {
+		return m.HostSent + int64((float64(least)-float64(m.MeterIndex))*ns)
+	}
+	return ct.hdr.StartHost + int64(float64(least-ct.first)*ns)
 }
 
 func newEmulator(t *testing.T, ports int) *hubemu.Emulator {
@@ -223,7 +239,8 @@ func TestRecordKill9KeepsCaptureToLastChunk(t *testing.T) {
 		}
 		lost := time.Duration(killed - ct.lastHost())
 		worst = max(worst, lost)
-		t.Logf("kill -9 run %d: %d samples kept, %.3f s lost (kill time − end of the last stored sample)", i, ct.samples, lost.Seconds())
+		t.Logf("kill -9 run %d: %d samples kept (first index %d, marks %v), %.3f s lost (kill time − end of the last stored sample)",
+			i, ct.samples, ct.first, ct.mark != nil, lost.Seconds())
 
 		// report reads it and says what is missing.
 		out, errOut, code := run(t, t.Context(), "report", path, "--out", filepath.Join(t.TempDir(), "rep"))
