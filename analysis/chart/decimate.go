@@ -128,11 +128,11 @@ func (d *Decimator) Width() float64 { return d.width }
 // growing decimator has to reach t; -1 means drop the sample.
 func (d *Decimator) bucket(t float64) int {
 	x := (t - d.start) / d.width
-	if !(x >= 0) { // also catches NaN
+	if !(x >= 0) || math.IsInf(x, 1) { // also catches NaN
 		return -1
 	}
 	for x >= float64(len(d.min)) {
-		if d.fixed {
+		if d.fixed || d.width > 1e290 { // no timeline is that long
 			return -1
 		}
 		d.grow()
@@ -313,6 +313,9 @@ func (d *Decimator) Envelope() Envelope {
 	nan := math.NaN()
 	for b := first; b <= last; b++ {
 		t := d.start + (float64(b)+0.5)*d.width
+		if !finite(t) || !finite(d.start+float64(b+1)*d.width) {
+			break // past the float64 range: nothing real lives there
+		}
 		if d.cnt[b] == 0 {
 			e.T, e.Min, e.Max, e.Mean = append(e.T, t), append(e.Min, nan), append(e.Max, nan), append(e.Mean, nan)
 			continue

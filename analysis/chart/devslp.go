@@ -129,6 +129,9 @@ func DevSlpCycleChart(cy DevSlpCycle, o DevSlpOpts) (*Figure, error) {
 	}
 	fixAxis(&p.X, false)
 	fixAxis(&p.Y, o.LogY)
+	if o.LogY {
+		ep.floor = p.Y.Min // a log axis cannot show ≤ 0: sit on its floor
+	}
 	leg := newLegend()
 	leg.add("power (mean)", swatch{line: draw.LineStyle{Color: seriesColor(0), Width: vg.Points(1.5)}})
 	leg.add("min–max", swatch{fill: tint(seriesColor(0), 70)})

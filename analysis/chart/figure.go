@@ -79,7 +79,14 @@ func (f *Figure) Save(path string) error {
 }
 
 // Write renders f to w as "png" or "svg".
-func (f *Figure) Write(w io.Writer, format string) error {
+func (f *Figure) Write(w io.Writer, format string) (err error) {
+	// The chart functions validate their input, but gonum/plot panics on
+	// some ranges they may not foresee; a report must get an error instead.
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("chart: rendering failed: %v", r)
+		}
+	}()
 	var cw vg.CanvasWriterTo
 	switch strings.ToLower(format) {
 	case "png":
@@ -96,6 +103,6 @@ func (f *Figure) Write(w io.Writer, format string) error {
 	dc.SetColor(white)
 	dc.Fill(dc.Rectangle.Path())
 	f.draw(dc)
-	_, err := cw.WriteTo(w)
+	_, err = cw.WriteTo(w)
 	return err
 }

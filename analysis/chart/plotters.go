@@ -33,7 +33,9 @@ func (ep *envelopePlot) val(v float64) float64 {
 }
 
 func (ep *envelopePlot) Plot(c draw.Canvas, p *plot.Plot) {
-	trX, trY := p.Transforms(&c)
+	trX0, trY0 := p.Transforms(&c)
+	trX := func(x float64) vg.Length { return clampLen(trX0(x), c.Min.X, c.Max.X) }
+	trY := func(y float64) vg.Length { return clampLen(trY0(y), c.Min.Y, c.Max.Y) }
 	line := draw.LineStyle{Color: ep.color, Width: vg.Points(1)}
 	fill := tint(ep.color, 70)
 	e := ep.e
@@ -79,6 +81,23 @@ func (ep *envelopePlot) Plot(c draw.Canvas, p *plot.Plot) {
 		}
 		i = j
 	}
+}
+
+// clampLen keeps a transformed coordinate within a wide margin of [lo, hi]:
+// far enough that clipping, not clamping, decides what shows, near enough
+// that the fixed-point rasterizer never sees an overflow, Inf or NaN (which
+// make it spin).
+func clampLen(v, lo, hi vg.Length) vg.Length {
+	const margin = 1e5
+	switch {
+	case v != v:
+		return lo
+	case v < lo-margin:
+		return lo - margin
+	case v > hi+margin:
+		return hi + margin
+	}
+	return v
 }
 
 // chunkRows is how many envelope rows go in one path; see envelopePlot.Plot.
@@ -195,7 +214,7 @@ func (s stateBands) Plot(c draw.Canvas, p *plot.Plot) {
 		if !validSpan(sp.Start, sp.End) {
 			continue
 		}
-		x0, x1 := trX(sp.Start), trX(sp.End)
+		x0, x1 := clampLen(trX(sp.Start), c.Min.X, c.Max.X), clampLen(trX(sp.End), c.Min.X, c.Max.X)
 		st := strings.ToLower(sp.State)
 		if open && st == cur && x0 >= cur0 && x0 <= cur1+vg.Points(0.25) {
 			cur1 = max(cur1, x1)
@@ -241,7 +260,7 @@ func (b ioBars) Plot(c draw.Canvas, p *plot.Plot) {
 	var cur0, cur1 vg.Length
 	open := false
 	for _, v := range b.iv {
-		x0, x1 := trX(v.Start), trX(v.End)
+		x0, x1 := clampLen(trX(v.Start), c.Min.X, c.Max.X), clampLen(trX(v.End), c.Min.X, c.Max.X)
 		if x1-x0 < minW {
 			x1 = x0 + minW
 		}
@@ -283,7 +302,7 @@ func (v vlines) Plot(c draw.Canvas, p *plot.Plot) {
 	room := sty.Height("X") + vg.Points(3)
 	for i, n := range notes {
 		x := trX(n.T)
-		if x < c.Min.X || x > c.Max.X {
+		if !(x >= c.Min.X && x <= c.Max.X) {
 			continue
 		}
 		c.StrokeLine2(ls, x, c.Min.Y, x, c.Max.Y)
@@ -315,7 +334,7 @@ func (h hline) Plot(c draw.Canvas, p *plot.Plot) {
 		return
 	}
 	y := trY(h.y)
-	if y < c.Min.Y || y > c.Max.Y {
+	if !(y >= c.Min.Y && y <= c.Max.Y) {
 		return
 	}
 	c.StrokeLine2(h.style, c.Min.X, y, c.Max.X, y)

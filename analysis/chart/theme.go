@@ -278,6 +278,9 @@ func (f *frame) draw(c draw.Canvas) {
 	y := c.Max.Y
 	for i, p := range f.panels {
 		h := avail*vg.Length(p.weight/total) + overhead[i]
+		if !finite(float64(h)) || h < 0 {
+			return // nothing sensible fits; a blank page beats a hang
+		}
 		slots[i] = c
 		slots[i].Max.Y, slots[i].Min.Y = y, y-h
 		y -= h + f.gap
@@ -293,6 +296,9 @@ func (f *frame) draw(c draw.Canvas) {
 	for i, p := range f.panels {
 		dc := p.p.DataCanvas(slots[i])
 		s := draw.Crop(slots[i], left-(dc.Min.X-slots[i].Min.X), -(right - (slots[i].Max.X - dc.Max.X)), 0, 0)
+		if !drawable(s.Rectangle) || !drawable(p.p.DataCanvas(s).Rectangle) {
+			continue // degenerate axes: skip the panel rather than hang the rasterizer
+		}
 		p.p.Draw(s)
 	}
 }
@@ -318,6 +324,9 @@ func (t niceTicks) Ticks(lo, hi float64) []plot.Tick {
 			step = m * mag
 			break
 		}
+	}
+	if !(step > 0) || !finite(step) || (hi-lo)/step > 100 {
+		return nil
 	}
 	minor := step / 5
 	if step/mag == 2 || step/mag == 20 {
@@ -361,19 +370,33 @@ func fixAxis(a *plot.Axis, log bool) {
 		hi = big
 	}
 	if log {
-		if !(hi > 0) {
+		if !(hi > 1e-290) {
 			hi = 1
 		}
-		if !(lo > 0) || lo >= hi {
+		if !(lo > 1e-300) || lo >= hi {
 			lo = hi / 1000
 		}
-		if lo < 1e-300 {
-			lo = 1e-300
+	}
+	// A range too narrow to tell its ends apart in float64 (or to divide
+	// into ticks) is widened around its middle.
+	if m := math.Max(math.Abs(lo), math.Abs(hi)); !(hi-lo > 1e-9*m) || hi-lo < 1e-200 {
+		if log {
+			lo, hi = lo/10, lo*10
+		} else {
+			mid := lo/2 + hi/2
+			w := math.Max(m*1e-6, 1e-6)
+			lo, hi = mid-w, mid+w
 		}
 	}
-	if !(hi > lo) {
-		m := math.Max(math.Abs(lo), 1)
-		lo, hi = lo-m/2, lo+m/2
-	}
 	a.Min, a.Max = lo, hi
+}
+
+// drawable reports whether r is a finite, non-inverted rectangle.
+func drawable(r vg.Rectangle) bool {
+	for _, v := range [...]vg.Length{r.Min.X, r.Min.Y, r.Max.X, r.Max.Y} {
+		if !finite(float64(v)) || math.Abs(float64(v)) > 1e6 {
+			return false
+		}
+	}
+	return r.Max.X >= r.Min.X && r.Max.Y >= r.Min.Y
 }
