@@ -16,26 +16,38 @@ type meterDoc struct {
 	Connect    string   `json:"connect"`
 	MaxRateHz  float64  `json:"max_rate_hz"`
 	Options    []string `json:"options"`
+	Record     string   `json:"record"`     // an example record invocation
 	Registered bool     `json:"registered"` // usable with record --meter now
 }
 
 var meterDocs = []meterDoc{
 	{Kind: "hub", What: "inline SATA power hub: 5 V and 12 V per port, DEVSLP pins, port power",
 		Connect: "--port /dev/ttyUSB0 (or a pty from `idlewatt hub emulate`, or a recorded stream file)", MaxRateHz: 0,
-		Options: []string{"meter.port"}},
+		Options: []string{"--ports 1,2 (meter.ports)", "--rate (meter.rate): one the hub lists"},
+		Record:  "idlewatt record --meter hub --port /dev/ttyUSB0 --duration 10m --out hub.iwcap"},
 	{Kind: "ppk2", What: "Nordic Power Profiler Kit II: one channel, 100 kS/s, 200 nA–1 A, 8 logic inputs, DUT power",
 		Connect:   "--port /dev/ttyACM0 (USB 1915:c00a, CDC-ACM) or a raw device→host dump file (metadata through END, then sample words)",
 		MaxRateHz: 100_000,
-		Options:   []string{"mode: source|ampere", "supply_v: regulator 0.8–5 V (source) or the external supply (ampere, required)", "metadata: nordic|zero-r-only", "spike_filter: true|false", "rate: 100 kS/s ÷ N"}},
+		Options: []string{"--mode source|ampere (meter.mode; default source, a dump's own mode)",
+			"--supply-mv MV (meter.supply_mv): regulator 800–5000 mV in source mode (default the metadata's VDD); the external supply in ampere mode (required)",
+			"--rate (meter.rate): 100 kS/s ÷ N, host-side averaging (default 100000)"},
+		Record: "idlewatt record --meter ppk2 --port /dev/ttyACM0 --supply-mv 3300 --rate 10000 --duration 10m --out ppk2.iwcap"},
 	{Kind: "battery", What: "the laptop's own battery gauge (whole-laptop draw, discharging only) + optional RAPL CPU package channel",
-		Connect: "--port /sys (a sysfs root; a fixture tree in tests)", MaxRateHz: 1,
-		Options: []string{"battery: BAT0 (default the first Battery)", "interval: 1s", "stale_after: 2m", "rapl: true|false (root since Linux 5.10)"}},
-	{Kind: "linemeter", What: "line-streaming meters: INA219/INA226 sketches, LowPowerLab CurrentRanger",
-		Connect: "--port /dev/ttyUSB0 at 115200 baud (or a recorded log file)", MaxRateHz: 1000,
-		Options: []string{"columns: e.g. millis,loadV,current_mA or currentranger", "voltage_v: when no voltage column", "baud: 115200"}},
+		Connect: "--port /sys (the default; a sysfs root, a fixture tree in tests)", MaxRateHz: 1,
+		Options: []string{"--battery BAT0 (meter.battery; default the first Battery)", "--interval 1s (meter.interval): poll interval, sets the rate",
+			"--rapl (meter.rapl): CPU package channel as port 0 (root since Linux 5.10)"},
+		Record: "idlewatt record --meter battery --duration 30m --out laptop.iwcap"},
+	{Kind: "line", What: "line-streaming meters: INA219/INA226 sketches, LowPowerLab CurrentRanger (alias: linemeter)",
+		Connect: "--port /dev/ttyUSB0 (raw 8N1) or a recorded log file", MaxRateHz: 1000,
+		Options: []string{"--columns (meter.columns, required): e.g. millis,loadV,current_mA or currentranger",
+			"--rate (meter.rate, required): nominal lines per second (a line meter has no sample clock)",
+			"--voltage V (meter.voltage_v): when the map has no voltage column", "--baud 115200 (meter.baud)"},
+		Record: "idlewatt record --meter line --port /dev/ttyUSB0 --columns millis,loadV,current_mA --rate 500 --duration 10m --out ina.iwcap"},
 	{Kind: "scpi", What: "SCPI bench instruments: Keysight N6705, Keithley 2450/2280S, Rigol DP800, Siglent SDM",
 		Connect: "--port /dev/ttyUSB0 (serial, \\n-terminated; *IDN? picks the family)", MaxRateHz: 150,
-		Options: []string{"family: auto|n6705|k2450|k2280s|dp800|sdm", "channel: 1", "commands: override the family's strings"}},
+		Options: []string{"--family auto|n6705|k2450|k2280s|dp800|sdm (meter.family)", "--channel 1 (meter.channel)",
+			"--voltage V (meter.voltage_v): for current-only families (sdm)", "--baud 115200 (meter.baud)"},
+		Record: "idlewatt record --meter scpi --port /dev/ttyUSB0 --duration 10m --out bench.iwcap"},
 }
 
 func init() {
@@ -65,7 +77,7 @@ func init() {
 					if d.MaxRateHz > 0 {
 						rate = fmt.Sprintf("≤ %g S/s", d.MaxRateHz)
 					}
-					ready := ""
+					ready := " (usable with record)"
 					if !d.Registered {
 						ready = " (not yet usable with record)"
 					}
@@ -73,6 +85,7 @@ func init() {
 					for _, o := range d.Options {
 						fmt.Fprintf(tw, "\toption: %s\n", o)
 					}
+					fmt.Fprintf(tw, "\trecord: %s\n", d.Record)
 				}
 				return tw.Flush()
 			},

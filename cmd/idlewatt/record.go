@@ -33,12 +33,23 @@ meter echoes marks, and records link statistics. Progress goes to stderr.
 SIGINT/SIGTERM stop the recording cleanly; --duration 0 records until then.
 
 --port may name a regular file holding a raw device→host byte stream (for
-the hub: an 'idlewatt hub emulate --fast' output); it is decoded as fast as
-possible, whole, without pacing or marks, and --duration is ignored.
+the hub: an 'idlewatt hub emulate --fast' output; for a ppk2: a dump, metadata
+through END then sample words; for a line meter: a recorded log); it is
+decoded as fast as possible, whole, without pacing or marks, and --duration
+is ignored.
 
 A hub that vanishes mid-run (cable, USB reset, re-enumeration) is reopened at
 the same path with backoff and resumed; the samples lost are recorded as one
-exact gap. The run fails only if the hub stays gone for --give-up.`,
+exact gap. The run fails only if the hub stays gone for --give-up.
+
+Kinds (idlewatt meters lists them; docs/meters.md has the wiring):
+  hub      --port /dev/ttyUSB0
+  ppk2     --port /dev/ttyACM0 [--mode source|ampere] [--supply-mv MV] [--rate 100000/N]
+  battery  [--port /sys] [--interval 1s] [--battery BAT0] [--rapl]
+  line     --port /dev/ttyUSB0 --columns millis,loadV,current_mA|currentranger
+           --rate LINES_PER_S [--voltage V] [--baud 115200]
+  scpi     --port /dev/ttyUSB0 [--family auto|n6705|k2450|k2280s|dp800|sdm]
+           [--channel 1] [--voltage V] [--baud 115200]`,
 			Args: cobra.NoArgs,
 			RunE: runRecord,
 		}
@@ -52,6 +63,7 @@ exact gap. The run fails only if the hub stays gone for --give-up.`,
 		f.Bool("overwrite", false, "replace CAPTURE if it exists")
 		f.Bool("json", false, "print the result as JSON")
 		f.Duration("give-up", 30*time.Second, "hub: when the meter vanishes mid-run, keep reopening it this long before failing (0 = fail at once)")
+		addMeterFlags(f)
 		return c
 	})
 }
@@ -105,11 +117,16 @@ func runRecord(cmd *cobra.Command, args []string) error {
 		return usageErr("record: %s exists (use --overwrite)", out)
 	}
 
+	mopts, err := readMeterOptions(cmd, rate)
+	if err != nil {
+		return err
+	}
+	port = meterPort(kind, port)
 	giveUp, err := optDuration(cmd, "give-up", "meter.give_up")
 	if err != nil {
 		return err
 	}
-	m, k, replayed, err := openMeter(kind, port)
+	m, k, replayed, err := openMeterWith(kind, port, mopts)
 	if err != nil {
 		return err
 	}
@@ -132,7 +149,7 @@ func runRecord(cmd *cobra.Command, args []string) error {
 		return usageErr("record: no channels selected (ports %v of a %d-port meter)", ports, info.Ports)
 	}
 	settings, _ := json.Marshal(map[string]any{"meter": kind, "port": port, "rate_hz": float64(scfg.Rate),
-		"ports": scfg.Ports, "duration_s": dur.Seconds(), "replayed": replayed})
+		"ports": scfg.Ports, "duration_s": dur.Seconds(), "replayed": replayed, "options": mopts})
 	h := capture.Header{
 		Created: time.Now().UTC().Format(time.RFC3339), Meter: info, Channels: chans,
 		RateHz: float64(scfg.Rate), StartHost: hostclock.Now(), Config: settings, Tool: "idlewatt " + version,

@@ -3,7 +3,9 @@ package battery
 import (
 	"context"
 	"fmt"
+	"math"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -209,4 +211,24 @@ func (s *stepper) step(r Reading) (float64, string) {
 		return 0, "stale"
 	}
 	return s.power, ""
+}
+
+// ResolveConfig fills cfg's rate with the poll rate (1 / Options.Interval,
+// which alone sets it) and rejects any other rate and ports the battery
+// does not have (1 = battery, 0 = CPU package with RAPL).
+func ResolveConfig(info meter.Info, cfg meter.StreamConfig) (meter.StreamConfig, error) {
+	if len(info.Rates) == 0 {
+		return cfg, fmt.Errorf("battery: %w: no poll rate", meter.ErrProtocol)
+	}
+	poll := info.Rates[0]
+	if cfg.Rate != 0 && math.Abs(float64(cfg.Rate-poll)) > 1e-9*float64(poll) {
+		return cfg, fmt.Errorf("battery: rate %g Hz: %w (the poll interval sets the rate: %g Hz)", float64(cfg.Rate), meter.ErrUnsupported, float64(poll))
+	}
+	cfg.Rate = poll
+	for _, p := range cfg.Ports {
+		if !slices.ContainsFunc(info.Channels, func(c meter.Channel) bool { return c.Port == p }) {
+			return cfg, fmt.Errorf("battery: port %d: %w (1 = battery, 0 = CPU package with RAPL)", p, meter.ErrUnsupported)
+		}
+	}
+	return cfg, nil
 }

@@ -252,3 +252,21 @@ func bytesTrim(b []byte) []byte {
 	}
 	return b
 }
+
+// ResolveConfig sets cfg's rate to the nominal one (Options.Rate, listed in
+// info.Rates): a line meter has no sample clock, so a capture needs it to be
+// stated; none is an error. Only port 1 exists.
+func ResolveConfig(info meter.Info, cfg meter.StreamConfig) (meter.StreamConfig, error) {
+	if cfg.Rate == 0 && len(info.Rates) > 0 {
+		cfg.Rate = info.Rates[0]
+	}
+	if cfg.Rate <= 0 {
+		return cfg, fmt.Errorf("linemeter: %w: a line meter has no sample clock; state its nominal lines per second", meter.ErrUnsupported)
+	}
+	for _, p := range cfg.Ports {
+		if p != 1 {
+			return cfg, fmt.Errorf("linemeter: port %d: %w (one port)", p, meter.ErrUnsupported)
+		}
+	}
+	return cfg, nil
+}

@@ -380,3 +380,20 @@ func samplesPer(rate units.Hertz) (uint64, error) {
 	}
 	return uint64(n), nil
 }
+
+// ResolveConfig fills cfg's defaults the way Stream will (rate 0 = 100 kS/s,
+// every raw sample) and rejects what Stream would: a rate that does not
+// divide 100 kS/s, a port other than 1.
+func ResolveConfig(info meter.Info, cfg meter.StreamConfig) (meter.StreamConfig, error) {
+	n, err := samplesPer(cfg.Rate)
+	if err != nil {
+		return cfg, err
+	}
+	cfg.Rate = units.Hertz(SampleRate / float64(n))
+	for _, port := range cfg.Ports {
+		if port != 1 {
+			return cfg, fmt.Errorf("ppk2: port %d: %w (one port)", port, meter.ErrUnsupported)
+		}
+	}
+	return cfg, nil
+}

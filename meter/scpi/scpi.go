@@ -256,3 +256,23 @@ func (in *Instrument) Stream(ctx context.Context, cfg meter.StreamConfig, sink m
 	}
 	return nil
 }
+
+// ResolveConfig sets cfg's rate to the family's nominal polling rate: Stream
+// polls back to back, so no other rate can be asked for (the per-sample
+// marks carry the real timing). Only port 1 exists.
+func ResolveConfig(info meter.Info, cfg meter.StreamConfig) (meter.StreamConfig, error) {
+	if len(info.Rates) == 0 || info.Rates[0] <= 0 {
+		return cfg, fmt.Errorf("scpi: %w: no nominal rate", meter.ErrProtocol)
+	}
+	nominal := info.Rates[0]
+	if cfg.Rate != 0 && cfg.Rate != nominal {
+		return cfg, fmt.Errorf("scpi: rate %g Hz: %w (polls run back to back; nominal %g Hz)", float64(cfg.Rate), meter.ErrUnsupported, float64(nominal))
+	}
+	cfg.Rate = nominal
+	for _, p := range cfg.Ports {
+		if p != 1 {
+			return cfg, fmt.Errorf("scpi: port %d: %w (one port)", p, meter.ErrUnsupported)
+		}
+	}
+	return cfg, nil
+}
