@@ -1,0 +1,67 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/viper"
+)
+
+// FuzzConfig feeds arbitrary YAML through measure's config decoding and
+// validation (measureConfig with the package's viper cfg, reset per input):
+// any input must give a config or an error with an exit code, never a panic.
+func FuzzConfig(f *testing.F) {
+	files, _ := filepath.Glob("../../fixtures/configs/*.yaml")
+	for _, p := range files {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	for _, s := range []string{
+		"meter: {kind: emulator}\ndrives: [{port: 9, profile: ssd340}]\n",
+		"meter: {kind: emulator}\ndrives: [{port: 1, profile: ssd340}]\npolicy: min_powr\n",
+		"meter: {kind: hub}\ndrives: [{port: 1, target: /tmp/x}]\n",
+		"meter: {kind: emulator}\ndrives: [{port: 1, profile: ssd340, size_bytes: -1}]\nidle: -1s\n",
+		"meter: {kind: emulator}\ndrives: [{port: 1, profile: ssd340}]\nworkload: {qd: 0, speed: .nan}\n",
+		"drives: {port: 1}\nprofiles: [1, 2]\nbattery: x\n",
+		"profiles:\n  my: {base: ssd340, devslp_w: 1e400}\ndrives: [{port: 1, profile: my}]\nmeter: {kind: emulator}\n",
+		"a: &a [*a]\n",
+		"meter: {kind: emulator, rate_hz: -5}\ndrives: [{port: 1, profile: ssd340, target: ../../etc/passwd}]\n",
+		"",
+		"- 1\n- 2\n",
+	} {
+		f.Add([]byte(s))
+	}
+	saved := cfg
+	f.Cleanup(func() { cfg = saved })
+	f.Fuzz(func(t *testing.T, data []byte) {
+		cfg = viper.New()
+		cfg.SetConfigType("yaml")
+		if err := cfg.ReadConfig(bytes.NewReader(data)); err != nil {
+			return // not YAML, or not a mapping: loadConfig reports it
+		}
+		rc, _, err := measureConfig(&cobra.Command{Use: "measure"})
+		if err != nil {
+			var ce *codedError
+			if !errors.As(err, &ce) || ce.code == exitOK {
+				t.Fatalf("config error %v carries no exit code", err)
+			}
+			return
+		}
+		// A config that validates has what measure relies on.
+		if len(rc.Drives) == 0 {
+			t.Fatalf("validated config without drives: %q", data)
+		}
+		for _, d := range rc.Drives {
+			if d.Port < 1 || d.Port > 8 {
+				t.Fatalf("validated config with drive port %d", d.Port)
+			}
+		}
+	})
+}
