@@ -20,8 +20,24 @@
 //
 // # Drivers
 //
-// One driver per sub-package: meter/hub (the inline SATA power hub, protocol
-// in docs/hub-protocol.md). Later: ppk2, scpi, battery, linemeter.
+// One driver per sub-package, each registered for `idlewatt record --meter
+// KIND` in cmd/idlewatt/meters.go (docs/meters.md has wiring and options):
+//
+//   - meter/hub (hub): the inline SATA power hub, protocol in
+//     docs/hub-protocol.md; emulator meter/hub/hubemu.
+//   - meter/ppk2 (ppk2): Nordic Power Profiler Kit II over CDC-ACM, and raw
+//     dumps of its stream; emulator meter/ppk2/ppk2emu.
+//   - meter/battery (battery): the laptop's battery gauge in sysfs, plus the
+//     RAPL CPU package channel; fixtures in fixtures/battery.
+//   - meter/linemeter (line): meters printing one reading per line (INA2xx
+//     sketches, CurrentRanger), or their logs; fixtures in fixtures/linemeter.
+//   - meter/scpi (scpi): SCPI bench instruments polled over serial; emulator
+//     meter/scpi/scpiemu.
+//
+// Serial drivers open ports with go.bug.st/serial and never use
+// modem-status ioctls, so the emulators' pseudo-terminals (github.com/creack/pty)
+// stand in for devices. Each driver has a ResolveConfig that fills a
+// StreamConfig's defaults the way its Stream will.
 //
 // # Capabilities
 //
