@@ -3,6 +3,7 @@ package alpm
 import (
 	"errors"
 	"fmt"
+	"github.com/idlewatt/idlewatt/internal/suggest"
 	"strings"
 )
 
@@ -116,36 +117,9 @@ func nearest(s string) Policy {
 	if len(prefixed) == 1 {
 		return prefixed[0]
 	}
-	best, bestD := Policy(""), 1<<30
+	names := make([]string, 0, len(Policies()))
 	for _, p := range Policies()[1:] {
-		if d := editDistance(s, string(p)); d < bestD {
-			best, bestD = p, d
-		}
+		names = append(names, string(p))
 	}
-	limit := max(3, len(best)/3)
-	if bestD > limit {
-		return ""
-	}
-	return best
-}
-
-// editDistance is the Levenshtein distance over bytes.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
+	return Policy(suggest.Nearest(s, names, func(best string) int { return max(3, len(best)/3) }))
 }

@@ -2,6 +2,7 @@ package drivesim
 
 import (
 	"fmt"
+	"github.com/idlewatt/idlewatt/internal/suggest"
 	"sort"
 )
 
@@ -133,35 +134,5 @@ func Lookup(name string, user map[string]Profile) (Profile, error) {
 // nearest returns the candidate closest to s by edit distance, or "" if
 // none is close enough to be a plausible typo.
 func nearest(s string, candidates []string) string {
-	best, bestD := "", 1<<30
-	for _, c := range candidates {
-		if d := editDistance(s, c); d < bestD {
-			best, bestD = c, d
-		}
-	}
-	if bestD > len(s)/2+2 {
-		return ""
-	}
-	return best
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			c := prev[j-1]
-			if a[i-1] != b[j-1] {
-				c++
-			}
-			c = min(c, prev[j]+1, cur[j-1]+1)
-			cur[j] = c
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
+	return suggest.Nearest(s, candidates, func(string) int { return len(s)/2 + 2 })
 }

@@ -38,7 +38,7 @@ func ParseProfiles(m map[string]any) (map[string]Profile, error) {
 				return nil, fmt.Errorf("profiles.%s.name: the name is the map key; remove this key", name)
 			}
 			if _, ok := fieldIndex[k]; !ok {
-				return nil, fmt.Errorf("profiles.%s.%s: unknown parameter%s", name, k, suggest(k))
+				return nil, fmt.Errorf("profiles.%s.%s: unknown parameter%s", name, k, suggestKey(k))
 			}
 		}
 		raws[name] = raw{fields: fm}
@@ -152,7 +152,7 @@ func Keys() []string {
 	return ks
 }
 
-func suggest(k string) string {
+func suggestKey(k string) string {
 	if s := nearest(k, Keys()); s != "" {
 		return fmt.Sprintf(" (did you mean %q?)", s)
 	}
