@@ -82,10 +82,12 @@ type recordResult struct {
 	Marks     uint64  `json:"marks"`
 	// Disconnects counts the times the meter vanished mid-run; DownS is
 	// how long it was gone in all.
-	Disconnects uint64  `json:"disconnects"`
-	DownS       float64 `json:"down_s"`
-	ElapsedS    float64 `json:"elapsed_s"`
-	Stopped     string  `json:"stopped"` // "duration", "interrupted", "end of stream", "error"
+	Disconnects uint64 `json:"disconnects"`
+	// LostBy splits samples_lost by gap reason ("crc", "overrun", "disconnect", …).
+	LostBy   map[string]uint64 `json:"lost_by_reason"`
+	DownS    float64           `json:"down_s"`
+	ElapsedS float64           `json:"elapsed_s"`
+	Stopped  string            `json:"stopped"` // "duration", "interrupted", "end of stream", "error"
 }
 
 func runRecord(cmd *cobra.Command, args []string) error {
@@ -186,6 +188,7 @@ func runRecord(cmd *cobra.Command, args []string) error {
 	st := m.Stats()
 	res.Samples, res.Gaps, res.Lost, res.Marks = sink.totals()
 	res.Disconnects, res.DownS = sink.outages()
+	res.LostBy = sink.lostByReason()
 	res.CRCErrors = st.CRCErrors
 	switch {
 	case serr != nil:
@@ -274,6 +277,7 @@ type recordSink struct {
 	pSum    []float64 // per channel, since the last progress line
 	pN      []uint64
 	// Outages: downSince is the hostclock of the open one (0 if the link is up).
+	lostBy      map[string]uint64
 	disconnects uint64
 	downNs      int64
 	downSince   int64
@@ -305,6 +309,10 @@ func (s *recordSink) Gap(g meter.Gap) error {
 	s.mu.Lock()
 	s.gaps++
 	s.lost += g.Count
+	if s.lostBy == nil {
+		s.lostBy = map[string]uint64{}
+	}
+	s.lostBy[g.Reason] += g.Count
 	s.mu.Unlock()
 	return s.w.Gap(g)
 }
@@ -332,6 +340,17 @@ func (s *recordSink) Event(e meter.Event) error {
 	}
 	s.mu.Unlock()
 	return s.w.Event(e)
+}
+
+// lostByReason returns a copy of the samples lost per gap reason.
+func (s *recordSink) lostByReason() map[string]uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m := map[string]uint64{}
+	for r, n := range s.lostBy {
+		m[r] = n
+	}
+	return m
 }
 
 // outages returns the disconnects so far and the time the meter was gone,

@@ -4,14 +4,27 @@
 //
 // # Opening
 //
-// Open(path, Options{}) opens a serial port (921600 8N1, no modem-status
-// ioctls, so a pty works) and identifies the hub; New(rw, opts) does the
-// same over any io.ReadWriter. Nothing answering wraps meter.ErrNoDevice,
+// Open(path, Options{}) opens a serial port with go.bug.st/serial (921600
+// 8N1, never a modem-status ioctl, so a pty works) and identifies the hub;
+// New(rw, opts) does the same over any io.ReadWriter. A reader goroutine
+// drains the port into a bounded host buffer (Options.HostBuffer) so a slow
+// sink never backs up into the link. Nothing answering wraps meter.ErrNoDevice,
 // garbage wraps meter.ErrProtocol, another protocol version wraps ErrVersion.
 // A *Hub is a meter.Meter, meter.DevSlpPin, meter.PortPower and
 // meter.Marker; commands work from any goroutine while Stream runs. A NAK
 // is a *RejectError (meter.ErrRejected, and meter.ErrUnsupported when the
 // hub cannot do it).
+//
+// # Reconnecting
+//
+// A hub opened by path that vanishes mid-stream (read error, hang-up, the
+// device node gone) or falls silent is reported as meter.EventDisconnect;
+// Stream reopens the path with backoff, checks the same hub answers,
+// resumes its stream (START with StartResume: the hub kept counting) and
+// reports meter.EventReconnect with the first frame. The samples lost are
+// one exact meter.Gap with Reason "disconnect". Only a hub gone for
+// Options.GiveUp (default 30 s) ends Stream, with meter.ErrDisconnected.
+// docs/hub-protocol.md § Host behaviour has the details.
 //
 // # Recorded streams
 //

@@ -1,7 +1,9 @@
 // Package hubemu emulates the SATA power hub of docs/hub-protocol.md on a
 // pseudo-terminal, byte for byte, the way httptest.Server stands in for a
 // web server: New(Options) starts it, Path() is the tty to open with
-// hub.Open, Close() stops it.
+// hub.Open, Close() stops it. The pty comes from github.com/creack/pty;
+// Path is a symlink to its slave, so it stays the same across a
+// re-enumerating disconnect.
 //
 // # Drives
 //
@@ -18,7 +20,17 @@
 // Faults corrupts and drops bytes, truncates frames, stalls the output
 // (buffering up to BufferBytes, then reporting an overrun), and takes the
 // link down for a while (nothing sent, commands ignored; the sample index
-// keeps counting so the host sees an exact gap).
+// keeps counting so the host sees an exact gap). With Reenumerate, or on
+// Unplug(d), the link really goes: the pty closes (the host's reads fail),
+// Path vanishes, and a new pty appears at Path when it returns.
+//
+// # Back-pressure
+//
+// A writer goroutine blocks on the pty while the host is not reading, as a
+// UART or USB endpoint holds off a real hub. The hub's queue (BufferBytes,
+// default 256 KiB) absorbs it; past that, whole sample blocks are dropped
+// and reported by an OVERRUN EVENT. Nothing is cut mid-frame, so a slow host
+// sees exact gaps, never CRC errors.
 //
 // # Unpaced output
 //
