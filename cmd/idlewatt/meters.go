@@ -49,6 +49,8 @@ var meterAliases = map[string]string{"linemeter": "line"}
 type meterOptions struct {
 	Mode     string        `json:"mode,omitempty"`      // ppk2: ampere|source ("" = source; a dump's own mode)
 	SupplyMV int           `json:"supply_mv,omitempty"` // ppk2: regulator (source) or external supply (ampere)
+	Metadata string        `json:"metadata,omitempty"`  // ppk2: nordic|zero-r-only
+	NoSpike  bool          `json:"no_spike_filter,omitempty"`
 	Columns  string        `json:"columns,omitempty"`   // line: column spec or "currentranger"
 	Baud     int           `json:"baud,omitempty"`      // line, scpi
 	Voltage  float64       `json:"voltage_v,omitempty"` // line without a voltage column; current-only SCPI
@@ -132,6 +134,14 @@ func ppk2Options(o meterOptions) (ppk2.Options, error) {
 		return opts, usageErr("--supply-mv (meter.supply_mv) %d: the PPK2's regulator sets 800–5000 mV", o.SupplyMV)
 	}
 	opts.Supply = units.Volts(float64(o.SupplyMV) / 1000)
+	switch strings.ToLower(o.Metadata) {
+	case "", "nordic":
+	case "zero-r-only":
+		opts.Behaviour = ppk2.ZeroROnly
+	default:
+		return opts, usageErr("--metadata (meter.metadata) %q: nordic or zero-r-only", o.Metadata)
+	}
+	opts.NoSpikeFilter = o.NoSpike
 	return opts, nil
 }
 
@@ -198,6 +208,8 @@ func meterKindNames() string {
 func addMeterFlags(f *pflag.FlagSet) {
 	f.String("mode", "", "ppk2: ampere|source (default source; a dump's own mode)")
 	f.Int("supply-mv", 0, "ppk2: regulator set-point in source mode (default the metadata's VDD); the external supply in ampere mode (required)")
+	f.String("metadata", "nordic", "ppk2: how missing calibration values are read: nordic (Nordic's app) or zero-r-only")
+	f.Bool("no-spike-filter", false, "ppk2: keep the samples at a range switch as measured")
 	f.String("columns", "", "line: column map, e.g. millis,loadV,current_mA or currentranger")
 	f.Int("baud", 115200, "line, scpi: serial baud rate")
 	f.Float64("voltage", 0, "line, scpi: rail voltage when the meter measures current only")
@@ -216,6 +228,7 @@ func readMeterOptions(cmd *cobra.Command, rate float64) (meterOptions, error) {
 		Mode: optString(cmd, "mode", "meter.mode"), Columns: optString(cmd, "columns", "meter.columns"),
 		Family: optString(cmd, "family", "meter.family"), Battery: optString(cmd, "battery", "meter.battery"),
 		RAPL: optBool(cmd, "rapl", "meter.rapl"), Rate: rate,
+		Metadata: optString(cmd, "metadata", "meter.metadata"), NoSpike: optBool(cmd, "no-spike-filter", "meter.no_spike_filter"),
 	}
 	var err error
 	if o.SupplyMV, err = optInt(cmd, "supply-mv", "meter.supply_mv"); err != nil {

@@ -37,6 +37,12 @@ func (c *capSummary) meanW() float64 { return c.pSum / float64(c.samples) }
 
 func readCapture(t *testing.T, path string) *capSummary {
 	t.Helper()
+	defer func() {
+		if c := summaryOf[path]; c != nil {
+			t.Logf("%s: %s %q at %g Hz: %d samples, %.6f–%.6f W (mean %.6f W), %d gaps, %d marks, %d events",
+				filepath.Base(path), c.h.Meter.Kind, c.h.Meter.Model, c.h.RateHz, c.samples, c.pMin, c.pMax, c.meanW(), len(c.gaps), c.marks, len(c.events))
+		}
+	}()
 	r, err := capture.Open(path)
 	if err != nil {
 		t.Fatal(err)
@@ -83,8 +89,12 @@ func readCapture(t *testing.T, path string) *capSummary {
 			c.events = append(c.events, rec.Event)
 		}
 	}
+	summaryOf[path] = c
 	return c
 }
+
+// summaryOf keeps what readCapture found, for its log line.
+var summaryOf = map[string]*capSummary{}
 
 // near reports whether got is within rel of want (captures store float32).
 func near(got, want, rel float64) bool { return math.Abs(got-want) <= rel*math.Abs(want) }
@@ -304,6 +314,7 @@ func TestRecordPPK2BadOptions(t *testing.T) {
 		{"--rate", "30000"},     // does not divide 100 kS/s
 		{"--ports", "2"},        // one port
 		{"--supply-mv", "lots"}, // not a number
+		{"--metadata", "guess"}, // no such behaviour
 	} {
 		args := append([]string{"record", "--meter", "ppk2", "--port", "../../fixtures/ppk2/vector.dump",
 			"--out", filepath.Join(dir, "bad.iwcap"), "--overwrite"}, bad...)
@@ -319,6 +330,14 @@ func TestRecordPPK2BadOptions(t *testing.T) {
 		"--mode", "ampere", "--supply-mv", "5000", "--out", capPath)
 	if c := readCapture(t, capPath); c.samples != 1000 || !near(c.vLast, 5, 1e-6) {
 		t.Errorf("ampere mode: %d samples at %v V", c.samples, c.vLast)
+	}
+	// The other metadata behaviour and no spike filter: the dump has default
+	// calibration and one range, so the values stay those of the vector.
+	capPath = filepath.Join(dir, "zr.iwcap")
+	recordOK(t, context.Background(), "--meter", "ppk2", "--port", "../../fixtures/ppk2/vector.dump",
+		"--metadata", "zero-r-only", "--no-spike-filter", "--out", capPath)
+	if c := readCapture(t, capPath); c.samples != 1000 || !near(c.pMax, 3.0*18048.485e-6, 1e-6) {
+		t.Errorf("zero-r-only: %d samples, %v W", c.samples, c.pMax)
 	}
 }
 
