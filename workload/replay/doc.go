@@ -21,7 +21,7 @@
 // accumulate into drift. compress-idle=D first shrinks every gap between
 // consecutive ops longer than D to D (like Storage Bench's expunged idle),
 // then behaves as recorded. afap issues every op as soon as a slot is free
-// (closed loop at depth QD). Waiting is done by sleeping to ~30 µs before
+// (closed loop at depth QD). Waiting is done by sleeping to ~150 µs before
 // the due time and spinning the rest, with the thread's timer slack set to
 // 1 ns; while I/O is in flight the ring wait itself carries the timeout.
 //

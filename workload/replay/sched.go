@@ -4,11 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"sync/atomic"
 	"time"
 
 	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/workload/trace"
+	"unsafe"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -123,24 +126,42 @@ func (s *sched) prep(op *trace.Op) error {
 	return nil
 }
 
-// waitUntil sleeps until host time t with microsecond-level precision:
-// nanosleep to shortly before, then spin on the clock. It sleeps in slices
-// of at most 20 ms so that a stop request ends a long idle gap promptly;
-// it reports whether t was reached (false: stopped).
+// waitUntil sleeps until host time t with microsecond-level precision. It
+// reports whether t was reached (false: stop was set; it is polled at least
+// every 20 ms so a stop ends a long idle gap promptly).
+//
+// A thread returning from a blocking system call must win back a P, which
+// on a busy machine can take a scheduler time slice of some other thread.
+// So the last approachMargin is slept with raw system calls that keep the P
+// (in slices of at most 1 ms, so a GC stop-the-world waits no longer), and
+// the last 150 µs are spun (a nanosleep on a loaded virtual machine wakes
+// 50–100 µs late). With GOMAXPROCS 1 keeping the P would stall the
+// whole process, so then every sleep yields.
 func waitUntil(t int64, stop *atomic.Bool) bool {
-	const spin = 30 * int64(time.Microsecond)
-	const slice = 20 * int64(time.Millisecond)
+	const (
+		spin           = 150 * int64(time.Microsecond)
+		slice          = 20 * int64(time.Millisecond)
+		rawSlice       = int64(time.Millisecond)
+		approachMargin = 5 * int64(time.Millisecond)
+	)
+	keepP := runtime.GOMAXPROCS(0) >= 2
 	for {
 		if stop != nil && stop.Load() {
 			return false
 		}
 		d := t - monoNow()
-		if d <= 0 {
+		switch {
+		case d <= 0:
 			return true
-		}
-		if d > spin {
-			ts := unix.NsecToTimespec(min(d-spin, slice))
+		case d > approachMargin || (!keepP && d > spin):
+			ts := unix.NsecToTimespec(min(max(d-approachMargin, d-spin), slice))
+			if keepP {
+				ts = unix.NsecToTimespec(min(d-approachMargin, slice))
+			}
 			unix.Nanosleep(&ts, nil)
+		case d > spin:
+			ts := unix.NsecToTimespec(min(d-spin, rawSlice))
+			unix.RawSyscall(unix.SYS_NANOSLEEP, uintptr(unsafe.Pointer(&ts)), 0, 0)
 		}
 	}
 }
