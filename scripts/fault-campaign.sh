@@ -48,14 +48,14 @@ echo
 echo
 echo "## Part 3: live on a pty, 4 ports × 2 rails at 10 kS/s, ${secs} s each"
 echo
-echo "| fault | channel samples | indices lost (by reason) | CRC errors | reconnects | completed | drift injected ppm | drift fitted ppm | alignment residual rms ms |"
-echo "|---|---|---|---|---|---|---|---|---|"
+echo "| fault | channel samples | indices lost (by reason) | CRC errors | reconnects | completed | drift injected ppm | drift fitted ppm | alignment residual rms ms | load avg |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
 live() { # name drift load emulate-flags...
 	local name=$1 drift=$2 load=$3
 	shift 3
 	"$iw" hub emulate --ports 4 --drift-ppm "$drift" "$@" >"$tmp/emu.out" 2>&1 &
 	emu_pid=$!
-	for _ in $(seq 50); do [[ -s $tmp/emu.out ]] && break; sleep 0.1; done
+	for _ in $(seq 300); do [[ -s $tmp/emu.out ]] && break; sleep 0.1; done
 	local port
 	port=$(head -1 "$tmp/emu.out")
 	local burners=()
@@ -64,15 +64,17 @@ live() { # name drift load emulate-flags...
 	fi
 	local rc=0
 	"$iw" record --port "$port" --rate 10000 --duration "${secs}s" --give-up 10s --out "$tmp/live.cap" --overwrite --json \
-		>"$tmp/rec.json" 2>/dev/null || rc=$?
+		>"$tmp/rec.json" 2>"$tmp/rec.err" || rc=$?
+	[[ $rc == 0 ]] || tail -2 "$tmp/rec.err" >&2
 	for b in "${burners[@]}"; do kill "$b" 2>/dev/null || true; done
 	kill "$emu_pid" 2>/dev/null || true
 	wait "$emu_pid" 2>/dev/null || true
 	emu_pid=
+	rm -rf "$tmp/live.rep"
 	"$iw" report "$tmp/live.cap" --out "$tmp/live.rep" >/dev/null 2>&1 || true
-	python3 - "$name" "$drift" "$rc" "$tmp/rec.json" "$tmp/live.rep/report.json" <<'PY'
+	python3 - "$name" "$drift" "$rc" "$tmp/rec.json" "$tmp/live.rep/report.json" "$(cut -d' ' -f1 /proc/loadavg)" <<'PY'
 import json, sys
-name, drift, rc, rec, rep = sys.argv[1:]
+name, drift, rc, rec, rep, load = sys.argv[1:]
 try:
     r = json.load(open(rec))
 except Exception:
@@ -85,10 +87,10 @@ lost = r.get("samples_lost", "–")
 by = r.get("lost_by_reason") or {}
 if by:
     lost = "%s (%s)" % (lost, ", ".join("%s %d" % kv for kv in sorted(by.items())))
-print("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (name, r.get("samples", "–"), lost,
+print("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (name, r.get("samples", "–"), lost,
       r.get("crc_errors", "–"), r.get("disconnects", "–"), "yes" if rc == "0" and r.get("stopped") == "duration" else "no (exit %s)" % rc,
       drift, "%.1f" % a["drift_ppm"] if "drift_ppm" in a else "–",
-      "%.3f" % a["residual_rms_ms"] if "residual_rms_ms" in a else "–"))
+      "%.3f" % a["residual_rms_ms"] if "residual_rms_ms" in a else "–", load))
 PY
 }
 live "none" 0 idle

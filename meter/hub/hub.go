@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -308,13 +309,13 @@ func (h *Hub) bytesIn() uint64 {
 	return 0
 }
 
-// abandonAfter: a partial frame with no new byte for this long is given up
-// (Scanner.Abandon) when an answer is awaited or no stream runs, so answers
-// queued behind a frame whose length was corrupted are not held hostage on
-// an idle link. While streaming, later frames complete a bogus length soon
-// enough, and abandoning early would throw away a good frame whose tail is
-// merely late (a loaded host, a descheduled writer): then only a link
-// silent for StallTimeout gives a partial frame up.
+// abandonAfter: with no stream running, a partial frame with no new byte
+// for this long is given up (Scanner.Abandon), so an answer queued behind
+// a frame whose length was corrupted is not held hostage on an idle link.
+// While streaming a partial frame is never abandoned: later frames complete
+// a bogus length within one MaxPayload of stream, and abandoning a good
+// frame whose tail is merely late (a loaded host, a descheduled writer)
+// would lose it.
 const abandonAfter = 100 * time.Millisecond
 
 func (h *Hub) readLoop(c *conn) {
@@ -352,10 +353,10 @@ func (h *Hub) readLoop(c *conn) {
 func (h *Hub) abandonWait() time.Duration {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if len(h.pending) > 0 || h.stream == nil {
+	if h.stream == nil {
 		return abandonAfter
 	}
-	return h.opts.StallTimeout
+	return time.Duration(math.MaxInt64)
 }
 
 func addStats(a, b meter.Stats) meter.Stats {
