@@ -32,7 +32,8 @@ func run(t *testing.T, ctx context.Context, args ...string) (stdout, stderr stri
 	root.SetErr(&e)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
-	return o.String(), e.String(), exitCode(err, &e)
+	code = exitCode(err, &e) // writes the error message to stderr first
+	return o.String(), e.String(), code
 }
 
 func TestRecordReplayedStreamThenExport(t *testing.T) {
