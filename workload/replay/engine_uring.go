@@ -67,6 +67,9 @@ func (r *run) uring() error {
 		queued = queued[:0]
 		// Waits bounded by I/O latency skip the scheduler hand-off (see
 		// uring.EnterNoYield); idle-gap waits yield the P to the process.
+		if noYield && realtime.Load() && timeout > time.Millisecond {
+			timeout = time.Millisecond // keep the P; the loop comes back
+		}
 		if noYield && (timeout == 0 || timeout <= time.Millisecond) {
 			return ring.EnterNoYield(waitNr, timeout)
 		}

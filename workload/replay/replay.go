@@ -117,6 +117,9 @@ func (r *run) locked(f func() error) error {
 			attr := unix.SchedAttr{Policy: unix.SCHED_FIFO, Priority: uint32(p)}
 			if err := unix.SchedSetAttr(0, &attr, 0); err != nil && r.cfg.Warn != nil {
 				r.cfg.Warn(fmt.Sprintf("SCHED_FIFO priority %d: %v; running at normal priority", p, err))
+			} else if err == nil {
+				realtime.Store(true)
+				defer realtime.Store(false)
 			}
 		}
 		ch <- f()

@@ -137,6 +137,10 @@ func (s *sched) prep(op *trace.Op) error {
 // the last 150 µs are spun (a nanosleep on a loaded virtual machine wakes
 // 50–100 µs late). With GOMAXPROCS 1 keeping the P would stall the
 // whole process, so then every sleep yields.
+//
+// With a realtime issuing thread (Config.RealtimePriority) every sleep keeps
+// the P: the thread cannot be starved, but a P it gave up would only come
+// back through a normal-priority thread.
 func waitUntil(t int64, stop *atomic.Bool) bool {
 	const (
 		spin           = 150 * int64(time.Microsecond)
@@ -145,6 +149,10 @@ func waitUntil(t int64, stop *atomic.Bool) bool {
 		approachMargin = 5 * int64(time.Millisecond)
 	)
 	keepP := runtime.GOMAXPROCS(0) >= 2
+	margin := approachMargin
+	if keepP && realtime.Load() {
+		margin = 0
+	}
 	for {
 		if stop != nil && stop.Load() {
 			return false
@@ -153,11 +161,11 @@ func waitUntil(t int64, stop *atomic.Bool) bool {
 		switch {
 		case d <= 0:
 			return true
-		case d > approachMargin || (!keepP && d > spin):
-			ts := unix.NsecToTimespec(min(max(d-approachMargin, d-spin), slice))
-			if keepP {
-				ts = unix.NsecToTimespec(min(d-approachMargin, slice))
-			}
+		case keepP && margin > 0 && d > margin:
+			ts := unix.NsecToTimespec(min(d-margin, slice))
+			unix.Nanosleep(&ts, nil)
+		case !keepP && d > spin:
+			ts := unix.NsecToTimespec(min(d-spin, slice))
 			unix.Nanosleep(&ts, nil)
 		case d > spin:
 			ts := unix.NsecToTimespec(min(d-spin, rawSlice))
@@ -165,6 +173,10 @@ func waitUntil(t int64, stop *atomic.Bool) bool {
 		}
 	}
 }
+
+// realtime is set while a SCHED_FIFO engine thread runs (one replay at a
+// time uses it; a second concurrent replay merely sleeps differently).
+var realtime atomic.Bool
 
 // setTimerSlack makes nanosleep and ring timeouts on this thread wake on
 // time instead of up to 50 µs late (the default slack).
