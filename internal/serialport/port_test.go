@@ -1,4 +1,4 @@
-package ppk2
+package serialport
 
 import (
 	"bytes"
@@ -11,17 +11,21 @@ import (
 	"github.com/creack/pty"
 )
 
-// TestTTYOnPTY opens a pty slave through go.bug.st/serial, as Open does for
-// the emulator, and checks both directions and the deadline adapter: a
+// getMetadata is the PPK2's GetMetadata command byte: any byte must pass
+// host→device unchanged.
+const getMetadata = 0x19
+
+// TestOnPTY opens a pty slave through go.bug.st/serial, as the drivers do
+// for the emulators, and checks both directions and the deadline adapter: a
 // timed-out read is os.ErrDeadlineExceeded, never (0, nil).
-func TestTTYOnPTY(t *testing.T) {
+func TestOnPTY(t *testing.T) {
 	m, s, err := pty.Open()
 	if err != nil {
 		t.Skipf("no pty: %v", err)
 	}
 	defer m.Close()
 	defer s.Close()
-	p, err := openTTY(s.Name())
+	p, err := Open(s.Name(), 115200)
 	if err != nil {
 		t.Fatalf("serial open of %s: %v", s.Name(), err)
 	}
@@ -35,11 +39,11 @@ func TestTTYOnPTY(t *testing.T) {
 	if _, err := io.ReadFull(p, got); err != nil || !bytes.Equal(got, want) {
 		t.Fatalf("read %x (%v), want %x", got, err, want)
 	}
-	if _, err := p.Write([]byte{CmdGetMetadata}); err != nil {
+	if _, err := p.Write([]byte{getMetadata}); err != nil {
 		t.Fatal(err)
 	}
 	b := make([]byte, 1)
-	if _, err := io.ReadFull(m, b); err != nil || b[0] != CmdGetMetadata {
+	if _, err := io.ReadFull(m, b); err != nil || b[0] != getMetadata {
 		t.Fatalf("master read %x (%v)", b, err)
 	}
 	_ = p.SetReadDeadline(time.Now().Add(120 * time.Millisecond))

@@ -28,8 +28,8 @@
 //
 // # Serial port
 //
-// Open uses go.bug.st/serial (raw 8N1, Options.Baud) without modem-status
-// ioctls, so a pty works too. A serial.Port read that times out returns
-// (0, nil), which bufio would turn into io.ErrNoProgress; tty.go adapts the
-// port to *os.File's deadline semantics, which Stream uses to stop on ctx.
+// Open uses internal/serialport (go.bug.st/serial, raw 8N1, Options.Baud)
+// without modem-status ioctls, so a pty works too. The port has *os.File's
+// deadline semantics (never the (0, nil) read that bufio would turn into
+// io.ErrNoProgress), which Stream uses to stop on ctx.
 package linemeter

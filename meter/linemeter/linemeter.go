@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/idlewatt/idlewatt/internal/hostclock"
+	"github.com/idlewatt/idlewatt/internal/serialport"
 	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/units"
 )
@@ -81,7 +82,7 @@ func Open(path string, opts Options) (*Meter, error) {
 		if opts.Baud == 0 {
 			opts.Baud = 115200
 		}
-		f, err = openTTY(path, opts.Baud)
+		f, err = serialport.Open(path, int(opts.Baud))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("linemeter: %w: %v", meter.ErrNoDevice, err)

@@ -68,11 +68,10 @@
 //
 // # Serial port
 //
-// The tty is opened with go.bug.st/serial (raw 8N1; the PPK2 ignores the
-// baud rate). No modem-status ioctls are made (Mode.InitialStatusBits is
-// nil), so a pty works as well as the device. A serial.Port read that times
-// out returns (0, nil); tty.go adapts the port to the deadline semantics of
-// *os.File (a timed-out Read is os.ErrDeadlineExceeded) that New and Stream
-// use, and reads in 50 ms slices so a deadline set from another goroutine
-// takes effect.
+// The tty is opened by internal/serialport (go.bug.st/serial, raw 8N1; the
+// PPK2 ignores the baud rate) without modem-status ioctls, so a pty works as
+// well as the device. The port has *os.File's deadline semantics (a
+// timed-out Read is os.ErrDeadlineExceeded, never (0, nil)), which New and
+// Stream use; a deadline set from another goroutine takes effect within
+// 50 ms.
 package ppk2

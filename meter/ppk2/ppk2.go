@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/idlewatt/idlewatt/internal/hostclock"
+	"github.com/idlewatt/idlewatt/internal/serialport"
 	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/units"
 )
@@ -106,7 +107,8 @@ func Open(path string, opts Options) (*PPK2, error) {
 	if fi.Mode().IsRegular() {
 		return openDump(path, opts)
 	}
-	f, err := openTTY(path)
+	// The PPK2 ignores the baud rate; 115200 is what hosts use.
+	f, err := serialport.Open(path, 115200)
 	if err != nil {
 		return nil, fmt.Errorf("ppk2: %w: %v", meter.ErrNoDevice, err)
 	}

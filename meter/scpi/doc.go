@@ -27,8 +27,8 @@
 //
 // # Serial port
 //
-// Open uses go.bug.st/serial (raw 8N1, Options.Baud, default 115200) without
-// modem-status ioctls, so a pty works too. A serial.Port read that times out
-// returns (0, nil); tty.go adapts the port to *os.File's deadline semantics
-// (os.ErrDeadlineExceeded), which Query's per-reply timeout relies on.
+// Open uses internal/serialport (go.bug.st/serial, raw 8N1, Options.Baud,
+// default 115200) without modem-status ioctls, so a pty works too. The port
+// has *os.File's deadline semantics (a timed-out read is
+// os.ErrDeadlineExceeded), which Query's per-reply timeout relies on.
 package scpi

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/idlewatt/idlewatt/internal/hostclock"
+	"github.com/idlewatt/idlewatt/internal/serialport"
 	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/units"
 )
@@ -50,7 +51,7 @@ func Open(path string, opts Options) (*Instrument, error) {
 	if opts.Baud == 0 {
 		opts.Baud = 115200
 	}
-	f, err := openTTY(path, opts.Baud)
+	f, err := serialport.Open(path, int(opts.Baud))
 	if err != nil {
 		return nil, fmt.Errorf("scpi: %w: %v", meter.ErrNoDevice, err)
 	}

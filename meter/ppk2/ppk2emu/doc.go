@@ -14,9 +14,8 @@
 //
 // # Pseudo-terminal
 //
-// The pair comes from github.com/creack/pty. Its slave is set raw (binary
-// words must pass unchanged) and held open (no hang-up between hosts). Its
-// master is moved into Go's poller: pty.Open leaves it blocking, and Close
-// would then wait forever for a Write stuck on a pty that a stalled host no
-// longer reads (TestCloseWithStalledHost).
+// The pair comes from internal/ptyserve: the slave raw (binary words must
+// pass unchanged) and held open (no hang-up between hosts), the master in
+// Go's poller, so Close returns even while a Write is stuck on a pty that a
+// stalled host no longer reads (TestCloseWithStalledHost).
 package ppk2emu

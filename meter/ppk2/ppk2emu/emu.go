@@ -8,9 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/creack/pty"
-	"golang.org/x/sys/unix"
-
+	"github.com/idlewatt/idlewatt/internal/ptyserve"
 	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/meter/ppk2"
 	"github.com/idlewatt/idlewatt/units"
@@ -96,9 +94,8 @@ type State struct {
 // Emulator serves the PPK2 byte protocol on a pseudo-terminal.
 type Emulator struct {
 	opts   Options
-	master *os.File
-	slave  *os.File
-	path   string
+	pty    *ptyserve.Pair
+	master *os.File // pty.Master
 	start  time.Time
 	meta   ppk2.Metadata
 	conv   *ppk2.Converter
@@ -125,11 +122,11 @@ func New(opts Options) (*Emulator, error) {
 		// An emulator may be told to send bad metadata on purpose.
 		meta = ppk2.Metadata{Calibration: ppk2.DefaultCalibration()}
 	}
-	m, s, path, err := openPTY()
+	pty, err := ptyserve.Open()
 	if err != nil {
 		return nil, fmt.Errorf("ppk2emu: %w", err)
 	}
-	e := &Emulator{opts: opts, master: m, slave: s, path: path, start: time.Now(), done: make(chan struct{})}
+	e := &Emulator{opts: opts, pty: pty, master: pty.Master, start: time.Now(), done: make(chan struct{})}
 	e.st.VDD = meta.VDD
 	for r := range e.st.UG {
 		e.st.UG[r] = float32(meta.UG[r])
@@ -142,7 +139,7 @@ func New(opts Options) (*Emulator, error) {
 }
 
 // Path is the pty a host opens.
-func (e *Emulator) Path() string { return e.path }
+func (e *Emulator) Path() string { return e.pty.Path() }
 
 // State returns what the host has set so far.
 func (e *Emulator) State() State {
@@ -155,8 +152,7 @@ func (e *Emulator) State() State {
 func (e *Emulator) Close() error {
 	e.close.Do(func() {
 		close(e.done)
-		e.master.Close()
-		e.slave.Close()
+		e.pty.Close()
 		e.wg.Wait()
 	})
 	return nil
@@ -317,69 +313,4 @@ func (e *Emulator) appendSample(out []byte, t time.Duration, amps float64, on bo
 		logic = e.opts.Logic(t)
 	}
 	return binary.LittleEndian.AppendUint32(out, uint32(e.conv.Encode(amps, uint8(idx), logic)))
-}
-
-// openPTY opens a pseudo-terminal pair (github.com/creack/pty) with the
-// slave in raw mode, so any host, not only ours, sees bytes unchanged, and
-// kept open, so the master does not see hang-ups between host connections.
-func openPTY() (master, slave *os.File, path string, err error) {
-	m, s, err := pty.Open()
-	if err != nil {
-		return nil, nil, "", err
-	}
-	if err := makeRaw(s); err != nil {
-		m.Close()
-		s.Close()
-		return nil, nil, "", fmt.Errorf("pty %s: %v", s.Name(), err)
-	}
-	pm, err := pollable(m)
-	if err != nil {
-		s.Close()
-		return nil, nil, "", fmt.Errorf("pty %s: %v", s.Name(), err)
-	}
-	return pm, s, s.Name(), nil
-}
-
-// pollable returns f's descriptor as a File in Go's poller and closes f.
-// pty.Open calls Fd(), which leaves the master blocking: Close would then
-// not interrupt a Read or a Write stuck on a full pty, and Close of the
-// emulator would wait for them forever.
-func pollable(f *os.File) (*os.File, error) {
-	defer f.Close()
-	fd, err := unix.Dup(int(f.Fd()))
-	if err != nil {
-		return nil, err
-	}
-	unix.CloseOnExec(fd)
-	if err := unix.SetNonblock(fd, true); err != nil {
-		unix.Close(fd)
-		return nil, err
-	}
-	return os.NewFile(uintptr(fd), f.Name()), nil
-}
-
-// makeRaw sets f's line discipline raw (creack/pty leaves it cooked: echo
-// and CR/LF translation would corrupt binary sample words).
-func makeRaw(f *os.File) error {
-	rc, err := f.SyscallConn()
-	if err != nil {
-		return err
-	}
-	var terr error
-	if err := rc.Control(func(fd uintptr) {
-		t, err := unix.IoctlGetTermios(int(fd), unix.TCGETS)
-		if err != nil {
-			terr = err
-			return
-		}
-		t.Iflag &^= unix.IGNBRK | unix.BRKINT | unix.PARMRK | unix.ISTRIP | unix.INLCR | unix.IGNCR | unix.ICRNL | unix.IXON
-		t.Oflag &^= unix.OPOST
-		t.Lflag &^= unix.ECHO | unix.ECHONL | unix.ICANON | unix.ISIG | unix.IEXTEN
-		t.Cflag &^= unix.CSIZE | unix.PARENB
-		t.Cflag |= unix.CS8
-		terr = unix.IoctlSetTermios(int(fd), unix.TCSETS, t)
-	}); err != nil {
-		return err
-	}
-	return terr
 }

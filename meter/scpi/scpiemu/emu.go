@@ -3,12 +3,10 @@ package scpiemu
 import (
 	"bufio"
 	"fmt"
-	"os"
 	"strings"
 	"sync"
 
-	"github.com/creack/pty"
-	"golang.org/x/sys/unix"
+	"github.com/idlewatt/idlewatt/internal/ptyserve"
 )
 
 // Options configure New. The zero value is a Keysight N6705C whose channel 1
@@ -24,10 +22,8 @@ type Options struct {
 // the error queue as -113 "Undefined header" with no reply, as the
 // instrument does.
 type Emulator struct {
-	opts   Options
-	master *os.File
-	slave  *os.File
-	path   string
+	opts Options
+	pty  *ptyserve.Pair
 
 	mu     sync.Mutex
 	queue  []string
@@ -44,18 +40,18 @@ func New(opts Options) (*Emulator, error) {
 	if opts.Current == 0 && opts.Voltage == 0 {
 		opts.Current, opts.Voltage = 0.0125, 5
 	}
-	m, s, path, err := openPTY()
+	pty, err := ptyserve.Open()
 	if err != nil {
 		return nil, fmt.Errorf("scpiemu: %w", err)
 	}
-	e := &Emulator{opts: opts, master: m, slave: s, path: path}
+	e := &Emulator{opts: opts, pty: pty}
 	e.done.Add(1)
 	go e.serve()
 	return e, nil
 }
 
 // Path is the pty a host opens.
-func (e *Emulator) Path() string { return e.path }
+func (e *Emulator) Path() string { return e.pty.Path() }
 
 // Lines returns the number of command lines received.
 func (e *Emulator) Lines() int {
@@ -67,8 +63,7 @@ func (e *Emulator) Lines() int {
 // Close stops the emulator.
 func (e *Emulator) Close() error {
 	e.closed.Do(func() {
-		e.master.Close()
-		e.slave.Close()
+		e.pty.Close()
 		e.done.Wait()
 	})
 	return nil
@@ -76,7 +71,7 @@ func (e *Emulator) Close() error {
 
 func (e *Emulator) serve() {
 	defer e.done.Done()
-	sc := bufio.NewScanner(e.master)
+	sc := bufio.NewScanner(e.pty.Master)
 	for sc.Scan() {
 		cmd := strings.TrimSpace(sc.Text())
 		if cmd == "" {
@@ -87,7 +82,7 @@ func (e *Emulator) serve() {
 		reply, ok := e.answer(cmd)
 		e.mu.Unlock()
 		if ok {
-			if _, err := e.master.Write([]byte(reply + "\n")); err != nil {
+			if _, err := e.pty.Master.Write([]byte(reply + "\n")); err != nil {
 				return
 			}
 		}
@@ -121,69 +116,4 @@ func (e *Emulator) answer(cmd string) (string, bool) {
 	}
 	e.queue = append(e.queue, `-113,"Undefined header"`)
 	return "", false
-}
-
-// openPTY opens a pseudo-terminal pair (github.com/creack/pty) with the
-// slave in raw mode, so any host, not only ours, sees bytes unchanged, and
-// kept open, so the master does not see hang-ups between host connections.
-func openPTY() (master, slave *os.File, path string, err error) {
-	m, s, err := pty.Open()
-	if err != nil {
-		return nil, nil, "", err
-	}
-	if err := makeRaw(s); err != nil {
-		m.Close()
-		s.Close()
-		return nil, nil, "", fmt.Errorf("pty %s: %v", s.Name(), err)
-	}
-	pm, err := pollable(m)
-	if err != nil {
-		s.Close()
-		return nil, nil, "", fmt.Errorf("pty %s: %v", s.Name(), err)
-	}
-	return pm, s, s.Name(), nil
-}
-
-// makeRaw sets f's line discipline raw (creack/pty leaves it cooked, with
-// echo: the host would read its own commands back as replies).
-func makeRaw(f *os.File) error {
-	rc, err := f.SyscallConn()
-	if err != nil {
-		return err
-	}
-	var terr error
-	if err := rc.Control(func(fd uintptr) {
-		t, err := unix.IoctlGetTermios(int(fd), unix.TCGETS)
-		if err != nil {
-			terr = err
-			return
-		}
-		t.Iflag &^= unix.IGNBRK | unix.BRKINT | unix.PARMRK | unix.ISTRIP | unix.INLCR | unix.IGNCR | unix.ICRNL | unix.IXON
-		t.Oflag &^= unix.OPOST
-		t.Lflag &^= unix.ECHO | unix.ECHONL | unix.ICANON | unix.ISIG | unix.IEXTEN
-		t.Cflag &^= unix.CSIZE | unix.PARENB
-		t.Cflag |= unix.CS8
-		terr = unix.IoctlSetTermios(int(fd), unix.TCSETS, t)
-	}); err != nil {
-		return err
-	}
-	return terr
-}
-
-// pollable returns f's descriptor as a File in Go's poller and closes f.
-// pty.Open calls Fd(), which leaves the master blocking: Close would then
-// not interrupt the serving goroutine's Read while a host holds the slave,
-// and Close of the emulator would wait for it forever.
-func pollable(f *os.File) (*os.File, error) {
-	defer f.Close()
-	fd, err := unix.Dup(int(f.Fd()))
-	if err != nil {
-		return nil, err
-	}
-	unix.CloseOnExec(fd)
-	if err := unix.SetNonblock(fd, true); err != nil {
-		unix.Close(fd)
-		return nil, err
-	}
-	return os.NewFile(uintptr(fd), f.Name()), nil
 }

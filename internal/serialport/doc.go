@@ -1,0 +1,21 @@
+// Package serialport opens a serial device, or a pseudo-terminal, for the
+// meter drivers that talk over one (meter/ppk2, meter/linemeter,
+// meter/scpi).
+//
+// # Opening
+//
+// Open uses go.bug.st/serial, raw 8N1 at the given baud rate (a CDC-ACM
+// device or a pty ignores it). Mode.InitialStatusBits stays nil, so no
+// modem-status ioctl is made: they fail on a pty, and none of the meters
+// needs DTR or RTS.
+//
+// # Deadlines
+//
+// The drivers are written against *os.File's deadline semantics, which a
+// serial.Port lacks: it has one per-port read timeout instead, and a read
+// that times out returns (0, nil) rather than an error (bufio takes a run
+// of those for io.ErrNoProgress). Port.Read waits in slices of PollSlice
+// and returns os.ErrDeadlineExceeded once the deadline set by
+// SetReadDeadline has passed, so a deadline set from another goroutine
+// (to stop a stream) takes effect within one slice.
+package serialport

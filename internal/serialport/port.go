@@ -1,0 +1,72 @@
+package serialport
+
+import (
+	"os"
+	"sync"
+	"time"
+
+	"go.bug.st/serial"
+)
+
+// PollSlice bounds one wait inside Read, so a deadline set from another
+// goroutine takes effect within it.
+const PollSlice = 50 * time.Millisecond
+
+// Port is a serial port with *os.File's read-deadline semantics. Read,
+// Write and Close may be called concurrently with SetReadDeadline.
+type Port struct {
+	p        serial.Port
+	mu       sync.Mutex
+	deadline time.Time
+}
+
+// Open opens path raw 8N1 at baud without modem-status ioctls.
+func Open(path string, baud int) (*Port, error) {
+	p, err := serial.Open(path, &serial.Mode{BaudRate: baud, DataBits: 8, Parity: serial.NoParity, StopBits: serial.OneStopBit})
+	if err != nil {
+		return nil, err
+	}
+	return &Port{p: p}, nil
+}
+
+// SetReadDeadline sets the time after which Read returns
+// os.ErrDeadlineExceeded; the zero time means none.
+func (t *Port) SetReadDeadline(d time.Time) error {
+	t.mu.Lock()
+	t.deadline = d
+	t.mu.Unlock()
+	return nil
+}
+
+// Read reads at least one byte, or returns os.ErrDeadlineExceeded once the
+// deadline has passed; it never returns (0, nil). SetReadTimeout is called
+// only from here, so it never races with the library's own read of the
+// timeout.
+func (t *Port) Read(b []byte) (int, error) {
+	for {
+		t.mu.Lock()
+		d := t.deadline
+		t.mu.Unlock()
+		wait := PollSlice
+		if !d.IsZero() {
+			left := time.Until(d)
+			if left <= 0 {
+				return 0, os.ErrDeadlineExceeded
+			}
+			wait = min(wait, left)
+		}
+		if err := t.p.SetReadTimeout(wait); err != nil {
+			return 0, err
+		}
+		n, err := t.p.Read(b)
+		if n > 0 || err != nil {
+			return n, err
+		}
+	}
+}
+
+// Write writes b to the port.
+func (t *Port) Write(b []byte) (int, error) { return t.p.Write(b) }
+
+// Close closes the port; a Read in progress returns an error.
+func (t *Port) Close() error { return t.p.Close() }
