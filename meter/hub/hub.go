@@ -336,7 +336,7 @@ func (h *Hub) readLoop(c *conn) {
 		h.stats.SamplesLost = h.rstats.SamplesLost
 		if err != nil {
 			c.err = err
-			if errors.Is(err, io.EOF) || errors.Is(err, os.ErrClosed) || isClosed(err) {
+			if errors.Is(err, io.EOF) || errors.Is(err, os.ErrClosed) || errors.Is(err, errPumpStopped) || isClosed(err) {
 				c.err = fmt.Errorf("%w: %s: %v", meter.ErrDisconnected, h.name, err)
 			} else {
 				c.err = fmt.Errorf("%w: %s: reading: %v", meter.ErrDisconnected, h.name, err)

@@ -58,7 +58,20 @@ func (p *pump) stop() {
 	}
 }
 
+// errPumpStopped is what Read returns once the pump was stopped and its
+// bytes are consumed, so the reader ends even if the port's Close came
+// too late to fail a Read.
+var errPumpStopped = errors.New("hub: port reader stopped")
+
 func (p *pump) run() {
+	defer func() {
+		p.mu.Lock()
+		if p.err == nil {
+			p.err = errPumpStopped
+		}
+		p.mu.Unlock()
+		signal(p.ready)
+	}()
 	zeros := 0
 	for {
 		p.mu.Lock()
