@@ -51,3 +51,36 @@ func (discard) Samples(*meter.Block) error { return nil }
 func (discard) Gap(meter.Gap) error        { return nil }
 func (discard) Mark(meter.MarkEcho) error  { return nil }
 func (discard) Event(meter.Event) error    { return nil }
+
+// START with RESUME while streaming the same rate and ports keeps the
+// stream and its index; with other settings it is refused.
+func TestStartResumeKeepsCounting(t *testing.T) {
+	o := Options{Ports: 2}
+	if err := o.validate(); err != nil {
+		t.Fatal(err)
+	}
+	g, _ := newGen(o)
+	start := hub.Start{Rate: 1000, PortMask: 3}
+	g.handle(&hub.Frame{Type: hub.TypeStart, Seq: 1, Payload: start.Append(nil)}, 0)
+	if !g.streaming {
+		t.Fatal("START did not start streaming")
+	}
+	g.render(2 * time.Second)
+	before := g.next
+	g.out = g.out[:0]
+	rs := start
+	rs.Flags = hub.StartResume
+	g.handle(&hub.Frame{Type: hub.TypeStart, Seq: 2, Payload: rs.Append(nil)}, 3*time.Second)
+	if g.next < before || g.index(3*time.Second) != 3000 {
+		t.Fatalf("resume reset the index: next %d (was %d), index %d", g.next, before, g.index(3*time.Second))
+	}
+	if !bytes.Contains(g.out, []byte{byte(hub.TypeAck), 2}) {
+		t.Fatalf("no ACK of the resumed START in % x", g.out[len(g.out)-20:])
+	}
+	g.out = g.out[:0]
+	rs.Rate = 2000
+	g.handle(&hub.Frame{Type: hub.TypeStart, Seq: 3, Payload: rs.Append(nil)}, 4*time.Second)
+	if !bytes.Contains(g.out, []byte{byte(hub.TypeNak), 3}) {
+		t.Fatal("RESUME with another rate was not refused")
+	}
+}
