@@ -266,7 +266,7 @@ func TestRecordLineMeter(t *testing.T) {
 }
 
 // TestRecordSCPI polls scpiemu (an N6705 whose channel 1 draws 12.5 mA at
-// 5 V) for a second.
+// 5 V) for a second at its 50 Hz, then at 100 Hz.
 func TestRecordSCPI(t *testing.T) {
 	if testing.Short() {
 		t.Skip("live pty test")
@@ -283,11 +283,18 @@ func TestRecordSCPI(t *testing.T) {
 	if c.h.Meter.Kind != "scpi" || !strings.Contains(c.h.Meter.Model, "N6705C") || c.h.RateHz != 50 {
 		t.Errorf("header: %q %q at %g Hz", c.h.Meter.Kind, c.h.Meter.Model, c.h.RateHz)
 	}
-	if c.samples < 3 || !c.tiled || len(c.gaps) != 0 || !near(c.pMin, 0.0625, 1e-6) || !near(c.pMax, 0.0625, 1e-6) {
-		t.Errorf("%d samples (tiled %v), gaps %v, %v–%v W; want 62.5 mW", c.samples, c.tiled, c.gaps, c.pMin, c.pMax)
+	// Polled at 50 Hz, not as fast as the emulator answers (thousands/s);
+	// the bounds allow for a loaded machine.
+	if c.samples < 25 || c.samples > 55 || !c.tiled || !near(c.pMin, 0.0625, 1e-6) || !near(c.pMax, 0.0625, 1e-6) {
+		t.Errorf("%d samples (tiled %v), gaps %v, %v–%v W; want about 50 at 62.5 mW", c.samples, c.tiled, c.gaps, c.pMin, c.pMax)
 	}
-	if c.marks != c.samples {
-		t.Errorf("%d marks for %d polls", c.marks, c.samples)
+	if c.marks < 1 || c.marks > 3 {
+		t.Errorf("%d marks in 1 s, want about one a second", c.marks)
+	}
+	capPath = filepath.Join(dir, "scpi100.iwcap")
+	recordOK(t, context.Background(), "--meter", "scpi", "--port", emu.Path(), "--rate", "100", "--duration", "1s", "--out", capPath)
+	if c := readCapture(t, capPath); c.h.RateHz != 100 || c.samples < 50 || c.samples > 105 || !c.tiled {
+		t.Errorf("--rate 100: %d samples (tiled %v) at %g Hz, want about 100", c.samples, c.tiled, c.h.RateHz)
 	}
 	// A family the instrument is not: its set-up commands are rejected.
 	code, e := runMsg(t, "record", "--meter", "scpi", "--port", emu.Path(), "--family", "k2450",
@@ -301,7 +308,7 @@ func TestRecordSCPI(t *testing.T) {
 	}
 	if _, _, code := run(t, context.Background(), "record", "--meter", "scpi", "--port", emu.Path(), "--rate", "1000",
 		"--out", filepath.Join(dir, "r.iwcap")); code != 2 {
-		t.Errorf("--rate 1000 on a polled instrument: exit %d, want 2", code)
+		t.Errorf("--rate 1000 above the N6705's 100 Hz: exit %d, want 2", code)
 	}
 }
 

@@ -10,10 +10,16 @@
 //
 // # Polling and errors
 //
-// Stream polls current (and voltage, where the family measures it) back to
-// back, so the rate is what the instrument sustains (tens to hundreds of
-// Hz: good for idle power, not for peaks). Each reply must arrive within
-// Options.Timeout. A command the instrument rejects gets no reply; the
+// Stream polls current (and voltage, where the family measures it) once per
+// period of the stream's rate: StreamConfig.Rate, default the family's Rate
+// (n6705 50/s, k2450 100/s, k2280s 100/s, dp800 20/s, sdm 150/s), at most
+// its MaxRate (100, 250, 200, 50, 150/s; family.go says why) — good for idle
+// power, not for peaks. Polls are paced by a ticker on the host clock:
+// sample k belongs to the k-th period, a poll that starts late is still one
+// sample, and periods no poll started in (the previous one overran) are a
+// "late" gap of exactly their count. A synthetic mark about once a second
+// carries the host times bracketing a sample's current query. Each reply
+// must arrive within Options.Timeout. A command the instrument rejects gets no reply; the
 // driver then drains SYST:ERR? and reports the first entry (ErrInstrument,
 // meter.ErrRejected). A failed poll is a one-sample gap with the reason;
 // three in a row end the stream. Over-range readings (9.9E37) and error
@@ -22,8 +28,9 @@
 //
 // # Emulator
 //
-// scpiemu answers like an N6705 on a pty, including -113 "Undefined
-// header" for unknown commands.
+// scpiemu answers like any of the families on a pty (`idlewatt scpi
+// emulate`), including -113 "Undefined header" for unknown commands, with an
+// optional reply delay to act out a slow instrument.
 //
 // # Serial port
 //

@@ -14,18 +14,29 @@ type Family struct {
 	Match    []string // substrings of *IDN? that pick this family (lowercase)
 	Init     []string // sent once at open
 	MeasCurr string
-	MeasVolt string  // "" if the instrument measures current only
-	MaxRate  float64 // readings/s the family sustains, for Info
+	MeasVolt string // "" if the instrument measures current only
+	// Rate is the polling rate (polls/s) used unless the stream asks for
+	// another; MaxRate is the most it may ask for: what one poll's
+	// measurement and query round trips allow with the family's Init.
+	Rate, MaxRate float64
 }
 
-// Families are the defaults, from the instruments' manuals.
+// Families are the defaults, from the instruments' manuals. The rates:
+//
+//   - n6705: a default MEAS averages 1024 points of 20.48 µs (21 ms), so
+//     50/s; 100/s with fewer points (SENS:SWE:POIN in an Init override).
+//   - k2450: NPLC 0.1 (2 ms at 50 Hz mains) plus autozero and two
+//     queries: 100/s; 250/s with NPLC 0.01.
+//   - k2280s: 100/s at its default integration; 200/s at the fastest.
+//   - dp800: the readback updates every few tens of ms: 20/s; at most 50/s.
+//   - sdm: about 150 readings/s at its fast rate, no faster.
 var Families = []Family{
-	{Name: "n6705", Match: []string{"n6705"}, MeasCurr: "MEAS:CURR? (@%d)", MeasVolt: "MEAS:VOLT? (@%d)", MaxRate: 50},
+	{Name: "n6705", Match: []string{"n6705"}, MeasCurr: "MEAS:CURR? (@%d)", MeasVolt: "MEAS:VOLT? (@%d)", Rate: 50, MaxRate: 100},
 	{Name: "k2450", Match: []string{"model 2450", "2450"}, Init: []string{":SENS:FUNC \"CURR\"", ":SENS:CURR:NPLC 0.1"},
-		MeasCurr: ":MEAS:CURR?", MeasVolt: ":MEAS:VOLT?", MaxRate: 100},
-	{Name: "k2280s", Match: []string{"2280s"}, MeasCurr: "measure:current?", MeasVolt: "measure:voltage?", MaxRate: 100},
-	{Name: "dp800", Match: []string{"dp8"}, MeasCurr: ":MEAS:CURR? CH%d", MeasVolt: ":MEAS:VOLT? CH%d", MaxRate: 20},
-	{Name: "sdm", Match: []string{"sdm"}, MeasCurr: "MEASure:CURRent:DC?", MaxRate: 150},
+		MeasCurr: ":MEAS:CURR?", MeasVolt: ":MEAS:VOLT?", Rate: 100, MaxRate: 250},
+	{Name: "k2280s", Match: []string{"2280s"}, MeasCurr: "measure:current?", MeasVolt: "measure:voltage?", Rate: 100, MaxRate: 200},
+	{Name: "dp800", Match: []string{"dp8"}, MeasCurr: ":MEAS:CURR? CH%d", MeasVolt: ":MEAS:VOLT? CH%d", Rate: 20, MaxRate: 50},
+	{Name: "sdm", Match: []string{"sdm"}, MeasCurr: "MEASure:CURRent:DC?", Rate: 150, MaxRate: 150},
 }
 
 // Detect picks the family from an *IDN? reply.

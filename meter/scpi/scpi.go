@@ -2,7 +2,6 @@ package scpi
 
 import (
 	"bufio"
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -20,7 +19,7 @@ import (
 // Options configure Open and New.
 type Options struct {
 	Family   string        // "" = detect from *IDN?
-	Override *Family       // replaces the family's command strings when set
+	Override *Family       // its non-empty commands and non-zero rates replace the family's
 	Channel  int           // instrument output channel; default 1
 	Baud     uint32        // default 115200
 	Timeout  time.Duration // per query; default 1 s
@@ -97,6 +96,15 @@ func New(rw io.ReadWriter, opts Options) (*Instrument, error) {
 		if o.Init != nil {
 			in.fam.Init = o.Init
 		}
+		if o.Rate > 0 {
+			in.fam.Rate = o.Rate
+		}
+		if o.MaxRate > 0 {
+			in.fam.MaxRate = o.MaxRate
+		}
+	}
+	if in.fam.Rate <= 0 || in.fam.MaxRate < in.fam.Rate {
+		return nil, fmt.Errorf("scpi: family %s: polling rate %g/s above its maximum %g/s", in.fam.Name, in.fam.Rate, in.fam.MaxRate)
 	}
 	if err := in.Send("*CLS"); err != nil {
 		return nil, err
@@ -174,34 +182,40 @@ func (in *Instrument) CheckErrors() error {
 	return first
 }
 
-func (in *Instrument) measure(tmpl string) (float64, error) {
+// measure queries one reading with tmpl; sent and recv bracket the query
+// (hostclock), for marks.
+func (in *Instrument) measure(tmpl string) (x float64, sent, recv int64, err error) {
 	cmd := tmpl
 	if strings.Contains(tmpl, "%d") {
 		cmd = fmt.Sprintf(tmpl, in.opts.Channel)
 	}
+	sent = hostclock.Now()
 	r, err := in.Query(cmd)
+	recv = hostclock.Now()
 	if err != nil {
 		// A command the instrument rejects gets no reply: the queue says why.
 		if qerr := in.CheckErrors(); qerr != nil {
-			return 0, fmt.Errorf("scpi: %q: %w", cmd, qerr)
+			return 0, sent, recv, fmt.Errorf("scpi: %q: %w", cmd, qerr)
 		}
-		return 0, fmt.Errorf("scpi: %w", err)
+		return 0, sent, recv, fmt.Errorf("scpi: %w", err)
 	}
-	x, err := ParseReading(r)
+	x, err = ParseReading(r)
 	if err != nil {
-		return 0, fmt.Errorf("%q: %w", cmd, err)
+		return 0, sent, recv, fmt.Errorf("%q: %w", cmd, err)
 	}
-	return x, nil
+	return x, sent, recv, nil
 }
 
-// Info implements meter.Meter.
+// Info implements meter.Meter. Rates are the family's nominal and maximum
+// polling rates: any rate up to the maximum can be streamed.
 func (in *Instrument) Info() meter.Info {
 	return meter.Info{Kind: "scpi", Model: in.idn, Serial: in.name, Ports: 1,
 		Channels: []meter.Channel{{Port: 1, Rail: meter.RailOther}},
-		Rates:    []units.Hertz{units.Hertz(in.fam.MaxRate)}}
+		Rates:    []units.Hertz{units.Hertz(in.fam.Rate), units.Hertz(in.fam.MaxRate)}}
 }
 
-// Stats implements meter.Meter: Frames counts polls, SamplesLost failed ones.
+// Stats implements meter.Meter: Frames counts good polls, SamplesLost
+// failed and missed ones.
 func (in *Instrument) Stats() meter.Stats {
 	in.mu.Lock()
 	defer in.mu.Unlock()
@@ -214,66 +228,4 @@ func (in *Instrument) Close() error {
 		return in.closer.Close()
 	}
 	return nil
-}
-
-// Stream polls current (and voltage) back to back: the rate is whatever the
-// instrument sustains. A poll that fails (timeout, over-range, an error in
-// the queue) is a one-sample gap with the reason; three in a row end the
-// stream with the error. Each sample has a synthetic mark (the poll's
-// receive time), as polls are irregular.
-func (in *Instrument) Stream(ctx context.Context, cfg meter.StreamConfig, sink meter.Sink) error {
-	fails := 0
-	for k := uint64(0); ctx.Err() == nil; k++ {
-		i, err := in.measure(in.fam.MeasCurr)
-		v := float64(in.opts.Voltage)
-		if err == nil && in.fam.MeasVolt != "" {
-			v, err = in.measure(in.fam.MeasVolt)
-		}
-		now := hostclock.Now()
-		in.mu.Lock()
-		if err != nil {
-			in.stats.SamplesLost++
-		} else {
-			in.stats.Frames++
-		}
-		in.mu.Unlock()
-		if err != nil {
-			fails++
-			if fails >= 3 {
-				return err
-			}
-			if serr := sink.Gap(meter.Gap{Channel: 0, Start: k, Count: 1, Reason: trunc(err.Error())}); serr != nil {
-				return serr
-			}
-			continue
-		}
-		fails = 0
-		if err := sink.Samples(&meter.Block{Start: k, V: []units.Volts{units.Volts(v)}, I: []units.Amps{units.Amps(i)}}); err != nil {
-			return err
-		}
-		if err := sink.Mark(meter.MarkEcho{ID: uint32(k), HostSent: now, HostRecv: now, MeterIndex: k, Synthetic: true}); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// ResolveConfig sets cfg's rate to the family's nominal polling rate: Stream
-// polls back to back, so no other rate can be asked for (the per-sample
-// marks carry the real timing). Only port 1 exists.
-func ResolveConfig(info meter.Info, cfg meter.StreamConfig) (meter.StreamConfig, error) {
-	if len(info.Rates) == 0 || info.Rates[0] <= 0 {
-		return cfg, fmt.Errorf("scpi: %w: no nominal rate", meter.ErrProtocol)
-	}
-	nominal := info.Rates[0]
-	if cfg.Rate != 0 && cfg.Rate != nominal {
-		return cfg, fmt.Errorf("scpi: rate %g Hz: %w (polls run back to back; nominal %g Hz)", float64(cfg.Rate), meter.ErrUnsupported, float64(nominal))
-	}
-	cfg.Rate = nominal
-	for _, p := range cfg.Ports {
-		if p != 1 {
-			return cfg, fmt.Errorf("scpi: port %d: %w (one port)", p, meter.ErrUnsupported)
-		}
-	}
-	return cfg, nil
 }

@@ -3,26 +3,44 @@ package scpiemu
 import (
 	"bufio"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/idlewatt/idlewatt/internal/ptyserve"
+	"github.com/idlewatt/idlewatt/meter/scpi"
 )
 
 // Options configure New. The zero value is a Keysight N6705C whose channel 1
 // draws 12.5 mA at 5 V.
 type Options struct {
-	IDN     string
+	Family  string  // a scpi.Families name; default n6705
+	IDN     string  // default an example of the family's *IDN? reply
 	Current float64 // A
-	Voltage float64 // V
+	Voltage float64 // V (a current-only family never reports it)
+	// Delay is waited before each measurement reply, as an instrument's
+	// integration time; 0 answers at once.
+	Delay time.Duration
 }
 
-// Emulator answers SCPI like a Keysight N6705 on a pty: *IDN?, *CLS,
-// MEAS:CURR? (@n), MEAS:VOLT? (@n), SYST:ERR?. Anything else is pushed onto
-// the error queue as -113 "Undefined header" with no reply, as the
-// instrument does.
+// IDNs are example *IDN? replies, one per family; each detects as its own.
+var IDNs = map[string]string{
+	"n6705":  "Keysight Technologies,N6705C,MY00000001,D.01.09",
+	"k2450":  "KEITHLEY INSTRUMENTS,MODEL 2450,04000001,1.7.3b",
+	"k2280s": "KEITHLEY INSTRUMENTS,MODEL 2280S-32-6,4000001,1.02",
+	"dp800":  "RIGOL TECHNOLOGIES,DP832,DP8C000001,00.01.14",
+	"sdm":    "Siglent Technologies,SDM3065X,SDM36000001,3.01.01.10",
+}
+
+// Emulator answers SCPI on a pty like an instrument of its family: *IDN?,
+// *CLS, SYST:ERR?, the family's Init commands and its measurement queries
+// (channel 1 only; another channel queues -222 "Data out of range"). Anything
+// else is pushed onto the error queue as -113 "Undefined header" with no
+// reply, as the instruments do.
 type Emulator struct {
 	opts Options
+	fam  scpi.Family
 	pty  *ptyserve.Pair
 
 	mu     sync.Mutex
@@ -34,17 +52,27 @@ type Emulator struct {
 
 // New starts the emulator.
 func New(opts Options) (*Emulator, error) {
+	if opts.Family == "" {
+		opts.Family = "n6705"
+	}
+	fam, err := scpi.FamilyByName(opts.Family)
+	if err != nil {
+		return nil, fmt.Errorf("scpiemu: %w", err)
+	}
 	if opts.IDN == "" {
-		opts.IDN = "Keysight Technologies,N6705C,MY00000001,D.01.09"
+		opts.IDN = IDNs[fam.Name]
 	}
 	if opts.Current == 0 && opts.Voltage == 0 {
 		opts.Current, opts.Voltage = 0.0125, 5
+	}
+	if opts.Delay < 0 {
+		return nil, fmt.Errorf("scpiemu: delay %v is negative", opts.Delay)
 	}
 	pty, err := ptyserve.Open()
 	if err != nil {
 		return nil, fmt.Errorf("scpiemu: %w", err)
 	}
-	e := &Emulator{opts: opts, pty: pty}
+	e := &Emulator{opts: opts, fam: fam, pty: pty}
 	e.done.Add(1)
 	go e.serve()
 	return e, nil
@@ -79,41 +107,74 @@ func (e *Emulator) serve() {
 		}
 		e.mu.Lock()
 		e.lines++
-		reply, ok := e.answer(cmd)
+		reply, ok, meas := e.answer(cmd)
 		e.mu.Unlock()
-		if ok {
-			if _, err := e.pty.Master.Write([]byte(reply + "\n")); err != nil {
-				return
-			}
+		if !ok {
+			continue
+		}
+		if meas && e.opts.Delay > 0 {
+			time.Sleep(e.opts.Delay)
+		}
+		if _, err := e.pty.Master.Write([]byte(reply + "\n")); err != nil {
+			return
 		}
 	}
 }
 
-func (e *Emulator) answer(cmd string) (string, bool) {
+// answer returns cmd's reply, whether there is one, and whether cmd was a
+// measurement.
+func (e *Emulator) answer(cmd string) (reply string, ok, meas bool) {
 	u := strings.ToUpper(cmd)
-	switch {
-	case u == "*IDN?":
-		return e.opts.IDN, true
-	case u == "*CLS":
+	switch u {
+	case "*IDN?":
+		return e.opts.IDN, true, false
+	case "*CLS":
 		e.queue = nil
-		return "", false
-	case u == "SYST:ERR?" || u == "SYSTEM:ERROR?":
+		return "", false, false
+	case "SYST:ERR?", "SYSTEM:ERROR?":
 		if len(e.queue) == 0 {
-			return `+0,"No error"`, true
+			return `+0,"No error"`, true, false
 		}
 		r := e.queue[0]
 		e.queue = e.queue[1:]
-		return r, true
-	case strings.HasPrefix(u, "MEAS:CURR? (@") || strings.HasPrefix(u, "MEAS:VOLT? (@"):
-		if !strings.HasSuffix(u, "(@1)") {
+		return r, true, false
+	}
+	for _, c := range e.fam.Init {
+		if u == strings.ToUpper(c) {
+			return "", false, false
+		}
+	}
+	for _, m := range []struct {
+		tmpl string
+		x    float64
+	}{{e.fam.MeasCurr, e.opts.Current}, {e.fam.MeasVolt, e.opts.Voltage}} {
+		ch, hit := channel(u, m.tmpl)
+		switch {
+		case !hit:
+			continue
+		case ch != 1:
 			e.queue = append(e.queue, `-222,"Data out of range"`)
-			return "", false
+			return "", false, true
 		}
-		if strings.HasPrefix(u, "MEAS:CURR") {
-			return fmt.Sprintf("%+.5E", e.opts.Current), true
-		}
-		return fmt.Sprintf("%+.5E", e.opts.Voltage), true
+		return fmt.Sprintf("%+.5E", m.x), true, true
 	}
 	e.queue = append(e.queue, `-113,"Undefined header"`)
-	return "", false
+	return "", false, false
+}
+
+// channel matches an upper-cased command against a family template; a
+// template without %d is channel 1.
+func channel(u, tmpl string) (ch int, ok bool) {
+	if tmpl == "" {
+		return 0, false
+	}
+	pre, post, has := strings.Cut(strings.ToUpper(tmpl), "%D")
+	if !has {
+		return 1, u == pre
+	}
+	if len(u) <= len(pre)+len(post) || !strings.HasPrefix(u, pre) || !strings.HasSuffix(u, post) {
+		return 0, false
+	}
+	ch, err := strconv.Atoi(u[len(pre) : len(u)-len(post)])
+	return ch, err == nil
 }

@@ -1,0 +1,194 @@
+package scpi_test
+
+import (
+	"context"
+	"errors"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/idlewatt/idlewatt/meter"
+	"github.com/idlewatt/idlewatt/meter/scpi"
+	"github.com/idlewatt/idlewatt/meter/scpi/scpiemu"
+	"github.com/idlewatt/idlewatt/units"
+)
+
+// tally records a stream: samples and gaps must tile the indices from 0.
+type tally struct {
+	t       *testing.T
+	next    uint64
+	samples int
+	late    uint64 // samples in "late" gaps
+	lateN   int    // "late" gaps
+	other   int    // other gaps
+	marks   []meter.MarkEcho
+	i, v    float64
+}
+
+func (s *tally) at(start, n uint64) {
+	if start != s.next {
+		s.t.Errorf("index %d follows %d: samples and gaps must tile", start, s.next)
+	}
+	s.next = start + n
+}
+func (s *tally) Samples(b *meter.Block) error {
+	s.at(b.Start, uint64(b.Len()))
+	s.samples += b.Len()
+	s.i, s.v = float64(b.I[0]), float64(b.V[0])
+	return nil
+}
+func (s *tally) Gap(g meter.Gap) error {
+	s.at(g.Start, g.Count)
+	if g.Reason == "late" {
+		s.late += g.Count
+		s.lateN++
+	} else {
+		s.other++
+	}
+	return nil
+}
+func (s *tally) Mark(m meter.MarkEcho) error { s.marks = append(s.marks, m); return nil }
+func (*tally) Event(meter.Event) error       { return nil }
+
+// stream polls emu at rate for d and returns what arrived and the time
+// Stream ran.
+func stream(t *testing.T, emu *scpiemu.Emulator, opts scpi.Options, rate units.Hertz, d time.Duration) (*tally, *scpi.Instrument, time.Duration) {
+	t.Helper()
+	in, err := scpi.Open(emu.Path(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { in.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	s := &tally{t: t}
+	start := time.Now()
+	if err := in.Stream(ctx, meter.StreamConfig{Rate: rate}, s); err != nil {
+		t.Fatal(err)
+	}
+	return s, in, time.Since(start)
+}
+
+// TestPacedPolling: the driver polls once per period of the stream's rate,
+// not as fast as the instrument answers (the emulator answers thousands of
+// polls a second), and marks about once a second.
+func TestPacedPolling(t *testing.T) {
+	if testing.Short() {
+		t.Skip("live pty test")
+	}
+	emu, err := scpiemu.New(scpiemu.Options{})
+	if err != nil {
+		t.Skipf("no pty: %v", err)
+	}
+	defer emu.Close()
+	lines0 := emu.Lines()
+	s, in, ran := stream(t, emu, scpi.Options{}, 0, 2*time.Second) // the N6705's 50 Hz
+	periods := float64(s.next)
+	want := 50 * ran.Seconds()
+	t.Logf("%.2f s at 50 Hz: %d samples, %d late in %d gaps, %d other gaps, %d marks, %d lines",
+		ran.Seconds(), s.samples, s.late, s.lateN, s.other, len(s.marks), emu.Lines()-lines0)
+	// Indices follow the host clock, so their span is the elapsed periods
+	// however loaded the machine; most of them must be real samples.
+	if periods < 0.9*want || periods > want+2 || float64(s.samples) < 0.5*want || s.other != 0 {
+		t.Errorf("%v periods, %d samples in %.2f s, want ≈ %.0f", periods, s.samples, ran.Seconds(), want)
+	}
+	// Two queries a poll (current, voltage): back-to-back polling would
+	// send thousands.
+	if n := emu.Lines() - lines0; float64(n) > 2*want+10 {
+		t.Errorf("%d command lines for %.0f polls", n, want)
+	}
+	if math.Abs(s.i-0.0125) > 1e-12 || s.v != 5 {
+		t.Errorf("last reading %v A %v V", s.i, s.v)
+	}
+	if len(s.marks) < 1 || len(s.marks) > int(ran.Seconds())+2 {
+		t.Errorf("%d marks in %.2f s, want about one a second", len(s.marks), ran.Seconds())
+	}
+	for k, m := range s.marks {
+		if !m.Synthetic || m.HostRecv < m.HostSent || m.ID != uint32(k+1) {
+			t.Errorf("mark %d: %+v", k, m)
+		}
+		if k > 0 && m.HostRecv-s.marks[k-1].HostRecv < int64(time.Second) {
+			t.Errorf("marks %d and %d less than a second apart", k-1, k)
+		}
+	}
+	if st := in.Stats(); st.Frames != uint64(s.samples) || st.SamplesLost != s.late {
+		t.Errorf("stats %+v for %d samples, %d late", st, s.samples, s.late)
+	}
+}
+
+// TestLatePolls: an instrument slower than the asked rate (two 30 ms
+// queries a poll at 100 Hz) gives one sample per poll and gaps of exactly
+// the periods the polls overran.
+func TestLatePolls(t *testing.T) {
+	if testing.Short() {
+		t.Skip("live pty test")
+	}
+	emu, err := scpiemu.New(scpiemu.Options{Delay: 30 * time.Millisecond})
+	if err != nil {
+		t.Skipf("no pty: %v", err)
+	}
+	defer emu.Close()
+	s, _, ran := stream(t, emu, scpi.Options{}, 100, time.Second)
+	t.Logf("%.2f s at 100 Hz, 60 ms polls: %d samples, %d late in %d gaps", ran.Seconds(), s.samples, s.late, s.lateN)
+	if s.samples < 3 || s.lateN == 0 || s.late < uint64(3*s.samples) || s.other != 0 {
+		t.Errorf("%d samples, %d late in %d gaps: want about 6 periods per poll, 5 of them late", s.samples, s.late, s.lateN)
+	}
+	if want := 100 * ran.Seconds(); float64(s.next) < 0.9*want || float64(s.next) > want+2 {
+		t.Errorf("%d periods in %.2f s at 100 Hz", s.next, ran.Seconds())
+	}
+}
+
+// TestFamiliesOnEmulator: every family is detected from its *IDN? and
+// polled with its own commands, at up to its maximum rate.
+func TestFamiliesOnEmulator(t *testing.T) {
+	if testing.Short() {
+		t.Skip("live pty test")
+	}
+	for _, f := range scpi.Families {
+		t.Run(f.Name, func(t *testing.T) {
+			emu, err := scpiemu.New(scpiemu.Options{Family: f.Name, Current: 0.002, Voltage: 3.3})
+			if err != nil {
+				t.Skipf("no pty: %v", err)
+			}
+			defer emu.Close()
+			s, in, _ := stream(t, emu, scpi.Options{Voltage: 12}, units.Hertz(f.MaxRate), 300*time.Millisecond)
+			if in.Family().Name != f.Name || s.samples < 2 || s.other != 0 {
+				t.Fatalf("family %q, %d samples, %d failed polls", in.Family().Name, s.samples, s.other)
+			}
+			wantV := 3.3
+			if f.MeasVolt == "" {
+				wantV = 12 // current only: Options.Voltage
+			}
+			if math.Abs(s.i-0.002) > 1e-12 || s.v != wantV {
+				t.Errorf("%v A %v V, want 2 mA at %v V", s.i, s.v, wantV)
+			}
+			if err := in.Stream(context.Background(), meter.StreamConfig{Rate: units.Hertz(f.MaxRate) * 1.01}, s); !errors.Is(err, meter.ErrUnsupported) {
+				t.Errorf("above the maximum rate: %v", err)
+			}
+		})
+	}
+}
+
+func TestResolveConfig(t *testing.T) {
+	info := meter.Info{Rates: []units.Hertz{50, 100}}
+	for _, c := range []struct {
+		rate, want units.Hertz
+		ports      []int
+		ok         bool
+	}{
+		{0, 50, nil, true}, {100, 100, nil, true}, {0.5, 0.5, []int{1}, true},
+		{101, 0, nil, false}, {-1, 0, nil, false}, {units.Hertz(math.NaN()), 0, nil, false},
+		{1e-6, 0, nil, false}, {50, 0, []int{2}, false},
+	} {
+		got, err := scpi.ResolveConfig(info, meter.StreamConfig{Rate: c.rate, Ports: c.ports})
+		if (err == nil) != c.ok || (c.ok && got.Rate != c.want) {
+			t.Errorf("rate %v ports %v → %v, %v", c.rate, c.ports, got.Rate, err)
+		}
+		if err != nil && !errors.Is(err, meter.ErrUnsupported) {
+			t.Errorf("rate %v: %v is not ErrUnsupported", c.rate, err)
+		}
+	}
+	if _, err := scpi.ResolveConfig(meter.Info{Rates: []units.Hertz{50}}, meter.StreamConfig{}); err == nil {
+		t.Error("an info without a maximum rate resolved")
+	}
+}
