@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -58,6 +59,19 @@ UG4: 1.00
 IA: 56
 END
 `
+
+// WithVDD returns metadata with its VDD line set to mv: the regulator
+// set-point the emulated PPK2 reports, which a host that sets none uses.
+func WithVDD(metadata string, mv int) (string, error) {
+	lines := strings.SplitAfter(metadata, "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(l, "VDD:") {
+			lines[i] = fmt.Sprintf("VDD: %d\n", mv)
+			return strings.Join(lines, ""), nil
+		}
+	}
+	return "", fmt.Errorf("ppk2emu: metadata has no VDD line")
+}
 
 // Drop makes the emulator skip Count samples starting at sample At (the
 // counter still advances), as a USB overrun does.

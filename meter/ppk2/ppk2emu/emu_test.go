@@ -50,3 +50,17 @@ func TestCloseWithStalledHost(t *testing.T) {
 		t.Fatal("Close hung with a stalled host")
 	}
 }
+
+func TestWithVDD(t *testing.T) {
+	meta, err := WithVDD(DefaultMetadata, 3300)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := ppk2.ParseMetadata([]byte(meta), ppk2.NordicApp)
+	if err != nil || m.VDD != 3300 || m.HW != 9173 {
+		t.Fatalf("VDD %d HW %d (%v)", m.VDD, m.HW, err)
+	}
+	if _, err := WithVDD("HW: 1\nEND\n", 3300); err == nil {
+		t.Fatal("metadata without VDD accepted")
+	}
+}
