@@ -99,5 +99,5 @@ live "drift +500 ppm" 500 idle
 live "drift −500 ppm" -500 idle
 live "corrupt 1e-3" 0 idle --corrupt-rate 1e-3
 live "drop 1e-4" 0 idle --drop-rate 1e-4
-live "stall 1 s every 5 s" 0 idle --stall-every 5s --stall-for 1s
+live "stall 1 s every 5 s, 256 KiB hub buffer" 0 idle --stall-every 5s --stall-for 1s --buffer 262144
 live "unplug 1 s every 6 s (re-enumerate)" 0 idle --disconnect-every 6s --disconnect-for 1s --reenumerate

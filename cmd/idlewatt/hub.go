@@ -62,7 +62,7 @@ would have sent over D of streaming (every port, at --rate) to FILE, unpaced.`,
 	f.Duration("disconnect-for", 0, "… for this long (nothing sent or answered; the sample index keeps counting)")
 	f.Bool("reenumerate", false, "make disconnects real: close the pty and remove the path, then reappear at the same path")
 	f.String("symlink", "", "keep the pty's path as a symlink here (default: a new temporary directory)")
-	f.Int("buffer", 0, "hub output buffer in bytes (default 256 KiB); blocks that do not fit are lost with an OVERRUN")
+	f.Int("buffer", 0, "hub output buffer in bytes (default 1 MiB); blocks that do not fit are lost with an OVERRUN")
 	f.Float64("drift-ppm", 0, "emulator clock drift against the host, ppm")
 	f.Duration("offset", 0, "emulator clock offset against the host")
 	f.Bool("fast", false, "write the byte stream unpaced to --out and exit")

@@ -28,7 +28,7 @@
 //
 // A writer goroutine blocks on the pty while the host is not reading, as a
 // UART or USB endpoint holds off a real hub. The hub's queue (BufferBytes,
-// default 256 KiB) absorbs it; past that, whole sample blocks are dropped
+// default 1 MiB) absorbs it; past that, whole sample blocks are dropped
 // and reported by an OVERRUN EVENT. Nothing is cut mid-frame, so a slow host
 // sees exact gaps, never CRC errors.
 //

@@ -32,8 +32,10 @@ type Options struct {
 	// BufferBytes is the hub's output buffer: bytes queued but not yet
 	// taken by the link (the pty). During a stall, or while the host does
 	// not read, sample blocks that do not fit are lost whole and reported
-	// with an overrun EVENT — never cut mid-frame. Default 256 KiB, about
-	// 0.8 s of 4 ports × 2 rails at 10 kS/s.
+	// with an overrun EVENT — never cut mid-frame. Default 1 MiB, about
+	// 3 s of 4 ports × 2 rails at 10 kS/s: on a loaded host the pty (4 KiB
+	// of line discipline per reader wake-up) can fall that far behind, and
+	// the emulator should not be what loses data.
 	BufferBytes int
 	// Symlink is where the live emulator keeps a symlink to its pty, the
 	// Path clients open; it stays put while a re-enumerating disconnect
@@ -110,7 +112,7 @@ func (o *Options) validate() error {
 		return fmt.Errorf("hubemu: a stall/disconnect must be shorter than its period")
 	}
 	if o.BufferBytes == 0 {
-		o.BufferBytes = 256 << 10
+		o.BufferBytes = 1 << 20
 	}
 	if o.Tick == 0 {
 		o.Tick = 5 * time.Millisecond
