@@ -146,3 +146,21 @@ func TestEmulateBadOptions(t *testing.T) {
 		t.Logf("%v: %s", bad, strings.TrimSpace(e))
 	}
 }
+
+// TestSCPICurrentOnly: a current-only family (Siglent SDM) needs the rail's
+// voltage; with it, power is that voltage times the reading.
+func TestSCPICurrentOnly(t *testing.T) {
+	if testing.Short() {
+		t.Skip("live pty test")
+	}
+	path := startEmulate(t, "scpi", "emulate", "--family", "sdm", "--ma", "40")
+	dir := t.TempDir()
+	if code, e := runMsg(t, "record", "--meter", "scpi", "--port", path, "--duration", "1s", "--out", filepath.Join(dir, "x.iwcap")); code != 2 || !strings.Contains(e, "--voltage") {
+		t.Errorf("sdm without --voltage: exit %d, %s", code, e)
+	}
+	capPath := filepath.Join(dir, "sdm.iwcap")
+	recordOK(t, context.Background(), "--meter", "scpi", "--port", path, "--voltage", "12", "--rate", "20", "--duration", "500ms", "--out", capPath)
+	if c := readCapture(t, capPath); c.h.RateHz != 20 || c.samples < 5 || c.samples > 12 || !near(c.pMax, 0.48, 1e-6) || !near(c.pMin, 0.48, 1e-6) {
+		t.Errorf("sdm at %g Hz: %d samples, %v–%v W; want about 10 at 480 mW", c.h.RateHz, c.samples, c.pMin, c.pMax)
+	}
+}

@@ -108,7 +108,12 @@ func init() {
 			if err != nil {
 				return nil, err
 			}
-			return scpi.Open(path, opts)
+			in, err := scpi.Open(path, opts)
+			if err == nil && in.Family().MeasVolt == "" && opts.Voltage <= 0 {
+				in.Close()
+				return nil, usageErr("--port %s: the %s family measures current only: give the rail's voltage with --voltage (meter.voltage_v)", path, in.Family().Name)
+			}
+			return in, err
 		},
 		resolve: scpi.ResolveConfig,
 	})

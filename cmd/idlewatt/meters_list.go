@@ -3,9 +3,12 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+
+	"github.com/idlewatt/idlewatt/meter/scpi"
 )
 
 // meterDoc says how to connect one meter kind; docs/meters.md has the
@@ -26,7 +29,7 @@ var meterDocs = []meterDoc{
 		Options: []string{"--ports 1,2 (meter.ports)", "--rate (meter.rate): one the hub lists"},
 		Record:  "idlewatt record --meter hub --port /dev/ttyUSB0 --duration 10m --out hub.iwcap"},
 	{Kind: "ppk2", What: "Nordic Power Profiler Kit II: one channel, 100 kS/s, 200 nA–1 A, 8 logic inputs, DUT power",
-		Connect:   "--port /dev/ttyACM0 (USB 1915:c00a, CDC-ACM) or a raw device→host dump file (metadata through END, then sample words)",
+		Connect:   "--port /dev/ttyACM0 (USB 1915:c00a, CDC-ACM), a pty from `idlewatt ppk2 emulate [--ma X | --profile NAME]`, or a raw device→host dump file (metadata through END, then sample words)",
 		MaxRateHz: 100_000,
 		Options: []string{"--mode source|ampere (meter.mode; default source, a dump's own mode)",
 			"--supply-mv MV (meter.supply_mv): regulator 800–5000 mV in source mode (default the metadata's VDD); the external supply in ampere mode (required)",
@@ -46,10 +49,20 @@ var meterDocs = []meterDoc{
 			"--voltage V (meter.voltage_v): when the map has no voltage column", "--baud 115200 (meter.baud)"},
 		Record: "idlewatt record --meter line --port /dev/ttyUSB0 --columns millis,loadV,current_mA --rate 500 --duration 10m --out ina.iwcap"},
 	{Kind: "scpi", What: "SCPI bench instruments: Keysight N6705, Keithley 2450/2280S, Rigol DP800, Siglent SDM",
-		Connect: "--port /dev/ttyUSB0 (serial, \\n-terminated; *IDN? picks the family)", MaxRateHz: 150,
+		Connect: "--port /dev/ttyUSB0 (serial, \\n-terminated; *IDN? picks the family) or a pty from `idlewatt scpi emulate [--family F]`", MaxRateHz: 250,
 		Options: []string{"--family auto|n6705|k2450|k2280s|dp800|sdm (meter.family)", "--channel 1 (meter.channel)",
+			"--rate (meter.rate): polls/s, default–maximum per family: " + scpiRates(),
 			"--voltage V (meter.voltage_v): for current-only families (sdm)", "--baud 115200 (meter.baud)"},
 		Record: "idlewatt record --meter scpi --port /dev/ttyUSB0 --duration 10m --out bench.iwcap"},
+}
+
+// scpiRates lists each SCPI family's default and maximum polling rate.
+func scpiRates() string {
+	var s []string
+	for _, f := range scpi.Families {
+		s = append(s, fmt.Sprintf("%s %g–%g", f.Name, f.Rate, f.MaxRate))
+	}
+	return strings.Join(s, ", ")
 }
 
 func init() {
