@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -99,18 +98,24 @@ var summaryOf = map[string]*capSummary{}
 // near reports whether got is within rel of want (captures store float32).
 func near(got, want, rel float64) bool { return math.Abs(got-want) <= rel*math.Abs(want) }
 
-// runMsg runs the command line and returns its exit code and error text
-// (run's stderr is read before the error is written to it).
+// runMsg runs the command line and returns its exit code and error text.
 func runMsg(t *testing.T, args ...string) (int, string) {
 	t.Helper()
-	cfg = newTestConfig()
-	root := newRootCmd()
-	var o, e bytes.Buffer
-	root.SetOut(&o)
-	root.SetErr(&e)
-	root.SetArgs(args)
-	code := exitCode(root.ExecuteContext(context.Background()), &e)
-	return code, e.String()
+	_, e, code := run(t, context.Background(), args...)
+	return code, e
+}
+
+// wantUsage runs base followed by each of bad and expects exit 2 (bad
+// usage or input) every time; the messages go to the test log.
+func wantUsage(t *testing.T, base []string, bad [][]string) {
+	t.Helper()
+	for _, b := range bad {
+		code, e := runMsg(t, append(append([]string(nil), base...), b...)...)
+		if code != 2 {
+			t.Errorf("%v: exit %d, want 2 (%s)", b, code, e)
+		}
+		t.Logf("%v: %s", b, strings.TrimSpace(e))
+	}
 }
 
 // recordOK runs record and fails the test unless it exits 0.
@@ -248,21 +253,14 @@ func TestRecordLineMeter(t *testing.T) {
 		!near(c.pMax, 3.3*0.0012, 1e-6) || !near(c.pMin, 3.3*-0.000001, 1e-6) {
 		t.Errorf("currentranger: %d samples at %g Hz on %v, %v–%v W", c.samples, c.h.RateHz, c.h.Channels[0].Rail, c.pMin, c.pMax)
 	}
-	for _, bad := range [][]string{
+	wantUsage(t, []string{"record", "--meter", "line", "--port", "../../fixtures/linemeter/ina226.csv",
+		"--out", filepath.Join(dir, "bad.iwcap"), "--overwrite"}, [][]string{
 		{"--columns", "millis,loadV,current_mA"},                                // no --rate
 		{"--rate", "500"},                                                       // no --columns
 		{"--columns", "millis,loadV", "--rate", "500"},                          // no current column
 		{"--columns", "currentranger", "--rate", "500"},                         // no voltage
 		{"--columns", "millis,loadV,current_mA", "--rate", "5", "--ports", "2"}, // one port
-	} {
-		args := append([]string{"record", "--meter", "line", "--port", "../../fixtures/linemeter/ina226.csv",
-			"--out", filepath.Join(dir, "bad.iwcap"), "--overwrite"}, bad...)
-		code, e := runMsg(t, args...)
-		if code != 2 {
-			t.Errorf("%v: exit %d, want 2 (%s)", bad, code, e)
-		}
-		t.Logf("%v: %s", bad, strings.TrimSpace(e))
-	}
+	})
 }
 
 // TestRecordSCPI polls scpiemu (an N6705 whose channel 1 draws 12.5 mA at
@@ -314,7 +312,8 @@ func TestRecordSCPI(t *testing.T) {
 
 func TestRecordPPK2BadOptions(t *testing.T) {
 	dir := t.TempDir()
-	for _, bad := range [][]string{
+	wantUsage(t, []string{"record", "--meter", "ppk2", "--port", "../../fixtures/ppk2/vector.dump",
+		"--out", filepath.Join(dir, "bad.iwcap"), "--overwrite"}, [][]string{
 		{"--mode", "ampere"},    // no supply voltage
 		{"--mode", "voltmeter"}, // no such mode
 		{"--supply-mv", "9000"}, // beyond the regulator
@@ -322,15 +321,7 @@ func TestRecordPPK2BadOptions(t *testing.T) {
 		{"--ports", "2"},        // one port
 		{"--supply-mv", "lots"}, // not a number
 		{"--metadata", "guess"}, // no such behaviour
-	} {
-		args := append([]string{"record", "--meter", "ppk2", "--port", "../../fixtures/ppk2/vector.dump",
-			"--out", filepath.Join(dir, "bad.iwcap"), "--overwrite"}, bad...)
-		code, e := runMsg(t, args...)
-		if code != 2 {
-			t.Errorf("%v: exit %d, want 2 (%s)", bad, code, e)
-		}
-		t.Logf("%v: %s", bad, strings.TrimSpace(e))
-	}
+	})
 	// Ampere mode with the supply stated: power uses the stated voltage.
 	capPath := filepath.Join(dir, "amp.iwcap")
 	recordOK(t, context.Background(), "--meter", "ppk2", "--port", "../../fixtures/ppk2/vector.dump",
