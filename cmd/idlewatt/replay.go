@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"time"
 
@@ -219,6 +220,11 @@ func wlPrintResult(w io.Writer, r *replay.Result) {
 	if r.Timing != "afap" {
 		fmt.Fprintf(w, "lateness mean %.3f ms, p99 %.3f ms, max %.3f ms; drift %.3f ms (%.4f %% of %v)\n",
 			ms(r.Lateness.Mean), ms(r.Lateness.P99), ms(r.Lateness.Max), ms(r.Lateness.Drift), 100*r.Lateness.DriftFraction, r.TraceDuration.Round(time.Millisecond))
+	}
+	if n := len(r.PerSecond); n > 1 {
+		s := append([]int64(nil), r.PerSecond[:n-1]...) // the last second is partial
+		slices.Sort(s)
+		fmt.Fprintf(w, "IOPS per second over %d s: min %d, median %d, max %d (--json for the series)\n", len(s), s[0], s[len(s)/2], s[len(s)-1])
 	}
 	fmt.Fprintf(w, "CPU %.2f µs per op (user %v, sys %v)\n", float64(r.CPUPerOp())/1e3, r.CPUUser.Round(time.Millisecond), r.CPUSys.Round(time.Millisecond))
 	if r.Realigned > 0 || r.Wrapped > 0 {
