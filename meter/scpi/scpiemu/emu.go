@@ -153,13 +153,26 @@ func (e *Emulator) answer(cmd string) (reply string, ok, meas bool) {
 		case !hit:
 			continue
 		case ch != 1:
-			e.queue = append(e.queue, `-222,"Data out of range"`)
+			e.push(`-222,"Data out of range"`)
 			return "", false, true
 		}
 		return fmt.Sprintf("%+.5E", m.x), true, true
 	}
-	e.queue = append(e.queue, `-113,"Undefined header"`)
+	e.push(`-113,"Undefined header"`)
 	return "", false, false
+}
+
+// queueLen is the error queue's depth; like the instruments', a full queue
+// keeps its oldest entries and ends with -350 "Queue overflow".
+const queueLen = 16
+
+func (e *Emulator) push(msg string) {
+	switch {
+	case len(e.queue) < queueLen:
+		e.queue = append(e.queue, msg)
+	default:
+		e.queue[queueLen-1] = `-350,"Queue overflow"`
+	}
 }
 
 // channel matches an upper-cased command against a family template; a
