@@ -104,12 +104,12 @@ func runRecord(cmd *cobra.Command, args []string) error {
 	if dur < 0 {
 		return usageErr("%s: %v is negative", where(cmd, "duration", "record.duration"), dur)
 	}
-	rate, err := optFloat(cmd, "rate", "meter.rate")
+	rate, err := optFloat(cmd, "rate", "meter.rate_hz")
 	if err != nil {
 		return err
 	}
 	if rate < 0 {
-		return usageErr("%s: %g Hz is negative", where(cmd, "rate", "meter.rate"), rate)
+		return usageErr("%s: %g Hz is negative", where(cmd, "rate", "meter.rate_hz"), rate)
 	}
 	ports, err := parsePorts(optString(cmd, "ports", "meter.ports"))
 	if err != nil {
