@@ -37,6 +37,7 @@ data first for read patterns, as fio lays out its files).`,
 		f.String("events", "", "write every I/O as CSV to this file")
 		f.Int("rt-priority", 0, "run the issuing thread SCHED_FIFO at this priority (1-99; needs CAP_SYS_NICE)")
 		f.Bool("json", false, "print the result as JSON")
+		f.String("chart", "", "draw the per-second IOPS series (the consistency chart) to this .png or .svg")
 		return c
 	})
 }

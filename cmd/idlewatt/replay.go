@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/idlewatt/idlewatt/analysis/chart"
 	"io"
 	"os"
 	"slices"
@@ -186,6 +187,11 @@ func wlRun(cmd *cobra.Command, cfg replay.Config, src trace.Reader, tgt *target.
 		}
 	}
 	res, err := replay.Run(cmd.Context(), cfg, src, tgt, onEvent)
+	if p := optString(cmd, "chart", ""); p != "" && len(res.PerSecond) > 0 {
+		if cerr := iopsChart(p, tgt.Path(), res); cerr != nil {
+			fmt.Fprintf(cmd.ErrOrStderr(), "warning: IOPS chart: %v\n", cerr)
+		}
+	}
 	if err != nil && cmd.Context().Err() == nil {
 		if errors.Is(err, replay.ErrBeyondTarget) || errors.Is(err, replay.ErrBadOp) || errors.Is(err, trace.ErrSyntax) {
 			return inputErr(err)
@@ -233,3 +239,20 @@ func wlPrintResult(w io.Writer, r *replay.Result) {
 }
 
 func ms(d time.Duration) float64 { return float64(d) / 1e6 }
+
+// iopsChart draws the per-second IOPS series (the consistency chart).
+func iopsChart(path, name string, res replay.Result) error {
+	s := chart.IOPSSeries{Name: name}
+	for i, n := range res.PerSecond {
+		s.T = append(s.T, float64(i))
+		s.IOPS = append(s.IOPS, float64(n))
+	}
+	fig, err := chart.IOPSConsistency([]chart.IOPSSeries{s}, chart.IOPSOpts{
+		Title:    "Performance consistency: IOPS per second",
+		Subtitle: fmt.Sprintf("%s, QD %d, %s", name, res.QD, res.Timing),
+	})
+	if err != nil {
+		return err
+	}
+	return fig.Save(path)
+}
