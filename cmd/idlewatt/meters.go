@@ -98,7 +98,7 @@ func init() {
 		resolve: func(info meter.Info, cfg meter.StreamConfig) (meter.StreamConfig, error) {
 			cfg, err := linemeter.ResolveConfig(info, cfg)
 			if err != nil && cfg.Rate <= 0 {
-				err = fmt.Errorf("%w: give --rate (config key meter.rate)", err)
+				err = fmt.Errorf("%w: give --rate (config key meter.rate_hz)", err)
 			}
 			return cfg, err
 		}})

@@ -242,7 +242,7 @@ func TestRecordLineMeter(t *testing.T) {
 	}
 	// The config file can carry the map: the alias linemeter, meter.columns.
 	conf := filepath.Join(dir, "c.yaml")
-	if err := os.WriteFile(conf, []byte("meter:\n  columns: currentranger\n  voltage_v: 3.3\n  rate: 700\n"), 0o644); err != nil {
+	if err := os.WriteFile(conf, []byte("meter:\n  columns: currentranger\n  voltage_v: 3.3\n  rate_hz: 700\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	capPath = filepath.Join(dir, "cr.iwcap")
