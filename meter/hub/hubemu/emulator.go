@@ -3,6 +3,7 @@ package hubemu
 import (
 	"bufio"
 	"fmt"
+	"github.com/idlewatt/idlewatt/internal/ptyserve"
 	"io"
 	"os"
 	"path/filepath"
@@ -198,10 +199,11 @@ func (e *Emulator) Unplugs() int {
 
 // plug opens a new pty and points the symlink at it. e.mu is held.
 func (e *Emulator) plug() error {
-	m, s, err := openPTY()
+	pair, err := ptyserve.Open()
 	if err != nil {
 		return err
 	}
+	m, s := pair.Master, pair.Slave
 	tmp := e.link + ".new"
 	os.Remove(tmp)
 	if err := os.Symlink(s.Name(), tmp); err != nil {
