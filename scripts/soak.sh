@@ -77,7 +77,7 @@ rec=
 kill "$emu" 2>/dev/null || true
 else
   rc=0
-  grep -q '"stopped":"duration"' "$out/record.json" || rc=1
+  [ "$(jq -r .stopped "$out/record.json")" = duration ] || rc=1
 fi
 
 verdict=0
