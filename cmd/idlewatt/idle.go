@@ -37,6 +37,7 @@ long --measure windows: fuel gauges update every few seconds to a minute).`,
 		f.Duration("measure", 10*time.Second, "measurement window per policy")
 		f.String("meter", "", "meter kind (overrides meter.kind)")
 		f.String("port", "", "meter port (overrides meter.port)")
+		f.String("sysfs-root", "", "sysfs tree whose SATA hosts get the policies (overrides sysfs_root; default /sys)")
 		addMeasureFlags(c)
 		return c
 	})
@@ -61,6 +62,9 @@ func runIdle(cmd *cobra.Command, _ []string) error {
 	}
 	if p := optString(cmd, "port", ""); p != "" {
 		rc.Meter.Port = p
+	}
+	if s := optString(cmd, "sysfs-root", ""); s != "" {
+		rc.SysfsRoot = s
 	}
 	user, err := configProfiles()
 	if err != nil {
