@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // faultFS fails writes (and optionally reads) of chosen hosts' policy files
@@ -241,6 +242,16 @@ func TestRestoreOnSignal(t *testing.T) {
 	<-g.Restored()
 	if got := readPolicyFile(t, root, "host0"); got != "min_power" {
 		t.Errorf("after SIGHUP: %q", got)
+	}
+	// Both SIGHUPs (ours and the guard's re-sent one) must reach ch before
+	// it is unregistered: a re-sent signal arriving after that would take
+	// the default action and end the test binary.
+	for n := 0; n < 2; n++ {
+		select {
+		case <-ch:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("SIGHUP %d of 2 never arrived: the guard did not re-send the signal", n+1)
+		}
 	}
 }
 
