@@ -19,9 +19,41 @@ type Family struct {
 	// another; MaxRate is the most it may ask for: what one poll's
 	// measurement and query round trips allow with the family's Init.
 	Rate, MaxRate float64
+	// Array is the family's buffered acquisition (Options.Array); a zero
+	// Fetch means it has none.
+	Array ArrayMode
 }
 
-// Families are the defaults, from the instruments' manuals. The rates:
+// ArrayMode holds the commands of a family's buffered acquisition: Setup
+// once at open, then per fetch Arm and Fetch, whose reply is Points
+// readings taken Tint apart. Placeholders: {ch} the channel, {tint} the
+// interval in seconds, {points} the count.
+type ArrayMode struct {
+	Setup []string // sent once at open, each checked against the error queue
+	// Interval reads back the interval the instrument set (it rounds to
+	// its timebase); "" trusts the request.
+	Interval string
+	Arm      []string // sent before each Fetch without checks; the first starts the acquisition
+	Fetch    string   // query answering the readings
+	Binary   string   // selects float32 big-endian definite-length blocks; "" = ASCII only
+	ASCII    string   // selects ASCII replies
+	// Points and Tint (s) are the defaults; MaxPoints and MinTint the
+	// limits the driver asks for at most.
+	Points, MaxPoints int
+	Tint, MinTint     float64
+}
+
+// Families are the defaults, from the instruments' manuals. Array modes:
+//
+//   - n6705: MEAS:ARR:CURR? acquires SENS:SWE:POIN points SENS:SWE:TINT
+//     apart and answers them; FORM REAL makes the reply a float32 block.
+//     4096 points of 20.48 µs (84 ms) a fetch by default.
+//   - k2280s: :INIT fills the 2500-point trace buffer, *WAI holds the
+//     fetch until it is full, :TRAC:DATA? "READ" answers it. The interval
+//     command (:SENS:CURR:APER) is our reading of the manual: override it
+//     if your firmware differs.
+//
+// The polling rates:
 //
 //   - n6705: a default MEAS averages 1024 points of 20.48 µs (21 ms), so
 //     50/s; 100/s with fewer points (SENS:SWE:POIN in an Init override).
@@ -31,10 +63,16 @@ type Family struct {
 //   - dp800: the readback updates every few tens of ms: 20/s; at most 50/s.
 //   - sdm: about 150 readings/s at its fast rate, no faster.
 var Families = []Family{
-	{Name: "n6705", Match: []string{"n6705"}, MeasCurr: "MEAS:CURR? (@%d)", MeasVolt: "MEAS:VOLT? (@%d)", Rate: 50, MaxRate: 100},
+	{Name: "n6705", Match: []string{"n6705"}, MeasCurr: "MEAS:CURR? (@%d)", MeasVolt: "MEAS:VOLT? (@%d)", Rate: 50, MaxRate: 100,
+		Array: ArrayMode{Setup: []string{"SENS:SWE:TINT {tint},(@{ch})", "SENS:SWE:POIN {points},(@{ch})"},
+			Interval: "SENS:SWE:TINT? (@{ch})", Fetch: "MEAS:ARR:CURR? (@{ch})", Binary: "FORM REAL", ASCII: "FORM ASC",
+			Points: 4096, MaxPoints: 4096, Tint: 20.48e-6, MinTint: 5.12e-6}},
 	{Name: "k2450", Match: []string{"model 2450", "2450"}, Init: []string{":SENS:FUNC \"CURR\"", ":SENS:CURR:NPLC 0.1"},
 		MeasCurr: ":MEAS:CURR?", MeasVolt: ":MEAS:VOLT?", Rate: 100, MaxRate: 250},
-	{Name: "k2280s", Match: []string{"2280s"}, MeasCurr: "measure:current?", MeasVolt: "measure:voltage?", Rate: 100, MaxRate: 200},
+	{Name: "k2280s", Match: []string{"2280s"}, MeasCurr: "measure:current?", MeasVolt: "measure:voltage?", Rate: 100, MaxRate: 200,
+		Array: ArrayMode{Setup: []string{":TRAC:POIN {points}", ":TRAC:FEED:CONT NEXT", ":SENS:CURR:APER {tint}"},
+			Interval: ":SENS:CURR:APER?", Arm: []string{":TRAC:CLE", ":INIT", "*WAI"}, Fetch: `:TRAC:DATA? "READ"`,
+			Points: 2500, MaxPoints: 2500, Tint: 1e-3, MinTint: 1e-4}},
 	{Name: "dp800", Match: []string{"dp8"}, MeasCurr: ":MEAS:CURR? CH%d", MeasVolt: ":MEAS:VOLT? CH%d", Rate: 20, MaxRate: 50},
 	{Name: "sdm", Match: []string{"sdm"}, MeasCurr: "MEASure:CURRent:DC?", Rate: 150, MaxRate: 150},
 }

@@ -23,7 +23,15 @@ type Options struct {
 	Channel  int           // instrument output channel; default 1
 	Baud     uint32        // default 115200
 	Timeout  time.Duration // per query; default 1 s
-	Voltage  units.Volts   // used when the family measures current only
+	Voltage  units.Volts   // used when the family measures current only (array mode: for every sample)
+	// Array fetches buffered arrays (the family's ArrayMode) instead of
+	// polling: ArrayPoints readings ArrayInterval apart per fetch (defaults
+	// the family's), as float32 blocks with ArrayBinary. The instrument's
+	// read-back interval sets the stream's rate.
+	Array         bool
+	ArrayPoints   int
+	ArrayInterval time.Duration
+	ArrayBinary   bool
 }
 
 // Instrument is a SCPI instrument polled as a meter.
@@ -35,6 +43,8 @@ type Instrument struct {
 	idn    string
 	fam    Family
 	opts   Options
+	arr    *arrayState // set up at open in array mode
+	owedNL bool        // a block's newline has not been read yet
 
 	mu    sync.Mutex
 	stats meter.Stats
@@ -102,6 +112,7 @@ func New(rw io.ReadWriter, opts Options) (*Instrument, error) {
 		if o.MaxRate > 0 {
 			in.fam.MaxRate = o.MaxRate
 		}
+		in.fam.Array = mergeArray(in.fam.Array, o.Array)
 	}
 	if in.fam.Rate <= 0 || in.fam.MaxRate < in.fam.Rate {
 		return nil, fmt.Errorf("scpi: family %s: polling rate %g/s above its maximum %g/s", in.fam.Name, in.fam.Rate, in.fam.MaxRate)
@@ -111,6 +122,11 @@ func New(rw io.ReadWriter, opts Options) (*Instrument, error) {
 	}
 	for _, c := range in.fam.Init {
 		if err := in.Command(c); err != nil {
+			return nil, err
+		}
+	}
+	if opts.Array {
+		if err := in.setupArray(); err != nil {
 			return nil, err
 		}
 	}
@@ -137,14 +153,32 @@ func (in *Instrument) Query(cmd string) (string, error) {
 		_ = d.SetReadDeadline(time.Now().Add(in.opts.Timeout))
 		defer d.SetReadDeadline(time.Time{})
 	}
+	in.skipNL()
 	line, err := in.br.ReadString('\n')
 	if err != nil {
-		if errors.Is(err, os.ErrDeadlineExceeded) {
-			return "", fmt.Errorf("%q: no reply within %v", cmd, in.opts.Timeout)
-		}
-		return "", err
+		return "", fmt.Errorf("%q: %w", cmd, noReply(err, in.opts.Timeout))
 	}
 	return strings.TrimRight(line, "\r\n"), nil
+}
+
+// skipNL reads the newline a binary block still owes, if it came.
+func (in *Instrument) skipNL() {
+	for in.owedNL && in.br.Buffered() > 0 {
+		c, _ := in.br.ReadByte()
+		if c == '\n' {
+			in.owedNL = false
+		} else if c != '\r' {
+			in.br.UnreadByte()
+			in.owedNL = false
+		}
+	}
+}
+
+func noReply(err error, wait time.Duration) error {
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		return fmt.Errorf("no reply within %v", wait)
+	}
+	return err
 }
 
 // Command sends a command that has no reply and then checks the error
@@ -208,11 +242,23 @@ func (in *Instrument) measure(tmpl string) (x float64, sent, recv int64, err err
 
 // Info implements meter.Meter. Rates are the family's nominal and maximum
 // polling rates: any rate up to the maximum can be streamed.
+//
+// In array mode Rates are the read-back interval's rate and the family's
+// fastest, and Capabilities holds "array".
 func (in *Instrument) Info() meter.Info {
-	return meter.Info{Kind: "scpi", Model: in.idn, Serial: in.name, Ports: 1,
+	info := meter.Info{Kind: "scpi", Model: in.idn, Serial: in.name, Ports: 1,
 		Channels: []meter.Channel{{Port: 1, Rail: meter.RailOther}},
 		Rates:    []units.Hertz{units.Hertz(in.fam.Rate), units.Hertz(in.fam.MaxRate)}}
+	if in.arr != nil {
+		info.Rates = []units.Hertz{units.Hertz(1 / in.arr.tint), units.Hertz(1 / min(in.fam.Array.MinTint, in.arr.tint))}
+		info.Capabilities = []string{CapArray}
+	}
+	return info
 }
+
+// CapArray in Info().Capabilities says the instrument streams buffered
+// arrays.
+const CapArray = "array"
 
 // Stats implements meter.Meter: Frames counts good polls, SamplesLost
 // failed and missed ones.

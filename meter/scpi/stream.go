@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/idlewatt/idlewatt/meter"
@@ -28,6 +29,9 @@ func (in *Instrument) Stream(ctx context.Context, cfg meter.StreamConfig, sink m
 	cfg, err := ResolveConfig(in.Info(), cfg)
 	if err != nil {
 		return err
+	}
+	if in.arr != nil {
+		return in.streamArray(ctx, sink)
 	}
 	period := time.Duration(float64(time.Second) / float64(cfg.Rate))
 	tick := time.NewTicker(period)
@@ -103,14 +107,19 @@ func (in *Instrument) tally(good, lost uint64) {
 }
 
 // ResolveConfig sets cfg's rate to the family's polling rate (info.Rates[0])
-// unless it asks for one up to the family's maximum (info.Rates[1]). Only
-// port 1 exists.
+// unless it asks for one up to the family's maximum (info.Rates[1]). In
+// array mode (CapArray) the interval set at open is the rate, whatever cfg
+// asks up to the maximum (the request was rounded to the instrument's
+// timebase there). Only port 1 exists.
 func ResolveConfig(info meter.Info, cfg meter.StreamConfig) (meter.StreamConfig, error) {
 	if len(info.Rates) < 2 || info.Rates[0] <= 0 || info.Rates[1] < info.Rates[0] {
 		return cfg, fmt.Errorf("scpi: %w: no nominal and maximum polling rates", meter.ErrProtocol)
 	}
 	nominal, most := info.Rates[0], info.Rates[1]
+	array := slices.Contains(info.Capabilities, CapArray)
 	switch r := float64(cfg.Rate); {
+	case array && r >= 0 && r <= float64(most):
+		cfg.Rate = nominal
 	case r == 0:
 		cfg.Rate = nominal
 	case r < 0 || math.IsNaN(r) || math.IsInf(r, 0) || r > float64(most):

@@ -22,6 +22,13 @@ type Options struct {
 	// Delay is waited before each measurement reply, as an instrument's
 	// integration time; 0 answers at once.
 	Delay time.Duration
+	// Array mode (the family's scpi.ArrayMode): Noise is the readings'
+	// Gaussian noise (A rms, from Seed); FetchDelay is added to each array
+	// reply after its acquisition (points × interval), as an instrument's
+	// processing and transfer time.
+	Noise      float64
+	FetchDelay time.Duration
+	Seed       int64
 }
 
 // IDNs are example *IDN? replies, one per family; each detects as its own.
@@ -43,11 +50,19 @@ type Emulator struct {
 	fam  scpi.Family
 	pty  *ptyserve.Pair
 
-	mu     sync.Mutex
-	queue  []string
-	lines  int
-	done   sync.WaitGroup
-	closed sync.Once
+	mu    sync.Mutex
+	queue []string
+	lines int
+	wait  time.Duration // before the current reply (an array's acquisition)
+	// array mode
+	arrCmds  []arrayCmd
+	tint     float64 // s
+	points   int
+	binary   bool
+	acqStart time.Time
+	rng      interface{ NormFloat64() float64 }
+	done     sync.WaitGroup
+	closed   sync.Once
 }
 
 // New starts the emulator.
@@ -65,14 +80,15 @@ func New(opts Options) (*Emulator, error) {
 	if opts.Current == 0 && opts.Voltage == 0 {
 		opts.Current, opts.Voltage = 0.0125, 5
 	}
-	if opts.Delay < 0 {
-		return nil, fmt.Errorf("scpiemu: delay %v is negative", opts.Delay)
+	if opts.Delay < 0 || opts.FetchDelay < 0 || opts.Noise < 0 {
+		return nil, fmt.Errorf("scpiemu: delay %v, fetch delay %v or noise %g is negative", opts.Delay, opts.FetchDelay, opts.Noise)
 	}
 	pty, err := ptyserve.Open()
 	if err != nil {
 		return nil, fmt.Errorf("scpiemu: %w", err)
 	}
 	e := &Emulator{opts: opts, fam: fam, pty: pty}
+	e.initArray()
 	e.done.Add(1)
 	go e.serve()
 	return e, nil
@@ -107,13 +123,18 @@ func (e *Emulator) serve() {
 		}
 		e.mu.Lock()
 		e.lines++
+		e.wait = 0
 		reply, ok, meas := e.answer(cmd)
+		wait := e.wait
 		e.mu.Unlock()
 		if !ok {
 			continue
 		}
-		if meas && e.opts.Delay > 0 {
-			time.Sleep(e.opts.Delay)
+		if meas && wait == 0 {
+			wait = e.opts.Delay
+		}
+		if wait > 0 {
+			time.Sleep(wait)
 		}
 		if _, err := e.pty.Master.Write([]byte(reply + "\n")); err != nil {
 			return
@@ -144,6 +165,9 @@ func (e *Emulator) answer(cmd string) (reply string, ok, meas bool) {
 			return "", false, false
 		}
 	}
+	if reply, ok, meas, handled := e.answerArray(u); handled {
+		return reply, ok, meas
+	}
 	for _, m := range []struct {
 		tmpl string
 		x    float64
@@ -160,6 +184,13 @@ func (e *Emulator) answer(cmd string) (reply string, ok, meas bool) {
 	}
 	e.push(`-113,"Undefined header"`)
 	return "", false, false
+}
+
+// initArray sets the array mode's matchers and the family's defaults.
+func (e *Emulator) initArray() {
+	e.arrCmds = compileArray(e.fam.Array)
+	e.tint, e.points = e.fam.Array.Tint, e.fam.Array.Points
+	e.rng = newRand(e.opts.Seed)
 }
 
 // queueLen is the error queue's depth; like the instruments', a full queue
