@@ -47,7 +47,7 @@ var meterAliases = map[string]string{"linemeter": "line"}
 // meter (flags from addMeterFlags, resolved by readMeterOptions). Each kind
 // reads only its own; JSON names match the config keys under meter.
 type meterOptions struct {
-	Mode     string        `json:"mode,omitempty"`      // ppk2: ampere|source ("" = source; a dump's own mode)
+	Mode     string        `json:"mode,omitempty"`      // ppk2: ampere|source ("" = source; a dump's own mode); scpi: poll|array|array-binary
 	SupplyMV int           `json:"supply_mv,omitempty"` // ppk2: regulator (source) or external supply (ampere)
 	Metadata string        `json:"metadata,omitempty"`  // ppk2: nordic|zero-r-only
 	NoSpike  bool          `json:"no_spike_filter,omitempty"`
@@ -175,6 +175,18 @@ func scpiOptions(o meterOptions) (scpi.Options, error) {
 	if o.Baud < 0 || o.Channel < 0 || o.Voltage < 0 {
 		return opts, usageErr("--baud, --channel and --voltage must not be negative")
 	}
+	switch strings.ToLower(o.Mode) {
+	case "", "poll":
+	case "array", "array-binary":
+		// --rate asks for the array's sample interval; the instrument's
+		// rounding of it becomes the stream's rate.
+		opts.Array, opts.ArrayBinary = true, strings.EqualFold(o.Mode, "array-binary")
+		if o.Rate > 0 {
+			opts.ArrayInterval = time.Duration(float64(time.Second) / o.Rate)
+		}
+	default:
+		return opts, usageErr("--mode (meter.mode) %q: a SCPI instrument is polled (poll) or fetched in buffered arrays (array, array-binary)", o.Mode)
+	}
 	if f := strings.ToLower(o.Family); f != "" && f != "auto" {
 		if _, err := scpi.FamilyByName(f); err != nil {
 			var names []string
@@ -211,7 +223,7 @@ func meterKindNames() string {
 
 // addMeterFlags adds the kind-specific flags of commands that open a meter.
 func addMeterFlags(f *pflag.FlagSet) {
-	f.String("mode", "", "ppk2: ampere|source (default source; a dump's own mode)")
+	f.String("mode", "", "ppk2: ampere|source (default source; a dump's own mode); scpi: poll|array|array-binary (default poll)")
 	f.Int("supply-mv", 0, "ppk2: regulator set-point in source mode (default the metadata's VDD); the external supply in ampere mode (required)")
 	f.String("metadata", "nordic", "ppk2: how missing calibration values are read: nordic (Nordic's app) or zero-r-only")
 	f.Bool("no-spike-filter", false, "ppk2: keep the samples at a range switch as measured")
