@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -129,6 +130,11 @@ func runMeasure(cmd *cobra.Command, rc rig.Config, plan rig.Plan) error {
 		}
 	}
 	if err != nil {
+		if cmd.Context().Err() != nil {
+			// Ctrl-C or SIGTERM: say so, not "context canceled".
+			return failErr("interrupted (%v); the policy was restored and what was recorded is in %s",
+				context.Cause(cmd.Context()), out)
+		}
 		if res == nil {
 			return failErr("%v", err)
 		}

@@ -213,10 +213,20 @@ func runRecord(cmd *cobra.Command, args []string) error {
 	if werr != nil {
 		return failErr("record: %v", werr)
 	}
+	// A signal is how an open-ended recording (--duration 0) ends; one that
+	// cuts a timed recording short is a failure to record what was asked.
+	var short error
+	if res.Stopped == "interrupted" && dur > 0 {
+		short = failErr("record: interrupted after %.1f s of %v (%v); %s is complete up to then",
+			res.ElapsedS, dur, context.Cause(cmd.Context()), out)
+	}
 	if optBool(cmd, "json", "") {
 		enc := json.NewEncoder(cmd.OutOrStdout())
 		enc.SetIndent("", "  ")
-		return enc.Encode(res)
+		if err := enc.Encode(res); err != nil {
+			return err
+		}
+		return short
 	}
 	fmt.Fprintf(cmd.OutOrStdout(), "%s: %d samples on %d channels at %g Hz in %.1f s (%s); %d gaps (%d samples lost), %d CRC errors, %d marks",
 		out, res.Samples, res.Channels, res.RateHz, res.ElapsedS, res.Stopped, res.Gaps, res.Lost, res.CRCErrors, res.Marks)
@@ -224,7 +234,7 @@ func runRecord(cmd *cobra.Command, args []string) error {
 		fmt.Fprintf(cmd.OutOrStdout(), "; meter disconnected %d× (%.1f s in all), reconnected", res.Disconnects, res.DownS)
 	}
 	fmt.Fprintln(cmd.OutOrStdout())
-	return nil
+	return short
 }
 
 // recordTicker sends a clock mark, records link stats and shows progress

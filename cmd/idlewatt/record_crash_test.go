@@ -269,14 +269,14 @@ func TestRecordSIGTERMClosesCapture(t *testing.T) {
 	if err := c.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	// record treats SIGINT/SIGTERM as the way to stop a recording (it is how
-	// --duration 0 ends), so it closes the capture and exits 0, saying so.
+	// A signal that cuts a timed recording short closes the capture and
+	// exits 1, saying so (with --duration 0 a signal is the normal end: 0).
 	code := c.wait(t, 15*time.Second)
-	if code != 0 {
-		t.Fatalf("record after SIGTERM: exit %d, stderr:\n%s", code, c.stderr.String())
+	if code != exitFailure {
+		t.Fatalf("record after SIGTERM: exit %d, want 1; stderr:\n%s", code, c.stderr.String())
 	}
-	if !strings.Contains(c.stdout.String(), "(interrupted)") {
-		t.Errorf("record after SIGTERM does not say it was interrupted: %q", c.stdout.String())
+	if !strings.Contains(c.stdout.String(), "(interrupted)") || !strings.Contains(c.stderr.String(), "interrupted after") {
+		t.Errorf("record after SIGTERM does not say it was interrupted: stdout %q stderr %q", c.stdout.String(), c.stderr.String())
 	}
 	ct := readTail(t, path)
 	if !ct.complete || ct.stop != nil || ct.samples == 0 {

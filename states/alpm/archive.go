@@ -81,6 +81,17 @@ func ExtractTreeArchive(r io.Reader, dir string) error {
 	if err != nil {
 		return err
 	}
+	// Every write goes through an os.Root: a link in the archive can point
+	// anywhere inside the tree, and a later entry written through it must not
+	// land outside (a link under another link could otherwise escape).
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
 	lines := strings.SplitAfter(string(data), "\n")
 	var cur string // file being filled
 	var content strings.Builder
@@ -88,11 +99,11 @@ func ExtractTreeArchive(r io.Reader, dir string) error {
 		if cur == "" {
 			return nil
 		}
-		p := filepath.Join(dir, filepath.FromSlash(cur))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		p := filepath.FromSlash(cur)
+		if err := root.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			return err
 		}
-		err := os.WriteFile(p, []byte(content.String()), 0o644)
+		err := root.WriteFile(p, []byte(content.String()), 0o644)
 		cur = ""
 		content.Reset()
 		return err
@@ -121,11 +132,11 @@ func ExtractTreeArchive(r io.Reader, dir string) error {
 				!localPath(path.Join(path.Dir(name), target)) {
 				return fmt.Errorf("line %d: want \"link NAME -> RELATIVE-TARGET\" inside the tree, got %q", n+1, rest)
 			}
-			p := filepath.Join(dir, filepath.FromSlash(name))
-			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			p := filepath.FromSlash(name)
+			if err := root.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 				return err
 			}
-			if err := os.Symlink(filepath.FromSlash(target), p); err != nil {
+			if err := root.Symlink(filepath.FromSlash(target), p); err != nil {
 				return err
 			}
 		default:

@@ -11,12 +11,8 @@ import (
 // checked lexically against the link's own name, but a link whose parent
 // is itself a link lives somewhere else, so a chain of two links can point
 // outside dir; a file written through it lands outside (issue 8 item 7).
-// Known bug: set IDLEWATT_KNOWN_BUGS=1 to run until ExtractTreeArchive
-// writes through an os.Root (docs/reliability.md, "Known problems").
+// ExtractTreeArchive writes through an os.Root, which confines them.
 func TestExtractTreeArchiveStaysInsideThroughSymlinks(t *testing.T) {
-	if os.Getenv("IDLEWATT_KNOWN_BUGS") == "" {
-		t.Skip("known bug: ExtractTreeArchive follows a symlinked parent out of dir (set IDLEWATT_KNOWN_BUGS=1)")
-	}
 	base := t.TempDir()
 	dir := filepath.Join(base, "tree")
 	outside := filepath.Join(base, "x")
