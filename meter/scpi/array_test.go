@@ -17,7 +17,7 @@ import (
 // arrays records an array-mode stream: each fetch's samples, the gaps
 // between them, and every value.
 type arrays struct {
-	t       *testing.T
+	t       testing.TB
 	next    uint64
 	blocks  []meter.Block // Start and length only
 	fetch   []meter.Gap
@@ -250,5 +250,57 @@ func TestResolveConfigArray(t *testing.T) {
 		if (err == nil) != c.ok || (c.ok && got.Rate != 48828.125) {
 			t.Errorf("rate %v → %v, %v", c.rate, got.Rate, err)
 		}
+	}
+}
+
+// countSink cancels the stream after n arrays.
+type countSink struct {
+	arrays
+	want   int
+	cancel func()
+}
+
+func (s *countSink) Samples(b *meter.Block) error {
+	s.arrays.Samples(b)
+	if len(s.blocks) >= s.want {
+		s.cancel()
+	}
+	return nil
+}
+
+// BenchmarkArrayStream: the N6705's default array (4096 × 20.48 µs, 84 ms)
+// from the emulator with no fetch delay, so the dead time is the host's:
+// the reply's transfer over the pty, its parsing, the next command.
+// Reports the effective sample rate and the duty cycle (samples over
+// samples plus fetch gaps). docs/meters.md quotes the figures.
+func BenchmarkArrayStream(b *testing.B) {
+	for _, binary := range []bool{false, true} {
+		b.Run(map[bool]string{false: "ascii", true: "real"}[binary], func(b *testing.B) {
+			emu, err := scpiemu.New(scpiemu.Options{Noise: 1e-4})
+			if err != nil {
+				b.Skipf("no pty: %v", err)
+			}
+			defer emu.Close()
+			in, err := scpi.Open(emu.Path(), scpi.Options{Array: true, ArrayBinary: binary})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer in.Close()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			s := &countSink{arrays: arrays{t: b, vs: map[units.Volts]bool{}}, want: b.N + 1, cancel: cancel}
+			b.ResetTimer()
+			start := time.Now()
+			if err := in.Stream(ctx, meter.StreamConfig{}, s); err != nil {
+				b.Fatal(err)
+			}
+			ran := time.Since(start)
+			var dead uint64
+			for _, g := range s.fetch {
+				dead += g.Count
+			}
+			b.ReportMetric(float64(s.n)/ran.Seconds(), "S/s")
+			b.ReportMetric(100*float64(s.n)/(float64(s.n)+float64(dead)), "duty_%")
+		})
 	}
 }

@@ -23,8 +23,26 @@
 // driver then drains SYST:ERR? and reports the first entry (ErrInstrument,
 // meter.ErrRejected). A failed poll is a one-sample gap with the reason;
 // three in a row end the stream. Over-range readings (9.9E37) and error
-// strings are never taken as numbers. Buffered/array modes (N6705
-// MEAS:ARR, 2280S trace:data?) are not used yet.
+// strings are never taken as numbers.
+//
+// # Array mode
+//
+// With Options.Array the instrument acquires in its own buffer (the
+// family's ArrayMode: N6705 MEAS:ARR:CURR? after SENS:SWE:TINT/POIN; 2280S
+// :INIT, *WAI, :TRAC:DATA? "READ") and each fetch is one Block of Points
+// consecutive samples at the interval the instrument reads back (it rounds
+// the request to its timebase; that interval is the stream's rate). While
+// the host fetches, the instrument is not acquiring: the next array's
+// first index is the host time since the first array's start over the
+// interval, rounded, so the dead time is one "fetch" gap of exactly the
+// periods between the arrays, never filled. Replies are ASCII or, with
+// Options.ArrayBinary (N6705 FORM REAL), an IEEE 488.2 definite-length
+// block of float32 big-endian (ParseArray reads both). An over-range
+// reading is a one-sample gap; a failed fetch is a whole array's gap. The
+// voltage is Options.Voltage or one reading at open (the rail is
+// regulated, and a voltage query per array would lengthen every dead
+// time). A fetch in flight when ctx ends is completed (the instrument would
+// send it anyway) and delivered.
 //
 // # Emulator
 //
