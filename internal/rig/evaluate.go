@@ -144,7 +144,9 @@ func fitClockPins(path string) (analysis.Clock, []pinEvent, error) {
 	defer r.Close()
 	r.SkipSamples(true)
 	h := r.Header()
-	f := analysis.NewClockFitter(h.RateHz, 5, 4096)
+	// One mark per second of meter time (the rig marks twice a second):
+	// DevSlp runs are short, and every low-round-trip mark tightens the fit.
+	f := analysis.NewClockFitter(h.RateHz, 1, 4096)
 	var pins []pinEvent
 	for {
 		rec, err := r.Next()

@@ -51,7 +51,10 @@ func TestDevSlpVerifyOnEmulator(t *testing.T) {
 		t.Fatal(err)
 	}
 	good, bad := res.DevSlp["1"], res.DevSlp["2"]
-	if !good.Pass {
+	// A host too loaded to issue the probe read promptly (CI shares two
+	// cores with compilers and fuzzers) cannot judge DETO; Evaluate then
+	// blames the host, and only that failure is excused here.
+	if !good.Pass && !strings.Contains(good.Reason, "overloaded host") {
 		t.Errorf("ssd340 failed DevSlp verification: %s", good)
 	}
 	if bad.Pass || !strings.Contains(bad.Reason, "ignores DEVSLP") {
@@ -100,7 +103,14 @@ func TestDevSlpVerifyOnEmulator(t *testing.T) {
 		if entryErr > 1 {
 			t.Errorf("cycle %d: entry latency error %.2f ms > 1 ms", c.Timing.Cycle, entryErr)
 		}
-		exitErrs = append(exitErrs, exitErr)
+		// Exit compares a host time (the read's completion) with a meter
+		// time (the pin event) and so carries the clock fit's uncertainty.
+		if res.ClockUncertaintyMs <= 0.5 && c.Timing.ProbeIssue-c.Timing.Deassert < int64(5*time.Millisecond) {
+			exitErrs = append(exitErrs, exitErr)
+		} else {
+			t.Logf("cycle %d: exit not judged: clock uncertainty %.2f ms, read issued %.2f ms after deassertion",
+				c.Timing.Cycle, res.ClockUncertaintyMs, float64(c.Timing.ProbeIssue-c.Timing.Deassert)/1e6)
+		}
 	}
 	if cycles != 3 {
 		t.Errorf("%d cycles judged on port 1, want 3", cycles)

@@ -48,9 +48,13 @@ type Result struct {
 	// EmuEpoch is the host time (ns) at which the emulator's clock read 0,
 	// for comparing host timings with drive-model truth (emulator only;
 	// exact when no drift or offset is configured).
-	EmuEpoch int64            `json:"emu_epoch_host_ns,omitempty"`
-	Report   *analysis.Report `json:"-"`
-	Cycles   []CycleSamples   `json:"-"`
+	EmuEpoch int64 `json:"emu_epoch_host_ns,omitempty"`
+	// ClockUncertaintyMs bounds how well meter time maps to host time in
+	// the DevSlp judgement: half the smallest mark round trip plus the fit's
+	// largest residual. Exit latencies (host read vs meter pin) carry it.
+	ClockUncertaintyMs float64          `json:"clock_uncertainty_ms,omitempty"`
+	Report             *analysis.Report `json:"-"`
+	Cycles             []CycleSamples   `json:"-"`
 }
 
 // BatteryLife is what a drive's idle power costs a laptop.
@@ -145,10 +149,11 @@ func Run(ctx context.Context, cfg Config, out string, plan Plan) (*Result, error
 }
 
 func (res *Result) judgeDevSlp(r *Rig, timings map[int][]devslp.Timing) error {
-	cycles, _, err := ReadCycles(res.Capture, timings)
+	cycles, clock, err := ReadCycles(res.Capture, timings)
 	if err != nil {
 		return fmt.Errorf("devslp evaluation: %w", err)
 	}
+	res.ClockUncertaintyMs = clock.MinRTTMS/2 + clock.ResidualMS.Max
 	res.Cycles = cycles
 	byPort := map[int][]devslp.Result{}
 	firstFail := map[int]int{}

@@ -88,8 +88,9 @@ func TestPacedPolling(t *testing.T) {
 	t.Logf("%.2f s at 50 Hz: %d samples, %d late in %d gaps, %d other gaps, %d marks, %d lines",
 		ran.Seconds(), s.samples, s.late, s.lateN, s.other, len(s.marks), emu.Lines()-lines0)
 	// Indices follow the host clock, so their span is the elapsed periods
-	// however loaded the machine; most of them must be real samples.
-	if periods < 0.9*want || periods > want+2 || float64(s.samples) < 0.5*want || s.other != 0 {
+	// however loaded the machine; late polls become exact gaps, so on a
+	// machine loaded by other jobs only some periods are real samples.
+	if periods < 0.9*want || periods > want+2 || float64(s.samples) < 0.1*want || s.other != 0 {
 		t.Errorf("%v periods, %d samples in %.2f s, want ≈ %.0f", periods, s.samples, ran.Seconds(), want)
 	}
 	// Two queries a poll (current, voltage): back-to-back polling would

@@ -232,7 +232,13 @@ func Evaluate(tm Timing, samples []Sample, opt Options) Result {
 		fail("no read after deassertion")
 	default:
 		r.Exit = time.Duration(tm.ProbeComplete - tm.Deassert)
-		if r.Exit > opt.DETO {
+		late := time.Duration(tm.ProbeIssue - tm.Deassert)
+		switch {
+		case r.Exit <= opt.DETO:
+		case tm.ProbeIssue != 0 && late > opt.DETO/2:
+			// The host, not the drive, was slow: the read went out late.
+			fail("the host issued the read %.1f ms after deassertion (overloaded host), too late to judge DETO %.1f ms", ms(late), ms(opt.DETO))
+		default:
 			fail("the drive answered %.1f ms after deassertion, DETO is %.1f ms", ms(r.Exit), ms(opt.DETO))
 		}
 	}

@@ -126,3 +126,12 @@ func TestRunSequence(t *testing.T) {
 		t.Error("cancelled run returned no error")
 	}
 }
+
+func TestEvaluateLateProbeBlamesTheHost(t *testing.T) {
+	tm, s := cycleTrace(0.060, 0.0025, 3*time.Millisecond, 60*time.Millisecond, 5)
+	tm.ProbeIssue = tm.Deassert + int64(40*time.Millisecond) // the host sat on the read
+	r := Evaluate(tm, s, Options{})
+	if r.Pass || !strings.Contains(strings.Join(r.Failures, ";"), "overloaded host") {
+		t.Fatalf("failures %q, want the late read blamed on the host", r.Failures)
+	}
+}
