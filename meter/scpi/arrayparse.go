@@ -16,7 +16,8 @@ import (
 // `#<d><len><bytes>` of float32 big-endian readings (FORM REAL). An
 // over-range reading (9.9E37 and above, NaN or Inf in a block) is NaN in
 // dst, for the stream to report as a gap; anything malformed is an error
-// naming the byte offset.
+// naming the byte offset. dst's storage is reused: with room for the
+// readings, ParseArray allocates nothing.
 func ParseArray(dst []float64, reply []byte) ([]float64, error) {
 	dst = dst[:0]
 	if len(reply) > 0 && reply[0] == '#' {

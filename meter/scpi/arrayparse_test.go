@@ -184,3 +184,17 @@ func FuzzParseArray(f *testing.F) {
 		}
 	})
 }
+
+// TestParseArrayAllocs: parsing into a reused slice allocates nothing,
+// ASCII or block, so a stream of arrays runs without garbage.
+func TestParseArrayAllocs(t *testing.T) {
+	ascii := []byte(strings.Repeat("+1.250000E-02,", 4095) + "+1.250000E-02\n")
+	fs := make([]float32, 4096)
+	bin := block(fs...)
+	dst := make([]float64, 0, 4096)
+	for name, reply := range map[string][]byte{"ascii": ascii, "real": bin} {
+		if n := testing.AllocsPerRun(20, func() { dst, _ = ParseArray(dst, reply) }); n != 0 || len(dst) != 4096 {
+			t.Errorf("%s: %v allocations, %d readings", name, n, len(dst))
+		}
+	}
+}

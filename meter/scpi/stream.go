@@ -24,7 +24,8 @@ const markEvery = time.Second
 // that fails (timeout, over-range, an error in the queue) is a one-sample
 // gap with the reason; three in a row end the stream with the error. About
 // once a second a synthetic mark ties a sample to the host times that
-// bracket its current query.
+// bracket its current query. In array mode (Options.Array) Stream fetches
+// arrays back to back instead (streamArray; the package doc says how).
 func (in *Instrument) Stream(ctx context.Context, cfg meter.StreamConfig, sink meter.Sink) error {
 	cfg, err := ResolveConfig(in.Info(), cfg)
 	if err != nil {
