@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -39,6 +38,7 @@ long --measure windows: fuel gauges update every few seconds to a minute).`,
 		f.String("port", "", "meter port (overrides meter.port)")
 		f.String("sysfs-root", "", "sysfs tree whose SATA hosts get the policies (overrides sysfs_root; default /sys)")
 		addMeasureFlags(c)
+		addMeterFlags(f)
 		return c
 	})
 }
@@ -71,9 +71,19 @@ func runIdle(cmd *cobra.Command, _ []string) error {
 		return inputErr(err)
 	}
 	rc.Profiles = user
+	mo, err := readMeterOptions(cmd, rc.Meter.Rate)
+	if err != nil {
+		return err
+	}
 	rc.OpenMeter = func(kind, path string) (meter.Meter, error) {
-		m, _, _, err := openMeter(kind, path)
+		m, _, _, err := openMeterWith(kind, path, mo)
 		return m, err
+	}
+	rc.ResolveMeter = func(kind string, info meter.Info, sc meter.StreamConfig) (meter.StreamConfig, error) {
+		if k, ok := meterKinds[kind]; ok && k.resolve != nil {
+			return k.resolve(info, sc)
+		}
+		return sc, nil
 	}
 	if len(rc.Drives) == 0 && rc.Meter.Kind != "" && rc.Meter.Kind != "emulator" && rc.Meter.Kind != "hub" {
 		rc.Drives = []rig.DriveConfig{{Name: rc.Meter.Kind, Port: 1}}
@@ -139,19 +149,28 @@ func runIdle(cmd *cobra.Command, _ []string) error {
 			return failErr("idle: reading back %s: %v", r.CapturePath(), err)
 		}
 	}
-	b, _ := json.MarshalIndent(res, "", "  ")
-	_ = os.WriteFile(filepath.Join(out, "idle.json"), append(b, '\n'), 0o644)
+	b, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		return failErr("idle: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(out, "idle.json"), append(b, '\n'), 0o644); err != nil {
+		return failErr("idle: %v", err)
+	}
 	if optBool(cmd, "json", "") {
 		fmt.Fprintln(cmd.OutOrStdout(), string(b))
 	} else {
 		w := cmd.OutOrStdout()
 		fmt.Fprintf(w, "\n%-30s %-24s %14s %12s %14s\n", "drive", "policy", "idle power", "± (1σ)", "saving")
 		for _, ip := range res.Results {
-			if math.IsNaN(ip.MeanW) {
-				fmt.Fprintf(w, "%-30s %-24s %12s\n", trunc(ip.Name, 30), ip.Policy, "no samples")
+			if ip.Samples == 0 {
+				fmt.Fprintf(w, "%-30s %-24s %14s  %s\n", trunc(ip.Name, 30), ip.Policy, "no samples", ip.Note)
 				continue
 			}
-			fmt.Fprintf(w, "%-30s %-24s %11.2f mW %9.3f mW %11.2f mW\n", trunc(ip.Name, 30), ip.Policy, ip.MeanW*1e3, ip.StdErrW*1e3, ip.SavingW*1e3)
+			se := "    unknown"
+			if ip.StdErrW != nil {
+				se = fmt.Sprintf("%9.3f mW", *ip.StdErrW*1e3)
+			}
+			fmt.Fprintf(w, "%-30s %-24s %11.2f mW %12s %11.2f mW\n", trunc(ip.Name, 30), ip.Policy, ip.MeanW*1e3, se, ip.SavingW*1e3)
 		}
 		for _, n := range res.Notes {
 			fmt.Fprintln(w, "note:", n)

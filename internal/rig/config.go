@@ -26,6 +26,9 @@ type Config struct {
 	// OpenMeter opens meter kinds other than the hub and the emulator
 	// (cmd/idlewatt passes its meter registry). nil: hub and emulator only.
 	OpenMeter func(kind, path string) (meter.Meter, error) `mapstructure:"-" json:"-"`
+	// ResolveMeter fills a stream's defaults (rate, ports) for such meters
+	// the way their driver will (nil: the config is used as given).
+	ResolveMeter func(kind string, info meter.Info, cfg meter.StreamConfig) (meter.StreamConfig, error) `mapstructure:"-" json:"-"`
 }
 
 // MeterConfig selects the meter.

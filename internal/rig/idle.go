@@ -40,21 +40,26 @@ func (r *Rig) IdlePolicies(ctx context.Context, policies []string, settle, measu
 
 // IdlePower is one drive's idle power under one policy.
 type IdlePower struct {
-	Port    int     `json:"port"`
-	Name    string  `json:"name"`
-	Policy  string  `json:"policy"`
-	MeanW   float64 `json:"mean_w"`
-	StdErrW float64 `json:"stderr_w"` // standard error of the mean from 100 ms batch means
-	MinW    float64 `json:"min_w"`
-	MaxW    float64 `json:"max_w"`
-	Samples int     `json:"samples"`
+	Port   int     `json:"port"`
+	Name   string  `json:"name"`
+	Policy string  `json:"policy"`
+	MeanW  float64 `json:"mean_w"`
+	// StdErrW is the standard error of the mean from batch means (batches
+	// of 100 ms, or 10 samples of a slower meter); null with fewer than
+	// two batches, where no honest spread can be given.
+	StdErrW *float64 `json:"stderr_w"`
+	MinW    float64  `json:"min_w"`
+	MaxW    float64  `json:"max_w"`
+	Samples int      `json:"samples"`
 	// SavingW is what the policy saves against the first policy measured.
 	SavingW float64 `json:"saving_w"`
+	Note    string  `json:"note,omitempty"`
 }
 
-// batch is the batch-means window for the standard error: long against
-// the sensor noise's correlation, short against the measurement.
-const batch = 100 * time.Millisecond
+// minBatch is the shortest batch-means window for the standard error:
+// long against the sensor noise's correlation, short against the
+// measurement. A slow meter's batches hold at least 10 of its samples.
+const minBatch = 100 * time.Millisecond
 
 // MeasureIdlePower reads the policy windows back from the capture.
 func MeasureIdlePower(path string, drives []*Drive, ws []PolicyWindow) ([]IdlePower, error) {
@@ -78,9 +83,16 @@ func MeasureIdlePower(path string, drives []*Drive, ws []PolicyWindow) ([]IdlePo
 			ip := IdlePower{Port: d.Config.Port, Name: d.Config.Name, Policy: w.Policy, Samples: len(s),
 				MinW: math.Inf(1), MaxW: math.Inf(-1)}
 			if len(s) == 0 {
-				ip.MeanW, ip.MinW, ip.MaxW = math.NaN(), math.NaN(), math.NaN()
+				ip.MinW, ip.MaxW = 0, 0
+				ip.Note = "no samples in the window: lengthen --measure"
 				out = append(out, ip)
 				continue
+			}
+			batch := minBatch
+			if len(s) > 1 {
+				if p := time.Duration(s[len(s)-1].T-s[0].T) / time.Duration(len(s)-1); 10*p > batch {
+					batch = 10 * p
+				}
 			}
 			var sum, bsum float64
 			var bn int
@@ -110,7 +122,10 @@ func MeasureIdlePower(path string, drives []*Drive, ws []PolicyWindow) ([]IdlePo
 				for _, m := range means {
 					v += (m - ip.MeanW) * (m - ip.MeanW)
 				}
-				ip.StdErrW = math.Sqrt(v/float64(n-1)) / math.Sqrt(float64(n))
+				se := math.Sqrt(v/float64(n-1)) / math.Sqrt(float64(n))
+				ip.StdErrW = &se
+			} else {
+				ip.Note = "too few samples for an uncertainty: lengthen --measure"
 			}
 			if j == 0 {
 				first = ip.MeanW

@@ -320,11 +320,17 @@ func (r *Rig) startRecording(ctx context.Context) error {
 		ports = append(ports, d.Config.Port)
 	}
 	scfg := meter.StreamConfig{Rate: units.Hertz(r.cfg.Meter.Rate), Ports: ports}
+	var err error
 	if _, isHub := r.meter.(*hub.Hub); isHub {
-		var err error
-		if scfg, err = hub.ResolveConfig(info, scfg); err != nil {
-			return fmt.Errorf("meter.rate_hz / drives[].port: %w", err)
-		}
+		scfg, err = hub.ResolveConfig(info, scfg)
+	} else if r.cfg.ResolveMeter != nil {
+		scfg, err = r.cfg.ResolveMeter(r.cfg.Meter.Kind, info, scfg)
+	}
+	if err != nil {
+		return fmt.Errorf("meter.rate_hz / drives[].port: %w", err)
+	}
+	if scfg.Rate <= 0 {
+		return fmt.Errorf("meter.rate_hz: the %s meter reports no sample rate; set one", r.cfg.Meter.Kind)
 	}
 	chans := meter.Channels(info, scfg)
 	cfgJSON, _ := json.Marshal(r.cfg)
