@@ -52,6 +52,7 @@ var meterDocs = []meterDoc{
 		Connect: "--port /dev/ttyUSB0 (serial, \\n-terminated; *IDN? picks the family) or a pty from `idlewatt scpi emulate [--family F]`", MaxRateHz: 250,
 		Options: []string{"--family auto|n6705|k2450|k2280s|dp800|sdm (meter.family)", "--channel 1 (meter.channel)",
 			"--rate (meter.rate_hz): polls/s, default–maximum per family: " + scpiRates(),
+			"--mode poll|array|array-binary (meter.mode): array = the instrument's buffered acquisition (N6705 MEAS:ARR, 2280S trace buffer); --rate then asks for the sample interval",
 			"--voltage V (meter.voltage_v): for current-only families (sdm)", "--baud 115200 (meter.baud)"},
 		Record: "idlewatt record --meter scpi --port /dev/ttyUSB0 --duration 10m --out bench.iwcap"},
 }
