@@ -35,10 +35,14 @@ type Window struct {
 // at sample indices where every rail has a sample) on the aligned host
 // clock. Memory is bounded by the windows' length, not the capture's.
 func ReadWindows(path string, windows []Window) ([][]devslp.Sample, analysis.Clock, error) {
-	clock, err := fitClock(path)
+	ev, err := scanEvents(path)
 	if err != nil {
-		return nil, clock, err
+		return nil, analysis.Clock{}, err
 	}
+	return readWindows(path, ev.clock, windows)
+}
+
+func readWindows(path string, clock analysis.Clock, windows []Window) ([][]devslp.Sample, analysis.Clock, error) {
 	out := make([][]devslp.Sample, len(windows))
 	if len(windows) == 0 {
 		return out, clock, nil
@@ -109,16 +113,18 @@ func ReadCycles(path string, timings map[int][]devslp.Timing) ([]CycleSamples, a
 	for i, c := range cycles {
 		ws[i] = Window{Port: c.Port, Start: c.Timing.Start, End: c.Timing.End}
 	}
-	samples, clock, err := ReadWindows(path, ws)
+	ev, err := scanEvents(path)
+	if err != nil {
+		return nil, analysis.Clock{}, err
+	}
+	samples, clock, err := readWindows(path, ev.clock, ws)
 	if err != nil {
 		return nil, clock, err
 	}
 	for i := range cycles {
 		cycles[i].Samples = samples[i]
 	}
-	if _, pins, err := fitClockPins(path); err == nil {
-		meterPinTimes(cycles, clock, pins)
-	}
+	meterPinTimes(cycles, clock, ev.pins)
 	return cycles, clock, nil
 }
 
@@ -129,17 +135,20 @@ type pinEvent struct {
 	asserted bool
 }
 
-// fitClock reads the capture's marks and the meter's DEVSLP events
-// (skipping samples) and fits the clock.
-func fitClock(path string) (analysis.Clock, error) {
-	c, _, err := fitClockPins(path)
-	return c, err
+// capEvents is everything but the samples, read in one pass that skips
+// the sample chunks: the fitted clock, the meter's DEVSLP events, the I/O
+// by port and the host's DEVSLP requests by port.
+type capEvents struct {
+	clock    analysis.Clock
+	pins     []pinEvent
+	ios      map[int][]detect.IO
+	hostPins map[int][]detect.Pin
 }
 
-func fitClockPins(path string) (analysis.Clock, []pinEvent, error) {
+func scanEvents(path string) (*capEvents, error) {
 	r, err := capture.Open(path)
 	if err != nil {
-		return analysis.Clock{}, nil, err
+		return nil, err
 	}
 	defer r.Close()
 	r.SkipSamples(true)
@@ -147,20 +156,27 @@ func fitClockPins(path string) (analysis.Clock, []pinEvent, error) {
 	// One mark per second of meter time (the rig marks twice a second):
 	// DevSlp runs are short, and every low-round-trip mark tightens the fit.
 	f := analysis.NewClockFitter(h.RateHz, 1, 4096)
-	var pins []pinEvent
+	ev := &capEvents{ios: map[int][]detect.IO{}, hostPins: map[int][]detect.Pin{}}
 	for {
 		rec, err := r.Next()
 		if err != nil {
-			break // EOF or a damaged tail: fit what was read
+			break // EOF or a damaged tail: use what was read
 		}
 		switch {
 		case rec.Kind == capture.KindMark:
 			f.Add(rec.Mark)
 		case rec.Kind == capture.KindEvent && rec.Event.Kind == meter.EventDevSlp:
-			pins = append(pins, pinEvent{port: rec.Event.Port, index: rec.Event.Index, asserted: rec.Event.Value != 0})
+			ev.pins = append(ev.pins, pinEvent{port: rec.Event.Port, index: rec.Event.Index, asserted: rec.Event.Value != 0})
+		case rec.Kind == capture.KindIO:
+			for _, e := range rec.IO {
+				ev.ios[e.Port] = append(ev.ios[e.Port], detect.IO{Issue: e.Issue, Complete: e.Complete})
+			}
+		case rec.Kind == capture.KindState && rec.State.Kind == capture.StateDevSlpPin:
+			ev.hostPins[rec.State.Port] = append(ev.hostPins[rec.State.Port], detect.Pin{At: rec.State.Host, Asserted: rec.State.Value == "1"})
 		}
 	}
-	return f.Fit(h.StartHost), pins, nil
+	ev.clock = f.Fit(h.StartHost)
+	return ev, nil
 }
 
 // meterPinTimes replaces each cycle's host-side assert and deassert times

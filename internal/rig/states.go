@@ -60,32 +60,16 @@ const ioSettle = 50 * time.Millisecond
 // else they are learned from the idle samples' power histogram. Memory:
 // the I/O events (16 bytes each) and the spans; samples are streamed.
 func DetectStates(path string, user map[string]drivesim.Profile) ([]StateReport, error) {
-	clock, pins, err := fitClockPins(path)
+	ev, err := scanEvents(path)
 	if err != nil {
 		return nil, err
 	}
+	clock, pins, ios, hostPins := ev.clock, ev.pins, ev.ios, ev.hostPins
 	r, err := capture.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	r.SkipSamples(true)
 	h := r.Header()
-	ios := map[int][]detect.IO{}
-	hostPins := map[int][]detect.Pin{} // DEVSLP requests, for meters that do not report the pin
-	for {
-		rec, err := r.Next()
-		if err != nil {
-			break
-		}
-		switch {
-		case rec.Kind == capture.KindIO:
-			for _, e := range rec.IO {
-				ios[e.Port] = append(ios[e.Port], detect.IO{Issue: e.Issue, Complete: e.Complete})
-			}
-		case rec.Kind == capture.KindState && rec.State.Kind == capture.StateDevSlpPin:
-			hostPins[rec.State.Port] = append(hostPins[rec.State.Port], detect.Pin{At: rec.State.Host, Asserted: rec.State.Value == "1"})
-		}
-	}
 	r.Close()
 	period := time.Duration(float64(time.Second) / h.RateHz)
 
