@@ -208,27 +208,6 @@ func meterPinTimes(cycles []CycleSamples, clock analysis.Clock, pins []pinEvent)
 	}
 }
 
-// Classifiers returns the analysis state classifier for drives whose
-// profile is known (built-in or user-defined): thresholds between the
-// profile's levels. Drives without a profile get none (residency from I/O).
-func Classifiers(user map[string]drivesim.Profile) analysis.ClassifierFactory {
-	return func(d capture.DriveInfo, rate units.Hertz) analysis.StateClassifier {
-		if d.Profile == "" || rate <= 0 {
-			return nil
-		}
-		p, err := drivesim.Lookup(d.Profile, user)
-		if err != nil {
-			return nil
-		}
-		l := ProfileLevels(p)
-		o, err := detect.NewOnline(l, time.Duration(float64(time.Second)/float64(rate)), 0)
-		if err != nil {
-			return nil
-		}
-		return onlineClassifier{o}
-	}
-}
-
 // ProfileLevels are the state levels a profile predicts.
 func ProfileLevels(p drivesim.Profile) detect.Levels {
 	l := detect.Levels{Idle: p.ActiveIdleW, Partial: p.PartialW, Slumber: p.SlumberW}
@@ -242,27 +221,6 @@ func ProfileLevels(p drivesim.Profile) detect.Levels {
 	}
 	return l
 }
-
-type onlineClassifier struct{ o *detect.Online }
-
-func (c onlineClassifier) Classify(s analysis.Sample) analysis.State {
-	st := c.o.Classify(float64(s.Power), s.Activity == analysis.Busy)
-	switch st {
-	case detect.Active:
-		return analysis.StateActive
-	case detect.Idle:
-		return analysis.StateIdle
-	case detect.Partial:
-		return analysis.StatePartial
-	case detect.Slumber:
-		return analysis.StateSlumber
-	case detect.DevSlp:
-		return analysis.StateDevSlp
-	}
-	return analysis.StateUnknown
-}
-
-func (c onlineClassifier) Gap(start, count uint64) { c.o.Reset() }
 
 // CycleChart draws one cycle with its verdict's timings, in ms from assertion.
 func CycleChart(name string, c CycleSamples, res devslp.Result, limit units.Watts, out string) error {

@@ -2,6 +2,7 @@ package rig
 
 import (
 	"context"
+	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
@@ -115,11 +116,36 @@ func TestDevSlpVerifyOnEmulator(t *testing.T) {
 	if cycles != 3 {
 		t.Errorf("%d cycles judged on port 1, want 3", cycles)
 	}
+
+	// states.json came from the classifier run inside analysis's pass; the
+	// standalone DetectStates over the capture must agree with it.
+	var written struct{ Drives []StateReport }
+	b, err := os.ReadFile(filepath.Join(out, "states.json"))
+	if err != nil || json.Unmarshal(b, &written) != nil || len(written.Drives) != 2 {
+		t.Fatalf("states.json: %v (%d drives)", err, len(written.Drives))
+	}
+	alone, err := DetectStates(res.Capture, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, w := range written.Drives {
+		for _, st := range []string{"devslp", "slumber", "idle"} {
+			if d := math.Abs(w.Residency[st] - alone[i].Residency[st]); d > 0.01 {
+				t.Errorf("port %d %s residency: %.4f in states.json, %.4f standalone", w.Port, st, w.Residency[st], alone[i].Residency[st])
+			}
+		}
+		if w.Spans["devslp"] != alone[i].Spans["devslp"] {
+			t.Errorf("port %d devslp spans: %d vs %d", w.Port, w.Spans["devslp"], alone[i].Spans["devslp"])
+		}
+	}
 	// The host's exit timing includes its own scheduling after the read
 	// returns; on a loaded 2-core machine single cycles can be late, so the
-	// goal (≤ 1 ms) is held by the median and a hard bound catches real errors.
+	// goal (≤ 1 ms) is held by the median and a hard bound catches real
+	// errors — when the host schedules promptly enough to measure at all.
 	sort.Float64s(exitErrs)
-	if len(exitErrs) > 0 {
+	if jit := schedJitter(); jit > 500*time.Microsecond {
+		t.Logf("exit latency accuracy not judged: this host wakes threads %v late (median of 50 sleeps)", jit)
+	} else if len(exitErrs) > 0 {
 		if med := exitErrs[len(exitErrs)/2]; med > 1 {
 			t.Errorf("median exit latency error %.2f ms > 1 ms", med)
 		}
@@ -168,4 +194,17 @@ func TestMeasureRecoversActiveIdle(t *testing.T) {
 			t.Errorf("missing output: %v", err)
 		}
 	}
+}
+
+// schedJitter is the median lateness of fifty 1 ms sleeps: how promptly
+// this host schedules a waking thread right now.
+func schedJitter() time.Duration {
+	var late []time.Duration
+	for i := 0; i < 50; i++ {
+		t := time.Now()
+		time.Sleep(time.Millisecond)
+		late = append(late, time.Since(t)-time.Millisecond)
+	}
+	sort.Slice(late, func(a, b int) bool { return late[a] < late[b] })
+	return late[len(late)/2]
 }

@@ -120,7 +120,8 @@ func Run(ctx context.Context, cfg Config, out string, plan Plan) (*Result, error
 
 	// Analyse whatever was recorded, even after a failure.
 	opts := analysis.DefaultOptions()
-	opts.NewClassifier = Classifiers(cfg.Profiles)
+	sa := NewStateAnalysis(cfg.Profiles)
+	opts.NewClassifier = sa.Factory()
 	rep, aerr := analysis.Analyze(res.Capture, opts)
 	if aerr != nil {
 		return res, errors.Join(runErr, fmt.Errorf("analysis: %w", aerr))
@@ -137,7 +138,7 @@ func Run(ctx context.Context, cfg Config, out string, plan Plan) (*Result, error
 	if err := rep.WriteFiles(out); err != nil {
 		runErr = errors.Join(runErr, fmt.Errorf("writing the report: %w", err))
 	}
-	if st, err := DetectStates(res.Capture, cfg.Profiles); err != nil {
+	if st, err := sa.Reports(res.Capture); err != nil {
 		res.Notes = append(res.Notes, fmt.Sprintf("state detection: %v", err))
 	} else if err := WriteStates(out, st); err != nil {
 		runErr = errors.Join(runErr, fmt.Errorf("writing states.json: %w", err))

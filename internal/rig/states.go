@@ -60,11 +60,18 @@ const ioSettle = 50 * time.Millisecond
 // else they are learned from the idle samples' power histogram. Memory:
 // the I/O events (16 bytes each) and the spans; samples are streamed.
 func DetectStates(path string, user map[string]drivesim.Profile) ([]StateReport, error) {
+	return detectStates(path, user, nil, nil)
+}
+
+// detectStates is DetectStates for the drives in only (all if nil); hist
+// holds idle-power histograms already gathered by port, which spare the
+// learning pass for those drives.
+func detectStates(path string, user map[string]drivesim.Profile, only map[int]bool, hist map[int]*detect.LevelHistogram) ([]StateReport, error) {
 	ev, err := scanEvents(path)
 	if err != nil {
 		return nil, err
 	}
-	clock, pins, ios, hostPins := ev.clock, ev.pins, ev.ios, ev.hostPins
+	clock, ios := ev.clock, ev.ios
 	r, err := capture.Open(path)
 	if err != nil {
 		return nil, err
@@ -79,12 +86,17 @@ func DetectStates(path string, user map[string]drivesim.Profile) ([]StateReport,
 		busy  []detect.IO // merged [issue, complete+settle] intervals, by start
 		bi    int
 		hist  detect.LevelHistogram
-		cls   *detect.Classifier
-		spans []detect.Span
-		sum   detect.Summary
+		// histDone: hist was filled by the caller's own pass.
+		histDone bool
+		cls      *detect.Classifier
+		spans    []detect.Span
+		sum      detect.Summary
 	}
 	var drives []*drive
 	for _, di := range h.Drives {
+		if only != nil && !only[di.Port] {
+			continue
+		}
 		d := &drive{rep: StateReport{Port: di.Port, Name: di.Name}}
 		for ch, c := range h.Channels {
 			if c.Port == di.Port {
@@ -109,6 +121,9 @@ func DetectStates(path string, user map[string]drivesim.Profile) ([]StateReport,
 			if p, err := drivesim.Lookup(di.Profile, user); err == nil {
 				d.rep.Levels, d.rep.LevelsSource = ProfileLevels(p), "profile"
 			}
+		}
+		if h := hist[di.Port]; h != nil && d.rep.LevelsSource == "" {
+			d.hist, d.histDone = *h, true
 		}
 		drives = append(drives, d)
 	}
@@ -168,28 +183,28 @@ func DetectStates(path string, user map[string]drivesim.Profile) ([]StateReport,
 	// Pass 1 (only for drives without a profile): learn the levels.
 	learn := false
 	for _, d := range drives {
-		learn = learn || d.rep.LevelsSource == ""
+		learn = learn || (d.rep.LevelsSource == "" && !d.histDone)
 	}
 	if learn {
 		err := scan(func(d *drive, t int64, w float64, gap bool) {
-			if d.rep.LevelsSource == "" && !gap && !busyAt(d, t, int64(ioSettle)) {
+			if d.rep.LevelsSource == "" && !d.histDone && !gap && !busyAt(d, t, int64(ioSettle)) {
 				d.hist.Add(w)
 			}
 		})
 		if err != nil {
 			return nil, err
 		}
-		for _, d := range drives {
-			if d.rep.LevelsSource != "" {
-				continue
-			}
-			l, err := d.hist.Levels(0.02)
-			if err != nil {
-				d.rep.Note = err.Error()
-				continue
-			}
-			d.rep.Levels, d.rep.LevelsSource = l, "learned"
+	}
+	for _, d := range drives {
+		if d.rep.LevelsSource != "" {
+			continue
 		}
+		l, err := d.hist.Levels(0.02)
+		if err != nil {
+			d.rep.Note = err.Error()
+			continue
+		}
+		d.rep.Levels, d.rep.LevelsSource = l, "learned"
 	}
 	for _, d := range drives {
 		if d.rep.LevelsSource == "" {
@@ -222,16 +237,7 @@ func DetectStates(path string, user map[string]drivesim.Profile) ([]StateReport,
 	for _, d := range drives {
 		if d.cls != nil {
 			d.cls.Close()
-			var dp []detect.Pin
-			for _, p := range pins {
-				if p.port == d.rep.Port {
-					dp = append(dp, detect.Pin{At: clock.Host(p.index), Asserted: p.asserted})
-				}
-			}
-			if len(dp) == 0 {
-				dp = hostPins[d.rep.Port]
-				sort.Slice(dp, func(a, b int) bool { return dp[a].At < dp[b].At })
-			}
+			dp := ev.drivePins(d.rep.Port)
 			d.rep.fill(&d.sum, d.spans, ios[d.rep.Port], dp)
 		}
 		out = append(out, d.rep)
@@ -250,7 +256,13 @@ func (s *StateReport) fill(sum *detect.Summary, spans []detect.Span, ios []detec
 	for k, n := range sum.Transitions {
 		s.Transitions = append(s.Transitions, TransitionCount{From: k[0].String(), To: k[1].String(), Count: n})
 	}
-	sort.Slice(s.Transitions, func(a, b int) bool { return s.Transitions[a].Count > s.Transitions[b].Count })
+	sort.Slice(s.Transitions, func(a, b int) bool {
+		x, y := s.Transitions[a], s.Transitions[b]
+		if x.Count != y.Count {
+			return x.Count > y.Count
+		}
+		return x.From+x.To < y.From+y.To
+	})
 	entries, exits := detect.Latencies(spans, ios, pins, 50*time.Millisecond)
 	s.Entry, s.Exit = map[string]LatencyStat{}, map[string]LatencyStat{}
 	group := func(m map[string][]float64, causes map[string]string, state, cause string, d time.Duration) {

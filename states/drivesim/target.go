@@ -3,6 +3,7 @@ package drivesim
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -22,7 +23,7 @@ type TargetOptions struct {
 	// Clock maps a host monotonic time (internal/hostclock ns) to emulator
 	// time, e.g. the hub emulator's EmuTime. nil = time since OpenTarget.
 	Clock func(hostNs int64) time.Duration
-	// Sleep waits for a wake latency; nil = time.Sleep. Tests replace it.
+	// Sleep waits for a wake latency; nil = preciseSleep. Tests replace it.
 	Sleep func(time.Duration)
 }
 
@@ -82,7 +83,7 @@ func OpenTarget(path string, m *Model, opt TargetOptions) (*Target, error) {
 		t.clock = func(ns int64) time.Duration { return time.Duration(ns - t0) }
 	}
 	if t.sleep == nil {
-		t.sleep = time.Sleep
+		t.sleep = preciseSleep
 	}
 	return t, nil
 }
@@ -166,4 +167,18 @@ func (t *Target) check(off int64, size int) error {
 		return fmt.Errorf("drivesim: I/O [%d, +%d) outside the target's %d bytes", off, size, t.size)
 	}
 	return nil
+}
+
+// preciseSleep waits d, sleeping all but the last 300 µs and spinning
+// (yielding) the rest: time.Sleep alone wakes up to a millisecond late on a
+// busy host, and that would add to the wake latency the model prescribes.
+func preciseSleep(d time.Duration) {
+	const spin = 300 * time.Microsecond
+	end := hostclock.Now() + int64(d)
+	if d > spin {
+		time.Sleep(d - spin)
+	}
+	for hostclock.Now() < end {
+		runtime.Gosched()
+	}
 }
