@@ -101,8 +101,11 @@ func TestDevSlpVerifyOnEmulator(t *testing.T) {
 		if floorErr > 0.2 {
 			t.Errorf("cycle %d: DevSlp floor error %.3f mW > 0.2 mW", c.Timing.Cycle, floorErr)
 		}
-		if entryErr > 1 {
-			t.Errorf("cycle %d: entry latency error %.2f ms > 1 ms", c.Timing.Cycle, entryErr)
+		// The measured entry is meter time against meter time; the truth's
+		// reference (the assertion on the emulator clock) is reached through
+		// the host clock, so the comparison carries the fit's uncertainty.
+		if entryErr > 1+res.ClockUncertaintyMs {
+			t.Errorf("cycle %d: entry latency error %.2f ms > 1 ms + clock uncertainty %.2f ms", c.Timing.Cycle, entryErr, res.ClockUncertaintyMs)
 		}
 		// Exit compares a host time (the read's completion) with a meter
 		// time (the pin event) and so carries the clock fit's uncertainty.
