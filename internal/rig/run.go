@@ -50,7 +50,7 @@ type Result struct {
 	// exact when no drift or offset is configured).
 	EmuEpoch int64 `json:"emu_epoch_host_ns,omitempty"`
 	// ClockUncertaintyMs bounds how well meter time maps to host time in
-	// the DevSlp judgement: half the smallest mark round trip plus the fit's
+	// the DevSlp judgement: half the median mark round trip plus the fit's
 	// largest residual. Exit latencies (host read vs meter pin) carry it.
 	ClockUncertaintyMs float64          `json:"clock_uncertainty_ms,omitempty"`
 	Report             *analysis.Report `json:"-"`
@@ -154,7 +154,7 @@ func (res *Result) judgeDevSlp(r *Rig, timings map[int][]devslp.Timing) error {
 	if err != nil {
 		return fmt.Errorf("devslp evaluation: %w", err)
 	}
-	res.ClockUncertaintyMs = clock.MinRTTMS/2 + clock.ResidualMS.Max
+	res.ClockUncertaintyMs = clock.MedianRTTMS/2 + clock.ResidualMS.Max
 	res.Cycles = cycles
 	byPort := map[int][]devslp.Result{}
 	firstFail := map[int]int{}

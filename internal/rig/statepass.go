@@ -44,7 +44,7 @@ func (sa *StateAnalysis) Factory() analysis.ClassifierFactory {
 			sa.mu.Lock()
 			sa.hists[d.Port] = h
 			sa.mu.Unlock()
-			return histCollector{h}
+			return &histCollector{h: h, avg: idleAverager{per: blockSamples(time.Duration(float64(time.Second) / float64(rate)))}}
 		}
 		l := ProfileLevels(p)
 		period := time.Duration(float64(time.Second) / float64(rate))
@@ -77,7 +77,7 @@ func (sa *StateAnalysis) Reports(path string) ([]StateReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	drives := r.Header().Drives
+	drives := headerDrives(r.Header())
 	r.Close()
 	var out []StateReport
 	learn := map[int]bool{}
@@ -166,12 +166,19 @@ func toAnalysisState(st detect.State) analysis.State {
 }
 
 // histCollector gathers the power of idle samples (no I/O, past the settle
-// tail) for level learning, and abstains from labelling.
-type histCollector struct{ h *detect.LevelHistogram }
+// tail), as 10 ms means, for level learning, and abstains from labelling.
+type histCollector struct {
+	h   *detect.LevelHistogram
+	avg idleAverager
+}
 
-func (c histCollector) Classify(s analysis.Sample) analysis.State {
+func (c *histCollector) Classify(s analysis.Sample) analysis.State {
 	if s.Activity == analysis.Idle {
-		c.h.Add(float64(s.Power))
+		c.avg.add(c.h, float64(s.Power))
+	} else {
+		c.avg.reset()
 	}
 	return analysis.StateUnknown
 }
+
+func (c *histCollector) Gap(start, count uint64) { c.avg.reset() }

@@ -86,6 +86,7 @@ func detectStates(path string, user map[string]drivesim.Profile, only map[int]bo
 		busy  []detect.IO // merged [issue, complete+settle] intervals, by start
 		bi    int
 		hist  detect.LevelHistogram
+		avg   idleAverager
 		// histDone: hist was filled by the caller's own pass.
 		histDone bool
 		cls      *detect.Classifier
@@ -93,7 +94,7 @@ func detectStates(path string, user map[string]drivesim.Profile, only map[int]bo
 		sum      detect.Summary
 	}
 	var drives []*drive
-	for _, di := range h.Drives {
+	for _, di := range headerDrives(h) {
 		if only != nil && !only[di.Port] {
 			continue
 		}
@@ -122,6 +123,7 @@ func detectStates(path string, user map[string]drivesim.Profile, only map[int]bo
 				d.rep.Levels, d.rep.LevelsSource = ProfileLevels(p), "profile"
 			}
 		}
+		d.avg.per = blockSamples(time.Duration(float64(time.Second) / h.RateHz))
 		if h := hist[di.Port]; h != nil && d.rep.LevelsSource == "" {
 			d.hist, d.histDone = *h, true
 		}
@@ -187,9 +189,14 @@ func detectStates(path string, user map[string]drivesim.Profile, only map[int]bo
 	}
 	if learn {
 		err := scan(func(d *drive, t int64, w float64, gap bool) {
-			if d.rep.LevelsSource == "" && !d.histDone && !gap && !busyAt(d, t, int64(ioSettle)) {
-				d.hist.Add(w)
+			if d.rep.LevelsSource != "" || d.histDone {
+				return
 			}
+			if gap || busyAt(d, t, int64(ioSettle)) {
+				d.avg.reset()
+				return
+			}
+			d.avg.add(&d.hist, w)
 		})
 		if err != nil {
 			return nil, err
@@ -356,4 +363,49 @@ func writeStatesMarkdown(w io.Writer, reps []StateReport) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// headerDrives are the capture's drives: as its header names them, or one
+// per port of its channels when it names none (a plain `record`).
+func headerDrives(h capture.Header) []capture.DriveInfo {
+	if len(h.Drives) > 0 {
+		return h.Drives
+	}
+	var out []capture.DriveInfo
+	seen := map[int]bool{}
+	for _, c := range h.Channels {
+		if !seen[c.Port] {
+			seen[c.Port] = true
+			out = append(out, capture.DriveInfo{Port: c.Port, Name: fmt.Sprintf("port %d", c.Port)})
+		}
+	}
+	return out
+}
+
+// idleAverager feeds the level histogram with the means of consecutive
+// idle samples over levelBlock (10 ms), not single samples: sensor noise can be as
+// large as a DevSlp level itself (2.5 mW of noise on a 4.5 mW floor), and
+// the raw samples would smear one level into several false peaks.
+type idleAverager struct {
+	sum float64
+	n   int
+	per int
+}
+
+// levelBlock is the averaging window for level learning.
+const levelBlock = 10 * time.Millisecond
+
+func (a *idleAverager) add(h *detect.LevelHistogram, w float64) {
+	a.sum += w
+	a.n++
+	if a.n >= a.per {
+		h.Add(a.sum / float64(a.n))
+		a.sum, a.n = 0, 0
+	}
+}
+
+func (a *idleAverager) reset() { a.sum, a.n = 0, 0 }
+
+func blockSamples(period time.Duration) int {
+	return max(1, int(levelBlock/period))
 }

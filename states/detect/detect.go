@@ -69,8 +69,8 @@ func (l Levels) Validate() error {
 		}
 		prev, prevName = float64(lv.w), lv.s.String()
 	}
-	if l.Idle <= 0 {
-		return fmt.Errorf("levels: idle level missing")
+	if len(l.ordered()) == 0 {
+		return fmt.Errorf("levels: no level given")
 	}
 	return nil
 }
@@ -106,9 +106,11 @@ func (l Levels) compile() thresholds {
 	if t.offBelow == 0 {
 		t.offBelow = 0.0005
 	}
-	// Anything 25 % above the idle floor is work the host did not ask for
-	// (background GC) or a wake spike: active.
-	t.activeAbove = float64(l.Idle) * 1.25
+	// Anything 25 % above the highest level (idle, when known) is work the
+	// host did not ask for (background GC) or a wake spike: active.
+	if len(lv) > 0 {
+		t.activeAbove = float64(lv[0].w) * 1.25
+	}
 	for i, x := range lv {
 		var below float64
 		if i+1 < len(lv) {
@@ -537,8 +539,13 @@ func (h *LevelHistogram) Levels(minShare float64) (Levels, error) {
 		merged = append(merged, p)
 	}
 	var l Levels
-	l.Idle = units.Watts(merged[0].w)
-	rest := merged[1:]
+	rest := merged
+	if merged[0].w >= 0.010 {
+		// The highest level is idle — unless even it is a few mW: then the
+		// drive sat in DevSlp throughout and its idle level is unknown.
+		l.Idle = units.Watts(merged[0].w)
+		rest = merged[1:]
+	}
 	if n := len(rest); n > 0 && rest[n-1].w < 0.010 {
 		l.DevSlp = units.Watts(rest[n-1].w)
 		rest = rest[:n-1]

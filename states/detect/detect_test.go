@@ -131,7 +131,7 @@ func TestLevelsValidate(t *testing.T) {
 		t.Fatal("devslp above slumber accepted")
 	}
 	if _, err := New(Options{Levels: Levels{}, Period: period}, nil); err == nil {
-		t.Fatal("missing idle level accepted")
+		t.Fatal("no level at all accepted")
 	}
 	if _, err := New(Options{Levels: profile}, nil); err == nil {
 		t.Fatal("zero period accepted")
@@ -175,6 +175,14 @@ func TestLearnLevels(t *testing.T) {
 	}
 	if l.DevSlp != 0 || l.Partial != 0 || l.Slumber == 0 {
 		t.Errorf("levels %+v, want idle and slumber only", l)
+	}
+	// A drive that sat in DevSlp throughout: one level of a few mW is
+	// DevSlp, not idle.
+	var h3 LevelHistogram
+	h = h3
+	add(0.0045, 0.0003, 30000)
+	if l, err = h.Levels(0.02); err != nil || l.Idle != 0 || math.Abs(float64(l.DevSlp)-0.0045) > 0.0003 {
+		t.Errorf("all-DevSlp levels %+v (%v), want DevSlp 4.5 mW and no idle", l, err)
 	}
 	var empty LevelHistogram
 	if _, err := empty.Levels(0.02); err == nil {
