@@ -48,7 +48,8 @@ func runReport(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return inputErr(err)
 	}
-	opts.NewClassifier = rig.Classifiers(user)
+	sa := rig.NewStateAnalysis(user)
+	opts.NewClassifier = sa.Factory()
 	out := optString(cmd, "out", "report.out")
 	if out == "" {
 		out = path + ".report"
@@ -62,7 +63,7 @@ func runReport(cmd *cobra.Command, args []string) error {
 	}
 	// Interface states with hysteresis, transitions and latencies
 	// (states.json and a section of report.md).
-	if st, err := rig.DetectStates(path, user); err != nil {
+	if st, err := sa.Reports(path); err != nil {
 		fmt.Fprintf(cmd.ErrOrStderr(), "note: state detection: %v\n", err)
 	} else if err := rig.WriteStates(out, st); err != nil {
 		return failErr("writing states.json into %s: %v", out, err)
