@@ -171,8 +171,15 @@ func Evaluate(tm Timing, samples []Sample, opt Options) Result {
 	}
 	sm := smooth(samples, smoothWindow)
 
-	// Baseline: the median over the last 100 ms before assertion.
-	r.BaselineW = medianIn(samples, tm.Assert-int64(100*time.Millisecond), tm.Assert)
+	// Baseline: the drive's resting level before assertion — the lowest
+	// 20 ms median in the last 300 ms, so a background-GC burst just before
+	// the pin (the drive's own doing) is not taken for its pre-cycle level.
+	r.BaselineW = math.NaN()
+	for from := tm.Assert - int64(300*time.Millisecond); from < tm.Assert; from += int64(20 * time.Millisecond) {
+		if m := medianIn(samples, from, min(from+int64(20*time.Millisecond), tm.Assert)); !math.IsNaN(m) && !(m >= r.BaselineW) {
+			r.BaselineW = m
+		}
+	}
 	// Floor: the mean over the second half of the hold.
 	mid := tm.Assert + (tm.Deassert-tm.Assert)/2
 	r.FloorW = meanIn(samples, mid, tm.Deassert)

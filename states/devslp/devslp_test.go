@@ -135,3 +135,17 @@ func TestEvaluateLateProbeBlamesTheHost(t *testing.T) {
 		t.Fatalf("failures %q, want the late read blamed on the host", r.Failures)
 	}
 }
+
+func TestEvaluateIgnoresGCBeforeAssert(t *testing.T) {
+	tm, s := cycleTrace(0.050, 0.004, 3*time.Millisecond, 40*time.Millisecond, 6)
+	// A 150 ms GC burst at 1.1 W ending just as the pin is asserted.
+	for i := range s {
+		if s[i].T >= tm.Assert-150*msNs && s[i].T < tm.Assert {
+			s[i].W = 1.1
+		}
+	}
+	r := Evaluate(tm, s, Options{DETO: 50 * time.Millisecond})
+	if !r.Pass || math.Abs(r.BaselineW-0.050) > 0.002 {
+		t.Fatalf("baseline %.4f W, failures %v: want the 50 mW resting level and a pass", r.BaselineW, r.Failures)
+	}
+}
