@@ -43,7 +43,7 @@ type BarOpts struct {
 func ActiveIdlePower(bars []Bar, highlight ...string) (*Figure, error) {
 	return BarChart(bars, BarOpts{
 		Title: "Active Idle Power Consumption", Subtitle: "lower is better",
-		Axis: "Power (W)", Highlight: highlight,
+		Axis: "Power (W)", Highlight: highlight, Format: "%.3f W",
 	})
 }
 
@@ -52,7 +52,7 @@ func ActiveIdlePower(bars []Bar, highlight ...string) (*Figure, error) {
 func AveragePower(bars []Bar, workload string, highlight ...string) (*Figure, error) {
 	return BarChart(bars, BarOpts{
 		Title: workload + " Average Power Consumption", Subtitle: "lower is better",
-		Axis: "Power (W)", Highlight: highlight,
+		Axis: "Power (W)", Highlight: highlight, Format: "%.3f W",
 	})
 }
 
