@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -14,14 +13,7 @@ import (
 
 func runProfilesCmd(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
-	cfg = viper.New()
-	root := newRootCmd()
-	var o, e bytes.Buffer
-	root.SetOut(&o)
-	root.SetErr(&e)
-	root.SetArgs(args)
-	code := exitCode(root.ExecuteContext(context.Background()), &e)
-	return o.String(), e.String(), code
+	return run(t, context.Background(), args...)
 }
 
 func TestProfilesListsBuiltinAndConfigured(t *testing.T) {

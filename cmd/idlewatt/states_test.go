@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -9,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/idlewatt/idlewatt/states/alpm"
-	"github.com/spf13/viper"
 )
 
 // statesFixture extracts fixtures/sysfs/<name>/sys.tree to a temp dir.
@@ -29,14 +27,7 @@ func statesFixture(t *testing.T, name string) string {
 
 func runStatesCmd(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
-	cfg = viper.New()
-	root := newRootCmd()
-	var o, e bytes.Buffer
-	root.SetOut(&o)
-	root.SetErr(&e)
-	root.SetArgs(args)
-	code := exitCode(root.ExecuteContext(context.Background()), &e)
-	return o.String(), e.String(), code
+	return run(t, context.Background(), args...)
 }
 
 // The command's output must be exactly the golden outputs the alpm package
