@@ -19,6 +19,19 @@ type Row struct {
 	I       []units.Amps
 }
 
+// Run is a stretch of consecutive rows in which the same channels are
+// present: rows Index … Index+N-1 with N ≥ 1, where V[c] and I[c] hold
+// channel c's N samples if Present[c] and are nil otherwise; or a gap
+// (Gap > 0, N = 0), exactly as Row's.
+type Run struct {
+	Index   uint64
+	N       int
+	Gap     uint64
+	Present []bool
+	V       [][]units.Volts
+	I       [][]units.Amps
+}
+
 // Rows merges a capture's per-channel sample chunks into rows by sample
 // index, in bounded memory: it buffers only as far ahead as the channels'
 // chunks are skewed in the file (one flush's worth when written by Writer),
@@ -28,6 +41,7 @@ type Rows struct {
 	r       *Reader
 	qs      []queue
 	row     Row
+	run     Run
 	next    uint64 // first index not yet emitted
 	started bool
 	end     error // the reader's final error (io.EOF when clean)
@@ -77,19 +91,44 @@ func (q *queue) pop() (units.Volts, units.Amps) {
 	s.off++
 	q.n--
 	if s.off == len(s.v) {
-		if len(q.free) < 8 {
-			q.free = append(q.free, qseg{v: s.v[:0], i: s.i[:0]})
-		}
-		*s = qseg{}
-		q.head++
-		if q.head == len(q.segs) {
-			q.segs, q.head = q.segs[:0], 0
-		} else if q.head >= 64 && q.head >= len(q.segs)/2 {
-			q.segs = q.segs[:copy(q.segs, q.segs[q.head:])]
-			q.head = 0
-		}
+		q.retire()
 	}
 	return v, i
+}
+
+// take removes the n oldest samples, all from the oldest run (n must not
+// exceed what is left of it). The slices stay valid until the next push.
+func (q *queue) take(n int) ([]units.Volts, []units.Amps) {
+	s := &q.segs[q.head]
+	v, i := s.v[s.off:s.off+n], s.i[s.off:s.off+n]
+	s.off += n
+	q.n -= n
+	if s.off == len(s.v) {
+		q.retire()
+	}
+	return v, i
+}
+
+// headLeft is how many samples are left of the oldest run; q.n must be > 0.
+func (q *queue) headLeft() int {
+	s := &q.segs[q.head]
+	return len(s.v) - s.off
+}
+
+// retire drops the used-up oldest run, keeping its buffers for reuse.
+func (q *queue) retire() {
+	s := &q.segs[q.head]
+	if len(q.free) < 8 {
+		q.free = append(q.free, qseg{v: s.v[:0], i: s.i[:0]})
+	}
+	*s = qseg{}
+	q.head++
+	if q.head == len(q.segs) {
+		q.segs, q.head = q.segs[:0], 0
+	} else if q.head >= 64 && q.head >= len(q.segs)/2 {
+		q.segs = q.segs[:copy(q.segs, q.segs[q.head:])]
+		q.head = 0
+	}
 }
 
 // push appends the run of samples v, i starting at index start.
@@ -109,7 +148,8 @@ func (q *queue) push(start uint64, v []units.Volts, i []units.Amps) {
 func NewRows(r *Reader) *Rows {
 	n := len(r.Header().Channels)
 	return &Rows{r: r, qs: make([]queue, n),
-		row: Row{Present: make([]bool, n), V: make([]units.Volts, n), I: make([]units.Amps, n)}}
+		row: Row{Present: make([]bool, n), V: make([]units.Volts, n), I: make([]units.Amps, n)},
+		run: Run{Present: make([]bool, n), V: make([][]units.Volts, n), I: make([][]units.Amps, n)}}
 }
 
 // Next returns the next row; io.EOF at a clean end; the Reader's error
@@ -118,13 +158,7 @@ func (rs *Rows) Next() (*Row, error) {
 	if err := rs.fill(); err != nil {
 		return nil, err
 	}
-	var cur uint64
-	found := false
-	for c := range rs.qs {
-		if q := &rs.qs[c]; q.len() > 0 && (!found || q.front() < cur) {
-			cur, found = q.front(), true
-		}
-	}
+	cur, found := rs.front()
 	if !found {
 		return nil, rs.end
 	}
@@ -146,6 +180,67 @@ func (rs *Rows) Next() (*Row, error) {
 	}
 	rs.started, rs.next = true, cur+1
 	return row, nil
+}
+
+// NextRun returns the next rows as one Run: the rows Next would return,
+// in the same order, with the same Late count, but a block's worth at a
+// time. Its slices are reused by the next call to Next or NextRun. Next and
+// NextRun may be mixed.
+func (rs *Rows) NextRun() (*Run, error) {
+	if err := rs.fill(); err != nil {
+		return nil, err
+	}
+	cur, found := rs.front()
+	if !found {
+		return nil, rs.end
+	}
+	run := &rs.run
+	clear(run.Present)
+	clear(run.V)
+	clear(run.I)
+	run.Index, run.N, run.Gap = cur, 0, 0
+	if rs.started && cur > rs.next {
+		run.Index, run.Gap = rs.next, cur-rs.next
+		rs.next = cur
+		return run, nil
+	}
+	// The run ends where a present channel's block ends or an absent one's
+	// next sample begins. A channel with nothing queued while the reader
+	// has more (fill stopped at maxAhead) may get samples from the next
+	// read, as it would row by row: one row at a time then.
+	n := int(^uint(0) >> 1)
+	for c := range rs.qs {
+		q := &rs.qs[c]
+		switch {
+		case q.len() == 0:
+			if rs.end == nil {
+				n = 1
+			}
+		case q.front() == cur:
+			n = min(n, q.headLeft())
+		default:
+			n = min(n, int(min(q.front()-cur, uint64(n))))
+		}
+	}
+	for c := range rs.qs {
+		if q := &rs.qs[c]; q.len() > 0 && q.front() == cur {
+			run.Present[c] = true
+			run.V[c], run.I[c] = q.take(n)
+		}
+	}
+	run.N = n
+	rs.started, rs.next = true, cur+uint64(n)
+	return run, nil
+}
+
+// front is the lowest index queued on any channel.
+func (rs *Rows) front() (cur uint64, found bool) {
+	for c := range rs.qs {
+		if q := &rs.qs[c]; q.len() > 0 && (!found || q.front() < cur) {
+			cur, found = q.front(), true
+		}
+	}
+	return cur, found
 }
 
 // fill reads until every channel has a sample queued, the reader ends, or

@@ -3,9 +3,11 @@ package capture
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -55,6 +57,29 @@ func TestRowsMatchReference(t *testing.T) {
 		if !reflect.DeepEqual(got, want) || !sameErr(gotErr, wantErr) || gotLate != wantLate {
 			t.Fatalf("seed %d: %d rows (err %v, late %d), want %d rows (err %v, late %d)", seed, len(got), gotErr, gotLate, len(want), wantErr, wantLate)
 		}
+		nruns := 0
+		for _, mixed := range []bool{false, true} {
+			r3, _ := NewReader(bytes.NewReader(data))
+			c := NewRows(r3)
+			runs, runErr := collectRuns(c, mixed)
+			if !reflect.DeepEqual(runs, want) || !sameErr(runErr, wantErr) || c.Late != wantLate {
+				t.Fatalf("seed %d, runs (mixed %v): %d rows (err %v, late %d), want %d rows (err %v, late %d)", seed, mixed, len(runs), runErr, c.Late, len(want), wantErr, wantLate)
+			}
+			if !mixed {
+				r4, _ := NewReader(bytes.NewReader(data))
+				d := NewRows(r4)
+				for {
+					if _, err := d.NextRun(); err != nil {
+						break
+					}
+					nruns++
+				}
+			}
+		}
+		// Runs are whole stretches, not single rows in disguise.
+		if len(want) > 100 && nruns*4 > len(want) {
+			t.Fatalf("seed %d: %d runs for %d rows", seed, nruns, len(want))
+		}
 	}
 }
 
@@ -84,6 +109,15 @@ func FuzzRows(f *testing.F) {
 		if !reflect.DeepEqual(got, want) || !sameErr(gotErr, wantErr) || a.Late != b.Late {
 			t.Fatalf("%d rows (err %v, late %d), want %d rows (err %v, late %d)", len(got), gotErr, a.Late, len(want), wantErr, b.Late)
 		}
+		// NextRun, alone and mixed with Next, yields the same rows.
+		for _, mixed := range []bool{false, true} {
+			r3, _ := NewReader(bytes.NewReader(data))
+			c := NewRows(r3)
+			runs, runErr := collectRuns(c, mixed)
+			if !reflect.DeepEqual(runs, want) || !sameErr(runErr, wantErr) || c.Late != b.Late {
+				t.Fatalf("runs (mixed %v): %d rows (err %v, late %d), want %d rows (err %v, late %d)", mixed, len(runs), runErr, c.Late, len(want), wantErr, b.Late)
+			}
+		}
 	})
 }
 
@@ -102,6 +136,47 @@ func collectRows(next func() (*Row, error)) ([]rowCopy, error) {
 			return out, err
 		}
 		out = append(out, rowCopy{row.Index, row.Gap, append([]bool(nil), row.Present...), append([]units.Volts(nil), row.V...), append([]units.Amps(nil), row.I...)})
+	}
+}
+
+// collectRuns expands NextRun's runs into rows; mixed alternates NextRun
+// with Next.
+func collectRuns(rs *Rows, mixed bool) ([]rowCopy, error) {
+	var out []rowCopy
+	for k := 0; ; k++ {
+		if mixed && k%2 == 1 {
+			row, err := rs.Next()
+			if err != nil {
+				return out, err
+			}
+			out = append(out, rowCopy{row.Index, row.Gap, append([]bool(nil), row.Present...), append([]units.Volts(nil), row.V...), append([]units.Amps(nil), row.I...)})
+			continue
+		}
+		run, err := rs.NextRun()
+		if err != nil {
+			return out, err
+		}
+		if run.Gap > 0 {
+			if run.N != 0 || slices.Contains(run.Present, true) {
+				return out, fmt.Errorf("gap run %+v has samples", run)
+			}
+			n := len(run.Present)
+			out = append(out, rowCopy{run.Index, run.Gap, make([]bool, n), make([]units.Volts, n), make([]units.Amps, n)})
+			continue
+		}
+		if run.N < 1 {
+			return out, fmt.Errorf("run at %d has N = %d", run.Index, run.N)
+		}
+		for j := range run.N {
+			n := len(run.Present)
+			rc := rowCopy{run.Index + uint64(j), 0, append([]bool(nil), run.Present...), make([]units.Volts, n), make([]units.Amps, n)}
+			for c := range n {
+				if run.Present[c] {
+					rc.V[c], rc.I[c] = run.V[c][j], run.I[c][j]
+				}
+			}
+			out = append(out, rc)
+		}
 	}
 }
 

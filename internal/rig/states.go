@@ -151,8 +151,9 @@ func detectStates(path string, user map[string]drivesim.Profile, only map[int]bo
 		for _, d := range drives {
 			d.bi = 0
 		}
+		var ts []int64
 		for {
-			row, err := rows.Next()
+			run, err := rows.NextRun()
 			if err == io.EOF {
 				return nil
 			}
@@ -162,22 +163,34 @@ func detectStates(path string, user map[string]drivesim.Profile, only map[int]bo
 				}
 				return err
 			}
-			t := clock.Host(row.Index)
-			for _, d := range drives {
-				if row.Gap > 0 {
+			if run.Gap > 0 {
+				t := clock.Host(run.Index)
+				for _, d := range drives {
 					fn(d, t, 0, true)
-					continue
 				}
-				var w float64
+				continue
+			}
+			ts = ts[:0]
+			for k := range run.N {
+				ts = append(ts, clock.Host(run.Index+uint64(k)))
+			}
+			// Drives' state is their own, so each takes the whole run in turn.
+			for _, d := range drives {
 				ok := true
 				for _, ch := range d.rails {
-					if !row.Present[ch] {
-						ok = false
-						break
-					}
-					w += float64(row.V[ch]) * float64(row.I[ch])
+					ok = ok && run.Present[ch]
 				}
-				fn(d, t, w, !ok)
+				for k, t := range ts {
+					if !ok {
+						fn(d, t, 0, true)
+						continue
+					}
+					var w float64
+					for _, ch := range d.rails {
+						w += float64(run.V[ch][k]) * float64(run.I[ch][k])
+					}
+					fn(d, t, w, false)
+				}
 			}
 		}
 	}
