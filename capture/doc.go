@@ -35,5 +35,6 @@
 // chunk number. Complete reports whether the end chunk was seen. SkipSamples
 // makes summary-only scans (charts) skip sample chunks without reading them.
 // Rows merges the channels into one row per sample index, as the CSV export
-// needs.
+// needs; its NextRun hands out the same rows a block's worth at a time
+// (state detection's pass over every sample).
 package capture
