@@ -128,6 +128,10 @@ type rowCopy struct {
 	I          []units.Amps
 }
 
+func copyRow(row *Row) rowCopy {
+	return rowCopy{row.Index, row.Gap, append([]bool(nil), row.Present...), append([]units.Volts(nil), row.V...), append([]units.Amps(nil), row.I...)}
+}
+
 func collectRows(next func() (*Row, error)) ([]rowCopy, error) {
 	var out []rowCopy
 	for {
@@ -135,7 +139,7 @@ func collectRows(next func() (*Row, error)) ([]rowCopy, error) {
 		if err != nil {
 			return out, err
 		}
-		out = append(out, rowCopy{row.Index, row.Gap, append([]bool(nil), row.Present...), append([]units.Volts(nil), row.V...), append([]units.Amps(nil), row.I...)})
+		out = append(out, copyRow(row))
 	}
 }
 
@@ -149,7 +153,7 @@ func collectRuns(rs *Rows, mixed bool) ([]rowCopy, error) {
 			if err != nil {
 				return out, err
 			}
-			out = append(out, rowCopy{row.Index, row.Gap, append([]bool(nil), row.Present...), append([]units.Volts(nil), row.V...), append([]units.Amps(nil), row.I...)})
+			out = append(out, copyRow(row))
 			continue
 		}
 		run, err := rs.NextRun()
