@@ -5,9 +5,9 @@
 # A target that finds a failing input fails the run (Go saves the input under
 # the package's testdata/fuzz/, which the output names). A run that dies without
 # an input — "fuzzing process hung or terminated unexpectedly", which a loaded
-# 2-core machine can cause, or "context deadline exceeded" when -fuzztime ends
-# at the -fuzztime boundary (go1.26 coordinator race, golang/go#75804, fixed in
-# go1.27; 1–2 of the 27 targets per clean-clone CI run here) — is
+# 2-core machine can cause, or "context deadline exceeded" as -fuzztime expires
+# (a go1.26 coordinator race, golang/go#75804, fixed in go1.27; 1–2 of the 27
+# targets per clean-clone CI run here) — is
 # shown and retried, up to 3 attempts in all; a third such death fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
