@@ -144,11 +144,7 @@ func TestArrayN6705(t *testing.T) {
 		name := map[bool]string{false: "ascii", true: "real"}[binary]
 		t.Run(name, func(t *testing.T) {
 			const delay = 20 * time.Millisecond
-			emu, err := scpiemu.New(scpiemu.Options{Noise: 1e-4, FetchDelay: delay, Seed: 1})
-			if err != nil {
-				t.Skipf("no pty: %v", err)
-			}
-			defer emu.Close()
+			emu := startEmu(t, scpiemu.Options{Noise: 1e-4, FetchDelay: delay, Seed: 1})
 			s, in, ran := streamArrays(t, emu, scpi.Options{ArrayPoints: 256, ArrayInterval: 100 * time.Microsecond, ArrayBinary: binary}, time.Second)
 			info := in.Info()
 			if tint := 1 / float64(info.Rates[0]); math.Abs(tint-102.4e-6) > 1e-12 || info.Capabilities[0] != scpi.CapArray {
@@ -172,11 +168,7 @@ func TestArrayK2280S(t *testing.T) {
 		t.Skip("live pty test")
 	}
 	const delay = 10 * time.Millisecond
-	emu, err := scpiemu.New(scpiemu.Options{Family: "k2280s", Current: 0.002, Voltage: 5, Noise: 1e-5, FetchDelay: delay})
-	if err != nil {
-		t.Skipf("no pty: %v", err)
-	}
-	defer emu.Close()
+	emu := startEmu(t, scpiemu.Options{Family: "k2280s", Current: 0.002, Voltage: 5, Noise: 1e-5, FetchDelay: delay})
 	s, in, ran := streamArrays(t, emu, scpi.Options{ArrayPoints: 200, ArrayInterval: 100 * time.Microsecond}, 600*time.Millisecond)
 	if in.Family().Name != "k2280s" {
 		t.Fatalf("family %s", in.Family().Name)
@@ -228,12 +220,8 @@ func TestArrayRejectedSetup(t *testing.T) {
 	if testing.Short() {
 		t.Skip("live pty test")
 	}
-	emu, err := scpiemu.New(scpiemu.Options{})
-	if err != nil {
-		t.Skipf("no pty: %v", err)
-	}
-	defer emu.Close()
-	_, err = scpi.Open(emu.Path(), scpi.Options{Array: true, Timeout: 200 * time.Millisecond,
+	emu := startEmu(t, scpiemu.Options{})
+	_, err := scpi.Open(emu.Path(), scpi.Options{Array: true, Timeout: 200 * time.Millisecond,
 		Override: &scpi.Family{Array: scpi.ArrayMode{Setup: []string{"SENS:SWE:BOGUS {points}"}}}})
 	if !errors.Is(err, scpi.ErrInstrument) || !strings.Contains(fmt0(err), "SENS:SWE:BOGUS 4096") || !strings.Contains(fmt0(err), "-113") {
 		t.Errorf("bogus set-up: %v", err)
@@ -276,11 +264,7 @@ func (s *countSink) Samples(b *meter.Block) error {
 func BenchmarkArrayStream(b *testing.B) {
 	for _, binary := range []bool{false, true} {
 		b.Run(map[bool]string{false: "ascii", true: "real"}[binary], func(b *testing.B) {
-			emu, err := scpiemu.New(scpiemu.Options{Noise: 1e-4})
-			if err != nil {
-				b.Skipf("no pty: %v", err)
-			}
-			defer emu.Close()
+			emu := startEmu(b, scpiemu.Options{Noise: 1e-4})
 			in, err := scpi.Open(emu.Path(), scpi.Options{Array: true, ArrayBinary: binary})
 			if err != nil {
 				b.Fatal(err)

@@ -68,12 +68,20 @@ func (s *sink) Gap(g meter.Gap) error   { s.gaps = append(s.gaps, g); return nil
 func (*sink) Mark(meter.MarkEcho) error { return nil }
 func (*sink) Event(meter.Event) error   { return nil }
 
-func TestAgainstEmulator(t *testing.T) {
-	emu, err := scpiemu.New(scpiemu.Options{})
+// startEmu starts an emulated instrument for the test, closed when it ends;
+// without a pty the test is skipped.
+func startEmu(tb testing.TB, o scpiemu.Options) *scpiemu.Emulator {
+	tb.Helper()
+	emu, err := scpiemu.New(o)
 	if err != nil {
-		t.Skipf("no pty: %v", err)
+		tb.Skipf("no pty: %v", err)
 	}
-	defer emu.Close()
+	tb.Cleanup(func() { emu.Close() })
+	return emu
+}
+
+func TestAgainstEmulator(t *testing.T) {
+	emu := startEmu(t, scpiemu.Options{})
 	in, err := scpi.Open(emu.Path(), scpi.Options{Timeout: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)

@@ -76,11 +76,7 @@ func TestPacedPolling(t *testing.T) {
 	if testing.Short() {
 		t.Skip("live pty test")
 	}
-	emu, err := scpiemu.New(scpiemu.Options{})
-	if err != nil {
-		t.Skipf("no pty: %v", err)
-	}
-	defer emu.Close()
+	emu := startEmu(t, scpiemu.Options{})
 	lines0 := emu.Lines()
 	s, in, ran := stream(t, emu, scpi.Options{}, 0, 2*time.Second) // the N6705's 50 Hz
 	periods := float64(s.next)
@@ -124,11 +120,7 @@ func TestLatePolls(t *testing.T) {
 	if testing.Short() {
 		t.Skip("live pty test")
 	}
-	emu, err := scpiemu.New(scpiemu.Options{Delay: 30 * time.Millisecond})
-	if err != nil {
-		t.Skipf("no pty: %v", err)
-	}
-	defer emu.Close()
+	emu := startEmu(t, scpiemu.Options{Delay: 30 * time.Millisecond})
 	s, _, ran := stream(t, emu, scpi.Options{}, 100, time.Second)
 	t.Logf("%.2f s at 100 Hz, 60 ms polls: %d samples, %d late in %d gaps", ran.Seconds(), s.samples, s.late, s.lateN)
 	if s.samples < 3 || s.lateN == 0 || s.late < uint64(3*s.samples) || s.other != 0 {
@@ -147,11 +139,7 @@ func TestFamiliesOnEmulator(t *testing.T) {
 	}
 	for _, f := range scpi.Families {
 		t.Run(f.Name, func(t *testing.T) {
-			emu, err := scpiemu.New(scpiemu.Options{Family: f.Name, Current: 0.002, Voltage: 3.3})
-			if err != nil {
-				t.Skipf("no pty: %v", err)
-			}
-			defer emu.Close()
+			emu := startEmu(t, scpiemu.Options{Family: f.Name, Current: 0.002, Voltage: 3.3})
 			s, in, _ := stream(t, emu, scpi.Options{Voltage: 12}, units.Hertz(f.MaxRate), 300*time.Millisecond)
 			if in.Family().Name != f.Name || s.samples < 2 || s.other != 0 {
 				t.Fatalf("family %q, %d samples, %d failed polls", in.Family().Name, s.samples, s.other)
