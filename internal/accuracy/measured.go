@@ -47,12 +47,25 @@ type Measured struct {
 // coverage counts it as n/a. The DevSlp floor, entry and exit are absent
 // when devslp.entered is false: the report then claims no DevSlp.
 func Extract(dir string, port int) (Measured, error) {
+	rep, err := os.ReadFile(filepath.Join(dir, "report.json"))
+	if err != nil {
+		return Measured{}, err
+	}
+	meas, err := os.ReadFile(filepath.Join(dir, "measure.json"))
+	if err != nil {
+		return Measured{}, err
+	}
+	return extractFrom(rep, meas, port)
+}
+
+// extractFrom is Extract on the files' bytes.
+func extractFrom(reportJSON, measureJSON []byte, port int) (Measured, error) {
 	var m Measured
 	var rep struct {
 		Drives []map[string]any `json:"drives"`
 	}
-	if err := readJSON(filepath.Join(dir, "report.json"), &rep); err != nil {
-		return m, err
+	if err := json.Unmarshal(reportJSON, &rep); err != nil {
+		return m, fmt.Errorf("report.json: %w", err)
 	}
 	var d map[string]any
 	for _, x := range rep.Drives {
@@ -88,8 +101,8 @@ func Extract(dir string, port int) (Measured, error) {
 	var meas struct {
 		DevSlp map[string]map[string]any `json:"devslp"`
 	}
-	if err := readJSON(filepath.Join(dir, "measure.json"), &meas); err != nil {
-		return m, err
+	if err := json.Unmarshal(measureJSON, &meas); err != nil {
+		return m, fmt.Errorf("measure.json: %w", err)
 	}
 	if v, ok := meas.DevSlp[fmt.Sprint(port)]; ok {
 		m.VerdictReason, _ = v["reason"].(string)
@@ -112,17 +125,6 @@ func normVerdict(s string) string {
 		return "NOT SUPPORTED"
 	}
 	return s
-}
-
-func readJSON(path string, v any) error {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	if err := json.Unmarshal(b, v); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	return nil
 }
 
 func num(v any) (float64, bool) {

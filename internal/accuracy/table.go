@@ -125,7 +125,11 @@ func summariseCampaign(o Options, rs []DriveResult, el time.Duration) *Campaign 
 		if s.Intervals < s.N {
 			allIntervals = false
 		}
-		if !s.Met {
+		switch {
+		case s.Met:
+		case s.N+s.Missing+s.Spurious == 0:
+			c.Missed = append(c.Missed, fmt.Sprintf("%s %s: not shown (no drive had it)", m, s.Goal))
+		default:
 			c.Missed = append(c.Missed, fmt.Sprintf("%s %s: %d of %d drives off goal", m, s.Goal, s.Breaks, s.N+s.Missing+s.Spurious))
 		}
 	}
