@@ -80,7 +80,9 @@ func TestInSpaceNamesTheKey(t *testing.T) {
 		{ssd, func(p *Profile) { p.DevSlpW = 0.0001 }, "devslp_w"},
 		{ssd, func(p *Profile) { p.SlumberExitMs = 400 }, "slumber_exit_ms"},
 		{ssd, func(p *Profile) { p.GCW = 8 }, "gc_w"},
-		{hdd, func(p *Profile) { p.DevSlpSupported, p.DevSlpW, p.DevSlpExitMs, p.DetoMs, p.MdatMs = true, 0.001, 10, 20, 10 }, "devslp_supported"},
+		{hdd, func(p *Profile) {
+			p.DevSlpSupported, p.DevSlpW, p.DevSlpExitMs, p.DetoMs, p.MdatMs = true, 0.001, 10, 20, 10
+		}, "devslp_supported"},
 		{hdd, func(p *Profile) { p.StandbyAfterS = 60 }, "standby_after_s"},
 		{hdd, func(p *Profile) { p.ActiveIdleW, p.PartialW, p.SlumberW, p.SpindleW = 2, 1.9, 1.8, 1 }, "active_idle_w"},
 	}
