@@ -83,7 +83,7 @@ func compare(t *Truth, m *Measured) []Check {
 			c.Tol = g.tol(*truth)
 			e := *mv.V - *truth
 			c.Err = &e
-			if *truth != 0 {
+			if *truth != 0 && unit != "fraction" { // residency goals are in points, not relative
 				r := e / math.Abs(*truth)
 				c.RelErr = &r
 			}

@@ -46,6 +46,9 @@ func ShortPhases() Phases {
 		Cycles: 2, Settle: 700 * time.Millisecond, Hold: 800 * time.Millisecond, Return: 400 * time.Millisecond}
 }
 
+// DevSlpLimitMW is the DevSlp floor limit the campaign verifies against.
+const DevSlpLimitMW = 15
+
 // Options is one campaign.
 type Options struct {
 	Drives   int    // drives 0 … Drives−1 (ignored with Replay)
@@ -185,8 +188,11 @@ func rigConfig(j hubJob, ph Phases) rig.Config {
 		Workload: rig.WorkloadConfig{Trace: "pcmark7", App: "defender", Scale: ph.WorkloadScale,
 			Timing: "compress-idle=" + ph.CompressIdle.String(), QD: 1, Seed: c0.WorkloadSeed},
 		Idle: ph.Idle,
+		// The limit sits 50 % above the space's highest floor (10 mW), so it
+		// never decides a working drive's verdict: what is judged is whether
+		// the drive is seen to enter, hold and leave DevSlp.
 		DevSlp: rig.DevSlpConfig{Cycles: ph.Cycles, Policy: "med_power_with_dipm",
-			Settle: ph.Settle, Hold: ph.Hold, Return: ph.Return},
+			Settle: ph.Settle, Hold: ph.Hold, Return: ph.Return, LimitMW: DevSlpLimitMW},
 		Profiles: map[string]drivesim.Profile{},
 	}
 	for _, c := range j.cases {
