@@ -2,6 +2,9 @@ package accuracy
 
 import (
 	"bytes"
+	"context"
+	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -236,3 +239,15 @@ func TestDriveTruth(t *testing.T) {
 }
 
 func unitsW(w float64) units.Watts { return units.Watts(w) }
+
+func TestNoPTYCannotStart(t *testing.T) {
+	old := startCheck
+	defer func() { startCheck = old }()
+	startCheck = func() error {
+		return fmt.Errorf("%w: no pseudo-terminal (open /dev/ptmx: no such device)", ErrCannotStart)
+	}
+	_, err := Run(context.Background(), Options{Drives: 4, Seed: 1, Out: t.TempDir()})
+	if !errors.Is(err, ErrCannotStart) || !strings.Contains(err.Error(), "pseudo-terminal") {
+		t.Errorf("got %v, want ErrCannotStart saying why", err)
+	}
+}

@@ -89,7 +89,7 @@ func Run(ctx context.Context, o Options) (*Campaign, error) {
 	if o.Phases == (Phases{}) {
 		o.Phases = DefaultPhases()
 	}
-	if err := canStart(); err != nil {
+	if err := startCheck(); err != nil {
 		return nil, err
 	}
 	jobs, err := plan(o)
@@ -138,6 +138,9 @@ feed:
 	}
 	return c, nil
 }
+
+// startCheck is canStart; tests replace it.
+var startCheck = canStart
 
 // canStart opens (and closes) an emulated hub: no pty, no campaign.
 func canStart() error {
