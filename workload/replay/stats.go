@@ -110,9 +110,9 @@ type Result struct {
 	Direct        bool          // the target was opened O_DIRECT (else the page cache served I/O)
 	// Target describes the target's layout; the caller that opened it fills
 	// it in (Run knows only the Target interface).
-	Target TargetInfo
-	CPUUser       time.Duration // process CPU time during the run
-	CPUSys        time.Duration
+	Target  TargetInfo
+	CPUUser time.Duration // process CPU time during the run
+	CPUSys  time.Duration
 }
 
 // TargetInfo says what the run was done on, so a result read later says
