@@ -127,7 +127,7 @@ func Open(path string, opt Options) (*Target, error) {
 		return nil, fmt.Errorf("target %s: %w", path, err)
 	}
 	name := path
-	if real != path {
+	if abs, err := filepath.Abs(path); err != nil || abs != real {
 		name = path + " (→ " + real + ")"
 	}
 	if err := checkSystem(name, real); err != nil {
@@ -314,7 +314,7 @@ func openExisting(path, real, name string, st *unix.Stat_t, opt Options) (*Targe
 	}
 	consent := consented(st, opt.AllowDestructive)
 	if opt.Write && !consent {
-		return nil, fmt.Errorf("%w: %s is an existing file of %d bytes; idlewatt writes only files it creates, or one --allow-destructive names (got %q)",
+		return nil, fmt.Errorf("%w: %s holds %d bytes that idlewatt did not create (got --allow-destructive=%q)",
 			ErrExisting, name, st.Size, opt.AllowDestructive)
 	}
 	// Look for holes on a plain read-only descriptor first.
