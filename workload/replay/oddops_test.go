@@ -14,6 +14,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/idlewatt/idlewatt/capture"
@@ -182,4 +183,21 @@ func FuzzReplayOps(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestResultJSONSaysWhatItRanOn: direct and the zero-length count are always
+// there; the target only when the caller described it.
+func TestResultJSONSaysWhatItRanOn(t *testing.T) {
+	b, err := Result{ZeroLength: 3}.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	if !strings.Contains(s, `"direct":false`) || !strings.Contains(s, `"zero_length_ops_skipped":3`) || strings.Contains(s, `"target"`) {
+		t.Errorf("without a target: %s", s)
+	}
+	b, _ = Result{Direct: true, Target: TargetInfo{Path: "/x", Sparse: true, SizeBytes: 8, AllocatedBytes: 0}}.MarshalJSON()
+	if s := string(b); !strings.Contains(s, `"direct":true`) || !strings.Contains(s, `"target":{"path":"/x","block_device":false,"created":false,"filled":false,"sparse":true,"size_bytes":8,"allocated_bytes":0}`) {
+		t.Errorf("with a target: %s", s)
+	}
 }

@@ -247,7 +247,10 @@ func (r Result) MarshalJSON() ([]byte, error) {
 		SizeBytes      int64  `json:"size_bytes"`
 		AllocatedBytes int64  `json:"allocated_bytes"`
 	}
-	ti := r.Target
+	var tj *targetJSON
+	if ti := r.Target; ti.Path != "" {
+		tj = &targetJSON{ti.Path, ti.Block, ti.Created, ti.Filled, ti.Sparse, ti.SizeBytes, ti.AllocatedBytes}
+	}
 	types := map[string]typeJSON{}
 	for t, s := range r.ByType {
 		types[t.String()] = typeJSON{s.Ops, s.Bytes, s.Errors, ms(s.Mean), ms(s.P99), ms(s.Max)}
@@ -276,14 +279,14 @@ func (r Result) MarshalJSON() ([]byte, error) {
 		Wrapped       int64               `json:"wrapped_ops"`
 		ZeroLength    int64               `json:"zero_length_ops_skipped"`
 		Direct        bool                `json:"direct"`
-		Target        targetJSON          `json:"target"`
+		Target        *targetJSON         `json:"target,omitempty"` // when the caller said (Result.Target.Path)
 		CPUUserS      float64             `json:"cpu_user_s"`
 		CPUSysS       float64             `json:"cpu_sys_s"`
 		CPUPerOpUS    float64             `json:"cpu_per_op_us"`
 	}{r.Engine, r.Timing, r.QD, r.Ops, r.Bytes, r.Errors, r.Elapsed.Seconds(), r.Busy.Seconds(), r.IOPS, r.MBps, r.BusyMBps,
 		types, r.PerSecond, ms(r.Lateness.Mean), ms(r.Lateness.P99), ms(r.Lateness.Max), ms(r.Lateness.Drift), r.Lateness.DriftFraction,
 		r.TraceDuration.Seconds(), r.Realigned, r.Wrapped, r.ZeroLength, r.Direct,
-		targetJSON{ti.Path, ti.Block, ti.Created, ti.Filled, ti.Sparse, ti.SizeBytes, ti.AllocatedBytes}, r.CPUUser.Seconds(), r.CPUSys.Seconds(), float64(r.CPUPerOp()) / 1e3}
+		tj, r.CPUUser.Seconds(), r.CPUSys.Seconds(), float64(r.CPUPerOp()) / 1e3}
 	if out.PerSecond == nil {
 		out.PerSecond = []int64{}
 	}
