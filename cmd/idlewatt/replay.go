@@ -173,6 +173,8 @@ func wlOpenTarget(cmd *cobra.Command, path string, opt target.Options) (*target.
 			how = "left sparse (--allow-sparse): reads of holes never reach the drive"
 		}
 		fmt.Fprintf(cmd.ErrOrStderr(), "created %s (%d bytes), %s\n", path, t.Size(), how)
+	} else if f := cmd.Flags().Lookup("size"); f != nil && f.Changed && t.Size() != opt.Size {
+		opt.Warn(fmt.Sprintf("--size %s ignored: %s exists and keeps its %d bytes (idlewatt sizes only files it creates)", f.Value, path, t.Size()))
 	}
 	return t, nil
 }

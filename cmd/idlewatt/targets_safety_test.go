@@ -236,10 +236,15 @@ func TestTargetsWithConsent(t *testing.T) {
 	if got, _ := os.ReadFile(text); !bytes.Equal(got, orig) {
 		t.Error("a read pattern changed the file")
 	}
+	// --size does not grow an existing file, and says so.
+	_, errOut, code := run(t, t.Context(), "bench", "--target", text, "--pattern", "randread4k", "--qd", "2", "--duration", "100ms", "--size", "1GiB")
+	if got, _ := os.ReadFile(text); code != 0 || !bytes.Equal(got, orig) || !strings.Contains(errOut, "--size 1GiB ignored") {
+		t.Errorf("--size on an existing file: exit %d, %d bytes after: %s", code, len(got), lastLines(errOut, 2))
+	}
 
 	// A file bench creates for a read pattern is filled and said to be.
 	img := filepath.Join(dir, "new.img")
-	m, errOut := benchJSON(t, "bench", "--target", img, "--pattern", "randread4k", "--qd", "2", "--duration", "200ms", "--size", "1MiB")
+	m, errOut = benchJSON(t, "bench", "--target", img, "--pattern", "randread4k", "--qd", "2", "--duration", "200ms", "--size", "1MiB")
 	tg = targetOf(t, m)
 	if tg["created"] != true || tg["filled"] != true || tg["sparse"] != false || tg["size_bytes"] != float64(1<<20) {
 		t.Errorf("created target %v", tg)
