@@ -290,7 +290,11 @@ func describeTarget(r *replay.Result) string {
 		case t.Filled:
 			s += ", filled with random data first"
 		case t.Sparse:
-			s += fmt.Sprintf(", SPARSE (%d of %d bytes allocated: reads of holes never reach the drive)", t.AllocatedBytes, t.SizeBytes)
+			s += fmt.Sprintf(", SPARSE (%d of %d bytes allocated at the start", t.AllocatedBytes, t.SizeBytes)
+			if r.ByType[capture.OpRead].Ops > 0 {
+				s += ": reads of holes never reach the drive"
+			}
+			s += ")"
 		default:
 			s += ", fully allocated"
 		}
