@@ -118,6 +118,15 @@ func TestCompare(t *testing.T) {
 	if got["average_w"].Held != nil {
 		t.Errorf("no interval stated, but coverage counted")
 	}
+	// With a "background" state in the report, GC bursts count there.
+	tr.GC = map[string]float64{"idle": 0.1}
+	m.Residency["background"] = Value{V: fp(0.1)}
+	m.Residency["idle"] = Value{V: fp(0.4)}
+	for _, c := range compare(tr, m) {
+		if (c.Metric == "residency.background" || c.Metric == "residency.idle") && c.Status != StatusOK {
+			t.Errorf("%s: %s (truth %v, measured %v)", c.Metric, c.Status, *c.Truth, *c.Measured)
+		}
+	}
 	s := summarise("average_w", []Check{got["average_w"], got["active_idle_w"]})
 	if s.N != 2 || s.Breaks != 1 || s.Met || s.Coverage == nil || *s.Coverage != 0 || s.Intervals != 1 {
 		t.Errorf("summary %+v", s)
@@ -136,7 +145,10 @@ const reportJSON = `{"schema":"idlewatt.report/v1","drives":[
  {"name":"a","port":1,"active_idle_w":0.2,"active_idle_w_ci95":[0.19,0.21],"average_w":0.3,"energy_j":3,
   "residency":{"active":0.1,"idle":0.9},"devslp":{"entered":false,"power_w":3.9,"entry_ms":0,"exit_ms":0},"samples":{"dropped":2}},
  {"name":"b","port":2,"active_idle_w":null,"average_w":0.5,"energy_j":5,"uncertainty":{"average_w":{"lo":0.49,"hi":0.51}},
-  "residency":{"devslp":0.5,"slumber":0.5},"devslp":{"entered":true,"power_w":0.004,"entry_ms":0.2,"exit_ms":40}}]}`
+  "residency":{"devslp":0.5,"slumber":0.5},"devslp":{"entered":true,"power_w":0.004,"entry_ms":0.2,"exit_ms":40}},
+ {"name":"c","port":3,"active_idle_w":0.2,"active_idle_u95_w":0.001,"residency":{"background":0.1,"idle":0.9},
+  "devslp":{"entered":false,"power_w":null,"floor_w":null,"floor_u95_w":null,"entry_ms":null,"exit_ms":null,"outcome":"not_supported"}},
+ {"name":"d","port":4,"devslp":{"entered":true,"floor_w":0.004,"floor_u95_w":0.0002,"entry_ms":0.5,"entry_u95_ms":null,"exit_ms":41,"exit_u95_ms":1.5,"outcome":"inconclusive"}}]}`
 
 const measureJSON = `{"devslp":{"1":{"pass":false,"reason":"ignores DEVSLP"},"2":{"verdict":"not_supported"}}}`
 
@@ -161,8 +173,24 @@ func TestExtract(t *testing.T) {
 	if b.ActiveIdleW.V != nil || b.AverageW.Lo == nil || *b.AverageW.Hi != 0.51 || *b.DevSlpFloorW.V != 0.004 || *b.ExitMs.V != 40 || b.Verdict != "NOT SUPPORTED" {
 		t.Errorf("port 2: %+v, verdict %q", b, b.Verdict)
 	}
-	if _, err := extractFrom([]byte(reportJSON), []byte(measureJSON), 3); err == nil || !strings.Contains(err.Error(), "port 3") {
-		t.Errorf("port 3: %v", err)
+	// The nullable form: null is absent, u95 half-widths are intervals,
+	// the outcome comes from report.json when measure.json has none.
+	c3, err := extractFrom([]byte(reportJSON), []byte(measureJSON), 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c3.DevSlpFloorW.V != nil || c3.ExitMs.V != nil || *c3.ActiveIdleW.Lo != 0.199 || *c3.ActiveIdleW.Hi != 0.201 || c3.Verdict != "NOT SUPPORTED" {
+		t.Errorf("port 3: %+v verdict %q", c3, c3.Verdict)
+	}
+	d4, err := extractFrom([]byte(reportJSON), []byte(measureJSON), 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *d4.DevSlpFloorW.V != 0.004 || math.Abs(*d4.DevSlpFloorW.Hi-0.0042) > 1e-15 || d4.EntryMs.Lo != nil || *d4.ExitMs.Lo != 39.5 || d4.Verdict != "INCONCLUSIVE" {
+		t.Errorf("port 4: %+v verdict %q", d4, d4.Verdict)
+	}
+	if _, err := extractFrom([]byte(reportJSON), []byte(measureJSON), 5); err == nil || !strings.Contains(err.Error(), "port 5") {
+		t.Errorf("port 5: %v", err)
 	}
 	if _, err := extractFrom([]byte("{"), []byte(measureJSON), 1); err == nil || !strings.Contains(err.Error(), "report.json") {
 		t.Errorf("bad report.json: %v", err)

@@ -62,7 +62,9 @@ type Check struct {
 
 // Residency states are folded onto the report's names: a truth state the
 // report has no key for counts toward the state it is part of (a wake is
-// the drive leaving a low state for active; a spin-up is active too).
+// the drive leaving a low state for active, almost always with the I/O
+// that woke it waiting; a spin-up is active too). GC bursts count under
+// their link state, or as "background" when the report has that state.
 var residencyFold = map[string]string{"wake": "active", "spinup": "active"}
 
 // compare checks every metric of one drive.
@@ -114,6 +116,19 @@ func compare(t *Truth, m *Measured) []Check {
 			}
 		}
 		folded[s] += x
+	}
+	// A report with a "background" state (above idle, no I/O outstanding)
+	// counts GC bursts there, not under their link state.
+	if _, ok := m.Residency["background"]; ok {
+		for s, x := range t.GC {
+			if to, ok := residencyFold[s]; ok {
+				if _, has := m.Residency[s]; !has {
+					s = to
+				}
+			}
+			folded[s] -= x
+			folded["background"] += x
+		}
 	}
 	keys := map[string]bool{}
 	for k := range folded {

@@ -37,15 +37,17 @@ type Measured struct {
 // Keys read (docs/report-format.md):
 //
 //	report.json  drives[port].active_idle_w, average_w, energy_j,
-//	             residency.STATE, devslp.{entered,power_w,entry_ms,exit_ms},
-//	             samples.dropped
-//	measure.json devslp.PORT.{verdict|pass, reason}
+//	             residency.STATE (every key), samples.dropped,
+//	             devslp.floor_w (older reports: devslp.power_w), devslp.entry_ms,
+//	             devslp.exit_ms (pin release → first read completed), devslp.outcome
+//	measure.json devslp.PORT.outcome (older: pass), reason
 //
-// A stated 95 % interval is looked for beside each value, as
-// KEY_ci95: [lo, hi] or KEY_ci95: {lo, hi} (or the same under
-// "uncertainty": {KEY: …}); where none is found the Value has no Lo/Hi and
-// coverage counts it as n/a. The DevSlp floor, entry and exit are absent
-// when devslp.entered is false: the report then claims no DevSlp.
+// A stated 95 % interval is looked for beside each value: NAME_u95_UNIT
+// (a half-width: active_idle_u95_w, floor_u95_w, exit_u95_ms), or
+// KEY_ci95 as [lo, hi] or {lo, hi}; where none is found the Value has no
+// Lo/Hi and coverage counts it as n/a. Reports whose DevSlp values are
+// never null (no floor_w key) give a floor, entry and exit only when
+// devslp.entered is true; newer ones state absent values as null.
 func Extract(dir string, port int) (Measured, error) {
 	rep, err := os.ReadFile(filepath.Join(dir, "report.json"))
 	if err != nil {
@@ -90,12 +92,19 @@ func extractFrom(reportJSON, measureJSON []byte, port int) (Measured, error) {
 			}
 		}
 	}
+	var outcome string
 	if ds, ok := d["devslp"].(map[string]any); ok {
-		if entered, _ := ds["entered"].(bool); entered {
-			m.DevSlpFloorW = value(ds, "power_w")
+		entered, _ := ds["entered"].(bool)
+		_, nullable := ds["floor_w"]
+		if nullable || entered {
+			m.DevSlpFloorW = value(ds, "floor_w")
+			if !nullable {
+				m.DevSlpFloorW = value(ds, "power_w")
+			}
 			m.EntryMs = value(ds, "entry_ms")
 			m.ExitMs = value(ds, "exit_ms")
 		}
+		outcome, _ = ds["outcome"].(string)
 	}
 
 	var meas struct {
@@ -106,7 +115,9 @@ func extractFrom(reportJSON, measureJSON []byte, port int) (Measured, error) {
 	}
 	if v, ok := meas.DevSlp[fmt.Sprint(port)]; ok {
 		m.VerdictReason, _ = v["reason"].(string)
-		if s, ok := v["verdict"].(string); ok {
+		if s, ok := v["outcome"].(string); ok {
+			m.Verdict = normVerdict(s)
+		} else if s, ok := v["verdict"].(string); ok {
 			m.Verdict = normVerdict(s)
 		} else if pass, ok := v["pass"].(bool); ok {
 			m.Verdict = "FAIL"
@@ -114,6 +125,9 @@ func extractFrom(reportJSON, measureJSON []byte, port int) (Measured, error) {
 				m.Verdict = "PASS"
 			}
 		}
+	}
+	if m.Verdict == "" && outcome != "" {
+		m.Verdict = normVerdict(outcome)
 	}
 	return m, nil
 }
@@ -138,6 +152,17 @@ func value(obj map[string]any, key string) Value {
 	if f, ok := num(obj[key]); ok {
 		out.V = &f
 	}
+	if out.V == nil {
+		return out
+	}
+	// NAME_u95_UNIT: a 95 % half-width.
+	if i := strings.LastIndex(key, "_"); i > 0 {
+		if u, ok := num(obj[key[:i]+"_u95"+key[i:]]); ok && u >= 0 {
+			lo, hi := *out.V-u, *out.V+u
+			out.Lo, out.Hi = &lo, &hi
+			return out
+		}
+	}
 	iv := obj[key+"_ci95"]
 	if iv == nil {
 		if u, ok := obj["uncertainty"].(map[string]any); ok {
@@ -156,7 +181,7 @@ func value(obj map[string]any, key string) Value {
 		lo, ok1 = num(x["lo"])
 		hi, ok2 = num(x["hi"])
 	}
-	if ok1 && ok2 && out.V != nil {
+	if ok1 && ok2 {
 		out.Lo, out.Hi = &lo, &hi
 	}
 	return out

@@ -23,7 +23,8 @@ type Truth struct {
 	IdleS        float64            `json:"idle_s"` // time in the idle state without a GC burst
 	AverageW     float64            `json:"average_w"`
 	EnergyJ      float64            `json:"energy_j"`
-	Residency    map[string]float64 `json:"residency"` // by truth state, fractions of the window
+	Residency    map[string]float64 `json:"residency"`    // by truth state (GC bursts under their link state), fractions of the window
+	GC           map[string]float64 `json:"gc_residency"` // the GC bursts' share of Residency, by link state
 	DevSlpFloorW *float64           `json:"devslp_floor_w"`
 	EntryMs      *float64           `json:"entry_ms"` // mean over pin cycles the drive entered in
 	ExitMs       *float64           `json:"exit_ms"`  // mean over those cycles
@@ -154,7 +155,7 @@ func driveTruth(rc *runClock, port int, truthPath string, p drivesim.Profile) (*
 	if len(segs) == 0 || segs[0].Start > w0 || segs[len(segs)-1].End < w1-time.Millisecond {
 		return nil, fmt.Errorf("%s: the truth does not cover the measured window %v–%v", truthPath, w0, w1)
 	}
-	t := &Truth{ActiveIdleW: float64(p.ActiveIdleW), Residency: map[string]float64{}, ClockMs: rc.uncMs}
+	t := &Truth{ActiveIdleW: float64(p.ActiveIdleW), Residency: map[string]float64{}, GC: map[string]float64{}, ClockMs: rc.uncMs}
 	t.Dropped = ps.last - ps.first + 1 - ps.count
 	T := (w1 - w0).Seconds()
 	t.WindowS = T
@@ -167,6 +168,9 @@ func driveTruth(rc *runClock, port int, truthPath string, p drivesim.Profile) (*
 		d := (b - a).Seconds()
 		e += float64(s.P5+s.P12) * d
 		t.Residency[s.State.String()] += d / T
+		if s.GC {
+			t.GC[s.State.String()] += d / T
+		}
 		if s.State == drivesim.StateIdle && !s.GC {
 			t.IdleS += d
 		}
