@@ -44,24 +44,24 @@ the campaign cannot start.`,
 }
 
 func runAccuracy(cmd *cobra.Command, _ []string) error {
-	n, err := optInt(cmd, "drives", "accuracy.drives")
+	n, err := optInt(cmd, "drives", "")
 	if err != nil {
 		return err
 	}
 	if n < 1 || n > 100000 {
-		return usageErr("%s: %d drives, want 1–100000", where(cmd, "drives", "accuracy.drives"), n)
+		return usageErr("%s: %d drives, want 1–100000", where(cmd, "drives", ""), n)
 	}
-	par, err := optInt(cmd, "parallel", "accuracy.parallel")
+	par, err := optInt(cmd, "parallel", "")
 	if err != nil {
 		return err
 	}
 	if par < 1 || par > 64 {
-		return usageErr("%s: %d, want 1–64", where(cmd, "parallel", "accuracy.parallel"), par)
+		return usageErr("%s: %d, want 1–64", where(cmd, "parallel", ""), par)
 	}
-	seedS := optString(cmd, "seed", "accuracy.seed")
+	seedS := optString(cmd, "seed", "")
 	var seed uint64
 	if _, err := fmt.Sscan(seedS, &seed); err != nil || strings.HasPrefix(strings.TrimSpace(seedS), "-") {
-		return usageErr("%s: %q is not a non-negative integer", where(cmd, "seed", "accuracy.seed"), seedS)
+		return usageErr("%s: %q is not a non-negative integer", where(cmd, "seed", ""), seedS)
 	}
 	o := accuracy.Options{Drives: n, Seed: seed, Parallel: par}
 	replays, _ := cmd.Flags().GetStringSlice("replay")
@@ -79,7 +79,7 @@ func runAccuracy(cmd *cobra.Command, _ []string) error {
 	if b, _ := cmd.Flags().GetBool("short"); b {
 		o.Phases = accuracy.ShortPhases()
 	}
-	o.Out = optString(cmd, "out", "accuracy.out")
+	o.Out = optString(cmd, "out", "")
 	if o.Out == "" {
 		o.Out = defaultOut("accuracy")
 	}
