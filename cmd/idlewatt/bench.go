@@ -38,6 +38,7 @@ data first for read patterns, as fio lays out its files).`,
 		f.Int("rt-priority", 0, "run the issuing thread SCHED_FIFO at this priority (1-99; needs CAP_SYS_NICE)")
 		f.Bool("json", false, "print the result as JSON")
 		f.String("chart", "", "draw the per-second IOPS series (the consistency chart) to this .png or .svg")
+		addOverwriteFlag(f, "the --events and --chart files")
 		return c
 	})
 }
@@ -72,6 +73,9 @@ func runBench(cmd *cobra.Command, _ []string) error {
 	}
 	cfg.Seed = int64(seed)
 	write := strings.Contains(pat, "write") || pat == "consistency"
+	if err := wlCheckOutputs(cmd, tpath); err != nil {
+		return err
+	}
 	tgt, err := wlOpenTarget(cmd, tpath, target.Options{Write: write, Size: size, Fill: !write})
 	if err != nil {
 		return err
@@ -82,5 +86,5 @@ func runBench(cmd *cobra.Command, _ []string) error {
 		return usageErr("%v", err)
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "bench %s on %s (%d bytes), QD %d, %v\n", pat, tpath, tgt.Size(), cfg.QD, cfg.Duration)
-	return wlRun(cmd, cfg, src, tgt)
+	return wlRun(cmd, cfg, src, tgt, tpath)
 }

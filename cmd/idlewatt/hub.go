@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/idlewatt/idlewatt/internal/outfile"
 	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/meter/hub"
 	"github.com/idlewatt/idlewatt/meter/hub/hubemu"
@@ -68,6 +69,7 @@ would have sent over D of streaming (every port, at --rate) to FILE, unpaced.`,
 	f.Bool("fast", false, "write the byte stream unpaced to --out and exit")
 	f.Duration("duration", 10*time.Second, "streaming time for --fast")
 	f.String("out", "", "output file for --fast")
+	addOverwriteFlag(f, "the --out file and truth files")
 	if hubEmulateFlags != nil {
 		hubEmulateFlags(c)
 	}
@@ -147,28 +149,38 @@ func hubEmulatorOptions(cmd *cobra.Command) (hubemu.Options, error) {
 }
 
 func runHubEmulate(cmd *cobra.Command, _ []string) error {
+	fast := optBool(cmd, "fast", "emulate.fast")
+	out := optString(cmd, "out", "emulate.out")
+	oo := outOptions(cmd, "")
+	if fast && out != "" {
+		if err := outfile.Check(out, oo); err != nil { // before the truth files are made
+			return usageErr("hub emulate: --out %w", err)
+		}
+	}
 	o, err := hubEmulatorOptions(cmd)
 	if err != nil {
 		return err
 	}
-	if optBool(cmd, "fast", "emulate.fast") {
+	if fast {
 		d, err := optDuration(cmd, "duration", "emulate.duration")
 		if err != nil {
 			return err
 		}
-		out := optString(cmd, "out", "emulate.out")
 		if out == "" {
 			return usageErr("--fast needs --out FILE")
 		}
-		f, err := os.Create(out)
+		f, err := outfile.Create(out, oo)
 		if err != nil {
-			return usageErr("--out %s: %v", out, err)
+			return usageErr("hub emulate: --out %w", err)
 		}
+		defer f.Abort() // no-op after Commit
 		if err := hubemu.WriteFast(f, o, d); err != nil {
-			f.Close()
 			return usageErr("hub emulate --fast: %v", err)
 		}
-		return f.Close()
+		if err := f.Commit(); err != nil {
+			return failErr("hub emulate --fast: %w", err)
+		}
+		return nil
 	}
 	e, err := hubemu.New(o)
 	if err != nil {

@@ -351,18 +351,36 @@ func CreateInPlace(path string, o Options) (*os.File, error) {
 	return f, nil
 }
 
-// Dir makes dir ready for output files: created (with its parents) if
-// missing, refused if it is a symbolic link or not a directory. Files
-// already in it are left to Check.
+// CheckDir reports whether dir may receive output files, without creating
+// anything: missing is fine; a symbolic link or anything but a directory is
+// refused.
+func CheckDir(dir string) error {
+	fi, err := os.Lstat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return err
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return refuse(dir, ErrSymlink, "is a symbolic link; refusing to write through it (name the directory itself)")
+	case !fi.IsDir():
+		return refuse(dir, ErrNotRegular, "is a %s, not a directory", kindOfFile(fi.Mode()))
+	}
+	return nil
+}
+
+// Dir makes dir ready for output files: refused as CheckDir refuses, else
+// created (with its parents) if missing. Files already in it are left to
+// Check.
 func Dir(dir string) error {
-	_, err := dir1(dir, Options{})
+	_, err := mkdir(dir)
 	return err
 }
 
 // RunDir makes dir ready for a run: as Dir, and refused if it holds any
 // entry (a previous run) unless o.Overwrite is set.
 func RunDir(dir string, o Options) error {
-	created, err := dir1(dir, o)
+	created, err := mkdir(dir)
 	if err != nil || created || o.Overwrite {
 		return err
 	}
@@ -381,22 +399,17 @@ func RunDir(dir string, o Options) error {
 	return nil
 }
 
-func dir1(dir string, o Options) (created bool, err error) {
-	fi, err := os.Lstat(dir)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return false, err
-		}
-		return true, nil
-	case err != nil:
+func mkdir(dir string) (created bool, err error) {
+	if err := CheckDir(dir); err != nil {
 		return false, err
-	case fi.Mode()&fs.ModeSymlink != 0:
-		return false, refuse(dir, ErrSymlink, "is a symbolic link; refusing to write through it (name the directory itself)")
-	case !fi.IsDir():
-		return false, refuse(dir, ErrNotRegular, "is a %s, not a directory", kindOfFile(fi.Mode()))
 	}
-	return false, nil
+	if _, err := os.Lstat(dir); err == nil {
+		return false, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return false, err
+	}
+	return true, nil
 }
 
 func kindOfFile(m fs.FileMode) string {
