@@ -182,11 +182,11 @@ func wlCheckOutputs(cmd *cobra.Command, inputs ...string) error {
 	outs := wlOutputs(cmd)
 	for i, o := range outs {
 		if err := outfile.Check(o.path, wlOutOptions(cmd, inputs...)); err != nil {
-			return usageErr("%s: --%s %w", cmd.CommandPath(), o.flag, err)
+			return usageErr("%s: --%s %w", cmd.Name(), o.flag, err)
 		}
 		for _, p := range outs[:i] {
 			if p.path == o.path {
-				return usageErr("%s: --%s and --%s name the same file %s", cmd.CommandPath(), p.flag, o.flag, o.path)
+				return usageErr("%s: --%s and --%s name the same file %s", cmd.Name(), p.flag, o.flag, o.path)
 			}
 		}
 	}
@@ -200,9 +200,9 @@ func wlRun(cmd *cobra.Command, cfg replay.Config, src trace.Reader, tgt *target.
 		f, oerr := outfile.Create(p, wlOutOptions(cmd, inputs...))
 		if oerr != nil {
 			if errors.Is(oerr, outfile.ErrRefused) {
-				return usageErr("%s: --events %w", cmd.CommandPath(), oerr)
+				return usageErr("%s: --events %w", cmd.Name(), oerr)
 			}
-			return failErr("%s: --events %w", cmd.CommandPath(), oerr)
+			return failErr("%s: --events %w", cmd.Name(), oerr)
 		}
 		defer f.Abort() // no-op after Commit
 		w := bufio.NewWriterSize(f, 256<<10)
@@ -214,7 +214,7 @@ func wlRun(cmd *cobra.Command, cfg replay.Config, src trace.Reader, tgt *target.
 				cerr = f.Commit()
 			}
 			if cerr != nil && err == nil {
-				err = failErr("%s: --events %w", cmd.CommandPath(), cerr)
+				err = failErr("%s: --events %w", cmd.Name(), cerr)
 			}
 		}()
 		w.WriteString("issue_ns,complete_ns,op,offset,size,err\n")

@@ -226,12 +226,12 @@ func wlOpenTrace(cmd *cobra.Command, path string) (*trace.File, error) {
 func wlWriteTrace(path string, to trace.Format, r trace.Reader, redirect, comment string, o outfile.Options) (n, skipped int64, err error) {
 	var out io.Writer = os.Stdout
 	if path != "-" {
-		f, err := outfile.Create(path, o)
-		if err != nil {
-			if errors.Is(err, outfile.ErrRefused) {
-				return 0, 0, usageErr("--out %w", err)
+		f, oerr := outfile.Create(path, o) // not err: the deferred Commit reads the result
+		if oerr != nil {
+			if errors.Is(oerr, outfile.ErrRefused) {
+				return 0, 0, usageErr("--out %w", oerr)
 			}
-			return 0, 0, failErr("--out %w", err)
+			return 0, 0, failErr("--out %w", oerr)
 		}
 		defer f.Abort() // no-op after Commit
 		out = f
