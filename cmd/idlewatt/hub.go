@@ -69,7 +69,7 @@ would have sent over D of streaming (every port, at --rate) to FILE, unpaced.`,
 	f.Bool("fast", false, "write the byte stream unpaced to --out and exit")
 	f.Duration("duration", 10*time.Second, "streaming time for --fast")
 	f.String("out", "", "output file for --fast")
-	addOverwriteFlag(f, "the --out file and truth files")
+	addOverwriteFlag(f, "the --out file, truth files and an old --symlink link")
 	if hubEmulateFlags != nil {
 		hubEmulateFlags(c)
 	}
@@ -181,6 +181,18 @@ func runHubEmulate(cmd *cobra.Command, _ []string) error {
 			return failErr("hub emulate --fast: %w", err)
 		}
 		return nil
+	}
+	if o.Symlink != "" {
+		// The pty link is the emulator's output: a file there is never
+		// replaced, an old link only with --overwrite.
+		if fi, err := os.Lstat(o.Symlink); err == nil {
+			if fi.Mode()&os.ModeSymlink == 0 {
+				return usageErr("hub emulate: --symlink %s exists and is not a symbolic link; refusing to replace it", o.Symlink)
+			}
+			if !oo.Overwrite {
+				return usageErr("hub emulate: --symlink %s exists (a link left by another emulator?); refusing to replace it (use --overwrite to replace the link)", o.Symlink)
+			}
+		}
 	}
 	e, err := hubemu.New(o)
 	if err != nil {

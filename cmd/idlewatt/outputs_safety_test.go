@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // outFixture holds the inputs the cases need and a file that must survive.
@@ -421,4 +422,38 @@ func slicesIndex(s []string, v string) int {
 		}
 	}
 	return -1
+}
+
+// TestEmulatorSymlinkNeverReplacesAFile: hub emulate --symlink PATH renames
+// a link to its pty into PATH and removes it at the end, so PATH must not
+// be a file; an old link is replaced only with --overwrite.
+func TestEmulatorSymlinkNeverReplacesAFile(t *testing.T) {
+	dir := t.TempDir()
+	file := existing(t, dir, "notes.txt")
+	oldLink := filepath.Join(dir, "tty")
+	if err := os.Symlink("/dev/pts/nothing", oldLink); err != nil {
+		t.Fatal(err)
+	}
+	sum := fileSum(t, file)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"hub", "emulate", "--symlink", file}, "not a symbolic link"},
+		{[]string{"hub", "emulate", "--symlink", file, "--overwrite"}, "not a symbolic link"},
+		{[]string{"hub", "emulate", "--symlink", oldLink}, "--overwrite"},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_, errOut, code := run(t, ctx, c.args...)
+		cancel()
+		if code != 2 || !strings.Contains(errOut, c.want) {
+			t.Errorf("%v: exit %d, want 2 and %q: %s", c.args, code, c.want, lastLines(errOut, 1))
+		}
+	}
+	if fileSum(t, file) != sum {
+		t.Error("the file named by --symlink changed")
+	}
+	if got, err := os.Readlink(oldLink); err != nil || got != "/dev/pts/nothing" {
+		t.Errorf("the old link was replaced: %q %v", got, err)
+	}
 }
