@@ -90,13 +90,13 @@ func newTraceConvertCmd() *cobra.Command {
 				return err
 			}
 			defer in.Close()
-			n, skipped, err := wlWriteTrace(out, to, in, optString(cmd, "redirect", ""), "converted from "+args[0], oo)
+			n, dropped, err := wlWriteTrace(out, to, in, optString(cmd, "redirect", ""), "converted from "+args[0], oo)
 			if err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "%d ops written to %s (%s)", n, out, to)
-			if skipped > 0 {
-				fmt.Fprintf(cmd.ErrOrStderr(), "; %d flush/trim ops dropped (the format cannot carry them)", skipped)
+			if dropped != "" {
+				fmt.Fprintf(cmd.ErrOrStderr(), "; %s", dropped)
 			}
 			fmt.Fprintln(cmd.ErrOrStderr())
 			return nil
@@ -222,16 +222,17 @@ func wlOpenTrace(cmd *cobra.Command, path string) (*trace.File, error) {
 // wlWriteTrace streams r into path ("-" = stdout) in format to, under o's
 // rules (internal/outfile): the trace goes to a temporary file renamed into
 // place only when the whole input was read, so a bad input or a full disk
-// leaves an old file as it was.
-func wlWriteTrace(path string, to trace.Format, r trace.Reader, redirect, comment string, o outfile.Options) (n, skipped int64, err error) {
+// leaves an old file as it was. n counts the ops written; dropped says how
+// many the format could not carry, of which types ("" if none).
+func wlWriteTrace(path string, to trace.Format, r trace.Reader, redirect, comment string, o outfile.Options) (n int64, dropped string, err error) {
 	var out io.Writer = os.Stdout
 	if path != "-" {
 		f, oerr := outfile.Create(path, o) // not err: the deferred Commit reads the result
 		if oerr != nil {
 			if errors.Is(oerr, outfile.ErrRefused) {
-				return 0, 0, usageErr("--out %w", oerr)
+				return 0, "", usageErr("--out %w", oerr)
 			}
-			return 0, 0, failErr("--out %w", oerr)
+			return 0, "", failErr("--out %w", oerr)
 		}
 		defer f.Abort() // no-op after Commit
 		out = f
@@ -245,16 +246,16 @@ func wlWriteTrace(path string, to trace.Format, r trace.Reader, redirect, commen
 	}
 	w, err := trace.NewWriter(out, to)
 	if err != nil {
-		return 0, 0, usageErr("%v", err)
+		return 0, "", usageErr("%v", err)
 	}
 	w.Comment(comment)
 	if n, err = trace.Copy(w, r, redirect); err != nil {
-		return n, 0, inputErr(err)
+		return n, "", inputErr(err)
 	}
 	if err := w.Close(); err != nil {
-		return n, 0, failErr("%s: %v", path, err)
+		return n, "", failErr("%s: %v", path, err)
 	}
-	return n, w.Skipped(), nil
+	return n, w.SkippedNote(), nil
 }
 
 // wlBytes resolves a byte-size option such as "16GiB" or "1000000".
