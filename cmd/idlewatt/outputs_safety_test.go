@@ -324,10 +324,15 @@ devslp: {cycles: 0}
 			t.Errorf("the refused run changed %s", n)
 		}
 	}
-	before, _ := os.Stat(capPath)
-	mustRun(t, "measure", "--config", conf, "--out", out, "--quiet", "--overwrite")
-	after, _ := os.Stat(capPath)
-	if os.SameFile(before, after) || fileSum(t, capPath) == sums["capture.iwc"] {
+	// A longer idle phase, so the new run's capture cannot equal the old
+	// one (the emulator is deterministic; inode numbers are reused).
+	conf2 := filepath.Join(dir, "c2.yaml")
+	b, _ := os.ReadFile(conf)
+	if err := os.WriteFile(conf2, []byte(strings.Replace(string(b), "idle: 200ms", "idle: 400ms", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, "measure", "--config", conf2, "--out", out, "--quiet", "--overwrite")
+	if fileSum(t, capPath) == sums["capture.iwc"] {
 		t.Error("measure --overwrite did not write a new capture")
 	}
 	noTempFiles(t, dir)
