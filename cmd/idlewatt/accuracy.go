@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/idlewatt/idlewatt/internal/accuracy"
+	"github.com/idlewatt/idlewatt/internal/outfile"
 )
 
 func init() {
@@ -80,14 +81,15 @@ func runAccuracy(cmd *cobra.Command, _ []string) error {
 		o.Phases = accuracy.ShortPhases()
 	}
 	o.Out = optString(cmd, "out", "")
+	o.Overwrite, _ = cmd.Flags().GetBool("overwrite")
 	if o.Out == "" {
 		o.Out = defaultOut("accuracy")
 	}
-	overwrite, _ := cmd.Flags().GetBool("overwrite")
+	overwrite := o.Overwrite
 	if err := accuracy.CheckOut(o.Out, overwrite); err != nil {
 		return usageErr("--out: %v", err)
 	}
-	if err := os.MkdirAll(o.Out, 0o755); err != nil {
+	if err := outfile.Dir(o.Out); err != nil {
 		return usageErr("--out: %v", err)
 	}
 	if !optBool(cmd, "quiet", "") {
@@ -109,7 +111,7 @@ func runAccuracy(cmd *cobra.Command, _ []string) error {
 		return failErr("%v", err)
 	}
 	command := "idlewatt " + strings.Join(os.Args[1:], " ")
-	if werr := c.WriteFiles(o.Out, command); werr != nil {
+	if werr := c.WriteFiles(o.Out, command, overwrite); werr != nil {
 		return failErr("%v", werr)
 	}
 	w := cmd.OutOrStdout()

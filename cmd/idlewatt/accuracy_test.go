@@ -24,7 +24,7 @@ func TestAccuracyBadInput(t *testing.T) {
 		{[]string{"accuracy", "--parallel", "0"}, "--parallel"},
 		{[]string{"accuracy", "--replay", "1"}, "--replay"},
 		{[]string{"accuracy", "--replay", "1:2", "--replay", "2:3"}, "share one seed"},
-		{[]string{"accuracy", "--out", out}, "accuracy.json exists"},
+		{[]string{"accuracy", "--out", out}, "accuracy.json: exists"},
 	}
 	for _, c := range cases {
 		_, errOut, code := run(t, context.Background(), c.args...)

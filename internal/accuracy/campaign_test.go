@@ -49,7 +49,7 @@ func TestShortCampaign(t *testing.T) {
 	}
 
 	// The table: every metric row, and the files.
-	if err := c.WriteFiles(out, "go test"); err != nil {
+	if err := c.WriteFiles(out, "go test", false); err != nil {
 		t.Fatal(err)
 	}
 	md, err := os.ReadFile(filepath.Join(out, "accuracy.md"))

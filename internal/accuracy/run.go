@@ -58,6 +58,9 @@ type Options struct {
 	Parallel int    // hubs run at once; default 1
 	Phases   Phases // zero: DefaultPhases
 	Progress io.Writer
+	// Overwrite lets each hub's run replace a previous one in Out/runs/
+	// (see CheckOut).
+	Overwrite bool
 }
 
 // ErrCannotStart wraps why a campaign cannot run at all (no pty).
@@ -219,7 +222,9 @@ func runHub(ctx context.Context, o Options, j hubJob) []DriveResult {
 		}
 		return out
 	}
-	res, err := rig.Run(ctx, rigConfig(j, o.Phases), dir, rig.Plan{Workload: true, DevSlp: true})
+	cfg := rigConfig(j, o.Phases)
+	cfg.Out.Overwrite = o.Overwrite
+	res, err := rig.Run(ctx, cfg, dir, rig.Plan{Workload: true, DevSlp: true})
 	if res == nil {
 		return fail(fmt.Errorf("run: %w", err))
 	}

@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/idlewatt/idlewatt/internal/outfile"
 )
 
 // Campaign is a campaign's result; its JSON form is accuracy.json
@@ -327,63 +329,42 @@ func (c *Campaign) Table(w io.Writer) {
 // OutputFiles are the files WriteFiles writes into the output directory.
 var OutputFiles = []string{"accuracy.json", "accuracy.md"}
 
-// CheckOut refuses an output directory whose campaign files (or runs/)
-// exist, unless overwrite, and refuses symlinks in any case.
+// CheckOut refuses an output directory that is a symlink or not a
+// directory, or whose campaign files or runs/ exist unless overwrite
+// (internal/outfile's rules), before any drive is run.
 func CheckOut(dir string, overwrite bool) error {
-	for _, f := range append(OutputFiles, "runs") {
-		p := filepath.Join(dir, f)
-		fi, err := os.Lstat(p)
-		if err != nil {
-			continue
-		}
-		if fi.Mode()&os.ModeSymlink != 0 {
-			return fmt.Errorf("%s is a symlink; refusing to write through it", p)
+	if err := outfile.CheckDir(dir); err != nil {
+		return err
+	}
+	o := outfile.Options{Overwrite: overwrite}
+	if err := outfile.CheckAll(dir, OutputFiles, o); err != nil {
+		return err
+	}
+	runs := filepath.Join(dir, "runs")
+	if fi, err := os.Lstat(runs); err == nil {
+		if fi.Mode()&os.ModeSymlink != 0 || !fi.IsDir() {
+			return fmt.Errorf("%s is not a directory; refusing to write runs into it", runs)
 		}
 		if !overwrite {
-			return fmt.Errorf("%s exists (use --overwrite to replace the campaign in %s)", p, dir)
+			return fmt.Errorf("%s exists (a previous campaign); use a new --out, or --overwrite to replace it", runs)
 		}
 	}
 	return nil
 }
 
 // WriteFiles writes accuracy.json and accuracy.md into dir, each through a
-// temporary file renamed into place.
-func (c *Campaign) WriteFiles(dir, command string) error {
+// temporary file renamed into place (internal/outfile).
+func (c *Campaign) WriteFiles(dir, command string, overwrite bool) error {
 	b, err := json.MarshalIndent(c, "", "  ")
 	if err != nil {
 		return err
 	}
-	if err := writeAtomic(filepath.Join(dir, "accuracy.json"), append(b, '\n')); err != nil {
+	o := outfile.Options{Overwrite: overwrite}
+	if err := outfile.WriteFile(filepath.Join(dir, "accuracy.json"), append(b, '\n'), o); err != nil {
 		return err
 	}
 	var md strings.Builder
 	fmt.Fprintf(&md, "# Truth-recovery campaign\n\n`%s` — seed %d, %d drives, %.0f s on %s.\n\n", command, c.Seed, c.Drives, c.ElapsedS, c.Machine)
 	c.Markdown(&md)
-	return writeAtomic(filepath.Join(dir, "accuracy.md"), []byte(md.String()))
-}
-
-func writeAtomic(path string, b []byte) error {
-	if fi, err := os.Lstat(path); err == nil && fi.Mode()&os.ModeSymlink != 0 {
-		return fmt.Errorf("%s is a symlink; refusing to write through it", path)
-	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return nil
+	return outfile.WriteFile(filepath.Join(dir, "accuracy.md"), []byte(md.String()), o)
 }
