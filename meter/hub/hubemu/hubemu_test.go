@@ -84,3 +84,23 @@ func TestStartResumeKeepsCounting(t *testing.T) {
 		t.Fatal("RESUME with another rate was not refused")
 	}
 }
+
+// A tick that races Close used to see the closed pty as unplugged and open
+// a new one, whose read loop kept Close waiting for ever (1 hub in 6 under
+// load in the accuracy campaign).
+func TestCloseRacingATick(t *testing.T) {
+	for i := range 300 {
+		e, err := New(Options{Ports: 1, Tick: 50 * time.Microsecond})
+		if err != nil {
+			t.Skip(err)
+		}
+		time.Sleep(time.Duration(i%7) * 30 * time.Microsecond)
+		done := make(chan struct{})
+		go func() { e.Close(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("round %d: Close still waiting after 5 s", i)
+		}
+	}
+}
