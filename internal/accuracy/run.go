@@ -224,7 +224,7 @@ func runHub(ctx context.Context, o Options, j hubJob) []DriveResult {
 	}
 	cfg := rigConfig(j, o.Phases)
 	cfg.Out.Overwrite = o.Overwrite
-	res, err := rig.Run(ctx, cfg, dir, rig.Plan{Workload: true, DevSlp: true})
+	res, err := runWithWatchdog(ctx, cfg, dir, o.Phases.budget())
 	if res == nil {
 		return fail(fmt.Errorf("run: %w", err))
 	}
@@ -258,6 +258,36 @@ func runHub(ctx context.Context, o Options, j hubJob) []DriveResult {
 		r.Breaks = breaksOf(r.Checks, r.Verdict)
 	}
 	return out
+}
+
+// budget is how long a hub's run may take before the campaign gives up on
+// it: ten times its phases, and at least two minutes.
+func (ph Phases) budget() time.Duration {
+	d := 2*ph.Idle + 5*time.Second + time.Duration(ph.Cycles)*(ph.Settle+ph.Hold+ph.Return+300*time.Millisecond)
+	return max(2*time.Minute, 10*d)
+}
+
+// runWithWatchdog is rig.Run, given up on after budget: a hung run (an
+// emulator that does not close) costs its drives, not the campaign. The
+// abandoned run's goroutines are left behind; the process ends soon after.
+func runWithWatchdog(ctx context.Context, cfg rig.Config, dir string, budget time.Duration) (*rig.Result, error) {
+	type out struct {
+		res *rig.Result
+		err error
+	}
+	ch := make(chan out, 1)
+	go func() {
+		res, err := rig.Run(ctx, cfg, dir, rig.Plan{Workload: true, DevSlp: true})
+		ch <- out{res, err}
+	}()
+	t := time.NewTimer(budget)
+	defer t.Stop()
+	select {
+	case r := <-ch:
+		return r.res, r.err
+	case <-t.C:
+		return nil, fmt.Errorf("the run did not finish within %v (abandoned; what it recorded is in %s)", budget, dir)
+	}
 }
 
 func progress(w io.Writer, done, total int, start time.Time, j hubJob, rs []DriveResult) {
