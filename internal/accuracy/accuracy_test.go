@@ -238,6 +238,7 @@ func TestDriveTruth(t *testing.T) {
 	}
 	// Samples 0 … 79999 at 10 kS/s, index 0 at emulator time 1 s: window 1–9 s.
 	rc := &runClock{rate: 10000, e0: time.Second, ports: map[int]*portSpan{1: {first: 0, last: 79999, count: 80000, seen: true,
+		runs: [][2]uint64{{0, 80000}},
 		pins: []meter.Event{{Kind: meter.EventDevSlp, Port: 1, Index: 5000, Value: 1}, {Kind: meter.EventDevSlp, Port: 1, Index: 20000, Value: 0}}}}}
 	p := drivesim.Profile{ActiveIdleW: 0.2, DevSlpW: 0.004, DevSlpSupported: true}
 	tr, err := driveTruth(rc, 1, path, p)
@@ -263,6 +264,23 @@ func TestDriveTruth(t *testing.T) {
 	near("floor", *tr.DevSlpFloorW, 0.004)
 	if tr.Cycles != 1 || tr.Entered != 1 || tr.Verdict != "PASS" {
 		t.Errorf("cycles %d entered %d verdict %s", tr.Cycles, tr.Entered, tr.Verdict)
+	}
+
+	// Samples 0.5–1.5 s into the window missing (the Slumber second, from
+	// emulator time 1.5 s to 2.5 s): the truth leaves them out as the
+	// report does.
+	ps := rc.ports[1]
+	ps.runs, ps.count = [][2]uint64{{0, 5000}, {15000, 80000}}, 70000
+	tr, err = driveTruth(rc, 1, path, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e -= 0.5*0.05 + 0.5*0.004
+	near("window with a gap", tr.WindowS, 7)
+	near("energy with a gap", tr.EnergyJ, e)
+	near("slumber residency with a gap", tr.Residency["slumber"], 0.5/7)
+	if tr.Dropped != 10000 {
+		t.Errorf("dropped %d, want 10000", tr.Dropped)
 	}
 }
 

@@ -18,7 +18,7 @@ import (
 // units the report uses. A nil pointer is "the model has no such value"
 // (a DevSlp floor of a drive that never entered DevSlp).
 type Truth struct {
-	WindowS      float64            `json:"window_s"` // measured window (first to last sample of the drive)
+	WindowS      float64            `json:"window_s"` // measured time: the drive's samples present, first to last
 	ActiveIdleW  float64            `json:"active_idle_w"`
 	IdleS        float64            `json:"idle_s"` // time in the idle state without a GC burst
 	AverageW     float64            `json:"average_w"`
@@ -48,7 +48,17 @@ type portSpan struct {
 	first, last uint64 // sample indices of the 5 V rail
 	count       uint64
 	seen        bool
+	runs        [][2]uint64   // present samples [from, to) of the 5 V rail, merged, in order
 	pins        []meter.Event // DEVSLP events, in order
+}
+
+// add records the block of samples [a, b).
+func (ps *portSpan) add(a, b uint64) {
+	if n := len(ps.runs); n > 0 && ps.runs[n-1][1] == a {
+		ps.runs[n-1][1] = b
+		return
+	}
+	ps.runs = append(ps.runs, [2]uint64{a, b})
 }
 
 // readRunClock reads the capture of a hub run. emuEpoch is the host time
@@ -103,6 +113,7 @@ func readRunClock(path string, emuEpoch int64) (*runClock, error) {
 			}
 			ps.seen = true
 			ps.count += uint64(rec.Block.Len())
+			ps.add(first, last+1)
 		case capture.KindMark:
 			m := rec.Mark
 			if m.Synthetic || m.HostRecv < m.HostSent {
@@ -157,24 +168,43 @@ func driveTruth(rc *runClock, port int, truthPath string, p drivesim.Profile) (*
 	}
 	t := &Truth{ActiveIdleW: float64(p.ActiveIdleW), Residency: map[string]float64{}, GC: map[string]float64{}, ClockMs: rc.uncMs}
 	t.Dropped = ps.last - ps.first + 1 - ps.count
-	T := (w1 - w0).Seconds()
-	t.WindowS = T
-	var e float64
-	for _, s := range segs {
-		a, b := max(s.Start, w0), min(s.End, w1)
-		if b <= a {
-			continue
-		}
-		d := (b - a).Seconds()
-		e += float64(s.P5+s.P12) * d
-		t.Residency[s.State.String()] += d / T
-		if s.GC {
-			t.GC[s.State.String()] += d / T
-		}
-		if s.State == drivesim.StateIdle && !s.GC {
-			t.IdleS += d
+	// The report counts only the samples it has (missing ones are excluded
+	// from time and energy alike), so the truth is integrated over the
+	// same samples: the runs of present indices.
+	var T, e float64
+	times := map[string]float64{}
+	gc := map[string]float64{}
+	for _, run := range ps.runs {
+		w0, w1 := rc.emu(run[0]), rc.emu(run[1])
+		T += (w1 - w0).Seconds()
+		k := sort.Search(len(segs), func(k int) bool { return segs[k].End > w0 })
+		for ; k < len(segs) && segs[k].Start < w1; k++ {
+			s := segs[k]
+			a, b := max(s.Start, w0), min(s.End, w1)
+			if b <= a {
+				continue
+			}
+			d := (b - a).Seconds()
+			e += float64(s.P5+s.P12) * d
+			times[s.State.String()] += d
+			if s.GC {
+				gc[s.State.String()] += d
+			}
+			if s.State == drivesim.StateIdle && !s.GC {
+				t.IdleS += d
+			}
 		}
 	}
+	if T <= 0 {
+		return nil, fmt.Errorf("port %d: no sample time", port)
+	}
+	for k, d := range times {
+		t.Residency[k] = d / T
+	}
+	for k, d := range gc {
+		t.GC[k] = d / T
+	}
+	t.WindowS = T
 	t.EnergyJ, t.AverageW = e, e/T
 	if t.Residency["devslp"] > 0 {
 		v := float64(p.DevSlpW)
