@@ -99,8 +99,8 @@ func NewWriter(out io.Writer, h Header, opt Options) (*Writer, error) {
 
 func newWriter(out io.Writer, f *os.File, name string, h Header, opt Options) (*Writer, error) {
 	opt = opt.withDefaults()
-	if len(h.Channels) > 0xFFFF {
-		return nil, fmt.Errorf("capture: %d channels, at most 65535", len(h.Channels))
+	if err := ValidateHeader(&h, nil, 0); err != nil {
+		return nil, fmt.Errorf("capture: refusing to write an invalid header: %w", err)
 	}
 	hj, err := json.Marshal(h)
 	if err != nil {
