@@ -90,7 +90,7 @@ type Account struct {
 	// Corrected lists the byte offsets of single flipped bits the Reader
 	// mended from a chunk's CRC (the chunk then read as intact).
 	Corrected []int64
-	Trailing Trailing
+	Trailing  Trailing
 	// Read is the number of channel samples in intact samples chunks,
 	// delivered or rejected. Written is the end chunk's count (when the
 	// end chunk was read), so Written − Read is exact.

@@ -91,7 +91,9 @@ func TestOneFlippedBit140Chunks(t *testing.T) {
 	if n, _, err, acc := keptSamples(t, clean); n != total || err != nil || !acc.Clean() {
 		t.Fatalf("clean capture: %d samples, %v, %+v", n, err, acc)
 	}
-	chunkOf := func(k int) (int64, int64) { return offs[k], offs[k] + int64(chunkHdrLen+le.Uint32(clean[offs[k]+4:])+crcLen) }
+	chunkOf := func(k int) (int64, int64) {
+		return offs[k], offs[k] + int64(chunkHdrLen+le.Uint32(clean[offs[k]+4:])+crcLen)
+	}
 	ofType := func(typ byte) []int {
 		var ks []int
 		for k, o := range offs {
