@@ -129,6 +129,11 @@ type driveProc struct {
 
 	dropped, late uint64
 	gaps          int
+	// Rail samples the reader rejected (indices already covered) and their
+	// summed power (W; × the period is their energy), and rail samples
+	// analysis treated as missing for invalid values.
+	rejected, invalid uint64
+	rejectedW         float64
 	lastMissEnd   uint64
 
 	dec         *chart.Decimator // power envelope for charts
