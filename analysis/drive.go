@@ -134,7 +134,7 @@ type driveProc struct {
 	// analysis treated as missing for invalid values.
 	rejected, invalid uint64
 	rejectedW         float64
-	lastMissEnd   uint64
+	lastMissEnd       uint64
 
 	dec         *chart.Decimator // power envelope for charts
 	decStart    float64          // its first bucket's left edge (s)
