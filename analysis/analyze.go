@@ -109,6 +109,12 @@ type pass1 struct {
 	info       CaptureInfo
 	stopAt     int // records read before the stream ended
 	singlePort int
+	// How the first pass's reading ended (the second pass's is the
+	// report's; plot uses these).
+	endErr    string
+	endOffset int64
+	complete  bool
+	acc       *capture.Account
 }
 
 type pinEvent struct {
@@ -187,8 +193,17 @@ func firstPass(open Opener, opts Options) (*pass1, error) {
 	for {
 		rec, err := src.Next()
 		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				p.endErr = err.Error()
+			}
+			p.complete = src.Complete()
+			if a, ok := src.(accounter); ok {
+				acc := a.Account()
+				p.acc = &acc
+			}
 			break
 		}
+		p.endOffset = rec.Offset
 		switch rec.Kind {
 		case capture.KindGap:
 			p.info.GapReasons[rec.Gap.Reason] += rec.Gap.Count
@@ -435,24 +450,31 @@ func secondPass(open Opener, opts Options, p *pass1) (*Report, error) {
 // clockNotes says what the clock fit distrusted.
 func (r *Report) clockNotes(c *Clock) {
 	if c.NegativeRTT > 0 {
-		r.note(fmt.Sprintf("%d clock marks were received before they were sent (negative round trip): ignored", c.NegativeRTT))
+		r.dataNote(fmt.Sprintf("%d clock marks were received before they were sent (negative round trip): ignored", c.NegativeRTT))
 	}
 	if c.Outliers > 0 && c.Fitted {
-		r.note(fmt.Sprintf("%d of %d selected clock marks rejected as outliers: their midpoint lies further from the robust fit than their own round trip allows (a wrong meter index or host time); the clock is fitted through the other %d", c.Outliers, c.Outliers+c.Used, c.Used))
+		r.dataNote(fmt.Sprintf("%d of %d selected clock marks rejected as outliers: their midpoint lies further from the robust fit than their own round trip allows (a wrong meter index or host time); the clock is fitted through the other %d", c.Outliers, c.Outliers+c.Used, c.Used))
 	}
 	switch {
 	case c.Disagree:
 		r.Alignment.Method = "header"
-		r.note("the two clock marks disagree beyond their round trips and which one is wrong cannot be told: neither is used; meter time placed on the host clock from the header's start time and the nominal rate (offset is the stream start latency; drift uncorrected)")
+		r.dataNote("the two clock marks disagree beyond their round trips and which one is wrong cannot be told: neither is used; meter time placed on the host clock from the header's start time and the nominal rate (offset is the stream start latency; drift uncorrected)")
 	case !c.Fitted:
 		r.Alignment.Method = "header"
-		r.note("no usable clock marks: meter time placed on the host clock from the header's start time and the nominal rate (offset is the stream start latency; drift uncorrected)")
+		r.dataNote("no usable clock marks: meter time placed on the host clock from the header's start time and the nominal rate (offset is the stream start latency; drift uncorrected)")
 	case c.DriftRefusedPPM != 0:
 		r.Alignment.Method = "marks, nominal rate"
-		r.note(fmt.Sprintf("clock drift %.6g ppm refused: beyond the ±%g ppm two crystals can drift (docs/analysis.md); the marks or the header's rate %g Hz are wrong — the nominal rate is used and the offset is the marks' median, so durations and energy assume the header's rate", c.DriftRefusedPPM, c.MaxDriftPPM, c.RateHz))
+		r.dataNote(fmt.Sprintf("clock drift %.6g ppm refused: beyond the ±%g ppm two crystals can drift (docs/analysis.md); the marks or the header's rate %g Hz are wrong — the nominal rate is used and the offset is the marks' median, so durations and energy assume the header's rate", c.DriftRefusedPPM, c.MaxDriftPPM, c.RateHz))
 	}
 }
 
 func ms(d time.Duration) float64 { return float64(d) / 1e6 }
 
 func (r *Report) note(s string) { r.Notes = append(r.Notes, s) }
+
+// dataNote is a note about the data itself (damage, clock, early end),
+// which plot prints too.
+func (r *Report) dataNote(s string) {
+	r.note(s)
+	r.dataNotes = append(r.dataNotes, s)
+}

@@ -24,18 +24,7 @@ func (r *Report) finish(p *pass1, c *Clock, t0 float64, opts Options) {
 	} else {
 		r.note("the capture holds no samples")
 	}
-	tailDamage := r.integrity()
-	if !r.Capture.Complete {
-		what := "the end chunk"
-		if r.Capture.EndError != "" {
-			what += " (" + r.Capture.EndError + ")"
-		}
-		if tailDamage {
-			r.note(fmt.Sprintf("capture damaged to its end: nothing intact follows byte %d (%.3f s after the first sample); %s is lost to media damage, not to an unclean stop — everything intact before is reported", r.Capture.EndOffset, r.Capture.DurationS, what))
-		} else {
-			r.note(fmt.Sprintf("capture incomplete: reading stopped at byte %d, %.3f s after the first sample, without %s — the run did not finish cleanly; everything before is reported, anything after (later phases, final link statistics) is missing", r.Capture.EndOffset, r.Capture.DurationS, what))
-		}
-	}
+	r.endNotes()
 	if r.Capture.IOEvents == 0 {
 		r.note("no I/O events: all time counts as idle (idle-only report)")
 	}
@@ -133,6 +122,28 @@ func (r *Report) finish(p *pass1, c *Clock, t0 float64, opts Options) {
 	}
 }
 
+// endNotes says what the reader's account holds and why reading stopped
+// early, if it did. Plot gives the same lines.
+func (r *Report) endNotes() {
+	tailDamage := r.integrity()
+	if r.Capture.Complete {
+		return
+	}
+	what := "the end chunk"
+	if r.Capture.EndError != "" {
+		what += " (" + r.Capture.EndError + ")"
+	}
+	at := fmt.Sprintf("byte %d", r.Capture.EndOffset)
+	if r.Capture.DurationS > 0 {
+		at += fmt.Sprintf(", %.3f s after the first sample", r.Capture.DurationS)
+	}
+	if tailDamage {
+		r.dataNote(fmt.Sprintf("capture damaged to its end: nothing intact follows %s; %s is lost to media damage, not to an unclean stop — everything intact before is reported", at, what))
+		return
+	}
+	r.dataNote(fmt.Sprintf("capture incomplete: reading stopped at %s, without %s — the run did not finish cleanly; everything before is reported, anything after (later phases, final link statistics) is missing", at, what))
+}
+
 // integrity fills Capture.Integrity from the reader's account, adds its
 // notes, and says whether damage ran to the end of the file.
 func (r *Report) integrity() (tail bool) {
@@ -174,7 +185,7 @@ func (r *Report) integrity() (tail bool) {
 		in.KeptFraction = float64(delivered) / float64(held)
 	}
 	for _, n := range a.Notes() {
-		r.note(n)
+		r.dataNote(n)
 	}
 	for _, d := range a.Damage {
 		tail = tail || d.Tail

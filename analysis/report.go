@@ -20,6 +20,7 @@ type Report struct {
 	Notes     []string        `json:"notes,omitempty"`
 
 	account    *capture.Account     // the reader's, until finish
+	dataNotes  []string             // the notes about the data, for plot
 	traces     []chart.Trace        // series for charts, not serialised
 	dists      []chart.Distribution // power distributions for charts, not serialised
 	drivesProc []*driveProc         // accumulators, until finish

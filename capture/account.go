@@ -146,7 +146,7 @@ func (a *Account) Notes() []string {
 			case d.Chunks > 1:
 				s += fmt.Sprintf("–%d", d.Chunk+d.Chunks-1)
 			}
-			s += "): " + d.Reason + ")"
+			s += ": " + d.Reason + ")"
 			where = append(where, s)
 		}
 		lost := fmt.Sprintf("%d channel samples lost as far as later sample indices tell", a.SamplesLost)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 
@@ -48,7 +49,11 @@ func runPlot(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := analysis.Plot(args[0], out, analysis.PlotOptions{From: from, To: to, Buckets: pts, Title: filepath.Base(args[0])}); err != nil {
+	notes, err := analysis.Plot(args[0], out, analysis.PlotOptions{From: from, To: to, Buckets: pts, Title: filepath.Base(args[0])})
+	for _, n := range notes { // the data notes report gives, word for word
+		fmt.Fprintf(cmd.ErrOrStderr(), "plot: note: %s\n", n)
+	}
+	if err != nil {
 		return inputErr(err)
 	}
 	cmd.Printf("%s\n", out)
