@@ -405,14 +405,18 @@ func (w *Writer) State(e StateEvent) error {
 
 // Stats records the meter's cumulative link counters, stamped with the
 // host clock.
-func (w *Writer) Stats(st meter.Stats) error {
+func (w *Writer) Stats(st meter.Stats) error { return w.StatsAt(w.now(), st) }
+
+// StatsAt is Stats stamped with host (ns) instead of the clock: for tools
+// that rewrite a capture (idlewatt repair).
+func (w *Writer) StatsAt(host int64, st meter.Stats) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if err := w.check(); err != nil {
 		return err
 	}
 	s := w.begin(chunkStats, 0)
-	w.pend = le.AppendUint64(w.pend, uint64(w.now()))
+	w.pend = le.AppendUint64(w.pend, uint64(host))
 	for _, x := range [...]uint64{st.Frames, st.CRCErrors, st.Resyncs, st.BytesDiscarded, st.SamplesLost} {
 		w.pend = le.AppendUint64(w.pend, x)
 	}
