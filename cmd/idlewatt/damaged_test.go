@@ -157,8 +157,21 @@ func TestDamagedCaptureOneAccount(t *testing.T) {
 			if _, errOut, code = run(t, ctx, "repair", path, "--out", fixed); code != 2 {
 				t.Errorf("repair over an existing file: exit %d: %s", code, errOut)
 			}
-			if _, errOut, code = run(t, ctx, "repair", path, "--out", path); code != 2 {
+			if _, errOut, code = run(t, ctx, "repair", path, "--out", path, "--overwrite"); code != 2 {
 				t.Errorf("repair over its input: exit %d: %s", code, errOut)
+			}
+			victim := filepath.Join(dir, "victim.txt")
+			os.WriteFile(victim, []byte("keep me"), 0o644)
+			link := filepath.Join(dir, "link.iwcap")
+			os.Symlink(victim, link)
+			if _, errOut, code = run(t, ctx, "repair", path, "--out", link, "--overwrite"); code != 2 {
+				t.Errorf("repair through a symlink: exit %d: %s", code, errOut)
+			}
+			if v, _ := os.ReadFile(victim); string(v) != "keep me" {
+				t.Error("repair wrote through a symlink")
+			}
+			if after, _ := os.ReadFile(path); !bytes.Equal(before, after) {
+				t.Error("repair changed its input")
 			}
 			_, errOut, code = run(t, ctx, "report", fixed, "--out", filepath.Join(dir, "rep2"))
 			if code != 0 {

@@ -3,13 +3,12 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/internal/outfile"
 )
 
 func init() {
@@ -21,12 +20,13 @@ func init() {
 flipped bits, leaving out samples whose indices are already covered — and
 writes NEW: every intact record, the holes as gaps with reason "damaged",
 an end chunk, and host notes saying what was repaired. Bytes after the end
-chunk are not copied. NEW must not exist (it is never CAPTURE, and never a
-symbolic link); CAPTURE is only read.`,
+chunk are not copied. NEW must not exist unless --overwrite; it is never
+CAPTURE and never written through a symbolic link; CAPTURE is only read.`,
 			Args: cobra.ExactArgs(1),
 			RunE: runRepair,
 		}
-		c.Flags().String("out", "", "the repaired capture to create (required; must not exist)")
+		c.Flags().String("out", "", "the repaired capture to write (required)")
+		c.Flags().Bool("overwrite", false, "replace NEW if it exists (never CAPTURE itself)")
 		return c
 	})
 }
@@ -36,8 +36,9 @@ func runRepair(cmd *cobra.Command, args []string) error {
 	if out == "" {
 		return usageErr("repair: --out NEW is required")
 	}
-	if same, err := samePath(in, out); err == nil && same {
-		return usageErr("repair: --out %s is the capture being repaired; choose a new file", out)
+	oo := outOptions(cmd, "", in) // never the input, never through a symlink
+	if err := outfile.Check(out, oo); err != nil {
+		return usageErr("repair: --out %w", err)
 	}
 	// What the summaries were computed over, so NEW's match.
 	per, err := summaryPer(in)
@@ -50,19 +51,22 @@ func runRepair(cmd *cobra.Command, args []string) error {
 	}
 	defer r.Close()
 	h := r.Header()
-	// capture.Create opens with O_CREATE|O_EXCL: it refuses an existing
-	// file and a symbolic link in the last component, so the input (which
-	// exists) can never be written.
-	w, err := capture.Create(out, h, capture.Options{SummaryPer: per})
+	// Through a temporary file renamed into place: a failure leaves no
+	// half capture, and an old NEW (with --overwrite) whole.
+	f, err := outfile.Create(out, oo)
 	if err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			return usageErr("repair: %s exists; the repaired capture must be a new file", out)
+		if errors.Is(err, outfile.ErrRefused) {
+			return usageErr("repair: --out %w", err)
 		}
+		return failErr("repair: --out %w", err)
+	}
+	defer f.Abort() // no-op after Commit
+	w, err := capture.NewWriter(f, h, capture.Options{SummaryPer: per})
+	if err != nil {
 		return failErr("repair: %v", err)
 	}
 	fail := func(err error) error {
 		w.Close()
-		os.Remove(out) // created above with O_EXCL: ours
 		return failErr("repair %s: %v", out, err)
 	}
 	res, err := capture.Salvage(w, r)
@@ -81,6 +85,9 @@ func runRepair(cmd *cobra.Command, args []string) error {
 	}
 	if err := w.Close(); err != nil {
 		return fail(err)
+	}
+	if err := f.Commit(); err != nil {
+		return failErr("repair %s: %v", out, err)
 	}
 	stderr := cmd.ErrOrStderr()
 	if res.End != nil {
@@ -118,17 +125,4 @@ func summaryPer(in string) (uint32, error) {
 			return rec.Summary.Per, nil
 		}
 	}
-}
-
-// samePath reports whether a and b name the same file (b may not exist).
-func samePath(a, b string) (bool, error) {
-	fa, err := os.Stat(a)
-	if err != nil {
-		return false, err
-	}
-	fb, err := os.Stat(b)
-	if err != nil {
-		return false, err
-	}
-	return os.SameFile(fa, fb), nil
 }
