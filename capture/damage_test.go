@@ -357,7 +357,8 @@ func TestHeaderValidated(t *testing.T) {
 		{"rate negative", "rate_hz", func(h *Header) { h.RateHz = -5 }},
 		{"no channels", "channels", func(h *Header) { h.Channels = nil }},
 		{"unknown rail", "channels[1].rail", func(h *Header) { h.Channels[1].Rail = 9 }},
-		{"port 0", "channels[0].port", func(h *Header) { h.Channels[0].Port = 0 }},
+		{"port -1", "channels[0].port", func(h *Header) { h.Channels[0].Port = -1 }},
+		{"port 5000", "channels[1].port", func(h *Header) { h.Channels[1].Port = 5000 }},
 		{"negative LSB", "channels[0].current_lsb_a", func(h *Header) { h.Channels[0].CurrentLSB = -1 }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

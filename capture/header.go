@@ -23,7 +23,8 @@ const (
 	MaxRateHz = 1e7
 	// MaxChannels bounds the stream's channels (a hub has 4 ports × 2 rails).
 	MaxChannels = 4096
-	// MaxPort bounds a channel's drive port number.
+	// MaxPort bounds a channel's port number (0 is a channel that is no
+	// drive's, e.g. the battery meter's CPU package).
 	MaxPort = 4096
 )
 
@@ -84,19 +85,21 @@ func ValidateHeader(h *Header, payload []byte, base int64) error {
 		return bad(fmt.Sprintf("%d channels, at most %d", n, MaxChannels), "channels")
 	}
 	for i, c := range h.Channels {
-		if c.Port < 1 || c.Port > MaxPort {
-			return bad(fmt.Sprintf("port %d is outside 1 … %d", c.Port, MaxPort), "channels", i, "port")
+		if c.Port < 0 || c.Port > MaxPort {
+			return bad(fmt.Sprintf("port %d is outside 0 … %d", c.Port, MaxPort), "channels", i, "port")
 		}
 		switch c.Rail {
 		case meter.RailOther, meter.Rail5V, meter.Rail12V, meter.Rail3V3:
 		default:
 			return bad(fmt.Sprintf("rail %d is not a known rail (0 other, 1 = 5 V, 2 = 12 V, 3 = 3.3 V)", c.Rail), "channels", i, "rail")
 		}
-		if v := float64(c.VoltLSB); math.IsNaN(v) || math.IsInf(v, 0) || v < 0 || v > 1 {
-			return bad(fmt.Sprintf("voltage LSB %g V is outside 0 … 1 V", v), "channels", i, "volt_lsb_v")
+		// Whether an LSB is plausible for its meter is the meter driver's
+		// to judge; the format needs it finite and not negative.
+		if v := float64(c.VoltLSB); math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+			return bad(fmt.Sprintf("voltage LSB %g V is negative or not finite", v), "channels", i, "volt_lsb_v")
 		}
-		if a := float64(c.CurrentLSB); math.IsNaN(a) || math.IsInf(a, 0) || a < 0 || a > 1 {
-			return bad(fmt.Sprintf("current LSB %g A is outside 0 … 1 A", a), "channels", i, "current_lsb_a")
+		if a := float64(c.CurrentLSB); math.IsNaN(a) || math.IsInf(a, 0) || a < 0 {
+			return bad(fmt.Sprintf("current LSB %g A is negative or not finite", a), "channels", i, "current_lsb_a")
 		}
 	}
 	return nil
