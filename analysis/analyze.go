@@ -407,6 +407,9 @@ func secondPass(open Opener, opts Options, p *pass1) (*Report, error) {
 					d := asm.drives[ref.drive].proc
 					d.rejected += uint64(it.n)
 					d.rejectedW += it.sumW
+					if it.why == capture.RejectRestart {
+						d.restartW += it.sumW
+					}
 				}
 			case capture.KindIO:
 				for _, e := range it.io {

@@ -61,7 +61,11 @@ func (r *Report) finish(p *pass1, c *Clock, t0 float64, opts Options) {
 		dr.Samples = SampleInfo{Count: n, Dropped: d.dropped, CRCErrors: r.Capture.CRCErrors, Gaps: d.gaps,
 			MissingS: float64(d.dropped) * dt, Late: d.late, Rejected: d.rejected, RejectedJ: d.rejectedW * dt, Invalid: d.invalid}
 		if d.rejected > 0 {
-			r.note(fmt.Sprintf("drive %q: %d rail samples (%.6g J) hold sample indices the drive's timeline already has (overlapping, backward or restarted chunks): energy_j %.6g J covers each instant once and leaves them out; if the meter restarted and they are a second run, the run drew energy_j + %.6g J", dr.Name, d.rejected, dr.Samples.RejectedJ, dr.EnergyJ, dr.Samples.RejectedJ))
+			s := fmt.Sprintf("drive %q: %d rail samples (%.6g J) hold sample indices the drive's timeline already has (overlapping, backward or restarted chunks): energy_j %.6g J covers each instant once and leaves them out", dr.Name, d.rejected, dr.Samples.RejectedJ, dr.EnergyJ)
+			if d.restartW != 0 {
+				s += fmt.Sprintf("; %.6g J of them come after the index restarted at 0 — if that is a second run of the meter, the two runs drew energy_j + %.6g J", d.restartW*dt, d.restartW*dt)
+			}
+			r.note(s)
 		}
 		if d.invalid > 0 {
 			r.note(fmt.Sprintf("drive %q: %d rail samples have invalid values (NaN, ±Inf or |V·I| > %g W): treated as missing (gap reason %q), in no figure", dr.Name, d.invalid, MaxPlausibleW, GapInvalid))
