@@ -118,7 +118,7 @@ func runIdle(cmd *cobra.Command, _ []string) error {
 
 	r, err := rig.Open(cmd.Context(), rc, out, cmd.ErrOrStderr())
 	if err != nil {
-		return failErr("%v", err)
+		return meterOpenErr(err)
 	}
 	start := hostclock.Now()
 	stop := make(chan struct{})

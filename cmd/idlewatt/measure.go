@@ -136,7 +136,7 @@ func runMeasure(cmd *cobra.Command, rc rig.Config, plan rig.Plan) error {
 				context.Cause(cmd.Context()), out)
 		}
 		if res == nil {
-			return failErr("%v", err)
+			return meterOpenErr(err)
 		}
 		return failErr("%v (what was recorded is in %s)", err, out)
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/idlewatt/idlewatt/internal/hostclock"
+	"github.com/idlewatt/idlewatt/internal/serialport"
 	"github.com/idlewatt/idlewatt/meter"
 )
 
@@ -141,8 +142,9 @@ func (e *RejectError) Is(target error) bool {
 	return false
 }
 
-// Open opens the serial port at path (921600 8N1 by default) and
-// identifies the hub. Nothing answering is an error wrapping
+// Open opens the serial port at path (921600 8N1 by default), locked
+// against any other opener (a port already held is an error matching
+// serialport.ErrInUse: "port PATH in use by PID N"), and identifies the hub. Nothing answering is an error wrapping
 // meter.ErrNoDevice; something answering garbage wraps meter.ErrProtocol;
 // another protocol version wraps ErrVersion. A hub opened by path is
 // reopened there if it vanishes mid-stream (Options.GiveUp).
@@ -153,6 +155,9 @@ func Open(path string, opts Options) (*Hub, error) {
 	}
 	h := newHub(path, path, opts)
 	if err := h.dial(); err != nil {
+		if errors.Is(err, serialport.ErrInUse) {
+			return nil, fmt.Errorf("hub: %w", err)
+		}
 		return nil, fmt.Errorf("%w at %s: %v", meter.ErrNoDevice, path, err)
 	}
 	if err := h.handshake(false); err != nil {

@@ -84,6 +84,9 @@ func Open(path string, opts Options) (*Meter, error) {
 		}
 		f, err = serialport.Open(path, int(opts.Baud))
 	}
+	if errors.Is(err, serialport.ErrInUse) {
+		return nil, fmt.Errorf("linemeter: %w", err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("linemeter: %w: %v", meter.ErrNoDevice, err)
 	}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -109,6 +110,9 @@ func Open(path string, opts Options) (*PPK2, error) {
 	}
 	// The PPK2 ignores the baud rate; 115200 is what hosts use.
 	f, err := serialport.Open(path, 115200)
+	if errors.Is(err, serialport.ErrInUse) {
+		return nil, fmt.Errorf("ppk2: %w", err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("ppk2: %w: %v", meter.ErrNoDevice, err)
 	}

@@ -61,6 +61,9 @@ func Open(path string, opts Options) (*Instrument, error) {
 		opts.Baud = 115200
 	}
 	f, err := serialport.Open(path, int(opts.Baud))
+	if errors.Is(err, serialport.ErrInUse) {
+		return nil, fmt.Errorf("scpi: %w", err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("scpi: %w: %v", meter.ErrNoDevice, err)
 	}
