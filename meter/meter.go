@@ -127,8 +127,8 @@ const (
 	// continues on the stream's timeline, Value the index the meter sent.
 	// A "restart" gap before it covers the samples in between.
 	EventRestart EventKind = 8
-	// EventDuplicate: the meter sent Value samples whose indices it had
-	// already sent, ending at Index; they were dropped (the first copy is
+	// EventDuplicate: the meter sent again Value samples from Index on,
+	// indices it had already sent; they were dropped (the first copy is
 	// kept), not lost.
 	EventDuplicate EventKind = 9
 )

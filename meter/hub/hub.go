@@ -338,7 +338,7 @@ func (h *Hub) readLoop(c *conn) {
 		}
 		h.mu.Lock()
 		h.stats = addStats(h.base, c.sc.Stats())
-		h.stats.SamplesLost = h.rstats.SamplesLost
+		decoded(&h.stats, h.rstats)
 		if err != nil {
 			c.err = err
 			if errors.Is(err, io.EOF) || errors.Is(err, os.ErrClosed) || errors.Is(err, errPumpStopped) || isClosed(err) {
@@ -366,7 +366,13 @@ func (h *Hub) abandonWait() time.Duration {
 
 func addStats(a, b meter.Stats) meter.Stats {
 	return meter.Stats{Frames: a.Frames + b.Frames, CRCErrors: a.CRCErrors + b.CRCErrors, Resyncs: a.Resyncs + b.Resyncs,
-		BytesDiscarded: a.BytesDiscarded + b.BytesDiscarded, SamplesLost: a.SamplesLost + b.SamplesLost}
+		BytesDiscarded: a.BytesDiscarded + b.BytesDiscarded, SamplesLost: a.SamplesLost + b.SamplesLost,
+		Duplicates: a.Duplicates + b.Duplicates, Restarts: a.Restarts + b.Restarts}
+}
+
+// decoded sets the counters the decoder keeps (the rest are the scanner's).
+func decoded(dst *meter.Stats, dec meter.Stats) {
+	dst.SamplesLost, dst.Duplicates, dst.Restarts = dec.SamplesLost, dec.Duplicates, dec.Restarts
 }
 
 func (h *Hub) dispatch(c *conn, f *Frame) {

@@ -115,7 +115,7 @@ func (rp *Replay) Info() meter.Info { return rp.info }
 // Stats implements meter.Meter.
 func (rp *Replay) Stats() meter.Stats {
 	s := rp.sc.Stats()
-	s.SamplesLost = rp.stats.SamplesLost
+	decoded(&s, rp.stats)
 	return s
 }
 
