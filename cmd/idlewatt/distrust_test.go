@@ -3,12 +3,15 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/idlewatt/idlewatt/meter"
+	"github.com/idlewatt/idlewatt/meter/hub"
 	"github.com/idlewatt/idlewatt/meter/hub/hubemu"
 )
 
@@ -75,5 +78,38 @@ func TestRecordLineLogBadLines(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(dir, "r", "report.json"))
 	if err != nil || !strings.Contains(string(b), "4 lines were not readings") || !strings.Contains(string(b), `"bad-line": 2`) {
 		t.Fatalf("report.json: %v\n%s", err, b)
+	}
+}
+
+// TestRecordRefusesImpossibleCalibration: a hub stream whose IDENTITY says
+// the bus LSB is 0 (every reading 0 W) or a current LSB of 0xFFFFFFFF nA
+// (34 kW for one drive) is refused before anything is recorded: exit 2,
+// naming the field, and no capture.
+func TestRecordRefusesImpossibleCalibration(t *testing.T) {
+	dir := t.TempDir()
+	for i, c := range []struct {
+		edit func(*hub.Identity)
+		want string
+	}{
+		{func(id *hub.Identity) { id.BusLSBuV = 0 }, "IDENTITY bus voltage LSB 0 µV outside 10–10000 µV"},
+		{func(id *hub.Identity) { id.Rails[0].CurrentLSBnA = 0xFFFFFFFF }, "IDENTITY rail 0 (5v): current LSB 4294967295 nA"},
+	} {
+		id := hub.Identity{Version: hub.ProtocolVersion, Ports: 1, BusLSBuV: 1250,
+			Rails: []hub.RailDesc{{Rail: meter.Rail5V, MaxMilliVolt: 6000, CurrentLSBnA: 50000}}, Rates: []uint32{1000}}
+		c.edit(&id)
+		s := hub.Samples{First: 0, Mask: 1, Count: 1, Data: []byte{0xA0, 0x0F, 0x40, 0x06}}
+		stream := filepath.Join(dir, fmt.Sprintf("bad%d.bin", i))
+		data := append(hub.AppendFrame(nil, hub.TypeIdentity, 0, id.Append(nil)), hub.AppendFrame(nil, hub.TypeSamples, 0, s.Append(nil))...)
+		if err := os.WriteFile(stream, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		capPath := filepath.Join(dir, fmt.Sprintf("bad%d.iwcap", i))
+		_, e, code := run(t, context.Background(), "record", "--meter", "hub", "--port", stream, "--out", capPath)
+		if code != 2 || !strings.Contains(e, c.want) {
+			t.Errorf("exit %d, %q; want exit 2 and %q", code, e, c.want)
+		}
+		if _, err := os.Stat(capPath); err == nil {
+			t.Errorf("%s was created", capPath)
+		}
 	}
 }

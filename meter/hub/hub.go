@@ -286,6 +286,9 @@ func (h *Hub) handshake(reconnect bool) error {
 		}
 		return nil
 	}
+	if err := id.Check(); err != nil {
+		return fmt.Errorf("hub %s: %w", h.name, err)
+	}
 	h.id = id
 	// A previous host may have left it streaming.
 	if _, err := h.retry(TypeStop, nil); err != nil && !errors.Is(err, meter.ErrRejected) {
@@ -296,6 +299,9 @@ func (h *Hub) handshake(reconnect bool) error {
 	case err == nil:
 		h.cal = new(Calibration)
 		if err := h.cal.DecodeFromBytes(rep.payload); err != nil {
+			return fmt.Errorf("hub %s: %w", h.name, err)
+		}
+		if err := h.cal.Check(&h.id); err != nil {
 			return fmt.Errorf("hub %s: %w", h.name, err)
 		}
 	case !errors.Is(err, meter.ErrRejected):
