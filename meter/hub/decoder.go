@@ -113,12 +113,12 @@ type decoder struct {
 	// its host receive time (0 in a replay, and before the first block).
 	lastFirst uint64
 	lastRecv  int64
-	stats  *meter.Stats
-	block  meter.Block
-	v      []units.Volts
-	i      []units.Amps
-	s      Samples
-	ev     Event
+	stats     *meter.Stats
+	block     meter.Block
+	v         []units.Volts
+	i         []units.Amps
+	s         Samples
+	ev        Event
 }
 
 func newDecoder(info meter.Info, cfg meter.StreamConfig, stats *meter.Stats) *decoder {
