@@ -152,6 +152,9 @@ func New(rw io.ReadWriter, opts Options) (*PPK2, error) {
 	if p.meta, err = ParseMetadata(text, opts.Behaviour); err != nil {
 		return nil, fmt.Errorf("%w: %v", meter.ErrProtocol, err)
 	}
+	if err := p.meta.Check(); err != nil {
+		return nil, err
+	}
 	p.mode = opts.Mode
 	if p.mode == ModeAuto {
 		p.mode = SourceMeter
@@ -271,6 +274,9 @@ func openDump(path string, opts Options) (*PPK2, error) {
 		return nil, fmt.Errorf("ppk2: dump %s: %w: no END in its first %d bytes", path, meter.ErrProtocol, len(head))
 	}
 	meta, err := ParseMetadata(head[:end], opts.Behaviour)
+	if err == nil {
+		err = meta.Check()
+	}
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("ppk2: dump %s: %w", path, err)
