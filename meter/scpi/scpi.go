@@ -85,6 +85,11 @@ func New(rw io.ReadWriter, opts Options) (*Instrument, error) {
 	if opts.Timeout <= 0 {
 		opts.Timeout = time.Second
 	}
+	if opts.Voltage != 0 {
+		if err := checkRail(float64(opts.Voltage), "Options.Voltage"); err != nil {
+			return nil, err
+		}
+	}
 	in := &Instrument{rw: rw, br: bufio.NewReaderSize(rw, 4096), opts: opts, name: "(stream)"}
 	idn, err := in.Query("*IDN?")
 	if err != nil {
