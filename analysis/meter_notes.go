@@ -107,7 +107,7 @@ func negativeMeaning(kind string, ch meter.Channel, minW, frac float64) string {
 		}
 		return "most readings are negative: the current is measured backwards — the shunt's IN+/IN− (or the sensor's sign) are reversed"
 	case offset:
-		return fmt.Sprintf("within %d current LSBs of zero: the sensor's offset at near-zero current (an idle or unused rail)", offsetLSBs)
+		return fmt.Sprintf("within %d current LSBs of zero: the sensor's offset and noise at near-zero current (an idle, sleeping or unused rail)", offsetLSBs)
 	case kind == "ppk2":
 		return "beyond the current offset: the PPK2 does not measure reverse current, so check its offset calibration and the DUT for back-feeding"
 	}

@@ -196,6 +196,11 @@ func printMeasureHeadline(w io.Writer, res *rig.Result) {
 		fmt.Fprintf(w, "data: %d samples per drive, %d dropped, %d CRC errors; clock residual %.3f ms\n",
 			s.Count, s.Dropped, s.CRCErrors, rep.Alignment.ResidualRMSMS)
 	}
+	// The report's notes (missing samples, meter restarts, negative
+	// readings, …) are part of the result, as `report` prints them.
+	for _, n := range rep.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
 	abs, _ := filepath.Abs(res.Out)
 	fmt.Fprintf(w, "\nwritten to %s (report.md, report.json, summary.csv, measure.json, charts, capture)\n", abs)
 }
