@@ -16,20 +16,22 @@ import (
 // gapSamples are the missing samples per gap reason.
 func meterStatsNotes(st meter.Stats, gapSamples map[string]uint64, rateHz float64) []string {
 	var out []string
-	if st.Restarts > 0 {
-		n := gapSamples["restart"]
-		out = append(out, fmt.Sprintf("the meter's sample index restarted %d× (it counted again from a lower index: a START from elsewhere, a reset); "+
-			"each new count continues the timeline after a \"restart\" gap, %d samples (%.3f s) in all, whose length is estimated from the host clock, not exact",
-			st.Restarts, n, float64(n)/rateHz))
+	const restarted = "the meter's sample index restarted %d× (it counted again from a lower index: a START from elsewhere, a reset); "
+	switch n := gapSamples["restart"]; {
+	case st.Restarts > 0 && n == 0:
+		out = append(out, fmt.Sprintf(restarted+"each new count continues the timeline right after the old one, with no gap: "+
+			"nothing (no host times, as in a replayed stream) said how long the meter was away", st.Restarts))
+	case st.Restarts > 0:
+		out = append(out, fmt.Sprintf(restarted+"each new count continues the timeline after a \"restart\" gap, %d samples (%.3f s) in all, "+
+			"whose length is estimated from the host clock, not exact", st.Restarts, n, float64(n)/rateHz))
 	}
 	if st.Duplicates > 0 {
 		out = append(out, fmt.Sprintf("the meter sent %d samples again under indices it had already sent: the repeats were dropped and the first copies kept, so nothing is missing", st.Duplicates))
 	}
 	if st.BadLines > 0 {
-		n := gapSamples["bad-line"]
 		out = append(out, fmt.Sprintf("line meter: %d lines were not readings (first: line %d at byte %d); the %d after the first reading are one-sample \"bad-line\" gaps, "+
 			"so the samples after them keep their time; the rest came before the first reading (banners, headers)",
-			st.BadLines, st.FirstBadLine, st.FirstBadByte, n))
+			st.BadLines, st.FirstBadLine, st.FirstBadByte, gapSamples["bad-line"]))
 	}
 	return out
 }
