@@ -24,8 +24,34 @@ type SalvageResult struct {
 // (or an I/O error reading src); damage in src is not an error.
 func Salvage(dst *Writer, src *Reader) (SalvageResult, error) {
 	var res SalvageResult
+	// A stats chunk and the stats-extended chunk after it are one moment's
+	// counters, read as two records (same host time, same first counters);
+	// the second has them all, and StatsAt writes both chunks again from it.
+	var stats *Record
+	putStats := func() error {
+		if stats == nil {
+			return nil
+		}
+		s := stats
+		stats = nil
+		res.Records++
+		return dst.StatsAt(s.Host, s.Stats)
+	}
 	for {
 		rec, err := src.Next()
+		if err == nil && rec.Kind == KindStats {
+			if stats != nil && !twin(stats, &rec) {
+				err = putStats()
+			}
+			stats = &rec
+			if err != nil {
+				return res, err
+			}
+			continue
+		}
+		if perr := putStats(); perr != nil {
+			return res, perr
+		}
 		if err != nil {
 			if errors.Is(err, io.EOF) {
 				return res, nil
@@ -59,8 +85,6 @@ func Salvage(dst *Writer, src *Reader) (SalvageResult, error) {
 			err = dst.IO(rec.IO...)
 		case KindState:
 			err = dst.State(rec.State)
-		case KindStats:
-			err = dst.StatsAt(rec.Host, rec.Stats)
 		default:
 			continue
 		}
@@ -69,4 +93,11 @@ func Salvage(dst *Writer, src *Reader) (SalvageResult, error) {
 		}
 		res.Records++
 	}
+}
+
+// twin reports whether b is the stats-extended chunk written with a.
+func twin(a, b *Record) bool {
+	x, y := a.Stats, b.Stats
+	return a.Host == b.Host && x.Frames == y.Frames && x.CRCErrors == y.CRCErrors && x.Resyncs == y.Resyncs &&
+		x.BytesDiscarded == y.BytesDiscarded && x.SamplesLost == y.SamplesLost
 }
