@@ -37,7 +37,7 @@ type Measured struct {
 // Keys read (docs/report-format.md):
 //
 //	report.json  drives[port].active_idle_w, average_w, energy_j,
-//	             residency.STATE (every key), samples.dropped,
+//	             residency.STATE (every key) ± residency_u95.STATE, samples.dropped,
 //	             devslp.floor_w (older reports: devslp.power_w), devslp.entry_ms,
 //	             devslp.exit_ms (pin release → first read completed), devslp.outcome
 //	measure.json devslp.PORT.outcome (older: pass), reason
@@ -86,10 +86,17 @@ func extractFrom(reportJSON, measureJSON []byte, port int) (Measured, error) {
 	}
 	m.Residency = map[string]Value{}
 	if res, ok := d["residency"].(map[string]any); ok {
+		u95, _ := d["residency_u95"].(map[string]any)
 		for k := range res {
-			if !strings.HasSuffix(k, "_ci95") {
-				m.Residency[k] = value(res, k)
+			if strings.HasSuffix(k, "_ci95") {
+				continue
 			}
+			v := value(res, k)
+			if u, ok := num(u95[k]); ok && u >= 0 && v.V != nil && v.Lo == nil {
+				lo, hi := *v.V-u, *v.V+u
+				v.Lo, v.Hi = &lo, &hi
+			}
+			m.Residency[k] = v
 		}
 	}
 	var outcome string
