@@ -221,10 +221,8 @@ func summarise(ps []float64, h *Histogram) acc {
 	if len(ps) == 0 {
 		return acc{}
 	}
-	if h.bins == nil {
-		h.bins = make([]uint32, histBins)
-	}
-	bins := h.bins[:histBins]
+	h.alloc()
+	bins, sums, sqs := h.bins[:histBins], h.sums[:histBins], h.sqs[:histBins]
 	mn, mx, s := math.Inf(1), math.Inf(-1), 0.0
 	for _, x := range ps {
 		s += x
@@ -246,6 +244,9 @@ func summarise(ps []float64, h *Histogram) acc {
 		i := e<<histSub | uint(bits>>(52-histSub))&(1<<histSub-1)
 		if bins[i] != math.MaxUint32 {
 			bins[i]++
+			d := binOffset(x, bits)
+			sums[i] += d
+			sqs[i] += d * d
 		}
 	}
 	h.n += uint64(len(ps))
