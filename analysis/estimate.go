@@ -133,9 +133,11 @@ const (
 // that band are background bursts, and so are their neighbours (a burst's
 // edges fall in part into the blocks beside it); blocks below are dips
 // (another state, a short stop). uRes is the standard uncertainty of one
-// reading from the meter's resolution; it is added in quadrature to the
+// reading from the meter's resolution given the noise σ of one sample (W,
+// 0 when unknown) that dithers it; it is added in quadrature to the
 // statistical term.
-func estimateLevel(bs []blk, L int, uRes float64) levelEstimate {
+func estimateLevel(bs []blk, L int, resU func(sigma float64) float64) levelEstimate {
+	uRes := resU(0)
 	e := levelEstimate{Level: math.NaN(), NoiseVar1: math.NaN()}
 	var n int
 	var sum float64
@@ -238,7 +240,7 @@ func estimateLevel(bs []blk, L int, uRes float64) levelEstimate {
 	v /= K - 1
 	e.Blocks, e.BlockS = len(kept), float64(nb)/K
 	e.NoiseVar1, e.Dof = v*e.BlockS, K-1
-	u95 := expanded(v/K, K-1, uRes)
+	u95 := expanded(v/K, K-1, resU(math.Sqrt(e.NoiseVar1)))
 	e.U95 = &u95
 	return e
 }
@@ -259,17 +261,27 @@ func expanded(vs, dof, uRes float64) float64 {
 	return t975(nu) * math.Sqrt(uc2)
 }
 
-// t975 is the 0.975 quantile of Student's t with nu degrees of freedom
-// (Cornish–Fisher expansion; within 0.1 % for nu ≥ 9, which minBlocks
-// guarantees).
+// t975 is the 0.975 quantile of Student's t with nu degrees of freedom:
+// from the table up to 30 (nu rounded down, which errs wide), above by the
+// Cornish–Fisher expansion (within 0.01 %).
 func t975(nu float64) float64 {
 	const z = 1.959963984540054
 	if math.IsInf(nu, 1) {
 		return z
 	}
+	if nu < 1 {
+		return math.Inf(1)
+	}
+	if nu <= 30 {
+		return t975Table[int(nu)-1]
+	}
 	z3, z5, z7 := z*z*z, z*z*z*z*z, z*z*z*z*z*z*z
 	return z + (z3+z)/(4*nu) + (5*z5+16*z3+3*z)/(96*nu*nu) + (3*z7+19*z5+17*z3-15*z)/(384*nu*nu*nu)
 }
+
+var t975Table = [30]float64{12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+	2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+	2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042}
 
 func sortedQ(s []float64, q float64) float64 {
 	r := q * float64(len(s)-1)
@@ -311,8 +323,8 @@ func mergePairs(bs []blk) []blk {
 }
 
 // meanU95 is the 95 % expanded uncertainty of a mean of n samples given the
-// drive's quiet noise (q.NoiseVar1, q.Dof) and resolution uRes; nil when the
-// noise is unknown.
+// drive's quiet noise (q.NoiseVar1, q.Dof) and resolution term uRes; nil
+// when the noise is unknown.
 func meanU95(n uint64, q levelEstimate, uRes float64) *float64 {
 	if n == 0 || math.IsNaN(q.NoiseVar1) {
 		return nil
@@ -321,13 +333,22 @@ func meanU95(n uint64, q levelEstimate, uRes float64) *float64 {
 	return &u
 }
 
-// resolutionU is the standard uncertainty of a drive power reading from the
+// resolutionU is the standard uncertainty of a mean drive power p from the
 // meter's resolution: per rail, current LSB × nominal voltage and voltage
 // LSB × the current the whole power p would draw at it (a bound: the split
-// between rails is not known), each a rectangular ±LSB/2, in quadrature.
-// known is false when no rail states an LSB.
-func resolutionU(rails []railLSB, p float64) (u float64, known bool) {
-	var v float64
+// between rails is not known), each a rectangular ±LSB/2, in quadrature,
+// plus float32 storage rounding. Noise of σ W per sample dithers the current
+// readings: the systematic part of a current LSB that survives averaging
+// shrinks as exp(−2π²σᵢ²/q²) (the first Fourier term of the quantiser's
+// bias), σᵢ the current noise per rail, taken as σ shared equally between
+// the rails. known is false when no rail states an LSB.
+func resolutionU(rails []railLSB, p, sigma float64) (u float64, known bool) {
+	var v, vv float64
+	for _, r := range rails {
+		if r.nominal > 0 {
+			vv += r.nominal * r.nominal
+		}
+	}
 	for _, r := range rails {
 		if r.nominal <= 0 {
 			continue // a rail of unknown voltage: its LSBs cannot be turned into watts
@@ -336,8 +357,17 @@ func resolutionU(rails []railLSB, p float64) (u float64, known bool) {
 			known = true
 		}
 		cur := math.Abs(p) / r.nominal
-		v += (r.nominal*r.i)*(r.nominal*r.i) + (cur*r.v)*(cur*r.v)
+		qi := r.nominal * r.i
+		if r.i > 0 && sigma > 0 {
+			si := sigma / math.Sqrt(vv)
+			qi *= math.Min(1, 2*math.Exp(-2*math.Pi*math.Pi*si*si/(r.i*r.i)))
+		}
+		v += qi*qi + (cur*r.v)*(cur*r.v)
 	}
+	// Values stored as float32 (a chunk that is not all LSB counts) are
+	// rounded to 2^-24 of V and of I.
+	f := 2 * math.Abs(p) * 0x1p-24
+	v += 2 * f * f
 	return math.Sqrt(v / 12), known
 }
 

@@ -63,9 +63,8 @@ func (r *Report) finish(p *pass1, c *Clock, t0 float64, opts Options) {
 		qe := d.quietLevel(&d.quiet)
 		dr.ActiveIdleW, dr.ActiveIdleU95W = qe.Level, qe.U95
 		dr.Bursts = burstInfo(qe, dt)
-		uAvg, _ := resolutionU(d.lsb, dr.AverageW)
-		dr.AverageU95W = meanU95(n, qe, uAvg)
-		dr.EnergyU95J = scaled(dr.AverageU95W, dr.DurationS)
+		dr.AverageU95W = meanU95(n, qe, d.resU(dr.AverageW, qe))
+		dr.EnergyU95J = energyU95(dr.AverageU95W, dr.DurationS, dr.EnergyJ, c)
 		dr.Uncertainty = d.uncertainty(qe, dt)
 		switch {
 		case n > 0 && math.IsNaN(dr.ActiveIdleW):
@@ -115,13 +114,11 @@ func (r *Report) finish(p *pass1, c *Clock, t0 float64, opts Options) {
 			if pe.U95 == nil && !math.IsNaN(pe.Level) && !math.IsNaN(qe.NoiseVar1) && pe.Kept > 0 {
 				// Too short for its own noise estimate: the drive's noise,
 				// scaled to the samples the level averages.
-				u, _ := resolutionU(d.lsb, pe.Level)
-				pe.U95 = meanU95(uint64(pe.Kept), qe, u)
+				pe.U95 = meanU95(uint64(pe.Kept), qe, d.resU(pe.Level, qe))
 			}
 			ph.ActiveIdleW, ph.ActiveIdleU95W, ph.Bursts = pe.Level, pe.U95, burstInfo(pe, dt)
-			u, _ := resolutionU(d.lsb, ph.AverageW)
-			ph.AverageU95W = meanU95(mn, qe, u)
-			ph.EnergyU95J = scaled(ph.AverageU95W, ph.DurationS)
+			ph.AverageU95W = meanU95(mn, qe, d.resU(ph.AverageW, qe))
+			ph.EnergyU95J = energyU95(ph.AverageU95W, ph.DurationS, ph.EnergyJ, c)
 			if m.seen {
 				ph.StartS = (float64(m.first) - t0) / 1e9
 			}
@@ -158,12 +155,22 @@ func nanIfNone(n uint64, x float64) float64 {
 	return x
 }
 
-func scaled(u *float64, k float64) *float64 {
-	if u == nil {
+// energyU95 is the 95 % interval of an energy e measured over durS at an
+// average with interval uAvg: the average's, times the duration, and the
+// fitted sample period's own uncertainty (least-squares slope: residual σ
+// over the marks' spread, taken as even over the duration, Student t at
+// n−2 degrees of freedom), in quadrature.
+func energyU95(uAvg *float64, durS, e float64, c *Clock) *float64 {
+	if uAvg == nil {
 		return nil
 	}
-	v := *u * k
-	return &v
+	u := *uAvg * durS
+	if n := float64(c.Used); c.Fitted && n >= 3 && durS > 0 {
+		sigma := c.ResidualMS.RMS * 1e-3 * math.Sqrt(n/(n-2))
+		rel := sigma / (durS * math.Sqrt(n/12))
+		u = math.Hypot(u, t975(n-2)*e*rel)
+	}
+	return &u
 }
 
 func peaks(m *metricSet) PeakWindows {
@@ -195,8 +202,22 @@ func (d *driveProc) quietLevel(b *blockSeries) levelEstimate {
 		n += x.n
 		sum += x.sum
 	}
-	u, _ := resolutionU(d.lsb, sum/float64(max(n, 1)))
-	return estimateLevel(bs, b.L, u)
+	p := sum / float64(max(n, 1))
+	return estimateLevel(bs, b.L, func(sigma float64) float64 {
+		u, _ := resolutionU(d.lsb, p, sigma)
+		return u
+	})
+}
+
+// resU is the resolution term of a mean power p, dithered by the quiet
+// noise q found.
+func (d *driveProc) resU(p float64, q levelEstimate) float64 {
+	sigma := 0.0
+	if !math.IsNaN(q.NoiseVar1) {
+		sigma = math.Sqrt(q.NoiseVar1)
+	}
+	u, _ := resolutionU(d.lsb, p, sigma)
+	return u
 }
 
 func (d *driveProc) uncertainty(qe levelEstimate, dt float64) Uncertainty {
@@ -205,7 +226,7 @@ func (d *driveProc) uncertainty(qe levelEstimate, dt float64) Uncertainty {
 		s := math.Sqrt(qe.NoiseVar1)
 		u.NoiseSigmaW = &s
 	}
-	if r, known := resolutionU(d.lsb, qe.Level); known && !math.IsNaN(r) {
+	if r, known := resolutionU(d.lsb, qe.Level, 0); known && !math.IsNaN(r) {
 		u.ResolutionUW = &r
 	}
 	return u
