@@ -86,15 +86,15 @@ func TestTruthRecoveryCoverage(t *testing.T) {
 		draws = 40
 	}
 	type tally struct {
-		name         string
-		covered, n   int
-		reach        int       // draws where the goal is statistically reachable
-		z            []float64 // |error| ÷ U95
-		nullU        int
-		errs         []float64 // relative
-		tol          float64
-		worst        float64
-		worstSeed    int64
+		name       string
+		covered, n int
+		reach      int       // draws where the goal is statistically reachable
+		z          []float64 // |error| ÷ U95
+		nullU      int
+		errs       []float64 // relative
+		tol        float64
+		worst      float64
+		worstSeed  int64
 	}
 	ai := &tally{name: "active idle", tol: 0.01}
 	avg := &tally{name: "average", tol: 0.005}

@@ -215,8 +215,9 @@ func FormatV(x float64, digits int) string {
 }
 
 // FormatPM formats x with its 95 % expanded uncertainty u as "x ± u", with
-// at least digits decimals and as many more (up to 9) as u needs to show
-// two significant figures; just x when u is nil, Dash when x is NaN.
+// at least digits decimals and up to two more as u needs to show two
+// significant figures; an u too small for that reads "± <0.000001" (for
+// digits 4); just x when u is nil, Dash when x is NaN.
 func FormatPM(x float64, u *float64, digits int) string {
 	if math.IsNaN(x) {
 		return Dash
@@ -224,10 +225,11 @@ func FormatPM(x float64, u *float64, digits int) string {
 	if u == nil || math.IsNaN(*u) {
 		return FormatV(x, digits)
 	}
-	d := digits
-	if *u > 0 {
-		d = min(9, max(digits, 1-int(math.Floor(math.Log10(*u)))))
+	top := digits + 2
+	if *u < 0.5*math.Pow(10, -float64(top)) {
+		return strconv.FormatFloat(x, 'f', top, 64) + " ± <" + strconv.FormatFloat(math.Pow(10, -float64(top)), 'f', top, 64)
 	}
+	d := min(top, max(digits, 1-int(math.Floor(math.Log10(*u)))))
 	return strconv.FormatFloat(x, 'f', d, 64) + " ± " + strconv.FormatFloat(*u, 'f', d, 64)
 }
 
