@@ -72,6 +72,9 @@ func (r *Report) finish(p *pass1, c *Clock, t0 float64, opts Options) {
 		case n > 0 && dr.ActiveIdleU95W == nil:
 			r.note(fmt.Sprintf("drive %q: active_idle_u95_w is null: %s", dr.Name, qe.Note))
 		}
+		if n > 0 && dr.Uncertainty.ResolutionUW == nil && dr.ActiveIdleU95W != nil {
+			r.note(fmt.Sprintf("drive %q: the capture's channels state no LSB: the intervals hold the noise measured and float32 storage, not the meter's resolution or calibration", dr.Name))
+		}
 		if n > 0 && dr.AverageU95W == nil {
 			r.note(fmt.Sprintf("drive %q: average_u95_w and energy_u95_j are null: the sensor noise could not be measured (%s)", dr.Name, qe.Note))
 		}

@@ -72,8 +72,14 @@ func jsonKey(f reflect.StructField) string {
 	return name
 }
 
-// marshalNulls marshals struct v with its NaN float64 fields as null, in
-// field order.
+// MarshalNulls marshals struct v with its NaN float64 fields as null, in
+// field order: for other outputs (idle.json) that carry analysis's values.
+func MarshalNulls(v any) ([]byte, error) { return marshalNulls(v) }
+
+// UnmarshalNulls decodes b into the struct dst points to, null float64
+// fields as NaN.
+func UnmarshalNulls(b []byte, dst any) error { return unmarshalNulls(b, dst) }
+
 func marshalNulls(v any) ([]byte, error) {
 	rv := reflect.ValueOf(v)
 	cp := reflect.New(rv.Type()).Elem()
@@ -125,8 +131,6 @@ func marshalNulls(v any) ([]byte, error) {
 	return out.Bytes(), nil
 }
 
-// unmarshalNulls decodes b into the struct dst points to and sets the
-// float64 fields whose value is null to NaN.
 func unmarshalNulls(b []byte, dst any) error {
 	if err := json.Unmarshal(b, dst); err != nil {
 		return err

@@ -39,6 +39,9 @@ func runCompare(cmd *cobra.Command, args []string) error {
 	if err := analysis.Compare(reps, labels, out); err != nil {
 		return failErr("compare: %v", err)
 	}
+	for _, n := range analysis.CompareNotes(reps, labels) {
+		cmd.Printf("note: %s\n", n)
+	}
 	cmd.Printf("comparison written to %s\n", out)
 	return nil
 }
