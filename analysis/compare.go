@@ -123,6 +123,9 @@ func CompareNotes(reports []*Report, labels []string) []string {
 	var loL, hiL string
 	for i, r := range reports {
 		for _, d := range r.Drives {
+			if d.Samples.Count == 0 {
+				continue
+			}
 			if d.DurationS < lo {
 				lo, loL = d.DurationS, labels[i]
 			}
