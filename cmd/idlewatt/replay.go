@@ -29,9 +29,12 @@ func init() {
 --target whatever file the trace names. Timing: recorded (open loop, each op
 at its trace time), compress-idle=DUR (gaps longer than DUR shrink to DUR) or
 afap. A missing regular-file target is created as large as the trace needs
-(or --size). Writing a block device needs --allow-destructive=DEVICE; mounted,
-root and swap devices are always refused. Progress goes to stderr once a
-second.`,
+(or --size), filled with random data when the trace reads. Writing an
+existing file or a block device needs --allow-destructive naming it; a file
+with holes is read only if idlewatt may fill them (--allow-destructive) or
+--allow-sparse accepts it; mounted, root and swap devices, /proc, /sys,
+character devices, FIFOs and sockets are always refused. Zero-length reads
+and writes are skipped and counted. Progress goes to stderr once a second.`,
 			Args: cobra.NoArgs,
 			RunE: runReplay,
 		}
@@ -46,7 +49,8 @@ second.`,
 		f.String("size", "", "size of a regular-file target (default: the trace's span)")
 		f.String("engine", "", "uring or sync (default: uring, sync if unavailable)")
 		f.Duration("duration", 0, "stop after this long (0 = end of trace)")
-		f.String("allow-destructive", "", "block device that may be written")
+		f.String("allow-destructive", "", "existing file or block device that may be written (and whose holes may be filled)")
+		f.Bool("allow-sparse", false, "read a file with holes as it is (reads of holes never reach the drive; the result says sparse)")
 		f.Bool("direct", true, "O_DIRECT (falls back to buffered where refused)")
 		f.String("events", "", "write every I/O as CSV (issue_ns,complete_ns,op,offset,size,err) to this file")
 		f.Int("rt-priority", 0, "run the issuing thread SCHED_FIFO at this priority (1-99; needs CAP_SYS_NICE)")
@@ -93,9 +97,13 @@ func runReplay(cmd *cobra.Command, _ []string) error {
 		if size, err = parseBytes(s); err != nil {
 			return usageErr("--size: %v", err)
 		}
+		if size <= 0 {
+			return usageErr("--size %s: want > 0", s)
+		}
 	}
 	writes := st.OpsByType[capture.OpWrite]+st.OpsByType[capture.OpTrim] > 0
-	tgt, err := wlOpenTarget(cmd, tpath, target.Options{Write: writes, Size: max(size, 4096)})
+	reads := st.OpsByType[capture.OpRead] > 0
+	tgt, err := wlOpenTarget(cmd, tpath, target.Options{Write: writes, Read: reads, Size: max(size, 4096)})
 	if err != nil {
 		return err
 	}
@@ -133,6 +141,9 @@ func wlConfig(cmd *cobra.Command, section string) (replay.Config, error) {
 	if cfg.Duration, err = optDuration(cmd, "duration", section+".duration"); err != nil {
 		return cfg, err
 	}
+	if cfg.Duration < 0 {
+		return cfg, usageErr("--duration %v: want > 0 (or 0 for the default)", cfg.Duration)
+	}
 	stderr := cmd.ErrOrStderr()
 	cfg.Warn = func(s string) { fmt.Fprintln(stderr, "idlewatt: warning:", s) }
 	cfg.Progress = func(p replay.Progress) {
@@ -143,6 +154,7 @@ func wlConfig(cmd *cobra.Command, section string) (replay.Config, error) {
 
 func wlOpenTarget(cmd *cobra.Command, path string, opt target.Options) (*target.Target, error) {
 	opt.AllowDestructive = optString(cmd, "allow-destructive", "")
+	opt.AllowSparse = optBool(cmd, "allow-sparse", "")
 	opt.Direct = optBool(cmd, "direct", "")
 	if f := cmd.Flags().Lookup("direct"); f == nil {
 		opt.Direct = true
@@ -152,7 +164,25 @@ func wlOpenTarget(cmd *cobra.Command, path string, opt target.Options) (*target.
 	if err != nil {
 		return nil, usageErr("%v", err)
 	}
+	if t.Created() {
+		how := "left sparse: the workload writes before it reads"
+		switch {
+		case t.Filled():
+			how = "filled with random data, so reads reach the drive"
+		case opt.Read:
+			how = "left sparse (--allow-sparse): reads of holes never reach the drive"
+		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "created %s (%d bytes), %s\n", path, t.Size(), how)
+	} else if f := cmd.Flags().Lookup("size"); f != nil && f.Changed && t.Size() != opt.Size {
+		opt.Warn(fmt.Sprintf("--size %s ignored: %s exists and keeps its %d bytes (idlewatt sizes only files it creates)", f.Value, path, t.Size()))
+	}
 	return t, nil
+}
+
+// targetInfo is what the result says about the target.
+func targetInfo(t *target.Target) replay.TargetInfo {
+	return replay.TargetInfo{Path: t.RealPath(), Block: t.IsBlock(), Created: t.Created(), Filled: t.Filled(),
+		Sparse: t.Sparse(), SizeBytes: t.Size(), AllocatedBytes: t.Allocated()}
 }
 
 // wlRun replays and prints the result.
@@ -187,6 +217,7 @@ func wlRun(cmd *cobra.Command, cfg replay.Config, src trace.Reader, tgt *target.
 		}
 	}
 	res, err := replay.Run(cmd.Context(), cfg, src, tgt, onEvent)
+	res.Target = targetInfo(tgt)
 	if p := optString(cmd, "chart", ""); p != "" && len(res.PerSecond) > 0 {
 		if cerr := iopsChart(p, tgt.Path(), res); cerr != nil {
 			fmt.Fprintf(cmd.ErrOrStderr(), "warning: IOPS chart: %v\n", cerr)
@@ -215,6 +246,7 @@ func wlRun(cmd *cobra.Command, cfg replay.Config, src trace.Reader, tgt *target.
 
 func wlPrintResult(w io.Writer, r *replay.Result) {
 	fmt.Fprintf(w, "engine %s, %s timing, QD %d\n", r.Engine, r.Timing, r.QD)
+	fmt.Fprintf(w, "target %s\n", describeTarget(r))
 	fmt.Fprintf(w, "%d ops, %.1f MB in %v: %.0f IOPS, %.1f MB/s (busy %v: %.1f MB/s)\n",
 		r.Ops, float64(r.Bytes)/1e6, r.Elapsed.Round(time.Millisecond), r.IOPS, r.MBps, r.Busy.Round(time.Millisecond), r.BusyMBps)
 	for _, t := range []capture.Op{capture.OpRead, capture.OpWrite, capture.OpFlush, capture.OpTrim} {
@@ -236,6 +268,41 @@ func wlPrintResult(w io.Writer, r *replay.Result) {
 	if r.Realigned > 0 || r.Wrapped > 0 {
 		fmt.Fprintf(w, "%d ops widened to the O_DIRECT alignment, %d wrapped into the target\n", r.Realigned, r.Wrapped)
 	}
+	if r.ZeroLength > 0 {
+		fmt.Fprintf(w, "%d zero-length ops in the trace skipped (they transfer nothing; not counted in the ops above)\n", r.ZeroLength)
+	}
+}
+
+// describeTarget says what the I/O ran on: device or file, created or
+// existing, filled or sparse, O_DIRECT or the page cache.
+func describeTarget(r *replay.Result) string {
+	t := r.Target
+	s := t.Path + ": "
+	if t.Block {
+		s += "block device"
+	} else {
+		if t.Created {
+			s += "file created for this run"
+		} else {
+			s += "existing file"
+		}
+		switch {
+		case t.Filled:
+			s += ", filled with random data first"
+		case t.Sparse:
+			s += fmt.Sprintf(", SPARSE (%d of %d bytes allocated at the start", t.AllocatedBytes, t.SizeBytes)
+			if r.ByType[capture.OpRead].Ops > 0 {
+				s += ": reads of holes never reach the drive"
+			}
+			s += ")"
+		default:
+			s += ", fully allocated"
+		}
+	}
+	if r.Direct {
+		return s + "; O_DIRECT"
+	}
+	return s + "; buffered (no O_DIRECT: page-cache hits flatter the figures)"
 }
 
 func ms(d time.Duration) float64 { return float64(d) / 1e6 }

@@ -79,13 +79,13 @@ func newTraceConvertCmd() *cobra.Command {
 				return err
 			}
 			defer in.Close()
-			n, skipped, err := wlWriteTrace(out, to, in, optString(cmd, "redirect", ""), "converted from "+args[0])
+			n, dropped, err := wlWriteTrace(out, to, in, optString(cmd, "redirect", ""), "converted from "+args[0])
 			if err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "%d ops written to %s (%s)", n, out, to)
-			if skipped > 0 {
-				fmt.Fprintf(cmd.ErrOrStderr(), "; %d flush/trim ops dropped (the format cannot carry them)", skipped)
+			if dropped != "" {
+				fmt.Fprintf(cmd.ErrOrStderr(), "; %s", dropped)
 			}
 			fmt.Fprintln(cmd.ErrOrStderr())
 			return nil
@@ -205,27 +205,29 @@ func wlOpenTrace(cmd *cobra.Command, path string) (*trace.File, error) {
 	return f, nil
 }
 
-// wlWriteTrace streams r into path ("-" = stdout) in format to.
-func wlWriteTrace(path string, to trace.Format, r trace.Reader, redirect, comment string) (n, skipped int64, err error) {
+// wlWriteTrace streams r into path ("-" = stdout) in format to. n counts
+// the ops written; dropped says how many the format could not carry, of
+// which types ("" if none).
+func wlWriteTrace(path string, to trace.Format, r trace.Reader, redirect, comment string) (n int64, dropped string, err error) {
 	out := os.Stdout
 	if path != "-" {
 		if out, err = os.Create(path); err != nil {
-			return 0, 0, failErr("%v", err)
+			return 0, "", failErr("%v", err)
 		}
 		defer out.Close()
 	}
 	w, err := trace.NewWriter(out, to)
 	if err != nil {
-		return 0, 0, usageErr("%v", err)
+		return 0, "", usageErr("%v", err)
 	}
 	w.Comment(comment)
 	if n, err = trace.Copy(w, r, redirect); err != nil {
-		return n, 0, inputErr(err)
+		return n, "", inputErr(err)
 	}
 	if err := w.Close(); err != nil {
-		return n, 0, failErr("%s: %v", path, err)
+		return n, "", failErr("%s: %v", path, err)
 	}
-	return n, w.Skipped(), nil
+	return n, w.SkippedNote(), nil
 }
 
 // wlBytes resolves a byte-size option such as "16GiB" or "1000000".
