@@ -112,6 +112,7 @@ type driveProc struct {
 	states     [numStates]acc
 	dsHist     Histogram   // samples classified DevSlp
 	quiet      blockSeries // the drive's quiet samples, in time order
+	rest       blockSeries // every idle-activity sample, any state: noise when quiet has too few
 	lsb        []railLSB   // per rail, for the resolution term
 
 	// DEVSLP pin spans (host time) and the per-cycle latency bookkeeping.
@@ -160,6 +161,7 @@ func newDriveProc(info capture.DriveInfo, rails []int, c *Clock, busy []span, se
 		d.phases[i].quiet.init(c.RateHz)
 	}
 	d.quiet.init(c.RateHz)
+	d.rest.init(c.RateHz)
 	d.outside.quiet.init(c.RateHz)
 	var n [numPeakWins]int
 	for k, w := range peakWindowsS {
@@ -226,9 +228,12 @@ func (d *driveProc) run(start uint64, ps []float64) {
 				st = StateActive
 			}
 			d.states[st].merge(sum)
-			if a == Idle && pinA == Idle {
-				d.quiet.add(run)
-				m.quiet.add(run)
+			if a == Idle {
+				d.rest.add(run)
+				if pinA == Idle {
+					d.quiet.add(run)
+					m.quiet.add(run)
+				}
 			}
 		} else {
 			d.classify(start, k, run, a, pinA != Idle, m)
@@ -302,9 +307,12 @@ func (d *driveProc) classify(start uint64, k int, run []float64, a Activity, pin
 				st = StateActive
 			}
 		}
-		if st == StateIdle && a == Idle && !pin {
-			d.quiet.add1(p)
-			m.quiet.add1(p)
+		if a == Idle {
+			d.rest.add1(p)
+			if st == StateIdle && !pin {
+				d.quiet.add1(p)
+				m.quiet.add1(p)
+			}
 		}
 		d.states[st].add(p)
 		if st == StateDevSlp {

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"fmt"
 	"math"
 	"slices"
 )
@@ -21,6 +22,7 @@ import (
 // block length doubles.
 type blockSeries struct {
 	L      int // samples per block; 0 until init
+	minN   int // fewest samples for a level: minQuietS of them
 	cur    blk
 	blocks []blk
 }
@@ -37,8 +39,13 @@ const maxBlocks = 1 << 15
 // quietBlockS is the initial block length, s.
 const quietBlockS = 0.010
 
+// minQuietS is the least quiet time a level is reported from: a few blocks,
+// not a few samples caught between two states.
+const minQuietS = 0.030
+
 func (b *blockSeries) init(rateHz float64) {
 	b.L = max(1, int(math.Round(quietBlockS*rateHz)))
+	b.minN = max(1, int(math.Ceil(minQuietS*rateHz)))
 }
 
 func (b *blockSeries) add(ps []float64) {
@@ -136,7 +143,7 @@ const (
 // reading from the meter's resolution given the noise σ of one sample (W,
 // 0 when unknown) that dithers it; it is added in quadrature to the
 // statistical term.
-func estimateLevel(bs []blk, L int, resU func(sigma float64) float64) levelEstimate {
+func estimateLevel(bs []blk, L, minN int, resU func(sigma float64) float64) levelEstimate {
 	uRes := resU(0)
 	e := levelEstimate{Level: math.NaN(), NoiseVar1: math.NaN()}
 	var n int
@@ -147,6 +154,10 @@ func estimateLevel(bs []blk, L int, resU func(sigma float64) float64) levelEstim
 	}
 	if n == 0 {
 		e.Note = "no quiet samples"
+		return e
+	}
+	if n < minN {
+		e.Note = fmt.Sprintf("%d quiet samples, less than %.0f ms: no level", n, 1e3*minQuietS)
 		return e
 	}
 	var full []float64

@@ -63,12 +63,20 @@ func (r *Report) finish(p *pass1, c *Clock, t0 float64, opts Options) {
 		qe := d.quietLevel(&d.quiet)
 		dr.ActiveIdleW, dr.ActiveIdleU95W = qe.Level, qe.U95
 		dr.Bursts = burstInfo(qe, dt)
+		if math.IsNaN(qe.NoiseVar1) {
+			// Too little active idle to measure the noise: measure it at
+			// whatever level the drive rested (Slumber, DevSlp) instead.
+			if re := d.quietLevel(&d.rest); !math.IsNaN(re.NoiseVar1) {
+				qe.NoiseVar1, qe.Dof, qe.Blocks, qe.BlockS = re.NoiseVar1, re.Dof, re.Blocks, re.BlockS
+				qe.Note += "; noise measured over idle time in every state"
+			}
+		}
 		dr.AverageU95W = meanU95(n, qe, d.resU(dr.AverageW, qe))
 		dr.EnergyU95J = energyU95(dr.AverageU95W, dr.DurationS, dr.EnergyJ, c)
 		dr.Uncertainty = d.uncertainty(qe, dt)
 		switch {
 		case n > 0 && math.IsNaN(dr.ActiveIdleW):
-			r.note(fmt.Sprintf("drive %q: no quiet time (no I/O, past the settle tail, in active idle): active_idle_w is null, not measured", dr.Name))
+			r.note(fmt.Sprintf("drive %q: active_idle_w is null, not measured: %s (quiet = no I/O outstanding, past the settle tail, DEVSLP not asserted, in active idle)", dr.Name, qe.Note))
 		case n > 0 && dr.ActiveIdleU95W == nil:
 			r.note(fmt.Sprintf("drive %q: active_idle_u95_w is null: %s", dr.Name, qe.Note))
 		}
@@ -206,7 +214,7 @@ func (d *driveProc) quietLevel(b *blockSeries) levelEstimate {
 		sum += x.sum
 	}
 	p := sum / float64(max(n, 1))
-	return estimateLevel(bs, b.L, func(sigma float64) float64 {
+	return estimateLevel(bs, b.L, b.minN, func(sigma float64) float64 {
 		u, _ := resolutionU(d.lsb, p, sigma)
 		return u
 	})

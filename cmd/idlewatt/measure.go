@@ -164,9 +164,9 @@ func printMeasureHeadline(w io.Writer, res *rig.Result) {
 		if d.DevSlp.Entered {
 			ds = fmt.Sprintf("%.2f mW", d.DevSlp.PowerW*1e3)
 		}
-		fmt.Fprintf(w, "%-30s %17s W %17s W %6s W %14s J %10s %.0f/%.0f/%.0f/%.0f/%.0f %%\n",
-			trunc(d.Name, 30), analysis.FormatPM(d.ActiveIdleW, d.ActiveIdleU95W, 3), analysis.FormatPM(d.AverageW, d.AverageU95W, 3),
-			analysis.FormatV(d.PeakW, 2), analysis.FormatPM(d.EnergyJ, d.EnergyU95J, 1), ds,
+		fmt.Fprintf(w, "%-30s %19s %19s %8s %16s %10s %.0f/%.0f/%.0f/%.0f/%.0f %%\n",
+			trunc(d.Name, 30), unit(analysis.FormatPM(d.ActiveIdleW, d.ActiveIdleU95W, 3), "W"), unit(analysis.FormatPM(d.AverageW, d.AverageU95W, 3), "W"),
+			unit(analysis.FormatV(d.PeakW, 2), "W"), unit(analysis.FormatPM(d.EnergyJ, d.EnergyU95J, 1), "J"), ds,
 			100*d.Residency.Active, 100*d.Residency.Idle, 100*d.Residency.Partial, 100*d.Residency.Slumber, 100*d.Residency.DevSlp)
 	}
 	for _, d := range rep.Drives {
@@ -200,6 +200,14 @@ func printMeasureHeadline(w io.Writer, res *rig.Result) {
 	}
 	abs, _ := filepath.Abs(res.Out)
 	fmt.Fprintf(w, "\nwritten to %s (report.md, report.json, summary.csv, measure.json, charts, capture)\n", abs)
+}
+
+// unit appends the unit to a formatted value, not to a dash.
+func unit(v, u string) string {
+	if v == analysis.Dash {
+		return v
+	}
+	return v + " " + u
 }
 
 func trunc(s string, n int) string {
