@@ -58,10 +58,10 @@ func Compare(reports []*Report, labels []string, dir string) error {
 			cw.Write([]string{labels[i], d.Name, strconv.Itoa(d.Port), ff(d.ActiveIdleW), ff(d.AverageW), ff(d.PeakW), ff(d.PeakWindows.W1s), ff(d.EnergyJ), ff(d.DurationS), ff(ds), strconv.FormatUint(d.Samples.Dropped, 10),
 				fu(d.ActiveIdleU95W), fu(d.AverageU95W), fu(d.EnergyU95J)})
 			if d.Samples.Count > 0 && !math.IsNaN(d.ActiveIdleW) {
-				idle = append(idle, chart.Bar{Label: label, Value: d.ActiveIdleW})
+				idle = append(idle, chart.Bar{Label: label, Value: d.ActiveIdleW, Err: barErr(d.ActiveIdleU95W)})
 			}
 			if d.Samples.Count > 0 && !math.IsNaN(d.AverageW) {
-				avg = append(avg, chart.Bar{Label: label, Value: d.AverageW})
+				avg = append(avg, chart.Bar{Label: label, Value: d.AverageW, Err: barErr(d.AverageU95W)})
 			}
 		}
 	}
@@ -78,13 +78,16 @@ func Compare(reports []*Report, labels []string, dir string) error {
 	if err := os.WriteFile(filepath.Join(dir, "compare.md"), []byte(md.String()), 0o644); err != nil {
 		return err
 	}
-	if len(idle) == 0 {
-		return nil
+	var e1, e2 error
+	if len(idle) > 0 {
+		fi, err := chart.ActiveIdlePower(idle)
+		e1 = saveFig(fi, err, filepath.Join(dir, FileIdle))
 	}
-	fi, err := chart.ActiveIdlePower(idle)
-	e1 := saveFig(fi, err, filepath.Join(dir, FileIdle))
-	fa, err := chart.AveragePower(avg, "Run")
-	return errors.Join(e1, saveFig(fa, err, filepath.Join(dir, FileAverage)))
+	if len(avg) > 0 {
+		fa, err := chart.AveragePower(avg, "Run")
+		e2 = saveFig(fa, err, filepath.Join(dir, FileAverage))
+	}
+	return errors.Join(e1, e2)
 }
 
 // CompareNotes says what makes the runs' averages and energies not

@@ -65,13 +65,17 @@ func (r *Report) WriteCharts(dir string) error {
 		if d.Samples.Count == 0 {
 			continue
 		}
-		idle = append(idle, chart.Bar{Label: d.Name, Value: d.ActiveIdleW})
-		avg = append(avg, chart.Bar{Label: d.Name, Value: d.AverageW})
+		if !math.IsNaN(d.ActiveIdleW) {
+			idle = append(idle, chart.Bar{Label: d.Name, Value: d.ActiveIdleW, Err: barErr(d.ActiveIdleU95W)})
+		}
+		avg = append(avg, chart.Bar{Label: d.Name, Value: d.AverageW, Err: barErr(d.AverageU95W)})
 	}
 	if len(idle) > 0 {
 		f, err := chart.ActiveIdlePower(idle)
 		errs = append(errs, saveFig(f, err, filepath.Join(dir, FileIdle)))
-		f, err = chart.AveragePower(avg, "Capture")
+	}
+	if len(avg) > 0 {
+		f, err := chart.AveragePower(avg, "Capture")
 		errs = append(errs, saveFig(f, err, filepath.Join(dir, FileAverage)))
 	}
 	if len(r.dists) > 0 {
@@ -83,6 +87,14 @@ func (r *Report) WriteCharts(dir string) error {
 		errs = append(errs, saveFig(f, err, filepath.Join(dir, FileCDF)))
 	}
 	return errors.Join(errs...)
+}
+
+// barErr is a bar's whisker: the 95 % interval, none when unknown.
+func barErr(u *float64) float64 {
+	if u == nil || !finite(*u) {
+		return 0
+	}
+	return *u
 }
 
 func saveFig(f *chart.Figure, err error, path string) error {
