@@ -112,7 +112,7 @@ type driveProc struct {
 	states     [numStates]acc
 	dsHist     Histogram   // samples classified DevSlp
 	quiet      blockSeries // the drive's quiet samples, in time order
-	rest       blockSeries // every idle-activity sample, any state: noise when quiet has too few
+	rest       blockSeries // with a classifier, every idle-activity sample, any state: noise when quiet has too few
 	lsb        []railLSB   // per rail, for the resolution term
 
 	// DEVSLP pin spans (host time) and the per-cycle latency bookkeeping.
@@ -228,12 +228,11 @@ func (d *driveProc) run(start uint64, ps []float64) {
 				st = StateActive
 			}
 			d.states[st].merge(sum)
-			if a == Idle {
-				d.rest.add(run)
-				if pinA == Idle {
-					d.quiet.add(run)
-					m.quiet.add(run)
-				}
+			// Without a classifier the quiet samples are the idle ones
+			// but for DEVSLP, so they also serve as rest (drive.rest).
+			if a == Idle && pinA == Idle {
+				d.quiet.add(run)
+				m.quiet.add(run)
 			}
 		} else {
 			d.classify(start, k, run, a, pinA != Idle, m)

@@ -54,17 +54,30 @@ func (b *blockSeries) add(ps []float64) {
 	}
 	for len(ps) > 0 {
 		k := min(len(ps), b.L-b.cur.n)
-		s := 0.0
-		for _, x := range ps[:k] {
-			s += x
-		}
 		b.cur.n += k
-		b.cur.sum += s
+		b.cur.sum += sum4(ps[:k])
 		ps = ps[k:]
 		if b.cur.n >= b.L {
 			b.push()
 		}
 	}
+}
+
+// sum4 sums ps with four accumulators: the adds do not wait on each other.
+func sum4(ps []float64) float64 {
+	var a, b, c, d float64
+	i := 0
+	for ; i+4 <= len(ps); i += 4 {
+		q := ps[i : i+4 : i+4]
+		a += q[0]
+		b += q[1]
+		c += q[2]
+		d += q[3]
+	}
+	for ; i < len(ps); i++ {
+		a += ps[i]
+	}
+	return (a + b) + (c + d)
 }
 
 func (b *blockSeries) add1(x float64) {

@@ -4,12 +4,11 @@ import "math"
 
 // Histogram bins power values logarithmically: each power of two is split
 // into 2^histSub bins, so a bin is at most 1/256 of its lower edge wide. Each
-// bin keeps the first two moments of its values (about its lower edge, so
-// without cancellation) as well as their count, so a quantile is read from
-// the bin's mean and spread, not its centre (see Quantile): a bin holding
-// one distinct value — a constant or quantised source — gives that value
-// exactly, and any quantile is within one bin width (≤ 0.39 %) of the
-// sample quantile. The bin index comes straight from the float's exponent
+// bin keeps the lowest and highest value it holds as well as their count,
+// so a quantile is interpolated between the data in the bin, not across the
+// bin (see Quantile): a bin holding one distinct value — a constant or
+// quantised source — gives that value exactly, and any quantile is within
+// one bin width (≤ 0.39 %) of the sample quantile and inside the data. The bin index comes straight from the float's exponent
 // and top mantissa bits, with no logarithm per sample. Values below
 // 2^histMinExp W (≈ 60 nW), zero and negative ones (noise on an unloaded
 // rail) share an underflow bin that reads as 0 W.
@@ -19,14 +18,8 @@ type Histogram struct {
 	over  uint64
 	maxV  float64
 	bins  []uint32  // allocated on first use
-	sums  []float64 // per bin, Σ(x − lower edge); allocated with bins
-	sqs   []float64 // per bin, Σ(x − lower edge)²
-}
-
-// binOffset returns x minus the lower edge of its bin: the mantissa bits
-// below the bin index.
-func binOffset(x float64, bits uint64) float64 {
-	return x - math.Float64frombits(bits&^(1<<(52-histSub)-1))
+	mins  []float64 // per bin, its lowest value (valid where bins > 0); allocated with bins
+	maxs  []float64 // per bin, its highest value
 }
 
 const (
@@ -48,23 +41,29 @@ func (h *Histogram) Add(x float64) {
 	}
 	h.alloc()
 	i := e<<histSub | uint(bits>>(52-histSub))&(1<<histSub-1)
-	if h.bins[i] == math.MaxUint32 {
+	c := h.bins[i]
+	switch {
+	case c == 0:
+		h.mins[i], h.maxs[i] = x, x
+	case x < h.mins[i]:
+		h.mins[i] = x
+	case x > h.maxs[i]:
+		h.maxs[i] = x
+	}
+	if c == math.MaxUint32 {
 		// A bin this full would overflow; 4 G samples in 0.4 % of range is
 		// more than an hour at 1 MS/s of a constant signal. Keep the count
 		// approximately rather than wrap.
 		return
 	}
-	h.bins[i]++
-	d := binOffset(x, bits)
-	h.sums[i] += d
-	h.sqs[i] += d * d
+	h.bins[i] = c + 1
 }
 
 func (h *Histogram) alloc() {
 	if h.bins == nil {
 		h.bins = make([]uint32, histBins)
-		h.sums = make([]float64, histBins)
-		h.sqs = make([]float64, histBins)
+		h.mins = make([]float64, histBins)
+		h.maxs = make([]float64, histBins)
 	}
 }
 
@@ -94,12 +93,11 @@ func binLow(i int) (lo, w float64) {
 
 // Quantile returns the q-quantile (0 ≤ q ≤ 1) of the values added, or NaN if
 // none were. Within the bin holding the wanted rank, the bin's c values are
-// taken as spread evenly over [m−a, m+a], the uniform distribution with
-// their mean m and standard deviation s (a = √3·s), narrowed to stay inside
-// the bin: a bin of one distinct value (s = 0) reads exactly that value, a
-// bin filled evenly reads as plain interpolation. Either way the answer lies
-// in the bin, so within one bin width of the sample quantile; QuantileIn
-// also clamps it to the data's range.
+// taken as spread evenly from its lowest to its highest value (the first at
+// the lowest, the last at the highest): a bin of one distinct value reads
+// exactly that value, and the answer is within the bin's data, so within
+// one bin width of the sample quantile. QuantileIn also clamps it to a
+// range.
 func (h *Histogram) Quantile(q float64) float64 {
 	if h.n == 0 {
 		return math.NaN()
@@ -115,11 +113,12 @@ func (h *Histogram) Quantile(q float64) float64 {
 			continue
 		}
 		if rank < cum+float64(c) {
-			lo, w := binLow(i)
-			mo := math.Min(w, math.Max(0, h.sums[i]/float64(c))) // mean, from lo
-			sd := math.Sqrt(math.Max(0, h.sqs[i]/float64(c)-mo*mo))
-			a := math.Min(math.Sqrt(3)*sd, math.Min(mo, w-mo))
-			return lo + mo - a + 2*a*(rank-cum+0.5)/float64(c)
+			lo, hi := h.mins[i], h.maxs[i]
+			if c == 1 || hi <= lo {
+				return lo
+			}
+			f := math.Min(1, math.Max(0, (rank-cum)/float64(c-1)))
+			return lo + (hi-lo)*f
 		}
 		cum += float64(c)
 	}
@@ -136,14 +135,14 @@ func (h *Histogram) QuantileIn(q, lo, hi float64) float64 {
 	return math.Min(hi, math.Max(lo, v))
 }
 
-// binMean returns the mean of bin i's values, or its centre when empty.
-func (h *Histogram) binMean(i int) float64 {
+// binMid returns the middle of bin i's values, or the bin's centre when
+// empty.
+func (h *Histogram) binMid(i int) float64 {
 	if h.bins[i] == 0 {
 		lo, w := binLow(i)
 		return lo + w/2
 	}
-	lo, _ := binLow(i)
-	return lo + h.sums[i]/float64(h.bins[i])
+	return (h.mins[i] + h.maxs[i]) / 2
 }
 
 // Merge adds o's counts to h.
@@ -157,9 +156,15 @@ func (h *Histogram) Merge(o *Histogram) {
 	}
 	h.alloc()
 	for i, c := range o.bins {
+		if c == 0 {
+			continue
+		}
+		if h.bins[i] == 0 {
+			h.mins[i], h.maxs[i] = o.mins[i], o.maxs[i]
+		} else {
+			h.mins[i], h.maxs[i] = math.Min(h.mins[i], o.mins[i]), math.Max(h.maxs[i], o.maxs[i])
+		}
 		// Saturate as Add does rather than wrap.
 		h.bins[i] = uint32(min(uint64(h.bins[i])+uint64(c), math.MaxUint32))
-		h.sums[i] += o.sums[i]
-		h.sqs[i] += o.sqs[i]
 	}
 }

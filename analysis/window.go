@@ -222,7 +222,7 @@ func summarise(ps []float64, h *Histogram) acc {
 		return acc{}
 	}
 	h.alloc()
-	bins, sums, sqs := h.bins[:histBins], h.sums[:histBins], h.sqs[:histBins]
+	bins, mins, maxs := h.bins[:histBins], h.mins[:histBins], h.maxs[:histBins]
 	mn, mx, s := math.Inf(1), math.Inf(-1), 0.0
 	for _, x := range ps {
 		s += x
@@ -242,11 +242,17 @@ func summarise(ps []float64, h *Histogram) acc {
 			continue
 		}
 		i := e<<histSub | uint(bits>>(52-histSub))&(1<<histSub-1)
-		if bins[i] != math.MaxUint32 {
-			bins[i]++
-			d := binOffset(x, bits)
-			sums[i] += d
-			sqs[i] += d * d
+		c := bins[i]
+		switch {
+		case c == 0:
+			mins[i], maxs[i] = x, x
+		case x < mins[i]:
+			mins[i] = x
+		case x > maxs[i]:
+			maxs[i] = x
+		}
+		if c != math.MaxUint32 {
+			bins[i] = c + 1
 		}
 	}
 	h.n += uint64(len(ps))
