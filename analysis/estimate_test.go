@@ -1,10 +1,12 @@
 package analysis_test
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"math/rand"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -224,5 +226,23 @@ func TestNoSamplesIsNull(t *testing.T) {
 	}
 	if d.ActiveIdleU95W != nil || d.AverageU95W != nil {
 		t.Errorf("intervals for a drive without samples")
+	}
+	var js bytes.Buffer
+	if err := r.WriteJSON(&js); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(js.String(), `"active_idle_w": null`) {
+		t.Errorf("report.json has no null active_idle_w")
+	}
+	back, err := analysis.ReadJSON(&js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := back.Drives[1]
+	if !math.IsNaN(b.ActiveIdleW) || !math.IsNaN(b.AverageW) || !math.IsNaN(b.PeakWindows.W1s) || b.ActiveIdleU95W != nil {
+		t.Errorf("read back: active idle %v, average %v, 1 s peak %v, u95 %v; want NaN, NaN, NaN, nil", b.ActiveIdleW, b.AverageW, b.PeakWindows.W1s, b.ActiveIdleU95W)
+	}
+	if a := back.Drives[0]; a.ActiveIdleW != r.Drives[0].ActiveIdleW || *a.AverageU95W != *r.Drives[0].AverageU95W {
+		t.Errorf("read back drive 0: %v ± %v, wrote %v ± %v", a.ActiveIdleW, *a.AverageU95W, r.Drives[0].ActiveIdleW, *r.Drives[0].AverageU95W)
 	}
 }
