@@ -261,7 +261,8 @@ func burstInfo(e levelEstimate, dt float64) Bursts {
 
 func segments(m *metricSet, dt float64, count int) Segments {
 	return Segments{BusyS: float64(m.byAct[Busy].n) * dt, SettleS: float64(m.byAct[Settle].n) * dt, IdleS: float64(m.byAct[Idle].n) * dt,
-		BusyW: m.byAct[Busy].mean(), SettleW: m.byAct[Settle].mean(), IdleW: m.byAct[Idle].mean(), BusyCount: count}
+		BusyW: nanIfNone(m.byAct[Busy].n, m.byAct[Busy].mean()), SettleW: nanIfNone(m.byAct[Settle].n, m.byAct[Settle].mean()),
+		IdleW: nanIfNone(m.byAct[Idle].n, m.byAct[Idle].mean()), BusyCount: count}
 }
 
 func ioTotals(a *ioAcc, seg Segments, durS, avgW float64) IOTotals {

@@ -45,6 +45,16 @@ func (w *PeakWindows) UnmarshalJSON(b []byte) error {
 	return unmarshalNulls(b, (*plain)(w))
 }
 
+func (s Segments) MarshalJSON() ([]byte, error) {
+	type plain Segments
+	return marshalNulls(plain(s))
+}
+
+func (s *Segments) UnmarshalJSON(b []byte) error {
+	type plain Segments
+	return unmarshalNulls(b, (*plain)(s))
+}
+
 func (i IdleInfo) MarshalJSON() ([]byte, error) {
 	type plain IdleInfo
 	return marshalNulls(plain(i))

@@ -211,7 +211,7 @@ type Segments struct {
 	BusyS     float64 `json:"busy_s"`
 	SettleS   float64 `json:"settle_s"`
 	IdleS     float64 `json:"idle_s"`
-	BusyW     float64 `json:"busy_w"`   // mean power while busy
+	BusyW     float64 `json:"busy_w"`   // mean power while busy; NaN (null) without busy time
 	SettleW   float64 `json:"settle_w"` // mean power in settle tails
 	IdleW     float64 `json:"idle_w"`   // mean power while idle
 	BusyCount int     `json:"busy_intervals"`

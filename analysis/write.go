@@ -180,7 +180,7 @@ func (r *Report) WriteMarkdown(w io.Writer) {
 	p("\n## I/O and efficiency\n\n| Drive | Ops | MB | Busy (s) | Busy power (W) | Settle (s) | Idle (s) | MB/s per W (busy) | IOPS per W (busy) | MB/s per W | IOPS per W |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, d := range r.Drives {
 		io := d.IO
-		p("| %s | %d | %.3f | %.3f | %.4f | %.3f | %.3f | %.3f | %.1f | %.3f | %.1f |\n", d.Name, io.Ops, float64(io.Bytes)/1e6, d.Segments.BusyS, d.Segments.BusyW, d.Segments.SettleS, d.Segments.IdleS, io.MBPerSPerWBusy, io.IOPSPerWBusy, io.MBPerSPerW, io.IOPSPerW)
+		p("| %s | %d | %.3f | %.3f | %s | %.3f | %.3f | %.3f | %.1f | %.3f | %.1f |\n", d.Name, io.Ops, float64(io.Bytes)/1e6, d.Segments.BusyS, FormatV(d.Segments.BusyW, 4), d.Segments.SettleS, d.Segments.IdleS, io.MBPerSPerWBusy, io.IOPSPerWBusy, io.MBPerSPerW, io.IOPSPerW)
 	}
 	for _, d := range r.Drives {
 		if len(d.Phases) == 0 {
