@@ -28,7 +28,8 @@ type metricSet struct {
 	io       ioAcc
 	first    int64 // host time of the first sample, ns
 	seen     bool
-	quiet    blockSeries // quiet samples (see estimate.go), not folded
+	quiet    blockSeries // quiet samples in active idle (see estimate.go), not folded
+	rest     blockSeries // with a classifier, quiet samples in any state (without, quiet is that)
 }
 
 // addRun accumulates samples that share activity a and returns their
@@ -112,7 +113,7 @@ type driveProc struct {
 	states     [numStates]acc
 	dsHist     Histogram   // samples classified DevSlp
 	quiet      blockSeries // the drive's quiet samples, in time order
-	rest       blockSeries // with a classifier, every idle-activity sample, any state: noise when quiet has too few
+	rest       blockSeries // with a classifier, the drive's quiet samples in any state
 	lsb        []railLSB   // per rail, for the resolution term
 
 	// DEVSLP pin spans (host time) and the per-cycle latency bookkeeping.
@@ -159,10 +160,12 @@ func newDriveProc(info capture.DriveInfo, rails []int, c *Clock, busy []span, se
 	for i := range d.phases {
 		d.phases[i] = &metricSet{}
 		d.phases[i].quiet.init(c.RateHz)
+		d.phases[i].rest.init(c.RateHz)
 	}
 	d.quiet.init(c.RateHz)
 	d.rest.init(c.RateHz)
 	d.outside.quiet.init(c.RateHz)
+	d.outside.rest.init(c.RateHz)
 	var n [numPeakWins]int
 	for k, w := range peakWindowsS {
 		n[k] = int(math.Round(w * c.RateHz))
@@ -228,8 +231,8 @@ func (d *driveProc) run(start uint64, ps []float64) {
 				st = StateActive
 			}
 			d.states[st].merge(sum)
-			// Without a classifier the quiet samples are the idle ones
-			// but for DEVSLP, so they also serve as rest (drive.rest).
+			// Without a classifier every quiet sample counts as active
+			// idle: quiet also serves as rest.
 			if a == Idle && pinA == Idle {
 				d.quiet.add(run)
 				m.quiet.add(run)
@@ -306,9 +309,10 @@ func (d *driveProc) classify(start uint64, k int, run []float64, a Activity, pin
 				st = StateActive
 			}
 		}
-		if a == Idle {
+		if a == Idle && !pin {
 			d.rest.add1(p)
-			if st == StateIdle && !pin {
+			m.rest.add1(p)
+			if st == StateIdle {
 				d.quiet.add1(p)
 				m.quiet.add1(p)
 			}

@@ -12,6 +12,8 @@ import (
 
 	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/analysis/synthcap"
+	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/units"
 )
 
 // The truth-recovery tests below draw synthetic drives from documented
@@ -244,5 +246,41 @@ func TestNoSamplesIsNull(t *testing.T) {
 	}
 	if a := back.Drives[0]; a.ActiveIdleW != r.Drives[0].ActiveIdleW || *a.AverageU95W != *r.Drives[0].AverageU95W {
 		t.Errorf("read back drive 0: %v ± %v, wrote %v ± %v", a.ActiveIdleW, *a.AverageU95W, r.Drives[0].ActiveIdleW, *r.Drives[0].AverageU95W)
+	}
+}
+
+// allSlumber labels every sample Slumber: nothing is active idle.
+type allSlumber struct{}
+
+func (allSlumber) Classify(analysis.Sample) analysis.State { return analysis.StateSlumber }
+
+// TestQuietPowerSameWithClassifier: the quiet level (idle per policy) of a
+// phase does not depend on the state classifier, while active idle does: a
+// drive the classifier puts in Slumber all along has no active idle, and
+// the same quiet level as without a classifier.
+func TestQuietPowerSameWithClassifier(t *testing.T) {
+	s := synthcap.Scenario{RateHz: 5000, Duration: 12 * time.Second, StartHost: 1e12, Seed: 9, NoiseA: 0.001,
+		Drives: []synthcap.Drive{{Port: 1, Name: "d", IdleW: 0.07, GCW: 0.5, GCFirst: 200 * ms, GCEvery: 1100 * ms, GCDur: 50 * ms}},
+		Phases: []synthcap.Phase{{At: 0, Name: "idle:min_power"}}}
+	plain := analyze(t, s, truthOpts()).Drives[0]
+	o := truthOpts()
+	o.NewClassifier = func(capture.DriveInfo, units.Hertz) analysis.StateClassifier { return allSlumber{} }
+	cls := analyze(t, s, o).Drives[0]
+	if !math.IsNaN(cls.ActiveIdleW) || !math.IsNaN(cls.Phases[0].ActiveIdleW) {
+		t.Errorf("active idle %v (phase %v) for a drive always in Slumber", cls.ActiveIdleW, cls.Phases[0].ActiveIdleW)
+	}
+	for _, p := range []struct {
+		what string
+		a, b analysis.QuietPower
+	}{{"drive", plain.Quiet, cls.Quiet}, {"phase", plain.Phases[0].Quiet, cls.Phases[0].Quiet}} {
+		if math.Abs(p.a.W-p.b.W) > 1e-12 || p.a.U95W == nil || p.b.U95W == nil || math.Abs(*p.a.U95W-*p.b.U95W) > 1e-12 || p.a.Bursts.Count != p.b.Bursts.Count {
+			t.Errorf("%s quiet: without classifier %+v, with %+v", p.what, p.a, p.b)
+		}
+		if math.Abs(p.b.W-0.07) > *p.b.U95W {
+			t.Errorf("%s quiet %.6f ± %.6f W, truth 0.07 W", p.what, p.b.W, *p.b.U95W)
+		}
+	}
+	if plain.Quiet.W != plain.ActiveIdleW {
+		t.Errorf("without a classifier quiet %v ≠ active idle %v", plain.Quiet.W, plain.ActiveIdleW)
 	}
 }

@@ -63,10 +63,15 @@ func (r *Report) finish(p *pass1, c *Clock, t0 float64, opts Options) {
 		qe := d.quietLevel(&d.quiet)
 		dr.ActiveIdleW, dr.ActiveIdleU95W = qe.Level, qe.U95
 		dr.Bursts = burstInfo(qe, dt)
+		re := qe
+		if d.cls != nil {
+			re = d.quietLevel(&d.rest)
+		}
+		dr.Quiet = QuietPower{W: re.Level, U95W: re.U95, Bursts: burstInfo(re, dt)}
 		if math.IsNaN(qe.NoiseVar1) {
 			// Too little active idle to measure the noise: measure it at
 			// whatever level the drive rested (Slumber, DevSlp) instead.
-			if re := d.quietLevel(&d.rest); !math.IsNaN(re.NoiseVar1) {
+			if !math.IsNaN(re.NoiseVar1) {
 				qe.NoiseVar1, qe.Dof, qe.Blocks, qe.BlockS = re.NoiseVar1, re.Dof, re.Blocks, re.BlockS
 				qe.Note += "; noise measured over idle time in every state"
 			}
@@ -128,6 +133,14 @@ func (r *Report) finish(p *pass1, c *Clock, t0 float64, opts Options) {
 				pe.U95 = meanU95(uint64(pe.Kept), qe, d.resU(pe.Level, qe))
 			}
 			ph.ActiveIdleW, ph.ActiveIdleU95W, ph.Bursts = pe.Level, pe.U95, burstInfo(pe, dt)
+			pr := pe
+			if d.cls != nil {
+				pr = d.quietLevel(&m.rest)
+				if pr.U95 == nil && !math.IsNaN(pr.Level) && !math.IsNaN(qe.NoiseVar1) && pr.Kept > 0 {
+					pr.U95 = meanU95(uint64(pr.Kept), qe, d.resU(pr.Level, qe))
+				}
+			}
+			ph.Quiet = QuietPower{W: pr.Level, U95W: pr.U95, Bursts: burstInfo(pr, dt)}
 			ph.AverageU95W = meanU95(mn, qe, d.resU(ph.AverageW, qe))
 			ph.EnergyU95J = energyU95(ph.AverageU95W, ph.DurationS, ph.EnergyJ, c)
 			if m.seen {

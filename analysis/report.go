@@ -91,6 +91,7 @@ type DriveReport struct {
 	EnergyU95J     *float64    `json:"energy_u95_j"`
 	Uncertainty    Uncertainty `json:"uncertainty"`
 	Bursts         Bursts      `json:"bursts"`
+	Quiet          QuietPower  `json:"quiet"`
 
 	Profile     string      `json:"profile,omitempty"`
 	Rails       []string    `json:"rails"`
@@ -120,6 +121,27 @@ type Uncertainty struct {
 	// channels' LSBs; null when the capture header states none.
 	ResolutionUW *float64 `json:"resolution_u_w"`
 	Note         string   `json:"note,omitempty"`
+}
+
+// QuietPower is the level over quiet time in every link state (no I/O
+// outstanding, past the settle tail, DEVSLP not asserted), found as
+// active_idle_w is: what the drive rests at under the ALPM policy in force,
+// Slumber and the HBA's own DevSlp included. It is idle power per policy
+// (idlewatt idle). Without a state classifier it is active_idle_w.
+type QuietPower struct {
+	W      float64  `json:"w"` // NaN (null) without quiet time
+	U95W   *float64 `json:"u95_w"`
+	Bursts Bursts   `json:"bursts"`
+}
+
+func (q QuietPower) MarshalJSON() ([]byte, error) {
+	type plain QuietPower
+	return marshalNulls(plain(q))
+}
+
+func (q *QuietPower) UnmarshalJSON(b []byte) error {
+	type plain QuietPower
+	return unmarshalNulls(b, (*plain)(q))
 }
 
 // Bursts is background activity found in quiet time (no I/O outstanding,
@@ -257,6 +279,7 @@ type Phase struct {
 
 	ActiveIdleU95W *float64 `json:"active_idle_u95_w"`
 	AverageU95W    *float64 `json:"average_u95_w"`
-	EnergyU95J     *float64 `json:"energy_u95_j"`
-	Bursts         Bursts   `json:"bursts"`
+	EnergyU95J     *float64   `json:"energy_u95_j"`
+	Bursts         Bursts     `json:"bursts"`
+	Quiet          QuietPower `json:"quiet"`
 }

@@ -48,17 +48,16 @@ func (r *Rig) IdlePolicies(ctx context.Context, policies []string, settle, measu
 func IdlePhase(policy string) string { return "idle:" + policy }
 
 // IdlePower is one drive's idle power under one policy, as analysis found
-// it in the policy's phase: the quiet level (background bursts left out, and
-// reported on their own), like active_idle_w but over every link state the
-// policy allows.
+// it in the policy's phase: the phase's quiet level (report.json
+// phases[].quiet: background bursts left out, and reported on their own),
+// like active_idle_w but over every link state the policy allows.
 type IdlePower struct {
 	Port   int     `json:"port"`
 	Name   string  `json:"name"`
 	Policy string  `json:"policy"`
-	MeanW  float64 `json:"mean_w"` // the phase's active_idle_w: quiet samples, bursts left out
-	// U95W is MeanW's 95 % expanded uncertainty (the report's
-	// active_idle_u95_w for the phase); null when it cannot be estimated
-	// (Note says why).
+	MeanW  float64 `json:"mean_w"` // the phase's quiet.w: quiet samples, bursts left out
+	// U95W is MeanW's 95 % expanded uncertainty (the phase's quiet.u95_w);
+	// null when it cannot be estimated (Note says why).
 	U95W *float64 `json:"u95_w"`
 	// AllMeanW is the plain mean over the phase, bursts included.
 	AllMeanW     float64 `json:"all_mean_w"`
@@ -92,9 +91,9 @@ func MeasureIdlePower(rep *analysis.Report, ws []PolicyWindow) []IdlePower {
 				out = append(out, ip)
 				continue
 			}
-			ip.MeanW, ip.U95W, ip.AllMeanW = ph.ActiveIdleW, ph.ActiveIdleU95W, ph.AverageW
+			ip.MeanW, ip.U95W, ip.AllMeanW = ph.Quiet.W, ph.Quiet.U95W, ph.AverageW
 			ip.MinW, ip.MaxW, ip.Samples = ph.MinW, ph.PeakW, ph.Samples
-			ip.Bursts, ip.BurstShare, ip.BurstEnergyJ = ph.Bursts.Count, ph.Bursts.Share, ph.Bursts.ExcessJ
+			ip.Bursts, ip.BurstShare, ip.BurstEnergyJ = ph.Quiet.Bursts.Count, ph.Quiet.Bursts.Share, ph.Quiet.Bursts.ExcessJ
 			if ip.U95W == nil {
 				ip.Note = "too little quiet time for an uncertainty: lengthen --measure"
 			}
