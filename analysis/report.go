@@ -277,8 +277,8 @@ type Phase struct {
 	IO          IOTotals    `json:"io"`
 	Samples     uint64      `json:"samples"`
 
-	ActiveIdleU95W *float64 `json:"active_idle_u95_w"`
-	AverageU95W    *float64 `json:"average_u95_w"`
+	ActiveIdleU95W *float64   `json:"active_idle_u95_w"`
+	AverageU95W    *float64   `json:"average_u95_w"`
 	EnergyU95J     *float64   `json:"energy_u95_j"`
 	Bursts         Bursts     `json:"bursts"`
 	Quiet          QuietPower `json:"quiet"`
