@@ -40,6 +40,7 @@ func (r *Report) finish(p *pass1, c *Clock, t0 float64, opts Options) {
 	if opts.NewClassifier == nil {
 		r.note("no state classifier: residency is active (busy) vs idle from I/O segmentation; partial, slumber and devslp read 0")
 	}
+	relPeriod := periodU95(c, r.Capture.DurationS)
 	for i, d := range r.drivesProc {
 		d.collect()
 		dr := &r.Drives[i]
@@ -77,7 +78,7 @@ func (r *Report) finish(p *pass1, c *Clock, t0 float64, opts Options) {
 			}
 		}
 		dr.AverageU95W = meanU95(n, qe, d.resU(dr.AverageW, qe))
-		dr.EnergyU95J = energyU95(dr.AverageU95W, dr.DurationS, dr.EnergyJ, c)
+		dr.EnergyU95J = energyU95(dr.AverageU95W, dr.DurationS, dr.EnergyJ, relPeriod)
 		dr.Uncertainty = d.uncertainty(qe, dt)
 		switch {
 		case n > 0 && math.IsNaN(dr.ActiveIdleW):
@@ -142,7 +143,7 @@ func (r *Report) finish(p *pass1, c *Clock, t0 float64, opts Options) {
 			}
 			ph.Quiet = QuietPower{W: pr.Level, U95W: pr.U95, Bursts: burstInfo(pr, dt)}
 			ph.AverageU95W = meanU95(mn, qe, d.resU(ph.AverageW, qe))
-			ph.EnergyU95J = energyU95(ph.AverageU95W, ph.DurationS, ph.EnergyJ, c)
+			ph.EnergyU95J = energyU95(ph.AverageU95W, ph.DurationS, ph.EnergyJ, relPeriod)
 			if m.seen {
 				ph.StartS = (float64(m.first) - t0) / 1e9
 			}
@@ -179,21 +180,28 @@ func nanIfNone(n uint64, x float64) float64 {
 	return x
 }
 
+// periodU95 is the relative 95 % interval of the fitted sample period:
+// the least-squares slope's, residual σ over the marks' spread (taken as
+// even over the capture's spanS), Student t at n−2 degrees of freedom; 0
+// without a fit of at least 3 marks (drift then is not corrected, and not
+// bounded either: the method string says so).
+func periodU95(c *Clock, spanS float64) float64 {
+	n := float64(c.Used)
+	if !c.Fitted || n < 3 || !(spanS > 0) {
+		return 0
+	}
+	sigma := c.ResidualMS.RMS * 1e-3 * math.Sqrt(n/(n-2))
+	return t975(n-2) * sigma / (spanS * math.Sqrt(n/12))
+}
+
 // energyU95 is the 95 % interval of an energy e measured over durS at an
 // average with interval uAvg: the average's, times the duration, and the
-// fitted sample period's own uncertainty (least-squares slope: residual σ
-// over the marks' spread, taken as even over the duration, Student t at
-// n−2 degrees of freedom), in quadrature.
-func energyU95(uAvg *float64, durS, e float64, c *Clock) *float64 {
+// sample period's (relative, relPeriod), in quadrature.
+func energyU95(uAvg *float64, durS, e, relPeriod float64) *float64 {
 	if uAvg == nil {
 		return nil
 	}
-	u := *uAvg * durS
-	if n := float64(c.Used); c.Fitted && n >= 3 && durS > 0 {
-		sigma := c.ResidualMS.RMS * 1e-3 * math.Sqrt(n/(n-2))
-		rel := sigma / (durS * math.Sqrt(n/12))
-		u = math.Hypot(u, t975(n-2)*e*rel)
-	}
+	u := math.Hypot(*uAvg*durS, e*relPeriod)
 	return &u
 }
 
