@@ -7,6 +7,7 @@ import (
 
 	"github.com/idlewatt/idlewatt/analysis/chart"
 	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/internal/outfile"
 )
 
 // PlotOptions control Plot.
@@ -14,6 +15,9 @@ type PlotOptions struct {
 	From, To float64 // seconds from meter index 0; To ≤ From = the whole capture
 	Buckets  int     // envelope points (default 2000)
 	Title    string
+	// Out says what out may replace (internal/outfile); the capture is
+	// always one of its inputs.
+	Out outfile.Options
 }
 
 // Plot draws power over time for every drive of the capture at path into
@@ -52,7 +56,8 @@ func Plot(path, out string, o PlotOptions) error {
 	if err != nil {
 		return err
 	}
-	return f.Save(out)
+	o.Out.Inputs = append(o.Out.Inputs[:len(o.Out.Inputs):len(o.Out.Inputs)], path)
+	return f.SaveWith(out, o.Out)
 }
 
 // plotSummaries builds traces from summary records; nil if there are none.
