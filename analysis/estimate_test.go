@@ -30,7 +30,8 @@ import (
 //   - background GC bursts in two draws of three: every 0.3–10 s, 5–100 ms
 //     long, 0.1–2 W above idle;
 //   - host I/O bursts (busy at 3 × idle + 0.5 W) every 1.5–4 s;
-//   - 20 s at 2 kS/s, marks every second, a 30 ppm meter clock.
+//   - 20 s at 2 kS/s, marks every second, a 30 ppm meter clock; phases
+//     "idle:p" (the first 8 s) and "workload:x".
 func drawDrive(seed int64) synthcap.Scenario {
 	rng := rand.New(rand.NewSource(seed))
 	u := func(a, b float64) float64 { return a + (b-a)*rng.Float64() }
@@ -57,10 +58,14 @@ func drawDrive(seed int64) synthcap.Scenario {
 	}
 	every := time.Duration(u(1.5, 4) * float64(time.Second))
 	s.Bursts = []synthcap.Bursts{{Port: 1, First: 700 * time.Millisecond, Every: every, Ops: 10, OpDur: 2 * time.Millisecond, Size: 4096}}
+	s.Phases = []synthcap.Phase{{At: 0, Name: "idle:p"}, {At: phaseSplit, Name: "workload:x"}}
 	return s
 }
 
-type truth struct{ avg, energy float64 }
+type truth struct{ avg, energy, phaseAvg float64 }
+
+// phaseSplit is where drawDrive's workload phase starts.
+const phaseSplit = 8 * time.Second
 
 // truthOpts are the analysis options of the truth-recovery tests: a rail
 // may run a whole 64 Ki-sample capture chunk (32 s at 2 kS/s) ahead of the
@@ -73,17 +78,23 @@ func truthOpts() analysis.Options {
 
 func scenarioTruth(s synthcap.Scenario) truth {
 	p := s.TruePower(1)
-	var sum float64
-	for _, x := range p {
+	var sum, ph float64
+	var nph int
+	for n, x := range p {
 		sum += x
+		if s.HostNs(uint64(n)) >= float64(phaseSplit) {
+			ph += x
+			nph++
+		}
 	}
 	period := 1 / s.RateHz * (1 + s.DriftPPM*1e-6)
-	return truth{avg: sum / float64(len(p)), energy: sum * period}
+	return truth{avg: sum / float64(len(p)), energy: sum * period, phaseAvg: ph / float64(nph)}
 }
 
-// TestTruthRecoveryCoverage: over 200 draws, active idle within 1 % and
-// average and energy within 0.5 % of the truth, and the stated 95 %
-// intervals hold the truth in at least 93 % of draws for each.
+// TestTruthRecoveryCoverage: over 200 draws, active idle and the idle
+// phase's quiet level (idle per policy) within 1 % and average, energy and
+// the workload phase's average within 0.5 % of the truth, and the stated
+// 95 % intervals hold the truth in at least 93 % of draws for each.
 func TestTruthRecoveryCoverage(t *testing.T) {
 	draws := 200
 	if testing.Short() {
@@ -103,6 +114,8 @@ func TestTruthRecoveryCoverage(t *testing.T) {
 	ai := &tally{name: "active idle", tol: 0.01}
 	avg := &tally{name: "average", tol: 0.005}
 	en := &tally{name: "energy", tol: 0.005}
+	phAvg := &tally{name: "phase avg", tol: 0.005}
+	phQuiet := &tally{name: "idle/policy", tol: 0.01}
 	check := func(tl *tally, seed int64, got float64, u95 *float64, want float64) {
 		tl.n++
 		rel := math.Abs(got-want) / want
@@ -143,11 +156,16 @@ func TestTruthRecoveryCoverage(t *testing.T) {
 		check(ai, seed, d.ActiveIdleW, d.ActiveIdleU95W, s.Drives[0].IdleW)
 		check(avg, seed, d.AverageW, d.AverageU95W, tr.avg)
 		check(en, seed, d.EnergyJ, d.EnergyU95J, tr.energy)
+		if len(d.Phases) != 2 || d.Phases[0].Name != "idle:p" || d.Phases[1].Name != "workload:x" {
+			t.Fatalf("seed %d: phases %+v", seed, d.Phases)
+		}
+		check(phQuiet, seed, d.Phases[0].Quiet.W, d.Phases[0].Quiet.U95W, s.Drives[0].IdleW)
+		check(phAvg, seed, d.Phases[1].AverageW, d.Phases[1].AverageU95W, tr.phaseAvg)
 		if !(d.P50W >= d.MinW && d.P50W <= d.PeakW && d.P99W <= d.PeakW) {
 			t.Errorf("seed %d: p50 %v / p99 %v outside [min %v, peak %v]", seed, d.P50W, d.P99W, d.MinW, d.PeakW)
 		}
 	}
-	for _, tl := range []*tally{ai, avg, en} {
+	for _, tl := range []*tally{ai, avg, en, phQuiet, phAvg} {
 		sort.Float64s(tl.errs)
 		cov := float64(tl.covered) / float64(tl.n)
 		sort.Float64s(tl.z)
