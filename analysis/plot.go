@@ -14,6 +14,9 @@ type PlotOptions struct {
 	From, To float64 // seconds from meter index 0; To ≤ From = the whole capture
 	Buckets  int     // envelope points (default 2000)
 	Title    string
+	// Open, if set, opens the capture instead of capture.Open(path) (the
+	// command line passes one that stops on SIGINT).
+	Open Opener
 }
 
 // Plot draws power over time for every drive of the capture at path into
@@ -26,6 +29,9 @@ func Plot(path, out string, o PlotOptions) error {
 		o.Buckets = 2000
 	}
 	open := func() (Source, error) { return capture.Open(path) }
+	if o.Open != nil {
+		open = o.Open
+	}
 	opts := DefaultOptions()
 	opts.ChartBuckets = o.Buckets
 	p1, err := firstPass(open, opts)

@@ -143,7 +143,7 @@ measurement queries on channel 1, and SYST:ERR? (unknown commands queue
 	f.String("family", "n6705", "instrument family: "+strings.Join(names, ", "))
 	f.Float64("ma", 12.5, "current the instrument reads, mA")
 	f.Float64("voltage", 5, "voltage the instrument reads, V (current-only families never report it)")
-	f.Duration("delay", 0, "wait before each measurement reply (an integration time)")
+	durationFlag(f, "delay", 0, "wait before each measurement reply (an integration time)")
 	return c
 }
 

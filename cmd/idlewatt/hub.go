@@ -56,17 +56,17 @@ would have sent over D of streaming (every port, at --rate) to FILE, unpaced.`,
 	f.Float64("corrupt-rate", 0, "probability per byte sent of corruption")
 	f.Float64("drop-rate", 0, "probability per byte sent of being dropped")
 	f.Float64("truncate-rate", 0, "probability per frame of being cut short")
-	f.Duration("stall-every", 0, "stall the output every D …")
-	f.Duration("stall-for", 0, "… for this long (samples buffered, then overrun)")
-	f.Duration("disconnect-every", 0, "drop the link every D …")
-	f.Duration("disconnect-for", 0, "… for this long (nothing sent or answered; the sample index keeps counting)")
+	durationFlag(f, "stall-every", 0, "stall the output every D …")
+	durationFlag(f, "stall-for", 0, "… for this long (samples buffered, then overrun)")
+	durationFlag(f, "disconnect-every", 0, "drop the link every D …")
+	durationFlag(f, "disconnect-for", 0, "… for this long (nothing sent or answered; the sample index keeps counting)")
 	f.Bool("reenumerate", false, "make disconnects real: close the pty and remove the path, then reappear at the same path")
 	f.String("symlink", "", "keep the pty's path as a symlink here (default: a new temporary directory)")
 	f.Int("buffer", 0, "hub output buffer in bytes (default 1 MiB); blocks that do not fit are lost with an OVERRUN")
 	f.Float64("drift-ppm", 0, "emulator clock drift against the host, ppm")
-	f.Duration("offset", 0, "emulator clock offset against the host")
+	signedDurationFlag(f, "offset", 0, "emulator clock offset against the host")
 	f.Bool("fast", false, "write the byte stream unpaced to --out and exit")
-	f.Duration("duration", 10*time.Second, "streaming time for --fast")
+	durationFlag(f, "duration", 10*time.Second, "streaming time for --fast")
 	f.String("out", "", "output file for --fast")
 	if hubEmulateFlags != nil {
 		hubEmulateFlags(c)
@@ -210,7 +210,7 @@ func newHubInfoCmd() *cobra.Command {
 	}
 	c.Flags().String("port", "", "serial port or pty of the hub")
 	c.Flags().Bool("json", false, "print JSON")
-	c.Flags().Duration("timeout", 2*time.Second, "how long to wait for the hub to answer")
+	durationFlag(c.Flags(), "timeout", 2*time.Second, "how long to wait for the hub to answer")
 	return c
 }
 

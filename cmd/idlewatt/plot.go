@@ -18,8 +18,8 @@ func init() {
 		}
 		f := c.Flags()
 		f.String("out", "", "output image, .png or .svg (required)")
-		f.Float64("from", 0, "start, seconds from the stream start")
-		f.Float64("to", 0, "end, seconds from the stream start (0 = the end)")
+		durationFlag(f, "from", 0, "start T from the stream start (90s, 1m30s, or seconds: 90)")
+		durationFlag(f, "to", 0, "end T from the stream start (0 = the end)")
 		f.Int("points", 2000, "envelope points")
 		return c
 	})
@@ -33,11 +33,16 @@ func runPlot(cmd *cobra.Command, args []string) error {
 	if ext := strings.ToLower(filepath.Ext(out)); ext != ".png" && ext != ".svg" {
 		return usageErr("plot: --out %s: want a .png or .svg file", out)
 	}
-	from, err := optFloat(cmd, "from", "")
+	fromD, err := optDuration(cmd, "from", "")
 	if err != nil {
 		return err
 	}
-	to, err := optFloat(cmd, "to", "")
+	toD, err := optDuration(cmd, "to", "")
+	if err != nil {
+		return err
+	}
+	from, to := fromD.Seconds(), toD.Seconds()
+	open, err := captureOpener(cmd.Context(), cmd, args[0])
 	if err != nil {
 		return err
 	}
@@ -48,7 +53,7 @@ func runPlot(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := analysis.Plot(args[0], out, analysis.PlotOptions{From: from, To: to, Buckets: pts, Title: filepath.Base(args[0])}); err != nil {
+	if err := analysis.Plot(args[0], out, analysis.PlotOptions{From: from, To: to, Buckets: pts, Title: filepath.Base(args[0]), Open: open}); err != nil {
 		return inputErr(err)
 	}
 	cmd.Printf("%s\n", out)

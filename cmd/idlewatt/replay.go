@@ -45,7 +45,7 @@ second.`,
 		f.Bool("wrap", false, "fold ops beyond the target's end back into it")
 		f.String("size", "", "size of a regular-file target (default: the trace's span)")
 		f.String("engine", "", "uring or sync (default: uring, sync if unavailable)")
-		f.Duration("duration", 0, "stop after this long (0 = end of trace)")
+		durationFlag(f, "duration", 0, "stop after this long (0 = end of trace)")
 		f.String("allow-destructive", "", "block device that may be written")
 		f.Bool("direct", true, "O_DIRECT (falls back to buffered where refused)")
 		f.String("events", "", "write every I/O as CSV (issue_ns,complete_ns,op,offset,size,err) to this file")

@@ -3,7 +3,9 @@ package main
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -31,6 +33,7 @@ func register(f func() *cobra.Command) { commands = append(commands, f) }
 var cfg = viper.New()
 
 func newRootCmd() *cobra.Command {
+	preRunDone = false
 	root := &cobra.Command{
 		Use:           "idlewatt",
 		Short:         "Measure the power storage drives draw and prove they reach their idle states",
@@ -38,6 +41,7 @@ func newRootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			preRunDone = true
 			return loadConfig(cmd)
 		},
 	}
@@ -76,15 +80,17 @@ func loadConfig(cmd *cobra.Command) error {
 	if path == "" {
 		path = os.Getenv("IDLEWATT_CONFIG")
 	}
-	if path == "" {
-		return nil
+	if path != "" {
+		cfg.SetConfigFile(path)
+		cfg.SetConfigType("yaml")
+		if err := cfg.ReadInConfig(); err != nil {
+			return usageErr("config %s: %v", path, err)
+		}
+		if err := checkConfigFile(path); err != nil {
+			return err
+		}
 	}
-	cfg.SetConfigFile(path)
-	cfg.SetConfigType("yaml")
-	if err := cfg.ReadInConfig(); err != nil {
-		return usageErr("config %s: %v", path, err)
-	}
-	return nil
+	return checkEnv()
 }
 
 // The opt* helpers resolve one setting: the flag if the user set it, else
@@ -106,8 +112,8 @@ func optString(cmd *cobra.Command, flag, key string) string {
 
 func optInt(cmd *cobra.Command, flag, key string) (int, error) {
 	s := optString(cmd, flag, key)
-	var n int
-	if _, err := fmt.Sscan(s, &n); err != nil {
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil {
 		return 0, usageErr("%s: %q is not an integer", where(cmd, flag, key), s)
 	}
 	return n, nil
@@ -115,24 +121,51 @@ func optInt(cmd *cobra.Command, flag, key string) (int, error) {
 
 func optFloat(cmd *cobra.Command, flag, key string) (float64, error) {
 	s := optString(cmd, flag, key)
-	var x float64
-	if _, err := fmt.Sscan(s, &x); err != nil {
+	x, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	if err != nil {
 		return 0, usageErr("%s: %q is not a number", where(cmd, flag, key), s)
+	}
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return 0, usageErr("%s: %q is not a finite number", where(cmd, flag, key), s)
 	}
 	return x, nil
 }
 
+// optDuration reads a duration in the one grammar (durations.go); it is
+// negative only where the flag is a signedDurationFlag.
 func optDuration(cmd *cobra.Command, flag, key string) (time.Duration, error) {
 	s := optString(cmd, flag, key)
-	d, err := time.ParseDuration(s)
+	d, err := parseDuration(s)
 	if err != nil {
-		return 0, usageErr("%s: %q is not a duration (e.g. 30s, 5m)", where(cmd, flag, key), s)
+		return 0, usageErr("%s: %v", where(cmd, flag, key), err)
+	}
+	if d < 0 {
+		if f := cmd.Flags().Lookup(flag); f == nil || !isSigned(f.Value) {
+			return 0, usageErr("%s: %s is negative", where(cmd, flag, key), s)
+		}
 	}
 	return d, nil
 }
 
+func isSigned(v pflag.Value) bool {
+	dv, ok := v.(durationValue)
+	return ok && dv.signed
+}
+
+// optSet reports whether the flag was given or its key set.
+func optSet(cmd *cobra.Command, flag, key string) bool {
+	if f := cmd.Flags().Lookup(flag); f != nil && f.Changed {
+		return true
+	}
+	return key != "" && cfg.IsSet(key)
+}
+
+// optBool reads a boolean strictly: loadConfig has already refused a key
+// or IDLEWATT_* value that strconv.ParseBool does not take, and pflag
+// parses the flag.
 func optBool(cmd *cobra.Command, flag, key string) bool {
-	return optString(cmd, flag, key) == "true"
+	b, _ := strconv.ParseBool(strings.TrimSpace(optString(cmd, flag, key)))
+	return b
 }
 
 // where names the source of a setting for error messages.
@@ -145,5 +178,3 @@ func where(cmd *cobra.Command, flag, key string) string {
 	}
 	return "--" + flag
 }
-
-var _ = pflag.ErrHelp

@@ -190,7 +190,7 @@ func wlGenOut(cmd *cobra.Command, r trace.Reader, comment string) error {
 }
 
 // wlOpenTrace opens a trace named on the command line; errors exit 2.
-func wlOpenTrace(cmd *cobra.Command, path string) (*trace.File, error) {
+func wlOpenTrace(cmd *cobra.Command, path string) (*cmdTrace, error) {
 	var format trace.Format
 	if s := optString(cmd, "format", ""); s != "" {
 		var err error
@@ -198,7 +198,7 @@ func wlOpenTrace(cmd *cobra.Command, path string) (*trace.File, error) {
 			return nil, usageErr("--format: %v", err)
 		}
 	}
-	f, err := trace.Open(path, format)
+	f, err := openTrace(cmd.Context(), path, format)
 	if err != nil {
 		return nil, inputErr(err)
 	}
