@@ -177,3 +177,16 @@ func openTrace(ctx context.Context, path string, format trace.Format) (*cmdTrace
 	}
 	return &cmdTrace{Reader: r, Format: format, in: in}, nil
 }
+
+// ctxTrace is a trace.Reader (a generator) that stops when ctx is done.
+type ctxTrace struct {
+	ctx context.Context
+	trace.Reader
+}
+
+func (t ctxTrace) Next() (trace.Op, error) {
+	if err := context.Cause(t.ctx); err != nil {
+		return trace.Op{}, err
+	}
+	return t.Reader.Next()
+}

@@ -81,8 +81,8 @@ var configKeys = map[string]keyKind{
 	"replay.size": kString, "replay.wrap": kBool, "replay.duration": kDuration, "replay.qd": kInt,
 	"replay.rt_priority": kInt, "replay.engine": kString,
 	"bench.target": kString, "bench.pattern": kString, "bench.seed": kInt, "bench.duration": kDuration,
-	"bench.qd": kInt, "bench.rt_priority": kInt, "bench.engine": kString,
-	"gen.app": kString, "gen.seed": kInt, "gen.duration_scale": kFloat,
+	"bench.qd": kInt, "bench.rt_priority": kInt, "bench.engine": kString, "bench.size": kString,
+	"gen.app": kString, "gen.seed": kInt, "gen.duration_scale": kFloat, "gen.span": kString,
 }
 
 // driveKeys are the keys of one drives[] entry (rig.DriveConfig).

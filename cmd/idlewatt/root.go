@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -47,7 +48,7 @@ func newRootCmd() *cobra.Command {
 	}
 	root.PersistentFlags().String("config", "", "YAML config file (env IDLEWATT_CONFIG)")
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
-		return &codedError{code: exitUsage, err: fmt.Errorf("%s: %w", cmd.CommandPath(), err)}
+		return &codedError{code: exitUsage, err: fmt.Errorf("%s: %s", cmd.CommandPath(), plainFlagError(err.Error()))}
 	})
 	for _, f := range commands {
 		c := f()
@@ -55,6 +56,22 @@ func newRootCmd() *cobra.Command {
 		root.AddCommand(c)
 	}
 	return root
+}
+
+// strconvMsg is what pflag passes on from strconv for a malformed number.
+var strconvMsg = regexp.MustCompile(`strconv\.Parse(Int|Uint|Float|Bool): parsing "[^"]*": (invalid syntax|value out of range)`)
+
+// plainFlagError says "not an integer" where pflag says "strconv.ParseInt:
+// parsing "x": invalid syntax".
+func plainFlagError(msg string) string {
+	return strconvMsg.ReplaceAllStringFunc(msg, func(m string) string {
+		sub := strconvMsg.FindStringSubmatch(m)
+		if sub[2] == "value out of range" {
+			return "out of range"
+		}
+		return map[string]string{"Int": "not an integer", "Uint": "not a whole number ≥ 0", "Float": "not a number",
+			"Bool": "not a boolean (true or false)"}[sub[1]]
+	})
 }
 
 // wrapArgs makes cobra's positional-argument errors exit 2, recursively.

@@ -179,7 +179,7 @@ func wlGenOut(cmd *cobra.Command, r trace.Reader, comment string) error {
 	if out == "" {
 		return usageErr("%s: --out FILE is required", cmd.CommandPath())
 	}
-	n, _, err := wlWriteTrace(out, trace.FormatNative, r, "", comment)
+	n, _, err := wlWriteTrace(out, trace.FormatNative, ctxTrace{cmd.Context(), r}, "", comment)
 	if err != nil {
 		return err
 	}
