@@ -11,6 +11,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -21,6 +22,13 @@ import (
 	"sync"
 	"testing"
 	"time"
+)
+
+// -hostile.bin runs the suite against another build (to count what an
+// older idlewatt gets wrong): go test ./cmd/idlewatt -run TestHostile -args -hostile.bin PATH
+var (
+	hostileBin     = flag.String("hostile.bin", "", "run TestHostile against this idlewatt binary instead of building one")
+	hostileTimeout = flag.Duration("hostile.timeout", 2*time.Minute, "TestHostile: kill a case after this long (a failure)")
 )
 
 var (
@@ -159,7 +167,10 @@ func TestHostile(t *testing.T) {
 		t.Fatalf("only %d hostile cases: the file was cut", len(cases))
 	}
 	t.Logf("%d hostile cases", len(cases))
-	bin := binary(t)
+	bin := *hostileBin
+	if bin == "" {
+		bin = binary(t)
+	}
 	hdir, _ := filepath.Abs("../../fixtures/hostile")
 	fdir, _ := filepath.Abs("../../fixtures")
 	for _, c := range cases {
@@ -173,7 +184,7 @@ func TestHostile(t *testing.T) {
 			for i, a := range c.args {
 				args[i] = expand(a)
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			ctx, cancel := context.WithTimeout(context.Background(), *hostileTimeout)
 			defer cancel()
 			cmd := exec.CommandContext(ctx, bin, args...)
 			cmd.Dir = tdir
@@ -184,6 +195,9 @@ func TestHostile(t *testing.T) {
 			var stdout, stderr bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			err := cmd.Run()
+			if ctx.Err() != nil {
+				t.Fatalf("cases.txt:%d %s: still running after %v (killed)", c.line, c.name, *hostileTimeout)
+			}
 			code := 0
 			if ee, ok := err.(*exec.ExitError); ok {
 				code = ee.ExitCode()

@@ -27,7 +27,7 @@ func main() {
 func runMain(args []string, stdout, stderr io.Writer) (code int) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
-	stopSignals := watchSignals(ctx, cancel, stderr)
+	stopSignals := watchSignals(cancel)
 	defer stopSignals()
 
 	defer func() {
@@ -166,27 +166,25 @@ func isUsage(err error) bool {
 
 // watchSignals cancels ctx with a signalError on the first SIGINT or
 // SIGTERM, so every command winds down (each reads its input through
-// ctx-aware readers: see cancel.go); a second signal exits at once with
-// code 1. It returns a function that stops watching.
-func watchSignals(ctx context.Context, cancel context.CancelCauseFunc, stderr io.Writer) func() {
-	ch := make(chan os.Signal, 2)
+// ctx-aware readers: see cancel.go). Later signals are absorbed: the ALPM
+// guard re-sends the signal it caught once it has restored the policy
+// (states/alpm.RestoreOnExit), so a second one is not the user's. It
+// returns a function that stops watching.
+func watchSignals(cancel context.CancelCauseFunc) func() {
+	ch := make(chan os.Signal, 4)
 	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		select {
-		case sig := <-ch:
-			cancel(signalError{sig})
-		case <-done:
-			return
-		}
-		select {
-		case sig := <-ch:
-			fmt.Fprintf(stderr, "idlewatt: second %v: exiting now\n", sig)
-			exitNow(exitFailure)
-		case <-done:
+		for {
+			select {
+			case sig := <-ch:
+				cancel(signalError{sig})
+			case <-done:
+				return
+			}
 		}
 	}()
 	return func() {
