@@ -178,6 +178,19 @@ func openTrace(ctx context.Context, path string, format trace.Format) (*cmdTrace
 	return &cmdTrace{Reader: r, Format: format, in: in}, nil
 }
 
+// ctxWriter writes to w until ctx is done, then fails with its cause.
+type ctxWriter struct {
+	ctx context.Context
+	w   io.Writer
+}
+
+func (c ctxWriter) Write(p []byte) (int, error) {
+	if err := context.Cause(c.ctx); err != nil {
+		return 0, err
+	}
+	return c.w.Write(p)
+}
+
 // ctxTrace is a trace.Reader (a generator) that stops when ctx is done.
 type ctxTrace struct {
 	ctx context.Context

@@ -24,12 +24,12 @@ import (
 func init() {
 	register(func() *cobra.Command {
 		c := &cobra.Command{Use: "ppk2", Short: "Emulate a Nordic PPK2 (docs/meters.md)"}
-		c.AddCommand(newPPK2EmulateCmd())
+		c.AddCommand(signalEnds(newPPK2EmulateCmd()))
 		return c
 	})
 	register(func() *cobra.Command {
 		c := &cobra.Command{Use: "scpi", Short: "Emulate a SCPI bench instrument (docs/meters.md)"}
-		c.AddCommand(newSCPIEmulateCmd())
+		c.AddCommand(signalEnds(newSCPIEmulateCmd()))
 		return c
 	})
 }

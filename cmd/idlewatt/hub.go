@@ -47,6 +47,8 @@ With --fast --duration D --out FILE it instead writes the exact byte stream it
 would have sent over D of streaming (every port, at --rate) to FILE, unpaced.`,
 		Args: cobra.NoArgs,
 		RunE: runHubEmulate,
+		// serves until SIGINT; --fast checks the context itself
+		Annotations: map[string]string{annSignalEnds: "true"},
 	}
 	f := c.Flags()
 	f.Int("ports", 2, "drive ports (1–8), each with a 5 V and a 12 V rail")
@@ -164,9 +166,9 @@ func runHubEmulate(cmd *cobra.Command, _ []string) error {
 		if err != nil {
 			return usageErr("--out %s: %v", out, err)
 		}
-		if err := hubemu.WriteFast(f, o, d); err != nil {
+		if err := hubemu.WriteFast(ctxWriter{cmd.Context(), f}, o, d); err != nil {
 			f.Close()
-			return usageErr("hub emulate --fast: %v", err)
+			return usageErr("hub emulate --fast: %w", err)
 		}
 		return f.Close()
 	}

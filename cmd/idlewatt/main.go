@@ -13,6 +13,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 
 	"github.com/idlewatt/idlewatt/meter"
@@ -39,7 +40,11 @@ func runMain(args []string, stdout, stderr io.Writer) (code int) {
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	err := root.ExecuteContext(ctx)
+	c, err := root.ExecuteContextC(ctx)
+	if cause := context.Cause(ctx); err == nil && errors.Is(cause, errInterrupted) && c != nil && c.Annotations[annSignalEnds] == "" {
+		// The command returned as if done, but a signal cut its job short.
+		err = fmt.Errorf("%w before %s finished", cause, c.CommandPath())
+	}
 	if cause := context.Cause(ctx); err != nil && errors.Is(cause, errInterrupted) && !errors.Is(err, errInterrupted) &&
 		(errors.Is(err, context.Canceled) || errors.Is(err, os.ErrDeadlineExceeded)) {
 		// A library stopped with the bare context error: say why.
@@ -65,6 +70,21 @@ type codedError struct {
 
 func (e *codedError) Error() string { return e.err.Error() }
 func (e *codedError) Unwrap() error { return e.err }
+
+// annSignalEnds marks a command (cobra Annotations) whose normal end is a
+// signal — an emulator serving until SIGINT, record --duration 0 — so that
+// returning nil after one is success; any other command that a signal
+// reached before it returned exits 1.
+const annSignalEnds = "idlewatt/signal-ends"
+
+// signalEnds marks c with annSignalEnds and returns it.
+func signalEnds(c *cobra.Command) *cobra.Command {
+	if c.Annotations == nil {
+		c.Annotations = map[string]string{}
+	}
+	c.Annotations[annSignalEnds] = "true"
+	return c
+}
 
 // errInterrupted is the cause of the command context when SIGINT or SIGTERM
 // arrived; signalError names which.

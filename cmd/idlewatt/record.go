@@ -52,6 +52,8 @@ Kinds (idlewatt meters lists them; docs/meters.md has the wiring):
            [--channel 1] [--voltage V] [--baud 115200]`,
 			Args: cobra.NoArgs,
 			RunE: runRecord,
+			// a signal ends --duration 0; record reports a timed run cut short itself
+			Annotations: map[string]string{annSignalEnds: "true"},
 		}
 		f := c.Flags()
 		f.String("meter", "hub", "meter kind")

@@ -270,3 +270,22 @@ func checkPanicReport(t *testing.T, code int, msg, what string) {
 		t.Errorf("stack file %s: %.300s", m[2], b)
 	}
 }
+
+// TestSignalStopsReplayAndEmulator: a replay waiting for a trace's next op
+// (1000 s away) exits 1 on SIGINT though the replay library returns as
+// if done; hub emulate, whose normal end is a signal, exits 0 on SIGTERM.
+func TestSignalStopsReplayAndEmulator(t *testing.T) {
+	dir := t.TempDir()
+	tr := filepath.Join(dir, "slow.trace")
+	if err := os.WriteFile(tr, []byte("# idlewatt trace v1\n0 R 0 4096\n1000 R 4096 4096\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd, out := startBin(t, dir, "replay", "--trace", tr, "--target", filepath.Join(dir, "t.img"), "--size", "1MiB")
+	if code, took := interrupt(t, cmd, syscall.SIGINT); code != 1 || !strings.Contains(out.String(), "interrupted by SIGINT") {
+		t.Errorf("replay: exit %d after %v:\n%s", code, took, out)
+	}
+	cmd, out = startBin(t, dir, "hub", "emulate")
+	if code, took := interrupt(t, cmd, syscall.SIGTERM); code != 0 {
+		t.Errorf("hub emulate: exit %d after %v:\n%s", code, took, out)
+	}
+}
