@@ -7,6 +7,7 @@ import (
 
 	"github.com/idlewatt/idlewatt/analysis/chart"
 	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/internal/outfile"
 )
 
 // PlotOptions control Plot.
@@ -17,6 +18,9 @@ type PlotOptions struct {
 	// Open, if set, opens the capture instead of capture.Open(path) (the
 	// command line passes one that stops on SIGINT).
 	Open Opener
+	// Out says what out may replace (internal/outfile); the capture is
+	// always one of its inputs.
+	Out outfile.Options
 }
 
 // Plot draws power over time for every drive of the capture at path into
@@ -58,7 +62,8 @@ func Plot(path, out string, o PlotOptions) error {
 	if err != nil {
 		return err
 	}
-	return f.Save(out)
+	o.Out.Inputs = append(o.Out.Inputs[:len(o.Out.Inputs):len(o.Out.Inputs)], path)
+	return f.SaveWith(out, o.Out)
 }
 
 // plotSummaries builds traces from summary records; nil if there are none.

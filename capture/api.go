@@ -39,6 +39,9 @@ type Options struct {
 	// Overwrite lets Create replace an existing file. Without it Create
 	// fails rather than destroy an earlier capture.
 	Overwrite bool
+	// Inputs are files the command reads (a recorded byte stream given as
+	// the meter port, say): Create refuses a path that is one of them.
+	Inputs []string
 	// Float32Only disables the compact int16 sample encoding (for tests
 	// and for readers that only implement encoding 0).
 	Float32Only bool

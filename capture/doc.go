@@ -22,7 +22,12 @@
 // a power cut about 1 s. Samples does not allocate in steady state. A full
 // disk returns an error matching ErrDiskFull (and syscall.ENOSPC); what was
 // written before stays readable. Create refuses to replace an existing file
-// unless Options.Overwrite is set.
+// unless Options.Overwrite is set, never writes through a symbolic link and
+// never over one of Options.Inputs (internal/outfile). A capture is written
+// in place, not through a temporary file renamed at the end as other
+// outputs are: what was flushed must be on disk under its name if the
+// recorder is killed (kill -9, power cut). With Overwrite an old capture is
+// unlinked, not truncated.
 //
 // # Reading
 //

@@ -7,13 +7,13 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
-	"io/fs"
 	"os"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/idlewatt/idlewatt/internal/hostclock"
+	"github.com/idlewatt/idlewatt/internal/outfile"
 	"github.com/idlewatt/idlewatt/meter"
 )
 
@@ -70,16 +70,14 @@ type run struct {
 }
 
 // Create makes a new capture file at path and writes its header. It fails
-// if path exists, unless opt.Overwrite is set.
+// if path exists, unless opt.Overwrite is set, and never writes through a
+// symbolic link or over one of opt.Inputs. The capture is written in place
+// (no temporary file): it must be readable under its name after kill -9.
 func Create(path string, h Header, opt Options) (*Writer, error) {
-	flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL
-	if opt.Overwrite {
-		flags = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
-	}
-	f, err := os.OpenFile(path, flags, 0o644)
+	f, err := outfile.CreateInPlace(path, outfile.Options{Overwrite: opt.Overwrite, Inputs: opt.Inputs})
 	if err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			return nil, fmt.Errorf("capture %s already exists; refusing to overwrite it: %w", path, err)
+		if errors.Is(err, outfile.ErrRefused) {
+			return nil, fmt.Errorf("capture %w", err)
 		}
 		return nil, fmt.Errorf("capture: %w", err)
 	}

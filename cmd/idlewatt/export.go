@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strconv"
 
 	"github.com/spf13/cobra"
 
 	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/internal/outfile"
 )
 
 func init() {
@@ -31,7 +31,7 @@ their cells are empty and gap is empty. T is seconds (90, 1.5) or a duration
 		c.Flags().String("csv", "", "CSV file to write (- for stdout)")
 		durationFlag(c.Flags(), "from", 0, "start at T from the first sample (90s, 1m30s, or seconds: 90)")
 		durationFlag(c.Flags(), "to", 0, "stop before T (default: the end)")
-		c.Flags().Bool("overwrite", false, "replace OUT if it exists")
+		addOverwriteFlag(c.Flags(), "OUT")
 		return c
 	})
 }
@@ -67,28 +67,25 @@ func runExport(cmd *cobra.Command, args []string) error {
 	r.SkipSamples(false)
 
 	var w io.Writer = cmd.OutOrStdout()
+	var f *outfile.File
 	if out != "-" {
-		flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL
-		if optBool(cmd, "overwrite", "") {
-			flags = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
-		}
-		f, err := os.OpenFile(out, flags, 0o644)
-		if err != nil {
-			if errors.Is(err, os.ErrExist) {
-				return usageErr("export: %s exists (use --overwrite)", out)
+		if f, err = outfile.Create(out, outOptions(cmd, "", args[0])); err != nil {
+			if errors.Is(err, outfile.ErrRefused) {
+				return usageErr("export: --csv %w", err)
 			}
-			return failErr("export: %v", err)
+			return failErr("export: --csv %w", err)
 		}
-		defer f.Close()
+		defer f.Abort() // no-op after Commit
 		w = f
 	}
 	rows, err := writeCSV(w, r, from, to)
 	if err != nil && !errors.Is(err, capture.ErrTruncated) {
 		return failErr("export %s: %v", out, err)
 	}
-	if f, ok := w.(*os.File); ok && out != "-" {
-		if err := f.Close(); err != nil {
-			return failErr("export %s: %v", out, err)
+	// A damaged capture still gives the rows before the damage (below).
+	if f != nil {
+		if err := f.Commit(); err != nil {
+			return failErr("export %s: %w", out, err)
 		}
 	}
 	if err != nil { // the capture is damaged; everything before the damage is exported

@@ -50,7 +50,7 @@ var configKeys = map[string]keyKind{
 	"devslp.return": kDuration, "devslp.entry_bound": kDuration, "devslp.limit_mw": kFloat,
 	"devslp.mdat": kDuration, "devslp.deto": kDuration,
 	"battery.capacity_wh": kFloat, "battery.platform_idle_w": kFloat,
-	"profiles": kMap, "out": kString,
+	"profiles": kMap, "out": kString, "keep_scratch": kBool,
 
 	// Meters (record, hub info, idle).
 	"meter.ports": kString, "meter.timeout": kDuration, "meter.give_up": kDuration, "meter.interval": kDuration,

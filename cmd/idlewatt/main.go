@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 
+	"github.com/idlewatt/idlewatt/internal/outfile"
 	"github.com/idlewatt/idlewatt/meter"
 )
 
@@ -159,9 +160,10 @@ func classify(err error) int {
 }
 
 // isUsage reports whether err, or any error it wraps (also through
-// errors.Join), is bad usage or input.
+// errors.Join), is bad usage or input (an output refused because it would
+// destroy a file is bad usage, whatever wrapped it).
 func isUsage(err error) bool {
-	if errors.Is(err, errCobraUsage) || errors.Is(err, meter.ErrUnsupported) {
+	if errors.Is(err, errCobraUsage) || errors.Is(err, meter.ErrUnsupported) || errors.Is(err, outfile.ErrRefused) {
 		return true
 	}
 	var ce *codedError

@@ -49,7 +49,9 @@ the built-in emulated hub with simulated drives.`,
 
 func addMeasureFlags(c *cobra.Command) {
 	f := c.Flags()
-	f.String("out", "", "output directory (default idlewatt-<command>-<time>)")
+	f.String("out", "", "output directory, new or empty (default idlewatt-<command>-<time>)")
+	addOverwriteFlag(f, "the files of a run already in --out")
+	f.Bool("keep-scratch", false, "keep the emulator's scratch drive images drive-pN.img in --out (config keep_scratch)")
 	f.Bool("json", false, "print measure.json instead of the summary")
 	f.Bool("quiet", false, "no progress lines")
 }
@@ -119,6 +121,7 @@ func runMeasure(cmd *cobra.Command, rc rig.Config, plan rig.Plan) error {
 	if out == "" {
 		out = defaultOut(cmd.Name())
 	}
+	setRunOutput(cmd, &rc)
 	if !optBool(cmd, "quiet", "") {
 		plan.Progress = cmd.ErrOrStderr()
 	}
@@ -150,6 +153,13 @@ func runMeasure(cmd *cobra.Command, rc rig.Config, plan rig.Plan) error {
 		}
 	}
 	return nil
+}
+
+// setRunOutput sets the run directory's rules: --overwrite, the config file
+// as an input, and whether scratch drive images are kept.
+func setRunOutput(cmd *cobra.Command, rc *rig.Config) {
+	rc.Out = outOptions(cmd, "", configPath(cmd))
+	rc.KeepScratch = optBool(cmd, "keep-scratch", "keep_scratch")
 }
 
 func meterLabel(rc rig.Config) string {

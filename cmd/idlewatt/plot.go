@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/idlewatt/idlewatt/analysis"
+	"github.com/idlewatt/idlewatt/internal/outfile"
 	"github.com/spf13/cobra"
 )
 
@@ -21,6 +22,7 @@ func init() {
 		durationFlag(f, "from", 0, "start T from the stream start (90s, 1m30s, or seconds: 90)")
 		durationFlag(f, "to", 0, "end T from the stream start (0 = the end)")
 		f.Int("points", 2000, "envelope points")
+		addOverwriteFlag(f, "the --out image")
 		return c
 	})
 }
@@ -53,7 +55,11 @@ func runPlot(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := analysis.Plot(args[0], out, analysis.PlotOptions{From: from, To: to, Buckets: pts, Title: filepath.Base(args[0]), Open: open}); err != nil {
+	oo := outOptions(cmd, "", args[0])
+	if err := outfile.Check(out, oo); err != nil { // before reading the capture
+		return usageErr("plot: --out %w", err)
+	}
+	if err := analysis.Plot(args[0], out, analysis.PlotOptions{From: from, To: to, Buckets: pts, Title: filepath.Base(args[0]), Open: open, Out: oo}); err != nil {
 		return inputErr(err)
 	}
 	cmd.Printf("%s\n", out)

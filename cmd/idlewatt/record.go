@@ -18,6 +18,7 @@ import (
 
 	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/internal/hostclock"
+	"github.com/idlewatt/idlewatt/internal/outfile"
 	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/units"
 )
@@ -62,7 +63,7 @@ Kinds (idlewatt meters lists them; docs/meters.md has the wiring):
 		f.String("out", "", "capture file to create")
 		f.Float64("rate", 0, "samples per second per channel (0 = the meter's default)")
 		f.String("ports", "", "ports to record, e.g. 1,2 (empty = all)")
-		f.Bool("overwrite", false, "replace CAPTURE if it exists")
+		addOverwriteFlag(f, "CAPTURE (config record.overwrite)")
 		f.Bool("json", false, "print the result as JSON")
 		durationFlag(f, "give-up", 30*time.Second, "hub: when the meter vanishes mid-run, keep reopening it this long before failing (0 = fail at once)")
 		addMeterFlags(f)
@@ -117,8 +118,11 @@ func runRecord(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return usageErr("%s: %v", where(cmd, "ports", "meter.ports"), err)
 	}
-	if _, err := os.Stat(out); err == nil && !optBool(cmd, "overwrite", "record.overwrite") {
-		return usageErr("record: %s exists (use --overwrite)", out)
+	// The capture is refused before the meter is opened; --port may be a
+	// recorded byte stream, an input the capture must not be.
+	oo := outOptions(cmd, "record.overwrite", port)
+	if err := outfile.Check(out, oo); err != nil {
+		return usageErr("record: --out %w", err)
 	}
 
 	mopts, err := readMeterOptions(cmd, rate)
@@ -158,7 +162,7 @@ func runRecord(cmd *cobra.Command, args []string) error {
 		Created: time.Now().UTC().Format(time.RFC3339), Meter: info, Channels: chans,
 		RateHz: float64(scfg.Rate), StartHost: hostclock.Now(), Config: settings, Tool: "idlewatt " + version,
 	}
-	w, err := capture.Create(out, h, capture.Options{Overwrite: optBool(cmd, "overwrite", "record.overwrite")})
+	w, err := capture.Create(out, h, capture.Options{Overwrite: oo.Overwrite, Inputs: oo.Inputs})
 	if err != nil {
 		var pe *fs.PathError
 		if errors.As(err, &pe) && !errors.Is(err, capture.ErrDiskFull) {

@@ -161,6 +161,15 @@ func TestSignalsStopCommandsOnFIFOs(t *testing.T) {
 					t.Errorf("output has %q:\n%s", s, out)
 				}
 			}
+			// Nothing half-written is left: the output is renamed into
+			// place only when the command finishes (internal/outfile), and
+			// no temporary file stays behind.
+			ents, _ := os.ReadDir(dir)
+			for _, e := range ents {
+				if e.Name() != "in" {
+					t.Errorf("left in the output directory after %v: %s", c.sig, e.Name())
+				}
+			}
 		})
 	}
 }
