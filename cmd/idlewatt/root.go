@@ -190,8 +190,13 @@ func where(cmd *cobra.Command, flag, key string) string {
 	if f := cmd.Flags().Lookup(flag); f != nil && f.Changed {
 		return "--" + flag
 	}
-	if key != "" && cfg.IsSet(key) {
-		return "config key " + key
+	if key != "" {
+		if _, ok := os.LookupEnv(envName(key)); ok {
+			return envName(key) + " (" + key + ")"
+		}
+		if cfg.IsSet(key) {
+			return "config key " + key
+		}
 	}
 	return "--" + flag
 }

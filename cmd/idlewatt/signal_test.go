@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,6 +22,9 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/idlewatt/idlewatt/internal/outfile"
+	"github.com/idlewatt/idlewatt/meter"
 )
 
 const signalDeadline = 10 * time.Second
@@ -296,5 +300,36 @@ func TestSignalStopsReplayAndEmulator(t *testing.T) {
 	cmd, out = startBin(t, dir, "hub", "emulate")
 	if code, took := interrupt(t, cmd, syscall.SIGTERM); code != 0 {
 		t.Errorf("hub emulate: exit %d after %v:\n%s", code, took, out)
+	}
+}
+
+// TestClassify: one exit code per kind of error, however it was wrapped.
+func TestClassify(t *testing.T) {
+	saved := preRunDone
+	t.Cleanup(func() { preRunDone = saved })
+	preRunDone = true
+	sig := signalError{syscall.SIGINT}
+	for _, c := range []struct {
+		name string
+		err  error
+		want int
+	}{
+		{"nil", nil, 0},
+		{"plain", errors.New("disk full"), 1},
+		{"fail", failErr("meter: %w", errors.New("no answer")), 1},
+		{"usage", usageErr("--x: bad"), 2},
+		{"unsupported rate inside a failure", failErr("run: %w", fmt.Errorf("meter.rate_hz: %w", meter.ErrUnsupported)), 2},
+		{"usage joined with a failure", errors.Join(errors.New("close"), usageErr("bad")), 2},
+		{"refused output", fmt.Errorf("x: %w", outfile.ErrRefused), 2},
+		{"interrupted read marked as input", inputErr(fmt.Errorf("x.iwcap: %w", sig)), 1},
+		{"interrupted inside a failure", failErr("%w; policy restored", sig), 1},
+	} {
+		if got := classify(c.err); got != c.want {
+			t.Errorf("%s: classify(%v) = %d, want %d", c.name, c.err, got, c.want)
+		}
+	}
+	preRunDone = false
+	if got := classify(errors.New(`unknown command "x"`)); got != 2 {
+		t.Errorf("an error before the command ran (cobra's): %d, want 2", got)
 	}
 }
