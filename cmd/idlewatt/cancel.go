@@ -203,3 +203,42 @@ func (t ctxTrace) Next() (trace.Op, error) {
 	}
 	return t.Reader.Next()
 }
+
+// maxConfigBytes bounds a config file (a YAML file of drives and profiles
+// is a few KiB; a bigger one is a mistake, such as a capture passed as
+// --config).
+const maxConfigBytes = 16 << 20
+
+// readInput reads a whole small input file, stopping when ctx is done.
+func readInput(ctx context.Context, path string, limit int64) ([]byte, error) {
+	f, err := openInput(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	in := newCtxReader(ctx, f)
+	defer in.Close()
+	b, err := io.ReadAll(io.LimitReader(in, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("larger than %d MiB: not a config file", limit>>20)
+	}
+	return b, nil
+}
+
+// loadReportJSON reads a report.json (compare's inputs), stopping when ctx
+// is done.
+func loadReportJSON(ctx context.Context, path string) (*analysis.Report, error) {
+	f, err := openInput(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	in := newCtxReader(ctx, f)
+	defer in.Close()
+	r, err := analysis.ReadJSON(in)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return r, nil
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -100,7 +101,11 @@ func loadConfig(cmd *cobra.Command) error {
 	if path != "" {
 		cfg.SetConfigFile(path)
 		cfg.SetConfigType("yaml")
-		if err := cfg.ReadInConfig(); err != nil {
+		data, err := readInput(cmd.Context(), path, maxConfigBytes)
+		if err != nil {
+			return usageErr("config %s: %w", path, err)
+		}
+		if err := cfg.ReadConfig(bytes.NewReader(data)); err != nil {
 			return usageErr("config %s: %v", path, err)
 		}
 		if err := checkConfigFile(path); err != nil {

@@ -136,6 +136,8 @@ func TestSignalsStopCommandsOnFIFOs(t *testing.T) {
 		{"export-stalled", syscall.SIGTERM, func(f, d string) []string { return []string{"export", f, "--csv", filepath.Join(d, "x.csv")} }, tiny[:200], false},
 		{"trace-info-no-writer", syscall.SIGTERM, func(f, d string) []string { return []string{"trace", "info", f} }, nil, false},
 		{"trace-info-stalled", syscall.SIGINT, func(f, d string) []string { return []string{"trace", "info", f, "--format", "native"} }, traceLines[:100], false},
+		{"config-no-writer", syscall.SIGTERM, func(f, d string) []string { return []string{"profiles", "--config", f} }, nil, false},
+		{"compare-no-writer", syscall.SIGINT, func(f, d string) []string { return []string{"compare", f, "--out", filepath.Join(d, "cmp")} }, nil, false},
 		{"trace-convert-endless", syscall.SIGINT, func(f, d string) []string {
 			return []string{"trace", "convert", f, "--format", "native", "--to", "fio3", "--out", filepath.Join(d, "out.log")}
 		}, traceLines, true},
