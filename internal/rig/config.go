@@ -204,6 +204,13 @@ func (c *Config) Validate() error {
 	if c.Idle < 0 {
 		return fmt.Errorf("idle: %v is negative", c.Idle)
 	}
+	if c.SysfsRoot != "" && c.Meter.Kind != "emulator" {
+		if fi, err := os.Stat(c.SysfsRoot); err != nil {
+			return fmt.Errorf("sysfs_root: %w", err)
+		} else if !fi.IsDir() {
+			return fmt.Errorf("sysfs_root: %s is not a directory", c.SysfsRoot)
+		}
+	}
 	return c.validateDevSlp()
 }
 
