@@ -35,7 +35,9 @@ func TestValidateNamesEveryKey(t *testing.T) {
 		{"devslp.hold / devslp.mdat", func(c *Config) { c.DevSlp.Cycles, c.DevSlp.Hold = 3, 5*time.Millisecond }},
 		{"devslp.limit_mw", func(c *Config) { c.DevSlp.LimitMW = math.NaN() }},
 		{"idle", func(c *Config) { c.Idle = -time.Second }},
-		{"sysfs_root", func(c *Config) { c.Meter.Kind, c.Meter.Port, c.Workload.Trace, c.SysfsRoot = "hub", "/dev/null", "none", "/nonexistent" }},
+		{"sysfs_root", func(c *Config) {
+			c.Meter.Kind, c.Meter.Port, c.Workload.Trace, c.SysfsRoot = "hub", "/dev/null", "none", "/nonexistent"
+		}},
 	} {
 		cfg := base()
 		c.mod(&cfg)
