@@ -105,6 +105,7 @@ type pass1 struct {
 	info       CaptureInfo
 	stopAt     int // records read before the stream ended
 	singlePort int
+	stats      meter.Stats // the last link counters recorded
 }
 
 type pinEvent struct {
@@ -222,6 +223,7 @@ func firstPass(open Opener, opts Options) (*pass1, error) {
 		case capture.KindStats:
 			p.info.CRCErrors = rec.Stats.CRCErrors
 			p.info.Resyncs = rec.Stats.Resyncs
+			p.stats = rec.Stats
 		}
 	}
 	for _, ss := range p.busy {
@@ -362,11 +364,13 @@ func secondPass(open Opener, opts Options, p *pass1) (*Report, error) {
 	}
 	f := startFeed(src, want)
 	asm.recycle = f.recycle
+	neg := newNegativeCounter(len(h.Channels))
 	rep.Capture.EndError = ""
 	for b := range f.out {
 		for _, it := range b.items {
 			switch it.kind {
 			case capture.KindSamples:
+				neg.add(it.ch, it.p)
 				asm.block(it.ch, it.start, it.p)
 			case capture.KindGap:
 				asm.gap(it.gap)
@@ -403,6 +407,15 @@ func secondPass(open Opener, opts Options, p *pass1) (*Report, error) {
 			continue
 		}
 		asm.drain(d)
+	}
+	driveOf := make([]string, len(h.Channels))
+	for ch, ref := range asm.byChannel {
+		if ref.drive >= 0 {
+			driveOf[ch] = rep.Drives[ref.drive].Name
+		}
+	}
+	for _, n := range append(meterStatsNotes(p.stats, p.info.GapReasons, h.RateHz), neg.notes(h, driveOf)...) {
+		rep.note(n)
 	}
 	rep.finish(p, &clock, t0f, opts)
 	return rep, nil

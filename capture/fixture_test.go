@@ -128,6 +128,12 @@ func FuzzReader(f *testing.F) {
 	var buf bytes.Buffer
 	writeEverything(f, &buf)
 	f.Add(buf.Bytes())
+	var ext bytes.Buffer // a stats-extended chunk (1.1)
+	if w, err := NewWriter(&ext, testHeader(), Options{}); err == nil {
+		w.Stats(meter.Stats{Frames: 3, Duplicates: 1, Restarts: 1, BadLines: 2, FirstBadLine: 4, FirstBadByte: 99}) //nolint:errcheck // a seed
+		w.Close()                                                                                                   //nolint:errcheck // a seed
+		f.Add(ext.Bytes())
+	}
 	f.Add([]byte{})
 	f.Add(fileMagic[:])
 	f.Fuzz(func(t *testing.T, data []byte) {

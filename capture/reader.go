@@ -325,6 +325,16 @@ func (r *Reader) decode(typ byte, p []byte) (rec Record, ok bool, err error) {
 		rec.Stats = meter.Stats{Frames: le.Uint64(p[8:]), CRCErrors: le.Uint64(p[16:]), Resyncs: le.Uint64(p[24:]),
 			BytesDiscarded: le.Uint64(p[32:]), SamplesLost: le.Uint64(p[40:])}
 		return rec, true, nil
+	case chunkStatsX:
+		if len(p) < statsXMin || len(p)%8 != 0 {
+			return rec, false, fmt.Errorf("stats-extended payload of %d bytes, want %d or more, a multiple of 8", len(p), statsXMin)
+		}
+		rec.Kind = KindStats
+		rec.Host = int64(le.Uint64(p))
+		for i, x := range statsCounters(&rec.Stats) {
+			*x = le.Uint64(p[8+8*i:])
+		}
+		return rec, true, nil
 	case chunkIO:
 		ios, err := r.decodeIO(p)
 		return Record{Kind: KindIO, IO: ios}, true, err

@@ -409,13 +409,32 @@ func (w *Writer) Stats(st meter.Stats) error {
 	if err := w.check(); err != nil {
 		return err
 	}
+	now := uint64(w.now())
 	s := w.begin(chunkStats, 0)
-	w.pend = le.AppendUint64(w.pend, uint64(w.now()))
+	w.pend = le.AppendUint64(w.pend, now)
 	for _, x := range [...]uint64{st.Frames, st.CRCErrors, st.Resyncs, st.BytesDiscarded, st.SamplesLost} {
 		w.pend = le.AppendUint64(w.pend, x)
 	}
 	w.end(s)
+	// The counters added later go in a chunk of their own, which readers
+	// of 1.0 skip; only when one of them is non-zero, so a clean capture
+	// is byte for byte what 1.0 wrote.
+	if st.Duplicates|st.Restarts|st.BadLines|st.FirstBadLine|st.FirstBadByte != 0 {
+		s := w.begin(chunkStatsX, 0)
+		w.pend = le.AppendUint64(w.pend, now)
+		for _, x := range statsCounters(&st) {
+			w.pend = le.AppendUint64(w.pend, *x)
+		}
+		w.end(s)
+	}
 	return nil
+}
+
+// statsCounters lists meter.Stats' counters in stats-extended order
+// (docs/capture-format.md); new ones are appended, never inserted.
+func statsCounters(st *meter.Stats) []*uint64 {
+	return []*uint64{&st.Frames, &st.CRCErrors, &st.Resyncs, &st.BytesDiscarded, &st.SamplesLost,
+		&st.Duplicates, &st.Restarts, &st.BadLines, &st.FirstBadLine, &st.FirstBadByte}
 }
 
 // Flush writes everything buffered and fsyncs it.

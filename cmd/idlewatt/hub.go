@@ -228,7 +228,7 @@ func newHubInfoCmd() *cobra.Command {
 			}
 			h, err := hub.Open(path, hub.Options{Timeout: timeout})
 			if err != nil {
-				return failErr("--port %s: %v", path, err)
+				return meterOpenErr(fmt.Errorf("--port %s: %w", path, err))
 			}
 			defer h.Close()
 			return printHubInfo(cmd.OutOrStdout(), h, optBool(cmd, "json", ""))

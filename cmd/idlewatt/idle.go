@@ -119,7 +119,7 @@ func runIdle(cmd *cobra.Command, _ []string) error {
 	setRunOutput(cmd, &rc)
 	r, err := rig.Open(cmd.Context(), rc, out, cmd.ErrOrStderr())
 	if err != nil {
-		return failErr("%w", err)
+		return meterOpenErr(err)
 	}
 	start := hostclock.Now()
 	stop := make(chan struct{})

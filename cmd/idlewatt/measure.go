@@ -143,7 +143,7 @@ func runMeasure(cmd *cobra.Command, rc rig.Config, plan rig.Plan) error {
 				context.Cause(cmd.Context()), out)
 		}
 		if res == nil {
-			return failErr("%w", err)
+			return meterOpenErr(err)
 		}
 		return failErr("%w (what was recorded is in %s)", err, out)
 	}
@@ -209,6 +209,11 @@ func printMeasureHeadline(w io.Writer, res *rig.Result) {
 		s := q[0].Samples
 		fmt.Fprintf(w, "data: %d samples per drive, %d dropped, %d CRC errors; clock residual %.3f ms\n",
 			s.Count, s.Dropped, s.CRCErrors, rep.Alignment.ResidualRMSMS)
+	}
+	// The report's notes (missing samples, meter restarts, negative
+	// readings, …) are part of the result, as `report` prints them.
+	for _, n := range rep.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
 	}
 	abs, _ := filepath.Abs(res.Out)
 	fmt.Fprintf(w, "\nwritten to %s (report.md, report.json, summary.csv, measure.json, charts, capture)\n", abs)
