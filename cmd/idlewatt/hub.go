@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -226,7 +227,29 @@ func newHubInfoCmd() *cobra.Command {
 			if _, err := os.Stat(path); err != nil {
 				return usageErr("--port %s: %v", path, err)
 			}
-			h, err := hub.Open(path, hub.Options{Timeout: timeout})
+			// hub.Open waits up to --timeout for an answer; a signal
+			// stops the wait (the open finishes, and is closed, behind).
+			type opened struct {
+				h   *hub.Hub
+				err error
+			}
+			ch := make(chan opened, 1)
+			goSafe(cmd.ErrOrStderr(), func() {
+				h, err := hub.Open(path, hub.Options{Timeout: timeout})
+				ch <- opened{h, err}
+			})
+			var o opened
+			select {
+			case o = <-ch:
+			case <-cmd.Context().Done():
+				goSafe(cmd.ErrOrStderr(), func() {
+					if o := <-ch; o.h != nil {
+						o.h.Close()
+					}
+				})
+				return fmt.Errorf("--port %s: %w", path, context.Cause(cmd.Context()))
+			}
+			h, err := o.h, o.err
 			if err != nil {
 				return meterOpenErr(fmt.Errorf("--port %s: %w", path, err))
 			}

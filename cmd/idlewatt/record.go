@@ -142,7 +142,7 @@ func runRecord(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	m, k, replayed, err := openMeterWith(kind, port, mopts)
+	m, k, replayed, err := openMeterCtx(cmd, kind, port, mopts)
 	if err != nil {
 		return err
 	}

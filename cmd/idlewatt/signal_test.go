@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/creack/pty"
 	"github.com/spf13/cobra"
 
 	"github.com/idlewatt/idlewatt/internal/outfile"
@@ -333,5 +334,28 @@ func TestClassify(t *testing.T) {
 	preRunDone = false
 	if got := classify(errors.New(`unknown command "x"`)); got != 2 {
 		t.Errorf("an error before the command ran (cobra's): %d, want 2", got)
+	}
+}
+
+// TestSignalStopsMeterOpen: hub info and record on a pty that never
+// answers wait for the meter (up to --timeout, or a driver's own few
+// seconds); a signal ends the wait at once with exit 1.
+func TestSignalStopsMeterOpen(t *testing.T) {
+	for _, args := range [][]string{
+		{"hub", "info", "--timeout", "1m"},
+		{"record", "--meter", "ppk2", "--out", "c.iwcap"},
+	} {
+		ptm, tty, err := pty.Open()
+		if err != nil {
+			t.Skipf("no pty: %v", err)
+		}
+		dir := t.TempDir()
+		cmd, out := startBin(t, dir, append(args, "--port", tty.Name())...)
+		code, took := interrupt(t, cmd, syscall.SIGINT)
+		ptm.Close()
+		tty.Close()
+		if code != 1 || !strings.Contains(out.String(), "interrupted by SIGINT") {
+			t.Errorf("%v: exit %d after %v:\n%s", args, code, took, out)
+		}
 	}
 }
