@@ -82,19 +82,28 @@ func runExport(cmd *cobra.Command, args []string) error {
 	if err != nil && !errors.Is(err, capture.ErrTruncated) {
 		return failErr("export %s: %v", out, err)
 	}
-	// A damaged capture still gives the rows before the damage (below).
+	// A damaged capture still gives every intact row (below).
 	if f != nil {
 		if err := f.Commit(); err != nil {
 			return failErr("export %s: %w", out, err)
 		}
 	}
-	if err != nil { // the capture is damaged; everything before the damage is exported
+	// The same account report and plot give (docs/cli.md, "Damaged
+	// captures"): exit 0, what was lost said on stderr.
+	acc := r.Account()
+	if err != nil { // nothing intact follows: everything before is exported
 		fmt.Fprintf(cmd.ErrOrStderr(), "export: %d rows written; %s: %v\n", rows, args[0], err)
-		if errors.Is(err, capture.ErrCorrupt) {
-			return inputErr(fmt.Errorf("%s: %w", args[0], err))
-		}
 	}
+	printAccount(cmd.ErrOrStderr(), "export", &acc)
 	return nil
+}
+
+// printAccount prints a capture reader's account (damage, rejected indices,
+// trailing bytes) as notes, the lines report.json's notes hold.
+func printAccount(w io.Writer, who string, acc *capture.Account) {
+	for _, n := range acc.Notes() {
+		fmt.Fprintf(w, "%s: note: %s\n", who, n)
+	}
 }
 
 // parseOffset reads --from/--to (durations.go's grammar) in seconds; NaN

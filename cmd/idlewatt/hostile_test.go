@@ -3,7 +3,7 @@ package main
 // The hostile-input suite (issue 13 item 9): fixtures/hostile/cases.txt
 // lists command lines a hostile or careless user might type, each with the
 // exit code and a piece of the message it must give. TestHostile runs every
-// row through the real idlewatt binary (built once, see binary) and checks
+// row through the real idlewatt binary (built once, see idlewattBin) and checks
 // the exit code, the message, and that nothing panicked. The file's header
 // says how to add a row; docs/reliability.md points here.
 
@@ -46,9 +46,9 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// binary builds cmd/idlewatt once per test run (only when a test needs it)
+// idlewattBin builds cmd/idlewatt once per test run (only when a test needs it)
 // and returns its path.
-func binary(t *testing.T) string {
+func idlewattBin(t *testing.T) string {
 	t.Helper()
 	binOnce.Do(func() {
 		if binDir, binErr = os.MkdirTemp("", "idlewatt-bin-"); binErr != nil {
@@ -169,7 +169,7 @@ func TestHostile(t *testing.T) {
 	t.Logf("%d hostile cases", len(cases))
 	bin := *hostileBin
 	if bin == "" {
-		bin = binary(t)
+		bin = idlewattBin(t)
 	}
 	hdir, _ := filepath.Abs("../../fixtures/hostile")
 	fdir, _ := filepath.Abs("../../fixtures")

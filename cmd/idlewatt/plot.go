@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 
@@ -59,7 +60,11 @@ func runPlot(cmd *cobra.Command, args []string) error {
 	if err := outfile.Check(out, oo); err != nil { // before reading the capture
 		return usageErr("plot: --out %w", err)
 	}
-	if err := analysis.Plot(args[0], out, analysis.PlotOptions{From: from, To: to, Buckets: pts, Title: filepath.Base(args[0]), Open: open, Out: oo}); err != nil {
+	notes, err := analysis.Plot(args[0], out, analysis.PlotOptions{From: from, To: to, Buckets: pts, Title: filepath.Base(args[0]), Open: open, Out: oo})
+	for _, n := range notes { // the data notes report gives, word for word
+		fmt.Fprintf(cmd.ErrOrStderr(), "plot: note: %s\n", n)
+	}
+	if err != nil {
 		return inputErr(err)
 	}
 	cmd.Printf("%s\n", out)

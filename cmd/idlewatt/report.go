@@ -108,7 +108,7 @@ func analyzeCapture(cmd *cobra.Command, path string, opts analysis.Options) (*an
 	case err == nil:
 		return r, nil
 	case errors.Is(err, os.ErrNotExist), errors.Is(err, capture.ErrNotCapture), errors.Is(err, capture.ErrVersion),
-		errors.Is(err, capture.ErrTruncated), errors.Is(err, analysis.ErrNoSuchPort), errors.Is(err, analysis.ErrNoChannels),
+		errors.Is(err, capture.ErrTruncated), errors.Is(err, capture.ErrInvalid), errors.Is(err, analysis.ErrNoSuchPort), errors.Is(err, analysis.ErrNoChannels),
 		errors.Is(err, analysis.ErrOptions):
 		return nil, inputErr(err)
 	}

@@ -1,7 +1,7 @@
 package main
 
 // Signals (issue 13 item 7) and the panic guard (item 3). The signal tests
-// run the real binary (binary(), built once) on FIFOs that never deliver
+// run the real binary (idlewattBin(), built once) on FIFOs that never deliver
 // what the command waits for, send SIGINT or SIGTERM, and require the
 // process to exit 1 saying it was interrupted, well within a generous
 // deadline (the goal is 1 s; the machine is shared, so the test allows 10).
@@ -33,7 +33,7 @@ const signalDeadline = 10 * time.Second
 // startBin starts the idlewatt binary in dir.
 func startBin(t *testing.T, dir string, args ...string) (*exec.Cmd, *bytes.Buffer) {
 	t.Helper()
-	cmd := exec.Command(binary(t), args...)
+	cmd := exec.Command(idlewattBin(t), args...)
 	cmd.Dir = dir
 	cmd.Env = append(cleanEnv(), "TMPDIR="+dir)
 	var out bytes.Buffer
@@ -188,7 +188,7 @@ func TestTwoPassCommandsRefuseFIFOs(t *testing.T) {
 	fifo := mkfifo(t, dir, "c.iwcap")
 	for _, args := range [][]string{{"report", fifo, "--out", filepath.Join(dir, "r")}, {"plot", fifo, "--out", filepath.Join(dir, "p.png")}} {
 		ctx, cancel := context.WithTimeout(context.Background(), signalDeadline)
-		cmd := exec.CommandContext(ctx, binary(t), args...)
+		cmd := exec.CommandContext(ctx, idlewattBin(t), args...)
 		cmd.Env = cleanEnv()
 		out, err := cmd.CombinedOutput()
 		cancel()
