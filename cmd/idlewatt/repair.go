@@ -74,7 +74,7 @@ func runRepair(cmd *cobra.Command, args []string) error {
 		w.Close()
 		return failErr("repair %s: %v", out, err)
 	}
-	res, err := capture.Salvage(w, r)
+	res, err := capture.Salvage(cmd.Context(), w, r)
 	if err != nil {
 		return fail(err)
 	}
