@@ -62,7 +62,7 @@ func drawDrive(seed int64) synthcap.Scenario {
 	return s
 }
 
-type truth struct{ avg, energy, phaseAvg float64 }
+type drawTruth struct{ avg, energy, phaseAvg float64 }
 
 // phaseSplit is where drawDrive's workload phase starts.
 const phaseSplit = 8 * time.Second
@@ -76,7 +76,7 @@ func truthOpts() analysis.Options {
 	return o
 }
 
-func scenarioTruth(s synthcap.Scenario) truth {
+func scenarioTruth(s synthcap.Scenario) drawTruth {
 	p := s.TruePower(1)
 	var sum, ph float64
 	var nph int
@@ -88,7 +88,7 @@ func scenarioTruth(s synthcap.Scenario) truth {
 		}
 	}
 	period := 1 / s.RateHz * (1 + s.DriftPPM*1e-6)
-	return truth{avg: sum / float64(len(p)), energy: sum * period, phaseAvg: ph / float64(nph)}
+	return drawTruth{avg: sum / float64(len(p)), energy: sum * period, phaseAvg: ph / float64(nph)}
 }
 
 // TestTruthRecoveryCoverage: over 200 draws, active idle and the idle

@@ -34,8 +34,8 @@ long --measure windows: fuel gauges update every few seconds to a minute).`,
 		}
 		f := c.Flags()
 		f.String("policies", "max_performance,medium_power,med_power_with_dipm,min_power", "policies to compare, in order")
-		f.Duration("settle", 3*time.Second, "time after each policy change before measuring")
-		f.Duration("measure", 10*time.Second, "measurement window per policy")
+		durationFlag(f, "settle", 3*time.Second, "time after each policy change before measuring")
+		durationFlag(f, "measure", 10*time.Second, "measurement window per policy")
 		f.String("meter", "", "meter kind (overrides meter.kind)")
 		f.String("port", "", "meter port (overrides meter.port)")
 		f.String("sysfs-root", "", "sysfs tree whose SATA hosts get the policies (overrides sysfs_root; default /sys)")
@@ -126,7 +126,7 @@ func runIdle(cmd *cobra.Command, _ []string) error {
 	start := hostclock.Now()
 	stop := make(chan struct{})
 	if !optBool(cmd, "quiet", "") {
-		go func() {
+		goSafe(cmd.ErrOrStderr(), func() {
 			t := time.NewTicker(time.Second)
 			defer t.Stop()
 			for {
@@ -141,7 +141,7 @@ func runIdle(cmd *cobra.Command, _ []string) error {
 					fmt.Fprintln(cmd.ErrOrStderr())
 				}
 			}
-		}()
+		})
 	}
 	windows, runErr := r.IdlePolicies(cmd.Context(), policies, settle, measure)
 	close(stop)
@@ -156,7 +156,7 @@ func runIdle(cmd *cobra.Command, _ []string) error {
 	}
 	b, err := json.MarshalIndent(res, "", "  ")
 	if err != nil {
-		return failErr("idle: %v", err)
+		return failErr("idle: %w", err)
 	}
 	if err := outfile.WriteFile(filepath.Join(out, "idle.json"), append(b, '\n'), rc.Out); err != nil {
 		return failErr("idle: %w", err)
@@ -189,7 +189,7 @@ func runIdle(cmd *cobra.Command, _ []string) error {
 		fmt.Fprintf(w, "\nwritten to %s (idle.json, capture)\n", out)
 	}
 	if runErr != nil || closeErr != nil {
-		return failErr("idle: %v", firstErr(runErr, closeErr))
+		return failErr("idle: %w", firstErr(runErr, closeErr))
 	}
 	return nil
 }
