@@ -6,10 +6,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/idlewatt/idlewatt/states/alpm"
+	"github.com/idlewatt/idlewatt/states/nvme"
 )
 
 // Settings: --sysfs-root / config key sysfs_root / IDLEWATT_SYSFS_ROOT,
@@ -20,20 +24,31 @@ func init() {
 	register(func() *cobra.Command {
 		c := &cobra.Command{
 			Use:   "states",
-			Short: "SATA link power: ALPM policies, HBA and drive capabilities, DevSlp eligibility",
+			Short: "Link power: SATA ALPM and DevSlp, NVMe APST and PCIe ASPM, and what stops each",
 			Long: `Shows, per SATA host and drive: the ALPM policy target (what the kernel
 recorded — never proof it was applied), whether the port supports LPM
 (Linux 6.17+), the AHCI CAP/CAP2/PxCMD bits that matter (Partial, Slumber,
 DevSlp, external and hot-plug ports), the drive's IDENTIFY power features
 (HIPM, DIPM, DevSlp) and DevSlp timings, and whether DevSlp can work, naming
-every failed precondition. Everything is read under --sysfs-root (default
-/sys), so a fixture tree or the emulator's simulated host works the same.
-Fields and sources: docs/states.md.`,
+every failed precondition. Per NVMe controller: the power-state table, the
+APST table the kernel programs (and the one read back), the current power
+state, ASPM on every PCIe link up to the root port, the pcie_aspm policy,
+and whether the drive can reach its deepest state with the link in L1.2,
+naming every failed precondition (APSTA, quirks, APST enabled, latency
+tolerance, ASPM, policy). Everything is read under --sysfs-root (default
+/sys; a directory or a sys.tree archive), so a fixture tree or the
+emulator's simulated host works the same. A tree without SATA hosts or
+NVMe controllers lists nothing and exits 0. Fields and sources:
+docs/states.md.`,
 			Args: cobra.NoArgs,
 			RunE: runStates,
 		}
 		c.PersistentFlags().String("sysfs-root", alpm.DefaultRoot, "sysfs tree to read and write (config sysfs_root)")
 		c.PersistentFlags().Bool("json", false, "print JSON ("+alpm.SchemaStates+")")
+		c.Flags().StringArray("nvme-id-ctrl", nil, "NAME=FILE: Identify Controller of nvmeN from a file (nvme id-ctrl -o json, -b binary, or hex dump); repeatable")
+		c.Flags().StringArray("nvme-apst", nil, "NAME=FILE: feature 0x0C of nvmeN (nvme get-feature -f 0x0c -H -o json, or the 256-byte table)")
+		c.Flags().StringArray("nvme-power-state", nil, "NAME=FILE: feature 0x02 of nvmeN (nvme get-feature -f 0x02 -H -o json, or Dword 0)")
+		c.Flags().Bool("nvme-ioctl", true, "on /sys, read Identify and features through the admin ioctl on /dev/nvmeN (needs root)")
 
 		set := &cobra.Command{
 			Use:   "set-policy POLICY",
@@ -75,20 +90,160 @@ func sysfsRoot(cmd *cobra.Command) string {
 	return r
 }
 
+// rootName names the sysfs root's origin for messages: the flag or config
+// key the user gave, or "the sysfs root" for the default nobody typed.
+func rootName(cmd *cobra.Command, root string) string {
+	if f := cmd.Flags().Lookup("sysfs-root"); (f != nil && f.Changed) || cfg.IsSet(keySysfsRoot) {
+		return where(cmd, "sysfs-root", keySysfsRoot) + " " + root
+	}
+	return "the sysfs root " + root
+}
+
+// openRoot checks that root is a sysfs tree (a directory with class/,
+// devices/ or module/) or a tree archive (extracted to a temporary
+// directory, removed by cleanup). An empty directory or a missing path is
+// bad input; a tree without SATA or NVMe is not.
+func openRoot(cmd *cobra.Command, root string) (dir string, cleanup func(), err error) {
+	st, err := os.Stat(root)
+	if err != nil {
+		return "", nil, inputErr(fmt.Errorf("%s: %w", rootName(cmd, root), err))
+	}
+	cleanup = func() {}
+	dir = root
+	if st.Mode().IsRegular() {
+		f, err := os.Open(root)
+		if err != nil {
+			return "", nil, inputErr(fmt.Errorf("%s: %w", rootName(cmd, root), err))
+		}
+		defer f.Close()
+		tmp, err := os.MkdirTemp("", "idlewatt-sysfs-")
+		if err != nil {
+			return "", nil, err
+		}
+		cleanup = func() { os.RemoveAll(tmp) }
+		if err := alpm.ExtractTreeArchive(f, tmp); err != nil {
+			cleanup()
+			return "", nil, inputErr(fmt.Errorf("%s: not a tree archive: %w", rootName(cmd, root), err))
+		}
+		dir = tmp
+	} else if !st.IsDir() {
+		return "", nil, inputErr(fmt.Errorf("%s: neither a directory nor a tree archive", rootName(cmd, root)))
+	}
+	for _, d := range []string{"class", "devices", "module"} {
+		if st, err := os.Stat(filepath.Join(dir, d)); err == nil && st.IsDir() {
+			return dir, cleanup, nil
+		}
+	}
+	cleanup()
+	return "", nil, inputErr(fmt.Errorf("%s: not a sysfs tree (no class/, devices/ or module/)", rootName(cmd, root)))
+}
+
+// statesReport is the JSON form of states: the SATA keys as before, and
+// the NVMe controllers under "nvme".
+type statesReport struct {
+	*alpm.System
+	NVMe *nvme.System `json:"nvme"`
+}
+
+// nvmeFiles reads --nvme-id-ctrl/--nvme-apst/--nvme-power-state
+// (NAME=FILE, or FILE for nvme0) and checks each file parses, so a bad
+// file the user named is bad input, not a line among the problems.
+func nvmeFiles(cmd *cobra.Command) (map[string]nvme.Files, error) {
+	out := map[string]nvme.Files{}
+	for _, f := range []struct {
+		flag  string
+		set   func(*nvme.Files, string)
+		parse func([]byte) error
+	}{
+		{"nvme-id-ctrl", func(x *nvme.Files, p string) { x.IDCtrl = p }, func(b []byte) error { _, _, err := nvme.ParseIdentify(b); return err }},
+		{"nvme-apst", func(x *nvme.Files, p string) { x.APST = p }, func(b []byte) error { _, _, err := nvme.ParseAPST(b); return err }},
+		{"nvme-power-state", func(x *nvme.Files, p string) { x.PowerMgmt = p }, func(b []byte) error { _, _, err := nvme.ParsePowerManagement(b); return err }},
+	} {
+		vals, _ := cmd.Flags().GetStringArray(f.flag)
+		for _, v := range vals {
+			name, file, ok := strings.Cut(v, "=")
+			if !ok {
+				name, file = "nvme0", v
+			}
+			if !reNVMeName.MatchString(name) {
+				return nil, usageErr("--%s %s: %q is not a controller name (like nvme0)", f.flag, v, name)
+			}
+			b, err := os.ReadFile(file)
+			if err != nil {
+				return nil, inputErr(fmt.Errorf("--%s: %w", f.flag, err))
+			}
+			if err := f.parse(b); err != nil {
+				return nil, inputErr(fmt.Errorf("--%s %s: %w", f.flag, file, err))
+			}
+			x := out[name]
+			f.set(&x, file)
+			out[name] = x
+		}
+	}
+	return out, nil
+}
+
+var reNVMeName = regexp.MustCompile(`^nvme[0-9]+$`)
+
 func runStates(cmd *cobra.Command, args []string) error {
 	root := sysfsRoot(cmd)
-	sys, err := alpm.Open(root).Discover()
+	files, err := nvmeFiles(cmd)
 	if err != nil {
-		if errors.Is(err, alpm.ErrNoSysfs) {
-			return inputErr(fmt.Errorf("--sysfs-root: %w", err))
-		}
+		return err
+	}
+	dir, cleanup, err := openRoot(cmd, root)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	sata, err := alpm.Open(dir).Discover()
+	switch {
+	case errors.Is(err, alpm.ErrNoSysfs):
+		sata = nil // no SCSI in this kernel (a VM with virtio-blk, a laptop with NVMe only)
+	case err != nil:
 		return failErr("states: %v", err)
 	}
+	opt := nvme.Options{Files: files}
+	// The ioctl only makes sense on the live tree: a fixture's or archive's
+	// controllers are not this machine's /dev/nvmeN.
+	if ioctl, _ := cmd.Flags().GetBool("nvme-ioctl"); ioctl && filepath.Clean(dir) == alpm.DefaultRoot {
+		opt.DevDir = nvme.DefaultDev
+	}
+	nv := nvme.Open(dir, opt)
+	for name := range files {
+		found := false
+		for _, c := range nv.Ctrls {
+			found = found || c.Name == name
+		}
+		if !found {
+			return inputErr(fmt.Errorf("NVMe files given for %s, but %s has no class/nvme/%s", name, rootName(cmd, root), name))
+		}
+	}
+	nv.Root = root
 	out := cmd.OutOrStdout()
 	if optBool(cmd, "json", "") {
-		return writeJSON(out, sys)
+		rep := statesReport{System: sata, NVMe: nv}
+		if sata == nil {
+			rep.System = &alpm.System{Schema: alpm.SchemaStates, Root: root, Hosts: []alpm.Host{}}
+		}
+		rep.System.Root = root
+		return writeJSON(out, rep)
 	}
-	return sys.WriteText(out)
+	var b strings.Builder
+	if sata != nil {
+		sata.Root = root
+		if err := sata.WriteText(&b); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(&b, "sysfs root: %s\nSATA: no hosts (no class/scsi_host under the sysfs root)\n", root)
+	}
+	b.WriteString("\n")
+	if err := nv.WriteText(&b); err != nil {
+		return err
+	}
+	_, err = io.WriteString(out, b.String())
+	return err
 }
 
 func writeJSON(w io.Writer, v any) error {
@@ -115,6 +270,9 @@ func runSetPolicy(cmd *cobra.Command, args []string) error {
 	}
 	hosts, _ := cmd.Flags().GetStringSlice("host")
 	root := sysfsRoot(cmd)
+	if st, err := os.Stat(root); err == nil && st.Mode().IsRegular() {
+		return inputErr(fmt.Errorf("%s is a file (a tree archive?): set-policy writes a live tree; extract the archive to a directory first", rootName(cmd, root)))
+	}
 	res, err := alpm.Open(root).SetPolicy(hosts, p)
 	if err != nil {
 		if errors.Is(err, alpm.ErrNoSysfs) {

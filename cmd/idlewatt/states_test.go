@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -30,31 +32,163 @@ func runStatesCmd(t *testing.T, args ...string) (string, string, int) {
 	return run(t, context.Background(), args...)
 }
 
-// The command's output must be exactly the golden outputs the alpm package
-// checks (regenerated there with -update), root path aside.
+// noNVMe is what states prints after the SATA part for a tree with no
+// NVMe, no pcie_aspm and no nvme_core (the SATA fixtures).
+const noNVMe = "\nNVMe: no controllers (no class/nvme under the sysfs root)\n" +
+	"  PCIe ASPM policy: unknown (no module/pcie_aspm/parameters/policy)\n" +
+	"  nvme_core: not loaded (no module/nvme_core/parameters)\n"
+
+// noSATA is what states prints before the NVMe part for a tree without
+// class/scsi_host.
+const noSATA = "sysfs root: SYSFS_ROOT\nSATA: no hosts (no class/scsi_host under the sysfs root)\n\n"
+
+func jsonValue(t *testing.T, b []byte) map[string]any {
+	t.Helper()
+	var v map[string]any
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatalf("%v in %s", err, b)
+	}
+	return v
+}
+
+// The command's output must be exactly the golden outputs the alpm and
+// nvme packages check (regenerated there with -update), root path aside:
+// for SATA trees the SATA part then "no NVMe"; for NVMe trees "no SATA"
+// then the NVMe part. --sysfs-root takes the extracted directory or the
+// sys.tree archive itself.
 func TestStatesCommandMatchesGolden(t *testing.T) {
-	for _, name := range []string{"laptop-devslp", "desktop-6port-617", "old-kernel", "no-dipm", "malformed"} {
+	for _, name := range []string{"laptop-devslp", "desktop-6port-617", "old-kernel", "no-dipm", "malformed",
+		"nvme-apst-ok", "nvme-quirk-no-apst", "nvme-tolerance-low", "nvme-aspm-off", "nvme-no-deepest"} {
 		t.Run(name, func(t *testing.T) {
-			root := statesFixture(t, name)
-			for _, c := range []struct{ file, flag string }{{"expected.txt", ""}, {"expected.json", "--json"}} {
-				args := []string{"states", "--sysfs-root", root}
-				if c.flag != "" {
-					args = append(args, c.flag)
-				}
-				out, errOut, code := runStatesCmd(t, args...)
-				if code != 0 {
-					t.Fatalf("exit %d: %s", code, errOut)
-				}
-				want, err := os.ReadFile(filepath.Join("../../fixtures/sysfs", name, c.file))
+			isNVMe := strings.HasPrefix(name, "nvme-")
+			golden := func(file string) []byte {
+				b, err := os.ReadFile(filepath.Join("../../fixtures/sysfs", name, file))
 				if err != nil {
 					t.Fatal(err)
 				}
+				return b
+			}
+			archive := filepath.Join("../../fixtures/sysfs", name, "sys.tree")
+			for _, root := range []string{statesFixture(t, name), archive} {
+				out, errOut, code := runStatesCmd(t, "states", "--sysfs-root", root)
+				if code != 0 {
+					t.Fatalf("exit %d: %s", code, errOut)
+				}
 				got := strings.ReplaceAll(out, root, "SYSFS_ROOT")
-				if got != string(want) {
-					t.Errorf("%s: output differs from %s:\n%s", name, c.file, got)
+				want := string(golden("expected.txt")) + noNVMe
+				if isNVMe {
+					want = noSATA + string(golden("expected.txt"))
+				}
+				if got != want {
+					t.Errorf("%s: text differs:\n%s", root, got)
+				}
+				out, errOut, code = runStatesCmd(t, "states", "--sysfs-root", root, "--json")
+				if code != 0 {
+					t.Fatalf("json exit %d: %s", code, errOut)
+				}
+				v := jsonValue(t, []byte(strings.ReplaceAll(out, root, "SYSFS_ROOT")))
+				nv, _ := v["nvme"].(map[string]any)
+				delete(v, "nvme")
+				if isNVMe {
+					if !reflect.DeepEqual(nv, jsonValue(t, golden("expected.json"))) {
+						t.Errorf("%s: nvme JSON differs from expected.json:\n%s", root, out)
+					}
+					if h, ok := v["hosts"].([]any); !ok || len(h) != 0 || v["schema"] != alpm.SchemaStates {
+						t.Errorf("%s: SATA part %v", root, v)
+					}
+				} else {
+					if !reflect.DeepEqual(v, jsonValue(t, golden("expected.json"))) {
+						t.Errorf("%s: SATA JSON differs from expected.json:\n%s", root, out)
+					}
+					if c, ok := nv["controllers"].([]any); !ok || len(c) != 0 {
+						t.Errorf("%s: nvme part %v", root, nv)
+					}
 				}
 			}
 		})
+	}
+}
+
+func TestStatesRoots(t *testing.T) {
+	// An empty directory is no sysfs tree: bad input, naming the flag.
+	empty := t.TempDir()
+	_, errOut, code := runStatesCmd(t, "states", "--sysfs-root", empty)
+	if code != 2 || !strings.Contains(errOut, "--sysfs-root "+empty+": not a sysfs tree") {
+		t.Errorf("empty: exit %d %q", code, errOut)
+	}
+	_, errOut, code = runStatesCmd(t, "states", "--sysfs-root", filepath.Join(empty, "nope"))
+	if code != 2 || !strings.Contains(errOut, "no such file") {
+		t.Errorf("missing: exit %d %q", code, errOut)
+	}
+	bad := filepath.Join(empty, "bad.tree")
+	os.WriteFile(bad, []byte("== dir x\n"), 0o644)
+	_, errOut, code = runStatesCmd(t, "states", "--sysfs-root", bad)
+	if code != 2 || !strings.Contains(errOut, "not a tree archive: line 1") {
+		t.Errorf("bad archive: exit %d %q", code, errOut)
+	}
+	// A VM: sysfs without SATA hosts or NVMe controllers lists nothing, exit 0.
+	vm := t.TempDir()
+	os.MkdirAll(filepath.Join(vm, "class", "net"), 0o755)
+	out, errOut, code := runStatesCmd(t, "states", "--sysfs-root", vm)
+	if code != 0 || !strings.Contains(out, "SATA: no hosts") || !strings.Contains(out, "NVMe: no controllers") {
+		t.Errorf("vm: exit %d\n%s%s", code, out, errOut)
+	}
+	// This machine's /sys, no flag: never blames a flag nobody gave.
+	if st, err := os.Stat("/sys/class"); err == nil && st.IsDir() {
+		out, errOut, code := runStatesCmd(t, "states")
+		if code != 0 || strings.Contains(errOut, "--sysfs-root") || !strings.Contains(out, "sysfs root: /sys") {
+			t.Errorf("/sys: exit %d\n%s%s", code, out, errOut)
+		}
+	}
+	// set-policy never writes into an archive's temporary copy.
+	_, errOut, code = runStatesCmd(t, "states", "set-policy", "min_power", "--sysfs-root", "../../fixtures/sysfs/laptop-devslp/sys.tree")
+	if code != 2 || !strings.Contains(errOut, "is a file (a tree archive?)") {
+		t.Errorf("set-policy on archive: exit %d %q", code, errOut)
+	}
+}
+
+func TestStatesNVMeFiles(t *testing.T) {
+	dir := "../../fixtures/sysfs/nvme-tolerance-low"
+	root := filepath.Join(dir, "sys.tree")
+	out, errOut, code := runStatesCmd(t, "states", "--sysfs-root", root, "--json",
+		"--nvme-id-ctrl", "nvme0="+filepath.Join(dir, "nvme0.id-ctrl.bin"), "--nvme-apst", filepath.Join(dir, "nvme0.apst.bin"))
+	if code != 0 {
+		t.Fatalf("exit %d %s", code, errOut)
+	}
+	var rep struct {
+		NVMe struct {
+			Ctrls []struct {
+				IdentifySource string `json:"identify_source"`
+				APSTSource     string `json:"apst_source"`
+				APST           struct {
+					Enabled *bool `json:"enabled"`
+				} `json:"apst_feature"`
+				Eligibility alpm.Eligibility `json:"eligibility"`
+			} `json:"controllers"`
+		} `json:"nvme"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	c := rep.NVMe.Ctrls[0]
+	if !strings.HasPrefix(c.IdentifySource, "file ") || !strings.HasSuffix(c.APSTSource, "binary") || c.APST.Enabled != nil ||
+		strings.Join(c.Eligibility.Failed, ",") != "latency tolerance" {
+		t.Errorf("%s / %s / %v", c.IdentifySource, c.APSTSource, c.Eligibility.Failed)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--nvme-id-ctrl", "nvme0=" + filepath.Join(dir, "nvme0.apst.bin")}, "identify controller: 256 bytes, want 4096"},
+		{[]string{"--nvme-apst", "nvme0=" + filepath.Join(dir, "expected.txt")}, "--nvme-apst"},
+		{[]string{"--nvme-id-ctrl", "nvme7=" + filepath.Join(dir, "nvme0.id-ctrl.bin")}, "has no class/nvme/nvme7"},
+		{[]string{"--nvme-id-ctrl", "sda=x"}, `"sda" is not a controller name`},
+		{[]string{"--nvme-power-state", "nvme0=" + filepath.Join(dir, "missing")}, "no such file"},
+	} {
+		_, errOut, code := runStatesCmd(t, append([]string{"states", "--sysfs-root", root}, tc.args...)...)
+		if code != 2 || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%v: exit %d %q, want %q", tc.args, code, errOut, tc.want)
+		}
 	}
 }
 
@@ -85,10 +219,6 @@ func TestStatesSetPolicyExitCodes(t *testing.T) {
 	}
 	if policy("host1") != "medium_power" || policy("host0") != "min_power" {
 		t.Errorf("host1 %s host0 %s", policy("host1"), policy("host0"))
-	}
-	_, _, code = runStatesCmd(t, "states", "--sysfs-root", t.TempDir())
-	if code != 2 {
-		t.Errorf("empty root: exit %d, want 2", code)
 	}
 }
 

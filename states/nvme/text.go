@@ -25,9 +25,13 @@ func (sys *System) WriteText(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, "  PCIe ASPM policy: %s\n", pol)
 	m := sys.Module
-	fmt.Fprintf(&b, "  nvme_core: default_ps_max_latency_us %s, force_apst %s, apst primary %s ms / %s µs, secondary %s ms / %s µs\n",
-		optU(m.DefaultPSMaxLatencyUs), optB(m.ForceAPST), optU(m.APSTPrimaryTimeoutMs), optU(m.APSTPrimaryLatencyTolUs),
-		optU(m.APSTSecondaryTimeoutMs), optU(m.APSTSecondaryLatencyTolUs))
+	if m == (ModuleParams{}) {
+		fmt.Fprintf(&b, "  nvme_core: not loaded (no %s)\n", nvmeCoreDir)
+	} else {
+		fmt.Fprintf(&b, "  nvme_core: default_ps_max_latency_us %s, force_apst %s, apst primary %s ms / %s µs, secondary %s ms / %s µs\n",
+			optU(m.DefaultPSMaxLatencyUs), optB(m.ForceAPST), optU(m.APSTPrimaryTimeoutMs), optU(m.APSTPrimaryLatencyTolUs),
+			optU(m.APSTSecondaryTimeoutMs), optU(m.APSTSecondaryLatencyTolUs))
+	}
 	for i := range sys.Ctrls {
 		writeController(&b, &sys.Ctrls[i])
 	}
