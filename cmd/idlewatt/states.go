@@ -8,7 +8,9 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -65,6 +67,33 @@ Exit 2 for a bad policy name, 1 if any host's write failed.`,
 		}
 		set.Flags().StringSlice("host", nil, "scsi_host to write (hostN; repeat or comma-separate)")
 		c.AddCommand(set)
+
+		ns := &cobra.Command{
+			Use:   "nvme-set",
+			Short: "Set NVMe latency tolerance / APST and the PCIe ASPM policy (all or nothing; --hold restores)",
+			Long: `Writes, in this order: nvme_core.default_ps_max_latency_us (--default-latency-us;
+the kernel reads it only for controllers enumerated later), each controller's
+power/pm_qos_latency_tolerance_us (--latency-us N|auto|any, or --apst off = 0,
+--apst on = back to a non-zero tolerance), and pcie_aspm's policy
+(--aspm-policy default|performance|powersave|powersupersave). Without
+--controller, every controller whose tolerance file exists is written. Each
+write is read back. If any write fails, the ones already made are put back
+and the command exits 1 naming the file and the errno: nothing is left
+changed. With --hold D the settings stay for D (or until Ctrl-C/SIGTERM,
+exit 1 as interrupted) and are then restored; without it they stay until
+reboot. Under a --sysfs-root other than /sys the tree is a simulated host:
+writes are stored as the kernel would show them (the drive's APST table in
+the tree is not reprogrammed).`,
+			Args: cobra.NoArgs,
+			RunE: runNVMeSet,
+		}
+		ns.Flags().StringSlice("controller", nil, "NVMe controller to write (nvmeN; repeat or comma-separate)")
+		ns.Flags().String("latency-us", "", "per-controller latency tolerance: microseconds, auto or any")
+		ns.Flags().String("apst", "", "on or off (off writes tolerance 0)")
+		ns.Flags().String("default-latency-us", "", "nvme_core.default_ps_max_latency_us (new controllers only)")
+		ns.Flags().String("aspm-policy", "", "pcie_aspm policy")
+		ns.Flags().Duration("hold", 0, "keep the settings this long, then restore them (0: keep until reboot)")
+		c.AddCommand(ns)
 
 		sim := &cobra.Command{
 			Use:   "simulate DIR",
@@ -327,4 +356,164 @@ func runStatesSimulate(cmd *cobra.Command, args []string) error {
 	}
 	fmt.Fprintf(cmd.OutOrStdout(), "%s\n", h.Root)
 	return nil
+}
+
+// nvmeSetReport is the JSON form of nvme-set.
+type nvmeSetReport struct {
+	Schema   string        `json:"schema"`
+	Root     string        `json:"sysfs_root"`
+	Changes  []nvme.Change `json:"changes"`
+	Restored []nvme.Change `json:"restored"`
+	Held     bool          `json:"held"`
+}
+
+func runNVMeSet(cmd *cobra.Command, args []string) error {
+	root := sysfsRoot(cmd)
+	get := func(f string) string { v, _ := cmd.Flags().GetString(f); return v }
+	lat, apst, def, pol := get("latency-us"), get("apst"), get("default-latency-us"), get("aspm-policy")
+	hold, _ := cmd.Flags().GetDuration("hold")
+	ctrls, _ := cmd.Flags().GetStringSlice("controller")
+	// Every value is checked before any write.
+	if lat == "" && apst == "" && def == "" && pol == "" {
+		return usageErr("nvme-set: nothing to set (give --latency-us, --apst, --default-latency-us or --aspm-policy)")
+	}
+	if lat != "" && apst != "" {
+		return usageErr("nvme-set: --latency-us and --apst both set the tolerance; give one")
+	}
+	if lat != "" {
+		if _, err := nvme.ParseTolerance(lat); err != nil {
+			return usageErr("--latency-us: %v", err)
+		}
+	}
+	if apst != "" && apst != "on" && apst != "off" {
+		return usageErr("--apst %q: want on or off", apst)
+	}
+	var defUs uint64
+	if def != "" {
+		v, err := strconv.ParseUint(def, 10, 64)
+		if err != nil {
+			return usageErr("--default-latency-us %q: want microseconds", def)
+		}
+		defUs = v
+	}
+	if pol != "" {
+		if _, err := nvme.ParseASPMPolicyName(pol); err != nil {
+			return usageErr("--aspm-policy: %v", err)
+		}
+	}
+	for _, c := range ctrls {
+		if !reNVMeName.MatchString(c) {
+			return usageErr("--controller %q: not a controller name (like nvme0)", c)
+		}
+	}
+	if hold < 0 {
+		return usageErr("--hold %v: want a duration ≥ 0", hold)
+	}
+	st, err := os.Stat(root)
+	if err != nil {
+		return inputErr(fmt.Errorf("%s: %w", rootName(cmd, root), err))
+	}
+	if !st.IsDir() {
+		return inputErr(fmt.Errorf("%s is not a directory (a tree archive?): nvme-set writes a live tree", rootName(cmd, root)))
+	}
+	fsys := alpm.DirFS(root)
+	if filepath.Clean(root) != alpm.DefaultRoot {
+		fsys = nvme.SimFS(fsys)
+	}
+	if (lat != "" || apst != "") && len(ctrls) == 0 {
+		for _, c := range nvme.Discover(fsys, root, nvme.Options{}).Ctrls {
+			if c.Tolerance != nil {
+				ctrls = append(ctrls, c.Name)
+			}
+		}
+		if len(ctrls) == 0 {
+			return failErr("nvme-set: no controller under %s has %s (the kernel shows it only when it enabled APST)", root, "power/pm_qos_latency_tolerance_us")
+		}
+	}
+	g := nvme.NewControlFS(root, fsys).Guard()
+	release := g.RestoreOnExit(cmd.Context())
+	var changes []nvme.Change
+	apply := func(c nvme.Change, err error) bool {
+		if err != nil { // refused before I/O: cannot happen after the checks above
+			c = nvme.Change{Error: err.Error(), Err: err}
+		}
+		changes = append(changes, c)
+		return c.Err == nil
+	}
+	ok := true
+	if def != "" {
+		ok = apply(g.SetDefaultLatency(defUs), nil)
+	}
+	for _, c := range ctrls {
+		if !ok {
+			break
+		}
+		switch {
+		case lat != "":
+			ok = apply(g.SetLatencyTolerance(c, lat))
+		case apst != "":
+			ok = apply(g.SetAPST(c, apst == "on"))
+		}
+	}
+	if ok && pol != "" {
+		ok = apply(g.SetASPMPolicy(pol))
+	}
+	var restored []nvme.Change
+	interrupted := false
+	switch {
+	case !ok:
+		restored = release()
+	case hold > 0:
+		select {
+		case <-time.After(hold):
+		case <-cmd.Context().Done():
+			interrupted = true
+		}
+		restored = release()
+	default:
+		// Keep the settings: stop watching without restoring.
+		g.Keep()
+		release()
+	}
+	out := cmd.OutOrStdout()
+	if optBool(cmd, "json", "") {
+		err = writeJSON(out, nvmeSetReport{Schema: "idlewatt.states.nvme-set/v1", Root: root, Changes: changes, Restored: restored, Held: hold > 0})
+	} else {
+		err = writeChangesText(out, changes, restored, ok && hold == 0)
+	}
+	if err != nil {
+		return err
+	}
+	switch {
+	case !ok:
+		return failErr("nvme-set: a write failed; every change made was restored")
+	case nvme.Failed(restored):
+		return failErr("nvme-set: restoring failed for some files (listed above)")
+	case interrupted:
+		return failErr("nvme-set: interrupted; settings restored")
+	}
+	return nil
+}
+
+func writeChangesText(w io.Writer, changes, restored []nvme.Change, kept bool) error {
+	var b strings.Builder
+	for _, c := range changes {
+		if c.Err != nil {
+			fmt.Fprintf(&b, "FAILED: %s\n", c.Error)
+			continue
+		}
+		fmt.Fprintf(&b, "%s: %s → %s (reads %s)\n", c.File, c.Previous, c.Requested, c.ReadBack)
+	}
+	for _, c := range restored {
+		if c.Err != nil {
+			fmt.Fprintf(&b, "restore FAILED: %s\n", c.Error)
+			continue
+		}
+		fmt.Fprintf(&b, "restored %s: %s\n", c.File, c.ReadBack)
+	}
+	if kept {
+		b.WriteString("kept until reboot (use --hold D to restore after D)\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
 }

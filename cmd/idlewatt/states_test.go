@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/idlewatt/idlewatt/states/alpm"
 )
@@ -234,5 +235,79 @@ func TestStatesSimulate(t *testing.T) {
 	out, _, _ = runStatesCmd(t, "states", "--sysfs-root", dir)
 	if n := strings.Count(out, "DevSlp: eligible"); n != 3 {
 		t.Errorf("%d drives eligible after min_power, want 3:\n%s", n, out)
+	}
+}
+
+func treeBytes(t *testing.T, root string) []byte {
+	t.Helper()
+	var b strings.Builder
+	if err := alpm.WriteTreeArchive(&b, root); err != nil {
+		t.Fatal(err)
+	}
+	return []byte(b.String())
+}
+
+func TestStatesNVMeSet(t *testing.T) {
+	root := statesFixture(t, "nvme-apst-ok")
+	before := treeBytes(t, root)
+	read := func(rel string) string {
+		b, _ := os.ReadFile(filepath.Join(root, rel))
+		return strings.TrimSpace(string(b))
+	}
+	// Held, then restored: the tree is byte-identical afterwards.
+	out, errOut, code := runStatesCmd(t, "states", "nvme-set", "--sysfs-root", root, "--latency-us", "5500", "--aspm-policy", "powersave", "--hold", "50ms")
+	if code != 0 || !strings.Contains(out, "class/nvme/nvme0/power/pm_qos_latency_tolerance_us: 100000 → 5500 (reads 5500)") ||
+		!strings.Contains(out, "restored module/pcie_aspm/parameters/policy: powersupersave") {
+		t.Errorf("hold: exit %d\n%s%s", code, out, errOut)
+	}
+	if string(treeBytes(t, root)) != string(before) {
+		t.Error("tree changed after --hold")
+	}
+	// Interrupted during the hold: restored, exit 1.
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	_, errOut, code = run(t, ctx, "states", "nvme-set", "--sysfs-root", root, "--apst", "off", "--hold", "1m")
+	if code != 1 || !strings.Contains(errOut, "interrupted; settings restored") || string(treeBytes(t, root)) != string(before) {
+		t.Errorf("interrupted: exit %d %q", code, errOut)
+	}
+	// A write that fails: the earlier ones are put back, exit 1 naming file and errno.
+	if os.Geteuid() != 0 {
+		os.Chmod(filepath.Join(root, "module/pcie_aspm/parameters/policy"), 0o444)
+		out, errOut, code = runStatesCmd(t, "states", "nvme-set", "--sysfs-root", root, "--default-latency-us", "0", "--apst", "off", "--aspm-policy", "performance")
+		if code != 1 || !strings.Contains(out, "FAILED: module/pcie_aspm/parameters/policy: write \"performance\"") || !strings.Contains(out, "permission denied") {
+			t.Errorf("failed write: exit %d\n%s%s", code, out, errOut)
+		}
+		if read("module/nvme_core/parameters/default_ps_max_latency_us") != "100000" || read("class/nvme/nvme0/power/pm_qos_latency_tolerance_us") != "100000" {
+			t.Error("changes left after a failed write")
+		}
+		os.Chmod(filepath.Join(root, "module/pcie_aspm/parameters/policy"), 0o644)
+	}
+	// Kept without --hold.
+	out, _, code = runStatesCmd(t, "states", "nvme-set", "--sysfs-root", root, "--apst", "off", "--json")
+	if code != 0 || read("class/nvme/nvme0/power/pm_qos_latency_tolerance_us") != "0" || !strings.Contains(out, `"restored": null`) {
+		t.Errorf("kept: exit %d %s", code, out)
+	}
+	out, _, code = runStatesCmd(t, "states", "nvme-set", "--sysfs-root", root, "--apst", "on")
+	if code != 0 || read("class/nvme/nvme0/power/pm_qos_latency_tolerance_us") != "100000" {
+		t.Errorf("on: exit %d %s", code, out)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "nothing to set"},
+		{[]string{"--latency-us", "-3"}, "--latency-us"},
+		{[]string{"--apst", "maybe"}, "want on or off"},
+		{[]string{"--aspm-policy", "powersuper"}, "did you mean powersupersave?"},
+		{[]string{"--latency-us", "1", "--apst", "on"}, "give one"},
+		{[]string{"--controller", "sda", "--apst", "on"}, "not a controller name"},
+	} {
+		_, errOut, code := runStatesCmd(t, append([]string{"states", "nvme-set", "--sysfs-root", root}, tc.args...)...)
+		if code != 2 || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%v: exit %d %q", tc.args, code, errOut)
+		}
+	}
+	if string(treeBytes(t, root)) != string(before) {
+		t.Error("tree changed by refused commands")
 	}
 }

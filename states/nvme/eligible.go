@@ -246,12 +246,13 @@ func deepestUsed(p *KernelPlan) int {
 	return -1
 }
 
+// reaches: the table takes an idle controller from PS0 to ps or deeper.
 func reaches(e []APSTEntry, ps int) bool {
 	if ps < 0 {
 		return true
 	}
 	for _, s := range Reached(e, 0) {
-		if s.ITPS == ps {
+		if s.ITPS >= ps {
 			return true
 		}
 	}
