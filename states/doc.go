@@ -31,7 +31,8 @@
 //     Controller, the APST feature and the power state (ioctl, nvme-cli
 //     output or raw dumps); reproduces the kernel's APST table and quirks;
 //     names every failed APST/ASPM precondition; sets the latency
-//     tolerance and the ASPM policy with a Guard that restores them.
+//     tolerance and the ASPM policy with a Guard that restores them;
+//     nvme/sim simulates an NVMe drive's power states, APST timers and link.
 //   - drivesim: simulated drives for the meter emulators: power per rail as
 //     a drive moves through its states, driven by I/O, the ALPM policy
 //     (read from a SimHost), the DEVSLP pin and port power.
