@@ -49,6 +49,7 @@ checked before the target is opened or created.`,
 		f.Int("rt-priority", 0, "run the issuing thread SCHED_FIFO at this priority (1-99; needs CAP_SYS_NICE)")
 		f.Bool("json", false, "print the result as JSON")
 		f.String("chart", "", "draw the per-second IOPS series (the consistency chart) to this .png or .svg")
+		addOverwriteFlag(f, "the --events and --chart files")
 		return c
 	})
 }
@@ -89,6 +90,9 @@ func runBench(cmd *cobra.Command, _ []string) error {
 		}
 	}
 	write := strings.Contains(pat, "write") || pat == "consistency"
+	if err := wlCheckOutputs(cmd, tpath); err != nil {
+		return err
+	}
 	tgt, err := wlOpenTarget(cmd, tpath, target.Options{Write: write, Read: !write, Size: size})
 	if err != nil {
 		return err
@@ -99,5 +103,5 @@ func runBench(cmd *cobra.Command, _ []string) error {
 		return usageErr("target %s (%d bytes): %v", tpath, tgt.Size(), err)
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "bench %s on %s (%d bytes), QD %d, %v\n", pat, tpath, tgt.Size(), cfg.QD, cfg.Duration)
-	return wlRun(cmd, cfg, src, tgt)
+	return wlRun(cmd, cfg, src, tgt, tpath)
 }

@@ -48,7 +48,9 @@ the built-in emulated hub with simulated drives.`,
 
 func addMeasureFlags(c *cobra.Command) {
 	f := c.Flags()
-	f.String("out", "", "output directory (default idlewatt-<command>-<time>)")
+	f.String("out", "", "output directory, new or empty (default idlewatt-<command>-<time>)")
+	addOverwriteFlag(f, "the files of a run already in --out")
+	f.Bool("keep-scratch", false, "keep the emulator's scratch drive images drive-pN.img in --out (config keep_scratch)")
 	f.Bool("json", false, "print measure.json instead of the summary")
 	f.Bool("quiet", false, "no progress lines")
 }
@@ -115,6 +117,7 @@ func runMeasure(cmd *cobra.Command, rc rig.Config, plan rig.Plan) error {
 	if out == "" {
 		out = defaultOut(cmd.Name())
 	}
+	setRunOutput(cmd, &rc)
 	if !optBool(cmd, "quiet", "") {
 		plan.Progress = cmd.ErrOrStderr()
 	}
@@ -136,9 +139,9 @@ func runMeasure(cmd *cobra.Command, rc rig.Config, plan rig.Plan) error {
 				context.Cause(cmd.Context()), out)
 		}
 		if res == nil {
-			return failErr("%v", err)
+			return meterOpenErr(err)
 		}
-		return failErr("%v (what was recorded is in %s)", err, out)
+		return failErr("%w (what was recorded is in %s)", err, out)
 	}
 	for _, v := range res.DevSlp {
 		if !v.Pass && plan.DevSlp && cmd.Name() == "verify" {
@@ -146,6 +149,13 @@ func runMeasure(cmd *cobra.Command, rc rig.Config, plan rig.Plan) error {
 		}
 	}
 	return nil
+}
+
+// setRunOutput sets the run directory's rules: --overwrite, the config file
+// as an input, and whether scratch drive images are kept.
+func setRunOutput(cmd *cobra.Command, rc *rig.Config) {
+	rc.Out = outOptions(cmd, "", configPath(cmd))
+	rc.KeepScratch = optBool(cmd, "keep-scratch", "keep_scratch")
 }
 
 func meterLabel(rc rig.Config) string {
@@ -195,6 +205,11 @@ func printMeasureHeadline(w io.Writer, res *rig.Result) {
 		s := q[0].Samples
 		fmt.Fprintf(w, "data: %d samples per drive, %d dropped, %d CRC errors; clock residual %.3f ms\n",
 			s.Count, s.Dropped, s.CRCErrors, rep.Alignment.ResidualRMSMS)
+	}
+	// The report's notes (missing samples, meter restarts, negative
+	// readings, …) are part of the result, as `report` prints them.
+	for _, n := range rep.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
 	}
 	abs, _ := filepath.Abs(res.Out)
 	fmt.Fprintf(w, "\nwritten to %s (report.md, report.json, summary.csv, measure.json, charts, capture)\n", abs)

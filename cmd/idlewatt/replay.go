@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"github.com/idlewatt/idlewatt/analysis/chart"
 	"io"
-	"os"
 	"slices"
 	"strconv"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/internal/outfile"
 	"github.com/idlewatt/idlewatt/workload/replay"
 	"github.com/idlewatt/idlewatt/workload/target"
 	"github.com/idlewatt/idlewatt/workload/trace"
@@ -53,6 +53,7 @@ and writes are skipped and counted. Progress goes to stderr once a second.`,
 		f.Bool("allow-sparse", false, "read a file with holes as it is (reads of holes never reach the drive; the result says sparse)")
 		f.Bool("direct", true, "O_DIRECT (falls back to buffered where refused)")
 		f.String("events", "", "write every I/O as CSV (issue_ns,complete_ns,op,offset,size,err) to this file")
+		addOverwriteFlag(f, "the --events file")
 		f.Int("rt-priority", 0, "run the issuing thread SCHED_FIFO at this priority (1-99; needs CAP_SYS_NICE)")
 		f.Bool("json", false, "print the result as JSON")
 		return c
@@ -64,6 +65,9 @@ func runReplay(cmd *cobra.Command, _ []string) error {
 	tpath := optString(cmd, "target", "replay.target")
 	if path == "" || tpath == "" {
 		return usageErr("replay: --trace and --target are required")
+	}
+	if err := wlCheckOutputs(cmd, path, tpath); err != nil {
+		return err
 	}
 	cfg, err := wlConfig(cmd, "replay")
 	if err != nil {
@@ -115,7 +119,7 @@ func runReplay(cmd *cobra.Command, _ []string) error {
 	defer src.Close()
 	fmt.Fprintf(cmd.ErrOrStderr(), "replaying %s (%s, %d ops over %v) on %s, %s timing, QD %d\n",
 		path, src.Format, st.Ops, st.Duration().Round(time.Millisecond), tpath, cfg.Timing, cfg.QD)
-	return wlRun(cmd, cfg, src, tgt)
+	return wlRun(cmd, cfg, src, tgt, path, tpath)
 }
 
 // wlConfig reads the options replay and bench share.
@@ -179,6 +183,40 @@ func wlOpenTarget(cmd *cobra.Command, path string, opt target.Options) (*target.
 	return t, nil
 }
 
+// wlOutputs are the files replay and bench write: --events and --chart.
+func wlOutputs(cmd *cobra.Command) []struct{ flag, path string } {
+	var outs []struct{ flag, path string }
+	for _, fl := range []string{"events", "chart"} {
+		if p := optString(cmd, fl, ""); p != "" {
+			outs = append(outs, struct{ flag, path string }{fl, p})
+		}
+	}
+	return outs
+}
+
+// wlOutOptions are the output rules of replay and bench: the trace and the
+// target are inputs no output may be.
+func wlOutOptions(cmd *cobra.Command, inputs ...string) outfile.Options {
+	return outOptions(cmd, "", inputs...)
+}
+
+// wlCheckOutputs refuses --events or --chart before anything is read or
+// created (the trace and the target are inputs).
+func wlCheckOutputs(cmd *cobra.Command, inputs ...string) error {
+	outs := wlOutputs(cmd)
+	for i, o := range outs {
+		if err := outfile.Check(o.path, wlOutOptions(cmd, inputs...)); err != nil {
+			return usageErr("%s: --%s %w", cmd.Name(), o.flag, err)
+		}
+		for _, p := range outs[:i] {
+			if p.path == o.path {
+				return usageErr("%s: --%s and --%s name the same file %s", cmd.Name(), p.flag, o.flag, o.path)
+			}
+		}
+	}
+	return nil
+}
+
 // targetInfo is what the result says about the target.
 func targetInfo(t *target.Target) replay.TargetInfo {
 	return replay.TargetInfo{Path: t.RealPath(), Block: t.IsBlock(), Created: t.Created(), Filled: t.Filled(),
@@ -186,16 +224,29 @@ func targetInfo(t *target.Target) replay.TargetInfo {
 }
 
 // wlRun replays and prints the result.
-func wlRun(cmd *cobra.Command, cfg replay.Config, src trace.Reader, tgt *target.Target) error {
+func wlRun(cmd *cobra.Command, cfg replay.Config, src trace.Reader, tgt *target.Target, inputs ...string) (err error) {
 	var onEvent func(capture.IOEvent)
 	if p := optString(cmd, "events", ""); p != "" {
-		f, err := os.Create(p)
-		if err != nil {
-			return failErr("%v", err)
+		f, oerr := outfile.Create(p, wlOutOptions(cmd, inputs...))
+		if oerr != nil {
+			if errors.Is(oerr, outfile.ErrRefused) {
+				return usageErr("%s: --events %w", cmd.Name(), oerr)
+			}
+			return failErr("%s: --events %w", cmd.Name(), oerr)
 		}
-		defer f.Close()
+		defer f.Abort() // no-op after Commit
 		w := bufio.NewWriterSize(f, 256<<10)
-		defer w.Flush()
+		// The events of whatever ran are kept, also when the run failed
+		// or was interrupted; a failed write keeps an old file instead.
+		defer func() {
+			cerr := w.Flush()
+			if cerr == nil {
+				cerr = f.Commit()
+			}
+			if cerr != nil && err == nil {
+				err = failErr("%s: --events %w", cmd.Name(), cerr)
+			}
+		}()
 		w.WriteString("issue_ns,complete_ns,op,offset,size,err\n")
 		var b []byte
 		onEvent = func(ev capture.IOEvent) {
@@ -219,7 +270,7 @@ func wlRun(cmd *cobra.Command, cfg replay.Config, src trace.Reader, tgt *target.
 	res, err := replay.Run(cmd.Context(), cfg, src, tgt, onEvent)
 	res.Target = targetInfo(tgt)
 	if p := optString(cmd, "chart", ""); p != "" && len(res.PerSecond) > 0 {
-		if cerr := iopsChart(p, tgt.Path(), res); cerr != nil {
+		if cerr := iopsChart(p, tgt.Path(), res, wlOutOptions(cmd, inputs...)); cerr != nil {
 			fmt.Fprintf(cmd.ErrOrStderr(), "warning: IOPS chart: %v\n", cerr)
 		}
 	}
@@ -308,7 +359,7 @@ func describeTarget(r *replay.Result) string {
 func ms(d time.Duration) float64 { return float64(d) / 1e6 }
 
 // iopsChart draws the per-second IOPS series (the consistency chart).
-func iopsChart(path, name string, res replay.Result) error {
+func iopsChart(path, name string, res replay.Result, o outfile.Options) error {
 	s := chart.IOPSSeries{Name: name}
 	for i, n := range res.PerSecond {
 		s.T = append(s.T, float64(i))
@@ -321,5 +372,5 @@ func iopsChart(path, name string, res replay.Result) error {
 	if err != nil {
 		return err
 	}
-	return fig.Save(path)
+	return fig.SaveWith(path, o)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/internal/outfile"
 	"github.com/idlewatt/idlewatt/internal/rig"
 	"github.com/spf13/cobra"
 )
@@ -26,6 +27,7 @@ func init() {
 		f.String("settle", "500ms", "settle tail after each busy interval (config report.settle)")
 		f.IntSlice("ports", nil, "only these drive ports")
 		f.Bool("json", false, "print report.json to stdout instead of the headline")
+		addOverwriteFlag(f, "report files already in --out")
 		return c
 	})
 }
@@ -54,19 +56,34 @@ func runReport(cmd *cobra.Command, args []string) error {
 	if out == "" {
 		out = path + ".report"
 	}
+	// Refuse before the analysis, not after it.
+	oo := outOptions(cmd, "", path)
+	if err := outfile.CheckDir(out); err != nil {
+		return usageErr("report: --out %w", err)
+	}
+	if err := outfile.CheckAll(out, append(analysis.ReportFiles, rig.FileStates), oo); err != nil {
+		return usageErr("report: %w", err)
+	}
 	r, err := analyzeCapture(path, opts)
 	if err != nil {
 		return err
 	}
-	if err := r.WriteFiles(out); err != nil {
-		return failErr("writing report into %s: %v", out, err)
-	}
 	// Interface states with hysteresis, transitions and latencies
 	// (states.json and a section of report.md).
-	if st, err := sa.Reports(path); err != nil {
-		fmt.Fprintf(cmd.ErrOrStderr(), "note: state detection: %v\n", err)
-	} else if err := rig.WriteStates(out, st); err != nil {
-		return failErr("writing states.json into %s: %v", out, err)
+	wo := analysis.WriteOptions{Out: oo}
+	st, serr := sa.Reports(path)
+	if serr != nil {
+		fmt.Fprintf(cmd.ErrOrStderr(), "note: state detection: %v\n", serr)
+	} else {
+		wo.MarkdownAppendix = rig.StatesMarkdown(st)
+	}
+	if err := r.WriteFilesWith(out, wo); err != nil {
+		return failErr("writing report into %s: %w", out, err)
+	}
+	if serr == nil {
+		if err := rig.WriteStates(out, st, oo); err != nil {
+			return failErr("writing states.json into %s: %w", out, err)
+		}
 	}
 	w := cmd.OutOrStdout()
 	if optBool(cmd, "json", "") {
@@ -86,7 +103,7 @@ func analyzeCapture(path string, opts analysis.Options) (*analysis.Report, error
 	case err == nil:
 		return r, nil
 	case errors.Is(err, os.ErrNotExist), errors.Is(err, capture.ErrNotCapture), errors.Is(err, capture.ErrVersion),
-		errors.Is(err, capture.ErrTruncated), errors.Is(err, analysis.ErrNoSuchPort), errors.Is(err, analysis.ErrNoChannels),
+		errors.Is(err, capture.ErrTruncated), errors.Is(err, capture.ErrInvalid), errors.Is(err, analysis.ErrNoSuchPort), errors.Is(err, analysis.ErrNoChannels),
 		errors.Is(err, analysis.ErrOptions):
 		return nil, inputErr(err)
 	}

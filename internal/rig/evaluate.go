@@ -11,6 +11,7 @@ import (
 	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/analysis/chart"
 	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/internal/outfile"
 	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/states/detect"
 	"github.com/idlewatt/idlewatt/states/devslp"
@@ -223,7 +224,7 @@ func ProfileLevels(p drivesim.Profile) detect.Levels {
 }
 
 // CycleChart draws one cycle with its verdict's timings, in ms from assertion.
-func CycleChart(name string, c CycleSamples, res devslp.Result, limit units.Watts, out string) error {
+func CycleChart(name string, c CycleSamples, res devslp.Result, limit units.Watts, out string, o outfile.Options) error {
 	if len(c.Samples) == 0 {
 		return fmt.Errorf("cycle %d on port %d: no samples", c.Timing.Cycle, c.Port)
 	}
@@ -272,7 +273,7 @@ func CycleChart(name string, c CycleSamples, res devslp.Result, limit units.Watt
 	if err != nil {
 		return err
 	}
-	return fig.Save(out)
+	return fig.SaveWith(out, o)
 }
 
 // devslpEvaluate judges one cycle with the options the run used.

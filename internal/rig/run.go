@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/internal/hostclock"
+	"github.com/idlewatt/idlewatt/internal/outfile"
 	"github.com/idlewatt/idlewatt/states/devslp"
 	"github.com/idlewatt/idlewatt/units"
 	"github.com/idlewatt/idlewatt/workload/replay"
@@ -135,15 +135,22 @@ func Run(ctx context.Context, cfg Config, out string, plan Plan) (*Result, error
 	}
 	res.Battery = batteryLife(rep, plan.Battery)
 	res.ElapsedS = time.Since(start).Seconds()
-	if err := rep.WriteFiles(out); err != nil {
+	st, serr := sa.Reports(res.Capture)
+	wo := analysis.WriteOptions{Out: r.cfg.Out}
+	if serr != nil {
+		res.Notes = append(res.Notes, fmt.Sprintf("state detection: %v", serr))
+	} else {
+		wo.MarkdownAppendix = StatesMarkdown(st)
+	}
+	if err := rep.WriteFilesWith(out, wo); err != nil {
 		runErr = errors.Join(runErr, fmt.Errorf("writing the report: %w", err))
 	}
-	if st, err := sa.Reports(res.Capture); err != nil {
-		res.Notes = append(res.Notes, fmt.Sprintf("state detection: %v", err))
-	} else if err := WriteStates(out, st); err != nil {
-		runErr = errors.Join(runErr, fmt.Errorf("writing states.json: %w", err))
+	if serr == nil {
+		if err := WriteStates(out, st, r.cfg.Out); err != nil {
+			runErr = errors.Join(runErr, fmt.Errorf("writing states.json: %w", err))
+		}
 	}
-	if err := res.writeJSON(filepath.Join(out, "measure.json")); err != nil {
+	if err := res.writeJSON(filepath.Join(out, "measure.json"), r.cfg.Out); err != nil {
 		runErr = errors.Join(runErr, err)
 	}
 	return res, runErr
@@ -192,7 +199,7 @@ func (res *Result) judgeDevSlp(r *Rig, timings map[int][]devslp.Timing) error {
 			opt.Limit = 0.005
 		}
 		rr := devslp.Evaluate(c.Timing, c.Samples, opt)
-		if err := CycleChart(d.Config.Name, c, rr, opt.Limit, filepath.Join(res.Out, fmt.Sprintf("devslp-p%d.png", port))); err != nil {
+		if err := CycleChart(d.Config.Name, c, rr, opt.Limit, filepath.Join(res.Out, fmt.Sprintf("devslp-p%d.png", port)), r.cfg.Out); err != nil {
 			res.Notes = append(res.Notes, fmt.Sprintf("devslp chart port %d: %v", port, err))
 		}
 	}
@@ -216,12 +223,12 @@ func batteryLife(rep *analysis.Report, b Battery) []BatteryLife {
 	return out
 }
 
-func (res *Result) writeJSON(path string) error {
+func (res *Result) writeJSON(path string, o outfile.Options) error {
 	b, err := json.MarshalIndent(res, "", "  ")
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(path, append(b, '\n'), 0o644)
+	return outfile.WriteFile(path, append(b, '\n'), o)
 }
 
 // progress prints a status line once a second until the returned stop is called.

@@ -1,17 +1,18 @@
 package rig
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/internal/outfile"
 	"github.com/idlewatt/idlewatt/states/detect"
 	"github.com/idlewatt/idlewatt/states/drivesim"
 )
@@ -318,9 +319,10 @@ func latencyStat(v []float64, cause string) LatencyStat {
 	return LatencyStat{Count: len(v), Cause: cause, MeanMs: sum / float64(len(v)), P50Ms: v[len(v)/2], MaxMs: v[len(v)-1]}
 }
 
-// WriteStates writes states.json into dir and appends a section to
-// dir/report.md (if it exists).
-func WriteStates(dir string, reps []StateReport) error {
+// WriteStates writes states.json into dir under o (internal/outfile). The
+// Markdown section for report.md is StatesMarkdown, passed to
+// analysis.Report.WriteFilesWith so report.md is written once, whole.
+func WriteStates(dir string, reps []StateReport, o outfile.Options) error {
 	b, err := json.MarshalIndent(struct {
 		Schema string        `json:"schema"`
 		Drives []StateReport `json:"drives"`
@@ -328,18 +330,17 @@ func WriteStates(dir string, reps []StateReport) error {
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(dir, "states.json"), append(b, '\n'), 0o644); err != nil {
-		return err
-	}
-	f, err := os.OpenFile(filepath.Join(dir, "report.md"), os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		if os.IsNotExist(err) {
-			return nil
-		}
-		return err
-	}
-	defer f.Close()
-	return writeStatesMarkdown(f, reps)
+	return outfile.WriteFile(filepath.Join(dir, FileStates), append(b, '\n'), o)
+}
+
+// FileStates is states.json's name in a run or report directory.
+const FileStates = "states.json"
+
+// StatesMarkdown is report.md's section on the interface states.
+func StatesMarkdown(reps []StateReport) []byte {
+	var b bytes.Buffer
+	writeStatesMarkdown(&b, reps) // a bytes.Buffer does not fail
+	return b.Bytes()
 }
 
 func writeStatesMarkdown(w io.Writer, reps []StateReport) error {
