@@ -36,7 +36,10 @@ const (
 // aspm_ctrl_attrs).
 var linkFiles = []string{"clkpm", "l0s_aspm", "l1_aspm", "l1_1_aspm", "l1_2_aspm", "l1_1_pcipm", "l1_2_pcipm"}
 
-var rePCI = regexp.MustCompile(pciAddrRegex)
+var (
+	rePCI  = regexp.MustCompile(pciAddrRegex)
+	reCtrl = regexp.MustCompile(`^nvme[0-9]+$`)
+)
 
 // Options say where else to read controller data from.
 type Options struct {
@@ -144,6 +147,9 @@ func Discover(fsys alpm.FS, root string, opt Options) *System {
 		d.problem(classNVMe, err)
 	}
 	for _, e := range entries {
+		if !reCtrl.MatchString(e.Name()) {
+			continue // not a controller (nothing else lives here on Linux; a hand-made tree may differ)
+		}
 		d.sys.Ctrls = append(d.sys.Ctrls, d.readController(e.Name()))
 	}
 	sort.Slice(d.sys.Ctrls, func(i, j int) bool { return natLess(d.sys.Ctrls[i].Name, d.sys.Ctrls[j].Name) })
