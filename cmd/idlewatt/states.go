@@ -17,6 +17,7 @@ import (
 	"github.com/idlewatt/idlewatt/internal/outfile"
 	"github.com/idlewatt/idlewatt/states/alpm"
 	"github.com/idlewatt/idlewatt/states/nvme"
+	nvmesim "github.com/idlewatt/idlewatt/states/nvme/sim"
 )
 
 // Settings: --sysfs-root / config key sysfs_root / IDLEWATT_SYSFS_ROOT,
@@ -102,11 +103,17 @@ the tree is not reprogrammed).`,
 			Long: `Builds a writable sysfs tree with one AHCI port per simulated drive, as the
 emulator does: a DevSlp-capable mobile HBA (CAP2 SDS, SADM, DESO; PxDEVSLP.DSP
 set), each drive supporting HIPM, DIPM and DevSlp, policies at
-med_power_with_dipm. Try: idlewatt states --sysfs-root DIR.`,
+med_power_with_dipm. With --nvme PROFILE,… it also adds one NVMe controller
+per built-in simulated NVMe drive (980pro-1tb, 660p-1tb: power-state tables
+as the drives report them) as a well-tuned laptop has it (powersupersave,
+L1.2 on, tolerance 100000 µs, the kernel's APST table); --drives 0 leaves
+out SATA. Writes to it with states nvme-set reprogram the simulated table.
+Try: idlewatt states --sysfs-root DIR.`,
 			Args: cobra.ExactArgs(1),
 			RunE: runStatesSimulate,
 		}
-		sim.Flags().Int("drives", 2, "number of simulated drives")
+		sim.Flags().Int("drives", 2, "number of simulated SATA drives (0 with --nvme: none)")
+		sim.Flags().StringSlice("nvme", nil, "simulated NVMe drives to add (980pro-1tb, 660p-1tb)")
 		addOverwriteFlag(sim.Flags(), "the files of a tree already in DIR")
 		c.AddCommand(sim)
 		return c
@@ -340,8 +347,21 @@ func runStatesSimulate(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	if n < 1 || n > 26 {
-		return usageErr("--drives %d: want 1 to 26", n)
+	nvmeNames, _ := cmd.Flags().GetStringSlice("nvme")
+	var profiles []nvmesim.Profile
+	for _, name := range nvmeNames {
+		p, ok := nvmesim.ProfileByName(name)
+		if !ok {
+			var all []string
+			for _, q := range nvmesim.Profiles() {
+				all = append(all, q.Name)
+			}
+			return usageErr("--nvme %q: no such simulated NVMe drive (one of %s)", name, strings.Join(all, ", "))
+		}
+		profiles = append(profiles, p)
+	}
+	if min := map[bool]int{true: 0, false: 1}[len(profiles) > 0]; n < min || n > 26 {
+		return usageErr("--drives %d: want %d to 26", n, min)
 	}
 	// A tree is built only in a new or empty directory (or rebuilt over one
 	// with --overwrite): DIR could otherwise be any directory, /sys included.
@@ -354,11 +374,20 @@ func runStatesSimulate(cmd *cobra.Command, args []string) error {
 			Firmware: "SIM1", Sectors: 500118192, HIPM: true, DIPM: true, DIPMEnabled: true, DevSlp: true,
 			Log: true, LogValid: true, MDATms: 10, DETOms: 20}
 	}
-	h, err := alpm.NewSimHost(args[0], drives)
-	if err != nil {
-		return failErr("simulate: %v", err)
+	root := args[0]
+	if n > 0 {
+		h, err := alpm.NewSimHost(args[0], drives)
+		if err != nil {
+			return failErr("simulate: %v", err)
+		}
+		root = h.Root
 	}
-	fmt.Fprintf(cmd.OutOrStdout(), "%s\n", h.Root)
+	if len(profiles) > 0 {
+		if err := nvmesim.BuildHost(root, profiles); err != nil {
+			return failErr("simulate: %v", err)
+		}
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "%s\n", root)
 	return nil
 }
 

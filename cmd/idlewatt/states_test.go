@@ -311,3 +311,39 @@ func TestStatesNVMeSet(t *testing.T) {
 		t.Error("tree changed by refused commands")
 	}
 }
+
+// A simulated NVMe laptop: eligible as built; nvme-set reprograms the
+// simulated drives' APST tables, and --hold puts everything back.
+func TestStatesSimulateNVMe(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sys")
+	out, errOut, code := runStatesCmd(t, "states", "simulate", dir, "--drives", "0", "--nvme", "980pro-1tb,660p-1tb")
+	if code != 0 || strings.TrimSpace(out) != dir {
+		t.Fatalf("exit %d %q %s", code, out, errOut)
+	}
+	before := treeBytes(t, dir)
+	out, _, _ = runStatesCmd(t, "states", "--sysfs-root", dir)
+	if n := strings.Count(out, "APST/ASPM: eligible"); n != 2 || !strings.Contains(out, "SATA: no hosts") {
+		t.Errorf("%d eligible:\n%s", n, out)
+	}
+	if _, e, code := runStatesCmd(t, "states", "nvme-set", "--sysfs-root", dir, "--latency-us", "5500"); code != 0 {
+		t.Fatalf("nvme-set: %d %s", code, e)
+	}
+	out, _, _ = runStatesCmd(t, "states", "--sysfs-root", dir)
+	if n := strings.Count(out, "APSTE enabled; PS0 → PS3 after 100 ms"); n != 2 || strings.Count(out, "failed: latency tolerance\n") != 2 {
+		t.Errorf("after 5500:\n%s", out)
+	}
+	if _, e, code := runStatesCmd(t, "states", "nvme-set", "--sysfs-root", dir, "--latency-us", "100000"); code != 0 {
+		t.Fatalf("nvme-set back: %d %s", code, e)
+	}
+	if string(treeBytes(t, dir)) != string(before) {
+		t.Error("tree differs after setting the tolerance back")
+	}
+	_, errOut, code = runStatesCmd(t, "states", "simulate", filepath.Join(t.TempDir(), "x"), "--nvme", "990pro")
+	if code != 2 || !strings.Contains(errOut, `"990pro": no such simulated NVMe drive (one of 980pro-1tb, 660p-1tb)`) {
+		t.Errorf("unknown profile: %d %q", code, errOut)
+	}
+	_, errOut, code = runStatesCmd(t, "states", "simulate", filepath.Join(t.TempDir(), "y"), "--drives", "0")
+	if code != 2 || !strings.Contains(errOut, "--drives 0: want 1 to 26") {
+		t.Errorf("no drives: %d %q", code, errOut)
+	}
+}

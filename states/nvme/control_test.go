@@ -58,12 +58,15 @@ func TestGuardSetsAndRestoresEverything(t *testing.T) {
 	if err != nil || !ch.OK() || ch.Previous != "100000" || ch.ReadBack != "5500" {
 		t.Fatalf("%+v %v", ch, err)
 	}
-	// The tree now shows the kernel's consequence for discovery: PS4 out.
+	// The tree now shows the kernel's consequence: SimFS reprogrammed the
+	// drive's table without PS4, which matches the kernel's rule again.
 	sys := Open(root, Options{})
-	// (The fixture's feature file still holds the old table: SimFS does
-	// not reprogram the drive, so the table only "differs".)
-	if strings.Join(sys.Ctrls[0].Eligibility.Failed, ",") != "latency tolerance" {
-		t.Errorf("after 5500: %v", sys.Ctrls[0].Eligibility.Failed)
+	c0 := sys.Ctrls[0]
+	if strings.Join(c0.Eligibility.Failed, ",") != "latency tolerance" || c0.APST.Entries[0] != (APSTEntry{ITPS: 3, ITPTms: 100}) {
+		t.Errorf("after 5500: %v %+v", c0.Eligibility.Failed, c0.APST.Entries[:5])
+	}
+	if ch := c0.Eligibility.Checks[4]; ch.Name != CheckTable || !strings.Contains(ch.Detail, "matches the kernel's rule") {
+		t.Errorf("%+v", ch)
 	}
 	if ch := g.SetDefaultLatency(0); !ch.OK() || ch.Previous != "100000" {
 		t.Errorf("%+v", ch)

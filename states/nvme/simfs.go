@@ -3,6 +3,7 @@ package nvme
 import (
 	"fmt"
 	"io/fs"
+	"path"
 	"strconv"
 	"strings"
 	"syscall"
@@ -17,7 +18,10 @@ import (
 // fail with EINVAL (pcie_aspm_set_policy); a latency tolerance must be
 // auto, any or 0…2^31−1 (pm_qos_latency_tolerance_us_store); a module
 // parameter must be an unsigned number (param_set_ulong). Everything else
-// passes through. It does not reprogram the simulated drive's APST table.
+// passes through. A new tolerance reprograms the simulated drive as
+// nvme_set_latency_tolerance does: the controller's idlewatt_feature_0c.json,
+// if the tree has one, gets the table PlanAPST builds from the tree's
+// Identify file, the new tolerance, its quirks and the nvme_core parameters.
 func SimFS(fsys alpm.FS) alpm.FS { return simFS{fsys} }
 
 type simFS struct{ alpm.FS }
@@ -48,10 +52,32 @@ func (s simFS) WriteFile(name string, data []byte) error {
 		if _, err := ParseTolerance(v); err != nil {
 			return bad
 		}
+		if err := s.FS.WriteFile(name, data); err != nil {
+			return err
+		}
+		s.reprogram(strings.TrimSuffix(name, "/"+fTolerance))
+		return nil
 	case strings.HasPrefix(name, nvmeCoreDir+"/") && !strings.HasSuffix(name, "/force_apst"):
 		if _, err := strconv.ParseUint(v, 0, 64); err != nil {
 			return bad
 		}
 	}
 	return s.FS.WriteFile(name, data)
+}
+
+// reprogram rewrites the APST feature file of the controller at dir
+// (class/nvme/nvmeN) after its tolerance changed. Trees without Identify
+// or feature files are left alone.
+func (s simFS) reprogram(dir string) {
+	name := path.Base(dir)
+	sys := Discover(s.FS, "", Options{})
+	for _, c := range sys.Ctrls {
+		if c.Name != name || c.Kernel == nil {
+			continue
+		}
+		e := make([]APSTEntry, apstEntries)
+		copy(e, c.Kernel.Entries)
+		a := &APST{Enabled: new(c.Kernel.Enabled), Entries: e}
+		_ = s.FS.WriteFile(path.Join(dir, fFeature0C), a.APSTJSON()) // absent: nothing to reprogram
+	}
 }

@@ -168,5 +168,12 @@ func (w *treeWriter) link(rel, target string) {
 		w.err = err
 		return
 	}
+	// Rebuilding a tree replaces its own links; anything else in the way
+	// (a file, a directory) is an error, never removed.
+	if fi, err := os.Lstat(p); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+		if w.err = os.Remove(p); w.err != nil {
+			return
+		}
+	}
 	w.err = os.Symlink(r, p)
 }

@@ -170,3 +170,19 @@ func TestTruthLog(t *testing.T) {
 		t.Errorf("%+v %+v", tr[4], tr[5])
 	}
 }
+
+func TestBuildHost(t *testing.T) {
+	dir := t.TempDir()
+	if err := BuildHost(dir, Profiles()); err != nil {
+		t.Fatal(err)
+	}
+	sys := nvme.Open(dir, nvme.Options{})
+	if len(sys.Ctrls) != 2 || len(sys.Problems) != 0 {
+		t.Fatalf("%+v", sys)
+	}
+	for _, c := range sys.Ctrls {
+		if !c.Eligibility.Eligible() {
+			t.Errorf("%s: %v %+v", c.Name, c.Eligibility.Failed, c.Eligibility.Checks)
+		}
+	}
+}
