@@ -338,6 +338,10 @@ func TestStatesSimulateNVMe(t *testing.T) {
 	if string(treeBytes(t, dir)) != string(before) {
 		t.Error("tree differs after setting the tolerance back")
 	}
+	// --overwrite rebuilds over the tree's own files and links.
+	if _, e, code := runStatesCmd(t, "states", "simulate", dir, "--drives", "1", "--nvme", "660p-1tb", "--overwrite"); code != 0 {
+		t.Errorf("rebuild: exit %d %s", code, e)
+	}
 	_, errOut, code = runStatesCmd(t, "states", "simulate", filepath.Join(t.TempDir(), "x"), "--nvme", "990pro")
 	if code != 2 || !strings.Contains(errOut, `"990pro": no such simulated NVMe drive (one of 980pro-1tb, 660p-1tb)`) {
 		t.Errorf("unknown profile: %d %q", code, errOut)
