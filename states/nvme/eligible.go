@@ -60,8 +60,8 @@ func Eligible(sys *System, c *Controller) alpm.Eligibility {
 		add(CheckQuirk, alpm.StatusFail, "%s: the kernel turns APST off; nvme_core.force_apst=1 (at boot) overrides it, at the risk the quirk names", strings.Join(qmsg, "; "))
 	case q&QuirkNoDeepestPS != 0 && !force:
 		deep := "the deepest state"
-		if id != nil {
-			deep = fmt.Sprintf("PS%d", id.NPSS)
+		if id != nil && len(id.PowerStates) > 0 {
+			deep = fmt.Sprintf("PS%d", len(id.PowerStates)-1)
 		}
 		add(CheckQuirk, alpm.StatusFail, "%s: the kernel never uses %s; nvme_core.force_apst=1 (at boot) overrides it", strings.Join(qmsg, "; "), deep)
 	case len(c.Quirks) > 0:
@@ -109,15 +109,13 @@ func Eligible(sys *System, c *Controller) alpm.Eligibility {
 		add(CheckTolerance, alpm.StatusUnknown, "no power-state table to compare %s %s with (%s)", tolFrom, usString(tol), noIdentifyHint)
 	case plan == nil || id.DeepestNonOperational() < 0:
 		add(CheckTolerance, alpm.StatusFail, "the controller has no non-operational state: APST has nowhere to go")
+	case deepestAllowed(id, q, force) < 0:
+		add(CheckTolerance, alpm.StatusOK, "no non-operational state is left after the quirk (see quirk)")
 	case tol == 0:
 		d := deepestAllowed(id, q, force)
 		add(CheckTolerance, alpm.StatusFail, "%s is 0, which turns APST off; %d µs or more would include PS%d (its exit latency)", tolFrom, id.PowerStates[d].ExitLatencyUs, d)
 	default:
 		d := deepestAllowed(id, q, force)
-		if d < 0 {
-			add(CheckTolerance, alpm.StatusOK, "no non-operational state is left after the quirk (see quirk)")
-			break
-		}
 		// Judge the tolerance on its own: were APST on (no NO_APST quirk,
 		// APSTA set), which states would it admit?
 		hyp := *id
@@ -226,7 +224,7 @@ func secondaryNote(p PowerState, sTol uint64) string {
 // deepestAllowed is the deepest non-operational state the quirks leave.
 func deepestAllowed(id *Identify, q Quirks, force bool) int {
 	for i := len(id.PowerStates) - 1; i >= 0; i-- {
-		if i == id.NPSS && q&QuirkNoDeepestPS != 0 && !force {
+		if i == len(id.PowerStates)-1 && q&QuirkNoDeepestPS != 0 && !force {
 			continue
 		}
 		if id.PowerStates[i].NonOperational {

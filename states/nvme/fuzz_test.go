@@ -1,6 +1,7 @@
 package nvme
 
 import (
+	"strings"
 	"testing"
 )
 
@@ -104,6 +105,38 @@ func FuzzParseSmall(f *testing.F) {
 		}
 		if raw, err := ParseHexDump(b, 16); err == nil && len(raw) != 16 {
 			t.Fatalf("%d bytes", len(raw))
+		}
+	})
+}
+
+// Eligible and the text output never panic, whatever Identify, tolerance,
+// quirks and tables they meet.
+func FuzzEligible(f *testing.F) {
+	f.Add(evoPlus.Encode(), uint32(100000), uint8(0), EncodeAPSTTable([]APSTEntry{{4, 100}}), true)
+	f.Add(a2000.Encode(), uint32(0), uint8(QuirkNoDeepestPS), make([]byte, 256), false)
+	f.Fuzz(func(t *testing.T, idb []byte, tol uint32, q uint8, table []byte, hasTol bool) {
+		id, err := DecodeIdentify(idb)
+		if err != nil {
+			return
+		}
+		sys := &System{ASPMPolicy: &ASPMPolicy{Current: "default"}}
+		c := &Controller{Name: "nvme0", State: "live", Identify: id, Quirks: []QuirkMatch{{Quirk: Quirks(q).String(), bits: Quirks(q) & (QuirkNoAPST | QuirkNoDeepestPS)}}}
+		if hasTol {
+			c.Tolerance = &Tolerance{Raw: "x", Us: uint64(tol)}
+		}
+		if e, err := DecodeAPSTTable(table); err == nil {
+			c.APST = &APST{Entries: e}
+		}
+		p := PlanAPST(id, c.effectiveTolerance(sys.Module), quirkBits(c.Quirks), sys.Module)
+		c.Kernel = &p
+		c.Eligibility = Eligible(sys, c)
+		if len(c.Eligibility.Checks) != 8 {
+			t.Fatalf("%d checks", len(c.Eligibility.Checks))
+		}
+		sys.Ctrls = []Controller{*c}
+		var b strings.Builder
+		if err := sys.WriteText(&b); err != nil {
+			t.Fatal(err)
 		}
 	})
 }

@@ -86,6 +86,9 @@ func PlanAPST(id *Identify, maxLatUs uint64, q Quirks, m ModuleParams) KernelPla
 		q &^= QuirkNoDeepestPS // nvme_init_identify clears it under force_apst
 	}
 	plan := KernelPlan{MaxLatencyUs: maxLatUs, Entries: make([]APSTEntry, len(id.PowerStates))}
+	// The descriptors decoded are PS0…PSnpss; a hand-built Identify whose
+	// NPSS disagrees with its table is taken by the table.
+	npss := len(id.PowerStates) - 1
 	apstEnabled := id.APSTA && (q&QuirkNoAPST == 0 || force)
 	primary := pTO != 0 && pTol != 0
 	if primary {
@@ -96,8 +99,10 @@ func PlanAPST(id *Identify, maxLatUs uint64, q Quirks, m ModuleParams) KernelPla
 	switch {
 	case !id.APSTA:
 		plan.Off = "APSTA clear: the controller does not support APST"
-	case id.NPSS > 31:
+	case npss > 31:
 		plan.Off = "NPSS invalid"
+	case npss < 0:
+		plan.Off = "no power-state descriptors"
 	case !apstEnabled:
 		plan.Off = "NO_APST quirk (force_apst not set)"
 	case maxLatUs == 0:
@@ -117,13 +122,13 @@ func PlanAPST(id *Identify, maxLatUs uint64, q Quirks, m ModuleParams) KernelPla
 	plan.Enabled = true
 	var target *APSTEntry
 	lastIndex := math.MaxInt // last_lt_index
-	for s := id.NPSS; s >= 0; s-- {
+	for s := npss; s >= 0; s-- {
 		v := &verdict[s]
 		if target != nil {
 			plan.Entries[s] = *target
 		}
 		p := id.PowerStates[s]
-		if s == id.NPSS && q&QuirkNoDeepestPS != 0 {
+		if s == npss && q&QuirkNoDeepestPS != 0 {
 			v.Reason, v.ExcludedByQuirk = "NO_DEEPEST_PS quirk: the deepest state is never used", true
 			continue
 		}

@@ -130,3 +130,14 @@ func TestReached(t *testing.T) {
 		t.Errorf("out of range: %+v", r)
 	}
 }
+
+func TestPlanAPSTInconsistentIdentify(t *testing.T) {
+	// NPSS says 4, the table has two states: no panic, the table rules.
+	id := &Identify{APSTA: true, NPSS: 4, PowerStates: []PowerState{{PS: 0}, {PS: 1, NonOperational: true, ExitLatencyUs: 100}}}
+	if p := PlanAPST(id, 100000, QuirkNoDeepestPS, ModuleParams{}); len(p.Entries) != 2 || p.States[1].Used {
+		t.Errorf("%+v", p)
+	}
+	if p := PlanAPST(&Identify{APSTA: true}, 100000, 0, ModuleParams{}); p.Enabled {
+		t.Errorf("empty: %+v", p)
+	}
+}
