@@ -133,7 +133,7 @@ func (l Link) Enabled(name string) *bool { return l.States[name] }
 type Tolerance struct {
 	Raw string `json:"raw"` // "100000", "auto", "any"
 	// Us is the kernel's ps_max_latency_us: Unlimited for auto/any.
-	Us uint64 `json:"us"`
+	Us uint64 `json:"tolerance_us"`
 }
 
 // Discover reads every NVMe controller under the tree. A missing class/nvme
