@@ -34,7 +34,7 @@ func runCompare(cmd *cobra.Command, args []string) error {
 	var reps []*analysis.Report
 	var labels []string
 	for _, a := range args {
-		r, err := analysis.LoadJSON(a)
+		r, err := loadReportJSON(cmd.Context(), a)
 		if err != nil {
 			return inputErr(err)
 		}

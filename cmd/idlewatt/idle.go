@@ -39,8 +39,8 @@ combination, and every setting is restored at the end and on Ctrl-C.`,
 		}
 		f := c.Flags()
 		f.String("policies", "max_performance,medium_power,med_power_with_dipm,min_power", "policies to compare, in order")
-		f.Duration("settle", 3*time.Second, "time after each policy change before measuring")
-		f.Duration("measure", 10*time.Second, "measurement window per policy")
+		durationFlag(f, "settle", 3*time.Second, "time after each policy change before measuring")
+		durationFlag(f, "measure", 10*time.Second, "measurement window per policy")
 		f.String("meter", "", "meter kind (overrides meter.kind)")
 		f.String("port", "", "meter port (overrides meter.port)")
 		f.String("sysfs-root", "", "sysfs tree whose SATA hosts get the policies (overrides sysfs_root; default /sys)")
@@ -142,7 +142,7 @@ func runIdle(cmd *cobra.Command, _ []string) error {
 	start := hostclock.Now()
 	stop := make(chan struct{})
 	if !optBool(cmd, "quiet", "") {
-		go func() {
+		goSafe(cmd.ErrOrStderr(), func() {
 			t := time.NewTicker(time.Second)
 			defer t.Stop()
 			for {
@@ -157,7 +157,7 @@ func runIdle(cmd *cobra.Command, _ []string) error {
 					fmt.Fprintln(cmd.ErrOrStderr())
 				}
 			}
-		}()
+		})
 	}
 	var windows []rig.PolicyWindow
 	var runErr error
@@ -181,7 +181,7 @@ func runIdle(cmd *cobra.Command, _ []string) error {
 	}
 	b, err := json.MarshalIndent(res, "", "  ")
 	if err != nil {
-		return failErr("idle: %v", err)
+		return failErr("idle: %w", err)
 	}
 	if err := outfile.WriteFile(filepath.Join(out, "idle.json"), append(b, '\n'), rc.Out); err != nil {
 		return failErr("idle: %w", err)
@@ -212,7 +212,7 @@ func runIdle(cmd *cobra.Command, _ []string) error {
 		fmt.Fprintf(w, "\nwritten to %s (idle.json, capture)\n", out)
 	}
 	if runErr != nil || closeErr != nil {
-		return failErr("idle: %v", firstErr(runErr, closeErr))
+		return failErr("idle: %w", firstErr(runErr, closeErr))
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -65,6 +66,9 @@ func measureConfig(cmd *cobra.Command) (rig.Config, rig.Plan, error) {
 	if err := decodeKey("battery", &plan.Battery); err != nil {
 		return rc, plan, err
 	}
+	if b := plan.Battery; !(b.CapacityWh >= 0) || !(b.PlatformIdleW >= 0) || math.IsInf(b.CapacityWh+b.PlatformIdleW, 0) {
+		return rc, plan, usageErr("config: battery.capacity_wh %g and battery.platform_idle_w %g must be numbers ≥ 0", b.CapacityWh, b.PlatformIdleW)
+	}
 	user, err := configProfiles()
 	if err != nil {
 		return rc, plan, inputErr(err)
@@ -93,7 +97,7 @@ func decodeKey(key string, out any) error {
 	var md mapstructure.Metadata
 	dec, err := mapstructure.NewDecoder(&mapstructure.DecoderConfig{
 		Result: out, Metadata: &md, WeaklyTypedInput: true, ErrorUnused: false,
-		DecodeHook: mapstructure.ComposeDecodeHookFunc(mapstructure.StringToTimeDurationHookFunc()),
+		DecodeHook: mapstructure.ComposeDecodeHookFunc(durationHook),
 	})
 	if err != nil {
 		return err
@@ -135,7 +139,7 @@ func runMeasure(cmd *cobra.Command, rc rig.Config, plan rig.Plan) error {
 	if err != nil {
 		if cmd.Context().Err() != nil {
 			// Ctrl-C or SIGTERM: say so, not "context canceled".
-			return failErr("interrupted (%v); the policy was restored and what was recorded is in %s",
+			return failErr("%w; the policy was restored and what was recorded is in %s",
 				context.Cause(cmd.Context()), out)
 		}
 		if res == nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/capture"
@@ -24,7 +25,7 @@ func init() {
 		}
 		f := c.Flags()
 		f.String("out", "", "output directory (default: CAPTURE's name + .report)")
-		f.String("settle", "500ms", "settle tail after each busy interval (config report.settle)")
+		durationFlag(f, "settle", 500*time.Millisecond, "settle tail after each busy interval (config report.settle)")
 		f.IntSlice("ports", nil, "only these drive ports")
 		f.Bool("json", false, "print report.json to stdout instead of the headline")
 		addOverwriteFlag(f, "report files already in --out")
@@ -38,9 +39,6 @@ func runReport(cmd *cobra.Command, args []string) error {
 	settle, err := optDuration(cmd, "settle", "report.settle")
 	if err != nil {
 		return err
-	}
-	if settle < 0 {
-		return usageErr("%s: settle %v must not be negative", where(cmd, "settle", "report.settle"), settle)
 	}
 	opts.Settle = settle
 	opts.Ports, _ = cmd.Flags().GetIntSlice("ports")
@@ -64,7 +62,7 @@ func runReport(cmd *cobra.Command, args []string) error {
 	if err := outfile.CheckAll(out, append(analysis.ReportFiles, rig.FileStates), oo); err != nil {
 		return usageErr("report: %w", err)
 	}
-	r, err := analyzeCapture(path, opts)
+	r, err := analyzeCapture(cmd, path, opts)
 	if err != nil {
 		return err
 	}
@@ -97,8 +95,15 @@ func runReport(cmd *cobra.Command, args []string) error {
 }
 
 // analyzeCapture runs analysis and maps its errors to exit codes.
-func analyzeCapture(path string, opts analysis.Options) (*analysis.Report, error) {
-	r, err := analysis.Analyze(path, opts)
+func analyzeCapture(cmd *cobra.Command, path string, opts analysis.Options) (*analysis.Report, error) {
+	open, err := captureOpener(cmd.Context(), cmd, path)
+	if err != nil {
+		return nil, err
+	}
+	r, err := analysis.AnalyzeSource(open, opts)
+	if r != nil {
+		r.Capture.Path = path
+	}
 	switch {
 	case err == nil:
 		return r, nil
