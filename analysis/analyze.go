@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/idlewatt/idlewatt/analysis/chart"
+	"github.com/idlewatt/idlewatt/analysis/states"
 	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/units"
@@ -105,6 +106,7 @@ type pass1 struct {
 	info       CaptureInfo
 	stopAt     int // records read before the stream ended
 	singlePort int
+	devslp     devslpInfo
 }
 
 type pinEvent struct {
@@ -157,6 +159,7 @@ func firstPass(open Opener, opts Options) (*pass1, error) {
 		hostPins:  map[int][]pinEvent{},
 		meterPins: map[int][]pinEvent{},
 	}
+	p.devslp.init()
 	p.info = CaptureInfo{Created: h.Created, Tool: h.Tool, MeterKind: h.Meter.Kind, MeterModel: h.Meter.Model,
 		RateHz: h.RateHz, Channels: len(h.Channels), GapReasons: map[string]uint64{}}
 	ports := map[int]bool{}
@@ -209,6 +212,7 @@ func firstPass(open Opener, opts Options) (*pass1, error) {
 					p.busy[port] = ss
 				}
 				ss.add(e.Issue, e.Complete)
+				p.devslp.ioEvent(port, e.Issue, e.Complete, e.Err)
 			}
 		case capture.KindState:
 			p.info.StateEvents++
@@ -216,6 +220,9 @@ func firstPass(open Opener, opts Options) (*pass1, error) {
 			switch st.Kind {
 			case capture.StatePhase:
 				p.phases.add(st.Host, st.Port, st.Value)
+				p.devslp.phase(st.Port, st.Value)
+			case capture.StateNote:
+				p.devslp.note(st.Port, st.Value)
 			case capture.StateDevSlpPin:
 				p.hostPins[st.Port] = append(p.hostPins[st.Port], pinEvent{st.Host, st.Value == "1"})
 			}
@@ -330,6 +337,17 @@ func secondPass(open Opener, opts Options, p *pass1) (*Report, error) {
 		}
 		proc := newDriveProc(info, rails[port], &clock, busy, int64(opts.Settle), pins, int64(opts.DevSlpAllowance), &p.phases, cls)
 		proc.pinSource = pinSrc
+		hostSpans := pinSpans(append(append([]pinEvent(nil), p.hostPins[port]...), p.hostPins[0]...))
+		if cyc := devslpCycles(&p.phases, port, pins, hostSpans, p.devslp.io[port]); len(cyc) > 0 {
+			cr, ok := p.devslp.criteria[port]
+			if !ok {
+				cr = states.DefaultCriteria()
+			}
+			// A read's completion (host clock) against the pin the meter saw:
+			// half the median mark round trip plus the fit's largest residual.
+			proc.ds = &devslpProc{cycles: cyc, chartCycle: -1,
+				jo: states.JudgeOptions{Criteria: cr, ClockU95Ms: clock.MedianRTTMS/2 + clock.ResidualMS.Max}}
+		}
 		proc.t0 = t0f
 		do := chart.DecimatorOpts{Buckets: opts.ChartBuckets, InitialWidth: 1e-3}
 		if opts.ChartTo > opts.ChartFrom {

@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"errors"
 	"fmt"
+	"github.com/idlewatt/idlewatt/analysis/states"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -33,6 +34,12 @@ func Compare(reports []*Report, labels []string, dir string) error {
 	cw := csv.NewWriter(f)
 	cw.Write([]string{"run", "drive", "port", "active_idle_w", "average_w", "peak_w", "peak_1s_w", "energy_j", "duration_s", "devslp_power_w", "dropped"})
 	ff := func(x float64) string { return strconv.FormatFloat(x, 'f', 6, 64) }
+	ffn := func(x states.Num) string { // absent: an empty cell
+		if !x.Ok() {
+			return ""
+		}
+		return ff(float64(x))
+	}
 	var idle, avg []chart.Bar
 	for i, r := range reports {
 		for _, d := range r.Drives {
@@ -40,8 +47,8 @@ func Compare(reports []*Report, labels []string, dir string) error {
 			if len(reports) > 1 {
 				label = labels[i] + ": " + d.Name
 			}
-			fmt.Fprintf(&md, "| %s | %s | %.4f | %.4f | %.4f | %.3f | %.3f | %.3f | %d |\n", labels[i], d.Name, d.ActiveIdleW, d.AverageW, d.PeakWindows.W1s, d.EnergyJ, d.DurationS, d.DevSlp.PowerW*1e3, d.Samples.Dropped)
-			cw.Write([]string{labels[i], d.Name, strconv.Itoa(d.Port), ff(d.ActiveIdleW), ff(d.AverageW), ff(d.PeakW), ff(d.PeakWindows.W1s), ff(d.EnergyJ), ff(d.DurationS), ff(d.DevSlp.PowerW), strconv.FormatUint(d.Samples.Dropped, 10)})
+			fmt.Fprintf(&md, "| %s | %s | %.4f | %.4f | %.4f | %.3f | %.3f | %s | %d |\n", labels[i], d.Name, d.ActiveIdleW, d.AverageW, d.PeakWindows.W1s, d.EnergyJ, d.DurationS, states.PM(d.DevSlp.PowerW, states.None, 1e3), d.Samples.Dropped)
+			cw.Write([]string{labels[i], d.Name, strconv.Itoa(d.Port), ff(d.ActiveIdleW), ff(d.AverageW), ff(d.PeakW), ff(d.PeakWindows.W1s), ff(d.EnergyJ), ff(d.DurationS), ffn(d.DevSlp.PowerW), strconv.FormatUint(d.Samples.Dropped, 10)})
 			if d.Samples.Count > 0 {
 				idle = append(idle, chart.Bar{Label: label, Value: d.ActiveIdleW})
 				avg = append(avg, chart.Bar{Label: label, Value: d.AverageW})

@@ -1,6 +1,9 @@
 package analysis
 
-import "github.com/idlewatt/idlewatt/analysis/chart"
+import (
+	"github.com/idlewatt/idlewatt/analysis/chart"
+	"github.com/idlewatt/idlewatt/analysis/states"
+)
 
 // Schema is the value of Report.Schema.
 const Schema = "idlewatt.report/v1"
@@ -16,9 +19,10 @@ type Report struct {
 	Drives    []DriveReport   `json:"drives"`
 	Notes     []string        `json:"notes,omitempty"`
 
-	traces     []chart.Trace        // series for charts, not serialised
-	dists      []chart.Distribution // power distributions for charts, not serialised
-	drivesProc []*driveProc         // accumulators, until finish
+	traces       []chart.Trace        // series for charts, not serialised
+	dists        []chart.Distribution // power distributions for charts, not serialised
+	drivesProc   []*driveProc         // accumulators, until finish
+	devslpCharts []namedDevSlpChart   // DevSlp cycle charts, not serialised
 }
 
 // CaptureInfo describes the input.
@@ -101,34 +105,53 @@ type DriveReport struct {
 // Residency is the fraction of measured time in each state; the values sum
 // to 1 (when the drive has samples).
 type Residency struct {
-	Active  float64 `json:"active"`
-	Idle    float64 `json:"idle"`
-	Partial float64 `json:"partial"`
-	Slumber float64 `json:"slumber"`
-	DevSlp  float64 `json:"devslp"`
+	Active     float64 `json:"active"`     // I/O outstanding
+	Background float64 `json:"background"` // above idle with no I/O outstanding (GC, wake spikes)
+	Idle       float64 `json:"idle"`
+	Partial    float64 `json:"partial"`
+	Slumber    float64 `json:"slumber"`
+	DevSlp     float64 `json:"devslp"`
+	Off        float64 `json:"off"` // below the off level (only when the levels define one, e.g. an HDD's standby)
 }
 
 // StatePower is the mean power in each state, W (0 when never in it).
 type StatePower struct {
-	Active  float64 `json:"active"`
-	Idle    float64 `json:"idle"`
-	Partial float64 `json:"partial"`
-	Slumber float64 `json:"slumber"`
-	DevSlp  float64 `json:"devslp"`
+	Active     float64 `json:"active"`
+	Background float64 `json:"background"`
+	Idle       float64 `json:"idle"`
+	Partial    float64 `json:"partial"`
+	Slumber    float64 `json:"slumber"`
+	DevSlp     float64 `json:"devslp"`
 }
 
-// DevSlp summarises DEVSLP pin cycles.
+// DevSlp is the drive's DevSlp verification: the pooled quantities of its
+// DEVSLP pin cycles with 95 % half-widths (analysis/states; definitions in
+// docs/analysis.md, "DevSlp quantities"), the outcome, and each cycle.
+// Absent values are null.
 type DevSlp struct {
-	Entered       bool    `json:"entered"`        // a sample was classified DevSlp
-	PowerW        float64 `json:"power_w"`        // median power of DevSlp samples; without a classifier, of pin-asserted samples after settle
-	EntryMS       float64 `json:"entry_ms"`       // mean, pin assert → first DevSlp sample
-	ExitMS        float64 `json:"exit_ms"`        // mean, pin deassert → first non-DevSlp sample
-	Cycles        int     `json:"cycles"`         // pin assertions seen
-	CyclesEntered int     `json:"cycles_entered"` // assertions followed by a DevSlp sample
-	PinAssertedS  float64 `json:"pin_asserted_s"` // time with the pin asserted
-	MaxEntryMS    float64 `json:"max_entry_ms"`
-	MaxExitMS     float64 `json:"max_exit_ms"`
-	PinSource     string  `json:"pin_source,omitempty"` // "meter" (events) or "host" (requests)
+	Entered       bool             `json:"entered"`           // some cycle's power fell to a floor (or samples were classified DevSlp)
+	PowerW        states.Num       `json:"power_w"`           // = floor_w; without pin cycles, the mean power of DevSlp-classified samples
+	Outcome       states.Outcome   `json:"outcome,omitempty"` // pass | fail | inconclusive | not_supported; empty without cycles
+	Reason        string           `json:"reason,omitempty"`
+	Support       string           `json:"support,omitempty"`    // yes | no … | unknown
+	HostCause     string           `json:"host_cause,omitempty"` // host-side problem that makes a non-pass inconclusive
+	PreCycleW     states.Num       `json:"pre_cycle_w"`          // resting power before assertion (Slumber under a DIPM policy)
+	FloorW        states.Num       `json:"floor_w"`
+	FloorU95W     states.Num       `json:"floor_u95_w"`
+	EntryMs       states.Num       `json:"entry_ms"` // pin assertion → power at the floor (change point)
+	EntryU95Ms    states.Num       `json:"entry_u95_ms"`
+	RiseMs        states.Num       `json:"rise_ms"` // pin release → power leaves the floor (change point)
+	RiseU95Ms     states.Num       `json:"rise_u95_ms"`
+	ExitMs        states.Num       `json:"exit_ms"` // pin release → first read completed
+	ExitU95Ms     states.Num       `json:"exit_u95_ms"`
+	Cycles        int              `json:"cycles"`               // pin assertions seen
+	CyclesEntered int              `json:"cycles_entered"`       // judged cycles with a fitted entry
+	PinAssertedS  float64          `json:"pin_asserted_s"`       // time with the pin asserted
+	PinSource     string           `json:"pin_source,omitempty"` // "meter" (events) or "host" (requests)
+	Criteria      *states.Criteria `json:"criteria,omitempty"`
+	CycleResults  []states.Cycle   `json:"cycle_results,omitempty"`
+	// Verdict is the same result as measure.json's devslp entry.
+	Verdict states.Verdict `json:"-"`
 }
 
 // SampleInfo is data quality for the drive's samples.

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/idlewatt/idlewatt/analysis/states"
 	"io"
 	"os"
 	"path/filepath"
@@ -81,6 +82,7 @@ func (r *Report) WriteCharts(dir string) error {
 		f, err = chart.CDF(r.dists, o)
 		errs = append(errs, saveFig(f, err, filepath.Join(dir, FileCDF)))
 	}
+	errs = append(errs, r.writeDevSlpCharts(dir))
 	return errors.Join(errs...)
 }
 
@@ -151,11 +153,21 @@ func (r *Report) WriteMarkdown(w io.Writer) {
 		pw := d.PeakWindows
 		p("| %s | %.4f | %.4f | %.4f | %.4f | %.4f | %.4f | %.4f | %.4f |\n", d.Name, d.PeakW, pw.W1ms, pw.W10ms, pw.W100ms, pw.W1s, d.P50W, d.P95W, d.P99W)
 	}
-	p("\n## Residency\n\n| Drive | Active | Idle | Partial | Slumber | DevSlp | DevSlp entered | DevSlp power (mW) | Entry (ms) | Exit (ms) | Cycles |\n|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|\n")
+	p("\n## Residency\n\nFraction of measured time in each state (docs/analysis.md, \"States\").\n\n| Drive | Active | Background | Idle | Partial | Slumber | DevSlp | Off |\n|---|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, d := range r.Drives {
 		rs := d.Residency
-		p("| %s | %s | %s | %s | %s | %s | %v | %.3f | %.2f | %.2f | %d/%d |\n", d.Name, pct(rs.Active), pct(rs.Idle), pct(rs.Partial), pct(rs.Slumber), pct(rs.DevSlp),
-			d.DevSlp.Entered, d.DevSlp.PowerW*1e3, d.DevSlp.EntryMS, d.DevSlp.ExitMS, d.DevSlp.CyclesEntered, d.DevSlp.Cycles)
+		p("| %s | %s | %s | %s | %s | %s | %s | %s |\n", d.Name, pct(rs.Active), pct(rs.Background), pct(rs.Idle), pct(rs.Partial), pct(rs.Slumber), pct(rs.DevSlp), pct(rs.Off))
+	}
+	p("\n## DevSlp\n\nPooled over the DEVSLP pin cycles, ± the 95 %% half-width (docs/analysis.md, \"DevSlp quantities\").\n\n| Drive | Outcome | Floor (mW) | Entry (ms) | Power rise (ms) | Exit to first read (ms) | Pre-cycle (mW) | Cycles passed | Reason |\n|---|---|---:|---:|---:|---:|---:|---:|---|\n")
+	for _, d := range r.Drives {
+		ds := d.DevSlp
+		outcome := string(ds.Outcome)
+		if outcome == "" {
+			outcome = "no cycles"
+		}
+		p("| %s | %s | %s | %s | %s | %s | %s | %d/%d | %s |\n", d.Name, outcome, states.PM(ds.FloorW, ds.FloorU95W, 1e3),
+			states.PM(ds.EntryMs, ds.EntryU95Ms, 1), states.PM(ds.RiseMs, ds.RiseU95Ms, 1), states.PM(ds.ExitMs, ds.ExitU95Ms, 1),
+			states.PM(ds.PreCycleW, states.None, 1e3), ds.Verdict.Passed, len(ds.CycleResults), strings.ReplaceAll(ds.Reason, "|", "/"))
 	}
 	p("\n## I/O and efficiency\n\n| Drive | Ops | MB | Busy (s) | Busy power (W) | Settle (s) | Idle (s) | MB/s per W (busy) | IOPS per W (busy) | MB/s per W | IOPS per W |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, d := range r.Drives {

@@ -167,26 +167,43 @@ func JudgeCycle(tm Timing, samples []Sample, jo JudgeOptions) Cycle {
 	idx := func(t int64) int { return sort.Search(len(samples), func(i int) bool { return samples[i].T >= t }) }
 	ms := func(d int64) float64 { return float64(d) / 1e6 }
 
-	// Pre-cycle level: the median of 20 ms means over the last 300 ms, so
-	// GC bursts (a few windows) do not move it.
+	// Pre-cycle level: the drive's resting power over the last 300 ms, GC
+	// bursts left out — 5 ms windows whose mean is within 4 standard errors
+	// of the lower quartile of the window means, and the mean of their
+	// samples (a burst can cover half the windows; the quietest quarter is
+	// resting).
+	a0, b0 := idx(tm.Assert-int64(300*time.Millisecond)), idx(tm.Assert)
+	per := max(1, int(5e6/period))
 	var means []float64
-	for from := tm.Assert - int64(300*time.Millisecond); from < tm.Assert; from += int64(20 * time.Millisecond) {
-		a, b := idx(from), idx(min(from+int64(20*time.Millisecond), tm.Assert))
-		if b-a > 0 {
-			means = append(means, mean(w[a:b]))
-		}
+	for a := a0; a+per <= b0; a += per {
+		means = append(means, mean(w[a:a+per]))
 	}
 	if len(means) == 0 {
 		c.judge(Inconclusive, "no samples before the assertion")
 		return c
 	}
-	sort.Float64s(means)
-	base := means[len(means)/2]
+	sorted := append([]float64(nil), means...)
+	sort.Float64s(sorted)
+	q1 := sorted[len(sorted)/4]
+	se := robustSigma(w[a0:b0]) / math.Sqrt(float64(per))
+	var kept float64
+	nk := 0
+	for _, m := range means {
+		if m <= q1+4*se {
+			kept += m
+			nk++
+		}
+	}
+	base := kept / float64(nk)
 	c.PreCycleW = Num(base)
 
 	// Entry: a step fit over the hold (from just before the assertion),
-	// the change searched from the assertion on.
-	ia, id := idx(tm.Assert-int64(10*time.Millisecond)), idx(tm.Deassert)
+	// the change searched from the assertion on. The window stops short of
+	// the release (5 ms, or a tenth of the hold): a wake seen a fraction of
+	// a millisecond before the meter's pin event is a far larger step than
+	// the entry and would capture the fit.
+	hold := tm.Deassert - tm.Assert
+	ia, id := idx(tm.Assert-int64(10*time.Millisecond)), idx(tm.Deassert-max(int64(5*time.Millisecond), hold/10))
 	if id-ia < 8 {
 		c.judge(Inconclusive, "too few samples while DEVSLP was asserted")
 		return c
@@ -197,6 +214,7 @@ func JudgeCycle(tm Timing, samples []Sample, jo JudgeOptions) Cycle {
 		return c
 	}
 	ke := ia + entry.K
+	id = idx(tm.Deassert)
 	// Did it fall to a floor? The level after the step against half the
 	// pre-cycle level, with the level's own uncertainty.
 	post := MeanBatches(w[ke:id], batchOf(period))
@@ -462,7 +480,7 @@ func Summarise(cycles []Cycle, cr Criteria, support, hostCause string) Verdict {
 		v.Outcome, v.Reason = Inconclusive, "host: "+hostCause
 	}
 	if strings.HasPrefix(support, "no") {
-		v.Outcome, v.Reason = NotSupported, "DevSlp not supported: "+strings.TrimSpace(strings.TrimPrefix(support, "no"))
+		v.Outcome, v.Reason = NotSupported, "DevSlp not supported: "+strings.TrimLeft(strings.TrimPrefix(support, "no"), ": ")
 	}
 	return v
 }
@@ -485,14 +503,26 @@ func (v Verdict) String() string {
 // Figures are the pooled quantities as the headline prints them.
 func (v Verdict) Figures() string {
 	var parts []string
-	add := func(name string, x, u Num, scale float64, unit, f string) {
+	add := func(name string, x, u Num, scale float64, unit string) {
 		if x.Ok() {
-			parts = append(parts, fmt.Sprintf("%s "+f+" ± "+f+" %s", name, float64(x)*scale, float64(u)*scale, unit))
+			parts = append(parts, fmt.Sprintf("%s %s %s", name, PM(x, u, scale), unit))
 		}
 	}
-	add("DevSlp floor", v.FloorW, v.FloorU95W, 1e3, "mW", "%.2f")
-	add("entry", v.EntryMs, v.EntryU95Ms, 1, "ms", "%.2f")
-	add("power rise", v.RiseMs, v.RiseU95Ms, 1, "ms", "%.2f")
-	add("exit to first read", v.ExitMs, v.ExitU95Ms, 1, "ms", "%.2f")
+	add("DevSlp floor", v.FloorW, v.FloorU95W, 1e3, "mW")
+	add("entry", v.EntryMs, v.EntryU95Ms, 1, "ms")
+	add("power rise", v.RiseMs, v.RiseU95Ms, 1, "ms")
+	add("exit to first read", v.ExitMs, v.ExitU95Ms, 1, "ms")
 	return strings.Join(parts, ", ")
+}
+
+// PM formats x ± u scaled (1e3 for mW from W) with two decimals, as every
+// output prints a DevSlp quantity; "—" when absent.
+func PM(x, u Num, scale float64) string {
+	if !x.Ok() {
+		return "—"
+	}
+	if !u.Ok() {
+		return fmt.Sprintf("%.2f", float64(x)*scale)
+	}
+	return fmt.Sprintf("%.2f ± %.2f", float64(x)*scale, float64(u)*scale)
 }

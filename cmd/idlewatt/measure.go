@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/idlewatt/idlewatt/analysis"
+	"github.com/idlewatt/idlewatt/analysis/states"
 	"github.com/idlewatt/idlewatt/internal/rig"
 )
 
@@ -140,12 +141,40 @@ func runMeasure(cmd *cobra.Command, rc rig.Config, plan rig.Plan) error {
 		}
 		return failErr("%v (what was recorded is in %s)", err, out)
 	}
-	for _, v := range res.DevSlp {
-		if !v.Pass && plan.DevSlp && cmd.Name() == "verify" {
-			return failErr("DevSlp verification failed: %s", v.Reason)
+	return devslpExit(res, cmd.Name() == "verify")
+}
+
+// devslpExit is the exit status of the DevSlp verdicts: 1 when any failed
+// or is inconclusive; not_supported is no failure, but `devslp verify`
+// with nothing verified fails too.
+func devslpExit(res *rig.Result, verify bool) error {
+	var bad []string
+	passed := 0
+	for _, p := range sortedPorts(res.DevSlp) {
+		switch v := res.DevSlp[p]; v.Outcome {
+		case states.Pass:
+			passed++
+		case states.NotSupported:
+		default:
+			bad = append(bad, fmt.Sprintf("port %s %s", p, v))
 		}
 	}
+	if len(bad) > 0 {
+		return failErr("DevSlp verification: %s", strings.Join(bad, "; "))
+	}
+	if verify && passed == 0 {
+		return failErr("DevSlp verification: no drive supports DevSlp, nothing was verified")
+	}
 	return nil
+}
+
+func sortedPorts(m map[string]states.Verdict) []string {
+	ports := make([]string, 0, len(m))
+	for p := range m {
+		ports = append(ports, p)
+	}
+	sort.Strings(ports)
+	return ports
 }
 
 func meterLabel(rc rig.Config) string {
@@ -158,15 +187,16 @@ func meterLabel(rc rig.Config) string {
 // printHeadline prints the numbers a reviewer wants first.
 func printMeasureHeadline(w io.Writer, res *rig.Result) {
 	rep := res.Report
-	fmt.Fprintf(w, "\n%-30s %12s %12s %10s %10s %10s %s\n", "drive", "active idle", "average", "peak", "energy", "devslp", "residency active/idle/partial/slumber/devslp")
+	fmt.Fprintf(w, "\n%-30s %12s %12s %10s %10s %18s %s\n", "drive", "active idle", "average", "peak", "energy", "devslp floor", "residency active/background/idle/partial/slumber/devslp")
 	for _, d := range rep.Drives {
 		ds := "-"
-		if d.DevSlp.Entered {
-			ds = fmt.Sprintf("%.2f mW", d.DevSlp.PowerW*1e3)
+		if d.DevSlp.PowerW.Ok() {
+			ds = states.PM(d.DevSlp.PowerW, d.DevSlp.FloorU95W, 1e3) + " mW"
 		}
-		fmt.Fprintf(w, "%-30s %10.3f W %10.3f W %8.2f W %8.1f J %10s %.0f/%.0f/%.0f/%.0f/%.0f %%\n",
+		rs := d.Residency
+		fmt.Fprintf(w, "%-30s %10.3f W %10.3f W %8.2f W %8.1f J %18s %.1f/%.1f/%.1f/%.1f/%.1f/%.1f %%\n",
 			trunc(d.Name, 30), d.ActiveIdleW, d.AverageW, d.PeakW, d.EnergyJ, ds,
-			100*d.Residency.Active, 100*d.Residency.Idle, 100*d.Residency.Partial, 100*d.Residency.Slumber, 100*d.Residency.DevSlp)
+			100*rs.Active, 100*rs.Background, 100*rs.Idle, 100*rs.Partial, 100*rs.Slumber, 100*rs.DevSlp)
 	}
 	for _, d := range rep.Drives {
 		for _, ph := range d.Phases {
@@ -175,13 +205,14 @@ func printMeasureHeadline(w io.Writer, res *rig.Result) {
 			}
 		}
 	}
-	ports := make([]string, 0, len(res.DevSlp))
-	for p := range res.DevSlp {
-		ports = append(ports, p)
-	}
-	sort.Strings(ports)
-	for _, p := range ports {
-		fmt.Fprintf(w, "DevSlp port %s: %s\n", p, res.DevSlp[p].String())
+	for _, p := range sortedPorts(res.DevSlp) {
+		v := res.DevSlp[p]
+		fmt.Fprintf(w, "DevSlp port %s: %s\n", p, v.String())
+		if v.PreCycleW.Ok() {
+			// The resting power before each assertion: Slumber under a DIPM
+			// policy, not active idle.
+			fmt.Fprintf(w, "DevSlp port %s: pre-cycle (Slumber) power %s mW\n", p, states.PM(v.PreCycleW, states.None, 1e3))
+		}
 	}
 	for _, b := range res.Battery {
 		fmt.Fprintf(w, "battery: %s idles at %.3f W → %.0f min of battery life, %.1f min less than a drive that drew nothing", b.Name, b.IdleW, b.LifeMin, b.CostMin)

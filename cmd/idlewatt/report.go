@@ -58,15 +58,22 @@ func runReport(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
+	// Interface states with hysteresis, transitions and latencies
+	// (states.json and a section of report.md); the report shows the same
+	// residency.
+	st, sterr := sa.Reports(path)
+	if sterr != nil {
+		fmt.Fprintf(cmd.ErrOrStderr(), "note: state detection: %v\n", sterr)
+	} else {
+		rig.ApplyStates(r, st)
+	}
 	if err := r.WriteFiles(out); err != nil {
 		return failErr("writing report into %s: %v", out, err)
 	}
-	// Interface states with hysteresis, transitions and latencies
-	// (states.json and a section of report.md).
-	if st, err := sa.Reports(path); err != nil {
-		fmt.Fprintf(cmd.ErrOrStderr(), "note: state detection: %v\n", err)
-	} else if err := rig.WriteStates(out, st); err != nil {
-		return failErr("writing states.json into %s: %v", out, err)
+	if sterr == nil {
+		if err := rig.WriteStates(out, st); err != nil {
+			return failErr("writing states.json into %s: %v", out, err)
+		}
 	}
 	w := cmd.OutOrStdout()
 	if optBool(cmd, "json", "") {

@@ -141,28 +141,12 @@ type stateCollector struct {
 func (c *stateCollector) Classify(s analysis.Sample) analysis.State {
 	busy := s.Activity == analysis.Busy
 	c.off.Push(s.Host, float64(s.Power), busy)
-	return toAnalysisState(c.online.Classify(float64(s.Power), busy))
+	return c.online.Classify(float64(s.Power), busy)
 }
 
 func (c *stateCollector) Gap(start, count uint64) {
 	c.online.Reset()
 	c.off.Gap()
-}
-
-func toAnalysisState(st detect.State) analysis.State {
-	switch st {
-	case detect.Active:
-		return analysis.StateActive
-	case detect.Idle:
-		return analysis.StateIdle
-	case detect.Partial:
-		return analysis.StatePartial
-	case detect.Slumber:
-		return analysis.StateSlumber
-	case detect.DevSlp:
-		return analysis.StateDevSlp
-	}
-	return analysis.StateUnknown
 }
 
 // histCollector gathers the power of idle samples (no I/O, past the settle

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/idlewatt/idlewatt/analysis"
+	"github.com/idlewatt/idlewatt/analysis/states"
 	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/states/detect"
 	"github.com/idlewatt/idlewatt/states/drivesim"
@@ -31,8 +33,38 @@ type StateReport struct {
 	Spans        map[string]int         `json:"spans"`         // intervals per state
 	Transitions  []TransitionCount      `json:"transitions"`   // from → to, count
 	Entry        map[string]LatencyStat `json:"entry_latency"` // by state entered
-	Exit         map[string]LatencyStat `json:"exit_latency"`  // by state left
-	Note         string                 `json:"note,omitempty"`
+	Exit         map[string]LatencyStat `json:"exit_latency"`  // by state left (DevSlp's are in devslp)
+	// DevSlp is report.json's devslp block for the drive, the same values.
+	DevSlp *analysis.DevSlp `json:"devslp,omitempty"`
+	Note   string           `json:"note,omitempty"`
+}
+
+// ApplyStates makes the report's residency and per-state power those of
+// the state detection (one classification, shown in report.json,
+// report.md and states.json alike), and gives each state report the
+// drive's DevSlp block.
+func ApplyStates(rep *analysis.Report, st []StateReport) {
+	for i := range st {
+		for j := range rep.Drives {
+			d := &rep.Drives[j]
+			if d.Port != st[i].Port {
+				continue
+			}
+			ds := d.DevSlp
+			st[i].DevSlp = &ds
+			r, p := st[i].Residency, st[i].PowerW
+			if r == nil {
+				continue
+			}
+			d.Residency = analysis.Residency{Active: r["active"], Background: r["background"], Idle: r["idle"], Partial: r["partial"],
+				Slumber: r["slumber"], DevSlp: r["devslp"], Off: r["off"]}
+			d.StatePowerW = analysis.StatePower{Active: p["active"], Background: p["background"], Idle: p["idle"], Partial: p["partial"],
+				Slumber: p["slumber"], DevSlp: p["devslp"]}
+			if !d.DevSlp.FloorW.Ok() && r["devslp"] > 0 && d.DevSlp.Outcome != states.NotSupported {
+				d.DevSlp.Entered, d.DevSlp.PowerW = true, states.Num(p["devslp"])
+			}
+		}
+	}
 }
 
 // TransitionCount counts one kind of transition.
@@ -301,6 +333,10 @@ func (s *StateReport) fill(sum *detect.Summary, spans []detect.Span, ios []detec
 	for _, x := range exits {
 		group(xm, xc, x.State.String(), x.Cause, x.Latency)
 	}
+	// DevSlp's entry and exit are measured by change points around the pin
+	// (report.json's devslp block), not here.
+	delete(em, detect.DevSlp.String())
+	delete(xm, detect.DevSlp.String())
 	for st, v := range em {
 		s.Entry[st] = latencyStat(v, ec[st])
 	}
