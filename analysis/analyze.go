@@ -46,8 +46,12 @@ type Options struct {
 	// (default 10 s).
 	MaxSkew time.Duration
 	// NewClassifier makes the per-drive state classifier; nil = residency
-	// from I/O segmentation only.
+	// from I/O segmentation only. States, when set, supplies it.
 	NewClassifier ClassifierFactory
+	// States turns on interface-state detection (Report.States,
+	// states.json): drives are classified against their profile's levels,
+	// or levels learned from their idle power.
+	States *StateOptions
 }
 
 // DefaultOptions returns the documented defaults.
@@ -132,11 +136,21 @@ func AnalyzeSource(open Opener, opts Options) (*Report, error) {
 	if opts.DevSlpAllowance < 0 {
 		opts.DevSlpAllowance = 0
 	}
+	var sd *stateDetector
+	if opts.States != nil {
+		sd = newStateDetector(opts.States)
+		opts.NewClassifier = func(d capture.DriveInfo, rate units.Hertz) StateClassifier {
+			if rate <= 0 {
+				return nil
+			}
+			return sd.classifier(d, float64(rate))
+		}
+	}
 	p1, err := firstPass(open, opts)
 	if err != nil {
 		return nil, err
 	}
-	return secondPass(open, opts, p1)
+	return secondPass(open, opts, p1, sd)
 }
 
 func firstPass(open Opener, opts Options) (*pass1, error) {
@@ -269,7 +283,7 @@ func pinSpans(ev []pinEvent) []span {
 	return out
 }
 
-func secondPass(open Opener, opts Options, p *pass1) (*Report, error) {
+func secondPass(open Opener, opts Options, p *pass1, sd *stateDetector) (*Report, error) {
 	h := p.hdr
 	clock := p.fitter.Fit(h.StartHost)
 	rep := &Report{Schema: Schema, Capture: p.info}
@@ -423,6 +437,14 @@ func secondPass(open Opener, opts Options, p *pass1) (*Report, error) {
 		asm.drain(d)
 	}
 	rep.finish(p, &clock, t0f, opts)
+	if sd != nil {
+		st, err := sd.finishStates(open, p, &clock, rep.Drives, rails)
+		if err != nil {
+			rep.note(fmt.Sprintf("state detection: %v", err))
+		}
+		rep.States = st
+		rep.applyStates()
+	}
 	return rep, nil
 }
 

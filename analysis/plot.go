@@ -42,7 +42,7 @@ func Plot(path, out string, o PlotOptions) error {
 	}
 	if traces == nil {
 		opts.ChartFrom, opts.ChartTo = o.From, o.To
-		r, err := secondPass(open, opts, p1)
+		r, err := secondPass(open, opts, p1, nil)
 		if err != nil {
 			return err
 		}

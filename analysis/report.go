@@ -18,6 +18,9 @@ type Report struct {
 	Settings  Settings        `json:"settings"`
 	Drives    []DriveReport   `json:"drives"`
 	Notes     []string        `json:"notes,omitempty"`
+	// States is the interface-state detection (states.json), when
+	// Options.States asked for it.
+	States []StateReport `json:"-"`
 
 	traces       []chart.Trace        // series for charts, not serialised
 	dists        []chart.Distribution // power distributions for charts, not serialised

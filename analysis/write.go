@@ -45,7 +45,15 @@ func (r *Report) WriteFiles(dir string) error {
 	if err := r.WriteCSV(&cs); err != nil {
 		return err
 	}
-	for name, b := range map[string][]byte{FileJSON: js.Bytes(), FileMD: md.Bytes(), FileCSV: cs.Bytes()} {
+	files := map[string][]byte{FileJSON: js.Bytes(), FileMD: md.Bytes(), FileCSV: cs.Bytes()}
+	if r.States != nil {
+		var st bytes.Buffer
+		if err := r.WriteStatesJSON(&st); err != nil {
+			return err
+		}
+		files[FileStates] = st.Bytes()
+	}
+	for name, b := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
 			return err
 		}
@@ -192,6 +200,9 @@ func (r *Report) WriteMarkdown(w io.Writer) {
 		a.Method, a.MarksUsed, a.Marks, a.DriftPPM, a.ResidualRMSMS, a.ResidualMaxMS, a.MinRTTMS)
 	p("Settings: settle %g ms, busy intervals merged across gaps < %g ms, active idle = %s, percentiles within %.1f %%.\n",
 		r.Settings.SettleMS, r.Settings.MergeGapMS, r.Settings.IdleFloor, 100*r.Settings.HistogramRelErr)
+	if r.States != nil {
+		r.writeStatesMarkdown(w)
+	}
 	if len(r.Notes) > 0 {
 		p("\n## Notes\n\n")
 		for _, n := range r.Notes {

@@ -9,7 +9,6 @@ import (
 
 	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/capture"
-	"github.com/idlewatt/idlewatt/internal/rig"
 	"github.com/spf13/cobra"
 )
 
@@ -48,8 +47,7 @@ func runReport(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return inputErr(err)
 	}
-	sa := rig.NewStateAnalysis(user)
-	opts.NewClassifier = sa.Factory()
+	opts.States = &analysis.StateOptions{Profiles: user}
 	out := optString(cmd, "out", "report.out")
 	if out == "" {
 		out = path + ".report"
@@ -58,22 +56,8 @@ func runReport(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	// Interface states with hysteresis, transitions and latencies
-	// (states.json and a section of report.md); the report shows the same
-	// residency.
-	st, sterr := sa.Reports(path)
-	if sterr != nil {
-		fmt.Fprintf(cmd.ErrOrStderr(), "note: state detection: %v\n", sterr)
-	} else {
-		rig.ApplyStates(r, st)
-	}
 	if err := r.WriteFiles(out); err != nil {
 		return failErr("writing report into %s: %v", out, err)
-	}
-	if sterr == nil {
-		if err := rig.WriteStates(out, st); err != nil {
-			return failErr("writing states.json into %s: %v", out, err)
-		}
 	}
 	w := cmd.OutOrStdout()
 	if optBool(cmd, "json", "") {
@@ -104,6 +88,11 @@ func printHeadline(w io.Writer, r *analysis.Report) {
 	fmt.Fprintf(w, "%-24s %14s %11s %10s %12s %10s\n", "drive", "active idle W", "average W", "peak W", "energy J", "dropped")
 	for _, d := range r.Drives {
 		fmt.Fprintf(w, "%-24s %14.4f %11.4f %10.4f %12.3f %10d\n", d.Name, d.ActiveIdleW, d.AverageW, d.PeakW, d.EnergyJ, d.Samples.Dropped)
+	}
+	for _, d := range r.Drives {
+		if d.DevSlp.Outcome != "" {
+			fmt.Fprintf(w, "DevSlp port %d: %s\n", d.Port, d.DevSlp.Verdict)
+		}
 	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)

@@ -6,10 +6,7 @@ import (
 
 	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/capture"
-	"github.com/idlewatt/idlewatt/meter"
-	"github.com/idlewatt/idlewatt/states/detect"
 	"github.com/idlewatt/idlewatt/states/devslp"
-	"github.com/idlewatt/idlewatt/states/drivesim"
 )
 
 // Window is a stretch of one port's power to read back from a capture.
@@ -87,23 +84,9 @@ func readWindows(path string, clock analysis.Clock, windows []Window) ([][]devsl
 	return out, clock, nil
 }
 
-// pinEvent is a DEVSLP pin change the meter reported, at its sample index.
-type pinEvent struct {
-	port     int
-	index    uint64
-	asserted bool
-}
-
-// capEvents is everything but the samples, read in one pass that skips
-// the sample chunks: the fitted clock, the meter's DEVSLP events, the I/O
-// by port and the host's DEVSLP requests by port.
-type capEvents struct {
-	clock    analysis.Clock
-	pins     []pinEvent
-	ios      map[int][]detect.IO
-	hostPins map[int][]detect.Pin
-}
-
+// scanEvents fits the clock in one pass that skips the sample chunks.
+// (Only the idle-per-policy windows use it; DevSlp and state detection are
+// analysis's, on its own clock fit.)
 func scanEvents(path string) (*capEvents, error) {
 	r, err := capture.Open(path)
 	if err != nil {
@@ -112,42 +95,17 @@ func scanEvents(path string) (*capEvents, error) {
 	defer r.Close()
 	r.SkipSamples(true)
 	h := r.Header()
-	// One mark per second of meter time (the rig marks twice a second):
-	// DevSlp runs are short, and every low-round-trip mark tightens the fit.
 	f := analysis.NewClockFitter(h.RateHz, 1, 4096)
-	ev := &capEvents{ios: map[int][]detect.IO{}, hostPins: map[int][]detect.Pin{}}
 	for {
 		rec, err := r.Next()
 		if err != nil {
 			break // EOF or a damaged tail: use what was read
 		}
-		switch {
-		case rec.Kind == capture.KindMark:
+		if rec.Kind == capture.KindMark {
 			f.Add(rec.Mark)
-		case rec.Kind == capture.KindEvent && rec.Event.Kind == meter.EventDevSlp:
-			ev.pins = append(ev.pins, pinEvent{port: rec.Event.Port, index: rec.Event.Index, asserted: rec.Event.Value != 0})
-		case rec.Kind == capture.KindIO:
-			for _, e := range rec.IO {
-				ev.ios[e.Port] = append(ev.ios[e.Port], detect.IO{Issue: e.Issue, Complete: e.Complete})
-			}
-		case rec.Kind == capture.KindState && rec.State.Kind == capture.StateDevSlpPin:
-			ev.hostPins[rec.State.Port] = append(ev.hostPins[rec.State.Port], detect.Pin{At: rec.State.Host, Asserted: rec.State.Value == "1"})
 		}
 	}
-	ev.clock = f.Fit(h.StartHost)
-	return ev, nil
+	return &capEvents{clock: f.Fit(h.StartHost)}, nil
 }
 
-// ProfileLevels are the state levels a profile predicts.
-func ProfileLevels(p drivesim.Profile) detect.Levels {
-	l := detect.Levels{Idle: p.ActiveIdleW, Partial: p.PartialW, Slumber: p.SlumberW}
-	if p.DevSlpWorks() {
-		l.DevSlp = p.DevSlpW
-	}
-	if p.HDD() && p.StandbyW > 0 && p.StandbyW < l.Slumber {
-		// An HDD's standby sits below its slumber level; the classifier has no
-		// standby state, so leave it unlabelled (off threshold) rather than wrong.
-		l.Off = p.StandbyW / 2
-	}
-	return l
-}
+type capEvents struct{ clock analysis.Clock }

@@ -114,8 +114,7 @@ func Run(ctx context.Context, cfg Config, out string, plan Plan) (*Result, error
 
 	// Analyse whatever was recorded, even after a failure.
 	opts := analysis.DefaultOptions()
-	sa := NewStateAnalysis(cfg.Profiles)
-	opts.NewClassifier = sa.Factory()
+	opts.States = &analysis.StateOptions{Profiles: cfg.Profiles}
 	rep, aerr := analysis.Analyze(res.Capture, opts)
 	if aerr != nil {
 		return res, errors.Join(runErr, fmt.Errorf("analysis: %w", aerr))
@@ -125,21 +124,10 @@ func Run(ctx context.Context, cfg Config, out string, plan Plan) (*Result, error
 	if plan.DevSlp {
 		res.judgeDevSlp(rep)
 	}
-	st, sterr := sa.Reports(res.Capture)
-	if sterr != nil {
-		res.Notes = append(res.Notes, fmt.Sprintf("state detection: %v", sterr))
-	} else {
-		ApplyStates(rep, st)
-	}
 	res.Battery = batteryLife(rep, plan.Battery)
 	res.ElapsedS = time.Since(start).Seconds()
 	if err := rep.WriteFiles(out); err != nil {
 		runErr = errors.Join(runErr, fmt.Errorf("writing the report: %w", err))
-	}
-	if sterr == nil {
-		if err := WriteStates(out, st); err != nil {
-			runErr = errors.Join(runErr, fmt.Errorf("writing states.json: %w", err))
-		}
 	}
 	if err := res.writeJSON(filepath.Join(out, "measure.json")); err != nil {
 		runErr = errors.Join(runErr, err)

@@ -1,4 +1,4 @@
-package rig
+package analysis_test
 
 import (
 	"math"
@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/analysis/synthcap"
 )
 
@@ -17,10 +18,13 @@ func TestDetectStatesLearnsLevels(t *testing.T) {
 	if err := synthcap.Write(path, sc); err != nil {
 		t.Fatal(err)
 	}
-	reps, err := DetectStates(path, nil)
+	opts := analysis.DefaultOptions()
+	opts.States = &analysis.StateOptions{}
+	rep, err := analysis.Analyze(path, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
+	reps := rep.States
 	if len(reps) != len(sc.Drives) {
 		t.Fatalf("%d state reports for %d drives", len(reps), len(sc.Drives))
 	}
