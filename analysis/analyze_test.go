@@ -275,6 +275,15 @@ func FuzzAnalyze(f *testing.F) {
 	b, _ := os.ReadFile(seed)
 	f.Add(b)
 	f.Add(b[:len(b)*2/3])
+	// A DevSlp cycle (phases, pin, read) exercises the cycle judgement.
+	ds := devslpScenario()
+	ds.Duration, ds.RateHz = 13*time.Second, 1000
+	dseed := filepath.Join(dir, "devslp.iwc")
+	if err := synthcap.Write(dseed, ds); err != nil {
+		f.Fatal(err)
+	}
+	db, _ := os.ReadFile(dseed)
+	f.Add(db)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		path := filepath.Join(t.TempDir(), "c.iwc")
 		if err := os.WriteFile(path, data, 0o644); err != nil {
@@ -282,6 +291,7 @@ func FuzzAnalyze(f *testing.F) {
 		}
 		opts := analysis.DefaultOptions()
 		opts.ChartBuckets = 50
+		opts.States = &analysis.StateOptions{}
 		if r, err := analysis.Analyze(path, opts); err == nil && r == nil {
 			t.Fatal("nil report without an error")
 		}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -127,7 +128,7 @@ func runMeasure(cmd *cobra.Command, rc rig.Config, plan rig.Plan) error {
 			enc.SetIndent("", "  ")
 			_ = enc.Encode(res)
 		} else {
-			printMeasureHeadline(cmd.OutOrStdout(), res)
+			printMeasureHeadline(cmd.OutOrStdout(), res, cmd.Name() == "verify")
 		}
 	}
 	if err != nil {
@@ -184,11 +185,34 @@ func meterLabel(rc rig.Config) string {
 	return rc.Meter.Kind + " " + rc.Meter.Port
 }
 
-// printHeadline prints the numbers a reviewer wants first.
-func printMeasureHeadline(w io.Writer, res *rig.Result) {
+// printHeadline prints the numbers a reviewer wants first. In `devslp
+// verify` the drives never run a workload and rest in Slumber between
+// cycles, so the first column is their pre-cycle (Slumber) power, not an
+// active idle they never showed.
+func printMeasureHeadline(w io.Writer, res *rig.Result, verify bool) {
 	rep := res.Report
-	fmt.Fprintf(w, "\n%-30s %12s %12s %10s %10s %18s %s\n", "drive", "active idle", "average", "peak", "energy", "devslp floor", "residency active/background/idle/partial/slumber/devslp")
+	first := "active idle"
+	if verify {
+		first = "pre-cycle"
+	}
+	resHead := "residency active/background/idle/partial/slumber/devslp"
+	if verify {
+		resHead = ""
+	}
+	fmt.Fprintf(w, "\n%-30s %12s %12s %10s %10s %18s %s\n", "drive", first, "average", "peak", "energy", "devslp floor", resHead)
 	for _, d := range rep.Drives {
+		if verify {
+			pre := "-"
+			if v, ok := res.DevSlp[strconv.Itoa(d.Port)]; ok && v.PreCycleW.Ok() {
+				pre = states.PM(v.PreCycleW, states.None, 1e3) + " mW"
+			}
+			floor := "-"
+			if d.DevSlp.FloorW.Ok() {
+				floor = states.PM(d.DevSlp.FloorW, d.DevSlp.FloorU95W, 1e3) + " mW"
+			}
+			fmt.Fprintf(w, "%-30s %12s %10.3f W %8.2f W %8.1f J %18s\n", trunc(d.Name, 30), pre, d.AverageW, d.PeakW, d.EnergyJ, floor)
+			continue
+		}
 		ds := "-"
 		if d.DevSlp.PowerW.Ok() {
 			ds = states.PM(d.DevSlp.PowerW, d.DevSlp.FloorU95W, 1e3) + " mW"
@@ -215,6 +239,9 @@ func printMeasureHeadline(w io.Writer, res *rig.Result) {
 		}
 	}
 	for _, b := range res.Battery {
+		if verify {
+			break // the battery estimate needs active idle, which verify does not measure
+		}
 		fmt.Fprintf(w, "battery: %s idles at %.3f W → %.0f min of battery life, %.1f min less than a drive that drew nothing", b.Name, b.IdleW, b.LifeMin, b.CostMin)
 		if b.DevSlpSavesMin > 0 {
 			fmt.Fprintf(w, "; idling in DevSlp would give back %.1f min", b.DevSlpSavesMin)

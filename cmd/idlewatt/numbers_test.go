@@ -221,3 +221,32 @@ func TestOneNumberEverywhere(t *testing.T) {
 	}
 	check(again, meas.DevSlp, rout)
 }
+
+// TestDevSlpVerifyExitStatus: a failed verdict exits 1 with the reason; a
+// set-up where nothing supports DevSlp exits 1 too (nothing verified),
+// without calling the drive a failure.
+func TestDevSlpVerifyExitStatus(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end run on the emulator")
+	}
+	for _, c := range []struct {
+		profile, want, not string
+	}{
+		{"broken-devslp", "FAIL", "NOT SUPPORTED"},
+		{"hdd-7200", "no drive supports DevSlp", "FAIL"},
+	} {
+		t.Run(c.profile, func(t *testing.T) {
+			dir := t.TempDir()
+			cfgPath := filepath.Join(dir, "c.yaml")
+			body := "meter:\n  kind: emulator\ndrives:\n  - name: d\n    port: 1\n    profile: " + c.profile +
+				"\n    size_bytes: 16777216\ndevslp:\n  cycles: 2\n  policy: med_power_with_dipm\n  settle: 500ms\n  hold: 200ms\n  return: 300ms\n"
+			if err := os.WriteFile(cfgPath, []byte(body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			stdout, stderr, code := run(t, context.Background(), "devslp", "verify", "--config", cfgPath, "--out", filepath.Join(dir, "out"), "--quiet")
+			if code != 1 || !strings.Contains(stdout+stderr, c.want) || strings.Contains(stdout, c.not) {
+				t.Errorf("exit %d, want 1 saying %q and not %q:\n%s\n%s", code, c.want, c.not, stdout, stderr)
+			}
+		})
+	}
+}
