@@ -45,6 +45,9 @@ type Options struct {
 	// another before the lagging rail's samples are given up as missing
 	// (default 10 s).
 	MaxSkew time.Duration
+	// MaxDriftPPM is the clock drift beyond which the fitted rate is refused
+	// and the nominal rate used (default DefaultMaxDriftPPM, 1000 ppm).
+	MaxDriftPPM float64
 	// NewClassifier makes the per-drive state classifier; nil = residency
 	// from I/O segmentation only. States, when set, supplies it.
 	NewClassifier ClassifierFactory
@@ -63,6 +66,7 @@ func DefaultOptions() Options {
 		DevSlpAllowance: 100 * time.Millisecond,
 		ChartBuckets:    2000,
 		MaxSkew:         10 * time.Second,
+		MaxDriftPPM:     DefaultMaxDriftPPM,
 	}
 }
 
@@ -111,6 +115,13 @@ type pass1 struct {
 	stopAt     int // records read before the stream ended
 	singlePort int
 	devslp     devslpInfo
+	stats      meter.Stats // the last link counters recorded
+	// How the first pass's reading ended (the second pass's is the
+	// report's; plot uses these).
+	endErr    string
+	endOffset int64
+	complete  bool
+	acc       *capture.Account
 }
 
 type pinEvent struct {
@@ -136,6 +147,12 @@ func AnalyzeSource(open Opener, opts Options) (*Report, error) {
 	if opts.DevSlpAllowance < 0 {
 		opts.DevSlpAllowance = 0
 	}
+	if math.IsNaN(opts.MaxDriftPPM) || opts.MaxDriftPPM < 0 {
+		return nil, fmt.Errorf("%w: max drift %v ppm must not be negative", ErrOptions, opts.MaxDriftPPM)
+	}
+	if opts.MaxDriftPPM == 0 {
+		opts.MaxDriftPPM = def.MaxDriftPPM
+	}
 	var sd *stateDetector
 	if opts.States != nil {
 		sd = newStateDetector(opts.States)
@@ -149,6 +166,9 @@ func AnalyzeSource(open Opener, opts Options) (*Report, error) {
 	p1, err := firstPass(open, opts)
 	if err != nil {
 		return nil, err
+	}
+	if sd != nil {
+		sd.recorded = recordedProfiles(p1.hdr.Config)
 	}
 	return secondPass(open, opts, p1, sd)
 }
@@ -174,6 +194,9 @@ func firstPass(open Opener, opts Options) (*pass1, error) {
 		meterPins: map[int][]pinEvent{},
 	}
 	p.devslp.init()
+	if opts.MaxDriftPPM > 0 {
+		p.fitter.MaxDriftPPM = opts.MaxDriftPPM
+	}
 	p.info = CaptureInfo{Created: h.Created, Tool: h.Tool, MeterKind: h.Meter.Kind, MeterModel: h.Meter.Model,
 		RateHz: h.RateHz, Channels: len(h.Channels), GapReasons: map[string]uint64{}}
 	ports := map[int]bool{}
@@ -191,8 +214,17 @@ func firstPass(open Opener, opts Options) (*pass1, error) {
 	for {
 		rec, err := src.Next()
 		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				p.endErr = err.Error()
+			}
+			p.complete = src.Complete()
+			if a, ok := src.(accounter); ok {
+				acc := a.Account()
+				p.acc = &acc
+			}
 			break
 		}
+		p.endOffset = rec.Offset
 		switch rec.Kind {
 		case capture.KindGap:
 			p.info.GapReasons[rec.Gap.Reason] += rec.Gap.Count
@@ -243,6 +275,7 @@ func firstPass(open Opener, opts Options) (*pass1, error) {
 		case capture.KindStats:
 			p.info.CRCErrors = rec.Stats.CRCErrors
 			p.info.Resyncs = rec.Stats.Resyncs
+			p.stats = rec.Stats
 		}
 	}
 	for _, ss := range p.busy {
@@ -289,11 +322,9 @@ func secondPass(open Opener, opts Options, p *pass1, sd *stateDetector) (*Report
 	rep := &Report{Schema: Schema, Capture: p.info}
 	rep.Alignment = AlignmentReport{Method: "marks", Marks: clock.Marks, MarksUsed: clock.Used, Synthetic: clock.Synthetic,
 		DriftPPM: clock.DriftPPM, ResidualRMSMS: clock.ResidualMS.RMS, ResidualMaxMS: clock.ResidualMS.Max,
-		MinRTTMS: clock.MinRTTMS, MedianRTTMS: clock.MedianRTTMS}
-	if !clock.Fitted {
-		rep.Alignment.Method = "header"
-		rep.note("no usable clock marks: meter time placed on the host clock from the header's start time and the nominal rate (offset is the stream start latency; drift uncorrected)")
-	}
+		MinRTTMS: clock.MinRTTMS, MedianRTTMS: clock.MedianRTTMS,
+		Outliers: clock.Outliers, NegativeRTT: clock.NegativeRTT, DriftRefusedPPM: clock.DriftRefusedPPM, MaxDriftPPM: clock.MaxDriftPPM}
+	rep.clockNotes(&clock)
 	rep.Settings = Settings{SettleMS: ms(opts.Settle), MergeGapMS: ms(opts.MergeGap), IdleFloor: "median of idle samples",
 		Classifier: opts.NewClassifier != nil, HistogramRelErr: 1.0 / (1 << histSub)}
 
@@ -394,14 +425,31 @@ func secondPass(open Opener, opts Options, p *pass1, sd *stateDetector) (*Report
 	}
 	f := startFeed(src, want)
 	asm.recycle = f.recycle
+	neg := newNegativeCounter(len(h.Channels))
 	rep.Capture.EndError = ""
 	for b := range f.out {
 		for _, it := range b.items {
 			switch it.kind {
 			case capture.KindSamples:
+				neg.add(it.ch, it.p)
 				asm.block(it.ch, it.start, it.p)
 			case capture.KindGap:
+				if it.gap.Reason == GapInvalid {
+					rep.Capture.invalid += it.gap.Count
+					if ref := asm.byChannel[it.gap.Channel]; ref.drive >= 0 {
+						asm.drives[ref.drive].proc.invalid += it.gap.Count
+					}
+				}
 				asm.gap(it.gap)
+			case capture.KindRejected:
+				if ref := asm.byChannel[it.ch]; ref.drive >= 0 {
+					d := asm.drives[ref.drive].proc
+					d.rejected += uint64(it.n)
+					d.rejectedW += it.sumW
+					if it.why == capture.RejectRestart {
+						d.restartW += it.sumW
+					}
+				}
 			case capture.KindIO:
 				for _, e := range it.io {
 					if d := procByPort[p.ioPort(e.Port)]; d != nil {
@@ -421,6 +469,7 @@ func secondPass(open Opener, opts Options, p *pass1, sd *stateDetector) (*Report
 			}
 			rep.Capture.EndOffset = b.endOffset
 			rep.Capture.Complete = b.complete
+			rep.account = b.acc
 			break
 		}
 		f.done(b)
@@ -436,6 +485,15 @@ func secondPass(open Opener, opts Options, p *pass1, sd *stateDetector) (*Report
 		}
 		asm.drain(d)
 	}
+	driveOf := make([]string, len(h.Channels))
+	for ch, ref := range asm.byChannel {
+		if ref.drive >= 0 {
+			driveOf[ch] = rep.Drives[ref.drive].Name
+		}
+	}
+	for _, n := range append(meterStatsNotes(p.stats, p.info.GapReasons, h.RateHz), neg.notes(h, driveOf)...) {
+		rep.note(n)
+	}
 	rep.finish(p, &clock, t0f, opts)
 	if sd != nil {
 		st, err := sd.finishStates(open, p, &clock, rep.Drives, rails)
@@ -448,6 +506,34 @@ func secondPass(open Opener, opts Options, p *pass1, sd *stateDetector) (*Report
 	return rep, nil
 }
 
+// clockNotes says what the clock fit distrusted.
+func (r *Report) clockNotes(c *Clock) {
+	if c.NegativeRTT > 0 {
+		r.dataNote(fmt.Sprintf("%d clock marks were received before they were sent (negative round trip): ignored", c.NegativeRTT))
+	}
+	if c.Outliers > 0 && c.Fitted {
+		r.dataNote(fmt.Sprintf("%d of %d selected clock marks rejected as outliers: their midpoint lies further from the robust fit than their own round trip allows (a wrong meter index or host time); the clock is fitted through the other %d", c.Outliers, c.Outliers+c.Used, c.Used))
+	}
+	switch {
+	case c.Disagree:
+		r.Alignment.Method = "header"
+		r.dataNote("the two clock marks disagree beyond their round trips and which one is wrong cannot be told: neither is used; meter time placed on the host clock from the header's start time and the nominal rate (offset is the stream start latency; drift uncorrected)")
+	case !c.Fitted:
+		r.Alignment.Method = "header"
+		r.dataNote("no usable clock marks: meter time placed on the host clock from the header's start time and the nominal rate (offset is the stream start latency; drift uncorrected)")
+	case c.DriftRefusedPPM != 0:
+		r.Alignment.Method = "marks, nominal rate"
+		r.dataNote(fmt.Sprintf("clock drift %.6g ppm refused: beyond the ±%g ppm two crystals can drift (docs/analysis.md); the marks or the header's rate %g Hz are wrong — the nominal rate is used and the offset is the marks' median, so durations and energy assume the header's rate", c.DriftRefusedPPM, c.MaxDriftPPM, c.RateHz))
+	}
+}
+
 func ms(d time.Duration) float64 { return float64(d) / 1e6 }
 
 func (r *Report) note(s string) { r.Notes = append(r.Notes, s) }
+
+// dataNote is a note about the data itself (damage, clock, early end),
+// which plot prints too.
+func (r *Report) dataNote(s string) {
+	r.note(s)
+	r.dataNotes = append(r.dataNotes, s)
+}

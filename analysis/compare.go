@@ -1,37 +1,46 @@
 package analysis
 
 import (
+	"bytes"
 	"encoding/csv"
 	"errors"
 	"fmt"
 	"github.com/idlewatt/idlewatt/analysis/states"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/idlewatt/idlewatt/analysis/chart"
+	"github.com/idlewatt/idlewatt/internal/outfile"
 )
 
 // Compare writes compare.md (side-by-side table), compare.csv and the
 // review-style bar charts active-idle.png and average.png for every drive of
 // every report into dir. labels name the runs (e.g. file names); a drive's
-// bar is "run: drive" when there are several runs.
+// bar is "run: drive" when there are several runs. It refuses to replace
+// existing files; see CompareWith.
 func Compare(reports []*Report, labels []string, dir string) error {
+	return CompareWith(reports, labels, dir, outfile.Options{})
+}
+
+// CompareFiles are the names Compare may write into its directory.
+var CompareFiles = []string{"compare.md", "compare.csv", FileIdle, FileAverage}
+
+// CompareWith writes what Compare writes under o (internal/outfile): an
+// existing file only with o.Overwrite, never through a symbolic link or
+// over one of o.Inputs (the report.json files compared), every file
+// through a temporary file renamed into place.
+func CompareWith(reports []*Report, labels []string, dir string, o outfile.Options) error {
 	if len(reports) == 0 {
 		return errors.New("compare: no reports")
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := outfile.Dir(dir); err != nil {
 		return err
 	}
 	var md strings.Builder
 	md.WriteString("# Comparison\n\n| Run | Drive | Active idle (W) | Average (W) | Peak 1 s (W) | Energy (J) | Measured (s) | DevSlp (mW) | Dropped |\n|---|---|---:|---:|---:|---:|---:|---:|---:|\n")
-	f, err := os.Create(filepath.Join(dir, "compare.csv"))
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	cw := csv.NewWriter(f)
+	var cb bytes.Buffer
+	cw := csv.NewWriter(&cb)
 	cw.Write([]string{"run", "drive", "port", "active_idle_w", "average_w", "peak_w", "peak_1s_w", "energy_j", "duration_s", "devslp_power_w", "dropped"})
 	ff := func(x float64) string { return strconv.FormatFloat(x, 'f', 6, 64) }
 	ffn := func(x states.Num) string { // absent: an empty cell
@@ -59,14 +68,17 @@ func Compare(reports []*Report, labels []string, dir string) error {
 	if err := cw.Error(); err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(dir, "compare.md"), []byte(md.String()), 0o644); err != nil {
+	if err := outfile.WriteFile(filepath.Join(dir, "compare.csv"), cb.Bytes(), o); err != nil {
+		return err
+	}
+	if err := outfile.WriteFile(filepath.Join(dir, "compare.md"), []byte(md.String()), o); err != nil {
 		return err
 	}
 	if len(idle) == 0 {
 		return nil
 	}
 	fi, err := chart.ActiveIdlePower(idle)
-	e1 := saveFig(fi, err, filepath.Join(dir, FileIdle))
+	e1 := saveFig(fi, err, filepath.Join(dir, FileIdle), o)
 	fa, err := chart.AveragePower(avg, "Run")
-	return errors.Join(e1, saveFig(fa, err, filepath.Join(dir, FileAverage)))
+	return errors.Join(e1, saveFig(fa, err, filepath.Join(dir, FileAverage), o))
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/idlewatt/idlewatt/analysis/chart"
+	"github.com/idlewatt/idlewatt/internal/outfile"
 	"github.com/idlewatt/idlewatt/units"
 	"math"
 	"sort"
@@ -280,7 +281,7 @@ func (r *Report) addDevSlpChart(name string, port int, c *devslpChart) {
 
 // writeDevSlpCharts draws, per drive, its first cycle that did not pass
 // (else its first), with the fitted entry and rise, in ms from assertion.
-func (r *Report) writeDevSlpCharts(dir string) error {
+func (r *Report) writeDevSlpCharts(dir string, o outfile.Options) error {
 	var errs []error
 	for _, nc := range r.devslpCharts {
 		c := nc.c
@@ -328,7 +329,7 @@ func (r *Report) writeDevSlpCharts(dir string) error {
 				states.PM(cy.EntryMs, cy.EntryU95Ms, 1), states.PM(cy.FloorW, cy.FloorU95W, 1e3), states.PM(cy.ExitMs, cy.ExitU95Ms, 1)),
 			Unit: chart.UnitMW, LogY: true,
 		})
-		errs = append(errs, saveFig(fig, err, filepath.Join(dir, fmt.Sprintf(FileDevSlp, nc.port))))
+		errs = append(errs, saveFig(fig, err, filepath.Join(dir, fmt.Sprintf(FileDevSlp, nc.port)), o))
 	}
 	return errors.Join(errs...)
 }

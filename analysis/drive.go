@@ -131,7 +131,12 @@ type driveProc struct {
 
 	dropped, late uint64
 	gaps          int
-	lastMissEnd   uint64
+	// Rail samples the reader rejected (indices already covered) and their
+	// summed power (W; × the period is their energy), and rail samples
+	// analysis treated as missing for invalid values.
+	rejected, invalid   uint64
+	rejectedW, restartW float64 // restartW: the part after an index restart
+	lastMissEnd         uint64
 
 	dec         *chart.Decimator // power envelope for charts
 	decStart    float64          // its first bucket's left edge (s)

@@ -25,13 +25,7 @@ func (r *Report) finish(p *pass1, c *Clock, t0 float64, opts Options) {
 	} else {
 		r.note("the capture holds no samples")
 	}
-	if !r.Capture.Complete {
-		what := "the end chunk"
-		if r.Capture.EndError != "" {
-			what += " (" + r.Capture.EndError + ")"
-		}
-		r.note(fmt.Sprintf("capture incomplete: reading stopped at byte %d, %.3f s after the first sample, without %s — the run did not finish cleanly; everything before is reported, anything after (later phases, final link statistics) is missing", r.Capture.EndOffset, r.Capture.DurationS, what))
-	}
+	r.endNotes()
 	if r.Capture.IOEvents == 0 {
 		r.note("no I/O events: all time counts as idle (idle-only report)")
 	}
@@ -66,7 +60,20 @@ func (r *Report) finish(p *pass1, c *Clock, t0 float64, opts Options) {
 		}
 		dr.Segments = segments(t, dt, len(d.act.spans))
 		dr.Samples = SampleInfo{Count: n, Dropped: d.dropped, CRCErrors: r.Capture.CRCErrors, Gaps: d.gaps,
-			MissingS: float64(d.dropped) * dt, Late: d.late}
+			MissingS: float64(d.dropped) * dt, Late: d.late, Rejected: d.rejected, RejectedJ: d.rejectedW * dt, Invalid: d.invalid}
+		if d.rejected > 0 {
+			s := fmt.Sprintf("drive %q: %d rail samples (%.6g J) hold sample indices the drive's timeline already has (overlapping, backward or restarted chunks): energy_j %.6g J covers each instant once and leaves them out", dr.Name, d.rejected, dr.Samples.RejectedJ, dr.EnergyJ)
+			if d.restartW != 0 {
+				s += fmt.Sprintf("; %.6g J of them come after the index restarted at 0 — if that is a second run of the meter, the two runs drew energy_j + %.6g J", d.restartW*dt, d.restartW*dt)
+			}
+			r.note(s)
+		}
+		if d.invalid > 0 {
+			r.note(fmt.Sprintf("drive %q: %d rail samples have invalid values (NaN, ±Inf or |V·I| > %g W): treated as missing (gap reason %q), in no figure", dr.Name, d.invalid, MaxPlausibleW, GapInvalid))
+		}
+		if d.late > 0 {
+			r.note(fmt.Sprintf("drive %q: %d rail samples arrived after their index was given up (a rail more than the skew limit behind the others): ignored", dr.Name, d.late))
+		}
 		if n > 0 {
 			res := [numStates]float64{}
 			for s := range res {
@@ -115,6 +122,77 @@ func (r *Report) finish(p *pass1, c *Clock, t0 float64, opts Options) {
 	if len(r.Notes) > 0 {
 		r.Notes = dedupe(r.Notes)
 	}
+}
+
+// endNotes says what the reader's account holds and why reading stopped
+// early, if it did. Plot gives the same lines.
+func (r *Report) endNotes() {
+	tailDamage := r.integrity()
+	if r.Capture.Complete {
+		return
+	}
+	what := "the end chunk"
+	if r.Capture.EndError != "" {
+		what += " (" + r.Capture.EndError + ")"
+	}
+	at := fmt.Sprintf("byte %d", r.Capture.EndOffset)
+	if r.Capture.DurationS > 0 {
+		at += fmt.Sprintf(", %.3f s after the first sample", r.Capture.DurationS)
+	}
+	if tailDamage {
+		r.dataNote(fmt.Sprintf("capture damaged to its end: nothing intact follows %s; %s is lost to media damage, not to an unclean stop — everything intact before is reported", at, what))
+		return
+	}
+	r.dataNote(fmt.Sprintf("capture incomplete: reading stopped at %s, without %s — the run did not finish cleanly; everything before is reported, anything after (later phases, final link statistics) is missing", at, what))
+}
+
+// integrity fills Capture.Integrity from the reader's account, adds its
+// notes, and says whether damage ran to the end of the file.
+func (r *Report) integrity() (tail bool) {
+	in := &r.Capture.Integrity
+	in.InvalidSamples = r.Capture.invalid
+	if in.InvalidSamples > 0 {
+		if r.Capture.GapReasons == nil {
+			r.Capture.GapReasons = map[string]uint64{}
+		}
+		r.Capture.GapReasons[GapInvalid] += in.InvalidSamples
+	}
+	in.KeptFraction = 1
+	a := r.account
+	r.account = nil
+	if a == nil {
+		return false
+	}
+	in.DamagedRegions, in.DamagedBytes, in.ChunksLost = a.DamageRegions, a.DamagedBytes, a.ChunksLost
+	in.SamplesLost = a.SamplesLost
+	if u, ok := a.Unaccounted(); ok {
+		in.SamplesLost, in.SamplesLostExact = u, true
+	}
+	in.CorrectedBits, in.InvalidChunks = len(a.Corrected), a.Invalid
+	var rejected uint64
+	for re, x := range a.Rejected {
+		if x.Samples > 0 {
+			if in.RejectedSamples == nil {
+				in.RejectedSamples = map[string]uint64{}
+			}
+			in.RejectedSamples[capture.Reject(re).String()] = x.Samples
+			rejected += x.Samples
+		}
+	}
+	in.TrailingBytes, in.TrailingCapture = a.Trailing.Bytes, a.Trailing.Capture
+	delivered := a.Read - min(rejected, a.Read)
+	if held := delivered + in.SamplesLost; in.SamplesLostExact && a.Written > 0 {
+		in.KeptFraction = float64(delivered) / float64(a.Written)
+	} else if held > 0 {
+		in.KeptFraction = float64(delivered) / float64(held)
+	}
+	for _, n := range a.Notes() {
+		r.dataNote(n)
+	}
+	for _, d := range a.Damage {
+		tail = tail || d.Tail
+	}
+	return tail
 }
 
 func q(h *Histogram, x float64) float64 {

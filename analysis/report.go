@@ -3,6 +3,7 @@ package analysis
 import (
 	"github.com/idlewatt/idlewatt/analysis/chart"
 	"github.com/idlewatt/idlewatt/analysis/states"
+	"github.com/idlewatt/idlewatt/capture"
 )
 
 // Schema is the value of Report.Schema.
@@ -22,6 +23,8 @@ type Report struct {
 	// Options.States asked for it.
 	States []StateReport `json:"-"`
 
+	account      *capture.Account     // the reader's, until finish
+	dataNotes    []string             // the notes about the data, for plot
 	traces       []chart.Trace        // series for charts, not serialised
 	dists        []chart.Distribution // power distributions for charts, not serialised
 	drivesProc   []*driveProc         // accumulators, until finish
@@ -52,6 +55,33 @@ type CaptureInfo struct {
 	Overruns     uint64            `json:"overrun_samples"`                 // samples the meter reported lost to overruns
 	Disconnects  int               `json:"disconnects"`                     // link losses the meter driver reported
 	GapReasons   map[string]uint64 `json:"gap_samples_by_reason,omitempty"` // missing samples per gap reason, summed over channels
+	Integrity    Integrity         `json:"integrity"`                       // damage, rejected indices, invalid values, trailing bytes
+
+	invalid uint64 // rail samples with invalid values, until finish
+}
+
+// Integrity is what reading the capture found wrong with its bytes and
+// sample indices (capture.Account), and the samples analysis left out for
+// invalid values. All zero for a clean capture.
+type Integrity struct {
+	DamagedRegions int    `json:"damaged_regions"` // stretches of the file skipped to resynchronise
+	DamagedBytes   int64  `json:"damaged_bytes"`
+	ChunksLost     uint64 `json:"chunks_lost"`
+	// SamplesLost is rail samples lost to damage: exact when SamplesLostExact
+	// (the end chunk's count), else as far as later sample indices tell.
+	SamplesLost      uint64 `json:"samples_lost"`
+	SamplesLostExact bool   `json:"samples_lost_exact"`
+	CorrectedBits    int    `json:"corrected_bits"` // single flipped bits mended from a chunk's CRC
+	InvalidChunks    int    `json:"invalid_chunks"` // intact chunks with impossible content, skipped
+	// RejectedSamples counts rail samples not placed on the timeline, by
+	// reason ("overlap", "backward", "restart").
+	RejectedSamples map[string]uint64 `json:"rejected_samples,omitempty"`
+	InvalidSamples  uint64            `json:"invalid_samples"` // rail samples with NaN, ±Inf or |V·I| > 1 MW, treated as missing
+	TrailingBytes   int64             `json:"trailing_bytes"`  // bytes after the end chunk, not read
+	TrailingCapture bool              `json:"trailing_capture"`
+	// KeptFraction is the rail samples delivered ÷ the rail samples the
+	// capture held (written per the end chunk, else read plus lost).
+	KeptFraction float64 `json:"kept_fraction"`
 }
 
 // AlignmentReport says how meter time was put on the host clock.
@@ -65,6 +95,15 @@ type AlignmentReport struct {
 	ResidualMaxMS float64 `json:"residual_max_ms"`
 	MinRTTMS      float64 `json:"min_rtt_ms"`
 	MedianRTTMS   float64 `json:"median_rtt_ms"`
+	// Outliers: selected marks rejected for lying further from the robust
+	// fit than their round trip allows; NegativeRTT: echoes "received"
+	// before they were sent, ignored.
+	Outliers    int `json:"marks_rejected"`
+	NegativeRTT int `json:"marks_negative_rtt"`
+	// DriftRefusedPPM is the drift the marks implied when it was beyond
+	// MaxDriftPPM (then drift_ppm is 0: the nominal rate was used).
+	DriftRefusedPPM float64 `json:"drift_refused_ppm"`
+	MaxDriftPPM     float64 `json:"max_drift_ppm"`
 }
 
 // Settings are the options the report was computed with.
@@ -101,8 +140,14 @@ type DriveReport struct {
 	Idle        IdleInfo    `json:"idle"`
 	Segments    Segments    `json:"segments"`
 	StatePowerW StatePower  `json:"state_power_w"`
-	IO          IOTotals    `json:"io"`
-	Phases      []Phase     `json:"phases,omitempty"`
+	// ResidencyU95 and StatePowerU95W are the 95 % half-widths of residency
+	// and state_power_w by state, with state detection (docs/analysis.md,
+	// "States"); a state missing from StatePowerU95W had fewer than two
+	// intervals.
+	ResidencyU95   map[string]float64 `json:"residency_u95,omitempty"`
+	StatePowerU95W map[string]float64 `json:"state_power_u95_w,omitempty"`
+	IO             IOTotals           `json:"io"`
+	Phases         []Phase            `json:"phases,omitempty"`
 }
 
 // Residency is the fraction of measured time in each state; the values sum
@@ -165,6 +210,12 @@ type SampleInfo struct {
 	Gaps      int     `json:"gaps"`       // runs of missing samples
 	MissingS  float64 `json:"missing_s"`  // time of the missing samples
 	Late      uint64  `json:"late"`       // rail samples arriving after their index was given up; ignored
+	// Rejected is rail samples the capture holds for indices already covered
+	// (overlapping, backward or restarted chunks): not placed, not in any
+	// figure; RejectedJ is their energy at the fitted period.
+	Rejected  uint64  `json:"rejected"`
+	RejectedJ float64 `json:"rejected_energy_j"`
+	Invalid   uint64  `json:"invalid"` // rail samples with invalid values (NaN, ±Inf, > 1 MW), treated as missing
 }
 
 // PeakWindows is the highest mean power over any window of each length.

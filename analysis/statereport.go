@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"sort"
 	"strings"
 	"time"
@@ -26,13 +27,20 @@ const StatesSchema = "idlewatt.states/v1"
 // of states.json. Residency and power are the report's (one
 // classification), and DevSlp is the report's devslp block.
 type StateReport struct {
-	Port         int                    `json:"port"`
-	Name         string                 `json:"name"`
-	LevelsSource string                 `json:"levels_source"` // "profile" or "learned"
-	Levels       detect.Levels          `json:"levels"`
-	MeasuredS    float64                `json:"measured_s"`
-	Residency    map[string]float64     `json:"residency"`     // fraction of measured time
-	PowerW       map[string]float64     `json:"power_w"`       // mean power in each state
+	Port         int                `json:"port"`
+	Name         string             `json:"name"`
+	LevelsSource string             `json:"levels_source"` // "profile" or "learned"
+	Levels       detect.Levels      `json:"levels"`
+	MeasuredS    float64            `json:"measured_s"`
+	Residency    map[string]float64 `json:"residency"` // fraction of measured time
+	PowerW       map[string]float64 `json:"power_w"`   // mean power in each state
+	// PowerU95W is the 95 % half-width of PowerW: cluster-robust over the
+	// state's intervals (absent with fewer than two).
+	PowerU95W map[string]float64 `json:"power_u95_w"`
+	// ResidencyU95 is the 95 % half-width of Residency from the timing of
+	// the state's boundaries (each uniform within ±½ smoothing window); it
+	// does not cover samples put in the wrong state.
+	ResidencyU95 map[string]float64     `json:"residency_u95"`
 	Spans        map[string]int         `json:"spans"`         // intervals per state
 	Transitions  []TransitionCount      `json:"transitions"`   // from → to, count
 	Entry        map[string]LatencyStat `json:"entry_latency"` // by state entered (DevSlp's are in devslp)
@@ -81,9 +89,13 @@ func ProfileLevels(p drivesim.Profile) detect.Levels {
 // profile inside the sample pass, the others after it (their levels are
 // learned from the idle power the pass gathered).
 type stateDetector struct {
-	opts  *StateOptions
-	cols  map[int]*stateCollector
-	hists map[int]*detect.LevelHistogram
+	opts *StateOptions
+	// recorded are the user profiles the capture's header config holds (the
+	// rig records its config there), so a report of the capture classifies
+	// against the same levels as the run did.
+	recorded map[string]drivesim.Profile
+	cols     map[int]*stateCollector
+	hists    map[int]*detect.LevelHistogram
 }
 
 func newStateDetector(o *StateOptions) *stateDetector {
@@ -94,6 +106,9 @@ func newStateDetector(o *StateOptions) *stateDetector {
 func (sd *stateDetector) classifier(d capture.DriveInfo, rate float64) StateClassifier {
 	period := time.Duration(float64(time.Second) / rate)
 	p, err := drivesim.Lookup(d.Profile, sd.opts.Profiles)
+	if err != nil && d.Profile != "" {
+		p, err = drivesim.Lookup(d.Profile, sd.recorded)
+	}
 	if d.Profile == "" || err != nil {
 		h := &detect.LevelHistogram{}
 		sd.hists[d.Port] = h
@@ -213,11 +228,13 @@ func drivePins(p *pass1, c *Clock, port int) []detect.Pin {
 func (s *StateReport) fill(sum *detect.Summary, spans []detect.Span, ios []detect.IO, pins []detect.Pin) {
 	s.MeasuredS = sum.Total().Seconds()
 	s.Residency, s.PowerW, s.Spans = map[string]float64{}, map[string]float64{}, map[string]int{}
+	s.PowerU95W, s.ResidencyU95 = map[string]float64{}, map[string]float64{}
 	for _, st := range detect.AllStates {
 		s.Residency[st.String()] = sum.Residency(st)
 		s.PowerW[st.String()] = float64(sum.MeanPower(st))
 		s.Spans[st.String()] = sum.Spans[st]
 	}
+	s.uncertainty(spans)
 	for k, n := range sum.Transitions {
 		s.Transitions = append(s.Transitions, TransitionCount{From: k[0].String(), To: k[1].String(), Count: n})
 	}
@@ -283,6 +300,7 @@ func (r *Report) applyStates() {
 					Slumber: res["slumber"], DevSlp: res["devslp"], Off: res["off"]}
 				d.StatePowerW = StatePower{Active: p["active"], Background: p["background"], Idle: p["idle"], Partial: p["partial"],
 					Slumber: p["slumber"], DevSlp: p["devslp"]}
+				d.ResidencyU95, d.StatePowerU95W = st.ResidencyU95, st.PowerU95W
 				if !d.DevSlp.FloorW.Ok() && res["devslp"] > 0 {
 					// No judged pin cycles (the HBA's own DevSlp): the DevSlp intervals' mean.
 					d.DevSlp.Entered, d.DevSlp.PowerW = true, states.Num(p["devslp"])
@@ -329,8 +347,12 @@ func (r *Report) writeStatesMarkdown(w io.Writer) {
 				}
 				return ""
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %.1f %% | %.2f | %d | %s | %s |\n", s.Name, s.LevelsSource, name,
-				100*s.Residency[name], 1e3*s.PowerW[name], s.Spans[name], lat(s.Entry), lat(s.Exit))
+			pw := states.PM(states.Num(s.PowerW[name]), states.None, 1e3)
+			if u, ok := s.PowerU95W[name]; ok {
+				pw = states.PM(states.Num(s.PowerW[name]), states.Num(u), 1e3)
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %.1f %% | %s | %d | %s | %s |\n", s.Name, s.LevelsSource, name,
+				100*s.Residency[name], pw, s.Spans[name], lat(s.Entry), lat(s.Exit))
 		}
 		if len(s.Transitions) > 0 {
 			var ts []string
@@ -450,4 +472,66 @@ func (sd *stateDetector) finishStates(open Opener, p *pass1, c *Clock, drives []
 		out[ln.i].fill(&ln.sum, ln.spans, busyIO(p, out[ln.i].Port), drivePins(p, c, out[ln.i].Port))
 	}
 	return out, nil
+}
+
+// stateSmooth is the classifier's smoothing window (states/detect's
+// default), the scale of a boundary's timing uncertainty.
+const stateSmooth = time.Millisecond
+
+// uncertainty fills PowerU95W and ResidencyU95 from the spans.
+//
+// Per-state power: the intervals are clusters; with k ≥ 2 intervals of n_i
+// samples and means m_i, var(mean) = k/(k−1) · Σ n_i²(m_i − m)² / N², which
+// holds the sensor noise within each interval and the spread between them.
+// Residency: each of the state's 2k boundaries is placed within ±½ window
+// (uniform, u = window/√12), so u(residency) = √(2k) · u / measured time.
+func (s *StateReport) uncertainty(spans []detect.Span) {
+	type agg struct {
+		n, sumW float64
+		means   []float64
+		ns      []float64
+	}
+	by := map[string]*agg{}
+	for _, sp := range spans {
+		a := by[sp.State.String()]
+		if a == nil {
+			a = &agg{}
+			by[sp.State.String()] = a
+		}
+		n := float64(sp.Samples)
+		a.n += n
+		a.sumW += n * sp.MeanW
+		a.means, a.ns = append(a.means, sp.MeanW), append(a.ns, n)
+	}
+	total := s.MeasuredS
+	ub := stateSmooth.Seconds() / math.Sqrt(12)
+	for st, a := range by {
+		k := float64(len(a.means))
+		if total > 0 {
+			s.ResidencyU95[st] = 1.96 * math.Sqrt(2*k) * ub / total
+		}
+		if k < 2 || a.n == 0 {
+			continue
+		}
+		m := a.sumW / a.n
+		var v float64
+		for i, mi := range a.means {
+			v += a.ns[i] * a.ns[i] * (mi - m) * (mi - m)
+		}
+		v *= k / (k - 1) / (a.n * a.n)
+		s.PowerU95W[st] = 1.96 * math.Sqrt(v)
+	}
+}
+
+// recordedProfiles reads the user profiles from a capture header's config
+// (the rig's, as JSON: {"Profiles": {name: profile}}); none if absent or
+// not in that form.
+func recordedProfiles(cfg json.RawMessage) map[string]drivesim.Profile {
+	var c struct {
+		Profiles map[string]drivesim.Profile
+	}
+	if len(cfg) == 0 || json.Unmarshal(cfg, &c) != nil {
+		return nil
+	}
+	return c.Profiles
 }

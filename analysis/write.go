@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/idlewatt/idlewatt/analysis/chart"
+	"github.com/idlewatt/idlewatt/internal/outfile"
 )
 
 // Files WriteFiles writes into its directory.
@@ -28,12 +29,36 @@ const (
 	FileCDF     = "power-cdf.png"
 )
 
+// ReportFiles are the names WriteFiles may write (charts only when they
+// have data), for checking a directory before the work starts.
+var ReportFiles = []string{FileJSON, FileMD, FileCSV, FilePower, FileIdle, FileAverage, FileHist, FileCDF, FileStates}
+
+// WriteOptions say how WriteFilesWith writes.
+type WriteOptions struct {
+	// Out says what may be replaced (internal/outfile): existing files only
+	// with Out.Overwrite, never through a symbolic link or over an input.
+	// The capture the report is of is always an input.
+	Out outfile.Options
+	// MarkdownAppendix is appended to report.md (the interface-state
+	// section internal/rig adds), so report.md is written once, whole.
+	MarkdownAppendix []byte
+}
+
 // WriteFiles writes report.json, report.md and summary.csv into dir
 // (created if needed) and, when the report has samples, the charts
 // power.png, active-idle.png, average.png, power-hist.png and power-cdf.png.
-func (r *Report) WriteFiles(dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+// It refuses to replace an existing file; see WriteFilesWith.
+func (r *Report) WriteFiles(dir string) error { return r.WriteFilesWith(dir, WriteOptions{}) }
+
+// WriteFilesWith writes what WriteFiles writes under o. Every file goes
+// through a temporary file renamed into place.
+func (r *Report) WriteFilesWith(dir string, o WriteOptions) error {
+	if err := outfile.Dir(dir); err != nil {
 		return err
+	}
+	fo := o.Out
+	if r.Capture.Path != "" {
+		fo.Inputs = append(fo.Inputs[:len(fo.Inputs):len(fo.Inputs)], r.Capture.Path)
 	}
 	var js bytes.Buffer
 	if err := r.WriteJSON(&js); err != nil {
@@ -41,32 +66,45 @@ func (r *Report) WriteFiles(dir string) error {
 	}
 	var md bytes.Buffer
 	r.WriteMarkdown(&md)
+	md.Write(o.MarkdownAppendix)
 	var cs bytes.Buffer
 	if err := r.WriteCSV(&cs); err != nil {
 		return err
 	}
-	files := map[string][]byte{FileJSON: js.Bytes(), FileMD: md.Bytes(), FileCSV: cs.Bytes()}
+	files := []struct {
+		name string
+		b    []byte
+	}{{FileJSON, js.Bytes()}, {FileMD, md.Bytes()}, {FileCSV, cs.Bytes()}}
 	if r.States != nil {
 		var st bytes.Buffer
 		if err := r.WriteStatesJSON(&st); err != nil {
 			return err
 		}
-		files[FileStates] = st.Bytes()
+		files = append(files, struct {
+			name string
+			b    []byte
+		}{FileStates, st.Bytes()})
 	}
-	for name, b := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+	for _, f := range files {
+		if err := outfile.WriteFile(filepath.Join(dir, f.name), f.b, fo); err != nil {
 			return err
 		}
 	}
-	return r.WriteCharts(dir)
+	return r.writeCharts(dir, fo)
 }
 
-// WriteCharts writes the charts that have data into dir.
-func (r *Report) WriteCharts(dir string) error {
+// WriteCharts writes the charts that have data into dir, refusing to
+// replace existing files.
+func (r *Report) WriteCharts(dir string) error { return r.writeCharts(dir, outfile.Options{}) }
+
+func (r *Report) writeCharts(dir string, o outfile.Options) error {
 	var errs []error
+	save := func(f *chart.Figure, err error, name string) {
+		errs = append(errs, saveFig(f, err, filepath.Join(dir, name), o))
+	}
 	if len(r.traces) > 0 {
 		f, err := chart.PowerOverTime(r.traces, chart.PowerOpts{Title: "Power over time", Unit: chart.UnitAuto})
-		errs = append(errs, saveFig(f, err, filepath.Join(dir, FilePower)))
+		save(f, err, FilePower)
 	}
 	var idle, avg []chart.Bar
 	for _, d := range r.Drives {
@@ -78,30 +116,30 @@ func (r *Report) WriteCharts(dir string) error {
 	}
 	if len(idle) > 0 {
 		f, err := chart.ActiveIdlePower(idle)
-		errs = append(errs, saveFig(f, err, filepath.Join(dir, FileIdle)))
+		save(f, err, FileIdle)
 		f, err = chart.AveragePower(avg, "Capture")
-		errs = append(errs, saveFig(f, err, filepath.Join(dir, FileAverage)))
+		save(f, err, FileAverage)
 	}
 	if len(r.dists) > 0 {
 		o := chart.DistOpts{Title: "Power distribution", Subtitle: "share of measured time per power bin", Unit: chart.UnitAuto}
 		f, err := chart.Histogram(r.dists, o)
-		errs = append(errs, saveFig(f, err, filepath.Join(dir, FileHist)))
+		save(f, err, FileHist)
 		o = chart.DistOpts{Title: "Power CDF", Subtitle: "share of measured time at or below each power", Unit: chart.UnitAuto}
 		f, err = chart.CDF(r.dists, o)
-		errs = append(errs, saveFig(f, err, filepath.Join(dir, FileCDF)))
+		save(f, err, FileCDF)
 	}
-	errs = append(errs, r.writeDevSlpCharts(dir))
+	errs = append(errs, r.writeDevSlpCharts(dir, o))
 	return errors.Join(errs...)
 }
 
-func saveFig(f *chart.Figure, err error, path string) error {
+func saveFig(f *chart.Figure, err error, path string, o outfile.Options) error {
 	if errors.Is(err, chart.ErrNoData) {
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", filepath.Base(path), err)
 	}
-	return f.Save(path)
+	return f.SaveWith(path, o)
 }
 
 // WriteJSON writes report.json's content.

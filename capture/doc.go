@@ -22,18 +22,32 @@
 // a power cut about 1 s. Samples does not allocate in steady state. A full
 // disk returns an error matching ErrDiskFull (and syscall.ENOSPC); what was
 // written before stays readable. Create refuses to replace an existing file
-// unless Options.Overwrite is set.
+// unless Options.Overwrite is set, never writes through a symbolic link and
+// never over one of Options.Inputs (internal/outfile). A capture is written
+// in place, not through a temporary file renamed at the end as other
+// outputs are: what was flushed must be on disk under its name if the
+// recorder is killed (kill -9, power cut). With Overwrite an old capture is
+// unlinked, not truncated.
 //
 // # Reading
 //
 // Open or NewReader, then Next until io.EOF. Readers stream chunk by chunk
 // in memory bounded by the largest chunk, reusing their buffers: a Record's
-// slices are valid until the next call to Next. A capture cut short by a
-// crash, kill -9 or a full disk reads back intact up to its last complete
-// chunk; then Next returns a *DamageError matching ErrTruncated (and
-// ErrCorrupt when bytes are present but wrong) that names the byte offset and
-// chunk number. Complete reports whether the end chunk was seen. SkipSamples
-// makes summary-only scans (charts) skip sample chunks without reading them.
+// slices are valid until the next call to Next. Open refuses an impossible
+// header (ErrInvalid: rate, channels, ports, rails, LSBs; the field and its
+// byte offset). A damaged chunk costs that chunk only: a single flipped bit
+// is mended from the CRC; otherwise the reader hunts for the next intact
+// chunk and makes the hole a gap with reason GapDamaged. Samples chunks whose
+// indices overlap, run backwards or restart are handed out as KindRejected,
+// not as samples. Account says all of it (Account.Notes in sentences), and
+// bytes after the end chunk. Next returns a *DamageError matching
+// ErrTruncated (and ErrCorrupt when bytes are present but wrong) only where
+// nothing intact follows — a crash's cut, or damage to the end of the file.
+// Complete reports whether the end chunk was seen. SkipSamples makes
+// summary-only scans (charts) skip decoding sample values; they still check
+// every chunk, so they find the same damage. Salvage copies what a damaged
+// capture holds into a clean one (idlewatt repair).
+//
 // Rows merges the channels into one row per sample index, as the CSV export
 // needs; its NextRun hands out the same rows a block's worth at a time
 // (state detection's pass over every sample).

@@ -63,9 +63,9 @@ echo >>"$OUT"
 
 echo "## Timing fidelity: media-center trace (~60 s, idle gaps), QD $QD_REPLAY, recorded timing" >>"$OUT"
 echo >>"$OUT"
-"$IW" trace gen pcmark7 --app media-center --span 1GiB --seed 1 --out "$DIR/t60.trace" 2>/dev/null
-"$IW" trace convert "$DIR/t60.trace" --to fio3 --redirect "$FILE" --out "$DIR/t60.fio3" 2>/dev/null
-"$IW" replay --trace "$DIR/t60.trace" --target "$FILE" --qd "$QD_REPLAY" --json --events "$DIR/t60.events.csv" \
+"$IW" trace gen pcmark7 --app media-center --span 1GiB --seed 1 --overwrite --out "$DIR/t60.trace" 2>/dev/null
+"$IW" trace convert "$DIR/t60.trace" --to fio3 --redirect "$FILE" --overwrite --out "$DIR/t60.fio3" 2>/dev/null
+"$IW" replay --trace "$DIR/t60.trace" --target "$FILE" --qd "$QD_REPLAY" --json --overwrite --events "$DIR/t60.events.csv" \
   >"$DIR/t60.idlewatt.json" 2>/dev/null
 "$IW" replay --trace "$DIR/t60.trace" --target "$FILE" --qd "$QD_REPLAY" --json --rt-priority 10 \
   >"$DIR/t60.idlewatt-rt.json" 2>/dev/null
@@ -104,12 +104,12 @@ echo >>"$OUT"
 
 echo "## Peak RSS streaming a 10,000,000-op trace" >>"$OUT"
 echo >>"$OUT"
-"$IW" trace gen iometer --pattern randread4k --ops 10000000 --span 1GiB --out "$DIR/big.trace" 2>/dev/null
+"$IW" trace gen iometer --pattern randread4k --ops 10000000 --span 1GiB --overwrite --out "$DIR/big.trace" 2>/dev/null
 rss() { /usr/bin/time -v "$@" 2>&1 >/dev/null | awk -F: '/Maximum resident/{gsub(/ /,"",$2); print $2}'; }
 echo "| command | peak RSS (MB) |" >>"$OUT"
 echo "|---|---|" >>"$OUT"
 echo "| trace info (10M ops, $(du -m "$DIR/big.trace" | cut -f1) MB file) | $(( $(rss "$IW" trace info "$DIR/big.trace") / 1024 )) |" >>"$OUT"
-echo "| trace convert --to fio3 | $(( $(rss "$IW" trace convert "$DIR/big.trace" --to fio3 --out "$DIR/big.fio3") / 1024 )) |" >>"$OUT"
+echo "| trace convert --to fio3 | $(( $(rss "$IW" trace convert "$DIR/big.trace" --to fio3 --overwrite --out "$DIR/big.fio3") / 1024 )) |" >>"$OUT"
 echo "| replay --timing afap --qd 32 (pre-pass over 10M ops, then 20 s of replay) | $(( $(rss "$IW" replay --trace "$DIR/big.trace" --target "$FILE" --timing afap --qd 32 --duration 20s) / 1024 )) |" >>"$OUT"
 rm -f "$DIR/big.trace" "$DIR/big.fio3"
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$OUT"

@@ -32,7 +32,7 @@ times() { local out=(); for _ in $(seq "$runs"); do
   out+=("$(echo "$t1 - $t0" | bc -l)"); done; min_of "${out[@]}"; }
 cat_s=$(times cat "$cap")
 scan_s=$(times "$dir/gencap" -scan "$cap")
-ana_s=$(times /usr/bin/time -v "$dir/gencap" -report "$cap" -out "$dir/report")
+ana_s=$(times /usr/bin/time -v "$dir/gencap" -report "$cap" -out "$dir/report" -overwrite)
 ana_kb=$(awk -F': ' '/Maximum resident set size/ {print $2}' "$dir/time.txt")
 printf 'machine: %s cores, %s; load average %s\n' "$(nproc)" "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')" "$(cut -d' ' -f1-3 /proc/loadavg)"
 printf 'capture %s: %.1f MB; best of %d runs\n' "$cap" "$(echo "$size / 1000000" | bc -l)" "$runs"
@@ -45,7 +45,7 @@ line cat "$cat_s"
 line scan "$scan_s"
 line "analysis" "$ana_s" "$ana_kb"
 if [ -n "$cli" ]; then
-  rep_s=$(times /usr/bin/time -v "$dir/idlewatt" report "$cap" --out "$dir/report")
+  rep_s=$(times /usr/bin/time -v "$dir/idlewatt" report "$cap" --out "$dir/report" --overwrite)
   rep_kb=$(awk -F': ' '/Maximum resident set size/ {print $2}' "$dir/time.txt")
   line "idlewatt report" "$rep_s" "$rep_kb"
 fi

@@ -89,7 +89,7 @@ verdict=0
     echo "FAIL: record exited $rc: $(tail -3 "$out/record.err")"
     verdict=1
   fi
-  if "$bin" report "$out/soak.iwcap" --out "$out/report" --json >"$out/report.json" 2>"$out/report.err"; then
+  if "$bin" report "$out/soak.iwcap" --out "$out/report" --overwrite --json >"$out/report.json" 2>"$out/report.err"; then
     complete=$(jq -r '.capture.complete' "$out/report.json")
     echo "report: complete=$complete, notes: $(jq -c '.notes' "$out/report.json")"
     [ "$complete" = true ] || { echo "FAIL: capture not complete"; verdict=1; }

@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/idlewatt/idlewatt/internal/outfile"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
@@ -51,31 +51,32 @@ func newFigure(s Size, dpi float64, fn func(c draw.Canvas)) *Figure {
 }
 
 // Save writes f to path, choosing PNG or SVG by the extension (case
-// insensitive). The file is written whole or not at all: a failed render does
-// not leave a truncated image behind under the final name.
-func (f *Figure) Save(path string) error {
+// insensitive), refusing an existing file (see SaveWith).
+func (f *Figure) Save(path string) error { return f.SaveWith(path, outfile.Options{}) }
+
+// SaveWith writes f to path as Save does, under o's rules
+// (internal/outfile): an existing file only with o.Overwrite, never through
+// a symbolic link or over one of o.Inputs. The file is written whole or not
+// at all: a failed render leaves no truncated image under the final name
+// and an old image as it was.
+func (f *Figure) SaveWith(path string, o outfile.Options) error {
 	format := strings.ToLower(strings.TrimPrefix(filepath.Ext(path), "."))
 	if format != "png" && format != "svg" {
 		return fmt.Errorf("%w: %q", ErrFormat, path)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	out, err := outfile.Create(path, o)
 	if err != nil {
 		return err
 	}
-	defer os.Remove(tmp.Name()) // no-op after a successful rename
-	bw := bufio.NewWriterSize(tmp, 1<<16)
+	defer out.Abort() // no-op after Commit
+	bw := bufio.NewWriterSize(out, 1<<16)
 	if err := f.Write(bw, format); err != nil {
-		tmp.Close()
 		return fmt.Errorf("chart: rendering %s: %w", path, err)
 	}
 	if err := bw.Flush(); err != nil {
-		tmp.Close()
 		return err
 	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return out.Commit()
 }
 
 // Write renders f to w as "png" or "svg".

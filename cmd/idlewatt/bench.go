@@ -1,7 +1,11 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -20,7 +24,13 @@ func init() {
 randread4k, randwrite4k, seqread128k, seqwrite128k, or consistency (4 KiB
 random writes over the whole target; read the per-second IOPS series). A
 missing regular-file target is created with --size bytes (filled with random
-data first for read patterns, as fio lays out its files).`,
+data first for read patterns, as fio lays out its files). An existing file
+keeps its size and is read as it is; writing it, or filling its holes for a
+read pattern, needs --allow-destructive naming it (--allow-sparse reads a
+file with holes anyway, and the result says so). Block devices need
+--allow-destructive to be written; mounted, root and swap devices, /proc,
+/sys, character devices, FIFOs and sockets are always refused. Every flag is
+checked before the target is opened or created.`,
 			Args: cobra.NoArgs,
 			RunE: runBench,
 		}
@@ -32,12 +42,14 @@ data first for read patterns, as fio lays out its files).`,
 		f.String("size", "1GiB", "size of a regular-file target (the LBA span)")
 		f.String("engine", "", "uring or sync (default: uring, sync if unavailable)")
 		f.Int("seed", 1, "random seed")
-		f.String("allow-destructive", "", "block device that may be written")
+		f.String("allow-destructive", "", "existing file or block device that may be written (and whose holes may be filled)")
+		f.Bool("allow-sparse", false, "read a file with holes as it is (reads of holes never reach the drive; the result says sparse)")
 		f.Bool("direct", true, "O_DIRECT (falls back to buffered where refused)")
 		f.String("events", "", "write every I/O as CSV to this file")
 		f.Int("rt-priority", 0, "run the issuing thread SCHED_FIFO at this priority (1-99; needs CAP_SYS_NICE)")
 		f.Bool("json", false, "print the result as JSON")
 		f.String("chart", "", "draw the per-second IOPS series (the consistency chart) to this .png or .svg")
+		addOverwriteFlag(f, "the --events and --chart files")
 		return c
 	})
 }
@@ -48,6 +60,9 @@ func runBench(cmd *cobra.Command, _ []string) error {
 		return usageErr("bench: --target is required")
 	}
 	pat := optString(cmd, "pattern", "bench.pattern")
+	if !slices.Contains(gen.Patterns, pat) {
+		return usageErr("--pattern %q: want one of %s", pat, strings.Join(gen.Patterns, ", "))
+	}
 	cfg, err := wlConfig(cmd, "bench")
 	if err != nil {
 		return err
@@ -57,9 +72,6 @@ func runBench(cmd *cobra.Command, _ []string) error {
 		if pat == "consistency" {
 			cfg.Duration = 30 * 60e9
 		}
-	}
-	if cfg.Duration < 0 {
-		return usageErr("--duration: want > 0")
 	}
 	cfg.Timing = replay.Timing{Mode: replay.AFAP}
 	size, err := wlBytes(cmd, "size", "bench.size")
@@ -71,16 +83,25 @@ func runBench(cmd *cobra.Command, _ []string) error {
 		return err
 	}
 	cfg.Seed = int64(seed)
+	if _, err := os.Lstat(tpath); errors.Is(err, fs.ErrNotExist) {
+		// The file would be created this size: check the pattern fits first.
+		if _, err := gen.Pattern(pat, int64(seed), size, 0); err != nil {
+			return usageErr("--size %d: %v", size, err)
+		}
+	}
 	write := strings.Contains(pat, "write") || pat == "consistency"
-	tgt, err := wlOpenTarget(cmd, tpath, target.Options{Write: write, Size: size, Fill: !write})
+	if err := wlCheckOutputs(cmd, tpath); err != nil {
+		return err
+	}
+	tgt, err := wlOpenTarget(cmd, tpath, target.Options{Write: write, Read: !write, Size: size})
 	if err != nil {
 		return err
 	}
 	defer tgt.Close()
 	src, err := gen.Pattern(pat, int64(seed), tgt.Size(), 0)
 	if err != nil {
-		return usageErr("%v", err)
+		return usageErr("target %s (%d bytes): %v", tpath, tgt.Size(), err)
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "bench %s on %s (%d bytes), QD %d, %v\n", pat, tpath, tgt.Size(), cfg.QD, cfg.Duration)
-	return wlRun(cmd, cfg, src, tgt)
+	return wlRun(cmd, cfg, src, tgt, tpath)
 }

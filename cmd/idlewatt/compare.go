@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 
 	"github.com/idlewatt/idlewatt/analysis"
+	"github.com/idlewatt/idlewatt/internal/outfile"
 	"github.com/spf13/cobra"
 )
 
@@ -16,11 +17,20 @@ func init() {
 			RunE:  runCompare,
 		}
 		c.Flags().String("out", "compare", "output directory")
+		addOverwriteFlag(c.Flags(), "comparison files already in --out")
 		return c
 	})
 }
 
 func runCompare(cmd *cobra.Command, args []string) error {
+	out := optString(cmd, "out", "compare.out")
+	oo := outOptions(cmd, "", args...)
+	if err := outfile.CheckDir(out); err != nil {
+		return usageErr("compare: --out %w", err)
+	}
+	if err := outfile.CheckAll(out, analysis.CompareFiles, oo); err != nil {
+		return usageErr("compare: %w", err)
+	}
 	var reps []*analysis.Report
 	var labels []string
 	for _, a := range args {
@@ -35,9 +45,8 @@ func runCompare(cmd *cobra.Command, args []string) error {
 		}
 		labels = append(labels, label)
 	}
-	out := optString(cmd, "out", "compare.out")
-	if err := analysis.Compare(reps, labels, out); err != nil {
-		return failErr("compare: %v", err)
+	if err := analysis.CompareWith(reps, labels, out, oo); err != nil {
+		return failErr("compare: %w", err)
 	}
 	cmd.Printf("comparison written to %s\n", out)
 	return nil

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -14,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/internal/outfile"
 )
 
 func init() {
@@ -33,7 +33,7 @@ their cells are empty and gap is empty. T is seconds (90, 1.5) or a duration
 		c.Flags().String("csv", "", "CSV file to write (- for stdout)")
 		c.Flags().String("from", "", "start at T (seconds or duration from the first sample)")
 		c.Flags().String("to", "", "stop before T")
-		c.Flags().Bool("overwrite", false, "replace OUT if it exists")
+		addOverwriteFlag(c.Flags(), "OUT")
 		return c
 	})
 }
@@ -68,37 +68,43 @@ func runExport(cmd *cobra.Command, args []string) error {
 	r.SkipSamples(false)
 
 	var w io.Writer = cmd.OutOrStdout()
+	var f *outfile.File
 	if out != "-" {
-		flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL
-		if optBool(cmd, "overwrite", "") {
-			flags = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
-		}
-		f, err := os.OpenFile(out, flags, 0o644)
-		if err != nil {
-			if errors.Is(err, os.ErrExist) {
-				return usageErr("export: %s exists (use --overwrite)", out)
+		if f, err = outfile.Create(out, outOptions(cmd, "", args[0])); err != nil {
+			if errors.Is(err, outfile.ErrRefused) {
+				return usageErr("export: --csv %w", err)
 			}
-			return failErr("export: %v", err)
+			return failErr("export: --csv %w", err)
 		}
-		defer f.Close()
+		defer f.Abort() // no-op after Commit
 		w = f
 	}
 	rows, err := writeCSV(w, r, from, to)
 	if err != nil && !errors.Is(err, capture.ErrTruncated) {
 		return failErr("export %s: %v", out, err)
 	}
-	if f, ok := w.(*os.File); ok && out != "-" {
-		if err := f.Close(); err != nil {
-			return failErr("export %s: %v", out, err)
+	// A damaged capture still gives every intact row (below).
+	if f != nil {
+		if err := f.Commit(); err != nil {
+			return failErr("export %s: %w", out, err)
 		}
 	}
-	if err != nil { // the capture is damaged; everything before the damage is exported
+	// The same account report and plot give (docs/cli.md, "Damaged
+	// captures"): exit 0, what was lost said on stderr.
+	acc := r.Account()
+	if err != nil { // nothing intact follows: everything before is exported
 		fmt.Fprintf(cmd.ErrOrStderr(), "export: %d rows written; %s: %v\n", rows, args[0], err)
-		if errors.Is(err, capture.ErrCorrupt) {
-			return inputErr(fmt.Errorf("%s: %w", args[0], err))
-		}
 	}
+	printAccount(cmd.ErrOrStderr(), "export", &acc)
 	return nil
+}
+
+// printAccount prints a capture reader's account (damage, rejected indices,
+// trailing bytes) as notes, the lines report.json's notes hold.
+func printAccount(w io.Writer, who string, acc *capture.Account) {
+	for _, n := range acc.Notes() {
+		fmt.Fprintf(w, "%s: note: %s\n", who, n)
+	}
 }
 
 // parseOffset reads --from/--to: seconds or a duration; NaN when unset.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/idlewatt/idlewatt/internal/outfile"
 	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/meter/hub"
 	"github.com/idlewatt/idlewatt/meter/hub/hubemu"
@@ -68,6 +69,7 @@ would have sent over D of streaming (every port, at --rate) to FILE, unpaced.`,
 	f.Bool("fast", false, "write the byte stream unpaced to --out and exit")
 	f.Duration("duration", 10*time.Second, "streaming time for --fast")
 	f.String("out", "", "output file for --fast")
+	addOverwriteFlag(f, "the --out file, truth files and an old --symlink link")
 	if hubEmulateFlags != nil {
 		hubEmulateFlags(c)
 	}
@@ -147,28 +149,50 @@ func hubEmulatorOptions(cmd *cobra.Command) (hubemu.Options, error) {
 }
 
 func runHubEmulate(cmd *cobra.Command, _ []string) error {
+	fast := optBool(cmd, "fast", "emulate.fast")
+	out := optString(cmd, "out", "emulate.out")
+	oo := outOptions(cmd, "")
+	if fast && out != "" {
+		if err := outfile.Check(out, oo); err != nil { // before the truth files are made
+			return usageErr("hub emulate: --out %w", err)
+		}
+	}
 	o, err := hubEmulatorOptions(cmd)
 	if err != nil {
 		return err
 	}
-	if optBool(cmd, "fast", "emulate.fast") {
+	if fast {
 		d, err := optDuration(cmd, "duration", "emulate.duration")
 		if err != nil {
 			return err
 		}
-		out := optString(cmd, "out", "emulate.out")
 		if out == "" {
 			return usageErr("--fast needs --out FILE")
 		}
-		f, err := os.Create(out)
+		f, err := outfile.Create(out, oo)
 		if err != nil {
-			return usageErr("--out %s: %v", out, err)
+			return usageErr("hub emulate: --out %w", err)
 		}
+		defer f.Abort() // no-op after Commit
 		if err := hubemu.WriteFast(f, o, d); err != nil {
-			f.Close()
 			return usageErr("hub emulate --fast: %v", err)
 		}
-		return f.Close()
+		if err := f.Commit(); err != nil {
+			return failErr("hub emulate --fast: %w", err)
+		}
+		return nil
+	}
+	if o.Symlink != "" {
+		// The pty link is the emulator's output: a file there is never
+		// replaced, an old link only with --overwrite.
+		if fi, err := os.Lstat(o.Symlink); err == nil {
+			if fi.Mode()&os.ModeSymlink == 0 {
+				return usageErr("hub emulate: --symlink %s exists and is not a symbolic link; refusing to replace it", o.Symlink)
+			}
+			if !oo.Overwrite {
+				return usageErr("hub emulate: --symlink %s exists (a link left by another emulator?); refusing to replace it (use --overwrite to replace the link)", o.Symlink)
+			}
+		}
 	}
 	e, err := hubemu.New(o)
 	if err != nil {
@@ -202,7 +226,7 @@ func newHubInfoCmd() *cobra.Command {
 			}
 			h, err := hub.Open(path, hub.Options{Timeout: timeout})
 			if err != nil {
-				return failErr("--port %s: %v", path, err)
+				return meterOpenErr(fmt.Errorf("--port %s: %w", path, err))
 			}
 			defer h.Close()
 			return printHubInfo(cmd.OutOrStdout(), h, optBool(cmd, "json", ""))

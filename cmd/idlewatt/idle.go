@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -11,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/idlewatt/idlewatt/internal/hostclock"
+	"github.com/idlewatt/idlewatt/internal/outfile"
 	"github.com/idlewatt/idlewatt/internal/rig"
 	"github.com/idlewatt/idlewatt/meter"
 )
@@ -116,9 +116,10 @@ func runIdle(cmd *cobra.Command, _ []string) error {
 	fmt.Fprintf(cmd.ErrOrStderr(), "idle: %d policies × (%v settle + %v measure) on %s; output in %s\n",
 		len(policies), settle, measure, meterLabel(rc), out)
 
+	setRunOutput(cmd, &rc)
 	r, err := rig.Open(cmd.Context(), rc, out, cmd.ErrOrStderr())
 	if err != nil {
-		return failErr("%v", err)
+		return meterOpenErr(err)
 	}
 	start := hostclock.Now()
 	stop := make(chan struct{})
@@ -153,8 +154,8 @@ func runIdle(cmd *cobra.Command, _ []string) error {
 	if err != nil {
 		return failErr("idle: %v", err)
 	}
-	if err := os.WriteFile(filepath.Join(out, "idle.json"), append(b, '\n'), 0o644); err != nil {
-		return failErr("idle: %v", err)
+	if err := outfile.WriteFile(filepath.Join(out, "idle.json"), append(b, '\n'), rc.Out); err != nil {
+		return failErr("idle: %w", err)
 	}
 	if optBool(cmd, "json", "") {
 		fmt.Fprintln(cmd.OutOrStdout(), string(b))

@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/idlewatt/idlewatt/internal/outfile"
 )
 
 func main() {
@@ -58,6 +60,9 @@ func exitCode(err error, stderr interface{ Write([]byte) (int, error) }) int {
 		return exitOK
 	}
 	fmt.Fprintln(stderr, "idlewatt:", err)
+	if errors.Is(err, outfile.ErrRefused) {
+		return exitUsage // an output that would destroy a file: bad usage, whatever wrapped it
+	}
 	var ce *codedError
 	if errors.As(err, &ce) {
 		return ce.code

@@ -50,7 +50,9 @@ the built-in emulated hub with simulated drives.`,
 
 func addMeasureFlags(c *cobra.Command) {
 	f := c.Flags()
-	f.String("out", "", "output directory (default idlewatt-<command>-<time>)")
+	f.String("out", "", "output directory, new or empty (default idlewatt-<command>-<time>)")
+	addOverwriteFlag(f, "the files of a run already in --out")
+	f.Bool("keep-scratch", false, "keep the emulator's scratch drive images drive-pN.img in --out (config keep_scratch)")
 	f.Bool("json", false, "print measure.json instead of the summary")
 	f.Bool("quiet", false, "no progress lines")
 }
@@ -117,6 +119,7 @@ func runMeasure(cmd *cobra.Command, rc rig.Config, plan rig.Plan) error {
 	if out == "" {
 		out = defaultOut(cmd.Name())
 	}
+	setRunOutput(cmd, &rc)
 	if !optBool(cmd, "quiet", "") {
 		plan.Progress = cmd.ErrOrStderr()
 	}
@@ -138,9 +141,9 @@ func runMeasure(cmd *cobra.Command, rc rig.Config, plan rig.Plan) error {
 				context.Cause(cmd.Context()), out)
 		}
 		if res == nil {
-			return failErr("%v", err)
+			return meterOpenErr(err)
 		}
-		return failErr("%v (what was recorded is in %s)", err, out)
+		return failErr("%w (what was recorded is in %s)", err, out)
 	}
 	return devslpExit(res, cmd.Name() == "verify")
 }
@@ -176,6 +179,13 @@ func sortedPorts(m map[string]states.Verdict) []string {
 	}
 	sort.Strings(ports)
 	return ports
+}
+
+// setRunOutput sets the run directory's rules: --overwrite, the config file
+// as an input, and whether scratch drive images are kept.
+func setRunOutput(cmd *cobra.Command, rc *rig.Config) {
+	rc.Out = outOptions(cmd, "", configPath(cmd))
+	rc.KeepScratch = optBool(cmd, "keep-scratch", "keep_scratch")
 }
 
 func meterLabel(rc rig.Config) string {
@@ -253,6 +263,11 @@ func printMeasureHeadline(w io.Writer, res *rig.Result, verify bool) {
 		s := q[0].Samples
 		fmt.Fprintf(w, "data: %d samples per drive, %d dropped, %d CRC errors; clock residual %.3f ms\n",
 			s.Count, s.Dropped, s.CRCErrors, rep.Alignment.ResidualRMSMS)
+	}
+	// The report's notes (missing samples, meter restarts, negative
+	// readings, …) are part of the result, as `report` prints them.
+	for _, n := range rep.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
 	}
 	abs, _ := filepath.Abs(res.Out)
 	fmt.Fprintf(w, "\nwritten to %s (report.md, report.json, summary.csv, measure.json, charts, capture)\n", abs)

@@ -220,6 +220,28 @@ func TestOneNumberEverywhere(t *testing.T) {
 		t.Fatalf("report exit %d: %s", c, e)
 	}
 	check(again, meas.DevSlp, rout)
+	// … and classifies against the same levels (the run's profiles are in
+	// the capture's header), so residency and state power agree too.
+	var a, b struct {
+		Drives []struct {
+			Residency   map[string]float64 `json:"residency"`
+			StatePowerW map[string]float64 `json:"state_power_w"`
+		} `json:"drives"`
+	}
+	readJSON(t, filepath.Join(out, "report.json"), &a)
+	readJSON(t, filepath.Join(again, "report.json"), &b)
+	for i := range a.Drives {
+		for k, v := range a.Drives[i].Residency {
+			if b.Drives[i].Residency[k] != v {
+				t.Errorf("drive %d residency %s: measure %v, report %v", i, k, v, b.Drives[i].Residency[k])
+			}
+		}
+		for k, v := range a.Drives[i].StatePowerW {
+			if b.Drives[i].StatePowerW[k] != v {
+				t.Errorf("drive %d state power %s: measure %v, report %v", i, k, v, b.Drives[i].StatePowerW[k])
+			}
+		}
+	}
 }
 
 // TestDevSlpVerifyExitStatus: a failed verdict exits 1 with the reason; a

@@ -55,9 +55,10 @@ func tree(t *testing.T, root string) []string {
 
 // TestMeasureEmulatorWritesOnlyIntoOut runs measure on the emulator from a
 // scratch working directory with a private TMPDIR: every file it leaves
-// must be under --out (the capture, reports, charts, the simulated drives'
-// backing files and truth files), and its temporary files (the emulator's
-// pty link, the simulated sysfs tree) must be gone when it returns.
+// must be under --out (the capture, reports, charts, truth files), and its
+// temporary files (the emulator's pty link, the simulated sysfs tree) must
+// be gone when it returns. The simulated drives' scratch images are removed
+// at the end, unless --keep-scratch keeps them.
 func TestMeasureEmulatorWritesOnlyIntoOut(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a short measurement")
@@ -88,13 +89,24 @@ devslp: {cycles: 0}
 		}
 	}
 	got := strings.Join(tree(t, filepath.Join(work, "run1")), " ")
-	for _, want := range []string{"capture.iwc", "drive-p1.img", "truth-p1.jsonl", "report.json"} {
+	for _, want := range []string{"capture.iwc", "truth-p1.jsonl", "report.json"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("--out lacks %s: %s", want, got)
 		}
 	}
+	if strings.Contains(got, ".img") || strings.Contains(got, "idlewatt-tmp") {
+		t.Errorf("scratch or temporary files left in --out: %s", got)
+	}
 	if left := tree(t, tmp); len(left) > 0 {
 		t.Errorf("measure left temporary files behind in TMPDIR: %v", left)
+	}
+	_, errOut, code = run(t, context.Background(), "measure", "--config", conf, "--out", "run2", "--quiet", "--keep-scratch")
+	if code != 0 {
+		t.Fatalf("measure --keep-scratch exit %d: %s", code, errOut)
+	}
+	got = strings.Join(tree(t, filepath.Join(work, "run2")), " ")
+	if !strings.Contains(got, "drive-p1.img") || !strings.Contains(got, "drive-p2.img") {
+		t.Errorf("--keep-scratch did not keep the drive images: %s", got)
 	}
 }
 

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 
 	"github.com/idlewatt/idlewatt/analysis"
+	"github.com/idlewatt/idlewatt/internal/outfile"
 	"github.com/spf13/cobra"
 )
 
@@ -21,6 +23,7 @@ func init() {
 		f.Float64("from", 0, "start, seconds from the stream start")
 		f.Float64("to", 0, "end, seconds from the stream start (0 = the end)")
 		f.Int("points", 2000, "envelope points")
+		addOverwriteFlag(f, "the --out image")
 		return c
 	})
 }
@@ -48,7 +51,15 @@ func runPlot(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := analysis.Plot(args[0], out, analysis.PlotOptions{From: from, To: to, Buckets: pts, Title: filepath.Base(args[0])}); err != nil {
+	oo := outOptions(cmd, "", args[0])
+	if err := outfile.Check(out, oo); err != nil { // before reading the capture
+		return usageErr("plot: --out %w", err)
+	}
+	notes, err := analysis.Plot(args[0], out, analysis.PlotOptions{From: from, To: to, Buckets: pts, Title: filepath.Base(args[0]), Out: oo})
+	for _, n := range notes { // the data notes report gives, word for word
+		fmt.Fprintf(cmd.ErrOrStderr(), "plot: note: %s\n", n)
+	}
+	if err != nil {
 		return inputErr(err)
 	}
 	cmd.Printf("%s\n", out)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/idlewatt/idlewatt/internal/outfile"
 	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/states/drivesim"
 )
@@ -178,8 +179,10 @@ func profileDrives(cmd *cobra.Command, names []string, ports int, seed int64) ([
 		opt := drivesim.Options{Seed: seed + int64(i+1), Policy: policy, Port: i + 1}
 		var f *os.File
 		if dir != "" {
-			if f, err = os.Create(filepath.Join(dir, fmt.Sprintf("truth-p%d.jsonl", i+1))); err != nil {
-				return nil, usageErr("--truth-dir: %v", err)
+			// Written in place while the emulator runs (it is stopped by a
+			// signal), like a capture.
+			if f, err = outfile.CreateInPlace(filepath.Join(dir, fmt.Sprintf("truth-p%d.jsonl", i+1)), outOptions(cmd, "")); err != nil {
+				return nil, usageErr("--truth-dir: %w", err)
 			}
 			opt.TruthOut = f
 		}

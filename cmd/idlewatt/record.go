@@ -18,6 +18,7 @@ import (
 
 	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/internal/hostclock"
+	"github.com/idlewatt/idlewatt/internal/outfile"
 	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/units"
 )
@@ -60,7 +61,7 @@ Kinds (idlewatt meters lists them; docs/meters.md has the wiring):
 		f.String("out", "", "capture file to create")
 		f.Float64("rate", 0, "samples per second per channel (0 = the meter's default)")
 		f.String("ports", "", "ports to record, e.g. 1,2 (empty = all)")
-		f.Bool("overwrite", false, "replace CAPTURE if it exists")
+		addOverwriteFlag(f, "CAPTURE (config record.overwrite)")
 		f.Bool("json", false, "print the result as JSON")
 		f.Duration("give-up", 30*time.Second, "hub: when the meter vanishes mid-run, keep reopening it this long before failing (0 = fail at once)")
 		addMeterFlags(f)
@@ -84,10 +85,18 @@ type recordResult struct {
 	// how long it was gone in all.
 	Disconnects uint64 `json:"disconnects"`
 	// LostBy splits samples_lost by gap reason ("crc", "overrun", "disconnect", …).
-	LostBy   map[string]uint64 `json:"lost_by_reason"`
-	DownS    float64           `json:"down_s"`
-	ElapsedS float64           `json:"elapsed_s"`
-	Stopped  string            `json:"stopped"` // "duration", "interrupted", "end of stream", "error"
+	LostBy map[string]uint64 `json:"lost_by_reason"`
+	// The meter's own account of its data (meter.Stats): samples sent
+	// twice (dropped), index restarts, text lines that were not readings
+	// (line meters) and the first of them.
+	Duplicates   uint64  `json:"duplicate_samples"`
+	Restarts     uint64  `json:"index_restarts"`
+	BadLines     uint64  `json:"bad_lines"`
+	FirstBadLine uint64  `json:"first_bad_line,omitempty"`
+	FirstBadByte uint64  `json:"first_bad_byte,omitempty"`
+	DownS        float64 `json:"down_s"`
+	ElapsedS     float64 `json:"elapsed_s"`
+	Stopped      string  `json:"stopped"` // "duration", "interrupted", "end of stream", "error"
 }
 
 func runRecord(cmd *cobra.Command, args []string) error {
@@ -115,8 +124,11 @@ func runRecord(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return usageErr("%s: %v", where(cmd, "ports", "meter.ports"), err)
 	}
-	if _, err := os.Stat(out); err == nil && !optBool(cmd, "overwrite", "record.overwrite") {
-		return usageErr("record: %s exists (use --overwrite)", out)
+	// The capture is refused before the meter is opened; --port may be a
+	// recorded byte stream, an input the capture must not be.
+	oo := outOptions(cmd, "record.overwrite", port)
+	if err := outfile.Check(out, oo); err != nil {
+		return usageErr("record: --out %w", err)
 	}
 
 	mopts, err := readMeterOptions(cmd, rate)
@@ -156,7 +168,7 @@ func runRecord(cmd *cobra.Command, args []string) error {
 		Created: time.Now().UTC().Format(time.RFC3339), Meter: info, Channels: chans,
 		RateHz: float64(scfg.Rate), StartHost: hostclock.Now(), Config: settings, Tool: "idlewatt " + version,
 	}
-	w, err := capture.Create(out, h, capture.Options{Overwrite: optBool(cmd, "overwrite", "record.overwrite")})
+	w, err := capture.Create(out, h, capture.Options{Overwrite: oo.Overwrite, Inputs: oo.Inputs})
 	if err != nil {
 		var pe *fs.PathError
 		if errors.As(err, &pe) && !errors.Is(err, capture.ErrDiskFull) {
@@ -190,6 +202,8 @@ func runRecord(cmd *cobra.Command, args []string) error {
 	res.Disconnects, res.DownS = sink.outages()
 	res.LostBy = sink.lostByReason()
 	res.CRCErrors = st.CRCErrors
+	res.Duplicates, res.Restarts, res.BadLines = st.Duplicates, st.Restarts, st.BadLines
+	res.FirstBadLine, res.FirstBadByte = st.FirstBadLine, st.FirstBadByte
 	switch {
 	case serr != nil:
 		res.Stopped = "error"
@@ -232,6 +246,16 @@ func runRecord(cmd *cobra.Command, args []string) error {
 		out, res.Samples, res.Channels, res.RateHz, res.ElapsedS, res.Stopped, res.Gaps, res.Lost, res.CRCErrors, res.Marks)
 	if res.Disconnects > 0 {
 		fmt.Fprintf(cmd.OutOrStdout(), "; meter disconnected %d× (%.1f s in all), reconnected", res.Disconnects, res.DownS)
+	}
+	if res.Restarts > 0 {
+		fmt.Fprintf(cmd.OutOrStdout(), "; meter index restarted %d× (%d samples in estimated restart gaps)", res.Restarts, res.LostBy["restart"])
+	}
+	if res.Duplicates > 0 {
+		fmt.Fprintf(cmd.OutOrStdout(), "; %d duplicate samples dropped", res.Duplicates)
+	}
+	if res.BadLines > 0 {
+		fmt.Fprintf(cmd.OutOrStdout(), "; %d bad lines (first: line %d, byte %d; %d samples of bad-line gaps)",
+			res.BadLines, res.FirstBadLine, res.FirstBadByte, res.LostBy["bad-line"])
 	}
 	fmt.Fprintln(cmd.OutOrStdout())
 	return short

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"github.com/idlewatt/idlewatt/analysis/chart"
 	"io"
-	"os"
 	"slices"
 	"strconv"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/internal/outfile"
 	"github.com/idlewatt/idlewatt/workload/replay"
 	"github.com/idlewatt/idlewatt/workload/target"
 	"github.com/idlewatt/idlewatt/workload/trace"
@@ -29,9 +29,12 @@ func init() {
 --target whatever file the trace names. Timing: recorded (open loop, each op
 at its trace time), compress-idle=DUR (gaps longer than DUR shrink to DUR) or
 afap. A missing regular-file target is created as large as the trace needs
-(or --size). Writing a block device needs --allow-destructive=DEVICE; mounted,
-root and swap devices are always refused. Progress goes to stderr once a
-second.`,
+(or --size), filled with random data when the trace reads. Writing an
+existing file or a block device needs --allow-destructive naming it; a file
+with holes is read only if idlewatt may fill them (--allow-destructive) or
+--allow-sparse accepts it; mounted, root and swap devices, /proc, /sys,
+character devices, FIFOs and sockets are always refused. Zero-length reads
+and writes are skipped and counted. Progress goes to stderr once a second.`,
 			Args: cobra.NoArgs,
 			RunE: runReplay,
 		}
@@ -46,9 +49,11 @@ second.`,
 		f.String("size", "", "size of a regular-file target (default: the trace's span)")
 		f.String("engine", "", "uring or sync (default: uring, sync if unavailable)")
 		f.Duration("duration", 0, "stop after this long (0 = end of trace)")
-		f.String("allow-destructive", "", "block device that may be written")
+		f.String("allow-destructive", "", "existing file or block device that may be written (and whose holes may be filled)")
+		f.Bool("allow-sparse", false, "read a file with holes as it is (reads of holes never reach the drive; the result says sparse)")
 		f.Bool("direct", true, "O_DIRECT (falls back to buffered where refused)")
 		f.String("events", "", "write every I/O as CSV (issue_ns,complete_ns,op,offset,size,err) to this file")
+		addOverwriteFlag(f, "the --events file")
 		f.Int("rt-priority", 0, "run the issuing thread SCHED_FIFO at this priority (1-99; needs CAP_SYS_NICE)")
 		f.Bool("json", false, "print the result as JSON")
 		return c
@@ -60,6 +65,9 @@ func runReplay(cmd *cobra.Command, _ []string) error {
 	tpath := optString(cmd, "target", "replay.target")
 	if path == "" || tpath == "" {
 		return usageErr("replay: --trace and --target are required")
+	}
+	if err := wlCheckOutputs(cmd, path, tpath); err != nil {
+		return err
 	}
 	cfg, err := wlConfig(cmd, "replay")
 	if err != nil {
@@ -93,9 +101,13 @@ func runReplay(cmd *cobra.Command, _ []string) error {
 		if size, err = parseBytes(s); err != nil {
 			return usageErr("--size: %v", err)
 		}
+		if size <= 0 {
+			return usageErr("--size %s: want > 0", s)
+		}
 	}
 	writes := st.OpsByType[capture.OpWrite]+st.OpsByType[capture.OpTrim] > 0
-	tgt, err := wlOpenTarget(cmd, tpath, target.Options{Write: writes, Size: max(size, 4096)})
+	reads := st.OpsByType[capture.OpRead] > 0
+	tgt, err := wlOpenTarget(cmd, tpath, target.Options{Write: writes, Read: reads, Size: max(size, 4096)})
 	if err != nil {
 		return err
 	}
@@ -107,7 +119,7 @@ func runReplay(cmd *cobra.Command, _ []string) error {
 	defer src.Close()
 	fmt.Fprintf(cmd.ErrOrStderr(), "replaying %s (%s, %d ops over %v) on %s, %s timing, QD %d\n",
 		path, src.Format, st.Ops, st.Duration().Round(time.Millisecond), tpath, cfg.Timing, cfg.QD)
-	return wlRun(cmd, cfg, src, tgt)
+	return wlRun(cmd, cfg, src, tgt, path, tpath)
 }
 
 // wlConfig reads the options replay and bench share.
@@ -133,6 +145,9 @@ func wlConfig(cmd *cobra.Command, section string) (replay.Config, error) {
 	if cfg.Duration, err = optDuration(cmd, "duration", section+".duration"); err != nil {
 		return cfg, err
 	}
+	if cfg.Duration < 0 {
+		return cfg, usageErr("--duration %v: want > 0 (or 0 for the default)", cfg.Duration)
+	}
 	stderr := cmd.ErrOrStderr()
 	cfg.Warn = func(s string) { fmt.Fprintln(stderr, "idlewatt: warning:", s) }
 	cfg.Progress = func(p replay.Progress) {
@@ -143,6 +158,7 @@ func wlConfig(cmd *cobra.Command, section string) (replay.Config, error) {
 
 func wlOpenTarget(cmd *cobra.Command, path string, opt target.Options) (*target.Target, error) {
 	opt.AllowDestructive = optString(cmd, "allow-destructive", "")
+	opt.AllowSparse = optBool(cmd, "allow-sparse", "")
 	opt.Direct = optBool(cmd, "direct", "")
 	if f := cmd.Flags().Lookup("direct"); f == nil {
 		opt.Direct = true
@@ -152,20 +168,85 @@ func wlOpenTarget(cmd *cobra.Command, path string, opt target.Options) (*target.
 	if err != nil {
 		return nil, usageErr("%v", err)
 	}
+	if t.Created() {
+		how := "left sparse: the workload writes before it reads"
+		switch {
+		case t.Filled():
+			how = "filled with random data, so reads reach the drive"
+		case opt.Read:
+			how = "left sparse (--allow-sparse): reads of holes never reach the drive"
+		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "created %s (%d bytes), %s\n", path, t.Size(), how)
+	} else if f := cmd.Flags().Lookup("size"); f != nil && f.Changed && t.Size() != opt.Size {
+		opt.Warn(fmt.Sprintf("--size %s ignored: %s exists and keeps its %d bytes (idlewatt sizes only files it creates)", f.Value, path, t.Size()))
+	}
 	return t, nil
 }
 
+// wlOutputs are the files replay and bench write: --events and --chart.
+func wlOutputs(cmd *cobra.Command) []struct{ flag, path string } {
+	var outs []struct{ flag, path string }
+	for _, fl := range []string{"events", "chart"} {
+		if p := optString(cmd, fl, ""); p != "" {
+			outs = append(outs, struct{ flag, path string }{fl, p})
+		}
+	}
+	return outs
+}
+
+// wlOutOptions are the output rules of replay and bench: the trace and the
+// target are inputs no output may be.
+func wlOutOptions(cmd *cobra.Command, inputs ...string) outfile.Options {
+	return outOptions(cmd, "", inputs...)
+}
+
+// wlCheckOutputs refuses --events or --chart before anything is read or
+// created (the trace and the target are inputs).
+func wlCheckOutputs(cmd *cobra.Command, inputs ...string) error {
+	outs := wlOutputs(cmd)
+	for i, o := range outs {
+		if err := outfile.Check(o.path, wlOutOptions(cmd, inputs...)); err != nil {
+			return usageErr("%s: --%s %w", cmd.Name(), o.flag, err)
+		}
+		for _, p := range outs[:i] {
+			if p.path == o.path {
+				return usageErr("%s: --%s and --%s name the same file %s", cmd.Name(), p.flag, o.flag, o.path)
+			}
+		}
+	}
+	return nil
+}
+
+// targetInfo is what the result says about the target.
+func targetInfo(t *target.Target) replay.TargetInfo {
+	return replay.TargetInfo{Path: t.RealPath(), Block: t.IsBlock(), Created: t.Created(), Filled: t.Filled(),
+		Sparse: t.Sparse(), SizeBytes: t.Size(), AllocatedBytes: t.Allocated()}
+}
+
 // wlRun replays and prints the result.
-func wlRun(cmd *cobra.Command, cfg replay.Config, src trace.Reader, tgt *target.Target) error {
+func wlRun(cmd *cobra.Command, cfg replay.Config, src trace.Reader, tgt *target.Target, inputs ...string) (err error) {
 	var onEvent func(capture.IOEvent)
 	if p := optString(cmd, "events", ""); p != "" {
-		f, err := os.Create(p)
-		if err != nil {
-			return failErr("%v", err)
+		f, oerr := outfile.Create(p, wlOutOptions(cmd, inputs...))
+		if oerr != nil {
+			if errors.Is(oerr, outfile.ErrRefused) {
+				return usageErr("%s: --events %w", cmd.Name(), oerr)
+			}
+			return failErr("%s: --events %w", cmd.Name(), oerr)
 		}
-		defer f.Close()
+		defer f.Abort() // no-op after Commit
 		w := bufio.NewWriterSize(f, 256<<10)
-		defer w.Flush()
+		// The events of whatever ran are kept, also when the run failed
+		// or was interrupted; a failed write keeps an old file instead.
+		defer func() {
+			cerr := w.Flush()
+			if cerr == nil {
+				cerr = f.Commit()
+			}
+			if cerr != nil && err == nil {
+				err = failErr("%s: --events %w", cmd.Name(), cerr)
+			}
+		}()
 		w.WriteString("issue_ns,complete_ns,op,offset,size,err\n")
 		var b []byte
 		onEvent = func(ev capture.IOEvent) {
@@ -187,8 +268,9 @@ func wlRun(cmd *cobra.Command, cfg replay.Config, src trace.Reader, tgt *target.
 		}
 	}
 	res, err := replay.Run(cmd.Context(), cfg, src, tgt, onEvent)
+	res.Target = targetInfo(tgt)
 	if p := optString(cmd, "chart", ""); p != "" && len(res.PerSecond) > 0 {
-		if cerr := iopsChart(p, tgt.Path(), res); cerr != nil {
+		if cerr := iopsChart(p, tgt.Path(), res, wlOutOptions(cmd, inputs...)); cerr != nil {
 			fmt.Fprintf(cmd.ErrOrStderr(), "warning: IOPS chart: %v\n", cerr)
 		}
 	}
@@ -215,6 +297,7 @@ func wlRun(cmd *cobra.Command, cfg replay.Config, src trace.Reader, tgt *target.
 
 func wlPrintResult(w io.Writer, r *replay.Result) {
 	fmt.Fprintf(w, "engine %s, %s timing, QD %d\n", r.Engine, r.Timing, r.QD)
+	fmt.Fprintf(w, "target %s\n", describeTarget(r))
 	fmt.Fprintf(w, "%d ops, %.1f MB in %v: %.0f IOPS, %.1f MB/s (busy %v: %.1f MB/s)\n",
 		r.Ops, float64(r.Bytes)/1e6, r.Elapsed.Round(time.Millisecond), r.IOPS, r.MBps, r.Busy.Round(time.Millisecond), r.BusyMBps)
 	for _, t := range []capture.Op{capture.OpRead, capture.OpWrite, capture.OpFlush, capture.OpTrim} {
@@ -236,12 +319,47 @@ func wlPrintResult(w io.Writer, r *replay.Result) {
 	if r.Realigned > 0 || r.Wrapped > 0 {
 		fmt.Fprintf(w, "%d ops widened to the O_DIRECT alignment, %d wrapped into the target\n", r.Realigned, r.Wrapped)
 	}
+	if r.ZeroLength > 0 {
+		fmt.Fprintf(w, "%d zero-length ops in the trace skipped (they transfer nothing; not counted in the ops above)\n", r.ZeroLength)
+	}
+}
+
+// describeTarget says what the I/O ran on: device or file, created or
+// existing, filled or sparse, O_DIRECT or the page cache.
+func describeTarget(r *replay.Result) string {
+	t := r.Target
+	s := t.Path + ": "
+	if t.Block {
+		s += "block device"
+	} else {
+		if t.Created {
+			s += "file created for this run"
+		} else {
+			s += "existing file"
+		}
+		switch {
+		case t.Filled:
+			s += ", filled with random data first"
+		case t.Sparse:
+			s += fmt.Sprintf(", SPARSE (%d of %d bytes allocated at the start", t.AllocatedBytes, t.SizeBytes)
+			if r.ByType[capture.OpRead].Ops > 0 {
+				s += ": reads of holes never reach the drive"
+			}
+			s += ")"
+		default:
+			s += ", fully allocated"
+		}
+	}
+	if r.Direct {
+		return s + "; O_DIRECT"
+	}
+	return s + "; buffered (no O_DIRECT: page-cache hits flatter the figures)"
 }
 
 func ms(d time.Duration) float64 { return float64(d) / 1e6 }
 
 // iopsChart draws the per-second IOPS series (the consistency chart).
-func iopsChart(path, name string, res replay.Result) error {
+func iopsChart(path, name string, res replay.Result, o outfile.Options) error {
 	s := chart.IOPSSeries{Name: name}
 	for i, n := range res.PerSecond {
 		s.T = append(s.T, float64(i))
@@ -254,5 +372,5 @@ func iopsChart(path, name string, res replay.Result) error {
 	if err != nil {
 		return err
 	}
-	return fig.Save(path)
+	return fig.SaveWith(path, o)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/internal/outfile"
 	"github.com/spf13/cobra"
 )
 
@@ -25,6 +26,7 @@ func init() {
 		f.String("settle", "500ms", "settle tail after each busy interval (config report.settle)")
 		f.IntSlice("ports", nil, "only these drive ports")
 		f.Bool("json", false, "print report.json to stdout instead of the headline")
+		addOverwriteFlag(f, "report files already in --out")
 		return c
 	})
 }
@@ -52,12 +54,20 @@ func runReport(cmd *cobra.Command, args []string) error {
 	if out == "" {
 		out = path + ".report"
 	}
+	// Refuse before the analysis, not after it.
+	oo := outOptions(cmd, "", path)
+	if err := outfile.CheckDir(out); err != nil {
+		return usageErr("report: --out %w", err)
+	}
+	if err := outfile.CheckAll(out, analysis.ReportFiles, oo); err != nil {
+		return usageErr("report: %w", err)
+	}
 	r, err := analyzeCapture(path, opts)
 	if err != nil {
 		return err
 	}
-	if err := r.WriteFiles(out); err != nil {
-		return failErr("writing report into %s: %v", out, err)
+	if err := r.WriteFilesWith(out, analysis.WriteOptions{Out: oo}); err != nil {
+		return failErr("writing report into %s: %w", out, err)
 	}
 	w := cmd.OutOrStdout()
 	if optBool(cmd, "json", "") {
@@ -77,7 +87,7 @@ func analyzeCapture(path string, opts analysis.Options) (*analysis.Report, error
 	case err == nil:
 		return r, nil
 	case errors.Is(err, os.ErrNotExist), errors.Is(err, capture.ErrNotCapture), errors.Is(err, capture.ErrVersion),
-		errors.Is(err, capture.ErrTruncated), errors.Is(err, analysis.ErrNoSuchPort), errors.Is(err, analysis.ErrNoChannels),
+		errors.Is(err, capture.ErrTruncated), errors.Is(err, capture.ErrInvalid), errors.Is(err, analysis.ErrNoSuchPort), errors.Is(err, analysis.ErrNoChannels),
 		errors.Is(err, analysis.ErrOptions):
 		return nil, inputErr(err)
 	}

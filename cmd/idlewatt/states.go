@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/spf13/cobra"
 
+	"github.com/idlewatt/idlewatt/internal/outfile"
 	"github.com/idlewatt/idlewatt/states/alpm"
 )
 
@@ -62,6 +62,7 @@ med_power_with_dipm. Try: idlewatt states --sysfs-root DIR.`,
 			RunE: runStatesSimulate,
 		}
 		sim.Flags().Int("drives", 2, "number of simulated drives")
+		addOverwriteFlag(sim.Flags(), "the files of a tree already in DIR")
 		c.AddCommand(sim)
 		return c
 	})
@@ -154,8 +155,10 @@ func runStatesSimulate(cmd *cobra.Command, args []string) error {
 	if n < 1 || n > 26 {
 		return usageErr("--drives %d: want 1 to 26", n)
 	}
-	if err := os.MkdirAll(args[0], 0o755); err != nil {
-		return inputErr(err)
+	// A tree is built only in a new or empty directory (or rebuilt over one
+	// with --overwrite): DIR could otherwise be any directory, /sys included.
+	if err := outfile.RunDir(args[0], outOptions(cmd, "")); err != nil {
+		return inputErr(fmt.Errorf("states simulate: %w", err))
 	}
 	drives := make([]alpm.DriveSpec, n)
 	for i := range drives {

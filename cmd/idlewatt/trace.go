@@ -2,13 +2,16 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/idlewatt/idlewatt/internal/outfile"
 	"github.com/idlewatt/idlewatt/workload/gen"
 	"github.com/idlewatt/idlewatt/workload/trace"
 )
@@ -74,18 +77,26 @@ func newTraceConvertCmd() *cobra.Command {
 			if out == "" {
 				return usageErr("trace convert: --out OUT is required")
 			}
+			// Refused before the input is opened: converting a trace onto
+			// itself would read what it is overwriting.
+			oo := outOptions(cmd, "", args[0])
+			if out != "-" {
+				if err := outfile.Check(out, oo); err != nil {
+					return usageErr("trace convert: --out %w", err)
+				}
+			}
 			in, err := wlOpenTrace(cmd, args[0])
 			if err != nil {
 				return err
 			}
 			defer in.Close()
-			n, skipped, err := wlWriteTrace(out, to, in, optString(cmd, "redirect", ""), "converted from "+args[0])
+			n, dropped, err := wlWriteTrace(out, to, in, optString(cmd, "redirect", ""), "converted from "+args[0], oo)
 			if err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "%d ops written to %s (%s)", n, out, to)
-			if skipped > 0 {
-				fmt.Fprintf(cmd.ErrOrStderr(), "; %d flush/trim ops dropped (the format cannot carry them)", skipped)
+			if dropped != "" {
+				fmt.Fprintf(cmd.ErrOrStderr(), "; %s", dropped)
 			}
 			fmt.Fprintln(cmd.ErrOrStderr())
 			return nil
@@ -93,7 +104,8 @@ func newTraceConvertCmd() *cobra.Command {
 	}
 	f := c.Flags()
 	f.String("to", "native", "output format: native, fio2, fio3, blkparse, msr")
-	f.String("out", "", "output file")
+	f.String("out", "", "output file ('-' for stdout)")
+	addOverwriteFlag(f, "OUT")
 	f.String("format", "", "input format (default: detect)")
 	f.String("redirect", "", "name every op's file PATH (like fio's replay_redirect)")
 	return c
@@ -135,6 +147,7 @@ func newTraceGenCmd() *cobra.Command {
 	pf.Float64("duration-scale", 1, "multiply the number of bursts (0.1 = a tenth as long)")
 	pf.String("span", "16GiB", "LBA span in bytes (suffixes KiB, MiB, GiB, KB, MB, GB)")
 	pf.String("out", "", "output file ('-' for stdout)")
+	addOverwriteFlag(pf, "the --out file")
 
 	io := &cobra.Command{
 		Use:   "iometer --pattern P --ops N --out FILE",
@@ -170,6 +183,7 @@ func newTraceGenCmd() *cobra.Command {
 	iof.Int("seed", 1, "random seed")
 	iof.String("span", "16GiB", "LBA span in bytes")
 	iof.String("out", "", "output file ('-' for stdout)")
+	addOverwriteFlag(iof, "the --out file")
 	c.AddCommand(pc, io)
 	return c
 }
@@ -179,7 +193,7 @@ func wlGenOut(cmd *cobra.Command, r trace.Reader, comment string) error {
 	if out == "" {
 		return usageErr("%s: --out FILE is required", cmd.CommandPath())
 	}
-	n, _, err := wlWriteTrace(out, trace.FormatNative, r, "", comment)
+	n, _, err := wlWriteTrace(out, trace.FormatNative, r, "", comment, outOptions(cmd, ""))
 	if err != nil {
 		return err
 	}
@@ -205,27 +219,43 @@ func wlOpenTrace(cmd *cobra.Command, path string) (*trace.File, error) {
 	return f, nil
 }
 
-// wlWriteTrace streams r into path ("-" = stdout) in format to.
-func wlWriteTrace(path string, to trace.Format, r trace.Reader, redirect, comment string) (n, skipped int64, err error) {
-	out := os.Stdout
+// wlWriteTrace streams r into path ("-" = stdout) in format to, under o's
+// rules (internal/outfile): the trace goes to a temporary file renamed into
+// place only when the whole input was read, so a bad input or a full disk
+// leaves an old file as it was. n counts the ops written; dropped says how
+// many the format could not carry, of which types ("" if none).
+func wlWriteTrace(path string, to trace.Format, r trace.Reader, redirect, comment string, o outfile.Options) (n int64, dropped string, err error) {
+	var out io.Writer = os.Stdout
 	if path != "-" {
-		if out, err = os.Create(path); err != nil {
-			return 0, 0, failErr("%v", err)
+		f, oerr := outfile.Create(path, o) // not err: the deferred Commit reads the result
+		if oerr != nil {
+			if errors.Is(oerr, outfile.ErrRefused) {
+				return 0, "", usageErr("--out %w", oerr)
+			}
+			return 0, "", failErr("--out %w", oerr)
 		}
-		defer out.Close()
+		defer f.Abort() // no-op after Commit
+		out = f
+		defer func() {
+			if err == nil {
+				if cerr := f.Commit(); cerr != nil {
+					err = failErr("%w", cerr)
+				}
+			}
+		}()
 	}
 	w, err := trace.NewWriter(out, to)
 	if err != nil {
-		return 0, 0, usageErr("%v", err)
+		return 0, "", usageErr("%v", err)
 	}
 	w.Comment(comment)
 	if n, err = trace.Copy(w, r, redirect); err != nil {
-		return n, 0, inputErr(err)
+		return n, "", inputErr(err)
 	}
 	if err := w.Close(); err != nil {
-		return n, 0, failErr("%s: %v", path, err)
+		return n, "", failErr("%s: %v", path, err)
 	}
-	return n, w.Skipped(), nil
+	return n, w.SkippedNote(), nil
 }
 
 // wlBytes resolves a byte-size option such as "16GiB" or "1000000".

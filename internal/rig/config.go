@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/idlewatt/idlewatt/internal/outfile"
 	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/states/alpm"
 	"github.com/idlewatt/idlewatt/states/drivesim"
@@ -21,6 +22,14 @@ type Config struct {
 	Workload  WorkloadConfig `mapstructure:"workload"`
 	Idle      time.Duration  `mapstructure:"idle"` // idle phase before and after the workload
 	DevSlp    DevSlpConfig   `mapstructure:"devslp"`
+	// KeepScratch keeps the emulator's scratch drive images (drive-pN.img
+	// in the output directory); by default they are removed when the run
+	// ends.
+	KeepScratch bool `mapstructure:"keep_scratch"`
+	// Out says what the run may replace in its output directory
+	// (internal/outfile): without Out.Overwrite the directory must be new
+	// or empty. Inputs are added by the rig (config, trace, targets).
+	Out outfile.Options `mapstructure:"-" json:"-"`
 	// Profiles are user-defined drive profiles (drivesim), by name.
 	Profiles map[string]drivesim.Profile `mapstructure:"-"`
 	// OpenMeter opens meter kinds other than the hub and the emulator
@@ -51,7 +60,7 @@ type DriveConfig struct {
 	Name    string `mapstructure:"name"`
 	Port    int    `mapstructure:"port"`    // meter port, 1-based
 	Profile string `mapstructure:"profile"` // drivesim profile: the simulated drive (emulator) or known levels (real)
-	Target  string `mapstructure:"target"`  // block device or file for the workload (emulator: backing file, default in the output dir)
+	Target  string `mapstructure:"target"`  // block device or file for the workload (emulator: backing file, default a scratch image in the output dir)
 	Host    string `mapstructure:"host"`    // SATA host for the policy, e.g. host1 (emulator: automatic)
 	// AllowDestructive must name Target exactly for writes to a block device.
 	AllowDestructive string `mapstructure:"allow_destructive"`

@@ -8,11 +8,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/internal/hostclock"
+	"github.com/idlewatt/idlewatt/internal/outfile"
 	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/meter/hub"
 	"github.com/idlewatt/idlewatt/meter/hub/hubemu"
@@ -65,6 +67,7 @@ type Drive struct {
 	Sim     *drivesim.Target  // emulator only
 	Real    *target.Target    // real set-up only
 	truth   *os.File
+	scratch string // the emulator's scratch image, removed at the end unless KeepScratch
 }
 
 // Open sets everything up and starts recording into out/capture.iwc.
@@ -75,10 +78,11 @@ func Open(ctx context.Context, cfg Config, out string, log io.Writer) (r *Rig, e
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
+	if err := outfile.RunDir(out, cfg.Out); err != nil {
 		return nil, fmt.Errorf("output directory: %w", err)
 	}
 	r = &Rig{cfg: cfg, out: out, log: log, capPath: filepath.Join(out, CaptureFile)}
+	r.cfg.Out.Inputs = append(r.cfg.Out.Inputs[:len(r.cfg.Out.Inputs):len(r.cfg.Out.Inputs)], cfg.inputs()...)
 	defer func() {
 		if err != nil {
 			r.teardown()
@@ -126,7 +130,8 @@ func (r *Rig) openDrives() error {
 	ports := 0
 	for _, d := range r.drives {
 		ports = max(ports, d.Config.Port)
-		f, err := os.Create(filepath.Join(r.out, fmt.Sprintf("truth-p%d.jsonl", d.Config.Port)))
+		// Written in place as the run goes, like the capture.
+		f, err := outfile.CreateInPlace(filepath.Join(r.out, fmt.Sprintf("truth-p%d.jsonl", d.Config.Port)), r.cfg.Out)
 		if err != nil {
 			return fmt.Errorf("truth file: %w", err)
 		}
@@ -171,7 +176,15 @@ func (r *Rig) openDrives() error {
 		d.Config.Host = sh.Hosts[d.Config.Port-1]
 		path := d.Config.Target
 		if path == "" {
+			// A scratch image (sparse; only what the workload writes takes
+			// space): created new, removed at the end unless KeepScratch.
 			path = filepath.Join(r.out, fmt.Sprintf("drive-p%d.img", d.Config.Port))
+			f, err := outfile.CreateInPlace(path, r.cfg.Out)
+			if err != nil {
+				return fmt.Errorf("drives port %d scratch image: %w", d.Config.Port, err)
+			}
+			f.Close()
+			d.scratch = path
 		}
 		t, err := drivesim.OpenTarget(path, d.Model, drivesim.TargetOptions{Size: d.Config.SizeBytes, Clock: emu.EmuTime})
 		if err != nil {
@@ -356,7 +369,7 @@ func (r *Rig) startRecording(ctx context.Context) error {
 		}
 		h.Drives = append(h.Drives, di)
 	}
-	w, err := capture.Create(r.capPath, h, capture.Options{Overwrite: true})
+	w, err := capture.Create(r.capPath, h, capture.Options{Overwrite: r.cfg.Out.Overwrite, Inputs: r.cfg.Out.Inputs})
 	if err != nil {
 		return fmt.Errorf("capture: %w", err)
 	}
@@ -506,6 +519,12 @@ func (r *Rig) teardown() []error {
 		if d.Sim != nil {
 			d.Sim.Close()
 		}
+		if d.scratch != "" && !r.cfg.KeepScratch {
+			if err := os.Remove(d.scratch); err != nil && !errors.Is(err, os.ErrNotExist) {
+				errs = append(errs, fmt.Errorf("removing scratch image: %w", err))
+			}
+			d.scratch = ""
+		}
 		if d.Real != nil {
 			d.Real.Close()
 		}
@@ -517,6 +536,18 @@ func (r *Rig) teardown() []error {
 		r.simHost.Close()
 	}
 	return errs
+}
+
+// inputs are the files the run reads, which no output may be.
+func (c *Config) inputs() []string {
+	var in []string
+	if t := strings.ToLower(c.Workload.Trace); t != "pcmark7" && t != "none" {
+		in = append(in, c.Workload.Trace)
+	}
+	for _, d := range c.Drives {
+		in = append(in, d.Target)
+	}
+	return in
 }
 
 // ReplayTarget returns the drive's target for the replay engine.

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -16,6 +15,7 @@ import (
 	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/analysis/states"
 	"github.com/idlewatt/idlewatt/internal/hostclock"
+	"github.com/idlewatt/idlewatt/internal/outfile"
 	"github.com/idlewatt/idlewatt/units"
 	"github.com/idlewatt/idlewatt/workload/replay"
 )
@@ -126,10 +126,10 @@ func Run(ctx context.Context, cfg Config, out string, plan Plan) (*Result, error
 	}
 	res.Battery = batteryLife(rep, plan.Battery)
 	res.ElapsedS = time.Since(start).Seconds()
-	if err := rep.WriteFiles(out); err != nil {
+	if err := rep.WriteFilesWith(out, analysis.WriteOptions{Out: r.cfg.Out}); err != nil {
 		runErr = errors.Join(runErr, fmt.Errorf("writing the report: %w", err))
 	}
-	if err := res.writeJSON(filepath.Join(out, "measure.json")); err != nil {
+	if err := res.writeJSON(filepath.Join(out, "measure.json"), r.cfg.Out); err != nil {
 		runErr = errors.Join(runErr, err)
 	}
 	return res, runErr
@@ -164,12 +164,12 @@ func batteryLife(rep *analysis.Report, b Battery) []BatteryLife {
 	return out
 }
 
-func (res *Result) writeJSON(path string) error {
+func (res *Result) writeJSON(path string, o outfile.Options) error {
 	b, err := json.MarshalIndent(res, "", "  ")
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(path, append(b, '\n'), 0o644)
+	return outfile.WriteFile(path, append(b, '\n'), o)
 }
 
 // progress prints a status line once a second until the returned stop is called.

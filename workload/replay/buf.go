@@ -2,6 +2,7 @@ package replay
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math/rand/v2"
 	"unsafe"
 
@@ -16,8 +17,11 @@ type buffer struct {
 }
 
 func (b *buffer) ensure(n int, rng *rand.Rand) error {
-	if len(b.mem) >= n {
-		return nil
+	if n < 0 {
+		return fmt.Errorf("buffer of %d bytes", n)
+	}
+	if b.mem != nil && len(b.mem) >= n {
+		return nil // never nil after ensure, so addr always has a byte to point at
 	}
 	size := max(n, 128<<10)
 	size = (size + 4095) &^ 4095
@@ -33,7 +37,8 @@ func (b *buffer) ensure(n int, rng *rand.Rand) error {
 	return nil
 }
 
-func (b *buffer) addr() uint64 { return uint64(uintptr(unsafe.Pointer(&b.mem[0]))) }
+// addr is the buffer's address for the kernel; valid after ensure.
+func (b *buffer) addr() uint64 { return uint64(uintptr(unsafe.Pointer(unsafe.SliceData(b.mem)))) }
 
 func (b *buffer) free() {
 	if b.mem != nil {
@@ -45,6 +50,7 @@ func (b *buffer) free() {
 // stamp writes each 512-byte sector's absolute offset into its first 8
 // bytes, so a test (or a curious user) can check where data landed.
 func (b *buffer) stamp(off int64, size int) {
+	size = min(size, len(b.mem))
 	first := (off + 511) &^ 511
 	for s := first; s+8 <= off+int64(size); s += 512 {
 		binary.LittleEndian.PutUint64(b.mem[s-off:], uint64(s))

@@ -26,12 +26,20 @@ type sched struct {
 	t0       time.Duration
 	last     time.Duration // previous op's trace time
 	virt     time.Duration // compressed trace time
-	n        int64         // ops read
+	n        int64         // ops read from the trace (the index in error messages)
+	issued   int64         // ops handed to an engine (MaxOps counts these)
+	zeroLen  int64         // zero-length reads, writes and trims skipped
 	deadline int64         // host time to stop issuing (0: none)
 	realign  int64
 	wrapped  int64
 	maxSize  int32
 }
+
+// MaxOpSize bounds one read or write: each queue slot holds a buffer as
+// large as the largest op it has carried, so a trace of 2 GiB ops at QD 32
+// would otherwise map 64 GiB. Block layers split requests far smaller
+// (max_sectors_kb is at most a few MiB), so no real trace comes near it.
+const MaxOpSize = 64 << 20
 
 func newSched(cfg *Config, src trace.Reader, tgt Target) *sched {
 	return &sched{cfg: cfg, src: src, size: tgt.Size(), direct: tgt.Direct()}
@@ -48,23 +56,30 @@ func (s *sched) begin(now int64) {
 // next reads and prepares the next op and its due time. done reports the
 // end of the trace, the op limit or the deadline.
 func (s *sched) next(now int64) (op trace.Op, due int64, done bool, err error) {
-	if s.cfg.MaxOps > 0 && s.n >= s.cfg.MaxOps {
+	if s.cfg.MaxOps > 0 && s.issued >= s.cfg.MaxOps {
 		return op, 0, true, nil
 	}
 	if s.deadline != 0 && now >= s.deadline {
 		return op, 0, true, nil
 	}
-	op, err = s.src.Next()
-	if err != nil {
-		if errors.Is(err, io.EOF) {
-			return op, 0, true, nil
+	for {
+		op, err = s.src.Next()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return op, 0, true, nil
+			}
+			return op, 0, true, err
 		}
-		return op, 0, true, err
+		s.n++
+		skip, err := s.prep(&op)
+		if err != nil {
+			return op, 0, true, fmt.Errorf("op %d (%s at offset %d, %d bytes): %w", s.n, op.Type, op.Offset, op.Size, err)
+		}
+		if !skip {
+			break
+		}
 	}
-	s.n++
-	if err := s.prep(&op); err != nil {
-		return op, 0, true, fmt.Errorf("op %d (%s at offset %d, %d bytes): %w", s.n, op.Type, op.Offset, op.Size, err)
-	}
+	s.issued++
 	if s.cfg.Timing.Mode == AFAP {
 		return op, 0, false, nil
 	}
@@ -85,17 +100,39 @@ func (s *sched) next(now int64) (op trace.Op, due int64, done bool, err error) {
 }
 
 // prep checks an op against the target and widens it to the alignment.
-func (s *sched) prep(op *trace.Op) error {
+// skip reports a zero-length read, write or trim: it transfers nothing, so
+// it is counted (Result.ZeroLength) and not issued, on every engine alike.
+func (s *sched) prep(op *trace.Op) (skip bool, err error) {
 	switch op.Type {
 	case capture.OpRead, capture.OpWrite, capture.OpTrim:
 	case capture.OpFlush:
 		op.Offset, op.Size = 0, 0
-		return nil
+		return false, nil
 	default:
-		return fmt.Errorf("%w: type %d", ErrBadOp, op.Type)
+		return false, fmt.Errorf("%w: type %d", ErrBadOp, op.Type)
 	}
 	if op.Offset < 0 || op.Size < 0 {
-		return fmt.Errorf("%w: negative offset or size", ErrBadOp)
+		return false, fmt.Errorf("%w: negative offset or size", ErrBadOp)
+	}
+	if op.Size == 0 {
+		// Before alignment, which would widen it into a real 512-byte op.
+		s.zeroLen++
+		return true, nil
+	}
+	if op.Type != capture.OpTrim && op.Size > MaxOpSize {
+		return false, fmt.Errorf("%w: %d bytes is larger than the %d MiB an op may carry", ErrBadOp, op.Size, MaxOpSize>>20)
+	}
+	if s.size <= 0 {
+		return false, fmt.Errorf("%w: the target is empty", ErrBeyondTarget)
+	}
+	wrapped := false
+	if op.Offset > s.size {
+		// Folded before any arithmetic on Offset+Size, which could overflow.
+		if !s.cfg.Wrap {
+			return false, fmt.Errorf("%w (%d bytes); use --wrap to fold offsets into it", ErrBeyondTarget, s.size)
+		}
+		op.Offset %= s.size
+		wrapped = true
 	}
 	if s.direct && op.Type != capture.OpTrim {
 		a := int64(s.cfg.Align)
@@ -103,27 +140,30 @@ func (s *sched) prep(op *trace.Op) error {
 		end := (op.End() + a - 1) &^ (a - 1)
 		if off != op.Offset || end != op.End() {
 			if end-off > 1<<31-1 {
-				return fmt.Errorf("%w: size after alignment too large", ErrBadOp)
+				return false, fmt.Errorf("%w: size after alignment too large", ErrBadOp)
 			}
 			s.realign++
 			op.Offset, op.Size = off, int32(end-off)
 		}
 	}
 	if int64(op.Size) > s.size {
-		return fmt.Errorf("%w: op larger than the target (%d bytes)", ErrBeyondTarget, s.size)
+		return false, fmt.Errorf("%w: op larger than the target (%d bytes)", ErrBeyondTarget, s.size)
 	}
 	if op.End() > s.size {
 		if !s.cfg.Wrap {
-			return fmt.Errorf("%w (%d bytes); use --wrap to fold offsets into it", ErrBeyondTarget, s.size)
+			return false, fmt.Errorf("%w (%d bytes); use --wrap to fold offsets into it", ErrBeyondTarget, s.size)
 		}
 		// Fold into the target, keeping the alignment.
 		room := s.size - int64(op.Size)
 		a := int64(s.cfg.Align)
 		op.Offset = (op.Offset % (room + 1)) &^ (a - 1)
+		wrapped = true
+	}
+	if wrapped {
 		s.wrapped++
 	}
 	s.maxSize = max(s.maxSize, op.Size)
-	return nil
+	return false, nil
 }
 
 // waitUntil sleeps until host time t with microsecond-level precision. It

@@ -106,8 +106,26 @@ type Result struct {
 	TraceDuration time.Duration // replayed span of trace time (after compression, before speed)
 	Realigned     int64         // ops widened to the O_DIRECT alignment
 	Wrapped       int64         // ops folded into the target by Wrap
-	CPUUser       time.Duration // process CPU time during the run
-	CPUSys        time.Duration
+	ZeroLength    int64         // zero-length reads, writes and trims in the trace, skipped (not in Ops)
+	Direct        bool          // the target was opened O_DIRECT (else the page cache served I/O)
+	// Target describes the target's layout; the caller that opened it fills
+	// it in (Run knows only the Target interface).
+	Target  TargetInfo
+	CPUUser time.Duration // process CPU time during the run
+	CPUSys  time.Duration
+}
+
+// TargetInfo says what the run was done on, so a result read later says
+// whether reads could have been served from holes.
+type TargetInfo struct {
+	Path      string // as opened (symlinks resolved)
+	Block     bool   // a block device
+	Created   bool   // idlewatt created the file for this run
+	Filled    bool   // idlewatt wrote random data into it (all of it, or its holes) before the run
+	Sparse    bool   // a regular file that still had holes when the run started
+	SizeBytes int64
+	// AllocatedBytes is st_blocks × 512 of a regular file when the run started.
+	AllocatedBytes int64
 }
 
 // CPUPerOp is the process CPU time per op.
@@ -177,7 +195,7 @@ func (c *collector) completed(ev *capture.IOEvent) {
 
 func (c *collector) result(cfg *Config, s *sched) Result {
 	r := Result{Engine: cfg.Engine, Timing: cfg.Timing.String(), QD: cfg.QD, ByType: map[capture.Op]TypeStats{},
-		PerSecond: c.perSecond, Realigned: s.realign, Wrapped: s.wrapped, TraceDuration: s.virt}
+		PerSecond: c.perSecond, Realigned: s.realign, Wrapped: s.wrapped, ZeroLength: s.zeroLen, Direct: s.direct, TraceDuration: s.virt}
 	for t := capture.OpRead; t <= capture.OpTrim; t++ {
 		h := &c.types[t]
 		if h.n == 0 {
@@ -220,6 +238,19 @@ func (r Result) MarshalJSON() ([]byte, error) {
 		P99MS  float64 `json:"p99_latency_ms"`
 		MaxMS  float64 `json:"max_latency_ms"`
 	}
+	type targetJSON struct {
+		Path           string `json:"path,omitempty"`
+		Block          bool   `json:"block_device"`
+		Created        bool   `json:"created"`
+		Filled         bool   `json:"filled"`
+		Sparse         bool   `json:"sparse"`
+		SizeBytes      int64  `json:"size_bytes"`
+		AllocatedBytes int64  `json:"allocated_bytes"`
+	}
+	var tj *targetJSON
+	if ti := r.Target; ti.Path != "" {
+		tj = &targetJSON{ti.Path, ti.Block, ti.Created, ti.Filled, ti.Sparse, ti.SizeBytes, ti.AllocatedBytes}
+	}
 	types := map[string]typeJSON{}
 	for t, s := range r.ByType {
 		types[t.String()] = typeJSON{s.Ops, s.Bytes, s.Errors, ms(s.Mean), ms(s.P99), ms(s.Max)}
@@ -246,12 +277,16 @@ func (r Result) MarshalJSON() ([]byte, error) {
 		TraceS        float64             `json:"trace_duration_s"`
 		Realigned     int64               `json:"realigned_ops"`
 		Wrapped       int64               `json:"wrapped_ops"`
+		ZeroLength    int64               `json:"zero_length_ops_skipped"`
+		Direct        bool                `json:"direct"`
+		Target        *targetJSON         `json:"target,omitempty"` // when the caller said (Result.Target.Path)
 		CPUUserS      float64             `json:"cpu_user_s"`
 		CPUSysS       float64             `json:"cpu_sys_s"`
 		CPUPerOpUS    float64             `json:"cpu_per_op_us"`
 	}{r.Engine, r.Timing, r.QD, r.Ops, r.Bytes, r.Errors, r.Elapsed.Seconds(), r.Busy.Seconds(), r.IOPS, r.MBps, r.BusyMBps,
 		types, r.PerSecond, ms(r.Lateness.Mean), ms(r.Lateness.P99), ms(r.Lateness.Max), ms(r.Lateness.Drift), r.Lateness.DriftFraction,
-		r.TraceDuration.Seconds(), r.Realigned, r.Wrapped, r.CPUUser.Seconds(), r.CPUSys.Seconds(), float64(r.CPUPerOp()) / 1e3}
+		r.TraceDuration.Seconds(), r.Realigned, r.Wrapped, r.ZeroLength, r.Direct,
+		tj, r.CPUUser.Seconds(), r.CPUSys.Seconds(), float64(r.CPUPerOp()) / 1e3}
 	if out.PerSecond == nil {
 		out.PerSecond = []int64{}
 	}

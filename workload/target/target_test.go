@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // fakeSys builds a sysfs tree shaped like the kernel's: devices under
@@ -149,16 +151,22 @@ func TestUnsupported(t *testing.T) {
 	}
 }
 
-func TestSameFile(t *testing.T) {
+func TestConsented(t *testing.T) {
 	dir := t.TempDir()
 	a := filepath.Join(dir, "a")
-	os.WriteFile(a, nil, 0o644)
+	os.WriteFile(a, []byte("x"), 0o644)
 	os.Symlink(a, filepath.Join(dir, "link"))
-	if !sameFile(a, filepath.Join(dir, "link")) || sameFile(a, "") || sameFile(a, filepath.Join(dir, "b")) {
-		t.Error("sameFile")
+	os.Link(a, filepath.Join(dir, "hard"))
+	os.WriteFile(filepath.Join(dir, "b"), []byte("x"), 0o644)
+	var st unix.Stat_t
+	must(t, unix.Stat(a, &st))
+	for allow, want := range map[string]bool{a: true, filepath.Join(dir, "link"): true, filepath.Join(dir, "hard"): true,
+		"": false, filepath.Join(dir, "b"): false, filepath.Join(dir, "missing"): false} {
+		if got := consented(&st, allow); got != want {
+			t.Errorf("consented(a, %q) = %v, want %v", allow, got, want)
+		}
 	}
 }
-
 func FuzzMountInfo(f *testing.F) {
 	b, _ := os.ReadFile("testdata/mountinfo")
 	f.Add(b)

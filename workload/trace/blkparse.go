@@ -18,7 +18,9 @@ const sectorSize = 512
 // and yields the Q (queued) events. Sectors are 512 bytes. RWBS maps as:
 // D (discard) or E (secure erase) → trim, W → write, R → read; a leading F
 // (pre-flush) yields a flush before the data op, and a flush with no data
-// ("FN", "FWS" with no sectors) yields a flush alone. Events of other actions
+// ("FN", "FWS" with no sectors or with "0 + 0") yields a flush alone, so one
+// queued request is one op unless it is a preflush carrying data. An F after
+// the op letter is FUA and changes nothing. Events of other actions
 // are skipped. The per-CPU summary blkparse appends ("CPU0 (8,0):",
 // "Total (8,0):") ends the trace.
 type BlkparseReader struct {
@@ -105,6 +107,11 @@ func (p *BlkparseReader) Next() (Op, error) {
 				return Op{}, p.l.errf("count %q: expected a sector count below 4194304", p.f[9])
 			}
 			op.Offset, op.Size = sec*sectorSize, int32(cnt*sectorSize)
+			if preflush && cnt == 0 {
+				// "FWS 0 + 0": an empty preflush bio carries no data; it is
+				// one flush, not a flush and a zero-length write.
+				return Op{Time: t, Type: capture.OpFlush, File: op.File}, nil
+			}
 			if preflush {
 				p.pending, p.hasPend = op, true
 				return Op{Time: t, Type: capture.OpFlush, File: op.File}, nil

@@ -47,8 +47,25 @@ func FuzzFio(f *testing.F) {
 }
 
 func FuzzBlkparse(f *testing.F) {
-	seed(f, "blkparse.txt", "blkparse-malformed.txt")
-	f.Fuzz(func(t *testing.T, b []byte) { drain(t, NewBlkparseReader(bytes.NewReader(b), "f")) })
+	seed(f, "blkparse.txt", "blkparse-malformed.txt", "blkparse-preflush.txt")
+	f.Fuzz(func(t *testing.T, b []byte) {
+		drain(t, NewBlkparseReader(bytes.NewReader(b), "f"))
+		// A preflush yields its data op only when it carries data: never a
+		// flush followed by an empty write of the same request.
+		r := NewBlkparseReader(bytes.NewReader(b), "f")
+		var prev Op
+		prevLine := 0
+		for i := 0; i < 1<<16; i++ {
+			op, err := r.Next()
+			if err != nil {
+				return
+			}
+			if i > 0 && prev.Type == F && op.Type != F && op.Size == 0 && r.l.n == prevLine {
+				t.Fatalf("flush then an empty %s from one line: %+v", op.Type, op)
+			}
+			prev, prevLine = op, r.l.n
+		}
+	})
 }
 
 func FuzzMSR(f *testing.F) {

@@ -75,6 +75,18 @@ func TestReadersOnFixtures(t *testing.T) {
 			{300 * ms, W, 4096 * 512, 16 * 512, "8,0"},
 			{2 * time.Second, T, 2048 * 512, 2048 * 512, "8,0"},
 		}},
+		// Six queued requests; only the preflush carrying data (4096 + 16)
+		// is two ops. "FWS 0 + 0" is one flush, not a flush and an empty write.
+		{"blkparse-preflush.txt", FormatBlkparse, []Op{
+			{0, F, 0, 0, "8,0"},
+			{10 * ms, W, 223490 * 512, 8 * 512, "8,0"},
+			{20 * ms, F, 0, 0, "8,0"},
+			{30 * ms, F, 0, 0, "8,0"},
+			{30 * ms, W, 4096 * 512, 16 * 512, "8,0"},
+			{40 * ms, R, 1024 * 512, 256 * 512, "8,0"},
+			{50 * ms, F, 0, 0, "8,0"},
+			{70 * ms, F, 0, 0, "8,0"},
+		}},
 		{"msr.csv", FormatMSR, []Op{
 			{0, R, 383409152, 4096, "hm/1"},
 			{7504 * 100, W, 3206963200, 65536, "hm/1"},
@@ -253,5 +265,45 @@ func TestSummarize(t *testing.T) {
 	}
 	if _, err := s.MarshalJSON(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestCopyCountsWhatItWrote converts a trace with flushes and trims to MSR
+// CSV: Copy's count is the lines written (read back), and the ops dropped
+// are counted once, by type, with the reason.
+func TestCopyCountsWhatItWrote(t *testing.T) {
+	for _, c := range []struct {
+		to             Format
+		written, flush int64
+		trim           int64
+	}{{FormatMSR, 3, 1, 1}, {FormatNative, 5, 0, 0}, {FormatBlkparse, 5, 0, 0}} {
+		f, err := Open(filepath.Join(fixtures, "native.trace"), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		w, _ := NewWriter(&buf, c.to)
+		n, err := Copy(w, f, "")
+		f.Close()
+		if err != nil || w.Close() != nil {
+			t.Fatal(err)
+		}
+		back, _ := NewReader(bytes.NewReader(buf.Bytes()), c.to, "back")
+		if got := int64(len(readAll(t, back))); n != c.written || got != n || w.Written() != n {
+			t.Errorf("%s: Copy says %d, Written %d, read back %d; want %d", c.to, n, w.Written(), got, c.written)
+		}
+		if w.Skipped() != c.flush+c.trim {
+			t.Errorf("%s: skipped %d, want %d", c.to, w.Skipped(), c.flush+c.trim)
+		}
+		note := w.SkippedNote()
+		if c.flush+c.trim == 0 {
+			if note != "" {
+				t.Errorf("%s: note %q with nothing dropped", c.to, note)
+			}
+			continue
+		}
+		if want := "2 ops dropped (1 flush, 1 trim): MSR CSV carries only reads and writes"; note != want {
+			t.Errorf("note %q, want %q", note, want)
+		}
 	}
 }

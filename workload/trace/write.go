@@ -21,7 +21,8 @@ type Writer struct {
 	files   map[string]bool // fio: files already added
 	waitMS  int64           // fio v2: last wait written
 	seq     int64           // blkparse sequence number
-	skipped int64
+	written int64
+	skipped [5]int64 // by capture.Op
 	err     error
 }
 
@@ -39,8 +40,35 @@ func NewWriter(w io.Writer, f Format) (*Writer, error) {
 	return &Writer{w: bufio.NewWriterSize(w, 64<<10), format: f, files: map[string]bool{}, waitMS: -1}, nil
 }
 
-// Skipped counts ops the format cannot carry (flush and trim in MSR CSV).
-func (w *Writer) Skipped() int64 { return w.skipped }
+// Skipped counts ops the format cannot carry (flush and trim in MSR CSV):
+// given to Write, not written.
+func (w *Writer) Skipped() int64 {
+	var n int64
+	for _, k := range w.skipped {
+		n += k
+	}
+	return n
+}
+
+// Written counts the ops written.
+func (w *Writer) Written() int64 { return w.written }
+
+// SkippedNote says how many ops were dropped, of which types and why, e.g.
+// "30 ops dropped (18 flush, 12 trim): MSR CSV carries only reads and
+// writes"; "" when none were.
+func (w *Writer) SkippedNote() string {
+	n := w.Skipped()
+	if n == 0 {
+		return ""
+	}
+	var parts []string
+	for t, k := range w.skipped {
+		if k > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", k, capture.Op(t)))
+		}
+	}
+	return fmt.Sprintf("%d ops dropped (%s): MSR CSV carries only reads and writes", n, strings.Join(parts, ", "))
+}
 
 // Comment adds a comment line to a native trace (ignored by other formats).
 // It must be called before the first Write.
@@ -96,7 +124,9 @@ func (w *Writer) Write(op Op) error {
 		b = w.appendBlkparse(b, op)
 	case FormatMSR:
 		if op.Type != capture.OpRead && op.Type != capture.OpWrite {
-			w.skipped++
+			if int(op.Type) < len(w.skipped) {
+				w.skipped[op.Type]++
+			}
 			return nil
 		}
 		host, disk := "idlewatt", "0"
@@ -120,7 +150,9 @@ func (w *Writer) Write(op Op) error {
 	}
 	b = append(b, '\n')
 	w.buf = b
-	_, w.err = w.w.Write(b)
+	if _, w.err = w.w.Write(b); w.err == nil {
+		w.written++
+	}
 	return w.err
 }
 
@@ -236,23 +268,23 @@ func blankless(s string) string {
 }
 
 // Copy writes every op of r to w (redirected to file when file != ""),
-// returning how many ops were copied.
+// returning how many ops were written: ops the format cannot carry are not
+// among them (w.Skipped counts those, w.SkippedNote says why).
 func Copy(w *Writer, r Reader, redirect string) (int64, error) {
-	var n int64
+	n0 := w.Written()
 	for {
 		op, err := r.Next()
 		if err == io.EOF {
-			return n, nil
+			return w.Written() - n0, nil
 		}
 		if err != nil {
-			return n, err
+			return w.Written() - n0, err
 		}
 		if redirect != "" {
 			op.File = redirect
 		}
 		if err := w.Write(op); err != nil {
-			return n, err
+			return w.Written() - n0, err
 		}
-		n++
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/analysis/synthcap"
 	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/internal/outfile"
 )
 
 func main() {
@@ -25,6 +26,7 @@ func main() {
 	drift := flag.Float64("drift-ppm", 0, "meter clock drift")
 	scan := flag.String("scan", "", "decode every record of this capture and exit")
 	report := flag.String("report", "", "analyze this capture and write the report into -out")
+	overwrite := flag.Bool("overwrite", false, "with -report: replace report files already in -out")
 	flag.Parse()
 	switch {
 	case *scan != "":
@@ -38,7 +40,7 @@ func main() {
 	case *report != "":
 		r, err := analysis.Analyze(*report, analysis.DefaultOptions())
 		if err == nil {
-			err = r.WriteFiles(*out)
+			err = r.WriteFilesWith(*out, analysis.WriteOptions{Out: outfile.Options{Overwrite: *overwrite, Flag: "-overwrite"}})
 		}
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "gencap:", err)

@@ -154,6 +154,16 @@ func New(o Options) (*Emulator, error) {
 		return nil, err
 	}
 	e := &Emulator{o: o, link: o.Symlink, start: hostclock.Now(), g: g, stop: make(chan struct{}), wake: make(chan struct{}, 1)}
+	if e.link != "" {
+		// The link is renamed into place and removed at the end: whatever
+		// is at its path (and path.new) must be a symbolic link, never a
+		// file the emulator would destroy.
+		for _, p := range []string{e.link, e.link + ".new"} {
+			if fi, err := os.Lstat(p); err == nil && fi.Mode()&os.ModeSymlink == 0 {
+				return nil, fmt.Errorf("hubemu: Symlink %s: %s exists and is not a symbolic link; refusing to replace it", e.link, p)
+			}
+		}
+	}
 	if e.link == "" {
 		if e.tmpDir, err = os.MkdirTemp("", "hubemu-"); err != nil {
 			return nil, fmt.Errorf("hubemu: %w", err)
@@ -205,7 +215,7 @@ func (e *Emulator) plug() error {
 	}
 	m, s := pair.Master, pair.Slave
 	tmp := e.link + ".new"
-	os.Remove(tmp)
+	removeLink(tmp, "")
 	if err := os.Symlink(s.Name(), tmp); err != nil {
 		m.Close()
 		s.Close()
@@ -227,12 +237,28 @@ func (e *Emulator) unplug() {
 	if e.master == nil {
 		return
 	}
-	os.Remove(e.link)
+	removeLink(e.link, e.ptsName)
 	e.master.Close()
 	e.slave.Close()
 	e.master, e.slave = nil, nil
 	e.unplugs++
 	e.g.out = e.g.out[:0] // what was queued is lost with the link
+}
+
+// removeLink removes path if it is a symbolic link (to target, unless
+// target is ""): the emulator removes only links it made, never a file put
+// at their place.
+func removeLink(path, target string) {
+	fi, err := os.Lstat(path)
+	if err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		return
+	}
+	if target != "" {
+		if t, err := os.Readlink(path); err != nil || t != target {
+			return
+		}
+	}
+	os.Remove(path)
 }
 
 // EmuTime converts a host monotonic time (hostclock.Now()) into the
@@ -257,7 +283,7 @@ func (e *Emulator) Close() error {
 			e.slave.Close()
 			e.master, e.slave = nil, nil
 		}
-		os.Remove(e.link)
+		removeLink(e.link, e.ptsName)
 		e.mu.Unlock()
 		e.wg.Wait()
 		if e.tmpDir != "" {

@@ -4,7 +4,7 @@
 // med_power_with_dipm (bottom). It regenerates
 // docs/img/drivesim-pcmark-minute.png:
 //
-//	go run ./states/drivesim/internal/simchart -out docs/img/drivesim-pcmark-minute.png
+//	go run ./states/drivesim/internal/simchart -out docs/img/drivesim-pcmark-minute.png -overwrite
 //
 // The I/O script is synthetic: bursts of 0.1–1.5 s separated by idle gaps
 // of 1–6 s; in a burst requests arrive every 2 ms on average (exponential),
@@ -29,6 +29,8 @@ import (
 	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/states/drivesim"
 	"github.com/idlewatt/idlewatt/units"
+
+	"github.com/idlewatt/idlewatt/internal/outfile"
 )
 
 type req struct {
@@ -101,14 +103,15 @@ func run(p drivesim.Profile, policy string, reqs []req) ([]float64, error) {
 
 func main() {
 	out := flag.String("out", "docs/img/drivesim-pcmark-minute.png", "PNG to write")
+	overwrite := flag.Bool("overwrite", false, "replace -out if it exists")
 	flag.Parse()
-	if err := draw2(*out); err != nil {
+	if err := draw2(*out, *overwrite); err != nil {
 		fmt.Fprintln(os.Stderr, "simchart:", err)
 		os.Exit(1)
 	}
 }
 
-func draw2(out string) error {
+func draw2(out string, overwrite bool) error {
 	reqs := script(7)
 	names := []string{"jmf667h-128-a19", "jmf667h-256-a19"}
 	colors := []color.Color{color.RGBA{R: 200, G: 40, B: 40, A: 255}, color.RGBA{R: 30, G: 90, B: 200, A: 255}}
@@ -159,13 +162,13 @@ func draw2(out string) error {
 	for r := range plots {
 		plots[r][0].Draw(canvases[r][0])
 	}
-	f, err := os.Create(out)
+	f, err := outfile.Create(out, outfile.Options{Overwrite: overwrite, Flag: "-overwrite"})
 	if err != nil {
 		return err
 	}
+	defer f.Abort() // no-op after Commit
 	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(f); err != nil {
-		f.Close()
 		return err
 	}
-	return f.Close()
+	return f.Commit()
 }

@@ -1,0 +1,36 @@
+package main
+
+import (
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/idlewatt/idlewatt/internal/outfile"
+)
+
+// Every output goes through internal/outfile (docs/cli.md, "Files and
+// outputs"): an existing file is replaced only with --overwrite, never
+// through a symbolic link, never over one of the command's inputs, and
+// always through a temporary file renamed into place. A refusal exits 2
+// (exitCode checks outfile.ErrRefused).
+
+// addOverwriteFlag adds --overwrite; what names the outputs it allows
+// replacing.
+func addOverwriteFlag(f *pflag.FlagSet, what string) {
+	f.Bool("overwrite", false, "replace "+what+" if it exists (never through a symlink, never an input)")
+}
+
+// outOptions are the output rules for cmd: --overwrite (or config key,
+// where one exists) and the files the command reads.
+func outOptions(cmd *cobra.Command, key string, inputs ...string) outfile.Options {
+	return outfile.Options{Overwrite: optBool(cmd, "overwrite", key), Inputs: inputs}
+}
+
+// configPath is the config file this command read, if any (an input no
+// output may be).
+func configPath(cmd *cobra.Command) string {
+	if cfg.ConfigFileUsed() != "" {
+		return cfg.ConfigFileUsed()
+	}
+	p, _ := cmd.Flags().GetString("config")
+	return p
+}
