@@ -268,7 +268,7 @@ func firstPass(open Opener, opts Options) (*pass1, error) {
 				p.phases.add(st.Host, st.Port, st.Value)
 				p.devslp.phase(st.Port, st.Value)
 			case capture.StateNote:
-				p.devslp.note(st.Port, st.Value)
+				p.devslp.note(st.Port, st.Host, st.Value)
 			case capture.StateDevSlpPin:
 				p.hostPins[st.Port] = append(p.hostPins[st.Port], pinEvent{st.Host, st.Value == "1"})
 			}
@@ -383,7 +383,7 @@ func secondPass(open Opener, opts Options, p *pass1, sd *stateDetector) (*Report
 		proc := newDriveProc(info, rails[port], &clock, busy, int64(opts.Settle), pins, int64(opts.DevSlpAllowance), &p.phases, cls)
 		proc.pinSource = pinSrc
 		hostSpans := pinSpans(append(append([]pinEvent(nil), p.hostPins[port]...), p.hostPins[0]...))
-		if cyc := devslpCycles(&p.phases, port, pins, hostSpans, p.devslp.io[port]); len(cyc) > 0 {
+		if cyc := devslpCycles(&p.phases, port, pins, hostSpans, p.devslp.io[port], p.devslp.stalls[port]); len(cyc) > 0 {
 			cr, ok := p.devslp.criteria[port]
 			if !ok {
 				cr = states.DefaultCriteria()

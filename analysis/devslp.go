@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strconv"
 
 	"github.com/idlewatt/idlewatt/analysis/chart"
 	"github.com/idlewatt/idlewatt/internal/outfile"
@@ -31,6 +32,9 @@ const (
 	NoteDevSlpCriteria = "devslp-criteria "
 	NoteDevSlpSupport  = "devslp-support "
 	NoteDevSlpHost     = "devslp-host "
+	// NoteDevSlpHostStall is the host's worst scheduling stall (ms) while a
+	// cycle's read was out, at the read's issue time.
+	NoteDevSlpHostStall = "devslp-host-stall-ms "
 )
 
 // devslpIO is one I/O of a DevSlp phase.
@@ -45,11 +49,19 @@ type devslpInfo struct {
 	criteria map[int]states.Criteria
 	support  map[int]string
 	host     map[int][]string
+	stalls   map[int][]stall
 	inPhase  map[int]bool // the port's current phase is a DevSlp one
+}
+
+// stall is a host stall note: at host time t, ms long.
+type stall struct {
+	t  int64
+	ms float64
 }
 
 func (di *devslpInfo) init() {
 	di.io, di.criteria, di.support, di.host, di.inPhase = map[int][]devslpIO{}, map[int]states.Criteria{}, map[int]string{}, map[int][]string{}, map[int]bool{}
+	di.stalls = map[int][]stall{}
 }
 
 // phase notes a phase change (port 0: every port).
@@ -75,8 +87,12 @@ func (di *devslpInfo) ioEvent(port int, issue, complete int64, err bool) {
 	}
 }
 
-func (di *devslpInfo) note(port int, v string) {
+func (di *devslpInfo) note(port int, t int64, v string) {
 	switch {
+	case strings.HasPrefix(v, NoteDevSlpHostStall):
+		if ms, err := strconv.ParseFloat(strings.TrimPrefix(v, NoteDevSlpHostStall), 64); err == nil && ms >= 0 && !math.IsInf(ms, 0) {
+			di.stalls[port] = append(di.stalls[port], stall{t, ms})
+		}
 	case strings.HasPrefix(v, NoteDevSlpCriteria):
 		var c states.Criteria
 		if json.Unmarshal([]byte(strings.TrimPrefix(v, NoteDevSlpCriteria)), &c) == nil {
@@ -92,7 +108,7 @@ func (di *devslpInfo) note(port int, v string) {
 // devslpCycles finds a port's cycles: phases, pins (host-time spans) and reads.
 // A meter pin span that does not close inside the cycle (an event lost at
 // the end of the stream) gives way to the host's requests.
-func devslpCycles(ps *phaseSet, port int, pins, hostPins []span, ios []devslpIO) []states.Timing {
+func devslpCycles(ps *phaseSet, port int, pins, hostPins []span, ios []devslpIO, stalls []stall) []states.Timing {
 	var ev []phaseEvent
 	for _, e := range ps.events {
 		if e.port == 0 || e.port == port {
@@ -132,6 +148,11 @@ func devslpCycles(ps *phaseSet, port int, pins, hostPins []span, ios []devslpIO)
 					tm.ProbeIssue, tm.ProbeComplete, tm.ProbeErr = x.issue, x.complete, x.err
 					break
 				}
+			}
+		}
+		for _, s := range stalls {
+			if s.t >= tm.Start && s.t < tm.End {
+				tm.HostStallMs = math.Max(tm.HostStallMs, s.ms)
 			}
 		}
 		out = append(out, tm)

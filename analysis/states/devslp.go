@@ -60,6 +60,9 @@ type Timing struct {
 	ProbeComplete int64
 	ProbeErr      bool
 	End           int64
+	// HostStallMs is the host's worst scheduling stall while the read was
+	// out (the rig's canary), 0 if none was recorded.
+	HostStallMs float64
 }
 
 // Criteria are a DevSlp verdict's limits.
@@ -303,6 +306,10 @@ func (c Cycle) exit(tm Timing, cr Criteria, jo JudgeOptions) Cycle {
 	case tm.ProbeIssue != 0 && late > cr.DETOMs/2:
 		// The host, not the drive, was slow: the read went out late.
 		c.judge(Inconclusive, "the host issued the read %.1f ms after deassertion (overloaded host), too late to judge DETO %.1f ms", late, cr.DETOMs)
+	case checkAtMost(float64(c.ExitMs)-tm.HostStallMs, float64(c.ExitU95Ms), cr.DETOMs) != Fail:
+		// Without the host's own stall the answer may be within DETO: the
+		// host, not the drive, may have made it late.
+		c.judge(Inconclusive, "the read completed %.1f ms after deassertion, but the host stalled %.1f ms meanwhile (overloaded host), too much to judge DETO %.1f ms", float64(c.ExitMs), tm.HostStallMs, cr.DETOMs)
 	case o == Fail:
 		c.judge(Fail, "the drive answered %.1f ± %.1f ms after deassertion, DETO is %.1f ms", float64(c.ExitMs), float64(c.ExitU95Ms), cr.DETOMs)
 	default:

@@ -3,6 +3,7 @@ package states
 import (
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 )
@@ -122,5 +123,26 @@ func TestSummariseOutcomes(t *testing.T) {
 	}
 	if v := Summarise(nil, cr, "yes", ""); v.Outcome != Inconclusive || v.FloorW.Ok() {
 		t.Errorf("no cycles: %v", v)
+	}
+}
+
+func TestJudgeLateReadHostStall(t *testing.T) {
+	cr := DefaultCriteria()
+	cr.DETOMs = 400
+	tm, s := synthCycle(8, 0.0012, 0.015, 0.00025, 0, 0)
+	tm.ProbeComplete = tm.Deassert + int64(500*time.Millisecond)
+	if c := Judge(tm, s, JudgeOptions{Criteria: cr}); c.Outcome != Fail {
+		t.Errorf("read 500 ms after release, DETO 400 ms: %s %v, want fail", c.Outcome, c.Reasons)
+	}
+	// The host stalled 200 ms while the read was out: it may be the host's.
+	tm.HostStallMs = 200
+	c := Judge(tm, s, JudgeOptions{Criteria: cr})
+	if c.Outcome != Inconclusive || len(c.Reasons) == 0 || !strings.Contains(c.Reasons[0], "overloaded host") {
+		t.Errorf("with a 200 ms host stall: %s %v, want inconclusive naming the host", c.Outcome, c.Reasons)
+	}
+	// A stall too short to explain the excess: still the drive's.
+	tm.HostStallMs = 20
+	if c := Judge(tm, s, JudgeOptions{Criteria: cr}); c.Outcome != Fail {
+		t.Errorf("with a 20 ms host stall: %s %v, want fail", c.Outcome, c.Reasons)
 	}
 }

@@ -307,6 +307,7 @@ func (p *drivePin) Probe(ctx context.Context) (int64, int64, error) {
 	off := int64(0)
 	var issue, done int64
 	var err error
+	stall := watchStall()
 	switch {
 	case p.d.Sim != nil:
 		issue = hostclock.Now()
@@ -319,9 +320,44 @@ func (p *drivePin) Probe(ctx context.Context) (int64, int64, error) {
 	default:
 		return 0, 0, fmt.Errorf("no target to read from (drives[].target)")
 	}
+	late := stall()
 	_ = p.r.w.IO(capture.IOEvent{Port: p.d.Config.Port, Op: capture.OpRead, Offset: off, Size: int32(len(p.buf)),
 		Issue: issue, Complete: done, Err: err != nil})
+	if late >= time.Millisecond {
+		// The host itself stalled while the read was out: the read's
+		// completion time carries that stall, which is no drive latency.
+		_ = p.r.w.State(capture.StateEvent{Host: issue, Port: p.d.Config.Port, Kind: capture.StateNote,
+			Value: fmt.Sprintf("%s%.3f", analysis.NoteDevSlpHostStall, float64(late)/1e6)})
+	}
 	return issue, done, err
+}
+
+// watchStall runs a canary that sleeps 1 ms at a time until the returned
+// function is called, which returns the canary's worst lateness: how long
+// this host failed to run a ready thread meanwhile (a loaded machine).
+func watchStall() func() time.Duration {
+	done := make(chan struct{})
+	var worst time.Duration
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			t := time.Now()
+			time.Sleep(time.Millisecond)
+			if d := time.Since(t) - time.Millisecond; d > worst {
+				worst = d
+			}
+			select {
+			case <-done:
+				return
+			default:
+			}
+		}
+	})
+	return func() time.Duration {
+		close(done)
+		wg.Wait()
+		return worst
+	}
 }
 
 func (p *drivePin) Phase(name string) {

@@ -323,10 +323,19 @@ func (c *Classifier) classify(t int64, w float64, busy bool, smoothed State) {
 		return
 	}
 	if s != c.cand || c.candN == 0 {
-		if c.candN > 0 {
+		switch {
+		case c.candN > 0 && elevated(c.cand) && elevated(s):
+			// A wake spike (background: no I/O yet) running into the read
+			// that woke the drive (active): both are above the low state,
+			// so the pending samples go with the new candidate — not into
+			// the DevSlp or Slumber interval they interrupted.
+			c.cand = s
+		case c.candN > 0:
 			c.absorbCandidate()
+			c.cand, c.candAt, c.candN, c.candSum, c.candMin, c.candMax = s, t, 0, 0, w, w
+		default:
+			c.cand, c.candAt, c.candN, c.candSum, c.candMin, c.candMax = s, t, 0, 0, w, w
 		}
-		c.cand, c.candAt, c.candN, c.candSum, c.candMin, c.candMax = s, t, 0, 0, w, w
 	}
 	c.candN++
 	c.candSum += w
@@ -336,6 +345,9 @@ func (c *Classifier) classify(t int64, w float64, busy bool, smoothed State) {
 		c.commit()
 	}
 }
+
+// elevated reports whether s is above every low state: the drive working.
+func elevated(s State) bool { return s == Active || s == Background }
 
 func (c *Classifier) add(sp *Span, sum *float64, w float64) {
 	sp.Samples++
