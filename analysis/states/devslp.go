@@ -117,6 +117,10 @@ type Cycle struct {
 	ExitMs     Num      `json:"exit_ms"`
 	ExitU95Ms  Num      `json:"exit_u95_ms"`
 	ReturnedW  Num      `json:"returned_w"` // power after the read, nearest the pre-cycle level
+	// ExitHostLate: the host issued the read late or stalled while it was
+	// out, so exit_ms is the host's as much as the drive's; it is left out
+	// of the pooled exit.
+	ExitHostLate bool `json:"exit_host_late,omitempty"`
 	// FloorSamples is how many samples the floor is the mean of.
 	FloorSamples int `json:"floor_samples"`
 	// Host times (ns) of the fitted entry and rise, 0 = none (charts).
@@ -305,10 +309,12 @@ func (c Cycle) exit(tm Timing, cr Criteria, jo JudgeOptions) Cycle {
 	case o == Pass:
 	case tm.ProbeIssue != 0 && late > cr.DETOMs/2:
 		// The host, not the drive, was slow: the read went out late.
+		c.ExitHostLate = true
 		c.judge(Inconclusive, "the host issued the read %.1f ms after deassertion (overloaded host), too late to judge DETO %.1f ms", late, cr.DETOMs)
 	case checkAtMost(float64(c.ExitMs)-tm.HostStallMs, float64(c.ExitU95Ms), cr.DETOMs) != Fail:
 		// Without the host's own stall the answer may be within DETO: the
 		// host, not the drive, may have made it late.
+		c.ExitHostLate = true
 		c.judge(Inconclusive, "the read completed %.1f ms after deassertion, but the host stalled %.1f ms meanwhile (overloaded host), too much to judge DETO %.1f ms", float64(c.ExitMs), tm.HostStallMs, cr.DETOMs)
 	case o == Fail:
 		c.judge(Fail, "the drive answered %.1f ± %.1f ms after deassertion, DETO is %.1f ms", float64(c.ExitMs), float64(c.ExitU95Ms), cr.DETOMs)
@@ -450,7 +456,12 @@ func Summarise(cycles []Cycle, cr Criteria, support, hostCause string) Verdict {
 	v.FloorW, v.FloorU95W = pool(func(c Cycle) (Num, Num) { return c.FloorW, c.FloorU95W })
 	v.EntryMs, v.EntryU95Ms = pool(func(c Cycle) (Num, Num) { return c.EntryMs, c.EntryU95Ms })
 	v.RiseMs, v.RiseU95Ms = pool(func(c Cycle) (Num, Num) { return c.RiseMs, c.RiseU95Ms })
-	v.ExitMs, v.ExitU95Ms = pool(func(c Cycle) (Num, Num) { return c.ExitMs, c.ExitU95Ms })
+	v.ExitMs, v.ExitU95Ms = pool(func(c Cycle) (Num, Num) {
+		if c.ExitHostLate {
+			return None, None
+		}
+		return c.ExitMs, c.ExitU95Ms
+	})
 
 	count := map[string]int{}
 	first := map[string]string{}
