@@ -146,3 +146,31 @@ func TestJudgeLateReadHostStall(t *testing.T) {
 		t.Errorf("with a 20 ms host stall: %s %v, want fail", c.Outcome, c.Reasons)
 	}
 }
+
+func TestJudgeLateProbeAndGCBeforeAssert(t *testing.T) {
+	cr := DefaultCriteria()
+	cr.DETOMs = 400
+	// The host sat on the read: issued 300 ms after the release (> DETO/2).
+	tm, s := synthCycle(9, 0.0012, 0.015, 0.00025, 0, 0)
+	tm.ProbeIssue = tm.Deassert + int64(300*time.Millisecond)
+	tm.ProbeComplete = tm.ProbeIssue + int64(150*time.Millisecond)
+	c := Judge(tm, s, JudgeOptions{Criteria: cr})
+	if c.Outcome != Inconclusive || !c.ExitHostLate || !strings.Contains(strings.Join(c.Reasons, ";"), "overloaded host") {
+		t.Errorf("late read: %s %v, want inconclusive blaming the host", c.Outcome, c.Reasons)
+	}
+	if v := Summarise([]Cycle{c}, cr, "yes", ""); v.ExitMs.Ok() {
+		t.Errorf("pooled exit %v from a host-late cycle, want null", v.ExitMs)
+	}
+	// A 150 ms GC burst at 1.1 W ending as the pin is asserted: the
+	// pre-cycle level stays the 50 mW resting power.
+	tm, s = synthCycle(10, 0.0012, 0.015, 0.00025, 0, 0)
+	for i := range s {
+		if s[i].T >= tm.Assert-int64(150*time.Millisecond) && s[i].T < tm.Assert {
+			s[i].W = 1.1
+		}
+	}
+	c = Judge(tm, s, JudgeOptions{Criteria: cr})
+	if c.Outcome != Pass || math.Abs(float64(c.PreCycleW)-0.05) > 0.003 {
+		t.Errorf("GC before the pin: %s %v, pre-cycle %.4f W, want pass at 0.050 W", c.Outcome, c.Reasons, float64(c.PreCycleW))
+	}
+}
