@@ -106,7 +106,7 @@ func runAccuracy(cmd *cobra.Command, _ []string) error {
 	}
 	if c == nil {
 		if err != nil && strings.HasPrefix(err.Error(), "internal error") {
-			return &codedError{code: 3, err: err}
+			return &codedError{code: exitInternal, err: err}
 		}
 		return failErr("%v", err)
 	}

@@ -22,8 +22,7 @@ const (
 	SpaceDevSlpMinW, SpaceDevSlpMaxW   = 0.0003, 0.010
 	SpaceNoiseMaxMA                    = 3.0
 	SpaceGCEveryMinS, SpaceGCEveryMaxS = 0.3, 10.0
-	SpaceExitMinMs, SpaceExitMaxMs     = 1.0, 300.0 // Slumber exit
-	SpaceDevSlpExitMaxMs               = 250.0      // DevSlp exit ≤ DETO ≤ 255 ms (one byte in log 30h page 08h)
+	SpaceExitMinMs, SpaceExitMaxMs     = 1.0, 300.0 // Slumber and DevSlp exit
 	// Powers a 5 V-only drive may reach: the 5 V sensor of the hub reads up to
 	// 1.638 A (8.19 W); the space stays under it with a margin.
 	Space5VMaxW = 7.5
@@ -101,8 +100,8 @@ func Draw(r *rand.Rand, name string) Profile {
 	p.DESO = r.Float64() < 0.5
 	if p.DevSlpSupported {
 		p.DevSlpW = units.Watts(logu(SpaceDevSlpMinW, math.Min(SpaceDevSlpMaxW, float64(p.SlumberW)/2)))
-		p.DevSlpExitMs = round(logu(SpaceExitMinMs, SpaceDevSlpExitMaxMs), 0.1)
-		p.DetoMs = math.Min(255, math.Ceil(p.DevSlpExitMs*u(1.1, 1.5)))
+		p.DevSlpExitMs = round(logu(SpaceExitMinMs, SpaceExitMaxMs), 0.1)
+		p.DetoMs = math.Ceil(p.DevSlpExitMs * u(1.1, 1.5))
 		p.MdatMs = round(u(5, 20), 1)
 	}
 	p.HipmPartialAfterMs = round(u(0.5, 5), 0.1)
@@ -180,7 +179,7 @@ func (p *Profile) InSpace() error {
 	if err == nil && p.DevSlpSupported {
 		err = check("devslp_w", float64(p.DevSlpW), SpaceDevSlpMinW, SpaceDevSlpMaxW, "W")
 		if err == nil {
-			err = check("devslp_exit_ms", p.DevSlpExitMs, SpaceExitMinMs, SpaceDevSlpExitMaxMs, "ms")
+			err = check("devslp_exit_ms", p.DevSlpExitMs, SpaceExitMinMs, SpaceExitMaxMs, "ms")
 		}
 	}
 	if err == nil {

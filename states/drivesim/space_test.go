@@ -101,7 +101,7 @@ func TestInSpaceNamesTheKey(t *testing.T) {
 // by the config parser), naming the key.
 func TestValidateUpperBounds(t *testing.T) {
 	cases := []struct{ key, val, want string }{
-		{"deto_ms", "300", "profiles.x.deto_ms: 300 is above 255"},
+		{"deto_ms", "3000", "profiles.x.deto_ms: 3000 is above 1000"},
 		{"mdat_ms", "40", "profiles.x.mdat_ms: 40 is above 31"},
 		{"dito_ms", "2000", "profiles.x.dito_ms: 2000 is above 1023"},
 		{"active_idle_w", "400", "profiles.x.active_idle_w: 400 is above 76.5"},
