@@ -47,6 +47,9 @@ type Options struct {
 	// NewClassifier makes the per-drive state classifier; nil = residency
 	// from I/O segmentation only.
 	NewClassifier ClassifierFactory
+	// Samples, if set, sees every sample of the second pass (see
+	// SampleSink); report/html builds its viewer data from it.
+	Samples SampleSink
 }
 
 // DefaultOptions returns the documented defaults.
@@ -331,6 +334,7 @@ func secondPass(open Opener, opts Options, p *pass1) (*Report, error) {
 		proc := newDriveProc(info, rails[port], &clock, busy, int64(opts.Settle), pins, int64(opts.DevSlpAllowance), &p.phases, cls)
 		proc.pinSource = pinSrc
 		proc.t0 = t0f
+		proc.sink = opts.Samples
 		do := chart.DecimatorOpts{Buckets: opts.ChartBuckets, InitialWidth: 1e-3}
 		if opts.ChartTo > opts.ChartFrom {
 			do.Start, do.Span = opts.ChartFrom, opts.ChartTo-opts.ChartFrom
@@ -360,7 +364,14 @@ func secondPass(open Opener, opts Options, p *pass1) (*Report, error) {
 	for ch, ref := range asm.byChannel {
 		want[ch] = ref.drive >= 0
 	}
-	f := startFeed(src, want)
+	var rail func(*meter.Block)
+	if opts.Samples != nil {
+		opts.Samples.Begin(clock, t0f)
+		rail = func(b *meter.Block) {
+			opts.Samples.RailBlock((clock.HostF(float64(b.Start))-t0f)/1e9, clock.NsPerSample/1e9, b)
+		}
+	}
+	f := startFeed(src, want, rail)
 	asm.recycle = f.recycle
 	rep.Capture.EndError = ""
 	for b := range f.out {

@@ -108,6 +108,9 @@ type driveProc struct {
 	phases     []*metricSet // by phase index
 	wins       *peakWins
 	cls        StateClassifier
+	sink       SampleSink // Options.Samples; nil = none
+	sinkSeen   bool
+	sinkLast   State
 	states     [numStates]acc
 	dsHist     Histogram // samples classified DevSlp
 
@@ -168,6 +171,9 @@ func newDriveProc(info capture.DriveInfo, rails []int, c *Clock, busy []span, se
 func (d *driveProc) run(start uint64, ps []float64) {
 	dt := d.clock.NsPerSample
 	t0 := d.clock.HostF(float64(start))
+	if d.sink != nil {
+		d.sink.DriveSamples(d.info.Port, (t0-d.t0)/1e9, dt/1e9, ps)
+	}
 	k := 0
 	for k < len(ps) {
 		t := int64(t0 + dt*float64(k))
@@ -220,6 +226,7 @@ func (d *driveProc) run(start uint64, ps []float64) {
 				st = StateActive
 			}
 			d.states[st].merge(sum)
+			d.sinkState(t, st)
 		} else {
 			d.classify(start, k, run, a, pinA != Idle)
 		}
@@ -292,6 +299,7 @@ func (d *driveProc) classify(start uint64, k int, run []float64, a Activity, pin
 			}
 		}
 		d.states[st].add(p)
+		d.sinkState(tj, st)
 		if st == StateDevSlp {
 			d.dsHist.Add(p)
 		}

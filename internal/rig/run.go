@@ -15,6 +15,7 @@ import (
 	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/internal/hostclock"
 	"github.com/idlewatt/idlewatt/internal/outfile"
+	htmlreport "github.com/idlewatt/idlewatt/report/html"
 	"github.com/idlewatt/idlewatt/states/devslp"
 	"github.com/idlewatt/idlewatt/units"
 	"github.com/idlewatt/idlewatt/workload/replay"
@@ -33,6 +34,8 @@ type Plan struct {
 	// Progress, if set, receives one status line about once a second.
 	Progress io.Writer
 	Battery  Battery
+	// NoHTML skips report.html (the interactive viewer, report/html).
+	NoHTML bool
 }
 
 // Result is everything a run produced. Its JSON form is measure.json.
@@ -122,6 +125,11 @@ func Run(ctx context.Context, cfg Config, out string, plan Plan) (*Result, error
 	opts := analysis.DefaultOptions()
 	sa := NewStateAnalysis(cfg.Profiles)
 	opts.NewClassifier = sa.Factory()
+	var pyr *htmlreport.Pyramid
+	if !plan.NoHTML {
+		pyr = htmlreport.NewPyramid(htmlreport.Budget{})
+		opts.Samples = pyr
+	}
 	rep, aerr := analysis.Analyze(res.Capture, opts)
 	if aerr != nil {
 		return res, errors.Join(runErr, fmt.Errorf("analysis: %w", aerr))
@@ -152,6 +160,12 @@ func Run(ctx context.Context, cfg Config, out string, plan Plan) (*Result, error
 	}
 	if err := res.writeJSON(filepath.Join(out, "measure.json"), r.cfg.Out); err != nil {
 		runErr = errors.Join(runErr, err)
+	}
+	if pyr != nil {
+		ho := htmlreport.Options{Capture: res.Capture, Verdicts: res.DevSlp, Out: r.cfg.Out}
+		if err := htmlreport.Write(filepath.Join(out, htmlreport.FileName), rep, pyr, ho); err != nil {
+			runErr = errors.Join(runErr, fmt.Errorf("writing %s: %w", htmlreport.FileName, err))
+		}
 	}
 	return res, runErr
 }

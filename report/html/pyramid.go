@@ -1,0 +1,275 @@
+package html
+
+import (
+	"math"
+
+	"github.com/idlewatt/idlewatt/analysis"
+	"github.com/idlewatt/idlewatt/meter"
+)
+
+// Budget sizes the embedded data. The defaults keep a 10-minute two-drive
+// run at 10 kS/s under 5 MB of HTML and a 1-hour one under 20 MB.
+type Budget struct {
+	// ShortBytes is the bucket data allowed for a run up to ShortS long;
+	// LongBytes for one of LongS or more; linear in between.
+	ShortBytes, LongBytes int
+	ShortS, LongS         float64
+}
+
+// DefaultBudget is the budget Write uses when Options.Budget is zero.
+var DefaultBudget = Budget{ShortBytes: 3 << 20, LongBytes: 14 << 20, ShortS: 600, LongS: 3600}
+
+func (b Budget) bytes(durS float64) float64 {
+	switch {
+	case durS <= b.ShortS:
+		return float64(b.ShortBytes)
+	case durS >= b.LongS:
+		return float64(b.LongBytes)
+	}
+	f := (durS - b.ShortS) / (b.LongS - b.ShortS)
+	return float64(b.ShortBytes) + f*float64(b.LongBytes-b.ShortBytes)
+}
+
+// Embedded bytes per base bucket of one drive, as base64 text: total power
+// min, max, energy (float32) and sample count (uint32), plus two rails'
+// min, max, energy, charge and count at railFactor times the width.
+const (
+	railFactor     = 4
+	bytesPerBucket = (16 + 2*20/railFactor) * 4 / 3
+)
+
+// level is one series of time buckets [k·w, (k+1)·w) on the report's
+// timeline, k from k0. A bucket holds the min and max power of its
+// samples, the sum of their power (so energy = sum·dt exactly as analysis
+// integrates it), the sum of current (rails only) and the sample count.
+type level struct {
+	k0             int64
+	min, max, sumW []float64
+	sumI           []float64 // rails only
+	n              []uint32
+}
+
+// add puts sample power p (and current i) into bucket k.
+func (l *level) add(k int64, p, i float64) {
+	if len(l.n) == 0 {
+		l.k0 = k
+	}
+	j := k - l.k0
+	if j < 0 {
+		// Samples arrive in time order per drive; an earlier one (clock
+		// fit noise across a block edge) joins the first bucket.
+		j = 0
+	}
+	for int64(len(l.n)) <= j {
+		l.min = append(l.min, math.Inf(1))
+		l.max = append(l.max, math.Inf(-1))
+		l.sumW = append(l.sumW, 0)
+		l.sumI = append(l.sumI, 0)
+		l.n = append(l.n, 0)
+	}
+	l.min[j] = math.Min(l.min[j], p)
+	l.max[j] = math.Max(l.max[j], p)
+	l.sumW[j] += p
+	l.sumI[j] += i
+	l.n[j]++
+}
+
+// halve merges buckets in pairs (2k, 2k+1) → k: the width doubles.
+func (l *level) halve() {
+	if len(l.n) == 0 {
+		return
+	}
+	nk0 := floorDiv2(l.k0)
+	out := 0
+	for j := 0; j < len(l.n); j++ {
+		k := l.k0 + int64(j)
+		o := int(floorDiv2(k) - nk0)
+		if o >= out {
+			l.min[o], l.max[o], l.sumW[o], l.sumI[o], l.n[o] = l.min[j], l.max[j], l.sumW[j], l.sumI[j], l.n[j]
+			out = o + 1
+			continue
+		}
+		l.min[o] = math.Min(l.min[o], l.min[j])
+		l.max[o] = math.Max(l.max[o], l.max[j])
+		l.sumW[o] += l.sumW[j]
+		l.sumI[o] += l.sumI[j]
+		l.n[o] += l.n[j]
+	}
+	l.k0 = nk0
+	l.min, l.max, l.sumW, l.sumI, l.n = l.min[:out], l.max[:out], l.sumW[:out], l.sumI[:out], l.n[:out]
+}
+
+func floorDiv2(k int64) int64 { return k >> 1 }
+
+// stateRun says a drive is in State from T (s) on.
+type stateRun struct {
+	T float64
+	S analysis.State
+}
+
+// Pyramid is an analysis.SampleSink that keeps, per drive, the base level
+// of a min/max/sum pyramid (the page builds the coarser levels) and, per
+// rail, the same at railFactor times the width. The base width starts at one
+// sample period and doubles whenever the buckets would outgrow the budget
+// for the run's length so far, so memory and file size are bounded however
+// long the capture is.
+type Pyramid struct {
+	budget Budget
+	clock  analysis.Clock
+	t0Host float64
+	dt     float64
+	shift  uint // base width = dt·2^shift
+	first  float64
+	last   float64
+	seen   bool
+	drives map[int]*level
+	order  []int
+	// Rails are filled on analysis' reading goroutine, concurrently with
+	// the drives: they keep their own width (dt·2^rshift) and time range,
+	// and Finish brings both to one grid.
+	rails         map[int]*level // by channel
+	rshift        uint
+	rfirst, rlast float64
+	rseen         bool
+	states        map[int][]stateRun
+	// maxStates bounds the state runs kept per drive; past it the page
+	// says the shading is cut short.
+	maxStates int
+	cut       map[int]bool
+}
+
+// NewPyramid returns an empty Pyramid for analysis.Options.Samples.
+func NewPyramid(b Budget) *Pyramid {
+	if b.ShortBytes <= 0 {
+		b = DefaultBudget
+	}
+	return &Pyramid{budget: b, drives: map[int]*level{}, rails: map[int]*level{}, states: map[int][]stateRun{}, maxStates: 200000, cut: map[int]bool{}}
+}
+
+// Begin implements analysis.SampleSink.
+func (p *Pyramid) Begin(c analysis.Clock, t0Host float64) {
+	p.clock, p.t0Host, p.dt = c, t0Host, c.NsPerSample/1e9
+}
+
+// width is the base bucket width in seconds.
+func (p *Pyramid) width() float64 { return p.dt * float64(uint64(1)<<p.shift) }
+
+// DriveSamples implements analysis.SampleSink.
+func (p *Pyramid) DriveSamples(port int, t, dt float64, w []float64) {
+	if len(w) == 0 || !(dt > 0) {
+		return
+	}
+	l := p.drives[port]
+	if l == nil {
+		l = &level{}
+		p.drives[port] = l
+		p.order = append(p.order, port)
+	}
+	if !p.seen {
+		p.seen, p.first = true, t
+	}
+	p.last = math.Max(p.last, t+dt*float64(len(w)-1))
+	inv := 1 / p.width()
+	for j, x := range w {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			continue
+		}
+		l.add(int64(math.Floor((t+dt*float64(j))*inv)), x, 0)
+	}
+	p.grow()
+}
+
+// RailBlock implements analysis.SampleSink. It runs on analysis' reading
+// goroutine, concurrently with DriveSamples, and touches only the rail
+// fields.
+func (p *Pyramid) RailBlock(t, dt float64, b *meter.Block) {
+	n := min(len(b.V), len(b.I))
+	if n == 0 || !(dt > 0) {
+		return
+	}
+	l := p.rails[b.Channel]
+	if l == nil {
+		l = &level{}
+		p.rails[b.Channel] = l
+	}
+	if !p.rseen {
+		p.rseen, p.rfirst = true, t
+	}
+	p.rlast = math.Max(p.rlast, t+dt*float64(n-1))
+	inv := 1 / p.railWidth()
+	for j := 0; j < n; j++ {
+		v, i := float64(b.V[j]), float64(b.I[j])
+		pw := v * i
+		if math.IsNaN(pw) || math.IsInf(pw, 0) {
+			continue
+		}
+		l.add(int64(math.Floor((t+dt*float64(j))*inv)), pw, i)
+	}
+	// Rails may hold up to twice their share of the budget while they
+	// grow, so that they end no coarser than railFactor drive buckets.
+	limit := 2 * p.budget.bytes(p.rlast-p.rfirst) / float64(bytesPerBucket) / railFactor
+	for {
+		total := 0
+		for _, l := range p.rails {
+			total += len(l.n)
+		}
+		if float64(total) <= limit*float64(len(p.rails))/2 {
+			return
+		}
+		p.rshift++
+		for _, l := range p.rails {
+			l.halve()
+		}
+	}
+}
+
+func (p *Pyramid) railWidth() float64 { return p.dt * float64(uint64(1)<<p.rshift) }
+
+// finish puts the rails on railFactor times the drives' grid (coarsening
+// the drives instead if the rails ended up coarser). Call after Analyze
+// has returned.
+func (p *Pyramid) finish() {
+	for p.rshift > p.shift+2 {
+		p.shift++
+		for _, l := range p.drives {
+			l.halve()
+		}
+	}
+	for p.rshift < p.shift+2 {
+		p.rshift++
+		for _, l := range p.rails {
+			l.halve()
+		}
+	}
+}
+
+// DriveState implements analysis.SampleSink.
+func (p *Pyramid) DriveState(port int, t float64, s analysis.State) {
+	rs := p.states[port]
+	if len(rs) >= p.maxStates {
+		p.cut[port] = true
+		return
+	}
+	p.states[port] = append(rs, stateRun{t, s})
+}
+
+// grow doubles the base width while the buckets exceed the budget for the
+// time covered so far. Rails follow at Finish (they are filled on another
+// goroutine), so rail levels are merged there to the final width.
+func (p *Pyramid) grow() {
+	dur := p.last - p.first
+	limit := p.budget.bytes(dur) / float64(bytesPerBucket)
+	for {
+		total := 0
+		for _, l := range p.drives {
+			total += len(l.n)
+		}
+		if float64(total) <= limit {
+			return
+		}
+		p.shift++
+		for _, l := range p.drives {
+			l.halve()
+		}
+	}
+}

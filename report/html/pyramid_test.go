@@ -1,0 +1,129 @@
+package html
+
+import (
+	"math"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/idlewatt/idlewatt/analysis"
+	"github.com/idlewatt/idlewatt/analysis/synthcap"
+	"github.com/idlewatt/idlewatt/internal/outfile"
+)
+
+// synthReport writes a review-like synthetic capture of length d, analyses
+// it with a Pyramid attached and writes report.html; it returns the paths
+// and the report.
+func synthReport(t testing.TB, d time.Duration, rateHz float64) (capPath, htmlPath string, rep *analysis.Report, p *Pyramid) {
+	t.Helper()
+	dir := t.TempDir()
+	capPath = filepath.Join(dir, "run.iwc")
+	if err := synthcap.Write(capPath, synthcap.Review(d, rateHz, 20)); err != nil {
+		t.Fatal(err)
+	}
+	opts := analysis.DefaultOptions()
+	p = NewPyramid(Budget{})
+	opts.Samples = p
+	rep, err := analysis.Analyze(capPath, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	htmlPath = filepath.Join(dir, FileName)
+	if err := Write(htmlPath, rep, p, Options{Capture: capPath, Out: outfile.Options{Inputs: []string{capPath}}}); err != nil {
+		t.Fatal(err)
+	}
+	return capPath, htmlPath, rep, p
+}
+
+// The pyramid holds exactly the samples the report integrates: its bucket
+// sums give energy_j, its extremes peak_w and min_w, its counts
+// samples.count.
+func TestPyramidMatchesReport(t *testing.T) {
+	_, _, rep, p := synthReport(t, 75*time.Second, 10000)
+	if p.shift == 0 {
+		t.Logf("base buckets are single samples")
+	}
+	for _, d := range rep.Drives {
+		l := p.drives[d.Port]
+		if l == nil {
+			t.Fatalf("port %d: no buckets", d.Port)
+		}
+		var sum float64
+		var n uint64
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for j := range l.n {
+			sum += l.sumW[j]
+			n += uint64(l.n[j])
+			if l.n[j] > 0 {
+				lo, hi = math.Min(lo, l.min[j]), math.Max(hi, l.max[j])
+			}
+		}
+		if e := sum * p.dt; math.Abs(e-d.EnergyJ) > 1e-9*d.EnergyJ {
+			t.Errorf("port %d: buckets hold %.9f J, report %.9f J", d.Port, e, d.EnergyJ)
+		}
+		if n != d.Samples.Count {
+			t.Errorf("port %d: buckets hold %d samples, report %d", d.Port, n, d.Samples.Count)
+		}
+		if hi != d.PeakW || lo != d.MinW {
+			t.Errorf("port %d: buckets span %g…%g W, report min %g peak %g", d.Port, lo, hi, d.MinW, d.PeakW)
+		}
+		if len(d.Rails) == 0 {
+			t.Fatalf("port %d: no rails", d.Port)
+		}
+	}
+	// Rails sum to the drive where every rail is present (no gaps here).
+	var railE float64
+	for _, l := range p.rails {
+		for j := range l.n {
+			railE += l.sumW[j] * p.dt
+		}
+	}
+	var tot float64
+	for _, d := range rep.Drives {
+		tot += d.EnergyJ
+	}
+	if math.Abs(railE-tot) > 1e-6*tot {
+		t.Errorf("rails hold %.6f J, drives %.6f J", railE, tot)
+	}
+}
+
+// Halving keeps every sum and extreme and aligns buckets to even indices.
+func TestLevelHalve(t *testing.T) {
+	var l level
+	for k := int64(3); k < 12; k++ {
+		l.add(k, float64(k), 1)
+		l.add(k, float64(-k), 1)
+	}
+	l.halve()
+	if l.k0 != 1 || len(l.n) != 5 {
+		t.Fatalf("k0 %d n %d, want 1 and 5", l.k0, len(l.n))
+	}
+	if l.n[0] != 2 || l.n[1] != 4 || l.max[1] != 5 || l.min[1] != -5 || l.sumW[4] != 0 || l.sumI[2] != 4 {
+		t.Errorf("after halve: %+v", l)
+	}
+}
+
+// The budget bounds the base level: twice the run, about the same bytes
+// once past LongS; never more buckets than the budget allows.
+func TestBudgetBoundsBuckets(t *testing.T) {
+	p := NewPyramid(Budget{ShortBytes: 20000, LongBytes: 40000, ShortS: 1, LongS: 2})
+	p.Begin(analysis.Clock{NsPerSample: 1e5}, 0)
+	w := make([]float64, 1000)
+	for i := range w {
+		w[i] = float64(i % 7)
+	}
+	for b := 0; b < 100; b++ { // 10 s at 10 kS/s
+		p.DriveSamples(1, float64(b)*0.1, 1e-4, w)
+	}
+	n := len(p.drives[1].n)
+	if limit := 40000 / bytesPerBucket; n > limit || n < limit/2 {
+		t.Errorf("%d buckets, want between %d and %d", n, limit/2, limit)
+	}
+	var cnt uint64
+	for _, c := range p.drives[1].n {
+		cnt += uint64(c)
+	}
+	if cnt != 100000 {
+		t.Errorf("%d samples in buckets, want 100000", cnt)
+	}
+}
