@@ -74,7 +74,7 @@ func runReport(cmd *cobra.Command, args []string) error {
 	}
 	var pyr *htmlreport.Pyramid
 	if withHTML {
-		pyr = htmlreport.NewPyramid(htmlreport.Budget{})
+		pyr = htmlreport.NewPyramidFor(path, htmlreport.Budget{})
 		opts.Samples = pyr
 	}
 	r, err := analyzeCapture(path, opts)

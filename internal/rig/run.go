@@ -127,7 +127,7 @@ func Run(ctx context.Context, cfg Config, out string, plan Plan) (*Result, error
 	opts.NewClassifier = sa.Factory()
 	var pyr *htmlreport.Pyramid
 	if !plan.NoHTML {
-		pyr = htmlreport.NewPyramid(htmlreport.Budget{})
+		pyr = htmlreport.NewPyramidFor(res.Capture, htmlreport.Budget{})
 		opts.Samples = pyr
 	}
 	rep, aerr := analysis.Analyze(res.Capture, opts)

@@ -92,6 +92,14 @@ type driveData struct {
 	Busy      []float64    `json:"busy"` // start, end, start, end, …
 	BusyCut   bool         `json:"busy_cut,omitempty"`
 	Pins      [][2]float64 `json:"pins"`
+	// Raw are full-resolution segments (every sample, W) around DEVSLP
+	// pin edges: the first sample at t_s, then every dt_s.
+	Raw []rawJSON `json:"raw"`
+}
+
+type rawJSON struct {
+	T float64 `json:"t_s"`
+	W string  `json:"w"`
 }
 
 type phaseJSON struct {
@@ -138,6 +146,9 @@ func build(rep *analysis.Report, p *Pyramid, tl *timeline, o Options) ([]byte, e
 	if d.Marks == nil {
 		d.Marks = []mark{}
 	}
+	if p.rawDropped > 0 {
+		d.Notes = append(d.Notes, fmt.Sprintf("%d DEVSLP pin edges have no full-resolution window: the size budget allows %d samples", p.rawDropped, p.rawN))
+	}
 	if tl.unattributed > 0 {
 		d.Notes = append(d.Notes, fmt.Sprintf("%d I/O events name no port: not shown", tl.unattributed))
 	}
@@ -146,6 +157,12 @@ func build(rep *analysis.Report, p *Pyramid, tl *timeline, o Options) ([]byte, e
 		dd := driveData{Port: dr.Port, Name: dr.Name, StatesCut: p.cut[dr.Port], Pins: tl.pins[dr.Port]}
 		if dd.Pins == nil {
 			dd.Pins = [][2]float64{}
+		}
+		dd.Raw = []rawJSON{}
+		for _, w := range p.raw[dr.Port] {
+			for _, sg := range w.segs {
+				dd.Raw = append(dd.Raw, rawJSON{sg.T, b64(sg.W)})
+			}
 		}
 		if l := p.drives[dr.Port]; l != nil {
 			dd.Total = encode(l, p.dt, false)

@@ -17,7 +17,7 @@ type Budget struct {
 }
 
 // DefaultBudget is the budget Write uses when Options.Budget is zero.
-var DefaultBudget = Budget{ShortBytes: 3 << 20, LongBytes: 14 << 20, ShortS: 600, LongS: 3600}
+var DefaultBudget = Budget{ShortBytes: 4 << 20, LongBytes: 14 << 20, ShortS: 600, LongS: 3600}
 
 func (b Budget) bytes(durS float64) float64 {
 	switch {
@@ -136,6 +136,13 @@ type Pyramid struct {
 	// says the shading is cut short.
 	maxStates int
 	cut       map[int]bool
+	// Full-resolution windows (raw.go): pin edges found before the
+	// analysis, windows per port once the clock is known.
+	edges      []pinEdge
+	raw        map[int][]rawWin
+	rawCursor  map[int]int
+	rawN       int // samples kept
+	rawDropped int // windows left out for the budget
 }
 
 // NewPyramid returns an empty Pyramid for analysis.Options.Samples.
@@ -149,6 +156,7 @@ func NewPyramid(b Budget) *Pyramid {
 // Begin implements analysis.SampleSink.
 func (p *Pyramid) Begin(c analysis.Clock, t0Host float64) {
 	p.clock, p.t0Host, p.dt = c, t0Host, c.NsPerSample/1e9
+	p.rawWindows()
 }
 
 // width is the base bucket width in seconds.
@@ -169,6 +177,7 @@ func (p *Pyramid) DriveSamples(port int, t, dt float64, w []float64) {
 		p.seen, p.first = true, t
 	}
 	p.last = math.Max(p.last, t+dt*float64(len(w)-1))
+	p.keepRaw(port, t, dt, w)
 	inv := 1 / p.width()
 	for j, x := range w {
 		if math.IsNaN(x) || math.IsInf(x, 0) {

@@ -22,7 +22,7 @@ func synthReport(t testing.TB, d time.Duration, rateHz float64) (capPath, htmlPa
 		t.Fatal(err)
 	}
 	opts := analysis.DefaultOptions()
-	p = NewPyramid(Budget{})
+	p = NewPyramidFor(capPath, Budget{})
 	opts.Samples = p
 	rep, err := analysis.Analyze(capPath, opts)
 	if err != nil {

@@ -51,6 +51,7 @@
     return { port: d.port, name: d.name, total: series(d.total, D.width_s),
       rails: (d.rails || []).map(function (r) { return series(r, D.rail_width_s); }),
       states: st, statesCut: d.states_cut, busy: d.busy || [], busyCut: d.busy_cut, pins: d.pins || [],
+      raw: (d.raw || []).map(function (r) { return { t: r.t_s, w: f32(r.w) }; }),
       ioK: d.io_k || [], ioOps: d.io_ops || [], ioBytes: d.io_bytes || [],
       rep: R.drives.filter(function (x) { return x.port === d.port; })[0] };
   });
@@ -85,9 +86,46 @@
     for (var i = 0; i < px; i++) out.push({ lo: a + i * c, hi: a + (i + 1) * c });
     return out;
   }
+  // Deeper than the base buckets, full-resolution segments replace them:
+  // one cell per sample, or per column when samples are denser than pixels.
+  function withRaw(d, cells, a, b, px) {
+    if (!d.raw.length || !cells.length) return cells;
+    var spans = [], out = [];
+    d.raw.forEach(function (s) {
+      var n = s.w.length, end = s.t + n * DT;
+      if (end < a || s.t > b) return;
+      spans.push([s.t, end]);
+      var j0 = Math.max(0, Math.floor((a - s.t) / DT)), j1 = Math.min(n, Math.ceil((b - s.t) / DT) + 1);
+      var col = (b - a) / Math.max(px, 1), cur = null;
+      for (var j = j0; j < j1; j++) {
+        var t = s.t + j * DT, v = s.w[j];
+        if (DT >= col) { out.push({ lo: t - DT / 2, hi: t + DT / 2, raw: [v, v, v] }); continue; }
+        var k = Math.floor((t - a) / col);
+        if (!cur || cur.k !== k) { cur = { k: k, lo: a + k * col, hi: a + (k + 1) * col, raw: [v, v, 0], n: 0 }; out.push(cur); }
+        cur.raw[0] = Math.min(cur.raw[0], v); cur.raw[1] = Math.max(cur.raw[1], v); cur.raw[2] += v; cur.n++;
+      }
+      out.forEach(function (x) { if (x.n) { x.raw[2] /= x.n; x.n = 0; } });
+    });
+    if (!spans.length) return cells;
+    cells.forEach(function (x) {
+      var m = (x.lo + x.hi) / 2;
+      for (var i = 0; i < spans.length; i++) if (m >= spans[i][0] && m < spans[i][1]) return;
+      out.push(x);
+    });
+    out.sort(function (p, q) { return p.lo - q.lo; });
+    return out;
+  }
+
   function aggregate(s, cells) {
     var n = cells.length, mn = new Array(n), mx = new Array(n), me = new Array(n);
     if (n === 0) return [mn, mx, me];
+    if (s === 'raw') {
+      for (var r = 0; r < n; r++) {
+        var x = cells[r].raw;
+        if (x) { mn[r] = x[0]; mx[r] = x[1]; me[r] = x[2]; } else { mn[r] = mx[r] = me[r] = undefined; }
+      }
+      return [mn, mx, me];
+    }
     var c = cells[0].hi - cells[0].lo;
     var L = levelFor(s, c);
     for (var i = 0; i < n; i++) {
@@ -162,14 +200,28 @@
   function scaleW() { return opt.mw ? 1000 : 1; }
   function unit() { return opt.mw ? 'mW' : 'W'; }
   function fmtW(w) { return isNaN(w) ? '–' : (opt.mw ? (w * 1000).toPrecision(4) + ' mW' : w.toPrecision(4) + ' W'); }
-  function fmtT(t) { return Math.abs(t) >= 100 ? t.toFixed(2) : t.toPrecision(5); }
+  function fmtT(t) { return Math.abs(t) < 1e-9 ? '0' : Math.abs(t) >= 100 ? t.toFixed(2) : t.toPrecision(5); }
 
   function dataFor(d, px) {
     var cells = grid(view[0], view[1], px);
+    var deep = (view[1] - view[0]) / Math.max(px, 1) < D.width_s;
+    if (deep) cells = withRaw(d, cells, view[0], view[1], px);
     var xs = cells.map(function (c) { return (c.lo + c.hi) / 2; });
-    var k = scaleW(), floor = opt.log ? 1e-7 : -Infinity;
-    function sc(arr) { return arr.map(function (v) { return v === null ? null : Math.max(v, floor) * k; }); }
+    var k = scaleW(), floor = -Infinity;
     var t = aggregate(d.total, cells);
+    if (deep) {
+      // Cells from full-resolution segments carry their own values.
+      var r = aggregate('raw', cells);
+      for (var i = 0; i < cells.length; i++) if (cells[i].raw) { t[0][i] = r[0][i]; t[1][i] = r[1][i]; t[2][i] = r[2][i]; }
+    }
+    if (opt.log) {
+      // A log axis cannot show 0 or noise below it: clamp at half the
+      // lowest positive mean in view.
+      var lo = Infinity;
+      t[2].forEach(function (v) { if (v !== null && v > 0) lo = Math.min(lo, v); });
+      floor = isFinite(lo) ? lo / 2 : 1e-6;
+    }
+    function sc(arr) { return arr.map(function (v) { return v === null ? null : Math.max(v, floor) * k; }); }
     var out = [xs, sc(t[2]), sc(t[0]), sc(t[1])];
     d.rails.forEach(function (r) { out.push(opt.rails ? sc(aggregate(r, cells)[2]) : xs.map(function () { return null; })); });
     return out;
@@ -215,8 +267,8 @@
     D.marks.forEach(function (m) {
       if (m.port !== 0 && m.port !== d.port) return;
       var x = u.valToPos(m.t, 'x', true);
-      ctx.beginPath(); ctx.moveTo(x, top + h); ctx.lineTo(x, top + h - 12 * devicePixelRatio); ctx.stroke();
-      if (x - lastX > ctx.measureText(m.text).width + 6) { ctx.fillText(m.text, x + 2, top + h - 14 * devicePixelRatio); lastX = x; }
+      ctx.beginPath(); ctx.moveTo(x, top); ctx.lineTo(x, top + 30 * devicePixelRatio); ctx.stroke();
+      if (x - lastX > ctx.measureText(m.text).width + 6) { ctx.fillText(m.text, x + 3, top + 27 * devicePixelRatio); lastX = x; }
     });
     ctx.restore();
   }
@@ -385,7 +437,7 @@
     R.drives.forEach(function (d) {
       (d.phases || []).forEach(function (p) {
         var z = [p.start_s, p.start_s + p.duration_s];
-        ph.push({ zoom: z, sel: z, cls: 'phase-row', cells: [esc(d.name), esc(p.name), n4(p.start_s), n4(p.duration_s), n4(p.active_idle_w), n4(p.average_w), n4(p.peak_w), n4(p.energy_j), String(p.io ? p.io.ops : 0)] });
+        ph.push({ zoom: z, sel: z, cls: 'phase-row', cells: [esc(d.name), esc(p.name), fmtT(p.start_s), n4(p.duration_s), n4(p.active_idle_w), n4(p.average_w), n4(p.peak_w), n4(p.energy_j), String(p.io ? p.io.ops : 0)] });
       });
     });
     if (ph.length) h += table('Phases', ['drive', 'phase', 'start (s)', 'measured (s)', 'active idle (W)', 'average (W)', 'peak (W)', 'energy (J)', 'I/O ops'], ph);
@@ -438,7 +490,11 @@
   function depthText() {
     var w = D.width_s, per = D.per_bucket;
     var deep = per === 1 ? 'every sample (' + fmtT(w * 1e3) + ' ms)' : 'buckets of ' + per + ' samples (' + (w * 1e3).toPrecision(3) + ' ms)';
-    return 'Embedded data: drive power down to ' + deep + ', each with min, max and energy; rails in buckets of ' + per * 4 +
+    var nraw = 0;
+    drives.forEach(function (d) { nraw += d.raw.length; });
+    return 'Embedded data: drive power down to ' + deep + ', each with min, max and energy' +
+      (nraw ? '; every sample in ' + nraw + ' full-resolution windows (−' + 20 + '…+' + 120 + ' ms around each DEVSLP pin edge)' : '') +
+      '; rails in buckets of ' + per * 4 +
       ' samples (' + (D.rail_width_s * 1e3).toPrecision(3) + ' ms). Zoomed deeper, a bucket is drawn as its mean. ' +
       'Sample period ' + (DT * 1e6).toPrecision(4) + ' µs (fitted). Selections integrate the embedded energies, pro-rating the buckets at the edges. ' +
       'uPlot ' + (window.uPlot && uPlot.version ? uPlot.version : '') + ' (MIT).';
