@@ -118,6 +118,9 @@ func PowerOverTime(traces []Trace, o PowerOpts) (*Figure, error) {
 	}
 	if o.To > o.From {
 		x0, x1 = o.From, o.To
+	} else if x0 > 0 && x0 < 0.02*(x1-x0) {
+		// A run that starts a hair after 0 gets its 0 tick.
+		x0 = 0
 	}
 	if x1 <= x0 { // a single instant: give it some width
 		x0, x1 = x0-0.5, x1+0.5
@@ -149,8 +152,10 @@ func PowerOverTime(traces []Trace, o PowerOpts) (*Figure, error) {
 	if anyIO {
 		f.legend.add("I/O busy", swatch{fill: axisColor})
 	}
-	if !o.NoBand {
-		f.legend.add("min–max", swatch{fill: color.NRGBA{0x80, 0x80, 0x80, 70}})
+	// The band's legend entry only when a band is drawn, in the band's own
+	// colour (the first trace's tint; other traces use their line colour).
+	if !o.NoBand && anyBand(traces) {
+		f.legend.add("min–max", swatch{fill: tint(seriesColor(0), 70)})
 	}
 
 	yLabel := "Power (" + unit + ")"
@@ -252,4 +257,17 @@ func name(s string, i int) string {
 		return fmt.Sprintf("drive %d", i+1)
 	}
 	return s
+}
+
+// anyBand reports whether some row of some trace has a max above its min,
+// i.e. a min–max band would be visible.
+func anyBand(traces []Trace) bool {
+	for _, tr := range traces {
+		for k := range tr.Power.T {
+			if lo, hi := tr.Power.Min[k], tr.Power.Max[k]; finite(lo) && finite(hi) && hi > lo {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/idlewatt/idlewatt/analysis"
@@ -267,13 +268,35 @@ func CycleChart(name string, c CycleSamples, res devslp.Result, limit units.Watt
 		Floor: units.Watts(res.FloorW), Limit: limit,
 	}, chart.DevSlpOpts{
 		Title:    fmt.Sprintf("DevSlp cycle %d — %s", c.Timing.Cycle, name),
-		Subtitle: fmt.Sprintf("entry %.1f ms · floor %.2f mW · exit %.1f ms", res.EntryMs, res.FloorW*1e3, res.ExitMs),
+		Subtitle: cycleSubtitle(res, limit),
 		Unit:     chart.UnitMW, LogY: true,
 	})
 	if err != nil {
 		return err
 	}
 	return fig.SaveWith(out, o)
+}
+
+// cycleSubtitle states the verdict with the numbers it was made from, so
+// the chart reconciles it with the trace: the floor is the mean over the
+// second half of the hold, not the noisy per-point mean the chart draws.
+func cycleSubtitle(res devslp.Result, limit units.Watts) string {
+	v := "PASS"
+	if !res.Pass {
+		v = "FAIL"
+		if len(res.Failures) > 0 {
+			v += " (" + strings.Join(res.Failures, "; ") + ")"
+		}
+	}
+	cmp := ""
+	if limit > 0 {
+		rel := "≤"
+		if units.Watts(res.FloorW) > limit {
+			rel = ">"
+		}
+		cmp = fmt.Sprintf(" %s limit %.2f mW", rel, float64(limit)*1e3)
+	}
+	return fmt.Sprintf("%s · floor %.2f mW (mean over the hold's second half)%s · entry %.1f ms · exit %.1f ms", v, res.FloorW*1e3, cmp, res.EntryMs, res.ExitMs)
 }
 
 // devslpEvaluate judges one cycle with the options the run used.
