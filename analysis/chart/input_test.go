@@ -115,7 +115,10 @@ func TestBadInputIsAnError(t *testing.T) {
 			_, err := Histogram([]Distribution{{Name: "d", Hist: h}}, DistOpts{})
 			return wantNoData(err)
 		},
-		"nil hist": func() error { _, err := CDF([]Distribution{{Name: "d", Hist: nil}}, DistOpts{}); return wantErr(err, `"d"`) },
+		"nil hist": func() error {
+			_, err := CDF([]Distribution{{Name: "d", Hist: nil}}, DistOpts{})
+			return wantErr(err, `"d"`)
+		},
 		"bad hist": func() error { _, err := NewHist(0, 1, 10, true); return wantErr(err, "lo > 0") },
 		"DevSlp NaN floor": func() error {
 			_, err := DevSlpCycleChart(DevSlpCycle{Power: good, Floor: 0, Limit: 0.005, Assert: nan}, DevSlpOpts{})

@@ -75,8 +75,12 @@ type PowerOpts struct {
 	SeparateY bool
 	// NoBand draws only the mean line, without the min–max band.
 	NoBand bool
-	Size   Size    // inches; default 10 wide, 2.2 in per stacked drive
-	DPI    float64 // PNG resolution; default 96
+	// LogY uses a logarithmic power axis, from a third of the lowest
+	// positive mean up: mW idle states and W bursts both readable. Values
+	// at or below its floor (noise around 0) are drawn on it.
+	LogY bool
+	Size Size    // inches; default 10 wide, 2.2 in per stacked drive
+	DPI  float64 // PNG resolution; default 96
 }
 
 func (u PowerUnit) resolve(maxW float64) (scale float64, label string) {
@@ -127,6 +131,22 @@ func PowerOverTime(traces []Trace, o PowerOpts) (*Figure, error) {
 	}
 	scale, unit := o.Unit.resolve(maxW)
 	ymax := maxW * scale * 1.08
+	logFloor := 0.0
+	if o.LogY {
+		lo := math.Inf(1)
+		for _, tr := range traces {
+			for k, t := range tr.Power.T {
+				if m := tr.Power.Mean[k]; finite(m) && m > 0 && (o.To <= o.From || (t >= o.From && t <= o.To)) {
+					lo = math.Min(lo, m)
+				}
+			}
+		}
+		if math.IsInf(lo, 1) {
+			lo = maxW / 1000
+		}
+		logFloor = lo * scale / 3
+		ymax = maxW * scale * 2
+	}
 	if o.YMax > 0 {
 		ymax = o.YMax * scale
 	}
@@ -159,6 +179,7 @@ func PowerOverTime(traces []Trace, o PowerOpts) (*Figure, error) {
 	}
 
 	yLabel := "Power (" + unit + ")"
+	eps := map[*plot.Plot][]*envelopePlot{} // per panel, to set a log floor after fixAxis
 	timeAxis := func(p *plot.Plot) {
 		p.X.Min, p.X.Max = x0, x1
 	}
@@ -172,8 +193,9 @@ func PowerOverTime(traces []Trace, o PowerOpts) (*Figure, error) {
 		}
 		var top float64
 		for k, tr := range trs {
-			ep := &envelopePlot{e: tr.Power, scale: scale, color: seriesColor(idx[k]), band: !o.NoBand}
+			ep := &envelopePlot{e: tr.Power, scale: scale, color: seriesColor(idx[k]), band: !o.NoBand, floor: logFloor}
 			p.Add(ep)
+			eps[p] = append(eps[p], ep)
 			_, _, _, m := ep.DataRange()
 			top = math.Max(top, m)
 		}
@@ -189,6 +211,14 @@ func PowerOverTime(traces []Trace, o PowerOpts) (*Figure, error) {
 		}
 		p.Y.Label.Text = yLabel
 		p.Y.Tick.Marker = niceTicks{4}
+		if o.LogY {
+			p.Y.Scale = plot.LogScale{}
+			p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+			p.Y.Min = logFloor
+			if o.SeparateY && o.YMax <= 0 && top > 0 {
+				p.Y.Max = top * 2
+			}
+		}
 		p.X.Tick.Marker = noLabels{niceTicks{8}}
 		return p
 	}
@@ -244,7 +274,13 @@ func PowerOverTime(traces []Trace, o PowerOpts) (*Figure, error) {
 	}
 	for _, pn := range f.panels {
 		fixAxis(&pn.p.X, false)
-		fixAxis(&pn.p.Y, false)
+		_, isLog := pn.p.Y.Scale.(plot.LogScale)
+		fixAxis(&pn.p.Y, isLog)
+		if isLog {
+			for _, ep := range eps[pn.p] {
+				ep.floor = pn.p.Y.Min // fixAxis may have moved the floor
+			}
+		}
 	}
 	last := f.panels[len(f.panels)-1].p
 	last.X.Tick.Marker = niceTicks{8}

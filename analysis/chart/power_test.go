@@ -48,3 +48,12 @@ func TestPowerCrowdedLabelsGolden(t *testing.T) {
 	}
 	checkGolden(t, "power_crowded", f)
 }
+
+// A log power axis shows the mW floor states and the W bursts together.
+func TestPowerLogGolden(t *testing.T) {
+	f, err := PowerOverTime(synthTraces(t), PowerOpts{Title: "Power over time (log)", Unit: UnitMW, LogY: true, Size: Size{6, 4.5}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkGolden(t, "power_log", f)
+}

@@ -285,6 +285,9 @@ func TestBrowserTiming(t *testing.T) {
 	for i := range 3 {
 		b := openInBrowser(t, path)
 		px := eval[[3]float64](t, b, drawnPixelsJS)
+		if i == 0 {
+			t.Log(eval[string](t, b, `document.getElementById('depth').textContent`))
+		}
 		t.Logf("run %d: %s %.2f MB; interactive %.0f ms after navigation (page's own clock %.0f ms); %.0f trace pixels", i+1, path, float64(st.Size())/1e6, b.LoadMs, b.ReadyMs, px[1])
 		if px[1] < 200 {
 			t.Errorf("chart not drawn: %.0f trace pixels", px[1])

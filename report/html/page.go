@@ -21,6 +21,9 @@ import (
 // FileName is the viewer's name in a report directory.
 const FileName = "report.html"
 
+// UplotVersion is the vendored uPlot's version (assets/VERSIONS).
+const UplotVersion = "1.6.32"
+
 // Options control Write.
 type Options struct {
 	// Capture is the capture the report was computed from; its events
@@ -55,6 +58,7 @@ var page = template.Must(template.New("page").Parse(pageTmpl))
 // charge (C) per bucket, uint32 for sample counts.
 type pageData struct {
 	Schema   string                    `json:"schema"`
+	Uplot    string                    `json:"uplot_version"`
 	Report   *analysis.Report          `json:"report"`
 	Verdicts map[string]devslp.Verdict `json:"verdicts,omitempty"`
 	DtS      float64                   `json:"dt_s"`       // fitted sample period
@@ -141,7 +145,7 @@ func Write(path string, rep *analysis.Report, p *Pyramid, o Options) error {
 
 // build renders the page.
 func build(rep *analysis.Report, p *Pyramid, tl *timeline, o Options) ([]byte, error) {
-	d := pageData{Schema: "idlewatt.html/v1", Report: rep, Verdicts: o.Verdicts, DtS: p.dt, WidthS: p.width(),
+	d := pageData{Schema: "idlewatt.html/v1", Uplot: UplotVersion, Report: rep, Verdicts: o.Verdicts, DtS: p.dt, WidthS: p.width(),
 		PerBkt: uint64(1) << p.shift, RailW: p.width() * railFactor, Marks: tl.marks}
 	if d.Marks == nil {
 		d.Marks = []mark{}

@@ -497,7 +497,7 @@
       '; rails in buckets of ' + per * 4 +
       ' samples (' + (D.rail_width_s * 1e3).toPrecision(3) + ' ms). Zoomed deeper, a bucket is drawn as its mean. ' +
       'Sample period ' + (DT * 1e6).toPrecision(4) + ' µs (fitted). Selections integrate the embedded energies, pro-rating the buckets at the edges. ' +
-      'uPlot ' + (window.uPlot && uPlot.version ? uPlot.version : '') + ' (MIT).';
+      'Charts drawn by uPlot ' + D.uplot_version + ' (MIT).';
   }
 
   document.getElementById('meta').textContent = (R.capture.path || '') + ' · ' + (R.capture.meter_kind || '') + ' ' + (R.capture.meter_model || '') +
