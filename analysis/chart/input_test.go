@@ -230,7 +230,7 @@ func fuzzBody(t *testing.T, data []byte, mode uint8) {
 			notes = append(notes, Annotation{fl(i + 3), "x"})
 		}
 		trs := []Trace{{Power: env, IO: iv, States: st, Notes: notes}, {Power: raw}}
-		o := PowerOpts{Layout: Layout(mode % 2), Unit: PowerUnit(mode % 3), From: fl(1), To: fl(2), YMax: fl(3), Size: Size{2, 2}, DPI: 30}
+		o := PowerOpts{Layout: Layout(mode % 2), Unit: PowerUnit(mode % 3), From: fl(1), To: fl(2), YMax: fl(3), LogY: mode%4 == 3, Size: Size{2, 2}, DPI: 30}
 		if fig, err := PowerOverTime(trs, o); err == nil {
 			_ = fig.Write(io.Discard, "png")
 		}

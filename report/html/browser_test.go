@@ -18,6 +18,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/idlewatt/idlewatt/analysis"
+	"github.com/idlewatt/idlewatt/analysis/synthcap"
 )
 
 // browserPath finds a Chromium to drive: $IDLEWATT_CHROMIUM, Debian's
@@ -148,12 +149,13 @@ func (b *browserPage) click(t testing.TB, sel string) {
 }
 
 type selStats struct {
-	Port      int     `json:"port"`
-	EnergyJ   float64 `json:"energy_j"`
-	MeasuredS float64 `json:"measured_s"`
-	MeanW     float64 `json:"mean_w"`
-	MaxW      float64 `json:"max_w"`
-	IOOps     float64 `json:"io_ops"`
+	Port      int                `json:"port"`
+	EnergyJ   float64            `json:"energy_j"`
+	MeasuredS float64            `json:"measured_s"`
+	MeanW     float64            `json:"mean_w"`
+	MaxW      float64            `json:"max_w"`
+	IOOps     float64            `json:"io_ops"`
+	Residency map[string]float64 `json:"residency"`
 	Rails     []struct {
 		Rail      string  `json:"rail"`
 		ChargeMAh float64 `json:"charge_mah"`
@@ -187,8 +189,17 @@ func TestBrowserReport(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: no browser")
 	}
-	_, htmlPath, rep, _ := synthReport(t, 75*time.Second, 10000)
+	sc := synthcap.Review(75*time.Second, 10000, 20)
+	// A hole in every channel in the idle phase and one in a single rail
+	// in the workload: the page must draw gaps and still integrate.
+	sc.Gaps = []synthcap.Gap{{Channel: -1, Start: 100000, Count: 5000}, {Channel: 1, Start: 300000, Count: 777}}
+	_, htmlPath, rep, _ := scenarioReport(t, sc)
 	st, _ := os.Stat(htmlPath)
+	if keep := os.Getenv("IDLEWATT_HTML_KEEP"); keep != "" { // to look at it by hand
+		if b, err := os.ReadFile(htmlPath); err == nil {
+			_ = os.WriteFile(keep, b, 0o644)
+		}
+	}
 	b := openInBrowser(t, htmlPath)
 	t.Logf("report.html %.2f MB; interactive %.0f ms after navigation (page's own clock %.0f ms)", float64(st.Size())/1e6, b.LoadMs, b.ReadyMs)
 
@@ -197,6 +208,7 @@ func TestBrowserReport(t *testing.T) {
 		t.Errorf("chart canvas: %.0f drawn pixels, %.0f in the trace colour, of %.0f: not drawn", px[0], px[1], px[2])
 	}
 
+	var last selStats // the last checkEnergy's selection for its port
 	checkEnergy := func(what string, port int, a, z, want float64) {
 		t.Helper()
 		got := eval[[]selStats](t, b, fmt.Sprintf(`window.idlewatt.zoom(%[1]g - 0.5, %[2]g + 0.5), window.idlewatt.select(%[1]g, %[2]g)`, a, z))
@@ -209,6 +221,7 @@ func TestBrowserReport(t *testing.T) {
 			} else {
 				t.Logf("%s, port %d: selection %.6f J, report.json %.6f J (%+.4f %%)", what, port, s.EnergyJ, want, 100*(s.EnergyJ/want-1))
 			}
+			last = s
 			view := eval[[2]float64](t, b, `window.idlewatt.view()`)
 			if !(view[0] < a && view[1] > z && view[1]-view[0] < z-a+1.01) {
 				t.Errorf("%s: zoomed to %.3f–%.3f s, the view is %v", what, a-0.5, z+0.5, view)
@@ -217,11 +230,25 @@ func TestBrowserReport(t *testing.T) {
 		}
 		t.Errorf("%s: no selection result for port %d", what, port)
 	}
+	// A phase runs until the next one starts (its duration_s is measured
+	// time, short of the span by its gaps); the last to the end.
+	end := rep.Capture.StartS + rep.Capture.DurationS + 1e-3
 	for _, d := range rep.Drives {
-		for _, ph := range d.Phases {
-			checkEnergy("phase "+ph.Name, d.Port, ph.StartS, ph.StartS+ph.DurationS, ph.EnergyJ)
+		for i, ph := range d.Phases {
+			z := end
+			if i+1 < len(d.Phases) {
+				z = d.Phases[i+1].StartS
+			}
+			checkEnergy("phase "+ph.Name, d.Port, ph.StartS, z, ph.EnergyJ)
 		}
-		checkEnergy("whole run", d.Port, rep.Capture.StartS, rep.Capture.StartS+d.DurationS, d.EnergyJ)
+		checkEnergy("whole run", d.Port, rep.Capture.StartS, end, d.EnergyJ)
+		// The whole run's I/O and residency, from the page's own data.
+		if uint64(last.IOOps) != d.IO.Ops {
+			t.Errorf("port %d: whole-run selection has %v I/O ops, report.json %d", d.Port, last.IOOps, d.IO.Ops)
+		}
+		if got, want := last.Residency["active"], d.Residency.Active; math.Abs(got-want) > 0.002 {
+			t.Errorf("port %d: whole-run selection active residency %.4f, report.json %.4f", d.Port, got, want)
+		}
 	}
 
 	// A DevSlp cycle row zooms to its cycle (the scenario asserts DEVSLP

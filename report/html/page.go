@@ -178,7 +178,11 @@ func build(rep *analysis.Report, p *Pyramid, tl *timeline, o Options) ([]byte, e
 		}
 		for _, s := range p.states[dr.Port] {
 			dd.StateT = append(dd.StateT, s.T)
-			dd.StateS = append(dd.StateS, s.S.String())
+			if s.Gap {
+				dd.StateS = append(dd.StateS, "gap")
+			} else {
+				dd.StateS = append(dd.StateS, s.S.String())
+			}
 		}
 		if b := tl.io[dr.Port]; b != nil {
 			dd.IOK, dd.IOOps, dd.IOBytes, dd.BusyCut = b.k, b.ops, b.bytes, b.maxBusyCut

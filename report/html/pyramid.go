@@ -103,8 +103,9 @@ func floorDiv2(k int64) int64 { return k >> 1 }
 
 // stateRun says a drive is in State from T (s) on.
 type stateRun struct {
-	T float64
-	S analysis.State
+	T   float64
+	S   analysis.State
+	Gap bool // no samples from T on (the page draws nothing, residency skips it)
 }
 
 // Pyramid is an analysis.SampleSink that keeps, per drive, the base level
@@ -136,6 +137,9 @@ type Pyramid struct {
 	// says the shading is cut short.
 	maxStates int
 	cut       map[int]bool
+	// Per drive: where its last run of samples ended, to mark gaps in the
+	// state runs (states change only at DriveState calls).
+	runEnd map[int]float64
 	// Full-resolution windows (raw.go): pin edges found before the
 	// analysis, windows per port once the clock is known.
 	edges      []pinEdge
@@ -150,7 +154,7 @@ func NewPyramid(b Budget) *Pyramid {
 	if b.ShortBytes <= 0 {
 		b = DefaultBudget
 	}
-	return &Pyramid{budget: b, drives: map[int]*level{}, rails: map[int]*level{}, states: map[int][]stateRun{}, maxStates: 200000, cut: map[int]bool{}}
+	return &Pyramid{budget: b, drives: map[int]*level{}, rails: map[int]*level{}, states: map[int][]stateRun{}, maxStates: 200000, cut: map[int]bool{}, runEnd: map[int]float64{}}
 }
 
 // Begin implements analysis.SampleSink.
@@ -177,6 +181,13 @@ func (p *Pyramid) DriveSamples(port int, t, dt float64, w []float64) {
 		p.seen, p.first = true, t
 	}
 	p.last = math.Max(p.last, t+dt*float64(len(w)-1))
+	if end, ok := p.runEnd[port]; ok && t > end+dt/2 {
+		if rs := p.states[port]; len(rs) > 0 && len(rs)+2 <= p.maxStates {
+			last := rs[len(rs)-1]
+			p.states[port] = append(rs, stateRun{T: end, Gap: true}, stateRun{T: t, S: last.S})
+		}
+	}
+	p.runEnd[port] = t + dt*float64(len(w))
 	p.keepRaw(port, t, dt, w)
 	inv := 1 / p.width()
 	for j, x := range w {
@@ -259,7 +270,7 @@ func (p *Pyramid) DriveState(port int, t float64, s analysis.State) {
 		p.cut[port] = true
 		return
 	}
-	p.states[port] = append(rs, stateRun{t, s})
+	p.states[port] = append(rs, stateRun{T: t, S: s})
 }
 
 // grow doubles the base width while the buckets exceed the budget for the

@@ -15,10 +15,14 @@ import (
 // it with a Pyramid attached and writes report.html; it returns the paths
 // and the report.
 func synthReport(t testing.TB, d time.Duration, rateHz float64) (capPath, htmlPath string, rep *analysis.Report, p *Pyramid) {
+	return scenarioReport(t, synthcap.Review(d, rateHz, 20))
+}
+
+func scenarioReport(t testing.TB, sc synthcap.Scenario) (capPath, htmlPath string, rep *analysis.Report, p *Pyramid) {
 	t.Helper()
 	dir := t.TempDir()
 	capPath = filepath.Join(dir, "run.iwc")
-	if err := synthcap.Write(capPath, synthcap.Review(d, rateHz, 20)); err != nil {
+	if err := synthcap.Write(capPath, sc); err != nil {
 		t.Fatal(err)
 	}
 	opts := analysis.DefaultOptions()
@@ -39,10 +43,17 @@ func synthReport(t testing.TB, d time.Duration, rateHz float64) (capPath, htmlPa
 // sums give energy_j, its extremes peak_w and min_w, its counts
 // samples.count.
 func TestPyramidMatchesReport(t *testing.T) {
-	_, _, rep, p := synthReport(t, 75*time.Second, 10000)
-	if p.shift == 0 {
-		t.Logf("base buckets are single samples")
+	gappy := synthcap.Review(75*time.Second, 10000, 20)
+	// Missing samples on every channel, and on one rail only (the drive's
+	// sample is then missing, the other rail's is not).
+	gappy.Gaps = []synthcap.Gap{{Channel: -1, Start: 100000, Count: 5000}, {Channel: 1, Start: 300000, Count: 777}}
+	for name, sc := range map[string]synthcap.Scenario{"clean": synthcap.Review(75*time.Second, 10000, 20), "gaps": gappy} {
+		t.Run(name, func(t *testing.T) { checkPyramid(t, sc) })
 	}
+}
+
+func checkPyramid(t *testing.T, sc synthcap.Scenario) {
+	_, _, rep, p := scenarioReport(t, sc)
 	for _, d := range rep.Drives {
 		l := p.drives[d.Port]
 		if l == nil {
@@ -71,7 +82,8 @@ func TestPyramidMatchesReport(t *testing.T) {
 			t.Fatalf("port %d: no rails", d.Port)
 		}
 	}
-	// Rails sum to the drive where every rail is present (no gaps here).
+	// Rails sum to the drives where every rail is present; a sample one
+	// rail lacks is in the other rail's buckets only.
 	var railE float64
 	for _, l := range p.rails {
 		for j := range l.n {
@@ -79,11 +91,19 @@ func TestPyramidMatchesReport(t *testing.T) {
 		}
 	}
 	var tot float64
+	var dropped uint64
 	for _, d := range rep.Drives {
 		tot += d.EnergyJ
+		dropped += d.Samples.Dropped
 	}
-	if math.Abs(railE-tot) > 1e-6*tot {
+	if len(sc.Gaps) > 0 && dropped == 0 {
+		t.Fatal("the scenario's gaps dropped no drive sample")
+	}
+	if dropped == 0 && math.Abs(railE-tot) > 1e-6*tot {
 		t.Errorf("rails hold %.6f J, drives %.6f J", railE, tot)
+	}
+	if dropped > 0 && !(railE > tot) {
+		t.Errorf("with %d drive samples dropped, rails hold %.6f J, not more than the drives' %.6f J", dropped, railE, tot)
 	}
 }
 

@@ -180,7 +180,7 @@
     var res = {}, tot = 0, ca = Math.max(a, T0), cb = Math.min(b, T1);
     for (var k = 0; k < d.states.length; k++) {
       var s0 = Math.max(d.states[k][0], ca), s1 = Math.min(k + 1 < d.states.length ? d.states[k + 1][0] : T1, cb);
-      if (s1 > s0) { res[d.states[k][1]] = (res[d.states[k][1]] || 0) + (s1 - s0); tot += s1 - s0; }
+      if (s1 > s0 && d.states[k][1] !== 'gap') { res[d.states[k][1]] = (res[d.states[k][1]] || 0) + (s1 - s0); tot += s1 - s0; }
     }
     for (var key in res) res[key] /= tot;
     return { port: d.port, name: d.name, from_s: a, to_s: b, duration_s: b - a, measured_s: n * DT, samples: n,
@@ -290,7 +290,7 @@
     for (var i = 0; i + 1 < d.busy.length; i += 2) clampBar(X(d.busy[i]), X(d.busy[i + 1]), 0, '#222');
     for (var k = 0; k < d.states.length; k++) {
       var a = d.states[k][0], b = k + 1 < d.states.length ? d.states[k + 1][0] : T1;
-      if (b < view[0] || a > view[1]) continue;
+      if (b < view[0] || a > view[1] || d.states[k][1] === 'gap') continue;
       clampBar(X(a), X(b), STRIP_H, STATE_COL[d.states[k][1]] || '#ccc');
     }
     d.pins.forEach(function (p) { clampBar(X(p[0]), X(p[1]), 2 * STRIP_H, '#6a3d9a'); });
@@ -303,7 +303,7 @@
     var parts = ['<span class="swatch" style="background:' + MEAN + '"></span>mean', '<span class="swatch" style="background:' + BAND + '"></span>min–max'];
     if (d.pins.length) parts.push('<span class="swatch" style="border:2px dashed #6a3d9a;background:none"></span>DEVSLP asserted');
     var seen = {};
-    d.states.forEach(function (s) { seen[s[1]] = 1; });
+    d.states.forEach(function (s) { if (s[1] !== 'gap') seen[s[1]] = 1; });
     Object.keys(seen).forEach(function (s) { parts.push('<span class="swatch" style="background:' + (STATE_COL[s] || '#ccc') + '"></span>' + s); });
     leg.innerHTML = parts.join('');
     box.appendChild(leg);
