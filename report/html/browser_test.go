@@ -209,6 +209,22 @@ func TestBrowserReport(t *testing.T) {
 	}
 
 	var last selStats // the last checkEnergy's selection for its port
+	// A real mouse drag across the first chart selects that interval.
+	r := eval[[4]float64](t, b, `(() => { const r = document.querySelector('.u-over').getBoundingClientRect(); return [r.left, r.top, r.width, r.height]; })()`)
+	v0 := eval[[2]float64](t, b, `window.idlewatt.view()`)
+	y := r[1] + r[3]/2
+	if err := chromedp.Do(b.ctx, chromedp.DragAndDropXY(r[0]+0.3*r[2], y, r[0]+0.6*r[2], y, 12)); err != nil {
+		t.Fatal(err)
+	}
+	dragged := eval[[]float64](t, b, `window.idlewatt.selection()`)
+	span := v0[1] - v0[0]
+	if len(dragged) != 2 || math.Abs(dragged[0]-(v0[0]+0.3*span)) > 0.01*span || math.Abs(dragged[1]-(v0[0]+0.6*span)) > 0.01*span {
+		t.Errorf("dragging over 30–60 %% of the chart selected %v, want about %.2f–%.2f s", dragged, v0[0]+0.3*span, v0[0]+0.6*span)
+	}
+	if txt := eval[string](t, b, `document.getElementById('sel-body').textContent`); !strings.Contains(txt, "energy (J)") || !strings.Contains(txt, "mAh") {
+		t.Errorf("the selection panel after a drag: %q", txt)
+	}
+
 	checkEnergy := func(what string, port int, a, z, want float64) {
 		t.Helper()
 		got := eval[[]selStats](t, b, fmt.Sprintf(`window.idlewatt.zoom(%[1]g - 0.5, %[2]g + 0.5), window.idlewatt.select(%[1]g, %[2]g)`, a, z))
@@ -274,6 +290,12 @@ func TestBrowserReport(t *testing.T) {
 	px = eval[[3]float64](t, b, drawnPixelsJS)
 	if px[1] < 50 {
 		t.Errorf("log/mW chart: %.0f pixels in the trace colour", px[1])
+	}
+	// A capture without samples: the page still loads cleanly.
+	empty, _, _, _ := emptyReport(t)
+	b.pageURL = (&url.URL{Scheme: "file", Path: empty}).String()
+	if err := chromedp.Do(b.ctx, chromedp.Navigate(b.pageURL), chromedp.WaitVisible(chromedp.CSS(`body[data-ready="1"]`))); err != nil {
+		t.Errorf("the page of a capture without samples: %v", err)
 	}
 	if errs := b.errors(); len(errs) > 0 {
 		t.Errorf("console errors:\n%s", strings.Join(errs, "\n"))

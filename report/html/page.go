@@ -65,7 +65,7 @@ type pageData struct {
 	WidthS   float64                   `json:"width_s"`    // base bucket width of drive power
 	PerBkt   uint64                    `json:"per_bucket"` // samples per base bucket
 	RailW    float64                   `json:"rail_width_s"`
-	Drives   []driveData               `json:"drives"`
+	Drives   []driveData               `json:"drives"` // never null
 	Phases   []phaseJSON               `json:"phases"`
 	Marks    []mark                    `json:"marks"`
 	Notes    []string                  `json:"page_notes,omitempty"`
@@ -119,8 +119,8 @@ func Write(path string, rep *analysis.Report, p *Pyramid, o Options) error {
 	if rep == nil || p == nil {
 		return errors.New("html: no report or no pyramid")
 	}
-	if !p.seen {
-		return errors.New("html: the pyramid saw no samples (was it analysis.Options.Samples?)")
+	if !p.seen && p.dt == 0 {
+		return errors.New("html: the pyramid was not analysis.Options.Samples of the analysis (no Begin)")
 	}
 	p.finish()
 	var ports []int
@@ -145,7 +145,7 @@ func Write(path string, rep *analysis.Report, p *Pyramid, o Options) error {
 
 // build renders the page.
 func build(rep *analysis.Report, p *Pyramid, tl *timeline, o Options) ([]byte, error) {
-	d := pageData{Schema: "idlewatt.html/v1", Uplot: UplotVersion, Report: rep, Verdicts: o.Verdicts, DtS: p.dt, WidthS: p.width(),
+	d := pageData{Schema: "idlewatt.html/v1", Uplot: UplotVersion, Report: rep, Drives: []driveData{}, Verdicts: o.Verdicts, DtS: p.dt, WidthS: p.width(),
 		PerBkt: uint64(1) << p.shift, RailW: p.width() * railFactor, Marks: tl.marks}
 	if d.Marks == nil {
 		d.Marks = []mark{}
@@ -158,7 +158,8 @@ func build(rep *analysis.Report, p *Pyramid, tl *timeline, o Options) ([]byte, e
 	}
 	chans := railChannels(tl.channels, p)
 	for _, dr := range rep.Drives {
-		dd := driveData{Port: dr.Port, Name: dr.Name, StatesCut: p.cut[dr.Port], Pins: tl.pins[dr.Port]}
+		dd := driveData{Port: dr.Port, Name: dr.Name, StatesCut: p.cut[dr.Port], Pins: tl.pins[dr.Port],
+			Rails: []seriesData{}, StateT: []float64{}, StateS: []string{}, IOK: []int64{}, IOOps: []uint64{}, IOBytes: []uint64{}, Busy: []float64{}}
 		if dd.Pins == nil {
 			dd.Pins = [][2]float64{}
 		}
@@ -184,7 +185,7 @@ func build(rep *analysis.Report, p *Pyramid, tl *timeline, o Options) ([]byte, e
 				dd.StateS = append(dd.StateS, s.S.String())
 			}
 		}
-		if b := tl.io[dr.Port]; b != nil {
+		if b := tl.io[dr.Port]; b != nil && len(b.k) > 0 {
 			dd.IOK, dd.IOOps, dd.IOBytes, dd.BusyCut = b.k, b.ops, b.bytes, b.maxBusyCut
 			for _, s := range b.busy {
 				dd.Busy = append(dd.Busy, s[0], s[1])
@@ -192,6 +193,7 @@ func build(rep *analysis.Report, p *Pyramid, tl *timeline, o Options) ([]byte, e
 		}
 		d.Drives = append(d.Drives, dd)
 	}
+	d.Phases = []phaseJSON{} // never null in the page
 	for _, ph := range tl.phases {
 		d.Phases = append(d.Phases, phaseJSON{ph.Port, ph.Name, ph.Start, ph.End})
 	}

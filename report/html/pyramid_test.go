@@ -1,6 +1,7 @@
 package html
 
 import (
+	"errors"
 	"math"
 	"path/filepath"
 	"testing"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/analysis/synthcap"
+	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/internal/outfile"
 )
 
@@ -146,4 +148,43 @@ func TestBudgetBoundsBuckets(t *testing.T) {
 	if cnt != 100000 {
 		t.Errorf("%d samples in buckets, want 100000", cnt)
 	}
+}
+
+// A capture without a single sample still gets a page (tables, notes, an
+// empty chart), not an error.
+func TestWriteWithoutSamples(t *testing.T) {
+	out, rep, p, capPath := emptyReport(t)
+	if err := Write(out, rep, p, Options{Capture: capPath}); !errors.Is(err, outfile.ErrRefused) {
+		t.Errorf("writing over an existing report.html without Overwrite: %v, want a refusal", err)
+	}
+	if err := Write(out, rep, NewPyramid(Budget{}), Options{}); err == nil {
+		t.Error("a pyramid that saw no analysis: no error")
+	}
+}
+
+// emptyReport writes report.html for a capture with a header and no sample.
+func emptyReport(t testing.TB) (out string, rep *analysis.Report, p *Pyramid, capPath string) {
+	t.Helper()
+	dir := t.TempDir()
+	capPath = filepath.Join(dir, "empty.iwc")
+	sc := synthcap.Review(time.Second, 1000, 0)
+	w, err := capture.Create(capPath, sc.Header(), capture.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	opts := analysis.DefaultOptions()
+	p = NewPyramidFor(capPath, Budget{})
+	opts.Samples = p
+	rep, err = analysis.Analyze(capPath, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out = filepath.Join(dir, FileName)
+	if err := Write(out, rep, p, Options{Capture: capPath}); err != nil {
+		t.Fatal(err)
+	}
+	return out, rep, p, capPath
 }

@@ -9,7 +9,8 @@
   'use strict';
   var D = JSON.parse(document.getElementById('idlewatt-data').textContent);
   var R = D.report;
-  var DT = D.dt_s;
+  var DT = D.dt_s || 1;
+  D.phases = D.phases || []; D.marks = D.marks || []; D.drives = D.drives || [];
 
   // ---- data ----------------------------------------------------------------
   function bytes(b64) {
