@@ -30,7 +30,7 @@ func (r *Report) averageChart() ([]chart.Bar, chart.BarOpts) {
 		o.Subtitle = "idle, workload and DevSlp time together (no workload phase) · lower is better"
 		for _, d := range r.Drives {
 			if d.Samples.Count > 0 {
-				bars = append(bars, chart.Bar{Label: d.Name, Value: d.AverageW})
+				bars = append(bars, chart.Bar{Label: d.Name, Value: d.AverageW, Err: barErr(d.AverageU95W)})
 			}
 		}
 	case 1:
@@ -38,7 +38,7 @@ func (r *Report) averageChart() ([]chart.Bar, chart.BarOpts) {
 		for _, d := range r.Drives {
 			for _, ph := range d.Phases {
 				if ph.Name == names[0] && ph.Samples > 0 {
-					bars = append(bars, chart.Bar{Label: d.Name, Value: ph.AverageW})
+					bars = append(bars, chart.Bar{Label: d.Name, Value: ph.AverageW, Err: barErr(ph.AverageU95W)})
 				}
 			}
 		}
@@ -50,7 +50,7 @@ func (r *Report) averageChart() ([]chart.Bar, chart.BarOpts) {
 			for _, d := range r.Drives {
 				for _, ph := range d.Phases {
 					if ph.Name == n && ph.Samples > 0 {
-						bars = append(bars, chart.Bar{Label: d.Name + " — " + workloadTitle(n), Value: ph.AverageW})
+						bars = append(bars, chart.Bar{Label: d.Name + " — " + workloadTitle(n), Value: ph.AverageW, Err: barErr(ph.AverageU95W)})
 					}
 				}
 			}

@@ -13,7 +13,7 @@ const (
 	VersionMajor = 1
 	// VersionMinor changes when chunks or fields are added that old readers
 	// may skip.
-	VersionMinor = 0
+	VersionMinor = 1
 
 	preambleLen = 16 // file magic (8) + major (2) + minor (2) + reserved (4)
 	chunkHdrLen = 16 // magic (2) + type (1) + flags (1) + length (4) + sequence (8)
@@ -46,6 +46,7 @@ const (
 	chunkMark    = 0x21
 	chunkEvent   = 0x22
 	chunkStats   = 0x23
+	chunkStatsX  = 0x24 // stats with the counters added in 1.1 (meter.Stats in full)
 	chunkIO      = 0x30
 	chunkState   = 0x31
 	chunkEnd     = 0xFF
@@ -69,6 +70,7 @@ const (
 	markLen      = 32
 	eventLen     = 32
 	statsLen     = 48
+	statsXMin    = 88 // host + 10 counters; longer payloads append counters readers skip
 	ioFixed      = 8
 	ioEventLen   = 40
 	stateFixed   = 16

@@ -97,8 +97,8 @@ func NewWriter(out io.Writer, h Header, opt Options) (*Writer, error) {
 
 func newWriter(out io.Writer, f *os.File, name string, h Header, opt Options) (*Writer, error) {
 	opt = opt.withDefaults()
-	if len(h.Channels) > 0xFFFF {
-		return nil, fmt.Errorf("capture: %d channels, at most 65535", len(h.Channels))
+	if err := ValidateHeader(&h, nil, 0); err != nil {
+		return nil, fmt.Errorf("capture: refusing to write an invalid header: %w", err)
 	}
 	hj, err := json.Marshal(h)
 	if err != nil {
@@ -403,19 +403,42 @@ func (w *Writer) State(e StateEvent) error {
 
 // Stats records the meter's cumulative link counters, stamped with the
 // host clock.
-func (w *Writer) Stats(st meter.Stats) error {
+func (w *Writer) Stats(st meter.Stats) error { return w.StatsAt(w.now(), st) }
+
+// StatsAt is Stats stamped with host (ns) instead of the clock: for tools
+// that rewrite a capture (idlewatt repair).
+func (w *Writer) StatsAt(host int64, st meter.Stats) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if err := w.check(); err != nil {
 		return err
 	}
+	now := uint64(host)
 	s := w.begin(chunkStats, 0)
-	w.pend = le.AppendUint64(w.pend, uint64(w.now()))
+	w.pend = le.AppendUint64(w.pend, now)
 	for _, x := range [...]uint64{st.Frames, st.CRCErrors, st.Resyncs, st.BytesDiscarded, st.SamplesLost} {
 		w.pend = le.AppendUint64(w.pend, x)
 	}
 	w.end(s)
+	// The counters added later go in a chunk of their own, which readers
+	// of 1.0 skip; only when one of them is non-zero, so a clean capture
+	// is byte for byte what 1.0 wrote.
+	if st.Duplicates|st.Restarts|st.BadLines|st.FirstBadLine|st.FirstBadByte != 0 {
+		s := w.begin(chunkStatsX, 0)
+		w.pend = le.AppendUint64(w.pend, now)
+		for _, x := range statsCounters(&st) {
+			w.pend = le.AppendUint64(w.pend, *x)
+		}
+		w.end(s)
+	}
 	return nil
+}
+
+// statsCounters lists meter.Stats' counters in stats-extended order
+// (docs/capture-format.md); new ones are appended, never inserted.
+func statsCounters(st *meter.Stats) []*uint64 {
+	return []*uint64{&st.Frames, &st.CRCErrors, &st.Resyncs, &st.BytesDiscarded, &st.SamplesLost,
+		&st.Duplicates, &st.Restarts, &st.BadLines, &st.FirstBadLine, &st.FirstBadByte}
 }
 
 // Flush writes everything buffered and fsyncs it.

@@ -122,6 +122,15 @@ const (
 	// EventLogic: a meter's digital inputs changed (PPK2 D0–D7); Value is
 	// the new 8-bit level, D0 in bit 0. The first event gives the initial level.
 	EventLogic EventKind = 7
+	// EventRestart: the meter's sample index went back (it started counting
+	// again: a START from elsewhere, a reset). Index is where the new count
+	// continues on the stream's timeline, Value the index the meter sent.
+	// A "restart" gap before it covers the samples in between.
+	EventRestart EventKind = 8
+	// EventDuplicate: the meter sent again Value samples from Index on,
+	// indices it had already sent; they were dropped (the first copy is
+	// kept), not lost.
+	EventDuplicate EventKind = 9
 )
 
 func (k EventKind) String() string {
@@ -140,6 +149,10 @@ func (k EventKind) String() string {
 		return "reconnect"
 	case EventLogic:
 		return "logic"
+	case EventRestart:
+		return "restart"
+	case EventDuplicate:
+		return "duplicate"
 	}
 	return fmt.Sprintf("event(%d)", uint8(k))
 }
@@ -160,6 +173,23 @@ type Stats struct {
 	Resyncs        uint64 // times the decoder hunted for the next start sequence
 	BytesDiscarded uint64 // bytes skipped while resynchronising
 	SamplesLost    uint64 // samples reported as gaps
+
+	// Duplicates counts samples the meter sent again under indices it had
+	// already sent (dropped: the first copy is kept; not lost, so not in
+	// SamplesLost). Each run of them is an EventDuplicate.
+	Duplicates uint64
+	// Restarts counts the times the meter's index went back, i.e. it started
+	// counting again; each is an EventRestart after a "restart" gap.
+	Restarts uint64
+	// BadLines counts text lines that were not a reading (line meters).
+	// Each one after the first reading is a one-sample "bad-line" gap, so
+	// later samples keep their place; lines before it (banners, headers)
+	// are counted but are not gaps. FirstBadLine (1-based) and
+	// FirstBadByte (0-based offset of its first byte in the stream) locate
+	// the first of them; both 0 when BadLines is 0.
+	BadLines     uint64
+	FirstBadLine uint64
+	FirstBadByte uint64
 }
 
 // Sink receives a meter's stream. Calls come from one goroutine, in order.
@@ -233,4 +263,9 @@ var (
 	ErrRejected = errors.New("meter rejected the command")
 	// ErrDisconnected: the link went away mid-stream.
 	ErrDisconnected = errors.New("meter disconnected")
+	// ErrCalibration: the meter reported a calibration, LSB or range value
+	// outside the physical bounds its driver documents (docs/meters.md);
+	// its readings would be wrong numbers, so it is refused at open. Wrap it
+	// with the field and the value.
+	ErrCalibration = errors.New("meter calibration out of bounds")
 )

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/internal/hostclock"
 	"github.com/idlewatt/idlewatt/internal/outfile"
 	"github.com/idlewatt/idlewatt/internal/rig"
@@ -22,9 +23,10 @@ func init() {
 			Short: "Idle power per ALPM policy: what each policy buys, with its uncertainty",
 			Long: `For each policy in turn: write it to the drives' SATA hosts (every host when
 no drive names one), let the drives settle, then record their idle power
-for --measure. Prints each drive's mean idle power per policy with its
-standard error (from 100 ms batch means) and the saving against the first
-policy. The policies in force before the run are restored at the end, also
+for --measure. Prints each drive's idle power per policy — the mean over
+quiet time with background bursts (garbage collection) left out and
+reported on their own — with its 95 % interval, and the saving against the
+first policy; analysis computes every number (docs/analysis.md). The policies in force before the run are restored at the end, also
 after Ctrl-C. With --meter battery the "drive" is the whole laptop (use
 long --measure windows: fuel gauges update every few seconds to a minute).`,
 			Args: cobra.NoArgs,
@@ -32,8 +34,8 @@ long --measure windows: fuel gauges update every few seconds to a minute).`,
 		}
 		f := c.Flags()
 		f.String("policies", "max_performance,medium_power,med_power_with_dipm,min_power", "policies to compare, in order")
-		f.Duration("settle", 3*time.Second, "time after each policy change before measuring")
-		f.Duration("measure", 10*time.Second, "measurement window per policy")
+		durationFlag(f, "settle", 3*time.Second, "time after each policy change before measuring")
+		durationFlag(f, "measure", 10*time.Second, "measurement window per policy")
 		f.String("meter", "", "meter kind (overrides meter.kind)")
 		f.String("port", "", "meter port (overrides meter.port)")
 		f.String("sysfs-root", "", "sysfs tree whose SATA hosts get the policies (overrides sysfs_root; default /sys)")
@@ -119,12 +121,12 @@ func runIdle(cmd *cobra.Command, _ []string) error {
 	setRunOutput(cmd, &rc)
 	r, err := rig.Open(cmd.Context(), rc, out, cmd.ErrOrStderr())
 	if err != nil {
-		return failErr("%w", err)
+		return meterOpenErr(err)
 	}
 	start := hostclock.Now()
 	stop := make(chan struct{})
 	if !optBool(cmd, "quiet", "") {
-		go func() {
+		goSafe(cmd.ErrOrStderr(), func() {
 			t := time.NewTicker(time.Second)
 			defer t.Stop()
 			for {
@@ -139,20 +141,22 @@ func runIdle(cmd *cobra.Command, _ []string) error {
 					fmt.Fprintln(cmd.ErrOrStderr())
 				}
 			}
-		}()
+		})
 	}
 	windows, runErr := r.IdlePolicies(cmd.Context(), policies, settle, measure)
 	close(stop)
 	closeErr := r.Close()
 	res := idleResult{Schema: "idlewatt.idle/v1", Capture: r.CapturePath(), SettleS: settle.Seconds(), MeasureS: measure.Seconds(), Notes: r.Notes()}
 	if len(windows) > 0 {
-		if res.Results, err = rig.MeasureIdlePower(r.CapturePath(), r.Drives(), windows); err != nil {
-			return failErr("idle: reading back %s: %v", r.CapturePath(), err)
+		rep, err := analysis.Analyze(r.CapturePath(), analysis.DefaultOptions())
+		if err != nil {
+			return failErr("idle: analysing %s: %v", r.CapturePath(), err)
 		}
+		res.Results = rig.MeasureIdlePower(rep, windows)
 	}
 	b, err := json.MarshalIndent(res, "", "  ")
 	if err != nil {
-		return failErr("idle: %v", err)
+		return failErr("idle: %w", err)
 	}
 	if err := outfile.WriteFile(filepath.Join(out, "idle.json"), append(b, '\n'), rc.Out); err != nil {
 		return failErr("idle: %w", err)
@@ -161,17 +165,23 @@ func runIdle(cmd *cobra.Command, _ []string) error {
 		fmt.Fprintln(cmd.OutOrStdout(), string(b))
 	} else {
 		w := cmd.OutOrStdout()
-		fmt.Fprintf(w, "\n%-30s %-24s %14s %12s %14s\n", "drive", "policy", "idle power", "± (1σ)", "saving")
+		fmt.Fprintf(w, "\n%-30s %-24s %24s %14s %16s\n", "drive", "policy", "idle power (95 %)", "saving", "bursts")
 		for _, ip := range res.Results {
 			if ip.Samples == 0 {
-				fmt.Fprintf(w, "%-30s %-24s %14s  %s\n", trunc(ip.Name, 30), ip.Policy, "no samples", ip.Note)
+				fmt.Fprintf(w, "%-30s %-24s %24s  %s\n", trunc(ip.Name, 30), ip.Policy, "no samples", ip.Note)
 				continue
 			}
-			se := "    unknown"
-			if ip.StdErrW != nil {
-				se = fmt.Sprintf("%9.3f mW", *ip.StdErrW*1e3)
+			var u *float64
+			if ip.U95W != nil {
+				mw := *ip.U95W * 1e3
+				u = &mw
 			}
-			fmt.Fprintf(w, "%-30s %-24s %11.2f mW %12s %11.2f mW\n", trunc(ip.Name, 30), ip.Policy, ip.MeanW*1e3, se, ip.SavingW*1e3)
+			fmt.Fprintf(w, "%-30s %-24s %21s mW %11s mW %5d, %5.1f %%", trunc(ip.Name, 30), ip.Policy, analysis.FormatPM(ip.MeanW*1e3, u, 2),
+				analysis.FormatV(ip.SavingW*1e3, 2), ip.Bursts, 100*ip.BurstShare)
+			if ip.Note != "" {
+				fmt.Fprintf(w, "  (%s)", ip.Note)
+			}
+			fmt.Fprintln(w)
 		}
 		for _, n := range res.Notes {
 			fmt.Fprintln(w, "note:", n)
@@ -179,7 +189,7 @@ func runIdle(cmd *cobra.Command, _ []string) error {
 		fmt.Fprintf(w, "\nwritten to %s (idle.json, capture)\n", out)
 	}
 	if runErr != nil || closeErr != nil {
-		return failErr("idle: %v", firstErr(runErr, closeErr))
+		return failErr("idle: %w", firstErr(runErr, closeErr))
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/idlewatt/idlewatt/internal/serialport"
 	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/meter/battery"
 	"github.com/idlewatt/idlewatt/meter/hub"
@@ -233,7 +234,7 @@ func addMeterFlags(f *pflag.FlagSet) {
 	f.String("family", "", "scpi: auto|n6705|k2450|k2280s|dp800|sdm (default from *IDN?)")
 	f.Int("channel", 1, "scpi: instrument output channel")
 	f.String("battery", "", "battery: power_supply name (default the first Battery)")
-	f.Duration("interval", time.Second, "battery: poll interval")
+	durationFlag(f, "interval", time.Second, "battery: poll interval")
 	f.Bool("rapl", false, "battery: add the CPU package (RAPL) channel as port 0")
 }
 
@@ -323,7 +324,18 @@ func openMeterWith(kind, path string, o meterOptions) (m meter.Meter, k meterKin
 		return nil, k, false, err
 	}
 	if err != nil {
-		return nil, k, false, failErr("--port %s: %v", path, err)
+		return nil, k, false, meterOpenErr(fmt.Errorf("--port %s: %w", path, err))
 	}
 	return m, k, false, nil
+}
+
+// meterOpenErr gives a failure to open a meter its exit code: a port another
+// process holds, or a meter whose calibration is out of its physical bounds,
+// is bad input (exit 2: nothing was measured, and retrying will not help
+// until the user acts); anything else is a device failure (exit 1).
+func meterOpenErr(err error) error {
+	if errors.Is(err, serialport.ErrInUse) || errors.Is(err, meter.ErrCalibration) {
+		return inputErr(err)
+	}
+	return &codedError{code: exitFailure, err: err}
 }

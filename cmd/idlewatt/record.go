@@ -53,17 +53,19 @@ Kinds (idlewatt meters lists them; docs/meters.md has the wiring):
            [--channel 1] [--voltage V] [--baud 115200]`,
 			Args: cobra.NoArgs,
 			RunE: runRecord,
+			// a signal ends --duration 0; record reports a timed run cut short itself
+			Annotations: map[string]string{annSignalEnds: "true"},
 		}
 		f := c.Flags()
 		f.String("meter", "hub", "meter kind")
 		f.String("port", "", "serial port, pty, or recorded byte stream")
-		f.Duration("duration", 0, "how long to record (0 = until interrupted)")
+		durationFlag(f, "duration", 0, "how long to record (0 = until interrupted)")
 		f.String("out", "", "capture file to create")
 		f.Float64("rate", 0, "samples per second per channel (0 = the meter's default)")
 		f.String("ports", "", "ports to record, e.g. 1,2 (empty = all)")
 		addOverwriteFlag(f, "CAPTURE (config record.overwrite)")
 		f.Bool("json", false, "print the result as JSON")
-		f.Duration("give-up", 30*time.Second, "hub: when the meter vanishes mid-run, keep reopening it this long before failing (0 = fail at once)")
+		durationFlag(f, "give-up", 30*time.Second, "hub: when the meter vanishes mid-run, keep reopening it this long before failing (0 = fail at once)")
 		addMeterFlags(f)
 		return c
 	})
@@ -85,10 +87,18 @@ type recordResult struct {
 	// how long it was gone in all.
 	Disconnects uint64 `json:"disconnects"`
 	// LostBy splits samples_lost by gap reason ("crc", "overrun", "disconnect", …).
-	LostBy   map[string]uint64 `json:"lost_by_reason"`
-	DownS    float64           `json:"down_s"`
-	ElapsedS float64           `json:"elapsed_s"`
-	Stopped  string            `json:"stopped"` // "duration", "interrupted", "end of stream", "error"
+	LostBy map[string]uint64 `json:"lost_by_reason"`
+	// The meter's own account of its data (meter.Stats): samples sent
+	// twice (dropped), index restarts, text lines that were not readings
+	// (line meters) and the first of them.
+	Duplicates   uint64  `json:"duplicate_samples"`
+	Restarts     uint64  `json:"index_restarts"`
+	BadLines     uint64  `json:"bad_lines"`
+	FirstBadLine uint64  `json:"first_bad_line,omitempty"`
+	FirstBadByte uint64  `json:"first_bad_byte,omitempty"`
+	DownS        float64 `json:"down_s"`
+	ElapsedS     float64 `json:"elapsed_s"`
+	Stopped      string  `json:"stopped"` // "duration", "interrupted", "end of stream", "error"
 }
 
 func runRecord(cmd *cobra.Command, args []string) error {
@@ -132,7 +142,7 @@ func runRecord(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	m, k, replayed, err := openMeterWith(kind, port, mopts)
+	m, k, replayed, err := openMeterCtx(cmd, kind, port, mopts)
 	if err != nil {
 		return err
 	}
@@ -194,6 +204,8 @@ func runRecord(cmd *cobra.Command, args []string) error {
 	res.Disconnects, res.DownS = sink.outages()
 	res.LostBy = sink.lostByReason()
 	res.CRCErrors = st.CRCErrors
+	res.Duplicates, res.Restarts, res.BadLines = st.Duplicates, st.Restarts, st.BadLines
+	res.FirstBadLine, res.FirstBadByte = st.FirstBadLine, st.FirstBadByte
 	switch {
 	case serr != nil:
 		res.Stopped = "error"
@@ -236,6 +248,16 @@ func runRecord(cmd *cobra.Command, args []string) error {
 		out, res.Samples, res.Channels, res.RateHz, res.ElapsedS, res.Stopped, res.Gaps, res.Lost, res.CRCErrors, res.Marks)
 	if res.Disconnects > 0 {
 		fmt.Fprintf(cmd.OutOrStdout(), "; meter disconnected %d× (%.1f s in all), reconnected", res.Disconnects, res.DownS)
+	}
+	if res.Restarts > 0 {
+		fmt.Fprintf(cmd.OutOrStdout(), "; meter index restarted %d× (%d samples in estimated restart gaps)", res.Restarts, res.LostBy["restart"])
+	}
+	if res.Duplicates > 0 {
+		fmt.Fprintf(cmd.OutOrStdout(), "; %d duplicate samples dropped", res.Duplicates)
+	}
+	if res.BadLines > 0 {
+		fmt.Fprintf(cmd.OutOrStdout(), "; %d bad lines (first: line %d, byte %d; %d samples of bad-line gaps)",
+			res.BadLines, res.FirstBadLine, res.FirstBadByte, res.LostBy["bad-line"])
 	}
 	fmt.Fprintln(cmd.OutOrStdout())
 	return short

@@ -1,6 +1,16 @@
 // Package serialport opens a serial device, or a pseudo-terminal, for the
-// meter drivers that talk over one (meter/ppk2, meter/linemeter,
-// meter/scpi).
+// meter drivers that talk over one (meter/hub through OpenSerial;
+// meter/ppk2, meter/linemeter, meter/scpi through Open).
+//
+// # Exclusive access
+//
+// OpenSerial (and Open, built on it) first takes Acquire's lock: flock
+// (LOCK_EX|LOCK_NB) on a descriptor of its own for the device node, held
+// until the port is closed and dropped by the kernel if the process dies.
+// A second opener gets an *InUseError (errors.Is ErrInUse): "port PATH in
+// use by PID N (comm)", the PID from /proc/locks. Unlike TIOCEXCL (which
+// go.bug.st/serial also sets) the flock binds root, as idlewatt usually
+// runs; TIOCEXCL's EBUSY for other users is reported the same way.
 //
 // # Opening
 //

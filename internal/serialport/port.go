@@ -20,9 +20,10 @@ type Port struct {
 	deadline time.Time
 }
 
-// Open opens path raw 8N1 at baud without modem-status ioctls.
+// Open opens path raw 8N1 at baud without modem-status ioctls, locked
+// against other openers as OpenSerial says (an *InUseError if it is held).
 func Open(path string, baud int) (*Port, error) {
-	p, err := serial.Open(path, &serial.Mode{BaudRate: baud, DataBits: 8, Parity: serial.NoParity, StopBits: serial.OneStopBit})
+	p, err := OpenSerial(path, baud)
 	if err != nil {
 		return nil, err
 	}

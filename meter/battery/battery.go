@@ -2,6 +2,7 @@ package battery
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -118,13 +119,20 @@ func (b *Battery) Stream(ctx context.Context, cfg meter.StreamConfig, sink meter
 	for k := uint64(0); ; k++ {
 		now := hostclock.Now()
 		r, err := Read(b.dir, time.Duration(now-t0))
-		if err != nil {
+		implausible := errors.Is(err, meter.ErrCalibration)
+		if err != nil && !implausible {
 			return err
 		}
-		b.mu.Lock()
-		b.est.Add(r)
-		b.mu.Unlock()
-		p, reason := st.step(r)
+		var p float64
+		var reason string
+		if implausible {
+			reason = "implausible"
+		} else {
+			b.mu.Lock()
+			b.est.Add(r)
+			b.mu.Unlock()
+			p, reason = st.step(r)
+		}
 		if reason != "" {
 			b.mu.Lock()
 			b.stats.SamplesLost++

@@ -175,3 +175,48 @@ func TestStreamFixture(t *testing.T) {
 		t.Fatalf("V %v I %v samples %v gaps %+v", s.v, s.i, s.samples, s.gaps)
 	}
 }
+
+// TestImplausibleGauge: a gauge reading beyond a laptop's physics (a
+// voltage_now in the wrong unit, 34 kW) is refused at Open and, if it
+// appears while streaming, is a one-sample "implausible" gap, never a
+// sample.
+func TestImplausibleGauge(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "class", "power_supply", "BAT0")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	put := func(name, val string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(val+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("type", "Battery")
+	put("status", "Discharging")
+	put("voltage_now", "11400000000") // 11 400 V: mV written as µV·1000
+	put("power_now", "4200000")
+	if _, err := Open(root, Options{}); !errors.Is(err, meter.ErrCalibration) || !strings.Contains(err.Error(), "voltage_now 11400 V") {
+		t.Fatalf("open with 11 400 V: %v", err)
+	}
+	put("voltage_now", "11400000")
+	put("power_now", "34000000000") // 34 kW
+	if _, err := Open(root, Options{}); !errors.Is(err, meter.ErrCalibration) || !strings.Contains(err.Error(), "34000 W") {
+		t.Fatalf("open with 34 kW: %v", err)
+	}
+	put("power_now", "4200000")
+	b, err := Open(root, Options{Interval: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	put("power_now", "34000000000")
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	s := &stop{cancel: func() {}, samples: map[int]int{}}
+	if err := b.Stream(ctx, meter.StreamConfig{}, s); err != nil {
+		t.Fatal(err)
+	}
+	if s.samples[0] != 0 || len(s.gaps) == 0 || s.gaps[0].Reason != "implausible" {
+		t.Fatalf("samples %v gaps %+v", s.samples, s.gaps)
+	}
+}

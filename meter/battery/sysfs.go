@@ -3,6 +3,7 @@ package battery
 import (
 	"errors"
 	"fmt"
+	"github.com/idlewatt/idlewatt/meter"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -96,8 +97,24 @@ func Read(dir string, at time.Duration) (Reading, error) {
 	if r.Method == "" {
 		return r, fmt.Errorf("battery: %s: none of power_now, current_now+voltage_now, energy_now, charge_now+voltage_now", dir)
 	}
+	switch {
+	case okV && v != 0 && !(v >= MinVolts && v <= MaxVolts):
+		return r, fmt.Errorf("battery: %w: %s: voltage_now %g V outside %g–%g V", meter.ErrCalibration, dir, v, float64(MinVolts), float64(MaxVolts))
+	case r.Power > MaxWatts:
+		return r, fmt.Errorf("battery: %w: %s: %s gives %g W, beyond a laptop's %g W", meter.ErrCalibration, dir, r.Method, r.Power, float64(MaxWatts))
+	}
 	return r, nil
 }
+
+// Physical bounds of a laptop battery gauge's readings: packs are 1–6
+// cells in series (3–26 V; 1–100 V leaves room for any pack) and no laptop
+// draws 1 kW. A reading beyond them is a gauge (or unit) error: refused at
+// Open, a one-sample "implausible" gap while streaming.
+const (
+	MinVolts = 1
+	MaxVolts = 100
+	MaxWatts = 1000
+)
 
 func readString(dir, name string) (string, error) {
 	b, err := os.ReadFile(filepath.Join(dir, name))

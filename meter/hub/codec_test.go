@@ -198,7 +198,8 @@ func TestGapIsExactWhenAFrameIsLost(t *testing.T) {
 	if !reflect.DeepEqual(s.starts, []uint64{0, 20, 55}) {
 		t.Fatalf("block starts = %v (the duplicate 55 must be dropped)", s.starts)
 	}
-	if st.SamplesLost != 35 || st.CRCErrors != 1 || info.Ports != 2 || s.events != 1 {
+	// Events: the overrun, and the duplicate 55–64 (counted, not lost).
+	if st.SamplesLost != 35 || st.CRCErrors != 1 || info.Ports != 2 || s.events != 2 || st.Duplicates != 10 || st.Restarts != 0 {
 		t.Fatalf("stats %+v, info %+v, events %d", st, info, s.events)
 	}
 }

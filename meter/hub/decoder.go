@@ -109,12 +109,16 @@ type decoder struct {
 	downAt int64
 	offset uint64
 	rate   float64
-	stats  *meter.Stats
-	block  meter.Block
-	v      []units.Volts
-	i      []units.Amps
-	s      Samples
-	ev     Event
+	// lastFirst is the first index of the last block delivered, lastRecv
+	// its host receive time (0 in a replay, and before the first block).
+	lastFirst uint64
+	lastRecv  int64
+	stats     *meter.Stats
+	block     meter.Block
+	v         []units.Volts
+	i         []units.Amps
+	s         Samples
+	ev        Event
 }
 
 func newDecoder(info meter.Info, cfg meter.StreamConfig, stats *meter.Stats) *decoder {
@@ -167,11 +171,25 @@ func (d *decoder) samples(p []byte, now int64, sink meter.Sink) error {
 	}
 	s.First += d.offset
 	skip := 0
-	if s.First < d.expected { // a duplicate: indices never go backwards
-		if s.First+uint64(s.Count) <= d.expected {
-			return nil
+	if s.First < d.expected {
+		if s.First < d.lastFirst {
+			// Further back than the block before: the hub counts again.
+			if err := d.restart(now, sink); err != nil {
+				return err
+			}
+		} else {
+			// A repeat of (part of) what was just delivered, or of
+			// indices an OVERRUN already gave up as lost.
+			dup := min(d.expected, s.First+uint64(s.Count)) - s.First
+			d.stats.Duplicates += dup
+			if err := sink.Event(meter.Event{Kind: meter.EventDuplicate, Index: s.First, Value: int64(dup), HostRecv: now}); err != nil {
+				return err
+			}
+			if dup == uint64(s.Count) {
+				return nil
+			}
+			skip = int(dup)
 		}
-		skip = int(d.expected - s.First)
 	}
 	if err := d.gap(s.First, "lost", sink); err != nil {
 		return err
@@ -204,7 +222,39 @@ func (d *decoder) samples(p []byte, now int64, sink meter.Sink) error {
 		j++
 	}
 	d.expected = s.First + uint64(s.Count)
+	d.lastFirst, d.lastRecv = s.First, now
 	return nil
+}
+
+// restart handles a block whose index went back past the previous
+// block's: the hub started counting again without the link going down (a
+// START from elsewhere, a reset). The samples after it are a new epoch
+// continuing the timeline: its index 0 is placed after d.expected by the
+// host time between the last block and this one, less the samples this
+// block says the new count has taken; a replay, without host times, places
+// it right after. The samples in between are one "restart" gap, an
+// estimate like the restart gap after an outage (afterOutage), and an
+// EventRestart says where the new count begins.
+func (d *decoder) restart(now int64, sink meter.Sink) error {
+	s := &d.s
+	raw := s.First - d.offset // the index the hub sent
+	est := 0.0
+	if now > 0 && d.lastRecv > 0 && d.rate > 0 {
+		est = max(0, float64(now-d.lastRecv)/1e9*d.rate-float64(raw+uint64(s.Count)))
+	}
+	d.offset = d.expected + uint64(est)
+	s.First = raw + d.offset
+	return d.restarted(raw, now, sink)
+}
+
+// restarted records a restart of the hub's count at wire index raw, now
+// on the timeline at d.s.First: the gap up to it, then the event.
+func (d *decoder) restarted(raw uint64, now int64, sink meter.Sink) error {
+	d.stats.Restarts++
+	if err := d.gap(d.s.First, "restart", sink); err != nil {
+		return err
+	}
+	return sink.Event(meter.Event{Kind: meter.EventRestart, Index: d.s.First, Value: int64(raw), HostRecv: now})
 }
 
 // afterOutage handles the first block after the link came back. A hub
@@ -222,7 +272,11 @@ func (d *decoder) afterOutage(now int64, sink meter.Sink) error {
 	}
 	est := uint64(max(0, float64(now-d.downAt)/1e9*d.rate))
 	d.offset = d.expected + est - s.First
-	return d.gap(d.expected+est, "restart", sink)
+	raw := s.First
+	s.First += d.offset
+	err := d.restarted(raw, now, sink)
+	s.First = raw // samples adds the offset
+	return err
 }
 
 func (d *decoder) event(p []byte, hostRecv int64, sink meter.Sink) error {

@@ -40,7 +40,23 @@
 // decode in place (DecodeFromBytes, gopacket style) and encode with Append.
 // Steady-state decoding allocates nothing per frame. Gaps are computed from
 // each block's first-sample index and from overrun events, exactly, and
-// delivered as meter.Gap; nothing is interpolated.
+// delivered as meter.Gap; nothing is interpolated. An index that goes back
+// is a duplicate (a repeat of the block just delivered: dropped, counted,
+// an EventDuplicate) or a restart (further back: the hub counts again; a
+// new epoch continues the timeline after an estimated "restart" gap and an
+// EventRestart).
+//
+// # Bounds
+//
+// Identity.Check and Calibration.Check (bounds.go) refuse, at Open and in
+// NewReplay, LSBs, ranges and calibrations that would make readings wrong
+// numbers (a bus LSB of 0, a current LSB of 0xFFFFFFFF nA), with an error
+// naming the field and wrapping meter.ErrCalibration.
+//
+// # Port
+//
+// Open goes through internal/serialport, which locks the port against a
+// second opener (serialport.ErrInUse, "port … in use by PID N").
 //
 // # CRC
 //

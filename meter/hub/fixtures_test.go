@@ -209,10 +209,17 @@ func decodeAny(f *Frame) error {
 		return n.DecodeFromBytes(f.Payload)
 	case TypeIdentity:
 		var id Identity
-		return id.DecodeFromBytes(f.Payload)
+		if err := id.DecodeFromBytes(f.Payload); err != nil {
+			return err
+		}
+		return id.Check()
 	case TypeCal:
 		var c Calibration
-		return c.DecodeFromBytes(f.Payload)
+		if err := c.DecodeFromBytes(f.Payload); err != nil {
+			return err
+		}
+		id := sampleIdentity()
+		return c.Check(&id)
 	case TypeSamples:
 		var s Samples
 		return s.DecodeFromBytes(f.Payload)

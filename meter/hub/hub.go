@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/idlewatt/idlewatt/internal/hostclock"
+	"github.com/idlewatt/idlewatt/internal/serialport"
 	"github.com/idlewatt/idlewatt/meter"
 )
 
@@ -141,8 +142,9 @@ func (e *RejectError) Is(target error) bool {
 	return false
 }
 
-// Open opens the serial port at path (921600 8N1 by default) and
-// identifies the hub. Nothing answering is an error wrapping
+// Open opens the serial port at path (921600 8N1 by default), locked
+// against any other opener (a port already held is an error matching
+// serialport.ErrInUse: "port PATH in use by PID N"), and identifies the hub. Nothing answering is an error wrapping
 // meter.ErrNoDevice; something answering garbage wraps meter.ErrProtocol;
 // another protocol version wraps ErrVersion. A hub opened by path is
 // reopened there if it vanishes mid-stream (Options.GiveUp).
@@ -153,6 +155,9 @@ func Open(path string, opts Options) (*Hub, error) {
 	}
 	h := newHub(path, path, opts)
 	if err := h.dial(); err != nil {
+		if errors.Is(err, serialport.ErrInUse) {
+			return nil, fmt.Errorf("hub: %w", err)
+		}
 		return nil, fmt.Errorf("%w at %s: %v", meter.ErrNoDevice, path, err)
 	}
 	if err := h.handshake(false); err != nil {
@@ -281,6 +286,9 @@ func (h *Hub) handshake(reconnect bool) error {
 		}
 		return nil
 	}
+	if err := id.Check(); err != nil {
+		return fmt.Errorf("hub %s: %w", h.name, err)
+	}
 	h.id = id
 	// A previous host may have left it streaming.
 	if _, err := h.retry(TypeStop, nil); err != nil && !errors.Is(err, meter.ErrRejected) {
@@ -291,6 +299,9 @@ func (h *Hub) handshake(reconnect bool) error {
 	case err == nil:
 		h.cal = new(Calibration)
 		if err := h.cal.DecodeFromBytes(rep.payload); err != nil {
+			return fmt.Errorf("hub %s: %w", h.name, err)
+		}
+		if err := h.cal.Check(&h.id); err != nil {
 			return fmt.Errorf("hub %s: %w", h.name, err)
 		}
 	case !errors.Is(err, meter.ErrRejected):
@@ -333,7 +344,7 @@ func (h *Hub) readLoop(c *conn) {
 		}
 		h.mu.Lock()
 		h.stats = addStats(h.base, c.sc.Stats())
-		h.stats.SamplesLost = h.rstats.SamplesLost
+		decoded(&h.stats, h.rstats)
 		if err != nil {
 			c.err = err
 			if errors.Is(err, io.EOF) || errors.Is(err, os.ErrClosed) || errors.Is(err, errPumpStopped) || isClosed(err) {
@@ -361,7 +372,13 @@ func (h *Hub) abandonWait() time.Duration {
 
 func addStats(a, b meter.Stats) meter.Stats {
 	return meter.Stats{Frames: a.Frames + b.Frames, CRCErrors: a.CRCErrors + b.CRCErrors, Resyncs: a.Resyncs + b.Resyncs,
-		BytesDiscarded: a.BytesDiscarded + b.BytesDiscarded, SamplesLost: a.SamplesLost + b.SamplesLost}
+		BytesDiscarded: a.BytesDiscarded + b.BytesDiscarded, SamplesLost: a.SamplesLost + b.SamplesLost,
+		Duplicates: a.Duplicates + b.Duplicates, Restarts: a.Restarts + b.Restarts}
+}
+
+// decoded sets the counters the decoder keeps (the rest are the scanner's).
+func decoded(dst *meter.Stats, dec meter.Stats) {
+	dst.SamplesLost, dst.Duplicates, dst.Restarts = dec.SamplesLost, dec.Duplicates, dec.Restarts
 }
 
 func (h *Hub) dispatch(c *conn, f *Frame) {

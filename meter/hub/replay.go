@@ -62,6 +62,9 @@ func NewReplay(r io.Reader, name string) (*Replay, error) {
 	if err := rp.id.DecodeFromBytes(f.Payload); err != nil {
 		return nil, fmt.Errorf("%s: byte %d: %w", name, f.Offset, err)
 	}
+	if err := rp.id.Check(); err != nil {
+		return nil, fmt.Errorf("%s: byte %d: %w", name, f.Offset, err)
+	}
 	for {
 		f, err := rp.next()
 		if err != nil {
@@ -74,6 +77,9 @@ func NewReplay(r io.Reader, name string) (*Replay, error) {
 		if f.Type == TypeCal && rp.cal == nil {
 			rp.cal = new(Calibration)
 			if err := rp.cal.DecodeFromBytes(f.Payload); err != nil {
+				return nil, fmt.Errorf("%s: byte %d: %w", name, f.Offset, err)
+			}
+			if err := rp.cal.Check(&rp.id); err != nil {
 				return nil, fmt.Errorf("%s: byte %d: %w", name, f.Offset, err)
 			}
 			continue
@@ -115,7 +121,7 @@ func (rp *Replay) Info() meter.Info { return rp.info }
 // Stats implements meter.Meter.
 func (rp *Replay) Stats() meter.Stats {
 	s := rp.sc.Stats()
-	s.SamplesLost = rp.stats.SamplesLost
+	decoded(&s, rp.stats)
 	return s
 }
 

@@ -14,11 +14,16 @@
 //
 // # Bad lines
 //
-// A line that does not fit the map (banner, header, "nan", too few fields,
-// over 4 KiB) is skipped and counted: Bad() gives the count and the first
-// one with its line number, Stats().BytesDiscarded its bytes. Skipped lines
-// are not gaps: nothing says they were samples. Parsing never panics
-// (FuzzParse).
+// A line that is not a reading (banner, header, "nan", too few fields, a
+// value beyond ±MaxAmps or ±MaxVolts, over 4 KiB) is skipped and counted:
+// Bad() gives the count and the first MaxBadLines with line number and
+// byte offset; Stats() has BadLines, FirstBadLine, FirstBadByte and
+// BytesDiscarded, which reach the capture's stats record. After the first
+// reading every bad line keeps its place as a one-sample gap with reason
+// "bad-line" (a run of them is one gap), so the samples after it are not
+// shifted in time; bad lines before it are a preamble and are not gaps.
+// Empty lines are neither samples nor gaps. Parsing never panics
+// (FuzzParse, which also checks that samples and gaps tile the timeline).
 //
 // # Timing
 //

@@ -27,6 +27,18 @@ func FuzzMetadata(f *testing.F) {
 			if m.Len > len(b) {
 				t.Fatalf("Len %d > %d", m.Len, len(b))
 			}
+			// A calibration Check passes converts every word of every range
+			// to a finite current within ±(full scale + offset) bounds.
+			if m.Check() == nil {
+				k := NewConverter(m.Calibration, 5000)
+				for r := range Ranges {
+					for _, adc := range []uint32{0, 0x3fff} {
+						if a := k.Amps(Word(adc | uint32(r)<<14)); math.IsNaN(a) || math.IsInf(a, 0) {
+							t.Fatalf("range %d ADC %d: %v A from a checked calibration %+v", r, adc, a, m.Calibration)
+						}
+					}
+				}
+			}
 		}
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -109,6 +110,9 @@ func Open(path string, opts Options) (*PPK2, error) {
 	}
 	// The PPK2 ignores the baud rate; 115200 is what hosts use.
 	f, err := serialport.Open(path, 115200)
+	if errors.Is(err, serialport.ErrInUse) {
+		return nil, fmt.Errorf("ppk2: %w", err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("ppk2: %w: %v", meter.ErrNoDevice, err)
 	}
@@ -147,6 +151,9 @@ func New(rw io.ReadWriter, opts Options) (*PPK2, error) {
 	}
 	if p.meta, err = ParseMetadata(text, opts.Behaviour); err != nil {
 		return nil, fmt.Errorf("%w: %v", meter.ErrProtocol, err)
+	}
+	if err := p.meta.Check(); err != nil {
+		return nil, err
 	}
 	p.mode = opts.Mode
 	if p.mode == ModeAuto {
@@ -267,6 +274,9 @@ func openDump(path string, opts Options) (*PPK2, error) {
 		return nil, fmt.Errorf("ppk2: dump %s: %w: no END in its first %d bytes", path, meter.ErrProtocol, len(head))
 	}
 	meta, err := ParseMetadata(head[:end], opts.Behaviour)
+	if err == nil {
+		err = meta.Check()
+	}
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("ppk2: dump %s: %w", path, err)

@@ -351,3 +351,36 @@ func TestVectorDumpFixture(t *testing.T) {
 		t.Fatalf("events %+v", c.events)
 	}
 }
+
+// TestMetadataBounds: calibration values that would make a range's every
+// reading wrong are refused at open, naming the key; the published example
+// board's metadata passes.
+func TestMetadataBounds(t *testing.T) {
+	m, err := ParseMetadata([]byte(exampleMeta), NordicApp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Check(); err != nil {
+		t.Fatalf("example board: %v", err)
+	}
+	for _, c := range []struct{ edit, want string }{
+		{"R2: 0.001", "metadata R2 = 0.001 Ω outside 5.075–20.3 Ω"},
+		{"R4: 43", "metadata R4 = 43 Ω"},
+		{"GI1: 0.01", "metadata GI1 = 0.01 outside 0.5–2"},
+		{"O3: 1e6", "metadata O3 = 1e+06 counts"},
+		{"I0: 0.5", "metadata S0, I0: offset S·VDD + I = 0.5 A"},
+	} {
+		text := strings.Replace(exampleMeta, "IA: 56\n", c.edit+"\nIA: 56\n", 1)
+		m, err := ParseMetadata([]byte(text), NordicApp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Check(); !errors.Is(err, meter.ErrCalibration) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v; want %q", c.edit, err, c.want)
+		}
+		// A dump with it is refused at open.
+		if _, err := Open(writeDump(t, text, words(0, 10, 1)), Options{}); !errors.Is(err, meter.ErrCalibration) {
+			t.Errorf("dump with %s: %v", c.edit, err)
+		}
+	}
+}

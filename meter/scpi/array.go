@@ -120,6 +120,9 @@ func (in *Instrument) setupArray() error {
 		if err != nil {
 			return err
 		}
+		if err := checkRail(v, fmt.Sprintf("%q read", in.fam.MeasVolt)); err != nil {
+			return err
+		}
 		st.v = v
 	}
 	in.arr = st
@@ -241,7 +244,7 @@ func (in *Instrument) emitArray(start uint64, sink meter.Sink) error {
 		return err
 	}
 	for k, x := range st.vals {
-		if math.IsNaN(x) {
+		if math.IsNaN(x) || plausible(x, st.v) != nil {
 			if err := flush(); err != nil {
 				return err
 			}

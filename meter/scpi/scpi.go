@@ -61,6 +61,9 @@ func Open(path string, opts Options) (*Instrument, error) {
 		opts.Baud = 115200
 	}
 	f, err := serialport.Open(path, int(opts.Baud))
+	if errors.Is(err, serialport.ErrInUse) {
+		return nil, fmt.Errorf("scpi: %w", err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("scpi: %w: %v", meter.ErrNoDevice, err)
 	}
@@ -81,6 +84,11 @@ func New(rw io.ReadWriter, opts Options) (*Instrument, error) {
 	}
 	if opts.Timeout <= 0 {
 		opts.Timeout = time.Second
+	}
+	if opts.Voltage != 0 {
+		if err := checkRail(float64(opts.Voltage), "Options.Voltage"); err != nil {
+			return nil, err
+		}
 	}
 	in := &Instrument{rw: rw, br: bufio.NewReaderSize(rw, 4096), opts: opts, name: "(stream)"}
 	idn, err := in.Query("*IDN?")

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idlewatt/idlewatt/internal/serialport"
 	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/meter/scpi"
 	"github.com/idlewatt/idlewatt/meter/scpi/scpiemu"
@@ -98,11 +99,17 @@ func TestAgainstEmulator(t *testing.T) {
 	if s.n != 5 || math.Abs(s.i-0.0125) > 1e-12 || s.v != 5 {
 		t.Fatalf("%d samples, last %v A %v V", s.n, s.i, s.v)
 	}
+	// The port is held until Close: only then can it be opened again.
+	if _, err := scpi.Open(emu.Path(), scpi.Options{}); !errors.Is(err, serialport.ErrInUse) {
+		t.Fatalf("second open while the first is open: %v", err)
+	}
+	in.Close()
 	// A command the instrument does not know: no reply, -113 in the queue.
 	bad, err := scpi.Open(emu.Path(), scpi.Options{Timeout: 100 * time.Millisecond, Override: &scpi.Family{MeasCurr: "MEAS:BOGUS?"}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer bad.Close()
 	s = &sink{cancel: func() {}}
 	err = bad.Stream(context.Background(), meter.StreamConfig{}, s)
 	var failed []meter.Gap // the failed polls; the periods they overran are "late"

@@ -96,6 +96,9 @@ func (in *Instrument) poll() (i, v float64, sent, recv int64, err error) {
 	if err == nil && in.fam.MeasVolt != "" {
 		v, _, _, err = in.measure(in.fam.MeasVolt)
 	}
+	if err == nil {
+		err = plausible(i, v)
+	}
 	return i, v, sent, recv, err
 }
 

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestRecordTwiceOnOnePort (issue 13, deliverable 6): two `record`s on one
+// `hub emulate` pty. The second is refused at once (exit 2, naming the
+// holder's PID) and never reaches the hub, so it cannot restart the first
+// one's stream; the first keeps every sample: 1 port × 2 rails at 1 kS/s for
+// 2 s, no gaps, no restart.
+func TestRecordTwiceOnOnePort(t *testing.T) {
+	if testing.Short() {
+		t.Skip("live pty test")
+	}
+	port := startEmulate(t, "hub", "emulate", "--ports", "1")
+	dir := t.TempDir()
+	type result struct {
+		out, errOut string
+		code        int
+	}
+	first := make(chan result, 1)
+	go func() {
+		o, e, c := run(t, context.Background(), "record", "--port", port, "--rate", "1000", "--duration", "2s",
+			"--out", filepath.Join(dir, "a.iwcap"), "--json")
+		first <- result{o, e, c}
+	}()
+	// Wait until the first recording holds the port (its capture exists).
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(filepath.Join(dir, "a.iwcap")); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the first record never created its capture")
+		}
+	}
+	o, e, code := run(t, context.Background(), "record", "--port", port, "--rate", "1000", "--duration", "1s",
+		"--out", filepath.Join(dir, "b.iwcap"))
+	want := fmt.Sprintf("port %s in use by PID %d", port, os.Getpid())
+	if code != 2 || !strings.Contains(e, want) {
+		t.Fatalf("second record: exit %d, %q%q; want exit 2 and %q", code, o, e, want)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "b.iwcap")); err == nil {
+		t.Error("the refused record created its capture")
+	}
+	// hub info is refused the same way.
+	if _, e, code := run(t, context.Background(), "hub", "info", "--port", port); code != 2 || !strings.Contains(e, want) {
+		t.Errorf("hub info while recording: exit %d, %q", code, e)
+	}
+	r := <-first
+	if r.code != 0 {
+		t.Fatalf("first record: exit %d: %s%s", r.code, r.out, r.errOut)
+	}
+	var res recordResult
+	if err := json.Unmarshal([]byte(r.out), &res); err != nil {
+		t.Fatalf("%v: %s", err, r.out)
+	}
+	// 2 channels × 2 s at 1 kS/s (less a loaded host's start-up); a
+	// restarted stream would show as a restart, a gap, or a third of them.
+	if res.Stopped != "duration" || res.Samples < 2*1700 || res.Gaps != 0 || res.Lost != 0 || res.Restarts != 0 || res.Duplicates != 0 {
+		t.Fatalf("first record: %+v", res)
+	}
+	// Once it is done the port is free again.
+	_, e, code = run(t, context.Background(), "hub", "info", "--port", port)
+	if code != 0 {
+		t.Fatalf("hub info after the recording: exit %d: %s", code, e)
+	}
+}
