@@ -52,6 +52,9 @@ const maxBusy = 200000
 // readTimeline reads the capture's events. t0Host and width come from the
 // pyramid (the report's timeline and its base bucket width).
 func readTimeline(path string, p *Pyramid, ports []int) (*timeline, error) {
+	if !regular(path) {
+		return nil, fmt.Errorf("%s: not a regular file: its events cannot be read a second time", path)
+	}
 	r, err := capture.Open(path)
 	if err != nil {
 		return nil, err

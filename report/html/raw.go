@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"math"
+	"os"
 	"sort"
 
 	"github.com/idlewatt/idlewatt/capture"
@@ -42,9 +43,14 @@ type rawWin struct {
 
 // NewPyramidFor returns a Pyramid that also keeps every sample around the
 // DEVSLP pin edges of the capture at path (read now, samples skipped). A
-// capture it cannot read gets no such windows; Analyze reports why.
+// capture it cannot read, or that is not a regular file (a FIFO cannot be
+// read twice, and opening one would block), gets no such windows; Analyze
+// reports why.
 func NewPyramidFor(path string, b Budget) *Pyramid {
 	p := NewPyramid(b)
+	if !regular(path) {
+		return p
+	}
 	r, err := capture.Open(path)
 	if err != nil {
 		return p
@@ -157,4 +163,10 @@ func (p *Pyramid) keepRaw(port int, t, dt float64, w []float64) {
 		p.rawN += j1 - j0
 		win.segs = append(win.segs, seg)
 	}
+}
+
+// regular reports whether path is a regular file (symlinks followed).
+func regular(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode().IsRegular()
 }
