@@ -283,9 +283,13 @@ func TestBrowserReport(t *testing.T) {
 		t.Errorf("zoomed chart: %.0f pixels in the trace colour", px[1])
 	}
 
-	// Controls: log axis and mW rebuild the charts without errors.
-	for _, c := range []string{`#c-log`, `#c-mw`, `#c-rails`} {
+	// Controls: log axis, mW, per-rail and overlay rebuild the charts
+	// without errors.
+	for _, c := range []string{`#c-log`, `#c-mw`, `#c-rails`, `#c-overlay`} {
 		b.click(t, c)
+	}
+	if n := eval[int](t, b, `document.querySelectorAll('.u-wrap canvas').length`); n != 1 {
+		t.Errorf("overlay: %d charts, want 1", n)
 	}
 	px = eval[[3]float64](t, b, drawnPixelsJS)
 	if px[1] < 50 {

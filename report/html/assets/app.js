@@ -194,7 +194,7 @@
   var STATE_COL = { active: '#e4572e', idle: '#9aa5b1', partial: '#f2c14e', slumber: '#4f9d69', devslp: '#6a3d9a', unknown: '#ddd' };
   var RAIL_COL = ['#1b9e77', '#d95f02', '#7570b3', '#e7298a'];
   var BAND = 'rgba(31,119,180,0.25)', MEAN = '#1f5f9f';
-  var opt = { log: false, mw: false, rails: false };
+  var opt = { log: false, mw: false, rails: false, overlay: false };
   var view = [T0, T1], sel = null, charts = [], syncing = false;
   var STRIP_H = 12, STRIPS = ['I/O', 'state', 'DEVSLP'];
 
@@ -203,7 +203,30 @@
   function fmtW(w) { return isNaN(w) ? '–' : (opt.mw ? (w * 1000).toPrecision(4) + ' mW' : w.toPrecision(4) + ' W'); }
   function fmtT(t) { return Math.abs(t) < 1e-9 ? '0' : Math.abs(t) >= 100 ? t.toFixed(2) : t.toPrecision(5); }
 
+  // Overlay: every drive's mean and band on one chart, on the bucket grid
+  // (full-resolution windows are drawn in the per-drive charts).
+  var DRIVE_COL = ['#1f5f9f', '#d95f02', '#1b9e77', '#7570b3', '#e7298a', '#66a61e'];
+  function driveBand(i) {
+    var c = DRIVE_COL[i % DRIVE_COL.length];
+    return 'rgba(' + parseInt(c.slice(1, 3), 16) + ',' + parseInt(c.slice(3, 5), 16) + ',' + parseInt(c.slice(5, 7), 16) + ',0.2)';
+  }
+  function dataForOverlay(px) {
+    var cells = grid(view[0], view[1], px);
+    var out = [cells.map(function (c) { return (c.lo + c.hi) / 2; })];
+    var k = scaleW(), floor = -Infinity;
+    var aggs = drives.map(function (d) { return aggregate(d.total, cells); });
+    if (opt.log) {
+      var lo = Infinity;
+      aggs.forEach(function (t) { t[2].forEach(function (v) { if (v !== null && v > 0) lo = Math.min(lo, v); }); });
+      floor = isFinite(lo) ? lo / 2 : 1e-6;
+    }
+    function sc(arr) { return arr.map(function (v) { return v === null || v === undefined ? null : Math.max(v, floor) * k; }); }
+    aggs.forEach(function (t) { out.push(sc(t[2]), sc(t[0]), sc(t[1])); });
+    return out;
+  }
+
   function dataFor(d, px) {
+    if (d.overlay) return dataForOverlay(px);
     var cells = grid(view[0], view[1], px);
     var deep = (view[1] - view[0]) / Math.max(px, 1) < D.width_s;
     if (deep) cells = withRaw(d, cells, view[0], view[1], px);
@@ -239,7 +262,7 @@
     // Phase bands: alternating tint, label where it fits.
     var i = 0;
     D.phases.forEach(function (p) {
-      if (p.port !== 0 && p.port !== d.port) return;
+      if (p.port !== 0 && !d.overlay && p.port !== d.port) return;
       var x0 = X(p.start_s), x1 = X(p.end_s);
       if (x1 < u.bbox.left || x0 > u.bbox.left + u.bbox.width) { i++; return; }
       ctx.fillStyle = (i++ % 2) ? 'rgba(120,120,120,0.06)' : 'rgba(120,120,120,0.0)';
@@ -266,7 +289,7 @@
     ctx.font = (10 * devicePixelRatio) + 'px sans-serif';
     var lastX = -1e9;
     D.marks.forEach(function (m) {
-      if (m.port !== 0 && m.port !== d.port) return;
+      if (m.port !== 0 && !d.overlay && m.port !== d.port) return;
       var x = u.valToPos(m.t, 'x', true);
       ctx.beginPath(); ctx.moveTo(x, top); ctx.lineTo(x, top + 30 * devicePixelRatio); ctx.stroke();
       if (x - lastX > ctx.measureText(m.text).width + 6) { ctx.fillText(m.text, x + 3, top + 27 * devicePixelRatio); lastX = x; }
@@ -276,17 +299,24 @@
 
   function drawStrips(u, d, cv) {
     var dpr = devicePixelRatio, W = u.over.clientWidth, left = u.over.offsetLeft;
-    cv.width = (left + W) * dpr; cv.height = STRIPS.length * STRIP_H * dpr; cv.style.width = (left + W) + 'px'; cv.style.height = (STRIPS.length * STRIP_H) + 'px';
+    var labels = d.overlay ? drives.map(function (x) { return 'I/O p' + x.port; }) : STRIPS;
+    cv.width = (left + W) * dpr; cv.height = labels.length * STRIP_H * dpr; cv.style.width = (left + W) + 'px'; cv.style.height = (labels.length * STRIP_H) + 'px';
     var ctx = cv.getContext('2d');
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-    ctx.clearRect(0, 0, left + W, STRIPS.length * STRIP_H);
+    ctx.clearRect(0, 0, left + W, labels.length * STRIP_H);
     ctx.font = '10px sans-serif'; ctx.fillStyle = '#444';
-    STRIPS.forEach(function (s, i) { ctx.fillText(s, Math.max(0, left - 44), i * STRIP_H + 8); });
+    labels.forEach(function (s, i) { ctx.fillText(s, Math.max(0, left - 44), i * STRIP_H + 8); });
     function X(t) { return left + (t - view[0]) / (view[1] - view[0]) * W; }
     function clampBar(x0, x1, y, col) {
       x0 = Math.max(x0, left); x1 = Math.min(x1, left + W);
       if (x1 < x0) return;
       ctx.fillStyle = col; ctx.fillRect(x0, y + 1, Math.max(x1 - x0, 1), STRIP_H - 2);
+    }
+    if (d.overlay) {
+      drives.forEach(function (x, r) {
+        for (var i = 0; i + 1 < x.busy.length; i += 2) clampBar(X(x.busy[i]), X(x.busy[i + 1]), r * STRIP_H, DRIVE_COL[r % DRIVE_COL.length]);
+      });
+      return;
     }
     for (var i = 0; i + 1 < d.busy.length; i += 2) clampBar(X(d.busy[i]), X(d.busy[i + 1]), 0, '#222');
     for (var k = 0; k < d.states.length; k++) {
@@ -335,6 +365,11 @@
     // The I/O, state and pin strips sit right under the plot, above the legend.
     var strips = document.createElement('canvas'); strips.className = 'strips';
     u.root.insertBefore(strips, u.root.querySelector('.u-legend'));
+    wheelAndDblclick(u);
+    return { u: u, d: d };
+  }
+
+  function wheelAndDblclick(u) {
     u.over.addEventListener('wheel', function (ev) {
       ev.preventDefault();
       var f = ev.deltaY > 0 ? 1.25 : 0.8, span = view[1] - view[0];
@@ -347,6 +382,46 @@
       zoom(x - (x - view[0]) * f, x + (view[1] - x) * f);
     }, { passive: false });
     u.over.addEventListener('dblclick', function () { zoom(T0, T1); });
+  }
+
+  function makeOverlayChart(host) {
+    var d = { overlay: true, pins: [], states: [], busy: [] };
+    drives.forEach(function (x) { d.pins = d.pins.concat(x.pins); });
+    var box = document.createElement('div'); box.className = 'drive';
+    var h = document.createElement('h3'); h.textContent = 'All drives'; box.appendChild(h);
+    var leg = document.createElement('div'); leg.className = 'legend-extra';
+    leg.innerHTML = drives.map(function (x, i) {
+      return '<span class="swatch" style="background:' + DRIVE_COL[i % DRIVE_COL.length] + '"></span>port ' + x.port + ' ' + esc(x.name) + ' (band: min–max)';
+    }).join('') + (d.pins.length ? '<span class="swatch" style="border:2px dashed #6a3d9a;background:none"></span>DEVSLP asserted' : '');
+    box.appendChild(leg);
+    host.appendChild(box);
+    var ser = [{ label: 't (s)', value: function (u, v) { return v == null ? '' : fmtT(v); } }], bands = [];
+    drives.forEach(function (x, i) {
+      var c = DRIVE_COL[i % DRIVE_COL.length], base = ser.length;
+      ser.push({ label: 'p' + x.port + ' mean', stroke: c, width: 1.2 },
+        { label: 'p' + x.port + ' min', stroke: driveBand(i), width: 0.5, points: { show: false } },
+        { label: 'p' + x.port + ' max', stroke: driveBand(i), width: 0.5, points: { show: false } });
+      bands.push({ series: [base + 2, base + 1], fill: driveBand(i) });
+    });
+    var strips;
+    var u = new uPlot({
+      width: plotWidth(), height: 320,
+      scales: { x: { time: false, min: view[0], max: view[1] }, y: opt.log ? { distr: 3 } : { range: function (u, lo, hi) { return [Math.min(0, lo), hi > 0 ? hi * 1.05 : 1]; } } },
+      series: ser, bands: bands,
+      axes: [{ label: 'time (s)' }, { label: 'power (' + unit() + ')', size: 70 }],
+      cursor: { sync: { key: 'idlewatt' }, drag: { x: true, y: false, setScale: false } },
+      hooks: {
+        drawClear: [function (u) { overlay(u, d); }],
+        draw: [function (u) { marksOverlay(u, d); if (strips) drawStrips(u, d, strips); }],
+        setSelect: [function (u) {
+          if (u.select.width < 2) return;
+          setSelection(u.posToVal(u.select.left, 'x'), u.posToVal(u.select.left + u.select.width, 'x'), u);
+        }],
+      },
+    }, dataForOverlay(plotWidth() - 80), box);
+    strips = document.createElement('canvas'); strips.className = 'strips';
+    u.root.insertBefore(strips, u.root.querySelector('.u-legend'));
+    wheelAndDblclick(u);
     return { u: u, d: d };
   }
 
@@ -407,7 +482,7 @@
     var host = document.getElementById('charts');
     charts.forEach(function (c) { c.u.destroy(); });
     host.innerHTML = '';
-    charts = drives.map(function (d) { return makeChart(d, host); });
+    charts = opt.overlay && drives.length > 1 ? [makeOverlayChart(host)] : drives.map(function (d) { return makeChart(d, host); });
     redraw();
   }
 
@@ -519,10 +594,11 @@
     else if (ev.key === '+' || ev.key === '=') scaleBy(0.5);
     else if (ev.key === '-') scaleBy(2);
   });
-  ['log', 'mw', 'rails'].forEach(function (k) {
+  ['log', 'mw', 'rails', 'overlay'].forEach(function (k) {
     document.getElementById('c-' + k).onchange = function (ev) { opt[k] = ev.target.checked; rebuild(); };
   });
   if (!drives.some(function (d) { return d.rails.length; })) document.getElementById('c-rails').disabled = true;
+  if (drives.length < 2) document.getElementById('c-overlay').disabled = true;
   tables();
   var m = /^#t=([-0-9.e+]+),([-0-9.e+]+)$/.exec(location.hash);
   if (m && +m[2] > +m[1]) view = [+m[1], +m[2]];
