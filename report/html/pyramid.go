@@ -124,10 +124,9 @@ type Pyramid struct {
 	last   float64
 	seen   bool
 	drives map[int]*level
-	order  []int
 	// Rails are filled on analysis' reading goroutine, concurrently with
 	// the drives: they keep their own width (dt·2^rshift) and time range,
-	// and Finish brings both to one grid.
+	// and finish brings both to one grid.
 	rails         map[int]*level // by channel
 	rshift        uint
 	rfirst, rlast float64
@@ -175,7 +174,6 @@ func (p *Pyramid) DriveSamples(port int, t, dt float64, w []float64) {
 	if l == nil {
 		l = &level{}
 		p.drives[port] = l
-		p.order = append(p.order, port)
 	}
 	if !p.seen {
 		p.seen, p.first = true, t
@@ -189,6 +187,11 @@ func (p *Pyramid) DriveSamples(port int, t, dt float64, w []float64) {
 	}
 	p.runEnd[port] = t + dt*float64(len(w))
 	p.keepRaw(port, t, dt, w)
+	// A run far past the last one (a long gap in the capture) must not
+	// allocate its empty buckets at the current width: coarsen first.
+	for p.span(l, t+dt*float64(len(w)-1), p.width()) > p.limit() {
+		p.coarsen()
+	}
 	inv := 1 / p.width()
 	for j, x := range w {
 		if math.IsNaN(x) || math.IsInf(x, 0) {
@@ -216,6 +219,15 @@ func (p *Pyramid) RailBlock(t, dt float64, b *meter.Block) {
 		p.rseen, p.rfirst = true, t
 	}
 	p.rlast = math.Max(p.rlast, t+dt*float64(n-1))
+	rlimit := func() float64 {
+		return 2 * p.budget.bytes(p.rlast-p.rfirst) / float64(bytesPerBucket) / railFactor * float64(len(p.rails)) / 2
+	}
+	for p.span(l, t+dt*float64(n-1), p.railWidth()) > rlimit() {
+		p.rshift++
+		for _, l := range p.rails {
+			l.halve()
+		}
+	}
 	inv := 1 / p.railWidth()
 	for j := 0; j < n; j++ {
 		v, i := float64(b.V[j]), float64(b.I[j])
@@ -227,13 +239,12 @@ func (p *Pyramid) RailBlock(t, dt float64, b *meter.Block) {
 	}
 	// Rails may hold up to twice their share of the budget while they
 	// grow, so that they end no coarser than railFactor drive buckets.
-	limit := 2 * p.budget.bytes(p.rlast-p.rfirst) / float64(bytesPerBucket) / railFactor
 	for {
 		total := 0
 		for _, l := range p.rails {
 			total += len(l.n)
 		}
-		if float64(total) <= limit*float64(len(p.rails))/2 {
+		if float64(total) <= rlimit() {
 			return
 		}
 		p.rshift++
@@ -273,23 +284,40 @@ func (p *Pyramid) DriveState(port int, t float64, s analysis.State) {
 	p.states[port] = append(rs, stateRun{T: t, S: s})
 }
 
+// limit is the most drive buckets the budget allows for the run so far.
+func (p *Pyramid) limit() float64 {
+	return p.budget.bytes(p.last-p.first) / float64(bytesPerBucket)
+}
+
+// span is how many buckets of width w level l would hold with a sample
+// at t added.
+func (p *Pyramid) span(l *level, t, w float64) float64 {
+	if len(l.n) == 0 {
+		return 1
+	}
+	return math.Floor(t/w) - float64(l.k0) + 1
+}
+
+// coarsen doubles the drives' base width.
+func (p *Pyramid) coarsen() {
+	p.shift++
+	for _, l := range p.drives {
+		l.halve()
+	}
+}
+
 // grow doubles the base width while the buckets exceed the budget for the
 // time covered so far. Rails follow at Finish (they are filled on another
 // goroutine), so rail levels are merged there to the final width.
 func (p *Pyramid) grow() {
-	dur := p.last - p.first
-	limit := p.budget.bytes(dur) / float64(bytesPerBucket)
 	for {
 		total := 0
 		for _, l := range p.drives {
 			total += len(l.n)
 		}
-		if float64(total) <= limit {
+		if float64(total) <= p.limit() {
 			return
 		}
-		p.shift++
-		for _, l := range p.drives {
-			l.halve()
-		}
+		p.coarsen()
 	}
 }

@@ -188,3 +188,24 @@ func emptyReport(t testing.TB) (out string, rep *analysis.Report, p *Pyramid, ca
 	}
 	return out, rep, p, capPath
 }
+
+// A long gap between two runs does not allocate its empty buckets at the
+// fine width: the width grows first, and memory stays within the budget.
+func TestPyramidLongGap(t *testing.T) {
+	p := NewPyramid(Budget{ShortBytes: 20000, LongBytes: 40000, ShortS: 1, LongS: 2})
+	p.Begin(analysis.Clock{NsPerSample: 1e5}, 0)
+	w := make([]float64, 1000)
+	p.DriveSamples(1, 0, 1e-4, w)
+	p.DriveSamples(1, 36000, 1e-4, w) // ten hours later
+	limit := 40000 / bytesPerBucket
+	if n := len(p.drives[1].n); n > limit {
+		t.Errorf("%d buckets after a 10 h gap, budget %d", n, limit)
+	}
+	var cnt uint64
+	for _, c := range p.drives[1].n {
+		cnt += uint64(c)
+	}
+	if cnt != 2000 {
+		t.Errorf("%d samples kept, want 2000", cnt)
+	}
+}
