@@ -17,7 +17,7 @@ type Budget struct {
 }
 
 // DefaultBudget is the budget Write uses when Options.Budget is zero.
-var DefaultBudget = Budget{ShortBytes: 4 << 20, LongBytes: 14 << 20, ShortS: 600, LongS: 3600}
+var DefaultBudget = Budget{ShortBytes: 7 << 19, LongBytes: 14 << 20, ShortS: 600, LongS: 3600} // 3.5 MiB, 14 MiB
 
 func (b Budget) bytes(durS float64) float64 {
 	switch {
