@@ -613,7 +613,13 @@
     selection: function () { return sel ? sel.slice() : null; },
     stats: function (a, b) { return drives.map(function (d) { return stats(d, a, b); }); },
     range: [T0, T1],
-    readyMs: performance.now(),
+    readyMs: NaN,
   };
-  document.body.dataset.ready = '1';
+  // Ready (and timed) once the first frame with the charts has been drawn.
+  requestAnimationFrame(function () {
+    setTimeout(function () {
+      window.idlewatt.readyMs = performance.now();
+      document.body.dataset.ready = '1';
+    }, 0);
+  });
 })();
