@@ -50,7 +50,11 @@ type level struct {
 }
 
 // add puts sample power p (and current i) into bucket k.
-func (l *level) add(k int64, p, i float64) {
+func (l *level) add(k int64, p, i float64) { l.addRun(k, p, p, p, i, 1) }
+
+// addRun puts n samples with the given min, max, power sum and current sum
+// into bucket k.
+func (l *level) addRun(k int64, mn, mx, sw, si float64, n uint32) {
 	if len(l.n) == 0 {
 		l.k0 = k
 	}
@@ -67,11 +71,33 @@ func (l *level) add(k int64, p, i float64) {
 		l.sumI = append(l.sumI, 0)
 		l.n = append(l.n, 0)
 	}
-	l.min[j] = math.Min(l.min[j], p)
-	l.max[j] = math.Max(l.max[j], p)
-	l.sumW[j] += p
-	l.sumI[j] += i
-	l.n[j]++
+	l.min[j] = math.Min(l.min[j], mn)
+	l.max[j] = math.Max(l.max[j], mx)
+	l.sumW[j] += sw
+	l.sumI[j] += si
+	l.n[j] += n
+}
+
+// runs calls f for each stretch [j0, j1) of the n samples t + j·dt that
+// share a bucket of width w, with the bucket's index: the bucket is found
+// once per stretch, not once per sample. A sample's bucket is
+// floor((t + j·dt)/w), as computed per sample.
+func runs(t, dt, w float64, n int, f func(k int64, j0, j1 int)) {
+	inv := 1 / w
+	idx := func(j int) int64 { return int64(math.Floor((t + dt*float64(j)) * inv)) }
+	for j := 0; j < n; {
+		k := idx(j)
+		e := int(math.Ceil((float64(k+1)*w - t) / dt))
+		e = min(max(e, j+1), n)
+		for e > j+1 && idx(e-1) > k {
+			e--
+		}
+		for e < n && idx(e) == k {
+			e++
+		}
+		f(k, j, e)
+		j = e
+	}
 }
 
 // halve merges buckets in pairs (2k, 2k+1) → k: the width doubles.
@@ -192,13 +218,18 @@ func (p *Pyramid) DriveSamples(port int, t, dt float64, w []float64) {
 	for p.span(l, t+dt*float64(len(w)-1), p.width()) > p.limit() {
 		p.coarsen()
 	}
-	inv := 1 / p.width()
-	for j, x := range w {
-		if math.IsNaN(x) || math.IsInf(x, 0) {
-			continue
+	runs(t, dt, p.width(), len(w), func(k int64, j0, j1 int) {
+		mn, mx, sum, n := math.Inf(1), math.Inf(-1), 0.0, uint32(0)
+		for _, x := range w[j0:j1] {
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				continue
+			}
+			mn, mx, sum, n = math.Min(mn, x), math.Max(mx, x), sum+x, n+1
 		}
-		l.add(int64(math.Floor((t+dt*float64(j))*inv)), x, 0)
-	}
+		if n > 0 {
+			l.addRun(k, mn, mx, sum, 0, n)
+		}
+	})
 	p.grow()
 }
 
@@ -228,15 +259,20 @@ func (p *Pyramid) RailBlock(t, dt float64, b *meter.Block) {
 			l.halve()
 		}
 	}
-	inv := 1 / p.railWidth()
-	for j := 0; j < n; j++ {
-		v, i := float64(b.V[j]), float64(b.I[j])
-		pw := v * i
-		if math.IsNaN(pw) || math.IsInf(pw, 0) {
-			continue
+	runs(t, dt, p.railWidth(), n, func(k int64, j0, j1 int) {
+		mn, mx, sw, si, c := math.Inf(1), math.Inf(-1), 0.0, 0.0, uint32(0)
+		for j := j0; j < j1; j++ {
+			v, i := float64(b.V[j]), float64(b.I[j])
+			pw := v * i
+			if math.IsNaN(pw) || math.IsInf(pw, 0) {
+				continue
+			}
+			mn, mx, sw, si, c = math.Min(mn, pw), math.Max(mx, pw), sw+pw, si+i, c+1
 		}
-		l.add(int64(math.Floor((t+dt*float64(j))*inv)), pw, i)
-	}
+		if c > 0 {
+			l.addRun(k, mn, mx, sw, si, c)
+		}
+	})
 	// Rails may hold up to twice their share of the budget while they
 	// grow, so that they end no coarser than railFactor drive buckets.
 	for {
