@@ -191,9 +191,21 @@ func (p *Pyramid) Begin(c analysis.Clock, t0Host float64) {
 // width is the base bucket width in seconds.
 func (p *Pyramid) width() float64 { return p.dt * float64(uint64(1)<<p.shift) }
 
+// maxT bounds the times the pyramid accepts (s on the report's timeline,
+// about 30 years): bucket indices stay far inside int64.
+const maxT = 1e9
+
+// usable reports whether a run at t, dt apart, fits the pyramid's grid: a
+// finite time in range and the sample period Begin gave (energies are
+// sums times that period).
+func (p *Pyramid) usable(t, dt float64, n int) bool {
+	end := t + dt*float64(n)
+	return n > 0 && p.dt > 0 && math.Abs(dt-p.dt) <= 1e-6*p.dt && !math.IsNaN(t) && math.Abs(t) < maxT && math.Abs(end) < maxT
+}
+
 // DriveSamples implements analysis.SampleSink.
 func (p *Pyramid) DriveSamples(port int, t, dt float64, w []float64) {
-	if len(w) == 0 || !(dt > 0) {
+	if !p.usable(t, dt, len(w)) {
 		return
 	}
 	l := p.drives[port]
@@ -215,7 +227,7 @@ func (p *Pyramid) DriveSamples(port int, t, dt float64, w []float64) {
 	p.keepRaw(port, t, dt, w)
 	// A run far past the last one (a long gap in the capture) must not
 	// allocate its empty buckets at the current width: coarsen first.
-	for p.span(l, t+dt*float64(len(w)-1), p.width()) > p.limit() {
+	for p.span(l, t+dt*float64(len(w)-1), p.width()) > p.limit() && p.shift < maxShift {
 		p.coarsen()
 	}
 	runs(t, dt, p.width(), len(w), func(k int64, j0, j1 int) {
@@ -238,7 +250,7 @@ func (p *Pyramid) DriveSamples(port int, t, dt float64, w []float64) {
 // fields.
 func (p *Pyramid) RailBlock(t, dt float64, b *meter.Block) {
 	n := min(len(b.V), len(b.I))
-	if n == 0 || !(dt > 0) {
+	if !p.usable(t, dt, n) {
 		return
 	}
 	l := p.rails[b.Channel]
@@ -253,7 +265,7 @@ func (p *Pyramid) RailBlock(t, dt float64, b *meter.Block) {
 	rlimit := func() float64 {
 		return 2 * p.budget.bytes(p.rlast-p.rfirst) / float64(bytesPerBucket) / railFactor * float64(len(p.rails)) / 2
 	}
-	for p.span(l, t+dt*float64(n-1), p.railWidth()) > rlimit() {
+	for p.span(l, t+dt*float64(n-1), p.railWidth()) > rlimit() && p.rshift < maxShift {
 		p.rshift++
 		for _, l := range p.rails {
 			l.halve()
@@ -280,7 +292,7 @@ func (p *Pyramid) RailBlock(t, dt float64, b *meter.Block) {
 		for _, l := range p.rails {
 			total += len(l.n)
 		}
-		if float64(total) <= rlimit() {
+		if float64(total) <= rlimit() || p.rshift >= maxShift {
 			return
 		}
 		p.rshift++
@@ -312,6 +324,9 @@ func (p *Pyramid) finish() {
 
 // DriveState implements analysis.SampleSink.
 func (p *Pyramid) DriveState(port int, t float64, s analysis.State) {
+	if math.IsNaN(t) || math.Abs(t) >= maxT {
+		return
+	}
 	rs := p.states[port]
 	if len(rs) >= p.maxStates {
 		p.cut[port] = true
@@ -334,6 +349,10 @@ func (p *Pyramid) span(l *level, t, w float64) float64 {
 	return math.Floor(t/w) - float64(l.k0) + 1
 }
 
+// maxShift bounds the width's doublings (dt·2^maxShift is far beyond maxT
+// for any sample period).
+const maxShift = 60
+
 // coarsen doubles the drives' base width.
 func (p *Pyramid) coarsen() {
 	p.shift++
@@ -351,7 +370,7 @@ func (p *Pyramid) grow() {
 		for _, l := range p.drives {
 			total += len(l.n)
 		}
-		if float64(total) <= p.limit() {
+		if float64(total) <= p.limit() || p.shift >= maxShift {
 			return
 		}
 		p.coarsen()
