@@ -283,6 +283,14 @@ func TestBrowserReport(t *testing.T) {
 		t.Errorf("zoomed chart: %.0f pixels in the trace colour", px[1])
 	}
 
+	// The peak row zooms to the drive's highest sample, embedded at full
+	// resolution (−20…+120 ms around it).
+	b.click(t, `tr.peak-row`)
+	view = eval[[2]float64](t, b, `window.idlewatt.view()`)
+	if !within(view[1]-view[0], 0.12, 1e-6) {
+		t.Errorf("after clicking the first peak row the view is %v, want 120 ms around the peak", view)
+	}
+
 	// Controls: log axis, mW, per-rail and overlay rebuild the charts
 	// without errors.
 	for _, c := range []string{`#c-log`, `#c-mw`, `#c-rails`, `#c-overlay`} {

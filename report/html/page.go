@@ -99,6 +99,9 @@ type driveData struct {
 	// Raw are full-resolution segments (every sample, W) around DEVSLP
 	// pin edges: the first sample at t_s, then every dt_s.
 	Raw []rawJSON `json:"raw"`
+	// PeakT is the time of the drive's highest sample (s; 0 = none); its
+	// full-resolution window is one of Raw.
+	PeakT float64 `json:"peak_t_s,omitempty"`
 }
 
 type rawJSON struct {
@@ -167,6 +170,16 @@ func build(rep *analysis.Report, p *Pyramid, tl *timeline, o Options) ([]byte, e
 		for _, w := range p.raw[dr.Port] {
 			for _, sg := range w.segs {
 				dd.Raw = append(dd.Raw, rawJSON{sg.T, b64(sg.W)})
+			}
+		}
+		if pk := p.peaks[dr.Port]; pk != nil && len(pk.seg.W) > 0 {
+			dd.Raw = append(dd.Raw, rawJSON{pk.seg.T, b64(pk.seg.W)})
+			dd.PeakT = pk.seg.T // replaced below by the peak sample's time
+			for i, x := range pk.seg.W {
+				if float64(x) == float64(float32(pk.max)) {
+					dd.PeakT = pk.seg.T + p.dt*float64(i)
+					break
+				}
 			}
 		}
 		if l := p.drives[dr.Port]; l != nil {

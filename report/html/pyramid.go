@@ -172,6 +172,7 @@ type Pyramid struct {
 	rawCursor  map[int]int
 	rawN       int // samples kept
 	rawDropped int // windows left out for the budget
+	peaks      map[int]*peakWin
 }
 
 // NewPyramid returns an empty Pyramid for analysis.Options.Samples.
@@ -179,7 +180,7 @@ func NewPyramid(b Budget) *Pyramid {
 	if b.ShortBytes <= 0 {
 		b = DefaultBudget
 	}
-	return &Pyramid{budget: b, drives: map[int]*level{}, rails: map[int]*level{}, states: map[int][]stateRun{}, maxStates: 200000, cut: map[int]bool{}, runEnd: map[int]float64{}}
+	return &Pyramid{budget: b, drives: map[int]*level{}, rails: map[int]*level{}, states: map[int][]stateRun{}, maxStates: 200000, cut: map[int]bool{}, runEnd: map[int]float64{}, peaks: map[int]*peakWin{}}
 }
 
 // Begin implements analysis.SampleSink.
@@ -225,6 +226,7 @@ func (p *Pyramid) DriveSamples(port int, t, dt float64, w []float64) {
 	}
 	p.runEnd[port] = t + dt*float64(len(w))
 	p.keepRaw(port, t, dt, w)
+	p.followPeak(port, t, dt, w)
 	// A run far past the last one (a long gap in the capture) must not
 	// allocate its empty buckets at the current width: coarsen first.
 	for p.span(l, t+dt*float64(len(w)-1), p.width()) > p.limit() && p.shift < maxShift {

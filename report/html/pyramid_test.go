@@ -209,3 +209,46 @@ func TestPyramidLongGap(t *testing.T) {
 		t.Errorf("%d samples kept, want 2000", cnt)
 	}
 }
+
+// The peak window holds every sample from rawBefore before the highest
+// sample to rawAfter after it, across run boundaries.
+func TestPeakWindow(t *testing.T) {
+	p := NewPyramid(Budget{})
+	p.Begin(analysis.Clock{NsPerSample: 1e5}, 0)
+	const n, spike = 5000, 1234
+	for r := 0; r < n/50; r++ {
+		w := make([]float64, 50)
+		for j := range w {
+			g := r*50 + j
+			w[j] = 0.4 + 1e-3*float64(g%7)
+			if g == spike {
+				w[j] = 2.5
+			}
+			if g == 4000 {
+				w[j] = 1.0 // lower than the spike: no new window
+			}
+		}
+		p.DriveSamples(1, float64(r*50)*1e-4, 1e-4, w)
+	}
+	pk := p.peaks[1]
+	if pk == nil || pk.max != 2.5 {
+		t.Fatalf("peak %+v", pk)
+	}
+	before, after := int(math.Ceil(rawBefore/1e-4)), int(math.Ceil(rawAfter/1e-4))
+	if len(pk.seg.W) != before+1+after || pk.seg.W[before] != 2.5 {
+		t.Errorf("window of %d samples with %v at %d; want %d with the spike at %d", len(pk.seg.W), pk.seg.W[min(before, len(pk.seg.W)-1)], before, before+1+after, before)
+	}
+	if want := float64(spike-before) * 1e-4; math.Abs(pk.seg.T-want) > 1e-9 {
+		t.Errorf("window starts at %.6f s, want %.6f", pk.seg.T, want)
+	}
+	for i, x := range pk.seg.W {
+		g := spike - before + i
+		v := float32(0.4 + 1e-3*float64(g%7))
+		if g == spike {
+			v = 2.5
+		}
+		if x != v {
+			t.Fatalf("sample %d of the window (global %d) is %v, want %v", i, g, x, v)
+		}
+	}
+}

@@ -170,3 +170,90 @@ func regular(path string) bool {
 	fi, err := os.Stat(path)
 	return err == nil && fi.Mode().IsRegular()
 }
+
+// peakWin follows one drive's highest sample so far and keeps every sample
+// from rawBefore before it to rawAfter after it, so the peak row of the
+// page zooms to single samples too. recent holds the last samples seen
+// (the "before" part of a peak that has not happened yet).
+type peakWin struct {
+	max     float64
+	seen    bool
+	seg     rawSeg
+	end     float64 // time the window ends
+	open    bool    // still filling
+	recent  []float32
+	recentT float64 // time of recent[0]
+}
+
+// followPeak updates port's peak window with a run (the first sample at
+// t, dt apart; dt is the clock's period, checked by the caller).
+func (p *Pyramid) followPeak(port int, t, dt float64, w []float64) {
+	pw := p.peaks[port]
+	if pw == nil {
+		pw = &peakWin{}
+		p.peaks[port] = pw
+	}
+	// A run that does not continue the last one breaks the window and
+	// the recent samples.
+	if n := len(pw.recent); n > 0 && math.Abs(pw.recentT+dt*float64(n)-t) > dt/2 {
+		pw.recent = pw.recent[:0]
+		pw.open = false
+	}
+	if pw.open {
+		k := min(len(w), max(int(math.Round((pw.end-t)/dt)), 0)) // times are on one grid
+		for _, x := range w[:k] {
+			pw.seg.W = append(pw.seg.W, float32(x))
+		}
+		pw.open = k == len(w)
+	}
+	best, bi := math.Inf(-1), -1
+	for i, x := range w {
+		if x > best && !math.IsNaN(x) && !math.IsInf(x, 0) {
+			best, bi = x, i
+		}
+	}
+	if bi >= 0 && (!pw.seen || best > pw.max) {
+		pw.seen, pw.max = true, best
+		before := int(math.Ceil(rawBefore / dt))
+		after := int(math.Ceil(rawAfter / dt))
+		// The window: up to `before` samples from recent and the run,
+		// then the run up to `after` samples past the peak.
+		from := bi - before
+		var seg []float32
+		if from < 0 {
+			r := pw.recent
+			if len(r) > -from {
+				r = r[len(r)+from:]
+			}
+			seg = append(seg, r...)
+			from = 0
+		}
+		to := min(len(w), bi+after+1)
+		for _, x := range w[from:to] {
+			seg = append(seg, float32(x))
+		}
+		pw.seg = rawSeg{T: t + dt*float64(bi) - dt*float64(bi-from) - dt*float64(len(seg)-(to-from)), W: seg}
+		pw.end = t + dt*float64(bi+after+1)
+		pw.open = to == len(w)
+	}
+	// Keep the last `before` samples as recent.
+	before := int(math.Ceil(rawBefore / dt))
+	if len(w) >= before {
+		pw.recent = pw.recent[:0]
+		for _, x := range w[len(w)-before:] {
+			pw.recent = append(pw.recent, float32(x))
+		}
+		pw.recentT = t + dt*float64(len(w)-before)
+	} else {
+		if len(pw.recent) == 0 {
+			pw.recentT = t
+		}
+		for _, x := range w {
+			pw.recent = append(pw.recent, float32(x))
+		}
+		if drop := len(pw.recent) - before; drop > 0 {
+			pw.recent = append(pw.recent[:0], pw.recent[drop:]...)
+			pw.recentT += dt * float64(drop)
+		}
+	}
+}

@@ -52,7 +52,7 @@
     return { port: d.port, name: d.name, total: series(d.total, D.width_s),
       rails: (d.rails || []).map(function (r) { return series(r, D.rail_width_s); }),
       states: st, statesCut: d.states_cut, busy: d.busy || [], busyCut: d.busy_cut, pins: d.pins || [],
-      raw: (d.raw || []).map(function (r) { return { t: r.t_s, w: f32(r.w) }; }),
+      raw: (d.raw || []).map(function (r) { return { t: r.t_s, w: f32(r.w) }; }), peakT: d.peak_t_s,
       ioK: d.io_k || [], ioOps: d.io_ops || [], ioBytes: d.io_bytes || [],
       rep: R.drives.filter(function (x) { return x.port === d.port; })[0] };
   });
@@ -519,8 +519,10 @@
     if (ph.length) h += table('Phases', ['drive', 'phase', 'start (s)', 'measured (s)', 'active idle (W)', 'average (W)', 'peak (W)', 'energy (J)', 'I/O ops'], ph);
     h += table('Peaks (highest mean over a window)', ['drive', '1 ms (W)', '10 ms (W)', '100 ms (W)', '1 s (W)', 'peak sample (W)'],
       R.drives.map(function (d, i) {
-        var t = peakAt(drives[i]), span = Math.max(0.05, D.width_s * 200);
-        return { zoom: [t - span / 2, t + span / 2], cells: [esc(d.name), n4(d.peak_windows['1ms_w']), n4(d.peak_windows['10ms_w']), n4(d.peak_windows['100ms_w']), n4(d.peak_windows['1s_w']), n4(d.peak_w)] };
+        // Around the peak sample, whose every sample is embedded, or the
+        // highest bucket.
+        var pt = drives[i].peakT, t = pt || peakAt(drives[i]), span = Math.max(0.05, D.width_s * 200);
+        return { zoom: pt ? [pt - 0.02, pt + 0.1] : [t - span / 2, t + span / 2], cls: 'peak-row', cells: [esc(d.name), n4(d.peak_windows['1ms_w']), n4(d.peak_windows['10ms_w']), n4(d.peak_windows['100ms_w']), n4(d.peak_windows['1s_w']), n4(d.peak_w)] };
       }));
     h += table('Residency (fraction of measured time) and power per state', ['drive', 'active', 'idle', 'partial', 'slumber', 'devslp', 'devslp power (mW)'],
       R.drives.map(function (d) {
@@ -569,7 +571,7 @@
     var nraw = 0;
     drives.forEach(function (d) { nraw += d.raw.length; });
     return 'Embedded data: drive power down to ' + deep + ', each with min, max and energy' +
-      (nraw ? '; every sample in ' + nraw + ' full-resolution windows (−' + 20 + '…+' + 120 + ' ms around each DEVSLP pin edge)' : '') +
+      (nraw ? '; every sample in ' + nraw + ' full-resolution windows (−20…+120 ms around each DEVSLP pin edge and each drive\'s peak sample)' : '') +
       '; rails in buckets of ' + per * 4 +
       ' samples (' + (D.rail_width_s * 1e3).toPrecision(3) + ' ms). Zoomed deeper, a bucket is drawn as its mean. ' +
       'Sample period ' + (DT * 1e6).toPrecision(4) + ' µs (fitted). Selections integrate the embedded energies, pro-rating the buckets at the edges. ' +
