@@ -15,7 +15,6 @@ import (
 	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/internal/outfile"
 	"github.com/idlewatt/idlewatt/meter"
-	"github.com/idlewatt/idlewatt/states/devslp"
 )
 
 // FileName is the viewer's name in a report directory.
@@ -29,9 +28,6 @@ type Options struct {
 	// Capture is the capture the report was computed from; its events
 	// (I/O, DEVSLP pin, phases, notes) are read again for the page.
 	Capture string
-	// Verdicts are DevSlp verdicts by port (measure.json's "devslp"), shown
-	// in the DevSlp cycle table; nil = cycles from the pin alone.
-	Verdicts map[string]devslp.Verdict
 	// Title heads the page (default: the capture's drives).
 	Title string
 	// Out says what the output may replace.
@@ -57,18 +53,17 @@ var page = template.Must(template.New("page").Parse(pageTmpl))
 // little-endian binary, base64: float32 for power (W), energy (J) and
 // charge (C) per bucket, uint32 for sample counts.
 type pageData struct {
-	Schema   string                    `json:"schema"`
-	Uplot    string                    `json:"uplot_version"`
-	Report   *analysis.Report          `json:"report"`
-	Verdicts map[string]devslp.Verdict `json:"verdicts,omitempty"`
-	DtS      float64                   `json:"dt_s"`       // fitted sample period
-	WidthS   float64                   `json:"width_s"`    // base bucket width of drive power
-	PerBkt   uint64                    `json:"per_bucket"` // samples per base bucket
-	RailW    float64                   `json:"rail_width_s"`
-	Drives   []driveData               `json:"drives"` // never null
-	Phases   []phaseJSON               `json:"phases"`
-	Marks    []mark                    `json:"marks"`
-	Notes    []string                  `json:"page_notes,omitempty"`
+	Schema string           `json:"schema"`
+	Uplot  string           `json:"uplot_version"`
+	Report *analysis.Report `json:"report"`
+	DtS    float64          `json:"dt_s"`       // fitted sample period
+	WidthS float64          `json:"width_s"`    // base bucket width of drive power
+	PerBkt uint64           `json:"per_bucket"` // samples per base bucket
+	RailW  float64          `json:"rail_width_s"`
+	Drives []driveData      `json:"drives"` // never null
+	Phases []phaseJSON      `json:"phases"`
+	Marks  []mark           `json:"marks"`
+	Notes  []string         `json:"page_notes,omitempty"`
 }
 
 type seriesData struct {
@@ -148,7 +143,7 @@ func Write(path string, rep *analysis.Report, p *Pyramid, o Options) error {
 
 // build renders the page.
 func build(rep *analysis.Report, p *Pyramid, tl *timeline, o Options) ([]byte, error) {
-	d := pageData{Schema: "idlewatt.html/v1", Uplot: UplotVersion, Report: rep, Drives: []driveData{}, Verdicts: o.Verdicts, DtS: p.dt, WidthS: p.width(),
+	d := pageData{Schema: "idlewatt.html/v1", Uplot: UplotVersion, Report: rep, Drives: []driveData{}, DtS: p.dt, WidthS: p.width(),
 		PerBkt: uint64(1) << p.shift, RailW: p.width() * railFactor, Marks: tl.marks}
 	if d.Marks == nil {
 		d.Marks = []mark{}

@@ -497,7 +497,7 @@
     return h + '</table>';
   }
   function n4(x) { return (x === undefined || x === null) ? '–' : Number(x).toPrecision(4); }
-  function mw(x) { return (x * 1000).toPrecision(4); }
+  function mw(x) { return (x === undefined || x === null) ? '–' : (x * 1000).toPrecision(4); }
 
   function peakAt(d) {
     var L = d.total.levels[0], best = -Infinity, bj = -1;
@@ -528,15 +528,18 @@
       R.drives.map(function (d) {
         var r = d.residency, sp = d.state_power_w;
         function c(k) { return (100 * r[k]).toFixed(2) + ' %' + (r[k] > 0 ? ' @ ' + n4(sp[k]) + ' W' : ''); }
-        return { zoom: whole, cells: [esc(d.name), c('active'), c('idle'), c('partial'), c('slumber'), c('devslp'), d.devslp.entered ? mw(d.devslp.power_w) : '–'] };
+        return { zoom: whole, cells: [esc(d.name), c('active'), c('idle'), c('partial'), c('slumber'), c('devslp'), d.devslp && d.devslp.entered ? mw(d.devslp.power_w) : '–'] };
       }));
     var cyc = [];
+    var OUT = { pass: '<span class="pass">PASS</span>', fail: '<span class="fail">FAIL</span>',
+      inconclusive: '<span class="inconclusive">INCONCLUSIVE</span>', not_supported: '<span class="inconclusive">NOT SUPPORTED</span>' };
     drives.forEach(function (d) {
-      var v = D.verdicts && D.verdicts[String(d.port)];
+      // report.json's judged cycles, in pin order.
+      var cr = (d.rep && d.rep.devslp && d.rep.devslp.cycle_results) || [];
       d.pins.forEach(function (p, i) {
-        var c = v && v.cycles && v.cycles[i];
+        var c = cr[i];
         var hold = p[1] - p[0], pad = Math.max(0.1, hold * 0.25);
-        var verdict = c ? (c.pass ? '<span class="pass">PASS</span>' : '<span class="fail">FAIL</span> ' + esc((c.failures || []).join('; '))) : '–';
+        var verdict = c ? (OUT[c.outcome] || esc(c.outcome || '–')) + (c.reasons && c.reasons.length ? ' ' + esc(c.reasons.join('; ')) : '') : '–';
         cyc.push({ zoom: [p[0] - pad, p[1] + pad], sel: [p[0], p[1]], cls: 'cycle-row', cells: [esc(d.name), String(c ? c.cycle : i + 1), fmtT(p[0]), n4(hold),
           c ? mw(c.floor_w) : '–', c ? n4(c.entry_ms) : '–', c ? n4(c.exit_ms) : '–', verdict] });
       });
