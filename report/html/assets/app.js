@@ -191,7 +191,7 @@
   }
 
   // ---- drawing ---------------------------------------------------------------
-  var STATE_COL = { active: '#e4572e', idle: '#9aa5b1', partial: '#f2c14e', slumber: '#4f9d69', devslp: '#6a3d9a', unknown: '#ddd' };
+  var STATE_COL = { active: '#e4572e', background: '#f4a582', idle: '#9aa5b1', partial: '#f2c14e', slumber: '#4f9d69', devslp: '#6a3d9a', off: '#222', unknown: '#ddd' };
   var RAIL_COL = ['#1b9e77', '#d95f02', '#7570b3', '#e7298a'];
   var BAND = 'rgba(31,119,180,0.25)', MEAN = '#1f5f9f';
   var opt = { log: false, mw: false, rails: false, overlay: false };
@@ -524,11 +524,14 @@
         var pt = drives[i].peakT, t = pt || peakAt(drives[i]), span = Math.max(0.05, D.width_s * 200);
         return { zoom: pt ? [pt - 0.02, pt + 0.1] : [t - span / 2, t + span / 2], cls: 'peak-row', cells: [esc(d.name), n4(d.peak_windows['1ms_w']), n4(d.peak_windows['10ms_w']), n4(d.peak_windows['100ms_w']), n4(d.peak_windows['1s_w']), n4(d.peak_w)] };
       }));
-    h += table('Residency (fraction of measured time) and power per state', ['drive', 'active', 'idle', 'partial', 'slumber', 'devslp', 'devslp power (mW)'],
+    // Every state report.json lists (in its order), so new states show up.
+    var keys = [];
+    R.drives.forEach(function (d) { Object.keys(d.residency || {}).forEach(function (k) { if (keys.indexOf(k) < 0) keys.push(k); }); });
+    h += table('Residency (fraction of measured time) and power per state', ['drive'].concat(keys, ['devslp power (mW)']),
       R.drives.map(function (d) {
-        var r = d.residency, sp = d.state_power_w;
-        function c(k) { return (100 * r[k]).toFixed(2) + ' %' + (r[k] > 0 ? ' @ ' + n4(sp[k]) + ' W' : ''); }
-        return { zoom: whole, cells: [esc(d.name), c('active'), c('idle'), c('partial'), c('slumber'), c('devslp'), d.devslp && d.devslp.entered ? mw(d.devslp.power_w) : '–'] };
+        var r = d.residency || {}, sp = d.state_power_w || {};
+        function c(k) { return r[k] === null || r[k] === undefined ? '–' : (100 * r[k]).toFixed(2) + ' %' + (r[k] > 0 && sp[k] !== undefined ? ' @ ' + n4(sp[k]) + ' W' : ''); }
+        return { zoom: whole, cells: [esc(d.name)].concat(keys.map(c), [d.devslp && d.devslp.entered ? mw(d.devslp.power_w) : '–']) };
       }));
     var cyc = [];
     var OUT = { pass: '<span class="pass">PASS</span>', fail: '<span class="fail">FAIL</span>',
