@@ -20,8 +20,14 @@
 // the two edge buckets by overlap, so its energy matches report.json for the
 // same interval (the browser test holds it to 0.1 %).
 //
+// Deeper than the buckets, the page has every sample where it matters:
+// from 20 ms before to 120 ms after each DEVSLP pin edge (NewPyramidFor
+// reads the edges first) and each drive's peak sample (followed while
+// streaming), within 15 % of the budget.
+//
 // Events (I/O, DEVSLP pin, phases, notes, policy changes, meter events)
-// are read from the capture again with samples skipped.
+// are read from the capture again with samples skipped; only a regular
+// file is read twice.
 //
 // # Assets
 //
