@@ -121,3 +121,21 @@ func TestMeterStatsNoted(t *testing.T) {
 		}
 	}
 }
+
+// TestWholeChunksPerRail: a capture whose rails arrive as whole 65,536-sample
+// chunks, one rail after the other (what record writes from a byte stream
+// replayed unpaced), is read whole: no rail sample is given up as late, even
+// though one chunk spans more than MaxSkew (10 s at 1 kS/s).
+func TestWholeChunksPerRail(t *testing.T) {
+	const n = 60000 // 60 s at 1 kS/s, one chunk per rail
+	path := writeCapture(t, func(int) units.Amps { return 0.1 }, n, nil, meter.Stats{})
+	r, err := analysis.Analyze(path, analysis.DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := r.Drives[0].Samples
+	if s.Count != n || s.Late != 0 || s.Dropped != 0 {
+		t.Fatalf("samples %+v, want %d counted, none late or dropped; notes %q", s, n, r.Notes)
+	}
+	near(t, "energy_j", r.Drives[0].EnergyJ, (0.4+1.2)*60, 1e-6)
+}
