@@ -318,7 +318,7 @@ func secondPass(open Opener, opts Options, p *pass1) (*Report, error) {
 		MinRTTMS: clock.MinRTTMS, MedianRTTMS: clock.MedianRTTMS,
 		Outliers: clock.Outliers, NegativeRTT: clock.NegativeRTT, DriftRefusedPPM: clock.DriftRefusedPPM, MaxDriftPPM: clock.MaxDriftPPM}
 	rep.clockNotes(&clock)
-	rep.Settings = Settings{SettleMS: ms(opts.Settle), MergeGapMS: ms(opts.MergeGap), IdleFloor: "median of idle samples",
+	rep.Settings = Settings{SettleMS: ms(opts.Settle), MergeGapMS: ms(opts.MergeGap), IdleFloor: activeIdleMethod,
 		Classifier: opts.NewClassifier != nil, HistogramRelErr: 1.0 / (1 << histSub)}
 
 	// Drives, in channel order of their first rail.
@@ -375,6 +375,10 @@ func secondPass(open Opener, opts Options, p *pass1) (*Report, error) {
 		}
 		proc := newDriveProc(info, rails[port], &clock, busy, int64(opts.Settle), pins, int64(opts.DevSlpAllowance), &p.phases, cls)
 		proc.pinSource = pinSrc
+		for _, ch := range rails[port] {
+			c := h.Channels[ch]
+			proc.lsb = append(proc.lsb, railLSB{nominal: float64(c.Rail.Nominal()), v: float64(c.VoltLSB), i: float64(c.CurrentLSB)})
+		}
 		proc.t0 = t0f
 		do := chart.DecimatorOpts{Buckets: opts.ChartBuckets, InitialWidth: 1e-3}
 		if opts.ChartTo > opts.ChartFrom {

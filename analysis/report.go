@@ -105,13 +105,14 @@ type AlignmentReport struct {
 type Settings struct {
 	SettleMS        float64 `json:"settle_ms"`
 	MergeGapMS      float64 `json:"merge_gap_ms"`
-	IdleFloor       string  `json:"idle_floor"` // method, "median of idle samples"
+	IdleFloor       string  `json:"idle_floor"` // how active idle is found (activeIdleMethod)
 	Classifier      bool    `json:"state_classifier"`
 	HistogramRelErr float64 `json:"percentile_rel_error"`
 }
 
 // DriveReport holds one drive's metrics. The first keys are the stable
-// contract from DESIGN.md.
+// contract from DESIGN.md. A power, energy or quantile with nothing behind it
+// (no samples, no quiet time) is NaN here and null in JSON (nullable.go).
 type DriveReport struct {
 	Name        string     `json:"name"`
 	Port        int        `json:"port"`
@@ -123,6 +124,15 @@ type DriveReport struct {
 	Residency   Residency  `json:"residency"`
 	DevSlp      DevSlp     `json:"devslp"`
 	Samples     SampleInfo `json:"samples"`
+
+	// 95 % expanded uncertainties of the headline figures (see
+	// Uncertainty for the method); nil (null) when they cannot be estimated.
+	ActiveIdleU95W *float64    `json:"active_idle_u95_w"`
+	AverageU95W    *float64    `json:"average_u95_w"`
+	EnergyU95J     *float64    `json:"energy_u95_j"`
+	Uncertainty    Uncertainty `json:"uncertainty"`
+	Bursts         Bursts      `json:"bursts"`
+	Quiet          QuietPower  `json:"quiet"`
 
 	Profile     string      `json:"profile,omitempty"`
 	Rails       []string    `json:"rails"`
@@ -137,6 +147,66 @@ type DriveReport struct {
 	StatePowerW StatePower  `json:"state_power_w"`
 	IO          IOTotals    `json:"io"`
 	Phases      []Phase     `json:"phases,omitempty"`
+}
+
+// Uncertainty says how the *_u95_* figures were found.
+type Uncertainty struct {
+	Method string  `json:"method"`
+	Level  float64 `json:"level"` // coverage probability, 0.95
+	// NoiseBlocks independent means of NoiseBlockMS of quiet samples each
+	// (batch means) give the noise; null σ when there were too few.
+	NoiseBlocks  int      `json:"noise_blocks"`
+	NoiseBlockMS float64  `json:"noise_block_ms"`
+	NoiseSigmaW  *float64 `json:"noise_sigma_w"` // one sample's noise as it averages out, W
+	// ResolutionUW is the standard uncertainty of one reading from the
+	// channels' LSBs; null when the capture header states none.
+	ResolutionUW *float64 `json:"resolution_u_w"`
+	Note         string   `json:"note,omitempty"`
+}
+
+// QuietPower is the level over quiet time in every link state (no I/O
+// outstanding, past the settle tail, DEVSLP not asserted), found as
+// active_idle_w is: what the drive rests at under the ALPM policy in force,
+// Slumber and the HBA's own DevSlp included. It is idle power per policy
+// (idlewatt idle). Without a state classifier it is active_idle_w.
+type QuietPower struct {
+	W      float64  `json:"w"` // NaN (null) without quiet time
+	U95W   *float64 `json:"u95_w"`
+	Bursts Bursts   `json:"bursts"`
+}
+
+func (q QuietPower) MarshalJSON() ([]byte, error) {
+	type plain QuietPower
+	return marshalNulls(plain(q))
+}
+
+func (q *QuietPower) UnmarshalJSON(b []byte) error {
+	type plain QuietPower
+	return unmarshalNulls(b, (*plain)(q))
+}
+
+// Bursts is background activity found in quiet time (no I/O outstanding,
+// past the settle tail): blocks well above the active-idle level. They are
+// left out of active_idle_w and reported here.
+type Bursts struct {
+	QuietS   float64 `json:"quiet_s"` // quiet time searched
+	Count    int     `json:"count"`   // separate bursts
+	S        float64 `json:"s"`
+	Share    float64 `json:"share"`           // of quiet time
+	MeanW    float64 `json:"mean_w"`          // NaN/null without bursts
+	EnergyJ  float64 `json:"energy_j"`        // energy drawn during the bursts
+	ExcessJ  float64 `json:"excess_energy_j"` // of it, above the active-idle level
+	DipShare float64 `json:"dip_share"`       // quiet time well below the level, also left out
+}
+
+func (b Bursts) MarshalJSON() ([]byte, error) {
+	type plain Bursts
+	return marshalNulls(plain(b))
+}
+
+func (b *Bursts) UnmarshalJSON(j []byte) error {
+	type plain Bursts
+	return unmarshalNulls(j, (*plain)(b))
 }
 
 // Residency is the fraction of measured time in each state; the values sum
@@ -210,7 +280,7 @@ type Segments struct {
 	BusyS     float64 `json:"busy_s"`
 	SettleS   float64 `json:"settle_s"`
 	IdleS     float64 `json:"idle_s"`
-	BusyW     float64 `json:"busy_w"`   // mean power while busy
+	BusyW     float64 `json:"busy_w"`   // mean power while busy; NaN (null) without busy time
 	SettleW   float64 `json:"settle_w"` // mean power in settle tails
 	IdleW     float64 `json:"idle_w"`   // mean power while idle
 	BusyCount int     `json:"busy_intervals"`
@@ -245,6 +315,7 @@ type Phase struct {
 	AverageW    float64     `json:"average_w"`
 	PeakW       float64     `json:"peak_w"`
 	EnergyJ     float64     `json:"energy_j"`
+	MinW        float64     `json:"min_w"`
 	P50W        float64     `json:"p50_w"`
 	P95W        float64     `json:"p95_w"`
 	P99W        float64     `json:"p99_w"`
@@ -252,4 +323,10 @@ type Phase struct {
 	Segments    Segments    `json:"segments"`
 	IO          IOTotals    `json:"io"`
 	Samples     uint64      `json:"samples"`
+
+	ActiveIdleU95W *float64   `json:"active_idle_u95_w"`
+	AverageU95W    *float64   `json:"average_u95_w"`
+	EnergyU95J     *float64   `json:"energy_u95_j"`
+	Bursts         Bursts     `json:"bursts"`
+	Quiet          QuietPower `json:"quiet"`
 }

@@ -48,6 +48,9 @@ func runCompare(cmd *cobra.Command, args []string) error {
 	if err := analysis.CompareWith(reps, labels, out, oo); err != nil {
 		return failErr("compare: %w", err)
 	}
+	for _, n := range analysis.CompareNotes(reps, labels) {
+		cmd.Printf("note: %s\n", n)
+	}
 	cmd.Printf("comparison written to %s\n", out)
 	return nil
 }
