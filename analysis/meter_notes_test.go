@@ -1,6 +1,8 @@
 package analysis_test
 
 import (
+	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -138,4 +140,21 @@ func TestWholeChunksPerRail(t *testing.T) {
 		t.Fatalf("samples %+v, want %d counted, none late or dropped; notes %q", s, n, r.Notes)
 	}
 	near(t, "energy_j", r.Drives[0].EnergyJ, (0.4+1.2)*60, 1e-6)
+}
+
+// TestPlotStopWritesNothing: a Stop that reports an error (a signal during a
+// pass) makes Plot return it without writing the chart.
+func TestPlotStopWritesNothing(t *testing.T) {
+	path := writeCapture(t, func(int) units.Amps { return 0.1 }, 3000, nil, meter.Stats{})
+	out := filepath.Join(t.TempDir(), "p.png")
+	stop := errors.New("interrupted")
+	if _, err := analysis.Plot(path, out, analysis.PlotOptions{Stop: func() error { return stop }}); !errors.Is(err, stop) {
+		t.Fatalf("Plot: %v, want the Stop error", err)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Fatalf("chart written after Stop: %v", err)
+	}
+	if _, err := analysis.Plot(path, out, analysis.PlotOptions{Stop: func() error { return nil }}); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -60,7 +60,7 @@ func runPlot(cmd *cobra.Command, args []string) error {
 	if err := outfile.Check(out, oo); err != nil { // before reading the capture
 		return usageErr("plot: --out %w", err)
 	}
-	notes, err := analysis.Plot(args[0], out, analysis.PlotOptions{From: from, To: to, Buckets: pts, Title: filepath.Base(args[0]), Open: open, Out: oo})
+	notes, err := analysis.Plot(args[0], out, analysis.PlotOptions{From: from, To: to, Buckets: pts, Title: filepath.Base(args[0]), Open: open, Out: oo, Stop: interrupted(cmd.Context())})
 	for _, n := range notes { // the data notes report gives, word for word
 		fmt.Fprintf(cmd.ErrOrStderr(), "plot: note: %s\n", n)
 	}

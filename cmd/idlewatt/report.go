@@ -75,6 +75,9 @@ func runReport(cmd *cobra.Command, args []string) error {
 	} else {
 		wo.MarkdownAppendix = rig.StatesMarkdown(st)
 	}
+	if err := interrupted(cmd.Context())(); err != nil {
+		return err // the state detection saw part of the capture
+	}
 	if err := r.WriteFilesWith(out, wo); err != nil {
 		return failErr("writing report into %s: %w", out, err)
 	}
@@ -103,6 +106,12 @@ func analyzeCapture(cmd *cobra.Command, path string, opts analysis.Options) (*an
 	r, err := analysis.AnalyzeSource(open, opts)
 	if r != nil {
 		r.Capture.Path = path
+	}
+	// A signal during the analysis ends a pass early, which the analysis
+	// takes for a capture cut short and reports on; that report describes
+	// the signal, not the capture, and is not written.
+	if err := interrupted(cmd.Context())(); err != nil {
+		return nil, err
 	}
 	switch {
 	case err == nil:
