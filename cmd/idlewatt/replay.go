@@ -164,8 +164,12 @@ func wlOpenTarget(cmd *cobra.Command, path string, opt target.Options) (*target.
 		opt.Direct = true
 	}
 	opt.Warn = func(s string) { fmt.Fprintln(cmd.ErrOrStderr(), "idlewatt: warning:", s) }
+	opt.Stop = interrupted(cmd.Context())
 	t, err := target.Open(path, opt)
 	if err != nil {
+		if cause := opt.Stop(); cause != nil {
+			return nil, fmt.Errorf("%s: %w", path, cause) // the fill was cut short: nothing is left of a created file
+		}
 		return nil, usageErr("%v", err)
 	}
 	if t.Created() {
