@@ -28,6 +28,10 @@ func init() {
 	})
 }
 
+// maxPlotPoints bounds --points: a chart has far fewer pixels, and
+// --points 9223372036854775807 panicked allocating the envelope.
+const maxPlotPoints = 100000
+
 func runPlot(cmd *cobra.Command, args []string) error {
 	out := optString(cmd, "out", "")
 	if out == "" {
@@ -55,6 +59,9 @@ func runPlot(cmd *cobra.Command, args []string) error {
 	pts, err := optInt(cmd, "points", "plot.points")
 	if err != nil {
 		return err
+	}
+	if pts < 0 || pts == 1 || pts > maxPlotPoints { // 0: the default
+		return usageErr("plot: --points %d: want 2 to %d envelope points (0 or unset: 2000)", pts, maxPlotPoints)
 	}
 	oo := outOptions(cmd, "", args[0])
 	if err := outfile.Check(out, oo); err != nil { // before reading the capture
