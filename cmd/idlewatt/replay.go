@@ -86,8 +86,8 @@ func runReplay(cmd *cobra.Command, _ []string) error {
 	}
 	// Beyond these the scaled due times overflow (--speed 1e-320 replayed
 	// the trace as fast as possible and exited 0).
-	if cfg.Speed < minSpeed || cfg.Speed > maxSpeed {
-		return usageErr("--speed %g: want %g to %g (times faster than recorded)", cfg.Speed, minSpeed, maxSpeed)
+	if cfg.Speed < replay.MinSpeed || cfg.Speed > replay.MaxSpeed {
+		return usageErr("--speed %g: want %g to %g (times faster than recorded)", cfg.Speed, replay.MinSpeed, replay.MaxSpeed)
 	}
 	cfg.Wrap = optBool(cmd, "wrap", "replay.wrap")
 
@@ -160,9 +160,6 @@ func wlConfig(cmd *cobra.Command, section string) (replay.Config, error) {
 	}
 	return cfg, nil
 }
-
-// The --speed range: trace time divided by it must stay a time.Duration.
-const minSpeed, maxSpeed = 1e-6, 1e9
 
 func wlOpenTarget(cmd *cobra.Command, path string, opt target.Options) (*target.Target, error) {
 	opt.AllowDestructive = optString(cmd, "allow-destructive", "")
