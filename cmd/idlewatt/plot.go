@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -66,6 +67,14 @@ func runPlot(cmd *cobra.Command, args []string) error {
 	oo := outOptions(cmd, "", args[0])
 	if err := outfile.Check(out, oo); err != nil { // before reading the capture
 		return usageErr("plot: --out %w", err)
+	}
+	// The chart is written only after the capture is read: a directory that
+	// is not there is found now, and is the failure export and trace gen
+	// give (it used to come after the analysis, as bad input).
+	if fi, err := os.Stat(filepath.Dir(out)); err != nil {
+		return failErr("plot: --out %s: %w", out, err)
+	} else if !fi.IsDir() {
+		return failErr("plot: --out %s: %s is not a directory", out, filepath.Dir(out))
 	}
 	notes, err := analysis.Plot(args[0], out, analysis.PlotOptions{From: from, To: to, Buckets: pts, Title: filepath.Base(args[0]), Open: open, Out: oo, Stop: interrupted(cmd.Context())})
 	for _, n := range notes { // the data notes report gives, word for word
