@@ -33,7 +33,7 @@ const CaptureFile = "capture.iwc"
 
 // runFixed and runPattern are the names a run writes into its directory.
 var (
-	runFixed   = append([]string{CaptureFile, FileStates, "measure.json", "idle.json"}, analysis.ReportFiles...)
+	runFixed   = append([]string{CaptureFile, "measure.json", "idle.json"}, analysis.ReportFiles...)
 	runPattern = regexp.MustCompile(`^(truth-p[0-9]+\.jsonl|devslp-p[0-9]+\.png|drive-p[0-9]+\.img)$`)
 )
 
@@ -69,6 +69,9 @@ type Rig struct {
 	mu    sync.Mutex
 	phase string
 	notes []string
+	// policyProblems are policies that could not be applied: a host cause
+	// for any DevSlp result but a pass.
+	policyProblems []string
 }
 
 // Drive is one configured drive while the rig runs.
@@ -303,6 +306,7 @@ func (r *Rig) SetPolicy(ctx context.Context, policy string) error {
 		all, err := alpm.Open(r.cfg.SysfsRoot).PolicyHosts()
 		if err != nil || len(all) == 0 {
 			r.note("policy %s not applied: no SATA host found under %s (%v)", policy, r.cfg.SysfsRoot, err)
+			r.policyProblem(fmt.Sprintf("ALPM policy %s not applied: no SATA host found under %s", policy, r.cfg.SysfsRoot))
 			return nil
 		}
 		hosts = all
@@ -326,6 +330,7 @@ func (r *Rig) SetPolicy(ctx context.Context, policy string) error {
 	for _, hr := range res {
 		if hr.Err != nil {
 			r.note("policy %s on %s: %v", policy, hr.Host, hr.Err)
+			r.policyProblem(fmt.Sprintf("ALPM policy %s not applied on %s: %v", policy, hr.Host, hr.Err))
 		}
 	}
 	if r.w != nil {
@@ -342,6 +347,12 @@ func (r *Rig) SetPolicy(ctx context.Context, policy string) error {
 		}
 	}
 	return nil
+}
+
+func (r *Rig) policyProblem(s string) {
+	r.mu.Lock()
+	r.policyProblems = append(r.policyProblems, s)
+	r.mu.Unlock()
 }
 
 func (r *Rig) note(format string, a ...any) {
