@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -66,6 +67,9 @@ func runPlot(cmd *cobra.Command, args []string) error {
 	}
 	oo := outOptions(cmd, "", args[0])
 	if err := outfile.Check(out, oo); err != nil { // before reading the capture
+		if !errors.Is(err, outfile.ErrRefused) {
+			return failErr("plot: --out %w", err) // as export and trace gen: the path cannot be written
+		}
 		return usageErr("plot: --out %w", err)
 	}
 	// The chart is written only after the capture is read: a directory that
