@@ -24,6 +24,10 @@ type PlotOptions struct {
 	// Open, if set, opens the capture instead of capture.Open(path) (the
 	// command line passes one that stops on SIGINT).
 	Open Opener
+	// Stop, if set, is asked before the chart is written; an error from it
+	// (a signal ended a pass early, say) is returned and nothing written,
+	// since the passes would have drawn what was read until then.
+	Stop func() error
 	// Out says what out may replace (internal/outfile); the capture is
 	// always one of its inputs.
 	Out outfile.Options
@@ -78,6 +82,11 @@ func Plot(path, out string, o PlotOptions) ([]string, error) {
 		r.clockNotes(&clock)
 		r.endNotes()
 		notes = r.dataNotes
+	}
+	if o.Stop != nil {
+		if err := o.Stop(); err != nil {
+			return nil, err
+		}
 	}
 	po := chart.PowerOpts{Title: o.Title, Subtitle: o.Subtitle, Unit: o.Unit, From: o.From, To: o.To, LogY: o.LogY, DPI: o.DPI}
 	if o.Width > 0 || o.Height > 0 {

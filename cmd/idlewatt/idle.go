@@ -133,7 +133,7 @@ func runIdle(cmd *cobra.Command, _ []string) error {
 	if combos != nil {
 		what = fmt.Sprintf("%d NVMe settings", len(combos))
 	}
-	fmt.Fprintf(cmd.ErrOrStderr(), "idle: %s × (%v settle + %v measure) on %s; output in %s\n",
+	fmt.Fprintf(cmd.ErrOrStderr(), "idlewatt idle: %s × (%v settle + %v measure) on %s; output in %s\n",
 		what, settle, measure, meterLabel(rc), out)
 
 	setRunOutput(cmd, &rc)

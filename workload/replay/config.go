@@ -137,6 +137,11 @@ func (s *simTarget) Before(op capture.Op, off int64, size int) (time.Duration, e
 }
 func (s *simTarget) After(op capture.Op, off int64, size int) { s.t.After(op, off, size) }
 
+// MinSpeed and MaxSpeed bound Config.Speed: trace time divided by it must
+// stay a time.Duration (a speed of 1e-320 made every due time overflow, and
+// the trace ran as fast as possible).
+const MinSpeed, MaxSpeed = 1e-6, 1e9
+
 // Errors callers branch on.
 var (
 	ErrBeyondTarget = errors.New("op beyond the end of the target")
@@ -153,8 +158,8 @@ func (c *Config) defaults() error {
 	if c.Speed == 0 {
 		c.Speed = 1
 	}
-	if c.Speed < 0 {
-		return fmt.Errorf("speed %v: want > 0", c.Speed)
+	if !(c.Speed >= MinSpeed && c.Speed <= MaxSpeed) {
+		return fmt.Errorf("speed %v: want %g to %g", c.Speed, MinSpeed, MaxSpeed)
 	}
 	if c.Align == 0 {
 		c.Align = 512

@@ -104,3 +104,25 @@ func TestCloseRacingATick(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteFastTinyFaultRates: a fault rate so small that 1-p rounds to 1
+// (denormal 1e-320) injects nothing; it used to divide by log(1) = 0 and
+// panic with an index of -2^63.
+func TestWriteFastTinyFaultRates(t *testing.T) {
+	clean := Options{Ports: 2, Rate: 1000, Seed: 1}
+	var want bytes.Buffer
+	if err := WriteFast(&want, clean, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []Faults{{CorruptRate: 1e-320}, {DropRate: 1e-320}, {CorruptRate: 5e-324, DropRate: 1e-300}} {
+		o := clean
+		o.Faults = f
+		var got bytes.Buffer
+		if err := WriteFast(&got, o, time.Second); err != nil {
+			t.Fatalf("%+v: %v", f, err)
+		}
+		if !bytes.Equal(got.Bytes(), want.Bytes()) {
+			t.Errorf("%+v: %d bytes differ from the clean stream", f, got.Len())
+		}
+	}
+}
