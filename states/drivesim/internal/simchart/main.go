@@ -9,7 +9,9 @@
 // The I/O script is synthetic: bursts of 0.1–1.5 s separated by idle gaps
 // of 1–6 s; in a burst requests arrive every 2 ms on average (exponential),
 // 70 % reads of 4–64 KiB and 30 % writes of 16–256 KiB, at queue depth 1. What matters for power is the
-// burst/gap structure, not the exact mix (shared/reference/workloads-and-peers.md).
+// burst/gap structure, not the exact mix (Futuremark's PCMark 7 Technical
+// Guide publishes the mix of only two of its seven storage traces; see
+// docs/workload.md).
 package main
 
 import (
