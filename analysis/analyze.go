@@ -8,7 +8,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/idlewatt/idlewatt/analysis/chart"
+	"github.com/idlewatt/idlewatt/analysis/decimate"
 	"github.com/idlewatt/idlewatt/analysis/states"
 	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/meter"
@@ -419,11 +419,11 @@ func secondPass(open Opener, opts Options, p *pass1, sd *stateDetector) (*Report
 		}
 		proc.t0 = t0f
 		proc.sink = opts.Samples
-		do := chart.DecimatorOpts{Buckets: opts.ChartBuckets, InitialWidth: 1e-3}
+		do := decimate.Options{Buckets: opts.ChartBuckets, InitialWidth: 1e-3}
 		if opts.ChartTo > opts.ChartFrom {
 			do.Start, do.Span = opts.ChartFrom, opts.ChartTo-opts.ChartFrom
 		}
-		proc.dec, _ = chart.NewDecimator(do)
+		proc.dec, _ = decimate.New(do)
 		proc.decStart = do.Start
 		da := &driveAsm{proc: proc, end: math.MaxUint64}
 		for r, ch := range rails[port] {

@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/idlewatt/idlewatt/analysis/chart"
+	"github.com/idlewatt/idlewatt/analysis/decimate"
 	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/internal/outfile"
 )
@@ -135,14 +136,14 @@ func plotSummaries(open Opener, p *pass1, o PlotOptions) ([]chart.Trace, error) 
 		}
 		rails[c.Port]++
 	}
-	decs := make([]*chart.Decimator, len(ports))
+	decs := make([]*decimate.Decimator, len(ports))
 	pend := make([]map[uint64]*part, len(ports))
 	for i := range decs {
-		do := chart.DecimatorOpts{Buckets: o.Buckets, InitialWidth: 1e-3}
+		do := decimate.Options{Buckets: o.Buckets, InitialWidth: 1e-3}
 		if o.To > o.From {
 			do.Start, do.Span = o.From, o.To-o.From
 		}
-		decs[i], _ = chart.NewDecimator(do)
+		decs[i], _ = decimate.New(do)
 		pend[i] = map[uint64]*part{}
 	}
 	found := false

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/workload"
 	"github.com/idlewatt/idlewatt/workload/trace"
 )
 
@@ -205,19 +205,19 @@ func (g *appGen) Next() (trace.Op, error) {
 	}
 	if g.pendFlush {
 		g.pendFlush = false
-		return g.endBurst(trace.Op{Time: g.t, Type: capture.OpFlush})
+		return g.endBurst(trace.Op{Time: g.t, Type: workload.OpFlush})
 	}
 	op := trace.Op{Time: g.t}
 	read := g.rng.Float64() < g.a.ReadFrac
 	if read {
-		op.Type, op.Size = capture.OpRead, pick(g.rng, g.a.ReadSizes)
+		op.Type, op.Size = workload.OpRead, pick(g.rng, g.a.ReadSizes)
 		op.Offset = g.readNext
 		if g.rng.Float64() < g.a.ReadRandom || op.Offset+int64(op.Size) > g.span {
 			op.Offset = g.randOffset(op.Size)
 		}
 		g.readNext = op.End()
 	} else {
-		op.Type, op.Size = capture.OpWrite, pick(g.rng, g.a.WriteSizes)
+		op.Type, op.Size = workload.OpWrite, pick(g.rng, g.a.WriteSizes)
 		if g.a.WriteBudget > 0 && int64(op.Size) > g.budget {
 			op.Size = int32((g.budget + 4095) &^ 4095)
 		}
