@@ -39,7 +39,25 @@ type Clock struct {
 	// Disagree: too few marks (two) that disagree beyond their round trips;
 	// which one is wrong cannot be told, so none was used (Fitted false).
 	Disagree bool
+	// StartOffsetS is set (non-zero) when the fitted clock puts the first
+	// sample (index 0) outside [−StartSlack, +MaxStartLatency] of the
+	// header's start time — before streaming was requested, or implausibly
+	// long after: seconds from the header's start to the fitted sample 0.
+	// StartRejected says the fit rested on one mark and was dropped for it
+	// (Fitted false: header start and nominal rate); with several marks
+	// that agree, the fit is kept and a note says the header disagrees.
+	StartOffsetS  float64
+	StartRejected bool
 }
+
+// MaxStartLatency bounds how long after the header's start time (when
+// streaming was requested) a meter's sample 0 may plausibly be taken; a
+// clock fit that puts it later says its marks are wrong. StartSlack is how
+// far before the request it may fall: the mark round trips' own error.
+const (
+	MaxStartLatency = 5e9  // ns
+	StartSlack      = 50e6 // ns, or twice the median round trip if larger
+)
 
 // DefaultMaxDriftPPM bounds the clock drift Fit accepts. A meter's and a
 // host's clocks are quartz crystals: ±10…50 ppm tolerance, ±20…50 ppm over
@@ -246,7 +264,35 @@ func (f *ClockFitter) Fit(startHost int64) Clock {
 	c.ResidualMS.Max = mx / 1e6
 	c.MedianRTTMS = upperMedian(rtts) / 1e6
 	c.DriftPPM = (c.NsPerSample/nominal - 1) * 1e6
+	checkStart(&c, startHost, nominal)
 	return c
+}
+
+// checkStart compares where the fit puts sample 0 with the header's start
+// time (see Clock.StartOffsetS). A fit through one mark has nothing to
+// outvote it: it is dropped for the header's start and nominal rate.
+func checkStart(c *Clock, startHost int64, nominal float64) {
+	if startHost == 0 {
+		return // a header without a start time: nothing to compare
+	}
+	off := c.HostF(0) - float64(startHost)
+	slack := math.Max(StartSlack, 2*c.MedianRTTMS*1e6)
+	if off >= -slack && off <= MaxStartLatency {
+		return
+	}
+	c.StartOffsetS = off / 1e9
+	if c.StartOffsetS == 0 {
+		c.StartOffsetS = math.Copysign(1e-9, off)
+	}
+	if c.Used > 1 {
+		return
+	}
+	c.StartRejected = true
+	c.Fitted = false
+	c.Outliers += c.Used
+	c.Used = 0
+	c.Ref, c.Base, c.NsPerSample, c.DriftPPM = 0, float64(startHost), nominal, 0
+	c.ResidualMS.RMS, c.ResidualMS.Max = 0, 0
 }
 
 // robustLine returns the repeated-median slope (ns per sample) and the

@@ -547,13 +547,20 @@ func (r *Report) clockNotes(c *Clock) {
 		r.dataNote(fmt.Sprintf("%d of %d selected clock marks rejected as outliers: their midpoint lies further from the robust fit than their own round trip allows (a wrong meter index or host time); the clock is fitted through the other %d", c.Outliers, c.Outliers+c.Used, c.Used))
 	}
 	switch {
+	case c.StartRejected:
+		r.Alignment.Method = "header"
+		r.dataNote(fmt.Sprintf("the only usable clock mark puts the first sample %.3f s from the header's start time (when streaming was requested; plausible: %.2f s before to %.0f s after): a wrong meter index or host time, with no other mark to outvote it — not used; meter time placed on the host clock from the header's start time and the nominal rate (offset is the stream start latency; drift uncorrected)", c.StartOffsetS, StartSlack/1e9, MaxStartLatency/1e9))
 	case c.Disagree:
 		r.Alignment.Method = "header"
 		r.dataNote("the two clock marks disagree beyond their round trips and which one is wrong cannot be told: neither is used; meter time placed on the host clock from the header's start time and the nominal rate (offset is the stream start latency; drift uncorrected)")
 	case !c.Fitted:
 		r.Alignment.Method = "header"
 		r.dataNote("no usable clock marks: meter time placed on the host clock from the header's start time and the nominal rate (offset is the stream start latency; drift uncorrected)")
-	case c.DriftRefusedPPM != 0:
+	case c.StartOffsetS != 0:
+		r.dataNote(fmt.Sprintf("the clock fit (%d marks that agree) puts the first sample %.3f s from the header's start time (when streaming was requested): the header's start time or the meter's sample index is wrong; the marks are used", c.Used, c.StartOffsetS))
+	}
+	switch {
+	case c.Fitted && c.DriftRefusedPPM != 0:
 		r.Alignment.Method = "marks, nominal rate"
 		r.dataNote(fmt.Sprintf("clock drift %.6g ppm refused: beyond the ±%g ppm two crystals can drift (docs/analysis.md); the marks or the header's rate %g Hz are wrong — the nominal rate is used and the offset is the marks' median, so durations and energy assume the header's rate", c.DriftRefusedPPM, c.MaxDriftPPM, c.RateHz))
 	}
