@@ -92,10 +92,15 @@ func (r *Report) writeCharts(dir string, o outfile.Options) error {
 		errs = append(errs, saveFig(f, err, filepath.Join(dir, name), o))
 	}
 	if len(r.traces) > 0 {
-		f, err := chart.PowerOverTime(r.traces, chart.PowerOpts{Title: "Power over time", Unit: chart.UnitAuto})
+		var names []string
+		for _, tr := range r.traces {
+			names = append(names, tr.Name)
+		}
+		title, sub := PowerTitle(names, r.Capture)
+		f, err := chart.PowerOverTime(r.traces, chart.PowerOpts{Title: title, Subtitle: sub, Unit: chart.UnitAuto})
 		save(f, err, FilePower)
 	}
-	var idle, avg []chart.Bar
+	var idle []chart.Bar
 	for _, d := range r.Drives {
 		if d.Samples.Count == 0 {
 			continue
@@ -103,25 +108,135 @@ func (r *Report) writeCharts(dir string, o outfile.Options) error {
 		if !math.IsNaN(d.ActiveIdleW) {
 			idle = append(idle, chart.Bar{Label: d.Name, Value: d.ActiveIdleW, Err: barErr(d.ActiveIdleU95W)})
 		}
-		avg = append(avg, chart.Bar{Label: d.Name, Value: d.AverageW, Err: barErr(d.AverageU95W)})
 	}
 	if len(idle) > 0 {
 		f, err := chart.ActiveIdlePower(idle)
 		save(f, err, FileIdle)
 	}
-	if len(avg) > 0 {
-		f, err := chart.AveragePower(avg, "Capture")
+	if avg, workload, note := r.averageBars(); len(avg) > 0 {
+		f, err := chart.AveragePowerNote(avg, workload, note)
 		save(f, err, FileAverage)
 	}
 	if len(r.dists) > 0 {
-		o := chart.DistOpts{Title: "Power distribution", Subtitle: "share of measured time per power bin", Unit: chart.UnitAuto}
-		f, err := chart.Histogram(r.dists, o)
+		ds := r.chartDists()
+		o := chart.DistOpts{Title: "Power distribution", Subtitle: "share of measured time per power bin (log scale)", Unit: chart.UnitAuto}
+		f, err := chart.Histogram(ds, o)
 		save(f, err, FileHist)
 		o = chart.DistOpts{Title: "Power CDF", Subtitle: "share of measured time at or below each power", Unit: chart.UnitAuto}
-		f, err = chart.CDF(r.dists, o)
+		f, err = chart.CDF(ds, o)
 		save(f, err, FileCDF)
 	}
 	return errors.Join(errs...)
+}
+
+// PowerTitle is the power-over-time chart's title and subtitle: what was
+// measured (the drives, or how many) and when and with what, never a file
+// name.
+func PowerTitle(drives []string, c CaptureInfo) (title, subtitle string) {
+	title = "Power over Time"
+	switch {
+	case len(drives) == 1:
+		title += ": " + drives[0]
+	case len(drives) == 2:
+		title += ": " + drives[0] + " and " + drives[1]
+	case len(drives) > 2:
+		title += fmt.Sprintf(": %d drives", len(drives))
+	}
+	var parts []string
+	if c.Created != "" {
+		parts = append(parts, "run of "+c.Created)
+	}
+	m := strings.TrimSpace(c.MeterKind + " " + c.MeterModel)
+	if m != "" && c.RateHz > 0 {
+		m += " at " + g(c.RateHz) + " S/s"
+	}
+	if m != "" {
+		parts = append(parts, "meter "+m)
+	}
+	return title, strings.Join(parts, " · ")
+}
+
+// workloadPrefix starts the phase names of workload runs
+// ("workload:pcmark7:all"); the average chart is of these, as a review's is.
+const workloadPrefix = "workload:"
+
+// workloadNames spells workload kinds as reviews title their charts.
+var workloadNames = map[string]string{"pcmark7": "PCMark 7"}
+
+// averageBars returns the average-power chart's bars: each drive's average
+// over its workload phases, as report.md's phase table states it, one group
+// per phase when there are several; the workload's name for the title; and
+// a note on what was averaged. Without workload phases it falls back to the
+// capture average, and the title says "Capture".
+func (r *Report) averageBars() (bars []chart.Bar, workload, note string) {
+	var phases []string
+	seen := map[string]bool{}
+	kinds := map[string]bool{}
+	for _, d := range r.Drives {
+		for _, ph := range d.Phases {
+			name := strings.TrimSpace(ph.Name)
+			if !strings.HasPrefix(name, workloadPrefix) || ph.Samples == 0 || math.IsNaN(ph.AverageW) {
+				continue
+			}
+			if !seen[name] {
+				seen[name] = true
+				phases = append(phases, name)
+			}
+			kind, _, _ := strings.Cut(strings.TrimPrefix(name, workloadPrefix), ":")
+			kinds[kind] = true
+		}
+	}
+	if len(phases) == 0 {
+		for _, d := range r.Drives {
+			if d.Samples.Count > 0 && !math.IsNaN(d.AverageW) {
+				bars = append(bars, chart.Bar{Label: d.Name, Value: d.AverageW, Err: barErr(d.AverageU95W)})
+			}
+		}
+		return bars, "Capture", "whole capture (no workload phase): idle and sleep states included"
+	}
+	workload = "Workload"
+	if len(kinds) == 1 {
+		for k := range kinds {
+			workload = k
+			if n, ok := workloadNames[k]; ok {
+				workload = n
+			}
+		}
+	}
+	for _, name := range phases {
+		for _, d := range r.Drives {
+			for _, ph := range d.Phases {
+				if strings.TrimSpace(ph.Name) != name || ph.Samples == 0 || math.IsNaN(ph.AverageW) {
+					continue
+				}
+				b := chart.Bar{Label: d.Name, Value: ph.AverageW, Err: barErr(ph.AverageU95W)}
+				if len(phases) > 1 {
+					b.Group = name
+				}
+				bars = append(bars, b)
+			}
+		}
+	}
+	if len(phases) == 1 {
+		return bars, workload, "phase " + phases[0] + " (idle and DevSlp excluded)"
+	}
+	return bars, workload, "per workload phase (idle and DevSlp excluded)"
+}
+
+// chartDists gives the distribution charts the percentiles the report
+// states, so the CDF prints and marks report.md's p50 and p99.
+func (r *Report) chartDists() []chart.Distribution {
+	ds := make([]chart.Distribution, len(r.dists))
+	copy(ds, r.dists)
+	for i := range ds {
+		for _, d := range r.Drives {
+			if d.Name == ds[i].Name {
+				ds[i].Quantiles = []chart.Quantile{{P: 0.5, W: d.P50W}, {P: 0.99, W: d.P99W}}
+				break
+			}
+		}
+	}
+	return ds
 }
 
 // barErr is a bar's whisker: the 95 % interval, none when unknown.

@@ -14,7 +14,7 @@ import (
 )
 
 func TestSaveChoosesFormatByExtension(t *testing.T) {
-	f, err := BarChart([]Bar{{"a", 1, 0}}, BarOpts{Title: "T", Axis: "Power (W)", Size: Size{3, 1.5}})
+	f, err := BarChart([]Bar{{Label: "a", Value: 1}}, BarOpts{Title: "T", Axis: "Power (W)", Size: Size{3, 1.5}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,9 +99,15 @@ func TestBadInputIsAnError(t *testing.T) {
 			_, err := PowerOverTime([]Trace{{Power: good}}, PowerOpts{From: nan})
 			return wantErr(err, "finite")
 		},
-		"NaN bar":      func() error { _, err := BarChart([]Bar{{"x", nan, 0}}, BarOpts{}); return wantErr(err, `"x"`) },
-		"negative err": func() error { _, err := BarChart([]Bar{{"x", 1, -1}}, BarOpts{}); return wantErr(err, `"x"`) },
-		"no bars":      func() error { _, err := BarChart(nil, BarOpts{}); return wantNoData(err) },
+		"NaN bar": func() error {
+			_, err := BarChart([]Bar{{Label: "x", Value: nan}}, BarOpts{})
+			return wantErr(err, `"x"`)
+		},
+		"negative err": func() error {
+			_, err := BarChart([]Bar{{Label: "x", Value: 1, Err: -1}}, BarOpts{})
+			return wantErr(err, `"x"`)
+		},
+		"no bars": func() error { _, err := BarChart(nil, BarOpts{}); return wantNoData(err) },
 		"IOPS ragged": func() error {
 			_, err := IOPSConsistency([]IOPSSeries{{Name: "s", T: []float64{0}}}, IOPSOpts{})
 			return wantErr(err, `"s"`)
@@ -112,10 +118,13 @@ func TestBadInputIsAnError(t *testing.T) {
 		},
 		"empty hist": func() error {
 			h, _ := NewHist(0, 1, 10, false)
-			_, err := Histogram([]Distribution{{"d", h}}, DistOpts{})
+			_, err := Histogram([]Distribution{{Name: "d", Hist: h}}, DistOpts{})
 			return wantNoData(err)
 		},
-		"nil hist": func() error { _, err := CDF([]Distribution{{"d", nil}}, DistOpts{}); return wantErr(err, `"d"`) },
+		"nil hist": func() error {
+			_, err := CDF([]Distribution{{Name: "d", Hist: nil}}, DistOpts{})
+			return wantErr(err, `"d"`)
+		},
 		"bad hist": func() error { _, err := NewHist(0, 1, 10, true); return wantErr(err, "lo > 0") },
 		"DevSlp NaN floor": func() error {
 			_, err := DevSlpCycleChart(DevSlpCycle{Power: good, Floor: 0, Limit: 0.005, Assert: nan}, DevSlpOpts{})

@@ -130,7 +130,9 @@ func stateColor(state string) color.Color {
 	case "slumber":
 		return color.NRGBA{0xc8, 0xe6, 0xc9, 0xff}
 	case "devslp":
-		return color.NRGBA{0xbb, 0xde, 0xfb, 0xff}
+		// Lavender, not blue: a min–max band is a translucent series
+		// colour, and the first series is blue. fillState adds a hatch.
+		return color.NRGBA{0xe6, 0xdd, 0xf5, 0xff}
 	}
 	// Unknown names get a stable tint derived from the name.
 	var h uint32 = 2166136261
@@ -138,6 +140,40 @@ func stateColor(state string) color.Color {
 		h = (h ^ uint32(b)) * 16777619
 	}
 	return color.NRGBA{uint8(200 + h%40), uint8(200 + (h>>8)%40), uint8(215 + (h>>16)%40), 0xff}
+}
+
+// hatchColor draws the diagonal hatch over DevSlp shading, so DevSlp (and
+// the DEVSLP pin) can never be read as a min–max band, whatever the colours.
+var hatchColor = color.NRGBA{0x7e, 0x57, 0xc2, 0x90}
+
+// fillState shades r for state: a flat tint, hatched for DevSlp.
+func fillState(c draw.Canvas, state string, r vg.Rectangle) {
+	c.FillPolygon(stateColor(state), []vg.Point{r.Min, {X: r.Max.X, Y: r.Min.Y}, r.Max, {X: r.Min.X, Y: r.Max.Y}})
+	if strings.ToLower(state) != "devslp" {
+		return
+	}
+	// 45° lines every 5 pt, anchored to the page so neighbouring spans
+	// join up; each is clipped to r.
+	ls := draw.LineStyle{Color: hatchColor, Width: vg.Points(0.6)}
+	step := vg.Points(5)
+	h := r.Max.Y - r.Min.Y
+	k0 := vg.Length(math.Floor(float64((r.Min.X - h) / step)))
+	for x := k0 * step; x <= r.Max.X; x += step {
+		// the line y - r.Min.Y = (X - x) from X = x to X = x + h
+		ax, ay := x, r.Min.Y
+		bx, by := x+h, r.Max.Y
+		if ax < r.Min.X {
+			ay += r.Min.X - ax
+			ax = r.Min.X
+		}
+		if bx > r.Max.X {
+			by -= bx - r.Max.X
+			bx = r.Max.X
+		}
+		if bx > ax {
+			c.StrokeLine2(ls, ax, ay, bx, by)
+		}
+	}
 }
 
 // stateLabel is the legend text for a state, spelt as SATA documents it.
@@ -172,12 +208,18 @@ func stateOrder(s string) int {
 
 // statesPresent returns the distinct state names in spans, legend-ordered.
 func statesPresent(spans ...[]StateSpan) []string {
+	return statesIn(math.Inf(-1), math.Inf(1), spans...)
+}
+
+// statesIn returns the distinct state names of spans that cover some of
+// [x0, x1] (a zero-length span shades nothing), legend-ordered.
+func statesIn(x0, x1 float64, spans ...[]StateSpan) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, ss := range spans {
 		for _, s := range ss {
 			k := strings.ToLower(s.State)
-			if !seen[k] && validSpan(s.Start, s.End) {
+			if !seen[k] && validSpan(s.Start, s.End) && s.End > s.Start && s.End > x0 && s.Start < x1 {
 				seen[k] = true
 				out = append(out, k)
 			}
@@ -207,7 +249,7 @@ func (s stateBands) Plot(c draw.Canvas, p *plot.Plot) {
 	flush := func() {
 		x0, x1 := max(cur0, c.Min.X), min(cur1, c.Max.X)
 		if open && x1 > x0 {
-			c.FillPolygon(stateColor(cur), []vg.Point{{X: x0, Y: c.Min.Y}, {X: x1, Y: c.Min.Y}, {X: x1, Y: c.Max.Y}, {X: x0, Y: c.Max.Y}})
+			fillState(c, cur, vg.Rectangle{Min: vg.Point{X: x0, Y: c.Min.Y}, Max: vg.Point{X: x1, Y: c.Max.Y}})
 		}
 	}
 	for _, sp := range s.spans {
@@ -319,17 +361,16 @@ func (v vlines) Plot(c draw.Canvas, p *plot.Plot) {
 	}
 }
 
-// hline is a horizontal reference line with a label above its right end.
+// hline is a horizontal reference line between times x0 and x1 (±Inf: the
+// whole axis). It carries no text: its value goes in the legend, where it
+// cannot sit on the trace.
 type hline struct {
-	y     float64
-	text  string
-	style draw.LineStyle
-	left  bool // label at the left end instead
-	below bool // label under the line instead
+	y, x0, x1 float64
+	style     draw.LineStyle
 }
 
 func (h hline) Plot(c draw.Canvas, p *plot.Plot) {
-	_, trY := p.Transforms(&c)
+	trX, trY := p.Transforms(&c)
 	if !finite(h.y) {
 		return
 	}
@@ -337,21 +378,15 @@ func (h hline) Plot(c draw.Canvas, p *plot.Plot) {
 	if !(y >= c.Min.Y && y <= c.Max.Y) {
 		return
 	}
-	c.StrokeLine2(h.style, c.Min.X, y, c.Max.X, y)
-	if h.text != "" {
-		sty := textStyle(sans, noteSize)
-		sty.Color = h.style.Color
-		sty.YAlign = draw.YBottom
-		dy := vg.Points(1)
-		if h.below {
-			sty.YAlign, dy = draw.YTop, -dy
-		}
-		x := c.Max.X - vg.Points(2)
-		sty.XAlign = draw.XRight
-		if h.left {
-			x, sty.XAlign = c.Min.X+vg.Points(2), draw.XLeft
-		}
-		c.FillText(sty, vg.Point{X: x, Y: y + dy}, h.text)
+	xa, xb := c.Min.X, c.Max.X
+	if finite(h.x0) {
+		xa = max(xa, clampLen(trX(h.x0), c.Min.X, c.Max.X))
+	}
+	if finite(h.x1) {
+		xb = min(xb, clampLen(trX(h.x1), c.Min.X, c.Max.X))
+	}
+	if xb > xa {
+		c.StrokeLine2(h.style, xa, y, xb, y)
 	}
 }
 

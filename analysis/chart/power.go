@@ -75,8 +75,11 @@ type PowerOpts struct {
 	SeparateY bool
 	// NoBand draws only the mean line, without the min–max band.
 	NoBand bool
-	Size   Size    // inches; default 10 wide, 2.2 in per stacked drive
-	DPI    float64 // PNG resolution; default 96
+	// LogY uses a log power axis (mW floors and W bursts both readable);
+	// values ≤ 0 are drawn on the axis floor, and a note says so.
+	LogY bool
+	Size Size    // inches; default 10 wide, 2.2 in per stacked drive
+	DPI  float64 // PNG resolution; default 96
 }
 
 func (u PowerUnit) resolve(maxW float64) (scale float64, label string) {
@@ -118,6 +121,8 @@ func PowerOverTime(traces []Trace, o PowerOpts) (*Figure, error) {
 	}
 	if o.To > o.From {
 		x0, x1 = o.From, o.To
+	} else if x0 > 0 && x0 < 0.05*(x1-x0) {
+		x0 = 0 // a whole run starts at its origin: show the 0 tick
 	}
 	if x1 <= x0 { // a single instant: give it some width
 		x0, x1 = x0-0.5, x1+0.5
@@ -130,27 +135,69 @@ func PowerOverTime(traces []Trace, o PowerOpts) (*Figure, error) {
 	if !(ymax > 0) {
 		ymax = 1
 	}
+	// On a log axis the floor is a decade under the lowest positive value
+	// in view; anything at or below it (a negative noise sample, a zero)
+	// is drawn on the floor.
+	ylo, clipped := 0.0, 0
+	if o.LogY {
+		lo := math.Inf(1)
+		for _, tr := range traces {
+			e := tr.Power
+			for k, t := range e.T {
+				if t < x0 || t > x1 {
+					continue
+				}
+				for _, v := range [...]float64{e.Min[k], e.Mean[k]} {
+					if finite(v) && v > 0 {
+						lo = math.Min(lo, v*scale)
+					}
+				}
+				if finite(e.Min[k]) && e.Min[k] <= 0 {
+					clipped++
+				}
+			}
+		}
+		if math.IsInf(lo, 1) {
+			lo = ymax / 1000
+		}
+		ylo = math.Pow(10, math.Floor(math.Log10(lo)))
+		ymax = math.Pow(10, math.Ceil(math.Log10(ymax)))
+	}
 
 	f := &frame{title: o.Title, subtitle: o.Subtitle, legend: newLegend(), gap: vg.Points(4)}
 	anyIO := false
 	var allStates [][]StateSpan
-	for _, tr := range traces {
+	var notes []Annotation
+	var bands []color.Color
+	for i, tr := range traces {
 		anyIO = anyIO || len(tr.IO) > 0
 		allStates = append(allStates, tr.States)
+		notes = append(notes, tr.Notes...)
+		if !o.NoBand && bandVisible(tr.Power, x0, x1, scale, ymax, ylo, o.LogY) {
+			bands = append(bands, tint(seriesColor(i), 70))
+		}
 	}
 	if o.Layout == Overlay {
 		for i, tr := range traces {
 			f.legend.add(name(tr.Name, i), swatch{line: draw.LineStyle{Color: seriesColor(i), Width: vg.Points(2)}})
 		}
 	}
-	for _, s := range statesPresent(allStates...) {
-		f.legend.add(stateLabel(s), swatch{fill: stateColor(s)})
+	for _, s := range statesIn(x0, x1, allStates...) {
+		f.legend.add(stateLabel(s), swatch{state: s})
 	}
 	if anyIO {
 		f.legend.add("I/O busy", swatch{fill: axisColor})
 	}
-	if !o.NoBand {
-		f.legend.add("min–max", swatch{fill: color.NRGBA{0x80, 0x80, 0x80, 70}})
+	if len(bands) > 0 {
+		f.legend.add("min–max per point", swatch{bands: bands})
+	}
+	if clipped > 0 {
+		f.legend.add(fmt.Sprintf("%d points ≤ 0 drawn at the axis floor", clipped), swatch{})
+	}
+	labels := newLabelStrip(notes, color.Gray{Y: 60})
+	lines := make([]Annotation, 0, len(labels.notes))
+	for _, n := range labels.notes {
+		lines = append(lines, Annotation{T: n.T})
 	}
 
 	yLabel := "Power (" + unit + ")"
@@ -167,23 +214,26 @@ func PowerOverTime(traces []Trace, o PowerOpts) (*Figure, error) {
 		}
 		var top float64
 		for k, tr := range trs {
-			ep := &envelopePlot{e: tr.Power, scale: scale, color: seriesColor(idx[k]), band: !o.NoBand}
+			ep := &envelopePlot{e: tr.Power, scale: scale, color: seriesColor(idx[k]), band: !o.NoBand, floor: ylo}
 			p.Add(ep)
 			_, _, _, m := ep.DataRange()
 			top = math.Max(top, m)
 		}
-		for _, tr := range trs {
-			if len(tr.Notes) > 0 {
-				p.Add(vlines{tr.Notes, color.Gray{Y: 60}})
-			}
+		if len(lines) > 0 {
+			p.Add(vlines{lines, color.Gray{Y: 60}})
 		}
 		timeAxis(p)
-		p.Y.Min, p.Y.Max = 0, ymax
-		if o.SeparateY && o.YMax <= 0 && top > 0 {
+		p.Y.Min, p.Y.Max = ylo, ymax
+		if o.SeparateY && o.YMax <= 0 && top > 0 && !o.LogY {
 			p.Y.Max = top * 1.08
 		}
 		p.Y.Label.Text = yLabel
 		p.Y.Tick.Marker = niceTicks{4}
+		if o.LogY {
+			setLogYLabel(p, yLabel)
+			p.Y.Scale = plot.LogScale{}
+			p.Y.Tick.Marker = logTicks{}
+		}
 		p.X.Tick.Marker = noLabels{niceTicks{8}}
 		return p
 	}
@@ -209,37 +259,40 @@ func PowerOverTime(traces []Trace, o PowerOpts) (*Figure, error) {
 		return p
 	}
 
+	if len(labels.notes) > 0 {
+		f.panels = append(f.panels, labelPanel(labels, x0, x1))
+	}
 	switch o.Layout {
 	case Overlay:
 		idx := make([]int, len(traces))
 		for i := range idx {
 			idx[i] = i
 		}
-		f.panels = append(f.panels, panel{powerPanel(traces, idx, false), 1})
+		f.panels = append(f.panels, panel{p: powerPanel(traces, idx, false), weight: 1})
 		for i, tr := range traces {
 			if anyIO || len(tr.States) > 0 {
-				f.panels = append(f.panels, panel{strip(tr, i, true, name(tr.Name, i)), 0.14})
+				f.panels = append(f.panels, panel{p: strip(tr, i, true, name(tr.Name, i)), weight: 0.14})
 			}
 		}
 		if o.Size.W <= 0 {
-			o.Size = Size{10, 4.2 + 0.45*float64(len(traces))}
+			o.Size = Size{10, DefaultPowerHeight(len(traces), Overlay)}
 		}
 	default:
 		for i, tr := range traces {
 			p := powerPanel([]Trace{tr}, []int{i}, true)
 			p.Title.Text = name(tr.Name, i)
-			f.panels = append(f.panels, panel{p, 1})
+			f.panels = append(f.panels, panel{p: p, weight: 1})
 			if anyIO {
-				f.panels = append(f.panels, panel{strip(tr, i, false, ""), 0.16})
+				f.panels = append(f.panels, panel{p: strip(tr, i, false, ""), weight: 0.16})
 			}
 		}
 		if o.Size.W <= 0 {
-			o.Size = Size{10, 1.0 + 2.3*float64(len(traces))}
+			o.Size = Size{10, DefaultPowerHeight(len(traces), Stacked)}
 		}
 	}
-	for _, pn := range f.panels {
+	for i, pn := range f.panels {
 		fixAxis(&pn.p.X, false)
-		fixAxis(&pn.p.Y, false)
+		fixAxis(&pn.p.Y, o.LogY && pn.height == nil && f.panels[i].weight == 1)
 	}
 	last := f.panels[len(f.panels)-1].p
 	last.X.Tick.Marker = niceTicks{8}
@@ -247,9 +300,38 @@ func PowerOverTime(traces []Trace, o PowerOpts) (*Figure, error) {
 	return newFigure(o.Size.or(Size{10, 5}), o.DPI, f.draw), nil
 }
 
+// DefaultPowerHeight is PowerOverTime's default height in inches for n
+// drives (the default width is 10 in).
+func DefaultPowerHeight(n int, l Layout) float64 {
+	if l == Overlay {
+		return 4.2 + 0.45*float64(n)
+	}
+	return 1.0 + 2.3*float64(n)
+}
+
 func name(s string, i int) string {
 	if s == "" {
 		return fmt.Sprintf("drive %d", i+1)
 	}
 	return s
+}
+
+// bandVisible reports whether e's min–max band shows anywhere in [x0, x1]:
+// wider than half a percent of the power axis (or, on a log axis, than 2 %
+// of the value). A band too thin to see gets no legend entry.
+func bandVisible(e Envelope, x0, x1, scale, ymax, ylo float64, log bool) bool {
+	for k, t := range e.T {
+		if t < x0 || t > x1 || !finite(e.Min[k]) || !finite(e.Max[k]) {
+			continue
+		}
+		lo, hi := e.Min[k]*scale, e.Max[k]*scale
+		if log {
+			if hi > math.Max(lo, ylo)*1.02 {
+				return true
+			}
+		} else if hi-lo > 0.005*ymax {
+			return true
+		}
+	}
+	return false
 }

@@ -360,7 +360,7 @@ func ms(d time.Duration) float64 { return float64(d) / 1e6 }
 
 // iopsChart draws the per-second IOPS series (the consistency chart).
 func iopsChart(path, name string, res replay.Result, o outfile.Options) error {
-	s := chart.IOPSSeries{Name: name}
+	s := chart.IOPSSeries{Name: name, End: res.Elapsed.Seconds()}
 	for i, n := range res.PerSecond {
 		s.T = append(s.T, float64(i))
 		s.IOPS = append(s.IOPS, float64(n))
