@@ -63,6 +63,10 @@ func TestLegendOnlyWhatIsInView(t *testing.T) {
 	if got := strings.Join(statesIn(0, 40, spans), ","); got != "idle,devslp" {
 		t.Errorf("states in [0,40] = %q", got)
 	}
+	io := []Trace{{IO: []Interval{{1, 2}}}}
+	if !ioIn(0, 1.5, io) || ioIn(3, 4, io) {
+		t.Error("I/O in view misjudged")
+	}
 	flat := Envelope{T: []float64{1, 2}, Min: []float64{0.4, 0.4}, Max: []float64{0.4001, 0.4}, Mean: []float64{0.4, 0.4}}
 	if bandVisible(flat, 0, 3, 1, 3, 0, false) {
 		t.Error("a band 0.1 mW tall on a 3 W axis counted as visible")
@@ -115,5 +119,13 @@ func TestLabelStripNoOverlap(t *testing.T) {
 		if a.x0 < 0 || a.x0+sty.Width(a.text) > 700 {
 			t.Errorf("%q runs off the strip", a.text)
 		}
+	}
+}
+
+func TestLabelStripOneLabelPerEvent(t *testing.T) {
+	l := newLabelStrip([]Annotation{{10, "devslp-cycle:1"}, {10.001, "devslp-cycle:1"}, {20, "devslp-cycle:1"}}, nil)
+	ps, _ := l.layout(func(x float64) vg.Length { return vg.Length(x * 10) }, 0, 400)
+	if len(ps) != 2 {
+		t.Errorf("%d labels, want 2: the same phase of two drives 1 ms apart is one event, the one 10 s later another", len(ps))
 	}
 }

@@ -58,11 +58,18 @@ func (l *labelStrip) layout(trX func(float64) vg.Length, lo, hi vg.Length) ([]pl
 	var ends []vg.Length // right edge of the last label in each row
 	var out []placedLabel
 	rows := 0
+	last := map[string]vg.Length{} // where each text was last placed
 	for _, n := range l.notes {
 		x := trX(n.T)
 		if !(x >= lo && x <= hi) {
 			continue
 		}
+		// The same event of several drives (a phase starts on each a
+		// fraction of a millisecond apart) is one label.
+		if px, ok := last[n.Text]; ok && x-px < vg.Points(4) {
+			continue
+		}
+		last[n.Text] = x
 		w := sty.Width(n.Text)
 		x0 := x + vg.Points(2)
 		if x0+w > hi { // no room to the right: end the text at the line

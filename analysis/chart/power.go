@@ -185,7 +185,7 @@ func PowerOverTime(traces []Trace, o PowerOpts) (*Figure, error) {
 	for _, s := range statesIn(x0, x1, allStates...) {
 		f.legend.add(stateLabel(s), swatch{state: s})
 	}
-	if anyIO {
+	if ioIn(x0, x1, traces) {
 		f.legend.add("I/O busy", swatch{fill: axisColor})
 	}
 	if len(bands) > 0 {
@@ -331,6 +331,18 @@ func bandVisible(e Envelope, x0, x1, scale, ymax, ylo float64, log bool) bool {
 			}
 		} else if hi-lo > 0.005*ymax {
 			return true
+		}
+	}
+	return false
+}
+
+// ioIn reports whether any trace had I/O in flight during [x0, x1].
+func ioIn(x0, x1 float64, traces []Trace) bool {
+	for _, tr := range traces {
+		for _, iv := range tr.IO {
+			if validSpan(iv.Start, iv.End) && iv.End >= x0 && iv.Start <= x1 {
+				return true
+			}
 		}
 	}
 	return false

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/idlewatt/idlewatt/analysis"
@@ -265,6 +266,9 @@ func CycleChart(name string, c CycleSamples, res devslp.Result, limit units.Watt
 		Name: name, Power: env, Assert: 0, Deassert: ms(c.Timing.Deassert),
 		FloorReached: floorAt, FirstIO: ms(c.Timing.ProbeComplete),
 		Floor: units.Watts(res.FloorW), Limit: limit,
+		// devslp.Evaluate's floor is the mean over the hold's second half.
+		FloorFrom: ms(c.Timing.Assert + (c.Timing.Deassert-c.Timing.Assert)/2), FloorTo: ms(c.Timing.Deassert),
+		Verdict: cycleVerdict(res), Pass: res.Pass,
 	}, chart.DevSlpOpts{
 		Title:    fmt.Sprintf("DevSlp cycle %d — %s", c.Timing.Cycle, name),
 		Subtitle: fmt.Sprintf("entry %.1f ms · floor %.2f mW · exit %.1f ms", res.EntryMs, res.FloorW*1e3, res.ExitMs),
@@ -274,6 +278,18 @@ func CycleChart(name string, c CycleSamples, res devslp.Result, limit units.Watt
 		return err
 	}
 	return fig.SaveWith(out, o)
+}
+
+// cycleVerdict is the chart's verdict line: devslp.Evaluate's judgement of
+// the cycle, its failures word for word.
+func cycleVerdict(r devslp.Result) string {
+	if r.Pass {
+		return fmt.Sprintf("cycle %d: PASS", r.Cycle)
+	}
+	if len(r.Failures) == 0 {
+		return fmt.Sprintf("cycle %d: FAIL", r.Cycle)
+	}
+	return fmt.Sprintf("cycle %d: FAIL: %s", r.Cycle, strings.Join(r.Failures, "; "))
 }
 
 // devslpEvaluate judges one cycle with the options the run used.
