@@ -409,6 +409,10 @@ func (t niceTicks) Ticks(lo, hi float64) []plot.Tick {
 			if v == 0 {
 				v = 0 // no "-0"
 			}
+			// k·step can land a rounding error outside the axis (10.1 as
+			// 10.100000000000001); gonum then ignores the label when it
+			// pads the plot, and the label is cut off at the page edge.
+			v = math.Min(math.Max(v, lo), hi)
 			ts = append(ts, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'f', prec, 64)})
 		} else {
 			ts = append(ts, plot.Tick{Value: v})
