@@ -14,16 +14,13 @@ import (
 type PlotOptions struct {
 	From, To float64 // seconds from meter index 0; To ≤ From = the whole capture
 	Buckets  int     // envelope points (default 2000)
-	// Title is the chart's title; empty: the drives' names (PowerTitle).
-	Title string
-	// Size (inches) and DPI (PNG only) of the image; zero: the chart's
-	// defaults (10 in wide, 96 dpi).
-	Size chart.Size
-	DPI  float64
-	// LogY draws a log power axis; Unit is "W", "mW" or "" (mW when every
-	// value is below 1 W).
-	LogY bool
-	Unit string
+	Title    string
+	Subtitle string
+	// Width and Height (inches) and DPI size the image for print; 0 = the
+	// chart's defaults (10 in wide, 96 dpi).
+	Width, Height, DPI float64
+	LogY               bool            // logarithmic power axis
+	Unit               chart.PowerUnit // chart.UnitAuto picks mW below 1 W
 	// Open, if set, opens the capture instead of capture.Open(path) (the
 	// command line passes one that stops on SIGINT).
 	Open Opener
@@ -66,7 +63,7 @@ func Plot(path, out string, o PlotOptions) ([]string, error) {
 	var notes []string
 	if traces == nil {
 		opts.ChartFrom, opts.ChartTo = o.From, o.To
-		r, err := secondPass(open, opts, p1)
+		r, err := secondPass(open, opts, p1, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -82,28 +79,16 @@ func Plot(path, out string, o PlotOptions) ([]string, error) {
 		r.endNotes()
 		notes = r.dataNotes
 	}
-	po := chart.PowerOpts{Title: o.Title, Unit: chart.UnitAuto, From: o.From, To: o.To, LogY: o.LogY, Size: o.Size, DPI: o.DPI}
-	switch o.Unit {
-	case "W":
-		po.Unit = chart.UnitW
-	case "mW":
-		po.Unit = chart.UnitMW
-	case "":
-	default:
-		return notes, fmt.Errorf("plot: unit %q: want W or mW", o.Unit)
-	}
-	if po.Title == "" {
-		var names []string
-		for _, tr := range traces {
-			names = append(names, tr.Name)
+	po := chart.PowerOpts{Title: o.Title, Subtitle: o.Subtitle, Unit: o.Unit, From: o.From, To: o.To, LogY: o.LogY, DPI: o.DPI}
+	if o.Width > 0 || o.Height > 0 {
+		w, h := o.Width, o.Height
+		if w <= 0 {
+			w = 10
 		}
-		po.Title, po.Subtitle = PowerTitle(names, p1.info)
-	}
-	if o.Size.H <= 0 && o.Size.W > 0 { // a width alone keeps the default height
-		po.Size.H = chart.DefaultPowerHeight(len(traces), po.Layout)
-	}
-	if o.Size.W <= 0 && o.Size.H > 0 {
-		po.Size.W = 10
+		if h <= 0 {
+			h = 1 + 2.3*float64(len(traces))
+		}
+		po.Size = chart.Size{W: w, H: h}
 	}
 	f, err := chart.PowerOverTime(traces, po)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/idlewatt/idlewatt/analysis/states"
 	"io"
 	"math"
 	"os"
@@ -31,7 +32,7 @@ const (
 
 // ReportFiles are the names WriteFiles may write (charts only when they
 // have data), for checking a directory before the work starts.
-var ReportFiles = []string{FileJSON, FileMD, FileCSV, FilePower, FileIdle, FileAverage, FileHist, FileCDF}
+var ReportFiles = []string{FileJSON, FileMD, FileCSV, FilePower, FileIdle, FileAverage, FileHist, FileCDF, FileStates}
 
 // WriteOptions say how WriteFilesWith writes.
 type WriteOptions struct {
@@ -71,10 +72,21 @@ func (r *Report) WriteFilesWith(dir string, o WriteOptions) error {
 	if err := r.WriteCSV(&cs); err != nil {
 		return err
 	}
-	for _, f := range []struct {
+	files := []struct {
 		name string
 		b    []byte
-	}{{FileJSON, js.Bytes()}, {FileMD, md.Bytes()}, {FileCSV, cs.Bytes()}} {
+	}{{FileJSON, js.Bytes()}, {FileMD, md.Bytes()}, {FileCSV, cs.Bytes()}}
+	if r.States != nil {
+		var st bytes.Buffer
+		if err := r.WriteStatesJSON(&st); err != nil {
+			return err
+		}
+		files = append(files, struct {
+			name string
+			b    []byte
+		}{FileStates, st.Bytes()})
+	}
+	for _, f := range files {
 		if err := outfile.WriteFile(filepath.Join(dir, f.name), f.b, fo); err != nil {
 			return err
 		}
@@ -92,12 +104,7 @@ func (r *Report) writeCharts(dir string, o outfile.Options) error {
 		errs = append(errs, saveFig(f, err, filepath.Join(dir, name), o))
 	}
 	if len(r.traces) > 0 {
-		var names []string
-		for _, tr := range r.traces {
-			names = append(names, tr.Name)
-		}
-		title, sub := PowerTitle(names, r.Capture)
-		f, err := chart.PowerOverTime(r.traces, chart.PowerOpts{Title: title, Subtitle: sub, Unit: chart.UnitAuto})
+		f, err := chart.PowerOverTime(r.traces, chart.PowerOpts{Title: "Power over time", Unit: chart.UnitAuto})
 		save(f, err, FilePower)
 	}
 	var idle []chart.Bar
@@ -113,130 +120,29 @@ func (r *Report) writeCharts(dir string, o outfile.Options) error {
 		f, err := chart.ActiveIdlePower(idle)
 		save(f, err, FileIdle)
 	}
-	if avg, workload, note := r.averageBars(); len(avg) > 0 {
-		f, err := chart.AveragePowerNote(avg, workload, note)
+	if avg, ao := r.averageChart(); len(avg) > 0 {
+		f, err := chart.BarChart(avg, ao)
 		save(f, err, FileAverage)
 	}
 	if len(r.dists) > 0 {
-		ds := r.chartDists()
-		o := chart.DistOpts{Title: "Power distribution", Subtitle: "share of measured time per power bin (log scale)", Unit: chart.UnitAuto}
-		f, err := chart.Histogram(ds, o)
+		// The CDF marks the report's own percentiles, not the chart's
+		// re-binned estimate of them.
+		for i := range r.dists {
+			for _, d := range r.Drives {
+				if d.Name == r.dists[i].Name {
+					r.dists[i].P50, r.dists[i].P99 = d.P50W, d.P99W
+				}
+			}
+		}
+		o := chart.DistOpts{Title: "Power distribution", Subtitle: "share of measured time per power bin (log scale: short modes such as DevSlp stay visible)", Unit: chart.UnitAuto, LogY: true}
+		f, err := chart.Histogram(r.dists, o)
 		save(f, err, FileHist)
-		o = chart.DistOpts{Title: "Power CDF", Subtitle: "share of measured time at or below each power", Unit: chart.UnitAuto}
-		f, err = chart.CDF(ds, o)
+		o = chart.DistOpts{Title: "Power CDF", Subtitle: "share of measured time at or below each power; p50 and p99 as in report.json", Unit: chart.UnitAuto}
+		f, err = chart.CDF(r.dists, o)
 		save(f, err, FileCDF)
 	}
+	errs = append(errs, r.writeDevSlpCharts(dir, o))
 	return errors.Join(errs...)
-}
-
-// PowerTitle is the power-over-time chart's title and subtitle: what was
-// measured (the drives, or how many) and when and with what, never a file
-// name.
-func PowerTitle(drives []string, c CaptureInfo) (title, subtitle string) {
-	title = "Power over Time"
-	switch {
-	case len(drives) == 1:
-		title += ": " + drives[0]
-	case len(drives) == 2:
-		title += ": " + drives[0] + " and " + drives[1]
-	case len(drives) > 2:
-		title += fmt.Sprintf(": %d drives", len(drives))
-	}
-	var parts []string
-	if c.Created != "" {
-		parts = append(parts, "run of "+c.Created)
-	}
-	m := strings.TrimSpace(c.MeterKind + " " + c.MeterModel)
-	if m != "" && c.RateHz > 0 {
-		m += " at " + g(c.RateHz) + " S/s"
-	}
-	if m != "" {
-		parts = append(parts, "meter "+m)
-	}
-	return title, strings.Join(parts, " · ")
-}
-
-// workloadPrefix starts the phase names of workload runs
-// ("workload:pcmark7:all"); the average chart is of these, as a review's is.
-const workloadPrefix = "workload:"
-
-// workloadNames spells workload kinds as reviews title their charts.
-var workloadNames = map[string]string{"pcmark7": "PCMark 7"}
-
-// averageBars returns the average-power chart's bars: each drive's average
-// over its workload phases, as report.md's phase table states it, one group
-// per phase when there are several; the workload's name for the title; and
-// a note on what was averaged. Without workload phases it falls back to the
-// capture average, and the title says "Capture".
-func (r *Report) averageBars() (bars []chart.Bar, workload, note string) {
-	var phases []string
-	seen := map[string]bool{}
-	kinds := map[string]bool{}
-	for _, d := range r.Drives {
-		for _, ph := range d.Phases {
-			name := strings.TrimSpace(ph.Name)
-			if !strings.HasPrefix(name, workloadPrefix) || ph.Samples == 0 || math.IsNaN(ph.AverageW) {
-				continue
-			}
-			if !seen[name] {
-				seen[name] = true
-				phases = append(phases, name)
-			}
-			kind, _, _ := strings.Cut(strings.TrimPrefix(name, workloadPrefix), ":")
-			kinds[kind] = true
-		}
-	}
-	if len(phases) == 0 {
-		for _, d := range r.Drives {
-			if d.Samples.Count > 0 && !math.IsNaN(d.AverageW) {
-				bars = append(bars, chart.Bar{Label: d.Name, Value: d.AverageW, Err: barErr(d.AverageU95W)})
-			}
-		}
-		return bars, "Capture", "whole capture (no workload phase): idle and sleep states included"
-	}
-	workload = "Workload"
-	if len(kinds) == 1 {
-		for k := range kinds {
-			workload = k
-			if n, ok := workloadNames[k]; ok {
-				workload = n
-			}
-		}
-	}
-	for _, name := range phases {
-		for _, d := range r.Drives {
-			for _, ph := range d.Phases {
-				if strings.TrimSpace(ph.Name) != name || ph.Samples == 0 || math.IsNaN(ph.AverageW) {
-					continue
-				}
-				b := chart.Bar{Label: d.Name, Value: ph.AverageW, Err: barErr(ph.AverageU95W)}
-				if len(phases) > 1 {
-					b.Group = name
-				}
-				bars = append(bars, b)
-			}
-		}
-	}
-	if len(phases) == 1 {
-		return bars, workload, "phase " + phases[0] + " (idle and DevSlp excluded)"
-	}
-	return bars, workload, "per workload phase (idle and DevSlp excluded)"
-}
-
-// chartDists gives the distribution charts the percentiles the report
-// states, so the CDF prints and marks report.md's p50 and p99.
-func (r *Report) chartDists() []chart.Distribution {
-	ds := make([]chart.Distribution, len(r.dists))
-	copy(ds, r.dists)
-	for i := range ds {
-		for _, d := range r.Drives {
-			if d.Name == ds[i].Name {
-				ds[i].Quantiles = []chart.Quantile{{P: 0.5, W: d.P50W}, {P: 0.99, W: d.P99W}}
-				break
-			}
-		}
-	}
-	return ds
 }
 
 // barErr is a bar's whisker: the 95 % interval, none when unknown.
@@ -321,11 +227,21 @@ func (r *Report) WriteMarkdown(w io.Writer) {
 		p("| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", d.Name, FormatV(d.PeakW, 4), FormatV(pw.W1ms, 4), FormatV(pw.W10ms, 4), FormatV(pw.W100ms, 4), FormatV(pw.W1s, 4),
 			FormatV(d.P50W, 4), FormatV(d.P95W, 4), FormatV(d.P99W, 4))
 	}
-	p("\n## Residency\n\n| Drive | Active | Idle | Partial | Slumber | DevSlp | DevSlp entered | DevSlp power (mW) | Entry (ms) | Exit (ms) | Cycles |\n|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|\n")
+	p("\n## Residency\n\nFraction of measured time in each state (docs/analysis.md, \"States\").\n\n| Drive | Active | Background | Idle | Partial | Slumber | DevSlp | Off |\n|---|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, d := range r.Drives {
 		rs := d.Residency
-		p("| %s | %s | %s | %s | %s | %s | %v | %.3f | %.2f | %.2f | %d/%d |\n", d.Name, pct(rs.Active), pct(rs.Idle), pct(rs.Partial), pct(rs.Slumber), pct(rs.DevSlp),
-			d.DevSlp.Entered, d.DevSlp.PowerW*1e3, d.DevSlp.EntryMS, d.DevSlp.ExitMS, d.DevSlp.CyclesEntered, d.DevSlp.Cycles)
+		p("| %s | %s | %s | %s | %s | %s | %s | %s |\n", d.Name, pct(rs.Active), pct(rs.Background), pct(rs.Idle), pct(rs.Partial), pct(rs.Slumber), pct(rs.DevSlp), pct(rs.Off))
+	}
+	p("\n## DevSlp\n\nPooled over the DEVSLP pin cycles, ± the 95 %% half-width (docs/analysis.md, \"DevSlp quantities\").\n\n| Drive | Outcome | Floor (mW) | Entry (ms) | Power rise (ms) | Exit to first read (ms) | Pre-cycle (mW) | Cycles passed | Reason |\n|---|---|---:|---:|---:|---:|---:|---:|---|\n")
+	for _, d := range r.Drives {
+		ds := d.DevSlp
+		outcome := string(ds.Outcome)
+		if outcome == "" {
+			outcome = "no cycles"
+		}
+		p("| %s | %s | %s | %s | %s | %s | %s | %d/%d | %s |\n", d.Name, outcome, states.PM(ds.FloorW, ds.FloorU95W, 1e3),
+			states.PM(ds.EntryMs, ds.EntryU95Ms, 1), states.PM(ds.RiseMs, ds.RiseU95Ms, 1), states.PM(ds.ExitMs, ds.ExitU95Ms, 1),
+			states.PM(ds.PreCycleW, states.None, 1e3), ds.Verdict.Passed, len(ds.CycleResults), strings.ReplaceAll(ds.Reason, "|", "/"))
 	}
 	p("\n## I/O and efficiency\n\n| Drive | Ops | MB | Busy (s) | Busy power (W) | Settle (s) | Idle (s) | MB/s per W (busy) | IOPS per W (busy) | MB/s per W | IOPS per W |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, d := range r.Drives {
@@ -353,6 +269,9 @@ func (r *Report) WriteMarkdown(w io.Writer) {
 		r.Settings.SettleMS, r.Settings.MergeGapMS, r.Settings.IdleFloor, 100*r.Settings.HistogramRelErr)
 	if len(r.Drives) > 0 {
 		p("Intervals: %s.\n", r.Drives[0].Uncertainty.Method)
+	}
+	if r.States != nil {
+		r.writeStatesMarkdown(w)
 	}
 	if len(r.Notes) > 0 {
 		p("\n## Notes\n\n")

@@ -17,10 +17,6 @@ type Bar struct {
 	Label string
 	Value float64
 	Err   float64
-	// Group puts the bar under a heading, e.g. the workload phase it is
-	// the average of: bars of one group are drawn together (ranked within
-	// it), groups in the order they first appear. Empty: no headings.
-	Group string
 }
 
 // BarOpts configures BarChart.
@@ -60,19 +56,6 @@ func AveragePower(bars []Bar, workload string, highlight ...string) (*Figure, er
 	})
 }
 
-// AveragePowerNote is AveragePower with a note after "lower is better" in
-// the subtitle, saying what was averaged (e.g. "workload phases only").
-func AveragePowerNote(bars []Bar, workload, note string, highlight ...string) (*Figure, error) {
-	sub := "lower is better"
-	if note != "" {
-		sub += " · " + note
-	}
-	return BarChart(bars, BarOpts{
-		Title: workload + " Average Power Consumption", Subtitle: sub,
-		Axis: "Power (W)", Highlight: highlight, Format: "%.3f W",
-	})
-}
-
 // BarChart draws horizontal bars, one per drive, with the value printed at
 // each bar's end. It returns ErrNoData for no bars and an error naming the
 // bar whose Value or Err is not a finite number (Err must also be ≥ 0).
@@ -88,42 +71,20 @@ func BarChart(bars []Bar, o BarOpts) (*Figure, error) {
 	if o.Format == "" {
 		o.Format = "%.3g"
 	}
-	// Rows top to bottom: per group (in first-seen order) a heading row
-	// when the bars are grouped, then its bars ranked.
-	var groups []string
-	byGroup := map[string][]Bar{}
-	for _, b := range bars {
-		if _, ok := byGroup[b.Group]; !ok {
-			groups = append(groups, b.Group)
-		}
-		byGroup[b.Group] = append(byGroup[b.Group], b)
+	bs := append([]Bar(nil), bars...)
+	if !o.Keep {
+		sort.SliceStable(bs, func(i, j int) bool {
+			if o.Descending {
+				return bs[i].Value > bs[j].Value
+			}
+			return bs[i].Value < bs[j].Value
+		})
 	}
-	headings := len(groups) > 1 || groups[0] != ""
-	var rows []barRow
-	for _, g := range groups {
-		bs := byGroup[g]
-		if !o.Keep {
-			sort.SliceStable(bs, func(i, j int) bool {
-				if o.Descending {
-					return bs[i].Value > bs[j].Value
-				}
-				return bs[i].Value < bs[j].Value
-			})
-		}
-		if headings {
-			rows = append(rows, barRow{heading: g})
-		}
-		for i := range bs {
-			rows = append(rows, barRow{bar: &bs[i]})
-		}
-	}
-	// Row 0 goes on top, so it takes the highest y.
-	n := len(rows)
+	// Bar 0 goes on top, so it takes the highest y.
+	n := len(bs)
 	labels := make([]string, n)
-	for i, r := range rows {
-		if r.bar != nil {
-			labels[n-1-i] = r.bar.Label
-		}
+	for i, b := range bs {
+		labels[n-1-i] = b.Label
 	}
 	hl := map[string]bool{}
 	for _, h := range o.Highlight {
@@ -134,7 +95,7 @@ func BarChart(bars []Bar, o BarOpts) (*Figure, error) {
 	g := hgrid()
 	g.Horizontal.Color, g.Vertical.Color, g.Vertical.Width = nil, gridColor, vg.Points(0.5)
 	p.Add(g)
-	hb := &hbars{rows: rows, highlight: hl, format: o.Format}
+	hb := &hbars{bars: bs, highlight: hl, format: o.Format}
 	p.Add(hb)
 	p.NominalY(labels...)
 	p.Y.Tick.Label.Color = textColor
@@ -146,28 +107,18 @@ func BarChart(bars []Bar, o BarOpts) (*Figure, error) {
 	// Leave room right of the longest bar for its printed value.
 	p.X.Min, p.X.Max = lo, hi+(hi-lo)*0.15
 	fixAxis(&p.X, false)
-	f := &frame{title: o.Title, subtitle: o.Subtitle, panels: []panel{{p: p, weight: 1}}}
+	f := &frame{title: o.Title, subtitle: o.Subtitle, panels: []panel{{p, 1}}}
 	return newFigure(o.Size.or(Size{8, 1.1 + 0.32*float64(n)}), o.DPI, f.draw), nil
 }
 
-// barRow is a bar or a group heading.
-type barRow struct {
-	bar     *Bar
-	heading string
-}
-
 type hbars struct {
-	rows      []barRow
+	bars      []Bar
 	highlight map[string]bool
 	format    string
 }
 
 func (h *hbars) xrange() (lo, hi float64) {
-	for _, r := range h.rows {
-		if r.bar == nil {
-			continue
-		}
-		b := *r.bar
+	for _, b := range h.bars {
 		lo = math.Min(lo, b.Value-b.Err)
 		hi = math.Max(hi, b.Value+b.Err)
 	}
@@ -179,21 +130,14 @@ func (h *hbars) xrange() (lo, hi float64) {
 
 func (h *hbars) Plot(c draw.Canvas, p *plot.Plot) {
 	trX, trY := p.Transforms(&c)
-	n := len(h.rows)
+	n := len(h.bars)
 	base, accent := seriesColor(0), seriesColor(1)
 	sty := textStyle(sans, tickSize)
 	sty.YAlign = draw.YCenter
-	head := textStyle(sansBold, tickSize)
-	head.YAlign = draw.YCenter
 	whisker := draw.LineStyle{Color: textColor, Width: vg.Points(0.8)}
 	half := (trY(1) - trY(0)) * 0.32
-	for i, r := range h.rows {
+	for i, b := range h.bars {
 		yc := trY(float64(n - 1 - i))
-		if r.bar == nil {
-			c.FillText(head, vg.Point{X: c.Min.X + vg.Points(2), Y: yc}, r.heading)
-			continue
-		}
-		b := *r.bar
 		clr := color.Color(base)
 		if h.highlight[b.Label] {
 			clr = accent
@@ -219,5 +163,5 @@ func (h *hbars) Plot(c draw.Canvas, p *plot.Plot) {
 
 func (h *hbars) DataRange() (xmin, xmax, ymin, ymax float64) {
 	lo, hi := h.xrange()
-	return lo, hi, -0.5, float64(len(h.rows)) - 0.5
+	return lo, hi, -0.5, float64(len(h.bars)) - 0.5
 }

@@ -57,13 +57,9 @@ func (e Envelope) validate() error {
 //
 // # Gaps
 //
-// A run of buckets that received no sample is a gap (NaN row), unless it is
-// narrower than 1.5 sample intervals (the smallest spacing seen between
-// consecutive samples): zoomed in to where buckets are narrower than the
-// sample interval, most buckets are empty, and the line must join the
-// samples rather than fall apart into dots. A NaN power value, or a call to
-// Gap, marks a break inside a bucket: the envelope gets an extra NaN row
-// after it so the line is not drawn across the hole.
+// A bucket that received no sample is a gap (NaN row). A NaN power value, or
+// a call to Gap, marks a break inside a bucket: the envelope gets an extra
+// NaN row after it so the line is not drawn across the hole.
 type Decimator struct {
 	start, width float64
 	fixed        bool
@@ -72,7 +68,15 @@ type Decimator struct {
 	gap          []bool
 	used         int // buckets [0, used) may hold data
 	dropped      int64
-	lastT, step  float64 // last sample time; smallest spacing seen (0 = none yet)
+	// dt is the widest sample spacing AddUniform has seen: zoomed in so far
+	// that buckets are narrower than it, most buckets are empty between
+	// two samples without anything missing, and Envelope must not break
+	// the line there.
+	dt float64
+	// sdt is the smallest spacing between consecutive AddSummary points
+	// (summaries carry no period of their own); lastS the last one's time.
+	sdt, lastS float64
+	sSeen      bool
 }
 
 // DecimatorOpts configures NewDecimator.
@@ -107,7 +111,6 @@ func NewDecimator(o DecimatorOpts) (*Decimator, error) {
 		sum:   make([]float64, o.Buckets),
 		cnt:   make([]float64, o.Buckets),
 		gap:   make([]bool, o.Buckets),
-		lastT: math.NaN(),
 	}
 	switch {
 	case o.Span > 0:
@@ -177,17 +180,8 @@ func (d *Decimator) grow() {
 	d.used = (d.used + 1) / 2
 }
 
-// spacing notes the time between consecutive samples.
-func (d *Decimator) spacing(t float64) {
-	if dt := t - d.lastT; dt > 0 && (d.step == 0 || dt < d.step) {
-		d.step = dt
-	}
-	d.lastT = t
-}
-
 // Add adds one sample: w watts at t seconds. A NaN w marks a gap at t.
 func (d *Decimator) Add(t, w float64) {
-	d.spacing(t)
 	b := d.bucket(t)
 	if b < 0 {
 		d.dropped++
@@ -221,15 +215,7 @@ func (d *Decimator) AddUniform(t0, dt float64, w []float64) {
 		}
 		return
 	}
-	if len(w) > 0 {
-		d.spacing(t0)
-		if len(w) > 1 {
-			d.spacing(t0 + float64(len(w)-1)*dt)
-		}
-		if d.step == 0 || dt < d.step {
-			d.step = dt
-		}
-	}
+	d.dt = math.Max(d.dt, dt)
 	for i := 0; i < len(w); {
 		t := t0 + float64(i)*dt
 		b := d.bucket(t)
@@ -276,7 +262,6 @@ func (d *Decimator) AddUniform(t0, dt float64, w []float64) {
 // capture.Summary. The whole point goes to the bucket holding t; a NaN mean
 // or n ≤ 0 marks a gap.
 func (d *Decimator) AddSummary(t float64, lo, hi, mean float64, n int) {
-	d.spacing(t)
 	b := d.bucket(t)
 	if b < 0 {
 		d.dropped += int64(max(n, 1))
@@ -286,6 +271,10 @@ func (d *Decimator) AddSummary(t float64, lo, hi, mean float64, n int) {
 		d.gap[b] = true
 		return
 	}
+	if sp := t - d.lastS; d.sSeen && sp > 0 && (d.sdt == 0 || sp < d.sdt) {
+		d.sdt = sp
+	}
+	d.lastS, d.sSeen = t, true
 	d.put(b, math.Min(lo, mean), math.Max(hi, mean), mean, float64(n))
 }
 
@@ -311,10 +300,13 @@ func (d *Decimator) Gap(from, to float64) {
 	}
 }
 
-// Envelope returns the rows decimated so far, in new slices. A hole (a run
-// of empty buckets wider than 1.5 sample intervals) becomes one NaN row at
-// its first bucket, a break one after its bucket; nothing before the first
-// sample or after the last is included.
+// Envelope returns the rows decimated so far, in new slices. Empty buckets
+// and breaks become NaN rows — except empty buckets between two samples
+// that are no further apart than 1.5 sample spacings (AddUniform's dt, or
+// the smallest step between AddSummary points):
+// those only mean the buckets are narrower than the samples, and are left
+// out so the line joins its samples instead of falling apart into dots.
+// Nothing before the first sample or after the last is included.
 func (d *Decimator) Envelope() Envelope {
 	first, last := -1, -1
 	for b := 0; b < d.used; b++ {
@@ -343,18 +335,17 @@ func (d *Decimator) Envelope() Envelope {
 			break // past the float64 range: nothing real lives there
 		}
 		if d.cnt[b] == 0 {
-			k := b // the run of empty buckets [b, k)
-			for k <= last && d.cnt[k] == 0 && !d.gap[k] {
-				k++
-			}
-			if k > b && float64(k-b)*d.width <= 1.5*d.step {
-				b = k - 1 // between two samples, not a hole: join them
-				continue
+			if sp := math.Max(d.dt, d.sdt); sp > 0 && !d.gap[b-1] {
+				nb := b + 1
+				for nb <= last && d.cnt[nb] == 0 && !d.gap[nb] {
+					nb++
+				}
+				if nb <= last && float64(nb-b+1)*d.width < 1.5*sp {
+					b = nb - 1
+					continue
+				}
 			}
 			e.T, e.Min, e.Max, e.Mean = append(e.T, t), append(e.Min, nan), append(e.Max, nan), append(e.Mean, nan)
-			if k > b {
-				b = k - 1 // one break for the whole hole
-			}
 			continue
 		}
 		e.T = append(e.T, t)

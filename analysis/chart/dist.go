@@ -130,32 +130,30 @@ func (h *Hist) Quantile(q float64) float64 {
 type Distribution struct {
 	Name string
 	Hist *Hist
-	// Quantiles are the percentiles the CDF marks and prints, as the report
-	// states them (one number, one place: the chart never computes its
-	// own, which would differ from the report's by up to a bin). None given,
-	// none drawn. A NaN W is printed as not measured and not marked.
-	Quantiles []Quantile
+	// P50 and P99 (W), when > 0, are the quantiles the CDF marks and its
+	// legend prints: the report's own figures, so the chart shows the same
+	// numbers as report.md. Zero means estimate them from Hist.
+	P50, P99 float64
 }
-
-// Quantile is a percentile of power: P in (0, 1), W in watts.
-type Quantile struct{ P, W float64 }
 
 // DistOpts configures Histogram and CDF.
 type DistOpts struct {
 	Title, Subtitle string
 	Unit            PowerUnit
-	// LinearY draws the histogram's share axis linearly. By default it is
-	// logarithmic, so a mode of 2 % of the time (DevSlp) stands beside one
-	// of 80 % (idle) instead of vanishing into the baseline.
-	LinearY bool
-	Size    Size    // inches; default 8 × 4
-	DPI     float64 // PNG resolution; default 96
+	// LogY makes the histogram's share-of-time axis logarithmic (0.01 % to
+	// 100 %), so a mode holding 1 % of the time (DevSlp) is as visible as
+	// one holding 60 %. The CDF ignores it.
+	LogY bool
+	Size Size    // inches; default 8 × 4
+	DPI  float64 // PNG resolution; default 96
 }
 
+// logShareFloor is the lowest share (%) a logarithmic histogram axis shows.
+const logShareFloor = 0.01
+
 // Histogram draws each drive's share of time per power bin as a step
-// outline over a light fill, on a log share axis unless LinearY. Sample
-// counts are time shares because samples are evenly spaced. It returns
-// ErrNoData if no histogram has any weight.
+// outline over a light fill. Sample counts are time shares because samples
+// are evenly spaced. It returns ErrNoData if no histogram has any weight.
 func Histogram(ds []Distribution, o DistOpts) (*Figure, error) {
 	return distChart(ds, o, false)
 }
@@ -169,6 +167,7 @@ func CDF(ds []Distribution, o DistOpts) (*Figure, error) {
 
 func distChart(ds []Distribution, o DistOpts, cdf bool) (*Figure, error) {
 	hasData, logX, maxW := false, false, 0.0
+	logY := o.LogY && !cdf
 	for i, d := range ds {
 		if d.Hist == nil {
 			return nil, fmt.Errorf("chart: distribution %d (%q) has no histogram", i, d.Name)
@@ -183,23 +182,6 @@ func distChart(ds []Distribution, o DistOpts, cdf bool) (*Figure, error) {
 		return nil, ErrNoData
 	}
 	scale, unit := o.Unit.resolve(maxW)
-	logY := !cdf && !o.LinearY
-	// A log share axis reaches down a decade below the smallest occupied
-	// bin (at most to 0.001 %); empty bins sit on that floor.
-	yfloor := 0.0
-	if logY {
-		least := math.Inf(1)
-		for _, d := range ds {
-			if t := d.Hist.Total(); t > 0 {
-				for _, c := range d.Hist.counts {
-					if c > 0 {
-						least = math.Min(least, 100*c/t)
-					}
-				}
-			}
-		}
-		yfloor = math.Max(1e-3, math.Pow(10, math.Floor(math.Log10(least))-1))
-	}
 	p := newPlot()
 	p.Add(hgrid())
 	leg := newLegend()
@@ -222,7 +204,10 @@ func distChart(ds []Distribution, o DistOpts, cdf bool) (*Figure, error) {
 			}
 		} else {
 			for k, c := range h.counts {
-				y := math.Max(100*c/t, yfloor)
+				y := 100 * c / t
+				if logY {
+					y = math.Max(y, logShareFloor)
+				}
 				ymax = math.Max(ymax, y)
 				pts = append(pts, plotter.XY{X: h.edge(k) * scale, Y: y}, plotter.XY{X: h.edge(k+1) * scale, Y: y})
 			}
@@ -232,7 +217,7 @@ func distChart(ds []Distribution, o DistOpts, cdf bool) (*Figure, error) {
 			return nil, fmt.Errorf("chart: distribution %d (%q): %w", i, d.Name, err)
 		}
 		l.Color, l.Width = clr, vg.Points(1.4)
-		if !cdf {
+		if !cdf && !logY {
 			l.FillColor = tint(clr, 50)
 		}
 		p.Add(l)
@@ -240,12 +225,21 @@ func distChart(ds []Distribution, o DistOpts, cdf bool) (*Figure, error) {
 		if cdf {
 			// The quantiles go in the legend, where labels of several
 			// drives cannot collide; the curve gets a dot at each.
-			label = cdfLabel(label, d.Quantiles, unit)
-			for _, q := range d.Quantiles {
-				if finite(q.W) && q.P > 0 && q.P < 1 {
-					p.Add(quantileMark{x: q.W * scale, y: q.P, color: clr})
+			label += " ("
+			for k, q := range [...]float64{0.5, 0.99} {
+				v := h.Quantile(q)
+				if given := [...]float64{d.P50, d.P99}[k]; given > 0 {
+					v = given
+				}
+				if k > 0 {
+					label += ", "
+				}
+				label += fmt.Sprintf("p%g %.4g %s", q*100, v*scale, unit)
+				if finite(v) {
+					p.Add(quantileMark{x: v * scale, y: q, color: clr})
 				}
 			}
+			label += ")"
 		}
 		leg.add(label, swatch{line: draw.LineStyle{Color: clr, Width: vg.Points(2)}})
 		if k0, k1, ok := h.occupied(); ok {
@@ -264,24 +258,23 @@ func distChart(ds []Distribution, o DistOpts, cdf bool) (*Figure, error) {
 	}
 	if logX {
 		p.X.Scale = plot.LogScale{}
-		p.X.Tick.Marker = logTicks{}
+		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
 	}
 	if cdf {
 		p.Y.Label.Text = "Fraction of time"
 		p.Y.Min, p.Y.Max = 0, 1.02
 	} else {
-		p.Y.Label.Text = "Time share (%)"
+		p.Y.Label.Text = "Share of time (%)"
 		p.Y.Min, p.Y.Max = 0, ymax*1.08
 		if logY {
-			setLogYLabel(p, "Share of time (%)")
 			p.Y.Scale = plot.LogScale{}
-			p.Y.Tick.Marker = logTicks{}
-			p.Y.Min, p.Y.Max = yfloor, math.Max(100, ymax*1.5)
+			p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+			p.Y.Min, p.Y.Max = logShareFloor, math.Max(ymax*1.5, 1)
 		}
 	}
 	fixAxis(&p.X, logX)
 	fixAxis(&p.Y, logY)
-	f := &frame{title: o.Title, subtitle: o.Subtitle, legend: leg, panels: []panel{{p: p, weight: 1}}}
+	f := &frame{title: o.Title, subtitle: o.Subtitle, legend: leg, panels: []panel{{p, 1}}}
 	return newFigure(o.Size.or(Size{8, 4}), o.DPI, f.draw), nil
 }
 
@@ -298,28 +291,4 @@ func (q quantileMark) Plot(c draw.Canvas, p *plot.Plot) {
 		return
 	}
 	c.DrawGlyph(draw.GlyphStyle{Color: q.color, Radius: vg.Points(2.5), Shape: draw.CircleGlyph{}}, pt)
-}
-
-// cdfLabel is a CDF legend entry: the drive and the quantiles it was given,
-// to 0.1 mW as report.md prints them ("p50 0.3999 W"), a dash for NaN.
-func cdfLabel(drive string, qs []Quantile, unit string) string {
-	if len(qs) == 0 {
-		return drive
-	}
-	s := drive + " ("
-	for k, q := range qs {
-		if k > 0 {
-			s += ", "
-		}
-		s += fmt.Sprintf("p%g ", q.P*100)
-		switch {
-		case !finite(q.W):
-			s += "—"
-		case unit == "mW":
-			s += fmt.Sprintf("%.1f mW", q.W*1e3)
-		default:
-			s += fmt.Sprintf("%.4f W", q.W)
-		}
-	}
-	return s + ")"
 }

@@ -14,7 +14,7 @@ import (
 )
 
 func TestSaveChoosesFormatByExtension(t *testing.T) {
-	f, err := BarChart([]Bar{{Label: "a", Value: 1}}, BarOpts{Title: "T", Axis: "Power (W)", Size: Size{3, 1.5}})
+	f, err := BarChart([]Bar{{"a", 1, 0}}, BarOpts{Title: "T", Axis: "Power (W)", Size: Size{3, 1.5}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,15 +99,9 @@ func TestBadInputIsAnError(t *testing.T) {
 			_, err := PowerOverTime([]Trace{{Power: good}}, PowerOpts{From: nan})
 			return wantErr(err, "finite")
 		},
-		"NaN bar": func() error {
-			_, err := BarChart([]Bar{{Label: "x", Value: nan}}, BarOpts{})
-			return wantErr(err, `"x"`)
-		},
-		"negative err": func() error {
-			_, err := BarChart([]Bar{{Label: "x", Value: 1, Err: -1}}, BarOpts{})
-			return wantErr(err, `"x"`)
-		},
-		"no bars": func() error { _, err := BarChart(nil, BarOpts{}); return wantNoData(err) },
+		"NaN bar":      func() error { _, err := BarChart([]Bar{{"x", nan, 0}}, BarOpts{}); return wantErr(err, `"x"`) },
+		"negative err": func() error { _, err := BarChart([]Bar{{"x", 1, -1}}, BarOpts{}); return wantErr(err, `"x"`) },
+		"no bars":      func() error { _, err := BarChart(nil, BarOpts{}); return wantNoData(err) },
 		"IOPS ragged": func() error {
 			_, err := IOPSConsistency([]IOPSSeries{{Name: "s", T: []float64{0}}}, IOPSOpts{})
 			return wantErr(err, `"s"`)
@@ -236,7 +230,7 @@ func fuzzBody(t *testing.T, data []byte, mode uint8) {
 			notes = append(notes, Annotation{fl(i + 3), "x"})
 		}
 		trs := []Trace{{Power: env, IO: iv, States: st, Notes: notes}, {Power: raw}}
-		o := PowerOpts{Layout: Layout(mode % 2), Unit: PowerUnit(mode % 3), From: fl(1), To: fl(2), YMax: fl(3), Size: Size{2, 2}, DPI: 30}
+		o := PowerOpts{Layout: Layout(mode % 2), Unit: PowerUnit(mode % 3), From: fl(1), To: fl(2), YMax: fl(3), LogY: mode%4 == 3, Size: Size{2, 2}, DPI: 30}
 		if fig, err := PowerOverTime(trs, o); err == nil {
 			_ = fig.Write(io.Discard, "png")
 		}

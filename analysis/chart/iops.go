@@ -3,7 +3,6 @@ package chart
 import (
 	"fmt"
 	"math"
-	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
@@ -15,11 +14,6 @@ import (
 type IOPSSeries struct {
 	Name    string
 	T, IOPS []float64
-	// End (s), when > 0, is when the run ended (its last completion). An
-	// interval still open at End counted only part of a second, so its
-	// count is no IOPS figure: it is left out, and a note under the chart
-	// says so, rather than drawn as a stall.
-	End float64
 }
 
 // IOPSOpts configures IOPSConsistency.
@@ -69,21 +63,7 @@ func IOPSConsistency(ss []IOPSSeries, o IOPSOpts) (*Figure, error) {
 		}
 	}
 	leg := newLegend()
-	var partial []string
 	for i, s := range ss {
-		if s.End > 0 {
-			var t, v []float64
-			for k := range s.T {
-				if s.T[k]+1 > s.End+1e-9 {
-					if s.T[k] < s.End {
-						partial = append(partial, fmt.Sprintf("%s %.3g s", name(s.Name, i), s.End-s.T[k]))
-					}
-					continue
-				}
-				t, v = append(t, s.T[k]), append(v, s.IOPS[k])
-			}
-			s.T, s.IOPS = t, v
-		}
 		p.Add(dots{t: s.T, v: s.IOPS, floor: floor, sty: draw.GlyphStyle{Color: tint(seriesColor(i), 200), Radius: vg.Points(1.6), Shape: draw.CircleGlyph{}}})
 		leg.add(name(s.Name, i), swatch{fill: seriesColor(i), dot: true})
 	}
@@ -91,19 +71,15 @@ func IOPSConsistency(ss []IOPSSeries, o IOPSOpts) (*Figure, error) {
 	p.Y.Label.Text = "IOPS"
 	p.Y.Tick.Marker = fmtTicks{niceTicks{5}, thousands}
 	if o.LogY {
-		setLogYLabel(p, "IOPS")
 		p.Y.Scale = plot.LogScale{}
-		p.Y.Tick.Marker = fmtTicks{logTicks{}, thousands}
+		p.Y.Tick.Marker = fmtTicks{plot.LogTicks{Prec: -1}, thousands}
 		p.Y.Min, p.Y.Max = floor, math.Max(hi, floor)*2
 	} else {
 		p.Y.Min, p.Y.Max = 0, math.Max(hi, 1)*1.08
 	}
 	fixAxis(&p.X, false)
 	fixAxis(&p.Y, o.LogY)
-	f := &frame{title: o.Title, subtitle: o.Subtitle, legend: leg, panels: []panel{{p: p, weight: 1}}}
-	if len(partial) > 0 {
-		f.footnote = "Not drawn: the last interval, cut short by the end of the run (" + strings.Join(partial, ", ") + "): a part-second count is not a rate."
-	}
+	f := &frame{title: o.Title, subtitle: o.Subtitle, legend: leg, panels: []panel{{p, 1}}}
 	return newFigure(o.Size.or(Size{8, 4}), o.DPI, f.draw), nil
 }
 

@@ -130,9 +130,9 @@ func stateColor(state string) color.Color {
 	case "slumber":
 		return color.NRGBA{0xc8, 0xe6, 0xc9, 0xff}
 	case "devslp":
-		// Lavender, not blue: a min–max band is a translucent series
-		// colour, and the first series is blue. fillState adds a hatch.
-		return color.NRGBA{0xe6, 0xdd, 0xf5, 0xff}
+		// Violet, not light blue: the min–max band is a light tint of the
+		// trace colour (blue for the first drive) and must not read as DevSlp.
+		return color.NRGBA{0xdc, 0xcc, 0xf0, 0xff}
 	}
 	// Unknown names get a stable tint derived from the name.
 	var h uint32 = 2166136261
@@ -140,40 +140,6 @@ func stateColor(state string) color.Color {
 		h = (h ^ uint32(b)) * 16777619
 	}
 	return color.NRGBA{uint8(200 + h%40), uint8(200 + (h>>8)%40), uint8(215 + (h>>16)%40), 0xff}
-}
-
-// hatchColor draws the diagonal hatch over DevSlp shading, so DevSlp (and
-// the DEVSLP pin) can never be read as a min–max band, whatever the colours.
-var hatchColor = color.NRGBA{0x7e, 0x57, 0xc2, 0x90}
-
-// fillState shades r for state: a flat tint, hatched for DevSlp.
-func fillState(c draw.Canvas, state string, r vg.Rectangle) {
-	c.FillPolygon(stateColor(state), []vg.Point{r.Min, {X: r.Max.X, Y: r.Min.Y}, r.Max, {X: r.Min.X, Y: r.Max.Y}})
-	if strings.ToLower(state) != "devslp" {
-		return
-	}
-	// 45° lines every 5 pt, anchored to the page so neighbouring spans
-	// join up; each is clipped to r.
-	ls := draw.LineStyle{Color: hatchColor, Width: vg.Points(0.6)}
-	step := vg.Points(5)
-	h := r.Max.Y - r.Min.Y
-	k0 := vg.Length(math.Floor(float64((r.Min.X - h) / step)))
-	for x := k0 * step; x <= r.Max.X; x += step {
-		// the line y - r.Min.Y = (X - x) from X = x to X = x + h
-		ax, ay := x, r.Min.Y
-		bx, by := x+h, r.Max.Y
-		if ax < r.Min.X {
-			ay += r.Min.X - ax
-			ax = r.Min.X
-		}
-		if bx > r.Max.X {
-			by -= bx - r.Max.X
-			bx = r.Max.X
-		}
-		if bx > ax {
-			c.StrokeLine2(ls, ax, ay, bx, by)
-		}
-	}
 }
 
 // stateLabel is the legend text for a state, spelt as SATA documents it.
@@ -208,18 +174,12 @@ func stateOrder(s string) int {
 
 // statesPresent returns the distinct state names in spans, legend-ordered.
 func statesPresent(spans ...[]StateSpan) []string {
-	return statesIn(math.Inf(-1), math.Inf(1), spans...)
-}
-
-// statesIn returns the distinct state names of spans that cover some of
-// [x0, x1] (a zero-length span shades nothing), legend-ordered.
-func statesIn(x0, x1 float64, spans ...[]StateSpan) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, ss := range spans {
 		for _, s := range ss {
 			k := strings.ToLower(s.State)
-			if !seen[k] && validSpan(s.Start, s.End) && s.End > s.Start && s.End > x0 && s.Start < x1 {
+			if !seen[k] && validSpan(s.Start, s.End) {
 				seen[k] = true
 				out = append(out, k)
 			}
@@ -249,7 +209,7 @@ func (s stateBands) Plot(c draw.Canvas, p *plot.Plot) {
 	flush := func() {
 		x0, x1 := max(cur0, c.Min.X), min(cur1, c.Max.X)
 		if open && x1 > x0 {
-			fillState(c, cur, vg.Rectangle{Min: vg.Point{X: x0, Y: c.Min.Y}, Max: vg.Point{X: x1, Y: c.Max.Y}})
+			c.FillPolygon(stateColor(cur), []vg.Point{{X: x0, Y: c.Min.Y}, {X: x1, Y: c.Min.Y}, {X: x1, Y: c.Max.Y}, {X: x0, Y: c.Max.Y}})
 		}
 	}
 	for _, sp := range s.spans {
@@ -342,6 +302,11 @@ func (v vlines) Plot(c draw.Canvas, p *plot.Plot) {
 	}
 	sort.SliceStable(notes, func(i, j int) bool { return notes[i].T < notes[j].T })
 	room := sty.Height("X") + vg.Points(3)
+	// Labels sit right of their line, unless the next line is too close,
+	// and then left, so two nearby events stay readable; a label that would
+	// still overlap one already drawn is left out (its line stays), so a
+	// burst of events does not pile up into an unreadable block.
+	lastR := vg.Length(math.Inf(-1)) // right edge of the last label drawn
 	for i, n := range notes {
 		x := trX(n.T)
 		if !(x >= c.Min.X && x <= c.Max.X) {
@@ -351,26 +316,38 @@ func (v vlines) Plot(c draw.Canvas, p *plot.Plot) {
 		if n.Text == "" {
 			continue
 		}
-		// Labels sit right of their line, unless the next line is too
-		// close, and then left, so two nearby events stay readable.
 		s, dx := sty, vg.Points(1.5)
+		left, right := x+dx, x+dx+room
 		if i+1 < len(notes) && trX(notes[i+1].T)-x < room {
 			s.YAlign, dx = draw.YBottom, -dx
+			left, right = x+dx-room, x+dx
 		}
-		c.FillText(s, vg.Point{X: x + dx, Y: c.Max.Y - vg.Points(3)}, n.Text)
+		if left < lastR {
+			continue
+		}
+		lastR = right
+		// A white halo keeps the label readable where it crosses the trace.
+		at := vg.Point{X: x + dx, Y: c.Max.Y - vg.Points(3)}
+		halo := s
+		halo.Color = color.White
+		for _, d := range [...]vg.Point{{X: -1, Y: 0}, {X: 1, Y: 0}, {X: 0, Y: -1}, {X: 0, Y: 1}} {
+			c.FillText(halo, vg.Point{X: at.X + d.X, Y: at.Y + d.Y}, n.Text)
+		}
+		c.FillText(s, at, n.Text)
 	}
 }
 
-// hline is a horizontal reference line between times x0 and x1 (±Inf: the
-// whole axis). It carries no text: its value goes in the legend, where it
-// cannot sit on the trace.
+// hline is a horizontal reference line with a label above its right end.
 type hline struct {
-	y, x0, x1 float64
-	style     draw.LineStyle
+	y     float64
+	text  string
+	style draw.LineStyle
+	left  bool // label at the left end instead
+	below bool // label under the line instead
 }
 
 func (h hline) Plot(c draw.Canvas, p *plot.Plot) {
-	trX, trY := p.Transforms(&c)
+	_, trY := p.Transforms(&c)
 	if !finite(h.y) {
 		return
 	}
@@ -378,15 +355,21 @@ func (h hline) Plot(c draw.Canvas, p *plot.Plot) {
 	if !(y >= c.Min.Y && y <= c.Max.Y) {
 		return
 	}
-	xa, xb := c.Min.X, c.Max.X
-	if finite(h.x0) {
-		xa = max(xa, clampLen(trX(h.x0), c.Min.X, c.Max.X))
-	}
-	if finite(h.x1) {
-		xb = min(xb, clampLen(trX(h.x1), c.Min.X, c.Max.X))
-	}
-	if xb > xa {
-		c.StrokeLine2(h.style, xa, y, xb, y)
+	c.StrokeLine2(h.style, c.Min.X, y, c.Max.X, y)
+	if h.text != "" {
+		sty := textStyle(sans, noteSize)
+		sty.Color = h.style.Color
+		sty.YAlign = draw.YBottom
+		dy := vg.Points(1)
+		if h.below {
+			sty.YAlign, dy = draw.YTop, -dy
+		}
+		x := c.Max.X - vg.Points(2)
+		sty.XAlign = draw.XRight
+		if h.left {
+			x, sty.XAlign = c.Min.X+vg.Points(2), draw.XLeft
+		}
+		c.FillText(sty, vg.Point{X: x, Y: y + dy}, h.text)
 	}
 }
 

@@ -75,8 +75,9 @@ type PowerOpts struct {
 	SeparateY bool
 	// NoBand draws only the mean line, without the min–max band.
 	NoBand bool
-	// LogY uses a log power axis (mW floors and W bursts both readable);
-	// values ≤ 0 are drawn on the axis floor, and a note says so.
+	// LogY uses a logarithmic power axis, from a third of the lowest
+	// positive mean up: mW idle states and W bursts both readable. Values
+	// at or below its floor (noise around 0) are drawn on it.
 	LogY bool
 	Size Size    // inches; default 10 wide, 2.2 in per stacked drive
 	DPI  float64 // PNG resolution; default 96
@@ -121,86 +122,64 @@ func PowerOverTime(traces []Trace, o PowerOpts) (*Figure, error) {
 	}
 	if o.To > o.From {
 		x0, x1 = o.From, o.To
-	} else if x0 > 0 && x0 < 0.05*(x1-x0) {
-		x0 = 0 // a whole run starts at its origin: show the 0 tick
+	} else if x0 > 0 && x0 < 0.02*(x1-x0) {
+		// A run that starts a hair after 0 gets its 0 tick.
+		x0 = 0
 	}
 	if x1 <= x0 { // a single instant: give it some width
 		x0, x1 = x0-0.5, x1+0.5
 	}
 	scale, unit := o.Unit.resolve(maxW)
 	ymax := maxW * scale * 1.08
+	logFloor := 0.0
+	if o.LogY {
+		lo := math.Inf(1)
+		for _, tr := range traces {
+			for k, t := range tr.Power.T {
+				if m := tr.Power.Mean[k]; finite(m) && m > 0 && (o.To <= o.From || (t >= o.From && t <= o.To)) {
+					lo = math.Min(lo, m)
+				}
+			}
+		}
+		if math.IsInf(lo, 1) {
+			lo = maxW / 1000
+		}
+		logFloor = lo * scale / 3
+		ymax = maxW * scale * 2
+	}
 	if o.YMax > 0 {
 		ymax = o.YMax * scale
 	}
 	if !(ymax > 0) {
 		ymax = 1
 	}
-	// On a log axis the floor is a decade under the lowest positive value
-	// in view; anything at or below it (a negative noise sample, a zero)
-	// is drawn on the floor.
-	ylo, clipped := 0.0, 0
-	if o.LogY {
-		lo := math.Inf(1)
-		for _, tr := range traces {
-			e := tr.Power
-			for k, t := range e.T {
-				if t < x0 || t > x1 {
-					continue
-				}
-				for _, v := range [...]float64{e.Min[k], e.Mean[k]} {
-					if finite(v) && v > 0 {
-						lo = math.Min(lo, v*scale)
-					}
-				}
-				if finite(e.Min[k]) && e.Min[k] <= 0 {
-					clipped++
-				}
-			}
-		}
-		if math.IsInf(lo, 1) {
-			lo = ymax / 1000
-		}
-		ylo = math.Pow(10, math.Floor(math.Log10(lo)))
-		ymax = math.Pow(10, math.Ceil(math.Log10(ymax)))
-	}
 
 	f := &frame{title: o.Title, subtitle: o.Subtitle, legend: newLegend(), gap: vg.Points(4)}
 	anyIO := false
 	var allStates [][]StateSpan
-	var notes []Annotation
-	var bands []color.Color
-	for i, tr := range traces {
+	for _, tr := range traces {
 		anyIO = anyIO || len(tr.IO) > 0
 		allStates = append(allStates, tr.States)
-		notes = append(notes, tr.Notes...)
-		if !o.NoBand && bandVisible(tr.Power, x0, x1, scale, ymax, ylo, o.LogY) {
-			bands = append(bands, tint(seriesColor(i), 70))
-		}
 	}
 	if o.Layout == Overlay {
 		for i, tr := range traces {
 			f.legend.add(name(tr.Name, i), swatch{line: draw.LineStyle{Color: seriesColor(i), Width: vg.Points(2)}})
 		}
 	}
-	for _, s := range statesIn(x0, x1, allStates...) {
-		f.legend.add(stateLabel(s), swatch{state: s})
+	for _, s := range statesPresent(allStates...) {
+		f.legend.add(stateLabel(s), swatch{fill: stateColor(s)})
 	}
-	if ioIn(x0, x1, traces) {
+	if anyIO {
 		f.legend.add("I/O busy", swatch{fill: axisColor})
 	}
-	if len(bands) > 0 {
-		f.legend.add("min–max per point", swatch{bands: bands})
-	}
-	if clipped > 0 {
-		f.legend.add(fmt.Sprintf("%d points ≤ 0 drawn at the axis floor", clipped), swatch{})
-	}
-	labels := newLabelStrip(notes, color.Gray{Y: 60})
-	lines := make([]Annotation, 0, len(labels.notes))
-	for _, n := range labels.notes {
-		lines = append(lines, Annotation{T: n.T})
+	// The band's legend entry only when a band is drawn, in the band's own
+	// colour (the first trace's tint; other traces use their line colour).
+	if !o.NoBand && anyBand(traces) {
+		f.legend.add("min–max", swatch{fill: tint(seriesColor(0), 70)})
 	}
 
 	yLabel := "Power (" + unit + ")"
+	eps := map[*plot.Plot][]*envelopePlot{} // per panel, to set a log floor after fixAxis
 	timeAxis := func(p *plot.Plot) {
 		p.X.Min, p.X.Max = x0, x1
 	}
@@ -214,25 +193,31 @@ func PowerOverTime(traces []Trace, o PowerOpts) (*Figure, error) {
 		}
 		var top float64
 		for k, tr := range trs {
-			ep := &envelopePlot{e: tr.Power, scale: scale, color: seriesColor(idx[k]), band: !o.NoBand, floor: ylo}
+			ep := &envelopePlot{e: tr.Power, scale: scale, color: seriesColor(idx[k]), band: !o.NoBand, floor: logFloor}
 			p.Add(ep)
+			eps[p] = append(eps[p], ep)
 			_, _, _, m := ep.DataRange()
 			top = math.Max(top, m)
 		}
-		if len(lines) > 0 {
-			p.Add(vlines{lines, color.Gray{Y: 60}})
+		for _, tr := range trs {
+			if len(tr.Notes) > 0 {
+				p.Add(vlines{tr.Notes, color.Gray{Y: 60}})
+			}
 		}
 		timeAxis(p)
-		p.Y.Min, p.Y.Max = ylo, ymax
-		if o.SeparateY && o.YMax <= 0 && top > 0 && !o.LogY {
+		p.Y.Min, p.Y.Max = 0, ymax
+		if o.SeparateY && o.YMax <= 0 && top > 0 {
 			p.Y.Max = top * 1.08
 		}
 		p.Y.Label.Text = yLabel
 		p.Y.Tick.Marker = niceTicks{4}
 		if o.LogY {
-			setLogYLabel(p, yLabel)
 			p.Y.Scale = plot.LogScale{}
-			p.Y.Tick.Marker = logTicks{}
+			p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+			p.Y.Min = logFloor
+			if o.SeparateY && o.YMax <= 0 && top > 0 {
+				p.Y.Max = top * 2
+			}
 		}
 		p.X.Tick.Marker = noLabels{niceTicks{8}}
 		return p
@@ -259,54 +244,48 @@ func PowerOverTime(traces []Trace, o PowerOpts) (*Figure, error) {
 		return p
 	}
 
-	if len(labels.notes) > 0 {
-		f.panels = append(f.panels, labelPanel(labels, x0, x1))
-	}
 	switch o.Layout {
 	case Overlay:
 		idx := make([]int, len(traces))
 		for i := range idx {
 			idx[i] = i
 		}
-		f.panels = append(f.panels, panel{p: powerPanel(traces, idx, false), weight: 1})
+		f.panels = append(f.panels, panel{powerPanel(traces, idx, false), 1})
 		for i, tr := range traces {
 			if anyIO || len(tr.States) > 0 {
-				f.panels = append(f.panels, panel{p: strip(tr, i, true, name(tr.Name, i)), weight: 0.14})
+				f.panels = append(f.panels, panel{strip(tr, i, true, name(tr.Name, i)), 0.14})
 			}
 		}
 		if o.Size.W <= 0 {
-			o.Size = Size{10, DefaultPowerHeight(len(traces), Overlay)}
+			o.Size = Size{10, 4.2 + 0.45*float64(len(traces))}
 		}
 	default:
 		for i, tr := range traces {
 			p := powerPanel([]Trace{tr}, []int{i}, true)
 			p.Title.Text = name(tr.Name, i)
-			f.panels = append(f.panels, panel{p: p, weight: 1})
+			f.panels = append(f.panels, panel{p, 1})
 			if anyIO {
-				f.panels = append(f.panels, panel{p: strip(tr, i, false, ""), weight: 0.16})
+				f.panels = append(f.panels, panel{strip(tr, i, false, ""), 0.16})
 			}
 		}
 		if o.Size.W <= 0 {
-			o.Size = Size{10, DefaultPowerHeight(len(traces), Stacked)}
+			o.Size = Size{10, 1.0 + 2.3*float64(len(traces))}
 		}
 	}
-	for i, pn := range f.panels {
+	for _, pn := range f.panels {
 		fixAxis(&pn.p.X, false)
-		fixAxis(&pn.p.Y, o.LogY && pn.height == nil && f.panels[i].weight == 1)
+		_, isLog := pn.p.Y.Scale.(plot.LogScale)
+		fixAxis(&pn.p.Y, isLog)
+		if isLog {
+			for _, ep := range eps[pn.p] {
+				ep.floor = pn.p.Y.Min // fixAxis may have moved the floor
+			}
+		}
 	}
 	last := f.panels[len(f.panels)-1].p
 	last.X.Tick.Marker = niceTicks{8}
 	last.X.Label.Text = "Time (s)"
 	return newFigure(o.Size.or(Size{10, 5}), o.DPI, f.draw), nil
-}
-
-// DefaultPowerHeight is PowerOverTime's default height in inches for n
-// drives (the default width is 10 in).
-func DefaultPowerHeight(n int, l Layout) float64 {
-	if l == Overlay {
-		return 4.2 + 0.45*float64(n)
-	}
-	return 1.0 + 2.3*float64(n)
 }
 
 func name(s string, i int) string {
@@ -316,31 +295,12 @@ func name(s string, i int) string {
 	return s
 }
 
-// bandVisible reports whether e's min–max band shows anywhere in [x0, x1]:
-// wider than half a percent of the power axis (or, on a log axis, than 2 %
-// of the value). A band too thin to see gets no legend entry.
-func bandVisible(e Envelope, x0, x1, scale, ymax, ylo float64, log bool) bool {
-	for k, t := range e.T {
-		if t < x0 || t > x1 || !finite(e.Min[k]) || !finite(e.Max[k]) {
-			continue
-		}
-		lo, hi := e.Min[k]*scale, e.Max[k]*scale
-		if log {
-			if hi > math.Max(lo, ylo)*1.02 {
-				return true
-			}
-		} else if hi-lo > 0.005*ymax {
-			return true
-		}
-	}
-	return false
-}
-
-// ioIn reports whether any trace had I/O in flight during [x0, x1].
-func ioIn(x0, x1 float64, traces []Trace) bool {
+// anyBand reports whether some row of some trace has a max above its min,
+// i.e. a min–max band would be visible.
+func anyBand(traces []Trace) bool {
 	for _, tr := range traces {
-		for _, iv := range tr.IO {
-			if validSpan(iv.Start, iv.End) && iv.End >= x0 && iv.Start <= x1 {
+		for k := range tr.Power.T {
+			if lo, hi := tr.Power.Min[k], tr.Power.Max[k]; finite(lo) && finite(hi) && hi > lo {
 				return true
 			}
 		}

@@ -1,9 +1,6 @@
 package chart
 
-import (
-	"math/rand/v2"
-	"testing"
-)
+import "testing"
 
 func TestPowerStackedGolden(t *testing.T) {
 	f, err := PowerOverTime(synthTraces(t), PowerOpts{
@@ -26,37 +23,35 @@ func TestPowerOverlayGolden(t *testing.T) {
 	checkGolden(t, "power_overlay", f)
 }
 
-// A zoom into 0.2 s of a 2 kS/s trace with more chart points than samples
-// (what `plot --from --to` gives): a line, not dots; only the states in
-// view in the legend; no min–max entry where the band has no width; the
-// time labels stay clear of each other.
-func TestPowerZoomGolden(t *testing.T) {
-	d := synthDrives[0]
-	dec, err := NewDecimator(DecimatorOpts{Buckets: 2000, Start: 9.9, Span: 0.2})
+// A burst of events (the demo's DevSlp phase: a phase, three cycles, pin
+// edges within 5 s) draws every line but only the labels that fit; a
+// trace without a band (min = max) and without DevSlp lists neither in the
+// legend.
+func TestPowerCrowdedLabelsGolden(t *testing.T) {
+	e := Envelope{}
+	for i := 0; i <= 400; i++ {
+		x := float64(i) * 0.1
+		e.T = append(e.T, x)
+		e.Min, e.Max, e.Mean = append(e.Min, 0.4), append(e.Max, 0.4), append(e.Mean, 0.4)
+	}
+	tr := Trace{Name: "flat drive", Power: e}
+	for k, n := range []string{"devslp", "devslp-cycle:1", "DEVSLP", "devslp-cycle:2", "DEVSLP", "devslp-cycle:3", "DEVSLP", "devslp-end"} {
+		tr.Notes = append(tr.Notes, Annotation{T: 35 + 0.6*float64(k), Text: n})
+	}
+	tr.Notes = append(tr.Notes, Annotation{T: 5, Text: "workload"})
+	if anyBand([]Trace{tr}) {
+		t.Fatal("anyBand: a flat envelope has no band")
+	}
+	f, err := PowerOverTime([]Trace{tr}, PowerOpts{Title: "Crowded labels", Size: Size{6, 2.5}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := rand.New(rand.NewPCG(d.seed, 42))
-	const dt = 1 / 2000.0
-	buf := make([]float64, 400)
-	for i := range buf {
-		buf[i] = d.power(9.9+float64(i)*dt, r)
-	}
-	dec.AddUniform(9.9, dt, buf)
-	tr := Trace{Name: d.name, Power: dec.Envelope(),
-		States: []StateSpan{{0, 10, "idle"}, {10, 12.5, "active"}, {46, 60, "devslp"}},
-		IO:     []Interval{{10.01, 10.05}},
-		Notes:  []Annotation{{10, "workload:pcmark7:all"}, {10.002, "trace 1"}, {10.004, "trace 2"}, {10.01, "first I/O"}}}
-	f, err := PowerOverTime([]Trace{tr}, PowerOpts{Title: "Zoomed: 9.9–10.1 s", From: 9.9, To: 10.1, Size: Size{6, 3}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkGolden(t, "power_zoom", f)
+	checkGolden(t, "power_crowded", f)
 }
 
-// The log axis (plot --log) with mW: DevSlp and active power both readable.
+// A log power axis shows the mW floor states and the W bursts together.
 func TestPowerLogGolden(t *testing.T) {
-	f, err := PowerOverTime(synthTraces(t)[:1], PowerOpts{Title: "Power over Time: JMF667H 128 GB", Subtitle: "log scale, mW", LogY: true, Unit: UnitMW, Size: Size{6, 3}})
+	f, err := PowerOverTime(synthTraces(t), PowerOpts{Title: "Power over time (log)", Unit: UnitMW, LogY: true, Size: Size{6, 4.5}})
 	if err != nil {
 		t.Fatal(err)
 	}

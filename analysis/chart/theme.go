@@ -4,7 +4,6 @@ import (
 	"image/color"
 	"math"
 	"strconv"
-	"strings"
 
 	xfont "golang.org/x/image/font"
 	"gonum.org/v1/plot"
@@ -194,35 +193,16 @@ func (l *hlegend) draw(c draw.Canvas) {
 	}
 }
 
-// swatch is a legend thumbnail: a filled box, a line, or a dot; a state
-// swatch is shaded the way the chart shades that state; bands are side by
-// side boxes, one per series colour, for a min–max band drawn in several.
+// swatch is a legend thumbnail: a filled box, a line, or a dot.
 type swatch struct {
-	fill  color.Color
-	line  draw.LineStyle
-	dot   bool
-	state string
-	bands []color.Color
-	// lineOnFill draws line across the middle of a fill box (an estimate
-	// inside its interval).
-	lineOnFill bool
+	fill color.Color
+	line draw.LineStyle
+	dot  bool
 }
 
 func (s swatch) Thumbnail(c *draw.Canvas) {
 	r := c.Rectangle
 	switch {
-	case s.lineOnFill:
-		c.FillPolygon(s.fill, []vg.Point{r.Min, {X: r.Max.X, Y: r.Min.Y}, r.Max, {X: r.Min.X, Y: r.Max.Y}})
-		y := (r.Min.Y + r.Max.Y) / 2
-		c.StrokeLine2(s.line, r.Min.X, y, r.Max.X, y)
-	case s.state != "":
-		fillState(*c, s.state, r)
-	case len(s.bands) > 0:
-		w := (r.Max.X - r.Min.X) / vg.Length(len(s.bands))
-		for i, b := range s.bands {
-			x0 := r.Min.X + w*vg.Length(i)
-			c.FillPolygon(b, []vg.Point{{X: x0, Y: r.Min.Y}, {X: x0 + w, Y: r.Min.Y}, {X: x0 + w, Y: r.Max.Y}, {X: x0, Y: r.Max.Y}})
-		}
 	case s.dot:
 		c.DrawGlyph(draw.GlyphStyle{Color: s.fill, Radius: vg.Points(3), Shape: draw.CircleGlyph{}}, vg.Point{X: (r.Min.X + r.Max.X) / 2, Y: (r.Min.Y + r.Max.Y) / 2})
 	case s.fill != nil:
@@ -236,13 +216,10 @@ func (s swatch) Thumbnail(c *draw.Canvas) {
 	}
 }
 
-// panel is one plot in a vertical stack with its share of the height, or,
-// when height is set, a data area as tall as height says for a data area w
-// wide (a label strip grows by rows, not with the page).
+// panel is one plot in a vertical stack with its share of the height.
 type panel struct {
 	p      *plot.Plot
 	weight float64
-	height func(w vg.Length) vg.Length
 }
 
 // frame draws the parts every figure has: a bold title, an optional
@@ -250,30 +227,14 @@ type panel struct {
 // aligned left and right so a shared time axis reads straight down.
 type frame struct {
 	title, subtitle string
-	// verdict is a line under the subtitle in verdictColor (a pass/fail
-	// text the caller's analysis wrote).
-	verdict      string
-	verdictColor color.Color
-	legend       *hlegend
-	panels       []panel
-	gap          vg.Length // vertical space between panels
-	footnote     string    // small grey text under the panels
+	legend          *hlegend
+	panels          []panel
+	gap             vg.Length // vertical space between panels
 }
 
 func (f *frame) draw(c draw.Canvas) {
 	pad := vg.Points(6)
 	c = draw.Crop(c, pad, -pad-vg.Points(4), pad, -pad)
-	if f.footnote != "" {
-		sty := textStyle(sans, noteSize)
-		sty.Color = axisColor
-		sty.XAlign, sty.YAlign = draw.XLeft, draw.YBottom
-		lines := wrap(sty, f.footnote, c.Max.X-c.Min.X)
-		for i := len(lines) - 1; i >= 0; i-- {
-			c.FillText(sty, c.Min, lines[i])
-			c.Min.Y += sty.Height(lines[i]) + vg.Points(1)
-		}
-		c.Min.Y += vg.Points(2)
-	}
 	if f.title != "" {
 		sty := textStyle(sansBold, titleSize)
 		sty.XAlign, sty.YAlign = draw.XCenter, draw.YTop
@@ -286,15 +247,6 @@ func (f *frame) draw(c draw.Canvas) {
 		sty.XAlign, sty.YAlign = draw.XCenter, draw.YTop
 		c.FillText(sty, vg.Point{X: (c.Min.X + c.Max.X) / 2, Y: c.Max.Y}, f.subtitle)
 		c.Max.Y -= sty.Height(f.subtitle) + vg.Points(2)
-	}
-	if f.verdict != "" {
-		sty := textStyle(sansBold, legendSize)
-		if f.verdictColor != nil {
-			sty.Color = f.verdictColor
-		}
-		sty.XAlign, sty.YAlign = draw.XCenter, draw.YTop
-		c.FillText(sty, vg.Point{X: (c.Min.X + c.Max.X) / 2, Y: c.Max.Y}, f.verdict)
-		c.Max.Y -= sty.Height(f.verdict) + vg.Points(2)
 	}
 	if f.legend != nil && len(f.legend.entries) > 0 {
 		h := f.legend.height(c.Max.X - c.Min.X)
@@ -313,19 +265,10 @@ func (f *frame) draw(c draw.Canvas) {
 	overhead := make([]vg.Length, len(f.panels))
 	var fixed vg.Length
 	for i, p := range f.panels {
+		total += p.weight
 		dc := p.p.DataCanvas(c)
 		overhead[i] = (c.Max.Y - c.Min.Y) - (dc.Max.Y - dc.Min.Y)
-		if p.height != nil {
-			// The data width here is before alignment, a few points wide
-			// of the final one: close enough to count label rows.
-			overhead[i] += p.height(dc.Max.X - dc.Min.X)
-		} else {
-			total += p.weight
-		}
 		fixed += overhead[i]
-	}
-	if total == 0 {
-		total = 1
 	}
 	avail := c.Max.Y - c.Min.Y - f.gap*vg.Length(len(f.panels)-1) - fixed
 	if avail < 0 {
@@ -334,10 +277,7 @@ func (f *frame) draw(c draw.Canvas) {
 	slots := make([]draw.Canvas, len(f.panels))
 	y := c.Max.Y
 	for i, p := range f.panels {
-		h := overhead[i]
-		if p.height == nil {
-			h += avail * vg.Length(p.weight/total)
-		}
+		h := avail*vg.Length(p.weight/total) + overhead[i]
 		if !finite(float64(h)) || h < 0 {
 			return // nothing sensible fits; a blank page beats a hang
 		}
@@ -409,10 +349,6 @@ func (t niceTicks) Ticks(lo, hi float64) []plot.Tick {
 			if v == 0 {
 				v = 0 // no "-0"
 			}
-			// k·step can land a rounding error outside the axis (10.1 as
-			// 10.100000000000001); gonum then ignores the label when it
-			// pads the plot, and the label is cut off at the page edge.
-			v = math.Min(math.Max(v, lo), hi)
 			ts = append(ts, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'f', prec, 64)})
 		} else {
 			ts = append(ts, plot.Tick{Value: v})
@@ -463,66 +399,4 @@ func drawable(r vg.Rectangle) bool {
 		}
 	}
 	return r.Max.X >= r.Min.X && r.Max.Y >= r.Min.Y
-}
-
-// logTicks is gonum's LogTicks without the ticks it returns beyond the
-// axis range: their labels would count in the plot's padding and push the
-// data area down by the height of a label no one sees.
-type logTicks struct{}
-
-func (logTicks) Ticks(lo, hi float64) []plot.Tick {
-	var out []plot.Tick
-	for _, t := range (plot.LogTicks{Prec: -1}).Ticks(lo, hi) {
-		if t.Value >= lo*(1-1e-9) && t.Value <= hi*(1+1e-9) {
-			out = append(out, t)
-		}
-	}
-	return out
-}
-
-// wrap breaks s at spaces into lines no wider than w.
-func wrap(sty draw.TextStyle, s string, w vg.Length) []string {
-	var lines []string
-	cur := ""
-	for _, word := range strings.Fields(s) {
-		next := word
-		if cur != "" {
-			next = cur + " " + word
-		}
-		if cur != "" && sty.Width(next) > w {
-			lines = append(lines, cur)
-			next = word
-		}
-		cur = next
-	}
-	if cur != "" {
-		lines = append(lines, cur)
-	}
-	return lines
-}
-
-// setLogYLabel labels a log y axis. gonum/plot places the axis label's
-// glyph box at the arithmetic middle of the range, near the top of a log
-// axis, and pads the data area down by the overflow; so the axis gets a
-// one-space label that reserves the label's width, and the text is drawn
-// by yAxisLabel, centred.
-func setLogYLabel(p *plot.Plot, text string) {
-	p.Y.Label.Text = " "
-	p.Add(yAxisLabel{text})
-}
-
-type yAxisLabel struct{ text string }
-
-func (l yAxisLabel) Plot(c draw.Canvas, p *plot.Plot) {
-	var w vg.Length
-	for _, t := range p.Y.Tick.Marker.Ticks(p.Y.Min, p.Y.Max) {
-		if t.Label != "" {
-			w = max(w, p.Y.Tick.Label.Width(t.Label))
-		}
-	}
-	sty := p.Y.Label.TextStyle
-	sty.Rotation = math.Pi / 2
-	sty.XAlign, sty.YAlign = draw.XCenter, draw.YBottom
-	x := c.Min.X - p.Y.Width/2 - p.Y.Padding - p.Y.Tick.Length - w - p.Y.Label.Padding
-	c.FillText(sty, vg.Point{X: x, Y: (c.Min.Y + c.Max.Y) / 2}, l.text)
 }

@@ -24,15 +24,19 @@ func init() {
 		durationFlag(f, "from", 0, "start T from the stream start (90s, 1m30s, or seconds: 90)")
 		durationFlag(f, "to", 0, "end T from the stream start (0 = the end)")
 		f.Int("points", 2000, "envelope points")
-		f.Float64("width", 0, "image width in inches (0 = 10)")
-		f.Float64("height", 0, "image height in inches (0 = 1 + 2.3 per drive)")
-		f.Float64("dpi", 96, "PNG resolution in dots per inch (30-1200); 300 for print")
-		f.Bool("log", false, "logarithmic power axis (mW floors and W bursts together)")
-		f.String("unit", "auto", "power axis unit: W, mW or auto (mW when every value is below 1 W)")
+		f.Float64("width", 0, "image width in inches (default 10)")
+		f.Float64("height", 0, "image height in inches (default 1 + 2.3 per drive)")
+		f.Float64("dpi", 96, "PNG resolution, dots per inch (e.g. 300 for print)")
+		f.Bool("log", false, "logarithmic power axis (mW idle states and W bursts on one chart)")
+		f.String("unit", "auto", "power unit: W, mW or auto (mW when everything is below 1 W)")
+		f.String("title", "Power over time", "chart title (the capture's name is the subtitle)")
 		addOverwriteFlag(f, "the --out image")
 		return c
 	})
 }
+
+// maxPlotPixels bounds a plot PNG (200 Mpx: 800 MB while it is drawn).
+const maxPlotPixels = 200_000_000
 
 func runPlot(cmd *cobra.Command, args []string) error {
 	out := optString(cmd, "out", "")
@@ -62,44 +66,50 @@ func runPlot(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	var size [2]float64
-	for i, name := range []string{"width", "height"} {
-		v, err := optFloat(cmd, name, "")
+	var size [3]float64
+	for i, n := range []string{"width", "height", "dpi"} {
+		v, err := optFloat(cmd, n, "")
 		if err != nil {
 			return err
 		}
-		if v != 0 && (v < 1 || v > 100) {
-			return usageErr("plot: --%s %g: want 1 to 100 inches (0 = default)", name, v)
+		if v < 0 || (n != "dpi" && v > 100) || (n == "dpi" && (v < 10 || v > 1200)) {
+			return usageErr("plot: --%s %g is out of range (width and height 0–100 in, dpi 10–1200)", n, v)
 		}
 		size[i] = v
 	}
-	dpi, err := optFloat(cmd, "dpi", "")
-	if err != nil {
-		return err
+	// A PNG is a bitmap in memory before it is written: 100 × 100 in at
+	// 1200 dpi would be 14 G pixels, 58 GB. (0 = the default size; 10 in
+	// stands in for the height, which depends on the drive count.)
+	if strings.EqualFold(filepath.Ext(out), ".png") {
+		w, h := size[0], size[1]
+		if w == 0 {
+			w = 10
+		}
+		if h == 0 {
+			h = 10
+		}
+		if px := w * h * size[2] * size[2]; px > maxPlotPixels {
+			return usageErr("plot: --width %g --height %g at --dpi %g is %.0f megapixels, over the %d the PNG may have", w, h, size[2], px/1e6, maxPlotPixels/1000000)
+		}
 	}
-	if dpi < 30 || dpi > 1200 {
-		return usageErr("plot: --dpi %g: want 30 to 1200", dpi)
-	}
-	if w, h := max(size[0], 10), max(size[1], 10); w*h*dpi*dpi > 2e8 {
-		return usageErr("plot: --width %g --height %g at --dpi %g is over 200 megapixels", size[0], size[1], dpi)
-	}
-	unit := optString(cmd, "unit", "")
-	switch strings.ToLower(unit) {
-	case "w":
-		unit = "W"
-	case "mw":
-		unit = "mW"
+	var unit chart.PowerUnit
+	switch u := optString(cmd, "unit", ""); strings.ToLower(u) {
 	case "auto", "":
-		unit = ""
+		unit = chart.UnitAuto
+	case "w":
+		unit = chart.UnitW
+	case "mw":
+		unit = chart.UnitMW
 	default:
-		return usageErr("plot: --unit %q: want W, mW or auto", unit)
+		return usageErr("plot: --unit %q: want W, mW or auto", u)
 	}
 	oo := outOptions(cmd, "", args[0])
 	if err := outfile.Check(out, oo); err != nil { // before reading the capture
 		return usageErr("plot: --out %w", err)
 	}
-	notes, err := analysis.Plot(args[0], out, analysis.PlotOptions{From: from, To: to, Buckets: pts, Open: open, Out: oo,
-		Size: chart.Size{W: size[0], H: size[1]}, DPI: dpi, LogY: optBool(cmd, "log", ""), Unit: unit})
+	notes, err := analysis.Plot(args[0], out, analysis.PlotOptions{From: from, To: to, Buckets: pts,
+		Title: optString(cmd, "title", ""), Subtitle: filepath.Base(args[0]),
+		Width: size[0], Height: size[1], DPI: size[2], LogY: optBool(cmd, "log", ""), Unit: unit, Open: open, Out: oo})
 	for _, n := range notes { // the data notes report gives, word for word
 		fmt.Fprintf(cmd.ErrOrStderr(), "plot: note: %s\n", n)
 	}

@@ -10,7 +10,8 @@ import (
 )
 
 // plot's print flags: the image is --width × --dpi pixels wide; bad sizes,
-// resolutions and units are usage errors naming the flag.
+// resolutions and units, and a PNG too big to hold in memory, are usage
+// errors naming the flag, and no image is written.
 func TestPlotSizeDPIUnitLog(t *testing.T) {
 	dir := t.TempDir()
 	path, _ := flushedCapture(t, dir, 4, func(f int) uint64 { return uint64(f) * 1000 })
@@ -34,11 +35,13 @@ func TestPlotSizeDPIUnitLog(t *testing.T) {
 		args []string
 		flag string
 	}{
-		{[]string{"--dpi", "10"}, "--dpi"},
-		{[]string{"--width", "0.5"}, "--width"},
+		{[]string{"--dpi", "5"}, "--dpi"},
+		{[]string{"--dpi", "2400"}, "--dpi"}, // the chart would silently fall back to 96
+		{[]string{"--width", "-1"}, "--width"},
 		{[]string{"--height", "1000"}, "--height"},
 		{[]string{"--unit", "kW"}, "--unit"},
 		{[]string{"--width", "100", "--height", "100", "--dpi", "1200"}, "megapixels"},
+		{[]string{"--width", "40", "--dpi", "1200"}, "megapixels"},
 	} {
 		args := append([]string{"plot", path, "--out", filepath.Join(dir, "bad.png")}, c.args...)
 		_, errOut, code := run(t, context.Background(), args...)
