@@ -268,13 +268,14 @@ func distChart(ds []Distribution, o DistOpts, cdf bool) (*Figure, error) {
 		p.Y.Min, p.Y.Max = 0, ymax*1.08
 		if logY {
 			p.Y.Scale = plot.LogScale{}
-			p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+			setLogYLabel(p, p.Y.Label.Text)
+			p.Y.Tick.Marker = logTicks{}
 			p.Y.Min, p.Y.Max = logShareFloor, math.Max(ymax*1.5, 1)
 		}
 	}
 	fixAxis(&p.X, logX)
 	fixAxis(&p.Y, logY)
-	f := &frame{title: o.Title, subtitle: o.Subtitle, legend: leg, panels: []panel{{p, 1}}}
+	f := &frame{title: o.Title, subtitle: o.Subtitle, legend: leg, panels: []panel{{p: p, weight: 1}}}
 	return newFigure(o.Size.or(Size{8, 4}), o.DPI, f.draw), nil
 }
 

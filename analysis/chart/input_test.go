@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/xml"
 	"errors"
+	"gonum.org/v1/plot/vg"
 	"io"
 	"math"
 	"os"
@@ -237,5 +238,35 @@ func fuzzBody(t *testing.T, data []byte, mode uint8) {
 		if fig, err := DevSlpCycleChart(DevSlpCycle{Power: env, Assert: fl(1), Deassert: fl(2), FloorReached: fl(3), FirstIO: fl(4)}, DevSlpOpts{LogY: mode%2 == 0, Size: Size{2, 2}, DPI: 30}); err == nil {
 			_ = fig.Write(io.Discard, "png")
 		}
+	}
+}
+
+// Event labels in the DevSlp chart's strip never overlap within a row, and
+// the strip reserves as many rows as it draws.
+func TestLabelStripRows(t *testing.T) {
+	var notes []Annotation
+	for i, s := range []string{"idle:after-workload", "devslp", "devslp-cycle:1", "DEVSLP", "devslp-cycle:2", "DEVSLP", "devslp-cycle:3", "DEVSLP"} {
+		notes = append(notes, Annotation{T: 37.7 + 0.5*float64(i), Text: s})
+	}
+	notes = append(notes, Annotation{T: 38.7001, Text: "devslp-cycle:1"}) // the same event on a second drive
+	l := newLabelStrip(notes, nil)
+	tr := func(x float64) vg.Length { return vg.Length(x / 43 * 700) }
+	ps, rows := l.layout(tr, 0, 700)
+	if len(ps) != 8 {
+		t.Errorf("%d labels, want 8 (one per event)", len(ps))
+	}
+	sty := l.style()
+	for i, a := range ps {
+		if a.row < 0 {
+			t.Errorf("label %q not placed", a.text)
+		}
+		for _, b := range ps[i+1:] {
+			if a.row == b.row && a.x0 < b.x0+sty.Width(b.text) && b.x0 < a.x0+sty.Width(a.text) {
+				t.Errorf("%q and %q overlap in row %d", a.text, b.text, a.row)
+			}
+		}
+	}
+	if h := l.height(0, 43, 700); h < vg.Length(rows)*l.rowHeight() {
+		t.Errorf("strip %v tall for %d rows of %v", h, rows, l.rowHeight())
 	}
 }

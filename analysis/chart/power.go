@@ -213,7 +213,8 @@ func PowerOverTime(traces []Trace, o PowerOpts) (*Figure, error) {
 		p.Y.Tick.Marker = niceTicks{4}
 		if o.LogY {
 			p.Y.Scale = plot.LogScale{}
-			p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+			setLogYLabel(p, p.Y.Label.Text)
+			p.Y.Tick.Marker = logTicks{}
 			p.Y.Min = logFloor
 			if o.SeparateY && o.YMax <= 0 && top > 0 {
 				p.Y.Max = top * 2
@@ -250,10 +251,10 @@ func PowerOverTime(traces []Trace, o PowerOpts) (*Figure, error) {
 		for i := range idx {
 			idx[i] = i
 		}
-		f.panels = append(f.panels, panel{powerPanel(traces, idx, false), 1})
+		f.panels = append(f.panels, panel{p: powerPanel(traces, idx, false), weight: 1})
 		for i, tr := range traces {
 			if anyIO || len(tr.States) > 0 {
-				f.panels = append(f.panels, panel{strip(tr, i, true, name(tr.Name, i)), 0.14})
+				f.panels = append(f.panels, panel{p: strip(tr, i, true, name(tr.Name, i)), weight: 0.14})
 			}
 		}
 		if o.Size.W <= 0 {
@@ -263,9 +264,9 @@ func PowerOverTime(traces []Trace, o PowerOpts) (*Figure, error) {
 		for i, tr := range traces {
 			p := powerPanel([]Trace{tr}, []int{i}, true)
 			p.Title.Text = name(tr.Name, i)
-			f.panels = append(f.panels, panel{p, 1})
+			f.panels = append(f.panels, panel{p: p, weight: 1})
 			if anyIO {
-				f.panels = append(f.panels, panel{strip(tr, i, false, ""), 0.16})
+				f.panels = append(f.panels, panel{p: strip(tr, i, false, ""), weight: 0.16})
 			}
 		}
 		if o.Size.W <= 0 {
