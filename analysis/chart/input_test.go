@@ -270,3 +270,14 @@ func TestLabelStripRows(t *testing.T) {
 		t.Errorf("strip %v tall for %d rows of %v", h, rows, l.rowHeight())
 	}
 }
+
+// The min–max legend swatch shows each colour a band is drawn in, and only
+// those: a drive with a flat envelope has no band and no part in it.
+func TestBandColorsPerDrive(t *testing.T) {
+	band := Envelope{T: []float64{0, 1}, Min: []float64{0.1, 0.1}, Max: []float64{0.5, 0.1}, Mean: []float64{0.2, 0.1}}
+	flat := Envelope{T: []float64{0, 1}, Min: []float64{0.1, 0.1}, Max: []float64{0.1, 0.1}, Mean: []float64{0.1, 0.1}}
+	cs := bandColors([]Trace{{Power: band}, {Power: flat}, {Power: band}})
+	if len(cs) != 2 || cs[0] != tint(seriesColor(0), 70) || cs[1] != tint(seriesColor(2), 70) {
+		t.Errorf("band colours %v, want drive 1's and drive 3's tints", cs)
+	}
+}

@@ -172,10 +172,10 @@ func PowerOverTime(traces []Trace, o PowerOpts) (*Figure, error) {
 	if anyIO {
 		f.legend.add("I/O busy", swatch{fill: axisColor})
 	}
-	// The band's legend entry only when a band is drawn, in the band's own
-	// colour (the first trace's tint; other traces use their line colour).
-	if !o.NoBand && anyBand(traces) {
-		f.legend.add("min–max", swatch{fill: tint(seriesColor(0), 70)})
+	// The band's legend entry only when a band is drawn, in the colours it
+	// is drawn in: a part of the swatch per drive that has one.
+	if bands := bandColors(traces); !o.NoBand && len(bands) > 0 {
+		f.legend.add("min–max", swatch{bands: bands})
 	}
 
 	yLabel := "Power (" + unit + ")"
@@ -298,6 +298,17 @@ func name(s string, i int) string {
 
 // anyBand reports whether some row of some trace has a max above its min,
 // i.e. a min–max band would be visible.
+// bandColors returns the band tint of each trace whose envelope has a band.
+func bandColors(traces []Trace) []color.Color {
+	var cs []color.Color
+	for i, tr := range traces {
+		if anyBand([]Trace{tr}) {
+			cs = append(cs, tint(seriesColor(i), 70))
+		}
+	}
+	return cs
+}
+
 func anyBand(traces []Trace) bool {
 	for _, tr := range traces {
 		for k := range tr.Power.T {

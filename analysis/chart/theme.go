@@ -201,11 +201,20 @@ type swatch struct {
 	// lineOnFill draws line across the middle of a fill box (an estimate
 	// inside its interval).
 	lineOnFill bool
+	// bands are side-by-side boxes, one per colour a min–max band is drawn
+	// in (one per drive).
+	bands []color.Color
 }
 
 func (s swatch) Thumbnail(c *draw.Canvas) {
 	r := c.Rectangle
 	switch {
+	case len(s.bands) > 0:
+		w := (r.Max.X - r.Min.X) / vg.Length(len(s.bands))
+		for i, b := range s.bands {
+			x0 := r.Min.X + w*vg.Length(i)
+			c.FillPolygon(b, []vg.Point{{X: x0, Y: r.Min.Y}, {X: x0 + w, Y: r.Min.Y}, {X: x0 + w, Y: r.Max.Y}, {X: x0, Y: r.Max.Y}})
+		}
 	case s.lineOnFill:
 		c.FillPolygon(s.fill, []vg.Point{r.Min, {X: r.Max.X, Y: r.Min.Y}, r.Max, {X: r.Min.X, Y: r.Max.Y}})
 		y := (r.Min.Y + r.Max.Y) / 2

@@ -29,7 +29,7 @@ func init() {
 		f.Float64("dpi", 96, "PNG resolution, dots per inch (e.g. 300 for print)")
 		f.Bool("log", false, "logarithmic power axis (mW idle states and W bursts on one chart)")
 		f.String("unit", "auto", "power unit: W, mW or auto (mW when everything is below 1 W)")
-		f.String("title", "Power over time", "chart title (the capture's name is the subtitle)")
+		f.String("title", "", "chart title (default: \"Power over Time: \" and the drives' names; the capture's name is the subtitle)")
 		addOverwriteFlag(f, "the --out image")
 		return c
 	})
