@@ -281,3 +281,14 @@ func TestBandColorsPerDrive(t *testing.T) {
 		t.Errorf("band colours %v, want drive 1's and drive 3's tints", cs)
 	}
 }
+
+// The CDF legend prints the report's quantiles as report.md does (p99
+// 1.1074 W, not 1.107 W), and none it was not given.
+func TestQuantileTextAsReport(t *testing.T) {
+	if got := quantileText(0.99, 1.10742, "W"); got != "p99 1.1074 W" {
+		t.Errorf("got %q", got)
+	}
+	if got := quantileText(0.5, 0.39984, "mW"); got != "p50 399.8 mW" {
+		t.Errorf("got %q", got)
+	}
+}
