@@ -8,7 +8,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/idlewatt/idlewatt/analysis/chart"
+	"github.com/idlewatt/idlewatt/analysis/decimate"
 	"github.com/idlewatt/idlewatt/analysis/states"
 	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/meter"
@@ -71,6 +71,23 @@ func DefaultOptions() Options {
 		MaxSkew:         10 * time.Second,
 		MaxDriftPPM:     DefaultMaxDriftPPM,
 	}
+}
+
+// maxPending is how many samples one rail may run ahead of another before
+// the lagging rail is given up on: MaxSkew at the rate, but never less than
+// two whole chunks as the capture Writer writes them. Without that floor a
+// capture recorded from a byte stream (one 65,536-sample chunk per channel,
+// channel after channel) lost all but MaxSkew of every chunk at rates under
+// 6.5 kS/s as "late" samples: 50 of 60 s at 1 kS/s.
+func maxPending(skew time.Duration, rateHz float64) int {
+	n := skew.Seconds() * rateHz
+	if floor := float64(2 * capture.MaxChunkSamples); !(n >= floor) {
+		n = floor
+	}
+	if n > 1<<30 {
+		n = 1 << 30
+	}
+	return int(n)
 }
 
 // Source is a capture being read; *capture.Reader implements it.
@@ -352,7 +369,7 @@ func secondPass(open Opener, opts Options, p *pass1, sd *stateDetector) (*Report
 	for _, d := range h.Drives {
 		names[d.Port] = d
 	}
-	asm := &assembler{byChannel: make([]chanRef, len(h.Channels)), maxPending: int(opts.MaxSkew.Seconds() * h.RateHz)}
+	asm := &assembler{byChannel: make([]chanRef, len(h.Channels)), maxPending: maxPending(opts.MaxSkew, h.RateHz)}
 	for i := range asm.byChannel {
 		asm.byChannel[i] = chanRef{drive: -1}
 	}
@@ -402,11 +419,11 @@ func secondPass(open Opener, opts Options, p *pass1, sd *stateDetector) (*Report
 		}
 		proc.t0 = t0f
 		proc.sink = opts.Samples
-		do := chart.DecimatorOpts{Buckets: opts.ChartBuckets, InitialWidth: 1e-3}
+		do := decimate.Options{Buckets: opts.ChartBuckets, InitialWidth: 1e-3}
 		if opts.ChartTo > opts.ChartFrom {
 			do.Start, do.Span = opts.ChartFrom, opts.ChartTo-opts.ChartFrom
 		}
-		proc.dec, _ = chart.NewDecimator(do)
+		proc.dec, _ = decimate.New(do)
 		proc.decStart = do.Start
 		da := &driveAsm{proc: proc, end: math.MaxUint64}
 		for r, ch := range rails[port] {

@@ -3,7 +3,7 @@ package analysis
 import (
 	"math"
 
-	"github.com/idlewatt/idlewatt/analysis/chart"
+	"github.com/idlewatt/idlewatt/analysis/decimate"
 	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/units"
 )
@@ -146,10 +146,10 @@ type driveProc struct {
 	rejectedW, restartW float64 // restartW: the part after an index restart
 	lastMissEnd         uint64
 
-	dec         *chart.Decimator // power envelope for charts
-	decStart    float64          // its first bucket's left edge (s)
-	t0          float64          // host ns of time zero (meter index 0)
-	first, last int64            // host ns of the first and last sample processed
+	dec         *decimate.Decimator // power envelope for charts
+	decStart    float64             // its first bucket's left edge (s)
+	t0          float64             // host ns of time zero (meter index 0)
+	first, last int64               // host ns of the first and last sample processed
 	any         bool
 }
 

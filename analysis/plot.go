@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/idlewatt/idlewatt/analysis/chart"
+	"github.com/idlewatt/idlewatt/analysis/decimate"
 	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/internal/outfile"
 )
@@ -24,6 +25,10 @@ type PlotOptions struct {
 	// Open, if set, opens the capture instead of capture.Open(path) (the
 	// command line passes one that stops on SIGINT).
 	Open Opener
+	// Stop, if set, is asked before the chart is written; an error from it
+	// (a signal ended a pass early, say) is returned and nothing written,
+	// since the passes would have drawn what was read until then.
+	Stop func() error
 	// Out says what out may replace (internal/outfile); the capture is
 	// always one of its inputs.
 	Out outfile.Options
@@ -79,6 +84,11 @@ func Plot(path, out string, o PlotOptions) ([]string, error) {
 		r.endNotes()
 		notes = r.dataNotes
 	}
+	if o.Stop != nil {
+		if err := o.Stop(); err != nil {
+			return nil, err
+		}
+	}
 	po := chart.PowerOpts{Title: o.Title, Subtitle: o.Subtitle, Unit: o.Unit, From: o.From, To: o.To, LogY: o.LogY, DPI: o.DPI}
 	if po.Title == "" { // the drives measured, not a file name
 		names := make([]string, len(traces))
@@ -133,14 +143,14 @@ func plotSummaries(open Opener, p *pass1, o PlotOptions) ([]chart.Trace, error) 
 		}
 		rails[c.Port]++
 	}
-	decs := make([]*chart.Decimator, len(ports))
+	decs := make([]*decimate.Decimator, len(ports))
 	pend := make([]map[uint64]*part, len(ports))
 	for i := range decs {
-		do := chart.DecimatorOpts{Buckets: o.Buckets, InitialWidth: 1e-3}
+		do := decimate.Options{Buckets: o.Buckets, InitialWidth: 1e-3}
 		if o.To > o.From {
 			do.Start, do.Span = o.From, o.To-o.From
 		}
-		decs[i], _ = chart.NewDecimator(do)
+		decs[i], _ = decimate.New(do)
 		pend[i] = map[uint64]*part{}
 	}
 	found := false

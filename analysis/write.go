@@ -285,7 +285,7 @@ func (r *Report) WriteMarkdown(w io.Writer) {
 		}
 		p("\n## Phases: %s\n\n| Phase | Start (s) | Measured (s) | Active idle (W) | Average (W) | Peak (W) | Peak 1 s (W) | Energy (J) | Ops |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n", d.Name)
 		for _, ph := range d.Phases {
-			p("| %s | %.3f | %.3f | %s | %s | %s | %s | %s | %d |\n", ph.Name, ph.StartS, ph.DurationS, FormatPM(ph.ActiveIdleW, ph.ActiveIdleU95W, 4), FormatPM(ph.AverageW, ph.AverageU95W, 4),
+			p("| %s | %s | %.3f | %s | %s | %s | %s | %s | %d |\n", ph.Name, FormatV(ph.StartS, 3), ph.DurationS, FormatPM(ph.ActiveIdleW, ph.ActiveIdleU95W, 4), FormatPM(ph.AverageW, ph.AverageU95W, 4),
 				FormatV(ph.PeakW, 4), FormatV(ph.PeakWindows.W1s, 4), FormatPM(ph.EnergyJ, ph.EnergyU95J, 3), ph.IO.Ops)
 		}
 	}
@@ -318,12 +318,19 @@ func pct(x float64) string { return fmt.Sprintf("%.1f %%", 100*x) }
 // not measured (NaN here, null in JSON).
 const Dash = "—"
 
-// FormatV formats x with digits decimals, or Dash when it is NaN.
+// FormatV formats x with digits decimals, or Dash when it is NaN. A value
+// that rounds to zero reads "0.000", not "-0.000": a phase that starts a
+// fraction of a nanosecond before the first sample (clock alignment) starts
+// at zero for a reader.
 func FormatV(x float64, digits int) string {
 	if math.IsNaN(x) {
 		return Dash
 	}
-	return strconv.FormatFloat(x, 'f', digits, 64)
+	s := strconv.FormatFloat(x, 'f', digits, 64)
+	if s[0] == '-' && strings.Trim(s[1:], "0.") == "" {
+		s = s[1:]
+	}
+	return s
 }
 
 // FormatPM formats x with its 95 % expanded uncertainty u as "x ± u", with

@@ -50,7 +50,7 @@ type DevSlpOpts struct {
 // floor reached and first I/O completion marked, the entry and exit latency
 // written on them, and the floor and limit as horizontal lines.
 func DevSlpCycleChart(cy DevSlpCycle, o DevSlpOpts) (*Figure, error) {
-	if err := cy.Power.validate(); err != nil {
+	if err := cy.Power.Validate(); err != nil {
 		return nil, fmt.Errorf("chart: DevSlp cycle %q: %w", cy.Name, err)
 	}
 	// lo is the lowest positive mean: a log axis is scaled to the trace,

@@ -212,7 +212,7 @@ func fuzzBody(t *testing.T, data []byte, mode uint8) {
 			}
 		}
 		env := d.Envelope()
-		if err := env.validate(); err != nil {
+		if err := env.Validate(); err != nil {
 			t.Fatalf("decimator produced an invalid envelope: %v", err)
 		}
 		raw := Envelope{}

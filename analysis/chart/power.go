@@ -102,7 +102,7 @@ func PowerOverTime(traces []Trace, o PowerOpts) (*Figure, error) {
 	maxW := 0.0
 	rows := 0
 	for i, tr := range traces {
-		if err := tr.Power.validate(); err != nil {
+		if err := tr.Power.Validate(); err != nil {
 			return nil, fmt.Errorf("chart: trace %d (%q): %w", i, tr.Name, err)
 		}
 		for k, t := range tr.Power.T {

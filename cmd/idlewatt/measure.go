@@ -21,6 +21,9 @@ import (
 	"github.com/idlewatt/idlewatt/internal/rig"
 )
 
+// Bounds of the battery: section (a laptop has well under 1 kWh and 1 kW).
+const maxBatteryWh, maxPlatformW = 1e6, 1e6
+
 func init() {
 	register(newMeasureCmd)
 	register(newDemoCmd)
@@ -71,6 +74,12 @@ func measureConfig(cmd *cobra.Command) (rig.Config, rig.Plan, error) {
 	}
 	if b := plan.Battery; !(b.CapacityWh >= 0) || !(b.PlatformIdleW >= 0) || math.IsInf(b.CapacityWh+b.PlatformIdleW, 0) {
 		return rc, plan, usageErr("config: battery.capacity_wh %g and battery.platform_idle_w %g must be numbers ≥ 0", b.CapacityWh, b.PlatformIdleW)
+	}
+	// 1e308 Wh passed the check above and made the battery life +Inf, which
+	// measure.json cannot hold: found after the whole run (exit 1).
+	if b := plan.Battery; b.CapacityWh > maxBatteryWh || b.PlatformIdleW > maxPlatformW {
+		return rc, plan, usageErr("config: battery.capacity_wh %g (at most %g) or battery.platform_idle_w %g (at most %g) is implausible",
+			b.CapacityWh, float64(maxBatteryWh), b.PlatformIdleW, float64(maxPlatformW))
 	}
 	user, err := configProfiles()
 	if err != nil {

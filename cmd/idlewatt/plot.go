@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -38,6 +40,10 @@ func init() {
 // maxPlotPixels bounds a plot PNG (200 Mpx: 800 MB while it is drawn).
 const maxPlotPixels = 200_000_000
 
+// maxPlotPoints bounds --points: a chart has far fewer pixels, and
+// --points 9223372036854775807 panicked allocating the envelope.
+const maxPlotPoints = 100000
+
 func runPlot(cmd *cobra.Command, args []string) error {
 	out := optString(cmd, "out", "")
 	if out == "" {
@@ -65,6 +71,9 @@ func runPlot(cmd *cobra.Command, args []string) error {
 	pts, err := optInt(cmd, "points", "plot.points")
 	if err != nil {
 		return err
+	}
+	if pts < 0 || pts == 1 || pts > maxPlotPoints { // 0: the default
+		return usageErr("plot: --points %d: want 2 to %d envelope points (0 or unset: 2000)", pts, maxPlotPoints)
 	}
 	var size [3]float64
 	for i, n := range []string{"width", "height", "dpi"} {
@@ -105,11 +114,22 @@ func runPlot(cmd *cobra.Command, args []string) error {
 	}
 	oo := outOptions(cmd, "", args[0])
 	if err := outfile.Check(out, oo); err != nil { // before reading the capture
+		if !errors.Is(err, outfile.ErrRefused) {
+			return failErr("plot: --out %w", err) // as export and trace gen: the path cannot be written
+		}
 		return usageErr("plot: --out %w", err)
+	}
+	// The chart is written only after the capture is read: a directory that
+	// is not there is found now, and is the failure export and trace gen
+	// give (it used to come after the analysis, as bad input).
+	if fi, err := os.Stat(filepath.Dir(out)); err != nil {
+		return failErr("plot: --out %s: %w", out, err)
+	} else if !fi.IsDir() {
+		return failErr("plot: --out %s: %s is not a directory", out, filepath.Dir(out))
 	}
 	notes, err := analysis.Plot(args[0], out, analysis.PlotOptions{From: from, To: to, Buckets: pts,
 		Title: optString(cmd, "title", ""), Subtitle: filepath.Base(args[0]),
-		Width: size[0], Height: size[1], DPI: size[2], LogY: optBool(cmd, "log", ""), Unit: unit, Open: open, Out: oo})
+		Width: size[0], Height: size[1], DPI: size[2], LogY: optBool(cmd, "log", ""), Unit: unit, Open: open, Out: oo, Stop: interrupted(cmd.Context())})
 	for _, n := range notes { // the data notes report gives, word for word
 		fmt.Fprintf(cmd.ErrOrStderr(), "plot: note: %s\n", n)
 	}

@@ -84,6 +84,11 @@ func runReplay(cmd *cobra.Command, _ []string) error {
 	if !(cfg.Speed > 0) {
 		return usageErr("--speed: want > 0")
 	}
+	// Beyond these the scaled due times overflow (--speed 1e-320 replayed
+	// the trace as fast as possible and exited 0).
+	if cfg.Speed < replay.MinSpeed || cfg.Speed > replay.MaxSpeed {
+		return usageErr("--speed %g: want %g to %g (times faster than recorded)", cfg.Speed, replay.MinSpeed, replay.MaxSpeed)
+	}
 	cfg.Wrap = optBool(cmd, "wrap", "replay.wrap")
 
 	// A first streaming pass finds the span and whether the trace writes.
@@ -164,8 +169,12 @@ func wlOpenTarget(cmd *cobra.Command, path string, opt target.Options) (*target.
 		opt.Direct = true
 	}
 	opt.Warn = func(s string) { fmt.Fprintln(cmd.ErrOrStderr(), "idlewatt: warning:", s) }
+	opt.Stop = interrupted(cmd.Context())
 	t, err := target.Open(path, opt)
 	if err != nil {
+		if cause := opt.Stop(); cause != nil {
+			return nil, fmt.Errorf("%s: %w", path, cause) // the fill was cut short: nothing is left of a created file
+		}
 		return nil, usageErr("%v", err)
 	}
 	if t.Created() {

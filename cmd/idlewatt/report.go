@@ -77,6 +77,9 @@ func runReport(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := interrupted(cmd.Context())(); err != nil {
+		return err
+	}
 	if err := r.WriteFilesWith(out, analysis.WriteOptions{Out: oo}); err != nil {
 		return failErr("writing report into %s: %w", out, err)
 	}
@@ -105,6 +108,12 @@ func analyzeCapture(cmd *cobra.Command, path string, opts analysis.Options) (*an
 	r, err := analysis.AnalyzeSource(open, opts)
 	if r != nil {
 		r.Capture.Path = path
+	}
+	// A signal during the analysis ends a pass early, which the analysis
+	// takes for a capture cut short and reports on; that report describes
+	// the signal, not the capture, and is not written.
+	if err := interrupted(cmd.Context())(); err != nil {
+		return nil, err
 	}
 	switch {
 	case err == nil:

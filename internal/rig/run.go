@@ -230,7 +230,7 @@ func (r *Rig) progress(w io.Writer, start time.Time) (stop func()) {
 			}
 			sort.Ints(ports)
 			for _, p := range ports {
-				fmt.Fprintf(&b, "  p%d %s", p, units.Watts(pw[p]))
+				fmt.Fprintf(&b, "  p%d %s", p, units.Watts(pw[p]).Readout())
 			}
 			st := r.Stats()
 			fmt.Fprintf(&b, "  crc %d  lost %d", st.CRCErrors, st.SamplesLost)
