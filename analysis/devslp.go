@@ -340,10 +340,16 @@ func (r *Report) writeDevSlpCharts(dir string, o outfile.Options) error {
 			floor = float64(c.cycle.FloorW)
 		}
 		cy := c.cycle
+		// The floor's 95 % interval, the one the verdict was judged with.
+		var flo, fhi units.Watts
+		if floor > 0 && cy.FloorU95W.Ok() {
+			u := float64(cy.FloorU95W)
+			flo, fhi = units.Watts(max(floor-u, 0)), units.Watts(floor+u)
+		}
 		fig, err := chart.DevSlpCycleChart(chart.DevSlpCycle{
 			Name: nc.name, Power: env, Assert: 0, Deassert: ms(c.timing.Deassert),
 			FloorReached: ms(cy.EntryAt), FirstIO: ms(c.timing.ProbeComplete),
-			Floor: units.Watts(floor), Limit: units.Watts(c.limit),
+			Floor: units.Watts(floor), Limit: units.Watts(c.limit), FloorLo: flo, FloorHi: fhi,
 		}, chart.DevSlpOpts{
 			Title: fmt.Sprintf("DevSlp cycle %d — %s", cy.Cycle, nc.name),
 			Subtitle: fmt.Sprintf("%s · entry %s ms · floor %s mW · exit to first read %s ms", cy.Outcome,

@@ -90,6 +90,13 @@ func Plot(path, out string, o PlotOptions) ([]string, error) {
 		}
 	}
 	po := chart.PowerOpts{Title: o.Title, Subtitle: o.Subtitle, Unit: o.Unit, From: o.From, To: o.To, LogY: o.LogY, DPI: o.DPI}
+	if po.Title == "" { // the drives measured, not a file name
+		names := make([]string, len(traces))
+		for i, tr := range traces {
+			names[i] = tr.Name
+		}
+		po.Title, _ = PowerTitle(names, p1.info)
+	}
 	if o.Width > 0 || o.Height > 0 {
 		w, h := o.Width, o.Height
 		if w <= 0 {

@@ -104,7 +104,12 @@ func (r *Report) writeCharts(dir string, o outfile.Options) error {
 		errs = append(errs, saveFig(f, err, filepath.Join(dir, name), o))
 	}
 	if len(r.traces) > 0 {
-		f, err := chart.PowerOverTime(r.traces, chart.PowerOpts{Title: "Power over time", Unit: chart.UnitAuto})
+		names := make([]string, len(r.traces))
+		for i, tr := range r.traces {
+			names[i] = tr.Name
+		}
+		title, sub := PowerTitle(names, r.Capture)
+		f, err := chart.PowerOverTime(r.traces, chart.PowerOpts{Title: title, Subtitle: sub, Unit: chart.UnitAuto})
 		save(f, err, FilePower)
 	}
 	var idle []chart.Bar
@@ -143,6 +148,32 @@ func (r *Report) writeCharts(dir string, o outfile.Options) error {
 	}
 	errs = append(errs, r.writeDevSlpCharts(dir, o))
 	return errors.Join(errs...)
+}
+
+// PowerTitle is the power-over-time chart's title and subtitle: what was
+// measured (the drives, or how many), when and with what meter; never a file
+// name.
+func PowerTitle(drives []string, c CaptureInfo) (title, subtitle string) {
+	title = "Power over Time"
+	switch {
+	case len(drives) == 1:
+		title += ": " + drives[0]
+	case len(drives) == 2:
+		title += ": " + drives[0] + " and " + drives[1]
+	case len(drives) > 2:
+		title += fmt.Sprintf(": %d drives", len(drives))
+	}
+	var parts []string
+	if c.Created != "" {
+		parts = append(parts, "run of "+c.Created)
+	}
+	if m := strings.TrimSpace(c.MeterKind + " " + c.MeterModel); m != "" {
+		if c.RateHz > 0 {
+			m += " at " + g(c.RateHz) + " S/s"
+		}
+		parts = append(parts, "meter "+m)
+	}
+	return title, strings.Join(parts, " · ")
 }
 
 // barErr is a bar's whisker: the 95 % interval, none when unknown.

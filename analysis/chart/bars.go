@@ -107,7 +107,7 @@ func BarChart(bars []Bar, o BarOpts) (*Figure, error) {
 	// Leave room right of the longest bar for its printed value.
 	p.X.Min, p.X.Max = lo, hi+(hi-lo)*0.15
 	fixAxis(&p.X, false)
-	f := &frame{title: o.Title, subtitle: o.Subtitle, panels: []panel{{p, 1}}}
+	f := &frame{title: o.Title, subtitle: o.Subtitle, panels: []panel{{p: p, weight: 1}}}
 	return newFigure(o.Size.or(Size{8, 1.1 + 0.32*float64(n)}), o.DPI, f.draw), nil
 }
 

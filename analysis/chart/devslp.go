@@ -26,6 +26,13 @@ type DevSlpCycle struct {
 	FloorReached, FirstIO float64
 	Floor                 units.Watts // measured DevSlp floor
 	Limit                 units.Watts // the pass limit, e.g. 5 mW
+	// FloorLo and FloorHi bound the floor estimate's 95 % interval, drawn
+	// as a green band on the floor line, so the verdict (floor against the
+	// limit, with its uncertainty) can be checked against the picture even
+	// where the noisy trace touches the limit. FloorHi ≤ FloorLo: not given.
+	// Like every number here it comes from the analysis; the chart
+	// computes none. New fields must keep "zero = not given, not drawn".
+	FloorLo, FloorHi units.Watts
 }
 
 // DevSlpOpts configures DevSlpCycleChart.
@@ -35,7 +42,7 @@ type DevSlpOpts struct {
 	// LogY uses a log power axis so the mW floor and the W of active power
 	// are both readable.
 	LogY bool
-	Size Size    // inches; default 8 × 4
+	Size Size    // inches; default 8 × 4.5
 	DPI  float64 // PNG resolution; default 96
 }
 
@@ -69,9 +76,10 @@ func DevSlpCycleChart(cy DevSlpCycle, o DevSlpOpts) (*Figure, error) {
 		return nil, ErrNoData
 	}
 	floor, limit := float64(cy.Floor), float64(cy.Limit)
-	for _, v := range [...]float64{floor, limit} {
+	flo, fhi := float64(cy.FloorLo), float64(cy.FloorHi)
+	for _, v := range [...]float64{floor, limit, flo, fhi} {
 		if !finite(v) || v < 0 {
-			return nil, fmt.Errorf("chart: DevSlp cycle %q: floor %g W and limit %g W must be finite and ≥ 0", cy.Name, floor, limit)
+			return nil, fmt.Errorf("chart: DevSlp cycle %q: floor %g W (95 %% interval %g–%g W) and limit %g W must be finite and ≥ 0", cy.Name, floor, flo, fhi, limit)
 		}
 		if v > 0 {
 			hi, lo = math.Max(hi, v), math.Min(lo, v)
@@ -93,13 +101,19 @@ func DevSlpCycleChart(cy DevSlpCycle, o DevSlpOpts) (*Figure, error) {
 	p.Add(ep)
 	red := color.RGBA{0xc0, 0x20, 0x20, 0xff}
 	green := color.RGBA{0x1a, 0x7f, 0x37, 0xff}
+	// The judged numbers go over the trace, their values in the legend:
+	// text on the lines sat on the trace.
+	interval := fhi > flo
+	if interval {
+		p.Add(hband{lo: flo * scale, hi: fhi * scale, color: tint(green, 110)})
+	}
+	limitStyle := draw.LineStyle{Color: red, Width: vg.Points(1.2), Dashes: []vg.Length{vg.Points(4), vg.Points(2)}}
+	floorStyle := draw.LineStyle{Color: green, Width: vg.Points(1.2)}
 	if limit > 0 {
-		p.Add(hline{y: limit * scale, text: "limit " + units.Watts(limit).String(), left: true,
-			style: draw.LineStyle{Color: red, Width: vg.Points(1), Dashes: []vg.Length{vg.Points(4), vg.Points(2)}}})
+		p.Add(hline{y: limit * scale, style: limitStyle})
 	}
 	if floor > 0 {
-		p.Add(hline{y: floor * scale, text: "floor " + units.Watts(floor).String(), below: limit > floor,
-			style: draw.LineStyle{Color: green, Width: vg.Points(1)}})
+		p.Add(hline{y: floor * scale, style: floorStyle})
 	}
 	var notes []Annotation
 	add := func(t float64, s string) {
@@ -119,13 +133,20 @@ func DevSlpCycleChart(cy DevSlpCycle, o DevSlpOpts) (*Figure, error) {
 	} else {
 		add(cy.FirstIO, "first I/O done")
 	}
-	p.Add(vlines{notes, color.Gray{Y: 60}})
+	// The lines here; their labels in a strip above the trace, stacked in
+	// rows, so no label sits on the trace or on another.
+	lines := make([]Annotation, len(notes))
+	for i, n := range notes {
+		lines[i] = Annotation{T: n.T}
+	}
+	p.Add(vlines{lines, color.Gray{Y: 60}})
 
 	p.X.Label.Text = "Time (ms)"
 	p.Y.Label.Text = "Power (" + unit + ")"
 	if o.LogY {
 		p.Y.Scale = plot.LogScale{}
-		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+		setLogYLabel(p, p.Y.Label.Text)
+		p.Y.Tick.Marker = logTicks{}
 		p.Y.Min, p.Y.Max = ep.floor, hi*scale*2
 	} else {
 		p.Y.Min, p.Y.Max = 0, hi*scale*1.08
@@ -148,11 +169,16 @@ func DevSlpCycleChart(cy DevSlpCycle, o DevSlpOpts) (*Figure, error) {
 	}
 	leg.add(band, swatch{fill: tint(seriesColor(0), 70)})
 	leg.add("DEVSLP pin asserted", swatch{fill: stateColor("devslp")})
-	if floor > 0 {
-		leg.add("floor", swatch{line: draw.LineStyle{Color: green, Width: vg.Points(1)}})
+	switch {
+	case floor > 0 && interval:
+		leg.add("floor "+units.Watts(floor).String()+" (95 %: "+units.Watts(flo).String()+"–"+units.Watts(fhi).String()+")", swatch{line: floorStyle, fill: tint(green, 110), lineOnFill: true})
+	case floor > 0:
+		leg.add("floor "+units.Watts(floor).String(), swatch{line: floorStyle})
+	case interval:
+		leg.add("floor 95 %: "+units.Watts(flo).String()+"–"+units.Watts(fhi).String(), swatch{fill: tint(green, 110)})
 	}
 	if limit > 0 {
-		leg.add("limit", swatch{line: draw.LineStyle{Color: red, Width: vg.Points(1), Dashes: []vg.Length{vg.Points(4), vg.Points(2)}}})
+		leg.add("limit "+units.Watts(limit).String(), swatch{line: limitStyle})
 	}
 	sub := o.Subtitle
 	if sub == "" && cy.Name != "" {
@@ -162,6 +188,35 @@ func DevSlpCycleChart(cy DevSlpCycle, o DevSlpOpts) (*Figure, error) {
 	if title == "" {
 		title = "DevSlp Entry and Exit"
 	}
-	f := &frame{title: title, subtitle: sub, legend: leg, panels: []panel{{p, 1}}}
-	return newFigure(o.Size.or(Size{8, 4}), o.DPI, f.draw), nil
+	f := &frame{title: title, subtitle: sub, legend: leg, gap: vg.Points(2)}
+	if len(notes) > 0 {
+		f.panels = append(f.panels, labelPanel(newLabelStrip(notes, color.Gray{Y: 60}), p.X.Min, p.X.Max))
+	}
+	f.panels = append(f.panels, panel{p: p, weight: 1})
+	return newFigure(o.Size.or(Size{8, 4.5}), o.DPI, f.draw), nil
+}
+
+// hband shades [lo, hi] on the y axis across the plot, e.g. an estimate's
+// 95 % interval; at least a hairline tall, so a tight interval still shows.
+type hband struct {
+	lo, hi float64
+	color  color.Color
+}
+
+func (h hband) Plot(c draw.Canvas, p *plot.Plot) {
+	_, trY := p.Transforms(&c)
+	lo := h.lo
+	if _, log := p.Y.Scale.(plot.LogScale); log && !(lo > p.Y.Min) {
+		lo = p.Y.Min
+	}
+	ya := max(c.Min.Y, clampLen(trY(lo), c.Min.Y, c.Max.Y))
+	yb := min(c.Max.Y, clampLen(trY(h.hi), c.Min.Y, c.Max.Y))
+	if yb < ya {
+		return
+	}
+	if yb-ya < vg.Points(1) {
+		m := (ya + yb) / 2
+		ya, yb = m-vg.Points(0.5), m+vg.Points(0.5)
+	}
+	c.FillPolygon(h.color, []vg.Point{{X: c.Min.X, Y: ya}, {X: c.Max.X, Y: ya}, {X: c.Max.X, Y: yb}, {X: c.Min.X, Y: yb}})
 }

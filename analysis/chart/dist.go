@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -131,8 +132,10 @@ type Distribution struct {
 	Name string
 	Hist *Hist
 	// P50 and P99 (W), when > 0, are the quantiles the CDF marks and its
-	// legend prints: the report's own figures, so the chart shows the same
-	// numbers as report.md. Zero means estimate them from Hist.
+	// legend prints: the report's own figures, printed as report.md prints
+	// them (4 decimals in W, 0.1 mW in mW), so the chart shows the same
+	// numbers. Zero or NaN: not given, neither printed nor marked (the
+	// chart never estimates its own: one number, one place).
 	P50, P99 float64
 }
 
@@ -225,21 +228,18 @@ func distChart(ds []Distribution, o DistOpts, cdf bool) (*Figure, error) {
 		if cdf {
 			// The quantiles go in the legend, where labels of several
 			// drives cannot collide; the curve gets a dot at each.
-			label += " ("
+			var qs []string
 			for k, q := range [...]float64{0.5, 0.99} {
-				v := h.Quantile(q)
-				if given := [...]float64{d.P50, d.P99}[k]; given > 0 {
-					v = given
+				v := [...]float64{d.P50, d.P99}[k]
+				if !(v > 0) || !finite(v) {
+					continue
 				}
-				if k > 0 {
-					label += ", "
-				}
-				label += fmt.Sprintf("p%g %.4g %s", q*100, v*scale, unit)
-				if finite(v) {
-					p.Add(quantileMark{x: v * scale, y: q, color: clr})
-				}
+				qs = append(qs, quantileText(q, v, unit))
+				p.Add(quantileMark{x: v * scale, y: q, color: clr})
 			}
-			label += ")"
+			if len(qs) > 0 {
+				label += " (" + strings.Join(qs, ", ") + ")"
+			}
 		}
 		leg.add(label, swatch{line: draw.LineStyle{Color: clr, Width: vg.Points(2)}})
 		if k0, k1, ok := h.occupied(); ok {
@@ -268,13 +268,14 @@ func distChart(ds []Distribution, o DistOpts, cdf bool) (*Figure, error) {
 		p.Y.Min, p.Y.Max = 0, ymax*1.08
 		if logY {
 			p.Y.Scale = plot.LogScale{}
-			p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+			setLogYLabel(p, p.Y.Label.Text)
+			p.Y.Tick.Marker = logTicks{}
 			p.Y.Min, p.Y.Max = logShareFloor, math.Max(ymax*1.5, 1)
 		}
 	}
 	fixAxis(&p.X, logX)
 	fixAxis(&p.Y, logY)
-	f := &frame{title: o.Title, subtitle: o.Subtitle, legend: leg, panels: []panel{{p, 1}}}
+	f := &frame{title: o.Title, subtitle: o.Subtitle, legend: leg, panels: []panel{{p: p, weight: 1}}}
 	return newFigure(o.Size.or(Size{8, 4}), o.DPI, f.draw), nil
 }
 
@@ -291,4 +292,13 @@ func (q quantileMark) Plot(c draw.Canvas, p *plot.Plot) {
 		return
 	}
 	c.DrawGlyph(draw.GlyphStyle{Color: q.color, Radius: vg.Points(2.5), Shape: draw.CircleGlyph{}}, pt)
+}
+
+// quantileText prints a quantile as report.md prints it: "p50 0.3998 W"
+// (4 decimals), or to 0.1 mW on a mW axis ("p50 399.8 mW").
+func quantileText(q, w float64, unit string) string {
+	if unit == "mW" {
+		return fmt.Sprintf("p%g %.1f mW", q*100, w*1e3)
+	}
+	return fmt.Sprintf("p%g %.4f W", q*100, w)
 }

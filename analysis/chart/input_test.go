@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/xml"
 	"errors"
+	"gonum.org/v1/plot/vg"
 	"io"
 	"math"
 	"os"
@@ -237,5 +238,57 @@ func fuzzBody(t *testing.T, data []byte, mode uint8) {
 		if fig, err := DevSlpCycleChart(DevSlpCycle{Power: env, Assert: fl(1), Deassert: fl(2), FloorReached: fl(3), FirstIO: fl(4)}, DevSlpOpts{LogY: mode%2 == 0, Size: Size{2, 2}, DPI: 30}); err == nil {
 			_ = fig.Write(io.Discard, "png")
 		}
+	}
+}
+
+// Event labels in the DevSlp chart's strip never overlap within a row, and
+// the strip reserves as many rows as it draws.
+func TestLabelStripRows(t *testing.T) {
+	var notes []Annotation
+	for i, s := range []string{"idle:after-workload", "devslp", "devslp-cycle:1", "DEVSLP", "devslp-cycle:2", "DEVSLP", "devslp-cycle:3", "DEVSLP"} {
+		notes = append(notes, Annotation{T: 37.7 + 0.5*float64(i), Text: s})
+	}
+	notes = append(notes, Annotation{T: 38.7001, Text: "devslp-cycle:1"}) // the same event on a second drive
+	l := newLabelStrip(notes, nil)
+	tr := func(x float64) vg.Length { return vg.Length(x / 43 * 700) }
+	ps, rows := l.layout(tr, 0, 700)
+	if len(ps) != 8 {
+		t.Errorf("%d labels, want 8 (one per event)", len(ps))
+	}
+	sty := l.style()
+	for i, a := range ps {
+		if a.row < 0 {
+			t.Errorf("label %q not placed", a.text)
+		}
+		for _, b := range ps[i+1:] {
+			if a.row == b.row && a.x0 < b.x0+sty.Width(b.text) && b.x0 < a.x0+sty.Width(a.text) {
+				t.Errorf("%q and %q overlap in row %d", a.text, b.text, a.row)
+			}
+		}
+	}
+	if h := l.height(0, 43, 700); h < vg.Length(rows)*l.rowHeight() {
+		t.Errorf("strip %v tall for %d rows of %v", h, rows, l.rowHeight())
+	}
+}
+
+// The min–max legend swatch shows each colour a band is drawn in, and only
+// those: a drive with a flat envelope has no band and no part in it.
+func TestBandColorsPerDrive(t *testing.T) {
+	band := Envelope{T: []float64{0, 1}, Min: []float64{0.1, 0.1}, Max: []float64{0.5, 0.1}, Mean: []float64{0.2, 0.1}}
+	flat := Envelope{T: []float64{0, 1}, Min: []float64{0.1, 0.1}, Max: []float64{0.1, 0.1}, Mean: []float64{0.1, 0.1}}
+	cs := bandColors([]Trace{{Power: band}, {Power: flat}, {Power: band}})
+	if len(cs) != 2 || cs[0] != tint(seriesColor(0), 70) || cs[1] != tint(seriesColor(2), 70) {
+		t.Errorf("band colours %v, want drive 1's and drive 3's tints", cs)
+	}
+}
+
+// The CDF legend prints the report's quantiles as report.md does (p99
+// 1.1074 W, not 1.107 W), and none it was not given.
+func TestQuantileTextAsReport(t *testing.T) {
+	if got := quantileText(0.99, 1.10742, "W"); got != "p99 1.1074 W" {
+		t.Errorf("got %q", got)
+	}
+	if got := quantileText(0.5, 0.39984, "mW"); got != "p50 399.8 mW" {
+		t.Errorf("got %q", got)
 	}
 }

@@ -72,14 +72,15 @@ func IOPSConsistency(ss []IOPSSeries, o IOPSOpts) (*Figure, error) {
 	p.Y.Tick.Marker = fmtTicks{niceTicks{5}, thousands}
 	if o.LogY {
 		p.Y.Scale = plot.LogScale{}
-		p.Y.Tick.Marker = fmtTicks{plot.LogTicks{Prec: -1}, thousands}
+		setLogYLabel(p, p.Y.Label.Text)
+		p.Y.Tick.Marker = fmtTicks{logTicks{}, thousands}
 		p.Y.Min, p.Y.Max = floor, math.Max(hi, floor)*2
 	} else {
 		p.Y.Min, p.Y.Max = 0, math.Max(hi, 1)*1.08
 	}
 	fixAxis(&p.X, false)
 	fixAxis(&p.Y, o.LogY)
-	f := &frame{title: o.Title, subtitle: o.Subtitle, legend: leg, panels: []panel{{p, 1}}}
+	f := &frame{title: o.Title, subtitle: o.Subtitle, legend: leg, panels: []panel{{p: p, weight: 1}}}
 	return newFigure(o.Size.or(Size{8, 4}), o.DPI, f.draw), nil
 }
 

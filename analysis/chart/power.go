@@ -172,10 +172,10 @@ func PowerOverTime(traces []Trace, o PowerOpts) (*Figure, error) {
 	if anyIO {
 		f.legend.add("I/O busy", swatch{fill: axisColor})
 	}
-	// The band's legend entry only when a band is drawn, in the band's own
-	// colour (the first trace's tint; other traces use their line colour).
-	if !o.NoBand && anyBand(traces) {
-		f.legend.add("min–max", swatch{fill: tint(seriesColor(0), 70)})
+	// The band's legend entry only when a band is drawn, in the colours it
+	// is drawn in: a part of the swatch per drive that has one.
+	if bands := bandColors(traces); !o.NoBand && len(bands) > 0 {
+		f.legend.add("min–max", swatch{bands: bands})
 	}
 
 	yLabel := "Power (" + unit + ")"
@@ -213,7 +213,8 @@ func PowerOverTime(traces []Trace, o PowerOpts) (*Figure, error) {
 		p.Y.Tick.Marker = niceTicks{4}
 		if o.LogY {
 			p.Y.Scale = plot.LogScale{}
-			p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+			setLogYLabel(p, p.Y.Label.Text)
+			p.Y.Tick.Marker = logTicks{}
 			p.Y.Min = logFloor
 			if o.SeparateY && o.YMax <= 0 && top > 0 {
 				p.Y.Max = top * 2
@@ -250,10 +251,10 @@ func PowerOverTime(traces []Trace, o PowerOpts) (*Figure, error) {
 		for i := range idx {
 			idx[i] = i
 		}
-		f.panels = append(f.panels, panel{powerPanel(traces, idx, false), 1})
+		f.panels = append(f.panels, panel{p: powerPanel(traces, idx, false), weight: 1})
 		for i, tr := range traces {
 			if anyIO || len(tr.States) > 0 {
-				f.panels = append(f.panels, panel{strip(tr, i, true, name(tr.Name, i)), 0.14})
+				f.panels = append(f.panels, panel{p: strip(tr, i, true, name(tr.Name, i)), weight: 0.14})
 			}
 		}
 		if o.Size.W <= 0 {
@@ -263,9 +264,9 @@ func PowerOverTime(traces []Trace, o PowerOpts) (*Figure, error) {
 		for i, tr := range traces {
 			p := powerPanel([]Trace{tr}, []int{i}, true)
 			p.Title.Text = name(tr.Name, i)
-			f.panels = append(f.panels, panel{p, 1})
+			f.panels = append(f.panels, panel{p: p, weight: 1})
 			if anyIO {
-				f.panels = append(f.panels, panel{strip(tr, i, false, ""), 0.16})
+				f.panels = append(f.panels, panel{p: strip(tr, i, false, ""), weight: 0.16})
 			}
 		}
 		if o.Size.W <= 0 {
@@ -297,6 +298,17 @@ func name(s string, i int) string {
 
 // anyBand reports whether some row of some trace has a max above its min,
 // i.e. a min–max band would be visible.
+// bandColors returns the band tint of each trace whose envelope has a band.
+func bandColors(traces []Trace) []color.Color {
+	var cs []color.Color
+	for i, tr := range traces {
+		if anyBand([]Trace{tr}) {
+			cs = append(cs, tint(seriesColor(i), 70))
+		}
+	}
+	return cs
+}
+
 func anyBand(traces []Trace) bool {
 	for _, tr := range traces {
 		for k := range tr.Power.T {

@@ -198,11 +198,27 @@ type swatch struct {
 	fill color.Color
 	line draw.LineStyle
 	dot  bool
+	// lineOnFill draws line across the middle of a fill box (an estimate
+	// inside its interval).
+	lineOnFill bool
+	// bands are side-by-side boxes, one per colour a min–max band is drawn
+	// in (one per drive).
+	bands []color.Color
 }
 
 func (s swatch) Thumbnail(c *draw.Canvas) {
 	r := c.Rectangle
 	switch {
+	case len(s.bands) > 0:
+		w := (r.Max.X - r.Min.X) / vg.Length(len(s.bands))
+		for i, b := range s.bands {
+			x0 := r.Min.X + w*vg.Length(i)
+			c.FillPolygon(b, []vg.Point{{X: x0, Y: r.Min.Y}, {X: x0 + w, Y: r.Min.Y}, {X: x0 + w, Y: r.Max.Y}, {X: x0, Y: r.Max.Y}})
+		}
+	case s.lineOnFill:
+		c.FillPolygon(s.fill, []vg.Point{r.Min, {X: r.Max.X, Y: r.Min.Y}, r.Max, {X: r.Min.X, Y: r.Max.Y}})
+		y := (r.Min.Y + r.Max.Y) / 2
+		c.StrokeLine2(s.line, r.Min.X, y, r.Max.X, y)
 	case s.dot:
 		c.DrawGlyph(draw.GlyphStyle{Color: s.fill, Radius: vg.Points(3), Shape: draw.CircleGlyph{}}, vg.Point{X: (r.Min.X + r.Max.X) / 2, Y: (r.Min.Y + r.Max.Y) / 2})
 	case s.fill != nil:
@@ -217,9 +233,12 @@ func (s swatch) Thumbnail(c *draw.Canvas) {
 }
 
 // panel is one plot in a vertical stack with its share of the height.
+// When height is set, the panel's data area is as tall as height says for
+// a data area w wide (a label strip grows by rows, not with the page).
 type panel struct {
 	p      *plot.Plot
 	weight float64
+	height func(w vg.Length) vg.Length
 }
 
 // frame draws the parts every figure has: a bold title, an optional
@@ -268,7 +287,16 @@ func (f *frame) draw(c draw.Canvas) {
 		total += p.weight
 		dc := p.p.DataCanvas(c)
 		overhead[i] = (c.Max.Y - c.Min.Y) - (dc.Max.Y - dc.Min.Y)
+		if p.height != nil {
+			// The data width here is before alignment, a few points wide
+			// of the final one: close enough to count label rows.
+			overhead[i] += p.height(dc.Max.X - dc.Min.X)
+			total -= p.weight
+		}
 		fixed += overhead[i]
+	}
+	if total <= 0 {
+		total = 1
 	}
 	avail := c.Max.Y - c.Min.Y - f.gap*vg.Length(len(f.panels)-1) - fixed
 	if avail < 0 {
@@ -277,7 +305,10 @@ func (f *frame) draw(c draw.Canvas) {
 	slots := make([]draw.Canvas, len(f.panels))
 	y := c.Max.Y
 	for i, p := range f.panels {
-		h := avail*vg.Length(p.weight/total) + overhead[i]
+		h := overhead[i]
+		if p.height == nil {
+			h += avail * vg.Length(p.weight/total)
+		}
 		if !finite(float64(h)) || h < 0 {
 			return // nothing sensible fits; a blank page beats a hang
 		}
@@ -399,4 +430,45 @@ func drawable(r vg.Rectangle) bool {
 		}
 	}
 	return r.Max.X >= r.Min.X && r.Max.Y >= r.Min.Y
+}
+
+// setLogYLabel labels a log y axis. gonum/plot places the axis label's
+// glyph box at the arithmetic middle of the range, near the top of a log
+// axis, and pads the data area down by the overflow; so the axis gets a
+// one-space label that reserves the label's width, and the text is drawn
+// by yAxisLabel, centred.
+func setLogYLabel(p *plot.Plot, text string) {
+	p.Y.Label.Text = " "
+	p.Add(yAxisLabel{text})
+}
+
+type yAxisLabel struct{ text string }
+
+func (l yAxisLabel) Plot(c draw.Canvas, p *plot.Plot) {
+	var w vg.Length
+	for _, t := range p.Y.Tick.Marker.Ticks(p.Y.Min, p.Y.Max) {
+		if t.Label != "" {
+			w = max(w, p.Y.Tick.Label.Width(t.Label))
+		}
+	}
+	sty := p.Y.Label.TextStyle
+	sty.Rotation = math.Pi / 2
+	sty.XAlign, sty.YAlign = draw.XCenter, draw.YBottom
+	x := c.Min.X - p.Y.Width/2 - p.Y.Padding - p.Y.Tick.Length - w - p.Y.Label.Padding
+	c.FillText(sty, vg.Point{X: x, Y: (c.Min.Y + c.Max.Y) / 2}, l.text)
+}
+
+// logTicks is gonum's LogTicks without the ticks it returns beyond the
+// axis range: their labels would count in the plot's padding and push the
+// data area down by the height of a label no one sees.
+type logTicks struct{}
+
+func (logTicks) Ticks(lo, hi float64) []plot.Tick {
+	var out []plot.Tick
+	for _, t := range (plot.LogTicks{Prec: -1}).Ticks(lo, hi) {
+		if t.Value >= lo*(1-1e-9) && t.Value <= hi*(1+1e-9) {
+			out = append(out, t)
+		}
+	}
+	return out
 }

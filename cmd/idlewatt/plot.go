@@ -31,11 +31,14 @@ func init() {
 		f.Float64("dpi", 96, "PNG resolution, dots per inch (e.g. 300 for print)")
 		f.Bool("log", false, "logarithmic power axis (mW idle states and W bursts on one chart)")
 		f.String("unit", "auto", "power unit: W, mW or auto (mW when everything is below 1 W)")
-		f.String("title", "Power over time", "chart title (the capture's name is the subtitle)")
+		f.String("title", "", "chart title (default: \"Power over Time: \" and the drives' names; the capture's name is the subtitle)")
 		addOverwriteFlag(f, "the --out image")
 		return c
 	})
 }
+
+// maxPlotPixels bounds a plot PNG (200 Mpx: 800 MB while it is drawn).
+const maxPlotPixels = 200_000_000
 
 // maxPlotPoints bounds --points: a chart has far fewer pixels, and
 // --points 9223372036854775807 panicked allocating the envelope.
@@ -78,10 +81,25 @@ func runPlot(cmd *cobra.Command, args []string) error {
 		if err != nil {
 			return err
 		}
-		if v < 0 || (n != "dpi" && v > 100) || (n == "dpi" && (v < 10 || v > 2400)) {
-			return usageErr("plot: --%s %g is out of range (width and height 0–100 in, dpi 10–2400)", n, v)
+		if v < 0 || (n != "dpi" && v > 100) || (n == "dpi" && (v < 10 || v > 1200)) {
+			return usageErr("plot: --%s %g is out of range (width and height 0–100 in, dpi 10–1200)", n, v)
 		}
 		size[i] = v
+	}
+	// A PNG is a bitmap in memory before it is written: 100 × 100 in at
+	// 1200 dpi would be 14 G pixels, 58 GB. (0 = the default size; 10 in
+	// stands in for the height, which depends on the drive count.)
+	if strings.EqualFold(filepath.Ext(out), ".png") {
+		w, h := size[0], size[1]
+		if w == 0 {
+			w = 10
+		}
+		if h == 0 {
+			h = 10
+		}
+		if px := w * h * size[2] * size[2]; px > maxPlotPixels {
+			return usageErr("plot: --width %g --height %g at --dpi %g is %.0f megapixels, over the %d the PNG may have", w, h, size[2], px/1e6, maxPlotPixels/1000000)
+		}
 	}
 	var unit chart.PowerUnit
 	switch u := optString(cmd, "unit", ""); strings.ToLower(u) {
