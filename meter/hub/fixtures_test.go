@@ -32,8 +32,8 @@ func sampleIdentity() Identity {
 
 func sampleCal() Calibration {
 	return Calibration{Entries: []CalEntry{
-		{1, meter.Rail5V, 5120, 20000, 50000}, {1, meter.Rail12V, 5120, 10000, 100000},
-		{2, meter.Rail5V, 5107, 20000, 50125}, {2, meter.Rail12V, 5120, 10000, 100000}}}
+		{1, meter.Rail5V, 5120, 20000, 50000, 0}, {1, meter.Rail12V, 5120, 10000, 100000, 0},
+		{2, meter.Rail5V, 5107, 20000, 50125, 0}, {2, meter.Rail12V, 5120, 10000, 100000, 0}}}
 }
 
 // sampleBlock: samples 1000 and 1001 of ports 1–2; port 1 draws 80 mA at
