@@ -121,7 +121,9 @@ type Resend struct {
 	Count uint32
 }
 
-func (r *Resend) Append(dst []byte) []byte { return le.AppendUint32(le.AppendUint64(dst, r.First), r.Count) }
+func (r *Resend) Append(dst []byte) []byte {
+	return le.AppendUint32(le.AppendUint64(dst, r.First), r.Count)
+}
 
 func (r *Resend) DecodeFromBytes(p []byte) error {
 	if len(p) != resendLen {

@@ -21,7 +21,7 @@ var rails = [2]struct {
 	shuntMicro uint32
 	widePA     uint32 // nominal current LSB, 20-bit format
 }{
-	{meter.Rail5V, 6000, 50000, 20000, 8_000_000},    // 20 mΩ, 50 µA/count, ±1.638 A; 20-bit 8 µA/count
+	{meter.Rail5V, 6000, 50000, 20000, 8_000_000},     // 20 mΩ, 50 µA/count, ±1.638 A; 20-bit 8 µA/count
 	{meter.Rail12V, 15000, 100000, 10000, 10_000_000}, // 10 mΩ, 100 µA/count, ±3.277 A; 20-bit 10 µA/count
 }
 
