@@ -810,6 +810,7 @@ func (h *Hub) Stream(ctx context.Context, cfg meter.StreamConfig, sink meter.Sin
 		select {
 		case <-ctx.Done():
 			stop()
+			h.drain(st)
 			return nil
 		case err := <-st.errc:
 			stop()
@@ -836,6 +837,24 @@ func (h *Hub) Stream(ctx context.Context, cfg meter.StreamConfig, sink meter.Sin
 				return fmt.Errorf("%w: hub %s sent nothing for %v (give-up time %v)", meter.ErrDisconnected, h.name,
 					silent.Round(time.Millisecond), max(h.opts.GiveUp, 0))
 			}
+		}
+	}
+}
+
+// drainFor bounds the wait, at the end of a stream, for the answers to
+// RESENDs still open: as long as the host would ask again before giving up.
+const drainFor = resendTimeout * resendTries
+
+// drain, after STOP, lets the holes still open be filled (a hub answers
+// RESEND from its ring until the next START), so the end of a capture is
+// as complete as its middle.
+func (h *Hub) drain(st *activeStream) {
+	for deadline := time.Now().Add(drainFor); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		st.mu.Lock()
+		open := st.dec.waiting() && !st.disconnected
+		st.mu.Unlock()
+		if !open {
+			return
 		}
 	}
 }
@@ -928,7 +947,7 @@ func (h *Hub) lost(st *activeStream, at int64) error {
 // re-enumerates in about a second), later ones at most every maxBackoff.
 const (
 	firstBackoff = 50 * time.Millisecond
-	maxBackoff   = time.Second
+	maxBackoff   = 250 * time.Millisecond
 )
 
 // reconnect replaces the failed connection cn: it reopens the path with

@@ -42,7 +42,7 @@ type LinkStats struct {
 // maxHeldBytes (past it the oldest hole is given up).
 const (
 	resendTimeout = 200 * time.Millisecond
-	resendTries   = 5
+	resendTries   = 8
 	maxHeldBytes  = 16 << 20
 )
 

@@ -342,6 +342,7 @@ func (e *Emulator) readLoop(master *os.File) {
 		e.mu.Lock()
 		if e.master == master {
 			e.setLink(now)
+			e.g.quiet = false
 			if e.g.link != linkDown {
 				e.g.handle(f, e.EmuTime(now))
 				e.kick()
@@ -363,6 +364,8 @@ func (e *Emulator) setLink(now int64) {
 	} else if e.master == nil {
 		if err := e.plug(); err != nil {
 			g.forceDown() // try again next tick
+		} else if e.o.Protocol >= 2 {
+			g.quiet = true
 		}
 	}
 }

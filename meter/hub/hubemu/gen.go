@@ -39,13 +39,17 @@ const (
 // emulator and WriteFast. It produces the bytes the hub sends, faults
 // applied, into out. Not safe for concurrent use.
 type gen struct {
-	o     Options
-	id    hub.Identity
-	cal   hub.Calibration
-	lsbI  [16]float64 // 16-bit format's current LSB per channel, A
-	lsbW  [16]float64 // 20-bit format's
-	rng   *rand.Rand
-	link  linkState
+	o    Options
+	id   hub.Identity
+	cal  hub.Calibration
+	lsbI [16]float64 // 16-bit format's current LSB per channel, A
+	lsbW [16]float64 // 20-bit format's
+	rng  *rand.Rand
+	link linkState
+	// quiet: a v2 hub back on the host (re-enumerated) sends nothing until
+	// the host's first frame, so no stale backlog delays the answers to
+	// its IDENTIFY and RESEND; what it samples meanwhile is in the ring.
+	quiet bool
 	out   []byte // queued for the link
 	busy  int    // bytes the live emulator's writer has in flight
 	fb    []byte // frame scratch
@@ -163,7 +167,7 @@ func (g *gen) frame(t hub.Type, seq byte, build func([]byte) []byte) []byte {
 // put queues a frame with the configured faults; with the link down it
 // is lost on the way (the host sees the gap by index).
 func (g *gen) put(fr []byte) {
-	if g.link == linkDown {
+	if g.link == linkDown || g.quiet {
 		return
 	}
 	f := g.o.Faults
@@ -481,7 +485,8 @@ func (g *gen) handle(f *hub.Frame, now time.Duration) {
 		var r hub.Resend
 		err := r.DecodeFromBytes(p)
 		switch {
-		case !g.streaming || err != nil || r.First+uint64(r.Count) > g.next || r.First+uint64(r.Count) < r.First:
+		case err != nil || r.First+uint64(r.Count) > g.next || r.First+uint64(r.Count) < r.First:
+			// Not taken yet (the ring answers after STOP too, until the next START).
 			g.nak(f.Seq, f.Type, hub.ReasonNeverSent)
 		case g.ringN == 0:
 			g.nak(f.Seq, f.Type, hub.ReasonNoRing)
