@@ -239,6 +239,21 @@ func (d *decoder) tick(now int64, sink meter.Sink) error {
 	return d.flush(sink)
 }
 
+// expireBehind gives up the holes a ring's depth behind the live edge: a
+// recording's answer to them would have come by now.
+func (d *decoder) expireBehind(sink meter.Sink) error {
+	if len(d.holes) == 0 || d.edge-d.holes[0].start <= d.ring {
+		return nil
+	}
+	for i := range d.holes {
+		if h := &d.holes[i]; !h.expired && d.edge-h.start > d.ring {
+			h.expired = true
+			d.link.GaveUp += h.end - h.start
+		}
+	}
+	return d.flush(sink)
+}
+
 // giveUpAll reports every hole as a gap and delivers every held block:
 // the stream ends, or restarts its count.
 func (d *decoder) giveUpAll(sink meter.Sink) error {

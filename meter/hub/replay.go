@@ -25,7 +25,8 @@ type Replay struct {
 	info   meter.Info
 	rate   units.Hertz // from the ACK of START, 0 if absent
 	mask   uint16
-	format uint8 // the stream's sample format: the v2 ACK of START's, else 16-bit
+	format uint8  // the stream's sample format: the v2 ACK of START's, else 16-bit
+	ring   uint32 // the v2 ACK of START's ring depth
 	link   LinkStats
 	held   *Frame // a frame read ahead while looking for the header frames
 	stats  meter.Stats
@@ -89,7 +90,7 @@ func NewReplay(r io.Reader, name string) (*Replay, error) {
 		if f.Type == TypeAck && ack.DecodeFromBytes(f.Payload) == nil && ack.Cmd == TypeStart {
 			rp.rate, rp.mask = units.Hertz(ack.Rate), ack.ChanMask
 			if ack.Format != 0 {
-				rp.format = ack.Format
+				rp.format, rp.ring = ack.Format, ack.RingSamples
 			}
 			continue
 		}
@@ -167,6 +168,11 @@ func (rp *Replay) Stream(ctx context.Context, cfg meter.StreamConfig, sink meter
 		d.link.Version = int(rp.id.Version)
 	}
 	v2 := d.link.Version >= 2
+	// A recorded v2 session holds the RESENT blocks that filled its holes:
+	// they are merged as live, each hole waiting until the stream has
+	// moved a ring's depth past it.
+	d.ring, d.retx = uint64(rp.ring), v2 && rp.ring > 0
+	d.link.RingSamples = d.ring
 	var me MarkEcho
 	discarded := rp.sc.Stats().BytesDiscarded
 	for n := 0; ; n++ {
@@ -202,6 +208,9 @@ func (rp *Replay) Stream(ctx context.Context, cfg meter.StreamConfig, sink meter
 			if err = me.DecodeFromBytes(f.Payload); err == nil {
 				err = sink.Mark(meter.MarkEcho{ID: me.ID, MeterIndex: me.Index})
 			}
+		}
+		if err == nil && d.retx {
+			err = d.expireBehind(sink)
 		}
 		if err != nil {
 			if errors.Is(err, meter.ErrProtocol) {
