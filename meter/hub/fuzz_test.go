@@ -55,7 +55,7 @@ func FuzzDecode(f *testing.F) {
 		if s.bad != "" {
 			t.Fatal(s.bad)
 		}
-		NewReplay(bytes.NewReader(data), "fuzz")                                    //nolint:errcheck
+		NewReplay(bytes.NewReader(data), "fuzz") //nolint:errcheck
 	})
 }
 
@@ -75,7 +75,10 @@ func (s *orderCheck) at(c int, start, n uint64) {
 	}
 	s.next[c] = start + n
 }
-func (s *orderCheck) Samples(b *meter.Block) error { s.at(b.Channel, b.Start, uint64(b.Len())); return nil }
+func (s *orderCheck) Samples(b *meter.Block) error {
+	s.at(b.Channel, b.Start, uint64(b.Len()))
+	return nil
+}
 func (s *orderCheck) Gap(g meter.Gap) error {
 	for c := range 4 {
 		s.at(c, g.Start, g.Count)

@@ -3,7 +3,10 @@ package hub
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math"
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/idlewatt/idlewatt/meter"
@@ -215,5 +218,37 @@ func TestBandwidthV2(t *testing.T) {
 		if got := StreamBytesPerSec2(c.rate, c.chans, c.f, c.frame); math.Abs(got-c.want) > 0.5 {
 			t.Errorf("%d Hz × %d channels, format %d, frames ≤ %d: %.0f B/s, want %.0f", c.rate, c.chans, c.f, c.frame, got, c.want)
 		}
+	}
+}
+
+// bandwidthTableV2 renders docs/hub-protocol.md's v2 bandwidth table.
+func bandwidthTableV2() string {
+	var b strings.Builder
+	b.WriteString("| ports × rails | rate (Hz) | v1 B/s | v2 16-bit, 256 B frames | v2 20-bit, 256 B frames | v2 20-bit, 1024 B frames | UART 921,600 (20-bit, 256 B) | USB CDC (20-bit, 256 B) |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|\n")
+	for _, ports := range []int{1, 2, 4, 8} {
+		for _, rate := range []int{1000, 2000, 5000, 10000} {
+			ch := 2 * ports
+			v20 := StreamBytesPerSec2(rate, ch, Format20, 256)
+			fit := func(link int) string {
+				if v20 <= LinkHeadroom*float64(link) {
+					return fmt.Sprintf("yes (%.0f %%)", 100*v20/float64(link))
+				}
+				return fmt.Sprintf("no (%.0f %%)", 100*v20/float64(link))
+			}
+			fmt.Fprintf(&b, "| %d × 2 | %d | %.0f | %.0f | %.0f | %.0f | %s | %s |\n", ports, rate, StreamBytesPerSec(rate, ch),
+				StreamBytesPerSec2(rate, ch, Format16, 256), v20, StreamBytesPerSec2(rate, ch, Format20, 1024), fit(LinkUART921600), fit(LinkUSBCDC))
+		}
+	}
+	return b.String()
+}
+
+func TestBandwidthTableV2InDoc(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/hub-protocol.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := bandwidthTableV2(); !strings.Contains(string(doc), want) {
+		t.Errorf("docs/hub-protocol.md lacks the v2 bandwidth table as computed:\n%s", want)
 	}
 }
