@@ -2,9 +2,11 @@ package hubemu
 
 import (
 	"bytes"
+	"math"
 	"testing"
 	"time"
 
+	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/meter/hub"
 )
 
@@ -139,5 +141,58 @@ func TestResendPartlyExpired(t *testing.T) {
 	}
 	if exp.First != 350 || exp.Count != 50 || resent != 50 {
 		t.Errorf("EXPIRED %+v and %d resent; want [350, 400) expired and 400–449 resent", exp, resent)
+	}
+}
+
+// meanSink averages channel 0 (port 1, 5 V) power.
+type meanSink struct {
+	sum float64
+	n   int
+}
+
+func (s *meanSink) Samples(b *meter.Block) error {
+	if b.Channel == 0 {
+		for k := range b.I {
+			s.sum += float64(b.V[k]) * float64(b.I[k])
+			s.n++
+		}
+	}
+	return nil
+}
+func (s *meanSink) Gap(meter.Gap) error       { return nil }
+func (s *meanSink) Mark(meter.MarkEcho) error { return nil }
+func (s *meanSink) Event(meter.Event) error   { return nil }
+
+// The DevSlp floor resolution on the emulated hub: a noise-free 1.215 mW
+// floor (243 µA at 5 V) read through the whole byte path. With 16-bit
+// samples the 5 V step is 50 µA (0.25 mW) and the floor reads 5 counts;
+// with 20-bit samples the step is ≤ 0.05 mW and the reading is within
+// half of it.
+func TestDevSlpFloorResolution(t *testing.T) {
+	const floorW = 5 * 243e-6
+	for _, c := range []struct {
+		proto   int
+		maxStep float64 // W per count at 5 V, goal
+	}{{1, 0.26e-3}, {2, 0.05e-3}} {
+		o := Options{Ports: 1, Rate: 1000, Protocol: c.proto, Drives: []meter.SimDrive{meter.ConstantDrive{V5: 5, I5: 243e-6, V12: 12}}}
+		var buf bytes.Buffer
+		if err := WriteFast(&buf, o, time.Second); err != nil {
+			t.Fatal(err)
+		}
+		var s meanSink
+		info, _, err := hub.DecodeStream(&buf, &s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		step := 5 * float64(info.Channels[0].CurrentLSB)
+		got := s.sum / float64(s.n)
+		t.Logf("protocol %d: 5 V step %.4f mW, floor %.4f mW read as %.4f mW (error %.4f mW), range ±%.2f A",
+			c.proto, step*1e3, floorW*1e3, got*1e3, (got-floorW)*1e3, float64(info.MaxCurrent))
+		if step > c.maxStep || math.Abs(got-floorW) > step/2+1e-9 {
+			t.Errorf("protocol %d: step %.4f mW (goal ≤ %.4f), error %.4f mW", c.proto, step*1e3, c.maxStep*1e3, (got-floorW)*1e3)
+		}
+		if full := float64(info.Channels[0].CurrentLSB) * float64(hub.FormatFullScale(hub.Format20)); c.proto == 2 && full < 3 {
+			t.Errorf("5 V 20-bit range ±%.2f A, want ≥ 3 A", full)
+		}
 	}
 }
