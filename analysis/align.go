@@ -25,7 +25,30 @@ type Clock struct {
 	}
 	MinRTTMS    float64 // smallest round trip seen, in ms
 	MedianRTTMS float64 // median round trip of the used marks, in ms
+
+	// Outliers counts the selected marks rejected because their midpoint
+	// lies further from the robust line than their own round trip allows
+	// (a wrong meter index, a host time off): see Fit. NegativeRTT counts
+	// echoes received before they were sent, ignored.
+	Outliers, NegativeRTT int
+	// DriftRefusedPPM is the drift the marks implied when it was beyond
+	// MaxDriftPPM and refused (the nominal rate was used: DriftPPM 0); 0
+	// when nothing was refused.
+	DriftRefusedPPM float64
+	MaxDriftPPM     float64 // the bound in force
+	// Disagree: too few marks (two) that disagree beyond their round trips;
+	// which one is wrong cannot be told, so none was used (Fitted false).
+	Disagree bool
 }
+
+// DefaultMaxDriftPPM bounds the clock drift Fit accepts. A meter's and a
+// host's clocks are quartz crystals: ±10…50 ppm tolerance, ±20…50 ppm over
+// temperature, a few ppm a year of ageing — at worst about ±100 ppm each,
+// ±200 ppm between them. 1000 ppm is five times that: a fit beyond it says
+// the marks (or the header's rate) are wrong, not the crystals. A meter
+// clocked by a ceramic resonator (±0.5 %) or an RC oscillator (±1…2 %) needs
+// a larger bound (analysis.Options.MaxDriftPPM).
+const DefaultMaxDriftPPM = 1000
 
 // Host returns the host time of sample n.
 func (c *Clock) Host(n uint64) int64 {
@@ -45,7 +68,12 @@ func (c *Clock) Index(t int64) float64 {
 // trip: a short round trip leaves little room for the asymmetry between the
 // way out and the way back, which is what a midpoint cannot see.
 type ClockFitter struct {
+	// MaxDriftPPM is the drift beyond which Fit refuses the fitted rate
+	// (default DefaultMaxDriftPPM).
+	MaxDriftPPM float64
+
 	rate    float64
+	negRTT  int
 	window  uint64 // samples per selection window
 	best    map[uint64]meter.MarkEcho
 	marks   int
@@ -63,13 +91,14 @@ func NewClockFitter(rateHz, windowSec float64, maxKeep int) *ClockFitter {
 	if maxKeep < 16 {
 		maxKeep = 16
 	}
-	return &ClockFitter{rate: rateHz, window: w, best: map[uint64]meter.MarkEcho{}, minRTT: math.MaxInt64, maxKeep: maxKeep}
+	return &ClockFitter{MaxDriftPPM: DefaultMaxDriftPPM, rate: rateHz, window: w, best: map[uint64]meter.MarkEcho{}, minRTT: math.MaxInt64, maxKeep: maxKeep}
 }
 
 // Add offers one mark echo. Echoes with a negative round trip are ignored.
 func (f *ClockFitter) Add(m meter.MarkEcho) {
 	rtt := m.HostRecv - m.HostSent
-	if rtt < 0 {
+	if rtt < 0 || m.HostRecv < m.HostSent {
+		f.negRTT++
 		return
 	}
 	f.marks++
@@ -99,8 +128,27 @@ func (f *ClockFitter) Add(m meter.MarkEcho) {
 // Fit returns the clock. With no usable marks it returns the fallback
 // host(n) = startHost + n/rate with Fitted false. With one selected mark the
 // offset comes from it and the period is nominal.
+//
+// The fit distrusts the marks (docs/analysis.md, "Clock alignment"):
+//
+//  1. A robust line — Siegel's repeated median of pairwise slopes (50 %
+//     breakdown) over at most 512 marks evenly spread, and the median
+//     offset — that a few wrong marks cannot move.
+//  2. A mark is an outlier when its midpoint lies further from that line
+//     than half its round trip (where the echo must lie if its meter index
+//     is right) plus a tolerance for the line's own error: a wrong meter
+//     index or host time. Outliers are counted and left out.
+//  3. Least squares through the rest, then one round of 4σ trimming (from
+//     the MAD) of marks delayed one way only.
+//  4. A drift beyond MaxDriftPPM is refused: the nominal rate is used, the
+//     offset is the marks' median, and DriftRefusedPPM says what was refused.
 func (f *ClockFitter) Fit(startHost int64) Clock {
-	c := Clock{RateHz: f.rate, Marks: f.marks, NsPerSample: 1e9 / f.rate, Base: float64(startHost)}
+	maxPPM := f.MaxDriftPPM
+	if !(maxPPM > 0) {
+		maxPPM = DefaultMaxDriftPPM
+	}
+	nominal := 1e9 / f.rate
+	c := Clock{RateHz: f.rate, Marks: f.marks, NsPerSample: nominal, Base: float64(startHost), NegativeRTT: f.negRTT, MaxDriftPPM: maxPPM}
 	if f.marks > 0 {
 		c.MinRTTMS = float64(f.minRTT) / 1e6
 		c.Synthetic = f.synth == f.marks
@@ -113,29 +161,76 @@ func (f *ClockFitter) Fit(startHost int64) Clock {
 		return c
 	}
 	sort.Slice(pts, func(i, j int) bool { return pts[i].MeterIndex < pts[j].MeterIndex })
-	c.Fitted = true
 	c.Ref = pts[len(pts)/2].MeterIndex
 	use := make([]bool, len(pts))
-	for i := range use {
-		use[i] = true
+
+	// 1–2: robust line, then outliers by their own round trip.
+	slope, base := robustLine(pts, c.Ref, nominal)
+	line := Clock{Ref: c.Ref, Base: base, NsPerSample: slope}
+	res := residuals(pts, line)
+	abs := make([]float64, len(res))
+	for i, r := range res {
+		abs[i] = math.Abs(r)
 	}
-	c.Base, c.NsPerSample = lineFit(pts, use, c.Ref, 1e9/f.rate)
-	// One round of outlier rejection: a mark whose echo was delayed on one way
-	// only (a queued frame) sits far from the line in one direction.
-	if len(pts) >= 8 {
-		res := residuals(pts, c)
-		abs := make([]float64, len(res))
-		for i, r := range res {
-			abs[i] = math.Abs(r)
+	tol := math.Max(math.Max(4*lowMedian(abs)/0.6745, 20e3), 2*nominal)
+	good := 0
+	for i, r := range res {
+		use[i] = math.Abs(r) <= float64(pts[i].HostRecv-pts[i].HostSent)/2+tol
+		if use[i] {
+			good++
 		}
-		sort.Float64s(abs)
-		limit := math.Max(4*abs[len(abs)/2]/0.6745, 20e3) // 4 σ (from the MAD), at least 20 µs
+	}
+	if len(pts) == 2 {
+		// Two marks always sit on the line through them: they agree if the
+		// drift that line implies is possible at all.
+		a, b := pts[0], pts[1]
+		span := float64(b.MeterIndex - a.MeterIndex)
+		off := math.Abs(float64(mid(b)-mid(a)) - nominal*span)
+		slack := float64(a.HostRecv-a.HostSent+b.HostRecv-b.HostSent)/2 + maxPPM*1e-6*nominal*span + math.Max(40e3, 4*nominal)
+		good = 2
+		if !(off <= slack) {
+			good = 0
+		}
+		use[0], use[1] = good == 2, good == 2
+	}
+	c.Outliers = len(pts) - good
+	if good == 0 || (len(pts) == 2 && good < 2) {
+		// Two marks that disagree: which is wrong cannot be told.
+		c.Disagree = len(pts) == 2
+		c.Outliers = len(pts)
+		return c
+	}
+	c.Fitted = true
+
+	// 3: least squares through the consistent marks, one round of trimming.
+	c.Base, c.NsPerSample = lineFit(pts, use, c.Ref, nominal)
+	if good >= 8 {
+		res := residuals(pts, c)
+		var abs []float64
 		for i, r := range res {
-			use[i] = math.Abs(r) <= limit
+			if use[i] {
+				abs = append(abs, math.Abs(r))
+			}
+		}
+		limit := math.Max(4*upperMedian(abs)/0.6745, 20e3) // 4 σ (from the MAD), at least 20 µs
+		for i, r := range res {
+			use[i] = use[i] && math.Abs(r) <= limit
 		}
 		c.Base, c.NsPerSample = lineFit(pts, use, c.Ref, c.NsPerSample)
 	}
-	res := residuals(pts, c)
+
+	// 4: the drift bound.
+	if d := (c.NsPerSample/nominal - 1) * 1e6; !(math.Abs(d) <= maxPPM) {
+		c.DriftRefusedPPM = d
+		var sel []meter.MarkEcho
+		for i, p := range pts {
+			if use[i] {
+				sel = append(sel, p)
+			}
+		}
+		c.NsPerSample, c.Base = nominal, medianOffset(sel, c.Ref, nominal)
+	}
+	res = residuals(pts, c)
 	var ss, mx float64
 	var rtts []float64
 	for i, r := range res {
@@ -147,12 +242,85 @@ func (f *ClockFitter) Fit(startHost int64) Clock {
 		mx = math.Max(mx, math.Abs(r))
 		rtts = append(rtts, float64(pts[i].HostRecv-pts[i].HostSent))
 	}
-	sort.Float64s(rtts)
 	c.ResidualMS.RMS = math.Sqrt(ss/float64(c.Used)) / 1e6
 	c.ResidualMS.Max = mx / 1e6
-	c.MedianRTTMS = rtts[len(rtts)/2] / 1e6
-	c.DriftPPM = (c.NsPerSample*f.rate/1e9 - 1) * 1e6
+	c.MedianRTTMS = upperMedian(rtts) / 1e6
+	c.DriftPPM = (c.NsPerSample/nominal - 1) * 1e6
 	return c
+}
+
+// robustLine returns the repeated-median slope (ns per sample) and the
+// median offset at ref of pts (sorted by index), thinned to at most 512
+// marks evenly spread; nominal when no two marks differ in index.
+func robustLine(pts []meter.MarkEcho, ref uint64, nominal float64) (slope, base float64) {
+	const most = 512
+	sel := pts
+	if len(pts) > most {
+		sel = make([]meter.MarkEcho, most)
+		for k := range sel {
+			sel[k] = pts[k*(len(pts)-1)/(most-1)]
+		}
+	}
+	y0 := mid(pts[0])
+	x := func(p meter.MarkEcho) float64 { return float64(int64(p.MeterIndex - ref)) }
+	y := func(p meter.MarkEcho) float64 { return float64(mid(p) - y0) }
+	var inner, outer []float64
+	for i, a := range sel {
+		inner = inner[:0]
+		for j, b := range sel {
+			if dx := x(b) - x(a); i != j && dx != 0 {
+				inner = append(inner, (y(b)-y(a))/dx)
+			}
+		}
+		if len(inner) > 0 {
+			outer = append(outer, lowMedian(inner))
+		}
+	}
+	slope = nominal
+	if len(outer) > 0 {
+		slope = lowMedian(outer)
+	}
+	return slope, medianOffset(pts, ref, slope)
+}
+
+// medianOffset is the median over pts of the host time at ref implied by
+// each mark's midpoint and the slope.
+func medianOffset(pts []meter.MarkEcho, ref uint64, slope float64) float64 {
+	y0 := mid(pts[0])
+	off := make([]float64, len(pts))
+	for i, p := range pts {
+		off[i] = float64(mid(p)-y0) - slope*float64(int64(p.MeterIndex-ref))
+	}
+	return float64(y0) + median(off)
+}
+
+// median of xs (reordered); 0 for none.
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	sort.Float64s(xs)
+	n := len(xs)
+	if n%2 == 1 {
+		return xs[n/2]
+	}
+	return (xs[n/2-1] + xs[n/2]) / 2
+}
+
+// upperMedian is xs[n/2] of xs sorted (reordered); 0 for none.
+func upperMedian(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	sort.Float64s(xs)
+	return xs[len(xs)/2]
+}
+
+// lowMedian is the lower median: always one of xs, never the mean of a
+// good and a bad value.
+func lowMedian(xs []float64) float64 {
+	sort.Float64s(xs)
+	return xs[(len(xs)-1)/2]
 }
 
 // lineFit fits mid = base + slope·(index − ref) by least squares over the

@@ -44,6 +44,9 @@ type Options struct {
 	// another before the lagging rail's samples are given up as missing
 	// (default 10 s).
 	MaxSkew time.Duration
+	// MaxDriftPPM is the clock drift beyond which the fitted rate is refused
+	// and the nominal rate used (default DefaultMaxDriftPPM, 1000 ppm).
+	MaxDriftPPM float64
 	// NewClassifier makes the per-drive state classifier; nil = residency
 	// from I/O segmentation only.
 	NewClassifier ClassifierFactory
@@ -58,6 +61,7 @@ func DefaultOptions() Options {
 		DevSlpAllowance: 100 * time.Millisecond,
 		ChartBuckets:    2000,
 		MaxSkew:         10 * time.Second,
+		MaxDriftPPM:     DefaultMaxDriftPPM,
 	}
 }
 
@@ -106,6 +110,12 @@ type pass1 struct {
 	stopAt     int // records read before the stream ended
 	singlePort int
 	stats      meter.Stats // the last link counters recorded
+	// How the first pass's reading ended (the second pass's is the
+	// report's; plot uses these).
+	endErr    string
+	endOffset int64
+	complete  bool
+	acc       *capture.Account
 }
 
 type pinEvent struct {
@@ -130,6 +140,12 @@ func AnalyzeSource(open Opener, opts Options) (*Report, error) {
 	}
 	if opts.DevSlpAllowance < 0 {
 		opts.DevSlpAllowance = 0
+	}
+	if math.IsNaN(opts.MaxDriftPPM) || opts.MaxDriftPPM < 0 {
+		return nil, fmt.Errorf("%w: max drift %v ppm must not be negative", ErrOptions, opts.MaxDriftPPM)
+	}
+	if opts.MaxDriftPPM == 0 {
+		opts.MaxDriftPPM = def.MaxDriftPPM
 	}
 	p1, err := firstPass(open, opts)
 	if err != nil {
@@ -158,6 +174,9 @@ func firstPass(open Opener, opts Options) (*pass1, error) {
 		hostPins:  map[int][]pinEvent{},
 		meterPins: map[int][]pinEvent{},
 	}
+	if opts.MaxDriftPPM > 0 {
+		p.fitter.MaxDriftPPM = opts.MaxDriftPPM
+	}
 	p.info = CaptureInfo{Created: h.Created, Tool: h.Tool, MeterKind: h.Meter.Kind, MeterModel: h.Meter.Model,
 		RateHz: h.RateHz, Channels: len(h.Channels), GapReasons: map[string]uint64{}}
 	ports := map[int]bool{}
@@ -175,8 +194,17 @@ func firstPass(open Opener, opts Options) (*pass1, error) {
 	for {
 		rec, err := src.Next()
 		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				p.endErr = err.Error()
+			}
+			p.complete = src.Complete()
+			if a, ok := src.(accounter); ok {
+				acc := a.Account()
+				p.acc = &acc
+			}
 			break
 		}
+		p.endOffset = rec.Offset
 		switch rec.Kind {
 		case capture.KindGap:
 			p.info.GapReasons[rec.Gap.Reason] += rec.Gap.Count
@@ -270,12 +298,10 @@ func secondPass(open Opener, opts Options, p *pass1) (*Report, error) {
 	rep := &Report{Schema: Schema, Capture: p.info}
 	rep.Alignment = AlignmentReport{Method: "marks", Marks: clock.Marks, MarksUsed: clock.Used, Synthetic: clock.Synthetic,
 		DriftPPM: clock.DriftPPM, ResidualRMSMS: clock.ResidualMS.RMS, ResidualMaxMS: clock.ResidualMS.Max,
-		MinRTTMS: clock.MinRTTMS, MedianRTTMS: clock.MedianRTTMS}
-	if !clock.Fitted {
-		rep.Alignment.Method = "header"
-		rep.note("no usable clock marks: meter time placed on the host clock from the header's start time and the nominal rate (offset is the stream start latency; drift uncorrected)")
-	}
-	rep.Settings = Settings{SettleMS: ms(opts.Settle), MergeGapMS: ms(opts.MergeGap), IdleFloor: "median of idle samples",
+		MinRTTMS: clock.MinRTTMS, MedianRTTMS: clock.MedianRTTMS,
+		Outliers: clock.Outliers, NegativeRTT: clock.NegativeRTT, DriftRefusedPPM: clock.DriftRefusedPPM, MaxDriftPPM: clock.MaxDriftPPM}
+	rep.clockNotes(&clock)
+	rep.Settings = Settings{SettleMS: ms(opts.Settle), MergeGapMS: ms(opts.MergeGap), IdleFloor: activeIdleMethod,
 		Classifier: opts.NewClassifier != nil, HistogramRelErr: 1.0 / (1 << histSub)}
 
 	// Drives, in channel order of their first rail.
@@ -332,6 +358,10 @@ func secondPass(open Opener, opts Options, p *pass1) (*Report, error) {
 		}
 		proc := newDriveProc(info, rails[port], &clock, busy, int64(opts.Settle), pins, int64(opts.DevSlpAllowance), &p.phases, cls)
 		proc.pinSource = pinSrc
+		for _, ch := range rails[port] {
+			c := h.Channels[ch]
+			proc.lsb = append(proc.lsb, railLSB{nominal: float64(c.Rail.Nominal()), v: float64(c.VoltLSB), i: float64(c.CurrentLSB)})
+		}
 		proc.t0 = t0f
 		do := chart.DecimatorOpts{Buckets: opts.ChartBuckets, InitialWidth: 1e-3}
 		if opts.ChartTo > opts.ChartFrom {
@@ -373,7 +403,22 @@ func secondPass(open Opener, opts Options, p *pass1) (*Report, error) {
 				neg.add(it.ch, it.p)
 				asm.block(it.ch, it.start, it.p)
 			case capture.KindGap:
+				if it.gap.Reason == GapInvalid {
+					rep.Capture.invalid += it.gap.Count
+					if ref := asm.byChannel[it.gap.Channel]; ref.drive >= 0 {
+						asm.drives[ref.drive].proc.invalid += it.gap.Count
+					}
+				}
 				asm.gap(it.gap)
+			case capture.KindRejected:
+				if ref := asm.byChannel[it.ch]; ref.drive >= 0 {
+					d := asm.drives[ref.drive].proc
+					d.rejected += uint64(it.n)
+					d.rejectedW += it.sumW
+					if it.why == capture.RejectRestart {
+						d.restartW += it.sumW
+					}
+				}
 			case capture.KindIO:
 				for _, e := range it.io {
 					if d := procByPort[p.ioPort(e.Port)]; d != nil {
@@ -393,6 +438,7 @@ func secondPass(open Opener, opts Options, p *pass1) (*Report, error) {
 			}
 			rep.Capture.EndOffset = b.endOffset
 			rep.Capture.Complete = b.complete
+			rep.account = b.acc
 			break
 		}
 		f.done(b)
@@ -421,6 +467,34 @@ func secondPass(open Opener, opts Options, p *pass1) (*Report, error) {
 	return rep, nil
 }
 
+// clockNotes says what the clock fit distrusted.
+func (r *Report) clockNotes(c *Clock) {
+	if c.NegativeRTT > 0 {
+		r.dataNote(fmt.Sprintf("%d clock marks were received before they were sent (negative round trip): ignored", c.NegativeRTT))
+	}
+	if c.Outliers > 0 && c.Fitted {
+		r.dataNote(fmt.Sprintf("%d of %d selected clock marks rejected as outliers: their midpoint lies further from the robust fit than their own round trip allows (a wrong meter index or host time); the clock is fitted through the other %d", c.Outliers, c.Outliers+c.Used, c.Used))
+	}
+	switch {
+	case c.Disagree:
+		r.Alignment.Method = "header"
+		r.dataNote("the two clock marks disagree beyond their round trips and which one is wrong cannot be told: neither is used; meter time placed on the host clock from the header's start time and the nominal rate (offset is the stream start latency; drift uncorrected)")
+	case !c.Fitted:
+		r.Alignment.Method = "header"
+		r.dataNote("no usable clock marks: meter time placed on the host clock from the header's start time and the nominal rate (offset is the stream start latency; drift uncorrected)")
+	case c.DriftRefusedPPM != 0:
+		r.Alignment.Method = "marks, nominal rate"
+		r.dataNote(fmt.Sprintf("clock drift %.6g ppm refused: beyond the ±%g ppm two crystals can drift (docs/analysis.md); the marks or the header's rate %g Hz are wrong — the nominal rate is used and the offset is the marks' median, so durations and energy assume the header's rate", c.DriftRefusedPPM, c.MaxDriftPPM, c.RateHz))
+	}
+}
+
 func ms(d time.Duration) float64 { return float64(d) / 1e6 }
 
 func (r *Report) note(s string) { r.Notes = append(r.Notes, s) }
+
+// dataNote is a note about the data itself (damage, clock, early end),
+// which plot prints too.
+func (r *Report) dataNote(s string) {
+	r.note(s)
+	r.dataNotes = append(r.dataNotes, s)
+}

@@ -9,11 +9,20 @@
 // # One timeline
 //
 // Samples are timed by the meter's sample index; I/O and state events by the
-// host's monotonic clock. FitClock maps one onto the other from mark echoes,
-// NTP-style: per window it keeps the mark with the smallest round trip and
-// fits offset and drift by least squares through their midpoints. Without
-// marks it falls back to the header's start time and the nominal rate, and
-// the report says so.
+// host's monotonic clock. ClockFitter maps one onto the other from mark
+// echoes, NTP-style: per window it keeps the mark with the smallest round
+// trip, rejects marks further from a robust (repeated-median) line than their
+// own round trip allows, fits offset and drift by least squares through the
+// rest, and refuses a drift beyond ±1000 ppm (the nominal rate is used).
+// Without marks it falls back to the header's start time and the nominal
+// rate. The report counts and notes each of these.
+//
+// # Distrusting the data
+//
+// The capture reader's account (damage, rejected indices, trailing bytes) is
+// in report.json's capture.integrity and notes; samples with NaN, ±Inf or
+// |V·I| > MaxPlausibleW are treated as missing and counted. No figure is
+// computed from a value that was not checked.
 //
 // # Two streaming passes
 //

@@ -28,6 +28,8 @@ type metricSet struct {
 	io       ioAcc
 	first    int64 // host time of the first sample, ns
 	seen     bool
+	quiet    blockSeries // quiet samples in active idle (see estimate.go), not folded
+	rest     blockSeries // with a classifier, quiet samples in any state (without, quiet is that)
 }
 
 // addRun accumulates samples that share activity a and returns their
@@ -109,7 +111,10 @@ type driveProc struct {
 	wins       *peakWins
 	cls        StateClassifier
 	states     [numStates]acc
-	dsHist     Histogram // samples classified DevSlp
+	dsHist     Histogram   // samples classified DevSlp
+	quiet      blockSeries // the drive's quiet samples, in time order
+	rest       blockSeries // with a classifier, the drive's quiet samples in any state
+	lsb        []railLSB   // per rail, for the resolution term
 
 	// DEVSLP pin spans (host time) and the per-cycle latency bookkeeping.
 	pin        activityCursor // Busy = asserted
@@ -129,7 +134,12 @@ type driveProc struct {
 
 	dropped, late uint64
 	gaps          int
-	lastMissEnd   uint64
+	// Rail samples the reader rejected (indices already covered) and their
+	// summed power (W; × the period is their energy), and rail samples
+	// analysis treated as missing for invalid values.
+	rejected, invalid   uint64
+	rejectedW, restartW float64 // restartW: the part after an index restart
+	lastMissEnd         uint64
 
 	dec         *chart.Decimator // power envelope for charts
 	decStart    float64          // its first bucket's left edge (s)
@@ -154,7 +164,13 @@ func newDriveProc(info capture.DriveInfo, rails []int, c *Clock, busy []span, se
 	d.phaseT = make([]int64, len(d.phaseNames))
 	for i := range d.phases {
 		d.phases[i] = &metricSet{}
+		d.phases[i].quiet.init(c.RateHz)
+		d.phases[i].rest.init(c.RateHz)
 	}
+	d.quiet.init(c.RateHz)
+	d.rest.init(c.RateHz)
+	d.outside.quiet.init(c.RateHz)
+	d.outside.rest.init(c.RateHz)
 	var n [numPeakWins]int
 	for k, w := range peakWindowsS {
 		n[k] = int(math.Round(w * c.RateHz))
@@ -220,8 +236,14 @@ func (d *driveProc) run(start uint64, ps []float64) {
 				st = StateActive
 			}
 			d.states[st].merge(sum)
+			// Without a classifier every quiet sample counts as active
+			// idle: quiet also serves as rest.
+			if a == Idle && pinA == Idle {
+				d.quiet.add(run)
+				m.quiet.add(run)
+			}
 		} else {
-			d.classify(start, k, run, a, pinA != Idle)
+			d.classify(start, k, run, a, pinA != Idle, m)
 		}
 		if d.dec != nil {
 			d.chartRun((t0+dt*float64(k)-d.t0)/1e9, dt/1e9, run, sum)
@@ -277,8 +299,9 @@ const chartMinRun = 512
 
 func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
-// classify labels run (samples start+k…) one by one with the classifier.
-func (d *driveProc) classify(start uint64, k int, run []float64, a Activity, pin bool) {
+// classify labels run (samples start+k…) one by one with the classifier;
+// idle samples it calls active idle are quiet samples of m and the drive.
+func (d *driveProc) classify(start uint64, k int, run []float64, a Activity, pin bool, m *metricSet) {
 	dt := d.clock.NsPerSample
 	t0 := d.clock.HostF(float64(start))
 	for j, p := range run {
@@ -289,6 +312,14 @@ func (d *driveProc) classify(start uint64, k int, run []float64, a Activity, pin
 			st = StateIdle
 			if a == Busy {
 				st = StateActive
+			}
+		}
+		if a == Idle && !pin {
+			d.rest.add1(p)
+			m.rest.add1(p)
+			if st == StateIdle {
+				d.quiet.add1(p)
+				m.quiet.add1(p)
 			}
 		}
 		d.states[st].add(p)

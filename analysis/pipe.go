@@ -1,9 +1,21 @@
 package analysis
 
 import (
+	"math"
+
 	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/meter"
 )
+
+// MaxPlausibleW bounds the power of one rail sample: a sample whose V·I is
+// not finite or exceeds it in magnitude (no drive rail carries a megawatt;
+// it is a meter or file fault) is counted as invalid and treated as missing,
+// so it never reaches a reported figure.
+const MaxPlausibleW = 1e6
+
+// GapInvalid is the reason analysis gives samples it treats as missing
+// because their values are not finite or not plausible.
+const GapInvalid = "invalid value"
 
 // feed reads the second pass's records in a goroutine of its own, so that
 // reading, checking and decoding the capture overlaps with the per-drive
@@ -31,13 +43,20 @@ type feedBatch struct {
 	err       error
 	complete  bool
 	endOffset int64
+	acc       *capture.Account // the reader's account, when the source keeps one
 }
 
+// accounter is a Source that keeps a capture.Account (*capture.Reader does).
+type accounter interface{ Account() capture.Account }
+
 type feedItem struct {
-	kind  capture.Kind // KindSamples, KindGap or KindIO
+	kind  capture.Kind // KindSamples, KindGap, KindIO or KindRejected
 	ch    int
 	start uint64
 	p     []float64 // KindSamples: the channel's power from index start
+	n     int       // KindRejected: samples
+	sumW  float64   // KindRejected: their summed power, W
+	why   capture.Reject
 	gap   meter.Gap
 	io    []capture.IOEvent
 }
@@ -67,6 +86,10 @@ func (f *feed) run(src Source, want []bool) {
 		rec, err := src.Next()
 		if err != nil {
 			b.end, b.err, b.complete, b.endOffset = true, err, src.Complete(), last
+			if a, ok := src.(accounter); ok {
+				acc := a.Account()
+				b.acc = &acc
+			}
 			f.out <- b
 			return
 		}
@@ -83,11 +106,30 @@ func (f *feed) run(src Source, want []bool) {
 			}
 			p := f.buf(n)
 			v, i := blk.V[:len(p)], blk.I[:len(p)]
+			bad := false
 			for k := range p {
 				p[k] = float64(v[k]) * float64(i[k])
+				bad = bad || !(math.Abs(p[k]) <= MaxPlausibleW) // NaN fails too
 			}
-			b.items = append(b.items, feedItem{kind: capture.KindSamples, ch: blk.Channel, start: blk.Start, p: p})
+			if bad {
+				b.items = f.splitInvalid(b.items, blk.Channel, blk.Start, p)
+			} else {
+				b.items = append(b.items, feedItem{kind: capture.KindSamples, ch: blk.Channel, start: blk.Start, p: p})
+			}
 			b.samples += n
+		case capture.KindRejected:
+			blk := rec.Block
+			if blk == nil || blk.Channel < 0 || blk.Channel >= len(want) || !want[blk.Channel] {
+				continue
+			}
+			it := feedItem{kind: capture.KindRejected, ch: blk.Channel, start: blk.Start, why: rec.Rejected}
+			for k := range min(len(blk.V), len(blk.I)) {
+				if p := float64(blk.V[k]) * float64(blk.I[k]); math.Abs(p) <= MaxPlausibleW {
+					it.sumW += p
+				}
+				it.n++
+			}
+			b.items = append(b.items, it)
 		case capture.KindGap:
 			b.items = append(b.items, feedItem{kind: capture.KindGap, gap: rec.Gap})
 		case capture.KindIO:
@@ -100,6 +142,30 @@ func (f *feed) run(src Source, want []bool) {
 			b = f.batch()
 		}
 	}
+}
+
+// splitInvalid appends the samples of p (channel ch, from index start) as
+// runs of valid power, each in a buffer of its own, and the invalid ones as
+// gaps with reason GapInvalid; p goes back to the pool.
+func (f *feed) splitInvalid(items []feedItem, ch int, start uint64, p []float64) []feedItem {
+	ok := func(x float64) bool { return math.Abs(x) <= MaxPlausibleW }
+	for k := 0; k < len(p); {
+		e := k
+		for e < len(p) && ok(p[e]) == ok(p[k]) {
+			e++
+		}
+		if ok(p[k]) {
+			q := f.buf(e - k)
+			copy(q, p[k:e])
+			items = append(items, feedItem{kind: capture.KindSamples, ch: ch, start: start + uint64(k), p: q})
+		} else {
+			items = append(items, feedItem{kind: capture.KindGap, ch: ch,
+				gap: meter.Gap{Channel: ch, Start: start + uint64(k), Count: uint64(e - k), Reason: GapInvalid}})
+		}
+		k = e
+	}
+	f.recycle(p)
+	return items
 }
 
 func (f *feed) batch() *feedBatch {

@@ -15,6 +15,9 @@ type PlotOptions struct {
 	From, To float64 // seconds from meter index 0; To ≤ From = the whole capture
 	Buckets  int     // envelope points (default 2000)
 	Title    string
+	// Open, if set, opens the capture instead of capture.Open(path) (the
+	// command line passes one that stops on SIGINT).
+	Open Opener
 	// Out says what out may replace (internal/outfile); the capture is
 	// always one of its inputs.
 	Out outfile.Options
@@ -25,39 +28,57 @@ type PlotOptions struct {
 // capture (one point per SummaryPer samples per channel); zoomed in to where
 // a chart point covers fewer samples than a summary, or when the capture has
 // no summaries, it streams every sample through Analyze.
-func Plot(path, out string, o PlotOptions) error {
+//
+// It returns the notes about the data a report of the capture gives —
+// damage, rejected indices, trailing bytes, an early end, the clock fit's
+// distrust — word for word, for the caller to print.
+func Plot(path, out string, o PlotOptions) ([]string, error) {
 	if o.Buckets <= 0 {
 		o.Buckets = 2000
 	}
 	open := func() (Source, error) { return capture.Open(path) }
+	if o.Open != nil {
+		open = o.Open
+	}
 	opts := DefaultOptions()
 	opts.ChartBuckets = o.Buckets
 	p1, err := firstPass(open, opts)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	zoomed := o.To > o.From
 	var traces []chart.Trace
 	if !zoomed || (o.To-o.From)*p1.hdr.RateHz/float64(o.Buckets) >= 1000 {
 		traces, err = plotSummaries(open, p1, o)
 		if err != nil {
-			return err
+			return nil, err
 		}
 	}
+	var notes []string
 	if traces == nil {
 		opts.ChartFrom, opts.ChartTo = o.From, o.To
 		r, err := secondPass(open, opts, p1)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		traces = r.traces
+		notes = r.dataNotes
+	} else {
+		// The first pass read (and checked) every chunk, so its account is
+		// the one a report would give.
+		clock := p1.fitter.Fit(p1.hdr.StartHost)
+		r := &Report{Capture: p1.info, account: p1.acc}
+		r.Capture.Complete, r.Capture.EndError, r.Capture.EndOffset = p1.complete, p1.endErr, p1.endOffset
+		r.clockNotes(&clock)
+		r.endNotes()
+		notes = r.dataNotes
 	}
 	f, err := chart.PowerOverTime(traces, chart.PowerOpts{Title: o.Title, Unit: chart.UnitAuto, From: o.From, To: o.To})
 	if err != nil {
-		return err
+		return notes, err
 	}
 	o.Out.Inputs = append(o.Out.Inputs[:len(o.Out.Inputs):len(o.Out.Inputs)], path)
-	return f.SaveWith(out, o.Out)
+	return notes, f.SaveWith(out, o.Out)
 }
 
 // plotSummaries builds traces from summary records; nil if there are none.

@@ -1,6 +1,9 @@
 package analysis
 
-import "github.com/idlewatt/idlewatt/analysis/chart"
+import (
+	"github.com/idlewatt/idlewatt/analysis/chart"
+	"github.com/idlewatt/idlewatt/capture"
+)
 
 // Schema is the value of Report.Schema.
 const Schema = "idlewatt.report/v1"
@@ -16,6 +19,8 @@ type Report struct {
 	Drives    []DriveReport   `json:"drives"`
 	Notes     []string        `json:"notes,omitempty"`
 
+	account    *capture.Account     // the reader's, until finish
+	dataNotes  []string             // the notes about the data, for plot
 	traces     []chart.Trace        // series for charts, not serialised
 	dists      []chart.Distribution // power distributions for charts, not serialised
 	drivesProc []*driveProc         // accumulators, until finish
@@ -45,6 +50,33 @@ type CaptureInfo struct {
 	Overruns     uint64            `json:"overrun_samples"`                 // samples the meter reported lost to overruns
 	Disconnects  int               `json:"disconnects"`                     // link losses the meter driver reported
 	GapReasons   map[string]uint64 `json:"gap_samples_by_reason,omitempty"` // missing samples per gap reason, summed over channels
+	Integrity    Integrity         `json:"integrity"`                       // damage, rejected indices, invalid values, trailing bytes
+
+	invalid uint64 // rail samples with invalid values, until finish
+}
+
+// Integrity is what reading the capture found wrong with its bytes and
+// sample indices (capture.Account), and the samples analysis left out for
+// invalid values. All zero for a clean capture.
+type Integrity struct {
+	DamagedRegions int    `json:"damaged_regions"` // stretches of the file skipped to resynchronise
+	DamagedBytes   int64  `json:"damaged_bytes"`
+	ChunksLost     uint64 `json:"chunks_lost"`
+	// SamplesLost is rail samples lost to damage: exact when SamplesLostExact
+	// (the end chunk's count), else as far as later sample indices tell.
+	SamplesLost      uint64 `json:"samples_lost"`
+	SamplesLostExact bool   `json:"samples_lost_exact"`
+	CorrectedBits    int    `json:"corrected_bits"` // single flipped bits mended from a chunk's CRC
+	InvalidChunks    int    `json:"invalid_chunks"` // intact chunks with impossible content, skipped
+	// RejectedSamples counts rail samples not placed on the timeline, by
+	// reason ("overlap", "backward", "restart").
+	RejectedSamples map[string]uint64 `json:"rejected_samples,omitempty"`
+	InvalidSamples  uint64            `json:"invalid_samples"` // rail samples with NaN, ±Inf or |V·I| > 1 MW, treated as missing
+	TrailingBytes   int64             `json:"trailing_bytes"`  // bytes after the end chunk, not read
+	TrailingCapture bool              `json:"trailing_capture"`
+	// KeptFraction is the rail samples delivered ÷ the rail samples the
+	// capture held (written per the end chunk, else read plus lost).
+	KeptFraction float64 `json:"kept_fraction"`
 }
 
 // AlignmentReport says how meter time was put on the host clock.
@@ -58,19 +90,29 @@ type AlignmentReport struct {
 	ResidualMaxMS float64 `json:"residual_max_ms"`
 	MinRTTMS      float64 `json:"min_rtt_ms"`
 	MedianRTTMS   float64 `json:"median_rtt_ms"`
+	// Outliers: selected marks rejected for lying further from the robust
+	// fit than their round trip allows; NegativeRTT: echoes "received"
+	// before they were sent, ignored.
+	Outliers    int `json:"marks_rejected"`
+	NegativeRTT int `json:"marks_negative_rtt"`
+	// DriftRefusedPPM is the drift the marks implied when it was beyond
+	// MaxDriftPPM (then drift_ppm is 0: the nominal rate was used).
+	DriftRefusedPPM float64 `json:"drift_refused_ppm"`
+	MaxDriftPPM     float64 `json:"max_drift_ppm"`
 }
 
 // Settings are the options the report was computed with.
 type Settings struct {
 	SettleMS        float64 `json:"settle_ms"`
 	MergeGapMS      float64 `json:"merge_gap_ms"`
-	IdleFloor       string  `json:"idle_floor"` // method, "median of idle samples"
+	IdleFloor       string  `json:"idle_floor"` // how active idle is found (activeIdleMethod)
 	Classifier      bool    `json:"state_classifier"`
 	HistogramRelErr float64 `json:"percentile_rel_error"`
 }
 
 // DriveReport holds one drive's metrics. The first keys are the stable
-// contract from DESIGN.md.
+// contract from DESIGN.md. A power, energy or quantile with nothing behind it
+// (no samples, no quiet time) is NaN here and null in JSON (nullable.go).
 type DriveReport struct {
 	Name        string     `json:"name"`
 	Port        int        `json:"port"`
@@ -82,6 +124,15 @@ type DriveReport struct {
 	Residency   Residency  `json:"residency"`
 	DevSlp      DevSlp     `json:"devslp"`
 	Samples     SampleInfo `json:"samples"`
+
+	// 95 % expanded uncertainties of the headline figures (see
+	// Uncertainty for the method); nil (null) when they cannot be estimated.
+	ActiveIdleU95W *float64    `json:"active_idle_u95_w"`
+	AverageU95W    *float64    `json:"average_u95_w"`
+	EnergyU95J     *float64    `json:"energy_u95_j"`
+	Uncertainty    Uncertainty `json:"uncertainty"`
+	Bursts         Bursts      `json:"bursts"`
+	Quiet          QuietPower  `json:"quiet"`
 
 	Profile     string      `json:"profile,omitempty"`
 	Rails       []string    `json:"rails"`
@@ -96,6 +147,66 @@ type DriveReport struct {
 	StatePowerW StatePower  `json:"state_power_w"`
 	IO          IOTotals    `json:"io"`
 	Phases      []Phase     `json:"phases,omitempty"`
+}
+
+// Uncertainty says how the *_u95_* figures were found.
+type Uncertainty struct {
+	Method string  `json:"method"`
+	Level  float64 `json:"level"` // coverage probability, 0.95
+	// NoiseBlocks independent means of NoiseBlockMS of quiet samples each
+	// (batch means) give the noise; null σ when there were too few.
+	NoiseBlocks  int      `json:"noise_blocks"`
+	NoiseBlockMS float64  `json:"noise_block_ms"`
+	NoiseSigmaW  *float64 `json:"noise_sigma_w"` // one sample's noise as it averages out, W
+	// ResolutionUW is the standard uncertainty of one reading from the
+	// channels' LSBs; null when the capture header states none.
+	ResolutionUW *float64 `json:"resolution_u_w"`
+	Note         string   `json:"note,omitempty"`
+}
+
+// QuietPower is the level over quiet time in every link state (no I/O
+// outstanding, past the settle tail, DEVSLP not asserted), found as
+// active_idle_w is: what the drive rests at under the ALPM policy in force,
+// Slumber and the HBA's own DevSlp included. It is idle power per policy
+// (idlewatt idle). Without a state classifier it is active_idle_w.
+type QuietPower struct {
+	W      float64  `json:"w"` // NaN (null) without quiet time
+	U95W   *float64 `json:"u95_w"`
+	Bursts Bursts   `json:"bursts"`
+}
+
+func (q QuietPower) MarshalJSON() ([]byte, error) {
+	type plain QuietPower
+	return marshalNulls(plain(q))
+}
+
+func (q *QuietPower) UnmarshalJSON(b []byte) error {
+	type plain QuietPower
+	return unmarshalNulls(b, (*plain)(q))
+}
+
+// Bursts is background activity found in quiet time (no I/O outstanding,
+// past the settle tail): blocks well above the active-idle level. They are
+// left out of active_idle_w and reported here.
+type Bursts struct {
+	QuietS   float64 `json:"quiet_s"` // quiet time searched
+	Count    int     `json:"count"`   // separate bursts
+	S        float64 `json:"s"`
+	Share    float64 `json:"share"`           // of quiet time
+	MeanW    float64 `json:"mean_w"`          // NaN/null without bursts
+	EnergyJ  float64 `json:"energy_j"`        // energy drawn during the bursts
+	ExcessJ  float64 `json:"excess_energy_j"` // of it, above the active-idle level
+	DipShare float64 `json:"dip_share"`       // quiet time well below the level, also left out
+}
+
+func (b Bursts) MarshalJSON() ([]byte, error) {
+	type plain Bursts
+	return marshalNulls(plain(b))
+}
+
+func (b *Bursts) UnmarshalJSON(j []byte) error {
+	type plain Bursts
+	return unmarshalNulls(j, (*plain)(b))
 }
 
 // Residency is the fraction of measured time in each state; the values sum
@@ -139,6 +250,12 @@ type SampleInfo struct {
 	Gaps      int     `json:"gaps"`       // runs of missing samples
 	MissingS  float64 `json:"missing_s"`  // time of the missing samples
 	Late      uint64  `json:"late"`       // rail samples arriving after their index was given up; ignored
+	// Rejected is rail samples the capture holds for indices already covered
+	// (overlapping, backward or restarted chunks): not placed, not in any
+	// figure; RejectedJ is their energy at the fitted period.
+	Rejected  uint64  `json:"rejected"`
+	RejectedJ float64 `json:"rejected_energy_j"`
+	Invalid   uint64  `json:"invalid"` // rail samples with invalid values (NaN, ±Inf, > 1 MW), treated as missing
 }
 
 // PeakWindows is the highest mean power over any window of each length.
@@ -163,7 +280,7 @@ type Segments struct {
 	BusyS     float64 `json:"busy_s"`
 	SettleS   float64 `json:"settle_s"`
 	IdleS     float64 `json:"idle_s"`
-	BusyW     float64 `json:"busy_w"`   // mean power while busy
+	BusyW     float64 `json:"busy_w"`   // mean power while busy; NaN (null) without busy time
 	SettleW   float64 `json:"settle_w"` // mean power in settle tails
 	IdleW     float64 `json:"idle_w"`   // mean power while idle
 	BusyCount int     `json:"busy_intervals"`
@@ -198,6 +315,7 @@ type Phase struct {
 	AverageW    float64     `json:"average_w"`
 	PeakW       float64     `json:"peak_w"`
 	EnergyJ     float64     `json:"energy_j"`
+	MinW        float64     `json:"min_w"`
 	P50W        float64     `json:"p50_w"`
 	P95W        float64     `json:"p95_w"`
 	P99W        float64     `json:"p99_w"`
@@ -205,4 +323,10 @@ type Phase struct {
 	Segments    Segments    `json:"segments"`
 	IO          IOTotals    `json:"io"`
 	Samples     uint64      `json:"samples"`
+
+	ActiveIdleU95W *float64   `json:"active_idle_u95_w"`
+	AverageU95W    *float64   `json:"average_u95_w"`
+	EnergyU95J     *float64   `json:"energy_u95_j"`
+	Bursts         Bursts     `json:"bursts"`
+	Quiet          QuietPower `json:"quiet"`
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -99,13 +100,17 @@ func (r *Report) writeCharts(dir string, o outfile.Options) error {
 		if d.Samples.Count == 0 {
 			continue
 		}
-		idle = append(idle, chart.Bar{Label: d.Name, Value: d.ActiveIdleW})
-		avg = append(avg, chart.Bar{Label: d.Name, Value: d.AverageW})
+		if !math.IsNaN(d.ActiveIdleW) {
+			idle = append(idle, chart.Bar{Label: d.Name, Value: d.ActiveIdleW, Err: barErr(d.ActiveIdleU95W)})
+		}
+		avg = append(avg, chart.Bar{Label: d.Name, Value: d.AverageW, Err: barErr(d.AverageU95W)})
 	}
 	if len(idle) > 0 {
 		f, err := chart.ActiveIdlePower(idle)
 		save(f, err, FileIdle)
-		f, err = chart.AveragePower(avg, "Capture")
+	}
+	if len(avg) > 0 {
+		f, err := chart.AveragePower(avg, "Capture")
 		save(f, err, FileAverage)
 	}
 	if len(r.dists) > 0 {
@@ -117,6 +122,14 @@ func (r *Report) writeCharts(dir string, o outfile.Options) error {
 		save(f, err, FileCDF)
 	}
 	return errors.Join(errs...)
+}
+
+// barErr is a bar's whisker: the 95 % interval, none when unknown.
+func barErr(u *float64) float64 {
+	if u == nil || !finite(*u) {
+		return 0
+	}
+	return *u
 }
 
 func saveFig(f *chart.Figure, err error, path string, o outfile.Options) error {
@@ -177,14 +190,21 @@ func (r *Report) WriteMarkdown(w io.Writer) {
 	} else {
 		p(", **incomplete** (reading stopped at byte %d).\n\n", r.Capture.EndOffset)
 	}
-	p("## Summary\n\n| Drive | Port | Active idle (W) | Average (W) | Peak (W) | Peak 1 s (W) | Energy (J) | Energy (Wh) | Measured (s) |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	p("## Summary\n\nActive idle, average and energy with their 95 %% intervals (method under Settings).\n\n| Drive | Port | Active idle (W) | Average (W) | Peak (W) | Peak 1 s (W) | Energy (J) | Energy (Wh) | Measured (s) |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, d := range r.Drives {
-		p("| %s | %d | %.4f | %.4f | %.4f | %.4f | %.3f | %.6f | %.3f |\n", d.Name, d.Port, d.ActiveIdleW, d.AverageW, d.PeakW, d.PeakWindows.W1s, d.EnergyJ, d.EnergyWh, d.DurationS)
+		p("| %s | %d | %s | %s | %s | %s | %s | %s | %.3f |\n", d.Name, d.Port, FormatPM(d.ActiveIdleW, d.ActiveIdleU95W, 4), FormatPM(d.AverageW, d.AverageU95W, 4),
+			FormatV(d.PeakW, 4), FormatV(d.PeakWindows.W1s, 4), FormatPM(d.EnergyJ, d.EnergyU95J, 3), FormatV(d.EnergyWh, 6), d.DurationS)
+	}
+	p("\n## Background bursts\n\nQuiet time (no I/O outstanding, past the settle tail) well above the active-idle level: left out of active idle, reported here.\n\n| Drive | Quiet (s) | Bursts | Burst time (s) | Share of quiet time | Burst mean (W) | Burst energy (J) | Above active idle (J) | Dips |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, d := range r.Drives {
+		b := d.Bursts
+		p("| %s | %.3f | %d | %.3f | %s | %s | %.4f | %.4f | %s |\n", d.Name, b.QuietS, b.Count, b.S, pct(b.Share), FormatV(b.MeanW, 4), b.EnergyJ, b.ExcessJ, pct(b.DipShare))
 	}
 	p("\n## Peaks and percentiles\n\n| Drive | Peak sample (W) | 1 ms (W) | 10 ms (W) | 100 ms (W) | 1 s (W) | p50 (W) | p95 (W) | p99 (W) |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, d := range r.Drives {
 		pw := d.PeakWindows
-		p("| %s | %.4f | %.4f | %.4f | %.4f | %.4f | %.4f | %.4f | %.4f |\n", d.Name, d.PeakW, pw.W1ms, pw.W10ms, pw.W100ms, pw.W1s, d.P50W, d.P95W, d.P99W)
+		p("| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", d.Name, FormatV(d.PeakW, 4), FormatV(pw.W1ms, 4), FormatV(pw.W10ms, 4), FormatV(pw.W100ms, 4), FormatV(pw.W1s, 4),
+			FormatV(d.P50W, 4), FormatV(d.P95W, 4), FormatV(d.P99W, 4))
 	}
 	p("\n## Residency\n\n| Drive | Active | Idle | Partial | Slumber | DevSlp | DevSlp entered | DevSlp power (mW) | Entry (ms) | Exit (ms) | Cycles |\n|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|\n")
 	for _, d := range r.Drives {
@@ -195,7 +215,7 @@ func (r *Report) WriteMarkdown(w io.Writer) {
 	p("\n## I/O and efficiency\n\n| Drive | Ops | MB | Busy (s) | Busy power (W) | Settle (s) | Idle (s) | MB/s per W (busy) | IOPS per W (busy) | MB/s per W | IOPS per W |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, d := range r.Drives {
 		io := d.IO
-		p("| %s | %d | %.3f | %.3f | %.4f | %.3f | %.3f | %.3f | %.1f | %.3f | %.1f |\n", d.Name, io.Ops, float64(io.Bytes)/1e6, d.Segments.BusyS, d.Segments.BusyW, d.Segments.SettleS, d.Segments.IdleS, io.MBPerSPerWBusy, io.IOPSPerWBusy, io.MBPerSPerW, io.IOPSPerW)
+		p("| %s | %d | %.3f | %.3f | %s | %.3f | %.3f | %.3f | %.1f | %.3f | %.1f |\n", d.Name, io.Ops, float64(io.Bytes)/1e6, d.Segments.BusyS, FormatV(d.Segments.BusyW, 4), d.Segments.SettleS, d.Segments.IdleS, io.MBPerSPerWBusy, io.IOPSPerWBusy, io.MBPerSPerW, io.IOPSPerW)
 	}
 	for _, d := range r.Drives {
 		if len(d.Phases) == 0 {
@@ -203,7 +223,8 @@ func (r *Report) WriteMarkdown(w io.Writer) {
 		}
 		p("\n## Phases: %s\n\n| Phase | Start (s) | Measured (s) | Active idle (W) | Average (W) | Peak (W) | Peak 1 s (W) | Energy (J) | Ops |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n", d.Name)
 		for _, ph := range d.Phases {
-			p("| %s | %.3f | %.3f | %.4f | %.4f | %.4f | %.4f | %.3f | %d |\n", ph.Name, ph.StartS, ph.DurationS, ph.ActiveIdleW, ph.AverageW, ph.PeakW, ph.PeakWindows.W1s, ph.EnergyJ, ph.IO.Ops)
+			p("| %s | %.3f | %.3f | %s | %s | %s | %s | %s | %d |\n", ph.Name, ph.StartS, ph.DurationS, FormatPM(ph.ActiveIdleW, ph.ActiveIdleU95W, 4), FormatPM(ph.AverageW, ph.AverageU95W, 4),
+				FormatV(ph.PeakW, 4), FormatV(ph.PeakWindows.W1s, 4), FormatPM(ph.EnergyJ, ph.EnergyU95J, 3), ph.IO.Ops)
 		}
 	}
 	a := r.Alignment
@@ -213,8 +234,11 @@ func (r *Report) WriteMarkdown(w io.Writer) {
 	}
 	p("\nClock alignment: %s, %d of %d marks used, drift %.2f ppm, residual %.3f ms RMS / %.3f ms max, min round trip %.3f ms.\n",
 		a.Method, a.MarksUsed, a.Marks, a.DriftPPM, a.ResidualRMSMS, a.ResidualMaxMS, a.MinRTTMS)
-	p("Settings: settle %g ms, busy intervals merged across gaps < %g ms, active idle = %s, percentiles within %.1f %%.\n",
+	p("Settings: settle %g ms, busy intervals merged across gaps < %g ms, active idle = %s, percentiles within %.1f %% (one histogram bin; exact for a bin of one value).\n",
 		r.Settings.SettleMS, r.Settings.MergeGapMS, r.Settings.IdleFloor, 100*r.Settings.HistogramRelErr)
+	if len(r.Drives) > 0 {
+		p("Intervals: %s.\n", r.Drives[0].Uncertainty.Method)
+	}
 	if len(r.Notes) > 0 {
 		p("\n## Notes\n\n")
 		for _, n := range r.Notes {
@@ -225,27 +249,76 @@ func (r *Report) WriteMarkdown(w io.Writer) {
 
 func pct(x float64) string { return fmt.Sprintf("%.1f %%", 100*x) }
 
+// Dash is what the Markdown and terminal outputs show for a value that was
+// not measured (NaN here, null in JSON).
+const Dash = "—"
+
+// FormatV formats x with digits decimals, or Dash when it is NaN.
+func FormatV(x float64, digits int) string {
+	if math.IsNaN(x) {
+		return Dash
+	}
+	return strconv.FormatFloat(x, 'f', digits, 64)
+}
+
+// FormatPM formats x with its 95 % expanded uncertainty u as "x ± u", with
+// at least digits decimals and up to two more as u needs to show two
+// significant figures; an u too small for that reads "± <0.000001" (for
+// digits 4); just x when u is nil, Dash when x is NaN.
+func FormatPM(x float64, u *float64, digits int) string {
+	if math.IsNaN(x) {
+		return Dash
+	}
+	if u == nil || math.IsNaN(*u) {
+		return FormatV(x, digits)
+	}
+	top := digits + 2
+	if *u < 0.5*math.Pow(10, -float64(top)) {
+		return strconv.FormatFloat(x, 'f', top, 64) + " ± <" + strconv.FormatFloat(math.Pow(10, -float64(top)), 'f', top, 64)
+	}
+	d := min(top, max(digits, 1-int(math.Floor(math.Log10(*u)))))
+	return strconv.FormatFloat(x, 'f', d, 64) + " ± " + strconv.FormatFloat(*u, 'f', d, 64)
+}
+
 func g(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+
+// csvFloat formats a CSV value: 6 decimals, empty when not measured (NaN).
+func csvFloat(x float64) string {
+	if math.IsNaN(x) {
+		return ""
+	}
+	return strconv.FormatFloat(x, 'f', 6, 64)
+}
 
 // CSVHeader is summary.csv's header row.
 var CSVHeader = []string{"drive", "port", "phase", "duration_s", "active_idle_w", "average_w", "peak_w",
 	"peak_1ms_w", "peak_10ms_w", "peak_100ms_w", "peak_1s_w", "p50_w", "p95_w", "p99_w", "energy_j",
-	"busy_s", "settle_s", "idle_s", "io_ops", "io_bytes", "samples"}
+	"busy_s", "settle_s", "idle_s", "io_ops", "io_bytes", "samples",
+	"active_idle_u95_w", "average_u95_w", "energy_u95_j", "burst_share", "burst_energy_j"}
 
 // WriteCSV writes summary.csv: one row per drive for the whole capture
 // (phase "all") and one per drive × phase.
 func (r *Report) WriteCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
 	cw.Write(CSVHeader)
-	f := func(x float64) string { return strconv.FormatFloat(x, 'f', 6, 64) }
-	for _, d := range r.Drives {
-		row := func(phase string, dur, ai, avg, pk float64, pw PeakWindows, p50, p95, p99, e float64, s Segments, io IOTotals, n uint64) {
-			cw.Write([]string{d.Name, strconv.Itoa(d.Port), phase, f(dur), f(ai), f(avg), f(pk), f(pw.W1ms), f(pw.W10ms), f(pw.W100ms), f(pw.W1s),
-				f(p50), f(p95), f(p99), f(e), f(s.BusyS), f(s.SettleS), f(s.IdleS), strconv.FormatUint(io.Ops, 10), strconv.FormatUint(io.Bytes, 10), strconv.FormatUint(n, 10)})
+	f := csvFloat
+	fu := func(u *float64) string {
+		if u == nil {
+			return ""
 		}
-		row("all", d.DurationS, d.ActiveIdleW, d.AverageW, d.PeakW, d.PeakWindows, d.P50W, d.P95W, d.P99W, d.EnergyJ, d.Segments, d.IO, d.Samples.Count)
+		return f(*u)
+	}
+	for _, d := range r.Drives {
+		row := func(phase string, dur, ai, avg, pk float64, pw PeakWindows, p50, p95, p99, e float64, s Segments, io IOTotals, n uint64, uai, uavg, ue *float64, b Bursts) {
+			cw.Write([]string{d.Name, strconv.Itoa(d.Port), phase, f(dur), f(ai), f(avg), f(pk), f(pw.W1ms), f(pw.W10ms), f(pw.W100ms), f(pw.W1s),
+				f(p50), f(p95), f(p99), f(e), f(s.BusyS), f(s.SettleS), f(s.IdleS), strconv.FormatUint(io.Ops, 10), strconv.FormatUint(io.Bytes, 10), strconv.FormatUint(n, 10),
+				fu(uai), fu(uavg), fu(ue), f(b.Share), f(b.EnergyJ)})
+		}
+		row("all", d.DurationS, d.ActiveIdleW, d.AverageW, d.PeakW, d.PeakWindows, d.P50W, d.P95W, d.P99W, d.EnergyJ, d.Segments, d.IO, d.Samples.Count,
+			d.ActiveIdleU95W, d.AverageU95W, d.EnergyU95J, d.Bursts)
 		for _, ph := range d.Phases {
-			row(strings.TrimSpace(ph.Name), ph.DurationS, ph.ActiveIdleW, ph.AverageW, ph.PeakW, ph.PeakWindows, ph.P50W, ph.P95W, ph.P99W, ph.EnergyJ, ph.Segments, ph.IO, ph.Samples)
+			row(strings.TrimSpace(ph.Name), ph.DurationS, ph.ActiveIdleW, ph.AverageW, ph.PeakW, ph.PeakWindows, ph.P50W, ph.P95W, ph.P99W, ph.EnergyJ, ph.Segments, ph.IO, ph.Samples,
+				ph.ActiveIdleU95W, ph.AverageU95W, ph.EnergyU95J, ph.Bursts)
 		}
 	}
 	cw.Flush()

@@ -13,6 +13,7 @@ import "time"
 //   func (w *Writer) IO(evs ...IOEvent) error
 //   func (w *Writer) State(e StateEvent) error
 //   func (w *Writer) Stats(s meter.Stats) error
+//   func (w *Writer) StatsAt(host int64, s meter.Stats) error
 //   func (w *Writer) Flush() error                   // write and fsync now
 //   func (w *Writer) Close() error                   // writes the end chunk
 //   All Writer methods are safe for concurrent use.
@@ -24,6 +25,7 @@ import "time"
 //   func (r *Reader) Next() (Record, error) // io.EOF after a clean end chunk;
 //                                           // an error wrapping ErrTruncated at a damaged/cut tail
 //   func (r *Reader) Complete() bool        // the end chunk was seen
+//   func (r *Reader) Account() Account      // damage skipped, samples rejected, trailing bytes
 //   func (r *Reader) Close() error
 
 // Options tune a Writer. The zero value gives the defaults.

@@ -33,12 +33,21 @@
 //
 // Open or NewReader, then Next until io.EOF. Readers stream chunk by chunk
 // in memory bounded by the largest chunk, reusing their buffers: a Record's
-// slices are valid until the next call to Next. A capture cut short by a
-// crash, kill -9 or a full disk reads back intact up to its last complete
-// chunk; then Next returns a *DamageError matching ErrTruncated (and
-// ErrCorrupt when bytes are present but wrong) that names the byte offset and
-// chunk number. Complete reports whether the end chunk was seen. SkipSamples
-// makes summary-only scans (charts) skip sample chunks without reading them.
+// slices are valid until the next call to Next. Open refuses an impossible
+// header (ErrInvalid: rate, channels, ports, rails, LSBs; the field and its
+// byte offset). A damaged chunk costs that chunk only: a single flipped bit
+// is mended from the CRC; otherwise the reader hunts for the next intact
+// chunk and makes the hole a gap with reason GapDamaged. Samples chunks whose
+// indices overlap, run backwards or restart are handed out as KindRejected,
+// not as samples. Account says all of it (Account.Notes in sentences), and
+// bytes after the end chunk. Next returns a *DamageError matching
+// ErrTruncated (and ErrCorrupt when bytes are present but wrong) only where
+// nothing intact follows — a crash's cut, or damage to the end of the file.
+// Complete reports whether the end chunk was seen. SkipSamples makes
+// summary-only scans (charts) skip decoding sample values; they still check
+// every chunk, so they find the same damage. Salvage copies what a damaged
+// capture holds into a clean one (idlewatt repair).
+//
 // Rows merges the channels into one row per sample index, as the CSV export
 // needs; its NextRun hands out the same rows a block's worth at a time
 // (state detection's pass over every sample).

@@ -8,6 +8,7 @@ import (
 	"hash/crc32"
 	"io"
 	"math"
+	"math/bits"
 	"os"
 	"slices"
 
@@ -19,25 +20,48 @@ import (
 // largest chunk (at most MaxPayload); buffers are reused from record to
 // record — see Record for what that means for callers.
 //
-// Reading stops at the first chunk that is cut short, fails its CRC, is out
-// of sequence or cannot be decoded: Next returns a *DamageError (matching
-// ErrTruncated) after every record before it, and keeps returning it.
+// A damaged chunk costs that chunk only: the Reader skips it, hunts for the
+// next intact chunk (chunk magic, a plausible header, a matching CRC and a
+// sequence number that fits the bytes skipped), records the stretch in its
+// Account and delivers the samples it hid as gaps with reason GapDamaged.
+// Samples chunks whose indices overlap, run backwards or restart are not
+// delivered as samples (KindRejected) and are counted. Next returns a
+// *DamageError (matching ErrTruncated) only where nothing intact follows:
+// a file cut short, or damage that runs to its end.
 type Reader struct {
 	br     *bufio.Reader
-	file   *os.File // set by Open: lets SkipSamples seek
+	file   *os.File // set by Open: sizes trailing bytes without reading them
 	closer io.Closer
 	h      Header
 	nch    int
-	off    int64 // offset of the next chunk
-	seq    uint64
+	pos    int64  // offset of the next byte to read (back first, then br)
+	back   []byte // bytes pushed back by a resynchronisation, read before br
+	bpos   int
+	seq    uint64 // sequence number the next chunk should have
 	hdr    [chunkHdrLen]byte
 	buf    []byte // payload + CRC of the current chunk
+	vbuf   []units.Volts
+	ibuf   []units.Amps
 	block  meter.Block
+	rblock meter.Block // the rejected part of an overlapping chunk
 	sum    Summary
 	ios    []IOEvent
 	skip   bool
 	done   bool
 	err    error
+	queue  []Record // records of the current chunk not yet returned
+	qi     int
+	chans  []chanState
+	acc    Account
+}
+
+// chanState is what the Reader knows of one channel's timeline.
+type chanState struct {
+	seen    bool
+	next    uint64 // index after the last delivered sample or gap
+	restart bool   // the index restarted at 0: later chunks are another run
+	hole    bool   // damage since this channel's last chunk: a jump forward is a damaged gap
+	holeIdx int    // the Damage entry it belongs to (-1: past maxDamage)
 }
 
 // Open opens the capture at path and reads its header.
@@ -61,12 +85,12 @@ func NewReader(src io.Reader) (*Reader, error) { return newReader(src) }
 func newReader(src io.Reader) (*Reader, error) {
 	r := &Reader{br: bufio.NewReaderSize(src, 64<<10)}
 	var pre [preambleLen]byte
-	n, err := io.ReadFull(r.br, pre[:])
+	n, err := r.read(pre[:])
 	if m := min(n, len(fileMagic)); string(pre[:m]) != string(fileMagic[:m]) {
 		return nil, fmt.Errorf("%w: file magic % x, want % x", ErrNotCapture, pre[:m], fileMagic[:m])
 	}
 	if err != nil {
-		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		if isEOF(err) {
 			return nil, &DamageError{Offset: int64(n), Reason: fmt.Sprintf("file is %d bytes, shorter than its %d-byte preamble", n, preambleLen), Cut: true}
 		}
 		return nil, fmt.Errorf("capture: reading preamble: %w", err)
@@ -74,22 +98,28 @@ func newReader(src io.Reader) (*Reader, error) {
 	if major, minor := le.Uint16(pre[8:]), le.Uint16(pre[10:]); major != VersionMajor {
 		return nil, fmt.Errorf("%w: file is version %d.%d, this reader knows %d.x", ErrVersion, major, minor, VersionMajor)
 	}
-	r.off = preambleLen
+	off := r.pos
 	typ, p, err := r.chunk()
 	if err != nil {
+		var de *DamageError
+		if errors.As(err, &de) && !de.Cut {
+			de.Reason = "the header chunk is damaged, so nothing in the file can be interpreted: " + de.Reason
+		}
 		return nil, err
 	}
 	if typ != chunkHeader {
-		return nil, r.corrupt(r.off, fmt.Sprintf("first chunk has type 0x%02x, want the header (0x%02x)", typ, chunkHeader))
+		return nil, r.corrupt(off, fmt.Sprintf("first chunk has type 0x%02x, want the header (0x%02x)", typ, chunkHeader))
 	}
+	base := off + chunkHdrLen
 	if err := json.Unmarshal(p, &r.h); err != nil {
-		return nil, r.corrupt(r.off, "header JSON: "+err.Error())
+		return nil, &HeaderError{Field: "(header JSON)", Offset: base, Reason: err.Error()}
 	}
-	if len(r.h.Channels) > 0xFFFF {
-		return nil, r.corrupt(r.off, fmt.Sprintf("header lists %d channels, at most 65535", len(r.h.Channels)))
+	if err := ValidateHeader(&r.h, p, base); err != nil {
+		return nil, err
 	}
 	r.nch = len(r.h.Channels)
-	r.advance(len(p))
+	r.chans = make([]chanState, r.nch)
+	r.seq++
 	return r, nil
 }
 
@@ -101,12 +131,22 @@ func (r *Reader) Header() Header { return r.h }
 func (r *Reader) Complete() bool { return r.done }
 
 // Offset returns the byte offset of the next chunk.
-func (r *Reader) Offset() int64 { return r.off }
+func (r *Reader) Offset() int64 { return r.pos }
 
-// SkipSamples makes Next pass over sample chunks without reading, checking
-// or decoding them (seeking when the Reader came from Open), for scans that
-// need only summaries and events. Damage inside a skipped chunk goes
-// unnoticed; a cut inside one is still reported.
+// Account returns what the Reader found wrong so far: damaged stretches
+// skipped, samples rejected, bytes after the end chunk. It is final once
+// Next has returned an error (io.EOF included).
+func (r *Reader) Account() Account {
+	a := r.acc
+	a.Damage = slices.Clone(a.Damage)
+	return a
+}
+
+// SkipSamples makes Next pass over sample chunks without decoding their
+// values, for scans that need only summaries and events. The chunks are
+// still read and checked, so a skipping scan finds the same damage, gaps and
+// rejections as a full one; only KindSamples and KindRejected records are
+// left out.
 func (r *Reader) SkipSamples(skip bool) { r.skip = skip }
 
 // Close closes the file opened by Open; it does nothing for NewReader.
@@ -119,149 +159,421 @@ func (r *Reader) Close() error {
 
 // Next returns the next record: io.EOF after the end chunk, a *DamageError
 // (matching ErrTruncated, and ErrCorrupt unless it is a plain cut) where the
-// capture stops being readable, including a capture that ends without its
-// end chunk.
+// capture stops being readable with nothing intact after it, including a
+// capture that ends without its end chunk.
 func (r *Reader) Next() (Record, error) {
 	for {
+		if r.qi < len(r.queue) {
+			rec := r.queue[r.qi]
+			r.qi++
+			return rec, nil
+		}
+		r.queue, r.qi = r.queue[:0], 0
 		if r.err != nil {
 			return Record{}, r.err
 		}
 		if r.done {
 			return Record{}, io.EOF
 		}
-		off := r.off
-		if r.skip {
-			skipped, err := r.skipSamples()
-			if err != nil {
-				r.err = err
-				continue
-			}
-			if skipped {
-				continue
-			}
-		}
+		off := r.pos
 		typ, p, err := r.chunk()
 		if err != nil {
-			r.err = err
+			var de *DamageError
+			switch {
+			case errors.Is(err, errStale):
+				// Intact but already read (a repeated stretch): skip it.
+				r.damaged(off, r.pos, 0, err.Error(), false)
+			case errors.Is(err, errAppended):
+				r.err = r.cut(off, fmt.Sprintf("file ends after chunk %d without an end chunk, and another capture begins at byte %d", int64(r.seq)-1, off))
+				r.trailing(off, true)
+			case !errors.As(err, &de):
+				r.err = err // an I/O error
+			case !r.resync(off, de):
+				if r.err == nil {
+					r.err = de
+				}
+			}
 			continue
 		}
-		rec, ok, err := r.decode(typ, p)
+		rec, ok, err := r.decode(off, typ, p)
 		if errors.Is(err, ErrVersion) {
 			r.err = fmt.Errorf("capture chunk %d at byte %d: %w", r.seq, off, err)
 			continue
 		}
+		r.seq++
 		if err != nil {
-			r.err = r.corrupt(off, err.Error())
+			// The CRC matched, so the chunk is what was written, and what was
+			// written is impossible: skip it and say so.
+			r.acc.Invalid++
+			r.damaged(off, r.pos, 1, fmt.Sprintf("invalid chunk (CRC intact): %v", err), false)
 			continue
 		}
-		r.advance(len(p))
 		if typ == chunkEnd {
 			r.done = true
+			r.acc.EndSeen, r.acc.Written = true, le.Uint64(p[8:])
+			r.trailing(r.pos, false)
 			return Record{}, io.EOF
 		}
 		if ok {
 			rec.Offset = off
 			return rec, nil
 		}
+		for i := range r.queue {
+			r.queue[i].Offset = off
+		}
 	}
 }
 
-// chunk reads the chunk at r.off and checks its framing, CRC and sequence
-// number. p aliases r.buf. It does not advance r.off (see advance).
+// Errors chunk returns for intact chunks that are out of place.
+var (
+	errStale    = errors.New("chunk out of sequence")
+	errAppended = errors.New("another capture begins here")
+)
+
+// chunk reads the chunk at r.pos and checks its framing, CRC and sequence
+// number. p aliases r.buf. On damage it returns a *DamageError and leaves
+// the reader one byte past the chunk's start, with the rest of what it read
+// pushed back, so resync can hunt from there.
 func (r *Reader) chunk() (typ byte, p []byte, err error) {
-	n, err := io.ReadFull(r.br, r.hdr[:])
+	start := r.pos
+	n, err := r.read(r.hdr[:])
 	if err != nil {
 		if n == 0 && errors.Is(err, io.EOF) {
-			return 0, nil, r.cut(r.off, fmt.Sprintf("file ends after chunk %d without an end chunk", int64(r.seq)-1))
+			return 0, nil, r.cut(start, fmt.Sprintf("file ends after chunk %d without an end chunk", int64(r.seq)-1))
 		}
-		return 0, nil, r.readErr(r.off, n, "chunk header", err)
+		if !isEOF(err) {
+			return 0, nil, fmt.Errorf("capture: reading chunk %d at byte %d: %w", r.seq, start, err)
+		}
+		r.unread(r.hdr[1:n])
+		return 0, nil, r.cut(start, fmt.Sprintf("file ends %d bytes into the chunk header", n))
 	}
-	if err := r.checkHeader(); err != nil {
-		return 0, nil, err
+	fixedMagic := -1 // bit of the magic corrected, pending the CRC's word
+	if r.hdr[0] != chunkMagic[0] || r.hdr[1] != chunkMagic[1] {
+		if r.seq > 0 && string(r.hdr[:len(fileMagic)]) == string(fileMagic[:]) {
+			r.unread(r.hdr[:])
+			return 0, nil, errAppended
+		}
+		d := uint16(r.hdr[0]^chunkMagic[0]) | uint16(r.hdr[1]^chunkMagic[1])<<8
+		if bits.OnesCount16(d) != 1 {
+			r.unread(r.hdr[1:])
+			return 0, nil, r.corrupt(start, fmt.Sprintf("chunk magic % x, want % x", r.hdr[:2], chunkMagic[:]))
+		}
+		// One flipped bit: read on as if it were "IW"; the CRC decides.
+		fixedMagic = bits.TrailingZeros16(d)
+		r.hdr[fixedMagic/8] ^= 1 << (fixedMagic % 8)
+	}
+	undoMagic := func() {
+		if fixedMagic >= 0 {
+			r.hdr[fixedMagic/8] ^= 1 << (fixedMagic % 8)
+		}
 	}
 	plen := int(le.Uint32(r.hdr[4:]))
-	if err := r.readPayload(plen + crcLen); err != nil {
-		return 0, nil, err
+	if plen > MaxPayload {
+		undoMagic()
+		r.unread(r.hdr[1:])
+		return 0, nil, r.corrupt(start, fmt.Sprintf("payload length %d exceeds the %d maximum", plen, MaxPayload))
+	}
+	if got, err := r.readPayload(plen + crcLen); err != nil {
+		if !isEOF(err) {
+			return 0, nil, fmt.Errorf("capture: reading chunk %d at byte %d: %w", r.seq, start, err)
+		}
+		undoMagic()
+		r.unread(r.buf[:got])
+		r.unread(r.hdr[1:])
+		return 0, nil, r.cut(start, fmt.Sprintf("file ends %d bytes into the chunk payload", chunkHdrLen+got))
 	}
 	crc := crc32.Update(crc32.Checksum(r.hdr[:], castagnoli), castagnoli, r.buf[:plen])
 	if got := le.Uint32(r.buf[plen:]); got != crc {
-		return 0, nil, r.corrupt(r.off, fmt.Sprintf("CRC-32C 0x%08x, computed 0x%08x", got, crc))
+		at, ok := -1, false
+		if fixedMagic < 0 {
+			at, ok = r.correct(plen, got^crc)
+		}
+		if !ok {
+			undoMagic()
+			r.unread(r.buf[:plen+crcLen])
+			r.unread(r.hdr[1:])
+			return 0, nil, r.corrupt(start, fmt.Sprintf("CRC-32C 0x%08x, computed 0x%08x", got, crc))
+		}
+		r.acc.Corrected = append(r.acc.Corrected, start+int64(at))
+	} else if fixedMagic >= 0 {
+		r.acc.Corrected = append(r.acc.Corrected, start+int64(fixedMagic/8))
 	}
-	if s := le.Uint64(r.hdr[8:]); s != r.seq {
-		return 0, nil, r.corrupt(r.off, fmt.Sprintf("sequence number %d, want %d", s, r.seq))
+	switch s := le.Uint64(r.hdr[8:]); {
+	case s < r.seq:
+		return 0, nil, fmt.Errorf("%w: sequence number %d, want %d (a repeated chunk)", errStale, s, r.seq)
+	case s > r.seq:
+		// Intact, but chunks before it are missing: a zero-byte hole.
+		r.damaged(start, start, s-r.seq, fmt.Sprintf("sequence number %d, want %d: chunks missing", s, r.seq), false)
+		r.seq = s
 	}
 	return r.hdr[2], r.buf[:plen], nil
 }
 
-// readPayload reads need bytes into r.buf. It grows the buffer as bytes
-// arrive, so a corrupt length costs memory only for data actually present.
-func (r *Reader) readPayload(need int) error {
+// correctMax bounds the chunks correct tries to mend. CRC-32C's Hamming
+// distance of 4 means damage of two or three bits is never taken for one;
+// damage of more bits (a garbled sector) is wrongly "mended" with a chance
+// of about B/2³² for a chunk of B bits: 3·10⁻⁵ for the live writer's usual
+// 16 KiB samples chunks, 10⁻³ for its largest (512 KiB). The mended offsets
+// are in the Account and the notes either way.
+const correctMax = 1 << 20
+
+// correct mends a single flipped bit in the chunk in r.hdr and r.buf[:plen]
+// whose computed CRC differs from the stored one by syn. CRC-32C's Hamming
+// distance of at least 4 at these lengths makes every single-bit error's
+// syndrome unique, so the bit is found by stepping a one-bit error from the
+// chunk's last bit backwards until its syndrome is syn. A flip in the length
+// field cannot be mended this way (the length chose what was read) and is
+// left to resync. It returns the offset in the chunk of the mended byte.
+func (r *Reader) correct(plen int, syn uint32) (int, bool) {
+	if plen > correctMax {
+		return 0, false
+	}
+	if bits.OnesCount32(syn) == 1 {
+		// The stored CRC itself took the hit; the data is intact.
+		return chunkHdrLen + plen + bits.TrailingZeros32(syn)/8, true
+	}
+	const poly = 0x82F63B78 // CRC-32C, reflected
+	nbits := 8 * (chunkHdrLen + plen)
+	s := uint32(poly) // syndrome of the chunk's last bit
+	for m := 0; m < nbits; m++ {
+		if s == syn {
+			k := nbits - 1 - m // bit index, LSB first within each byte
+			at, bit := k/8, byte(1)<<(k%8)
+			if at >= 4 && at < 8 {
+				return 0, false
+			}
+			if at < chunkHdrLen {
+				r.hdr[at] ^= bit
+			} else {
+				r.buf[at-chunkHdrLen] ^= bit
+			}
+			return at, true
+		}
+		if s&1 != 0 {
+			s = s>>1 ^ poly
+		} else {
+			s >>= 1
+		}
+	}
+	return 0, false
+}
+
+// resync hunts from just past the damaged chunk at off for the next intact
+// chunk. On success it records the damage, leaves that chunk unread and
+// returns true. When nothing intact follows it records tail damage (unless
+// first is a plain cut: a crash, not damage) and returns false.
+func (r *Reader) resync(off int64, first *DamageError) bool {
+	var h [chunkHdrLen]byte
+	for {
+		b, err := r.readByte()
+		if err != nil {
+			if !isEOF(err) {
+				r.err = fmt.Errorf("capture: resynchronising after byte %d: %w", off, err)
+				return false
+			}
+			if !first.Cut {
+				r.damaged(off, r.pos, 0, first.Reason, true)
+			}
+			return false
+		}
+		c := r.pos - 1
+		if b == fileMagic[0] {
+			h[0] = b
+			n, _ := r.read(h[1:len(fileMagic)])
+			if string(h[:1+n]) == string(fileMagic[:]) {
+				// Another capture begins: this one's intact chunks are over.
+				r.unread(h[:1+n])
+				r.damaged(off, c, 0, first.Reason, true)
+				r.trailing(c, true)
+				return false
+			}
+			r.unread(h[1 : 1+n])
+			continue
+		}
+		if b != chunkMagic[0] {
+			continue
+		}
+		h[0] = b
+		n, err := r.read(h[1:])
+		if err != nil {
+			r.unread(h[1 : 1+n])
+			continue
+		}
+		if !r.plausible(&h, c-off) {
+			r.unread(h[1:])
+			continue
+		}
+		plen := int(le.Uint32(h[4:]))
+		got, err := r.readPayload(plen + crcLen)
+		if err == nil {
+			crc := crc32.Update(crc32.Checksum(h[:], castagnoli), castagnoli, r.buf[:plen])
+			if le.Uint32(r.buf[plen:]) == crc {
+				s := le.Uint64(h[8:])
+				r.unread(r.buf[:got])
+				r.unread(h[:])
+				r.damaged(off, c, s-r.seq, first.Reason, false)
+				r.seq = s
+				return true
+			}
+		} else if !isEOF(err) {
+			r.err = fmt.Errorf("capture: resynchronising after byte %d: %w", off, err)
+			return false
+		}
+		r.unread(r.buf[:got])
+		r.unread(h[1:])
+	}
+}
+
+// plausible says whether the 16 bytes in h, found skipped bytes after the
+// damage began, can be the header of the next intact chunk: known flags, a
+// length that fits its type, and a sequence number no further ahead than
+// the skipped bytes could hold chunks (each is at least 20 bytes). Only
+// candidates that pass are CRC-checked, so hunting costs a scan.
+func (r *Reader) plausible(h *[chunkHdrLen]byte, skipped int64) bool {
+	if h[1] != chunkMagic[1] || h[3]&^flagCritical != 0 {
+		return false
+	}
+	plen := le.Uint32(h[4:])
+	if plen > MaxPayload {
+		return false
+	}
+	s := le.Uint64(h[8:])
+	if s < r.seq || s-r.seq > uint64(skipped)/(chunkHdrLen+crcLen) {
+		return false
+	}
+	switch h[2] {
+	case chunkMark, chunkEvent:
+		return plen == markLen
+	case chunkStats:
+		return plen == statsLen
+	case chunkEnd:
+		return plen == endLen
+	case chunkHeader:
+		return false
+	case chunkSamples:
+		return h[3]&flagCritical != 0 && plen >= samplesFixed
+	}
+	return true
+}
+
+// damaged records a skipped stretch [off, end) and makes every channel's
+// next jump forward a gap of it.
+func (r *Reader) damaged(off, end int64, chunks uint64, reason string, tail bool) {
+	a := &r.acc
+	a.DamageRegions++
+	a.DamagedBytes += end - off
+	a.ChunksLost += chunks
+	idx := -1
+	if len(a.Damage) < maxDamage {
+		idx = len(a.Damage)
+		a.Damage = append(a.Damage, Damage{Offset: off, End: end, Chunk: r.seq, Chunks: chunks, Reason: reason, Tail: tail})
+	}
+	for c := range r.chans {
+		r.chans[c].hole, r.chans[c].holeIdx = true, idx
+	}
+}
+
+// trailing records the bytes from off to the end of the file as trailing.
+func (r *Reader) trailing(off int64, capture bool) {
+	var head [len(fileMagic)]byte
+	n, _ := r.read(head[:])
+	if n == 0 {
+		return
+	}
+	t := Trailing{Offset: off, Capture: capture || (n == len(head) && head == fileMagic)}
+	if fi, err := r.stat(); err == nil && fi.Size() >= off {
+		t.Bytes = fi.Size() - off
+	} else {
+		rest := int64(len(r.back) - r.bpos)
+		r.back, r.bpos = r.back[:0], 0
+		m, _ := io.Copy(io.Discard, r.br)
+		t.Bytes = int64(n) + rest + m
+	}
+	r.acc.Trailing = t
+}
+
+func (r *Reader) stat() (os.FileInfo, error) {
+	if r.file == nil {
+		return nil, os.ErrInvalid
+	}
+	return r.file.Stat()
+}
+
+// read fills p from the pushed-back bytes, then the file. Like io.ReadFull
+// it returns io.EOF only when nothing was read.
+func (r *Reader) read(p []byte) (int, error) {
+	n := 0
+	if r.bpos < len(r.back) {
+		n = copy(p, r.back[r.bpos:])
+		r.bpos += n
+		if r.bpos == len(r.back) {
+			r.back, r.bpos = r.back[:0], 0
+		}
+	}
+	var err error
+	if n < len(p) {
+		var m int
+		m, err = io.ReadFull(r.br, p[n:])
+		if n > 0 && errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		n += m
+	}
+	r.pos += int64(n)
+	return n, err
+}
+
+func (r *Reader) readByte() (byte, error) {
+	if r.bpos < len(r.back) {
+		b := r.back[r.bpos]
+		r.bpos++
+		r.pos++
+		return b, nil
+	}
+	b, err := r.br.ReadByte()
+	if err == nil {
+		r.pos++
+	}
+	return b, err
+}
+
+// unread pushes x back in front of what is still to be read.
+func (r *Reader) unread(x []byte) {
+	if len(x) == 0 {
+		return
+	}
+	r.pos -= int64(len(x))
+	if len(x) <= r.bpos {
+		r.bpos -= len(x)
+		copy(r.back[r.bpos:], x)
+		return
+	}
+	nb := make([]byte, 0, len(x)+len(r.back)-r.bpos)
+	nb = append(append(nb, x...), r.back[r.bpos:]...)
+	r.back, r.bpos = nb, 0
+}
+
+// readPayload reads need bytes into r.buf and returns how many it got. It
+// grows the buffer as bytes arrive, so a corrupt length costs memory only
+// for data actually present.
+func (r *Reader) readPayload(need int) (int, error) {
 	r.buf = r.buf[:0]
 	for len(r.buf) < need {
 		step := min(need-len(r.buf), 1<<20)
 		r.buf = slices.Grow(r.buf, step)
-		n, err := io.ReadFull(r.br, r.buf[len(r.buf):len(r.buf)+step])
+		n, err := r.read(r.buf[len(r.buf) : len(r.buf)+step])
 		r.buf = r.buf[:len(r.buf)+n]
 		if err != nil {
-			return r.readErr(r.off, chunkHdrLen+len(r.buf), "chunk payload", err)
-		}
-	}
-	return nil
-}
-
-// checkHeader validates the chunk header in r.hdr before its payload is read.
-func (r *Reader) checkHeader() error {
-	if r.hdr[0] != chunkMagic[0] || r.hdr[1] != chunkMagic[1] {
-		return r.corrupt(r.off, fmt.Sprintf("chunk magic % x, want % x", r.hdr[:2], chunkMagic[:]))
-	}
-	if plen := le.Uint32(r.hdr[4:]); plen > MaxPayload {
-		return r.corrupt(r.off, fmt.Sprintf("payload length %d exceeds the %d maximum", plen, MaxPayload))
-	}
-	return nil
-}
-
-// advance moves past the chunk just read, whose payload had plen bytes.
-func (r *Reader) advance(plen int) {
-	r.off += int64(chunkHdrLen + plen + crcLen)
-	r.seq++
-}
-
-// skipSamples passes over the next chunk if it holds samples.
-func (r *Reader) skipSamples() (bool, error) {
-	h, err := r.br.Peek(chunkHdrLen)
-	if err != nil || h[2] != chunkSamples {
-		return false, nil // chunk() reports the cut or reads the chunk
-	}
-	copy(r.hdr[:], h)
-	if err := r.checkHeader(); err != nil {
-		return false, err
-	}
-	if s := le.Uint64(r.hdr[8:]); s != r.seq {
-		return false, r.corrupt(r.off, fmt.Sprintf("sequence number %d, want %d", s, r.seq))
-	}
-	plen := int(le.Uint32(r.hdr[4:]))
-	total := chunkHdrLen + plen + crcLen
-	if buffered := r.br.Buffered(); r.file != nil && total > buffered {
-		// Seek past what bufio has not read yet, then check the file is
-		// long enough to hold what was skipped.
-		r.br.Discard(buffered)
-		pos, err := r.file.Seek(int64(total-buffered), io.SeekCurrent)
-		if err == nil {
-			var fi os.FileInfo
-			if fi, err = r.file.Stat(); err == nil && pos > fi.Size() {
-				return false, r.cut(r.off, fmt.Sprintf("samples chunk of %d bytes runs past the end of the file (%d bytes)", total, fi.Size()))
+			if errors.Is(err, io.EOF) && len(r.buf) > 0 {
+				err = io.ErrUnexpectedEOF
 			}
+			return len(r.buf), err
 		}
-		if err != nil {
-			return false, fmt.Errorf("capture: skipping samples at byte %d: %w", r.off, err)
-		}
-		r.br.Reset(r.file)
-	} else if n, err := r.br.Discard(total); err != nil {
-		return false, r.readErr(r.off, n, "samples chunk", err)
 	}
-	r.advance(plen)
-	return true, nil
+	return len(r.buf), nil
 }
+
+func isEOF(err error) bool { return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) }
 
 func (r *Reader) cut(off int64, reason string) error {
 	return &DamageError{Offset: off, Chunk: r.seq, Reason: reason, Cut: true}
@@ -271,35 +583,35 @@ func (r *Reader) corrupt(off int64, reason string) error {
 	return &DamageError{Offset: off, Chunk: r.seq, Reason: reason}
 }
 
-// readErr turns a short read of what into a cut; other I/O errors pass
-// through with the offset.
-func (r *Reader) readErr(off int64, got int, what string, err error) error {
-	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return r.cut(off, fmt.Sprintf("file ends %d bytes into the %s", got, what))
-	}
-	return fmt.Errorf("capture: reading chunk %d at byte %d: %w", r.seq, off, err)
-}
-
 // decode turns a verified payload into a record. ok is false for chunks
-// that carry no record (end, unknown non-critical types).
-func (r *Reader) decode(typ byte, p []byte) (rec Record, ok bool, err error) {
+// that carry no record of their own (end, unknown non-critical types) or
+// whose records went to r.queue (samples, gaps).
+func (r *Reader) decode(off int64, typ byte, p []byte) (rec Record, ok bool, err error) {
 	switch typ {
 	case chunkSamples:
-		return Record{Kind: KindSamples, Block: &r.block}, true, r.decodeSamples(p)
+		return rec, false, r.samples(p)
 	case chunkSummary:
 		return Record{Kind: KindSummary, Summary: &r.sum}, true, r.decodeSummary(p)
 	case chunkGap:
-		rec.Kind = KindGap
 		if len(p) < gapFixed || len(p) != gapFixed+int(le.Uint16(p[4:])) {
 			return rec, false, fmt.Errorf("gap payload of %d bytes", len(p))
 		}
-		g := &rec.Gap
-		g.Channel = int(int32(le.Uint32(p)))
+		g := meter.Gap{Channel: int(int32(le.Uint32(p))), Start: le.Uint64(p[8:]), Count: le.Uint64(p[16:]), Reason: string(p[gapFixed:])}
 		if g.Channel < -1 || g.Channel >= r.nch {
 			return rec, false, fmt.Errorf("gap for channel %d, header has %d", g.Channel, r.nch)
 		}
-		g.Start, g.Count, g.Reason = le.Uint64(p[8:]), le.Uint64(p[16:]), string(p[gapFixed:])
-		return rec, true, nil
+		if g.Start > math.MaxUint64-g.Count {
+			return rec, false, fmt.Errorf("gap of %d samples from index %d runs past the largest sample index", g.Count, g.Start)
+		}
+		for c := range r.chans {
+			if g.Channel == -1 || g.Channel == c {
+				r.hole(c, g.Start)
+				r.chans[c].next = max(r.chans[c].next, g.Start+g.Count)
+				r.chans[c].seen = true
+			}
+		}
+		r.queue = append(r.queue, Record{Kind: KindGap, Gap: g})
+		return rec, false, nil
 	case chunkMark:
 		if len(p) != markLen {
 			return rec, false, fmt.Errorf("mark payload of %d bytes, want %d", len(p), markLen)
@@ -360,11 +672,32 @@ func (r *Reader) decode(typ byte, p []byte) (rec Record, ok bool, err error) {
 	return rec, false, nil
 }
 
-func (r *Reader) decodeSamples(p []byte) error {
+// hole queues a damaged gap for channel c if damage came between its last
+// chunk and this one, which starts at index start.
+func (r *Reader) hole(c int, start uint64) {
+	cs := &r.chans[c]
+	if !cs.hole {
+		return
+	}
+	cs.hole = false
+	if !cs.seen || start <= cs.next {
+		return
+	}
+	n := start - cs.next
+	r.queue = append(r.queue, Record{Kind: KindGap, Gap: meter.Gap{Channel: c, Start: cs.next, Count: n, Reason: GapDamaged}})
+	r.acc.SamplesLost += n
+	if cs.holeIdx >= 0 {
+		r.acc.Damage[cs.holeIdx].Samples += n
+	}
+}
+
+// samples checks a samples chunk against its channel's timeline and queues
+// what it yields: a damaged gap before it, the rejected part, the samples.
+func (r *Reader) samples(p []byte) error {
 	if len(p) < samplesFixed {
 		return fmt.Errorf("samples payload of %d bytes", len(p))
 	}
-	ch, enc, n := int(le.Uint16(p)), p[2], int(le.Uint32(p[4:]))
+	ch, enc, n, start := int(le.Uint16(p)), p[2], int(le.Uint32(p[4:])), le.Uint64(p[8:])
 	if ch >= r.nch {
 		return fmt.Errorf("samples for channel %d, header has %d", ch, r.nch)
 	}
@@ -380,25 +713,67 @@ func (r *Reader) decodeSamples(p []byte) error {
 	if n > MaxPayload || len(p) != want {
 		return fmt.Errorf("samples payload of %d bytes for %d samples in encoding %d, want %d", len(p), n, enc, want)
 	}
-	b := &r.block
-	b.Channel, b.Start = ch, le.Uint64(p[8:])
-	if cap(b.V) < n {
-		b.V, b.I = make([]units.Volts, n), make([]units.Amps, n)
+	if start > math.MaxUint64-uint64(n) {
+		return fmt.Errorf("%d samples from index %d run past the largest sample index", n, start)
 	}
-	b.V, b.I = b.V[:n], b.I[:n]
+	end := start + uint64(n)
+	r.acc.Read += uint64(n)
+	cs := &r.chans[ch]
+	var rej Reject
+	var k0 uint64 // samples of the chunk rejected from its start
+	switch {
+	case !cs.seen:
+	case cs.restart:
+		rej = RejectRestart
+	case start >= cs.next:
+	case start == 0:
+		rej, cs.restart = RejectRestart, true
+	case end <= cs.next:
+		rej = RejectBackward
+	default:
+		rej, k0 = RejectOverlap, cs.next-start
+	}
+	if rej != 0 && rej != RejectOverlap {
+		k0 = uint64(n)
+	}
+	if rej != 0 {
+		r.acc.Rejected[rej].Chunks++
+		r.acc.Rejected[rej].Samples += k0
+	}
+	if rej == 0 {
+		r.hole(ch, start)
+	}
+	if rej == 0 || rej == RejectOverlap {
+		cs.seen, cs.hole, cs.next = true, false, end
+	}
+	if r.skip || n == 0 {
+		return nil
+	}
+	if cap(r.vbuf) < n {
+		r.vbuf, r.ibuf = make([]units.Volts, n), make([]units.Amps, n)
+	}
+	v, i := r.vbuf[:n], r.ibuf[:n]
 	d := p[samplesFixed:]
 	// The loops below walk fixed-size slices so the compiler can drop the
 	// per-sample bounds checks: decoding is most of what reading costs.
 	if enc == encFloat32 {
-		decodeF32(b.V, d[:4*n])
-		decodeF32(b.I, d[4*n:8*n])
-		return nil
+		decodeF32(v, d[:4*n])
+		decodeF32(i, d[4*n:8*n])
+	} else {
+		lv := float64(math.Float32frombits(le.Uint32(d)))
+		li := float64(math.Float32frombits(le.Uint32(d[4:])))
+		d = d[8:]
+		decodeI16(v, d[:2*n], lv)
+		decodeI16(i, d[2*n:4*n], li)
 	}
-	lv := float64(math.Float32frombits(le.Uint32(d)))
-	li := float64(math.Float32frombits(le.Uint32(d[4:])))
-	d = d[8:]
-	decodeI16(b.V, d[:2*n], lv)
-	decodeI16(b.I, d[2*n:4*n], li)
+	if k0 > 0 {
+		r.rblock = meter.Block{Channel: ch, Start: start, V: v[:k0], I: i[:k0]}
+		r.queue = append(r.queue, Record{Kind: KindRejected, Block: &r.rblock, Rejected: rej})
+	}
+	if k0 < uint64(n) {
+		r.block = meter.Block{Channel: ch, Start: start + k0, V: v[k0:], I: i[k0:]}
+		r.queue = append(r.queue, Record{Kind: KindSamples, Block: &r.block})
+	}
 	return nil
 }
 

@@ -246,6 +246,13 @@ func (rs *Rows) front() (cur uint64, found bool) {
 // fill reads until every channel has a sample queued, the reader ends, or
 // maxAhead samples are buffered.
 func (rs *Rows) fill() error {
+	for len(rs.qs) == 0 && rs.end == nil {
+		// No channels (a header the Reader would refuse): no rows, but the
+		// reader's end still ends the rows.
+		if _, err := rs.r.Next(); err != nil {
+			rs.end = err
+		}
+	}
 	for rs.end == nil {
 		total, empty := 0, false
 		for c := range rs.qs {

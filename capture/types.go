@@ -97,6 +97,10 @@ const (
 	KindState   Kind = 6
 	KindSummary Kind = 7
 	KindStats   Kind = 8
+	// KindRejected: samples the Reader did not place on the channel's
+	// timeline because their indices are already covered (Record.Rejected
+	// says how); Block holds them. Consumers that only want samples skip it.
+	KindRejected Kind = 9
 )
 
 // Record is one item read back from a capture. Only the field named by Kind
@@ -113,6 +117,8 @@ type Record struct {
 	State   StateEvent
 	Stats   meter.Stats // link counters at the time they were written (cumulative)
 	Summary *Summary
+	// Rejected says why a KindRejected record's samples were not placed.
+	Rejected Reject
 	// Host is hostclock.Now() when a KindStats record's counters were read.
 	Host   int64
 	Offset int64 // byte offset of the chunk that held this record

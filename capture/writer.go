@@ -97,8 +97,8 @@ func NewWriter(out io.Writer, h Header, opt Options) (*Writer, error) {
 
 func newWriter(out io.Writer, f *os.File, name string, h Header, opt Options) (*Writer, error) {
 	opt = opt.withDefaults()
-	if len(h.Channels) > 0xFFFF {
-		return nil, fmt.Errorf("capture: %d channels, at most 65535", len(h.Channels))
+	if err := ValidateHeader(&h, nil, 0); err != nil {
+		return nil, fmt.Errorf("capture: refusing to write an invalid header: %w", err)
 	}
 	hj, err := json.Marshal(h)
 	if err != nil {
@@ -403,13 +403,17 @@ func (w *Writer) State(e StateEvent) error {
 
 // Stats records the meter's cumulative link counters, stamped with the
 // host clock.
-func (w *Writer) Stats(st meter.Stats) error {
+func (w *Writer) Stats(st meter.Stats) error { return w.StatsAt(w.now(), st) }
+
+// StatsAt is Stats stamped with host (ns) instead of the clock: for tools
+// that rewrite a capture (idlewatt repair).
+func (w *Writer) StatsAt(host int64, st meter.Stats) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if err := w.check(); err != nil {
 		return err
 	}
-	now := uint64(w.now())
+	now := uint64(host)
 	s := w.begin(chunkStats, 0)
 	w.pend = le.AppendUint64(w.pend, now)
 	for _, x := range [...]uint64{st.Frames, st.CRCErrors, st.Resyncs, st.BytesDiscarded, st.SamplesLost} {

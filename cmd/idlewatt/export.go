@@ -7,8 +7,6 @@ import (
 	"io"
 	"math"
 	"strconv"
-	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -31,8 +29,8 @@ their cells are empty and gap is empty. T is seconds (90, 1.5) or a duration
 			RunE: runExport,
 		}
 		c.Flags().String("csv", "", "CSV file to write (- for stdout)")
-		c.Flags().String("from", "", "start at T (seconds or duration from the first sample)")
-		c.Flags().String("to", "", "stop before T")
+		durationFlag(c.Flags(), "from", 0, "start at T from the first sample (90s, 1m30s, or seconds: 90)")
+		durationFlag(c.Flags(), "to", 0, "stop before T (default: the end)")
 		addOverwriteFlag(c.Flags(), "OUT")
 		return c
 	})
@@ -60,10 +58,11 @@ func runExport(cmd *cobra.Command, args []string) error {
 	if to <= from {
 		return usageErr("export: --to %g s is not after --from %g s", to, from)
 	}
-	r, err := capture.Open(args[0])
+	r, in, err := openCaptureStream(cmd.Context(), args[0])
 	if err != nil {
 		return inputErr(err)
 	}
+	defer in.Close()
 	defer r.Close()
 	r.SkipSamples(false)
 
@@ -83,33 +82,39 @@ func runExport(cmd *cobra.Command, args []string) error {
 	if err != nil && !errors.Is(err, capture.ErrTruncated) {
 		return failErr("export %s: %v", out, err)
 	}
-	// A damaged capture still gives the rows before the damage (below).
+	// A damaged capture still gives every intact row (below).
 	if f != nil {
 		if err := f.Commit(); err != nil {
 			return failErr("export %s: %w", out, err)
 		}
 	}
-	if err != nil { // the capture is damaged; everything before the damage is exported
+	// The same account report and plot give (docs/cli.md, "Damaged
+	// captures"): exit 0, what was lost said on stderr.
+	acc := r.Account()
+	if err != nil { // nothing intact follows: everything before is exported
 		fmt.Fprintf(cmd.ErrOrStderr(), "export: %d rows written; %s: %v\n", rows, args[0], err)
-		if errors.Is(err, capture.ErrCorrupt) {
-			return inputErr(fmt.Errorf("%s: %w", args[0], err))
-		}
 	}
+	printAccount(cmd.ErrOrStderr(), "export", &acc)
 	return nil
 }
 
-// parseOffset reads --from/--to: seconds or a duration; NaN when unset.
+// printAccount prints a capture reader's account (damage, rejected indices,
+// trailing bytes) as notes, the lines report.json's notes hold.
+func printAccount(w io.Writer, who string, acc *capture.Account) {
+	for _, n := range acc.Notes() {
+		fmt.Fprintf(w, "%s: note: %s\n", who, n)
+	}
+}
+
+// parseOffset reads --from/--to (durations.go's grammar) in seconds; NaN
+// when unset.
 func parseOffset(cmd *cobra.Command, flag string) (float64, error) {
-	s := strings.TrimSpace(optString(cmd, flag, "export."+flag))
-	if s == "" {
+	if !optSet(cmd, flag, "export."+flag) {
 		return math.NaN(), nil
 	}
-	if x, err := strconv.ParseFloat(s, 64); err == nil && !math.IsNaN(x) && !math.IsInf(x, 0) {
-		return x, nil
-	}
-	d, err := time.ParseDuration(s)
+	d, err := optDuration(cmd, flag, "export."+flag)
 	if err != nil {
-		return 0, usageErr("--%s: %q is neither seconds (90, 1.5) nor a duration (90s, 2m)", flag, s)
+		return 0, err
 	}
 	return d.Seconds(), nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/capture"
@@ -24,7 +25,7 @@ func init() {
 		}
 		f := c.Flags()
 		f.String("out", "", "output directory (default: CAPTURE's name + .report)")
-		f.String("settle", "500ms", "settle tail after each busy interval (config report.settle)")
+		durationFlag(f, "settle", 500*time.Millisecond, "settle tail after each busy interval (config report.settle)")
 		f.IntSlice("ports", nil, "only these drive ports")
 		f.Bool("json", false, "print report.json to stdout instead of the headline")
 		addOverwriteFlag(f, "report files already in --out")
@@ -38,9 +39,6 @@ func runReport(cmd *cobra.Command, args []string) error {
 	settle, err := optDuration(cmd, "settle", "report.settle")
 	if err != nil {
 		return err
-	}
-	if settle < 0 {
-		return usageErr("%s: settle %v must not be negative", where(cmd, "settle", "report.settle"), settle)
 	}
 	opts.Settle = settle
 	opts.Ports, _ = cmd.Flags().GetIntSlice("ports")
@@ -64,7 +62,7 @@ func runReport(cmd *cobra.Command, args []string) error {
 	if err := outfile.CheckAll(out, append(analysis.ReportFiles, rig.FileStates), oo); err != nil {
 		return usageErr("report: %w", err)
 	}
-	r, err := analyzeCapture(path, opts)
+	r, err := analyzeCapture(cmd, path, opts)
 	if err != nil {
 		return err
 	}
@@ -97,13 +95,20 @@ func runReport(cmd *cobra.Command, args []string) error {
 }
 
 // analyzeCapture runs analysis and maps its errors to exit codes.
-func analyzeCapture(path string, opts analysis.Options) (*analysis.Report, error) {
-	r, err := analysis.Analyze(path, opts)
+func analyzeCapture(cmd *cobra.Command, path string, opts analysis.Options) (*analysis.Report, error) {
+	open, err := captureOpener(cmd.Context(), cmd, path)
+	if err != nil {
+		return nil, err
+	}
+	r, err := analysis.AnalyzeSource(open, opts)
+	if r != nil {
+		r.Capture.Path = path
+	}
 	switch {
 	case err == nil:
 		return r, nil
 	case errors.Is(err, os.ErrNotExist), errors.Is(err, capture.ErrNotCapture), errors.Is(err, capture.ErrVersion),
-		errors.Is(err, capture.ErrTruncated), errors.Is(err, analysis.ErrNoSuchPort), errors.Is(err, analysis.ErrNoChannels),
+		errors.Is(err, capture.ErrTruncated), errors.Is(err, capture.ErrInvalid), errors.Is(err, analysis.ErrNoSuchPort), errors.Is(err, analysis.ErrNoChannels),
 		errors.Is(err, analysis.ErrOptions):
 		return nil, inputErr(err)
 	}
@@ -111,9 +116,10 @@ func analyzeCapture(path string, opts analysis.Options) (*analysis.Report, error
 }
 
 func printHeadline(w io.Writer, r *analysis.Report) {
-	fmt.Fprintf(w, "%-24s %14s %11s %10s %12s %10s\n", "drive", "active idle W", "average W", "peak W", "energy J", "dropped")
+	fmt.Fprintf(w, "%-24s %21s %21s %10s %19s %10s\n", "drive", "active idle W", "average W", "peak W", "energy J", "dropped")
 	for _, d := range r.Drives {
-		fmt.Fprintf(w, "%-24s %14.4f %11.4f %10.4f %12.3f %10d\n", d.Name, d.ActiveIdleW, d.AverageW, d.PeakW, d.EnergyJ, d.Samples.Dropped)
+		fmt.Fprintf(w, "%-24s %21s %21s %10s %19s %10d\n", d.Name, analysis.FormatPM(d.ActiveIdleW, d.ActiveIdleU95W, 4), analysis.FormatPM(d.AverageW, d.AverageU95W, 4),
+			analysis.FormatV(d.PeakW, 4), analysis.FormatPM(d.EnergyJ, d.EnergyU95J, 3), d.Samples.Dropped)
 	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -57,14 +58,17 @@ type Result struct {
 	Cycles             []CycleSamples   `json:"-"`
 }
 
-// BatteryLife is what a drive's idle power costs a laptop.
+// BatteryLife is what a drive's idle power costs a laptop. IdleW is the
+// report's active_idle_w (analysis), the one active-idle figure of the run.
 type BatteryLife struct {
-	Port           int     `json:"port"`
-	Name           string  `json:"name"`
-	IdleW          float64 `json:"active_idle_w"`
-	LifeMin        float64 `json:"life_min"`         // battery life with this drive at idle
-	CostMin        float64 `json:"cost_min"`         // minutes lost against a drive that drew nothing
-	DevSlpSavesMin float64 `json:"devslp_saves_min"` // minutes gained if it idled at its DevSlp floor instead
+	Port           int      `json:"port"`
+	Name           string   `json:"name"`
+	IdleW          float64  `json:"active_idle_w"`
+	IdleU95W       *float64 `json:"active_idle_u95_w"`
+	LifeMin        float64  `json:"life_min"`         // battery life with this drive at idle
+	LifeU95Min     *float64 `json:"life_u95_min"`     // from active_idle_u95_w (the laptop's figures taken as exact)
+	CostMin        float64  `json:"cost_min"`         // minutes lost against a drive that drew nothing
+	DevSlpSavesMin float64  `json:"devslp_saves_min"` // minutes gained if it idled at its DevSlp floor instead
 }
 
 // Run opens the rig, plays the phases, closes it, analyses the capture and
@@ -133,7 +137,9 @@ func Run(ctx context.Context, cfg Config, out string, plan Plan) (*Result, error
 			runErr = errors.Join(runErr, err)
 		}
 	}
-	res.Battery = batteryLife(rep, plan.Battery)
+	var bnotes []string
+	res.Battery, bnotes = batteryLife(rep, plan.Battery)
+	res.Notes = append(res.Notes, bnotes...)
 	res.ElapsedS = time.Since(start).Seconds()
 	st, serr := sa.Reports(res.Capture)
 	wo := analysis.WriteOptions{Out: r.cfg.Out}
@@ -206,21 +212,34 @@ func (res *Result) judgeDevSlp(r *Rig, timings map[int][]devslp.Timing) error {
 	return nil
 }
 
-func batteryLife(rep *analysis.Report, b Battery) []BatteryLife {
+// batteryLife estimates battery life from each drive's active idle as
+// analysis measured it. A drive without a measured active idle with an
+// interval (no quiet time in active idle: devslp verify plays no idle
+// phase, and the drive rests in Slumber between cycles) gets no estimate,
+// and a note says why.
+func batteryLife(rep *analysis.Report, b Battery) ([]BatteryLife, []string) {
 	if b.CapacityWh <= 0 || b.PlatformIdleW <= 0 {
-		return nil
+		return nil, nil
 	}
 	var out []BatteryLife
+	var notes []string
 	for _, d := range rep.Drives {
+		if math.IsNaN(d.ActiveIdleW) || d.ActiveIdleU95W == nil {
+			notes = append(notes, fmt.Sprintf("battery: no estimate for %s: its active idle was not measured with an interval (no quiet time in active idle; an idle phase measures it)", d.Name))
+			continue
+		}
 		life := func(w float64) float64 { return 60 * b.CapacityWh / (b.PlatformIdleW + w) }
-		bl := BatteryLife{Port: d.Port, Name: d.Name, IdleW: d.ActiveIdleW, LifeMin: life(d.ActiveIdleW)}
+		bl := BatteryLife{Port: d.Port, Name: d.Name, IdleW: d.ActiveIdleW, IdleU95W: d.ActiveIdleU95W, LifeMin: life(d.ActiveIdleW)}
+		// d(life)/dW = −life/(platform + W).
+		u := bl.LifeMin / (b.PlatformIdleW + d.ActiveIdleW) * *d.ActiveIdleU95W
+		bl.LifeU95Min = &u
 		bl.CostMin = life(0) - bl.LifeMin
 		if d.DevSlp.Entered && d.DevSlp.PowerW > 0 {
 			bl.DevSlpSavesMin = life(d.DevSlp.PowerW) - bl.LifeMin
 		}
 		out = append(out, bl)
 	}
-	return out
+	return out, notes
 }
 
 func (res *Result) writeJSON(path string, o outfile.Options) error {

@@ -1,0 +1,173 @@
+package capture
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/idlewatt/idlewatt/meter"
+)
+
+// Bounds a header must respect (docs/capture-format.md, "Header"). Readers
+// refuse a header outside them and the Writer refuses to write one, so no
+// stage downstream divides by a zero period or indexes a missing channel.
+const (
+	// MinRateHz is one sample per 1000 s: slower than any meter idlewatt
+	// drives (the laptop battery meter samples at 1 Hz).
+	MinRateHz = 1e-3
+	// MaxRateHz is 10 MS/s, a period of 100 ns: a hundred times the fastest
+	// meter idlewatt drives (the PPK2's 100 kS/s), and far from the point
+	// where a period rounds to zero nanoseconds.
+	MaxRateHz = 1e7
+	// MaxChannels bounds the stream's channels (a hub has 4 ports × 2 rails).
+	MaxChannels = 4096
+	// MaxPort bounds a channel's port number (0 is a channel that is no
+	// drive's, e.g. the battery meter's CPU package).
+	MaxPort = 4096
+)
+
+// ErrInvalid: a chunk's bytes are intact (its CRC matches) but what they say
+// is impossible — a header whose rate is not a number of samples per second,
+// no channels, an unknown rail. Errors matching it name the field and the
+// byte offset.
+var ErrInvalid = errors.New("invalid capture")
+
+// HeaderError says which header field is impossible and where it is.
+type HeaderError struct {
+	Field  string // JSON path, e.g. "rate_hz" or "channels[2].rail"
+	Offset int64  // byte offset of the field's value in the file (of the header payload when unknown)
+	Reason string
+}
+
+func (e *HeaderError) Error() string {
+	if e.Offset <= 0 {
+		return fmt.Sprintf("capture header: %s: %s", e.Field, e.Reason)
+	}
+	return fmt.Sprintf("capture header: %s at byte %d: %s", e.Field, e.Offset, e.Reason)
+}
+
+// Is makes errors.Is(err, ErrInvalid) true.
+func (e *HeaderError) Is(target error) bool { return target == ErrInvalid }
+
+// ValidateHeader checks h against the bounds above. payload, when not nil,
+// is the header chunk's JSON starting at file offset base; it is used only to
+// say where in the file a bad field is.
+func ValidateHeader(h *Header, payload []byte, base int64) error {
+	bad := func(reason string, path ...any) error {
+		name := ""
+		for _, p := range path {
+			switch p := p.(type) {
+			case string:
+				if name != "" {
+					name += "."
+				}
+				name += p
+			case int:
+				name += fmt.Sprintf("[%d]", p)
+			}
+		}
+		off := base
+		if o := jsonOffset(payload, path...); o >= 0 {
+			off += o
+		}
+		return &HeaderError{Field: name, Offset: off, Reason: reason}
+	}
+	if r := h.RateHz; math.IsNaN(r) || math.IsInf(r, 0) || r < MinRateHz || r > MaxRateHz {
+		return bad(fmt.Sprintf("sample rate %g Hz is outside %g … %g Hz", r, MinRateHz, MaxRateHz), "rate_hz")
+	}
+	n := len(h.Channels)
+	if n == 0 {
+		return bad("no channels: a capture needs at least one measured rail", "channels")
+	}
+	if n > MaxChannels {
+		return bad(fmt.Sprintf("%d channels, at most %d", n, MaxChannels), "channels")
+	}
+	for i, c := range h.Channels {
+		if c.Port < 0 || c.Port > MaxPort {
+			return bad(fmt.Sprintf("port %d is outside 0 … %d", c.Port, MaxPort), "channels", i, "port")
+		}
+		switch c.Rail {
+		case meter.RailOther, meter.Rail5V, meter.Rail12V, meter.Rail3V3:
+		default:
+			return bad(fmt.Sprintf("rail %d is not a known rail (0 other, 1 = 5 V, 2 = 12 V, 3 = 3.3 V)", c.Rail), "channels", i, "rail")
+		}
+		// Whether an LSB is plausible for its meter is the meter driver's
+		// to judge; the format needs it finite and not negative.
+		if v := float64(c.VoltLSB); math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+			return bad(fmt.Sprintf("voltage LSB %g V is negative or not finite", v), "channels", i, "volt_lsb_v")
+		}
+		if a := float64(c.CurrentLSB); math.IsNaN(a) || math.IsInf(a, 0) || a < 0 {
+			return bad(fmt.Sprintf("current LSB %g A is negative or not finite", a), "channels", i, "current_lsb_a")
+		}
+	}
+	return nil
+}
+
+// jsonOffset returns the offset in js where the value at path (object keys
+// and array indices) begins, or -1 if it cannot be found.
+func jsonOffset(js []byte, path ...any) int64 {
+	if len(js) == 0 || len(path) == 0 {
+		return -1
+	}
+	dec := json.NewDecoder(bytes.NewReader(js))
+	off, ok := findJSON(dec, js, path)
+	if !ok {
+		return -1
+	}
+	return off
+}
+
+func findJSON(dec *json.Decoder, js []byte, path []any) (int64, bool) {
+	tok, err := dec.Token()
+	if err != nil {
+		return 0, false
+	}
+	skip := func() bool { var raw json.RawMessage; return dec.Decode(&raw) == nil }
+	switch want := path[0].(type) {
+	case string:
+		if tok != json.Delim('{') {
+			return 0, false
+		}
+		for dec.More() {
+			k, err := dec.Token()
+			if err != nil {
+				return 0, false
+			}
+			if k == want {
+				if len(path) == 1 {
+					return valueStart(js, dec.InputOffset()), true
+				}
+				return findJSON(dec, js, path[1:])
+			}
+			if !skip() {
+				return 0, false
+			}
+		}
+	case int:
+		if tok != json.Delim('[') {
+			return 0, false
+		}
+		for i := 0; dec.More(); i++ {
+			if i == want {
+				if len(path) == 1 {
+					return valueStart(js, dec.InputOffset()), true
+				}
+				return findJSON(dec, js, path[1:])
+			}
+			if !skip() {
+				return 0, false
+			}
+		}
+	}
+	return 0, false
+}
+
+// valueStart moves from off past whitespace, ':' and ',' to a value's first byte.
+func valueStart(js []byte, off int64) int64 {
+	for off < int64(len(js)) && bytes.IndexByte([]byte(" \t\r\n:,"), js[off]) >= 0 {
+		off++
+	}
+	return off
+}

@@ -1,0 +1,133 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/internal/outfile"
+)
+
+func init() {
+	register(func() *cobra.Command {
+		c := &cobra.Command{
+			Use:   "repair CAPTURE --out NEW",
+			Short: "Write a clean capture of what a damaged capture still holds",
+			Long: `Reads CAPTURE as report does — skipping damaged stretches, mending single
+flipped bits, leaving out samples whose indices are already covered — and
+writes NEW: every intact record, the holes as gaps with reason "damaged",
+an end chunk, and host notes saying what was repaired. Bytes after the end
+chunk are not copied. NEW must not exist unless --overwrite; it is never
+CAPTURE and never written through a symbolic link; CAPTURE is only read.`,
+			Args: cobra.ExactArgs(1),
+			RunE: runRepair,
+		}
+		c.Flags().String("out", "", "the repaired capture to write (required)")
+		c.Flags().Bool("overwrite", false, "replace NEW if it exists (never CAPTURE itself)")
+		return c
+	})
+}
+
+func runRepair(cmd *cobra.Command, args []string) error {
+	in, out := args[0], optString(cmd, "out", "")
+	if out == "" {
+		return usageErr("repair: --out NEW is required")
+	}
+	oo := outOptions(cmd, "", in) // never the input, never through a symlink
+	if err := outfile.Check(out, oo); err != nil {
+		return usageErr("repair: --out %w", err)
+	}
+	// repair reads the capture twice (summaries, then records): a FIFO
+	// would block the second open.
+	if _, err := captureOpener(cmd.Context(), cmd, in); err != nil {
+		return err
+	}
+	// What the summaries were computed over, so NEW's match.
+	per, err := summaryPer(in)
+	if err != nil {
+		return inputErr(err)
+	}
+	r, err := capture.Open(in)
+	if err != nil {
+		return inputErr(err)
+	}
+	defer r.Close()
+	h := r.Header()
+	// Through a temporary file renamed into place: a failure leaves no
+	// half capture, and an old NEW (with --overwrite) whole.
+	f, err := outfile.Create(out, oo)
+	if err != nil {
+		if errors.Is(err, outfile.ErrRefused) {
+			return usageErr("repair: --out %w", err)
+		}
+		return failErr("repair: --out %w", err)
+	}
+	defer f.Abort() // no-op after Commit
+	w, err := capture.NewWriter(f, h, capture.Options{SummaryPer: per})
+	if err != nil {
+		return failErr("repair: %v", err)
+	}
+	fail := func(err error) error {
+		w.Close()
+		return failErr("repair %s: %v", out, err)
+	}
+	res, err := capture.Salvage(cmd.Context(), w, r)
+	if err != nil {
+		return fail(err)
+	}
+	acc := r.Account()
+	notes := acc.Notes()
+	if res.End != nil {
+		notes = append(notes, fmt.Sprintf("the input ends early: %v", res.End))
+	}
+	for _, n := range notes {
+		if err := w.State(capture.StateEvent{Host: h.StartHost, Kind: capture.StateNote, Value: "repaired from " + filepath.Base(in) + ": " + n}); err != nil {
+			return fail(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		return fail(err)
+	}
+	if err := f.Commit(); err != nil {
+		return failErr("repair %s: %v", out, err)
+	}
+	stderr := cmd.ErrOrStderr()
+	if res.End != nil {
+		fmt.Fprintf(stderr, "repair: %s: %v\n", in, res.End)
+	}
+	printAccount(stderr, "repair", &acc)
+	held := res.Samples + acc.SamplesLost
+	if u, ok := acc.Unaccounted(); ok {
+		held = res.Samples + u
+	}
+	kept := 100.0
+	if held > 0 {
+		kept = 100 * float64(res.Samples) / float64(held)
+	}
+	cmd.Printf("%s: %d records, %d channel samples (%.3f %% of what %s held), %d damaged stretch(es) as gaps, %d flipped bit(s) mended, %d samples with covered indices left out\n",
+		out, res.Records, res.Samples, kept, in, acc.DamageRegions, len(acc.Corrected), res.Rejected)
+	return nil
+}
+
+// summaryPer is the samples-per-point of in's first summary, or 0 (the
+// writer's default) if it has none before its end or damage.
+func summaryPer(in string) (uint32, error) {
+	r, err := capture.Open(in)
+	if err != nil {
+		return 0, err
+	}
+	defer r.Close()
+	r.SkipSamples(true)
+	for {
+		rec, err := r.Next()
+		if err != nil {
+			return 0, nil
+		}
+		if rec.Kind == capture.KindSummary && rec.Summary.Per > 0 {
+			return rec.Summary.Per, nil
+		}
+	}
+}
