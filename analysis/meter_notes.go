@@ -66,8 +66,14 @@ func (c negativeCounter) add(ch int, p []float64) {
 }
 
 // offsetLSBs is how many current LSBs from zero a negative reading may be
-// and still be read as the sensor's offset at near-zero current.
-const offsetLSBs = 20
+// and still be read as the sensor's offset at near-zero current;
+// offsetMinA is that band's floor for fine LSBs (a hub's 20-bit 8 µA
+// counts: 20 of them are 0.16 mA, well inside a shunt sensor's noise at
+// near-zero current, so the LSB alone would call noise a wiring fault).
+const (
+	offsetLSBs = 20
+	offsetMinA = 2e-3
+)
 
 // notes says, per channel with negative readings, how many, what fraction,
 // the most negative value, and what that most likely means for this kind
@@ -98,7 +104,7 @@ func (c negativeCounter) notes(h capture.Header, drive []string) []string {
 // explain.
 func negativeMeaning(kind string, ch meter.Channel, minW, frac float64) string {
 	v := float64(ch.Rail.Nominal())
-	offset := !math.IsNaN(minW) && ch.CurrentLSB > 0 && v > 0 && -minW <= offsetLSBs*float64(ch.CurrentLSB)*v
+	offset := !math.IsNaN(minW) && ch.CurrentLSB > 0 && v > 0 && -minW <= max(offsetLSBs*float64(ch.CurrentLSB), offsetMinA)*v
 	switch {
 	case frac >= 0.5:
 		switch kind {
@@ -109,7 +115,7 @@ func negativeMeaning(kind string, ch meter.Channel, minW, frac float64) string {
 		}
 		return "most readings are negative: the current is measured backwards — the shunt's IN+/IN− (or the sensor's sign) are reversed"
 	case offset:
-		return fmt.Sprintf("within %d current LSBs of zero: the sensor's offset and noise at near-zero current (an idle, sleeping or unused rail)", offsetLSBs)
+		return fmt.Sprintf("within %d current LSBs (at least %g mA) of zero: the sensor's offset and noise at near-zero current (an idle, sleeping or unused rail)", offsetLSBs, offsetMinA*1e3)
 	case kind == "ppk2":
 		return "beyond the current offset: the PPK2 does not measure reverse current, so check its offset calibration and the DUT for back-feeding"
 	}
