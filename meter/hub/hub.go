@@ -359,7 +359,7 @@ func (h *Hub) negotiate() error {
 		if err := a.DecodeFromBytes(rep.payload); err != nil {
 			return fmt.Errorf("hub %s: %w", h.name, err)
 		}
-		if a.Version != want.Version || a.MaxFrame < MinMaxFrame || a.MaxFrame > want.MaxFrame {
+		if a.Version != want.Version || a.Version >= 2 && (a.MaxFrame < MinMaxFrame || a.MaxFrame > want.MaxFrame) {
 			return fmt.Errorf("%w: hub %s answered LINK v%d, max frame %d with v%d, max frame %d",
 				meter.ErrProtocol, h.name, want.Version, want.MaxFrame, a.Version, a.MaxFrame)
 		}
@@ -750,7 +750,9 @@ func (h *Hub) Stream(ctx context.Context, cfg meter.StreamConfig, sink meter.Sin
 	}
 	st := &activeStream{sink: sink, dec: newDecoder(h.info, cfg, &h.rstats), errc: make(chan error, 1),
 		discarded: h.Stats().BytesDiscarded, resends: make(chan Resend, 256), quit: make(chan struct{})}
+	h.mu.Lock() // readLoop copies lstats under mu
 	h.lstats = LinkStats{Version: h.version, MaxFrame: h.maxFrame, Format: h.format}
+	h.mu.Unlock()
 	st.dec.link, st.dec.format = &h.lstats, h.format
 	st.dec.ask = func(first uint64, count uint32) bool {
 		select {
@@ -875,7 +877,9 @@ func (h *Hub) started(st *activeStream, rep reply) error {
 	st.mu.Lock()
 	st.dec.ring = uint64(a.RingSamples)
 	st.dec.retx = a.RingSamples > 0
+	h.mu.Lock() // readLoop copies the decoder's LinkStats under mu
 	st.dec.link.RingSamples = uint64(a.RingSamples)
+	h.mu.Unlock()
 	st.mu.Unlock()
 	return nil
 }

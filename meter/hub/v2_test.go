@@ -252,3 +252,36 @@ func TestBandwidthTableV2InDoc(t *testing.T) {
 		t.Errorf("docs/hub-protocol.md lacks the v2 bandwidth table as computed:\n%s", want)
 	}
 }
+
+// Steady-state v2 decoding with retransmission on and nothing missing
+// allocates nothing per frame, as v1's does.
+func TestDecodeV2AllocatesNothingPerFrame(t *testing.T) {
+	var frames [][]byte
+	for i := range 50 {
+		frames = append(frames, samples2Frame(uint64(i*40), 40, 0))
+	}
+	sc := NewScanner(&cycle{data: stream(frames...)})
+	id, cal := sampleIdentityV2(), sampleCalV2()
+	var st meter.Stats
+	d := newDecoder(id.InfoFormat(&cal, Format20), meter.StreamConfig{Ports: []int{1, 2}}, &st)
+	d.format, d.retx, d.ring = Format20, true, 1000
+	var sink meter.Sink = nopSink{}
+	next := func() {
+		f, err := sc.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := d.samples2(f.Payload, 0, sink); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 100 {
+		next()
+	}
+	if a := testing.AllocsPerRun(1000, next); a != 0 {
+		t.Fatalf("%v allocations per frame, want 0", a)
+	}
+	if l := d.link; l.RefusedBadFrame+l.RefusedFormat+l.RefusedV1Link != 0 || d.waiting() {
+		t.Fatalf("refused or holes in a clean stream: %+v", *d.link)
+	}
+}
