@@ -144,7 +144,15 @@ func (d *decoder) resent(now int64, sink meter.Sink) error {
 		piece.First, piece.Count = x, int(y-x)
 		off := int(x-a) * s.Chans * s.Width
 		piece.Data = s.Data[off : off+piece.Count*s.Chans*s.Width]
-		d.hold(&piece, 0)
+		if x == d.expected {
+			// At the cursor: deliver now rather than insert before every
+			// held block (an outage's answer is thousands of frames).
+			if err := d.emit(&piece, 0, sink); err != nil {
+				return err
+			}
+		} else {
+			d.hold(&piece, 0)
+		}
 		used += y - x
 		if h.start < x {
 			l := h
