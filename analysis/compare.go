@@ -59,8 +59,8 @@ func CompareWith(reports []*Report, labels []string, dir string, o outfile.Optio
 				label = labels[i] + ": " + d.Name
 			}
 			ds := math.NaN() // a drive that never entered DevSlp has no DevSlp power
-			if d.DevSlp.Entered {
-				ds = d.DevSlp.PowerW
+			if d.DevSlp.PowerW.Ok() {
+				ds = float64(d.DevSlp.PowerW)
 			}
 			fmt.Fprintf(&md, "| %s | %s | %s | %s | %s | %s | %.3f | %s | %d |\n", labels[i], d.Name, FormatPM(d.ActiveIdleW, d.ActiveIdleU95W, 4), FormatPM(d.AverageW, d.AverageU95W, 4),
 				FormatV(d.PeakWindows.W1s, 4), FormatPM(d.EnergyJ, d.EnergyU95J, 3), d.DurationS, FormatV(ds*1e3, 3), d.Samples.Dropped)

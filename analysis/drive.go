@@ -98,23 +98,25 @@ func (a *ioAcc) add(e capture.IOEvent) {
 
 // driveProc accumulates one drive's samples, in index order.
 type driveProc struct {
-	info       capture.DriveInfo
-	rails      []int // channel indices
-	clock      *Clock
-	act        activityCursor
-	ph         phaseCursor
-	phaseNames []string
-	phaseT     []int64      // host time each phase first started
-	total      metricSet    // after collect; while streaming only io, first and seen
-	outside    metricSet    // samples outside any phase, while streaming
-	phases     []*metricSet // by phase index
-	wins       *peakWins
-	cls        StateClassifier
-	states     [numStates]acc
-	dsHist     Histogram   // samples classified DevSlp
-	quiet      blockSeries // the drive's quiet samples, in time order
-	rest       blockSeries // with a classifier, the drive's quiet samples in any state
-	lsb        []railLSB   // per rail, for the resolution term
+	info        capture.DriveInfo
+	rails       []int // channel indices
+	clock       *Clock
+	act         activityCursor
+	ph          phaseCursor
+	phaseNames  []string
+	phaseT      []int64      // host time each phase first started
+	total       metricSet    // after collect; while streaming only io, first and seen
+	outside     metricSet    // samples outside any phase, while streaming
+	phases      []*metricSet // by phase index
+	wins        *peakWins
+	cls         StateClassifier
+	states      [numStates]acc
+	dsHist      Histogram    // samples classified DevSlp
+	quiet       blockSeries  // the drive's quiet samples, in time order
+	rest        blockSeries  // with a classifier, the drive's quiet samples in any state
+	lsb         []railLSB    // per rail, for the resolution term
+	ds          *devslpProc  // DevSlp cycles to judge; nil without
+	devslpChart *devslpChart // the cycle to chart, after finish
 
 	// DEVSLP pin spans (host time) and the per-cycle latency bookkeeping.
 	pin        activityCursor // Busy = asserted
@@ -184,6 +186,9 @@ func newDriveProc(info capture.DriveInfo, rails []int, c *Clock, busy []span, se
 func (d *driveProc) run(start uint64, ps []float64) {
 	dt := d.clock.NsPerSample
 	t0 := d.clock.HostF(float64(start))
+	if d.ds != nil {
+		d.ds.add(ps, dt, t0)
+	}
 	k := 0
 	for k < len(ps) {
 		t := int64(t0 + dt*float64(k))

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/idlewatt/idlewatt/analysis/chart"
+	"github.com/idlewatt/idlewatt/analysis/states"
 	"github.com/idlewatt/idlewatt/capture"
 )
 
@@ -107,18 +108,15 @@ func (r *Report) finish(p *pass1, c *Clock, t0 float64, opts Options) {
 			for s := range res {
 				res[s] = float64(d.states[s].n) / float64(n)
 			}
-			dr.Residency = Residency{Active: res[StateActive], Idle: res[StateIdle], Partial: res[StatePartial], Slumber: res[StateSlumber], DevSlp: res[StateDevSlp]}
-			dr.StatePowerW = StatePower{Active: d.states[StateActive].mean(), Idle: d.states[StateIdle].mean(),
+			dr.Residency = Residency{Active: res[StateActive], Background: res[StateBackground], Idle: res[StateIdle], Partial: res[StatePartial], Slumber: res[StateSlumber], DevSlp: res[StateDevSlp], Off: res[StateOff]}
+			dr.StatePowerW = StatePower{Active: d.states[StateActive].mean(), Background: d.states[StateBackground].mean(), Idle: d.states[StateIdle].mean(),
 				Partial: d.states[StatePartial].mean(), Slumber: d.states[StateSlumber].mean(), DevSlp: d.states[StateDevSlp].mean()}
 		}
-		dr.DevSlp = DevSlp{Entered: d.nEntered > 0 || d.dsHist.Count() > 0, Cycles: d.cycles, CyclesEntered: d.nEntered,
-			PinAssertedS: float64(d.pinN) * dt, PinSource: d.pinSource,
-			EntryMS: d.entries.mean(), ExitMS: d.exits.mean(), MaxEntryMS: d.entries.max, MaxExitMS: d.exits.max}
-		switch {
-		case d.dsHist.Count() > 0:
-			dr.DevSlp.PowerW = quant(&d.dsHist, d.states[StateDevSlp], 0.5)
-		case d.pinHist.Count() > 0:
-			dr.DevSlp.PowerW = d.pinHist.Quantile(0.5)
+		dr.DevSlp = d.devslpReport(p, dr.Port)
+		r.addDevSlpChart(dr.Name, dr.Port, d.devslpChart)
+		if !dr.DevSlp.FloorW.Ok() && dr.Residency.DevSlp > 0 {
+			// No pin cycles (the HBA's own DevSlp, say): the DevSlp-classified samples.
+			dr.DevSlp.Entered, dr.DevSlp.PowerW = true, states.Num(dr.StatePowerW.DevSlp)
 		}
 		dr.IO = ioTotals(&t.io, dr.Segments, dr.DurationS, dr.AverageW)
 		if d.dropped > 0 {

@@ -57,7 +57,7 @@ func Plot(path, out string, o PlotOptions) ([]string, error) {
 	var notes []string
 	if traces == nil {
 		opts.ChartFrom, opts.ChartTo = o.From, o.To
-		r, err := secondPass(open, opts, p1)
+		r, err := secondPass(open, opts, p1, nil)
 		if err != nil {
 			return nil, err
 		}

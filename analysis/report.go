@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"github.com/idlewatt/idlewatt/analysis/chart"
+	"github.com/idlewatt/idlewatt/analysis/states"
 	"github.com/idlewatt/idlewatt/capture"
 )
 
@@ -18,12 +19,16 @@ type Report struct {
 	Settings  Settings        `json:"settings"`
 	Drives    []DriveReport   `json:"drives"`
 	Notes     []string        `json:"notes,omitempty"`
+	// States is the interface-state detection (states.json), when
+	// Options.States asked for it.
+	States []StateReport `json:"-"`
 
-	account    *capture.Account     // the reader's, until finish
-	dataNotes  []string             // the notes about the data, for plot
-	traces     []chart.Trace        // series for charts, not serialised
-	dists      []chart.Distribution // power distributions for charts, not serialised
-	drivesProc []*driveProc         // accumulators, until finish
+	account      *capture.Account     // the reader's, until finish
+	dataNotes    []string             // the notes about the data, for plot
+	traces       []chart.Trace        // series for charts, not serialised
+	dists        []chart.Distribution // power distributions for charts, not serialised
+	drivesProc   []*driveProc         // accumulators, until finish
+	devslpCharts []namedDevSlpChart   // DevSlp cycle charts, not serialised
 }
 
 // CaptureInfo describes the input.
@@ -145,8 +150,14 @@ type DriveReport struct {
 	Idle        IdleInfo    `json:"idle"`
 	Segments    Segments    `json:"segments"`
 	StatePowerW StatePower  `json:"state_power_w"`
-	IO          IOTotals    `json:"io"`
-	Phases      []Phase     `json:"phases,omitempty"`
+	// ResidencyU95 and StatePowerU95W are the 95 % half-widths of residency
+	// and state_power_w by state, with state detection (docs/analysis.md,
+	// "States"); a state missing from StatePowerU95W had fewer than two
+	// intervals.
+	ResidencyU95   map[string]float64 `json:"residency_u95,omitempty"`
+	StatePowerU95W map[string]float64 `json:"state_power_u95_w,omitempty"`
+	IO             IOTotals           `json:"io"`
+	Phases         []Phase            `json:"phases,omitempty"`
 }
 
 // Uncertainty says how the *_u95_* figures were found.
@@ -212,34 +223,53 @@ func (b *Bursts) UnmarshalJSON(j []byte) error {
 // Residency is the fraction of measured time in each state; the values sum
 // to 1 (when the drive has samples).
 type Residency struct {
-	Active  float64 `json:"active"`
-	Idle    float64 `json:"idle"`
-	Partial float64 `json:"partial"`
-	Slumber float64 `json:"slumber"`
-	DevSlp  float64 `json:"devslp"`
+	Active     float64 `json:"active"`     // I/O outstanding
+	Background float64 `json:"background"` // above idle with no I/O outstanding (GC, wake spikes)
+	Idle       float64 `json:"idle"`
+	Partial    float64 `json:"partial"`
+	Slumber    float64 `json:"slumber"`
+	DevSlp     float64 `json:"devslp"`
+	Off        float64 `json:"off"` // below the off level (only when the levels define one, e.g. an HDD's standby)
 }
 
 // StatePower is the mean power in each state, W (0 when never in it).
 type StatePower struct {
-	Active  float64 `json:"active"`
-	Idle    float64 `json:"idle"`
-	Partial float64 `json:"partial"`
-	Slumber float64 `json:"slumber"`
-	DevSlp  float64 `json:"devslp"`
+	Active     float64 `json:"active"`
+	Background float64 `json:"background"`
+	Idle       float64 `json:"idle"`
+	Partial    float64 `json:"partial"`
+	Slumber    float64 `json:"slumber"`
+	DevSlp     float64 `json:"devslp"`
 }
 
-// DevSlp summarises DEVSLP pin cycles.
+// DevSlp is the drive's DevSlp verification: the pooled quantities of its
+// DEVSLP pin cycles with 95 % half-widths (analysis/states; definitions in
+// docs/analysis.md, "DevSlp quantities"), the outcome, and each cycle.
+// Absent values are null.
 type DevSlp struct {
-	Entered       bool    `json:"entered"`        // a sample was classified DevSlp
-	PowerW        float64 `json:"power_w"`        // median power of DevSlp samples; without a classifier, of pin-asserted samples after settle
-	EntryMS       float64 `json:"entry_ms"`       // mean, pin assert → first DevSlp sample
-	ExitMS        float64 `json:"exit_ms"`        // mean, pin deassert → first non-DevSlp sample
-	Cycles        int     `json:"cycles"`         // pin assertions seen
-	CyclesEntered int     `json:"cycles_entered"` // assertions followed by a DevSlp sample
-	PinAssertedS  float64 `json:"pin_asserted_s"` // time with the pin asserted
-	MaxEntryMS    float64 `json:"max_entry_ms"`
-	MaxExitMS     float64 `json:"max_exit_ms"`
-	PinSource     string  `json:"pin_source,omitempty"` // "meter" (events) or "host" (requests)
+	Entered       bool             `json:"entered"`           // some cycle's power fell to a floor (or samples were classified DevSlp)
+	PowerW        states.Num       `json:"power_w"`           // = floor_w; without pin cycles, the mean power of DevSlp-classified samples
+	Outcome       states.Outcome   `json:"outcome,omitempty"` // pass | fail | inconclusive | not_supported; empty without cycles
+	Reason        string           `json:"reason,omitempty"`
+	Support       string           `json:"support,omitempty"`    // yes | no … | unknown
+	HostCause     string           `json:"host_cause,omitempty"` // host-side problem that makes a non-pass inconclusive
+	PreCycleW     states.Num       `json:"pre_cycle_w"`          // resting power before assertion (Slumber under a DIPM policy)
+	FloorW        states.Num       `json:"floor_w"`
+	FloorU95W     states.Num       `json:"floor_u95_w"`
+	EntryMs       states.Num       `json:"entry_ms"` // pin assertion → power at the floor (change point)
+	EntryU95Ms    states.Num       `json:"entry_u95_ms"`
+	RiseMs        states.Num       `json:"rise_ms"` // pin release → power leaves the floor (change point)
+	RiseU95Ms     states.Num       `json:"rise_u95_ms"`
+	ExitMs        states.Num       `json:"exit_ms"` // pin release → first read completed
+	ExitU95Ms     states.Num       `json:"exit_u95_ms"`
+	Cycles        int              `json:"cycles"`               // pin assertions seen
+	CyclesEntered int              `json:"cycles_entered"`       // judged cycles with a fitted entry
+	PinAssertedS  float64          `json:"pin_asserted_s"`       // time with the pin asserted
+	PinSource     string           `json:"pin_source,omitempty"` // "meter" (events) or "host" (requests)
+	Criteria      *states.Criteria `json:"criteria,omitempty"`
+	CycleResults  []states.Cycle   `json:"cycle_results,omitempty"`
+	// Verdict is the same result as measure.json's devslp entry.
+	Verdict states.Verdict `json:"-"`
 }
 
 // SampleInfo is data quality for the drive's samples.

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/idlewatt/idlewatt/analysis/states"
 	"io"
 	"math"
 	"os"
@@ -31,7 +32,7 @@ const (
 
 // ReportFiles are the names WriteFiles may write (charts only when they
 // have data), for checking a directory before the work starts.
-var ReportFiles = []string{FileJSON, FileMD, FileCSV, FilePower, FileIdle, FileAverage, FileHist, FileCDF}
+var ReportFiles = []string{FileJSON, FileMD, FileCSV, FilePower, FileIdle, FileAverage, FileHist, FileCDF, FileStates}
 
 // WriteOptions say how WriteFilesWith writes.
 type WriteOptions struct {
@@ -71,10 +72,21 @@ func (r *Report) WriteFilesWith(dir string, o WriteOptions) error {
 	if err := r.WriteCSV(&cs); err != nil {
 		return err
 	}
-	for _, f := range []struct {
+	files := []struct {
 		name string
 		b    []byte
-	}{{FileJSON, js.Bytes()}, {FileMD, md.Bytes()}, {FileCSV, cs.Bytes()}} {
+	}{{FileJSON, js.Bytes()}, {FileMD, md.Bytes()}, {FileCSV, cs.Bytes()}}
+	if r.States != nil {
+		var st bytes.Buffer
+		if err := r.WriteStatesJSON(&st); err != nil {
+			return err
+		}
+		files = append(files, struct {
+			name string
+			b    []byte
+		}{FileStates, st.Bytes()})
+	}
+	for _, f := range files {
 		if err := outfile.WriteFile(filepath.Join(dir, f.name), f.b, fo); err != nil {
 			return err
 		}
@@ -121,6 +133,7 @@ func (r *Report) writeCharts(dir string, o outfile.Options) error {
 		f, err = chart.CDF(r.dists, o)
 		save(f, err, FileCDF)
 	}
+	errs = append(errs, r.writeDevSlpCharts(dir, o))
 	return errors.Join(errs...)
 }
 
@@ -206,11 +219,21 @@ func (r *Report) WriteMarkdown(w io.Writer) {
 		p("| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", d.Name, FormatV(d.PeakW, 4), FormatV(pw.W1ms, 4), FormatV(pw.W10ms, 4), FormatV(pw.W100ms, 4), FormatV(pw.W1s, 4),
 			FormatV(d.P50W, 4), FormatV(d.P95W, 4), FormatV(d.P99W, 4))
 	}
-	p("\n## Residency\n\n| Drive | Active | Idle | Partial | Slumber | DevSlp | DevSlp entered | DevSlp power (mW) | Entry (ms) | Exit (ms) | Cycles |\n|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|\n")
+	p("\n## Residency\n\nFraction of measured time in each state (docs/analysis.md, \"States\").\n\n| Drive | Active | Background | Idle | Partial | Slumber | DevSlp | Off |\n|---|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, d := range r.Drives {
 		rs := d.Residency
-		p("| %s | %s | %s | %s | %s | %s | %v | %.3f | %.2f | %.2f | %d/%d |\n", d.Name, pct(rs.Active), pct(rs.Idle), pct(rs.Partial), pct(rs.Slumber), pct(rs.DevSlp),
-			d.DevSlp.Entered, d.DevSlp.PowerW*1e3, d.DevSlp.EntryMS, d.DevSlp.ExitMS, d.DevSlp.CyclesEntered, d.DevSlp.Cycles)
+		p("| %s | %s | %s | %s | %s | %s | %s | %s |\n", d.Name, pct(rs.Active), pct(rs.Background), pct(rs.Idle), pct(rs.Partial), pct(rs.Slumber), pct(rs.DevSlp), pct(rs.Off))
+	}
+	p("\n## DevSlp\n\nPooled over the DEVSLP pin cycles, ± the 95 %% half-width (docs/analysis.md, \"DevSlp quantities\").\n\n| Drive | Outcome | Floor (mW) | Entry (ms) | Power rise (ms) | Exit to first read (ms) | Pre-cycle (mW) | Cycles passed | Reason |\n|---|---|---:|---:|---:|---:|---:|---:|---|\n")
+	for _, d := range r.Drives {
+		ds := d.DevSlp
+		outcome := string(ds.Outcome)
+		if outcome == "" {
+			outcome = "no cycles"
+		}
+		p("| %s | %s | %s | %s | %s | %s | %s | %d/%d | %s |\n", d.Name, outcome, states.PM(ds.FloorW, ds.FloorU95W, 1e3),
+			states.PM(ds.EntryMs, ds.EntryU95Ms, 1), states.PM(ds.RiseMs, ds.RiseU95Ms, 1), states.PM(ds.ExitMs, ds.ExitU95Ms, 1),
+			states.PM(ds.PreCycleW, states.None, 1e3), ds.Verdict.Passed, len(ds.CycleResults), strings.ReplaceAll(ds.Reason, "|", "/"))
 	}
 	p("\n## I/O and efficiency\n\n| Drive | Ops | MB | Busy (s) | Busy power (W) | Settle (s) | Idle (s) | MB/s per W (busy) | IOPS per W (busy) | MB/s per W | IOPS per W |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, d := range r.Drives {
@@ -238,6 +261,9 @@ func (r *Report) WriteMarkdown(w io.Writer) {
 		r.Settings.SettleMS, r.Settings.MergeGapMS, r.Settings.IdleFloor, 100*r.Settings.HistogramRelErr)
 	if len(r.Drives) > 0 {
 		p("Intervals: %s.\n", r.Drives[0].Uncertainty.Method)
+	}
+	if r.States != nil {
+		r.writeStatesMarkdown(w)
 	}
 	if len(r.Notes) > 0 {
 		p("\n## Notes\n\n")

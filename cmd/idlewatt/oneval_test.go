@@ -353,8 +353,8 @@ func TestOneValuePerQuantity(t *testing.T) {
 				continue
 			}
 			ds := math.NaN()
-			if d.DevSlp.Entered {
-				ds = d.DevSlp.PowerW
+			if d.DevSlp.PowerW.Ok() {
+				ds = float64(d.DevSlp.PowerW)
 			}
 			for key, v := range map[string]float64{"active_idle_w": d.ActiveIdleW, "average_w": d.AverageW, "energy_j": d.EnergyJ, "peak_w": d.PeakW,
 				"devslp_power_w": ds, "active_idle_u95_w": u(d.ActiveIdleU95W), "average_u95_w": u(d.AverageU95W), "energy_u95_j": u(d.EnergyU95J)} {

@@ -11,7 +11,6 @@ import (
 	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/internal/outfile"
-	"github.com/idlewatt/idlewatt/internal/rig"
 	"github.com/spf13/cobra"
 )
 
@@ -48,8 +47,7 @@ func runReport(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return inputErr(err)
 	}
-	sa := rig.NewStateAnalysis(user)
-	opts.NewClassifier = sa.Factory()
+	opts.States = &analysis.StateOptions{Profiles: user}
 	out := optString(cmd, "out", "report.out")
 	if out == "" {
 		out = path + ".report"
@@ -59,29 +57,15 @@ func runReport(cmd *cobra.Command, args []string) error {
 	if err := outfile.CheckDir(out); err != nil {
 		return usageErr("report: --out %w", err)
 	}
-	if err := outfile.CheckAll(out, append(analysis.ReportFiles, rig.FileStates), oo); err != nil {
+	if err := outfile.CheckAll(out, analysis.ReportFiles, oo); err != nil {
 		return usageErr("report: %w", err)
 	}
 	r, err := analyzeCapture(cmd, path, opts)
 	if err != nil {
 		return err
 	}
-	// Interface states with hysteresis, transitions and latencies
-	// (states.json and a section of report.md).
-	wo := analysis.WriteOptions{Out: oo}
-	st, serr := sa.Reports(path)
-	if serr != nil {
-		fmt.Fprintf(cmd.ErrOrStderr(), "note: state detection: %v\n", serr)
-	} else {
-		wo.MarkdownAppendix = rig.StatesMarkdown(st)
-	}
-	if err := r.WriteFilesWith(out, wo); err != nil {
+	if err := r.WriteFilesWith(out, analysis.WriteOptions{Out: oo}); err != nil {
 		return failErr("writing report into %s: %w", out, err)
-	}
-	if serr == nil {
-		if err := rig.WriteStates(out, st, oo); err != nil {
-			return failErr("writing states.json into %s: %w", out, err)
-		}
 	}
 	w := cmd.OutOrStdout()
 	if optBool(cmd, "json", "") {
@@ -120,6 +104,11 @@ func printHeadline(w io.Writer, r *analysis.Report) {
 	for _, d := range r.Drives {
 		fmt.Fprintf(w, "%-24s %21s %21s %10s %19s %10d\n", d.Name, analysis.FormatPM(d.ActiveIdleW, d.ActiveIdleU95W, 4), analysis.FormatPM(d.AverageW, d.AverageU95W, 4),
 			analysis.FormatV(d.PeakW, 4), analysis.FormatPM(d.EnergyJ, d.EnergyU95J, 3), d.Samples.Dropped)
+	}
+	for _, d := range r.Drives {
+		if d.DevSlp.Outcome != "" {
+			fmt.Fprintf(w, "DevSlp port %d: %s\n", d.Port, d.DevSlp.Verdict)
+		}
 	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
