@@ -103,7 +103,7 @@ type Gap struct {
 type MarkEcho struct {
 	ID         uint32
 	HostSent   int64  // hostclock.Now() just before the mark was written
-	HostRecv   int64  // hostclock.Now() when the echo was decoded
+	HostRecv   int64  // hostclock.Now() when the echo arrived (hub: when its bytes were read from the port) or was decoded
 	MeterIndex uint64 // sample index at which the meter saw the mark
 	Synthetic  bool   // produced by the driver from receive times, not by the meter
 }

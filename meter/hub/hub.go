@@ -550,7 +550,13 @@ func (h *Hub) toStream(cn *conn, f *Frame, c *call) {
 		case TypeMarkEcho:
 			var me MarkEcho
 			if err = me.DecodeFromBytes(f.Payload); err == nil {
-				err = st.sink.Mark(meter.MarkEcho{ID: me.ID, HostSent: c.sent, HostRecv: now, MeterIndex: me.Index + st.dec.offset})
+				// The echo's time is when its bytes arrived, not when the
+				// decoder got to it behind the frames read with it.
+				recv := cn.pump.ArrivedBy(f.Offset + int64(HeaderLen+len(f.Payload)+TrailerLen))
+				if recv == 0 || recv > now {
+					recv = now
+				}
+				err = st.sink.Mark(meter.MarkEcho{ID: me.ID, HostSent: c.sent, HostRecv: recv, MeterIndex: me.Index + st.dec.offset})
 			}
 		}
 	}
