@@ -1,7 +1,7 @@
 package analysis
 
 import (
-	"github.com/idlewatt/idlewatt/analysis/chart"
+	"github.com/idlewatt/idlewatt/analysis/decimate"
 	"math"
 	"math/rand"
 	"slices"
@@ -214,13 +214,13 @@ func TestSpanSetMerge(t *testing.T) {
 // chartRun (summary points where a run fits a bucket) and sample by sample,
 // growing and fixed-span, and wants the same envelope up to rounding.
 func TestChartRunMatchesUniform(t *testing.T) {
-	for _, do := range []chart.DecimatorOpts{
+	for _, do := range []decimate.Options{
 		{Buckets: 200, InitialWidth: 1e-3},
 		{Buckets: 100, Start: 0.5, Span: 3},
 	} {
 		rng := rand.New(rand.NewSource(4))
-		a, _ := chart.NewDecimator(do)
-		b, _ := chart.NewDecimator(do)
+		a, _ := decimate.New(do)
+		b, _ := decimate.New(do)
 		d := &driveProc{dec: a, decStart: do.Start}
 		var h Histogram
 		const dt = 1e-4

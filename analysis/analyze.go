@@ -8,7 +8,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/idlewatt/idlewatt/analysis/chart"
+	"github.com/idlewatt/idlewatt/analysis/decimate"
 	"github.com/idlewatt/idlewatt/analysis/states"
 	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/meter"
@@ -55,6 +55,9 @@ type Options struct {
 	// states.json): drives are classified against their profile's levels,
 	// or levels learned from their idle power.
 	States *StateOptions
+	// Samples, if set, sees every sample of the second pass (see
+	// SampleSink); report/html builds its viewer data from it.
+	Samples SampleSink
 }
 
 // DefaultOptions returns the documented defaults.
@@ -68,6 +71,23 @@ func DefaultOptions() Options {
 		MaxSkew:         10 * time.Second,
 		MaxDriftPPM:     DefaultMaxDriftPPM,
 	}
+}
+
+// maxPending is how many samples one rail may run ahead of another before
+// the lagging rail is given up on: MaxSkew at the rate, but never less than
+// two whole chunks as the capture Writer writes them. Without that floor a
+// capture recorded from a byte stream (one 65,536-sample chunk per channel,
+// channel after channel) lost all but MaxSkew of every chunk at rates under
+// 6.5 kS/s as "late" samples: 50 of 60 s at 1 kS/s.
+func maxPending(skew time.Duration, rateHz float64) int {
+	n := skew.Seconds() * rateHz
+	if floor := float64(2 * capture.MaxChunkSamples); !(n >= floor) {
+		n = floor
+	}
+	if n > 1<<30 {
+		n = 1 << 30
+	}
+	return int(n)
 }
 
 // Source is a capture being read; *capture.Reader implements it.
@@ -349,7 +369,7 @@ func secondPass(open Opener, opts Options, p *pass1, sd *stateDetector) (*Report
 	for _, d := range h.Drives {
 		names[d.Port] = d
 	}
-	asm := &assembler{byChannel: make([]chanRef, len(h.Channels)), maxPending: int(opts.MaxSkew.Seconds() * h.RateHz)}
+	asm := &assembler{byChannel: make([]chanRef, len(h.Channels)), maxPending: maxPending(opts.MaxSkew, h.RateHz)}
 	for i := range asm.byChannel {
 		asm.byChannel[i] = chanRef{drive: -1}
 	}
@@ -398,11 +418,12 @@ func secondPass(open Opener, opts Options, p *pass1, sd *stateDetector) (*Report
 			proc.lsb = append(proc.lsb, railLSB{nominal: float64(c.Rail.Nominal()), v: float64(c.VoltLSB), i: float64(c.CurrentLSB)})
 		}
 		proc.t0 = t0f
-		do := chart.DecimatorOpts{Buckets: opts.ChartBuckets, InitialWidth: 1e-3}
+		proc.sink = opts.Samples
+		do := decimate.Options{Buckets: opts.ChartBuckets, InitialWidth: 1e-3}
 		if opts.ChartTo > opts.ChartFrom {
 			do.Start, do.Span = opts.ChartFrom, opts.ChartTo-opts.ChartFrom
 		}
-		proc.dec, _ = chart.NewDecimator(do)
+		proc.dec, _ = decimate.New(do)
 		proc.decStart = do.Start
 		da := &driveAsm{proc: proc, end: math.MaxUint64}
 		for r, ch := range rails[port] {
@@ -427,7 +448,14 @@ func secondPass(open Opener, opts Options, p *pass1, sd *stateDetector) (*Report
 	for ch, ref := range asm.byChannel {
 		want[ch] = ref.drive >= 0
 	}
-	f := startFeed(src, want)
+	var rail func(*meter.Block)
+	if opts.Samples != nil {
+		opts.Samples.Begin(clock, t0f)
+		rail = func(b *meter.Block) {
+			opts.Samples.RailBlock((clock.HostF(float64(b.Start))-t0f)/1e9, clock.NsPerSample/1e9, b)
+		}
+	}
+	f := startFeed(src, want, rail)
 	asm.recycle = f.recycle
 	neg := newNegativeCounter(len(h.Channels))
 	rep.Capture.EndError = ""

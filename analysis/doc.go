@@ -32,7 +32,9 @@
 // statistics. The second pass streams the samples through per-drive
 // accumulators whose size does not depend on the capture's length: running
 // sums, log-binned histograms for percentiles and the idle floor, a prefix
-// buffer for the peak windows, and a fixed number of chart envelope buckets.
+// buffer for the peak windows, and a fixed number of chart envelope buckets
+// (analysis/decimate, which has no plotting dependency; the charts themselves
+// are still drawn from this package through analysis/chart, see write.go).
 // The second pass decodes in one goroutine and accumulates in another, and
 // accumulates run by run (samples sharing activity, phase and pin state),
 // not sample by sample: see docs/analysis.md, "Performance".

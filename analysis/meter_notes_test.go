@@ -1,8 +1,10 @@
 package analysis_test
 
 import (
+	"errors"
 	"math"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -160,5 +162,40 @@ func TestNegativeNoiseTail(t *testing.T) {
 	n = noteWith(r, "read negative power")
 	if n == "" || strings.Contains(n, "noise") || !strings.Contains(n, "check the wiring") {
 		t.Errorf("clustered negative readings: %q, want the wiring note", n)
+	}
+}
+
+// TestWholeChunksPerRail: a capture whose rails arrive as whole 65,536-sample
+// chunks, one rail after the other (what record writes from a byte stream
+// replayed unpaced), is read whole: no rail sample is given up as late, even
+// though one chunk spans more than MaxSkew (10 s at 1 kS/s).
+func TestWholeChunksPerRail(t *testing.T) {
+	const n = 60000 // 60 s at 1 kS/s, one chunk per rail
+	path := writeCapture(t, func(int) units.Amps { return 0.1 }, n, nil, meter.Stats{})
+	r, err := analysis.Analyze(path, analysis.DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := r.Drives[0].Samples
+	if s.Count != n || s.Late != 0 || s.Dropped != 0 {
+		t.Fatalf("samples %+v, want %d counted, none late or dropped; notes %q", s, n, r.Notes)
+	}
+	near(t, "energy_j", r.Drives[0].EnergyJ, (0.4+1.2)*60, 1e-6)
+}
+
+// TestPlotStopWritesNothing: a Stop that reports an error (a signal during a
+// pass) makes Plot return it without writing the chart.
+func TestPlotStopWritesNothing(t *testing.T) {
+	path := writeCapture(t, func(int) units.Amps { return 0.1 }, 3000, nil, meter.Stats{})
+	out := filepath.Join(t.TempDir(), "p.png")
+	stop := errors.New("interrupted")
+	if _, err := analysis.Plot(path, out, analysis.PlotOptions{Stop: func() error { return stop }}); !errors.Is(err, stop) {
+		t.Fatalf("Plot: %v, want the Stop error", err)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Fatalf("chart written after Stop: %v", err)
+	}
+	if _, err := analysis.Plot(path, out, analysis.PlotOptions{Stop: func() error { return nil }}); err != nil {
+		t.Fatal(err)
 	}
 }

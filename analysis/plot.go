@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/idlewatt/idlewatt/analysis/chart"
+	"github.com/idlewatt/idlewatt/analysis/decimate"
 	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/internal/outfile"
 )
@@ -15,9 +16,19 @@ type PlotOptions struct {
 	From, To float64 // seconds from meter index 0; To ≤ From = the whole capture
 	Buckets  int     // envelope points (default 2000)
 	Title    string
+	Subtitle string
+	// Width and Height (inches) and DPI size the image for print; 0 = the
+	// chart's defaults (10 in wide, 96 dpi).
+	Width, Height, DPI float64
+	LogY               bool            // logarithmic power axis
+	Unit               chart.PowerUnit // chart.UnitAuto picks mW below 1 W
 	// Open, if set, opens the capture instead of capture.Open(path) (the
 	// command line passes one that stops on SIGINT).
 	Open Opener
+	// Stop, if set, is asked before the chart is written; an error from it
+	// (a signal ended a pass early, say) is returned and nothing written,
+	// since the passes would have drawn what was read until then.
+	Stop func() error
 	// Out says what out may replace (internal/outfile); the capture is
 	// always one of its inputs.
 	Out outfile.Options
@@ -73,7 +84,23 @@ func Plot(path, out string, o PlotOptions) ([]string, error) {
 		r.endNotes()
 		notes = r.dataNotes
 	}
-	f, err := chart.PowerOverTime(traces, chart.PowerOpts{Title: o.Title, Unit: chart.UnitAuto, From: o.From, To: o.To})
+	if o.Stop != nil {
+		if err := o.Stop(); err != nil {
+			return nil, err
+		}
+	}
+	po := chart.PowerOpts{Title: o.Title, Subtitle: o.Subtitle, Unit: o.Unit, From: o.From, To: o.To, LogY: o.LogY, DPI: o.DPI}
+	if o.Width > 0 || o.Height > 0 {
+		w, h := o.Width, o.Height
+		if w <= 0 {
+			w = 10
+		}
+		if h <= 0 {
+			h = 1 + 2.3*float64(len(traces))
+		}
+		po.Size = chart.Size{W: w, H: h}
+	}
+	f, err := chart.PowerOverTime(traces, po)
 	if err != nil {
 		return notes, err
 	}
@@ -109,14 +136,14 @@ func plotSummaries(open Opener, p *pass1, o PlotOptions) ([]chart.Trace, error) 
 		}
 		rails[c.Port]++
 	}
-	decs := make([]*chart.Decimator, len(ports))
+	decs := make([]*decimate.Decimator, len(ports))
 	pend := make([]map[uint64]*part, len(ports))
 	for i := range decs {
-		do := chart.DecimatorOpts{Buckets: o.Buckets, InitialWidth: 1e-3}
+		do := decimate.Options{Buckets: o.Buckets, InitialWidth: 1e-3}
 		if o.To > o.From {
 			do.Start, do.Span = o.From, o.To-o.From
 		}
-		decs[i], _ = chart.NewDecimator(do)
+		decs[i], _ = decimate.New(do)
 		pend[i] = map[uint64]*part{}
 	}
 	found := false

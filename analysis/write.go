@@ -107,7 +107,7 @@ func (r *Report) writeCharts(dir string, o outfile.Options) error {
 		f, err := chart.PowerOverTime(r.traces, chart.PowerOpts{Title: "Power over time", Unit: chart.UnitAuto})
 		save(f, err, FilePower)
 	}
-	var idle, avg []chart.Bar
+	var idle []chart.Bar
 	for _, d := range r.Drives {
 		if d.Samples.Count == 0 {
 			continue
@@ -115,21 +115,29 @@ func (r *Report) writeCharts(dir string, o outfile.Options) error {
 		if !math.IsNaN(d.ActiveIdleW) {
 			idle = append(idle, chart.Bar{Label: d.Name, Value: d.ActiveIdleW, Err: barErr(d.ActiveIdleU95W)})
 		}
-		avg = append(avg, chart.Bar{Label: d.Name, Value: d.AverageW, Err: barErr(d.AverageU95W)})
 	}
 	if len(idle) > 0 {
 		f, err := chart.ActiveIdlePower(idle)
 		save(f, err, FileIdle)
 	}
-	if len(avg) > 0 {
-		f, err := chart.AveragePower(avg, "Capture")
+	if avg, ao := r.averageChart(); len(avg) > 0 {
+		f, err := chart.BarChart(avg, ao)
 		save(f, err, FileAverage)
 	}
 	if len(r.dists) > 0 {
-		o := chart.DistOpts{Title: "Power distribution", Subtitle: "share of measured time per power bin", Unit: chart.UnitAuto}
+		// The CDF marks the report's own percentiles, not the chart's
+		// re-binned estimate of them.
+		for i := range r.dists {
+			for _, d := range r.Drives {
+				if d.Name == r.dists[i].Name {
+					r.dists[i].P50, r.dists[i].P99 = d.P50W, d.P99W
+				}
+			}
+		}
+		o := chart.DistOpts{Title: "Power distribution", Subtitle: "share of measured time per power bin (log scale: short modes such as DevSlp stay visible)", Unit: chart.UnitAuto, LogY: true}
 		f, err := chart.Histogram(r.dists, o)
 		save(f, err, FileHist)
-		o = chart.DistOpts{Title: "Power CDF", Subtitle: "share of measured time at or below each power", Unit: chart.UnitAuto}
+		o = chart.DistOpts{Title: "Power CDF", Subtitle: "share of measured time at or below each power; p50 and p99 as in report.json", Unit: chart.UnitAuto}
 		f, err = chart.CDF(r.dists, o)
 		save(f, err, FileCDF)
 	}
@@ -246,7 +254,7 @@ func (r *Report) WriteMarkdown(w io.Writer) {
 		}
 		p("\n## Phases: %s\n\n| Phase | Start (s) | Measured (s) | Active idle (W) | Average (W) | Peak (W) | Peak 1 s (W) | Energy (J) | Ops |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n", d.Name)
 		for _, ph := range d.Phases {
-			p("| %s | %.3f | %.3f | %s | %s | %s | %s | %s | %d |\n", ph.Name, ph.StartS, ph.DurationS, FormatPM(ph.ActiveIdleW, ph.ActiveIdleU95W, 4), FormatPM(ph.AverageW, ph.AverageU95W, 4),
+			p("| %s | %s | %.3f | %s | %s | %s | %s | %s | %d |\n", ph.Name, FormatV(ph.StartS, 3), ph.DurationS, FormatPM(ph.ActiveIdleW, ph.ActiveIdleU95W, 4), FormatPM(ph.AverageW, ph.AverageU95W, 4),
 				FormatV(ph.PeakW, 4), FormatV(ph.PeakWindows.W1s, 4), FormatPM(ph.EnergyJ, ph.EnergyU95J, 3), ph.IO.Ops)
 		}
 	}
@@ -279,12 +287,19 @@ func pct(x float64) string { return fmt.Sprintf("%.1f %%", 100*x) }
 // not measured (NaN here, null in JSON).
 const Dash = "—"
 
-// FormatV formats x with digits decimals, or Dash when it is NaN.
+// FormatV formats x with digits decimals, or Dash when it is NaN. A value
+// that rounds to zero reads "0.000", not "-0.000": a phase that starts a
+// fraction of a nanosecond before the first sample (clock alignment) starts
+// at zero for a reader.
 func FormatV(x float64, digits int) string {
 	if math.IsNaN(x) {
 		return Dash
 	}
-	return strconv.FormatFloat(x, 'f', digits, 64)
+	s := strconv.FormatFloat(x, 'f', digits, 64)
+	if s[0] == '-' && strings.Trim(s[1:], "0.") == "" {
+		s = s[1:]
+	}
+	return s
 }
 
 // FormatPM formats x with its 95 % expanded uncertainty u as "x ± u", with

@@ -24,10 +24,17 @@ const (
 	MaxPayload = 16 << 20
 
 	// maxRunSamples caps one sample chunk (8 B/sample as float32 → 512 KiB).
-	maxRunSamples = 64 << 10
+	maxRunSamples = MaxChunkSamples
 	// maxIOBatch caps the events of one I/O chunk (40 B each → 160 KiB).
 	maxIOBatch = 4096
 )
+
+// MaxChunkSamples is the most samples a Writer puts in one samples chunk.
+// A recording replayed unpaced (record --port FILE) writes every channel's
+// chunks at this size, one channel after another, so a reader pairing rails
+// must hold at least this many samples of one rail while it waits for the
+// other's chunk.
+const MaxChunkSamples = 64 << 10
 
 // fileMagic opens every capture. Like PNG's signature, the high byte and the
 // CR LF / SUB / LF bytes catch 7-bit and line-ending translation damage.

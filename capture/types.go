@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 
 	"github.com/idlewatt/idlewatt/meter"
+	"github.com/idlewatt/idlewatt/workload"
 )
 
 // Header is the capture's metadata, written first.
@@ -28,41 +29,21 @@ type DriveInfo struct {
 	Target  string `json:"target,omitempty"`  // block device or file the workload used
 }
 
-// Op is an I/O operation type.
-type Op uint8
-
-// I/O operations.
-const (
-	OpRead  Op = 1
-	OpWrite Op = 2
-	OpFlush Op = 3
-	OpTrim  Op = 4
+// Op and IOEvent are the workload's types (the I/O side feeds the capture,
+// so the capture imports them, not the reverse); these names keep
+// capture.Op, capture.OpRead, … and capture.IOEvent working.
+type (
+	Op      = workload.Op
+	IOEvent = workload.IOEvent
 )
 
-func (o Op) String() string {
-	switch o {
-	case OpRead:
-		return "read"
-	case OpWrite:
-		return "write"
-	case OpFlush:
-		return "flush"
-	case OpTrim:
-		return "trim"
-	}
-	return "unknown"
-}
-
-// IOEvent is one completed I/O, timed on the host monotonic clock.
-type IOEvent struct {
-	Port     int   // drive port the I/O went to (0 = unknown)
-	Op       Op    //
-	Offset   int64 // bytes
-	Size     int32 // bytes
-	Issue    int64 // hostclock.Now() at submission
-	Complete int64 // hostclock.Now() at completion
-	Err      bool  // the I/O failed
-}
+// I/O operations (workload.OpRead, …).
+const (
+	OpRead  = workload.OpRead
+	OpWrite = workload.OpWrite
+	OpFlush = workload.OpFlush
+	OpTrim  = workload.OpTrim
+)
 
 // StateKind classifies host-side state events.
 type StateKind uint8

@@ -2,9 +2,12 @@
 // states (SATA interface states; NVMe power states and PCIe ASPM): what
 // the host asks for, what the drive supports, what the power trace shows,
 // and whether Device Sleep works. This package holds no code;
-// the work is in the sub-packages below. Facts and their sources:
-// shared/reference/sata-power-states.md (kernel drivers/ata, hdparm,
-// AHCI 1.3.1, ACS-3); the user's view: docs/states.md.
+// the work is in the sub-packages below. Facts and their sources: the Linux
+// kernel's drivers/ata (libata-sata.c for link_power_management_policy,
+// libahci.c and ahci.h for CAP/CAP2/PxCMD/PxDEVSLP), hdparm's identify.c,
+// the Serial ATA AHCI 1.3.1 specification, ACS-3 (IDENTIFY DEVICE words
+// 76–79, Identify Device Data log 30h page 08h) and the NVM Express Base
+// Specification (power states, APST); the user's view: docs/states.md.
 //
 // # The states
 //

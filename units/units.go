@@ -1,6 +1,9 @@
 package units
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // Volts is an electric potential in volts.
 type Volts float64
@@ -34,6 +37,20 @@ func (a Amps) String() string   { return si(float64(a), "A") }
 func (w Watts) String() string  { return si(float64(w), "W") }
 func (e Joules) String() string { return si(float64(e), "J") }
 func (h Hertz) String() string  { return si(float64(h), "Hz") }
+
+// Readout formats w for a live progress line, with a fixed number of
+// decimals so that successive lines line up and a reader never compares
+// "400 mW" with "0.4001 W": below 1 W in milliwatts with one decimal
+// ("400.0 mW", "-6.2 mW"), from 1 W in watts with three ("2.580 W"). Every
+// progress line (record, measure, idle, devslp verify, demo) uses it; results
+// are formatted with their uncertainty by analysis instead.
+func (w Watts) Readout() string {
+	x := float64(w)
+	if math.Abs(x) < 0.99995 { // rounds to 999.9 mW at most, never "1000.0 mW"
+		return fmt.Sprintf("%.1f mW", x*1e3)
+	}
+	return fmt.Sprintf("%.3f W", x)
+}
 
 // si formats x with an SI prefix chosen so the mantissa is in [1, 1000).
 func si(x float64, unit string) string {

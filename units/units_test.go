@@ -1,6 +1,9 @@
 package units
 
-import "testing"
+import (
+	"fmt"
+	"testing"
+)
 
 func TestString(t *testing.T) {
 	cases := []struct {
@@ -32,4 +35,30 @@ func TestConversions(t *testing.T) {
 	if wh := Joules(7200).WattHours(); wh != 2 {
 		t.Fatalf("7200 J = %v Wh", wh)
 	}
+}
+
+func TestReadout(t *testing.T) {
+	for _, c := range []struct {
+		w    Watts
+		want string
+	}{
+		{0.4, "400.0 mW"},
+		{0.4001, "400.1 mW"},
+		{0.0045, "4.5 mW"},
+		{0, "0.0 mW"},
+		{-0.0062, "-6.2 mW"},
+		{0.99994, "999.9 mW"},
+		{0.99996, "1.000 W"},
+		{2.58, "2.580 W"},
+		{-1.5, "-1.500 W"},
+	} {
+		if got := c.w.Readout(); got != c.want {
+			t.Errorf("Watts(%v).Readout() = %q, want %q", float64(c.w), got, c.want)
+		}
+	}
+}
+
+func ExampleWatts_Readout() {
+	fmt.Println(Watts(0.4).Readout(), Watts(0.41751).Readout(), Watts(2.58).Readout())
+	// Output: 400.0 mW 417.5 mW 2.580 W
 }

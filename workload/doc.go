@@ -1,10 +1,13 @@
 // Package workload is the I/O side of idlewatt: what was asked of the drive
-// while the meter watched. It holds no code of its own; the work is split by
-// stage so each can be read alone.
+// while the meter watched. This package holds only the I/O vocabulary every
+// stage shares — Op (read, write, flush, trim) and IOEvent (one completed
+// I/O on the host clock) — so the capture, which stores IOEvents, imports the
+// workload side and not the reverse (capture.Op and capture.IOEvent are
+// aliases of these). The work is split by stage so each can be read alone.
 //
 // # Packages
 //
-//   - workload/trace: the trace model (Op), streaming readers for fio iolog
+//   - workload/trace: the trace model (trace.Op), streaming readers for fio iolog
 //     v2/v3, blkparse text, SNIA/MSR Cambridge CSV and the native format,
 //     format detection, writers and trace statistics.
 //   - workload/gen: deterministic generators (PCMark-7-like application
@@ -19,7 +22,7 @@
 //
 // A trace.Reader yields Ops one at a time (memory is constant in the trace
 // length). replay.Run schedules them by the chosen timing mode, executes them
-// on a Target and reports every completed I/O as a capture.IOEvent carrying
+// on a Target and reports every completed I/O as an IOEvent carrying
 // hostclock.Now() at issue and at completion, which the capture writer stores
 // beside the power samples. See docs/workload.md and docs/trace-formats.md.
 package workload

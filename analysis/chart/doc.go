@@ -25,7 +25,7 @@
 // # Long captures
 //
 // A chart needs about one row per horizontal pixel, not every sample. A
-// Decimator reduces a stream of samples (Add, or AddUniform for a meter
+// Decimator (package analysis/decimate; aliased here) reduces a stream of samples (Add, or AddUniform for a meter
 // block) or of capture summary points (AddSummary) to at most N min/max/mean
 // buckets in memory fixed by N, without allocating per sample. An hour at
 // 10 kS/s on two drives decimates in about 0.3 s and renders in about 0.3 s

@@ -104,6 +104,17 @@ func (s ctxSource) Next() (capture.Record, error) {
 	return s.Reader.Next()
 }
 
+// interrupted returns a check that says whether a signal has cancelled ctx
+// (its cause), for work that must not write what a cut-short pass read.
+func interrupted(ctx context.Context) func() error {
+	return func() error {
+		if cause := context.Cause(ctx); errors.Is(cause, errInterrupted) {
+			return cause
+		}
+		return nil
+	}
+}
+
 // captureOpener opens the capture at path once per analysis pass, each
 // pass stopping when ctx is done. Analysis reads a capture twice, so a
 // FIFO (or anything that is not a regular file) is refused up front.

@@ -22,6 +22,10 @@ func init() {
 	})
 }
 
+// maxCompareDrives bounds the rows of one comparison (drives summed over
+// every report).
+const maxCompareDrives = 500
+
 func runCompare(cmd *cobra.Command, args []string) error {
 	out := optString(cmd, "out", "compare.out")
 	oo := outOptions(cmd, "", args...)
@@ -44,6 +48,18 @@ func runCompare(cmd *cobra.Command, args []string) error {
 			label = filepath.Base(a)
 		}
 		labels = append(labels, label)
+	}
+	rows := 0
+	for _, r := range reps {
+		rows += len(r.Drives)
+	}
+	if rows > maxCompareDrives {
+		// A 25,000-drive report.json drew for 90 s, deaf to SIGTERM, into
+		// 25 MB charts.
+		return usageErr("compare: %d drives across the reports; at most %d fit one table and chart", rows, maxCompareDrives)
+	}
+	if err := interrupted(cmd.Context())(); err != nil {
+		return err
 	}
 	if err := analysis.CompareWith(reps, labels, out, oo); err != nil {
 		return failErr("compare: %w", err)

@@ -27,6 +27,8 @@ measure.json and a chart of one cycle (devslp-pN.png) into --out.`,
 				rc.Workload.Trace = "none"
 				if n, err := optInt(cmd, "cycles", "devslp.cycles"); err != nil {
 					return err
+				} else if n < 0 {
+					return usageErr("devslp verify: --cycles %d is negative", n)
 				} else if n > 0 {
 					rc.DevSlp.Cycles = n
 				}

@@ -11,6 +11,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"flag"
 	"fmt"
 	"os"
@@ -173,6 +174,23 @@ func TestHostile(t *testing.T) {
 	}
 	hdir, _ := filepath.Abs("../../fixtures/hostile")
 	fdir, _ := filepath.Abs("../../fixtures")
+	// Every case runs beside files it must not change (victim.txt, the
+	// links to it, the inputs themselves): after the last case each of them
+	// is as it was, and nothing was added.
+	before := fixtureState(t, fdir)
+	t.Cleanup(func() {
+		after := fixtureState(t, fdir)
+		for p, h := range before {
+			if after[p] != h {
+				t.Errorf("fixtures/%s changed during the hostile cases (was %s, now %q)", p, h, after[p])
+			}
+		}
+		for p := range after {
+			if _, ok := before[p]; !ok {
+				t.Errorf("fixtures/%s appeared during the hostile cases", p)
+			}
+		}
+	})
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -222,6 +240,42 @@ func TestHostile(t *testing.T) {
 			}
 		})
 	}
+}
+
+// fixtureState maps every path under dir (relative) to its content hash,
+// or for a symbolic link to its target, without following links.
+func fixtureState(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		switch {
+		case d.Type()&os.ModeSymlink != 0:
+			to, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			out[rel] = "link → " + to
+		case d.Type().IsRegular():
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			out[rel] = fmt.Sprintf("sha256 %x", sha256.Sum256(b))
+		case d.IsDir():
+			out[rel] = "dir"
+		default:
+			out[rel] = d.Type().String()
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 // cleanEnv is the test's environment without IDLEWATT_* variables (a

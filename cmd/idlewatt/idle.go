@@ -3,7 +3,9 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -15,6 +17,7 @@ import (
 	"github.com/idlewatt/idlewatt/internal/rig"
 	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/states/alpm"
+	"github.com/idlewatt/idlewatt/units"
 )
 
 func init() {
@@ -133,7 +136,7 @@ func runIdle(cmd *cobra.Command, _ []string) error {
 	if combos != nil {
 		what = fmt.Sprintf("%d NVMe settings", len(combos))
 	}
-	fmt.Fprintf(cmd.ErrOrStderr(), "idle: %s × (%v settle + %v measure) on %s; output in %s\n",
+	fmt.Fprintf(cmd.ErrOrStderr(), "idlewatt idle: %s × (%v settle + %v measure) on %s; output in %s\n",
 		what, settle, measure, meterLabel(rc), out)
 
 	setRunOutput(cmd, &rc)
@@ -153,8 +156,9 @@ func runIdle(cmd *cobra.Command, _ []string) error {
 					return
 				case <-t.C:
 					fmt.Fprintf(cmd.ErrOrStderr(), "idle %4.0fs  %-24s", hostclock.Since(start).Seconds(), r.CurrentPhase())
-					for p, w := range r.Power() {
-						fmt.Fprintf(cmd.ErrOrStderr(), "  p%d %.4f W", p, w)
+					pw := r.Power()
+					for _, p := range slices.Sorted(maps.Keys(pw)) {
+						fmt.Fprintf(cmd.ErrOrStderr(), "  p%d %s", p, units.Watts(pw[p]).Readout())
 					}
 					fmt.Fprintln(cmd.ErrOrStderr())
 				}

@@ -21,6 +21,9 @@ import (
 	"github.com/idlewatt/idlewatt/internal/rig"
 )
 
+// Bounds of the battery: section (a laptop has well under 1 kWh and 1 kW).
+const maxBatteryWh, maxPlatformW = 1e6, 1e6
+
 func init() {
 	register(newMeasureCmd)
 	register(newDemoCmd)
@@ -56,6 +59,7 @@ func addMeasureFlags(c *cobra.Command) {
 	f.Bool("keep-scratch", false, "keep the emulator's scratch drive images drive-pN.img in --out (config keep_scratch)")
 	f.Bool("json", false, "print measure.json instead of the summary")
 	f.Bool("quiet", false, "no progress lines")
+	f.Bool("no-html", false, "do not write report.html (the interactive viewer)")
 }
 
 // measureConfig decodes the config file (and IDLEWATT_* env) into a rig.Config.
@@ -70,6 +74,12 @@ func measureConfig(cmd *cobra.Command) (rig.Config, rig.Plan, error) {
 	}
 	if b := plan.Battery; !(b.CapacityWh >= 0) || !(b.PlatformIdleW >= 0) || math.IsInf(b.CapacityWh+b.PlatformIdleW, 0) {
 		return rc, plan, usageErr("config: battery.capacity_wh %g and battery.platform_idle_w %g must be numbers ≥ 0", b.CapacityWh, b.PlatformIdleW)
+	}
+	// 1e308 Wh passed the check above and made the battery life +Inf, which
+	// measure.json cannot hold: found after the whole run (exit 1).
+	if b := plan.Battery; b.CapacityWh > maxBatteryWh || b.PlatformIdleW > maxPlatformW {
+		return rc, plan, usageErr("config: battery.capacity_wh %g (at most %g) or battery.platform_idle_w %g (at most %g) is implausible",
+			b.CapacityWh, float64(maxBatteryWh), b.PlatformIdleW, float64(maxPlatformW))
 	}
 	user, err := configProfiles()
 	if err != nil {
@@ -124,6 +134,7 @@ func runMeasure(cmd *cobra.Command, rc rig.Config, plan rig.Plan) error {
 		out = defaultOut(cmd.Name())
 	}
 	setRunOutput(cmd, &rc)
+	plan.NoHTML = optBool(cmd, "no-html", "")
 	if !optBool(cmd, "quiet", "") {
 		plan.Progress = cmd.ErrOrStderr()
 	}
@@ -274,7 +285,7 @@ func printMeasureHeadline(w io.Writer, res *rig.Result, verify bool) {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
 	abs, _ := filepath.Abs(res.Out)
-	fmt.Fprintf(w, "\nwritten to %s (report.md, report.json, summary.csv, measure.json, charts, capture)\n", abs)
+	fmt.Fprintf(w, "\nwritten to %s (report.md, report.json, summary.csv, measure.json, charts, report.html, capture)\n", abs)
 }
 
 // unit appends the unit to a formatted value, not to a dash.

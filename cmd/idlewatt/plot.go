@@ -1,11 +1,14 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/idlewatt/idlewatt/analysis"
+	"github.com/idlewatt/idlewatt/analysis/chart"
 	"github.com/idlewatt/idlewatt/internal/outfile"
 	"github.com/spf13/cobra"
 )
@@ -23,10 +26,20 @@ func init() {
 		durationFlag(f, "from", 0, "start T from the stream start (90s, 1m30s, or seconds: 90)")
 		durationFlag(f, "to", 0, "end T from the stream start (0 = the end)")
 		f.Int("points", 2000, "envelope points")
+		f.Float64("width", 0, "image width in inches (default 10)")
+		f.Float64("height", 0, "image height in inches (default 1 + 2.3 per drive)")
+		f.Float64("dpi", 96, "PNG resolution, dots per inch (e.g. 300 for print)")
+		f.Bool("log", false, "logarithmic power axis (mW idle states and W bursts on one chart)")
+		f.String("unit", "auto", "power unit: W, mW or auto (mW when everything is below 1 W)")
+		f.String("title", "Power over time", "chart title (the capture's name is the subtitle)")
 		addOverwriteFlag(f, "the --out image")
 		return c
 	})
 }
+
+// maxPlotPoints bounds --points: a chart has far fewer pixels, and
+// --points 9223372036854775807 panicked allocating the envelope.
+const maxPlotPoints = 100000
 
 func runPlot(cmd *cobra.Command, args []string) error {
 	out := optString(cmd, "out", "")
@@ -56,11 +69,49 @@ func runPlot(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
+	if pts < 0 || pts == 1 || pts > maxPlotPoints { // 0: the default
+		return usageErr("plot: --points %d: want 2 to %d envelope points (0 or unset: 2000)", pts, maxPlotPoints)
+	}
+	var size [3]float64
+	for i, n := range []string{"width", "height", "dpi"} {
+		v, err := optFloat(cmd, n, "")
+		if err != nil {
+			return err
+		}
+		if v < 0 || (n != "dpi" && v > 100) || (n == "dpi" && (v < 10 || v > 2400)) {
+			return usageErr("plot: --%s %g is out of range (width and height 0–100 in, dpi 10–2400)", n, v)
+		}
+		size[i] = v
+	}
+	var unit chart.PowerUnit
+	switch u := optString(cmd, "unit", ""); strings.ToLower(u) {
+	case "auto", "":
+		unit = chart.UnitAuto
+	case "w":
+		unit = chart.UnitW
+	case "mw":
+		unit = chart.UnitMW
+	default:
+		return usageErr("plot: --unit %q: want W, mW or auto", u)
+	}
 	oo := outOptions(cmd, "", args[0])
 	if err := outfile.Check(out, oo); err != nil { // before reading the capture
+		if !errors.Is(err, outfile.ErrRefused) {
+			return failErr("plot: --out %w", err) // as export and trace gen: the path cannot be written
+		}
 		return usageErr("plot: --out %w", err)
 	}
-	notes, err := analysis.Plot(args[0], out, analysis.PlotOptions{From: from, To: to, Buckets: pts, Title: filepath.Base(args[0]), Open: open, Out: oo})
+	// The chart is written only after the capture is read: a directory that
+	// is not there is found now, and is the failure export and trace gen
+	// give (it used to come after the analysis, as bad input).
+	if fi, err := os.Stat(filepath.Dir(out)); err != nil {
+		return failErr("plot: --out %s: %w", out, err)
+	} else if !fi.IsDir() {
+		return failErr("plot: --out %s: %s is not a directory", out, filepath.Dir(out))
+	}
+	notes, err := analysis.Plot(args[0], out, analysis.PlotOptions{From: from, To: to, Buckets: pts,
+		Title: optString(cmd, "title", ""), Subtitle: filepath.Base(args[0]),
+		Width: size[0], Height: size[1], DPI: size[2], LogY: optBool(cmd, "log", ""), Unit: unit, Open: open, Out: oo, Stop: interrupted(cmd.Context())})
 	for _, n := range notes { // the data notes report gives, word for word
 		fmt.Fprintf(cmd.ErrOrStderr(), "plot: note: %s\n", n)
 	}

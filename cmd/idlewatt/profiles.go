@@ -134,6 +134,11 @@ func addProfileFlags(c *cobra.Command) {
 func hubProfileDrives(cmd *cobra.Command, ports int) ([]meter.SimDrive, error) {
 	spec := optString(cmd, "profile", "emulate.profile")
 	if strings.TrimSpace(spec) == "" {
+		if optString(cmd, "truth-dir", "emulate.truth_dir") != "" {
+			// Constant drives have no timeline: the flag used to be
+			// ignored, exit 0, no file written.
+			return nil, usageErr("%s: the constant drives have no true timeline; give --profile (emulate.profile) to simulate drives", where(cmd, "truth-dir", "emulate.truth_dir"))
+		}
 		return nil, nil
 	}
 	var names []string

@@ -475,7 +475,7 @@ func (p *progress) show(elapsed time.Duration, s *recordSink, st meter.Stats, ma
 			}
 		}
 		if any {
-			fmt.Fprintf(&b, "  p%d %.3f W", port, w)
+			fmt.Fprintf(&b, "  p%d %s", port, units.Watts(w).Readout())
 		} else {
 			fmt.Fprintf(&b, "  p%d -", port)
 		}

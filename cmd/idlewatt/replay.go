@@ -84,6 +84,11 @@ func runReplay(cmd *cobra.Command, _ []string) error {
 	if !(cfg.Speed > 0) {
 		return usageErr("--speed: want > 0")
 	}
+	// Beyond these the scaled due times overflow (--speed 1e-320 replayed
+	// the trace as fast as possible and exited 0).
+	if cfg.Speed < replay.MinSpeed || cfg.Speed > replay.MaxSpeed {
+		return usageErr("--speed %g: want %g to %g (times faster than recorded)", cfg.Speed, replay.MinSpeed, replay.MaxSpeed)
+	}
 	cfg.Wrap = optBool(cmd, "wrap", "replay.wrap")
 
 	// A first streaming pass finds the span and whether the trace writes.
@@ -164,8 +169,12 @@ func wlOpenTarget(cmd *cobra.Command, path string, opt target.Options) (*target.
 		opt.Direct = true
 	}
 	opt.Warn = func(s string) { fmt.Fprintln(cmd.ErrOrStderr(), "idlewatt: warning:", s) }
+	opt.Stop = interrupted(cmd.Context())
 	t, err := target.Open(path, opt)
 	if err != nil {
+		if cause := opt.Stop(); cause != nil {
+			return nil, fmt.Errorf("%s: %w", path, cause) // the fill was cut short: nothing is left of a created file
+		}
 		return nil, usageErr("%v", err)
 	}
 	if t.Created() {
@@ -358,16 +367,33 @@ func describeTarget(r *replay.Result) string {
 
 func ms(d time.Duration) float64 { return float64(d) / 1e6 }
 
-// iopsChart draws the per-second IOPS series (the consistency chart).
-func iopsChart(path, name string, res replay.Result, o outfile.Options) error {
+// iopsSeries is the run's completions per whole second. The last second is
+// only partly covered when the run ended inside it; its count is not a
+// second's worth and would read as a stall, so it is left out and the
+// subtitle note says so.
+func iopsSeries(name string, res replay.Result) (chart.IOPSSeries, string) {
 	s := chart.IOPSSeries{Name: name}
-	for i, n := range res.PerSecond {
+	per := res.PerSecond
+	note := ""
+	if n := len(per); n > 0 {
+		if covered := res.Elapsed.Seconds() - float64(n-1); covered < 1 {
+			per = per[:n-1]
+			note = fmt.Sprintf("; the last %.2f s (a partial second, %d I/Os) not drawn", max(covered, 0), res.PerSecond[n-1])
+		}
+	}
+	for i, n := range per {
 		s.T = append(s.T, float64(i))
 		s.IOPS = append(s.IOPS, float64(n))
 	}
+	return s, note
+}
+
+// iopsChart draws the per-second IOPS series (the consistency chart).
+func iopsChart(path, name string, res replay.Result, o outfile.Options) error {
+	s, note := iopsSeries(name, res)
 	fig, err := chart.IOPSConsistency([]chart.IOPSSeries{s}, chart.IOPSOpts{
 		Title:    "Performance consistency: IOPS per second",
-		Subtitle: fmt.Sprintf("%s, QD %d, %s", name, res.QD, res.Timing),
+		Subtitle: fmt.Sprintf("%s, QD %d, %s%s", name, res.QD, res.Timing, note),
 	})
 	if err != nil {
 		return err

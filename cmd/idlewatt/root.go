@@ -16,7 +16,8 @@ import (
 	"github.com/spf13/viper"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
+// version is set at build time with -ldflags "-X main.version=..."; otherwise
+// version.go fills it from the build info (module version, VCS revision).
 var version = "dev"
 
 // errCobraUsage marks flag/argument errors from cobra (exit 2).

@@ -359,3 +359,61 @@ func TestSignalStopsMeterOpen(t *testing.T) {
 		}
 	}
 }
+
+// TestSignalMidAnalysisWritesNothing: SIGINT while report (or plot) is part
+// way through a long capture exits 1 and writes nothing. The analysis used to
+// take the pass the signal ended for a capture cut short, and wrote a report
+// of the part it had read ("capture incomplete … the run did not finish
+// cleanly") before exiting 1.
+func TestSignalMidAnalysisWritesNothing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes a 60 MB stream")
+	}
+	dir := t.TempDir()
+	stream, capt := filepath.Join(dir, "s.bin"), filepath.Join(dir, "long.iwcap")
+	for _, args := range [][]string{
+		{"hub", "emulate", "--fast", "--duration", "30m", "--rate", "2000", "--out", stream},
+		{"record", "--port", stream, "--out", capt},
+	} {
+		if out, err := exec.Command(idlewattBin(t), args...).CombinedOutput(); err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, out)
+		}
+	}
+	os.Remove(stream)
+	for _, c := range []struct {
+		name string
+		args []string
+		out  string
+	}{
+		{"report", []string{"report", capt, "--out", filepath.Join(dir, "r")}, filepath.Join(dir, "r")},
+		{"report-json", []string{"report", capt, "--json", "--out", filepath.Join(dir, "rj")}, filepath.Join(dir, "rj")},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cmd, out := startBin(t, dir, c.args...)
+			time.Sleep(150 * time.Millisecond)
+			sent := time.Now()
+			if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+				t.Fatal(err)
+			}
+			err := cmd.Wait()
+			took := time.Since(sent)
+			code := 0
+			var ee *exec.ExitError
+			if errors.As(err, &ee) {
+				code = ee.ExitCode()
+			}
+			if code == 0 {
+				t.Fatalf("finished before the signal (the capture is too short for this machine):\n%s", out)
+			}
+			if code != 1 || !strings.Contains(out.String(), "interrupted by SIGINT") || took > signalDeadline {
+				t.Errorf("exit %d after %v, want 1 with \"interrupted by SIGINT\":\n%s", code, took, out)
+			}
+			if strings.Contains(out.String(), "capture incomplete") {
+				t.Errorf("the signal was reported as a damaged capture:\n%s", out)
+			}
+			if ents, _ := os.ReadDir(c.out); len(ents) > 0 {
+				t.Errorf("%s holds %d files after the interrupted report (want none)", c.out, len(ents))
+			}
+		})
+	}
+}

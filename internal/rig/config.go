@@ -233,8 +233,14 @@ func (w WorkloadConfig) validate() error {
 	if !(w.Speed > 0) || math.IsInf(w.Speed, 0) {
 		return fmt.Errorf("workload.speed: %g must be a positive number", w.Speed)
 	}
+	if w.Speed < replay.MinSpeed || w.Speed > replay.MaxSpeed {
+		return fmt.Errorf("workload.speed: %g is outside %g–%g", w.Speed, replay.MinSpeed, replay.MaxSpeed)
+	}
 	if !(w.Scale > 0) || math.IsInf(w.Scale, 0) {
 		return fmt.Errorf("workload.scale: %g must be a positive number (0.1 = a tenth as long)", w.Scale)
+	}
+	if w.Scale > gen.MaxScale {
+		return fmt.Errorf("workload.scale: %g is above %g", w.Scale, float64(gen.MaxScale))
 	}
 	if _, err := replay.ParseTiming(w.Timing); err != nil {
 		return fmt.Errorf("workload.timing: %w", err)

@@ -8,10 +8,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/internal/hostclock"
 	"github.com/idlewatt/idlewatt/internal/outfile"
@@ -27,6 +30,18 @@ import (
 
 // CaptureFile is the capture's name in the output directory.
 const CaptureFile = "capture.iwc"
+
+// runFixed and runPattern are the names a run writes into its directory.
+var (
+	runFixed   = append([]string{CaptureFile, "measure.json", "idle.json"}, analysis.ReportFiles...)
+	runPattern = regexp.MustCompile(`^(truth-p[0-9]+\.jsonl|devslp-p[0-9]+\.png|drive-p[0-9]+\.img)$`)
+)
+
+// RunWrites reports whether a run (measure, demo, idle, devslp verify)
+// may write a file of this name into its directory.
+func RunWrites(name string) bool {
+	return slices.Contains(runFixed, name) || runPattern.MatchString(name)
+}
 
 // Rig is an open measurement set-up that is recording.
 type Rig struct {
@@ -83,6 +98,17 @@ func Open(ctx context.Context, cfg Config, out string, log io.Writer) (r *Rig, e
 	}
 	r = &Rig{cfg: cfg, out: out, log: log, capPath: filepath.Join(out, CaptureFile)}
 	r.cfg.Out.Inputs = append(r.cfg.Out.Inputs[:len(r.cfg.Out.Inputs):len(r.cfg.Out.Inputs)], cfg.inputs()...)
+	// With --overwrite the run directory may hold an input (the config, a
+	// trace) under a name the run writes: refuse now, not after the whole
+	// measurement when the report is written.
+	for _, in := range r.cfg.Out.Inputs {
+		if in == "" || in == "-" || !RunWrites(filepath.Base(in)) {
+			continue
+		}
+		if err := outfile.Check(filepath.Join(out, filepath.Base(in)), r.cfg.Out); err != nil {
+			return nil, fmt.Errorf("output directory: %w", err)
+		}
+	}
 	defer func() {
 		if err != nil {
 			r.teardown()

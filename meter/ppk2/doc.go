@@ -1,7 +1,11 @@
 // Package ppk2 drives a Nordic Power Profiler Kit II over its USB CDC-ACM
 // serial port, and decodes raw dumps of its stream, behind meter.Meter.
 //
-// Protocol facts: shared/reference/meters.md (reimplemented from the facts).
+// Protocol facts come from Nordic's open-source host, the nRF Connect Power
+// Profiler (https://github.com/NordicSemiconductor/pc-nrfconnect-ppk,
+// src/device), and IRNAS's ppk2-api-python
+// (https://github.com/IRNAS/ppk2-api-python); both are GPL, so the driver
+// is reimplemented from the facts, not copied.
 //
 // # Start-up
 //

@@ -6,7 +6,10 @@
 //
 // *IDN? picks the family (Detect) unless Options.Family names one; every
 // command string can be overridden (Options.Override). Defaults come from
-// the manuals (shared/reference/meters.md).
+// the vendors' programming manuals: Keysight N6700 Series Programmer's
+// Reference (N6705), Keithley 2450 Reference Manual, Keithley 2280S
+// Reference Manual, Rigol DP800 Programming Guide, Siglent SDM Series
+// Programming Guide.
 //
 // # Polling and errors
 //

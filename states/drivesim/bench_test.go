@@ -4,8 +4,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/units"
+	"github.com/idlewatt/idlewatt/workload"
 )
 
 // benchRender renders one simulated second per op at 10 kS/s in 10 ms
@@ -32,8 +32,8 @@ func benchRender(b *testing.B, ioPerSec int) {
 		for range rate / chunk {
 			end := t + 10*time.Millisecond
 			for step > 0 && next < end {
-				m.IO(next, capture.OpRead, 4096)
-				m.IODone(next+50*time.Microsecond, capture.OpRead, 4096)
+				m.IO(next, workload.OpRead, 4096)
+				m.IODone(next+50*time.Microsecond, workload.OpRead, 4096)
 				next += step
 			}
 			m.Render(t, rate, v5, i5, v12, i12)

@@ -7,8 +7,9 @@ import (
 )
 
 // Built-in profiles. Where a value comes from a public measurement the
-// comment says so (shared/reference/sata-power-states.md,
-// workloads-and-peers.md); everything else is a plausible choice, documented
+// comment says so (the SATA 3.2 specification's interface power states and
+// DevSlp, AHCI 1.3.1's PxDEVSLP register, the drive makers' manuals and the
+// published reviews named beside each value); everything else is a plausible choice, documented
 // as such in docs/drive-profiles.md.
 
 // jmf667h returns the parameters the JMicron JMF667H drives share; the

@@ -1,8 +1,11 @@
 // Package drivesim simulates SATA drives for the meter emulators, the demo
 // and the end-to-end tests: power per rail over time as a drive moves
 // through its interface power states, driven by I/O, the host's ALPM policy,
-// the DEVSLP pin and port power. Facts behind the model:
-// shared/reference/sata-power-states.md; every profile parameter, its unit
+// the DEVSLP pin and port power. Facts behind the model: the SATA
+// specification (revision 3.2: Partial, Slumber, DevSlp on power-connector
+// pin P3), the Serial ATA AHCI 1.3.1 specification (PxDEVSLP: DETO, MDAT,
+// DITO), ACS-3 IDENTIFY DEVICE words 76–79 and the Linux kernel's
+// drivers/ata/libata-sata.c and libahci.c; every profile parameter, its unit
 // and the built-in values: docs/drive-profiles.md.
 //
 // # Model

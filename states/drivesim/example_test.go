@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/states/drivesim"
+	"github.com/idlewatt/idlewatt/workload"
 )
 
 // A drive under med_power_with_dipm drops to Partial and Slumber between
@@ -17,9 +17,9 @@ func Example() {
 	m, _ := drivesim.New(p, drivesim.Options{Seed: 1, KeepTruth: true, Policy: drivesim.PolicyMedPowerDIPM})
 	ms := time.Millisecond
 
-	wait := m.IO(200*ms, capture.OpRead, 128<<10)
+	wait := m.IO(200*ms, workload.OpRead, 128<<10)
 	fmt.Println("read waited", wait)
-	m.IODone(210*ms, capture.OpRead, 128<<10)
+	m.IODone(210*ms, workload.OpRead, 128<<10)
 	m.SetDevSlp(400*ms, true)
 	m.SetDevSlp(402*ms, false)
 	m.Advance(500 * ms)

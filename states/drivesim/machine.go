@@ -4,8 +4,8 @@ import (
 	"math"
 	"time"
 
-	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/units"
+	"github.com/idlewatt/idlewatt/workload"
 )
 
 // compiled holds a profile in the units the state machine uses: ns and W.
@@ -63,15 +63,15 @@ func compile(p Profile, opt Options) compiled {
 
 // xferNs is how long the drive is busy moving size bytes at its max rate.
 // Flush and trim only keep the drive awake.
-func (c *compiled) xferNs(op capture.Op, size int) int64 {
+func (c *compiled) xferNs(op workload.Op, size int) int64 {
 	if size <= 0 {
 		return 0
 	}
 	var ns float64
 	switch op {
-	case capture.OpRead:
+	case workload.OpRead:
 		ns = float64(size) * c.nsPerByteRead
-	case capture.OpWrite:
+	case workload.OpWrite:
 		ns = float64(size) * c.nsPerByteWrite
 	default:
 		return 0
@@ -323,7 +323,7 @@ func (m *Model) power() (p5, p12 float64, gc bool) {
 		return c.standby, 0, false
 	case StateActive:
 		total := c.activeRead
-		if m.q[m.qh].op == capture.OpWrite {
+		if m.q[m.qh].op == workload.OpWrite {
 			total = c.activeWrite
 		}
 		if !c.hdd {

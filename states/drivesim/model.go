@@ -8,9 +8,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/units"
+	"github.com/idlewatt/idlewatt/workload"
 )
 
 // Options configure a Model. The zero value is usable.
@@ -84,7 +84,7 @@ const maxTime = 1 << 62
 
 type xfer struct {
 	start, end int64
-	op         capture.Op
+	op         workload.Op
 }
 
 type seg struct {
@@ -290,7 +290,7 @@ func (m *Model) Policy() string {
 // latency of the state it found the drive in; 0 if awake). Every IO must be
 // followed by an IODone: the idle timers run only while nothing is
 // outstanding. A powered-off drive returns 0 and ignores the request.
-func (m *Model) IO(at time.Duration, op capture.Op, size int) (wait time.Duration) {
+func (m *Model) IO(at time.Duration, op workload.Op, size int) (wait time.Duration) {
 	w, _ := m.issue(at, op, size)
 	return w
 }
@@ -298,7 +298,7 @@ func (m *Model) IO(at time.Duration, op capture.Op, size int) (wait time.Duratio
 // ErrPoweredOff is returned by Target when the simulated drive has no power.
 var ErrPoweredOff = fmt.Errorf("drivesim: drive is powered off")
 
-func (m *Model) issue(at time.Duration, op capture.Op, size int) (time.Duration, bool) {
+func (m *Model) issue(at time.Duration, op workload.Op, size int) (time.Duration, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	t := m.catchUp(at)
@@ -338,7 +338,7 @@ func (m *Model) issue(at time.Duration, op capture.Op, size int) (time.Duration,
 }
 
 // IODone tells the model a request issued with IO completed at at.
-func (m *Model) IODone(at time.Duration, op capture.Op, size int) {
+func (m *Model) IODone(at time.Duration, op workload.Op, size int) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.catchUp(at)

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/units"
+	"github.com/idlewatt/idlewatt/workload"
 )
 
 const ms = time.Millisecond
@@ -58,7 +58,7 @@ func randomProfile(r *rand.Rand) Profile {
 type event struct {
 	at     time.Duration
 	kind   int // 0 io, 1 done, 2 pin, 3 power, 4 policy
-	op     capture.Op
+	op     workload.Op
 	size   int
 	on     bool
 	policy string
@@ -77,9 +77,9 @@ func randomScript(r *rand.Rand, length time.Duration, power bool) []event {
 		case x < 6: // a burst
 			n := 1 + r.IntN(20)
 			for range n {
-				op := capture.OpRead
+				op := workload.OpRead
 				if r.IntN(2) == 0 {
-					op = capture.OpWrite
+					op = workload.OpWrite
 				}
 				size := 4096 << r.IntN(9)
 				evs = append(evs, event{at: t, kind: 0, op: op, size: size, id: id})
@@ -436,8 +436,8 @@ func idleAfter(t *testing.T, p Profile, policy string, until time.Duration) *Mod
 	if err != nil {
 		t.Fatal(err)
 	}
-	m.IO(0, capture.OpRead, 512)
-	m.IODone(0, capture.OpRead, 512)
+	m.IO(0, workload.OpRead, 512)
+	m.IODone(0, workload.OpRead, 512)
 	m.Advance(until)
 	return m
 }
@@ -456,7 +456,7 @@ func TestEntryTimersPerPolicy(t *testing.T) {
 	p.HipmPartialAfterMs, p.DipmPartialAfterMs, p.DipmSlumberAfterMs, p.DitoMs = 3, 7, 60, 500
 	p.DESO = true
 	cp := compile(p, Options{})
-	q := time.Duration(cp.xferNs(capture.OpRead, 512)) // quiescent from here
+	q := time.Duration(cp.xferNs(workload.OpRead, 512)) // quiescent from here
 	cases := []struct {
 		policy string
 		at     time.Duration
@@ -538,11 +538,11 @@ func TestIOWakesFromDevSlpAndReturns(t *testing.T) {
 	m, _ := New(p, Options{KeepTruth: true, Policy: PolicyMedPowerDIPM})
 	m.Advance(200 * ms) // Slumber by DIPM
 	m.SetDevSlp(200*ms, true)
-	w := m.IO(400*ms, capture.OpWrite, 64<<10)
+	w := m.IO(400*ms, workload.OpWrite, 64<<10)
 	if want := time.Duration(p.DevSlpExitMs * 1e6); w != want {
 		t.Fatalf("wait from DevSlp = %v, want %v", w, want)
 	}
-	m.IODone(400*ms+w+time.Millisecond, capture.OpWrite, 64<<10)
+	m.IODone(400*ms+w+time.Millisecond, workload.OpWrite, 64<<10)
 	m.Advance(2 * time.Second)
 	// The write ran after the wake, at write power.
 	c := compile(p, Options{})
@@ -585,7 +585,7 @@ func TestHDDSpinUpAndStandby(t *testing.T) {
 	if p12 != 0 {
 		t.Fatalf("standby draws %v on 12 V", p12)
 	}
-	if w := m.IO(12*time.Second, capture.OpRead, 4096); w != spin {
+	if w := m.IO(12*time.Second, workload.OpRead, 4096); w != spin {
 		t.Fatalf("I/O from standby waits %v, want the spin-up %v", w, spin)
 	}
 	_, _, _ = m.MeanPower(0, ms)
@@ -598,7 +598,7 @@ func TestPowerOffDrawsNothingAndRefusesIO(t *testing.T) {
 	p, _ := Lookup("jmf667h-128-a19", nil)
 	m, _ := New(p, Options{KeepTruth: true})
 	m.SetPower(100*ms, false)
-	if _, on := m.issue(200*ms, capture.OpRead, 4096); on {
+	if _, on := m.issue(200*ms, workload.OpRead, 4096); on {
 		t.Fatal("powered-off drive accepted an I/O")
 	}
 	m.SetPower(300*ms, true)
@@ -621,8 +621,8 @@ func TestEventsInThePastApplyAtTheCursor(t *testing.T) {
 	v5, i5, v12, i12 := buf(1000) // 100 ms
 	m.Render(0, 10000, v5, i5, v12, i12)
 	m.Render(100*ms, 10000, v5, i5, v12, i12) // rendered up to 200 ms
-	w := m.IO(150*ms, capture.OpRead, 4096)   // late: applied at 200 ms
-	m.IODone(150*ms, capture.OpRead, 4096)
+	w := m.IO(150*ms, workload.OpRead, 4096)  // late: applied at 200 ms
+	m.IODone(150*ms, workload.OpRead, 4096)
 	if w != time.Duration(p.SlumberExitMs*1e6) {
 		t.Fatalf("late I/O wait %v", w)
 	}
@@ -634,8 +634,8 @@ func TestEventsInThePastApplyAtTheCursor(t *testing.T) {
 		t.Fatalf("late I/O not applied at the cursor: %v", s)
 	}
 	// An event ahead of the cursor is rendered at its own time.
-	m.IO(280*ms, capture.OpWrite, 1<<20)
-	m.IODone(281*ms, capture.OpWrite, 1<<20)
+	m.IO(280*ms, workload.OpWrite, 1<<20)
+	m.IODone(281*ms, workload.OpWrite, 1<<20)
 	m.Render(200*ms, 10000, v5, i5, v12, i12)
 	k := 800 // sample at 280 ms
 	if got := float64(i5[k-1]) * 5; math.Abs(got-float64(p.SlumberW)) > 1e-9 {
@@ -669,8 +669,8 @@ func TestGCBurstsWhileIdle(t *testing.T) {
 		t.Fatalf("%d GC bursts in 20 s idle (last ends %v), want %d", n, last.End, gcPerIdle)
 	}
 	// An I/O starts a new idle period, and pre-empts a burst in progress.
-	m.IO(20*time.Second, capture.OpWrite, 4096)
-	m.IODone(20*time.Second, capture.OpWrite, 4096)
+	m.IO(20*time.Second, workload.OpWrite, 4096)
+	m.IODone(20*time.Second, workload.OpWrite, 4096)
 	m.Advance(40 * time.Second)
 	n, _ := count(20 * time.Second)
 	if n != gcPerIdle {
@@ -686,11 +686,11 @@ func TestGCBurstsWhileIdle(t *testing.T) {
 	// Replay the same calls on a twin (same seed), with a read 10 ms into
 	// that burst: the burst stops there.
 	m2, _ := New(p, Options{KeepTruth: true, Seed: 3})
-	m2.IO(20*time.Second, capture.OpWrite, 4096)
-	m2.IODone(20*time.Second, capture.OpWrite, 4096)
+	m2.IO(20*time.Second, workload.OpWrite, 4096)
+	m2.IODone(20*time.Second, workload.OpWrite, 4096)
 	at := burst.Start + 10*ms
-	m2.IO(at, capture.OpRead, 4096)
-	m2.IODone(at+ms, capture.OpRead, 4096)
+	m2.IO(at, workload.OpRead, 4096)
+	m2.IODone(at+ms, workload.OpRead, 4096)
 	m2.Advance(at + 40*ms)
 	if p5, _, _ := m2.MeanPower(at-ms, at); p5 != p.GCW {
 		t.Fatalf("twin did not run the same burst: %v before the read", p5)
@@ -750,9 +750,9 @@ func FuzzModel(f *testing.F) {
 			at += step
 			switch b[i] % 8 {
 			case 0:
-				m.IO(at, capture.Op(b[i+2]%5), int(b[i+1])<<uint(b[i+2]%40))
+				m.IO(at, workload.Op(b[i+2]%5), int(b[i+1])<<uint(b[i+2]%40))
 			case 1:
-				m.IODone(at, capture.OpRead, 4096)
+				m.IODone(at, workload.OpRead, 4096)
 			case 2:
 				m.SetDevSlp(at, b[i+1]%2 == 0)
 			case 3:

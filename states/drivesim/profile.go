@@ -123,6 +123,9 @@ func (p *Profile) Validate() error {
 		if f.v < 0 {
 			return bad(f.key, "%g must not be negative", f.v)
 		}
+		if l, ok := limits[f.key]; ok && f.v > l.max {
+			return bad(f.key, "%g is above %g (%s)", f.v, l.max, l.why)
+		}
 	}
 	if p.Name == "" {
 		return bad("name", "missing")
@@ -197,9 +200,6 @@ func (p *Profile) Validate() error {
 			return bad("gc_w", "missing or 0 while gc_every_s is %g", p.GCEveryS)
 		}
 	}
-	if p.Active12VShare > 1 {
-		return bad("active_12v_share", "%g is above 1", p.Active12VShare)
-	}
 	if p.HDD() {
 		if p.SpinupMs == 0 {
 			return bad("spinup_ms", "missing or 0 (must be > 0 for a 5v+12v drive)")
@@ -245,3 +245,46 @@ func (p *Profile) numbers() []numField {
 		{"standby_w", float64(p.StandbyW)},
 	}
 }
+
+// limits are the upper bounds of the model space (docs/drive-profiles.md,
+// "Parameter space"): beyond them a value is a typo or a unit mistake (mW
+// for W, µs for ms), or cannot be represented where the model's value goes.
+var limits = func() map[string]struct {
+	max float64
+	why string
+} {
+	type lim = struct {
+		max float64
+		why string
+	}
+	m := map[string]lim{
+		"read_w_per_mbps":  {1, "W per MB/s"},
+		"write_w_per_mbps": {1, "W per MB/s"},
+		"max_read_mbps":    {600, "SATA 6 Gb/s carries at most 600 MB/s"},
+		"max_write_mbps":   {600, "SATA 6 Gb/s carries at most 600 MB/s"},
+		"partial_exit_us":  {10000, "µs; the spec asks < 10"},
+		"slumber_exit_ms":  {1000, "ms; the spec asks < 10"},
+		"devslp_exit_ms":   {1000, "ms; it must be within deto_ms"},
+		"deto_ms":          {1000, "ms; log 30h page 08h holds up to 255"},
+		"mdat_ms":          {31, "ms; MDAT is a 5-bit field"},
+		"dito_ms":          {1023, "ms; DITO is a 10-bit field of PxDEVSLP"},
+		"ready_ms":         {60000, "ms"},
+		"wake_spike_ms":    {1000, "ms"},
+		"noise_ma":         {100, "mA"},
+		"gc_every_s":       {86400, "s"},
+		"gc_ms":            {60000, "ms"},
+		"spinup_ms":        {60000, "ms"},
+		"standby_after_s":  {86400, "s"},
+		"active_12v_share": {1, "a fraction"},
+	}
+	for _, k := range []string{"hipm_partial_after_ms", "dipm_partial_after_ms", "dipm_slumber_after_ms"} {
+		m[k] = lim{60000, "ms"}
+	}
+	// A SATA power connector carries 4.5 A per rail (3 pins of 1.5 A):
+	// 22.5 W at 5 V plus 54 W at 12 V.
+	for _, k := range []string{"active_idle_w", "partial_w", "slumber_w", "devslp_w", "peak_write_w",
+		"wake_spike_w", "gc_w", "spinup_w", "spindle_w", "standby_w"} {
+		m[k] = lim{76.5, "W; a SATA power connector carries 4.5 A per rail"}
+	}
+	return m
+}()

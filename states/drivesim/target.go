@@ -8,8 +8,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/internal/hostclock"
+	"github.com/idlewatt/idlewatt/workload"
 )
 
 // TargetOptions configure OpenTarget.
@@ -101,7 +101,7 @@ func (t *Target) File() *os.File { return t.f }
 // Before tells the model a request is being issued now and returns how
 // long the caller must wait before doing it (the drive is waking). It does
 // not sleep. Every Before must be followed by After.
-func (t *Target) Before(op capture.Op, off int64, size int) (time.Duration, error) {
+func (t *Target) Before(op workload.Op, off int64, size int) (time.Duration, error) {
 	if err := t.check(off, size); err != nil {
 		return 0, err
 	}
@@ -113,21 +113,21 @@ func (t *Target) Before(op capture.Op, off int64, size int) (time.Duration, erro
 }
 
 // After tells the model the request completed now.
-func (t *Target) After(op capture.Op, off int64, size int) {
+func (t *Target) After(op workload.Op, off int64, size int) {
 	t.m.IODone(t.clock(hostclock.Now()), op, size)
 }
 
 // ReadAt reads len(p) bytes at off, waiting for the drive to wake first.
 func (t *Target) ReadAt(p []byte, off int64) (int, error) {
-	return t.do(capture.OpRead, p, off)
+	return t.do(workload.OpRead, p, off)
 }
 
 // WriteAt writes p at off, waiting for the drive to wake first.
 func (t *Target) WriteAt(p []byte, off int64) (int, error) {
-	return t.do(capture.OpWrite, p, off)
+	return t.do(workload.OpWrite, p, off)
 }
 
-func (t *Target) do(op capture.Op, p []byte, off int64) (int, error) {
+func (t *Target) do(op workload.Op, p []byte, off int64) (int, error) {
 	w, err := t.Before(op, off, len(p))
 	if err != nil {
 		return 0, err
@@ -136,7 +136,7 @@ func (t *Target) do(op capture.Op, p []byte, off int64) (int, error) {
 		t.sleep(w)
 	}
 	var n int
-	if op == capture.OpRead {
+	if op == workload.OpRead {
 		n, err = t.f.ReadAt(p, off)
 	} else {
 		n, err = t.f.WriteAt(p, off)
@@ -147,7 +147,7 @@ func (t *Target) do(op capture.Op, p []byte, off int64) (int, error) {
 
 // Sync flushes the backing file (the drive sees a flush command).
 func (t *Target) Sync() error {
-	w, err := t.Before(capture.OpFlush, 0, 0)
+	w, err := t.Before(workload.OpFlush, 0, 0)
 	if err != nil {
 		return err
 	}
@@ -155,7 +155,7 @@ func (t *Target) Sync() error {
 		t.sleep(w)
 	}
 	err = t.f.Sync()
-	t.After(capture.OpFlush, 0, 0)
+	t.After(workload.OpFlush, 0, 0)
 	return err
 }
 

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/workload"
 )
 
 // fakeClock maps every host reading to a settable emulator time.
@@ -60,11 +60,11 @@ func TestTargetWaitsForTheWakeAndDoesTheIO(t *testing.T) {
 	}
 	// The hooks: Before reports the wait without sleeping.
 	clk.set(3 * time.Second)
-	w, err := tg.Before(capture.OpRead, 0, 4096)
+	w, err := tg.Before(workload.OpRead, 0, 4096)
 	if err != nil || w != time.Duration(p.SlumberExitMs*1e6) {
 		t.Fatalf("Before = %v, %v", w, err)
 	}
-	tg.After(capture.OpRead, 0, 4096)
+	tg.After(workload.OpRead, 0, 4096)
 	m.SetPower(4*time.Second, false)
 	clk.set(4 * time.Second)
 	if _, err := tg.ReadAt(got, 0); !errors.Is(err, ErrPoweredOff) {

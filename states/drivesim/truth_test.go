@@ -7,21 +7,21 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/workload"
 )
 
 func TestTruthWriterStreamsWhatTruthKeeps(t *testing.T) {
 	p, _ := Lookup("jmf667h-256-a19", nil)
 	var buf bytes.Buffer
 	m, _ := New(p, Options{Seed: 4, KeepTruth: true, TruthOut: &buf, Port: 2, Policy: PolicyMinPower})
-	m.IO(100*ms, capture.OpWrite, 1<<20)
-	m.IODone(104*ms, capture.OpWrite, 1<<20)
+	m.IO(100*ms, workload.OpWrite, 1<<20)
+	m.IODone(104*ms, workload.OpWrite, 1<<20)
 	m.Advance(time.Second)
 	if err := m.Finish(time.Second); err != nil {
 		t.Fatal(err)
 	}
-	m.IO(1500*ms, capture.OpRead, 4096) // after a Finish the file continues
-	m.IODone(1501*ms, capture.OpRead, 4096)
+	m.IO(1500*ms, workload.OpRead, 4096) // after a Finish the file continues
+	m.IODone(1501*ms, workload.OpRead, 4096)
 	if err := m.Finish(3 * time.Second); err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/workload"
 	"github.com/idlewatt/idlewatt/workload/trace"
 )
 
@@ -85,19 +85,19 @@ func TestPublishedMixes(t *testing.T) {
 	if f := s.ReadFraction(); f < 0.97 || f > 0.99 {
 		t.Errorf("defender read fraction %.3f, want 97.9 %%", f)
 	}
-	reads := s.OpsByType[capture.OpRead]
+	reads := s.OpsByType[workload.OpRead]
 	if seq := float64(s.Sequential) / float64(reads); seq > 0.10 || seq < 0.03 {
 		t.Errorf("defender sequential %.3f of reads, want ≈ 7 %%", seq)
 	}
 
 	r, _ = PCMark7("importing-pictures", 3, span, 1)
 	s, _ = trace.Summarize(r)
-	w := s.BytesByType[capture.OpWrite]
+	w := s.BytesByType[workload.OpWrite]
 	if math.Abs(float64(w)-434e6) > 434e6*0.01 {
 		t.Errorf("importing pictures wrote %d bytes, want 434 MB", w)
 	}
-	if w < 2*s.BytesByType[capture.OpRead] {
-		t.Errorf("importing pictures not write-heavy: %d written, %d read", w, s.BytesByType[capture.OpRead])
+	if w < 2*s.BytesByType[workload.OpRead] {
+		t.Errorf("importing pictures not write-heavy: %d written, %d read", w, s.BytesByType[workload.OpRead])
 	}
 	if seq := s.SequentialFraction(); seq > 0.5 {
 		t.Errorf("importing pictures %.2f sequential, want mostly random", seq)

@@ -5,7 +5,7 @@ import (
 	"io"
 	"math/rand/v2"
 
-	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/workload"
 	"github.com/idlewatt/idlewatt/workload/trace"
 )
 
@@ -21,13 +21,13 @@ func Pattern(name string, seed int64, span int64, count int64) (trace.Reader, er
 	p := &pattern{rng: rand.New(rand.NewPCG(uint64(seed), 0x10e7)), span: span, count: count}
 	switch name {
 	case "randread4k":
-		p.typ, p.size, p.random = capture.OpRead, 4096, true
+		p.typ, p.size, p.random = workload.OpRead, 4096, true
 	case "randwrite4k", "consistency":
-		p.typ, p.size, p.random = capture.OpWrite, 4096, true
+		p.typ, p.size, p.random = workload.OpWrite, 4096, true
 	case "seqread128k":
-		p.typ, p.size = capture.OpRead, 128<<10
+		p.typ, p.size = workload.OpRead, 128<<10
 	case "seqwrite128k":
-		p.typ, p.size = capture.OpWrite, 128<<10
+		p.typ, p.size = workload.OpWrite, 128<<10
 	default:
 		return nil, fmt.Errorf("unknown pattern %q (want one of %v)", name, Patterns)
 	}
@@ -43,7 +43,7 @@ type pattern struct {
 	span   int64
 	count  int64
 	n      int64
-	typ    capture.Op
+	typ    workload.Op
 	size   int32
 	random bool
 	blocks int64

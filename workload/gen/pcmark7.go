@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/workload"
 	"github.com/idlewatt/idlewatt/workload/trace"
 )
 
@@ -106,8 +106,8 @@ func PCMark7(app string, seed int64, span int64, scale float64) (trace.Reader, e
 	if span < 1<<20 {
 		return nil, fmt.Errorf("span %d bytes: want at least 1 MiB", span)
 	}
-	if !(scale > 0) || math.IsInf(scale, 0) {
-		return nil, fmt.Errorf("duration scale %v: want > 0", scale)
+	if !(scale > 0) || math.IsInf(scale, 0) || scale > MaxScale {
+		return nil, fmt.Errorf("duration scale %v: want > 0 and at most %g", scale, float64(MaxScale))
 	}
 	if app == "all" {
 		var gens []*appGen
@@ -138,6 +138,11 @@ type appGen struct {
 	writeNext int64
 	pendFlush bool
 }
+
+// MaxScale bounds the duration scale: 10,000 × the full run is about 780 M
+// ops; beyond it the burst count overflowed an int, and --duration-scale
+// 1e308 silently gave one burst per application.
+const MaxScale = 10000
 
 func newAppGen(a *App, seed, span int64, scale float64) *appGen {
 	g := &appGen{a: a, rng: rand.New(rand.NewPCG(uint64(seed), 0x9c3a7)), span: span,
@@ -200,19 +205,19 @@ func (g *appGen) Next() (trace.Op, error) {
 	}
 	if g.pendFlush {
 		g.pendFlush = false
-		return g.endBurst(trace.Op{Time: g.t, Type: capture.OpFlush})
+		return g.endBurst(trace.Op{Time: g.t, Type: workload.OpFlush})
 	}
 	op := trace.Op{Time: g.t}
 	read := g.rng.Float64() < g.a.ReadFrac
 	if read {
-		op.Type, op.Size = capture.OpRead, pick(g.rng, g.a.ReadSizes)
+		op.Type, op.Size = workload.OpRead, pick(g.rng, g.a.ReadSizes)
 		op.Offset = g.readNext
 		if g.rng.Float64() < g.a.ReadRandom || op.Offset+int64(op.Size) > g.span {
 			op.Offset = g.randOffset(op.Size)
 		}
 		g.readNext = op.End()
 	} else {
-		op.Type, op.Size = capture.OpWrite, pick(g.rng, g.a.WriteSizes)
+		op.Type, op.Size = workload.OpWrite, pick(g.rng, g.a.WriteSizes)
 		if g.a.WriteBudget > 0 && int64(op.Size) > g.budget {
 			op.Size = int32((g.budget + 4095) &^ 4095)
 		}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/workload"
 )
 
 // Mode is a timing mode.
@@ -105,8 +105,8 @@ type Trimmer interface {
 // state), and After once the op completes. An error from Before fails the op
 // without issuing it (and without After), e.g. a powered-off drive.
 type Hooks interface {
-	Before(op capture.Op, off int64, size int) (time.Duration, error)
-	After(op capture.Op, off int64, size int)
+	Before(op workload.Op, off int64, size int) (time.Duration, error)
+	After(op workload.Op, off int64, size int)
 }
 
 // Simulated adapts a simulated drive (states/drivesim.Target: a backing
@@ -132,10 +132,15 @@ type simTarget struct {
 func (s *simTarget) Fd() int      { return int(s.t.File().Fd()) }
 func (s *simTarget) Size() int64  { return s.t.Size() }
 func (s *simTarget) Direct() bool { return s.direct }
-func (s *simTarget) Before(op capture.Op, off int64, size int) (time.Duration, error) {
+func (s *simTarget) Before(op workload.Op, off int64, size int) (time.Duration, error) {
 	return s.t.Before(op, off, size)
 }
-func (s *simTarget) After(op capture.Op, off int64, size int) { s.t.After(op, off, size) }
+func (s *simTarget) After(op workload.Op, off int64, size int) { s.t.After(op, off, size) }
+
+// MinSpeed and MaxSpeed bound Config.Speed: trace time divided by it must
+// stay a time.Duration (a speed of 1e-320 made every due time overflow, and
+// the trace ran as fast as possible).
+const MinSpeed, MaxSpeed = 1e-6, 1e9
 
 // Errors callers branch on.
 var (
@@ -153,8 +158,8 @@ func (c *Config) defaults() error {
 	if c.Speed == 0 {
 		c.Speed = 1
 	}
-	if c.Speed < 0 {
-		return fmt.Errorf("speed %v: want > 0", c.Speed)
+	if !(c.Speed >= MinSpeed && c.Speed <= MaxSpeed) {
+		return fmt.Errorf("speed %v: want %g to %g", c.Speed, MinSpeed, MaxSpeed)
 	}
 	if c.Align == 0 {
 		c.Align = 512

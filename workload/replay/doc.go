@@ -35,7 +35,7 @@
 //
 // # Events and results
 //
-// Every completed op is passed to onEvent as a capture.IOEvent with issue and
+// Every completed op is passed to onEvent as a workload.IOEvent with issue and
 // completion times on the host monotonic clock — the clock of
 // internal/hostclock.Now, read through the vDSO (clock.go) — one reading per
 // submission batch and per completion batch. Result holds IOPS, MB/s, latency per op type

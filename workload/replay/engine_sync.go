@@ -6,7 +6,7 @@ import (
 	"sync"
 	"unsafe"
 
-	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/workload"
 	"golang.org/x/sys/unix"
 )
 
@@ -15,9 +15,9 @@ func (r *run) exec(sl *slot, rng *rand.Rand) bool {
 	op := &sl.op
 	fd := r.tgt.Fd()
 	switch op.Type {
-	case capture.OpFlush:
+	case workload.OpFlush:
 		return unix.Fdatasync(fd) != nil
-	case capture.OpTrim:
+	case workload.OpTrim:
 		return r.trim != nil && r.trim.Trim(op.Offset, int64(op.Size)) != nil
 	}
 	if err := sl.buf.ensure(int(op.Size), rng); err != nil {
@@ -28,7 +28,7 @@ func (r *run) exec(sl *slot, rng *rand.Rand) bool {
 		return false // nothing to transfer
 	}
 	call := uintptr(unix.SYS_PREAD64)
-	if op.Type == capture.OpWrite {
+	if op.Type == workload.OpWrite {
 		sl.buf.stamp(op.Offset, int(op.Size))
 		call = unix.SYS_PWRITE64
 	}

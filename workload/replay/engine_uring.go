@@ -6,7 +6,7 @@ import (
 	"runtime"
 	"time"
 
-	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/workload"
 	"github.com/idlewatt/idlewatt/workload/trace"
 	"github.com/idlewatt/idlewatt/workload/uring"
 )
@@ -91,7 +91,7 @@ func (r *run) uring() error {
 			if r.timed && due > now {
 				break
 			}
-			if r.hooks != nil || cur.Type == capture.OpTrim {
+			if r.hooks != nil || cur.Type == workload.OpTrim {
 				// Anything queued goes first, so the hook's delay or the
 				// synchronous trim does not hold it back.
 				if len(queued) > 0 {
@@ -99,7 +99,7 @@ func (r *run) uring() error {
 						return err
 					}
 				}
-				if cur.Type == capture.OpTrim {
+				if cur.Type == workload.OpTrim {
 					r.trimSync(&cur, due)
 					have = false
 					now = monoNow()
@@ -123,14 +123,14 @@ func (r *run) uring() error {
 			ring.SetFd(sqe, fd)
 			sqe.UserData = uint64(i)
 			switch cur.Type {
-			case capture.OpFlush:
+			case workload.OpFlush:
 				sqe.Opcode, sqe.OpFlags = uring.OpFsync, uring.FsyncDatasync
 			default:
 				if err := sl.buf.ensure(int(cur.Size), rng); err != nil {
 					return err
 				}
 				sqe.Opcode = uring.OpRead
-				if cur.Type == capture.OpWrite {
+				if cur.Type == workload.OpWrite {
 					sqe.Opcode = uring.OpWrite
 					sl.buf.stamp(cur.Offset, int(cur.Size))
 				}
@@ -178,7 +178,7 @@ func (r *run) uring() error {
 				continue
 			}
 			sl := &slots[i]
-			failed := res < 0 || (sl.op.Type != capture.OpFlush && res != sl.op.Size)
+			failed := res < 0 || (sl.op.Type != workload.OpFlush && res != sl.op.Size)
 			r.finish(&sl.op, sl.issue, now, failed)
 			free = append(free, i)
 			inflight--

@@ -17,7 +17,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/workload"
 	"github.com/idlewatt/idlewatt/workload/trace"
 )
 
@@ -39,7 +39,7 @@ func filled(t *testing.T, size int64) (*fileTarget, []byte) {
 
 func TestOddOps(t *testing.T) {
 	const size = 1 << 20
-	R, W, T, F := capture.OpRead, capture.OpWrite, capture.OpTrim, capture.OpFlush
+	R, W, T, F := workload.OpRead, workload.OpWrite, workload.OpTrim, workload.OpFlush
 	cases := []struct {
 		name    string
 		ops     []trace.Op
@@ -128,8 +128,8 @@ func TestZeroLengthFromEveryFormat(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if res.ZeroLength != 2 || res.Ops != 1 || res.ByType[capture.OpRead].Bytes != 4096 {
-					t.Errorf("zero-length %d, ops %d, read bytes %d; want 2, 1, 4096", res.ZeroLength, res.Ops, res.ByType[capture.OpRead].Bytes)
+				if res.ZeroLength != 2 || res.Ops != 1 || res.ByType[workload.OpRead].Bytes != 4096 {
+					t.Errorf("zero-length %d, ops %d, read bytes %d; want 2, 1, 4096", res.ZeroLength, res.Ops, res.ByType[workload.OpRead].Bytes)
 				}
 				after, _ := os.ReadFile(tg.f.Name())
 				if !bytes.Equal(after, before) {
@@ -155,16 +155,16 @@ func FuzzReplayOps(f *testing.F) {
 		}
 		return b
 	}
-	f.Add(seedOps(trace.Op{Type: capture.OpRead}), false, uint8(1))
-	f.Add(seedOps(trace.Op{Type: capture.OpWrite, Offset: 100, Size: 0}, trace.Op{Type: capture.OpRead, Size: 4096}), true, uint8(4))
-	f.Add(seedOps(trace.Op{Type: capture.OpWrite, Offset: math.MaxInt64, Size: math.MaxInt32}), false, uint8(2))
-	f.Add(seedOps(trace.Op{Type: capture.OpTrim, Offset: 1 << 17, Size: 1 << 17}, trace.Op{Type: capture.OpFlush}), true, uint8(8))
+	f.Add(seedOps(trace.Op{Type: workload.OpRead}), false, uint8(1))
+	f.Add(seedOps(trace.Op{Type: workload.OpWrite, Offset: 100, Size: 0}, trace.Op{Type: workload.OpRead, Size: 4096}), true, uint8(4))
+	f.Add(seedOps(trace.Op{Type: workload.OpWrite, Offset: math.MaxInt64, Size: math.MaxInt32}), false, uint8(2))
+	f.Add(seedOps(trace.Op{Type: workload.OpTrim, Offset: 1 << 17, Size: 1 << 17}, trace.Op{Type: workload.OpFlush}), true, uint8(8))
 	const size = 256 << 10
 	f.Fuzz(func(t *testing.T, b []byte, wrap bool, qd uint8) {
 		var ops []trace.Op
 		for len(b) >= 17 && len(ops) < 64 {
 			ops = append(ops, trace.Op{
-				Type:   capture.Op(b[0] % 6), // includes one invalid type
+				Type:   workload.Op(b[0] % 6), // includes one invalid type
 				Offset: int64(binary.LittleEndian.Uint64(b[1:])),
 				Size:   int32(binary.LittleEndian.Uint32(b[9:])),
 			})
@@ -173,8 +173,8 @@ func FuzzReplayOps(f *testing.F) {
 		tg := newTarget(t, size)
 		for _, engine := range []string{"uring", "sync"} {
 			cfg := Config{QD: int(qd%8) + 1, Timing: Timing{Mode: AFAP}, Engine: engine, Wrap: wrap}
-			_, err := Run(context.Background(), cfg, &sliceReader{ops: ops}, tg, func(ev capture.IOEvent) {
-				if ev.Op != capture.OpFlush && (ev.Offset < 0 || ev.Size <= 0 || ev.Offset+int64(ev.Size) > size) {
+			_, err := Run(context.Background(), cfg, &sliceReader{ops: ops}, tg, func(ev workload.IOEvent) {
+				if ev.Op != workload.OpFlush && (ev.Offset < 0 || ev.Size <= 0 || ev.Offset+int64(ev.Size) > size) {
 					t.Errorf("%s: issued %+v outside the %d-byte target", engine, ev, size)
 				}
 			})

@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/workload"
 	"github.com/idlewatt/idlewatt/workload/trace"
 	"github.com/idlewatt/idlewatt/workload/uring"
 	"golang.org/x/sys/unix"
@@ -19,7 +19,7 @@ type live struct {
 	stop       atomic.Bool
 }
 
-func (l *live) done(ev *capture.IOEvent) {
+func (l *live) done(ev *workload.IOEvent) {
 	l.ops.Add(1)
 	l.bytes.Add(int64(ev.Size))
 }
@@ -31,7 +31,7 @@ type run struct {
 	tgt     Target
 	hooks   Hooks
 	trim    Trimmer
-	onEvent func(capture.IOEvent)
+	onEvent func(workload.IOEvent)
 	c       collector
 	live    live
 	timed   bool
@@ -44,12 +44,12 @@ type run struct {
 // done (then it returns the partial result and ctx.Err()). I/O errors are
 // counted in the result and flagged in events; an invalid op or an op beyond
 // the target (without Wrap) stops the run with an error.
-func Run(ctx context.Context, cfg Config, src trace.Reader, tgt Target, onEvent func(capture.IOEvent)) (Result, error) {
+func Run(ctx context.Context, cfg Config, src trace.Reader, tgt Target, onEvent func(workload.IOEvent)) (Result, error) {
 	if err := cfg.defaults(); err != nil {
 		return Result{}, err
 	}
 	if onEvent == nil {
-		onEvent = func(capture.IOEvent) {}
+		onEvent = func(workload.IOEvent) {}
 	}
 	r := &run{cfg: &cfg, s: newSched(&cfg, src, tgt), tgt: tgt, onEvent: onEvent, timed: cfg.Timing.Mode != AFAP}
 	r.hooks, _ = tgt.(Hooks)
@@ -148,8 +148,8 @@ func (r *run) progress(stop <-chan struct{}) {
 }
 
 // event builds the IOEvent of a finished op.
-func (r *run) event(op *trace.Op, issue, complete int64, failed bool) capture.IOEvent {
-	return capture.IOEvent{Port: r.cfg.Port, Op: op.Type, Offset: op.Offset, Size: op.Size, Issue: issue, Complete: complete, Err: failed}
+func (r *run) event(op *trace.Op, issue, complete int64, failed bool) workload.IOEvent {
+	return workload.IOEvent{Port: r.cfg.Port, Op: op.Type, Offset: op.Offset, Size: op.Size, Issue: issue, Complete: complete, Err: failed}
 }
 
 // finish accounts a completed op and reports it.

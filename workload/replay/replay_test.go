@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/workload"
 	"github.com/idlewatt/idlewatt/workload/trace"
 	"golang.org/x/sys/unix"
 )
@@ -69,10 +69,10 @@ func (s *sliceReader) Next() (trace.Op, error) {
 
 type eventLog struct {
 	mu  sync.Mutex
-	evs []capture.IOEvent
+	evs []workload.IOEvent
 }
 
-func (l *eventLog) add(ev capture.IOEvent) {
+func (l *eventLog) add(ev workload.IOEvent) {
 	l.mu.Lock()
 	l.evs = append(l.evs, ev)
 	l.mu.Unlock()
@@ -91,7 +91,7 @@ func writeOps() []trace.Op {
 	off := int64(0)
 	for i := 0; i < 200; i++ {
 		sz := sizes[i%len(sizes)]
-		ops = append(ops, trace.Op{Type: capture.OpWrite, Offset: off, Size: sz})
+		ops = append(ops, trace.Op{Type: workload.OpWrite, Offset: off, Size: sz})
 		off += int64(sz) + 512*int64(i%3)
 	}
 	return ops
@@ -142,14 +142,14 @@ func TestWritesLandAtTheirOffsets(t *testing.T) {
 				t.Fatalf("no event for %+v", op)
 			}
 		}
-		if res.Bytes != bytes || res.ByType[capture.OpWrite].Ops != int64(len(ops)) {
+		if res.Bytes != bytes || res.ByType[workload.OpWrite].Ops != int64(len(ops)) {
 			t.Fatalf("bytes %d, events %d", res.Bytes, bytes)
 		}
 	})
 }
 
 // maxOverlap is the most events in flight at once by their timestamps.
-func maxOverlap(evs []capture.IOEvent) int {
+func maxOverlap(evs []workload.IOEvent) int {
 	type pt struct {
 		t int64
 		d int
@@ -177,7 +177,7 @@ func TestQueueDepthRespected(t *testing.T) {
 		tg := newTarget(t, 8<<20)
 		var ops []trace.Op
 		for i := 0; i < 2000; i++ {
-			ops = append(ops, trace.Op{Type: capture.OpRead, Offset: int64(i*4096) % (8 << 20), Size: 4096})
+			ops = append(ops, trace.Op{Type: workload.OpRead, Offset: int64(i*4096) % (8 << 20), Size: 4096})
 		}
 		for _, qd := range []int{1, 4} {
 			var log eventLog
@@ -195,11 +195,11 @@ func TestRecordedTimingHonoursGaps(t *testing.T) {
 	engines(t, func(t *testing.T, engine string) {
 		tg := newTarget(t, 1<<20)
 		ops := []trace.Op{
-			{Time: 5 * time.Second, Type: capture.OpRead, Offset: 0, Size: 4096}, // trace starts at 5 s: rebased
-			{Time: 5*time.Second + 40*time.Millisecond, Type: capture.OpWrite, Offset: 4096, Size: 4096},
-			{Time: 5*time.Second + 40*time.Millisecond, Type: capture.OpRead, Offset: 8192, Size: 4096},
-			{Time: 5*time.Second + 90*time.Millisecond, Type: capture.OpFlush},
-			{Time: 5*time.Second + 120*time.Millisecond, Type: capture.OpRead, Offset: 0, Size: 4096},
+			{Time: 5 * time.Second, Type: workload.OpRead, Offset: 0, Size: 4096}, // trace starts at 5 s: rebased
+			{Time: 5*time.Second + 40*time.Millisecond, Type: workload.OpWrite, Offset: 4096, Size: 4096},
+			{Time: 5*time.Second + 40*time.Millisecond, Type: workload.OpRead, Offset: 8192, Size: 4096},
+			{Time: 5*time.Second + 90*time.Millisecond, Type: workload.OpFlush},
+			{Time: 5*time.Second + 120*time.Millisecond, Type: workload.OpRead, Offset: 0, Size: 4096},
 		}
 		var log eventLog
 		res, err := Run(context.Background(), Config{QD: 2, Engine: engine}, &sliceReader{ops: ops}, tg, log.add)
@@ -224,7 +224,7 @@ func TestRecordedTimingHonoursGaps(t *testing.T) {
 		if res.Elapsed < 120*time.Millisecond || res.TraceDuration != 120*time.Millisecond {
 			t.Errorf("elapsed %v, trace duration %v", res.Elapsed, res.TraceDuration)
 		}
-		if res.Lateness.Max < 0 || res.ByType[capture.OpFlush].Ops != 1 {
+		if res.Lateness.Max < 0 || res.ByType[workload.OpFlush].Ops != 1 {
 			t.Errorf("result %+v", res)
 		}
 	})
@@ -233,9 +233,9 @@ func TestRecordedTimingHonoursGaps(t *testing.T) {
 func TestCompressIdleAndSpeed(t *testing.T) {
 	tg := newTarget(t, 1<<20)
 	ops := []trace.Op{
-		{Time: 0, Type: capture.OpRead, Size: 4096},
-		{Time: time.Hour, Type: capture.OpRead, Size: 4096},
-		{Time: time.Hour + 20*time.Millisecond, Type: capture.OpRead, Size: 4096},
+		{Time: 0, Type: workload.OpRead, Size: 4096},
+		{Time: time.Hour, Type: workload.OpRead, Size: 4096},
+		{Time: time.Hour + 20*time.Millisecond, Type: workload.OpRead, Size: 4096},
 	}
 	res, err := Run(context.Background(), Config{Timing: Timing{Mode: CompressIdle, MaxIdle: 10 * time.Millisecond}, Speed: 2}, &sliceReader{ops: ops}, tg, nil)
 	if err != nil {
@@ -249,13 +249,13 @@ func TestCompressIdleAndSpeed(t *testing.T) {
 
 func TestBeyondTargetAndWrap(t *testing.T) {
 	tg := newTarget(t, 1<<20)
-	ops := []trace.Op{{Type: capture.OpRead, Offset: 1 << 20, Size: 4096}}
+	ops := []trace.Op{{Type: workload.OpRead, Offset: 1 << 20, Size: 4096}}
 	_, err := Run(context.Background(), Config{Timing: Timing{Mode: AFAP}}, &sliceReader{ops: ops}, tg, nil)
 	if !errors.Is(err, ErrBeyondTarget) {
 		t.Fatalf("got %v, want ErrBeyondTarget", err)
 	}
 	var log eventLog
-	res, err := Run(context.Background(), Config{Timing: Timing{Mode: AFAP}, Wrap: true}, &sliceReader{ops: []trace.Op{{Type: capture.OpWrite, Offset: 3<<20 + 512, Size: 4096}}}, tg, log.add)
+	res, err := Run(context.Background(), Config{Timing: Timing{Mode: AFAP}, Wrap: true}, &sliceReader{ops: []trace.Op{{Type: workload.OpWrite, Offset: 3<<20 + 512, Size: 4096}}}, tg, log.add)
 	if err != nil || res.Wrapped != 1 || len(log.evs) != 1 || log.evs[0].Offset+4096 > 1<<20 || log.evs[0].Err {
 		t.Fatalf("wrap: %v %+v %+v", err, res, log.evs)
 	}
@@ -268,9 +268,9 @@ func TestBeyondTargetAndWrap(t *testing.T) {
 func TestEnginesAgree(t *testing.T) {
 	ops := writeOps()
 	for i := 0; i < 100; i++ {
-		ops = append(ops, trace.Op{Type: capture.OpRead, Offset: int64(i) * 8192, Size: 8192})
+		ops = append(ops, trace.Op{Type: workload.OpRead, Offset: int64(i) * 8192, Size: 8192})
 	}
-	ops = append(ops, trace.Op{Type: capture.OpFlush})
+	ops = append(ops, trace.Op{Type: workload.OpFlush})
 	var results []Result
 	var files [][]byte
 	for _, e := range []string{"uring", "sync"} {
@@ -283,7 +283,7 @@ func TestEnginesAgree(t *testing.T) {
 		b, _ := os.ReadFile(tg.f.Name())
 		files = append(files, b)
 	}
-	for _, op := range []capture.Op{capture.OpRead, capture.OpWrite, capture.OpFlush} {
+	for _, op := range []workload.Op{workload.OpRead, workload.OpWrite, workload.OpFlush} {
 		a, b := results[0].ByType[op], results[1].ByType[op]
 		if a.Ops != b.Ops || a.Bytes != b.Bytes || a.Errors != 0 || b.Errors != 0 {
 			t.Errorf("%s: uring %+v, sync %+v", op, a, b)
@@ -302,7 +302,7 @@ type hookTarget struct {
 	before, after int
 }
 
-func (h *hookTarget) Before(op capture.Op, off int64, size int) (time.Duration, error) {
+func (h *hookTarget) Before(op workload.Op, off int64, size int) (time.Duration, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.before++
@@ -315,7 +315,7 @@ func (h *hookTarget) Before(op capture.Op, off int64, size int) (time.Duration, 
 	return 0, nil
 }
 
-func (h *hookTarget) After(op capture.Op, off int64, size int) {
+func (h *hookTarget) After(op workload.Op, off int64, size int) {
 	h.mu.Lock()
 	h.after++
 	h.mu.Unlock()
@@ -324,7 +324,7 @@ func (h *hookTarget) After(op capture.Op, off int64, size int) {
 func TestHooks(t *testing.T) {
 	engines(t, func(t *testing.T, engine string) {
 		h := &hookTarget{fileTarget: newTarget(t, 1<<20)}
-		ops := []trace.Op{{Type: capture.OpRead, Size: 4096}, {Type: capture.OpWrite, Size: 4096}, {Type: capture.OpTrim, Size: 4096}, {Type: capture.OpRead, Size: 4096}}
+		ops := []trace.Op{{Type: workload.OpRead, Size: 4096}, {Type: workload.OpWrite, Size: 4096}, {Type: workload.OpTrim, Size: 4096}, {Type: workload.OpRead, Size: 4096}}
 		res, err := Run(context.Background(), Config{Engine: engine, Timing: Timing{Mode: AFAP}}, &sliceReader{ops: ops}, Simulated(h, h.direct), nil)
 		if err != nil {
 			t.Fatal(err)
@@ -343,7 +343,7 @@ func TestCancel(t *testing.T) {
 	tg := newTarget(t, 1<<20)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	ops := []trace.Op{{Type: capture.OpRead, Size: 4096}, {Time: time.Hour, Type: capture.OpRead, Size: 4096}}
+	ops := []trace.Op{{Type: workload.OpRead, Size: 4096}, {Time: time.Hour, Type: workload.OpRead, Size: 4096}}
 	_, err := Run(ctx, Config{}, &sliceReader{ops: ops}, tg, nil)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("got %v", err)

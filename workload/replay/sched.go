@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/workload"
 	"github.com/idlewatt/idlewatt/workload/trace"
 	"unsafe"
 
@@ -104,8 +104,8 @@ func (s *sched) next(now int64) (op trace.Op, due int64, done bool, err error) {
 // it is counted (Result.ZeroLength) and not issued, on every engine alike.
 func (s *sched) prep(op *trace.Op) (skip bool, err error) {
 	switch op.Type {
-	case capture.OpRead, capture.OpWrite, capture.OpTrim:
-	case capture.OpFlush:
+	case workload.OpRead, workload.OpWrite, workload.OpTrim:
+	case workload.OpFlush:
 		op.Offset, op.Size = 0, 0
 		return false, nil
 	default:
@@ -119,7 +119,7 @@ func (s *sched) prep(op *trace.Op) (skip bool, err error) {
 		s.zeroLen++
 		return true, nil
 	}
-	if op.Type != capture.OpTrim && op.Size > MaxOpSize {
+	if op.Type != workload.OpTrim && op.Size > MaxOpSize {
 		return false, fmt.Errorf("%w: %d bytes is larger than the %d MiB an op may carry", ErrBadOp, op.Size, MaxOpSize>>20)
 	}
 	if s.size <= 0 {
@@ -134,7 +134,7 @@ func (s *sched) prep(op *trace.Op) (skip bool, err error) {
 		op.Offset %= s.size
 		wrapped = true
 	}
-	if s.direct && op.Type != capture.OpTrim {
+	if s.direct && op.Type != workload.OpTrim {
 		a := int64(s.cfg.Align)
 		off := op.Offset &^ (a - 1)
 		end := (op.End() + a - 1) &^ (a - 1)

@@ -5,7 +5,7 @@ import (
 	"math/bits"
 	"time"
 
-	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/workload"
 )
 
 // hist is a log-linear histogram of non-negative nanosecond values: exact
@@ -100,7 +100,7 @@ type Result struct {
 	IOPS          float64       // ops / Elapsed
 	MBps          float64       // bytes / Elapsed, 10^6 bytes per second
 	BusyMBps      float64       // bytes / Busy: Storage Bench's "average data rate"
-	ByType        map[capture.Op]TypeStats
+	ByType        map[workload.Op]TypeStats
 	PerSecond     []int64 // completions in each second since the start
 	Lateness      LatenessStats
 	TraceDuration time.Duration // replayed span of trace time (after compression, before speed)
@@ -168,7 +168,7 @@ func (c *collector) issue(now, due int64, timed bool) {
 	}
 }
 
-func (c *collector) completed(ev *capture.IOEvent) {
+func (c *collector) completed(ev *workload.IOEvent) {
 	t := ev.Op
 	if t > 4 {
 		t = 0
@@ -194,9 +194,9 @@ func (c *collector) completed(ev *capture.IOEvent) {
 }
 
 func (c *collector) result(cfg *Config, s *sched) Result {
-	r := Result{Engine: cfg.Engine, Timing: cfg.Timing.String(), QD: cfg.QD, ByType: map[capture.Op]TypeStats{},
+	r := Result{Engine: cfg.Engine, Timing: cfg.Timing.String(), QD: cfg.QD, ByType: map[workload.Op]TypeStats{},
 		PerSecond: c.perSecond, Realigned: s.realign, Wrapped: s.wrapped, ZeroLength: s.zeroLen, Direct: s.direct, TraceDuration: s.virt}
-	for t := capture.OpRead; t <= capture.OpTrim; t++ {
+	for t := workload.OpRead; t <= workload.OpTrim; t++ {
 		h := &c.types[t]
 		if h.n == 0 {
 			continue

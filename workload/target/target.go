@@ -21,6 +21,7 @@ var (
 	ErrSystem      = errors.New("target is kernel or process state, not storage")
 	ErrSparse      = errors.New("target file has holes")
 	ErrEmpty       = errors.New("target file is empty")
+	ErrNoSpace     = errors.New("not enough free space to fill the target")
 )
 
 // Options says how to open a target.
@@ -42,6 +43,9 @@ type Options struct {
 	Direct      bool  // open O_DIRECT (falls back to buffered with a warning)
 	System      System
 	Warn        func(string)
+	// Stop, if set, is asked before each MiB of a fill; an error from it
+	// (a signal, say) ends the fill, and a file idlewatt created is removed.
+	Stop func() error
 }
 
 // Target is an open file or block device; it satisfies replay.Target and
@@ -278,7 +282,14 @@ func create(path string, opt Options) (*Target, error) {
 	}()
 	fillIt := opt.Fill || (opt.Read && !opt.AllowSparse)
 	if fillIt {
-		if err = fill(f, 0, opt.Size); err == nil {
+		var fs unix.Statfs_t
+		if unix.Fstatfs(int(f.Fd()), &fs) == nil {
+			if free := fs.Bavail * uint64(fs.Bsize); uint64(opt.Size) > free {
+				return nil, fmt.Errorf("%w: %s: --size %d bytes would be filled with random data, but its filesystem has %d bytes free (give a smaller --size)",
+					ErrNoSpace, path, opt.Size, free)
+			}
+		}
+		if err = fill(f, 0, opt.Size, opt.Stop); err == nil {
 			err = f.Sync()
 		}
 	} else {
@@ -336,7 +347,7 @@ func openExisting(path, real, name string, st *unix.Stat_t, opt Options) (*Targe
 				opt.Warn(fmt.Sprintf("%s has holes (%d of %d bytes allocated); filling them with random data so reads reach the drive (--allow-destructive names it)",
 					name, st.Blocks*512, st.Size))
 			}
-			if err := fillHoles(real, name, st); err != nil {
+			if err := fillHoles(real, name, st, opt.Stop); err != nil {
 				return nil, err
 			}
 			filled = true
@@ -402,7 +413,7 @@ func hasHoles(fd int, size int64) bool {
 
 // fillHoles writes random data into every hole of a file the user allowed
 // to be overwritten, leaving its data ranges as they were.
-func fillHoles(real, name string, st *unix.Stat_t) error {
+func fillHoles(real, name string, st *unix.Stat_t, stop func() error) error {
 	f, err := os.OpenFile(real, os.O_RDWR, 0)
 	if err != nil {
 		return fmt.Errorf("target %s: %w", name, err)
@@ -416,7 +427,7 @@ func fillHoles(real, name string, st *unix.Stat_t) error {
 		hole, err := unix.Seek(fd, off, unix.SEEK_HOLE)
 		if err != nil {
 			// No SEEK_HOLE: the whole file, which the user allowed.
-			return fillSync(f, 0, size, name)
+			return fillSync(f, 0, size, name, stop)
 		}
 		if hole >= size {
 			break
@@ -425,18 +436,18 @@ func fillHoles(real, name string, st *unix.Stat_t) error {
 		if errors.Is(err, unix.ENXIO) {
 			data = size
 		} else if err != nil {
-			return fillSync(f, hole, size, name)
+			return fillSync(f, hole, size, name, stop)
 		}
-		if err := fill(f, hole, min(data, size)); err != nil {
+		if err := fill(f, hole, min(data, size), stop); err != nil {
 			return fmt.Errorf("target %s: filling holes: %w", name, err)
 		}
 		off = data
 	}
-	return fillSync(f, size, size, name)
+	return fillSync(f, size, size, name, stop)
 }
 
-func fillSync(f *os.File, from, to int64, name string) error {
-	if err := fill(f, from, to); err != nil {
+func fillSync(f *os.File, from, to int64, name string, stop func() error) error {
+	if err := fill(f, from, to, stop); err != nil {
 		return fmt.Errorf("target %s: filling: %w", name, err)
 	}
 	return f.Sync()
@@ -444,10 +455,15 @@ func fillSync(f *os.File, from, to int64, name string) error {
 
 // fill writes random data over [from, to) so later reads hit allocated
 // blocks, as fio lays out a file before reading it.
-func fill(f *os.File, from, to int64) error {
+func fill(f *os.File, from, to int64, stop func() error) error {
 	rng := rand.New(rand.NewPCG(uint64(from), uint64(to)))
 	buf := make([]byte, 1<<20)
 	for off := from; off < to; {
+		if stop != nil {
+			if err := stop(); err != nil {
+				return err
+			}
+		}
 		for i := 0; i+8 <= len(buf); i += 8 {
 			v := rng.Uint64()
 			*(*uint64)(unsafe.Pointer(&buf[i])) = v

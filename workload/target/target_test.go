@@ -177,3 +177,40 @@ func FuzzMountInfo(f *testing.F) {
 		scanSwaps(p, func(string, string) {})
 	})
 }
+
+// TestFillStopsAndChecksSpace: a read target idlewatt creates is filled
+// only when its filesystem has room (a 100 TiB --size used to fill the disk
+// until ENOSPC), and a fill that Stop ends (a signal) removes the file.
+func TestFillStopsAndChecksSpace(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "huge.img")
+	if _, err := Open(p, Options{Read: true, Size: 1 << 60}); !errors.Is(err, ErrNoSpace) {
+		t.Fatalf("1 EiB fill: %v, want ErrNoSpace", err)
+	}
+	if _, err := os.Lstat(p); !os.IsNotExist(err) {
+		t.Fatalf("refused target left behind: %v", err)
+	}
+	p = filepath.Join(dir, "stopped.img")
+	calls := 0
+	stop := errors.New("interrupted")
+	_, err := Open(p, Options{Read: true, Size: 8 << 20, Stop: func() error {
+		if calls++; calls > 2 {
+			return stop
+		}
+		return nil
+	}})
+	if !errors.Is(err, stop) || calls != 3 {
+		t.Fatalf("stopped fill: %v after %d checks, want the Stop error after 3", err, calls)
+	}
+	if _, err := os.Lstat(p); !os.IsNotExist(err) {
+		t.Fatalf("half-filled target left behind: %v", err)
+	}
+	tg, err := Open(p, Options{Read: true, Size: 8 << 20, Stop: func() error { return nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tg.Close()
+	if !tg.Filled() || tg.Sparse() {
+		t.Fatalf("filled %v sparse %v, want a filled file", tg.Filled(), tg.Sparse())
+	}
+}

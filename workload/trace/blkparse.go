@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"io"
 
-	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/workload"
 )
 
 // sectorSize is the unit of blktrace sector numbers and counts.
@@ -77,23 +77,23 @@ func (p *BlkparseReader) Next() (Op, error) {
 		preflush := len(rwbs) > 0 && rwbs[0] == 'F'
 		switch {
 		case bytes.ContainsAny(rwbs, "DE"):
-			op.Type = capture.OpTrim
+			op.Type = workload.OpTrim
 		case bytes.IndexByte(rwbs, 'W') >= 0:
-			op.Type = capture.OpWrite
+			op.Type = workload.OpWrite
 		case bytes.IndexByte(rwbs, 'R') >= 0:
-			op.Type = capture.OpRead
+			op.Type = workload.OpRead
 		case preflush:
-			op.Type = capture.OpFlush
+			op.Type = workload.OpFlush
 		case bytes.IndexByte(rwbs, 'N') >= 0:
 			continue // no data, no flush: nothing reaches the drive
 		default:
 			return Op{}, p.l.errf("RWBS %q: expected R, W, D, E, F or N", rwbs)
 		}
-		if op.Type != capture.OpFlush {
+		if op.Type != workload.OpFlush {
 			// "SECTOR + COUNT" follows; a data op without it is malformed.
 			if k < 10 || string(p.f[8]) != "+" {
 				if preflush && k < 9 {
-					op.Type = capture.OpFlush
+					op.Type = workload.OpFlush
 					return op, nil
 				}
 				return Op{}, p.l.errf("expected \"SECTOR + COUNT\" after RWBS %q", rwbs)
@@ -110,11 +110,11 @@ func (p *BlkparseReader) Next() (Op, error) {
 			if preflush && cnt == 0 {
 				// "FWS 0 + 0": an empty preflush bio carries no data; it is
 				// one flush, not a flush and a zero-length write.
-				return Op{Time: t, Type: capture.OpFlush, File: op.File}, nil
+				return Op{Time: t, Type: workload.OpFlush, File: op.File}, nil
 			}
 			if preflush {
 				p.pending, p.hasPend = op, true
-				return Op{Time: t, Type: capture.OpFlush, File: op.File}, nil
+				return Op{Time: t, Type: workload.OpFlush, File: op.File}, nil
 			}
 		}
 		return op, nil

@@ -4,7 +4,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/workload"
 )
 
 // Fio iolog headers as fio writes them.
@@ -100,13 +100,13 @@ func (f *FioReader) Next() (Op, error) {
 		op := Op{Offset: off, Size: int32(n), Time: t}
 		switch act {
 		case "read":
-			op.Type = capture.OpRead
+			op.Type = workload.OpRead
 		case "write":
-			op.Type = capture.OpWrite
+			op.Type = workload.OpWrite
 		case "sync", "datasync":
-			op.Type, op.Offset, op.Size = capture.OpFlush, 0, 0
+			op.Type, op.Offset, op.Size = workload.OpFlush, 0, 0
 		case "trim":
-			op.Type = capture.OpTrim
+			op.Type = workload.OpTrim
 		case "wait":
 			if f.version == 2 {
 				if off > int64(1<<63-1)/int64(time.Millisecond) {

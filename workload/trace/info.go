@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/workload"
 )
 
 // Bucket is one histogram bin: values v with Low <= v < High (High 0 means
@@ -26,8 +26,8 @@ var GapBuckets = []time.Duration{100 * time.Microsecond, time.Millisecond, 10 * 
 // Stats summarises a trace. Every field is computed in one streaming pass.
 type Stats struct {
 	Ops         int64
-	OpsByType   map[capture.Op]int64
-	BytesByType map[capture.Op]int64
+	OpsByType   map[workload.Op]int64
+	BytesByType map[workload.Op]int64
 	First, Last time.Duration // times of the first and last op
 	MaxEnd      int64         // largest Offset+Size: the span a target needs
 	Sizes       []Bucket      // read/write/trim sizes, bytes
@@ -42,7 +42,7 @@ func (s *Stats) Duration() time.Duration { return s.Last - s.First }
 
 // ReadFraction is reads / (reads + writes), 0 if neither.
 func (s *Stats) ReadFraction() float64 {
-	r, w := s.OpsByType[capture.OpRead], s.OpsByType[capture.OpWrite]
+	r, w := s.OpsByType[workload.OpRead], s.OpsByType[workload.OpWrite]
 	if r+w == 0 {
 		return 0
 	}
@@ -52,7 +52,7 @@ func (s *Stats) ReadFraction() float64 {
 // SequentialFraction is the share of reads and writes that continue the
 // previous op on the same file.
 func (s *Stats) SequentialFraction() float64 {
-	n := s.OpsByType[capture.OpRead] + s.OpsByType[capture.OpWrite]
+	n := s.OpsByType[workload.OpRead] + s.OpsByType[workload.OpWrite]
 	if n == 0 {
 		return 0
 	}
@@ -61,7 +61,7 @@ func (s *Stats) SequentialFraction() float64 {
 
 // Summarize reads r to the end.
 func Summarize(r Reader) (*Stats, error) {
-	s := &Stats{OpsByType: map[capture.Op]int64{}, BytesByType: map[capture.Op]int64{}}
+	s := &Stats{OpsByType: map[workload.Op]int64{}, BytesByType: map[workload.Op]int64{}}
 	for i, hi := range SizeBuckets {
 		lo := int64(0)
 		if i > 0 {
@@ -102,12 +102,12 @@ func Summarize(r Reader) (*Stats, error) {
 		s.Ops++
 		s.OpsByType[op.Type]++
 		s.BytesByType[op.Type] += int64(op.Size)
-		if op.Type == capture.OpFlush {
+		if op.Type == workload.OpFlush {
 			continue
 		}
 		add(s.Sizes, int64(op.Size))
 		s.MaxEnd = max(s.MaxEnd, op.End())
-		if op.Type == capture.OpTrim {
+		if op.Type == workload.OpTrim {
 			continue
 		}
 		end, seen := files[op.File]
@@ -172,7 +172,7 @@ func (s *Stats) MarshalJSON() ([]byte, error) {
 func (s *Stats) Text() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "ops            %d over %v (first op at %v)\n", s.Ops, s.Duration(), s.First)
-	for _, t := range []capture.Op{capture.OpRead, capture.OpWrite, capture.OpFlush, capture.OpTrim} {
+	for _, t := range []workload.Op{workload.OpRead, workload.OpWrite, workload.OpFlush, workload.OpTrim} {
 		if n := s.OpsByType[t]; n > 0 {
 			fmt.Fprintf(&b, "  %-6s       %d ops, %s\n", t, n, humanBytes(s.BytesByType[t]))
 		}

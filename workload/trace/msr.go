@@ -5,7 +5,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/workload"
 )
 
 // MSRHeader is the optional header line of SNIA / MSR Cambridge CSV traces.
@@ -65,9 +65,9 @@ func (m *MSRReader) Next() (Op, error) {
 		op.Time = time.Duration(d) * 100
 		switch {
 		case bytes.EqualFold(m.f[3], []byte("read")):
-			op.Type = capture.OpRead
+			op.Type = workload.OpRead
 		case bytes.EqualFold(m.f[3], []byte("write")):
-			op.Type = capture.OpWrite
+			op.Type = workload.OpWrite
 		default:
 			return Op{}, m.l.errf("type %q: expected Read or Write", m.f[3])
 		}

@@ -3,7 +3,7 @@ package trace
 import (
 	"io"
 
-	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/workload"
 )
 
 // NativeHeader is the first line of a native trace.
@@ -69,32 +69,32 @@ func (n *NativeReader) Next() (Op, error) {
 	}
 }
 
-func nativeOp(b []byte) (capture.Op, bool) {
+func nativeOp(b []byte) (workload.Op, bool) {
 	if len(b) != 1 {
 		return 0, false
 	}
 	switch b[0] {
 	case 'R':
-		return capture.OpRead, true
+		return workload.OpRead, true
 	case 'W':
-		return capture.OpWrite, true
+		return workload.OpWrite, true
 	case 'F':
-		return capture.OpFlush, true
+		return workload.OpFlush, true
 	case 'T':
-		return capture.OpTrim, true
+		return workload.OpTrim, true
 	}
 	return 0, false
 }
 
-func nativeLetter(o capture.Op) byte {
+func nativeLetter(o workload.Op) byte {
 	switch o {
-	case capture.OpRead:
+	case workload.OpRead:
 		return 'R'
-	case capture.OpWrite:
+	case workload.OpWrite:
 		return 'W'
-	case capture.OpFlush:
+	case workload.OpFlush:
 		return 'F'
-	case capture.OpTrim:
+	case workload.OpTrim:
 		return 'T'
 	}
 	return '?'

@@ -8,13 +8,13 @@ import (
 	"io"
 	"time"
 
-	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/workload"
 )
 
 // Op is one I/O request of a trace.
 type Op struct {
 	Time   time.Duration // since the start of the trace
-	Type   capture.Op    // read, write, flush or trim
+	Type   workload.Op   // read, write, flush or trim
 	Offset int64         // bytes; 0 for flush
 	Size   int32         // bytes; 0 for flush
 	File   string        // file or device the trace named; "" if none

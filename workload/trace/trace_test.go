@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/workload"
 )
 
 const fixtures = "../../fixtures/traces"
@@ -30,10 +30,10 @@ func readAll(t *testing.T, r Reader) []Op {
 }
 
 const (
-	R = capture.OpRead
-	W = capture.OpWrite
-	F = capture.OpFlush
-	T = capture.OpTrim
+	R = workload.OpRead
+	W = workload.OpWrite
+	F = workload.OpFlush
+	T = workload.OpTrim
 )
 
 func TestReadersOnFixtures(t *testing.T) {

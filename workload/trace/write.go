@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/workload"
 )
 
 // Writer writes ops in one format. Close flushes; it does not close the
@@ -22,7 +22,7 @@ type Writer struct {
 	waitMS  int64           // fio v2: last wait written
 	seq     int64           // blkparse sequence number
 	written int64
-	skipped [5]int64 // by capture.Op
+	skipped [5]int64 // by workload.Op
 	err     error
 }
 
@@ -64,7 +64,7 @@ func (w *Writer) SkippedNote() string {
 	var parts []string
 	for t, k := range w.skipped {
 		if k > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", k, capture.Op(t)))
+			parts = append(parts, fmt.Sprintf("%d %s", k, workload.Op(t)))
 		}
 	}
 	return fmt.Sprintf("%d ops dropped (%s): MSR CSV carries only reads and writes", n, strings.Join(parts, ", "))
@@ -123,7 +123,7 @@ func (w *Writer) Write(op Op) error {
 	case FormatBlkparse:
 		b = w.appendBlkparse(b, op)
 	case FormatMSR:
-		if op.Type != capture.OpRead && op.Type != capture.OpWrite {
+		if op.Type != workload.OpRead && op.Type != workload.OpWrite {
 			if int(op.Type) < len(w.skipped) {
 				w.skipped[op.Type]++
 			}
@@ -138,7 +138,7 @@ func (w *Writer) Write(op Op) error {
 		b = append(b, host...)
 		b = append(b, ',')
 		b = append(b, disk...)
-		if op.Type == capture.OpRead {
+		if op.Type == workload.OpRead {
 			b = append(b, ",Read,"...)
 		} else {
 			b = append(b, ",Write,"...)
@@ -186,11 +186,11 @@ func (w *Writer) appendFio(b []byte, op Op) []byte {
 	b = prefix(b)
 	off, size := op.Offset, int64(op.Size)
 	switch op.Type {
-	case capture.OpRead:
+	case workload.OpRead:
 		b = append(b, "read "...)
-	case capture.OpWrite:
+	case workload.OpWrite:
 		b = append(b, "write "...)
-	case capture.OpTrim:
+	case workload.OpTrim:
 		b = append(b, "trim "...)
 	default:
 		b = append(b, "sync "...)
@@ -214,11 +214,11 @@ func (w *Writer) appendBlkparse(b []byte, op Op) []byte {
 	b = appendSeconds(b, op.Time)
 	b = append(b, " 0  Q "...)
 	switch op.Type {
-	case capture.OpRead:
+	case workload.OpRead:
 		b = append(b, 'R', ' ')
-	case capture.OpWrite:
+	case workload.OpWrite:
 		b = append(b, 'W', ' ')
-	case capture.OpTrim:
+	case workload.OpTrim:
 		b = append(b, 'D', ' ')
 	default:
 		return append(b, "FN [idlewatt]"...)

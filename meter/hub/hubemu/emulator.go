@@ -174,6 +174,7 @@ type Emulator struct {
 	slave     *os.File
 	ptsName   string
 	downUntil int64 // hostclock: Unplug's outage ends
+	closed    bool  // Close has begun: never plug a new pty
 	spare     []byte
 	unplugs   int
 }
@@ -312,6 +313,7 @@ func (e *Emulator) Close() error {
 	e.once.Do(func() {
 		close(e.stop)
 		e.mu.Lock()
+		e.closed = true
 		if e.master != nil {
 			err = e.master.Close()
 			e.slave.Close()
@@ -361,7 +363,9 @@ func (e *Emulator) setLink(now int64) {
 	if unplugged {
 		g.forceDown()
 		e.unplug()
-	} else if e.master == nil {
+	} else if e.master == nil && !e.closed {
+		// (A tick that raced Close must not open a pty nobody closes:
+		// its read loop would keep Close waiting for ever.)
 		if err := e.plug(); err != nil {
 			g.forceDown() // try again next tick
 		} else if e.o.Protocol >= 2 {

@@ -126,7 +126,14 @@ func (g *gen) geom(p float64) int64 {
 	if p >= 1 {
 		return 0
 	}
-	return int64(math.Log(1-g.rng.Float64()) / math.Log(1-p))
+	// Log1p keeps a tiny p from rounding 1-p to 1 (a division by zero, and
+	// an index of -2^63 that panicked for --drop-rate 1e-320); the draw is
+	// capped so that adding it to a byte position cannot overflow.
+	x := math.Log(1-g.rng.Float64()) / math.Log1p(-p)
+	if !(x < 1<<62) {
+		return 1 << 62
+	}
+	return int64(x)
 }
 
 // setLink applies the stall and disconnect schedule at host elapsed time d.

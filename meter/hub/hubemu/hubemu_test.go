@@ -84,3 +84,45 @@ func TestStartResumeKeepsCounting(t *testing.T) {
 		t.Fatal("RESUME with another rate was not refused")
 	}
 }
+
+// A tick that races Close used to see the closed pty as unplugged and open
+// a new one, whose read loop kept Close waiting for ever (1 hub in 6 under
+// load in the accuracy campaign).
+func TestCloseRacingATick(t *testing.T) {
+	for i := range 300 {
+		e, err := New(Options{Ports: 1, Tick: 50 * time.Microsecond})
+		if err != nil {
+			t.Skip(err)
+		}
+		time.Sleep(time.Duration(i%7) * 30 * time.Microsecond)
+		done := make(chan struct{})
+		go func() { e.Close(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("round %d: Close still waiting after 5 s", i)
+		}
+	}
+}
+
+// TestWriteFastTinyFaultRates: a fault rate so small that 1-p rounds to 1
+// (denormal 1e-320) injects nothing; it used to divide by log(1) = 0 and
+// panic with an index of -2^63.
+func TestWriteFastTinyFaultRates(t *testing.T) {
+	clean := Options{Ports: 2, Rate: 1000, Seed: 1}
+	var want bytes.Buffer
+	if err := WriteFast(&want, clean, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []Faults{{CorruptRate: 1e-320}, {DropRate: 1e-320}, {CorruptRate: 5e-324, DropRate: 1e-300}} {
+		o := clean
+		o.Faults = f
+		var got bytes.Buffer
+		if err := WriteFast(&got, o, time.Second); err != nil {
+			t.Fatalf("%+v: %v", f, err)
+		}
+		if !bytes.Equal(got.Bytes(), want.Bytes()) {
+			t.Errorf("%+v: %d bytes differ from the clean stream", f, got.Len())
+		}
+	}
+}

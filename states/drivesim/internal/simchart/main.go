@@ -9,7 +9,9 @@
 // The I/O script is synthetic: bursts of 0.1–1.5 s separated by idle gaps
 // of 1–6 s; in a burst requests arrive every 2 ms on average (exponential),
 // 70 % reads of 4–64 KiB and 30 % writes of 16–256 KiB, at queue depth 1. What matters for power is the
-// burst/gap structure, not the exact mix (shared/reference/workloads-and-peers.md).
+// burst/gap structure, not the exact mix (Futuremark's PCMark 7 Technical
+// Guide publishes the mix of only two of its seven storage traces; see
+// docs/workload.md).
 package main
 
 import (
@@ -26,16 +28,16 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 
-	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/states/drivesim"
 	"github.com/idlewatt/idlewatt/units"
+	"github.com/idlewatt/idlewatt/workload"
 
 	"github.com/idlewatt/idlewatt/internal/outfile"
 )
 
 type req struct {
 	at   time.Duration // scheduled issue time
-	op   capture.Op
+	op   workload.Op
 	size int
 }
 
@@ -49,9 +51,9 @@ func script(seed uint64) []req {
 	for t < time.Minute {
 		end := t + time.Duration(100+r.IntN(1400))*time.Millisecond
 		for t < end {
-			q := req{at: t, op: capture.OpRead, size: 4096 << r.IntN(5)}
+			q := req{at: t, op: workload.OpRead, size: 4096 << r.IntN(5)}
 			if r.IntN(10) < 3 {
-				q.op, q.size = capture.OpWrite, 16384<<r.IntN(5)
+				q.op, q.size = workload.OpWrite, 16384<<r.IntN(5)
 			}
 			out = append(out, q)
 			t += time.Duration(r.ExpFloat64() * float64(2*time.Millisecond))
@@ -77,7 +79,7 @@ func run(p drivesim.Profile, policy string, reqs []req) ([]float64, error) {
 		}
 		wait := m.IO(t, q.op, q.size)
 		rate := p.MaxReadMBps
-		if q.op == capture.OpWrite {
+		if q.op == workload.OpWrite {
 			rate = p.MaxWriteMBps
 		}
 		t += wait + time.Duration(float64(q.size)/rate*1e3) + 60*time.Microsecond

@@ -1,4 +1,4 @@
-package chart
+package decimate
 
 import (
 	"math"
@@ -6,7 +6,7 @@ import (
 )
 
 func TestDecimatorFixedSpan(t *testing.T) {
-	d, err := NewDecimator(DecimatorOpts{Buckets: 10, Span: 1})
+	d, err := New(Options{Buckets: 10, Span: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,8 +42,8 @@ func TestDecimatorFixedSpan(t *testing.T) {
 
 // AddUniform must agree with Add sample by sample: it is only a faster path.
 func TestDecimatorUniformMatchesAdd(t *testing.T) {
-	a, _ := NewDecimator(DecimatorOpts{Buckets: 64})
-	b, _ := NewDecimator(DecimatorOpts{Buckets: 64})
+	a, _ := New(Options{Buckets: 64})
+	b, _ := New(Options{Buckets: 64})
 	const dt = 1e-4
 	w := make([]float64, 1000)
 	for blk := 0; blk < 50; blk++ {
@@ -67,7 +67,7 @@ func TestDecimatorUniformMatchesAdd(t *testing.T) {
 
 // A growing decimator must keep the exact mean of everything it was fed.
 func TestDecimatorGrowKeepsEnergy(t *testing.T) {
-	d, _ := NewDecimator(DecimatorOpts{Buckets: 100, InitialWidth: 1e-3})
+	d, _ := New(Options{Buckets: 100, InitialWidth: 1e-3})
 	var sum float64
 	n := 0
 	for i := 0; i < 100000; i++ { // 10 s at 10 kS/s: 10 doublings
@@ -98,7 +98,7 @@ func TestDecimatorGrowKeepsEnergy(t *testing.T) {
 }
 
 func TestDecimatorGaps(t *testing.T) {
-	d, _ := NewDecimator(DecimatorOpts{Buckets: 10, Span: 10})
+	d, _ := New(Options{Buckets: 10, Span: 10})
 	for i := 0; i < 100; i++ {
 		x := float64(i) / 10
 		if x >= 4 && x < 6 { // two empty buckets
@@ -123,13 +123,13 @@ func TestDecimatorGaps(t *testing.T) {
 			t.Fatalf("NaN rows at %v, want %v", nanAt, want)
 		}
 	}
-	if err := e.validate(); err != nil {
+	if err := e.Validate(); err != nil {
 		t.Fatal(err)
 	}
 }
 
 func TestDecimatorSummary(t *testing.T) {
-	d, _ := NewDecimator(DecimatorOpts{Buckets: 4, Span: 4})
+	d, _ := New(Options{Buckets: 4, Span: 4})
 	d.AddSummary(0.1, 0.1, 0.9, 0.5, 100)
 	d.AddSummary(0.6, 0.2, 0.3, 0.25, 300)
 	d.AddSummary(2.2, 0, 0, math.NaN(), 10) // a gap summary
@@ -150,17 +150,17 @@ func TestDecimatorSummary(t *testing.T) {
 }
 
 func TestDecimatorBadOptions(t *testing.T) {
-	for _, o := range []DecimatorOpts{
+	for _, o := range []Options{
 		{Buckets: 1}, {Buckets: -5}, {Start: math.NaN()}, {Span: math.Inf(1)}, {InitialWidth: -1},
 	} {
-		if _, err := NewDecimator(o); err == nil {
-			t.Errorf("NewDecimator(%+v): no error", o)
+		if _, err := New(o); err == nil {
+			t.Errorf("New(%+v): no error", o)
 		}
 	}
 }
 
 func TestDecimatorNoAllocs(t *testing.T) {
-	d, _ := NewDecimator(DecimatorOpts{Buckets: 2000, Span: 3600})
+	d, _ := New(Options{Buckets: 2000, Span: 3600})
 	w := make([]float64, 1000)
 	for i := range w {
 		w[i] = float64(i) * 1e-3
@@ -174,5 +174,64 @@ func TestDecimatorNoAllocs(t *testing.T) {
 	})
 	if allocs != 0 {
 		t.Errorf("%v allocations per block, want 0", allocs)
+	}
+}
+
+// Zoomed in until buckets are narrower than the samples, the envelope has
+// no NaN rows between samples (the line stays a line), but a missing
+// sample still breaks it.
+func TestDecimatorZoomedKeepsLine(t *testing.T) {
+	d, err := New(Options{Buckets: 2000, Start: 1, Span: 0.01}) // 5 µs buckets
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := make([]float64, 100)
+	for i := range w {
+		w[i] = float64(i % 7)
+	}
+	d.AddUniform(1, 1e-4, w[:50])       // 100 µs samples, 1.000–1.0049 s
+	d.AddUniform(1+51e-4, 1e-4, w[51:]) // one sample missing at 1.0050 s
+	e := d.Envelope()
+	nan := 0
+	for k, m := range e.Mean {
+		if m != m {
+			nan++
+			if e.T[k] < 1.0049 || e.T[k] > 1.0051 {
+				t.Errorf("NaN row at %.6f s, between samples", e.T[k])
+			}
+		}
+	}
+	if nan == 0 {
+		t.Error("the missing sample at 1.0050 s does not break the line")
+	}
+	if n := e.Len() - nan; n != 99 {
+		t.Errorf("%d data rows, want 99 (one per sample)", n)
+	}
+}
+
+// Summary points further apart than the buckets also make a line.
+func TestDecimatorSummariesKeepLine(t *testing.T) {
+	d, err := New(Options{Buckets: 1000, Start: 0, Span: 10}) // 10 ms buckets
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := 0; k < 100; k++ { // one point per 0.1 s
+		if k == 50 {
+			continue // a missing point: a real gap
+		}
+		d.AddSummary(0.05+0.1*float64(k), 1, 2, 1.5, 1000)
+	}
+	e := d.Envelope()
+	nan := 0
+	for k, m := range e.Mean {
+		if m != m {
+			nan++
+			if e.T[k] < 4.95 || e.T[k] > 5.15 {
+				t.Errorf("NaN row at %.3f s, between summary points", e.T[k])
+			}
+		}
+	}
+	if nan == 0 || e.Len()-nan != 99 {
+		t.Errorf("%d rows, %d NaN: want 99 data rows and a break at 5 s", e.Len(), nan)
 	}
 }

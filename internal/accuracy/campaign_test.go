@@ -1,0 +1,103 @@
+package accuracy
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/idlewatt/idlewatt/states/drivesim"
+)
+
+// The CI campaign: eight drives (two hubs) with short phases, and drive 5
+// replayed alone at the same time. It asserts that the chain runs end to
+// end on every drive, that the table is produced, that the replay is the
+// same drive, and the goals that hold today (average power and energy, no
+// false PASS); the rest are logged (docs/analysis.md has the long campaign).
+func TestShortCampaign(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end campaign on the emulator")
+	}
+	if err := canStart(); err != nil {
+		t.Skip(err)
+	}
+	const seed = 9 // drives 0–7: four with working DevSlp, one without, two broken, one HDD
+	out, rout := t.TempDir(), t.TempDir()
+	var c, r *Campaign
+	var err, rerr error
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		c, err = Run(context.Background(), Options{Drives: 8, Seed: seed, Out: out, Parallel: 2, Phases: ShortPhases()})
+	})
+	wg.Go(func() {
+		r, rerr = Run(context.Background(), Options{Seed: seed, Replay: []int{5}, Out: rout, Phases: ShortPhases()})
+	})
+	wg.Wait()
+	if err != nil || rerr != nil {
+		t.Fatalf("campaign: %v; replay: %v", err, rerr)
+	}
+	if len(c.Results) != 8 || c.Drives != 8 {
+		t.Fatalf("%d results for 8 drives", len(c.Results))
+	}
+	for _, d := range c.Results {
+		if d.Error != "" || d.Truth == nil || d.Measured == nil || len(d.Checks) < 6 {
+			t.Errorf("drive %d: the chain did not complete: %q (%d checks)", d.Case.Index, d.Error, len(d.Checks))
+		}
+	}
+
+	// The table: every metric row, and the files.
+	if err := c.WriteFiles(out, "go test", false); err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(filepath.Join(out, "accuracy.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, row := range []string{"| active_idle_w |", "| average_w |", "| energy_j |", "| devslp_floor_w |", "| entry_ms |", "| exit_ms |", "| residency.idle |", "DevSlp verdicts (8 drives)"} {
+		if !strings.Contains(string(md), row) {
+			t.Errorf("accuracy.md has no %q", row)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(out, "accuracy.json")); err != nil {
+		t.Error(err)
+	}
+	if err := CheckOut(out, false); err == nil {
+		t.Error("an existing campaign was not refused without overwrite")
+	}
+	var tb strings.Builder
+	c.Table(&tb)
+	t.Logf("campaign table:\n%s", tb.String())
+
+	// The replay is drive 5 again: same profile, port, policy and seeds,
+	// and its model says so in the truth file.
+	if len(r.Results) != 1 {
+		t.Fatalf("replay: %d results", len(r.Results))
+	}
+	a, b := c.Results[5].Case, r.Results[0].Case
+	if !reflect.DeepEqual(a, b) {
+		t.Errorf("replayed drive differs:\n%+v\n%+v", a, b)
+	}
+	f, err := os.Open(filepath.Join(r.Results[0].Dir, "truth-p2.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, _, err := drivesim.ReadTruth(f)
+	f.Close()
+	if err != nil || h.Profile != a.Profile.Name || h.Seed != a.EmulatorSeed*100+int64(a.Port) {
+		t.Errorf("replay's truth header %+v (%v), want profile %s seed %d", h, err, a.Profile.Name, a.EmulatorSeed*100+int64(a.Port))
+	}
+
+	// Goals that hold today.
+	for _, m := range c.Metrics {
+		if (m.Metric == "average_w" || m.Metric == "energy_j") && !m.Met {
+			t.Errorf("%s: %d of %d drives off %s (max relative error %.3f %%)", m.Metric, m.Breaks, m.N, m.Goal, 100**m.RelMax)
+		}
+	}
+	if c.Verdicts.FalsePass != 0 {
+		t.Errorf("%d false DevSlp PASS", c.Verdicts.FalsePass)
+	}
+	t.Logf("goals missed today: %s", strings.Join(c.Missed, "; "))
+}

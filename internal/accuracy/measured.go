@@ -1,0 +1,195 @@
+package accuracy
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Value is one measured quantity with its stated 95 % interval, if the
+// output states one. A nil V is "the output gives no value" (absent or null).
+type Value struct {
+	V  *float64 `json:"value"`
+	Lo *float64 `json:"lo,omitempty"`
+	Hi *float64 `json:"hi,omitempty"`
+}
+
+// Measured is what the outputs of one run say about one drive.
+type Measured struct {
+	ActiveIdleW   Value            `json:"active_idle_w"`
+	AverageW      Value            `json:"average_w"`
+	EnergyJ       Value            `json:"energy_j"`
+	DevSlpFloorW  Value            `json:"devslp_floor_w"`
+	EntryMs       Value            `json:"entry_ms"`
+	ExitMs        Value            `json:"exit_ms"`
+	Residency     map[string]Value `json:"residency"` // by the report's state names
+	Verdict       string           `json:"verdict"`   // PASS, FAIL, INCONCLUSIVE, NOT SUPPORTED; "" = none given
+	VerdictReason string           `json:"verdict_reason,omitempty"`
+	Dropped       float64          `json:"dropped"`
+}
+
+// Extract reads what a run's outputs in dir say about the drive on port.
+// It is the only place that knows the output keys, so when report.json,
+// measure.json or states.json change this function changes, nothing else.
+// Keys read (docs/report-format.md):
+//
+//	report.json  drives[port].active_idle_w, average_w, energy_j,
+//	             residency.STATE (every key) ± residency_u95.STATE, samples.dropped,
+//	             devslp.floor_w (older reports: devslp.power_w), devslp.entry_ms,
+//	             devslp.exit_ms (pin release → first read completed), devslp.outcome
+//	measure.json devslp.PORT.outcome (older: pass), reason
+//
+// A stated 95 % interval is looked for beside each value: NAME_u95_UNIT
+// (a half-width: active_idle_u95_w, floor_u95_w, exit_u95_ms), or
+// KEY_ci95 as [lo, hi] or {lo, hi}; where none is found the Value has no
+// Lo/Hi and coverage counts it as n/a. Reports whose DevSlp values are
+// never null (no floor_w key) give a floor, entry and exit only when
+// devslp.entered is true; newer ones state absent values as null.
+func Extract(dir string, port int) (Measured, error) {
+	rep, err := os.ReadFile(filepath.Join(dir, "report.json"))
+	if err != nil {
+		return Measured{}, err
+	}
+	meas, err := os.ReadFile(filepath.Join(dir, "measure.json"))
+	if err != nil {
+		return Measured{}, err
+	}
+	return extractFrom(rep, meas, port)
+}
+
+// extractFrom is Extract on the files' bytes.
+func extractFrom(reportJSON, measureJSON []byte, port int) (Measured, error) {
+	var m Measured
+	var rep struct {
+		Drives []map[string]any `json:"drives"`
+	}
+	if err := json.Unmarshal(reportJSON, &rep); err != nil {
+		return m, fmt.Errorf("report.json: %w", err)
+	}
+	var d map[string]any
+	for _, x := range rep.Drives {
+		if p, ok := num(x["port"]); ok && int(p) == port {
+			d = x
+		}
+	}
+	if d == nil {
+		return m, fmt.Errorf("report.json: no drive on port %d", port)
+	}
+	m.ActiveIdleW = value(d, "active_idle_w")
+	m.AverageW = value(d, "average_w")
+	m.EnergyJ = value(d, "energy_j")
+	if s, ok := d["samples"].(map[string]any); ok {
+		m.Dropped, _ = num(s["dropped"])
+	}
+	m.Residency = map[string]Value{}
+	if res, ok := d["residency"].(map[string]any); ok {
+		u95, _ := d["residency_u95"].(map[string]any)
+		for k := range res {
+			if strings.HasSuffix(k, "_ci95") {
+				continue
+			}
+			v := value(res, k)
+			if u, ok := num(u95[k]); ok && u >= 0 && v.V != nil && v.Lo == nil {
+				lo, hi := *v.V-u, *v.V+u
+				v.Lo, v.Hi = &lo, &hi
+			}
+			m.Residency[k] = v
+		}
+	}
+	var outcome string
+	if ds, ok := d["devslp"].(map[string]any); ok {
+		entered, _ := ds["entered"].(bool)
+		_, nullable := ds["floor_w"]
+		if nullable || entered {
+			m.DevSlpFloorW = value(ds, "floor_w")
+			if !nullable {
+				m.DevSlpFloorW = value(ds, "power_w")
+			}
+			m.EntryMs = value(ds, "entry_ms")
+			m.ExitMs = value(ds, "exit_ms")
+		}
+		outcome, _ = ds["outcome"].(string)
+	}
+
+	var meas struct {
+		DevSlp map[string]map[string]any `json:"devslp"`
+	}
+	if err := json.Unmarshal(measureJSON, &meas); err != nil {
+		return m, fmt.Errorf("measure.json: %w", err)
+	}
+	if v, ok := meas.DevSlp[fmt.Sprint(port)]; ok {
+		m.VerdictReason, _ = v["reason"].(string)
+		if s, ok := v["outcome"].(string); ok {
+			m.Verdict = normVerdict(s)
+		} else if s, ok := v["verdict"].(string); ok {
+			m.Verdict = normVerdict(s)
+		} else if pass, ok := v["pass"].(bool); ok {
+			m.Verdict = "FAIL"
+			if pass {
+				m.Verdict = "PASS"
+			}
+		}
+	}
+	if m.Verdict == "" && outcome != "" {
+		m.Verdict = normVerdict(outcome)
+	}
+	return m, nil
+}
+
+func normVerdict(s string) string {
+	s = strings.ToUpper(strings.TrimSpace(strings.ReplaceAll(s, "_", " ")))
+	switch s {
+	case "NOTSUPPORTED", "UNSUPPORTED":
+		return "NOT SUPPORTED"
+	}
+	return s
+}
+
+func num(v any) (float64, bool) {
+	f, ok := v.(float64)
+	return f, ok && !math.IsNaN(f) && !math.IsInf(f, 0)
+}
+
+// value reads obj[key] and its interval, if any.
+func value(obj map[string]any, key string) Value {
+	var out Value
+	if f, ok := num(obj[key]); ok {
+		out.V = &f
+	}
+	if out.V == nil {
+		return out
+	}
+	// NAME_u95_UNIT: a 95 % half-width.
+	if i := strings.LastIndex(key, "_"); i > 0 {
+		if u, ok := num(obj[key[:i]+"_u95"+key[i:]]); ok && u >= 0 {
+			lo, hi := *out.V-u, *out.V+u
+			out.Lo, out.Hi = &lo, &hi
+			return out
+		}
+	}
+	iv := obj[key+"_ci95"]
+	if iv == nil {
+		if u, ok := obj["uncertainty"].(map[string]any); ok {
+			iv = u[key]
+		}
+	}
+	var lo, hi float64
+	var ok1, ok2 bool
+	switch x := iv.(type) {
+	case []any:
+		if len(x) == 2 {
+			lo, ok1 = num(x[0])
+			hi, ok2 = num(x[1])
+		}
+	case map[string]any:
+		lo, ok1 = num(x["lo"])
+		hi, ok2 = num(x["hi"])
+	}
+	if ok1 && ok2 {
+		out.Lo, out.Hi = &lo, &hi
+	}
+	return out
+}

@@ -1,0 +1,370 @@
+package accuracy
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/idlewatt/idlewatt/internal/outfile"
+)
+
+// Campaign is a campaign's result; its JSON form is accuracy.json
+// (keys in docs/analysis.md, "Truth-recovery campaign").
+type Campaign struct {
+	Schema   string          `json:"schema"`
+	Seed     uint64          `json:"seed"`
+	Drives   int             `json:"drives"`
+	Replay   []int           `json:"replay,omitempty"`
+	Phases   Phases          `json:"phases"`
+	ElapsedS float64         `json:"elapsed_s"`
+	Machine  string          `json:"machine"`
+	Metrics  []MetricSummary `json:"metrics"`
+	Verdicts VerdictSummary  `json:"verdicts"`
+	Coverage CoverageSummary `json:"coverage"`
+	Errors   int             `json:"errors"` // drives the chain failed on
+	GoalsMet bool            `json:"goals_met"`
+	Missed   []string        `json:"goals_missed,omitempty"`
+	Results  []DriveResult   `json:"results"`
+}
+
+// VerdictSummary is the DevSlp verdict confusion over the campaign.
+type VerdictSummary struct {
+	N            int                       `json:"n"`
+	Right        int                       `json:"right"`
+	FalsePass    int                       `json:"false_pass"`
+	FalseFail    int                       `json:"false_fail"`
+	Inconclusive int                       `json:"inconclusive"`
+	Wrong        int                       `json:"wrong"` // another wrong outcome (e.g. NOT SUPPORTED for a broken drive)
+	Missing      int                       `json:"missing"`
+	Matrix       map[string]map[string]int `json:"matrix"` // truth → measured → count
+	Met          bool                      `json:"met"`
+}
+
+// CoverageSummary is how often stated 95 % intervals held the truth, over
+// every metric.
+type CoverageSummary struct {
+	Compared  int      `json:"compared"`  // values compared with the truth
+	Intervals int      `json:"intervals"` // of those, with a stated interval
+	Held      int      `json:"held"`
+	Coverage  *float64 `json:"coverage"` // null = n/a (no interval stated)
+	Met       bool     `json:"met"`
+}
+
+func summariseCampaign(o Options, rs []DriveResult, el time.Duration) *Campaign {
+	c := &Campaign{Schema: Schema, Seed: o.Seed, Drives: len(rs), Replay: o.Replay, Phases: o.Phases,
+		ElapsedS: el.Seconds(), Machine: machine(), Results: rs}
+	byMetric := map[string][]Check{}
+	var order []string
+	c.Verdicts.Matrix = map[string]map[string]int{}
+	for _, r := range rs {
+		if r.Error != "" {
+			c.Errors++
+		}
+		for _, ch := range r.Checks {
+			if _, ok := byMetric[ch.Metric]; !ok {
+				order = append(order, ch.Metric)
+			}
+			byMetric[ch.Metric] = append(byMetric[ch.Metric], ch)
+		}
+		if r.Truth == nil || r.Measured == nil {
+			continue
+		}
+		v := &c.Verdicts
+		v.N++
+		mv := r.Measured.Verdict
+		if mv == "" {
+			mv = "none"
+		}
+		if v.Matrix[r.Truth.Verdict] == nil {
+			v.Matrix[r.Truth.Verdict] = map[string]int{}
+		}
+		v.Matrix[r.Truth.Verdict][mv]++
+		switch r.Verdict {
+		case "right":
+			v.Right++
+		case "false PASS":
+			v.FalsePass++
+		case "false FAIL":
+			v.FalseFail++
+		case "inconclusive":
+			v.Inconclusive++
+		case "missing":
+			v.Missing++
+		default:
+			v.Wrong++
+		}
+	}
+	// Fixed metrics first, then residency states alphabetically.
+	rank := func(m string) int {
+		for i, k := range []string{"active_idle_w", "average_w", "energy_j", "devslp_floor_w", "entry_ms", "exit_ms"} {
+			if m == k {
+				return i
+			}
+		}
+		return 100
+	}
+	sort.SliceStable(order, func(a, b int) bool {
+		ra, rb := rank(order[a]), rank(order[b])
+		if ra != rb {
+			return ra < rb
+		}
+		return order[a] < order[b]
+	})
+	allIntervals := true
+	for _, m := range order {
+		s := summarise(m, byMetric[m])
+		s.Goal = goalFor(m)
+		c.Metrics = append(c.Metrics, s)
+		c.Coverage.Compared += s.N
+		c.Coverage.Intervals += s.Intervals
+		c.Coverage.Held += s.Held
+		if s.Intervals < s.N {
+			allIntervals = false
+		}
+		switch {
+		case s.Met:
+		case s.N+s.Missing+s.Spurious == 0:
+			c.Missed = append(c.Missed, fmt.Sprintf("%s %s: not shown (no drive had it)", m, s.Goal))
+		default:
+			c.Missed = append(c.Missed, fmt.Sprintf("%s %s: %d of %d drives off goal", m, s.Goal, s.Breaks, s.N+s.Missing+s.Spurious))
+		}
+	}
+	if c.Coverage.Intervals > 0 {
+		x := float64(c.Coverage.Held) / float64(c.Coverage.Intervals)
+		c.Coverage.Coverage = &x
+	}
+	c.Coverage.Met = allIntervals && c.Coverage.Coverage != nil && *c.Coverage.Coverage >= CoverageGoal
+	if !c.Coverage.Met {
+		c.Missed = append(c.Missed, fmt.Sprintf("95 %% intervals hold the truth in ≥ 93 %%: %s", coverageText(c.Coverage)))
+	}
+	c.Verdicts.Met = c.Verdicts.FalsePass == 0 && c.Verdicts.FalseFail == 0 && c.Verdicts.N > 0
+	if !c.Verdicts.Met {
+		c.Missed = append(c.Missed, fmt.Sprintf("DevSlp verdicts: %d false PASS, %d false FAIL", c.Verdicts.FalsePass, c.Verdicts.FalseFail))
+	}
+	if c.Errors > 0 {
+		c.Missed = append(c.Missed, fmt.Sprintf("the chain failed on %d drive(s)", c.Errors))
+	}
+	c.GoalsMet = len(c.Missed) == 0
+	return c
+}
+
+func coverageText(s CoverageSummary) string {
+	if s.Coverage == nil {
+		return fmt.Sprintf("n/a (no interval stated for any of %d values)", s.Compared)
+	}
+	return fmt.Sprintf("%.1f %% (%d of %d intervals; %d values without one)", 100**s.Coverage, s.Held, s.Intervals, s.Compared-s.Intervals)
+}
+
+// Unit-aware formatting: watts below 0.1 W in mW, fractions in % / pp.
+func fmtVal(x float64, unit string) string {
+	switch unit {
+	case "W":
+		if math.Abs(x) < 0.1 {
+			return fmt.Sprintf("%.3f mW", x*1e3)
+		}
+		return fmt.Sprintf("%.4f W", x)
+	case "J":
+		return fmt.Sprintf("%.3f J", x)
+	case "ms":
+		return fmt.Sprintf("%.2f ms", x)
+	case "fraction":
+		return fmt.Sprintf("%.2f %%", 100*x)
+	}
+	return fmt.Sprintf("%g", x)
+}
+
+func fmtSigned(x float64, unit string) string {
+	switch unit {
+	case "fraction":
+		return fmt.Sprintf("%+.2f pp", 100*x)
+	case "W":
+		if math.Abs(x) < 0.1 {
+			return fmt.Sprintf("%+.3f mW", x*1e3)
+		}
+		return fmt.Sprintf("%+.4f W", x)
+	}
+	if x >= 0 {
+		return "+" + fmtVal(x, unit)
+	}
+	return fmtVal(x, unit)
+}
+
+func fmtAbs(p *float64, unit string) string {
+	if p == nil {
+		return "–"
+	}
+	if unit == "fraction" {
+		return fmt.Sprintf("%.2f pp", 100**p)
+	}
+	return fmtVal(*p, unit)
+}
+
+func fmtRel(p *float64) string {
+	if p == nil {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f %%", 100**p)
+}
+
+func fmtCov(s MetricSummary) string {
+	if s.Coverage == nil {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.0f %% (%d/%d)", 100**s.Coverage, s.Held, s.Intervals)
+}
+
+func yes(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "**no**"
+}
+
+// Markdown writes the table, the verdicts and the drives off goal.
+func (c *Campaign) Markdown(w io.Writer) {
+	fmt.Fprintf(w, "| metric | goal | N | missing | spurious | \\|error\\| median | p95 | max | rel. median | rel. p95 | rel. max | off goal | 95 %% interval holds | met |\n")
+	fmt.Fprintf(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, s := range c.Metrics {
+		fmt.Fprintf(w, "| %s | %s | %d | %d | %d | %s | %s | %s | %s | %s | %s | %d | %s | %s |\n",
+			s.Metric, s.Goal, s.N, s.Missing, s.Spurious, fmtAbs(s.AbsMedian, s.Unit), fmtAbs(s.AbsP95, s.Unit), fmtAbs(s.AbsMax, s.Unit),
+			fmtRel(s.RelMedian), fmtRel(s.RelP95), fmtRel(s.RelMax), s.Breaks, fmtCov(s), yes(s.Met))
+	}
+	v := c.Verdicts
+	fmt.Fprintf(w, "\nDevSlp verdicts (%d drives): %d right, **%d false PASS, %d false FAIL**, %d inconclusive, %d other wrong, %d without a verdict — goal (0 false PASS, 0 false FAIL) met: %s.\n\n",
+		v.N, v.Right, v.FalsePass, v.FalseFail, v.Inconclusive, v.Wrong, v.Missing, yes(v.Met))
+	var cols []string
+	seen := map[string]bool{}
+	for _, row := range v.Matrix {
+		for k := range row {
+			if !seen[k] {
+				seen[k] = true
+				cols = append(cols, k)
+			}
+		}
+	}
+	sort.Strings(cols)
+	fmt.Fprintf(w, "| truth \\ measured | %s |\n|---|%s\n", strings.Join(cols, " | "), strings.Repeat("---|", len(cols)))
+	for _, t := range []string{"PASS", "NOT SUPPORTED", "FAIL"} {
+		row := v.Matrix[t]
+		fmt.Fprintf(w, "| %s |", t)
+		for _, k := range cols {
+			fmt.Fprintf(w, " %d |", row[k])
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintf(w, "\n95 %% intervals holding the truth: %s — goal ≥ 93 %% met: %s.\n", coverageText(c.Coverage), yes(c.Coverage.Met))
+	if c.Errors > 0 {
+		fmt.Fprintf(w, "\nThe chain failed on %d drive(s).\n", c.Errors)
+	}
+	if c.GoalsMet {
+		fmt.Fprintf(w, "\nAll goals met.\n")
+	} else {
+		fmt.Fprintf(w, "\nGoals missed:\n")
+		for _, m := range c.Missed {
+			fmt.Fprintf(w, "- %s\n", m)
+		}
+	}
+	off := c.offGoal()
+	if len(off) > 0 {
+		fmt.Fprintf(w, "\n### Drives off goal (%d): replay with `idlewatt accuracy --replay SEED:INDEX`\n\n", len(off))
+		for _, r := range off {
+			fmt.Fprintf(w, "- `%s` %s, %s, policy %s: %s\n", r.Case.Replay(), r.Case.Profile.Description, r.Case.Profile.DevSlpMode(), r.Case.Policy, r.problem())
+		}
+	}
+}
+
+func (r DriveResult) problem() string {
+	if r.Error != "" {
+		return r.Error
+	}
+	return strings.Join(r.Breaks, "; ")
+}
+
+func (c *Campaign) offGoal() []DriveResult {
+	var out []DriveResult
+	for _, r := range c.Results {
+		if r.Error != "" || len(r.Breaks) > 0 {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Table prints the terminal summary: the table, then each drive off goal
+// with its replay argument and profile (as JSON, to be replayed exactly).
+func (c *Campaign) Table(w io.Writer) {
+	fmt.Fprintf(w, "%-20s %-18s %4s %4s %4s %12s %12s %12s %9s %9s %5s %10s %4s\n",
+		"metric", "goal", "N", "miss", "spur", "|err| med", "p95", "max", "rel p95", "rel max", "off", "interval", "met")
+	for _, s := range c.Metrics {
+		met := "yes"
+		if !s.Met {
+			met = "NO"
+		}
+		fmt.Fprintf(w, "%-20s %-18s %4d %4d %4d %12s %12s %12s %9s %9s %5d %10s %4s\n",
+			s.Metric, s.Goal, s.N, s.Missing, s.Spurious, fmtAbs(s.AbsMedian, s.Unit), fmtAbs(s.AbsP95, s.Unit), fmtAbs(s.AbsMax, s.Unit),
+			fmtRel(s.RelP95), fmtRel(s.RelMax), s.Breaks, fmtCov(s), met)
+	}
+	v := c.Verdicts
+	fmt.Fprintf(w, "DevSlp verdicts: %d drives, %d right, %d false PASS, %d false FAIL, %d inconclusive, %d other wrong, %d none\n",
+		v.N, v.Right, v.FalsePass, v.FalseFail, v.Inconclusive, v.Wrong, v.Missing)
+	fmt.Fprintf(w, "95 %% intervals holding the truth: %s\n", coverageText(c.Coverage))
+	for _, r := range c.offGoal() {
+		prof, _ := json.Marshal(r.Case.Profile)
+		fmt.Fprintf(w, "off goal: --replay %s (policy %s, port %d, emulator seed %d): %s\n  profile %s\n",
+			r.Case.Replay(), r.Case.Policy, r.Case.Port, r.Case.EmulatorSeed, r.problem(), prof)
+	}
+	if c.GoalsMet {
+		fmt.Fprintln(w, "all goals met")
+	} else {
+		fmt.Fprintf(w, "goals missed: %s\n", strings.Join(c.Missed, "; "))
+	}
+}
+
+// OutputFiles are the files WriteFiles writes into the output directory.
+var OutputFiles = []string{"accuracy.json", "accuracy.md"}
+
+// CheckOut refuses an output directory that is a symlink or not a
+// directory, or whose campaign files or runs/ exist unless overwrite
+// (internal/outfile's rules), before any drive is run.
+func CheckOut(dir string, overwrite bool) error {
+	if err := outfile.CheckDir(dir); err != nil {
+		return err
+	}
+	o := outfile.Options{Overwrite: overwrite}
+	if err := outfile.CheckAll(dir, OutputFiles, o); err != nil {
+		return err
+	}
+	runs := filepath.Join(dir, "runs")
+	if fi, err := os.Lstat(runs); err == nil {
+		if fi.Mode()&os.ModeSymlink != 0 || !fi.IsDir() {
+			return fmt.Errorf("%s is not a directory; refusing to write runs into it", runs)
+		}
+		if !overwrite {
+			return fmt.Errorf("%s exists (a previous campaign); use a new --out, or --overwrite to replace it", runs)
+		}
+	}
+	return nil
+}
+
+// WriteFiles writes accuracy.json and accuracy.md into dir, each through a
+// temporary file renamed into place (internal/outfile).
+func (c *Campaign) WriteFiles(dir, command string, overwrite bool) error {
+	b, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		return err
+	}
+	o := outfile.Options{Overwrite: overwrite}
+	if err := outfile.WriteFile(filepath.Join(dir, "accuracy.json"), append(b, '\n'), o); err != nil {
+		return err
+	}
+	var md strings.Builder
+	fmt.Fprintf(&md, "# Truth-recovery campaign\n\n`%s` — seed %d, %d drives, %.0f s on %s.\n\n", command, c.Seed, c.Drives, c.ElapsedS, c.Machine)
+	c.Markdown(&md)
+	return outfile.WriteFile(filepath.Join(dir, "accuracy.md"), []byte(md.String()), o)
+}
