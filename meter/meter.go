@@ -103,7 +103,7 @@ type Gap struct {
 type MarkEcho struct {
 	ID         uint32
 	HostSent   int64  // hostclock.Now() just before the mark was written
-	HostRecv   int64  // hostclock.Now() when the echo was decoded
+	HostRecv   int64  // hostclock.Now() when the echo arrived (hub: when its bytes were read from the port) or was decoded
 	MeterIndex uint64 // sample index at which the meter saw the mark
 	Synthetic  bool   // produced by the driver from receive times, not by the meter
 }
@@ -181,6 +181,14 @@ type Stats struct {
 	// Restarts counts the times the meter's index went back, i.e. it started
 	// counting again; each is an EventRestart after a "restart" gap.
 	Restarts uint64
+	// Recovered counts samples a meter sent again on request (hub protocol
+	// v2 RESEND) that filled what would otherwise have been a gap; they are
+	// in the stream, not in SamplesLost.
+	Recovered uint64
+	// Refused counts frames with a good checksum the driver could not use
+	// (a frame of a protocol version the link did not negotiate, a value
+	// out of its range); each is dropped, never decoded into a sample.
+	Refused uint64
 	// BadLines counts text lines that were not a reading (line meters).
 	// Each one after the first reading is a one-sample "bad-line" gap, so
 	// later samples keep their place; lines before it (banners, headers)

@@ -2,11 +2,22 @@
 # fault-campaign.sh — the hub link's fault campaign (issue 8 item 2); its
 # tables go in docs/reliability.md.
 #
-#   scripts/fault-campaign.sh [SECONDS_PER_LIVE_RUN]     (default 20; ~4 min in all)
+#   scripts/fault-campaign.sh [SECONDS_PER_LIVE_RUN]     (default 20; ~9 min in all)
 #
+# Part 0 (issue 17's goals, live, against the drive's truth): `go test -run
+#   TestGoalsLive ./meter/hub` streams 4 ports × 2 rails at 10 kS/s from the
+#   live emulator on a pty through the driver (protocol v2 and v1) for
+#   SECONDS/2 per row with a drive whose every sample is known, checks each
+#   accepted sample, and prints samples in the capture, RESENDs, samples
+#   recovered, expired and given up, and the bytes per sample set with the
+#   share spent on retransmission. Goals asserted: at 1e-3 corrupted bytes
+#   ≥ 99.9 % of the samples and 0 corrupted accepted; at 1e-4 corrupted +
+#   1e-5 dropped 100 %; a 1 s unplug recovered whole with a ring that
+#   holds it, the ring's depth recovered and the rest one exact gap with
+#   one that does not.
 # Part 1 (byte level, ground truth): `go test -run TestFaultCampaign
 #   ./meter/hub` streams 60 s of 4 ports × 2 rails at 1 kS/s per fault through
-#   the decoder, with a drive whose current changes every sample, and compares
+#   the decoder, for protocol v1 and v2 (unpaced: no RESEND, framing alone), with a drive whose current changes every sample, and compares
 #   every accepted sample with the clean stream's sample at the same index:
 #   corrupted bytes 1e-5…1e-2, dropped bytes, truncated frames, stalls that
 #   overflow nothing, silent disconnects. Goals asserted: 0 corrupted samples
@@ -34,6 +45,11 @@ iw=$tmp/idlewatt
 
 echo "# machine: $(uname -srm), $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(go version | cut -d' ' -f3)"
 echo
+echo "## Part 0: issue 17's goals, live on a pty, against the drive's truth"
+echo
+IDLEWATT_CAMPAIGN=1 IDLEWATT_GOAL_SECONDS=$((secs / 2)) go test -count=1 -timeout 30m -run '^TestGoalsLive$' -v ./meter/hub | grep '^|'
+
+echo
 echo "## Part 1: byte level against ground truth"
 echo
 IDLEWATT_CAMPAIGN=1 go test -count=1 -run '^TestFaultCampaign$' -v ./meter/hub | grep '^|'
@@ -48,8 +64,8 @@ echo
 echo
 echo "## Part 3: live on a pty, 4 ports × 2 rails at 10 kS/s, ${secs} s each"
 echo
-echo "| fault | channel samples | indices lost (by reason) | CRC errors | reconnects | completed | drift injected ppm | drift fitted ppm | alignment residual rms ms | load avg |"
-echo "|---|---|---|---|---|---|---|---|---|---|"
+echo "| fault | channel samples | indices lost (by reason) | recovered by RESEND | CRC errors | reconnects | completed | drift injected ppm | drift fitted ppm | alignment residual rms ms | load avg |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|"
 live() { # name drift load emulate-flags...
 	local name=$1 drift=$2 load=$3
 	shift 3
@@ -87,8 +103,8 @@ lost = r.get("samples_lost", "–")
 by = r.get("lost_by_reason") or {}
 if by:
     lost = "%s (%s)" % (lost, ", ".join("%s %d" % kv for kv in sorted(by.items())))
-print("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (name, r.get("samples", "–"), lost,
-      r.get("crc_errors", "–"), r.get("disconnects", "–"), "yes" if rc == "0" and r.get("stopped") == "duration" else "no (exit %s)" % rc,
+print("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (name, r.get("samples", "–"), lost,
+      r.get("samples_recovered", "–"), r.get("crc_errors", "–"), r.get("disconnects", "–"), "yes" if rc == "0" and r.get("stopped") == "duration" else "no (exit %s)" % rc,
       drift, "%.1f" % a["drift_ppm"] if "drift_ppm" in a else "–",
       "%.3f" % a["residual_rms_ms"] if "residual_rms_ms" in a else "–", load))
 PY
@@ -98,6 +114,8 @@ live "none, 2 CPU burners" 0 load
 live "drift +500 ppm" 500 idle
 live "drift −500 ppm" -500 idle
 live "corrupt 1e-3" 0 idle --corrupt-rate 1e-3
+live "corrupt 1e-3, protocol v1 hub" 0 idle --corrupt-rate 1e-3 --protocol 1
 live "drop 1e-4" 0 idle --drop-rate 1e-4
+live "corrupt 1e-4 + drop 1e-5" 0 idle --corrupt-rate 1e-4 --drop-rate 1e-5
 live "stall 1 s every 5 s, 256 KiB hub buffer" 0 idle --stall-every 5s --stall-for 1s --buffer 262144
 live "unplug 1 s every 6 s (re-enumerate)" 0 idle --disconnect-every 6s --disconnect-for 1s --reenumerate

@@ -67,6 +67,9 @@ would have sent over D of streaming (every port, at --rate) to FILE, unpaced.`,
 	f.Bool("reenumerate", false, "make disconnects real: close the pty and remove the path, then reappear at the same path")
 	f.String("symlink", "", "keep the pty's path as a symlink here (default: a new temporary directory)")
 	f.Int("buffer", 0, "hub output buffer in bytes (default 1 MiB); blocks that do not fit are lost with an OVERRUN")
+	f.Int("protocol", 2, "hub protocol version to speak: 2 (LINK, split frames, RESEND ring, 20-bit samples) or 1")
+	f.Int("ring", 1<<20, "protocol 2: ring buffer of recent samples RESEND reads from, bytes (0 = none)")
+	f.Int("max-frame", 4096, "protocol 2: largest frame the hub sends or takes, bytes (64–4096)")
 	f.Float64("drift-ppm", 0, "emulator clock drift against the host, ppm")
 	signedDurationFlag(f, "offset", 0, "emulator clock offset against the host")
 	f.Bool("fast", false, "write the byte stream unpaced to --out and exit")
@@ -110,6 +113,9 @@ func hubEmulatorOptions(cmd *cobra.Command) (hubemu.Options, error) {
 	getd("disconnect-every", "emulate.disconnect_every", &o.Faults.DisconnectEvery)
 	getd("disconnect-for", "emulate.disconnect_for", &o.Faults.DisconnectFor)
 	geti("buffer", "emulate.buffer_bytes", &o.BufferBytes)
+	geti("protocol", "emulate.protocol", &o.Protocol)
+	geti("ring", "emulate.ring_bytes", &o.RingBytes)
+	geti("max-frame", "emulate.max_frame", &o.MaxFrame)
 	getf("drift-ppm", "emulate.drift_ppm", &o.DriftPPM)
 	getd("offset", "emulate.offset", &o.ClockOffset)
 	if err != nil {
@@ -120,6 +126,18 @@ func hubEmulatorOptions(cmd *cobra.Command) (hubemu.Options, error) {
 	o.Symlink = optString(cmd, "symlink", "emulate.symlink")
 	if o.BufferBytes < 0 {
 		return o, usageErr("%s: %d bytes is negative", where(cmd, "buffer", "emulate.buffer_bytes"), o.BufferBytes)
+	}
+	if o.Protocol != 1 && o.Protocol != 2 {
+		return o, usageErr("%s: %d (1 or 2)", where(cmd, "protocol", "emulate.protocol"), o.Protocol)
+	}
+	switch {
+	case o.RingBytes < 0:
+		return o, usageErr("%s: %d bytes is negative", where(cmd, "ring", "emulate.ring_bytes"), o.RingBytes)
+	case o.RingBytes == 0:
+		o.RingBytes = -1 // no ring: IDENTITY says 0, RESEND is refused
+	}
+	if o.MaxFrame < hub.MinMaxFrame || o.MaxFrame > hub.MaxFrame {
+		return o, usageErr("%s: %d bytes (%d–%d)", where(cmd, "max-frame", "emulate.max_frame"), o.MaxFrame, hub.MinMaxFrame, hub.MaxFrame)
 	}
 	if o.DriftPPM < -1e5 || o.DriftPPM > 1e5 {
 		return o, usageErr("%s: %g ppm is not a plausible clock drift (±100000 at most)", where(cmd, "drift-ppm", "emulate.drift_ppm"), o.DriftPPM)

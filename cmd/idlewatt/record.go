@@ -91,8 +91,13 @@ type recordResult struct {
 	// The meter's own account of its data (meter.Stats): samples sent
 	// twice (dropped), index restarts, text lines that were not readings
 	// (line meters) and the first of them.
-	Duplicates   uint64  `json:"duplicate_samples"`
-	Restarts     uint64  `json:"index_restarts"`
+	Duplicates uint64 `json:"duplicate_samples"`
+	Restarts   uint64 `json:"index_restarts"`
+	// Recovered: samples the hub sent again on request (protocol v2
+	// RESEND) that would otherwise have been lost; Refused: good-CRC frames
+	// the driver could not use (dropped, never samples).
+	Recovered    uint64  `json:"samples_recovered"`
+	Refused      uint64  `json:"frames_refused"`
 	BadLines     uint64  `json:"bad_lines"`
 	FirstBadLine uint64  `json:"first_bad_line,omitempty"`
 	FirstBadByte uint64  `json:"first_bad_byte,omitempty"`
@@ -205,6 +210,7 @@ func runRecord(cmd *cobra.Command, args []string) error {
 	res.LostBy = sink.lostByReason()
 	res.CRCErrors = st.CRCErrors
 	res.Duplicates, res.Restarts, res.BadLines = st.Duplicates, st.Restarts, st.BadLines
+	res.Recovered, res.Refused = st.Recovered, st.Refused
 	res.FirstBadLine, res.FirstBadByte = st.FirstBadLine, st.FirstBadByte
 	switch {
 	case serr != nil:
@@ -251,6 +257,12 @@ func runRecord(cmd *cobra.Command, args []string) error {
 	}
 	if res.Restarts > 0 {
 		fmt.Fprintf(cmd.OutOrStdout(), "; meter index restarted %d× (%d samples in estimated restart gaps)", res.Restarts, res.LostBy["restart"])
+	}
+	if res.Recovered > 0 {
+		fmt.Fprintf(cmd.OutOrStdout(), "; %d samples recovered by retransmission", res.Recovered)
+	}
+	if res.Refused > 0 {
+		fmt.Fprintf(cmd.OutOrStdout(), "; %d frames refused", res.Refused)
 	}
 	if res.Duplicates > 0 {
 		fmt.Fprintf(cmd.OutOrStdout(), "; %d duplicate samples dropped", res.Duplicates)

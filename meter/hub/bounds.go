@@ -83,8 +83,28 @@ func (id *Identity) Check() error {
 			return boundsErr("IDENTITY rate %d: %d Hz above %d Hz", i, q, MaxRateHz)
 		}
 	}
+	if id.Version < 2 {
+		return nil
+	}
+	if id.MaxFrame < MinMaxFrame || id.MaxFrame > MaxFrame {
+		return boundsErr("IDENTITY v2 maximum frame %d bytes outside %d–%d", id.MaxFrame, MinMaxFrame, MaxFrame)
+	}
+	if id.Formats&FormatBit16 == 0 {
+		return boundsErr("IDENTITY v2 formats 0x%02X lack the 16-bit format (bit 0), which every hub has", id.Formats)
+	}
+	if id.Formats&FormatBit20 != 0 {
+		for i, w := range id.WideLSBpA {
+			if w < 1 || w > maxWideLSBpA {
+				return boundsErr("IDENTITY rail %d (%s): 20-bit current LSB %d pA outside 1–%d pA (full scale 524287 × LSB ≤ %g A)",
+					i, id.Rails[i].Rail, w, maxWideLSBpA, MaxFullScaleA)
+			}
+		}
+	}
 	return nil
 }
+
+// maxWideLSBpA is the largest 20-bit current LSB with MaxFullScaleA full scale.
+var maxWideLSBpA = uint32(math.Floor(MaxFullScaleA / (1<<19 - 1) * 1e12))
 
 // Check tests a calibration against id (already checked) and the bounds
 // above: each entry names a port and rail the hub has, its current LSB (0
@@ -105,6 +125,22 @@ func (c *Calibration) Check(id *Identity) error {
 		}
 		if nominal == 0 {
 			return boundsErr("%s: the hub has no such rail", where)
+		}
+		if e.WideLSBpA != 0 {
+			var wnom uint32
+			for i, r := range id.Rails {
+				if r.Rail == e.Rail && i < len(id.WideLSBpA) {
+					wnom = id.WideLSBpA[i]
+				}
+			}
+			if wnom == 0 {
+				return boundsErr("%s: a 20-bit current LSB (%d pA) from a hub without the 20-bit format", where, e.WideLSBpA)
+			}
+			lo, hi := float64(wnom)/CalLSBFactor, min(float64(wnom)*CalLSBFactor, float64(maxWideLSBpA))
+			if float64(e.WideLSBpA) < lo || float64(e.WideLSBpA) > hi {
+				return boundsErr("%s: 20-bit current LSB %d pA outside %.0f–%.0f pA (×%g of the nominal %d pA)",
+					where, e.WideLSBpA, lo, hi, CalLSBFactor, wnom)
+			}
 		}
 		if e.CurrentLSBnA == 0 {
 			continue // not calibrated: the nominal LSB stands

@@ -13,25 +13,40 @@ import (
 // Info converts an identity (and, if non-nil, its calibration) to a
 // meter.Info. Channel c of the result is wire channel c: port c/rails+1,
 // rail c%rails, the bit order of a SAMPLES channel mask.
-func (id *Identity) Info(cal *Calibration) meter.Info {
+func (id *Identity) Info(cal *Calibration) meter.Info { return id.InfoFormat(cal, Format16) }
+
+// InfoFormat is Info for a stream of sample format f: with Format20 each
+// channel's current LSB is the 20-bit one (CALIBRATION's, else IDENTITY's
+// nominal) and its range 2¹⁹ − 1 counts.
+func (id *Identity) InfoFormat(cal *Calibration, f uint8) meter.Info {
 	info := meter.Info{
 		Kind: "hub", Model: id.Model, Firmware: id.Firmware, Serial: id.Serial,
 		ProtocolVersion: int(id.Version), Ports: int(id.Ports),
 	}
+	wide := f == Format20
 	for p := 1; p <= int(id.Ports); p++ {
-		for _, r := range id.Rails {
+		for ri, r := range id.Rails {
 			ch := meter.Channel{Port: p, Rail: r.Rail, VoltLSB: units.Volts(float64(id.BusLSBuV) * 1e-6),
 				CurrentLSB: units.Amps(float64(r.CurrentLSBnA) * 1e-9)}
+			if wide && ri < len(id.WideLSBpA) {
+				ch.CurrentLSB = units.Amps(float64(id.WideLSBpA[ri]) * 1e-12)
+			}
 			if cal != nil {
 				for _, e := range cal.Entries {
-					if int(e.Port) == p && e.Rail == r.Rail && e.CurrentLSBnA != 0 {
+					if int(e.Port) != p || e.Rail != r.Rail {
+						continue
+					}
+					switch {
+					case wide && e.WideLSBpA != 0:
+						ch.CurrentLSB = units.Amps(float64(e.WideLSBpA) * 1e-12)
+					case !wide && e.CurrentLSBnA != 0:
 						ch.CurrentLSB = units.Amps(float64(e.CurrentLSBnA) * 1e-9)
 					}
 				}
 			}
 			info.Channels = append(info.Channels, ch)
 			info.MaxVoltage = max(info.MaxVoltage, units.Volts(float64(r.MaxMilliVolt)*1e-3))
-			info.MaxCurrent = max(info.MaxCurrent, ch.CurrentLSB*32767)
+			info.MaxCurrent = max(info.MaxCurrent, ch.CurrentLSB*units.Amps(FormatFullScale(f)))
 		}
 	}
 	for _, r := range id.Rates {
@@ -109,6 +124,11 @@ type decoder struct {
 	downAt int64
 	offset uint64
 	rate   float64
+	// edge is the end of the last live block (or overrun) seen: the next
+	// live index expected. It equals expected except while holes wait for
+	// a RESEND's answer (merge.go).
+	edge uint64
+	merge
 	// lastFirst is the first index of the last block delivered, lastRecv
 	// its host receive time (0 in a replay, and before the first block).
 	lastFirst uint64
@@ -123,6 +143,7 @@ type decoder struct {
 
 func newDecoder(info meter.Info, cfg meter.StreamConfig, stats *meter.Stats) *decoder {
 	d := &decoder{stats: stats, rate: float64(cfg.Rate)}
+	d.link, d.format = &LinkStats{}, Format16
 	n := 0
 	for c := range d.index {
 		d.index[c] = -1
@@ -140,30 +161,62 @@ func newDecoder(info meter.Info, cfg meter.StreamConfig, stats *meter.Stats) *de
 	return d
 }
 
+// gapReason names the cause of a gap found now: "lost" is refined to
+// "disconnect" after an outage and to the caller's reason ("crc").
+func (d *decoder) gapReason(reason string) string {
+	switch {
+	case reason == "lost" && d.outage:
+		return "disconnect"
+	case reason == "lost" && d.reason != "":
+		return d.reason
+	}
+	return reason
+}
+
 // gap reports [d.expected, upTo) missing, if non-empty.
 func (d *decoder) gap(upTo uint64, reason string, sink meter.Sink) error {
 	if upTo <= d.expected {
 		return nil
 	}
-	switch {
-	case reason == "lost" && d.outage:
-		reason = "disconnect"
-	case reason == "lost" && d.reason != "":
-		reason = d.reason
-	}
-	g := meter.Gap{Channel: -1, Start: d.expected, Count: upTo - d.expected, Reason: reason}
+	g := meter.Gap{Channel: -1, Start: d.expected, Count: upTo - d.expected, Reason: d.gapReason(reason)}
 	d.stats.SamplesLost += g.Count
 	d.expected = upTo
+	d.edge = max(d.edge, upTo)
 	return sink.Gap(g)
 }
 
 // samples decodes a SAMPLES payload received at host time now (used only
 // after an outage) into sink.
 func (d *decoder) samples(p []byte, now int64, sink meter.Sink) error {
-	s := &d.s
-	if err := s.DecodeFromBytes(p); err != nil {
+	if err := d.s.DecodeFromBytes(p); err != nil {
 		return err
 	}
+	return d.live(now, sink)
+}
+
+// samples2 decodes a SAMPLES2 payload: a live block, or (SamplesResent)
+// one answering a RESEND, merged into its hole.
+func (d *decoder) samples2(p []byte, now int64, sink meter.Sink) error {
+	s := &d.s
+	if err := s.DecodeV2(p); err != nil {
+		d.refuse(&d.link.RefusedBadFrame)
+		return nil // refused and counted: a frame with a good CRC the host cannot use
+	}
+	if s.Format != d.format {
+		d.refuse(&d.link.RefusedFormat)
+		return nil
+	}
+	if s.Flags&SamplesResent != 0 {
+		return d.resent(now, sink)
+	}
+	return d.live(now, sink)
+}
+
+// live handles the live block in d.s: duplicates, restarts and gaps are
+// judged against the live edge; with retransmission a gap becomes a hole
+// asked for again, and blocks behind a hole wait in order.
+func (d *decoder) live(now int64, sink meter.Sink) error {
+	s := &d.s
 	if d.outage {
 		if err := d.afterOutage(now, sink); err != nil {
 			return err
@@ -171,16 +224,19 @@ func (d *decoder) samples(p []byte, now int64, sink meter.Sink) error {
 	}
 	s.First += d.offset
 	skip := 0
-	if s.First < d.expected {
+	if s.First < d.edge {
 		if s.First < d.lastFirst {
 			// Further back than the block before: the hub counts again.
+			if err := d.giveUpAll(sink); err != nil {
+				return err
+			}
 			if err := d.restart(now, sink); err != nil {
 				return err
 			}
 		} else {
 			// A repeat of (part of) what was just delivered, or of
 			// indices an OVERRUN already gave up as lost.
-			dup := min(d.expected, s.First+uint64(s.Count)) - s.First
+			dup := min(d.edge, s.First+uint64(s.Count)) - s.First
 			d.stats.Duplicates += dup
 			if err := sink.Event(meter.Event{Kind: meter.EventDuplicate, Index: s.First, Value: int64(dup), HostRecv: now}); err != nil {
 				return err
@@ -191,28 +247,50 @@ func (d *decoder) samples(p []byte, now int64, sink meter.Sink) error {
 			skip = int(dup)
 		}
 	}
-	if err := d.gap(s.First, "lost", sink); err != nil {
-		return err
+	if s.First > d.edge {
+		if err := d.missing(s.First, d.gapReason("lost"), now, sink); err != nil {
+			return err
+		}
 	}
+	d.edge = s.First + uint64(s.Count)
+	d.lastFirst, d.lastRecv = s.First, now
+	if d.waiting() {
+		d.hold(s, skip)
+		return d.flush(sink)
+	}
+	return d.emit(s, skip, sink)
+}
+
+// emit delivers samples skip… of s to sink; d.expected moves past them.
+func (d *decoder) emit(s *Samples, skip int, sink meter.Sink) error {
 	n := s.Count - skip
 	if cap(d.v) < n {
 		d.v, d.i = make([]units.Volts, s.Count), make([]units.Amps, s.Count)
 	}
 	d.block.V, d.block.I = d.v[:n], d.i[:n]
 	d.block.Start = s.First + uint64(skip)
+	w := s.Width
 	mask, j := s.Mask, 0
 	for mask != 0 {
 		c := bits.TrailingZeros16(mask)
 		mask &^= 1 << c
 		if d.index[c] >= 0 {
 			lv, li := d.lsbV[c], d.lsbI[c]
-			stride := s.Chans * 4
-			data := s.Data[(skip*s.Chans+j)*4:]
+			stride := s.Chans * w
+			data := s.Data[(skip*s.Chans+j)*w:]
 			v, i := d.block.V, d.block.I
-			for k := range v {
-				q := data[k*stride : k*stride+4]
-				v[k] = units.Volts(float64(uint16(q[0])|uint16(q[1])<<8) * lv)
-				i[k] = units.Amps(float64(int16(uint16(q[2])|uint16(q[3])<<8)) * li)
+			if w == 5 {
+				for k := range v {
+					q := data[k*stride : k*stride+5]
+					v[k] = units.Volts(float64(uint16(q[0])|uint16(q[1])<<8) * lv)
+					i[k] = units.Amps(float64(cur20(q[2:])) * li)
+				}
+			} else {
+				for k := range v {
+					q := data[k*stride : k*stride+4]
+					v[k] = units.Volts(float64(uint16(q[0])|uint16(q[1])<<8) * lv)
+					i[k] = units.Amps(float64(int16(uint16(q[2])|uint16(q[3])<<8)) * li)
+				}
 			}
 			d.block.Channel = d.index[c]
 			if err := sink.Samples(&d.block); err != nil {
@@ -222,7 +300,6 @@ func (d *decoder) samples(p []byte, now int64, sink meter.Sink) error {
 		j++
 	}
 	d.expected = s.First + uint64(s.Count)
-	d.lastFirst, d.lastRecv = s.First, now
 	return nil
 }
 
@@ -266,9 +343,12 @@ func (d *decoder) restarted(raw uint64, now int64, sink meter.Sink) error {
 func (d *decoder) afterOutage(now int64, sink meter.Sink) error {
 	d.outage = false
 	s := &d.s
-	if s.First+d.offset >= d.expected || d.rate <= 0 {
+	if s.First+d.offset >= d.edge || d.rate <= 0 {
 		d.reason = "disconnect"
 		return nil
+	}
+	if err := d.giveUpAll(sink); err != nil {
+		return err
 	}
 	est := uint64(max(0, float64(now-d.downAt)/1e9*d.rate))
 	d.offset = d.expected + est - s.First
@@ -285,11 +365,13 @@ func (d *decoder) event(p []byte, hostRecv int64, sink meter.Sink) error {
 		return err
 	}
 	e.Index += d.offset
-	if e.Kind == EvOverrun {
-		if err := d.gap(e.Index, "lost", sink); err != nil {
-			return err
+	if e.Kind == EvOverrun && e.Index+uint64(e.Value) > d.edge {
+		if e.Index > d.edge {
+			if err := d.missing(e.Index, d.gapReason("lost"), hostRecv, sink); err != nil {
+				return err
+			}
 		}
-		if err := d.gap(e.Index+uint64(e.Value), "overrun", sink); err != nil {
+		if err := d.missing(e.Index+uint64(e.Value), "overrun", hostRecv, sink); err != nil {
 			return err
 		}
 	}

@@ -1,6 +1,7 @@
 // Package hub drives idlewatt's inline SATA power hub: a box measuring each
 // drive port's 5 V and 12 V rails with INA226-class sensors and driving each
-// port's DEVSLP pin. The wire protocol is docs/hub-protocol.md (version 1).
+// port's DEVSLP pin. The wire protocol is docs/hub-protocol.md (versions 1
+// and 2).
 //
 // # Opening
 //
@@ -25,6 +26,20 @@
 // one exact meter.Gap with Reason "disconnect". Only a hub gone for
 // Options.GiveUp (default 30 s) ends Stream, with meter.ErrDisconnected.
 // docs/hub-protocol.md § Host behaviour has the details.
+//
+// # Protocol version 2
+//
+// With a hub whose IDENTITY says version 2, the handshake sends LINK
+// (Options.Protocol, Options.MaxFrame: 256-byte frames by default) and
+// asks for 20-bit samples when the hub has them (Options.Format), so
+// Info's current LSBs are the 20-bit ones. Sample blocks come split into
+// SAMPLES2 frames. A gap in the live stream becomes a hole asked for again
+// with RESEND while the blocks behind it wait (merge.go); RESENT blocks
+// fill it, EXPIRED or a timeout closes it as an exact gap with the reason
+// it was lost, and the sink sees every index once, in order. After STOP
+// the host waits for the holes still open. LinkStats has the account;
+// meter.Stats.Recovered and Refused the totals. A frame the link did not
+// negotiate, or out of its range, is refused and counted, never decoded.
 //
 // # Recorded streams
 //

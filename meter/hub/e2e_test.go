@@ -102,7 +102,7 @@ func TestEndToEndOverPTY(t *testing.T) {
 	}
 	defer h.Close()
 	info := h.Info()
-	if info.Kind != "hub" || info.Ports != 2 || len(info.Channels) != 4 || info.ProtocolVersion != 1 {
+	if info.Kind != "hub" || info.Ports != 2 || len(info.Channels) != 4 || info.ProtocolVersion != 2 {
 		t.Fatalf("info = %+v", info)
 	}
 	if info.Channels[0].Name() != "p1.5v" || info.Channels[3].Name() != "p2.12v" {

@@ -32,8 +32,43 @@ func sampleIdentity() Identity {
 
 func sampleCal() Calibration {
 	return Calibration{Entries: []CalEntry{
-		{1, meter.Rail5V, 5120, 20000, 50000}, {1, meter.Rail12V, 5120, 10000, 100000},
-		{2, meter.Rail5V, 5107, 20000, 50125}, {2, meter.Rail12V, 5120, 10000, 100000}}}
+		{1, meter.Rail5V, 5120, 20000, 50000, 0}, {1, meter.Rail12V, 5120, 10000, 100000, 0},
+		{2, meter.Rail5V, 5107, 20000, 50125, 0}, {2, meter.Rail12V, 5120, 10000, 100000, 0}}}
+}
+
+// sampleIdentityV2 is sampleIdentity as a v2 hub: 4 KiB frames, a 256 KiB
+// ring, 16- and 20-bit samples with 8 µA / 10 µA 20-bit LSBs.
+func sampleIdentityV2() Identity {
+	id := sampleIdentity()
+	id.Version, id.MaxFrame, id.RingBytes, id.Formats = 2, 4096, 256<<10, FormatBit16|FormatBit20
+	id.WideLSBpA = []uint32{8_000_000, 10_000_000}
+	id.Firmware = "2.0.0"
+	return id
+}
+
+func sampleCalV2() Calibration {
+	c := sampleCal()
+	c.Wide = true
+	for i, w := range []uint32{8_000_000, 10_000_000, 7_980_000, 10_000_000} {
+		c.Entries[i].WideLSBpA = w
+	}
+	return c
+}
+
+// sampleBlock2: samples 1000 and 1001 of ports 1–2 in 20-bit samples;
+// port 1 draws 1.2 mW at 5 V (240 µA = 30 counts of 8 µA: a DevSlp
+// floor) and nothing at 12 V; port 2 draws 3 A at 5 V (375 940 counts of
+// 7.98 µA) and 1 A at 12 V (100 000 counts of 10 µA).
+func sampleBlock2(first uint64, flags uint8) []byte {
+	s := Samples{First: first, Mask: 0x000F, Count: 2, Flags: flags, Format: Format20}
+	b := s.AppendHeader2(nil)
+	for range 2 {
+		for _, c := range [][2]int32{{4000, 30}, {9600, 0}, {4000, 375940}, {9600, 100000}} {
+			b = le.AppendUint16(b, uint16(c[0]))
+			b = AppendCur20(b, c[1])
+		}
+	}
+	return b
 }
 
 // sampleBlock: samples 1000 and 1001 of ports 1–2; port 1 draws 80 mA at
@@ -80,7 +115,33 @@ func fixtures() []fixture {
 		{"stop", "STOP (host→hub), seq 8", TypeStop, AppendFrame(nil, TypeStop, 8, nil)},
 		{"ack_stop", "ACK of STOP (hub→host), seq 8", TypeAck, AppendFrame(nil, TypeAck, 8, (&Ack{Cmd: TypeStop}).Append(nil))},
 	}
-	return fs
+	return append(fs, fixturesV2()...)
+}
+
+// fixturesV2 are the frames protocol version 2 adds or changes.
+func fixturesV2() []fixture {
+	id, cal := sampleIdentityV2(), sampleCalV2()
+	start := Start{Rate: 10000, PortMask: 0x03, Format: Format20}
+	resend := Resend{First: 1000, Count: 2}
+	expired := Expired{First: 400, Count: 600}
+	return []fixture{
+		{"identity_v2", "IDENTITY v2 (hub→host), answering seq 1: as identity.hex, firmware 2.0.0, then max frame 4096, ring 256 KiB, formats 16- and 20-bit, 20-bit LSBs 8 µA (5 V) and 10 µA (12 V)",
+			TypeIdentity, AppendFrame(nil, TypeIdentity, 1, id.Append(nil))},
+		{"link", "LINK (host→hub), seq 2: version 2, frames of at most 256 bytes", TypeLink, AppendFrame(nil, TypeLink, 2, (&Link{Version: 2, MaxFrame: 256}).Append(nil))},
+		{"ack_link", "ACK of LINK (hub→host), seq 2: version 2, 256 bytes agreed", TypeAck, AppendFrame(nil, TypeAck, 2, (&Ack{Cmd: TypeLink, Version: 2, MaxFrame: 256}).Append(nil))},
+		{"calibration_v2", "CALIBRATION v2 (hub→host), answering seq 4: 4 channels of 16 bytes, each with its 20-bit current LSB in pA",
+			TypeCal, AppendFrame(nil, TypeCal, 4, cal.Append(nil))},
+		{"start_v2", "START v2 (host→hub), seq 5: 10000 Hz, ports 1 and 2, 20-bit samples", TypeStart, AppendFrame(nil, TypeStart, 5, start.Append(nil))},
+		{"ack_start_v2", "ACK of START v2 (hub→host), seq 5: 10000 Hz, channel mask 0x000F, 20-bit, ring depth 13 107 samples (256 KiB ÷ 4 channels × 5 bytes)",
+			TypeAck, AppendFrame(nil, TypeAck, 5, (&Ack{Cmd: TypeStart, Rate: 10000, ChanMask: 0x0F, Format: Format20, RingSamples: 13107}).Append(nil))},
+		{"samples2", "SAMPLES2 (hub→host), unsolicited seq 0: samples 1000–1001, 4 channels, 20-bit, live",
+			TypeSamples2, AppendFrame(nil, TypeSamples2, 0, sampleBlock2(1000, 0))},
+		{"resend", "RESEND (host→hub), seq 6: samples 1000–1001 again", TypeResend, AppendFrame(nil, TypeResend, 6, resend.Append(nil))},
+		{"samples2_resent", "SAMPLES2 (hub→host), answering RESEND seq 6: samples 1000–1001 from the ring, flag RESENT",
+			TypeSamples2, AppendFrame(nil, TypeSamples2, 6, sampleBlock2(1000, SamplesResent))},
+		{"expired", "EXPIRED (hub→host), answering RESEND seq 7: samples 400–999 have left the ring", TypeExpired, AppendFrame(nil, TypeExpired, 7, expired.Append(nil))},
+		{"nak_resend", "NAK of RESEND (hub→host), seq 8: reason 11, samples never taken", TypeNak, AppendFrame(nil, TypeNak, 8, (&Nak{TypeResend, ReasonNeverSent}).Append(nil))},
+	}
 }
 
 // FormatHex renders a fixture: a "# fixtures/hub/NAME.hex — title" line,
@@ -219,7 +280,19 @@ func decodeAny(f *Frame) error {
 			return err
 		}
 		id := sampleIdentity()
+		if c.Wide {
+			id = sampleIdentityV2()
+		}
 		return c.Check(&id)
+	case TypeSamples2:
+		var s Samples
+		return s.DecodeV2(f.Payload)
+	case TypeLink:
+		var l Link
+		return l.DecodeFromBytes(f.Payload)
+	case TypeResend, TypeExpired:
+		var r Resend
+		return r.DecodeFromBytes(f.Payload)
 	case TypeSamples:
 		var s Samples
 		return s.DecodeFromBytes(f.Payload)

@@ -5,8 +5,9 @@ import (
 	"fmt"
 )
 
-// ProtocolVersion is the version of docs/hub-protocol.md this package speaks.
-const ProtocolVersion = 1
+// ProtocolVersion is the highest version of docs/hub-protocol.md this
+// package speaks; it speaks ProtocolV1 too.
+const ProtocolVersion = 2
 
 // Framing constants; see docs/hub-protocol.md §Framing.
 const (
@@ -74,7 +75,7 @@ func (t Type) String() string {
 	case TypeEvent:
 		return "EVENT"
 	}
-	return fmt.Sprintf("type(0x%02X)", byte(t))
+	return v2String(t)
 }
 
 // Reason is why the hub rejected a command (NAK).
@@ -114,7 +115,7 @@ func (r Reason) String() string {
 	case ReasonUnsupported:
 		return "capability not supported"
 	}
-	return fmt.Sprintf("reason %d", byte(r))
+	return v2Reason(r)
 }
 
 // Event kinds on the wire; the values equal meter.EventKind's.

@@ -36,6 +36,17 @@ type Options struct {
 	// which keeps the port drained while the sink is slow. Default 4 MiB
 	// (about 6 s of the largest stream a USB hub carries).
 	HostBuffer int
+	// Protocol is the highest protocol version to negotiate with a hub
+	// that speaks version 2: 0 or 2 for version 2, 1 to keep such a hub on
+	// version 1. A version 1 hub always speaks version 1.
+	Protocol int
+	// MaxFrame is the largest frame (bytes, framing included) asked of a
+	// version 2 hub with LINK; default DefaultMaxFrame (256), suited to a
+	// noisy UART; MinMaxFrame–MaxFrame.
+	MaxFrame int
+	// Format is the sample format asked of a version 2 hub: 0 for the
+	// finest it has (Format20 if listed), Format16 to keep 16-bit samples.
+	Format uint8
 }
 
 func (o *Options) defaults() {
@@ -54,6 +65,13 @@ func (o *Options) defaults() {
 	if o.HostBuffer <= 0 {
 		o.HostBuffer = 4 << 20
 	}
+	if o.Protocol <= 0 || o.Protocol > ProtocolVersion {
+		o.Protocol = ProtocolVersion
+	}
+	if o.MaxFrame <= 0 {
+		o.MaxFrame = DefaultMaxFrame
+	}
+	o.MaxFrame = max(MinMaxFrame, min(o.MaxFrame, MaxFrame))
 }
 
 // Hub is a connected SATA power hub. It implements meter.Meter,
@@ -80,7 +98,15 @@ type Hub struct {
 	stats   meter.Stats
 
 	rstats   meter.Stats // reader goroutine only: SamplesLost
+	lstats   LinkStats   // the decoder's (under the stream's mu)
+	lpub     LinkStats   // a copy of lstats, under mu
 	lastRead atomic.Int64
+
+	// Negotiated at the first handshake (handshake): protocol version,
+	// maximum frame, sample format.
+	version  int
+	maxFrame int
+	format   uint8
 	closeOne sync.Once
 }
 
@@ -114,6 +140,8 @@ type activeStream struct {
 	downAt       int64 // hostclock when the link was lost
 	discarded    uint64
 	errc         chan error
+	resends      chan Resend   // RESENDs the decoder asked for, sent by resender
+	quit         chan struct{} // closed when Stream returns
 }
 
 // RejectError is a NAK: the hub refused a command. It matches
@@ -280,16 +308,19 @@ func (h *Hub) handshake(reconnect bool) error {
 		return fmt.Errorf("hub %s: %w", h.name, err)
 	}
 	if reconnect {
-		if id.Serial != h.id.Serial || id.Model != h.id.Model || id.Ports != h.id.Ports {
-			return fmt.Errorf("%w: %s: a different hub came back (%s serial %s, was %s serial %s)",
-				errOtherHub, h.name, id.Model, id.Serial, h.id.Model, h.id.Serial)
+		if id.Serial != h.id.Serial || id.Model != h.id.Model || id.Ports != h.id.Ports || id.Version != h.id.Version {
+			return fmt.Errorf("%w: %s: a different hub came back (%s serial %s v%d, was %s serial %s v%d)",
+				errOtherHub, h.name, id.Model, id.Serial, id.Version, h.id.Model, h.id.Serial, h.id.Version)
 		}
-		return nil
+		return h.negotiate()
 	}
 	if err := id.Check(); err != nil {
 		return fmt.Errorf("hub %s: %w", h.name, err)
 	}
 	h.id = id
+	if err := h.negotiate(); err != nil {
+		return err
+	}
 	// A previous host may have left it streaming.
 	if _, err := h.retry(TypeStop, nil); err != nil && !errors.Is(err, meter.ErrRejected) {
 		return err
@@ -307,7 +338,48 @@ func (h *Hub) handshake(reconnect bool) error {
 	case !errors.Is(err, meter.ErrRejected):
 		return err
 	}
-	h.info = h.id.Info(h.cal)
+	h.info = h.id.InfoFormat(h.cal, h.format)
+	h.info.ProtocolVersion = h.version
+	return nil
+}
+
+// negotiate sets the link's version, maximum frame and sample format: a
+// version 2 hub gets LINK with the version and frame size the options
+// ask (after every IDENTIFY: a hub keeps them until it resets), a version
+// 1 hub nothing.
+func (h *Hub) negotiate() error {
+	version, maxFrame, format := ProtocolV1, MaxFrame, Format16
+	if h.id.Version >= 2 {
+		want := Link{Version: uint8(h.opts.Protocol), MaxFrame: uint16(min(h.opts.MaxFrame, int(h.id.MaxFrame)))}
+		rep, err := h.retry(TypeLink, want.Append(nil))
+		if err != nil {
+			return fmt.Errorf("hub %s: negotiating protocol v%d: %w", h.name, want.Version, err)
+		}
+		var a Ack
+		if err := a.DecodeFromBytes(rep.payload); err != nil {
+			return fmt.Errorf("hub %s: %w", h.name, err)
+		}
+		if a.Version != want.Version || a.Version >= 2 && (a.MaxFrame < MinMaxFrame || a.MaxFrame > want.MaxFrame) {
+			return fmt.Errorf("%w: hub %s answered LINK v%d, max frame %d with v%d, max frame %d",
+				meter.ErrProtocol, h.name, want.Version, want.MaxFrame, a.Version, a.MaxFrame)
+		}
+		version = int(a.Version)
+		if version >= 2 {
+			maxFrame = int(a.MaxFrame)
+			if h.opts.Format != Format16 && h.id.Formats&FormatBit20 != 0 {
+				format = Format20
+			}
+		}
+	}
+	if h.version == 0 {
+		h.version, h.maxFrame, h.format = version, maxFrame, format
+		return nil
+	}
+	// A reconnect: the stream goes on in what was agreed at first.
+	if version != h.version || maxFrame != h.maxFrame || format != h.format {
+		return fmt.Errorf("%w: %s: the hub came back with protocol v%d, max frame %d, format %d (was v%d, %d, %d)",
+			errOtherHub, h.name, version, maxFrame, format, h.version, h.maxFrame, h.format)
+	}
 	return nil
 }
 
@@ -335,6 +407,7 @@ func (h *Hub) readLoop(c *conn) {
 	for {
 		f, err := c.sc.Next()
 		if err == ErrIdle {
+			h.tickStream()
 			if in := c.sc.BytesIn(); in != lastIn {
 				lastIn, lastChange = in, time.Now()
 			} else if c.sc.Pending() > 0 && time.Since(lastChange) >= h.abandonWait() {
@@ -345,6 +418,7 @@ func (h *Hub) readLoop(c *conn) {
 		h.mu.Lock()
 		h.stats = addStats(h.base, c.sc.Stats())
 		decoded(&h.stats, h.rstats)
+		h.lpub = h.lstats
 		if err != nil {
 			c.err = err
 			if errors.Is(err, io.EOF) || errors.Is(err, os.ErrClosed) || errors.Is(err, errPumpStopped) || isClosed(err) {
@@ -373,19 +447,25 @@ func (h *Hub) abandonWait() time.Duration {
 func addStats(a, b meter.Stats) meter.Stats {
 	return meter.Stats{Frames: a.Frames + b.Frames, CRCErrors: a.CRCErrors + b.CRCErrors, Resyncs: a.Resyncs + b.Resyncs,
 		BytesDiscarded: a.BytesDiscarded + b.BytesDiscarded, SamplesLost: a.SamplesLost + b.SamplesLost,
-		Duplicates: a.Duplicates + b.Duplicates, Restarts: a.Restarts + b.Restarts}
+		Duplicates: a.Duplicates + b.Duplicates, Restarts: a.Restarts + b.Restarts,
+		Recovered: a.Recovered + b.Recovered, Refused: a.Refused + b.Refused}
 }
 
 // decoded sets the counters the decoder keeps (the rest are the scanner's).
 func decoded(dst *meter.Stats, dec meter.Stats) {
 	dst.SamplesLost, dst.Duplicates, dst.Restarts = dec.SamplesLost, dec.Duplicates, dec.Restarts
+	dst.Recovered, dst.Refused = dec.Recovered, dec.Refused
 }
 
 func (h *Hub) dispatch(c *conn, f *Frame) {
 	switch f.Type {
-	case TypeSamples, TypeEvent:
+	case TypeSamples, TypeEvent, TypeSamples2, TypeExpired:
 		h.toStream(c, f, nil)
 	case TypeAck, TypeNak, TypeIdentity, TypeCal, TypeMarkEcho:
+		if f.Type == TypeNak && len(f.Payload) > 0 && Type(f.Payload[0]) == TypeResend {
+			h.toStream(c, f, nil) // RESEND is not awaited: its NAK goes to the decoder
+			return
+		}
 		h.mu.Lock()
 		cl := h.pending[f.Seq]
 		h.mu.Unlock()
@@ -445,15 +525,43 @@ func (h *Hub) toStream(cn *conn, f *Frame, c *call) {
 	if err == nil {
 		switch f.Type {
 		case TypeSamples:
+			st.dec.link.LiveBytes += uint64(len(f.Payload) + frameOverhd)
 			err = st.dec.samples(f.Payload, now, st.sink)
+		case TypeSamples2, TypeExpired:
+			switch {
+			case h.version < 2:
+				st.dec.refuse(&st.dec.link.RefusedV1Link)
+			case f.Type == TypeExpired:
+				st.dec.link.ResentBytes += uint64(len(f.Payload) + frameOverhd)
+				err = st.dec.expired(f.Payload, st.sink)
+			default:
+				n := uint64(len(f.Payload) + frameOverhd)
+				if len(f.Payload) > 12 && f.Payload[12]&SamplesResent != 0 {
+					st.dec.link.ResentBytes += n
+				} else {
+					st.dec.link.LiveBytes += n
+				}
+				err = st.dec.samples2(f.Payload, now, st.sink)
+			}
+		case TypeNak:
+			err = st.dec.nakResend(st.sink)
 		case TypeEvent:
 			err = st.dec.event(f.Payload, now, st.sink)
 		case TypeMarkEcho:
 			var me MarkEcho
 			if err = me.DecodeFromBytes(f.Payload); err == nil {
-				err = st.sink.Mark(meter.MarkEcho{ID: me.ID, HostSent: c.sent, HostRecv: now, MeterIndex: me.Index + st.dec.offset})
+				// The echo's time is when its bytes arrived, not when the
+				// decoder got to it behind the frames read with it.
+				recv := cn.pump.ArrivedBy(f.Offset + int64(HeaderLen+len(f.Payload)+TrailerLen))
+				if recv == 0 || recv > now {
+					recv = now
+				}
+				err = st.sink.Mark(meter.MarkEcho{ID: me.ID, HostSent: c.sent, HostRecv: recv, MeterIndex: me.Index + st.dec.offset})
 			}
 		}
+	}
+	if err == nil {
+		err = st.dec.tick(now, st.sink)
 	}
 	if err != nil {
 		if errors.Is(err, meter.ErrProtocol) {
@@ -638,12 +746,28 @@ func (h *Hub) Stream(ctx context.Context, cfg meter.StreamConfig, sink meter.Sin
 		portMask |= 1 << (p - 1)
 	}
 	chans := len(meter.Channels(h.info, cfg))
-	if link := int(h.id.LinkBytesSec); link > 0 && !FitsLink(int(cfg.Rate), chans, link) {
+	need := StreamBytesPerSec(int(cfg.Rate), chans)
+	if h.version >= 2 {
+		need = StreamBytesPerSec2(int(cfg.Rate), chans, h.format, h.maxFrame)
+	}
+	if link := int(h.id.LinkBytesSec); link > 0 && need > LinkHeadroom*float64(link) {
 		return fmt.Errorf("%w: %d channels at %g Hz need %.0f B/s; hub %s's link carries %d B/s (%.0f%% usable)",
-			meter.ErrUnsupported, chans, float64(cfg.Rate), StreamBytesPerSec(int(cfg.Rate), chans), h.name, link, LinkHeadroom*100)
+			meter.ErrUnsupported, chans, float64(cfg.Rate), need, h.name, link, LinkHeadroom*100)
 	}
 	st := &activeStream{sink: sink, dec: newDecoder(h.info, cfg, &h.rstats), errc: make(chan error, 1),
-		discarded: h.Stats().BytesDiscarded}
+		discarded: h.Stats().BytesDiscarded, resends: make(chan Resend, 256), quit: make(chan struct{})}
+	h.mu.Lock() // readLoop copies lstats under mu
+	h.lstats = LinkStats{Version: h.version, MaxFrame: h.maxFrame, Format: h.format}
+	h.mu.Unlock()
+	st.dec.link, st.dec.format = &h.lstats, h.format
+	st.dec.ask = func(first uint64, count uint32) bool {
+		select {
+		case st.resends <- Resend{First: first, Count: count}:
+			return true
+		default:
+			return false // the sender is behind: the hole is asked again later
+		}
+	}
 	h.mu.Lock()
 	if h.stream != nil {
 		h.mu.Unlock()
@@ -652,17 +776,32 @@ func (h *Hub) Stream(ctx context.Context, cfg meter.StreamConfig, sink meter.Sin
 	h.stream = st
 	h.mu.Unlock()
 	defer func() {
+		close(st.quit)
+		// Holes still open are gaps now; held blocks are delivered.
+		st.mu.Lock()
 		h.mu.Lock()
+		if !st.closed {
+			st.dec.giveUpAll(st.sink) //nolint:errcheck // the stream is over; the sink's error was or will be seen
+			decoded(&h.stats, h.rstats)
+			h.lpub = h.lstats
+		}
 		h.stream = nil
 		h.mu.Unlock()
-		st.mu.Lock()
 		st.closed = true
 		st.mu.Unlock()
 	}()
 	start := Start{Rate: uint32(cfg.Rate), PortMask: portMask}
-	if _, err := h.command(ctx, TypeStart, start.Append(nil)); err != nil {
+	if h.version >= 2 {
+		start.Format = h.format
+	}
+	rep, err := h.command(ctx, TypeStart, start.Append(nil))
+	if err != nil {
 		return err
 	}
+	if err := h.started(st, rep); err != nil {
+		return err
+	}
+	go h.resender(st)
 	stop := func() {
 		sctx, cancel := context.WithTimeout(context.Background(), h.opts.Timeout)
 		defer cancel()
@@ -679,6 +818,7 @@ func (h *Hub) Stream(ctx context.Context, cfg meter.StreamConfig, sink meter.Sin
 		select {
 		case <-ctx.Done():
 			stop()
+			h.drain(st)
 			return nil
 		case err := <-st.errc:
 			stop()
@@ -709,6 +849,99 @@ func (h *Hub) Stream(ctx context.Context, cfg meter.StreamConfig, sink meter.Sin
 	}
 }
 
+// drainFor bounds the wait, at the end of a stream, for the answers to
+// RESENDs still open: as long as the host would ask again before giving up.
+const drainFor = resendTimeout * resendTries
+
+// drain, after STOP, lets the holes still open be filled (a hub answers
+// RESEND from its ring until the next START), so the end of a capture is
+// as complete as its middle.
+func (h *Hub) drain(st *activeStream) {
+	for deadline := time.Now().Add(drainFor); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		st.mu.Lock()
+		open := st.dec.waiting() && !st.disconnected
+		st.mu.Unlock()
+		if !open {
+			return
+		}
+	}
+}
+
+// started reads the ACK of a (v2) START: the ring's depth for the stream
+// decides whether holes are asked for again.
+func (h *Hub) started(st *activeStream, rep reply) error {
+	if h.version < 2 {
+		return nil
+	}
+	var a Ack
+	if err := a.DecodeFromBytes(rep.payload); err != nil {
+		return fmt.Errorf("hub %s: %w", h.name, err)
+	}
+	if a.Format != h.format {
+		return fmt.Errorf("%w: hub %s acknowledged START with sample format %d, asked %d", meter.ErrProtocol, h.name, a.Format, h.format)
+	}
+	st.mu.Lock()
+	st.dec.ring = uint64(a.RingSamples)
+	st.dec.retx = a.RingSamples > 0
+	h.mu.Lock() // readLoop copies the decoder's LinkStats under mu
+	st.dec.link.RingSamples = uint64(a.RingSamples)
+	h.mu.Unlock()
+	st.mu.Unlock()
+	return nil
+}
+
+// resender writes the RESENDs the decoder asks for. They are not awaited:
+// the answer is RESENT blocks and EXPIRED, or a NAK, all carrying the
+// RESEND's sequence number, and the decoder asks again after a timeout.
+func (h *Hub) resender(st *activeStream) {
+	var buf []byte
+	for {
+		var r Resend
+		select {
+		case <-st.quit:
+			return
+		case r = <-st.resends:
+		}
+		h.wmu.Lock()
+		h.seq++
+		buf = AppendFrame(buf[:0], TypeResend, h.seq, r.Append(nil))
+		if cn := h.current(); cn != nil {
+			cn.rw.Write(buf) //nolint:errcheck // a lost RESEND is asked again after resendTimeout
+		}
+		h.wmu.Unlock()
+	}
+}
+
+// tickStream lets the decoder ask again for unanswered holes while no
+// frame arrives (frames tick it too).
+func (h *Hub) tickStream() {
+	h.mu.Lock()
+	st := h.stream
+	h.mu.Unlock()
+	if st == nil {
+		return
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.closed || !st.dec.waiting() {
+		return
+	}
+	if err := st.dec.tick(hostclock.Now(), st.sink); err != nil {
+		select {
+		case st.errc <- err:
+		default:
+		}
+	}
+}
+
+// LinkStats returns the account of the link's protocol v2 machinery for
+// the current (or last) stream.
+func (h *Hub) LinkStats() LinkStats {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.lpub
+}
+
 // lost reports the link lost at host time at, once per outage.
 func (h *Hub) lost(st *activeStream, at int64) error {
 	st.mu.Lock()
@@ -724,7 +957,7 @@ func (h *Hub) lost(st *activeStream, at int64) error {
 // re-enumerates in about a second), later ones at most every maxBackoff.
 const (
 	firstBackoff = 50 * time.Millisecond
-	maxBackoff   = time.Second
+	maxBackoff   = 250 * time.Millisecond
 )
 
 // reconnect replaces the failed connection cn: it reopens the path with
@@ -758,7 +991,7 @@ func (h *Hub) reconnect(ctx context.Context, st *activeStream, cn *conn, start S
 			cause = err
 			continue
 		}
-		err := h.resume(start)
+		err := h.resume(st, start)
 		if err == nil {
 			return nil
 		}
@@ -773,21 +1006,24 @@ func (h *Hub) reconnect(ctx context.Context, st *activeStream, cn *conn, start S
 // resume re-identifies the hub on a new connection and has it carry on
 // streaming with start. A hub that cannot resume (NAK STREAMING) is
 // stopped and restarted; the decoder then sees its index start again.
-func (h *Hub) resume(start Start) error {
+func (h *Hub) resume(st *activeStream, start Start) error {
 	if err := h.handshake(true); err != nil {
 		return err
 	}
 	rs := start
 	rs.Flags |= StartResume
-	_, err := h.retry(TypeStart, rs.Append(nil))
+	rep, err := h.retry(TypeStart, rs.Append(nil))
 	var rej *RejectError
 	if errors.As(err, &rej) && rej.Reason == ReasonStreaming {
 		if _, err := h.retry(TypeStop, nil); err != nil {
 			return err
 		}
-		_, err = h.retry(TypeStart, start.Append(nil))
+		rep, err = h.retry(TypeStart, start.Append(nil))
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	return h.started(st, rep)
 }
 
 var (

@@ -30,28 +30,48 @@ type Start struct {
 	Rate     uint32 // samples per second per channel
 	PortMask uint8  // bit p-1 selects port p
 	Flags    uint8  // StartResume, or 0
+	// Format is the sample format (Format16, Format20) on a v2 link, whose
+	// START is 8 bytes; 0 on a v1 link (6 bytes).
+	Format uint8
 }
 
 func (s *Start) Append(dst []byte) []byte {
 	dst = le.AppendUint32(dst, s.Rate)
-	return append(dst, s.PortMask, s.Flags)
+	dst = append(dst, s.PortMask, s.Flags)
+	if s.Format != 0 {
+		dst = append(dst, s.Format, 0)
+	}
+	return dst
 }
 
 func (s *Start) DecodeFromBytes(p []byte) error {
-	if len(p) != startLen {
-		return protoErr(TypeStart, "length %d, want %d", len(p), startLen)
+	*s = Start{}
+	if len(p) != startLen && len(p) != startV2Len {
+		return protoErr(TypeStart, "length %d, want %d (v1) or %d (v2)", len(p), startLen, startV2Len)
 	}
 	s.Rate, s.PortMask, s.Flags = le.Uint32(p), p[4], p[5]
+	if len(p) == startV2Len {
+		s.Format = p[6]
+		if s.Format == 0 {
+			return protoErr(TypeStart, "v2 START with sample format 0")
+		}
+	}
 	return nil
 }
 
-// Ack is the ACK payload. Rate and ChanMask are set only when Cmd is START;
-// Echo only when Cmd is PING (it aliases the decoded payload).
+// Ack is the ACK payload. Rate and ChanMask are set only when Cmd is START
+// (and on a v2 link Format and RingSamples, the ring's depth in samples of
+// this stream); Version and MaxFrame only when Cmd is LINK; Echo only when
+// Cmd is PING (it aliases the decoded payload).
 type Ack struct {
-	Cmd      Type
-	Rate     uint32
-	ChanMask uint16
-	Echo     []byte
+	Cmd         Type
+	Rate        uint32
+	ChanMask    uint16
+	Format      uint8
+	RingSamples uint32
+	Version     uint8
+	MaxFrame    uint16
+	Echo        []byte
 }
 
 func (a *Ack) Append(dst []byte) []byte {
@@ -60,6 +80,11 @@ func (a *Ack) Append(dst []byte) []byte {
 	case TypeStart:
 		dst = le.AppendUint32(dst, a.Rate)
 		dst = le.AppendUint16(dst, a.ChanMask)
+		if a.Format != 0 {
+			dst = le.AppendUint32(append(dst, a.Format, 0), a.RingSamples)
+		}
+	case TypeLink:
+		dst = le.AppendUint16(append(dst, a.Version, 0), a.MaxFrame)
 	case TypePing:
 		dst = append(dst, a.Echo...)
 	}
@@ -74,10 +99,21 @@ func (a *Ack) DecodeFromBytes(p []byte) error {
 	a.Cmd = Type(p[0])
 	switch a.Cmd {
 	case TypeStart:
-		if len(p) != 7 {
-			return protoErr(TypeAck, "ACK of START has length %d, want 7", len(p))
+		if len(p) != 7 && len(p) != ackStartV2 {
+			return protoErr(TypeAck, "ACK of START has length %d, want 7 (v1) or %d (v2)", len(p), ackStartV2)
 		}
 		a.Rate, a.ChanMask = le.Uint32(p[1:]), le.Uint16(p[5:])
+		if len(p) == ackStartV2 {
+			a.Format, a.RingSamples = p[7], le.Uint32(p[9:])
+			if FormatWidth(a.Format) == 0 {
+				return protoErr(TypeAck, "ACK of START with sample format %d", a.Format)
+			}
+		}
+	case TypeLink:
+		if len(p) != ackLinkLen {
+			return protoErr(TypeAck, "ACK of LINK has length %d, want %d", len(p), ackLinkLen)
+		}
+		a.Version, a.MaxFrame = p[1], le.Uint16(p[3:])
 	case TypePing:
 		a.Echo = p[1:]
 	default:
@@ -123,6 +159,11 @@ type Identity struct {
 	Model        string
 	Firmware     string
 	Serial       string
+	// Version 2 only (an extension after the strings):
+	MaxFrame  uint16   // the largest frame the hub sends or takes, framing included
+	RingBytes uint32   // the ring buffer RESEND reads from; 0 = none
+	Formats   uint8    // FormatBit16 | FormatBit20
+	WideLSBpA []uint32 // per rail (the rail table's order): nominal 20-bit current LSB, pA; 0 without Format20
 }
 
 // Channels returns ports × rails, the width of a channel mask.
@@ -147,6 +188,18 @@ func (id *Identity) Append(dst []byte) []byte {
 		dst = append(dst, byte(len(s)))
 		dst = append(dst, s...)
 	}
+	if id.Version >= 2 {
+		dst = le.AppendUint16(dst, id.MaxFrame)
+		dst = le.AppendUint32(dst, id.RingBytes)
+		dst = append(dst, id.Formats, 0)
+		for i := range id.Rails {
+			var w uint32
+			if i < len(id.WideLSBpA) {
+				w = id.WideLSBpA[i]
+			}
+			dst = le.AppendUint32(dst, w)
+		}
+	}
 	return dst
 }
 
@@ -154,17 +207,16 @@ func (id *Identity) Append(dst []byte) []byte {
 // protocol version.
 var ErrVersion = fmt.Errorf("unknown hub protocol version")
 
-// DecodeFromBytes decodes an identity. A version other than
-// ProtocolVersion is an error wrapping ErrVersion and meter.ErrProtocol;
-// Version is still set.
+// DecodeFromBytes decodes an identity. A version other than 1 or 2 is an
+// error wrapping ErrVersion and meter.ErrProtocol; Version is still set.
 func (id *Identity) DecodeFromBytes(p []byte) error {
 	*id = Identity{}
 	if len(p) < 1 {
 		return protoErr(TypeIdentity, "empty")
 	}
 	id.Version = p[0]
-	if id.Version != ProtocolVersion {
-		return fmt.Errorf("%w %d (this driver speaks version %d): %w", ErrVersion, id.Version, ProtocolVersion, meter.ErrProtocol)
+	if id.Version != ProtocolV1 && id.Version != ProtocolVersion {
+		return fmt.Errorf("%w %d (this driver speaks versions %d and %d): %w", ErrVersion, id.Version, ProtocolV1, ProtocolVersion, meter.ErrProtocol)
 	}
 	if len(p) < identFixed {
 		return protoErr(TypeIdentity, "length %d, shorter than the fixed part (%d)", len(p), identFixed)
@@ -204,6 +256,17 @@ func (id *Identity) DecodeFromBytes(p []byte) error {
 		*s = string(q[1 : 1+q[0]])
 		q = q[1+q[0]:]
 	}
+	if id.Version >= 2 {
+		if len(q) != identExtLen+4*nr {
+			return protoErr(TypeIdentity, "v2 extension of %d bytes, want %d", len(q), identExtLen+4*nr)
+		}
+		id.MaxFrame, id.RingBytes, id.Formats = le.Uint16(q), le.Uint32(q[2:]), q[6]
+		id.WideLSBpA = make([]uint32, nr)
+		for i := range id.WideLSBpA {
+			id.WideLSBpA[i] = le.Uint32(q[identExtLen+4*i:])
+		}
+		q = q[len(q):]
+	}
 	if len(q) != 0 {
 		return protoErr(TypeIdentity, "%d trailing bytes", len(q))
 	}
@@ -217,11 +280,16 @@ type CalEntry struct {
 	CalReg        uint16 // the INA226 CALIBRATION register the firmware wrote
 	ShuntMicroOhm uint32
 	CurrentLSBnA  uint32 // amps per current count × 1e9
+	// WideLSBpA is the 20-bit format's current LSB (amps per count × 1e12),
+	// in a v2 hub's 16-byte entries; 0 in v1's 12-byte ones.
+	WideLSBpA uint32
 }
 
-// Calibration is the CALIBRATION payload.
+// Calibration is the CALIBRATION payload. Wide selects the v2 entries of
+// 16 bytes (with WideLSBpA); the decoder sets it from the length.
 type Calibration struct {
 	Entries []CalEntry
+	Wide    bool
 }
 
 func (c *Calibration) Append(dst []byte) []byte {
@@ -231,18 +299,30 @@ func (c *Calibration) Append(dst []byte) []byte {
 		dst = le.AppendUint16(dst, e.CalReg)
 		dst = le.AppendUint32(dst, e.ShuntMicroOhm)
 		dst = le.AppendUint32(dst, e.CurrentLSBnA)
+		if c.Wide {
+			dst = le.AppendUint32(dst, e.WideLSBpA)
+		}
 	}
 	return dst
 }
 
 func (c *Calibration) DecodeFromBytes(p []byte) error {
 	c.Entries = c.Entries[:0]
-	if len(p) < 1 || len(p) != 1+int(p[0])*calEntryLen {
+	size := calEntryLen
+	if len(p) > 1 && p[0] > 0 && len(p) == 1+int(p[0])*calEntryV2 {
+		size = calEntryV2
+	}
+	c.Wide = size == calEntryV2
+	if len(p) < 1 || len(p) != 1+int(p[0])*size {
 		return protoErr(TypeCal, "length %d does not match its entry count", len(p))
 	}
-	for q := p[1:]; len(q) > 0; q = q[calEntryLen:] {
-		c.Entries = append(c.Entries, CalEntry{Port: q[0], Rail: meter.Rail(q[1]), CalReg: le.Uint16(q[2:]),
-			ShuntMicroOhm: le.Uint32(q[4:]), CurrentLSBnA: le.Uint32(q[8:])})
+	for q := p[1:]; len(q) > 0; q = q[size:] {
+		e := CalEntry{Port: q[0], Rail: meter.Rail(q[1]), CalReg: le.Uint16(q[2:]),
+			ShuntMicroOhm: le.Uint32(q[4:]), CurrentLSBnA: le.Uint32(q[8:])}
+		if c.Wide {
+			e.WideLSBpA = le.Uint32(q[12:])
+		}
+		c.Entries = append(c.Entries, e)
 	}
 	return nil
 }
@@ -256,6 +336,11 @@ type Samples struct {
 	Count int
 	Chans int
 	Data  []byte
+	// SAMPLES2 only: Flags (SamplesResent), Format; Width is the bytes per
+	// channel sample (4 for SAMPLES).
+	Flags  uint8
+	Format uint8
+	Width  int
 }
 
 // Bus returns the bus-voltage count of sample k, channel position j.
@@ -280,6 +365,7 @@ func (s *Samples) DecodeFromBytes(p []byte) error {
 	s.First, s.Mask, s.Count = le.Uint64(p), le.Uint16(p[8:]), int(le.Uint16(p[10:]))
 	s.Chans = bits.OnesCount16(s.Mask)
 	s.Data = p[samplesHdr:]
+	s.Flags, s.Format, s.Width = 0, Format16, bytesPerChanSample
 	if s.Chans == 0 || s.Count == 0 {
 		return protoErr(TypeSamples, "empty block (mask 0x%04X, %d samples)", s.Mask, s.Count)
 	}

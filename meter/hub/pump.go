@@ -6,6 +6,8 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"github.com/idlewatt/idlewatt/internal/hostclock"
 )
 
 // pump reads a port on its own goroutine into a fixed ring, so the kernel's
@@ -27,10 +29,35 @@ type pump struct {
 	r, w int64 // bytes consumed, bytes filled; r ≤ w ≤ r+len(buf)
 	err  error // the source's error, delivered once its bytes are read
 
+	// arr is when bytes arrived: arrival k covers stream bytes up to
+	// arr[k].end, read from the port at arr[k].t (hostclock). A mark echo
+	// is timed by its bytes' arrival, not by when the decoder reached it
+	// behind the frames of the same read (ArrivedBy).
+	arr []arrival
+
 	ready chan struct{} // cap 1: bytes or an error arrived
 	space chan struct{} // cap 1: bytes were consumed
 	quit  chan struct{}
 	timer *time.Timer
+}
+
+type arrival struct{ end, t int64 }
+
+// arrivalKeep is how far behind the consumed bytes arrival times are kept:
+// the scanner may still hold that much read but not yet framed.
+const arrivalKeep = 256 << 10
+
+// ArrivedBy returns the host time at which stream byte end-1 had been read
+// from the port (0 if no longer known).
+func (p *pump) ArrivedBy(end int64) int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, a := range p.arr {
+		if a.end >= end {
+			return a.t
+		}
+	}
+	return 0
 }
 
 func newPump(src io.Reader, size int, idle time.Duration) *pump {
@@ -91,8 +118,19 @@ func (p *pump) run() {
 		if n == 0 && errors.Is(err, os.ErrDeadlineExceeded) {
 			err = nil
 		}
+		now := hostclock.Now()
 		p.mu.Lock()
 		p.w += int64(n)
+		if n > 0 {
+			if len(p.arr) > 0 && p.arr[0].end < p.r-arrivalKeep {
+				k := 0
+				for k < len(p.arr) && p.arr[k].end < p.r-arrivalKeep {
+					k++
+				}
+				p.arr = append(p.arr[:0], p.arr[k:]...)
+			}
+			p.arr = append(p.arr, arrival{end: p.w, t: now})
+		}
 		if err != nil {
 			p.err = err
 		}

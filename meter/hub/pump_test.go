@@ -53,3 +53,23 @@ func TestPumpDeliversEverythingThenError(t *testing.T) {
 		t.Fatalf("got %d bytes, want the %d sent, in order", len(got), len(data))
 	}
 }
+
+// ArrivedBy gives each byte the time its chunk was read from the port,
+// however late the reader consumes it.
+func TestPumpArrivedBy(t *testing.T) {
+	pr, pw := io.Pipe()
+	p := newPump(pr, 1024, 5*time.Millisecond)
+	defer p.stop()
+	defer pw.Close()
+	pw.Write([]byte("aaaa")) //nolint:errcheck // pipe
+	time.Sleep(20 * time.Millisecond)
+	pw.Write([]byte("bbbb")) //nolint:errcheck // pipe
+	time.Sleep(5 * time.Millisecond)
+	t1, t2 := p.ArrivedBy(4), p.ArrivedBy(8)
+	if t1 == 0 || t2-t1 < int64(15*time.Millisecond) {
+		t.Fatalf("arrivals %d and %d: want the second ≥ 15 ms after the first", t1, t2)
+	}
+	if p.ArrivedBy(3) != t1 || p.ArrivedBy(5) != t2 || p.ArrivedBy(9) != 0 {
+		t.Errorf("byte 2 at %d, byte 4 at %d, byte 8 at %d", p.ArrivedBy(3), p.ArrivedBy(5), p.ArrivedBy(9))
+	}
+}

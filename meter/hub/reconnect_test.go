@@ -134,7 +134,17 @@ func TestSlowPortLosesNothing(t *testing.T) {
 // comes back: the driver reports the disconnect, reopens, resumes, and the
 // samples lost are one exact gap — received + gap = the hub's indices.
 func TestReconnectAfterUnplug(t *testing.T) {
-	emu, err := hubemu.New(hubemu.Options{Ports: 2, Seed: 8})
+	t.Run("v1", func(t *testing.T) { testReconnectAfterUnplug(t, 1) })
+	t.Run("v2", func(t *testing.T) { testReconnectAfterUnplug(t, 2) })
+}
+
+// testReconnectAfterUnplug: on a v1 hub the outage is one exact gap; on a
+// v2 hub with a 400-sample ring (8000 B ÷ 4 channels × 5 B) the newest
+// part of it is read again from the ring (RESEND), and the gap is exactly
+// the part the ring no longer held: it ends where the hub's EXPIRED
+// answer said the ring began, and recovered + gap = the outage.
+func testReconnectAfterUnplug(t *testing.T, version int) {
+	emu, err := hubemu.New(hubemu.Options{Ports: 2, Seed: 8, Protocol: version, RingBytes: 8000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,8 +184,9 @@ func TestReconnectAfterUnplug(t *testing.T) {
 		t.Fatalf("gaps %+v, want one disconnect gap", sink.gaps)
 	}
 	g := sink.gaps[0]
-	// Unplugged for 700 ms at 1 kS/s, plus the time to notice and reopen.
-	if g.Count < 500 || g.Count > 5000 {
+	// Unplugged for 700 ms at 1 kS/s, plus the time to notice and reopen
+	// (less, on v2, the ring's 400 samples).
+	if lo := map[int]uint64{1: 500, 2: 100}[version]; g.Count < lo || g.Count > 5000 {
 		t.Errorf("gap of %d samples for a 700 ms outage", g.Count)
 	}
 	if sink.overlap != 0 {
@@ -189,7 +200,22 @@ func TestReconnectAfterUnplug(t *testing.T) {
 	if st := h.Stats(); st.SamplesLost != g.Count || st.CRCErrors != 0 {
 		t.Errorf("stats %+v, want SamplesLost %d and no CRC errors", st, g.Count)
 	}
-	t.Logf("gap %+v, %d samples per channel", g, sink.samples[0])
+	ls := h.LinkStats()
+	if version == 1 {
+		if ls.Version != 1 || ls.Resends != 0 || ls.Recovered != 0 {
+			t.Errorf("v1 link: %+v", ls)
+		}
+		t.Logf("gap %+v, %d samples per channel", g, sink.samples[0])
+		return
+	}
+	if ls.Version != 2 || ls.RingSamples != 400 || ls.Recovered == 0 || ls.Recovered > ls.RingSamples || ls.RefusedV1Link != 0 {
+		t.Fatalf("v2 link: %+v, want 1–400 samples recovered from a 400-sample ring", ls)
+	}
+	if ls.Expired+ls.GaveUp != g.Count || h.Stats().Recovered != ls.Recovered || ls.Recovered+ls.Expired != ls.Requested {
+		t.Errorf("expired %d + given up %d ≠ gap %d (stats %+v)", ls.Expired, ls.GaveUp, g.Count, h.Stats())
+	}
+	t.Logf("v2: gap %+v, recovered %d of a %d-sample ring (the rest of the ring was sent live after the reconnect), %+v",
+		g, ls.Recovered, ls.RingSamples, ls)
 }
 
 // A hub gone for longer than GiveUp ends the stream with ErrDisconnected.

@@ -25,6 +25,9 @@ type Replay struct {
 	info   meter.Info
 	rate   units.Hertz // from the ACK of START, 0 if absent
 	mask   uint16
+	format uint8  // the stream's sample format: the v2 ACK of START's, else 16-bit
+	ring   uint32 // the v2 ACK of START's ring depth
+	link   LinkStats
 	held   *Frame // a frame read ahead while looking for the header frames
 	stats  meter.Stats
 	done   bool
@@ -86,12 +89,22 @@ func NewReplay(r io.Reader, name string) (*Replay, error) {
 		}
 		if f.Type == TypeAck && ack.DecodeFromBytes(f.Payload) == nil && ack.Cmd == TypeStart {
 			rp.rate, rp.mask = units.Hertz(ack.Rate), ack.ChanMask
+			if ack.Format != 0 {
+				rp.format, rp.ring = ack.Format, ack.RingSamples
+			}
+			continue
+		}
+		if f.Type == TypeAck && ack.DecodeFromBytes(f.Payload) == nil && ack.Cmd == TypeLink {
+			rp.link.Version, rp.link.MaxFrame = int(ack.Version), int(ack.MaxFrame)
 			continue
 		}
 		rp.held = f
 		break
 	}
-	rp.info = rp.id.Info(rp.cal)
+	if rp.format == 0 {
+		rp.format = Format16
+	}
+	rp.info = rp.id.InfoFormat(rp.cal, rp.format)
 	if rp.rate != 0 {
 		rp.info.Rates = []units.Hertz{rp.rate}
 	}
@@ -125,6 +138,10 @@ func (rp *Replay) Stats() meter.Stats {
 	return s
 }
 
+// LinkStats returns the stream's protocol v2 account (refused frames,
+// resent blocks a recording holds).
+func (rp *Replay) LinkStats() LinkStats { return rp.link }
+
 // Close implements meter.Meter.
 func (rp *Replay) Close() error {
 	if rp.closer != nil {
@@ -145,6 +162,17 @@ func (rp *Replay) Stream(ctx context.Context, cfg meter.StreamConfig, sink meter
 		return fmt.Errorf("hub stream %s: %w", rp.name, err)
 	}
 	d := newDecoder(rp.info, cfg, &rp.stats)
+	d.link, d.format = &rp.link, rp.format
+	d.link.Format = rp.format
+	if d.link.Version == 0 {
+		d.link.Version = int(rp.id.Version)
+	}
+	v2 := d.link.Version >= 2
+	// A recorded v2 session holds the RESENT blocks that filled its holes:
+	// they are merged as live, each hole waiting until the stream has
+	// moved a ring's depth past it.
+	d.ring, d.retx = uint64(rp.ring), v2 && rp.ring > 0
+	d.link.RingSamples = d.ring
 	var me MarkEcho
 	discarded := rp.sc.Stats().BytesDiscarded
 	for n := 0; ; n++ {
@@ -153,7 +181,7 @@ func (rp *Replay) Stream(ctx context.Context, cfg meter.StreamConfig, sink meter
 		}
 		f, err := rp.next()
 		if errors.Is(err, io.EOF) {
-			return nil
+			return d.giveUpAll(sink)
 		}
 		if err != nil {
 			return err
@@ -165,12 +193,24 @@ func (rp *Replay) Stream(ctx context.Context, cfg meter.StreamConfig, sink meter
 		switch f.Type {
 		case TypeSamples:
 			err = d.samples(f.Payload, 0, sink)
+		case TypeSamples2, TypeExpired:
+			switch {
+			case !v2:
+				d.refuse(&d.link.RefusedV1Link)
+			case f.Type == TypeSamples2:
+				err = d.samples2(f.Payload, 0, sink)
+			default:
+				err = d.expired(f.Payload, sink)
+			}
 		case TypeEvent:
 			err = d.event(f.Payload, 0, sink)
 		case TypeMarkEcho:
 			if err = me.DecodeFromBytes(f.Payload); err == nil {
 				err = sink.Mark(meter.MarkEcho{ID: me.ID, MeterIndex: me.Index})
 			}
+		}
+		if err == nil && d.retx {
+			err = d.expireBehind(sink)
 		}
 		if err != nil {
 			if errors.Is(err, meter.ErrProtocol) {

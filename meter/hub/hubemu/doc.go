@@ -24,6 +24,16 @@
 // Unplug(d), the link really goes: the pty closes (the host's reads fail),
 // Path vanishes, and a new pty appears at Path when it returns.
 //
+// # Protocol version 2
+//
+// By default the emulator is a version 2 hub (Options.Protocol): LINK,
+// SAMPLES2 split to the agreed frame size, 20-bit samples (an INA228-class
+// model: 8 µA on 5 V, 10 µA on 12 V, trimmed per channel like the 16-bit
+// LSBs), and a ring of the last RingBytes of samples — sent or not — that
+// RESEND reads from, answered with RESENT frames and EXPIRED. The faults
+// apply to every frame, re-sent ones included. After a re-enumeration it
+// sends nothing until the host speaks. Protocol 1 makes it a v1 hub.
+//
 // # Back-pressure
 //
 // A writer goroutine blocks on the pty while the host is not reading, as a
@@ -35,6 +45,7 @@
 // # Unpaced output
 //
 // WriteFast writes what the emulator would send over a duration, as fast as
-// possible, starting with IDENTITY, CALIBRATION and the ACK of START so the
-// file decodes on its own (hub.DecodeStream, `idlewatt record --port FILE`).
+// possible, starting with IDENTITY, (v2) the ACK of LINK, CALIBRATION and
+// the ACK of START so the file decodes on its own (hub.DecodeStream,
+// `idlewatt record --port FILE`). With no host there is no RESEND.
 package hubemu

@@ -44,6 +44,22 @@ type Options struct {
 	Symlink string
 	// Tick is the render period of the live emulator; default 5 ms.
 	Tick time.Duration
+	// Protocol is the version the hub speaks: 2 (default) or 1 (a v1
+	// hub: no LINK, RESEND, ring or 20-bit samples).
+	Protocol int
+	// RingBytes is a v2 hub's ring buffer of recent samples, which RESEND
+	// reads from (its depth in samples, RingBytes ÷ the bytes of one sample
+	// of every streamed channel, is in the ACK of START). Default 1 MiB
+	// (2.6 s of 4 ports × 2 rails at 10 kS/s in 20-bit samples); negative:
+	// no ring (IDENTITY says 0, RESEND is refused).
+	RingBytes int
+	// MaxFrame is the largest frame the hub sends or takes (IDENTITY v2);
+	// default and at most hub.MaxFrame. WriteFast streams frames of
+	// min(MaxFrame, hub.DefaultMaxFrame), as a host would agree by LINK.
+	MaxFrame int
+	// Format is WriteFast's sample format: 0 for the finest (20-bit on a
+	// v2 hub), hub.Format16 for 16-bit.
+	Format uint8
 }
 
 // Faults are injected on what the hub sends.
@@ -117,6 +133,24 @@ func (o *Options) validate() error {
 	}
 	if o.Tick == 0 {
 		o.Tick = 5 * time.Millisecond
+	}
+	if o.Protocol == 0 {
+		o.Protocol = hub.ProtocolVersion
+	}
+	if o.Protocol != hub.ProtocolV1 && o.Protocol != hub.ProtocolVersion {
+		return fmt.Errorf("hubemu: protocol version %d (1 or 2)", o.Protocol)
+	}
+	if o.RingBytes == 0 {
+		o.RingBytes = 1 << 20
+	}
+	if o.MaxFrame == 0 {
+		o.MaxFrame = hub.MaxFrame
+	}
+	if o.MaxFrame < hub.MinMaxFrame || o.MaxFrame > hub.MaxFrame {
+		return fmt.Errorf("hubemu: maximum frame %d bytes outside %d–%d", o.MaxFrame, hub.MinMaxFrame, hub.MaxFrame)
+	}
+	if o.Format != 0 && hub.FormatWidth(o.Format) == 0 {
+		return fmt.Errorf("hubemu: sample format %d (1 = 16-bit, 2 = 20-bit)", o.Format)
 	}
 	return nil
 }
@@ -310,6 +344,7 @@ func (e *Emulator) readLoop(master *os.File) {
 		e.mu.Lock()
 		if e.master == master {
 			e.setLink(now)
+			e.g.quiet = false
 			if e.g.link != linkDown {
 				e.g.handle(f, e.EmuTime(now))
 				e.kick()
@@ -333,6 +368,8 @@ func (e *Emulator) setLink(now int64) {
 		// its read loop would keep Close waiting for ever.)
 		if err := e.plug(); err != nil {
 			g.forceDown() // try again next tick
+		} else if e.o.Protocol >= 2 {
+			g.quiet = true
 		}
 	}
 }
@@ -420,16 +457,30 @@ func WriteFast(w io.Writer, o Options, d time.Duration) error {
 		return err
 	}
 	bw := bufio.NewWriterSize(w, 256<<10)
-	g.putClean(g.frame(hub.TypeIdentity, 0, g.id.Append))
-	g.putClean(g.frame(hub.TypeCal, 1, g.cal.Append))
+	seq := byte(0)
+	g.putClean(g.frame(hub.TypeIdentity, seq, g.id.Append))
 	start := hub.Start{Rate: uint32(o.Rate), PortMask: uint8(1<<o.Ports - 1)}
+	if o.Protocol >= 2 {
+		seq++
+		g.linkVer, g.maxFrame = 2, min(o.MaxFrame, hub.DefaultMaxFrame)
+		ack := hub.Ack{Cmd: hub.TypeLink, Version: 2, MaxFrame: uint16(g.maxFrame)}
+		g.putClean(g.frame(hub.TypeAck, seq, ack.Append))
+		start.Format = o.Format
+		if start.Format == 0 {
+			start.Format = hub.Format20
+		}
+	}
+	seq++
+	g.cal.Wide = g.linkVer >= 2
+	g.putClean(g.frame(hub.TypeCal, seq, g.cal.Append))
 	if r := g.checkStart(start); r != 0 {
 		return fmt.Errorf("hubemu: cannot stream %d ports at %g Hz: %s", o.Ports, float64(o.Rate), r)
 	}
 	t0 := emuTime(o, 0)
-	g.start(int(o.Rate), start.PortMask, t0)
-	ack := hub.Ack{Cmd: hub.TypeStart, Rate: start.Rate, ChanMask: g.mask}
-	g.putClean(g.frame(hub.TypeAck, 2, ack.Append))
+	g.start(int(o.Rate), start.PortMask, start.Format, t0)
+	seq++
+	ack := g.ackStart(start)
+	g.putClean(g.frame(hub.TypeAck, seq, ack.Append))
 	step := 10 * time.Millisecond
 	for t := time.Duration(0); t < d; {
 		t = min(t+step, d)

@@ -10,15 +10,19 @@ import (
 	"github.com/idlewatt/idlewatt/units"
 )
 
-// The hub's rails and sensors: one INA226-class sensor per rail.
+// The hub's rails and sensors: one INA226-class sensor per rail for the
+// 16-bit format; a v2 hub's 20-bit format models an INA228-class sensor
+// (20-bit current register) with the LSB chosen for 3 A peaks with
+// headroom: 8 µA on 5 V (±4.19 A; 40 µW at 5 V), 10 µA on 12 V (±5.24 A).
 var rails = [2]struct {
 	rail       meter.Rail
 	maxMV      uint16
-	lsbNA      uint32 // nominal current LSB
+	lsbNA      uint32 // nominal current LSB, 16-bit format
 	shuntMicro uint32
+	widePA     uint32 // nominal current LSB, 20-bit format
 }{
-	{meter.Rail5V, 6000, 50000, 20000},    // 20 mΩ, 50 µA/count, ±1.638 A
-	{meter.Rail12V, 15000, 100000, 10000}, // 10 mΩ, 100 µA/count, ±3.277 A
+	{meter.Rail5V, 6000, 50000, 20000, 8_000_000},     // 20 mΩ, 50 µA/count, ±1.638 A; 20-bit 8 µA/count
+	{meter.Rail12V, 15000, 100000, 10000, 10_000_000}, // 10 mΩ, 100 µA/count, ±3.277 A; 20-bit 10 µA/count
 }
 
 const busLSBuV = 1250
@@ -35,12 +39,17 @@ const (
 // emulator and WriteFast. It produces the bytes the hub sends, faults
 // applied, into out. Not safe for concurrent use.
 type gen struct {
-	o     Options
-	id    hub.Identity
-	cal   hub.Calibration
-	lsbI  [16]float64
-	rng   *rand.Rand
-	link  linkState
+	o    Options
+	id   hub.Identity
+	cal  hub.Calibration
+	lsbI [16]float64 // 16-bit format's current LSB per channel, A
+	lsbW [16]float64 // 20-bit format's
+	rng  *rand.Rand
+	link linkState
+	// quiet: a v2 hub back on the host (re-enumerated) sends nothing until
+	// the host's first frame, so no stale backlog delays the answers to
+	// its IDENTIFY and RESEND; what it samples meanwhile is in the ring.
+	quiet bool
 	out   []byte // queued for the link
 	busy  int    // bytes the live emulator's writer has in flight
 	fb    []byte // frame scratch
@@ -55,6 +64,17 @@ type gen struct {
 	next      uint64
 	e0        time.Duration
 
+	// Protocol v2 state: the link's version and maximum frame (LINK), the
+	// stream's format, and the ring of its last ringN sample sets of
+	// setSize bytes each (set k at (k mod ringN) × setSize).
+	linkVer  int
+	maxFrame int
+	format   uint8
+	setSize  int
+	ring     []byte
+	ringN    uint64
+	sets     []byte // scratch: one block's sample sets
+
 	lostFirst, lostCount uint64
 	corruptIn, dropIn    int64
 	v5, v12              []units.Volts
@@ -62,11 +82,17 @@ type gen struct {
 }
 
 func newGen(o Options) (*gen, error) {
-	g := &gen{o: o, rng: rand.New(rand.NewSource(o.Seed))}
-	g.id = hub.Identity{Version: hub.ProtocolVersion, Ports: uint8(o.Ports), Caps: hub.CapDevSlp | hub.CapPortPower | hub.CapMarks,
+	g := &gen{o: o, rng: rand.New(rand.NewSource(o.Seed)), linkVer: hub.ProtocolV1, maxFrame: hub.MaxFrame, format: hub.Format16}
+	g.id = hub.Identity{Version: uint8(o.Protocol), Ports: uint8(o.Ports), Caps: hub.CapDevSlp | hub.CapPortPower | hub.CapMarks,
 		BusLSBuV: busLSBuV, LinkBytesSec: uint32(o.Link), Model: o.Model, Firmware: o.Firmware, Serial: o.Serial}
+	if o.Protocol >= 2 {
+		g.id.MaxFrame, g.id.RingBytes, g.id.Formats = uint16(o.MaxFrame), uint32(max(o.RingBytes, 0)), hub.FormatBit16|hub.FormatBit20
+	}
 	for _, r := range rails {
 		g.id.Rails = append(g.id.Rails, hub.RailDesc{Rail: r.rail, MaxMilliVolt: r.maxMV, CurrentLSBnA: r.lsbNA})
+		if o.Protocol >= 2 {
+			g.id.WideLSBpA = append(g.id.WideLSBpA, r.widePA)
+		}
 	}
 	for _, r := range o.Rates {
 		g.id.Rates = append(g.id.Rates, uint32(r))
@@ -76,11 +102,16 @@ func newGen(o Options) (*gen, error) {
 		for j, r := range rails {
 			// Each sensor's trimmed LSB differs from nominal by up to ±0.5 %,
 			// as a calibrated hub's would, so hosts must use READ_CAL.
-			lsb := uint32(float64(r.lsbNA) * (1 + (g.rng.Float64()-0.5)*0.01))
+			trim := 1 + (g.rng.Float64()-0.5)*0.01
+			lsb := uint32(float64(r.lsbNA) * trim)
 			g.lsbI[(p-1)*2+j] = float64(lsb) * 1e-9
 			cal := uint16(0.00512 / (float64(lsb) * 1e-9 * float64(r.shuntMicro) * 1e-6))
-			g.cal.Entries = append(g.cal.Entries, hub.CalEntry{Port: uint8(p), Rail: r.rail, CalReg: cal,
-				ShuntMicroOhm: r.shuntMicro, CurrentLSBnA: lsb})
+			e := hub.CalEntry{Port: uint8(p), Rail: r.rail, CalReg: cal, ShuntMicroOhm: r.shuntMicro, CurrentLSBnA: lsb}
+			if o.Protocol >= 2 {
+				e.WideLSBpA = uint32(float64(r.widePA) * trim)
+				g.lsbW[(p-1)*2+j] = float64(e.WideLSBpA) * 1e-12
+			}
+			g.cal.Entries = append(g.cal.Entries, e)
 		}
 	}
 	g.corruptIn, g.dropIn = g.geom(o.Faults.CorruptRate), g.geom(o.Faults.DropRate)
@@ -143,7 +174,7 @@ func (g *gen) frame(t hub.Type, seq byte, build func([]byte) []byte) []byte {
 // put queues a frame with the configured faults; with the link down it
 // is lost on the way (the host sees the gap by index).
 func (g *gen) put(fr []byte) {
-	if g.link == linkDown {
+	if g.link == linkDown || g.quiet {
 		return
 	}
 	f := g.o.Faults
@@ -200,7 +231,7 @@ func (g *gen) index(now time.Duration) uint64 {
 	return g.next
 }
 
-func (g *gen) start(rate int, portMask uint8, now time.Duration) {
+func (g *gen) start(rate int, portMask, format uint8, now time.Duration) {
 	g.streaming, g.rate, g.next, g.e0, g.mask, g.ports, g.portMask = true, rate, 0, now, 0, g.ports[:0], portMask
 	g.lostCount = 0
 	for p := 1; p <= g.o.Ports; p++ {
@@ -209,6 +240,25 @@ func (g *gen) start(rate int, portMask uint8, now time.Duration) {
 			g.mask |= 3 << (2 * (p - 1))
 		}
 	}
+	g.format = hub.Format16
+	if format != 0 {
+		g.format = format
+	}
+	g.setSize = 2 * len(g.ports) * hub.FormatWidth(g.format)
+	g.ring, g.ringN = nil, 0
+	if g.linkVer >= 2 && g.o.RingBytes > 0 {
+		g.ringN = uint64(g.o.RingBytes / g.setSize)
+		g.ring = make([]byte, int(g.ringN)*g.setSize)
+	}
+}
+
+// ackStart is the ACK of the START s that started the stream.
+func (g *gen) ackStart(s hub.Start) hub.Ack {
+	a := hub.Ack{Cmd: hub.TypeStart, Rate: s.Rate, ChanMask: g.mask}
+	if s.Format != 0 {
+		a.Format, a.RingSamples = g.format, uint32(min(g.ringN, 1<<32-1))
+	}
+	return a
 }
 
 // render queues every sample due by emulator time now.
@@ -225,6 +275,9 @@ func (g *gen) render(now time.Duration) {
 	}
 	target := g.due(now)
 	per := hub.BlockSamples(g.rate, 2*len(g.ports))
+	if g.linkVer >= 2 {
+		per = max(g.rate/hub.BlockPeriodDivisor, 1) // then split into frames of maxFrame
+	}
 	for g.next < target {
 		n := int(min(target-g.next, uint64(per)))
 		g.block(n)
@@ -233,7 +286,9 @@ func (g *gen) render(now time.Duration) {
 
 func (g *gen) nextSeq() byte { g.useq++; return g.useq - 1 }
 
-// block renders, quantises and queues n samples from g.next.
+// block renders, quantises and queues n samples from g.next: one SAMPLES
+// frame on a v1 link, SAMPLES2 frames of at most maxFrame bytes on a v2
+// one; the sample sets also go into the ring, sent or not.
 func (g *gen) block(n int) {
 	if cap(g.i5) < len(g.ports)*n {
 		m := len(g.ports) * n
@@ -250,29 +305,32 @@ func (g *gen) block(n int) {
 			clear(i12)
 		}
 	}
-	hdr := hub.Samples{First: g.next, Mask: g.mask, Count: n}
 	var over [16]float64
-	fr := g.frame(hub.TypeSamples, g.nextSeq(), func(b []byte) []byte {
-		b = hdr.AppendHeader(b)
-		for k := range n {
-			for j, p := range g.ports {
-				c := (p - 1) * 2
-				b = g.appendReading(b, g.v5[j*n+k], g.i5[j*n+k], g.lsbI[c], &over[c])
-				b = g.appendReading(b, g.v12[j*n+k], g.i12[j*n+k], g.lsbI[c+1], &over[c+1])
-			}
+	b := g.sets[:0]
+	for k := range n {
+		for j, p := range g.ports {
+			c := (p - 1) * 2
+			b = g.appendReading(b, g.v5[j*n+k], g.i5[j*n+k], c, &over[c])
+			b = g.appendReading(b, g.v12[j*n+k], g.i12[j*n+k], c+1, &over[c+1])
 		}
-		return b
-	})
+	}
+	g.sets = b
 	first := g.next
 	g.next += uint64(n)
-	if g.lostCount > 0 || g.link != linkDown && !g.fits(len(fr)) {
+	if g.ringN > 0 {
+		for k := range n {
+			at := int((first+uint64(k))%g.ringN) * g.setSize
+			copy(g.ring[at:at+g.setSize], b[k*g.setSize:(k+1)*g.setSize])
+		}
+	}
+	if g.lostCount > 0 || g.link != linkDown && !g.fits(g.blockBytes(n)) {
 		if g.lostCount == 0 {
 			g.lostFirst = first
 		}
 		g.lostCount += uint64(n)
 		return
 	}
-	g.put(fr)
+	g.sendSets(first, n, b, 0, 0)
 	for c, a := range over {
 		if a != 0 {
 			ev := hub.Event{Kind: hub.EvOverCurrent, Port: uint8(c/2 + 1), Index: first, Value: uint32(min(math.Abs(a)*1e6, math.MaxUint32))}
@@ -281,18 +339,98 @@ func (g *gen) block(n int) {
 	}
 }
 
-// appendReading quantises one reading as an INA226 would: bus voltage in
-// 1.25 mV counts, current in signed counts of the channel's LSB, clamped;
-// a clamped current is remembered in over for an OVER_CURRENT event.
-func (g *gen) appendReading(b []byte, v units.Volts, i units.Amps, lsb float64, over *float64) []byte {
+// perFrame is the sample sets per frame on the link.
+func (g *gen) perFrame() int {
+	if g.linkVer < 2 {
+		return hub.BlockSamples(g.rate, 2*len(g.ports))
+	}
+	return hub.BlockSamples2(2*len(g.ports), hub.FormatWidth(g.format), g.maxFrame)
+}
+
+// blockBytes is what n sample sets cost on the link.
+func (g *gen) blockBytes(n int) int {
+	per := g.perFrame()
+	hdr := hub.HeaderLen + hub.TrailerLen + 12
+	if g.linkVer >= 2 {
+		hdr += 2
+	}
+	return (n+per-1)/per*hdr + n*g.setSize
+}
+
+// sendSets queues sample sets sets (n of them, from index first) as
+// frames: SAMPLES on a v1 link; SAMPLES2 with flags on a v2 one, with
+// sequence number seq if flags has SamplesResent (the RESEND's), else the
+// unsolicited counter.
+func (g *gen) sendSets(first uint64, n int, sets []byte, flags uint8, seq byte) {
+	per := g.perFrame()
+	for k := 0; k < n; k += per {
+		m := min(per, n-k)
+		hdr := hub.Samples{First: first + uint64(k), Mask: g.mask, Count: m, Flags: flags, Format: g.format}
+		data := sets[k*g.setSize : (k+m)*g.setSize]
+		if g.linkVer < 2 {
+			g.put(g.frame(hub.TypeSamples, g.nextSeq(), func(b []byte) []byte { return append(hdr.AppendHeader(b), data...) }))
+			continue
+		}
+		s := seq
+		if flags&hub.SamplesResent == 0 {
+			s = g.nextSeq()
+		}
+		g.put(g.frame(hub.TypeSamples2, s, func(b []byte) []byte { return append(hdr.AppendHeader2(b), data...) }))
+	}
+}
+
+// resend answers RESEND r (sequence seq): EXPIRED for what left the ring,
+// RESENT SAMPLES2 frames for the rest.
+func (g *gen) resend(seq byte, r hub.Resend) {
+	first, end := r.First, r.First+uint64(r.Count)
+	oldest := uint64(0)
+	if g.next > g.ringN {
+		oldest = g.next - g.ringN
+	}
+	if first < oldest {
+		x := hub.Expired{First: first, Count: uint32(min(end, oldest) - first)}
+		g.put(g.frame(hub.TypeExpired, seq, x.Append))
+		first = min(end, oldest)
+	}
+	if first >= end {
+		return
+	}
+	n := int(end - first)
+	if !g.fits(g.blockBytes(n)) {
+		return // no room now: the host asks again
+	}
+	b := g.sets[:0]
+	for k := range n {
+		at := int((first+uint64(k))%g.ringN) * g.setSize
+		b = append(b, g.ring[at:at+g.setSize]...)
+	}
+	g.sets = b
+	g.sendSets(first, n, b, hub.SamplesResent, seq)
+}
+
+// appendReading quantises one reading of channel c as the sensor would:
+// bus voltage in 1.25 mV counts, current in signed counts of the
+// channel's LSB for the stream's format (16-bit INA226, 20-bit INA228),
+// clamped; a clamped current is remembered in over for an OVER_CURRENT
+// event.
+func (g *gen) appendReading(b []byte, v units.Volts, i units.Amps, c int, over *float64) []byte {
 	bus := math.Round(float64(v) / (busLSBuV * 1e-6))
 	bus = max(0, min(bus, 32767))
-	cur := math.Round(float64(i) / lsb)
+	b = append(b, byte(uint16(bus)), byte(uint16(bus)>>8))
+	if g.format == hub.Format20 {
+		cur := math.Round(float64(i) / g.lsbW[c])
+		if cur > 1<<19-1 || cur < -(1<<19) {
+			*over = float64(i)
+			cur = max(-(1 << 19), min(cur, 1<<19-1))
+		}
+		return hub.AppendCur20(b, int32(cur))
+	}
+	cur := math.Round(float64(i) / g.lsbI[c])
 	if cur > 32767 || cur < -32768 {
 		*over = float64(i)
 		cur = max(-32768, min(cur, 32767))
 	}
-	return append(b, byte(uint16(bus)), byte(uint16(bus)>>8), byte(uint16(int16(cur))), byte(uint16(int16(cur))>>8))
+	return append(b, byte(uint16(int16(cur))), byte(uint16(int16(cur))>>8))
 }
 
 func (g *gen) nak(seq byte, cmd hub.Type, r hub.Reason) {
@@ -308,8 +446,20 @@ func (g *gen) handle(f *hub.Frame, now time.Duration) {
 		return // a hub→host type: not addressed to the hub
 	}
 	p := f.Payload
-	want := map[hub.Type]int{hub.TypeIdentify: 0, hub.TypeStart: 6, hub.TypeStop: 0, hub.TypeDevSlp: 2,
-		hub.TypePower: 2, hub.TypeMark: 4, hub.TypeReadCal: 0}
+	if g.o.Protocol < 2 && (f.Type == hub.TypeLink || f.Type == hub.TypeResend) {
+		g.nak(f.Seq, f.Type, hub.ReasonUnknownCommand) // a v1 hub does not know them
+		return
+	}
+	if f.Type == hub.TypeResend && g.linkVer < 2 {
+		g.nak(f.Seq, f.Type, hub.ReasonNotNegotiated)
+		return
+	}
+	startLen := 6
+	if g.linkVer >= 2 {
+		startLen = 8
+	}
+	want := map[hub.Type]int{hub.TypeIdentify: 0, hub.TypeStart: startLen, hub.TypeStop: 0, hub.TypeDevSlp: 2,
+		hub.TypePower: 2, hub.TypeMark: 4, hub.TypeReadCal: 0, hub.TypeLink: 4, hub.TypeResend: 12}
 	if n, ok := want[f.Type]; ok && len(p) != n || f.Type == hub.TypePing && len(p) > 32 {
 		g.nak(f.Seq, f.Type, hub.ReasonBadLength)
 		return
@@ -319,7 +469,37 @@ func (g *gen) handle(f *hub.Frame, now time.Duration) {
 	case hub.TypeIdentify:
 		g.put(g.frame(hub.TypeIdentity, f.Seq, g.id.Append))
 	case hub.TypeReadCal:
+		g.cal.Wide = g.linkVer >= 2
 		g.put(g.frame(hub.TypeCal, f.Seq, g.cal.Append))
+	case hub.TypeLink:
+		var l hub.Link
+		l.DecodeFromBytes(p) //nolint:errcheck // length checked above
+		if l.Version < 1 || int(l.Version) > g.o.Protocol || l.MaxFrame < hub.MinMaxFrame || int(l.MaxFrame) > hub.MaxFrame {
+			g.nak(f.Seq, f.Type, hub.ReasonBadValue)
+			return
+		}
+		if g.streaming && int(l.Version) != g.linkVer {
+			g.nak(f.Seq, f.Type, hub.ReasonStreaming) // the stream's frames are of the link's version
+			return
+		}
+		g.linkVer = int(l.Version)
+		g.maxFrame = hub.MaxFrame
+		if g.linkVer >= 2 {
+			g.maxFrame = min(int(l.MaxFrame), g.o.MaxFrame)
+		}
+		g.ack(f.Seq, hub.Ack{Cmd: hub.TypeLink, Version: l.Version, MaxFrame: uint16(g.maxFrame)})
+	case hub.TypeResend:
+		var r hub.Resend
+		err := r.DecodeFromBytes(p)
+		switch {
+		case err != nil || r.First+uint64(r.Count) > g.next || r.First+uint64(r.Count) < r.First:
+			// Not taken yet (the ring answers after STOP too, until the next START).
+			g.nak(f.Seq, f.Type, hub.ReasonNeverSent)
+		case g.ringN == 0:
+			g.nak(f.Seq, f.Type, hub.ReasonNoRing)
+		default:
+			g.resend(f.Seq, r)
+		}
 	case hub.TypePing:
 		g.ack(f.Seq, hub.Ack{Cmd: hub.TypePing, Echo: p})
 	case hub.TypeStop:
@@ -328,17 +508,18 @@ func (g *gen) handle(f *hub.Frame, now time.Duration) {
 	case hub.TypeStart:
 		var s hub.Start
 		s.DecodeFromBytes(p) //nolint:errcheck // length checked above
-		if s.Flags&hub.StartResume != 0 && g.streaming && s.Rate == uint32(g.rate) && s.PortMask == g.portMask {
+		if s.Flags&hub.StartResume != 0 && g.streaming && s.Rate == uint32(g.rate) && s.PortMask == g.portMask &&
+			(s.Format == 0 || s.Format == g.format) {
 			// A host back from a lost link: keep streaming and counting.
-			g.ack(f.Seq, hub.Ack{Cmd: hub.TypeStart, Rate: s.Rate, ChanMask: g.mask})
+			g.ack(f.Seq, g.ackStart(s))
 			return
 		}
 		if r := g.checkStart(s); r != 0 {
 			g.nak(f.Seq, f.Type, r)
 			return
 		}
-		g.start(int(s.Rate), s.PortMask, now)
-		g.ack(f.Seq, hub.Ack{Cmd: hub.TypeStart, Rate: s.Rate, ChanMask: g.mask})
+		g.start(int(s.Rate), s.PortMask, s.Format, now)
+		g.ack(f.Seq, g.ackStart(s))
 	case hub.TypeDevSlp, hub.TypePower:
 		port, v := int(p[0]), p[1]
 		switch {
@@ -390,13 +571,20 @@ func (g *gen) checkStart(s hub.Start) hub.Reason {
 	if !ok {
 		return hub.ReasonBadRate
 	}
+	if s.Format != 0 && (hub.FormatWidth(s.Format) == 0 || g.id.Formats&(1<<(s.Format-1)) == 0) {
+		return hub.ReasonBadFormat
+	}
 	chans := 0
 	for p := range g.o.Ports {
 		if s.PortMask&(1<<p) != 0 {
 			chans += 2
 		}
 	}
-	if !hub.FitsLink(int(s.Rate), chans, g.o.Link) {
+	fits := hub.FitsLink(int(s.Rate), chans, g.o.Link)
+	if s.Format != 0 {
+		fits = hub.FitsLink2(int(s.Rate), chans, s.Format, g.maxFrame, g.o.Link)
+	}
+	if !fits {
 		return hub.ReasonBandwidth
 	}
 	return 0
