@@ -22,7 +22,23 @@ type compareFigure struct {
 	value  func(*DriveReport) (float64, *float64) // the report's value and its 95 % half-width (nil: none stated)
 }
 
-// CompareFigures are the figures with a delta, in column order.
+// CompareColumns are the headings of the delta table (compare.md and
+// compare.html), one per CompareRow.Deltas entry.
+func CompareColumns() []string {
+	var h []string
+	for _, f := range compareFigures {
+		h = append(h, f.md)
+	}
+	return h
+}
+
+// FormatCompareDelta is delta j of row as compare.md shows it.
+func FormatCompareDelta(row CompareRow, j int) string {
+	f := compareFigures[j]
+	return formatDelta(row.Deltas[j], f.scale, f.digits)
+}
+
+// compareFigures are the figures with a delta, in column order.
 var compareFigures = []compareFigure{
 	{"active_idle", "w", "Δ Active idle (W)", 1, 4, func(d *DriveReport) (float64, *float64) { return d.ActiveIdleW, d.ActiveIdleU95W }},
 	{"average", "w", "Δ Average (W)", 1, 4, func(d *DriveReport) (float64, *float64) { return d.AverageW, d.AverageU95W }},

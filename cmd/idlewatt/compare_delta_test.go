@@ -360,6 +360,31 @@ func TestCompareDeltas(t *testing.T) {
 		}
 	}
 
+	// --html: compare.html from each report's capture.path; a capture that
+	// is not the report's is refused (exit 2) before anything is written.
+	cmp3 := filepath.Join(dir, "cmp3")
+	if o, e, code := run(t, ctx, append([]string{"compare", "--out", cmp3, "--html", "--baseline", "2"}, reps...)...); code != 0 {
+		t.Fatalf("compare --html: exit %d %s%s", code, o, e)
+	}
+	hb, err := os.ReadFile(filepath.Join(cmp3, "compare.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"baseline_run":"runA"`, `"run":"runC","drive":"lonely"`, "uPlot"} {
+		if !strings.Contains(string(hb), want) {
+			t.Errorf("compare.html has no %q", want)
+		}
+	}
+	cmp4 := filepath.Join(dir, "cmp4")
+	c0, c1 := filepath.Join(dir, "c0.iwc"), filepath.Join(dir, "c1.iwc")
+	_, e, code := run(t, ctx, "compare", "--out", cmp4, "--html", "--capture", c1, "--capture", c0, reps[0], reps[1])
+	if code != 2 || !strings.Contains(e, "is not the capture of") {
+		t.Errorf("swapped captures: exit %d: %s", code, e)
+	}
+	if _, err := os.Stat(cmp4); !os.IsNotExist(err) {
+		t.Errorf("swapped captures: --out written: %v", err)
+	}
+
 	// The default baseline is the first argument.
 	cmp2 := filepath.Join(dir, "cmp2")
 	if o, e, code := run(t, ctx, append([]string{"compare", "--out", cmp2}, reps...)...); code != 0 {
