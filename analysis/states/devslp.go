@@ -232,10 +232,10 @@ func JudgeCycle(tm Timing, samples []Sample, jo JudgeOptions) Cycle {
 	switch checkAtMost(post.Mean, 3*post.U, half) {
 	case Fail:
 		c.judge(Fail, "power stayed at %.2f mW while DEVSLP was asserted (pre-cycle %.2f mW): the drive ignores DEVSLP", post.Mean*1e3, base*1e3)
-		return c.exit(tm, cr, jo)
+		return c.readWithoutDevSlp(tm)
 	case Inconclusive:
 		c.judge(Inconclusive, "power fell to %.2f ± %.2f mW, not clearly below half the pre-cycle %.2f mW", post.Mean*1e3, 3*post.U*1e3, base*1e3)
-		return c.exit(tm, cr, jo)
+		return c.readWithoutDevSlp(tm)
 	}
 	c.EntryAt = samples[ke].T
 	c.EntryMs = Num(ms(c.EntryAt - tm.Assert))
@@ -291,6 +291,18 @@ func JudgeCycle(tm Timing, samples []Sample, jo JudgeOptions) Cycle {
 		}
 	}
 	return c.exit(tm, cr, jo)
+}
+
+// readWithoutDevSlp judges the read after deassertion of a cycle in which
+// the drive did not (or not clearly) reach a DevSlp floor: a failed read
+// still fails, but the time to it is the exit from whatever state the
+// drive was in (Slumber, active), not a DevSlp exit, so exit_ms stays
+// null and DETO, which bounds the DevSlp exit, is not judged.
+func (c Cycle) readWithoutDevSlp(tm Timing) Cycle {
+	if tm.ProbeErr && tm.ProbeComplete != 0 {
+		c.judge(Fail, "the read after deassertion failed")
+	}
+	return c
 }
 
 // exit judges the read after deassertion and the return to the pre-cycle

@@ -174,3 +174,38 @@ func TestJudgeLateProbeAndGCBeforeAssert(t *testing.T) {
 		t.Errorf("GC before the pin: %s %v, pre-cycle %.4f W, want pass at 0.050 W", c.Outcome, c.Reasons, float64(c.PreCycleW))
 	}
 }
+
+// A drive that ignores the pin never entered DevSlp: the read after the
+// release measures a Slumber (or active) exit, not a DevSlp exit, so
+// exit_ms is null in the cycle and the verdict (issue 12: "never a number
+// from another state"); a failed read still fails, and a drive that fell
+// to a level not clearly a floor reports no exit either.
+func TestExitNullWithoutDevSlp(t *testing.T) {
+	cr := DefaultCriteria()
+	cr.DETOMs = 400
+	jo := JudgeOptions{Criteria: cr, ClockU95Ms: 0.1}
+	tm, s := synthCycle(3, 0.05, 0.005, 0.00025, 0, 0)
+	c := Judge(tm, s, jo)
+	if c.Outcome != Fail || c.ExitMs.Ok() || c.ExitU95Ms.Ok() {
+		t.Errorf("ignored pin: %s %v exit %v ± %v, want fail and a null exit", c.Outcome, c.Reasons, c.ExitMs, c.ExitU95Ms)
+	}
+	if v := Summarise([]Cycle{c, c}, cr, "yes", ""); v.ExitMs.Ok() || v.ExitU95Ms.Ok() {
+		t.Errorf("verdict of a drive that never entered: exit %v ± %v, want null", v.ExitMs, v.ExitU95Ms)
+	}
+	tm.ProbeErr = true
+	if c := Judge(tm, s, jo); c.Outcome != Fail || !strings.Contains(strings.Join(c.Reasons, ";"), "read after deassertion failed") {
+		t.Errorf("ignored pin, failed read: %s %v, want the failed read named", c.Outcome, c.Reasons)
+	}
+	// Half-way down: 25 mW against a 50 mW pre-cycle level, noisy enough
+	// that the fall is not clearly below half — no floor, no exit.
+	tm, s = synthCycle(11, 0.025, 0.015, 0.00025, 0, 0)
+	c = Judge(tm, s, jo)
+	if c.Outcome != Inconclusive || c.FloorW.Ok() || c.ExitMs.Ok() {
+		t.Errorf("unclear fall: %s %v floor %v exit %v, want inconclusive, null floor and exit", c.Outcome, c.Reasons, c.FloorW, c.ExitMs)
+	}
+	// A drive that entered still reports its exit.
+	tm, s = synthCycle(12, 0.0012, 0.015, 0.00025, 0, 0)
+	if c := Judge(tm, s, jo); !c.ExitMs.Ok() || math.Abs(float64(c.ExitMs)-20) > 0.01 {
+		t.Errorf("entered: exit %v, want 20 ms", c.ExitMs)
+	}
+}
