@@ -218,7 +218,10 @@ func JudgeCycle(tm Timing, samples []Sample, jo JudgeOptions) Cycle {
 		c.judge(Inconclusive, "too few samples while DEVSLP was asserted")
 		return c
 	}
-	entry, ok := FitStep(w[ia:id], idx(tm.Assert)-ia, id-ia-4)
+	// The level before the change is the pre-cycle power, known from the
+	// 300 ms before the pin: fitting it from the 10 ms before the assertion
+	// alone let noise place a small step anywhere in the hold.
+	entry, ok := FitStepFrom(w[ia:id], base, idx(tm.Assert)-ia, id-ia-4)
 	if !ok {
 		c.judge(Inconclusive, "too few samples while DEVSLP was asserted")
 		return c
