@@ -330,17 +330,35 @@ func (c Cycle) exit(tm Timing, cr Criteria, jo JudgeOptions) Cycle {
 		// The host, not the drive, was slow: the read went out late.
 		c.ExitHostLate = true
 		c.judge(Inconclusive, "the host issued the read %.1f ms after deassertion (overloaded host), too late to judge DETO %.1f ms", late, cr.DETOMs)
-	case checkAtMost(float64(c.ExitMs)-tm.HostStallMs, float64(c.ExitU95Ms), cr.DETOMs) != Fail:
-		// Without the host's own stall the answer may be within DETO: the
-		// host, not the drive, may have made it late.
+	case tm.HostStallMs > 0 && checkAtMost(float64(c.ExitMs)-hostShareMs(float64(c.ExitMs), tm.HostStallMs), float64(c.ExitU95Ms), cr.DETOMs) != Fail:
+		// Without the host's possible share the answer may be within DETO:
+		// the host, not the drive, may have made it late.
 		c.ExitHostLate = true
-		c.judge(Inconclusive, "the read completed %.1f ms after deassertion, but the host stalled %.1f ms meanwhile (overloaded host), too much to judge DETO %.1f ms", float64(c.ExitMs), tm.HostStallMs, cr.DETOMs)
+		c.judge(Inconclusive, "the read completed %.1f ms after deassertion, but the host stalled up to %.1f ms at a time meanwhile (overloaded host), too much to judge DETO %.1f ms", float64(c.ExitMs), tm.HostStallMs, cr.DETOMs)
+	case checkAtMost(float64(c.ExitMs)-hostShareMs(float64(c.ExitMs), tm.HostStallMs), float64(c.ExitU95Ms), cr.DETOMs) != Fail:
+		// No stall recorded, but the canary records none under 1 ms: an
+		// excess that small may be the host's scheduling, not the drive.
+		c.judge(Inconclusive, "the drive answered %.1f ± %.1f ms after deassertion, within the host's unrecorded scheduling delay (< 1 ms) of DETO %.1f ms, too close to judge", float64(c.ExitMs), float64(c.ExitU95Ms), cr.DETOMs)
 	case o == Fail:
 		c.judge(Fail, "the drive answered %.1f ± %.1f ms after deassertion, DETO is %.1f ms", float64(c.ExitMs), float64(c.ExitU95Ms), cr.DETOMs)
 	default:
 		c.judge(Inconclusive, "the drive answered %.1f ± %.1f ms after deassertion, too close to DETO %.1f ms to judge", float64(c.ExitMs), float64(c.ExitU95Ms), cr.DETOMs)
 	}
 	return c
+}
+
+// hostShareMs bounds how much of a read's exitMs the host itself may have
+// added. The rig's canary sleeps 1 ms at a time while the read is out and
+// records its worst lateness w when w ≥ 1 ms: each sleep then took at
+// most 1 + w ms of which w was lost, so at most w/(1+w) of the read's time
+// was the host's (several stalls add up: a worst of 43.6 ms came with
+// 63 ms lost). Without a record the lateness was below 1 ms, and one such
+// delay — the completion's own scheduling — is allowed.
+func hostShareMs(exitMs, stallMs float64) float64 {
+	if stallMs <= 0 {
+		return math.Min(1, exitMs)
+	}
+	return exitMs * stallMs / (1 + stallMs)
 }
 
 // checkReturn judges whether the power came back to the pre-cycle level

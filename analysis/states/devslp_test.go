@@ -140,10 +140,48 @@ func TestJudgeLateReadHostStall(t *testing.T) {
 	if c.Outcome != Inconclusive || len(c.Reasons) == 0 || !strings.Contains(c.Reasons[0], "overloaded host") {
 		t.Errorf("with a 200 ms host stall: %s %v, want inconclusive naming the host", c.Outcome, c.Reasons)
 	}
-	// A stall too short to explain the excess: still the drive's.
+	// A stall of 20 ms, worst of the canary's 1 ms sleeps: up to 20/21 of
+	// the read's 500 ms may be the host's — enough for the 100 ms excess.
 	tm.HostStallMs = 20
+	if c := Judge(tm, s, JudgeOptions{Criteria: cr}); c.Outcome != Inconclusive {
+		t.Errorf("with a 20 ms host stall: %s %v, want inconclusive", c.Outcome, c.Reasons)
+	}
+	// A stall too short to explain the excess: still the drive's (at most
+	// 1.2/2.2 of a 1000 ms read is the host's: 455 ms left, DETO 400).
+	tm.ProbeComplete = tm.Deassert + int64(1000*time.Millisecond)
+	tm.HostStallMs = 1.2
 	if c := Judge(tm, s, JudgeOptions{Criteria: cr}); c.Outcome != Fail {
-		t.Errorf("with a 20 ms host stall: %s %v, want fail", c.Outcome, c.Reasons)
+		t.Errorf("1000 ms read with a 1.2 ms host stall: %s %v, want fail", c.Outcome, c.Reasons)
+	}
+}
+
+// An exit just past DETO is not a FAIL while the host's share of the
+// read's time could make up the excess: below 1 ms (the canary records no
+// smaller stall) as campaign drives 1:95 and 1:143 (3.5 ms for DETO 3 ms,
+// 2.3 ms for DETO 2 ms, the model's exits 2.7 and 1.5 ms), or several
+// stalls adding up, as drive 1:139 (84.2 ms with a worst stall of 43.6 ms,
+// DETO 25 ms, the model's 21 ms).
+func TestExitNearDETOWithHostShareInconclusive(t *testing.T) {
+	for _, tc := range []struct {
+		exitMs, stallMs, detoMs float64
+		want                    Outcome
+	}{
+		{3.5, 0, 3, Inconclusive},
+		{2.3, 0, 2, Inconclusive},
+		{84.2, 43.6, 25, Inconclusive},
+		{2.9, 0, 3, Pass},
+		{5, 0, 3, Fail},
+		{60, 0, 25, Fail},
+	} {
+		cr := DefaultCriteria()
+		cr.DETOMs = tc.detoMs
+		tm, s := synthCycle(13, 0.0012, 0.015, 0.00025, 0, 0)
+		tm.ProbeComplete = tm.Deassert + int64(tc.exitMs*1e6)
+		tm.HostStallMs = tc.stallMs
+		c := Judge(tm, s, JudgeOptions{Criteria: cr, ClockU95Ms: 0.1})
+		if c.Outcome != tc.want {
+			t.Errorf("exit %.1f ms, host stall %.1f ms, DETO %.0f ms: %s %v, want %s", tc.exitMs, tc.stallMs, tc.detoMs, c.Outcome, c.Reasons, tc.want)
+		}
 	}
 }
 
