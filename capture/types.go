@@ -124,14 +124,32 @@ type Record struct {
 	Offset int64 // byte offset of the chunk that held this record
 }
 
-// Summary is a decimated view of one channel: per consecutive run of N
-// samples, min/max/mean power. Charts and zooms read summaries instead of
-// every sample.
+// Summary is a decimated view of one channel: per window of Per samples
+// (aligned to multiples of Per in index space), min/max/mean power of the
+// samples present. Charts and zooms read summaries instead of every sample.
+//
+// A format 1 capture has one level (Level 0, StdW and Count nil: a window's
+// sample count is not stored). A format 2 capture has several levels, each
+// Per = SummaryPer·16^Level, with σ and the count of samples present per
+// window; a consumer picks one level (Levels and PickLevel help) and must not
+// add points of different levels together.
 type Summary struct {
 	Channel int
+	Level   int    // 0 = finest
 	Start   uint64 // sample index of the first summarised sample
 	Per     uint32 // samples per summary point
 	MinW    []float32
 	MaxW    []float32
 	MeanW   []float32
+	StdW    []float32 // population σ of power per window (format 2; nil in format 1)
+	Count   []uint32  // samples present per window (format 2; nil in format 1)
+}
+
+// N is the number of samples window k summarises; Per when the capture
+// (format 1) does not say.
+func (s *Summary) N(k int) uint32 {
+	if k < len(s.Count) {
+		return s.Count[k]
+	}
+	return s.Per
 }

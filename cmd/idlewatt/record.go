@@ -19,6 +19,7 @@ import (
 	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/internal/hostclock"
 	"github.com/idlewatt/idlewatt/internal/outfile"
+	"github.com/idlewatt/idlewatt/internal/rig"
 	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/units"
 )
@@ -64,6 +65,8 @@ Kinds (idlewatt meters lists them; docs/meters.md has the wiring):
 		addOverwriteFlag(f, "CAPTURE (config record.overwrite)")
 		f.Bool("json", false, "print the result as JSON")
 		f.Duration("give-up", 30*time.Second, "hub: when the meter vanishes mid-run, keep reopening it this long before failing (0 = fail at once)")
+		f.StringArray("drive-name", nil, "PORT=NAME: name the drive on a port in the capture (repeatable; config drives[].name)")
+		f.Int("capture-format", 0, "capture format to write: 2 (compact, summary levels) or 1 (for idlewatt before format 2); 0 = 2 (config record.capture_format)")
 		addMeterFlags(f)
 		return c
 	})
@@ -131,6 +134,14 @@ func runRecord(cmd *cobra.Command, args []string) error {
 		return usageErr("record: --out %w", err)
 	}
 
+	drives, err := recordDrives(cmd)
+	if err != nil {
+		return err
+	}
+	capVer, err := captureFormat(cmd)
+	if err != nil {
+		return err
+	}
 	mopts, err := readMeterOptions(cmd, rate)
 	if err != nil {
 		return err
@@ -167,8 +178,9 @@ func runRecord(cmd *cobra.Command, args []string) error {
 	h := capture.Header{
 		Created: time.Now().UTC().Format(time.RFC3339), Meter: info, Channels: chans,
 		RateHz: float64(scfg.Rate), StartHost: hostclock.Now(), Config: settings, Tool: "idlewatt " + version,
+		Drives: drives,
 	}
-	w, err := capture.Create(out, h, capture.Options{Overwrite: oo.Overwrite, Inputs: oo.Inputs})
+	w, err := capture.Create(out, h, capture.Options{Overwrite: oo.Overwrite, Inputs: oo.Inputs, Version: capVer})
 	if err != nil {
 		var pe *fs.PathError
 		if errors.As(err, &pe) && !errors.Is(err, capture.ErrDiskFull) {
@@ -516,4 +528,53 @@ func parsePorts(s string) ([]int, error) {
 		ports = append(ports, p)
 	}
 	return ports, nil
+}
+
+// recordDrives names the drives on the ports from config drives[] (name,
+// port, profile, target) and --drive-name PORT=NAME, which wins: a plain
+// record then says the drive's name, not "port 1", everywhere.
+func recordDrives(cmd *cobra.Command) ([]capture.DriveInfo, error) {
+	var cfg []rig.DriveConfig
+	if err := decodeKey("drives", &cfg); err != nil {
+		return nil, err
+	}
+	var ds []capture.DriveInfo
+	at := map[int]int{}
+	for k, d := range cfg {
+		if d.Port <= 0 {
+			return nil, usageErr("config drives[%d].port: %d, want a port from 1", k, d.Port)
+		}
+		if _, dup := at[d.Port]; dup {
+			return nil, usageErr("config drives[%d].port: port %d is named twice", k, d.Port)
+		}
+		at[d.Port] = len(ds)
+		ds = append(ds, capture.DriveInfo{Port: d.Port, Name: d.Name, Profile: d.Profile, Target: d.Target})
+	}
+	names, _ := cmd.Flags().GetStringArray("drive-name")
+	for _, nv := range names {
+		p, name, ok := strings.Cut(nv, "=")
+		port, err := strconv.Atoi(strings.TrimSpace(p))
+		if !ok || err != nil || port <= 0 || strings.TrimSpace(name) == "" {
+			return nil, usageErr("--drive-name %q: want PORT=NAME, e.g. 1=\"Samsung 870 EVO\"", nv)
+		}
+		if k, ok := at[port]; ok {
+			ds[k].Name = strings.TrimSpace(name)
+			continue
+		}
+		at[port] = len(ds)
+		ds = append(ds, capture.DriveInfo{Port: port, Name: strings.TrimSpace(name)})
+	}
+	return ds, nil
+}
+
+// captureFormat reads --capture-format (config record.capture_format).
+func captureFormat(cmd *cobra.Command) (int, error) {
+	v, err := optInt(cmd, "capture-format", "record.capture_format")
+	if err != nil {
+		return 0, err
+	}
+	if v != 0 && v != 1 && v != 2 {
+		return 0, usageErr("%s: %d, want 1 or 2", where(cmd, "capture-format", "record.capture_format"), v)
+	}
+	return v, nil
 }
