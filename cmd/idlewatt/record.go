@@ -68,6 +68,7 @@ Kinds (idlewatt meters lists them; docs/meters.md has the wiring):
 		f.StringArray("drive-name", nil, "PORT=NAME: name the drive on a port in the capture (repeatable; config drives[].name)")
 		f.Int("capture-format", 0, "capture format to write: 2 (compact, summary levels) or 1 (for idlewatt before format 2); 0 = 2 (config record.capture_format)")
 		addMeterFlags(f)
+		addMetricsFlags(f)
 		return c
 	})
 }
@@ -134,6 +135,11 @@ func runRecord(cmd *cobra.Command, args []string) error {
 		return usageErr("record: --out %w", err)
 	}
 
+	lm, err := openMetrics(cmd, oo)
+	if err != nil {
+		return err
+	}
+	defer lm.close()
 	drives, err := recordDrives(cmd)
 	if err != nil {
 		return err
@@ -189,6 +195,7 @@ func runRecord(cmd *cobra.Command, args []string) error {
 		return failErr("record: %v", err)
 	}
 	sink := newRecordSink(w, chans)
+	sink.metrics = lm.start(h)
 
 	ctx, cancel := context.WithCancel(cmd.Context())
 	defer cancel()
@@ -210,6 +217,7 @@ func runRecord(cmd *cobra.Command, args []string) error {
 	res := recordResult{Capture: out, Meter: kind, Replayed: replayed, Channels: len(chans), RateHz: float64(scfg.Rate),
 		ElapsedS: time.Since(start).Seconds()}
 	st := m.Stats()
+	sink.metrics.stats(st) // the textfile ends with the final figures
 	res.Samples, res.Gaps, res.Lost, res.Marks = sink.totals()
 	res.Disconnects, res.DownS = sink.outages()
 	res.LostBy = sink.lostByReason()
@@ -305,6 +313,7 @@ func recordTicker(ctx context.Context, done <-chan struct{}, m meter.Meter, w *c
 			if err := w.Stats(st); err != nil {
 				return // the sink reports the writer's failure to Stream
 			}
+			sink.metrics.stats(st)
 		}
 		prog.show(time.Since(start), sink, st, markErrs)
 	}
@@ -313,7 +322,8 @@ func recordTicker(ctx context.Context, done <-chan struct{}, m meter.Meter, w *c
 // recordSink passes everything to the capture and keeps the counters and
 // recent per-channel power that progress shows.
 type recordSink struct {
-	w *capture.Writer
+	w       *capture.Writer
+	metrics *metricsSink // nil without --metrics-addr / --metrics-textfile
 
 	mu      sync.Mutex
 	samples uint64
@@ -337,6 +347,7 @@ func (s *recordSink) Samples(b *meter.Block) error {
 	if err := s.w.Samples(b); err != nil {
 		return err
 	}
+	s.metrics.samples(b)
 	var sum float64
 	for k := range b.V {
 		sum += float64(b.V[k]) * float64(b.I[k])
@@ -360,6 +371,7 @@ func (s *recordSink) Gap(g meter.Gap) error {
 	}
 	s.lostBy[g.Reason] += g.Count
 	s.mu.Unlock()
+	s.metrics.gap(g)
 	return s.w.Gap(g)
 }
 
