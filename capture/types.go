@@ -26,6 +26,10 @@ type DriveInfo struct {
 	Name    string `json:"name"`
 	Profile string `json:"profile,omitempty"` // drivesim profile name, when simulated or known
 	Target  string `json:"target,omitempty"`  // block device or file the workload used
+	// Model and Firmware identify a real drive (config drives[].model,
+	// drives[].firmware), for queries across runs (docs/lab.md).
+	Model    string `json:"model,omitempty"`
+	Firmware string `json:"firmware,omitempty"`
 }
 
 // Op is an I/O operation type.

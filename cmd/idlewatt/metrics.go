@@ -4,12 +4,15 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/internal/outfile"
+	"github.com/idlewatt/idlewatt/internal/rig"
 	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/report/livemetrics"
 )
@@ -98,4 +101,44 @@ func (s *metricsSink) stats(st meter.Stats) {
 			fmt.Fprintf(os.Stderr, "idlewatt: metrics textfile %s: %v (no more updates)\n", s.textfile, err)
 		}
 	}
+}
+
+// metricsObserver feeds a measure run's records to the live metrics
+// (rig.Observer): samples, gaps, link stats, phases as the state gauge, DevSlp
+// cycles; verdicts come from the run's result.
+type metricsObserver struct {
+	lm *liveMetrics
+	s  *metricsSink // set by Start, before the rig streams
+}
+
+func (o *metricsObserver) Start(h capture.Header) { o.s = o.lm.start(h) }
+func (o *metricsObserver) Samples(b *meter.Block) { o.s.samples(b) }
+func (o *metricsObserver) Gap(g meter.Gap)        { o.s.gap(g) }
+func (o *metricsObserver) Stats(st meter.Stats)   { o.s.stats(st) }
+func (o *metricsObserver) State(e capture.StateEvent) {
+	if o.s == nil || e.Kind != capture.StatePhase {
+		return
+	}
+	// One series per phase kind, not per cycle: "devslp-cycle:3" is the
+	// state "devslp-cycle" (its number is in idlewatt_devslp_cycles_total).
+	if strings.HasPrefix(e.Value, "devslp-cycle:") {
+		o.s.m.State(e.Port, "devslp-cycle")
+		o.s.m.DevSlpCycle(e.Port)
+		return
+	}
+	o.s.m.State(e.Port, e.Value)
+}
+
+// verdicts counts the run's DevSlp verdicts and leaves the final figures in
+// the textfile.
+func (o *metricsObserver) verdicts(res *rig.Result) {
+	if o.s == nil {
+		return
+	}
+	for p, v := range res.DevSlp {
+		if port, err := strconv.Atoi(p); err == nil {
+			o.s.m.DevSlpVerdict(port, v.Pass)
+		}
+	}
+	o.s.stats(o.s.m.LastStats())
 }

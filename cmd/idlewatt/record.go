@@ -560,7 +560,7 @@ func recordDrives(cmd *cobra.Command) ([]capture.DriveInfo, error) {
 			return nil, usageErr("config drives[%d].port: port %d is named twice", k, d.Port)
 		}
 		at[d.Port] = len(ds)
-		ds = append(ds, capture.DriveInfo{Port: d.Port, Name: d.Name, Profile: d.Profile, Target: d.Target})
+		ds = append(ds, capture.DriveInfo{Port: d.Port, Name: d.Name, Profile: d.Profile, Target: d.Target, Model: d.Model, Firmware: d.Firmware})
 	}
 	names, _ := cmd.Flags().GetStringArray("drive-name")
 	for _, nv := range names {

@@ -129,6 +129,13 @@ func (m *Metrics) Stats(st meter.Stats) {
 	m.last = st
 }
 
+// LastStats returns the link counters last given to Stats.
+func (m *Metrics) LastStats() meter.Stats {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.last
+}
+
 // State sets port's current state (a phase such as "idle" or
 // "devslp-cycle:3", or a detected interface state); port 0 sets every port.
 func (m *Metrics) State(port int, state string) {

@@ -60,6 +60,8 @@ type SummaryRow struct {
 	MeterFirmware string  `parquet:"meter_firmware"`
 	MeterSerial   string  `parquet:"meter_serial"`
 	Drive         string  `parquet:"drive"`
+	DriveModel    string  `parquet:"drive_model"`
+	DriveFirmware string  `parquet:"drive_firmware"`
 	Port          int32   `parquet:"port"`
 	Profile       string  `parquet:"profile"`
 	Target        string  `parquet:"target"`
@@ -284,7 +286,7 @@ func writeSummary(w io.Writer, path string, h *capture.Header, rep *analysis.Rep
 		rows = append(rows, SummaryRow{
 			RunID: base, Capture: path, Created: h.Created, Host: host, Tool: h.Tool,
 			MeterKind: h.Meter.Kind, MeterModel: h.Meter.Model, MeterFirmware: h.Meter.Firmware, MeterSerial: h.Meter.Serial,
-			Drive: d.Name, Port: int32(d.Port), Profile: firstNonEmpty(d.Profile, di.Profile), Target: di.Target, Policy: pol,
+			Drive: d.Name, DriveModel: di.Model, DriveFirmware: di.Firmware, Port: int32(d.Port), Profile: firstNonEmpty(d.Profile, di.Profile), Target: di.Target, Policy: pol,
 			RateHz: h.RateHz, ActiveIdleW: d.ActiveIdleW, AverageW: d.AverageW, PeakW: d.PeakW, MinW: d.MinW,
 			P50W: d.P50W, P95W: d.P95W, P99W: d.P99W, EnergyJ: d.EnergyJ, DurationS: d.DurationS,
 			ResActive: d.Residency.Active, ResIdle: d.Residency.Idle, ResPartial: d.Residency.Partial,
