@@ -135,8 +135,11 @@ type Record struct {
 // A format 1 capture has one level (Level 0, StdW and Count nil: a window's
 // sample count is not stored). A format 2 capture has several levels, each
 // Per = SummaryPer·16^Level, with σ and the count of samples present per
-// window; a consumer picks one level (Levels and PickLevel help) and must not
-// add points of different levels together.
+// window; a consumer picks one level (by Per or Level, as analysis/plot.go
+// does: the coarsest that still gives each chart point two summary points)
+// and must not add points of different levels together. Read with
+// SkipSamples(true), a scan hands out only summaries and events, the same way
+// for both formats.
 type Summary struct {
 	Channel int
 	Level   int    // 0 = finest

@@ -282,3 +282,23 @@ func FuzzCountStream(f *testing.F) {
 		}
 	})
 }
+
+// FuzzCountsChunk feeds arbitrary encoding-2 payloads (as a CRC-intact
+// chunk would hand them over) to the layout check and the decoder.
+func FuzzCountsChunk(f *testing.F) {
+	var e countEncoder
+	f.Add(e.appendCountsChunk(nil, 0, 0, []Calibration{{VGain: 1e-3, IGain: 1e-4}}, []int32{1, 2, 3}, []int32{4, 5, 6}, nil))
+	f.Add(e.appendCountsChunk(nil, 1, 9, []Calibration{{VGain: 1}, {IGain: 2}}, []int32{1, 2}, []int32{3, 4}, []uint8{0, 1}))
+	f.Fuzz(func(t *testing.T, p []byte) {
+		if len(p) < samplesFixed {
+			return
+		}
+		n := int(le.Uint32(p[4:]))
+		if _, _, _, _, err := parseCounts(p, n, nil); err != nil {
+			return
+		}
+		var d countsDecoder
+		v, i := make([]units.Volts, n), make([]units.Amps, n)
+		_ = decodeCounts(&d, p, n, v, i)
+	})
+}
