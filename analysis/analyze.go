@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/idlewatt/idlewatt/analysis/chart"
+	"github.com/idlewatt/idlewatt/analysis/states"
 	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/units"
@@ -48,8 +49,12 @@ type Options struct {
 	// and the nominal rate used (default DefaultMaxDriftPPM, 1000 ppm).
 	MaxDriftPPM float64
 	// NewClassifier makes the per-drive state classifier; nil = residency
-	// from I/O segmentation only.
+	// from I/O segmentation only. States, when set, supplies it.
 	NewClassifier ClassifierFactory
+	// States turns on interface-state detection (Report.States,
+	// states.json): drives are classified against their profile's levels,
+	// or levels learned from their idle power.
+	States *StateOptions
 }
 
 // DefaultOptions returns the documented defaults.
@@ -109,6 +114,7 @@ type pass1 struct {
 	info       CaptureInfo
 	stopAt     int // records read before the stream ended
 	singlePort int
+	devslp     devslpInfo
 	stats      meter.Stats // the last link counters recorded
 	// How the first pass's reading ended (the second pass's is the
 	// report's; plot uses these).
@@ -147,11 +153,24 @@ func AnalyzeSource(open Opener, opts Options) (*Report, error) {
 	if opts.MaxDriftPPM == 0 {
 		opts.MaxDriftPPM = def.MaxDriftPPM
 	}
+	var sd *stateDetector
+	if opts.States != nil {
+		sd = newStateDetector(opts.States)
+		opts.NewClassifier = func(d capture.DriveInfo, rate units.Hertz) StateClassifier {
+			if rate <= 0 {
+				return nil
+			}
+			return sd.classifier(d, float64(rate))
+		}
+	}
 	p1, err := firstPass(open, opts)
 	if err != nil {
 		return nil, err
 	}
-	return secondPass(open, opts, p1)
+	if sd != nil {
+		sd.recorded = recordedProfiles(p1.hdr.Config)
+	}
+	return secondPass(open, opts, p1, sd)
 }
 
 func firstPass(open Opener, opts Options) (*pass1, error) {
@@ -174,6 +193,7 @@ func firstPass(open Opener, opts Options) (*pass1, error) {
 		hostPins:  map[int][]pinEvent{},
 		meterPins: map[int][]pinEvent{},
 	}
+	p.devslp.init()
 	if opts.MaxDriftPPM > 0 {
 		p.fitter.MaxDriftPPM = opts.MaxDriftPPM
 	}
@@ -238,6 +258,7 @@ func firstPass(open Opener, opts Options) (*pass1, error) {
 					p.busy[port] = ss
 				}
 				ss.add(e.Issue, e.Complete)
+				p.devslp.ioEvent(port, e.Issue, e.Complete, e.Err)
 			}
 		case capture.KindState:
 			p.info.StateEvents++
@@ -245,6 +266,9 @@ func firstPass(open Opener, opts Options) (*pass1, error) {
 			switch st.Kind {
 			case capture.StatePhase:
 				p.phases.add(st.Host, st.Port, st.Value)
+				p.devslp.phase(st.Port, st.Value)
+			case capture.StateNote:
+				p.devslp.note(st.Port, st.Host, st.Value)
 			case capture.StateDevSlpPin:
 				p.hostPins[st.Port] = append(p.hostPins[st.Port], pinEvent{st.Host, st.Value == "1"})
 			}
@@ -292,7 +316,7 @@ func pinSpans(ev []pinEvent) []span {
 	return out
 }
 
-func secondPass(open Opener, opts Options, p *pass1) (*Report, error) {
+func secondPass(open Opener, opts Options, p *pass1, sd *stateDetector) (*Report, error) {
 	h := p.hdr
 	clock := p.fitter.Fit(h.StartHost)
 	rep := &Report{Schema: Schema, Capture: p.info}
@@ -301,7 +325,7 @@ func secondPass(open Opener, opts Options, p *pass1) (*Report, error) {
 		MinRTTMS: clock.MinRTTMS, MedianRTTMS: clock.MedianRTTMS,
 		Outliers: clock.Outliers, NegativeRTT: clock.NegativeRTT, DriftRefusedPPM: clock.DriftRefusedPPM, MaxDriftPPM: clock.MaxDriftPPM}
 	rep.clockNotes(&clock)
-	rep.Settings = Settings{SettleMS: ms(opts.Settle), MergeGapMS: ms(opts.MergeGap), IdleFloor: "median of idle samples",
+	rep.Settings = Settings{SettleMS: ms(opts.Settle), MergeGapMS: ms(opts.MergeGap), IdleFloor: activeIdleMethod,
 		Classifier: opts.NewClassifier != nil, HistogramRelErr: 1.0 / (1 << histSub)}
 
 	// Drives, in channel order of their first rail.
@@ -358,6 +382,21 @@ func secondPass(open Opener, opts Options, p *pass1) (*Report, error) {
 		}
 		proc := newDriveProc(info, rails[port], &clock, busy, int64(opts.Settle), pins, int64(opts.DevSlpAllowance), &p.phases, cls)
 		proc.pinSource = pinSrc
+		hostSpans := pinSpans(append(append([]pinEvent(nil), p.hostPins[port]...), p.hostPins[0]...))
+		if cyc := devslpCycles(&p.phases, port, pins, hostSpans, p.devslp.io[port], p.devslp.stalls[port]); len(cyc) > 0 {
+			cr, ok := p.devslp.criteria[port]
+			if !ok {
+				cr = states.DefaultCriteria()
+			}
+			// A read's completion (host clock) against the pin the meter saw:
+			// half the median mark round trip plus the fit's largest residual.
+			proc.ds = &devslpProc{cycles: cyc, chartCycle: -1,
+				jo: states.JudgeOptions{Criteria: cr, ClockU95Ms: clock.MedianRTTMS/2 + clock.ResidualMS.Max}}
+		}
+		for _, ch := range rails[port] {
+			c := h.Channels[ch]
+			proc.lsb = append(proc.lsb, railLSB{nominal: float64(c.Rail.Nominal()), v: float64(c.VoltLSB), i: float64(c.CurrentLSB)})
+		}
 		proc.t0 = t0f
 		do := chart.DecimatorOpts{Buckets: opts.ChartBuckets, InitialWidth: 1e-3}
 		if opts.ChartTo > opts.ChartFrom {
@@ -460,6 +499,14 @@ func secondPass(open Opener, opts Options, p *pass1) (*Report, error) {
 		rep.note(n)
 	}
 	rep.finish(p, &clock, t0f, opts)
+	if sd != nil {
+		st, err := sd.finishStates(open, p, &clock, rep.Drives, rails)
+		if err != nil {
+			rep.note(fmt.Sprintf("state detection: %v", err))
+		}
+		rep.States = st
+		rep.applyStates()
+	}
 	return rep, nil
 }
 

@@ -2,39 +2,27 @@ package analysis
 
 import (
 	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/states/detect"
 	"github.com/idlewatt/idlewatt/units"
 )
 
-// State is a drive's power state as residency reports it.
-type State uint8
+// State is a drive's power state as residency reports it: the one State
+// enum of idlewatt, states/detect's (the classifiers label with it).
+type State = detect.State
 
 // States. StateUnknown lets a classifier abstain for a sample; such samples
 // are counted as active or idle by I/O segmentation.
 const (
-	StateUnknown State = iota
-	StateActive
-	StateIdle
-	StatePartial
-	StateSlumber
-	StateDevSlp
-	numStates
+	StateUnknown    = detect.Unknown
+	StateActive     = detect.Active
+	StateBackground = detect.Background
+	StateIdle       = detect.Idle
+	StatePartial    = detect.Partial
+	StateSlumber    = detect.Slumber
+	StateDevSlp     = detect.DevSlp
+	StateOff        = detect.Off
+	numStates       = detect.NumStates
 )
-
-func (s State) String() string {
-	switch s {
-	case StateActive:
-		return "active"
-	case StateIdle:
-		return "idle"
-	case StatePartial:
-		return "partial"
-	case StateSlumber:
-		return "slumber"
-	case StateDevSlp:
-		return "devslp"
-	}
-	return "unknown"
-}
 
 // Sample is one drive-level sample as a classifier sees it: the sum over
 // the drive's rails at one meter sample index.

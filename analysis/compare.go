@@ -5,7 +5,9 @@ import (
 	"encoding/csv"
 	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -37,11 +39,18 @@ func CompareWith(reports []*Report, labels []string, dir string, o outfile.Optio
 		return err
 	}
 	var md strings.Builder
-	md.WriteString("# Comparison\n\n| Run | Drive | Active idle (W) | Average (W) | Peak 1 s (W) | Energy (J) | Measured (s) | DevSlp (mW) | Dropped |\n|---|---|---:|---:|---:|---:|---:|---:|---:|\n")
+	md.WriteString("# Comparison\n\nActive idle, average and energy with their 95 % intervals; — where a run did not measure the value.\n\n| Run | Drive | Active idle (W) | Average (W) | Peak 1 s (W) | Energy (J) | Measured (s) | DevSlp (mW) | Dropped |\n|---|---|---:|---:|---:|---:|---:|---:|---:|\n")
 	var cb bytes.Buffer
 	cw := csv.NewWriter(&cb)
-	cw.Write([]string{"run", "drive", "port", "active_idle_w", "average_w", "peak_w", "peak_1s_w", "energy_j", "duration_s", "devslp_power_w", "dropped"})
-	ff := func(x float64) string { return strconv.FormatFloat(x, 'f', 6, 64) }
+	cw.Write([]string{"run", "drive", "port", "active_idle_w", "average_w", "peak_w", "peak_1s_w", "energy_j", "duration_s", "devslp_power_w", "dropped",
+		"active_idle_u95_w", "average_u95_w", "energy_u95_j"})
+	ff := csvFloat
+	fu := func(u *float64) string {
+		if u == nil {
+			return ""
+		}
+		return ff(*u)
+	}
 	var idle, avg []chart.Bar
 	for i, r := range reports {
 		for _, d := range r.Drives {
@@ -49,11 +58,19 @@ func CompareWith(reports []*Report, labels []string, dir string, o outfile.Optio
 			if len(reports) > 1 {
 				label = labels[i] + ": " + d.Name
 			}
-			fmt.Fprintf(&md, "| %s | %s | %.4f | %.4f | %.4f | %.3f | %.3f | %.3f | %d |\n", labels[i], d.Name, d.ActiveIdleW, d.AverageW, d.PeakWindows.W1s, d.EnergyJ, d.DurationS, d.DevSlp.PowerW*1e3, d.Samples.Dropped)
-			cw.Write([]string{labels[i], d.Name, strconv.Itoa(d.Port), ff(d.ActiveIdleW), ff(d.AverageW), ff(d.PeakW), ff(d.PeakWindows.W1s), ff(d.EnergyJ), ff(d.DurationS), ff(d.DevSlp.PowerW), strconv.FormatUint(d.Samples.Dropped, 10)})
-			if d.Samples.Count > 0 {
-				idle = append(idle, chart.Bar{Label: label, Value: d.ActiveIdleW})
-				avg = append(avg, chart.Bar{Label: label, Value: d.AverageW})
+			ds := math.NaN() // a drive that never entered DevSlp has no DevSlp power
+			if d.DevSlp.PowerW.Ok() {
+				ds = float64(d.DevSlp.PowerW)
+			}
+			fmt.Fprintf(&md, "| %s | %s | %s | %s | %s | %s | %.3f | %s | %d |\n", labels[i], d.Name, FormatPM(d.ActiveIdleW, d.ActiveIdleU95W, 4), FormatPM(d.AverageW, d.AverageU95W, 4),
+				FormatV(d.PeakWindows.W1s, 4), FormatPM(d.EnergyJ, d.EnergyU95J, 3), d.DurationS, FormatV(ds*1e3, 3), d.Samples.Dropped)
+			cw.Write([]string{labels[i], d.Name, strconv.Itoa(d.Port), ff(d.ActiveIdleW), ff(d.AverageW), ff(d.PeakW), ff(d.PeakWindows.W1s), ff(d.EnergyJ), ff(d.DurationS), ff(ds), strconv.FormatUint(d.Samples.Dropped, 10),
+				fu(d.ActiveIdleU95W), fu(d.AverageU95W), fu(d.EnergyU95J)})
+			if d.Samples.Count > 0 && !math.IsNaN(d.ActiveIdleW) {
+				idle = append(idle, chart.Bar{Label: label, Value: d.ActiveIdleW, Err: barErr(d.ActiveIdleU95W)})
+			}
+			if d.Samples.Count > 0 && !math.IsNaN(d.AverageW) {
+				avg = append(avg, chart.Bar{Label: label, Value: d.AverageW, Err: barErr(d.AverageU95W)})
 			}
 		}
 	}
@@ -64,14 +81,76 @@ func CompareWith(reports []*Report, labels []string, dir string, o outfile.Optio
 	if err := outfile.WriteFile(filepath.Join(dir, "compare.csv"), cb.Bytes(), o); err != nil {
 		return err
 	}
+	if notes := CompareNotes(reports, labels); len(notes) > 0 {
+		md.WriteString("\n## Notes\n\n")
+		for _, n := range notes {
+			md.WriteString("- " + n + "\n")
+		}
+	}
 	if err := outfile.WriteFile(filepath.Join(dir, "compare.md"), []byte(md.String()), o); err != nil {
 		return err
 	}
-	if len(idle) == 0 {
+	var e1, e2 error
+	if len(idle) > 0 {
+		fi, err := chart.ActiveIdlePower(idle)
+		e1 = saveFig(fi, err, filepath.Join(dir, FileIdle), o)
+	}
+	if len(avg) > 0 {
+		fa, err := chart.AveragePower(avg, "Run")
+		e2 = saveFig(fa, err, filepath.Join(dir, FileAverage), o)
+	}
+	return errors.Join(e1, e2)
+}
+
+// CompareNotes says what makes the runs' averages and energies not
+// comparable as they stand: different workloads (their "workload:" phases)
+// or measured durations more than 10 % apart. Empty for one run.
+func CompareNotes(reports []*Report, labels []string) []string {
+	if len(reports) < 2 {
 		return nil
 	}
-	fi, err := chart.ActiveIdlePower(idle)
-	e1 := saveFig(fi, err, filepath.Join(dir, FileIdle), o)
-	fa, err := chart.AveragePower(avg, "Run")
-	return errors.Join(e1, saveFig(fa, err, filepath.Join(dir, FileAverage), o))
+	var notes []string
+	wl := func(r *Report) string {
+		seen := map[string]bool{}
+		var w []string
+		for _, d := range r.Drives {
+			for _, ph := range d.Phases {
+				if strings.HasPrefix(ph.Name, "workload:") && !seen[ph.Name] {
+					seen[ph.Name] = true
+					w = append(w, ph.Name)
+				}
+			}
+		}
+		sort.Strings(w)
+		if len(w) == 0 {
+			return "no workload"
+		}
+		return strings.Join(w, ", ")
+	}
+	first := wl(reports[0])
+	for i, r := range reports[1:] {
+		if w := wl(r); w != first {
+			notes = append(notes, fmt.Sprintf("the runs played different workloads (%s: %s; %s: %s): their averages and energies compare different work, not only different drives", labels[0], first, labels[i+1], w))
+			break
+		}
+	}
+	lo, hi := math.Inf(1), math.Inf(-1)
+	var loL, hiL string
+	for i, r := range reports {
+		for _, d := range r.Drives {
+			if d.Samples.Count == 0 {
+				continue
+			}
+			if d.DurationS < lo {
+				lo, loL = d.DurationS, labels[i]
+			}
+			if d.DurationS > hi {
+				hi, hiL = d.DurationS, labels[i]
+			}
+		}
+	}
+	if lo > 0 && hi > 1.1*lo {
+		notes = append(notes, fmt.Sprintf("measured durations differ (%.1f s in %s, %.1f s in %s): energies scale with duration; compare averages", lo, loL, hi, hiL))
+	}
+	return notes
 }

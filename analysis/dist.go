@@ -13,7 +13,7 @@ const distBins = 300
 // histogram, over one range for all drives so they compare bin by bin:
 // from the lowest to the highest non-empty bin of any drive, logarithmic
 // when that spans more than a decade (a drive in DevSlp sits at mW, active
-// at W). Each log-binned count goes in at its bin's centre; values that read
+// at W). Each log-binned count goes in at the middle of its values; values that read
 // as 0 W go in as underflow. The charts cost nothing per sample. Nil when no
 // drive has a sample above 0 W.
 func distributions(names []string, hs []*Histogram) []chart.Distribution {
@@ -42,8 +42,7 @@ func distributions(names []string, hs []*Histogram) []chart.Distribution {
 		}
 		for i, c := range h.bins {
 			if c > 0 {
-				l, w := binLow(i)
-				ch.AddN(l+w/2, float64(c))
+				ch.AddN(h.binMid(i), float64(c))
 			}
 		}
 		if h.under > 0 {

@@ -39,7 +39,19 @@
 //
 // # States
 //
-// Residency beyond active/idle comes from a StateClassifier (states/detect
-// provides one). Without one, residency is active (busy) versus idle from
-// I/O segmentation and the link states read 0; the report notes it.
+// With Options.States, every drive's samples are classified by
+// states/detect (its State is analysis's State: one enum) against its
+// profile's levels inside the sample pass, or against levels learned from
+// its idle power in one more read; residency, per-state power and
+// states.json (Report.States) come from that one classification. Without
+// it, a StateClassifier may be given, else residency is active (busy)
+// versus idle from I/O segmentation; the report notes it.
+//
+// # DevSlp
+//
+// Each devslp-cycle phase in the capture is judged in the sample pass, on
+// this package's clock fit (estimators and verdicts in analysis/states):
+// the report's devslp block, which measure.json, states.json, report.md,
+// the terminal and the cycle chart all show. See docs/analysis.md, "DevSlp
+// quantities".
 package analysis

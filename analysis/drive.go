@@ -28,6 +28,8 @@ type metricSet struct {
 	io       ioAcc
 	first    int64 // host time of the first sample, ns
 	seen     bool
+	quiet    blockSeries // quiet samples in active idle (see estimate.go), not folded
+	rest     blockSeries // with a classifier, quiet samples in any state (without, quiet is that)
 }
 
 // addRun accumulates samples that share activity a and returns their
@@ -96,20 +98,25 @@ func (a *ioAcc) add(e capture.IOEvent) {
 
 // driveProc accumulates one drive's samples, in index order.
 type driveProc struct {
-	info       capture.DriveInfo
-	rails      []int // channel indices
-	clock      *Clock
-	act        activityCursor
-	ph         phaseCursor
-	phaseNames []string
-	phaseT     []int64      // host time each phase first started
-	total      metricSet    // after collect; while streaming only io, first and seen
-	outside    metricSet    // samples outside any phase, while streaming
-	phases     []*metricSet // by phase index
-	wins       *peakWins
-	cls        StateClassifier
-	states     [numStates]acc
-	dsHist     Histogram // samples classified DevSlp
+	info        capture.DriveInfo
+	rails       []int // channel indices
+	clock       *Clock
+	act         activityCursor
+	ph          phaseCursor
+	phaseNames  []string
+	phaseT      []int64      // host time each phase first started
+	total       metricSet    // after collect; while streaming only io, first and seen
+	outside     metricSet    // samples outside any phase, while streaming
+	phases      []*metricSet // by phase index
+	wins        *peakWins
+	cls         StateClassifier
+	states      [numStates]acc
+	dsHist      Histogram    // samples classified DevSlp
+	quiet       blockSeries  // the drive's quiet samples, in time order
+	rest        blockSeries  // with a classifier, the drive's quiet samples in any state
+	lsb         []railLSB    // per rail, for the resolution term
+	ds          *devslpProc  // DevSlp cycles to judge; nil without
+	devslpChart *devslpChart // the cycle to chart, after finish
 
 	// DEVSLP pin spans (host time) and the per-cycle latency bookkeeping.
 	pin        activityCursor // Busy = asserted
@@ -159,7 +166,13 @@ func newDriveProc(info capture.DriveInfo, rails []int, c *Clock, busy []span, se
 	d.phaseT = make([]int64, len(d.phaseNames))
 	for i := range d.phases {
 		d.phases[i] = &metricSet{}
+		d.phases[i].quiet.init(c.RateHz)
+		d.phases[i].rest.init(c.RateHz)
 	}
+	d.quiet.init(c.RateHz)
+	d.rest.init(c.RateHz)
+	d.outside.quiet.init(c.RateHz)
+	d.outside.rest.init(c.RateHz)
 	var n [numPeakWins]int
 	for k, w := range peakWindowsS {
 		n[k] = int(math.Round(w * c.RateHz))
@@ -173,6 +186,9 @@ func newDriveProc(info capture.DriveInfo, rails []int, c *Clock, busy []span, se
 func (d *driveProc) run(start uint64, ps []float64) {
 	dt := d.clock.NsPerSample
 	t0 := d.clock.HostF(float64(start))
+	if d.ds != nil {
+		d.ds.add(ps, dt, t0)
+	}
 	k := 0
 	for k < len(ps) {
 		t := int64(t0 + dt*float64(k))
@@ -225,8 +241,14 @@ func (d *driveProc) run(start uint64, ps []float64) {
 				st = StateActive
 			}
 			d.states[st].merge(sum)
+			// Without a classifier every quiet sample counts as active
+			// idle: quiet also serves as rest.
+			if a == Idle && pinA == Idle {
+				d.quiet.add(run)
+				m.quiet.add(run)
+			}
 		} else {
-			d.classify(start, k, run, a, pinA != Idle)
+			d.classify(start, k, run, a, pinA != Idle, m)
 		}
 		if d.dec != nil {
 			d.chartRun((t0+dt*float64(k)-d.t0)/1e9, dt/1e9, run, sum)
@@ -282,8 +304,9 @@ const chartMinRun = 512
 
 func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
-// classify labels run (samples start+k…) one by one with the classifier.
-func (d *driveProc) classify(start uint64, k int, run []float64, a Activity, pin bool) {
+// classify labels run (samples start+k…) one by one with the classifier;
+// idle samples it calls active idle are quiet samples of m and the drive.
+func (d *driveProc) classify(start uint64, k int, run []float64, a Activity, pin bool, m *metricSet) {
 	dt := d.clock.NsPerSample
 	t0 := d.clock.HostF(float64(start))
 	for j, p := range run {
@@ -294,6 +317,14 @@ func (d *driveProc) classify(start uint64, k int, run []float64, a Activity, pin
 			st = StateIdle
 			if a == Busy {
 				st = StateActive
+			}
+		}
+		if a == Idle && !pin {
+			d.rest.add1(p)
+			m.rest.add1(p)
+			if st == StateIdle {
+				d.quiet.add1(p)
+				m.quiet.add1(p)
 			}
 		}
 		d.states[st].add(p)

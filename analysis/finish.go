@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/idlewatt/idlewatt/analysis/chart"
+	"github.com/idlewatt/idlewatt/analysis/states"
 	"github.com/idlewatt/idlewatt/capture"
 )
 
@@ -34,6 +35,7 @@ func (r *Report) finish(p *pass1, c *Clock, t0 float64, opts Options) {
 	if opts.NewClassifier == nil {
 		r.note("no state classifier: residency is active (busy) vs idle from I/O segmentation; partial, slumber and devslp read 0")
 	}
+	relPeriod := periodU95(c, r.Capture.DurationS)
 	for i, d := range r.drivesProc {
 		d.collect()
 		dr := &r.Drives[i]
@@ -44,18 +46,46 @@ func (r *Report) finish(p *pass1, c *Clock, t0 float64, opts Options) {
 			dr.Rails = append(dr.Rails, p.hdr.Channels[ch].Rail.String())
 		}
 		dr.DurationS = float64(n) * dt
-		dr.EnergyJ = t.all.sum * dt
+		dr.EnergyJ = nanIfNone(n, t.all.sum*dt)
 		dr.EnergyWh = dr.EnergyJ / 3600
-		dr.AverageW = t.all.mean()
-		dr.PeakW = t.all.max
-		dr.MinW = t.all.min
-		dr.P50W, dr.P95W, dr.P99W = q(&t.hist, 0.5), q(&t.hist, 0.95), q(&t.hist, 0.99)
+		dr.AverageW = nanIfNone(n, t.all.mean())
+		dr.PeakW = nanIfNone(n, t.all.max)
+		dr.MinW = nanIfNone(n, t.all.min)
+		dr.P50W, dr.P95W, dr.P99W = quant(&t.hist, t.all, 0.5), quant(&t.hist, t.all, 0.95), quant(&t.hist, t.all, 0.99)
 		dr.PeakWindows = peaks(t)
-		dr.ActiveIdleW = q(&t.idleHist, 0.5)
-		dr.Idle = IdleInfo{Samples: t.idleHist.Count(), S: float64(t.idleHist.Count()) * dt, MeanW: t.byAct[Idle].mean(),
-			P5W: q(&t.idleHist, 0.05), P95W: q(&t.idleHist, 0.95)}
-		if n > 0 && t.idleHist.Count() == 0 {
-			r.note(fmt.Sprintf("drive %q: no idle time (I/O plus settle tail cover every sample): active_idle_w is 0, not measured", dr.Name))
+		ia := t.byAct[Idle]
+		dr.Idle = IdleInfo{Samples: t.idleHist.Count(), S: float64(t.idleHist.Count()) * dt, MeanW: nanIfNone(ia.n, ia.mean()),
+			P5W: quant(&t.idleHist, ia, 0.05), P95W: quant(&t.idleHist, ia, 0.95)}
+		qe := d.quietLevel(&d.quiet)
+		dr.ActiveIdleW, dr.ActiveIdleU95W = qe.Level, qe.U95
+		dr.Bursts = burstInfo(qe, dt)
+		re := qe
+		if d.cls != nil {
+			re = d.quietLevel(&d.rest)
+		}
+		dr.Quiet = QuietPower{W: re.Level, U95W: re.U95, Bursts: burstInfo(re, dt)}
+		if math.IsNaN(qe.NoiseVar1) {
+			// Too little active idle to measure the noise: measure it at
+			// whatever level the drive rested (Slumber, DevSlp) instead.
+			if !math.IsNaN(re.NoiseVar1) {
+				qe.NoiseVar1, qe.Dof, qe.Blocks, qe.BlockS = re.NoiseVar1, re.Dof, re.Blocks, re.BlockS
+				qe.Note += "; noise measured over idle time in every state"
+			}
+		}
+		dr.AverageU95W = meanU95(n, qe, d.resU(dr.AverageW, qe))
+		dr.EnergyU95J = energyU95(dr.AverageU95W, dr.DurationS, dr.EnergyJ, relPeriod)
+		dr.Uncertainty = d.uncertainty(qe, dt)
+		switch {
+		case n > 0 && math.IsNaN(dr.ActiveIdleW):
+			r.note(fmt.Sprintf("drive %q: active_idle_w is null, not measured: %s (quiet = no I/O outstanding, past the settle tail, DEVSLP not asserted, in active idle)", dr.Name, qe.Note))
+		case n > 0 && dr.ActiveIdleU95W == nil:
+			r.note(fmt.Sprintf("drive %q: active_idle_u95_w is null: %s", dr.Name, qe.Note))
+		}
+		if n > 0 && dr.Uncertainty.ResolutionUW == nil && dr.ActiveIdleU95W != nil {
+			r.note(fmt.Sprintf("drive %q: the capture's channels state no LSB: the intervals hold the noise measured and float32 storage, not the meter's resolution or calibration", dr.Name))
+		}
+		if n > 0 && dr.AverageU95W == nil {
+			r.note(fmt.Sprintf("drive %q: average_u95_w and energy_u95_j are null: the sensor noise could not be measured (%s)", dr.Name, qe.Note))
 		}
 		dr.Segments = segments(t, dt, len(d.act.spans))
 		dr.Samples = SampleInfo{Count: n, Dropped: d.dropped, CRCErrors: r.Capture.CRCErrors, Gaps: d.gaps,
@@ -78,18 +108,15 @@ func (r *Report) finish(p *pass1, c *Clock, t0 float64, opts Options) {
 			for s := range res {
 				res[s] = float64(d.states[s].n) / float64(n)
 			}
-			dr.Residency = Residency{Active: res[StateActive], Idle: res[StateIdle], Partial: res[StatePartial], Slumber: res[StateSlumber], DevSlp: res[StateDevSlp]}
-			dr.StatePowerW = StatePower{Active: d.states[StateActive].mean(), Idle: d.states[StateIdle].mean(),
+			dr.Residency = Residency{Active: res[StateActive], Background: res[StateBackground], Idle: res[StateIdle], Partial: res[StatePartial], Slumber: res[StateSlumber], DevSlp: res[StateDevSlp], Off: res[StateOff]}
+			dr.StatePowerW = StatePower{Active: d.states[StateActive].mean(), Background: d.states[StateBackground].mean(), Idle: d.states[StateIdle].mean(),
 				Partial: d.states[StatePartial].mean(), Slumber: d.states[StateSlumber].mean(), DevSlp: d.states[StateDevSlp].mean()}
 		}
-		dr.DevSlp = DevSlp{Entered: d.nEntered > 0 || d.dsHist.Count() > 0, Cycles: d.cycles, CyclesEntered: d.nEntered,
-			PinAssertedS: float64(d.pinN) * dt, PinSource: d.pinSource,
-			EntryMS: d.entries.mean(), ExitMS: d.exits.mean(), MaxEntryMS: d.entries.max, MaxExitMS: d.exits.max}
-		switch {
-		case d.dsHist.Count() > 0:
-			dr.DevSlp.PowerW = q(&d.dsHist, 0.5)
-		case d.pinHist.Count() > 0:
-			dr.DevSlp.PowerW = q(&d.pinHist, 0.5)
+		dr.DevSlp = d.devslpReport(p, dr.Port)
+		r.addDevSlpChart(dr.Name, dr.Port, d.devslpChart)
+		if !dr.DevSlp.FloorW.Ok() && dr.Residency.DevSlp > 0 {
+			// No pin cycles (the HBA's own DevSlp, say): the DevSlp-classified samples.
+			dr.DevSlp.Entered, dr.DevSlp.PowerW = true, states.Num(dr.StatePowerW.DevSlp)
 		}
 		dr.IO = ioTotals(&t.io, dr.Segments, dr.DurationS, dr.AverageW)
 		if d.dropped > 0 {
@@ -100,9 +127,28 @@ func (r *Report) finish(p *pass1, c *Clock, t0 float64, opts Options) {
 			if m.all.n == 0 && m.io.ops == 0 {
 				continue
 			}
-			ph := Phase{Name: name, Samples: m.all.n, DurationS: float64(m.all.n) * dt, AverageW: m.all.mean(), PeakW: m.all.max,
-				EnergyJ: m.all.sum * dt, ActiveIdleW: q(&m.idleHist, 0.5), P50W: q(&m.hist, 0.5), P95W: q(&m.hist, 0.95), P99W: q(&m.hist, 0.99),
+			mn := m.all.n
+			ph := Phase{Name: name, Samples: mn, DurationS: float64(mn) * dt, AverageW: nanIfNone(mn, m.all.mean()), PeakW: nanIfNone(mn, m.all.max),
+				MinW: nanIfNone(mn, m.all.min), EnergyJ: nanIfNone(mn, m.all.sum*dt),
+				P50W: quant(&m.hist, m.all, 0.5), P95W: quant(&m.hist, m.all, 0.95), P99W: quant(&m.hist, m.all, 0.99),
 				PeakWindows: peaks(m), Segments: segments(m, dt, 0)}
+			pe := d.quietLevel(&m.quiet)
+			if pe.U95 == nil && !math.IsNaN(pe.Level) && !math.IsNaN(qe.NoiseVar1) && pe.Kept > 0 {
+				// Too short for its own noise estimate: the drive's noise,
+				// scaled to the samples the level averages.
+				pe.U95 = meanU95(uint64(pe.Kept), qe, d.resU(pe.Level, qe))
+			}
+			ph.ActiveIdleW, ph.ActiveIdleU95W, ph.Bursts = pe.Level, pe.U95, burstInfo(pe, dt)
+			pr := pe
+			if d.cls != nil {
+				pr = d.quietLevel(&m.rest)
+				if pr.U95 == nil && !math.IsNaN(pr.Level) && !math.IsNaN(qe.NoiseVar1) && pr.Kept > 0 {
+					pr.U95 = meanU95(uint64(pr.Kept), qe, d.resU(pr.Level, qe))
+				}
+			}
+			ph.Quiet = QuietPower{W: pr.Level, U95W: pr.U95, Bursts: burstInfo(pr, dt)}
+			ph.AverageU95W = meanU95(mn, qe, d.resU(ph.AverageW, qe))
+			ph.EnergyU95J = energyU95(ph.AverageU95W, ph.DurationS, ph.EnergyJ, relPeriod)
 			if m.seen {
 				ph.StartS = (float64(m.first) - t0) / 1e9
 			}
@@ -197,21 +243,123 @@ func (r *Report) integrity() (tail bool) {
 	return tail
 }
 
-func q(h *Histogram, x float64) float64 {
-	v := h.Quantile(x)
-	if math.IsNaN(v) {
+// quant is the x-quantile of h, whose values a summarises, kept inside their
+// range; NaN without values.
+func quant(h *Histogram, a acc, x float64) float64 {
+	return h.QuantileIn(x, a.min, a.max)
+}
+
+func nanIfNone(n uint64, x float64) float64 {
+	if n == 0 {
+		return math.NaN()
+	}
+	return x
+}
+
+// periodU95 is the relative 95 % interval of the fitted sample period:
+// the least-squares slope's, residual σ over the marks' spread (taken as
+// even over the capture's spanS), Student t at n−2 degrees of freedom; 0
+// without a fit of at least 3 marks (drift then is not corrected, and not
+// bounded either: the method string says so).
+func periodU95(c *Clock, spanS float64) float64 {
+	n := float64(c.Used)
+	if !c.Fitted || n < 3 || !(spanS > 0) {
 		return 0
 	}
-	return v
+	sigma := c.ResidualMS.RMS * 1e-3 * math.Sqrt(n/(n-2))
+	return t975(n-2) * sigma / (spanS * math.Sqrt(n/12))
+}
+
+// energyU95 is the 95 % interval of an energy e measured over durS at an
+// average with interval uAvg: the average's, times the duration, and the
+// sample period's (relative, relPeriod), in quadrature.
+func energyU95(uAvg *float64, durS, e, relPeriod float64) *float64 {
+	if uAvg == nil {
+		return nil
+	}
+	u := math.Hypot(*uAvg*durS, e*relPeriod)
+	return &u
 }
 
 func peaks(m *metricSet) PeakWindows {
-	return PeakWindows{W1ms: m.win[0], W10ms: m.win[1], W100ms: m.win[2], W1s: m.win[3]}
+	var w [4]float64
+	for k := range w {
+		w[k] = math.NaN()
+		if m.winSeen[k] {
+			w[k] = m.win[k]
+		}
+	}
+	return PeakWindows{W1ms: w[0], W10ms: w[1], W100ms: w[2], W1s: w[3]}
+}
+
+// activeIdleMethod is settings.idle_floor: how active_idle_w is found.
+const activeIdleMethod = "mean of quiet samples (no I/O outstanding, past the settle tail, DEVSLP not asserted, active-idle state when classified), " +
+	"leaving out background bursts and dips: 10 ms blocks beyond max(5 robust sigma, 1 %) of the median block, and a burst's neighbours"
+
+// uncertaintyMethod is uncertainty.method.
+const uncertaintyMethod = "95 % expanded: batch means of quiet blocks (merged until their lag-1 autocorrelation vanishes), " +
+	"Student t at the Welch-Satterthwaite degrees of freedom, with the channels' LSB resolution (rectangular) in quadrature; " +
+	"average and energy: that noise scaled to the samples averaged; meter calibration not included (the capture header states none)"
+
+// quietLevel estimates the level of one quiet block series.
+func (d *driveProc) quietLevel(b *blockSeries) levelEstimate {
+	bs := b.all()
+	var n int
+	var sum float64
+	for _, x := range bs {
+		n += x.n
+		sum += x.sum
+	}
+	p := sum / float64(max(n, 1))
+	return estimateLevel(bs, b.L, b.minN, func(sigma float64) float64 {
+		u, _ := resolutionU(d.lsb, p, sigma)
+		return u
+	})
+}
+
+// resU is the resolution term of a mean power p, dithered by the quiet
+// noise q found.
+func (d *driveProc) resU(p float64, q levelEstimate) float64 {
+	sigma := 0.0
+	if !math.IsNaN(q.NoiseVar1) {
+		sigma = math.Sqrt(q.NoiseVar1)
+	}
+	u, _ := resolutionU(d.lsb, p, sigma)
+	return u
+}
+
+func (d *driveProc) uncertainty(qe levelEstimate, dt float64) Uncertainty {
+	u := Uncertainty{Method: uncertaintyMethod, Level: 0.95, NoiseBlocks: qe.Blocks, NoiseBlockMS: qe.BlockS * dt * 1e3, Note: qe.Note}
+	if !math.IsNaN(qe.NoiseVar1) {
+		s := math.Sqrt(qe.NoiseVar1)
+		u.NoiseSigmaW = &s
+	}
+	if r, known := resolutionU(d.lsb, qe.Level, 0); known && !math.IsNaN(r) {
+		u.ResolutionUW = &r
+	}
+	return u
+}
+
+func burstInfo(e levelEstimate, dt float64) Bursts {
+	quiet := e.Kept + e.BurstN + e.LowN
+	b := Bursts{QuietS: float64(quiet) * dt, Count: e.Bursts, S: float64(e.BurstN) * dt, EnergyJ: e.BurstSum * dt, MeanW: math.NaN()}
+	if quiet > 0 {
+		b.Share = float64(e.BurstN) / float64(quiet)
+		b.DipShare = float64(e.LowN) / float64(quiet)
+	}
+	if e.BurstN > 0 {
+		b.MeanW = e.BurstSum / float64(e.BurstN)
+		if !math.IsNaN(e.Level) {
+			b.ExcessJ = (e.BurstSum - e.Level*float64(e.BurstN)) * dt
+		}
+	}
+	return b
 }
 
 func segments(m *metricSet, dt float64, count int) Segments {
 	return Segments{BusyS: float64(m.byAct[Busy].n) * dt, SettleS: float64(m.byAct[Settle].n) * dt, IdleS: float64(m.byAct[Idle].n) * dt,
-		BusyW: m.byAct[Busy].mean(), SettleW: m.byAct[Settle].mean(), IdleW: m.byAct[Idle].mean(), BusyCount: count}
+		BusyW: nanIfNone(m.byAct[Busy].n, m.byAct[Busy].mean()), SettleW: nanIfNone(m.byAct[Settle].n, m.byAct[Settle].mean()),
+		IdleW: nanIfNone(m.byAct[Idle].n, m.byAct[Idle].mean()), BusyCount: count}
 }
 
 func ioTotals(a *ioAcc, seg Segments, durS, avgW float64) IOTotals {

@@ -77,14 +77,36 @@ func FuzzReadJSON(f *testing.F) {
 	f.Add([]byte(`{"schema":"idlewatt.report/v1","drives":[{"name":"a","port":1}]}`))
 	f.Add([]byte(`{"schema":"x"}`))
 	f.Add([]byte(`[`))
+	f.Add([]byte(`{"schema":"idlewatt.report/v1","drives":[{"name":"a","port":1,"active_idle_w":null,"average_w":0.5,"average_u95_w":0.01,` +
+		`"peak_windows":{"1s_w":null},"bursts":{"mean_w":null},"quiet":{"w":null},"phases":[{"name":"p","active_idle_w":null,"segments":{"busy_w":null}}]}]}`))
+	if b, err := os.ReadFile(filepath.Join("..", "fixtures", "reports", "small", analysis.FileJSON)); err == nil {
+		f.Add(b)
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r, err := analysis.ReadJSON(bytes.NewReader(b))
-		if err == nil {
-			var out bytes.Buffer
-			r.WriteMarkdown(&out)
-			if err := r.WriteCSV(&out); err != nil {
-				t.Fatal(err)
-			}
+		if err != nil {
+			return
+		}
+		var out bytes.Buffer
+		r.WriteMarkdown(&out)
+		if err := r.WriteCSV(&out); err != nil {
+			t.Fatal(err)
+		}
+		// What was read writes back and reads again to the same bytes:
+		// nulls stay null (NaN in between), numbers stay numbers.
+		var j1, j2 bytes.Buffer
+		if err := r.WriteJSON(&j1); err != nil {
+			t.Fatal(err)
+		}
+		r2, err := analysis.ReadJSON(bytes.NewReader(j1.Bytes()))
+		if err != nil {
+			t.Fatalf("re-reading what was written: %v\n%s", err, j1.String())
+		}
+		if err := r2.WriteJSON(&j2); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(j1.Bytes(), j2.Bytes()) {
+			t.Fatalf("round trip differs:\n%s", firstDiff(j1.String(), j2.String()))
 		}
 	})
 }

@@ -15,6 +15,9 @@ type PlotOptions struct {
 	From, To float64 // seconds from meter index 0; To ≤ From = the whole capture
 	Buckets  int     // envelope points (default 2000)
 	Title    string
+	// Open, if set, opens the capture instead of capture.Open(path) (the
+	// command line passes one that stops on SIGINT).
+	Open Opener
 	// Out says what out may replace (internal/outfile); the capture is
 	// always one of its inputs.
 	Out outfile.Options
@@ -34,6 +37,9 @@ func Plot(path, out string, o PlotOptions) ([]string, error) {
 		o.Buckets = 2000
 	}
 	open := func() (Source, error) { return capture.Open(path) }
+	if o.Open != nil {
+		open = o.Open
+	}
 	opts := DefaultOptions()
 	opts.ChartBuckets = o.Buckets
 	p1, err := firstPass(open, opts)
@@ -51,7 +57,7 @@ func Plot(path, out string, o PlotOptions) ([]string, error) {
 	var notes []string
 	if traces == nil {
 		opts.ChartFrom, opts.ChartTo = o.From, o.To
-		r, err := secondPass(open, opts, p1)
+		r, err := secondPass(open, opts, p1, nil)
 		if err != nil {
 			return nil, err
 		}

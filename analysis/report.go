@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"github.com/idlewatt/idlewatt/analysis/chart"
+	"github.com/idlewatt/idlewatt/analysis/states"
 	"github.com/idlewatt/idlewatt/capture"
 )
 
@@ -18,12 +19,16 @@ type Report struct {
 	Settings  Settings        `json:"settings"`
 	Drives    []DriveReport   `json:"drives"`
 	Notes     []string        `json:"notes,omitempty"`
+	// States is the interface-state detection (states.json), when
+	// Options.States asked for it.
+	States []StateReport `json:"-"`
 
-	account    *capture.Account     // the reader's, until finish
-	dataNotes  []string             // the notes about the data, for plot
-	traces     []chart.Trace        // series for charts, not serialised
-	dists      []chart.Distribution // power distributions for charts, not serialised
-	drivesProc []*driveProc         // accumulators, until finish
+	account      *capture.Account     // the reader's, until finish
+	dataNotes    []string             // the notes about the data, for plot
+	traces       []chart.Trace        // series for charts, not serialised
+	dists        []chart.Distribution // power distributions for charts, not serialised
+	drivesProc   []*driveProc         // accumulators, until finish
+	devslpCharts []namedDevSlpChart   // DevSlp cycle charts, not serialised
 }
 
 // CaptureInfo describes the input.
@@ -105,13 +110,14 @@ type AlignmentReport struct {
 type Settings struct {
 	SettleMS        float64 `json:"settle_ms"`
 	MergeGapMS      float64 `json:"merge_gap_ms"`
-	IdleFloor       string  `json:"idle_floor"` // method, "median of idle samples"
+	IdleFloor       string  `json:"idle_floor"` // how active idle is found (activeIdleMethod)
 	Classifier      bool    `json:"state_classifier"`
 	HistogramRelErr float64 `json:"percentile_rel_error"`
 }
 
 // DriveReport holds one drive's metrics. The first keys are the stable
-// contract from DESIGN.md.
+// contract from DESIGN.md. A power, energy or quantile with nothing behind it
+// (no samples, no quiet time) is NaN here and null in JSON (nullable.go).
 type DriveReport struct {
 	Name        string     `json:"name"`
 	Port        int        `json:"port"`
@@ -124,6 +130,15 @@ type DriveReport struct {
 	DevSlp      DevSlp     `json:"devslp"`
 	Samples     SampleInfo `json:"samples"`
 
+	// 95 % expanded uncertainties of the headline figures (see
+	// Uncertainty for the method); nil (null) when they cannot be estimated.
+	ActiveIdleU95W *float64    `json:"active_idle_u95_w"`
+	AverageU95W    *float64    `json:"average_u95_w"`
+	EnergyU95J     *float64    `json:"energy_u95_j"`
+	Uncertainty    Uncertainty `json:"uncertainty"`
+	Bursts         Bursts      `json:"bursts"`
+	Quiet          QuietPower  `json:"quiet"`
+
 	Profile     string      `json:"profile,omitempty"`
 	Rails       []string    `json:"rails"`
 	EnergyWh    float64     `json:"energy_wh"`
@@ -135,41 +150,126 @@ type DriveReport struct {
 	Idle        IdleInfo    `json:"idle"`
 	Segments    Segments    `json:"segments"`
 	StatePowerW StatePower  `json:"state_power_w"`
-	IO          IOTotals    `json:"io"`
-	Phases      []Phase     `json:"phases,omitempty"`
+	// ResidencyU95 and StatePowerU95W are the 95 % half-widths of residency
+	// and state_power_w by state, with state detection (docs/analysis.md,
+	// "States"); a state missing from StatePowerU95W had fewer than two
+	// intervals.
+	ResidencyU95   map[string]float64 `json:"residency_u95,omitempty"`
+	StatePowerU95W map[string]float64 `json:"state_power_u95_w,omitempty"`
+	IO             IOTotals           `json:"io"`
+	Phases         []Phase            `json:"phases,omitempty"`
+}
+
+// Uncertainty says how the *_u95_* figures were found.
+type Uncertainty struct {
+	Method string  `json:"method"`
+	Level  float64 `json:"level"` // coverage probability, 0.95
+	// NoiseBlocks independent means of NoiseBlockMS of quiet samples each
+	// (batch means) give the noise; null σ when there were too few.
+	NoiseBlocks  int      `json:"noise_blocks"`
+	NoiseBlockMS float64  `json:"noise_block_ms"`
+	NoiseSigmaW  *float64 `json:"noise_sigma_w"` // one sample's noise as it averages out, W
+	// ResolutionUW is the standard uncertainty of one reading from the
+	// channels' LSBs; null when the capture header states none.
+	ResolutionUW *float64 `json:"resolution_u_w"`
+	Note         string   `json:"note,omitempty"`
+}
+
+// QuietPower is the level over quiet time in every link state (no I/O
+// outstanding, past the settle tail, DEVSLP not asserted), found as
+// active_idle_w is: what the drive rests at under the ALPM policy in force,
+// Slumber and the HBA's own DevSlp included. It is idle power per policy
+// (idlewatt idle). Without a state classifier it is active_idle_w.
+type QuietPower struct {
+	W      float64  `json:"w"` // NaN (null) without quiet time
+	U95W   *float64 `json:"u95_w"`
+	Bursts Bursts   `json:"bursts"`
+}
+
+func (q QuietPower) MarshalJSON() ([]byte, error) {
+	type plain QuietPower
+	return marshalNulls(plain(q))
+}
+
+func (q *QuietPower) UnmarshalJSON(b []byte) error {
+	type plain QuietPower
+	return unmarshalNulls(b, (*plain)(q))
+}
+
+// Bursts is background activity found in quiet time (no I/O outstanding,
+// past the settle tail): blocks well above the active-idle level. They are
+// left out of active_idle_w and reported here.
+type Bursts struct {
+	QuietS   float64 `json:"quiet_s"` // quiet time searched
+	Count    int     `json:"count"`   // separate bursts
+	S        float64 `json:"s"`
+	Share    float64 `json:"share"`           // of quiet time
+	MeanW    float64 `json:"mean_w"`          // NaN/null without bursts
+	EnergyJ  float64 `json:"energy_j"`        // energy drawn during the bursts
+	ExcessJ  float64 `json:"excess_energy_j"` // of it, above the active-idle level
+	DipShare float64 `json:"dip_share"`       // quiet time well below the level, also left out
+}
+
+func (b Bursts) MarshalJSON() ([]byte, error) {
+	type plain Bursts
+	return marshalNulls(plain(b))
+}
+
+func (b *Bursts) UnmarshalJSON(j []byte) error {
+	type plain Bursts
+	return unmarshalNulls(j, (*plain)(b))
 }
 
 // Residency is the fraction of measured time in each state; the values sum
 // to 1 (when the drive has samples).
 type Residency struct {
-	Active  float64 `json:"active"`
-	Idle    float64 `json:"idle"`
-	Partial float64 `json:"partial"`
-	Slumber float64 `json:"slumber"`
-	DevSlp  float64 `json:"devslp"`
+	Active     float64 `json:"active"`     // I/O outstanding
+	Background float64 `json:"background"` // above idle with no I/O outstanding (GC, wake spikes)
+	Idle       float64 `json:"idle"`
+	Partial    float64 `json:"partial"`
+	Slumber    float64 `json:"slumber"`
+	DevSlp     float64 `json:"devslp"`
+	Off        float64 `json:"off"` // below the off level (only when the levels define one, e.g. an HDD's standby)
 }
 
 // StatePower is the mean power in each state, W (0 when never in it).
 type StatePower struct {
-	Active  float64 `json:"active"`
-	Idle    float64 `json:"idle"`
-	Partial float64 `json:"partial"`
-	Slumber float64 `json:"slumber"`
-	DevSlp  float64 `json:"devslp"`
+	Active     float64 `json:"active"`
+	Background float64 `json:"background"`
+	Idle       float64 `json:"idle"`
+	Partial    float64 `json:"partial"`
+	Slumber    float64 `json:"slumber"`
+	DevSlp     float64 `json:"devslp"`
 }
 
-// DevSlp summarises DEVSLP pin cycles.
+// DevSlp is the drive's DevSlp verification: the pooled quantities of its
+// DEVSLP pin cycles with 95 % half-widths (analysis/states; definitions in
+// docs/analysis.md, "DevSlp quantities"), the outcome, and each cycle.
+// Absent values are null.
 type DevSlp struct {
-	Entered       bool    `json:"entered"`        // a sample was classified DevSlp
-	PowerW        float64 `json:"power_w"`        // median power of DevSlp samples; without a classifier, of pin-asserted samples after settle
-	EntryMS       float64 `json:"entry_ms"`       // mean, pin assert → first DevSlp sample
-	ExitMS        float64 `json:"exit_ms"`        // mean, pin deassert → first non-DevSlp sample
-	Cycles        int     `json:"cycles"`         // pin assertions seen
-	CyclesEntered int     `json:"cycles_entered"` // assertions followed by a DevSlp sample
-	PinAssertedS  float64 `json:"pin_asserted_s"` // time with the pin asserted
-	MaxEntryMS    float64 `json:"max_entry_ms"`
-	MaxExitMS     float64 `json:"max_exit_ms"`
-	PinSource     string  `json:"pin_source,omitempty"` // "meter" (events) or "host" (requests)
+	Entered       bool             `json:"entered"`           // some cycle's power fell to a floor (or samples were classified DevSlp)
+	PowerW        states.Num       `json:"power_w"`           // = floor_w; without pin cycles, the mean power of DevSlp-classified samples
+	Outcome       states.Outcome   `json:"outcome,omitempty"` // pass | fail | inconclusive | not_supported; empty without cycles
+	Reason        string           `json:"reason,omitempty"`
+	Support       string           `json:"support,omitempty"`    // yes | no … | unknown
+	HostCause     string           `json:"host_cause,omitempty"` // host-side problem that makes a non-pass inconclusive
+	PreCycleW     states.Num       `json:"pre_cycle_w"`          // resting power before assertion (Slumber under a DIPM policy)
+	FloorW        states.Num       `json:"floor_w"`
+	FloorU95W     states.Num       `json:"floor_u95_w"`
+	EntryMs       states.Num       `json:"entry_ms"` // pin assertion → power at the floor (change point)
+	EntryU95Ms    states.Num       `json:"entry_u95_ms"`
+	RiseMs        states.Num       `json:"rise_ms"` // pin release → power leaves the floor (change point)
+	RiseU95Ms     states.Num       `json:"rise_u95_ms"`
+	ExitMs        states.Num       `json:"exit_ms"` // pin release → first read completed
+	ExitU95Ms     states.Num       `json:"exit_u95_ms"`
+	Cycles        int              `json:"cycles"`               // pin assertions seen
+	CyclesEntered int              `json:"cycles_entered"`       // judged cycles with a fitted entry
+	PinAssertedS  float64          `json:"pin_asserted_s"`       // time with the pin asserted
+	PinSource     string           `json:"pin_source,omitempty"` // "meter" (events) or "host" (requests)
+	Criteria      *states.Criteria `json:"criteria,omitempty"`
+	CycleResults  []states.Cycle   `json:"cycle_results,omitempty"`
+	// Verdict is the same result as measure.json's devslp entry.
+	Verdict states.Verdict `json:"-"`
 }
 
 // SampleInfo is data quality for the drive's samples.
@@ -210,7 +310,7 @@ type Segments struct {
 	BusyS     float64 `json:"busy_s"`
 	SettleS   float64 `json:"settle_s"`
 	IdleS     float64 `json:"idle_s"`
-	BusyW     float64 `json:"busy_w"`   // mean power while busy
+	BusyW     float64 `json:"busy_w"`   // mean power while busy; NaN (null) without busy time
 	SettleW   float64 `json:"settle_w"` // mean power in settle tails
 	IdleW     float64 `json:"idle_w"`   // mean power while idle
 	BusyCount int     `json:"busy_intervals"`
@@ -245,6 +345,7 @@ type Phase struct {
 	AverageW    float64     `json:"average_w"`
 	PeakW       float64     `json:"peak_w"`
 	EnergyJ     float64     `json:"energy_j"`
+	MinW        float64     `json:"min_w"`
 	P50W        float64     `json:"p50_w"`
 	P95W        float64     `json:"p95_w"`
 	P99W        float64     `json:"p99_w"`
@@ -252,4 +353,10 @@ type Phase struct {
 	Segments    Segments    `json:"segments"`
 	IO          IOTotals    `json:"io"`
 	Samples     uint64      `json:"samples"`
+
+	ActiveIdleU95W *float64   `json:"active_idle_u95_w"`
+	AverageU95W    *float64   `json:"average_u95_w"`
+	EnergyU95J     *float64   `json:"energy_u95_j"`
+	Bursts         Bursts     `json:"bursts"`
+	Quiet          QuietPower `json:"quiet"`
 }

@@ -221,10 +221,8 @@ func summarise(ps []float64, h *Histogram) acc {
 	if len(ps) == 0 {
 		return acc{}
 	}
-	if h.bins == nil {
-		h.bins = make([]uint32, histBins)
-	}
-	bins := h.bins[:histBins]
+	h.alloc()
+	bins, mins, maxs := h.bins[:histBins], h.mins[:histBins], h.maxs[:histBins]
 	mn, mx, s := math.Inf(1), math.Inf(-1), 0.0
 	for _, x := range ps {
 		s += x
@@ -244,8 +242,17 @@ func summarise(ps []float64, h *Histogram) acc {
 			continue
 		}
 		i := e<<histSub | uint(bits>>(52-histSub))&(1<<histSub-1)
-		if bins[i] != math.MaxUint32 {
-			bins[i]++
+		c := bins[i]
+		switch {
+		case c == 0:
+			mins[i], maxs[i] = x, x
+		case x < mins[i]:
+			mins[i] = x
+		case x > maxs[i]:
+			maxs[i] = x
+		}
+		if c != math.MaxUint32 {
+			bins[i] = c + 1
 		}
 	}
 	h.n += uint64(len(ps))

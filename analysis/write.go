@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/idlewatt/idlewatt/analysis/states"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -30,7 +32,7 @@ const (
 
 // ReportFiles are the names WriteFiles may write (charts only when they
 // have data), for checking a directory before the work starts.
-var ReportFiles = []string{FileJSON, FileMD, FileCSV, FilePower, FileIdle, FileAverage, FileHist, FileCDF}
+var ReportFiles = []string{FileJSON, FileMD, FileCSV, FilePower, FileIdle, FileAverage, FileHist, FileCDF, FileStates}
 
 // WriteOptions say how WriteFilesWith writes.
 type WriteOptions struct {
@@ -70,10 +72,21 @@ func (r *Report) WriteFilesWith(dir string, o WriteOptions) error {
 	if err := r.WriteCSV(&cs); err != nil {
 		return err
 	}
-	for _, f := range []struct {
+	files := []struct {
 		name string
 		b    []byte
-	}{{FileJSON, js.Bytes()}, {FileMD, md.Bytes()}, {FileCSV, cs.Bytes()}} {
+	}{{FileJSON, js.Bytes()}, {FileMD, md.Bytes()}, {FileCSV, cs.Bytes()}}
+	if r.States != nil {
+		var st bytes.Buffer
+		if err := r.WriteStatesJSON(&st); err != nil {
+			return err
+		}
+		files = append(files, struct {
+			name string
+			b    []byte
+		}{FileStates, st.Bytes()})
+	}
+	for _, f := range files {
 		if err := outfile.WriteFile(filepath.Join(dir, f.name), f.b, fo); err != nil {
 			return err
 		}
@@ -99,13 +112,17 @@ func (r *Report) writeCharts(dir string, o outfile.Options) error {
 		if d.Samples.Count == 0 {
 			continue
 		}
-		idle = append(idle, chart.Bar{Label: d.Name, Value: d.ActiveIdleW})
-		avg = append(avg, chart.Bar{Label: d.Name, Value: d.AverageW})
+		if !math.IsNaN(d.ActiveIdleW) {
+			idle = append(idle, chart.Bar{Label: d.Name, Value: d.ActiveIdleW, Err: barErr(d.ActiveIdleU95W)})
+		}
+		avg = append(avg, chart.Bar{Label: d.Name, Value: d.AverageW, Err: barErr(d.AverageU95W)})
 	}
 	if len(idle) > 0 {
 		f, err := chart.ActiveIdlePower(idle)
 		save(f, err, FileIdle)
-		f, err = chart.AveragePower(avg, "Capture")
+	}
+	if len(avg) > 0 {
+		f, err := chart.AveragePower(avg, "Capture")
 		save(f, err, FileAverage)
 	}
 	if len(r.dists) > 0 {
@@ -116,7 +133,16 @@ func (r *Report) writeCharts(dir string, o outfile.Options) error {
 		f, err = chart.CDF(r.dists, o)
 		save(f, err, FileCDF)
 	}
+	errs = append(errs, r.writeDevSlpCharts(dir, o))
 	return errors.Join(errs...)
+}
+
+// barErr is a bar's whisker: the 95 % interval, none when unknown.
+func barErr(u *float64) float64 {
+	if u == nil || !finite(*u) {
+		return 0
+	}
+	return *u
 }
 
 func saveFig(f *chart.Figure, err error, path string, o outfile.Options) error {
@@ -177,25 +203,42 @@ func (r *Report) WriteMarkdown(w io.Writer) {
 	} else {
 		p(", **incomplete** (reading stopped at byte %d).\n\n", r.Capture.EndOffset)
 	}
-	p("## Summary\n\n| Drive | Port | Active idle (W) | Average (W) | Peak (W) | Peak 1 s (W) | Energy (J) | Energy (Wh) | Measured (s) |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	p("## Summary\n\nActive idle, average and energy with their 95 %% intervals (method under Settings).\n\n| Drive | Port | Active idle (W) | Average (W) | Peak (W) | Peak 1 s (W) | Energy (J) | Energy (Wh) | Measured (s) |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, d := range r.Drives {
-		p("| %s | %d | %.4f | %.4f | %.4f | %.4f | %.3f | %.6f | %.3f |\n", d.Name, d.Port, d.ActiveIdleW, d.AverageW, d.PeakW, d.PeakWindows.W1s, d.EnergyJ, d.EnergyWh, d.DurationS)
+		p("| %s | %d | %s | %s | %s | %s | %s | %s | %.3f |\n", d.Name, d.Port, FormatPM(d.ActiveIdleW, d.ActiveIdleU95W, 4), FormatPM(d.AverageW, d.AverageU95W, 4),
+			FormatV(d.PeakW, 4), FormatV(d.PeakWindows.W1s, 4), FormatPM(d.EnergyJ, d.EnergyU95J, 3), FormatV(d.EnergyWh, 6), d.DurationS)
+	}
+	p("\n## Background bursts\n\nQuiet time (no I/O outstanding, past the settle tail) well above the active-idle level: left out of active idle, reported here.\n\n| Drive | Quiet (s) | Bursts | Burst time (s) | Share of quiet time | Burst mean (W) | Burst energy (J) | Above active idle (J) | Dips |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, d := range r.Drives {
+		b := d.Bursts
+		p("| %s | %.3f | %d | %.3f | %s | %s | %.4f | %.4f | %s |\n", d.Name, b.QuietS, b.Count, b.S, pct(b.Share), FormatV(b.MeanW, 4), b.EnergyJ, b.ExcessJ, pct(b.DipShare))
 	}
 	p("\n## Peaks and percentiles\n\n| Drive | Peak sample (W) | 1 ms (W) | 10 ms (W) | 100 ms (W) | 1 s (W) | p50 (W) | p95 (W) | p99 (W) |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, d := range r.Drives {
 		pw := d.PeakWindows
-		p("| %s | %.4f | %.4f | %.4f | %.4f | %.4f | %.4f | %.4f | %.4f |\n", d.Name, d.PeakW, pw.W1ms, pw.W10ms, pw.W100ms, pw.W1s, d.P50W, d.P95W, d.P99W)
+		p("| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", d.Name, FormatV(d.PeakW, 4), FormatV(pw.W1ms, 4), FormatV(pw.W10ms, 4), FormatV(pw.W100ms, 4), FormatV(pw.W1s, 4),
+			FormatV(d.P50W, 4), FormatV(d.P95W, 4), FormatV(d.P99W, 4))
 	}
-	p("\n## Residency\n\n| Drive | Active | Idle | Partial | Slumber | DevSlp | DevSlp entered | DevSlp power (mW) | Entry (ms) | Exit (ms) | Cycles |\n|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|\n")
+	p("\n## Residency\n\nFraction of measured time in each state (docs/analysis.md, \"States\").\n\n| Drive | Active | Background | Idle | Partial | Slumber | DevSlp | Off |\n|---|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, d := range r.Drives {
 		rs := d.Residency
-		p("| %s | %s | %s | %s | %s | %s | %v | %.3f | %.2f | %.2f | %d/%d |\n", d.Name, pct(rs.Active), pct(rs.Idle), pct(rs.Partial), pct(rs.Slumber), pct(rs.DevSlp),
-			d.DevSlp.Entered, d.DevSlp.PowerW*1e3, d.DevSlp.EntryMS, d.DevSlp.ExitMS, d.DevSlp.CyclesEntered, d.DevSlp.Cycles)
+		p("| %s | %s | %s | %s | %s | %s | %s | %s |\n", d.Name, pct(rs.Active), pct(rs.Background), pct(rs.Idle), pct(rs.Partial), pct(rs.Slumber), pct(rs.DevSlp), pct(rs.Off))
+	}
+	p("\n## DevSlp\n\nPooled over the DEVSLP pin cycles, ± the 95 %% half-width (docs/analysis.md, \"DevSlp quantities\").\n\n| Drive | Outcome | Floor (mW) | Entry (ms) | Power rise (ms) | Exit to first read (ms) | Pre-cycle (mW) | Cycles passed | Reason |\n|---|---|---:|---:|---:|---:|---:|---:|---|\n")
+	for _, d := range r.Drives {
+		ds := d.DevSlp
+		outcome := string(ds.Outcome)
+		if outcome == "" {
+			outcome = "no cycles"
+		}
+		p("| %s | %s | %s | %s | %s | %s | %s | %d/%d | %s |\n", d.Name, outcome, states.PM(ds.FloorW, ds.FloorU95W, 1e3),
+			states.PM(ds.EntryMs, ds.EntryU95Ms, 1), states.PM(ds.RiseMs, ds.RiseU95Ms, 1), states.PM(ds.ExitMs, ds.ExitU95Ms, 1),
+			states.PM(ds.PreCycleW, states.None, 1e3), ds.Verdict.Passed, len(ds.CycleResults), strings.ReplaceAll(ds.Reason, "|", "/"))
 	}
 	p("\n## I/O and efficiency\n\n| Drive | Ops | MB | Busy (s) | Busy power (W) | Settle (s) | Idle (s) | MB/s per W (busy) | IOPS per W (busy) | MB/s per W | IOPS per W |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, d := range r.Drives {
 		io := d.IO
-		p("| %s | %d | %.3f | %.3f | %.4f | %.3f | %.3f | %.3f | %.1f | %.3f | %.1f |\n", d.Name, io.Ops, float64(io.Bytes)/1e6, d.Segments.BusyS, d.Segments.BusyW, d.Segments.SettleS, d.Segments.IdleS, io.MBPerSPerWBusy, io.IOPSPerWBusy, io.MBPerSPerW, io.IOPSPerW)
+		p("| %s | %d | %.3f | %.3f | %s | %.3f | %.3f | %.3f | %.1f | %.3f | %.1f |\n", d.Name, io.Ops, float64(io.Bytes)/1e6, d.Segments.BusyS, FormatV(d.Segments.BusyW, 4), d.Segments.SettleS, d.Segments.IdleS, io.MBPerSPerWBusy, io.IOPSPerWBusy, io.MBPerSPerW, io.IOPSPerW)
 	}
 	for _, d := range r.Drives {
 		if len(d.Phases) == 0 {
@@ -203,7 +246,8 @@ func (r *Report) WriteMarkdown(w io.Writer) {
 		}
 		p("\n## Phases: %s\n\n| Phase | Start (s) | Measured (s) | Active idle (W) | Average (W) | Peak (W) | Peak 1 s (W) | Energy (J) | Ops |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n", d.Name)
 		for _, ph := range d.Phases {
-			p("| %s | %.3f | %.3f | %.4f | %.4f | %.4f | %.4f | %.3f | %d |\n", ph.Name, ph.StartS, ph.DurationS, ph.ActiveIdleW, ph.AverageW, ph.PeakW, ph.PeakWindows.W1s, ph.EnergyJ, ph.IO.Ops)
+			p("| %s | %.3f | %.3f | %s | %s | %s | %s | %s | %d |\n", ph.Name, ph.StartS, ph.DurationS, FormatPM(ph.ActiveIdleW, ph.ActiveIdleU95W, 4), FormatPM(ph.AverageW, ph.AverageU95W, 4),
+				FormatV(ph.PeakW, 4), FormatV(ph.PeakWindows.W1s, 4), FormatPM(ph.EnergyJ, ph.EnergyU95J, 3), ph.IO.Ops)
 		}
 	}
 	a := r.Alignment
@@ -213,8 +257,14 @@ func (r *Report) WriteMarkdown(w io.Writer) {
 	}
 	p("\nClock alignment: %s, %d of %d marks used, drift %.2f ppm, residual %.3f ms RMS / %.3f ms max, min round trip %.3f ms.\n",
 		a.Method, a.MarksUsed, a.Marks, a.DriftPPM, a.ResidualRMSMS, a.ResidualMaxMS, a.MinRTTMS)
-	p("Settings: settle %g ms, busy intervals merged across gaps < %g ms, active idle = %s, percentiles within %.1f %%.\n",
+	p("Settings: settle %g ms, busy intervals merged across gaps < %g ms, active idle = %s, percentiles within %.1f %% (one histogram bin; exact for a bin of one value).\n",
 		r.Settings.SettleMS, r.Settings.MergeGapMS, r.Settings.IdleFloor, 100*r.Settings.HistogramRelErr)
+	if len(r.Drives) > 0 {
+		p("Intervals: %s.\n", r.Drives[0].Uncertainty.Method)
+	}
+	if r.States != nil {
+		r.writeStatesMarkdown(w)
+	}
 	if len(r.Notes) > 0 {
 		p("\n## Notes\n\n")
 		for _, n := range r.Notes {
@@ -225,27 +275,76 @@ func (r *Report) WriteMarkdown(w io.Writer) {
 
 func pct(x float64) string { return fmt.Sprintf("%.1f %%", 100*x) }
 
+// Dash is what the Markdown and terminal outputs show for a value that was
+// not measured (NaN here, null in JSON).
+const Dash = "—"
+
+// FormatV formats x with digits decimals, or Dash when it is NaN.
+func FormatV(x float64, digits int) string {
+	if math.IsNaN(x) {
+		return Dash
+	}
+	return strconv.FormatFloat(x, 'f', digits, 64)
+}
+
+// FormatPM formats x with its 95 % expanded uncertainty u as "x ± u", with
+// at least digits decimals and up to two more as u needs to show two
+// significant figures; an u too small for that reads "± <0.000001" (for
+// digits 4); just x when u is nil, Dash when x is NaN.
+func FormatPM(x float64, u *float64, digits int) string {
+	if math.IsNaN(x) {
+		return Dash
+	}
+	if u == nil || math.IsNaN(*u) {
+		return FormatV(x, digits)
+	}
+	top := digits + 2
+	if *u < 0.5*math.Pow(10, -float64(top)) {
+		return strconv.FormatFloat(x, 'f', top, 64) + " ± <" + strconv.FormatFloat(math.Pow(10, -float64(top)), 'f', top, 64)
+	}
+	d := min(top, max(digits, 1-int(math.Floor(math.Log10(*u)))))
+	return strconv.FormatFloat(x, 'f', d, 64) + " ± " + strconv.FormatFloat(*u, 'f', d, 64)
+}
+
 func g(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+
+// csvFloat formats a CSV value: 6 decimals, empty when not measured (NaN).
+func csvFloat(x float64) string {
+	if math.IsNaN(x) {
+		return ""
+	}
+	return strconv.FormatFloat(x, 'f', 6, 64)
+}
 
 // CSVHeader is summary.csv's header row.
 var CSVHeader = []string{"drive", "port", "phase", "duration_s", "active_idle_w", "average_w", "peak_w",
 	"peak_1ms_w", "peak_10ms_w", "peak_100ms_w", "peak_1s_w", "p50_w", "p95_w", "p99_w", "energy_j",
-	"busy_s", "settle_s", "idle_s", "io_ops", "io_bytes", "samples"}
+	"busy_s", "settle_s", "idle_s", "io_ops", "io_bytes", "samples",
+	"active_idle_u95_w", "average_u95_w", "energy_u95_j", "burst_share", "burst_energy_j"}
 
 // WriteCSV writes summary.csv: one row per drive for the whole capture
 // (phase "all") and one per drive × phase.
 func (r *Report) WriteCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
 	cw.Write(CSVHeader)
-	f := func(x float64) string { return strconv.FormatFloat(x, 'f', 6, 64) }
-	for _, d := range r.Drives {
-		row := func(phase string, dur, ai, avg, pk float64, pw PeakWindows, p50, p95, p99, e float64, s Segments, io IOTotals, n uint64) {
-			cw.Write([]string{d.Name, strconv.Itoa(d.Port), phase, f(dur), f(ai), f(avg), f(pk), f(pw.W1ms), f(pw.W10ms), f(pw.W100ms), f(pw.W1s),
-				f(p50), f(p95), f(p99), f(e), f(s.BusyS), f(s.SettleS), f(s.IdleS), strconv.FormatUint(io.Ops, 10), strconv.FormatUint(io.Bytes, 10), strconv.FormatUint(n, 10)})
+	f := csvFloat
+	fu := func(u *float64) string {
+		if u == nil {
+			return ""
 		}
-		row("all", d.DurationS, d.ActiveIdleW, d.AverageW, d.PeakW, d.PeakWindows, d.P50W, d.P95W, d.P99W, d.EnergyJ, d.Segments, d.IO, d.Samples.Count)
+		return f(*u)
+	}
+	for _, d := range r.Drives {
+		row := func(phase string, dur, ai, avg, pk float64, pw PeakWindows, p50, p95, p99, e float64, s Segments, io IOTotals, n uint64, uai, uavg, ue *float64, b Bursts) {
+			cw.Write([]string{d.Name, strconv.Itoa(d.Port), phase, f(dur), f(ai), f(avg), f(pk), f(pw.W1ms), f(pw.W10ms), f(pw.W100ms), f(pw.W1s),
+				f(p50), f(p95), f(p99), f(e), f(s.BusyS), f(s.SettleS), f(s.IdleS), strconv.FormatUint(io.Ops, 10), strconv.FormatUint(io.Bytes, 10), strconv.FormatUint(n, 10),
+				fu(uai), fu(uavg), fu(ue), f(b.Share), f(b.EnergyJ)})
+		}
+		row("all", d.DurationS, d.ActiveIdleW, d.AverageW, d.PeakW, d.PeakWindows, d.P50W, d.P95W, d.P99W, d.EnergyJ, d.Segments, d.IO, d.Samples.Count,
+			d.ActiveIdleU95W, d.AverageU95W, d.EnergyU95J, d.Bursts)
 		for _, ph := range d.Phases {
-			row(strings.TrimSpace(ph.Name), ph.DurationS, ph.ActiveIdleW, ph.AverageW, ph.PeakW, ph.PeakWindows, ph.P50W, ph.P95W, ph.P99W, ph.EnergyJ, ph.Segments, ph.IO, ph.Samples)
+			row(strings.TrimSpace(ph.Name), ph.DurationS, ph.ActiveIdleW, ph.AverageW, ph.PeakW, ph.PeakWindows, ph.P50W, ph.P95W, ph.P99W, ph.EnergyJ, ph.Segments, ph.IO, ph.Samples,
+				ph.ActiveIdleU95W, ph.AverageU95W, ph.EnergyU95J, ph.Bursts)
 		}
 	}
 	cw.Flush()

@@ -2,6 +2,7 @@ package capture
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"hash/crc32"
@@ -528,7 +529,7 @@ func TestSalvageCleanRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.now = func() int64 { return 1_000_000_000 }
-	res, err := Salvage(w, r)
+	res, err := Salvage(context.Background(), w, r)
 	if err != nil || res.End != nil {
 		t.Fatal(err, res.End)
 	}
@@ -571,7 +572,7 @@ func TestSalvageStatsOnce(t *testing.T) {
 	var dst bytes.Buffer
 	w, _ := NewWriter(&dst, r.Header(), Options{})
 	w.now = func() int64 { return 77 } // the end chunk's time, as the source's
-	if _, err := Salvage(w, r); err != nil {
+	if _, err := Salvage(context.Background(), w, r); err != nil {
 		t.Fatal(err)
 	}
 	w.Close()
@@ -579,5 +580,28 @@ func TestSalvageStatsOnce(t *testing.T) {
 		want, _ := readBytes(src.Bytes())
 		got, _ := readBytes(dst.Bytes())
 		t.Errorf("salvaged stats differ:\n got %+v\nwant %+v", got, want)
+	}
+}
+
+// TestSalvageStopsOnCancel: a cancelled context (SIGINT at the command
+// line) stops a salvage with the cancellation as its cause.
+func TestSalvageStopsOnCancel(t *testing.T) {
+	var src bytes.Buffer
+	writeEverything(t, &src)
+	r, _ := NewReader(bytes.NewReader(src.Bytes()))
+	var dst bytes.Buffer
+	w, err := NewWriter(&dst, r.Header(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := errors.New("interrupted")
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(stop)
+	res, err := Salvage(ctx, w, r)
+	if !errors.Is(err, stop) {
+		t.Fatalf("Salvage on a cancelled context: %v, want the cancellation cause", err)
+	}
+	if res.Records != 0 {
+		t.Errorf("%d records copied after cancellation", res.Records)
 	}
 }

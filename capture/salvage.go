@@ -1,7 +1,9 @@
 package capture
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"io"
 )
 
@@ -21,8 +23,9 @@ type SalvageResult struct {
 // clean capture of what src still holds. Summaries are not copied: dst
 // computes its own from the samples. Rejected samples are not copied: the
 // timeline has no place for them. It does not close dst. The error is dst's
-// (or an I/O error reading src); damage in src is not an error.
-func Salvage(dst *Writer, src *Reader) (SalvageResult, error) {
+// (or an I/O error reading src); damage in src is not an error. It stops
+// with ctx's error (wrapped) when ctx is cancelled, checked every record.
+func Salvage(ctx context.Context, dst *Writer, src *Reader) (SalvageResult, error) {
 	var res SalvageResult
 	// A stats chunk and the stats-extended chunk after it are one moment's
 	// counters, read as two records (same host time, same first counters);
@@ -38,6 +41,9 @@ func Salvage(dst *Writer, src *Reader) (SalvageResult, error) {
 		return dst.StatsAt(s.Host, s.Stats)
 	}
 	for {
+		if err := context.Cause(ctx); err != nil {
+			return res, fmt.Errorf("salvage stopped after %d records: %w", res.Records, err)
+		}
 		rec, err := src.Next()
 		if err == nil && rec.Kind == KindStats {
 			if stats != nil && !twin(stats, &rec) {

@@ -1,6 +1,7 @@
-// Package states is the home of everything about SATA interface power
-// states: what the host asks for, what the drive supports, what the power
-// trace shows, and whether Device Sleep works. This package holds no code;
+// Package states is the home of everything about storage link power
+// states (SATA interface states; NVMe power states and PCIe ASPM): what
+// the host asks for, what the drive supports, what the power trace shows,
+// and whether Device Sleep works. This package holds no code;
 // the work is in the sub-packages below. Facts and their sources:
 // shared/reference/sata-power-states.md (kernel drivers/ata, hdparm,
 // AHCI 1.3.1, ACS-3); the user's view: docs/states.md.
@@ -25,6 +26,13 @@
 //     76/78/79 and log 30h page 08h; checks DevSlp eligibility naming every
 //     failed precondition; a Guard restores policies after a measurement,
 //     Ctrl-C included; SimHost builds a writable tree for the emulator.
+//   - nvme: the NVMe counterpart of alpm. Discovers NVMe controllers and
+//     their PCIe links under the same sysfs root; decodes Identify
+//     Controller, the APST feature and the power state (ioctl, nvme-cli
+//     output or raw dumps); reproduces the kernel's APST table and quirks;
+//     names every failed APST/ASPM precondition; sets the latency
+//     tolerance and the ASPM policy with a Guard that restores them;
+//     nvme/sim simulates an NVMe drive's power states, APST timers and link.
 //   - drivesim: simulated drives for the meter emulators: power per rail as
 //     a drive moves through its states, driven by I/O, the ALPM policy
 //     (read from a SimHost), the DEVSLP pin and port power.

@@ -1,6 +1,7 @@
 // Package synthcap writes synthetic captures with known truth — piecewise
-// constant drive power, I/O, phases, DEVSLP pin spans, gaps and jittery clock
-// marks on a drifting meter clock — for analysis tests, benchmarks and
+// constant drive power, background (GC) bursts, I/O, phases, DEVSLP pin
+// spans, gaps, sensor noise, ADC quantisation and jittery clock marks on a
+// drifting meter clock — for analysis tests, benchmarks and
 // scripts/report-scale.sh.
 //
 // # Truth
@@ -8,8 +9,12 @@
 // Sample n of the meter is taken at host time
 // StartHost + n·(1e9/RateHz)·(1 + DriftPPM·1e-6) ns. A drive's power at that
 // instant is DevSlpW while one of its Pins spans covers it, else BusyW while
-// one of its I/Os is in flight, else IdleW; Split5V of it is drawn from the
-// 5 V rail and the rest from 12 V.
+// one of its I/Os is in flight, else IdleW plus GCW during its background
+// bursts (GCDur every GCEvery, from GCFirst); Split5V of it is drawn from the
+// 5 V rail and the rest from 12 V. TruePower gives it. What the meter reads
+// adds gaussian noise of NoiseA σ to each rail's current, then rounds
+// currents to CurrentLSB and voltages to VoltLSB (when set; the header's
+// channels then state the LSBs).
 package synthcap
 
 import (
@@ -29,6 +34,10 @@ type Drive struct {
 	Name                  string
 	IdleW, BusyW, DevSlpW float64
 	Split5V               float64 // fraction of power on 5 V; 0 means 1 (5 V only)
+	// Background bursts while idle: GCW more than IdleW for GCDur, every
+	// GCEvery from GCFirst (GCEvery 0 = none).
+	GCW                     float64
+	GCFirst, GCEvery, GCDur time.Duration
 }
 
 // IO is one I/O of Dur starting at Start (host time since StartHost).
@@ -86,6 +95,10 @@ type Scenario struct {
 	Seed                      int64
 	BlockLen                  int // samples per block (default 1000)
 	CRCErrors                 uint64
+	// Sensor noise (σ of each rail's current, A; drawn from Seed+1) and
+	// quantisation steps (0 = none).
+	NoiseA              float64
+	CurrentLSB, VoltLSB float64
 }
 
 // Sink is what a scenario is written to; *capture.Writer is one.
@@ -101,7 +114,9 @@ func (s *Scenario) Header() capture.Header {
 	h := capture.Header{Created: "2025-01-01T00:00:00Z", RateHz: s.RateHz, StartHost: s.StartHost, Tool: "synthcap"}
 	h.Meter = meter.Info{Kind: "synthetic", Model: "synthcap", Ports: len(s.Drives)}
 	for _, d := range s.Drives {
-		h.Channels = append(h.Channels, meter.Channel{Port: d.Port, Rail: meter.Rail5V}, meter.Channel{Port: d.Port, Rail: meter.Rail12V})
+		lv, li := units.Volts(s.VoltLSB), units.Amps(s.CurrentLSB)
+		h.Channels = append(h.Channels, meter.Channel{Port: d.Port, Rail: meter.Rail5V, VoltLSB: lv, CurrentLSB: li},
+			meter.Channel{Port: d.Port, Rail: meter.Rail12V, VoltLSB: lv, CurrentLSB: li})
 		h.Drives = append(h.Drives, capture.DriveInfo{Port: d.Port, Name: d.Name})
 	}
 	h.Meter.Channels = h.Channels
@@ -150,7 +165,8 @@ func Generate(s Scenario, sink Sink) error {
 		s.BlockLen = 1000
 	}
 	rng := rand.New(rand.NewSource(s.Seed))
-	total := uint64(s.Duration.Seconds() * s.RateHz)
+	noise := rand.New(rand.NewSource(s.Seed + 1))
+	total := s.Samples()
 	ios := s.AllIO()
 	// Per port: I/O spans in start order (for power), and a completion-ordered
 	// queue (for events).
@@ -252,8 +268,12 @@ func Generate(s Scenario, sink Sink) error {
 					volt, frac = 12, 1-split
 				}
 				for k := 0; k < L; k++ {
-					V[k] = volt
-					I[k] = units.Amps(pw[k] * frac / float64(volt))
+					V[k] = units.Volts(quantise(float64(volt), s.VoltLSB))
+					i := pw[k] * frac / float64(volt)
+					if s.NoiseA > 0 {
+						i += s.NoiseA * noise.NormFloat64()
+					}
+					I[k] = units.Amps(quantise(i, s.CurrentLSB))
 				}
 				if err := emit(sink, s.Gaps, ch, n0, V[:L], I[:L]); err != nil {
 					return err
@@ -265,6 +285,45 @@ func Generate(s Scenario, sink Sink) error {
 		return sink.Stats(meter.Stats{CRCErrors: s.CRCErrors})
 	}
 	return nil
+}
+
+func quantise(x, lsb float64) float64 {
+	if lsb <= 0 {
+		return x
+	}
+	return math.Round(x/lsb) * lsb
+}
+
+// Samples returns the number of meter samples s holds.
+func (s *Scenario) Samples() uint64 { return uint64(s.Duration.Seconds() * s.RateHz) }
+
+// TruePower returns, per sample, the noise-free power of the drive on port
+// (nil for a port s lacks): the truth the meter's readings scatter around.
+func (s *Scenario) TruePower(port int) []float64 {
+	var p *portState
+	for _, d := range s.Drives {
+		if d.Port == port {
+			p = &portState{d: d}
+		}
+	}
+	if p == nil {
+		return nil
+	}
+	for _, io := range s.AllIO() {
+		if io.Port == port {
+			p.busy = append(p.busy, io)
+		}
+	}
+	for _, pn := range s.Pins {
+		if pn.Port == port {
+			p.pins = append(p.pins, pn)
+		}
+	}
+	out := make([]float64, s.Samples())
+	for n := range out {
+		out[n] = p.power(time.Duration(s.HostNs(uint64(n))))
+	}
+	return out
 }
 
 type portState struct {
@@ -289,6 +348,9 @@ func (p *portState) power(t time.Duration) float64 {
 		if t < p.busy[k].Start+p.busy[k].Dur {
 			return p.d.BusyW
 		}
+	}
+	if g := p.d.GCEvery; g > 0 && t >= p.d.GCFirst && (t-p.d.GCFirst)%g < p.d.GCDur {
+		return p.d.IdleW + p.d.GCW
 	}
 	return p.d.IdleW
 }

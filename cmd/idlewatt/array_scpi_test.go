@@ -49,9 +49,11 @@ func TestRecordSCPIArray(t *testing.T) {
 	}
 	wantUsage(t, []string{"record", "--meter", "scpi", "--port", emu.Path(), "--duration", "1s", "--out", filepath.Join(dir, "x.iwcap")},
 		[][]string{{"--mode", "burst"}, {"--mode", "ampere"}})
-	// The instrument cannot acquire 10 ns apart: a device failure naming it.
+	// The instrument cannot acquire 10 ns apart: a rate the meter does not
+	// support (meter.ErrUnsupported) is bad input, exit 2, like any other
+	// unsupported rate (docs/cli.md), naming the interval.
 	if code, e := runMsg(t, "record", "--meter", "scpi", "--port", emu.Path(), "--mode", "array", "--rate", "1e8",
-		"--duration", "1s", "--out", filepath.Join(dir, "f.iwcap")); code != 1 || !strings.Contains(e, "array interval") {
+		"--duration", "1s", "--out", filepath.Join(dir, "f.iwcap")); code != 2 || !strings.Contains(e, "array interval") {
 		t.Errorf("--rate 1e8 in array mode: exit %d, %s", code, e)
 	}
 }

@@ -38,7 +38,7 @@ checked before the target is opened or created.`,
 		f.String("target", "", "file or block device")
 		f.String("pattern", "randread4k", "pattern: "+strings.Join(gen.Patterns, ", "))
 		f.Int("qd", 32, "queue depth")
-		f.Duration("duration", 0, "how long to run (default 10s; consistency 30m)")
+		durationFlag(f, "duration", 0, "how long to run (default 10s; consistency 30m)")
 		f.String("size", "1GiB", "size of a regular-file target (the LBA span)")
 		f.String("engine", "", "uring or sync (default: uring, sync if unavailable)")
 		f.Int("seed", 1, "random seed")

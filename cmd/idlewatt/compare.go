@@ -34,7 +34,7 @@ func runCompare(cmd *cobra.Command, args []string) error {
 	var reps []*analysis.Report
 	var labels []string
 	for _, a := range args {
-		r, err := analysis.LoadJSON(a)
+		r, err := loadReportJSON(cmd.Context(), a)
 		if err != nil {
 			return inputErr(err)
 		}
@@ -47,6 +47,9 @@ func runCompare(cmd *cobra.Command, args []string) error {
 	}
 	if err := analysis.CompareWith(reps, labels, out, oo); err != nil {
 		return failErr("compare: %w", err)
+	}
+	for _, n := range analysis.CompareNotes(reps, labels) {
+		cmd.Printf("note: %s\n", n)
 	}
 	cmd.Printf("comparison written to %s\n", out)
 	return nil

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/viper"
@@ -35,6 +37,9 @@ func FuzzConfig(f *testing.F) {
 		"meter: {kind: emulator, rate_hz: -5}\ndrives: [{port: 1, profile: ssd340, target: ../../etc/passwd}]\n",
 		"",
 		"- 1\n- 2\n",
+		"idel: 1s\nmeter: {kind: emulator}\ndrives: [{port: 1, profile: ssd340, nmae: x}]\n",
+		"meter: 5\nrecord: {overwrite: yes please}\nidle: 5\n",
+		"workload: {scale: -1}\ndevslp: {hold: -300ms, cycles: 2}\nmeter: {kind: emulator}\ndrives: [{port: 1, profile: ssd340}]\n",
 	} {
 		f.Add([]byte(s))
 	}
@@ -45,6 +50,14 @@ func FuzzConfig(f *testing.F) {
 		cfg.SetConfigType("yaml")
 		if err := cfg.ReadConfig(bytes.NewReader(data)); err != nil {
 			return // not YAML, or not a mapping: loadConfig reports it
+		}
+		err := checkConfigFile("fuzz.yaml")
+		if err != nil {
+			var ce *codedError
+			if !errors.As(err, &ce) || ce.code != exitUsage || !strings.Contains(err.Error(), "fuzz.yaml") {
+				t.Fatalf("config check error %v is not a usage error naming the file", err)
+			}
+			return
 		}
 		rc, _, err := measureConfig(&cobra.Command{Use: "measure"})
 		if err != nil {
@@ -62,6 +75,28 @@ func FuzzConfig(f *testing.F) {
 			if d.Port < 1 || d.Port > 8 {
 				t.Fatalf("validated config with drive port %d", d.Port)
 			}
+		}
+	})
+}
+
+// FuzzParseDuration: the one duration grammar never panics, and what it
+// accepts prints back (time.Duration.String) to the same value.
+func FuzzParseDuration(f *testing.F) {
+	for _, s := range []string{"5", "1.5", "500ms", "-5s", "1h30m", "NaN", "1e300", "9223372036", "0x10", "+Inf", "1e-9", ".5h"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		d, err := parseDuration(s)
+		if err != nil {
+			return
+		}
+		back, err := parseDuration(d.String())
+		if err != nil || back != d {
+			t.Fatalf("%q → %v → %q → %v, %v", s, d, d.String(), back, err)
+		}
+		var v time.Duration
+		if err := (durationValue{d: &v}).Set(s); (err == nil) != (d >= 0) {
+			t.Fatalf("flag Set(%q) = %v for %v", s, err, d)
 		}
 	})
 }

@@ -34,6 +34,9 @@ measure.json and a chart of one cycle (devslp-pN.png) into --out.`,
 					rc.DevSlp.Cycles = 10
 				}
 				rc.Idle = 0
+				if err := rc.Validate(); err != nil { // the DevSlp settings, now with the cycles
+					return usageErr("config: %w", err)
+				}
 				return runMeasure(cmd, rc, plan)
 			},
 		}

@@ -24,12 +24,12 @@ import (
 func init() {
 	register(func() *cobra.Command {
 		c := &cobra.Command{Use: "ppk2", Short: "Emulate a Nordic PPK2 (docs/meters.md)"}
-		c.AddCommand(newPPK2EmulateCmd())
+		c.AddCommand(signalEnds(newPPK2EmulateCmd()))
 		return c
 	})
 	register(func() *cobra.Command {
 		c := &cobra.Command{Use: "scpi", Short: "Emulate a SCPI bench instrument (docs/meters.md)"}
-		c.AddCommand(newSCPIEmulateCmd())
+		c.AddCommand(signalEnds(newSCPIEmulateCmd()))
 		return c
 	})
 }
@@ -143,7 +143,7 @@ measurement queries on channel 1, and SYST:ERR? (unknown commands queue
 	f.String("family", "n6705", "instrument family: "+strings.Join(names, ", "))
 	f.Float64("ma", 12.5, "current the instrument reads, mA")
 	f.Float64("voltage", 5, "voltage the instrument reads, V (current-only families never report it)")
-	f.Duration("delay", 0, "wait before each measurement reply (an integration time)")
+	durationFlag(f, "delay", 0, "wait before each measurement reply (an integration time)")
 	return c
 }
 

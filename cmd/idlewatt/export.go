@@ -8,8 +8,6 @@ import (
 	"math"
 	"os"
 	"strconv"
-	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -40,8 +38,8 @@ schema and DuckDB queries.`,
 		}
 		c.Flags().String("csv", "", "CSV file to write (- for stdout)")
 		c.Flags().String("parquet", "", "directory to create with the Parquet files")
-		c.Flags().String("from", "", "start at T (seconds or duration from the first sample)")
-		c.Flags().String("to", "", "stop before T")
+		durationFlag(c.Flags(), "from", 0, "start at T from the first sample (90s, 1m30s, or seconds: 90)")
+		durationFlag(c.Flags(), "to", 0, "stop before T (default: the end)")
 		addOverwriteFlag(c.Flags(), "OUT")
 		return c
 	})
@@ -75,10 +73,11 @@ func runExport(cmd *cobra.Command, args []string) error {
 	if to <= from {
 		return usageErr("export: --to %g s is not after --from %g s", to, from)
 	}
-	r, err := capture.Open(args[0])
+	r, in, err := openCaptureStream(cmd.Context(), args[0])
 	if err != nil {
 		return inputErr(err)
 	}
+	defer in.Close()
 	defer r.Close()
 	r.SkipSamples(false)
 
@@ -122,18 +121,15 @@ func printAccount(w io.Writer, who string, acc *capture.Account) {
 	}
 }
 
-// parseOffset reads --from/--to: seconds or a duration; NaN when unset.
+// parseOffset reads --from/--to (durations.go's grammar) in seconds; NaN
+// when unset.
 func parseOffset(cmd *cobra.Command, flag string) (float64, error) {
-	s := strings.TrimSpace(optString(cmd, flag, "export."+flag))
-	if s == "" {
+	if !optSet(cmd, flag, "export."+flag) {
 		return math.NaN(), nil
 	}
-	if x, err := strconv.ParseFloat(s, 64); err == nil && !math.IsNaN(x) && !math.IsInf(x, 0) {
-		return x, nil
-	}
-	d, err := time.ParseDuration(s)
+	d, err := optDuration(cmd, flag, "export."+flag)
 	if err != nil {
-		return 0, usageErr("--%s: %q is neither seconds (90, 1.5) nor a duration (90s, 2m)", flag, s)
+		return 0, err
 	}
 	return d.Seconds(), nil
 }

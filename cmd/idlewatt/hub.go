@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -48,6 +49,8 @@ With --fast --duration D --out FILE it instead writes the exact byte stream it
 would have sent over D of streaming (every port, at --rate) to FILE, unpaced.`,
 		Args: cobra.NoArgs,
 		RunE: runHubEmulate,
+		// serves until SIGINT; --fast checks the context itself
+		Annotations: map[string]string{annSignalEnds: "true"},
 	}
 	f := c.Flags()
 	f.Int("ports", 2, "drive ports (1–8), each with a 5 V and a 12 V rail")
@@ -57,17 +60,17 @@ would have sent over D of streaming (every port, at --rate) to FILE, unpaced.`,
 	f.Float64("corrupt-rate", 0, "probability per byte sent of corruption")
 	f.Float64("drop-rate", 0, "probability per byte sent of being dropped")
 	f.Float64("truncate-rate", 0, "probability per frame of being cut short")
-	f.Duration("stall-every", 0, "stall the output every D …")
-	f.Duration("stall-for", 0, "… for this long (samples buffered, then overrun)")
-	f.Duration("disconnect-every", 0, "drop the link every D …")
-	f.Duration("disconnect-for", 0, "… for this long (nothing sent or answered; the sample index keeps counting)")
+	durationFlag(f, "stall-every", 0, "stall the output every D …")
+	durationFlag(f, "stall-for", 0, "… for this long (samples buffered, then overrun)")
+	durationFlag(f, "disconnect-every", 0, "drop the link every D …")
+	durationFlag(f, "disconnect-for", 0, "… for this long (nothing sent or answered; the sample index keeps counting)")
 	f.Bool("reenumerate", false, "make disconnects real: close the pty and remove the path, then reappear at the same path")
 	f.String("symlink", "", "keep the pty's path as a symlink here (default: a new temporary directory)")
 	f.Int("buffer", 0, "hub output buffer in bytes (default 1 MiB); blocks that do not fit are lost with an OVERRUN")
 	f.Float64("drift-ppm", 0, "emulator clock drift against the host, ppm")
-	f.Duration("offset", 0, "emulator clock offset against the host")
+	signedDurationFlag(f, "offset", 0, "emulator clock offset against the host")
 	f.Bool("fast", false, "write the byte stream unpaced to --out and exit")
-	f.Duration("duration", 10*time.Second, "streaming time for --fast")
+	durationFlag(f, "duration", 10*time.Second, "streaming time for --fast")
 	f.String("out", "", "output file for --fast")
 	addOverwriteFlag(f, "the --out file, truth files and an old --symlink link")
 	if hubEmulateFlags != nil {
@@ -174,8 +177,8 @@ func runHubEmulate(cmd *cobra.Command, _ []string) error {
 			return usageErr("hub emulate: --out %w", err)
 		}
 		defer f.Abort() // no-op after Commit
-		if err := hubemu.WriteFast(f, o, d); err != nil {
-			return usageErr("hub emulate --fast: %v", err)
+		if err := hubemu.WriteFast(ctxWriter{cmd.Context(), f}, o, d); err != nil {
+			return usageErr("hub emulate --fast: %w", err)
 		}
 		if err := f.Commit(); err != nil {
 			return failErr("hub emulate --fast: %w", err)
@@ -224,7 +227,29 @@ func newHubInfoCmd() *cobra.Command {
 			if _, err := os.Stat(path); err != nil {
 				return usageErr("--port %s: %v", path, err)
 			}
-			h, err := hub.Open(path, hub.Options{Timeout: timeout})
+			// hub.Open waits up to --timeout for an answer; a signal
+			// stops the wait (the open finishes, and is closed, behind).
+			type opened struct {
+				h   *hub.Hub
+				err error
+			}
+			ch := make(chan opened, 1)
+			goSafe(cmd.ErrOrStderr(), func() {
+				h, err := hub.Open(path, hub.Options{Timeout: timeout})
+				ch <- opened{h, err}
+			})
+			var o opened
+			select {
+			case o = <-ch:
+			case <-cmd.Context().Done():
+				goSafe(cmd.ErrOrStderr(), func() {
+					if o := <-ch; o.h != nil {
+						o.h.Close()
+					}
+				})
+				return fmt.Errorf("--port %s: %w", path, context.Cause(cmd.Context()))
+			}
+			h, err := o.h, o.err
 			if err != nil {
 				return meterOpenErr(fmt.Errorf("--port %s: %w", path, err))
 			}
@@ -234,7 +259,7 @@ func newHubInfoCmd() *cobra.Command {
 	}
 	c.Flags().String("port", "", "serial port or pty of the hub")
 	c.Flags().Bool("json", false, "print JSON")
-	c.Flags().Duration("timeout", 2*time.Second, "how long to wait for the hub to answer")
+	durationFlag(c.Flags(), "timeout", 2*time.Second, "how long to wait for the hub to answer")
 	return c
 }
 

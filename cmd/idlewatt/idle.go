@@ -9,10 +9,12 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/internal/hostclock"
 	"github.com/idlewatt/idlewatt/internal/outfile"
 	"github.com/idlewatt/idlewatt/internal/rig"
 	"github.com/idlewatt/idlewatt/meter"
+	"github.com/idlewatt/idlewatt/states/alpm"
 )
 
 func init() {
@@ -22,23 +24,31 @@ func init() {
 			Short: "Idle power per ALPM policy: what each policy buys, with its uncertainty",
 			Long: `For each policy in turn: write it to the drives' SATA hosts (every host when
 no drive names one), let the drives settle, then record their idle power
-for --measure. Prints each drive's mean idle power per policy with its
-standard error (from 100 ms batch means) and the saving against the first
-policy. The policies in force before the run are restored at the end, also
+for --measure. Prints each drive's idle power per policy — the mean over
+quiet time with background bursts (garbage collection) left out and
+reported on their own — with its 95 % interval, and the saving against the
+first policy; analysis computes every number (docs/analysis.md). The policies in force before the run are restored at the end, also
 after Ctrl-C. With --meter battery the "drive" is the whole laptop (use
-long --measure windows: fuel gauges update every few seconds to a minute).`,
+long --measure windows: fuel gauges update every few seconds to a minute).
+
+NVMe mode: --nvme-latency-us 0,5500,100000 and/or --aspm default,powersupersave
+measure every combination instead of ALPM policies: each NVMe controller's
+latency tolerance (0 turns APST off) and the pcie_aspm policy are written,
+the drives settle, the window is measured; the saving is against the first
+combination, and every setting is restored at the end and on Ctrl-C.`,
 			Args: cobra.NoArgs,
 			RunE: runIdle,
 		}
 		f := c.Flags()
 		f.String("policies", "max_performance,medium_power,med_power_with_dipm,min_power", "policies to compare, in order")
-		f.Duration("settle", 3*time.Second, "time after each policy change before measuring")
-		f.Duration("measure", 10*time.Second, "measurement window per policy")
+		durationFlag(f, "settle", 3*time.Second, "time after each policy change before measuring")
+		durationFlag(f, "measure", 10*time.Second, "measurement window per policy")
 		f.String("meter", "", "meter kind (overrides meter.kind)")
 		f.String("port", "", "meter port (overrides meter.port)")
 		f.String("sysfs-root", "", "sysfs tree whose SATA hosts get the policies (overrides sysfs_root; default /sys)")
 		addMeasureFlags(c)
 		addMeterFlags(f)
+		addIdleNVMeFlags(f) // NVMe mode: idle_nvme.go
 		return c
 	})
 }
@@ -94,9 +104,15 @@ func runIdle(cmd *cobra.Command, _ []string) error {
 	if err := rc.Validate(); err != nil {
 		return usageErr("config: %v", err)
 	}
-	policies, err := rig.ParsePolicies(strings.Split(optString(cmd, "policies", "idle.policies"), ","))
+	combos, err := nvmeCombos(cmd, rc.Meter.Kind)
 	if err != nil {
-		return usageErr("%s: %v", where(cmd, "policies", "idle.policies"), err)
+		return err
+	}
+	var policies []string
+	if combos == nil {
+		if policies, err = rig.ParsePolicies(strings.Split(optString(cmd, "policies", "idle.policies"), ",")); err != nil {
+			return usageErr("%s: %v", where(cmd, "policies", "idle.policies"), err)
+		}
 	}
 	settle, err := optDuration(cmd, "settle", "idle.settle")
 	if err != nil {
@@ -113,8 +129,12 @@ func runIdle(cmd *cobra.Command, _ []string) error {
 	if out == "" {
 		out = defaultOut("idle")
 	}
-	fmt.Fprintf(cmd.ErrOrStderr(), "idle: %d policies × (%v settle + %v measure) on %s; output in %s\n",
-		len(policies), settle, measure, meterLabel(rc), out)
+	what := fmt.Sprintf("%d policies", len(policies))
+	if combos != nil {
+		what = fmt.Sprintf("%d NVMe settings", len(combos))
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "idle: %s × (%v settle + %v measure) on %s; output in %s\n",
+		what, settle, measure, meterLabel(rc), out)
 
 	setRunOutput(cmd, &rc)
 	r, err := rig.Open(cmd.Context(), rc, out, cmd.ErrOrStderr())
@@ -124,7 +144,7 @@ func runIdle(cmd *cobra.Command, _ []string) error {
 	start := hostclock.Now()
 	stop := make(chan struct{})
 	if !optBool(cmd, "quiet", "") {
-		go func() {
+		goSafe(cmd.ErrOrStderr(), func() {
 			t := time.NewTicker(time.Second)
 			defer t.Stop()
 			for {
@@ -139,20 +159,33 @@ func runIdle(cmd *cobra.Command, _ []string) error {
 					fmt.Fprintln(cmd.ErrOrStderr())
 				}
 			}
-		}()
+		})
 	}
-	windows, runErr := r.IdlePolicies(cmd.Context(), policies, settle, measure)
+	var windows []rig.PolicyWindow
+	var runErr error
+	var nvmeNotes []string
+	if combos != nil {
+		root := rc.SysfsRoot
+		if root == "" {
+			root = alpm.DefaultRoot
+		}
+		windows, nvmeNotes, runErr = idleNVMe(cmd.Context(), r, root, combos, settle, measure)
+	} else {
+		windows, runErr = r.IdlePolicies(cmd.Context(), policies, settle, measure)
+	}
 	close(stop)
 	closeErr := r.Close()
-	res := idleResult{Schema: "idlewatt.idle/v1", Capture: r.CapturePath(), SettleS: settle.Seconds(), MeasureS: measure.Seconds(), Notes: r.Notes()}
+	res := idleResult{Schema: "idlewatt.idle/v1", Capture: r.CapturePath(), SettleS: settle.Seconds(), MeasureS: measure.Seconds(), Notes: append(r.Notes(), nvmeNotes...)}
 	if len(windows) > 0 {
-		if res.Results, err = rig.MeasureIdlePower(r.CapturePath(), r.Drives(), windows); err != nil {
-			return failErr("idle: reading back %s: %v", r.CapturePath(), err)
+		rep, err := analysis.Analyze(r.CapturePath(), analysis.DefaultOptions())
+		if err != nil {
+			return failErr("idle: analysing %s: %v", r.CapturePath(), err)
 		}
+		res.Results = rig.MeasureIdlePower(rep, windows)
 	}
 	b, err := json.MarshalIndent(res, "", "  ")
 	if err != nil {
-		return failErr("idle: %v", err)
+		return failErr("idle: %w", err)
 	}
 	if err := outfile.WriteFile(filepath.Join(out, "idle.json"), append(b, '\n'), rc.Out); err != nil {
 		return failErr("idle: %w", err)
@@ -161,17 +194,27 @@ func runIdle(cmd *cobra.Command, _ []string) error {
 		fmt.Fprintln(cmd.OutOrStdout(), string(b))
 	} else {
 		w := cmd.OutOrStdout()
-		fmt.Fprintf(w, "\n%-30s %-24s %14s %12s %14s\n", "drive", "policy", "idle power", "± (1σ)", "saving")
+		pw := 24 // NVMe settings ("nvme_latency_us=…,aspm=…") are longer than policy names
+		for _, ip := range res.Results {
+			pw = max(pw, len(ip.Policy))
+		}
+		fmt.Fprintf(w, "\n%-30s %-*s %24s %14s %16s\n", "drive", pw, "policy", "idle power (95 %)", "saving", "bursts")
 		for _, ip := range res.Results {
 			if ip.Samples == 0 {
-				fmt.Fprintf(w, "%-30s %-24s %14s  %s\n", trunc(ip.Name, 30), ip.Policy, "no samples", ip.Note)
+				fmt.Fprintf(w, "%-30s %-*s %24s  %s\n", trunc(ip.Name, 30), pw, ip.Policy, "no samples", ip.Note)
 				continue
 			}
-			se := "    unknown"
-			if ip.StdErrW != nil {
-				se = fmt.Sprintf("%9.3f mW", *ip.StdErrW*1e3)
+			var u *float64
+			if ip.U95W != nil {
+				mw := *ip.U95W * 1e3
+				u = &mw
 			}
-			fmt.Fprintf(w, "%-30s %-24s %11.2f mW %12s %11.2f mW\n", trunc(ip.Name, 30), ip.Policy, ip.MeanW*1e3, se, ip.SavingW*1e3)
+			fmt.Fprintf(w, "%-30s %-*s %21s mW %11s mW %5d, %5.1f %%", trunc(ip.Name, 30), pw, ip.Policy, analysis.FormatPM(ip.MeanW*1e3, u, 2),
+				analysis.FormatV(ip.SavingW*1e3, 2), ip.Bursts, 100*ip.BurstShare)
+			if ip.Note != "" {
+				fmt.Fprintf(w, "  (%s)", ip.Note)
+			}
+			fmt.Fprintln(w)
 		}
 		for _, n := range res.Notes {
 			fmt.Fprintln(w, "note:", n)
@@ -179,7 +222,7 @@ func runIdle(cmd *cobra.Command, _ []string) error {
 		fmt.Fprintf(w, "\nwritten to %s (idle.json, capture)\n", out)
 	}
 	if runErr != nil || closeErr != nil {
-		return failErr("idle: %v", firstErr(runErr, closeErr))
+		return failErr("idle: %w", firstErr(runErr, closeErr))
 	}
 	return nil
 }

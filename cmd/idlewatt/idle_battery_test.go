@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"math"
 	"os"
@@ -10,6 +11,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/idlewatt/idlewatt/states/nvme"
+	nvmesim "github.com/idlewatt/idlewatt/states/nvme/sim"
 )
 
 // copyTree copies the regular files and directories under src to dst.
@@ -120,5 +124,113 @@ func TestIdleBattery(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(out, "idle.json")); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestIdleBatteryNVMe runs idle's NVMe mode with the battery meter on a
+// simulated NVMe laptop: a goroutine acts out the laptop, setting
+// power_now to a 5 W base plus the simulated 980 PRO's steady idle power
+// (states/nvme/sim, under the APST table the kernel builds for the
+// tolerance in force and the link states the ASPM policy allows), so each
+// combination's idle power and saving must be the model's. Every NVMe and
+// ASPM file must be back afterwards, byte for byte.
+func TestIdleBatteryNVMe(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs idle for about 7 s")
+	}
+	dir := t.TempDir()
+	bat, sys, out := filepath.Join(dir, "bat"), filepath.Join(dir, "sys"), filepath.Join(dir, "out")
+	copyTree(t, "../../fixtures/battery/power_now", bat)
+	if _, e, code := run(t, context.Background(), "states", "simulate", sys, "--drives", "0", "--nvme", "980pro-1tb"); code != 0 {
+		t.Fatalf("states simulate: %s", e)
+	}
+	before := treeBytes(t, sys)
+	prof, _ := nvmesim.ProfileByName("980pro-1tb")
+	model := func(tol string, policy string) float64 {
+		tv, err := nvme.ParseTolerance(tol)
+		if err != nil {
+			return -1
+		}
+		plan := nvme.PlanAPST(prof.Identify, tv.Us, 0, nvme.ModuleParams{})
+		d := nvmesim.New(prof)
+		e := make([]nvme.APSTEntry, 32)
+		copy(e, plan.Entries)
+		d.SetAPST(0, plan.Enabled, e)
+		switch policy {
+		case "powersupersave", "default": // the simulated firmware left every link state on
+			d.SetASPM(0, true, true)
+		case "powersave":
+			d.SetASPM(0, true, false)
+		}
+		return 5 + float64(d.Power(10*time.Second))
+	}
+	tolFile := filepath.Join(sys, "class/nvme/nvme0/power/pm_qos_latency_tolerance_us")
+	polFile := filepath.Join(sys, "module/pcie_aspm/parameters/policy")
+	power := filepath.Join(bat, "class", "power_supply", "BAT0", "power_now")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		last := ""
+		for ctx.Err() == nil {
+			tb, err1 := os.ReadFile(tolFile)
+			pb, err2 := os.ReadFile(polFile)
+			if err1 == nil && err2 == nil {
+				pol, _ := nvme.ParseASPMPolicy(strings.TrimSpace(string(pb)))
+				key := strings.TrimSpace(string(tb)) + "/" + pol.Current
+				if w := model(strings.TrimSpace(string(tb)), pol.Current); key != last && w > 0 {
+					tmp := power + ".tmp"
+					if os.WriteFile(tmp, []byte(fmt.Sprintf("%d\n", int64(math.Round(w*1e6)))), 0o644) == nil && os.Rename(tmp, power) == nil {
+						last = key
+					}
+				}
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+	}()
+	stdout, stderr, code := run(t, context.Background(), "idle", "--meter", "battery", "--port", bat,
+		"--sysfs-root", sys, "--nvme-latency-us", "0,100000", "--aspm", "performance,powersupersave",
+		"--settle", "100ms", "--measure", "1500ms", "--out", out, "--json", "--quiet")
+	cancel()
+	<-done
+	if code != 0 {
+		t.Fatalf("idle exit %d: %s%s", code, stdout, stderr)
+	}
+	var res idleResult
+	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+		t.Fatalf("idle --json: %v\n%s", err, stdout)
+	}
+	type combo struct{ tol, pol string }
+	want := []combo{{"0", "performance"}, {"0", "powersupersave"}, {"100000", "performance"}, {"100000", "powersupersave"}}
+	if len(res.Results) != len(want) {
+		t.Fatalf("%d results: %+v", len(res.Results), res.Results)
+	}
+	first := model(want[0].tol, want[0].pol)
+	for i, c := range want {
+		ip := res.Results[i]
+		label := "nvme_latency_us=" + c.tol + ",aspm=" + c.pol
+		w := model(c.tol, c.pol)
+		t.Logf("%-45s measured %.4f W, model %.4f W, saving %.4f W", ip.Policy, ip.MeanW, w, ip.SavingW)
+		if ip.Policy != label || ip.Samples < 1 || math.Abs(ip.MeanW-w) > 1e-6 || math.Abs(ip.SavingW-(first-w)) > 1e-6 {
+			t.Errorf("result %d: %+v, want %s at %.6f W", i, ip, label, w)
+		}
+	}
+	if string(treeBytes(t, sys)) != string(before) {
+		t.Error("NVMe/ASPM files not restored after idle")
+	}
+	// Refusals before the rig opens.
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--meter", "battery", "--port", bat, "--nvme-latency-us", "-1"}, "--nvme-latency-us"},
+		{[]string{"--meter", "battery", "--port", bat, "--aspm", "fast"}, `unknown ASPM policy "fast"`},
+		{[]string{"--config", "../../fixtures/configs/emulator.yaml", "--nvme-latency-us", "0"}, "the emulator's simulated drives are SATA"},
+		{[]string{"--meter", "battery", "--port", bat, "--aspm", "default", "--policies", "min_power"}, "not both"},
+	} {
+		_, e, code := run(t, context.Background(), append([]string{"idle", "--sysfs-root", sys, "--out", filepath.Join(dir, "x")}, tc.args...)...)
+		if code != 2 || !strings.Contains(e, tc.want) {
+			t.Errorf("%v: exit %d %q", tc.args, code, e)
+		}
 	}
 }

@@ -6,26 +6,61 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
+	"sync"
 	"syscall"
 
+	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
+
 	"github.com/idlewatt/idlewatt/internal/outfile"
+	"github.com/idlewatt/idlewatt/meter"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	root := newRootCmd()
-	err := root.ExecuteContext(ctx)
-	os.Exit(exitCode(err, root.ErrOrStderr()))
+	os.Exit(runMain(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-// Exit codes, per docs/cli.md.
+// runMain runs one command line with signal handling and the panic guard,
+// and returns the process exit code.
+func runMain(args []string, stdout, stderr io.Writer) (code int) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	stopSignals := watchSignals(cancel)
+	defer stopSignals()
+
+	defer func() {
+		if p := recover(); p != nil {
+			code = internalError(stderr, p, debug.Stack())
+		}
+	}()
+	root := newRootCmd()
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	c, err := root.ExecuteContextC(ctx)
+	if cause := context.Cause(ctx); err == nil && errors.Is(cause, errInterrupted) && c != nil && c.Annotations[annSignalEnds] == "" {
+		// The command returned as if done, but a signal cut its job short.
+		err = fmt.Errorf("%w before %s finished", cause, c.CommandPath())
+	}
+	if cause := context.Cause(ctx); err != nil && errors.Is(cause, errInterrupted) && !errors.Is(err, errInterrupted) &&
+		(errors.Is(err, context.Canceled) || errors.Is(err, os.ErrDeadlineExceeded)) {
+		// A library stopped with the bare context error: say why.
+		err = fmt.Errorf("%w (%v)", cause, err)
+	}
+	return exitCode(err, stderr)
+}
+
+// Exit codes, per docs/cli.md: one code per kind of error, whatever the
+// command.
 const (
-	exitOK      = 0
-	exitFailure = 1 // a measurement, check or device failed
-	exitUsage   = 2 // bad usage or bad input
+	exitOK       = 0
+	exitFailure  = 1 // a measurement, check or device failed, or the run was interrupted
+	exitUsage    = 2 // bad usage or bad input
+	exitInternal = 3 // a bug in idlewatt (a panic); the stack is written to a file
 )
 
 // codedError carries the process exit code with the error.
@@ -37,7 +72,37 @@ type codedError struct {
 func (e *codedError) Error() string { return e.err.Error() }
 func (e *codedError) Unwrap() error { return e.err }
 
-// usageErr reports bad usage or bad input (exit 2).
+// annSignalEnds marks a command (cobra Annotations) whose normal end is a
+// signal — an emulator serving until SIGINT, record --duration 0 — so that
+// returning nil after one is success; any other command that a signal
+// reached before it returned exits 1.
+const annSignalEnds = "idlewatt/signal-ends"
+
+// signalEnds marks c with annSignalEnds and returns it.
+func signalEnds(c *cobra.Command) *cobra.Command {
+	if c.Annotations == nil {
+		c.Annotations = map[string]string{}
+	}
+	c.Annotations[annSignalEnds] = "true"
+	return c
+}
+
+// errInterrupted is the cause of the command context when SIGINT or SIGTERM
+// arrived; signalError names which.
+var errInterrupted = errors.New("interrupted")
+
+type signalError struct{ sig os.Signal }
+
+func (e signalError) Error() string {
+	if s, ok := e.sig.(syscall.Signal); ok {
+		return "interrupted by " + unix.SignalName(s)
+	}
+	return fmt.Sprintf("interrupted by %v", e.sig)
+}
+func (e signalError) Unwrap() error { return errInterrupted }
+
+// usageErr reports bad usage or bad input (exit 2). %w in format keeps the
+// cause for errors.Is/As.
 func usageErr(format string, a ...any) error {
 	return &codedError{code: exitUsage, err: fmt.Errorf(format, a...)}
 }
@@ -50,25 +115,140 @@ func inputErr(err error) error {
 	return &codedError{code: exitUsage, err: err}
 }
 
-// failErr reports a failed measurement, check or device (exit 1).
+// failErr reports a failed measurement, check or device (exit 1). A cause
+// wrapped with %w that is bad input (a usage error, a rate the meter does
+// not support) still exits 2: see classify.
 func failErr(format string, a ...any) error {
 	return &codedError{code: exitFailure, err: fmt.Errorf(format, a...)}
 }
 
-func exitCode(err error, stderr interface{ Write([]byte) (int, error) }) int {
+// preRunDone is set when cobra has parsed the flags and arguments and the
+// command is about to run; an error before that is cobra's (unknown command
+// or flag, bad flag value, wrong arguments): bad usage.
+var preRunDone bool
+
+// exitCode prints err (if any) and returns the exit code for it.
+func exitCode(err error, stderr io.Writer) int {
 	if err == nil {
 		return exitOK
 	}
 	fmt.Fprintln(stderr, "idlewatt:", err)
-	if errors.Is(err, outfile.ErrRefused) {
-		return exitUsage // an output that would destroy a file: bad usage, whatever wrapped it
+	return classify(err)
+}
+
+// classify is the one place that maps an error to an exit code. An
+// interruption (SIGINT/SIGTERM) is exit 1 whatever it interrupted (a read
+// of an input cut short by the signal is not bad input); then bad input
+// anywhere in the chain wins (a failed measurement caused by a rate the
+// meter cannot do is the user's input, exit 2); then the code the command
+// chose; then 1.
+func classify(err error) int {
+	if err == nil {
+		return exitOK
+	}
+	if errors.Is(err, errInterrupted) {
+		return exitFailure
+	}
+	if !preRunDone || isUsage(err) {
+		return exitUsage
 	}
 	var ce *codedError
 	if errors.As(err, &ce) {
 		return ce.code
 	}
-	if errors.Is(err, errCobraUsage) {
-		return exitUsage
-	}
 	return exitFailure
+}
+
+// isUsage reports whether err, or any error it wraps (also through
+// errors.Join), is bad usage or input (an output refused because it would
+// destroy a file is bad usage, whatever wrapped it).
+func isUsage(err error) bool {
+	if errors.Is(err, errCobraUsage) || errors.Is(err, meter.ErrUnsupported) || errors.Is(err, outfile.ErrRefused) {
+		return true
+	}
+	var ce *codedError
+	if errors.As(err, &ce) {
+		if ce.code == exitUsage {
+			return true
+		}
+		return isUsage(ce.err)
+	}
+	switch u := err.(type) {
+	case interface{ Unwrap() []error }:
+		for _, e := range u.Unwrap() {
+			if isUsage(e) {
+				return true
+			}
+		}
+	case interface{ Unwrap() error }:
+		return isUsage(u.Unwrap())
+	}
+	return false
+}
+
+// watchSignals cancels ctx with a signalError on the first SIGINT or
+// SIGTERM, so every command winds down (each reads its input through
+// ctx-aware readers: see cancel.go). Later signals are absorbed: the ALPM
+// guard re-sends the signal it caught once it has restored the policy
+// (states/alpm.RestoreOnExit), so a second one is not the user's. It
+// returns a function that stops watching.
+func watchSignals(cancel context.CancelCauseFunc) func() {
+	ch := make(chan os.Signal, 4)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case sig := <-ch:
+				cancel(signalError{sig})
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() {
+		signal.Stop(ch)
+		close(done)
+		wg.Wait()
+	}
+}
+
+// exitNow ends the process; tests replace it.
+var exitNow = os.Exit
+
+// internalError writes the stack of a recovered panic to a file under
+// os.TempDir, says where, and returns exit code 3.
+func internalError(stderr io.Writer, p any, stack []byte) int {
+	where := "stack not saved"
+	f, err := os.CreateTemp("", "idlewatt-panic-*.txt")
+	if err == nil {
+		_, werr := fmt.Fprintf(f, "idlewatt %s: panic: %v\n\n%s", version, p, stack)
+		if cerr := f.Close(); werr == nil && cerr == nil {
+			where = "stack written to " + f.Name()
+		} else {
+			where = fmt.Sprintf("stack not saved: %v", errors.Join(werr, cerr))
+		}
+	} else {
+		where = fmt.Sprintf("stack not saved: %v", err)
+	}
+	fmt.Fprintf(stderr, "idlewatt: internal error: %v (%s); please report it\n", p, where)
+	return exitInternal
+}
+
+// goSafe runs f in a goroutine under the panic guard: a panic there ends
+// the process with exit 3 and the stack in a file, as one in the command
+// itself would. Every goroutine cmd/idlewatt starts goes through goSafe; a
+// panic in a goroutine a library starts cannot be recovered here.
+func goSafe(stderr io.Writer, f func()) {
+	go func() {
+		defer func() {
+			if p := recover(); p != nil {
+				exitNow(internalError(stderr, p, debug.Stack()))
+			}
+		}()
+		f()
+	}()
 }

@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -15,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/idlewatt/idlewatt/analysis"
+	"github.com/idlewatt/idlewatt/analysis/states"
 	"github.com/idlewatt/idlewatt/internal/rig"
 	"github.com/idlewatt/idlewatt/report/pqexport"
 )
@@ -68,6 +71,9 @@ func measureConfig(cmd *cobra.Command) (rig.Config, rig.Plan, error) {
 	if err := decodeKey("battery", &plan.Battery); err != nil {
 		return rc, plan, err
 	}
+	if b := plan.Battery; !(b.CapacityWh >= 0) || !(b.PlatformIdleW >= 0) || math.IsInf(b.CapacityWh+b.PlatformIdleW, 0) {
+		return rc, plan, usageErr("config: battery.capacity_wh %g and battery.platform_idle_w %g must be numbers ≥ 0", b.CapacityWh, b.PlatformIdleW)
+	}
 	user, err := configProfiles()
 	if err != nil {
 		return rc, plan, inputErr(err)
@@ -96,7 +102,7 @@ func decodeKey(key string, out any) error {
 	var md mapstructure.Metadata
 	dec, err := mapstructure.NewDecoder(&mapstructure.DecoderConfig{
 		Result: out, Metadata: &md, WeaklyTypedInput: true, ErrorUnused: false,
-		DecodeHook: mapstructure.ComposeDecodeHookFunc(mapstructure.StringToTimeDurationHookFunc()),
+		DecodeHook: mapstructure.ComposeDecodeHookFunc(durationHook),
 	})
 	if err != nil {
 		return err
@@ -142,13 +148,13 @@ func runMeasure(cmd *cobra.Command, rc rig.Config, plan rig.Plan) error {
 			enc.SetIndent("", "  ")
 			_ = enc.Encode(res)
 		} else {
-			printMeasureHeadline(cmd.OutOrStdout(), res)
+			printMeasureHeadline(cmd.OutOrStdout(), res, cmd.Name() == "verify")
 		}
 	}
 	if err != nil {
 		if cmd.Context().Err() != nil {
 			// Ctrl-C or SIGTERM: say so, not "context canceled".
-			return failErr("interrupted (%v); the policy was restored and what was recorded is in %s",
+			return failErr("%w; the policy was restored and what was recorded is in %s",
 				context.Cause(cmd.Context()), out)
 		}
 		if res == nil {
@@ -163,12 +169,40 @@ func runMeasure(cmd *cobra.Command, rc rig.Config, plan rig.Plan) error {
 			return failErr("measure: Parquet export into %s: %v", dir, err)
 		}
 	}
-	for _, v := range res.DevSlp {
-		if !v.Pass && plan.DevSlp && cmd.Name() == "verify" {
-			return failErr("DevSlp verification failed: %s", v.Reason)
+	return devslpExit(res, cmd.Name() == "verify")
+}
+
+// devslpExit is the exit status of the DevSlp verdicts: 1 when any failed
+// or is inconclusive; not_supported is no failure, but `devslp verify`
+// with nothing verified fails too.
+func devslpExit(res *rig.Result, verify bool) error {
+	var bad []string
+	passed := 0
+	for _, p := range sortedPorts(res.DevSlp) {
+		switch v := res.DevSlp[p]; v.Outcome {
+		case states.Pass:
+			passed++
+		case states.NotSupported:
+		default:
+			bad = append(bad, fmt.Sprintf("port %s %s", p, v))
 		}
 	}
+	if len(bad) > 0 {
+		return failErr("DevSlp verification: %s", strings.Join(bad, "; "))
+	}
+	if verify && passed == 0 {
+		return failErr("DevSlp verification: no drive supports DevSlp, nothing was verified")
+	}
 	return nil
+}
+
+func sortedPorts(m map[string]states.Verdict) []string {
+	ports := make([]string, 0, len(m))
+	for p := range m {
+		ports = append(ports, p)
+	}
+	sort.Strings(ports)
+	return ports
 }
 
 // setRunOutput sets the run directory's rules: --overwrite, the config file
@@ -185,36 +219,64 @@ func meterLabel(rc rig.Config) string {
 	return rc.Meter.Kind + " " + rc.Meter.Port
 }
 
-// printHeadline prints the numbers a reviewer wants first.
-func printMeasureHeadline(w io.Writer, res *rig.Result) {
+// printHeadline prints the numbers a reviewer wants first. In `devslp
+// verify` the drives never run a workload and rest in Slumber between
+// cycles, so the first column is their pre-cycle (Slumber) power, not an
+// active idle they never showed.
+func printMeasureHeadline(w io.Writer, res *rig.Result, verify bool) {
 	rep := res.Report
-	fmt.Fprintf(w, "\n%-30s %12s %12s %10s %10s %10s %s\n", "drive", "active idle", "average", "peak", "energy", "devslp", "residency active/idle/partial/slumber/devslp")
+	first := "active idle"
+	if verify {
+		first = "pre-cycle"
+	}
+	resHead := "residency active/background/idle/partial/slumber/devslp"
+	if verify {
+		resHead = ""
+	}
+	fmt.Fprintf(w, "\n%-30s %19s %19s %8s %16s %18s %s\n", "drive", first, "average", "peak", "energy", "devslp floor", resHead)
 	for _, d := range rep.Drives {
-		ds := "-"
-		if d.DevSlp.Entered {
-			ds = fmt.Sprintf("%.2f mW", d.DevSlp.PowerW*1e3)
+		floor := analysis.Dash
+		if d.DevSlp.PowerW.Ok() {
+			floor = states.PM(d.DevSlp.PowerW, d.DevSlp.FloorU95W, 1e3) + " mW"
 		}
-		fmt.Fprintf(w, "%-30s %10.3f W %10.3f W %8.2f W %8.1f J %10s %.0f/%.0f/%.0f/%.0f/%.0f %%\n",
-			trunc(d.Name, 30), d.ActiveIdleW, d.AverageW, d.PeakW, d.EnergyJ, ds,
-			100*d.Residency.Active, 100*d.Residency.Idle, 100*d.Residency.Partial, 100*d.Residency.Slumber, 100*d.Residency.DevSlp)
+		avg, peak, energy := unit(analysis.FormatPM(d.AverageW, d.AverageU95W, 3), "W"), unit(analysis.FormatV(d.PeakW, 2), "W"), unit(analysis.FormatPM(d.EnergyJ, d.EnergyU95J, 1), "J")
+		if verify {
+			// The drives rest in Slumber between cycles: the first column is
+			// that pre-cycle power, not an active idle verify never measures.
+			pre := analysis.Dash
+			if v, ok := res.DevSlp[strconv.Itoa(d.Port)]; ok && v.PreCycleW.Ok() {
+				pre = states.PM(v.PreCycleW, states.None, 1e3) + " mW"
+			}
+			fmt.Fprintf(w, "%-30s %19s %19s %8s %16s %18s\n", trunc(d.Name, 30), pre, avg, peak, energy, floor)
+			continue
+		}
+		rs := d.Residency
+		fmt.Fprintf(w, "%-30s %19s %19s %8s %16s %18s %.1f/%.1f/%.1f/%.1f/%.1f/%.1f %%\n",
+			trunc(d.Name, 30), unit(analysis.FormatPM(d.ActiveIdleW, d.ActiveIdleU95W, 3), "W"), avg, peak, energy, floor,
+			100*rs.Active, 100*rs.Background, 100*rs.Idle, 100*rs.Partial, 100*rs.Slumber, 100*rs.DevSlp)
 	}
 	for _, d := range rep.Drives {
 		for _, ph := range d.Phases {
 			if strings.HasPrefix(ph.Name, "workload:") {
-				fmt.Fprintf(w, "%-30s %s: average %.3f W over %.1f s\n", trunc(d.Name, 30), ph.Name, ph.AverageW, ph.DurationS)
+				fmt.Fprintf(w, "%-30s %s: average %s W over %.1f s\n", trunc(d.Name, 30), ph.Name, analysis.FormatPM(ph.AverageW, ph.AverageU95W, 3), ph.DurationS)
 			}
 		}
 	}
-	ports := make([]string, 0, len(res.DevSlp))
-	for p := range res.DevSlp {
-		ports = append(ports, p)
-	}
-	sort.Strings(ports)
-	for _, p := range ports {
-		fmt.Fprintf(w, "DevSlp port %s: %s\n", p, res.DevSlp[p].String())
+	for _, p := range sortedPorts(res.DevSlp) {
+		v := res.DevSlp[p]
+		fmt.Fprintf(w, "DevSlp port %s: %s\n", p, v.String())
+		if v.PreCycleW.Ok() {
+			// The resting power before each assertion: Slumber under a DIPM
+			// policy, not active idle.
+			fmt.Fprintf(w, "DevSlp port %s: pre-cycle (Slumber) power %s mW\n", p, states.PM(v.PreCycleW, states.None, 1e3))
+		}
 	}
 	for _, b := range res.Battery {
-		fmt.Fprintf(w, "battery: %s idles at %.3f W → %.0f min of battery life, %.1f min less than a drive that drew nothing", b.Name, b.IdleW, b.LifeMin, b.CostMin)
+		if verify {
+			break // the battery estimate needs active idle, which verify does not measure
+		}
+		fmt.Fprintf(w, "battery: %s idles at %s W → %s min of battery life, %.1f min less than a drive that drew nothing", b.Name,
+			analysis.FormatPM(b.IdleW, b.IdleU95W, 3), analysis.FormatPM(b.LifeMin, b.LifeU95Min, 0), b.CostMin)
 		if b.DevSlpSavesMin > 0 {
 			fmt.Fprintf(w, "; idling in DevSlp would give back %.1f min", b.DevSlpSavesMin)
 		}
@@ -233,6 +295,14 @@ func printMeasureHeadline(w io.Writer, res *rig.Result) {
 	}
 	abs, _ := filepath.Abs(res.Out)
 	fmt.Fprintf(w, "\nwritten to %s (report.md, report.json, summary.csv, measure.json, charts, capture)\n", abs)
+}
+
+// unit appends the unit to a formatted value, not to a dash.
+func unit(v, u string) string {
+	if v == analysis.Dash {
+		return v
+	}
+	return v + " " + u
 }
 
 func trunc(s string, n int) string {

@@ -234,7 +234,7 @@ func addMeterFlags(f *pflag.FlagSet) {
 	f.String("family", "", "scpi: auto|n6705|k2450|k2280s|dp800|sdm (default from *IDN?)")
 	f.Int("channel", 1, "scpi: instrument output channel")
 	f.String("battery", "", "battery: power_supply name (default the first Battery)")
-	f.Duration("interval", time.Second, "battery: poll interval")
+	durationFlag(f, "interval", time.Second, "battery: poll interval")
 	f.Bool("rapl", false, "battery: add the CPU package (RAPL) channel as port 0")
 }
 

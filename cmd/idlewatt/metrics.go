@@ -137,7 +137,7 @@ func (o *metricsObserver) verdicts(res *rig.Result) {
 	}
 	for p, v := range res.DevSlp {
 		if port, err := strconv.Atoi(p); err == nil {
-			o.s.m.DevSlpVerdict(port, v.Pass)
+			o.s.m.DevSlpVerdict(port, string(v.Outcome))
 		}
 	}
 	o.s.stats(o.s.m.LastStats())

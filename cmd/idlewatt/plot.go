@@ -20,8 +20,8 @@ func init() {
 		}
 		f := c.Flags()
 		f.String("out", "", "output image, .png or .svg (required)")
-		f.Float64("from", 0, "start, seconds from the stream start")
-		f.Float64("to", 0, "end, seconds from the stream start (0 = the end)")
+		durationFlag(f, "from", 0, "start T from the stream start (90s, 1m30s, or seconds: 90)")
+		durationFlag(f, "to", 0, "end T from the stream start (0 = the end)")
 		f.Int("points", 2000, "envelope points")
 		addOverwriteFlag(f, "the --out image")
 		return c
@@ -36,11 +36,16 @@ func runPlot(cmd *cobra.Command, args []string) error {
 	if ext := strings.ToLower(filepath.Ext(out)); ext != ".png" && ext != ".svg" {
 		return usageErr("plot: --out %s: want a .png or .svg file", out)
 	}
-	from, err := optFloat(cmd, "from", "")
+	fromD, err := optDuration(cmd, "from", "")
 	if err != nil {
 		return err
 	}
-	to, err := optFloat(cmd, "to", "")
+	toD, err := optDuration(cmd, "to", "")
+	if err != nil {
+		return err
+	}
+	from, to := fromD.Seconds(), toD.Seconds()
+	open, err := captureOpener(cmd.Context(), cmd, args[0])
 	if err != nil {
 		return err
 	}
@@ -55,7 +60,7 @@ func runPlot(cmd *cobra.Command, args []string) error {
 	if err := outfile.Check(out, oo); err != nil { // before reading the capture
 		return usageErr("plot: --out %w", err)
 	}
-	notes, err := analysis.Plot(args[0], out, analysis.PlotOptions{From: from, To: to, Buckets: pts, Title: filepath.Base(args[0]), Out: oo})
+	notes, err := analysis.Plot(args[0], out, analysis.PlotOptions{From: from, To: to, Buckets: pts, Title: filepath.Base(args[0]), Open: open, Out: oo})
 	for _, n := range notes { // the data notes report gives, word for word
 		fmt.Fprintf(cmd.ErrOrStderr(), "plot: note: %s\n", n)
 	}

@@ -54,17 +54,19 @@ Kinds (idlewatt meters lists them; docs/meters.md has the wiring):
            [--channel 1] [--voltage V] [--baud 115200]`,
 			Args: cobra.NoArgs,
 			RunE: runRecord,
+			// a signal ends --duration 0; record reports a timed run cut short itself
+			Annotations: map[string]string{annSignalEnds: "true"},
 		}
 		f := c.Flags()
 		f.String("meter", "hub", "meter kind")
 		f.String("port", "", "serial port, pty, or recorded byte stream")
-		f.Duration("duration", 0, "how long to record (0 = until interrupted)")
+		durationFlag(f, "duration", 0, "how long to record (0 = until interrupted)")
 		f.String("out", "", "capture file to create")
 		f.Float64("rate", 0, "samples per second per channel (0 = the meter's default)")
 		f.String("ports", "", "ports to record, e.g. 1,2 (empty = all)")
 		addOverwriteFlag(f, "CAPTURE (config record.overwrite)")
 		f.Bool("json", false, "print the result as JSON")
-		f.Duration("give-up", 30*time.Second, "hub: when the meter vanishes mid-run, keep reopening it this long before failing (0 = fail at once)")
+		durationFlag(f, "give-up", 30*time.Second, "hub: when the meter vanishes mid-run, keep reopening it this long before failing (0 = fail at once)")
 		f.StringArray("drive-name", nil, "PORT=NAME: name the drive on a port in the capture (repeatable; config drives[].name)")
 		f.Int("capture-format", 0, "capture format to write: 2 (compact, summary levels) or 1 (for idlewatt before format 2); 0 = 2 (config record.capture_format)")
 		addMeterFlags(f)
@@ -157,7 +159,7 @@ func runRecord(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	m, k, replayed, err := openMeterWith(kind, port, mopts)
+	m, k, replayed, err := openMeterCtx(cmd, kind, port, mopts)
 	if err != nil {
 		return err
 	}

@@ -40,6 +40,11 @@ func runRepair(cmd *cobra.Command, args []string) error {
 	if err := outfile.Check(out, oo); err != nil {
 		return usageErr("repair: --out %w", err)
 	}
+	// repair reads the capture twice (summaries, then records): a FIFO
+	// would block the second open.
+	if _, err := captureOpener(cmd.Context(), cmd, in); err != nil {
+		return err
+	}
 	// What the summaries were computed over, so NEW's match.
 	per, err := summaryPer(in)
 	if err != nil {
@@ -71,7 +76,7 @@ func runRepair(cmd *cobra.Command, args []string) error {
 		w.Close()
 		return failErr("repair %s: %v", out, err)
 	}
-	res, err := capture.Salvage(w, r)
+	res, err := capture.Salvage(cmd.Context(), w, r)
 	if err != nil {
 		return fail(err)
 	}

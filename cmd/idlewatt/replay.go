@@ -48,7 +48,7 @@ and writes are skipped and counted. Progress goes to stderr once a second.`,
 		f.Bool("wrap", false, "fold ops beyond the target's end back into it")
 		f.String("size", "", "size of a regular-file target (default: the trace's span)")
 		f.String("engine", "", "uring or sync (default: uring, sync if unavailable)")
-		f.Duration("duration", 0, "stop after this long (0 = end of trace)")
+		durationFlag(f, "duration", 0, "stop after this long (0 = end of trace)")
 		f.String("allow-destructive", "", "existing file or block device that may be written (and whose holes may be filled)")
 		f.Bool("allow-sparse", false, "read a file with holes as it is (reads of holes never reach the drive; the result says sparse)")
 		f.Bool("direct", true, "O_DIRECT (falls back to buffered where refused)")

@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/internal/outfile"
-	"github.com/idlewatt/idlewatt/internal/rig"
 	"github.com/spf13/cobra"
 )
 
@@ -24,7 +24,7 @@ func init() {
 		}
 		f := c.Flags()
 		f.String("out", "", "output directory (default: CAPTURE's name + .report)")
-		f.String("settle", "500ms", "settle tail after each busy interval (config report.settle)")
+		durationFlag(f, "settle", 500*time.Millisecond, "settle tail after each busy interval (config report.settle)")
 		f.IntSlice("ports", nil, "only these drive ports")
 		f.Bool("json", false, "print report.json to stdout instead of the headline")
 		addOverwriteFlag(f, "report files already in --out")
@@ -39,9 +39,6 @@ func runReport(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	if settle < 0 {
-		return usageErr("%s: settle %v must not be negative", where(cmd, "settle", "report.settle"), settle)
-	}
 	opts.Settle = settle
 	opts.Ports, _ = cmd.Flags().GetIntSlice("ports")
 	// Drives with a known profile (built-in or from the config) get their
@@ -50,8 +47,7 @@ func runReport(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return inputErr(err)
 	}
-	sa := rig.NewStateAnalysis(user)
-	opts.NewClassifier = sa.Factory()
+	opts.States = &analysis.StateOptions{Profiles: user}
 	out := optString(cmd, "out", "report.out")
 	if out == "" {
 		out = path + ".report"
@@ -61,29 +57,15 @@ func runReport(cmd *cobra.Command, args []string) error {
 	if err := outfile.CheckDir(out); err != nil {
 		return usageErr("report: --out %w", err)
 	}
-	if err := outfile.CheckAll(out, append(analysis.ReportFiles, rig.FileStates), oo); err != nil {
+	if err := outfile.CheckAll(out, analysis.ReportFiles, oo); err != nil {
 		return usageErr("report: %w", err)
 	}
-	r, err := analyzeCapture(path, opts)
+	r, err := analyzeCapture(cmd, path, opts)
 	if err != nil {
 		return err
 	}
-	// Interface states with hysteresis, transitions and latencies
-	// (states.json and a section of report.md).
-	wo := analysis.WriteOptions{Out: oo}
-	st, serr := sa.Reports(path)
-	if serr != nil {
-		fmt.Fprintf(cmd.ErrOrStderr(), "note: state detection: %v\n", serr)
-	} else {
-		wo.MarkdownAppendix = rig.StatesMarkdown(st)
-	}
-	if err := r.WriteFilesWith(out, wo); err != nil {
+	if err := r.WriteFilesWith(out, analysis.WriteOptions{Out: oo}); err != nil {
 		return failErr("writing report into %s: %w", out, err)
-	}
-	if serr == nil {
-		if err := rig.WriteStates(out, st, oo); err != nil {
-			return failErr("writing states.json into %s: %w", out, err)
-		}
 	}
 	w := cmd.OutOrStdout()
 	if optBool(cmd, "json", "") {
@@ -97,8 +79,15 @@ func runReport(cmd *cobra.Command, args []string) error {
 }
 
 // analyzeCapture runs analysis and maps its errors to exit codes.
-func analyzeCapture(path string, opts analysis.Options) (*analysis.Report, error) {
-	r, err := analysis.Analyze(path, opts)
+func analyzeCapture(cmd *cobra.Command, path string, opts analysis.Options) (*analysis.Report, error) {
+	open, err := captureOpener(cmd.Context(), cmd, path)
+	if err != nil {
+		return nil, err
+	}
+	r, err := analysis.AnalyzeSource(open, opts)
+	if r != nil {
+		r.Capture.Path = path
+	}
 	switch {
 	case err == nil:
 		return r, nil
@@ -111,9 +100,15 @@ func analyzeCapture(path string, opts analysis.Options) (*analysis.Report, error
 }
 
 func printHeadline(w io.Writer, r *analysis.Report) {
-	fmt.Fprintf(w, "%-24s %14s %11s %10s %12s %10s\n", "drive", "active idle W", "average W", "peak W", "energy J", "dropped")
+	fmt.Fprintf(w, "%-24s %21s %21s %10s %19s %10s\n", "drive", "active idle W", "average W", "peak W", "energy J", "dropped")
 	for _, d := range r.Drives {
-		fmt.Fprintf(w, "%-24s %14.4f %11.4f %10.4f %12.3f %10d\n", d.Name, d.ActiveIdleW, d.AverageW, d.PeakW, d.EnergyJ, d.Samples.Dropped)
+		fmt.Fprintf(w, "%-24s %21s %21s %10s %19s %10d\n", d.Name, analysis.FormatPM(d.ActiveIdleW, d.ActiveIdleU95W, 4), analysis.FormatPM(d.AverageW, d.AverageU95W, 4),
+			analysis.FormatV(d.PeakW, 4), analysis.FormatPM(d.EnergyJ, d.EnergyU95J, 3), d.Samples.Dropped)
+	}
+	for _, d := range r.Drives {
+		if d.DevSlp.Outcome != "" {
+			fmt.Fprintf(w, "DevSlp port %d: %s\n", d.Port, d.DevSlp.Verdict)
+		}
 	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)

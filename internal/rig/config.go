@@ -2,13 +2,19 @@ package rig
 
 import (
 	"fmt"
+	"math"
+	"os"
 	"strings"
 	"time"
 
 	"github.com/idlewatt/idlewatt/internal/outfile"
 	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/states/alpm"
+	"github.com/idlewatt/idlewatt/states/devslp"
 	"github.com/idlewatt/idlewatt/states/drivesim"
+	"github.com/idlewatt/idlewatt/workload/gen"
+	"github.com/idlewatt/idlewatt/workload/replay"
+	"github.com/idlewatt/idlewatt/workload/trace"
 )
 
 // Config is one measurement set-up. cmd/idlewatt decodes it from the config
@@ -155,8 +161,11 @@ func (c *Config) Validate() error {
 			return fmt.Errorf("meter.kind: %q is not a meter kind for measure (emulator, hub)", c.Meter.Kind)
 		}
 	}
-	if c.Meter.Rate < 0 {
-		return fmt.Errorf("meter.rate_hz: %g is negative", c.Meter.Rate)
+	if !(c.Meter.Rate >= 0) || math.IsInf(c.Meter.Rate, 0) {
+		return fmt.Errorf("meter.rate_hz: %g is not a rate (≥ 0 samples/s; 0 = the meter's default)", c.Meter.Rate)
+	}
+	if err := c.Emulator.validate(); err != nil {
+		return err
 	}
 	if len(c.Drives) == 0 {
 		return fmt.Errorf("drives: no drive configured (a list of {name, port, profile, target})")
@@ -194,20 +203,113 @@ func (c *Config) Validate() error {
 			}
 		}
 	}
-	if t := strings.ToLower(c.Workload.Trace); t != "pcmark7" && t != "none" && c.Workload.Trace == "" {
-		return fmt.Errorf("workload.trace: empty")
-	}
-	if c.Workload.QD < 1 || c.Workload.QD > 1024 {
-		return fmt.Errorf("workload.qd: %d is outside 1–1024", c.Workload.QD)
-	}
-	if c.Workload.Speed <= 0 {
-		return fmt.Errorf("workload.speed: %g must be positive", c.Workload.Speed)
+	if err := c.Workload.validate(); err != nil {
+		return err
 	}
 	if c.Idle < 0 {
 		return fmt.Errorf("idle: %v is negative", c.Idle)
 	}
-	if c.DevSlp.Cycles < 0 {
-		return fmt.Errorf("devslp.cycles: %d is negative", c.DevSlp.Cycles)
+	if c.SysfsRoot != "" && c.Meter.Kind != "emulator" {
+		if fi, err := os.Stat(c.SysfsRoot); err != nil {
+			return fmt.Errorf("sysfs_root: %w", err)
+		} else if !fi.IsDir() {
+			return fmt.Errorf("sysfs_root: %s is not a directory", c.SysfsRoot)
+		}
+	}
+	return c.validateDevSlp()
+}
+
+func (e EmulatorConfig) validate() error {
+	switch {
+	case math.IsNaN(e.DriftPPM) || math.Abs(e.DriftPPM) > 100000:
+		return fmt.Errorf("emulator.drift_ppm: %g ppm is not a plausible clock drift (±100000 at most)", e.DriftPPM)
+	case !(e.CorruptRate >= 0 && e.CorruptRate <= 1):
+		return fmt.Errorf("emulator.corrupt_rate: %g is not a probability (0–1)", e.CorruptRate)
+	}
+	return nil
+}
+
+// validate checks the workload up front, so that a bad value is found
+// before the recording starts, not when the workload phase reaches it.
+func (w WorkloadConfig) validate() error {
+	if w.QD < 1 || w.QD > 1024 {
+		return fmt.Errorf("workload.qd: %d is outside 1–1024", w.QD)
+	}
+	if !(w.Speed > 0) || math.IsInf(w.Speed, 0) {
+		return fmt.Errorf("workload.speed: %g must be a positive number", w.Speed)
+	}
+	if !(w.Scale > 0) || math.IsInf(w.Scale, 0) {
+		return fmt.Errorf("workload.scale: %g must be a positive number (0.1 = a tenth as long)", w.Scale)
+	}
+	if _, err := replay.ParseTiming(w.Timing); err != nil {
+		return fmt.Errorf("workload.timing: %w", err)
+	}
+	switch w.Engine {
+	case "", "uring", "sync":
+	default:
+		return fmt.Errorf("workload.engine: %q is not an engine (uring, sync, or empty for the best)", w.Engine)
+	}
+	switch {
+	case strings.EqualFold(w.Trace, "none"):
+	case strings.EqualFold(w.Trace, "pcmark7"):
+		if _, err := gen.PCMark7(w.App, w.Seed, 1<<20, w.Scale); err != nil {
+			return fmt.Errorf("workload.app: %w (known: %s)", err, strings.Join(gen.AppNames(), ", "))
+		}
+	case w.Trace == "":
+		return fmt.Errorf("workload.trace: empty")
+	default:
+		fi, err := os.Stat(w.Trace)
+		if err != nil {
+			return fmt.Errorf("workload.trace: %w", err)
+		}
+		if !fi.Mode().IsRegular() {
+			return fmt.Errorf("workload.trace: %s is not a regular file", w.Trace)
+		}
+		f, err := trace.Open(w.Trace, "")
+		if err != nil {
+			return fmt.Errorf("workload.trace: %w", err)
+		}
+		f.Close()
+	}
+	return nil
+}
+
+// validateDevSlp checks the DevSlp phase's settings for every drive the
+// way the phase will use them (with the profile's MDAT and DETO), before
+// the recording whose end they would otherwise fail.
+func (c *Config) validateDevSlp() error {
+	d := c.DevSlp
+	if d.Cycles < 0 {
+		return fmt.Errorf("devslp.cycles: %d is negative", d.Cycles)
+	}
+	for _, kv := range []struct {
+		key string
+		v   time.Duration
+	}{{"devslp.settle", d.Settle}, {"devslp.hold", d.Hold}, {"devslp.return", d.Return},
+		{"devslp.entry_bound", d.EntryBound}, {"devslp.mdat", d.MDAT}, {"devslp.deto", d.DETO}} {
+		if kv.v < 0 {
+			return fmt.Errorf("%s: %v is negative", kv.key, kv.v)
+		}
+	}
+	if !(d.LimitMW >= 0) || math.IsInf(d.LimitMW, 0) {
+		return fmt.Errorf("devslp.limit_mw: %g must be a positive number of milliwatts (0 = 5 mW)", d.LimitMW)
+	}
+	if d.Cycles == 0 {
+		return nil
+	}
+	for i, dc := range c.Drives {
+		o := devslp.Options{Cycles: d.Cycles, Settle: d.Settle, Hold: d.Hold, Return: d.Return, EntryBound: d.EntryBound, MDAT: d.MDAT, DETO: d.DETO}
+		if p, err := drivesim.Lookup(dc.Profile, c.Profiles); err == nil && dc.Profile != "" {
+			if o.MDAT == 0 && p.MdatMs > 0 {
+				o.MDAT = time.Duration(p.MdatMs * float64(time.Millisecond))
+			}
+			if o.DETO == 0 && p.DetoMs > 0 {
+				o.DETO = time.Duration(p.DetoMs * float64(time.Millisecond))
+			}
+		}
+		if err := o.Validate(); err != nil {
+			return fmt.Errorf("devslp.hold / devslp.mdat (drives[%d]): %w", i, err)
+		}
 	}
 	return nil
 }

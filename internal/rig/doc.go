@@ -2,7 +2,10 @@
 // the built-in emulated hub with simulated drives behind it), the drives'
 // targets and link policy, records everything into one capture, and plays
 // the phases — idle, workload, idle, DevSlp cycles — each marked in the
-// capture so analysis can report them separately.
+// capture so analysis can report them separately. It only orchestrates:
+// every number — DevSlp verdicts and state residency included — is
+// analysis's, from the capture (the DevSlp phase records its criteria,
+// the drive's support and host causes there as notes).
 //
 // # Emulated set-up
 //

@@ -6,6 +6,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/internal/hostclock"
 	"github.com/idlewatt/idlewatt/states/alpm"
 )
@@ -16,116 +17,85 @@ type PolicyWindow struct {
 	Start, End int64 // host ns: after the settle time, to the end of the phase
 }
 
-// IdlePolicies sets each policy in turn, lets the drives settle, and records
-// measure of idle. The previous policies come back when the rig closes.
+// IdlePolicies sets each policy in turn, lets the drives settle (phase
+// "settle:POLICY"), and records measure of idle (phase "idle:POLICY", which
+// analysis measures). The previous policies come back when the rig closes.
 func (r *Rig) IdlePolicies(ctx context.Context, policies []string, settle, measure time.Duration) ([]PolicyWindow, error) {
 	var out []PolicyWindow
 	for _, p := range policies {
 		if err := r.SetPolicy(ctx, p); err != nil {
 			return out, err
 		}
-		r.Phase("idle:" + p)
+		r.Phase("settle:" + p)
 		if err := r.wait(ctx, settle); err != nil {
 			return out, err
 		}
+		r.Phase(IdlePhase(p))
 		w := PolicyWindow{Policy: p, Start: hostclock.Now()}
-		if err := r.wait(ctx, measure); err != nil {
+		err := r.wait(ctx, measure)
+		w.End = hostclock.Now()
+		r.Phase("end")
+		if err != nil {
 			return out, err
 		}
-		w.End = hostclock.Now()
 		out = append(out, w)
 	}
 	return out, nil
 }
 
-// IdlePower is one drive's idle power under one policy.
+// IdlePhase is the name of the phase in which policy's idle power is
+// measured.
+func IdlePhase(policy string) string { return "idle:" + policy }
+
+// IdlePower is one drive's idle power under one policy, as analysis found
+// it in the policy's phase: the phase's quiet level (report.json
+// phases[].quiet: background bursts left out, and reported on their own),
+// like active_idle_w but over every link state the policy allows.
 type IdlePower struct {
 	Port   int     `json:"port"`
 	Name   string  `json:"name"`
 	Policy string  `json:"policy"`
-	MeanW  float64 `json:"mean_w"`
-	// StdErrW is the standard error of the mean from batch means (batches
-	// of 100 ms, or 10 samples of a slower meter); null with fewer than
-	// two batches, where no honest spread can be given.
-	StdErrW *float64 `json:"stderr_w"`
-	MinW    float64  `json:"min_w"`
-	MaxW    float64  `json:"max_w"`
-	Samples int      `json:"samples"`
+	MeanW  float64 `json:"mean_w"` // the phase's quiet.w: quiet samples, bursts left out
+	// U95W is MeanW's 95 % expanded uncertainty (the phase's quiet.u95_w);
+	// null when it cannot be estimated (Note says why).
+	U95W *float64 `json:"u95_w"`
+	// AllMeanW is the plain mean over the phase, bursts included.
+	AllMeanW     float64 `json:"all_mean_w"`
+	MinW         float64 `json:"min_w"`
+	MaxW         float64 `json:"max_w"`
+	Samples      uint64  `json:"samples"`
+	Bursts       int     `json:"bursts"`         // background bursts found
+	BurstShare   float64 `json:"burst_share"`    // of the quiet time
+	BurstEnergyJ float64 `json:"burst_energy_j"` // energy above the quiet level during them
 	// SavingW is what the policy saves against the first policy measured.
 	SavingW float64 `json:"saving_w"`
 	Note    string  `json:"note,omitempty"`
 }
 
-// minBatch is the shortest batch-means window for the standard error:
-// long against the sensor noise's correlation, short against the
-// measurement. A slow meter's batches hold at least 10 of its samples.
-const minBatch = 100 * time.Millisecond
-
-// MeasureIdlePower reads the policy windows back from the capture.
-func MeasureIdlePower(path string, drives []*Drive, ws []PolicyWindow) ([]IdlePower, error) {
-	var wins []Window
-	for _, d := range drives {
-		for _, w := range ws {
-			wins = append(wins, Window{Port: d.Config.Port, Start: w.Start, End: w.End})
-		}
-	}
-	samples, _, err := ReadWindows(path, wins)
-	if err != nil {
-		return nil, err
-	}
+// MeasureIdlePower reads each drive's policy phases from the report of the
+// capture (analysis computes the numbers; this only picks them). A policy
+// whose phase has no samples gets a note.
+func MeasureIdlePower(rep *analysis.Report, ws []PolicyWindow) []IdlePower {
 	var out []IdlePower
-	i := 0
-	for _, d := range drives {
-		var first float64
+	for _, d := range rep.Drives {
+		phases := map[string]analysis.Phase{}
+		for _, ph := range d.Phases {
+			phases[ph.Name] = ph
+		}
+		first := math.NaN()
 		for j, w := range ws {
-			s := samples[i]
-			i++
-			ip := IdlePower{Port: d.Config.Port, Name: d.Config.Name, Policy: w.Policy, Samples: len(s),
-				MinW: math.Inf(1), MaxW: math.Inf(-1)}
-			if len(s) == 0 {
-				ip.MinW, ip.MaxW = 0, 0
+			ip := IdlePower{Port: d.Port, Name: d.Name, Policy: w.Policy, MeanW: math.NaN(), AllMeanW: math.NaN(), MinW: math.NaN(), MaxW: math.NaN(), SavingW: math.NaN()}
+			ph, ok := phases[IdlePhase(w.Policy)]
+			if !ok || ph.Samples == 0 {
 				ip.Note = "no samples in the window: lengthen --measure"
 				out = append(out, ip)
 				continue
 			}
-			batch := minBatch
-			if len(s) > 1 {
-				if p := time.Duration(s[len(s)-1].T-s[0].T) / time.Duration(len(s)-1); 10*p > batch {
-					batch = 10 * p
-				}
-			}
-			var sum, bsum float64
-			var bn int
-			var means []float64
-			bEnd := s[0].T + int64(batch)
-			for _, x := range s {
-				if x.T >= bEnd {
-					if bn > 0 {
-						means = append(means, bsum/float64(bn))
-					}
-					bsum, bn = 0, 0
-					for x.T >= bEnd {
-						bEnd += int64(batch)
-					}
-				}
-				sum += x.W
-				bsum += x.W
-				bn++
-				ip.MinW, ip.MaxW = math.Min(ip.MinW, x.W), math.Max(ip.MaxW, x.W)
-			}
-			if bn > 0 {
-				means = append(means, bsum/float64(bn))
-			}
-			ip.MeanW = sum / float64(len(s))
-			if n := len(means); n > 1 {
-				var v float64
-				for _, m := range means {
-					v += (m - ip.MeanW) * (m - ip.MeanW)
-				}
-				se := math.Sqrt(v/float64(n-1)) / math.Sqrt(float64(n))
-				ip.StdErrW = &se
-			} else {
-				ip.Note = "too few samples for an uncertainty: lengthen --measure"
+			ip.MeanW, ip.U95W, ip.AllMeanW = ph.Quiet.W, ph.Quiet.U95W, ph.AverageW
+			ip.MinW, ip.MaxW, ip.Samples = ph.MinW, ph.PeakW, ph.Samples
+			ip.Bursts, ip.BurstShare, ip.BurstEnergyJ = ph.Quiet.Bursts.Count, ph.Quiet.Bursts.Share, ph.Quiet.Bursts.ExcessJ
+			if ip.U95W == nil {
+				ip.Note = "too little quiet time for an uncertainty: lengthen --measure"
 			}
 			if j == 0 {
 				first = ip.MeanW
@@ -134,7 +104,19 @@ func MeasureIdlePower(path string, drives []*Drive, ws []PolicyWindow) ([]IdlePo
 			out = append(out, ip)
 		}
 	}
-	return out, nil
+	return out
+}
+
+// MarshalJSON writes values not measured (NaN) as null.
+func (ip IdlePower) MarshalJSON() ([]byte, error) {
+	type plain IdlePower
+	return analysis.MarshalNulls(plain(ip))
+}
+
+// UnmarshalJSON reads null as NaN.
+func (ip *IdlePower) UnmarshalJSON(b []byte) error {
+	type plain IdlePower
+	return analysis.UnmarshalNulls(b, (*plain)(ip))
 }
 
 // ParsePolicies checks a list of policy names.

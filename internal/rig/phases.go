@@ -2,6 +2,7 @@ package rig
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
@@ -9,9 +10,12 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/idlewatt/idlewatt/analysis"
+	"github.com/idlewatt/idlewatt/analysis/states"
 	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/internal/hostclock"
 	"github.com/idlewatt/idlewatt/meter"
+	"github.com/idlewatt/idlewatt/states/alpm"
 	"github.com/idlewatt/idlewatt/states/devslp"
 	"github.com/idlewatt/idlewatt/workload/gen"
 	"github.com/idlewatt/idlewatt/workload/replay"
@@ -153,44 +157,123 @@ func (r *Rig) DevSlpOptions(d *Drive) devslp.Options {
 	return o
 }
 
-// DevSlp runs the DevSlp cycles on every drive at once (each drive has its
-// own pin) and returns each drive's cycle timings by port.
-func (r *Rig) DevSlp(ctx context.Context) (map[int][]devslp.Timing, error) {
+// DevSlp runs the DevSlp cycles on every drive that may support DevSlp,
+// all at once (each drive has its own pin). Before the cycles it records in
+// the capture, per drive, the criteria, what the drive and host claim and
+// any host-side problem (analysis's DevSlp notes), so the verdict can be
+// judged again from the capture alone. A meter without DEVSLP pins or a
+// policy that could not be applied is a host cause, not an error.
+func (r *Rig) DevSlp(ctx context.Context) error {
 	if r.cfg.DevSlp.Cycles <= 0 {
-		return nil, nil
+		return nil
 	}
-	pin, ok := r.meter.(meter.DevSlpPin)
-	if !ok {
-		return nil, fmt.Errorf("devslp: the meter cannot drive DEVSLP pins")
-	}
+	pin, havePin := r.meter.(meter.DevSlpPin)
 	if p := r.cfg.DevSlp.Policy; p != "" {
 		if err := r.SetPolicy(ctx, p); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	r.Phase("devslp")
-	out := map[int][]devslp.Timing{}
+	var run []*Drive
+	for _, d := range r.drives {
+		opt := r.DevSlpOptions(d)
+		o := opt
+		o.Cycles = max(o.Cycles, 1)
+		cr := criteriaOf(o)
+		b, _ := json.Marshal(cr)
+		port := d.Config.Port
+		note := func(v string) {
+			_ = r.w.State(capture.StateEvent{Host: hostclock.Now(), Port: port, Kind: capture.StateNote, Value: v})
+		}
+		note(analysis.NoteDevSlpCriteria + string(b))
+		support := r.devslpSupport(d)
+		note(analysis.NoteDevSlpSupport + support)
+		r.mu.Lock()
+		host := append([]string(nil), r.policyProblems...)
+		r.mu.Unlock()
+		if !havePin {
+			host = append(host, "the meter cannot drive DEVSLP pins")
+		}
+		for _, h := range host {
+			note(analysis.NoteDevSlpHost + h)
+		}
+		if havePin && !strings.HasPrefix(support, "no") {
+			run = append(run, d)
+		}
+	}
 	var mu sync.Mutex
 	var errs []error
 	var wg sync.WaitGroup
-	for _, d := range r.drives {
+	for _, d := range run {
 		rg := &drivePin{r: r, d: d, pin: pin}
 		opt := r.DevSlpOptions(d)
 		wg.Go(func() {
-			tm, err := devslp.Run(ctx, rg, opt)
-			mu.Lock()
-			defer mu.Unlock()
-			out[d.Config.Port] = tm
+			_, err := devslp.Run(ctx, rg, opt)
 			if err != nil {
+				mu.Lock()
 				errs = append(errs, fmt.Errorf("port %d: %w", d.Config.Port, err))
+				mu.Unlock()
 			}
 		})
 	}
 	wg.Wait()
 	if len(errs) > 0 {
-		return out, fmt.Errorf("devslp: %v", errs)
+		return fmt.Errorf("devslp: %v", errs)
 	}
-	return out, r.Err()
+	return r.Err()
+}
+
+// criteriaOf are the verdict's limits for resolved options.
+func criteriaOf(o devslp.Options) states.Criteria {
+	c := states.DefaultCriteria()
+	ms := func(d time.Duration) float64 { return float64(d) / 1e6 }
+	if o.Limit > 0 {
+		c.LimitW = float64(o.Limit)
+	}
+	if o.EntryBound > 0 {
+		c.EntryBoundMs = ms(o.EntryBound)
+	}
+	if o.MDAT > 0 {
+		c.MDATMs = ms(o.MDAT)
+	}
+	if o.DETO > 0 {
+		c.DETOMs = ms(o.DETO)
+	}
+	return c
+}
+
+// devslpSupport says whether the drive and its host claim DevSlp: "no …"
+// when the profile, IDENTIFY word 78 or the HBA's CAP2.SDS says not, "yes"
+// when the profile or IDENTIFY says so, else "unknown".
+func (r *Rig) devslpSupport(d *Drive) string {
+	if p := d.Profile; p != nil && !p.DevSlpSupported {
+		return fmt.Sprintf("no: profile %s says devslp_supported false", p.Name)
+	}
+	yes := d.Profile != nil
+	if d.Config.Host != "" && r.cfg.SysfsRoot != "" {
+		if sys, err := alpm.Open(r.cfg.SysfsRoot).Discover(); err == nil {
+			for _, h := range sys.Hosts {
+				if h.Name != d.Config.Host {
+					continue
+				}
+				if h.Cap2 != nil && !h.Cap2.SDS {
+					return "no: " + d.Config.Host + " CAP2.SDS clear, the HBA does not support DevSlp"
+				}
+				for _, dev := range h.Devices {
+					if id := dev.Identify; id != nil && id.FeaturesValid {
+						if !id.DevSlpSupported {
+							return "no: IDENTIFY word 78 bit 8 clear, the drive does not support DevSlp"
+						}
+						yes = true
+					}
+				}
+			}
+		}
+	}
+	if yes {
+		return "yes"
+	}
+	return "unknown"
 }
 
 // drivePin is devslp.Rig for one drive: the hub's pin for that port, a 4 KiB
@@ -224,6 +307,7 @@ func (p *drivePin) Probe(ctx context.Context) (int64, int64, error) {
 	off := int64(0)
 	var issue, done int64
 	var err error
+	stall := watchStall()
 	switch {
 	case p.d.Sim != nil:
 		issue = hostclock.Now()
@@ -236,9 +320,44 @@ func (p *drivePin) Probe(ctx context.Context) (int64, int64, error) {
 	default:
 		return 0, 0, fmt.Errorf("no target to read from (drives[].target)")
 	}
+	late := stall()
 	_ = p.r.w.IO(capture.IOEvent{Port: p.d.Config.Port, Op: capture.OpRead, Offset: off, Size: int32(len(p.buf)),
 		Issue: issue, Complete: done, Err: err != nil})
+	if late >= time.Millisecond {
+		// The host itself stalled while the read was out: the read's
+		// completion time carries that stall, which is no drive latency.
+		_ = p.r.w.State(capture.StateEvent{Host: issue, Port: p.d.Config.Port, Kind: capture.StateNote,
+			Value: fmt.Sprintf("%s%.3f", analysis.NoteDevSlpHostStall, float64(late)/1e6)})
+	}
 	return issue, done, err
+}
+
+// watchStall runs a canary that sleeps 1 ms at a time until the returned
+// function is called, which returns the canary's worst lateness: how long
+// this host failed to run a ready thread meanwhile (a loaded machine).
+func watchStall() func() time.Duration {
+	done := make(chan struct{})
+	var worst time.Duration
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			t := time.Now()
+			time.Sleep(time.Millisecond)
+			if d := time.Since(t) - time.Millisecond; d > worst {
+				worst = d
+			}
+			select {
+			case <-done:
+				return
+			default:
+			}
+		}
+	})
+	return func() time.Duration {
+		close(done)
+		wg.Wait()
+		return worst
+	}
 }
 
 func (p *drivePin) Phase(name string) {

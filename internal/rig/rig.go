@@ -54,6 +54,9 @@ type Rig struct {
 	mu    sync.Mutex
 	phase string
 	notes []string
+	// policyProblems are policies that could not be applied: a host cause
+	// for any DevSlp result but a pass.
+	policyProblems []string
 }
 
 // Drive is one configured drive while the rig runs.
@@ -277,6 +280,7 @@ func (r *Rig) SetPolicy(ctx context.Context, policy string) error {
 		all, err := alpm.Open(r.cfg.SysfsRoot).PolicyHosts()
 		if err != nil || len(all) == 0 {
 			r.note("policy %s not applied: no SATA host found under %s (%v)", policy, r.cfg.SysfsRoot, err)
+			r.policyProblem(fmt.Sprintf("ALPM policy %s not applied: no SATA host found under %s", policy, r.cfg.SysfsRoot))
 			return nil
 		}
 		hosts = all
@@ -300,6 +304,7 @@ func (r *Rig) SetPolicy(ctx context.Context, policy string) error {
 	for _, hr := range res {
 		if hr.Err != nil {
 			r.note("policy %s on %s: %v", policy, hr.Host, hr.Err)
+			r.policyProblem(fmt.Sprintf("ALPM policy %s not applied on %s: %v", policy, hr.Host, hr.Err))
 		}
 	}
 	if r.w != nil {
@@ -316,6 +321,12 @@ func (r *Rig) SetPolicy(ctx context.Context, policy string) error {
 		}
 	}
 	return nil
+}
+
+func (r *Rig) policyProblem(s string) {
+	r.mu.Lock()
+	r.policyProblems = append(r.policyProblems, s)
+	r.mu.Unlock()
 }
 
 func (r *Rig) note(format string, a ...any) {

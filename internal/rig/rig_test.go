@@ -3,6 +3,8 @@ package rig
 import (
 	"context"
 	"encoding/json"
+	"github.com/idlewatt/idlewatt/analysis"
+	"github.com/idlewatt/idlewatt/analysis/states"
 	"math"
 	"os"
 	"path/filepath"
@@ -53,92 +55,62 @@ func TestDevSlpVerifyOnEmulator(t *testing.T) {
 	}
 	good, bad := res.DevSlp["1"], res.DevSlp["2"]
 	// A host too loaded to issue the probe read promptly (CI shares two
-	// cores with compilers and fuzzers) cannot judge DETO; Evaluate then
-	// blames the host, and only that failure is excused here.
-	if !good.Pass && !strings.Contains(good.Reason, "overloaded host") {
+	// cores with compilers and fuzzers) cannot judge DETO; the verdict is
+	// then inconclusive naming the host, and only that is excused here.
+	if good.Outcome != states.Pass && !(good.Outcome == states.Inconclusive && strings.Contains(good.Reason, "overloaded host")) {
 		t.Errorf("ssd340 failed DevSlp verification: %s", good)
 	}
-	if bad.Pass || !strings.Contains(bad.Reason, "ignores DEVSLP") {
+	if bad.Outcome != states.Fail || !strings.Contains(bad.Reason, "ignores DEVSLP") {
 		t.Errorf("broken-devslp verdict %q, want a failure saying it ignores DEVSLP", bad)
+	}
+	if bad.FloorW.Ok() {
+		t.Errorf("broken-devslp: floor %v for a drive that never entered DevSlp, want null", bad.FloorW)
 	}
 	t.Logf("broken-devslp verdict: %s", bad)
 
 	p, _ := drivesim.Lookup("ssd340", nil)
-	segs := truthSegments(t, filepath.Join(out, "truth-p1.jsonl"))
-	var cycles int
-	var exitErrs []float64
-	for _, c := range res.Cycles {
-		if c.Port != 1 {
-			continue
-		}
-		r := devslpEvaluate(res, c)
-		// Truth: the DevSlp segment that begins after this assertion.
-		assertEmu := time.Duration(c.Timing.Assert - res.EmuEpoch)
-		var seg, read *drivesim.Segment
-		for i := range segs {
-			if seg == nil && segs[i].State.String() == "devslp" && segs[i].Start >= assertEmu-time.Millisecond {
-				seg = &segs[i]
-			}
-			if seg != nil && segs[i].State.String() == "active" && segs[i].Start >= seg.End {
-				read = &segs[i] // the probe read the drive served after waking
-				break
-			}
-		}
-		if seg == nil || read == nil {
-			t.Fatalf("cycle %d: no DevSlp segment and read in the truth after %v", c.Timing.Cycle, assertEmu)
-		}
-		cycles++
-		truthW := float64(seg.P5 + seg.P12)
-		floorErr := math.Abs(r.FloorW-truthW) * 1e3
-		entryTruth := float64(seg.Start-assertEmu) / 1e6
-		entryErr := math.Abs(r.EntryMs - entryTruth)
-		// Exit truth: from the pin's deassertion (the DevSlp segment's end)
-		// to the end of the read the drive served after waking.
-		exitTruth := float64(read.End-seg.End) / 1e6
-		exitErr := math.Abs(r.ExitMs - exitTruth)
-		t.Logf("cycle %d: floor %.3f mW (truth %.3f, error %.3f mW); entry %.2f ms (truth %.2f, error %.2f ms); exit %.2f ms (truth %.2f, profile's exit latency %.0f, error %.2f ms)",
-			c.Timing.Cycle, r.FloorW*1e3, truthW*1e3, floorErr, r.EntryMs, entryTruth, entryErr, r.ExitMs, exitTruth, p.DevSlpExitMs, exitErr)
-		if floorErr > 0.2 {
-			t.Errorf("cycle %d: DevSlp floor error %.3f mW > 0.2 mW", c.Timing.Cycle, floorErr)
-		}
-		// The measured entry is meter time against meter time; the truth's
-		// reference (the assertion on the emulator clock) is reached through
-		// the host clock, so the comparison carries the fit's uncertainty.
-		if entryErr > 1+res.ClockUncertaintyMs {
-			t.Errorf("cycle %d: entry latency error %.2f ms > 1 ms + clock uncertainty %.2f ms", c.Timing.Cycle, entryErr, res.ClockUncertaintyMs)
-		}
-		// Exit compares a host time (the read's completion) with a meter
-		// time (the pin event) and so carries the clock fit's uncertainty.
-		if res.ClockUncertaintyMs <= 0.5 && c.Timing.ProbeIssue-c.Timing.Deassert < int64(5*time.Millisecond) {
-			exitErrs = append(exitErrs, exitErr)
-		} else {
-			t.Logf("cycle %d: exit not judged: clock uncertainty %.2f ms, read issued %.2f ms after deassertion",
-				c.Timing.Cycle, res.ClockUncertaintyMs, float64(c.Timing.ProbeIssue-c.Timing.Deassert)/1e6)
-		}
+	errs := truthErrors(t, res, 1, filepath.Join(out, "truth-p1.jsonl"))
+	if len(errs) != 3 {
+		t.Errorf("%d cycles judged against the truth on port 1, want 3", len(errs))
 	}
-	if cycles != 3 {
-		t.Errorf("%d cycles judged on port 1, want 3", cycles)
+	var exitErrs []float64
+	for _, e := range errs {
+		t.Logf("cycle %d: floor error %.3f mW (u95 %.3f); entry error %.3f ms (u95 %.3f); rise error %.3f ms; exit %.2f ms (truth %.2f, profile's exit latency %.0f)",
+			e.cycle, e.floorMW, e.floorU95MW, e.entryMs, e.entryU95Ms, e.riseMs, e.exit, e.exitTruth, p.DevSlpExitMs)
+		if math.Abs(e.floorMW) > 0.2 {
+			t.Errorf("cycle %d: DevSlp floor error %.3f mW > 0.2 mW", e.cycle, e.floorMW)
+		}
+		// The fitted entry is a host time (meter time through the clock
+		// fit); the truth is on the emulator clock: the fit's uncertainty.
+		if math.Abs(e.entryMs) > 1+res.ClockUncertaintyMs {
+			t.Errorf("cycle %d: entry error %.2f ms > 1 ms + clock uncertainty %.2f ms", e.cycle, e.entryMs, res.ClockUncertaintyMs)
+		}
+		// The exit is a host time: judged only where the host neither
+		// stalled during the read (the rig's canary) nor fitted the clock
+		// loosely.
+		if res.ClockUncertaintyMs <= 0.5 && e.hostStallMs == 0 {
+			exitErrs = append(exitErrs, math.Abs(e.exit-e.exitTruth))
+		} else {
+			t.Logf("cycle %d: exit not judged: clock uncertainty %.2f ms, host stall %.1f ms", e.cycle, res.ClockUncertaintyMs, e.hostStallMs)
+		}
 	}
 
-	// states.json came from the classifier run inside analysis's pass; the
-	// standalone DetectStates over the capture must agree with it.
-	var written struct{ Drives []StateReport }
+	// states.json: one DevSlp interval per cycle on the working drive, none
+	// on the broken one, and the report's residency.
+	var written struct{ Drives []analysis.StateReport }
 	b, err := os.ReadFile(filepath.Join(out, "states.json"))
 	if err != nil || json.Unmarshal(b, &written) != nil || len(written.Drives) != 2 {
 		t.Fatalf("states.json: %v (%d drives)", err, len(written.Drives))
 	}
-	alone, err := DetectStates(res.Capture, nil)
-	if err != nil {
-		t.Fatal(err)
+	if n := written.Drives[0].Spans["devslp"]; n < 3 {
+		t.Errorf("ssd340: %d DevSlp intervals in states.json, want ≥ 3", n)
+	}
+	if n := written.Drives[1].Spans["devslp"]; n != 0 {
+		t.Errorf("broken-devslp: %d DevSlp intervals in states.json, want 0", n)
 	}
 	for i, w := range written.Drives {
-		for _, st := range []string{"devslp", "slumber", "idle"} {
-			if d := math.Abs(w.Residency[st] - alone[i].Residency[st]); d > 0.01 {
-				t.Errorf("port %d %s residency: %.4f in states.json, %.4f standalone", w.Port, st, w.Residency[st], alone[i].Residency[st])
-			}
-		}
-		if w.Spans["devslp"] != alone[i].Spans["devslp"] {
-			t.Errorf("port %d devslp spans: %d vs %d", w.Port, w.Spans["devslp"], alone[i].Spans["devslp"])
+		if got, want := w.Residency["devslp"], res.Report.Drives[i].Residency.DevSlp; got != want {
+			t.Errorf("port %d devslp residency: %v in states.json, %v in the report", w.Port, got, want)
 		}
 	}
 	// The host's exit timing includes its own scheduling after the read
@@ -210,4 +182,136 @@ func schedJitter() time.Duration {
 	}
 	sort.Slice(late, func(a, b int) bool { return late[a] < late[b] })
 	return late[len(late)/2]
+}
+
+// cycleErr is one judged cycle against the drive model's truth.
+type cycleErr struct {
+	cycle                int
+	floorMW, floorU95MW  float64 // measured − truth
+	entryMs, entryU95Ms  float64 // fitted entry − truth DevSlp start (host clock)
+	riseMs, riseU95Ms    float64 // fitted rise − truth DevSlp end
+	exit, exitTruth      float64 // deassert → first read completed, ms
+	hostStallMs          float64 // the host's stall while the read was out
+	floorHeld, entryHeld bool    // the 95 % interval holds the truth (entry within it + clock)
+}
+
+// truthErrors matches each judged cycle of a port with the truth's DevSlp
+// segment (the one containing its fitted entry) and the read served after.
+func truthErrors(t *testing.T, res *Result, port int, truth string) []cycleErr {
+	t.Helper()
+	segs := truthSegments(t, truth)
+	var ds *analysis.DevSlp
+	for i := range res.Report.Drives {
+		if res.Report.Drives[i].Port == port {
+			ds = &res.Report.Drives[i].DevSlp
+		}
+	}
+	if ds == nil {
+		t.Fatalf("port %d not in the report", port)
+	}
+	var out []cycleErr
+	for _, c := range ds.CycleResults {
+		if c.EntryAt == 0 {
+			continue
+		}
+		at := time.Duration(c.EntryAt - res.EmuEpoch)
+		var seg, read *drivesim.Segment
+		for i := range segs {
+			if seg == nil && segs[i].State.String() == "devslp" && segs[i].End > at-5*time.Millisecond {
+				seg = &segs[i]
+			}
+			if seg != nil && segs[i].State.String() == "active" && segs[i].Start >= seg.End {
+				read = &segs[i]
+				break
+			}
+		}
+		if seg == nil || read == nil {
+			t.Errorf("cycle %d: no DevSlp segment and read in the truth near %v", c.Cycle, at)
+			continue
+		}
+		truthW := float64(seg.P5 + seg.P12)
+		e := cycleErr{cycle: c.Cycle,
+			floorMW: (float64(c.FloorW) - truthW) * 1e3, floorU95MW: float64(c.FloorU95W) * 1e3,
+			entryMs: float64(c.EntryAt-res.EmuEpoch-int64(seg.Start)) / 1e6, entryU95Ms: float64(c.EntryU95Ms),
+			exit: float64(c.ExitMs), exitTruth: float64(read.End-seg.End) / 1e6, hostStallMs: c.HostStallMs}
+		if c.RiseAt != 0 {
+			e.riseMs, e.riseU95Ms = float64(c.RiseAt-res.EmuEpoch-int64(seg.End))/1e6, float64(c.RiseU95Ms)
+		}
+		e.floorHeld = math.Abs(e.floorMW) <= e.floorU95MW
+		e.entryHeld = math.Abs(e.entryMs) <= e.entryU95Ms+res.ClockUncertaintyMs
+		out = append(out, e)
+	}
+	return out
+}
+
+// TestDevSlpHardDriveAgainstTruth: a drive unlike the built-ins — 3 mA σ
+// sensor noise, a 1.2 mW floor (≈ 5 ADC counts on the 5 V rail), a 300 ms
+// DevSlp exit, GC every 0.3 s — beside an HDD without DevSlp. Before the
+// change-point estimators this drive failed every cycle ("floor reached
+// ~300 ms after assertion") and the report said 3.25 mW.
+func TestDevSlpHardDriveAgainstTruth(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end run on the emulator")
+	}
+	p, err := drivesim.Lookup("jmf667h-256-a19", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Name, p.NoiseMA, p.DevSlpW, p.DevSlpExitMs, p.DetoMs = "hard-ssd", 3, 0.0012, 300, 400
+	p.GCEveryS, p.GCMs, p.GCW = 0.3, 20, 0.6
+	out := t.TempDir()
+	cfg := Config{
+		Meter:    MeterConfig{Kind: "emulator", Rate: 10000},
+		Emulator: EmulatorConfig{Seed: 5},
+		Drives: []DriveConfig{
+			{Name: "hard-ssd", Port: 1, Profile: "hard-ssd", SizeBytes: 16 << 20},
+			{Name: "hdd", Port: 2, Profile: "hdd-7200", SizeBytes: 16 << 20},
+		},
+		Profiles: map[string]drivesim.Profile{"hard-ssd": p},
+		Workload: WorkloadConfig{Trace: "none"},
+		DevSlp:   DevSlpConfig{Cycles: 4, Policy: "med_power_with_dipm", Settle: 800 * time.Millisecond, Hold: 600 * time.Millisecond, Return: 600 * time.Millisecond},
+	}
+	res, err := Run(context.Background(), cfg, out, Plan{DevSlp: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ssd, hdd := res.DevSlp["1"], res.DevSlp["2"]
+	t.Logf("hard-ssd: %s", ssd)
+	t.Logf("hdd: %s", hdd)
+	if ssd.Outcome != states.Pass && !(ssd.Outcome == states.Inconclusive && strings.Contains(ssd.Reason, "overloaded host")) {
+		t.Errorf("hard-ssd verdict %s, want pass", ssd)
+	}
+	if hdd.Outcome != states.NotSupported || hdd.FloorW.Ok() || len(hdd.Cycles) != 0 {
+		t.Errorf("hdd verdict %s (floor %v, %d cycles), want not_supported, null, not cycled", hdd, hdd.FloorW, len(hdd.Cycles))
+	}
+	if e := math.Abs(float64(ssd.FloorW) - 0.0012); e > math.Max(0.0002, float64(ssd.FloorU95W)) {
+		t.Errorf("pooled floor %.3f ± %.3f mW, truth 1.200 mW", float64(ssd.FloorW)*1e3, float64(ssd.FloorU95W)*1e3)
+	}
+	errs := truthErrors(t, res, 1, filepath.Join(out, "truth-p1.jsonl"))
+	if len(errs) != 4 {
+		t.Errorf("%d cycles matched with the truth, want 4", len(errs))
+	}
+	var floorHeld, entryHeld int
+	for _, e := range errs {
+		t.Logf("cycle %d: floor error %+.3f mW (u95 %.3f); entry error %+.3f ms (u95 %.3f); rise error %+.3f ms (u95 %.3f); exit to first read %.2f ms (truth %.2f)",
+			e.cycle, e.floorMW, e.floorU95MW, e.entryMs, e.entryU95Ms, e.riseMs, e.riseU95Ms, e.exit, e.exitTruth)
+		if math.Abs(e.entryMs) > 1+res.ClockUncertaintyMs || math.Abs(e.riseMs) > 1+res.ClockUncertaintyMs {
+			t.Errorf("cycle %d: entry error %.2f ms / rise error %.2f ms > 1 ms + clock %.2f ms", e.cycle, e.entryMs, e.riseMs, res.ClockUncertaintyMs)
+		}
+		if e.floorHeld {
+			floorHeld++
+		}
+		if e.entryHeld {
+			entryHeld++
+		}
+	}
+	// Four cycles: a 95 % interval may miss once. The entry's truth is
+	// reached through the host clock (the emulator's epoch and the clock
+	// fit), whose error here is larger than the change point's own
+	// interval, so its coverage is logged, not judged; the accuracy
+	// campaign judges it on the meter's clock.
+	if floorHeld < len(errs)-1 {
+		t.Errorf("floor interval held the truth in %d of %d cycles", floorHeld, len(errs))
+	}
+	t.Logf("entry interval (+ clock uncertainty %.2f ms) held the truth in %d of %d cycles", res.ClockUncertaintyMs, entryHeld, len(errs))
 }

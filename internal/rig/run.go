@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -13,9 +14,9 @@ import (
 	"time"
 
 	"github.com/idlewatt/idlewatt/analysis"
+	"github.com/idlewatt/idlewatt/analysis/states"
 	"github.com/idlewatt/idlewatt/internal/hostclock"
 	"github.com/idlewatt/idlewatt/internal/outfile"
-	"github.com/idlewatt/idlewatt/states/devslp"
 	"github.com/idlewatt/idlewatt/units"
 	"github.com/idlewatt/idlewatt/workload/replay"
 )
@@ -42,7 +43,7 @@ type Result struct {
 	Capture  string                    `json:"capture"`
 	ElapsedS float64                   `json:"elapsed_s"`
 	Workload map[string]replay.Result  `json:"workload,omitempty"` // by port
-	DevSlp   map[string]devslp.Verdict `json:"devslp,omitempty"`   // by port
+	DevSlp   map[string]states.Verdict `json:"devslp,omitempty"`   // by port
 	Battery  []BatteryLife             `json:"battery_life,omitempty"`
 	Notes    []string                  `json:"notes,omitempty"`
 	// EmuEpoch is the host time (ns) at which the emulator's clock read 0,
@@ -54,17 +55,19 @@ type Result struct {
 	// largest residual. Exit latencies (host read vs meter pin) carry it.
 	ClockUncertaintyMs float64          `json:"clock_uncertainty_ms,omitempty"`
 	Report             *analysis.Report `json:"-"`
-	Cycles             []CycleSamples   `json:"-"`
 }
 
-// BatteryLife is what a drive's idle power costs a laptop.
+// BatteryLife is what a drive's idle power costs a laptop. IdleW is the
+// report's active_idle_w (analysis), the one active-idle figure of the run.
 type BatteryLife struct {
-	Port           int     `json:"port"`
-	Name           string  `json:"name"`
-	IdleW          float64 `json:"active_idle_w"`
-	LifeMin        float64 `json:"life_min"`         // battery life with this drive at idle
-	CostMin        float64 `json:"cost_min"`         // minutes lost against a drive that drew nothing
-	DevSlpSavesMin float64 `json:"devslp_saves_min"` // minutes gained if it idled at its DevSlp floor instead
+	Port           int      `json:"port"`
+	Name           string   `json:"name"`
+	IdleW          float64  `json:"active_idle_w"`
+	IdleU95W       *float64 `json:"active_idle_u95_w"`
+	LifeMin        float64  `json:"life_min"`         // battery life with this drive at idle
+	LifeU95Min     *float64 `json:"life_u95_min"`     // from active_idle_u95_w (the laptop's figures taken as exact)
+	CostMin        float64  `json:"cost_min"`         // minutes lost against a drive that drew nothing
+	DevSlpSavesMin float64  `json:"devslp_saves_min"` // minutes gained if it idled at its DevSlp floor instead
 }
 
 // Run opens the rig, plays the phases, closes it, analyses the capture and
@@ -103,13 +106,8 @@ func Run(ctx context.Context, cfg Config, out string, plan Plan) (*Result, error
 		})
 		phase(func() error { return r.Idle(ctx, "idle:after-workload", r.cfg.Idle) })
 	}
-	var timings map[int][]devslp.Timing
 	if plan.DevSlp {
-		phase(func() error {
-			var err error
-			timings, err = r.DevSlp(ctx)
-			return err
-		})
+		phase(func() error { return r.DevSlp(ctx) })
 	}
 	stopProgress()
 	closeErr := r.Close()
@@ -120,35 +118,22 @@ func Run(ctx context.Context, cfg Config, out string, plan Plan) (*Result, error
 
 	// Analyse whatever was recorded, even after a failure.
 	opts := analysis.DefaultOptions()
-	sa := NewStateAnalysis(cfg.Profiles)
-	opts.NewClassifier = sa.Factory()
+	opts.States = &analysis.StateOptions{Profiles: cfg.Profiles}
 	rep, aerr := analysis.Analyze(res.Capture, opts)
 	if aerr != nil {
 		return res, errors.Join(runErr, fmt.Errorf("analysis: %w", aerr))
 	}
 	rep.Notes = append(rep.Notes, res.Notes...)
 	res.Report = rep
-	if len(timings) > 0 {
-		if err := res.judgeDevSlp(r, timings); err != nil {
-			runErr = errors.Join(runErr, err)
-		}
+	if plan.DevSlp {
+		res.judgeDevSlp(rep)
 	}
-	res.Battery = batteryLife(rep, plan.Battery)
+	var bnotes []string
+	res.Battery, bnotes = batteryLife(rep, plan.Battery)
+	res.Notes = append(res.Notes, bnotes...)
 	res.ElapsedS = time.Since(start).Seconds()
-	st, serr := sa.Reports(res.Capture)
-	wo := analysis.WriteOptions{Out: r.cfg.Out}
-	if serr != nil {
-		res.Notes = append(res.Notes, fmt.Sprintf("state detection: %v", serr))
-	} else {
-		wo.MarkdownAppendix = StatesMarkdown(st)
-	}
-	if err := rep.WriteFilesWith(out, wo); err != nil {
+	if err := rep.WriteFilesWith(out, analysis.WriteOptions{Out: r.cfg.Out}); err != nil {
 		runErr = errors.Join(runErr, fmt.Errorf("writing the report: %w", err))
-	}
-	if serr == nil {
-		if err := WriteStates(out, st, r.cfg.Out); err != nil {
-			runErr = errors.Join(runErr, fmt.Errorf("writing states.json: %w", err))
-		}
 	}
 	if err := res.writeJSON(filepath.Join(out, "measure.json"), r.cfg.Out); err != nil {
 		runErr = errors.Join(runErr, err)
@@ -156,71 +141,46 @@ func Run(ctx context.Context, cfg Config, out string, plan Plan) (*Result, error
 	return res, runErr
 }
 
-func (res *Result) judgeDevSlp(r *Rig, timings map[int][]devslp.Timing) error {
-	cycles, clock, err := ReadCycles(res.Capture, timings)
-	if err != nil {
-		return fmt.Errorf("devslp evaluation: %w", err)
-	}
-	res.ClockUncertaintyMs = clock.MedianRTTMS/2 + clock.ResidualMS.Max
-	res.Cycles = cycles
-	byPort := map[int][]devslp.Result{}
-	firstFail := map[int]int{}
-	for i, c := range cycles {
-		d := r.driveOn(c.Port)
-		rr := devslp.Evaluate(c.Timing, c.Samples, r.DevSlpOptions(d))
-		byPort[c.Port] = append(byPort[c.Port], rr)
-		if _, seen := firstFail[c.Port]; !seen && !rr.Pass {
-			firstFail[c.Port] = i
+// judgeDevSlp takes each drive's DevSlp verdict from the analysis (which
+// judged the cycles from the capture, on its own clock fit).
+func (res *Result) judgeDevSlp(rep *analysis.Report) {
+	res.ClockUncertaintyMs = rep.Alignment.MedianRTTMS/2 + rep.Alignment.ResidualMaxMS
+	res.DevSlp = map[string]states.Verdict{}
+	for _, d := range rep.Drives {
+		if d.DevSlp.Verdict.Outcome != "" {
+			res.DevSlp[fmt.Sprint(d.Port)] = d.DevSlp.Verdict
 		}
 	}
-	res.DevSlp = map[string]devslp.Verdict{}
-	for port, rs := range byPort {
-		res.DevSlp[fmt.Sprint(port)] = devslp.Summarise(rs)
-	}
-	// One cycle chart per drive: its first failing cycle, else its first.
-	for _, d := range r.drives {
-		port := d.Config.Port
-		idx, ok := firstFail[port]
-		if !ok {
-			idx = -1
-			for i, c := range cycles {
-				if c.Port == port {
-					idx = i
-					break
-				}
-			}
-		}
-		if idx < 0 {
-			continue
-		}
-		c := cycles[idx]
-		opt := r.DevSlpOptions(d)
-		if opt.Limit == 0 {
-			opt.Limit = 0.005
-		}
-		rr := devslp.Evaluate(c.Timing, c.Samples, opt)
-		if err := CycleChart(d.Config.Name, c, rr, opt.Limit, filepath.Join(res.Out, fmt.Sprintf("devslp-p%d.png", port)), r.cfg.Out); err != nil {
-			res.Notes = append(res.Notes, fmt.Sprintf("devslp chart port %d: %v", port, err))
-		}
-	}
-	return nil
 }
 
-func batteryLife(rep *analysis.Report, b Battery) []BatteryLife {
+// batteryLife estimates battery life from each drive's active idle as
+// analysis measured it. A drive without a measured active idle with an
+// interval (no quiet time in active idle: devslp verify plays no idle
+// phase, and the drive rests in Slumber between cycles) gets no estimate,
+// and a note says why.
+func batteryLife(rep *analysis.Report, b Battery) ([]BatteryLife, []string) {
 	if b.CapacityWh <= 0 || b.PlatformIdleW <= 0 {
-		return nil
+		return nil, nil
 	}
 	var out []BatteryLife
+	var notes []string
 	for _, d := range rep.Drives {
+		if math.IsNaN(d.ActiveIdleW) || d.ActiveIdleU95W == nil {
+			notes = append(notes, fmt.Sprintf("battery: no estimate for %s: its active idle was not measured with an interval (no quiet time in active idle; an idle phase measures it)", d.Name))
+			continue
+		}
 		life := func(w float64) float64 { return 60 * b.CapacityWh / (b.PlatformIdleW + w) }
-		bl := BatteryLife{Port: d.Port, Name: d.Name, IdleW: d.ActiveIdleW, LifeMin: life(d.ActiveIdleW)}
+		bl := BatteryLife{Port: d.Port, Name: d.Name, IdleW: d.ActiveIdleW, IdleU95W: d.ActiveIdleU95W, LifeMin: life(d.ActiveIdleW)}
+		// d(life)/dW = −life/(platform + W).
+		u := bl.LifeMin / (b.PlatformIdleW + d.ActiveIdleW) * *d.ActiveIdleU95W
+		bl.LifeU95Min = &u
 		bl.CostMin = life(0) - bl.LifeMin
-		if d.DevSlp.Entered && d.DevSlp.PowerW > 0 {
-			bl.DevSlpSavesMin = life(d.DevSlp.PowerW) - bl.LifeMin
+		if d.DevSlp.Entered && d.DevSlp.PowerW.Ok() && d.DevSlp.PowerW > 0 {
+			bl.DevSlpSavesMin = life(float64(d.DevSlp.PowerW)) - bl.LifeMin
 		}
 		out = append(out, bl)
 	}
-	return out
+	return out, notes
 }
 
 func (res *Result) writeJSON(path string, o outfile.Options) error {

@@ -14,7 +14,7 @@
 //	idlewatt_link_frames_total                    counter: good frames
 //	idlewatt_state{port,drive,state}              gauge: 1 for the port's current phase/state, 0 for the others seen
 //	idlewatt_devslp_cycles_total{port,drive}      counter: DevSlp cycles run
-//	idlewatt_devslp_verdicts_total{port,drive,verdict} counter: pass / fail verdicts
+//	idlewatt_devslp_verdicts_total{port,drive,verdict} counter: pass / fail / inconclusive / not_supported verdicts
 //
 // Energy here is on the meter's nominal clock (1/rate_hz per sample): a
 // live figure. The report's energy_j uses the clock fit and is the number

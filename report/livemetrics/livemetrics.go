@@ -163,13 +163,10 @@ func (m *Metrics) DevSlpCycle(port int) {
 	m.cycles.WithLabelValues(strconv.Itoa(port), m.drive[port]).Inc()
 }
 
-// DevSlpVerdict counts a verdict on port.
-func (m *Metrics) DevSlpVerdict(port int, pass bool) {
-	v := "fail"
-	if pass {
-		v = "pass"
-	}
-	m.verdict.WithLabelValues(strconv.Itoa(port), m.drive[port], v).Inc()
+// DevSlpVerdict counts a verdict on port: pass, fail, inconclusive or
+// not_supported.
+func (m *Metrics) DevSlpVerdict(port int, outcome string) {
+	m.verdict.WithLabelValues(strconv.Itoa(port), m.drive[port], outcome).Inc()
 }
 
 // Listen opens addr for the metrics endpoint: HOST:PORT, or :PORT for

@@ -82,7 +82,7 @@ func TestScrapeMatchesCapture(t *testing.T) {
 	m.State(0, "idle")
 	m.State(1, "workload")
 	m.DevSlpCycle(1)
-	m.DevSlpVerdict(1, true)
+	m.DevSlpVerdict(1, "pass")
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}

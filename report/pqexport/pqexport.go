@@ -50,45 +50,49 @@ type IORow struct {
 
 // SummaryRow is one drive of one run: metadata and report.json's figures.
 type SummaryRow struct {
-	RunID         string  `parquet:"run_id"` // the capture's base name
-	Capture       string  `parquet:"capture"`
-	Created       string  `parquet:"created"` // RFC 3339
-	Host          string  `parquet:"host"`
-	Tool          string  `parquet:"tool"` // "idlewatt vX"
-	MeterKind     string  `parquet:"meter_kind"`
-	MeterModel    string  `parquet:"meter_model"`
-	MeterFirmware string  `parquet:"meter_firmware"`
-	MeterSerial   string  `parquet:"meter_serial"`
-	Drive         string  `parquet:"drive"`
-	DriveModel    string  `parquet:"drive_model"`
-	DriveFirmware string  `parquet:"drive_firmware"`
-	Port          int32   `parquet:"port"`
-	Profile       string  `parquet:"profile"`
-	Target        string  `parquet:"target"`
-	Policy        string  `parquet:"policy"` // last ALPM policy the run set on the drive's port (or all ports)
-	RateHz        float64 `parquet:"rate_hz"`
-	ActiveIdleW   float64 `parquet:"active_idle_w"`
-	AverageW      float64 `parquet:"average_w"`
-	PeakW         float64 `parquet:"peak_w"`
-	MinW          float64 `parquet:"min_w"`
-	P50W          float64 `parquet:"p50_w"`
-	P95W          float64 `parquet:"p95_w"`
-	P99W          float64 `parquet:"p99_w"`
-	EnergyJ       float64 `parquet:"energy_j"`
-	DurationS     float64 `parquet:"duration_s"`
-	ResActive     float64 `parquet:"residency_active"`
-	ResIdle       float64 `parquet:"residency_idle"`
-	ResPartial    float64 `parquet:"residency_partial"`
-	ResSlumber    float64 `parquet:"residency_slumber"`
-	ResDevSlp     float64 `parquet:"residency_devslp"`
-	DevSlpEntered bool    `parquet:"devslp_entered"`
-	DevSlpW       float64 `parquet:"devslp_power_w"`
-	DevSlpEntryMS float64 `parquet:"devslp_entry_ms"`
-	DevSlpExitMS  float64 `parquet:"devslp_exit_ms"`
-	DevSlpCycles  int32   `parquet:"devslp_cycles"`
-	Samples       int64   `parquet:"samples_count"`
-	Dropped       int64   `parquet:"samples_dropped"`
-	CRCErrors     int64   `parquet:"crc_errors"`
+	RunID         string   `parquet:"run_id"` // the capture's base name
+	Capture       string   `parquet:"capture"`
+	Created       string   `parquet:"created"` // RFC 3339
+	Host          string   `parquet:"host"`
+	Tool          string   `parquet:"tool"` // "idlewatt vX"
+	MeterKind     string   `parquet:"meter_kind"`
+	MeterModel    string   `parquet:"meter_model"`
+	MeterFirmware string   `parquet:"meter_firmware"`
+	MeterSerial   string   `parquet:"meter_serial"`
+	Drive         string   `parquet:"drive"`
+	DriveModel    string   `parquet:"drive_model"`
+	DriveFirmware string   `parquet:"drive_firmware"`
+	Port          int32    `parquet:"port"`
+	Profile       string   `parquet:"profile"`
+	Target        string   `parquet:"target"`
+	Policy        string   `parquet:"policy"` // last ALPM policy the run set on the drive's port (or all ports)
+	RateHz        float64  `parquet:"rate_hz"`
+	ActiveIdleW   float64  `parquet:"active_idle_w"`
+	AverageW      float64  `parquet:"average_w"`
+	PeakW         float64  `parquet:"peak_w"`
+	MinW          float64  `parquet:"min_w"`
+	P50W          float64  `parquet:"p50_w"`
+	P95W          float64  `parquet:"p95_w"`
+	P99W          float64  `parquet:"p99_w"`
+	EnergyJ       float64  `parquet:"energy_j"`
+	DurationS     float64  `parquet:"duration_s"`
+	ResActive     float64  `parquet:"residency_active"`
+	ResIdle       float64  `parquet:"residency_idle"`
+	ResPartial    float64  `parquet:"residency_partial"`
+	ResSlumber    float64  `parquet:"residency_slumber"`
+	ResDevSlp     float64  `parquet:"residency_devslp"`
+	ActiveIdleU95 *float64 `parquet:"active_idle_u95_w,optional"` // 95 % expanded uncertainty; null when not estimable
+	AverageU95    *float64 `parquet:"average_u95_w,optional"`
+	EnergyU95     *float64 `parquet:"energy_u95_j,optional"`
+	DevSlpOutcome string   `parquet:"devslp_outcome"` // pass | fail | inconclusive | not_supported; empty without cycles
+	DevSlpEntered bool     `parquet:"devslp_entered"`
+	DevSlpW       float64  `parquet:"devslp_power_w"`
+	DevSlpEntryMS float64  `parquet:"devslp_entry_ms"`
+	DevSlpExitMS  float64  `parquet:"devslp_exit_ms"`
+	DevSlpCycles  int32    `parquet:"devslp_cycles"`
+	Samples       int64    `parquet:"samples_count"`
+	Dropped       int64    `parquet:"samples_dropped"`
+	CRCErrors     int64    `parquet:"crc_errors"`
 }
 
 // RowGroupRows is the rows per row group.
@@ -291,7 +295,8 @@ func writeSummary(w io.Writer, path string, h *capture.Header, rep *analysis.Rep
 			P50W: d.P50W, P95W: d.P95W, P99W: d.P99W, EnergyJ: d.EnergyJ, DurationS: d.DurationS,
 			ResActive: d.Residency.Active, ResIdle: d.Residency.Idle, ResPartial: d.Residency.Partial,
 			ResSlumber: d.Residency.Slumber, ResDevSlp: d.Residency.DevSlp,
-			DevSlpEntered: d.DevSlp.Entered, DevSlpW: d.DevSlp.PowerW, DevSlpEntryMS: d.DevSlp.EntryMS, DevSlpExitMS: d.DevSlp.ExitMS,
+			DevSlpEntered: d.DevSlp.Entered, DevSlpW: float64(d.DevSlp.PowerW), DevSlpEntryMS: float64(d.DevSlp.EntryMs), DevSlpExitMS: float64(d.DevSlp.ExitMs),
+			DevSlpOutcome: string(d.DevSlp.Outcome), ActiveIdleU95: d.ActiveIdleU95W, AverageU95: d.AverageU95W, EnergyU95: d.EnergyU95J,
 			DevSlpCycles: int32(d.DevSlp.Cycles), Samples: int64(d.Samples.Count), Dropped: int64(d.Samples.Dropped), CRCErrors: int64(d.Samples.CRCErrors),
 		})
 	}

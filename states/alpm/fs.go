@@ -132,6 +132,11 @@ func resolve(fsys FS, name string) (string, error) {
 	return path.Join(cur...), nil
 }
 
+// Resolve follows every symbolic link in name under fsys and returns the
+// physical path relative to the root (for other sysfs readers, such as
+// states/nvme).
+func Resolve(fsys FS, name string) (string, error) { return resolve(fsys, name) }
+
 func splitPath(p string) []string { return strings.Split(p, "/") }
 
 // isNotExist reports a missing file however the FS spells it.

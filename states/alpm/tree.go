@@ -242,5 +242,12 @@ func (w *treeWriter) link(rel, target string) {
 		w.err = err
 		return
 	}
+	// Rebuilding a tree (states simulate --overwrite) replaces its own
+	// links; a file or directory in the way is an error, never removed.
+	if fi, err := os.Lstat(p); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+		if w.err = os.Remove(p); w.err != nil {
+			return
+		}
+	}
 	w.err = os.Symlink(r, p)
 }

@@ -16,6 +16,9 @@ type State uint8
 const (
 	Unknown State = iota
 	Active
+	// Background is power above the idle level with no I/O outstanding:
+	// the drive's own work (garbage collection) or a wake spike.
+	Background
 	Idle
 	Partial
 	Slumber
@@ -24,10 +27,13 @@ const (
 	numStates
 )
 
-// AllStates lists the classified states in report order.
-var AllStates = []State{Active, Idle, Partial, Slumber, DevSlp, Off}
+// NumStates is one more than the highest State, for arrays indexed by State.
+const NumStates = numStates
 
-var stateNames = [...]string{"unknown", "active", "idle", "partial", "slumber", "devslp", "off"}
+// AllStates lists the classified states in report order.
+var AllStates = []State{Active, Background, Idle, Partial, Slumber, DevSlp, Off}
+
+var stateNames = [...]string{"unknown", "active", "background", "idle", "partial", "slumber", "devslp", "off"}
 
 func (s State) String() string {
 	if int(s) < len(stateNames) {
@@ -54,8 +60,9 @@ type Levels struct {
 	Partial units.Watts `json:"partial_w"`
 	Slumber units.Watts `json:"slumber_w"`
 	DevSlp  units.Watts `json:"devslp_w"`
-	// Off is the level below which the drive counts as powered off
-	// (default 0.5 mW when zero).
+	// Off is the level below which the drive counts as powered off; zero
+	// means the drive has no off state in this trace (noise around a DevSlp
+	// floor of a few ADC counts dips below any small threshold).
 	Off units.Watts `json:"off_w"`
 }
 
@@ -104,10 +111,10 @@ func (l Levels) compile() thresholds {
 	lv := l.ordered()
 	t := thresholds{offBelow: float64(l.Off)}
 	if t.offBelow == 0 {
-		t.offBelow = 0.0005
+		t.offBelow = math.Inf(-1)
 	}
-	// Anything 25 % above the highest level (idle, when known) is work the
-	// host did not ask for (background GC) or a wake spike: active.
+	// Anything 25 % above the highest level (idle, when known) without I/O
+	// is work the host did not ask for (background GC) or a wake spike.
 	if len(lv) > 0 {
 		t.activeAbove = float64(lv[0].w) * 1.25
 	}
@@ -126,7 +133,7 @@ func (l Levels) compile() thresholds {
 
 func (t *thresholds) classify(w float64) State {
 	if w > t.activeAbove {
-		return Active
+		return Background
 	}
 	for i, f := range t.floor {
 		if w >= f {
@@ -316,10 +323,19 @@ func (c *Classifier) classify(t int64, w float64, busy bool, smoothed State) {
 		return
 	}
 	if s != c.cand || c.candN == 0 {
-		if c.candN > 0 {
+		switch {
+		case c.candN > 0 && elevated(c.cand) && elevated(s):
+			// A wake spike (background: no I/O yet) running into the read
+			// that woke the drive (active): both are above the low state,
+			// so the pending samples go with the new candidate — not into
+			// the DevSlp or Slumber interval they interrupted.
+			c.cand = s
+		case c.candN > 0:
 			c.absorbCandidate()
+			c.cand, c.candAt, c.candN, c.candSum, c.candMin, c.candMax = s, t, 0, 0, w, w
+		default:
+			c.cand, c.candAt, c.candN, c.candSum, c.candMin, c.candMax = s, t, 0, 0, w, w
 		}
-		c.cand, c.candAt, c.candN, c.candSum, c.candMin, c.candMax = s, t, 0, 0, w, w
 	}
 	c.candN++
 	c.candSum += w
@@ -329,6 +345,9 @@ func (c *Classifier) classify(t int64, w float64, busy bool, smoothed State) {
 		c.commit()
 	}
 }
+
+// elevated reports whether s is above every low state: the drive working.
+func elevated(s State) bool { return s == Active || s == Background }
 
 func (c *Classifier) add(sp *Span, sum *float64, w float64) {
 	sp.Samples++

@@ -92,7 +92,7 @@ const pinSlack = 5 * time.Millisecond
 
 // deeperOrEqual reports whether a is a lower-power state than b, or the same.
 func deeperOrEqual(a, b State) bool {
-	if a == Active || a == Unknown || a == Off {
+	if a == Active || a == Background || a == Unknown || a == Off {
 		return false
 	}
 	return a >= b

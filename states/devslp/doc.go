@@ -1,6 +1,6 @@
-// Package devslp verifies Device Sleep: it drives the DEVSLP cycle a
-// conformance test would (SATA-IO IPM practice) and judges each cycle from
-// the power trace and the host's own timings.
+// Package devslp drives the Device Sleep cycle a conformance test would
+// (SATA-IO IPM practice); analysis judges each cycle from the capture (the
+// power trace, the pin events and the host's read), in analysis/states.
 //
 // # A cycle
 //
@@ -16,6 +16,6 @@
 //     (its pre-assert power level) within Return.
 //
 // Run performs the cycles through the small Rig interface (pin, probe read,
-// phase notes); Evaluate judges one cycle from its samples and timings, so it
-// is a pure function tested on synthetic traces and reused on captures.
+// phase notes). The checks above are analysis/states' (JudgeCycle), each an
+// interval against its limit: docs/analysis.md, "DevSlp quantities".
 package devslp

@@ -1,0 +1,356 @@
+package analysis
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+
+	"github.com/idlewatt/idlewatt/analysis/chart"
+	"github.com/idlewatt/idlewatt/internal/outfile"
+	"github.com/idlewatt/idlewatt/units"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/idlewatt/idlewatt/analysis/states"
+)
+
+// DevSlp cycles in a capture: each "devslp-cycle:N" phase of a port (until
+// the port's next phase) is one cycle; its pin changes are the meter's
+// DEVSLP events (else the host's requests), its read the first I/O issued
+// after the release. The measuring rig records, as StateNote events on the
+// port, the cycle criteria ("devslp-criteria {json}"), what the drive and
+// host claim ("devslp-support yes|no …|unknown") and host-side problems
+// ("devslp-host …"). Analysis judges every cycle in its own sample pass, on
+// its own clock fit (analysis/states has the estimators).
+
+// Note prefixes the rig writes (capture.StateNote values).
+const (
+	NoteDevSlpCriteria = "devslp-criteria "
+	NoteDevSlpSupport  = "devslp-support "
+	NoteDevSlpHost     = "devslp-host "
+	// NoteDevSlpHostStall is the host's worst scheduling stall (ms) while a
+	// cycle's read was out, at the read's issue time.
+	NoteDevSlpHostStall = "devslp-host-stall-ms "
+)
+
+// devslpIO is one I/O of a DevSlp phase.
+type devslpIO struct {
+	issue, complete int64
+	err             bool
+}
+
+// devslpInfo is pass 1's DevSlp bookkeeping, by port.
+type devslpInfo struct {
+	io       map[int][]devslpIO
+	criteria map[int]states.Criteria
+	support  map[int]string
+	host     map[int][]string
+	stalls   map[int][]stall
+	inPhase  map[int]bool // the port's current phase is a DevSlp one
+}
+
+// stall is a host stall note: at host time t, ms long.
+type stall struct {
+	t  int64
+	ms float64
+}
+
+func (di *devslpInfo) init() {
+	di.io, di.criteria, di.support, di.host, di.inPhase = map[int][]devslpIO{}, map[int]states.Criteria{}, map[int]string{}, map[int][]string{}, map[int]bool{}
+	di.stalls = map[int][]stall{}
+}
+
+// phase notes a phase change (port 0: every port).
+func (di *devslpInfo) phase(port int, name string) {
+	in := strings.HasPrefix(name, "devslp")
+	if port == 0 {
+		for p := range di.inPhase {
+			di.inPhase[p] = in
+		}
+		di.inPhase[0] = in
+		return
+	}
+	di.inPhase[port] = in
+}
+
+func (di *devslpInfo) ioEvent(port int, issue, complete int64, err bool) {
+	in, ok := di.inPhase[port]
+	if !ok {
+		in = di.inPhase[0]
+	}
+	if in {
+		di.io[port] = append(di.io[port], devslpIO{issue, complete, err})
+	}
+}
+
+func (di *devslpInfo) note(port int, t int64, v string) {
+	switch {
+	case strings.HasPrefix(v, NoteDevSlpHostStall):
+		if ms, err := strconv.ParseFloat(strings.TrimPrefix(v, NoteDevSlpHostStall), 64); err == nil && ms >= 0 && !math.IsInf(ms, 0) {
+			di.stalls[port] = append(di.stalls[port], stall{t, ms})
+		}
+	case strings.HasPrefix(v, NoteDevSlpCriteria):
+		var c states.Criteria
+		if json.Unmarshal([]byte(strings.TrimPrefix(v, NoteDevSlpCriteria)), &c) == nil {
+			di.criteria[port] = c
+		}
+	case strings.HasPrefix(v, NoteDevSlpSupport):
+		di.support[port] = strings.TrimSpace(strings.TrimPrefix(v, NoteDevSlpSupport))
+	case strings.HasPrefix(v, NoteDevSlpHost):
+		di.host[port] = append(di.host[port], strings.TrimSpace(strings.TrimPrefix(v, NoteDevSlpHost)))
+	}
+}
+
+// devslpCycles finds a port's cycles: phases, pins (host-time spans) and reads.
+// A meter pin span that does not close inside the cycle (an event lost at
+// the end of the stream) gives way to the host's requests.
+func devslpCycles(ps *phaseSet, port int, pins, hostPins []span, ios []devslpIO, stalls []stall) []states.Timing {
+	var ev []phaseEvent
+	for _, e := range ps.events {
+		if e.port == 0 || e.port == port {
+			ev = append(ev, e)
+		}
+	}
+	sort.SliceStable(ev, func(i, j int) bool { return ev[i].t < ev[j].t })
+	sort.Slice(ios, func(a, b int) bool { return ios[a].issue < ios[b].issue })
+	var out []states.Timing
+	n := 0
+	for i, e := range ev {
+		if !strings.HasPrefix(e.name, "devslp-cycle:") {
+			continue
+		}
+		n++
+		tm := states.Timing{Cycle: n, Start: e.t, End: math.MaxInt64 - 1}
+		if i+1 < len(ev) {
+			tm.End = ev[i+1].t
+		}
+		for _, set := range [][]span{pins, hostPins} {
+			for _, sp := range set {
+				if sp.s >= tm.Start && sp.s < tm.End && sp.e < tm.End {
+					tm.Assert, tm.Deassert = sp.s, sp.e
+					break
+				}
+			}
+			if tm.Assert != 0 {
+				break
+			}
+		}
+		if tm.Assert != 0 {
+			// The host sends the release before the meter sees it, and reads
+			// after its command returns: allow for the transit.
+			const slack = int64(50 * time.Millisecond)
+			for _, x := range ios {
+				if x.issue >= tm.Deassert-slack && x.issue < tm.End {
+					tm.ProbeIssue, tm.ProbeComplete, tm.ProbeErr = x.issue, x.complete, x.err
+					break
+				}
+			}
+		}
+		for _, s := range stalls {
+			if s.t >= tm.Start && s.t < tm.End {
+				tm.HostStallMs = math.Max(tm.HostStallMs, s.ms)
+			}
+		}
+		out = append(out, tm)
+	}
+	return out
+}
+
+// devslpProc collects one drive's samples cycle by cycle and judges each
+// when it ends, so memory holds one cycle (and the chart's).
+type devslpProc struct {
+	cycles []states.Timing
+	i      int
+	buf    []states.Sample
+	jo     states.JudgeOptions
+	judged []states.Cycle
+	// chart: the first cycle that did not pass, else the first.
+	chartCycle   int // index into judged, -1 none
+	chartSamples []states.Sample
+	chartTiming  states.Timing
+}
+
+func (p *devslpProc) add(w []float64, dt float64, t0 float64) {
+	for p.i < len(p.cycles) {
+		c := p.cycles[p.i]
+		last := int64(t0 + dt*float64(len(w)-1))
+		if last < c.Start {
+			return
+		}
+		for k, x := range w {
+			tk := int64(t0 + dt*float64(k))
+			if tk >= c.Start && tk <= c.End {
+				p.buf = append(p.buf, states.Sample{T: tk, W: x})
+			}
+		}
+		if last <= c.End {
+			return
+		}
+		p.flush()
+	}
+}
+
+// flush judges the current cycle.
+func (p *devslpProc) flush() {
+	if p.i >= len(p.cycles) {
+		return
+	}
+	tm := p.cycles[p.i]
+	c := states.Judge(tm, p.buf, p.jo)
+	p.judged = append(p.judged, c)
+	if p.chartCycle < 0 || (c.Outcome != states.Pass && p.judged[p.chartCycle].Outcome == states.Pass) {
+		p.chartCycle = len(p.judged) - 1
+		p.chartSamples = append(p.chartSamples[:0], p.buf...)
+		p.chartTiming = tm
+	}
+	p.buf = p.buf[:0]
+	p.i++
+}
+
+// gap drops the samples around a hole: a cycle is judged on what it has.
+func (p *devslpProc) finish() {
+	for p.i < len(p.cycles) {
+		p.flush()
+	}
+}
+
+// devslpReport builds the drive's DevSlp section from its judged cycles.
+func (d *driveProc) devslpReport(pass *pass1, port int) DevSlp {
+	ds := DevSlp{Cycles: d.cycles, PinAssertedS: float64(d.pinN) * d.clock.NsPerSample / 1e9, PinSource: d.pinSource,
+		PowerW: states.None}
+	p := d.ds
+	support := pass.devslp.support[port]
+	host := strings.Join(pass.devslp.host[port], "; ")
+	cr, planned := pass.devslp.criteria[port]
+	if p == nil {
+		if planned || support != "" {
+			// A DevSlp phase was planned for the drive but ran no cycle: not
+			// supported, or a host cause (no pin), or it was cut short.
+			if support == "" {
+				support = "unknown"
+			}
+			if !planned {
+				cr = states.DefaultCriteria()
+			}
+			ds.Verdict = states.Summarise(nil, cr, support, host)
+		}
+		ds.fill()
+		return ds
+	}
+	p.finish()
+	if support == "" {
+		support = "unknown"
+	}
+	ds.Verdict = states.Summarise(p.judged, p.jo.Criteria, support, host)
+	for _, c := range p.judged {
+		if c.EntryMs.Ok() {
+			ds.CyclesEntered++
+		}
+	}
+	if p.chartCycle >= 0 {
+		d.devslpChart = &devslpChart{timing: p.chartTiming, cycle: p.judged[p.chartCycle], samples: p.chartSamples, limit: p.jo.Criteria.LimitW}
+	}
+	ds.fill()
+	return ds
+}
+
+// fill copies the verdict's pooled quantities into the flat keys.
+func (ds *DevSlp) fill() {
+	v := &ds.Verdict
+	if v.Outcome == "" {
+		n := states.None
+		*v = states.Verdict{PreCycleW: n, FloorW: n, FloorU95W: n, EntryMs: n, EntryU95Ms: n, RiseMs: n, RiseU95Ms: n, ExitMs: n, ExitU95Ms: n}
+	}
+	ds.Outcome, ds.Reason, ds.Support, ds.HostCause = v.Outcome, v.Reason, v.Support, v.HostCause
+	ds.PreCycleW, ds.FloorW, ds.FloorU95W = v.PreCycleW, v.FloorW, v.FloorU95W
+	ds.EntryMs, ds.EntryU95Ms, ds.RiseMs, ds.RiseU95Ms, ds.ExitMs, ds.ExitU95Ms = v.EntryMs, v.EntryU95Ms, v.RiseMs, v.RiseU95Ms, v.ExitMs, v.ExitU95Ms
+	ds.Entered = ds.CyclesEntered > 0
+	ds.PowerW = ds.FloorW
+	if len(v.Cycles) > 0 {
+		ds.CycleResults = v.Cycles
+		c := v.Criteria
+		ds.Criteria = &c
+	}
+}
+
+// devslpChart is what the DevSlp cycle chart draws.
+type devslpChart struct {
+	timing  states.Timing
+	cycle   states.Cycle
+	samples []states.Sample
+	limit   float64
+}
+
+// FileDevSlp is the DevSlp cycle chart's name pattern (by port).
+const FileDevSlp = "devslp-p%d.png"
+
+type namedDevSlpChart struct {
+	name string
+	port int
+	c    *devslpChart
+}
+
+func (r *Report) addDevSlpChart(name string, port int, c *devslpChart) {
+	if c != nil && len(c.samples) > 0 {
+		r.devslpCharts = append(r.devslpCharts, namedDevSlpChart{name, port, c})
+	}
+}
+
+// writeDevSlpCharts draws, per drive, its first cycle that did not pass
+// (else its first), with the fitted entry and rise, in ms from assertion.
+func (r *Report) writeDevSlpCharts(dir string, o outfile.Options) error {
+	var errs []error
+	for _, nc := range r.devslpCharts {
+		c := nc.c
+		t0 := c.timing.Assert
+		ms := func(t int64) float64 {
+			if t == 0 {
+				return math.NaN()
+			}
+			return float64(t-t0) / 1e6
+		}
+		env := chart.Envelope{}
+		// Half a millisecond per point keeps the wake spike and the floor
+		// readable without drawing every sample.
+		const bucket = 0.5
+		cur := math.NaN()
+		var mn, mx, sum float64
+		var n int
+		flush := func() {
+			if n > 0 {
+				env.T = append(env.T, cur)
+				env.Min, env.Max, env.Mean = append(env.Min, mn), append(env.Max, mx), append(env.Mean, sum/float64(n))
+			}
+		}
+		for _, s := range c.samples {
+			b := math.Floor(ms(s.T)/bucket) * bucket
+			if b != cur {
+				flush()
+				cur, mn, mx, sum, n = b, s.W, s.W, 0, 0
+			}
+			mn, mx, sum, n = math.Min(mn, s.W), math.Max(mx, s.W), sum+s.W, n+1
+		}
+		flush()
+		floor := 0.0
+		if c.cycle.FloorW.Ok() {
+			floor = float64(c.cycle.FloorW)
+		}
+		cy := c.cycle
+		fig, err := chart.DevSlpCycleChart(chart.DevSlpCycle{
+			Name: nc.name, Power: env, Assert: 0, Deassert: ms(c.timing.Deassert),
+			FloorReached: ms(cy.EntryAt), FirstIO: ms(c.timing.ProbeComplete),
+			Floor: units.Watts(floor), Limit: units.Watts(c.limit),
+		}, chart.DevSlpOpts{
+			Title: fmt.Sprintf("DevSlp cycle %d — %s", cy.Cycle, nc.name),
+			Subtitle: fmt.Sprintf("%s · entry %s ms · floor %s mW · exit to first read %s ms", cy.Outcome,
+				states.PM(cy.EntryMs, cy.EntryU95Ms, 1), states.PM(cy.FloorW, cy.FloorU95W, 1e3), states.PM(cy.ExitMs, cy.ExitU95Ms, 1)),
+			Unit: chart.UnitMW, LogY: true,
+		})
+		errs = append(errs, saveFig(fig, err, filepath.Join(dir, fmt.Sprintf(FileDevSlp, nc.port)), o))
+	}
+	return errors.Join(errs...)
+}

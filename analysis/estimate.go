@@ -1,0 +1,398 @@
+package analysis
+
+import (
+	"fmt"
+	"math"
+	"slices"
+)
+
+// Quiet power: the level a drive rests at, and its uncertainty.
+//
+// Quiet samples (no I/O outstanding, past the settle tail, DEVSLP pin not
+// asserted, and in the active-idle state when a classifier labels states)
+// are cut, in time order, into blocks of blockSeries.L consecutive quiet
+// samples (10 ms to start with). The block means are what the estimates
+// work on: blocks are long against the sensor noise's correlation and short
+// against a background burst (garbage collection, housekeeping), so a burst
+// shows as blocks far above the rest. See estimateLevel and
+// docs/analysis.md, "Active idle and background bursts".
+
+// blockSeries holds the block sums of a stream of samples in bounded
+// memory: when maxBlocks blocks are full, neighbours merge in pairs and the
+// block length doubles.
+type blockSeries struct {
+	L      int // samples per block; 0 until init
+	minN   int // fewest samples for a level: minQuietS of them
+	cur    blk
+	blocks []blk
+}
+
+type blk struct {
+	n   int
+	sum float64
+}
+
+// maxBlocks bounds a series (16 B a block: 512 KiB). At 10 kS/s it holds
+// 5.5 min of quiet time in 10 ms blocks before the first merge.
+const maxBlocks = 1 << 15
+
+// quietBlockS is the initial block length, s.
+const quietBlockS = 0.010
+
+// minQuietS is the least quiet time a level is reported from: a few blocks,
+// not a few samples caught between two states.
+const minQuietS = 0.030
+
+func (b *blockSeries) init(rateHz float64) {
+	b.L = max(1, int(math.Round(quietBlockS*rateHz)))
+	b.minN = max(1, int(math.Ceil(minQuietS*rateHz)))
+}
+
+func (b *blockSeries) add(ps []float64) {
+	if b.L == 0 {
+		return
+	}
+	for len(ps) > 0 {
+		k := min(len(ps), b.L-b.cur.n)
+		b.cur.n += k
+		b.cur.sum += sum4(ps[:k])
+		ps = ps[k:]
+		if b.cur.n >= b.L {
+			b.push()
+		}
+	}
+}
+
+// sum4 sums ps with four accumulators: the adds do not wait on each other.
+func sum4(ps []float64) float64 {
+	var a, b, c, d float64
+	i := 0
+	for ; i+4 <= len(ps); i += 4 {
+		q := ps[i : i+4 : i+4]
+		a += q[0]
+		b += q[1]
+		c += q[2]
+		d += q[3]
+	}
+	for ; i < len(ps); i++ {
+		a += ps[i]
+	}
+	return (a + b) + (c + d)
+}
+
+func (b *blockSeries) add1(x float64) {
+	if b.L == 0 {
+		return
+	}
+	b.cur.n++
+	b.cur.sum += x
+	if b.cur.n >= b.L {
+		b.push()
+	}
+}
+
+func (b *blockSeries) push() {
+	if len(b.blocks) >= maxBlocks {
+		h := len(b.blocks) / 2
+		for i := range h {
+			x, y := b.blocks[2*i], b.blocks[2*i+1]
+			b.blocks[i] = blk{x.n + y.n, x.sum + y.sum}
+		}
+		b.blocks = b.blocks[:h]
+		b.L *= 2
+		if b.cur.n < b.L {
+			return // the current block now has room to grow
+		}
+	}
+	b.blocks = append(b.blocks, b.cur)
+	b.cur = blk{}
+}
+
+// all returns the blocks, the last partial one included, in time order.
+func (b *blockSeries) all() []blk {
+	if b.cur.n > 0 {
+		return append(b.blocks[:len(b.blocks):len(b.blocks)], b.cur)
+	}
+	return b.blocks
+}
+
+// levelEstimate is what estimateLevel finds.
+type levelEstimate struct {
+	Level float64 // mean of the kept quiet samples; NaN without any
+	// U95 is the expanded uncertainty (95 %) of Level; nil when it cannot
+	// be estimated (see Note).
+	U95 *float64
+	// NoiseVar1 is the variance of one sample's noise as it averages out:
+	// the variance of a kept block mean times the samples per block, so
+	// that NoiseVar1/N is the noise variance of a mean of N samples. NaN
+	// when unknown.
+	NoiseVar1 float64
+	Dof       float64 // degrees of freedom of NoiseVar1
+	Blocks    int     // independent block means behind U95
+	BlockS    float64 // their length, in samples (multiply by the period)
+	Kept      int     // samples in the level
+	BurstN    int     // samples in background bursts
+	BurstSum  float64
+	Bursts    int // separate bursts
+	LowN      int // samples excluded below the level (dips, other states)
+	Note      string
+}
+
+// Burst detection and independence thresholds (docs/analysis.md).
+const (
+	burstSigmas  = 5    // a block more than 5 robust σ from the median block…
+	burstRelFrac = 0.01 // …and more than 1 % of the level (a constant source has σ = 0)
+	minBlocks    = 10   // fewest independent block means for an interval
+)
+
+// estimateLevel finds the quiet level of blocks bs (time order): the mean of
+// the samples in blocks within ±max(5σ, 1 %·level, 3·uRes) of the median
+// block mean, σ the robust spread of block means (the smaller of the two
+// half inter-quartile distances ÷ 0.6745, so that bursts above or dips
+// below, each under a quarter of the time, do not widen it). Blocks above
+// that band are background bursts, and so are their neighbours (a burst's
+// edges fall in part into the blocks beside it); blocks below are dips
+// (another state, a short stop). uRes is the standard uncertainty of one
+// reading from the meter's resolution given the noise σ of one sample (W,
+// 0 when unknown) that dithers it; it is added in quadrature to the
+// statistical term.
+func estimateLevel(bs []blk, L, minN int, resU func(sigma float64) float64) levelEstimate {
+	uRes := resU(0)
+	e := levelEstimate{Level: math.NaN(), NoiseVar1: math.NaN()}
+	var n int
+	var sum float64
+	for _, b := range bs {
+		n += b.n
+		sum += b.sum
+	}
+	if n == 0 {
+		e.Note = "no quiet samples"
+		return e
+	}
+	if n < minN {
+		e.Note = fmt.Sprintf("%d quiet samples, less than %.0f ms: no level", n, 1e3*minQuietS)
+		return e
+	}
+	var full []float64
+	for _, b := range bs {
+		if b.n >= L {
+			full = append(full, b.sum/float64(b.n))
+		}
+	}
+	if len(full) < 3 {
+		e.Level, e.Kept = sum/float64(n), n
+		e.Note = "too little quiet time to look for bursts or estimate an uncertainty"
+		return e
+	}
+	s := slices.Clone(full)
+	slices.Sort(s)
+	q25, q50, q75 := sortedQ(s, 0.25), sortedQ(s, 0.5), sortedQ(s, 0.75)
+	sigma := math.Min(q50-q25, q75-q50) / 0.6745
+	h := math.Max(burstSigmas*sigma, math.Max(burstRelFrac*math.Abs(q50), 3*uRes))
+	mark := make([]int8, len(bs)) // +1 burst, -1 dip, 0 kept
+	for i, b := range bs {
+		m := b.sum / float64(b.n)
+		// A partial block is noisier; widen its band as 1/√n.
+		hb := h
+		if b.n < L {
+			hb = h * math.Sqrt(float64(L)/float64(b.n))
+		}
+		switch {
+		case m > q50+hb:
+			mark[i] = 1
+		case m < q50-hb:
+			mark[i] = -1
+		}
+	}
+	burst := make([]bool, len(bs))
+	for i := range bs {
+		if mark[i] == 1 || (i > 0 && mark[i-1] == 1 && mark[i] == 0) || (i+1 < len(bs) && mark[i+1] == 1 && mark[i] == 0) {
+			burst[i] = true
+		}
+	}
+	var kept []blk
+	var ksum float64
+	for i, b := range bs {
+		switch {
+		case burst[i]:
+			e.BurstN += b.n
+			e.BurstSum += b.sum
+			if i == 0 || !burst[i-1] {
+				e.Bursts++
+			}
+		case mark[i] == -1:
+			e.LowN += b.n
+		default:
+			e.Kept += b.n
+			ksum += b.sum
+			if b.n >= L {
+				kept = append(kept, b)
+			}
+		}
+	}
+	if e.Kept == 0 {
+		e.Note = "every quiet block is a burst or a dip"
+		return e
+	}
+	e.Level = ksum / float64(e.Kept)
+	// Batch means: merge neighbouring kept blocks until their means are no
+	// longer correlated (lag-1 autocorrelation within 2/√K of zero).
+	for {
+		if len(kept) < minBlocks {
+			e.Note = "fewer than 10 independent quiet blocks: no uncertainty (measure longer)"
+			return e
+		}
+		r1 := lag1(kept)
+		if r1 <= math.Max(0.1, 2/math.Sqrt(float64(len(kept)))) {
+			break
+		}
+		kept = mergePairs(kept)
+	}
+	var mean float64
+	var nb int
+	for _, b := range kept {
+		mean += b.sum / float64(b.n)
+		nb += b.n
+	}
+	K := float64(len(kept))
+	mean /= K
+	var v float64
+	for _, b := range kept {
+		d := b.sum/float64(b.n) - mean
+		v += d * d
+	}
+	v /= K - 1
+	e.Blocks, e.BlockS = len(kept), float64(nb)/K
+	e.NoiseVar1, e.Dof = v*e.BlockS, K-1
+	u95 := expanded(v/K, K-1, resU(math.Sqrt(e.NoiseVar1)))
+	e.U95 = &u95
+	return e
+}
+
+// expanded returns the 95 % expanded uncertainty of a statistical variance
+// vs with dof degrees of freedom combined with a resolution term uRes
+// (infinite degrees of freedom): coverage factor from Student's t at the
+// Welch–Satterthwaite effective degrees of freedom.
+func expanded(vs, dof, uRes float64) float64 {
+	uc2 := vs + uRes*uRes
+	if uc2 == 0 {
+		return 0
+	}
+	nu := math.Inf(1)
+	if vs > 0 {
+		nu = uc2 * uc2 / (vs * vs / dof)
+	}
+	return t975(nu) * math.Sqrt(uc2)
+}
+
+// t975 is the 0.975 quantile of Student's t with nu degrees of freedom:
+// from the table up to 30 (nu rounded down, which errs wide), above by the
+// Cornish–Fisher expansion (within 0.01 %).
+func t975(nu float64) float64 {
+	const z = 1.959963984540054
+	if math.IsInf(nu, 1) {
+		return z
+	}
+	if nu < 1 {
+		return math.Inf(1)
+	}
+	if nu <= 30 {
+		return t975Table[int(nu)-1]
+	}
+	z3, z5, z7 := z*z*z, z*z*z*z*z, z*z*z*z*z*z*z
+	return z + (z3+z)/(4*nu) + (5*z5+16*z3+3*z)/(96*nu*nu) + (3*z7+19*z5+17*z3-15*z)/(384*nu*nu*nu)
+}
+
+var t975Table = [30]float64{12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+	2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+	2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042}
+
+func sortedQ(s []float64, q float64) float64 {
+	r := q * float64(len(s)-1)
+	i := int(r)
+	if i+1 >= len(s) {
+		return s[len(s)-1]
+	}
+	return s[i] + (r-float64(i))*(s[i+1]-s[i])
+}
+
+func lag1(bs []blk) float64 {
+	var mean float64
+	for _, b := range bs {
+		mean += b.sum / float64(b.n)
+	}
+	mean /= float64(len(bs))
+	var num, den float64
+	prev := math.NaN()
+	for _, b := range bs {
+		d := b.sum/float64(b.n) - mean
+		den += d * d
+		if !math.IsNaN(prev) {
+			num += d * prev
+		}
+		prev = d
+	}
+	if den == 0 {
+		return 0
+	}
+	return num / den
+}
+
+func mergePairs(bs []blk) []blk {
+	out := make([]blk, 0, len(bs)/2)
+	for i := 0; i+1 < len(bs); i += 2 {
+		out = append(out, blk{bs[i].n + bs[i+1].n, bs[i].sum + bs[i+1].sum})
+	}
+	return out
+}
+
+// meanU95 is the 95 % expanded uncertainty of a mean of n samples given the
+// drive's quiet noise (q.NoiseVar1, q.Dof) and resolution term uRes; nil
+// when the noise is unknown.
+func meanU95(n uint64, q levelEstimate, uRes float64) *float64 {
+	if n == 0 || math.IsNaN(q.NoiseVar1) {
+		return nil
+	}
+	u := expanded(q.NoiseVar1/float64(n), q.Dof, uRes)
+	return &u
+}
+
+// resolutionU is the standard uncertainty of a mean drive power p from the
+// meter's resolution: per rail, current LSB × nominal voltage and voltage
+// LSB × the current the whole power p would draw at it (a bound: the split
+// between rails is not known), each a rectangular ±LSB/2, in quadrature,
+// plus float32 storage rounding. Noise of σ W per sample dithers the current
+// readings: the systematic part of a current LSB that survives averaging
+// shrinks as exp(−2π²σᵢ²/q²) (the first Fourier term of the quantiser's
+// bias), σᵢ the current noise per rail, taken as σ shared equally between
+// the rails. known is false when no rail states an LSB.
+func resolutionU(rails []railLSB, p, sigma float64) (u float64, known bool) {
+	var v, vv float64
+	for _, r := range rails {
+		if r.nominal > 0 {
+			vv += r.nominal * r.nominal
+		}
+	}
+	for _, r := range rails {
+		if r.nominal <= 0 {
+			continue // a rail of unknown voltage: its LSBs cannot be turned into watts
+		}
+		if r.i > 0 || r.v > 0 {
+			known = true
+		}
+		cur := math.Abs(p) / r.nominal
+		qi := r.nominal * r.i
+		if r.i > 0 && sigma > 0 {
+			si := sigma / math.Sqrt(vv)
+			qi *= math.Min(1, 2*math.Exp(-2*math.Pi*math.Pi*si*si/(r.i*r.i)))
+		}
+		v += qi*qi + (cur*r.v)*(cur*r.v)
+	}
+	// Values stored as float32 (a chunk that is not all LSB counts) are
+	// rounded to 2^-24 of V and of I.
+	f := 2 * math.Abs(p) * 0x1p-24
+	v += 2 * f * f
+	return math.Sqrt(v / 12), known
+}
+
+type railLSB struct{ nominal, v, i float64 }

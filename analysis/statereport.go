@@ -1,0 +1,537 @@
+package analysis
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/idlewatt/idlewatt/analysis/states"
+	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/states/detect"
+	"github.com/idlewatt/idlewatt/states/drivesim"
+)
+
+// FileStates is the state detection's output file.
+const FileStates = "states.json"
+
+// StatesSchema is states.json's schema value.
+const StatesSchema = "idlewatt.states/v1"
+
+// StateReport is one drive's interface-state detection from its power trace
+// (states/detect's offline classifier, with hysteresis): the intervals'
+// residency, power, transitions and latencies. Its JSON form is one drive
+// of states.json. Residency and power are the report's (one
+// classification), and DevSlp is the report's devslp block.
+type StateReport struct {
+	Port         int                `json:"port"`
+	Name         string             `json:"name"`
+	LevelsSource string             `json:"levels_source"` // "profile" or "learned"
+	Levels       detect.Levels      `json:"levels"`
+	MeasuredS    float64            `json:"measured_s"`
+	Residency    map[string]float64 `json:"residency"` // fraction of measured time
+	PowerW       map[string]float64 `json:"power_w"`   // mean power in each state
+	// PowerU95W is the 95 % half-width of PowerW: cluster-robust over the
+	// state's intervals (absent with fewer than two).
+	PowerU95W map[string]float64 `json:"power_u95_w"`
+	// ResidencyU95 is the 95 % half-width of Residency from the timing of
+	// the state's boundaries (each uniform within ±½ smoothing window); it
+	// does not cover samples put in the wrong state.
+	ResidencyU95 map[string]float64     `json:"residency_u95"`
+	Spans        map[string]int         `json:"spans"`         // intervals per state
+	Transitions  []TransitionCount      `json:"transitions"`   // from → to, count
+	Entry        map[string]LatencyStat `json:"entry_latency"` // by state entered (DevSlp's are in devslp)
+	Exit         map[string]LatencyStat `json:"exit_latency"`  // by state left (DevSlp's are in devslp)
+	DevSlp       *DevSlp                `json:"devslp,omitempty"`
+	Note         string                 `json:"note,omitempty"`
+}
+
+// TransitionCount counts one kind of transition.
+type TransitionCount struct {
+	From  string `json:"from"`
+	To    string `json:"to"`
+	Count int    `json:"count"`
+}
+
+// LatencyStat summarises latencies, by cause ("io" or "pin").
+type LatencyStat struct {
+	Count  int     `json:"count"`
+	Cause  string  `json:"cause"`
+	MeanMs float64 `json:"mean_ms"`
+	P50Ms  float64 `json:"p50_ms"`
+	MaxMs  float64 `json:"max_ms"`
+}
+
+// StateOptions turn on state detection in Analyze.
+type StateOptions struct {
+	// Profiles are user drive profiles by name (built-ins are always known).
+	Profiles map[string]drivesim.Profile
+}
+
+// ProfileLevels are the state levels a profile predicts.
+func ProfileLevels(p drivesim.Profile) detect.Levels {
+	l := detect.Levels{Idle: p.ActiveIdleW, Partial: p.PartialW, Slumber: p.SlumberW}
+	if p.DevSlpWorks() {
+		l.DevSlp = p.DevSlpW
+	}
+	if p.HDD() && p.StandbyW > 0 && p.StandbyW < l.Slumber {
+		// An HDD's standby sits below its slumber level; the classifier has no
+		// standby state, so it is the off state.
+		l.Off = p.StandbyW / 2
+	}
+	return l
+}
+
+// stateDetector runs the classifiers of one Analyze: drives with a known
+// profile inside the sample pass, the others after it (their levels are
+// learned from the idle power the pass gathered).
+type stateDetector struct {
+	opts *StateOptions
+	// recorded are the user profiles the capture's header config holds (the
+	// rig records its config there), so a report of the capture classifies
+	// against the same levels as the run did.
+	recorded map[string]drivesim.Profile
+	cols     map[int]*stateCollector
+	hists    map[int]*detect.LevelHistogram
+}
+
+func newStateDetector(o *StateOptions) *stateDetector {
+	return &stateDetector{opts: o, cols: map[int]*stateCollector{}, hists: map[int]*detect.LevelHistogram{}}
+}
+
+// classifier makes a drive's classifier for the sample pass.
+func (sd *stateDetector) classifier(d capture.DriveInfo, rate float64) StateClassifier {
+	period := time.Duration(float64(time.Second) / rate)
+	p, err := drivesim.Lookup(d.Profile, sd.opts.Profiles)
+	if err != nil && d.Profile != "" {
+		p, err = drivesim.Lookup(d.Profile, sd.recorded)
+	}
+	if d.Profile == "" || err != nil {
+		h := &detect.LevelHistogram{}
+		sd.hists[d.Port] = h
+		return &histCollector{h: h, avg: idleAverager{per: blockSamples(period)}}
+	}
+	l := ProfileLevels(p)
+	on, err := detect.NewOnline(l, period, 0)
+	if err != nil {
+		return nil
+	}
+	c := &stateCollector{online: on, rep: StateReport{Port: d.Port, Name: d.Name, Levels: l, LevelsSource: "profile"}}
+	if c.off, err = detect.New(detect.Options{Levels: l, Period: period}, func(s detect.Span) {
+		c.spans = append(c.spans, s)
+		c.sum.Add(s)
+	}); err != nil {
+		return nil
+	}
+	sd.cols[d.Port] = c
+	return c
+}
+
+// stateCollector labels samples online for residency and feeds the same
+// samples to the offline classifier with hysteresis (states.json).
+type stateCollector struct {
+	online *detect.Online
+	off    *detect.Classifier
+	spans  []detect.Span
+	sum    detect.Summary
+	rep    StateReport
+}
+
+func (c *stateCollector) Classify(s Sample) State {
+	busy := s.Activity == Busy
+	c.off.Push(s.Host, float64(s.Power), busy)
+	return c.online.Classify(float64(s.Power), busy)
+}
+
+func (c *stateCollector) Gap(start, count uint64) {
+	c.online.Reset()
+	c.off.Gap()
+}
+
+// histCollector gathers the power of idle samples (no I/O, past the settle
+// tail), as 10 ms means, for level learning, and abstains from labelling.
+type histCollector struct {
+	h   *detect.LevelHistogram
+	avg idleAverager
+}
+
+func (c *histCollector) Classify(s Sample) State {
+	if s.Activity == Idle {
+		c.avg.add(c.h, float64(s.Power))
+	} else {
+		c.avg.reset()
+	}
+	return StateUnknown
+}
+
+func (c *histCollector) Gap(start, count uint64) { c.avg.reset() }
+
+// idleAverager feeds the level histogram with the means of consecutive
+// idle samples over levelBlock (10 ms), not single samples: sensor noise can
+// be as large as a DevSlp level itself, and the raw samples would smear one
+// level into several false peaks.
+type idleAverager struct {
+	sum float64
+	n   int
+	per int
+}
+
+// levelBlock is the averaging window for level learning.
+const levelBlock = 10 * time.Millisecond
+
+func (a *idleAverager) add(h *detect.LevelHistogram, w float64) {
+	a.sum += w
+	a.n++
+	if a.n >= a.per {
+		h.Add(a.sum / float64(a.n))
+		a.sum, a.n = 0, 0
+	}
+}
+
+func (a *idleAverager) reset() { a.sum, a.n = 0, 0 }
+
+func blockSamples(period time.Duration) int { return max(1, int(levelBlock/period)) }
+
+// busyIO turns a port's merged busy intervals into detect's I/O list.
+func busyIO(p *pass1, port int) []detect.IO {
+	ss := p.busy[port]
+	if ss == nil {
+		return nil
+	}
+	out := make([]detect.IO, len(ss.spans))
+	for i, s := range ss.spans {
+		out[i] = detect.IO{Issue: s.s, Complete: s.e}
+	}
+	return out
+}
+
+// drivePins are a port's DEVSLP changes on the aligned host clock: the
+// meter's events when it reports them, else the host's requests.
+func drivePins(p *pass1, c *Clock, port int) []detect.Pin {
+	var dp []detect.Pin
+	for _, e := range p.meterPins[port] {
+		dp = append(dp, detect.Pin{At: c.Host(uint64(e.t)), Asserted: e.asserted})
+	}
+	if len(dp) == 0 {
+		for _, e := range append(append([]pinEvent(nil), p.hostPins[port]...), p.hostPins[0]...) {
+			dp = append(dp, detect.Pin{At: e.t, Asserted: e.asserted})
+		}
+	}
+	sort.Slice(dp, func(a, b int) bool { return dp[a].At < dp[b].At })
+	return dp
+}
+
+// fill completes a report from the classifier's spans.
+func (s *StateReport) fill(sum *detect.Summary, spans []detect.Span, ios []detect.IO, pins []detect.Pin) {
+	s.MeasuredS = sum.Total().Seconds()
+	s.Residency, s.PowerW, s.Spans = map[string]float64{}, map[string]float64{}, map[string]int{}
+	s.PowerU95W, s.ResidencyU95 = map[string]float64{}, map[string]float64{}
+	for _, st := range detect.AllStates {
+		s.Residency[st.String()] = sum.Residency(st)
+		s.PowerW[st.String()] = float64(sum.MeanPower(st))
+		s.Spans[st.String()] = sum.Spans[st]
+	}
+	s.uncertainty(spans)
+	for k, n := range sum.Transitions {
+		s.Transitions = append(s.Transitions, TransitionCount{From: k[0].String(), To: k[1].String(), Count: n})
+	}
+	sort.Slice(s.Transitions, func(a, b int) bool {
+		x, y := s.Transitions[a], s.Transitions[b]
+		if x.Count != y.Count {
+			return x.Count > y.Count
+		}
+		return x.From+x.To < y.From+y.To
+	})
+	entries, exits := detect.Latencies(spans, ios, pins, 50*time.Millisecond)
+	s.Entry, s.Exit = map[string]LatencyStat{}, map[string]LatencyStat{}
+	group := func(m map[string][]float64, causes map[string]string, state, cause string, d time.Duration) {
+		m[state] = append(m[state], float64(d)/1e6)
+		if c, ok := causes[state]; ok && c != cause {
+			causes[state] = "mixed"
+		} else {
+			causes[state] = cause
+		}
+	}
+	em, ec := map[string][]float64{}, map[string]string{}
+	for _, e := range entries {
+		group(em, ec, e.State.String(), e.Cause, e.Latency)
+	}
+	xm, xc := map[string][]float64{}, map[string]string{}
+	for _, x := range exits {
+		group(xm, xc, x.State.String(), x.Cause, x.Latency)
+	}
+	// DevSlp's entry and exit are measured by change points around the pin
+	// (the devslp block), not here: one definition per name.
+	delete(em, detect.DevSlp.String())
+	delete(xm, detect.DevSlp.String())
+	for st, v := range em {
+		s.Entry[st] = latencyStat(v, ec[st])
+	}
+	for st, v := range xm {
+		s.Exit[st] = latencyStat(v, xc[st])
+	}
+}
+
+func latencyStat(v []float64, cause string) LatencyStat {
+	sort.Float64s(v)
+	var sum float64
+	for _, x := range v {
+		sum += x
+	}
+	return LatencyStat{Count: len(v), Cause: cause, MeanMs: sum / float64(len(v)), P50Ms: v[len(v)/2], MaxMs: v[len(v)-1]}
+}
+
+// applyStates makes each drive's residency and per-state power the state
+// detection's (one classification for report.json, report.md and
+// states.json) and gives each state report the drive's DevSlp block.
+func (r *Report) applyStates() {
+	for i := range r.States {
+		st := &r.States[i]
+		for j := range r.Drives {
+			d := &r.Drives[j]
+			if d.Port != st.Port {
+				continue
+			}
+			if res, p := st.Residency, st.PowerW; res != nil {
+				d.Residency = Residency{Active: res["active"], Background: res["background"], Idle: res["idle"], Partial: res["partial"],
+					Slumber: res["slumber"], DevSlp: res["devslp"], Off: res["off"]}
+				d.StatePowerW = StatePower{Active: p["active"], Background: p["background"], Idle: p["idle"], Partial: p["partial"],
+					Slumber: p["slumber"], DevSlp: p["devslp"]}
+				d.ResidencyU95, d.StatePowerU95W = st.ResidencyU95, st.PowerU95W
+				if !d.DevSlp.FloorW.Ok() && res["devslp"] > 0 {
+					// No judged pin cycles (the HBA's own DevSlp): the DevSlp intervals' mean.
+					d.DevSlp.Entered, d.DevSlp.PowerW = true, states.Num(p["devslp"])
+				}
+			}
+			ds := d.DevSlp
+			st.DevSlp = &ds
+		}
+	}
+}
+
+// WriteStatesJSON writes states.json's content.
+func (r *Report) WriteStatesJSON(w io.Writer) error {
+	b, err := json.MarshalIndent(struct {
+		Schema string        `json:"schema"`
+		Drives []StateReport `json:"drives"`
+	}{StatesSchema, r.States}, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+// writeStatesMarkdown is report.md's state-detection section.
+func (r *Report) writeStatesMarkdown(w io.Writer) {
+	var b strings.Builder
+	b.WriteString("\n## Interface states detected from power\n\n")
+	b.WriteString("Offline classification with hysteresis (states/detect); levels from the drive profile or learned from the idle samples. Residency and power are the Residency table's; DevSlp latencies are in the DevSlp table.\n\n")
+	b.WriteString("| Drive | Levels | State | Residency | Power (mW) | Intervals | Entry p50 / max (ms) | Exit p50 / max (ms) |\n|---|---|---|---:|---:|---:|---:|---:|\n")
+	for _, s := range r.States {
+		if s.Residency == nil {
+			fmt.Fprintf(&b, "| %s | — | not classified: %s | | | | | |\n", s.Name, s.Note)
+			continue
+		}
+		for _, st := range detect.AllStates {
+			name := st.String()
+			if s.Spans[name] == 0 {
+				continue
+			}
+			lat := func(m map[string]LatencyStat) string {
+				if l, ok := m[name]; ok {
+					return fmt.Sprintf("%.2f / %.2f (%s, n=%d)", l.P50Ms, l.MaxMs, l.Cause, l.Count)
+				}
+				return ""
+			}
+			pw := states.PM(states.Num(s.PowerW[name]), states.None, 1e3)
+			if u, ok := s.PowerU95W[name]; ok {
+				pw = states.PM(states.Num(s.PowerW[name]), states.Num(u), 1e3)
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %.1f %% | %s | %d | %s | %s |\n", s.Name, s.LevelsSource, name,
+				100*s.Residency[name], pw, s.Spans[name], lat(s.Entry), lat(s.Exit))
+		}
+		if len(s.Transitions) > 0 {
+			var ts []string
+			for _, t := range s.Transitions {
+				ts = append(ts, fmt.Sprintf("%s→%s %d", t.From, t.To, t.Count))
+			}
+			fmt.Fprintf(&b, "| %s | | transitions | %s | | | | |\n", s.Name, strings.Join(ts, ", "))
+		}
+	}
+	io.WriteString(w, b.String())
+}
+
+// finishStates builds the state reports after the sample pass: the
+// profile drives' from their collectors, the others' by learning levels
+// from the idle power gathered in the pass and classifying in one more
+// read of the capture.
+func (sd *stateDetector) finishStates(open Opener, p *pass1, c *Clock, drives []DriveReport, rails map[int][]int) ([]StateReport, error) {
+	var out []StateReport
+	type learner struct {
+		i     int
+		rails []int
+		busy  []detect.IO
+		bi    int
+		cls   *detect.Classifier
+		spans []detect.Span
+		sum   detect.Summary
+	}
+	var learn []*learner
+	period := time.Duration(c.NsPerSample)
+	for _, d := range drives {
+		if col := sd.cols[d.Port]; col != nil {
+			col.off.Close()
+			col.rep.fill(&col.sum, col.spans, busyIO(p, d.Port), drivePins(p, c, d.Port))
+			out = append(out, col.rep)
+			continue
+		}
+		rep := StateReport{Port: d.Port, Name: d.Name}
+		h := sd.hists[d.Port]
+		if h == nil {
+			rep.Note = "no samples"
+			out = append(out, rep)
+			continue
+		}
+		l, err := h.Levels(0.02)
+		if err != nil {
+			rep.Note = err.Error()
+			out = append(out, rep)
+			continue
+		}
+		rep.Levels, rep.LevelsSource = l, "learned"
+		out = append(out, rep)
+		ln := &learner{i: len(out) - 1, rails: rails[d.Port], busy: busyIO(p, d.Port)}
+		ln.cls, err = detect.New(detect.Options{Levels: l, Period: period}, func(s detect.Span) {
+			ln.spans = append(ln.spans, s)
+			ln.sum.Add(s)
+		})
+		if err != nil {
+			out[ln.i].Note = err.Error()
+			continue
+		}
+		learn = append(learn, ln)
+	}
+	if len(learn) == 0 {
+		return out, nil
+	}
+	src, err := open()
+	if err != nil {
+		return out, err
+	}
+	defer src.Close()
+	cr, ok := src.(*capture.Reader)
+	if !ok {
+		for _, ln := range learn {
+			out[ln.i].Note = "levels learned, but this source cannot be read sample by sample for classification"
+		}
+		return out, nil
+	}
+	busyAt := func(ln *learner, t int64) bool {
+		for ln.bi < len(ln.busy) && ln.busy[ln.bi].Complete < t {
+			ln.bi++
+		}
+		return ln.bi < len(ln.busy) && ln.busy[ln.bi].Issue <= t
+	}
+	rows := capture.NewRows(cr)
+	for {
+		run, err := rows.NextRun()
+		if err != nil {
+			break // EOF or a damaged tail: classify what was recorded
+		}
+		if run.Gap > 0 {
+			for _, ln := range learn {
+				ln.cls.Gap()
+			}
+			continue
+		}
+		for _, ln := range learn {
+			ok := true
+			for _, ch := range ln.rails {
+				ok = ok && run.Present[ch]
+			}
+			if !ok {
+				ln.cls.Gap()
+				continue
+			}
+			for k := range run.N {
+				t := c.Host(run.Index + uint64(k))
+				var w float64
+				for _, ch := range ln.rails {
+					w += float64(run.V[ch][k]) * float64(run.I[ch][k])
+				}
+				ln.cls.Push(t, w, busyAt(ln, t))
+			}
+		}
+	}
+	for _, ln := range learn {
+		ln.cls.Close()
+		out[ln.i].fill(&ln.sum, ln.spans, busyIO(p, out[ln.i].Port), drivePins(p, c, out[ln.i].Port))
+	}
+	return out, nil
+}
+
+// stateSmooth is the classifier's smoothing window (states/detect's
+// default), the scale of a boundary's timing uncertainty.
+const stateSmooth = time.Millisecond
+
+// uncertainty fills PowerU95W and ResidencyU95 from the spans.
+//
+// Per-state power: the intervals are clusters; with k ≥ 2 intervals of n_i
+// samples and means m_i, var(mean) = k/(k−1) · Σ n_i²(m_i − m)² / N², which
+// holds the sensor noise within each interval and the spread between them.
+// Residency: each of the state's 2k boundaries is placed within ±½ window
+// (uniform, u = window/√12), so u(residency) = √(2k) · u / measured time.
+func (s *StateReport) uncertainty(spans []detect.Span) {
+	type agg struct {
+		n, sumW float64
+		means   []float64
+		ns      []float64
+	}
+	by := map[string]*agg{}
+	for _, sp := range spans {
+		a := by[sp.State.String()]
+		if a == nil {
+			a = &agg{}
+			by[sp.State.String()] = a
+		}
+		n := float64(sp.Samples)
+		a.n += n
+		a.sumW += n * sp.MeanW
+		a.means, a.ns = append(a.means, sp.MeanW), append(a.ns, n)
+	}
+	total := s.MeasuredS
+	ub := stateSmooth.Seconds() / math.Sqrt(12)
+	for st, a := range by {
+		k := float64(len(a.means))
+		if total > 0 {
+			s.ResidencyU95[st] = 1.96 * math.Sqrt(2*k) * ub / total
+		}
+		if k < 2 || a.n == 0 {
+			continue
+		}
+		m := a.sumW / a.n
+		var v float64
+		for i, mi := range a.means {
+			v += a.ns[i] * a.ns[i] * (mi - m) * (mi - m)
+		}
+		v *= k / (k - 1) / (a.n * a.n)
+		s.PowerU95W[st] = 1.96 * math.Sqrt(v)
+	}
+}
+
+// recordedProfiles reads the user profiles from a capture header's config
+// (the rig's, as JSON: {"Profiles": {name: profile}}); none if absent or
+// not in that form.
+func recordedProfiles(cfg json.RawMessage) map[string]drivesim.Profile {
+	var c struct {
+		Profiles map[string]drivesim.Profile
+	}
+	if len(cfg) == 0 || json.Unmarshal(cfg, &c) != nil {
+		return nil
+	}
+	return c.Profiles
+}

@@ -1,0 +1,550 @@
+package states
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Num is a measured value that may be absent: NaN in code, null in JSON
+// (never 0, never a number from another state).
+type Num float64
+
+// None is an absent value.
+var None = Num(math.NaN())
+
+// Ok reports whether the value is present.
+func (n Num) Ok() bool { return !math.IsNaN(float64(n)) && !math.IsInf(float64(n), 0) }
+
+// MarshalJSON writes null for an absent value.
+func (n Num) MarshalJSON() ([]byte, error) {
+	if !n.Ok() {
+		return []byte("null"), nil
+	}
+	return strconv.AppendFloat(nil, float64(n), 'g', -1, 64), nil
+}
+
+// UnmarshalJSON reads null as absent.
+func (n *Num) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*n = None
+		return nil
+	}
+	var f float64
+	if err := json.Unmarshal(b, &f); err != nil {
+		return err
+	}
+	*n = Num(f)
+	return nil
+}
+
+// Sample is one drive power reading on the aligned host clock.
+type Sample struct {
+	T int64   // host monotonic ns
+	W float64 // watts, all rails of the drive
+}
+
+// Timing is what the host and the meter did in one DevSlp cycle, on the
+// aligned host clock (ns). Assert and Deassert are when the meter saw the
+// pin change when it reports pin events, else when the host asked.
+type Timing struct {
+	Cycle         int
+	Start         int64 // start of the settle period
+	Assert        int64
+	Deassert      int64
+	ProbeIssue    int64 // the first read after deassertion (0 = none)
+	ProbeComplete int64
+	ProbeErr      bool
+	End           int64
+	// HostStallMs is the host's worst scheduling stall while the read was
+	// out (the rig's canary), 0 if none was recorded.
+	HostStallMs float64
+}
+
+// Criteria are a DevSlp verdict's limits.
+type Criteria struct {
+	LimitW       float64 `json:"limit_w"`        // floor at or below this
+	EntryBoundMs float64 `json:"entry_bound_ms"` // entry latency at or below this
+	MDATMs       float64 `json:"mdat_ms"`        // floor held at least this
+	DETOMs       float64 `json:"deto_ms"`        // exit latency (to the first read) at or below this
+}
+
+// DefaultCriteria are the ATA defaults and idlewatt's floor limit.
+func DefaultCriteria() Criteria {
+	return Criteria{LimitW: 0.005, EntryBoundMs: 100, MDATMs: 10, DETOMs: 20}
+}
+
+// Outcome is a verdict.
+type Outcome string
+
+// Outcomes. Only Pass is a success; NotSupported is no failure of the
+// drive, but nothing was verified.
+const (
+	Pass         Outcome = "pass"
+	Fail         Outcome = "fail"
+	Inconclusive Outcome = "inconclusive"
+	NotSupported Outcome = "not_supported"
+)
+
+// worse orders outcomes for combining checks.
+func worse(a, b Outcome) Outcome {
+	rank := map[Outcome]int{Pass: 0, Inconclusive: 1, Fail: 2}
+	if rank[b] > rank[a] {
+		return b
+	}
+	return a
+}
+
+// Cycle is one DevSlp cycle's measured quantities (see docs/analysis.md,
+// "DevSlp quantities") with their 95 % half-widths, and its outcome.
+type Cycle struct {
+	Cycle      int      `json:"cycle"`
+	Outcome    Outcome  `json:"outcome"`
+	Reasons    []string `json:"reasons,omitempty"`
+	PreCycleW  Num      `json:"pre_cycle_w"` // resting power before assertion
+	FloorW     Num      `json:"floor_w"`
+	FloorU95W  Num      `json:"floor_u95_w"`
+	EntryMs    Num      `json:"entry_ms"`
+	EntryU95Ms Num      `json:"entry_u95_ms"`
+	RiseMs     Num      `json:"rise_ms"`
+	RiseU95Ms  Num      `json:"rise_u95_ms"`
+	HeldMs     Num      `json:"held_ms"`
+	HeldU95Ms  Num      `json:"held_u95_ms"`
+	ExitMs     Num      `json:"exit_ms"`
+	ExitU95Ms  Num      `json:"exit_u95_ms"`
+	ReturnedW  Num      `json:"returned_w"` // power after the read, nearest the pre-cycle level
+	// ExitHostLate: the host issued the read late or stalled while it was
+	// out, so exit_ms is the host's as much as the drive's; it is left out
+	// of the pooled exit.
+	ExitHostLate bool `json:"exit_host_late,omitempty"`
+	// HostStallMs is the host's worst scheduling stall while the read was
+	// out, as the rig's canary measured it (0: none of 1 ms or more).
+	HostStallMs float64 `json:"host_stall_ms"`
+	// FloorSamples is how many samples the floor is the mean of.
+	FloorSamples int `json:"floor_samples"`
+	// Host times (ns) of the fitted entry and rise, 0 = none (charts).
+	EntryAt int64 `json:"-"`
+	RiseAt  int64 `json:"-"`
+}
+
+func (c *Cycle) judge(o Outcome, format string, a ...any) {
+	c.Outcome = worse(c.Outcome, o)
+	if o != Pass {
+		c.Reasons = append(c.Reasons, string(o)+": "+fmt.Sprintf(format, a...))
+	}
+}
+
+// checkAtMost judges x ± u against "x ≤ bound": pass when the whole
+// interval is inside, fail when it is wholly outside.
+func checkAtMost(x, u, bound float64) Outcome {
+	switch {
+	case x+u <= bound:
+		return Pass
+	case x-u > bound:
+		return Fail
+	}
+	return Inconclusive
+}
+
+// JudgeOptions carry what a cycle's judgement needs besides its samples.
+type JudgeOptions struct {
+	Criteria Criteria
+	// ClockU95Ms is the 95 % uncertainty of a host time against a meter
+	// time (the exit latency compares the read's completion, a host time,
+	// with the pin's release the meter saw).
+	ClockU95Ms float64
+}
+
+// JudgeCycle measures one cycle from the samples that cover it (in time
+// order, from Start to End of tm) and judges it against the criteria.
+func JudgeCycle(tm Timing, samples []Sample, jo JudgeOptions) Cycle {
+	cr := jo.Criteria
+	c := Cycle{Cycle: tm.Cycle, Outcome: Pass, PreCycleW: None, FloorW: None, FloorU95W: None, EntryMs: None, EntryU95Ms: None,
+		RiseMs: None, RiseU95Ms: None, HeldMs: None, HeldU95Ms: None, ExitMs: None, ExitU95Ms: None, ReturnedW: None}
+	if len(samples) < 16 || tm.Assert == 0 || tm.Deassert <= tm.Assert {
+		c.judge(Inconclusive, "no power samples or pin changes cover the cycle")
+		return c
+	}
+	period := samplePeriod(samples)
+	w := make([]float64, len(samples))
+	for i, s := range samples {
+		w[i] = s.W
+	}
+	idx := func(t int64) int { return sort.Search(len(samples), func(i int) bool { return samples[i].T >= t }) }
+	ms := func(d int64) float64 { return float64(d) / 1e6 }
+
+	// Pre-cycle level: the drive's resting power over the last 300 ms, GC
+	// bursts left out — 5 ms windows whose mean is within 4 standard errors
+	// of the lower quartile of the window means, and the mean of their
+	// samples (a burst can cover half the windows; the quietest quarter is
+	// resting).
+	a0, b0 := idx(tm.Assert-int64(300*time.Millisecond)), idx(tm.Assert)
+	per := max(1, int(5e6/period))
+	var means []float64
+	for a := a0; a+per <= b0; a += per {
+		means = append(means, mean(w[a:a+per]))
+	}
+	if len(means) == 0 {
+		c.judge(Inconclusive, "no samples before the assertion")
+		return c
+	}
+	sorted := append([]float64(nil), means...)
+	sort.Float64s(sorted)
+	q1 := sorted[len(sorted)/4]
+	se := robustSigma(w[a0:b0]) / math.Sqrt(float64(per))
+	var kept float64
+	nk := 0
+	for _, m := range means {
+		if m <= q1+4*se {
+			kept += m
+			nk++
+		}
+	}
+	base := kept / float64(nk)
+	c.PreCycleW = Num(base)
+
+	// Entry: a step fit over the hold (from just before the assertion),
+	// the change searched from the assertion on. The window stops short of
+	// the release (5 ms, or a tenth of the hold): a wake seen a fraction of
+	// a millisecond before the meter's pin event is a far larger step than
+	// the entry and would capture the fit.
+	hold := tm.Deassert - tm.Assert
+	ia, id := idx(tm.Assert-int64(10*time.Millisecond)), idx(tm.Deassert-max(int64(5*time.Millisecond), hold/10))
+	if id-ia < 8 {
+		c.judge(Inconclusive, "too few samples while DEVSLP was asserted")
+		return c
+	}
+	entry, ok := FitStep(w[ia:id], idx(tm.Assert)-ia, id-ia-4)
+	if !ok {
+		c.judge(Inconclusive, "too few samples while DEVSLP was asserted")
+		return c
+	}
+	ke := ia + entry.K
+	id = idx(tm.Deassert)
+	// Did it fall to a floor? The level after the step against half the
+	// pre-cycle level, with the level's own uncertainty.
+	post := MeanBatches(w[ke:id], batchOf(period))
+	half := 0.5 * base
+	switch checkAtMost(post.Mean, 3*post.U, half) {
+	case Fail:
+		c.judge(Fail, "power stayed at %.2f mW while DEVSLP was asserted (pre-cycle %.2f mW): the drive ignores DEVSLP", post.Mean*1e3, base*1e3)
+		return c.exit(tm, cr, jo)
+	case Inconclusive:
+		c.judge(Inconclusive, "power fell to %.2f ± %.2f mW, not clearly below half the pre-cycle %.2f mW", post.Mean*1e3, 3*post.U*1e3, base*1e3)
+		return c.exit(tm, cr, jo)
+	}
+	c.EntryAt = samples[ke].T
+	c.EntryMs = Num(ms(c.EntryAt - tm.Assert))
+	c.EntryU95Ms = Num(entry.U95 * period / 1e6)
+
+	// Rise: a step fit from the floor to whatever follows the release.
+	after := tm.Deassert + int64(50*time.Millisecond)
+	if tm.End > tm.Deassert {
+		after = min(after, tm.End)
+	}
+	ir := idx(after)
+	rise, ok := FitStep(w[ke:ir], idx(tm.Deassert-int64(time.Millisecond))-ke, ir-ke-1)
+	if !ok || rise.After <= rise.Before {
+		c.judge(Inconclusive, "power did not rise from the floor after DEVSLP was released")
+	} else {
+		kr := ke + rise.K
+		c.RiseAt = samples[kr].T
+		c.RiseMs = Num(ms(c.RiseAt - tm.Deassert))
+		c.RiseU95Ms = Num(rise.U95 * period / 1e6)
+		c.HeldMs = Num(ms(c.RiseAt - c.EntryAt))
+		c.HeldU95Ms = Num(math.Hypot(float64(c.EntryU95Ms), float64(c.RiseU95Ms)))
+		id = kr
+	}
+	// Floor: the mean of the samples between the two change points, a
+	// guard of the fits' uncertainty (at least 1 ms) inside each.
+	g := int64(math.Max(float64(time.Millisecond), 1e6*math.Max(float64(c.EntryU95Ms), float64(c.RiseU95Ms))))
+	fa, fb := idx(c.EntryAt+g), idx(samples[id-1].T-g)
+	if fb-fa < 8 {
+		fa, fb = ke, id
+	}
+	fl := MeanBatches(w[fa:fb], batchOf(period))
+	c.FloorW, c.FloorU95W, c.FloorSamples = Num(fl.Mean), Num(1.96*fl.U), fl.N
+
+	switch checkAtMost(float64(c.EntryMs), float64(c.EntryU95Ms), cr.EntryBoundMs) {
+	case Fail:
+		c.judge(Fail, "floor reached %.1f ± %.1f ms after assertion, bound %.1f ms", float64(c.EntryMs), float64(c.EntryU95Ms), cr.EntryBoundMs)
+	case Inconclusive:
+		c.judge(Inconclusive, "floor reached %.1f ± %.1f ms after assertion, too close to the %.1f ms bound to judge", float64(c.EntryMs), float64(c.EntryU95Ms), cr.EntryBoundMs)
+	}
+	switch checkAtMost(float64(c.FloorW), float64(c.FloorU95W), cr.LimitW) {
+	case Fail:
+		c.judge(Fail, "DevSlp floor %.2f ± %.2f mW is above the %.2f mW limit", float64(c.FloorW)*1e3, float64(c.FloorU95W)*1e3, cr.LimitW*1e3)
+	case Inconclusive:
+		c.judge(Inconclusive, "DevSlp floor %.2f ± %.2f mW straddles the %.2f mW limit", float64(c.FloorW)*1e3, float64(c.FloorU95W)*1e3, cr.LimitW*1e3)
+	}
+	if c.HeldMs.Ok() {
+		// held ≥ MDAT, judged as −held ≤ −MDAT
+		switch checkAtMost(-float64(c.HeldMs), float64(c.HeldU95Ms), -cr.MDATMs) {
+		case Fail:
+			c.judge(Fail, "held the floor %.1f ± %.1f ms, less than MDAT %.1f ms", float64(c.HeldMs), float64(c.HeldU95Ms), cr.MDATMs)
+		case Inconclusive:
+			c.judge(Inconclusive, "held the floor %.1f ± %.1f ms, too close to MDAT %.1f ms to judge", float64(c.HeldMs), float64(c.HeldU95Ms), cr.MDATMs)
+		}
+	}
+	return c.exit(tm, cr, jo)
+}
+
+// exit judges the read after deassertion and the return to the pre-cycle
+// level.
+func (c Cycle) exit(tm Timing, cr Criteria, jo JudgeOptions) Cycle {
+	ms := func(d int64) float64 { return float64(d) / 1e6 }
+	switch {
+	case tm.ProbeComplete == 0:
+		c.judge(Inconclusive, "no read after deassertion (host)")
+		return c
+	case tm.ProbeErr:
+		c.judge(Fail, "the read after deassertion failed")
+		return c
+	}
+	c.ExitMs = Num(ms(tm.ProbeComplete - tm.Deassert))
+	c.HostStallMs = tm.HostStallMs
+	c.ExitU95Ms = Num(jo.ClockU95Ms)
+	late := ms(tm.ProbeIssue - tm.Deassert)
+	switch o := checkAtMost(float64(c.ExitMs), float64(c.ExitU95Ms), cr.DETOMs); {
+	case o == Pass:
+	case tm.ProbeIssue != 0 && late > cr.DETOMs/2:
+		// The host, not the drive, was slow: the read went out late.
+		c.ExitHostLate = true
+		c.judge(Inconclusive, "the host issued the read %.1f ms after deassertion (overloaded host), too late to judge DETO %.1f ms", late, cr.DETOMs)
+	case checkAtMost(float64(c.ExitMs)-tm.HostStallMs, float64(c.ExitU95Ms), cr.DETOMs) != Fail:
+		// Without the host's own stall the answer may be within DETO: the
+		// host, not the drive, may have made it late.
+		c.ExitHostLate = true
+		c.judge(Inconclusive, "the read completed %.1f ms after deassertion, but the host stalled %.1f ms meanwhile (overloaded host), too much to judge DETO %.1f ms", float64(c.ExitMs), tm.HostStallMs, cr.DETOMs)
+	case o == Fail:
+		c.judge(Fail, "the drive answered %.1f ± %.1f ms after deassertion, DETO is %.1f ms", float64(c.ExitMs), float64(c.ExitU95Ms), cr.DETOMs)
+	default:
+		c.judge(Inconclusive, "the drive answered %.1f ± %.1f ms after deassertion, too close to DETO %.1f ms to judge", float64(c.ExitMs), float64(c.ExitU95Ms), cr.DETOMs)
+	}
+	return c
+}
+
+// checkReturn judges whether the power came back to the pre-cycle level
+// after the read: some 20 ms mean within 20 % (at least 1 mW, and three
+// standard errors) of it before the cycle ended.
+func (c *Cycle) checkReturn(tm Timing, samples []Sample) {
+	if !c.PreCycleW.Ok() || tm.ProbeComplete == 0 || tm.End <= tm.ProbeComplete {
+		return
+	}
+	base := float64(c.PreCycleW)
+	best := math.Inf(1)
+	const win = int64(20 * time.Millisecond)
+	var w []float64
+	var sigma float64
+	for _, s := range samples {
+		if s.T > tm.ProbeComplete && s.T <= tm.End {
+			w = append(w, s.W)
+		}
+	}
+	if len(w) < 16 {
+		return
+	}
+	sigma = robustSigma(w)
+	per := max(1, int(win/max(1, int64(samplePeriod(samples)))))
+	for a := 0; a+per <= len(w); a += per {
+		m := mean(w[a : a+per])
+		if math.Abs(m-base) < math.Abs(best-base) {
+			best = m
+		}
+	}
+	if math.IsInf(best, 1) {
+		return
+	}
+	c.ReturnedW = Num(best)
+	tol := math.Max(math.Max(0.2*base, 0.001), 3*sigma/math.Sqrt(float64(per)))
+	if math.Abs(best-base) > tol {
+		c.judge(Fail, "did not return to the pre-cycle level (%.1f mW) before the cycle ended; came nearest at %.1f mW", base*1e3, best*1e3)
+	}
+}
+
+func mean(w []float64) float64 {
+	var s float64
+	for _, x := range w {
+		s += x
+	}
+	return s / float64(len(w))
+}
+
+// samplePeriod is the median spacing of the samples, ns.
+func samplePeriod(s []Sample) float64 {
+	if len(s) < 2 {
+		return 1
+	}
+	d := make([]int64, 0, min(len(s)-1, 1024))
+	for i := 1; i < len(s) && len(d) < cap(d); i++ {
+		d = append(d, s[i].T-s[i-1].T)
+	}
+	sort.Slice(d, func(a, b int) bool { return d[a] < d[b] })
+	return math.Max(1, float64(d[len(d)/2]))
+}
+
+// batchOf is the batch-means batch length: 10 ms of samples.
+func batchOf(periodNs float64) int { return max(1, int(1e7/periodNs)) }
+
+// Judge is JudgeCycle plus the return check.
+func Judge(tm Timing, samples []Sample, jo JudgeOptions) Cycle {
+	c := JudgeCycle(tm, samples, jo)
+	c.checkReturn(tm, samples)
+	return c
+}
+
+// Verdict is one drive's DevSlp result over its cycles: the outcome and the
+// quantities pooled over the cycles that measured them, each with a 95 %
+// half-width (the larger of the cycles' own, propagated, and their scatter's
+// standard error, × 1.96).
+type Verdict struct {
+	Outcome Outcome `json:"outcome"`
+	Reason  string  `json:"reason,omitempty"`
+	// Support says what the drive and host claim: "yes", "no (…why)" or
+	// "unknown".
+	Support    string   `json:"support,omitempty"`
+	HostCause  string   `json:"host_cause,omitempty"` // a host-side problem that makes a non-pass inconclusive
+	Criteria   Criteria `json:"criteria"`
+	Passed     int      `json:"passed"`
+	PreCycleW  Num      `json:"pre_cycle_w"`
+	FloorW     Num      `json:"floor_w"`
+	FloorU95W  Num      `json:"floor_u95_w"`
+	EntryMs    Num      `json:"entry_ms"`
+	EntryU95Ms Num      `json:"entry_u95_ms"`
+	RiseMs     Num      `json:"rise_ms"`
+	RiseU95Ms  Num      `json:"rise_u95_ms"`
+	ExitMs     Num      `json:"exit_ms"`
+	ExitU95Ms  Num      `json:"exit_u95_ms"`
+	Cycles     []Cycle  `json:"cycles"`
+}
+
+// Pass reports whether the verdict is a pass.
+func (v Verdict) Pass() bool { return v.Outcome == Pass }
+
+// Summarise folds the cycles into a verdict. support is "yes", "unknown"
+// or "no …" (then the outcome is NotSupported, whatever was measured);
+// hostCause, if set, turns any outcome but a pass into Inconclusive naming
+// it.
+func Summarise(cycles []Cycle, cr Criteria, support, hostCause string) Verdict {
+	v := Verdict{Cycles: cycles, Criteria: cr, Support: support, HostCause: hostCause, Outcome: Pass}
+	pool := func(get func(c Cycle) (Num, Num)) (Num, Num) {
+		var xs, us []float64
+		for _, c := range cycles {
+			x, u := get(c)
+			if x.Ok() {
+				xs = append(xs, float64(x))
+				us = append(us, float64(u))
+			}
+		}
+		if len(xs) == 0 {
+			return None, None
+		}
+		m := mean(xs)
+		var prop, ss float64
+		for i, x := range xs {
+			prop += (us[i] / 1.96) * (us[i] / 1.96)
+			ss += (x - m) * (x - m)
+		}
+		n := float64(len(xs))
+		u := math.Sqrt(prop) / n
+		if len(xs) > 1 {
+			u = math.Max(u, math.Sqrt(ss/(n-1))/math.Sqrt(n))
+		}
+		return Num(m), Num(1.96 * u)
+	}
+	v.PreCycleW, _ = pool(func(c Cycle) (Num, Num) { return c.PreCycleW, 0 })
+	v.FloorW, v.FloorU95W = pool(func(c Cycle) (Num, Num) { return c.FloorW, c.FloorU95W })
+	v.EntryMs, v.EntryU95Ms = pool(func(c Cycle) (Num, Num) { return c.EntryMs, c.EntryU95Ms })
+	v.RiseMs, v.RiseU95Ms = pool(func(c Cycle) (Num, Num) { return c.RiseMs, c.RiseU95Ms })
+	v.ExitMs, v.ExitU95Ms = pool(func(c Cycle) (Num, Num) {
+		if c.ExitHostLate {
+			return None, None
+		}
+		return c.ExitMs, c.ExitU95Ms
+	})
+
+	count := map[string]int{}
+	first := map[string]string{}
+	var order []string
+	for _, c := range cycles {
+		v.Outcome = worse(v.Outcome, c.Outcome)
+		if c.Outcome == Pass {
+			v.Passed++
+		}
+		for _, r := range c.Reasons {
+			// Count reasons by their wording up to the first digit.
+			key := r[:strings.IndexAny(r+"0", "0123456789")]
+			if count[key] == 0 {
+				first[key] = r
+				order = append(order, key)
+			}
+			count[key]++
+		}
+	}
+	// The reason shown: the commonest among the worst outcome's.
+	best := ""
+	for _, k := range order {
+		if strings.HasPrefix(k, string(v.Outcome)) && (best == "" || count[k] > count[best]) {
+			best = k
+		}
+	}
+	if best != "" {
+		v.Reason = fmt.Sprintf("%s (%d of %d cycles)", strings.TrimPrefix(first[best], string(v.Outcome)+": "), count[best], len(cycles))
+	}
+	if len(cycles) == 0 {
+		v.Outcome, v.Reason = Inconclusive, "no cycle completed"
+	}
+	if v.Outcome != Pass && hostCause != "" {
+		v.Outcome, v.Reason = Inconclusive, "host: "+hostCause
+	}
+	if strings.HasPrefix(support, "no") {
+		v.Outcome, v.Reason = NotSupported, "DevSlp not supported: "+strings.TrimLeft(strings.TrimPrefix(support, "no"), ": ")
+	}
+	return v
+}
+
+// String is the one-line verdict.
+func (v Verdict) String() string {
+	switch v.Outcome {
+	case NotSupported:
+		return "NOT SUPPORTED: " + strings.TrimPrefix(v.Reason, "DevSlp not supported: ")
+	case Pass:
+		return fmt.Sprintf("PASS: %d/%d cycles; %s", v.Passed, len(v.Cycles), v.Figures())
+	}
+	s := fmt.Sprintf("%s: %d/%d cycles passed; %s", strings.ToUpper(string(v.Outcome)), v.Passed, len(v.Cycles), v.Reason)
+	if f := v.Figures(); f != "" {
+		s += "; " + f
+	}
+	return s
+}
+
+// Figures are the pooled quantities as the headline prints them.
+func (v Verdict) Figures() string {
+	var parts []string
+	add := func(name string, x, u Num, scale float64, unit string) {
+		if x.Ok() {
+			parts = append(parts, fmt.Sprintf("%s %s %s", name, PM(x, u, scale), unit))
+		}
+	}
+	add("DevSlp floor", v.FloorW, v.FloorU95W, 1e3, "mW")
+	add("entry", v.EntryMs, v.EntryU95Ms, 1, "ms")
+	add("power rise", v.RiseMs, v.RiseU95Ms, 1, "ms")
+	add("exit to first read", v.ExitMs, v.ExitU95Ms, 1, "ms")
+	return strings.Join(parts, ", ")
+}
+
+// PM formats x ± u scaled (1e3 for mW from W) with two decimals, as every
+// output prints a DevSlp quantity; "—" when absent.
+func PM(x, u Num, scale float64) string {
+	if !x.Ok() {
+		return "—"
+	}
+	if !u.Ok() {
+		return fmt.Sprintf("%.2f", float64(x)*scale)
+	}
+	return fmt.Sprintf("%.2f ± %.2f", float64(x)*scale, float64(u)*scale)
+}

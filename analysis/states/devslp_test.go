@@ -1,0 +1,176 @@
+package states
+
+import (
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+)
+
+// synthCycle renders one DevSlp cycle at 10 kS/s: slumber with GC bursts
+// before the pin, the floor from assert+entry, a wake spike and wake power
+// from deassert+rise, Gaussian noise of sigma and quantisation to lsb.
+func synthCycle(seed uint64, floor, sigma, lsb float64, entry, rise time.Duration) (Timing, []Sample) {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	const period = int64(100 * time.Microsecond)
+	tm := Timing{Cycle: 1, Start: 0, Assert: int64(800 * time.Millisecond), Deassert: int64(1400 * time.Millisecond), End: int64(2000 * time.Millisecond)}
+	tm.ProbeIssue = tm.Deassert + int64(100*time.Microsecond)
+	tm.ProbeComplete = tm.Deassert + int64(rise) + int64(20*time.Millisecond)
+	var out []Sample
+	for t := int64(0); t < tm.End; t += period {
+		w := 0.05
+		switch {
+		case t < tm.Assert && (t/int64(time.Millisecond))%300 < 20:
+			w = 0.6 // GC burst
+		case t >= tm.Assert+int64(entry) && t < tm.Deassert+int64(rise):
+			w = floor
+		case t >= tm.Deassert+int64(rise) && t < tm.Deassert+int64(rise)+int64(2*time.Millisecond):
+			w = 1.2
+		case t >= tm.Deassert+int64(rise) && t < tm.ProbeComplete+int64(time.Millisecond):
+			w = 0.2
+		}
+		w += sigma * rng.NormFloat64()
+		w = math.Round(w/lsb) * lsb
+		out = append(out, Sample{T: t, W: w})
+	}
+	return tm, out
+}
+
+func TestJudgeNoisyQuantisedCycle(t *testing.T) {
+	// 3 mA σ on 5 V = 15 mW; LSB 50 µA = 0.25 mW; floor 1.2 mW ≈ 5 counts.
+	const floor, sigma, lsb = 0.0012, 0.015, 0.00025
+	cr := DefaultCriteria()
+	cr.DETOMs = 400
+	var floorHeld, entryHeld, riseHeld, n int
+	for seed := uint64(1); seed <= 40; seed++ {
+		entry, rise := time.Duration(seed%7)*time.Millisecond, time.Duration(seed%3)*time.Millisecond
+		tm, s := synthCycle(seed, floor, sigma, lsb, entry, rise)
+		c := Judge(tm, s, JudgeOptions{Criteria: cr, ClockU95Ms: 0.1})
+		if c.Outcome != Pass {
+			t.Fatalf("seed %d: %s %v", seed, c.Outcome, c.Reasons)
+		}
+		n++
+		if math.Abs(float64(c.FloorW)-floor) <= float64(c.FloorU95W) {
+			floorHeld++
+		}
+		if math.Abs(float64(c.EntryMs)-entry.Seconds()*1e3) <= float64(c.EntryU95Ms) {
+			entryHeld++
+		}
+		if math.Abs(float64(c.RiseMs)-rise.Seconds()*1e3) <= float64(c.RiseU95Ms) {
+			riseHeld++
+		}
+		if e := math.Abs(float64(c.FloorW) - floor); e > 0.0006 {
+			t.Errorf("seed %d: floor %.3f mW, truth 1.2 (error %.3f mW)", seed, float64(c.FloorW)*1e3, e*1e3)
+		}
+		if e := math.Abs(float64(c.EntryMs) - entry.Seconds()*1e3); e > 1 {
+			t.Errorf("seed %d: entry %.2f ms, truth %v", seed, float64(c.EntryMs), entry)
+		}
+	}
+	t.Logf("95 %% intervals holding the truth over %d cycles: floor %d, entry %d, rise %d", n, floorHeld, entryHeld, riseHeld)
+	for name, h := range map[string]int{"floor": floorHeld, "entry": entryHeld, "rise": riseHeld} {
+		if float64(h) < 0.85*float64(n) {
+			t.Errorf("%s interval held the truth in %d of %d cycles", name, h, n)
+		}
+	}
+}
+
+func TestJudgeOutcomes(t *testing.T) {
+	cr := DefaultCriteria()
+	cr.DETOMs = 400
+	// A drive that ignores the pin: its floor stays at slumber.
+	tm, s := synthCycle(3, 0.05, 0.005, 0.00025, 0, 0)
+	if c := Judge(tm, s, JudgeOptions{Criteria: cr}); c.Outcome != Fail || c.FloorW.Ok() {
+		t.Errorf("ignored pin: %s %v floor %v, want fail and no floor", c.Outcome, c.Reasons, c.FloorW)
+	}
+	// A floor whose interval straddles the limit is inconclusive, one
+	// clearly above it fails.
+	tm, s = synthCycle(4, 0.005, 0.015, 0.00025, 0, 0)
+	c := Judge(tm, s, JudgeOptions{Criteria: cr})
+	if c.Outcome != Inconclusive {
+		t.Errorf("floor at the limit: %s %v", c.Outcome, c.Reasons)
+	}
+	tm, s = synthCycle(4, 0.009, 0.015, 0.00025, 0, 0)
+	if c := Judge(tm, s, JudgeOptions{Criteria: cr}); c.Outcome != Fail {
+		t.Errorf("floor above the limit: %s %v", c.Outcome, c.Reasons)
+	}
+	// Entry late by far more than its uncertainty fails.
+	tm, s = synthCycle(5, 0.0012, 0.015, 0.00025, 150*time.Millisecond, 0)
+	if c := Judge(tm, s, JudgeOptions{Criteria: cr}); c.Outcome != Fail || math.Abs(float64(c.EntryMs)-150) > 1 {
+		t.Errorf("late entry: %s %v entry %v", c.Outcome, c.Reasons, c.EntryMs)
+	}
+}
+
+func TestSummariseOutcomes(t *testing.T) {
+	cr := DefaultCriteria()
+	cr.DETOMs = 400
+	jo := JudgeOptions{Criteria: cr}
+	tm, s := synthCycle(6, 0.0012, 0.015, 0.00025, 0, 0)
+	pass := Judge(tm, s, jo)
+	tm, s = synthCycle(6, 0.009, 0.015, 0.00025, 0, 0)
+	fail := Judge(tm, s, jo)
+	if v := Summarise([]Cycle{pass, pass}, cr, "yes", ""); v.Outcome != Pass || !v.FloorW.Ok() {
+		t.Errorf("two passes: %v", v)
+	}
+	if v := Summarise([]Cycle{pass, fail}, cr, "yes", ""); v.Outcome != Fail || v.Passed != 1 {
+		t.Errorf("pass+fail: %v", v)
+	}
+	if v := Summarise([]Cycle{fail}, cr, "yes", "policy not applied"); v.Outcome != Inconclusive {
+		t.Errorf("host cause: %v", v)
+	}
+	if v := Summarise(nil, cr, "no (IDENTIFY word 78 bit 8 clear)", ""); v.Outcome != NotSupported {
+		t.Errorf("not supported: %v", v)
+	}
+	if v := Summarise(nil, cr, "yes", ""); v.Outcome != Inconclusive || v.FloorW.Ok() {
+		t.Errorf("no cycles: %v", v)
+	}
+}
+
+func TestJudgeLateReadHostStall(t *testing.T) {
+	cr := DefaultCriteria()
+	cr.DETOMs = 400
+	tm, s := synthCycle(8, 0.0012, 0.015, 0.00025, 0, 0)
+	tm.ProbeComplete = tm.Deassert + int64(500*time.Millisecond)
+	if c := Judge(tm, s, JudgeOptions{Criteria: cr}); c.Outcome != Fail {
+		t.Errorf("read 500 ms after release, DETO 400 ms: %s %v, want fail", c.Outcome, c.Reasons)
+	}
+	// The host stalled 200 ms while the read was out: it may be the host's.
+	tm.HostStallMs = 200
+	c := Judge(tm, s, JudgeOptions{Criteria: cr})
+	if c.Outcome != Inconclusive || len(c.Reasons) == 0 || !strings.Contains(c.Reasons[0], "overloaded host") {
+		t.Errorf("with a 200 ms host stall: %s %v, want inconclusive naming the host", c.Outcome, c.Reasons)
+	}
+	// A stall too short to explain the excess: still the drive's.
+	tm.HostStallMs = 20
+	if c := Judge(tm, s, JudgeOptions{Criteria: cr}); c.Outcome != Fail {
+		t.Errorf("with a 20 ms host stall: %s %v, want fail", c.Outcome, c.Reasons)
+	}
+}
+
+func TestJudgeLateProbeAndGCBeforeAssert(t *testing.T) {
+	cr := DefaultCriteria()
+	cr.DETOMs = 400
+	// The host sat on the read: issued 300 ms after the release (> DETO/2).
+	tm, s := synthCycle(9, 0.0012, 0.015, 0.00025, 0, 0)
+	tm.ProbeIssue = tm.Deassert + int64(300*time.Millisecond)
+	tm.ProbeComplete = tm.ProbeIssue + int64(150*time.Millisecond)
+	c := Judge(tm, s, JudgeOptions{Criteria: cr})
+	if c.Outcome != Inconclusive || !c.ExitHostLate || !strings.Contains(strings.Join(c.Reasons, ";"), "overloaded host") {
+		t.Errorf("late read: %s %v, want inconclusive blaming the host", c.Outcome, c.Reasons)
+	}
+	if v := Summarise([]Cycle{c}, cr, "yes", ""); v.ExitMs.Ok() {
+		t.Errorf("pooled exit %v from a host-late cycle, want null", v.ExitMs)
+	}
+	// A 150 ms GC burst at 1.1 W ending as the pin is asserted: the
+	// pre-cycle level stays the 50 mW resting power.
+	tm, s = synthCycle(10, 0.0012, 0.015, 0.00025, 0, 0)
+	for i := range s {
+		if s[i].T >= tm.Assert-int64(150*time.Millisecond) && s[i].T < tm.Assert {
+			s[i].W = 1.1
+		}
+	}
+	c = Judge(tm, s, JudgeOptions{Criteria: cr})
+	if c.Outcome != Pass || math.Abs(float64(c.PreCycleW)-0.05) > 0.003 {
+		t.Errorf("GC before the pin: %s %v, pre-cycle %.4f W, want pass at 0.050 W", c.Outcome, c.Reasons, float64(c.PreCycleW))
+	}
+}

@@ -1,0 +1,22 @@
+// Package states measures interface states from a drive's power samples:
+// the DevSlp cycle quantities (floor, entry, power rise, hold, exit) with
+// their uncertainty, and the verdicts built on them.
+//
+// # Estimators
+//
+// Entry and power rise are change points: a two-segment least-squares step
+// fit (FitStep) over the samples around the pin change, its 95 % interval
+// from a parametric bootstrap of the fitted step with the measured noise,
+// plus the half sample the change may fall inside. The floor is the mean
+// of the samples between the two change points, its uncertainty by batch
+// means (MeanBatches): the mean is unbiased under dithering noise and ADC
+// quantisation, where the median of quantised readings is not.
+//
+// # Verdicts
+//
+// Every check compares an interval with a limit: Pass when the interval is
+// inside, Fail when it is wholly outside, Inconclusive otherwise, with the
+// reason. A drive that does not support DevSlp is NotSupported, and a
+// host-side cause (policy not applied, no pin) makes any other non-pass
+// Inconclusive. Definitions: docs/analysis.md, "DevSlp quantities".
+package states

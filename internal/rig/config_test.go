@@ -1,0 +1,55 @@
+package rig
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestValidateNamesEveryKey: every value is checked up front under its own
+// key, so a bad one is found before a recording, not after it.
+func TestValidateNamesEveryKey(t *testing.T) {
+	base := func() Config {
+		c := Config{Drives: []DriveConfig{{Port: 1, Profile: "ssd340"}}}
+		return c
+	}
+	for _, c := range []struct {
+		key string
+		mod func(*Config)
+	}{
+		{"meter.rate_hz", func(c *Config) { c.Meter.Rate = math.NaN() }},
+		{"meter.rate_hz", func(c *Config) { c.Meter.Rate = -1 }},
+		{"emulator.drift_ppm", func(c *Config) { c.Emulator.DriftPPM = 1e6 }},
+		{"emulator.corrupt_rate", func(c *Config) { c.Emulator.CorruptRate = 2 }},
+		{"workload.scale", func(c *Config) { c.Workload.Scale = -1 }},
+		{"workload.scale", func(c *Config) { c.Workload.Scale = math.Inf(1) }},
+		{"workload.speed", func(c *Config) { c.Workload.Speed = math.NaN() }},
+		{"workload.timing", func(c *Config) { c.Workload.Timing = "sometimes" }},
+		{"workload.engine", func(c *Config) { c.Workload.Engine = "spdk" }},
+		{"workload.app", func(c *Config) { c.Workload.App = "photoshop" }},
+		{"workload.trace", func(c *Config) { c.Workload.Trace = "/nonexistent/x.trace" }},
+		{"workload.trace", func(c *Config) { c.Workload.Trace = t.TempDir() }},
+		{"devslp.hold", func(c *Config) { c.DevSlp.Hold = -300 * time.Millisecond }},
+		{"devslp.settle", func(c *Config) { c.DevSlp.Settle = -time.Second }},
+		{"devslp.hold / devslp.mdat", func(c *Config) { c.DevSlp.Cycles, c.DevSlp.Hold = 3, 5*time.Millisecond }},
+		{"devslp.limit_mw", func(c *Config) { c.DevSlp.LimitMW = math.NaN() }},
+		{"idle", func(c *Config) { c.Idle = -time.Second }},
+		{"sysfs_root", func(c *Config) {
+			c.Meter.Kind, c.Meter.Port, c.Workload.Trace, c.SysfsRoot = "hub", "/dev/null", "none", "/nonexistent"
+		}},
+	} {
+		cfg := base()
+		c.mod(&cfg)
+		cfg.Defaults()
+		err := cfg.Validate()
+		if err == nil || !strings.HasPrefix(err.Error(), c.key+":") && !strings.HasPrefix(err.Error(), c.key+" ") {
+			t.Errorf("%s: Validate() = %v, want an error naming the key", c.key, err)
+		}
+	}
+	ok := base()
+	ok.Defaults()
+	if err := ok.Validate(); err != nil {
+		t.Fatalf("a good config: %v", err)
+	}
+}

@@ -1,0 +1,30 @@
+// Package sim simulates an NVMe drive's power states for tests and, later,
+// the emulators: PS0–PS4 with the entry and exit latencies the drive
+// declares, the APST idle timers from the table the host programmed, and
+// the PCIe link's ASPM (L0, L1, L1.2) with its exit latency, all on a
+// virtual clock. It is event driven like states/drivesim: nothing happens
+// per sample.
+//
+// # Model
+//
+// After the last I/O completes the drive sits in PS0 (operational idle).
+// With APSTE set, entry i of the table moves it from PSi to ITPS after
+// ITPT ms of idle; entering takes the target's entry latency, at the
+// source state's power. An I/O that arrives waits for the entry in
+// progress to finish, then the state's exit latency (and the link's),
+// at PS0's idle power, then is served at the active power. The link
+// enters L1 after L1Idle with nothing outstanding and L1.2 at once if
+// enabled; a non-operational state's declared power is taken as its draw
+// with the link in L1.2, and L0/L1 add LinkL0/LinkL1.
+//
+// # Profiles
+//
+// Profiles returns two built-in drives whose power-state tables are the
+// ones the drives report, as published by AnandTech; the operational
+// idle and active powers, the link's powers and exit latencies are
+// assumed (each Profile lists which in Assumed). docs/states.md has the
+// table and sources.
+//
+// The hub protocol has no 3.3 V rail yet, so this model is not wired into
+// the emulated hub; Drive.Power gives the power at any time for tests.
+package sim
