@@ -55,6 +55,9 @@ type Options struct {
 	// states.json): drives are classified against their profile's levels,
 	// or levels learned from their idle power.
 	States *StateOptions
+	// Samples, if set, sees every sample of the second pass (see
+	// SampleSink); report/html builds its viewer data from it.
+	Samples SampleSink
 }
 
 // DefaultOptions returns the documented defaults.
@@ -398,6 +401,7 @@ func secondPass(open Opener, opts Options, p *pass1, sd *stateDetector) (*Report
 			proc.lsb = append(proc.lsb, railLSB{nominal: float64(c.Rail.Nominal()), v: float64(c.VoltLSB), i: float64(c.CurrentLSB)})
 		}
 		proc.t0 = t0f
+		proc.sink = opts.Samples
 		do := chart.DecimatorOpts{Buckets: opts.ChartBuckets, InitialWidth: 1e-3}
 		if opts.ChartTo > opts.ChartFrom {
 			do.Start, do.Span = opts.ChartFrom, opts.ChartTo-opts.ChartFrom
@@ -427,7 +431,14 @@ func secondPass(open Opener, opts Options, p *pass1, sd *stateDetector) (*Report
 	for ch, ref := range asm.byChannel {
 		want[ch] = ref.drive >= 0
 	}
-	f := startFeed(src, want)
+	var rail func(*meter.Block)
+	if opts.Samples != nil {
+		opts.Samples.Begin(clock, t0f)
+		rail = func(b *meter.Block) {
+			opts.Samples.RailBlock((clock.HostF(float64(b.Start))-t0f)/1e9, clock.NsPerSample/1e9, b)
+		}
+	}
+	f := startFeed(src, want, rail)
 	asm.recycle = f.recycle
 	neg := newNegativeCounter(len(h.Channels))
 	rep.Capture.EndError = ""

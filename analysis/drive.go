@@ -110,6 +110,9 @@ type driveProc struct {
 	phases      []*metricSet // by phase index
 	wins        *peakWins
 	cls         StateClassifier
+	sink        SampleSink // Options.Samples; nil = none
+	sinkSeen    bool
+	sinkLast    State
 	states      [numStates]acc
 	dsHist      Histogram    // samples classified DevSlp
 	quiet       blockSeries  // the drive's quiet samples, in time order
@@ -186,6 +189,9 @@ func newDriveProc(info capture.DriveInfo, rails []int, c *Clock, busy []span, se
 func (d *driveProc) run(start uint64, ps []float64) {
 	dt := d.clock.NsPerSample
 	t0 := d.clock.HostF(float64(start))
+	if d.sink != nil {
+		d.sink.DriveSamples(d.info.Port, (t0-d.t0)/1e9, dt/1e9, ps)
+	}
 	if d.ds != nil {
 		d.ds.add(ps, dt, t0)
 	}
@@ -241,6 +247,7 @@ func (d *driveProc) run(start uint64, ps []float64) {
 				st = StateActive
 			}
 			d.states[st].merge(sum)
+			d.sinkState(t, st)
 			// Without a classifier every quiet sample counts as active
 			// idle: quiet also serves as rest.
 			if a == Idle && pinA == Idle {
@@ -328,6 +335,7 @@ func (d *driveProc) classify(start uint64, k int, run []float64, a Activity, pin
 			}
 		}
 		d.states[st].add(p)
+		d.sinkState(tj, st)
 		if st == StateDevSlp {
 			d.dsHist.Add(p)
 		}

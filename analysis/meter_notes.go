@@ -41,6 +41,7 @@ func meterStatsNotes(st meter.Stats, gapSamples map[string]uint64, rateHz float6
 type negativePower struct {
 	n, total uint64
 	min      float64
+	sum      float64 // of the negative readings
 }
 
 // negativeCounter keeps a negativePower per capture channel.
@@ -61,6 +62,7 @@ func (c negativeCounter) add(ch int, p []float64) {
 				np.min = w
 			}
 			np.n++
+			np.sum += w
 		}
 	}
 }
@@ -87,16 +89,34 @@ func (c negativeCounter) notes(h capture.Header, drive []string) []string {
 			who = fmt.Sprintf("drive %q channel %s", drive[ch], hc.Name())
 		}
 		out = append(out, fmt.Sprintf("%s: %d of %d samples (%.2f %%) read negative power, down to %.4g W: %s; average_w and energy_j include them as measured (not clamped)",
-			who, np.n, np.total, 100*frac, np.min, negativeMeaning(h.Meter.Kind, hc, np.min, frac)))
+			who, np.n, np.total, 100*frac, np.min, negativeMeaning(h.Meter.Kind, hc, np)))
 	}
 	return out
 }
 
+// noiseTail is the shape of sensor noise around a low level: rare
+// negative readings (under 5 %), spread from zero down to the most
+// negative one — their mean well under half the extreme — rather than
+// clustered at one negative value, as a back-fed rail or a reversed shunt
+// on a steady load gives. At least 10 readings, so the shape means
+// something.
+func (np negativePower) noiseTail() bool {
+	if np.n < 10 || np.total == 0 || !(np.min < 0) {
+		return false
+	}
+	frac := float64(np.n) / float64(np.total)
+	mean := np.sum / float64(np.n)
+	return frac < 0.05 && mean > 0.5*np.min
+}
+
 // negativeMeaning reads a channel's negative readings: mostly negative is
 // a current measured backwards; within offsetLSBs of zero is the sensor's
-// offset; anything else is a reading the wiring or calibration should
-// explain.
-func negativeMeaning(kind string, ch meter.Channel, minW, frac float64) string {
+// offset; rare readings spread like a noise tail are sensor noise around
+// a low level; anything else is a reading the wiring or calibration
+// should explain.
+func negativeMeaning(kind string, ch meter.Channel, np negativePower) string {
+	minW := np.min
+	frac := float64(np.n) / float64(max(np.total, 1))
 	v := float64(ch.Rail.Nominal())
 	offset := !math.IsNaN(minW) && ch.CurrentLSB > 0 && v > 0 && -minW <= offsetLSBs*float64(ch.CurrentLSB)*v
 	switch {
@@ -110,6 +130,8 @@ func negativeMeaning(kind string, ch meter.Channel, minW, frac float64) string {
 		return "most readings are negative: the current is measured backwards — the shunt's IN+/IN− (or the sensor's sign) are reversed"
 	case offset:
 		return fmt.Sprintf("within %d current LSBs of zero: the sensor's offset and noise at near-zero current (an idle, sleeping or unused rail)", offsetLSBs)
+	case np.noiseTail():
+		return fmt.Sprintf("rare and spread from zero down (mean of the negative readings %.4g W): the tail of sensor noise around a low level (an idle, sleeping or unused rail)", np.sum/float64(np.n))
 	case kind == "ppk2":
 		return "beyond the current offset: the PPK2 does not measure reverse current, so check its offset calibration and the DUT for back-feeding"
 	}

@@ -31,6 +31,7 @@ type feed struct {
 	out   chan *feedBatch
 	free  chan []float64
 	spare chan *feedBatch
+	rail  func(*meter.Block) // Options.Samples' RailBlock; nil = none
 }
 
 type feedBatch struct {
@@ -69,8 +70,9 @@ const (
 // startFeed reads src to its end in a new goroutine; want says which
 // channels' samples are needed. Receive from out until a batch with end
 // set; after that the goroutine has finished with src.
-func startFeed(src Source, want []bool) *feed {
+func startFeed(src Source, want []bool, rail func(*meter.Block)) *feed {
 	f := &feed{
+		rail:  rail,
 		out:   make(chan *feedBatch, feedDepth),
 		free:  make(chan []float64, 4*feedDepth*feedSamples/1000),
 		spare: make(chan *feedBatch, feedDepth+2),
@@ -103,6 +105,9 @@ func (f *feed) run(src Source, want []bool) {
 			n := min(len(blk.V), len(blk.I))
 			if n == 0 {
 				continue
+			}
+			if f.rail != nil {
+				f.rail(blk)
 			}
 			p := f.buf(n)
 			v, i := blk.V[:len(p)], blk.I[:len(p)]

@@ -15,6 +15,12 @@ type PlotOptions struct {
 	From, To float64 // seconds from meter index 0; To ≤ From = the whole capture
 	Buckets  int     // envelope points (default 2000)
 	Title    string
+	Subtitle string
+	// Width and Height (inches) and DPI size the image for print; 0 = the
+	// chart's defaults (10 in wide, 96 dpi).
+	Width, Height, DPI float64
+	LogY               bool            // logarithmic power axis
+	Unit               chart.PowerUnit // chart.UnitAuto picks mW below 1 W
 	// Open, if set, opens the capture instead of capture.Open(path) (the
 	// command line passes one that stops on SIGINT).
 	Open Opener
@@ -73,7 +79,18 @@ func Plot(path, out string, o PlotOptions) ([]string, error) {
 		r.endNotes()
 		notes = r.dataNotes
 	}
-	f, err := chart.PowerOverTime(traces, chart.PowerOpts{Title: o.Title, Unit: chart.UnitAuto, From: o.From, To: o.To})
+	po := chart.PowerOpts{Title: o.Title, Subtitle: o.Subtitle, Unit: o.Unit, From: o.From, To: o.To, LogY: o.LogY, DPI: o.DPI}
+	if o.Width > 0 || o.Height > 0 {
+		w, h := o.Width, o.Height
+		if w <= 0 {
+			w = 10
+		}
+		if h <= 0 {
+			h = 1 + 2.3*float64(len(traces))
+		}
+		po.Size = chart.Size{W: w, H: h}
+	}
+	f, err := chart.PowerOverTime(traces, po)
 	if err != nil {
 		return notes, err
 	}

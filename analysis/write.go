@@ -107,7 +107,7 @@ func (r *Report) writeCharts(dir string, o outfile.Options) error {
 		f, err := chart.PowerOverTime(r.traces, chart.PowerOpts{Title: "Power over time", Unit: chart.UnitAuto})
 		save(f, err, FilePower)
 	}
-	var idle, avg []chart.Bar
+	var idle []chart.Bar
 	for _, d := range r.Drives {
 		if d.Samples.Count == 0 {
 			continue
@@ -115,21 +115,29 @@ func (r *Report) writeCharts(dir string, o outfile.Options) error {
 		if !math.IsNaN(d.ActiveIdleW) {
 			idle = append(idle, chart.Bar{Label: d.Name, Value: d.ActiveIdleW, Err: barErr(d.ActiveIdleU95W)})
 		}
-		avg = append(avg, chart.Bar{Label: d.Name, Value: d.AverageW, Err: barErr(d.AverageU95W)})
 	}
 	if len(idle) > 0 {
 		f, err := chart.ActiveIdlePower(idle)
 		save(f, err, FileIdle)
 	}
-	if len(avg) > 0 {
-		f, err := chart.AveragePower(avg, "Capture")
+	if avg, ao := r.averageChart(); len(avg) > 0 {
+		f, err := chart.BarChart(avg, ao)
 		save(f, err, FileAverage)
 	}
 	if len(r.dists) > 0 {
-		o := chart.DistOpts{Title: "Power distribution", Subtitle: "share of measured time per power bin", Unit: chart.UnitAuto}
+		// The CDF marks the report's own percentiles, not the chart's
+		// re-binned estimate of them.
+		for i := range r.dists {
+			for _, d := range r.Drives {
+				if d.Name == r.dists[i].Name {
+					r.dists[i].P50, r.dists[i].P99 = d.P50W, d.P99W
+				}
+			}
+		}
+		o := chart.DistOpts{Title: "Power distribution", Subtitle: "share of measured time per power bin (log scale: short modes such as DevSlp stay visible)", Unit: chart.UnitAuto, LogY: true}
 		f, err := chart.Histogram(r.dists, o)
 		save(f, err, FileHist)
-		o = chart.DistOpts{Title: "Power CDF", Subtitle: "share of measured time at or below each power", Unit: chart.UnitAuto}
+		o = chart.DistOpts{Title: "Power CDF", Subtitle: "share of measured time at or below each power; p50 and p99 as in report.json", Unit: chart.UnitAuto}
 		f, err = chart.CDF(r.dists, o)
 		save(f, err, FileCDF)
 	}

@@ -41,7 +41,7 @@ func synthHists(t *testing.T) []Distribution {
 			x := float64(i) / 2000
 			h.Add(d.power(x, r))
 		}
-		ds = append(ds, Distribution{d.name, h})
+		ds = append(ds, Distribution{Name: d.name, Hist: h})
 	}
 	return ds
 }
@@ -58,6 +58,21 @@ func TestHistogramCDFGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkGolden(t, "cdf", f)
+	// A log share axis shows a mode holding a small share of the time.
+	f, err = Histogram(ds, DistOpts{Title: "Power Distribution (log share)", Size: Size{6, 3}, LogY: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkGolden(t, "histogram_log", f)
+	// Given quantiles (the report's) are the ones marked and printed.
+	for i := range ds {
+		ds[i].P50, ds[i].P99 = 0.3999, 1.5
+	}
+	f, err = CDF(ds, DistOpts{Title: "Power CDF (report quantiles)", Size: Size{6, 3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkGolden(t, "cdf_report_quantiles", f)
 }
 
 // synthCycle is one DevSlp cycle at 10 kS/s: 0.4 W idle, assert at 0 ms,

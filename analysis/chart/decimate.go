@@ -68,6 +68,15 @@ type Decimator struct {
 	gap          []bool
 	used         int // buckets [0, used) may hold data
 	dropped      int64
+	// dt is the widest sample spacing AddUniform has seen: zoomed in so far
+	// that buckets are narrower than it, most buckets are empty between
+	// two samples without anything missing, and Envelope must not break
+	// the line there.
+	dt float64
+	// sdt is the smallest spacing between consecutive AddSummary points
+	// (summaries carry no period of their own); lastS the last one's time.
+	sdt, lastS float64
+	sSeen      bool
 }
 
 // DecimatorOpts configures NewDecimator.
@@ -206,6 +215,7 @@ func (d *Decimator) AddUniform(t0, dt float64, w []float64) {
 		}
 		return
 	}
+	d.dt = math.Max(d.dt, dt)
 	for i := 0; i < len(w); {
 		t := t0 + float64(i)*dt
 		b := d.bucket(t)
@@ -261,6 +271,10 @@ func (d *Decimator) AddSummary(t float64, lo, hi, mean float64, n int) {
 		d.gap[b] = true
 		return
 	}
+	if sp := t - d.lastS; d.sSeen && sp > 0 && (d.sdt == 0 || sp < d.sdt) {
+		d.sdt = sp
+	}
+	d.lastS, d.sSeen = t, true
 	d.put(b, math.Min(lo, mean), math.Max(hi, mean), mean, float64(n))
 }
 
@@ -287,8 +301,12 @@ func (d *Decimator) Gap(from, to float64) {
 }
 
 // Envelope returns the rows decimated so far, in new slices. Empty buckets
-// and breaks become NaN rows; nothing before the first sample or after the
-// last is included.
+// and breaks become NaN rows — except empty buckets between two samples
+// that are no further apart than 1.5 sample spacings (AddUniform's dt, or
+// the smallest step between AddSummary points):
+// those only mean the buckets are narrower than the samples, and are left
+// out so the line joins its samples instead of falling apart into dots.
+// Nothing before the first sample or after the last is included.
 func (d *Decimator) Envelope() Envelope {
 	first, last := -1, -1
 	for b := 0; b < d.used; b++ {
@@ -317,6 +335,16 @@ func (d *Decimator) Envelope() Envelope {
 			break // past the float64 range: nothing real lives there
 		}
 		if d.cnt[b] == 0 {
+			if sp := math.Max(d.dt, d.sdt); sp > 0 && !d.gap[b-1] {
+				nb := b + 1
+				for nb <= last && d.cnt[nb] == 0 && !d.gap[nb] {
+					nb++
+				}
+				if nb <= last && float64(nb-b+1)*d.width < 1.5*sp {
+					b = nb - 1
+					continue
+				}
+			}
 			e.T, e.Min, e.Max, e.Mean = append(e.T, t), append(e.Min, nan), append(e.Max, nan), append(e.Mean, nan)
 			continue
 		}

@@ -176,3 +176,62 @@ func TestDecimatorNoAllocs(t *testing.T) {
 		t.Errorf("%v allocations per block, want 0", allocs)
 	}
 }
+
+// Zoomed in until buckets are narrower than the samples, the envelope has
+// no NaN rows between samples (the line stays a line), but a missing
+// sample still breaks it.
+func TestDecimatorZoomedKeepsLine(t *testing.T) {
+	d, err := NewDecimator(DecimatorOpts{Buckets: 2000, Start: 1, Span: 0.01}) // 5 µs buckets
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := make([]float64, 100)
+	for i := range w {
+		w[i] = float64(i % 7)
+	}
+	d.AddUniform(1, 1e-4, w[:50])       // 100 µs samples, 1.000–1.0049 s
+	d.AddUniform(1+51e-4, 1e-4, w[51:]) // one sample missing at 1.0050 s
+	e := d.Envelope()
+	nan := 0
+	for k, m := range e.Mean {
+		if m != m {
+			nan++
+			if e.T[k] < 1.0049 || e.T[k] > 1.0051 {
+				t.Errorf("NaN row at %.6f s, between samples", e.T[k])
+			}
+		}
+	}
+	if nan == 0 {
+		t.Error("the missing sample at 1.0050 s does not break the line")
+	}
+	if n := e.Len() - nan; n != 99 {
+		t.Errorf("%d data rows, want 99 (one per sample)", n)
+	}
+}
+
+// Summary points further apart than the buckets also make a line.
+func TestDecimatorSummariesKeepLine(t *testing.T) {
+	d, err := NewDecimator(DecimatorOpts{Buckets: 1000, Start: 0, Span: 10}) // 10 ms buckets
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := 0; k < 100; k++ { // one point per 0.1 s
+		if k == 50 {
+			continue // a missing point: a real gap
+		}
+		d.AddSummary(0.05+0.1*float64(k), 1, 2, 1.5, 1000)
+	}
+	e := d.Envelope()
+	nan := 0
+	for k, m := range e.Mean {
+		if m != m {
+			nan++
+			if e.T[k] < 4.95 || e.T[k] > 5.15 {
+				t.Errorf("NaN row at %.3f s, between summary points", e.T[k])
+			}
+		}
+	}
+	if nan == 0 || e.Len()-nan != 99 {
+		t.Errorf("%d rows, %d NaN: want 99 data rows and a break at 5 s", e.Len(), nan)
+	}
+}

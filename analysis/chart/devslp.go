@@ -46,6 +46,9 @@ func DevSlpCycleChart(cy DevSlpCycle, o DevSlpOpts) (*Figure, error) {
 	if err := cy.Power.validate(); err != nil {
 		return nil, fmt.Errorf("chart: DevSlp cycle %q: %w", cy.Name, err)
 	}
+	// lo is the lowest positive mean: a log axis is scaled to the trace,
+	// not to the noise of single samples, whose band is clipped at the
+	// axis (and the legend says so).
 	lo, hi := math.Inf(1), 0.0
 	rows := 0
 	for i := range cy.Power.T {
@@ -56,10 +59,10 @@ func DevSlpCycleChart(cy DevSlpCycle, o DevSlpOpts) (*Figure, error) {
 		for _, v := range [...]float64{cy.Power.Min[i], cy.Power.Max[i], cy.Power.Mean[i]} {
 			if finite(v) {
 				hi = math.Max(hi, v)
-				if v > 0 {
-					lo = math.Min(lo, v)
-				}
 			}
+		}
+		if v := cy.Power.Mean[i]; v > 0 {
+			lo = math.Min(lo, v)
 		}
 	}
 	if rows == 0 {
@@ -85,7 +88,7 @@ func DevSlpCycleChart(cy DevSlpCycle, o DevSlpOpts) (*Figure, error) {
 		if math.IsInf(lo, 1) {
 			lo = hi / 1000
 		}
-		ep.floor = lo * scale / 2
+		ep.floor = lo * scale / 3
 	}
 	p.Add(ep)
 	red := color.RGBA{0xc0, 0x20, 0x20, 0xff}
@@ -134,7 +137,16 @@ func DevSlpCycleChart(cy DevSlpCycle, o DevSlpOpts) (*Figure, error) {
 	}
 	leg := newLegend()
 	leg.add("power (mean)", swatch{line: draw.LineStyle{Color: seriesColor(0), Width: vg.Points(1.5)}})
-	leg.add("min–max", swatch{fill: tint(seriesColor(0), 70)})
+	band := "min–max"
+	if o.LogY {
+		for _, v := range cy.Power.Min {
+			if finite(v) && v*scale < ep.floor {
+				band = "min–max (clipped at the axis)"
+				break
+			}
+		}
+	}
+	leg.add(band, swatch{fill: tint(seriesColor(0), 70)})
 	leg.add("DEVSLP pin asserted", swatch{fill: stateColor("devslp")})
 	if floor > 0 {
 		leg.add("floor", swatch{line: draw.LineStyle{Color: green, Width: vg.Points(1)}})

@@ -130,15 +130,26 @@ func (h *Hist) Quantile(q float64) float64 {
 type Distribution struct {
 	Name string
 	Hist *Hist
+	// P50 and P99 (W), when > 0, are the quantiles the CDF marks and its
+	// legend prints: the report's own figures, so the chart shows the same
+	// numbers as report.md. Zero means estimate them from Hist.
+	P50, P99 float64
 }
 
 // DistOpts configures Histogram and CDF.
 type DistOpts struct {
 	Title, Subtitle string
 	Unit            PowerUnit
-	Size            Size    // inches; default 8 × 4
-	DPI             float64 // PNG resolution; default 96
+	// LogY makes the histogram's share-of-time axis logarithmic (0.01 % to
+	// 100 %), so a mode holding 1 % of the time (DevSlp) is as visible as
+	// one holding 60 %. The CDF ignores it.
+	LogY bool
+	Size Size    // inches; default 8 × 4
+	DPI  float64 // PNG resolution; default 96
 }
+
+// logShareFloor is the lowest share (%) a logarithmic histogram axis shows.
+const logShareFloor = 0.01
 
 // Histogram draws each drive's share of time per power bin as a step
 // outline over a light fill. Sample counts are time shares because samples
@@ -156,6 +167,7 @@ func CDF(ds []Distribution, o DistOpts) (*Figure, error) {
 
 func distChart(ds []Distribution, o DistOpts, cdf bool) (*Figure, error) {
 	hasData, logX, maxW := false, false, 0.0
+	logY := o.LogY && !cdf
 	for i, d := range ds {
 		if d.Hist == nil {
 			return nil, fmt.Errorf("chart: distribution %d (%q) has no histogram", i, d.Name)
@@ -193,6 +205,9 @@ func distChart(ds []Distribution, o DistOpts, cdf bool) (*Figure, error) {
 		} else {
 			for k, c := range h.counts {
 				y := 100 * c / t
+				if logY {
+					y = math.Max(y, logShareFloor)
+				}
 				ymax = math.Max(ymax, y)
 				pts = append(pts, plotter.XY{X: h.edge(k) * scale, Y: y}, plotter.XY{X: h.edge(k+1) * scale, Y: y})
 			}
@@ -202,7 +217,7 @@ func distChart(ds []Distribution, o DistOpts, cdf bool) (*Figure, error) {
 			return nil, fmt.Errorf("chart: distribution %d (%q): %w", i, d.Name, err)
 		}
 		l.Color, l.Width = clr, vg.Points(1.4)
-		if !cdf {
+		if !cdf && !logY {
 			l.FillColor = tint(clr, 50)
 		}
 		p.Add(l)
@@ -213,10 +228,13 @@ func distChart(ds []Distribution, o DistOpts, cdf bool) (*Figure, error) {
 			label += " ("
 			for k, q := range [...]float64{0.5, 0.99} {
 				v := h.Quantile(q)
+				if given := [...]float64{d.P50, d.P99}[k]; given > 0 {
+					v = given
+				}
 				if k > 0 {
 					label += ", "
 				}
-				label += fmt.Sprintf("p%g %.3g %s", q*100, v*scale, unit)
+				label += fmt.Sprintf("p%g %.4g %s", q*100, v*scale, unit)
 				if finite(v) {
 					p.Add(quantileMark{x: v * scale, y: q, color: clr})
 				}
@@ -248,9 +266,14 @@ func distChart(ds []Distribution, o DistOpts, cdf bool) (*Figure, error) {
 	} else {
 		p.Y.Label.Text = "Share of time (%)"
 		p.Y.Min, p.Y.Max = 0, ymax*1.08
+		if logY {
+			p.Y.Scale = plot.LogScale{}
+			p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+			p.Y.Min, p.Y.Max = logShareFloor, math.Max(ymax*1.5, 1)
+		}
 	}
 	fixAxis(&p.X, logX)
-	fixAxis(&p.Y, false)
+	fixAxis(&p.Y, logY)
 	f := &frame{title: o.Title, subtitle: o.Subtitle, legend: leg, panels: []panel{{p, 1}}}
 	return newFigure(o.Size.or(Size{8, 4}), o.DPI, f.draw), nil
 }

@@ -112,10 +112,13 @@ func TestBadInputIsAnError(t *testing.T) {
 		},
 		"empty hist": func() error {
 			h, _ := NewHist(0, 1, 10, false)
-			_, err := Histogram([]Distribution{{"d", h}}, DistOpts{})
+			_, err := Histogram([]Distribution{{Name: "d", Hist: h}}, DistOpts{})
 			return wantNoData(err)
 		},
-		"nil hist": func() error { _, err := CDF([]Distribution{{"d", nil}}, DistOpts{}); return wantErr(err, `"d"`) },
+		"nil hist": func() error {
+			_, err := CDF([]Distribution{{Name: "d", Hist: nil}}, DistOpts{})
+			return wantErr(err, `"d"`)
+		},
 		"bad hist": func() error { _, err := NewHist(0, 1, 10, true); return wantErr(err, "lo > 0") },
 		"DevSlp NaN floor": func() error {
 			_, err := DevSlpCycleChart(DevSlpCycle{Power: good, Floor: 0, Limit: 0.005, Assert: nan}, DevSlpOpts{})
@@ -227,7 +230,7 @@ func fuzzBody(t *testing.T, data []byte, mode uint8) {
 			notes = append(notes, Annotation{fl(i + 3), "x"})
 		}
 		trs := []Trace{{Power: env, IO: iv, States: st, Notes: notes}, {Power: raw}}
-		o := PowerOpts{Layout: Layout(mode % 2), Unit: PowerUnit(mode % 3), From: fl(1), To: fl(2), YMax: fl(3), Size: Size{2, 2}, DPI: 30}
+		o := PowerOpts{Layout: Layout(mode % 2), Unit: PowerUnit(mode % 3), From: fl(1), To: fl(2), YMax: fl(3), LogY: mode%4 == 3, Size: Size{2, 2}, DPI: 30}
 		if fig, err := PowerOverTime(trs, o); err == nil {
 			_ = fig.Write(io.Discard, "png")
 		}

@@ -130,7 +130,9 @@ func stateColor(state string) color.Color {
 	case "slumber":
 		return color.NRGBA{0xc8, 0xe6, 0xc9, 0xff}
 	case "devslp":
-		return color.NRGBA{0xbb, 0xde, 0xfb, 0xff}
+		// Violet, not light blue: the min–max band is a light tint of the
+		// trace colour (blue for the first drive) and must not read as DevSlp.
+		return color.NRGBA{0xdc, 0xcc, 0xf0, 0xff}
 	}
 	// Unknown names get a stable tint derived from the name.
 	var h uint32 = 2166136261
@@ -300,6 +302,11 @@ func (v vlines) Plot(c draw.Canvas, p *plot.Plot) {
 	}
 	sort.SliceStable(notes, func(i, j int) bool { return notes[i].T < notes[j].T })
 	room := sty.Height("X") + vg.Points(3)
+	// Labels sit right of their line, unless the next line is too close,
+	// and then left, so two nearby events stay readable; a label that would
+	// still overlap one already drawn is left out (its line stays), so a
+	// burst of events does not pile up into an unreadable block.
+	lastR := vg.Length(math.Inf(-1)) // right edge of the last label drawn
 	for i, n := range notes {
 		x := trX(n.T)
 		if !(x >= c.Min.X && x <= c.Max.X) {
@@ -309,13 +316,24 @@ func (v vlines) Plot(c draw.Canvas, p *plot.Plot) {
 		if n.Text == "" {
 			continue
 		}
-		// Labels sit right of their line, unless the next line is too
-		// close, and then left, so two nearby events stay readable.
 		s, dx := sty, vg.Points(1.5)
+		left, right := x+dx, x+dx+room
 		if i+1 < len(notes) && trX(notes[i+1].T)-x < room {
 			s.YAlign, dx = draw.YBottom, -dx
+			left, right = x+dx-room, x+dx
 		}
-		c.FillText(s, vg.Point{X: x + dx, Y: c.Max.Y - vg.Points(3)}, n.Text)
+		if left < lastR {
+			continue
+		}
+		lastR = right
+		// A white halo keeps the label readable where it crosses the trace.
+		at := vg.Point{X: x + dx, Y: c.Max.Y - vg.Points(3)}
+		halo := s
+		halo.Color = color.White
+		for _, d := range [...]vg.Point{{X: -1, Y: 0}, {X: 1, Y: 0}, {X: 0, Y: -1}, {X: 0, Y: 1}} {
+			c.FillText(halo, vg.Point{X: at.X + d.X, Y: at.Y + d.Y}, n.Text)
+		}
+		c.FillText(s, at, n.Text)
 	}
 }
 

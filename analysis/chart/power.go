@@ -75,8 +75,12 @@ type PowerOpts struct {
 	SeparateY bool
 	// NoBand draws only the mean line, without the min–max band.
 	NoBand bool
-	Size   Size    // inches; default 10 wide, 2.2 in per stacked drive
-	DPI    float64 // PNG resolution; default 96
+	// LogY uses a logarithmic power axis, from a third of the lowest
+	// positive mean up: mW idle states and W bursts both readable. Values
+	// at or below its floor (noise around 0) are drawn on it.
+	LogY bool
+	Size Size    // inches; default 10 wide, 2.2 in per stacked drive
+	DPI  float64 // PNG resolution; default 96
 }
 
 func (u PowerUnit) resolve(maxW float64) (scale float64, label string) {
@@ -118,12 +122,31 @@ func PowerOverTime(traces []Trace, o PowerOpts) (*Figure, error) {
 	}
 	if o.To > o.From {
 		x0, x1 = o.From, o.To
+	} else if x0 > 0 && x0 < 0.02*(x1-x0) {
+		// A run that starts a hair after 0 gets its 0 tick.
+		x0 = 0
 	}
 	if x1 <= x0 { // a single instant: give it some width
 		x0, x1 = x0-0.5, x1+0.5
 	}
 	scale, unit := o.Unit.resolve(maxW)
 	ymax := maxW * scale * 1.08
+	logFloor := 0.0
+	if o.LogY {
+		lo := math.Inf(1)
+		for _, tr := range traces {
+			for k, t := range tr.Power.T {
+				if m := tr.Power.Mean[k]; finite(m) && m > 0 && (o.To <= o.From || (t >= o.From && t <= o.To)) {
+					lo = math.Min(lo, m)
+				}
+			}
+		}
+		if math.IsInf(lo, 1) {
+			lo = maxW / 1000
+		}
+		logFloor = lo * scale / 3
+		ymax = maxW * scale * 2
+	}
 	if o.YMax > 0 {
 		ymax = o.YMax * scale
 	}
@@ -149,11 +172,14 @@ func PowerOverTime(traces []Trace, o PowerOpts) (*Figure, error) {
 	if anyIO {
 		f.legend.add("I/O busy", swatch{fill: axisColor})
 	}
-	if !o.NoBand {
-		f.legend.add("min–max", swatch{fill: color.NRGBA{0x80, 0x80, 0x80, 70}})
+	// The band's legend entry only when a band is drawn, in the band's own
+	// colour (the first trace's tint; other traces use their line colour).
+	if !o.NoBand && anyBand(traces) {
+		f.legend.add("min–max", swatch{fill: tint(seriesColor(0), 70)})
 	}
 
 	yLabel := "Power (" + unit + ")"
+	eps := map[*plot.Plot][]*envelopePlot{} // per panel, to set a log floor after fixAxis
 	timeAxis := func(p *plot.Plot) {
 		p.X.Min, p.X.Max = x0, x1
 	}
@@ -167,8 +193,9 @@ func PowerOverTime(traces []Trace, o PowerOpts) (*Figure, error) {
 		}
 		var top float64
 		for k, tr := range trs {
-			ep := &envelopePlot{e: tr.Power, scale: scale, color: seriesColor(idx[k]), band: !o.NoBand}
+			ep := &envelopePlot{e: tr.Power, scale: scale, color: seriesColor(idx[k]), band: !o.NoBand, floor: logFloor}
 			p.Add(ep)
+			eps[p] = append(eps[p], ep)
 			_, _, _, m := ep.DataRange()
 			top = math.Max(top, m)
 		}
@@ -184,6 +211,14 @@ func PowerOverTime(traces []Trace, o PowerOpts) (*Figure, error) {
 		}
 		p.Y.Label.Text = yLabel
 		p.Y.Tick.Marker = niceTicks{4}
+		if o.LogY {
+			p.Y.Scale = plot.LogScale{}
+			p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+			p.Y.Min = logFloor
+			if o.SeparateY && o.YMax <= 0 && top > 0 {
+				p.Y.Max = top * 2
+			}
+		}
 		p.X.Tick.Marker = noLabels{niceTicks{8}}
 		return p
 	}
@@ -239,7 +274,13 @@ func PowerOverTime(traces []Trace, o PowerOpts) (*Figure, error) {
 	}
 	for _, pn := range f.panels {
 		fixAxis(&pn.p.X, false)
-		fixAxis(&pn.p.Y, false)
+		_, isLog := pn.p.Y.Scale.(plot.LogScale)
+		fixAxis(&pn.p.Y, isLog)
+		if isLog {
+			for _, ep := range eps[pn.p] {
+				ep.floor = pn.p.Y.Min // fixAxis may have moved the floor
+			}
+		}
 	}
 	last := f.panels[len(f.panels)-1].p
 	last.X.Tick.Marker = niceTicks{8}
@@ -252,4 +293,17 @@ func name(s string, i int) string {
 		return fmt.Sprintf("drive %d", i+1)
 	}
 	return s
+}
+
+// anyBand reports whether some row of some trace has a max above its min,
+// i.e. a min–max band would be visible.
+func anyBand(traces []Trace) bool {
+	for _, tr := range traces {
+		for k := range tr.Power.T {
+			if lo, hi := tr.Power.Min[k], tr.Power.Max[k]; finite(lo) && finite(hi) && hi > lo {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -59,6 +59,7 @@ func addMeasureFlags(c *cobra.Command) {
 	f.Bool("quiet", false, "no progress lines")
 	f.Bool("parquet", false, "also export the capture and report as Parquet into OUT/parquet (config parquet)")
 	addMetricsFlags(f)
+	f.Bool("no-html", false, "do not write report.html (the interactive viewer)")
 }
 
 // measureConfig decodes the config file (and IDLEWATT_* env) into a rig.Config.
@@ -127,6 +128,7 @@ func runMeasure(cmd *cobra.Command, rc rig.Config, plan rig.Plan) error {
 		out = defaultOut(cmd.Name())
 	}
 	setRunOutput(cmd, &rc)
+	plan.NoHTML = optBool(cmd, "no-html", "")
 	if !optBool(cmd, "quiet", "") {
 		plan.Progress = cmd.ErrOrStderr()
 	}
@@ -294,7 +296,7 @@ func printMeasureHeadline(w io.Writer, res *rig.Result, verify bool) {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
 	abs, _ := filepath.Abs(res.Out)
-	fmt.Fprintf(w, "\nwritten to %s (report.md, report.json, summary.csv, measure.json, charts, capture)\n", abs)
+	fmt.Fprintf(w, "\nwritten to %s (report.md, report.json, summary.csv, measure.json, charts, report.html, capture)\n", abs)
 }
 
 // unit appends the unit to a formatted value, not to a dash.

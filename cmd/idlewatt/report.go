@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/internal/outfile"
+	htmlreport "github.com/idlewatt/idlewatt/report/html"
 	"github.com/spf13/cobra"
 )
 
@@ -27,6 +29,7 @@ func init() {
 		durationFlag(f, "settle", 500*time.Millisecond, "settle tail after each busy interval (config report.settle)")
 		f.IntSlice("ports", nil, "only these drive ports")
 		f.Bool("json", false, "print report.json to stdout instead of the headline")
+		f.Bool("no-html", false, "do not write report.html (the interactive viewer)")
 		addOverwriteFlag(f, "report files already in --out")
 		return c
 	})
@@ -57,8 +60,18 @@ func runReport(cmd *cobra.Command, args []string) error {
 	if err := outfile.CheckDir(out); err != nil {
 		return usageErr("report: --out %w", err)
 	}
-	if err := outfile.CheckAll(out, analysis.ReportFiles, oo); err != nil {
+	withHTML := !optBool(cmd, "no-html", "")
+	files := append([]string(nil), analysis.ReportFiles...)
+	if withHTML {
+		files = append(files, htmlreport.FileName)
+	}
+	if err := outfile.CheckAll(out, files, oo); err != nil {
 		return usageErr("report: %w", err)
+	}
+	var pyr *htmlreport.Pyramid
+	if withHTML {
+		pyr = htmlreport.NewPyramidFor(path, htmlreport.Budget{})
+		opts.Samples = pyr
 	}
 	r, err := analyzeCapture(cmd, path, opts)
 	if err != nil {
@@ -66,6 +79,11 @@ func runReport(cmd *cobra.Command, args []string) error {
 	}
 	if err := r.WriteFilesWith(out, analysis.WriteOptions{Out: oo}); err != nil {
 		return failErr("writing report into %s: %w", out, err)
+	}
+	if withHTML {
+		if err := htmlreport.Write(filepath.Join(out, htmlreport.FileName), r, pyr, htmlreport.Options{Capture: path, Out: oo}); err != nil {
+			return failErr("writing %s into %s: %w", htmlreport.FileName, out, err)
+		}
 	}
 	w := cmd.OutOrStdout()
 	if optBool(cmd, "json", "") {

@@ -17,6 +17,7 @@ import (
 	"github.com/idlewatt/idlewatt/analysis/states"
 	"github.com/idlewatt/idlewatt/internal/hostclock"
 	"github.com/idlewatt/idlewatt/internal/outfile"
+	htmlreport "github.com/idlewatt/idlewatt/report/html"
 	"github.com/idlewatt/idlewatt/units"
 	"github.com/idlewatt/idlewatt/workload/replay"
 )
@@ -34,6 +35,8 @@ type Plan struct {
 	// Progress, if set, receives one status line about once a second.
 	Progress io.Writer
 	Battery  Battery
+	// NoHTML skips report.html (the interactive viewer, report/html).
+	NoHTML bool
 }
 
 // Result is everything a run produced. Its JSON form is measure.json.
@@ -119,6 +122,11 @@ func Run(ctx context.Context, cfg Config, out string, plan Plan) (*Result, error
 	// Analyse whatever was recorded, even after a failure.
 	opts := analysis.DefaultOptions()
 	opts.States = &analysis.StateOptions{Profiles: cfg.Profiles}
+	var pyr *htmlreport.Pyramid
+	if !plan.NoHTML {
+		pyr = htmlreport.NewPyramidFor(res.Capture, htmlreport.Budget{})
+		opts.Samples = pyr
+	}
 	rep, aerr := analysis.Analyze(res.Capture, opts)
 	if aerr != nil {
 		return res, errors.Join(runErr, fmt.Errorf("analysis: %w", aerr))
@@ -137,6 +145,12 @@ func Run(ctx context.Context, cfg Config, out string, plan Plan) (*Result, error
 	}
 	if err := res.writeJSON(filepath.Join(out, "measure.json"), r.cfg.Out); err != nil {
 		runErr = errors.Join(runErr, err)
+	}
+	if pyr != nil {
+		ho := htmlreport.Options{Capture: res.Capture, Out: r.cfg.Out}
+		if err := htmlreport.Write(filepath.Join(out, htmlreport.FileName), rep, pyr, ho); err != nil {
+			runErr = errors.Join(runErr, fmt.Errorf("writing %s: %w", htmlreport.FileName, err))
+		}
 	}
 	return res, runErr
 }

@@ -1,0 +1,363 @@
+package html
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net/url"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	cdplog "github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+
+	"github.com/idlewatt/idlewatt/analysis"
+	"github.com/idlewatt/idlewatt/analysis/synthcap"
+)
+
+// browserPath finds a Chromium to drive: $IDLEWATT_CHROMIUM, Debian's
+// package, or chromium/google-chrome on PATH.
+func browserPath() string {
+	if p := os.Getenv("IDLEWATT_CHROMIUM"); p != "" {
+		return p
+	}
+	for _, p := range []string{"/usr/bin/chromium", "/usr/bin/chromium-browser"} {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	for _, n := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
+		if p, err := exec.LookPath(n); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// browserPage is a report opened in headless Chromium, with every console
+// message, exception and network request recorded.
+type browserPage struct {
+	ctx      context.Context
+	mu       sync.Mutex
+	errs     []string
+	requests []string
+	pageURL  string
+	// LoadMs is the test's own time from navigation to the page's ready
+	// flag; ReadyMs the page's performance.now() when it was ready.
+	LoadMs, ReadyMs float64
+}
+
+func openInBrowser(t testing.TB, htmlPath string) *browserPage {
+	t.Helper()
+	bin := browserPath()
+	if bin == "" {
+		t.Skip("no Chromium found (set IDLEWATT_CHROMIUM, or apt-get install -y chromium): the browser test cannot run here")
+	}
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(bin),
+		chromedp.Flag("headless", true),
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1400, 1000),
+	}
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelC := chromedp.NewContext(actx)
+	ctx, cancelT := context.WithTimeout(ctx, 60*time.Second)
+	t.Cleanup(func() { cancelT(); cancelC(); cancelA() })
+	b := &browserPage{ctx: ctx, pageURL: (&url.URL{Scheme: "file", Path: htmlPath}).String()}
+	err := chromedp.Listen(ctx, func(ev any) {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		switch e := ev.(type) {
+		case *runtime.EventConsoleAPICalled:
+			if e.Type == runtime.ConsoleAPICalledTypeError || e.Type == runtime.ConsoleAPICalledTypeWarning || e.Type == runtime.ConsoleAPICalledTypeAssert {
+				var parts []string
+				for _, a := range e.Args {
+					parts = append(parts, string(a.Value)+a.Description)
+				}
+				b.errs = append(b.errs, fmt.Sprintf("console.%s: %s", e.Type, strings.Join(parts, " ")))
+			}
+		case *runtime.EventExceptionThrown:
+			d := e.ExceptionDetails
+			msg := d.Text
+			if d.Exception != nil {
+				msg += " " + d.Exception.Description
+			}
+			b.errs = append(b.errs, fmt.Sprintf("exception at %d:%d: %s", d.LineNumber, d.ColumnNumber, msg))
+		case *cdplog.EventEntryAdded:
+			if e.Entry.Level == cdplog.EntryLevelError || e.Entry.Level == cdplog.EntryLevelWarning {
+				b.errs = append(b.errs, fmt.Sprintf("log %s (%s): %s %s", e.Entry.Level, e.Entry.Source, e.Entry.Text, e.Entry.URL))
+			}
+		case *network.EventRequestWillBeSent:
+			if e.Request.URL != b.pageURL {
+				b.requests = append(b.requests, e.Request.URL)
+			}
+		}
+	})
+	if err != nil {
+		t.Fatalf("starting %s: %v", bin, err)
+	}
+	// chromedp enables the Runtime, Log and Network domains of the tab.
+	start := time.Now()
+	if err := chromedp.Do(ctx, chromedp.Navigate(b.pageURL), chromedp.WaitVisible(chromedp.CSS(`body[data-ready="1"]`))); err != nil {
+		t.Fatalf("loading %s: %v (errors so far: %v)", htmlPath, err, b.errors())
+	}
+	b.LoadMs = float64(time.Since(start).Microseconds()) / 1e3
+	b.ReadyMs = eval[float64](t, b, `window.idlewatt.readyMs`)
+	return b
+}
+
+func (b *browserPage) errors() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]string(nil), b.errs...)
+}
+
+func (b *browserPage) network() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]string(nil), b.requests...)
+}
+
+func eval[T any](t testing.TB, b *browserPage, js string) T {
+	t.Helper()
+	v, err := chromedp.Run(b.ctx, chromedp.Evaluate[T](js))
+	if err != nil {
+		t.Fatalf("evaluating %s: %v", js, err)
+	}
+	return v
+}
+
+func (b *browserPage) click(t testing.TB, sel string) {
+	t.Helper()
+	if err := chromedp.Do(b.ctx, chromedp.Click(chromedp.CSS(sel), chromedp.NodeVisible)); err != nil {
+		t.Fatalf("clicking %s: %v", sel, err)
+	}
+}
+
+type selStats struct {
+	Port      int                `json:"port"`
+	EnergyJ   float64            `json:"energy_j"`
+	MeasuredS float64            `json:"measured_s"`
+	MeanW     float64            `json:"mean_w"`
+	MaxW      float64            `json:"max_w"`
+	IOOps     float64            `json:"io_ops"`
+	Residency map[string]float64 `json:"residency"`
+	Rails     []struct {
+		Rail      string  `json:"rail"`
+		ChargeMAh float64 `json:"charge_mah"`
+	} `json:"rails"`
+}
+
+// drawnPixels counts the pixels of the first chart's canvas that are drawn
+// in the mean trace's colour and in any colour at all.
+const drawnPixelsJS = `(() => {
+  const src = document.querySelector('.u-wrap canvas');
+  const c = document.createElement('canvas');
+  c.width = src.width; c.height = src.height;
+  const x = c.getContext('2d', {willReadFrequently: true});
+  x.drawImage(src, 0, 0);
+  const d = x.getImageData(0, 0, c.width, c.height).data;
+  let any = 0, trace = 0;
+  for (let i = 0; i < d.length; i += 4) {
+    if (d[i+3] > 0) any++;
+    if (d[i+3] > 200 && Math.abs(d[i]-0x1f) < 30 && Math.abs(d[i+1]-0x5f) < 30 && Math.abs(d[i+2]-0x9f) < 30) trace++;
+  }
+  return [any, trace, c.width * c.height];
+})()`
+
+func within(got, want, rel float64) bool { return math.Abs(got-want) <= rel*math.Abs(want) }
+
+// The whole page in a real browser: it loads with no console error and no
+// network request, draws its charts, a zoom plus selection gives
+// report.json's energy for the same interval within 0.1 %, and a click on a
+// DevSlp cycle row zooms to that cycle.
+func TestBrowserReport(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: no browser")
+	}
+	sc := synthcap.Review(75*time.Second, 10000, 20)
+	// A hole in every channel in the idle phase and one in a single rail
+	// in the workload: the page must draw gaps and still integrate.
+	sc.Gaps = []synthcap.Gap{{Channel: -1, Start: 100000, Count: 5000}, {Channel: 1, Start: 300000, Count: 777}}
+	_, htmlPath, rep, _ := scenarioReport(t, sc)
+	st, _ := os.Stat(htmlPath)
+	if keep := os.Getenv("IDLEWATT_HTML_KEEP"); keep != "" { // to look at it by hand
+		if b, err := os.ReadFile(htmlPath); err == nil {
+			_ = os.WriteFile(keep, b, 0o644)
+		}
+	}
+	b := openInBrowser(t, htmlPath)
+	t.Logf("report.html %.2f MB; interactive %.0f ms after navigation (page's own clock %.0f ms)", float64(st.Size())/1e6, b.LoadMs, b.ReadyMs)
+
+	px := eval[[3]float64](t, b, drawnPixelsJS)
+	if px[1] < 200 || px[0] < 0.01*px[2] {
+		t.Errorf("chart canvas: %.0f drawn pixels, %.0f in the trace colour, of %.0f: not drawn", px[0], px[1], px[2])
+	}
+
+	var last selStats // the last checkEnergy's selection for its port
+	// A real mouse drag across the first chart selects that interval.
+	r := eval[[4]float64](t, b, `(() => { const r = document.querySelector('.u-over').getBoundingClientRect(); return [r.left, r.top, r.width, r.height]; })()`)
+	v0 := eval[[2]float64](t, b, `window.idlewatt.view()`)
+	y := r[1] + r[3]/2
+	if err := chromedp.Do(b.ctx, chromedp.DragAndDropXY(r[0]+0.3*r[2], y, r[0]+0.6*r[2], y, 12)); err != nil {
+		t.Fatal(err)
+	}
+	dragged := eval[[]float64](t, b, `window.idlewatt.selection()`)
+	span := v0[1] - v0[0]
+	if len(dragged) != 2 || math.Abs(dragged[0]-(v0[0]+0.3*span)) > 0.01*span || math.Abs(dragged[1]-(v0[0]+0.6*span)) > 0.01*span {
+		t.Errorf("dragging over 30–60 %% of the chart selected %v, want about %.2f–%.2f s", dragged, v0[0]+0.3*span, v0[0]+0.6*span)
+	}
+	if txt := eval[string](t, b, `document.getElementById('sel-body').textContent`); !strings.Contains(txt, "energy (J)") || !strings.Contains(txt, "mAh") {
+		t.Errorf("the selection panel after a drag: %q", txt)
+	}
+
+	checkEnergy := func(what string, port int, a, z, want float64) {
+		t.Helper()
+		got := eval[[]selStats](t, b, fmt.Sprintf(`window.idlewatt.zoom(%[1]g - 0.5, %[2]g + 0.5), window.idlewatt.select(%[1]g, %[2]g)`, a, z))
+		for _, s := range got {
+			if s.Port != port {
+				continue
+			}
+			if !within(s.EnergyJ, want, 1e-3) {
+				t.Errorf("%s, port %d, %.4f–%.4f s: selection %.6f J, report.json %.6f J (%.3f %%)", what, port, a, z, s.EnergyJ, want, 100*(s.EnergyJ/want-1))
+			} else {
+				t.Logf("%s, port %d: selection %.6f J, report.json %.6f J (%+.4f %%)", what, port, s.EnergyJ, want, 100*(s.EnergyJ/want-1))
+			}
+			last = s
+			view := eval[[2]float64](t, b, `window.idlewatt.view()`)
+			if !(view[0] < a && view[1] > z && view[1]-view[0] < z-a+1.01) {
+				t.Errorf("%s: zoomed to %.3f–%.3f s, the view is %v", what, a-0.5, z+0.5, view)
+			}
+			return
+		}
+		t.Errorf("%s: no selection result for port %d", what, port)
+	}
+	// A phase runs until the next one starts (its duration_s is measured
+	// time, short of the span by its gaps); the last to the end.
+	end := rep.Capture.StartS + rep.Capture.DurationS + 1e-3
+	for _, d := range rep.Drives {
+		for i, ph := range d.Phases {
+			z := end
+			if i+1 < len(d.Phases) {
+				z = d.Phases[i+1].StartS
+			}
+			checkEnergy("phase "+ph.Name, d.Port, ph.StartS, z, ph.EnergyJ)
+		}
+		checkEnergy("whole run", d.Port, rep.Capture.StartS, end, d.EnergyJ)
+		// The whole run's I/O and residency, from the page's own data.
+		if uint64(last.IOOps) != d.IO.Ops {
+			t.Errorf("port %d: whole-run selection has %v I/O ops, report.json %d", d.Port, last.IOOps, d.IO.Ops)
+		}
+		if got, want := last.Residency["active"], d.Residency.Active; math.Abs(got-want) > 0.002 {
+			t.Errorf("port %d: whole-run selection active residency %.4f, report.json %.4f", d.Port, got, want)
+		}
+	}
+
+	// A DevSlp cycle row zooms to its cycle (the scenario asserts DEVSLP
+	// over 60–65 s).
+	b.click(t, `tr.cycle-row`)
+	view := eval[[2]float64](t, b, `window.idlewatt.view()`)
+	if !(view[0] > 55 && view[0] < 60 && view[1] > 65 && view[1] < 70) {
+		t.Errorf("after clicking the first DevSlp cycle the view is %.3f–%.3f s, want about 58.75–66.25", view[0], view[1])
+	}
+	sel := eval[[2]float64](t, b, `window.idlewatt.selection()`)
+	if math.Abs(sel[0]-60) > 0.01 || math.Abs(sel[1]-65) > 0.01 {
+		t.Errorf("the cycle row selected %v, want the pin interval 60–65 s", sel)
+	}
+	px = eval[[3]float64](t, b, drawnPixelsJS)
+	if px[1] < 50 {
+		t.Errorf("zoomed chart: %.0f pixels in the trace colour", px[1])
+	}
+
+	// The peak row zooms to the drive's highest sample, embedded at full
+	// resolution (−20…+120 ms around it).
+	b.click(t, `tr.peak-row`)
+	view = eval[[2]float64](t, b, `window.idlewatt.view()`)
+	if !within(view[1]-view[0], 0.12, 1e-6) {
+		t.Errorf("after clicking the first peak row the view is %v, want 120 ms around the peak", view)
+	}
+
+	// Controls: log axis, mW, per-rail and overlay rebuild the charts
+	// without errors.
+	for _, c := range []string{`#c-log`, `#c-mw`, `#c-rails`, `#c-overlay`} {
+		b.click(t, c)
+	}
+	if n := eval[int](t, b, `document.querySelectorAll('.u-wrap canvas').length`); n != 1 {
+		t.Errorf("overlay: %d charts, want 1", n)
+	}
+	px = eval[[3]float64](t, b, drawnPixelsJS)
+	if px[1] < 50 {
+		t.Errorf("log/mW chart: %.0f pixels in the trace colour", px[1])
+	}
+	// A capture without samples: the page still loads cleanly.
+	empty, _, _, _ := emptyReport(t)
+	b.pageURL = (&url.URL{Scheme: "file", Path: empty}).String()
+	if err := chromedp.Do(b.ctx, chromedp.Navigate(b.pageURL), chromedp.WaitVisible(chromedp.CSS(`body[data-ready="1"]`))); err != nil {
+		t.Errorf("the page of a capture without samples: %v", err)
+	}
+	if errs := b.errors(); len(errs) > 0 {
+		t.Errorf("console errors:\n%s", strings.Join(errs, "\n"))
+	}
+	if reqs := b.network(); len(reqs) > 0 {
+		t.Errorf("the page made %d network requests: %v", len(reqs), reqs)
+	}
+}
+
+// TestBrowserTiming measures an existing report.html (IDLEWATT_HTML_FILE)
+// or one generated from a synthetic capture of IDLEWATT_HTML_LONG (e.g.
+// "1h", two drives at 10 kS/s): size, time to interactive, and that the
+// page loads cleanly and draws. Not part of CI (it takes minutes for 1 h):
+//
+//	IDLEWATT_HTML_LONG=1h go test ./report/html -run BrowserTiming -v -timeout 30m
+func TestBrowserTiming(t *testing.T) {
+	path := os.Getenv("IDLEWATT_HTML_FILE")
+	if path == "" {
+		long := os.Getenv("IDLEWATT_HTML_LONG")
+		if long == "" {
+			t.Skip("set IDLEWATT_HTML_FILE=report.html or IDLEWATT_HTML_LONG=1h to measure")
+		}
+		d, err := time.ParseDuration(long)
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		var rep *analysis.Report
+		_, path, rep, _ = synthReport(t, d, 10000)
+		t.Logf("%v capture, %d drives, generated and reported in %v", d, len(rep.Drives), time.Since(start).Round(time.Millisecond))
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		b := openInBrowser(t, path)
+		px := eval[[3]float64](t, b, drawnPixelsJS)
+		if i == 0 {
+			t.Log(eval[string](t, b, `document.getElementById('depth').textContent`))
+		}
+		t.Logf("run %d: %s %.2f MB; interactive %.0f ms after navigation (page's own clock %.0f ms); %.0f trace pixels", i+1, path, float64(st.Size())/1e6, b.LoadMs, b.ReadyMs, px[1])
+		if px[1] < 200 {
+			t.Errorf("chart not drawn: %.0f trace pixels", px[1])
+		}
+		if errs := b.errors(); len(errs) > 0 {
+			t.Errorf("console errors:\n%s", strings.Join(errs, "\n"))
+		}
+		if reqs := b.network(); len(reqs) > 0 {
+			t.Errorf("network requests: %v", reqs)
+		}
+	}
+}

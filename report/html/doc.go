@@ -1,0 +1,45 @@
+// Package html writes report.html: one self-contained file (no network
+// access, no external files) that shows a capture's power over time for
+// every drive, zoomable from the whole run down to the embedded depth, with
+// the report's tables beside it. It is part of the report layer: analysis
+// computes every number (report.json) and hands this package its samples
+// through analysis.SampleSink; this package only reduces them for the page
+// and draws nothing itself. The charts are drawn in the browser by uPlot.
+//
+// # Data
+//
+// A Pyramid (an analysis.SampleSink) keeps per drive one level of time
+// buckets [k·w, (k+1)·w) on the report's timeline: min and max power, the
+// sum of power (so a bucket's energy is sum·dt, exactly the terms
+// report.json's energy_j adds up) and the sample count; per rail the same
+// plus the sum of current (charge), at 4·w. The width w starts at one sample
+// period and doubles whenever the buckets would outgrow Budget for the run's
+// length so far. The page builds the coarser levels (pairs merged) and, per
+// pixel column, draws the min–max envelope and mean from the finest level no
+// wider than the column. A selection adds the bucket energies, pro-rating
+// the two edge buckets by overlap, so its energy matches report.json for the
+// same interval (the browser test holds it to 0.1 %).
+//
+// Deeper than the buckets, the page has every sample where it matters:
+// from 20 ms before to 120 ms after each DEVSLP pin edge (NewPyramidFor
+// reads the edges first) and each drive's peak sample (followed while
+// streaming), within 15 % of the budget.
+//
+// Events (I/O, DEVSLP pin, phases, notes, policy changes, meter events)
+// are read from the capture again with samples skipped; only a regular
+// file is read twice.
+//
+// # Assets
+//
+// assets/ holds the page template, the viewer (app.js, app.css) and the
+// vendored uPlot build (uPlot.iife.min.js, uPlot.min.css, uPlot.LICENSE,
+// MIT), all embedded with go:embed. To update uPlot, see docs/report-html.md
+// ("Updating uPlot"): npm pack at a pinned version, copy the two dist files
+// and LICENSE, record the version and checksums in assets/VERSIONS.
+//
+// # Tests
+//
+// browser_test.go opens a generated report in headless Chromium
+// (chromedp) and checks it loads without console errors or network
+// requests, draws, and that its selection energy matches report.json.
+package html

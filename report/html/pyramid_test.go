@@ -1,0 +1,254 @@
+package html
+
+import (
+	"errors"
+	"math"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/idlewatt/idlewatt/analysis"
+	"github.com/idlewatt/idlewatt/analysis/synthcap"
+	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/internal/outfile"
+)
+
+// synthReport writes a review-like synthetic capture of length d, analyses
+// it with a Pyramid attached and writes report.html; it returns the paths
+// and the report.
+func synthReport(t testing.TB, d time.Duration, rateHz float64) (capPath, htmlPath string, rep *analysis.Report, p *Pyramid) {
+	return scenarioReport(t, synthcap.Review(d, rateHz, 20))
+}
+
+func scenarioReport(t testing.TB, sc synthcap.Scenario) (capPath, htmlPath string, rep *analysis.Report, p *Pyramid) {
+	t.Helper()
+	dir := t.TempDir()
+	capPath = filepath.Join(dir, "run.iwc")
+	if err := synthcap.Write(capPath, sc); err != nil {
+		t.Fatal(err)
+	}
+	opts := analysis.DefaultOptions()
+	p = NewPyramidFor(capPath, Budget{})
+	opts.Samples = p
+	rep, err := analysis.Analyze(capPath, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	htmlPath = filepath.Join(dir, FileName)
+	if err := Write(htmlPath, rep, p, Options{Capture: capPath, Out: outfile.Options{Inputs: []string{capPath}}}); err != nil {
+		t.Fatal(err)
+	}
+	return capPath, htmlPath, rep, p
+}
+
+// The pyramid holds exactly the samples the report integrates: its bucket
+// sums give energy_j, its extremes peak_w and min_w, its counts
+// samples.count.
+func TestPyramidMatchesReport(t *testing.T) {
+	gappy := synthcap.Review(75*time.Second, 10000, 20)
+	// Missing samples on every channel, and on one rail only (the drive's
+	// sample is then missing, the other rail's is not).
+	gappy.Gaps = []synthcap.Gap{{Channel: -1, Start: 100000, Count: 5000}, {Channel: 1, Start: 300000, Count: 777}}
+	for name, sc := range map[string]synthcap.Scenario{"clean": synthcap.Review(75*time.Second, 10000, 20), "gaps": gappy} {
+		t.Run(name, func(t *testing.T) { checkPyramid(t, sc) })
+	}
+}
+
+func checkPyramid(t *testing.T, sc synthcap.Scenario) {
+	_, _, rep, p := scenarioReport(t, sc)
+	for _, d := range rep.Drives {
+		l := p.drives[d.Port]
+		if l == nil {
+			t.Fatalf("port %d: no buckets", d.Port)
+		}
+		var sum float64
+		var n uint64
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for j := range l.n {
+			sum += l.sumW[j]
+			n += uint64(l.n[j])
+			if l.n[j] > 0 {
+				lo, hi = math.Min(lo, l.min[j]), math.Max(hi, l.max[j])
+			}
+		}
+		if e := sum * p.dt; math.Abs(e-d.EnergyJ) > 1e-9*d.EnergyJ {
+			t.Errorf("port %d: buckets hold %.9f J, report %.9f J", d.Port, e, d.EnergyJ)
+		}
+		if n != d.Samples.Count {
+			t.Errorf("port %d: buckets hold %d samples, report %d", d.Port, n, d.Samples.Count)
+		}
+		if hi != d.PeakW || lo != d.MinW {
+			t.Errorf("port %d: buckets span %g…%g W, report min %g peak %g", d.Port, lo, hi, d.MinW, d.PeakW)
+		}
+		if len(d.Rails) == 0 {
+			t.Fatalf("port %d: no rails", d.Port)
+		}
+	}
+	// Rails sum to the drives where every rail is present; a sample one
+	// rail lacks is in the other rail's buckets only.
+	var railE float64
+	for _, l := range p.rails {
+		for j := range l.n {
+			railE += l.sumW[j] * p.dt
+		}
+	}
+	var tot float64
+	var dropped uint64
+	for _, d := range rep.Drives {
+		tot += d.EnergyJ
+		dropped += d.Samples.Dropped
+	}
+	if len(sc.Gaps) > 0 && dropped == 0 {
+		t.Fatal("the scenario's gaps dropped no drive sample")
+	}
+	if dropped == 0 && math.Abs(railE-tot) > 1e-6*tot {
+		t.Errorf("rails hold %.6f J, drives %.6f J", railE, tot)
+	}
+	if dropped > 0 && !(railE > tot) {
+		t.Errorf("with %d drive samples dropped, rails hold %.6f J, not more than the drives' %.6f J", dropped, railE, tot)
+	}
+}
+
+// Halving keeps every sum and extreme and aligns buckets to even indices.
+func TestLevelHalve(t *testing.T) {
+	var l level
+	for k := int64(3); k < 12; k++ {
+		l.add(k, float64(k), 1)
+		l.add(k, float64(-k), 1)
+	}
+	l.halve()
+	if l.k0 != 1 || len(l.n) != 5 {
+		t.Fatalf("k0 %d n %d, want 1 and 5", l.k0, len(l.n))
+	}
+	if l.n[0] != 2 || l.n[1] != 4 || l.max[1] != 5 || l.min[1] != -5 || l.sumW[4] != 0 || l.sumI[2] != 4 {
+		t.Errorf("after halve: %+v", l)
+	}
+}
+
+// The budget bounds the base level: twice the run, about the same bytes
+// once past LongS; never more buckets than the budget allows.
+func TestBudgetBoundsBuckets(t *testing.T) {
+	p := NewPyramid(Budget{ShortBytes: 20000, LongBytes: 40000, ShortS: 1, LongS: 2})
+	p.Begin(analysis.Clock{NsPerSample: 1e5}, 0)
+	w := make([]float64, 1000)
+	for i := range w {
+		w[i] = float64(i % 7)
+	}
+	for b := 0; b < 100; b++ { // 10 s at 10 kS/s
+		p.DriveSamples(1, float64(b)*0.1, 1e-4, w)
+	}
+	n := len(p.drives[1].n)
+	if limit := 40000 / bytesPerBucket; n > limit || n < limit/2 {
+		t.Errorf("%d buckets, want between %d and %d", n, limit/2, limit)
+	}
+	var cnt uint64
+	for _, c := range p.drives[1].n {
+		cnt += uint64(c)
+	}
+	if cnt != 100000 {
+		t.Errorf("%d samples in buckets, want 100000", cnt)
+	}
+}
+
+// A capture without a single sample still gets a page (tables, notes, an
+// empty chart), not an error.
+func TestWriteWithoutSamples(t *testing.T) {
+	out, rep, p, capPath := emptyReport(t)
+	if err := Write(out, rep, p, Options{Capture: capPath}); !errors.Is(err, outfile.ErrRefused) {
+		t.Errorf("writing over an existing report.html without Overwrite: %v, want a refusal", err)
+	}
+	if err := Write(out, rep, NewPyramid(Budget{}), Options{}); err == nil {
+		t.Error("a pyramid that saw no analysis: no error")
+	}
+}
+
+// emptyReport writes report.html for a capture with a header and no sample.
+func emptyReport(t testing.TB) (out string, rep *analysis.Report, p *Pyramid, capPath string) {
+	t.Helper()
+	dir := t.TempDir()
+	capPath = filepath.Join(dir, "empty.iwc")
+	sc := synthcap.Review(time.Second, 1000, 0)
+	w, err := capture.Create(capPath, sc.Header(), capture.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	opts := analysis.DefaultOptions()
+	p = NewPyramidFor(capPath, Budget{})
+	opts.Samples = p
+	rep, err = analysis.Analyze(capPath, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out = filepath.Join(dir, FileName)
+	if err := Write(out, rep, p, Options{Capture: capPath}); err != nil {
+		t.Fatal(err)
+	}
+	return out, rep, p, capPath
+}
+
+// A long gap between two runs does not allocate its empty buckets at the
+// fine width: the width grows first, and memory stays within the budget.
+func TestPyramidLongGap(t *testing.T) {
+	p := NewPyramid(Budget{ShortBytes: 20000, LongBytes: 40000, ShortS: 1, LongS: 2})
+	p.Begin(analysis.Clock{NsPerSample: 1e5}, 0)
+	w := make([]float64, 1000)
+	p.DriveSamples(1, 0, 1e-4, w)
+	p.DriveSamples(1, 36000, 1e-4, w) // ten hours later
+	limit := 40000 / bytesPerBucket
+	if n := len(p.drives[1].n); n > limit {
+		t.Errorf("%d buckets after a 10 h gap, budget %d", n, limit)
+	}
+	var cnt uint64
+	for _, c := range p.drives[1].n {
+		cnt += uint64(c)
+	}
+	if cnt != 2000 {
+		t.Errorf("%d samples kept, want 2000", cnt)
+	}
+}
+
+// The peak window holds every sample from rawBefore before the highest
+// sample to rawAfter after it, across run boundaries.
+func TestPeakWindow(t *testing.T) {
+	p := NewPyramid(Budget{})
+	p.Begin(analysis.Clock{NsPerSample: 1e5}, 0)
+	const n, spike = 5000, 1234
+	for r := 0; r < n/50; r++ {
+		w := make([]float64, 50)
+		for j := range w {
+			g := r*50 + j
+			w[j] = 0.4 + 1e-3*float64(g%7)
+			if g == spike {
+				w[j] = 2.5
+			}
+			if g == 4000 {
+				w[j] = 1.0 // lower than the spike: no new window
+			}
+		}
+		p.DriveSamples(1, float64(r*50)*1e-4, 1e-4, w)
+	}
+	pk := p.peaks[1]
+	if pk == nil || pk.max != 2.5 {
+		t.Fatalf("peak %+v", pk)
+	}
+	before, after := int(math.Ceil(rawBefore/1e-4)), int(math.Ceil(rawAfter/1e-4))
+	if len(pk.seg.W) != before+1+after || pk.seg.W[before] != 2.5 {
+		t.Errorf("window of %d samples with %v at %d; want %d with the spike at %d", len(pk.seg.W), pk.seg.W[min(before, len(pk.seg.W)-1)], before, before+1+after, before)
+	}
+	if want := float64(spike-before) * 1e-4; math.Abs(pk.seg.T-want) > 1e-9 {
+		t.Errorf("window starts at %.6f s, want %.6f", pk.seg.T, want)
+	}
+	for i, x := range pk.seg.W {
+		g := spike - before + i
+		v := float32(0.4 + 1e-3*float64(g%7))
+		if g == spike {
+			v = 2.5
+		}
+		if x != v {
+			t.Fatalf("sample %d of the window (global %d) is %v, want %v", i, g, x, v)
+		}
+	}
+}
