@@ -136,7 +136,10 @@ func (s *Sysfs) PolicyHosts() ([]string, error) {
 	}
 	var out []string
 	for _, e := range entries {
-		if _, err := s.fs.ReadFile(policyPath(e.Name())); err == nil {
+		// A host without the file has no ALPM; one whose file exists but
+		// cannot be read (EACCES, EIO, a directory) is a host that set-policy
+		// must try and report, not skip without a word.
+		if _, err := s.fs.ReadFile(policyPath(e.Name())); err == nil || !isNotExist(err) {
 			out = append(out, e.Name())
 		}
 	}

@@ -282,3 +282,37 @@ func TestVanishedHost(t *testing.T) {
 		t.Errorf("read: %v", err)
 	}
 }
+
+// TestSetPolicyAllReportsUnreadableHost: with no host named, a host whose
+// policy file exists but cannot be read is tried and its failure reported
+// (set-policy used to skip it and exit 0); a host without the file is not.
+func TestSetPolicyAllReportsUnreadableHost(t *testing.T) {
+	s, f, _ := newFault(t, "desktop-6port-617")
+	hosts, err := s.PolicyHosts()
+	if err != nil || len(hosts) < 2 {
+		t.Fatal(hosts, err)
+	}
+	bad := hosts[0]
+	f.readErr[bad] = syscall.EIO
+	f.writeErr[bad] = syscall.EIO
+	res, err := s.SetPolicy(nil, MinPowerWithPartial)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, r := range res {
+		if r.Host == bad {
+			found = true
+			if r.Err == nil {
+				t.Errorf("%s: no error reported for an unreadable, unwritable policy file", bad)
+			}
+		}
+	}
+	if !found || !Failed(res) {
+		t.Errorf("host %s with an unreadable policy file not tried (results %+v)", bad, res)
+	}
+	f.readErr[bad] = fs.ErrNotExist
+	if hosts, _ = s.PolicyHosts(); len(hosts) > 0 && hosts[0] == bad {
+		t.Errorf("host %s without a policy file listed", bad)
+	}
+}
