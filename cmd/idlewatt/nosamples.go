@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/spf13/cobra"
 
@@ -37,6 +38,9 @@ func noSamplesErr(path string, stop error) error {
 // For regular files (the commands that read a capture twice); export, which
 // also reads a FIFO, checks as it streams.
 func requireSamples(ctx context.Context, cmd *cobra.Command, who, path string) error {
+	if fi, err := os.Stat(path); err != nil || !fi.Mode().IsRegular() {
+		return nil // a FIFO would block the open: the command refuses it
+	}
 	r, err := capture.Open(path)
 	if err != nil {
 		return nil
