@@ -73,6 +73,7 @@ func TestNoSamplesOneAccount(t *testing.T) {
 				{"report", tc.path, "--out", filepath.Join(out, "rep")},
 				{"plot", tc.path, "--out", filepath.Join(out, "p.png")},
 				{"export", tc.path, "--csv", filepath.Join(out, "x.csv")},
+				{"export", tc.path, "--parquet", filepath.Join(out, "pq")},
 				{"repair", tc.path, "--out", filepath.Join(out, "z.iwcap")},
 			} {
 				_, errOut, code := run(t, ctx, args...)

@@ -70,7 +70,9 @@ func runRepair(cmd *cobra.Command, args []string) error {
 		return failErr("repair: --out %w", err)
 	}
 	defer f.Abort() // no-op after Commit
-	w, err := capture.NewWriter(f, h, capture.Options{SummaryPer: per})
+	// The repaired capture keeps the input's format: a format 1 capture stays
+	// readable by the idlewatt that wrote it.
+	w, err := capture.NewWriter(f, h, capture.Options{SummaryPer: per, Version: r.Version()})
 	if err != nil {
 		return failErr("repair: %v", err)
 	}
@@ -130,7 +132,7 @@ func summaryPer(in string) (uint32, error) {
 		if err != nil {
 			return 0, nil
 		}
-		if rec.Kind == capture.KindSummary && rec.Summary.Per > 0 {
+		if rec.Kind == capture.KindSummary && rec.Summary.Level == 0 && rec.Summary.Per > 0 {
 			return rec.Summary.Per, nil
 		}
 	}
