@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 
 	"github.com/spf13/cobra"
@@ -93,9 +94,14 @@ func runExport(cmd *cobra.Command, args []string) error {
 		defer f.Abort() // no-op after Commit
 		w = f
 	}
-	rows, err := writeCSV(w, r, from, to)
+	rows, samples, err := writeCSV(w, r, from, to)
 	if err != nil && !errors.Is(err, capture.ErrTruncated) {
 		return failErr("export %s: %v", out, err)
+	}
+	if !samples { // the account report, plot and repair give; no CSV is left
+		acc := r.Account()
+		printAccount(cmd.ErrOrStderr(), "export", &acc)
+		return noSamplesErr(args[0], err)
 	}
 	// A damaged capture still gives every intact row (below).
 	if f != nil {
@@ -135,8 +141,9 @@ func parseOffset(cmd *cobra.Command, flag string) (float64, error) {
 }
 
 // writeCSV streams the rows of r with from ≤ t_s < to to w. It returns the
-// number of rows written and the reader's error, if the capture is damaged.
-func writeCSV(w io.Writer, r *capture.Reader, from, to float64) (int, error) {
+// number of rows written, whether the capture held any sample (in the window
+// or not), and the reader's error, if the capture is damaged.
+func writeCSV(w io.Writer, r *capture.Reader, from, to float64) (int, bool, error) {
 	h := r.Header()
 	bw := bufio.NewWriterSize(w, 64<<10)
 	line := []byte("t_s,sample_index,gap")
@@ -146,7 +153,7 @@ func writeCSV(w io.Writer, r *capture.Reader, from, to float64) (int, error) {
 	}
 	line = append(line, '\n')
 	if _, err := bw.Write(line); err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	rate := h.RateHz
 	if rate <= 0 {
@@ -154,7 +161,7 @@ func writeCSV(w io.Writer, r *capture.Reader, from, to float64) (int, error) {
 	}
 	rows := capture.NewRows(r)
 	var origin uint64
-	n, first := 0, true
+	n, first, samples := 0, true, false
 	var rerr error
 	for {
 		row, err := rows.Next()
@@ -166,6 +173,9 @@ func writeCSV(w io.Writer, r *capture.Reader, from, to float64) (int, error) {
 		}
 		if first {
 			origin, first = row.Index, false
+		}
+		if !samples && slices.Contains(row.Present, true) {
+			samples = true
 		}
 		t := float64(row.Index-origin) / rate
 		if t >= to {
@@ -196,18 +206,21 @@ func writeCSV(w io.Writer, r *capture.Reader, from, to float64) (int, error) {
 		}
 		line = append(line, '\n')
 		if _, err := bw.Write(line); err != nil {
-			return n, err
+			return n, samples, err
 		}
 		n++
 	}
 	if err := bw.Flush(); err != nil {
-		return n, err
+		return n, samples, err
 	}
-	return n, rerr
+	return n, samples, rerr
 }
 
 // exportParquet writes the capture and its report as Parquet into dir.
 func exportParquet(cmd *cobra.Command, path, dir string) error {
+	if err := requireSamples(cmd.Context(), cmd, "export", path); err != nil {
+		return err
+	}
 	rep, err := analysis.Analyze(path, analysis.DefaultOptions())
 	if err != nil {
 		return inputErr(err)

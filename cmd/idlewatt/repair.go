@@ -45,6 +45,10 @@ func runRepair(cmd *cobra.Command, args []string) error {
 	if _, err := captureOpener(cmd.Context(), cmd, in); err != nil {
 		return err
 	}
+	// Nothing to repair into a capture any command could read.
+	if err := requireSamples(cmd.Context(), cmd, "repair", in); err != nil {
+		return err
+	}
 	// What the summaries were computed over, so NEW's match.
 	per, err := summaryPer(in)
 	if err != nil {
