@@ -35,6 +35,11 @@ func CompareWith(reports []*Report, labels []string, dir string, o outfile.Optio
 	if len(reports) == 0 {
 		return errors.New("compare: no reports")
 	}
+	for i, r := range reports {
+		if err := CheckCompareInput(r); err != nil {
+			return fmt.Errorf("%s: %w", labels[i], err)
+		}
+	}
 	if err := outfile.Dir(dir); err != nil {
 		return err
 	}
@@ -153,4 +158,63 @@ func CompareNotes(reports []*Report, labels []string) []string {
 		notes = append(notes, fmt.Sprintf("measured durations differ (%.1f s in %s, %.1f s in %s): energies scale with duration; compare averages", lo, loL, hi, hiL))
 	}
 	return notes
+}
+
+// MaxCompareW bounds a headline power compare accepts: the bound above
+// which the analysis treats a sample as invalid (|V·I| > 1 MW), so no
+// report idlewatt wrote from a capture can exceed it.
+const MaxCompareW = 1e6
+
+// maxCompareS bounds a measured duration compare accepts (about 32 years).
+const maxCompareS = 1e9
+
+// CheckCompareInput refuses a report whose headline values — the ones
+// compare tables and charts — are impossible: ±Inf, negative, or beyond
+// MaxCompareW (energy beyond MaxCompareW × duration_s), naming the key as
+// drives[i].key. null (NaN, not measured) is accepted: compare shows it as
+// —. A hand-edited or damaged report.json with active_idle_w −1e308 used
+// to be charted without a note.
+func CheckCompareInput(r *Report) error {
+	for i, d := range r.Drives {
+		dur := d.DurationS
+		if math.IsNaN(dur) {
+			dur = 0
+		}
+		for _, v := range []struct {
+			key string
+			val float64
+			max float64
+		}{
+			{"duration_s", d.DurationS, maxCompareS},
+			{"active_idle_w", d.ActiveIdleW, MaxCompareW},
+			{"average_w", d.AverageW, MaxCompareW},
+			{"peak_w", d.PeakW, MaxCompareW},
+			{"peak_windows.1s_w", d.PeakWindows.W1s, MaxCompareW},
+			{"energy_j", d.EnergyJ, MaxCompareW * math.Min(dur, maxCompareS)},
+			{"devslp.power_w", float64(d.DevSlp.PowerW), MaxCompareW},
+			{"active_idle_u95_w", deref(d.ActiveIdleU95W), MaxCompareW},
+			{"average_u95_w", deref(d.AverageU95W), MaxCompareW},
+			{"energy_u95_j", deref(d.EnergyU95J), MaxCompareW * math.Min(dur, maxCompareS)},
+		} {
+			x := v.val
+			switch {
+			case math.IsNaN(x): // null: not measured
+			case math.IsInf(x, 0):
+				return fmt.Errorf("drives[%d].%s (drive %q): %g is not a finite number", i, v.key, d.Name, x)
+			case x < 0:
+				return fmt.Errorf("drives[%d].%s (drive %q): %g is negative, not a drive's power, energy or duration; compare refuses it rather than chart it", i, v.key, d.Name, x)
+			case x > v.max:
+				return fmt.Errorf("drives[%d].%s (drive %q): %g is beyond any drive's (at most %g); compare refuses it rather than chart it", i, v.key, d.Name, x, v.max)
+			}
+		}
+	}
+	return nil
+}
+
+// deref is *u, or NaN (not measured) for nil.
+func deref(u *float64) float64 {
+	if u == nil {
+		return math.NaN()
+	}
+	return *u
 }

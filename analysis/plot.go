@@ -143,15 +143,30 @@ func plotSummaries(open Opener, p *pass1, o PlotOptions) ([]chart.Trace, error) 
 		}
 		rails[c.Port]++
 	}
-	decs := make([]*decimate.Decimator, len(ports))
-	pend := make([]map[uint64]*part, len(ports))
-	for i := range decs {
-		do := decimate.Options{Buckets: o.Buckets, InitialWidth: 1e-3}
-		if o.To > o.From {
-			do.Start, do.Span = o.From, o.To-o.From
+	// A format 2 capture holds several summary levels (capture.Summary):
+	// each level gets its own decimators, and the chart uses one level — the
+	// coarsest that still gives every chart point two summary points.
+	type level struct {
+		decs   []*decimate.Decimator
+		pend   []map[uint64]*part
+		lo, hi uint64 // sample indices covered
+	}
+	lvls := map[uint32]*level{}
+	get := func(per uint32) *level {
+		if l := lvls[per]; l != nil {
+			return l
 		}
-		decs[i], _ = decimate.New(do)
-		pend[i] = map[uint64]*part{}
+		l := &level{decs: make([]*decimate.Decimator, len(ports)), pend: make([]map[uint64]*part, len(ports)), lo: math.MaxUint64}
+		for i := range l.decs {
+			do := decimate.Options{Buckets: o.Buckets, InitialWidth: 1e-3}
+			if o.To > o.From {
+				do.Start, do.Span = o.From, o.To-o.From
+			}
+			l.decs[i], _ = decimate.New(do)
+			l.pend[i] = map[uint64]*part{}
+		}
+		lvls[per] = l
+		return l
 	}
 	found := false
 	for {
@@ -170,6 +185,12 @@ func plotSummaries(open Opener, p *pass1, o PlotOptions) ([]chart.Trace, error) 
 		port := h.Channels[s.Channel].Port
 		di := drive[port]
 		n := min(len(s.MinW), len(s.MaxW), len(s.MeanW))
+		lv := get(s.Per)
+		decs, pend := lv.decs, lv.pend
+		if n > 0 {
+			lv.lo = min(lv.lo, s.Start)
+			lv.hi = max(lv.hi, s.Start+uint64(n)*uint64(s.Per))
+		}
 		for k := 0; k < n; k++ {
 			idx := s.Start + uint64(k)*uint64(s.Per)
 			pt := pend[di][idx]
@@ -198,6 +219,23 @@ func plotSummaries(open Opener, p *pass1, o PlotOptions) ([]chart.Trace, error) 
 	if !found {
 		return nil, nil
 	}
+	var pick uint32
+	for per, l := range lvls {
+		span := l.hi - min(l.lo, l.hi)
+		if o.To > o.From {
+			span = uint64((o.To - o.From) * h.RateHz)
+		}
+		fits := uint64(per)*2*uint64(o.Buckets) <= span
+		switch {
+		case pick == 0:
+			pick = per
+		case fits && (per > pick || uint64(pick)*2*uint64(o.Buckets) > span):
+			pick = per
+		case !fits && uint64(pick)*2*uint64(o.Buckets) > span && per < pick:
+			pick = per
+		}
+	}
+	decs := lvls[pick].decs
 	names := map[int]string{}
 	for _, d := range h.Drives {
 		names[d.Port] = d.Name

@@ -36,8 +36,13 @@ type Options struct {
 	// SyncEvery bounds how long written data waits for fsync: what a power
 	// cut can lose. Default 1 s.
 	SyncEvery time.Duration
-	// SummaryPer is the number of samples per summary point. Default 1000.
+	// SummaryPer is the number of samples per summary point of the finest
+	// level. Default 1000 in format 1, 256 in format 2 (whose levels are
+	// SummaryPer·16^l, l = 0…3).
 	SummaryPer uint32
+	// Version is the format major version to write: 2 (the default: counts
+	// Rice-coded, summary levels) or 1 (format 1.1, for older readers).
+	Version int
 	// Overwrite lets Create replace an existing file. Without it Create
 	// fails rather than destroy an earlier capture.
 	Overwrite bool
@@ -56,8 +61,14 @@ func (o Options) withDefaults() Options {
 	if o.SyncEvery <= 0 {
 		o.SyncEvery = time.Second
 	}
+	if o.Version == 0 {
+		o.Version = VersionMajor
+	}
 	if o.SummaryPer == 0 {
 		o.SummaryPer = 1000
+		if o.Version >= 2 {
+			o.SummaryPer = 256
+		}
 	}
 	return o
 }

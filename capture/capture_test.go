@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -72,6 +73,7 @@ func copyRecord(r Record) item {
 	if r.Summary != nil {
 		s := *r.Summary
 		s.MinW, s.MaxW, s.MeanW = append([]float32(nil), s.MinW...), append([]float32(nil), s.MaxW...), append([]float32(nil), s.MeanW...)
+		s.StdW, s.Count = append([]float32(nil), s.StdW...), append([]uint32(nil), s.Count...)
 		it.Summary = s
 	}
 	if r.IO != nil {
@@ -108,10 +110,13 @@ func readBytes(b []byte) ([]item, error) {
 	return readAll(r)
 }
 
-// writeEverything writes one record of every kind, deterministically.
-func writeEverything(t testing.TB, out io.Writer) {
+// writeEverything writes one record of every kind, deterministically, in
+// the current format.
+func writeEverything(t testing.TB, out io.Writer) { t.Helper(); writeEverythingV(t, out, VersionMajor) }
+
+func writeEverythingV(t testing.TB, out io.Writer, ver int) {
 	t.Helper()
-	w, err := NewWriter(out, testHeader(), Options{FlushEvery: time.Hour, SummaryPer: 4})
+	w, err := NewWriter(out, testHeader(), Options{FlushEvery: time.Hour, SummaryPer: 4, Version: ver})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,9 +140,11 @@ func writeEverything(t testing.TB, out io.Writer) {
 	must(w.Close())
 }
 
+// TestRoundTripEveryKind pins format 1's record sequence (format 2 differs
+// only in its summaries: TestLevels).
 func TestRoundTripEveryKind(t *testing.T) {
 	var buf bytes.Buffer
-	writeEverything(t, &buf)
+	writeEverythingV(t, &buf, 1)
 	r, err := NewReader(bytes.NewReader(buf.Bytes()))
 	if err != nil {
 		t.Fatal(err)
@@ -407,7 +414,7 @@ func TestSamplesDoesNotAllocate(t *testing.T) {
 
 func TestSummaryBreaksAtGaps(t *testing.T) {
 	var buf bytes.Buffer
-	w, err := NewWriter(&buf, testHeader(), Options{FlushEvery: time.Hour, SummaryPer: 10})
+	w, err := NewWriter(&buf, testHeader(), Options{FlushEvery: time.Hour, SummaryPer: 10, Version: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -688,9 +695,25 @@ func TestNotACapture(t *testing.T) {
 	var buf bytes.Buffer
 	writeEverything(t, &buf)
 	b := buf.Bytes()
-	b[8] = 2 // major version 2
-	if _, err := NewReader(bytes.NewReader(b)); !errors.Is(err, ErrVersion) {
-		t.Errorf("major version 2: %v, want ErrVersion", err)
+	b[8] = 3 // major version 3
+	_, err := NewReader(bytes.NewReader(b))
+	if !errors.Is(err, ErrVersion) || !strings.HasPrefix(fmt.Sprint(err), "capture format 3: this idlewatt reads 1 and 2") {
+		t.Errorf("major version 3: %v, want ErrVersion saying the rule", err)
+	}
+	// A reader of format 1 only (an idlewatt before format 2) refuses a
+	// format 2 file with the rule's words, and still reads format 1.
+	defer func(m int) { readMajor = m }(readMajor)
+	readMajor = 1
+	buf.Reset()
+	writeEverything(t, &buf)
+	_, err = NewReader(bytes.NewReader(buf.Bytes()))
+	if !errors.Is(err, ErrVersion) || !strings.HasPrefix(fmt.Sprint(err), "capture format 2: this idlewatt reads 1 ") {
+		t.Errorf("format 2 read by a format 1 reader: %v", err)
+	}
+	buf.Reset()
+	writeEverythingV(t, &buf, 1)
+	if _, err := readBytes(buf.Bytes()); err != nil {
+		t.Errorf("format 1 read by a format 1 reader: %v", err)
 	}
 }
 

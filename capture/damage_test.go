@@ -24,7 +24,7 @@ import (
 func damageCapture(t testing.TB, flushes int) ([]byte, []int64) {
 	t.Helper()
 	var buf bytes.Buffer
-	w, err := NewWriter(&buf, testHeader(), Options{FlushEvery: time.Hour})
+	w, err := NewWriter(&buf, testHeader(), Options{FlushEvery: time.Hour, Version: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,9 +7,15 @@
 // # Format
 //
 // The format is specified byte for byte in docs/capture-format.md, with a
-// hexdumped example that fixtures/capture/tiny.iwcap holds and the tests
-// check. Samples are stored as float32, or losslessly as int16 counts of the
-// channel's LSBs when every value of a chunk is such a count (half the size).
+// hexdumped example (format 1.1) that fixtures/capture/tiny.iwcap holds and
+// the tests check. Format 2, the default, stores samples as the meter's i32
+// counts with the calibration that converts them (per-range gain and offset,
+// so a per-sample range id fits), Rice-coded per chunk (codec.go: ~0.2–0.7
+// bytes per channel-sample on the emulator's drives, against 4.5 in format
+// 1), and summary levels (v2.go: min/max/mean/σ/count per window of
+// SummaryPer·16^l samples, l = 0…3). Values that are no exact count are
+// stored as float32. The Reader reads formats 1 and 2 (Reader.Version);
+// Options.Version = 1 writes 1.1 for older readers.
 //
 // # Writing
 //

@@ -57,7 +57,7 @@ func tinyRecords() []item {
 // writeTiny writes the example capture through the public API.
 func writeTiny(t *testing.T) []byte {
 	var buf bytes.Buffer
-	w, err := NewWriter(&buf, tinyHeader(), Options{FlushEvery: time.Hour, SummaryPer: 4})
+	w, err := NewWriter(&buf, tinyHeader(), Options{FlushEvery: time.Hour, SummaryPer: 4, Version: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

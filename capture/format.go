@@ -10,10 +10,10 @@ import (
 // these must agree with it byte for byte.
 const (
 	// VersionMajor changes when an old reader could misread a new file.
-	VersionMajor = 1
+	VersionMajor = 2
 	// VersionMinor changes when chunks or fields are added that old readers
 	// may skip.
-	VersionMinor = 1
+	VersionMinor = 0
 
 	preambleLen = 16 // file magic (8) + major (2) + minor (2) + reserved (4)
 	chunkHdrLen = 16 // magic (2) + type (1) + flags (1) + length (4) + sequence (8)
@@ -132,3 +132,29 @@ func (e *DamageError) Error() string {
 func (e *DamageError) Is(target error) bool {
 	return target == ErrTruncated || (target == ErrCorrupt && !e.Cut)
 }
+
+// readMajor is the newest format major version this package reads (it reads
+// every one from 1 on). Tests lower it to play a reader of an older release.
+var readMajor = 2
+
+// VersionError: the file's format major version is one this reader does not
+// read. It matches ErrVersion. The message is the version rule users see:
+// "capture format 2: this idlewatt reads 1".
+type VersionError struct {
+	Major, Minor int // the file's
+	Reads        int // newest major this reader reads
+}
+
+func (e *VersionError) Error() string {
+	reads := "1"
+	switch {
+	case e.Reads == 2:
+		reads = "1 and 2"
+	case e.Reads > 2:
+		reads = fmt.Sprintf("1 to %d", e.Reads)
+	}
+	return fmt.Sprintf("capture format %d: this idlewatt reads %s (the file is version %d.%d; a newer idlewatt reads it)", e.Major, reads, e.Major, e.Minor)
+}
+
+// Is makes errors.Is(err, ErrVersion) true.
+func (e *VersionError) Is(target error) bool { return target == ErrVersion }

@@ -47,6 +47,8 @@ type Reader struct {
 	sum    Summary
 	ios    []IOEvent
 	skip   bool
+	major  int // the file's format major version (1 or 2)
+	counts countsDecoder
 	done   bool
 	err    error
 	queue  []Record // records of the current chunk not yet returned
@@ -95,9 +97,11 @@ func newReader(src io.Reader) (*Reader, error) {
 		}
 		return nil, fmt.Errorf("capture: reading preamble: %w", err)
 	}
-	if major, minor := le.Uint16(pre[8:]), le.Uint16(pre[10:]); major != VersionMajor {
-		return nil, fmt.Errorf("%w: file is version %d.%d, this reader knows %d.x", ErrVersion, major, minor, VersionMajor)
+	major := le.Uint16(pre[8:])
+	if major < 1 || int(major) > readMajor {
+		return nil, &VersionError{Major: int(major), Minor: int(le.Uint16(pre[10:])), Reads: readMajor}
 	}
+	r.major = int(major)
 	off := r.pos
 	typ, p, err := r.chunk()
 	if err != nil {
@@ -125,6 +129,9 @@ func newReader(src io.Reader) (*Reader, error) {
 
 // Header returns the capture's metadata.
 func (r *Reader) Header() Header { return r.h }
+
+// Version returns the file's format major version: 1 or 2.
+func (r *Reader) Version() int { return r.major }
 
 // Complete reports whether the end chunk was seen: the writer closed the
 // capture cleanly.
@@ -592,6 +599,11 @@ func (r *Reader) decode(off int64, typ byte, p []byte) (rec Record, ok bool, err
 		return rec, false, r.samples(p)
 	case chunkSummary:
 		return Record{Kind: KindSummary, Summary: &r.sum}, true, r.decodeSummary(p)
+	case chunkLevels:
+		if r.major < 2 {
+			break // not part of format 1: an unknown chunk there
+		}
+		return Record{Kind: KindSummary, Summary: &r.sum}, true, r.decodeLevels(p)
 	case chunkGap:
 		if len(p) < gapFixed || len(p) != gapFixed+int(le.Uint16(p[4:])) {
 			return rec, false, fmt.Errorf("gap payload of %d bytes", len(p))
@@ -707,6 +719,14 @@ func (r *Reader) samples(p []byte) error {
 		want = samplesFixed + 8*n
 	case encInt16:
 		want = samplesFixed + 8 + 4*n
+	case encCounts:
+		if r.major < 2 {
+			return fmt.Errorf("%w: sample encoding %d in a format 1 file", ErrVersion, enc)
+		}
+		if _, _, _, _, err := parseCounts(p, n, nil); err != nil {
+			return err
+		}
+		want = len(p)
 	default:
 		return fmt.Errorf("%w: sample encoding %d", ErrVersion, enc)
 	}
@@ -715,6 +735,34 @@ func (r *Reader) samples(p []byte) error {
 	}
 	if start > math.MaxUint64-uint64(n) {
 		return fmt.Errorf("%d samples from index %d run past the largest sample index", n, start)
+	}
+	// Decode before touching the channel's timeline: an encoding-2 chunk
+	// whose streams do not decode is invalid and must leave it as it was.
+	var v []units.Volts
+	var i []units.Amps
+	if !r.skip && n > 0 {
+		if cap(r.vbuf) < n {
+			r.vbuf, r.ibuf = make([]units.Volts, n), make([]units.Amps, n)
+		}
+		v, i = r.vbuf[:n], r.ibuf[:n]
+		d := p[samplesFixed:]
+		// The loops below walk fixed-size slices so the compiler can drop the
+		// per-sample bounds checks: decoding is most of what reading costs.
+		switch enc {
+		case encCounts:
+			if err := decodeCounts(&r.counts, p, n, v, i); err != nil {
+				return err
+			}
+		case encFloat32:
+			decodeF32(v, d[:4*n])
+			decodeF32(i, d[4*n:8*n])
+		default:
+			lv := float64(math.Float32frombits(le.Uint32(d)))
+			li := float64(math.Float32frombits(le.Uint32(d[4:])))
+			d = d[8:]
+			decodeI16(v, d[:2*n], lv)
+			decodeI16(i, d[2*n:4*n], li)
+		}
 	}
 	end := start + uint64(n)
 	r.acc.Read += uint64(n)
@@ -748,23 +796,6 @@ func (r *Reader) samples(p []byte) error {
 	}
 	if r.skip || n == 0 {
 		return nil
-	}
-	if cap(r.vbuf) < n {
-		r.vbuf, r.ibuf = make([]units.Volts, n), make([]units.Amps, n)
-	}
-	v, i := r.vbuf[:n], r.ibuf[:n]
-	d := p[samplesFixed:]
-	// The loops below walk fixed-size slices so the compiler can drop the
-	// per-sample bounds checks: decoding is most of what reading costs.
-	if enc == encFloat32 {
-		decodeF32(v, d[:4*n])
-		decodeF32(i, d[4*n:8*n])
-	} else {
-		lv := float64(math.Float32frombits(le.Uint32(d)))
-		li := float64(math.Float32frombits(le.Uint32(d[4:])))
-		d = d[8:]
-		decodeI16(v, d[:2*n], lv)
-		decodeI16(i, d[2*n:4*n], li)
 	}
 	if k0 > 0 {
 		r.rblock = meter.Block{Channel: ch, Start: start, V: v[:k0], I: i[:k0]}
@@ -802,6 +833,7 @@ func (r *Reader) decodeSummary(p []byte) error {
 	}
 	s := &r.sum
 	s.Channel, s.Per, s.Start = int(le.Uint16(p)), le.Uint32(p[4:]), le.Uint64(p[8:])
+	s.Level, s.StdW, s.Count = 0, s.StdW[:0:0], s.Count[:0:0]
 	n := int(le.Uint32(p[16:]))
 	if s.Channel >= r.nch {
 		return fmt.Errorf("summary for channel %d, header has %d", s.Channel, r.nch)

@@ -57,7 +57,7 @@ func wrapHeader() Header {
 func writeWrapCapture(t *testing.T) []byte {
 	t.Helper()
 	var buf bytes.Buffer
-	w, err := NewWriter(&buf, wrapHeader(), Options{SummaryPer: 1000})
+	w, err := NewWriter(&buf, wrapHeader(), Options{SummaryPer: 1000, Version: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

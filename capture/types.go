@@ -27,6 +27,10 @@ type DriveInfo struct {
 	Name    string `json:"name"`
 	Profile string `json:"profile,omitempty"` // drivesim profile name, when simulated or known
 	Target  string `json:"target,omitempty"`  // block device or file the workload used
+	// Model and Firmware identify a real drive (config drives[].model,
+	// drives[].firmware), for queries across runs (docs/lab.md).
+	Model    string `json:"model,omitempty"`
+	Firmware string `json:"firmware,omitempty"`
 }
 
 // Op and IOEvent are the workload's types (the I/O side feeds the capture,
@@ -105,14 +109,35 @@ type Record struct {
 	Offset int64 // byte offset of the chunk that held this record
 }
 
-// Summary is a decimated view of one channel: per consecutive run of N
-// samples, min/max/mean power. Charts and zooms read summaries instead of
-// every sample.
+// Summary is a decimated view of one channel: per window of Per samples
+// (aligned to multiples of Per in index space), min/max/mean power of the
+// samples present. Charts and zooms read summaries instead of every sample.
+//
+// A format 1 capture has one level (Level 0, StdW and Count nil: a window's
+// sample count is not stored). A format 2 capture has several levels, each
+// Per = SummaryPer·16^Level, with σ and the count of samples present per
+// window; a consumer picks one level (by Per or Level, as analysis/plot.go
+// does: the coarsest that still gives each chart point two summary points)
+// and must not add points of different levels together. Read with
+// SkipSamples(true), a scan hands out only summaries and events, the same way
+// for both formats.
 type Summary struct {
 	Channel int
+	Level   int    // 0 = finest
 	Start   uint64 // sample index of the first summarised sample
 	Per     uint32 // samples per summary point
 	MinW    []float32
 	MaxW    []float32
 	MeanW   []float32
+	StdW    []float32 // population σ of power per window (format 2; nil in format 1)
+	Count   []uint32  // samples present per window (format 2; nil in format 1)
+}
+
+// N is the number of samples window k summarises; Per when the capture
+// (format 1) does not say.
+func (s *Summary) N(k int) uint32 {
+	if k < len(s.Count) {
+		return s.Count[k]
+	}
+	return s.Per
 }

@@ -35,7 +35,15 @@ type Writer struct {
 	nch     int
 	per     uint64
 	runs    []run
-	sums    []summaryAcc
+	sums    []summaryAcc // format 1
+	levels  []chanLevels // format 2
+	ver     int
+	enc     countEncoder
+	cnt32V  []int32 // scratch for encoding 2
+	cnt32I  []int32
+	cal     [1]Calibration
+	gainV   []float64 // per channel, the header's LSBs (encoding 2)
+	gainI   []float64
 	lsbV    []float32 // per channel, 0 = unknown: no int16 encoding
 	lsbI    []float32
 	cntV    []int16 // scratch for the int16 encoding
@@ -97,6 +105,9 @@ func NewWriter(out io.Writer, h Header, opt Options) (*Writer, error) {
 
 func newWriter(out io.Writer, f *os.File, name string, h Header, opt Options) (*Writer, error) {
 	opt = opt.withDefaults()
+	if opt.Version != 1 && opt.Version != 2 {
+		return nil, fmt.Errorf("capture: format version %d: this idlewatt writes 1 and 2", opt.Version)
+	}
 	if err := ValidateHeader(&h, nil, 0); err != nil {
 		return nil, fmt.Errorf("capture: refusing to write an invalid header: %w", err)
 	}
@@ -111,7 +122,7 @@ func newWriter(out io.Writer, f *os.File, name string, h Header, opt Options) (*
 		nch:  len(h.Channels),
 		per:  uint64(opt.SummaryPer),
 		runs: make([]run, len(h.Channels)),
-		sums: make([]summaryAcc, len(h.Channels)),
+		ver:  opt.Version,
 		lsbV: make([]float32, len(h.Channels)),
 		lsbI: make([]float32, len(h.Channels)),
 		out:  out, file: f, name: name,
@@ -120,14 +131,28 @@ func newWriter(out io.Writer, f *os.File, name string, h Header, opt Options) (*
 		stop: make(chan struct{}),
 		done: make(chan struct{}),
 	}
+	if w.ver == 1 {
+		w.sums = make([]summaryAcc, len(h.Channels))
+	} else {
+		w.levels = make([]chanLevels, len(h.Channels))
+		for c := range w.levels {
+			w.levels[c] = newChanLevels(w.per)
+		}
+	}
+	w.gainV, w.gainI = make([]float64, len(h.Channels)), make([]float64, len(h.Channels))
 	if !opt.Float32Only {
 		for c, ch := range h.Channels {
+			w.gainV[c], w.gainI[c] = float64(ch.VoltLSB), float64(ch.CurrentLSB)
 			w.lsbV[c], w.lsbI[c] = float32(ch.VoltLSB), float32(ch.CurrentLSB)
 		}
 	}
 	w.pend = append(w.pend, fileMagic[:]...)
-	w.pend = le.AppendUint16(w.pend, VersionMajor)
-	w.pend = le.AppendUint16(w.pend, VersionMinor)
+	major, minor := uint16(VersionMajor), uint16(VersionMinor)
+	if w.ver == 1 {
+		major, minor = 1, 1
+	}
+	w.pend = le.AppendUint16(w.pend, major)
+	w.pend = le.AppendUint16(w.pend, minor)
 	w.pend = le.AppendUint32(w.pend, 0)
 	s := w.begin(chunkHeader, 0)
 	w.pend = append(w.pend, hj...)
@@ -209,7 +234,11 @@ func (w *Writer) Samples(b *meter.Block) error {
 		}
 		v, i := float32(b.V[k]), float32(b.I[k])
 		r.v, r.i = append(r.v, v), append(r.i, i)
-		w.addPower(b.Channel, b.Start+uint64(k), v*i)
+		if w.ver == 1 {
+			w.addPower(b.Channel, b.Start+uint64(k), v*i)
+		} else {
+			w.addPower2(b.Channel, b.Start+uint64(k), v*i)
+		}
 		if len(r.v) >= maxRunSamples {
 			w.closeRun(b.Channel)
 		}
@@ -230,8 +259,32 @@ func (w *Writer) closeRun(c int) {
 	if n == 0 {
 		return
 	}
+	if w.ver >= 2 && w.gainV[c] > 0 && w.gainI[c] > 0 {
+		// The LSB in double precision (as the hub driver multiplies), else
+		// rounded to float32 (as format 1 stored it).
+		var okV, okI bool
+		gv, gi := w.gainV[c], w.gainI[c]
+		if w.cnt32V, okV = toCounts32(w.cnt32V, r.v, gv); !okV {
+			gv = float64(float32(gv))
+			w.cnt32V, okV = toCounts32(w.cnt32V, r.v, gv)
+		}
+		if okV {
+			if w.cnt32I, okI = toCounts32(w.cnt32I, r.i, gi); !okI {
+				gi = float64(float32(gi))
+				w.cnt32I, okI = toCounts32(w.cnt32I, r.i, gi)
+			}
+		}
+		if okV && okI {
+			w.cal[0] = Calibration{VGain: gv, IGain: gi}
+			s := w.begin(chunkSamples, flagCritical)
+			w.pend = w.enc.appendCountsChunk(w.pend, c, r.start, w.cal[:], w.cnt32V, w.cnt32I, nil)
+			w.end(s)
+			r.v, r.i = r.v[:0], r.i[:0]
+			return
+		}
+	}
 	enc := byte(encFloat32)
-	if w.lsbV[c] > 0 && w.lsbI[c] > 0 {
+	if w.ver == 1 && w.lsbV[c] > 0 && w.lsbI[c] > 0 {
 		var okV, okI bool
 		w.cntV, okV = toCounts(w.cntV, r.v, w.lsbV[c])
 		if okV {
@@ -463,6 +516,14 @@ func (w *Writer) flush(sync, final bool) error {
 			w.sums[c].finish()
 		}
 		w.writeSummary(c)
+	}
+	for c := range w.levels {
+		for l := range levels {
+			if final {
+				w.finishLevel(c, l)
+			}
+			w.writeLevel(c, l)
+		}
 	}
 	w.closeIO()
 	if final {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"path/filepath"
 
 	"github.com/idlewatt/idlewatt/analysis"
@@ -41,6 +42,11 @@ func runCompare(cmd *cobra.Command, args []string) error {
 		r, err := loadReportJSON(cmd.Context(), a)
 		if err != nil {
 			return inputErr(err)
+		}
+		// Before anything is drawn: an impossible headline value is bad
+		// input, named by file and key (docs/cli.md, compare).
+		if err := analysis.CheckCompareInput(r); err != nil {
+			return inputErr(fmt.Errorf("compare: %s: %w", a, err))
 		}
 		reps = append(reps, r)
 		label := filepath.Base(filepath.Dir(a))

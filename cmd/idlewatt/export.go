@@ -6,29 +6,39 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
+	"slices"
 	"strconv"
 
 	"github.com/spf13/cobra"
 
+	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/internal/outfile"
+	"github.com/idlewatt/idlewatt/report/pqexport"
 )
 
 func init() {
 	register(func() *cobra.Command {
 		c := &cobra.Command{
-			Use:   "export CAPTURE --csv OUT [--from T] [--to T]",
-			Short: "Write a capture's samples as full-resolution CSV",
+			Use:   "export CAPTURE --csv OUT [--from T] [--to T] | --parquet DIR",
+			Short: "Write a capture's samples as full-resolution CSV, or the capture and its report as Parquet",
 			Long: `Writes one row per sample time: t_s (seconds since the capture's first
 sample), sample_index, gap, then for every channel pN_RAIL_v, pN_RAIL_a and
 pN_RAIL_w. Where every channel lacks samples [a, b), one row at index a has
 gap = b - a and empty value cells; where only some channels lack a sample,
 their cells are empty and gap is empty. T is seconds (90, 1.5) or a duration
-(90s, 2m). OUT "-" is standard output.`,
+(90s, 2m). OUT "-" is standard output.
+
+--parquet DIR writes samples.parquet, io.parquet and summary.parquet (one row
+per drive: run metadata and the report's figures) into DIR, a new directory
+(--overwrite replaces the files of an existing one); docs/lab.md has the
+schema and DuckDB queries.`,
 			Args: cobra.ExactArgs(1),
 			RunE: runExport,
 		}
 		c.Flags().String("csv", "", "CSV file to write (- for stdout)")
+		c.Flags().String("parquet", "", "directory to create with the Parquet files")
 		durationFlag(c.Flags(), "from", 0, "start at T from the first sample (90s, 1m30s, or seconds: 90)")
 		durationFlag(c.Flags(), "to", 0, "stop before T (default: the end)")
 		addOverwriteFlag(c.Flags(), "OUT")
@@ -38,8 +48,14 @@ their cells are empty and gap is empty. T is seconds (90, 1.5) or a duration
 
 func runExport(cmd *cobra.Command, args []string) error {
 	out := optString(cmd, "csv", "export.csv")
+	if pqDir := optString(cmd, "parquet", "export.parquet"); pqDir != "" {
+		if out != "" {
+			return usageErr("export: --csv and --parquet: give one")
+		}
+		return exportParquet(cmd, args[0], pqDir)
+	}
 	if out == "" {
-		return usageErr("export: --csv OUT is required")
+		return usageErr("export: --csv OUT or --parquet DIR is required")
 	}
 	from, err := parseOffset(cmd, "from")
 	if err != nil {
@@ -78,9 +94,14 @@ func runExport(cmd *cobra.Command, args []string) error {
 		defer f.Abort() // no-op after Commit
 		w = f
 	}
-	rows, err := writeCSV(w, r, from, to)
+	rows, samples, err := writeCSV(w, r, from, to)
 	if err != nil && !errors.Is(err, capture.ErrTruncated) {
 		return failErr("export %s: %v", out, err)
+	}
+	if !samples { // the account report, plot and repair give; no CSV is left
+		acc := r.Account()
+		printAccount(cmd.ErrOrStderr(), "export", &acc)
+		return noSamplesErr(args[0], err)
 	}
 	// A damaged capture still gives every intact row (below).
 	if f != nil {
@@ -120,8 +141,9 @@ func parseOffset(cmd *cobra.Command, flag string) (float64, error) {
 }
 
 // writeCSV streams the rows of r with from ≤ t_s < to to w. It returns the
-// number of rows written and the reader's error, if the capture is damaged.
-func writeCSV(w io.Writer, r *capture.Reader, from, to float64) (int, error) {
+// number of rows written, whether the capture held any sample (in the window
+// or not), and the reader's error, if the capture is damaged.
+func writeCSV(w io.Writer, r *capture.Reader, from, to float64) (int, bool, error) {
 	h := r.Header()
 	bw := bufio.NewWriterSize(w, 64<<10)
 	line := []byte("t_s,sample_index,gap")
@@ -131,7 +153,7 @@ func writeCSV(w io.Writer, r *capture.Reader, from, to float64) (int, error) {
 	}
 	line = append(line, '\n')
 	if _, err := bw.Write(line); err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	rate := h.RateHz
 	if rate <= 0 {
@@ -139,7 +161,7 @@ func writeCSV(w io.Writer, r *capture.Reader, from, to float64) (int, error) {
 	}
 	rows := capture.NewRows(r)
 	var origin uint64
-	n, first := 0, true
+	n, first, samples := 0, true, false
 	var rerr error
 	for {
 		row, err := rows.Next()
@@ -151,6 +173,9 @@ func writeCSV(w io.Writer, r *capture.Reader, from, to float64) (int, error) {
 		}
 		if first {
 			origin, first = row.Index, false
+		}
+		if !samples && slices.Contains(row.Present, true) {
+			samples = true
 		}
 		t := float64(row.Index-origin) / rate
 		if t >= to {
@@ -181,12 +206,36 @@ func writeCSV(w io.Writer, r *capture.Reader, from, to float64) (int, error) {
 		}
 		line = append(line, '\n')
 		if _, err := bw.Write(line); err != nil {
-			return n, err
+			return n, samples, err
 		}
 		n++
 	}
 	if err := bw.Flush(); err != nil {
-		return n, err
+		return n, samples, err
 	}
-	return n, rerr
+	return n, samples, rerr
+}
+
+// exportParquet writes the capture and its report as Parquet into dir.
+func exportParquet(cmd *cobra.Command, path, dir string) error {
+	if err := requireSamples(cmd.Context(), cmd, "export", path); err != nil {
+		return err
+	}
+	rep, err := analysis.Analyze(path, analysis.DefaultOptions())
+	if err != nil {
+		return inputErr(err)
+	}
+	host, _ := os.Hostname()
+	oo := outOptions(cmd, "", path)
+	if err := pqexport.Write(path, rep, dir, pqexport.Options{Overwrite: oo.Overwrite, Host: host}); err != nil {
+		if errors.Is(err, outfile.ErrRefused) {
+			return usageErr("export: --parquet %v", err)
+		}
+		return failErr("export: --parquet %v", err)
+	}
+	for _, n := range rep.Notes {
+		fmt.Fprintf(cmd.ErrOrStderr(), "export: note: %s\n", n)
+	}
+	cmd.Printf("%s\n", dir)
+	return nil
 }

@@ -51,6 +51,7 @@ var configKeys = map[string]keyKind{
 	"devslp.mdat": kDuration, "devslp.deto": kDuration,
 	"battery.capacity_wh": kFloat, "battery.platform_idle_w": kFloat,
 	"profiles": kMap, "out": kString, "keep_scratch": kBool,
+	"parquet": kBool, "metrics.addr": kString, "metrics.textfile": kString,
 
 	// Meters (record, hub info, idle).
 	"meter.ports": kString, "meter.timeout": kDuration, "meter.give_up": kDuration, "meter.interval": kDuration,
@@ -58,8 +59,8 @@ var configKeys = map[string]keyKind{
 	"meter.rapl": kBool, "meter.metadata": kString, "meter.no_spike_filter": kBool, "meter.supply_mv": kInt,
 	"meter.baud": kInt, "meter.channel": kInt, "meter.voltage_v": kFloat,
 
-	"record.out": kString, "record.duration": kDuration, "record.overwrite": kBool,
-	"export.csv": kString, "export.from": kDuration, "export.to": kDuration,
+	"record.out": kString, "record.duration": kDuration, "record.overwrite": kBool, "record.capture_format": kInt,
+	"export.csv": kString, "export.from": kDuration, "export.to": kDuration, "export.parquet": kString,
 	"report.out": kString, "report.settle": kDuration,
 	"plot.points":   kInt,
 	"compare.out":   kString,
@@ -89,7 +90,7 @@ var configKeys = map[string]keyKind{
 // driveKeys are the keys of one drives[] entry (rig.DriveConfig).
 var driveKeys = map[string]keyKind{
 	"name": kString, "port": kInt, "profile": kString, "target": kString, "host": kString,
-	"allow_destructive": kString, "size_bytes": kInt,
+	"allow_destructive": kString, "size_bytes": kInt, "model": kString, "firmware": kString,
 }
 
 // envNotKeys are IDLEWATT_* variables that are not config keys: the config

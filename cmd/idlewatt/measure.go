@@ -19,6 +19,7 @@ import (
 	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/analysis/states"
 	"github.com/idlewatt/idlewatt/internal/rig"
+	"github.com/idlewatt/idlewatt/report/pqexport"
 )
 
 // Bounds of the battery: section (a laptop has well under 1 kWh and 1 kW).
@@ -59,6 +60,8 @@ func addMeasureFlags(c *cobra.Command) {
 	f.Bool("keep-scratch", false, "keep the emulator's scratch drive images drive-pN.img in --out (config keep_scratch)")
 	f.Bool("json", false, "print measure.json instead of the summary")
 	f.Bool("quiet", false, "no progress lines")
+	f.Bool("parquet", false, "also export the capture and report as Parquet into OUT/parquet (config parquet)")
+	addMetricsFlags(f)
 	f.Bool("no-html", false, "do not write report.html (the interactive viewer)")
 }
 
@@ -138,8 +141,18 @@ func runMeasure(cmd *cobra.Command, rc rig.Config, plan rig.Plan) error {
 	if !optBool(cmd, "quiet", "") {
 		plan.Progress = cmd.ErrOrStderr()
 	}
+	lm, err := openMetrics(cmd, rc.Out)
+	if err != nil {
+		return err
+	}
+	defer lm.close()
+	obs := &metricsObserver{lm: lm}
+	rc.Observer = obs
 	fmt.Fprintf(cmd.ErrOrStderr(), "%s: %d drive(s) on %s, output in %s\n", cmd.CommandPath(), len(rc.Drives), meterLabel(rc), out)
 	res, err := rig.Run(cmd.Context(), rc, out, plan)
+	if res != nil {
+		obs.verdicts(res)
+	}
 	if res != nil && res.Report != nil {
 		if optBool(cmd, "json", "") {
 			enc := json.NewEncoder(cmd.OutOrStdout())
@@ -159,6 +172,13 @@ func runMeasure(cmd *cobra.Command, rc rig.Config, plan rig.Plan) error {
 			return meterOpenErr(err)
 		}
 		return failErr("%w (what was recorded is in %s)", err, out)
+	}
+	if optBool(cmd, "parquet", "parquet") && res.Report != nil {
+		host, _ := os.Hostname()
+		dir := filepath.Join(out, "parquet")
+		if err := pqexport.Write(res.Capture, res.Report, dir, pqexport.Options{Overwrite: rc.Out.Overwrite, Host: host}); err != nil {
+			return failErr("measure: Parquet export into %s: %v", dir, err)
+		}
 	}
 	return devslpExit(res, cmd.Name() == "verify")
 }

@@ -127,6 +127,9 @@ func runPlot(cmd *cobra.Command, args []string) error {
 	} else if !fi.IsDir() {
 		return failErr("plot: --out %s: %s is not a directory", out, filepath.Dir(out))
 	}
+	if err := requireSamples(cmd.Context(), cmd, "plot", args[0]); err != nil {
+		return err
+	}
 	notes, err := analysis.Plot(args[0], out, analysis.PlotOptions{From: from, To: to, Buckets: pts,
 		Title: optString(cmd, "title", ""), Subtitle: filepath.Base(args[0]),
 		Width: size[0], Height: size[1], DPI: size[2], LogY: optBool(cmd, "log", ""), Unit: unit, Open: open, Out: oo, Stop: interrupted(cmd.Context())})

@@ -19,6 +19,7 @@ import (
 	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/internal/hostclock"
 	"github.com/idlewatt/idlewatt/internal/outfile"
+	"github.com/idlewatt/idlewatt/internal/rig"
 	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/units"
 )
@@ -66,7 +67,10 @@ Kinds (idlewatt meters lists them; docs/meters.md has the wiring):
 		addOverwriteFlag(f, "CAPTURE (config record.overwrite)")
 		f.Bool("json", false, "print the result as JSON")
 		durationFlag(f, "give-up", 30*time.Second, "hub: when the meter vanishes mid-run, keep reopening it this long before failing (0 = fail at once)")
+		f.StringArray("drive-name", nil, "PORT=NAME: name the drive on a port in the capture (repeatable; config drives[].name)")
+		f.Int("capture-format", 0, "capture format to write: 2 (compact, summary levels) or 1 (for idlewatt before format 2); 0 = 2 (config record.capture_format)")
 		addMeterFlags(f)
+		addMetricsFlags(f)
 		return c
 	})
 }
@@ -138,6 +142,19 @@ func runRecord(cmd *cobra.Command, args []string) error {
 		return usageErr("record: --out %w", err)
 	}
 
+	lm, err := openMetrics(cmd, oo)
+	if err != nil {
+		return err
+	}
+	defer lm.close()
+	drives, err := recordDrives(cmd)
+	if err != nil {
+		return err
+	}
+	capVer, err := captureFormat(cmd)
+	if err != nil {
+		return err
+	}
 	mopts, err := readMeterOptions(cmd, rate)
 	if err != nil {
 		return err
@@ -174,8 +191,9 @@ func runRecord(cmd *cobra.Command, args []string) error {
 	h := capture.Header{
 		Created: time.Now().UTC().Format(time.RFC3339), Meter: info, Channels: chans,
 		RateHz: float64(scfg.Rate), StartHost: hostclock.Now(), Config: settings, Tool: "idlewatt " + version,
+		Drives: drives,
 	}
-	w, err := capture.Create(out, h, capture.Options{Overwrite: oo.Overwrite, Inputs: oo.Inputs})
+	w, err := capture.Create(out, h, capture.Options{Overwrite: oo.Overwrite, Inputs: oo.Inputs, Version: capVer})
 	if err != nil {
 		var pe *fs.PathError
 		if errors.As(err, &pe) && !errors.Is(err, capture.ErrDiskFull) {
@@ -184,6 +202,7 @@ func runRecord(cmd *cobra.Command, args []string) error {
 		return failErr("record: %v", err)
 	}
 	sink := newRecordSink(w, chans)
+	sink.metrics = lm.start(h)
 
 	ctx, cancel := context.WithCancel(cmd.Context())
 	defer cancel()
@@ -205,6 +224,7 @@ func runRecord(cmd *cobra.Command, args []string) error {
 	res := recordResult{Capture: out, Meter: kind, Replayed: replayed, Channels: len(chans), RateHz: float64(scfg.Rate),
 		ElapsedS: time.Since(start).Seconds()}
 	st := m.Stats()
+	sink.metrics.stats(st) // the textfile ends with the final figures
 	res.Samples, res.Gaps, res.Lost, res.Marks = sink.totals()
 	res.Disconnects, res.DownS = sink.outages()
 	res.LostBy = sink.lostByReason()
@@ -307,6 +327,7 @@ func recordTicker(ctx context.Context, done <-chan struct{}, m meter.Meter, w *c
 			if err := w.Stats(st); err != nil {
 				return // the sink reports the writer's failure to Stream
 			}
+			sink.metrics.stats(st)
 		}
 		prog.show(time.Since(start), sink, st, markErrs)
 	}
@@ -315,7 +336,8 @@ func recordTicker(ctx context.Context, done <-chan struct{}, m meter.Meter, w *c
 // recordSink passes everything to the capture and keeps the counters and
 // recent per-channel power that progress shows.
 type recordSink struct {
-	w *capture.Writer
+	w       *capture.Writer
+	metrics *metricsSink // nil without --metrics-addr / --metrics-textfile
 
 	mu      sync.Mutex
 	samples uint64
@@ -339,6 +361,7 @@ func (s *recordSink) Samples(b *meter.Block) error {
 	if err := s.w.Samples(b); err != nil {
 		return err
 	}
+	s.metrics.samples(b)
 	var sum float64
 	for k := range b.V {
 		sum += float64(b.V[k]) * float64(b.I[k])
@@ -362,6 +385,7 @@ func (s *recordSink) Gap(g meter.Gap) error {
 	}
 	s.lostBy[g.Reason] += g.Count
 	s.mu.Unlock()
+	s.metrics.gap(g)
 	return s.w.Gap(g)
 }
 
@@ -530,4 +554,53 @@ func parsePorts(s string) ([]int, error) {
 		ports = append(ports, p)
 	}
 	return ports, nil
+}
+
+// recordDrives names the drives on the ports from config drives[] (name,
+// port, profile, target) and --drive-name PORT=NAME, which wins: a plain
+// record then says the drive's name, not "port 1", everywhere.
+func recordDrives(cmd *cobra.Command) ([]capture.DriveInfo, error) {
+	var cfg []rig.DriveConfig
+	if err := decodeKey("drives", &cfg); err != nil {
+		return nil, err
+	}
+	var ds []capture.DriveInfo
+	at := map[int]int{}
+	for k, d := range cfg {
+		if d.Port <= 0 {
+			return nil, usageErr("config drives[%d].port: %d, want a port from 1", k, d.Port)
+		}
+		if _, dup := at[d.Port]; dup {
+			return nil, usageErr("config drives[%d].port: port %d is named twice", k, d.Port)
+		}
+		at[d.Port] = len(ds)
+		ds = append(ds, capture.DriveInfo{Port: d.Port, Name: d.Name, Profile: d.Profile, Target: d.Target, Model: d.Model, Firmware: d.Firmware})
+	}
+	names, _ := cmd.Flags().GetStringArray("drive-name")
+	for _, nv := range names {
+		p, name, ok := strings.Cut(nv, "=")
+		port, err := strconv.Atoi(strings.TrimSpace(p))
+		if !ok || err != nil || port <= 0 || strings.TrimSpace(name) == "" {
+			return nil, usageErr("--drive-name %q: want PORT=NAME, e.g. 1=\"Samsung 870 EVO\"", nv)
+		}
+		if k, ok := at[port]; ok {
+			ds[k].Name = strings.TrimSpace(name)
+			continue
+		}
+		at[port] = len(ds)
+		ds = append(ds, capture.DriveInfo{Port: port, Name: strings.TrimSpace(name)})
+	}
+	return ds, nil
+}
+
+// captureFormat reads --capture-format (config record.capture_format).
+func captureFormat(cmd *cobra.Command) (int, error) {
+	v, err := optInt(cmd, "capture-format", "record.capture_format")
+	if err != nil {
+		return 0, err
+	}
+	if v != 0 && v != 1 && v != 2 {
+		return 0, usageErr("%s: %d, want 1 or 2", where(cmd, "capture-format", "record.capture_format"), v)
+	}
+	return v, nil
 }

@@ -45,6 +45,10 @@ func runRepair(cmd *cobra.Command, args []string) error {
 	if _, err := captureOpener(cmd.Context(), cmd, in); err != nil {
 		return err
 	}
+	// Nothing to repair into a capture any command could read.
+	if err := requireSamples(cmd.Context(), cmd, "repair", in); err != nil {
+		return err
+	}
 	// What the summaries were computed over, so NEW's match.
 	per, err := summaryPer(in)
 	if err != nil {
@@ -66,7 +70,9 @@ func runRepair(cmd *cobra.Command, args []string) error {
 		return failErr("repair: --out %w", err)
 	}
 	defer f.Abort() // no-op after Commit
-	w, err := capture.NewWriter(f, h, capture.Options{SummaryPer: per})
+	// The repaired capture keeps the input's format: a format 1 capture stays
+	// readable by the idlewatt that wrote it.
+	w, err := capture.NewWriter(f, h, capture.Options{SummaryPer: per, Version: r.Version()})
 	if err != nil {
 		return failErr("repair: %v", err)
 	}
@@ -126,7 +132,7 @@ func summaryPer(in string) (uint32, error) {
 		if err != nil {
 			return 0, nil
 		}
-		if rec.Kind == capture.KindSummary && rec.Summary.Per > 0 {
+		if rec.Kind == capture.KindSummary && rec.Summary.Level == 0 && rec.Summary.Per > 0 {
 			return rec.Summary.Per, nil
 		}
 	}

@@ -68,6 +68,9 @@ func runReport(cmd *cobra.Command, args []string) error {
 	if err := outfile.CheckAll(out, files, oo); err != nil {
 		return usageErr("report: %w", err)
 	}
+	if err := requireSamples(cmd.Context(), cmd, "report", path); err != nil {
+		return err
+	}
 	var pyr *htmlreport.Pyramid
 	if withHTML {
 		pyr = htmlreport.NewPyramidFor(path, htmlreport.Budget{})

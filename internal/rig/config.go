@@ -36,6 +36,8 @@ type Config struct {
 	// (internal/outfile): without Out.Overwrite the directory must be new
 	// or empty. Inputs are added by the rig (config, trace, targets).
 	Out outfile.Options `mapstructure:"-" json:"-"`
+	// Observer, if set, sees every record as it is written (live metrics).
+	Observer Observer `mapstructure:"-" json:"-"`
 	// Profiles are user-defined drive profiles (drivesim), by name.
 	Profiles map[string]drivesim.Profile `mapstructure:"-"`
 	// OpenMeter opens meter kinds other than the hub and the emulator
@@ -68,6 +70,9 @@ type DriveConfig struct {
 	Profile string `mapstructure:"profile"` // drivesim profile: the simulated drive (emulator) or known levels (real)
 	Target  string `mapstructure:"target"`  // block device or file for the workload (emulator: backing file, default a scratch image in the output dir)
 	Host    string `mapstructure:"host"`    // SATA host for the policy, e.g. host1 (emulator: automatic)
+	// Model and Firmware name a real drive in the capture's run metadata.
+	Model    string `mapstructure:"model"`
+	Firmware string `mapstructure:"firmware"`
 	// AllowDestructive must name Target exactly for writes to a block device.
 	AllowDestructive string `mapstructure:"allow_destructive"`
 	SizeBytes        int64  `mapstructure:"size_bytes"` // workload span (file targets are created this size); default 1 GiB

@@ -291,7 +291,7 @@ func (p *drivePin) SetDevSlp(ctx context.Context, asserted bool) (int64, error) 
 	if asserted {
 		v = "1"
 	}
-	_ = p.r.w.State(capture.StateEvent{Host: t, Port: p.d.Config.Port, Kind: capture.StateDevSlpPin, Value: v})
+	p.r.state(capture.StateEvent{Host: t, Port: p.d.Config.Port, Kind: capture.StateDevSlpPin, Value: v})
 	err := p.pin.SetDevSlp(ctx, p.d.Config.Port, asserted)
 	if err != nil && !asserted {
 		// Never leave a drive asleep because of a transient error: try once more.
@@ -361,7 +361,7 @@ func watchStall() func() time.Duration {
 }
 
 func (p *drivePin) Phase(name string) {
-	_ = p.r.w.State(capture.StateEvent{Host: hostclock.Now(), Port: p.d.Config.Port, Kind: capture.StatePhase, Value: name})
+	p.r.state(capture.StateEvent{Host: hostclock.Now(), Port: p.d.Config.Port, Kind: capture.StatePhase, Value: name})
 }
 
 // alignedBuf returns n bytes aligned to align (for O_DIRECT).

@@ -334,7 +334,7 @@ func (r *Rig) SetPolicy(ctx context.Context, policy string) error {
 		}
 	}
 	if r.w != nil {
-		_ = r.w.State(capture.StateEvent{Host: hostclock.Now(), Kind: capture.StatePolicy, Value: policy})
+		r.state(capture.StateEvent{Host: hostclock.Now(), Kind: capture.StatePolicy, Value: policy})
 	}
 	if r.simHost != nil {
 		// The simulated drives follow the policy their host's file holds.
@@ -389,7 +389,8 @@ func (r *Rig) startRecording(ctx context.Context) error {
 		RateHz: float64(scfg.Rate), StartHost: hostclock.Now(), Config: cfgJSON, Tool: "idlewatt measure",
 	}
 	for _, d := range r.drives {
-		di := capture.DriveInfo{Port: d.Config.Port, Name: d.Config.Name, Profile: d.Config.Profile, Target: d.Config.Target}
+		di := capture.DriveInfo{Port: d.Config.Port, Name: d.Config.Name, Profile: d.Config.Profile, Target: d.Config.Target,
+			Model: d.Config.Model, Firmware: d.Config.Firmware}
 		if d.Sim != nil {
 			di.Target = "simulated:" + d.Sim.File().Name()
 		}
@@ -401,8 +402,12 @@ func (r *Rig) startRecording(ctx context.Context) error {
 	}
 	r.w = w
 	r.sink = newLiveSink(w, chans)
+	if o := r.cfg.Observer; o != nil {
+		o.Start(h)
+		r.sink.obs = o
+	}
 	if r.cfg.Policy != "" {
-		_ = w.State(capture.StateEvent{Host: hostclock.Now(), Kind: capture.StatePolicy, Value: r.cfg.Policy})
+		r.state(capture.StateEvent{Host: hostclock.Now(), Kind: capture.StatePolicy, Value: r.cfg.Policy})
 	}
 	r.streamCtx, r.streamCancel = context.WithCancel(ctx)
 	r.streamDone = make(chan struct{})
@@ -444,7 +449,11 @@ func (r *Rig) markLoop() {
 		ctx, cancel := context.WithTimeout(r.streamCtx, time.Second)
 		_ = mk.Mark(ctx, id) // a lost mark only thins the clock fit
 		cancel()
-		_ = r.w.Stats(r.meter.Stats())
+		st := r.meter.Stats()
+		_ = r.w.Stats(st)
+		if o := r.cfg.Observer; o != nil {
+			o.Stats(st)
+		}
 	}
 }
 
@@ -468,7 +477,7 @@ func (r *Rig) Phase(name string) {
 	r.mu.Lock()
 	r.phase = name
 	r.mu.Unlock()
-	_ = r.w.State(capture.StateEvent{Host: hostclock.Now(), Kind: capture.StatePhase, Value: name})
+	r.state(capture.StateEvent{Host: hostclock.Now(), Kind: capture.StatePhase, Value: name})
 }
 
 // CurrentPhase returns the phase being played.
@@ -513,7 +522,11 @@ func (r *Rig) Close() error {
 		}
 	}
 	if r.w != nil {
-		_ = r.w.Stats(r.meter.Stats())
+		st := r.meter.Stats()
+		_ = r.w.Stats(st)
+		if o := r.cfg.Observer; o != nil {
+			o.Stats(st)
+		}
 		if err := r.w.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("capture: %w", err))
 		}

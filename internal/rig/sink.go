@@ -12,6 +12,7 @@ import (
 type liveSink struct {
 	w     *capture.Writer
 	chans []meter.Channel
+	obs   Observer // nil: none
 
 	mu  sync.Mutex
 	sum map[int]float64 // per port: Σ mean power of each channel block
@@ -25,6 +26,9 @@ func newLiveSink(w *capture.Writer, chans []meter.Channel) *liveSink {
 func (s *liveSink) Samples(b *meter.Block) error {
 	if err := s.w.Samples(b); err != nil {
 		return err
+	}
+	if s.obs != nil {
+		s.obs.Samples(b)
 	}
 	if b.Channel < 0 || b.Channel >= len(s.chans) || len(b.I) == 0 {
 		return nil
@@ -52,7 +56,12 @@ func (s *liveSink) railsOf(port int) int {
 	return n
 }
 
-func (s *liveSink) Gap(g meter.Gap) error       { return s.w.Gap(g) }
+func (s *liveSink) Gap(g meter.Gap) error {
+	if s.obs != nil {
+		s.obs.Gap(g)
+	}
+	return s.w.Gap(g)
+}
 func (s *liveSink) Mark(m meter.MarkEcho) error { return s.w.Mark(m) }
 func (s *liveSink) Event(e meter.Event) error   { return s.w.Event(e) }
 

@@ -268,6 +268,17 @@ func create(path string, opt Options) (*Target, error) {
 		return nil, err
 	}
 	real := filepath.Join(dir, filepath.Base(path))
+	fillIt := opt.Fill || (opt.Read && !opt.AllowSparse)
+	if fillIt {
+		// Before the file is created: a refusal leaves nothing behind.
+		var fs unix.Statfs_t
+		if unix.Statfs(dir, &fs) == nil {
+			if free := fs.Bavail * uint64(fs.Bsize); uint64(opt.Size) > free {
+				return nil, fmt.Errorf("%w: %s: --size %d bytes would be filled with random data, but its filesystem has %d bytes free (give a smaller --size)",
+					ErrNoSpace, path, opt.Size, free)
+			}
+		}
+	}
 	// O_EXCL|O_NOFOLLOW: a file or link that appeared since Lstat is not ours.
 	f, err := os.OpenFile(real, os.O_RDWR|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW, 0o644)
 	if err != nil {
@@ -280,15 +291,7 @@ func create(path string, opt Options) (*Target, error) {
 			os.Remove(real)
 		}
 	}()
-	fillIt := opt.Fill || (opt.Read && !opt.AllowSparse)
 	if fillIt {
-		var fs unix.Statfs_t
-		if unix.Fstatfs(int(f.Fd()), &fs) == nil {
-			if free := fs.Bavail * uint64(fs.Bsize); uint64(opt.Size) > free {
-				return nil, fmt.Errorf("%w: %s: --size %d bytes would be filled with random data, but its filesystem has %d bytes free (give a smaller --size)",
-					ErrNoSpace, path, opt.Size, free)
-			}
-		}
 		if err = fill(f, 0, opt.Size, opt.Stop); err == nil {
 			err = f.Sync()
 		}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"time"
 
@@ -29,7 +30,15 @@ type Stats struct {
 	OpsByType   map[workload.Op]int64
 	BytesByType map[workload.Op]int64
 	First, Last time.Duration // times of the first and last op
-	MaxEnd      int64         // largest Offset+Size: the span a target needs
+	MaxEnd      int64         // largest Offset+Size: the span a target needs (math.MaxInt64 when it overflows, see EndOverflow)
+	// MaxEndOp is the op that ends at MaxEnd (the first such), and MaxEndN
+	// its number in the trace (1-based, counting every op), so a refusal can
+	// name it. EndOverflow: some op's Offset+Size is beyond math.MaxInt64
+	// (an offset near 2^63 used to wrap to a negative span: a 4096-byte
+	// target was created and the op refused only after).
+	MaxEndOp    Op
+	MaxEndN     int64
+	EndOverflow bool
 	Sizes       []Bucket      // read/write/trim sizes, bytes
 	Gaps        []Bucket      // time between consecutive ops, ns
 	Sequential  int64         // data ops starting where the previous one on the same file ended
@@ -106,7 +115,14 @@ func Summarize(r Reader) (*Stats, error) {
 			continue
 		}
 		add(s.Sizes, int64(op.Size))
-		s.MaxEnd = max(s.MaxEnd, op.End())
+		end, over := op.End(), op.Size > 0 && op.Offset > math.MaxInt64-int64(op.Size)
+		if over {
+			end = math.MaxInt64 // saturated, not wrapped to a negative span
+		}
+		if end > s.MaxEnd || over && !s.EndOverflow {
+			s.MaxEnd, s.MaxEndOp, s.MaxEndN = end, op, s.Ops
+		}
+		s.EndOverflow = s.EndOverflow || over
 		if op.Type == workload.OpTrim {
 			continue
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"math"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -305,5 +306,26 @@ func TestCopyCountsWhatItWrote(t *testing.T) {
 		if want := "2 ops dropped (1 flush, 1 trim): MSR CSV carries only reads and writes"; note != want {
 			t.Errorf("note %q, want %q", note, want)
 		}
+	}
+}
+
+// TestSummarizeSpanOverflow: an op whose offset+size is beyond
+// math.MaxInt64 saturates the span and is named, instead of wrapping the
+// span negative (replay then created a 4096-byte target for it).
+func TestSummarizeSpanOverflow(t *testing.T) {
+	in := "# idlewatt trace v1\n0 R 0 4096\n0.001 W 1048576 4096\n0.002 R 9223372036854771712 4096\n0.003 R 9223372036854775807 1\n0.004 R 8192 4096\n"
+	s, err := Summarize(NewNativeReader(strings.NewReader(in), "t"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.EndOverflow || s.MaxEnd != math.MaxInt64 || s.MaxEndN != 3 || s.MaxEndOp.Offset != 9223372036854771712 {
+		t.Errorf("overflow %v, span %d, op %d %+v; want the span saturated at op 3", s.EndOverflow, s.MaxEnd, s.MaxEndN, s.MaxEndOp)
+	}
+	s, err = Summarize(NewNativeReader(strings.NewReader("# idlewatt trace v1\n0 R 0 4096\n0.001 W 1048576 4096\n0.002 R 8192 4096\n"), "t"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.EndOverflow || s.MaxEnd != 1048576+4096 || s.MaxEndN != 2 {
+		t.Errorf("overflow %v, span %d, op %d", s.EndOverflow, s.MaxEnd, s.MaxEndN)
 	}
 }

@@ -1,0 +1,5 @@
+package livemetrics
+
+import "syscall"
+
+var errAddrInUse = syscall.EADDRINUSE

@@ -1,0 +1,314 @@
+package pqexport
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	pq "github.com/parquet-go/parquet-go"
+
+	"github.com/idlewatt/idlewatt/analysis"
+	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/internal/outfile"
+	"github.com/idlewatt/idlewatt/meter"
+)
+
+// SampleRow is one drive at one sample index. A row with GapSamples > 0
+// marks indices [SampleIndex, SampleIndex+GapSamples) missing on every
+// channel; its values are null. A rail the drive lacks, or a sample one rail
+// lacks, is null too; PowerW is null unless every rail of the drive is
+// present (as analysis counts a drive sample).
+type SampleRow struct {
+	TimeS       float64  `parquet:"time_s"` // sample_index / rate_hz: the meter's clock
+	SampleIndex int64    `parquet:"sample_index"`
+	Port        int32    `parquet:"port"`
+	GapSamples  int64    `parquet:"gap_samples"`
+	V5          *float64 `parquet:"rail5_v,optional"`
+	A5          *float64 `parquet:"rail5_a,optional"`
+	W5          *float64 `parquet:"rail5_w,optional"`
+	V12         *float64 `parquet:"rail12_v,optional"`
+	A12         *float64 `parquet:"rail12_a,optional"`
+	W12         *float64 `parquet:"rail12_w,optional"`
+	V33         *float64 `parquet:"rail3v3_v,optional"`
+	A33         *float64 `parquet:"rail3v3_a,optional"`
+	W33         *float64 `parquet:"rail3v3_w,optional"`
+	PowerW      *float64 `parquet:"power_w,optional"`
+}
+
+// IORow is one completed I/O.
+type IORow struct {
+	Port       int32  `parquet:"port"`
+	Op         string `parquet:"op,dict"`
+	OffsetB    int64  `parquet:"offset_bytes"`
+	SizeB      int32  `parquet:"size_bytes"`
+	IssueNS    int64  `parquet:"issue_ns"` // host CLOCK_MONOTONIC
+	CompleteNS int64  `parquet:"complete_ns"`
+	Failed     bool   `parquet:"failed"`
+}
+
+// SummaryRow is one drive of one run: metadata and report.json's figures.
+type SummaryRow struct {
+	RunID         string   `parquet:"run_id"` // the capture's base name
+	Capture       string   `parquet:"capture"`
+	Created       string   `parquet:"created"` // RFC 3339
+	Host          string   `parquet:"host"`
+	Tool          string   `parquet:"tool"` // "idlewatt vX"
+	MeterKind     string   `parquet:"meter_kind"`
+	MeterModel    string   `parquet:"meter_model"`
+	MeterFirmware string   `parquet:"meter_firmware"`
+	MeterSerial   string   `parquet:"meter_serial"`
+	Drive         string   `parquet:"drive"`
+	DriveModel    string   `parquet:"drive_model"`
+	DriveFirmware string   `parquet:"drive_firmware"`
+	Port          int32    `parquet:"port"`
+	Profile       string   `parquet:"profile"`
+	Target        string   `parquet:"target"`
+	Policy        string   `parquet:"policy"` // last ALPM policy the run set on the drive's port (or all ports)
+	RateHz        float64  `parquet:"rate_hz"`
+	ActiveIdleW   float64  `parquet:"active_idle_w"`
+	AverageW      float64  `parquet:"average_w"`
+	PeakW         float64  `parquet:"peak_w"`
+	MinW          float64  `parquet:"min_w"`
+	P50W          float64  `parquet:"p50_w"`
+	P95W          float64  `parquet:"p95_w"`
+	P99W          float64  `parquet:"p99_w"`
+	EnergyJ       float64  `parquet:"energy_j"`
+	DurationS     float64  `parquet:"duration_s"`
+	ResActive     float64  `parquet:"residency_active"`
+	ResIdle       float64  `parquet:"residency_idle"`
+	ResPartial    float64  `parquet:"residency_partial"`
+	ResSlumber    float64  `parquet:"residency_slumber"`
+	ResDevSlp     float64  `parquet:"residency_devslp"`
+	ActiveIdleU95 *float64 `parquet:"active_idle_u95_w,optional"` // 95 % expanded uncertainty; null when not estimable
+	AverageU95    *float64 `parquet:"average_u95_w,optional"`
+	EnergyU95     *float64 `parquet:"energy_u95_j,optional"`
+	DevSlpOutcome string   `parquet:"devslp_outcome"` // pass | fail | inconclusive | not_supported; empty without cycles
+	DevSlpEntered bool     `parquet:"devslp_entered"`
+	DevSlpW       float64  `parquet:"devslp_power_w"`
+	DevSlpEntryMS float64  `parquet:"devslp_entry_ms"`
+	DevSlpExitMS  float64  `parquet:"devslp_exit_ms"`
+	DevSlpCycles  int32    `parquet:"devslp_cycles"`
+	Samples       int64    `parquet:"samples_count"`
+	Dropped       int64    `parquet:"samples_dropped"`
+	CRCErrors     int64    `parquet:"crc_errors"`
+}
+
+// RowGroupRows is the rows per row group.
+const RowGroupRows = 1 << 20
+
+// Options control Write.
+type Options struct {
+	Overwrite bool // replace an existing DIR's files
+	Host      string
+}
+
+// Files are the files Write makes in DIR.
+var Files = []string{"samples.parquet", "io.parquet", "summary.parquet"}
+
+// Write exports the capture at path, with its report rep, into dir. dir must
+// not exist (it is created) unless o.Overwrite; files are written through
+// temporary files renamed into place, never through a symbolic link.
+func Write(path string, rep *analysis.Report, dir string, o Options) error {
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		if !errors.Is(err, os.ErrExist) || !o.Overwrite {
+			if errors.Is(err, os.ErrExist) {
+				return fmt.Errorf("%s exists: %w (--overwrite replaces its Parquet files)", dir, outfile.ErrRefused)
+			}
+			return err
+		}
+		if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
+			return fmt.Errorf("%s is not a directory: %w", dir, outfile.ErrRefused)
+		}
+	}
+	oo := outfile.Options{Overwrite: o.Overwrite, Inputs: []string{path}}
+	r, err := capture.Open(path)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	h := r.Header()
+	if err := writeFile(filepath.Join(dir, "samples.parquet"), oo, func(w io.Writer) error { return writeSamples(w, r, &h) }); err != nil {
+		return err
+	}
+	r2, err := capture.Open(path)
+	if err != nil {
+		return err
+	}
+	defer r2.Close()
+	r2.SkipSamples(true)
+	policy := map[int]string{}
+	if err := writeFile(filepath.Join(dir, "io.parquet"), oo, func(w io.Writer) error { return writeIO(w, r2, policy) }); err != nil {
+		return err
+	}
+	return writeFile(filepath.Join(dir, "summary.parquet"), oo, func(w io.Writer) error {
+		return writeSummary(w, path, &h, rep, policy, o.Host)
+	})
+}
+
+func writeFile(name string, oo outfile.Options, fill func(io.Writer) error) error {
+	f, err := outfile.Create(name, oo)
+	if err != nil {
+		return err
+	}
+	defer f.Abort()
+	if err := fill(f); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	return f.Commit()
+}
+
+func writerOpts() []pq.WriterOption {
+	return []pq.WriterOption{pq.Compression(&pq.Zstd), pq.MaxRowsPerRowGroup(RowGroupRows)}
+}
+
+// writeSamples writes one row per drive per sample index.
+func writeSamples(w io.Writer, r *capture.Reader, h *capture.Header) error {
+	pw := pq.NewGenericWriter[SampleRow](w, writerOpts()...)
+	var ports []int
+	at := map[int]int{}
+	for _, c := range h.Channels {
+		if _, ok := at[c.Port]; !ok {
+			at[c.Port] = len(ports)
+			ports = append(ports, c.Port)
+		}
+	}
+	rows := capture.NewRows(r)
+	buf := make([]SampleRow, 0, 4096)
+	vals := make([]float64, 0, 4096*9)
+	flush := func() error {
+		if _, err := pw.Write(buf); err != nil {
+			return err
+		}
+		buf, vals = buf[:0], vals[:0]
+		return nil
+	}
+	ptr := func(x float64) *float64 {
+		vals = append(vals, x)
+		return &vals[len(vals)-1]
+	}
+	for {
+		row, err := rows.Next()
+		if err == io.EOF || errors.Is(err, capture.ErrTruncated) {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		if len(buf)+len(ports) > cap(buf) || len(vals)+9*len(ports) > cap(vals) {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+		t := float64(row.Index) / h.RateHz
+		for _, port := range ports {
+			sr := SampleRow{TimeS: t, SampleIndex: int64(row.Index), Port: int32(port), GapSamples: int64(row.Gap)}
+			if row.Gap == 0 {
+				all, any := true, false
+				var sum float64
+				for c, ch := range h.Channels {
+					if ch.Port != port {
+						continue
+					}
+					if !row.Present[c] {
+						all = false
+						continue
+					}
+					v, i := float64(row.V[c]), float64(row.I[c])
+					p := v * i
+					sum += p
+					any = true
+					switch ch.Rail {
+					case meter.Rail5V:
+						sr.V5, sr.A5, sr.W5 = ptr(v), ptr(i), ptr(p)
+					case meter.Rail12V:
+						sr.V12, sr.A12, sr.W12 = ptr(v), ptr(i), ptr(p)
+					case meter.Rail3V3:
+						sr.V33, sr.A33, sr.W33 = ptr(v), ptr(i), ptr(p)
+					}
+				}
+				if all && any {
+					sr.PowerW = ptr(sum)
+				}
+			}
+			buf = append(buf, sr)
+		}
+	}
+	if err := flush(); err != nil {
+		return err
+	}
+	return pw.Close()
+}
+
+func writeIO(w io.Writer, r *capture.Reader, policy map[int]string) error {
+	pw := pq.NewGenericWriter[IORow](w, writerOpts()...)
+	var buf []IORow
+	for {
+		rec, err := r.Next()
+		if err != nil {
+			break
+		}
+		switch rec.Kind {
+		case capture.KindIO:
+			for _, e := range rec.IO {
+				buf = append(buf, IORow{Port: int32(e.Port), Op: e.Op.String(), OffsetB: e.Offset, SizeB: e.Size,
+					IssueNS: e.Issue, CompleteNS: e.Complete, Failed: e.Err})
+			}
+			if len(buf) >= 4096 {
+				if _, err := pw.Write(buf); err != nil {
+					return err
+				}
+				buf = buf[:0]
+			}
+		case capture.KindState:
+			if rec.State.Kind == capture.StatePolicy {
+				policy[rec.State.Port] = rec.State.Value
+			}
+		}
+	}
+	if _, err := pw.Write(buf); err != nil {
+		return err
+	}
+	return pw.Close()
+}
+
+func writeSummary(w io.Writer, path string, h *capture.Header, rep *analysis.Report, policy map[int]string, host string) error {
+	pw := pq.NewGenericWriter[SummaryRow](w, writerOpts()...)
+	drives := map[int]capture.DriveInfo{}
+	for _, d := range h.Drives {
+		drives[d.Port] = d
+	}
+	base := filepath.Base(path)
+	var rows []SummaryRow
+	for _, d := range rep.Drives {
+		di := drives[d.Port]
+		pol := policy[d.Port]
+		if pol == "" {
+			pol = policy[0]
+		}
+		rows = append(rows, SummaryRow{
+			RunID: base, Capture: path, Created: h.Created, Host: host, Tool: h.Tool,
+			MeterKind: h.Meter.Kind, MeterModel: h.Meter.Model, MeterFirmware: h.Meter.Firmware, MeterSerial: h.Meter.Serial,
+			Drive: d.Name, DriveModel: di.Model, DriveFirmware: di.Firmware, Port: int32(d.Port), Profile: firstNonEmpty(d.Profile, di.Profile), Target: di.Target, Policy: pol,
+			RateHz: h.RateHz, ActiveIdleW: d.ActiveIdleW, AverageW: d.AverageW, PeakW: d.PeakW, MinW: d.MinW,
+			P50W: d.P50W, P95W: d.P95W, P99W: d.P99W, EnergyJ: d.EnergyJ, DurationS: d.DurationS,
+			ResActive: d.Residency.Active, ResIdle: d.Residency.Idle, ResPartial: d.Residency.Partial,
+			ResSlumber: d.Residency.Slumber, ResDevSlp: d.Residency.DevSlp,
+			DevSlpEntered: d.DevSlp.Entered, DevSlpW: float64(d.DevSlp.PowerW), DevSlpEntryMS: float64(d.DevSlp.EntryMs), DevSlpExitMS: float64(d.DevSlp.ExitMs),
+			DevSlpOutcome: string(d.DevSlp.Outcome), ActiveIdleU95: d.ActiveIdleU95W, AverageU95: d.AverageU95W, EnergyU95: d.EnergyU95J,
+			DevSlpCycles: int32(d.DevSlp.Cycles), Samples: int64(d.Samples.Count), Dropped: int64(d.Samples.Dropped), CRCErrors: int64(d.Samples.CRCErrors),
+		})
+	}
+	if _, err := pw.Write(rows); err != nil {
+		return err
+	}
+	return pw.Close()
+}
+
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}

@@ -1,0 +1,217 @@
+package pqexport
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/parquet/file"
+
+	"github.com/idlewatt/idlewatt/analysis"
+	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/internal/outfile"
+	"github.com/idlewatt/idlewatt/meter"
+	"github.com/idlewatt/idlewatt/units"
+)
+
+// testCapture writes two drives (5 V + 12 V each) at 1 kHz for 20 s of
+// noisy counts, with a gap, in format 2.
+func testCapture(t *testing.T, dir string) string {
+	t.Helper()
+	path := filepath.Join(dir, "run1.iwcap")
+	ch := func(port int, rail meter.Rail) meter.Channel {
+		return meter.Channel{Port: port, Rail: rail, VoltLSB: 0.00125, CurrentLSB: 0.0001}
+	}
+	h := capture.Header{Created: "2026-01-01T00:00:00Z", Meter: meter.Info{Kind: "hub", Model: "emu"}, RateHz: 1000, StartHost: 1e12, Tool: "idlewatt test",
+		Channels: []meter.Channel{ch(1, meter.Rail5V), ch(1, meter.Rail12V), ch(2, meter.Rail5V), ch(2, meter.Rail12V)},
+		Drives:   []capture.DriveInfo{{Port: 1, Name: "alpha", Profile: "p1"}, {Port: 2, Name: "beta"}}}
+	w, err := capture.Create(path, h, capture.Options{FlushEvery: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	idx := uint64(0)
+	for f := range 20 {
+		if f == 7 {
+			if err := w.Gap(meter.Gap{Channel: -1, Start: idx, Count: 333, Reason: "crc"}); err != nil {
+				t.Fatal(err)
+			}
+			idx += 333
+		}
+		for c := range h.Channels {
+			b := &meter.Block{Channel: c, Start: idx, V: make([]units.Volts, 1000), I: make([]units.Amps, 1000)}
+			for k := range b.V {
+				vc, ic := 4000+rng.IntN(3), 1000*(c+1)+rng.IntN(80)
+				b.V[k] = units.Volts(float32(float64(vc) * 0.00125))
+				b.I[k] = units.Amps(float32(float64(ic) * 0.0001))
+			}
+			if err := w.Samples(b); err != nil {
+				t.Fatal(err)
+			}
+		}
+		idx += 1000
+		_ = w.Flush()
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func readFloat64(t *testing.T, path, col string) (vals []float64, nulls int) {
+	t.Helper()
+	rdr, err := file.OpenParquetFile(path, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rdr.Close()
+	ci := rdr.MetaData().Schema.ColumnIndexByName(col)
+	if ci < 0 {
+		t.Fatalf("%s: no column %s", path, col)
+	}
+	for g := 0; g < rdr.NumRowGroups(); g++ {
+		rg := rdr.RowGroup(g)
+		n := rg.NumRows()
+		cr, err := rg.Column(ci)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fr, ok := cr.(*file.Float64ColumnChunkReader)
+		if !ok {
+			t.Fatalf("%s: column %s is %T", path, col, cr)
+		}
+		v, def := make([]float64, n), make([]int16, n)
+		for read := int64(0); read < n; {
+			tot, got, err := fr.ReadBatch(n-read, v[:n-read], def[:n-read], nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			vals = append(vals, v[:got]...)
+			nulls += int(tot) - got
+			read += tot
+			if tot == 0 {
+				break
+			}
+		}
+	}
+	return vals, nulls
+}
+
+func readInt32(t *testing.T, path, col string) []int32 {
+	t.Helper()
+	rdr, err := file.OpenParquetFile(path, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rdr.Close()
+	ci := rdr.MetaData().Schema.ColumnIndexByName(col)
+	var out []int32
+	for g := 0; g < rdr.NumRowGroups(); g++ {
+		rg := rdr.RowGroup(g)
+		n := rg.NumRows()
+		cr, _ := rg.Column(ci)
+		ir := cr.(*file.Int32ColumnChunkReader)
+		v := make([]int32, n)
+		_, got, err := ir.ReadBatch(n, v, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, v[:got]...)
+	}
+	return out
+}
+
+// TestReadBackWithArrow: Arrow Go's Parquet reader (an implementation
+// independent of the writer's) reads samples.parquet and summary.parquet;
+// per drive, the mean of power_w is report.json's average_w and its sum ×
+// duration_s / samples_count is energy_j, to 1e-9 relative.
+func TestReadBackWithArrow(t *testing.T) {
+	dir := t.TempDir()
+	path := testCapture(t, dir)
+	rep, err := analysis.Analyze(path, analysis.DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "pq")
+	if err := Write(path, rep, out, Options{Host: "testhost"}); err != nil {
+		t.Fatal(err)
+	}
+	smp := filepath.Join(out, "samples.parquet")
+	power, nulls := readFloat64(t, smp, "power_w")
+	ports := readInt32(t, smp, "port")
+	// power_w is null on the gap rows only; non-null values are in row order.
+	if nulls != 2 {
+		t.Errorf("%d null power_w cells, want 2 (the gap row of each drive)", nulls)
+	}
+	sum := map[int32]float64{}
+	cnt := map[int32]int{}
+	k := 0
+	// A null power_w has no value in power: the gap rows, which
+	// gap_samples marks.
+	gaps := readInt64(t, smp, "gap_samples")
+	for i, p := range ports {
+		if gaps[i] > 0 {
+			continue
+		}
+		sum[p] += power[k]
+		cnt[p]++
+		k++
+	}
+	if k != len(power) {
+		t.Fatalf("%d power values, %d non-gap rows", len(power), k)
+	}
+	rel := func(a, b float64) float64 { return math.Abs(a-b) / math.Max(math.Abs(b), 1e-300) }
+	sumAvg, _ := readFloat64(t, filepath.Join(out, "summary.parquet"), "average_w")
+	sumE, _ := readFloat64(t, filepath.Join(out, "summary.parquet"), "energy_j")
+	for i, d := range rep.Drives {
+		p := int32(d.Port)
+		if uint64(cnt[p]) != d.Samples.Count {
+			t.Errorf("drive %s: %d rows with power, report counts %d", d.Name, cnt[p], d.Samples.Count)
+		}
+		avg := sum[p] / float64(cnt[p])
+		energy := sum[p] * d.DurationS / float64(d.Samples.Count)
+		if rel(avg, d.AverageW) > 1e-9 || rel(energy, d.EnergyJ) > 1e-9 {
+			t.Errorf("drive %s: Parquet gives %.12g W, %.12g J; report %.12g W, %.12g J", d.Name, avg, energy, d.AverageW, d.EnergyJ)
+		}
+		if sumAvg[i] != d.AverageW || sumE[i] != d.EnergyJ {
+			t.Errorf("drive %s: summary.parquet %v W %v J, report %v W %v J", d.Name, sumAvg[i], sumE[i], d.AverageW, d.EnergyJ)
+		}
+		if d.AverageW <= 0 {
+			t.Errorf("drive %s: average %v", d.Name, d.AverageW)
+		}
+	}
+	// No clobbering: the directory exists now.
+	if err := Write(path, rep, out, Options{}); !errors.Is(err, outfile.ErrRefused) {
+		t.Errorf("second export into %s: %v, want refused", out, err)
+	}
+	if err := Write(path, rep, out, Options{Overwrite: true}); err != nil {
+		t.Errorf("export with Overwrite: %v", err)
+	}
+}
+
+func readInt64(t *testing.T, path, col string) []int64 {
+	t.Helper()
+	rdr, err := file.OpenParquetFile(path, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rdr.Close()
+	ci := rdr.MetaData().Schema.ColumnIndexByName(col)
+	var out []int64
+	for g := 0; g < rdr.NumRowGroups(); g++ {
+		rg := rdr.RowGroup(g)
+		n := rg.NumRows()
+		cr, _ := rg.Column(ci)
+		ir := cr.(*file.Int64ColumnChunkReader)
+		v := make([]int64, n)
+		_, got, err := ir.ReadBatch(n, v, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, v[:got]...)
+	}
+	return out
+}
