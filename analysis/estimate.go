@@ -316,7 +316,8 @@ const idleModeRelFrac = 0.002
 // of a block mean. ok is false when no window holds idleModeMin blocks and
 // either half the blocks in the band or three times what an even spread
 // over the band would put in it (blocks caught in transitions, not a
-// level). Blocks outside the band are never the mode: below it the
+// level), or when the mode lies in the band's outer quarters (the idle
+// level is its middle). Blocks outside the band are never the mode: below it the
 // drive is in a lower link state, above it at background work, which may
 // take ten times longer than idle (an HDD at medium_power). Blocks caught
 // in a transition spread thinly over the band and do not form the mode.
@@ -352,6 +353,11 @@ func idleMode(s []float64, floor, ceil, w float64) (float64, bool) {
 	lo, _ := slices.BinarySearch(c, m-w)
 	if hi := upTo(m + w); hi > lo {
 		m = sortedQ(c[lo:hi], 0.5)
+	}
+	// The idle level is the band's middle; a mode in its outer quarters is
+	// samples the noise carried over the threshold, not that level.
+	if q := (ceil - floor) / 4; !math.IsInf(q, 0) && (m < floor+q || m > ceil-q) {
+		return 0, false
 	}
 	return m, true
 }

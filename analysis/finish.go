@@ -8,6 +8,7 @@ import (
 	"github.com/idlewatt/idlewatt/analysis/chart"
 	"github.com/idlewatt/idlewatt/analysis/states"
 	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/units"
 )
 
 // finish turns the accumulators into the report's numbers and notes.
@@ -332,7 +333,14 @@ func (d *driveProc) activeIdle(quiet, rest *blockSeries) levelEstimate {
 	if !ok {
 		return d.quietLevel(quiet)
 	}
-	bs := rest.all()
+	// Not the samples labelled active idle, even where rest shows no idle
+	// level: under noise they are partly lower-state samples the noise
+	// carried over the threshold (a 54 mW SSD read 47 mW from them).
+	return d.bandLevel(rest, lo, hi)
+}
+
+func (d *driveProc) bandLevel(b *blockSeries, lo, hi units.Watts) levelEstimate {
+	bs := b.all()
 	var n int
 	var sum float64
 	for _, x := range bs {
@@ -340,7 +348,7 @@ func (d *driveProc) activeIdle(quiet, rest *blockSeries) levelEstimate {
 		sum += x.sum
 	}
 	p := sum / float64(max(n, 1))
-	return estimateLevelAbove(bs, rest.L, rest.minN, func(sigma float64) float64 {
+	return estimateLevelAbove(bs, b.L, b.minN, func(sigma float64) float64 {
 		u, _ := resolutionU(d.lsb, p, sigma)
 		return u
 	}, float64(lo), float64(hi))
