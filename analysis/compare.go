@@ -8,38 +8,42 @@ import (
 	"math"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/idlewatt/idlewatt/analysis/chart"
 	"github.com/idlewatt/idlewatt/internal/outfile"
 )
 
-// Compare writes compare.md (side-by-side table), compare.csv and the
-// review-style bar charts active-idle.png and average.png for every drive of
-// every report into dir. labels name the runs (e.g. file names); a drive's
+// Compare writes compare.md (side-by-side table and deltas against the
+// first report), compare.csv, compare.json and the review-style bar charts
+// active-idle.png and average.png for every drive of every report into dir. labels name the runs (e.g. file names); a drive's
 // bar is "run: drive" when there are several runs. It refuses to replace
 // existing files; see CompareWith.
 func Compare(reports []*Report, labels []string, dir string) error {
-	return CompareWith(reports, labels, dir, outfile.Options{})
+	return CompareWith(reports, labels, 0, dir, outfile.Options{})
 }
 
 // CompareFiles are the names Compare may write into its directory.
-var CompareFiles = []string{"compare.md", "compare.csv", FileIdle, FileAverage}
+var CompareFiles = []string{"compare.md", "compare.csv", "compare.json", FileIdle, FileAverage}
 
 // CompareWith writes what Compare writes under o (internal/outfile): an
 // existing file only with o.Overwrite, never through a symbolic link or
 // over one of o.Inputs (the report.json files compared), every file
-// through a temporary file renamed into place.
-func CompareWith(reports []*Report, labels []string, dir string, o outfile.Options) error {
+// through a temporary file renamed into place. Deltas are against
+// reports[base] (CompareDeltas).
+func CompareWith(reports []*Report, labels []string, base int, dir string, o outfile.Options) error {
 	if len(reports) == 0 {
 		return errors.New("compare: no reports")
+	}
+	if base < 0 || base >= len(reports) || len(labels) != len(reports) {
+		return fmt.Errorf("compare: baseline %d of %d reports (%d labels)", base+1, len(reports), len(labels))
 	}
 	for i, r := range reports {
 		if err := CheckCompareInput(r); err != nil {
 			return fmt.Errorf("%s: %w", labels[i], err)
 		}
 	}
+	rows := CompareDeltas(reports, base)
 	if err := outfile.Dir(dir); err != nil {
 		return err
 	}
@@ -47,14 +51,13 @@ func CompareWith(reports []*Report, labels []string, dir string, o outfile.Optio
 	md.WriteString("# Comparison\n\nActive idle, average and energy with their 95 % intervals; — where a run did not measure the value.\n\n| Run | Drive | Active idle (W) | Average (W) | Peak 1 s (W) | Energy (J) | Measured (s) | DevSlp (mW) | Dropped |\n|---|---|---:|---:|---:|---:|---:|---:|---:|\n")
 	var cb bytes.Buffer
 	cw := csv.NewWriter(&cb)
-	cw.Write([]string{"run", "drive", "port", "active_idle_w", "average_w", "peak_w", "peak_1s_w", "energy_j", "duration_s", "devslp_power_w", "dropped",
-		"active_idle_u95_w", "average_u95_w", "energy_u95_j"})
-	ff := csvFloat
-	fu := func(u *float64) string {
-		if u == nil {
-			return ""
+	cw.Write(CompareCSVHeader())
+	for _, row := range rows {
+		var rec []string
+		for _, f := range compareFields(row, labels, base) {
+			rec = append(rec, f.csv())
 		}
-		return ff(*u)
+		cw.Write(rec)
 	}
 	var idle, avg []chart.Bar
 	for i, r := range reports {
@@ -69,8 +72,6 @@ func CompareWith(reports []*Report, labels []string, dir string, o outfile.Optio
 			}
 			fmt.Fprintf(&md, "| %s | %s | %s | %s | %s | %s | %.3f | %s | %d |\n", labels[i], d.Name, FormatPM(d.ActiveIdleW, d.ActiveIdleU95W, 4), FormatPM(d.AverageW, d.AverageU95W, 4),
 				FormatV(d.PeakWindows.W1s, 4), FormatPM(d.EnergyJ, d.EnergyU95J, 3), d.DurationS, FormatV(ds*1e3, 3), d.Samples.Dropped)
-			cw.Write([]string{labels[i], d.Name, strconv.Itoa(d.Port), ff(d.ActiveIdleW), ff(d.AverageW), ff(d.PeakW), ff(d.PeakWindows.W1s), ff(d.EnergyJ), ff(d.DurationS), ff(ds), strconv.FormatUint(d.Samples.Dropped, 10),
-				fu(d.ActiveIdleU95W), fu(d.AverageU95W), fu(d.EnergyU95J)})
 			if d.Samples.Count > 0 && !math.IsNaN(d.ActiveIdleW) {
 				idle = append(idle, chart.Bar{Label: label, Value: d.ActiveIdleW, Err: barErr(d.ActiveIdleU95W)})
 			}
@@ -86,7 +87,16 @@ func CompareWith(reports []*Report, labels []string, dir string, o outfile.Optio
 	if err := outfile.WriteFile(filepath.Join(dir, "compare.csv"), cb.Bytes(), o); err != nil {
 		return err
 	}
-	if notes := CompareNotes(reports, labels); len(notes) > 0 {
+	md.WriteString(compareDeltaMD(rows, labels, base))
+	notes := CompareNotes(reports, labels)
+	js, err := compareJSON(rows, labels, base, notes)
+	if err != nil {
+		return err
+	}
+	if err := outfile.WriteFile(filepath.Join(dir, "compare.json"), js, o); err != nil {
+		return err
+	}
+	if len(notes) > 0 {
 		md.WriteString("\n## Notes\n\n")
 		for _, n := range notes {
 			md.WriteString("- " + n + "\n")

@@ -62,8 +62,8 @@ var configKeys = map[string]keyKind{
 	"record.out": kString, "record.duration": kDuration, "record.overwrite": kBool, "record.capture_format": kInt,
 	"export.csv": kString, "export.from": kDuration, "export.to": kDuration, "export.parquet": kString,
 	"report.out": kString, "report.settle": kDuration,
-	"plot.points":   kInt,
-	"compare.out":   kString,
+	"plot.points": kInt,
+	"compare.out": kString, "compare.baseline": kString, "compare.html": kBool,
 	"idle.policies": kString, "idle.settle": kDuration, "idle.measure": kDuration,
 
 	"emulate.ports": kInt, "emulate.rate": kFloat, "emulate.seed": kInt, "emulate.link": kString,

@@ -29,6 +29,13 @@
 // are read from the capture again with samples skipped; only a regular
 // file is read twice.
 //
+// # compare.html
+//
+// WriteCompare draws several runs (each its report and the pyramid of its
+// capture) as mean-power lines on one time axis, seconds from each run's
+// start, beside the delta table analysis.CompareDeltas gives, formatted as
+// compare.md shows it (assets/compare.js, assets/compare.html.tmpl).
+//
 // # Assets
 //
 // assets/ holds the page template, the viewer (app.js, app.css) and the
@@ -41,5 +48,6 @@
 //
 // browser_test.go opens a generated report in headless Chromium
 // (chromedp) and checks it loads without console errors or network
-// requests, draws, and that its selection energy matches report.json.
+// requests, draws, and that its selection energy matches report.json;
+// compare_browser_test.go does the same for compare.html.
 package html
