@@ -43,6 +43,18 @@ type StateClassifier interface {
 	Classify(s Sample) State
 }
 
+// IdleBander is implemented by classifiers that know the drive's state
+// levels. IdleBand is the band of 10 ms means of quiet power that can be
+// active idle: lo between the idle level and the next lower one (the
+// classifier's own threshold), hi as far above the idle level as lo is
+// below it; ok is false without an idle level and a lower one. Active idle
+// is then estimated level-based over quiet time in every link state
+// (estimateLevelAbove), not over the samples labelled idle one by one,
+// whose noise decides their label.
+type IdleBander interface {
+	IdleBand() (lo, hi units.Watts, ok bool)
+}
+
 // GapObserver is implemented by classifiers that want to know where samples
 // are missing: Gap is called with the first missing index and the count,
 // between the Classify calls around it.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sort"
 )
 
 // Quiet power: the level a drive rests at, and its uncertainty.
@@ -156,7 +157,20 @@ const (
 // reading from the meter's resolution given the noise σ of one sample (W,
 // 0 when unknown) that dithers it; it is added in quadrature to the
 // statistical term.
+//
+// With a finite floor (the block mean below which the drive is not in the
+// active-idle state, from the state classifier's levels: see IdleFloorer)
+// the estimate is level-based instead: blocks below floor are other states
+// (LowN); the centre is the lowest dominant mode of the block means at or
+// above it (idleMode), not their median, so that background bursts taking
+// most of the idle-state time (an HDD's, 5–30 % above idle) do not become
+// the level; and σ is the robust spread of successive block differences,
+// which level changes between blocks do not widen.
 func estimateLevel(bs []blk, L, minN int, resU func(sigma float64) float64) levelEstimate {
+	return estimateLevelAbove(bs, L, minN, resU, math.Inf(-1), math.Inf(1))
+}
+
+func estimateLevelAbove(bs []blk, L, minN int, resU func(sigma float64) float64, floor, ceil float64) levelEstimate {
 	uRes := resU(0)
 	e := levelEstimate{Level: math.NaN(), NoiseVar1: math.NaN()}
 	var n int
@@ -188,7 +202,29 @@ func estimateLevel(bs []blk, L, minN int, resU func(sigma float64) float64) leve
 	slices.Sort(s)
 	q25, q50, q75 := sortedQ(s, 0.25), sortedQ(s, 0.5), sortedQ(s, 0.75)
 	sigma := math.Min(q50-q25, q75-q50) / 0.6745
-	h := math.Max(burstSigmas*sigma, math.Max(burstRelFrac*math.Abs(q50), 3*uRes))
+	centre := q50
+	levelBased := !math.IsInf(floor, -1)
+	if levelBased {
+		sigma = diffSigma(full)
+		var ok bool
+		if centre, ok = idleMode(s, floor, ceil, math.Max(3*sigma, math.Max(idleModeRelFrac*math.Abs(floor), 3*uRes))); !ok {
+			e.Note = "no 10 ms of quiet time at the active-idle level (quiet time is in a lower link state or background work)"
+			for _, b := range bs {
+				if b.sum/float64(b.n) < floor {
+					e.LowN += b.n
+				} else {
+					e.BurstN += b.n
+					e.BurstSum += b.sum
+				}
+			}
+			return e
+		}
+	}
+	rel := burstRelFrac
+	if levelBased {
+		rel = idleModeRelFrac
+	}
+	h := math.Max(burstSigmas*sigma, math.Max(rel*math.Abs(centre), 3*uRes))
 	mark := make([]int8, len(bs)) // +1 burst, -1 dip, 0 kept
 	for i, b := range bs {
 		m := b.sum / float64(b.n)
@@ -198,9 +234,9 @@ func estimateLevel(bs []blk, L, minN int, resU func(sigma float64) float64) leve
 			hb = h * math.Sqrt(float64(L)/float64(b.n))
 		}
 		switch {
-		case m > q50+hb:
+		case m > centre+hb, m > ceil:
 			mark[i] = 1
-		case m < q50-hb:
+		case m < centre-hb, levelBased && m < floor:
 			mark[i] = -1
 		}
 	}
@@ -267,6 +303,79 @@ func estimateLevel(bs []blk, L, minN int, resU func(sigma float64) float64) leve
 	u95 := expanded(v/K, K-1, resU(math.Sqrt(e.NoiseVar1)))
 	e.U95 = &u95
 	return e
+}
+
+// idleModeRelFrac is the least half-width of idleMode's window, as a
+// fraction of the level (a noise-free source has σ = 0).
+const idleModeRelFrac = 0.002
+
+// idleMode returns the dominant mode of the sorted block means s within
+// [floor, ceil], the idle band: the median of the window [x, x+2w] (x a
+// block mean) that holds the most blocks (the lowest of equals),
+// re-centred once as the median of the blocks within ±w of it. w is a few σ
+// of a block mean. ok is false when no window holds idleModeMin blocks and
+// either half the blocks in the band or three times what an even spread
+// over the band would put in it (blocks caught in transitions, not a
+// level), or when the mode lies in the band's outer quarters (the idle
+// level is its middle). Blocks outside the band are never the mode: below it the
+// drive is in a lower link state, above it at background work, which may
+// take ten times longer than idle (an HDD at medium_power). Blocks caught
+// in a transition spread thinly over the band and do not form the mode.
+// idleModeMin is the fewest blocks a mode is made of.
+const idleModeMin = 3
+
+func idleMode(s []float64, floor, ceil, w float64) (float64, bool) {
+	i0, _ := slices.BinarySearch(s, floor)
+	i1 := sort.Search(len(s), func(j int) bool { return s[j] > ceil })
+	c := s[i0:max(i0, i1)]
+	if len(c) == 0 {
+		return 0, false
+	}
+	upTo := func(t float64) int { return sort.Search(len(c), func(j int) bool { return c[j] > t }) }
+	count := func(i int) int { return upTo(c[i]+2*w) - i }
+	best, at := 0, 0
+	for i := range c {
+		if n := count(i); n > best {
+			best, at = n, i
+		}
+	}
+	// A level, not transitions: at least idleModeMin blocks, and either
+	// half the blocks in the band or three times what blocks spread evenly
+	// over it would put in a window.
+	even := math.Inf(1)
+	if ceil > floor && !math.IsInf(ceil-floor, 0) {
+		even = 3 * float64(len(c)) * 2 * w / (ceil - floor)
+	}
+	if best < idleModeMin || (2*best < len(c) && float64(best) < even) {
+		return 0, false
+	}
+	m := sortedQ(c[at:at+best], 0.5)
+	lo, _ := slices.BinarySearch(c, m-w)
+	if hi := upTo(m + w); hi > lo {
+		m = sortedQ(c[lo:hi], 0.5)
+	}
+	// The idle level is the band's middle; a mode in its outer quarters is
+	// samples the noise carried over the threshold, not that level.
+	if q := (ceil - floor) / 4; !math.IsInf(q, 0) && (m < floor+q || m > ceil-q) {
+		return 0, false
+	}
+	return m, true
+}
+
+// diffSigma is the robust standard deviation of one block mean from the
+// differences of successive block means: 1.4826 × their median absolute
+// value ÷ √2. A change of level between two blocks makes one large
+// difference, which the median ignores.
+func diffSigma(m []float64) float64 {
+	if len(m) < 2 {
+		return 0
+	}
+	d := make([]float64, len(m)-1)
+	for i := range d {
+		d[i] = math.Abs(m[i+1] - m[i])
+	}
+	slices.Sort(d)
+	return 1.4826 * sortedQ(d, 0.5) / math.Sqrt2
 }
 
 // expanded returns the 95 % expanded uncertainty of a statistical variance

@@ -8,6 +8,7 @@ import (
 	"github.com/idlewatt/idlewatt/analysis/chart"
 	"github.com/idlewatt/idlewatt/analysis/states"
 	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/units"
 )
 
 // finish turns the accumulators into the report's numbers and notes.
@@ -56,7 +57,7 @@ func (r *Report) finish(p *pass1, c *Clock, t0 float64, opts Options) {
 		ia := t.byAct[Idle]
 		dr.Idle = IdleInfo{Samples: t.idleHist.Count(), S: float64(t.idleHist.Count()) * dt, MeanW: nanIfNone(ia.n, ia.mean()),
 			P5W: quant(&t.idleHist, ia, 0.05), P95W: quant(&t.idleHist, ia, 0.95)}
-		qe := d.quietLevel(&d.quiet)
+		qe := d.activeIdle(&d.quiet, &d.rest)
 		dr.ActiveIdleW, dr.ActiveIdleU95W = qe.Level, qe.U95
 		dr.Bursts = burstInfo(qe, dt)
 		re := qe
@@ -132,7 +133,7 @@ func (r *Report) finish(p *pass1, c *Clock, t0 float64, opts Options) {
 				MinW: nanIfNone(mn, m.all.min), EnergyJ: nanIfNone(mn, m.all.sum*dt),
 				P50W: quant(&m.hist, m.all, 0.5), P95W: quant(&m.hist, m.all, 0.95), P99W: quant(&m.hist, m.all, 0.99),
 				PeakWindows: peaks(m), Segments: segments(m, dt, 0)}
-			pe := d.quietLevel(&m.quiet)
+			pe := d.activeIdle(&m.quiet, &m.rest)
 			if pe.U95 == nil && !math.IsNaN(pe.Level) && !math.IsNaN(qe.NoiseVar1) && pe.Kept > 0 {
 				// Too short for its own noise estimate: the drive's noise,
 				// scaled to the samples the level averages.
@@ -294,7 +295,9 @@ func peaks(m *metricSet) PeakWindows {
 
 // activeIdleMethod is settings.idle_floor: how active_idle_w is found.
 const activeIdleMethod = "mean of quiet samples (no I/O outstanding, past the settle tail, DEVSLP not asserted, active-idle state when classified), " +
-	"leaving out background bursts and dips: 10 ms blocks beyond max(5 robust sigma, 1 %) of the median block, and a burst's neighbours"
+	"leaving out background bursts and dips: 10 ms blocks beyond max(5 robust sigma, 1 %) of the median block, and a burst's neighbours; " +
+	"with the drive's state levels known, over quiet time in every link state: 10 ms blocks within max(5 sigma, 0.2 %) of the dominant mode of block means in the idle band " +
+	"(sigma from successive-block differences), blocks above are bursts, below are other states"
 
 // uncertaintyMethod is uncertainty.method.
 const uncertaintyMethod = "95 % expanded: batch means of quiet blocks (merged until their lag-1 autocorrelation vanishes), " +
@@ -315,6 +318,40 @@ func (d *driveProc) quietLevel(b *blockSeries) levelEstimate {
 		u, _ := resolutionU(d.lsb, p, sigma)
 		return u
 	})
+}
+
+// activeIdle is the active-idle estimate: with a classifier that knows the
+// drive's idle band (IdleBander), level-based over rest, the quiet samples
+// in every link state; else median-centred over quiet, the quiet samples
+// labelled active idle (estimateLevel).
+func (d *driveProc) activeIdle(quiet, rest *blockSeries) levelEstimate {
+	f, ok := d.cls.(IdleBander)
+	if !ok {
+		return d.quietLevel(quiet)
+	}
+	lo, hi, ok := f.IdleBand()
+	if !ok {
+		return d.quietLevel(quiet)
+	}
+	// Not the samples labelled active idle, even where rest shows no idle
+	// level: under noise they are partly lower-state samples the noise
+	// carried over the threshold (a 54 mW SSD read 47 mW from them).
+	return d.bandLevel(rest, lo, hi)
+}
+
+func (d *driveProc) bandLevel(b *blockSeries, lo, hi units.Watts) levelEstimate {
+	bs := b.all()
+	var n int
+	var sum float64
+	for _, x := range bs {
+		n += x.n
+		sum += x.sum
+	}
+	p := sum / float64(max(n, 1))
+	return estimateLevelAbove(bs, b.L, b.minN, func(sigma float64) float64 {
+		u, _ := resolutionU(d.lsb, p, sigma)
+		return u
+	}, float64(lo), float64(hi))
 }
 
 // resU is the resolution term of a mean power p, dithered by the quiet

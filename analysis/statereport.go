@@ -13,6 +13,7 @@ import (
 	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/states/detect"
 	"github.com/idlewatt/idlewatt/states/drivesim"
+	"github.com/idlewatt/idlewatt/units"
 )
 
 // FileStates is the state detection's output file.
@@ -144,6 +145,23 @@ func (c *stateCollector) Classify(s Sample) State {
 	busy := s.Activity == Busy
 	c.off.Push(s.Host, float64(s.Power), busy)
 	return c.online.Classify(float64(s.Power), busy)
+}
+
+// IdleBand is the geometric mean of the idle level and the next lower
+// known level (the online classifier's own threshold) and its mirror above
+// the idle level (see IdleBander).
+func (c *stateCollector) IdleBand() (lo, hi units.Watts, ok bool) {
+	l := c.rep.Levels
+	if l.Idle <= 0 {
+		return 0, 0, false
+	}
+	for _, x := range []units.Watts{l.Partial, l.Slumber, l.DevSlp} {
+		if x > 0 && x < l.Idle {
+			lo = units.Watts(math.Sqrt(float64(l.Idle) * float64(x)))
+			return lo, 2*l.Idle - lo, true
+		}
+	}
+	return 0, 0, false
 }
 
 func (c *stateCollector) Gap(start, count uint64) {
