@@ -121,7 +121,7 @@ type Built struct {
 // numbered across controllers in order; drives get sda, sdb, … in order.
 func BuildTree(dir string, t Tree) (*Built, error) {
 	b := &Built{}
-	w := treeWriter{dir: dir}
+	w := TreeWriter{Dir: dir}
 	n, disks := 0, 0
 	for _, c := range t.Controllers {
 		for _, p := range c.Ports {
@@ -134,28 +134,28 @@ func BuildTree(dir string, t Tree) (*Built, error) {
 			if pol == "" {
 				pol = MedPowerWithDIPM
 			}
-			w.file(filepath.Join(hdir, fPolicy), string(pol)+"\n")
+			w.File(filepath.Join(hdir, fPolicy), string(pol)+"\n")
 			if !t.OldKernel {
 				sup := DecodePortCmd(p.Cmd).External() == false
 				if p.LPMSupported != nil {
 					sup = *p.LPMSupported
 				}
-				w.file(filepath.Join(hdir, fSupported), map[bool]string{true: "1\n", false: "0\n"}[sup])
+				w.File(filepath.Join(hdir, fSupported), map[bool]string{true: "1\n", false: "0\n"}[sup])
 			}
-			w.file(filepath.Join(hdir, fCaps), fmt.Sprintf("%x\n", c.Caps))
-			w.file(filepath.Join(hdir, fCap2), fmt.Sprintf("%x\n", c.Cap2))
-			w.file(filepath.Join(hdir, fPortCmd), fmt.Sprintf("%x\n", p.Cmd))
-			w.file(filepath.Join(hdir, "ahci_host_version"), "10301\n")
+			w.File(filepath.Join(hdir, fCaps), fmt.Sprintf("%x\n", c.Caps))
+			w.File(filepath.Join(hdir, fCap2), fmt.Sprintf("%x\n", c.Cap2))
+			w.File(filepath.Join(hdir, fPortCmd), fmt.Sprintf("%x\n", p.Cmd))
+			w.File(filepath.Join(hdir, "ahci_host_version"), "10301\n")
 			if p.DevSlp != nil {
-				w.file(filepath.Join(hdir, PortDevSlpFile), fmt.Sprintf("%x\n", *p.DevSlp))
+				w.File(filepath.Join(hdir, PortDevSlpFile), fmt.Sprintf("%x\n", *p.DevSlp))
 			}
-			w.link(filepath.Join("class", "scsi_host", host), hdir)
+			w.Link(filepath.Join("class", "scsi_host", host), hdir)
 
 			pdir := filepath.Join(port, "ata_port", fmt.Sprintf("ata%d", a))
-			w.file(filepath.Join(pdir, "port_no"), fmt.Sprintf("%d\n", a))
-			w.file(filepath.Join(pdir, "nr_pmp_links"), "0\n")
-			w.file(filepath.Join(pdir, "idle_irq"), "0\n")
-			w.link(filepath.Join("class", "ata_port", fmt.Sprintf("ata%d", a)), pdir)
+			w.File(filepath.Join(pdir, "port_no"), fmt.Sprintf("%d\n", a))
+			w.File(filepath.Join(pdir, "nr_pmp_links"), "0\n")
+			w.File(filepath.Join(pdir, "idle_irq"), "0\n")
+			w.Link(filepath.Join("class", "ata_port", fmt.Sprintf("ata%d", a)), pdir)
 
 			lname := fmt.Sprintf("link%d", a)
 			ldir := filepath.Join(port, lname, "ata_link", lname)
@@ -166,10 +166,10 @@ func BuildTree(dir string, t Tree) (*Built, error) {
 					spd = "6.0 Gbps"
 				}
 			}
-			w.file(filepath.Join(ldir, fSataSpd), spd+"\n")
-			w.file(filepath.Join(ldir, "hw_sata_spd_limit"), "6.0 Gbps\n")
-			w.file(filepath.Join(ldir, "sata_spd_limit"), "<unknown>\n")
-			w.link(filepath.Join("class", "ata_link", lname), ldir)
+			w.File(filepath.Join(ldir, fSataSpd), spd+"\n")
+			w.File(filepath.Join(ldir, "hw_sata_spd_limit"), "6.0 Gbps\n")
+			w.File(filepath.Join(ldir, "sata_spd_limit"), "<unknown>\n")
+			w.Link(filepath.Join("class", "ata_link", lname), ldir)
 
 			for devno := range 2 {
 				dname := fmt.Sprintf("dev%d.%d", a, devno)
@@ -179,13 +179,13 @@ func BuildTree(dir string, t Tree) (*Built, error) {
 				if devno == 0 && p.Drive != nil {
 					words, class = *p.Drive.Words(), "ata"
 					if p.Drive.Log {
-						w.file(filepath.Join(ddir, LogPageFile), string(FormatHexDump(p.Drive.LogPage())))
+						w.File(filepath.Join(ddir, LogPageFile), string(FormatHexDump(p.Drive.LogPage())))
 					}
 				}
-				w.file(filepath.Join(ddir, fClass), class+"\n")
-				w.file(filepath.Join(ddir, fID), string(words.Format()))
-				w.file(filepath.Join(ddir, "trim"), "unsupported\n")
-				w.link(filepath.Join("class", "ata_device", dname), ddir)
+				w.File(filepath.Join(ddir, fClass), class+"\n")
+				w.File(filepath.Join(ddir, fID), string(words.Format()))
+				w.File(filepath.Join(ddir, "trim"), "unsupported\n")
+				w.Link(filepath.Join("class", "ata_device", dname), ddir)
 			}
 
 			blk := ""
@@ -193,61 +193,72 @@ func BuildTree(dir string, t Tree) (*Built, error) {
 				blk = "sd" + string(rune('a'+disks%26))
 				disks++
 				bdir := filepath.Join(port, host, fmt.Sprintf("target%d:0:0", n), fmt.Sprintf("%d:0:0:0", n), "block", blk)
-				w.file(filepath.Join(bdir, "size"), fmt.Sprintf("%d\n", p.Drive.Sectors))
+				w.File(filepath.Join(bdir, "size"), fmt.Sprintf("%d\n", p.Drive.Sectors))
 				rot := "0\n"
 				if p.Drive.Rotational {
 					rot = "1\n"
 				}
-				w.file(filepath.Join(bdir, "queue", "rotational"), rot)
-				w.link(filepath.Join("block", blk), bdir)
+				w.File(filepath.Join(bdir, "queue", "rotational"), rot)
+				w.Link(filepath.Join("block", blk), bdir)
 			}
 			b.Hosts = append(b.Hosts, host)
 			b.Blocks = append(b.Blocks, blk)
 			n++
 		}
 	}
-	if w.err != nil {
-		return nil, w.err
+	if w.Err != nil {
+		return nil, w.Err
 	}
 	return b, nil
 }
 
-// treeWriter keeps the first error so BuildTree reads as a layout.
-type treeWriter struct {
-	dir string
-	err error
+// TreeWriter builds a fixture sysfs tree under Dir, keeping the first
+// error in Err so a builder reads as a layout (BuildTree here, the NVMe
+// trees in states/nvme). It writes only under Dir, which its callers have
+// checked is new or empty (states simulate).
+type TreeWriter struct {
+	Dir string
+	Err error
 }
 
-func (w *treeWriter) file(rel, content string) {
-	if w.err != nil {
-		return
-	}
-	p := filepath.Join(w.dir, rel)
-	if w.err = os.MkdirAll(filepath.Dir(p), 0o755); w.err == nil {
-		w.err = os.WriteFile(p, []byte(content), 0o644)
+// Mkdir makes the directory rel (and its parents).
+func (w *TreeWriter) Mkdir(rel string) {
+	if w.Err == nil {
+		w.Err = os.MkdirAll(filepath.Join(w.Dir, rel), 0o755)
 	}
 }
 
-// link makes rel a relative symbolic link to target (both under dir).
-func (w *treeWriter) link(rel, target string) {
-	if w.err != nil {
+// File writes content to rel, making its parents.
+func (w *TreeWriter) File(rel, content string) {
+	if w.Err != nil {
 		return
 	}
-	p := filepath.Join(w.dir, rel)
-	if w.err = os.MkdirAll(filepath.Dir(p), 0o755); w.err != nil {
+	p := filepath.Join(w.Dir, rel)
+	if w.Err = os.MkdirAll(filepath.Dir(p), 0o755); w.Err == nil {
+		w.Err = os.WriteFile(p, []byte(content), 0o644)
+	}
+}
+
+// Link makes rel a relative symbolic link to target (both under Dir).
+func (w *TreeWriter) Link(rel, target string) {
+	if w.Err != nil {
+		return
+	}
+	p := filepath.Join(w.Dir, rel)
+	if w.Err = os.MkdirAll(filepath.Dir(p), 0o755); w.Err != nil {
 		return
 	}
 	r, err := filepath.Rel(filepath.Dir(rel), target)
 	if err != nil {
-		w.err = err
+		w.Err = err
 		return
 	}
 	// Rebuilding a tree (states simulate --overwrite) replaces its own
 	// links; a file or directory in the way is an error, never removed.
 	if fi, err := os.Lstat(p); err == nil && fi.Mode()&os.ModeSymlink != 0 {
-		if w.err = os.Remove(p); w.err != nil {
+		if w.Err = os.Remove(p); w.Err != nil {
 			return
 		}
 	}
-	w.err = os.Symlink(r, p)
+	w.Err = os.Symlink(r, p)
 }

@@ -2,9 +2,10 @@ package nvme
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/idlewatt/idlewatt/states/alpm"
 )
 
 // Laptop describes a machine's sysfs for BuildTree: the layout Linux
@@ -43,7 +44,7 @@ var policies = []string{"default", "performance", "powersave", "powersupersave"}
 
 // BuildTree writes l under dir (which must exist).
 func BuildTree(dir string, l Laptop) error {
-	w := treeWriter{dir: dir}
+	w := alpm.TreeWriter{Dir: dir}
 	if l.ASPMPolicy != "" {
 		var f []string
 		for _, p := range policies {
@@ -52,68 +53,68 @@ func BuildTree(dir string, l Laptop) error {
 			}
 			f = append(f, p)
 		}
-		w.file(aspmPolicy, strings.Join(f, " ")+" \n")
+		w.File(aspmPolicy, strings.Join(f, " ")+" \n")
 	}
 	m := l.Module
 	u := func(p *uint64, d uint64) string { return fmt.Sprintf("%d\n", or(p, d)) }
-	w.file(nvmeCoreDir+"/default_ps_max_latency_us", u(m.DefaultPSMaxLatencyUs, DefaultPSMaxLatencyUs))
-	w.file(nvmeCoreDir+"/apst_primary_timeout_ms", u(m.APSTPrimaryTimeoutMs, DefaultPrimaryTimeoutMs))
-	w.file(nvmeCoreDir+"/apst_primary_latency_tol_us", u(m.APSTPrimaryLatencyTolUs, DefaultPrimaryLatTolUs))
-	w.file(nvmeCoreDir+"/apst_secondary_timeout_ms", u(m.APSTSecondaryTimeoutMs, DefaultSecondaryTimeoutMs))
-	w.file(nvmeCoreDir+"/apst_secondary_latency_tol_us", u(m.APSTSecondaryLatencyTolUs, DefaultSecondaryLatTolUs))
+	w.File(nvmeCoreDir+"/default_ps_max_latency_us", u(m.DefaultPSMaxLatencyUs, DefaultPSMaxLatencyUs))
+	w.File(nvmeCoreDir+"/apst_primary_timeout_ms", u(m.APSTPrimaryTimeoutMs, DefaultPrimaryTimeoutMs))
+	w.File(nvmeCoreDir+"/apst_primary_latency_tol_us", u(m.APSTPrimaryLatencyTolUs, DefaultPrimaryLatTolUs))
+	w.File(nvmeCoreDir+"/apst_secondary_timeout_ms", u(m.APSTSecondaryTimeoutMs, DefaultSecondaryTimeoutMs))
+	w.File(nvmeCoreDir+"/apst_secondary_latency_tol_us", u(m.APSTSecondaryLatencyTolUs, DefaultSecondaryLatTolUs))
 	force := "N\n"
 	if m.ForceAPST != nil && *m.ForceAPST {
 		force = "Y\n"
 	}
-	w.file(nvmeCoreDir+"/force_apst", force)
+	w.File(nvmeCoreDir+"/force_apst", force)
 	for name, v := range map[string]string{"sys_vendor": l.DMI.SysVendor, "product_name": l.DMI.ProductName,
 		"board_vendor": l.DMI.BoardVendor, "board_name": l.DMI.BoardName} {
 		if v != "" {
-			w.file(dmiDir+"/"+name, v+"\n")
+			w.File(dmiDir+"/"+name, v+"\n")
 		}
 	}
 	for _, c := range l.Ctrls {
 		root := filepath.Join("devices", "pci0000:00", c.RootPort)
-		w.file(filepath.Join(root, "vendor"), "0x8086\n")
-		w.file(filepath.Join(root, "device"), "0xa330\n")
-		w.file(filepath.Join(root, "class"), "0x060400\n")
+		w.File(filepath.Join(root, "vendor"), "0x8086\n")
+		w.File(filepath.Join(root, "device"), "0xa330\n")
+		w.File(filepath.Join(root, "class"), "0x060400\n")
 		fn := filepath.Join(root, c.PCI)
-		w.file(filepath.Join(fn, "vendor"), fmt.Sprintf("0x%04x\n", c.Vendor))
-		w.file(filepath.Join(fn, "device"), fmt.Sprintf("0x%04x\n", c.Device))
-		w.file(filepath.Join(fn, "class"), "0x010802\n")
+		w.File(filepath.Join(fn, "vendor"), fmt.Sprintf("0x%04x\n", c.Vendor))
+		w.File(filepath.Join(fn, "device"), fmt.Sprintf("0x%04x\n", c.Device))
+		w.File(filepath.Join(fn, "class"), "0x010802\n")
 		if c.Link != nil {
-			w.mkdir(filepath.Join(fn, linkDir))
+			w.Mkdir(filepath.Join(fn, linkDir))
 			for _, f := range linkFiles {
 				if v, ok := c.Link[f]; ok {
-					w.file(filepath.Join(fn, linkDir, f), map[bool]string{true: "1\n", false: "0\n"}[v])
+					w.File(filepath.Join(fn, linkDir, f), map[bool]string{true: "1\n", false: "0\n"}[v])
 				}
 			}
 		}
-		w.link(filepath.Join("bus", "pci", "devices", c.PCI), fn)
+		w.Link(filepath.Join("bus", "pci", "devices", c.PCI), fn)
 		cd := filepath.Join(fn, "nvme", c.Name)
 		if c.Identify != nil {
-			w.file(filepath.Join(cd, "model"), c.Identify.Model+"\n")
-			w.file(filepath.Join(cd, "serial"), c.Identify.Serial+"\n")
-			w.file(filepath.Join(cd, "firmware_rev"), c.Identify.Firmware+"\n")
-			w.file(filepath.Join(cd, fIDCtrl), string(c.Identify.IdentifyJSON()))
+			w.File(filepath.Join(cd, "model"), c.Identify.Model+"\n")
+			w.File(filepath.Join(cd, "serial"), c.Identify.Serial+"\n")
+			w.File(filepath.Join(cd, "firmware_rev"), c.Identify.Firmware+"\n")
+			w.File(filepath.Join(cd, fIDCtrl), string(c.Identify.IdentifyJSON()))
 		}
-		w.file(filepath.Join(cd, "address"), c.PCI+"\n")
-		w.file(filepath.Join(cd, "transport"), "pcie\n")
-		w.file(filepath.Join(cd, "state"), "live\n")
-		w.file(filepath.Join(cd, "power", "control"), "auto\n")
+		w.File(filepath.Join(cd, "address"), c.PCI+"\n")
+		w.File(filepath.Join(cd, "transport"), "pcie\n")
+		w.File(filepath.Join(cd, "state"), "live\n")
+		w.File(filepath.Join(cd, "power", "control"), "auto\n")
 		if c.Tolerance != "" {
-			w.file(filepath.Join(cd, fTolerance), c.Tolerance+"\n")
+			w.File(filepath.Join(cd, fTolerance), c.Tolerance+"\n")
 		}
 		if c.APST != nil {
-			w.file(filepath.Join(cd, fFeature0C), string(c.APST.APSTJSON()))
+			w.File(filepath.Join(cd, fFeature0C), string(c.APST.APSTJSON()))
 		}
 		if c.PowerMgmt != nil {
-			w.file(filepath.Join(cd, fFeature02), string(c.PowerMgmt.PowerManagementJSON()))
+			w.File(filepath.Join(cd, fFeature02), string(c.PowerMgmt.PowerManagementJSON()))
 		}
-		w.link(filepath.Join(cd, deviceLink), fn)
-		w.link(filepath.Join(classNVMe, c.Name), cd)
+		w.Link(filepath.Join(cd, deviceLink), fn)
+		w.Link(filepath.Join(classNVMe, c.Name), cd)
 	}
-	return w.err
+	return w.Err
 }
 
 // KernelFeature returns the feature 0Ch a drive reports after the kernel
@@ -131,49 +132,4 @@ func KernelFeature(l Laptop, c TreeController) *APST {
 	e := make([]APSTEntry, apstEntries)
 	copy(e, p.Entries)
 	return &APST{Enabled: new(p.Enabled), Entries: e}
-}
-
-type treeWriter struct {
-	dir string
-	err error
-}
-
-func (w *treeWriter) mkdir(rel string) {
-	if w.err == nil {
-		w.err = os.MkdirAll(filepath.Join(w.dir, rel), 0o755)
-	}
-}
-
-func (w *treeWriter) file(rel, content string) {
-	if w.err != nil {
-		return
-	}
-	p := filepath.Join(w.dir, rel)
-	if w.err = os.MkdirAll(filepath.Dir(p), 0o755); w.err == nil {
-		w.err = os.WriteFile(p, []byte(content), 0o644)
-	}
-}
-
-// link makes rel a relative symbolic link to target (both under dir).
-func (w *treeWriter) link(rel, target string) {
-	if w.err != nil {
-		return
-	}
-	p := filepath.Join(w.dir, rel)
-	if w.err = os.MkdirAll(filepath.Dir(p), 0o755); w.err != nil {
-		return
-	}
-	r, err := filepath.Rel(filepath.Dir(rel), target)
-	if err != nil {
-		w.err = err
-		return
-	}
-	// Rebuilding a tree replaces its own links; anything else in the way
-	// (a file, a directory) is an error, never removed.
-	if fi, err := os.Lstat(p); err == nil && fi.Mode()&os.ModeSymlink != 0 {
-		if w.err = os.Remove(p); w.err != nil {
-			return
-		}
-	}
-	w.err = os.Symlink(r, p)
 }
