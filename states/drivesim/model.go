@@ -291,19 +291,22 @@ func (m *Model) Policy() string {
 // followed by an IODone: the idle timers run only while nothing is
 // outstanding. A powered-off drive returns 0 and ignores the request.
 func (m *Model) IO(at time.Duration, op workload.Op, size int) (wait time.Duration) {
-	w, _ := m.issue(at, op, size)
+	w, _, _ := m.issue(at, op, size)
 	return w
 }
 
 // ErrPoweredOff is returned by Target when the simulated drive has no power.
 var ErrPoweredOff = fmt.Errorf("drivesim: drive is powered off")
 
-func (m *Model) issue(at time.Duration, op workload.Op, size int) (time.Duration, bool) {
+// issue returns the wake wait (until the drive can start serving the
+// request) and the service time (until its transfer has ended: the wake,
+// the transfers queued before it and its own), both from at.
+func (m *Model) issue(at time.Duration, op workload.Op, size int) (wait, service time.Duration, on bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	t := m.catchUp(at)
 	if !m.on {
-		return 0, false
+		return 0, 0, false
 	}
 	m.outstanding++
 	m.quiet, m.autoDevSlp = false, false
@@ -325,6 +328,7 @@ func (m *Model) issue(at time.Duration, op workload.Op, size int) (time.Duration
 	if m.st == StateWake || m.st == StateSpinUp {
 		ready = m.wakeEnd
 	}
+	end := ready
 	if d := m.c.xferNs(op, size); d > 0 {
 		s := max(ready, m.busyEnd)
 		if m.qh == len(m.q) {
@@ -332,9 +336,10 @@ func (m *Model) issue(at time.Duration, op workload.Op, size int) (time.Duration
 		}
 		m.q = append(m.q, xfer{s, s + d, op})
 		m.busyEnd = s + d
+		end = s + d
 	}
 	m.fire()
-	return time.Duration(ready - t), true
+	return time.Duration(ready - t), time.Duration(end - t), true
 }
 
 // IODone tells the model a request issued with IO completed at at.

@@ -16,6 +16,7 @@ type slot struct {
 	op    trace.Op
 	due   int64
 	issue int64
+	hook  int64 // issue time stamped by the Before hook (before the drive's wait); 0 = none
 }
 
 // uring is the io_uring engine's loop; it runs on a locked thread.
@@ -51,6 +52,7 @@ func (r *run) uring() error {
 		done     bool
 		runErr   error
 		inflight int
+		hookAt   int64 // the current op's Before-hook issue time
 	)
 	now := monoNow()
 	r.s.begin(now)
@@ -60,8 +62,12 @@ func (r *run) uring() error {
 	submit := func(waitNr uint32, timeout time.Duration) error {
 		t := monoNow()
 		for _, i := range queued {
-			slots[i].issue = t
-			r.c.issue(t, slots[i].due, r.timed)
+			it := t
+			if h := slots[i].hook; h != 0 && h < t {
+				it = h // the drive's wait (hook) is part of the op's latency
+			}
+			slots[i].issue, slots[i].hook = it, 0
+			r.c.issue(it, slots[i].due, r.timed)
 		}
 		inflight += len(queued)
 		queued = queued[:0]
@@ -105,11 +111,13 @@ func (r *run) uring() error {
 					now = monoNow()
 					continue
 				}
-				if !r.before(&cur, due) {
+				at, ok := r.before(&cur, due)
+				if !ok {
 					have = false
 					now = monoNow()
 					continue
 				}
+				hookAt = at
 			}
 			i := free[len(free)-1]
 			sl := &slots[i]
@@ -118,7 +126,8 @@ func (r *run) uring() error {
 				break // cannot happen with entries ≥ QD; be safe
 			}
 			free = free[:len(free)-1]
-			sl.op, sl.due = cur, due
+			sl.op, sl.due, sl.hook = cur, due, hookAt
+			hookAt = 0
 			have = false
 			ring.SetFd(sqe, fd)
 			sqe.UserData = uint64(i)
