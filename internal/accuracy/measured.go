@@ -19,12 +19,15 @@ type Value struct {
 
 // Measured is what the outputs of one run say about one drive.
 type Measured struct {
-	ActiveIdleW   Value            `json:"active_idle_w"`
-	AverageW      Value            `json:"average_w"`
-	EnergyJ       Value            `json:"energy_j"`
-	DevSlpFloorW  Value            `json:"devslp_floor_w"`
-	EntryMs       Value            `json:"entry_ms"`
-	ExitMs        Value            `json:"exit_ms"`
+	ActiveIdleW  Value `json:"active_idle_w"`
+	AverageW     Value `json:"average_w"`
+	EnergyJ      Value `json:"energy_j"`
+	DevSlpFloorW Value `json:"devslp_floor_w"`
+	EntryMs      Value `json:"entry_ms"`
+	ExitMs       Value `json:"exit_ms"`
+	// ExitLeftOut flags, per cycle (devslp.cycle_results[].cycle − 1), an
+	// exit the report left out of the pooled exit_ms (exit_host_late).
+	ExitLeftOut   []bool           `json:"exit_left_out,omitempty"`
 	Residency     map[string]Value `json:"residency"` // by the report's state names
 	Verdict       string           `json:"verdict"`   // PASS, FAIL, INCONCLUSIVE, NOT SUPPORTED; "" = none given
 	VerdictReason string           `json:"verdict_reason,omitempty"`
@@ -39,7 +42,8 @@ type Measured struct {
 //	report.json  drives[port].active_idle_w, average_w, energy_j,
 //	             residency.STATE (every key) ± residency_u95.STATE, samples.dropped,
 //	             devslp.floor_w (older reports: devslp.power_w), devslp.entry_ms,
-//	             devslp.exit_ms (pin release → first read completed), devslp.outcome
+//	             devslp.exit_ms (pin release → first read completed), devslp.outcome,
+//	             devslp.cycle_results[].cycle, exit_host_late (cycles left out of exit_ms)
 //	measure.json devslp.PORT.outcome (older: pass), reason
 //
 // A stated 95 % interval is looked for beside each value: NAME_u95_UNIT
@@ -112,6 +116,20 @@ func extractFrom(reportJSON, measureJSON []byte, port int) (Measured, error) {
 			m.ExitMs = value(ds, "exit_ms")
 		}
 		outcome, _ = ds["outcome"].(string)
+		if cr, ok := ds["cycle_results"].([]any); ok {
+			for _, x := range cr {
+				c, _ := x.(map[string]any)
+				n, ok := num(c["cycle"])
+				if !ok || n < 1 || n > 1e4 {
+					continue
+				}
+				for len(m.ExitLeftOut) < int(n) {
+					m.ExitLeftOut = append(m.ExitLeftOut, false)
+				}
+				late, _ := c["exit_host_late"].(bool)
+				m.ExitLeftOut[int(n)-1] = late
+			}
+		}
 	}
 
 	var meas struct {

@@ -29,10 +29,13 @@ type Truth struct {
 	EntryMs      *float64           `json:"entry_ms"` // mean over pin cycles the drive entered in
 	ExitMs       *float64           `json:"exit_ms"`  // mean over those cycles
 	Cycles       int                `json:"cycles"`   // pin assertions seen by the meter
-	Entered      int                `json:"entered"`  // cycles with a DevSlp entry
-	Verdict      string             `json:"verdict"`  // what verification should say: PASS, FAIL, NOT SUPPORTED
-	ClockMs      float64            `json:"clock_ms"` // uncertainty of the emulator-time reference (half the best mark round trip + one sample)
-	Dropped      uint64             `json:"dropped"`  // sample indices missing inside the window
+	// CycleExitMs is each pin cycle's exit (nil: none), in assertion order,
+	// so that the exit is compared over the cycles the report pooled.
+	CycleExitMs []*float64 `json:"cycle_exit_ms"`
+	Entered     int        `json:"entered"`  // cycles with a DevSlp entry
+	Verdict     string     `json:"verdict"`  // what verification should say: PASS, FAIL, NOT SUPPORTED
+	ClockMs     float64    `json:"clock_ms"` // uncertainty of the emulator-time reference (half the best mark round trip + one sample)
+	Dropped     uint64     `json:"dropped"`  // sample indices missing inside the window
 }
 
 // runClock is what the capture says about a hub run: where each drive's
@@ -186,9 +189,10 @@ func driveTruth(rc *runClock, port int, truthPath string, p drivesim.Profile) (*
 			}
 			d := (b - a).Seconds()
 			e += float64(s.P5+s.P12) * d
-			times[s.State.String()] += d
-			if s.GC {
-				gc[s.State.String()] += d
+			name := truthState(s, p)
+			times[name] += d
+			if s.GC && !s.IO {
+				gc[name] += d
 			}
 			if s.State == drivesim.StateIdle && !s.GC {
 				t.IdleS += d
@@ -222,6 +226,7 @@ func driveTruth(rc *runClock, port int, truthPath string, p drivesim.Profile) (*
 			continue
 		}
 		t.Cycles++
+		t.CycleExitMs = append(t.CycleExitMs, nil)
 		ta := rc.emu(ps.pins[i].Index)
 		td := time.Duration(math.MaxInt64)
 		if i+1 < len(ps.pins) && ps.pins[i+1].Value == 0 {
@@ -257,10 +262,50 @@ func driveTruth(rc *runClock, port int, truthPath string, p drivesim.Profile) (*
 		if k+1 < len(segs) && segs[k+1].State == drivesim.StateActive && segs[k+1].Start <= end+time.Microsecond {
 			end = segs[k+1].End
 		}
-		exits = append(exits, float64(end-td)/1e6)
+		// The exit ends when the first read after the release is reported
+		// complete (the report's definition: it includes the host's read
+		// path): the end of the run of outstanding-request segments that
+		// holds the wake's end, or the first one after it.
+		j := k
+		for j < len(segs) && !segs[j].IO {
+			j++
+		}
+		if j < len(segs) && (j > k || segs[j].IO) && segs[j].Start < end+time.Second {
+			for j+1 < len(segs) && segs[j+1].IO && segs[j+1].Start <= segs[j].End+time.Microsecond {
+				j++
+			}
+			end = max(end, segs[j].End)
+		}
+		x := float64(end-td) / 1e6
+		exits = append(exits, x)
+		t.CycleExitMs[len(t.CycleExitMs)-1] = &x
 	}
 	t.EntryMs, t.ExitMs = mean(entries), mean(exits)
 	return t, nil
+}
+
+// truthState names a segment by the report's definitions (docs/analysis.md,
+// "States") applied to the model's own request count and noise-free power:
+// a host request outstanding is active, whatever the drive does meanwhile
+// (a wake with the read waiting, the transfer, the host's completion
+// path); without one, the drive's own work above idle (a transfer running
+// on, a wake spike) is background, a wake at the idle level (after a pin
+// release) idle, a GC burst its link state (compare moves it to
+// background), anything else its state.
+func truthState(s drivesim.Segment, p drivesim.Profile) string {
+	if s.IO {
+		return "active"
+	}
+	switch s.State {
+	case drivesim.StateActive, drivesim.StateSpinUp:
+		return "background"
+	case drivesim.StateWake:
+		if !s.GC && s.Power() > p.ActiveIdleW*(1+1e-9) {
+			return "background"
+		}
+		return "idle"
+	}
+	return s.State.String()
 }
 
 func mean(xs []float64) *float64 {

@@ -90,7 +90,7 @@ type xfer struct {
 type seg struct {
 	start, end int64
 	st         State
-	gc         bool
+	gc, io     bool
 	p5, p12    float64
 }
 

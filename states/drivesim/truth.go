@@ -35,6 +35,7 @@ type truthLine struct {
 	P12W   float64 `json:"p12_w"`
 	PowerW float64 `json:"power_w"`
 	GC     bool    `json:"gc,omitempty"`
+	IO     bool    `json:"io,omitempty"`
 }
 
 // TruthWriter writes a truth file: a header line, then one JSON object per
@@ -81,6 +82,9 @@ func (tw *TruthWriter) Write(s Segment) {
 	b = strconv.AppendFloat(b, float64(s.P5+s.P12), 'g', -1, 64)
 	if s.GC {
 		b = append(b, `,"gc":true`...)
+	}
+	if s.IO {
+		b = append(b, `,"io":true`...)
 	}
 	b = append(b, "}\n"...)
 	tw.buf = b
@@ -133,7 +137,7 @@ func ReadTruth(r io.Reader) (TruthHeader, []Segment, error) {
 				return h, segs, fmt.Errorf("%w: line %d: value %v out of range", ErrTruthFormat, line, x)
 			}
 		}
-		s := Segment{Start: secs(l.StartS), End: secs(l.EndS), State: st, GC: l.GC, P5: units.Watts(l.P5W), P12: units.Watts(l.P12W)}
+		s := Segment{Start: secs(l.StartS), End: secs(l.EndS), State: st, GC: l.GC, IO: l.IO, P5: units.Watts(l.P5W), P12: units.Watts(l.P12W)}
 		if s.End < s.Start {
 			return h, segs, fmt.Errorf("%w: line %d: end_s %v before start_s %v", ErrTruthFormat, line, l.EndS, l.StartS)
 		}

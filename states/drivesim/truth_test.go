@@ -36,7 +36,7 @@ func TestTruthWriterStreamsWhatTruthKeeps(t *testing.T) {
 	// The file splits the segment open at the first Finish; merge it back.
 	var merged []Segment
 	for _, s := range got {
-		if n := len(merged); n > 0 && merged[n-1].End == s.Start && merged[n-1].State == s.State && merged[n-1].P5 == s.P5 && merged[n-1].GC == s.GC {
+		if n := len(merged); n > 0 && merged[n-1].End == s.Start && merged[n-1].State == s.State && merged[n-1].P5 == s.P5 && merged[n-1].GC == s.GC && merged[n-1].IO == s.IO {
 			merged[n-1].End = s.End
 			continue
 		}
@@ -47,7 +47,7 @@ func TestTruthWriterStreamsWhatTruthKeeps(t *testing.T) {
 	}
 	for i := range want {
 		w, g := want[i], merged[i]
-		if w.State != g.State || w.Start != g.Start || w.End != g.End || w.P5 != g.P5 || w.GC != g.GC {
+		if w.State != g.State || w.Start != g.Start || w.End != g.End || w.P5 != g.P5 || w.GC != g.GC || w.IO != g.IO {
 			t.Fatalf("segment %d: file %+v, Truth %+v", i, g, w)
 		}
 	}
