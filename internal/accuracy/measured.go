@@ -32,6 +32,7 @@ type Measured struct {
 	Verdict       string           `json:"verdict"`   // PASS, FAIL, INCONCLUSIVE, NOT SUPPORTED; "" = none given
 	VerdictReason string           `json:"verdict_reason,omitempty"`
 	Dropped       float64          `json:"dropped"`
+	MergeGapMs    float64          `json:"merge_gap_ms"` // settings.merge_gap_ms: busy intervals closer than this are one
 }
 
 // Extract reads what a run's outputs in dir say about the drive on port.
@@ -43,7 +44,8 @@ type Measured struct {
 //	             residency.STATE (every key) ± residency_u95.STATE, samples.dropped,
 //	             devslp.floor_w (older reports: devslp.power_w), devslp.entry_ms,
 //	             devslp.exit_ms (pin release → first read completed), devslp.outcome,
-//	             devslp.cycle_results[].cycle, exit_host_late (cycles left out of exit_ms)
+//	             devslp.cycle_results[].cycle, exit_host_late (cycles left out of exit_ms);
+//	             settings.merge_gap_ms
 //	measure.json devslp.PORT.outcome (older: pass), reason
 //
 // A stated 95 % interval is looked for beside each value: NAME_u95_UNIT
@@ -68,12 +70,18 @@ func Extract(dir string, port int) (Measured, error) {
 func extractFrom(reportJSON, measureJSON []byte, port int) (Measured, error) {
 	var m Measured
 	var rep struct {
-		Drives []map[string]any `json:"drives"`
+		Settings map[string]any   `json:"settings"`
+		Drives   []map[string]any `json:"drives"`
 	}
 	if err := json.Unmarshal(reportJSON, &rep); err != nil {
 		return m, fmt.Errorf("report.json: %w", err)
 	}
 	var d map[string]any
+	if st, ok := rep.Settings["merge_gap_ms"]; ok {
+		if g, ok := num(st); ok && g >= 0 && g < 1e6 {
+			m.MergeGapMs = g
+		}
+	}
 	for _, x := range rep.Drives {
 		if p, ok := num(x["port"]); ok && int(p) == port {
 			d = x

@@ -151,7 +151,10 @@ func (rc *runClock) at(n uint64) time.Duration {
 func (rc *runClock) emu(n uint64) time.Duration { return rc.e0 + rc.at(n) }
 
 // driveTruth computes the truth of the drive on port from its truth file.
-func driveTruth(rc *runClock, port int, truthPath string, p drivesim.Profile) (*Truth, error) {
+// mergeGap is the report's (settings.merge_gap_ms): busy intervals closer
+// than it are one, so the time between two requests closer than it is
+// active in the truth too.
+func driveTruth(rc *runClock, port int, truthPath string, p drivesim.Profile, mergeGap time.Duration) (*Truth, error) {
 	ps := rc.ports[port]
 	if ps == nil || !ps.seen {
 		return nil, fmt.Errorf("port %d: no samples in the capture", port)
@@ -202,6 +205,7 @@ func driveTruth(rc *runClock, port int, truthPath string, p drivesim.Profile) (*
 	if T <= 0 {
 		return nil, fmt.Errorf("port %d: no sample time", port)
 	}
+	mergeGaps(segs, ps, rc, p, mergeGap, times, gc)
 	for k, d := range times {
 		t.Residency[k] = d / T
 	}
@@ -282,6 +286,46 @@ func driveTruth(rc *runClock, port int, truthPath string, p drivesim.Profile) (*
 	}
 	t.EntryMs, t.ExitMs = mean(entries), mean(exits)
 	return t, nil
+}
+
+// mergeGaps moves the time between two outstanding-request runs less than
+// gap apart (inside the sample runs) to active, as the report's merging
+// of busy intervals does.
+func mergeGaps(segs []drivesim.Segment, ps *portSpan, rc *runClock, p drivesim.Profile, gap time.Duration, times, gc map[string]float64) {
+	if gap <= 0 {
+		return
+	}
+	inRuns := func(a, b time.Duration) float64 {
+		var d float64
+		for _, run := range ps.runs {
+			w0, w1 := rc.emu(run[0]), rc.emu(run[1])
+			if x, y := max(a, w0), min(b, w1); y > x {
+				d += (y - x).Seconds()
+			}
+		}
+		return d
+	}
+	lastIO := -1 // index of the last IO segment seen
+	for k, s := range segs {
+		if !s.IO {
+			continue
+		}
+		if lastIO >= 0 && lastIO < k-1 && s.Start-segs[lastIO].End < gap {
+			for g := lastIO + 1; g < k; g++ {
+				d := inRuns(segs[g].Start, segs[g].End)
+				if d <= 0 {
+					continue
+				}
+				name := truthState(segs[g], p)
+				times[name] -= d
+				if segs[g].GC {
+					gc[name] -= d
+				}
+				times["active"] += d
+			}
+		}
+		lastIO = k
+	}
 }
 
 // truthState names a segment by the report's definitions (docs/analysis.md,
