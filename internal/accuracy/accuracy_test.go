@@ -354,3 +354,41 @@ func TestDriveTruthByReportDefinitions(t *testing.T) {
 		}
 	}
 }
+
+// With the host's outstanding spans in the truth file, active is their
+// time (merged across the gap), not the model's io flags: a completion
+// the model learned of 50 ms late is not 50 ms of active.
+func TestDriveTruthActiveFromHostSpans(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "truth-p1.jsonl")
+	var b bytes.Buffer
+	tw := drivesim.NewTruthWriter(&b, drivesim.TruthHeader{Profile: "p", Port: 1})
+	ms := func(x float64) time.Duration { return time.Duration(x * 1e6) }
+	seg := func(st drivesim.State, a, z float64, w float64, io bool) {
+		tw.Write(drivesim.Segment{State: st, Start: ms(a), End: ms(z), P5: unitsW(w), IO: io})
+	}
+	seg(drivesim.StateIdle, 0, 100, 0.2, false)
+	seg(drivesim.StateActive, 100, 101, 1.5, true)
+	seg(drivesim.StateIdle, 101, 151, 0.2, true) // the model learned of the completion at 151 ms
+	seg(drivesim.StateIdle, 151, 1000, 0.2, false)
+	tw.WriteIO(drivesim.IOSpan{Start: ms(100), End: ms(101.2)}) // the host's stamps
+	tw.WriteIO(drivesim.IOSpan{Start: ms(101.7), End: ms(102)}) // 0.5 ms later: merged
+	if err := tw.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rc := &runClock{rate: 10000, e0: 0, ports: map[int]*portSpan{1: {first: 0, last: 9999, count: 10000, seen: true,
+		runs: [][2]uint64{{0, 10000}}}}}
+	tr, err := driveTruth(rc, 1, path, drivesim.Profile{ActiveIdleW: 0.2}, time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := tr.Residency["active"] * 1000; math.Abs(a-2) > 1e-6 {
+		t.Errorf("active %.3f ms, want 2 (100–102 ms, the gap merged)", a)
+	}
+	if i := tr.Residency["idle"] * 1000; math.Abs(i-998) > 1e-6 {
+		t.Errorf("idle %.3f ms, want 998", i)
+	}
+}

@@ -164,7 +164,7 @@ func driveTruth(rc *runClock, port int, truthPath string, p drivesim.Profile, me
 		return nil, err
 	}
 	defer f.Close()
-	_, segs, err := drivesim.ReadTruth(f)
+	_, segs, ioSpans, err := drivesim.ReadTruthIO(f)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", truthPath, err)
 	}
@@ -180,6 +180,11 @@ func driveTruth(rc *runClock, port int, truthPath string, p drivesim.Profile, me
 	var T, e float64
 	times := map[string]float64{}
 	gc := map[string]float64{}
+	// The host's outstanding requests (its own stamps, as it told the
+	// model), merged across the report's merge gap: active by the report's
+	// definition. Older truth files have none; their segments' io flags
+	// (the model's view) stand in.
+	busy := unionIO(ioSpans, mergeGap)
 	for _, run := range ps.runs {
 		w0, w1 := rc.emu(run[0]), rc.emu(run[1])
 		T += (w1 - w0).Seconds()
@@ -192,20 +197,33 @@ func driveTruth(rc *runClock, port int, truthPath string, p drivesim.Profile, me
 			}
 			d := (b - a).Seconds()
 			e += float64(s.P5+s.P12) * d
-			name := truthState(s, p)
-			times[name] += d
-			if s.GC && !s.IO {
-				gc[name] += d
-			}
 			if s.State == drivesim.StateIdle && !s.GC {
 				t.IdleS += d
+			}
+			if ioSpans == nil {
+				name := truthState(s, p)
+				times[name] += d
+				if s.GC && !s.IO {
+					gc[name] += d
+				}
+				continue
+			}
+			dio := overlap(busy, a, b).Seconds()
+			times["active"] += dio
+			s.IO = false
+			name := truthState(s, p)
+			times[name] += d - dio
+			if s.GC {
+				gc[name] += d - dio
 			}
 		}
 	}
 	if T <= 0 {
 		return nil, fmt.Errorf("port %d: no sample time", port)
 	}
-	mergeGaps(segs, ps, rc, p, mergeGap, times, gc)
+	if ioSpans == nil {
+		mergeGaps(segs, ps, rc, p, mergeGap, times, gc)
+	}
 	for k, d := range times {
 		t.Residency[k] = d / T
 	}
@@ -225,6 +243,7 @@ func driveTruth(rc *runClock, port int, truthPath string, p drivesim.Profile, me
 	// Pin cycles: assert → the DevSlp segment it led to; deassert → the end
 	// of the first transfer served after the wake (the probe read).
 	var entries, exits []float64
+	raw := unionIO(ioSpans, 0)
 	for i := 0; i < len(ps.pins); i++ {
 		if ps.pins[i].Value != 1 {
 			continue
@@ -270,15 +289,22 @@ func driveTruth(rc *runClock, port int, truthPath string, p drivesim.Profile, me
 		// complete (the report's definition: it includes the host's read
 		// path): the end of the run of outstanding-request segments that
 		// holds the wake's end, or the first one after it.
-		j := k
-		for j < len(segs) && !segs[j].IO {
-			j++
-		}
-		if j < len(segs) && (j > k || segs[j].IO) && segs[j].Start < end+time.Second {
-			for j+1 < len(segs) && segs[j+1].IO && segs[j+1].Start <= segs[j].End+time.Microsecond {
+		if raw != nil {
+			q := sort.Search(len(raw), func(q int) bool { return raw[q].End > segs[k].End-time.Microsecond })
+			if q < len(raw) && raw[q].Start < end+time.Second {
+				end = max(end, raw[q].End)
+			}
+		} else {
+			j := k
+			for j < len(segs) && !segs[j].IO {
 				j++
 			}
-			end = max(end, segs[j].End)
+			if j < len(segs) && segs[j].Start < end+time.Second {
+				for j+1 < len(segs) && segs[j+1].IO && segs[j+1].Start <= segs[j].End+time.Microsecond {
+					j++
+				}
+				end = max(end, segs[j].End)
+			}
 		}
 		x := float64(end-td) / 1e6
 		exits = append(exits, x)
@@ -286,6 +312,38 @@ func driveTruth(rc *runClock, port int, truthPath string, p drivesim.Profile, me
 	}
 	t.EntryMs, t.ExitMs = mean(entries), mean(exits)
 	return t, nil
+}
+
+// unionIO merges outstanding spans that overlap or lie less than gap
+// apart, in time order.
+func unionIO(spans []drivesim.IOSpan, gap time.Duration) []drivesim.IOSpan {
+	if len(spans) == 0 {
+		return nil
+	}
+	s := append([]drivesim.IOSpan(nil), spans...)
+	sort.Slice(s, func(a, b int) bool { return s[a].Start < s[b].Start })
+	out := []drivesim.IOSpan{s[0]}
+	for _, x := range s[1:] {
+		last := &out[len(out)-1]
+		if x.Start-last.End < gap || x.Start <= last.End {
+			last.End = max(last.End, x.End)
+			continue
+		}
+		out = append(out, x)
+	}
+	return out
+}
+
+// overlap is the time of [a, b) inside the spans (sorted, disjoint).
+func overlap(spans []drivesim.IOSpan, a, b time.Duration) time.Duration {
+	k := sort.Search(len(spans), func(k int) bool { return spans[k].End > a })
+	var d time.Duration
+	for ; k < len(spans) && spans[k].Start < b; k++ {
+		if x, y := max(a, spans[k].Start), min(b, spans[k].End); y > x {
+			d += y - x
+		}
+	}
+	return d
 }
 
 // mergeGaps moves the time between two outstanding-request runs less than

@@ -72,6 +72,8 @@ type Model struct {
 
 	keepTruth bool
 	truth     []Segment
+	ioStart   int64    // host-given time the current outstanding span began
+	ioSpans   []IOSpan // with KeepTruth
 	tw        *TruthWriter
 	truthFrom int64 // segments before this were already written by Finish
 }
@@ -236,6 +238,9 @@ func (m *Model) SetPower(at time.Duration, on bool) {
 	case !on && m.on:
 		m.on, m.st = false, StateOff
 		m.qh, m.q = 0, m.q[:0]
+		if m.outstanding > 0 {
+			m.endIO(t)
+		}
 		m.busyEnd, m.outstanding = t, 0
 		m.spikeUntil, m.gcUntil, m.autoDevSlp = 0, 0, false
 		m.wakeEnd = never
@@ -308,6 +313,9 @@ func (m *Model) issue(at time.Duration, op workload.Op, size int) (wait, service
 	if !m.on {
 		return 0, 0, false
 	}
+	if m.outstanding == 0 {
+		m.ioStart = int64(at)
+	}
 	m.outstanding++
 	m.quiet, m.autoDevSlp = false, false
 	m.gcUntil = 0 // host I/O pre-empts background GC
@@ -349,9 +357,33 @@ func (m *Model) IODone(at time.Duration, op workload.Op, size int) {
 	m.catchUp(at)
 	if m.outstanding > 0 {
 		m.outstanding--
+		if m.outstanding == 0 {
+			m.endIO(int64(at))
+		}
 	}
 	m.maybeQuiet()
 	m.fire()
+}
+
+// endIO records the outstanding span that ends at the host-given time at
+// (not the model's own time, which may have run past it while the host
+// was slow to report the completion).
+func (m *Model) endIO(at int64) {
+	sp := IOSpan{Start: time.Duration(m.ioStart), End: time.Duration(max(at, m.ioStart))}
+	if m.keepTruth {
+		m.ioSpans = append(m.ioSpans, sp)
+	}
+	if m.tw != nil {
+		m.tw.WriteIO(sp)
+	}
+}
+
+// IOSpans returns the outstanding-request spans recorded so far (with
+// Options.KeepTruth), at the host-given times.
+func (m *Model) IOSpans() []IOSpan {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]IOSpan(nil), m.ioSpans...)
 }
 
 // Advance runs the model to emulator time to without rendering (tests,

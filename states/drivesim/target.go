@@ -125,6 +125,14 @@ func (t *Target) After(op workload.Op, off int64, size int) {
 	t.m.IODone(t.clock(hostclock.Now()), op, size)
 }
 
+// AfterAt tells the model the request completed at host time hostNs
+// (internal/hostclock), the engine's own completion stamp: a thread
+// preempted between stamping and telling the model does not lengthen the
+// request in the model's truth.
+func (t *Target) AfterAt(op workload.Op, off int64, size int, hostNs int64) {
+	t.m.IODone(t.clock(hostNs), op, size)
+}
+
 // ReadAt reads len(p) bytes at off, waiting the request's service time
 // (wake and transfer) first.
 func (t *Target) ReadAt(p []byte, off int64) (int, error) {

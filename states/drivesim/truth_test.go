@@ -111,3 +111,44 @@ func FuzzReadTruth(f *testing.F) {
 		}
 	})
 }
+
+// A completion the model learns of late (it has rendered past it) keeps
+// the host's time in the outstanding spans, and the truth file holds them.
+func TestIOSpansKeepTheHostsTimes(t *testing.T) {
+	p, _ := Lookup("jmf667h-128-a19", nil)
+	p.GCEveryS = 0
+	var buf bytes.Buffer
+	m, _ := New(p, Options{KeepTruth: true, TruthOut: &buf, Policy: PolicyMaxPerformance})
+	ms := time.Millisecond
+	m.IO(100*ms, workload.OpRead, 4096)
+	m.Advance(200 * ms) // the emulator rendered on while the host was preempted
+	m.IODone(101*ms, workload.OpRead, 4096)
+	m.IO(300*ms, workload.OpRead, 4096)
+	m.IO(300*ms, workload.OpRead, 4096) // two outstanding: one span
+	m.IODone(302*ms, workload.OpRead, 4096)
+	m.IODone(303*ms, workload.OpRead, 4096)
+	want := []IOSpan{{100 * ms, 101 * ms}, {300 * ms, 303 * ms}}
+	if got := m.IOSpans(); len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
+		t.Fatalf("spans %v, want %v", got, want)
+	}
+	if err := m.Finish(time.Second); err != nil {
+		t.Fatal(err)
+	}
+	_, segs, ios, err := ReadTruthIO(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ios) != 2 || ios[0] != want[0] || ios[1] != want[1] {
+		t.Fatalf("file spans %v, want %v", ios, want)
+	}
+	// The segments hold the model's own view: outstanding until it learned.
+	var io time.Duration
+	for _, s := range segs {
+		if s.IO && s.Start < 250*ms {
+			io += s.End - s.Start
+		}
+	}
+	if io < 99*ms {
+		t.Fatalf("model-view outstanding time %v, want ≈ 100 ms (it learned of the completion at 200 ms)", io)
+	}
+}

@@ -156,7 +156,11 @@ func (r *run) event(op *trace.Op, issue, complete int64, failed bool) workload.I
 func (r *run) finish(op *trace.Op, issue, complete int64, failed bool) {
 	ev := r.event(op, issue, complete, failed)
 	if r.hooks != nil {
-		r.hooks.After(op.Type, op.Offset, int(op.Size))
+		if h, ok := r.hooks.(TimedHooks); ok {
+			h.AfterAt(op.Type, op.Offset, int(op.Size), complete)
+		} else {
+			r.hooks.After(op.Type, op.Offset, int(op.Size))
+		}
 	}
 	r.c.completed(&ev)
 	r.live.done(&ev)
