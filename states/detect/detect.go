@@ -222,12 +222,14 @@ type Options struct {
 	// measured over the first AdaptSamples samples (the median absolute
 	// first difference ÷ 0.954: a level change moves few differences) and
 	// the window made long enough that the median's noise (1.2533 σ/√n for
-	// n samples) is a third of the smallest distance from a level to its
-	// band's threshold, between Smooth and MaxSmooth. A median keeps a
+	// n samples) is a quarter of the smallest distance from a level to its
+	// band's threshold, between Smooth and MaxSmooth (4 σ: a smoothed sample then crosses a
+	// threshold with probability 3·10⁻⁵; at 3 σ, 1.3·10⁻³, states under the
+	// space's full noise still missed ±1 pp on a quarter of the draws). A median keeps a
 	// step's edge where it is whatever its width; it drops excursions
 	// shorter than half the window.
 	Adaptive  bool
-	MaxSmooth time.Duration // Adaptive's longest window; default 50 ms
+	MaxSmooth time.Duration // Adaptive's longest window; default 100 ms
 }
 
 // AdaptSamples is how many samples Options.Adaptive measures the noise over.
@@ -235,7 +237,7 @@ const AdaptSamples = 2048
 
 // adaptZ is the margin, in standard deviations of the window's median,
 // between a level and its band's threshold that Adaptive sizes the window for.
-const adaptZ = 3
+const adaptZ = 4
 
 // Classifier turns a stream of (time, power, busy) samples into Spans.
 // Push samples in time order; call Gap at a hole in the data and Close at the end.
@@ -271,6 +273,7 @@ type Classifier struct {
 	levels   Levels
 	pend     []pendSample
 	smooth   time.Duration // the window in force
+	resolved bool          // the window reached adaptZ (not capped at maxN)
 
 	// Noise: a decimated reservoir of |first differences|.
 	diffs    []float64
@@ -309,7 +312,7 @@ func New(opt Options, onSpan func(Span)) (*Classifier, error) {
 		opt.Smooth = time.Millisecond
 	}
 	if opt.MaxSmooth < opt.Smooth {
-		opt.MaxSmooth = max(opt.Smooth, 50*time.Millisecond)
+		opt.MaxSmooth = max(opt.Smooth, 100*time.Millisecond)
 	}
 	if opt.MinDwell == 0 {
 		opt.MinDwell = 2 * time.Millisecond
@@ -332,6 +335,11 @@ func (c *Classifier) setWindow(n int) {
 	c.scratch, c.sorted = make([]float64, n), make([]float64, 0, n)
 	c.smooth = time.Duration(int64(n) * c.period)
 }
+
+// Resolved reports whether the adaptive window reached its margin: false
+// when the noise is too large for the levels' gaps even at MaxSmooth (the
+// residency then carries misread samples, which its uncertainty bounds).
+func (c *Classifier) Resolved() bool { return c.resolved || !c.adaptive }
 
 // Smooth returns the smoothing window in force (with Options.Adaptive, the
 // one chosen from the noise; before the choice, the shortest).
@@ -376,11 +384,12 @@ func (c *Classifier) noteDiff(w float64) {
 
 // decide picks the adaptive window from the held samples and classifies them.
 func (c *Classifier) decide() {
-	c.decided = true
+	c.decided, c.resolved = true, true
 	n := c.minN
 	if sigma, gap := c.NoiseSigma(), c.MinGap(); sigma > 0 && gap > 0 && !math.IsInf(gap, 1) {
 		need := math.Ceil(math.Pow(adaptZ*1.2533*sigma/gap, 2))
 		n = int(math.Min(float64(c.maxN), math.Max(float64(c.minN), need))) | 1
+		c.resolved = need <= float64(c.maxN)
 	}
 	if n != len(c.rw) {
 		c.setWindow(n)
@@ -524,7 +533,11 @@ func (c *Classifier) classify(t int64, w float64, busy bool, smoothed State) {
 	c.candSum += w
 	c.candMin = math.Min(c.candMin, w)
 	c.candMax = math.Max(c.candMax, w)
-	if c.candN >= c.dwellN || (busy && s == Active) {
+	// Busy edges are the host's I/O times, not noisy power: entering and
+	// leaving active needs no dwell. (Before, a gap of less than the dwell
+	// between two requests was absorbed into active, 1.6–7 ms of
+	// residency per drive in the campaign.)
+	if c.candN >= c.dwellN || (busy && s == Active) || (c.cur.State == Active && !busy) {
 		c.commit()
 	}
 }
