@@ -24,6 +24,9 @@ var (
 	goalFloor      = Goal{Abs: 0.0002, Rel: 0.03, Text: "±max(0.2 mW, 3 %)"}
 	goalLatency    = Goal{Abs: 1, Rel: 0.03, Text: "±max(1 ms, 3 %)"}
 	goalResidency  = Goal{Abs: 0.01, Text: "±1 pp"}
+	// The peak has no accuracy goal in issue 12 (a reading, noise
+	// included); it is compared for its interval's coverage.
+	goalPeak = Goal{Abs: math.Inf(1), Text: "interval only"}
 )
 
 // CoverageGoal is the share of stated 95 % intervals that must hold the truth.
@@ -90,7 +93,9 @@ func compare(t *Truth, m *Measured) []Check {
 				c.RelErr = &r
 			}
 			c.Status = StatusOK
-			if math.Abs(e) > c.Tol {
+			if math.IsInf(c.Tol, 1) {
+				c.Tol = 0 // no accuracy goal (JSON: 0): judged for its interval only
+			} else if math.Abs(e) > c.Tol {
 				c.Status = StatusBreak
 			}
 			if mv.Lo != nil && mv.Hi != nil {
@@ -104,6 +109,9 @@ func compare(t *Truth, m *Measured) []Check {
 	add("active_idle_w", "W", goalActiveIdle, f(t.ActiveIdleW), m.ActiveIdleW, t.IdleS >= minIdleS)
 	add("average_w", "W", goalPower, f(t.AverageW), m.AverageW, true)
 	add("energy_j", "J", goalPower, f(t.EnergyJ), m.EnergyJ, true)
+	if t.PeakW != nil {
+		add("peak_w", "W", goalPeak, t.PeakW, m.PeakW, true)
+	}
 	add("devslp_floor_w", "W", goalFloor, t.DevSlpFloorW, m.DevSlpFloorW, t.Residency["devslp"]*t.WindowS >= minDevSlpS)
 	add("entry_ms", "ms", goalLatency, t.EntryMs, m.EntryMs, true)
 	add("exit_ms", "ms", goalLatency, pooledExit(t, m), m.ExitMs, true)
@@ -271,6 +279,8 @@ func goalFor(metric string) string {
 		return goalActiveIdle.Text
 	case metric == "average_w", metric == "energy_j":
 		return goalPower.Text
+	case metric == "peak_w":
+		return goalPeak.Text
 	case metric == "devslp_floor_w":
 		return goalFloor.Text
 	case metric == "entry_ms", metric == "exit_ms":

@@ -22,6 +22,7 @@ type Measured struct {
 	ActiveIdleW  Value `json:"active_idle_w"`
 	AverageW     Value `json:"average_w"`
 	EnergyJ      Value `json:"energy_j"`
+	PeakW        Value `json:"peak_w"` // with peak_ci95_w
 	DevSlpFloorW Value `json:"devslp_floor_w"`
 	EntryMs      Value `json:"entry_ms"`
 	ExitMs       Value `json:"exit_ms"`
@@ -40,7 +41,7 @@ type Measured struct {
 // measure.json or states.json change this function changes, nothing else.
 // Keys read (docs/report-format.md):
 //
-//	report.json  drives[port].active_idle_w, average_w, energy_j,
+//	report.json  drives[port].active_idle_w, average_w, energy_j, peak_w ± peak_ci95_w,
 //	             residency.STATE (every key) ± residency_u95.STATE, samples.dropped,
 //	             devslp.floor_w (older reports: devslp.power_w), devslp.entry_ms,
 //	             devslp.exit_ms (pin release → first read completed), devslp.outcome,
@@ -93,6 +94,7 @@ func extractFrom(reportJSON, measureJSON []byte, port int) (Measured, error) {
 	m.ActiveIdleW = value(d, "active_idle_w")
 	m.AverageW = value(d, "average_w")
 	m.EnergyJ = value(d, "energy_j")
+	m.PeakW = value(d, "peak_w")
 	if s, ok := d["samples"].(map[string]any); ok {
 		m.Dropped, _ = num(s["dropped"])
 	}

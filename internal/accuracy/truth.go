@@ -32,10 +32,16 @@ type Truth struct {
 	// CycleExitMs is each pin cycle's exit (nil: none), in assertion order,
 	// so that the exit is compared over the cycles the report pooled.
 	CycleExitMs []*float64 `json:"cycle_exit_ms"`
-	Entered     int        `json:"entered"`  // cycles with a DevSlp entry
-	Verdict     string     `json:"verdict"`  // what verification should say: PASS, FAIL, NOT SUPPORTED
-	ClockMs     float64    `json:"clock_ms"` // uncertainty of the emulator-time reference (half the best mark round trip + one sample)
-	Dropped     uint64     `json:"dropped"`  // sample indices missing inside the window
+	Entered     int        `json:"entered"` // cycles with a DevSlp entry
+	Verdict     string     `json:"verdict"` // what verification should say: PASS, FAIL, NOT SUPPORTED
+	// PeakW is the highest true power a whole sample could read: the
+	// highest segment lasting ≥ 2 sample periods (one sample then lies
+	// wholly inside it). Nil when a shorter segment is higher (a sample
+	// averages it with its neighbours, by how much depends on where the
+	// sample grid falls: the truth is not known to better than that).
+	PeakW   *float64 `json:"peak_w"`
+	ClockMs float64  `json:"clock_ms"` // uncertainty of the emulator-time reference (half the best mark round trip + one sample)
+	Dropped uint64   `json:"dropped"`  // sample indices missing inside the window
 }
 
 // runClock is what the capture says about a hub run: where each drive's
@@ -185,6 +191,8 @@ func driveTruth(rc *runClock, port int, truthPath string, p drivesim.Profile, me
 	// definition. Older truth files have none; their segments' io flags
 	// (the model's view) stand in.
 	busy := unionIO(ioSpans, mergeGap)
+	period := time.Duration(1e9 / rc.rate)
+	peakLong, peakAny := math.Inf(-1), math.Inf(-1)
 	for _, run := range ps.runs {
 		w0, w1 := rc.emu(run[0]), rc.emu(run[1])
 		T += (w1 - w0).Seconds()
@@ -197,6 +205,11 @@ func driveTruth(rc *runClock, port int, truthPath string, p drivesim.Profile, me
 			}
 			d := (b - a).Seconds()
 			e += float64(s.P5+s.P12) * d
+			pw := float64(s.P5 + s.P12)
+			if b-a >= 2*period {
+				peakLong = max(peakLong, pw)
+			}
+			peakAny = max(peakAny, pw)
 			if s.State == drivesim.StateIdle && !s.GC {
 				t.IdleS += d
 			}
@@ -231,6 +244,9 @@ func driveTruth(rc *runClock, port int, truthPath string, p drivesim.Profile, me
 		t.GC[k] = d / T
 	}
 	t.WindowS = T
+	if !math.IsInf(peakLong, -1) && peakAny <= peakLong*(1+1e-9) {
+		t.PeakW = &peakLong
+	}
 	t.EnergyJ, t.AverageW = e, e/T
 	if t.Residency["devslp"] > 0 {
 		v := float64(p.DevSlpW)
