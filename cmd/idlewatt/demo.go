@@ -22,7 +22,7 @@ headline numbers. Takes about a minute.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			rc := demoConfig()
-			user, err := configProfiles()
+			user, err := configProfiles(cmd)
 			if err != nil {
 				return inputErr(err)
 			}

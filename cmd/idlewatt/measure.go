@@ -69,10 +69,10 @@ func addMeasureFlags(c *cobra.Command) {
 func measureConfig(cmd *cobra.Command) (rig.Config, rig.Plan, error) {
 	var rc rig.Config
 	plan := rig.Plan{Workload: true, DevSlp: true}
-	if err := decodeKey("", &rc); err != nil {
+	if err := decodeKey(cmd, "", &rc); err != nil {
 		return rc, plan, err
 	}
-	if err := decodeKey("battery", &plan.Battery); err != nil {
+	if err := decodeKey(cmd, "battery", &plan.Battery); err != nil {
 		return rc, plan, err
 	}
 	if b := plan.Battery; !(b.CapacityWh >= 0) || !(b.PlatformIdleW >= 0) || math.IsInf(b.CapacityWh+b.PlatformIdleW, 0) {
@@ -84,7 +84,7 @@ func measureConfig(cmd *cobra.Command) (rig.Config, rig.Plan, error) {
 		return rc, plan, usageErr("config: battery.capacity_wh %g (at most %g) or battery.platform_idle_w %g (at most %g) is implausible",
 			b.CapacityWh, float64(maxBatteryWh), b.PlatformIdleW, float64(maxPlatformW))
 	}
-	user, err := configProfiles()
+	user, err := configProfiles(cmd)
 	if err != nil {
 		return rc, plan, inputErr(err)
 	}
@@ -101,7 +101,8 @@ func measureConfig(cmd *cobra.Command) (rig.Config, rig.Plan, error) {
 
 // decodeKey decodes config key (or everything, for "") into out, strictly:
 // an unknown or mistyped key is an error naming it.
-func decodeKey(key string, out any) error {
+func decodeKey(cmd *cobra.Command, key string, out any) error {
+	cfg := cliOf(cmd).cfg
 	var in any = cfg.AllSettings()
 	if key != "" {
 		if !cfg.IsSet(key) {
