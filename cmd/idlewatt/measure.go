@@ -46,7 +46,7 @@ the built-in emulated hub with simulated drives.`,
 			if err != nil {
 				return err
 			}
-			return runMeasure(cmd, rc, plan)
+			return runMeasure(cmd, rc, plan, false)
 		},
 	}
 	addMeasureFlags(c)
@@ -132,7 +132,9 @@ func defaultOut(name string) string {
 	return fmt.Sprintf("idlewatt-%s-%s", name, time.Now().Format("20060102-150405"))
 }
 
-func runMeasure(cmd *cobra.Command, rc rig.Config, plan rig.Plan) error {
+// runMeasure runs rc and plan (measure, demo, devslp verify) and prints the
+// result; verify judges it as devslp verify does (devslpExit).
+func runMeasure(cmd *cobra.Command, rc rig.Config, plan rig.Plan, verify bool) error {
 	out := optString(cmd, "out", "out")
 	if out == "" {
 		out = defaultOut(cmd.Name())
@@ -160,7 +162,7 @@ func runMeasure(cmd *cobra.Command, rc rig.Config, plan rig.Plan) error {
 			enc.SetIndent("", "  ")
 			_ = enc.Encode(res)
 		} else {
-			printMeasureHeadline(cmd.OutOrStdout(), res, cmd.Name() == "verify")
+			printMeasureHeadline(cmd.OutOrStdout(), res, verify)
 		}
 	}
 	if err != nil {
@@ -181,7 +183,7 @@ func runMeasure(cmd *cobra.Command, rc rig.Config, plan rig.Plan) error {
 			return failErr("measure: Parquet export into %s: %v", dir, err)
 		}
 	}
-	return devslpExit(res, cmd.Name() == "verify")
+	return devslpExit(res, verify)
 }
 
 // devslpExit is the exit status of the DevSlp verdicts: 1 when any failed
@@ -323,6 +325,3 @@ func trunc(s string, n int) string {
 	}
 	return s[:n-1] + "…"
 }
-
-var _ = analysis.Schema
-var _ = os.Stdout

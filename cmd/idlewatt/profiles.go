@@ -24,8 +24,6 @@ import (
 
 func init() {
 	register(newProfilesCmd)
-	hubEmulateFlags = addProfileFlags
-	hubDriveFactory = hubProfileDrives
 }
 
 func newProfilesCmd() *cobra.Command {
