@@ -3,7 +3,7 @@ package analysis
 import (
 	"strings"
 
-	"github.com/idlewatt/idlewatt/analysis/chart"
+	"github.com/idlewatt/idlewatt/report/chart"
 )
 
 // averageChart picks what average.png shows. A review's "PCMark 7 Average

@@ -10,8 +10,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/idlewatt/idlewatt/analysis/chart"
 	"github.com/idlewatt/idlewatt/internal/outfile"
+	"github.com/idlewatt/idlewatt/report/chart"
 )
 
 // Compare writes compare.md (side-by-side table and deltas against the

@@ -3,7 +3,7 @@ package analysis
 import (
 	"math"
 
-	"github.com/idlewatt/idlewatt/analysis/chart"
+	"github.com/idlewatt/idlewatt/report/chart"
 )
 
 // distBins is the number of bins of the power histogram and CDF charts.

@@ -5,9 +5,9 @@ import (
 	"math"
 	"strings"
 
-	"github.com/idlewatt/idlewatt/analysis/chart"
 	"github.com/idlewatt/idlewatt/analysis/states"
 	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/report/chart"
 	"github.com/idlewatt/idlewatt/units"
 )
 

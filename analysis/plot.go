@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/idlewatt/idlewatt/analysis/chart"
 	"github.com/idlewatt/idlewatt/analysis/decimate"
 	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/internal/outfile"
+	"github.com/idlewatt/idlewatt/report/chart"
 )
 
 // PlotOptions control Plot.

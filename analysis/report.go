@@ -1,9 +1,9 @@
 package analysis
 
 import (
-	"github.com/idlewatt/idlewatt/analysis/chart"
 	"github.com/idlewatt/idlewatt/analysis/states"
 	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/report/chart"
 )
 
 // Schema is the value of Report.Schema.

@@ -14,8 +14,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/idlewatt/idlewatt/analysis/chart"
 	"github.com/idlewatt/idlewatt/internal/outfile"
+	"github.com/idlewatt/idlewatt/report/chart"
 )
 
 // Files WriteFiles writes into its directory.

@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"github.com/idlewatt/idlewatt/analysis"
-	"github.com/idlewatt/idlewatt/analysis/chart"
 	"github.com/idlewatt/idlewatt/internal/outfile"
+	"github.com/idlewatt/idlewatt/report/chart"
 	"github.com/spf13/cobra"
 )
 
