@@ -226,9 +226,9 @@ func fuzzBody(t *testing.T, data []byte, mode uint8) {
 		var st []StateSpan
 		var notes []Annotation
 		for i := 0; i < n/8; i++ {
-			iv = append(iv, Interval{fl(i), fl(i + 5)})
-			st = append(st, StateSpan{fl(i + 1), fl(i + 2), string(data[i : i+1])})
-			notes = append(notes, Annotation{fl(i + 3), "x"})
+			iv = append(iv, Interval{Start: fl(i), End: fl(i + 5)})
+			st = append(st, StateSpan{Start: fl(i + 1), End: fl(i + 2), State: string(data[i : i+1])})
+			notes = append(notes, Annotation{T: fl(i + 3), Text: "x"})
 		}
 		trs := []Trace{{Power: env, IO: iv, States: st, Notes: notes}, {Power: raw}}
 		o := PowerOpts{Layout: Layout(mode % 2), Unit: PowerUnit(mode % 3), From: fl(1), To: fl(2), YMax: fl(3), LogY: mode%4 == 3, Size: Size{2, 2}, DPI: 30}

@@ -8,37 +8,23 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"image/color"
 	"math"
+
+	"github.com/idlewatt/idlewatt/analysis/series"
 )
 
-// Interval is a span of time in seconds, e.g. while the drive had I/O in
-// flight.
-type Interval struct{ Start, End float64 }
-
-// StateSpan says the drive was in State from Start to End seconds. State is
-// one of "active", "idle", "partial", "slumber", "devslp" (any case); other
-// names are drawn too, in a tint derived from the name.
-type StateSpan struct {
-	Start, End float64
-	State      string
-}
-
-// Annotation is a labelled event at T seconds, drawn as a dashed vertical
-// line, e.g. {T: 12.5, Text: "DEVSLP asserted"}.
-type Annotation struct {
-	T    float64
-	Text string
-}
-
-// Trace is one drive's data for PowerOverTime. Only Power is required; the
-// rest is drawn when present. Times are seconds on one timeline for all
-// traces of a chart.
-type Trace struct {
-	Name   string     // drive name; panel title (stacked) or legend entry (overlay)
-	Power  Envelope   // watts; build it with a Decimator
-	IO     []Interval // busy intervals, any order
-	States []StateSpan
-	Notes  []Annotation
-}
+// The series PowerOverTime draws live in analysis/series (no plotting
+// dependencies), so analysis can build them without importing this
+// package; these names keep chart.Trace and its parts working.
+type (
+	// Interval is series.Interval: a span of time in seconds.
+	Interval = series.Interval
+	// StateSpan is series.StateSpan: the drive in a state for a span.
+	StateSpan = series.StateSpan
+	// Annotation is series.Annotation: a labelled event.
+	Annotation = series.Annotation
+	// Trace is series.Trace: one drive's data for PowerOverTime.
+	Trace = series.Trace
+)
 
 // Layout chooses how PowerOverTime arranges several drives.
 type Layout int
