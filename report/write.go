@@ -1,4 +1,4 @@
-package analysis
+package report
 
 import (
 	"bytes"
@@ -6,14 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/idlewatt/idlewatt/analysis/states"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
+	"github.com/idlewatt/idlewatt/analysis"
+	"github.com/idlewatt/idlewatt/analysis/states"
 	"github.com/idlewatt/idlewatt/internal/outfile"
 	"github.com/idlewatt/idlewatt/report/chart"
 )
@@ -30,9 +30,9 @@ const (
 	FileCDF     = "power-cdf.png"
 )
 
-// ReportFiles are the names WriteFiles may write (charts only when they
-// have data), for checking a directory before the work starts.
-var ReportFiles = []string{FileJSON, FileMD, FileCSV, FilePower, FileIdle, FileAverage, FileHist, FileCDF, FileStates}
+// Files are the names WriteFiles may write (charts only when they have
+// data), for checking a directory before the work starts.
+var Files = []string{FileJSON, FileMD, FileCSV, FilePower, FileIdle, FileAverage, FileHist, FileCDF, FileStates}
 
 // WriteOptions say how WriteFilesWith writes.
 type WriteOptions struct {
@@ -49,11 +49,11 @@ type WriteOptions struct {
 // (created if needed) and, when the report has samples, the charts
 // power.png, active-idle.png, average.png, power-hist.png and power-cdf.png.
 // It refuses to replace an existing file; see WriteFilesWith.
-func (r *Report) WriteFiles(dir string) error { return r.WriteFilesWith(dir, WriteOptions{}) }
+func WriteFiles(r *analysis.Report, dir string) error { return WriteFilesWith(r, dir, WriteOptions{}) }
 
 // WriteFilesWith writes what WriteFiles writes under o. Every file goes
 // through a temporary file renamed into place.
-func (r *Report) WriteFilesWith(dir string, o WriteOptions) error {
+func WriteFilesWith(r *analysis.Report, dir string, o WriteOptions) error {
 	if err := outfile.Dir(dir); err != nil {
 		return err
 	}
@@ -62,14 +62,14 @@ func (r *Report) WriteFilesWith(dir string, o WriteOptions) error {
 		fo.Inputs = append(fo.Inputs[:len(fo.Inputs):len(fo.Inputs)], r.Capture.Path)
 	}
 	var js bytes.Buffer
-	if err := r.WriteJSON(&js); err != nil {
+	if err := WriteJSON(&js, r); err != nil {
 		return err
 	}
 	var md bytes.Buffer
-	r.WriteMarkdown(&md)
+	WriteMarkdown(&md, r)
 	md.Write(o.MarkdownAppendix)
 	var cs bytes.Buffer
-	if err := r.WriteCSV(&cs); err != nil {
+	if err := WriteCSV(&cs, r); err != nil {
 		return err
 	}
 	files := []struct {
@@ -78,7 +78,7 @@ func (r *Report) WriteFilesWith(dir string, o WriteOptions) error {
 	}{{FileJSON, js.Bytes()}, {FileMD, md.Bytes()}, {FileCSV, cs.Bytes()}}
 	if r.States != nil {
 		var st bytes.Buffer
-		if err := r.WriteStatesJSON(&st); err != nil {
+		if err := WriteStatesJSON(&st, r); err != nil {
 			return err
 		}
 		files = append(files, struct {
@@ -91,25 +91,25 @@ func (r *Report) WriteFilesWith(dir string, o WriteOptions) error {
 			return err
 		}
 	}
-	return r.writeCharts(dir, fo)
+	return writeCharts(r, dir, fo)
 }
 
 // WriteCharts writes the charts that have data into dir, refusing to
 // replace existing files.
-func (r *Report) WriteCharts(dir string) error { return r.writeCharts(dir, outfile.Options{}) }
+func WriteCharts(r *analysis.Report, dir string) error { return writeCharts(r, dir, outfile.Options{}) }
 
-func (r *Report) writeCharts(dir string, o outfile.Options) error {
+func writeCharts(r *analysis.Report, dir string, o outfile.Options) error {
 	var errs []error
 	save := func(f *chart.Figure, err error, name string) {
 		errs = append(errs, saveFig(f, err, filepath.Join(dir, name), o))
 	}
-	if len(r.traces) > 0 {
-		names := make([]string, len(r.traces))
-		for i, tr := range r.traces {
+	if traces := r.Traces(); len(traces) > 0 {
+		names := make([]string, len(traces))
+		for i, tr := range traces {
 			names[i] = tr.Name
 		}
 		title, sub := PowerTitle(names, r.Capture)
-		f, err := chart.PowerOverTime(r.traces, chart.PowerOpts{Title: title, Subtitle: sub, Unit: chart.UnitAuto})
+		f, err := chart.PowerOverTime(traces, chart.PowerOpts{Title: title, Subtitle: sub, Unit: chart.UnitAuto})
 		save(f, err, FilePower)
 	}
 	var idle []chart.Bar
@@ -125,35 +125,28 @@ func (r *Report) writeCharts(dir string, o outfile.Options) error {
 		f, err := chart.ActiveIdlePower(idle)
 		save(f, err, FileIdle)
 	}
-	if avg, ao := r.averageChart(); len(avg) > 0 {
+	if avg, ao := averageChart(r); len(avg) > 0 {
 		f, err := chart.BarChart(avg, ao)
 		save(f, err, FileAverage)
 	}
-	if len(r.dists) > 0 {
-		// The CDF marks the report's own percentiles, not the chart's
-		// re-binned estimate of them.
-		for i := range r.dists {
-			for _, d := range r.Drives {
-				if d.Name == r.dists[i].Name {
-					r.dists[i].P50, r.dists[i].P99 = d.P50W, d.P99W
-				}
-			}
-		}
+	// The CDF marks the report's own percentiles (Distributions carries
+	// them), not the chart's re-binned estimate of them.
+	if dists := r.Distributions(); len(dists) > 0 {
 		o := chart.DistOpts{Title: "Power distribution", Subtitle: "share of measured time per power bin (log scale: short modes such as DevSlp stay visible)", Unit: chart.UnitAuto, LogY: true}
-		f, err := chart.Histogram(r.dists, o)
+		f, err := chart.Histogram(dists, o)
 		save(f, err, FileHist)
 		o = chart.DistOpts{Title: "Power CDF", Subtitle: "share of measured time at or below each power; p50 and p99 as in report.json", Unit: chart.UnitAuto}
-		f, err = chart.CDF(r.dists, o)
+		f, err = chart.CDF(dists, o)
 		save(f, err, FileCDF)
 	}
-	errs = append(errs, r.writeDevSlpCharts(dir, o))
+	errs = append(errs, writeDevSlpCharts(r, dir, o))
 	return errors.Join(errs...)
 }
 
 // PowerTitle is the power-over-time chart's title and subtitle: what was
 // measured (the drives, or how many), when and with what meter; never a file
 // name.
-func PowerTitle(drives []string, c CaptureInfo) (title, subtitle string) {
+func PowerTitle(drives []string, c analysis.CaptureInfo) (title, subtitle string) {
 	title = "Power over Time"
 	switch {
 	case len(drives) == 1:
@@ -178,7 +171,7 @@ func PowerTitle(drives []string, c CaptureInfo) (title, subtitle string) {
 
 // barErr is a bar's whisker: the 95 % interval, none when unknown.
 func barErr(u *float64) float64 {
-	if u == nil || !finite(*u) {
+	if u == nil || math.IsNaN(*u) || math.IsInf(*u, 0) {
 		return 0
 	}
 	return *u
@@ -194,41 +187,30 @@ func saveFig(f *chart.Figure, err error, path string, o outfile.Options) error {
 	return f.SaveWith(path, o)
 }
 
+// FileMeasure is a measuring run's results (internal/rig.Result), written
+// by WriteJSONFile.
+const FileMeasure = "measure.json"
+
+// WriteJSONFile writes v as indented JSON with a final newline to path,
+// through internal/outfile under o (a temporary file renamed into place,
+// refusing an existing file without o.Overwrite): measure.json, idle.json.
+func WriteJSONFile(path string, v any, o outfile.Options) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return outfile.WriteFile(path, append(b, '\n'), o)
+}
+
 // WriteJSON writes report.json's content.
-func (r *Report) WriteJSON(w io.Writer) error {
+func WriteJSON(w io.Writer, r *analysis.Report) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(r)
 }
 
-// ReadJSON reads a report.json written by WriteJSON.
-func ReadJSON(rd io.Reader) (*Report, error) {
-	var r Report
-	if err := json.NewDecoder(rd).Decode(&r); err != nil {
-		return nil, err
-	}
-	if r.Schema != Schema {
-		return nil, fmt.Errorf("schema %q, want %q", r.Schema, Schema)
-	}
-	return &r, nil
-}
-
-// LoadJSON reads the report.json at path.
-func LoadJSON(path string) (*Report, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	r, err := ReadJSON(f)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return r, nil
-}
-
 // WriteMarkdown writes report.md: review-style tables.
-func (r *Report) WriteMarkdown(w io.Writer) {
+func WriteMarkdown(w io.Writer, r *analysis.Report) {
 	p := func(format string, a ...any) { fmt.Fprintf(w, format, a...) }
 	p("# Power report\n\n")
 	if r.Capture.Path != "" {
@@ -244,19 +226,19 @@ func (r *Report) WriteMarkdown(w io.Writer) {
 	}
 	p("## Summary\n\nActive idle, average and energy with their 95 %% intervals (method under Settings).\n\n| Drive | Port | Active idle (W) | Average (W) | Peak (W) | Peak 1 s (W) | Energy (J) | Energy (Wh) | Measured (s) |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, d := range r.Drives {
-		p("| %s | %d | %s | %s | %s | %s | %s | %s | %.3f |\n", d.Name, d.Port, FormatPM(d.ActiveIdleW, d.ActiveIdleU95W, 4), FormatPM(d.AverageW, d.AverageU95W, 4),
-			FormatV(d.PeakW, 4), FormatV(d.PeakWindows.W1s, 4), FormatPM(d.EnergyJ, d.EnergyU95J, 3), FormatV(d.EnergyWh, 6), d.DurationS)
+		p("| %s | %d | %s | %s | %s | %s | %s | %s | %.3f |\n", d.Name, d.Port, analysis.FormatPM(d.ActiveIdleW, d.ActiveIdleU95W, 4), analysis.FormatPM(d.AverageW, d.AverageU95W, 4),
+			analysis.FormatV(d.PeakW, 4), analysis.FormatV(d.PeakWindows.W1s, 4), analysis.FormatPM(d.EnergyJ, d.EnergyU95J, 3), analysis.FormatV(d.EnergyWh, 6), d.DurationS)
 	}
 	p("\n## Background bursts\n\nQuiet time (no I/O outstanding, past the settle tail) well above the active-idle level: left out of active idle, reported here.\n\n| Drive | Quiet (s) | Bursts | Burst time (s) | Share of quiet time | Burst mean (W) | Burst energy (J) | Above active idle (J) | Dips |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, d := range r.Drives {
 		b := d.Bursts
-		p("| %s | %.3f | %d | %.3f | %s | %s | %.4f | %.4f | %s |\n", d.Name, b.QuietS, b.Count, b.S, pct(b.Share), FormatV(b.MeanW, 4), b.EnergyJ, b.ExcessJ, pct(b.DipShare))
+		p("| %s | %.3f | %d | %.3f | %s | %s | %.4f | %.4f | %s |\n", d.Name, b.QuietS, b.Count, b.S, pct(b.Share), analysis.FormatV(b.MeanW, 4), b.EnergyJ, b.ExcessJ, pct(b.DipShare))
 	}
 	p("\n## Peaks and percentiles\n\n| Drive | Peak sample (W) | 1 ms (W) | 10 ms (W) | 100 ms (W) | 1 s (W) | p50 (W) | p95 (W) | p99 (W) |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, d := range r.Drives {
 		pw := d.PeakWindows
-		p("| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", d.Name, FormatV(d.PeakW, 4), FormatV(pw.W1ms, 4), FormatV(pw.W10ms, 4), FormatV(pw.W100ms, 4), FormatV(pw.W1s, 4),
-			FormatV(d.P50W, 4), FormatV(d.P95W, 4), FormatV(d.P99W, 4))
+		p("| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", d.Name, analysis.FormatV(d.PeakW, 4), analysis.FormatV(pw.W1ms, 4), analysis.FormatV(pw.W10ms, 4), analysis.FormatV(pw.W100ms, 4), analysis.FormatV(pw.W1s, 4),
+			analysis.FormatV(d.P50W, 4), analysis.FormatV(d.P95W, 4), analysis.FormatV(d.P99W, 4))
 	}
 	p("\n## Residency\n\nFraction of measured time in each state (docs/analysis.md, \"States\").\n\n| Drive | Active | Background | Idle | Partial | Slumber | DevSlp | Off |\n|---|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, d := range r.Drives {
@@ -277,7 +259,7 @@ func (r *Report) WriteMarkdown(w io.Writer) {
 	p("\n## I/O and efficiency\n\n| Drive | Ops | MB | Busy (s) | Busy power (W) | Settle (s) | Idle (s) | MB/s per W (busy) | IOPS per W (busy) | MB/s per W | IOPS per W |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, d := range r.Drives {
 		io := d.IO
-		p("| %s | %d | %.3f | %.3f | %s | %.3f | %.3f | %.3f | %.1f | %.3f | %.1f |\n", d.Name, io.Ops, float64(io.Bytes)/1e6, d.Segments.BusyS, FormatV(d.Segments.BusyW, 4), d.Segments.SettleS, d.Segments.IdleS, io.MBPerSPerWBusy, io.IOPSPerWBusy, io.MBPerSPerW, io.IOPSPerW)
+		p("| %s | %d | %.3f | %.3f | %s | %.3f | %.3f | %.3f | %.1f | %.3f | %.1f |\n", d.Name, io.Ops, float64(io.Bytes)/1e6, d.Segments.BusyS, analysis.FormatV(d.Segments.BusyW, 4), d.Segments.SettleS, d.Segments.IdleS, io.MBPerSPerWBusy, io.IOPSPerWBusy, io.MBPerSPerW, io.IOPSPerW)
 	}
 	for _, d := range r.Drives {
 		if len(d.Phases) == 0 {
@@ -285,8 +267,8 @@ func (r *Report) WriteMarkdown(w io.Writer) {
 		}
 		p("\n## Phases: %s\n\n| Phase | Start (s) | Measured (s) | Active idle (W) | Average (W) | Peak (W) | Peak 1 s (W) | Energy (J) | Ops |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n", d.Name)
 		for _, ph := range d.Phases {
-			p("| %s | %s | %.3f | %s | %s | %s | %s | %s | %d |\n", ph.Name, FormatV(ph.StartS, 3), ph.DurationS, FormatPM(ph.ActiveIdleW, ph.ActiveIdleU95W, 4), FormatPM(ph.AverageW, ph.AverageU95W, 4),
-				FormatV(ph.PeakW, 4), FormatV(ph.PeakWindows.W1s, 4), FormatPM(ph.EnergyJ, ph.EnergyU95J, 3), ph.IO.Ops)
+			p("| %s | %s | %.3f | %s | %s | %s | %s | %s | %d |\n", ph.Name, analysis.FormatV(ph.StartS, 3), ph.DurationS, analysis.FormatPM(ph.ActiveIdleW, ph.ActiveIdleU95W, 4), analysis.FormatPM(ph.AverageW, ph.AverageU95W, 4),
+				analysis.FormatV(ph.PeakW, 4), analysis.FormatV(ph.PeakWindows.W1s, 4), analysis.FormatPM(ph.EnergyJ, ph.EnergyU95J, 3), ph.IO.Ops)
 		}
 	}
 	a := r.Alignment
@@ -302,7 +284,7 @@ func (r *Report) WriteMarkdown(w io.Writer) {
 		p("Intervals: %s.\n", r.Drives[0].Uncertainty.Method)
 	}
 	if r.States != nil {
-		r.writeStatesMarkdown(w)
+		writeStatesMarkdown(w, r)
 	}
 	if len(r.Notes) > 0 {
 		p("\n## Notes\n\n")
@@ -314,54 +296,6 @@ func (r *Report) WriteMarkdown(w io.Writer) {
 
 func pct(x float64) string { return fmt.Sprintf("%.1f %%", 100*x) }
 
-// Dash is what the Markdown and terminal outputs show for a value that was
-// not measured (NaN here, null in JSON).
-const Dash = "—"
-
-// FormatV formats x with digits decimals, or Dash when it is NaN. A value
-// that rounds to zero reads "0.000", not "-0.000": a phase that starts a
-// fraction of a nanosecond before the first sample (clock alignment) starts
-// at zero for a reader.
-func FormatV(x float64, digits int) string {
-	if math.IsNaN(x) {
-		return Dash
-	}
-	s := strconv.FormatFloat(x, 'f', digits, 64)
-	if s[0] == '-' && strings.Trim(s[1:], "0.") == "" {
-		s = s[1:]
-	}
-	return s
-}
-
-// FormatPM formats x with its 95 % expanded uncertainty u as "x ± u", with
-// at least digits decimals and up to two more as u needs to show two
-// significant figures; an u too small for that reads "± <0.000001" (for
-// digits 4); just x when u is nil, Dash when x is NaN.
-func FormatPM(x float64, u *float64, digits int) string {
-	if math.IsNaN(x) {
-		return Dash
-	}
-	if u == nil || math.IsNaN(*u) {
-		return FormatV(x, digits)
-	}
-	top := digits + 2
-	if *u < 0.5*math.Pow(10, -float64(top)) {
-		return strconv.FormatFloat(x, 'f', top, 64) + " ± <" + strconv.FormatFloat(math.Pow(10, -float64(top)), 'f', top, 64)
-	}
-	d := min(top, max(digits, 1-int(math.Floor(math.Log10(*u)))))
-	return strconv.FormatFloat(x, 'f', d, 64) + " ± " + strconv.FormatFloat(*u, 'f', d, 64)
-}
-
-func g(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
-
-// csvFloat formats a CSV value: 6 decimals, empty when not measured (NaN).
-func csvFloat(x float64) string {
-	if math.IsNaN(x) {
-		return ""
-	}
-	return strconv.FormatFloat(x, 'f', 6, 64)
-}
-
 // CSVHeader is summary.csv's header row.
 var CSVHeader = []string{"drive", "port", "phase", "duration_s", "active_idle_w", "average_w", "peak_w",
 	"peak_1ms_w", "peak_10ms_w", "peak_100ms_w", "peak_1s_w", "p50_w", "p95_w", "p99_w", "energy_j",
@@ -370,7 +304,7 @@ var CSVHeader = []string{"drive", "port", "phase", "duration_s", "active_idle_w"
 
 // WriteCSV writes summary.csv: one row per drive for the whole capture
 // (phase "all") and one per drive × phase.
-func (r *Report) WriteCSV(w io.Writer) error {
+func WriteCSV(w io.Writer, r *analysis.Report) error {
 	cw := csv.NewWriter(w)
 	cw.Write(CSVHeader)
 	f := csvFloat
@@ -381,7 +315,7 @@ func (r *Report) WriteCSV(w io.Writer) error {
 		return f(*u)
 	}
 	for _, d := range r.Drives {
-		row := func(phase string, dur, ai, avg, pk float64, pw PeakWindows, p50, p95, p99, e float64, s Segments, io IOTotals, n uint64, uai, uavg, ue *float64, b Bursts) {
+		row := func(phase string, dur, ai, avg, pk float64, pw analysis.PeakWindows, p50, p95, p99, e float64, s analysis.Segments, io analysis.IOTotals, n uint64, uai, uavg, ue *float64, b analysis.Bursts) {
 			cw.Write([]string{d.Name, strconv.Itoa(d.Port), phase, f(dur), f(ai), f(avg), f(pk), f(pw.W1ms), f(pw.W10ms), f(pw.W100ms), f(pw.W1s),
 				f(p50), f(p95), f(p99), f(e), f(s.BusyS), f(s.SettleS), f(s.IdleS), strconv.FormatUint(io.Ops, 10), strconv.FormatUint(io.Bytes, 10), strconv.FormatUint(n, 10),
 				fu(uai), fu(uavg), fu(ue), f(b.Share), f(b.EnergyJ)})
@@ -395,4 +329,14 @@ func (r *Report) WriteCSV(w io.Writer) error {
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+func g(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+
+// csvFloat formats a CSV value: 6 decimals, empty when not measured (NaN).
+func csvFloat(x float64) string {
+	if math.IsNaN(x) {
+		return ""
+	}
+	return strconv.FormatFloat(x, 'f', 6, 64)
 }
