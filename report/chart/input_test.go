@@ -158,24 +158,6 @@ func errString(err error) string {
 	return err.Error()
 }
 
-func TestHistQuantile(t *testing.T) {
-	h, _ := NewHist(0, 10, 10, false)
-	for i := 0; i < 100; i++ {
-		h.Add(float64(i)/10 + 0.05) // uniform over [0, 10)
-	}
-	if got := h.Quantile(0.5); math.Abs(got-5) > 0.11 {
-		t.Errorf("median %g, want 5", got)
-	}
-	h.Add(-1)
-	h.Add(11)
-	if h.Total() != 102 {
-		t.Errorf("Total %g, want 102 (under/overflow count)", h.Total())
-	}
-	if !math.IsNaN(h.Quantile(0.001)) {
-		t.Error("a quantile inside the underflow should be NaN")
-	}
-}
-
 // FuzzPowerOverTime throws arbitrary envelopes, intervals and states at the
 // decimator and the chart: they must return an error or draw, never panic.
 func FuzzPowerOverTime(f *testing.F) {
