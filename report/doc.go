@@ -7,7 +7,8 @@
 //     average.png, power-hist.png, power-cdf.png and devslp-pN.png
 //     (WriteCharts), power over time of a capture (Plot), compare.md,
 //     compare.csv, compare.json and the comparison's bar charts
-//     (CompareWith), and a measuring run's measure.json (WriteJSONFile, for
+//     (CompareWith), the replay/bench IOPS consistency chart (IOPSChart),
+//     and a measuring run's measure.json (WriteJSONFile, for
 //     internal/rig).
 //   - report/chart: the charts themselves (the only gonum/plot user).
 //   - report/html: report.html and compare.html, the self-contained viewer.
