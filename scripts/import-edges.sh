@@ -1,6 +1,6 @@
 #!/bin/sh
 # import-edges.sh lists the module's import edges that do not point down the
-# data path (DESIGN.md): meter → capture → analysis → report → rig → cmd, with
+# data path (DESIGN.md): meter → capture → analysis → report → rig → accuracy → cmd, with
 # workload and states feeding events in beside the meter, and leaf utilities
 # (units, hostclock, internal/outfile, …) below everything.
 #
@@ -23,11 +23,14 @@ function strip(p) { return substr(p, length(mod) + 1) }
 function rank(p) {
 	if (p ~ /^(units|hostclock|internal\/(hostclock|outfile|suggest|serialport|ptyserve))(\/|$)/) return 0
 	if (p ~ /^report(\/|$)/) return 4
+	# the simulated drive answers workload ops with meter samples: above both
+	if (p ~ /^states\/drivesim(\/|$)/) return 1.5
 	if (p ~ /^(meter|workload|states)(\/|$)/) return 1
 	if (p ~ /^capture(\/|$)/) return 2
 	if (p ~ /^analysis(\/|$)/) return 3
 	if (p ~ /^(internal\/rig|rig)(\/|$)/) return 5
-	if (p ~ /^cmd(\/|$)/) return 6
+	if (p ~ /^internal\/accuracy(\/|$)/) return 6
+	if (p ~ /^cmd(\/|$)/) return 7
 	return -1
 }
 function room(p,    seg) {
