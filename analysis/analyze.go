@@ -277,20 +277,21 @@ func firstPass(open Opener, opts Options) (*pass1, error) {
 					ss = &spanSet{gap: int64(opts.MergeGap)}
 					p.busy[port] = ss
 				}
-				ss.add(e.Issue, e.Complete)
-				p.devslp.ioEvent(port, e.Issue, e.Complete, e.Err)
+				issue, complete := int64(e.Issue), int64(e.Complete)
+				ss.add(issue, complete)
+				p.devslp.ioEvent(port, issue, complete, e.Err)
 			}
 		case capture.KindState:
 			p.info.StateEvents++
-			st := rec.State
+			st, host := rec.State, int64(rec.State.Host)
 			switch st.Kind {
 			case capture.StatePhase:
-				p.phases.add(st.Host, st.Port, st.Value)
+				p.phases.add(host, st.Port, st.Value)
 				p.devslp.phase(st.Port, st.Value)
 			case capture.StateNote:
-				p.devslp.note(st.Port, st.Host, st.Value)
+				p.devslp.note(st.Port, host, st.Value)
 			case capture.StateDevSlpPin:
-				p.hostPins[st.Port] = append(p.hostPins[st.Port], pinEvent{st.Host, st.Value == "1"})
+				p.hostPins[st.Port] = append(p.hostPins[st.Port], pinEvent{host, st.Value == "1"})
 			}
 		case capture.KindStats:
 			p.info.CRCErrors = rec.Stats.CRCErrors
@@ -466,7 +467,7 @@ func (p *pass1) pinSpans(port int, clock *Clock) ([]span, string) {
 	if ev := p.meterPins[port]; len(ev) > 0 {
 		conv := make([]pinEvent, len(ev))
 		for i, e := range ev {
-			conv[i] = pinEvent{clock.Host(uint64(e.t)), e.asserted}
+			conv[i] = pinEvent{int64(clock.Host(uint64(e.t))), e.asserted}
 		}
 		return pinSpans(conv), "meter"
 	}
@@ -576,7 +577,7 @@ func (rep *Report) take(asm *assembler, neg negativeCounter, procByPort map[int]
 		for _, e := range it.io {
 			if d := procByPort[p.ioPort(e.Port)]; d != nil {
 				d.total.io.add(e)
-				if pi := d.ph.phaseAt(e.Issue); pi >= 0 {
+				if pi := d.ph.phaseAt(int64(e.Issue)); pi >= 0 {
 					d.phases[pi].io.add(e)
 				}
 			}

@@ -231,7 +231,7 @@ func busyIO(p *pass1, port int) []detect.IO {
 func drivePins(p *pass1, c *Clock, port int) []detect.Pin {
 	var dp []detect.Pin
 	for _, e := range p.meterPins[port] {
-		dp = append(dp, detect.Pin{At: c.Host(uint64(e.t)), Asserted: e.asserted})
+		dp = append(dp, detect.Pin{At: int64(c.Host(uint64(e.t))), Asserted: e.asserted})
 	}
 	if len(dp) == 0 {
 		for _, e := range append(append([]pinEvent(nil), p.hostPins[port]...), p.hostPins[0]...) {
@@ -476,7 +476,7 @@ func (sd *stateDetector) finishStates(open Opener, p *pass1, c *Clock, drives []
 				continue
 			}
 			for k := range run.N {
-				t := c.Host(run.Index + uint64(k))
+				t := int64(c.Host(run.Index + uint64(k)))
 				var w float64
 				for _, ch := range ln.rails {
 					w += float64(run.V[ch][k]) * float64(run.I[ch][k])

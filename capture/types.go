@@ -3,6 +3,7 @@ package capture
 import (
 	"encoding/json"
 
+	"github.com/idlewatt/idlewatt/hostclock"
 	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/workload"
 )
@@ -13,7 +14,7 @@ type Header struct {
 	Meter     meter.Info      `json:"meter"`      // identity as the meter reported it
 	Channels  []meter.Channel `json:"channels"`   // stream channel order (Block.Channel indexes this)
 	RateHz    float64         `json:"rate_hz"`    // samples per second per channel
-	StartHost int64           `json:"start_host"` // hostclock.Now() when streaming was requested
+	StartHost hostclock.Time  `json:"start_host"` // hostclock.Now() when streaming was requested
 	// Drives names what sits on each port (by port), e.g. profile or model.
 	Drives []DriveInfo `json:"drives,omitempty"`
 	// Config is the resolved configuration of the run, verbatim.
@@ -63,8 +64,8 @@ const (
 
 // StateEvent is a host-side event on the host monotonic clock.
 type StateEvent struct {
-	Host  int64 // hostclock.Now()
-	Port  int   // 0 = all ports / not port-specific
+	Host  hostclock.Time // hostclock.Now()
+	Port  int            // 0 = all ports / not port-specific
 	Kind  StateKind
 	Value string
 }
@@ -105,7 +106,7 @@ type Record struct {
 	// Rejected says why a KindRejected record's samples were not placed.
 	Rejected Reject
 	// Host is hostclock.Now() when a KindStats record's counters were read.
-	Host   int64
+	Host   hostclock.Time
 	Offset int64 // byte offset of the chunk that held this record
 }
 

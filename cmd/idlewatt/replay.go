@@ -281,9 +281,9 @@ func wlRun(cmd *cobra.Command, cfg replay.Config, src trace.Reader, tgt *target.
 		w.WriteString("issue_ns,complete_ns,op,offset,size,err\n")
 		var b []byte
 		onEvent = func(ev capture.IOEvent) {
-			b = strconv.AppendInt(b[:0], ev.Issue, 10)
+			b = strconv.AppendInt(b[:0], int64(ev.Issue), 10)
 			b = append(b, ',')
-			b = strconv.AppendInt(b, ev.Complete, 10)
+			b = strconv.AppendInt(b, int64(ev.Complete), 10)
 			b = append(b, ',')
 			b = append(b, ev.Op.String()...)
 			b = append(b, ',')

@@ -56,7 +56,7 @@ func readWindows(path string, clock analysis.Clock, windows []Window) ([][]devsl
 		if row.Gap > 0 {
 			continue
 		}
-		t := clock.Host(row.Index)
+		t := int64(clock.Host(row.Index))
 		if t < lo || t > hi {
 			continue
 		}

@@ -58,7 +58,7 @@ type Rig struct {
 	guard   *alpm.Guard
 	release func() []alpm.HostResult
 	drives  []*Drive
-	clock   func(hostNs int64) time.Duration // emulator time; nil for real meters
+	clock   func(hostclock.Time) time.Duration // emulator time; nil for real meters
 
 	streamCtx    context.Context
 	streamCancel context.CancelFunc

@@ -253,7 +253,7 @@ func writeIO(w io.Writer, r *capture.Reader, policy map[int]string) error {
 		case capture.KindIO:
 			for _, e := range rec.IO {
 				buf = append(buf, IORow{Port: int32(e.Port), Op: e.Op.String(), OffsetB: e.Offset, SizeB: e.Size,
-					IssueNS: e.Issue, CompleteNS: e.Complete, Failed: e.Err})
+					IssueNS: int64(e.Issue), CompleteNS: int64(e.Complete), Failed: e.Err})
 			}
 			if len(buf) >= 4096 {
 				if _, err := pw.Write(buf); err != nil {
