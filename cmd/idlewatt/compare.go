@@ -147,7 +147,7 @@ func compareBaseline(v string, labels []string) (int, error) {
 // the one the report was computed from (the same drives and sample counts).
 // Each capture joins oo's inputs.
 func compareRuns(cmd *cobra.Command, args, caps []string, reps []*analysis.Report, labels []string, oo *outfile.Options) ([]htmlreport.CompareRun, error) {
-	user, err := configProfiles()
+	user, err := configProfiles(cmd)
 	if err != nil {
 		return nil, inputErr(err)
 	}

@@ -129,6 +129,7 @@ func closeTo(got, want, abs float64) bool {
 // and its relative value against values the test computes from the
 // report.json files, and null / "—" exactly where either side is null.
 func TestCompareDeltas(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	scen := func(seed int64, drives []synthcap.Drive, pins bool) synthcap.Scenario {
 		s := synthcap.Scenario{
@@ -405,6 +406,7 @@ func ptrOrNaN(u *float64) float64 {
 // TestCompareBaselineBad: a --baseline that names no run, or two, is bad
 // usage (exit 2) and writes nothing.
 func TestCompareBaselineBad(t *testing.T) {
+	t.Parallel()
 	rep := "../../fixtures/reports/small/report.json"
 	for _, c := range []struct {
 		args []string

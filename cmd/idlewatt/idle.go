@@ -68,7 +68,7 @@ type idleResult struct {
 
 func runIdle(cmd *cobra.Command, _ []string) error {
 	var rc rig.Config
-	if err := decodeKey("", &rc); err != nil {
+	if err := decodeKey(cmd, "", &rc); err != nil {
 		return err
 	}
 	if k := optString(cmd, "meter", ""); k != "" {
@@ -80,7 +80,7 @@ func runIdle(cmd *cobra.Command, _ []string) error {
 	if s := optString(cmd, "sysfs-root", ""); s != "" {
 		rc.SysfsRoot = s
 	}
-	user, err := configProfiles()
+	user, err := configProfiles(cmd)
 	if err != nil {
 		return inputErr(err)
 	}

@@ -131,6 +131,7 @@ func col(t *testing.T, head []string, name string) int {
 // shows the one value report.json holds (to the decimals printed), and "—"
 // or an empty cell exactly where report.json has null.
 func TestOneValuePerQuantity(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	scen := func(d time.Duration, wl string) synthcap.Scenario {
 		return synthcap.Scenario{

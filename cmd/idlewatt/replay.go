@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,7 +10,6 @@ import (
 	"math"
 	"os"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -266,11 +264,11 @@ func wlRun(cmd *cobra.Command, cfg replay.Config, src trace.Reader, tgt *target.
 			return failErr("%s: --events %w", cmd.Name(), oerr)
 		}
 		defer f.Abort() // no-op after Commit
-		w := bufio.NewWriterSize(f, 256<<10)
+		ev := replay.NewEventsCSV(f)
 		// The events of whatever ran are kept, also when the run failed
 		// or was interrupted; a failed write keeps an old file instead.
 		defer func() {
-			cerr := w.Flush()
+			cerr := ev.Flush()
 			if cerr == nil {
 				cerr = f.Commit()
 			}
@@ -278,25 +276,7 @@ func wlRun(cmd *cobra.Command, cfg replay.Config, src trace.Reader, tgt *target.
 				err = failErr("%s: --events %w", cmd.Name(), cerr)
 			}
 		}()
-		w.WriteString("issue_ns,complete_ns,op,offset,size,err\n")
-		var b []byte
-		onEvent = func(ev capture.IOEvent) {
-			b = strconv.AppendInt(b[:0], int64(ev.Issue), 10)
-			b = append(b, ',')
-			b = strconv.AppendInt(b, int64(ev.Complete), 10)
-			b = append(b, ',')
-			b = append(b, ev.Op.String()...)
-			b = append(b, ',')
-			b = strconv.AppendInt(b, ev.Offset, 10)
-			b = append(b, ',')
-			b = strconv.AppendInt(b, int64(ev.Size), 10)
-			if ev.Err {
-				b = append(b, ",1\n"...)
-			} else {
-				b = append(b, ",0\n"...)
-			}
-			w.Write(b)
-		}
+		onEvent = ev.Event
 	}
 	res, err := replay.Run(cmd.Context(), cfg, src, tgt, onEvent)
 	res.Target = targetInfo(tgt)

@@ -46,7 +46,7 @@ func runReport(cmd *cobra.Command, args []string) error {
 	opts.Ports, _ = cmd.Flags().GetIntSlice("ports")
 	// Drives with a known profile (built-in or from the config) get their
 	// interface states classified against the profile's levels.
-	user, err := configProfiles()
+	user, err := configProfiles(cmd)
 	if err != nil {
 		return inputErr(err)
 	}

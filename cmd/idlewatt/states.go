@@ -131,7 +131,7 @@ func sysfsRoot(cmd *cobra.Command) string {
 // rootName names the sysfs root's origin for messages: the flag or config
 // key the user gave, or "the sysfs root" for the default nobody typed.
 func rootName(cmd *cobra.Command, root string) string {
-	if f := cmd.Flags().Lookup("sysfs-root"); (f != nil && f.Changed) || cfg.IsSet(keySysfsRoot) {
+	if f := cmd.Flags().Lookup("sysfs-root"); (f != nil && f.Changed) || cliOf(cmd).cfg.IsSet(keySysfsRoot) {
 		return where(cmd, "sysfs-root", keySysfsRoot) + " " + root
 	}
 	return "the sysfs root " + root
