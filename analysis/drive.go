@@ -5,6 +5,7 @@ import (
 
 	"github.com/idlewatt/idlewatt/analysis/decimate"
 	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/hostclock"
 	"github.com/idlewatt/idlewatt/units"
 )
 
@@ -318,7 +319,7 @@ func (d *driveProc) classify(start uint64, k int, run []float64, a Activity, pin
 	t0 := d.clock.HostF(float64(start))
 	for j, p := range run {
 		tj := int64(t0 + dt*float64(k+j))
-		st := d.cls.Classify(Sample{Index: start + uint64(k+j), Host: tj, Power: units.Watts(p), Activity: a, DevSlpPin: pin})
+		st := d.cls.Classify(Sample{Index: start + uint64(k+j), Host: hostclock.Time(tj), Power: units.Watts(p), Activity: a, DevSlpPin: pin})
 		d.latency(st, tj)
 		if st == StateUnknown {
 			st = StateIdle
