@@ -7,15 +7,16 @@ import (
 
 	"github.com/idlewatt/idlewatt/hostclock"
 	"github.com/idlewatt/idlewatt/meter"
+	"github.com/idlewatt/idlewatt/units"
 )
 
 // Clock maps meter sample indices to host monotonic nanoseconds:
 // host(n) = Base + NsPerSample·(n − Ref).
 type Clock struct {
-	Ref         uint64  // sample index the fit is centred on
-	Base        float64 // host ns at Ref
-	NsPerSample float64 // fitted sample period on the host clock
-	RateHz      float64 // nominal rate from the header
+	Ref         uint64      // sample index the fit is centred on
+	Base        float64     // host ns at Ref
+	NsPerSample float64     // fitted sample period on the host clock
+	RateHz      units.Hertz // nominal rate from the header
 
 	Fitted     bool    // false: no usable marks, header start time and nominal rate used
 	Marks      int     // mark echoes seen
@@ -107,12 +108,12 @@ type ClockFitter struct {
 // lowest-round-trip mark per windowSec of meter time. When more than maxKeep
 // windows accumulate, the window doubles and neighbours are merged, so memory
 // stays bounded however long the capture is.
-func NewClockFitter(rateHz, windowSec float64, maxKeep int) *ClockFitter {
-	w := uint64(math.Max(1, math.Round(rateHz*windowSec)))
+func NewClockFitter(rate units.Hertz, window time.Duration, maxKeep int) *ClockFitter {
+	w := uint64(math.Max(1, math.Round(float64(rate)*window.Seconds())))
 	if maxKeep < 16 {
 		maxKeep = 16
 	}
-	return &ClockFitter{MaxDriftPPM: DefaultMaxDriftPPM, rate: rateHz, window: w, best: map[uint64]meter.MarkEcho{}, minRTT: math.MaxInt64, maxKeep: maxKeep}
+	return &ClockFitter{MaxDriftPPM: DefaultMaxDriftPPM, rate: float64(rate), window: w, best: map[uint64]meter.MarkEcho{}, minRTT: math.MaxInt64, maxKeep: maxKeep}
 }
 
 // Add offers one mark echo. Echoes with a negative round trip are ignored.
@@ -169,7 +170,7 @@ func (f *ClockFitter) Fit(startHost hostclock.Time) Clock {
 		maxPPM = DefaultMaxDriftPPM
 	}
 	nominal := 1e9 / f.rate
-	c := Clock{RateHz: f.rate, Marks: f.marks, NsPerSample: nominal, Base: float64(startHost), NegativeRTT: f.negRTT, MaxDriftPPM: maxPPM}
+	c := Clock{RateHz: units.Hertz(f.rate), Marks: f.marks, NsPerSample: nominal, Base: float64(startHost), NegativeRTT: f.negRTT, MaxDriftPPM: maxPPM}
 	if f.marks > 0 {
 		c.MinRTTMS = float64(f.minRTT) / 1e6
 		c.Synthetic = f.synth == f.marks

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"testing"
+	"time"
 
 	"github.com/idlewatt/idlewatt/meter"
 )
@@ -22,7 +23,7 @@ func TestClockFitDrift(t *testing.T) {
 	period := 1e9 / rate * (1 + ppm*1e-6)
 	truth := func(n uint64) float64 { return float64(start) + float64(n)*period }
 	rng := rand.New(rand.NewSource(3))
-	f := NewClockFitter(rate, 5, 4096)
+	f := NewClockFitter(rate, 5*time.Second, 4096)
 	for s := 1; s < 600; s++ {
 		h := start + hostclock.Time(s)*1e9
 		up := 150e3 + rng.ExpFloat64()*2e6
@@ -47,14 +48,14 @@ func TestClockFitDrift(t *testing.T) {
 }
 
 func TestClockFallback(t *testing.T) {
-	c := NewClockFitter(1000, 5, 64).Fit(42e9)
+	c := NewClockFitter(1000, 5*time.Second, 64).Fit(42e9)
 	if c.Fitted || c.Host(1000) != 43e9 {
 		t.Errorf("fallback %+v host(1000) %d", c, c.Host(1000))
 	}
 }
 
 func TestClockFitterBounded(t *testing.T) {
-	f := NewClockFitter(1000, 1, 64)
+	f := NewClockFitter(1000, time.Second, 64)
 	for s := 0; s < 100000; s++ {
 		f.Add(meter.MarkEcho{HostSent: hostclock.Time(s) * 1e9, HostRecv: hostclock.Time(s)*1e9 + 1e5, MeterIndex: uint64(s) * 1000})
 	}

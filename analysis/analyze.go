@@ -79,8 +79,8 @@ func DefaultOptions() Options {
 // capture recorded from a byte stream (one 65,536-sample chunk per channel,
 // channel after channel) lost all but MaxSkew of every chunk at rates under
 // 6.5 kS/s as "late" samples: 50 of 60 s at 1 kS/s.
-func maxPending(skew time.Duration, rateHz float64) int {
-	n := skew.Seconds() * rateHz
+func maxPending(skew time.Duration, rate units.Hertz) int {
+	n := skew.Seconds() * float64(rate)
 	if floor := float64(2 * capture.MaxChunkSamples); !(n >= floor) {
 		n = floor
 	}
@@ -203,12 +203,12 @@ func firstPass(open Opener, opts Options) (*pass1, error) {
 	if len(h.Channels) == 0 {
 		return nil, ErrNoChannels
 	}
-	if !(h.RateHz > 0) || math.IsInf(h.RateHz, 0) {
+	if !(h.RateHz > 0) || math.IsInf(float64(h.RateHz), 0) {
 		return nil, fmt.Errorf("capture header: sample rate %v Hz is not positive", h.RateHz)
 	}
 	p := &pass1{
 		hdr:       h,
-		fitter:    NewClockFitter(h.RateHz, opts.MarkWindow.Seconds(), 4096),
+		fitter:    NewClockFitter(h.RateHz, opts.MarkWindow, 4096),
 		busy:      map[int]*spanSet{},
 		hostPins:  map[int][]pinEvent{},
 		meterPins: map[int][]pinEvent{},
@@ -378,7 +378,7 @@ func secondPass(open Opener, opts Options, p *pass1, sd *stateDetector) (*Report
 			driveOf[ch] = rep.Drives[ref.drive].Name
 		}
 	}
-	for _, n := range append(meterStatsNotes(p.stats, p.info.GapReasons, h.RateHz), neg.notes(h, driveOf)...) {
+	for _, n := range append(meterStatsNotes(p.stats, p.info.GapReasons, float64(h.RateHz)), neg.notes(h, driveOf)...) {
 		rep.note(n)
 	}
 	rep.finish(p, &clock, t0f, opts)

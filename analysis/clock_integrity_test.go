@@ -7,6 +7,7 @@ package analysis
 import (
 	"math"
 	"testing"
+	"time"
 
 	"github.com/idlewatt/idlewatt/hostclock"
 	"github.com/idlewatt/idlewatt/meter"
@@ -22,7 +23,7 @@ func TestClockBeyond2To32(t *testing.T) {
 		period := 1e9 / rate * (1 + drift/1e6)
 		host0 := int64(7e15) // host time (ns) at index start: months of uptime
 		truth := func(n uint64) float64 { return float64(host0) + period*(float64(n)-float64(start)) }
-		f := NewClockFitter(rate, 1, 64)
+		f := NewClockFitter(rate, time.Second, 64)
 		for k := range 120 { // a mark a second for two minutes, crossing 2³² for the first start
 			n := start + uint64(k)*10000
 			mid := truth(n)

@@ -59,7 +59,7 @@ func Plot(path, out string, o PlotOptions) ([]string, error) {
 	}
 	zoomed := o.To > o.From
 	var traces []chart.Trace
-	if !zoomed || (o.To-o.From)*p1.hdr.RateHz/float64(o.Buckets) >= 1000 {
+	if !zoomed || (o.To-o.From)*float64(p1.hdr.RateHz)/float64(o.Buckets) >= 1000 {
 		traces, err = plotSummaries(open, p1, o)
 		if err != nil {
 			return nil, err
@@ -223,7 +223,7 @@ func plotSummaries(open Opener, p *pass1, o PlotOptions) ([]chart.Trace, error) 
 	for per, l := range lvls {
 		span := l.hi - min(l.lo, l.hi)
 		if o.To > o.From {
-			span = uint64((o.To - o.From) * h.RateHz)
+			span = uint64((o.To - o.From) * float64(h.RateHz))
 		}
 		fits := uint64(per)*2*uint64(o.Buckets) <= span
 		switch {

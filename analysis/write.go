@@ -169,7 +169,7 @@ func PowerTitle(drives []string, c CaptureInfo) (title, subtitle string) {
 	}
 	if m := strings.TrimSpace(c.MeterKind + " " + c.MeterModel); m != "" {
 		if c.RateHz > 0 {
-			m += " at " + g(c.RateHz) + " S/s"
+			m += " at " + g(float64(c.RateHz)) + " S/s"
 		}
 		parts = append(parts, "meter "+m)
 	}
@@ -236,7 +236,7 @@ func (r *Report) WriteMarkdown(w io.Writer) {
 	} else {
 		p("Capture")
 	}
-	p(": meter %s %s at %s S/s, %.1f s", r.Capture.MeterKind, r.Capture.MeterModel, g(r.Capture.RateHz), r.Capture.DurationS)
+	p(": meter %s %s at %s S/s, %.1f s", r.Capture.MeterKind, r.Capture.MeterModel, g(float64(r.Capture.RateHz)), r.Capture.DurationS)
 	if r.Capture.Complete {
 		p(", complete.\n\n")
 	} else {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/idlewatt/idlewatt/hostclock"
 	"github.com/idlewatt/idlewatt/meter"
+	"github.com/idlewatt/idlewatt/units"
 	"github.com/idlewatt/idlewatt/workload"
 )
 
@@ -13,7 +14,7 @@ type Header struct {
 	Created   string          `json:"created"`    // RFC 3339 wall-clock time, for humans only
 	Meter     meter.Info      `json:"meter"`      // identity as the meter reported it
 	Channels  []meter.Channel `json:"channels"`   // stream channel order (Block.Channel indexes this)
-	RateHz    float64         `json:"rate_hz"`    // samples per second per channel
+	RateHz    units.Hertz     `json:"rate_hz"`    // samples per second per channel
 	StartHost hostclock.Time  `json:"start_host"` // hostclock.Now() when streaming was requested
 	// Drives names what sits on each port (by port), e.g. profile or model.
 	Drives []DriveInfo `json:"drives,omitempty"`

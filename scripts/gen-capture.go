@@ -45,7 +45,7 @@ func main() {
 		di = append(di, capture.DriveInfo{Port: p, Name: fmt.Sprintf("synthetic %d", p)})
 	}
 	h := capture.Header{Created: time.Now().UTC().Format(time.RFC3339), Meter: meter.Info{Kind: "hub", Model: "gen-capture"},
-		Channels: chans, RateHz: *rate, StartHost: 1e12, Drives: di, Tool: "gen-capture"}
+		Channels: chans, RateHz: units.Hertz(*rate), StartHost: 1e12, Drives: di, Tool: "gen-capture"}
 	w, err := capture.Create(*out, h, capture.Options{Version: *format, FlushEvery: time.Hour})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

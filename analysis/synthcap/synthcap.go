@@ -112,7 +112,7 @@ type Sink interface {
 
 // Header returns the capture header for s.
 func (s *Scenario) Header() capture.Header {
-	h := capture.Header{Created: "2025-01-01T00:00:00Z", RateHz: s.RateHz, StartHost: s.StartHost, Tool: "synthcap"}
+	h := capture.Header{Created: "2025-01-01T00:00:00Z", RateHz: units.Hertz(s.RateHz), StartHost: s.StartHost, Tool: "synthcap"}
 	h.Meter = meter.Info{Kind: "synthetic", Model: "synthcap", Ports: len(s.Drives)}
 	for _, d := range s.Drives {
 		lv, li := units.Volts(s.VoltLSB), units.Amps(s.CurrentLSB)

@@ -190,7 +190,7 @@ func runRecord(cmd *cobra.Command, args []string) error {
 		"ports": scfg.Ports, "duration_s": dur.Seconds(), "replayed": replayed, "options": mopts})
 	h := capture.Header{
 		Created: time.Now().UTC().Format(time.RFC3339), Meter: info, Channels: chans,
-		RateHz: float64(scfg.Rate), StartHost: hostclock.Now(), Config: settings, Tool: "idlewatt " + version,
+		RateHz: scfg.Rate, StartHost: hostclock.Now(), Config: settings, Tool: "idlewatt " + version,
 		Drives: drives,
 	}
 	w, err := capture.Create(out, h, capture.Options{Overwrite: oo.Overwrite, Inputs: oo.Inputs, Version: capVer})

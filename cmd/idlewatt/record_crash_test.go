@@ -160,7 +160,7 @@ func (ct captureTail) lastHost() hostclock.Time {
 	for _, e := range ct.end {
 		least = min(least, e)
 	}
-	ns := 1e9 / ct.hdr.RateHz
+	ns := 1e9 / float64(ct.hdr.RateHz)
 	if m := ct.mark; m != nil {
 		return m.HostSent + hostclock.Time((float64(least)-float64(m.MeterIndex))*ns)
 	}

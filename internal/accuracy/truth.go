@@ -76,7 +76,7 @@ func readRunClock(path string, emuEpoch int64) (*runClock, error) {
 	if h.RateHz <= 0 {
 		return nil, fmt.Errorf("%s: no sample rate", path)
 	}
-	rc := &runClock{rate: h.RateHz, ports: map[int]*portSpan{}}
+	rc := &runClock{rate: float64(h.RateHz), ports: map[int]*portSpan{}}
 	chanPort := map[int]int{}
 	for i, c := range h.Channels {
 		if c.Rail == meter.Rail5V {
