@@ -6,6 +6,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/idlewatt/idlewatt/hostclock"
 	"github.com/idlewatt/idlewatt/units"
 )
 
@@ -200,8 +201,8 @@ func (t *thresholds) classify(w float64) State {
 // Span is a maximal interval in one state. Times are host monotonic ns.
 type Span struct {
 	State   State
-	Start   int64
-	End     int64
+	Start   hostclock.Time
+	End     hostclock.Time
 	Samples int
 	MeanW   float64
 	MinW    float64
@@ -209,7 +210,7 @@ type Span struct {
 }
 
 // Duration returns the span's length.
-func (s Span) Duration() time.Duration { return time.Duration(s.End - s.Start) }
+func (s Span) Duration() time.Duration { return s.End.Sub(s.Start) }
 
 // Options tune a Classifier.
 type Options struct {
@@ -244,12 +245,12 @@ const adaptZ = 4
 type Classifier struct {
 	th     thresholds
 	dwellN int // dwell in samples
-	period int64
+	period time.Duration
 	onSpan func(Span)
 	// The smoothing window: a centred running median over the last len(rw)
 	// samples. A median moves a clean step by exactly half the window, which
 	// the centring undoes, so edges keep their time; it also ignores spikes.
-	rt      []int64
+	rt      []hostclock.Time
 	rw      []float64
 	rb      []bool
 	ringPos int
@@ -286,16 +287,16 @@ type Classifier struct {
 	curSum  float64 // Σw of cur
 	cand    State   // candidate state, != cur.State while pending
 	candN   int
-	candAt  int64
+	candAt  hostclock.Time
 	candSum float64
 	candMin float64
 	candMax float64
 	started bool
-	last    int64
+	last    hostclock.Time
 }
 
 type pendSample struct {
-	t    int64
+	t    hostclock.Time
 	w    float64
 	busy bool
 }
@@ -321,7 +322,7 @@ func New(opt Options, onSpan func(Span)) (*Classifier, error) {
 	if dwellN < 1 {
 		dwellN = 1
 	}
-	c := &Classifier{th: opt.Levels.compile(), dwellN: dwellN, period: int64(opt.Period), onSpan: onSpan,
+	c := &Classifier{th: opt.Levels.compile(), dwellN: dwellN, period: opt.Period, onSpan: onSpan,
 		adaptive: opt.Adaptive, levels: opt.Levels, dStride: 1,
 		minN: int(opt.Smooth/opt.Period) | 1, maxN: int(opt.MaxSmooth/opt.Period) | 1}
 	c.setWindow(c.minN)
@@ -331,9 +332,9 @@ func New(opt Options, onSpan func(Span)) (*Classifier, error) {
 
 // setWindow sizes the smoothing ring for n samples (odd).
 func (c *Classifier) setWindow(n int) {
-	c.rt, c.rw, c.rb, c.rc = make([]int64, n), make([]float64, n), make([]bool, n), make([]State, n)
+	c.rt, c.rw, c.rb, c.rc = make([]hostclock.Time, n), make([]float64, n), make([]bool, n), make([]State, n)
 	c.scratch, c.sorted = make([]float64, n), make([]float64, 0, n)
-	c.smooth = time.Duration(int64(n) * c.period)
+	c.smooth = time.Duration(n) * c.period
 }
 
 // Resolved reports whether the adaptive window reached its margin: false
@@ -404,7 +405,8 @@ func (c *Classifier) decide() {
 // Push adds one sample: its host time, its power (all rails), and whether an
 // I/O was in flight (or within the settle tail) at that time. Classification
 // lags by half the smoothing window.
-func (c *Classifier) Push(t int64, w float64, busy bool) {
+func (c *Classifier) Push(t hostclock.Time, p units.Watts, busy bool) {
+	w := float64(p)
 	c.noteDiff(w)
 	if !c.decided {
 		c.pend = append(c.pend, pendSample{t, w, busy})
@@ -416,7 +418,7 @@ func (c *Classifier) Push(t int64, w float64, busy bool) {
 	c.push(t, w, busy)
 }
 
-func (c *Classifier) push(t int64, w float64, busy bool) {
+func (c *Classifier) push(t hostclock.Time, w float64, busy bool) {
 	n := len(c.rw)
 	rs := c.th.classify(w)
 	if c.ringN == n {
@@ -496,7 +498,7 @@ func (c *Classifier) flushRing() {
 }
 
 // classify accounts the sample at t (power w) given its smoothed class.
-func (c *Classifier) classify(t int64, w float64, busy bool, smoothed State) {
+func (c *Classifier) classify(t hostclock.Time, w float64, busy bool, smoothed State) {
 	s := Active
 	if !busy {
 		s = smoothed
@@ -595,7 +597,7 @@ func (c *Classifier) Gap() {
 	if c.candN > 0 {
 		c.absorbCandidate()
 	}
-	c.cur.End = c.last + c.period
+	c.cur.End = c.last.Add(c.period)
 	c.emit()
 	c.started = false
 }
@@ -681,7 +683,8 @@ var histEdges = func() []float64 {
 }()
 
 // Add counts one idle sample's (smoothed) power.
-func (h *LevelHistogram) Add(w float64) {
+func (h *LevelHistogram) Add(p units.Watts) {
+	w := float64(p)
 	if h.bins == nil {
 		h.bins = make([]float64, histBins)
 	}
