@@ -146,7 +146,7 @@ const reportJSON = `{"schema":"idlewatt.report/v1","drives":[
   "residency":{"active":0.1,"idle":0.9},"devslp":{"entered":false,"power_w":3.9,"entry_ms":0,"exit_ms":0},"samples":{"dropped":2}},
  {"name":"b","port":2,"active_idle_w":null,"average_w":0.5,"energy_j":5,"uncertainty":{"average_w":{"lo":0.49,"hi":0.51}},
   "residency":{"devslp":0.5,"slumber":0.5},"devslp":{"entered":true,"power_w":0.004,"entry_ms":0.2,"exit_ms":40}},
- {"name":"c","port":3,"active_idle_w":0.2,"active_idle_u95_w":0.001,"residency":{"background":0.1,"idle":0.9},"residency_u95":{"idle":0.002},
+ {"name":"c","port":3,"active_idle_w":0.2,"active_idle_u95_w":0.001,"peak_w":1.5,"peak_ci95_w":[1.4,1.52],"residency":{"background":0.1,"idle":0.9},"residency_u95":{"idle":0.002},
   "devslp":{"entered":false,"power_w":null,"floor_w":null,"floor_u95_w":null,"entry_ms":null,"exit_ms":null,"outcome":"not_supported"}},
  {"name":"d","port":4,"devslp":{"entered":true,"floor_w":0.004,"floor_u95_w":0.0002,"entry_ms":0.5,"entry_u95_ms":null,"exit_ms":41,"exit_u95_ms":1.5,"outcome":"inconclusive"}}]}`
 
@@ -181,6 +181,9 @@ func TestExtract(t *testing.T) {
 	}
 	if r := c3.Residency["idle"]; r.Lo == nil || math.Abs(*r.Lo-0.898) > 1e-12 || c3.Residency["background"].Lo != nil {
 		t.Errorf("port 3 residency intervals: idle %+v, background %+v", r, c3.Residency["background"])
+	}
+	if c3.PeakW.Lo == nil || *c3.PeakW.Lo != 1.4 || *c3.PeakW.Hi != 1.52 {
+		t.Errorf("port 3 peak interval (peak_ci95_w): %+v", c3.PeakW)
 	}
 	if c3.DevSlpFloorW.V != nil || c3.ExitMs.V != nil || *c3.ActiveIdleW.Lo != 0.199 || *c3.ActiveIdleW.Hi != 0.201 || c3.Verdict != "NOT SUPPORTED" {
 		t.Errorf("port 3: %+v verdict %q", c3, c3.Verdict)

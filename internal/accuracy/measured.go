@@ -51,7 +51,7 @@ type Measured struct {
 //
 // A stated 95 % interval is looked for beside each value: NAME_u95_UNIT
 // (a half-width: active_idle_u95_w, floor_u95_w, exit_u95_ms), or
-// KEY_ci95 as [lo, hi] or {lo, hi}; where none is found the Value has no
+// KEY_ci95 or NAME_ci95_UNIT (peak_ci95_w) as [lo, hi] or {lo, hi}; where none is found the Value has no
 // Lo/Hi and coverage counts it as n/a. Reports whose DevSlp values are
 // never null (no floor_w key) give a floor, entry and exit only when
 // devslp.entered is true; newer ones state absent values as null.
@@ -199,6 +199,9 @@ func value(obj map[string]any, key string) Value {
 		}
 	}
 	iv := obj[key+"_ci95"]
+	if i := strings.LastIndex(key, "_"); iv == nil && i > 0 {
+		iv = obj[key[:i]+"_ci95"+key[i:]] // NAME_ci95_UNIT: [lo, hi] (peak_ci95_w)
+	}
 	if iv == nil {
 		if u, ok := obj["uncertainty"].(map[string]any); ok {
 			iv = u[key]
