@@ -141,3 +141,27 @@ func TestBusyGapsNotAbsorbed(t *testing.T) {
 		t.Fatalf("residency off by %.2f pp: gaps of 1.5 ms (under the 2 ms dwell) absorbed into active", e)
 	}
 }
+
+// Leaving a floor for a level far above (DevSlp → idle) the median
+// passes through the bands between: no slumber interval may appear, and
+// the floor keeps its time (before: ≈ a third of the window per exit went
+// to slumber).
+func TestNoIntermediateStateAtAFarStep(t *testing.T) {
+	l := Levels{Idle: 0.296, Partial: 0.119, Slumber: 0.0077, DevSlp: 0.00042}
+	var segs []seg
+	segs = append(segs, seg{Idle, 0.296, 300 * time.Millisecond, false})
+	for k := 0; k < 6; k++ {
+		segs = append(segs, seg{Slumber, 0.0077, 400 * time.Millisecond, false},
+			seg{DevSlp, 0.00042, 800 * time.Millisecond, false}, seg{Idle, 0.296, 300 * time.Millisecond, false})
+	}
+	var sum Summary
+	c, _ := New(Options{Levels: l, Period: period, Adaptive: true}, func(s Span) { sum.Add(s) })
+	render(c, segs, 0.0071, 5) // 1.42 mA σ on 5 V
+	if got := sum.Transitions[[2]State{DevSlp, Slumber}]; got != 0 {
+		t.Errorf("%d devslp → slumber transitions at a DevSlp → idle step (window %v)", got, c.Smooth())
+	}
+	want := 6 * 0.8 / (0.3 + 6*1.5)
+	if got := sum.Residency(DevSlp); math.Abs(got-want) > 0.003 {
+		t.Errorf("devslp residency %.4f, want %.4f", got, want)
+	}
+}

@@ -125,13 +125,21 @@ func (l Levels) compile() thresholds {
 		x := float64(lv[0].w)
 		t.activeAbove = x * 1.25
 		if len(lv) > 1 {
-			t.activeAbove = math.Min(t.activeAbove, 2*x-math.Sqrt(x*float64(lv[1].w)))
+			t.activeAbove = math.Min(t.activeAbove, 2*x-(x+float64(lv[1].w))/2)
 		}
 	}
+	// Adjacent levels are split at their arithmetic midpoint: the sensor
+	// noise is additive, so the midpoint is as many σ from either level,
+	// and a running median crosses it where a step between the two really
+	// is (near an even mix the median is either level's noise tail; a
+	// threshold nearer one level is crossed late, by up to a third of the
+	// window at 1.4 mA σ — the geometric mean used before put a DevSlp floor
+	// of 0.4 mW 1.4 mW from a 1.8 mW threshold, and each Slumber → DevSlp
+	// edge 20 ms late).
 	for i, x := range lv {
 		var below float64
 		if i+1 < len(lv) {
-			below = math.Sqrt(float64(x.w) * float64(lv[i+1].w))
+			below = (float64(x.w) + float64(lv[i+1].w)) / 2
 		} else {
 			below = t.offBelow
 		}
@@ -228,7 +236,7 @@ type Options struct {
 	// threshold with probability 3·10⁻⁵; at 3 σ, 1.3·10⁻³, states under the
 	// space's full noise still missed ±1 pp on a quarter of the draws). A median keeps a
 	// step's edge where it is whatever its width; it drops excursions
-	// shorter than half the window.
+	// shorter than half the window. The dwell grows to half the window.
 	Adaptive  bool
 	MaxSmooth time.Duration // Adaptive's longest window; default 100 ms
 }
@@ -395,6 +403,13 @@ func (c *Classifier) decide() {
 	if n != len(c.rw) {
 		c.setWindow(n)
 	}
+	// A state must hold half the window: a median passing from one level
+	// to a far one crosses the bands between them on the way (near an
+	// even mix the median is the near level's noise tail) for up to half
+	// the window, and that is no state — its samples stay with the state
+	// before (where the window's centre still is). A real state shorter
+	// than half the window the median smooths away anyway.
+	c.dwellN = max(c.dwellN, n/2)
 	p := c.pend
 	c.pend = nil
 	for _, s := range p {
