@@ -499,6 +499,17 @@ func (s *StateReport) uncertainty(spans []detect.Span, cn classNoise) {
 		w = time.Millisecond.Seconds()
 	}
 	mis := s.misread(cn)
+	// A state never entered has residency 0, its interval the samples the
+	// noise could have put into it (0 for a state with no level: active
+	// without I/O, off without an off level). Excursions shorter than half
+	// the window are not seen at all (docs/analysis.md, "States").
+	if total > 0 {
+		for _, st := range detect.AllStates {
+			if _, ok := by[st.String()]; !ok {
+				s.ResidencyU95[st.String()] = 1.96 * mis[st.String()] / math.Sqrt(3)
+			}
+		}
+	}
 	for st, a := range by {
 		k := float64(len(a.means))
 		if total > 0 {
