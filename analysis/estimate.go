@@ -143,7 +143,7 @@ type levelEstimate struct {
 const (
 	burstSigmas  = 5    // a block more than 5 robust σ from the median block…
 	burstRelFrac = 0.01 // …and more than 1 % of the level (a constant source has σ = 0)
-	minBlocks    = 10   // fewest independent block means for an interval
+	minBlocks    = 3    // fewest independent block means for an interval (as for a value: minQuietS); Student t at K − 1 widens it
 )
 
 // estimateLevel finds the quiet level of blocks bs (time order): the mean of
@@ -275,7 +275,7 @@ func estimateLevelAbove(bs []blk, L, minN int, resU func(sigma float64) float64,
 	// longer correlated (lag-1 autocorrelation within 2/√K of zero).
 	for {
 		if len(kept) < minBlocks {
-			e.Note = "fewer than 10 independent quiet blocks: no uncertainty (measure longer)"
+			e.Note = "fewer than 3 independent quiet blocks: no uncertainty (measure longer)"
 			return e
 		}
 		r1 := lag1(kept)
