@@ -148,10 +148,10 @@ func (r *Rig) DevSlpOptions(d *Drive) devslp.Options {
 	}
 	if p := d.Profile; p != nil {
 		if o.MDAT == 0 && p.MdatMs > 0 {
-			o.MDAT = time.Duration(p.MdatMs * float64(time.Millisecond))
+			o.MDAT = p.MDAT()
 		}
 		if o.DETO == 0 && p.DetoMs > 0 {
-			o.DETO = time.Duration(p.DetoMs * float64(time.Millisecond))
+			o.DETO = p.DETO()
 		}
 	}
 	return o
