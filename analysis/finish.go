@@ -5,7 +5,7 @@ import (
 	"math"
 	"strings"
 
-	"github.com/idlewatt/idlewatt/analysis/chart"
+	"github.com/idlewatt/idlewatt/analysis/series"
 	"github.com/idlewatt/idlewatt/analysis/states"
 	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/units"
@@ -483,8 +483,8 @@ func dedupe(s []string) []string {
 }
 
 // chart extracts the drive's chart series.
-func (d *driveProc) chart(t0 float64, end int64) chart.Trace {
-	tr := chart.Trace{Name: d.info.Name}
+func (d *driveProc) chart(t0 float64, end int64) series.Trace {
+	tr := series.Trace{Name: d.info.Name}
 	if d.dec != nil {
 		tr.Power = d.dec.Envelope()
 	}
@@ -496,17 +496,17 @@ func (d *driveProc) chart(t0 float64, end int64) chart.Trace {
 			tr.IO[n-1].End = sec(sp.e)
 			continue
 		}
-		tr.IO = append(tr.IO, chart.Interval{Start: sec(sp.s), End: sec(sp.e)})
+		tr.IO = append(tr.IO, series.Interval{Start: sec(sp.s), End: sec(sp.e)})
 	}
 	for _, sp := range d.pin.spans {
-		tr.States = append(tr.States, chart.StateSpan{Start: sec(sp.s), End: sec(min(sp.e, end)), State: "devslp"})
-		tr.Notes = append(tr.Notes, chart.Annotation{T: sec(sp.s), Text: "DEVSLP"})
+		tr.States = append(tr.States, series.StateSpan{Start: sec(sp.s), End: sec(min(sp.e, end)), State: "devslp"})
+		tr.Notes = append(tr.Notes, series.Annotation{T: sec(sp.s), Text: "DEVSLP"})
 	}
 	for _, ps := range d.ph.spans(d.phaseNames, end) {
 		if strings.TrimSpace(ps.name) == "" {
 			continue
 		}
-		tr.Notes = append(tr.Notes, chart.Annotation{T: sec(ps.s), Text: ps.name})
+		tr.Notes = append(tr.Notes, series.Annotation{T: sec(ps.s), Text: ps.name})
 	}
 	return tr
 }

@@ -22,6 +22,7 @@ import (
 
 	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/report"
 )
 
 // nonsense turns fuzz bytes into a capture, chunk by chunk, with valid CRCs.
@@ -240,7 +241,7 @@ func FuzzNonsenseCapture(f *testing.F) {
 			return
 		}
 		var js bytes.Buffer
-		if err := r.WriteJSON(&js); err != nil {
+		if err := report.WriteJSON(&js, r); err != nil {
 			t.Fatalf("report.json cannot be written (a NaN or Inf reached a number?): %v", err)
 		}
 		notes := strings.Join(r.Notes, "\n")
@@ -323,7 +324,7 @@ func FuzzNonsenseCapture(f *testing.F) {
 				}
 			}
 			// Duration is samples × the fitted period, within the drift bound.
-			if nominal := float64(d.Samples.Count) / r.Capture.RateHz; math.Abs(d.DurationS-nominal) > nominal*analysis.DefaultMaxDriftPPM*1e-6*1.001+1e-9 {
+			if nominal := float64(d.Samples.Count) / float64(r.Capture.RateHz); math.Abs(d.DurationS-nominal) > nominal*analysis.DefaultMaxDriftPPM*1e-6*1.001+1e-9 {
 				t.Fatalf("drive %q: %d samples at %g Hz last %g s", d.Name, d.Samples.Count, r.Capture.RateHz, d.DurationS)
 			}
 		}

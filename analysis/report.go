@@ -1,9 +1,10 @@
 package analysis
 
 import (
-	"github.com/idlewatt/idlewatt/analysis/chart"
+	"github.com/idlewatt/idlewatt/analysis/series"
 	"github.com/idlewatt/idlewatt/analysis/states"
 	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/units"
 )
 
 // Schema is the value of Report.Schema.
@@ -23,12 +24,12 @@ type Report struct {
 	// Options.States asked for it.
 	States []StateReport `json:"-"`
 
-	account      *capture.Account     // the reader's, until finish
-	dataNotes    []string             // the notes about the data, for plot
-	traces       []chart.Trace        // series for charts, not serialised
-	dists        []chart.Distribution // power distributions for charts, not serialised
-	drivesProc   []*driveProc         // accumulators, until finish
-	devslpCharts []namedDevSlpChart   // DevSlp cycle charts, not serialised
+	account      *capture.Account      // the reader's, until finish
+	dataNotes    []string              // the notes about the data, for plot
+	traces       []series.Trace        // series for charts, not serialised
+	dists        []series.Distribution // power distributions for charts, not serialised
+	drivesProc   []*driveProc          // accumulators, until finish
+	devslpCharts []namedDevSlpChart    // DevSlp cycle charts, not serialised
 }
 
 // CaptureInfo describes the input.
@@ -38,7 +39,7 @@ type CaptureInfo struct {
 	Tool         string            `json:"tool,omitempty"`
 	MeterKind    string            `json:"meter_kind"`
 	MeterModel   string            `json:"meter_model,omitempty"`
-	RateHz       float64           `json:"rate_hz"`
+	RateHz       units.Hertz       `json:"rate_hz"`
 	Channels     int               `json:"channels"`
 	Complete     bool              `json:"complete"`                        // the end chunk was read
 	EndError     string            `json:"end_error,omitempty"`             // why reading stopped early

@@ -2,22 +2,17 @@ package analysis
 
 import (
 	"encoding/json"
-	"fmt"
-	"io"
 	"math"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/idlewatt/idlewatt/analysis/states"
 	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/hostclock"
 	"github.com/idlewatt/idlewatt/states/detect"
 	"github.com/idlewatt/idlewatt/states/drivesim"
 	"github.com/idlewatt/idlewatt/units"
 )
-
-// FileStates is the state detection's output file.
-const FileStates = "states.json"
 
 // StatesSchema is states.json's schema value.
 const StatesSchema = "idlewatt.states/v1"
@@ -143,8 +138,8 @@ type stateCollector struct {
 
 func (c *stateCollector) Classify(s Sample) State {
 	busy := s.Activity == Busy
-	c.off.Push(s.Host, float64(s.Power), busy)
-	return c.online.Classify(float64(s.Power), busy)
+	c.off.Push(s.Host, s.Power, busy)
+	return c.online.Classify(s.Power, busy)
 }
 
 // IdleBand is the geometric mean of the idle level and the next lower
@@ -204,7 +199,7 @@ func (a *idleAverager) add(h *detect.LevelHistogram, w float64) {
 	a.sum += w
 	a.n++
 	if a.n >= a.per {
-		h.Add(a.sum / float64(a.n))
+		h.Add(units.Watts(a.sum / float64(a.n)))
 		a.sum, a.n = 0, 0
 	}
 }
@@ -221,7 +216,7 @@ func busyIO(p *pass1, port int) []detect.IO {
 	}
 	out := make([]detect.IO, len(ss.spans))
 	for i, s := range ss.spans {
-		out[i] = detect.IO{Issue: s.s, Complete: s.e}
+		out[i] = detect.IO{Issue: hostclock.Time(s.s), Complete: hostclock.Time(s.e)}
 	}
 	return out
 }
@@ -235,7 +230,7 @@ func drivePins(p *pass1, c *Clock, port int) []detect.Pin {
 	}
 	if len(dp) == 0 {
 		for _, e := range append(append([]pinEvent(nil), p.hostPins[port]...), p.hostPins[0]...) {
-			dp = append(dp, detect.Pin{At: e.t, Asserted: e.asserted})
+			dp = append(dp, detect.Pin{At: hostclock.Time(e.t), Asserted: e.asserted})
 		}
 	}
 	sort.Slice(dp, func(a, b int) bool { return dp[a].At < dp[b].At })
@@ -330,59 +325,6 @@ func (r *Report) applyStates() {
 	}
 }
 
-// WriteStatesJSON writes states.json's content.
-func (r *Report) WriteStatesJSON(w io.Writer) error {
-	b, err := json.MarshalIndent(struct {
-		Schema string        `json:"schema"`
-		Drives []StateReport `json:"drives"`
-	}{StatesSchema, r.States}, "", "  ")
-	if err != nil {
-		return err
-	}
-	_, err = w.Write(append(b, '\n'))
-	return err
-}
-
-// writeStatesMarkdown is report.md's state-detection section.
-func (r *Report) writeStatesMarkdown(w io.Writer) {
-	var b strings.Builder
-	b.WriteString("\n## Interface states detected from power\n\n")
-	b.WriteString("Offline classification with hysteresis (states/detect); levels from the drive profile or learned from the idle samples. Residency and power are the Residency table's; DevSlp latencies are in the DevSlp table.\n\n")
-	b.WriteString("| Drive | Levels | State | Residency | Power (mW) | Intervals | Entry p50 / max (ms) | Exit p50 / max (ms) |\n|---|---|---|---:|---:|---:|---:|---:|\n")
-	for _, s := range r.States {
-		if s.Residency == nil {
-			fmt.Fprintf(&b, "| %s | — | not classified: %s | | | | | |\n", s.Name, s.Note)
-			continue
-		}
-		for _, st := range detect.AllStates {
-			name := st.String()
-			if s.Spans[name] == 0 {
-				continue
-			}
-			lat := func(m map[string]LatencyStat) string {
-				if l, ok := m[name]; ok {
-					return fmt.Sprintf("%.2f / %.2f (%s, n=%d)", l.P50Ms, l.MaxMs, l.Cause, l.Count)
-				}
-				return ""
-			}
-			pw := states.PM(states.Num(s.PowerW[name]), states.None, 1e3)
-			if u, ok := s.PowerU95W[name]; ok {
-				pw = states.PM(states.Num(s.PowerW[name]), states.Num(u), 1e3)
-			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %.1f %% | %s | %d | %s | %s |\n", s.Name, s.LevelsSource, name,
-				100*s.Residency[name], pw, s.Spans[name], lat(s.Entry), lat(s.Exit))
-		}
-		if len(s.Transitions) > 0 {
-			var ts []string
-			for _, t := range s.Transitions {
-				ts = append(ts, fmt.Sprintf("%s→%s %d", t.From, t.To, t.Count))
-			}
-			fmt.Fprintf(&b, "| %s | | transitions | %s | | | | |\n", s.Name, strings.Join(ts, ", "))
-		}
-	}
-	io.WriteString(w, b.String())
-}
-
 // finishStates builds the state reports after the sample pass: the
 // profile drives' from their collectors, the others' by learning levels
 // from the idle power gathered in the pass and classifying in one more
@@ -448,7 +390,7 @@ func (sd *stateDetector) finishStates(open Opener, p *pass1, c *Clock, drives []
 		}
 		return out, nil
 	}
-	busyAt := func(ln *learner, t int64) bool {
+	busyAt := func(ln *learner, t hostclock.Time) bool {
 		for ln.bi < len(ln.busy) && ln.busy[ln.bi].Complete < t {
 			ln.bi++
 		}
@@ -477,9 +419,9 @@ func (sd *stateDetector) finishStates(open Opener, p *pass1, c *Clock, drives []
 			}
 			for k := range run.N {
 				t := c.Host(run.Index + uint64(k))
-				var w float64
+				var w units.Watts
 				for _, ch := range ln.rails {
-					w += float64(run.V[ch][k]) * float64(run.I[ch][k])
+					w += units.Power(run.V[ch][k], run.I[ch][k])
 				}
 				ln.cls.Push(t, w, busyAt(ln, t))
 			}

@@ -15,6 +15,7 @@ import (
 	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/analysis/synthcap"
 	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/report"
 )
 
 // deltaFig is one headline figure as the test reads it from a report.json
@@ -169,7 +170,7 @@ func TestCompareDeltas(t *testing.T) {
 		if o, e, code := run(t, ctx, "report", capPath, "--out", out); code != 0 {
 			t.Fatalf("report %s: exit %d %s%s", r.name, code, o, e)
 		}
-		p := filepath.Join(out, analysis.FileJSON)
+		p := filepath.Join(out, report.FileJSON)
 		reps = append(reps, p)
 		drives[r.name] = readDrives(t, p)
 	}

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/idlewatt/idlewatt/analysis/chart"
+	"github.com/idlewatt/idlewatt/report"
 	"io"
 	"io/fs"
 	"math"
@@ -281,7 +281,7 @@ func wlRun(cmd *cobra.Command, cfg replay.Config, src trace.Reader, tgt *target.
 	res, err := replay.Run(cmd.Context(), cfg, src, tgt, onEvent)
 	res.Target = targetInfo(tgt)
 	if p := optString(cmd, "chart", ""); p != "" && len(res.PerSecond) > 0 {
-		if cerr := iopsChart(p, tgt.Path(), res, wlOutOptions(cmd, inputs...)); cerr != nil {
+		if cerr := report.IOPSChart(p, tgt.Path(), res, wlOutOptions(cmd, inputs...)); cerr != nil {
 			fmt.Fprintf(cmd.ErrOrStderr(), "warning: IOPS chart: %v\n", cerr)
 		}
 	}
@@ -368,37 +368,3 @@ func describeTarget(r *replay.Result) string {
 }
 
 func ms(d time.Duration) float64 { return float64(d) / 1e6 }
-
-// iopsSeries is the run's completions per whole second. The last second is
-// only partly covered when the run ended inside it; its count is not a
-// second's worth and would read as a stall, so it is left out and the
-// subtitle note says so.
-func iopsSeries(name string, res replay.Result) (chart.IOPSSeries, string) {
-	s := chart.IOPSSeries{Name: name}
-	per := res.PerSecond
-	note := ""
-	if n := len(per); n > 0 {
-		if covered := res.Elapsed.Seconds() - float64(n-1); covered < 1 {
-			per = per[:n-1]
-			note = fmt.Sprintf("; the last %.2f s (a partial second, %d I/Os) not drawn", max(covered, 0), res.PerSecond[n-1])
-		}
-	}
-	for i, n := range per {
-		s.T = append(s.T, float64(i))
-		s.IOPS = append(s.IOPS, float64(n))
-	}
-	return s, note
-}
-
-// iopsChart draws the per-second IOPS series (the consistency chart).
-func iopsChart(path, name string, res replay.Result, o outfile.Options) error {
-	s, note := iopsSeries(name, res)
-	fig, err := chart.IOPSConsistency([]chart.IOPSSeries{s}, chart.IOPSOpts{
-		Title:    "Performance consistency: IOPS per second",
-		Subtitle: fmt.Sprintf("%s, QD %d, %s%s", name, res.QD, res.Timing, note),
-	})
-	if err != nil {
-		return err
-	}
-	return fig.SaveWith(path, o)
-}

@@ -14,13 +14,13 @@ import (
 	"sync"
 	"time"
 
-	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/hostclock"
 	"github.com/idlewatt/idlewatt/internal/outfile"
 	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/meter/hub"
 	"github.com/idlewatt/idlewatt/meter/hub/hubemu"
+	"github.com/idlewatt/idlewatt/report"
 	"github.com/idlewatt/idlewatt/states/alpm"
 	"github.com/idlewatt/idlewatt/states/drivesim"
 	"github.com/idlewatt/idlewatt/units"
@@ -33,7 +33,7 @@ const CaptureFile = "capture.iwc"
 
 // runFixed and runPattern are the names a run writes into its directory.
 var (
-	runFixed   = append([]string{CaptureFile, "measure.json", "idle.json"}, analysis.ReportFiles...)
+	runFixed   = append([]string{CaptureFile, report.FileMeasure, "idle.json"}, report.Files...)
 	runPattern = regexp.MustCompile(`^(truth-p[0-9]+\.jsonl|devslp-p[0-9]+\.png|drive-p[0-9]+\.img)$`)
 )
 
@@ -58,7 +58,7 @@ type Rig struct {
 	guard   *alpm.Guard
 	release func() []alpm.HostResult
 	drives  []*Drive
-	clock   func(hostNs int64) time.Duration // emulator time; nil for real meters
+	clock   func(hostclock.Time) time.Duration // emulator time; nil for real meters
 
 	streamCtx    context.Context
 	streamCancel context.CancelFunc
@@ -386,7 +386,7 @@ func (r *Rig) startRecording(ctx context.Context) error {
 	cfgJSON, _ := json.Marshal(r.cfg)
 	h := capture.Header{
 		Created: time.Now().UTC().Format(time.RFC3339), Meter: info, Channels: chans,
-		RateHz: float64(scfg.Rate), StartHost: hostclock.Now(), Config: cfgJSON, Tool: "idlewatt measure",
+		RateHz: scfg.Rate, StartHost: hostclock.Now(), Config: cfgJSON, Tool: "idlewatt measure",
 	}
 	for _, d := range r.drives {
 		di := capture.DriveInfo{Port: d.Config.Port, Name: d.Config.Name, Profile: d.Config.Profile, Target: d.Config.Target,
