@@ -39,6 +39,8 @@ var (
 	uplotJS string
 	//go:embed assets/uPlot.min.css
 	uplotCSS string
+	//go:embed assets/core.js
+	coreJS string
 	//go:embed assets/app.js
 	appJS string
 	//go:embed assets/app.css
@@ -217,7 +219,7 @@ func build(rep *analysis.Report, p *Pyramid, tl *timeline, o Options) ([]byte, e
 		}
 		title = "idlewatt report: " + strings.Join(names, ", ")
 	}
-	for name, s := range map[string]string{"uPlot.iife.min.js": uplotJS, "app.js": appJS} {
+	for name, s := range map[string]string{"uPlot.iife.min.js": uplotJS, "core.js": coreJS, "app.js": appJS} {
 		if strings.Contains(strings.ToLower(s), "</script") {
 			return nil, fmt.Errorf("html: %s contains </script and cannot be inlined", name)
 		}
@@ -225,7 +227,7 @@ func build(rep *analysis.Report, p *Pyramid, tl *timeline, o Options) ([]byte, e
 	var out bytes.Buffer
 	err = page.Execute(&out, map[string]any{
 		"Title": template.HTMLEscapeString(title), "UplotCSS": uplotCSS, "AppCSS": appCSS,
-		"UplotJS": uplotJS, "AppJS": appJS, "Data": string(js),
+		"UplotJS": uplotJS, "CoreJS": coreJS, "AppJS": appJS, "Data": string(js),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("html: rendering: %w", err)
