@@ -24,7 +24,7 @@ func init() {
 		}
 		c.Flags().String("out", "compare", "output directory")
 		c.Flags().String("baseline", "1", "run the deltas are against: its position among the arguments (1 = first) or its label (the report's directory name)")
-		c.Flags().Bool("html", false, "also write compare.html: every run's power over one time axis with the delta table (re-reads each run's capture)")
+		c.Flags().Bool("html", false, "also write compare.html: every run's power with its min–max envelope and I/O, state and DEVSLP strips on one time axis, a selection tool, the delta table and linked tables (re-reads each run's capture)")
 		c.Flags().StringArray("capture", nil, "with --html: the capture of each REPORT.json, in the same order (repeat once per report); default each report's capture.path")
 		addOverwriteFlag(c.Flags(), "comparison files already in --out")
 		return c
@@ -174,7 +174,8 @@ func compareRuns(cmd *cobra.Command, args, caps []string, reps []*analysis.Repor
 		}
 		opts := analysis.DefaultOptions()
 		opts.States = &analysis.StateOptions{Profiles: user}
-		pyr := htmlreport.NewPyramidFor(path, htmlreport.Budget{})
+		// The runs share one report.html's size budget.
+		pyr := htmlreport.NewPyramidFor(path, htmlreport.CompareBudget(len(reps)))
 		opts.Samples = pyr
 		again, err := analyzeCapture(cmd, path, opts)
 		if err != nil {
@@ -184,7 +185,7 @@ func compareRuns(cmd *cobra.Command, args, caps []string, reps []*analysis.Repor
 			return nil, usageErr("compare: --html: %s is not the capture of %s: %w", path, args[i], err)
 		}
 		oo.Inputs = append(oo.Inputs, path) // never written over
-		runs = append(runs, htmlreport.CompareRun{Label: labels[i], Report: r, Pyramid: pyr})
+		runs = append(runs, htmlreport.CompareRun{Label: labels[i], Report: r, Pyramid: pyr, Capture: path})
 	}
 	return runs, nil
 }
