@@ -3,6 +3,7 @@ package html
 import (
 	"fmt"
 	"math"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -271,6 +272,21 @@ func TestBrowserCompare(t *testing.T) {
 	pg.click(t, `#c-mw`)
 	if px := eval[[3]float64](t, pg, drawnPixelsJS); px[1] < 100 {
 		t.Errorf("stacked log/mW chart: %.0f pixels in the first line's colour", px[1])
+	}
+
+	// A baseline run without a single sample: the page still loads
+	// cleanly, draws the other run and has no delta over the selection.
+	_, erep, ep, ecap := emptyReport(t)
+	epath := writeCompare(t, []CompareRun{{Label: "empty", Report: erep, Pyramid: ep, Capture: ecap}, runs[0]})
+	pg.pageURL = (&url.URL{Scheme: "file", Path: epath}).String()
+	if err := chromedp.Do(pg.ctx, chromedp.Navigate(pg.pageURL), chromedp.WaitVisible(chromedp.CSS(`body[data-ready="1"]`))); err != nil {
+		t.Fatalf("compare.html with an empty baseline run: %v", err)
+	}
+	if n := eval[int](t, pg, `window.idlewatt.select(10, 20).length`); n != len(runs[0].Report.Drives) {
+		t.Errorf("with an empty baseline run: %d series, want %d", n, len(runs[0].Report.Drives))
+	}
+	if txt := eval[string](t, pg, `document.querySelector('#sel-table tbody tr').textContent`); strings.Contains(txt, " J (") {
+		t.Errorf("a delta against an empty baseline: %q", txt)
 	}
 	if e := pg.errors(); len(e) > 0 {
 		t.Errorf("console errors: %v", e)
