@@ -29,13 +29,18 @@ type CompareRun struct {
 }
 
 // CompareBudget is the budget of each run's Pyramid in a comparison of n
-// runs: DefaultBudget shared between them, so that compare.html stays
-// within the size of one report.html however many runs it holds.
-func CompareBudget(n int) Budget {
-	b := DefaultBudget
+// runs: DefaultBudget's buckets shared between them, so that compare.html
+// stays within the size of one report.html however many runs it holds.
+// Full-resolution windows (DEVSLP pin edges, peaks) get twice one report's
+// share in all, so two runs keep every window their own reports have: at
+// most 14 MiB of buckets and 4.2 MiB of windows, under issue 16's 20 MB.
+func CompareBudget(n int) Budget { return shareBudget(DefaultBudget, n) }
+
+func shareBudget(b Budget, n int) Budget {
 	if n > 1 {
 		b.ShortBytes /= n
 		b.LongBytes /= n
+		b.RawShare = 2 * rawShare
 	}
 	return b
 }

@@ -318,6 +318,11 @@ func TestBrowserCompareTiming(t *testing.T) {
 	path := writeCompare(t, runs)
 	t.Logf("two %v captures, two drives each, generated, analysed and compared in %v", d, time.Since(start).Round(time.Millisecond))
 	st, _ := os.Stat(path)
+	if keep := os.Getenv("IDLEWATT_HTML_KEEP"); keep != "" { // to look at it by hand, or time it again with TestBrowserTiming
+		if b, err := os.ReadFile(path); err == nil {
+			_ = os.WriteFile(keep, b, 0o644)
+		}
+	}
 	for i := range 3 {
 		pg := openInBrowser(t, path)
 		px := eval[[3]float64](t, pg, drawnPixelsJS)

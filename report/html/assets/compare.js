@@ -98,7 +98,7 @@
   function plotWidth() { return Math.max(300, Math.min(document.documentElement.clientWidth - 60, 1600)); }
   function columnsOf(u) { return Math.max(50, Math.round(u.bbox.width / devicePixelRatio) || 600); }
 
-  // Phase boundaries (stacked charts: one run) and DEVSLP pin outlines.
+  // Phase bands and marks (stacked charts: one run) and DEVSLP pin outlines.
   function underlay(u, list) {
     var ctx = u.ctx, top = u.bbox.top, h = u.bbox.height, dpr = devicePixelRatio;
     function X(t) { return u.valToPos(t, 'x', true); }
@@ -115,6 +115,17 @@
         ctx.beginPath(); ctx.moveTo(x0, top); ctx.lineTo(x0, top + h); ctx.stroke(); ctx.setLineDash([]);
         ctx.font = (11 * dpr) + 'px sans-serif'; ctx.textBaseline = 'alphabetic';
         if (x1 - x0 > ctx.measureText(p.name).width + 8) { ctx.fillStyle = '#444'; ctx.fillText(p.name, Math.max(x0, u.bbox.left) + 4, top + 13 * dpr); }
+      });
+    }
+    if (list.length === 1) {
+      // Marks (policy changes, notes, port power, meter events) as in report.html.
+      var s1 = list[0], lastX = -1e9;
+      ctx.strokeStyle = '#b00'; ctx.fillStyle = '#b00'; ctx.lineWidth = dpr; ctx.font = (10 * dpr) + 'px sans-serif';
+      s1.run.marks.forEach(function (m) {
+        if (m.port !== 0 && m.port !== s1.port) return;
+        var x = X(m.t - s1.run.off);
+        ctx.beginPath(); ctx.moveTo(x, top); ctx.lineTo(x, top + 30 * dpr); ctx.stroke();
+        if (x - lastX > ctx.measureText(m.text).width + 6) { ctx.fillText(m.text, x + 3, top + 27 * dpr); lastX = x; }
       });
     }
     ctx.lineWidth = 1.5 * dpr; ctx.setLineDash([6, 3]);
