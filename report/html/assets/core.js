@@ -6,6 +6,9 @@
 var IW = (function () {
   'use strict';
   function bytes(b64) {
+    // Uint8Array.fromBase64 where the browser has it (Chromium 140+,
+    // Firefox 133+, Safari 18.2+): several times faster on a long run.
+    if (typeof Uint8Array.fromBase64 === 'function') return Uint8Array.fromBase64(b64).buffer;
     var s = atob(b64), u = new Uint8Array(s.length);
     for (var i = 0; i < s.length; i++) u[i] = s.charCodeAt(i);
     return u.buffer;
