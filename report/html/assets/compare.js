@@ -170,7 +170,7 @@
       return '<span class="swatch" style="background:' + s.color + '"></span>#' + (s.i + 1) + ' ' + esc(s.label) +
         (s.run.i === D.baseline ? ' (baseline)' : '');
     });
-    parts.push('<span class="swatch" style="background:' + rgba('#1f5f9f', 0.18) + '"></span>min–max band');
+    parts.push('<span class="swatch" style="background:' + rgba('#1f5f9f', 0.18) + '"></span>min–max band (each line\'s colour, light)');
     if (list.some(function (s) { return s.pins.length; })) parts.push('<span class="swatch" style="border:2px dashed #6a3d9a;background:none"></span>DEVSLP asserted');
     var seen = {};
     list.forEach(function (s) { s.states.forEach(function (x) { if (x[1] !== 'gap') seen[x[1]] = 1; }); });
@@ -211,6 +211,9 @@
         }],
       },
     }, chartData(list, px), box);
+    // The legend keeps each line's mean (live values under the cursor);
+    // the band's min and max series are drawn only.
+    u.root.querySelectorAll('.u-legend .u-series').forEach(function (el, i) { if (i > 0 && (i - 1) % 3 !== 0) el.style.display = 'none'; });
     strips = document.createElement('canvas'); strips.className = 'strips';
     strips.setAttribute('aria-hidden', 'true');
     u.root.insertBefore(strips, u.root.querySelector('.u-legend'));
