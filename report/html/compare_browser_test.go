@@ -211,6 +211,29 @@ func TestBrowserCompare(t *testing.T) {
 	}
 	eval[[]float64](t, pg, `window.idlewatt.align('')`)
 
+	// Deeper than the buckets, around a DEVSLP pin edge, the chart draws
+	// every sample: the scenario's power steps from idle to DevSlp at the
+	// pin (no noise), so every column is one level or the other, never a
+	// bucket's mean across the step.
+	edge := eval[float64](t, pg, `JSON.parse(document.getElementById('idlewatt-data').textContent).series[0].drive.pins[0][0]`)
+	eval[[2]float64](t, pg, fmt.Sprintf(`window.idlewatt.zoom(%g, %g)`, edge-0.004, edge+0.004))
+	deep := eval[[3][]*float64](t, pg, `window.idlewatt.columns(0, 1000)`)
+	var idle, slp, other int
+	for _, v := range deep[2] {
+		switch {
+		case v == nil:
+		case within(*v, a.Drives[0].IdleW, 1e-4):
+			idle++
+		case within(*v, a.Drives[0].DevSlpW, 1e-4):
+			slp++
+		default:
+			other++
+		}
+	}
+	if idle < 100 || slp < 100 || other > 0 {
+		t.Errorf("8 ms around the DEVSLP edge at %.4f s: %d columns at idle power, %d at DevSlp power, %d in between (a bucket's mean, not the samples)", edge, idle, slp, other)
+	}
+
 	// A DevSlp cycle row zooms to its cycle (the scenarios assert DEVSLP
 	// over 60–65 s) and selects it; the strips show the DevSlp state.
 	pg.click(t, `tr.cycle-row`)
