@@ -360,6 +360,11 @@ func TestBrowserTiming(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if keep := os.Getenv("IDLEWATT_HTML_KEEP"); keep != "" { // to look at it, or time it again
+		if b, err := os.ReadFile(path); err == nil {
+			_ = os.WriteFile(keep, b, 0o644)
+		}
+	}
 	for i := range 3 {
 		b := openInBrowser(t, path)
 		px := eval[[3]float64](t, b, drawnPixelsJS)
