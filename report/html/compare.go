@@ -132,7 +132,12 @@ func buildCompare(runs []CompareRun, base int, notes []string) ([]byte, error) {
 		}
 		p.finish()
 		tl := emptyTimeline()
-		if r.Capture != "" {
+		switch {
+		case r.Capture != "" && !regular(r.Capture):
+			// A FIFO was read once, by the analysis: its events cannot be
+			// read again.
+			d.Notes = append(d.Notes, fmt.Sprintf("%s: %s is not a regular file: its I/O, DEVSLP pin and phase events are not shown", r.Label, r.Capture))
+		case r.Capture != "":
 			var ports []int
 			for _, dr := range r.Report.Drives {
 				ports = append(ports, dr.Port)

@@ -2,8 +2,10 @@ package html
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -77,5 +79,20 @@ func TestCompareData(t *testing.T) {
 		if r.Series < 2 || r.Series > 4 {
 			t.Errorf("a delta row names series %d, not one of the other run's", r.Series)
 		}
+	}
+
+	// A run whose capture was a FIFO (read once, by the analysis) is drawn
+	// without its events, and the page says so.
+	fifo := filepath.Join(t.TempDir(), "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	runs[1].Capture = fifo
+	page, err = buildCompare(runs, 0, nil)
+	if err != nil {
+		t.Fatalf("a run read from a FIFO: %v", err)
+	}
+	if !strings.Contains(string(page), "fifo is not a regular file: its I/O, DEVSLP pin and phase events are not shown") {
+		t.Errorf("the page does not say the FIFO run's events are missing")
 	}
 }
