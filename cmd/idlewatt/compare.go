@@ -144,7 +144,8 @@ func compareBaseline(v string, labels []string) (int, error) {
 // compareRuns re-reads each report's capture into a pyramid for
 // compare.html: the capture given with --capture, else the report's
 // capture.path (as written, else relative to the report's directory, else
-// its file name in the report's directory). The
+// its file name in the report's directory, for a run directory moved
+// after the run). The
 // numbers stay the report's; the capture only gives the trace, and must be
 // the one the report was computed from (the same drives and sample counts).
 // Each capture joins oo's inputs.
@@ -166,9 +167,13 @@ func compareRuns(cmd *cobra.Command, args, caps []string, reps []*analysis.Repor
 			// A relative capture.path is relative to where the run was
 			// made (demo, measure), else to the report; a run directory
 			// moved elsewhere still holds its capture beside report.json.
-			if _, err := os.Stat(path); err != nil && !filepath.IsAbs(path) {
+			if _, err := os.Stat(path); err != nil {
 				dir := filepath.Dir(args[i])
-				for _, alt := range []string{filepath.Join(dir, path), filepath.Join(dir, filepath.Base(path))} {
+				var alts []string
+				if !filepath.IsAbs(path) {
+					alts = append(alts, filepath.Join(dir, path))
+				}
+				for _, alt := range append(alts, filepath.Join(dir, filepath.Base(path))) {
 					if _, err := os.Stat(alt); err == nil {
 						path = alt
 						break

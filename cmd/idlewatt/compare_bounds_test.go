@@ -100,35 +100,38 @@ func TestCompareRefusesImpossibleHeadline(t *testing.T) {
 }
 
 // compare --html finds each run's capture beside its report.json when the
-// run directories were moved after the runs (capture.path is relative to
-// where each run was made).
+// run directories were moved after the runs (capture.path names where the
+// capture was).
 func TestCompareHTMLMovedRuns(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
-	t.Chdir(dir)
 	ctx := context.Background()
 	for _, r := range []string{"run1", "run2"} {
-		if err := os.Mkdir(r, 0o755); err != nil {
+		d := filepath.Join(dir, r)
+		if err := os.Mkdir(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := synthcap.Write(filepath.Join(r, "capture.iwc"), synthcap.Review(4*time.Second, 2000, 0)); err != nil {
+		if err := synthcap.Write(filepath.Join(d, "capture.iwc"), synthcap.Review(4*time.Second, 2000, 0)); err != nil {
 			t.Fatal(err)
 		}
-		if o, e, code := run(t, ctx, "report", filepath.Join(r, "capture.iwc"), "--out", r, "--no-html"); code != 0 {
+		if o, e, code := run(t, ctx, "report", filepath.Join(d, "capture.iwc"), "--out", d, "--no-html"); code != 0 {
 			t.Fatalf("report %s: exit %d %s%s", r, code, o, e)
 		}
 	}
-	if err := os.Mkdir("moved", 0o755); err != nil {
+	moved := filepath.Join(dir, "moved")
+	if err := os.Mkdir(moved, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	for _, r := range []string{"run1", "run2"} {
-		if err := os.Rename(r, filepath.Join("moved", r)); err != nil {
+		if err := os.Rename(filepath.Join(dir, r), filepath.Join(moved, r)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if o, e, code := run(t, ctx, "compare", "--out", "cmp", "--html", filepath.Join("moved", "run1", "report.json"), filepath.Join("moved", "run2", "report.json")); code != 0 {
+	cmp := filepath.Join(dir, "cmp")
+	if o, e, code := run(t, ctx, "compare", "--out", cmp, "--html", filepath.Join(moved, "run1", "report.json"), filepath.Join(moved, "run2", "report.json")); code != 0 {
 		t.Fatalf("compare --html of moved runs: exit %d %s%s", code, o, e)
 	}
-	b, err := os.ReadFile(filepath.Join("cmp", "compare.html"))
+	b, err := os.ReadFile(filepath.Join(cmp, "compare.html"))
 	if err != nil {
 		t.Fatal(err)
 	}
