@@ -308,6 +308,19 @@ func TestBrowserCompare(t *testing.T) {
 	if n := eval[int](t, pg, `document.querySelectorAll('.u-wrap canvas').length`); n != len(ser) {
 		t.Errorf("stacked: %d charts, want %d", n, len(ser))
 	}
+	if n := eval[int](t, pg, `document.querySelectorAll('canvas.strips').length`); n != len(ser) {
+		t.Errorf("stacked: %d strip canvases, want one per chart (%d)", n, len(ser))
+	}
+	// A selection shows on every stacked chart.
+	shown := eval[[]float64](t, pg, `window.idlewatt.select(20, 30), [...document.querySelectorAll('.u-select')].map(e => e.getBoundingClientRect().width)`)
+	if len(shown) != len(ser) {
+		t.Errorf("stacked: %d selection boxes, want %d", len(shown), len(ser))
+	}
+	for i, w := range shown {
+		if w < 10 {
+			t.Errorf("stacked chart %d: the selection box is %.0f px wide", i+1, w)
+		}
+	}
 	pg.click(t, `#c-log`)
 	pg.click(t, `#c-mw`)
 	if px := eval[[3]float64](t, pg, drawnPixelsJS); px[1] < 100 {
