@@ -15,7 +15,7 @@ import (
 	"github.com/idlewatt/idlewatt/internal/hostclock"
 	"github.com/idlewatt/idlewatt/internal/outfile"
 	"github.com/idlewatt/idlewatt/internal/rig"
-	"github.com/idlewatt/idlewatt/meter"
+	"github.com/idlewatt/idlewatt/meter/registry"
 	"github.com/idlewatt/idlewatt/states/alpm"
 	"github.com/idlewatt/idlewatt/units"
 )
@@ -88,17 +88,8 @@ func runIdle(cmd *cobra.Command, _ []string) error {
 	if err != nil {
 		return err
 	}
-	rc.OpenMeter = func(kind, path string) (meter.Meter, error) {
-		m, _, _, err := openMeterWith(kind, path, mo)
-		return m, err
-	}
-	rc.ResolveMeter = func(kind string, info meter.Info, sc meter.StreamConfig) (meter.StreamConfig, error) {
-		if k, ok := meterKinds[kind]; ok && k.resolve != nil {
-			return k.resolve(info, sc)
-		}
-		return sc, nil
-	}
-	if len(rc.Drives) == 0 && rc.Meter.Kind != "" && rc.Meter.Kind != "emulator" && rc.Meter.Kind != "hub" {
+	rc.Meter.Settings = mo
+	if d, ok := registry.Lookup(rc.Meter.Kind); ok && len(rc.Drives) == 0 && d.OnePort {
 		rc.Drives = []rig.DriveConfig{{Name: rc.Meter.Kind, Port: 1}}
 	}
 	rc.Workload.Trace = "none"

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/idlewatt/idlewatt/meter/registry"
 	"github.com/idlewatt/idlewatt/meter/scpi"
 )
 
@@ -76,7 +77,7 @@ func init() {
 				docs := make([]meterDoc, len(meterDocs))
 				copy(docs, meterDocs)
 				for k := range docs {
-					_, docs[k].Registered = meterKinds[docs[k].Kind]
+					_, docs[k].Registered = registry.Lookup(docs[k].Kind)
 				}
 				out := cmd.OutOrStdout()
 				if optBool(cmd, "json", "") {

@@ -21,6 +21,7 @@ import (
 	"github.com/idlewatt/idlewatt/internal/outfile"
 	"github.com/idlewatt/idlewatt/internal/rig"
 	"github.com/idlewatt/idlewatt/meter"
+	"github.com/idlewatt/idlewatt/meter/registry"
 	"github.com/idlewatt/idlewatt/units"
 )
 
@@ -159,17 +160,17 @@ func runRecord(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	port = meterPort(kind, port)
+	port = registry.DefaultPort(kind, port)
 	giveUp, err := optDuration(cmd, "give-up", "meter.give_up")
 	if err != nil {
 		return err
 	}
-	m, k, replayed, err := openMeterCtx(cmd, kind, port, mopts)
+	m, replayed, err := openMeterCtx(cmd, kind, port, mopts)
 	if err != nil {
 		return err
 	}
 	defer m.Close()
-	if g, ok := m.(interface{ SetGiveUp(time.Duration) }); ok {
+	if g, ok := m.(meter.Reconnector); ok {
 		if giveUp <= 0 {
 			giveUp = -1 // fail at the first disconnect
 		}
@@ -177,10 +178,8 @@ func runRecord(cmd *cobra.Command, args []string) error {
 	}
 	info := m.Info()
 	scfg := meter.StreamConfig{Rate: units.Hertz(rate), Ports: ports}
-	if k.resolve != nil {
-		if scfg, err = k.resolve(info, scfg); err != nil {
-			return usageErr("record: %v", err)
-		}
+	if scfg, err = meter.Resolve(m, scfg); err != nil {
+		return usageErr("record: %v", resolveHint(err, scfg))
 	}
 	chans := meter.Channels(info, scfg)
 	if len(chans) == 0 {
@@ -603,4 +602,13 @@ func captureFormat(cmd *cobra.Command) (int, error) {
 		return 0, usageErr("%s: %d, want 1 or 2", where(cmd, "capture-format", "record.capture_format"), v)
 	}
 	return v, nil
+}
+
+// resolveHint adds what to do when a meter cannot stream without a stated
+// rate (a line meter has no sample clock).
+func resolveHint(err error, resolved meter.StreamConfig) error {
+	if resolved.Rate <= 0 && errors.Is(err, meter.ErrUnsupported) {
+		return fmt.Errorf("%w: give --rate (config key meter.rate_hz)", err)
+	}
+	return err
 }

@@ -19,8 +19,8 @@ import (
 	"github.com/idlewatt/idlewatt/internal/hostclock"
 	"github.com/idlewatt/idlewatt/internal/outfile"
 	"github.com/idlewatt/idlewatt/meter"
-	"github.com/idlewatt/idlewatt/meter/hub"
 	"github.com/idlewatt/idlewatt/meter/hub/hubemu"
+	"github.com/idlewatt/idlewatt/meter/registry"
 	"github.com/idlewatt/idlewatt/states/alpm"
 	"github.com/idlewatt/idlewatt/states/drivesim"
 	"github.com/idlewatt/idlewatt/units"
@@ -251,16 +251,17 @@ func (r *Rig) openMeter() error {
 	if r.emu != nil {
 		path = r.emu.Path()
 	}
-	var m meter.Meter
-	var err error
-	switch r.cfg.Meter.Kind {
-	case "emulator", "hub":
-		m, err = hub.Open(path, hub.Options{})
-	default:
-		m, err = r.cfg.OpenMeter(r.cfg.Meter.Kind, path)
+	kind := r.cfg.Meter.Kind
+	if r.emu != nil {
+		kind = "hub" // the emulated hub speaks the hub protocol on its pty
 	}
+	m, replayed, err := registry.Open(kind, path, r.cfg.Meter.Settings)
 	if err != nil {
 		return fmt.Errorf("meter: %w", err)
+	}
+	if replayed {
+		m.Close()
+		return fmt.Errorf("meter.port: %s is a regular file (a recorded stream); a measurement needs a live meter", path)
 	}
 	r.meter = m
 	if r.cfg.Meter.Kind == "emulator" {
@@ -370,12 +371,7 @@ func (r *Rig) startRecording(ctx context.Context) error {
 		ports = append(ports, d.Config.Port)
 	}
 	scfg := meter.StreamConfig{Rate: units.Hertz(r.cfg.Meter.Rate), Ports: ports}
-	var err error
-	if _, isHub := r.meter.(*hub.Hub); isHub {
-		scfg, err = hub.ResolveConfig(info, scfg)
-	} else if r.cfg.ResolveMeter != nil {
-		scfg, err = r.cfg.ResolveMeter(r.cfg.Meter.Kind, info, scfg)
-	}
+	scfg, err := meter.Resolve(r.meter, scfg)
 	if err != nil {
 		return fmt.Errorf("meter.rate_hz / drives[].port: %w", err)
 	}
