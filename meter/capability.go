@@ -1,6 +1,10 @@
 package meter
 
-import "time"
+import (
+	"time"
+
+	"github.com/idlewatt/idlewatt/units"
+)
 
 // Resolver is implemented by meters that fill a StreamConfig's defaults
 // (rate, ports) the way their Stream will, and reject what they cannot do
@@ -29,11 +33,11 @@ type Reconnector interface {
 }
 
 // Power returns sample k's power, V·I.
-func (b *Block) Power(k int) float64 { return float64(b.V[k]) * float64(b.I[k]) }
+func (b *Block) Power(k int) units.Watts { return units.Power(b.V[k], b.I[k]) }
 
-// PowerSum returns the sum of the block's V·I over its samples (a V and I
-// of unequal length count up to the shorter). PowerSum/Len is the block's
-// mean power; PowerSum/rate its energy.
+// PowerSum returns the sum of the block's V·I over its samples in W (a V
+// and I of unequal length count up to the shorter): PowerSum/Len is the
+// block's mean power, PowerSum/rate its energy in J.
 func (b *Block) PowerSum() float64 {
 	var sum float64
 	for k := range min(len(b.V), len(b.I)) {
