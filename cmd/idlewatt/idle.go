@@ -3,9 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"maps"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -17,7 +15,6 @@ import (
 	"github.com/idlewatt/idlewatt/internal/rig"
 	"github.com/idlewatt/idlewatt/meter/registry"
 	"github.com/idlewatt/idlewatt/states/alpm"
-	"github.com/idlewatt/idlewatt/units"
 )
 
 func init() {
@@ -146,12 +143,7 @@ func runIdle(cmd *cobra.Command, _ []string) error {
 				case <-stop:
 					return
 				case <-t.C:
-					fmt.Fprintf(cmd.ErrOrStderr(), "idle %4.0fs  %-24s", hostclock.Since(start).Seconds(), r.CurrentPhase())
-					pw := r.Power()
-					for _, p := range slices.Sorted(maps.Keys(pw)) {
-						fmt.Fprintf(cmd.ErrOrStderr(), "  p%d %s", p, units.Watts(pw[p]).Readout())
-					}
-					fmt.Fprintln(cmd.ErrOrStderr())
+					fmt.Fprintf(cmd.ErrOrStderr(), "idle %4.0fs  %-24s%s\n", hostclock.Since(start).Seconds(), r.CurrentPhase(), r.Progress().PowerString())
 				}
 			}
 		})

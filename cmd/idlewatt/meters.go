@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -51,17 +52,28 @@ func addMeterFlags(f *pflag.FlagSet) {
 }
 
 // readMeterOptions resolves addMeterFlags' settings (flag > config key under
-// meter. > IDLEWATT_METER_* > default) for the driver. rate is the
+// meter. > IDLEWATT_METER_* > default) for the driver; a command without
+// the flags (measure, devslp verify, demo) passes the config keys only. rate is the
 // command's --rate, the nominal rate of meters without a clock.
 func readMeterOptions(cmd *cobra.Command, rate float64) (registry.Settings, error) {
-	s := registry.Settings{Values: map[string]any{"rate_hz": rate}, Name: meterWhere}
+	s := registry.Settings{Values: map[string]any{"rate_hz": rate}, Name: func(key string) string {
+		w := meterWhere(key)
+		if flag, _, ok := strings.Cut(strings.TrimPrefix(w, "--"), " "); ok && cmd.Flags().Lookup(flag) == nil {
+			return "meter." + key // a command without the flag names the key only
+		}
+		return w
+	}}
 	for _, f := range meterFlags {
 		key := "meter." + f.key
 		var v any
 		var err error
-		switch f.key {
-		case "rate_hz":
+		if f.key == "rate_hz" {
 			continue
+		}
+		if cmd.Flags().Lookup(f.flag) == nil && !cfg.IsSet(key) {
+			continue // a command without the flag (measure): the driver's default
+		}
+		switch f.key {
 		case "no_spike_filter", "rapl":
 			v = optBool(cmd, f.flag, key)
 		case "supply_mv", "baud", "channel":

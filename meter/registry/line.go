@@ -20,7 +20,7 @@ func init() {
 		}
 		return linemeter.Open(path, opts)
 	}
-	Register(Driver{Kind: "line", Aliases: []string{"linemeter"}, OnePort: true, Open: open, Replay: open})
+	Register(Driver{Doc: lineDoc, Kind: "line", Aliases: []string{"linemeter"}, OnePort: true, Open: open, Replay: open})
 }
 
 func lineOptions(s Settings) (linemeter.Options, error) {
@@ -51,4 +51,13 @@ func RailOf(v units.Volts) meter.Rail {
 		}
 	}
 	return meter.RailOther
+}
+
+var lineDoc = Doc{
+	What:    "line-streaming meters: INA219/INA226 sketches, LowPowerLab CurrentRanger (alias: linemeter)",
+	Connect: "--port /dev/ttyUSB0 (raw 8N1) or a recorded log file", MaxRateHz: 1000,
+	Options: []string{"--columns (meter.columns, required): e.g. millis,loadV,current_mA or currentranger",
+		"--rate (meter.rate_hz, required): nominal lines per second (a line meter has no sample clock)",
+		"--voltage V (meter.voltage_v): when the map has no voltage column", "--baud 115200 (meter.baud)"},
+	Record: "idlewatt record --meter line --port /dev/ttyUSB0 --columns millis,loadV,current_mA --rate 500 --duration 10m --out ina.iwcap",
 }

@@ -19,7 +19,7 @@ func init() {
 		}
 		return ppk2.Open(path, opts)
 	}
-	Register(Driver{Kind: "ppk2", OnePort: true, Open: open, Replay: open})
+	Register(Driver{Doc: ppk2Doc, Kind: "ppk2", OnePort: true, Open: open, Replay: open})
 }
 
 func ppk2Options(s Settings) (ppk2.Options, error) {
@@ -52,4 +52,16 @@ func ppk2Options(s Settings) (ppk2.Options, error) {
 	}
 	opts.NoSpikeFilter = s.Bool("no_spike_filter")
 	return opts, nil
+}
+
+var ppk2Doc = Doc{
+	What:      "Nordic Power Profiler Kit II: one channel, 100 kS/s, 200 nA–1 A, 8 logic inputs, DUT power",
+	Connect:   "--port /dev/ttyACM0 (USB 1915:c00a, CDC-ACM), a pty from `idlewatt ppk2 emulate [--ma X | --profile NAME]`, or a raw device→host dump file (metadata through END, then sample words)",
+	MaxRateHz: 100_000,
+	Options: []string{"--mode source|ampere (meter.mode; default source, a dump's own mode)",
+		"--supply-mv MV (meter.supply_mv): regulator 800–5000 mV in source mode (default the metadata's VDD); the external supply in ampere mode (required)",
+		"--rate (meter.rate_hz): 100 kS/s ÷ N, host-side averaging (default 100000)",
+		"--metadata nordic|zero-r-only (meter.metadata): which reference host's reading of missing calibration values",
+		"--no-spike-filter (meter.no_spike_filter): keep range-switch samples as measured"},
+	Record: "idlewatt record --meter ppk2 --port /dev/ttyACM0 --supply-mv 3300 --rate 10000 --duration 10m --out ppk2.iwcap",
 }

@@ -28,6 +28,18 @@ type Driver struct {
 	// Replay decodes a recorded raw byte stream in the regular file path,
 	// unpaced; nil if the kind has no recorded-stream format.
 	Replay func(path string, s Settings) (meter.Meter, error)
+	Doc    Doc
+}
+
+// Doc says how to connect a kind, for `idlewatt meters` (docs/meters.md
+// has wiring, limits and uncertainty). Options and Record are in the
+// command line's words: flag (config key).
+type Doc struct {
+	What      string
+	Connect   string
+	MaxRateHz float64 // 0: set by the meter
+	Options   []string
+	Record    string // an example record invocation
 }
 
 var (
@@ -81,6 +93,16 @@ func Kinds() []string {
 	return names
 }
 
+// Drivers returns the registered drivers, by kind.
+func Drivers() []Driver {
+	var ds []Driver
+	for _, k := range Kinds() {
+		d, _ := Lookup(k)
+		ds = append(ds, d)
+	}
+	return ds
+}
+
 // DefaultPort returns path, or kind's default port when path is empty.
 func DefaultPort(kind, path string) string {
 	if path != "" {
@@ -119,10 +141,19 @@ func Open(kind, path string, s Settings) (m meter.Meter, replayed bool, err erro
 		if err != nil && !errors.As(err, &re) {
 			err = &Error{Class: ErrInput, msg: err.Error(), err: err}
 		}
-		return m, true, err
+		return nilOnError(m, err), true, err
 	}
 	m, err = d.Open(path, s)
-	return m, false, err
+	return nilOnError(m, err), false, err
+}
+
+// nilOnError drops the meter of a failed open: a driver's typed nil
+// pointer (return hub.Open(…)) would be a non-nil meter.Meter.
+func nilOnError(m meter.Meter, err error) meter.Meter {
+	if err != nil {
+		return nil
+	}
+	return m
 }
 
 // Error classes (errors.Is on an *Error).

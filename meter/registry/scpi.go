@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
@@ -14,7 +15,7 @@ import (
 // family ("" or auto = from *IDN?), channel, voltage_v (current-only
 // families), baud.
 func init() {
-	Register(Driver{
+	Register(Driver{Doc: scpiDoc,
 		Kind:    "scpi",
 		OnePort: true,
 		Open: func(path string, s Settings) (meter.Meter, error) {
@@ -62,4 +63,23 @@ func scpiOptions(s Settings) (scpi.Options, error) {
 		opts.Family = f
 	}
 	return opts, nil
+}
+
+var scpiDoc = Doc{
+	What:    "SCPI bench instruments: Keysight N6705, Keithley 2450/2280S, Rigol DP800, Siglent SDM",
+	Connect: "--port /dev/ttyUSB0 (serial, \\n-terminated; *IDN? picks the family) or a pty from `idlewatt scpi emulate [--family F]`", MaxRateHz: 250,
+	Options: []string{"--family auto|n6705|k2450|k2280s|dp800|sdm (meter.family)", "--channel 1 (meter.channel)",
+		"--rate (meter.rate_hz): polls/s, default–maximum per family: " + scpiRates(),
+		"--mode poll|array|array-binary (meter.mode): array = the instrument's buffered acquisition (N6705 MEAS:ARR, 2280S trace buffer); --rate then asks for the sample interval",
+		"--voltage V (meter.voltage_v): for current-only families (sdm)", "--baud 115200 (meter.baud)"},
+	Record: "idlewatt record --meter scpi --port /dev/ttyUSB0 --duration 10m --out bench.iwcap",
+}
+
+// scpiRates lists each SCPI family's default and maximum polling rate.
+func scpiRates() string {
+	var s []string
+	for _, f := range scpi.Families {
+		s = append(s, fmt.Sprintf("%s %g–%g", f.Name, f.Rate, f.MaxRate))
+	}
+	return strings.Join(s, ", ")
 }
