@@ -70,7 +70,7 @@ func readMeterOptions(cmd *cobra.Command, rate float64) (registry.Settings, erro
 		if f.key == "rate_hz" {
 			continue
 		}
-		if cmd.Flags().Lookup(f.flag) == nil && !cfg.IsSet(key) {
+		if cmd.Flags().Lookup(f.flag) == nil && !cliOf(cmd).cfg.IsSet(key) {
 			continue // a command without the flag (measure): the driver's default
 		}
 		switch f.key {

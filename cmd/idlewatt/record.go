@@ -396,7 +396,7 @@ func parsePorts(s string) ([]int, error) {
 // record then says the drive's name, not "port 1", everywhere.
 func recordDrives(cmd *cobra.Command) ([]capture.DriveInfo, error) {
 	var cfg []rig.DriveConfig
-	if err := decodeKey("drives", &cfg); err != nil {
+	if err := decodeKey(cmd, "drives", &cfg); err != nil {
 		return nil, err
 	}
 	var ds []capture.DriveInfo
