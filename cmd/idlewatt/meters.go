@@ -58,7 +58,7 @@ func addMeterFlags(f *pflag.FlagSet) {
 func readMeterOptions(cmd *cobra.Command, rate float64) (registry.Settings, error) {
 	s := registry.Settings{Values: map[string]any{"rate_hz": rate}, Name: func(key string) string {
 		w := meterWhere(key)
-		if flag, _, ok := strings.Cut(strings.TrimPrefix(w, "--"), " "); ok && cmd.Flags().Lookup(flag) == nil {
+		if flag, _, _ := strings.Cut(strings.TrimPrefix(w, "--"), " "); cmd.Flags().Lookup(flag) == nil {
 			return "meter." + key // a command without the flag names the key only
 		}
 		return w

@@ -149,13 +149,9 @@ func (r *Rig) driveOn(port int) *Drive {
 
 func (r *Rig) openMeter() error {
 	kind, path := r.setup.meter(r)
-	m, replayed, err := registry.Open(kind, path, r.cfg.Meter.Settings)
+	m, err := registry.OpenLive(kind, path, r.cfg.Meter.Settings)
 	if err != nil {
 		return fmt.Errorf("meter: %w", err)
-	}
-	if replayed {
-		m.Close()
-		return fmt.Errorf("meter.port: %s is a regular file (a recorded stream); a measurement needs a live meter", path)
 	}
 	r.meter = m
 	return r.setup.openTargets(r)

@@ -147,6 +147,20 @@ func Open(kind, path string, s Settings) (m meter.Meter, replayed bool, err erro
 	return nilOnError(m, err), false, err
 }
 
+// OpenLive is Open for a live meter only: a regular file (a recorded
+// stream) is an ErrUsage error, for callers that drive the meter (a
+// measurement sets DEVSLP pins and marks its clock).
+func OpenLive(kind, path string, s Settings) (meter.Meter, error) {
+	if path == "" {
+		path = DefaultPort(kind, path)
+	}
+	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
+		return nil, usage(nil, "%s %s is a regular file (a recorded stream); a measurement needs a live meter", s.Where("port"), path)
+	}
+	m, _, err := Open(kind, path, s)
+	return m, err
+}
+
 // nilOnError drops the meter of a failed open: a driver's typed nil
 // pointer (return hub.Open(…)) would be a non-nil meter.Meter.
 func nilOnError(m meter.Meter, err error) meter.Meter {

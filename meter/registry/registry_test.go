@@ -79,3 +79,11 @@ func TestSettingsJSON(t *testing.T) {
 		t.Errorf("%s, %v", b, err)
 	}
 }
+
+// A measurement refuses a recorded stream as its meter.
+func TestOpenLive(t *testing.T) {
+	m, err := registry.OpenLive("hub", "../../fixtures/hostile/hub-100ms.bin", registry.Settings{})
+	if m != nil || !errors.Is(err, registry.ErrUsage) || !strings.Contains(err.Error(), "meter.port ../../fixtures/hostile/hub-100ms.bin is a regular file") {
+		t.Errorf("%v, %v", m, err)
+	}
+}
