@@ -4,6 +4,7 @@ import (
 	"github.com/idlewatt/idlewatt/analysis/series"
 	"github.com/idlewatt/idlewatt/analysis/states"
 	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/units"
 )
 
 // Schema is the value of Report.Schema.
@@ -38,7 +39,7 @@ type CaptureInfo struct {
 	Tool         string            `json:"tool,omitempty"`
 	MeterKind    string            `json:"meter_kind"`
 	MeterModel   string            `json:"meter_model,omitempty"`
-	RateHz       float64           `json:"rate_hz"`
+	RateHz       units.Hertz       `json:"rate_hz"`
 	Channels     int               `json:"channels"`
 	Complete     bool              `json:"complete"`                        // the end chunk was read
 	EndError     string            `json:"end_error,omitempty"`             // why reading stopped early

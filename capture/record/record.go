@@ -119,7 +119,7 @@ func Start(ctx context.Context, m meter.Meter, o Options) (*Recorder, error) {
 	}
 	h := o.Header
 	h.Created = time.Now().UTC().Format(time.RFC3339)
-	h.Meter, h.Channels, h.RateHz, h.StartHost = info, chans, float64(cfg.Rate), hostclock.Now()
+	h.Meter, h.Channels, h.RateHz, h.StartHost = info, chans, cfg.Rate, hostclock.Now()
 	if o.Describe != nil {
 		h.Config = o.Describe(cfg)
 	}

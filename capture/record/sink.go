@@ -64,7 +64,7 @@ type sink struct {
 	pSum      []float64 // per channel, since the last takePower
 	pN        []uint64
 	downNs    int64
-	downSince int64 // hostclock of the open outage, 0 if the link is up
+	downSince hostclock.Time // of the open outage, 0 if the link is up
 	lostBy    map[string]uint64
 }
 
@@ -120,7 +120,7 @@ func (s *sink) Event(e meter.Event) error {
 		}
 	case meter.EventReconnect:
 		if s.downSince != 0 {
-			s.downNs += max(e.HostRecv-s.downSince, 0)
+			s.downNs += int64(max(e.HostRecv.Sub(s.downSince), 0))
 			s.downSince = 0
 		}
 	}
@@ -139,7 +139,7 @@ func (s *sink) totals() Totals {
 	}
 	t.Down = time.Duration(s.downNs)
 	if s.downSince != 0 {
-		t.DownNow = time.Duration(hostclock.Now() - s.downSince)
+		t.DownNow = hostclock.Since(s.downSince)
 		t.Down += t.DownNow
 	}
 	return t

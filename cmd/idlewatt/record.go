@@ -225,7 +225,7 @@ func recordStartErr(err error) error {
 
 func recordResultOf(out, kind string, replayed bool, rec *record.Recorder, fin record.Result, start time.Time) recordResult {
 	res := recordResult{Capture: out, Meter: kind, Replayed: replayed, Channels: len(rec.Header().Channels),
-		RateHz: rec.Header().RateHz, ElapsedS: time.Since(start).Seconds()}
+		RateHz: float64(rec.Header().RateHz), ElapsedS: time.Since(start).Seconds()}
 	st, t := fin.Stats, fin.Totals
 	res.Samples, res.Gaps, res.Lost, res.Marks = t.Samples, t.Gaps, t.Lost, t.Marks
 	res.Disconnects, res.DownS, res.LostBy = t.Disconnects, t.Down.Seconds(), t.LostBy

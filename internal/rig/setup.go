@@ -38,7 +38,7 @@ type setup interface {
 	// watch runs beside the recording until ctx is done.
 	watch(ctx context.Context, r *Rig)
 	// clock maps a host time to the emulator's (nil: no emulator).
-	clock() func(hostNs int64) time.Duration
+	clock() func(hostclock.Time) time.Duration
 	// close releases what open and openTargets made; errors lose data.
 	close(r *Rig) []error
 }
@@ -87,9 +87,9 @@ func (*realSetup) openTargets(r *Rig) error {
 	return nil
 }
 
-func (*realSetup) policySet(*Rig) error                    { return nil }
-func (*realSetup) watch(context.Context, *Rig)             {}
-func (*realSetup) clock() func(hostNs int64) time.Duration { return nil }
+func (*realSetup) policySet(*Rig) error                      { return nil }
+func (*realSetup) watch(context.Context, *Rig)               {}
+func (*realSetup) clock() func(hostclock.Time) time.Duration { return nil }
 
 func (*realSetup) close(r *Rig) []error {
 	for _, d := range r.drives {
@@ -228,7 +228,7 @@ func (e *emuSetup) watch(ctx context.Context, r *Rig) {
 	})
 }
 
-func (e *emuSetup) clock() func(hostNs int64) time.Duration {
+func (e *emuSetup) clock() func(hostclock.Time) time.Duration {
 	if e.emu == nil {
 		return nil
 	}
