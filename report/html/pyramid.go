@@ -14,6 +14,16 @@ type Budget struct {
 	// LongBytes for one of LongS or more; linear in between.
 	ShortBytes, LongBytes int
 	ShortS, LongS         float64
+	// RawShare is the part of the budget full-resolution windows may take
+	// besides the buckets (0: 0.15).
+	RawShare float64
+}
+
+func (b Budget) rawShare() float64 {
+	if b.RawShare > 0 {
+		return b.RawShare
+	}
+	return rawShare
 }
 
 // DefaultBudget is the budget Write uses when Options.Budget is zero.
