@@ -45,7 +45,9 @@ type Options struct {
 	// noisy UART; MinMaxFrame–MaxFrame.
 	MaxFrame int
 	// Format is the sample format asked of a version 2 hub: 0 for the
-	// finest it has (Format20 if listed), Format16 to keep 16-bit samples.
+	// finest in the fewest bytes it has (FormatPacked if listed, else
+	// Format20), Format20 for unpacked 20-bit samples, Format16 to keep
+	// 16-bit samples. A format the hub lacks falls back to the next.
 	Format uint8
 }
 
@@ -366,7 +368,11 @@ func (h *Hub) negotiate() error {
 		version = int(a.Version)
 		if version >= 2 {
 			maxFrame = int(a.MaxFrame)
-			if h.opts.Format != Format16 && h.id.Formats&FormatBit20 != 0 {
+			switch {
+			case h.opts.Format == Format16:
+			case (h.opts.Format == 0 || h.opts.Format == FormatPacked) && h.id.Formats&FormatBitPacked != 0:
+				format = FormatPacked
+			case h.id.Formats&FormatBit20 != 0:
 				format = Format20
 			}
 		}
