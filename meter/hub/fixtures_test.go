@@ -129,7 +129,7 @@ func fixtures() []fixture {
 		{"port_power", "PORT_POWER (host→hub), seq 5: port 1 off", TypePower, AppendFrame(nil, TypePower, 5, []byte{1, 0})},
 		{"event_power", "EVENT (hub→host), unsolicited seq 2: port 1 power off at sample 1800", TypeEvent, AppendFrame(nil, TypeEvent, 2, ev(EvPortPower, 1, 1800, 0))},
 		{"mark", "MARK (host→hub), seq 6: id 0x12345678", TypeMark, AppendFrame(nil, TypeMark, 6, le.AppendUint32(nil, 0x12345678))},
-		{"mark_echo", "MARK_ECHO (hub→host), answering seq 6: id 0x12345678 arrived before sample 2047", TypeMarkEcho, AppendFrame(nil, TypeMarkEcho, 6, (&MarkEcho{0x12345678, 2047}).Append(nil))},
+		{"mark_echo", "MARK_ECHO (hub→host), answering seq 6: id 0x12345678 arrived nearest sample 2047", TypeMarkEcho, AppendFrame(nil, TypeMarkEcho, 6, (&MarkEcho{0x12345678, 2047}).Append(nil))},
 		{"ping", "PING (host→hub), seq 7: \"idle\"", TypePing, AppendFrame(nil, TypePing, 7, []byte("idle"))},
 		{"ack_ping", "ACK of PING (hub→host), seq 7, echoing \"idle\"", TypeAck, AppendFrame(nil, TypeAck, 7, (&Ack{Cmd: TypePing, Echo: []byte("idle")}).Append(nil))},
 		{"event_overcurrent", "EVENT (hub→host), unsolicited seq 3: port 2 over-current, 1.7 A, at sample 2100", TypeEvent, AppendFrame(nil, TypeEvent, 3, ev(EvOverCurrent, 2, 2100, 1700000))},

@@ -226,6 +226,19 @@ func (g *gen) sampleTime(idx uint64) time.Duration {
 	return g.e0 + time.Duration(idx/r*1e9+idx%r*1e9/r)
 }
 
+// markIndex is MARK_ECHO's index for a MARK that arrived at emulator time
+// now: the sample whose time (index/rate after START) is nearest, so that
+// a host that takes the echo's index as the MARK's time is right on
+// average. (The sample in progress, due(now), is on average half a sample
+// earlier than the arrival: every clock fit through it was 0.5/rate late.)
+func (g *gen) markIndex(now time.Duration) uint64 {
+	if !g.streaming || now <= g.e0 {
+		return g.index(now)
+	}
+	d, r := uint64(now-g.e0), uint64(g.rate)
+	return d/1e9*r + (d%1e9*r+5e8)/1e9
+}
+
 // index is the index of the next sample to be taken.
 func (g *gen) index(now time.Duration) uint64 {
 	if g.streaming {
@@ -602,7 +615,7 @@ func (g *gen) handle(f *hub.Frame, now time.Duration) {
 			g.nak(f.Seq, f.Type, hub.ReasonNotStreaming)
 			return
 		}
-		me := hub.MarkEcho{ID: le32(p), Index: g.index(now)}
+		me := hub.MarkEcho{ID: le32(p), Index: g.markIndex(now)}
 		g.put(g.frame(hub.TypeMarkEcho, f.Seq, me.Append))
 	default:
 		g.nak(f.Seq, f.Type, hub.ReasonUnknownCommand)
