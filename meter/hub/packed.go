@@ -69,7 +69,11 @@ func (pk *Packer) Append(dst []byte, hdr Samples, sets []byte, n, maxPayload int
 	if chans == 0 || n < 1 {
 		return dst, 0
 	}
-	n = min(n, 0xFFFF)
+	// No more sets than could fit at the shortest codes (2 bits per
+	// channel): the work per frame is bounded by the frame, not by n (a
+	// RESEND answer packs thousands of sets, frame after frame).
+	budget := (maxPayload - samples2Hdr - chans*packedChanHdr) * 8
+	n = min(n, 0xFFFF, 1+max(budget, 0)/(packedMinBits*chans))
 	stride := chans * 5
 	m := (n - 1) * chans
 	if cap(pk.zb) < m {
@@ -86,7 +90,6 @@ func (pk *Packer) Append(dst []byte, hdr Samples, sets []byte, n, maxPayload int
 	// Parameters for all n sets, then as many sets as fit with them; the
 	// parameters chosen again for those sets can only shorten them.
 	pk.choose(chans, n)
-	budget := (maxPayload - samples2Hdr - chans*packedChanHdr) * 8
 	s, used := 1, 0
 	for ; s < n; s++ {
 		c := pk.setBits(chans, s)

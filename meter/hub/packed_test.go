@@ -269,3 +269,18 @@ func FuzzPacked(f *testing.F) {
 		}
 	})
 }
+
+// Packing a RESEND's answer — thousands of sets, frame after frame — costs
+// time in proportion to the sets, not their square: each frame looks at
+// no more sets than it could hold at the shortest codes.
+func TestPackedWorkPerFrameIsBounded(t *testing.T) {
+	rng := rand.New(rand.NewSource(4))
+	sets := randomSets(rng, 20000, 8, 60)
+	var pk Packer
+	maxPayload := DefaultMaxFrame - frameOverhd
+	_, m := pk.Append(nil, Samples{Mask: 0xFF}, sets, 20000, maxPayload)
+	maxSets := 1 + (maxPayload-samples2Hdr-8*packedChanHdr)*8/(packedMinBits*8)
+	if looked := len(pk.zb)/8 + 1; looked > maxSets || m > looked {
+		t.Errorf("one 256-byte frame of %d sets looked at %d of 20000 sets, want ≤ %d", m, looked, maxSets)
+	}
+}
