@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/idlewatt/idlewatt/analysis"
+	"github.com/idlewatt/idlewatt/report"
 )
 
 // The link's retransmission counters reach the report: numbers for a
@@ -28,7 +29,7 @@ func TestReportRecoveredRefused(t *testing.T) {
 		s.Retransmit, s.Recovered, s.Refused = c.retx, c.recovered, c.refused
 		r := analyze(t, s, analysis.DefaultOptions())
 		var js bytes.Buffer
-		if err := r.WriteJSON(&js); err != nil {
+		if err := report.WriteJSON(&js, r); err != nil {
 			t.Fatal(err)
 		}
 		if !strings.Contains(js.String(), c.want) {
