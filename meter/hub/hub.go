@@ -800,6 +800,16 @@ func (h *Hub) Stream(ctx context.Context, cfg meter.StreamConfig, sink meter.Sin
 	if h.version >= 2 {
 		start.Format = h.format
 	}
+	if h.version >= 2 && h.id.RingBytes > 0 {
+		// Holes are asked for from the first frame: the blocks that
+		// arrive before the ACK of START is read (the stream begins right
+		// after it) were reported as gaps at once. The depth is what the
+		// hub computes for its ACK, which started then confirms.
+		st.mu.Lock()
+		st.dec.ring = uint64(h.id.RingBytes) / uint64(chans*FormatWidth(h.format))
+		st.dec.retx = st.dec.ring > 0
+		st.mu.Unlock()
+	}
 	rep, err := h.command(ctx, TypeStart, start.Append(nil))
 	if err != nil {
 		return err

@@ -70,3 +70,4 @@ func TestNegotiation(t *testing.T) {
 		})
 	}
 }
+
