@@ -70,4 +70,3 @@ func TestNegotiation(t *testing.T) {
 		})
 	}
 }
-
