@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idlewatt/idlewatt/hostclock"
 	"github.com/idlewatt/idlewatt/meter"
 )
 
@@ -22,7 +23,7 @@ func TestStatsExtended(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.now = func() int64 { return 42 }
+	w.now = func() hostclock.Time { return 42 }
 	if err := w.Stats(meter.Stats{Frames: 1}); err != nil { // clean: one 1.0 chunk
 		t.Fatal(err)
 	}

@@ -66,7 +66,7 @@ type Writer struct {
 	unsynced bool
 
 	opt  Options
-	now  func() int64 // hostclock.Now; tests pin it for byte-exact fixtures
+	now  func() hostclock.Time // hostclock.Now; tests pin it for byte-exact fixtures
 	stop chan struct{}
 	done chan struct{}
 }
@@ -462,7 +462,7 @@ func (w *Writer) Stats(st meter.Stats) error { return w.StatsAt(w.now(), st) }
 
 // StatsAt is Stats stamped with host (ns) instead of the clock: for tools
 // that rewrite a capture (idlewatt repair).
-func (w *Writer) StatsAt(host int64, st meter.Stats) error {
+func (w *Writer) StatsAt(host hostclock.Time, st meter.Stats) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if err := w.check(); err != nil {

@@ -192,7 +192,7 @@ func runIdle(cmd *cobra.Command, _ []string) error {
 
 // idleProgress prints the elapsed time, phase and power of every port
 // once a second until stop is closed.
-func idleProgress(w io.Writer, r *rig.Rig, start int64, stop <-chan struct{}) {
+func idleProgress(w io.Writer, r *rig.Rig, start hostclock.Time, stop <-chan struct{}) {
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
 	for {

@@ -190,7 +190,7 @@ func runRecord(cmd *cobra.Command, args []string) error {
 		"ports": scfg.Ports, "duration_s": dur.Seconds(), "replayed": replayed, "options": mopts})
 	h := capture.Header{
 		Created: time.Now().UTC().Format(time.RFC3339), Meter: info, Channels: chans,
-		RateHz: float64(scfg.Rate), StartHost: hostclock.Now(), Config: settings, Tool: "idlewatt " + version,
+		RateHz: scfg.Rate, StartHost: hostclock.Now(), Config: settings, Tool: "idlewatt " + version,
 		Drives: drives,
 	}
 	w, err := capture.Create(out, h, capture.Options{Overwrite: oo.Overwrite, Inputs: oo.Inputs, Version: capVer})
@@ -350,7 +350,7 @@ type recordSink struct {
 	lostBy      map[string]uint64
 	disconnects uint64
 	downNs      int64
-	downSince   int64
+	downSince   hostclock.Time
 }
 
 func newRecordSink(w *capture.Writer, chans []meter.Channel) *recordSink {
@@ -406,7 +406,7 @@ func (s *recordSink) Event(e meter.Event) error {
 		}
 	case meter.EventReconnect:
 		if s.downSince != 0 {
-			s.downNs += max(e.HostRecv-s.downSince, 0)
+			s.downNs += int64(max(e.HostRecv-s.downSince, 0))
 			s.downSince = 0
 		}
 	}
@@ -432,7 +432,7 @@ func (s *recordSink) outages() (n uint64, downS float64) {
 	defer s.mu.Unlock()
 	d := s.downNs
 	if s.downSince != 0 {
-		d += hostclock.Now() - s.downSince
+		d += int64(hostclock.Now() - s.downSince)
 	}
 	return s.disconnects, float64(d) / 1e9
 }
@@ -444,7 +444,7 @@ func (s *recordSink) down() time.Duration {
 	if s.downSince == 0 {
 		return 0
 	}
-	return time.Duration(hostclock.Now() - s.downSince)
+	return hostclock.Since(s.downSince)
 }
 
 func (s *recordSink) totals() (samples, gaps, lost, marks uint64) {

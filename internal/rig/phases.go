@@ -297,7 +297,7 @@ func (p *drivePin) SetDevSlp(ctx context.Context, asserted bool) (int64, error) 
 		// Never leave a drive asleep because of a transient error: try once more.
 		err = p.pin.SetDevSlp(context.Background(), p.d.Config.Port, false)
 	}
-	return t, err
+	return int64(t), err
 }
 
 func (p *drivePin) Probe(ctx context.Context) (int64, int64, error) {
@@ -305,7 +305,7 @@ func (p *drivePin) Probe(ctx context.Context) (int64, int64, error) {
 		p.buf = alignedBuf(4096, 4096)
 	}
 	off := int64(0)
-	var issue, done int64
+	var issue, done hostclock.Time
 	var err error
 	stall := watchStall()
 	switch {
@@ -329,7 +329,7 @@ func (p *drivePin) Probe(ctx context.Context) (int64, int64, error) {
 		_ = p.r.w.State(capture.StateEvent{Host: issue, Port: p.d.Config.Port, Kind: capture.StateNote,
 			Value: fmt.Sprintf("%s%.3f", analysis.NoteDevSlpHostStall, float64(late)/1e6)})
 	}
-	return issue, done, err
+	return int64(issue), int64(done), err
 }
 
 // watchStall runs a canary that sleeps 1 ms at a time until the returned

@@ -58,7 +58,7 @@ type Rig struct {
 	guard   *alpm.Guard
 	release func() []alpm.HostResult
 	drives  []*Drive
-	clock   func(hostNs int64) time.Duration // emulator time; nil for real meters
+	clock   func(hostclock.Time) time.Duration // emulator time; nil for real meters
 
 	streamCtx    context.Context
 	streamCancel context.CancelFunc
@@ -386,7 +386,7 @@ func (r *Rig) startRecording(ctx context.Context) error {
 	cfgJSON, _ := json.Marshal(r.cfg)
 	h := capture.Header{
 		Created: time.Now().UTC().Format(time.RFC3339), Meter: info, Channels: chans,
-		RateHz: float64(scfg.Rate), StartHost: hostclock.Now(), Config: cfgJSON, Tool: "idlewatt measure",
+		RateHz: scfg.Rate, StartHost: hostclock.Now(), Config: cfgJSON, Tool: "idlewatt measure",
 	}
 	for _, d := range r.drives {
 		di := capture.DriveInfo{Port: d.Config.Port, Name: d.Config.Name, Profile: d.Config.Profile, Target: d.Config.Target,

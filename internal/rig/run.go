@@ -84,7 +84,7 @@ func Run(ctx context.Context, cfg Config, out string, plan Plan) (*Result, error
 	res := &Result{Schema: "idlewatt.measure/v1", Out: out, Capture: r.CapturePath()}
 	if r.clock != nil {
 		now := hostclock.Now()
-		res.EmuEpoch = now - int64(r.clock(now))
+		res.EmuEpoch = int64(now) - int64(r.clock(now))
 	}
 	stopProgress := r.progress(plan.Progress, start)
 

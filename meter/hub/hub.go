@@ -124,7 +124,7 @@ type conn struct {
 
 type call struct {
 	cmd  Type
-	sent int64
+	sent hostclock.Time
 	ch   chan reply
 }
 
@@ -138,8 +138,8 @@ type activeStream struct {
 	sink         meter.Sink
 	dec          *decoder
 	closed       bool
-	disconnected bool  // EventDisconnect sent, EventReconnect not yet
-	downAt       int64 // hostclock when the link was lost
+	disconnected bool           // EventDisconnect sent, EventReconnect not yet
+	downAt       hostclock.Time // hostclock when the link was lost
 	discarded    uint64
 	errc         chan error
 	resends      chan Resend   // RESENDs the decoder asked for, sent by resender
@@ -240,7 +240,7 @@ func (h *Hub) attach(rw io.ReadWriter, c io.Closer) {
 	h.mu.Lock()
 	h.conn = cn
 	h.mu.Unlock()
-	h.lastRead.Store(hostclock.Now())
+	h.lastRead.Store(int64(hostclock.Now()))
 	go h.readLoop(cn)
 }
 
@@ -436,7 +436,7 @@ func (h *Hub) readLoop(c *conn) {
 			return
 		}
 		h.mu.Unlock()
-		h.lastRead.Store(hostclock.Now())
+		h.lastRead.Store(int64(hostclock.Now()))
 		h.dispatch(c, f)
 	}
 }
@@ -520,7 +520,7 @@ func (h *Hub) toStream(cn *conn, f *Frame, c *call) {
 	var err error
 	if st.disconnected {
 		st.disconnected = false
-		err = st.sink.Event(meter.Event{Kind: meter.EventReconnect, HostRecv: now, Value: (now - st.downAt) / 1e6})
+		err = st.sink.Event(meter.Event{Kind: meter.EventReconnect, HostRecv: now, Value: now.Sub(st.downAt).Milliseconds()})
 		st.dec.outage, st.dec.downAt = true, st.downAt
 	}
 	st.dec.reason = ""
@@ -848,11 +848,11 @@ func (h *Hub) Stream(ctx context.Context, cfg meter.StreamConfig, sink meter.Sin
 				return nil
 			}
 		case <-tick.C:
-			silent := time.Duration(hostclock.Since(h.lastRead.Load()))
+			silent := time.Duration(hostclock.Since(hostclock.Time(h.lastRead.Load())))
 			if silent < h.opts.StallTimeout {
 				continue
 			}
-			if err := h.lost(st, hostclock.Now()-int64(silent)); err != nil {
+			if err := h.lost(st, hostclock.Now().Add(-silent)); err != nil {
 				stop()
 				return err
 			}
@@ -959,7 +959,7 @@ func (h *Hub) LinkStats() LinkStats {
 }
 
 // lost reports the link lost at host time at, once per outage.
-func (h *Hub) lost(st *activeStream, at int64) error {
+func (h *Hub) lost(st *activeStream, at hostclock.Time) error {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if st.disconnected || st.closed {

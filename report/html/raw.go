@@ -8,6 +8,7 @@ import (
 	"sort"
 
 	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/hostclock"
 	"github.com/idlewatt/idlewatt/meter"
 )
 
@@ -25,7 +26,7 @@ const (
 // index (converted once the clock is known).
 type pinEdge struct {
 	port  int
-	host  int64
+	host  hostclock.Time
 	index uint64
 	meter bool
 }

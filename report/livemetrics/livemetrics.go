@@ -44,7 +44,7 @@ type Metrics struct {
 
 // New makes the metrics of a recording with header h.
 func New(h capture.Header) *Metrics {
-	m := &Metrics{reg: prometheus.NewRegistry(), chans: h.Channels, rate: h.RateHz, drive: map[int]string{},
+	m := &Metrics{reg: prometheus.NewRegistry(), chans: h.Channels, rate: float64(h.RateHz), drive: map[int]string{},
 		chMean: make([]float64, len(h.Channels)), chSeen: make([]bool, len(h.Channels)),
 		states: map[int]map[string]bool{}, portStr: map[int]string{}}
 	for _, d := range h.Drives {

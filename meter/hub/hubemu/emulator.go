@@ -176,9 +176,9 @@ func (o *Options) validate() error {
 // open, Close stops it.
 type Emulator struct {
 	o      Options
-	link   string // Path: a symlink to the current pty's slave
-	tmpDir string // removed by Close, if the emulator made it
-	start  int64  // hostclock at New
+	link   string         // Path: a symlink to the current pty's slave
+	tmpDir string         // removed by Close, if the emulator made it
+	start  hostclock.Time // at New
 	stop   chan struct{}
 	wake   chan struct{} // cap 1: the writer has bytes to send
 	wg     sync.WaitGroup
@@ -189,11 +189,11 @@ type Emulator struct {
 	master    *os.File // nil while unplugged
 	slave     *os.File
 	ptsName   string
-	downUntil int64 // hostclock: Unplug's outage ends
-	closed    bool  // Close has begun: never plug a new pty
+	downUntil hostclock.Time // hostclock: Unplug's outage ends
+	closed    bool           // Close has begun: never plug a new pty
 	spare     []byte
 	unplugs   int
-	lineFree  int64 // hostclock: with Pace, when the line has sent what was written (the writer's own)
+	lineFree  hostclock.Time // with Pace, when the line has sent what was written (the writer's own)
 }
 
 // New starts an emulated hub on a new pty.
@@ -248,7 +248,7 @@ func (e *Emulator) Path() string { return e.link }
 func (e *Emulator) Unplug(d time.Duration) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.downUntil = hostclock.Now() + int64(d)
+	e.downUntil = hostclock.Now().Add(d)
 	e.unplug()
 }
 
@@ -316,8 +316,8 @@ func removeLink(path, target string) {
 // EmuTime converts a host monotonic time (hostclock.Now()) into the
 // emulator's clock: the duration since the emulator started, with its
 // offset and drift. Simulated drives receive times on this clock.
-func (e *Emulator) EmuTime(hostNs int64) time.Duration {
-	return emuTime(e.o, time.Duration(hostNs-e.start))
+func (e *Emulator) EmuTime(host hostclock.Time) time.Duration {
+	return emuTime(e.o, host.Sub(e.start))
 }
 
 func emuTime(o Options, elapsed time.Duration) time.Duration {
@@ -373,9 +373,9 @@ func (e *Emulator) readLoop(master *os.File) {
 
 // setLink applies the fault schedule and Unplug at host time now, closing
 // or reopening the pty for a re-enumerating disconnect. e.mu is held.
-func (e *Emulator) setLink(now int64) {
+func (e *Emulator) setLink(now hostclock.Time) {
 	g := e.g
-	g.setLink(time.Duration(now - e.start))
+	g.setLink(now.Sub(e.start))
 	unplugged := now < e.downUntil || g.link == linkDown && e.o.Faults.Reenumerate
 	if unplugged {
 		g.forceDown()
@@ -472,7 +472,7 @@ func (e *Emulator) send(m *os.File, buf []byte) error {
 	}
 	for len(buf) > 0 {
 		n := min(len(buf), paceChunk)
-		if wait := time.Duration(e.lineFree - hostclock.Now()); wait > 0 {
+		if wait := e.lineFree.Sub(hostclock.Now()); wait > 0 {
 			select {
 			case <-e.stop:
 				return os.ErrClosed
@@ -482,7 +482,7 @@ func (e *Emulator) send(m *os.File, buf []byte) error {
 		if _, err := m.Write(buf[:n]); err != nil {
 			return err
 		}
-		e.lineFree = max(e.lineFree, hostclock.Now()) + int64(n)*1e9/int64(e.o.Link)
+		e.lineFree = max(e.lineFree, hostclock.Now()).Add(time.Duration(int64(n) * 1e9 / int64(e.o.Link)))
 		buf = buf[n:]
 	}
 	return nil
