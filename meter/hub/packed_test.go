@@ -284,3 +284,26 @@ func TestPackedWorkPerFrameIsBounded(t *testing.T) {
 		t.Errorf("one 256-byte frame of %d sets looked at %d of 20000 sets, want ≤ %d", m, looked, maxSets)
 	}
 }
+
+// BenchmarkUnpack: one 256-byte packed frame of 8 channels (a quiet
+// level, 60 counts of noise) decoded; bytes are channel samples.
+func BenchmarkUnpack(b *testing.B) {
+	rng := rand.New(rand.NewSource(1))
+	sets := randomSets(rng, 100, 8, 60)
+	for k := range 100 {
+		for j := range 8 {
+			q := sets[(k*8+j)*5:]
+			copy(q, AppendCur20(le.AppendUint16(nil, uint16(4000+int(rng.NormFloat64()*2))), int32(3000+int(rng.NormFloat64()*60))))
+		}
+	}
+	var pk Packer
+	p, m := pk.Append(nil, Samples{Mask: 0xFF}, sets, 100, 248)
+	var s Samples
+	b.SetBytes(int64(m * 8))
+	for b.Loop() {
+		if err := s.DecodeV2(p); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(m), "sets/frame")
+}
