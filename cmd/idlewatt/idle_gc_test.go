@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/idlewatt/idlewatt/internal/rig"
 )
 
 // TestIdleLeavesOutGCBursts runs `idle` on the emulated hub with a 200 mW
@@ -47,7 +49,7 @@ workload:
 	if code != 0 {
 		t.Fatalf("idle exit %d: %s%s", code, stdout, stderr)
 	}
-	var res idleResult
+	var res rig.IdleResult
 	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
 		t.Fatalf("idle --json: %v\n%s", err, stdout)
 	}
