@@ -146,6 +146,7 @@ func runMeasure(cmd *cobra.Command, rc rig.Config, plan rig.Plan, verify bool) e
 	plan.NoHTML = optBool(cmd, "no-html", "")
 	if !optBool(cmd, "quiet", "") {
 		plan.Progress = cmd.ErrOrStderr()
+		plan.Label = strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" ")
 	}
 	lm, err := openMetrics(cmd, rc.Out)
 	if err != nil {
