@@ -52,7 +52,9 @@
 // Complete reports whether the end chunk was seen. SkipSamples makes
 // summary-only scans (charts) skip decoding sample values; they still check
 // every chunk, so they find the same damage. Salvage copies what a damaged
-// capture holds into a clean one (idlewatt repair).
+// capture holds into a clean one; Repair does it from file to file (the
+// input's format and summary resolution, the damage noted in the new
+// capture, written through internal/outfile): idlewatt repair.
 //
 // Rows merges the channels into one row per sample index, as the CSV export
 // needs; its NextRun hands out the same rows a block's worth at a time
