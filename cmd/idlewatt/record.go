@@ -142,11 +142,11 @@ func runRecord(cmd *cobra.Command, args []string) error {
 		return usageErr("record: --out %w", err)
 	}
 
-	lm, err := openMetrics(cmd, oo)
+	obs, err := openMetrics(cmd, oo)
 	if err != nil {
 		return err
 	}
-	defer lm.close()
+	defer obs.Close()
 	drives, err := recordDrives(cmd)
 	if err != nil {
 		return err
@@ -181,7 +181,6 @@ func runRecord(cmd *cobra.Command, args []string) error {
 		ctx, cancel = context.WithTimeout(ctx, dur)
 		defer cancel()
 	}
-	obs := &metricsObserver{lm: lm}
 	rec, err := record.Start(ctx, m, record.Options{
 		Path: out, Stream: meter.StreamConfig{Rate: units.Hertz(rate), Ports: ports},
 		Header: capture.Header{Tool: "idlewatt " + version, Drives: drives},
@@ -202,7 +201,7 @@ func runRecord(cmd *cobra.Command, args []string) error {
 	<-rec.Done()
 	stopProgress()
 	fin := rec.Close()
-	obs.s.stats(fin.Stats, true) // the textfile ends with the final figures
+	obs.Flush(fin.Stats) // the textfile ends with the final figures
 	return printRecord(cmd, recordResultOf(out, kind, replayed, rec, fin, start), fin, dur)
 }
 
