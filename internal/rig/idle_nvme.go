@@ -127,11 +127,11 @@ func (r *Rig) idleNVMeSettings(ctx context.Context, g *nvme.Guard, ctrls []strin
 		if err := r.Idle(ctx, "settle:"+c.Label(), settle); err != nil {
 			return out, err
 		}
-		w := PolicyWindow{Policy: c.Label(), Start: int64(hostclock.Now())}
+		w := PolicyWindow{Policy: c.Label(), Start: hostclock.Now()}
 		if err := r.Idle(ctx, "idle:"+c.Label(), measure); err != nil {
 			return out, err
 		}
-		w.End = int64(hostclock.Now())
+		w.End = hostclock.Now()
 		out = append(out, w)
 	}
 	return out, nil
