@@ -43,7 +43,7 @@ type PlotOptions struct {
 // It returns the notes about the data a report of the capture gives —
 // damage, rejected indices, trailing bytes, an early end, the clock fit's
 // distrust — word for word, for the caller to print.
-func Plot(path, out string, o PlotOptions) ([]string, error) {
+func Plot(path, out string, o PlotOptions) (notes []string, _ error) {
 	if o.Buckets <= 0 {
 		o.Buckets = 2000
 	}
@@ -53,19 +53,26 @@ func Plot(path, out string, o PlotOptions) ([]string, error) {
 	}
 	opts := DefaultOptions()
 	opts.ChartBuckets = o.Buckets
-	p1, err := firstPass(open, opts)
-	if err != nil {
-		return nil, err
-	}
 	zoomed := o.To > o.From
-	var traces []chart.Trace
-	if !zoomed || (o.To-o.From)*p1.hdr.RateHz/float64(o.Buckets) >= 1000 {
-		traces, err = plotSummaries(open, p1, o)
-		if err != nil {
+	// A capture with an index (format 2.1) gives the overview without a
+	// scan: the first pass's marks, I/O, states and events and the coarse
+	// summary levels are read where the index says they are.
+	p1, traces, idxNote := indexedOverview(open, opts, o)
+	var err error
+	if p1 == nil {
+		if p1, err = firstPass(open, opts); err != nil {
 			return nil, err
 		}
+		if !zoomed || (o.To-o.From)*p1.hdr.RateHz/float64(o.Buckets) >= 1000 {
+			traces, err = plotSummaries(open, p1, o, false)
+			if err != nil {
+				return nil, err
+			}
+		}
 	}
-	var notes []string
+	if idxNote != "" {
+		defer func() { notes = append([]string{idxNote}, notes...) }()
+	}
 	if traces == nil {
 		opts.ChartFrom, opts.ChartTo = o.From, o.To
 		r, err := secondPass(open, opts, p1, nil)
@@ -115,8 +122,52 @@ func Plot(path, out string, o PlotOptions) ([]string, error) {
 	return notes, f.SaveWith(out, o.Out)
 }
 
+// errFiner: the summary levels an index lists are all too coarse for the
+// chart asked for; the scan reads the finer ones.
+var errFiner = errors.New("the indexed summary levels are too coarse for this chart")
+
+// indexedOverview runs Plot's first pass and summary pass through the
+// capture's index. It returns a nil pass when the capture has no usable
+// index or the chart needs finer levels than it lists (Plot then scans),
+// with a note when an index was there but damaged.
+func indexedOverview(open Opener, opts Options, o PlotOptions) (*pass1, []chart.Trace, string) {
+	idx := func() (Source, error) {
+		src, err := open()
+		if err != nil {
+			return nil, err
+		}
+		u, ok := src.(interface{ UseIndex() error })
+		if !ok {
+			src.Close()
+			return nil, capture.ErrNoIndex
+		}
+		if err := u.UseIndex(); err != nil {
+			src.Close()
+			return nil, err
+		}
+		return src, nil
+	}
+	note := func(err error) string {
+		if errors.Is(err, capture.ErrIndex) {
+			return fmt.Sprintf("%v; read the whole capture instead", err)
+		}
+		return ""
+	}
+	p1, err := firstPass(idx, opts)
+	if err != nil {
+		return nil, nil, note(err)
+	}
+	traces, err := plotSummaries(idx, p1, o, true)
+	if err != nil || traces == nil {
+		return nil, nil, note(err)
+	}
+	return p1, traces, ""
+}
+
 // plotSummaries builds traces from summary records; nil if there are none.
-func plotSummaries(open Opener, p *pass1, o PlotOptions) ([]chart.Trace, error) {
+// indexed: the source reads through the capture's index, and a chart that
+// needs a finer level than it lists is errFiner.
+func plotSummaries(open Opener, p *pass1, o PlotOptions, indexed bool) ([]chart.Trace, error) {
 	src, err := open()
 	if err != nil {
 		return nil, err
@@ -172,6 +223,9 @@ func plotSummaries(open Opener, p *pass1, o PlotOptions) ([]chart.Trace, error) 
 	for {
 		rec, err := src.Next()
 		if err != nil {
+			if errors.Is(err, capture.ErrIndex) {
+				return nil, err
+			}
 			break
 		}
 		if rec.Kind != capture.KindSummary || rec.Summary == nil {
@@ -233,6 +287,16 @@ func plotSummaries(open Opener, p *pass1, o PlotOptions) ([]chart.Trace, error) 
 			pick = per
 		case !fits && uint64(pick)*2*uint64(o.Buckets) > span && per < pick:
 			pick = per
+		}
+	}
+	if indexed {
+		l := lvls[pick]
+		span := l.hi - min(l.lo, l.hi)
+		if o.To > o.From {
+			span = uint64((o.To - o.From) * h.RateHz)
+		}
+		if uint64(pick)*2*uint64(o.Buckets) > span {
+			return nil, errFiner
 		}
 	}
 	decs := lvls[pick].decs

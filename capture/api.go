@@ -49,6 +49,11 @@ type Options struct {
 	// Inputs are files the command reads (a recorded byte stream given as
 	// the meter port, say): Create refuses a path that is one of them.
 	Inputs []string
+	// IndexEvery is how many bytes of file an index segment covers at most
+	// (format 2, docs/capture-format.md §Index): a capture cut short keeps an
+	// index of all but its last IndexEvery bytes. Default 4 MiB; negative:
+	// no index chunks (a format 2.0 file).
+	IndexEvery int64
 	// Float32Only disables the compact int16 sample encoding (for tests
 	// and for readers that only implement encoding 0).
 	Float32Only bool
@@ -60,6 +65,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.SyncEvery <= 0 {
 		o.SyncEvery = time.Second
+	}
+	if o.IndexEvery == 0 {
+		o.IndexEvery = indexEvery
 	}
 	if o.Version == 0 {
 		o.Version = VersionMajor

@@ -52,8 +52,17 @@ type Writer struct {
 	pend    []byte // encoded chunks not yet handed to the disk
 	seq     uint64
 	samples uint64
-	err     error // sticky: the first write failure
-	closed  bool
+	// The index segment being gathered (format 2, index.go): pendBase is
+	// the file offset of pend[0].
+	pendBase     int64
+	idx          []indexEntry
+	idxFirst     int64
+	idxSamples   uint64
+	idxIrregular bool
+	chanNext     []uint64
+	lastIndex    int64
+	err          error // sticky: the first write failure
+	closed       bool
 
 	wmu      sync.Mutex
 	out      io.Writer
@@ -126,10 +135,11 @@ func newWriter(out io.Writer, f *os.File, name string, h Header, opt Options) (*
 		lsbV: make([]float32, len(h.Channels)),
 		lsbI: make([]float32, len(h.Channels)),
 		out:  out, file: f, name: name,
-		opt:  opt,
-		now:  hostclock.Now,
-		stop: make(chan struct{}),
-		done: make(chan struct{}),
+		opt:      opt,
+		now:      hostclock.Now,
+		chanNext: make([]uint64, len(h.Channels)),
+		stop:     make(chan struct{}),
+		done:     make(chan struct{}),
 	}
 	if w.ver == 1 {
 		w.sums = make([]summaryAcc, len(h.Channels))
@@ -195,6 +205,9 @@ func (w *Writer) end(s int) {
 	le.PutUint64(c[8:], w.seq)
 	w.seq++
 	w.pend = le.AppendUint32(w.pend, crc32.Checksum(c, castagnoli))
+	if w.ver >= 2 {
+		w.noteChunk(s)
+	}
 }
 
 // check returns the reason the writer cannot take records. Call with mu held.
@@ -526,12 +539,16 @@ func (w *Writer) flush(sync, final bool) error {
 		}
 	}
 	w.closeIO()
+	if w.indexDue(final) {
+		w.writeIndex()
+	}
 	if final {
 		s := w.begin(chunkEnd, 0)
 		w.pend = le.AppendUint64(w.pend, uint64(w.now()))
 		w.pend = le.AppendUint64(w.pend, w.samples)
 		w.end(s)
 	}
+	w.pendBase += int64(len(w.pend))
 	w.pend, w.wbuf = w.wbuf[:0], w.pend
 	w.mu.Unlock()
 
