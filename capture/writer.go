@@ -241,17 +241,28 @@ func (w *Writer) Samples(b *meter.Block) error {
 	if len(r.v) > 0 && b.Start != r.start+uint64(len(r.v)) {
 		w.closeRun(b.Channel)
 	}
-	for k := range b.V {
+	// A run's worth at a time: append the values, then feed their powers
+	// to the summaries (format 2: a window's stretch at a time).
+	for k := 0; k < len(b.V); {
 		if len(r.v) == 0 {
 			r.start = b.Start + uint64(k)
 		}
-		v, i := float32(b.V[k]), float32(b.I[k])
-		r.v, r.i = append(r.v, v), append(r.i, i)
-		if w.ver == 1 {
-			w.addPower(b.Channel, b.Start+uint64(k), v*i)
-		} else {
-			w.addPower2(b.Channel, b.Start+uint64(k), v*i)
+		m := min(len(b.V)-k, maxRunSamples-len(r.v))
+		at := len(r.v)
+		for _, x := range b.V[k : k+m] {
+			r.v = append(r.v, float32(x))
 		}
+		for _, x := range b.I[k : k+m] {
+			r.i = append(r.i, float32(x))
+		}
+		if w.ver == 1 {
+			for j, v := range r.v[at:] {
+				w.addPower(b.Channel, b.Start+uint64(k+j), v*r.i[at+j])
+			}
+		} else {
+			w.addPowers2(b.Channel, b.Start+uint64(k), r.v[at:], r.i[at:])
+		}
+		k += m
 		if len(r.v) >= maxRunSamples {
 			w.closeRun(b.Channel)
 		}
