@@ -342,31 +342,10 @@ func pinSpans(ev []pinEvent) []span {
 func secondPass(open Opener, opts Options, p *pass1, sd *stateDetector) (*Report, error) {
 	h := p.hdr
 	clock := p.fitter.Fit(h.StartHost)
-	rep := &Report{Schema: Schema, Capture: p.info}
-	rep.Alignment = AlignmentReport{Method: "marks", Marks: clock.Marks, MarksUsed: clock.Used, Synthetic: clock.Synthetic,
-		DriftPPM: clock.DriftPPM, ResidualRMSMS: clock.ResidualMS.RMS, ResidualMaxMS: clock.ResidualMS.Max,
-		MinRTTMS: clock.MinRTTMS, MedianRTTMS: clock.MedianRTTMS,
-		Outliers: clock.Outliers, NegativeRTT: clock.NegativeRTT, DriftRefusedPPM: clock.DriftRefusedPPM, MaxDriftPPM: clock.MaxDriftPPM}
-	rep.clockNotes(&clock)
-	rep.Settings = Settings{SettleMS: ms(opts.Settle), MergeGapMS: ms(opts.MergeGap), IdleFloor: activeIdleMethod,
-		Classifier: opts.NewClassifier != nil, HistogramRelErr: 1.0 / (1 << histSub)}
-
-	// Drives, in channel order of their first rail.
-	var ports []int
-	rails := map[int][]int{}
-	for i, c := range h.Channels {
-		if _, ok := rails[c.Port]; !ok {
-			ports = append(ports, c.Port)
-		}
-		rails[c.Port] = append(rails[c.Port], i)
-	}
-	if len(opts.Ports) > 0 {
-		for _, want := range opts.Ports {
-			if _, ok := rails[want]; !ok {
-				return nil, fmt.Errorf("%w: port %d (the capture has ports %v)", ErrNoSuchPort, want, ports)
-			}
-		}
-		ports = append([]int(nil), opts.Ports...)
+	rep := newReport(p, &clock, opts)
+	ports, rails, err := drivePorts(h, opts.Ports)
+	if err != nil {
+		return nil, err
 	}
 	names := map[int]capture.DriveInfo{}
 	for _, d := range h.Drives {
@@ -384,142 +363,17 @@ func secondPass(open Opener, opts Options, p *pass1, sd *stateDetector) (*Report
 			info = capture.DriveInfo{Port: port, Name: fmt.Sprintf("port %d", port)}
 		}
 		info.Port = port
-		var busy []span
-		if ss := p.busy[port]; ss != nil {
-			busy = ss.spans
-		}
-		var pins []span
-		pinSrc := ""
-		if ev := p.meterPins[port]; len(ev) > 0 {
-			conv := make([]pinEvent, len(ev))
-			for i, e := range ev {
-				conv[i] = pinEvent{clock.Host(uint64(e.t)), e.asserted}
-			}
-			pins, pinSrc = pinSpans(conv), "meter"
-		} else if ev := append(append([]pinEvent(nil), p.hostPins[port]...), p.hostPins[0]...); len(ev) > 0 {
-			pins, pinSrc = pinSpans(ev), "host"
-		}
-		var cls StateClassifier
-		if opts.NewClassifier != nil {
-			cls = opts.NewClassifier(info, units.Hertz(h.RateHz))
-		}
-		proc := newDriveProc(info, rails[port], &clock, busy, int64(opts.Settle), pins, int64(opts.DevSlpAllowance), &p.phases, cls)
-		proc.pinSource = pinSrc
-		hostSpans := pinSpans(append(append([]pinEvent(nil), p.hostPins[port]...), p.hostPins[0]...))
-		if cyc := devslpCycles(&p.phases, port, pins, hostSpans, p.devslp.io[port], p.devslp.stalls[port]); len(cyc) > 0 {
-			cr, ok := p.devslp.criteria[port]
-			if !ok {
-				cr = states.DefaultCriteria()
-			}
-			// A read's completion (host clock) against the pin the meter saw:
-			// half the median mark round trip plus the fit's largest residual.
-			proc.ds = &devslpProc{cycles: cyc, chartCycle: -1,
-				jo: states.JudgeOptions{Criteria: cr, ClockU95Ms: clock.MedianRTTMS/2 + clock.ResidualMS.Max}}
-		}
-		for _, ch := range rails[port] {
-			c := h.Channels[ch]
-			proc.lsb = append(proc.lsb, railLSB{nominal: float64(c.Rail.Nominal()), v: float64(c.VoltLSB), i: float64(c.CurrentLSB)})
-		}
-		proc.t0 = t0f
-		proc.sink = opts.Samples
-		do := decimate.Options{Buckets: opts.ChartBuckets, InitialWidth: 1e-3}
-		if opts.ChartTo > opts.ChartFrom {
-			do.Start, do.Span = opts.ChartFrom, opts.ChartTo-opts.ChartFrom
-		}
-		proc.dec, _ = decimate.New(do)
-		proc.decStart = do.Start
-		da := &driveAsm{proc: proc, end: math.MaxUint64}
-		for r, ch := range rails[port] {
-			asm.byChannel[ch] = chanRef{drive: len(asm.drives), rail: r}
-			da.rails = append(da.rails, &railQ{})
-		}
-		asm.drives = append(asm.drives, da)
+		proc := p.newDrive(info, rails[port], &clock, t0f, opts)
+		asm.add(proc)
 		rep.Drives = append(rep.Drives, DriveReport{Name: info.Name, Port: port, Profile: info.Profile})
 		rep.drivesProc = append(rep.drivesProc, proc)
 	}
 
-	src, err := open()
+	neg, err := rep.readSamples(open, opts, p, asm, &clock, t0f)
 	if err != nil {
 		return nil, err
 	}
-	defer src.Close()
-	procByPort := map[int]*driveProc{}
-	for _, d := range rep.drivesProc {
-		procByPort[d.info.Port] = d
-	}
-	want := make([]bool, len(h.Channels))
-	for ch, ref := range asm.byChannel {
-		want[ch] = ref.drive >= 0
-	}
-	var rail func(*meter.Block)
-	if opts.Samples != nil {
-		opts.Samples.Begin(clock, t0f)
-		rail = func(b *meter.Block) {
-			opts.Samples.RailBlock((clock.HostF(float64(b.Start))-t0f)/1e9, clock.NsPerSample/1e9, b)
-		}
-	}
-	f := startFeed(src, want, rail)
-	asm.recycle = f.recycle
-	neg := newNegativeCounter(len(h.Channels))
-	rep.Capture.EndError = ""
-	for b := range f.out {
-		for _, it := range b.items {
-			switch it.kind {
-			case capture.KindSamples:
-				neg.add(it.ch, it.p)
-				asm.block(it.ch, it.start, it.p)
-			case capture.KindGap:
-				if it.gap.Reason == GapInvalid {
-					rep.Capture.invalid += it.gap.Count
-					if ref := asm.byChannel[it.gap.Channel]; ref.drive >= 0 {
-						asm.drives[ref.drive].proc.invalid += it.gap.Count
-					}
-				}
-				asm.gap(it.gap)
-			case capture.KindRejected:
-				if ref := asm.byChannel[it.ch]; ref.drive >= 0 {
-					d := asm.drives[ref.drive].proc
-					d.rejected += uint64(it.n)
-					d.rejectedW += it.sumW
-					if it.why == capture.RejectRestart {
-						d.restartW += it.sumW
-					}
-				}
-			case capture.KindIO:
-				for _, e := range it.io {
-					if d := procByPort[p.ioPort(e.Port)]; d != nil {
-						d.total.io.add(e)
-						if pi := d.ph.phaseAt(e.Issue); pi >= 0 {
-							d.phases[pi].io.add(e)
-						}
-					}
-				}
-			}
-		}
-		if b.end {
-			// The second pass reads sample chunks the first skipped, so its
-			// stopping point is the authoritative one.
-			if !errors.Is(b.err, io.EOF) {
-				rep.Capture.EndError = b.err.Error()
-			}
-			rep.Capture.EndOffset = b.endOffset
-			rep.Capture.Complete = b.complete
-			rep.account = b.acc
-			break
-		}
-		f.done(b)
-	}
-	for _, d := range asm.drives {
-		if !d.started {
-			for r, q := range d.rails {
-				if !q.seen {
-					rep.note(fmt.Sprintf("drive %q: channel %s has no samples, so the drive's power cannot be summed", d.proc.info.Name, h.Channels[d.proc.rails[r]].Name()))
-				}
-			}
-			continue
-		}
-		asm.drain(d)
-	}
+	rep.drain(asm, h)
 	driveOf := make([]string, len(h.Channels))
 	for ch, ref := range asm.byChannel {
 		if ref.drive >= 0 {
@@ -539,6 +393,214 @@ func secondPass(open Opener, opts Options, p *pass1, sd *stateDetector) (*Report
 		rep.applyStates()
 	}
 	return rep, nil
+}
+
+// newReport starts the report with what the first pass and the clock fit
+// already know: the capture, the alignment and the settings.
+func newReport(p *pass1, clock *Clock, opts Options) *Report {
+	rep := &Report{Schema: Schema, Capture: p.info}
+	rep.Alignment = AlignmentReport{Method: "marks", Marks: clock.Marks, MarksUsed: clock.Used, Synthetic: clock.Synthetic,
+		DriftPPM: clock.DriftPPM, ResidualRMSMS: clock.ResidualMS.RMS, ResidualMaxMS: clock.ResidualMS.Max,
+		MinRTTMS: clock.MinRTTMS, MedianRTTMS: clock.MedianRTTMS,
+		Outliers: clock.Outliers, NegativeRTT: clock.NegativeRTT, DriftRefusedPPM: clock.DriftRefusedPPM, MaxDriftPPM: clock.MaxDriftPPM}
+	rep.clockNotes(clock)
+	rep.Settings = Settings{SettleMS: ms(opts.Settle), MergeGapMS: ms(opts.MergeGap), IdleFloor: activeIdleMethod,
+		Classifier: opts.NewClassifier != nil, HistogramRelErr: 1.0 / (1 << histSub)}
+	return rep
+}
+
+// drivePorts lists the drives to analyse, in channel order of their first
+// rail (or as only lists them), and each port's channels.
+func drivePorts(h capture.Header, only []int) (ports []int, rails map[int][]int, err error) {
+	rails = map[int][]int{}
+	for i, c := range h.Channels {
+		if _, ok := rails[c.Port]; !ok {
+			ports = append(ports, c.Port)
+		}
+		rails[c.Port] = append(rails[c.Port], i)
+	}
+	if len(only) > 0 {
+		for _, want := range only {
+			if _, ok := rails[want]; !ok {
+				return nil, nil, fmt.Errorf("%w: port %d (the capture has ports %v)", ErrNoSuchPort, want, ports)
+			}
+		}
+		ports = append([]int(nil), only...)
+	}
+	return ports, rails, nil
+}
+
+// newDrive sets up the processor of one drive: its busy spans, DEVSLP pin
+// spans, classifier, DevSlp cycles, rail calibrations and chart envelope.
+func (p *pass1) newDrive(info capture.DriveInfo, chans []int, clock *Clock, t0f float64, opts Options) *driveProc {
+	port := info.Port
+	h := p.hdr
+	var busy []span
+	if ss := p.busy[port]; ss != nil {
+		busy = ss.spans
+	}
+	pins, pinSrc := p.pinSpans(port, clock)
+	var cls StateClassifier
+	if opts.NewClassifier != nil {
+		cls = opts.NewClassifier(info, units.Hertz(h.RateHz))
+	}
+	proc := newDriveProc(info, chans, clock, busy, int64(opts.Settle), pins, int64(opts.DevSlpAllowance), &p.phases, cls)
+	proc.pinSource = pinSrc
+	proc.ds = p.devslpProc(port, pins, clock)
+	for _, ch := range chans {
+		c := h.Channels[ch]
+		proc.lsb = append(proc.lsb, railLSB{nominal: float64(c.Rail.Nominal()), v: float64(c.VoltLSB), i: float64(c.CurrentLSB)})
+	}
+	proc.t0 = t0f
+	proc.sink = opts.Samples
+	do := decimate.Options{Buckets: opts.ChartBuckets, InitialWidth: 1e-3}
+	if opts.ChartTo > opts.ChartFrom {
+		do.Start, do.Span = opts.ChartFrom, opts.ChartTo-opts.ChartFrom
+	}
+	proc.dec, _ = decimate.New(do)
+	proc.decStart = do.Start
+	return proc
+}
+
+// pinSpans gives a port's DEVSLP-asserted spans on the host clock, and
+// where they came from: the meter's pin events if it saw any, else the
+// host's (those for port 0 apply to every port).
+func (p *pass1) pinSpans(port int, clock *Clock) ([]span, string) {
+	if ev := p.meterPins[port]; len(ev) > 0 {
+		conv := make([]pinEvent, len(ev))
+		for i, e := range ev {
+			conv[i] = pinEvent{clock.Host(uint64(e.t)), e.asserted}
+		}
+		return pinSpans(conv), "meter"
+	}
+	if ev := p.hostPinEvents(port); len(ev) > 0 {
+		return pinSpans(ev), "host"
+	}
+	return nil, ""
+}
+
+// hostPinEvents is a fresh copy of the host's pin events for port, with
+// those for every port (port 0).
+func (p *pass1) hostPinEvents(port int) []pinEvent {
+	return append(append([]pinEvent(nil), p.hostPins[port]...), p.hostPins[0]...)
+}
+
+// devslpProc is the DevSlp cycle judge for a port, or nil if the port
+// went through no DevSlp cycle.
+func (p *pass1) devslpProc(port int, pins []span, clock *Clock) *devslpProc {
+	hostSpans := pinSpans(p.hostPinEvents(port))
+	cyc := devslpCycles(&p.phases, port, pins, hostSpans, p.devslp.io[port], p.devslp.stalls[port])
+	if len(cyc) == 0 {
+		return nil
+	}
+	cr, ok := p.devslp.criteria[port]
+	if !ok {
+		cr = states.DefaultCriteria()
+	}
+	// A read's completion (host clock) against the pin the meter saw:
+	// half the median mark round trip plus the fit's largest residual.
+	return &devslpProc{cycles: cyc, chartCycle: -1,
+		jo: states.JudgeOptions{Criteria: cr, ClockU95Ms: clock.MedianRTTMS/2 + clock.ResidualMS.Max}}
+}
+
+// readSamples is the second pass proper: it streams every record of the
+// capture through the assembler into the drive processors, and returns
+// the count of negative readings per channel.
+func (rep *Report) readSamples(open Opener, opts Options, p *pass1, asm *assembler, clock *Clock, t0f float64) (negativeCounter, error) {
+	h := p.hdr
+	src, err := open()
+	if err != nil {
+		return nil, err
+	}
+	defer src.Close()
+	procByPort := map[int]*driveProc{}
+	for _, d := range rep.drivesProc {
+		procByPort[d.info.Port] = d
+	}
+	want := make([]bool, len(h.Channels))
+	for ch, ref := range asm.byChannel {
+		want[ch] = ref.drive >= 0
+	}
+	var rail func(*meter.Block)
+	if opts.Samples != nil {
+		opts.Samples.Begin(*clock, t0f)
+		rail = func(b *meter.Block) {
+			opts.Samples.RailBlock((clock.HostF(float64(b.Start))-t0f)/1e9, clock.NsPerSample/1e9, b)
+		}
+	}
+	f := startFeed(src, want, rail)
+	asm.recycle = f.recycle
+	neg := newNegativeCounter(len(h.Channels))
+	rep.Capture.EndError = ""
+	for b := range f.out {
+		for _, it := range b.items {
+			rep.take(asm, neg, procByPort, p, it)
+		}
+		if b.end {
+			// The second pass reads sample chunks the first skipped, so its
+			// stopping point is the authoritative one.
+			if !errors.Is(b.err, io.EOF) {
+				rep.Capture.EndError = b.err.Error()
+			}
+			rep.Capture.EndOffset = b.endOffset
+			rep.Capture.Complete = b.complete
+			rep.account = b.acc
+			break
+		}
+		f.done(b)
+	}
+	return neg, nil
+}
+
+// take hands one record of the second pass to whoever needs it.
+func (rep *Report) take(asm *assembler, neg negativeCounter, procByPort map[int]*driveProc, p *pass1, it feedItem) {
+	switch it.kind {
+	case capture.KindSamples:
+		neg.add(it.ch, it.p)
+		asm.block(it.ch, it.start, it.p)
+	case capture.KindGap:
+		if it.gap.Reason == GapInvalid {
+			rep.Capture.invalid += it.gap.Count
+			if ref := asm.byChannel[it.gap.Channel]; ref.drive >= 0 {
+				asm.drives[ref.drive].proc.invalid += it.gap.Count
+			}
+		}
+		asm.gap(it.gap)
+	case capture.KindRejected:
+		if ref := asm.byChannel[it.ch]; ref.drive >= 0 {
+			d := asm.drives[ref.drive].proc
+			d.rejected += uint64(it.n)
+			d.rejectedW += it.sumW
+			if it.why == capture.RejectRestart {
+				d.restartW += it.sumW
+			}
+		}
+	case capture.KindIO:
+		for _, e := range it.io {
+			if d := procByPort[p.ioPort(e.Port)]; d != nil {
+				d.total.io.add(e)
+				if pi := d.ph.phaseAt(e.Issue); pi >= 0 {
+					d.phases[pi].io.add(e)
+				}
+			}
+		}
+	}
+}
+
+// drain flushes every drive's assembler queues at the end of the stream;
+// a drive one of whose rails never had a sample gets a note instead.
+func (rep *Report) drain(asm *assembler, h capture.Header) {
+	for _, d := range asm.drives {
+		if !d.started {
+			for r, q := range d.rails {
+				if !q.seen {
+					rep.note(fmt.Sprintf("drive %q: channel %s has no samples, so the drive's power cannot be summed", d.proc.info.Name, h.Channels[d.proc.rails[r]].Name()))
+				}
+			}
+			continue
+		}
+		asm.drain(d)
+	}
 }
 
 // clockNotes says what the clock fit distrusted.

@@ -11,6 +11,7 @@ import (
 	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/analysis/synthcap"
 	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/report"
 	"github.com/idlewatt/idlewatt/units"
 )
 
@@ -246,11 +247,11 @@ func TestWriteFilesCharts(t *testing.T) {
 	s.Pins = []synthcap.Pin{{Port: 1, From: 2500 * ms, To: 2900 * ms}}
 	r := analyze(t, s, analysis.DefaultOptions())
 	dir := t.TempDir()
-	if err := r.WriteFiles(dir); err != nil {
+	if err := report.WriteFiles(r, dir); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{analysis.FileJSON, analysis.FileMD, analysis.FileCSV, analysis.FilePower,
-		analysis.FileIdle, analysis.FileAverage, analysis.FileHist, analysis.FileCDF} {
+	for _, name := range []string{report.FileJSON, report.FileMD, report.FileCSV, report.FilePower,
+		report.FileIdle, report.FileAverage, report.FileHist, report.FileCDF} {
 		fi, err := os.Stat(filepath.Join(dir, name))
 		if err != nil {
 			t.Error(err)

@@ -1,6 +1,10 @@
 package analysis
 
-import "github.com/idlewatt/idlewatt/meter"
+import (
+	"math"
+
+	"github.com/idlewatt/idlewatt/meter"
+)
 
 // assembler turns per-channel blocks into per-drive power: the sum over a
 // drive's rails of V×I at each sample index, where every rail has a sample.
@@ -41,6 +45,16 @@ type seg struct {
 }
 
 func (s seg) end() uint64 { return s.start + uint64(len(s.p)) }
+
+// add takes a drive whose rails are channels proc.rails.
+func (a *assembler) add(proc *driveProc) {
+	da := &driveAsm{proc: proc, end: math.MaxUint64}
+	for r, ch := range proc.rails {
+		a.byChannel[ch] = chanRef{drive: len(a.drives), rail: r}
+		da.rails = append(da.rails, &railQ{})
+	}
+	a.drives = append(a.drives, da)
+}
 
 func (a *assembler) put(p []float64) {
 	if a.recycle != nil {

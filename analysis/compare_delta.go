@@ -1,12 +1,8 @@
 package analysis
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"math"
-	"strconv"
-	"strings"
 )
 
 // CompareSchema is the value of compare.json's "schema".
@@ -32,6 +28,20 @@ func CompareColumns() []string {
 	return h
 }
 
+// CompareKey is the stem and unit of a delta figure's compare.csv and
+// compare.json keys: delta_<Key>_<Unit>, delta_<Key>_u95_<Unit> and
+// delta_<Key>_pct.
+type CompareKey struct{ Key, Unit string }
+
+// CompareKeys are the delta figures' keys, one per CompareRow.Deltas entry.
+func CompareKeys() []CompareKey {
+	var k []CompareKey
+	for _, f := range compareFigures {
+		k = append(k, CompareKey{f.key, f.unit})
+	}
+	return k
+}
+
 // FormatCompareDelta is delta j of row as compare.md shows it.
 func FormatCompareDelta(row CompareRow, j int) string {
 	f := compareFigures[j]
@@ -44,13 +54,13 @@ var compareFigures = []compareFigure{
 	{"average", "w", "Δ Average (W)", 1, 4, func(d *DriveReport) (float64, *float64) { return d.AverageW, d.AverageU95W }},
 	{"peak_1s", "w", "Δ Peak 1 s (W)", 1, 4, func(d *DriveReport) (float64, *float64) { return d.PeakWindows.W1s, nil }},
 	{"energy", "j", "Δ Energy (J)", 1, 3, func(d *DriveReport) (float64, *float64) { return d.EnergyJ, d.EnergyU95J }},
-	{"devslp_power", "w", "Δ DevSlp (mW)", 1e3, 3, devslpValue},
+	{"devslp_power", "w", "Δ DevSlp (mW)", 1e3, 3, DevSlpValue},
 }
 
-// devslpValue is a drive's DevSlp power with the floor's half-width when
+// DevSlpValue is a drive's DevSlp power with the floor's half-width when
 // the power is the pin cycles' floor; NaN for a drive that never entered
 // DevSlp.
-func devslpValue(d *DriveReport) (float64, *float64) {
+func DevSlpValue(d *DriveReport) (float64, *float64) {
 	ds := &d.DevSlp
 	if !ds.PowerW.Ok() {
 		return math.NaN(), nil
@@ -144,147 +154,6 @@ func baselineDrive(b *Report, d *DriveReport) *DriveReport {
 		return &b.Drives[0]
 	}
 	return nil
-}
-
-// compareField is one column of compare.csv and one key of a compare.json
-// row, in the same order: text when isText, else num (NaN: empty / null).
-type compareField struct {
-	name   string
-	text   string
-	num    float64
-	isText bool
-	isInt  bool
-}
-
-func ptrNaN(u *float64) float64 {
-	if u == nil {
-		return math.NaN()
-	}
-	return *u
-}
-
-// compareFields are a row's columns: the report's values (compare.csv's
-// first-release columns first), then the baseline and the deltas.
-func compareFields(row CompareRow, labels []string, base int) []compareField {
-	d := row.Drive
-	ds, dsu := devslpValue(d)
-	txt := func(n, s string) compareField { return compareField{name: n, text: s, isText: true} }
-	num := func(n string, x float64) compareField { return compareField{name: n, num: x} }
-	integer := func(n string, x float64) compareField { return compareField{name: n, num: x, isInt: true} }
-	fs := []compareField{txt("run", labels[row.Run]), txt("drive", d.Name), integer("port", float64(d.Port)),
-		num("active_idle_w", d.ActiveIdleW), num("average_w", d.AverageW), num("peak_w", d.PeakW), num("peak_1s_w", d.PeakWindows.W1s),
-		num("energy_j", d.EnergyJ), num("duration_s", d.DurationS), num("devslp_power_w", ds), integer("dropped", float64(d.Samples.Dropped)),
-		num("active_idle_u95_w", ptrNaN(d.ActiveIdleU95W)), num("average_u95_w", ptrNaN(d.AverageU95W)), num("energy_u95_j", ptrNaN(d.EnergyU95J)),
-		num("devslp_power_u95_w", ptrNaN(dsu)), txt("baseline_run", labels[base])}
-	bd := ""
-	if row.BaseDrive != nil {
-		bd = row.BaseDrive.Name
-	}
-	fs = append(fs, txt("baseline_drive", bd))
-	for j, f := range compareFigures {
-		dl := row.Deltas[j]
-		fs = append(fs, num("delta_"+f.key+"_"+f.unit, dl.Diff), num("delta_"+f.key+"_u95_"+f.unit, ptrNaN(dl.DiffU95)), num("delta_"+f.key+"_pct", dl.RelPct))
-	}
-	return fs
-}
-
-// CompareCSVHeader is compare.csv's header row.
-func CompareCSVHeader() []string {
-	var h []string
-	for _, f := range compareFields(CompareRow{Drive: &DriveReport{}, Deltas: make([]Delta, len(compareFigures))}, []string{""}, 0) {
-		h = append(h, f.name)
-	}
-	return h
-}
-
-func (f compareField) csv() string {
-	switch {
-	case f.isText:
-		return f.text
-	case f.isInt:
-		return strconv.FormatFloat(f.num, 'f', 0, 64)
-	}
-	return csvFloat(f.num)
-}
-
-// compareJSON is compare.json: the schema, the baseline run, the notes and
-// one object per row with compare.csv's keys (null where the cell is empty).
-func compareJSON(rows []CompareRow, labels []string, base int, notes []string) ([]byte, error) {
-	var b bytes.Buffer
-	put := func(v any) {
-		j, _ := json.Marshal(v) // strings and slices of strings only
-		b.Write(j)
-	}
-	b.WriteString(`{"schema":`)
-	put(CompareSchema)
-	b.WriteString(`,"baseline_run":`)
-	put(labels[base])
-	b.WriteString(`,"baseline_index":`)
-	put(base + 1)
-	b.WriteString(`,"notes":`)
-	if notes == nil {
-		notes = []string{}
-	}
-	put(notes)
-	b.WriteString(`,"rows":[`)
-	for i, row := range rows {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString("\n  {")
-		for k, f := range compareFields(row, labels, base) {
-			if k > 0 {
-				b.WriteByte(',')
-			}
-			put(f.name)
-			b.WriteByte(':')
-			switch {
-			case f.isText:
-				put(f.text)
-			case math.IsNaN(f.num) || math.IsInf(f.num, 0):
-				b.WriteString("null")
-			default:
-				b.WriteString(strconv.FormatFloat(f.num, 'g', -1, 64))
-			}
-		}
-		b.WriteByte('}')
-	}
-	b.WriteString("\n]}\n")
-	if !json.Valid(b.Bytes()) {
-		return nil, fmt.Errorf("compare.json: internal error, invalid JSON")
-	}
-	return b.Bytes(), nil
-}
-
-// compareDeltaMD is compare.md's delta section; empty for one run.
-func compareDeltaMD(rows []CompareRow, labels []string, base int) string {
-	if len(labels) < 2 {
-		return ""
-	}
-	var md strings.Builder
-	fmt.Fprintf(&md, "\n## Deltas against %s\n\nEach figure minus the baseline drive's (the drive of %s with the same name, else the same port, else its only drive), "+
-		"± √(u² + u_base²) from the two 95 %% half-widths where both reports state one, and in parentheses relative to the baseline; — where either side did not measure the value.\n\n",
-		labels[base], labels[base])
-	md.WriteString("| Run | Drive | Baseline drive |")
-	for _, f := range compareFigures {
-		md.WriteString(" " + f.md + " |")
-	}
-	md.WriteString("\n|---|---|---|" + strings.Repeat("---:|", len(compareFigures)) + "\n")
-	for _, row := range rows {
-		if row.Run == base {
-			continue
-		}
-		bd := Dash
-		if row.BaseDrive != nil {
-			bd = row.BaseDrive.Name
-		}
-		fmt.Fprintf(&md, "| %s | %s | %s |", labels[row.Run], row.Drive.Name, bd)
-		for j, f := range compareFigures {
-			md.WriteString(" " + formatDelta(row.Deltas[j], f.scale, f.digits) + " |")
-		}
-		md.WriteByte('\n')
-	}
-	return md.String()
 }
 
 // formatDelta is "+0.0123 ± 0.0010 (+3.5 %)": the difference (times

@@ -2,14 +2,8 @@ package analysis
 
 import (
 	"encoding/json"
-	"errors"
-	"fmt"
-	"path/filepath"
 	"strconv"
 
-	"github.com/idlewatt/idlewatt/analysis/chart"
-	"github.com/idlewatt/idlewatt/internal/outfile"
-	"github.com/idlewatt/idlewatt/units"
 	"math"
 	"sort"
 	"strings"
@@ -285,9 +279,6 @@ type devslpChart struct {
 	limit   float64
 }
 
-// FileDevSlp is the DevSlp cycle chart's name pattern (by port).
-const FileDevSlp = "devslp-p%d.png"
-
 type namedDevSlpChart struct {
 	name string
 	port int
@@ -298,65 +289,4 @@ func (r *Report) addDevSlpChart(name string, port int, c *devslpChart) {
 	if c != nil && len(c.samples) > 0 {
 		r.devslpCharts = append(r.devslpCharts, namedDevSlpChart{name, port, c})
 	}
-}
-
-// writeDevSlpCharts draws, per drive, its first cycle that did not pass
-// (else its first), with the fitted entry and rise, in ms from assertion.
-func (r *Report) writeDevSlpCharts(dir string, o outfile.Options) error {
-	var errs []error
-	for _, nc := range r.devslpCharts {
-		c := nc.c
-		t0 := c.timing.Assert
-		ms := func(t int64) float64 {
-			if t == 0 {
-				return math.NaN()
-			}
-			return float64(t-t0) / 1e6
-		}
-		env := chart.Envelope{}
-		// Half a millisecond per point keeps the wake spike and the floor
-		// readable without drawing every sample.
-		const bucket = 0.5
-		cur := math.NaN()
-		var mn, mx, sum float64
-		var n int
-		flush := func() {
-			if n > 0 {
-				env.T = append(env.T, cur)
-				env.Min, env.Max, env.Mean = append(env.Min, mn), append(env.Max, mx), append(env.Mean, sum/float64(n))
-			}
-		}
-		for _, s := range c.samples {
-			b := math.Floor(ms(s.T)/bucket) * bucket
-			if b != cur {
-				flush()
-				cur, mn, mx, sum, n = b, s.W, s.W, 0, 0
-			}
-			mn, mx, sum, n = math.Min(mn, s.W), math.Max(mx, s.W), sum+s.W, n+1
-		}
-		flush()
-		floor := 0.0
-		if c.cycle.FloorW.Ok() {
-			floor = float64(c.cycle.FloorW)
-		}
-		cy := c.cycle
-		// The floor's 95 % interval, the one the verdict was judged with.
-		var flo, fhi units.Watts
-		if floor > 0 && cy.FloorU95W.Ok() {
-			u := float64(cy.FloorU95W)
-			flo, fhi = units.Watts(max(floor-u, 0)), units.Watts(floor+u)
-		}
-		fig, err := chart.DevSlpCycleChart(chart.DevSlpCycle{
-			Name: nc.name, Power: env, Assert: 0, Deassert: ms(c.timing.Deassert),
-			FloorReached: ms(cy.EntryAt), FirstIO: ms(c.timing.ProbeComplete),
-			Floor: units.Watts(floor), Limit: units.Watts(c.limit), FloorLo: flo, FloorHi: fhi,
-		}, chart.DevSlpOpts{
-			Title: fmt.Sprintf("DevSlp cycle %d — %s", cy.Cycle, nc.name),
-			Subtitle: fmt.Sprintf("%s · entry %s ms · floor %s mW · exit to first read %s ms", cy.Outcome,
-				states.PM(cy.EntryMs, cy.EntryU95Ms, 1), states.PM(cy.FloorW, cy.FloorU95W, 1e3), states.PM(cy.ExitMs, cy.ExitU95Ms, 1)),
-			Unit: chart.UnitMW, LogY: true,
-		})
-		errs = append(errs, saveFig(fig, err, filepath.Join(dir, fmt.Sprintf(FileDevSlp, nc.port)), o))
-	}
-	return errors.Join(errs...)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/idlewatt/idlewatt/analysis/states"
 	"github.com/idlewatt/idlewatt/analysis/synthcap"
 	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/report"
 )
 
 // devslpScenario is one DevSlp cycle on port 1 as the rig records it: the
@@ -50,7 +51,7 @@ func TestDevSlpCycleFromCapture(t *testing.T) {
 	}
 	// The cycle chart is drawn.
 	dir := t.TempDir()
-	if err := r.WriteFiles(dir); err != nil {
+	if err := report.WriteFiles(r, dir); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "devslp-p1.png")); err != nil {

@@ -3,7 +3,7 @@ package analysis
 import (
 	"math"
 
-	"github.com/idlewatt/idlewatt/analysis/chart"
+	"github.com/idlewatt/idlewatt/analysis/series"
 )
 
 // distBins is the number of bins of the power histogram and CDF charts.
@@ -16,7 +16,7 @@ const distBins = 300
 // at W). Each log-binned count goes in at the middle of its values; values that read
 // as 0 W go in as underflow. The charts cost nothing per sample. Nil when no
 // drive has a sample above 0 W.
-func distributions(names []string, hs []*Histogram) []chart.Distribution {
+func distributions(names []string, hs []*Histogram) []series.Distribution {
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, h := range hs {
 		for i, c := range h.bins {
@@ -34,9 +34,9 @@ func distributions(names []string, hs []*Histogram) []chart.Distribution {
 		return nil
 	}
 	log := hi/lo > 10
-	var out []chart.Distribution
+	var out []series.Distribution
 	for k, h := range hs {
-		ch, err := chart.NewHist(lo, hi, distBins, log)
+		ch, err := series.NewHist(lo, hi, distBins, log)
 		if err != nil {
 			return nil
 		}
@@ -51,7 +51,7 @@ func distributions(names []string, hs []*Histogram) []chart.Distribution {
 		if h.over > 0 {
 			ch.AddN(h.maxV, float64(h.over))
 		}
-		out = append(out, chart.Distribution{Name: names[k], Hist: ch})
+		out = append(out, series.Distribution{Name: names[k], Hist: ch})
 	}
 	return out
 }

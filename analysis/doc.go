@@ -6,6 +6,16 @@
 // The methods are described in docs/analysis.md and every report key in
 // docs/report-format.md.
 //
+// # Computes, never draws
+//
+// This package computes; it writes no report file and draws nothing, and
+// imports neither gonum/plot nor the report layer. Package report writes
+// report.json, report.md, summary.csv, states.json, the charts and the
+// comparison files from a Report; report/chart draws; report/html builds
+// the viewer. What is shared with the outputs is numbers (the Report, its
+// series, CompareDeltas) and the number formats every output uses (FormatV,
+// FormatPM, Dash), so one value reads the same everywhere.
+//
 // # One timeline
 //
 // Samples are timed by the meter's sample index; I/O and state events by the
@@ -33,8 +43,8 @@
 // accumulators whose size does not depend on the capture's length: running
 // sums, log-binned histograms for percentiles and the idle floor, a prefix
 // buffer for the peak windows, and a fixed number of chart envelope buckets
-// (analysis/decimate, which has no plotting dependency; the charts themselves
-// are still drawn from this package through analysis/chart, see write.go).
+// (analysis/decimate; the series for the charts are analysis/series types,
+// Report.Traces, Distributions and DevSlpCharts).
 // The second pass decodes in one goroutine and accumulates in another, and
 // accumulates run by run (samples sharing activity, phase and pin state),
 // not sample by sample: see docs/analysis.md, "Performance".

@@ -13,6 +13,7 @@ import (
 	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/analysis/synthcap"
 	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/report"
 	"github.com/idlewatt/idlewatt/units"
 )
 
@@ -248,7 +249,7 @@ func TestNoSamplesIsNull(t *testing.T) {
 		t.Errorf("intervals for a drive without samples")
 	}
 	var js bytes.Buffer
-	if err := r.WriteJSON(&js); err != nil {
+	if err := report.WriteJSON(&js, r); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(js.String(), `"active_idle_w": null`) {

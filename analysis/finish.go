@@ -5,7 +5,7 @@ import (
 	"math"
 	"strings"
 
-	"github.com/idlewatt/idlewatt/analysis/chart"
+	"github.com/idlewatt/idlewatt/analysis/series"
 	"github.com/idlewatt/idlewatt/analysis/states"
 	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/units"
@@ -14,148 +14,12 @@ import (
 // finish turns the accumulators into the report's numbers and notes.
 func (r *Report) finish(p *pass1, c *Clock, t0 float64, opts Options) {
 	dt := c.NsPerSample / 1e9
-	first, last := int64(math.MaxInt64), int64(math.MinInt64)
-	for _, d := range r.drivesProc {
-		if d.any {
-			first, last = min(first, d.first), max(last, d.last)
-		}
-	}
-	if first <= last {
-		r.Capture.DurationS = float64(last-first) / 1e9
-		r.Capture.StartS = (float64(first) - t0) / 1e9
-	} else {
-		r.note("the capture holds no samples")
-	}
+	last := r.captureSpan(t0)
 	r.endNotes()
-	if r.Capture.IOEvents == 0 {
-		r.note("no I/O events: all time counts as idle (idle-only report)")
-	}
-	if r.Capture.Unattributed > 0 {
-		r.note(fmt.Sprintf("%d I/O events name no port and the capture has several drives: they are not attributed", r.Capture.Unattributed))
-	}
-	if opts.NewClassifier == nil {
-		r.note("no state classifier: residency is active (busy) vs idle from I/O segmentation; partial, slumber and devslp read 0")
-	}
+	r.inputNotes(opts)
 	relPeriod := periodU95(c, r.Capture.DurationS)
 	for i, d := range r.drivesProc {
-		d.collect()
-		dr := &r.Drives[i]
-		t := &d.total
-		n := t.all.n
-		dr.Rails = nil
-		for _, ch := range d.rails {
-			dr.Rails = append(dr.Rails, p.hdr.Channels[ch].Rail.String())
-		}
-		dr.DurationS = float64(n) * dt
-		dr.EnergyJ = nanIfNone(n, t.all.sum*dt)
-		dr.EnergyWh = dr.EnergyJ / 3600
-		dr.AverageW = nanIfNone(n, t.all.mean())
-		dr.PeakW = nanIfNone(n, t.all.max)
-		dr.MinW = nanIfNone(n, t.all.min)
-		dr.P50W, dr.P95W, dr.P99W = quant(&t.hist, t.all, 0.5), quant(&t.hist, t.all, 0.95), quant(&t.hist, t.all, 0.99)
-		dr.PeakWindows = peaks(t)
-		ia := t.byAct[Idle]
-		dr.Idle = IdleInfo{Samples: t.idleHist.Count(), S: float64(t.idleHist.Count()) * dt, MeanW: nanIfNone(ia.n, ia.mean()),
-			P5W: quant(&t.idleHist, ia, 0.05), P95W: quant(&t.idleHist, ia, 0.95)}
-		qe := d.activeIdle(&d.quiet, &d.rest)
-		dr.ActiveIdleW, dr.ActiveIdleU95W = qe.Level, qe.U95
-		dr.Bursts = burstInfo(qe, dt)
-		re := qe
-		if d.cls != nil {
-			re = d.quietLevel(&d.rest)
-		}
-		dr.Quiet = QuietPower{W: re.Level, U95W: re.U95, Bursts: burstInfo(re, dt)}
-		if math.IsNaN(qe.NoiseVar1) {
-			// Too little active idle to measure the noise: measure it at
-			// whatever level the drive rested (Slumber, DevSlp) instead.
-			if !math.IsNaN(re.NoiseVar1) {
-				qe.NoiseVar1, qe.Dof, qe.Blocks, qe.BlockS = re.NoiseVar1, re.Dof, re.Blocks, re.BlockS
-				qe.Note += "; noise measured over idle time in every state"
-			}
-		}
-		dr.AverageU95W = meanU95(n, qe, d.resU(dr.AverageW, qe))
-		dr.EnergyU95J = energyU95(dr.AverageU95W, dr.DurationS, dr.EnergyJ, relPeriod)
-		dr.Uncertainty = d.uncertainty(qe, dt)
-		switch {
-		case n > 0 && math.IsNaN(dr.ActiveIdleW):
-			r.note(fmt.Sprintf("drive %q: active_idle_w is null, not measured: %s (quiet = no I/O outstanding, past the settle tail, DEVSLP not asserted, in active idle)", dr.Name, qe.Note))
-		case n > 0 && dr.ActiveIdleU95W == nil:
-			r.note(fmt.Sprintf("drive %q: active_idle_u95_w is null: %s", dr.Name, qe.Note))
-		}
-		if n > 0 && dr.Uncertainty.ResolutionUW == nil && dr.ActiveIdleU95W != nil {
-			r.note(fmt.Sprintf("drive %q: the capture's channels state no LSB: the intervals hold the noise measured and float32 storage, not the meter's resolution or calibration", dr.Name))
-		}
-		if n > 0 && dr.AverageU95W == nil {
-			r.note(fmt.Sprintf("drive %q: average_u95_w and energy_u95_j are null: the sensor noise could not be measured (%s)", dr.Name, qe.Note))
-		}
-		dr.Segments = segments(t, dt, len(d.act.spans))
-		dr.Samples = SampleInfo{Count: n, Dropped: d.dropped, CRCErrors: r.Capture.CRCErrors, Gaps: d.gaps,
-			MissingS: float64(d.dropped) * dt, Late: d.late, Rejected: d.rejected, RejectedJ: d.rejectedW * dt, Invalid: d.invalid}
-		if d.rejected > 0 {
-			s := fmt.Sprintf("drive %q: %d rail samples (%.6g J) hold sample indices the drive's timeline already has (overlapping, backward or restarted chunks): energy_j %.6g J covers each instant once and leaves them out", dr.Name, d.rejected, dr.Samples.RejectedJ, dr.EnergyJ)
-			if d.restartW != 0 {
-				s += fmt.Sprintf("; %.6g J of them come after the index restarted at 0 — if that is a second run of the meter, the two runs drew energy_j + %.6g J", d.restartW*dt, d.restartW*dt)
-			}
-			r.note(s)
-		}
-		if d.invalid > 0 {
-			r.note(fmt.Sprintf("drive %q: %d rail samples have invalid values (NaN, ±Inf or |V·I| > %g W): treated as missing (gap reason %q), in no figure", dr.Name, d.invalid, MaxPlausibleW, GapInvalid))
-		}
-		if d.late > 0 {
-			r.note(fmt.Sprintf("drive %q: %d rail samples arrived after their index was given up (a rail more than the skew limit behind the others): ignored", dr.Name, d.late))
-		}
-		if n > 0 {
-			res := [numStates]float64{}
-			for s := range res {
-				res[s] = float64(d.states[s].n) / float64(n)
-			}
-			dr.Residency = Residency{Active: res[StateActive], Background: res[StateBackground], Idle: res[StateIdle], Partial: res[StatePartial], Slumber: res[StateSlumber], DevSlp: res[StateDevSlp], Off: res[StateOff]}
-			dr.StatePowerW = StatePower{Active: d.states[StateActive].mean(), Background: d.states[StateBackground].mean(), Idle: d.states[StateIdle].mean(),
-				Partial: d.states[StatePartial].mean(), Slumber: d.states[StateSlumber].mean(), DevSlp: d.states[StateDevSlp].mean()}
-		}
-		dr.DevSlp = d.devslpReport(p, dr.Port)
-		r.addDevSlpChart(dr.Name, dr.Port, d.devslpChart)
-		if !dr.DevSlp.FloorW.Ok() && dr.Residency.DevSlp > 0 {
-			// No pin cycles (the HBA's own DevSlp, say): the DevSlp-classified samples.
-			dr.DevSlp.Entered, dr.DevSlp.PowerW = true, states.Num(dr.StatePowerW.DevSlp)
-		}
-		dr.IO = ioTotals(&t.io, dr.Segments, dr.DurationS, dr.AverageW)
-		if d.dropped > 0 {
-			r.note(fmt.Sprintf("drive %q: %d samples missing in %d gaps (%.3f s): metrics cover the %.3f s measured; nothing is interpolated", dr.Name, d.dropped, d.gaps, dr.Samples.MissingS, dr.DurationS))
-		}
-		for pi, name := range d.phaseNames {
-			m := d.phases[pi]
-			if m.all.n == 0 && m.io.ops == 0 {
-				continue
-			}
-			mn := m.all.n
-			ph := Phase{Name: name, Samples: mn, DurationS: float64(mn) * dt, AverageW: nanIfNone(mn, m.all.mean()), PeakW: nanIfNone(mn, m.all.max),
-				MinW: nanIfNone(mn, m.all.min), EnergyJ: nanIfNone(mn, m.all.sum*dt),
-				P50W: quant(&m.hist, m.all, 0.5), P95W: quant(&m.hist, m.all, 0.95), P99W: quant(&m.hist, m.all, 0.99),
-				PeakWindows: peaks(m), Segments: segments(m, dt, 0)}
-			pe := d.activeIdle(&m.quiet, &m.rest)
-			if pe.U95 == nil && !math.IsNaN(pe.Level) && !math.IsNaN(qe.NoiseVar1) && pe.Kept > 0 {
-				// Too short for its own noise estimate: the drive's noise,
-				// scaled to the samples the level averages.
-				pe.U95 = meanU95(uint64(pe.Kept), qe, d.resU(pe.Level, qe))
-			}
-			ph.ActiveIdleW, ph.ActiveIdleU95W, ph.Bursts = pe.Level, pe.U95, burstInfo(pe, dt)
-			pr := pe
-			if d.cls != nil {
-				pr = d.quietLevel(&m.rest)
-				if pr.U95 == nil && !math.IsNaN(pr.Level) && !math.IsNaN(qe.NoiseVar1) && pr.Kept > 0 {
-					pr.U95 = meanU95(uint64(pr.Kept), qe, d.resU(pr.Level, qe))
-				}
-			}
-			ph.Quiet = QuietPower{W: pr.Level, U95W: pr.U95, Bursts: burstInfo(pr, dt)}
-			ph.AverageU95W = meanU95(mn, qe, d.resU(ph.AverageW, qe))
-			ph.EnergyU95J = energyU95(ph.AverageU95W, ph.DurationS, ph.EnergyJ, relPeriod)
-			if m.seen {
-				ph.StartS = (float64(m.first) - t0) / 1e9
-			}
-			ph.IO = ioTotals(&m.io, ph.Segments, ph.DurationS, ph.AverageW)
-			dr.Phases = append(dr.Phases, ph)
-		}
+		r.finishDrive(&r.Drives[i], d, p, dt, t0, relPeriod)
 		r.traces = append(r.traces, d.chart(t0, last))
 	}
 	var names []string
@@ -171,6 +35,191 @@ func (r *Report) finish(p *pass1, c *Clock, t0 float64, opts Options) {
 	if len(r.Notes) > 0 {
 		r.Notes = dedupe(r.Notes)
 	}
+}
+
+// captureSpan sets the capture's duration and start from the drives'
+// first and last samples, and returns the last one's host time.
+func (r *Report) captureSpan(t0 float64) (last int64) {
+	first, last := int64(math.MaxInt64), int64(math.MinInt64)
+	for _, d := range r.drivesProc {
+		if d.any {
+			first, last = min(first, d.first), max(last, d.last)
+		}
+	}
+	if first <= last {
+		r.Capture.DurationS = float64(last-first) / 1e9
+		r.Capture.StartS = (float64(first) - t0) / 1e9
+	} else {
+		r.note("the capture holds no samples")
+	}
+	return last
+}
+
+// inputNotes says what the report could not use: I/O events and a state
+// classifier.
+func (r *Report) inputNotes(opts Options) {
+	if r.Capture.IOEvents == 0 {
+		r.note("no I/O events: all time counts as idle (idle-only report)")
+	}
+	if r.Capture.Unattributed > 0 {
+		r.note(fmt.Sprintf("%d I/O events name no port and the capture has several drives: they are not attributed", r.Capture.Unattributed))
+	}
+	if opts.NewClassifier == nil {
+		r.note("no state classifier: residency is active (busy) vs idle from I/O segmentation; partial, slumber and devslp read 0")
+	}
+}
+
+// finishDrive fills one drive's report from its processor.
+func (r *Report) finishDrive(dr *DriveReport, d *driveProc, p *pass1, dt, t0, relPeriod float64) {
+	d.collect()
+	t := &d.total
+	n := t.all.n
+	dr.Rails = nil
+	for _, ch := range d.rails {
+		dr.Rails = append(dr.Rails, p.hdr.Channels[ch].Rail.String())
+	}
+	qe := r.drivePower(dr, d, dt, relPeriod)
+	r.driveSamples(dr, d, dt)
+	if n > 0 {
+		d.residency(dr)
+	}
+	dr.DevSlp = d.devslpReport(p, dr.Port)
+	r.addDevSlpChart(dr.Name, dr.Port, d.devslpChart)
+	if !dr.DevSlp.FloorW.Ok() && dr.Residency.DevSlp > 0 {
+		// No pin cycles (the HBA's own DevSlp, say): the DevSlp-classified samples.
+		dr.DevSlp.Entered, dr.DevSlp.PowerW = true, states.Num(dr.StatePowerW.DevSlp)
+	}
+	dr.IO = ioTotals(&t.io, dr.Segments, dr.DurationS, dr.AverageW)
+	if d.dropped > 0 {
+		r.note(fmt.Sprintf("drive %q: %d samples missing in %d gaps (%.3f s): metrics cover the %.3f s measured; nothing is interpolated", dr.Name, d.dropped, d.gaps, dr.Samples.MissingS, dr.DurationS))
+	}
+	for pi, name := range d.phaseNames {
+		if ph, ok := d.phase(pi, name, qe, dt, t0, relPeriod); ok {
+			dr.Phases = append(dr.Phases, ph)
+		}
+	}
+}
+
+// drivePower fills a drive's power, energy, idle and quiet figures with
+// their uncertainties, notes the ones that could not be measured, and
+// returns the active-idle estimate (whose noise the phases borrow).
+func (r *Report) drivePower(dr *DriveReport, d *driveProc, dt, relPeriod float64) levelEstimate {
+	t := &d.total
+	n := t.all.n
+	dr.DurationS = float64(n) * dt
+	dr.EnergyJ = nanIfNone(n, t.all.sum*dt)
+	dr.EnergyWh = dr.EnergyJ / 3600
+	dr.AverageW = nanIfNone(n, t.all.mean())
+	dr.PeakW = nanIfNone(n, t.all.max)
+	dr.MinW = nanIfNone(n, t.all.min)
+	dr.P50W, dr.P95W, dr.P99W = quant(&t.hist, t.all, 0.5), quant(&t.hist, t.all, 0.95), quant(&t.hist, t.all, 0.99)
+	dr.PeakWindows = peaks(t)
+	ia := t.byAct[Idle]
+	dr.Idle = IdleInfo{Samples: t.idleHist.Count(), S: float64(t.idleHist.Count()) * dt, MeanW: nanIfNone(ia.n, ia.mean()),
+		P5W: quant(&t.idleHist, ia, 0.05), P95W: quant(&t.idleHist, ia, 0.95)}
+	qe := d.activeIdle(&d.quiet, &d.rest)
+	dr.ActiveIdleW, dr.ActiveIdleU95W = qe.Level, qe.U95
+	dr.Bursts = burstInfo(qe, dt)
+	re := qe
+	if d.cls != nil {
+		re = d.quietLevel(&d.rest)
+	}
+	dr.Quiet = QuietPower{W: re.Level, U95W: re.U95, Bursts: burstInfo(re, dt)}
+	if math.IsNaN(qe.NoiseVar1) {
+		// Too little active idle to measure the noise: measure it at
+		// whatever level the drive rested (Slumber, DevSlp) instead.
+		if !math.IsNaN(re.NoiseVar1) {
+			qe.NoiseVar1, qe.Dof, qe.Blocks, qe.BlockS = re.NoiseVar1, re.Dof, re.Blocks, re.BlockS
+			qe.Note += "; noise measured over idle time in every state"
+		}
+	}
+	dr.AverageU95W = meanU95(n, qe, d.resU(dr.AverageW, qe))
+	dr.EnergyU95J = energyU95(dr.AverageU95W, dr.DurationS, dr.EnergyJ, relPeriod)
+	dr.Uncertainty = d.uncertainty(qe, dt)
+	switch {
+	case n > 0 && math.IsNaN(dr.ActiveIdleW):
+		r.note(fmt.Sprintf("drive %q: active_idle_w is null, not measured: %s (quiet = no I/O outstanding, past the settle tail, DEVSLP not asserted, in active idle)", dr.Name, qe.Note))
+	case n > 0 && dr.ActiveIdleU95W == nil:
+		r.note(fmt.Sprintf("drive %q: active_idle_u95_w is null: %s", dr.Name, qe.Note))
+	}
+	if n > 0 && dr.Uncertainty.ResolutionUW == nil && dr.ActiveIdleU95W != nil {
+		r.note(fmt.Sprintf("drive %q: the capture's channels state no LSB: the intervals hold the noise measured and float32 storage, not the meter's resolution or calibration", dr.Name))
+	}
+	if n > 0 && dr.AverageU95W == nil {
+		r.note(fmt.Sprintf("drive %q: average_u95_w and energy_u95_j are null: the sensor noise could not be measured (%s)", dr.Name, qe.Note))
+	}
+	return qe
+}
+
+// driveSamples fills a drive's segments and sample counts, and notes the
+// samples left out.
+func (r *Report) driveSamples(dr *DriveReport, d *driveProc, dt float64) {
+	t := &d.total
+	dr.Segments = segments(t, dt, len(d.act.spans))
+	dr.Samples = SampleInfo{Count: t.all.n, Dropped: d.dropped, CRCErrors: r.Capture.CRCErrors, Gaps: d.gaps,
+		MissingS: float64(d.dropped) * dt, Late: d.late, Rejected: d.rejected, RejectedJ: d.rejectedW * dt, Invalid: d.invalid}
+	if d.rejected > 0 {
+		s := fmt.Sprintf("drive %q: %d rail samples (%.6g J) hold sample indices the drive's timeline already has (overlapping, backward or restarted chunks): energy_j %.6g J covers each instant once and leaves them out", dr.Name, d.rejected, dr.Samples.RejectedJ, dr.EnergyJ)
+		if d.restartW != 0 {
+			s += fmt.Sprintf("; %.6g J of them come after the index restarted at 0 — if that is a second run of the meter, the two runs drew energy_j + %.6g J", d.restartW*dt, d.restartW*dt)
+		}
+		r.note(s)
+	}
+	if d.invalid > 0 {
+		r.note(fmt.Sprintf("drive %q: %d rail samples have invalid values (NaN, ±Inf or |V·I| > %g W): treated as missing (gap reason %q), in no figure", dr.Name, d.invalid, MaxPlausibleW, GapInvalid))
+	}
+	if d.late > 0 {
+		r.note(fmt.Sprintf("drive %q: %d rail samples arrived after their index was given up (a rail more than the skew limit behind the others): ignored", dr.Name, d.late))
+	}
+}
+
+// residency fills a drive's state residency and per-state power; the
+// drive has samples.
+func (d *driveProc) residency(dr *DriveReport) {
+	n := d.total.all.n
+	res := [numStates]float64{}
+	for s := range res {
+		res[s] = float64(d.states[s].n) / float64(n)
+	}
+	dr.Residency = Residency{Active: res[StateActive], Background: res[StateBackground], Idle: res[StateIdle], Partial: res[StatePartial], Slumber: res[StateSlumber], DevSlp: res[StateDevSlp], Off: res[StateOff]}
+	dr.StatePowerW = StatePower{Active: d.states[StateActive].mean(), Background: d.states[StateBackground].mean(), Idle: d.states[StateIdle].mean(),
+		Partial: d.states[StatePartial].mean(), Slumber: d.states[StateSlumber].mean(), DevSlp: d.states[StateDevSlp].mean()}
+}
+
+// phase is the drive's figures over phase pi, or false if the phase has
+// neither samples nor I/O. A phase too short for its own noise estimate
+// borrows the drive's (qe), scaled to the samples its level averages.
+func (d *driveProc) phase(pi int, name string, qe levelEstimate, dt, t0, relPeriod float64) (Phase, bool) {
+	m := d.phases[pi]
+	if m.all.n == 0 && m.io.ops == 0 {
+		return Phase{}, false
+	}
+	mn := m.all.n
+	ph := Phase{Name: name, Samples: mn, DurationS: float64(mn) * dt, AverageW: nanIfNone(mn, m.all.mean()), PeakW: nanIfNone(mn, m.all.max),
+		MinW: nanIfNone(mn, m.all.min), EnergyJ: nanIfNone(mn, m.all.sum*dt),
+		P50W: quant(&m.hist, m.all, 0.5), P95W: quant(&m.hist, m.all, 0.95), P99W: quant(&m.hist, m.all, 0.99),
+		PeakWindows: peaks(m), Segments: segments(m, dt, 0)}
+	borrow := func(e *levelEstimate) {
+		if e.U95 == nil && !math.IsNaN(e.Level) && !math.IsNaN(qe.NoiseVar1) && e.Kept > 0 {
+			e.U95 = meanU95(uint64(e.Kept), qe, d.resU(e.Level, qe))
+		}
+	}
+	pe := d.activeIdle(&m.quiet, &m.rest)
+	borrow(&pe)
+	ph.ActiveIdleW, ph.ActiveIdleU95W, ph.Bursts = pe.Level, pe.U95, burstInfo(pe, dt)
+	pr := pe
+	if d.cls != nil {
+		pr = d.quietLevel(&m.rest)
+		borrow(&pr)
+	}
+	ph.Quiet = QuietPower{W: pr.Level, U95W: pr.U95, Bursts: burstInfo(pr, dt)}
+	ph.AverageU95W = meanU95(mn, qe, d.resU(ph.AverageW, qe))
+	ph.EnergyU95J = energyU95(ph.AverageU95W, ph.DurationS, ph.EnergyJ, relPeriod)
+	if m.seen {
+		ph.StartS = (float64(m.first) - t0) / 1e9
+	}
+	ph.IO = ioTotals(&m.io, ph.Segments, ph.DurationS, ph.AverageW)
+	return ph, true
 }
 
 // endNotes says what the reader's account holds and why reading stopped
@@ -434,8 +483,8 @@ func dedupe(s []string) []string {
 }
 
 // chart extracts the drive's chart series.
-func (d *driveProc) chart(t0 float64, end int64) chart.Trace {
-	tr := chart.Trace{Name: d.info.Name}
+func (d *driveProc) chart(t0 float64, end int64) series.Trace {
+	tr := series.Trace{Name: d.info.Name}
 	if d.dec != nil {
 		tr.Power = d.dec.Envelope()
 	}
@@ -447,17 +496,17 @@ func (d *driveProc) chart(t0 float64, end int64) chart.Trace {
 			tr.IO[n-1].End = sec(sp.e)
 			continue
 		}
-		tr.IO = append(tr.IO, chart.Interval{Start: sec(sp.s), End: sec(sp.e)})
+		tr.IO = append(tr.IO, series.Interval{Start: sec(sp.s), End: sec(sp.e)})
 	}
 	for _, sp := range d.pin.spans {
-		tr.States = append(tr.States, chart.StateSpan{Start: sec(sp.s), End: sec(min(sp.e, end)), State: "devslp"})
-		tr.Notes = append(tr.Notes, chart.Annotation{T: sec(sp.s), Text: "DEVSLP"})
+		tr.States = append(tr.States, series.StateSpan{Start: sec(sp.s), End: sec(min(sp.e, end)), State: "devslp"})
+		tr.Notes = append(tr.Notes, series.Annotation{T: sec(sp.s), Text: "DEVSLP"})
 	}
 	for _, ps := range d.ph.spans(d.phaseNames, end) {
 		if strings.TrimSpace(ps.name) == "" {
 			continue
 		}
-		tr.Notes = append(tr.Notes, chart.Annotation{T: sec(ps.s), Text: ps.name})
+		tr.Notes = append(tr.Notes, series.Annotation{T: sec(ps.s), Text: ps.name})
 	}
 	return tr
 }

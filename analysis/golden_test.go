@@ -11,6 +11,7 @@ import (
 
 	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/analysis/synthcap"
+	"github.com/idlewatt/idlewatt/report"
 )
 
 var update = flag.Bool("update", false, "rewrite fixtures/reports golden files")
@@ -33,14 +34,14 @@ func TestGoldenReport(t *testing.T) {
 	r.Capture.EndOffset = 0 // depends on the capture encoding, not on analysis
 	dir := filepath.Join("..", "fixtures", "reports", "small")
 	var js, md, cs bytes.Buffer
-	if err := r.WriteJSON(&js); err != nil {
+	if err := report.WriteJSON(&js, r); err != nil {
 		t.Fatal(err)
 	}
-	r.WriteMarkdown(&md)
-	if err := r.WriteCSV(&cs); err != nil {
+	report.WriteMarkdown(&md, r)
+	if err := report.WriteCSV(&cs, r); err != nil {
 		t.Fatal(err)
 	}
-	for name, got := range map[string][]byte{analysis.FileJSON: js.Bytes(), analysis.FileMD: md.Bytes(), analysis.FileCSV: cs.Bytes()} {
+	for name, got := range map[string][]byte{report.FileJSON: js.Bytes(), report.FileMD: md.Bytes(), report.FileCSV: cs.Bytes()} {
 		path := filepath.Join(dir, name)
 		if *update {
 			os.MkdirAll(dir, 0o755)
@@ -79,7 +80,7 @@ func FuzzReadJSON(f *testing.F) {
 	f.Add([]byte(`[`))
 	f.Add([]byte(`{"schema":"idlewatt.report/v1","drives":[{"name":"a","port":1,"active_idle_w":null,"average_w":0.5,"average_u95_w":0.01,` +
 		`"peak_windows":{"1s_w":null},"bursts":{"mean_w":null},"quiet":{"w":null},"phases":[{"name":"p","active_idle_w":null,"segments":{"busy_w":null}}]}]}`))
-	if b, err := os.ReadFile(filepath.Join("..", "fixtures", "reports", "small", analysis.FileJSON)); err == nil {
+	if b, err := os.ReadFile(filepath.Join("..", "fixtures", "reports", "small", report.FileJSON)); err == nil {
 		f.Add(b)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -88,21 +89,21 @@ func FuzzReadJSON(f *testing.F) {
 			return
 		}
 		var out bytes.Buffer
-		r.WriteMarkdown(&out)
-		if err := r.WriteCSV(&out); err != nil {
+		report.WriteMarkdown(&out, r)
+		if err := report.WriteCSV(&out, r); err != nil {
 			t.Fatal(err)
 		}
 		// What was read writes back and reads again to the same bytes:
 		// nulls stay null (NaN in between), numbers stay numbers.
 		var j1, j2 bytes.Buffer
-		if err := r.WriteJSON(&j1); err != nil {
+		if err := report.WriteJSON(&j1, r); err != nil {
 			t.Fatal(err)
 		}
 		r2, err := analysis.ReadJSON(bytes.NewReader(j1.Bytes()))
 		if err != nil {
 			t.Fatalf("re-reading what was written: %v\n%s", err, j1.String())
 		}
-		if err := r2.WriteJSON(&j2); err != nil {
+		if err := report.WriteJSON(&j2, r2); err != nil {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(j1.Bytes(), j2.Bytes()) {

@@ -12,6 +12,7 @@ import (
 	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/meter"
+	"github.com/idlewatt/idlewatt/report"
 	"github.com/idlewatt/idlewatt/units"
 )
 
@@ -189,13 +190,13 @@ func TestPlotStopWritesNothing(t *testing.T) {
 	path := writeCapture(t, func(int) units.Amps { return 0.1 }, 3000, nil, meter.Stats{})
 	out := filepath.Join(t.TempDir(), "p.png")
 	stop := errors.New("interrupted")
-	if _, err := analysis.Plot(path, out, analysis.PlotOptions{Stop: func() error { return stop }}); !errors.Is(err, stop) {
+	if _, err := report.Plot(path, out, report.PlotOptions{Stop: func() error { return stop }}); !errors.Is(err, stop) {
 		t.Fatalf("Plot: %v, want the Stop error", err)
 	}
 	if _, err := os.Stat(out); !os.IsNotExist(err) {
 		t.Fatalf("chart written after Stop: %v", err)
 	}
-	if _, err := analysis.Plot(path, out, analysis.PlotOptions{Stop: func() error { return nil }}); err != nil {
+	if _, err := report.Plot(path, out, report.PlotOptions{Stop: func() error { return nil }}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -22,6 +22,7 @@ import (
 
 	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/report"
 )
 
 // nonsense turns fuzz bytes into a capture, chunk by chunk, with valid CRCs.
@@ -240,7 +241,7 @@ func FuzzNonsenseCapture(f *testing.F) {
 			return
 		}
 		var js bytes.Buffer
-		if err := r.WriteJSON(&js); err != nil {
+		if err := report.WriteJSON(&js, r); err != nil {
 			t.Fatalf("report.json cannot be written (a NaN or Inf reached a number?): %v", err)
 		}
 		notes := strings.Join(r.Notes, "\n")

@@ -5,45 +5,37 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/idlewatt/idlewatt/analysis/chart"
 	"github.com/idlewatt/idlewatt/analysis/decimate"
+	"github.com/idlewatt/idlewatt/analysis/series"
 	"github.com/idlewatt/idlewatt/capture"
-	"github.com/idlewatt/idlewatt/internal/outfile"
 )
 
-// PlotOptions control Plot.
+// PlotOptions say what PlotTraces reads.
 type PlotOptions struct {
 	From, To float64 // seconds from meter index 0; To ≤ From = the whole capture
 	Buckets  int     // envelope points (default 2000)
-	Title    string
-	Subtitle string
-	// Width and Height (inches) and DPI size the image for print; 0 = the
-	// chart's defaults (10 in wide, 96 dpi).
-	Width, Height, DPI float64
-	LogY               bool            // logarithmic power axis
-	Unit               chart.PowerUnit // chart.UnitAuto picks mW below 1 W
 	// Open, if set, opens the capture instead of capture.Open(path) (the
 	// command line passes one that stops on SIGINT).
 	Open Opener
-	// Stop, if set, is asked before the chart is written; an error from it
-	// (a signal ended a pass early, say) is returned and nothing written,
-	// since the passes would have drawn what was read until then.
-	Stop func() error
-	// Out says what out may replace (internal/outfile); the capture is
-	// always one of its inputs.
-	Out outfile.Options
 }
 
-// Plot draws power over time for every drive of the capture at path into
-// out (.png or .svg). Zoomed out, it reads only the summaries stored in the
-// capture (one point per SummaryPer samples per channel); zoomed in to where
-// a chart point covers fewer samples than a summary, or when the capture has
-// no summaries, it streams every sample through Analyze.
-//
-// It returns the notes about the data a report of the capture gives —
-// damage, rejected indices, trailing bytes, an early end, the clock fit's
-// distrust — word for word, for the caller to print.
-func Plot(path, out string, o PlotOptions) (notes []string, _ error) {
+// PlotData is what a power-over-time chart of a capture shows, as PlotTraces
+// found it.
+type PlotData struct {
+	Traces  []series.Trace // one per drive
+	Capture CaptureInfo    // what was measured, when, with what meter
+	// Notes are the notes about the data a report of the capture gives —
+	// damage, rejected indices, trailing bytes, an early end, the clock
+	// fit's distrust — word for word.
+	Notes []string
+}
+
+// PlotTraces reads power over time for every drive of the capture at path
+// (report.Plot draws it). Zoomed out, it reads only the summaries stored in
+// the capture (one point per SummaryPer samples per channel); zoomed in to
+// where a chart point covers fewer samples than a summary, or when the
+// capture has no summaries, it streams every sample through Analyze.
+func PlotTraces(path string, o PlotOptions) (*PlotData, error) {
 	if o.Buckets <= 0 {
 		o.Buckets = 2000
 	}
@@ -70,9 +62,7 @@ func Plot(path, out string, o PlotOptions) (notes []string, _ error) {
 			}
 		}
 	}
-	if idxNote != "" {
-		defer func() { notes = append([]string{idxNote}, notes...) }()
-	}
+	var notes []string
 	if traces == nil {
 		opts.ChartFrom, opts.ChartTo = o.From, o.To
 		r, err := secondPass(open, opts, p1, nil)
@@ -91,46 +81,21 @@ func Plot(path, out string, o PlotOptions) (notes []string, _ error) {
 		r.endNotes()
 		notes = r.dataNotes
 	}
-	if o.Stop != nil {
-		if err := o.Stop(); err != nil {
-			return nil, err
-		}
+	if idxNote != "" {
+		notes = append([]string{idxNote}, notes...)
 	}
-	po := chart.PowerOpts{Title: o.Title, Subtitle: o.Subtitle, Unit: o.Unit, From: o.From, To: o.To, LogY: o.LogY, DPI: o.DPI}
-	if po.Title == "" { // the drives measured, not a file name
-		names := make([]string, len(traces))
-		for i, tr := range traces {
-			names[i] = tr.Name
-		}
-		po.Title, _ = PowerTitle(names, p1.info)
-	}
-	if o.Width > 0 || o.Height > 0 {
-		w, h := o.Width, o.Height
-		if w <= 0 {
-			w = 10
-		}
-		if h <= 0 {
-			h = 1 + 2.3*float64(len(traces))
-		}
-		po.Size = chart.Size{W: w, H: h}
-	}
-	f, err := chart.PowerOverTime(traces, po)
-	if err != nil {
-		return notes, err
-	}
-	o.Out.Inputs = append(o.Out.Inputs[:len(o.Out.Inputs):len(o.Out.Inputs)], path)
-	return notes, f.SaveWith(out, o.Out)
+	return &PlotData{Traces: traces, Capture: p1.info, Notes: notes}, nil
 }
 
 // errFiner: the summary levels an index lists are all too coarse for the
 // chart asked for; the scan reads the finer ones.
 var errFiner = errors.New("the indexed summary levels are too coarse for this chart")
 
-// indexedOverview runs Plot's first pass and summary pass through the
+// indexedOverview runs PlotTraces' first pass and summary pass through the
 // capture's index. It returns a nil pass when the capture has no usable
-// index or the chart needs finer levels than it lists (Plot then scans),
-// with a note when an index was there but damaged.
-func indexedOverview(open Opener, opts Options, o PlotOptions) (*pass1, []chart.Trace, string) {
+// index or the chart needs finer levels than it lists (PlotTraces then
+// scans), with a note when an index was there but damaged.
+func indexedOverview(open Opener, opts Options, o PlotOptions) (*pass1, []series.Trace, string) {
 	idx := func() (Source, error) {
 		src, err := open()
 		if err != nil {
@@ -167,7 +132,7 @@ func indexedOverview(open Opener, opts Options, o PlotOptions) (*pass1, []chart.
 // plotSummaries builds traces from summary records; nil if there are none.
 // indexed: the source reads through the capture's index, and a chart that
 // needs a finer level than it lists is errFiner.
-func plotSummaries(open Opener, p *pass1, o PlotOptions, indexed bool) ([]chart.Trace, error) {
+func plotSummaries(open Opener, p *pass1, o PlotOptions, indexed bool) ([]series.Trace, error) {
 	src, err := open()
 	if err != nil {
 		return nil, err
@@ -304,13 +269,13 @@ func plotSummaries(open Opener, p *pass1, o PlotOptions, indexed bool) ([]chart.
 	for _, d := range h.Drives {
 		names[d.Port] = d.Name
 	}
-	traces := make([]chart.Trace, len(ports))
+	traces := make([]series.Trace, len(ports))
 	for i, port := range ports {
 		name := names[port]
 		if name == "" {
 			name = fmt.Sprintf("port %d", port)
 		}
-		traces[i] = chart.Trace{Name: name, Power: decs[i].Envelope()}
+		traces[i] = series.Trace{Name: name, Power: decs[i].Envelope()}
 		if ss := p.busy[port]; ss != nil {
 			w := math.Max(decs[i].Width(), 1e-3)
 			for _, sp := range ss.spans {
@@ -319,7 +284,7 @@ func plotSummaries(open Opener, p *pass1, o PlotOptions, indexed bool) ([]chart.
 					traces[i].IO[n-1].End = b
 					continue
 				}
-				traces[i].IO = append(traces[i].IO, chart.Interval{Start: a, End: b})
+				traces[i].IO = append(traces[i].IO, series.Interval{Start: a, End: b})
 			}
 		}
 	}

@@ -1,10 +1,10 @@
 package analysis
 
 import (
-	"bytes"
 	"encoding/binary"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -28,9 +28,9 @@ func (s indexSpy) UseIndex() error {
 }
 
 // TestPlotThroughIndex: the overview of a capture with an index reads only
-// through it and draws exactly the chart a scan of the same capture without
-// an index draws; a capture whose index lists a damaged chunk is scanned,
-// with a note saying why, and still gives that chart.
+// through it and finds exactly the traces and notes a scan of the same
+// capture written without an index finds; a capture whose index lists a
+// damaged chunk is scanned, with a note saying why, and gives those traces.
 func TestPlotThroughIndex(t *testing.T) {
 	dir := t.TempDir()
 	s := synthcap.Review(10*time.Minute, 1000, 20)
@@ -49,38 +49,36 @@ func TestPlotThroughIndex(t *testing.T) {
 		return p
 	}
 	indexed, plain := write("indexed.iwcap", 64<<10), write("plain.iwcap", -1)
-	plot := func(path string, used *int) ([]byte, []string) {
+	plot := func(path string, used *int, o PlotOptions) *PlotData {
 		t.Helper()
-		out := filepath.Join(dir, filepath.Base(path)+".svg")
-		os.Remove(out)
-		notes, err := Plot(path, out, PlotOptions{Buckets: 50, Subtitle: "x", Open: func() (Source, error) {
+		o.Open = func() (Source, error) {
 			r, err := capture.Open(path)
 			if err != nil {
 				return nil, err
 			}
 			return indexSpy{r, used}, nil
-		}})
+		}
+		d, err := PlotTraces(path, o)
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := os.ReadFile(out)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b, notes
+		return d
 	}
 	var nPlain, nIdx int
-	want, wnotes := plot(plain, &nPlain)
-	got, gnotes := plot(indexed, &nIdx)
+	want := plot(plain, &nPlain, PlotOptions{Buckets: 50})
+	got := plot(indexed, &nIdx, PlotOptions{Buckets: 50})
 	if nPlain != 0 || nIdx != 2 {
 		t.Fatalf("passes through an index: %d without one, %d with (want 0 and 2: first pass and summaries)", nPlain, nIdx)
 	}
-	if !bytes.Equal(got, want) || len(gnotes) != len(wnotes) {
-		t.Fatalf("the chart through the index differs from the scanned one (%d vs %d bytes; notes %q vs %q)", len(got), len(want), gnotes, wnotes)
+	if len(want.Traces) != 2 || want.Traces[0].Power.Len() < 20 {
+		t.Fatalf("the scanned chart has %d traces (%d points)", len(want.Traces), want.Traces[0].Power.Len())
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("the chart through the index differs from the scanned one (notes %q vs %q)", got.Notes, want.Notes)
 	}
 
 	// A mark the index lists, damaged: the scan mends it; the indexed read
-	// refuses it, so plot scans and says why.
+	// refuses it, so PlotTraces scans and says why.
 	b, _ := os.ReadFile(indexed)
 	for off := int64(16); off+16 <= int64(len(b)); off += 16 + int64(binary.LittleEndian.Uint32(b[off+4:])) + 4 {
 		if b[off+2] == 0x21 {
@@ -93,22 +91,20 @@ func TestPlotThroughIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	var nDam int
-	got, dnotes := plot(damaged, &nDam)
-	if len(dnotes) == 0 || !strings.Contains(dnotes[0], "capture index") || !strings.Contains(dnotes[0], "read the whole capture instead") {
-		t.Fatalf("damaged listed chunk: notes %q, want the index note first", dnotes)
+	dam := plot(damaged, &nDam, PlotOptions{Buckets: 50})
+	if len(dam.Notes) == 0 || !strings.Contains(dam.Notes[0], "capture index") || !strings.Contains(dam.Notes[0], "read the whole capture instead") {
+		t.Fatalf("damaged listed chunk: notes %q, want the index note first", dam.Notes)
 	}
-	if !bytes.Equal(got, want) {
+	if !reflect.DeepEqual(dam.Traces, want.Traces) {
 		t.Fatalf("the chart after the fallback differs from the scanned one")
 	}
 
-	// Zoomed in to where the indexed levels are too coarse: scanned, no note.
-	out := filepath.Join(dir, "zoom.svg")
-	var nZoom int
-	notes, err := Plot(indexed, out, PlotOptions{From: 10, To: 20, Buckets: 50, Open: func() (Source, error) {
-		r, err := capture.Open(indexed)
-		return indexSpy{r, &nZoom}, err
-	}})
-	if err != nil || len(notes) != 0 {
-		t.Fatalf("zoomed plot: %v, notes %q", err, notes)
+	// Zoomed in to where the indexed levels are too coarse: scanned, the
+	// same traces as without an index, no note.
+	var nZoom, nZoomPlain int
+	zi := plot(indexed, &nZoom, PlotOptions{From: 10, To: 20, Buckets: 50})
+	zp := plot(plain, &nZoomPlain, PlotOptions{From: 10, To: 20, Buckets: 50})
+	if len(zi.Notes) != 0 || !reflect.DeepEqual(zi, zp) {
+		t.Fatalf("zoomed: notes %q; traces equal %v", zi.Notes, reflect.DeepEqual(zi.Traces, zp.Traces))
 	}
 }

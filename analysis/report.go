@@ -1,7 +1,7 @@
 package analysis
 
 import (
-	"github.com/idlewatt/idlewatt/analysis/chart"
+	"github.com/idlewatt/idlewatt/analysis/series"
 	"github.com/idlewatt/idlewatt/analysis/states"
 	"github.com/idlewatt/idlewatt/capture"
 )
@@ -23,12 +23,12 @@ type Report struct {
 	// Options.States asked for it.
 	States []StateReport `json:"-"`
 
-	account      *capture.Account     // the reader's, until finish
-	dataNotes    []string             // the notes about the data, for plot
-	traces       []chart.Trace        // series for charts, not serialised
-	dists        []chart.Distribution // power distributions for charts, not serialised
-	drivesProc   []*driveProc         // accumulators, until finish
-	devslpCharts []namedDevSlpChart   // DevSlp cycle charts, not serialised
+	account      *capture.Account      // the reader's, until finish
+	dataNotes    []string              // the notes about the data, for plot
+	traces       []series.Trace        // series for charts, not serialised
+	dists        []series.Distribution // power distributions for charts, not serialised
+	drivesProc   []*driveProc          // accumulators, until finish
+	devslpCharts []namedDevSlpChart    // DevSlp cycle charts, not serialised
 }
 
 // CaptureInfo describes the input.

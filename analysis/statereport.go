@@ -2,11 +2,8 @@ package analysis
 
 import (
 	"encoding/json"
-	"fmt"
-	"io"
 	"math"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/idlewatt/idlewatt/analysis/states"
@@ -15,9 +12,6 @@ import (
 	"github.com/idlewatt/idlewatt/states/drivesim"
 	"github.com/idlewatt/idlewatt/units"
 )
-
-// FileStates is the state detection's output file.
-const FileStates = "states.json"
 
 // StatesSchema is states.json's schema value.
 const StatesSchema = "idlewatt.states/v1"
@@ -363,59 +357,6 @@ func (r *Report) applyStates() {
 			st.DevSlp = &ds
 		}
 	}
-}
-
-// WriteStatesJSON writes states.json's content.
-func (r *Report) WriteStatesJSON(w io.Writer) error {
-	b, err := json.MarshalIndent(struct {
-		Schema string        `json:"schema"`
-		Drives []StateReport `json:"drives"`
-	}{StatesSchema, r.States}, "", "  ")
-	if err != nil {
-		return err
-	}
-	_, err = w.Write(append(b, '\n'))
-	return err
-}
-
-// writeStatesMarkdown is report.md's state-detection section.
-func (r *Report) writeStatesMarkdown(w io.Writer) {
-	var b strings.Builder
-	b.WriteString("\n## Interface states detected from power\n\n")
-	b.WriteString("Offline classification with hysteresis (states/detect); levels from the drive profile or learned from the idle samples. Residency and power are the Residency table's; DevSlp latencies are in the DevSlp table.\n\n")
-	b.WriteString("| Drive | Levels | State | Residency | Power (mW) | Intervals | Entry p50 / max (ms) | Exit p50 / max (ms) |\n|---|---|---|---:|---:|---:|---:|---:|\n")
-	for _, s := range r.States {
-		if s.Residency == nil {
-			fmt.Fprintf(&b, "| %s | — | not classified: %s | | | | | |\n", s.Name, s.Note)
-			continue
-		}
-		for _, st := range detect.AllStates {
-			name := st.String()
-			if s.Spans[name] == 0 {
-				continue
-			}
-			lat := func(m map[string]LatencyStat) string {
-				if l, ok := m[name]; ok {
-					return fmt.Sprintf("%.2f / %.2f (%s, n=%d)", l.P50Ms, l.MaxMs, l.Cause, l.Count)
-				}
-				return ""
-			}
-			pw := states.PM(states.Num(s.PowerW[name]), states.None, 1e3)
-			if u, ok := s.PowerU95W[name]; ok {
-				pw = states.PM(states.Num(s.PowerW[name]), states.Num(u), 1e3)
-			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %.1f %% | %s | %d | %s | %s |\n", s.Name, s.LevelsSource, name,
-				100*s.Residency[name], pw, s.Spans[name], lat(s.Entry), lat(s.Exit))
-		}
-		if len(s.Transitions) > 0 {
-			var ts []string
-			for _, t := range s.Transitions {
-				ts = append(ts, fmt.Sprintf("%s→%s %d", t.From, t.To, t.Count))
-			}
-			fmt.Fprintf(&b, "| %s | | transitions | %s | | | | |\n", s.Name, strings.Join(ts, ", "))
-		}
-	}
-	io.WriteString(w, b.String())
 }
 
 // finishStates builds the state reports after the sample pass: the

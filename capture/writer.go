@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/idlewatt/idlewatt/internal/hostclock"
+	"github.com/idlewatt/idlewatt/hostclock"
 	"github.com/idlewatt/idlewatt/internal/outfile"
 	"github.com/idlewatt/idlewatt/meter"
 )

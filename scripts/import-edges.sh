@@ -1,6 +1,6 @@
 #!/bin/sh
 # import-edges.sh lists the module's import edges that do not point down the
-# data path (DESIGN.md): meter → capture → analysis → report → rig → cmd, with
+# data path (DESIGN.md): meter → capture → analysis → report → rig → accuracy → cmd, with
 # workload and states feeding events in beside the meter, and leaf utilities
 # (units, hostclock, internal/outfile, …) below everything.
 #
@@ -9,8 +9,7 @@
 #            driver importing its parent package is fine);
 #   sideways same rank, different rooms (e.g. states/drivesim → meter);
 #   up       rank(A) < rank(B) (e.g. workload/trace → capture).
-# A package that ranks apart from its room's folder is named by its own
-# prefix (analysis/chart is report layer). Test-only imports are not counted.
+# Test-only imports are not counted.
 #
 # Usage: scripts/import-edges.sh [-a]   (-a: also print the down edges)
 # Prints one line per edge "up|sideways|down  A -> B" and a count per kind.
@@ -23,17 +22,19 @@ function strip(p) { return substr(p, length(mod) + 1) }
 # rank and room of a package path inside the module (longest prefix first)
 function rank(p) {
 	if (p ~ /^(units|hostclock|internal\/(hostclock|outfile|suggest|serialport|ptyserve))(\/|$)/) return 0
-	if (p ~ /^(analysis\/chart|report)(\/|$)/) return 4
+	if (p ~ /^report(\/|$)/) return 4
+	# the simulated drive answers workload ops with meter samples: above both
+	if (p ~ /^states\/drivesim(\/|$)/) return 1.5
 	if (p ~ /^(meter|workload|states)(\/|$)/) return 1
 	if (p ~ /^capture(\/|$)/) return 2
 	if (p ~ /^analysis(\/|$)/) return 3
 	if (p ~ /^(internal\/rig|rig)(\/|$)/) return 5
-	if (p ~ /^cmd(\/|$)/) return 6
+	if (p ~ /^internal\/accuracy(\/|$)/) return 6
+	if (p ~ /^cmd(\/|$)/) return 7
 	return -1
 }
 function room(p,    seg) {
 	if (rank(p) == 0) return "util"
-	if (p ~ /^analysis\/chart(\/|$)/) return "report"
 	if (p ~ /^internal\//) { split(p, seg, "/"); return seg[1] "/" seg[2] }
 	split(p, seg, "/"); return seg[1]
 }

@@ -16,7 +16,7 @@ dur=${1:-1h}
 dir=${2:-$(mktemp -d)}
 runs=${RUNS:-3}
 cap="$dir/scale-$dur.iwc"
-go build -o "$dir/gencap" ./analysis/synthcap/gencap
+go build -o "$dir/gencap" ./cmd/gencap
 cli=""
 if go build -o "$dir/idlewatt" ./cmd/idlewatt 2>"$dir/build.txt"; then
   cli=yes

@@ -4,7 +4,7 @@
 // Analysis feeds a Decimator while it reads a capture (one pass, bounded
 // memory) and hands the resulting Envelope to whoever draws it; the package
 // imports nothing but the standard library, so the numbers side of the code
-// does not pull in plotting. analysis/chart draws Envelopes and keeps
+// does not pull in plotting. report/chart draws Envelopes and keeps
 // chart.Decimator, chart.DecimatorOpts and chart.NewDecimator as aliases of
 // what is here.
 //

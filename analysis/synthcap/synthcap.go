@@ -164,125 +164,176 @@ func Generate(s Scenario, sink Sink) error {
 	if s.BlockLen <= 0 {
 		s.BlockLen = 1000
 	}
-	rng := rand.New(rand.NewSource(s.Seed))
-	noise := rand.New(rand.NewSource(s.Seed + 1))
+	g := newGenerator(&s, sink)
 	total := s.Samples()
-	ios := s.AllIO()
-	// Per port: I/O spans in start order (for power), and a completion-ordered
-	// queue (for events).
-	ports := map[int]*portState{}
-	for _, d := range s.Drives {
-		ports[d.Port] = &portState{d: d}
-	}
-	for _, io := range ios {
-		if p := ports[io.Port]; p != nil {
-			p.busy = append(p.busy, io)
-		}
-	}
-	for _, pn := range s.Pins {
-		if p := ports[pn.Port]; p != nil {
-			p.pins = append(p.pins, pn)
-		}
-	}
-	done := append([]IO(nil), ios...)
-	sort.SliceStable(done, func(i, j int) bool { return done[i].Start+done[i].Dur < done[j].Start+done[j].Dur })
-	di, phi := 0, 0
-	phases := append([]Phase(nil), s.Phases...)
-	sort.SliceStable(phases, func(i, j int) bool { return phases[i].At < phases[j].At })
-	type pinEdge struct {
-		at   time.Duration
-		port int
-		on   bool
-	}
-	var edges []pinEdge
-	for _, pn := range s.Pins {
-		edges = append(edges, pinEdge{pn.From, pn.Port, true}, pinEdge{pn.To, pn.Port, false})
-	}
-	sort.SliceStable(edges, func(i, j int) bool { return edges[i].at < edges[j].at })
-	ei := 0
-	nextMark := s.MarkEvery
-	markID := uint32(0)
-	period := 1e9 / s.RateHz * (1 + s.DriftPPM*1e-6)
-	V := make([]units.Volts, s.BlockLen)
-	I := make([]units.Amps, s.BlockLen)
-	pw := make([]float64, s.BlockLen)
-	jit := func() int64 {
-		return int64(s.RTTMin/2) + int64(rng.ExpFloat64()*float64(s.Jitter))
-	}
 	for n0 := uint64(0); n0 < total; n0 += uint64(s.BlockLen) {
 		L := int(min(uint64(s.BlockLen), total-n0))
 		tEnd := time.Duration(s.HostNs(n0 + uint64(L)))
-		for ; phi < len(phases) && phases[phi].At < tEnd; phi++ {
-			if err := sink.State(capture.StateEvent{Host: s.StartHost + int64(phases[phi].At), Port: phases[phi].Port, Kind: capture.StatePhase, Value: phases[phi].Name}); err != nil {
-				return err
-			}
+		if err := g.events(tEnd); err != nil {
+			return err
 		}
-		for ; ei < len(edges) && edges[ei].at < tEnd; ei++ {
-			e := edges[ei]
-			v := "0"
-			var mv int64
-			if e.on {
-				v, mv = "1", 1
-			}
-			if err := sink.State(capture.StateEvent{Host: s.StartHost + int64(e.at), Port: e.port, Kind: capture.StateDevSlpPin, Value: v}); err != nil {
-				return err
-			}
-			idx := uint64(math.Ceil(float64(e.at) / period))
-			if err := sink.Event(meter.Event{Kind: meter.EventDevSlp, Port: e.port, Index: idx, Value: mv, HostRecv: s.StartHost + int64(e.at)}); err != nil {
-				return err
-			}
-		}
-		var batch []capture.IOEvent
-		for ; di < len(done) && done[di].Start+done[di].Dur < tEnd; di++ {
-			io := done[di]
-			batch = append(batch, capture.IOEvent{Port: io.Port, Op: io.Op, Size: io.Size, Offset: int64(di) * 4096,
-				Issue: s.StartHost + int64(io.Start), Complete: s.StartHost + int64(io.Start+io.Dur)})
-		}
-		if len(batch) > 0 {
-			if err := sink.IO(batch...); err != nil {
-				return err
-			}
-		}
-		for ; s.MarkEvery > 0 && nextMark < tEnd; nextMark += s.MarkEvery {
-			markID++
-			h := s.StartHost + int64(nextMark)
-			m := meter.MarkEcho{ID: markID, HostSent: h - jit(), HostRecv: h + jit(), MeterIndex: uint64(float64(nextMark) / period)}
-			if err := sink.Mark(m); err != nil {
-				return err
-			}
-		}
-		for di, d := range s.Drives {
-			p := ports[d.Port]
-			for k := 0; k < L; k++ {
-				t := time.Duration(s.HostNs(n0 + uint64(k)))
-				pw[k] = p.power(t)
-			}
-			split := d.Split5V
-			if split == 0 {
-				split = 1
-			}
-			for r := 0; r < 2; r++ {
-				ch := 2*di + r
-				volt, frac := units.Volts(5), split
-				if r == 1 {
-					volt, frac = 12, 1-split
-				}
-				for k := 0; k < L; k++ {
-					V[k] = units.Volts(quantise(float64(volt), s.VoltLSB))
-					i := pw[k] * frac / float64(volt)
-					if s.NoiseA > 0 {
-						i += s.NoiseA * noise.NormFloat64()
-					}
-					I[k] = units.Amps(quantise(i, s.CurrentLSB))
-				}
-				if err := emit(sink, s.Gaps, ch, n0, V[:L], I[:L]); err != nil {
-					return err
-				}
-			}
+		if err := g.samples(n0, L); err != nil {
+			return err
 		}
 	}
 	if s.CRCErrors > 0 {
 		return sink.Stats(meter.Stats{CRCErrors: s.CRCErrors})
+	}
+	return nil
+}
+
+type pinEdge struct {
+	at   time.Duration
+	port int
+	on   bool
+}
+
+// generator is Generate's position in the scenario: the next phase, pin
+// edge, completed I/O and mark, with the two random streams (mark jitter,
+// sensor noise) and the block buffers.
+type generator struct {
+	s      *Scenario
+	sink   Sink
+	rng    *rand.Rand // mark round trips
+	noise  *rand.Rand // sensor noise
+	ports  map[int]*portState
+	done   []IO // every I/O, in completion order
+	phases []Phase
+	edges  []pinEdge
+	period float64 // ns per sample, drift included
+
+	di, phi, ei int // next done, phase, edge
+	nextMark    time.Duration
+	markID      uint32
+	V           []units.Volts
+	I           []units.Amps
+	pw          []float64
+}
+
+func newGenerator(s *Scenario, sink Sink) *generator {
+	g := &generator{s: s, sink: sink,
+		rng:      rand.New(rand.NewSource(s.Seed)),
+		noise:    rand.New(rand.NewSource(s.Seed + 1)),
+		ports:    map[int]*portState{},
+		nextMark: s.MarkEvery,
+		period:   1e9 / s.RateHz * (1 + s.DriftPPM*1e-6),
+		V:        make([]units.Volts, s.BlockLen),
+		I:        make([]units.Amps, s.BlockLen),
+		pw:       make([]float64, s.BlockLen),
+	}
+	ios := s.AllIO()
+	// Per port: I/O spans in start order (for power), and a completion-ordered
+	// queue (for events).
+	for _, d := range s.Drives {
+		g.ports[d.Port] = &portState{d: d}
+	}
+	for _, io := range ios {
+		if p := g.ports[io.Port]; p != nil {
+			p.busy = append(p.busy, io)
+		}
+	}
+	for _, pn := range s.Pins {
+		if p := g.ports[pn.Port]; p != nil {
+			p.pins = append(p.pins, pn)
+		}
+	}
+	g.done = append([]IO(nil), ios...)
+	done := g.done
+	sort.SliceStable(done, func(i, j int) bool { return done[i].Start+done[i].Dur < done[j].Start+done[j].Dur })
+	g.phases = append([]Phase(nil), s.Phases...)
+	phases := g.phases
+	sort.SliceStable(phases, func(i, j int) bool { return phases[i].At < phases[j].At })
+	for _, pn := range s.Pins {
+		g.edges = append(g.edges, pinEdge{pn.From, pn.Port, true}, pinEdge{pn.To, pn.Port, false})
+	}
+	edges := g.edges
+	sort.SliceStable(edges, func(i, j int) bool { return edges[i].at < edges[j].at })
+	return g
+}
+
+func (g *generator) jit() int64 {
+	return int64(g.s.RTTMin/2) + int64(g.rng.ExpFloat64()*float64(g.s.Jitter))
+}
+
+// events writes the phases, pin edges, completed I/O and marks before
+// tEnd (since the start).
+func (g *generator) events(tEnd time.Duration) error {
+	s, sink := g.s, g.sink
+	for ; g.phi < len(g.phases) && g.phases[g.phi].At < tEnd; g.phi++ {
+		ph := g.phases[g.phi]
+		if err := sink.State(capture.StateEvent{Host: s.StartHost + int64(ph.At), Port: ph.Port, Kind: capture.StatePhase, Value: ph.Name}); err != nil {
+			return err
+		}
+	}
+	for ; g.ei < len(g.edges) && g.edges[g.ei].at < tEnd; g.ei++ {
+		e := g.edges[g.ei]
+		v := "0"
+		var mv int64
+		if e.on {
+			v, mv = "1", 1
+		}
+		if err := sink.State(capture.StateEvent{Host: s.StartHost + int64(e.at), Port: e.port, Kind: capture.StateDevSlpPin, Value: v}); err != nil {
+			return err
+		}
+		idx := uint64(math.Ceil(float64(e.at) / g.period))
+		if err := sink.Event(meter.Event{Kind: meter.EventDevSlp, Port: e.port, Index: idx, Value: mv, HostRecv: s.StartHost + int64(e.at)}); err != nil {
+			return err
+		}
+	}
+	var batch []capture.IOEvent
+	for ; g.di < len(g.done) && g.done[g.di].Start+g.done[g.di].Dur < tEnd; g.di++ {
+		io := g.done[g.di]
+		batch = append(batch, capture.IOEvent{Port: io.Port, Op: io.Op, Size: io.Size, Offset: int64(g.di) * 4096,
+			Issue: s.StartHost + int64(io.Start), Complete: s.StartHost + int64(io.Start+io.Dur)})
+	}
+	if len(batch) > 0 {
+		if err := sink.IO(batch...); err != nil {
+			return err
+		}
+	}
+	for ; s.MarkEvery > 0 && g.nextMark < tEnd; g.nextMark += s.MarkEvery {
+		g.markID++
+		h := s.StartHost + int64(g.nextMark)
+		m := meter.MarkEcho{ID: g.markID, HostSent: h - g.jit(), HostRecv: h + g.jit(), MeterIndex: uint64(float64(g.nextMark) / g.period)}
+		if err := sink.Mark(m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// samples writes every drive's two rails (5 V, 12 V) for the L samples
+// from index n0.
+func (g *generator) samples(n0 uint64, L int) error {
+	s, pw, V, I := g.s, g.pw, g.V, g.I
+	for di, d := range s.Drives {
+		p := g.ports[d.Port]
+		for k := 0; k < L; k++ {
+			t := time.Duration(s.HostNs(n0 + uint64(k)))
+			pw[k] = p.power(t)
+		}
+		split := d.Split5V
+		if split == 0 {
+			split = 1
+		}
+		for r := 0; r < 2; r++ {
+			ch := 2*di + r
+			volt, frac := units.Volts(5), split
+			if r == 1 {
+				volt, frac = 12, 1-split
+			}
+			for k := 0; k < L; k++ {
+				V[k] = units.Volts(quantise(float64(volt), s.VoltLSB))
+				i := pw[k] * frac / float64(volt)
+				if s.NoiseA > 0 {
+					i += s.NoiseA * g.noise.NormFloat64()
+				}
+				I[k] = units.Amps(quantise(i, s.CurrentLSB))
+			}
+			if err := emit(g.sink, s.Gaps, ch, n0, V[:L], I[:L]); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }

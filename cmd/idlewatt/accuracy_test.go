@@ -10,6 +10,7 @@ import (
 )
 
 func TestAccuracyBadInput(t *testing.T) {
+	t.Parallel()
 	out := t.TempDir()
 	if err := os.WriteFile(filepath.Join(out, "accuracy.json"), []byte("{}"), 0o644); err != nil {
 		t.Fatal(err)
@@ -41,6 +42,7 @@ func TestAccuracyBadInput(t *testing.T) {
 // table on stdout, the files, and exit 1 while goals are missed (0 if the
 // estimators ever meet them all on this drive).
 func TestAccuracyReplayCommand(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end run on the emulator")
 	}

@@ -15,6 +15,7 @@ import (
 // capture's rate is what it read back. Arrays and the "fetch" gaps between
 // them tile the timeline; the values are the emulated 12.5 mA at 5 V.
 func TestRecordSCPIArray(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("live pty test")
 	}

@@ -9,6 +9,7 @@ import (
 )
 
 func TestBenchConsistencyChart(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	chartPath := filepath.Join(dir, "iops.png")
 	o, e, code := run(t, context.Background(), "bench", "--target", filepath.Join(dir, "t.img"), "--size", "8MiB",

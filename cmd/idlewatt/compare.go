@@ -10,6 +10,7 @@ import (
 
 	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/internal/outfile"
+	"github.com/idlewatt/idlewatt/report"
 	htmlreport "github.com/idlewatt/idlewatt/report/html"
 	"github.com/spf13/cobra"
 )
@@ -49,7 +50,7 @@ func runCompare(cmd *cobra.Command, args []string) error {
 	if len(caps) > 0 && len(caps) != len(args) {
 		return usageErr("compare: %d --capture for %d reports: give one per REPORT.json, in the same order", len(caps), len(args))
 	}
-	files := append([]string(nil), analysis.CompareFiles...)
+	files := append([]string(nil), report.CompareFiles...)
 	if withHTML {
 		files = append(files, htmlreport.CompareFileName)
 	}
@@ -99,7 +100,7 @@ func runCompare(cmd *cobra.Command, args []string) error {
 			return err
 		}
 	}
-	if err := analysis.CompareWith(reps, labels, base, out, oo); err != nil {
+	if err := report.CompareWith(reps, labels, base, out, oo); err != nil {
 		return failErr("compare: %w", err)
 	}
 	if withHTML {
@@ -147,7 +148,7 @@ func compareBaseline(v string, labels []string) (int, error) {
 // the one the report was computed from (the same drives and sample counts).
 // Each capture joins oo's inputs.
 func compareRuns(cmd *cobra.Command, args, caps []string, reps []*analysis.Report, labels []string, oo *outfile.Options) ([]htmlreport.CompareRun, error) {
-	user, err := configProfiles()
+	user, err := configProfiles(cmd)
 	if err != nil {
 		return nil, inputErr(err)
 	}

@@ -13,6 +13,7 @@ import (
 // bad input, refused before anything is drawn (a 25,000-drive report.json
 // drew for 90 s, ignoring SIGTERM).
 func TestCompareBoundsDrives(t *testing.T) {
+	t.Parallel()
 	out := filepath.Join(t.TempDir(), "cmp")
 	args := []string{"compare", "--out", out}
 	for range maxCompareDrives/2 + 1 { // the fixture holds 2 drives
@@ -35,6 +36,7 @@ func TestCompareBoundsDrives(t *testing.T) {
 // without a note) is bad input naming the file and the key, refused before
 // anything is written; null (not measured) is still compared, shown as —.
 func TestCompareRefusesImpossibleHeadline(t *testing.T) {
+	t.Parallel()
 	src, err := os.ReadFile("../../fixtures/reports/small/report.json")
 	if err != nil {
 		t.Fatal(err)

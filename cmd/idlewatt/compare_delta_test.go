@@ -15,6 +15,7 @@ import (
 	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/analysis/synthcap"
 	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/report"
 )
 
 // deltaFig is one headline figure as the test reads it from a report.json
@@ -129,6 +130,7 @@ func closeTo(got, want, abs float64) bool {
 // and its relative value against values the test computes from the
 // report.json files, and null / "—" exactly where either side is null.
 func TestCompareDeltas(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	scen := func(seed int64, drives []synthcap.Drive, pins bool) synthcap.Scenario {
 		s := synthcap.Scenario{
@@ -168,7 +170,7 @@ func TestCompareDeltas(t *testing.T) {
 		if o, e, code := run(t, ctx, "report", capPath, "--out", out); code != 0 {
 			t.Fatalf("report %s: exit %d %s%s", r.name, code, o, e)
 		}
-		p := filepath.Join(out, analysis.FileJSON)
+		p := filepath.Join(out, report.FileJSON)
 		reps = append(reps, p)
 		drives[r.name] = readDrives(t, p)
 	}
@@ -405,6 +407,7 @@ func ptrOrNaN(u *float64) float64 {
 // TestCompareBaselineBad: a --baseline that names no run, or two, is bad
 // usage (exit 2) and writes nothing.
 func TestCompareBaselineBad(t *testing.T) {
+	t.Parallel()
 	rep := "../../fixtures/reports/small/report.json"
 	for _, c := range []struct {
 		args []string

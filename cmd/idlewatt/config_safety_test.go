@@ -9,12 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spf13/cobra"
 	"github.com/spf13/viper"
 )
 
 // FuzzConfig feeds arbitrary YAML through measure's config decoding and
-// validation (measureConfig with the package's viper cfg, reset per input):
+// validation (measureConfig with a fresh viper config per input):
 // any input must give a config or an error with an exit code, never a panic.
 func FuzzConfig(f *testing.F) {
 	files, _ := filepath.Glob("../../fixtures/configs/*.yaml")
@@ -43,15 +42,13 @@ func FuzzConfig(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
-	saved := cfg
-	f.Cleanup(func() { cfg = saved })
 	f.Fuzz(func(t *testing.T, data []byte) {
-		cfg = viper.New()
+		cfg := viper.New()
 		cfg.SetConfigType("yaml")
 		if err := cfg.ReadConfig(bytes.NewReader(data)); err != nil {
 			return // not YAML, or not a mapping: loadConfig reports it
 		}
-		err := checkConfigFile("fuzz.yaml")
+		err := checkConfigFile(cfg, "fuzz.yaml")
 		if err != nil {
 			var ce *codedError
 			if !errors.As(err, &ce) || ce.code != exitUsage || !strings.Contains(err.Error(), "fuzz.yaml") {
@@ -59,7 +56,7 @@ func FuzzConfig(f *testing.F) {
 			}
 			return
 		}
-		rc, _, err := measureConfig(&cobra.Command{Use: "measure"})
+		rc, _, err := measureConfig(testCmd("measure", cfg))
 		if err != nil {
 			var ce *codedError
 			if !errors.As(err, &ce) || ce.code == exitOK {

@@ -78,6 +78,7 @@ func reportJSON(t *testing.T, dir string) analysis.Report {
 // one flipped bit (mended) and two (the chunk is lost) — read by report,
 // plot, export and repair: all exit 0 and print the same account.
 func TestDamagedCaptureOneAccount(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name      string
@@ -192,6 +193,7 @@ func TestDamagedCaptureOneAccount(t *testing.T) {
 // into the file. Its samples are not placed, and the report says how many,
 // why, and their energy.
 func TestRestartedIndicesReported(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path, _ := flushedCapture(t, dir, 20, func(f int) uint64 { return uint64(f%10) * 1000 })
 	out, errOut, code := run(t, context.Background(), "report", path, "--out", filepath.Join(dir, "rep"))
@@ -214,6 +216,7 @@ func TestRestartedIndicesReported(t *testing.T) {
 // header says rate 1e300, export of one with no channels — and more: exit 2
 // naming the field and its byte offset.
 func TestImpossibleHeaders(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name, header, cmd, want string

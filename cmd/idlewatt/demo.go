@@ -22,7 +22,7 @@ headline numbers. Takes about a minute.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			rc := demoConfig()
-			user, err := configProfiles()
+			user, err := configProfiles(cmd)
 			if err != nil {
 				return inputErr(err)
 			}
@@ -32,7 +32,7 @@ headline numbers. Takes about a minute.`,
 				return usageErr("demo: %v", err)
 			}
 			return runMeasure(cmd, rc, rig.Plan{Workload: true, DevSlp: true,
-				Battery: rig.Battery{CapacityWh: 45, PlatformIdleW: 4.5}})
+				Battery: rig.Battery{CapacityWh: 45, PlatformIdleW: 4.5}}, false)
 		},
 	}
 	addMeasureFlags(c)

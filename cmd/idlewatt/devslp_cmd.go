@@ -39,7 +39,7 @@ measure.json and a chart of one cycle (devslp-pN.png) into --out.`,
 				if err := rc.Validate(); err != nil { // the DevSlp settings, now with the cycles
 					return usageErr("config: %w", err)
 				}
-				return runMeasure(cmd, rc, plan)
+				return runMeasure(cmd, rc, plan, true)
 			},
 		}
 		addMeasureFlags(v)

@@ -21,6 +21,7 @@ import (
 // samples with no gap and no word; now it keeps them all, says the index
 // restarted, and report says so in a note.
 func TestRecordRestartedHubStream(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	stream := filepath.Join(dir, "hub.bin")
 	f, err := os.Create(stream)
@@ -56,6 +57,7 @@ func TestRecordRestartedHubStream(t *testing.T) {
 // gaps), record counts them with the first one's line and byte, and the
 // report's notes and report.json carry them.
 func TestRecordLineLogBadLines(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	capPath := filepath.Join(dir, "ina.iwcap")
 	out, e, code := run(t, context.Background(), "record", "--meter", "line", "--port", "../../fixtures/linemeter/ina226.csv",
@@ -86,6 +88,7 @@ func TestRecordLineLogBadLines(t *testing.T) {
 // (34 kW for one drive) is refused before anything is recorded: exit 2,
 // naming the field, and no capture.
 func TestRecordRefusesImpossibleCalibration(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for i, c := range []struct {
 		edit func(*hub.Identity)

@@ -92,4 +92,6 @@ func durationHook(from, to reflect.Type, data any) (any, error) {
 	return data, nil
 }
 
+// durationHook must be a hook mapstructure calls: ComposeDecodeHookFunc takes
+// any, and a hook of another type would fail only when a config is decoded.
 var _ mapstructure.DecodeHookFuncType = durationHook

@@ -89,7 +89,7 @@ func ppk2EmulatorOptions(cmd *cobra.Command) (ppk2emu.Options, error) {
 		return o, usageErr("%s and %s: give one (a constant current or a simulated drive)",
 			where(cmd, "ma", "ppk2emu.current_ma"), where(cmd, "profile", "ppk2emu.profile"))
 	}
-	user, err := configProfiles()
+	user, err := configProfiles(cmd)
 	if err != nil {
 		return o, err
 	}

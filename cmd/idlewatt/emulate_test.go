@@ -35,17 +35,13 @@ func (l *lockedBuffer) String() string {
 // cancelled (as by SIGINT) when the test ends, and must then exit 0.
 func startEmulate(t *testing.T, args ...string) string {
 	t.Helper()
-	cfg = newTestConfig()
-	root := newRootCmd()
 	pr, pw := io.Pipe()
 	stderr := &lockedBuffer{}
-	root.SetOut(pw)
-	root.SetErr(stderr)
-	root.SetArgs(args)
+	c := newCLI(pw, stderr)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		err := root.ExecuteContext(ctx)
+		_, err := c.execute(ctx, args)
 		pw.Close()
 		done <- err
 	}()
@@ -73,6 +69,7 @@ func startEmulate(t *testing.T, args ...string) string {
 // TestPPK2EmulateCommand: `ppk2 emulate` with a constant 20 mA at a
 // reported VDD of 3.3 V, recorded for a second at 1 kS/s: 66 mW.
 func TestPPK2EmulateCommand(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("live pty test")
 	}
@@ -93,6 +90,7 @@ func TestPPK2EmulateCommand(t *testing.T) {
 // idles between its Slumber (70 mW) and its active-idle (400 mW) power,
 // with noise.
 func TestPPK2EmulateProfile(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("live pty test")
 	}
@@ -111,6 +109,7 @@ func TestPPK2EmulateProfile(t *testing.T) {
 // TestSCPIEmulateCommand: `scpi emulate --family k2450` is detected from its
 // *IDN? and polled at the family's 100 Hz.
 func TestSCPIEmulateCommand(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("live pty test")
 	}
@@ -127,6 +126,7 @@ func TestSCPIEmulateCommand(t *testing.T) {
 }
 
 func TestEmulateBadOptions(t *testing.T) {
+	t.Parallel()
 	wantUsage(t, nil, [][]string{
 		{"ppk2", "emulate", "--supply-mv", "9000"},
 		{"ppk2", "emulate", "--ma", "1500"},
@@ -144,6 +144,7 @@ func TestEmulateBadOptions(t *testing.T) {
 // TestSCPICurrentOnly: a current-only family (Siglent SDM) needs the rail's
 // voltage; with it, power is that voltage times the reading.
 func TestSCPICurrentOnly(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("live pty test")
 	}

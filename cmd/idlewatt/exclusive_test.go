@@ -17,6 +17,7 @@ import (
 // one's stream; the first keeps every sample: 1 port × 2 rails at 1 kS/s for
 // 2 s, no gaps, no restart.
 func TestRecordTwiceOnOnePort(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("live pty test")
 	}

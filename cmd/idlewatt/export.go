@@ -1,20 +1,18 @@
 package main
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
-	"slices"
-	"strconv"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/internal/outfile"
+	"github.com/idlewatt/idlewatt/report/csvexport"
 	"github.com/idlewatt/idlewatt/report/pqexport"
 )
 
@@ -58,22 +56,20 @@ func runExport(cmd *cobra.Command, args []string) error {
 	if out == "" {
 		return usageErr("export: --csv OUT or --parquet DIR is required")
 	}
-	from, err := parseOffset(cmd, "from")
-	if err != nil {
+	win := csvexport.All
+	var fromSet, toSet bool
+	var err error
+	if win.From, fromSet, err = parseOffset(cmd, "from"); err != nil {
 		return err
 	}
-	to, err := parseOffset(cmd, "to")
-	if err != nil {
+	if win.To, toSet, err = parseOffset(cmd, "to"); err != nil {
 		return err
 	}
-	if math.IsNaN(to) {
-		to = math.Inf(1)
+	if !toSet {
+		win.To = csvexport.NoEnd
 	}
-	if math.IsNaN(from) {
-		from = math.Inf(-1)
-	}
-	if to <= from {
-		return usageErr("export: --to %g s is not after --from %g s", to, from)
+	if fromSet && toSet && win.To <= win.From {
+		return usageErr("export: --to %g s is not after --from %g s", win.To.Seconds(), win.From.Seconds())
 	}
 	r, in, err := openCaptureStream(cmd.Context(), args[0])
 	if err != nil {
@@ -95,11 +91,11 @@ func runExport(cmd *cobra.Command, args []string) error {
 		defer f.Abort() // no-op after Commit
 		w = f
 	}
-	rows, samples, err := writeCSV(w, r, from, to)
+	res, err := csvexport.Write(w, r, win)
 	if err != nil && !errors.Is(err, capture.ErrTruncated) {
 		return failErr("export %s: %v", out, err)
 	}
-	if !samples { // the account report, plot and repair give; no CSV is left
+	if !res.Samples { // the account report, plot and repair give; no CSV is left
 		acc := r.Account()
 		printAccount(cmd.ErrOrStderr(), "export", &acc)
 		return noSamplesErr(args[0], err)
@@ -114,7 +110,7 @@ func runExport(cmd *cobra.Command, args []string) error {
 	// captures"): exit 0, what was lost said on stderr.
 	acc := r.Account()
 	if err != nil { // nothing intact follows: everything before is exported
-		fmt.Fprintf(cmd.ErrOrStderr(), "export: %d rows written; %s: %v\n", rows, args[0], err)
+		fmt.Fprintf(cmd.ErrOrStderr(), "export: %d rows written; %s: %v\n", res.Rows, args[0], err)
 	}
 	printAccount(cmd.ErrOrStderr(), "export", &acc)
 	return nil
@@ -128,93 +124,14 @@ func printAccount(w io.Writer, who string, acc *capture.Account) {
 	}
 }
 
-// parseOffset reads --from/--to (durations.go's grammar) in seconds; NaN
-// when unset.
-func parseOffset(cmd *cobra.Command, flag string) (float64, error) {
+// parseOffset reads --from/--to (durations.go's grammar, or the config
+// key export.FLAG) and whether it was given.
+func parseOffset(cmd *cobra.Command, flag string) (time.Duration, bool, error) {
 	if !optSet(cmd, flag, "export."+flag) {
-		return math.NaN(), nil
+		return 0, false, nil
 	}
 	d, err := optDuration(cmd, flag, "export."+flag)
-	if err != nil {
-		return 0, err
-	}
-	return d.Seconds(), nil
-}
-
-// writeCSV streams the rows of r with from ≤ t_s < to to w. It returns the
-// number of rows written, whether the capture held any sample (in the window
-// or not), and the reader's error, if the capture is damaged.
-func writeCSV(w io.Writer, r *capture.Reader, from, to float64) (int, bool, error) {
-	h := r.Header()
-	bw := bufio.NewWriterSize(w, 64<<10)
-	line := []byte("t_s,sample_index,gap")
-	for _, c := range h.Channels {
-		p := fmt.Sprintf(",p%d_%s_", c.Port, c.Rail)
-		line = append(line, p+"v"+p+"a"+p+"w"...)
-	}
-	line = append(line, '\n')
-	if _, err := bw.Write(line); err != nil {
-		return 0, false, err
-	}
-	rate := h.RateHz
-	if rate <= 0 {
-		rate = 1 // unknown rate: t_s counts samples
-	}
-	rows := capture.NewRows(r)
-	var origin uint64
-	n, first, samples := 0, true, false
-	var rerr error
-	for {
-		row, err := rows.Next()
-		if err != nil {
-			if !errors.Is(err, io.EOF) {
-				rerr = err
-			}
-			break
-		}
-		if first {
-			origin, first = row.Index, false
-		}
-		if !samples && slices.Contains(row.Present, true) {
-			samples = true
-		}
-		t := float64(row.Index-origin) / rate
-		if t >= to {
-			break
-		}
-		if end := t + float64(row.Gap)/rate; t < from && (row.Gap == 0 || end <= from) {
-			continue
-		}
-		line = strconv.AppendFloat(line[:0], t, 'f', -1, 64)
-		line = append(line, ',')
-		line = strconv.AppendUint(line, row.Index, 10)
-		line = append(line, ',')
-		if row.Gap > 0 {
-			line = strconv.AppendUint(line, row.Gap, 10)
-		}
-		for c := range row.Present {
-			if !row.Present[c] {
-				line = append(line, ",,,"...)
-				continue
-			}
-			v, i := float32(row.V[c]), float32(row.I[c])
-			line = append(line, ',')
-			line = strconv.AppendFloat(line, float64(v), 'g', -1, 32)
-			line = append(line, ',')
-			line = strconv.AppendFloat(line, float64(i), 'g', -1, 32)
-			line = append(line, ',')
-			line = strconv.AppendFloat(line, float64(v*i), 'g', -1, 32)
-		}
-		line = append(line, '\n')
-		if _, err := bw.Write(line); err != nil {
-			return n, samples, err
-		}
-		n++
-	}
-	if err := bw.Flush(); err != nil {
-		return n, samples, err
-	}
-	return n, samples, rerr
+	return d, err == nil, err
 }
 
 // exportParquet writes the capture and its report as Parquet into dir.
@@ -224,7 +141,7 @@ func exportParquet(cmd *cobra.Command, path, dir string) error {
 	}
 	// State detection as report runs it: state.parquet holds its
 	// intervals, and summary.parquet's residencies are report.json's.
-	user, err := configProfiles()
+	user, err := configProfiles(cmd)
 	if err != nil {
 		return inputErr(err)
 	}

@@ -16,6 +16,7 @@ import (
 // below 2³², cross it, and resume after a gap of more than 2³² samples:
 // sample_index, gap and t_s must be exact on every row (issue 8 item 6).
 func TestExportAcross2To32(t *testing.T) {
+	t.Parallel()
 	const rate = 10000
 	p32 := uint64(1) << 32
 	seg1, seg1End := p32-1000, p32+500

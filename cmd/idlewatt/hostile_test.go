@@ -160,6 +160,7 @@ func splitWords(s string) ([]string, error) {
 var panicSigns = []string{"panic:", "goroutine ", "internal error", "[signal "}
 
 func TestHostile(t *testing.T) {
+	t.Parallel()
 	cases, err := readHostileCases("../../fixtures/hostile/cases.txt")
 	if err != nil {
 		t.Fatal(err)
@@ -291,6 +292,7 @@ func cleanEnv() []string {
 }
 
 func TestReadHostileCasesFormat(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	p := filepath.Join(dir, "c.txt")
 	os.WriteFile(p, []byte("# comment\n\na-b | 2 | say \"x\" | A_B=1 report \"two words\" $T/x\n"), 0o644)

@@ -17,17 +17,6 @@ import (
 	"github.com/idlewatt/idlewatt/units"
 )
 
-// hubDriveFactory, when non-nil, supplies the simulated drive behind each
-// emulated port (one per port). It is the hook for drive profiles: a file
-// of this package sets it from init and adds its own flags (e.g.
-// --profile NAME[,NAME…]) to the emulate command via hubEmulateFlags. When
-// nil, every port holds a constant 5 V 80 mA / 12 V 0 mA drive.
-var hubDriveFactory func(cmd *cobra.Command, ports int) ([]meter.SimDrive, error)
-
-// hubEmulateFlags, when non-nil, adds flags to `hub emulate` for the drive
-// factory.
-var hubEmulateFlags func(cmd *cobra.Command)
-
 func init() {
 	register(func() *cobra.Command {
 		c := &cobra.Command{
@@ -76,9 +65,7 @@ would have sent over D of streaming (every port, at --rate) to FILE, unpaced.`,
 	durationFlag(f, "duration", 10*time.Second, "streaming time for --fast")
 	f.String("out", "", "output file for --fast")
 	addOverwriteFlag(f, "the --out file, truth files and an old --symlink link")
-	if hubEmulateFlags != nil {
-		hubEmulateFlags(c)
-	}
+	addProfileFlags(c) // the simulated drives behind the ports (profiles.go)
 	return c
 }
 
@@ -159,13 +146,13 @@ func hubEmulatorOptions(cmd *cobra.Command) (hubemu.Options, error) {
 	if (o.Faults.DisconnectEvery > 0) != (o.Faults.DisconnectFor > 0) {
 		return o, usageErr("--disconnect-every and --disconnect-for go together")
 	}
-	if hubDriveFactory != nil {
-		d, err := hubDriveFactory(cmd, o.Ports)
-		if err != nil {
-			return o, err
-		}
-		o.Drives = d
+	// The simulated drive behind each port (profiles.go); without
+	// --profile, every port holds a constant 5 V 80 mA / 12 V 0 mA drive.
+	d, err := hubProfileDrives(cmd, o.Ports)
+	if err != nil {
+		return o, err
 	}
+	o.Drives = d
 	return o, nil
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"maps"
 	"path/filepath"
 	"slices"
@@ -12,7 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/idlewatt/idlewatt/analysis"
-	"github.com/idlewatt/idlewatt/internal/hostclock"
+	"github.com/idlewatt/idlewatt/hostclock"
 	"github.com/idlewatt/idlewatt/internal/outfile"
 	"github.com/idlewatt/idlewatt/internal/rig"
 	"github.com/idlewatt/idlewatt/meter"
@@ -67,7 +68,7 @@ type idleResult struct {
 
 func runIdle(cmd *cobra.Command, _ []string) error {
 	var rc rig.Config
-	if err := decodeKey("", &rc); err != nil {
+	if err := decodeKey(cmd, "", &rc); err != nil {
 		return err
 	}
 	if k := optString(cmd, "meter", ""); k != "" {
@@ -79,7 +80,7 @@ func runIdle(cmd *cobra.Command, _ []string) error {
 	if s := optString(cmd, "sysfs-root", ""); s != "" {
 		rc.SysfsRoot = s
 	}
-	user, err := configProfiles()
+	user, err := configProfiles(cmd)
 	if err != nil {
 		return inputErr(err)
 	}
@@ -147,23 +148,7 @@ func runIdle(cmd *cobra.Command, _ []string) error {
 	start := hostclock.Now()
 	stop := make(chan struct{})
 	if !optBool(cmd, "quiet", "") {
-		goSafe(cmd.ErrOrStderr(), func() {
-			t := time.NewTicker(time.Second)
-			defer t.Stop()
-			for {
-				select {
-				case <-stop:
-					return
-				case <-t.C:
-					fmt.Fprintf(cmd.ErrOrStderr(), "idle %4.0fs  %-24s", hostclock.Since(start).Seconds(), r.CurrentPhase())
-					pw := r.Power()
-					for _, p := range slices.Sorted(maps.Keys(pw)) {
-						fmt.Fprintf(cmd.ErrOrStderr(), "  p%d %s", p, units.Watts(pw[p]).Readout())
-					}
-					fmt.Fprintln(cmd.ErrOrStderr())
-				}
-			}
-		})
+		goSafe(cmd.ErrOrStderr(), func() { idleProgress(cmd.ErrOrStderr(), r, start, stop) })
 	}
 	var windows []rig.PolicyWindow
 	var runErr error
@@ -197,38 +182,62 @@ func runIdle(cmd *cobra.Command, _ []string) error {
 	if optBool(cmd, "json", "") {
 		fmt.Fprintln(cmd.OutOrStdout(), string(b))
 	} else {
-		w := cmd.OutOrStdout()
-		pw := 24 // NVMe settings ("nvme_latency_us=…,aspm=…") are longer than policy names
-		for _, ip := range res.Results {
-			pw = max(pw, len(ip.Policy))
-		}
-		fmt.Fprintf(w, "\n%-30s %-*s %24s %14s %16s\n", "drive", pw, "policy", "idle power (95 %)", "saving", "bursts")
-		for _, ip := range res.Results {
-			if ip.Samples == 0 {
-				fmt.Fprintf(w, "%-30s %-*s %24s  %s\n", trunc(ip.Name, 30), pw, ip.Policy, "no samples", ip.Note)
-				continue
-			}
-			var u *float64
-			if ip.U95W != nil {
-				mw := *ip.U95W * 1e3
-				u = &mw
-			}
-			fmt.Fprintf(w, "%-30s %-*s %21s mW %11s mW %5d, %5.1f %%", trunc(ip.Name, 30), pw, ip.Policy, analysis.FormatPM(ip.MeanW*1e3, u, 2),
-				analysis.FormatV(ip.SavingW*1e3, 2), ip.Bursts, 100*ip.BurstShare)
-			if ip.Note != "" {
-				fmt.Fprintf(w, "  (%s)", ip.Note)
-			}
-			fmt.Fprintln(w)
-		}
-		for _, n := range res.Notes {
-			fmt.Fprintln(w, "note:", n)
-		}
-		fmt.Fprintf(w, "\nwritten to %s (idle.json, capture)\n", out)
+		printIdle(cmd.OutOrStdout(), res, out)
 	}
 	if runErr != nil || closeErr != nil {
 		return failErr("idle: %w", firstErr(runErr, closeErr))
 	}
 	return nil
+}
+
+// idleProgress prints the elapsed time, phase and power of every port
+// once a second until stop is closed.
+func idleProgress(w io.Writer, r *rig.Rig, start int64, stop <-chan struct{}) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			fmt.Fprintf(w, "idle %4.0fs  %-24s", hostclock.Since(start).Seconds(), r.CurrentPhase())
+			pw := r.Power()
+			for _, p := range slices.Sorted(maps.Keys(pw)) {
+				fmt.Fprintf(w, "  p%d %s", p, units.Watts(pw[p]).Readout())
+			}
+			fmt.Fprintln(w)
+		}
+	}
+}
+
+// printIdle prints idle.json's results as a table, with its notes.
+func printIdle(w io.Writer, res idleResult, out string) {
+	pw := 24 // NVMe settings ("nvme_latency_us=…,aspm=…") are longer than policy names
+	for _, ip := range res.Results {
+		pw = max(pw, len(ip.Policy))
+	}
+	fmt.Fprintf(w, "\n%-30s %-*s %24s %14s %16s\n", "drive", pw, "policy", "idle power (95 %)", "saving", "bursts")
+	for _, ip := range res.Results {
+		if ip.Samples == 0 {
+			fmt.Fprintf(w, "%-30s %-*s %24s  %s\n", trunc(ip.Name, 30), pw, ip.Policy, "no samples", ip.Note)
+			continue
+		}
+		var u *float64
+		if ip.U95W != nil {
+			mw := *ip.U95W * 1e3
+			u = &mw
+		}
+		fmt.Fprintf(w, "%-30s %-*s %21s mW %11s mW %5d, %5.1f %%", trunc(ip.Name, 30), pw, ip.Policy, analysis.FormatPM(ip.MeanW*1e3, u, 2),
+			analysis.FormatV(ip.SavingW*1e3, 2), ip.Bursts, 100*ip.BurstShare)
+		if ip.Note != "" {
+			fmt.Fprintf(w, "  (%s)", ip.Note)
+		}
+		fmt.Fprintln(w)
+	}
+	for _, n := range res.Notes {
+		fmt.Fprintln(w, "note:", n)
+	}
+	fmt.Fprintf(w, "\nwritten to %s (idle.json, capture)\n", out)
 }
 
 func firstErr(errs ...error) error {

@@ -51,6 +51,7 @@ var laptopDraw = map[string]string{"max_performance": "6000000", "min_power": "4
 // with their default options), so a 1.5 s window holds at least one poll
 // however late a loaded machine runs the ticker.
 func TestIdleBattery(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs idle for about 3 s")
 	}
@@ -135,6 +136,7 @@ func TestIdleBattery(t *testing.T) {
 // combination's idle power and saving must be the model's. Every NVMe and
 // ASPM file must be back afterwards, byte for byte.
 func TestIdleBatteryNVMe(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs idle for about 7 s")
 	}

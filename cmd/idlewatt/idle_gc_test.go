@@ -15,6 +15,7 @@ import (
 // inside its stated interval, with the bursts reported beside it; the plain
 // mean (bursts in) is well above it.
 func TestIdleLeavesOutGCBursts(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs idle on the emulator for about 8 s")
 	}

@@ -17,6 +17,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/spf13/viper"
+
 	"github.com/idlewatt/idlewatt/internal/suggest"
 )
 
@@ -125,7 +127,7 @@ func sortedKeys[V any](m map[string]V) []string {
 
 // checkConfigFile checks every key the config file set (file names it in
 // messages): unknown keys with a did-you-mean, values of the wrong kind.
-func checkConfigFile(file string) error {
+func checkConfigFile(cfg *viper.Viper, file string) error {
 	keys := cfg.AllKeys()
 	sort.Strings(keys)
 	known := sortedKeys(configKeys)
@@ -172,7 +174,7 @@ func checkConfigFile(file string) error {
 // checkEnv checks every IDLEWATT_* variable: it must name a key (lists and
 // maps only come from the file) and hold a value of its kind. Known ones
 // are bound, so that decoding the whole config sees them too.
-func checkEnv() error {
+func checkEnv(cfg *viper.Viper) error {
 	byEnv := map[string]string{}
 	var names []string
 	for _, k := range sortedKeys(configKeys) {

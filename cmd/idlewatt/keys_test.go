@@ -20,6 +20,7 @@ import (
 // key an opt* call, where or decodeKey names must be in configKeys, or a
 // user setting it would be refused as unknown.
 func TestConfigKeysCoverOptCalls(t *testing.T) {
+	t.Parallel()
 	files, _ := filepath.Glob("*.go")
 	fset := token.NewFileSet()
 	helpers := map[string]int{"optString": 2, "optInt": 2, "optFloat": 2, "optDuration": 2, "optBool": 2,
@@ -85,6 +86,7 @@ func TestConfigKeysCoverOptCalls(t *testing.T) {
 // TestConfigKeysMatchRigConfig: the keys of the measurement set-up are the
 // mapstructure tags of rig.Config and rig.Battery, with the right kinds.
 func TestConfigKeysMatchRigConfig(t *testing.T) {
+	t.Parallel()
 	durT := reflect.TypeOf(time.Duration(0))
 	var walk func(prefix string, typ reflect.Type, keys map[string]keyKind)
 	walk = func(prefix string, typ reflect.Type, keys map[string]keyKind) {
@@ -126,6 +128,7 @@ func TestConfigKeysMatchRigConfig(t *testing.T) {
 // TestConfigKeysDocumented: docs/config.md names every key of the table,
 // and every key it lists in a table's first column is in the table.
 func TestConfigKeysDocumented(t *testing.T) {
+	t.Parallel()
 	b, err := os.ReadFile("../../docs/config.md")
 	if err != nil {
 		t.Fatal(err)
@@ -158,6 +161,7 @@ func TestConfigKeysDocumented(t *testing.T) {
 }
 
 func TestParseDuration(t *testing.T) {
+	t.Parallel()
 	good := map[string]time.Duration{"5": 5 * time.Second, "1.5": 1500 * time.Millisecond, "500ms": 500 * time.Millisecond,
 		"2m": 2 * time.Minute, " 4.9s ": 4900 * time.Millisecond, "0": 0, "-5s": -5 * time.Second, "1h30m": 90 * time.Minute}
 	for s, want := range good {
@@ -181,6 +185,7 @@ func TestParseDuration(t *testing.T) {
 }
 
 func TestCheckValue(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		kind keyKind
 		v    any

@@ -37,11 +37,8 @@ func runMain(args []string, stdout, stderr io.Writer) (code int) {
 			code = internalError(stderr, p, debug.Stack())
 		}
 	}()
-	root := newRootCmd()
-	root.SetArgs(args)
-	root.SetOut(stdout)
-	root.SetErr(stderr)
-	c, err := root.ExecuteContextC(ctx)
+	cl := newCLI(stdout, stderr)
+	c, err := cl.execute(ctx, args)
 	if cause := context.Cause(ctx); err == nil && errors.Is(cause, errInterrupted) && c != nil && c.Annotations[annSignalEnds] == "" {
 		// The command returned as if done, but a signal cut its job short.
 		err = fmt.Errorf("%w before %s finished", cause, c.CommandPath())
@@ -51,7 +48,7 @@ func runMain(args []string, stdout, stderr io.Writer) (code int) {
 		// A library stopped with the bare context error: say why.
 		err = fmt.Errorf("%w (%v)", cause, err)
 	}
-	return exitCode(err, stderr)
+	return cl.exitCode(err)
 }
 
 // Exit codes, per docs/cli.md: one code per kind of error, whatever the
@@ -122,27 +119,14 @@ func failErr(format string, a ...any) error {
 	return &codedError{code: exitFailure, err: fmt.Errorf(format, a...)}
 }
 
-// preRunDone is set when cobra has parsed the flags and arguments and the
-// command is about to run; an error before that is cobra's (unknown command
-// or flag, bad flag value, wrong arguments): bad usage.
-var preRunDone bool
-
-// exitCode prints err (if any) and returns the exit code for it.
-func exitCode(err error, stderr io.Writer) int {
-	if err == nil {
-		return exitOK
-	}
-	fmt.Fprintln(stderr, "idlewatt:", err)
-	return classify(err)
-}
-
 // classify is the one place that maps an error to an exit code. An
 // interruption (SIGINT/SIGTERM) is exit 1 whatever it interrupted (a read
 // of an input cut short by the signal is not bad input); then bad input
 // anywhere in the chain wins (a failed measurement caused by a rate the
 // meter cannot do is the user's input, exit 2); then the code the command
-// chose; then 1.
-func classify(err error) int {
+// chose; then 1. preRunDone says cobra had parsed the command line (see
+// cli.preRunDone).
+func classify(err error, preRunDone bool) int {
 	if err == nil {
 		return exitOK
 	}

@@ -46,7 +46,7 @@ the built-in emulated hub with simulated drives.`,
 			if err != nil {
 				return err
 			}
-			return runMeasure(cmd, rc, plan)
+			return runMeasure(cmd, rc, plan, false)
 		},
 	}
 	addMeasureFlags(c)
@@ -69,10 +69,10 @@ func addMeasureFlags(c *cobra.Command) {
 func measureConfig(cmd *cobra.Command) (rig.Config, rig.Plan, error) {
 	var rc rig.Config
 	plan := rig.Plan{Workload: true, DevSlp: true}
-	if err := decodeKey("", &rc); err != nil {
+	if err := decodeKey(cmd, "", &rc); err != nil {
 		return rc, plan, err
 	}
-	if err := decodeKey("battery", &plan.Battery); err != nil {
+	if err := decodeKey(cmd, "battery", &plan.Battery); err != nil {
 		return rc, plan, err
 	}
 	if b := plan.Battery; !(b.CapacityWh >= 0) || !(b.PlatformIdleW >= 0) || math.IsInf(b.CapacityWh+b.PlatformIdleW, 0) {
@@ -84,7 +84,7 @@ func measureConfig(cmd *cobra.Command) (rig.Config, rig.Plan, error) {
 		return rc, plan, usageErr("config: battery.capacity_wh %g (at most %g) or battery.platform_idle_w %g (at most %g) is implausible",
 			b.CapacityWh, float64(maxBatteryWh), b.PlatformIdleW, float64(maxPlatformW))
 	}
-	user, err := configProfiles()
+	user, err := configProfiles(cmd)
 	if err != nil {
 		return rc, plan, inputErr(err)
 	}
@@ -101,7 +101,8 @@ func measureConfig(cmd *cobra.Command) (rig.Config, rig.Plan, error) {
 
 // decodeKey decodes config key (or everything, for "") into out, strictly:
 // an unknown or mistyped key is an error naming it.
-func decodeKey(key string, out any) error {
+func decodeKey(cmd *cobra.Command, key string, out any) error {
+	cfg := cliOf(cmd).cfg
 	var in any = cfg.AllSettings()
 	if key != "" {
 		if !cfg.IsSet(key) {
@@ -131,7 +132,9 @@ func defaultOut(name string) string {
 	return fmt.Sprintf("idlewatt-%s-%s", name, time.Now().Format("20060102-150405"))
 }
 
-func runMeasure(cmd *cobra.Command, rc rig.Config, plan rig.Plan) error {
+// runMeasure runs rc and plan (measure, demo, devslp verify) and prints the
+// result; verify judges it as devslp verify does (devslpExit).
+func runMeasure(cmd *cobra.Command, rc rig.Config, plan rig.Plan, verify bool) error {
 	out := optString(cmd, "out", "out")
 	if out == "" {
 		out = defaultOut(cmd.Name())
@@ -159,7 +162,7 @@ func runMeasure(cmd *cobra.Command, rc rig.Config, plan rig.Plan) error {
 			enc.SetIndent("", "  ")
 			_ = enc.Encode(res)
 		} else {
-			printMeasureHeadline(cmd.OutOrStdout(), res, cmd.Name() == "verify")
+			printMeasureHeadline(cmd.OutOrStdout(), res, verify)
 		}
 	}
 	if err != nil {
@@ -180,7 +183,7 @@ func runMeasure(cmd *cobra.Command, rc rig.Config, plan rig.Plan) error {
 			return failErr("measure: Parquet export into %s: %v", dir, err)
 		}
 	}
-	return devslpExit(res, cmd.Name() == "verify")
+	return devslpExit(res, verify)
 }
 
 // devslpExit is the exit status of the DevSlp verdicts: 1 when any failed
@@ -322,6 +325,3 @@ func trunc(s string, n int) string {
 	}
 	return s[:n-1] + "…"
 }
-
-var _ = analysis.Schema
-var _ = os.Stdout

@@ -68,6 +68,7 @@ func readPolicy(t *testing.T, path string) string {
 // holds the link at max_performance: it must exit 1 saying where the
 // recording is, put the policy back, and leave a readable capture.
 func TestMeasureSIGTERMRestoresPolicy(t *testing.T) {
+	t.Parallel()
 	testMeasureSignal(t, syscall.SIGTERM)
 }
 
@@ -75,6 +76,7 @@ func TestMeasureSIGTERMRestoresPolicy(t *testing.T) {
 // the policy then (docs/reliability.md says so), but the capture reads
 // back to its last chunk.
 func TestMeasureKill9KeepsCapture(t *testing.T) {
+	t.Parallel()
 	testMeasureSignal(t, syscall.SIGKILL)
 }
 

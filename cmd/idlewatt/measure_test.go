@@ -11,27 +11,29 @@ import (
 	"github.com/spf13/viper"
 )
 
-// loadConfigFile resets the global config and reads path into it.
-func loadConfigFile(t *testing.T, path string) {
+// loadConfigFile reads path into a fresh config and returns a measure
+// command running with it.
+func loadConfigFile(t *testing.T, path string) *cobra.Command {
 	t.Helper()
-	cfg = viper.New()
-	t.Cleanup(func() { cfg = viper.New() })
+	cfg := viper.New()
 	cfg.SetConfigFile(path)
 	cfg.SetConfigType("yaml")
 	if err := cfg.ReadInConfig(); err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
+	return testCmd("measure", cfg)
 }
 
 func TestExampleConfigsValidate(t *testing.T) {
+	t.Parallel()
 	files, _ := filepath.Glob("../../fixtures/configs/*.yaml")
 	if len(files) < 3 {
 		t.Fatalf("example configs missing: %v", files)
 	}
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
-			loadConfigFile(t, f)
-			rc, _, err := measureConfig(&cobra.Command{Use: "measure"})
+			cmd := loadConfigFile(t, f)
+			rc, _, err := measureConfig(cmd)
 			if err != nil {
 				t.Fatalf("%s: %v", f, err)
 			}
@@ -40,19 +42,20 @@ func TestExampleConfigsValidate(t *testing.T) {
 			}
 		})
 	}
-	loadConfigFile(t, "../../fixtures/configs/emulator.yaml")
-	rc, plan, _ := measureConfig(&cobra.Command{Use: "measure"})
+	cmd := loadConfigFile(t, "../../fixtures/configs/emulator.yaml")
+	rc, plan, _ := measureConfig(cmd)
 	if rc.Idle.Seconds() != 4 || rc.DevSlp.Hold.Milliseconds() != 300 || rc.Workload.Scale != 0.1 || plan.Battery.CapacityWh != 45 {
 		t.Errorf("durations/numbers not decoded: idle %v hold %v scale %v battery %+v", rc.Idle, rc.DevSlp.Hold, rc.Workload.Scale, plan.Battery)
 	}
-	loadConfigFile(t, "../../fixtures/configs/profiles.yaml")
-	rc, _, _ = measureConfig(&cobra.Command{Use: "measure"})
+	cmd = loadConfigFile(t, "../../fixtures/configs/profiles.yaml")
+	rc, _, _ = measureConfig(cmd)
 	if p, ok := rc.Profiles["my-ssd"]; !ok || float64(p.DevSlpW) != 0.0015 || float64(p.ActiveIdleW) != 0.2 {
 		t.Errorf("user profile not decoded with its base: %+v", rc.Profiles["my-ssd"])
 	}
 }
 
 func TestBadConfigsNameTheKey(t *testing.T) {
+	t.Parallel()
 	cases := []struct{ yaml, want string }{
 		{"meter: {kind: emulator}\ndrives: [{port: 9, profile: ssd340}]\n", "drives[0].port"},
 		{"meter: {kind: emulator}\ndrives: [{port: 1, profile: ssd-340}]\n", "drives[0].profile"},
@@ -68,8 +71,8 @@ func TestBadConfigsNameTheKey(t *testing.T) {
 		if err := os.WriteFile(p, []byte(c.yaml), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		loadConfigFile(t, p)
-		_, _, err := measureConfig(&cobra.Command{Use: "measure"})
+		cmd := loadConfigFile(t, p)
+		_, _, err := measureConfig(cmd)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("case %d: error %v, want it to mention %q", i, err, c.want)
 			continue

@@ -131,6 +131,7 @@ func recordOK(t *testing.T, ctx context.Context, args ...string) {
 // 3.3 V, averaging 100 raw samples into 1 kS/s; the emulated DUT draws
 // 12.5 mA, so 41.25 mW.
 func TestRecordPPK2Live(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("live pty test")
 	}
@@ -174,6 +175,7 @@ func TestRecordPPK2Live(t *testing.T) {
 // TestRecordPPK2Dump replays the test-vector dump: 1000 raw words of
 // 18048.485 µA at the metadata's 3000 mV.
 func TestRecordPPK2Dump(t *testing.T) {
+	t.Parallel()
 	capPath := filepath.Join(t.TempDir(), "dump.iwcap")
 	out, e, code := run(t, context.Background(), "record", "--meter", "ppk2", "--port", "../../fixtures/ppk2/vector.dump",
 		"--out", capPath, "--json")
@@ -200,6 +202,7 @@ func TestRecordPPK2Dump(t *testing.T) {
 // TestRecordBattery polls the power_now fixture (4.215 W, discharging)
 // every 50 ms for half a second.
 func TestRecordBattery(t *testing.T) {
+	t.Parallel()
 	capPath := filepath.Join(t.TempDir(), "bat.iwcap")
 	recordOK(t, context.Background(), "--meter", "battery", "--port", "../../fixtures/battery/power_now",
 		"--interval", "50ms", "--duration", "500ms", "--out", capPath)
@@ -231,6 +234,7 @@ func TestRecordBattery(t *testing.T) {
 
 // TestRecordLineMeter reads the INA226 and CurrentRanger fixture logs.
 func TestRecordLineMeter(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	capPath := filepath.Join(dir, "ina.iwcap")
 	recordOK(t, context.Background(), "--meter", "line", "--port", "../../fixtures/linemeter/ina226.csv",
@@ -266,6 +270,7 @@ func TestRecordLineMeter(t *testing.T) {
 // TestRecordSCPI polls scpiemu (an N6705 whose channel 1 draws 12.5 mA at
 // 5 V) for a second at its 50 Hz, then at 100 Hz.
 func TestRecordSCPI(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("live pty test")
 	}
@@ -311,6 +316,7 @@ func TestRecordSCPI(t *testing.T) {
 }
 
 func TestRecordPPK2BadOptions(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	wantUsage(t, []string{"record", "--meter", "ppk2", "--port", "../../fixtures/ppk2/vector.dump",
 		"--out", filepath.Join(dir, "bad.iwcap"), "--overwrite"}, [][]string{
@@ -341,6 +347,7 @@ func TestRecordPPK2BadOptions(t *testing.T) {
 
 // TestMetersAllRecordable: every listed kind opens with record.
 func TestMetersAllRecordable(t *testing.T) {
+	t.Parallel()
 	out, e, code := run(t, context.Background(), "meters", "--json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, e)

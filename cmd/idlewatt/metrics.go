@@ -2,8 +2,8 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"net"
-	"os"
 	"strconv"
 	"strings"
 
@@ -29,10 +29,11 @@ type liveMetrics struct {
 	l        net.Listener
 	textfile string
 	stop     func()
+	stderr   io.Writer // the command's, for a failed textfile update
 }
 
 func openMetrics(cmd *cobra.Command, oo outfile.Options) (*liveMetrics, error) {
-	lm := &liveMetrics{textfile: optString(cmd, "metrics-textfile", "metrics.textfile")}
+	lm := &liveMetrics{textfile: optString(cmd, "metrics-textfile", "metrics.textfile"), stderr: cmd.ErrOrStderr()}
 	if lm.textfile != "" {
 		if err := outfile.Check(lm.textfile, oo); err != nil {
 			return nil, usageErr("%s: %w", where(cmd, "metrics-textfile", "metrics.textfile"), err)
@@ -59,7 +60,7 @@ func (lm *liveMetrics) start(h capture.Header) *metricsSink {
 	if lm.l != nil {
 		lm.stop = m.Serve(lm.l)
 	}
-	return &metricsSink{m: m, textfile: lm.textfile}
+	return &metricsSink{m: m, textfile: lm.textfile, stderr: lm.stderr}
 }
 
 func (lm *liveMetrics) close() {
@@ -74,6 +75,7 @@ func (lm *liveMetrics) close() {
 type metricsSink struct {
 	m        *livemetrics.Metrics
 	textfile string
+	stderr   io.Writer
 	failed   bool
 }
 
@@ -98,7 +100,7 @@ func (s *metricsSink) stats(st meter.Stats) {
 	if s.textfile != "" && !s.failed {
 		if err := s.m.WriteTextfile(s.textfile); err != nil {
 			s.failed = true // once: a metrics file must not stop a recording
-			fmt.Fprintf(os.Stderr, "idlewatt: metrics textfile %s: %v (no more updates)\n", s.textfile, err)
+			fmt.Fprintf(s.stderr, "idlewatt: metrics textfile %s: %v (no more updates)\n", s.textfile, err)
 		}
 	}
 }

@@ -30,6 +30,7 @@ func hubStream(t *testing.T, dir string) string {
 // TestRecordMetricsAddrInUse: a metrics address already in use is a usage
 // error (exit 2) before anything is recorded: no capture is created.
 func TestRecordMetricsAddrInUse(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	stream := hubStream(t, dir)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -51,6 +52,7 @@ func TestRecordMetricsAddrInUse(t *testing.T) {
 // for node_exporter, and --drive-name puts the names in the capture and the
 // metrics' labels.
 func TestRecordTextfileAndNames(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	stream := hubStream(t, dir)
 	capPath := filepath.Join(dir, "c.iwcap")

@@ -20,6 +20,7 @@ import (
 // and wrote dashes, an empty CSV and an empty capture. Every command now
 // gives the same error line, exit 2, and leaves no output behind.
 func TestNoSamplesOneAccount(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	clean := filepath.Join(dir, "clean.iwcap")
 	h := capture.Header{Created: "2026-01-01T00:00:00Z", Meter: meter.Info{Kind: "test"}, RateHz: 1000, StartHost: 1e12, Tool: "test",

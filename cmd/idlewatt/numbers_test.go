@@ -86,6 +86,7 @@ func pm(x, u *float64, scale float64) string {
 // residency quantity must show one value in the terminal, report.md,
 // report.json, states.json and measure.json, and again from `report`.
 func TestOneNumberEverywhere(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end run on the emulator")
 	}
@@ -248,6 +249,7 @@ func TestOneNumberEverywhere(t *testing.T) {
 // set-up where nothing supports DevSlp exits 1 too (nothing verified),
 // without calling the drive a failure.
 func TestDevSlpVerifyExitStatus(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end run on the emulator")
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/analysis/synthcap"
+	"github.com/idlewatt/idlewatt/report"
 )
 
 // shown is one value as an output printed it: its number and decimals, or
@@ -131,6 +132,7 @@ func col(t *testing.T, head []string, name string) int {
 // shows the one value report.json holds (to the decimals printed), and "—"
 // or an empty cell exactly where report.json has null.
 func TestOneValuePerQuantity(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	scen := func(d time.Duration, wl string) synthcap.Scenario {
 		return synthcap.Scenario{
@@ -161,7 +163,7 @@ func TestOneValuePerQuantity(t *testing.T) {
 		if i == 0 {
 			stdout = o
 		}
-		reps = append(reps, filepath.Join(out, analysis.FileJSON))
+		reps = append(reps, filepath.Join(out, report.FileJSON))
 	}
 	cmpDir := filepath.Join(dir, "cmp")
 	cmpOut, e, code := run(t, ctx, append([]string{"compare", "--out", cmpDir}, reps...)...)
@@ -198,7 +200,7 @@ func TestOneValuePerQuantity(t *testing.T) {
 	near("active idle", noisy.ActiveIdleW, 0.35, *noisy.ActiveIdleU95W)
 
 	// report.md
-	mdb, err := os.ReadFile(filepath.Join(dir, "run0", analysis.FileMD))
+	mdb, err := os.ReadFile(filepath.Join(dir, "run0", report.FileMD))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +229,7 @@ func TestOneValuePerQuantity(t *testing.T) {
 	}
 
 	// summary.csv
-	f, err := os.Open(filepath.Join(dir, "run0", analysis.FileCSV))
+	f, err := os.Open(filepath.Join(dir, "run0", report.FileCSV))
 	if err != nil {
 		t.Fatal(err)
 	}

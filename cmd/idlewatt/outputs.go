@@ -28,8 +28,8 @@ func outOptions(cmd *cobra.Command, key string, inputs ...string) outfile.Option
 // configPath is the config file this command read, if any (an input no
 // output may be).
 func configPath(cmd *cobra.Command) string {
-	if cfg.ConfigFileUsed() != "" {
-		return cfg.ConfigFileUsed()
+	if f := cliOf(cmd).cfg.ConfigFileUsed(); f != "" {
+		return f
 	}
 	p, _ := cmd.Flags().GetString("config")
 	return p

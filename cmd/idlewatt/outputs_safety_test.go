@@ -122,6 +122,7 @@ func noTempFiles(t *testing.T, dir string) {
 }
 
 func TestOutputsNeverClobber(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("records and reports a short capture")
 	}
@@ -290,6 +291,7 @@ devslp: {cycles: 0}
 // into the directory of a first run refuses (exit 2) and leaves its capture
 // as it was; --overwrite writes the new run into it.
 func TestSecondMeasureRefused(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs two short measurements")
 	}
@@ -341,6 +343,7 @@ devslp: {cycles: 0}
 // TestOutputMode: outputs are 0644 (before the umask), PNG charts included
 // (they were 0600, from os.CreateTemp).
 func TestOutputMode(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("records a short capture")
 	}
@@ -365,6 +368,7 @@ func TestOutputMode(t *testing.T) {
 // leaves the file it was to replace byte for byte as it was, even with
 // --overwrite, and no temporary file.
 func TestFailedConversionKeepsOldFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.trace")
 	mustRun(t, "trace", "gen", "iometer", "--pattern", "randread4k", "--ops", "20000", "--span", "64MiB", "--out", bad)
@@ -389,6 +393,7 @@ func TestFailedConversionKeepsOldFile(t *testing.T) {
 // TestIdleAndVerifyLeaveNoScratch: idle and devslp verify on the emulator
 // remove the simulated drives' scratch images when they end.
 func TestIdleAndVerifyLeaveNoScratch(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs two short measurements")
 	}
@@ -433,6 +438,7 @@ func slicesIndex(s []string, v string) int {
 // a link to its pty into PATH and removes it at the end, so PATH must not
 // be a file; an old link is replaced only with --overwrite.
 func TestEmulatorSymlinkNeverReplacesAFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	file := existing(t, dir, "notes.txt")
 	oldLink := filepath.Join(dir, "tty")

@@ -22,13 +22,10 @@ import (
 // stderr buffer before exitCode writes the "idlewatt: ..." line into it).
 func runFull(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	cfg = newTestConfig()
-	root := newRootCmd()
 	var o, e bytes.Buffer
-	root.SetOut(&o)
-	root.SetErr(&e)
-	root.SetArgs(args)
-	code = exitCode(root.ExecuteContext(context.Background()), &e)
+	c := newCLI(&o, &e)
+	_, err := c.execute(context.Background(), args)
+	code = c.exitCode(err)
 	return o.String(), e.String(), code
 }
 
@@ -149,6 +146,7 @@ func fileSum(t *testing.T, path string) [32]byte {
 // both must refuse (exit 2, saying why) and leave the device untouched;
 // naming the exact device lets bench write it.
 func TestBlockDeviceNeedsTheDestructiveFlag(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("uses a loop device")
 	}

@@ -7,9 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/idlewatt/idlewatt/analysis"
-	"github.com/idlewatt/idlewatt/analysis/chart"
 	"github.com/idlewatt/idlewatt/internal/outfile"
+	"github.com/idlewatt/idlewatt/report"
+	"github.com/idlewatt/idlewatt/report/chart"
 	"github.com/spf13/cobra"
 )
 
@@ -130,7 +130,7 @@ func runPlot(cmd *cobra.Command, args []string) error {
 	if err := requireSamples(cmd.Context(), cmd, "plot", args[0]); err != nil {
 		return err
 	}
-	notes, err := analysis.Plot(args[0], out, analysis.PlotOptions{From: from, To: to, Buckets: pts,
+	notes, err := report.Plot(args[0], out, report.PlotOptions{From: from, To: to, Buckets: pts,
 		Title: optString(cmd, "title", ""), Subtitle: filepath.Base(args[0]),
 		Width: size[0], Height: size[1], DPI: size[2], LogY: optBool(cmd, "log", ""), Unit: unit, Open: open, Out: oo, Stop: interrupted(cmd.Context())})
 	for _, n := range notes { // the data notes report gives, word for word

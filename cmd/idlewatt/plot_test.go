@@ -13,6 +13,7 @@ import (
 // resolutions and units, and a PNG too big to hold in memory, are usage
 // errors naming the flag, and no image is written.
 func TestPlotSizeDPIUnitLog(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path, _ := flushedCapture(t, dir, 4, func(f int) uint64 { return uint64(f) * 1000 })
 	out := filepath.Join(dir, "p.png")

@@ -24,8 +24,6 @@ import (
 
 func init() {
 	register(newProfilesCmd)
-	hubEmulateFlags = addProfileFlags
-	hubDriveFactory = hubProfileDrives
 }
 
 func newProfilesCmd() *cobra.Command {
@@ -34,7 +32,7 @@ func newProfilesCmd() *cobra.Command {
 		Short: "List the simulated drive profiles (built-in and from the config's profiles:)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			user, err := configProfiles()
+			user, err := configProfiles(cmd)
 			if err != nil {
 				return err
 			}
@@ -46,8 +44,8 @@ func newProfilesCmd() *cobra.Command {
 }
 
 // configProfiles decodes the config's profiles: map.
-func configProfiles() (map[string]drivesim.Profile, error) {
-	raw := cfg.Get("profiles")
+func configProfiles(cmd *cobra.Command) (map[string]drivesim.Profile, error) {
+	raw := cliOf(cmd).cfg.Get("profiles")
 	if raw == nil {
 		return nil, nil
 	}
@@ -119,7 +117,7 @@ func addProfileFlags(c *cobra.Command) {
 	f.String("truth-dir", "", "write each simulated drive's true timeline to DIR/truth-pN.jsonl")
 	prev := c.PostRunE
 	c.PostRunE = func(cmd *cobra.Command, args []string) error {
-		err := finishTruth()
+		err := finishTruth(cmd)
 		if prev != nil {
 			if e := prev(cmd, args); e != nil && err == nil {
 				err = e
@@ -152,8 +150,8 @@ func hubProfileDrives(cmd *cobra.Command, ports int) ([]meter.SimDrive, error) {
 	return profileDrives(cmd, names, ports, int64(seed))
 }
 
-// truthFiles are the open truth outputs of this process's simulated drives.
-var truthFiles []struct {
+// truthFile is an open truth output of a simulated drive (cli.truthFiles).
+type truthFile struct {
 	m *drivesim.Model
 	f *os.File
 }
@@ -165,7 +163,7 @@ func profileDrives(cmd *cobra.Command, names []string, ports int, seed int64) ([
 	if len(names) != 1 && len(names) != ports {
 		return nil, usageErr("%s: %d profiles for %d ports (give one for all, or one per port)", where(cmd, "profile", "emulate.profile"), len(names), ports)
 	}
-	user, err := configProfiles()
+	user, err := configProfiles(cmd)
 	if err != nil {
 		return nil, err
 	}
@@ -199,20 +197,20 @@ func profileDrives(cmd *cobra.Command, names []string, ports int, seed int64) ([
 			return nil, usageErr("port %d: %v", i+1, err)
 		}
 		if f != nil {
-			truthFiles = append(truthFiles, struct {
-				m *drivesim.Model
-				f *os.File
-			}{m, f})
+			c := cliOf(cmd)
+			c.truthFiles = append(c.truthFiles, truthFile{m, f})
 		}
 		drives[i] = m
 	}
 	return drives, nil
 }
 
-// finishTruth writes the open segment of every drive and closes the files.
-func finishTruth() error {
+// finishTruth writes the open segment of every drive of cmd's command line
+// and closes the files.
+func finishTruth(cmd *cobra.Command) error {
+	c := cliOf(cmd)
 	var first error
-	for _, t := range truthFiles {
+	for _, t := range c.truthFiles {
 		at := t.m.Now()
 		if err := t.m.Finish(at); err != nil && first == nil {
 			first = failErr("truth %s: %v", t.f.Name(), err)
@@ -221,6 +219,6 @@ func finishTruth() error {
 			first = failErr("truth %s: %v", t.f.Name(), err)
 		}
 	}
-	truthFiles = nil
+	c.truthFiles = nil
 	return first
 }

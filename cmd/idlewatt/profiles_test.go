@@ -7,8 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/spf13/viper"
 )
 
 func runProfilesCmd(t *testing.T, args ...string) (string, string, int) {
@@ -17,6 +15,7 @@ func runProfilesCmd(t *testing.T, args ...string) (string, string, int) {
 }
 
 func TestProfilesListsBuiltinAndConfigured(t *testing.T) {
+	t.Parallel()
 	conf := filepath.Join(t.TempDir(), "c.yaml")
 	os.WriteFile(conf, []byte("profiles:\n  lab-ssd:\n    base: ssd340\n    slumber_w: 0.03\n"), 0o644)
 	out, errOut, code := runProfilesCmd(t, "profiles", "--json", "--config", conf)
@@ -51,6 +50,7 @@ func TestProfilesListsBuiltinAndConfigured(t *testing.T) {
 }
 
 func TestProfilesBadConfigNamesKey(t *testing.T) {
+	t.Parallel()
 	conf := filepath.Join(t.TempDir(), "c.yaml")
 	os.WriteFile(conf, []byte("profiles:\n  lab:\n    base: ssd340\n    devslp_w: 0.5\n"), 0o644)
 	_, errOut, code := runProfilesCmd(t, "profiles", "--config", conf)
@@ -60,8 +60,8 @@ func TestProfilesBadConfigNamesKey(t *testing.T) {
 }
 
 func TestProfileDrivesPerPort(t *testing.T) {
-	cmd := newRootCmd()
-	cfg = viper.New()
+	t.Parallel()
+	cmd := testCmd("measure", nil)
 	if _, err := profileDrives(cmd, []string{"ssd340", "hdd-7200", "x"}, 2, 1); err == nil {
 		t.Fatal("3 profiles for 2 ports accepted")
 	}

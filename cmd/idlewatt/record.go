@@ -17,7 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/idlewatt/idlewatt/capture"
-	"github.com/idlewatt/idlewatt/internal/hostclock"
+	"github.com/idlewatt/idlewatt/hostclock"
 	"github.com/idlewatt/idlewatt/internal/outfile"
 	"github.com/idlewatt/idlewatt/internal/rig"
 	"github.com/idlewatt/idlewatt/meter"
@@ -561,7 +561,7 @@ func parsePorts(s string) ([]int, error) {
 // record then says the drive's name, not "port 1", everywhere.
 func recordDrives(cmd *cobra.Command) ([]capture.DriveInfo, error) {
 	var cfg []rig.DriveConfig
-	if err := decodeKey("drives", &cfg); err != nil {
+	if err := decodeKey(cmd, "drives", &cfg); err != nil {
 		return nil, err
 	}
 	var ds []capture.DriveInfo

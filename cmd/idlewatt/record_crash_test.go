@@ -25,7 +25,7 @@ import (
 	"time"
 
 	"github.com/idlewatt/idlewatt/capture"
-	"github.com/idlewatt/idlewatt/internal/hostclock"
+	"github.com/idlewatt/idlewatt/hostclock"
 	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/meter/hub/hubemu"
 )
@@ -205,6 +205,7 @@ func crashRuns() int {
 }
 
 func TestRecordKill9KeepsCaptureToLastChunk(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs idlewatt as a process for seconds")
 	}
@@ -256,6 +257,7 @@ func TestRecordKill9KeepsCaptureToLastChunk(t *testing.T) {
 }
 
 func TestRecordSIGTERMClosesCapture(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs idlewatt as a process for seconds")
 	}
@@ -289,6 +291,7 @@ func TestRecordSIGTERMClosesCapture(t *testing.T) {
 // "disk full" error and exit 1, and the capture must read back up to the
 // last chunk that fit.
 func TestRecordDiskFull(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs idlewatt as a process for seconds")
 	}

@@ -13,30 +13,41 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/viper"
+
 	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/meter/hub/hubemu"
 	"github.com/idlewatt/idlewatt/units"
-	"github.com/spf13/viper"
 )
 
-func newTestConfig() *viper.Viper { return viper.New() }
+// testCmd returns a command named use that runs in a command line of its
+// own with configuration cfg (a fresh one if nil), for tests that call a
+// command's helpers directly.
+func testCmd(use string, cfg *viper.Viper) *cobra.Command {
+	c := newCLI(io.Discard, io.Discard)
+	if cfg != nil {
+		c.cfg = cfg
+	}
+	cmd := &cobra.Command{Use: use}
+	cmd.SetContext(withCLI(context.Background(), c))
+	return cmd
+}
 
-// run executes the idlewatt command line in-process.
+// run executes the idlewatt command line in-process, in a command line of
+// its own (tests that only use run can run in parallel).
 func run(t *testing.T, ctx context.Context, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	cfg = newTestConfig()
-	root := newRootCmd()
 	var o, e bytes.Buffer
-	root.SetOut(&o)
-	root.SetErr(&e)
-	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
-	code = exitCode(err, &e) // writes the error message to stderr first
+	c := newCLI(&o, &e)
+	_, err := c.execute(ctx, args)
+	code = c.exitCode(err) // writes the error message to stderr first
 	return o.String(), e.String(), code
 }
 
 func TestRecordReplayedStreamThenExport(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	stream := filepath.Join(dir, "hub.bin")
 	f, err := os.Create(stream)
@@ -116,6 +127,7 @@ func readCSV(t *testing.T, path string) [][]string {
 
 // TestExportCSVContent checks exact cells, a partial row and a gap row.
 func TestExportCSVContent(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	capPath := filepath.Join(dir, "c.iwcap")
 	h := capture.Header{RateHz: 4, Channels: []meter.Channel{{Port: 1, Rail: meter.Rail5V}, {Port: 1, Rail: meter.Rail12V}}}
@@ -164,6 +176,7 @@ func TestExportCSVContent(t *testing.T) {
 }
 
 func TestRecordBadInput(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	garbage := filepath.Join(dir, "garbage.bin")
 	os.WriteFile(garbage, bytes.Repeat([]byte("not a hub "), 100), 0o644)
@@ -196,6 +209,7 @@ func TestRecordBadInput(t *testing.T) {
 // TestRecordLiveEmulator records from the emulator on a pty until the
 // context is cancelled, as SIGINT would, and checks the capture is whole.
 func TestRecordLiveEmulator(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("live pty test")
 	}

@@ -1,17 +1,15 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/idlewatt/idlewatt/analysis/chart"
+	"github.com/idlewatt/idlewatt/report"
 	"io"
 	"io/fs"
 	"math"
 	"os"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -266,11 +264,11 @@ func wlRun(cmd *cobra.Command, cfg replay.Config, src trace.Reader, tgt *target.
 			return failErr("%s: --events %w", cmd.Name(), oerr)
 		}
 		defer f.Abort() // no-op after Commit
-		w := bufio.NewWriterSize(f, 256<<10)
+		ev := replay.NewEventsCSV(f)
 		// The events of whatever ran are kept, also when the run failed
 		// or was interrupted; a failed write keeps an old file instead.
 		defer func() {
-			cerr := w.Flush()
+			cerr := ev.Flush()
 			if cerr == nil {
 				cerr = f.Commit()
 			}
@@ -278,30 +276,12 @@ func wlRun(cmd *cobra.Command, cfg replay.Config, src trace.Reader, tgt *target.
 				err = failErr("%s: --events %w", cmd.Name(), cerr)
 			}
 		}()
-		w.WriteString("issue_ns,complete_ns,op,offset,size,err\n")
-		var b []byte
-		onEvent = func(ev capture.IOEvent) {
-			b = strconv.AppendInt(b[:0], ev.Issue, 10)
-			b = append(b, ',')
-			b = strconv.AppendInt(b, ev.Complete, 10)
-			b = append(b, ',')
-			b = append(b, ev.Op.String()...)
-			b = append(b, ',')
-			b = strconv.AppendInt(b, ev.Offset, 10)
-			b = append(b, ',')
-			b = strconv.AppendInt(b, int64(ev.Size), 10)
-			if ev.Err {
-				b = append(b, ",1\n"...)
-			} else {
-				b = append(b, ",0\n"...)
-			}
-			w.Write(b)
-		}
+		onEvent = ev.Event
 	}
 	res, err := replay.Run(cmd.Context(), cfg, src, tgt, onEvent)
 	res.Target = targetInfo(tgt)
 	if p := optString(cmd, "chart", ""); p != "" && len(res.PerSecond) > 0 {
-		if cerr := iopsChart(p, tgt.Path(), res, wlOutOptions(cmd, inputs...)); cerr != nil {
+		if cerr := report.IOPSChart(p, tgt.Path(), res, wlOutOptions(cmd, inputs...)); cerr != nil {
 			fmt.Fprintf(cmd.ErrOrStderr(), "warning: IOPS chart: %v\n", cerr)
 		}
 	}
@@ -388,37 +368,3 @@ func describeTarget(r *replay.Result) string {
 }
 
 func ms(d time.Duration) float64 { return float64(d) / 1e6 }
-
-// iopsSeries is the run's completions per whole second. The last second is
-// only partly covered when the run ended inside it; its count is not a
-// second's worth and would read as a stall, so it is left out and the
-// subtitle note says so.
-func iopsSeries(name string, res replay.Result) (chart.IOPSSeries, string) {
-	s := chart.IOPSSeries{Name: name}
-	per := res.PerSecond
-	note := ""
-	if n := len(per); n > 0 {
-		if covered := res.Elapsed.Seconds() - float64(n-1); covered < 1 {
-			per = per[:n-1]
-			note = fmt.Sprintf("; the last %.2f s (a partial second, %d I/Os) not drawn", max(covered, 0), res.PerSecond[n-1])
-		}
-	}
-	for i, n := range per {
-		s.T = append(s.T, float64(i))
-		s.IOPS = append(s.IOPS, float64(n))
-	}
-	return s, note
-}
-
-// iopsChart draws the per-second IOPS series (the consistency chart).
-func iopsChart(path, name string, res replay.Result, o outfile.Options) error {
-	s, note := iopsSeries(name, res)
-	fig, err := chart.IOPSConsistency([]chart.IOPSSeries{s}, chart.IOPSOpts{
-		Title:    "Performance consistency: IOPS per second",
-		Subtitle: fmt.Sprintf("%s, QD %d, %s%s", name, res.QD, res.Timing, note),
-	})
-	if err != nil {
-		return err
-	}
-	return fig.SaveWith(path, o)
-}

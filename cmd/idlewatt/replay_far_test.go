@@ -14,6 +14,7 @@ import (
 // for writing. An offset near 2^63 wrapped the trace's span negative, so
 // replay created a 4096-byte target, refused the op, and left the file.
 func TestReplayFarOpRefusedBeforeTarget(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	traceOf := func(name, line string) string {
 		p := filepath.Join(dir, name)

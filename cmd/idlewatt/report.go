@@ -12,6 +12,7 @@ import (
 	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/internal/outfile"
+	"github.com/idlewatt/idlewatt/report"
 	htmlreport "github.com/idlewatt/idlewatt/report/html"
 	"github.com/spf13/cobra"
 )
@@ -46,7 +47,7 @@ func runReport(cmd *cobra.Command, args []string) error {
 	opts.Ports, _ = cmd.Flags().GetIntSlice("ports")
 	// Drives with a known profile (built-in or from the config) get their
 	// interface states classified against the profile's levels.
-	user, err := configProfiles()
+	user, err := configProfiles(cmd)
 	if err != nil {
 		return inputErr(err)
 	}
@@ -61,7 +62,7 @@ func runReport(cmd *cobra.Command, args []string) error {
 		return usageErr("report: --out %w", err)
 	}
 	withHTML := !optBool(cmd, "no-html", "")
-	files := append([]string(nil), analysis.ReportFiles...)
+	files := append([]string(nil), report.Files...)
 	if withHTML {
 		files = append(files, htmlreport.FileName)
 	}
@@ -83,7 +84,7 @@ func runReport(cmd *cobra.Command, args []string) error {
 	if err := interrupted(cmd.Context())(); err != nil {
 		return err
 	}
-	if err := r.WriteFilesWith(out, analysis.WriteOptions{Out: oo}); err != nil {
+	if err := report.WriteFilesWith(r, out, report.WriteOptions{Out: oo}); err != nil {
 		return failErr("writing report into %s: %w", out, err)
 	}
 	if withHTML {

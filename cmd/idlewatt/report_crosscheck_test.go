@@ -19,6 +19,7 @@ import (
 // the emulated hub with a simulated drive (whose power varies: partial,
 // slumber, GC, noise), so the check is not a constant.
 func TestReportAverageMatchesExportCSV(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	stream := filepath.Join(dir, "hub.bin")
 	ctx := context.Background()

@@ -2,8 +2,10 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"regexp"
@@ -31,12 +33,66 @@ var commands []func() *cobra.Command
 // from init.
 func register(f func() *cobra.Command) { commands = append(commands, f) }
 
-// cfg is the merged configuration: config file, IDLEWATT_* environment, flags.
-// It is the only viper instance; nothing outside cmd imports viper.
-var cfg = viper.New()
+// cli is one command line being run: its merged configuration (config
+// file, IDLEWATT_* environment; flags are read from the command itself),
+// its output streams, and how far cobra got. newCLI builds one per command
+// line; execute hands it to the command through the command's context
+// (cliOf), so two command lines can run in one process at once. Nothing
+// outside cmd imports viper.
+type cli struct {
+	cfg            *viper.Viper
+	stdout, stderr io.Writer
+	// preRunDone is set when cobra has parsed the flags and arguments and
+	// the command is about to run; an error before that is cobra's (unknown
+	// command or flag, bad flag value, wrong arguments): bad usage.
+	preRunDone bool
+	// truthFiles are the open truth outputs of the simulated drives this
+	// command line's emulator serves (profiles.go).
+	truthFiles []truthFile
+}
 
-func newRootCmd() *cobra.Command {
-	preRunDone = false
+func newCLI(stdout, stderr io.Writer) *cli {
+	return &cli{cfg: viper.New(), stdout: stdout, stderr: stderr}
+}
+
+type cliKey struct{}
+
+// withCLI returns ctx carrying c, for a command's context.
+func withCLI(ctx context.Context, c *cli) context.Context { return context.WithValue(ctx, cliKey{}, c) }
+
+// cliOf returns the command line cmd runs in. Every command runs through
+// execute, which puts it in the context; a command without one is a bug.
+func cliOf(cmd *cobra.Command) *cli {
+	if ctx := cmd.Context(); ctx != nil {
+		if c, ok := ctx.Value(cliKey{}).(*cli); ok {
+			return c
+		}
+	}
+	panic("idlewatt: command " + cmd.CommandPath() + " runs without its cli value")
+}
+
+// execute runs args as one command line of c under ctx and returns the
+// command cobra ran (nil if it found none) and its error.
+func (c *cli) execute(ctx context.Context, args []string) (*cobra.Command, error) {
+	root := newRootCmd(c)
+	root.SetArgs(args)
+	root.SetOut(c.stdout)
+	root.SetErr(c.stderr)
+	return root.ExecuteContextC(withCLI(ctx, c))
+}
+
+// exitCode prints err (if any) to the command line's stderr and returns
+// the exit code for it.
+func (c *cli) exitCode(err error) int {
+	if err == nil {
+		return exitOK
+	}
+	fmt.Fprintln(c.stderr, "idlewatt:", err)
+	return classify(err, c.preRunDone)
+}
+
+func newRootCmd(c *cli) *cobra.Command {
+	c.preRunDone = false
 	root := &cobra.Command{
 		Use:           "idlewatt",
 		Short:         "Measure the power storage drives draw and prove they reach their idle states",
@@ -44,7 +100,7 @@ func newRootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
-			preRunDone = true
+			c.preRunDone = true
 			return loadConfig(cmd)
 		},
 	}
@@ -53,9 +109,9 @@ func newRootCmd() *cobra.Command {
 		return &codedError{code: exitUsage, err: fmt.Errorf("%s: %s", cmd.CommandPath(), plainFlagError(err.Error()))}
 	})
 	for _, f := range commands {
-		c := f()
-		wrapArgs(c)
-		root.AddCommand(c)
+		sub := f()
+		wrapArgs(sub)
+		root.AddCommand(sub)
 	}
 	return root
 }
@@ -92,6 +148,7 @@ func wrapArgs(c *cobra.Command) {
 }
 
 func loadConfig(cmd *cobra.Command) error {
+	cfg := cliOf(cmd).cfg
 	cfg.SetEnvPrefix("IDLEWATT")
 	cfg.SetEnvKeyReplacer(strings.NewReplacer(".", "_", "-", "_"))
 	cfg.AutomaticEnv()
@@ -109,11 +166,11 @@ func loadConfig(cmd *cobra.Command) error {
 		if err := cfg.ReadConfig(bytes.NewReader(data)); err != nil {
 			return usageErr("config %s: %v", path, err)
 		}
-		if err := checkConfigFile(path); err != nil {
+		if err := checkConfigFile(cfg, path); err != nil {
 			return err
 		}
 	}
-	return checkEnv()
+	return checkEnv(cfg)
 }
 
 // The opt* helpers resolve one setting: the flag if the user set it, else
@@ -124,7 +181,7 @@ func optString(cmd *cobra.Command, flag, key string) string {
 	if f := cmd.Flags().Lookup(flag); f != nil && f.Changed {
 		return f.Value.String()
 	}
-	if key != "" && cfg.IsSet(key) {
+	if cfg := cliOf(cmd).cfg; key != "" && cfg.IsSet(key) {
 		return cfg.GetString(key)
 	}
 	if f := cmd.Flags().Lookup(flag); f != nil {
@@ -180,7 +237,7 @@ func optSet(cmd *cobra.Command, flag, key string) bool {
 	if f := cmd.Flags().Lookup(flag); f != nil && f.Changed {
 		return true
 	}
-	return key != "" && cfg.IsSet(key)
+	return key != "" && cliOf(cmd).cfg.IsSet(key)
 }
 
 // optBool reads a boolean strictly: loadConfig has already refused a key
@@ -200,7 +257,7 @@ func where(cmd *cobra.Command, flag, key string) string {
 		if _, ok := os.LookupEnv(envName(key)); ok {
 			return envName(key) + " (" + key + ")"
 		}
-		if cfg.IsSet(key) {
+		if cliOf(cmd).cfg.IsSet(key) {
 			return "config key " + key
 		}
 	}

@@ -121,6 +121,7 @@ func feedFIFO(t *testing.T, path string, data []byte, endless bool) {
 }
 
 func TestSignalsStopCommandsOnFIFOs(t *testing.T) {
+	t.Parallel()
 	tiny, err := os.ReadFile("../../fixtures/hostile/six-seconds.iwcap")
 	if err != nil {
 		t.Fatal(err)
@@ -184,6 +185,7 @@ func TestSignalsStopCommandsOnFIFOs(t *testing.T) {
 // TestTwoPassCommandsRefuseFIFOs: report and plot read a capture twice, so
 // a FIFO is bad input at once, not a command stuck in open(2).
 func TestTwoPassCommandsRefuseFIFOs(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	fifo := mkfifo(t, dir, "c.iwcap")
 	for _, args := range [][]string{{"report", fifo, "--out", filepath.Join(dir, "r")}, {"plot", fifo, "--out", filepath.Join(dir, "p.png")}} {
@@ -203,6 +205,7 @@ func TestTwoPassCommandsRefuseFIFOs(t *testing.T) {
 // signal stops at the next record and exits 1, not 2 (an input cut short
 // by a signal is not bad input).
 func TestInterruptedReportExits1(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancelCause(context.Background())
 	cancel(signalError{syscall.SIGINT})
 	for _, args := range [][]string{
@@ -244,7 +247,6 @@ func TestPanicGuard(t *testing.T) {
 				return nil
 			}}
 		})
-	cfg = newTestConfig()
 	code := runMain([]string{"boom"}, &bytes.Buffer{}, lockedErr)
 	checkPanicReport(t, code, stderr.String(), "assignment to entry in nil map")
 
@@ -291,6 +293,7 @@ func checkPanicReport(t *testing.T, code int, msg, what string) {
 // (1000 s away) exits 1 on SIGINT though the replay library returns as
 // if done; hub emulate, whose normal end is a signal, exits 0 on SIGTERM.
 func TestSignalStopsReplayAndEmulator(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	tr := filepath.Join(dir, "slow.trace")
 	if err := os.WriteFile(tr, []byte("# idlewatt trace v1\n0 R 0 4096\n1000 R 4096 4096\n"), 0o644); err != nil {
@@ -308,9 +311,7 @@ func TestSignalStopsReplayAndEmulator(t *testing.T) {
 
 // TestClassify: one exit code per kind of error, however it was wrapped.
 func TestClassify(t *testing.T) {
-	saved := preRunDone
-	t.Cleanup(func() { preRunDone = saved })
-	preRunDone = true
+	t.Parallel()
 	sig := signalError{syscall.SIGINT}
 	for _, c := range []struct {
 		name string
@@ -327,12 +328,11 @@ func TestClassify(t *testing.T) {
 		{"interrupted read marked as input", inputErr(fmt.Errorf("x.iwcap: %w", sig)), 1},
 		{"interrupted inside a failure", failErr("%w; policy restored", sig), 1},
 	} {
-		if got := classify(c.err); got != c.want {
+		if got := classify(c.err, true); got != c.want {
 			t.Errorf("%s: classify(%v) = %d, want %d", c.name, c.err, got, c.want)
 		}
 	}
-	preRunDone = false
-	if got := classify(errors.New(`unknown command "x"`)); got != 2 {
+	if got := classify(errors.New(`unknown command "x"`), false); got != 2 {
 		t.Errorf("an error before the command ran (cobra's): %d, want 2", got)
 	}
 }
@@ -341,6 +341,7 @@ func TestClassify(t *testing.T) {
 // answers wait for the meter (up to --timeout, or a driver's own few
 // seconds); a signal ends the wait at once with exit 1.
 func TestSignalStopsMeterOpen(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{
 		{"hub", "info", "--timeout", "1m"},
 		{"record", "--meter", "ppk2", "--out", "c.iwcap"},
@@ -366,6 +367,7 @@ func TestSignalStopsMeterOpen(t *testing.T) {
 // of the part it had read ("capture incomplete … the run did not finish
 // cleanly") before exiting 1.
 func TestSignalMidAnalysisWritesNothing(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("writes a 60 MB stream")
 	}

@@ -131,7 +131,7 @@ func sysfsRoot(cmd *cobra.Command) string {
 // rootName names the sysfs root's origin for messages: the flag or config
 // key the user gave, or "the sysfs root" for the default nobody typed.
 func rootName(cmd *cobra.Command, root string) string {
-	if f := cmd.Flags().Lookup("sysfs-root"); (f != nil && f.Changed) || cfg.IsSet(keySysfsRoot) {
+	if f := cmd.Flags().Lookup("sysfs-root"); (f != nil && f.Changed) || cliOf(cmd).cfg.IsSet(keySysfsRoot) {
 		return where(cmd, "sysfs-root", keySysfsRoot) + " " + root
 	}
 	return "the sysfs root " + root
@@ -400,47 +400,64 @@ type nvmeSetReport struct {
 	Held     bool          `json:"held"`
 }
 
+// nvmeSetRequest is what nvme-set was asked to change, every value checked.
+type nvmeSetRequest struct {
+	lat, apst, def, pol string // "" = leave alone
+	defUs               uint64 // def, parsed
+	hold                time.Duration
+	ctrls               []string
+}
+
+// parseNVMeSet reads and checks nvme-set's flags: every value is checked
+// before any write.
+func parseNVMeSet(cmd *cobra.Command) (nvmeSetRequest, error) {
+	get := func(f string) string { v, _ := cmd.Flags().GetString(f); return v }
+	var q nvmeSetRequest
+	q.lat, q.apst, q.def, q.pol = get("latency-us"), get("apst"), get("default-latency-us"), get("aspm-policy")
+	q.hold, _ = cmd.Flags().GetDuration("hold")
+	q.ctrls, _ = cmd.Flags().GetStringSlice("controller")
+	if q.lat == "" && q.apst == "" && q.def == "" && q.pol == "" {
+		return q, usageErr("nvme-set: nothing to set (give --latency-us, --apst, --default-latency-us or --aspm-policy)")
+	}
+	if q.lat != "" && q.apst != "" {
+		return q, usageErr("nvme-set: --latency-us and --apst both set the tolerance; give one")
+	}
+	if q.lat != "" {
+		if _, err := nvme.ParseTolerance(q.lat); err != nil {
+			return q, usageErr("--latency-us: %v", err)
+		}
+	}
+	if q.apst != "" && q.apst != "on" && q.apst != "off" {
+		return q, usageErr("--apst %q: want on or off", q.apst)
+	}
+	if q.def != "" {
+		v, err := strconv.ParseUint(q.def, 10, 64)
+		if err != nil {
+			return q, usageErr("--default-latency-us %q: want microseconds", q.def)
+		}
+		q.defUs = v
+	}
+	if q.pol != "" {
+		if _, err := nvme.ParseASPMPolicyName(q.pol); err != nil {
+			return q, usageErr("--aspm-policy: %v", err)
+		}
+	}
+	for _, c := range q.ctrls {
+		if !reNVMeName.MatchString(c) {
+			return q, usageErr("--controller %q: not a controller name (like nvme0)", c)
+		}
+	}
+	if q.hold < 0 {
+		return q, usageErr("--hold %v: want a duration ≥ 0", q.hold)
+	}
+	return q, nil
+}
+
 func runNVMeSet(cmd *cobra.Command, args []string) error {
 	root := sysfsRoot(cmd)
-	get := func(f string) string { v, _ := cmd.Flags().GetString(f); return v }
-	lat, apst, def, pol := get("latency-us"), get("apst"), get("default-latency-us"), get("aspm-policy")
-	hold, _ := cmd.Flags().GetDuration("hold")
-	ctrls, _ := cmd.Flags().GetStringSlice("controller")
-	// Every value is checked before any write.
-	if lat == "" && apst == "" && def == "" && pol == "" {
-		return usageErr("nvme-set: nothing to set (give --latency-us, --apst, --default-latency-us or --aspm-policy)")
-	}
-	if lat != "" && apst != "" {
-		return usageErr("nvme-set: --latency-us and --apst both set the tolerance; give one")
-	}
-	if lat != "" {
-		if _, err := nvme.ParseTolerance(lat); err != nil {
-			return usageErr("--latency-us: %v", err)
-		}
-	}
-	if apst != "" && apst != "on" && apst != "off" {
-		return usageErr("--apst %q: want on or off", apst)
-	}
-	var defUs uint64
-	if def != "" {
-		v, err := strconv.ParseUint(def, 10, 64)
-		if err != nil {
-			return usageErr("--default-latency-us %q: want microseconds", def)
-		}
-		defUs = v
-	}
-	if pol != "" {
-		if _, err := nvme.ParseASPMPolicyName(pol); err != nil {
-			return usageErr("--aspm-policy: %v", err)
-		}
-	}
-	for _, c := range ctrls {
-		if !reNVMeName.MatchString(c) {
-			return usageErr("--controller %q: not a controller name (like nvme0)", c)
-		}
-	}
-	if hold < 0 {
-		return usageErr("--hold %v: want a duration ≥ 0", hold)
+	q, err := parseNVMeSet(cmd)
+	if err != nil {
+		return err
 	}
 	st, err := os.Stat(root)
 	if err != nil {
@@ -453,52 +470,27 @@ func runNVMeSet(cmd *cobra.Command, args []string) error {
 	if filepath.Clean(root) != alpm.DefaultRoot {
 		fsys = nvme.SimFS(fsys)
 	}
-	if (lat != "" || apst != "") && len(ctrls) == 0 {
+	if (q.lat != "" || q.apst != "") && len(q.ctrls) == 0 {
 		for _, c := range nvme.Discover(fsys, root, nvme.Options{}).Ctrls {
 			if c.Tolerance != nil {
-				ctrls = append(ctrls, c.Name)
+				q.ctrls = append(q.ctrls, c.Name)
 			}
 		}
-		if len(ctrls) == 0 {
+		if len(q.ctrls) == 0 {
 			return failErr("nvme-set: no controller under %s has %s (the kernel shows it only when it enabled APST)", root, "power/pm_qos_latency_tolerance_us")
 		}
 	}
 	g := nvme.NewControlFS(root, fsys).Guard()
 	release := g.RestoreOnExit(cmd.Context())
-	var changes []nvme.Change
-	apply := func(c nvme.Change, err error) bool {
-		if err != nil { // refused before I/O: cannot happen after the checks above
-			c = nvme.Change{Error: err.Error(), Err: err}
-		}
-		changes = append(changes, c)
-		return c.Err == nil
-	}
-	ok := true
-	if def != "" {
-		ok = apply(g.SetDefaultLatency(defUs), nil)
-	}
-	for _, c := range ctrls {
-		if !ok {
-			break
-		}
-		switch {
-		case lat != "":
-			ok = apply(g.SetLatencyTolerance(c, lat))
-		case apst != "":
-			ok = apply(g.SetAPST(c, apst == "on"))
-		}
-	}
-	if ok && pol != "" {
-		ok = apply(g.SetASPMPolicy(pol))
-	}
+	changes, ok := applyNVMeSet(g, q)
 	var restored []nvme.Change
 	interrupted := false
 	switch {
 	case !ok:
 		restored = release()
-	case hold > 0:
+	case q.hold > 0:
 		select {
-		case <-time.After(hold):
+		case <-time.After(q.hold):
 		case <-cmd.Context().Done():
 			interrupted = true
 		}
@@ -510,9 +502,9 @@ func runNVMeSet(cmd *cobra.Command, args []string) error {
 	}
 	out := cmd.OutOrStdout()
 	if optBool(cmd, "json", "") {
-		err = writeJSON(out, nvmeSetReport{Schema: "idlewatt.states.nvme-set/v1", Root: root, Changes: changes, Restored: restored, Held: hold > 0})
+		err = writeJSON(out, nvmeSetReport{Schema: "idlewatt.states.nvme-set/v1", Root: root, Changes: changes, Restored: restored, Held: q.hold > 0})
 	} else {
-		err = writeChangesText(out, changes, restored, ok && hold == 0)
+		err = writeChangesText(out, changes, restored, ok && q.hold == 0)
 	}
 	if err != nil {
 		return err
@@ -526,6 +518,38 @@ func runNVMeSet(cmd *cobra.Command, args []string) error {
 		return failErr("nvme-set: interrupted; settings restored")
 	}
 	return nil
+}
+
+// applyNVMeSet makes the changes q asks for through g, in order (default
+// tolerance, each controller, ASPM policy), stopping at the first that
+// fails; ok is false if one did.
+func applyNVMeSet(g *nvme.Guard, q nvmeSetRequest) (changes []nvme.Change, ok bool) {
+	apply := func(c nvme.Change, err error) bool {
+		if err != nil { // refused before I/O: cannot happen after parseNVMeSet's checks
+			c = nvme.Change{Error: err.Error(), Err: err}
+		}
+		changes = append(changes, c)
+		return c.Err == nil
+	}
+	ok = true
+	if q.def != "" {
+		ok = apply(g.SetDefaultLatency(q.defUs), nil)
+	}
+	for _, c := range q.ctrls {
+		if !ok {
+			break
+		}
+		switch {
+		case q.lat != "":
+			ok = apply(g.SetLatencyTolerance(c, q.lat))
+		case q.apst != "":
+			ok = apply(g.SetAPST(c, q.apst == "on"))
+		}
+	}
+	if ok && q.pol != "" {
+		ok = apply(g.SetASPMPolicy(q.pol))
+	}
+	return changes, ok
 }
 
 func writeChangesText(w io.Writer, changes, restored []nvme.Change, kept bool) error {

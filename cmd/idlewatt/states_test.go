@@ -58,6 +58,7 @@ func jsonValue(t *testing.T, b []byte) map[string]any {
 // then the NVMe part. --sysfs-root takes the extracted directory or the
 // sys.tree archive itself.
 func TestStatesCommandMatchesGolden(t *testing.T) {
+	t.Parallel()
 	for _, name := range []string{"laptop-devslp", "desktop-6port-617", "old-kernel", "no-dipm", "malformed",
 		"nvme-apst-ok", "nvme-quirk-no-apst", "nvme-tolerance-low", "nvme-aspm-off", "nvme-no-deepest"} {
 		t.Run(name, func(t *testing.T) {
@@ -111,6 +112,7 @@ func TestStatesCommandMatchesGolden(t *testing.T) {
 }
 
 func TestStatesRoots(t *testing.T) {
+	t.Parallel()
 	// An empty directory is no sysfs tree: bad input, naming the flag.
 	empty := t.TempDir()
 	_, errOut, code := runStatesCmd(t, "states", "--sysfs-root", empty)
@@ -149,6 +151,7 @@ func TestStatesRoots(t *testing.T) {
 }
 
 func TestStatesNVMeFiles(t *testing.T) {
+	t.Parallel()
 	dir := "../../fixtures/sysfs/nvme-tolerance-low"
 	root := filepath.Join(dir, "sys.tree")
 	out, errOut, code := runStatesCmd(t, "states", "--sysfs-root", root, "--json",
@@ -194,6 +197,7 @@ func TestStatesNVMeFiles(t *testing.T) {
 }
 
 func TestStatesSetPolicyExitCodes(t *testing.T) {
+	t.Parallel()
 	root := statesFixture(t, "desktop-6port-617")
 	policy := func(h string) string {
 		b, _ := os.ReadFile(filepath.Join(root, "class/scsi_host", h, "link_power_management_policy"))
@@ -224,6 +228,7 @@ func TestStatesSetPolicyExitCodes(t *testing.T) {
 }
 
 func TestStatesSimulate(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "sys")
 	out, errOut, code := runStatesCmd(t, "states", "simulate", dir, "--drives", "3")
 	if code != 0 || strings.TrimSpace(out) != dir {
@@ -248,6 +253,7 @@ func treeBytes(t *testing.T, root string) []byte {
 }
 
 func TestStatesNVMeSet(t *testing.T) {
+	t.Parallel()
 	root := statesFixture(t, "nvme-apst-ok")
 	before := treeBytes(t, root)
 	read := func(rel string) string {
@@ -315,6 +321,7 @@ func TestStatesNVMeSet(t *testing.T) {
 // A simulated NVMe laptop: eligible as built; nvme-set reprograms the
 // simulated drives' APST tables, and --hold puts everything back.
 func TestStatesSimulateNVMe(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "sys")
 	out, errOut, code := runStatesCmd(t, "states", "simulate", dir, "--drives", "0", "--nvme", "980pro-1tb,660p-1tb")
 	if code != 0 || strings.TrimSpace(out) != dir {

@@ -73,6 +73,7 @@ func nativeTrace(t *testing.T, dir, name string, lines ...string) string {
 }
 
 func TestTargetsNeedConsent(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	notes := filepath.Join(dir, "notes.txt")
 	must(t, os.WriteFile(notes, []byte("hello, notes\n"), 0o644)) // 13 bytes
@@ -200,6 +201,7 @@ func targetOf(t *testing.T, m map[string]any) map[string]any {
 }
 
 func TestTargetsWithConsent(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	text := filepath.Join(dir, "unrelated.txt")
 	orig := bytes.Repeat([]byte("an unrelated text file\n"), 3000)
@@ -293,6 +295,7 @@ func TestTargetsWithConsent(t *testing.T) {
 // TestZeroLengthOpsDoNotPanic is the reproduction, on both engines
 // and an existing file: the ops are skipped and counted, the file unchanged.
 func TestZeroLengthOpsDoNotPanic(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	z := filepath.Join(dir, "z")
 	must(t, os.WriteFile(z, []byte("# idlewatt trace v1\n0 R 0 0\n"), 0o644))
@@ -331,6 +334,7 @@ func TestZeroLengthOpsDoNotPanic(t *testing.T) {
 // written, the dropped ops are named once with the reason, and a blkparse
 // empty preflush is one op.
 func TestTraceCountsAreTrue(t *testing.T) {
+	t.Parallel()
 	out := filepath.Join(t.TempDir(), "out.csv")
 	_, errOut, code := run(t, t.Context(), "trace", "convert", "../../fixtures/traces/native.trace", "--to", "msr", "--out", out)
 	if code != 0 {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 
@@ -90,7 +89,7 @@ func newTraceConvertCmd() *cobra.Command {
 				return err
 			}
 			defer in.Close()
-			n, dropped, err := wlWriteTrace(out, to, in, optString(cmd, "redirect", ""), "converted from "+args[0], oo)
+			n, dropped, err := wlWriteTrace(cmd.OutOrStdout(), out, to, in, optString(cmd, "redirect", ""), "converted from "+args[0], oo)
 			if err != nil {
 				return err
 			}
@@ -193,7 +192,7 @@ func wlGenOut(cmd *cobra.Command, r trace.Reader, comment string) error {
 	if out == "" {
 		return usageErr("%s: --out FILE is required", cmd.CommandPath())
 	}
-	n, _, err := wlWriteTrace(out, trace.FormatNative, ctxTrace{cmd.Context(), r}, "", comment, outOptions(cmd, ""))
+	n, _, err := wlWriteTrace(cmd.OutOrStdout(), out, trace.FormatNative, ctxTrace{cmd.Context(), r}, "", comment, outOptions(cmd, ""))
 	if err != nil {
 		return err
 	}
@@ -219,13 +218,13 @@ func wlOpenTrace(cmd *cobra.Command, path string) (*cmdTrace, error) {
 	return f, nil
 }
 
-// wlWriteTrace streams r into path ("-" = stdout) in format to, under o's
+// wlWriteTrace streams r into path ("-" = stdout, the command's) in format to, under o's
 // rules (internal/outfile): the trace goes to a temporary file renamed into
 // place only when the whole input was read, so a bad input or a full disk
 // leaves an old file as it was. n counts the ops written; dropped says how
 // many the format could not carry, of which types ("" if none).
-func wlWriteTrace(path string, to trace.Format, r trace.Reader, redirect, comment string, o outfile.Options) (n int64, dropped string, err error) {
-	var out io.Writer = os.Stdout
+func wlWriteTrace(stdout io.Writer, path string, to trace.Format, r trace.Reader, redirect, comment string, o outfile.Options) (n int64, dropped string, err error) {
+	out := stdout
 	if path != "-" {
 		f, oerr := outfile.Create(path, o) // not err: the deferred Commit reads the result
 		if oerr != nil {

@@ -6,6 +6,7 @@ import (
 )
 
 func TestVersionFrom(t *testing.T) {
+	t.Parallel()
 	stamped := []debug.BuildSetting{
 		{Key: "vcs", Value: "git"},
 		{Key: "vcs.revision", Value: "835727b0123456789abcdef0123456789abcdef0"},

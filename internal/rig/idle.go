@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/idlewatt/idlewatt/analysis"
-	"github.com/idlewatt/idlewatt/internal/hostclock"
+	"github.com/idlewatt/idlewatt/hostclock"
 	"github.com/idlewatt/idlewatt/states/alpm"
 )
 

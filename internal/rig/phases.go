@@ -13,7 +13,7 @@ import (
 	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/analysis/states"
 	"github.com/idlewatt/idlewatt/capture"
-	"github.com/idlewatt/idlewatt/internal/hostclock"
+	"github.com/idlewatt/idlewatt/hostclock"
 	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/states/alpm"
 	"github.com/idlewatt/idlewatt/states/devslp"

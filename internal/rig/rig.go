@@ -14,13 +14,13 @@ import (
 	"sync"
 	"time"
 
-	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/capture"
-	"github.com/idlewatt/idlewatt/internal/hostclock"
+	"github.com/idlewatt/idlewatt/hostclock"
 	"github.com/idlewatt/idlewatt/internal/outfile"
 	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/meter/hub"
 	"github.com/idlewatt/idlewatt/meter/hub/hubemu"
+	"github.com/idlewatt/idlewatt/report"
 	"github.com/idlewatt/idlewatt/states/alpm"
 	"github.com/idlewatt/idlewatt/states/drivesim"
 	"github.com/idlewatt/idlewatt/units"
@@ -33,7 +33,7 @@ const CaptureFile = "capture.iwc"
 
 // runFixed and runPattern are the names a run writes into its directory.
 var (
-	runFixed   = append([]string{CaptureFile, "measure.json", "idle.json"}, analysis.ReportFiles...)
+	runFixed   = append([]string{CaptureFile, report.FileMeasure, "idle.json"}, report.Files...)
 	runPattern = regexp.MustCompile(`^(truth-p[0-9]+\.jsonl|devslp-p[0-9]+\.png|drive-p[0-9]+\.img)$`)
 )
 

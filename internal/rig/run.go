@@ -2,7 +2,6 @@ package rig
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,8 +14,8 @@ import (
 
 	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/analysis/states"
-	"github.com/idlewatt/idlewatt/internal/hostclock"
-	"github.com/idlewatt/idlewatt/internal/outfile"
+	"github.com/idlewatt/idlewatt/hostclock"
+	"github.com/idlewatt/idlewatt/report"
 	htmlreport "github.com/idlewatt/idlewatt/report/html"
 	"github.com/idlewatt/idlewatt/units"
 	"github.com/idlewatt/idlewatt/workload/replay"
@@ -140,10 +139,10 @@ func Run(ctx context.Context, cfg Config, out string, plan Plan) (*Result, error
 	res.Battery, bnotes = batteryLife(rep, plan.Battery)
 	res.Notes = append(res.Notes, bnotes...)
 	res.ElapsedS = time.Since(start).Seconds()
-	if err := rep.WriteFilesWith(out, analysis.WriteOptions{Out: r.cfg.Out}); err != nil {
+	if err := report.WriteFilesWith(rep, out, report.WriteOptions{Out: r.cfg.Out}); err != nil {
 		runErr = errors.Join(runErr, fmt.Errorf("writing the report: %w", err))
 	}
-	if err := res.writeJSON(filepath.Join(out, "measure.json"), r.cfg.Out); err != nil {
+	if err := report.WriteJSONFile(filepath.Join(out, report.FileMeasure), res, r.cfg.Out); err != nil {
 		runErr = errors.Join(runErr, err)
 	}
 	if pyr != nil {
@@ -195,14 +194,6 @@ func batteryLife(rep *analysis.Report, b Battery) ([]BatteryLife, []string) {
 		out = append(out, bl)
 	}
 	return out, notes
-}
-
-func (res *Result) writeJSON(path string, o outfile.Options) error {
-	b, err := json.MarshalIndent(res, "", "  ")
-	if err != nil {
-		return err
-	}
-	return outfile.WriteFile(path, append(b, '\n'), o)
 }
 
 // progress prints a status line once a second until the returned stop is called.

@@ -11,7 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/idlewatt/idlewatt/internal/hostclock"
+	"github.com/idlewatt/idlewatt/hostclock"
 	"github.com/idlewatt/idlewatt/internal/serialport"
 	"github.com/idlewatt/idlewatt/meter"
 )

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/idlewatt/idlewatt/internal/hostclock"
+	"github.com/idlewatt/idlewatt/hostclock"
 )
 
 // pump reads a port on its own goroutine into a fixed ring, so the kernel's

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/idlewatt/idlewatt/internal/hostclock"
+	"github.com/idlewatt/idlewatt/hostclock"
 	"github.com/idlewatt/idlewatt/internal/serialport"
 	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/units"
@@ -196,116 +196,32 @@ func (m *Meter) Stream(ctx context.Context, cfg meter.StreamConfig, sink meter.S
 	})
 	defer stop()
 	br := bufio.NewReaderSize(m.r, maxLine)
-	var (
-		idx, lineNo uint64
-		off         uint64 // byte offset of the next line's first byte
-		blk         = meter.Block{}
-		vb          []units.Volts
-		ib          []units.Amps
-		gapN        uint64 // bad lines pending as one gap ending at idx
-		lastMark    int64
-		markID      uint32
-		long        bool
-	)
-	// At most one of the block and the gap is pending at a time.
-	flush := func() error {
-		if gapN > 0 {
-			g := meter.Gap{Channel: 0, Start: idx - gapN, Count: gapN, Reason: "bad-line"}
-			gapN = 0
-			m.mu.Lock()
-			m.stats.SamplesLost += g.Count
-			m.mu.Unlock()
-			return sink.Gap(g)
-		}
-		if len(ib) == 0 {
-			return nil
-		}
-		blk.V, blk.I = vb, ib
-		err := sink.Samples(&blk)
-		vb, ib = vb[:0], ib[:0]
-		return err
-	}
-	bad := func(at uint64, size int, why string) error {
-		gap := idx > 0 || gapN > 0 // after the first reading
-		m.badLine(lineNo, at, size, why, gap)
-		if !gap {
-			return nil
-		}
-		if len(ib) > 0 {
-			if err := flush(); err != nil {
-				return err
-			}
-		}
-		gapN++
-		idx++
-		return nil
-	}
+	s := &lineStream{m: m, sink: sink}
 	for {
-		at := off
+		at := s.off
 		line, err := br.ReadSlice('\n')
-		off += uint64(len(line))
+		s.off += uint64(len(line))
 		now := hostclock.Now()
 		if errors.Is(err, bufio.ErrBufferFull) {
-			if !long {
-				lineNo++
-				if berr := bad(at, len(line), "longer than 4096 bytes"); berr != nil {
+			if !s.long {
+				s.lineNo++
+				if berr := s.bad(at, len(line), "longer than 4096 bytes"); berr != nil {
 					return berr
 				}
 			} else {
 				m.discarded(len(line))
 			}
-			long = true
+			s.long = true
 			continue
 		}
 		if len(line) > 0 && (err == nil || err == io.EOF) {
-			if !long {
-				lineNo++
-			}
-			switch {
-			case long: // the tail of an over-long line
-				long = false
-				m.discarded(len(line))
-			case len(bytesTrim(line)) == 0: // an empty line: no reading, no place
-			default:
-				s, perr := m.opts.Columns.Parse(line)
-				if perr == nil {
-					perr = plausible(s)
-				}
-				if perr != nil {
-					if berr := bad(at, len(line), fmt.Sprintf("%q: %v", trunc(line), perr)); berr != nil {
-						return berr
-					}
-					break
-				}
-				if gapN > 0 {
-					if ferr := flush(); ferr != nil {
-						return ferr
-					}
-				}
-				v := s.V
-				if !s.HasVolt {
-					v = float64(m.opts.Voltage)
-				}
-				if len(ib) == 0 {
-					blk.Start = idx
-				}
-				vb, ib = append(vb, units.Volts(v)), append(ib, units.Amps(s.I))
-				idx++
-				m.mu.Lock()
-				m.stats.Frames++
-				m.mu.Unlock()
+			if lerr := s.line(at, line); lerr != nil {
+				return lerr
 			}
 		}
-		if err != nil || len(ib) >= 256 || br.Buffered() == 0 {
-			if ferr := flush(); ferr != nil {
-				return ferr
-			}
-			if idx > 0 && now-lastMark >= int64(time.Second) {
-				lastMark = now
-				markID++
-				if merr := sink.Mark(meter.MarkEcho{ID: markID, HostSent: now, HostRecv: now, MeterIndex: idx - 1, Synthetic: true}); merr != nil {
-					return merr
-				}
+		if err != nil || len(s.ib) >= 256 || br.Buffered() == 0 {
+			if terr := s.tick(now); terr != nil {
+				return terr
 			}
 		}
 		if err != nil {
@@ -315,6 +231,116 @@ func (m *Meter) Stream(ctx context.Context, cfg meter.StreamConfig, sink meter.S
 			return fmt.Errorf("linemeter: %s: %w: %v", m.name, meter.ErrDisconnected, err)
 		}
 	}
+}
+
+// lineStream is one Stream's position: the timeline index, the block of
+// readings or the run of bad lines pending (at most one of the two at a
+// time), and the synthetic marks.
+type lineStream struct {
+	m           *Meter
+	sink        meter.Sink
+	idx, lineNo uint64
+	off         uint64 // byte offset of the next line's first byte
+	blk         meter.Block
+	vb          []units.Volts
+	ib          []units.Amps
+	gapN        uint64 // bad lines pending as one gap ending at idx
+	lastMark    int64
+	markID      uint32
+	long        bool // inside a line longer than the buffer
+}
+
+// line takes one whole line read at byte offset at (not an over-long
+// line's head).
+func (s *lineStream) line(at uint64, line []byte) error {
+	m := s.m
+	if !s.long {
+		s.lineNo++
+	}
+	switch {
+	case s.long: // the tail of an over-long line
+		s.long = false
+		m.discarded(len(line))
+		return nil
+	case len(bytesTrim(line)) == 0: // an empty line: no reading, no place
+		return nil
+	}
+	r, err := m.opts.Columns.Parse(line)
+	if err == nil {
+		err = plausible(r)
+	}
+	if err != nil {
+		return s.bad(at, len(line), fmt.Sprintf("%q: %v", trunc(line), err))
+	}
+	if s.gapN > 0 {
+		if err := s.flush(); err != nil {
+			return err
+		}
+	}
+	v := r.V
+	if !r.HasVolt {
+		v = float64(m.opts.Voltage)
+	}
+	if len(s.ib) == 0 {
+		s.blk.Start = s.idx
+	}
+	s.vb, s.ib = append(s.vb, units.Volts(v)), append(s.ib, units.Amps(r.I))
+	s.idx++
+	m.mu.Lock()
+	m.stats.Frames++
+	m.mu.Unlock()
+	return nil
+}
+
+// bad counts a line that is not a reading; after the first reading it
+// takes its place on the timeline as part of a gap.
+func (s *lineStream) bad(at uint64, size int, why string) error {
+	gap := s.idx > 0 || s.gapN > 0 // after the first reading
+	s.m.badLine(s.lineNo, at, size, why, gap)
+	if !gap {
+		return nil
+	}
+	if len(s.ib) > 0 {
+		if err := s.flush(); err != nil {
+			return err
+		}
+	}
+	s.gapN++
+	s.idx++
+	return nil
+}
+
+// flush hands the pending gap or block to the sink.
+func (s *lineStream) flush() error {
+	if s.gapN > 0 {
+		g := meter.Gap{Channel: 0, Start: s.idx - s.gapN, Count: s.gapN, Reason: "bad-line"}
+		s.gapN = 0
+		s.m.mu.Lock()
+		s.m.stats.SamplesLost += g.Count
+		s.m.mu.Unlock()
+		return s.sink.Gap(g)
+	}
+	if len(s.ib) == 0 {
+		return nil
+	}
+	s.blk.V, s.blk.I = s.vb, s.ib
+	err := s.sink.Samples(&s.blk)
+	s.vb, s.ib = s.vb[:0], s.ib[:0]
+	return err
+}
+
+// tick flushes, and about once a second ties the line count to the host
+// clock with a synthetic mark.
+func (s *lineStream) tick(now int64) error {
+	if err := s.flush(); err != nil {
+		return err
+	}
+	if s.idx > 0 && now-s.lastMark >= int64(time.Second) {
+		s.lastMark = now
+		s.markID++
+		return s.sink.Mark(meter.MarkEcho{ID: s.markID, HostSent: now, HostRecv: now, MeterIndex: s.idx - 1, Synthetic: true})
+	}
+	return nil
 }
 
 // Physical bounds of a reading: no line meter on a drive rail reads more

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/idlewatt/idlewatt/internal/hostclock"
+	"github.com/idlewatt/idlewatt/hostclock"
 	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/units"
 )

@@ -1,9 +1,7 @@
 package html
 
 import (
-	"errors"
 	"fmt"
-	"io"
 	"math"
 	"sort"
 
@@ -61,103 +59,131 @@ func readTimeline(path string, p *Pyramid, ports []int) (*timeline, error) {
 	}
 	defer r.Close()
 	r.SkipSamples(true)
-	tl := &timeline{io: map[int]*ioBuckets{}, pins: map[int][][2]float64{}, channels: r.Header().Channels}
-	single := 0
+	tr := &timelineReader{p: p, w: p.width(), hostPins: map[int][]pinEv{}, meterPins: map[int][]pinEv{},
+		tl: &timeline{io: map[int]*ioBuckets{}, pins: map[int][][2]float64{}, channels: r.Header().Channels}}
 	if len(ports) == 1 {
-		single = ports[0]
+		tr.single = ports[0]
 	}
 	for _, port := range ports {
-		tl.io[port] = &ioBuckets{}
+		tr.tl.io[port] = &ioBuckets{}
 	}
-	sec := func(host float64) float64 { return (host - p.t0Host) / 1e9 }
-	w := p.width()
-	type pinEv struct {
-		t        float64
-		asserted bool
-	}
-	hostPins, meterPins := map[int][]pinEv{}, map[int][]pinEv{}
-	type phEv struct {
-		t    float64
-		port int
-		name string
-	}
-	var phs []phEv
 	for {
 		rec, err := r.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
 		if err != nil {
-			// Analysis has already reported where the capture ends; draw
-			// what was read.
+			// At EOF, or where analysis has already reported the capture
+			// ends: draw what was read.
 			break
 		}
 		switch rec.Kind {
 		case capture.KindIO:
 			for _, e := range rec.IO {
-				port := e.Port
-				if port == 0 {
-					port = single
-				}
-				b := tl.io[port]
-				if b == nil {
-					if e.Port == 0 {
-						tl.unattributed++
-					}
-					continue
-				}
-				a, z := sec(float64(e.Issue)), sec(float64(e.Complete))
-				k := int64(math.Floor(a / w))
-				if n := len(b.k); n > 0 && b.k[n-1] == k {
-					b.ops[n-1]++
-					b.bytes[n-1] += uint64(max(e.Size, 0))
-				} else {
-					b.k = append(b.k, k)
-					b.ops = append(b.ops, 1)
-					b.bytes = append(b.bytes, uint64(max(e.Size, 0)))
-				}
-				z = math.Max(z, a)
-				if n := len(b.busy); n > 0 && a-b.busy[n-1][1] < w {
-					b.busy[n-1][1] = math.Max(b.busy[n-1][1], z)
-				} else if n < maxBusy {
-					b.busy = append(b.busy, [2]float64{a, z})
-				} else {
-					b.maxBusyCut = true
-				}
+				tr.io(e)
 			}
 		case capture.KindState:
-			e := rec.State
-			t := sec(float64(e.Host))
-			switch e.Kind {
-			case capture.StateDevSlpPin:
-				hostPins[e.Port] = append(hostPins[e.Port], pinEv{t, e.Value == "1"})
-			case capture.StatePhase:
-				phs = append(phs, phEv{t, e.Port, e.Value})
-			case capture.StatePolicy:
-				tl.marks = append(tl.marks, mark{t, e.Port, "policy " + e.Value})
-			case capture.StateNote:
-				tl.marks = append(tl.marks, mark{t, e.Port, e.Value})
-			case capture.StatePortPower:
-				tl.marks = append(tl.marks, mark{t, e.Port, "port power " + map[bool]string{true: "on", false: "off"}[e.Value == "1"]})
-			}
+			tr.state(rec.State)
 		case capture.KindEvent:
-			e := rec.Event
-			t := sec(p.clock.HostF(float64(e.Index)))
-			switch e.Kind {
-			case meter.EventDevSlp:
-				meterPins[e.Port] = append(meterPins[e.Port], pinEv{t, e.Value == 1})
-			case meter.EventOverCurrent, meter.EventOverrun, meter.EventDisconnect, meter.EventReconnect:
-				tl.marks = append(tl.marks, mark{t, e.Port, fmt.Sprintf("meter: %v %d", e.Kind, e.Value)})
-			}
+			tr.event(rec.Event)
 		}
 	}
-	// Pins: the meter's own pin events when it reported them, else the
-	// host's requests (port 0 = every drive), as analysis does.
-	end := p.last
+	tr.pinSpans(ports)
+	tr.phaseBands()
+	return tr.tl, nil
+}
+
+type pinEv struct {
+	t        float64
+	asserted bool
+}
+
+type phEv struct {
+	t    float64
+	port int
+	name string
+}
+
+// timelineReader gathers a timeline from the capture's records.
+type timelineReader struct {
+	p         *Pyramid
+	w         float64 // base bucket width (s)
+	single    int     // the one drive port, if only one: where port-0 I/O goes
+	tl        *timeline
+	hostPins  map[int][]pinEv
+	meterPins map[int][]pinEv
+	phs       []phEv
+}
+
+// sec is a host time in seconds on the report's timeline.
+func (tr *timelineReader) sec(host float64) float64 { return (host - tr.p.t0Host) / 1e9 }
+
+// io adds one I/O to its drive's per-bucket counts and busy intervals.
+func (tr *timelineReader) io(e capture.IOEvent) {
+	port := e.Port
+	if port == 0 {
+		port = tr.single
+	}
+	b := tr.tl.io[port]
+	if b == nil {
+		if e.Port == 0 {
+			tr.tl.unattributed++
+		}
+		return
+	}
+	w := tr.w
+	a, z := tr.sec(float64(e.Issue)), tr.sec(float64(e.Complete))
+	k := int64(math.Floor(a / w))
+	if n := len(b.k); n > 0 && b.k[n-1] == k {
+		b.ops[n-1]++
+		b.bytes[n-1] += uint64(max(e.Size, 0))
+	} else {
+		b.k = append(b.k, k)
+		b.ops = append(b.ops, 1)
+		b.bytes = append(b.bytes, uint64(max(e.Size, 0)))
+	}
+	z = math.Max(z, a)
+	if n := len(b.busy); n > 0 && a-b.busy[n-1][1] < w {
+		b.busy[n-1][1] = math.Max(b.busy[n-1][1], z)
+	} else if n < maxBusy {
+		b.busy = append(b.busy, [2]float64{a, z})
+	} else {
+		b.maxBusyCut = true
+	}
+}
+
+func (tr *timelineReader) state(e capture.StateEvent) {
+	tl := tr.tl
+	t := tr.sec(float64(e.Host))
+	switch e.Kind {
+	case capture.StateDevSlpPin:
+		tr.hostPins[e.Port] = append(tr.hostPins[e.Port], pinEv{t, e.Value == "1"})
+	case capture.StatePhase:
+		tr.phs = append(tr.phs, phEv{t, e.Port, e.Value})
+	case capture.StatePolicy:
+		tl.marks = append(tl.marks, mark{t, e.Port, "policy " + e.Value})
+	case capture.StateNote:
+		tl.marks = append(tl.marks, mark{t, e.Port, e.Value})
+	case capture.StatePortPower:
+		tl.marks = append(tl.marks, mark{t, e.Port, "port power " + map[bool]string{true: "on", false: "off"}[e.Value == "1"]})
+	}
+}
+
+func (tr *timelineReader) event(e meter.Event) {
+	t := tr.sec(tr.p.clock.HostF(float64(e.Index)))
+	switch e.Kind {
+	case meter.EventDevSlp:
+		tr.meterPins[e.Port] = append(tr.meterPins[e.Port], pinEv{t, e.Value == 1})
+	case meter.EventOverCurrent, meter.EventOverrun, meter.EventDisconnect, meter.EventReconnect:
+		tr.tl.marks = append(tr.tl.marks, mark{t, e.Port, fmt.Sprintf("meter: %v %d", e.Kind, e.Value)})
+	}
+}
+
+// pinSpans: the meter's own pin events when it reported them, else the
+// host's requests (port 0 = every drive), as analysis does.
+func (tr *timelineReader) pinSpans(ports []int) {
+	tl, end := tr.tl, tr.p.last
 	for _, port := range ports {
-		ev := meterPins[port]
+		ev := tr.meterPins[port]
 		if len(ev) == 0 {
-			ev = append(append([]pinEv(nil), hostPins[port]...), hostPins[0]...)
+			ev = append(append([]pinEv(nil), tr.hostPins[port]...), tr.hostPins[0]...)
 			sort.SliceStable(ev, func(i, j int) bool { return ev[i].t < ev[j].t })
 		}
 		open, from := false, 0.0
@@ -174,8 +200,12 @@ func readTimeline(path string, p *Pyramid, ports []int) (*timeline, error) {
 			tl.pins[port] = append(tl.pins[port], [2]float64{from, math.Max(end, from)})
 		}
 	}
-	// Phases: each runs until the next phase event for its port (or for
-	// every port); "end" only ends one.
+}
+
+// phaseBands: each phase runs until the next phase event for its port (or
+// for every port); "end" only ends one.
+func (tr *timelineReader) phaseBands() {
+	phs, end := tr.phs, tr.p.last
 	sort.SliceStable(phs, func(i, j int) bool { return phs[i].t < phs[j].t })
 	for i, e := range phs {
 		if e.name == "end" {
@@ -188,7 +218,6 @@ func readTimeline(path string, p *Pyramid, ports []int) (*timeline, error) {
 				break
 			}
 		}
-		tl.phases = append(tl.phases, phaseBand{Port: e.port, Name: e.name, Start: e.t, End: stop})
+		tr.tl.phases = append(tr.tl.phases, phaseBand{Port: e.port, Name: e.name, Start: e.t, End: stop})
 	}
-	return tl, nil
 }

@@ -97,7 +97,7 @@
 //	... do the I/O ...
 //	t.After(op, off, size)               // at completion, always
 //
-// Times come from internal/hostclock mapped through TargetOptions.Clock to
+// Times come from hostclock mapped through TargetOptions.Clock to
 // the emulator clock. A powered-off drive fails I/O with ErrPoweredOff.
 //
 // # Profiles

@@ -8,7 +8,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/idlewatt/idlewatt/internal/hostclock"
+	"github.com/idlewatt/idlewatt/hostclock"
 	"github.com/idlewatt/idlewatt/workload"
 )
 
@@ -20,7 +20,7 @@ type TargetOptions struct {
 	// Direct opens the backing file with O_DIRECT; buffers and offsets must
 	// then be aligned to the file system's block size.
 	Direct bool
-	// Clock maps a host monotonic time (internal/hostclock ns) to emulator
+	// Clock maps a host monotonic time (hostclock ns) to emulator
 	// time, e.g. the hub emulator's EmuTime. nil = time since OpenTarget.
 	Clock func(hostNs int64) time.Duration
 	// Sleep waits for a wake latency; nil = preciseSleep. Tests replace it.

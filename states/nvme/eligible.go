@@ -24,20 +24,51 @@ const (
 // (the shape of alpm.DevSlpEligible). What sysfs does not show is
 // "unknown", never guessed.
 func Eligible(sys *System, c *Controller) alpm.Eligibility {
-	var e alpm.Eligibility
-	add := func(name string, st alpm.Status, format string, a ...any) {
-		e.Checks = append(e.Checks, alpm.Check{Name: name, Status: st, Detail: fmt.Sprintf(format, a...)})
-		switch st {
-		case alpm.StatusFail:
-			e.Failed = append(e.Failed, name)
-		case alpm.StatusUnknown:
-			e.Unknown = append(e.Unknown, name)
-		}
+	x := &eligibility{sys: sys, c: c, id: c.Identify, plan: c.Kernel, q: quirkBits(c.Quirks)}
+	_, _, _, _, _, x.force = sys.Module.effective()
+	x.checkAPSTA()
+	x.checkQuirk()
+	x.checkAPSTOn()
+	x.checkTolerance()
+	x.checkTable()
+	x.checkASPM()
+	e := &x.e
+	switch {
+	case len(e.Failed) > 0:
+		e.Verdict = "not eligible"
+	case len(e.Unknown) > 0:
+		e.Verdict = "unknown"
+	default:
+		e.Verdict = "eligible"
 	}
-	id, plan := c.Identify, c.Kernel
-	_, _, _, _, _, force := sys.Module.effective()
+	return x.e
+}
 
-	// APSTA.
+// eligibility is Eligible's working state: what it reads, and the checks
+// so far. Its check methods run in the order of the Check* constants.
+type eligibility struct {
+	sys   *System
+	c     *Controller
+	id    *Identify   // nil: no Identify Controller data
+	plan  *KernelPlan // nil: no Identify Controller data
+	q     Quirks
+	force bool // nvme_core.force_apst
+	e     alpm.Eligibility
+}
+
+func (x *eligibility) add(name string, st alpm.Status, format string, a ...any) {
+	e := &x.e
+	e.Checks = append(e.Checks, alpm.Check{Name: name, Status: st, Detail: fmt.Sprintf(format, a...)})
+	switch st {
+	case alpm.StatusFail:
+		e.Failed = append(e.Failed, name)
+	case alpm.StatusUnknown:
+		e.Unknown = append(e.Unknown, name)
+	}
+}
+
+func (x *eligibility) checkAPSTA() {
+	id, c, add := x.id, x.c, x.add
 	switch {
 	case id != nil && id.APSTA:
 		add(CheckAPSTA, alpm.StatusOK, "Identify byte %d bit 0 set: the controller supports APST", offAPSTA)
@@ -48,9 +79,10 @@ func Eligible(sys *System, c *Controller) alpm.Eligibility {
 	default:
 		add(CheckAPSTA, alpm.StatusUnknown, "no Identify Controller data (%s)", noIdentifyHint)
 	}
+}
 
-	// Quirks.
-	q := quirkBits(c.Quirks)
+func (x *eligibility) checkQuirk() {
+	id, c, plan, q, force, add := x.id, x.c, x.plan, x.q, x.force, x.add
 	var qmsg []string
 	for _, m := range c.Quirks {
 		qmsg = append(qmsg, m.Quirk+" from "+m.Source)
@@ -73,8 +105,10 @@ func Eligible(sys *System, c *Controller) alpm.Eligibility {
 	default:
 		add(CheckQuirk, alpm.StatusOK, "no NO_APST or NO_DEEPEST_PS entry matches (Identify VID/model/firmware, PCI ID, DMI) in idlewatt's copy of the kernel's tables")
 	}
+}
 
-	// APST enabled.
+func (x *eligibility) checkAPSTOn() {
+	c, plan, add := x.c, x.plan, x.add
 	switch {
 	case c.APST != nil && c.APST.Enabled != nil && *c.APST.Enabled:
 		add(CheckAPSTOn, alpm.StatusOK, "feature 0x0C APSTE set (%s)", c.APSTSource)
@@ -97,9 +131,11 @@ func Eligible(sys *System, c *Controller) alpm.Eligibility {
 	default:
 		add(CheckAPSTOn, alpm.StatusUnknown, "no Identify data, no feature 0x0C and no %s", fTolerance)
 	}
+}
 
-	// Latency tolerance.
-	tol := c.effectiveTolerance(sys.Module)
+func (x *eligibility) checkTolerance() {
+	id, c, plan, q, force, add := x.id, x.c, x.plan, x.q, x.force, x.add
+	tol := c.effectiveTolerance(x.sys.Module)
 	tolFrom := fTolerance
 	if c.Tolerance == nil {
 		tolFrom = "nvme_core.default_ps_max_latency_us (" + fTolerance + " hidden)"
@@ -115,33 +151,42 @@ func Eligible(sys *System, c *Controller) alpm.Eligibility {
 		d := deepestAllowed(id, q, force)
 		add(CheckTolerance, alpm.StatusFail, "%s is 0, which turns APST off; %d µs or more would include PS%d (its exit latency)", tolFrom, id.PowerStates[d].ExitLatencyUs, d)
 	default:
-		d := deepestAllowed(id, q, force)
-		// Judge the tolerance on its own: were APST on (no NO_APST quirk,
-		// APSTA set), which states would it admit?
-		hyp := *id
-		hyp.APSTA = true
-		hp := PlanAPST(&hyp, tol, q&^QuirkNoAPST, sys.Module)
-		v, p := hp.States[d], id.PowerStates[d]
-		_, _, _, _, sTol, _ := sys.Module.effective()
-		switch {
-		case v.Used:
-			how := pathText(hp.Entries, 0)
-			if !plan.Enabled {
-				how = "it would be used if APST were on: " + how
-			}
-			add(CheckTolerance, alpm.StatusOK, "%s %s admits PS%d (exit latency %d µs); %s", tolFrom, usString(tol), d, p.ExitLatencyUs, how)
-		case v.ExcludedByTolerance:
-			add(CheckTolerance, alpm.StatusFail, "%s %s excludes PS%d (exit latency %d µs > tolerance): %d µs or more would include it%s",
-				tolFrom, usString(tol), d, p.ExitLatencyUs, p.ExitLatencyUs, secondaryNote(p, sTol))
-		case v.ExcludedBySecondary:
-			add(CheckTolerance, alpm.StatusFail, "PS%d entry+exit latency %d µs > nvme_core.apst_secondary_latency_tol_us %d µs: the kernel leaves it out whatever the device tolerance; apst_secondary_latency_tol_us=%d would include it",
-				d, p.TotalLatencyUs(), sTol, p.TotalLatencyUs())
-		default:
-			add(CheckTolerance, alpm.StatusFail, "PS%d is not used: %s", d, v.Reason)
-		}
+		x.judgeTolerance(tol, tolFrom)
 	}
+}
 
-	// The table read back.
+// judgeTolerance judges a non-zero latency tolerance on its own: were APST
+// on (no NO_APST quirk, APSTA set), would it admit the deepest state the
+// quirks allow?
+func (x *eligibility) judgeTolerance(tol uint64, tolFrom string) {
+	id, add := x.id, x.add
+	d := deepestAllowed(id, x.q, x.force)
+	hyp := *id
+	hyp.APSTA = true
+	hp := PlanAPST(&hyp, tol, x.q&^QuirkNoAPST, x.sys.Module)
+	v, p := hp.States[d], id.PowerStates[d]
+	_, _, _, _, sTol, _ := x.sys.Module.effective()
+	switch {
+	case v.Used:
+		how := pathText(hp.Entries, 0)
+		if !x.plan.Enabled {
+			how = "it would be used if APST were on: " + how
+		}
+		add(CheckTolerance, alpm.StatusOK, "%s %s admits PS%d (exit latency %d µs); %s", tolFrom, usString(tol), d, p.ExitLatencyUs, how)
+	case v.ExcludedByTolerance:
+		add(CheckTolerance, alpm.StatusFail, "%s %s excludes PS%d (exit latency %d µs > tolerance): %d µs or more would include it%s",
+			tolFrom, usString(tol), d, p.ExitLatencyUs, p.ExitLatencyUs, secondaryNote(p, sTol))
+	case v.ExcludedBySecondary:
+		add(CheckTolerance, alpm.StatusFail, "PS%d entry+exit latency %d µs > nvme_core.apst_secondary_latency_tol_us %d µs: the kernel leaves it out whatever the device tolerance; apst_secondary_latency_tol_us=%d would include it",
+			d, p.TotalLatencyUs(), sTol, p.TotalLatencyUs())
+	default:
+		add(CheckTolerance, alpm.StatusFail, "PS%d is not used: %s", d, v.Reason)
+	}
+}
+
+// checkTable judges the APST table read back from the drive.
+func (x *eligibility) checkTable() {
+	c, plan, add := x.c, x.plan, x.add
 	switch {
 	case c.APST == nil:
 		add(CheckTable, alpm.StatusUnknown, "feature 0x0C not read (%s)", noFeatureHint)
@@ -158,8 +203,12 @@ func Eligible(sys *System, c *Controller) alpm.Eligibility {
 	default:
 		add(CheckTable, alpm.StatusFail, "%s: never PS%d, which the kernel's rule would use (%s)", pathText(c.APST.Entries, 0), deepestUsed(plan), c.APSTSource)
 	}
+}
 
-	// ASPM per link.
+// checkASPM checks L1 and L1.2 on every link up to the root port, then
+// the kernel's ASPM policy.
+func (x *eligibility) checkASPM() {
+	c, add := x.c, x.add
 	var links []Link
 	if c.PCI != nil {
 		links = c.PCI.Links
@@ -167,14 +216,13 @@ func Eligible(sys *System, c *Controller) alpm.Eligibility {
 	linkCheck(add, CheckL1, "l1_aspm", "L1", links, c)
 	linkCheck(add, CheckL12, "l1_2_aspm", "L1.2", links, c)
 
-	// Policy.
 	allL12 := len(links) > 0
 	for _, l := range links {
 		if v := l.Enabled("l1_2_aspm"); v == nil || !*v {
 			allL12 = false
 		}
 	}
-	switch pol := sys.ASPMPolicy; {
+	switch pol := x.sys.ASPMPolicy; {
 	case pol == nil:
 		add(CheckASPMPolicy, alpm.StatusUnknown, "no readable %s", aspmPolicy)
 	case pol.Current == "powersupersave":
@@ -190,16 +238,6 @@ func Eligible(sys *System, c *Controller) alpm.Eligibility {
 	default:
 		add(CheckASPMPolicy, alpm.StatusFail, "%s is not powersupersave", pol.Current)
 	}
-
-	switch {
-	case len(e.Failed) > 0:
-		e.Verdict = "not eligible"
-	case len(e.Unknown) > 0:
-		e.Verdict = "unknown"
-	default:
-		e.Verdict = "eligible"
-	}
-	return e
 }
 
 const (

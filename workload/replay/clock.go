@@ -1,6 +1,6 @@
 package replay
 
-import "github.com/idlewatt/idlewatt/internal/hostclock"
+import "github.com/idlewatt/idlewatt/hostclock"
 
-// monoNow is the host monotonic clock (vDSO-fast; see internal/hostclock).
+// monoNow is the host monotonic clock (vDSO-fast; see hostclock).
 func monoNow() int64 { return hostclock.Now() }

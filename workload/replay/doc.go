@@ -37,7 +37,7 @@
 //
 // Every completed op is passed to onEvent as a workload.IOEvent with issue and
 // completion times on the host monotonic clock — the clock of
-// internal/hostclock.Now, read through the vDSO (clock.go) — one reading per
+// hostclock.Now, read through the vDSO (clock.go) — one reading per
 // submission batch and per completion batch. Result holds IOPS, MB/s, latency per op type
 // (mean/p99/max from a log-linear histogram with 3 % buckets), the per-second
 // completion series, the busy-time data rate and lateness statistics.

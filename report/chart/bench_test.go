@@ -64,12 +64,12 @@ func benchTraces(tb testing.TB) ([]Trace, time.Duration) {
 			if (s*7/3)%8%4 == 1 {
 				for j := 0; j < 20; j++ {
 					t := float64(s) + float64(j)*0.05
-					tr.IO = append(tr.IO, Interval{t, t + 0.002})
+					tr.IO = append(tr.IO, Interval{Start: t, End: t + 0.002})
 				}
 			}
-			tr.States = append(tr.States, StateSpan{float64(s), float64(s + 1), []string{"idle", "active", "slumber", "devslp"}[(s*7/3)%8%4]})
+			tr.States = append(tr.States, StateSpan{Start: float64(s), End: float64(s + 1), State: []string{"idle", "active", "slumber", "devslp"}[(s*7/3)%8%4]})
 		}
-		tr.Notes = []Annotation{{1800, "DEVSLP enabled"}}
+		tr.Notes = []Annotation{{T: 1800, Text: "DEVSLP enabled"}}
 		trs = append(trs, tr)
 	}
 	return trs, dec

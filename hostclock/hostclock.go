@@ -1,9 +1,3 @@
-// Package hostclock reads the host's monotonic clock as int64 nanoseconds.
-//
-// Every host-side timestamp idlewatt records (I/O issue and completion, mark
-// send and receive, state changes) comes from Now, so that samples and events
-// from different goroutines, and from different processes on the same host,
-// share one timeline. CLOCK_MONOTONIC does not jump with wall-clock changes.
 package hostclock
 
 import (

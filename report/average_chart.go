@@ -1,9 +1,10 @@
-package analysis
+package report
 
 import (
 	"strings"
 
-	"github.com/idlewatt/idlewatt/analysis/chart"
+	"github.com/idlewatt/idlewatt/analysis"
+	"github.com/idlewatt/idlewatt/report/chart"
 )
 
 // averageChart picks what average.png shows. A review's "PCMark 7 Average
@@ -11,7 +12,7 @@ import (
 // capture (which also holds idle and DevSlp time): with one workload phase
 // its per-drive average, with several one bar per drive and phase, and only
 // without any workload phase the whole capture, titled as such.
-func (r *Report) averageChart() ([]chart.Bar, chart.BarOpts) {
+func averageChart(r *analysis.Report) ([]chart.Bar, chart.BarOpts) {
 	var names []string
 	seen := map[string]bool{}
 	for _, d := range r.Drives {

@@ -2,7 +2,7 @@
 // for scripts/report-scale.sh and manual testing. With -scan it instead
 // decodes every record of an existing capture and nothing else (the
 // decode-only reference the report's speed is compared with); with -report
-// it runs what `idlewatt report` runs (analysis.Analyze, then WriteFiles),
+// it runs what `idlewatt report` runs (analysis.Analyze, then report.WriteFiles),
 // for when the CLI cannot be built.
 package main
 
@@ -17,6 +17,7 @@ import (
 	"github.com/idlewatt/idlewatt/analysis/synthcap"
 	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/internal/outfile"
+	"github.com/idlewatt/idlewatt/report"
 )
 
 func main() {
@@ -25,7 +26,7 @@ func main() {
 	rate := flag.Float64("rate", 10000, "samples per second per channel")
 	drift := flag.Float64("drift-ppm", 0, "meter clock drift")
 	scan := flag.String("scan", "", "decode every record of this capture and exit")
-	report := flag.String("report", "", "analyze this capture and write the report into -out")
+	reportIn := flag.String("report", "", "analyze this capture and write the report into -out")
 	overwrite := flag.Bool("overwrite", false, "with -report: replace report files already in -out")
 	flag.Parse()
 	switch {
@@ -37,10 +38,10 @@ func main() {
 		}
 		fmt.Printf("%s: %d channel-samples decoded\n", *scan, n)
 		return
-	case *report != "":
-		r, err := analysis.Analyze(*report, analysis.DefaultOptions())
+	case *reportIn != "":
+		r, err := analysis.Analyze(*reportIn, analysis.DefaultOptions())
 		if err == nil {
-			err = r.WriteFilesWith(*out, analysis.WriteOptions{Out: outfile.Options{Overwrite: *overwrite, Flag: "-overwrite"}})
+			err = report.WriteFilesWith(r, *out, report.WriteOptions{Out: outfile.Options{Overwrite: *overwrite, Flag: "-overwrite"}})
 		}
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "gencap:", err)

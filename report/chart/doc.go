@@ -1,8 +1,11 @@
 // Package chart draws idlewatt's review-style charts with gonum.org/v1/plot,
-// as PNG or SVG. It is the only package that imports gonum/plot: analysis
-// computes numbers and hands them over in the plain types defined here
-// (float64 seconds and watts, no analysis types), so the charts can be
-// tested, and replaced, on their own.
+// as PNG or SVG. It is part of the report layer (report/) and the only
+// package that imports gonum/plot: analysis computes numbers and hands them
+// over in plain types (float64 seconds and watts) defined in analysis/series
+// and aliased here (Trace, Interval, StateSpan, Annotation, Hist,
+// Distribution, DevSlpCycle), so the charts can be tested, and replaced, on
+// their own. Package report decides which charts a report gets and writes
+// them.
 //
 // # Charts
 //
@@ -25,9 +28,10 @@
 // # Long captures
 //
 // A chart needs about one row per horizontal pixel, not every sample. A
-// Decimator (package analysis/decimate; aliased here) reduces a stream of samples (Add, or AddUniform for a meter
-// block) or of capture summary points (AddSummary) to at most N min/max/mean
-// buckets in memory fixed by N, without allocating per sample. An hour at
+// Decimator (package analysis/decimate; aliased here) reduces a stream of
+// samples (Add, or AddUniform for a meter block) or of capture summary
+// points (AddSummary) to at most N min/max/mean buckets in memory fixed by
+// N, without allocating per sample. An hour at
 // 10 kS/s on two drives decimates in about 0.3 s and renders in about 0.3 s
 // (BenchmarkPowerChart1h).
 //
@@ -35,7 +39,7 @@
 //
 // Text uses the Liberation fonts embedded in gonum/plot, never system fonts,
 // so a PNG is the same on every machine. The golden tests compare against
-// testdata/*_golden.png; `go test ./analysis/chart -regen` rewrites them
+// testdata/*_golden.png; `go test ./report/chart -regen` rewrites them
 // after an intended change (look at them before committing).
 //
 // See docs/charts.md for what each chart shows and how to feed it.

@@ -1,4 +1,4 @@
-package main
+package report
 
 import (
 	"strings"
@@ -10,6 +10,7 @@ import (
 
 // The consistency chart does not draw a partial last second as a stall.
 func TestIOPSSeriesDropsPartialSecond(t *testing.T) {
+	t.Parallel()
 	res := replay.Result{PerSecond: []int64{900, 1000, 1000, 120}, Elapsed: 3120 * time.Millisecond}
 	s, note := iopsSeries("d", res)
 	if len(s.IOPS) != 3 || s.IOPS[2] != 1000 || !strings.Contains(note, "0.12 s") || !strings.Contains(note, "120 I/Os") {

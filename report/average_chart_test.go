@@ -1,28 +1,32 @@
-package analysis
+package report
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/idlewatt/idlewatt/analysis"
+)
 
 // average.png shows the workload's average, not the capture's.
 func TestAverageChartUsesWorkload(t *testing.T) {
-	r := &Report{Drives: []DriveReport{
-		{Name: "a", AverageW: 0.417, Samples: SampleInfo{Count: 10}, Phases: []Phase{
+	r := &analysis.Report{Drives: []analysis.DriveReport{
+		{Name: "a", AverageW: 0.417, Samples: analysis.SampleInfo{Count: 10}, Phases: []analysis.Phase{
 			{Name: "idle", AverageW: 0.4, Samples: 5}, {Name: "workload:pcmark7:all", AverageW: 0.473, Samples: 5}}},
-		{Name: "b", AverageW: 0.230, Samples: SampleInfo{Count: 10}, Phases: []Phase{
+		{Name: "b", AverageW: 0.230, Samples: analysis.SampleInfo{Count: 10}, Phases: []analysis.Phase{
 			{Name: "workload:pcmark7:all", AverageW: 0.262, Samples: 5}}},
 	}}
-	bars, o := r.averageChart()
+	bars, o := averageChart(r)
 	if o.Title != "PCMark 7 Average Power Consumption" || len(bars) != 2 || bars[0].Value != 0.473 || bars[1].Value != 0.262 {
 		t.Errorf("one workload: %q %+v", o.Title, bars)
 	}
-	r.Drives[1].Phases = append(r.Drives[1].Phases, Phase{Name: "workload:randread4k", AverageW: 1.5, Samples: 3})
-	bars, o = r.averageChart()
+	r.Drives[1].Phases = append(r.Drives[1].Phases, analysis.Phase{Name: "workload:randread4k", AverageW: 1.5, Samples: 3})
+	bars, o = averageChart(r)
 	if o.Title != "Workload Average Power Consumption" || len(bars) != 3 || bars[2].Label != "b — randread4k" || bars[2].Value != 1.5 {
 		t.Errorf("two workloads: %q %+v", o.Title, bars)
 	}
 	for i := range r.Drives {
 		r.Drives[i].Phases = nil
 	}
-	bars, o = r.averageChart()
+	bars, o = averageChart(r)
 	if o.Title != "Average Power over the Whole Capture" || len(bars) != 2 || bars[0].Value != 0.417 {
 		t.Errorf("no workload: %q %+v", o.Title, bars)
 	}

@@ -85,17 +85,17 @@ func (d synthDrive) trace(t testing.TB, rate float64, buckets int) Trace {
 		base := float64(k) * 10
 		for j := 0; j < 25; j++ {
 			s := base + 0.1*float64(j) + 0.01*float64(d.seed)
-			tr.IO = append(tr.IO, Interval{s, s + 0.04 + 0.002*float64(j%5)})
+			tr.IO = append(tr.IO, Interval{Start: s, End: s + 0.04 + 0.002*float64(j%5)})
 		}
 	}
 	prev, start := synthState(0), 0.0
 	for x := 0.05; x <= synthSpan; x += 0.05 {
 		if s := synthState(x); s != prev || x+0.05 > synthSpan {
-			tr.States = append(tr.States, StateSpan{start, x, prev})
+			tr.States = append(tr.States, StateSpan{Start: start, End: x, State: prev})
 			prev, start = s, x
 		}
 	}
-	tr.Notes = []Annotation{{40, "link → Slumber"}, {46, "DEVSLP asserted"}}
+	tr.Notes = []Annotation{{T: 40, Text: "link → Slumber"}, {T: 46, Text: "DEVSLP asserted"}}
 	return tr
 }
 

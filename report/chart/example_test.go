@@ -6,7 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/idlewatt/idlewatt/analysis/chart"
+	"github.com/idlewatt/idlewatt/report/chart"
 )
 
 // A capture is streamed through a Decimator block by block; the envelope it

@@ -158,24 +158,6 @@ func errString(err error) string {
 	return err.Error()
 }
 
-func TestHistQuantile(t *testing.T) {
-	h, _ := NewHist(0, 10, 10, false)
-	for i := 0; i < 100; i++ {
-		h.Add(float64(i)/10 + 0.05) // uniform over [0, 10)
-	}
-	if got := h.Quantile(0.5); math.Abs(got-5) > 0.11 {
-		t.Errorf("median %g, want 5", got)
-	}
-	h.Add(-1)
-	h.Add(11)
-	if h.Total() != 102 {
-		t.Errorf("Total %g, want 102 (under/overflow count)", h.Total())
-	}
-	if !math.IsNaN(h.Quantile(0.001)) {
-		t.Error("a quantile inside the underflow should be NaN")
-	}
-}
-
 // FuzzPowerOverTime throws arbitrary envelopes, intervals and states at the
 // decimator and the chart: they must return an error or draw, never panic.
 func FuzzPowerOverTime(f *testing.F) {
@@ -226,9 +208,9 @@ func fuzzBody(t *testing.T, data []byte, mode uint8) {
 		var st []StateSpan
 		var notes []Annotation
 		for i := 0; i < n/8; i++ {
-			iv = append(iv, Interval{fl(i), fl(i + 5)})
-			st = append(st, StateSpan{fl(i + 1), fl(i + 2), string(data[i : i+1])})
-			notes = append(notes, Annotation{fl(i + 3), "x"})
+			iv = append(iv, Interval{Start: fl(i), End: fl(i + 5)})
+			st = append(st, StateSpan{Start: fl(i + 1), End: fl(i + 2), State: string(data[i : i+1])})
+			notes = append(notes, Annotation{T: fl(i + 3), Text: "x"})
 		}
 		trs := []Trace{{Power: env, IO: iv, States: st, Notes: notes}, {Power: raw}}
 		o := PowerOpts{Layout: Layout(mode % 2), Unit: PowerUnit(mode % 3), From: fl(1), To: fl(2), YMax: fl(3), LogY: mode%4 == 3, Size: Size{2, 2}, DPI: 30}

@@ -1,0 +1,48 @@
+package analysis
+
+import (
+	"math"
+	"strconv"
+	"strings"
+)
+
+// Number formats every output shares (report.md, the terminal, compare.md,
+// compare.html), so one value reads the same everywhere.
+
+// Dash is what the Markdown and terminal outputs show for a value that was
+// not measured (NaN here, null in JSON).
+const Dash = "—"
+
+// FormatV formats x with digits decimals, or Dash when it is NaN. A value
+// that rounds to zero reads "0.000", not "-0.000": a phase that starts a
+// fraction of a nanosecond before the first sample (clock alignment) starts
+// at zero for a reader.
+func FormatV(x float64, digits int) string {
+	if math.IsNaN(x) {
+		return Dash
+	}
+	s := strconv.FormatFloat(x, 'f', digits, 64)
+	if s[0] == '-' && strings.Trim(s[1:], "0.") == "" {
+		s = s[1:]
+	}
+	return s
+}
+
+// FormatPM formats x with its 95 % expanded uncertainty u as "x ± u", with
+// at least digits decimals and up to two more as u needs to show two
+// significant figures; an u too small for that reads "± <0.000001" (for
+// digits 4); just x when u is nil, Dash when x is NaN.
+func FormatPM(x float64, u *float64, digits int) string {
+	if math.IsNaN(x) {
+		return Dash
+	}
+	if u == nil || math.IsNaN(*u) {
+		return FormatV(x, digits)
+	}
+	top := digits + 2
+	if *u < 0.5*math.Pow(10, -float64(top)) {
+		return strconv.FormatFloat(x, 'f', top, 64) + " ± <" + strconv.FormatFloat(math.Pow(10, -float64(top)), 'f', top, 64)
+	}
+	d := min(top, max(digits, 1-int(math.Floor(math.Log10(*u)))))
+	return strconv.FormatFloat(x, 'f', d, 64) + " ± " + strconv.FormatFloat(*u, 'f', d, 64)
+}

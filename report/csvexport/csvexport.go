@@ -1,0 +1,122 @@
+package csvexport
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/idlewatt/idlewatt/capture"
+)
+
+// NoEnd as Window.To leaves the window open at the end.
+const NoEnd = time.Duration(math.MaxInt64)
+
+// Window selects the rows with From ≤ t_s < To (t_s: time since the
+// capture's first sample). A gap row is kept if any of its gap reaches
+// From. The zero From starts at the first sample; To = NoEnd runs to the
+// last.
+type Window struct {
+	From, To time.Duration
+}
+
+// All is the whole capture.
+var All = Window{To: NoEnd}
+
+// Result says what Write wrote.
+type Result struct {
+	Rows    int  // data rows written (the header line not counted)
+	Samples bool // the capture held a sample on some channel, in the window or not
+}
+
+// Write streams the rows of r within win to w. The error is w's, or the
+// reader's if the capture is damaged or cut short (every intact row before
+// it is written, and capture.ErrTruncated is among the reader's errors).
+func Write(w io.Writer, r *capture.Reader, win Window) (Result, error) {
+	var res Result
+	h := r.Header()
+	bw := bufio.NewWriterSize(w, 64<<10)
+	line := []byte("t_s,sample_index,gap")
+	for _, c := range h.Channels {
+		p := fmt.Sprintf(",p%d_%s_", c.Port, c.Rail)
+		line = append(line, p+"v"+p+"a"+p+"w"...)
+	}
+	line = append(line, '\n')
+	if _, err := bw.Write(line); err != nil {
+		return res, err
+	}
+	rate := h.RateHz
+	if rate <= 0 {
+		rate = 1 // unknown rate: t_s counts samples
+	}
+	from := win.From.Seconds()
+	to := math.Inf(1)
+	if win.To != NoEnd {
+		to = win.To.Seconds()
+	}
+	rows := capture.NewRows(r)
+	var origin uint64
+	first := true
+	var rerr error
+	for {
+		row, err := rows.Next()
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				rerr = err
+			}
+			break
+		}
+		if first {
+			origin, first = row.Index, false
+		}
+		if !res.Samples && slices.Contains(row.Present, true) {
+			res.Samples = true
+		}
+		t := float64(row.Index-origin) / rate
+		if t >= to {
+			break
+		}
+		if end := t + float64(row.Gap)/rate; t < from && (row.Gap == 0 || end <= from) {
+			continue
+		}
+		line = appendRow(line[:0], t, row)
+		if _, err := bw.Write(line); err != nil {
+			return res, err
+		}
+		res.Rows++
+	}
+	if err := bw.Flush(); err != nil {
+		return res, err
+	}
+	return res, rerr
+}
+
+// appendRow appends row's CSV line (t_s, index, gap, then V, A, W per
+// channel) to line.
+func appendRow(line []byte, t float64, row *capture.Row) []byte {
+	line = strconv.AppendFloat(line, t, 'f', -1, 64)
+	line = append(line, ',')
+	line = strconv.AppendUint(line, row.Index, 10)
+	line = append(line, ',')
+	if row.Gap > 0 {
+		line = strconv.AppendUint(line, row.Gap, 10)
+	}
+	for c := range row.Present {
+		if !row.Present[c] {
+			line = append(line, ",,,"...)
+			continue
+		}
+		v, i := float32(row.V[c]), float32(row.I[c])
+		line = append(line, ',')
+		line = strconv.AppendFloat(line, float64(v), 'g', -1, 32)
+		line = append(line, ',')
+		line = strconv.AppendFloat(line, float64(i), 'g', -1, 32)
+		line = append(line, ',')
+		line = strconv.AppendFloat(line, float64(v*i), 'g', -1, 32)
+	}
+	return append(line, '\n')
+}

@@ -1,0 +1,23 @@
+// Package csvexport writes a capture's samples as CSV at full resolution,
+// the format of `idlewatt export --csv` (docs/capture-format.md, "CSV
+// export").
+//
+// # Format
+//
+// One header line, then one row per sample index:
+//
+//	t_s,sample_index,gap,p1_5v_v,p1_5v_a,p1_5v_w,p1_12v_v,…
+//
+// t_s is seconds since the capture's first sample, (index − first) /
+// rate_hz (a capture with no rate counts samples); then per header channel,
+// in header order, pN_RAIL_v, pN_RAIL_a and pN_RAIL_w. Where every channel
+// lacks indices [a, b), one row at index a has gap = b − a and all value
+// cells empty; where only some channels lack a sample, their three cells
+// are empty and gap is empty. Values are the shortest decimal that
+// round-trips the stored float32; the power cell is the float32 product of
+// the two.
+//
+// Write streams in constant memory. A damaged capture gives every intact
+// row (holes as gap rows or empty cells) and the reader's error; the
+// caller decides what to say (capture.Reader.Account).
+package csvexport

@@ -1,0 +1,68 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/idlewatt/idlewatt/analysis"
+	"github.com/idlewatt/idlewatt/analysis/states"
+	"github.com/idlewatt/idlewatt/states/detect"
+)
+
+// FileStates is the state detection's output file.
+const FileStates = "states.json"
+
+// WriteStatesJSON writes states.json's content.
+func WriteStatesJSON(w io.Writer, r *analysis.Report) error {
+	b, err := json.MarshalIndent(struct {
+		Schema string                 `json:"schema"`
+		Drives []analysis.StateReport `json:"drives"`
+	}{analysis.StatesSchema, r.States}, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+// writeStatesMarkdown is report.md's state-detection section.
+func writeStatesMarkdown(w io.Writer, r *analysis.Report) {
+	var b strings.Builder
+	b.WriteString("\n## Interface states detected from power\n\n")
+	b.WriteString("Offline classification with hysteresis (states/detect); levels from the drive profile or learned from the idle samples. Residency and power are the Residency table's; DevSlp latencies are in the DevSlp table.\n\n")
+	b.WriteString("| Drive | Levels | State | Residency | Power (mW) | Intervals | Entry p50 / max (ms) | Exit p50 / max (ms) |\n|---|---|---|---:|---:|---:|---:|---:|\n")
+	for _, s := range r.States {
+		if s.Residency == nil {
+			fmt.Fprintf(&b, "| %s | — | not classified: %s | | | | | |\n", s.Name, s.Note)
+			continue
+		}
+		for _, st := range detect.AllStates {
+			name := st.String()
+			if s.Spans[name] == 0 {
+				continue
+			}
+			lat := func(m map[string]analysis.LatencyStat) string {
+				if l, ok := m[name]; ok {
+					return fmt.Sprintf("%.2f / %.2f (%s, n=%d)", l.P50Ms, l.MaxMs, l.Cause, l.Count)
+				}
+				return ""
+			}
+			pw := states.PM(states.Num(s.PowerW[name]), states.None, 1e3)
+			if u, ok := s.PowerU95W[name]; ok {
+				pw = states.PM(states.Num(s.PowerW[name]), states.Num(u), 1e3)
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %.1f %% | %s | %d | %s | %s |\n", s.Name, s.LevelsSource, name,
+				100*s.Residency[name], pw, s.Spans[name], lat(s.Entry), lat(s.Exit))
+		}
+		if len(s.Transitions) > 0 {
+			var ts []string
+			for _, t := range s.Transitions {
+				ts = append(ts, fmt.Sprintf("%s→%s %d", t.From, t.To, t.Count))
+			}
+			fmt.Fprintf(&b, "| %s | | transitions | %s | | | | |\n", s.Name, strings.Join(ts, ", "))
+		}
+	}
+	io.WriteString(w, b.String())
+}
