@@ -96,21 +96,27 @@ var errFiner = errors.New("the indexed summary levels are too coarse for this ch
 // index or the chart needs finer levels than it lists (PlotTraces then
 // scans), with a note when an index was there but damaged.
 func indexedOverview(open Opener, opts Options, o PlotOptions) (*pass1, []series.Trace, string) {
-	idx := func() (Source, error) {
-		src, err := open()
-		if err != nil {
-			return nil, err
+	// Each pass seeks to the chunks it reads: the first pass to the
+	// records, the summary pass to the summary levels.
+	idx := func(k capture.IndexKinds) Opener {
+		return func() (Source, error) {
+			src, err := open()
+			if err != nil {
+				return nil, err
+			}
+			u, ok := src.(interface {
+				UseIndexOf(capture.IndexKinds) error
+			})
+			if !ok {
+				src.Close()
+				return nil, capture.ErrNoIndex
+			}
+			if err := u.UseIndexOf(k); err != nil {
+				src.Close()
+				return nil, err
+			}
+			return src, nil
 		}
-		u, ok := src.(interface{ UseIndex() error })
-		if !ok {
-			src.Close()
-			return nil, capture.ErrNoIndex
-		}
-		if err := u.UseIndex(); err != nil {
-			src.Close()
-			return nil, err
-		}
-		return src, nil
 	}
 	note := func(err error) string {
 		if errors.Is(err, capture.ErrIndex) {
@@ -118,11 +124,11 @@ func indexedOverview(open Opener, opts Options, o PlotOptions) (*pass1, []series
 		}
 		return ""
 	}
-	p1, err := firstPass(idx, opts)
+	p1, err := firstPass(idx(capture.IndexRecords), opts)
 	if err != nil {
 		return nil, nil, note(err)
 	}
-	traces, err := plotSummaries(idx, p1, o, true)
+	traces, err := plotSummaries(idx(capture.IndexSummaries), p1, o, true)
 	if err != nil || traces == nil {
 		return nil, nil, note(err)
 	}

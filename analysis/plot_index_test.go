@@ -19,8 +19,8 @@ type indexSpy struct {
 	used *int
 }
 
-func (s indexSpy) UseIndex() error {
-	err := s.Reader.UseIndex()
+func (s indexSpy) UseIndexOf(k capture.IndexKinds) error {
+	err := s.Reader.UseIndexOf(k)
 	if err == nil {
 		*s.used++
 	}

@@ -231,6 +231,21 @@ func appendIndex(b []byte, x *indexPayload) []byte {
 	return b
 }
 
+// IndexKinds says which listed chunks an indexed Reader reads (UseIndexOf).
+type IndexKinds uint8
+
+// What an indexed Reader reads. Gaps are read with either: they place the
+// channels' timelines for the reading after the index.
+const (
+	// IndexSummaries: the summary levels.
+	IndexSummaries IndexKinds = 1 << iota
+	// IndexRecords: everything else listed (marks, events, gaps, stats,
+	// I/O, state).
+	IndexRecords
+	// IndexAll is both.
+	IndexAll = IndexSummaries | IndexRecords
+)
+
 // readerIndex is an indexed Reader's plan: the listed chunks in file order,
 // then a sequential read from tailOff on.
 type readerIndex struct {
@@ -240,6 +255,7 @@ type readerIndex struct {
 	tailOff  int64        // the byte after the last index chunk
 	tailSeq  uint64       // its sequence number + 1
 	minLevel int
+	kinds    IndexKinds
 	done     bool
 }
 
@@ -257,7 +273,12 @@ type readerIndex struct {
 // or inconsistent; Next returns an error matching ErrIndex when a chunk the
 // index lists is not there intact. Either way nothing from the index is
 // trusted: reopen and scan.
-func (r *Reader) UseIndex() error {
+func (r *Reader) UseIndex() error { return r.UseIndexOf(IndexAll) }
+
+// UseIndexOf is UseIndex reading only the listed chunks of the kinds k (a
+// pass that wants only summaries need not seek to every mark); the chunks
+// after the last index chunk are all read, as by UseIndex.
+func (r *Reader) UseIndexOf(k IndexKinds) error {
 	if r.file == nil {
 		return fmt.Errorf("%w: not reading a file", ErrNoIndex)
 	}
@@ -314,7 +335,7 @@ func (r *Reader) UseIndex() error {
 		return err
 	}
 	ix := &readerIndex{last: last, tailOff: lastOff + chunkHdrLen + int64(indexFixed+8*r.nch+indexEntryLen*len(last.entries)) + crcLen,
-		tailSeq: lastSeq + 1, minLevel: last.minLevel}
+		tailSeq: lastSeq + 1, minLevel: last.minLevel, kinds: k}
 	for k := len(segs) - 1; k >= 0; k-- {
 		ix.entries = append(ix.entries, segs[k].entries...)
 	}
@@ -412,6 +433,31 @@ func (r *Reader) chunkAt(off int64, typ byte) (uint64, []byte, error) {
 	return le.Uint64(h[8:]), r.buf[:plen], nil
 }
 
+// chunkAtLen is chunkAt for a chunk whose payload length the index gives:
+// one read instead of two.
+func (r *Reader) chunkAtLen(off int64, typ byte, plen int) (uint64, []byte, error) {
+	n := chunkHdrLen + plen + crcLen
+	if cap(r.buf) < n {
+		r.buf = make([]byte, n)
+	}
+	b := r.buf[:n]
+	if m, err := r.file.ReadAt(b, off); m < n {
+		if err == nil || errors.Is(err, io.EOF) {
+			err = errors.New("file ends inside the chunk")
+		}
+		return 0, nil, err
+	}
+	h := b[:chunkHdrLen]
+	if h[0] != chunkMagic[0] || h[1] != chunkMagic[1] || h[2] != typ || h[3]&^flagCritical != 0 || int(le.Uint32(h[4:])) != plen {
+		return 0, nil, fmt.Errorf("chunk header % x, want type 0x%02x and a %d-byte payload", h[:8], typ, plen)
+	}
+	copy(r.hdr[:], h)
+	if crc := crc32.Checksum(b[:chunkHdrLen+plen], castagnoli); le.Uint32(b[chunkHdrLen+plen:]) != crc {
+		return 0, nil, fmt.Errorf("CRC-32C 0x%08x, computed 0x%08x", le.Uint32(b[chunkHdrLen+plen:]), crc)
+	}
+	return le.Uint64(h[8:]), b[chunkHdrLen : chunkHdrLen+plen], nil
+}
+
 // nextIndexed reads the next listed chunk; ok is false once the list is
 // done and the Reader has moved on to the chunks after the last index.
 func (r *Reader) nextIndexed() (rec Record, ok bool, err error) {
@@ -419,7 +465,17 @@ func (r *Reader) nextIndexed() (rec Record, ok bool, err error) {
 	for ix.next < len(ix.entries) {
 		e := ix.entries[ix.next]
 		ix.next++
-		seq, p, err := r.chunkAt(e.off, e.typ)
+		want := IndexRecords
+		switch e.typ {
+		case chunkLevels:
+			want = IndexSummaries
+		case chunkGap:
+			want = IndexAll
+		}
+		if ix.kinds&want == 0 {
+			continue
+		}
+		seq, p, err := r.chunkAtLen(e.off, e.typ, int(e.plen))
 		if err == nil && (seq != e.seq || len(p) != int(e.plen)) {
 			err = fmt.Errorf("chunk %d of %d bytes, the index says chunk %d of %d", seq, len(p), e.seq, e.plen)
 		}

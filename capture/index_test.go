@@ -144,6 +144,28 @@ func TestIndexMatchesScan(t *testing.T) {
 	if gacc.Read != wacc.Read || !gacc.EndSeen || gacc.Written != wacc.Written {
 		t.Fatalf("account: indexed read %d of %d (end %v), scan %d of %d", gacc.Read, gacc.Written, gacc.EndSeen, wacc.Read, wacc.Written)
 	}
+	// UseIndexOf reads only the kinds asked for (gaps always): the scan's
+	// records of those kinds, in the same order.
+	for _, k := range []IndexKinds{IndexSummaries, IndexRecords} {
+		r, err := Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.UseIndexOf(k); err != nil {
+			t.Fatal(err)
+		}
+		got, err := readAll(r)
+		r.Close()
+		var want2 []item
+		for _, it := range want {
+			if it.Kind == KindGap || (it.Kind == KindSummary) == (k == IndexSummaries) {
+				want2 = append(want2, it)
+			}
+		}
+		if err != nil || !reflect.DeepEqual(got, want2) {
+			t.Fatalf("UseIndexOf(%d): %d records (%v), want %d", k, len(got), err, len(want2))
+		}
+	}
 }
 
 func firstDiff(a, b []item) int {
