@@ -19,6 +19,13 @@
 // modem-status ioctl is made: they fail on a pty, and none of the meters
 // needs DTR or RTS.
 //
+// OpenPolled (meter/hub) opens the same way without go.bug.st/serial: its
+// own termios2 raw 8N1 at any baud rate, TIOCEXCL and the flock, as an
+// *os.File on the runtime poller. Its Read parks in epoll and reads with a
+// raw system call, where go.bug.st/serial blocks a thread in select(2):
+// that blocked thread kept the runtime's monitor waking and was most of
+// record's CPU (docs/benchmarks.md).
+//
 // # Deadlines
 //
 // The drivers are written against *os.File's deadline semantics, which a

@@ -3,7 +3,11 @@ package serialport
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"sync/atomic"
+	"syscall"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -39,7 +43,14 @@ func OpenPolled(path string, baud int) (*PolledPort, error) {
 	// As go.bug.st/serial does: other users' opens fail with EBUSY (the
 	// flock is what binds root). A pty may refuse it; the flock holds.
 	_ = unix.IoctlSetInt(fd, unix.TIOCEXCL, 0)
-	return &PolledPort{File: os.NewFile(uintptr(fd), path), lock: l}, nil
+	f := os.NewFile(uintptr(fd), path)
+	rc, err := f.SyscallConn()
+	if err != nil {
+		f.Close()
+		l.Release()
+		return nil, err
+	}
+	return &PolledPort{File: f, rc: rc, lock: l}, nil
 }
 
 // rawMode sets fd raw 8N1 at baud, no flow control, reads returning as soon
@@ -72,7 +83,47 @@ func rawMode(fd, baud int) error {
 // through the runtime poller) holding the port's lock until Close.
 type PolledPort struct {
 	*os.File
-	lock *Lock
+	rc     syscall.RawConn
+	closed atomic.Bool
+	lock   *Lock
+}
+
+// Read reads what the port has (at least one byte), waiting in the runtime
+// poller until it has some. The read itself is a raw system call: on a
+// non-blocking descriptor it cannot block, and unlike os.File.Read's it does
+// not tell the runtime a thread may be stuck, which woke the runtime's
+// monitor on every read (each wake-up then polled for another millisecond).
+// A closed port returns os.ErrClosed, a hung-up one the read's error (EIO).
+func (p *PolledPort) Read(b []byte) (int, error) {
+	if len(b) == 0 {
+		return 0, nil
+	}
+	var n int
+	var errno syscall.Errno
+	err := p.rc.Read(func(fd uintptr) bool {
+		for {
+			r, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
+			switch e {
+			case syscall.EINTR:
+				continue
+			case syscall.EAGAIN:
+				return false // wait in the poller
+			}
+			n, errno = int(r), e
+			return true
+		}
+	})
+	switch {
+	case p.closed.Load():
+		return 0, os.ErrClosed
+	case err != nil:
+		return 0, err
+	case errno != 0:
+		return 0, &os.PathError{Op: "read", Path: p.Name(), Err: errno}
+	case n == 0:
+		return 0, io.EOF
+	}
+	return n, nil
 }
 
 // ResetInputBuffer drops bytes received but not yet read.
@@ -91,6 +142,7 @@ func (p *PolledPort) ResetInputBuffer() error {
 // Close closes the port (a Read in progress returns os.ErrClosed) and
 // releases its lock.
 func (p *PolledPort) Close() error {
+	p.closed.Store(true)
 	err := p.File.Close()
 	if lerr := p.lock.Release(); err == nil {
 		err = lerr
