@@ -22,6 +22,8 @@ import "time"
 //   func NewReader(r io.Reader) (*Reader, error)
 //   func (r *Reader) Header() Header
 //   func (r *Reader) SkipSamples(skip bool)  // summaries-only scans
+//   func (r *Reader) UseIndex() error        // seek through the index (format 2.1; index.go)
+//   func (r *Reader) UseIndexOf(k IndexKinds) error
 //   func (r *Reader) Next() (Record, error) // io.EOF after a clean end chunk;
 //                                           // an error wrapping ErrTruncated at a damaged/cut tail
 //   func (r *Reader) Complete() bool        // the end chunk was seen
