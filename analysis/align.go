@@ -3,17 +3,20 @@ package analysis
 import (
 	"math"
 	"sort"
+	"time"
 
+	"github.com/idlewatt/idlewatt/hostclock"
 	"github.com/idlewatt/idlewatt/meter"
+	"github.com/idlewatt/idlewatt/units"
 )
 
 // Clock maps meter sample indices to host monotonic nanoseconds:
 // host(n) = Base + NsPerSample·(n − Ref).
 type Clock struct {
-	Ref         uint64  // sample index the fit is centred on
-	Base        float64 // host ns at Ref
-	NsPerSample float64 // fitted sample period on the host clock
-	RateHz      float64 // nominal rate from the header
+	Ref         uint64      // sample index the fit is centred on
+	Base        float64     // host ns at Ref
+	NsPerSample float64     // fitted sample period on the host clock
+	RateHz      units.Hertz // nominal rate from the header
 
 	Fitted     bool    // false: no usable marks, header start time and nominal rate used
 	Marks      int     // mark echoes seen
@@ -69,15 +72,16 @@ const (
 const DefaultMaxDriftPPM = 1000
 
 // Host returns the host time of sample n.
-func (c *Clock) Host(n uint64) int64 {
-	return int64(math.Round(c.Base + c.NsPerSample*(float64(n)-float64(c.Ref))))
+func (c *Clock) Host(n uint64) hostclock.Time {
+	return hostclock.Time(math.Round(c.Base + c.NsPerSample*(float64(n)-float64(c.Ref))))
 }
 
-// HostF returns the host time of (possibly fractional) sample index x.
+// HostF returns the host time of (possibly fractional) sample index x, in
+// hostclock nanoseconds as a float64.
 func (c *Clock) HostF(x float64) float64 { return c.Base + c.NsPerSample*(x-float64(c.Ref)) }
 
 // Index returns the (fractional) sample index at host time t.
-func (c *Clock) Index(t int64) float64 {
+func (c *Clock) Index(t hostclock.Time) float64 {
 	return float64(c.Ref) + (float64(t)-c.Base)/c.NsPerSample
 }
 
@@ -96,7 +100,7 @@ type ClockFitter struct {
 	best    map[uint64]meter.MarkEcho
 	marks   int
 	synth   int
-	minRTT  int64
+	minRTT  time.Duration
 	maxKeep int
 }
 
@@ -104,17 +108,17 @@ type ClockFitter struct {
 // lowest-round-trip mark per windowSec of meter time. When more than maxKeep
 // windows accumulate, the window doubles and neighbours are merged, so memory
 // stays bounded however long the capture is.
-func NewClockFitter(rateHz, windowSec float64, maxKeep int) *ClockFitter {
-	w := uint64(math.Max(1, math.Round(rateHz*windowSec)))
+func NewClockFitter(rate units.Hertz, window time.Duration, maxKeep int) *ClockFitter {
+	w := uint64(math.Max(1, math.Round(float64(rate)*window.Seconds())))
 	if maxKeep < 16 {
 		maxKeep = 16
 	}
-	return &ClockFitter{MaxDriftPPM: DefaultMaxDriftPPM, rate: rateHz, window: w, best: map[uint64]meter.MarkEcho{}, minRTT: math.MaxInt64, maxKeep: maxKeep}
+	return &ClockFitter{MaxDriftPPM: DefaultMaxDriftPPM, rate: float64(rate), window: w, best: map[uint64]meter.MarkEcho{}, minRTT: math.MaxInt64, maxKeep: maxKeep}
 }
 
 // Add offers one mark echo. Echoes with a negative round trip are ignored.
 func (f *ClockFitter) Add(m meter.MarkEcho) {
-	rtt := m.HostRecv - m.HostSent
+	rtt := m.HostRecv.Sub(m.HostSent)
 	if rtt < 0 || m.HostRecv < m.HostSent {
 		f.negRTT++
 		return
@@ -127,7 +131,7 @@ func (f *ClockFitter) Add(m meter.MarkEcho) {
 		f.minRTT = rtt
 	}
 	k := m.MeterIndex / f.window
-	if b, ok := f.best[k]; !ok || rtt < b.HostRecv-b.HostSent {
+	if b, ok := f.best[k]; !ok || rtt < b.HostRecv.Sub(b.HostSent) {
 		f.best[k] = m
 	}
 	if len(f.best) > f.maxKeep {
@@ -160,13 +164,13 @@ func (f *ClockFitter) Add(m meter.MarkEcho) {
 //     the MAD) of marks delayed one way only.
 //  4. A drift beyond MaxDriftPPM is refused: the nominal rate is used, the
 //     offset is the marks' median, and DriftRefusedPPM says what was refused.
-func (f *ClockFitter) Fit(startHost int64) Clock {
+func (f *ClockFitter) Fit(startHost hostclock.Time) Clock {
 	maxPPM := f.MaxDriftPPM
 	if !(maxPPM > 0) {
 		maxPPM = DefaultMaxDriftPPM
 	}
 	nominal := 1e9 / f.rate
-	c := Clock{RateHz: f.rate, Marks: f.marks, NsPerSample: nominal, Base: float64(startHost), NegativeRTT: f.negRTT, MaxDriftPPM: maxPPM}
+	c := Clock{RateHz: units.Hertz(f.rate), Marks: f.marks, NsPerSample: nominal, Base: float64(startHost), NegativeRTT: f.negRTT, MaxDriftPPM: maxPPM}
 	if f.marks > 0 {
 		c.MinRTTMS = float64(f.minRTT) / 1e6
 		c.Synthetic = f.synth == f.marks
@@ -271,7 +275,7 @@ func (f *ClockFitter) Fit(startHost int64) Clock {
 // checkStart compares where the fit puts sample 0 with the header's start
 // time (see Clock.StartOffsetS). A fit through one mark has nothing to
 // outvote it: it is dropped for the header's start and nominal rate.
-func checkStart(c *Clock, startHost int64, nominal float64) {
+func checkStart(c *Clock, startHost hostclock.Time, nominal float64) {
 	if startHost == 0 {
 		return // a header without a start time: nothing to compare
 	}
@@ -397,7 +401,7 @@ func lineFit(pts []meter.MarkEcho, use []bool, ref uint64, nominal float64) (bas
 	return float64(y0) + (sy-slope*sx)/n, slope
 }
 
-func mid(m meter.MarkEcho) int64 { return m.HostSent + (m.HostRecv-m.HostSent)/2 }
+func mid(m meter.MarkEcho) hostclock.Time { return m.HostSent + (m.HostRecv-m.HostSent)/2 }
 
 func residuals(pts []meter.MarkEcho, c Clock) []float64 {
 	out := make([]float64, len(pts))

@@ -2,11 +2,13 @@ package analysis
 
 import (
 	"github.com/idlewatt/idlewatt/analysis/decimate"
+	"github.com/idlewatt/idlewatt/hostclock"
 	"math"
 	"math/rand"
 	"slices"
 	"sort"
 	"testing"
+	"time"
 
 	"github.com/idlewatt/idlewatt/meter"
 )
@@ -17,16 +19,16 @@ import (
 // sample within 0.5 ms of its true host time.
 func TestClockFitDrift(t *testing.T) {
 	const rate, ppm = 10000.0, 100.0
-	start := int64(7e12)
+	start := hostclock.Time(7e12)
 	period := 1e9 / rate * (1 + ppm*1e-6)
 	truth := func(n uint64) float64 { return float64(start) + float64(n)*period }
 	rng := rand.New(rand.NewSource(3))
-	f := NewClockFitter(rate, 5, 4096)
+	f := NewClockFitter(rate, 5*time.Second, 4096)
 	for s := 1; s < 600; s++ {
-		h := start + int64(s)*1e9
+		h := start + hostclock.Time(s)*1e9
 		up := 150e3 + rng.ExpFloat64()*2e6
 		down := 150e3 + rng.ExpFloat64()*2e6
-		f.Add(meter.MarkEcho{HostSent: h - int64(up), HostRecv: h + int64(down), MeterIndex: uint64(float64(h-start) / period)})
+		f.Add(meter.MarkEcho{HostSent: h - hostclock.Time(up), HostRecv: h + hostclock.Time(down), MeterIndex: uint64(float64(h-start) / period)})
 	}
 	c := f.Fit(start + 123456) // a wrong header start must not matter
 	if !c.Fitted || c.Used < 50 {
@@ -46,16 +48,16 @@ func TestClockFitDrift(t *testing.T) {
 }
 
 func TestClockFallback(t *testing.T) {
-	c := NewClockFitter(1000, 5, 64).Fit(42e9)
+	c := NewClockFitter(1000, 5*time.Second, 64).Fit(42e9)
 	if c.Fitted || c.Host(1000) != 43e9 {
 		t.Errorf("fallback %+v host(1000) %d", c, c.Host(1000))
 	}
 }
 
 func TestClockFitterBounded(t *testing.T) {
-	f := NewClockFitter(1000, 1, 64)
+	f := NewClockFitter(1000, time.Second, 64)
 	for s := 0; s < 100000; s++ {
-		f.Add(meter.MarkEcho{HostSent: int64(s) * 1e9, HostRecv: int64(s)*1e9 + 1e5, MeterIndex: uint64(s) * 1000})
+		f.Add(meter.MarkEcho{HostSent: hostclock.Time(s) * 1e9, HostRecv: hostclock.Time(s)*1e9 + 1e5, MeterIndex: uint64(s) * 1000})
 	}
 	if len(f.best) > 64 {
 		t.Errorf("%d windows kept, want ≤ 64", len(f.best))

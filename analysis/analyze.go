@@ -79,8 +79,8 @@ func DefaultOptions() Options {
 // capture recorded from a byte stream (one 65,536-sample chunk per channel,
 // channel after channel) lost all but MaxSkew of every chunk at rates under
 // 6.5 kS/s as "late" samples: 50 of 60 s at 1 kS/s.
-func maxPending(skew time.Duration, rateHz float64) int {
-	n := skew.Seconds() * rateHz
+func maxPending(skew time.Duration, rate units.Hertz) int {
+	n := skew.Seconds() * float64(rate)
 	if floor := float64(2 * capture.MaxChunkSamples); !(n >= floor) {
 		n = floor
 	}
@@ -203,12 +203,12 @@ func firstPass(open Opener, opts Options) (*pass1, error) {
 	if len(h.Channels) == 0 {
 		return nil, ErrNoChannels
 	}
-	if !(h.RateHz > 0) || math.IsInf(h.RateHz, 0) {
+	if !(h.RateHz > 0) || math.IsInf(float64(h.RateHz), 0) {
 		return nil, fmt.Errorf("capture header: sample rate %v Hz is not positive", h.RateHz)
 	}
 	p := &pass1{
 		hdr:       h,
-		fitter:    NewClockFitter(h.RateHz, opts.MarkWindow.Seconds(), 4096),
+		fitter:    NewClockFitter(h.RateHz, opts.MarkWindow, 4096),
 		busy:      map[int]*spanSet{},
 		hostPins:  map[int][]pinEvent{},
 		meterPins: map[int][]pinEvent{},
@@ -280,24 +280,30 @@ func firstPass(open Opener, opts Options) (*pass1, error) {
 					ss = &spanSet{gap: int64(opts.MergeGap)}
 					p.busy[port] = ss
 				}
-				ss.add(e.Issue, e.Complete)
-				p.devslp.ioEvent(port, e.Issue, e.Complete, e.Err)
+				issue, complete := int64(e.Issue), int64(e.Complete)
+				ss.add(issue, complete)
+				p.devslp.ioEvent(port, issue, complete, e.Err)
 			}
 		case capture.KindState:
 			p.info.StateEvents++
-			st := rec.State
+			st, host := rec.State, int64(rec.State.Host)
 			switch st.Kind {
 			case capture.StatePhase:
-				p.phases.add(st.Host, st.Port, st.Value)
+				p.phases.add(host, st.Port, st.Value)
 				p.devslp.phase(st.Port, st.Value)
 			case capture.StateNote:
-				p.devslp.note(st.Port, st.Host, st.Value)
+				p.devslp.note(st.Port, host, st.Value)
 			case capture.StateDevSlpPin:
-				p.hostPins[st.Port] = append(p.hostPins[st.Port], pinEvent{st.Host, st.Value == "1"})
+				p.hostPins[st.Port] = append(p.hostPins[st.Port], pinEvent{host, st.Value == "1"})
 			}
 		case capture.KindStats:
 			p.info.CRCErrors = rec.Stats.CRCErrors
 			p.info.Resyncs = rec.Stats.Resyncs
+			p.info.Recovered, p.info.Refused = nil, nil
+			if rec.StatsCounters >= capture.StatsCountersRetx {
+				rv, rf := rec.Stats.Recovered, rec.Stats.Refused
+				p.info.Recovered, p.info.Refused = &rv, &rf
+			}
 			p.stats = rec.Stats
 		}
 	}
@@ -380,7 +386,7 @@ func secondPass(open Opener, opts Options, p *pass1, sd *stateDetector) (*Report
 			driveOf[ch] = rep.Drives[ref.drive].Name
 		}
 	}
-	for _, n := range append(meterStatsNotes(p.stats, p.info.GapReasons, h.RateHz), neg.notes(h, driveOf)...) {
+	for _, n := range append(meterStatsNotes(p.stats, p.info.GapReasons, float64(h.RateHz)), neg.notes(h, driveOf)...) {
 		rep.note(n)
 	}
 	rep.finish(p, &clock, t0f, opts)
@@ -469,7 +475,7 @@ func (p *pass1) pinSpans(port int, clock *Clock) ([]span, string) {
 	if ev := p.meterPins[port]; len(ev) > 0 {
 		conv := make([]pinEvent, len(ev))
 		for i, e := range ev {
-			conv[i] = pinEvent{clock.Host(uint64(e.t)), e.asserted}
+			conv[i] = pinEvent{int64(clock.Host(uint64(e.t))), e.asserted}
 		}
 		return pinSpans(conv), "meter"
 	}
@@ -579,7 +585,7 @@ func (rep *Report) take(asm *assembler, neg negativeCounter, procByPort map[int]
 		for _, e := range it.io {
 			if d := procByPort[p.ioPort(e.Port)]; d != nil {
 				d.total.io.add(e)
-				if pi := d.ph.phaseAt(e.Issue); pi >= 0 {
+				if pi := d.ph.phaseAt(int64(e.Issue)); pi >= 0 {
 					d.phases[pi].io.add(e)
 				}
 			}

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/hostclock"
 	"github.com/idlewatt/idlewatt/states/detect"
 	"github.com/idlewatt/idlewatt/units"
 )
@@ -27,11 +28,11 @@ const (
 // Sample is one drive-level sample as a classifier sees it: the sum over
 // the drive's rails at one meter sample index.
 type Sample struct {
-	Index     uint64      // meter sample index
-	Host      int64       // aligned host monotonic time, ns
-	Power     units.Watts // sum of V×I over the drive's rails
-	Activity  Activity    // from I/O segmentation
-	DevSlpPin bool        // the DEVSLP pin was asserted (meter event, else host request)
+	Index     uint64         // meter sample index
+	Host      hostclock.Time // aligned host monotonic time
+	Power     units.Watts    // sum of V×I over the drive's rails
+	Activity  Activity       // from I/O segmentation
+	DevSlpPin bool           // the DEVSLP pin was asserted (meter event, else host request)
 }
 
 // StateClassifier labels a drive's samples with power states. Analyze calls

@@ -7,7 +7,9 @@ package analysis
 import (
 	"math"
 	"testing"
+	"time"
 
+	"github.com/idlewatt/idlewatt/hostclock"
 	"github.com/idlewatt/idlewatt/meter"
 )
 
@@ -21,11 +23,11 @@ func TestClockBeyond2To32(t *testing.T) {
 		period := 1e9 / rate * (1 + drift/1e6)
 		host0 := int64(7e15) // host time (ns) at index start: months of uptime
 		truth := func(n uint64) float64 { return float64(host0) + period*(float64(n)-float64(start)) }
-		f := NewClockFitter(rate, 1, 64)
+		f := NewClockFitter(rate, time.Second, 64)
 		for k := range 120 { // a mark a second for two minutes, crossing 2³² for the first start
 			n := start + uint64(k)*10000
 			mid := truth(n)
-			f.Add(meter.MarkEcho{ID: uint32(k), HostSent: int64(mid - rtt/2), HostRecv: int64(mid + rtt/2), MeterIndex: n})
+			f.Add(meter.MarkEcho{ID: uint32(k), HostSent: hostclock.Time(mid - rtt/2), HostRecv: hostclock.Time(mid + rtt/2), MeterIndex: n})
 		}
 		c := f.Fit(0)
 		if !c.Fitted || c.Used < 50 {
@@ -41,7 +43,7 @@ func TestClockBeyond2To32(t *testing.T) {
 			if err := float64(c.Host(n)) - truth(n); math.Abs(err) > 2 {
 				t.Errorf("start %d: Host(%d) off by %.1f ns", start, n, err)
 			}
-			if x := c.Index(int64(math.Round(truth(n)))); math.Abs(x-float64(n)) > 1e-3 {
+			if x := c.Index(hostclock.Time(math.Round(truth(n)))); math.Abs(x-float64(n)) > 1e-3 {
 				t.Errorf("start %d: Index(host of %d) = %.4f", start, n, x)
 			}
 		}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/hostclock"
 	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/units"
 )
@@ -18,7 +19,7 @@ import (
 // dropped for the header's start, with a note, and busy power be the
 // drive's.
 func TestLoneWrongMarkRejected(t *testing.T) {
-	const n, start = 20000, int64(1e12)
+	const n, start = 20000, hostclock.Time(1e12)
 	path := filepath.Join(t.TempDir(), "c.iwcap")
 	h := capture.Header{Meter: meter.Info{Kind: "hub"}, RateHz: 1000, StartHost: start,
 		Channels: []meter.Channel{{Port: 1, Rail: meter.Rail5V, VoltLSB: 1.25e-3, CurrentLSB: 50e-6},
@@ -47,7 +48,7 @@ func TestLoneWrongMarkRejected(t *testing.T) {
 	}
 	var ios []capture.IOEvent
 	for k := range 200 {
-		at := start + 10e9 + int64(k)*10e6
+		at := start + 10e9 + hostclock.Time(k)*10e6
 		ios = append(ios, capture.IOEvent{Port: 1, Op: capture.OpRead, Size: 4096, Issue: at, Complete: at + 9e6})
 	}
 	if err := w.IO(ios...); err != nil {

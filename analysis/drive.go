@@ -5,6 +5,7 @@ import (
 
 	"github.com/idlewatt/idlewatt/analysis/decimate"
 	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/hostclock"
 	"github.com/idlewatt/idlewatt/units"
 )
 
@@ -167,18 +168,19 @@ func newDriveProc(info capture.DriveInfo, rails []int, c *Clock, busy []span, se
 	d.ph, d.phaseNames = phases.cursor(info.Port)
 	d.phases = make([]*metricSet, len(d.phaseNames))
 	d.phaseT = make([]int64, len(d.phaseNames))
+	rate := float64(c.RateHz)
 	for i := range d.phases {
 		d.phases[i] = &metricSet{}
-		d.phases[i].quiet.init(c.RateHz)
-		d.phases[i].rest.init(c.RateHz)
+		d.phases[i].quiet.init(rate)
+		d.phases[i].rest.init(rate)
 	}
-	d.quiet.init(c.RateHz)
-	d.rest.init(c.RateHz)
-	d.outside.quiet.init(c.RateHz)
-	d.outside.rest.init(c.RateHz)
+	d.quiet.init(rate)
+	d.rest.init(rate)
+	d.outside.quiet.init(rate)
+	d.outside.rest.init(rate)
 	var n [numPeakWins]int
 	for k, w := range peakWindowsS {
-		n[k] = int(math.Round(w * c.RateHz))
+		n[k] = int(math.Round(w * rate))
 	}
 	d.wins = newPeakWins(n)
 	d.lastMissEnd = math.MaxUint64
@@ -318,7 +320,7 @@ func (d *driveProc) classify(start uint64, k int, run []float64, a Activity, pin
 	t0 := d.clock.HostF(float64(start))
 	for j, p := range run {
 		tj := int64(t0 + dt*float64(k+j))
-		st := d.cls.Classify(Sample{Index: start + uint64(k+j), Host: tj, Power: units.Watts(p), Activity: a, DevSlpPin: pin})
+		st := d.cls.Classify(Sample{Index: start + uint64(k+j), Host: hostclock.Time(tj), Power: units.Watts(p), Activity: a, DevSlpPin: pin})
 		d.latency(st, tj)
 		if st == StateUnknown {
 			st = StateIdle

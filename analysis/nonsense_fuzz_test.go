@@ -324,7 +324,7 @@ func FuzzNonsenseCapture(f *testing.F) {
 				}
 			}
 			// Duration is samples × the fitted period, within the drift bound.
-			if nominal := float64(d.Samples.Count) / r.Capture.RateHz; math.Abs(d.DurationS-nominal) > nominal*analysis.DefaultMaxDriftPPM*1e-6*1.001+1e-9 {
+			if nominal := float64(d.Samples.Count) / float64(r.Capture.RateHz); math.Abs(d.DurationS-nominal) > nominal*analysis.DefaultMaxDriftPPM*1e-6*1.001+1e-9 {
 				t.Fatalf("drive %q: %d samples at %g Hz last %g s", d.Name, d.Samples.Count, r.Capture.RateHz, d.DurationS)
 			}
 		}

@@ -55,7 +55,7 @@ func PlotTraces(path string, o PlotOptions) (*PlotData, error) {
 		if p1, err = firstPass(open, opts); err != nil {
 			return nil, err
 		}
-		if !zoomed || (o.To-o.From)*p1.hdr.RateHz/float64(o.Buckets) >= 1000 {
+		if !zoomed || (o.To-o.From)*float64(p1.hdr.RateHz)/float64(o.Buckets) >= 1000 {
 			traces, err = plotSummaries(open, p1, o, false)
 			if err != nil {
 				return nil, err
@@ -149,46 +149,13 @@ func plotSummaries(open Opener, p *pass1, o PlotOptions, indexed bool) ([]series
 	}
 	h := p.hdr
 	clock := p.fitter.Fit(h.StartHost)
-	t0 := clock.HostF(0)
-	type part struct {
-		n            int
-		lo, hi, mean float64
-		per          uint32
-	}
-	var ports []int
-	drive := map[int]int{} // port → trace index
-	rails := map[int]int{}
+	sl := &summaryLevels{o: o, clock: &clock, t0: clock.HostF(0), drive: map[int]int{}, rails: map[int]int{}, lvls: map[uint32]*summaryLevel{}}
 	for _, c := range h.Channels {
-		if _, ok := drive[c.Port]; !ok {
-			drive[c.Port] = len(ports)
-			ports = append(ports, c.Port)
+		if _, ok := sl.drive[c.Port]; !ok {
+			sl.drive[c.Port] = len(sl.ports)
+			sl.ports = append(sl.ports, c.Port)
 		}
-		rails[c.Port]++
-	}
-	// A format 2 capture holds several summary levels (capture.Summary):
-	// each level gets its own decimators, and the chart uses one level — the
-	// coarsest that still gives every chart point two summary points.
-	type level struct {
-		decs   []*decimate.Decimator
-		pend   []map[uint64]*part
-		lo, hi uint64 // sample indices covered
-	}
-	lvls := map[uint32]*level{}
-	get := func(per uint32) *level {
-		if l := lvls[per]; l != nil {
-			return l
-		}
-		l := &level{decs: make([]*decimate.Decimator, len(ports)), pend: make([]map[uint64]*part, len(ports)), lo: math.MaxUint64}
-		for i := range l.decs {
-			do := decimate.Options{Buckets: o.Buckets, InitialWidth: 1e-3}
-			if o.To > o.From {
-				do.Start, do.Span = o.From, o.To-o.From
-			}
-			l.decs[i], _ = decimate.New(do)
-			l.pend[i] = map[uint64]*part{}
-		}
-		lvls[per] = l
-		return l
+		sl.rails[c.Port]++
 	}
 	found := false
 	for {
@@ -207,48 +174,122 @@ func plotSummaries(open Opener, p *pass1, o PlotOptions, indexed bool) ([]series
 			continue
 		}
 		found = true
-		port := h.Channels[s.Channel].Port
-		di := drive[port]
-		n := min(len(s.MinW), len(s.MaxW), len(s.MeanW))
-		lv := get(s.Per)
-		decs, pend := lv.decs, lv.pend
-		if n > 0 {
-			lv.lo = min(lv.lo, s.Start)
-			lv.hi = max(lv.hi, s.Start+uint64(n)*uint64(s.Per))
-		}
-		for k := 0; k < n; k++ {
-			idx := s.Start + uint64(k)*uint64(s.Per)
-			pt := pend[di][idx]
-			if pt == nil {
-				pt = &part{per: s.Per}
-				pend[di][idx] = pt
-			}
-			// Rails sum exactly in the mean; the sum of rail minima (maxima)
-			// bounds the drive's minimum (maximum) from below (above).
-			pt.n++
-			pt.lo += float64(s.MinW[k])
-			pt.hi += float64(s.MaxW[k])
-			pt.mean += float64(s.MeanW[k])
-			if pt.n == rails[port] {
-				t := (clock.HostF(float64(idx)+float64(pt.per)/2) - t0) / 1e9
-				decs[di].AddSummary(t, pt.lo, pt.hi, pt.mean, int(pt.per))
-				delete(pend[di], idx)
-			}
-		}
-		for _, m := range pend {
-			if len(m) > 1<<16 {
-				return nil, errors.New("capture summaries of one drive's rails are too far apart to pair")
-			}
+		if err := sl.add(s, h.Channels[s.Channel].Port); err != nil {
+			return nil, err
 		}
 	}
 	if !found {
 		return nil, nil
 	}
+	lv := sl.pick(float64(h.RateHz))
+	if indexed {
+		// The pick fits (two summary points per chart point) or the index
+		// lacks the finer levels a scan would have picked.
+		span := lv.hi - min(lv.lo, lv.hi)
+		if o.To > o.From {
+			span = uint64((o.To - o.From) * float64(h.RateHz))
+		}
+		for per, l := range sl.lvls {
+			if l == lv && uint64(per)*2*uint64(o.Buckets) > span {
+				return nil, errFiner
+			}
+		}
+	}
+	return sl.traces(p, lv.decs), nil
+}
+
+// summaryLevels pairs the rails' summary windows into drive power, per
+// summary level. A format 2 capture holds several levels
+// (capture.Summary): each level gets its own decimators, and the chart
+// uses one level — the coarsest that still gives every chart point two
+// summary points.
+type summaryLevels struct {
+	o     PlotOptions
+	clock *Clock
+	t0    float64     // host ns of meter index 0
+	ports []int       // drive ports, in channel order
+	drive map[int]int // port → trace index
+	rails map[int]int // port → rails
+	lvls  map[uint32]*summaryLevel
+}
+
+type summaryLevel struct {
+	decs   []*decimate.Decimator     // by trace
+	pend   []map[uint64]*summaryPart // by trace: windows some rails are still missing from
+	lo, hi uint64                    // sample indices covered
+}
+
+// summaryPart is a window of a drive's summed rails.
+type summaryPart struct {
+	n            int // rails summed
+	lo, hi, mean float64
+	per          uint32
+}
+
+func (sl *summaryLevels) get(per uint32) *summaryLevel {
+	if l := sl.lvls[per]; l != nil {
+		return l
+	}
+	l := &summaryLevel{decs: make([]*decimate.Decimator, len(sl.ports)), pend: make([]map[uint64]*summaryPart, len(sl.ports)), lo: math.MaxUint64}
+	for i := range l.decs {
+		do := decimate.Options{Buckets: sl.o.Buckets, InitialWidth: 1e-3}
+		if sl.o.To > sl.o.From {
+			do.Start, do.Span = sl.o.From, sl.o.To-sl.o.From
+		}
+		l.decs[i], _ = decimate.New(do)
+		l.pend[i] = map[uint64]*summaryPart{}
+	}
+	sl.lvls[per] = l
+	return l
+}
+
+// add takes one rail's summary; a window all of a drive's rails have
+// reached goes to the level's decimator.
+func (sl *summaryLevels) add(s *capture.Summary, port int) error {
+	di := sl.drive[port]
+	n := min(len(s.MinW), len(s.MaxW), len(s.MeanW))
+	lv := sl.get(s.Per)
+	decs, pend := lv.decs, lv.pend
+	if n > 0 {
+		lv.lo = min(lv.lo, s.Start)
+		lv.hi = max(lv.hi, s.Start+uint64(n)*uint64(s.Per))
+	}
+	for k := 0; k < n; k++ {
+		idx := s.Start + uint64(k)*uint64(s.Per)
+		pt := pend[di][idx]
+		if pt == nil {
+			pt = &summaryPart{per: s.Per}
+			pend[di][idx] = pt
+		}
+		// Rails sum exactly in the mean; the sum of rail minima (maxima)
+		// bounds the drive's minimum (maximum) from below (above).
+		pt.n++
+		pt.lo += float64(s.MinW[k])
+		pt.hi += float64(s.MaxW[k])
+		pt.mean += float64(s.MeanW[k])
+		if pt.n == sl.rails[port] {
+			t := (sl.clock.HostF(float64(idx)+float64(pt.per)/2) - sl.t0) / 1e9
+			decs[di].AddSummary(t, pt.lo, pt.hi, pt.mean, int(pt.per))
+			delete(pend[di], idx)
+		}
+	}
+	for _, m := range pend {
+		if len(m) > 1<<16 {
+			return errors.New("capture summaries of one drive's rails are too far apart to pair")
+		}
+	}
+	return nil
+}
+
+// pick chooses the level to draw: the coarsest that still gives every
+// chart point two summary points over the span drawn, else the finest.
+func (sl *summaryLevels) pick(rateHz float64) *summaryLevel {
+	o := sl.o
 	var pick uint32
-	for per, l := range lvls {
+	for per, l := range sl.lvls {
 		span := l.hi - min(l.lo, l.hi)
 		if o.To > o.From {
-			span = uint64((o.To - o.From) * h.RateHz)
+			span = uint64((o.To - o.From) * rateHz)
 		}
 		fits := uint64(per)*2*uint64(o.Buckets) <= span
 		switch {
@@ -260,23 +301,18 @@ func plotSummaries(open Opener, p *pass1, o PlotOptions, indexed bool) ([]series
 			pick = per
 		}
 	}
-	if indexed {
-		l := lvls[pick]
-		span := l.hi - min(l.lo, l.hi)
-		if o.To > o.From {
-			span = uint64((o.To - o.From) * h.RateHz)
-		}
-		if uint64(pick)*2*uint64(o.Buckets) > span {
-			return nil, errFiner
-		}
-	}
-	decs := lvls[pick].decs
+	return sl.lvls[pick]
+}
+
+// traces names each drive's envelope and adds its busy intervals, merged
+// where closer than a bucket.
+func (sl *summaryLevels) traces(p *pass1, decs []*decimate.Decimator) []series.Trace {
 	names := map[int]string{}
-	for _, d := range h.Drives {
+	for _, d := range p.hdr.Drives {
 		names[d.Port] = d.Name
 	}
-	traces := make([]series.Trace, len(ports))
-	for i, port := range ports {
+	traces := make([]series.Trace, len(sl.ports))
+	for i, port := range sl.ports {
 		name := names[port]
 		if name == "" {
 			name = fmt.Sprintf("port %d", port)
@@ -285,7 +321,7 @@ func plotSummaries(open Opener, p *pass1, o PlotOptions, indexed bool) ([]series
 		if ss := p.busy[port]; ss != nil {
 			w := math.Max(decs[i].Width(), 1e-3)
 			for _, sp := range ss.spans {
-				a, b := (float64(sp.s)-t0)/1e9, (float64(sp.e)-t0)/1e9
+				a, b := (float64(sp.s)-sl.t0)/1e9, (float64(sp.e)-sl.t0)/1e9
 				if n := len(traces[i].IO); n > 0 && a-traces[i].IO[n-1].End < w {
 					traces[i].IO[n-1].End = b
 					continue
@@ -294,5 +330,5 @@ func plotSummaries(open Opener, p *pass1, o PlotOptions, indexed bool) ([]series
 			}
 		}
 	}
-	return traces, nil
+	return traces
 }

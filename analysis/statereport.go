@@ -8,6 +8,7 @@ import (
 
 	"github.com/idlewatt/idlewatt/analysis/states"
 	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/hostclock"
 	"github.com/idlewatt/idlewatt/states/detect"
 	"github.com/idlewatt/idlewatt/states/drivesim"
 	"github.com/idlewatt/idlewatt/units"
@@ -54,7 +55,7 @@ type StateInterval struct {
 	// StartNs and EndNs bound the interval on the host clock
 	// (CLOCK_MONOTONIC ns, the capture's aligned timeline); StartS and EndS
 	// are the same from the host time of sample index 0, in seconds.
-	StartNs, EndNs int64
+	StartNs, EndNs hostclock.Time
 	StartS, EndS   float64
 	Samples        int
 	MeanW          units.Watts
@@ -65,7 +66,7 @@ type StateInterval struct {
 }
 
 // DurationS is the interval's length, (EndNs − StartNs) in seconds.
-func (iv StateInterval) DurationS() float64 { return time.Duration(iv.EndNs - iv.StartNs).Seconds() }
+func (iv StateInterval) DurationS() float64 { return iv.EndNs.Sub(iv.StartNs).Seconds() }
 
 // Intervals lists the drive's detected state intervals in time order (nil
 // when the drive was not classified).
@@ -164,8 +165,8 @@ type stateCollector struct {
 
 func (c *stateCollector) Classify(s Sample) State {
 	busy := s.Activity == Busy
-	c.off.Push(s.Host, float64(s.Power), busy)
-	return c.online.Classify(float64(s.Power), busy)
+	c.off.Push(s.Host, s.Power, busy)
+	return c.online.Classify(s.Power, busy)
 }
 
 // IdleBand is the geometric mean of the idle level and the next lower
@@ -225,7 +226,7 @@ func (a *idleAverager) add(h *detect.LevelHistogram, w float64) {
 	a.sum += w
 	a.n++
 	if a.n >= a.per {
-		h.Add(a.sum / float64(a.n))
+		h.Add(units.Watts(a.sum / float64(a.n)))
 		a.sum, a.n = 0, 0
 	}
 }
@@ -242,7 +243,7 @@ func busyIO(p *pass1, port int) []detect.IO {
 	}
 	out := make([]detect.IO, len(ss.spans))
 	for i, s := range ss.spans {
-		out[i] = detect.IO{Issue: s.s, Complete: s.e}
+		out[i] = detect.IO{Issue: hostclock.Time(s.s), Complete: hostclock.Time(s.e)}
 	}
 	return out
 }
@@ -256,7 +257,7 @@ func drivePins(p *pass1, c *Clock, port int) []detect.Pin {
 	}
 	if len(dp) == 0 {
 		for _, e := range append(append([]pinEvent(nil), p.hostPins[port]...), p.hostPins[0]...) {
-			dp = append(dp, detect.Pin{At: e.t, Asserted: e.asserted})
+			dp = append(dp, detect.Pin{At: hostclock.Time(e.t), Asserted: e.asserted})
 		}
 	}
 	sort.Slice(dp, func(a, b int) bool { return dp[a].At < dp[b].At })
@@ -424,7 +425,7 @@ func (sd *stateDetector) finishStates(open Opener, p *pass1, c *Clock, drives []
 		}
 		return out, nil
 	}
-	busyAt := func(ln *learner, t int64) bool {
+	busyAt := func(ln *learner, t hostclock.Time) bool {
 		for ln.bi < len(ln.busy) && ln.busy[ln.bi].Complete < t {
 			ln.bi++
 		}
@@ -453,9 +454,9 @@ func (sd *stateDetector) finishStates(open Opener, p *pass1, c *Clock, drives []
 			}
 			for k := range run.N {
 				t := c.Host(run.Index + uint64(k))
-				var w float64
+				var w units.Watts
 				for _, ch := range ln.rails {
-					w += float64(run.V[ch][k]) * float64(run.I[ch][k])
+					w += units.Power(run.V[ch][k], run.I[ch][k])
 				}
 				ln.cls.Push(t, w, busyAt(ln, t))
 			}

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idlewatt/idlewatt/hostclock"
 	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/units"
 )
@@ -120,7 +121,7 @@ func writeEverythingV(t testing.TB, out io.Writer, ver int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.now = func() int64 { return 1_000_000_000 }
+	w.now = func() hostclock.Time { return 1_000_000_000 }
 	must := func(err error) {
 		t.Helper()
 		if err != nil {

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idlewatt/idlewatt/hostclock"
 	"github.com/idlewatt/idlewatt/meter"
 )
 
@@ -528,7 +529,7 @@ func TestSalvageCleanRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.now = func() int64 { return 1_000_000_000 }
+	w.now = func() hostclock.Time { return 1_000_000_000 }
 	res, err := Salvage(context.Background(), w, r)
 	if err != nil || res.End != nil {
 		t.Fatal(err, res.End)
@@ -564,14 +565,14 @@ func TestSalvageCleanRoundTrip(t *testing.T) {
 func TestSalvageStatsOnce(t *testing.T) {
 	var src bytes.Buffer
 	w0, _ := NewWriter(&src, testHeader(), Options{})
-	w0.now = func() int64 { return 77 }
+	w0.now = func() hostclock.Time { return 77 }
 	w0.Stats(meter.Stats{Frames: 1, Duplicates: 3})
 	w0.Stats(meter.Stats{Frames: 2})
 	w0.Close()
 	r, _ := NewReader(bytes.NewReader(src.Bytes()))
 	var dst bytes.Buffer
 	w, _ := NewWriter(&dst, r.Header(), Options{})
-	w.now = func() int64 { return 77 } // the end chunk's time, as the source's
+	w.now = func() hostclock.Time { return 77 } // the end chunk's time, as the source's
 	if _, err := Salvage(context.Background(), w, r); err != nil {
 		t.Fatal(err)
 	}

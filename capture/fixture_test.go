@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idlewatt/idlewatt/hostclock"
 	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/units"
 )
@@ -61,7 +62,7 @@ func writeTiny(t *testing.T) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.now = func() int64 { return 9000 }
+	w.now = func() hostclock.Time { return 9000 }
 	for _, err := range []error{
 		w.Samples(&meter.Block{Channel: 0, V: []units.Volts{5, 5, 5, 5}, I: []units.Amps{0.25, 0.5, 0.25, 0.5}}),
 		w.Samples(&meter.Block{Channel: 1, V: []units.Volts{12, 12}, I: []units.Amps{0.125, 0.125}}),

@@ -74,7 +74,7 @@ func ValidateHeader(h *Header, payload []byte, base int64) error {
 		}
 		return &HeaderError{Field: name, Offset: off, Reason: reason}
 	}
-	if r := h.RateHz; math.IsNaN(r) || math.IsInf(r, 0) || r < MinRateHz || r > MaxRateHz {
+	if r := float64(h.RateHz); math.IsNaN(r) || math.IsInf(r, 0) || r < MinRateHz || r > MaxRateHz {
 		return bad(fmt.Sprintf("sample rate %g Hz is outside %g … %g Hz", r, MinRateHz, MaxRateHz), "rate_hz")
 	}
 	n := len(h.Channels)

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idlewatt/idlewatt/hostclock"
 	"github.com/idlewatt/idlewatt/meter"
 )
 
@@ -24,7 +25,7 @@ func indexedCapture(t testing.TB, flushes int, indexEvery int64) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.now = func() int64 { return 1_000_000_000 }
+	w.now = func() hostclock.Time { return 1_000_000_000 }
 	must := func(err error) {
 		t.Helper()
 		if err != nil {
@@ -40,11 +41,12 @@ func indexedCapture(t testing.TB, flushes int, indexEvery int64) string {
 		} else {
 			must(w.Samples(block(1, at, 300)))
 		}
-		must(w.Mark(meter.MarkEcho{ID: uint32(f), HostSent: int64(f) * 1000, HostRecv: int64(f)*1000 + 50, MeterIndex: at}))
+		h := hostclock.Time(f) * 1000
+		must(w.Mark(meter.MarkEcho{ID: uint32(f), HostSent: h, HostRecv: h + 50, MeterIndex: at}))
 		if f%5 == 0 {
-			must(w.Event(meter.Event{Kind: meter.EventDevSlp, Port: 1, Index: at + 5, Value: int64(f % 2), HostRecv: int64(f) * 1000}))
-			must(w.State(StateEvent{Host: int64(f) * 1000, Port: 1, Kind: StatePhase, Value: "idle"}))
-			must(w.IO(IOEvent{Port: 1, Op: OpRead, Offset: 4096, Size: 512, Issue: int64(f) * 1000, Complete: int64(f)*1000 + 10}))
+			must(w.Event(meter.Event{Kind: meter.EventDevSlp, Port: 1, Index: at + 5, Value: int64(f % 2), HostRecv: h}))
+			must(w.State(StateEvent{Host: h, Port: 1, Kind: StatePhase, Value: "idle"}))
+			must(w.IO(IOEvent{Port: 1, Op: OpRead, Offset: 4096, Size: 512, Issue: h, Complete: h + 10}))
 		}
 		if f%11 == 0 {
 			must(w.Stats(meter.Stats{Frames: uint64(f), CRCErrors: 1}))

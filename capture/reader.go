@@ -12,6 +12,7 @@ import (
 	"os"
 	"slices"
 
+	"github.com/idlewatt/idlewatt/hostclock"
 	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/units"
 )
@@ -649,7 +650,7 @@ func (r *Reader) decode(off int64, typ byte, p []byte) (rec Record, ok bool, err
 		}
 		rec.Kind = KindMark
 		rec.Mark = meter.MarkEcho{ID: le.Uint32(p), Synthetic: le.Uint32(p[4:])&1 != 0,
-			HostSent: int64(le.Uint64(p[8:])), HostRecv: int64(le.Uint64(p[16:])), MeterIndex: le.Uint64(p[24:])}
+			HostSent: hostclock.Time(le.Uint64(p[8:])), HostRecv: hostclock.Time(le.Uint64(p[16:])), MeterIndex: le.Uint64(p[24:])}
 		return rec, true, nil
 	case chunkEvent:
 		if len(p) != eventLen {
@@ -657,26 +658,33 @@ func (r *Reader) decode(off int64, typ byte, p []byte) (rec Record, ok bool, err
 		}
 		rec.Kind = KindEvent
 		rec.Event = meter.Event{Kind: meter.EventKind(p[0]), Port: int(int32(le.Uint32(p[4:]))),
-			Index: le.Uint64(p[8:]), Value: int64(le.Uint64(p[16:])), HostRecv: int64(le.Uint64(p[24:]))}
+			Index: le.Uint64(p[8:]), Value: int64(le.Uint64(p[16:])), HostRecv: hostclock.Time(le.Uint64(p[24:]))}
 		return rec, true, nil
 	case chunkStats:
 		if len(p) != statsLen {
 			return rec, false, fmt.Errorf("stats payload of %d bytes, want %d", len(p), statsLen)
 		}
 		rec.Kind = KindStats
-		rec.Host = int64(le.Uint64(p))
+		rec.Host = hostclock.Time(le.Uint64(p))
 		rec.Stats = meter.Stats{Frames: le.Uint64(p[8:]), CRCErrors: le.Uint64(p[16:]), Resyncs: le.Uint64(p[24:]),
 			BytesDiscarded: le.Uint64(p[32:]), SamplesLost: le.Uint64(p[40:])}
+		rec.StatsCounters = StatsCountersV10
 		return rec, true, nil
 	case chunkStatsX:
 		if len(p) < statsXMin || len(p)%8 != 0 {
 			return rec, false, fmt.Errorf("stats-extended payload of %d bytes, want %d or more, a multiple of 8", len(p), statsXMin)
 		}
 		rec.Kind = KindStats
-		rec.Host = int64(le.Uint64(p))
+		rec.Host = hostclock.Time(le.Uint64(p))
+		// An older writer's chunk carries fewer counters: the rest stay
+		// 0 and StatsCounters says they are unknown.
+		n := (len(p) - 8) / 8
 		for i, x := range statsCounters(&rec.Stats) {
-			*x = le.Uint64(p[8+8*i:])
+			if i < n {
+				*x = le.Uint64(p[8+8*i:])
+			}
 		}
+		rec.StatsCounters = min(n, len(statsCounters(&rec.Stats)))
 		return rec, true, nil
 	case chunkIO:
 		ios, err := r.decodeIO(p)
@@ -686,7 +694,7 @@ func (r *Reader) decode(off int64, typ byte, p []byte) (rec Record, ok bool, err
 			return rec, false, fmt.Errorf("state payload of %d bytes", len(p))
 		}
 		rec.Kind = KindState
-		rec.State = StateEvent{Host: int64(le.Uint64(p)), Port: int(int32(le.Uint32(p[8:]))),
+		rec.State = StateEvent{Host: hostclock.Time(le.Uint64(p)), Port: int(int32(le.Uint32(p[8:]))),
 			Kind: StateKind(p[12]), Value: string(p[stateFixed:])}
 		return rec, true, nil
 	case chunkEnd:
@@ -893,7 +901,7 @@ func (r *Reader) decodeIO(p []byte) ([]IOEvent, error) {
 		e := p[ioFixed+ioEventLen*k:]
 		r.ios = append(r.ios, IOEvent{Port: int(int32(le.Uint32(e))), Op: Op(e[4]), Err: e[5]&1 != 0,
 			Offset: int64(le.Uint64(e[8:])), Size: int32(le.Uint32(e[16:])),
-			Issue: int64(le.Uint64(e[24:])), Complete: int64(le.Uint64(e[32:]))})
+			Issue: hostclock.Time(le.Uint64(e[24:])), Complete: hostclock.Time(le.Uint64(e[32:]))})
 	}
 	return r.ios, nil
 }

@@ -3,7 +3,9 @@ package capture
 import (
 	"encoding/json"
 
+	"github.com/idlewatt/idlewatt/hostclock"
 	"github.com/idlewatt/idlewatt/meter"
+	"github.com/idlewatt/idlewatt/units"
 	"github.com/idlewatt/idlewatt/workload"
 )
 
@@ -12,8 +14,8 @@ type Header struct {
 	Created   string          `json:"created"`    // RFC 3339 wall-clock time, for humans only
 	Meter     meter.Info      `json:"meter"`      // identity as the meter reported it
 	Channels  []meter.Channel `json:"channels"`   // stream channel order (Block.Channel indexes this)
-	RateHz    float64         `json:"rate_hz"`    // samples per second per channel
-	StartHost int64           `json:"start_host"` // hostclock.Now() when streaming was requested
+	RateHz    units.Hertz     `json:"rate_hz"`    // samples per second per channel
+	StartHost hostclock.Time  `json:"start_host"` // hostclock.Now() when streaming was requested
 	// Drives names what sits on each port (by port), e.g. profile or model.
 	Drives []DriveInfo `json:"drives,omitempty"`
 	// Config is the resolved configuration of the run, verbatim.
@@ -63,8 +65,8 @@ const (
 
 // StateEvent is a host-side event on the host monotonic clock.
 type StateEvent struct {
-	Host  int64 // hostclock.Now()
-	Port  int   // 0 = all ports / not port-specific
+	Host  hostclock.Time // hostclock.Now()
+	Port  int            // 0 = all ports / not port-specific
 	Kind  StateKind
 	Value string
 }
@@ -105,8 +107,14 @@ type Record struct {
 	// Rejected says why a KindRejected record's samples were not placed.
 	Rejected Reject
 	// Host is hostclock.Now() when a KindStats record's counters were read.
-	Host   int64
-	Offset int64 // byte offset of the chunk that held this record
+	Host hostclock.Time
+	// StatsCounters is how many of meter.Stats' counters a KindStats
+	// record carried, in stats-extended order (docs/capture-format.md):
+	// StatsCountersV10 for a stats chunk, StatsCountersV11 for a
+	// stats-extended chunk of 1.1, StatsCountersRetx once Recovered and
+	// Refused were added. Counters beyond it are unknown, not zero.
+	StatsCounters int
+	Offset        int64 // byte offset of the chunk that held this record
 }
 
 // Summary is a decimated view of one channel: per window of Per samples

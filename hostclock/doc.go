@@ -1,4 +1,5 @@
-// Package hostclock reads the host's monotonic clock as int64 nanoseconds.
+// Package hostclock reads the host's monotonic clock: a Time is CLOCK_MONOTONIC in
+// nanoseconds.
 //
 // Every host-side timestamp idlewatt records (I/O issue and completion, mark
 // send and receive, state changes) comes from Now, so that samples and events

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/idlewatt/idlewatt/hostclock"
 	"github.com/idlewatt/idlewatt/units"
 )
 
@@ -102,10 +103,10 @@ type Gap struct {
 // MarkEcho ties the host clock to the meter clock.
 type MarkEcho struct {
 	ID         uint32
-	HostSent   int64  // hostclock.Now() just before the mark was written
-	HostRecv   int64  // hostclock.Now() when the echo arrived (hub: when its bytes were read from the port) or was decoded
-	MeterIndex uint64 // sample index at which the meter saw the mark
-	Synthetic  bool   // produced by the driver from receive times, not by the meter
+	HostSent   hostclock.Time // hostclock.Now() just before the mark was written
+	HostRecv   hostclock.Time // hostclock.Now() when the echo arrived (hub: when its bytes were read from the port) or was decoded
+	MeterIndex uint64         // sample index at which the meter saw the mark
+	Synthetic  bool           // produced by the driver from receive times, not by the meter
 }
 
 // EventKind classifies meter events.
@@ -163,7 +164,7 @@ type Event struct {
 	Port     int    // 0 if not port-specific
 	Index    uint64 // meter sample index at which it happened
 	Value    int64
-	HostRecv int64 // hostclock.Now() when decoded
+	HostRecv hostclock.Time // hostclock.Now() when decoded
 }
 
 // Stats are a driver's link-quality counters since it was opened.

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/hostclock"
 	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/units"
 )
@@ -44,7 +45,7 @@ func main() {
 		di = append(di, capture.DriveInfo{Port: p, Name: fmt.Sprintf("synthetic %d", p)})
 	}
 	h := capture.Header{Created: time.Now().UTC().Format(time.RFC3339), Meter: meter.Info{Kind: "hub", Model: "gen-capture"},
-		Channels: chans, RateHz: *rate, StartHost: 1e12, Drives: di, Tool: "gen-capture"}
+		Channels: chans, RateHz: units.Hertz(*rate), StartHost: 1e12, Drives: di, Tool: "gen-capture"}
 	w, err := capture.Create(*out, h, capture.Options{Version: *format, FlushEvery: time.Hour})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -79,7 +80,7 @@ func main() {
 			}
 		}
 		if idx%uint64(*rate) == 0 {
-			host := int64(1e12 + float64(idx) / *rate * 1e9)
+			host := hostclock.Time(1e12 + float64(idx) / *rate * 1e9)
 			_ = w.Mark(meter.MarkEcho{ID: uint32(idx / uint64(*rate)), HostSent: host - 50_000, HostRecv: host + 50_000, MeterIndex: idx})
 		}
 	}

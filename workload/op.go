@@ -1,5 +1,7 @@
 package workload
 
+import "github.com/idlewatt/idlewatt/hostclock"
+
 // Op is an I/O operation type. Its numeric values are stored in capture
 // files (docs/capture-format.md), so they never change.
 type Op uint8
@@ -28,11 +30,11 @@ func (o Op) String() string {
 
 // IOEvent is one completed I/O, timed on the host monotonic clock.
 type IOEvent struct {
-	Port     int   // drive port the I/O went to (0 = unknown)
-	Op       Op    //
-	Offset   int64 // bytes
-	Size     int32 // bytes
-	Issue    int64 // hostclock.Now() at submission
-	Complete int64 // hostclock.Now() at completion
-	Err      bool  // the I/O failed
+	Port     int            // drive port the I/O went to (0 = unknown)
+	Op       Op             //
+	Offset   int64          // bytes
+	Size     int32          // bytes
+	Issue    hostclock.Time // hostclock.Now() at submission
+	Complete hostclock.Time // hostclock.Now() at completion
+	Err      bool           // the I/O failed
 }

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/hostclock"
 	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/units"
 )
@@ -87,7 +88,7 @@ type Scenario struct {
 	Phases    []Phase
 	Pins      []Pin
 	Gaps      []Gap
-	StartHost int64
+	StartHost hostclock.Time
 	DriftPPM  float64
 	// Marks every MarkEvery (0 = none), each way delayed by RTTMin/2 plus an
 	// exponential jitter of mean Jitter.
@@ -95,6 +96,10 @@ type Scenario struct {
 	Seed                      int64
 	BlockLen                  int // samples per block (default 1000)
 	CRCErrors                 uint64
+	// Retransmit makes the meter a hub on protocol v2, whose link counts
+	// Recovered samples and Refused frames (written with the stats).
+	Retransmit         bool
+	Recovered, Refused uint64
 	// Sensor noise (σ of each rail's current, A; drawn from Seed+1) and
 	// quantisation steps (0 = none).
 	NoiseA              float64
@@ -111,8 +116,11 @@ type Sink interface {
 
 // Header returns the capture header for s.
 func (s *Scenario) Header() capture.Header {
-	h := capture.Header{Created: "2025-01-01T00:00:00Z", RateHz: s.RateHz, StartHost: s.StartHost, Tool: "synthcap"}
+	h := capture.Header{Created: "2025-01-01T00:00:00Z", RateHz: units.Hertz(s.RateHz), StartHost: s.StartHost, Tool: "synthcap"}
 	h.Meter = meter.Info{Kind: "synthetic", Model: "synthcap", Ports: len(s.Drives)}
+	if s.Retransmit {
+		h.Meter.ProtocolVersion = 2
+	}
 	for _, d := range s.Drives {
 		lv, li := units.Volts(s.VoltLSB), units.Amps(s.CurrentLSB)
 		h.Channels = append(h.Channels, meter.Channel{Port: d.Port, Rail: meter.Rail5V, VoltLSB: lv, CurrentLSB: li},
@@ -176,8 +184,8 @@ func Generate(s Scenario, sink Sink) error {
 			return err
 		}
 	}
-	if s.CRCErrors > 0 {
-		return sink.Stats(meter.Stats{CRCErrors: s.CRCErrors})
+	if s.CRCErrors > 0 || s.Retransmit {
+		return sink.Stats(meter.Stats{CRCErrors: s.CRCErrors, Recovered: s.Recovered, Refused: s.Refused})
 	}
 	return nil
 }
@@ -251,8 +259,8 @@ func newGenerator(s *Scenario, sink Sink) *generator {
 	return g
 }
 
-func (g *generator) jit() int64 {
-	return int64(g.s.RTTMin/2) + int64(g.rng.ExpFloat64()*float64(g.s.Jitter))
+func (g *generator) jit() time.Duration {
+	return g.s.RTTMin/2 + time.Duration(g.rng.ExpFloat64()*float64(g.s.Jitter))
 }
 
 // events writes the phases, pin edges, completed I/O and marks before
@@ -261,7 +269,7 @@ func (g *generator) events(tEnd time.Duration) error {
 	s, sink := g.s, g.sink
 	for ; g.phi < len(g.phases) && g.phases[g.phi].At < tEnd; g.phi++ {
 		ph := g.phases[g.phi]
-		if err := sink.State(capture.StateEvent{Host: s.StartHost + int64(ph.At), Port: ph.Port, Kind: capture.StatePhase, Value: ph.Name}); err != nil {
+		if err := sink.State(capture.StateEvent{Host: s.StartHost.Add(ph.At), Port: ph.Port, Kind: capture.StatePhase, Value: ph.Name}); err != nil {
 			return err
 		}
 	}
@@ -272,11 +280,11 @@ func (g *generator) events(tEnd time.Duration) error {
 		if e.on {
 			v, mv = "1", 1
 		}
-		if err := sink.State(capture.StateEvent{Host: s.StartHost + int64(e.at), Port: e.port, Kind: capture.StateDevSlpPin, Value: v}); err != nil {
+		if err := sink.State(capture.StateEvent{Host: s.StartHost.Add(e.at), Port: e.port, Kind: capture.StateDevSlpPin, Value: v}); err != nil {
 			return err
 		}
 		idx := uint64(math.Ceil(float64(e.at) / g.period))
-		if err := sink.Event(meter.Event{Kind: meter.EventDevSlp, Port: e.port, Index: idx, Value: mv, HostRecv: s.StartHost + int64(e.at)}); err != nil {
+		if err := sink.Event(meter.Event{Kind: meter.EventDevSlp, Port: e.port, Index: idx, Value: mv, HostRecv: s.StartHost.Add(e.at)}); err != nil {
 			return err
 		}
 	}
@@ -284,7 +292,7 @@ func (g *generator) events(tEnd time.Duration) error {
 	for ; g.di < len(g.done) && g.done[g.di].Start+g.done[g.di].Dur < tEnd; g.di++ {
 		io := g.done[g.di]
 		batch = append(batch, capture.IOEvent{Port: io.Port, Op: io.Op, Size: io.Size, Offset: int64(g.di) * 4096,
-			Issue: s.StartHost + int64(io.Start), Complete: s.StartHost + int64(io.Start+io.Dur)})
+			Issue: s.StartHost.Add(io.Start), Complete: s.StartHost.Add(io.Start + io.Dur)})
 	}
 	if len(batch) > 0 {
 		if err := sink.IO(batch...); err != nil {
@@ -293,8 +301,8 @@ func (g *generator) events(tEnd time.Duration) error {
 	}
 	for ; s.MarkEvery > 0 && g.nextMark < tEnd; g.nextMark += s.MarkEvery {
 		g.markID++
-		h := s.StartHost + int64(g.nextMark)
-		m := meter.MarkEcho{ID: g.markID, HostSent: h - g.jit(), HostRecv: h + g.jit(), MeterIndex: uint64(float64(g.nextMark) / g.period)}
+		h := s.StartHost.Add(g.nextMark)
+		m := meter.MarkEcho{ID: g.markID, HostSent: h.Add(-g.jit()), HostRecv: h.Add(g.jit()), MeterIndex: uint64(float64(g.nextMark) / g.period)}
 		if err := sink.Mark(m); err != nil {
 			return err
 		}

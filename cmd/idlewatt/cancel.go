@@ -2,15 +2,11 @@ package main
 
 // Inputs that SIGINT and SIGTERM can stop. main cancels the command context
 // with a signalError on the first signal; every command that reads a file
-// named on the command line (capture, trace) opens it here, so that:
-//   - opening a FIFO, which blocks in open(2) until a writer appears, is
-//     waited for in a goroutine the command stops waiting for;
-//   - a read blocked on a FIFO or a terminal (both in Go's poller) is woken
-//     by a read deadline the moment ctx is done;
-//   - every read and every record of a regular file checks ctx first, so a
-//     long analysis stops within one record.
-// The error is context.Cause(ctx), the signalError: exit 1, "interrupted by
-// SIGINT", whatever wrapped it.
+// named on the command line (capture, trace, config, report.json) opens it
+// here, through internal/ctxio, so that opening a FIFO, a read blocked on a
+// FIFO or terminal, and every read and record of a regular file stop when
+// ctx is done. The error is context.Cause(ctx), the signalError: exit 1,
+// "interrupted by SIGINT", whatever wrapped it.
 
 import (
 	"bufio"
@@ -19,77 +15,16 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/internal/ctxio"
 	"github.com/idlewatt/idlewatt/meter"
+	"github.com/idlewatt/idlewatt/meter/registry"
 	"github.com/idlewatt/idlewatt/workload/trace"
 )
-
-// openInput opens path for reading, giving up when ctx is done.
-func openInput(ctx context.Context, path string) (*os.File, error) {
-	if err := context.Cause(ctx); err != nil {
-		return nil, err
-	}
-	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
-		return os.Open(path) // does not block
-	}
-	type result struct {
-		f   *os.File
-		err error
-	}
-	ch := make(chan result, 1)
-	go func() { // not goSafe: os.Open does not panic
-		f, err := os.Open(path)
-		ch <- result{f, err}
-	}()
-	select {
-	case r := <-ch:
-		return r.f, r.err
-	case <-ctx.Done():
-		go func() { // close the file if the open completes after all
-			if r := <-ch; r.f != nil {
-				r.f.Close()
-			}
-		}()
-		return nil, fmt.Errorf("opening %s: %w", path, context.Cause(ctx))
-	}
-}
-
-// ctxReader reads f until ctx is done, then fails with context.Cause(ctx).
-type ctxReader struct {
-	ctx  context.Context
-	f    *os.File
-	stop func() bool
-}
-
-// newCtxReader wraps f; Close stops watching ctx and closes f.
-func newCtxReader(ctx context.Context, f *os.File) *ctxReader {
-	r := &ctxReader{ctx: ctx, f: f}
-	// Wakes a Read blocked in the poller (FIFO, pty, socket); regular
-	// files refuse deadlines, and their reads do not block.
-	r.stop = context.AfterFunc(ctx, func() { _ = f.SetReadDeadline(time.Now()) })
-	return r
-}
-
-func (r *ctxReader) Read(p []byte) (int, error) {
-	if err := context.Cause(r.ctx); err != nil {
-		return 0, err
-	}
-	n, err := r.f.Read(p)
-	if err != nil && r.ctx.Err() != nil && !errors.Is(err, io.EOF) {
-		return n, context.Cause(r.ctx)
-	}
-	return n, err
-}
-
-func (r *ctxReader) Close() error {
-	r.stop()
-	return r.f.Close()
-}
 
 // ctxSource is an analysis.Source that stops when ctx is done.
 type ctxSource struct {
@@ -142,11 +77,11 @@ func captureOpener(ctx context.Context, cmd *cobra.Command, path string) (analys
 // openCaptureStream opens a capture for one pass from its start; any file
 // that can be read (a FIFO too). Close the returned closer after the reader.
 func openCaptureStream(ctx context.Context, path string) (*capture.Reader, io.Closer, error) {
-	f, err := openInput(ctx, path)
+	f, err := ctxio.Open(ctx, path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("capture: %w", err)
 	}
-	cr := newCtxReader(ctx, f)
+	cr := ctxio.NewReader(ctx, f)
 	r, err := capture.NewReader(cr)
 	if err != nil {
 		cr.Close()
@@ -159,7 +94,7 @@ func openCaptureStream(ctx context.Context, path string) (*capture.Reader, io.Cl
 type cmdTrace struct {
 	trace.Reader
 	Format trace.Format
-	in     *ctxReader
+	in     *ctxio.Reader
 }
 
 func (t *cmdTrace) Close() error { return t.in.Close() }
@@ -167,11 +102,11 @@ func (t *cmdTrace) Close() error { return t.in.Close() }
 // openTrace opens a trace file (any readable file), detecting its format
 // unless format is given, reading it until ctx is done.
 func openTrace(ctx context.Context, path string, format trace.Format) (*cmdTrace, error) {
-	f, err := openInput(ctx, path)
+	f, err := ctxio.Open(ctx, path)
 	if err != nil {
 		return nil, err
 	}
-	in := newCtxReader(ctx, f)
+	in := ctxio.NewReader(ctx, f)
 	br := bufio.NewReaderSize(in, 64<<10)
 	if format == "" {
 		if format, err = trace.Detect(br); err != nil {
@@ -188,19 +123,6 @@ func openTrace(ctx context.Context, path string, format trace.Format) (*cmdTrace
 		return nil, err
 	}
 	return &cmdTrace{Reader: r, Format: format, in: in}, nil
-}
-
-// ctxWriter writes to w until ctx is done, then fails with its cause.
-type ctxWriter struct {
-	ctx context.Context
-	w   io.Writer
-}
-
-func (c ctxWriter) Write(p []byte) (int, error) {
-	if err := context.Cause(c.ctx); err != nil {
-		return 0, err
-	}
-	return c.w.Write(p)
 }
 
 // ctxTrace is a trace.Reader (a generator) that stops when ctx is done.
@@ -223,11 +145,11 @@ const maxConfigBytes = 16 << 20
 
 // readInput reads a whole small input file, stopping when ctx is done.
 func readInput(ctx context.Context, path string, limit int64) ([]byte, error) {
-	f, err := openInput(ctx, path)
+	f, err := ctxio.Open(ctx, path)
 	if err != nil {
 		return nil, err
 	}
-	in := newCtxReader(ctx, f)
+	in := ctxio.NewReader(ctx, f)
 	defer in.Close()
 	b, err := io.ReadAll(io.LimitReader(in, limit+1))
 	if err != nil {
@@ -242,11 +164,11 @@ func readInput(ctx context.Context, path string, limit int64) ([]byte, error) {
 // loadReportJSON reads a report.json (compare's inputs), stopping when ctx
 // is done.
 func loadReportJSON(ctx context.Context, path string) (*analysis.Report, error) {
-	f, err := openInput(ctx, path)
+	f, err := ctxio.Open(ctx, path)
 	if err != nil {
 		return nil, err
 	}
-	in := newCtxReader(ctx, f)
+	in := ctxio.NewReader(ctx, f)
 	defer in.Close()
 	r, err := analysis.ReadJSON(in)
 	if err != nil {
@@ -258,28 +180,26 @@ func loadReportJSON(ctx context.Context, path string) (*analysis.Report, error) 
 // openMeterCtx is openMeterWith, given up when a signal arrives: opening
 // waits for the meter to answer (up to a few seconds); the open finishes
 // behind and its meter is closed.
-func openMeterCtx(cmd *cobra.Command, kind, path string, o meterOptions) (meter.Meter, meterKind, bool, error) {
+func openMeterCtx(cmd *cobra.Command, kind, path string, s registry.Settings) (meter.Meter, bool, error) {
 	type opened struct {
 		m        meter.Meter
-		k        meterKind
 		replayed bool
 		err      error
 	}
 	ch := make(chan opened, 1)
 	goSafe(cmd.ErrOrStderr(), func() {
-		m, k, replayed, err := openMeterWith(kind, path, o)
-		ch <- opened{m, k, replayed, err}
+		m, replayed, err := openMeterWith(kind, path, s)
+		ch <- opened{m, replayed, err}
 	})
 	select {
 	case r := <-ch:
-		return r.m, r.k, r.replayed, r.err
+		return r.m, r.replayed, r.err
 	case <-cmd.Context().Done():
 		goSafe(cmd.ErrOrStderr(), func() {
 			if r := <-ch; r.m != nil {
 				r.m.Close()
 			}
 		})
-		var k meterKind
-		return nil, k, false, fmt.Errorf("--port %s: %w", path, context.Cause(cmd.Context()))
+		return nil, false, fmt.Errorf("--port %s: %w", path, context.Cause(cmd.Context()))
 	}
 }

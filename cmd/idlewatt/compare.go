@@ -25,7 +25,7 @@ func init() {
 		}
 		c.Flags().String("out", "compare", "output directory")
 		c.Flags().String("baseline", "1", "run the deltas are against: its position among the arguments (1 = first) or its label (the report's directory name)")
-		c.Flags().Bool("html", false, "also write compare.html: every run's power over one time axis with the delta table (re-reads each run's capture)")
+		c.Flags().Bool("html", false, "also write compare.html: every run's power with its min–max envelope and I/O, state and DEVSLP strips on one time axis, a selection tool, the delta table and linked tables (re-reads each run's capture)")
 		c.Flags().StringArray("capture", nil, "with --html: the capture of each REPORT.json, in the same order (repeat once per report); default each report's capture.path")
 		addOverwriteFlag(c.Flags(), "comparison files already in --out")
 		return c
@@ -143,7 +143,9 @@ func compareBaseline(v string, labels []string) (int, error) {
 
 // compareRuns re-reads each report's capture into a pyramid for
 // compare.html: the capture given with --capture, else the report's
-// capture.path (as written, else relative to the report's directory). The
+// capture.path (as written, else relative to the report's directory, else
+// its file name in the report's directory, for a run directory moved
+// after the run). The
 // numbers stay the report's; the capture only gives the trace, and must be
 // the one the report was computed from (the same drives and sample counts).
 // Each capture joins oo's inputs.
@@ -162,10 +164,19 @@ func compareRuns(cmd *cobra.Command, args, caps []string, reps []*analysis.Repor
 			if path == "" {
 				return nil, usageErr("compare: --html: %s names no capture (capture.path); give it with --capture", args[i])
 			}
-			if _, err := os.Stat(path); err != nil && !filepath.IsAbs(path) {
-				if alt := filepath.Join(filepath.Dir(args[i]), path); alt != path {
+			// A relative capture.path is relative to where the run was
+			// made (demo, measure), else to the report; a run directory
+			// moved elsewhere still holds its capture beside report.json.
+			if _, err := os.Stat(path); err != nil {
+				dir := filepath.Dir(args[i])
+				var alts []string
+				if !filepath.IsAbs(path) {
+					alts = append(alts, filepath.Join(dir, path))
+				}
+				for _, alt := range append(alts, filepath.Join(dir, filepath.Base(path))) {
 					if _, err := os.Stat(alt); err == nil {
 						path = alt
+						break
 					}
 				}
 			}
@@ -175,7 +186,8 @@ func compareRuns(cmd *cobra.Command, args, caps []string, reps []*analysis.Repor
 		}
 		opts := analysis.DefaultOptions()
 		opts.States = &analysis.StateOptions{Profiles: user}
-		pyr := htmlreport.NewPyramidFor(path, htmlreport.Budget{})
+		// The runs share one report.html's size budget.
+		pyr := htmlreport.NewPyramidFor(path, htmlreport.CompareBudget(len(reps)))
 		opts.Samples = pyr
 		again, err := analyzeCapture(cmd, path, opts)
 		if err != nil {
@@ -185,7 +197,7 @@ func compareRuns(cmd *cobra.Command, args, caps []string, reps []*analysis.Repor
 			return nil, usageErr("compare: --html: %s is not the capture of %s: %w", path, args[i], err)
 		}
 		oo.Inputs = append(oo.Inputs, path) // never written over
-		runs = append(runs, htmlreport.CompareRun{Label: labels[i], Report: r, Pyramid: pyr})
+		runs = append(runs, htmlreport.CompareRun{Label: labels[i], Report: r, Pyramid: pyr, Capture: path})
 	}
 	return runs, nil
 }

@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/idlewatt/idlewatt/analysis/synthcap"
 )
 
 // TestCompareBoundsDrives: more drives than one table and chart can hold is
@@ -93,5 +96,48 @@ func TestCompareRefusesImpossibleHeadline(t *testing.T) {
 	md, _ := os.ReadFile(filepath.Join(out, "compare.md"))
 	if !strings.Contains(string(md), "| B 256GB | — | 0.200000") {
 		t.Errorf("null active_idle_w not shown as —:\n%s", md)
+	}
+}
+
+// compare --html finds each run's capture beside its report.json when the
+// run directories were moved after the runs (capture.path names where the
+// capture was).
+func TestCompareHTMLMovedRuns(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	ctx := context.Background()
+	for _, r := range []string{"run1", "run2"} {
+		d := filepath.Join(dir, r)
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := synthcap.Write(filepath.Join(d, "capture.iwc"), synthcap.Review(4*time.Second, 2000, 0)); err != nil {
+			t.Fatal(err)
+		}
+		if o, e, code := run(t, ctx, "report", filepath.Join(d, "capture.iwc"), "--out", d, "--no-html"); code != 0 {
+			t.Fatalf("report %s: exit %d %s%s", r, code, o, e)
+		}
+	}
+	moved := filepath.Join(dir, "moved")
+	if err := os.Mkdir(moved, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []string{"run1", "run2"} {
+		if err := os.Rename(filepath.Join(dir, r), filepath.Join(moved, r)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmp := filepath.Join(dir, "cmp")
+	if o, e, code := run(t, ctx, "compare", "--out", cmp, "--html", filepath.Join(moved, "run1", "report.json"), filepath.Join(moved, "run2", "report.json")); code != 0 {
+		t.Fatalf("compare --html of moved runs: exit %d %s%s", code, o, e)
+	}
+	b, err := os.ReadFile(filepath.Join(cmp, "compare.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"label":"run1"`, `"label":"run2"`, `"state_t":[0`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("compare.html has no %q", want)
+		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/idlewatt/idlewatt/internal/ctxio"
 	"github.com/idlewatt/idlewatt/internal/outfile"
 	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/meter/hub"
@@ -182,7 +183,7 @@ func runHubEmulate(cmd *cobra.Command, _ []string) error {
 			return usageErr("hub emulate: --out %w", err)
 		}
 		defer f.Abort() // no-op after Commit
-		if err := hubemu.WriteFast(ctxWriter{cmd.Context(), f}, o, d); err != nil {
+		if err := hubemu.WriteFast(ctxio.Writer{Ctx: cmd.Context(), W: f}, o, d); err != nil {
 			return usageErr("hub emulate --fast: %w", err)
 		}
 		if err := f.Commit(); err != nil {

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -71,5 +73,52 @@ func TestProfileDrivesPerPort(t *testing.T) {
 	}
 	if _, err := profileDrives(cmd, []string{"nope"}, 1, 1); err == nil || !strings.Contains(err.Error(), "unknown drive profile") {
 		t.Fatalf("unknown profile: %v", err)
+	}
+}
+
+// TestCommandLinesAtOnce runs command lines with different configs at the
+// same time in one process: each sees its own config (a cli value per
+// command line), the one with a bad config alone fails, and outputs do not
+// mix. With the old global viper the configs overwrote each other.
+func TestCommandLinesAtOnce(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	confs := map[string]string{"a": "profiles:\n  lab-a:\n    base: ssd340\n", "b": "profiles:\n  lab-b:\n    base: hdd-7200\n",
+		"bad": "profiles:\n  lab-x:\n    base: nope\n"}
+	for name, body := range confs {
+		if err := os.WriteFile(filepath.Join(dir, name+".yaml"), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	type result struct {
+		conf, out, errOut string
+		code              int
+	}
+	results := make(chan result, 30)
+	var wg sync.WaitGroup
+	for i := range 30 {
+		conf := []string{"a", "b", "bad"}[i%3]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var o, e bytes.Buffer
+			c := newCLI(&o, &e)
+			_, err := c.execute(context.Background(), []string{"profiles", "--json", "--config", filepath.Join(dir, conf+".yaml")})
+			code := c.exitCode(err)
+			results <- result{conf, o.String(), e.String(), code}
+		}()
+	}
+	wg.Wait()
+	close(results)
+	for r := range results {
+		hasA, hasB := strings.Contains(r.out, `"lab-a"`), strings.Contains(r.out, `"lab-b"`)
+		switch {
+		case r.conf == "bad":
+			if r.code != 2 || !strings.Contains(r.errOut, "profiles.lab-x.base") || r.out != "" {
+				t.Errorf("bad config: exit %d, stdout %d bytes, stderr %q", r.code, len(r.out), r.errOut)
+			}
+		case r.code != 0 || hasA != (r.conf == "a") || hasB != (r.conf == "b"):
+			t.Errorf("config %s: exit %d, lab-a listed %v, lab-b listed %v: %s", r.conf, r.code, hasA, hasB, r.errOut)
+		}
 	}
 }

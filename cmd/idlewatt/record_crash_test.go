@@ -155,16 +155,16 @@ func readTail(t *testing.T, path string) captureTail {
 // recording starts); without one, the header's start time plus the
 // samples recorded — which also counts the meter's start-up latency, so
 // the loss it gives errs on the high side.
-func (ct captureTail) lastHost() int64 {
+func (ct captureTail) lastHost() hostclock.Time {
 	least := ct.end[0]
 	for _, e := range ct.end {
 		least = min(least, e)
 	}
-	ns := 1e9 / ct.hdr.RateHz
+	ns := 1e9 / float64(ct.hdr.RateHz)
 	if m := ct.mark; m != nil {
-		return m.HostSent + int64((float64(least)-float64(m.MeterIndex))*ns)
+		return m.HostSent + hostclock.Time((float64(least)-float64(m.MeterIndex))*ns)
 	}
-	return ct.hdr.StartHost + int64(float64(least-ct.first)*ns)
+	return ct.hdr.StartHost + hostclock.Time(float64(least-ct.first)*ns)
 }
 
 func newEmulator(t *testing.T, ports int) *hubemu.Emulator {

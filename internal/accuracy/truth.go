@@ -76,7 +76,7 @@ func readRunClock(path string, emuEpoch int64) (*runClock, error) {
 	if h.RateHz <= 0 {
 		return nil, fmt.Errorf("%s: no sample rate", path)
 	}
-	rc := &runClock{rate: h.RateHz, ports: map[int]*portSpan{}}
+	rc := &runClock{rate: float64(h.RateHz), ports: map[int]*portSpan{}}
 	chanPort := map[int]int{}
 	for i, c := range h.Channels {
 		if c.Rail == meter.Rail5V {
@@ -119,8 +119,8 @@ func readRunClock(path string, emuEpoch int64) (*runClock, error) {
 			if m.Synthetic || m.HostRecv < m.HostSent {
 				continue
 			}
-			if rtt := m.HostRecv - m.HostSent; rtt < bestRTT {
-				bestRTT, bestMid, bestIdx = rtt, m.HostSent+rtt/2, m.MeterIndex
+			if rtt := int64(m.HostRecv - m.HostSent); rtt < bestRTT {
+				bestRTT, bestMid, bestIdx = rtt, int64(m.HostSent)+rtt/2, m.MeterIndex
 			}
 		case capture.KindEvent:
 			if rec.Event.Kind == meter.EventDevSlp {

@@ -3,6 +3,7 @@ package rig
 import (
 	"errors"
 	"io"
+	"time"
 
 	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/capture"
@@ -56,7 +57,7 @@ func readWindows(path string, clock analysis.Clock, windows []Window) ([][]devsl
 		if row.Gap > 0 {
 			continue
 		}
-		t := clock.Host(row.Index)
+		t := int64(clock.Host(row.Index))
 		if t < lo || t > hi {
 			continue
 		}
@@ -95,7 +96,7 @@ func scanEvents(path string) (*capEvents, error) {
 	defer r.Close()
 	r.SkipSamples(true)
 	h := r.Header()
-	f := analysis.NewClockFitter(h.RateHz, 1, 4096)
+	f := analysis.NewClockFitter(h.RateHz, time.Second, 4096)
 	for {
 		rec, err := r.Next()
 		if err != nil {

@@ -31,9 +31,9 @@ func (r *Rig) IdlePolicies(ctx context.Context, policies []string, settle, measu
 			return out, err
 		}
 		r.Phase(IdlePhase(p))
-		w := PolicyWindow{Policy: p, Start: hostclock.Now()}
+		w := PolicyWindow{Policy: p, Start: int64(hostclock.Now())}
 		err := r.wait(ctx, measure)
-		w.End = hostclock.Now()
+		w.End = int64(hostclock.Now())
 		r.Phase("end")
 		if err != nil {
 			return out, err

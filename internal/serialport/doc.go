@@ -1,10 +1,12 @@
-// Package serialport opens a serial device, or a pseudo-terminal, for the
-// meter drivers that talk over one (meter/hub through OpenSerial;
-// meter/ppk2, meter/linemeter, meter/scpi through Open).
+// Package serialport is the one place a serial device, or a
+// pseudo-terminal, is opened for the meter drivers that talk over one
+// (meter/hub through OpenPolled; meter/ppk2, meter/linemeter, meter/scpi
+// through Open, which is built on OpenSerial; OpenTimeout, also on
+// OpenSerial, is the hub's former opener).
 //
 // # Exclusive access
 //
-// OpenSerial (and Open, built on it) first takes Acquire's lock: flock
+// OpenSerial (and Open, OpenTimeout, OpenPolled) first takes Acquire's lock: flock
 // (LOCK_EX|LOCK_NB) on a descriptor of its own for the device node, held
 // until the port is closed and dropped by the kernel if the process dies.
 // A second opener gets an *InUseError (errors.Is ErrInUse): "port PATH in
@@ -26,7 +28,11 @@
 // that blocked thread kept the runtime's monitor waking and was most of
 // record's CPU (docs/benchmarks.md).
 //
-// # Deadlines
+// # Timeouts and deadlines
+//
+// OpenTimeout gives go.bug.st/serial's own semantics: a per-Read timeout
+// after which Read returns (0, nil), a byte pump's idle tick; it flushes
+// bytes queued before the open.
 //
 // The drivers are written against *os.File's deadline semantics, which a
 // serial.Port lacks: it has one per-port read timeout instead, and a read

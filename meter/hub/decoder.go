@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/idlewatt/idlewatt/hostclock"
 	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/units"
 )
@@ -23,7 +24,7 @@ func (id *Identity) InfoFormat(cal *Calibration, f uint8) meter.Info {
 		Kind: "hub", Model: id.Model, Firmware: id.Firmware, Serial: id.Serial,
 		ProtocolVersion: int(id.Version), Ports: int(id.Ports),
 	}
-	wide := f == Format20
+	wide := f == Format20 || f == FormatPacked
 	for p := 1; p <= int(id.Ports); p++ {
 		for ri, r := range id.Rails {
 			ch := meter.Channel{Port: p, Rail: r.Rail, VoltLSB: units.Volts(float64(id.BusLSBuV) * 1e-6),
@@ -121,7 +122,7 @@ type decoder struct {
 	// a "disconnect", and if the next block's index went backwards the hub
 	// restarted counting, so offset shifts its indices past what came before.
 	outage bool
-	downAt int64
+	downAt hostclock.Time
 	offset uint64
 	rate   float64
 	// edge is the end of the last live block (or overrun) seen: the next
@@ -132,7 +133,7 @@ type decoder struct {
 	// lastFirst is the first index of the last block delivered, lastRecv
 	// its host receive time (0 in a replay, and before the first block).
 	lastFirst uint64
-	lastRecv  int64
+	lastRecv  hostclock.Time
 	stats     *meter.Stats
 	block     meter.Block
 	v         []units.Volts
@@ -187,7 +188,7 @@ func (d *decoder) gap(upTo uint64, reason string, sink meter.Sink) error {
 
 // samples decodes a SAMPLES payload received at host time now (used only
 // after an outage) into sink.
-func (d *decoder) samples(p []byte, now int64, sink meter.Sink) error {
+func (d *decoder) samples(p []byte, now hostclock.Time, sink meter.Sink) error {
 	if err := d.s.DecodeFromBytes(p); err != nil {
 		return err
 	}
@@ -196,7 +197,7 @@ func (d *decoder) samples(p []byte, now int64, sink meter.Sink) error {
 
 // samples2 decodes a SAMPLES2 payload: a live block, or (SamplesResent)
 // one answering a RESEND, merged into its hole.
-func (d *decoder) samples2(p []byte, now int64, sink meter.Sink) error {
+func (d *decoder) samples2(p []byte, now hostclock.Time, sink meter.Sink) error {
 	s := &d.s
 	if err := s.DecodeV2(p); err != nil {
 		d.refuse(&d.link.RefusedBadFrame)
@@ -215,7 +216,7 @@ func (d *decoder) samples2(p []byte, now int64, sink meter.Sink) error {
 // live handles the live block in d.s: duplicates, restarts and gaps are
 // judged against the live edge; with retransmission a gap becomes a hole
 // asked for again, and blocks behind a hole wait in order.
-func (d *decoder) live(now int64, sink meter.Sink) error {
+func (d *decoder) live(now hostclock.Time, sink meter.Sink) error {
 	s := &d.s
 	if d.outage {
 		if err := d.afterOutage(now, sink); err != nil {
@@ -312,7 +313,7 @@ func (d *decoder) emit(s *Samples, skip int, sink meter.Sink) error {
 // it right after. The samples in between are one "restart" gap, an
 // estimate like the restart gap after an outage (afterOutage), and an
 // EventRestart says where the new count begins.
-func (d *decoder) restart(now int64, sink meter.Sink) error {
+func (d *decoder) restart(now hostclock.Time, sink meter.Sink) error {
 	s := &d.s
 	raw := s.First - d.offset // the index the hub sent
 	est := 0.0
@@ -326,7 +327,7 @@ func (d *decoder) restart(now int64, sink meter.Sink) error {
 
 // restarted records a restart of the hub's count at wire index raw, now
 // on the timeline at d.s.First: the gap up to it, then the event.
-func (d *decoder) restarted(raw uint64, now int64, sink meter.Sink) error {
+func (d *decoder) restarted(raw uint64, now hostclock.Time, sink meter.Sink) error {
 	d.stats.Restarts++
 	if err := d.gap(d.s.First, "restart", sink); err != nil {
 		return err
@@ -340,7 +341,7 @@ func (d *decoder) restarted(raw uint64, now int64, sink meter.Sink) error {
 // resume support): its indices are shifted past d.expected plus the outage
 // as the host clock measured it, a gap marked "restart" because its length
 // is an estimate, the only inexact gap the driver reports.
-func (d *decoder) afterOutage(now int64, sink meter.Sink) error {
+func (d *decoder) afterOutage(now hostclock.Time, sink meter.Sink) error {
 	d.outage = false
 	s := &d.s
 	if s.First+d.offset >= d.edge || d.rate <= 0 {
@@ -359,7 +360,7 @@ func (d *decoder) afterOutage(now int64, sink meter.Sink) error {
 	return err
 }
 
-func (d *decoder) event(p []byte, hostRecv int64, sink meter.Sink) error {
+func (d *decoder) event(p []byte, hostRecv hostclock.Time, sink meter.Sink) error {
 	e := &d.ev
 	if err := e.DecodeFromBytes(p); err != nil {
 		return err

@@ -45,7 +45,9 @@ type Options struct {
 	// noisy UART; MinMaxFrame–MaxFrame.
 	MaxFrame int
 	// Format is the sample format asked of a version 2 hub: 0 for the
-	// finest it has (Format20 if listed), Format16 to keep 16-bit samples.
+	// finest in the fewest bytes it has (FormatPacked if listed, else
+	// Format20), Format20 for unpacked 20-bit samples, Format16 to keep
+	// 16-bit samples. A format the hub lacks falls back to the next.
 	Format uint8
 }
 
@@ -122,7 +124,7 @@ type conn struct {
 
 type call struct {
 	cmd  Type
-	sent int64
+	sent hostclock.Time
 	ch   chan reply
 }
 
@@ -136,8 +138,8 @@ type activeStream struct {
 	sink         meter.Sink
 	dec          *decoder
 	closed       bool
-	disconnected bool  // EventDisconnect sent, EventReconnect not yet
-	downAt       int64 // hostclock when the link was lost
+	disconnected bool           // EventDisconnect sent, EventReconnect not yet
+	downAt       hostclock.Time // hostclock when the link was lost
 	discarded    uint64
 	errc         chan error
 	resends      chan Resend   // RESENDs the decoder asked for, sent by resender
@@ -238,7 +240,7 @@ func (h *Hub) attach(rw io.ReadWriter, c io.Closer) {
 	h.mu.Lock()
 	h.conn = cn
 	h.mu.Unlock()
-	h.lastRead.Store(hostclock.Now())
+	h.lastRead.Store(int64(hostclock.Now()))
 	go h.readLoop(cn)
 }
 
@@ -366,7 +368,11 @@ func (h *Hub) negotiate() error {
 		version = int(a.Version)
 		if version >= 2 {
 			maxFrame = int(a.MaxFrame)
-			if h.opts.Format != Format16 && h.id.Formats&FormatBit20 != 0 {
+			switch {
+			case h.opts.Format == Format16:
+			case (h.opts.Format == 0 || h.opts.Format == FormatPacked) && h.id.Formats&FormatBitPacked != 0:
+				format = FormatPacked
+			case h.id.Formats&FormatBit20 != 0:
 				format = Format20
 			}
 		}
@@ -430,7 +436,7 @@ func (h *Hub) readLoop(c *conn) {
 			return
 		}
 		h.mu.Unlock()
-		h.lastRead.Store(hostclock.Now())
+		h.lastRead.Store(int64(hostclock.Now()))
 		h.dispatch(c, f)
 	}
 }
@@ -514,7 +520,7 @@ func (h *Hub) toStream(cn *conn, f *Frame, c *call) {
 	var err error
 	if st.disconnected {
 		st.disconnected = false
-		err = st.sink.Event(meter.Event{Kind: meter.EventReconnect, HostRecv: now, Value: (now - st.downAt) / 1e6})
+		err = st.sink.Event(meter.Event{Kind: meter.EventReconnect, HostRecv: now, Value: now.Sub(st.downAt).Milliseconds()})
 		st.dec.outage, st.dec.downAt = true, st.downAt
 	}
 	st.dec.reason = ""
@@ -794,6 +800,16 @@ func (h *Hub) Stream(ctx context.Context, cfg meter.StreamConfig, sink meter.Sin
 	if h.version >= 2 {
 		start.Format = h.format
 	}
+	if h.version >= 2 && h.id.RingBytes > 0 {
+		// Holes are asked for from the first frame: the blocks that
+		// arrive before the ACK of START is read (the stream begins right
+		// after it) were reported as gaps at once. The depth is what the
+		// hub computes for its ACK, which started then confirms.
+		st.mu.Lock()
+		st.dec.ring = uint64(h.id.RingBytes) / uint64(chans*FormatWidth(h.format))
+		st.dec.retx = st.dec.ring > 0
+		st.mu.Unlock()
+	}
 	rep, err := h.command(ctx, TypeStart, start.Append(nil))
 	if err != nil {
 		return err
@@ -832,11 +848,11 @@ func (h *Hub) Stream(ctx context.Context, cfg meter.StreamConfig, sink meter.Sin
 				return nil
 			}
 		case <-tick.C:
-			silent := time.Duration(hostclock.Since(h.lastRead.Load()))
+			silent := time.Duration(hostclock.Since(hostclock.Time(h.lastRead.Load())))
 			if silent < h.opts.StallTimeout {
 				continue
 			}
-			if err := h.lost(st, hostclock.Now()-int64(silent)); err != nil {
+			if err := h.lost(st, hostclock.Now().Add(-silent)); err != nil {
 				stop()
 				return err
 			}
@@ -943,7 +959,7 @@ func (h *Hub) LinkStats() LinkStats {
 }
 
 // lost reports the link lost at host time at, once per outage.
-func (h *Hub) lost(st *activeStream, at int64) error {
+func (h *Hub) lost(st *activeStream, at hostclock.Time) error {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if st.disconnected || st.closed {

@@ -3,6 +3,7 @@ package hub
 import (
 	"time"
 
+	"github.com/idlewatt/idlewatt/hostclock"
 	"github.com/idlewatt/idlewatt/meter"
 )
 
@@ -49,8 +50,8 @@ const (
 type hole struct {
 	start, end uint64
 	reason     string
-	expired    bool  // ready to be reported as a gap
-	asked      int64 // hostclock of the last RESEND for it
+	expired    bool           // ready to be reported as a gap
+	asked      hostclock.Time // hostclock of the last RESEND for it
 	tries      int
 }
 
@@ -75,7 +76,7 @@ func (d *decoder) refuse(n *uint64) {
 
 // missing records [d.edge, upTo) as missing: a hole asked for again with
 // retransmission, else a gap at once.
-func (d *decoder) missing(upTo uint64, reason string, now int64, sink meter.Sink) error {
+func (d *decoder) missing(upTo uint64, reason string, now hostclock.Time, sink meter.Sink) error {
 	if upTo <= d.edge {
 		return nil
 	}
@@ -98,7 +99,7 @@ func (d *decoder) missing(upTo uint64, reason string, now int64, sink meter.Sink
 	return d.flush(sink)
 }
 
-func (d *decoder) askHole(h *hole, now int64) {
+func (d *decoder) askHole(h *hole, now hostclock.Time) {
 	h.asked, h.tries = now, h.tries+1
 	n := h.end - h.start
 	if d.ask != nil && d.ask(h.start-d.offset, uint32(min(n, 1<<32-1))) {
@@ -110,6 +111,7 @@ func (d *decoder) askHole(h *hole, now int64) {
 // hold keeps samples skip… of s (copied) until the holes before them close.
 func (d *decoder) hold(s *Samples, skip int) {
 	p := *s
+	p.unpacked = nil // p.Data is its own copy; the decoder's buffer stays the decoder's
 	p.First += uint64(skip)
 	p.Count -= skip
 	p.Data = append([]byte(nil), s.Data[skip*s.Chans*s.Width:]...)
@@ -124,7 +126,7 @@ func (d *decoder) hold(s *Samples, skip int) {
 }
 
 // resent merges the RESENT block in d.s into the holes it fills.
-func (d *decoder) resent(now int64, sink meter.Sink) error {
+func (d *decoder) resent(now hostclock.Time, sink meter.Sink) error {
 	s := &d.s
 	if !d.retx {
 		d.link.ResentUnneeded += uint64(s.Count)
@@ -219,13 +221,13 @@ func (d *decoder) nakResend(sink meter.Sink) error {
 // tick asks again for holes unanswered for resendTimeout and gives up
 // those asked resendTries times, or all the oldest while held blocks
 // exceed maxHeldBytes.
-func (d *decoder) tick(now int64, sink meter.Sink) error {
+func (d *decoder) tick(now hostclock.Time, sink meter.Sink) error {
 	if len(d.holes) == 0 {
 		return nil
 	}
 	for i := range d.holes {
 		h := &d.holes[i]
-		if h.expired || now-h.asked < int64(resendTimeout) {
+		if h.expired || now.Sub(h.asked) < resendTimeout {
 			continue
 		}
 		if h.tries >= resendTries || d.edge-h.start > d.ring {

@@ -41,7 +41,10 @@ type pump struct {
 	timer *time.Timer
 }
 
-type arrival struct{ end, t int64 }
+type arrival struct {
+	end int64
+	t   hostclock.Time
+}
 
 // arrivalKeep is how far behind the consumed bytes arrival times are kept:
 // the scanner may still hold that much read but not yet framed.
@@ -49,7 +52,7 @@ const arrivalKeep = 256 << 10
 
 // ArrivedBy returns the host time at which stream byte end-1 had been read
 // from the port (0 if no longer known).
-func (p *pump) ArrivedBy(end int64) int64 {
+func (p *pump) ArrivedBy(end int64) hostclock.Time {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, a := range p.arr {

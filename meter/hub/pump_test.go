@@ -66,7 +66,7 @@ func TestPumpArrivedBy(t *testing.T) {
 	pw.Write([]byte("bbbb")) //nolint:errcheck // pipe
 	time.Sleep(5 * time.Millisecond)
 	t1, t2 := p.ArrivedBy(4), p.ArrivedBy(8)
-	if t1 == 0 || t2-t1 < int64(15*time.Millisecond) {
+	if t1 == 0 || t2.Sub(t1) < 15*time.Millisecond {
 		t.Fatalf("arrivals %d and %d: want the second ≥ 15 ms after the first", t1, t2)
 	}
 	if p.ArrivedBy(3) != t1 || p.ArrivedBy(5) != t2 || p.ArrivedBy(9) != 0 {

@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/idlewatt/idlewatt/hostclock"
 	"github.com/idlewatt/idlewatt/meter"
 )
 
@@ -129,7 +130,7 @@ func TestLiveRestartGapFromHostClock(t *testing.T) {
 		f := samplesFrame(first, 10)
 		return f[HeaderLen : len(f)-TrailerLen]
 	}
-	now := int64(1e9)
+	now := hostclock.Time(1e9)
 	for first := uint64(0); first < 100; first += 10 {
 		now += 10e6
 		if err := d.samples(payload(first), now, &s); err != nil {

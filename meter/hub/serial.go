@@ -6,8 +6,6 @@ import (
 	"io"
 	"time"
 
-	"go.bug.st/serial"
-
 	"github.com/idlewatt/idlewatt/internal/serialport"
 )
 
@@ -21,8 +19,8 @@ const readTimeout = 50 * time.Millisecond
 // read through the runtime poller: the pump's Read parks in epoll instead
 // of blocking a thread in select(2), which cost more CPU than decoding
 // (docs/benchmarks.md, "record CPU"). Closing the port ends a Read at once.
-// It never asks for modem-status bits (those ioctls fail on a pty), so an
-// emulator's pty opens like a real port.
+// No modem-status ioctls (they fail on a pty, so an emulator's pty opens
+// like a real port); stale input flushed.
 func openSerial(path string, baud int) (io.ReadWriteCloser, error) {
 	p, err := serialport.OpenPolled(path, baud)
 	if errors.Is(err, serialport.ErrInUse) {
@@ -38,7 +36,4 @@ func openSerial(path string, baud int) (io.ReadWriteCloser, error) {
 
 // isClosed reports whether err is go.bug.st/serial's "port closed" (a port
 // handed to New may be one).
-func isClosed(err error) bool {
-	var pe *serial.PortError
-	return errors.As(err, &pe) && pe.Code() == serial.PortClosed
-}
+func isClosed(err error) bool { return serialport.IsClosed(err) }

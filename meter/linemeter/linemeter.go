@@ -245,7 +245,7 @@ type lineStream struct {
 	vb          []units.Volts
 	ib          []units.Amps
 	gapN        uint64 // bad lines pending as one gap ending at idx
-	lastMark    int64
+	lastMark    hostclock.Time
 	markID      uint32
 	long        bool // inside a line longer than the buffer
 }
@@ -331,11 +331,11 @@ func (s *lineStream) flush() error {
 
 // tick flushes, and about once a second ties the line count to the host
 // clock with a synthetic mark.
-func (s *lineStream) tick(now int64) error {
+func (s *lineStream) tick(now hostclock.Time) error {
 	if err := s.flush(); err != nil {
 		return err
 	}
-	if s.idx > 0 && now-s.lastMark >= int64(time.Second) {
+	if s.idx > 0 && now.Sub(s.lastMark) >= time.Second {
 		s.lastMark = now
 		s.markID++
 		return s.sink.Mark(meter.MarkEcho{ID: s.markID, HostSent: now, HostRecv: now, MeterIndex: s.idx - 1, Synthetic: true})
@@ -417,4 +417,9 @@ func ResolveConfig(info meter.Info, cfg meter.StreamConfig) (meter.StreamConfig,
 		}
 	}
 	return cfg, nil
+}
+
+// ResolveConfig is meter.Resolver: ResolveConfig against the meter's Info.
+func (m *Meter) ResolveConfig(cfg meter.StreamConfig) (meter.StreamConfig, error) {
+	return ResolveConfig(m.Info(), cfg)
 }

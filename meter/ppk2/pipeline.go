@@ -1,6 +1,7 @@
 package ppk2
 
 import (
+	"github.com/idlewatt/idlewatt/hostclock"
 	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/units"
 )
@@ -21,7 +22,7 @@ type pipeline struct {
 	useFilter bool
 	n         uint64
 	v         units.Volts
-	recv      int64 // host time of the current read
+	recv      hostclock.Time // host time of the current read
 
 	win, cnt uint64
 	sum      float64

@@ -15,7 +15,7 @@ import (
 // markEvery is how often Stream synthesises a MarkEcho: the PPK2 has no mark
 // command, so the receive time of a read and the index of its last sample
 // are the only tie between the clocks (analysis picks the earliest ones).
-const markEvery = int64(time.Second)
+const markEvery = time.Second
 
 // Stream implements meter.Meter. cfg.Rate must divide 100 kS/s (10 kS/s
 // averages 10 raw samples); cfg.Ports may name only port 1. For a device it
@@ -53,14 +53,14 @@ func (p *PPK2) streamDump(ctx context.Context, s *syncer, pl *pipeline) error {
 		}
 		k, err := io.ReadFull(p.dump, buf)
 		if k > 0 {
-			pl.recv = t0 + int64(s.next)*1e9/SampleRate
+			pl.recv = t0 + hostclock.Time(int64(s.next)*1e9/SampleRate)
 			s.feed(buf[:k])
 			// A dump has no receive times; marks follow the nominal rate so
 			// the capture still carries a (trivial) clock fit.
 			for s.next >= nextMark && pl.err == nil {
 				id++
-				pl.mark(meter.MarkEcho{ID: id, HostSent: t0 + int64(nextMark)*1e9/SampleRate,
-					HostRecv: t0 + int64(nextMark)*1e9/SampleRate, MeterIndex: nextMark / pl.n, Synthetic: true})
+				pl.mark(meter.MarkEcho{ID: id, HostSent: t0 + hostclock.Time(int64(nextMark)*1e9/SampleRate),
+					HostRecv: t0 + hostclock.Time(int64(nextMark)*1e9/SampleRate), MeterIndex: nextMark / pl.n, Synthetic: true})
 				nextMark += SampleRate
 			}
 			pl.flush()
@@ -91,7 +91,7 @@ func (p *PPK2) streamDevice(ctx context.Context, s *syncer, pl *pipeline) error 
 	}
 	buf := make([]byte, 64<<10)
 	var id uint32
-	lastMark := int64(0)
+	lastMark := hostclock.Time(0)
 	for {
 		if ctx.Err() != nil {
 			pl.flush()
@@ -107,7 +107,7 @@ func (p *PPK2) streamDevice(ctx context.Context, s *syncer, pl *pipeline) error 
 			pl.recv = now
 			s.feed(buf[:k])
 			p.outIndex.Store(pl.next)
-			if now-lastMark >= markEvery && s.next > 0 {
+			if now.Sub(lastMark) >= markEvery && s.next > 0 {
 				id++
 				lastMark = now
 				pl.mark(meter.MarkEcho{ID: id, HostSent: now, HostRecv: now, MeterIndex: (s.next - 1) / pl.n, Synthetic: true})

@@ -132,7 +132,7 @@ func (in *Instrument) setupArray() error {
 // fetch arms and fetches one array into in.arr.vals. t is the host time
 // just before the first command (the acquisition's start, give or take a
 // latency every array shares); recv when the reply was decoded.
-func (in *Instrument) fetch() (t, recv int64, err error) {
+func (in *Instrument) fetch() (t, recv hostclock.Time, err error) {
 	st, a, ch := in.arr, in.fam.Array, in.opts.Channel
 	t = hostclock.Now()
 	for _, c := range a.Arm {
@@ -181,10 +181,10 @@ func (in *Instrument) streamArray(ctx context.Context, sink meter.Sink) error {
 	st := in.arr
 	n := uint64(st.points)
 	var (
-		t0       int64
+		t0       hostclock.Time
 		next     uint64 // first index after the previous array
 		fails    int
-		lastMark int64
+		lastMark hostclock.Time
 		markID   uint32
 	)
 	for j := 0; ctx.Err() == nil; j++ {
@@ -214,12 +214,12 @@ func (in *Instrument) streamArray(ctx context.Context, sink meter.Sink) error {
 		if err := in.emitArray(start, sink); err != nil {
 			return err
 		}
-		if markID == 0 || recv-lastMark >= int64(markEvery) {
+		if markID == 0 || recv.Sub(lastMark) >= markEvery {
 			markID++
 			lastMark = recv
 			// Sample start was taken after t and before the rest of the
 			// array and its transfer.
-			first := max(t, recv-int64(float64(n)*st.tint*1e9))
+			first := max(t, recv-hostclock.Time(float64(n)*st.tint*1e9))
 			if err := sink.Mark(meter.MarkEcho{ID: markID, HostSent: t, HostRecv: first, MeterIndex: start, Synthetic: true}); err != nil {
 				return err
 			}

@@ -226,7 +226,7 @@ func (in *Instrument) CheckErrors() error {
 
 // measure queries one reading with tmpl; sent and recv bracket the query
 // (hostclock), for marks.
-func (in *Instrument) measure(tmpl string) (x float64, sent, recv int64, err error) {
+func (in *Instrument) measure(tmpl string) (x float64, sent, recv hostclock.Time, err error) {
 	cmd := tmpl
 	if strings.Contains(tmpl, "%d") {
 		cmd = fmt.Sprintf(tmpl, in.opts.Channel)

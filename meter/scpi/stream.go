@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/idlewatt/idlewatt/hostclock"
 	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/units"
 )
@@ -41,7 +42,7 @@ func (in *Instrument) Stream(ctx context.Context, cfg meter.StreamConfig, sink m
 	var (
 		fails    int
 		k        uint64 // the period being polled
-		lastMark int64
+		lastMark hostclock.Time
 		markID   uint32
 	)
 	for {
@@ -60,7 +61,7 @@ func (in *Instrument) Stream(ctx context.Context, cfg meter.StreamConfig, sink m
 			if err := sink.Samples(&meter.Block{Start: k, V: []units.Volts{units.Volts(v)}, I: []units.Amps{units.Amps(i)}}); err != nil {
 				return err
 			}
-			if markID == 0 || recv-lastMark >= int64(markEvery) {
+			if markID == 0 || recv.Sub(lastMark) >= markEvery {
 				markID++
 				lastMark = recv
 				if err := sink.Mark(meter.MarkEcho{ID: markID, HostSent: sent, HostRecv: recv, MeterIndex: k, Synthetic: true}); err != nil {
@@ -90,7 +91,7 @@ func (in *Instrument) Stream(ctx context.Context, cfg meter.StreamConfig, sink m
 }
 
 // poll reads current and, where the family measures it, voltage.
-func (in *Instrument) poll() (i, v float64, sent, recv int64, err error) {
+func (in *Instrument) poll() (i, v float64, sent, recv hostclock.Time, err error) {
 	i, sent, recv, err = in.measure(in.fam.MeasCurr)
 	v = float64(in.opts.Voltage)
 	if err == nil && in.fam.MeasVolt != "" {
@@ -137,4 +138,9 @@ func ResolveConfig(info meter.Info, cfg meter.StreamConfig) (meter.StreamConfig,
 		}
 	}
 	return cfg, nil
+}
+
+// ResolveConfig is meter.Resolver: ResolveConfig against the instrument's Info.
+func (in *Instrument) ResolveConfig(cfg meter.StreamConfig) (meter.StreamConfig, error) {
+	return ResolveConfig(in.Info(), cfg)
 }

@@ -104,7 +104,7 @@ func TestPacedPolling(t *testing.T) {
 		if !m.Synthetic || m.HostRecv < m.HostSent || m.ID != uint32(k+1) {
 			t.Errorf("mark %d: %+v", k, m)
 		}
-		if k > 0 && m.HostRecv-s.marks[k-1].HostRecv < int64(time.Second) {
+		if k > 0 && m.HostRecv.Sub(s.marks[k-1].HostRecv) < time.Second {
 			t.Errorf("marks %d and %d less than a second apart", k-1, k)
 		}
 	}

@@ -49,7 +49,7 @@ func Write(w io.Writer, r *capture.Reader, win Window) (Result, error) {
 	if _, err := bw.Write(line); err != nil {
 		return res, err
 	}
-	rate := h.RateHz
+	rate := float64(h.RateHz)
 	if rate <= 0 {
 		rate = 1 // unknown rate: t_s counts samples
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
 	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/analysis/synthcap"
@@ -283,6 +284,22 @@ func TestBrowserReport(t *testing.T) {
 		t.Errorf("zoomed chart: %.0f pixels in the trace colour", px[1])
 	}
 
+	// The keyboard does what the mouse does: Home shows the whole run, and
+	// Enter on a focused cycle row zooms to its cycle again.
+	if err := chromedp.Do(b.ctx, chromedp.KeyEvent(kb.Home)); err != nil {
+		t.Fatal(err)
+	}
+	if v := eval[[2]float64](t, b, `window.idlewatt.view()`); v != [2]float64(eval[[2]float64](t, b, `window.idlewatt.range`)) {
+		t.Errorf("Home: view %v, want the whole run", v)
+	}
+	eval[bool](t, b, `document.querySelector('tr.cycle-row').focus(), true`)
+	if err := chromedp.Do(b.ctx, chromedp.KeyEvent(kb.Enter)); err != nil {
+		t.Fatal(err)
+	}
+	if v := eval[[2]float64](t, b, `window.idlewatt.view()`); v != view {
+		t.Errorf("Enter on the first DevSlp cycle row: view %v, the click gave %v", v, view)
+	}
+
 	// The peak row zooms to the drive's highest sample, embedded at full
 	// resolution (−20…+120 ms around it).
 	b.click(t, `tr.peak-row`)
@@ -342,6 +359,11 @@ func TestBrowserTiming(t *testing.T) {
 	st, err := os.Stat(path)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if keep := os.Getenv("IDLEWATT_HTML_KEEP"); keep != "" { // to look at it, or time it again
+		if b, err := os.ReadFile(path); err == nil {
+			_ = os.WriteFile(keep, b, 0o644)
+		}
 	}
 	for i := range 3 {
 		b := openInBrowser(t, path)

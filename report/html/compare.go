@@ -22,6 +22,27 @@ type CompareRun struct {
 	Label   string
 	Report  *analysis.Report
 	Pyramid *Pyramid
+	// Capture is the capture the report was computed from: its events
+	// (I/O, DEVSLP pin, phases, marks) are read again for the run's strips
+	// and tables. Empty: power and states only.
+	Capture string
+}
+
+// CompareBudget is the budget of each run's Pyramid in a comparison of n
+// runs: DefaultBudget's buckets shared between them, so that compare.html
+// stays within the size of one report.html however many runs it holds.
+// Full-resolution windows (DEVSLP pin edges, peaks) get twice one report's
+// share in all, so two runs keep every window their own reports have: at
+// most 14 MiB of buckets and 4.2 MiB of windows, under issue 16's 20 MB.
+func CompareBudget(n int) Budget { return shareBudget(DefaultBudget, n) }
+
+func shareBudget(b Budget, n int) Budget {
+	if n > 1 {
+		b.ShortBytes /= n
+		b.LongBytes /= n
+		b.RawShare = 2 * rawShare
+	}
+	return b
 }
 
 var (
@@ -36,21 +57,35 @@ var comparePage = template.Must(template.New("compare").Parse(compareTmpl))
 type compareData struct {
 	Schema   string           `json:"schema"`
 	Uplot    string           `json:"uplot_version"`
-	Baseline string           `json:"baseline_run"`
+	Baseline int              `json:"baseline"`     // index into runs
+	BaseRun  string           `json:"baseline_run"` // its label
+	Runs     []compareRunJS   `json:"runs"`
 	Series   []compareSeries  `json:"series"`
 	Columns  []string         `json:"columns"`
 	Deltas   []compareDeltaJS `json:"deltas"`
 	Notes    []string         `json:"notes"`
 }
 
-// compareSeries is one drive of one run: its buckets as in report.html
-// (seriesData), on its own run's time axis (seconds from its start).
+// compareRunJS is one run: its report and the grid of its buckets, as in
+// report.html's page data (pageData).
+type compareRunJS struct {
+	Label  string           `json:"label"`
+	Report *analysis.Report `json:"report"`
+	DtS    float64          `json:"dt_s"`
+	WidthS float64          `json:"width_s"`
+	PerBkt uint64           `json:"per_bucket"`
+	RailW  float64          `json:"rail_width_s"`
+	Phases []phaseJSON      `json:"phases"`
+	Marks  []mark           `json:"marks"`
+	Notes  []string         `json:"page_notes"`
+}
+
+// compareSeries is one drive of one run, on its own run's timeline, and
+// the series of the baseline run analysis compares it with.
 type compareSeries struct {
-	Run    string     `json:"run"`
-	Drive  string     `json:"drive"`
-	DtS    float64    `json:"dt_s"`
-	WidthS float64    `json:"width_s"`
-	Total  seriesData `json:"total"`
+	Run   int       `json:"run"`
+	Base  int       `json:"base"` // index into series; -1: none (or the baseline run)
+	Drive driveData `json:"drive"`
 }
 
 // compareDeltaJS is a row of the delta table, its cells as compare.md
@@ -59,41 +94,90 @@ type compareDeltaJS struct {
 	Run       string   `json:"run"`
 	Drive     string   `json:"drive"`
 	BaseDrive string   `json:"baseline_drive"`
+	Series    int      `json:"series"` // -1: the drive has no samples drawn
 	Cells     []string `json:"cells"`
 }
 
-// WriteCompare writes compare.html to path: every drive of every run,
-// overlaid on one time axis (seconds from each run's start), with the
-// deltas against runs[base] (analysis.CompareDeltas) and notes. Each
-// Pyramid must have been analysis.Options.Samples of an analysis of the
-// run's capture.
+// WriteCompare writes compare.html to path: every drive of every run with
+// its min–max envelope, overlaid or stacked on one time axis (seconds from
+// each run's start, or from a phase all runs share), with a selection
+// tool, per-run I/O, state and DEVSLP strips, the deltas against
+// runs[base] (analysis.CompareDeltas) and tables linked to the time axis.
+// Each Pyramid must have been analysis.Options.Samples of an analysis of
+// the run's capture (CompareBudget keeps the file to one report's size).
 func WriteCompare(path string, runs []CompareRun, base int, notes []string, o outfile.Options) error {
-	if len(runs) == 0 || base < 0 || base >= len(runs) {
-		return errors.New("html: compare: no runs, or no such baseline")
+	b, err := buildCompare(runs, base, notes)
+	if err != nil {
+		return err
 	}
-	d := compareData{Schema: "idlewatt.compare-html/v1", Uplot: UplotVersion, Baseline: runs[base].Label, Series: []compareSeries{},
+	return outfile.WriteFile(path, b, o)
+}
+
+func buildCompare(runs []CompareRun, base int, notes []string) ([]byte, error) {
+	if len(runs) == 0 || base < 0 || base >= len(runs) {
+		return nil, errors.New("html: compare: no runs, or no such baseline")
+	}
+	d := compareData{Schema: "idlewatt.compare-html/v2", Uplot: UplotVersion, Baseline: base, BaseRun: runs[base].Label, Runs: []compareRunJS{}, Series: []compareSeries{},
 		Columns: analysis.CompareColumns(), Deltas: []compareDeltaJS{}, Notes: append([]string{}, notes...)}
 	var reps []*analysis.Report
-	for _, r := range runs {
+	index := map[*analysis.DriveReport]int{} // series of each drive
+	for i, r := range runs {
 		if r.Report == nil || r.Pyramid == nil {
-			return fmt.Errorf("html: compare: run %s has no report or no pyramid", r.Label)
+			return nil, fmt.Errorf("html: compare: run %s has no report or no pyramid", r.Label)
 		}
 		reps = append(reps, r.Report)
 		p := r.Pyramid
+		if !p.seen && p.dt == 0 {
+			return nil, fmt.Errorf("html: compare: run %s: the pyramid was not analysis.Options.Samples of the analysis (no Begin)", r.Label)
+		}
 		p.finish()
-		for _, dr := range r.Report.Drives {
-			l := p.drives[dr.Port]
-			if l == nil {
-				continue
+		tl := emptyTimeline()
+		switch {
+		case r.Capture != "" && !regular(r.Capture):
+			// A FIFO was read once, by the analysis: its events cannot be
+			// read again.
+			d.Notes = append(d.Notes, fmt.Sprintf("%s: %s is not a regular file: its I/O, DEVSLP pin and phase events are not shown", r.Label, r.Capture))
+		case r.Capture != "":
+			var ports []int
+			for _, dr := range r.Report.Drives {
+				ports = append(ports, dr.Port)
 			}
-			d.Series = append(d.Series, compareSeries{Run: r.Label, Drive: dr.Name, DtS: p.dt, WidthS: p.width(), Total: encode(l, p.dt, false)})
+			var err error
+			if tl, err = readTimeline(r.Capture, p, ports); err != nil {
+				return nil, fmt.Errorf("html: compare: run %s: reading events: %w", r.Label, err)
+			}
+		}
+		rj := compareRunJS{Label: r.Label, Report: r.Report, DtS: p.dt, WidthS: p.width(), PerBkt: uint64(1) << p.shift,
+			RailW: p.width() * railFactor, Phases: phaseDatas(tl), Marks: tl.marks, Notes: pageNotes(p, tl)}
+		if rj.Marks == nil {
+			rj.Marks = []mark{}
+		}
+		if rj.Notes == nil {
+			rj.Notes = []string{}
+		}
+		d.Runs = append(d.Runs, rj)
+		for k, dd := range driveDatas(r.Report, p, tl) {
+			if p.drives[dd.Port] == nil {
+				continue // no sample of this drive: nothing to draw
+			}
+			index[&r.Report.Drives[k]] = len(d.Series)
+			d.Series = append(d.Series, compareSeries{Run: i, Base: -1, Drive: dd})
 		}
 	}
 	for _, row := range analysis.CompareDeltas(reps, base) {
+		si, ok := index[row.Drive]
+		if !ok {
+			si = -1
+		}
+		if row.BaseDrive != nil && si >= 0 {
+			if bi, ok := index[row.BaseDrive]; ok {
+				d.Series[si].Base = bi
+			}
+		}
 		if row.Run == base {
 			continue
 		}
-		dj := compareDeltaJS{Run: runs[row.Run].Label, Drive: row.Drive.Name, BaseDrive: analysis.Dash, Cells: []string{}}
+		dj := compareDeltaJS{Run: runs[row.Run].Label, Drive: row.Drive.Name, BaseDrive: analysis.Dash, Series: si, Cells: []string{}}
 		if row.BaseDrive != nil {
 			dj.BaseDrive = row.BaseDrive.Name
 		}
@@ -104,11 +188,11 @@ func WriteCompare(path string, runs []CompareRun, base int, notes []string, o ou
 	}
 	js, err := json.Marshal(d)
 	if err != nil {
-		return fmt.Errorf("html: compare: encoding the page data: %w", err)
+		return nil, fmt.Errorf("html: compare: encoding the page data: %w", err)
 	}
-	for name, s := range map[string]string{"uPlot.iife.min.js": uplotJS, "compare.js": compareJS} {
+	for name, s := range map[string]string{"uPlot.iife.min.js": uplotJS, "core.js": coreJS, "compare.js": compareJS} {
 		if strings.Contains(strings.ToLower(s), "</script") {
-			return fmt.Errorf("html: %s contains </script and cannot be inlined", name)
+			return nil, fmt.Errorf("html: %s contains </script and cannot be inlined", name)
 		}
 	}
 	var labels []string
@@ -117,14 +201,13 @@ func WriteCompare(path string, runs []CompareRun, base int, notes []string, o ou
 	}
 	// json.Marshal escapes < and >, so no drive name ends the data's
 	// <script> element early.
-	data := string(js)
 	var out bytes.Buffer
 	err = comparePage.Execute(&out, map[string]any{
 		"Title": template.HTMLEscapeString("idlewatt comparison: " + strings.Join(labels, ", ")), "UplotCSS": uplotCSS, "AppCSS": appCSS,
-		"UplotJS": uplotJS, "JS": compareJS, "Data": data,
+		"UplotJS": uplotJS, "CoreJS": coreJS, "JS": compareJS, "Data": string(js),
 	})
 	if err != nil {
-		return fmt.Errorf("html: compare: rendering: %w", err)
+		return nil, fmt.Errorf("html: compare: rendering: %w", err)
 	}
-	return outfile.WriteFile(path, out.Bytes(), o)
+	return out.Bytes(), nil
 }

@@ -31,16 +31,22 @@
 //
 // # compare.html
 //
-// WriteCompare draws several runs (each its report and the pyramid of its
-// capture) as mean-power lines on one time axis, seconds from each run's
-// start, beside the delta table analysis.CompareDeltas gives, formatted as
-// compare.md shows it (assets/compare.js, assets/compare.html.tmpl).
+// WriteCompare draws several runs (each its report, the pyramid of its
+// capture and the capture's events) overlaid or stacked on one time axis
+// (seconds from each run's start, or from a phase every run has): each
+// drive's mean line and min–max envelope, its I/O, state and DEVSLP strips,
+// a selection that measures every run over the same seconds of its own
+// timeline (with deltas against the baseline run's drive), and tables
+// linked to the axis: runs, the delta table analysis.CompareDeltas gives
+// (formatted as compare.md shows it), phases and DevSlp cycles. The runs
+// share one report's budget (CompareBudget).
 //
 // # Assets
 //
-// assets/ holds the page template, the viewer (app.js, app.css) and the
-// vendored uPlot build (uPlot.iife.min.js, uPlot.min.css, uPlot.LICENSE,
-// MIT), all embedded with go:embed. To update uPlot, see docs/report-html.md
+// assets/ holds the page templates, the viewers (core.js, the decoding,
+// aggregation and selection math both pages share; app.js; compare.js;
+// app.css) and the vendored uPlot build (uPlot.iife.min.js, uPlot.min.css,
+// uPlot.LICENSE, MIT), all embedded with go:embed. To update uPlot, see docs/report-html.md
 // ("Updating uPlot"): npm pack at a pinned version, copy the two dist files
 // and LICENSE, record the version and checksums in assets/VERSIONS.
 //
@@ -49,5 +55,6 @@
 // browser_test.go opens a generated report in headless Chromium
 // (chromedp) and checks it loads without console errors or network
 // requests, draws, and that its selection energy matches report.json;
-// compare_browser_test.go does the same for compare.html.
+// compare_browser_test.go does the same for compare.html, for every run,
+// and checks its envelopes, strips, alignment and keyboard use.
 package html

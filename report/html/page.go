@@ -39,6 +39,8 @@ var (
 	uplotJS string
 	//go:embed assets/uPlot.min.css
 	uplotCSS string
+	//go:embed assets/core.js
+	coreJS string
 	//go:embed assets/app.js
 	appJS string
 	//go:embed assets/app.css
@@ -132,7 +134,7 @@ func Write(path string, rep *analysis.Report, p *Pyramid, o Options) error {
 			return fmt.Errorf("html: reading events: %w", err)
 		}
 	} else {
-		tl = &timeline{io: map[int]*ioBuckets{}, pins: map[int][][2]float64{}}
+		tl = emptyTimeline()
 	}
 	b, err := build(rep, p, tl, o)
 	if err != nil {
@@ -148,63 +150,9 @@ func build(rep *analysis.Report, p *Pyramid, tl *timeline, o Options) ([]byte, e
 	if d.Marks == nil {
 		d.Marks = []mark{}
 	}
-	if p.rawDropped > 0 {
-		d.Notes = append(d.Notes, fmt.Sprintf("%d DEVSLP pin edges have no full-resolution window: the size budget allows %d samples", p.rawDropped, p.rawN))
-	}
-	if tl.unattributed > 0 {
-		d.Notes = append(d.Notes, fmt.Sprintf("%d I/O events name no port: not shown", tl.unattributed))
-	}
-	chans := railChannels(tl.channels, p)
-	for _, dr := range rep.Drives {
-		dd := driveData{Port: dr.Port, Name: dr.Name, StatesCut: p.cut[dr.Port], Pins: tl.pins[dr.Port],
-			Rails: []seriesData{}, StateT: []float64{}, StateS: []string{}, IOK: []int64{}, IOOps: []uint64{}, IOBytes: []uint64{}, Busy: []float64{}}
-		if dd.Pins == nil {
-			dd.Pins = [][2]float64{}
-		}
-		dd.Raw = []rawJSON{}
-		for _, w := range p.raw[dr.Port] {
-			for _, sg := range w.segs {
-				dd.Raw = append(dd.Raw, rawJSON{sg.T, b64(sg.W)})
-			}
-		}
-		if pk := p.peaks[dr.Port]; pk != nil && len(pk.seg.W) > 0 {
-			dd.Raw = append(dd.Raw, rawJSON{pk.seg.T, b64(pk.seg.W)})
-			dd.PeakT = pk.seg.T // replaced below by the peak sample's time
-			for i, x := range pk.seg.W {
-				if float64(x) == float64(float32(pk.max)) {
-					dd.PeakT = pk.seg.T + p.dt*float64(i)
-					break
-				}
-			}
-		}
-		if l := p.drives[dr.Port]; l != nil {
-			dd.Total = encode(l, p.dt, false)
-		}
-		for _, rc := range chans[dr.Port] {
-			s := encode(p.rails[rc.ch], p.dt, true)
-			s.Rail = rc.rail
-			dd.Rails = append(dd.Rails, s)
-		}
-		for _, s := range p.states[dr.Port] {
-			dd.StateT = append(dd.StateT, s.T)
-			if s.Gap {
-				dd.StateS = append(dd.StateS, "gap")
-			} else {
-				dd.StateS = append(dd.StateS, s.S.String())
-			}
-		}
-		if b := tl.io[dr.Port]; b != nil && len(b.k) > 0 {
-			dd.IOK, dd.IOOps, dd.IOBytes, dd.BusyCut = b.k, b.ops, b.bytes, b.maxBusyCut
-			for _, s := range b.busy {
-				dd.Busy = append(dd.Busy, s[0], s[1])
-			}
-		}
-		d.Drives = append(d.Drives, dd)
-	}
-	d.Phases = []phaseJSON{} // never null in the page
-	for _, ph := range tl.phases {
-		d.Phases = append(d.Phases, phaseJSON{ph.Port, ph.Name, ph.Start, ph.End})
-	}
+	d.Notes = pageNotes(p, tl)
+	d.Drives = driveDatas(rep, p, tl)
+	d.Phases = phaseDatas(tl)
 	js, err := json.Marshal(d)
 	if err != nil {
 		return nil, fmt.Errorf("html: encoding the page data: %w", err)
@@ -217,7 +165,7 @@ func build(rep *analysis.Report, p *Pyramid, tl *timeline, o Options) ([]byte, e
 		}
 		title = "idlewatt report: " + strings.Join(names, ", ")
 	}
-	for name, s := range map[string]string{"uPlot.iife.min.js": uplotJS, "app.js": appJS} {
+	for name, s := range map[string]string{"uPlot.iife.min.js": uplotJS, "core.js": coreJS, "app.js": appJS} {
 		if strings.Contains(strings.ToLower(s), "</script") {
 			return nil, fmt.Errorf("html: %s contains </script and cannot be inlined", name)
 		}
@@ -225,7 +173,7 @@ func build(rep *analysis.Report, p *Pyramid, tl *timeline, o Options) ([]byte, e
 	var out bytes.Buffer
 	err = page.Execute(&out, map[string]any{
 		"Title": template.HTMLEscapeString(title), "UplotCSS": uplotCSS, "AppCSS": appCSS,
-		"UplotJS": uplotJS, "AppJS": appJS, "Data": string(js),
+		"UplotJS": uplotJS, "CoreJS": coreJS, "AppJS": appJS, "Data": string(js),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("html: rendering: %w", err)
@@ -280,4 +228,84 @@ func b64[T float32 | uint32](xs []T) string {
 		}
 	}
 	return base64.StdEncoding.EncodeToString(buf)
+}
+
+// pageNotes says what the page leaves out of p and tl.
+func pageNotes(p *Pyramid, tl *timeline) []string {
+	var notes []string
+	if p.rawDropped > 0 {
+		notes = append(notes, fmt.Sprintf("%d DEVSLP pin edges have no full-resolution window: the size budget allows %d samples", p.rawDropped, p.rawN))
+	}
+	if tl.unattributed > 0 {
+		notes = append(notes, fmt.Sprintf("%d I/O events name no port: not shown", tl.unattributed))
+	}
+	return notes
+}
+
+// phaseDatas lists tl's phase bands for the page (never null).
+func phaseDatas(tl *timeline) []phaseJSON {
+	out := []phaseJSON{}
+	for _, ph := range tl.phases {
+		out = append(out, phaseJSON{ph.Port, ph.Name, ph.Start, ph.End})
+	}
+	return out
+}
+
+// driveDatas packs every drive of rep: its buckets from p, its states,
+// and its I/O and pins from tl.
+func driveDatas(rep *analysis.Report, p *Pyramid, tl *timeline) []driveData {
+	out := []driveData{}
+	chans := railChannels(tl.channels, p)
+	for _, dr := range rep.Drives {
+		dd := driveData{Port: dr.Port, Name: dr.Name, StatesCut: p.cut[dr.Port], Pins: tl.pins[dr.Port],
+			Rails: []seriesData{}, StateT: []float64{}, StateS: []string{}, IOK: []int64{}, IOOps: []uint64{}, IOBytes: []uint64{}, Busy: []float64{}}
+		if dd.Pins == nil {
+			dd.Pins = [][2]float64{}
+		}
+		dd.Raw = []rawJSON{}
+		for _, w := range p.raw[dr.Port] {
+			for _, sg := range w.segs {
+				dd.Raw = append(dd.Raw, rawJSON{sg.T, b64(sg.W)})
+			}
+		}
+		if pk := p.peaks[dr.Port]; pk != nil && len(pk.seg.W) > 0 {
+			dd.Raw = append(dd.Raw, rawJSON{pk.seg.T, b64(pk.seg.W)})
+			dd.PeakT = pk.seg.T // replaced below by the peak sample's time
+			for i, x := range pk.seg.W {
+				if float64(x) == float64(float32(pk.max)) {
+					dd.PeakT = pk.seg.T + p.dt*float64(i)
+					break
+				}
+			}
+		}
+		if l := p.drives[dr.Port]; l != nil {
+			dd.Total = encode(l, p.dt, false)
+		}
+		for _, rc := range chans[dr.Port] {
+			s := encode(p.rails[rc.ch], p.dt, true)
+			s.Rail = rc.rail
+			dd.Rails = append(dd.Rails, s)
+		}
+		for _, s := range p.states[dr.Port] {
+			dd.StateT = append(dd.StateT, s.T)
+			if s.Gap {
+				dd.StateS = append(dd.StateS, "gap")
+			} else {
+				dd.StateS = append(dd.StateS, s.S.String())
+			}
+		}
+		if b := tl.io[dr.Port]; b != nil && len(b.k) > 0 {
+			dd.IOK, dd.IOOps, dd.IOBytes, dd.BusyCut = b.k, b.ops, b.bytes, b.maxBusyCut
+			for _, s := range b.busy {
+				dd.Busy = append(dd.Busy, s[0], s[1])
+			}
+		}
+		out = append(out, dd)
+	}
+	return out
+}
+
+// emptyTimeline is the timeline of a run whose capture is not read again.
+func emptyTimeline() *timeline {
+	return &timeline{io: map[int]*ioBuckets{}, pins: map[int][][2]float64{}}
 }

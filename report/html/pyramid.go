@@ -14,6 +14,16 @@ type Budget struct {
 	// LongBytes for one of LongS or more; linear in between.
 	ShortBytes, LongBytes int
 	ShortS, LongS         float64
+	// RawShare is the part of the budget full-resolution windows may take
+	// besides the buckets (0: 0.15).
+	RawShare float64
+}
+
+func (b Budget) rawShare() float64 {
+	if b.RawShare > 0 {
+		return b.RawShare
+	}
+	return rawShare
 }
 
 // DefaultBudget is the budget Write uses when Options.Budget is zero.
@@ -276,8 +286,7 @@ func (p *Pyramid) RailBlock(t, dt float64, b *meter.Block) {
 	runs(t, dt, p.railWidth(), n, func(k int64, j0, j1 int) {
 		mn, mx, sw, si, c := math.Inf(1), math.Inf(-1), 0.0, 0.0, uint32(0)
 		for j := j0; j < j1; j++ {
-			v, i := float64(b.V[j]), float64(b.I[j])
-			pw := v * i
+			pw, i := float64(b.Power(j)), float64(b.I[j])
 			if math.IsNaN(pw) || math.IsInf(pw, 0) {
 				continue
 			}

@@ -252,3 +252,52 @@ func TestPeakWindow(t *testing.T) {
 		}
 	}
 }
+
+// CompareBudget: two runs share one report's buckets (each run's are at
+// most half of its own report's) but keep every full-resolution window
+// their own reports have; three runs keep the windows to twice one
+// report's share in all.
+func TestShareBudget(t *testing.T) {
+	sc := synthcap.Review(4*time.Minute, 5000, 0)
+	capPath := filepath.Join(t.TempDir(), "run.iwc")
+	if err := synthcap.Write(capPath, sc); err != nil {
+		t.Fatal(err)
+	}
+	// One report's budget just holds every pin window: 12 edges (3 cycles,
+	// 2 drives) of 0.14 s at 5 kS/s, 8,388 samples, within 15 % of it
+	// (9,000 samples).
+	one := Budget{ShortBytes: 300000, LongBytes: 600000, ShortS: 600, LongS: 3600}
+	pyr := func(b Budget) *Pyramid {
+		opts := analysis.DefaultOptions()
+		p := NewPyramidFor(capPath, b)
+		opts.Samples = p
+		if _, err := analysis.Analyze(capPath, opts); err != nil {
+			t.Fatal(err)
+		}
+		p.finish()
+		return p
+	}
+	buckets := func(p *Pyramid) int {
+		n := 0
+		for _, l := range p.drives {
+			n += len(l.n)
+		}
+		return n
+	}
+	own, two, three := pyr(one), pyr(shareBudget(one, 2)), pyr(shareBudget(one, 3))
+	if own.rawDropped != 0 || own.rawN < 8000 {
+		t.Fatalf("one report: %d samples in windows, %d windows dropped: the test's budget does not hold them all", own.rawN, own.rawDropped)
+	}
+	if two.rawDropped != 0 || two.rawN != own.rawN {
+		t.Errorf("two runs: %d samples in windows (%d dropped), the run's own report %d", two.rawN, two.rawDropped, own.rawN)
+	}
+	if b2, b1 := buckets(two), buckets(own); b2 > b1/2+1 {
+		t.Errorf("two runs: %d buckets per run, one report %d: not shared", b2, b1)
+	}
+	if float64(3*three.rawN) > 2*rawShare*float64(one.ShortBytes)/5+3*700 {
+		t.Errorf("three runs: %d samples in windows each, more than twice one report's share in all", three.rawN)
+	}
+	if three.rawDropped == 0 {
+		t.Errorf("three runs: no window dropped, so the test does not bind the shared limit")
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"sort"
 
 	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/hostclock"
 	"github.com/idlewatt/idlewatt/meter"
 )
 
@@ -17,7 +18,8 @@ const (
 	rawBefore = 0.020 // s before an edge
 	rawAfter  = 0.120 // s after it (exit latencies are tens of ms)
 	// rawShare is the part of the byte budget full-resolution windows may
-	// take; edges past it get none (the page says how many have one).
+	// take by default (Budget.RawShare); edges past it get none (the page
+	// says how many have one).
 	rawShare = 0.15
 )
 
@@ -25,7 +27,7 @@ const (
 // index (converted once the clock is known).
 type pinEdge struct {
 	port  int
-	host  int64
+	host  hostclock.Time
 	index uint64
 	meter bool
 }
@@ -132,7 +134,7 @@ func (p *Pyramid) keepRaw(port int, t, dt float64, w []float64) {
 		i++
 	}
 	p.rawCursor[port] = i
-	limit := rawShare * p.budget.bytes(p.last-p.first) / (4 * 4 / 3)
+	limit := p.budget.rawShare() * p.budget.bytes(p.last-p.first) / (4 * 4 / 3)
 	for ; i < len(ws) && ws[i].a < end; i++ {
 		win := &ws[i]
 		j0 := max(int(math.Ceil((win.a-t)/dt)), 0)

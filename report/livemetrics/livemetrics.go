@@ -44,7 +44,7 @@ type Metrics struct {
 
 // New makes the metrics of a recording with header h.
 func New(h capture.Header) *Metrics {
-	m := &Metrics{reg: prometheus.NewRegistry(), chans: h.Channels, rate: h.RateHz, drive: map[int]string{},
+	m := &Metrics{reg: prometheus.NewRegistry(), chans: h.Channels, rate: float64(h.RateHz), drive: map[int]string{},
 		chMean: make([]float64, len(h.Channels)), chSeen: make([]bool, len(h.Channels)),
 		states: map[int]map[string]bool{}, portStr: map[int]string{}}
 	for _, d := range h.Drives {
@@ -83,11 +83,8 @@ func (m *Metrics) Samples(b *meter.Block) {
 	if b.Channel < 0 || b.Channel >= len(m.chans) || len(b.V) == 0 {
 		return
 	}
-	var sum float64
+	sum := b.PowerSum()
 	n := min(len(b.V), len(b.I))
-	for k := range n {
-		sum += float64(b.V[k]) * float64(b.I[k])
-	}
 	ch := m.chans[b.Channel]
 	port, name := m.portStr[ch.Port], m.drive[ch.Port]
 	if m.rate > 0 {

@@ -104,7 +104,7 @@ func TestScrapeMatchesCapture(t *testing.T) {
 		case capture.KindSamples:
 			c := h.Channels[rec.Block.Channel]
 			for k := range rec.Block.V {
-				energy[c.Port] += float64(rec.Block.V[k]) * float64(rec.Block.I[k]) / h.RateHz
+				energy[c.Port] += float64(rec.Block.V[k]) * float64(rec.Block.I[k]) / float64(h.RateHz)
 			}
 			n[c.Name()] += float64(len(rec.Block.V))
 		case capture.KindGap:

@@ -221,7 +221,7 @@ func writeSamples(w io.Writer, r *capture.Reader, h *capture.Header) error {
 				return err
 			}
 		}
-		t := float64(row.Index) / h.RateHz
+		t := float64(row.Index) / float64(h.RateHz)
 		for _, port := range ports {
 			sr := SampleRow{TimeS: t, SampleIndex: int64(row.Index), Port: int32(port), GapSamples: int64(row.Gap)}
 			if row.Gap == 0 {
@@ -273,7 +273,7 @@ func writeIO(w io.Writer, r *capture.Reader, policy map[int]string) error {
 		case capture.KindIO:
 			for _, e := range rec.IO {
 				buf = append(buf, IORow{Port: int32(e.Port), Op: e.Op.String(), OffsetB: e.Offset, SizeB: e.Size,
-					IssueNS: e.Issue, CompleteNS: e.Complete, Failed: e.Err})
+					IssueNS: int64(e.Issue), CompleteNS: int64(e.Complete), Failed: e.Err})
 			}
 			if len(buf) >= 4096 {
 				if _, err := pw.Write(buf); err != nil {
@@ -311,7 +311,7 @@ func writeStates(w io.Writer, path string, rep *analysis.Report) error {
 		}
 		for _, iv := range st.Intervals() {
 			buf = append(buf, StateRow{RunID: base, Drive: name, Port: int32(st.Port), State: iv.State,
-				StartS: iv.StartS, EndS: iv.EndS, DurationS: iv.DurationS(), StartNS: iv.StartNs, EndNS: iv.EndNs,
+				StartS: iv.StartS, EndS: iv.EndS, DurationS: iv.DurationS(), StartNS: int64(iv.StartNs), EndNS: int64(iv.EndNs),
 				Samples: int64(iv.Samples), MeanW: float64(iv.MeanW), EnergyJ: float64(iv.EnergyJ)})
 			if len(buf) >= 4096 {
 				if _, err := pw.Write(buf); err != nil {
@@ -345,7 +345,7 @@ func writeSummary(w io.Writer, path string, h *capture.Header, rep *analysis.Rep
 			RunID: base, Capture: path, Created: h.Created, Host: host, Tool: h.Tool,
 			MeterKind: h.Meter.Kind, MeterModel: h.Meter.Model, MeterFirmware: h.Meter.Firmware, MeterSerial: h.Meter.Serial,
 			Drive: d.Name, DriveModel: di.Model, DriveFirmware: di.Firmware, Port: int32(d.Port), Profile: firstNonEmpty(d.Profile, di.Profile), Target: di.Target, Policy: pol,
-			RateHz: h.RateHz, ActiveIdleW: d.ActiveIdleW, AverageW: d.AverageW, PeakW: d.PeakW, MinW: d.MinW,
+			RateHz: float64(h.RateHz), ActiveIdleW: d.ActiveIdleW, AverageW: d.AverageW, PeakW: d.PeakW, MinW: d.MinW,
 			P50W: d.P50W, P95W: d.P95W, P99W: d.P99W, EnergyJ: d.EnergyJ, DurationS: d.DurationS,
 			ResActive: d.Residency.Active, ResIdle: d.Residency.Idle, ResPartial: d.Residency.Partial,
 			ResSlumber: d.Residency.Slumber, ResDevSlp: d.Residency.DevSlp,

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/idlewatt/idlewatt/hostclock"
 	"github.com/idlewatt/idlewatt/units"
 )
 
@@ -146,8 +147,8 @@ func (t *thresholds) classify(w float64) State {
 // Span is a maximal interval in one state. Times are host monotonic ns.
 type Span struct {
 	State   State
-	Start   int64
-	End     int64
+	Start   hostclock.Time
+	End     hostclock.Time
 	Samples int
 	MeanW   float64
 	MinW    float64
@@ -155,7 +156,7 @@ type Span struct {
 }
 
 // Duration returns the span's length.
-func (s Span) Duration() time.Duration { return time.Duration(s.End - s.Start) }
+func (s Span) Duration() time.Duration { return s.End.Sub(s.Start) }
 
 // Options tune a Classifier.
 type Options struct {
@@ -171,12 +172,12 @@ type Options struct {
 type Classifier struct {
 	th     thresholds
 	minN   int // dwell in samples
-	period int64
+	period time.Duration
 	onSpan func(Span)
 	// The smoothing window: a centred running median over the last len(rw)
 	// samples. A median moves a clean step by exactly half the window, which
 	// the centring undoes, so edges keep their time; it also ignores spikes.
-	rt      []int64
+	rt      []hostclock.Time
 	rw      []float64
 	rb      []bool
 	ringPos int
@@ -193,12 +194,12 @@ type Classifier struct {
 	curSum  float64 // Σw of cur
 	cand    State   // candidate state, != cur.State while pending
 	candN   int
-	candAt  int64
+	candAt  hostclock.Time
 	candSum float64
 	candMin float64
 	candMax float64
 	started bool
-	last    int64
+	last    hostclock.Time
 }
 
 // New returns a Classifier that calls onSpan for every completed span.
@@ -221,14 +222,15 @@ func New(opt Options, onSpan func(Span)) (*Classifier, error) {
 	if minN < 1 {
 		minN = 1
 	}
-	return &Classifier{th: opt.Levels.compile(), minN: minN, period: int64(opt.Period), onSpan: onSpan,
-		rt: make([]int64, n), rw: make([]float64, n), rb: make([]bool, n), rc: make([]State, n), scratch: make([]float64, n)}, nil
+	return &Classifier{th: opt.Levels.compile(), minN: minN, period: opt.Period, onSpan: onSpan,
+		rt: make([]hostclock.Time, n), rw: make([]float64, n), rb: make([]bool, n), rc: make([]State, n), scratch: make([]float64, n)}, nil
 }
 
 // Push adds one sample: its host time, its power (all rails), and whether an
 // I/O was in flight (or within the settle tail) at that time. Classification
 // lags by half the smoothing window.
-func (c *Classifier) Push(t int64, w float64, busy bool) {
+func (c *Classifier) Push(t hostclock.Time, p units.Watts, busy bool) {
+	w := float64(p)
 	n := len(c.rw)
 	rs := c.th.classify(w)
 	if c.ringN == n {
@@ -304,7 +306,7 @@ func (c *Classifier) flushRing() {
 }
 
 // classify accounts the sample at t (power w) given its smoothed class.
-func (c *Classifier) classify(t int64, w float64, busy bool, smoothed State) {
+func (c *Classifier) classify(t hostclock.Time, w float64, busy bool, smoothed State) {
 	s := Active
 	if !busy {
 		s = smoothed
@@ -395,7 +397,7 @@ func (c *Classifier) Gap() {
 	if c.candN > 0 {
 		c.absorbCandidate()
 	}
-	c.cur.End = c.last + c.period
+	c.cur.End = c.last.Add(c.period)
 	c.emit()
 	c.started = false
 }
@@ -481,7 +483,8 @@ var histEdges = func() []float64 {
 }()
 
 // Add counts one idle sample's (smoothed) power.
-func (h *LevelHistogram) Add(w float64) {
+func (h *LevelHistogram) Add(p units.Watts) {
+	w := float64(p)
 	if h.bins == nil {
 		h.bins = make([]float64, histBins)
 	}

@@ -5,6 +5,9 @@ import (
 	"math/rand/v2"
 	"testing"
 	"time"
+
+	"github.com/idlewatt/idlewatt/hostclock"
+	"github.com/idlewatt/idlewatt/units"
 )
 
 const period = 100 * time.Microsecond // 10 kS/s
@@ -19,13 +22,13 @@ type seg struct {
 // render pushes a piecewise-constant trace with Gaussian noise of sigma W.
 func render(c *Classifier, segs []seg, sigma float64, seed uint64) (truth []Span) {
 	r := rand.New(rand.NewPCG(seed, 1))
-	var t int64
+	var t hostclock.Time
 	for _, s := range segs {
 		n := int(s.d / period)
-		truth = append(truth, Span{State: s.state, Start: t, End: t + int64(n)*int64(period)})
+		truth = append(truth, Span{State: s.state, Start: t, End: t.Add(time.Duration(n) * period)})
 		for k := 0; k < n; k++ {
-			c.Push(t, s.w+r.NormFloat64()*sigma, s.busy)
-			t += int64(period)
+			c.Push(t, units.Watts(s.w+r.NormFloat64()*sigma), s.busy)
+			t = t.Add(period)
 		}
 	}
 	c.Close()
@@ -98,7 +101,7 @@ func TestSpikeDoesNotSplitSpan(t *testing.T) {
 		if k == 500 {
 			w = 3 // one-sample glitch
 		}
-		c.Push(int64(k)*int64(period), w, false)
+		c.Push(at(k), units.Watts(w), false)
 	}
 	c.Close()
 	if len(got) != 1 || got[0].State != Slumber {
@@ -113,14 +116,14 @@ func TestGapSplitsSpans(t *testing.T) {
 	var got []Span
 	c, _ := New(Options{Levels: profile, Period: period}, func(s Span) { got = append(got, s) })
 	for k := 0; k < 100; k++ {
-		c.Push(int64(k)*int64(period), 0.4, false)
+		c.Push(at(k), 0.4, false)
 	}
 	c.Gap()
 	for k := 200; k < 300; k++ {
-		c.Push(int64(k)*int64(period), 0.4, false)
+		c.Push(at(k), 0.4, false)
 	}
 	c.Close()
-	if len(got) != 2 || got[0].End != 100*int64(period) || got[1].Start != 200*int64(period) {
+	if len(got) != 2 || got[0].End != at(100) || got[1].Start != at(200) {
 		t.Fatalf("spans across a gap = %+v", got)
 	}
 }
@@ -143,7 +146,7 @@ func TestLearnLevels(t *testing.T) {
 	var h LevelHistogram
 	add := func(w, sigma float64, n int) {
 		for k := 0; k < n; k++ {
-			h.Add(w + r.NormFloat64()*sigma)
+			h.Add(units.Watts(w + r.NormFloat64()*sigma))
 		}
 	}
 	add(0.40, 0.004, 40000)
@@ -191,7 +194,7 @@ func TestLearnLevels(t *testing.T) {
 }
 
 func TestLatencies(t *testing.T) {
-	ms := int64(time.Millisecond)
+	ms := hostclock.Time(time.Millisecond)
 	spans := []Span{
 		{State: Active, Start: 0, End: 100 * ms},
 		{State: Idle, Start: 100 * ms, End: 130 * ms},
@@ -236,8 +239,8 @@ func FuzzClassifier(f *testing.F) {
 			if b == 0 {
 				w = math.NaN()
 			}
-			c.Push(int64(i)*int64(period), w, b&1 == 1)
-			h.Add(w)
+			c.Push(at(i), units.Watts(w), b&1 == 1)
+			h.Add(units.Watts(w))
 			if b == 17 {
 				c.Gap()
 			}
@@ -289,13 +292,16 @@ func BenchmarkClassifierPush(b *testing.B) {
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		c.Push(int64(i)*int64(period), w[i&(len(w)-1)], false)
+		c.Push(at(i), units.Watts(w[i&(len(w)-1)]), false)
 	}
 }
 
 func BenchmarkLevelHistogramAdd(b *testing.B) {
 	var h LevelHistogram
 	for i := 0; i < b.N; i++ {
-		h.Add(0.001 + float64(i&1023)*0.001)
+		h.Add(units.Watts(0.001 + float64(i&1023)*0.001))
 	}
 }
+
+// at is the host time of sample k.
+func at(k int) hostclock.Time { return hostclock.Time(int64(k) * int64(period)) }

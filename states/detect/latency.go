@@ -3,32 +3,34 @@ package detect
 import (
 	"sort"
 	"time"
+
+	"github.com/idlewatt/idlewatt/hostclock"
 )
 
 // IO is one I/O's issue and completion on the host clock (ns).
-type IO struct{ Issue, Complete int64 }
+type IO struct{ Issue, Complete hostclock.Time }
 
 // Pin is a DEVSLP pin change on the host clock (ns).
 type Pin struct {
-	At       int64
+	At       hostclock.Time
 	Asserted bool
 }
 
 // Entry is one entry into a low state.
 type Entry struct {
 	State   State
-	Cause   string // "io" (last I/O completion) or "pin" (DEVSLP assert)
-	From    int64  // the cause's time
-	At      int64  // first sample of the state
+	Cause   string         // "io" (last I/O completion) or "pin" (DEVSLP assert)
+	From    hostclock.Time // the cause's time
+	At      hostclock.Time // first sample of the state
 	Latency time.Duration
 }
 
 // Exit is one wake from a low state.
 type Exit struct {
 	State   State
-	Cause   string // "pin" (DEVSLP deassert) or "io" (first I/O issued)
-	From    int64  // the cause's time
-	Done    int64  // completion of the first I/O at or after From
+	Cause   string         // "pin" (DEVSLP deassert) or "io" (first I/O issued)
+	From    hostclock.Time // the cause's time
+	Done    hostclock.Time // completion of the first I/O at or after From
 	Latency time.Duration
 }
 
@@ -49,7 +51,7 @@ func Latencies(spans []Span, ios []IO, pins []Pin, wakeWindow time.Duration) ([]
 		lastIO := lastCompletionBefore(ios, sp.Start)
 		// The pin may be timed a little after the span's first sample (clock
 		// alignment, the classifier dating edges at the first sample).
-		pin, hasPin := lastPinBefore(pins, sp.Start+int64(pinSlack), true)
+		pin, hasPin := lastPinBefore(pins, sp.Start.Add(pinSlack), true)
 		switch {
 		case sp.State == DevSlp && hasPin && pin.At >= lastIO:
 			e.Cause, e.From = "pin", pin.At
@@ -66,11 +68,11 @@ func Latencies(spans []Span, ios []IO, pins []Pin, wakeWindow time.Duration) ([]
 			continue
 		}
 		x := Exit{State: sp.State}
-		if p, ok := firstPinAfter(pins, sp.Start, false); ok && p.At <= sp.End+int64(wakeWindow) && sp.State == DevSlp {
+		if p, ok := firstPinAfter(pins, sp.Start, false); ok && p.At <= sp.End.Add(wakeWindow) && sp.State == DevSlp {
 			x.Cause, x.From = "pin", p.At
 		}
 		j := sort.Search(len(ios), func(k int) bool { return ios[k].Issue >= sp.Start })
-		if j < len(ios) && ios[j].Issue <= sp.End+int64(wakeWindow) {
+		if j < len(ios) && ios[j].Issue <= sp.End.Add(wakeWindow) {
 			if x.Cause == "" {
 				x.Cause, x.From = "io", ios[j].Issue
 			}
@@ -98,11 +100,11 @@ func deeperOrEqual(a, b State) bool {
 	return a >= b
 }
 
-func lastCompletionBefore(ios []IO, t int64) int64 {
+func lastCompletionBefore(ios []IO, t hostclock.Time) hostclock.Time {
 	// ios is sorted by Issue; completions of earlier-issued I/O may still end
 	// later, so scan back over the few I/Os issued just before t.
 	j := sort.Search(len(ios), func(k int) bool { return ios[k].Issue >= t })
-	var last int64
+	var last hostclock.Time
 	for k := j - 1; k >= 0 && k >= j-64; k-- {
 		if c := ios[k].Complete; c <= t && c > last {
 			last = c
@@ -111,7 +113,7 @@ func lastCompletionBefore(ios []IO, t int64) int64 {
 	return last
 }
 
-func lastPinBefore(pins []Pin, t int64, asserted bool) (Pin, bool) {
+func lastPinBefore(pins []Pin, t hostclock.Time, asserted bool) (Pin, bool) {
 	for k := len(pins) - 1; k >= 0; k-- {
 		if pins[k].At <= t && pins[k].Asserted == asserted {
 			return pins[k], true
@@ -120,7 +122,7 @@ func lastPinBefore(pins []Pin, t int64, asserted bool) (Pin, bool) {
 	return Pin{}, false
 }
 
-func firstPinAfter(pins []Pin, t int64, asserted bool) (Pin, bool) {
+func firstPinAfter(pins []Pin, t hostclock.Time, asserted bool) (Pin, bool) {
 	for _, p := range pins {
 		if p.At >= t && p.Asserted == asserted {
 			return p, true

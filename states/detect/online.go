@@ -3,6 +3,8 @@ package detect
 import (
 	"fmt"
 	"time"
+
+	"github.com/idlewatt/idlewatt/units"
 )
 
 // Online labels samples one at a time, as they arrive, for consumers that
@@ -31,9 +33,9 @@ func NewOnline(l Levels, period, smooth time.Duration) (*Online, error) {
 	return &Online{th: l.compile(), rw: make([]float64, n), scratch: make([]float64, n)}, nil
 }
 
-// Classify labels the sample just taken: w watts, busy if I/O was in flight.
-func (o *Online) Classify(w float64, busy bool) State {
-	o.rw[o.pos] = w
+// Classify labels the sample just taken: power w, busy if I/O was in flight.
+func (o *Online) Classify(w units.Watts, busy bool) State {
+	o.rw[o.pos] = float64(w)
 	o.pos = (o.pos + 1) % len(o.rw)
 	if o.n < len(o.rw) {
 		o.n++

@@ -86,7 +86,7 @@ func Run(ctx context.Context, rig Rig, opt Options) ([]Timing, error) {
 	}
 	var out []Timing
 	for c := 1; c <= opt.Cycles; c++ {
-		tm := Timing{Cycle: c, Start: hostclock.Now()}
+		tm := Timing{Cycle: c, Start: int64(hostclock.Now())}
 		rig.Phase(fmt.Sprintf("devslp-cycle:%d", c))
 		if err := sleep(ctx, opt.Settle); err != nil {
 			return out, err
@@ -109,7 +109,7 @@ func Run(ctx context.Context, rig Rig, opt Options) ([]Timing, error) {
 		if err := sleep(ctx, opt.Return); err != nil {
 			return out, err
 		}
-		tm.End = hostclock.Now()
+		tm.End = int64(hostclock.Now())
 		out = append(out, tm)
 	}
 	rig.Phase("devslp-end")

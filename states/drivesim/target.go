@@ -20,9 +20,9 @@ type TargetOptions struct {
 	// Direct opens the backing file with O_DIRECT; buffers and offsets must
 	// then be aligned to the file system's block size.
 	Direct bool
-	// Clock maps a host monotonic time (hostclock ns) to emulator
+	// Clock maps a host monotonic time (a hostclock.Time) to emulator
 	// time, e.g. the hub emulator's EmuTime. nil = time since OpenTarget.
-	Clock func(hostNs int64) time.Duration
+	Clock func(host hostclock.Time) time.Duration
 	// Sleep waits for a wake latency; nil = preciseSleep. Tests replace it.
 	Sleep func(time.Duration)
 }
@@ -36,7 +36,7 @@ type Target struct {
 	f     *os.File
 	m     *Model
 	size  int64
-	clock func(int64) time.Duration
+	clock func(hostclock.Time) time.Duration
 	sleep func(time.Duration)
 }
 
@@ -80,7 +80,7 @@ func OpenTarget(path string, m *Model, opt TargetOptions) (*Target, error) {
 	t := &Target{f: f, m: m, size: size, clock: opt.Clock, sleep: opt.Sleep}
 	if t.clock == nil {
 		t0 := hostclock.Now()
-		t.clock = func(ns int64) time.Duration { return time.Duration(ns - t0) }
+		t.clock = func(host hostclock.Time) time.Duration { return host.Sub(t0) }
 	}
 	if t.sleep == nil {
 		t.sleep = preciseSleep
@@ -174,7 +174,7 @@ func (t *Target) check(off int64, size int) error {
 // busy host, and that would add to the wake latency the model prescribes.
 func preciseSleep(d time.Duration) {
 	const spin = 300 * time.Microsecond
-	end := hostclock.Now() + int64(d)
+	end := hostclock.Now().Add(d)
 	if d > spin {
 		time.Sleep(d - spin)
 	}

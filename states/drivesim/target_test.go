@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idlewatt/idlewatt/hostclock"
 	"github.com/idlewatt/idlewatt/workload"
 )
 
@@ -18,8 +19,8 @@ type fakeClock struct {
 	t  time.Duration
 }
 
-func (c *fakeClock) now(int64) time.Duration { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *fakeClock) set(t time.Duration)     { c.mu.Lock(); c.t = t; c.mu.Unlock() }
+func (c *fakeClock) now(hostclock.Time) time.Duration { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *fakeClock) set(t time.Duration)              { c.mu.Lock(); c.t = t; c.mu.Unlock() }
 
 func TestTargetWaitsForTheWakeAndDoesTheIO(t *testing.T) {
 	p, _ := Lookup("jmf667h-128-a19", nil)

@@ -33,9 +33,9 @@ func NewEventsCSV(w io.Writer) *EventsCSV {
 // Event writes one event's line. A write error is kept for Flush (bufio's
 // errors are sticky).
 func (e *EventsCSV) Event(ev workload.IOEvent) {
-	b := strconv.AppendInt(e.b[:0], ev.Issue, 10)
+	b := strconv.AppendInt(e.b[:0], int64(ev.Issue), 10)
 	b = append(b, ',')
-	b = strconv.AppendInt(b, ev.Complete, 10)
+	b = strconv.AppendInt(b, int64(ev.Complete), 10)
 	b = append(b, ',')
 	b = append(b, ev.Op.String()...)
 	b = append(b, ',')

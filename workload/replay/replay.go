@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/idlewatt/idlewatt/hostclock"
 	"github.com/idlewatt/idlewatt/workload"
 	"github.com/idlewatt/idlewatt/workload/trace"
 	"github.com/idlewatt/idlewatt/workload/uring"
@@ -149,7 +150,7 @@ func (r *run) progress(stop <-chan struct{}) {
 
 // event builds the IOEvent of a finished op.
 func (r *run) event(op *trace.Op, issue, complete int64, failed bool) workload.IOEvent {
-	return workload.IOEvent{Port: r.cfg.Port, Op: op.Type, Offset: op.Offset, Size: op.Size, Issue: issue, Complete: complete, Err: failed}
+	return workload.IOEvent{Port: r.cfg.Port, Op: op.Type, Offset: op.Offset, Size: op.Size, Issue: hostclock.Time(issue), Complete: hostclock.Time(complete), Err: failed}
 }
 
 // finish accounts a completed op and reports it.

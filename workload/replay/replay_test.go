@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idlewatt/idlewatt/hostclock"
 	"github.com/idlewatt/idlewatt/workload"
 	"github.com/idlewatt/idlewatt/workload/trace"
 	"golang.org/x/sys/unix"
@@ -151,7 +152,7 @@ func TestWritesLandAtTheirOffsets(t *testing.T) {
 // maxOverlap is the most events in flight at once by their timestamps.
 func maxOverlap(evs []workload.IOEvent) int {
 	type pt struct {
-		t int64
+		t hostclock.Time
 		d int
 	}
 	var pts []pt

@@ -173,7 +173,8 @@ func (c *collector) completed(ev *workload.IOEvent) {
 	if t > 4 {
 		t = 0
 	}
-	c.types[t].add(ev.Complete - ev.Issue)
+	issue, complete := int64(ev.Issue), int64(ev.Complete)
+	c.types[t].add(complete - issue)
 	if ev.Err {
 		c.errs[t]++
 	} else {
@@ -181,10 +182,10 @@ func (c *collector) completed(ev *workload.IOEvent) {
 	}
 	c.inflight--
 	if c.inflight == 0 {
-		c.busy += ev.Complete - c.busyStart
+		c.busy += complete - c.busyStart
 	}
-	c.last = max(c.last, ev.Complete)
-	sec := int((ev.Complete - c.start) / int64(time.Second))
+	c.last = max(c.last, complete)
+	sec := int((complete - c.start) / int64(time.Second))
 	if sec >= 0 && sec < 1<<22 { // 48 days; a bound, not a limit anyone meets
 		for len(c.perSecond) <= sec {
 			c.perSecond = append(c.perSecond, 0)

@@ -12,186 +12,28 @@
   var DT = D.dt_s || 1;
   D.phases = D.phases || []; D.marks = D.marks || []; D.drives = D.drives || [];
 
-  // ---- data ----------------------------------------------------------------
-  function bytes(b64) {
-    var s = atob(b64), u = new Uint8Array(s.length);
-    for (var i = 0; i < s.length; i++) u[i] = s.charCodeAt(i);
-    return u.buffer;
-  }
-  function f32(b64) { return b64 ? new Float32Array(bytes(b64)) : new Float32Array(0); }
-  function u32(b64) { return b64 ? new Uint32Array(bytes(b64)) : new Uint32Array(0); }
-
-  // A series is a pyramid: levels[0] is the embedded base, each next level
-  // merges pairs of buckets (k, k+1 with k even) of the one below.
-  function series(s, width) {
-    var L0 = { k0: s.k0, n: s.n, w: width, min: f32(s.min), max: f32(s.max),
-      e: Float64Array.from(f32(s.e)), cnt: u32(s.cnt), q: s.q ? Float64Array.from(f32(s.q)) : null };
-    var levels = [L0];
-    while (levels[levels.length - 1].n > 4) {
-      var a = levels[levels.length - 1];
-      var k0 = Math.floor(a.k0 / 2), kn = Math.floor((a.k0 + a.n - 1) / 2), n = kn - k0 + 1;
-      var b = { k0: k0, n: n, w: a.w * 2, min: new Float32Array(n).fill(NaN), max: new Float32Array(n).fill(NaN),
-        e: new Float64Array(n), cnt: new Uint32Array(n), q: a.q ? new Float64Array(n) : null };
-      for (var j = 0; j < a.n; j++) {
-        var o = Math.floor((a.k0 + j) / 2) - k0;
-        if (a.cnt[j] > 0) {
-          b.min[o] = isNaN(b.min[o]) ? a.min[j] : Math.min(b.min[o], a.min[j]);
-          b.max[o] = isNaN(b.max[o]) ? a.max[j] : Math.max(b.max[o], a.max[j]);
-        }
-        b.e[o] += a.e[j]; b.cnt[o] += a.cnt[j];
-        if (b.q) b.q[o] += a.q[j];
-      }
-      levels.push(b);
-    }
-    return { levels: levels, name: s.rail || 'total' };
-  }
-
+  // ---- data (core.js: decoding, pyramid, aggregation, selection) ----------
   var drives = D.drives.map(function (d) {
-    var st = [];
-    for (var i = 0; i < (d.state_t || []).length; i++) st.push([d.state_t[i], d.state_s[i]]);
-    return { port: d.port, name: d.name, total: series(d.total, D.width_s),
-      rails: (d.rails || []).map(function (r) { return series(r, D.rail_width_s); }),
-      states: st, statesCut: d.states_cut, busy: d.busy || [], busyCut: d.busy_cut, pins: d.pins || [],
-      raw: (d.raw || []).map(function (r) { return { t: r.t_s, w: f32(r.w) }; }), peakT: d.peak_t_s,
-      ioK: d.io_k || [], ioOps: d.io_ops || [], ioBytes: d.io_bytes || [],
-      rep: R.drives.filter(function (x) { return x.port === d.port; })[0] };
+    var x = IW.drive(d, D.width_s, D.rail_width_s);
+    x.rep = R.drives.filter(function (r) { return r.port === d.port; })[0];
+    return x;
   });
 
   // Time range covered by samples.
   var T0 = Infinity, T1 = -Infinity;
   drives.forEach(function (d) {
-    var L = d.total.levels[0];
-    if (L.n === 0) return;
-    T0 = Math.min(T0, L.k0 * L.w); T1 = Math.max(T1, (L.k0 + L.n) * L.w);
+    var s = IW.span(d);
+    if (s) { T0 = Math.min(T0, s[0]); T1 = Math.max(T1, s[1]); }
   });
   if (!isFinite(T0)) { T0 = 0; T1 = 1; }
 
-  // Aggregate a series over [a, b) into cells of width c (a grid of x
-  // values): per cell min, max and mean from the coarsest level whose
-  // buckets are no wider than the cell; cells narrower than the base
-  // bucket take the bucket they fall in.
-  function levelFor(s, c) {
-    var ls = s.levels, best = ls[0];
-    for (var i = 1; i < ls.length; i++) if (ls[i].w <= c) best = ls[i];
-    return best;
-  }
-  function grid(a, b, px) {
-    // Cells: pixel columns, or base buckets when zoomed deeper than them.
-    var c = (b - a) / Math.max(px, 1), w0 = D.width_s;
-    if (c < w0) {
-      var k = Math.floor(a / w0), kz = Math.ceil(b / w0), xs = [];
-      for (; k < kz; k++) xs.push({ lo: k * w0, hi: (k + 1) * w0 });
-      return xs;
-    }
-    var out = [];
-    for (var i = 0; i < px; i++) out.push({ lo: a + i * c, hi: a + (i + 1) * c });
-    return out;
-  }
-  // Deeper than the base buckets, full-resolution segments replace them:
-  // one cell per sample, or per column when samples are denser than pixels.
-  function withRaw(d, cells, a, b, px) {
-    if (!d.raw.length || !cells.length) return cells;
-    var spans = [], out = [];
-    d.raw.forEach(function (s) {
-      var n = s.w.length, end = s.t + n * DT;
-      if (end < a || s.t > b) return;
-      spans.push([s.t, end]);
-      var j0 = Math.max(0, Math.floor((a - s.t) / DT)), j1 = Math.min(n, Math.ceil((b - s.t) / DT) + 1);
-      var col = (b - a) / Math.max(px, 1), cur = null;
-      for (var j = j0; j < j1; j++) {
-        var t = s.t + j * DT, v = s.w[j];
-        if (DT >= col) { out.push({ lo: t - DT / 2, hi: t + DT / 2, raw: [v, v, v] }); continue; }
-        var k = Math.floor((t - a) / col);
-        if (!cur || cur.k !== k) { cur = { k: k, lo: a + k * col, hi: a + (k + 1) * col, raw: [v, v, 0], n: 0 }; out.push(cur); }
-        cur.raw[0] = Math.min(cur.raw[0], v); cur.raw[1] = Math.max(cur.raw[1], v); cur.raw[2] += v; cur.n++;
-      }
-      out.forEach(function (x) { if (x.n) { x.raw[2] /= x.n; x.n = 0; } });
-    });
-    if (!spans.length) return cells;
-    cells.forEach(function (x) {
-      var m = (x.lo + x.hi) / 2;
-      for (var i = 0; i < spans.length; i++) if (m >= spans[i][0] && m < spans[i][1]) return;
-      out.push(x);
-    });
-    out.sort(function (p, q) { return p.lo - q.lo; });
-    return out;
-  }
-
-  function aggregate(s, cells) {
-    var n = cells.length, mn = new Array(n), mx = new Array(n), me = new Array(n);
-    if (n === 0) return [mn, mx, me];
-    if (s === 'raw') {
-      for (var r = 0; r < n; r++) {
-        var x = cells[r].raw;
-        if (x) { mn[r] = x[0]; mx[r] = x[1]; me[r] = x[2]; } else { mn[r] = mx[r] = me[r] = undefined; }
-      }
-      return [mn, mx, me];
-    }
-    var c = cells[0].hi - cells[0].lo;
-    var L = levelFor(s, c);
-    for (var i = 0; i < n; i++) {
-      var lo = cells[i].lo, hi = cells[i].hi, jmin, jmax;
-      if (L.w > c) { // deeper than this series goes: the bucket holding the cell's middle
-        jmin = jmax = Math.floor((lo + hi) / 2 / L.w) - L.k0;
-      } else {
-        jmin = Math.ceil(lo / L.w - 1e-9) - L.k0; jmax = Math.ceil(hi / L.w - 1e-9) - L.k0 - 1;
-      }
-      jmin = Math.max(jmin, 0); jmax = Math.min(jmax, L.n - 1);
-      var lo_ = Infinity, hi_ = -Infinity, e = 0, cnt = 0;
-      for (var j = jmin; j <= jmax; j++) {
-        if (L.cnt[j] === 0) continue;
-        lo_ = Math.min(lo_, L.min[j]); hi_ = Math.max(hi_, L.max[j]); e += L.e[j]; cnt += L.cnt[j];
-      }
-      if (cnt === 0) { mn[i] = mx[i] = me[i] = null; continue; }
-      mn[i] = lo_; mx[i] = hi_; me[i] = e / (cnt * DT);
-    }
-    return [mn, mx, me];
-  }
-
-  // Sum over [a, b) of a level-0 array, pro-rating the two edge buckets.
-  function integrate(L, arr, a, b) {
-    var s = 0;
-    var j0 = Math.max(Math.floor(a / L.w) - L.k0, 0), j1 = Math.min(Math.floor(b / L.w) - L.k0, L.n - 1);
-    for (var j = j0; j <= j1; j++) {
-      var lo = (L.k0 + j) * L.w, hi = lo + L.w;
-      var f = (Math.min(hi, b) - Math.max(lo, a)) / L.w;
-      if (f <= 0) continue;
-      s += arr[j] * Math.min(f, 1);
-    }
-    return s;
-  }
-
-  // Everything the selection panel shows for drive d over [a, b).
-  function stats(d, a, b) {
-    var L = d.total.levels[0];
-    var e = integrate(L, L.e, a, b), n = integrate(L, L.cnt, a, b);
-    var mn = Infinity, mx = -Infinity;
-    var j0 = Math.max(Math.floor(a / L.w) - L.k0, 0), j1 = Math.min(Math.ceil(b / L.w) - L.k0 - 1, L.n - 1);
-    for (var j = j0; j <= j1; j++) if (L.cnt[j] > 0) { mn = Math.min(mn, L.min[j]); mx = Math.max(mx, L.max[j]); }
-    var rails = d.rails.map(function (r) {
-      var Lr = r.levels[0];
-      var er = integrate(Lr, Lr.e, a, b), qr = integrate(Lr, Lr.q, a, b), nr = integrate(Lr, Lr.cnt, a, b);
-      return { rail: r.name, energy_j: er, charge_mah: qr / 3.6, mean_w: nr > 0 ? er / (nr * DT) : NaN };
-    });
-    var ops = 0, by = 0;
-    for (var i = 0; i < d.ioK.length; i++) {
-      var t = d.ioK[i] * D.width_s;
-      if (t >= a && t < b) { ops += d.ioOps[i]; by += d.ioBytes[i]; }
-    }
-    var res = {}, tot = 0, ca = Math.max(a, T0), cb = Math.min(b, T1);
-    for (var k = 0; k < d.states.length; k++) {
-      var s0 = Math.max(d.states[k][0], ca), s1 = Math.min(k + 1 < d.states.length ? d.states[k + 1][0] : T1, cb);
-      if (s1 > s0 && d.states[k][1] !== 'gap') { res[d.states[k][1]] = (res[d.states[k][1]] || 0) + (s1 - s0); tot += s1 - s0; }
-    }
-    for (var key in res) res[key] /= tot;
-    return { port: d.port, name: d.name, from_s: a, to_s: b, duration_s: b - a, measured_s: n * DT, samples: n,
-      energy_j: e, energy_mwh: e / 3.6, mean_w: n > 0 ? e / (n * DT) : NaN,
-      min_w: isFinite(mn) ? mn : NaN, max_w: isFinite(mx) ? mx : NaN, rails: rails,
-      io_ops: ops, io_bytes: by, residency: res };
-  }
+  function grid(a, b, px) { return IW.grid(a, b, px, D.width_s); }
+  function withRaw(d, cells, a, b, px) { return IW.withRaw(d.raw, cells, a, b, px, DT); }
+  function aggregate(s, cells) { return s === 'raw' ? IW.aggregateRaw(cells) : IW.aggregate(s, cells, DT); }
+  function stats(d, a, b) { return IW.stats(d, a, b, { dt: DT, width: D.width_s, t0: T0, t1: T1 }); }
 
   // ---- drawing ---------------------------------------------------------------
-  var STATE_COL = { active: '#e4572e', background: '#f4a582', idle: '#9aa5b1', partial: '#f2c14e', slumber: '#4f9d69', devslp: '#6a3d9a', off: '#222', unknown: '#ddd' };
+  var STATE_COL = IW.STATE_COL;
   var RAIL_COL = ['#1b9e77', '#d95f02', '#7570b3', '#e7298a'];
   var BAND = 'rgba(31,119,180,0.25)', MEAN = '#1f5f9f';
   var opt = { log: false, mw: false, rails: false, overlay: false };
@@ -201,7 +43,7 @@
   function scaleW() { return opt.mw ? 1000 : 1; }
   function unit() { return opt.mw ? 'mW' : 'W'; }
   function fmtW(w) { return isNaN(w) ? '–' : (opt.mw ? (w * 1000).toPrecision(4) + ' mW' : w.toPrecision(4) + ' W'); }
-  function fmtT(t) { return Math.abs(t) < 1e-9 ? '0' : Math.abs(t) >= 100 ? t.toFixed(2) : t.toPrecision(5); }
+  var fmtT = IW.fmtT;
 
   // Overlay: every drive's mean and band on one chart, on the bucket grid
   // (full-resolution windows are drawn in the per-drive charts).
@@ -330,6 +172,8 @@
   function makeChart(d, host) {
     var box = document.createElement('div'); box.className = 'drive';
     var h = document.createElement('h3'); h.textContent = 'Port ' + d.port + ': ' + d.name; box.appendChild(h);
+    box.setAttribute('role', 'figure');
+    box.setAttribute('aria-label', 'Power over time of port ' + d.port + ', ' + d.name + ', with its I/O, state and DEVSLP strips; the tables below hold the figures');
     var leg = document.createElement('div'); leg.className = 'legend-extra';
     var parts = ['<span class="swatch" style="background:' + MEAN + '"></span>mean', '<span class="swatch" style="background:' + BAND + '"></span>min–max'];
     if (d.pins.length) parts.push('<span class="swatch" style="border:2px dashed #6a3d9a;background:none"></span>DEVSLP asserted');
@@ -389,6 +233,8 @@
     drives.forEach(function (x) { d.pins = d.pins.concat(x.pins); });
     var box = document.createElement('div'); box.className = 'drive';
     var h = document.createElement('h3'); h.textContent = 'All drives'; box.appendChild(h);
+    box.setAttribute('role', 'figure');
+    box.setAttribute('aria-label', 'Power over time of every drive on one chart; the tables below hold the figures');
     var leg = document.createElement('div'); leg.className = 'legend-extra';
     leg.innerHTML = drives.map(function (x, i) {
       return '<span class="swatch" style="background:' + DRIVE_COL[i % DRIVE_COL.length] + '"></span>port ' + x.port + ' ' + esc(x.name) + ' (band: min–max)';
@@ -475,8 +321,7 @@
       rows.join('') + '</table>';
   }
 
-  function esc(s) { return String(s).replace(/[&<>"']/g, function (c) { return '&#' + c.charCodeAt(0) + ';'; }); }
-  function fmtBytes(b) { return b >= 1 << 20 ? (b / 1048576).toFixed(1) + ' MiB' : b >= 1024 ? (b / 1024).toFixed(1) + ' KiB' : b + ' B'; }
+  var esc = IW.esc, fmtBytes = IW.fmtBytes;
 
   function rebuild() {
     var host = document.getElementById('charts');
@@ -490,7 +335,7 @@
   function table(title, head, rows) {
     var h = '<h2>' + esc(title) + '</h2><table><tr>' + head.map(function (x) { return '<th>' + esc(x) + '</th>'; }).join('') + '</tr>';
     rows.forEach(function (r) {
-      var attrs = r.zoom ? ' class="link ' + (r.cls || '') + '" data-a="' + r.zoom[0] + '" data-b="' + r.zoom[1] + '"' +
+      var attrs = r.zoom ? ' class="link ' + (r.cls || '') + '" tabindex="0" title="show ' + fmtT(r.zoom[0]) + '–' + fmtT(r.zoom[1]) + ' s" data-a="' + r.zoom[0] + '" data-b="' + r.zoom[1] + '"' +
         (r.sel ? ' data-sa="' + r.sel[0] + '" data-sb="' + r.sel[1] + '"' : '') : '';
       h += '<tr' + attrs + '>' + r.cells.map(function (c) { return '<td>' + c + '</td>'; }).join('') + '</tr>';
     });
@@ -561,6 +406,7 @@
     h += '<h2>Notes</h2>' + (notes.length ? '<ul>' + notes.map(function (n) { return '<li>' + esc(n) + '</li>'; }).join('') + '</ul>' : '<p>None.</p>');
     var el = document.getElementById('tables');
     el.innerHTML = h;
+    IW.keyboardRows(el);
     el.addEventListener('click', function (ev) {
       var tr = ev.target.closest('tr.link');
       if (!tr) return;
@@ -596,11 +442,12 @@
   document.getElementById('b-in').onclick = function () { scaleBy(0.5); };
   document.getElementById('b-out').onclick = function () { scaleBy(2); };
   document.addEventListener('keydown', function (ev) {
-    if (ev.target.tagName === 'INPUT') return;
+    if (ev.target.tagName === 'INPUT' || ev.target.tagName === 'SELECT' || ev.altKey || ev.ctrlKey || ev.metaKey) return;
     if (ev.key === 'ArrowLeft') pan(-0.25);
     else if (ev.key === 'ArrowRight') pan(0.25);
     else if (ev.key === '+' || ev.key === '=') scaleBy(0.5);
     else if (ev.key === '-') scaleBy(2);
+    else if (ev.key === 'Home') zoom(T0, T1);
   });
   ['log', 'mw', 'rails', 'overlay'].forEach(function (k) {
     document.getElementById('c-' + k).onchange = function (ev) { opt[k] = ev.target.checked; rebuild(); };

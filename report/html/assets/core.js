@@ -1,0 +1,239 @@
+// idlewatt viewer core, shared by report.html (app.js) and compare.html
+// (compare.js): decoding the embedded buckets, the min/max/energy pyramid,
+// per-column aggregation and a selection's integrals. Both pages compute a
+// selection with these functions, so the same interval of the same run gives
+// the same figures on either page. Pure functions, no DOM, no network.
+var IW = (function () {
+  'use strict';
+  function bytes(b64) {
+    // Uint8Array.fromBase64 where the browser has it (Chromium 140+,
+    // Firefox 133+, Safari 18.2+): several times faster on a long run.
+    if (typeof Uint8Array.fromBase64 === 'function') return Uint8Array.fromBase64(b64).buffer;
+    var s = atob(b64), u = new Uint8Array(s.length);
+    for (var i = 0; i < s.length; i++) u[i] = s.charCodeAt(i);
+    return u.buffer;
+  }
+  function f32(b64) { return b64 ? new Float32Array(bytes(b64)) : new Float32Array(0); }
+  function u32(b64) { return b64 ? new Uint32Array(bytes(b64)) : new Uint32Array(0); }
+
+  // A series is a pyramid: levels[0] is the embedded base, each next level
+  // merges pairs of buckets (k, k+1 with k even) of the one below.
+  function series(s, width) {
+    var L0 = { k0: s.k0, n: s.n, w: width, min: f32(s.min), max: f32(s.max),
+      e: Float64Array.from(f32(s.e)), cnt: u32(s.cnt), q: s.q ? Float64Array.from(f32(s.q)) : null };
+    var levels = [L0];
+    while (levels[levels.length - 1].n > 4) {
+      var a = levels[levels.length - 1];
+      var k0 = Math.floor(a.k0 / 2), kn = Math.floor((a.k0 + a.n - 1) / 2), n = kn - k0 + 1;
+      var b = { k0: k0, n: n, w: a.w * 2, min: new Float32Array(n).fill(NaN), max: new Float32Array(n).fill(NaN),
+        e: new Float64Array(n), cnt: new Uint32Array(n), q: a.q ? new Float64Array(n) : null };
+      for (var j = 0; j < a.n; j++) {
+        var o = Math.floor((a.k0 + j) / 2) - k0;
+        if (a.cnt[j] > 0) {
+          b.min[o] = isNaN(b.min[o]) ? a.min[j] : Math.min(b.min[o], a.min[j]);
+          b.max[o] = isNaN(b.max[o]) ? a.max[j] : Math.max(b.max[o], a.max[j]);
+        }
+        b.e[o] += a.e[j]; b.cnt[o] += a.cnt[j];
+        if (b.q) b.q[o] += a.q[j];
+      }
+      levels.push(b);
+    }
+    return { levels: levels, name: s.rail || 'total' };
+  }
+
+  // One drive of the page data (page.go driveData), decoded.
+  function drive(d, width, railWidth) {
+    var st = [];
+    for (var i = 0; i < (d.state_t || []).length; i++) st.push([d.state_t[i], d.state_s[i]]);
+    return { port: d.port, name: d.name, total: series(d.total, width),
+      rails: (d.rails || []).map(function (r) { return series(r, railWidth); }),
+      states: st, statesCut: d.states_cut, busy: d.busy || [], busyCut: d.busy_cut, pins: d.pins || [],
+      raw: (d.raw || []).map(function (r) { return { t: r.t_s, w: f32(r.w) }; }), peakT: d.peak_t_s,
+      ioK: d.io_k || [], ioOps: d.io_ops || [], ioBytes: d.io_bytes || [] };
+  }
+
+  // The time covered by a drive's buckets, [from, to), or null.
+  function span(d) {
+    var L = d.total.levels[0];
+    return L.n === 0 ? null : [L.k0 * L.w, (L.k0 + L.n) * L.w];
+  }
+
+  // The coarsest level of s whose buckets are no wider than c.
+  function levelFor(s, c) {
+    var ls = s.levels, best = ls[0];
+    for (var i = 1; i < ls.length; i++) if (ls[i].w <= c) best = ls[i];
+    return best;
+  }
+
+  // Cells over [a, b): px pixel columns, or base buckets of width w0 when
+  // zoomed deeper than them.
+  function grid(a, b, px, w0) {
+    var c = (b - a) / Math.max(px, 1);
+    if (c < w0) {
+      var k = Math.floor(a / w0), kz = Math.ceil(b / w0), xs = [];
+      for (; k < kz; k++) xs.push({ lo: k * w0, hi: (k + 1) * w0 });
+      return xs;
+    }
+    var out = [];
+    for (var i = 0; i < px; i++) out.push({ lo: a + i * c, hi: a + (i + 1) * c });
+    return out;
+  }
+
+  // Deeper than the base buckets, full-resolution segments (raw, every
+  // sample dt apart) replace the cells they cover: one cell per sample, or
+  // per column when samples are denser than pixels.
+  function withRaw(raw, cells, a, b, px, dt) {
+    if (!raw.length || !cells.length) return cells;
+    var spans = [], out = [];
+    raw.forEach(function (s) {
+      var n = s.w.length, end = s.t + n * dt;
+      if (end < a || s.t > b) return;
+      spans.push([s.t, end]);
+      var j0 = Math.max(0, Math.floor((a - s.t) / dt)), j1 = Math.min(n, Math.ceil((b - s.t) / dt) + 1);
+      var col = (b - a) / Math.max(px, 1), cur = null;
+      for (var j = j0; j < j1; j++) {
+        var t = s.t + j * dt, v = s.w[j];
+        if (dt >= col) { out.push({ lo: t - dt / 2, hi: t + dt / 2, raw: [v, v, v] }); continue; }
+        var k = Math.floor((t - a) / col);
+        if (!cur || cur.k !== k) { cur = { k: k, lo: a + k * col, hi: a + (k + 1) * col, raw: [v, v, 0], n: 0 }; out.push(cur); }
+        cur.raw[0] = Math.min(cur.raw[0], v); cur.raw[1] = Math.max(cur.raw[1], v); cur.raw[2] += v; cur.n++;
+      }
+      out.forEach(function (x) { if (x.n) { x.raw[2] /= x.n; x.n = 0; } });
+    });
+    if (!spans.length) return cells;
+    cells.forEach(function (x) {
+      var m = (x.lo + x.hi) / 2;
+      for (var i = 0; i < spans.length; i++) if (m >= spans[i][0] && m < spans[i][1]) return;
+      out.push(x);
+    });
+    out.sort(function (p, q) { return p.lo - q.lo; });
+    return out;
+  }
+
+  // Per cell [min, max, mean] arrays of series s (null where a cell holds
+  // no sample), from the coarsest level no wider than the cells; a cell
+  // narrower than that takes the bucket holding its middle. dt is the
+  // sample period (mean = energy ÷ (count · dt)).
+  function aggregate(s, cells, dt) {
+    var n = cells.length, mn = new Array(n), mx = new Array(n), me = new Array(n);
+    if (n === 0) return [mn, mx, me];
+    var c = cells[0].hi - cells[0].lo;
+    var L = levelFor(s, c);
+    for (var i = 0; i < n; i++) {
+      var lo = cells[i].lo, hi = cells[i].hi, jmin, jmax;
+      if (L.w > c) {
+        jmin = jmax = Math.floor((lo + hi) / 2 / L.w) - L.k0;
+      } else {
+        jmin = Math.ceil(lo / L.w - 1e-9) - L.k0; jmax = Math.ceil(hi / L.w - 1e-9) - L.k0 - 1;
+      }
+      jmin = Math.max(jmin, 0); jmax = Math.min(jmax, L.n - 1);
+      var lo_ = Infinity, hi_ = -Infinity, e = 0, cnt = 0;
+      for (var j = jmin; j <= jmax; j++) {
+        if (L.cnt[j] === 0) continue;
+        lo_ = Math.min(lo_, L.min[j]); hi_ = Math.max(hi_, L.max[j]); e += L.e[j]; cnt += L.cnt[j];
+      }
+      if (cnt === 0) { mn[i] = mx[i] = me[i] = null; continue; }
+      mn[i] = lo_; mx[i] = hi_; me[i] = e / (cnt * dt);
+    }
+    return [mn, mx, me];
+  }
+
+  // The [min, max, mean] arrays of cells made by withRaw (undefined where a
+  // cell is not full-resolution).
+  function aggregateRaw(cells) {
+    var n = cells.length, mn = new Array(n), mx = new Array(n), me = new Array(n);
+    for (var r = 0; r < n; r++) {
+      var x = cells[r].raw;
+      if (x) { mn[r] = x[0]; mx[r] = x[1]; me[r] = x[2]; } else { mn[r] = mx[r] = me[r] = undefined; }
+    }
+    return [mn, mx, me];
+  }
+
+  // Overwrite agg ([min, max, mean] per cell, cells of one fixed width)
+  // with the full-resolution samples of raw where they cover a cell's
+  // middle: the cell's samples' min, max and mean, or, for a cell narrower
+  // than the sample period, the sample it falls in.
+  function rawInto(raw, cells, dt, agg) {
+    if (!raw.length || !cells.length) return;
+    var a = cells[0].lo, b = cells[cells.length - 1].hi;
+    raw.forEach(function (s) {
+      var n = s.w.length, end = s.t + n * dt;
+      if (end <= a || s.t >= b) return;
+      for (var i = 0; i < cells.length; i++) {
+        var lo = cells[i].lo, hi = cells[i].hi, m = (lo + hi) / 2;
+        if (m < s.t || m >= end) continue;
+        var j0 = Math.max(0, Math.ceil((lo - s.t) / dt - 1e-9)), j1 = Math.min(n - 1, Math.ceil((hi - s.t) / dt - 1e-9) - 1);
+        if (j1 < j0) { j0 = j1 = Math.min(n - 1, Math.max(0, Math.floor((m - s.t) / dt))); }
+        var mn = Infinity, mx = -Infinity, sum = 0;
+        for (var j = j0; j <= j1; j++) { var v = s.w[j]; mn = Math.min(mn, v); mx = Math.max(mx, v); sum += v; }
+        agg[0][i] = mn; agg[1][i] = mx; agg[2][i] = sum / (j1 - j0 + 1);
+      }
+    });
+  }
+
+  // Sum over [a, b) of a level-0 array, pro-rating the two edge buckets.
+  function integrate(L, arr, a, b) {
+    var s = 0;
+    var j0 = Math.max(Math.floor(a / L.w) - L.k0, 0), j1 = Math.min(Math.floor(b / L.w) - L.k0, L.n - 1);
+    for (var j = j0; j <= j1; j++) {
+      var lo = (L.k0 + j) * L.w, hi = lo + L.w;
+      var f = (Math.min(hi, b) - Math.max(lo, a)) / L.w;
+      if (f <= 0) continue;
+      s += arr[j] * Math.min(f, 1);
+    }
+    return s;
+  }
+
+  // Everything a selection shows for drive d over [a, b) of its own
+  // timeline. o: dt (sample period), width (base bucket width, the I/O
+  // counts' grid), t0 and t1 (the run's sampled time, for residency).
+  function stats(d, a, b, o) {
+    var DT = o.dt, L = d.total.levels[0];
+    var e = integrate(L, L.e, a, b), n = integrate(L, L.cnt, a, b);
+    var mn = Infinity, mx = -Infinity;
+    var j0 = Math.max(Math.floor(a / L.w) - L.k0, 0), j1 = Math.min(Math.ceil(b / L.w) - L.k0 - 1, L.n - 1);
+    for (var j = j0; j <= j1; j++) if (L.cnt[j] > 0) { mn = Math.min(mn, L.min[j]); mx = Math.max(mx, L.max[j]); }
+    var rails = d.rails.map(function (r) {
+      var Lr = r.levels[0];
+      var er = integrate(Lr, Lr.e, a, b), qr = integrate(Lr, Lr.q, a, b), nr = integrate(Lr, Lr.cnt, a, b);
+      return { rail: r.name, energy_j: er, charge_mah: qr / 3.6, mean_w: nr > 0 ? er / (nr * DT) : NaN };
+    });
+    var ops = 0, by = 0;
+    for (var i = 0; i < d.ioK.length; i++) {
+      var t = d.ioK[i] * o.width;
+      if (t >= a && t < b) { ops += d.ioOps[i]; by += d.ioBytes[i]; }
+    }
+    var res = {}, tot = 0, ca = Math.max(a, o.t0), cb = Math.min(b, o.t1);
+    for (var k = 0; k < d.states.length; k++) {
+      var s0 = Math.max(d.states[k][0], ca), s1 = Math.min(k + 1 < d.states.length ? d.states[k + 1][0] : o.t1, cb);
+      if (s1 > s0 && d.states[k][1] !== 'gap') { res[d.states[k][1]] = (res[d.states[k][1]] || 0) + (s1 - s0); tot += s1 - s0; }
+    }
+    for (var key in res) res[key] /= tot;
+    return { port: d.port, name: d.name, from_s: a, to_s: b, duration_s: b - a, measured_s: n * DT, samples: n,
+      energy_j: e, energy_mwh: e / 3.6, mean_w: n > 0 ? e / (n * DT) : NaN,
+      min_w: isFinite(mn) ? mn : NaN, max_w: isFinite(mx) ? mx : NaN, rails: rails,
+      io_ops: ops, io_bytes: by, residency: res };
+  }
+
+  function esc(s) { return String(s).replace(/[&<>"']/g, function (c) { return '&#' + c.charCodeAt(0) + ';'; }); }
+  function fmtBytes(b) { return b >= 1 << 20 ? (b / 1048576).toFixed(1) + ' MiB' : b >= 1024 ? (b / 1024).toFixed(1) + ' KiB' : b + ' B'; }
+  function fmtT(t) { return Math.abs(t) < 1e-9 ? '0' : Math.abs(t) >= 100 ? t.toFixed(2) : t.toPrecision(5); }
+
+  var STATE_COL = { active: '#e4572e', background: '#f4a582', idle: '#9aa5b1', partial: '#f2c14e', slumber: '#4f9d69', devslp: '#6a3d9a', off: '#222', unknown: '#ddd' };
+
+  // Rows of a table with class "link" act on Enter and Space as on a click
+  // (they are focusable: tabindex 0).
+  function keyboardRows(el) {
+    el.addEventListener('keydown', function (ev) {
+      if (ev.key !== 'Enter' && ev.key !== ' ') return;
+      var tr = ev.target.closest && ev.target.closest('tr.link');
+      if (!tr || tr !== ev.target) return;
+      ev.preventDefault();
+      tr.click();
+    });
+  }
+
+  return { f32: f32, u32: u32, series: series, drive: drive, span: span, levelFor: levelFor, grid: grid,
+    withRaw: withRaw, aggregate: aggregate, aggregateRaw: aggregateRaw, rawInto: rawInto, integrate: integrate,
+    stats: stats, esc: esc, fmtBytes: fmtBytes, fmtT: fmtT, STATE_COL: STATE_COL, keyboardRows: keyboardRows };
+})();
