@@ -379,8 +379,30 @@ func FuzzIndexDecode(f *testing.F) {
 // UseIndex, never panic, and an indexed read that ends without ErrIndex
 // hands out records in sequence order.
 func FuzzIndexedReader(f *testing.F) {
-	path := indexedCapture(f, 6, 512)
+	// A small capture (a few kB: the fuzzer minimises every new input)
+	// with three index segments.
+	path := filepath.Join(f.TempDir(), "seed.iwcap")
+	w, err := Create(path, testHeader(), Options{FlushEvery: time.Hour, SummaryPer: 1, IndexEvery: 300})
+	if err != nil {
+		f.Fatal(err)
+	}
+	for k := range 4 {
+		at := uint64(k) * 40
+		w.Samples(block(0, at, 40))
+		w.Samples(block(1, at, 40))
+		w.Mark(meter.MarkEcho{ID: uint32(k), HostSent: hostclock.Time(k), HostRecv: hostclock.Time(k) + 5, MeterIndex: at})
+		if k == 2 {
+			w.Gap(meter.Gap{Channel: -1, Start: at + 40, Count: 10, Reason: "crc"})
+		}
+		w.Flush()
+	}
+	if err := w.Close(); err != nil {
+		f.Fatal(err)
+	}
 	b, _ := os.ReadFile(path)
+	if countIndexChunks(f, b) < 3 {
+		f.Fatalf("seed has %d index chunks", countIndexChunks(f, b))
+	}
 	f.Add(b)
 	f.Add(b[:len(b)/2])
 	dir := f.TempDir()
