@@ -273,7 +273,7 @@ func (s *StateReport) fill(sum *detect.Summary, spans []detect.Span, ios []detec
 	for i, sp := range spans {
 		s.intervals[i] = StateInterval{State: sp.State.String(), StartNs: sp.Start, EndNs: sp.End,
 			StartS: (float64(sp.Start) - t0) / 1e9, EndS: (float64(sp.End) - t0) / 1e9, Samples: sp.Samples,
-			MeanW: units.Watts(sp.MeanW), EnergyJ: units.Joules(sp.MeanW * sp.Duration().Seconds())}
+			MeanW: sp.MeanW, EnergyJ: units.Joules(float64(sp.MeanW) * sp.Duration().Seconds())}
 	}
 	s.Residency, s.PowerW, s.Spans = map[string]float64{}, map[string]float64{}, map[string]int{}
 	s.PowerU95W, s.ResidencyU95 = map[string]float64{}, map[string]float64{}
