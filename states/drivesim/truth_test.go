@@ -78,18 +78,25 @@ func FuzzReadTruth(f *testing.F) {
 	var buf bytes.Buffer
 	tw := NewTruthWriter(&buf, TruthHeader{Profile: "x", Seed: 1})
 	tw.Write(Segment{Start: 0, End: time.Second, State: StateIdle, P5: 0.4})
-	tw.Write(Segment{Start: time.Second, End: 2 * time.Second, State: StateSlumber, P5: 0.07, GC: true})
+	tw.Write(Segment{Start: time.Second, End: 2 * time.Second, State: StateSlumber, P5: 0.07, GC: true, IO: true})
+	tw.WriteIO(IOSpan{Start: time.Second, End: 1500 * time.Millisecond})
 	tw.Flush()
 	f.Add(buf.Bytes())
+	f.Add([]byte(`{"schema":"idlewatt.drivesim.truth/v1"}` + "\n" + `{"io_start_s":2,"io_end_s":1}`))
 	f.Add([]byte(`{"schema":"idlewatt.drivesim.truth/v1"}` + "\n" + `{"state":"devslp","start_s":1e300,"end_s":1e301}`))
 	f.Add([]byte("\n\n\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		_, segs, err := ReadTruth(bytes.NewReader(b))
+		_, segs, ios, err := ReadTruthIO(bytes.NewReader(b))
 		if err != nil {
 			if !errors.Is(err, ErrTruthFormat) {
 				t.Fatalf("error not wrapping ErrTruthFormat: %v", err)
 			}
 			return
+		}
+		for i, s := range ios {
+			if s.End < s.Start {
+				t.Fatalf("io span %d accepted: %+v", i, s)
+			}
 		}
 		for i, s := range segs {
 			if s.End < s.Start || s.State >= numStates {
