@@ -433,19 +433,29 @@ func (c *Classifier) Push(t hostclock.Time, p units.Watts, busy bool) {
 	c.push(t, w, busy)
 }
 
+// sortKey orders a reading in the sorted window: a NaN (a broken reading)
+// counts as the lowest power, so it can be found again to be removed.
+func sortKey(w float64) float64 {
+	if math.IsNaN(w) {
+		return math.Inf(-1)
+	}
+	return w
+}
+
 func (c *Classifier) push(t hostclock.Time, w float64, busy bool) {
 	n := len(c.rw)
 	rs := c.th.classify(w)
 	if c.ringN == n {
 		c.count[c.rc[c.ringPos]]--
-		old := c.rw[c.ringPos]
+		old := sortKey(c.rw[c.ringPos])
 		i := sort.SearchFloat64s(c.sorted, old)
 		c.sorted = append(c.sorted[:i], c.sorted[i+1:]...)
 	}
-	i := sort.SearchFloat64s(c.sorted, w)
+	k := sortKey(w)
+	i := sort.SearchFloat64s(c.sorted, k)
 	c.sorted = append(c.sorted, 0)
 	copy(c.sorted[i+1:], c.sorted[i:])
-	c.sorted[i] = w
+	c.sorted[i] = k
 	c.rc[c.ringPos] = rs
 	c.count[rs]++
 	c.rt[c.ringPos], c.rw[c.ringPos], c.rb[c.ringPos] = t, w, busy
