@@ -62,6 +62,25 @@ type Drive struct {
 	linkFrom    time.Duration // the link's idle timer restarts at an ASPM change
 	truth       []Transition
 	truthTo     time.Duration // the truth log covers up to here
+	// entryScale, exitScale: the drive's actual latencies as a fraction
+	// of the declared ones (0 = 1, exactly as declared).
+	entryScale, exitScale float64
+}
+
+// SetLatencyScale makes the drive take scale × its declared entry and exit
+// latencies (the descriptors are maxima: a drive within spec takes less;
+// over 1 is a drive that breaks its own descriptor). 0 means 1.
+func (d *Drive) SetLatencyScale(entry, exit float64) { d.entryScale, d.exitScale = entry, exit }
+
+func scaled(v uint32, f float64) time.Duration {
+	if f <= 0 {
+		return us(v)
+	}
+	return time.Duration(float64(us(v)) * f)
+}
+
+func (d *Drive) entryLat(ps int) time.Duration {
+	return scaled(d.p.Identify.PowerStates[ps].EntryLatencyUs, d.entryScale)
 }
 
 // New returns a drive in PS0, idle since time 0, APST off, link ASPM off.
@@ -112,7 +131,7 @@ func (d *Drive) idleState(t time.Duration) state {
 			if t < start {
 				break
 			}
-			end := start + us(d.p.Identify.PowerStates[e.ITPS].EntryLatencyUs)
+			end := start + d.entryLat(e.ITPS)
 			if t < end {
 				s = state{ps: cur, entering: true, since: start, enterEnd: end}
 				break
@@ -189,7 +208,7 @@ func (d *Drive) IO(at time.Duration) time.Duration {
 			s.ps = d.entryTarget(s.ps)
 		}
 		if p := d.p.Identify.PowerStates[s.ps]; p.NonOperational {
-			wait += us(p.ExitLatencyUs)
+			wait += scaled(p.ExitLatencyUs, d.exitScale)
 		}
 		switch s.link {
 		case L12:
@@ -259,7 +278,7 @@ func (d *Drive) IdleTransitions(from, to time.Duration) []Transition {
 				break
 			}
 			start := at + time.Duration(e.ITPTms)*time.Millisecond
-			end := start + us(d.p.Identify.PowerStates[e.ITPS].EntryLatencyUs)
+			end := start + d.entryLat(e.ITPS)
 			times = append(times, start, end)
 			seen[e.ITPS] = true
 			cur, at = e.ITPS, end
