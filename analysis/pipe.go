@@ -129,7 +129,7 @@ func (f *feed) run(src Source, want []bool) {
 			}
 			it := feedItem{kind: capture.KindRejected, ch: blk.Channel, start: blk.Start, why: rec.Rejected}
 			for k := range min(len(blk.V), len(blk.I)) {
-				if p := float64(blk.V[k]) * float64(blk.I[k]); math.Abs(p) <= MaxPlausibleW {
+				if p := float64(blk.Power(k)); math.Abs(p) <= MaxPlausibleW {
 					it.sumW += p
 				}
 				it.n++

@@ -20,8 +20,11 @@
 //
 // # Drivers
 //
-// One driver per sub-package, each registered for `idlewatt record --meter
-// KIND` in cmd/idlewatt/meters.go (docs/meters.md has wiring and options):
+// One driver per sub-package, each registered by kind in meter/registry
+// (one file per driver there: its opener, replayer, default port and the
+// checks of its options), which `idlewatt record --meter KIND`, `idlewatt
+// meters` and the measurement rig open meters through (docs/meters.md has
+// wiring and options):
 //
 //   - meter/hub (hub): the inline SATA power hub, protocol in
 //     docs/hub-protocol.md; emulator meter/hub/hubemu.
@@ -34,14 +37,24 @@
 //   - meter/scpi (scpi): SCPI bench instruments polled over serial; emulator
 //     meter/scpi/scpiemu.
 //
-// Serial drivers open ports with go.bug.st/serial and never use
-// modem-status ioctls, so the emulators' pseudo-terminals (github.com/creack/pty)
-// stand in for devices. Each driver has a ResolveConfig that fills a
-// StreamConfig's defaults the way its Stream will.
+// Serial drivers open ports through internal/serialport (go.bug.st/serial,
+// locked against a second opener) and never use modem-status ioctls, so
+// the emulators' pseudo-terminals (github.com/creack/pty) stand in for
+// devices. Each driver has a ResolveConfig that fills a StreamConfig's
+// defaults the way its Stream will; its meter offers it as the Resolver
+// capability.
 //
 // # Capabilities
 //
 // DevSlpPin, PortPower and Marker are implemented by meters that can drive a
-// port's DEVSLP pin, switch a port's power, or echo clock marks. Callers
-// discover them with a type assertion.
+// port's DEVSLP pin, switch a port's power, or echo clock marks; Resolver by
+// meters that fill a stream's defaults (Resolve uses it), Reconnector by
+// meters that reopen a vanished link (the hub). Callers discover them with
+// a type assertion, never by kind.
+//
+// # Power
+//
+// Block.Power(k) is one sample's V·I, Block.PowerSum() the block's sum:
+// every consumer that needs a block's power (progress, live metrics,
+// analysis, the HTML viewer) computes it there.
 package meter

@@ -22,6 +22,7 @@ import (
 	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/internal/ctxio"
 	"github.com/idlewatt/idlewatt/meter"
+	"github.com/idlewatt/idlewatt/meter/registry"
 	"github.com/idlewatt/idlewatt/workload/trace"
 )
 
@@ -179,28 +180,26 @@ func loadReportJSON(ctx context.Context, path string) (*analysis.Report, error) 
 // openMeterCtx is openMeterWith, given up when a signal arrives: opening
 // waits for the meter to answer (up to a few seconds); the open finishes
 // behind and its meter is closed.
-func openMeterCtx(cmd *cobra.Command, kind, path string, o meterOptions) (meter.Meter, meterKind, bool, error) {
+func openMeterCtx(cmd *cobra.Command, kind, path string, s registry.Settings) (meter.Meter, bool, error) {
 	type opened struct {
 		m        meter.Meter
-		k        meterKind
 		replayed bool
 		err      error
 	}
 	ch := make(chan opened, 1)
 	goSafe(cmd.ErrOrStderr(), func() {
-		m, k, replayed, err := openMeterWith(kind, path, o)
-		ch <- opened{m, k, replayed, err}
+		m, replayed, err := openMeterWith(kind, path, s)
+		ch <- opened{m, replayed, err}
 	})
 	select {
 	case r := <-ch:
-		return r.m, r.k, r.replayed, r.err
+		return r.m, r.replayed, r.err
 	case <-cmd.Context().Done():
 		goSafe(cmd.ErrOrStderr(), func() {
 			if r := <-ch; r.m != nil {
 				r.m.Close()
 			}
 		})
-		var k meterKind
-		return nil, k, false, fmt.Errorf("--port %s: %w", path, context.Cause(cmd.Context()))
+		return nil, false, fmt.Errorf("--port %s: %w", path, context.Cause(cmd.Context()))
 	}
 }

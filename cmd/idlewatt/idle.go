@@ -4,9 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"maps"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -16,9 +14,8 @@ import (
 	"github.com/idlewatt/idlewatt/hostclock"
 	"github.com/idlewatt/idlewatt/internal/outfile"
 	"github.com/idlewatt/idlewatt/internal/rig"
-	"github.com/idlewatt/idlewatt/meter"
+	"github.com/idlewatt/idlewatt/meter/registry"
 	"github.com/idlewatt/idlewatt/states/alpm"
-	"github.com/idlewatt/idlewatt/units"
 )
 
 func init() {
@@ -89,17 +86,8 @@ func runIdle(cmd *cobra.Command, _ []string) error {
 	if err != nil {
 		return err
 	}
-	rc.OpenMeter = func(kind, path string) (meter.Meter, error) {
-		m, _, _, err := openMeterWith(kind, path, mo)
-		return m, err
-	}
-	rc.ResolveMeter = func(kind string, info meter.Info, sc meter.StreamConfig) (meter.StreamConfig, error) {
-		if k, ok := meterKinds[kind]; ok && k.resolve != nil {
-			return k.resolve(info, sc)
-		}
-		return sc, nil
-	}
-	if len(rc.Drives) == 0 && rc.Meter.Kind != "" && rc.Meter.Kind != "emulator" && rc.Meter.Kind != "hub" {
+	rc.Meter.Settings = mo
+	if d, ok := registry.Lookup(rc.Meter.Kind); ok && len(rc.Drives) == 0 && d.OnePort {
 		rc.Drives = []rig.DriveConfig{{Name: rc.Meter.Kind, Port: 1}}
 	}
 	rc.Workload.Trace = "none"
@@ -200,12 +188,7 @@ func idleProgress(w io.Writer, r *rig.Rig, start hostclock.Time, stop <-chan str
 		case <-stop:
 			return
 		case <-t.C:
-			fmt.Fprintf(w, "idle %4.0fs  %-24s", hostclock.Since(start).Seconds(), r.CurrentPhase())
-			pw := r.Power()
-			for _, p := range slices.Sorted(maps.Keys(pw)) {
-				fmt.Fprintf(w, "  p%d %s", p, units.Watts(pw[p]).Readout())
-			}
-			fmt.Fprintln(w)
+			fmt.Fprintf(w, "idle %4.0fs  %-24s%s\n", hostclock.Since(start).Seconds(), r.CurrentPhase(), r.Progress().PowerString())
 		}
 	}
 }

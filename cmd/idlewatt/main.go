@@ -18,6 +18,7 @@ import (
 
 	"github.com/idlewatt/idlewatt/internal/outfile"
 	"github.com/idlewatt/idlewatt/meter"
+	"github.com/idlewatt/idlewatt/meter/registry"
 )
 
 func main() {
@@ -147,7 +148,8 @@ func classify(err error, preRunDone bool) int {
 // errors.Join), is bad usage or input (an output refused because it would
 // destroy a file is bad usage, whatever wrapped it).
 func isUsage(err error) bool {
-	if errors.Is(err, errCobraUsage) || errors.Is(err, meter.ErrUnsupported) || errors.Is(err, outfile.ErrRefused) {
+	if errors.Is(err, errCobraUsage) || errors.Is(err, meter.ErrUnsupported) || errors.Is(err, outfile.ErrRefused) ||
+		errors.Is(err, registry.ErrUsage) || errors.Is(err, registry.ErrInput) {
 		return true
 	}
 	var ce *codedError

@@ -89,6 +89,9 @@ func measureConfig(cmd *cobra.Command) (rig.Config, rig.Plan, error) {
 		return rc, plan, inputErr(err)
 	}
 	rc.Profiles = user
+	if rc.Meter.Settings, err = readMeterOptions(cmd, rc.Meter.Rate); err != nil {
+		return rc, plan, err
+	}
 	if len(rc.Drives) == 0 {
 		return rc, plan, usageErr("%s: no drives configured; see docs/config.md (or run 'idlewatt demo')", cmd.CommandPath())
 	}

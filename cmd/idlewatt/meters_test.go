@@ -15,6 +15,7 @@ import (
 	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/meter/ppk2/ppk2emu"
+	"github.com/idlewatt/idlewatt/meter/registry"
 	"github.com/idlewatt/idlewatt/meter/scpi/scpiemu"
 )
 
@@ -365,7 +366,7 @@ func TestMetersAllRecordable(t *testing.T) {
 			t.Errorf("%s: registered %v, record %q", d.Kind, d.Registered, d.Record)
 		}
 	}
-	for k := range meterKinds {
+	for _, k := range registry.Kinds() {
 		if !kinds[k] {
 			t.Errorf("kind %s is registered but not listed", k)
 		}

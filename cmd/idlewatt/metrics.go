@@ -6,6 +6,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -73,10 +74,11 @@ func (lm *liveMetrics) close() {
 
 // metricsSink feeds the live metrics; its methods do nothing on nil.
 type metricsSink struct {
-	m        *livemetrics.Metrics
-	textfile string
-	stderr   io.Writer
-	failed   bool
+	m         *livemetrics.Metrics
+	textfile  string
+	stderr    io.Writer
+	failed    bool
+	lastWrite time.Time // of the textfile, rewritten at most once a second
 }
 
 func (s *metricsSink) samples(b *meter.Block) {
@@ -91,12 +93,17 @@ func (s *metricsSink) gap(g meter.Gap) {
 	}
 }
 
-// stats takes the link counters (once a second) and refreshes the textfile.
-func (s *metricsSink) stats(st meter.Stats) {
+// stats takes the link counters (every capture/record.MarkInterval, and
+// at the end) and refreshes the textfile once a second; final forces it.
+func (s *metricsSink) stats(st meter.Stats, final bool) {
 	if s == nil {
 		return
 	}
 	s.m.Stats(st)
+	if !final && time.Since(s.lastWrite) < time.Second {
+		return
+	}
+	s.lastWrite = time.Now()
 	if s.textfile != "" && !s.failed {
 		if err := s.m.WriteTextfile(s.textfile); err != nil {
 			s.failed = true // once: a metrics file must not stop a recording
@@ -116,7 +123,7 @@ type metricsObserver struct {
 func (o *metricsObserver) Start(h capture.Header) { o.s = o.lm.start(h) }
 func (o *metricsObserver) Samples(b *meter.Block) { o.s.samples(b) }
 func (o *metricsObserver) Gap(g meter.Gap)        { o.s.gap(g) }
-func (o *metricsObserver) Stats(st meter.Stats)   { o.s.stats(st) }
+func (o *metricsObserver) Stats(st meter.Stats)   { o.s.stats(st, false) }
 func (o *metricsObserver) State(e capture.StateEvent) {
 	if o.s == nil || e.Kind != capture.StatePhase {
 		return
@@ -142,5 +149,5 @@ func (o *metricsObserver) verdicts(res *rig.Result) {
 			o.s.m.DevSlpVerdict(port, string(v.Outcome))
 		}
 	}
-	o.s.stats(o.s.m.LastStats())
+	o.s.stats(o.s.m.LastStats(), true)
 }

@@ -17,10 +17,11 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/idlewatt/idlewatt/capture"
-	"github.com/idlewatt/idlewatt/hostclock"
+	"github.com/idlewatt/idlewatt/capture/record"
 	"github.com/idlewatt/idlewatt/internal/outfile"
 	"github.com/idlewatt/idlewatt/internal/rig"
 	"github.com/idlewatt/idlewatt/meter"
+	"github.com/idlewatt/idlewatt/meter/registry"
 	"github.com/idlewatt/idlewatt/units"
 )
 
@@ -30,7 +31,7 @@ func init() {
 			Use:   "record --meter KIND --port PATH --duration D --out CAPTURE",
 			Short: "Record a meter's stream into a capture file",
 			Long: `Streams every sample, gap, mark and event of a meter into a capture file
-(docs/capture-format.md), sends a clock mark about once a second when the
+(docs/capture-format.md), sends a clock mark twice a second when the
 meter echoes marks, and records link statistics. Progress goes to stderr.
 SIGINT/SIGTERM stop the recording cleanly; --duration 0 records until then.
 
@@ -159,93 +160,97 @@ func runRecord(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	port = meterPort(kind, port)
+	port = registry.DefaultPort(kind, port)
 	giveUp, err := optDuration(cmd, "give-up", "meter.give_up")
 	if err != nil {
 		return err
 	}
-	m, k, replayed, err := openMeterCtx(cmd, kind, port, mopts)
+	m, replayed, err := openMeterCtx(cmd, kind, port, mopts)
 	if err != nil {
 		return err
 	}
 	defer m.Close()
-	if g, ok := m.(interface{ SetGiveUp(time.Duration) }); ok {
+	if g, ok := m.(meter.Reconnector); ok {
 		if giveUp <= 0 {
 			giveUp = -1 // fail at the first disconnect
 		}
 		g.SetGiveUp(giveUp)
 	}
-	info := m.Info()
-	scfg := meter.StreamConfig{Rate: units.Hertz(rate), Ports: ports}
-	if k.resolve != nil {
-		if scfg, err = k.resolve(info, scfg); err != nil {
-			return usageErr("record: %v", err)
-		}
-	}
-	chans := meter.Channels(info, scfg)
-	if len(chans) == 0 {
-		return usageErr("record: no channels selected (ports %v of a %d-port meter)", ports, info.Ports)
-	}
-	settings, _ := json.Marshal(map[string]any{"meter": kind, "port": port, "rate_hz": float64(scfg.Rate),
-		"ports": scfg.Ports, "duration_s": dur.Seconds(), "replayed": replayed, "options": mopts})
-	h := capture.Header{
-		Created: time.Now().UTC().Format(time.RFC3339), Meter: info, Channels: chans,
-		RateHz: scfg.Rate, StartHost: hostclock.Now(), Config: settings, Tool: "idlewatt " + version,
-		Drives: drives,
-	}
-	w, err := capture.Create(out, h, capture.Options{Overwrite: oo.Overwrite, Inputs: oo.Inputs, Version: capVer})
-	if err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) && !errors.Is(err, capture.ErrDiskFull) {
-			return inputErr(fmt.Errorf("record: --out: %w", err)) // missing directory, no permission, exists
-		}
-		return failErr("record: %v", err)
-	}
-	sink := newRecordSink(w, chans)
-	sink.metrics = lm.start(h)
-
 	ctx, cancel := context.WithCancel(cmd.Context())
 	defer cancel()
 	if dur > 0 && !replayed {
 		ctx, cancel = context.WithTimeout(ctx, dur)
 		defer cancel()
 	}
+	obs := &metricsObserver{lm: lm}
+	rec, err := record.Start(ctx, m, record.Options{
+		Path: out, Stream: meter.StreamConfig{Rate: units.Hertz(rate), Ports: ports},
+		Header: capture.Header{Tool: "idlewatt " + version, Drives: drives},
+		Describe: func(scfg meter.StreamConfig) json.RawMessage {
+			b, _ := json.Marshal(map[string]any{"meter": kind, "port": port, "rate_hz": float64(scfg.Rate),
+				"ports": scfg.Ports, "duration_s": dur.Seconds(), "replayed": replayed, "options": mopts})
+			return b
+		},
+		Capture:  capture.Options{Overwrite: oo.Overwrite, Inputs: oo.Inputs, Version: capVer},
+		Observer: obs, Replayed: replayed,
+	})
+	if err != nil {
+		return recordStartErr(err)
+	}
 	start := time.Now()
-	prog := &progress{w: cmd.ErrOrStderr(), tty: isTerminal(cmd.ErrOrStderr()), total: dur, replayed: replayed, chans: chans}
-	var wg sync.WaitGroup
-	tickDone := make(chan struct{})
-	wg.Go(func() { recordTicker(ctx, tickDone, m, w, sink, prog, replayed, start) })
-
-	serr := m.Stream(ctx, scfg, sink)
-	close(tickDone)
-	wg.Wait()
+	prog := &progress{w: cmd.ErrOrStderr(), tty: isTerminal(cmd.ErrOrStderr()), total: dur, replayed: replayed}
+	stopProgress := everySecond(func() { prog.show(time.Since(start), rec.Progress()) })
+	<-rec.Done()
+	stopProgress()
 	prog.finish()
+	fin := rec.Close()
+	obs.s.stats(fin.Stats, true) // the textfile ends with the final figures
+	return printRecord(cmd, recordResultOf(out, kind, replayed, rec, fin, start), fin, dur)
+}
 
-	res := recordResult{Capture: out, Meter: kind, Replayed: replayed, Channels: len(chans), RateHz: float64(scfg.Rate),
-		ElapsedS: time.Since(start).Seconds()}
-	st := m.Stats()
-	sink.metrics.stats(st) // the textfile ends with the final figures
-	res.Samples, res.Gaps, res.Lost, res.Marks = sink.totals()
-	res.Disconnects, res.DownS = sink.outages()
-	res.LostBy = sink.lostByReason()
+// recordStartErr words a failure to start recording.
+func recordStartErr(err error) error {
+	var pe *fs.PathError
+	var re *record.ResolveError
+	switch {
+	case errors.As(err, &re):
+		return usageErr("record: %v", resolveHint(err, re.Stream))
+	case errors.Is(err, record.ErrNoChannels), errors.Is(err, record.ErrNoRate):
+		return usageErr("record: %v", err)
+	case errors.As(err, &pe) && !errors.Is(err, capture.ErrDiskFull):
+		return inputErr(fmt.Errorf("record: --out: %w", err)) // missing directory, no permission, exists
+	}
+	return failErr("record: %v", err)
+}
+
+func recordResultOf(out, kind string, replayed bool, rec *record.Recorder, fin record.Result, start time.Time) recordResult {
+	res := recordResult{Capture: out, Meter: kind, Replayed: replayed, Channels: len(rec.Header().Channels),
+		RateHz: float64(rec.Header().RateHz), ElapsedS: time.Since(start).Seconds()}
+	st, t := fin.Stats, fin.Totals
+	res.Samples, res.Gaps, res.Lost, res.Marks = t.Samples, t.Gaps, t.Lost, t.Marks
+	res.Disconnects, res.DownS, res.LostBy = t.Disconnects, t.Down.Seconds(), t.LostBy
 	res.CRCErrors = st.CRCErrors
 	res.Duplicates, res.Restarts, res.BadLines = st.Duplicates, st.Restarts, st.BadLines
 	res.Recovered, res.Refused = st.Recovered, st.Refused
 	res.FirstBadLine, res.FirstBadByte = st.FirstBadLine, st.FirstBadByte
+	return res
+}
+
+// printRecord sets how the recording stopped, prints the result and
+// returns the command's error.
+func printRecord(cmd *cobra.Command, res recordResult, fin record.Result, dur time.Duration) error {
+	out := res.Capture
 	switch {
-	case serr != nil:
+	case fin.StreamErr != nil:
 		res.Stopped = "error"
 	case cmd.Context().Err() != nil:
 		res.Stopped = "interrupted"
-	case replayed:
+	case res.Replayed:
 		res.Stopped = "end of stream"
 	default:
 		res.Stopped = "duration"
 	}
-	werr := w.Stats(st)
-	if cerr := w.Close(); werr == nil {
-		werr = cerr
-	}
+	serr, werr := fin.StreamErr, fin.WriteErr
 	if serr != nil {
 		if werr != nil && errors.Is(serr, werr) {
 			return failErr("record: %v", serr)
@@ -270,201 +275,49 @@ func runRecord(cmd *cobra.Command, args []string) error {
 		}
 		return short
 	}
-	fmt.Fprintf(cmd.OutOrStdout(), "%s: %d samples on %d channels at %g Hz in %.1f s (%s); %d gaps (%d samples lost), %d CRC errors, %d marks",
+	w := cmd.OutOrStdout()
+	fmt.Fprintf(w, "%s: %d samples on %d channels at %g Hz in %.1f s (%s); %d gaps (%d samples lost), %d CRC errors, %d marks",
 		out, res.Samples, res.Channels, res.RateHz, res.ElapsedS, res.Stopped, res.Gaps, res.Lost, res.CRCErrors, res.Marks)
 	if res.Disconnects > 0 {
-		fmt.Fprintf(cmd.OutOrStdout(), "; meter disconnected %d× (%.1f s in all), reconnected", res.Disconnects, res.DownS)
+		fmt.Fprintf(w, "; meter disconnected %d× (%.1f s in all), reconnected", res.Disconnects, res.DownS)
 	}
 	if res.Restarts > 0 {
-		fmt.Fprintf(cmd.OutOrStdout(), "; meter index restarted %d× (%d samples in estimated restart gaps)", res.Restarts, res.LostBy["restart"])
+		fmt.Fprintf(w, "; meter index restarted %d× (%d samples in estimated restart gaps)", res.Restarts, res.LostBy["restart"])
 	}
 	if res.Recovered > 0 {
-		fmt.Fprintf(cmd.OutOrStdout(), "; %d samples recovered by retransmission", res.Recovered)
+		fmt.Fprintf(w, "; %d samples recovered by retransmission", res.Recovered)
 	}
 	if res.Refused > 0 {
-		fmt.Fprintf(cmd.OutOrStdout(), "; %d frames refused", res.Refused)
+		fmt.Fprintf(w, "; %d frames refused", res.Refused)
 	}
 	if res.Duplicates > 0 {
-		fmt.Fprintf(cmd.OutOrStdout(), "; %d duplicate samples dropped", res.Duplicates)
+		fmt.Fprintf(w, "; %d duplicate samples dropped", res.Duplicates)
 	}
 	if res.BadLines > 0 {
-		fmt.Fprintf(cmd.OutOrStdout(), "; %d bad lines (first: line %d, byte %d; %d samples of bad-line gaps)",
+		fmt.Fprintf(w, "; %d bad lines (first: line %d, byte %d; %d samples of bad-line gaps)",
 			res.BadLines, res.FirstBadLine, res.FirstBadByte, res.LostBy["bad-line"])
 	}
-	fmt.Fprintln(cmd.OutOrStdout())
+	fmt.Fprintln(w)
 	return short
 }
 
-// recordTicker sends a clock mark, records link stats and shows progress
-// about once a second. A replay gets progress only: it has no host clock to
-// mark, and its Stats are not safe to read while it streams.
-func recordTicker(ctx context.Context, done <-chan struct{}, m meter.Meter, w *capture.Writer, sink *recordSink,
-	prog *progress, replayed bool, start time.Time) {
-	t := time.NewTicker(time.Second)
-	defer t.Stop()
-	marker, canMark := m.(meter.Marker)
-	var id uint32
-	var markErrs uint64
-	for {
-		select {
-		case <-done:
-			return
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		var st meter.Stats
-		if !replayed {
-			if canMark {
-				id++
-				mctx, cancel := context.WithTimeout(ctx, time.Second)
-				if err := marker.Mark(mctx, id); err != nil && ctx.Err() == nil {
-					markErrs++
-				}
-				cancel()
+// everySecond calls f once a second until the returned stop is called.
+func everySecond(f func()) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				f()
 			}
-			st = m.Stats()
-			if err := w.Stats(st); err != nil {
-				return // the sink reports the writer's failure to Stream
-			}
-			sink.metrics.stats(st)
 		}
-		prog.show(time.Since(start), sink, st, markErrs)
-	}
-}
-
-// recordSink passes everything to the capture and keeps the counters and
-// recent per-channel power that progress shows.
-type recordSink struct {
-	w       *capture.Writer
-	metrics *metricsSink // nil without --metrics-addr / --metrics-textfile
-
-	mu      sync.Mutex
-	samples uint64
-	gaps    uint64
-	lost    uint64
-	marks   uint64
-	pSum    []float64 // per channel, since the last progress line
-	pN      []uint64
-	// Outages: downSince is the hostclock of the open one (0 if the link is up).
-	lostBy      map[string]uint64
-	disconnects uint64
-	downNs      int64
-	downSince   hostclock.Time
-}
-
-func newRecordSink(w *capture.Writer, chans []meter.Channel) *recordSink {
-	return &recordSink{w: w, pSum: make([]float64, len(chans)), pN: make([]uint64, len(chans))}
-}
-
-func (s *recordSink) Samples(b *meter.Block) error {
-	if err := s.w.Samples(b); err != nil {
-		return err
-	}
-	s.metrics.samples(b)
-	var sum float64
-	for k := range b.V {
-		sum += float64(b.V[k]) * float64(b.I[k])
-	}
-	s.mu.Lock()
-	s.samples += uint64(len(b.V))
-	if b.Channel >= 0 && b.Channel < len(s.pSum) {
-		s.pSum[b.Channel] += sum
-		s.pN[b.Channel] += uint64(len(b.V))
-	}
-	s.mu.Unlock()
-	return nil
-}
-
-func (s *recordSink) Gap(g meter.Gap) error {
-	s.mu.Lock()
-	s.gaps++
-	s.lost += g.Count
-	if s.lostBy == nil {
-		s.lostBy = map[string]uint64{}
-	}
-	s.lostBy[g.Reason] += g.Count
-	s.mu.Unlock()
-	s.metrics.gap(g)
-	return s.w.Gap(g)
-}
-
-func (s *recordSink) Mark(m meter.MarkEcho) error {
-	s.mu.Lock()
-	s.marks++
-	s.mu.Unlock()
-	return s.w.Mark(m)
-}
-
-func (s *recordSink) Event(e meter.Event) error {
-	s.mu.Lock()
-	switch e.Kind {
-	case meter.EventDisconnect:
-		if s.downSince == 0 {
-			s.disconnects++
-			s.downSince = max(e.HostRecv, 1)
-		}
-	case meter.EventReconnect:
-		if s.downSince != 0 {
-			s.downNs += int64(max(e.HostRecv-s.downSince, 0))
-			s.downSince = 0
-		}
-	}
-	s.mu.Unlock()
-	return s.w.Event(e)
-}
-
-// lostByReason returns a copy of the samples lost per gap reason.
-func (s *recordSink) lostByReason() map[string]uint64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	m := map[string]uint64{}
-	for r, n := range s.lostBy {
-		m[r] = n
-	}
-	return m
-}
-
-// outages returns the disconnects so far and the time the meter was gone,
-// counting an outage still open.
-func (s *recordSink) outages() (n uint64, downS float64) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	d := s.downNs
-	if s.downSince != 0 {
-		d += int64(hostclock.Now() - s.downSince)
-	}
-	return s.disconnects, float64(d) / 1e9
-}
-
-// down returns how long the meter has been gone, 0 if it is connected.
-func (s *recordSink) down() time.Duration {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.downSince == 0 {
-		return 0
-	}
-	return hostclock.Since(s.downSince)
-}
-
-func (s *recordSink) totals() (samples, gaps, lost, marks uint64) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.samples, s.gaps, s.lost, s.marks
-}
-
-// takePower returns each channel's mean power since the last call (NaN-free:
-// a channel without samples reports ok=false).
-func (s *recordSink) takePower(dst []float64, ok []bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for c := range s.pSum {
-		ok[c] = s.pN[c] > 0
-		if ok[c] {
-			dst[c] = s.pSum[c] / float64(s.pN[c])
-		}
-		s.pSum[c], s.pN[c] = 0, 0
-	}
+	})
+	return func() { close(done); wg.Wait() }
 }
 
 // progress writes one status line a second: rewritten in place on a
@@ -474,47 +327,29 @@ type progress struct {
 	tty      bool
 	total    time.Duration
 	replayed bool
-	chans    []meter.Channel
 	shown    bool
 }
 
-func (p *progress) show(elapsed time.Duration, s *recordSink, st meter.Stats, markErrs uint64) {
-	power := make([]float64, len(p.chans))
-	ok := make([]bool, len(p.chans))
-	s.takePower(power, ok)
-	samples, gaps, lost, _ := s.totals()
+func (p *progress) show(elapsed time.Duration, pr record.Progress) {
 	var b strings.Builder
 	b.WriteString("record ")
 	b.WriteString(elapsed.Truncate(time.Second).String())
 	if p.total > 0 && !p.replayed {
 		b.WriteString("/" + p.total.String())
 	}
-	fmt.Fprintf(&b, "  %d samples", samples)
-	// Sum the rails of each port, in channel order.
-	for c := 0; c < len(p.chans); {
-		port, w, any := p.chans[c].Port, 0.0, false
-		for ; c < len(p.chans) && p.chans[c].Port == port; c++ {
-			if ok[c] {
-				w, any = w+power[c], true
-			}
-		}
-		if any {
-			fmt.Fprintf(&b, "  p%d %s", port, units.Watts(w).Readout())
-		} else {
-			fmt.Fprintf(&b, "  p%d -", port)
-		}
-	}
+	fmt.Fprintf(&b, "  %d samples", pr.Samples)
+	b.WriteString(pr.PowerString())
 	if !p.replayed {
-		fmt.Fprintf(&b, "  crc %d", st.CRCErrors)
+		fmt.Fprintf(&b, "  crc %d", pr.Stats.CRCErrors)
 	}
-	fmt.Fprintf(&b, "  gaps %d (%d lost)", gaps, lost)
-	if d := s.down(); d > 0 {
-		fmt.Fprintf(&b, "  meter gone %s, reconnecting", d.Truncate(time.Second))
-	} else if n, _ := s.outages(); n > 0 {
-		fmt.Fprintf(&b, "  reconnected %d×", n)
+	fmt.Fprintf(&b, "  gaps %d (%d lost)", pr.Gaps, pr.Lost)
+	if pr.DownNow > 0 {
+		fmt.Fprintf(&b, "  meter gone %s, reconnecting", pr.DownNow.Truncate(time.Second))
+	} else if pr.Disconnects > 0 {
+		fmt.Fprintf(&b, "  reconnected %d×", pr.Disconnects)
 	}
-	if markErrs > 0 {
-		fmt.Fprintf(&b, "  mark errors %d", markErrs)
+	if pr.MarkErrors > 0 {
+		fmt.Fprintf(&b, "  mark errors %d", pr.MarkErrors)
 	}
 	if p.tty {
 		fmt.Fprintf(p.w, "\r%s\x1b[K", b.String())
@@ -603,4 +438,13 @@ func captureFormat(cmd *cobra.Command) (int, error) {
 		return 0, usageErr("%s: %d, want 1 or 2", where(cmd, "capture-format", "record.capture_format"), v)
 	}
 	return v, nil
+}
+
+// resolveHint adds what to do when a meter cannot stream without a stated
+// rate (a line meter has no sample clock).
+func resolveHint(err error, resolved meter.StreamConfig) error {
+	if resolved.Rate <= 0 && errors.Is(err, meter.ErrUnsupported) {
+		return fmt.Errorf("%w: give --rate (config key meter.rate_hz)", err)
+	}
+	return err
 }

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/idlewatt/idlewatt/internal/outfile"
-	"github.com/idlewatt/idlewatt/meter"
+	"github.com/idlewatt/idlewatt/meter/registry"
 	"github.com/idlewatt/idlewatt/states/alpm"
 	"github.com/idlewatt/idlewatt/states/devslp"
 	"github.com/idlewatt/idlewatt/states/drivesim"
@@ -40,19 +40,18 @@ type Config struct {
 	Observer Observer `mapstructure:"-" json:"-"`
 	// Profiles are user-defined drive profiles (drivesim), by name.
 	Profiles map[string]drivesim.Profile `mapstructure:"-"`
-	// OpenMeter opens meter kinds other than the hub and the emulator
-	// (cmd/idlewatt passes its meter registry). nil: hub and emulator only.
-	OpenMeter func(kind, path string) (meter.Meter, error) `mapstructure:"-" json:"-"`
-	// ResolveMeter fills a stream's defaults (rate, ports) for such meters
-	// the way their driver will (nil: the config is used as given).
-	ResolveMeter func(kind string, info meter.Info, cfg meter.StreamConfig) (meter.StreamConfig, error) `mapstructure:"-" json:"-"`
 }
 
 // MeterConfig selects the meter.
 type MeterConfig struct {
-	Kind string  `mapstructure:"kind"`    // "emulator" (built-in) or "hub"
-	Port string  `mapstructure:"port"`    // serial port of a real hub
-	Rate float64 `mapstructure:"rate_hz"` // samples/s per channel; default 10000 (emulator), else the hub's default
+	// Kind is "emulator" (the built-in emulated hub with simulated drives)
+	// or a meter/registry kind ("hub", "ppk2", "battery", "line", "scpi").
+	Kind string  `mapstructure:"kind"`
+	Port string  `mapstructure:"port"`    // the meter's port (default the kind's; emulator: its pty)
+	Rate float64 `mapstructure:"rate_hz"` // samples/s per channel; default 10000 (emulator), else the meter's default
+	// Settings are the kind's own options (meter/registry.Settings; the
+	// command line fills them from its flags and the meter.* keys).
+	Settings registry.Settings `mapstructure:"-" json:"-"`
 }
 
 // EmulatorConfig tunes the built-in emulated hub.
@@ -150,15 +149,13 @@ func (c *Config) Defaults() {
 // Validate checks the set-up before anything is opened; errors name the
 // config key.
 func (c *Config) Validate() error {
-	switch c.Meter.Kind {
-	case "emulator":
-	case "hub":
-		if c.Meter.Port == "" {
-			return fmt.Errorf("meter.port: required for meter kind hub (a serial port such as /dev/ttyACM0)")
+	if c.Meter.Kind != "emulator" {
+		d, ok := registry.Lookup(c.Meter.Kind)
+		if !ok {
+			return fmt.Errorf("meter.kind: %q is not a meter kind (emulator, %s)", c.Meter.Kind, strings.Join(registry.Kinds(), ", "))
 		}
-	default:
-		if c.OpenMeter == nil {
-			return fmt.Errorf("meter.kind: %q is not a meter kind for measure (emulator, hub)", c.Meter.Kind)
+		if c.Meter.Port == "" && d.Port == "" {
+			return fmt.Errorf("meter.port: required for meter kind %s (a serial port such as /dev/ttyACM0)", c.Meter.Kind)
 		}
 	}
 	if !(c.Meter.Rate >= 0) || math.IsInf(c.Meter.Rate, 0) {

@@ -8,8 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/analysis/states"
 	"github.com/idlewatt/idlewatt/capture"
@@ -38,7 +36,7 @@ func (r *Rig) wait(ctx context.Context, d time.Duration) error {
 	select {
 	case <-ctx.Done():
 		return ctx.Err()
-	case <-r.streamDone:
+	case <-r.rec.Done():
 		return r.Err()
 	case <-t.C:
 		return r.Err()
@@ -87,7 +85,7 @@ func (r *Rig) Workload(ctx context.Context, onProgress func(port int, p replay.P
 	defer cancel()
 	go func() { // a recording failure ends the workload too
 		select {
-		case <-r.streamDone:
+		case <-r.rec.Done():
 			cancel()
 		case <-ctx.Done():
 		}
@@ -116,7 +114,7 @@ func (r *Rig) Workload(ctx context.Context, onProgress func(port int, p replay.P
 			if onProgress != nil {
 				cfg.Progress = func(p replay.Progress) { onProgress(port, p) }
 			}
-			res, err := replay.Run(ctx, cfg, src, tgt, func(ev capture.IOEvent) { _ = r.w.IO(ev) })
+			res, err := replay.Run(ctx, cfg, src, tgt, func(ev capture.IOEvent) { _ = r.rec.IO(ev) })
 			mu.Lock()
 			defer mu.Unlock()
 			results[port] = res
@@ -183,7 +181,7 @@ func (r *Rig) DevSlp(ctx context.Context) error {
 		b, _ := json.Marshal(cr)
 		port := d.Config.Port
 		note := func(v string) {
-			_ = r.w.State(capture.StateEvent{Host: hostclock.Now(), Port: port, Kind: capture.StateNote, Value: v})
+			r.state(capture.StateEvent{Host: hostclock.Now(), Port: port, Kind: capture.StateNote, Value: v})
 		}
 		note(analysis.NoteDevSlpCriteria + string(b))
 		support := r.devslpSupport(d)
@@ -308,25 +306,19 @@ func (p *drivePin) Probe(ctx context.Context) (int64, int64, error) {
 	var issue, done hostclock.Time
 	var err error
 	stall := watchStall()
-	switch {
-	case p.d.Sim != nil:
-		issue = hostclock.Now()
-		_, err = p.d.Sim.ReadAt(p.buf, off)
-		done = hostclock.Now()
-	case p.d.Real != nil:
-		issue = hostclock.Now()
-		_, err = unix.Pread(p.d.Real.Fd(), p.buf, off)
-		done = hostclock.Now()
-	default:
+	if p.d.target == nil {
 		return 0, 0, fmt.Errorf("no target to read from (drives[].target)")
 	}
+	issue = hostclock.Now()
+	_, err = p.d.target.ReadAt(p.buf, off)
+	done = hostclock.Now()
 	late := stall()
-	_ = p.r.w.IO(capture.IOEvent{Port: p.d.Config.Port, Op: capture.OpRead, Offset: off, Size: int32(len(p.buf)),
+	_ = p.r.rec.IO(capture.IOEvent{Port: p.d.Config.Port, Op: capture.OpRead, Offset: off, Size: int32(len(p.buf)),
 		Issue: issue, Complete: done, Err: err != nil})
 	if late >= time.Millisecond {
 		// The host itself stalled while the read was out: the read's
 		// completion time carries that stall, which is no drive latency.
-		_ = p.r.w.State(capture.StateEvent{Host: issue, Port: p.d.Config.Port, Kind: capture.StateNote,
+		p.r.state(capture.StateEvent{Host: issue, Port: p.d.Config.Port, Kind: capture.StateNote,
 			Value: fmt.Sprintf("%s%.3f", analysis.NoteDevSlpHostStall, float64(late)/1e6)})
 	}
 	return int64(issue), int64(done), err

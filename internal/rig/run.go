@@ -7,8 +7,6 @@ import (
 	"io"
 	"math"
 	"path/filepath"
-	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -17,7 +15,6 @@ import (
 	"github.com/idlewatt/idlewatt/hostclock"
 	"github.com/idlewatt/idlewatt/report"
 	htmlreport "github.com/idlewatt/idlewatt/report/html"
-	"github.com/idlewatt/idlewatt/units"
 	"github.com/idlewatt/idlewatt/workload/replay"
 )
 
@@ -82,9 +79,9 @@ func Run(ctx context.Context, cfg Config, out string, plan Plan) (*Result, error
 		return nil, err
 	}
 	res := &Result{Schema: "idlewatt.measure/v1", Out: out, Capture: r.CapturePath()}
-	if r.clock != nil {
+	if clock := r.setup.clock(); clock != nil {
 		now := hostclock.Now()
-		res.EmuEpoch = int64(now) - int64(r.clock(now))
+		res.EmuEpoch = int64(now) - int64(clock(now))
 	}
 	stopProgress := r.progress(plan.Progress, start)
 
@@ -212,20 +209,9 @@ func (r *Rig) progress(w io.Writer, start time.Time) (stop func()) {
 				return
 			case <-t.C:
 			}
-			var b strings.Builder
-			fmt.Fprintf(&b, "measure %4.0fs  %-28s", time.Since(start).Seconds(), r.CurrentPhase())
-			pw := r.Power()
-			ports := make([]int, 0, len(pw))
-			for p := range pw {
-				ports = append(ports, p)
-			}
-			sort.Ints(ports)
-			for _, p := range ports {
-				fmt.Fprintf(&b, "  p%d %s", p, units.Watts(pw[p]).Readout())
-			}
-			st := r.Stats()
-			fmt.Fprintf(&b, "  crc %d  lost %d", st.CRCErrors, st.SamplesLost)
-			fmt.Fprintln(w, b.String())
+			pr := r.Progress()
+			fmt.Fprintf(w, "measure %4.0fs  %-28s%s  crc %d  lost %d\n", time.Since(start).Seconds(), r.CurrentPhase(),
+				pr.PowerString(), pr.Stats.CRCErrors, pr.Stats.SamplesLost)
 		}
 	})
 	return func() { close(done); wg.Wait() }

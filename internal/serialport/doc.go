@@ -1,6 +1,7 @@
-// Package serialport opens a serial device, or a pseudo-terminal, for the
-// meter drivers that talk over one (meter/hub through OpenSerial;
-// meter/ppk2, meter/linemeter, meter/scpi through Open).
+// Package serialport is the one place a serial device, or a
+// pseudo-terminal, is opened for the meter drivers that talk over one
+// (meter/hub through OpenTimeout; meter/ppk2, meter/linemeter, meter/scpi
+// through Open). Both are built on OpenSerial.
 //
 // # Exclusive access
 //
@@ -19,7 +20,11 @@
 // modem-status ioctl is made: they fail on a pty, and none of the meters
 // needs DTR or RTS.
 //
-// # Deadlines
+// # Timeouts and deadlines
+//
+// OpenTimeout gives go.bug.st/serial's own semantics: a per-Read timeout
+// after which Read returns (0, nil), which the hub's byte pump takes as an
+// idle tick; it flushes bytes queued before the open.
 //
 // The drivers are written against *os.File's deadline semantics, which a
 // serial.Port lacks: it has one per-port read timeout instead, and a read

@@ -1,6 +1,8 @@
 package serialport
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"sync"
 	"time"
@@ -71,3 +73,30 @@ func (t *Port) Write(b []byte) (int, error) { return t.p.Write(b) }
 
 // Close closes the port; a Read in progress returns an error.
 func (t *Port) Close() error { return t.p.Close() }
+
+// OpenTimeout opens path as OpenSerial does and sets a per-Read timeout (a
+// timed-out Read returns (0, nil): the hub's byte pump wants idle ticks on
+// a quiet link, not deadlines). Bytes queued before the open belong to a
+// previous session and are flushed. A port not usable as a serial port is
+// an error naming path; a held one is an *InUseError as from OpenSerial.
+func OpenTimeout(path string, baud int, readTimeout time.Duration) (serial.Port, error) {
+	p, err := OpenSerial(path, baud)
+	if errors.Is(err, ErrInUse) {
+		return nil, err
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s is not a usable serial port: %w", path, err)
+	}
+	if err := p.SetReadTimeout(readTimeout); err != nil {
+		p.Close()
+		return nil, fmt.Errorf("%s: read timeout: %w", path, err)
+	}
+	p.ResetInputBuffer() //nolint:errcheck // a pty may refuse TCFLSH; stale bytes are resynchronised past anyway
+	return p, nil
+}
+
+// IsClosed reports whether err is go.bug.st/serial's "port closed".
+func IsClosed(err error) bool {
+	var pe *serial.PortError
+	return errors.As(err, &pe) && pe.Code() == serial.PortClosed
+}

@@ -240,3 +240,8 @@ func ResolveConfig(info meter.Info, cfg meter.StreamConfig) (meter.StreamConfig,
 	}
 	return cfg, nil
 }
+
+// ResolveConfig is meter.Resolver: ResolveConfig against the battery's Info.
+func (b *Battery) ResolveConfig(cfg meter.StreamConfig) (meter.StreamConfig, error) {
+	return ResolveConfig(b.Info(), cfg)
+}

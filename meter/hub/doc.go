@@ -45,7 +45,8 @@
 //
 // OpenReplay / NewReplay / DecodeStream decode a raw device→host byte stream
 // (hubemu.WriteFast output, or a dump) as fast as the CPU allows; OpenMeter
-// picks Open or OpenReplay by what path is.
+// picks Open or OpenReplay by what path is (meter/registry does the same for
+// every kind).
 //
 // # Decoding
 //

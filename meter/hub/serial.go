@@ -1,8 +1,6 @@
 package hub
 
 import (
-	"errors"
-	"fmt"
 	"time"
 
 	"go.bug.st/serial"
@@ -14,30 +12,14 @@ import (
 // port promptly and the decoder gets idle ticks on a quiet link.
 const readTimeout = 50 * time.Millisecond
 
-// openSerial opens path with go.bug.st/serial at baud 8N1, no flow control,
-// through internal/serialport, so the port is locked against a second
-// opener (an error matching serialport.ErrInUse names the holder's PID).
-// It never asks for modem-status bits (those ioctls fail on a pty), so an
-// emulator's pty opens like a real port. A timed-out Read returns (0, nil).
+// openSerial opens path at baud 8N1 through internal/serialport, the one
+// serial opener of every driver: locked against a second opener (an error
+// matching serialport.ErrInUse names the holder's PID), no modem-status
+// ioctls (they fail on a pty, so an emulator's pty opens like a real
+// port), stale input flushed. A timed-out Read returns (0, nil).
 func openSerial(path string, baud int) (serial.Port, error) {
-	p, err := serialport.OpenSerial(path, baud)
-	if errors.Is(err, serialport.ErrInUse) {
-		return nil, err
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%s is not a usable serial port: %w", path, err)
-	}
-	if err := p.SetReadTimeout(readTimeout); err != nil {
-		p.Close()
-		return nil, fmt.Errorf("%s: read timeout: %w", path, err)
-	}
-	// Bytes queued before we opened belong to a previous session.
-	p.ResetInputBuffer() //nolint:errcheck // a pty may refuse TCFLSH; stale bytes are resynchronised past anyway
-	return p, nil
+	return serialport.OpenTimeout(path, baud, readTimeout)
 }
 
 // isClosed reports whether err is go.bug.st/serial's "port closed".
-func isClosed(err error) bool {
-	var pe *serial.PortError
-	return errors.As(err, &pe) && pe.Code() == serial.PortClosed
-}
+func isClosed(err error) bool { return serialport.IsClosed(err) }

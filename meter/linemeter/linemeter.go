@@ -418,3 +418,8 @@ func ResolveConfig(info meter.Info, cfg meter.StreamConfig) (meter.StreamConfig,
 	}
 	return cfg, nil
 }
+
+// ResolveConfig is meter.Resolver: ResolveConfig against the meter's Info.
+func (m *Meter) ResolveConfig(cfg meter.StreamConfig) (meter.StreamConfig, error) {
+	return ResolveConfig(m.Info(), cfg)
+}

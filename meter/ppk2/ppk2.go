@@ -409,3 +409,8 @@ func ResolveConfig(info meter.Info, cfg meter.StreamConfig) (meter.StreamConfig,
 	}
 	return cfg, nil
 }
+
+// ResolveConfig is meter.Resolver: ResolveConfig against the PPK2's Info.
+func (p *PPK2) ResolveConfig(cfg meter.StreamConfig) (meter.StreamConfig, error) {
+	return ResolveConfig(p.Info(), cfg)
+}

@@ -139,3 +139,8 @@ func ResolveConfig(info meter.Info, cfg meter.StreamConfig) (meter.StreamConfig,
 	}
 	return cfg, nil
 }
+
+// ResolveConfig is meter.Resolver: ResolveConfig against the instrument's Info.
+func (in *Instrument) ResolveConfig(cfg meter.StreamConfig) (meter.StreamConfig, error) {
+	return ResolveConfig(in.Info(), cfg)
+}

@@ -286,8 +286,7 @@ func (p *Pyramid) RailBlock(t, dt float64, b *meter.Block) {
 	runs(t, dt, p.railWidth(), n, func(k int64, j0, j1 int) {
 		mn, mx, sw, si, c := math.Inf(1), math.Inf(-1), 0.0, 0.0, uint32(0)
 		for j := j0; j < j1; j++ {
-			v, i := float64(b.V[j]), float64(b.I[j])
-			pw := v * i
+			pw, i := float64(b.Power(j)), float64(b.I[j])
 			if math.IsNaN(pw) || math.IsInf(pw, 0) {
 				continue
 			}

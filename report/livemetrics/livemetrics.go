@@ -83,11 +83,8 @@ func (m *Metrics) Samples(b *meter.Block) {
 	if b.Channel < 0 || b.Channel >= len(m.chans) || len(b.V) == 0 {
 		return
 	}
-	var sum float64
+	sum := b.PowerSum()
 	n := min(len(b.V), len(b.I))
-	for k := range n {
-		sum += float64(b.V[k]) * float64(b.I[k])
-	}
 	ch := m.chans[b.Channel]
 	port, name := m.portStr[ch.Port], m.drive[ch.Port]
 	if m.rate > 0 {

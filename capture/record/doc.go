@@ -1,0 +1,29 @@
+// Package record streams a meter into a capture file: the one recording
+// pipeline behind `idlewatt record`, `measure`, `idle`, `devslp verify` and
+// `demo` (through internal/rig).
+//
+// # Pipeline
+//
+// Start resolves the stream (meter.Resolve: rate and ports as the driver
+// will stream them), builds the capture header from the meter's Info and
+// the caller's template, creates the capture (capture.Create), and streams
+// into a counting sink that writes every block, gap, mark and event to it.
+// Beside the stream a ticker sends a clock mark every MarkInterval when the
+// meter is a meter.Marker and records the link's Stats into the capture.
+// A meter replaying a recorded stream (Options.Replayed) gets neither: it
+// has no host clock to mark, and its Stats are read once, at the end.
+// Close stops the stream, writes the final Stats and closes the capture.
+//
+// # Progress
+//
+// Progress returns one snapshot of the recording: totals (samples, gaps,
+// samples lost by reason, marks, outages of a meter that vanished and came
+// back), the link's Stats as of the last tick, and each port's mean power
+// since the previous snapshot (meter.Block.PowerSum per rail, summed over
+// the port's rails). The commands format it; nothing here prints.
+//
+// # Observers
+//
+// An Observer (live metrics) sees the header first, then every block, gap,
+// Stats and host state event as it is written; its calls must not block.
+package record

@@ -1,0 +1,89 @@
+package registry_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/idlewatt/idlewatt/meter"
+	"github.com/idlewatt/idlewatt/meter/registry"
+)
+
+func TestKinds(t *testing.T) {
+	want := []string{"battery", "hub", "line", "ppk2", "scpi"}
+	if got := registry.Kinds(); strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("Kinds() = %v, want %v", got, want)
+	}
+	if d, ok := registry.Lookup("linemeter"); !ok || d.Kind != "line" {
+		t.Errorf("alias linemeter: %+v %v", d, ok)
+	}
+	if registry.DefaultPort("battery", "") != "/sys" || registry.DefaultPort("hub", "") != "" || registry.DefaultPort("hub", "/x") != "/x" {
+		t.Error("DefaultPort")
+	}
+}
+
+// A recorded hub stream is replayed, and the replay resolves its stream
+// through the Resolver capability.
+func TestOpenReplay(t *testing.T) {
+	m, replayed, err := registry.Open("hub", "../../fixtures/hostile/hub-100ms.bin", registry.Settings{})
+	if err != nil || !replayed {
+		t.Fatalf("replayed %v, %v", replayed, err)
+	}
+	defer m.Close()
+	cfg, err := meter.Resolve(m, meter.StreamConfig{})
+	if err != nil || cfg.Rate <= 0 || len(cfg.Ports) == 0 {
+		t.Errorf("resolved %+v, %v", cfg, err)
+	}
+}
+
+// Each error says its class, and a bad setting is named the caller's way.
+func TestOpenErrors(t *testing.T) {
+	dir := t.TempDir()
+	junk := filepath.Join(dir, "junk.bin")
+	if err := os.WriteFile(junk, []byte("not a hub stream at all"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	flags := registry.Settings{Values: map[string]any{"mode": "voltmeter"}, Name: func(k string) string { return "--" + k }}
+	for _, c := range []struct {
+		kind, path string
+		s          registry.Settings
+		class      error
+		text       string
+	}{
+		{"ppk9", junk, registry.Settings{}, registry.ErrUnknownKind, `"ppk9": unknown meter kind (known: battery, hub, line, ppk2, scpi)`},
+		{"hub", "", registry.Settings{}, registry.ErrUsage, "meter.port is required"},
+		{"hub", filepath.Join(dir, "absent"), registry.Settings{}, registry.ErrUsage, "absent: "},
+		{"scpi", junk, registry.Settings{}, registry.ErrUsage, "no recorded-stream format"},
+		{"hub", junk, registry.Settings{}, registry.ErrInput, ""},
+		{"ppk2", junk, flags, registry.ErrUsage, `--mode "voltmeter": a PPK2 is an ampere or a source meter`},
+		{"line", junk, registry.Settings{}, registry.ErrUsage, "line meters need meter.columns"},
+		{"battery", dir, registry.Settings{Values: map[string]any{"interval": -time.Second}}, registry.ErrUsage, "meter.interval: -1s is negative"},
+	} {
+		m, _, err := registry.Open(c.kind, c.path, c.s)
+		if m != nil {
+			m.Close()
+		}
+		if !errors.Is(err, c.class) || !strings.Contains(err.Error(), c.text) {
+			t.Errorf("%s %s: %v, want %v containing %q", c.kind, c.path, err, c.class, c.text)
+		}
+	}
+}
+
+func TestSettingsJSON(t *testing.T) {
+	s := registry.Settings{Values: map[string]any{"mode": "", "supply_mv": 3300, "rapl": false, "columns": "x"}}
+	b, err := s.MarshalJSON()
+	if err != nil || string(b) != `{"columns":"x","supply_mv":3300}` {
+		t.Errorf("%s, %v", b, err)
+	}
+}
+
+// A measurement refuses a recorded stream as its meter.
+func TestOpenLive(t *testing.T) {
+	m, err := registry.OpenLive("hub", "../../fixtures/hostile/hub-100ms.bin", registry.Settings{})
+	if m != nil || !errors.Is(err, registry.ErrUsage) || !strings.Contains(err.Error(), "meter.port ../../fixtures/hostile/hub-100ms.bin is a regular file") {
+		t.Errorf("%v, %v", m, err)
+	}
+}
