@@ -25,6 +25,16 @@
 // assumed (each Profile lists which in Assumed). docs/states.md has the
 // table and sources.
 //
+// # Sessions
+//
+// Session drives one Drive on the virtual clock with a simulated meter on
+// its 3.3 V rail (MeterOptions: period, Gaussian noise, LSB): Idle and
+// Read advance the clock and take the samples that fall in between, so
+// each reads the state the drive was in; RunAPSTCycles plays apst
+// verify's cycles. SetLatencyScale makes the actual entry/exit latencies a
+// multiple of the declared ones (a drive within spec, or one breaking its
+// descriptor).
+//
 // The hub protocol has no 3.3 V rail yet, so this model is not wired into
 // the emulated hub; Drive.Power gives the power at any time for tests.
 package sim
