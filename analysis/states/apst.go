@@ -146,7 +146,17 @@ func JudgeAPSTCycle(tm APSTTiming, samples []Sample, cr APSTCriteria, jo JudgeOp
 			}
 		}
 	}
-	return c.apstExit(tm, cr, jo, cr.Levels[reached])
+	// The exit is judged against the most lenient state the floor's
+	// interval may be in: a floor not clearly in one state does not fail a
+	// drive for the other's exit latency.
+	from := cr.Levels[reached]
+	u := float64(c.FloorU95W)
+	for i := nvme.ClassifyLevel(cr.Levels, units.Watts(fl.Mean+u)); i <= nvme.ClassifyLevel(cr.Levels, units.Watts(fl.Mean-u)); i++ {
+		if l := cr.Levels[i]; l.NonOperational && (!from.NonOperational || l.ExitLatencyUs > from.ExitLatencyUs) {
+			from = l
+		}
+	}
+	return c.apstExit(tm, cr, jo, from)
 }
 
 func (c APSTCycle) apstExit(tm APSTTiming, cr APSTCriteria, jo JudgeOptions, from nvme.Level) APSTCycle {

@@ -67,6 +67,7 @@ func LearnLevels(table []Level, idle []units.Watts) (levels []Level, unnamed []u
 		return nil, nil, err
 	}
 	levels = append([]Level(nil), table...)
+	sortLevels(levels)
 	used := make([]bool, len(peaks))
 	for i := range levels {
 		best, bd := -1, math.Log(3)
@@ -85,10 +86,10 @@ func LearnLevels(table []Level, idle []units.Watts) (levels []Level, unnamed []u
 			unnamed = append(unnamed, p)
 		}
 	}
-	sortLevels(levels)
+	// The table's order (highest first) must survive the learning.
 	for i := 1; i < len(levels); i++ {
 		if levels[i].W >= levels[i-1].W {
-			return nil, nil, fmt.Errorf("nvme: learned levels of PS%d and PS%d coincide (%v): the capture cannot tell them apart", levels[i-1].PS, levels[i].PS, levels[i].W)
+			return nil, nil, fmt.Errorf("nvme: learned levels of PS%d (%v) and PS%d (%v) are out of the table's order: the capture cannot tell them apart", levels[i-1].PS, levels[i-1].W, levels[i].PS, levels[i].W)
 		}
 	}
 	return levels, unnamed, nil
