@@ -13,7 +13,7 @@ import (
 // uses it, with the latencies its descriptor declares.
 type Level struct {
 	PS             int         `json:"ps"`
-	W              units.Watts `json:"w"`
+	W              units.Watts `json:"power_w"`
 	NonOperational bool        `json:"non_operational"`
 	EntryLatencyUs uint32      `json:"entry_lat_us"`
 	ExitLatencyUs  uint32      `json:"exit_lat_us"`
