@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -152,6 +154,57 @@ func TestAPSTIdleRecoversTruth(t *testing.T) {
 			if r.Samples != int(2*time.Second/(50*time.Microsecond)) {
 				t.Errorf("%s: %d samples", name, r.Samples)
 			}
+		}
+	}
+}
+
+// TestHubEmulateSATAAndNVMe: `hub emulate --nvme` puts the simulated 980
+// PRO on port 2's 3.3 V rail beside a simulated SATA drive on port 1; a
+// recording of its stream reports both, port 2 at the model's PS4 draw
+// (after the first 100 ms the drive idles in PS4 throughout) and port 1 at
+// the JMF667H's max_performance idle.
+func TestHubEmulateSATAAndNVMe(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	stream, capt, rep := filepath.Join(dir, "hub.bin"), filepath.Join(dir, "run.iwc"), filepath.Join(dir, "rep")
+	mustRun(t, "hub", "emulate", "--fast", "--rate", "1000", "--duration", "3s", "--out", stream,
+		"--profile", "jmf667h-128-a19", "--nvme", "2=980pro-1tb")
+	mustRun(t, "record", "--meter", "hub", "--port", stream, "--out", capt)
+	mustRun(t, "report", capt, "--out", rep)
+	b, err := os.ReadFile(filepath.Join(rep, "report.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r struct {
+		Drives []struct {
+			Port  int      `json:"port"`
+			MedW  float64  `json:"p50_w"`
+			Rails []string `json:"rails"`
+		} `json:"drives"`
+	}
+	if err := json.Unmarshal(b, &r); err != nil || len(r.Drives) != 2 {
+		t.Fatalf("%v %s", err, b[:min(len(b), 400)])
+	}
+	p, _ := nvmesim.ProfileByName("980pro-1tb")
+	ps4 := float64(p.Identify.PowerStates[4].MaxPower)
+	// The median: the first 100 ms (PS0, 0.35 W) are a thirtieth of it.
+	if w := r.Drives[1].MedW; math.Abs(w-ps4) > 0.3e-3 {
+		t.Errorf("port 2 (NVMe) median %.3f mW, model PS4 %.3f mW", w*1e3, ps4*1e3)
+	}
+	if got := strings.Join(r.Drives[1].Rails, ","); !strings.Contains(got, "3v3") {
+		t.Errorf("port 2 rails %q: no 3.3 V rail", got)
+	}
+	if w := r.Drives[0].MedW; math.Abs(w-0.400) > 0.01 {
+		t.Errorf("port 1 (SATA) median %.3f W, want the JMF667H's 0.400 W", w)
+	}
+	for _, tc := range [][]string{
+		{"--nvme", "3=980pro-1tb"}, {"--nvme", "2=970evo"}, {"--nvme", "2"}, {"--nvme", "1=660p-1tb,1=660p-1tb"},
+		{"--rail-3v3", "--protocol", "2"}, {"--rail-3v3", "--ports", "6"}, {"--protocol", "4"},
+		{"--nvme", "2=660p-1tb", "--nvme-latency-us", "-3"},
+	} {
+		_, e, code := run(t, context.Background(), append([]string{"hub", "emulate", "--fast", "--duration", "100ms", "--out", filepath.Join(dir, "x.bin")}, tc...)...)
+		if code != 2 || e == "" {
+			t.Errorf("%v: exit %d %q", tc, code, e)
 		}
 	}
 }
