@@ -20,8 +20,9 @@ import (
 // (states/nvme/sim) measured by a simulated meter on its 3.3 V rail, on a
 // virtual clock. The judging is analysis/states' (JudgeAPSTCycle, the
 // DevSlp verdict's checks); the host's APST table is the one the kernel
-// would program (nvme.PlanAPST). Until the hub has a 3.3 V rail there is
-// no real-meter path for NVMe here (docs/states.md).
+// would program (nvme.PlanAPST). It reads no meter yet: the emulated hub's
+// 3.3 V rail carries an NVMe drive (hub emulate --nvme), but the rig that
+// would issue the cycles' I/O builds SATA drives only (docs/states.md).
 
 // apstSetup is one simulated drive under one host configuration.
 type apstSetup struct {

@@ -35,6 +35,9 @@
 // multiple of the declared ones (a drive within spec, or one breaking its
 // descriptor).
 //
-// The hub protocol has no 3.3 V rail yet, so this model is not wired into
-// the emulated hub; Drive.Power gives the power at any time for tests.
+// # Behind the emulated hub
+//
+// HubDrive is a meter.SimDrive3V3: the model on the 3.3 V rail of a hub
+// port (protocol 3, an M.2 interposer), what `hub emulate --nvme` serves
+// beside SATA drives.
 package sim
