@@ -296,6 +296,11 @@ func firstPass(open Opener, opts Options) (*pass1, error) {
 		case capture.KindStats:
 			p.info.CRCErrors = rec.Stats.CRCErrors
 			p.info.Resyncs = rec.Stats.Resyncs
+			p.info.Recovered, p.info.Refused = nil, nil
+			if rec.StatsCounters >= capture.StatsCountersRetx {
+				rv, rf := rec.Stats.Recovered, rec.Stats.Refused
+				p.info.Recovered, p.info.Refused = &rv, &rf
+			}
 			p.stats = rec.Stats
 		}
 	}

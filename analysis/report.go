@@ -34,29 +34,36 @@ type Report struct {
 
 // CaptureInfo describes the input.
 type CaptureInfo struct {
-	Path         string            `json:"path,omitempty"`
-	Created      string            `json:"created,omitempty"`
-	Tool         string            `json:"tool,omitempty"`
-	MeterKind    string            `json:"meter_kind"`
-	MeterModel   string            `json:"meter_model,omitempty"`
-	RateHz       units.Hertz       `json:"rate_hz"`
-	Channels     int               `json:"channels"`
-	Complete     bool              `json:"complete"`                        // the end chunk was read
-	EndError     string            `json:"end_error,omitempty"`             // why reading stopped early
-	EndOffset    int64             `json:"end_offset_bytes"`                // byte offset of the last good chunk
-	StartS       float64           `json:"start_s"`                         // first sample, s after meter index 0
-	DurationS    float64           `json:"duration_s"`                      // first to last sample, aligned
-	IOEvents     uint64            `json:"io_events"`                       // I/O events in the capture
-	Unattributed uint64            `json:"io_unattributed"`                 // I/O events on port 0 with several drives
-	Marks        int               `json:"marks"`                           // mark echoes
-	StateEvents  int               `json:"state_events"`                    // host state events
-	MeterEvents  int               `json:"meter_events"`                    // meter events
-	CRCErrors    uint64            `json:"crc_errors"`                      // link-wide, from the last stats record
-	Resyncs      uint64            `json:"resyncs"`                         // link-wide
-	Overruns     uint64            `json:"overrun_samples"`                 // samples the meter reported lost to overruns
-	Disconnects  int               `json:"disconnects"`                     // link losses the meter driver reported
-	GapReasons   map[string]uint64 `json:"gap_samples_by_reason,omitempty"` // missing samples per gap reason, summed over channels
-	Integrity    Integrity         `json:"integrity"`                       // damage, rejected indices, invalid values, trailing bytes
+	Path         string      `json:"path,omitempty"`
+	Created      string      `json:"created,omitempty"`
+	Tool         string      `json:"tool,omitempty"`
+	MeterKind    string      `json:"meter_kind"`
+	MeterModel   string      `json:"meter_model,omitempty"`
+	RateHz       units.Hertz `json:"rate_hz"`
+	Channels     int         `json:"channels"`
+	Complete     bool        `json:"complete"`            // the end chunk was read
+	EndError     string      `json:"end_error,omitempty"` // why reading stopped early
+	EndOffset    int64       `json:"end_offset_bytes"`    // byte offset of the last good chunk
+	StartS       float64     `json:"start_s"`             // first sample, s after meter index 0
+	DurationS    float64     `json:"duration_s"`          // first to last sample, aligned
+	IOEvents     uint64      `json:"io_events"`           // I/O events in the capture
+	Unattributed uint64      `json:"io_unattributed"`     // I/O events on port 0 with several drives
+	Marks        int         `json:"marks"`               // mark echoes
+	StateEvents  int         `json:"state_events"`        // host state events
+	MeterEvents  int         `json:"meter_events"`        // meter events
+	CRCErrors    uint64      `json:"crc_errors"`          // link-wide, from the last stats record
+	Resyncs      uint64      `json:"resyncs"`             // link-wide
+	// Recovered and Refused are the link's retransmission counters (hub
+	// protocol v2): samples re-sent on request that filled a hole, frames
+	// with a good CRC the driver could not use. nil (null) when the
+	// capture does not record them: older than them, or a link without
+	// retransmission.
+	Recovered   *uint64           `json:"samples_recovered"`
+	Refused     *uint64           `json:"frames_refused"`
+	Overruns    uint64            `json:"overrun_samples"`                 // samples the meter reported lost to overruns
+	Disconnects int               `json:"disconnects"`                     // link losses the meter driver reported
+	GapReasons  map[string]uint64 `json:"gap_samples_by_reason,omitempty"` // missing samples per gap reason, summed over channels
+	Integrity   Integrity         `json:"integrity"`                       // damage, rejected indices, invalid values, trailing bytes
 
 	invalid uint64 // rail samples with invalid values, until finish
 }

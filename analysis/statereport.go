@@ -460,8 +460,9 @@ func (s *StateReport) uncertainty(spans []detect.Span) {
 		}
 		n := float64(sp.Samples)
 		a.n += n
-		a.sumW += n * sp.MeanW
-		a.means, a.ns = append(a.means, sp.MeanW), append(a.ns, n)
+		w := float64(sp.MeanW)
+		a.sumW += n * w
+		a.means, a.ns = append(a.means, w), append(a.ns, n)
 	}
 	total := s.MeasuredS
 	ub := stateSmooth.Seconds() / math.Sqrt(12)

@@ -649,6 +649,7 @@ func (r *Reader) decode(off int64, typ byte, p []byte) (rec Record, ok bool, err
 		rec.Host = hostclock.Time(le.Uint64(p))
 		rec.Stats = meter.Stats{Frames: le.Uint64(p[8:]), CRCErrors: le.Uint64(p[16:]), Resyncs: le.Uint64(p[24:]),
 			BytesDiscarded: le.Uint64(p[32:]), SamplesLost: le.Uint64(p[40:])}
+		rec.StatsCounters = StatsCountersV10
 		return rec, true, nil
 	case chunkStatsX:
 		if len(p) < statsXMin || len(p)%8 != 0 {
@@ -656,9 +657,15 @@ func (r *Reader) decode(off int64, typ byte, p []byte) (rec Record, ok bool, err
 		}
 		rec.Kind = KindStats
 		rec.Host = hostclock.Time(le.Uint64(p))
+		// An older writer's chunk carries fewer counters: the rest stay
+		// 0 and StatsCounters says they are unknown.
+		n := (len(p) - 8) / 8
 		for i, x := range statsCounters(&rec.Stats) {
-			*x = le.Uint64(p[8+8*i:])
+			if i < n {
+				*x = le.Uint64(p[8+8*i:])
+			}
 		}
+		rec.StatsCounters = min(n, len(statsCounters(&rec.Stats)))
 		return rec, true, nil
 	case chunkIO:
 		ios, err := r.decodeIO(p)

@@ -47,14 +47,14 @@ func TestStatsExtended(t *testing.T) {
 	if len(got) != 3 || got[0] != (meter.Stats{Frames: 1}) || got[1] != old || got[2] != st {
 		t.Fatalf("stats records %+v\nwant {Frames:1}, %+v, %+v", got, old, st)
 	}
-	// Exactly one stats-extended chunk, non-critical, 88 bytes.
+	// Exactly one stats-extended chunk, non-critical, 8 + 12 × 8 bytes.
 	n := 0
 	b := buf.Bytes()
 	for off := preambleLen; off+chunkHdrLen <= len(b); {
 		plen := int(binary.LittleEndian.Uint32(b[off+4:]))
 		if b[off+2] == chunkStatsX {
 			n++
-			if b[off+3]&flagCritical != 0 || plen != statsXMin {
+			if b[off+3]&flagCritical != 0 || plen != 8+8*StatsCountersRetx {
 				t.Fatalf("stats-extended chunk: flags %#x, %d bytes", b[off+3], plen)
 			}
 		}
@@ -97,5 +97,65 @@ func TestStatsExtendedLonger(t *testing.T) {
 		if err != nil || len(items) != 1 || items[0].Stats.FirstBadByte != 10 || items[0].Stats.Frames != 1 {
 			t.Errorf("%d-byte payload: %+v, %v", len(p), items, err)
 		}
+	}
+}
+
+// TestStatsRecoveredRefused: retransmission's counters (hub protocol v2)
+// are stored, read back, and known apart from an older capture's absence
+// of them: a capture of a retransmitting link always carries them (0 when
+// nothing was recovered), an older 88-byte stats-extended chunk reads
+// with StatsCounters 10 (unknown), a capture of another meter without
+// them has the 1.0 chunk only.
+func TestStatsRecoveredRefused(t *testing.T) {
+	last := func(h Header, write func(w *Writer)) Record {
+		t.Helper()
+		var buf bytes.Buffer
+		w, err := NewWriter(&buf, h, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		write(w)
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		r, err := NewReader(bytes.NewReader(buf.Bytes()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rec Record
+		for {
+			it, err := r.Next()
+			if err != nil {
+				break
+			}
+			if it.Kind == KindStats {
+				rec = it
+			}
+		}
+		return rec
+	}
+	v2 := testHeader()
+	v2.Meter.ProtocolVersion = 2
+	if r := last(v2, func(w *Writer) { w.Stats(meter.Stats{Frames: 9}) }); r.StatsCounters != StatsCountersRetx || r.Stats.Frames != 9 || r.Stats.Recovered != 0 {
+		t.Errorf("clean v2 link: %d counters, %+v; want %d, recovered 0 known", r.StatsCounters, r.Stats, StatsCountersRetx)
+	}
+	if r := last(v2, func(w *Writer) { w.Stats(meter.Stats{Frames: 9, Recovered: 1234, Refused: 5}) }); r.Stats.Recovered != 1234 || r.Stats.Refused != 5 {
+		t.Errorf("v2 link: read back %+v, want recovered 1234, refused 5", r.Stats)
+	}
+	if r := last(testHeader(), func(w *Writer) { w.Stats(meter.Stats{Frames: 9}) }); r.StatsCounters != StatsCountersV10 {
+		t.Errorf("clean link without retransmission: %d counters, want %d", r.StatsCounters, StatsCountersV10)
+	}
+	// As 1.1 wrote it: host and 10 counters.
+	r := last(testHeader(), func(w *Writer) {
+		w.mu.Lock()
+		s := w.begin(chunkStatsX, 0)
+		p := make([]byte, statsXMin)
+		binary.LittleEndian.PutUint64(p[8+8*5:], 3) // duplicates
+		w.pend = append(w.pend, p...)
+		w.end(s)
+		w.mu.Unlock()
+	})
+	if r.StatsCounters != StatsCountersV11 || r.Stats.Duplicates != 3 {
+		t.Errorf("1.1 stats-extended chunk: %d counters, %+v; want %d, duplicates 3", r.StatsCounters, r.Stats, StatsCountersV11)
 	}
 }

@@ -107,8 +107,14 @@ type Record struct {
 	// Rejected says why a KindRejected record's samples were not placed.
 	Rejected Reject
 	// Host is hostclock.Now() when a KindStats record's counters were read.
-	Host   hostclock.Time
-	Offset int64 // byte offset of the chunk that held this record
+	Host hostclock.Time
+	// StatsCounters is how many of meter.Stats' counters a KindStats
+	// record carried, in stats-extended order (docs/capture-format.md):
+	// StatsCountersV10 for a stats chunk, StatsCountersV11 for a
+	// stats-extended chunk of 1.1, StatsCountersRetx once Recovered and
+	// Refused were added. Counters beyond it are unknown, not zero.
+	StatsCounters int
+	Offset        int64 // byte offset of the chunk that held this record
 }
 
 // Summary is a decimated view of one channel: per window of Per samples

@@ -52,6 +52,7 @@ type Writer struct {
 	pend    []byte // encoded chunks not yet handed to the disk
 	seq     uint64
 	samples uint64
+	retx    bool  // the meter's link retransmits: stats-extended always written
 	err     error // sticky: the first write failure
 	closed  bool
 
@@ -120,6 +121,7 @@ func newWriter(out io.Writer, f *os.File, name string, h Header, opt Options) (*
 	}
 	w := &Writer{
 		nch:  len(h.Channels),
+		retx: h.Meter.ProtocolVersion >= 2,
 		per:  uint64(opt.SummaryPer),
 		runs: make([]run, len(h.Channels)),
 		ver:  opt.Version,
@@ -475,8 +477,10 @@ func (w *Writer) StatsAt(host hostclock.Time, st meter.Stats) error {
 	w.end(s)
 	// The counters added later go in a chunk of their own, which readers
 	// of 1.0 skip; only when one of them is non-zero, so a clean capture
-	// is byte for byte what 1.0 wrote.
-	if st.Duplicates|st.Restarts|st.BadLines|st.FirstBadLine|st.FirstBadByte != 0 {
+	// is byte for byte what 1.0 wrote — or when the meter's link
+	// retransmits (hub protocol v2), so its recovered and refused
+	// counters read 0, not unknown.
+	if st.Duplicates|st.Restarts|st.BadLines|st.FirstBadLine|st.FirstBadByte|st.Recovered|st.Refused != 0 || w.retx {
 		s := w.begin(chunkStatsX, 0)
 		w.pend = le.AppendUint64(w.pend, now)
 		for _, x := range statsCounters(&st) {
@@ -491,8 +495,16 @@ func (w *Writer) StatsAt(host hostclock.Time, st meter.Stats) error {
 // (docs/capture-format.md); new ones are appended, never inserted.
 func statsCounters(st *meter.Stats) []*uint64 {
 	return []*uint64{&st.Frames, &st.CRCErrors, &st.Resyncs, &st.BytesDiscarded, &st.SamplesLost,
-		&st.Duplicates, &st.Restarts, &st.BadLines, &st.FirstBadLine, &st.FirstBadByte}
+		&st.Duplicates, &st.Restarts, &st.BadLines, &st.FirstBadLine, &st.FirstBadByte,
+		&st.Recovered, &st.Refused}
 }
+
+// Counts of meter.Stats counters a stats record carries (Record.StatsCounters).
+const (
+	StatsCountersV10  = 5  // a stats chunk
+	StatsCountersV11  = 10 // stats-extended as 1.1 wrote it
+	StatsCountersRetx = 12 // since recovered and refused (hub protocol v2 retransmission)
+)
 
 // Flush writes everything buffered and fsyncs it.
 func (w *Writer) Flush() error { return w.flush(true, false) }

@@ -12,7 +12,7 @@
 // index of the first. A Gap says exactly which indices are missing; nothing is
 // ever interpolated.
 //
-// The host clock (hostclock, CLOCK_MONOTONIC) and the meter clock are
+// The host clock (hostclock.Time, CLOCK_MONOTONIC ns) and the meter clock are
 // tied together by marks: the host sends a mark, the meter echoes the sample
 // index at which it arrived, and the host records when it sent and received
 // it. Analysis fits offset and drift from those triples. Meters without a

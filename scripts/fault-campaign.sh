@@ -15,6 +15,10 @@
 #   1e-5 dropped 100 %; a 1 s unplug recovered whole with a ring that
 #   holds it, the ring's depth recovered and the rest one exact gap with
 #   one that does not.
+# Part 0b: `go test -run TestUARTBandwidthLive ./meter/hub` streams 1, 2
+#   and 4 ports at 1–10 kS/s from the emulator paced at 921,600 baud in v1
+#   16-bit, v2 20-bit and v2 packed 20-bit samples: link bytes per sample
+#   set, and which rates each format is admitted at.
 # Part 1 (byte level, ground truth): `go test -run TestFaultCampaign
 #   ./meter/hub` streams 60 s of 4 ports × 2 rails at 1 kS/s per fault through
 #   the decoder, for protocol v1 and v2 (unpaced: no RESEND, framing alone), with a drive whose current changes every sample, and compares
@@ -48,6 +52,11 @@ echo
 echo "## Part 0: issue 17's goals, live on a pty, against the drive's truth"
 echo
 IDLEWATT_CAMPAIGN=1 IDLEWATT_GOAL_SECONDS=$((secs / 2)) go test -count=1 -timeout 30m -run '^TestGoalsLive$' -v ./meter/hub | grep '^|'
+
+echo
+echo "## Part 0b: what each sample format costs on a 921,600-baud UART (paced pty, 0.5 mA noise)"
+echo
+IDLEWATT_CAMPAIGN=1 IDLEWATT_UART_SECONDS=3 go test -count=1 -timeout 30m -run '^TestUARTBandwidthLive$' -v ./meter/hub | grep '^|'
 
 echo
 echo "## Part 1: byte level against ground truth"

@@ -23,6 +23,6 @@
 // A trace.Reader yields Ops one at a time (memory is constant in the trace
 // length). replay.Run schedules them by the chosen timing mode, executes them
 // on a Target and reports every completed I/O as an IOEvent carrying
-// hostclock.Now() at issue and at completion, which the capture writer stores
+// hostclock.Now() (a hostclock.Time) at issue and at completion, which the capture writer stores
 // beside the power samples. See docs/workload.md and docs/trace-formats.md.
 package workload

@@ -96,6 +96,10 @@ type Scenario struct {
 	Seed                      int64
 	BlockLen                  int // samples per block (default 1000)
 	CRCErrors                 uint64
+	// Retransmit makes the meter a hub on protocol v2, whose link counts
+	// Recovered samples and Refused frames (written with the stats).
+	Retransmit         bool
+	Recovered, Refused uint64
 	// Sensor noise (σ of each rail's current, A; drawn from Seed+1) and
 	// quantisation steps (0 = none).
 	NoiseA              float64
@@ -114,6 +118,9 @@ type Sink interface {
 func (s *Scenario) Header() capture.Header {
 	h := capture.Header{Created: "2025-01-01T00:00:00Z", RateHz: units.Hertz(s.RateHz), StartHost: s.StartHost, Tool: "synthcap"}
 	h.Meter = meter.Info{Kind: "synthetic", Model: "synthcap", Ports: len(s.Drives)}
+	if s.Retransmit {
+		h.Meter.ProtocolVersion = 2
+	}
 	for _, d := range s.Drives {
 		lv, li := units.Volts(s.VoltLSB), units.Amps(s.CurrentLSB)
 		h.Channels = append(h.Channels, meter.Channel{Port: d.Port, Rail: meter.Rail5V, VoltLSB: lv, CurrentLSB: li},
@@ -177,8 +184,8 @@ func Generate(s Scenario, sink Sink) error {
 			return err
 		}
 	}
-	if s.CRCErrors > 0 {
-		return sink.Stats(meter.Stats{CRCErrors: s.CRCErrors})
+	if s.CRCErrors > 0 || s.Retransmit {
+		return sink.Stats(meter.Stats{CRCErrors: s.CRCErrors, Recovered: s.Recovered, Refused: s.Refused})
 	}
 	return nil
 }

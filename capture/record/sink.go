@@ -30,7 +30,7 @@ type Totals struct {
 // PortPower is one port's mean power over a progress interval.
 type PortPower struct {
 	Port int
-	W    float64
+	W    units.Watts
 	OK   bool // false: no sample of the port arrived in the interval
 }
 
@@ -155,7 +155,7 @@ func (s *sink) takePower() []PortPower {
 		pp := PortPower{Port: s.chans[c].Port}
 		for ; c < len(s.chans) && s.chans[c].Port == pp.Port; c++ {
 			if s.pN[c] > 0 {
-				pp.W, pp.OK = pp.W+s.pSum[c]/float64(s.pN[c]), true
+				pp.W, pp.OK = pp.W+units.Watts(s.pSum[c]/float64(s.pN[c])), true
 			}
 			s.pSum[c], s.pN[c] = 0, 0
 		}
@@ -170,7 +170,7 @@ func (p Progress) PowerString() string {
 	var b strings.Builder
 	for _, pp := range p.Ports {
 		if pp.OK {
-			fmt.Fprintf(&b, "  p%d %s", pp.Port, units.Watts(pp.W).Readout())
+			fmt.Fprintf(&b, "  p%d %s", pp.Port, pp.W.Readout())
 		} else {
 			fmt.Fprintf(&b, "  p%d -", pp.Port)
 		}

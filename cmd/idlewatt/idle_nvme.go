@@ -153,12 +153,12 @@ func idleNVMe(ctx context.Context, r *rig.Rig, root string, combos []nvmeCombo, 
 			finish()
 			return out, notes, err
 		}
-		w := rig.PolicyWindow{Policy: c.label(), Start: int64(hostclock.Now())}
+		w := rig.PolicyWindow{Policy: c.label(), Start: hostclock.Now()}
 		if err := r.Idle(ctx, "idle:"+c.label(), measure); err != nil {
 			finish()
 			return out, notes, err
 		}
-		w.End = int64(hostclock.Now())
+		w.End = hostclock.Now()
 		out = append(out, w)
 	}
 	finish()

@@ -8,18 +8,19 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/idlewatt/idlewatt/meter/registry"
+	"github.com/idlewatt/idlewatt/units"
 )
 
 // meterDoc says how to connect one meter kind; docs/meters.md has the
 // details (wiring, limits, uncertainty).
 type meterDoc struct {
-	Kind       string   `json:"kind"`
-	What       string   `json:"what"`
-	Connect    string   `json:"connect"`
-	MaxRateHz  float64  `json:"max_rate_hz"`
-	Options    []string `json:"options"`
-	Record     string   `json:"record"`     // an example record invocation
-	Registered bool     `json:"registered"` // usable with record --meter (every kind in meter/registry is)
+	Kind       string      `json:"kind"`
+	What       string      `json:"what"`
+	Connect    string      `json:"connect"`
+	MaxRateHz  units.Hertz `json:"max_rate_hz"`
+	Options    []string    `json:"options"`
+	Record     string      `json:"record"`     // an example record invocation
+	Registered bool        `json:"registered"` // usable with record --meter (every kind in meter/registry is)
 }
 
 func init() {

@@ -304,10 +304,10 @@ func (c *Config) validateDevSlp() error {
 		o := devslp.Options{Cycles: d.Cycles, Settle: d.Settle, Hold: d.Hold, Return: d.Return, EntryBound: d.EntryBound, MDAT: d.MDAT, DETO: d.DETO}
 		if p, err := drivesim.Lookup(dc.Profile, c.Profiles); err == nil && dc.Profile != "" {
 			if o.MDAT == 0 && p.MdatMs > 0 {
-				o.MDAT = time.Duration(p.MdatMs * float64(time.Millisecond))
+				o.MDAT = p.MDAT()
 			}
 			if o.DETO == 0 && p.DetoMs > 0 {
-				o.DETO = time.Duration(p.DetoMs * float64(time.Millisecond))
+				o.DETO = p.DETO()
 			}
 		}
 		if err := o.Validate(); err != nil {

@@ -7,13 +7,15 @@ import (
 
 	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/hostclock"
 	"github.com/idlewatt/idlewatt/states/devslp"
+	"github.com/idlewatt/idlewatt/units"
 )
 
 // Window is a stretch of one port's power to read back from a capture.
 type Window struct {
 	Port       int
-	Start, End int64 // host monotonic ns
+	Start, End hostclock.Time
 }
 
 // ReadWindows reads each window's drive power (all rails of its port, only
@@ -57,7 +59,7 @@ func readWindows(path string, clock analysis.Clock, windows []Window) ([][]devsl
 		if row.Gap > 0 {
 			continue
 		}
-		t := int64(clock.Host(row.Index))
+		t := clock.Host(row.Index)
 		if t < lo || t > hi {
 			continue
 		}
@@ -78,7 +80,7 @@ func readWindows(path string, clock analysis.Clock, windows []Window) ([][]devsl
 				p += float64(row.V[ch]) * float64(row.I[ch])
 			}
 			if complete {
-				out[i] = append(out[i], devslp.Sample{T: t, W: p})
+				out[i] = append(out[i], devslp.Sample{T: t, W: units.Watts(p)})
 			}
 		}
 	}

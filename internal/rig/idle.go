@@ -14,7 +14,7 @@ import (
 // PolicyWindow is when one policy's idle power was measured.
 type PolicyWindow struct {
 	Policy     string
-	Start, End int64 // host ns: after the settle time, to the end of the phase
+	Start, End hostclock.Time // after the settle time, to the end of the phase
 }
 
 // IdlePolicies sets each policy in turn, lets the drives settle (phase
@@ -31,9 +31,9 @@ func (r *Rig) IdlePolicies(ctx context.Context, policies []string, settle, measu
 			return out, err
 		}
 		r.Phase(IdlePhase(p))
-		w := PolicyWindow{Policy: p, Start: int64(hostclock.Now())}
+		w := PolicyWindow{Policy: p, Start: hostclock.Now()}
 		err := r.wait(ctx, measure)
-		w.End = int64(hostclock.Now())
+		w.End = hostclock.Now()
 		r.Phase("end")
 		if err != nil {
 			return out, err

@@ -146,10 +146,10 @@ func (r *Rig) DevSlpOptions(d *Drive) devslp.Options {
 	}
 	if p := d.Profile; p != nil {
 		if o.MDAT == 0 && p.MdatMs > 0 {
-			o.MDAT = time.Duration(p.MdatMs * float64(time.Millisecond))
+			o.MDAT = p.MDAT()
 		}
 		if o.DETO == 0 && p.DetoMs > 0 {
-			o.DETO = time.Duration(p.DetoMs * float64(time.Millisecond))
+			o.DETO = p.DETO()
 		}
 	}
 	return o
@@ -283,7 +283,7 @@ type drivePin struct {
 	buf []byte
 }
 
-func (p *drivePin) SetDevSlp(ctx context.Context, asserted bool) (int64, error) {
+func (p *drivePin) SetDevSlp(ctx context.Context, asserted bool) (hostclock.Time, error) {
 	t := hostclock.Now()
 	v := "0"
 	if asserted {
@@ -295,10 +295,10 @@ func (p *drivePin) SetDevSlp(ctx context.Context, asserted bool) (int64, error) 
 		// Never leave a drive asleep because of a transient error: try once more.
 		err = p.pin.SetDevSlp(context.Background(), p.d.Config.Port, false)
 	}
-	return int64(t), err
+	return t, err
 }
 
-func (p *drivePin) Probe(ctx context.Context) (int64, int64, error) {
+func (p *drivePin) Probe(ctx context.Context) (hostclock.Time, hostclock.Time, error) {
 	if p.buf == nil {
 		p.buf = alignedBuf(4096, 4096)
 	}
@@ -321,7 +321,7 @@ func (p *drivePin) Probe(ctx context.Context) (int64, int64, error) {
 		p.r.state(capture.StateEvent{Host: issue, Port: p.d.Config.Port, Kind: capture.StateNote,
 			Value: fmt.Sprintf("%s%.3f", analysis.NoteDevSlpHostStall, float64(late)/1e6)})
 	}
-	return int64(issue), int64(done), err
+	return issue, done, err
 }
 
 // watchStall runs a canary that sleeps 1 ms at a time until the returned

@@ -92,6 +92,9 @@ func (id *Identity) Check() error {
 	if id.Formats&FormatBit16 == 0 {
 		return boundsErr("IDENTITY v2 formats 0x%02X lack the 16-bit format (bit 0), which every hub has", id.Formats)
 	}
+	if id.Formats&FormatBitPacked != 0 && id.Formats&FormatBit20 == 0 {
+		return boundsErr("IDENTITY v2 formats 0x%02X list the packed format (bit 2) without the 20-bit one (bit 1) whose LSBs it uses", id.Formats)
+	}
 	if id.Formats&FormatBit20 != 0 {
 		for i, w := range id.WideLSBpA {
 			if w < 1 || w > maxWideLSBpA {

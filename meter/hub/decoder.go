@@ -24,7 +24,7 @@ func (id *Identity) InfoFormat(cal *Calibration, f uint8) meter.Info {
 		Kind: "hub", Model: id.Model, Firmware: id.Firmware, Serial: id.Serial,
 		ProtocolVersion: int(id.Version), Ports: int(id.Ports),
 	}
-	wide := f == Format20
+	wide := f == Format20 || f == FormatPacked
 	for p := 1; p <= int(id.Ports); p++ {
 		for ri, r := range id.Rails {
 			ch := meter.Channel{Port: p, Rail: r.Rail, VoltLSB: units.Volts(float64(id.BusLSBuV) * 1e-6),

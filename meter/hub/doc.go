@@ -31,9 +31,11 @@
 //
 // With a hub whose IDENTITY says version 2, the handshake sends LINK
 // (Options.Protocol, Options.MaxFrame: 256-byte frames by default) and
-// asks for 20-bit samples when the hub has them (Options.Format), so
-// Info's current LSBs are the 20-bit ones. Sample blocks come split into
-// SAMPLES2 frames. A gap in the live stream becomes a hole asked for again
+// asks for 20-bit samples when the hub has them (Options.Format), packed
+// (format 3, packed.go: per-frame delta/Rice coding, about a third of
+// format 2's bytes) when it lists that too, so Info's current LSBs are the
+// 20-bit ones. Sample blocks come split into SAMPLES2 frames; packed ones
+// are unpacked into the decoder's reused buffer before the merge. A gap in the live stream becomes a hole asked for again
 // with RESEND while the blocks behind it wait (merge.go); RESENT blocks
 // fill it, EXPIRED or a timeout closes it as an exact gap with the reason
 // it was lost, and the sink sees every index once, in order. After STOP

@@ -119,7 +119,9 @@ func (s *valueSink) Event(meter.Event) error   { return nil }
 // With drops, truncations and stalls that overflow the buffer, received
 // samples plus reported gaps account for every index exactly once.
 func TestFaultsAccountForEverySample(t *testing.T) {
-	o := hubemu.Options{Ports: 2, Rate: 1000, Seed: 3, BufferBytes: 8 << 10}
+	// 20-bit samples: packed ones of these constant drives are so small
+	// that a stall would not overflow the buffer.
+	o := hubemu.Options{Ports: 2, Rate: 1000, Seed: 3, BufferBytes: 8 << 10, Format: hub.Format20}
 	o.Faults = hubemu.Faults{DropRate: 1e-4, TruncateRate: 0.01, StallEvery: 2 * time.Second, StallFor: 500 * time.Millisecond,
 		DisconnectEvery: 7 * time.Second, DisconnectFor: 300 * time.Millisecond}
 	sink := newRecSink()

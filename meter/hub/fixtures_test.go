@@ -85,6 +85,28 @@ func sampleBlock() []byte {
 	return b
 }
 
+// packedSets: samples 1000–1003 of port 1 (channels 0 and 1) in format
+// 2's layout: a 1.2 mW DevSlp floor on 5 V (bus 4000, 4001, 3999, 4000;
+// current 30, 32, 29, 31 counts of 8 µA) and an idle 12 V rail (9600, 0).
+func packedSets() []byte {
+	var b []byte
+	for _, c := range [][2]int32{{4000, 30}, {4001, 32}, {3999, 29}, {4000, 31}} {
+		b = AppendCur20(le.AppendUint16(b, uint16(c[0])), c[1])
+		b = AppendCur20(le.AppendUint16(b, 9600), 0)
+	}
+	return b
+}
+
+// sampleBlockPacked is packedSets as one format-3 SAMPLES2 payload.
+func sampleBlockPacked() []byte {
+	var pk Packer
+	b, n := pk.Append(nil, Samples{First: 1000, Mask: 0x0003}, packedSets(), 4, MaxPayload)
+	if n != 4 {
+		panic(fmt.Sprintf("packed %d of 4 sets", n))
+	}
+	return b
+}
+
 func fixtures() []fixture {
 	id, cal := sampleIdentity(), sampleCal()
 	ev := func(k, port uint8, idx uint64, v uint32) []byte {
@@ -107,7 +129,7 @@ func fixtures() []fixture {
 		{"port_power", "PORT_POWER (host→hub), seq 5: port 1 off", TypePower, AppendFrame(nil, TypePower, 5, []byte{1, 0})},
 		{"event_power", "EVENT (hub→host), unsolicited seq 2: port 1 power off at sample 1800", TypeEvent, AppendFrame(nil, TypeEvent, 2, ev(EvPortPower, 1, 1800, 0))},
 		{"mark", "MARK (host→hub), seq 6: id 0x12345678", TypeMark, AppendFrame(nil, TypeMark, 6, le.AppendUint32(nil, 0x12345678))},
-		{"mark_echo", "MARK_ECHO (hub→host), answering seq 6: id 0x12345678 arrived before sample 2047", TypeMarkEcho, AppendFrame(nil, TypeMarkEcho, 6, (&MarkEcho{0x12345678, 2047}).Append(nil))},
+		{"mark_echo", "MARK_ECHO (hub→host), answering seq 6: id 0x12345678 arrived nearest sample 2047", TypeMarkEcho, AppendFrame(nil, TypeMarkEcho, 6, (&MarkEcho{0x12345678, 2047}).Append(nil))},
 		{"ping", "PING (host→hub), seq 7: \"idle\"", TypePing, AppendFrame(nil, TypePing, 7, []byte("idle"))},
 		{"ack_ping", "ACK of PING (hub→host), seq 7, echoing \"idle\"", TypeAck, AppendFrame(nil, TypeAck, 7, (&Ack{Cmd: TypePing, Echo: []byte("idle")}).Append(nil))},
 		{"event_overcurrent", "EVENT (hub→host), unsolicited seq 3: port 2 over-current, 1.7 A, at sample 2100", TypeEvent, AppendFrame(nil, TypeEvent, 3, ev(EvOverCurrent, 2, 2100, 1700000))},
@@ -136,6 +158,10 @@ func fixturesV2() []fixture {
 			TypeAck, AppendFrame(nil, TypeAck, 5, (&Ack{Cmd: TypeStart, Rate: 10000, ChanMask: 0x0F, Format: Format20, RingSamples: 13107}).Append(nil))},
 		{"samples2", "SAMPLES2 (hub→host), unsolicited seq 0: samples 1000–1001, 4 channels, 20-bit, live",
 			TypeSamples2, AppendFrame(nil, TypeSamples2, 0, sampleBlock2(1000, 0))},
+		{"start_packed", "START v2 (host→hub), seq 5: 10000 Hz, port 1, packed 20-bit samples (format 3)", TypeStart,
+			AppendFrame(nil, TypeStart, 5, (&Start{Rate: 10000, PortMask: 0x01, Format: FormatPacked}).Append(nil))},
+		{"samples2_packed", "SAMPLES2 (hub→host), unsolicited seq 0: samples 1000–1003 of port 1, packed 20-bit (format 3), live",
+			TypeSamples2, AppendFrame(nil, TypeSamples2, 0, sampleBlockPacked())},
 		{"resend", "RESEND (host→hub), seq 6: samples 1000–1001 again", TypeResend, AppendFrame(nil, TypeResend, 6, resend.Append(nil))},
 		{"samples2_resent", "SAMPLES2 (hub→host), answering RESEND seq 6: samples 1000–1001 from the ring, flag RESENT",
 			TypeSamples2, AppendFrame(nil, TypeSamples2, 6, sampleBlock2(1000, SamplesResent))},

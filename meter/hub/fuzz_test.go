@@ -30,7 +30,8 @@ func FuzzDecode(f *testing.F) {
 	f.Add(stream(samplesFrame(0, 2), []byte{0xA5, 0x5A, 0xFF, 0xFF}, samplesFrame(5, 1)))
 	f.Add(stream(samples2Frame(0, 3, 0), samples2Frame(7, 2, 0), samples2Frame(3, 4, SamplesResent),
 		AppendFrame(nil, TypeExpired, 0, (&Expired{First: 9, Count: 40}).Append(nil)), samples2Frame(60, 2, 0)))
-	hdr, hdr2 := header(), headerV2(50)
+	f.Add(stream(packedFrame(0, 30, 0), packedFrame(50, 20, 0), packedFrame(30, 20, SamplesResent)))
+	hdr, hdr2, hdr3 := header(), headerV2(50), headerPacked(50)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		sc := NewScanner(bytes.NewReader(data))
 		for {
@@ -52,6 +53,12 @@ func FuzzDecode(f *testing.F) {
 		// EXPIRED through the merge, which must deliver in order.
 		s := &orderCheck{}
 		DecodeStream(bytes.NewReader(append(bytes.Clone(hdr2), data...)), s) //nolint:errcheck
+		if s.bad != "" {
+			t.Fatal(s.bad)
+		}
+		// And as a packed (format 3) session.
+		s = &orderCheck{}
+		DecodeStream(bytes.NewReader(append(bytes.Clone(hdr3), data...)), s) //nolint:errcheck
 		if s.bad != "" {
 			t.Fatal(s.bad)
 		}
@@ -92,19 +99,25 @@ func (s *orderCheck) Event(meter.Event) error   { return nil }
 // bytes are one frame — a live block, a RESENT block, an EXPIRED answer or
 // an OVERRUN — at an index near the live edge. Whatever the order, the
 // sink must see every index at most once, in order, and samples + gaps
-// must cover exactly what was delivered.
+// must cover exactly what was delivered. An input of odd length is a
+// packed (format 3) stream, its blocks packed.
 func FuzzMerge(f *testing.F) {
 	f.Add([]byte{0, 0, 5, 0, 10, 5, 1, 5, 5, 0, 15, 5})
 	f.Add([]byte{0, 0, 9, 0, 40, 9, 2, 9, 31, 1, 20, 9, 3, 60, 4, 0, 70, 2})
+	f.Add([]byte{0, 0, 9, 0, 40, 9, 2, 9, 31, 1, 20, 9, 3, 60, 4, 0, 70, 2, 0})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		frames := [][]byte{headerV2(uint32(len(data)%64) + 1)}
+		block, hdr := samples2Frame, headerV2
+		if len(data)%2 == 1 {
+			block, hdr = packedFrame, headerPacked
+		}
+		frames := [][]byte{hdr(uint32(len(data)%64) + 1)}
 		for i := 0; i+2 < len(data); i += 3 {
 			first, n := uint64(data[i+1]), int(data[i+2]%16)+1
 			switch data[i] % 4 {
 			case 0:
-				frames = append(frames, samples2Frame(first, n, 0))
+				frames = append(frames, block(first, n, 0))
 			case 1:
-				frames = append(frames, samples2Frame(first, n, SamplesResent))
+				frames = append(frames, block(first, n, SamplesResent))
 			case 2:
 				frames = append(frames, AppendFrame(nil, TypeExpired, 0, (&Expired{First: first, Count: uint32(n)}).Append(nil)))
 			case 3:

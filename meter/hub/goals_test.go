@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -157,8 +158,11 @@ func TestGoalsLive(t *testing.T) {
 	}
 	fmt.Printf("| run (%g s, 4 ports × 2 rails, 10 kS/s) | sample indices | in the capture %% | lost (by reason) | corrupted accepted | CRC errors | RESENDs | recovered | expired / given up | link bytes per sample set | retransmission overhead %% |\n", secs)
 	fmt.Printf("|---|---|---|---|---|---|---|---|---|---|---|\n")
+	only := os.Getenv("IDLEWATT_GOAL_ROWS") // a substring of the rows to run; all if empty
 	for _, r := range runs {
-		goalRow(t, r, d)
+		if strings.Contains(r.name, only) {
+			goalRow(t, r, d)
+		}
 	}
 }
 
@@ -226,9 +230,11 @@ func goalRow(t *testing.T, r goalRun, d time.Duration) {
 		t.Errorf("%s: %.4f %% of the samples in the capture, want ≥ %.4f %%; gaps %v", r.name, 100*share, 100*r.minShare, sink.gaps)
 	}
 	if r.unplug > 0 && r.ring > 0 {
-		// The ring's depth recovered, the rest one exact gap: what was
-		// asked for is recovered or expired, nothing given up unasked.
-		if ls.Recovered+ls.Expired != ls.Requested || ls.Recovered == 0 || len(sink.gaps) != 1 {
+		// The ring's depth recovered, the rest one exact gap: every
+		// sample the ring held is recovered or expired (sent live before
+		// the RESEND arrived). Not "= Requested": a hole whose answer is
+		// late on a loaded host is asked again, and counted again.
+		if ls.Recovered+ls.Expired != ls.RingSamples || ls.Recovered == 0 || len(sink.gaps) != 1 {
 			t.Errorf("%s: %+v, gaps %v: want the ring's depth recovered and one gap", r.name, ls, sink.gaps)
 		}
 	}

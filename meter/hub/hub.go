@@ -46,7 +46,9 @@ type Options struct {
 	// noisy UART; MinMaxFrame–MaxFrame.
 	MaxFrame int
 	// Format is the sample format asked of a version 2 hub: 0 for the
-	// finest it has (Format20 if listed), Format16 to keep 16-bit samples.
+	// finest in the fewest bytes it has (FormatPacked if listed, else
+	// Format20), Format20 for unpacked 20-bit samples, Format16 to keep
+	// 16-bit samples. A format the hub lacks falls back to the next.
 	Format uint8
 }
 
@@ -367,7 +369,11 @@ func (h *Hub) negotiate() error {
 		version = int(a.Version)
 		if version >= 2 {
 			maxFrame = int(a.MaxFrame)
-			if h.opts.Format != Format16 && h.id.Formats&FormatBit20 != 0 {
+			switch {
+			case h.opts.Format == Format16:
+			case (h.opts.Format == 0 || h.opts.Format == FormatPacked) && h.id.Formats&FormatBitPacked != 0:
+				format = FormatPacked
+			case h.id.Formats&FormatBit20 != 0:
 				format = Format20
 			}
 		}
@@ -794,6 +800,16 @@ func (h *Hub) Stream(ctx context.Context, cfg meter.StreamConfig, sink meter.Sin
 	start := Start{Rate: uint32(cfg.Rate), PortMask: portMask}
 	if h.version >= 2 {
 		start.Format = h.format
+	}
+	if h.version >= 2 && h.id.RingBytes > 0 {
+		// Holes are asked for from the first frame: the blocks that
+		// arrive before the ACK of START is read (the stream begins right
+		// after it) were reported as gaps at once. The depth is what the
+		// hub computes for its ACK, which started then confirms.
+		st.mu.Lock()
+		st.dec.ring = uint64(h.id.RingBytes) / uint64(chans*FormatWidth(h.format))
+		st.dec.retx = st.dec.ring > 0
+		st.mu.Unlock()
 	}
 	rep, err := h.command(ctx, TypeStart, start.Append(nil))
 	if err != nil {

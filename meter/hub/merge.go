@@ -111,6 +111,7 @@ func (d *decoder) askHole(h *hole, now hostclock.Time) {
 // hold keeps samples skip… of s (copied) until the holes before them close.
 func (d *decoder) hold(s *Samples, skip int) {
 	p := *s
+	p.unpacked = nil // p.Data is its own copy; the decoder's buffer stays the decoder's
 	p.First += uint64(skip)
 	p.Count -= skip
 	p.Data = append([]byte(nil), s.Data[skip*s.Chans*s.Width:]...)

@@ -343,6 +343,9 @@ type Samples struct {
 	Flags  uint8
 	Format uint8
 	Width  int
+	// unpacked holds a FormatPacked block's samples in Format20's layout;
+	// Data points into it. Reused by the next DecodeV2.
+	unpacked []byte
 }
 
 // Bus returns the bus-voltage count of sample k, channel position j.

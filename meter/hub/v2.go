@@ -37,6 +37,7 @@ const (
 const (
 	Format16 uint8 = 1 // bus u16, current i16: 4 bytes (the v1 layout)
 	Format20 uint8 = 2 // bus u16, current 20-bit signed in 3 bytes: 5 bytes
+	// FormatPacked (3, packed.go): format 2's values, delta/Rice coded.
 )
 
 // Format bits of IDENTITY v2's format mask.
@@ -45,12 +46,15 @@ const (
 	FormatBit20 = 1 << (Format20 - 1)
 )
 
-// FormatWidth returns the bytes per channel sample of format f, 0 if unknown.
+// FormatWidth returns the bytes per channel sample of format f as a hub
+// keeps it in its ring and a host holds it decoded, 0 if unknown: 4 for
+// Format16, 5 for Format20 and for FormatPacked (format 2's values; on
+// the wire a packed sample's size varies, PackedAssumedBytes on average).
 func FormatWidth(f uint8) int {
 	switch f {
 	case Format16:
 		return 4
-	case Format20:
+	case Format20, FormatPacked:
 		return 5
 	}
 	return 0
@@ -58,7 +62,7 @@ func FormatWidth(f uint8) int {
 
 // FormatFullScale returns the largest current count of format f.
 func FormatFullScale(f uint8) int32 {
-	if f == Format20 {
+	if f == Format20 || f == FormatPacked {
 		return 1<<19 - 1
 	}
 	return 1<<15 - 1
@@ -147,9 +151,12 @@ func (s *Samples) AppendHeader2(dst []byte) []byte {
 	return append(dst, s.Flags, s.Format)
 }
 
-// DecodeV2 decodes a SAMPLES2 payload in place: Data aliases p. A format
-// other than Format16 or Format20, or a 20-bit count outside ±2¹⁹, is an
-// error wrapping meter.ErrProtocol.
+// DecodeV2 decodes a SAMPLES2 payload in place: Data aliases p, except
+// for FormatPacked, whose samples are unpacked into a buffer s owns and
+// reuses (valid until s decodes again) in Format20's layout (Width 5;
+// Format stays FormatPacked). A format other than these three, a 20-bit
+// count outside ±2¹⁹, or a packed bit stream that does not decode
+// exactly, is an error wrapping meter.ErrProtocol.
 func (s *Samples) DecodeV2(p []byte) error {
 	if len(p) < samples2Hdr {
 		return protoErr(TypeSamples2, "length %d, shorter than the block header", len(p))
@@ -160,10 +167,13 @@ func (s *Samples) DecodeV2(p []byte) error {
 	s.Width = FormatWidth(s.Format)
 	s.Data = p[samples2Hdr:]
 	if s.Width == 0 {
-		return protoErr(TypeSamples2, "sample format %d (1 = 16-bit, 2 = 20-bit)", s.Format)
+		return protoErr(TypeSamples2, "sample format %d (1 = 16-bit, 2 = 20-bit, 3 = packed 20-bit)", s.Format)
 	}
 	if s.Chans == 0 || s.Count == 0 {
 		return protoErr(TypeSamples2, "empty block (mask 0x%04X, %d samples)", s.Mask, s.Count)
+	}
+	if s.Format == FormatPacked {
+		return s.unpack(s.Data)
 	}
 	if len(s.Data) != s.Count*s.Chans*s.Width {
 		return protoErr(TypeSamples2, "%d data bytes for %d samples × %d channels × %d bytes", len(s.Data), s.Count, s.Chans, s.Width)
@@ -195,13 +205,19 @@ func BlockSamples2(chans, width, maxFrame int) int {
 
 // StreamBytesPerSec2 is StreamBytesPerSec for a v2 stream of format f
 // with frames of at most maxFrame bytes: each 10 ms block is split into
-// frames of BlockSamples2 samples.
+// frames of BlockSamples2 samples. For FormatPacked it is the hub's
+// admission estimate: PackedAssumedBytes per channel sample after each
+// frame's per-channel headers; what a stream really costs depends on its
+// noise (measured in docs/reliability.md).
 func StreamBytesPerSec2(rate, chans int, f uint8, maxFrame int) float64 {
-	w := FormatWidth(f)
+	w, over := FormatWidth(f), samples2Over
+	if f == FormatPacked {
+		w, over = PackedAssumedBytes, samples2Over+chans*packedChanHdr
+	}
 	n := max(rate/BlockPeriodDivisor, 1)
-	per := BlockSamples2(chans, w, maxFrame)
+	per := BlockSamples2(chans, w, maxFrame-(over-samples2Over))
 	frames := (n + per - 1) / per
-	perBlock := frames*samples2Over + n*chans*w
+	perBlock := frames*over + n*chans*w
 	return float64(rate) / float64(n) * float64(perBlock)
 }
 

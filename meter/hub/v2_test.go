@@ -214,6 +214,11 @@ func TestBandwidthV2(t *testing.T) {
 		{10000, 2, Format16, 256, 88800},
 		{1000, 8, Format20, 256, 44400},
 		{10000, 8, Format16, 1024, 328800}, // 31 samples per frame: 4 frames
+		// Packed, as admitted: 3 B per channel sample after 6 B per
+		// channel per frame; (256 − 22 − 12) ÷ 6 = 37 sets per frame, 3
+		// frames per 10 ms block: 3 × 34 + 100 × 6.
+		{10000, 2, FormatPacked, 256, 70200},
+		{2000, 8, FormatPacked, 256, 69000}, // (256 − 70) ÷ 24 = 7 per frame: 3 frames × 70 + 20 × 24
 	} {
 		if got := StreamBytesPerSec2(c.rate, c.chans, c.f, c.frame); math.Abs(got-c.want) > 0.5 {
 			t.Errorf("%d Hz × %d channels, format %d, frames ≤ %d: %.0f B/s, want %.0f", c.rate, c.chans, c.f, c.frame, got, c.want)
@@ -224,20 +229,21 @@ func TestBandwidthV2(t *testing.T) {
 // bandwidthTableV2 renders docs/hub-protocol.md's v2 bandwidth table.
 func bandwidthTableV2() string {
 	var b strings.Builder
-	b.WriteString("| ports × rails | rate (Hz) | v1 B/s | v2 16-bit, 256 B frames | v2 20-bit, 256 B frames | v2 20-bit, 1024 B frames | UART 921,600 (20-bit, 256 B) | USB CDC (20-bit, 256 B) |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| ports × rails | rate (Hz) | v1 B/s | v2 16-bit, 256 B frames | v2 20-bit, 256 B frames | v2 20-bit, 1024 B frames | v2 packed, 256 B frames (admitted as) | UART 921,600: 20-bit, 256 B | UART 921,600: packed, 256 B | USB CDC: 20-bit, 256 B |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, ports := range []int{1, 2, 4, 8} {
 		for _, rate := range []int{1000, 2000, 5000, 10000} {
 			ch := 2 * ports
-			v20 := StreamBytesPerSec2(rate, ch, Format20, 256)
-			fit := func(link int) string {
-				if v20 <= LinkHeadroom*float64(link) {
-					return fmt.Sprintf("yes (%.0f %%)", 100*v20/float64(link))
+			v20, pk := StreamBytesPerSec2(rate, ch, Format20, 256), StreamBytesPerSec2(rate, ch, FormatPacked, 256)
+			fit := func(need float64, link int) string {
+				if need <= LinkHeadroom*float64(link) {
+					return fmt.Sprintf("yes (%.0f %%)", 100*need/float64(link))
 				}
-				return fmt.Sprintf("no (%.0f %%)", 100*v20/float64(link))
+				return fmt.Sprintf("no (%.0f %%)", 100*need/float64(link))
 			}
-			fmt.Fprintf(&b, "| %d × 2 | %d | %.0f | %.0f | %.0f | %.0f | %s | %s |\n", ports, rate, StreamBytesPerSec(rate, ch),
-				StreamBytesPerSec2(rate, ch, Format16, 256), v20, StreamBytesPerSec2(rate, ch, Format20, 1024), fit(LinkUART921600), fit(LinkUSBCDC))
+			fmt.Fprintf(&b, "| %d × 2 | %d | %.0f | %.0f | %.0f | %.0f | %.0f | %s | %s | %s |\n", ports, rate, StreamBytesPerSec(rate, ch),
+				StreamBytesPerSec2(rate, ch, Format16, 256), v20, StreamBytesPerSec2(rate, ch, Format20, 1024), pk,
+				fit(v20, LinkUART921600), fit(pk, LinkUART921600), fit(v20, LinkUSBCDC))
 		}
 	}
 	return b.String()

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/idlewatt/idlewatt/meter"
+	"github.com/idlewatt/idlewatt/units"
 )
 
 // Driver is one meter kind.
@@ -37,7 +38,7 @@ type Driver struct {
 type Doc struct {
 	What      string
 	Connect   string
-	MaxRateHz float64 // 0: set by the meter
+	MaxRateHz units.Hertz // 0: set by the meter
 	Options   []string
 	Record    string // an example record invocation
 }

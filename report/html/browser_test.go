@@ -144,6 +144,23 @@ func eval[T any](t testing.TB, b *browserPage, js string) T {
 
 func (b *browserPage) click(t testing.TB, sel string) {
 	t.Helper()
+	// A real mouse click lands on coordinates: scroll the element into
+	// view and wait until its box has stayed put for five animation frames
+	// (the readout and charts of the previous action finish laying out)
+	// before chromedp reads the box, or under load the click lands where
+	// the row used to be (seen: 26 px above the peak row).
+	settle := `new Promise(function (ok) {
+		var el = document.querySelector(` + "`" + sel + "`" + `), last = '', same = 0, n = 0;
+		if (el) el.scrollIntoView({ behavior: 'instant', block: 'center' });
+		(function frame() {
+			var r = el ? JSON.stringify(el.getBoundingClientRect()) : '';
+			same = r === last ? same + 1 : 0; last = r;
+			if (same >= 5 || ++n > 240) ok(true); else requestAnimationFrame(frame);
+		})();
+	})`
+	if _, err := chromedp.Run(b.ctx, chromedp.Evaluate[bool](settle, chromedp.EvalAwaitPromise)); err != nil {
+		t.Fatalf("settling before clicking %s: %v", sel, err)
+	}
 	if err := chromedp.Do(b.ctx, chromedp.Click(chromedp.CSS(sel), chromedp.NodeVisible)); err != nil {
 		t.Fatalf("clicking %s: %v", sel, err)
 	}

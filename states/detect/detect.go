@@ -150,9 +150,9 @@ type Span struct {
 	Start   hostclock.Time
 	End     hostclock.Time
 	Samples int
-	MeanW   float64
-	MinW    float64
-	MaxW    float64
+	MeanW   units.Watts
+	MinW    units.Watts
+	MaxW    units.Watts
 }
 
 // Duration returns the span's length.
@@ -313,7 +313,7 @@ func (c *Classifier) classify(t hostclock.Time, w float64, busy bool, smoothed S
 	}
 	if !c.started {
 		c.started = true
-		c.cur = Span{State: s, Start: t, MinW: w, MaxW: w}
+		c.cur = Span{State: s, Start: t, MinW: units.Watts(w), MaxW: units.Watts(w)}
 		c.curSum, c.cand = 0, s
 	}
 	if s == c.cur.State {
@@ -354,19 +354,20 @@ func elevated(s State) bool { return s == Active || s == Background }
 func (c *Classifier) add(sp *Span, sum *float64, w float64) {
 	sp.Samples++
 	*sum += w
-	if w < sp.MinW {
-		sp.MinW = w
+	p := units.Watts(w)
+	if p < sp.MinW {
+		sp.MinW = p
 	}
-	if w > sp.MaxW {
-		sp.MaxW = w
+	if p > sp.MaxW {
+		sp.MaxW = p
 	}
 }
 
 func (c *Classifier) absorbCandidate() {
 	c.cur.Samples += c.candN
 	c.curSum += c.candSum
-	c.cur.MinW = math.Min(c.cur.MinW, c.candMin)
-	c.cur.MaxW = math.Max(c.cur.MaxW, c.candMax)
+	c.cur.MinW = units.Watts(math.Min(float64(c.cur.MinW), c.candMin))
+	c.cur.MaxW = units.Watts(math.Max(float64(c.cur.MaxW), c.candMax))
 	c.candN = 0
 	c.cand = c.cur.State
 }
@@ -374,14 +375,14 @@ func (c *Classifier) absorbCandidate() {
 func (c *Classifier) commit() {
 	c.cur.End = c.candAt
 	c.emit()
-	c.cur = Span{State: c.cand, Start: c.candAt, Samples: c.candN, MinW: c.candMin, MaxW: c.candMax}
+	c.cur = Span{State: c.cand, Start: c.candAt, Samples: c.candN, MinW: units.Watts(c.candMin), MaxW: units.Watts(c.candMax)}
 	c.curSum = c.candSum
 	c.candN = 0
 }
 
 func (c *Classifier) emit() {
 	if c.cur.Samples > 0 {
-		c.cur.MeanW = c.curSum / float64(c.cur.Samples)
+		c.cur.MeanW = units.Watts(c.curSum / float64(c.cur.Samples))
 		if c.onSpan != nil {
 			c.onSpan(c.cur)
 		}
@@ -408,7 +409,7 @@ func (c *Classifier) Close() { c.Gap() }
 // Summary accumulates spans into residency, per-state power and transitions.
 type Summary struct {
 	Time        [numStates]time.Duration
-	Energy      [numStates]float64 // J
+	Energy      [numStates]units.Joules
 	Spans       [numStates]int
 	Transitions map[[2]State]int
 	last        State
@@ -418,7 +419,7 @@ type Summary struct {
 func (s *Summary) Add(sp Span) {
 	d := sp.Duration()
 	s.Time[sp.State] += d
-	s.Energy[sp.State] += sp.MeanW * d.Seconds()
+	s.Energy[sp.State] += units.Joules(float64(sp.MeanW) * d.Seconds())
 	s.Spans[sp.State]++
 	if s.Transitions == nil {
 		s.Transitions = map[[2]State]int{}
@@ -452,7 +453,7 @@ func (s *Summary) MeanPower(st State) units.Watts {
 	if s.Time[st] == 0 {
 		return 0
 	}
-	return units.Watts(s.Energy[st] / s.Time[st].Seconds())
+	return units.Watts(float64(s.Energy[st]) / s.Time[st].Seconds())
 }
 
 // LevelHistogram learns levels without supervision: feed it the power of

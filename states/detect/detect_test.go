@@ -71,7 +71,7 @@ func TestClassifierRecoversScript(t *testing.T) {
 			t.Errorf("span %d (%v): start off by %v", i, w.State, d)
 		}
 		want := script[i].w
-		if math.Abs(g.MeanW-want) > 0.001+0.01*want {
+		if math.Abs(float64(g.MeanW)-want) > 0.001+0.01*want {
 			t.Errorf("span %d (%v): mean %.4f W, want %.4f W", i, w.State, g.MeanW, want)
 		}
 	}

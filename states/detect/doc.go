@@ -23,4 +23,11 @@
 // low state. Exit latency is the time from the event that woke it (the pin
 // deassertion, or the first I/O issued) to that I/O's completion — what the
 // host actually waited.
+//
+// # Units
+//
+// Times are host monotonic times (hostclock.Time: the clock the capture's
+// marks, I/O and pin events are on, so spans line up with them) and powers
+// units.Watts: Classifier.Push(t, w, busy) takes the aligned host time of
+// each sample and its power summed over the drive's rails.
 package detect

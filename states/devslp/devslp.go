@@ -58,22 +58,22 @@ func (o Options) Validate() error {
 // Rig is what Run needs from the measurement set-up for one drive.
 type Rig interface {
 	// SetDevSlp drives the pin and returns the host time it was commanded.
-	SetDevSlp(ctx context.Context, asserted bool) (int64, error)
+	SetDevSlp(ctx context.Context, asserted bool) (hostclock.Time, error)
 	// Probe reads one block from the drive; returns issue and completion host times.
-	Probe(ctx context.Context) (issue, complete int64, err error)
+	Probe(ctx context.Context) (issue, complete hostclock.Time, err error)
 	// Phase notes the start of a phase in the capture ("devslp-cycle:3").
 	Phase(name string)
 }
 
-// Timing is what the host did in one cycle (host monotonic ns).
+// Timing is what the host did in one cycle, on the host clock.
 type Timing struct {
 	Cycle         int
-	Start         int64 // start of the settle period
-	Assert        int64
-	Deassert      int64
-	ProbeIssue    int64
-	ProbeComplete int64
-	End           int64
+	Start         hostclock.Time // start of the settle period
+	Assert        hostclock.Time
+	Deassert      hostclock.Time
+	ProbeIssue    hostclock.Time
+	ProbeComplete hostclock.Time
+	End           hostclock.Time
 	ProbeErr      string
 }
 
@@ -86,7 +86,7 @@ func Run(ctx context.Context, rig Rig, opt Options) ([]Timing, error) {
 	}
 	var out []Timing
 	for c := 1; c <= opt.Cycles; c++ {
-		tm := Timing{Cycle: c, Start: int64(hostclock.Now())}
+		tm := Timing{Cycle: c, Start: hostclock.Now()}
 		rig.Phase(fmt.Sprintf("devslp-cycle:%d", c))
 		if err := sleep(ctx, opt.Settle); err != nil {
 			return out, err
@@ -109,7 +109,7 @@ func Run(ctx context.Context, rig Rig, opt Options) ([]Timing, error) {
 		if err := sleep(ctx, opt.Return); err != nil {
 			return out, err
 		}
-		tm.End = int64(hostclock.Now())
+		tm.End = hostclock.Now()
 		out = append(out, tm)
 	}
 	rig.Phase("devslp-end")
@@ -130,6 +130,6 @@ func sleep(ctx context.Context, d time.Duration) error {
 // Sample is one power reading on the host timeline. (The cycles are judged
 // by analysis, from the capture: analysis/states.)
 type Sample struct {
-	T int64   // host monotonic ns
-	W float64 // watts, all rails of the drive
+	T hostclock.Time
+	W units.Watts // all rails of the drive
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/idlewatt/idlewatt/hostclock"
 )
 
 type fakeRig struct {
@@ -11,12 +13,14 @@ type fakeRig struct {
 	phases []string
 }
 
-func (f *fakeRig) SetDevSlp(ctx context.Context, a bool) (int64, error) {
+func (f *fakeRig) SetDevSlp(ctx context.Context, a bool) (hostclock.Time, error) {
 	f.pins = append(f.pins, a)
 	return 1, nil
 }
-func (f *fakeRig) Probe(ctx context.Context) (int64, int64, error) { return 2, 3, nil }
-func (f *fakeRig) Phase(n string)                                  { f.phases = append(f.phases, n) }
+func (f *fakeRig) Probe(ctx context.Context) (hostclock.Time, hostclock.Time, error) {
+	return 2, 3, nil
+}
+func (f *fakeRig) Phase(n string) { f.phases = append(f.phases, n) }
 
 func TestRunSequence(t *testing.T) {
 	rig := &fakeRig{}

@@ -3,6 +3,7 @@ package drivesim
 import (
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/idlewatt/idlewatt/units"
 )
@@ -97,6 +98,17 @@ func (p *Profile) HDD() bool { return p.RailSet() == Rails5V12V }
 
 // DevSlpWorks reports whether the drive honours the DEVSLP pin.
 func (p *Profile) DevSlpWorks() bool { return p.DevSlpSupported && !p.DevSlpBroken }
+
+// MDAT is mdat_ms as a duration: the minimum DEVSLP assertion time the
+// drive reports (0: not given).
+func (p *Profile) MDAT() time.Duration { return msDuration(p.MdatMs) }
+
+// DETO is deto_ms as a duration: the DevSlp exit timeout the drive reports
+// (0: not given).
+func (p *Profile) DETO() time.Duration { return msDuration(p.DetoMs) }
+
+// msDuration converts a profile's millisecond figure, truncating below 1 ns.
+func msDuration(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }
 
 // ValidationError names the profile and the config key that is wrong.
 type ValidationError struct {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -193,4 +194,19 @@ func FuzzParseProfiles(f *testing.F) {
 			}
 		}
 	})
+}
+
+// MDAT and DETO give the profile's millisecond figures as durations, the
+// way the DevSlp verification uses them (truncated below 1 ns).
+func TestProfileDevSlpDurations(t *testing.T) {
+	p := Profile{MdatMs: 10, DetoMs: 0.0125}
+	if got := p.MDAT(); got != 10*time.Millisecond {
+		t.Errorf("MDAT() = %v, want 10ms", got)
+	}
+	if got := p.DETO(); got != 12500*time.Nanosecond {
+		t.Errorf("DETO() = %v, want 12.5µs", got)
+	}
+	if got := (&Profile{}).MDAT(); got != 0 {
+		t.Errorf("MDAT() of no mdat_ms = %v, want 0", got)
+	}
 }

@@ -29,8 +29,12 @@
 // By default the emulator is a version 2 hub (Options.Protocol): LINK,
 // SAMPLES2 split to the agreed frame size, 20-bit samples (an INA228-class
 // model: 8 µA on 5 V, 10 µA on 12 V, trimmed per channel like the 16-bit
-// LSBs), and a ring of the last RingBytes of samples — sent or not — that
-// RESEND reads from, answered with RESENT frames and EXPIRED. The faults
+// LSBs), packed into format 3 when the host asks (Options.Formats lists
+// the formats; without FormatBitPacked it is a v2 hub from before
+// format 3), and a ring of the last RingBytes of samples — sent or not,
+// kept unpacked — that RESEND reads from, answered with RESENT frames
+// (packed afresh) and EXPIRED. Options.Pace sends no faster than Link
+// bytes per second, as a UART would (Link = hub.LinkUART921600). The faults
 // apply to every frame, re-sent ones included. After a re-enumeration it
 // sends nothing until the host speaks. Protocol 1 makes it a v1 hub.
 //

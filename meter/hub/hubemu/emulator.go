@@ -62,9 +62,18 @@ type Options struct {
 	// default and at most hub.MaxFrame. WriteFast streams frames of
 	// min(MaxFrame, hub.DefaultMaxFrame), as a host would agree by LINK.
 	MaxFrame int
-	// Format is WriteFast's sample format: 0 for the finest (20-bit on a
-	// v2 hub), hub.Format16 for 16-bit.
+	// Format is WriteFast's sample format: 0 for what a host asks by
+	// default (packed 20-bit if Formats lists it, else 20-bit),
+	// hub.Format20, hub.Format16.
 	Format uint8
+	// Formats is a v2 hub's IDENTITY format mask; default every format
+	// (hub.FormatBit16 | hub.FormatBit20 | hub.FormatBitPacked). Without
+	// FormatBitPacked it is a v2 hub from before format 3.
+	Formats uint8
+	// Pace makes the live emulator send at most Link bytes per second, as
+	// a UART of that speed would (Link = hub.LinkUART921600: 921,600
+	// baud); without it the pty takes bytes as fast as the host reads.
+	Pace bool
 }
 
 // Faults are injected on what the hub sends.
@@ -160,8 +169,15 @@ func (o *Options) validate() error {
 	if o.MaxFrame < hub.MinMaxFrame || o.MaxFrame > hub.MaxFrame {
 		return fmt.Errorf("hubemu: maximum frame %d bytes outside %d–%d", o.MaxFrame, hub.MinMaxFrame, hub.MaxFrame)
 	}
-	if o.Format != 0 && hub.FormatWidth(o.Format) == 0 {
-		return fmt.Errorf("hubemu: sample format %d (1 = 16-bit, 2 = 20-bit)", o.Format)
+	if o.Formats == 0 {
+		o.Formats = hub.FormatBit16 | hub.FormatBit20 | hub.FormatBitPacked
+	}
+	if o.Formats&hub.FormatBit16 == 0 || o.Formats&^(hub.FormatBit16|hub.FormatBit20|hub.FormatBitPacked) != 0 ||
+		o.Formats&hub.FormatBitPacked != 0 && o.Formats&hub.FormatBit20 == 0 {
+		return fmt.Errorf("hubemu: format mask 0x%02X (16-bit always; packed only with 20-bit)", o.Formats)
+	}
+	if o.Format != 0 && (hub.FormatWidth(o.Format) == 0 || o.Formats&(1<<(o.Format-1)) == 0) {
+		return fmt.Errorf("hubemu: sample format %d (1 = 16-bit, 2 = 20-bit, 3 = packed 20-bit; one of the format mask)", o.Format)
 	}
 	return nil
 }
@@ -188,6 +204,7 @@ type Emulator struct {
 	closed    bool           // Close has begun: never plug a new pty
 	spare     []byte
 	unplugs   int
+	lineFree  hostclock.Time // with Pace, when the line has sent what was written (the writer's own)
 }
 
 // New starts an emulated hub on a new pty.
@@ -441,7 +458,7 @@ func (e *Emulator) writeLoop() {
 		g.busy = len(buf)
 		e.mu.Unlock()
 
-		_, err := m.Write(buf) // err: unplugged or closing; the bytes are lost with the link
+		err := e.send(m, buf) // err: unplugged or closing; the bytes are lost with the link
 
 		e.mu.Lock()
 		g.busy = 0
@@ -451,6 +468,35 @@ func (e *Emulator) writeLoop() {
 		}
 		e.mu.Unlock()
 	}
+}
+
+// paceChunk is what a paced emulator writes at once: about 2.8 ms of a
+// 921,600-baud UART, so the host sees bytes arrive as from a UART's FIFO.
+const paceChunk = 256
+
+// send writes buf to the pty; with Pace no faster than o.Link bytes per
+// second, each chunk waiting until the line would be free.
+func (e *Emulator) send(m *os.File, buf []byte) error {
+	if !e.o.Pace {
+		_, err := m.Write(buf)
+		return err
+	}
+	for len(buf) > 0 {
+		n := min(len(buf), paceChunk)
+		if wait := e.lineFree.Sub(hostclock.Now()); wait > 0 {
+			select {
+			case <-e.stop:
+				return os.ErrClosed
+			case <-time.After(wait):
+			}
+		}
+		if _, err := m.Write(buf[:n]); err != nil {
+			return err
+		}
+		e.lineFree = max(e.lineFree, hostclock.Now()).Add(time.Duration(int64(n) * 1e9 / int64(e.o.Link)))
+		buf = buf[n:]
+	}
+	return nil
 }
 
 // WriteFast writes to w exactly what an emulated hub would send over d of
@@ -479,6 +525,9 @@ func WriteFast(w io.Writer, o Options, d time.Duration) error {
 		start.Format = o.Format
 		if start.Format == 0 {
 			start.Format = hub.Format20
+			if o.Formats&hub.FormatBitPacked != 0 {
+				start.Format = hub.FormatPacked
+			}
 		}
 	}
 	seq++

@@ -78,6 +78,9 @@ type gen struct {
 	ring     []byte
 	ringN    uint64
 	sets     []byte // scratch: one block's sample sets
+	pk       hub.Packer
+	pf       []byte // scratch: a block's packed frames, back to back
+	pfEnd    []int  // where each frame of pf ends
 
 	lostFirst, lostCount uint64
 	corruptIn, dropIn    int64
@@ -94,7 +97,7 @@ func newGen(o Options) (*gen, error) {
 	g.id = hub.Identity{Version: uint8(o.Protocol), Ports: uint8(o.Ports), Caps: hub.CapDevSlp | hub.CapPortPower | hub.CapMarks,
 		BusLSBuV: busLSBuV, LinkBytesSec: uint32(o.Link), Model: o.Model, Firmware: o.Firmware, Serial: o.Serial}
 	if o.Protocol >= 2 {
-		g.id.MaxFrame, g.id.RingBytes, g.id.Formats = uint16(o.MaxFrame), uint32(max(o.RingBytes, 0)), hub.FormatBit16|hub.FormatBit20
+		g.id.MaxFrame, g.id.RingBytes, g.id.Formats = uint16(o.MaxFrame), uint32(max(o.RingBytes, 0)), o.Formats
 	}
 	rails := allRails[:2]
 	if o.Rail3V3 {
@@ -236,6 +239,19 @@ func (g *gen) sampleTime(idx uint64) time.Duration {
 	return g.e0 + time.Duration(idx/r*1e9+idx%r*1e9/r)
 }
 
+// markIndex is MARK_ECHO's index for a MARK that arrived at emulator time
+// now: the sample whose time (index/rate after START) is nearest, so that
+// a host that takes the echo's index as the MARK's time is right on
+// average. (The sample in progress, due(now), is on average half a sample
+// earlier than the arrival: every clock fit through it was 0.5/rate late.)
+func (g *gen) markIndex(now time.Duration) uint64 {
+	if !g.streaming || now <= g.e0 {
+		return g.index(now)
+	}
+	d, r := uint64(now-g.e0), uint64(g.rate)
+	return d/1e9*r + (d%1e9*r+5e8)/1e9
+}
+
 // index is the index of the next sample to be taken.
 func (g *gen) index(now time.Duration) uint64 {
 	if g.streaming {
@@ -367,14 +383,27 @@ func (g *gen) block(n int) {
 			copy(g.ring[at:at+g.setSize], b[k*g.setSize:(k+1)*g.setSize])
 		}
 	}
-	if g.lostCount > 0 || g.link != linkDown && !g.fits(g.blockBytes(n)) {
+	// A packed block's size is known once it is packed: pack it, then
+	// keep it or (with its sequence numbers) let it go.
+	packed, seq0, size := g.packed(), g.useq, 0
+	if packed {
+		size = g.packFrames(first, n, b, 0, 0)
+	} else {
+		size = g.blockBytes(n)
+	}
+	if g.lostCount > 0 || g.link != linkDown && !g.fits(size) {
+		g.useq = seq0
 		if g.lostCount == 0 {
 			g.lostFirst = first
 		}
 		g.lostCount += uint64(n)
 		return
 	}
-	g.sendSets(first, n, b, 0, 0)
+	if packed {
+		g.putPacked()
+	} else {
+		g.sendSets(first, n, b, 0, 0)
+	}
 	for c, a := range over {
 		if a != 0 {
 			ev := hub.Event{Kind: hub.EvOverCurrent, Port: uint8(c/g.nr + 1), Index: first, Value: uint32(min(math.Abs(a)*1e6, math.MaxUint32))}
@@ -399,6 +428,40 @@ func (g *gen) blockBytes(n int) int {
 		hdr += 2
 	}
 	return (n+per-1)/per*hdr + n*g.setSize
+}
+
+// packed reports whether the stream's frames are packed (format 3).
+func (g *gen) packed() bool { return g.linkVer >= 2 && g.format == hub.FormatPacked }
+
+// packFrames packs sample sets sets (n of them, from index first) into
+// SAMPLES2 frames of format 3 of at most maxFrame bytes (each at least one
+// set), back to back in pf; flags and seq as for sendSets. It returns
+// their bytes.
+func (g *gen) packFrames(first uint64, n int, sets []byte, flags uint8, seq byte) int {
+	g.pf, g.pfEnd = g.pf[:0], g.pfEnd[:0]
+	maxPayload := g.maxFrame - hub.HeaderLen - hub.TrailerLen
+	for k := 0; k < n; {
+		s := seq
+		if flags&hub.SamplesResent == 0 {
+			s = g.nextSeq()
+		}
+		b, at := hub.BeginFrame(g.pf, hub.TypeSamples2, s)
+		var m int
+		b, m = g.pk.Append(b, hub.Samples{First: first + uint64(k), Mask: g.mask, Flags: flags}, sets[k*g.setSize:], n-k, maxPayload)
+		g.pf = hub.FinishFrame(b, at)
+		g.pfEnd = append(g.pfEnd, len(g.pf))
+		k += m
+	}
+	return len(g.pf)
+}
+
+// putPacked queues the frames packFrames made.
+func (g *gen) putPacked() {
+	at := 0
+	for _, end := range g.pfEnd {
+		g.put(g.pf[at:end])
+		at = end
+	}
 }
 
 // sendSets queues sample sets sets (n of them, from index first) as
@@ -440,7 +503,7 @@ func (g *gen) resend(seq byte, r hub.Resend) {
 		return
 	}
 	n := int(end - first)
-	if !g.fits(g.blockBytes(n)) {
+	if !g.packed() && !g.fits(g.blockBytes(n)) {
 		return // no room now: the host asks again
 	}
 	b := g.sets[:0]
@@ -449,6 +512,12 @@ func (g *gen) resend(seq byte, r hub.Resend) {
 		b = append(b, g.ring[at:at+g.setSize]...)
 	}
 	g.sets = b
+	if g.packed() {
+		if g.packFrames(first, n, b, hub.SamplesResent, seq); g.fits(len(g.pf)) {
+			g.putPacked()
+		}
+		return
+	}
 	g.sendSets(first, n, b, hub.SamplesResent, seq)
 }
 
@@ -461,7 +530,7 @@ func (g *gen) appendReading(b []byte, v units.Volts, i units.Amps, c int, over *
 	bus := math.Round(float64(v) / (busLSBuV * 1e-6))
 	bus = max(0, min(bus, 32767))
 	b = append(b, byte(uint16(bus)), byte(uint16(bus)>>8))
-	if g.format == hub.Format20 {
+	if g.format != hub.Format16 {
 		cur := math.Round(float64(i) / g.lsbW[c])
 		if cur > 1<<19-1 || cur < -(1<<19) {
 			*over = float64(i)
@@ -590,7 +659,7 @@ func (g *gen) handle(f *hub.Frame, now time.Duration) {
 			g.nak(f.Seq, f.Type, hub.ReasonNotStreaming)
 			return
 		}
-		me := hub.MarkEcho{ID: le32(p), Index: g.index(now)}
+		me := hub.MarkEcho{ID: le32(p), Index: g.markIndex(now)}
 		g.put(g.frame(hub.TypeMarkEcho, f.Seq, me.Append))
 	default:
 		g.nak(f.Seq, f.Type, hub.ReasonUnknownCommand)
