@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -170,11 +171,16 @@ type apstHost struct {
 type apstMeter struct {
 	PeriodUs float64 `json:"period_us"`
 	NoiseW   float64 `json:"noise_w"`
-	LSBW     float64 `json:"lsb_w"`
+	LSBW     float64 `json:"lsb_w,omitempty"`
+	// Hub: the emulated hub's 3.3 V rail through the hub driver (its
+	// quantisation is the 20-bit LSB of the calibration), not the
+	// simulated meter.
+	Hub bool `json:"hub,omitempty"`
 }
 
-// runAPSTVerify runs the cycles and judges them.
-func runAPSTVerify(s *apstSetup, cycles int, expect int, learn bool) (apstVerifyResult, error) {
+// runAPSTVerify runs the cycles on the simulated meter, or with onHub on
+// the emulated hub, and judges them.
+func runAPSTVerify(ctx context.Context, s *apstSetup, cycles int, expect int, learn, onHub bool) (apstVerifyResult, error) {
 	res := apstVerifyResult{Schema: "idlewatt.apst-verify/1", Profile: s.prof.Name, Plan: s.plan,
 		Host:  apstHost{Tolerance: s.tol.Raw, ASPM: s.aspm, Levels: "table"},
 		Meter: apstMeter{PeriodUs: float64(s.meter.Period) / 1e3, NoiseW: float64(s.meter.NoiseW), LSBW: float64(s.meter.LSBW)}}
@@ -190,11 +196,29 @@ func runAPSTVerify(s *apstSetup, cycles int, expect int, learn bool) (apstVerify
 	enter, entered, end := s.chain(expect)
 	hold := end + 200*time.Millisecond
 	const service = 100 * time.Microsecond
-	sess := nvmesim.NewSession(s.drive(), s.meter, 0)
-	cyc := sess.RunAPSTCycles(cycles, hold, service)
-	samples := make([]states.Sample, len(sess.Samples))
-	for i, x := range sess.Samples {
-		samples[i] = states.Sample{T: int64(x.At), W: float64(x.W)}
+	var cyc []nvmesim.APSTCycle
+	var samples []states.Sample
+	if onHub {
+		a, err := openAPSTHub(ctx, s)
+		if err != nil {
+			return res, err
+		}
+		cyc, err = apstHubCycles(ctx, a, cycles, hold, service)
+		samples = a.samples()
+		if cerr := a.close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return res, fmt.Errorf("apst verify --hub: %w", err)
+		}
+		res.Meter = apstMeter{PeriodUs: 1e6 / apstHubRate, NoiseW: 20e-6 * 3.3, Hub: true}
+	} else {
+		sess := nvmesim.NewSession(s.drive(), s.meter, 0)
+		cyc = sess.RunAPSTCycles(cycles, hold, service)
+		samples = make([]states.Sample, len(sess.Samples))
+		for i, x := range sess.Samples {
+			samples[i] = states.Sample{T: int64(x.At), W: float64(x.W)}
+		}
 	}
 	cr := states.APSTCriteria{ExpectPS: expect, Levels: s.levels(), LinkExitMs: float64(s.linkExit) / 1e6}
 	if learn {
@@ -308,31 +332,36 @@ func apstIdle(s *apstSetup, settle, measure time.Duration) apstIdleRow {
 	}
 	m := states.MeanBatches(w, max(1, int(10*time.Millisecond/s.meter.Period)))
 	truth := float64(d.MeanIdlePower(from, sess.Now()))
-	path := "APST off"
-	if s.plan.Enabled {
-		var steps []string
-		seen := map[int]bool{0: true}
-		for cur := 0; cur < len(s.plan.Entries); {
-			e := s.plan.Entries[cur]
-			if e.ITPTms == 0 || seen[e.ITPS] {
-				break
-			}
-			steps = append(steps, fmt.Sprintf("PS%d after %d ms", e.ITPS, e.ITPTms))
-			seen[e.ITPS], cur = true, e.ITPS
-		}
-		path = strings.Join(steps, ", then ")
-		if path == "" {
-			path = "no transition"
-		}
-	}
-	return apstIdleRow{Profile: s.prof.Name, Tolerance: s.tol.Raw, ASPM: s.aspm, Plan: path, MeanW: m.Mean, U95W: 1.96 * m.U,
+	return apstIdleRow{Profile: s.prof.Name, Tolerance: s.tol.Raw, ASPM: s.aspm, Plan: s.path(), MeanW: m.Mean, U95W: 1.96 * m.U,
 		TruthW: truth, ErrorW: m.Mean - truth, Samples: m.N}
+}
+
+// path says where the host's APST table takes the drive.
+func (s *apstSetup) path() string {
+	if !s.plan.Enabled {
+		return "APST off"
+	}
+	var steps []string
+	seen := map[int]bool{0: true}
+	for cur := 0; cur < len(s.plan.Entries); {
+		e := s.plan.Entries[cur]
+		if e.ITPTms == 0 || seen[e.ITPS] {
+			break
+		}
+		steps = append(steps, fmt.Sprintf("PS%d after %d ms", e.ITPS, e.ITPTms))
+		seen[e.ITPS], cur = true, e.ITPS
+	}
+	if len(steps) == 0 {
+		return "no transition"
+	}
+	return strings.Join(steps, ", then ")
 }
 
 func apstSetupFlags(c *cobra.Command) {
 	c.Flags().String("sim", "980pro-1tb", "built-in simulated NVMe drive (980pro-1tb, 660p-1tb)")
 	c.Flags().String("quirk", "", "kernel quirks to apply to the drive (NO_APST, NO_DEEPEST_PS; comma-separated)")
 	c.Flags().Uint64("seed", 1, "the simulated meter's noise seed")
+	c.Flags().Bool("hub", false, "measure on an emulated hub's 3.3 V rail through the hub driver, in real time, instead of the simulated meter")
 }
 
 func init() {
@@ -383,7 +412,8 @@ within spec; over 1 breaks the descriptor).`,
 					return usageErr("--levels %q: table or learned", lv)
 				}
 				expect, _ := f.GetInt("expect-ps")
-				res, err := runAPSTVerify(s, n, expect, lv == "learned")
+				onHub, _ := f.GetBool("hub")
+				res, err := runAPSTVerify(cmd.Context(), s, n, expect, lv == "learned", onHub)
 				if err != nil {
 					return err
 				}
@@ -440,7 +470,15 @@ same window, and their difference.`,
 							return err
 						}
 						s.meter.Seed = seed + uint64(len(rows)) // independent noise per row
-						rows = append(rows, apstIdle(s, settle, measure))
+						if onHub, _ := f.GetBool("hub"); onHub {
+							row, err := apstIdleHub(cmd.Context(), s, settle, measure)
+							if err != nil {
+								return err
+							}
+							rows = append(rows, row)
+						} else {
+							rows = append(rows, apstIdle(s, settle, measure))
+						}
 					}
 				}
 				if j, _ := f.GetBool("json"); j {

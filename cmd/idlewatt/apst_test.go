@@ -208,3 +208,48 @@ func TestHubEmulateSATAAndNVMe(t *testing.T) {
 		}
 	}
 }
+
+// TestAPSTOnHub runs apst verify and apst idle with --hub: the simulated
+// drive on an emulated protocol-3 hub's 3.3 V rail, read by the hub
+// driver over a pty in real time (about 4 s). The verdicts and figures
+// must be those of the model as through the simulated meter.
+func TestAPSTOnHub(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("runs the emulated hub for about 4 s")
+	}
+	p, _ := nvmesim.ProfileByName("980pro-1tb")
+	ps4 := p.Identify.PowerStates[4]
+	out, e, code := run(t, context.Background(), "apst", "verify", "--hub", "--cycles", "3", "--json")
+	var res apstVerifyResult
+	if err := json.Unmarshal([]byte(out), &res); err != nil || code != 0 || !res.Meter.Hub {
+		t.Fatalf("exit %d %v %s%s", code, err, out, e)
+	}
+	v := res.Verdict
+	if math.Abs(float64(v.FloorW)-float64(ps4.MaxPower)) > float64(v.FloorU95W)+20e-6 {
+		t.Errorf("floor %v ± %v W, model %v W", v.FloorW, v.FloorU95W, ps4.MaxPower)
+	}
+	// The entry on a 100 µs grid: within its interval and a tenth of a sample.
+	if want := 0.6 * float64(ps4.EntryLatencyUs) / 1e3; math.Abs(float64(v.EntryMs)-want) > float64(v.EntryU95Ms)+0.01 {
+		t.Errorf("entry %v ± %v ms, model %v ms", v.EntryMs, v.EntryU95Ms, want)
+	}
+	out, _, code = run(t, context.Background(), "apst", "verify", "--hub", "--cycles", "2", "--exit-scale", "1.5", "--json")
+	if err := json.Unmarshal([]byte(out), &res); err != nil || code != 1 || res.Verdict.Outcome != states.Fail ||
+		!strings.Contains(res.Verdict.Reason, "exit latency is 9.50 ms") {
+		t.Errorf("exit beyond the descriptor on the hub: exit %d, %s", code, res.Verdict.String())
+	}
+	out, e, code = run(t, context.Background(), "apst", "idle", "--hub", "--sim", "660p-1tb", "--latency-us", "5500,100000",
+		"--aspm", "powersupersave", "--settle", "200ms", "--measure", "500ms", "--json")
+	var idle struct {
+		Rows []apstIdleRow `json:"results"`
+	}
+	if err := json.Unmarshal([]byte(out), &idle); err != nil || code != 0 || len(idle.Rows) != 2 {
+		t.Fatalf("apst idle --hub: exit %d %v %s%s", code, err, out, e)
+	}
+	for i, want := range []float64{0.030, 0.004} { // PS3, PS4 in L1.2
+		r := idle.Rows[i]
+		if math.Abs(r.TruthW-want) > 1e-12 || math.Abs(r.MeanW-r.TruthW) > r.U95W+13e-6 || r.Samples < 4000 {
+			t.Errorf("%s µs: %.6f ± %.6f W (%d samples), truth %.6f W, want %.3f W", r.Tolerance, r.MeanW, r.U95W, r.Samples, r.TruthW, want)
+		}
+	}
+}

@@ -335,6 +335,18 @@ func emuTime(o Options, elapsed time.Duration) time.Duration {
 	return o.ClockOffset + time.Duration(float64(elapsed)*(1+o.DriftPPM/1e6))
 }
 
+// SampleTime is the emulator time at which sample idx of the current
+// stream is taken (ok false when not streaming): what a test or a
+// simulated host needs to put its drive's events on the samples' clock.
+func (e *Emulator) SampleTime(idx uint64) (t time.Duration, ok bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !e.g.streaming {
+		return 0, false
+	}
+	return e.g.sampleTime(idx), true
+}
+
 // Close stops the emulator and closes the pty.
 func (e *Emulator) Close() error {
 	var err error

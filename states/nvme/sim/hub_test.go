@@ -20,8 +20,15 @@ func TestHubDrive(t *testing.T) {
 		if i5[k] != 0 || i12[k] != 0 || v33[k] != 3.3 {
 			t.Fatalf("sample %d: 5 V %v, 12 V %v, 3.3 V rail at %v", k, i5[k], i12[k], v33[k])
 		}
-		if w := float64(i33[k]) * 3.3; math.Abs(w-float64(h.Drive().Power(at))) > 1e-12 {
-			t.Fatalf("sample %d: %v W, model %v W", k, w, h.Drive().Power(at))
+		// Each sample is the mean over its 100 µs (of 8 points in it): the
+		// model's exact mean, within an eighth of a change inside it.
+		exact := float64(h.Drive().MeanIdlePower(at, at+100*time.Microsecond))
+		tol := 1e-12
+		if len(h.Drive().IdleTransitions(at, at+100*time.Microsecond)) > 1 {
+			tol = 0.45 / 8
+		}
+		if w := float64(i33[k]) * 3.3; math.Abs(w-exact) > tol {
+			t.Fatalf("sample %d: %v W, model's mean %v W", k, w, exact)
 		}
 	}
 	// PS0 idle (L1.2) at 50 ms, PS4 after the 100 ms timer and 0.5 ms entry.
@@ -46,5 +53,27 @@ func TestHubDrive(t *testing.T) {
 	h.Render3V3(3*time.Second+50*time.Millisecond, 10000, v33[:1], i33[:1])
 	if w := float64(i33[0]) * 3.3; math.Abs(w-0.35) > 1e-9 {
 		t.Errorf("after power-up: %v W", w)
+	}
+}
+
+// An emulator renders behind the host: samples drawn after a probe read
+// and its completion, for times before the probe, must show the idle
+// state then, not the wake.
+func TestHubDriveRendersLate(t *testing.T) {
+	h := NewHubDrive(profile(t, "980pro-1tb"), 100000, 0, 1)
+	wait := h.IO(time.Second) // from PS4
+	if err := h.IODone(time.Second + wait + 100*time.Microsecond); err != nil {
+		t.Fatal(err)
+	}
+	h.IO(time.Second + wait + 100*time.Microsecond) // a warm read right after
+	v, i := make([]units.Volts, 30), make([]units.Amps, 30)
+	h.Render3V3(time.Second-2*time.Millisecond, 10000, v, i) // 998–1000.9 ms
+	for k := range 20 {
+		if w := float64(i[k]) * 3.3; math.Abs(w-0.005) > 1e-9 {
+			t.Fatalf("sample %d (%v before the probe): %v W, want PS4's 5 mW", k, 2*time.Millisecond-time.Duration(k)*100*time.Microsecond, w)
+		}
+	}
+	if w := float64(i[25]) * 3.3; math.Abs(w-0.45) > 1e-9 {
+		t.Errorf("0.5 ms into the wake: %v W, want PS0 + L0 0.45 W", w)
 	}
 }

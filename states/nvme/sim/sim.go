@@ -173,9 +173,10 @@ func (d *Drive) linkPower(l Link) units.Watts {
 	return 0
 }
 
-// Power returns the draw at time t.
+// Power returns the draw at time t. A time before the I/O in progress was
+// issued (an emulator rendering late) gets the idle period's draw.
 func (d *Drive) Power(t time.Duration) units.Watts {
-	if d.outstanding > 0 {
+	if d.outstanding > 0 && t >= d.busyFrom {
 		if t < d.wakeUntil {
 			return d.statePower(0) + d.p.LinkL0
 		}
@@ -188,7 +189,7 @@ func (d *Drive) Power(t time.Duration) units.Watts {
 // State returns the power state and link state at t (an entry in
 // progress reports the source state with entering set).
 func (d *Drive) State(t time.Duration) (ps int, entering bool, link Link) {
-	if d.outstanding > 0 {
+	if d.outstanding > 0 && t >= d.busyFrom {
 		return 0, false, L0
 	}
 	s := d.idleState(t)
