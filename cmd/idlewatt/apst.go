@@ -383,7 +383,9 @@ inconclusive, not_supported (APSTA clear, or a NO_APST quirk). Exit 1
 unless the verdict is pass.
 
 The drive is simulated (states/nvme/sim), on a virtual clock, with a
-simulated 20 kHz meter on its 3.3 V rail; --entry-scale and --exit-scale
+simulated 20 kHz meter on its 3.3 V rail (with --hub: on port 1's 3.3 V rail
+of an emulated protocol-3 hub, read by the hub driver over its pty at
+10 kS/s, in real time); --entry-scale and --exit-scale
 make its actual latencies a multiple of the declared ones (default 0.6:
 within spec; over 1 breaks the descriptor).`,
 			Args: cobra.NoArgs,
@@ -448,7 +450,8 @@ within spec; over 1 breaks the descriptor).`,
 would program for the tolerance, the link states the policy allows; idle
 for --settle, then measure for --measure with the simulated meter. Prints
 the recovered mean ± 95 % (batch means), the model's exact mean over the
-same window, and their difference.`,
+same window, and their difference. --hub measures through an emulated
+hub's 3.3 V rail instead, in real time (settle + measure per combination).`,
 			Args: cobra.NoArgs,
 			RunE: func(cmd *cobra.Command, args []string) error {
 				f := cmd.Flags()
@@ -488,10 +491,10 @@ same window, and their difference.`,
 					}{"idlewatt.apst-idle/1", rows})
 				}
 				tw := tabwriter.NewWriter(cmd.OutOrStdout(), 2, 8, 2, ' ', 0)
-				fmt.Fprintln(tw, "profile\ttolerance µs\taspm\tAPST path\tidle mW\ttruth mW\terror µW")
+				fmt.Fprintln(tw, "profile\ttolerance µs\taspm\tAPST path\tidle mW\ttruth mW\terror µW\tu95 µW")
 				for _, r := range rows {
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.3f ± %.3f\t%.3f\t%+.1f\n", r.Profile, r.Tolerance, r.ASPM, r.Plan,
-						r.MeanW*1e3, r.U95W*1e3, r.TruthW*1e3, r.ErrorW*1e6)
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.4f\t%.4f\t%+.1f\t%.1f\n", r.Profile, r.Tolerance, r.ASPM, r.Plan,
+						r.MeanW*1e3, r.TruthW*1e3, r.ErrorW*1e6, r.U95W*1e6)
 				}
 				return tw.Flush()
 			},
