@@ -122,14 +122,18 @@ func (a *apstHub) sleepUntil(ctx context.Context, t time.Duration) error {
 }
 
 // read issues a read at emulator time at (not before the drive's last
-// event) and waits until it completes: its wait plus service.
+// event) and waits until it completes: its wait plus service. The
+// completion is told to the drive at once, for its time: the emulator
+// renders behind the host, and a completion told late would leave the
+// samples drawn meanwhile busy (HubDrive keeps the state in force at each
+// time, so an event ahead of the samples is drawn where it belongs).
 func (a *apstHub) read(ctx context.Context, at, service time.Duration) (issue, complete time.Duration, err error) {
 	issue = at
 	complete = issue + a.nv.IO(issue) + service
-	if err := a.sleepUntil(ctx, complete); err != nil {
+	if err := a.nv.IODone(complete); err != nil {
 		return issue, complete, err
 	}
-	return issue, complete, a.nv.IODone(complete)
+	return issue, complete, a.sleepUntil(ctx, complete)
 }
 
 // samples are the complete samples (every rail of port 1) so far, on the
