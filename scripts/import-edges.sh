@@ -28,7 +28,8 @@ function rank(p) {
 	if (p ~ /^(meter|workload|states)(\/|$)/) return 1
 	if (p ~ /^capture(\/|$)/) return 2
 	if (p ~ /^analysis(\/|$)/) return 3
-	if (p ~ /^(internal\/rig|rig)(\/|$)/) return 5
+	# the rig, and internal/apst (the simulated NVMe host: sim drive, hub, analysis)
+	if (p ~ /^(internal\/rig|rig|internal\/apst)(\/|$)/) return 5
 	if (p ~ /^internal\/accuracy(\/|$)/) return 6
 	if (p ~ /^cmd(\/|$)/) return 7
 	return -1

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/idlewatt/idlewatt/analysis/states"
+	"github.com/idlewatt/idlewatt/internal/apst"
 	"github.com/idlewatt/idlewatt/states/nvme"
 	nvmesim "github.com/idlewatt/idlewatt/states/nvme/sim"
 )
@@ -44,7 +45,7 @@ func TestAPSTVerifyVerdicts(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			out, e, code := run(t, context.Background(), append([]string{"apst", "verify", "--cycles", "4", "--json"}, tc.args...)...)
-			var res apstVerifyResult
+			var res apst.VerifyResult
 			if err := json.Unmarshal([]byte(out), &res); err != nil {
 				t.Fatalf("exit %d: %v\n%s%s", code, err, out, e)
 			}
@@ -76,7 +77,7 @@ func TestAPSTVerifyMeasuresModel(t *testing.T) {
 	t.Parallel()
 	for _, name := range []string{"980pro-1tb", "660p-1tb"} {
 		out, e, code := run(t, context.Background(), "apst", "verify", "--sim", name, "--cycles", "5", "--json")
-		var res apstVerifyResult
+		var res apst.VerifyResult
 		if err := json.Unmarshal([]byte(out), &res); err != nil || code != 0 {
 			t.Fatalf("%s: exit %d %v %s", name, code, err, e)
 		}
@@ -126,7 +127,7 @@ func TestAPSTIdleRecoversTruth(t *testing.T) {
 	for _, name := range []string{"980pro-1tb", "660p-1tb"} {
 		out, e, code := run(t, context.Background(), "apst", "idle", "--sim", name, "--settle", "500ms", "--measure", "2s", "--json")
 		var res struct {
-			Rows []apstIdleRow `json:"results"`
+			Rows []apst.IdleRow `json:"results"`
 		}
 		if err := json.Unmarshal([]byte(out), &res); err != nil || code != 0 {
 			t.Fatalf("%s: exit %d %v %s", name, code, err, e)
@@ -221,7 +222,7 @@ func TestAPSTOnHub(t *testing.T) {
 	p, _ := nvmesim.ProfileByName("980pro-1tb")
 	ps4 := p.Identify.PowerStates[4]
 	out, e, code := run(t, context.Background(), "apst", "verify", "--hub", "--cycles", "3", "--json")
-	var res apstVerifyResult
+	var res apst.VerifyResult
 	if err := json.Unmarshal([]byte(out), &res); err != nil || code != 0 || !res.Meter.Hub {
 		t.Fatalf("exit %d %v %s%s", code, err, out, e)
 	}
@@ -241,7 +242,7 @@ func TestAPSTOnHub(t *testing.T) {
 	out, e, code = run(t, context.Background(), "apst", "idle", "--hub", "--sim", "660p-1tb", "--latency-us", "5500,100000",
 		"--aspm", "powersupersave", "--settle", "200ms", "--measure", "500ms", "--json")
 	var idle struct {
-		Rows []apstIdleRow `json:"results"`
+		Rows []apst.IdleRow `json:"results"`
 	}
 	if err := json.Unmarshal([]byte(out), &idle); err != nil || code != 0 || len(idle.Rows) != 2 {
 		t.Fatalf("apst idle --hub: exit %d %v %s%s", code, err, out, e)
