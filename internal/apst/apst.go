@@ -532,11 +532,34 @@ func hubCycles(ctx context.Context, a *emuHub, n int, hold, service time.Duratio
 		idle = c.WarmComplete
 		out = append(out, c)
 	}
-	// Let the samples up to the last read arrive.
-	if err := a.sleepUntil(ctx, idle+50*time.Millisecond); err != nil {
-		return out, err
+	return out, a.waitSamples(ctx, idle)
+}
+
+// waitSamples waits until every sample up to emulator time t has arrived
+// whole (a lost frame comes back by RESEND later than the live ones), at
+// most 3 s; a sample still missing then is left out.
+func (a *emuHub) waitSamples(ctx context.Context, t time.Duration) error {
+	if err := a.sleepUntil(ctx, t+20*time.Millisecond); err != nil {
+		return err
 	}
-	return out, nil
+	last := uint64(max(0, t-a.t0)) * HubRate / uint64(time.Second)
+	deadline := time.Now().Add(3 * time.Second)
+	for i := uint64(0); i <= last; {
+		a.mu.Lock()
+		for i <= last && a.seen[i] == len(a.chans) {
+			i++
+		}
+		a.mu.Unlock()
+		if i > last || time.Now().After(deadline) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	return nil
 }
 
 // IdleHub measures one combination's idle power on the hub.
@@ -547,7 +570,7 @@ func IdleHub(ctx context.Context, s *Setup, settle, measure time.Duration) (Idle
 	}
 	from := a.now() + settle
 	to := from + measure
-	err = a.sleepUntil(ctx, to+50*time.Millisecond)
+	err = a.waitSamples(ctx, to)
 	all := a.samples()
 	if cerr := a.close(); err == nil {
 		err = cerr
