@@ -202,6 +202,7 @@ func TestHubEmulateSATAAndNVMe(t *testing.T) {
 		{"--nvme", "3=980pro-1tb"}, {"--nvme", "2=970evo"}, {"--nvme", "2"}, {"--nvme", "1=660p-1tb,1=660p-1tb"},
 		{"--rail-3v3", "--protocol", "2"}, {"--rail-3v3", "--ports", "6"}, {"--protocol", "4"},
 		{"--nvme", "2=660p-1tb", "--nvme-latency-us", "-3"},
+		{"--nvme", "2=660p-1tb", "--profile", "jmf667h-128-a19", "--truth-dir", filepath.Join(dir, "truth")},
 	} {
 		_, e, code := run(t, context.Background(), append([]string{"hub", "emulate", "--fast", "--duration", "100ms", "--out", filepath.Join(dir, "x.bin")}, tc...)...)
 		if code != 2 || e == "" {

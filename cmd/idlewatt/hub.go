@@ -182,6 +182,11 @@ func hubNVMeDrives(cmd *cobra.Command, o *hubemu.Options, spec string, seed int6
 	if strings.TrimSpace(spec) == "" {
 		return nil
 	}
+	if optString(cmd, "truth-dir", "emulate.truth_dir") != "" {
+		// A --profile drive the NVMe drive replaced would still write its
+		// truth file, for a drive no port renders.
+		return usageErr("%s with %s: the simulated NVMe drives write no truth file; drop one", where(cmd, "nvme", "emulate.nvme"), where(cmd, "truth-dir", "emulate.truth_dir"))
+	}
 	tol, err := nvme.ParseTolerance(optString(cmd, "nvme-latency-us", "emulate.nvme_latency_us"))
 	if err != nil {
 		return usageErr("%s: %v", where(cmd, "nvme-latency-us", "emulate.nvme_latency_us"), err)
