@@ -732,8 +732,46 @@ func binCenter(i int) float64 { return histMin * math.Pow(histRatio, float64(i)+
 // 10 mW is devslp; the next peaks down are slumber (lowest remaining) and
 // partial. With fewer peaks, the states the drive evidently lacks stay zero.
 func (h *LevelHistogram) Levels(minShare float64) (Levels, error) {
+	ws, err := h.Peaks(minShare)
+	if err != nil {
+		return Levels{}, err
+	}
+	type peak struct{ w float64 }
+	merged := make([]peak, len(ws))
+	for i, w := range ws {
+		merged[i] = peak{float64(w)}
+	}
+	var l Levels
+	rest := merged
+	if merged[0].w >= 0.010 {
+		// The highest level is idle — unless even it is a few mW: then the
+		// drive sat in DevSlp throughout and its idle level is unknown.
+		l.Idle = units.Watts(merged[0].w)
+		rest = merged[1:]
+	}
+	if n := len(rest); n > 0 && rest[n-1].w < 0.010 {
+		l.DevSlp = units.Watts(rest[n-1].w)
+		rest = rest[:n-1]
+	}
+	switch len(rest) {
+	case 0:
+	case 1:
+		l.Slumber = units.Watts(rest[0].w)
+	default:
+		l.Partial = units.Watts(rest[0].w)
+		l.Slumber = units.Watts(rest[len(rest)-1].w)
+	}
+	return l, nil
+}
+
+// Peaks returns the histogram's stable levels, highest first: the peaks
+// that hold at least minShare of the idle samples, those closer than a
+// factor 1.3 merged (one level blurred by noise). Levels names them as
+// SATA states; an NVMe drive's are named from its power-state table
+// (states/nvme.LearnLevels).
+func (h *LevelHistogram) Peaks(minShare float64) ([]units.Watts, error) {
 	if h.total == 0 {
-		return Levels{}, fmt.Errorf("detect: no idle samples to learn levels from")
+		return nil, fmt.Errorf("detect: no idle samples to learn levels from")
 	}
 	// Smooth counts over ±3 bins (≈ ±6 %) so a noisy level forms one peak.
 	sm := make([]float64, len(h.bins))
@@ -771,7 +809,7 @@ func (h *LevelHistogram) Levels(minShare float64) (Levels, error) {
 		}
 	}
 	if len(peaks) == 0 {
-		return Levels{}, fmt.Errorf("detect: no stable power level among %d idle samples", int(h.total))
+		return nil, fmt.Errorf("detect: no stable power level among %d idle samples", int(h.total))
 	}
 	sort.Slice(peaks, func(a, b int) bool { return peaks[a].w > peaks[b].w })
 	// Merge peaks closer than a factor 1.3: one level blurred by noise.
@@ -786,25 +824,9 @@ func (h *LevelHistogram) Levels(minShare float64) (Levels, error) {
 		}
 		merged = append(merged, p)
 	}
-	var l Levels
-	rest := merged
-	if merged[0].w >= 0.010 {
-		// The highest level is idle — unless even it is a few mW: then the
-		// drive sat in DevSlp throughout and its idle level is unknown.
-		l.Idle = units.Watts(merged[0].w)
-		rest = merged[1:]
+	out := make([]units.Watts, len(merged))
+	for i, p := range merged {
+		out[i] = units.Watts(p.w)
 	}
-	if n := len(rest); n > 0 && rest[n-1].w < 0.010 {
-		l.DevSlp = units.Watts(rest[n-1].w)
-		rest = rest[:n-1]
-	}
-	switch len(rest) {
-	case 0:
-	case 1:
-		l.Slumber = units.Watts(rest[0].w)
-	default:
-		l.Partial = units.Watts(rest[0].w)
-		l.Slumber = units.Watts(rest[len(rest)-1].w)
-	}
-	return l, nil
+	return out, nil
 }
