@@ -371,7 +371,10 @@ func secondPass(open Opener, opts Options, p *pass1, sd *stateDetector) (*Report
 		info.Port = port
 		proc := p.newDrive(info, rails[port], &clock, t0f, opts)
 		asm.add(proc)
-		rep.Drives = append(rep.Drives, DriveReport{Name: info.Name, Port: port, Profile: info.Profile})
+		rep.Drives = append(rep.Drives, DriveReport{Name: info.Name, Port: port, Profile: info.Profile, Interface: info.Interface})
+		if opts.States != nil && info.Interface == capture.InterfaceNVMe {
+			rep.note(fmt.Sprintf("%s (port %d) is an NVMe drive: state detection (SATA link states) is not run on it, its residency is busy vs idle from I/O only; `idlewatt apst verify` checks NVMe power states", info.Name, port))
+		}
 		rep.drivesProc = append(rep.drivesProc, proc)
 	}
 
