@@ -12,6 +12,7 @@ func init() {
 		Kind:    "battery",
 		Port:    "/sys",
 		OnePort: true,
+		DirPort: true,
 		Open: func(path string, s Settings) (meter.Meter, error) {
 			iv := s.Duration("interval")
 			if iv < 0 {

@@ -24,6 +24,9 @@ type Driver struct {
 	// battery, a line meter, a bench supply), not a drive per port: a run
 	// with no drive configured measures that one.
 	OnePort bool
+	// DirPort: the port is a directory (a sysfs root), not a device; any
+	// other kind's port that is a directory is refused as bad input.
+	DirPort bool
 	// Open connects to a live meter at path (serial port, pty, sysfs root).
 	Open func(path string, s Settings) (meter.Meter, error)
 	// Replay decodes a recorded raw byte stream in the regular file path,
@@ -132,6 +135,9 @@ func Open(kind, path string, s Settings) (m meter.Meter, replayed bool, err erro
 	fi, err := os.Stat(path)
 	if err != nil {
 		return nil, false, usage(err, "%s %s: %v", port, path, err)
+	}
+	if fi.IsDir() && !d.DirPort {
+		return nil, false, usage(nil, "%s %s is a directory, not a serial port, pty or recorded %s stream", port, path, d.Kind)
 	}
 	if fi.Mode().IsRegular() {
 		if d.Replay == nil {

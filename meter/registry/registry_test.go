@@ -57,6 +57,8 @@ func TestOpenErrors(t *testing.T) {
 		{"hub", "", registry.Settings{}, registry.ErrUsage, "meter.port is required"},
 		{"hub", filepath.Join(dir, "absent"), registry.Settings{}, registry.ErrUsage, "absent: "},
 		{"scpi", junk, registry.Settings{}, registry.ErrUsage, "no recorded-stream format"},
+		{"hub", dir, registry.Settings{}, registry.ErrUsage, "meter.port " + dir + " is a directory, not a serial port, pty or recorded hub stream"},
+		{"ppk2", dir, registry.Settings{}, registry.ErrUsage, "is a directory"},
 		{"hub", junk, registry.Settings{}, registry.ErrInput, ""},
 		{"ppk2", junk, flags, registry.ErrUsage, `--mode "voltmeter": a PPK2 is an ampere or a source meter`},
 		{"line", junk, registry.Settings{}, registry.ErrUsage, "line meters need meter.columns"},
