@@ -86,6 +86,9 @@ func runIdle(cmd *cobra.Command, _ []string) error {
 	if err != nil {
 		return err
 	}
+	if err := foreignMeterFlags(cmd, rc.Meter.Kind); err != nil {
+		return err
+	}
 	rc.Meter.Settings = mo
 	if d, ok := registry.Lookup(rc.Meter.Kind); ok && len(rc.Drives) == 0 && d.OnePort {
 		rc.Drives = []rig.DriveConfig{{Name: rc.Meter.Kind, Port: 1}}

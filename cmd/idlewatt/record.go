@@ -160,6 +160,9 @@ func runRecord(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := foreignMeterFlags(cmd, kind); err != nil {
+		return err
+	}
 	port = registry.DefaultPort(kind, port)
 	giveUp, err := optDuration(cmd, "give-up", "meter.give_up")
 	if err != nil {

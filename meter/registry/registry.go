@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -24,6 +25,9 @@ type Driver struct {
 	// battery, a line meter, a bench supply), not a drive per port: a run
 	// with no drive configured measures that one.
 	OnePort bool
+	// Settings are the setting keys the driver reads (besides rate_hz),
+	// so that a command can refuse a setting the kind would ignore.
+	Settings []string
 	// DirPort: the port is a directory (a sysfs root), not a device; any
 	// other kind's port that is a directory is refused as bad input.
 	DirPort bool
@@ -83,6 +87,12 @@ func Lookup(kind string) (Driver, bool) {
 	}
 	d, ok := drivers[kind]
 	return d, ok
+}
+
+// Takes reports whether the driver reads the setting key (rate_hz: every
+// kind takes a rate).
+func (d Driver) Takes(key string) bool {
+	return key == "rate_hz" || slices.Contains(d.Settings, key)
 }
 
 // Kinds returns the registered kinds, sorted (aliases left out).
