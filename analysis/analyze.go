@@ -235,6 +235,9 @@ func firstPass(open Opener, opts Options) (*pass1, error) {
 	for {
 		rec, err := src.Next()
 		if err != nil {
+			if errors.Is(err, capture.ErrIndex) {
+				return nil, err // an indexed overview falls back to a scan
+			}
 			if !errors.Is(err, io.EOF) {
 				p.endErr = err.Error()
 			}

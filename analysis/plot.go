@@ -45,16 +45,21 @@ func PlotTraces(path string, o PlotOptions) (*PlotData, error) {
 	}
 	opts := DefaultOptions()
 	opts.ChartBuckets = o.Buckets
-	p1, err := firstPass(open, opts)
-	if err != nil {
-		return nil, err
-	}
 	zoomed := o.To > o.From
-	var traces []series.Trace
-	if !zoomed || (o.To-o.From)*float64(p1.hdr.RateHz)/float64(o.Buckets) >= 1000 {
-		traces, err = plotSummaries(open, p1, o)
-		if err != nil {
+	// A capture with an index (format 2.1) gives the overview without a
+	// scan: the first pass's marks, I/O, states and events and the coarse
+	// summary levels are read where the index says they are.
+	p1, traces, idxNote := indexedOverview(open, opts, o)
+	var err error
+	if p1 == nil {
+		if p1, err = firstPass(open, opts); err != nil {
 			return nil, err
+		}
+		if !zoomed || (o.To-o.From)*float64(p1.hdr.RateHz)/float64(o.Buckets) >= 1000 {
+			traces, err = plotSummaries(open, p1, o, false)
+			if err != nil {
+				return nil, err
+			}
 		}
 	}
 	var notes []string
@@ -76,11 +81,64 @@ func PlotTraces(path string, o PlotOptions) (*PlotData, error) {
 		r.endNotes()
 		notes = r.dataNotes
 	}
+	if idxNote != "" {
+		notes = append([]string{idxNote}, notes...)
+	}
 	return &PlotData{Traces: traces, Capture: p1.info, Notes: notes}, nil
 }
 
+// errFiner: the summary levels an index lists are all too coarse for the
+// chart asked for; the scan reads the finer ones.
+var errFiner = errors.New("the indexed summary levels are too coarse for this chart")
+
+// indexedOverview runs PlotTraces' first pass and summary pass through the
+// capture's index. It returns a nil pass when the capture has no usable
+// index or the chart needs finer levels than it lists (PlotTraces then
+// scans), with a note when an index was there but damaged.
+func indexedOverview(open Opener, opts Options, o PlotOptions) (*pass1, []series.Trace, string) {
+	// Each pass seeks to the chunks it reads: the first pass to the
+	// records, the summary pass to the summary levels.
+	idx := func(k capture.IndexKinds) Opener {
+		return func() (Source, error) {
+			src, err := open()
+			if err != nil {
+				return nil, err
+			}
+			u, ok := src.(interface {
+				UseIndexOf(capture.IndexKinds) error
+			})
+			if !ok {
+				src.Close()
+				return nil, capture.ErrNoIndex
+			}
+			if err := u.UseIndexOf(k); err != nil {
+				src.Close()
+				return nil, err
+			}
+			return src, nil
+		}
+	}
+	note := func(err error) string {
+		if errors.Is(err, capture.ErrIndex) {
+			return fmt.Sprintf("%v; read the whole capture instead", err)
+		}
+		return ""
+	}
+	p1, err := firstPass(idx(capture.IndexRecords), opts)
+	if err != nil {
+		return nil, nil, note(err)
+	}
+	traces, err := plotSummaries(idx(capture.IndexSummaries), p1, o, true)
+	if err != nil || traces == nil {
+		return nil, nil, note(err)
+	}
+	return p1, traces, ""
+}
+
 // plotSummaries builds traces from summary records; nil if there are none.
-func plotSummaries(open Opener, p *pass1, o PlotOptions) ([]series.Trace, error) {
+// indexed: the source reads through the capture's index, and a chart that
+// needs a finer level than it lists is errFiner.
+func plotSummaries(open Opener, p *pass1, o PlotOptions, indexed bool) ([]series.Trace, error) {
 	src, err := open()
 	if err != nil {
 		return nil, err
@@ -103,6 +161,9 @@ func plotSummaries(open Opener, p *pass1, o PlotOptions) ([]series.Trace, error)
 	for {
 		rec, err := src.Next()
 		if err != nil {
+			if errors.Is(err, capture.ErrIndex) {
+				return nil, err
+			}
 			break
 		}
 		if rec.Kind != capture.KindSummary || rec.Summary == nil {
@@ -120,7 +181,21 @@ func plotSummaries(open Opener, p *pass1, o PlotOptions) ([]series.Trace, error)
 	if !found {
 		return nil, nil
 	}
-	return sl.traces(p, sl.pick(float64(h.RateHz)).decs), nil
+	lv := sl.pick(float64(h.RateHz))
+	if indexed {
+		// The pick fits (two summary points per chart point) or the index
+		// lacks the finer levels a scan would have picked.
+		span := lv.hi - min(lv.lo, lv.hi)
+		if o.To > o.From {
+			span = uint64((o.To - o.From) * float64(h.RateHz))
+		}
+		for per, l := range sl.lvls {
+			if l == lv && uint64(per)*2*uint64(o.Buckets) > span {
+				return nil, errFiner
+			}
+		}
+	}
+	return sl.traces(p, lv.decs), nil
 }
 
 // summaryLevels pairs the rails' summary windows into drive power, per

@@ -43,7 +43,34 @@ type StateReport struct {
 	Exit         map[string]LatencyStat `json:"exit_latency"`  // by state left (DevSlp's are in devslp)
 	DevSlp       *DevSlp                `json:"devslp,omitempty"`
 	Note         string                 `json:"note,omitempty"`
+	// intervals are the classifier's spans, made once by fill (Intervals).
+	intervals []StateInterval
 }
+
+// StateInterval is one maximal interval of one detected state: a span of
+// the offline classifier whose intervals states.json counts (Spans) and
+// averages (PowerW).
+type StateInterval struct {
+	State string
+	// StartNs and EndNs bound the interval on the host clock
+	// (CLOCK_MONOTONIC ns, the capture's aligned timeline); StartS and EndS
+	// are the same from the host time of sample index 0, in seconds.
+	StartNs, EndNs hostclock.Time
+	StartS, EndS   float64
+	Samples        int
+	MeanW          units.Watts
+	// EnergyJ is MeanW × the interval's duration, as states/detect sums a
+	// state's energy: a state's Σ EnergyJ ÷ Σ duration is states.json's
+	// power_w of that state, and its Σ duration ÷ measured_s its residency.
+	EnergyJ units.Joules
+}
+
+// DurationS is the interval's length, (EndNs − StartNs) in seconds.
+func (iv StateInterval) DurationS() float64 { return iv.EndNs.Sub(iv.StartNs).Seconds() }
+
+// Intervals lists the drive's detected state intervals in time order (nil
+// when the drive was not classified).
+func (s *StateReport) Intervals() []StateInterval { return s.intervals }
 
 // TransitionCount counts one kind of transition.
 type TransitionCount struct {
@@ -237,9 +264,17 @@ func drivePins(p *pass1, c *Clock, port int) []detect.Pin {
 	return dp
 }
 
-// fill completes a report from the classifier's spans.
-func (s *StateReport) fill(sum *detect.Summary, spans []detect.Span, ios []detect.IO, pins []detect.Pin) {
+// fill completes a report from the classifier's spans; c is the capture's
+// clock.
+func (s *StateReport) fill(sum *detect.Summary, spans []detect.Span, ios []detect.IO, pins []detect.Pin, c *Clock) {
 	s.MeasuredS = sum.Total().Seconds()
+	t0 := c.HostF(0)
+	s.intervals = make([]StateInterval, len(spans))
+	for i, sp := range spans {
+		s.intervals[i] = StateInterval{State: sp.State.String(), StartNs: sp.Start, EndNs: sp.End,
+			StartS: (float64(sp.Start) - t0) / 1e9, EndS: (float64(sp.End) - t0) / 1e9, Samples: sp.Samples,
+			MeanW: sp.MeanW, EnergyJ: units.Joules(float64(sp.MeanW) * sp.Duration().Seconds())}
+	}
 	s.Residency, s.PowerW, s.Spans = map[string]float64{}, map[string]float64{}, map[string]int{}
 	s.PowerU95W, s.ResidencyU95 = map[string]float64{}, map[string]float64{}
 	for _, st := range detect.AllStates {
@@ -345,7 +380,7 @@ func (sd *stateDetector) finishStates(open Opener, p *pass1, c *Clock, drives []
 	for _, d := range drives {
 		if col := sd.cols[d.Port]; col != nil {
 			col.off.Close()
-			col.rep.fill(&col.sum, col.spans, busyIO(p, d.Port), drivePins(p, c, d.Port))
+			col.rep.fill(&col.sum, col.spans, busyIO(p, d.Port), drivePins(p, c, d.Port), c)
 			out = append(out, col.rep)
 			continue
 		}
@@ -429,7 +464,7 @@ func (sd *stateDetector) finishStates(open Opener, p *pass1, c *Clock, drives []
 	}
 	for _, ln := range learn {
 		ln.cls.Close()
-		out[ln.i].fill(&ln.sum, ln.spans, busyIO(p, out[ln.i].Port), drivePins(p, c, out[ln.i].Port))
+		out[ln.i].fill(&ln.sum, ln.spans, busyIO(p, out[ln.i].Port), drivePins(p, c, out[ln.i].Port), c)
 	}
 	return out, nil
 }

@@ -22,6 +22,8 @@ import "time"
 //   func NewReader(r io.Reader) (*Reader, error)
 //   func (r *Reader) Header() Header
 //   func (r *Reader) SkipSamples(skip bool)  // summaries-only scans
+//   func (r *Reader) UseIndex() error        // seek through the index (format 2.1; index.go)
+//   func (r *Reader) UseIndexOf(k IndexKinds) error
 //   func (r *Reader) Next() (Record, error) // io.EOF after a clean end chunk;
 //                                           // an error wrapping ErrTruncated at a damaged/cut tail
 //   func (r *Reader) Complete() bool        // the end chunk was seen
@@ -49,6 +51,11 @@ type Options struct {
 	// Inputs are files the command reads (a recorded byte stream given as
 	// the meter port, say): Create refuses a path that is one of them.
 	Inputs []string
+	// IndexEvery is how many bytes of file an index segment covers at most
+	// (format 2, docs/capture-format.md §Index): a capture cut short keeps an
+	// index of all but its last IndexEvery bytes. Default 4 MiB; negative:
+	// no index chunks (a format 2.0 file).
+	IndexEvery int64
 	// Float32Only disables the compact int16 sample encoding (for tests
 	// and for readers that only implement encoding 0).
 	Float32Only bool
@@ -60,6 +67,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.SyncEvery <= 0 {
 		o.SyncEvery = time.Second
+	}
+	if o.IndexEvery == 0 {
+		o.IndexEvery = indexEvery
 	}
 	if o.Version == 0 {
 		o.Version = VersionMajor

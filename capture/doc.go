@@ -52,7 +52,22 @@
 // Complete reports whether the end chunk was seen. SkipSamples makes
 // summary-only scans (charts) skip decoding sample values; they still check
 // every chunk, so they find the same damage. Salvage copies what a damaged
-// capture holds into a clean one (idlewatt repair).
+// capture holds into a clean one; Repair does it from file to file (the
+// input's format and summary resolution, the damage noted in the new
+// capture, written through internal/outfile): idlewatt repair.
+//
+// # Index
+//
+// Format 2.1 adds index chunks (index.go): every Options.IndexEvery (4 MiB)
+// and at close the Writer lists the chunks since the last one except samples
+// chunks and summary levels 0–1, chained backwards from the last index chunk
+// near the end of the file. Reader.UseIndex (UseIndexOf for some kinds only)
+// seeks to the listed chunks instead of reading the file — an overview of a
+// day reads a few MB — and then reads the chunks after the last index in
+// sequence. It checks every link, entry and listed chunk; anything that does
+// not match is ErrIndex (no index at all: ErrNoIndex), and the caller scans.
+// An indexed Reader never reads samples chunks, so it cannot see damage in
+// them: it is for charts, never for figures.
 //
 // Rows merges the channels into one row per sample index, as the CSV export
 // needs; its NextRun hands out the same rows a block's worth at a time

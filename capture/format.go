@@ -13,7 +13,7 @@ const (
 	VersionMajor = 2
 	// VersionMinor changes when chunks or fields are added that old readers
 	// may skip.
-	VersionMinor = 0
+	VersionMinor = 1
 
 	preambleLen = 16 // file magic (8) + major (2) + minor (2) + reserved (4)
 	chunkHdrLen = 16 // magic (2) + type (1) + flags (1) + length (4) + sequence (8)

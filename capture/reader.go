@@ -56,6 +56,10 @@ type Reader struct {
 	qi     int
 	chans  []chanState
 	acc    Account
+	// firstChunk is the offset of the chunk after the header; ix is set by
+	// UseIndex (index.go).
+	firstChunk int64
+	ix         *readerIndex
 }
 
 // chanState is what the Reader knows of one channel's timeline.
@@ -125,6 +129,7 @@ func newReader(src io.Reader) (*Reader, error) {
 	r.nch = len(r.h.Channels)
 	r.chans = make([]chanState, r.nch)
 	r.seq++
+	r.firstChunk = r.pos
 	return r, nil
 }
 
@@ -183,6 +188,17 @@ func (r *Reader) Next() (Record, error) {
 		if r.done {
 			return Record{}, io.EOF
 		}
+		if r.ix != nil && !r.ix.done {
+			rec, ok, err := r.nextIndexed()
+			if err != nil {
+				r.err = err
+				return Record{}, err
+			}
+			if ok {
+				return rec, nil
+			}
+			continue
+		}
 		off := r.pos
 		typ, p, err := r.chunk()
 		if err != nil {
@@ -221,6 +237,9 @@ func (r *Reader) Next() (Record, error) {
 			r.acc.EndSeen, r.acc.Written = true, le.Uint64(p[8:])
 			r.trailing(r.pos, false)
 			return Record{}, io.EOF
+		}
+		if ok && r.ix != nil && rec.Kind == KindSummary && rec.Summary.Level < r.ix.minLevel {
+			continue // an indexed reader hands out the levels its index lists, after it too
 		}
 		if ok {
 			rec.Offset = off
@@ -685,6 +704,10 @@ func (r *Reader) decode(off int64, typ byte, p []byte) (rec Record, ok bool, err
 		return rec, false, nil
 	case chunkHeader:
 		return rec, false, fmt.Errorf("a second header chunk")
+	case chunkIndex:
+		if r.major >= 2 {
+			return rec, false, nil // for seeking readers (UseIndex); a scan has no use for it
+		}
 	}
 	if r.hdr[3]&flagCritical != 0 {
 		return rec, false, fmt.Errorf("%w: critical chunk type 0x%02x unknown to this reader", ErrVersion, typ)

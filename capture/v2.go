@@ -44,7 +44,9 @@ func toCounts32(cnt []int32, xs []float32, l float64) ([]int32, bool) {
 	inv := 1 / l
 	cnt = cnt[:0]
 	for _, x := range xs {
-		c := math.Round(float64(x) * inv)
+		// RoundToEven is one instruction on amd64 and arm64 (math.Round is
+		// not); either way the check below decides whether c rebuilds x.
+		c := math.RoundToEven(float64(x) * inv)
 		if !(c >= math.MinInt32 && c <= math.MaxInt32) || float32(c*l) != x {
 			return cnt, false
 		}
@@ -349,6 +351,34 @@ func (w *Writer) addPower2(ch int, idx uint64, p float32) {
 	}
 	pp := float64(p)
 	w.feedLevel(ch, 0, idx, 1, p, p, pp, pp*pp)
+}
+
+// addPowers2 feeds the powers v[k]·i[k] of consecutive samples from index
+// idx to level 0: addPower2 for each, a window's stretch at a time without
+// a division per sample (the same sums in the same order).
+func (w *Writer) addPowers2(ch int, idx uint64, v, i []float32) {
+	a := &w.levels[ch].lv[0]
+	i = i[:len(v)]
+	for len(v) > 0 {
+		if !a.cur.open || a.cur.win != idx/a.per {
+			w.addPower2(ch, idx, v[0]*i[0])
+			v, i, idx = v[1:], i[1:], idx+1
+			continue
+		}
+		m := min(uint64(len(v)), (a.cur.win+1)*a.per-idx)
+		c := &a.cur
+		lo, hi, sum, sq := c.min, c.max, c.sum, c.sq
+		for k, x := range v[:m] {
+			p := x * i[k]
+			lo, hi = min(lo, p), max(hi, p)
+			pp := float64(p)
+			sum += pp
+			sq += pp * pp
+		}
+		c.min, c.max, c.sum, c.sq = lo, hi, sum, sq
+		c.n += m
+		v, i, idx = v[m:], i[m:], idx+m
+	}
 }
 
 // writeLevel encodes level l's pending points of channel ch. Call with mu held.

@@ -52,9 +52,18 @@ type Writer struct {
 	pend    []byte // encoded chunks not yet handed to the disk
 	seq     uint64
 	samples uint64
-	retx    bool  // the meter's link retransmits: stats-extended always written
-	err     error // sticky: the first write failure
-	closed  bool
+	// The index segment being gathered (format 2, index.go): pendBase is
+	// the file offset of pend[0].
+	pendBase     int64
+	idx          []indexEntry
+	idxFirst     int64
+	idxSamples   uint64
+	idxIrregular bool
+	chanNext     []uint64
+	lastIndex    int64
+	retx         bool  // the meter's link retransmits: stats-extended always written
+	err          error // sticky: the first write failure
+	closed       bool
 
 	wmu      sync.Mutex
 	out      io.Writer
@@ -128,10 +137,11 @@ func newWriter(out io.Writer, f *os.File, name string, h Header, opt Options) (*
 		lsbV: make([]float32, len(h.Channels)),
 		lsbI: make([]float32, len(h.Channels)),
 		out:  out, file: f, name: name,
-		opt:  opt,
-		now:  hostclock.Now,
-		stop: make(chan struct{}),
-		done: make(chan struct{}),
+		opt:      opt,
+		now:      hostclock.Now,
+		chanNext: make([]uint64, len(h.Channels)),
+		stop:     make(chan struct{}),
+		done:     make(chan struct{}),
 	}
 	if w.ver == 1 {
 		w.sums = make([]summaryAcc, len(h.Channels))
@@ -197,6 +207,9 @@ func (w *Writer) end(s int) {
 	le.PutUint64(c[8:], w.seq)
 	w.seq++
 	w.pend = le.AppendUint32(w.pend, crc32.Checksum(c, castagnoli))
+	if w.ver >= 2 {
+		w.noteChunk(s)
+	}
 }
 
 // check returns the reason the writer cannot take records. Call with mu held.
@@ -230,17 +243,28 @@ func (w *Writer) Samples(b *meter.Block) error {
 	if len(r.v) > 0 && b.Start != r.start+uint64(len(r.v)) {
 		w.closeRun(b.Channel)
 	}
-	for k := range b.V {
+	// A run's worth at a time: append the values, then feed their powers
+	// to the summaries (format 2: a window's stretch at a time).
+	for k := 0; k < len(b.V); {
 		if len(r.v) == 0 {
 			r.start = b.Start + uint64(k)
 		}
-		v, i := float32(b.V[k]), float32(b.I[k])
-		r.v, r.i = append(r.v, v), append(r.i, i)
-		if w.ver == 1 {
-			w.addPower(b.Channel, b.Start+uint64(k), v*i)
-		} else {
-			w.addPower2(b.Channel, b.Start+uint64(k), v*i)
+		m := min(len(b.V)-k, maxRunSamples-len(r.v))
+		at := len(r.v)
+		for _, x := range b.V[k : k+m] {
+			r.v = append(r.v, float32(x))
 		}
+		for _, x := range b.I[k : k+m] {
+			r.i = append(r.i, float32(x))
+		}
+		if w.ver == 1 {
+			for j, v := range r.v[at:] {
+				w.addPower(b.Channel, b.Start+uint64(k+j), v*r.i[at+j])
+			}
+		} else {
+			w.addPowers2(b.Channel, b.Start+uint64(k), r.v[at:], r.i[at:])
+		}
+		k += m
 		if len(r.v) >= maxRunSamples {
 			w.closeRun(b.Channel)
 		}
@@ -538,12 +562,16 @@ func (w *Writer) flush(sync, final bool) error {
 		}
 	}
 	w.closeIO()
+	if w.indexDue(final) {
+		w.writeIndex()
+	}
 	if final {
 		s := w.begin(chunkEnd, 0)
 		w.pend = le.AppendUint64(w.pend, uint64(w.now()))
 		w.pend = le.AppendUint64(w.pend, w.samples)
 		w.end(s)
 	}
+	w.pendBase += int64(len(w.pend))
 	w.pend, w.wbuf = w.wbuf[:0], w.pend
 	w.mu.Unlock()
 

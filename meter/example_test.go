@@ -20,7 +20,7 @@ type mean struct {
 func (e *mean) Samples(b *meter.Block) error {
 	for k := range b.I { // b is the driver's: read it now, copy what you keep
 		e.samples[b.Channel]++
-		e.watts[b.Channel] += float64(units.Power(b.V[k], b.I[k]))
+		e.watts[b.Channel] += float64(b.Power(k))
 	}
 	return nil
 }

@@ -92,6 +92,10 @@ func WriteFilesWith(r *analysis.Report, dir string, o WriteOptions) error {
 // by WriteJSONFile.
 const FileMeasure = "measure.json"
 
+// FileIdleRun is an idle run's results (internal/rig.IdleResult), written by
+// WriteJSONFile.
+const FileIdleRun = "idle.json"
+
 // WriteJSONFile writes v as indented JSON with a final newline to path,
 // through internal/outfile under o (a temporary file renamed into place,
 // refusing an existing file without o.Overwrite): measure.json, idle.json.

@@ -20,7 +20,12 @@
 // samples lost by reason, marks, outages of a meter that vanished and came
 // back), the link's Stats as of the last tick, and each port's mean power
 // since the previous snapshot (meter.Block.PowerSum per rail, summed over
-// the port's rails). The commands format it; nothing here prints.
+// the port's rails). ProgressLine formats a snapshot as the one progress
+// line every recording command prints (command, elapsed time, phase,
+// samples, each port's power, CRC errors, gaps, outages, failed marks),
+// and ReportProgress writes one to a writer once a second (ProgressInterval),
+// rewritten in place on a terminal when asked; internal/rig's runs and
+// `idlewatt record` use it, and nothing else in the recorder prints.
 //
 // # Observers
 //

@@ -28,8 +28,9 @@ gap = b - a and empty value cells; where only some channels lack a sample,
 their cells are empty and gap is empty. T is seconds (90, 1.5) or a duration
 (90s, 2m). OUT "-" is standard output.
 
---parquet DIR writes samples.parquet, io.parquet and summary.parquet (one row
-per drive: run metadata and the report's figures) into DIR, a new directory
+--parquet DIR writes samples.parquet, io.parquet, state.parquet (one row per
+detected state interval) and summary.parquet (one row per drive: run metadata
+and the report's figures) into DIR, a new directory
 (--overwrite replaces the files of an existing one); docs/lab.md has the
 schema and DuckDB queries.`,
 			Args: cobra.ExactArgs(1),
@@ -138,7 +139,15 @@ func exportParquet(cmd *cobra.Command, path, dir string) error {
 	if err := requireSamples(cmd.Context(), cmd, "export", path); err != nil {
 		return err
 	}
-	rep, err := analysis.Analyze(path, analysis.DefaultOptions())
+	// State detection as report runs it: state.parquet holds its
+	// intervals, and summary.parquet's residencies are report.json's.
+	user, err := configProfiles(cmd)
+	if err != nil {
+		return inputErr(err)
+	}
+	opts := analysis.DefaultOptions()
+	opts.States = &analysis.StateOptions{Profiles: user}
+	rep, err := analysis.Analyze(path, opts)
 	if err != nil {
 		return inputErr(err)
 	}

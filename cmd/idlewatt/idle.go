@@ -4,18 +4,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/idlewatt/idlewatt/analysis"
-	"github.com/idlewatt/idlewatt/hostclock"
-	"github.com/idlewatt/idlewatt/internal/outfile"
 	"github.com/idlewatt/idlewatt/internal/rig"
 	"github.com/idlewatt/idlewatt/meter/registry"
-	"github.com/idlewatt/idlewatt/states/alpm"
 )
 
 func init() {
@@ -54,19 +50,60 @@ combination, and every setting is restored at the end and on Ctrl-C.`,
 	})
 }
 
-type idleResult struct {
-	Schema   string          `json:"schema"`
-	Capture  string          `json:"capture"`
-	SettleS  float64         `json:"settle_s"`
-	MeasureS float64         `json:"measure_s"`
-	Results  []rig.IdlePower `json:"results"`
-	Notes    []string        `json:"notes,omitempty"`
+// runIdle is flags → rig.RunIdle → print.
+func runIdle(cmd *cobra.Command, _ []string) error {
+	rc, err := idleConfig(cmd)
+	if err != nil {
+		return err
+	}
+	plan, err := idlePlan(cmd, rc.Meter.Kind)
+	if err != nil {
+		return err
+	}
+	out := optString(cmd, "out", "out")
+	if out == "" {
+		out = defaultOut("idle")
+	}
+	what := fmt.Sprintf("%d policies", len(plan.Policies))
+	if plan.NVMe != nil {
+		what = fmt.Sprintf("%d NVMe settings", len(plan.NVMe))
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "idlewatt idle: %s × (%v settle + %v measure) on %s; output in %s\n",
+		what, plan.Settle, plan.Measure, meterLabel(rc), out)
+
+	setRunOutput(cmd, &rc)
+	if !optBool(cmd, "quiet", "") {
+		plan.Progress = cmd.ErrOrStderr()
+	}
+	res, err := rig.RunIdle(cmd.Context(), rc, out, plan, cmd.ErrOrStderr())
+	if res == nil {
+		return meterOpenErr(err)
+	}
+	if res.File == "" {
+		return failErr("idle: %w", err) // not analysed, or idle.json not written
+	}
+	if optBool(cmd, "json", "") {
+		b, jerr := json.MarshalIndent(res, "", "  ")
+		if jerr != nil {
+			return failErr("idle: %w", jerr)
+		}
+		fmt.Fprintln(cmd.OutOrStdout(), string(b))
+	} else {
+		printIdle(cmd.OutOrStdout(), res, out)
+	}
+	if err != nil {
+		return failErr("idle: %w", err)
+	}
+	return nil
 }
 
-func runIdle(cmd *cobra.Command, _ []string) error {
+// idleConfig is the rig's config for idle: the config file with --meter,
+// --port, --sysfs-root and the meter flags, no workload, and one drive
+// named after a one-port meter when the config names none.
+func idleConfig(cmd *cobra.Command) (rig.Config, error) {
 	var rc rig.Config
 	if err := decodeKey(cmd, "", &rc); err != nil {
-		return err
+		return rc, err
 	}
 	if k := optString(cmd, "meter", ""); k != "" {
 		rc.Meter.Kind = k
@@ -79,15 +116,15 @@ func runIdle(cmd *cobra.Command, _ []string) error {
 	}
 	user, err := configProfiles(cmd)
 	if err != nil {
-		return inputErr(err)
+		return rc, inputErr(err)
 	}
 	rc.Profiles = user
 	mo, err := readMeterOptions(cmd, rc.Meter.Rate)
 	if err != nil {
-		return err
+		return rc, err
 	}
 	if err := foreignMeterFlags(cmd, rc.Meter.Kind); err != nil {
-		return err
+		return rc, err
 	}
 	rc.Meter.Settings = mo
 	if d, ok := registry.Lookup(rc.Meter.Kind); ok && len(rc.Drives) == 0 && d.OnePort {
@@ -97,107 +134,38 @@ func runIdle(cmd *cobra.Command, _ []string) error {
 	rc.Policy = ""
 	rc.Defaults()
 	if err := rc.Validate(); err != nil {
-		return usageErr("config: %v", err)
+		return rc, usageErr("config: %v", err)
 	}
-	combos, err := nvmeCombos(cmd, rc.Meter.Kind)
-	if err != nil {
-		return err
-	}
-	var policies []string
-	if combos == nil {
-		if policies, err = rig.ParsePolicies(strings.Split(optString(cmd, "policies", "idle.policies"), ",")); err != nil {
-			return usageErr("%s: %v", where(cmd, "policies", "idle.policies"), err)
-		}
-	}
-	settle, err := optDuration(cmd, "settle", "idle.settle")
-	if err != nil {
-		return err
-	}
-	measure, err := optDuration(cmd, "measure", "idle.measure")
-	if err != nil {
-		return err
-	}
-	if measure <= 0 || settle < 0 {
-		return usageErr("idle: --measure must be positive and --settle not negative")
-	}
-	out := optString(cmd, "out", "out")
-	if out == "" {
-		out = defaultOut("idle")
-	}
-	what := fmt.Sprintf("%d policies", len(policies))
-	if combos != nil {
-		what = fmt.Sprintf("%d NVMe settings", len(combos))
-	}
-	fmt.Fprintf(cmd.ErrOrStderr(), "idlewatt idle: %s × (%v settle + %v measure) on %s; output in %s\n",
-		what, settle, measure, meterLabel(rc), out)
-
-	setRunOutput(cmd, &rc)
-	r, err := rig.Open(cmd.Context(), rc, out, cmd.ErrOrStderr())
-	if err != nil {
-		return meterOpenErr(err)
-	}
-	start := hostclock.Now()
-	stop := make(chan struct{})
-	if !optBool(cmd, "quiet", "") {
-		goSafe(cmd.ErrOrStderr(), func() { idleProgress(cmd.ErrOrStderr(), r, start, stop) })
-	}
-	var windows []rig.PolicyWindow
-	var runErr error
-	var nvmeNotes []string
-	if combos != nil {
-		root := rc.SysfsRoot
-		if root == "" {
-			root = alpm.DefaultRoot
-		}
-		windows, nvmeNotes, runErr = idleNVMe(cmd.Context(), r, root, combos, settle, measure)
-	} else {
-		windows, runErr = r.IdlePolicies(cmd.Context(), policies, settle, measure)
-	}
-	close(stop)
-	closeErr := r.Close()
-	res := idleResult{Schema: "idlewatt.idle/v1", Capture: r.CapturePath(), SettleS: settle.Seconds(), MeasureS: measure.Seconds(), Notes: append(r.Notes(), nvmeNotes...)}
-	if len(windows) > 0 {
-		rep, err := analysis.Analyze(r.CapturePath(), analysis.DefaultOptions())
-		if err != nil {
-			return failErr("idle: analysing %s: %v", r.CapturePath(), err)
-		}
-		res.Results = rig.MeasureIdlePower(rep, windows)
-	}
-	b, err := json.MarshalIndent(res, "", "  ")
-	if err != nil {
-		return failErr("idle: %w", err)
-	}
-	if err := outfile.WriteFile(filepath.Join(out, "idle.json"), append(b, '\n'), rc.Out); err != nil {
-		return failErr("idle: %w", err)
-	}
-	if optBool(cmd, "json", "") {
-		fmt.Fprintln(cmd.OutOrStdout(), string(b))
-	} else {
-		printIdle(cmd.OutOrStdout(), res, out)
-	}
-	if runErr != nil || closeErr != nil {
-		return failErr("idle: %w", firstErr(runErr, closeErr))
-	}
-	return nil
+	return rc, nil
 }
 
-// idleProgress prints the elapsed time, phase and power of every port
-// once a second until stop is closed.
-func idleProgress(w io.Writer, r *rig.Rig, start hostclock.Time, stop <-chan struct{}) {
-	t := time.NewTicker(time.Second)
-	defer t.Stop()
-	for {
-		select {
-		case <-stop:
-			return
-		case <-t.C:
-			fmt.Fprintf(w, "idle %4.0fs  %-24s%s\n", hostclock.Since(start).Seconds(), r.CurrentPhase(), r.Progress().PowerString())
+// idlePlan reads what to compare (--policies, or the NVMe mode's
+// --nvme-latency-us/--aspm) and the windows.
+func idlePlan(cmd *cobra.Command, meterKind string) (rig.IdlePlan, error) {
+	var plan rig.IdlePlan
+	var err error
+	if plan.NVMe, err = nvmeSettings(cmd, meterKind); err != nil {
+		return plan, err
+	}
+	if plan.NVMe == nil {
+		if plan.Policies, err = rig.ParsePolicies(strings.Split(optString(cmd, "policies", "idle.policies"), ",")); err != nil {
+			return plan, usageErr("%s: %v", where(cmd, "policies", "idle.policies"), err)
 		}
 	}
+	if plan.Settle, err = optDuration(cmd, "settle", "idle.settle"); err != nil {
+		return plan, err
+	}
+	if plan.Measure, err = optDuration(cmd, "measure", "idle.measure"); err != nil {
+		return plan, err
+	}
+	if plan.Measure <= 0 || plan.Settle < 0 {
+		return plan, usageErr("idle: --measure must be positive and --settle not negative")
+	}
+	return plan, nil
 }
 
 // printIdle prints idle.json's results as a table, with its notes.
-func printIdle(w io.Writer, res idleResult, out string) {
+func printIdle(w io.Writer, res *rig.IdleResult, out string) {
 	pw := 24 // NVMe settings ("nvme_latency_us=…,aspm=…") are longer than policy names
 	for _, ip := range res.Results {
 		pw = max(pw, len(ip.Policy))
@@ -224,13 +192,4 @@ func printIdle(w io.Writer, res idleResult, out string) {
 		fmt.Fprintln(w, "note:", n)
 	}
 	fmt.Fprintf(w, "\nwritten to %s (idle.json, capture)\n", out)
-}
-
-func firstErr(errs ...error) error {
-	for _, e := range errs {
-		if e != nil {
-			return e
-		}
-	}
-	return nil
 }

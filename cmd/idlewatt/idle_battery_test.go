@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idlewatt/idlewatt/internal/rig"
 	"github.com/idlewatt/idlewatt/states/nvme"
 	nvmesim "github.com/idlewatt/idlewatt/states/nvme/sim"
 )
@@ -96,7 +97,7 @@ func TestIdleBattery(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("idle exit %d: %s%s", code, stdout, stderr)
 	}
-	var res idleResult
+	var res rig.IdleResult
 	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
 		t.Fatalf("idle --json: %v\n%s", err, stdout)
 	}
@@ -198,7 +199,7 @@ func TestIdleBatteryNVMe(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("idle exit %d: %s%s", code, stdout, stderr)
 	}
-	var res idleResult
+	var res rig.IdleResult
 	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
 		t.Fatalf("idle --json: %v\n%s", err, stdout)
 	}

@@ -6,7 +6,10 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/idlewatt/idlewatt/internal/rig"
 )
 
 // TestIdleLeavesOutGCBursts runs `idle` on the emulated hub with a 200 mW
@@ -43,11 +46,22 @@ workload:
 	}
 	out := filepath.Join(dir, "out")
 	stdout, stderr, code := run(t, context.Background(), "idle", "--config", cfg, "--policies", "max_performance",
-		"--settle", "500ms", "--measure", "6s", "--out", out, "--json", "--quiet")
+		"--settle", "500ms", "--measure", "6s", "--out", out, "--json")
 	if code != 0 {
 		t.Fatalf("idle exit %d: %s%s", code, stdout, stderr)
 	}
-	var res idleResult
+	// The progress lines are the recorder's one format (record.ProgressLine):
+	// label, elapsed time, phase, samples, the port's power.
+	progress := 0
+	for _, l := range strings.Split(stderr, "\n") {
+		if strings.HasPrefix(l, "idle ") && strings.Contains(l, "  idle:max_performance") && strings.Contains(l, " samples  p1 ") {
+			progress++
+		}
+	}
+	if progress < 3 {
+		t.Errorf("%d progress lines in the 6 s window, want about 6:\n%s", progress, stderr)
+	}
+	var res rig.IdleResult
 	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
 		t.Fatalf("idle --json: %v\n%s", err, stdout)
 	}

@@ -146,18 +146,18 @@ func runMeasure(cmd *cobra.Command, rc rig.Config, plan rig.Plan, verify bool) e
 	plan.NoHTML = optBool(cmd, "no-html", "")
 	if !optBool(cmd, "quiet", "") {
 		plan.Progress = cmd.ErrOrStderr()
+		plan.Label = strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" ")
 	}
-	lm, err := openMetrics(cmd, rc.Out)
+	obs, err := openMetrics(cmd, rc.Out)
 	if err != nil {
 		return err
 	}
-	defer lm.close()
-	obs := &metricsObserver{lm: lm}
+	defer obs.Close()
 	rc.Observer = obs
 	fmt.Fprintf(cmd.ErrOrStderr(), "%s: %d drive(s) on %s, output in %s\n", cmd.CommandPath(), len(rc.Drives), meterLabel(rc), out)
 	res, err := rig.Run(cmd.Context(), rc, out, plan)
 	if res != nil {
-		obs.verdicts(res)
+		metricsVerdicts(obs, res)
 	}
 	if res != nil && res.Report != nil {
 		if optBool(cmd, "json", "") {

@@ -10,7 +10,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -143,11 +142,11 @@ func runRecord(cmd *cobra.Command, args []string) error {
 		return usageErr("record: --out %w", err)
 	}
 
-	lm, err := openMetrics(cmd, oo)
+	obs, err := openMetrics(cmd, oo)
 	if err != nil {
 		return err
 	}
-	defer lm.close()
+	defer obs.Close()
 	drives, err := recordDrives(cmd)
 	if err != nil {
 		return err
@@ -185,7 +184,6 @@ func runRecord(cmd *cobra.Command, args []string) error {
 		ctx, cancel = context.WithTimeout(ctx, dur)
 		defer cancel()
 	}
-	obs := &metricsObserver{lm: lm}
 	rec, err := record.Start(ctx, m, record.Options{
 		Path: out, Stream: meter.StreamConfig{Rate: units.Hertz(rate), Ports: ports},
 		Header: capture.Header{Tool: "idlewatt " + version, Drives: drives},
@@ -201,13 +199,12 @@ func runRecord(cmd *cobra.Command, args []string) error {
 		return recordStartErr(err)
 	}
 	start := time.Now()
-	prog := &progress{w: cmd.ErrOrStderr(), tty: isTerminal(cmd.ErrOrStderr()), total: dur, replayed: replayed}
-	stopProgress := everySecond(func() { prog.show(time.Since(start), rec.Progress()) })
+	stopProgress := record.ReportProgress(cmd.ErrOrStderr(), rec.Progress, record.ProgressOptions{
+		Label: "record", Total: dur, Replayed: replayed, InPlace: isTerminal(cmd.ErrOrStderr())})
 	<-rec.Done()
 	stopProgress()
-	prog.finish()
 	fin := rec.Close()
-	obs.s.stats(fin.Stats, true) // the textfile ends with the final figures
+	obs.Flush(fin.Stats) // the textfile ends with the final figures
 	return printRecord(cmd, recordResultOf(out, kind, replayed, rec, fin, start), fin, dur)
 }
 
@@ -302,70 +299,6 @@ func printRecord(cmd *cobra.Command, res recordResult, fin record.Result, dur ti
 	}
 	fmt.Fprintln(w)
 	return short
-}
-
-// everySecond calls f once a second until the returned stop is called.
-func everySecond(f func()) (stop func()) {
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		t := time.NewTicker(time.Second)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				f()
-			}
-		}
-	})
-	return func() { close(done); wg.Wait() }
-}
-
-// progress writes one status line a second: rewritten in place on a
-// terminal, appended otherwise (logs, CI).
-type progress struct {
-	w        io.Writer
-	tty      bool
-	total    time.Duration
-	replayed bool
-	shown    bool
-}
-
-func (p *progress) show(elapsed time.Duration, pr record.Progress) {
-	var b strings.Builder
-	b.WriteString("record ")
-	b.WriteString(elapsed.Truncate(time.Second).String())
-	if p.total > 0 && !p.replayed {
-		b.WriteString("/" + p.total.String())
-	}
-	fmt.Fprintf(&b, "  %d samples", pr.Samples)
-	b.WriteString(pr.PowerString())
-	if !p.replayed {
-		fmt.Fprintf(&b, "  crc %d", pr.Stats.CRCErrors)
-	}
-	fmt.Fprintf(&b, "  gaps %d (%d lost)", pr.Gaps, pr.Lost)
-	if pr.DownNow > 0 {
-		fmt.Fprintf(&b, "  meter gone %s, reconnecting", pr.DownNow.Truncate(time.Second))
-	} else if pr.Disconnects > 0 {
-		fmt.Fprintf(&b, "  reconnected %d×", pr.Disconnects)
-	}
-	if pr.MarkErrors > 0 {
-		fmt.Fprintf(&b, "  mark errors %d", pr.MarkErrors)
-	}
-	if p.tty {
-		fmt.Fprintf(p.w, "\r%s\x1b[K", b.String())
-	} else {
-		fmt.Fprintln(p.w, b.String())
-	}
-	p.shown = true
-}
-
-func (p *progress) finish() {
-	if p.tty && p.shown {
-		fmt.Fprintln(p.w)
-	}
 }
 
 func isTerminal(w io.Writer) bool {

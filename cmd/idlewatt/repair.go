@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -49,57 +48,20 @@ func runRepair(cmd *cobra.Command, args []string) error {
 	if err := requireSamples(cmd.Context(), cmd, "repair", in); err != nil {
 		return err
 	}
-	// What the summaries were computed over, so NEW's match.
-	per, err := summaryPer(in)
-	if err != nil {
+	res, err := capture.Repair(cmd.Context(), in, out, oo)
+	switch {
+	case errors.Is(err, capture.ErrRepairInput):
 		return inputErr(err)
-	}
-	r, err := capture.Open(in)
-	if err != nil {
-		return inputErr(err)
-	}
-	defer r.Close()
-	h := r.Header()
-	// Through a temporary file renamed into place: a failure leaves no
-	// half capture, and an old NEW (with --overwrite) whole.
-	f, err := outfile.Create(out, oo)
-	if err != nil {
-		if errors.Is(err, outfile.ErrRefused) {
-			return usageErr("repair: --out %w", err)
-		}
+	case errors.Is(err, capture.ErrRepairCreate) && errors.Is(err, outfile.ErrRefused):
+		return usageErr("repair: --out %w", err)
+	case errors.Is(err, capture.ErrRepairCreate):
 		return failErr("repair: --out %w", err)
-	}
-	defer f.Abort() // no-op after Commit
-	// The repaired capture keeps the input's format: a format 1 capture stays
-	// readable by the idlewatt that wrote it.
-	w, err := capture.NewWriter(f, h, capture.Options{SummaryPer: per, Version: r.Version()})
-	if err != nil {
+	case errors.Is(err, capture.ErrRepairHeader):
 		return failErr("repair: %v", err)
-	}
-	fail := func(err error) error {
-		w.Close()
+	case err != nil:
 		return failErr("repair %s: %v", out, err)
 	}
-	res, err := capture.Salvage(cmd.Context(), w, r)
-	if err != nil {
-		return fail(err)
-	}
-	acc := r.Account()
-	notes := acc.Notes()
-	if res.End != nil {
-		notes = append(notes, fmt.Sprintf("the input ends early: %v", res.End))
-	}
-	for _, n := range notes {
-		if err := w.State(capture.StateEvent{Host: h.StartHost, Kind: capture.StateNote, Value: "repaired from " + filepath.Base(in) + ": " + n}); err != nil {
-			return fail(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		return fail(err)
-	}
-	if err := f.Commit(); err != nil {
-		return failErr("repair %s: %v", out, err)
-	}
+	acc := res.Account
 	stderr := cmd.ErrOrStderr()
 	if res.End != nil {
 		fmt.Fprintf(stderr, "repair: %s: %v\n", in, res.End)
@@ -116,24 +78,4 @@ func runRepair(cmd *cobra.Command, args []string) error {
 	cmd.Printf("%s: %d records, %d channel samples (%.3f %% of what %s held), %d damaged stretch(es) as gaps, %d flipped bit(s) mended, %d samples with covered indices left out\n",
 		out, res.Records, res.Samples, kept, in, acc.DamageRegions, len(acc.Corrected), res.Rejected)
 	return nil
-}
-
-// summaryPer is the samples-per-point of in's first summary, or 0 (the
-// writer's default) if it has none before its end or damage.
-func summaryPer(in string) (uint32, error) {
-	r, err := capture.Open(in)
-	if err != nil {
-		return 0, err
-	}
-	defer r.Close()
-	r.SkipSamples(true)
-	for {
-		rec, err := r.Next()
-		if err != nil {
-			return 0, nil
-		}
-		if rec.Kind == capture.KindSummary && rec.Summary.Level == 0 && rec.Summary.Per > 0 {
-			return rec.Summary.Per, nil
-		}
-	}
 }

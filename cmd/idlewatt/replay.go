@@ -7,7 +7,6 @@ import (
 	"github.com/idlewatt/idlewatt/report"
 	"io"
 	"io/fs"
-	"math"
 	"os"
 	"slices"
 	"time"
@@ -112,20 +111,15 @@ func runReplay(cmd *cobra.Command, _ []string) error {
 		}
 	}
 	// An op the target cannot hold is refused before a target is created
-	// or opened for writing (an offset near 2^63 wrapped the span negative:
-	// a 4096-byte file was created, then the op refused, the file left).
-	far := func(why string) error {
-		o := st.MaxEndOp
-		return usageErr("replay: op %d (%s at offset %d, %d bytes): %s", st.MaxEndN, o.Type, o.Offset, o.Size, why)
-	}
-	sized := optString(cmd, "size", "replay.size") != ""
-	if st.EndOverflow && !(cfg.Wrap && sized) {
-		return far(fmt.Sprintf("ends beyond byte %d, the largest offset a file or device can have: no target holds it (give --wrap and --size to fold offsets into a target)", int64(math.MaxInt64)))
-	}
+	// or opened for writing, and again once an existing one is open.
 	_, lerr := os.Lstat(tpath)
 	creates := errors.Is(lerr, fs.ErrNotExist)
-	if creates && !cfg.Wrap && st.MaxEnd > max(size, 4096) {
-		return far(fmt.Sprintf("ends at byte %d: op beyond the end of the target (%d bytes, as --size would create it); use --wrap to fold offsets into it, or a larger --size", st.MaxEnd, max(size, 4096)))
+	span := replay.Span{Wrap: cfg.Wrap, Sized: optString(cmd, "size", "replay.size") != "", WouldCreate: creates, Size: -1}
+	if creates {
+		span.Size = max(size, 4096)
+	}
+	if err := replay.CheckSpan(st, span); err != nil {
+		return usageErr("replay: %v", err)
 	}
 	writes := st.OpsByType[capture.OpWrite]+st.OpsByType[capture.OpTrim] > 0
 	reads := st.OpsByType[capture.OpRead] > 0
@@ -134,8 +128,11 @@ func runReplay(cmd *cobra.Command, _ []string) error {
 		return err
 	}
 	defer tgt.Close()
-	if !creates && !cfg.Wrap && st.MaxEnd > tgt.Size() { // opened, not yet written
-		return far(fmt.Sprintf("ends at byte %d: op beyond the end of the target (%d bytes); use --wrap to fold offsets into it", st.MaxEnd, tgt.Size()))
+	if !creates { // opened, not yet written
+		span.Size = tgt.Size()
+		if err := replay.CheckSpan(st, span); err != nil {
+			return usageErr("replay: %v", err)
+		}
 	}
 	src, err := wlOpenTrace(cmd, path)
 	if err != nil {

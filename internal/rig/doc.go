@@ -37,9 +37,23 @@
 // the policy is written under sysfs_root and restored on exit, also after
 // Ctrl-C.
 //
+// # Runs
+//
+// Run is a whole measure, devslp verify or demo: open, idle, workload,
+// idle, DevSlp, close, analyse, then report.json and the other report
+// files, measure.json and report.html through the report layer. RunIdle is
+// a whole idle run: each ALPM policy (IdlePolicies) or, in NVMe mode, each
+// NVMe latency tolerance × ASPM setting (IdleNVMe, through an nvme.Guard
+// that restores them) is set, settled and measured in its own phase; the
+// capture is analysed and MeasureIdlePower picks each drive's quiet level
+// per phase from the report; idle.json (report.FileIdleRun) is written
+// through the report layer. The command line only reads flags into a
+// Config and a Plan or IdlePlan and prints the result.
+//
 // # Recording
 //
 // capture/record does the recording: resolve, header, capture, counting
 // sink, marks and Stats every record.MarkInterval. Rig.Progress is its
-// snapshot, which the measure, idle and devslp progress lines show.
+// snapshot; record.ReportProgress prints it once a second as the one
+// progress line (with the phase) when a Plan or IdlePlan has Progress.
 package rig

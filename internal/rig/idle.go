@@ -3,13 +3,89 @@ package rig
 import (
 	"context"
 	"fmt"
+	"io"
 	"math"
+	"path/filepath"
 	"time"
 
 	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/hostclock"
+	"github.com/idlewatt/idlewatt/report"
 	"github.com/idlewatt/idlewatt/states/alpm"
 )
+
+// IdlePlan is what an idle run compares: ALPM policies, or NVMe settings
+// when NVMe is set (NVMe mode, IdleNVMe).
+type IdlePlan struct {
+	Policies []string      // checked by ParsePolicies
+	NVMe     []NVMeSetting // NVMe mode; the policies are then ignored
+	Settle   time.Duration // after each change, before measuring
+	Measure  time.Duration // the window measured per policy or setting
+	// Progress, if set, receives one status line about once a second.
+	Progress io.Writer
+}
+
+// IdleResult is an idle run's results; its JSON form is idle.json
+// (report.FileIdleRun).
+type IdleResult struct {
+	Schema   string      `json:"schema"`
+	Capture  string      `json:"capture"`
+	SettleS  float64     `json:"settle_s"`
+	MeasureS float64     `json:"measure_s"`
+	Results  []IdlePower `json:"results"`
+	Notes    []string    `json:"notes,omitempty"`
+	// File is idle.json's path once written ("" when it was not).
+	File string `json:"-"`
+}
+
+// RunIdle opens the rig, sets, settles and measures each policy (or NVMe
+// setting) in turn, closes the rig (restoring what it changed), analyses
+// the capture and writes idle.json into out through the report layer.
+//
+// A nil result is a rig that did not open. Otherwise the result holds what
+// was measured; File is empty when the capture could not be analysed or
+// idle.json not written (the error says which); a failure while measuring
+// or closing still writes idle.json with the windows measured so far, and
+// is returned.
+func RunIdle(ctx context.Context, cfg Config, out string, plan IdlePlan, log io.Writer) (*IdleResult, error) {
+	r, err := Open(ctx, cfg, out, log)
+	if err != nil {
+		return nil, err
+	}
+	stopProgress := r.progress(plan.Progress, "idle")
+	var windows []PolicyWindow
+	var runErr error
+	var nvmeNotes []string
+	if plan.NVMe != nil {
+		root := cfg.SysfsRoot
+		if root == "" {
+			root = alpm.DefaultRoot
+		}
+		windows, nvmeNotes, runErr = r.IdleNVMe(ctx, root, plan.NVMe, plan.Settle, plan.Measure)
+	} else {
+		windows, runErr = r.IdlePolicies(ctx, plan.Policies, plan.Settle, plan.Measure)
+	}
+	stopProgress()
+	closeErr := r.Close()
+	res := &IdleResult{Schema: "idlewatt.idle/v1", Capture: r.CapturePath(), SettleS: plan.Settle.Seconds(),
+		MeasureS: plan.Measure.Seconds(), Notes: append(r.Notes(), nvmeNotes...)}
+	if len(windows) > 0 {
+		rep, err := analysis.Analyze(r.CapturePath(), analysis.DefaultOptions())
+		if err != nil {
+			return res, fmt.Errorf("analysing %s: %v", r.CapturePath(), err)
+		}
+		res.Results = MeasureIdlePower(rep, windows)
+	}
+	file := filepath.Join(out, report.FileIdleRun)
+	if err := report.WriteJSONFile(file, res, cfg.Out); err != nil {
+		return res, err
+	}
+	res.File = file
+	if runErr != nil {
+		return res, runErr
+	}
+	return res, closeErr
+}
 
 // PolicyWindow is when one policy's idle power was measured.
 type PolicyWindow struct {

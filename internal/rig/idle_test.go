@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/idlewatt/idlewatt/analysis"
@@ -66,4 +67,25 @@ func FuzzIdlePowerJSON(f *testing.F) {
 			t.Fatalf("round trip: %s vs %s", j1, j2)
 		}
 	})
+}
+
+// TestNVMeSettings: every latency × ASPM combination, latencies outermost;
+// a missing list leaves that knob alone, and the label names only what is
+// set.
+func TestNVMeSettings(t *testing.T) {
+	if got := NVMeSettings(nil, nil); got != nil {
+		t.Errorf("no lists: %v, want nil (ALPM mode)", got)
+	}
+	var labels []string
+	for _, s := range NVMeSettings([]string{"0", "5500"}, []string{"default", "powersupersave"}) {
+		labels = append(labels, s.Label())
+	}
+	want := "nvme_latency_us=0,aspm=default nvme_latency_us=0,aspm=powersupersave nvme_latency_us=5500,aspm=default nvme_latency_us=5500,aspm=powersupersave"
+	if got := strings.Join(labels, " "); got != want {
+		t.Errorf("labels %q, want %q", got, want)
+	}
+	only := NVMeSettings(nil, []string{"performance"})
+	if len(only) != 1 || only[0].Latency != "" || only[0].Label() != "aspm=performance" {
+		t.Errorf("ASPM only: %+v", only)
+	}
 }

@@ -30,7 +30,7 @@ const CaptureFile = "capture.iwc"
 
 // runFixed and runPattern are the names a run writes into its directory.
 var (
-	runFixed   = append([]string{CaptureFile, report.FileMeasure, "idle.json"}, report.Files...)
+	runFixed   = append([]string{CaptureFile, report.FileMeasure, report.FileIdleRun}, report.Files...)
 	runPattern = regexp.MustCompile(`^(truth-p[0-9]+\.jsonl|devslp-p[0-9]+\.png|drive-p[0-9]+\.img)$`)
 )
 

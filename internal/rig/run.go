@@ -7,11 +7,11 @@ import (
 	"io"
 	"math"
 	"path/filepath"
-	"sync"
 	"time"
 
 	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/analysis/states"
+	"github.com/idlewatt/idlewatt/capture/record"
 	"github.com/idlewatt/idlewatt/hostclock"
 	"github.com/idlewatt/idlewatt/report"
 	htmlreport "github.com/idlewatt/idlewatt/report/html"
@@ -28,8 +28,10 @@ type Battery struct {
 type Plan struct {
 	Workload bool
 	DevSlp   bool
-	// Progress, if set, receives one status line about once a second.
+	// Progress, if set, receives one status line about once a second
+	// (record.ProgressLine), whose first word is Label ("" is "measure").
 	Progress io.Writer
+	Label    string
 	Battery  Battery
 	// NoHTML skips report.html (the interactive viewer, report/html).
 	NoHTML bool
@@ -83,7 +85,11 @@ func Run(ctx context.Context, cfg Config, out string, plan Plan) (*Result, error
 		now := hostclock.Now()
 		res.EmuEpoch = int64(now) - int64(clock(now))
 	}
-	stopProgress := r.progress(plan.Progress, start)
+	label := plan.Label
+	if label == "" {
+		label = "measure"
+	}
+	stopProgress := r.progress(plan.Progress, label)
 
 	var runErr error
 	phase := func(f func() error) {
@@ -193,26 +199,8 @@ func batteryLife(rep *analysis.Report, b Battery) ([]BatteryLife, []string) {
 	return out, notes
 }
 
-// progress prints a status line once a second until the returned stop is called.
-func (r *Rig) progress(w io.Writer, start time.Time) (stop func()) {
-	if w == nil {
-		return func() {}
-	}
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		t := time.NewTicker(time.Second)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-			}
-			pr := r.Progress()
-			fmt.Fprintf(w, "measure %4.0fs  %-28s%s  crc %d  lost %d\n", time.Since(start).Seconds(), r.CurrentPhase(),
-				pr.PowerString(), pr.Stats.CRCErrors, pr.Stats.SamplesLost)
-		}
-	})
-	return func() { close(done); wg.Wait() }
+// progress prints the one progress line (record.ProgressLine, with the
+// phase) once a second until the returned stop is called.
+func (r *Rig) progress(w io.Writer, label string) (stop func()) {
+	return record.ReportProgress(w, r.Progress, record.ProgressOptions{Label: label, Phase: r.CurrentPhase})
 }

@@ -1,11 +1,12 @@
 // Package serialport is the one place a serial device, or a
 // pseudo-terminal, is opened for the meter drivers that talk over one
-// (meter/hub through OpenTimeout; meter/ppk2, meter/linemeter, meter/scpi
-// through Open). Both are built on OpenSerial.
+// (meter/hub through OpenPolled; meter/ppk2, meter/linemeter, meter/scpi
+// through Open, which is built on OpenSerial; OpenTimeout, also on
+// OpenSerial, is the hub's former opener).
 //
 // # Exclusive access
 //
-// OpenSerial (and Open, built on it) first takes Acquire's lock: flock
+// OpenSerial (and Open, OpenTimeout, OpenPolled) first takes Acquire's lock: flock
 // (LOCK_EX|LOCK_NB) on a descriptor of its own for the device node, held
 // until the port is closed and dropped by the kernel if the process dies.
 // A second opener gets an *InUseError (errors.Is ErrInUse): "port PATH in
@@ -20,11 +21,18 @@
 // modem-status ioctl is made: they fail on a pty, and none of the meters
 // needs DTR or RTS.
 //
+// OpenPolled (meter/hub) opens the same way without go.bug.st/serial: its
+// own termios2 raw 8N1 at any baud rate, TIOCEXCL and the flock, as an
+// *os.File on the runtime poller. Its Read parks in epoll and reads with a
+// raw system call, where go.bug.st/serial blocks a thread in select(2):
+// that blocked thread kept the runtime's monitor waking and was most of
+// record's CPU (docs/benchmarks.md).
+//
 // # Timeouts and deadlines
 //
 // OpenTimeout gives go.bug.st/serial's own semantics: a per-Read timeout
-// after which Read returns (0, nil), which the hub's byte pump takes as an
-// idle tick; it flushes bytes queued before the open.
+// after which Read returns (0, nil), a byte pump's idle tick; it flushes
+// bytes queued before the open.
 //
 // The drivers are written against *os.File's deadline semantics, which a
 // serial.Port lacks: it has one per-port read timeout instead, and a read

@@ -20,6 +20,16 @@
 // live figure. The report's energy_j uses the clock fit and is the number
 // of record (docs/lab.md).
 //
+// # Feeding them
+//
+// Observer is a capture/record Observer (record's and the rig's
+// Config.Observer): it makes the Metrics from the capture's header at
+// Start, serves them on its listener, rewrites the textfile at most once a
+// second and at Flush (the final figures), turns phase events into the
+// state gauge (one series per phase kind: "devslp-cycle:3" counts as
+// "devslp-cycle"), and takes a run's verdicts (Verdict). The command line
+// only reads --metrics-addr and --metrics-textfile into one.
+//
 // # Address rule
 //
 // Listen binds 127.0.0.1 when the address names no host (":9464"), so

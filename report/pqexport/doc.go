@@ -1,8 +1,10 @@
 // Package pqexport writes a capture and its report as Parquet files for
 // query engines (DuckDB, Spark, Trino, pandas/Arrow): samples.parquet (one
 // row per drive per sample index, per-rail V/A/W, gap marks), io.parquet
-// (every I/O event) and summary.parquet (one row per drive: run metadata and
-// the report's headline figures, the values report.json holds).
+// (every I/O event), state.parquet (one row per detected state interval:
+// drive, state, start, end, duration, mean power, energy — analysis's
+// StateReport.Intervals) and summary.parquet (one row per drive: run
+// metadata and the report's headline figures, the values report.json holds).
 //
 // # Schema
 //
@@ -18,7 +20,6 @@
 // rows from structs and zstd through klauspost/compress. The tests read the
 // files back with an independent implementation, Apache Arrow Go's reader.
 //
-// State intervals are not exported: analysis does not yet expose detected
-// state intervals as a list (only residency fractions, which are in
-// summary.parquet).
+// state.parquet has rows only when the report ran state detection
+// (analysis.Options.States, as export --parquet, measure and report do).
 package pqexport

@@ -48,6 +48,23 @@ type IORow struct {
 	Failed     bool   `parquet:"failed"`
 }
 
+// StateRow is one detected state interval of one drive (analysis's
+// StateReport.Intervals: the intervals states.json counts and averages).
+type StateRow struct {
+	RunID     string  `parquet:"run_id"`
+	Drive     string  `parquet:"drive"`
+	Port      int32   `parquet:"port"`
+	State     string  `parquet:"state,dict"` // active | background | idle | partial | slumber | devslp | off
+	StartS    float64 `parquet:"start_s"`    // from the host time of sample index 0 (aligned clock)
+	EndS      float64 `parquet:"end_s"`
+	DurationS float64 `parquet:"duration_s"`
+	StartNS   int64   `parquet:"start_ns"` // host CLOCK_MONOTONIC, as io.parquet's issue_ns
+	EndNS     int64   `parquet:"end_ns"`
+	Samples   int64   `parquet:"samples_count"`
+	MeanW     float64 `parquet:"mean_power_w"`
+	EnergyJ   float64 `parquet:"energy_j"`
+}
+
 // SummaryRow is one drive of one run: metadata and report.json's figures.
 type SummaryRow struct {
 	RunID         string   `parquet:"run_id"` // the capture's base name
@@ -105,7 +122,7 @@ type Options struct {
 }
 
 // Files are the files Write makes in DIR.
-var Files = []string{"samples.parquet", "io.parquet", "summary.parquet"}
+var Files = []string{"samples.parquet", "io.parquet", "state.parquet", "summary.parquet"}
 
 // Write exports the capture at path, with its report rep, into dir. dir must
 // not exist (it is created) unless o.Overwrite; files are written through
@@ -140,6 +157,9 @@ func Write(path string, rep *analysis.Report, dir string, o Options) error {
 	r2.SkipSamples(true)
 	policy := map[int]string{}
 	if err := writeFile(filepath.Join(dir, "io.parquet"), oo, func(w io.Writer) error { return writeIO(w, r2, policy) }); err != nil {
+		return err
+	}
+	if err := writeFile(filepath.Join(dir, "state.parquet"), oo, func(w io.Writer) error { return writeStates(w, path, rep) }); err != nil {
 		return err
 	}
 	return writeFile(filepath.Join(dir, "summary.parquet"), oo, func(w io.Writer) error {
@@ -264,6 +284,40 @@ func writeIO(w io.Writer, r *capture.Reader, policy map[int]string) error {
 		case capture.KindState:
 			if rec.State.Kind == capture.StatePolicy {
 				policy[rec.State.Port] = rec.State.Value
+			}
+		}
+	}
+	if _, err := pw.Write(buf); err != nil {
+		return err
+	}
+	return pw.Close()
+}
+
+// writeStates writes one row per detected state interval per drive; a
+// report without state detection gives an empty table (schema only).
+func writeStates(w io.Writer, path string, rep *analysis.Report) error {
+	pw := pq.NewGenericWriter[StateRow](w, writerOpts()...)
+	base := filepath.Base(path)
+	names := map[int]string{}
+	for _, d := range rep.Drives {
+		names[d.Port] = d.Name
+	}
+	var buf []StateRow
+	for i := range rep.States {
+		st := &rep.States[i]
+		name := names[st.Port]
+		if name == "" {
+			name = st.Name
+		}
+		for _, iv := range st.Intervals() {
+			buf = append(buf, StateRow{RunID: base, Drive: name, Port: int32(st.Port), State: iv.State,
+				StartS: iv.StartS, EndS: iv.EndS, DurationS: iv.DurationS(), StartNS: int64(iv.StartNs), EndNS: int64(iv.EndNs),
+				Samples: int64(iv.Samples), MeanW: float64(iv.MeanW), EnergyJ: float64(iv.EnergyJ)})
+			if len(buf) >= 4096 {
+				if _, err := pw.Write(buf); err != nil {
+					return err
+				}
+				buf = buf[:0]
 			}
 		}
 	}

@@ -8,9 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
 
 	"github.com/idlewatt/idlewatt/analysis"
+	"github.com/idlewatt/idlewatt/analysis/synthcap"
 	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/internal/outfile"
 	"github.com/idlewatt/idlewatt/meter"
@@ -163,7 +165,6 @@ func TestReadBackWithArrow(t *testing.T) {
 	if k != len(power) {
 		t.Fatalf("%d power values, %d non-gap rows", len(power), k)
 	}
-	rel := func(a, b float64) float64 { return math.Abs(a-b) / math.Max(math.Abs(b), 1e-300) }
 	sumAvg, _ := readFloat64(t, filepath.Join(out, "summary.parquet"), "average_w")
 	sumE, _ := readFloat64(t, filepath.Join(out, "summary.parquet"), "energy_j")
 	for i, d := range rep.Drives {
@@ -215,3 +216,106 @@ func readInt64(t *testing.T, path, col string) []int64 {
 	}
 	return out
 }
+
+func readStrings(t *testing.T, path, col string) []string {
+	t.Helper()
+	rdr, err := file.OpenParquetFile(path, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rdr.Close()
+	ci := rdr.MetaData().Schema.ColumnIndexByName(col)
+	if ci < 0 {
+		t.Fatalf("%s: no column %s", path, col)
+	}
+	var out []string
+	for g := 0; g < rdr.NumRowGroups(); g++ {
+		rg := rdr.RowGroup(g)
+		n := rg.NumRows()
+		cr, _ := rg.Column(ci)
+		br := cr.(*file.ByteArrayColumnChunkReader)
+		v := make([]parquet.ByteArray, n)
+		_, got, err := br.ReadBatch(n, v, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range v[:got] {
+			out = append(out, string(b))
+		}
+	}
+	return out
+}
+
+// TestStateParquet: state.parquet, read back with Arrow Go's reader, has
+// one row per detected state interval; per drive and state its row count is
+// states.json's spans, Σ energy_j ÷ Σ duration_s its power_w and Σ
+// duration_s ÷ measured_s its residency (1e-9 relative); intervals follow
+// one another in time.
+func TestStateParquet(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "review.iwcap")
+	if err := synthcap.Write(path, synthcap.Review(3*time.Minute, 2000, 10)); err != nil {
+		t.Fatal(err)
+	}
+	opts := analysis.DefaultOptions()
+	opts.States = &analysis.StateOptions{}
+	rep, err := analysis.Analyze(path, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "pq")
+	if err := Write(path, rep, out, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	f := filepath.Join(out, "state.parquet")
+	ports, states := readInt32(t, f, "port"), readStrings(t, f, "state")
+	dur, _ := readFloat64(t, f, "duration_s")
+	energy, _ := readFloat64(t, f, "energy_j")
+	mean, _ := readFloat64(t, f, "mean_power_w")
+	start, _ := readFloat64(t, f, "start_s")
+	end, _ := readFloat64(t, f, "end_s")
+	if len(ports) == 0 || len(states) != len(ports) || len(dur) != len(ports) || len(energy) != len(ports) {
+		t.Fatalf("state.parquet: %d ports, %d states, %d durations, %d energies", len(ports), len(states), len(dur), len(energy))
+	}
+	type key struct {
+		port  int32
+		state string
+	}
+	n, d, e := map[key]int{}, map[key]float64{}, map[key]float64{}
+	for i := range ports {
+		k := key{ports[i], states[i]}
+		n[k]++
+		d[k] += dur[i]
+		e[k] += energy[i]
+		if rel(mean[i]*dur[i], energy[i]) > 1e-12 || end[i] < start[i] || rel(end[i]-start[i], dur[i]) > 1e-6 {
+			t.Fatalf("row %d: mean %v × %v s ≠ %v J, or [%v, %v] s", i, mean[i], dur[i], energy[i], start[i], end[i])
+		}
+		if i > 0 && ports[i] == ports[i-1] && start[i] < end[i-1]-1e-9 {
+			t.Fatalf("row %d starts at %v s, before row %d ends (%v s)", i, start[i], i-1, end[i-1])
+		}
+	}
+	classified := 0
+	for _, sr := range rep.States {
+		if sr.Residency == nil {
+			continue
+		}
+		classified++
+		for st, spans := range sr.Spans {
+			k := key{int32(sr.Port), st}
+			if n[k] != spans {
+				t.Errorf("port %d %s: %d rows, states.json %d intervals", sr.Port, st, n[k], spans)
+			}
+			if spans == 0 {
+				continue
+			}
+			if rel(e[k]/d[k], sr.PowerW[st]) > 1e-9 || rel(d[k]/sr.MeasuredS, sr.Residency[st]) > 1e-9 {
+				t.Errorf("port %d %s: %v W and residency %v from state.parquet; states.json %v W, %v", sr.Port, st, e[k]/d[k], d[k]/sr.MeasuredS, sr.PowerW[st], sr.Residency[st])
+			}
+		}
+	}
+	if classified != 2 || len(n) < 4 {
+		t.Fatalf("%d drives classified, %d drive-state pairs: the test needs both drives and several states", classified, len(n))
+	}
+}
+
+func rel(a, b float64) float64 { return math.Abs(a-b) / math.Max(math.Abs(b), 1e-300) }

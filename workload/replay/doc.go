@@ -33,6 +33,13 @@
 // overwritten with that sector's byte offset (little endian), so a written
 // target can be verified and compression gains nothing.
 //
+// # Span
+//
+// CheckSpan refuses, from the trace's summary (trace.Summarize), a trace
+// whose furthest op the target cannot hold, before a target is created or
+// opened for writing and again once an existing one is open; Run's own
+// ErrBeyondTarget is then the backstop for what the summary cannot see.
+//
 // # Events and results
 //
 // Every completed op is passed to onEvent as a workload.IOEvent with issue and

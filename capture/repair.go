@@ -1,0 +1,112 @@
+package capture
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"github.com/idlewatt/idlewatt/internal/outfile"
+)
+
+// RepairResult is what Repair copied and what the input's reader found.
+type RepairResult struct {
+	SalvageResult
+	// Account is the input reader's account: damage skipped, bits mended,
+	// samples lost or rejected.
+	Account Account
+}
+
+// Stages of a failed Repair (errors.Is; the error's text is the cause's).
+var (
+	// ErrRepairInput: the input does not open as a capture.
+	ErrRepairInput = errors.New("repair input unreadable")
+	// ErrRepairCreate: the output could not be created (errors.Is
+	// outfile.ErrRefused as well when the output rules refused it).
+	ErrRepairCreate = errors.New("repair output not created")
+	// ErrRepairHeader: the input's header could not start the new capture.
+	ErrRepairHeader = errors.New("repair header not written")
+)
+
+// Repair writes a clean capture of what the capture at in still holds to
+// out (Salvage), in the input's format version and with its summaries'
+// resolution, so the new summaries match. The input's damage (its
+// Account's notes, an early end) is recorded in the new capture as host
+// state notes "repaired from IN: …". out goes through internal/outfile
+// under o: a temporary file renamed into place, so a failure leaves no half
+// capture and an old out (with o.Overwrite) whole. A failure before the
+// copy is one of ErrRepairInput, ErrRepairCreate or ErrRepairHeader; any
+// later one is the copy's or the write's.
+func Repair(ctx context.Context, in, out string, o outfile.Options) (RepairResult, error) {
+	var res RepairResult
+	per, err := summaryPer(in)
+	if err != nil {
+		return res, &stageError{ErrRepairInput, err}
+	}
+	r, err := Open(in)
+	if err != nil {
+		return res, &stageError{ErrRepairInput, err}
+	}
+	defer r.Close()
+	h := r.Header()
+	f, err := outfile.Create(out, o)
+	if err != nil {
+		return res, &stageError{ErrRepairCreate, err}
+	}
+	defer f.Abort() // no-op after Commit
+	// The repaired capture keeps the input's format: a format 1 capture
+	// stays readable by the idlewatt that wrote it.
+	w, err := NewWriter(f, h, Options{SummaryPer: per, Version: r.Version()})
+	if err != nil {
+		return res, &stageError{ErrRepairHeader, err}
+	}
+	res.SalvageResult, err = Salvage(ctx, w, r)
+	res.Account = r.Account()
+	if err != nil {
+		w.Close()
+		return res, err
+	}
+	notes := res.Account.Notes()
+	if res.End != nil {
+		notes = append(notes, fmt.Sprintf("the input ends early: %v", res.End))
+	}
+	for _, n := range notes {
+		if err := w.State(StateEvent{Host: h.StartHost, Kind: StateNote, Value: "repaired from " + filepath.Base(in) + ": " + n}); err != nil {
+			w.Close()
+			return res, err
+		}
+	}
+	if err := w.Close(); err != nil {
+		return res, err
+	}
+	return res, f.Commit()
+}
+
+// summaryPer is the samples-per-point of in's first summary, or 0 (the
+// writer's default) if it has none before its end or damage.
+func summaryPer(in string) (uint32, error) {
+	r, err := Open(in)
+	if err != nil {
+		return 0, err
+	}
+	defer r.Close()
+	r.SkipSamples(true)
+	for {
+		rec, err := r.Next()
+		if err != nil {
+			return 0, nil
+		}
+		if rec.Kind == KindSummary && rec.Summary.Level == 0 && rec.Summary.Per > 0 {
+			return rec.Summary.Per, nil
+		}
+	}
+}
+
+// stageError carries a stage sentinel without changing the cause's text.
+type stageError struct {
+	stage error
+	err   error
+}
+
+func (e *stageError) Error() string   { return e.err.Error() }
+func (e *stageError) Unwrap() []error { return []error{e.stage, e.err} }
