@@ -182,17 +182,21 @@ func plotSummaries(open Opener, p *pass1, o PlotOptions, indexed bool) ([]series
 		return nil, nil
 	}
 	lv := sl.pick(float64(h.RateHz))
-	if indexed {
-		// The pick fits (two summary points per chart point) or the index
-		// lacks the finer levels a scan would have picked.
-		span := lv.hi - min(lv.lo, lv.hi)
-		if o.To > o.From {
-			span = uint64((o.To - o.From) * float64(h.RateHz))
-		}
-		for per, l := range sl.lvls {
-			if l == lv && uint64(per)*2*uint64(o.Buckets) > span {
+	// The pick fits (two summary points per chart point), or no level is
+	// fine enough: then the samples are drawn (a format 1 capture's only
+	// level is 1000 samples wide: a 6 s capture at 100 S/s was drawn as
+	// one point at 5 s), and an index that lacks the finer levels a scan
+	// would find says so.
+	span := lv.hi - min(lv.lo, lv.hi)
+	if o.To > o.From {
+		span = uint64((o.To - o.From) * float64(h.RateHz))
+	}
+	for per, l := range sl.lvls {
+		if l == lv && uint64(per)*2*uint64(o.Buckets) > span {
+			if indexed {
 				return nil, errFiner
 			}
+			return nil, nil
 		}
 	}
 	return sl.traces(p, lv.decs), nil
