@@ -133,6 +133,9 @@ func runPlot(cmd *cobra.Command, args []string) error {
 	notes, err := report.Plot(args[0], out, report.PlotOptions{From: from, To: to, Buckets: pts,
 		Title: optString(cmd, "title", ""), Subtitle: filepath.Base(args[0]),
 		Width: size[0], Height: size[1], DPI: size[2], LogY: optBool(cmd, "log", ""), Unit: unit, Open: open, Out: oo, Stop: interrupted(cmd.Context())})
+	if errors.Is(err, report.ErrEmptyWindow) {
+		return usageErr("plot: --from/--to: %v; nothing written", err)
+	}
 	for _, n := range notes { // the data notes report gives, word for word
 		fmt.Fprintf(cmd.ErrOrStderr(), "plot: note: %s\n", n)
 	}
