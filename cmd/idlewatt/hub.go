@@ -230,8 +230,14 @@ func newHubInfoCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if _, err := os.Stat(path); err != nil {
+			if fi, err := os.Stat(path); err != nil {
 				return usageErr("--port %s: %v", path, err)
+			} else if fi.IsDir() {
+				return usageErr("--port %s is a directory, not a serial port or pty", path)
+			} else if fi.Mode().IsRegular() {
+				// A recorded stream has no one to answer IDENTIFY (it
+				// waited --timeout, then exit 1 "not a terminal").
+				return usageErr("--port %s is a regular file (a recorded stream); hub info asks a live hub (record --port reads a stream)", path)
 			}
 			// hub.Open waits up to --timeout for an answer; a signal
 			// stops the wait (the open finishes, and is closed, behind).
