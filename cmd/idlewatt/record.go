@@ -112,6 +112,13 @@ type recordResult struct {
 
 func runRecord(cmd *cobra.Command, args []string) error {
 	kind := optString(cmd, "meter", "meter.kind")
+	if _, ok := registry.Lookup(kind); !ok { // named where it was set: a config's meter.kind was called --meter
+		hint := ""
+		if kind == "emulator" {
+			hint = "; the emulator is measure's built-in hub: run idlewatt hub emulate and record --meter hub --port PTY"
+		}
+		return usageErr("%s %q: unknown meter kind (known: %s)%s", where(cmd, "meter", "meter.kind"), kind, strings.Join(registry.Kinds(), ", "), hint)
+	}
 	port := optString(cmd, "port", "meter.port")
 	out := optString(cmd, "out", "record.out")
 	if out == "" {
