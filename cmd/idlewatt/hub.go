@@ -118,6 +118,13 @@ func hubEmulatorOptions(cmd *cobra.Command) (hubemu.Options, error) {
 	if o.Protocol != 1 && o.Protocol != 2 {
 		return o, usageErr("%s: %d (1 or 2)", where(cmd, "protocol", "emulate.protocol"), o.Protocol)
 	}
+	if o.Protocol == 1 { // a version 1 hub has neither: the setting would do nothing
+		for _, k := range [][2]string{{"ring", "emulate.ring_bytes"}, {"max-frame", "emulate.max_frame"}} {
+			if f := cmd.Flags().Lookup(k[0]); (f != nil && f.Changed) || cliOf(cmd).cfg.IsSet(k[1]) {
+				return o, usageErr("%s: a protocol 2 setting; %s is 1 (no RESEND ring, no LINK frame size)", where(cmd, k[0], k[1]), where(cmd, "protocol", "emulate.protocol"))
+			}
+		}
+	}
 	switch {
 	case o.RingBytes < 0:
 		return o, usageErr("%s: %d bytes is negative", where(cmd, "ring", "emulate.ring_bytes"), o.RingBytes)
