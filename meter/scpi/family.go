@@ -87,7 +87,13 @@ func Detect(idn string) (Family, error) {
 			}
 		}
 	}
-	return Family{}, fmt.Errorf("scpi: unknown instrument %q; set the family or its commands", strings.TrimSpace(idn))
+	idn = strings.TrimSpace(idn)
+	if len(idn) > 80 {
+		// A reply that is not an identity (binary readings, noise) is
+		// quoted only as far as a reader can use it.
+		return Family{}, fmt.Errorf("scpi: unknown instrument %q… (%d bytes; not an *IDN? reply); set the family or its commands", idn[:80], len(idn))
+	}
+	return Family{}, fmt.Errorf("scpi: unknown instrument %q; set the family or its commands", idn)
 }
 
 // FamilyByName returns a default family.

@@ -67,6 +67,7 @@ func Open(path string, opts Options) (*Instrument, error) {
 	if err != nil {
 		return nil, fmt.Errorf("scpi: %w: %v", meter.ErrNoDevice, err)
 	}
+	drainStale(f)
 	in, err := New(f, opts)
 	if err != nil {
 		f.Close()
@@ -74,6 +75,21 @@ func Open(path string, opts Options) (*Instrument, error) {
 	}
 	in.closer, in.name = f, path
 	return in, nil
+}
+
+// drainStale discards what the port holds before the first command: the
+// rest of a reply to a previous session (an array fetch still arriving when
+// it closed) would otherwise be read as the answer to *IDN?. It reads until
+// the line has been quiet for 50 ms, for at most 2 s.
+func drainStale(p *serialport.Port) {
+	buf := make([]byte, 4096)
+	for stop := time.Now().Add(2 * time.Second); time.Now().Before(stop); {
+		p.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+		if _, err := p.Read(buf); err != nil {
+			break
+		}
+	}
+	p.SetReadDeadline(time.Time{})
 }
 
 // New identifies the instrument on rw (*IDN?), picks its family, clears the

@@ -144,3 +144,27 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestStaleReplyBeforeOpen: replies a previous session left unread on the
+// line (here two readings; in the field the rest of an array fetch) are not
+// taken for the answer to *IDN?.
+func TestStaleReplyBeforeOpen(t *testing.T) {
+	emu := startEmu(t, scpiemu.Options{})
+	raw, err := serialport.Open(emu.Path(), 115200)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.Write([]byte("MEAS:CURR? (@1)\nMEAS:CURR? (@1)\n")); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond) // the emulator answers; nobody reads
+	raw.Close()
+	in, err := scpi.Open(emu.Path(), scpi.Options{Timeout: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatalf("open after a session left two replies unread: %v", err)
+	}
+	defer in.Close()
+	if in.Family().Name != "n6705" {
+		t.Fatalf("family %q", in.Family().Name)
+	}
+}
