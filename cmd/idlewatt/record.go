@@ -150,7 +150,7 @@ func runRecord(cmd *cobra.Command, args []string) error {
 		return usageErr("record: --out %w", err)
 	}
 
-	obs, err := openMetrics(cmd, oo)
+	obs, err := openMetrics(cmd, oo, func(p string) bool { return samePath(p, out) })
 	if err != nil {
 		return err
 	}
