@@ -122,6 +122,8 @@ func analyzeCapture(cmd *cobra.Command, path string, opts analysis.Options) (*an
 	switch {
 	case err == nil:
 		return r, nil
+	case errors.Is(err, analysis.ErrNoSuchPort): // say which flag, and of which capture
+		return nil, inputErr(fmt.Errorf("%s: --ports: %s: %w", cmd.Name(), path, err))
 	case errors.Is(err, os.ErrNotExist), errors.Is(err, capture.ErrNotCapture), errors.Is(err, capture.ErrVersion),
 		errors.Is(err, capture.ErrTruncated), errors.Is(err, capture.ErrInvalid), errors.Is(err, analysis.ErrNoSuchPort), errors.Is(err, analysis.ErrNoChannels),
 		errors.Is(err, analysis.ErrOptions):
