@@ -176,7 +176,7 @@ func (p *devslpProc) add(w []float64, dt float64, t0 float64) {
 			return
 		}
 		for k, x := range w {
-			tk := int64(t0 + dt*float64(k))
+			tk := int64(math.Round(t0 + dt*float64(k))) // as Clock.Host rounds: a pin event's sample has the pin's time
 			if tk >= c.Start && tk <= c.End {
 				p.buf = append(p.buf, states.Sample{T: tk, W: x})
 			}

@@ -143,7 +143,7 @@ type levelEstimate struct {
 const (
 	burstSigmas  = 5    // a block more than 5 robust σ from the median block…
 	burstRelFrac = 0.01 // …and more than 1 % of the level (a constant source has σ = 0)
-	minBlocks    = 10   // fewest independent block means for an interval
+	minBlocks    = 3    // fewest independent block means for an interval (as for a value: minQuietS); Student t at K − 1 widens it
 )
 
 // estimateLevel finds the quiet level of blocks bs (time order): the mean of
@@ -275,7 +275,7 @@ func estimateLevelAbove(bs []blk, L, minN int, resU func(sigma float64) float64,
 	// longer correlated (lag-1 autocorrelation within 2/√K of zero).
 	for {
 		if len(kept) < minBlocks {
-			e.Note = "fewer than 10 independent quiet blocks: no uncertainty (measure longer)"
+			e.Note = "fewer than 3 independent quiet blocks: no uncertainty (measure longer)"
 			return e
 		}
 		r1 := lag1(kept)
@@ -505,3 +505,30 @@ func resolutionU(rails []railLSB, p, sigma float64) (u float64, known bool) {
 }
 
 type railLSB struct{ nominal, v, i float64 }
+
+// peakCI95 is the 95 % interval of the true power at the peak: the
+// highest of n readings, M, each the true power plus gaussian noise of σ
+// per reading (sigma, the quiet noise) and a resolution term ures, in
+// quadrature (s = √(σ² + ures²)).
+//
+//   - Above: a reading taken at the true peak instant is at most M, and it
+//     lies below the true peak by more than 1.96 s with probability 2.5 %,
+//     so the true peak is ≤ M + 1.96 s.
+//   - Below: M exceeds the true peak only by the noise of the reading that
+//     made it, at most the largest of n noise draws, which exceeds z_n s,
+//     z_n = Φ⁻¹(1 − 0.025/n), with probability ≤ 2.5 % (union bound over
+//     the n readings), so the true peak is ≥ M − z_n s.
+//
+// Whatever how many readings sat at the peak level, the interval holds
+// with at least 95 %. Nil without a noise estimate or samples.
+func peakCI95(peak float64, n int, sigma, ures float64) *[2]float64 {
+	if n <= 0 || math.IsNaN(peak) || math.IsNaN(sigma) || sigma < 0 {
+		return nil
+	}
+	if math.IsNaN(ures) {
+		ures = 0
+	}
+	s := math.Hypot(sigma, ures)
+	zn := math.Sqrt2 * math.Erfinv(1-2*0.025/float64(n))
+	return &[2]float64{peak - zn*s, peak + 1.96*s}
+}

@@ -136,6 +136,9 @@ func (r *Report) drivePower(dr *DriveReport, d *driveProc, dt, relPeriod float64
 	dr.AverageU95W = meanU95(n, qe, d.resU(dr.AverageW, qe))
 	dr.EnergyU95J = energyU95(dr.AverageU95W, dr.DurationS, dr.EnergyJ, relPeriod)
 	dr.Uncertainty = d.uncertainty(qe, dt)
+	if !math.IsNaN(qe.NoiseVar1) {
+		dr.PeakCI95W = peakCI95(dr.PeakW, int(n), math.Sqrt(qe.NoiseVar1), d.resU(dr.PeakW, qe))
+	}
 	switch {
 	case n > 0 && math.IsNaN(dr.ActiveIdleW):
 		r.note(fmt.Sprintf("drive %q: active_idle_w is null, not measured: %s (quiet = no I/O outstanding, past the settle tail, DEVSLP not asserted, in active idle)", dr.Name, qe.Note))

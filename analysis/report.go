@@ -140,12 +140,16 @@ type DriveReport struct {
 
 	// 95 % expanded uncertainties of the headline figures (see
 	// Uncertainty for the method); nil (null) when they cannot be estimated.
-	ActiveIdleU95W *float64    `json:"active_idle_u95_w"`
-	AverageU95W    *float64    `json:"average_u95_w"`
-	EnergyU95J     *float64    `json:"energy_u95_j"`
-	Uncertainty    Uncertainty `json:"uncertainty"`
-	Bursts         Bursts      `json:"bursts"`
-	Quiet          QuietPower  `json:"quiet"`
+	ActiveIdleU95W *float64 `json:"active_idle_u95_w"`
+	AverageU95W    *float64 `json:"average_u95_w"`
+	EnergyU95J     *float64 `json:"energy_u95_j"`
+	// PeakCI95W is the 95 % interval [lo, hi] of the true power at the
+	// peak sample (analysis/estimate.go peakCI95: asymmetric, the peak is
+	// the highest of many noisy readings); null without a noise estimate.
+	PeakCI95W   *[2]float64 `json:"peak_ci95_w"`
+	Uncertainty Uncertainty `json:"uncertainty"`
+	Bursts      Bursts      `json:"bursts"`
+	Quiet       QuietPower  `json:"quiet"`
 
 	Profile     string      `json:"profile,omitempty"`
 	Rails       []string    `json:"rails"`

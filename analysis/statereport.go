@@ -36,15 +36,24 @@ type StateReport struct {
 	// ResidencyU95 is the 95 % half-width of Residency from the timing of
 	// the state's boundaries (each uniform within ±½ smoothing window); it
 	// does not cover samples put in the wrong state.
-	ResidencyU95 map[string]float64     `json:"residency_u95"`
-	Spans        map[string]int         `json:"spans"`         // intervals per state
-	Transitions  []TransitionCount      `json:"transitions"`   // from → to, count
-	Entry        map[string]LatencyStat `json:"entry_latency"` // by state entered (DevSlp's are in devslp)
-	Exit         map[string]LatencyStat `json:"exit_latency"`  // by state left (DevSlp's are in devslp)
-	DevSlp       *DevSlp                `json:"devslp,omitempty"`
-	Note         string                 `json:"note,omitempty"`
+	ResidencyU95 map[string]float64 `json:"residency_u95"`
+	// Smoothing is the classifier's running-median window, chosen from the
+	// measured per-sample noise (detect.Options.Adaptive).
+	Smoothing   SmoothingInfo          `json:"smoothing"`
+	Spans       map[string]int         `json:"spans"`         // intervals per state
+	Transitions []TransitionCount      `json:"transitions"`   // from → to, count
+	Entry       map[string]LatencyStat `json:"entry_latency"` // by state entered (DevSlp's are in devslp)
+	Exit        map[string]LatencyStat `json:"exit_latency"`  // by state left (DevSlp's are in devslp)
+	DevSlp      *DevSlp                `json:"devslp,omitempty"`
+	Note        string                 `json:"note,omitempty"`
 	// intervals are the classifier's spans, made once by fill (Intervals).
 	intervals []StateInterval
+}
+
+// SmoothingInfo is the classifier's window and the noise it was sized for.
+type SmoothingInfo struct {
+	WindowMs    float64 `json:"window_ms"`
+	NoiseSigmaW float64 `json:"noise_sigma_w"`
 }
 
 // StateInterval is one maximal interval of one detected state: a span of
@@ -143,7 +152,7 @@ func (sd *stateDetector) classifier(d capture.DriveInfo, rate float64) StateClas
 		return nil
 	}
 	c := &stateCollector{online: on, rep: StateReport{Port: d.Port, Name: d.Name, Levels: l, LevelsSource: "profile"}}
-	if c.off, err = detect.New(detect.Options{Levels: l, Period: period}, func(s detect.Span) {
+	if c.off, err = detect.New(detect.Options{Levels: l, Period: period, Adaptive: true}, func(s detect.Span) {
 		c.spans = append(c.spans, s)
 		c.sum.Add(s)
 	}); err != nil {
@@ -265,8 +274,8 @@ func drivePins(p *pass1, c *Clock, port int) []detect.Pin {
 }
 
 // fill completes a report from the classifier's spans; c is the capture's
-// clock.
-func (s *StateReport) fill(sum *detect.Summary, spans []detect.Span, ios []detect.IO, pins []detect.Pin, c *Clock) {
+// clock, cn what the classifier measured of the noise.
+func (s *StateReport) fill(sum *detect.Summary, spans []detect.Span, ios []detect.IO, pins []detect.Pin, c *Clock, cn classNoise) {
 	s.MeasuredS = sum.Total().Seconds()
 	t0 := c.HostF(0)
 	s.intervals = make([]StateInterval, len(spans))
@@ -282,7 +291,8 @@ func (s *StateReport) fill(sum *detect.Summary, spans []detect.Span, ios []detec
 		s.PowerW[st.String()] = float64(sum.MeanPower(st))
 		s.Spans[st.String()] = sum.Spans[st]
 	}
-	s.uncertainty(spans)
+	s.Smoothing = SmoothingInfo{WindowMs: float64(cn.smooth) / 1e6, NoiseSigmaW: cn.sigma}
+	s.uncertainty(spans, cn)
 	for k, n := range sum.Transitions {
 		s.Transitions = append(s.Transitions, TransitionCount{From: k[0].String(), To: k[1].String(), Count: n})
 	}
@@ -380,7 +390,7 @@ func (sd *stateDetector) finishStates(open Opener, p *pass1, c *Clock, drives []
 	for _, d := range drives {
 		if col := sd.cols[d.Port]; col != nil {
 			col.off.Close()
-			col.rep.fill(&col.sum, col.spans, busyIO(p, d.Port), drivePins(p, c, d.Port), c)
+			col.rep.fill(&col.sum, col.spans, busyIO(p, d.Port), drivePins(p, c, d.Port), c, classifierNoise(col.off, period))
 			out = append(out, col.rep)
 			continue
 		}
@@ -400,7 +410,7 @@ func (sd *stateDetector) finishStates(open Opener, p *pass1, c *Clock, drives []
 		rep.Levels, rep.LevelsSource = l, "learned"
 		out = append(out, rep)
 		ln := &learner{i: len(out) - 1, rails: rails[d.Port], busy: busyIO(p, d.Port)}
-		ln.cls, err = detect.New(detect.Options{Levels: l, Period: period}, func(s detect.Span) {
+		ln.cls, err = detect.New(detect.Options{Levels: l, Period: period, Adaptive: true}, func(s detect.Span) {
 			ln.spans = append(ln.spans, s)
 			ln.sum.Add(s)
 		})
@@ -464,23 +474,43 @@ func (sd *stateDetector) finishStates(open Opener, p *pass1, c *Clock, drives []
 	}
 	for _, ln := range learn {
 		ln.cls.Close()
-		out[ln.i].fill(&ln.sum, ln.spans, busyIO(p, out[ln.i].Port), drivePins(p, c, out[ln.i].Port), c)
+		out[ln.i].fill(&ln.sum, ln.spans, busyIO(p, out[ln.i].Port), drivePins(p, c, out[ln.i].Port), c, classifierNoise(ln.cls, period))
 	}
 	return out, nil
 }
 
-// stateSmooth is the classifier's smoothing window (states/detect's
-// default), the scale of a boundary's timing uncertainty.
-const stateSmooth = time.Millisecond
+// classNoise is what a classifier measured that residency's uncertainty
+// propagates: its window, the sample period, the per-sample noise and the
+// levels' bands.
+type classNoise struct {
+	smooth, period time.Duration
+	sigma          float64
+}
+
+func classifierNoise(c *detect.Classifier, period time.Duration) classNoise {
+	return classNoise{smooth: c.Smooth(), period: period, sigma: c.NoiseSigma()}
+}
 
 // uncertainty fills PowerU95W and ResidencyU95 from the spans.
 //
 // Per-state power: the intervals are clusters; with k ≥ 2 intervals of n_i
 // samples and means m_i, var(mean) = k/(k−1) · Σ n_i²(m_i − m)² / N², which
 // holds the sensor noise within each interval and the spread between them.
-// Residency: each of the state's 2k boundaries is placed within ±½ window
-// (uniform, u = window/√12), so u(residency) = √(2k) · u / measured time.
-func (s *StateReport) uncertainty(spans []detect.Span) {
+//
+// Residency (docs/analysis.md, "States"), three terms in quadrature:
+//   - boundary timing: each of the state's 2k boundaries is placed within
+//     ±½ window of the running median (W, uniform: W/√12) and within a
+//     sample (P/√12), so u = √(2k · (W² + P²)/12) / T;
+//   - misread samples: a sample of a level x whose band is [lo, hi) is
+//     read as the neighbour with probability Φ(−d/σ_m) at each edge
+//     (d = x − lo or hi − x, σ_m = 1.2533 σ/√n the median's noise over n
+//     samples); the state loses r·(p_lo + p_hi) and gains its neighbours'
+//     share across its edges, a bias bounded by their sum B, taken as
+//     rectangular: u = B/√3;
+//   - the I/O boundaries of `active` (and of the state beside each): each
+//     of its 2k edges is placed by the clock fit and the host's stamps,
+//     within a sample (P/√12) — included in the timing term.
+func (s *StateReport) uncertainty(spans []detect.Span, cn classNoise) {
 	type agg struct {
 		n, sumW float64
 		means   []float64
@@ -500,11 +530,27 @@ func (s *StateReport) uncertainty(spans []detect.Span) {
 		a.means, a.ns = append(a.means, w), append(a.ns, n)
 	}
 	total := s.MeasuredS
-	ub := stateSmooth.Seconds() / math.Sqrt(12)
+	w, per := cn.smooth.Seconds(), cn.period.Seconds()
+	if w <= 0 {
+		w = time.Millisecond.Seconds()
+	}
+	mis := s.misread(cn)
+	// A state never entered has residency 0, its interval the samples the
+	// noise could have put into it (0 for a state with no level: active
+	// without I/O, off without an off level). Excursions shorter than half
+	// the window are not seen at all (docs/analysis.md, "States").
+	if total > 0 {
+		for _, st := range detect.AllStates {
+			if _, ok := by[st.String()]; !ok {
+				s.ResidencyU95[st.String()] = 1.96 * mis[st.String()] / math.Sqrt(3)
+			}
+		}
+	}
 	for st, a := range by {
 		k := float64(len(a.means))
 		if total > 0 {
-			s.ResidencyU95[st] = 1.96 * math.Sqrt(2*k) * ub / total
+			timing := math.Sqrt(2*k*(w*w+per*per)/12) / total
+			s.ResidencyU95[st] = 1.96 * math.Hypot(timing, mis[st]/math.Sqrt(3))
 		}
 		if k < 2 || a.n == 0 {
 			continue
@@ -517,6 +563,89 @@ func (s *StateReport) uncertainty(spans []detect.Span) {
 		v *= k / (k - 1) / (a.n * a.n)
 		s.PowerU95W[st] = 1.96 * math.Sqrt(v)
 	}
+}
+
+// misread bounds, per state, the residency moved by samples the noise
+// puts across a band edge (see uncertainty).
+func (s *StateReport) misread(cn classNoise) map[string]float64 {
+	out := map[string]float64{}
+	if cn.sigma <= 0 || cn.period <= 0 || cn.smooth <= 0 {
+		return out
+	}
+	n := math.Max(1, float64(cn.smooth/cn.period))
+	sm := 1.2533 * cn.sigma / math.Sqrt(n)
+	phi := func(d float64) float64 { return 0.5 * math.Erfc(d/sm/math.Sqrt2) }
+	l := s.Levels
+	lv := []struct {
+		st detect.State
+		w  units.Watts
+	}{{detect.Idle, l.Idle}, {detect.Partial, l.Partial}, {detect.Slumber, l.Slumber}, {detect.DevSlp, l.DevSlp}}
+	for _, x := range lv {
+		lo, hi, ok := l.Band(x.st)
+		if !ok || x.w <= 0 {
+			continue
+		}
+		r := s.Residency[x.st.String()]
+		for _, e := range []struct {
+			edge float64
+			d    float64
+		}{{lo, float64(x.w) - lo}, {hi, hi - float64(x.w)}} {
+			if math.IsInf(e.edge, 0) || e.d <= 0 {
+				continue
+			}
+			moved := r * phi(e.d)
+			out[x.st.String()] += moved
+			// The neighbour across this edge gains what this state loses.
+			var nb detect.State
+			if e.edge == hi {
+				nb = stateAbove(l, x.st)
+			} else {
+				nb = stateBelow(l, x.st)
+			}
+			if nb != detect.Unknown {
+				out[nb.String()] += moved
+			}
+		}
+	}
+	return out
+}
+
+// stateAbove and stateBelow are the classified neighbours of a level's band.
+func stateAbove(l detect.Levels, st detect.State) detect.State {
+	prev := detect.Background
+	for _, x := range []struct {
+		st detect.State
+		w  units.Watts
+	}{{detect.Idle, l.Idle}, {detect.Partial, l.Partial}, {detect.Slumber, l.Slumber}, {detect.DevSlp, l.DevSlp}} {
+		if x.w <= 0 {
+			continue
+		}
+		if x.st == st {
+			return prev
+		}
+		prev = x.st
+	}
+	return detect.Unknown
+}
+
+func stateBelow(l detect.Levels, st detect.State) detect.State {
+	found := false
+	for _, x := range []struct {
+		st detect.State
+		w  units.Watts
+	}{{detect.Idle, l.Idle}, {detect.Partial, l.Partial}, {detect.Slumber, l.Slumber}, {detect.DevSlp, l.DevSlp}} {
+		if x.w <= 0 {
+			continue
+		}
+		if found {
+			return x.st
+		}
+		found = x.st == st
+	}
+	if found && l.Off > 0 {
+		return detect.Off
+	}
+	return detect.Unknown
 }
 
 // recordedProfiles reads the user profiles from a capture header's config

@@ -42,3 +42,13 @@ func (ConstantDrive) SetDevSlp(time.Duration, bool) {}
 
 // SetPower implements SimDrive; a constant drive ignores power switching.
 func (ConstantDrive) SetPower(time.Duration, bool) {}
+
+// SimDrive3V3 is a SimDrive that also loads a 3.3 V rail: an NVMe drive on
+// an M.2 interposer behind a hub port with a 3.3 V rail. An emulator with
+// such a rail renders it with Render3V3 after Render for the same samples;
+// a SimDrive without the method draws nothing there (the rail at 3.3 V,
+// 0 A). A SATA drive's 5 V and 12 V rails stay Render's.
+type SimDrive3V3 interface {
+	SimDrive
+	Render3V3(t0 time.Duration, rate units.Hertz, v33 []units.Volts, i33 []units.Amps)
+}

@@ -23,12 +23,13 @@ function strip(p) { return substr(p, length(mod) + 1) }
 function rank(p) {
 	if (p ~ /^(units|hostclock|internal\/(hostclock|outfile|suggest|serialport|ptyserve|ctxio))(\/|$)/) return 0
 	if (p ~ /^report(\/|$)/) return 4
-	# the simulated drive answers workload ops with meter samples: above both
-	if (p ~ /^states\/drivesim(\/|$)/) return 1.5
+	# the simulated drives answer workload ops with meter samples: above both
+	if (p ~ /^states\/(drivesim|nvme\/sim)(\/|$)/) return 1.5
 	if (p ~ /^(meter|workload|states)(\/|$)/) return 1
 	if (p ~ /^capture(\/|$)/) return 2
 	if (p ~ /^analysis(\/|$)/) return 3
-	if (p ~ /^(internal\/rig|rig)(\/|$)/) return 5
+	# the rig, and internal/apst (the simulated NVMe host: sim drive, hub, analysis)
+	if (p ~ /^(internal\/rig|rig|internal\/apst)(\/|$)/) return 5
 	if (p ~ /^internal\/accuracy(\/|$)/) return 6
 	if (p ~ /^cmd(\/|$)/) return 7
 	return -1

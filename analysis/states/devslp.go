@@ -175,6 +175,12 @@ func JudgeCycle(tm Timing, samples []Sample, jo JudgeOptions) Cycle {
 		w[i] = s.W
 	}
 	idx := func(t int64) int { return sort.Search(len(samples), func(i int) bool { return samples[i].T >= t }) }
+	// near is the sample whose time is nearest t: the meter stamps a pin
+	// event with the index of the sample it fell in, and a sample time
+	// computed a nanosecond below the event's (rounding) must not push the
+	// search for the change one sample late (before: every entry read one
+	// sample, 0.1 ms at 10 kS/s, against a true 0).
+	near := func(t int64) int { return idx(t - int64(period/2)) }
 	ms := func(d int64) float64 { return float64(d) / 1e6 }
 
 	// Pre-cycle level: the drive's resting power over the last 300 ms, GC
@@ -182,7 +188,7 @@ func JudgeCycle(tm Timing, samples []Sample, jo JudgeOptions) Cycle {
 	// of the lower quartile of the window means, and the mean of their
 	// samples (a burst can cover half the windows; the quietest quarter is
 	// resting).
-	a0, b0 := idx(tm.Assert-int64(300*time.Millisecond)), idx(tm.Assert)
+	a0, b0 := idx(tm.Assert-int64(300*time.Millisecond)), near(tm.Assert)
 	per := max(1, int(5e6/period))
 	var means []float64
 	for a := a0; a+per <= b0; a += per {
@@ -221,23 +227,27 @@ func JudgeCycle(tm Timing, samples []Sample, jo JudgeOptions) Cycle {
 	// The level before the change is the pre-cycle power, known from the
 	// 300 ms before the pin: fitting it from the 10 ms before the assertion
 	// alone let noise place a small step anywhere in the hold.
-	entry, ok := FitStepFrom(w[ia:id], base, idx(tm.Assert)-ia, id-ia-4)
+	entry, ok := FitStepFrom(w[ia:id], base, near(tm.Assert)-ia, id-ia-4)
 	if !ok {
 		c.judge(Inconclusive, "too few samples while DEVSLP was asserted")
 		return c
 	}
 	ke := ia + entry.K
 	id = idx(tm.Deassert)
-	// Did it fall to a floor? The level after the step against half the
-	// pre-cycle level, with the level's own uncertainty.
+	// Did it fall to a floor? The level after the step against the
+	// pre-cycle level ÷ √2, with the level's own uncertainty: the geometric
+	// midpoint between no fall (1) and the highest floor a drive may have,
+	// half its Slumber level (docs/drive-profiles.md). Before, the bound was
+	// half the pre-cycle level itself, so a floor at half of Slumber read
+	// INCONCLUSIVE under any noise and had no value.
 	post := MeanBatches(w[ke:id], batchOf(period))
-	half := 0.5 * base
-	switch checkAtMost(post.Mean, 3*post.U, half) {
+	fell := base / math.Sqrt2
+	switch checkAtMost(post.Mean, 3*post.U, fell) {
 	case Fail:
 		c.judge(Fail, "power stayed at %.2f mW while DEVSLP was asserted (pre-cycle %.2f mW): the drive ignores DEVSLP", post.Mean*1e3, base*1e3)
 		return c.readWithoutDevSlp(tm)
 	case Inconclusive:
-		c.judge(Inconclusive, "power fell to %.2f ± %.2f mW, not clearly below half the pre-cycle %.2f mW", post.Mean*1e3, 3*post.U*1e3, base*1e3)
+		c.judge(Inconclusive, "power fell to %.2f ± %.2f mW, not clearly below the pre-cycle %.2f mW ÷ √2", post.Mean*1e3, 3*post.U*1e3, base*1e3)
 		return c.readWithoutDevSlp(tm)
 	}
 	c.EntryAt = samples[ke].T

@@ -234,12 +234,21 @@ func TestExitNullWithoutDevSlp(t *testing.T) {
 	if c := Judge(tm, s, jo); c.Outcome != Fail || !strings.Contains(strings.Join(c.Reasons, ";"), "read after deassertion failed") {
 		t.Errorf("ignored pin, failed read: %s %v, want the failed read named", c.Outcome, c.Reasons)
 	}
-	// Half-way down: 25 mW against a 50 mW pre-cycle level, noisy enough
-	// that the fall is not clearly below half — no floor, no exit.
-	tm, s = synthCycle(11, 0.025, 0.015, 0.00025, 0, 0)
+	// Down to the pre-cycle level ÷ √2 (35.4 mW against 50 mW), noisy
+	// enough that the fall is not clearly below it — no floor, no exit.
+	tm, s = synthCycle(11, 0.05/math.Sqrt2, 0.015, 0.00025, 0, 0)
 	c = Judge(tm, s, jo)
 	if c.Outcome != Inconclusive || c.FloorW.Ok() || c.ExitMs.Ok() {
 		t.Errorf("unclear fall: %s %v floor %v exit %v, want inconclusive, null floor and exit", c.Outcome, c.Reasons, c.FloorW, c.ExitMs)
+	}
+	// A floor at half the pre-cycle (Slumber) level — the highest the
+	// profile space allows — is a floor: its value is reported and judged
+	// against the limit, not read as "ignores DEVSLP" or left null.
+	tm, s = synthCycle(13, 0.025, 0.015, 0.00025, 0, 0)
+	c = Judge(tm, s, jo)
+	if !c.FloorW.Ok() || math.Abs(float64(c.FloorW)-0.025) > 0.001 || !c.ExitMs.Ok() ||
+		!strings.Contains(strings.Join(c.Reasons, ";"), "above the 5.00 mW limit") {
+		t.Errorf("floor at half of Slumber: %s %v floor %v exit %v, want the 25 mW floor judged against the limit", c.Outcome, c.Reasons, c.FloorW, c.ExitMs)
 	}
 	// A drive that entered still reports its exit.
 	tm, s = synthCycle(12, 0.0012, 0.015, 0.00025, 0, 0)
@@ -291,5 +300,20 @@ func TestSmallEntryStepUnderNoiseNotFailed(t *testing.T) {
 	t.Logf("%d of 30 cycles failed; the entry's 95 %% interval held the truth 0 in %d of %d", fails, held, n)
 	if n < 25 || float64(held) < 0.85*float64(n) {
 		t.Errorf("entry measured on %d of 30 cycles, its interval held the truth on %d", n, held)
+	}
+}
+
+// The meter stamps the pin with the index of the sample it fell in; when
+// the samples' times come out a nanosecond below the event's (rounding),
+// the change is still searched from that sample: an entry at the pin
+// reads 0, not one sample (every campaign entry read 0.1 ms at 10 kS/s).
+func TestEntryAtThePinReadsZero(t *testing.T) {
+	tm, s := synthCycle(21, 0.002, 0.002, 0.00025, 0, 0)
+	for i := range s {
+		s[i].T-- // the rounding the sample pass had
+	}
+	c := Judge(tm, s, JudgeOptions{Criteria: DefaultCriteria()})
+	if !c.EntryMs.Ok() || math.Abs(float64(c.EntryMs)) > 0.05 {
+		t.Fatalf("entry %v ms, want 0 (the drive entered at the pin)", c.EntryMs)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -15,6 +17,8 @@ import (
 	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/meter/hub"
 	"github.com/idlewatt/idlewatt/meter/hub/hubemu"
+	"github.com/idlewatt/idlewatt/states/nvme"
+	nvmesim "github.com/idlewatt/idlewatt/states/nvme/sim"
 	"github.com/idlewatt/idlewatt/units"
 )
 
@@ -57,7 +61,10 @@ would have sent over D of streaming (every port, at --rate) to FILE, unpaced.`,
 	f.Bool("reenumerate", false, "make disconnects real: close the pty and remove the path, then reappear at the same path")
 	f.String("symlink", "", "keep the pty's path as a symlink here (default: a new temporary directory)")
 	f.Int("buffer", 0, "hub output buffer in bytes (default 1 MiB); blocks that do not fit are lost with an OVERRUN")
-	f.Int("protocol", 2, "hub protocol version to speak: 2 (LINK, split frames, RESEND ring, 20-bit samples) or 1")
+	f.Int("protocol", 2, "hub protocol version to speak: 2 (LINK, split frames, RESEND ring, 20-bit samples), 3 (2 with a 3.3 V rail; the default with --rail-3v3 or --nvme) or 1")
+	f.Bool("rail-3v3", false, "give every port a 3.3 V rail (an M.2 interposer's supply; protocol 3, at most 5 ports)")
+	f.String("nvme", "", "simulated NVMe drives on M.2 interposers: PORT=PROFILE[,PORT=PROFILE…] (980pro-1tb, 660p-1tb); implies --rail-3v3")
+	f.String("nvme-latency-us", "100000", "latency tolerance the simulated NVMe drives' APST tables are planned for (µs, auto or any)")
 	f.Int("ring", 1<<20, "protocol 2: ring buffer of recent samples RESEND reads from, bytes (0 = none)")
 	f.Int("max-frame", 4096, "protocol 2: largest frame the hub sends or takes, bytes (64–4096)")
 	f.Float64("drift-ppm", 0, "emulator clock drift against the host, ppm")
@@ -115,13 +122,21 @@ func hubEmulatorOptions(cmd *cobra.Command) (hubemu.Options, error) {
 	if o.BufferBytes < 0 {
 		return o, usageErr("%s: %d bytes is negative", where(cmd, "buffer", "emulate.buffer_bytes"), o.BufferBytes)
 	}
-	if o.Protocol != 1 && o.Protocol != 2 {
-		return o, usageErr("%s: %d (1 or 2)", where(cmd, "protocol", "emulate.protocol"), o.Protocol)
+	nvmeSpec := optString(cmd, "nvme", "emulate.nvme")
+	o.Rail3V3 = optBool(cmd, "rail-3v3", "emulate.rail_3v3") || strings.TrimSpace(nvmeSpec) != ""
+	if o.Rail3V3 && !cmd.Flags().Changed("protocol") {
+		o.Protocol = 3
+	}
+	if o.Protocol < 1 || o.Protocol > 3 {
+		return o, usageErr("%s: %d (1, 2 or 3)", where(cmd, "protocol", "emulate.protocol"), o.Protocol)
+	}
+	if o.Rail3V3 && (o.Protocol != 3 || o.Ports > 5) {
+		return o, usageErr("--rail-3v3/--nvme: a 3.3 V rail needs --protocol 3 and at most 5 ports (have %d, %d ports)", o.Protocol, o.Ports)
 	}
 	if o.Protocol == 1 { // a version 1 hub has neither: the setting would do nothing
 		for _, k := range [][2]string{{"ring", "emulate.ring_bytes"}, {"max-frame", "emulate.max_frame"}} {
 			if f := cmd.Flags().Lookup(k[0]); (f != nil && f.Changed) || cliOf(cmd).cfg.IsSet(k[1]) {
-				return o, usageErr("%s: a protocol 2 setting; %s is 1 (no RESEND ring, no LINK frame size)", where(cmd, k[0], k[1]), where(cmd, "protocol", "emulate.protocol"))
+				return o, usageErr("%s: a protocol 2 and 3 setting; %s is 1 (no RESEND ring, no LINK frame size)", where(cmd, k[0], k[1]), where(cmd, "protocol", "emulate.protocol"))
 			}
 		}
 	}
@@ -161,7 +176,54 @@ func hubEmulatorOptions(cmd *cobra.Command) (hubemu.Options, error) {
 		return o, err
 	}
 	o.Drives = d
+	if err := hubNVMeDrives(cmd, &o, nvmeSpec, int64(seed)); err != nil {
+		return o, err
+	}
 	return o, nil
+}
+
+// hubNVMeDrives puts the simulated NVMe drives of --nvme behind their
+// ports (states/nvme/sim.HubDrive on the 3.3 V rail); the other ports keep
+// what --profile gave them.
+func hubNVMeDrives(cmd *cobra.Command, o *hubemu.Options, spec string, seed int64) error {
+	if strings.TrimSpace(spec) == "" {
+		return nil
+	}
+	if optString(cmd, "truth-dir", "emulate.truth_dir") != "" {
+		// A --profile drive the NVMe drive replaced would still write its
+		// truth file, for a drive no port renders.
+		return usageErr("%s with %s: the simulated NVMe drives write no truth file; drop one", where(cmd, "nvme", "emulate.nvme"), where(cmd, "truth-dir", "emulate.truth_dir"))
+	}
+	tol, err := nvme.ParseTolerance(optString(cmd, "nvme-latency-us", "emulate.nvme_latency_us"))
+	if err != nil {
+		return usageErr("%s: %v", where(cmd, "nvme-latency-us", "emulate.nvme_latency_us"), err)
+	}
+	if o.Drives == nil {
+		o.Drives = make([]meter.SimDrive, o.Ports)
+		for i := range o.Drives {
+			o.Drives[i] = meter.ConstantDrive{V5: 5, I5: 0.08, V12: 12}
+		}
+	}
+	seen := map[int]bool{}
+	for _, item := range strings.Split(spec, ",") {
+		ps, name, ok := strings.Cut(strings.TrimSpace(item), "=")
+		port, perr := strconv.Atoi(ps)
+		if !ok || perr != nil || port < 1 || port > o.Ports || seen[port] {
+			return usageErr("%s: %q: want PORT=PROFILE with a port 1–%d, each once", where(cmd, "nvme", "emulate.nvme"), item, o.Ports)
+		}
+		p, ok := nvmesim.ProfileByName(name)
+		if !ok {
+			var names []string
+			for _, q := range nvmesim.Profiles() {
+				names = append(names, q.Name)
+			}
+			return usageErr("%s: no simulated NVMe profile %q (have %s)", where(cmd, "nvme", "emulate.nvme"), name, strings.Join(names, ", "))
+		}
+		seen[port] = true
+		// 20 µA σ on the 3.3 V sensor (66 µW): a few 20-bit counts.
+		o.Drives[port-1] = nvmesim.NewHubDrive(p, tol.Us, 20e-6, uint64(seed)+uint64(port))
+	}
+	return nil
 }
 
 func runHubEmulate(cmd *cobra.Command, _ []string) error {

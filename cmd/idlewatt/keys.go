@@ -77,6 +77,7 @@ var configKeys = map[string]keyKind{
 	"emulate.drift_ppm": kFloat, "emulate.offset": kSDuration, "emulate.fast": kBool,
 	"emulate.duration": kDuration, "emulate.out": kString, "emulate.profile": kString,
 	"emulate.policy": kString, "emulate.truth_dir": kString,
+	"emulate.rail_3v3": kBool, "emulate.nvme": kString, "emulate.nvme_latency_us": kString,
 	"ppk2emu.current_ma": kFloat, "ppk2emu.supply_mv": kInt, "ppk2emu.profile": kString,
 	"ppk2emu.policy": kString, "ppk2emu.seed": kInt,
 	"scpiemu.family": kString, "scpiemu.current_ma": kFloat, "scpiemu.voltage_v": kFloat, "scpiemu.delay": kDuration,

@@ -146,7 +146,7 @@ const reportJSON = `{"schema":"idlewatt.report/v1","drives":[
   "residency":{"active":0.1,"idle":0.9},"devslp":{"entered":false,"power_w":3.9,"entry_ms":0,"exit_ms":0},"samples":{"dropped":2}},
  {"name":"b","port":2,"active_idle_w":null,"average_w":0.5,"energy_j":5,"uncertainty":{"average_w":{"lo":0.49,"hi":0.51}},
   "residency":{"devslp":0.5,"slumber":0.5},"devslp":{"entered":true,"power_w":0.004,"entry_ms":0.2,"exit_ms":40}},
- {"name":"c","port":3,"active_idle_w":0.2,"active_idle_u95_w":0.001,"residency":{"background":0.1,"idle":0.9},"residency_u95":{"idle":0.002},
+ {"name":"c","port":3,"active_idle_w":0.2,"active_idle_u95_w":0.001,"peak_w":1.5,"peak_ci95_w":[1.4,1.52],"residency":{"background":0.1,"idle":0.9},"residency_u95":{"idle":0.002},
   "devslp":{"entered":false,"power_w":null,"floor_w":null,"floor_u95_w":null,"entry_ms":null,"exit_ms":null,"outcome":"not_supported"}},
  {"name":"d","port":4,"devslp":{"entered":true,"floor_w":0.004,"floor_u95_w":0.0002,"entry_ms":0.5,"entry_u95_ms":null,"exit_ms":41,"exit_u95_ms":1.5,"outcome":"inconclusive"}}]}`
 
@@ -181,6 +181,9 @@ func TestExtract(t *testing.T) {
 	}
 	if r := c3.Residency["idle"]; r.Lo == nil || math.Abs(*r.Lo-0.898) > 1e-12 || c3.Residency["background"].Lo != nil {
 		t.Errorf("port 3 residency intervals: idle %+v, background %+v", r, c3.Residency["background"])
+	}
+	if c3.PeakW.Lo == nil || *c3.PeakW.Lo != 1.4 || *c3.PeakW.Hi != 1.52 {
+		t.Errorf("port 3 peak interval (peak_ci95_w): %+v", c3.PeakW)
 	}
 	if c3.DevSlpFloorW.V != nil || c3.ExitMs.V != nil || *c3.ActiveIdleW.Lo != 0.199 || *c3.ActiveIdleW.Hi != 0.201 || c3.Verdict != "NOT SUPPORTED" {
 		t.Errorf("port 3: %+v verdict %q", c3, c3.Verdict)
@@ -244,7 +247,7 @@ func TestDriveTruth(t *testing.T) {
 		runs: [][2]uint64{{0, 80000}},
 		pins: []meter.Event{{Kind: meter.EventDevSlp, Port: 1, Index: 5000, Value: 1}, {Kind: meter.EventDevSlp, Port: 1, Index: 20000, Value: 0}}}}}
 	p := drivesim.Profile{ActiveIdleW: 0.2, DevSlpW: 0.004, DevSlpSupported: true}
-	tr, err := driveTruth(rc, 1, path, p)
+	tr, err := driveTruth(rc, 1, path, p, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -274,7 +277,7 @@ func TestDriveTruth(t *testing.T) {
 	// report does.
 	ps := rc.ports[1]
 	ps.runs, ps.count = [][2]uint64{{0, 5000}, {15000, 80000}}, 70000
-	tr, err = driveTruth(rc, 1, path, p)
+	tr, err = driveTruth(rc, 1, path, p, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -298,5 +301,97 @@ func TestNoPTYCannotStart(t *testing.T) {
 	_, err := Run(context.Background(), Options{Drives: 4, Seed: 1, Out: t.TempDir()})
 	if !errors.Is(err, ErrCannotStart) || !strings.Contains(err.Error(), "pseudo-terminal") {
 		t.Errorf("got %v, want ErrCannotStart saying why", err)
+	}
+}
+
+// The truth's residency follows the report's definitions: a request
+// outstanding is active whatever the drive's state (the wake it waits
+// for), requests closer than the merge gap make one busy interval, a
+// transfer running on after the completion is background, and a wake at
+// the idle level without a request (after a pin release) is idle.
+func TestDriveTruthByReportDefinitions(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "truth-p1.jsonl")
+	var b bytes.Buffer
+	tw := drivesim.NewTruthWriter(&b, drivesim.TruthHeader{Profile: "p", Port: 1})
+	ms := func(x float64) time.Duration { return time.Duration(x * 1e6) }
+	seg := func(st drivesim.State, a, z float64, w float64, io bool) {
+		tw.Write(drivesim.Segment{State: st, Start: ms(a), End: ms(z), P5: unitsW(w), IO: io})
+	}
+	seg(drivesim.StateSlumber, 0, 1000, 0.05, false)
+	seg(drivesim.StateWake, 1000, 1010, 0.2, true)     // a read waits 10 ms for the wake
+	seg(drivesim.StateActive, 1010, 1011, 1.5, true)   // its transfer
+	seg(drivesim.StateIdle, 1011, 1011.5, 0.2, false)  // 0.5 ms: under the 1 ms merge gap
+	seg(drivesim.StateActive, 1011.5, 1012, 1.5, true) // the next read
+	seg(drivesim.StateActive, 1012, 1013, 1.5, false)  // its transfer runs on past the completion
+	seg(drivesim.StateIdle, 1013, 2000, 0.2, false)
+	seg(drivesim.StateWake, 2000, 2040, 0.2, false) // a wake with no read waiting
+	seg(drivesim.StateIdle, 2040, 3000, 0.2, false)
+	if err := tw.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rc := &runClock{rate: 10000, e0: 0, ports: map[int]*portSpan{1: {first: 0, last: 29999, count: 30000, seen: true,
+		runs: [][2]uint64{{0, 30000}}}}}
+	p := drivesim.Profile{ActiveIdleW: 0.2}
+	for _, c := range []struct {
+		gap                  time.Duration
+		active, idle, backgr float64 // ms
+	}{
+		{time.Millisecond, 12, 3000 - 1000 - 12 - 1, 1},
+		{0, 11.5, 3000 - 1000 - 11.5 - 1, 1},
+	} {
+		tr, err := driveTruth(rc, 1, path, p, c.gap)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := func(k string) float64 { return tr.Residency[k] * 3000 }
+		if math.Abs(got("active")-c.active) > 1e-6 || math.Abs(got("idle")-c.idle) > 1e-6 || math.Abs(got("background")-c.backgr) > 1e-6 {
+			t.Errorf("merge gap %v: active %.3f idle %.3f background %.3f ms, want %.3f %.3f %.3f", c.gap,
+				got("active"), got("idle"), got("background"), c.active, c.idle, c.backgr)
+		}
+		if w := tr.Residency["wake"]; w != 0 {
+			t.Errorf("wake residency %v: a wake is active (read waiting) or idle", w)
+		}
+	}
+}
+
+// With the host's outstanding spans in the truth file, active is their
+// time (merged across the gap), not the model's io flags: a completion
+// the model learned of 50 ms late is not 50 ms of active.
+func TestDriveTruthActiveFromHostSpans(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "truth-p1.jsonl")
+	var b bytes.Buffer
+	tw := drivesim.NewTruthWriter(&b, drivesim.TruthHeader{Profile: "p", Port: 1})
+	ms := func(x float64) time.Duration { return time.Duration(x * 1e6) }
+	seg := func(st drivesim.State, a, z float64, w float64, io bool) {
+		tw.Write(drivesim.Segment{State: st, Start: ms(a), End: ms(z), P5: unitsW(w), IO: io})
+	}
+	seg(drivesim.StateIdle, 0, 100, 0.2, false)
+	seg(drivesim.StateActive, 100, 101, 1.5, true)
+	seg(drivesim.StateIdle, 101, 151, 0.2, true) // the model learned of the completion at 151 ms
+	seg(drivesim.StateIdle, 151, 1000, 0.2, false)
+	tw.WriteIO(drivesim.IOSpan{Start: ms(100), End: ms(101.2)}) // the host's stamps
+	tw.WriteIO(drivesim.IOSpan{Start: ms(101.7), End: ms(102)}) // 0.5 ms later: merged
+	if err := tw.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rc := &runClock{rate: 10000, e0: 0, ports: map[int]*portSpan{1: {first: 0, last: 9999, count: 10000, seen: true,
+		runs: [][2]uint64{{0, 10000}}}}}
+	tr, err := driveTruth(rc, 1, path, drivesim.Profile{ActiveIdleW: 0.2}, time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := tr.Residency["active"] * 1000; math.Abs(a-2) > 1e-6 {
+		t.Errorf("active %.3f ms, want 2 (100–102 ms, the gap merged)", a)
+	}
+	if i := tr.Residency["idle"] * 1000; math.Abs(i-998) > 1e-6 {
+		t.Errorf("idle %.3f ms, want 998", i)
 	}
 }

@@ -24,6 +24,9 @@ var (
 	goalFloor      = Goal{Abs: 0.0002, Rel: 0.03, Text: "±max(0.2 mW, 3 %)"}
 	goalLatency    = Goal{Abs: 1, Rel: 0.03, Text: "±max(1 ms, 3 %)"}
 	goalResidency  = Goal{Abs: 0.01, Text: "±1 pp"}
+	// The peak has no accuracy goal in issue 12 (a reading, noise
+	// included); it is compared for its interval's coverage.
+	goalPeak = Goal{Abs: math.Inf(1), Text: "interval only"}
 )
 
 // CoverageGoal is the share of stated 95 % intervals that must hold the truth.
@@ -90,7 +93,9 @@ func compare(t *Truth, m *Measured) []Check {
 				c.RelErr = &r
 			}
 			c.Status = StatusOK
-			if math.Abs(e) > c.Tol {
+			if math.IsInf(c.Tol, 1) {
+				c.Tol = 0 // no accuracy goal (JSON: 0): judged for its interval only
+			} else if math.Abs(e) > c.Tol {
 				c.Status = StatusBreak
 			}
 			if mv.Lo != nil && mv.Hi != nil {
@@ -104,9 +109,12 @@ func compare(t *Truth, m *Measured) []Check {
 	add("active_idle_w", "W", goalActiveIdle, f(t.ActiveIdleW), m.ActiveIdleW, t.IdleS >= minIdleS)
 	add("average_w", "W", goalPower, f(t.AverageW), m.AverageW, true)
 	add("energy_j", "J", goalPower, f(t.EnergyJ), m.EnergyJ, true)
+	if t.PeakW != nil {
+		add("peak_w", "W", goalPeak, t.PeakW, m.PeakW, true)
+	}
 	add("devslp_floor_w", "W", goalFloor, t.DevSlpFloorW, m.DevSlpFloorW, t.Residency["devslp"]*t.WindowS >= minDevSlpS)
 	add("entry_ms", "ms", goalLatency, t.EntryMs, m.EntryMs, true)
-	add("exit_ms", "ms", goalLatency, t.ExitMs, m.ExitMs, true)
+	add("exit_ms", "ms", goalLatency, pooledExit(t, m), m.ExitMs, true)
 
 	folded := map[string]float64{}
 	for s, x := range t.Residency {
@@ -142,6 +150,26 @@ func compare(t *Truth, m *Measured) []Check {
 		add("residency."+k, "fraction", goalResidency, &tv, m.Residency[k], tv*t.WindowS >= minDevSlpS)
 	}
 	return cs
+}
+
+// pooledExit is the truth's exit over the cycles the report pooled: it
+// leaves out of exit_ms the cycles whose read the host issued late or
+// stalled on (exit_host_late), so the truth does too. Without per-cycle
+// flags, or when every cycle was left out, it is the mean over all cycles.
+func pooledExit(t *Truth, m *Measured) *float64 {
+	if len(m.ExitLeftOut) == 0 {
+		return t.ExitMs
+	}
+	var xs []float64
+	for i, x := range t.CycleExitMs {
+		if x != nil && (i >= len(m.ExitLeftOut) || !m.ExitLeftOut[i]) {
+			xs = append(xs, *x)
+		}
+	}
+	if len(xs) == 0 {
+		return t.ExitMs
+	}
+	return mean(xs)
 }
 
 func sortedKeys(m map[string]bool) []string {
@@ -251,6 +279,8 @@ func goalFor(metric string) string {
 		return goalActiveIdle.Text
 	case metric == "average_w", metric == "energy_j":
 		return goalPower.Text
+	case metric == "peak_w":
+		return goalPeak.Text
 	case metric == "devslp_floor_w":
 		return goalFloor.Text
 	case metric == "entry_ms", metric == "exit_ms":

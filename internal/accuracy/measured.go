@@ -19,16 +19,21 @@ type Value struct {
 
 // Measured is what the outputs of one run say about one drive.
 type Measured struct {
-	ActiveIdleW   Value            `json:"active_idle_w"`
-	AverageW      Value            `json:"average_w"`
-	EnergyJ       Value            `json:"energy_j"`
-	DevSlpFloorW  Value            `json:"devslp_floor_w"`
-	EntryMs       Value            `json:"entry_ms"`
-	ExitMs        Value            `json:"exit_ms"`
+	ActiveIdleW  Value `json:"active_idle_w"`
+	AverageW     Value `json:"average_w"`
+	EnergyJ      Value `json:"energy_j"`
+	PeakW        Value `json:"peak_w"` // with peak_ci95_w
+	DevSlpFloorW Value `json:"devslp_floor_w"`
+	EntryMs      Value `json:"entry_ms"`
+	ExitMs       Value `json:"exit_ms"`
+	// ExitLeftOut flags, per cycle (devslp.cycle_results[].cycle − 1), an
+	// exit the report left out of the pooled exit_ms (exit_host_late).
+	ExitLeftOut   []bool           `json:"exit_left_out,omitempty"`
 	Residency     map[string]Value `json:"residency"` // by the report's state names
 	Verdict       string           `json:"verdict"`   // PASS, FAIL, INCONCLUSIVE, NOT SUPPORTED; "" = none given
 	VerdictReason string           `json:"verdict_reason,omitempty"`
 	Dropped       float64          `json:"dropped"`
+	MergeGapMs    float64          `json:"merge_gap_ms"` // settings.merge_gap_ms: busy intervals closer than this are one
 }
 
 // Extract reads what a run's outputs in dir say about the drive on port.
@@ -36,15 +41,17 @@ type Measured struct {
 // measure.json or states.json change this function changes, nothing else.
 // Keys read (docs/report-format.md):
 //
-//	report.json  drives[port].active_idle_w, average_w, energy_j,
+//	report.json  drives[port].active_idle_w, average_w, energy_j, peak_w ± peak_ci95_w,
 //	             residency.STATE (every key) ± residency_u95.STATE, samples.dropped,
 //	             devslp.floor_w (older reports: devslp.power_w), devslp.entry_ms,
-//	             devslp.exit_ms (pin release → first read completed), devslp.outcome
+//	             devslp.exit_ms (pin release → first read completed), devslp.outcome,
+//	             devslp.cycle_results[].cycle, exit_host_late (cycles left out of exit_ms);
+//	             settings.merge_gap_ms
 //	measure.json devslp.PORT.outcome (older: pass), reason
 //
 // A stated 95 % interval is looked for beside each value: NAME_u95_UNIT
 // (a half-width: active_idle_u95_w, floor_u95_w, exit_u95_ms), or
-// KEY_ci95 as [lo, hi] or {lo, hi}; where none is found the Value has no
+// KEY_ci95 or NAME_ci95_UNIT (peak_ci95_w) as [lo, hi] or {lo, hi}; where none is found the Value has no
 // Lo/Hi and coverage counts it as n/a. Reports whose DevSlp values are
 // never null (no floor_w key) give a floor, entry and exit only when
 // devslp.entered is true; newer ones state absent values as null.
@@ -64,12 +71,18 @@ func Extract(dir string, port int) (Measured, error) {
 func extractFrom(reportJSON, measureJSON []byte, port int) (Measured, error) {
 	var m Measured
 	var rep struct {
-		Drives []map[string]any `json:"drives"`
+		Settings map[string]any   `json:"settings"`
+		Drives   []map[string]any `json:"drives"`
 	}
 	if err := json.Unmarshal(reportJSON, &rep); err != nil {
 		return m, fmt.Errorf("report.json: %w", err)
 	}
 	var d map[string]any
+	if st, ok := rep.Settings["merge_gap_ms"]; ok {
+		if g, ok := num(st); ok && g >= 0 && g < 1e6 {
+			m.MergeGapMs = g
+		}
+	}
 	for _, x := range rep.Drives {
 		if p, ok := num(x["port"]); ok && int(p) == port {
 			d = x
@@ -81,6 +94,7 @@ func extractFrom(reportJSON, measureJSON []byte, port int) (Measured, error) {
 	m.ActiveIdleW = value(d, "active_idle_w")
 	m.AverageW = value(d, "average_w")
 	m.EnergyJ = value(d, "energy_j")
+	m.PeakW = value(d, "peak_w")
 	if s, ok := d["samples"].(map[string]any); ok {
 		m.Dropped, _ = num(s["dropped"])
 	}
@@ -112,6 +126,20 @@ func extractFrom(reportJSON, measureJSON []byte, port int) (Measured, error) {
 			m.ExitMs = value(ds, "exit_ms")
 		}
 		outcome, _ = ds["outcome"].(string)
+		if cr, ok := ds["cycle_results"].([]any); ok {
+			for _, x := range cr {
+				c, _ := x.(map[string]any)
+				n, ok := num(c["cycle"])
+				if !ok || n < 1 || n > 1e4 {
+					continue
+				}
+				for len(m.ExitLeftOut) < int(n) {
+					m.ExitLeftOut = append(m.ExitLeftOut, false)
+				}
+				late, _ := c["exit_host_late"].(bool)
+				m.ExitLeftOut[int(n)-1] = late
+			}
+		}
 	}
 
 	var meas struct {
@@ -171,6 +199,9 @@ func value(obj map[string]any, key string) Value {
 		}
 	}
 	iv := obj[key+"_ci95"]
+	if i := strings.LastIndex(key, "_"); iv == nil && i > 0 {
+		iv = obj[key[:i]+"_ci95"+key[i:]] // NAME_ci95_UNIT: [lo, hi] (peak_ci95_w)
+	}
 	if iv == nil {
 		if u, ok := obj["uncertainty"].(map[string]any); ok {
 			iv = u[key]

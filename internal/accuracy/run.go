@@ -242,14 +242,15 @@ func runHub(ctx context.Context, o Options, j hubJob) []DriveResult {
 	for i, c := range j.cases {
 		r := &out[i]
 		r.Error = runErr
-		t, err := driveTruth(rc, c.Port, filepath.Join(dir, fmt.Sprintf("truth-p%d.jsonl", c.Port)), c.Profile)
-		if err != nil {
-			r.Error = fmt.Sprintf("truth: %v", err)
-			continue
-		}
 		m, err := Extract(dir, c.Port)
 		if err != nil {
 			r.Error = fmt.Sprintf("outputs: %v", err)
+			continue
+		}
+		gap := time.Duration(m.MergeGapMs * 1e6)
+		t, err := driveTruth(rc, c.Port, filepath.Join(dir, fmt.Sprintf("truth-p%d.jsonl", c.Port)), c.Profile, gap)
+		if err != nil {
+			r.Error = fmt.Sprintf("truth: %v", err)
 			continue
 		}
 		r.Truth, r.Measured = t, &m

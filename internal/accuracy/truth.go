@@ -29,10 +29,19 @@ type Truth struct {
 	EntryMs      *float64           `json:"entry_ms"` // mean over pin cycles the drive entered in
 	ExitMs       *float64           `json:"exit_ms"`  // mean over those cycles
 	Cycles       int                `json:"cycles"`   // pin assertions seen by the meter
-	Entered      int                `json:"entered"`  // cycles with a DevSlp entry
-	Verdict      string             `json:"verdict"`  // what verification should say: PASS, FAIL, NOT SUPPORTED
-	ClockMs      float64            `json:"clock_ms"` // uncertainty of the emulator-time reference (half the best mark round trip + one sample)
-	Dropped      uint64             `json:"dropped"`  // sample indices missing inside the window
+	// CycleExitMs is each pin cycle's exit (nil: none), in assertion order,
+	// so that the exit is compared over the cycles the report pooled.
+	CycleExitMs []*float64 `json:"cycle_exit_ms"`
+	Entered     int        `json:"entered"` // cycles with a DevSlp entry
+	Verdict     string     `json:"verdict"` // what verification should say: PASS, FAIL, NOT SUPPORTED
+	// PeakW is the highest true power a whole sample could read: the
+	// highest segment lasting ≥ 2 sample periods (one sample then lies
+	// wholly inside it). Nil when a shorter segment is higher (a sample
+	// averages it with its neighbours, by how much depends on where the
+	// sample grid falls: the truth is not known to better than that).
+	PeakW   *float64 `json:"peak_w"`
+	ClockMs float64  `json:"clock_ms"` // uncertainty of the emulator-time reference (half the best mark round trip + one sample)
+	Dropped uint64   `json:"dropped"`  // sample indices missing inside the window
 }
 
 // runClock is what the capture says about a hub run: where each drive's
@@ -148,7 +157,10 @@ func (rc *runClock) at(n uint64) time.Duration {
 func (rc *runClock) emu(n uint64) time.Duration { return rc.e0 + rc.at(n) }
 
 // driveTruth computes the truth of the drive on port from its truth file.
-func driveTruth(rc *runClock, port int, truthPath string, p drivesim.Profile) (*Truth, error) {
+// mergeGap is the report's (settings.merge_gap_ms): busy intervals closer
+// than it are one, so the time between two requests closer than it is
+// active in the truth too.
+func driveTruth(rc *runClock, port int, truthPath string, p drivesim.Profile, mergeGap time.Duration) (*Truth, error) {
 	ps := rc.ports[port]
 	if ps == nil || !ps.seen {
 		return nil, fmt.Errorf("port %d: no samples in the capture", port)
@@ -158,7 +170,7 @@ func driveTruth(rc *runClock, port int, truthPath string, p drivesim.Profile) (*
 		return nil, err
 	}
 	defer f.Close()
-	_, segs, err := drivesim.ReadTruth(f)
+	_, segs, ioSpans, err := drivesim.ReadTruthIO(f)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", truthPath, err)
 	}
@@ -174,6 +186,13 @@ func driveTruth(rc *runClock, port int, truthPath string, p drivesim.Profile) (*
 	var T, e float64
 	times := map[string]float64{}
 	gc := map[string]float64{}
+	// The host's outstanding requests (its own stamps, as it told the
+	// model), merged across the report's merge gap: active by the report's
+	// definition. Older truth files have none; their segments' io flags
+	// (the model's view) stand in.
+	busy := unionIO(ioSpans, mergeGap)
+	period := time.Duration(1e9 / rc.rate)
+	peakLong, peakAny := math.Inf(-1), math.Inf(-1)
 	for _, run := range ps.runs {
 		w0, w1 := rc.emu(run[0]), rc.emu(run[1])
 		T += (w1 - w0).Seconds()
@@ -186,17 +205,37 @@ func driveTruth(rc *runClock, port int, truthPath string, p drivesim.Profile) (*
 			}
 			d := (b - a).Seconds()
 			e += float64(s.P5+s.P12) * d
-			times[s.State.String()] += d
-			if s.GC {
-				gc[s.State.String()] += d
+			pw := float64(s.P5 + s.P12)
+			if b-a >= 2*period {
+				peakLong = max(peakLong, pw)
 			}
+			peakAny = max(peakAny, pw)
 			if s.State == drivesim.StateIdle && !s.GC {
 				t.IdleS += d
+			}
+			if ioSpans == nil {
+				name := truthState(s, p)
+				times[name] += d
+				if s.GC && !s.IO {
+					gc[name] += d
+				}
+				continue
+			}
+			dio := overlap(busy, a, b).Seconds()
+			times["active"] += dio
+			s.IO = false
+			name := truthState(s, p)
+			times[name] += d - dio
+			if s.GC {
+				gc[name] += d - dio
 			}
 		}
 	}
 	if T <= 0 {
 		return nil, fmt.Errorf("port %d: no sample time", port)
+	}
+	if ioSpans == nil {
+		mergeGaps(segs, ps, rc, p, mergeGap, times, gc)
 	}
 	for k, d := range times {
 		t.Residency[k] = d / T
@@ -205,6 +244,9 @@ func driveTruth(rc *runClock, port int, truthPath string, p drivesim.Profile) (*
 		t.GC[k] = d / T
 	}
 	t.WindowS = T
+	if !math.IsInf(peakLong, -1) && peakAny <= peakLong*(1+1e-9) {
+		t.PeakW = &peakLong
+	}
 	t.EnergyJ, t.AverageW = e, e/T
 	if t.Residency["devslp"] > 0 {
 		v := float64(p.DevSlpW)
@@ -217,11 +259,13 @@ func driveTruth(rc *runClock, port int, truthPath string, p drivesim.Profile) (*
 	// Pin cycles: assert → the DevSlp segment it led to; deassert → the end
 	// of the first transfer served after the wake (the probe read).
 	var entries, exits []float64
+	raw := unionIO(ioSpans, 0)
 	for i := 0; i < len(ps.pins); i++ {
 		if ps.pins[i].Value != 1 {
 			continue
 		}
 		t.Cycles++
+		t.CycleExitMs = append(t.CycleExitMs, nil)
 		ta := rc.emu(ps.pins[i].Index)
 		td := time.Duration(math.MaxInt64)
 		if i+1 < len(ps.pins) && ps.pins[i+1].Value == 0 {
@@ -257,10 +301,129 @@ func driveTruth(rc *runClock, port int, truthPath string, p drivesim.Profile) (*
 		if k+1 < len(segs) && segs[k+1].State == drivesim.StateActive && segs[k+1].Start <= end+time.Microsecond {
 			end = segs[k+1].End
 		}
-		exits = append(exits, float64(end-td)/1e6)
+		// The exit ends when the first read after the release is reported
+		// complete (the report's definition: it includes the host's read
+		// path): the end of the run of outstanding-request segments that
+		// holds the wake's end, or the first one after it.
+		if raw != nil {
+			q := sort.Search(len(raw), func(q int) bool { return raw[q].End > segs[k].End-time.Microsecond })
+			if q < len(raw) && raw[q].Start < end+time.Second {
+				end = max(end, raw[q].End)
+			}
+		} else {
+			j := k
+			for j < len(segs) && !segs[j].IO {
+				j++
+			}
+			if j < len(segs) && segs[j].Start < end+time.Second {
+				for j+1 < len(segs) && segs[j+1].IO && segs[j+1].Start <= segs[j].End+time.Microsecond {
+					j++
+				}
+				end = max(end, segs[j].End)
+			}
+		}
+		x := float64(end-td) / 1e6
+		exits = append(exits, x)
+		t.CycleExitMs[len(t.CycleExitMs)-1] = &x
 	}
 	t.EntryMs, t.ExitMs = mean(entries), mean(exits)
 	return t, nil
+}
+
+// unionIO merges outstanding spans that overlap or lie less than gap
+// apart, in time order.
+func unionIO(spans []drivesim.IOSpan, gap time.Duration) []drivesim.IOSpan {
+	if len(spans) == 0 {
+		return nil
+	}
+	s := append([]drivesim.IOSpan(nil), spans...)
+	sort.Slice(s, func(a, b int) bool { return s[a].Start < s[b].Start })
+	out := []drivesim.IOSpan{s[0]}
+	for _, x := range s[1:] {
+		last := &out[len(out)-1]
+		if x.Start-last.End < gap || x.Start <= last.End {
+			last.End = max(last.End, x.End)
+			continue
+		}
+		out = append(out, x)
+	}
+	return out
+}
+
+// overlap is the time of [a, b) inside the spans (sorted, disjoint).
+func overlap(spans []drivesim.IOSpan, a, b time.Duration) time.Duration {
+	k := sort.Search(len(spans), func(k int) bool { return spans[k].End > a })
+	var d time.Duration
+	for ; k < len(spans) && spans[k].Start < b; k++ {
+		if x, y := max(a, spans[k].Start), min(b, spans[k].End); y > x {
+			d += y - x
+		}
+	}
+	return d
+}
+
+// mergeGaps moves the time between two outstanding-request runs less than
+// gap apart (inside the sample runs) to active, as the report's merging
+// of busy intervals does.
+func mergeGaps(segs []drivesim.Segment, ps *portSpan, rc *runClock, p drivesim.Profile, gap time.Duration, times, gc map[string]float64) {
+	if gap <= 0 {
+		return
+	}
+	inRuns := func(a, b time.Duration) float64 {
+		var d float64
+		for _, run := range ps.runs {
+			w0, w1 := rc.emu(run[0]), rc.emu(run[1])
+			if x, y := max(a, w0), min(b, w1); y > x {
+				d += (y - x).Seconds()
+			}
+		}
+		return d
+	}
+	lastIO := -1 // index of the last IO segment seen
+	for k, s := range segs {
+		if !s.IO {
+			continue
+		}
+		if lastIO >= 0 && lastIO < k-1 && s.Start-segs[lastIO].End < gap {
+			for g := lastIO + 1; g < k; g++ {
+				d := inRuns(segs[g].Start, segs[g].End)
+				if d <= 0 {
+					continue
+				}
+				name := truthState(segs[g], p)
+				times[name] -= d
+				if segs[g].GC {
+					gc[name] -= d
+				}
+				times["active"] += d
+			}
+		}
+		lastIO = k
+	}
+}
+
+// truthState names a segment by the report's definitions (docs/analysis.md,
+// "States") applied to the model's own request count and noise-free power:
+// a host request outstanding is active, whatever the drive does meanwhile
+// (a wake with the read waiting, the transfer, the host's completion
+// path); without one, the drive's own work above idle (a transfer running
+// on, a wake spike) is background, a wake at the idle level (after a pin
+// release) idle, a GC burst its link state (compare moves it to
+// background), anything else its state.
+func truthState(s drivesim.Segment, p drivesim.Profile) string {
+	if s.IO {
+		return "active"
+	}
+	switch s.State {
+	case drivesim.StateActive, drivesim.StateSpinUp:
+		return "background"
+	case drivesim.StateWake:
+		if !s.GC && s.Power() > p.ActiveIdleW*(1+1e-9) {
+			return "background"
+		}
+		return "idle"
+	}
+	return s.State.String()
 }
 
 func mean(xs []float64) *float64 {

@@ -83,11 +83,11 @@ func TestPayloadRoundTrip(t *testing.T) {
 
 func TestIdentityVersionAndInfo(t *testing.T) {
 	id := sampleIdentity()
-	id.Version = 3
+	id.Version = 4
 	var got Identity
 	err := got.DecodeFromBytes(id.Append(nil))
 	if !errors.Is(err, ErrVersion) || !errors.Is(err, meter.ErrProtocol) {
-		t.Fatalf("version 3: %v, want ErrVersion and ErrProtocol", err)
+		t.Fatalf("version 4: %v, want ErrVersion and ErrProtocol", err)
 	}
 	id.Version = 1
 	cal := sampleCal()

@@ -190,11 +190,11 @@ func TestNewErrors(t *testing.T) {
 	if _, err := hub.New(garbage, opts); !errors.Is(err, meter.ErrProtocol) {
 		t.Errorf("garbage answer: %v, want ErrProtocol", err)
 	}
-	v3 := fakeHub(t, func(f *hub.Frame) []byte {
-		return hub.AppendFrame(nil, hub.TypeIdentity, f.Seq, []byte{3, 9, 9, 9})
+	v4 := fakeHub(t, func(f *hub.Frame) []byte {
+		return hub.AppendFrame(nil, hub.TypeIdentity, f.Seq, []byte{4, 9, 9, 9})
 	})
-	if _, err := hub.New(v3, opts); !errors.Is(err, hub.ErrVersion) || !errors.Is(err, meter.ErrProtocol) {
-		t.Errorf("version 3: %v, want ErrVersion", err)
+	if _, err := hub.New(v4, opts); !errors.Is(err, hub.ErrVersion) || !errors.Is(err, meter.ErrProtocol) {
+		t.Errorf("version 4: %v, want ErrVersion", err)
 	}
 	silent, dev := net.Pipe()
 	go io.Copy(io.Discard, dev)

@@ -137,7 +137,7 @@ func fixtures() []fixture {
 		{"stop", "STOP (host→hub), seq 8", TypeStop, AppendFrame(nil, TypeStop, 8, nil)},
 		{"ack_stop", "ACK of STOP (hub→host), seq 8", TypeAck, AppendFrame(nil, TypeAck, 8, (&Ack{Cmd: TypeStop}).Append(nil))},
 	}
-	return append(fs, fixturesV2()...)
+	return append(append(fs, fixturesV2()...), fixturesV3()...)
 }
 
 // fixturesV2 are the frames protocol version 2 adds or changes.

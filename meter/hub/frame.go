@@ -6,8 +6,13 @@ import (
 )
 
 // ProtocolVersion is the highest version of docs/hub-protocol.md this
-// package speaks; it speaks ProtocolV1 too.
-const ProtocolVersion = 2
+// package speaks; it speaks ProtocolV1 and 2 too. Version 3 is version 2
+// with a 3.3 V rail (up to 3 rails per port, P × R ≤ 16): an M.2
+// interposer on a hub port (docs/hub-protocol.md § Version 3).
+const ProtocolVersion = 3
+
+// MaxRailsV2 is the most rails per port before version 3.
+const MaxRailsV2 = 2
 
 // Framing constants; see docs/hub-protocol.md §Framing.
 const (

@@ -37,8 +37,9 @@ type Options struct {
 	// (about 6 s of the largest stream a USB hub carries).
 	HostBuffer int
 	// Protocol is the highest protocol version to negotiate with a hub
-	// that speaks version 2: 0 or 2 for version 2, 1 to keep such a hub on
-	// version 1. A version 1 hub always speaks version 1.
+	// that speaks version 2 or 3: 0 for the hub's own (at most
+	// ProtocolVersion), 1 to keep such a hub on version 1. A version 1
+	// hub always speaks version 1.
 	Protocol int
 	// MaxFrame is the largest frame (bytes, framing included) asked of a
 	// version 2 hub with LINK; default DefaultMaxFrame (256), suited to a
@@ -352,7 +353,7 @@ func (h *Hub) handshake(reconnect bool) error {
 func (h *Hub) negotiate() error {
 	version, maxFrame, format := ProtocolV1, MaxFrame, Format16
 	if h.id.Version >= 2 {
-		want := Link{Version: uint8(h.opts.Protocol), MaxFrame: uint16(min(h.opts.MaxFrame, int(h.id.MaxFrame)))}
+		want := Link{Version: uint8(min(h.opts.Protocol, int(h.id.Version))), MaxFrame: uint16(min(h.opts.MaxFrame, int(h.id.MaxFrame)))}
 		rep, err := h.retry(TypeLink, want.Append(nil))
 		if err != nil {
 			return fmt.Errorf("hub %s: negotiating protocol v%d: %w", h.name, want.Version, err)

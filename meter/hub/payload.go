@@ -207,7 +207,7 @@ func (id *Identity) Append(dst []byte) []byte {
 // protocol version.
 var ErrVersion = fmt.Errorf("unknown hub protocol version")
 
-// DecodeFromBytes decodes an identity. A version other than 1 or 2 is an
+// DecodeFromBytes decodes an identity. A version other than 1 to 3 is an
 // error wrapping ErrVersion and meter.ErrProtocol; Version is still set.
 func (id *Identity) DecodeFromBytes(p []byte) error {
 	*id = Identity{}
@@ -215,8 +215,8 @@ func (id *Identity) DecodeFromBytes(p []byte) error {
 		return protoErr(TypeIdentity, "empty")
 	}
 	id.Version = p[0]
-	if id.Version != ProtocolV1 && id.Version != ProtocolVersion {
-		return fmt.Errorf("%w %d (this driver speaks versions %d and %d): %w", ErrVersion, id.Version, ProtocolV1, ProtocolVersion, meter.ErrProtocol)
+	if id.Version < ProtocolV1 || id.Version > ProtocolVersion {
+		return fmt.Errorf("%w %d (this driver speaks versions %d to %d): %w", ErrVersion, id.Version, ProtocolV1, ProtocolVersion, meter.ErrProtocol)
 	}
 	if len(p) < identFixed {
 		return protoErr(TypeIdentity, "length %d, shorter than the fixed part (%d)", len(p), identFixed)
@@ -227,8 +227,10 @@ func (id *Identity) DecodeFromBytes(p []byte) error {
 	switch {
 	case id.Ports < 1 || id.Ports > 8:
 		return protoErr(TypeIdentity, "%d ports (1–8 allowed)", id.Ports)
-	case nr < 1 || nr > 2:
-		return protoErr(TypeIdentity, "%d rails per port (1–2 allowed)", nr)
+	case nr < 1 || nr > MaxRailsV2 && id.Version < 3 || nr > 3:
+		return protoErr(TypeIdentity, "%d rails per port (1–2 allowed before version 3, 1–3 from it; this hub says version %d)", nr, id.Version)
+	case int(id.Ports)*nr > 16:
+		return protoErr(TypeIdentity, "%d ports × %d rails = %d channels (at most 16)", id.Ports, nr, int(id.Ports)*nr)
 	case nq < 1 || nq > 16:
 		return protoErr(TypeIdentity, "%d rates (1–16 allowed)", nq)
 	}

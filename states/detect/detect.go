@@ -114,15 +114,32 @@ func (l Levels) compile() thresholds {
 	if t.offBelow == 0 {
 		t.offBelow = math.Inf(-1)
 	}
-	// Anything 25 % above the highest level (idle, when known) without I/O
-	// is work the host did not ask for (background GC) or a wake spike.
+	// Anything above the highest level's band (idle, when known) without
+	// I/O is work the host did not ask for (background GC) or a wake spike.
+	// The band's upper edge mirrors its lower one (the threshold to the next
+	// lower level) about the level, so the idle level sits in the middle of
+	// its band, capped at 25 % above it. An HDD's partial level is 95–99 %
+	// of idle and its background work 5–30 % above: a fixed 25 % put nearly
+	// all of that work under idle.
 	if len(lv) > 0 {
-		t.activeAbove = float64(lv[0].w) * 1.25
+		x := float64(lv[0].w)
+		t.activeAbove = x * 1.25
+		if len(lv) > 1 {
+			t.activeAbove = math.Min(t.activeAbove, 2*x-(x+float64(lv[1].w))/2)
+		}
 	}
+	// Adjacent levels are split at their arithmetic midpoint: the sensor
+	// noise is additive, so the midpoint is as many σ from either level,
+	// and a running median crosses it where a step between the two really
+	// is (near an even mix the median is either level's noise tail; a
+	// threshold nearer one level is crossed late, by up to a third of the
+	// window at 1.4 mA σ — the geometric mean used before put a DevSlp floor
+	// of 0.4 mW 1.4 mW from a 1.8 mW threshold, and each Slumber → DevSlp
+	// edge 20 ms late).
 	for i, x := range lv {
 		var below float64
 		if i+1 < len(lv) {
-			below = math.Sqrt(float64(x.w) * float64(lv[i+1].w))
+			below = (float64(x.w) + float64(lv[i+1].w)) / 2
 		} else {
 			below = t.offBelow
 		}
@@ -130,6 +147,51 @@ func (l Levels) compile() thresholds {
 		t.state = append(t.state, x.s)
 	}
 	return t
+}
+
+// Band returns the power band [lo, hi) a smoothed sample without I/O must
+// fall in to be classified st (lo = −Inf or hi = +Inf when unbounded);
+// ok is false for a state with no level (active, unknown, a state the
+// levels lack).
+func (l Levels) Band(st State) (lo, hi float64, ok bool) {
+	t := l.compile()
+	if st == Background {
+		return t.activeAbove, math.Inf(1), len(t.state) > 0
+	}
+	up := t.activeAbove
+	for i, s := range t.state {
+		if s == st {
+			return t.floor[i], up, true
+		}
+		up = t.floor[i]
+	}
+	if st == Off && !math.IsInf(t.offBelow, -1) {
+		return math.Inf(-1), t.offBelow, true
+	}
+	return 0, 0, false
+}
+
+// minGap is the smallest distance from a level to either threshold of its
+// band: the boundary the noise crosses most easily.
+func (t *thresholds) minGap(l Levels) float64 {
+	lv := l.ordered()
+	g := math.Inf(1)
+	for i, x := range lv {
+		w := float64(x.w)
+		up := t.activeAbove
+		if i > 0 {
+			up = t.floor[i-1]
+		}
+		if d := up - w; d > 0 {
+			g = math.Min(g, d)
+		}
+		if f := t.floor[i]; !math.IsInf(f, -1) {
+			if d := w - f; d > 0 {
+				g = math.Min(g, d)
+			}
+		}
+	}
+	return g
 }
 
 func (t *thresholds) classify(w float64) State {
@@ -161,17 +223,36 @@ func (s Span) Duration() time.Duration { return s.End.Sub(s.Start) }
 // Options tune a Classifier.
 type Options struct {
 	Levels   Levels
-	Smooth   time.Duration // moving-average window; default 1 ms
+	Smooth   time.Duration // running-median window; default 1 ms (the shortest with Adaptive)
 	MinDwell time.Duration // a state must hold this long to count; default 2 ms
 	// Period is the sample period; required (1 / rate).
 	Period time.Duration
+	// Adaptive widens the window to the sensor noise: the noise σ is
+	// measured over the first AdaptSamples samples (the median absolute
+	// first difference ÷ 0.954: a level change moves few differences) and
+	// the window made long enough that the median's noise (1.2533 σ/√n for
+	// n samples) is a quarter of the smallest distance from a level to its
+	// band's threshold, between Smooth and MaxSmooth (4 σ: a smoothed sample then crosses a
+	// threshold with probability 3·10⁻⁵; at 3 σ, 1.3·10⁻³, states under the
+	// space's full noise still missed ±1 pp on a quarter of the draws). A median keeps a
+	// step's edge where it is whatever its width; it drops excursions
+	// shorter than half the window. The dwell grows to half the window.
+	Adaptive  bool
+	MaxSmooth time.Duration // Adaptive's longest window; default 100 ms
 }
+
+// AdaptSamples is how many samples Options.Adaptive measures the noise over.
+const AdaptSamples = 2048
+
+// adaptZ is the margin, in standard deviations of the window's median,
+// between a level and its band's threshold that Adaptive sizes the window for.
+const adaptZ = 4
 
 // Classifier turns a stream of (time, power, busy) samples into Spans.
 // Push samples in time order; call Gap at a hole in the data and Close at the end.
 type Classifier struct {
 	th     thresholds
-	minN   int // dwell in samples
+	dwellN int // dwell in samples
 	period time.Duration
 	onSpan func(Span)
 	// The smoothing window: a centred running median over the last len(rw)
@@ -190,6 +271,26 @@ type Classifier struct {
 	rc    []State
 	count [numStates]int
 
+	// sorted holds the ring's samples in order (the steady-state median).
+	sorted []float64
+
+	// Adaptive: samples held until the noise is known.
+	adaptive bool
+	decided  bool
+	minN     int // the window bounds in samples, odd
+	maxN     int
+	levels   Levels
+	pend     []pendSample
+	smooth   time.Duration // the window in force
+	resolved bool          // the window reached adaptZ (not capped at maxN)
+
+	// Noise: a decimated reservoir of |first differences|.
+	diffs    []float64
+	dStride  int
+	dCount   int
+	lastW    float64
+	haveLast bool
+
 	cur     Span    // committed span being extended
 	curSum  float64 // Σw of cur
 	cand    State   // candidate state, != cur.State while pending
@@ -200,6 +301,12 @@ type Classifier struct {
 	candMax float64
 	started bool
 	last    hostclock.Time
+}
+
+type pendSample struct {
+	t    hostclock.Time
+	w    float64
+	busy bool
 }
 
 // New returns a Classifier that calls onSpan for every completed span.
@@ -213,17 +320,101 @@ func New(opt Options, onSpan func(Span)) (*Classifier, error) {
 	if opt.Smooth == 0 {
 		opt.Smooth = time.Millisecond
 	}
+	if opt.MaxSmooth < opt.Smooth {
+		opt.MaxSmooth = max(opt.Smooth, 100*time.Millisecond)
+	}
 	if opt.MinDwell == 0 {
 		opt.MinDwell = 2 * time.Millisecond
 	}
-	n := int(opt.Smooth/opt.Period) | 1 // odd, so the median has a middle
-
-	minN := int(opt.MinDwell / opt.Period)
-	if minN < 1 {
-		minN = 1
+	dwellN := int(opt.MinDwell / opt.Period)
+	if dwellN < 1 {
+		dwellN = 1
 	}
-	return &Classifier{th: opt.Levels.compile(), minN: minN, period: opt.Period, onSpan: onSpan,
-		rt: make([]hostclock.Time, n), rw: make([]float64, n), rb: make([]bool, n), rc: make([]State, n), scratch: make([]float64, n)}, nil
+	c := &Classifier{th: opt.Levels.compile(), dwellN: dwellN, period: opt.Period, onSpan: onSpan,
+		adaptive: opt.Adaptive, levels: opt.Levels, dStride: 1,
+		minN: int(opt.Smooth/opt.Period) | 1, maxN: int(opt.MaxSmooth/opt.Period) | 1}
+	c.setWindow(c.minN)
+	c.decided = !opt.Adaptive
+	return c, nil
+}
+
+// setWindow sizes the smoothing ring for n samples (odd).
+func (c *Classifier) setWindow(n int) {
+	c.rt, c.rw, c.rb, c.rc = make([]hostclock.Time, n), make([]float64, n), make([]bool, n), make([]State, n)
+	c.scratch, c.sorted = make([]float64, n), make([]float64, 0, n)
+	c.smooth = time.Duration(n) * c.period
+}
+
+// Resolved reports whether the adaptive window reached its margin: false
+// when the noise is too large for the levels' gaps even at MaxSmooth (the
+// residency then carries misread samples, which its uncertainty bounds).
+func (c *Classifier) Resolved() bool { return c.resolved || !c.adaptive }
+
+// Smooth returns the smoothing window in force (with Options.Adaptive, the
+// one chosen from the noise; before the choice, the shortest).
+func (c *Classifier) Smooth() time.Duration { return c.smooth }
+
+// NoiseSigma is the per-sample noise of the power pushed so far (W): the
+// median absolute first difference ÷ (0.6745·√2), over a reservoir that
+// keeps every k-th difference as it fills; 0 before two samples.
+func (c *Classifier) NoiseSigma() float64 {
+	if len(c.diffs) == 0 {
+		return 0
+	}
+	d := append([]float64(nil), c.diffs...)
+	sort.Float64s(d)
+	return d[len(d)/2] / (0.6745 * math.Sqrt2)
+}
+
+// MinGap is the smallest distance (W) from a level to a threshold of its
+// band, the scale the noise is judged against.
+func (c *Classifier) MinGap() float64 { return c.th.minGap(c.levels) }
+
+const maxDiffs = 8192
+
+func (c *Classifier) noteDiff(w float64) {
+	if c.haveLast {
+		if c.dCount%c.dStride == 0 {
+			if len(c.diffs) == maxDiffs {
+				k := 0
+				for i := 0; i < len(c.diffs); i += 2 {
+					c.diffs[k] = c.diffs[i]
+					k++
+				}
+				c.diffs = c.diffs[:k]
+				c.dStride *= 2
+			}
+			c.diffs = append(c.diffs, math.Abs(w-c.lastW))
+		}
+		c.dCount++
+	}
+	c.lastW, c.haveLast = w, true
+}
+
+// decide picks the adaptive window from the held samples and classifies them.
+func (c *Classifier) decide() {
+	c.decided, c.resolved = true, true
+	n := c.minN
+	if sigma, gap := c.NoiseSigma(), c.MinGap(); sigma > 0 && gap > 0 && !math.IsInf(gap, 1) {
+		need := math.Ceil(math.Pow(adaptZ*1.2533*sigma/gap, 2))
+		n = int(math.Min(float64(c.maxN), math.Max(float64(c.minN), need))) | 1
+		c.resolved = need <= float64(c.maxN)
+	}
+	if n != len(c.rw) {
+		c.setWindow(n)
+	}
+	// A state must hold half the window: a median passing from one level
+	// to a far one crosses the bands between them on the way (near an
+	// even mix the median is the near level's noise tail) for up to half
+	// the window, and that is no state — its samples stay with the state
+	// before (where the window's centre still is). A real state shorter
+	// than half the window the median smooths away anyway.
+	c.dwellN = max(c.dwellN, n/2)
+	p := c.pend
+	c.pend = nil
+	for _, s := range p {
+		c.push(s.t, s.w, s.busy)
+	}
 }
 
 // Push adds one sample: its host time, its power (all rails), and whether an
@@ -231,11 +422,40 @@ func New(opt Options, onSpan func(Span)) (*Classifier, error) {
 // lags by half the smoothing window.
 func (c *Classifier) Push(t hostclock.Time, p units.Watts, busy bool) {
 	w := float64(p)
+	c.noteDiff(w)
+	if !c.decided {
+		c.pend = append(c.pend, pendSample{t, w, busy})
+		if len(c.pend) >= AdaptSamples {
+			c.decide()
+		}
+		return
+	}
+	c.push(t, w, busy)
+}
+
+// sortKey orders a reading in the sorted window: a NaN (a broken reading)
+// counts as the lowest power, so it can be found again to be removed.
+func sortKey(w float64) float64 {
+	if math.IsNaN(w) {
+		return math.Inf(-1)
+	}
+	return w
+}
+
+func (c *Classifier) push(t hostclock.Time, w float64, busy bool) {
 	n := len(c.rw)
 	rs := c.th.classify(w)
 	if c.ringN == n {
 		c.count[c.rc[c.ringPos]]--
+		old := sortKey(c.rw[c.ringPos])
+		i := sort.SearchFloat64s(c.sorted, old)
+		c.sorted = append(c.sorted[:i], c.sorted[i+1:]...)
 	}
+	k := sortKey(w)
+	i := sort.SearchFloat64s(c.sorted, k)
+	c.sorted = append(c.sorted, 0)
+	copy(c.sorted[i+1:], c.sorted[i:])
+	c.sorted[i] = k
 	c.rc[c.ringPos] = rs
 	c.count[rs]++
 	c.rt[c.ringPos], c.rw[c.ringPos], c.rb[c.ringPos] = t, w, busy
@@ -257,7 +477,7 @@ func (c *Classifier) Push(t hostclock.Time, p units.Watts, busy bool) {
 	if c.count[rs] > n/2 {
 		c.classify(c.rt[mid], c.rw[mid], c.rb[mid], rs)
 	} else {
-		c.classify(c.rt[mid], c.rw[mid], c.rb[mid], c.th.classify(c.median(c.ringPos, n)))
+		c.classify(c.rt[mid], c.rw[mid], c.rb[mid], c.th.classify(c.sorted[n/2]))
 	}
 	c.last = t
 }
@@ -267,13 +487,9 @@ func (c *Classifier) median(from, m int) float64 {
 	n := len(c.rw)
 	sc := c.scratch[:m]
 	for i := 0; i < m; i++ {
-		x := c.rw[(from+i)%n]
-		j := i
-		for ; j > 0 && sc[j-1] > x; j-- {
-			sc[j] = sc[j-1]
-		}
-		sc[j] = x
+		sc[i] = c.rw[(from+i)%n]
 	}
+	sort.Float64s(sc)
 	return sc[m/2]
 }
 
@@ -303,6 +519,7 @@ func (c *Classifier) flushRing() {
 	}
 	c.last = c.rt[(c.ringPos-1+n)%n]
 	c.ringN, c.ringPos, c.count = 0, 0, [numStates]int{}
+	c.sorted = c.sorted[:0]
 }
 
 // classify accounts the sample at t (power w) given its smoothed class.
@@ -343,7 +560,11 @@ func (c *Classifier) classify(t hostclock.Time, w float64, busy bool, smoothed S
 	c.candSum += w
 	c.candMin = math.Min(c.candMin, w)
 	c.candMax = math.Max(c.candMax, w)
-	if c.candN >= c.minN || (busy && s == Active) {
+	// Busy edges are the host's I/O times, not noisy power: entering and
+	// leaving active needs no dwell. (Before, a gap of less than the dwell
+	// between two requests was absorbed into active, 1.6–7 ms of
+	// residency per drive in the campaign.)
+	if c.candN >= c.dwellN || (busy && s == Active) || (c.cur.State == Active && !busy) {
 		c.commit()
 	}
 }
@@ -391,6 +612,10 @@ func (c *Classifier) emit() {
 
 // Gap ends the current span at the last sample; the next Push starts afresh.
 func (c *Classifier) Gap() {
+	if !c.decided {
+		c.decide()
+	}
+	c.haveLast = false
 	c.flushRing()
 	if !c.started {
 		return
@@ -507,8 +732,46 @@ func binCenter(i int) float64 { return histMin * math.Pow(histRatio, float64(i)+
 // 10 mW is devslp; the next peaks down are slumber (lowest remaining) and
 // partial. With fewer peaks, the states the drive evidently lacks stay zero.
 func (h *LevelHistogram) Levels(minShare float64) (Levels, error) {
+	ws, err := h.Peaks(minShare)
+	if err != nil {
+		return Levels{}, err
+	}
+	type peak struct{ w float64 }
+	merged := make([]peak, len(ws))
+	for i, w := range ws {
+		merged[i] = peak{float64(w)}
+	}
+	var l Levels
+	rest := merged
+	if merged[0].w >= 0.010 {
+		// The highest level is idle — unless even it is a few mW: then the
+		// drive sat in DevSlp throughout and its idle level is unknown.
+		l.Idle = units.Watts(merged[0].w)
+		rest = merged[1:]
+	}
+	if n := len(rest); n > 0 && rest[n-1].w < 0.010 {
+		l.DevSlp = units.Watts(rest[n-1].w)
+		rest = rest[:n-1]
+	}
+	switch len(rest) {
+	case 0:
+	case 1:
+		l.Slumber = units.Watts(rest[0].w)
+	default:
+		l.Partial = units.Watts(rest[0].w)
+		l.Slumber = units.Watts(rest[len(rest)-1].w)
+	}
+	return l, nil
+}
+
+// Peaks returns the histogram's stable levels, highest first: the peaks
+// that hold at least minShare of the idle samples, those closer than a
+// factor 1.3 merged (one level blurred by noise). Levels names them as
+// SATA states; an NVMe drive's are named from its power-state table
+// (states/nvme.LearnLevels).
+func (h *LevelHistogram) Peaks(minShare float64) ([]units.Watts, error) {
 	if h.total == 0 {
-		return Levels{}, fmt.Errorf("detect: no idle samples to learn levels from")
+		return nil, fmt.Errorf("detect: no idle samples to learn levels from")
 	}
 	// Smooth counts over ±3 bins (≈ ±6 %) so a noisy level forms one peak.
 	sm := make([]float64, len(h.bins))
@@ -546,7 +809,7 @@ func (h *LevelHistogram) Levels(minShare float64) (Levels, error) {
 		}
 	}
 	if len(peaks) == 0 {
-		return Levels{}, fmt.Errorf("detect: no stable power level among %d idle samples", int(h.total))
+		return nil, fmt.Errorf("detect: no stable power level among %d idle samples", int(h.total))
 	}
 	sort.Slice(peaks, func(a, b int) bool { return peaks[a].w > peaks[b].w })
 	// Merge peaks closer than a factor 1.3: one level blurred by noise.
@@ -561,25 +824,9 @@ func (h *LevelHistogram) Levels(minShare float64) (Levels, error) {
 		}
 		merged = append(merged, p)
 	}
-	var l Levels
-	rest := merged
-	if merged[0].w >= 0.010 {
-		// The highest level is idle — unless even it is a few mW: then the
-		// drive sat in DevSlp throughout and its idle level is unknown.
-		l.Idle = units.Watts(merged[0].w)
-		rest = merged[1:]
+	out := make([]units.Watts, len(merged))
+	for i, p := range merged {
+		out[i] = units.Watts(p.w)
 	}
-	if n := len(rest); n > 0 && rest[n-1].w < 0.010 {
-		l.DevSlp = units.Watts(rest[n-1].w)
-		rest = rest[:n-1]
-	}
-	switch len(rest) {
-	case 0:
-	case 1:
-		l.Slumber = units.Watts(rest[0].w)
-	default:
-		l.Partial = units.Watts(rest[0].w)
-		l.Slumber = units.Watts(rest[len(rest)-1].w)
-	}
-	return l, nil
+	return out, nil
 }

@@ -233,6 +233,15 @@ func FuzzClassifier(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		ca, err := New(Options{Levels: profile, Period: period, Adaptive: true}, func(s Span) {
+			if s.End < s.Start || s.Samples <= 0 {
+				t.Fatalf("adaptive: bad span %+v", s)
+			}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ca.Close()
 		var h LevelHistogram
 		for i, b := range data {
 			w := math.Pow(10, float64(b)/64-4) // 0.1 mW .. ~1 kW
@@ -240,6 +249,7 @@ func FuzzClassifier(f *testing.F) {
 				w = math.NaN()
 			}
 			c.Push(at(i), units.Watts(w), b&1 == 1)
+			ca.Push(at(i), units.Watts(w), b&1 == 1)
 			h.Add(units.Watts(w))
 			if b == 17 {
 				c.Gap()

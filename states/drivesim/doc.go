@@ -86,16 +86,16 @@
 // real one:
 //
 //	t, err := drivesim.OpenTarget(path, model, drivesim.TargetOptions{Size: 1 << 30, Clock: hub.EmuTime})
-//	n, err := t.ReadAt(buf, off)   // tells the model, sleeps the wake latency, preads, tells the model
+//	n, err := t.ReadAt(buf, off)   // tells the model, sleeps the service time (wake + transfer), preads, tells the model
 //	n, err = t.WriteAt(buf, off)
 //	err = t.Sync()                 // a flush: wakes the drive, fsyncs the file
 //
 // An engine that does its own I/O (io_uring, batching) calls the hooks
 // around each request instead and uses t.File():
 //
-//	wait, err := t.Before(op, off, size) // does not sleep: delay the submission by wait
-//	... do the I/O ...
-//	t.After(op, off, size)               // at completion, always
+//	svc, err := t.Before(op, off, size) // does not sleep: the request's service time (wake + transfer)
+//	... wait svc inside the request's I/O interval, do the I/O ...
+//	t.AfterAt(op, off, size, done)       // at completion, always, with the engine's completion stamp (or After)
 //
 // Times come from hostclock mapped through TargetOptions.Clock to
 // the emulator clock. A powered-off drive fails I/O with ErrPoweredOff.

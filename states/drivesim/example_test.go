@@ -10,7 +10,8 @@ import (
 
 // A drive under med_power_with_dipm drops to Partial and Slumber between
 // requests, makes a request that finds it in Slumber wait the Slumber exit,
-// and honours a DEVSLP pulse for at least MDAT.
+// and honours a DEVSLP pulse for at least MDAT. "io" marks the time the
+// request was outstanding (issued, not yet reported complete).
 func Example() {
 	p, _ := drivesim.Lookup("jmf667h-128-a19", nil)
 	p.GCEveryS = 0 // no background GC, so the timeline is short
@@ -25,17 +26,22 @@ func Example() {
 	m.Advance(500 * ms)
 
 	for _, s := range m.Truth() {
-		fmt.Printf("%-8v %6.1f–%6.1f ms %.3f W\n", s.State, ms2(s.Start), ms2(s.End), s.Power())
+		io := ""
+		if s.IO {
+			io = " io"
+		}
+		fmt.Printf("%-8v %6.1f–%6.1f ms %.3f W%s\n", s.State, ms2(s.Start), ms2(s.End), s.Power(), io)
 	}
 	// Output:
 	// read waited 6ms
 	// idle        0.0–   1.0 ms 0.400 W
 	// partial     1.0–  50.0 ms 0.300 W
 	// slumber    50.0– 200.0 ms 0.070 W
-	// wake      200.0– 202.0 ms 1.200 W
-	// wake      202.0– 206.0 ms 0.400 W
-	// active    206.0– 206.3 ms 1.284 W
-	// idle      206.3– 211.0 ms 0.400 W
+	// wake      200.0– 202.0 ms 1.200 W io
+	// wake      202.0– 206.0 ms 0.400 W io
+	// active    206.0– 206.3 ms 1.284 W io
+	// idle      206.3– 210.0 ms 0.400 W io
+	// idle      210.0– 211.0 ms 0.400 W
 	// partial   211.0– 260.0 ms 0.300 W
 	// slumber   260.0– 400.0 ms 0.070 W
 	// devslp    400.0– 410.0 ms 0.004 W

@@ -337,14 +337,14 @@ func (m *Model) power() (p5, p12 float64, gc bool) {
 
 func (m *Model) newSeg(start int64) seg {
 	p5, p12, gc := m.power()
-	return seg{start: start, end: start, st: m.st, gc: gc, p5: p5, p12: p12}
+	return seg{start: start, end: start, st: m.st, gc: gc, io: m.outstanding > 0, p5: p5, p12: p12}
 }
 
 // emit extends the timeline from m.t to to in the current state.
 func (m *Model) emit(to int64) {
 	s := m.newSeg(m.t)
 	last := &m.live[len(m.live)-1]
-	if last.st == s.st && last.gc == s.gc && last.p5 == s.p5 && last.p12 == s.p12 {
+	if last.st == s.st && last.gc == s.gc && last.io == s.io && last.p5 == s.p5 && last.p12 == s.p12 {
 		last.end = to
 	} else {
 		m.record(*last)
@@ -376,7 +376,7 @@ func (m *Model) compact() {
 }
 
 func (s seg) export() Segment {
-	return Segment{Start: time.Duration(s.start), End: time.Duration(s.end), State: s.st, GC: s.gc, P5: units.Watts(s.p5), P12: units.Watts(s.p12)}
+	return Segment{Start: time.Duration(s.start), End: time.Duration(s.end), State: s.st, GC: s.gc, IO: s.io, P5: units.Watts(s.p5), P12: units.Watts(s.p12)}
 }
 
 // record hands a finished segment to the truth consumers.

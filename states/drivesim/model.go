@@ -72,6 +72,8 @@ type Model struct {
 
 	keepTruth bool
 	truth     []Segment
+	ioStart   int64    // host-given time the current outstanding span began
+	ioSpans   []IOSpan // with KeepTruth
 	tw        *TruthWriter
 	truthFrom int64 // segments before this were already written by Finish
 }
@@ -90,7 +92,7 @@ type xfer struct {
 type seg struct {
 	start, end int64
 	st         State
-	gc         bool
+	gc, io     bool
 	p5, p12    float64
 }
 
@@ -236,6 +238,9 @@ func (m *Model) SetPower(at time.Duration, on bool) {
 	case !on && m.on:
 		m.on, m.st = false, StateOff
 		m.qh, m.q = 0, m.q[:0]
+		if m.outstanding > 0 {
+			m.endIO(t)
+		}
 		m.busyEnd, m.outstanding = t, 0
 		m.spikeUntil, m.gcUntil, m.autoDevSlp = 0, 0, false
 		m.wakeEnd = never
@@ -291,19 +296,25 @@ func (m *Model) Policy() string {
 // followed by an IODone: the idle timers run only while nothing is
 // outstanding. A powered-off drive returns 0 and ignores the request.
 func (m *Model) IO(at time.Duration, op workload.Op, size int) (wait time.Duration) {
-	w, _ := m.issue(at, op, size)
+	w, _, _ := m.issue(at, op, size)
 	return w
 }
 
 // ErrPoweredOff is returned by Target when the simulated drive has no power.
 var ErrPoweredOff = fmt.Errorf("drivesim: drive is powered off")
 
-func (m *Model) issue(at time.Duration, op workload.Op, size int) (time.Duration, bool) {
+// issue returns the wake wait (until the drive can start serving the
+// request) and the service time (until its transfer has ended: the wake,
+// the transfers queued before it and its own), both from at.
+func (m *Model) issue(at time.Duration, op workload.Op, size int) (wait, service time.Duration, on bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	t := m.catchUp(at)
 	if !m.on {
-		return 0, false
+		return 0, 0, false
+	}
+	if m.outstanding == 0 {
+		m.ioStart = int64(at)
 	}
 	m.outstanding++
 	m.quiet, m.autoDevSlp = false, false
@@ -325,6 +336,7 @@ func (m *Model) issue(at time.Duration, op workload.Op, size int) (time.Duration
 	if m.st == StateWake || m.st == StateSpinUp {
 		ready = m.wakeEnd
 	}
+	end := ready
 	if d := m.c.xferNs(op, size); d > 0 {
 		s := max(ready, m.busyEnd)
 		if m.qh == len(m.q) {
@@ -332,9 +344,10 @@ func (m *Model) issue(at time.Duration, op workload.Op, size int) (time.Duration
 		}
 		m.q = append(m.q, xfer{s, s + d, op})
 		m.busyEnd = s + d
+		end = s + d
 	}
 	m.fire()
-	return time.Duration(ready - t), true
+	return time.Duration(ready - t), time.Duration(end - t), true
 }
 
 // IODone tells the model a request issued with IO completed at at.
@@ -344,9 +357,33 @@ func (m *Model) IODone(at time.Duration, op workload.Op, size int) {
 	m.catchUp(at)
 	if m.outstanding > 0 {
 		m.outstanding--
+		if m.outstanding == 0 {
+			m.endIO(int64(at))
+		}
 	}
 	m.maybeQuiet()
 	m.fire()
+}
+
+// endIO records the outstanding span that ends at the host-given time at
+// (not the model's own time, which may have run past it while the host
+// was slow to report the completion).
+func (m *Model) endIO(at int64) {
+	sp := IOSpan{Start: time.Duration(m.ioStart), End: time.Duration(max(at, m.ioStart))}
+	if m.keepTruth {
+		m.ioSpans = append(m.ioSpans, sp)
+	}
+	if m.tw != nil {
+		m.tw.WriteIO(sp)
+	}
+}
+
+// IOSpans returns the outstanding-request spans recorded so far (with
+// Options.KeepTruth), at the host-given times.
+func (m *Model) IOSpans() []IOSpan {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]IOSpan(nil), m.ioSpans...)
 }
 
 // Advance runs the model to emulator time to without rendering (tests,

@@ -598,7 +598,7 @@ func TestPowerOffDrawsNothingAndRefusesIO(t *testing.T) {
 	p, _ := Lookup("jmf667h-128-a19", nil)
 	m, _ := New(p, Options{KeepTruth: true})
 	m.SetPower(100*ms, false)
-	if _, on := m.issue(200*ms, workload.OpRead, 4096); on {
+	if _, _, on := m.issue(200*ms, workload.OpRead, 4096); on {
 		t.Fatal("powered-off drive accepted an I/O")
 	}
 	m.SetPower(300*ms, true)

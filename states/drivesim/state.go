@@ -51,11 +51,14 @@ func (s State) lowLink() bool { return s == StateIdle || s == StatePartial || s 
 
 // Segment is an interval of constant true power: [Start, End) on the
 // emulator clock, the state, whether a background GC burst ran (the state is
-// then the link state underneath), and the noise-free power per rail.
+// then the link state underneath), whether a host request was outstanding
+// (issued and not yet reported complete: the report's definition of
+// active), and the noise-free power per rail.
 type Segment struct {
 	Start, End time.Duration
 	State      State
 	GC         bool
+	IO         bool
 	P5, P12    units.Watts
 }
 

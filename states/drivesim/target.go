@@ -98,18 +98,26 @@ func (t *Target) Size() int64 { return t.size }
 // io_uring) between Before and After.
 func (t *Target) File() *os.File { return t.f }
 
-// Before tells the model a request is being issued now and returns how
-// long the caller must wait before doing it (the drive is waking). It does
-// not sleep. Every Before must be followed by After.
+// Before tells the model a request is being issued now and returns the
+// request's service time: how long the drive takes to serve it (the wake
+// from the state it found the drive in, the transfers queued before it and
+// its own transfer at the drive's rate). It does not sleep. The caller
+// waits that long inside the request's I/O interval — issue stamped before
+// the wait, completion after it — so the host sees the request complete
+// when the model's transfer ends, as on a real drive (before: the wait
+// covered only the wake and came before the issue stamp, so the host saw
+// neither the wake nor the transfer as outstanding, and the model's active
+// power ran on after the host's completion). Every Before must be
+// followed by After.
 func (t *Target) Before(op workload.Op, off int64, size int) (time.Duration, error) {
 	if err := t.check(off, size); err != nil {
 		return 0, err
 	}
-	w, on := t.m.issue(t.clock(hostclock.Now()), op, size)
+	_, svc, on := t.m.issue(t.clock(hostclock.Now()), op, size)
 	if !on {
 		return 0, ErrPoweredOff
 	}
-	return w, nil
+	return svc, nil
 }
 
 // After tells the model the request completed now.
@@ -117,12 +125,21 @@ func (t *Target) After(op workload.Op, off int64, size int) {
 	t.m.IODone(t.clock(hostclock.Now()), op, size)
 }
 
-// ReadAt reads len(p) bytes at off, waiting for the drive to wake first.
+// AfterAt tells the model the request completed at host time hostNs
+// (internal/hostclock), the engine's own completion stamp: a thread
+// preempted between stamping and telling the model does not lengthen the
+// request in the model's truth.
+func (t *Target) AfterAt(op workload.Op, off int64, size int, hostNs int64) {
+	t.m.IODone(t.clock(hostclock.Time(hostNs)), op, size)
+}
+
+// ReadAt reads len(p) bytes at off, waiting the request's service time
+// (wake and transfer) first.
 func (t *Target) ReadAt(p []byte, off int64) (int, error) {
 	return t.do(workload.OpRead, p, off)
 }
 
-// WriteAt writes p at off, waiting for the drive to wake first.
+// WriteAt writes p at off, waiting the request's service time first.
 func (t *Target) WriteAt(p []byte, off int64) (int, error) {
 	return t.do(workload.OpWrite, p, off)
 }

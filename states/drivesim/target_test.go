@@ -38,19 +38,33 @@ func TestTargetWaitsForTheWakeAndDoesTheIO(t *testing.T) {
 		t.Fatalf("size %d", tg.Size())
 	}
 	clk.set(time.Second) // Slumber by now
+	cp := compile(p, Options{})
+	xfer := func(op workload.Op, n int) time.Duration { return time.Duration(cp.xferNs(op, n)) }
+	exit := time.Duration(p.SlumberExitMs * 1e6)
 	data := bytes.Repeat([]byte("idlewatt"), 512)
 	if n, err := tg.WriteAt(data, 8192); err != nil || n != len(data) {
 		t.Fatalf("WriteAt: %d %v", n, err)
 	}
-	if len(slept) != 1 || slept[0] != time.Duration(p.SlumberExitMs*1e6) {
-		t.Fatalf("slept %v, want one Slumber exit %v ms", slept, p.SlumberExitMs)
+	// One sleep: the Slumber exit and the write's transfer, so the call
+	// returns (the host's completion) when the model's transfer ends.
+	if want := exit + xfer(workload.OpWrite, len(data)); len(slept) != 1 || slept[0] != want {
+		t.Fatalf("slept %v, want one service time %v (Slumber exit %v ms + transfer)", slept, want, p.SlumberExitMs)
 	}
+	done := clk.now(0)
 	got := make([]byte, len(data))
 	if n, err := tg.ReadAt(got, 8192); err != nil || n != len(data) || !bytes.Equal(got, data) {
 		t.Fatalf("ReadAt: %d %v", n, err)
 	}
-	if len(slept) != 1 {
-		t.Fatalf("an awake drive made the caller sleep: %v", slept)
+	if want := xfer(workload.OpRead, len(data)); len(slept) != 2 || slept[1] != want {
+		t.Fatalf("an awake drive: slept %v, want only the read's transfer %v", slept, want)
+	}
+	done2 := clk.now(0)
+	m.Advance(done2 + time.Millisecond)
+	if s := stateAt(t, m, done-time.Microsecond); s != StateActive {
+		t.Fatalf("just before the write's completion the model is %v, want active (the transfer)", s)
+	}
+	if s := stateAt(t, m, done2+time.Microsecond); s == StateActive {
+		t.Fatal("the model is still active after the host's completion of the read")
 	}
 	clk.set(2 * time.Second)
 	if err := tg.Sync(); err != nil {
@@ -59,10 +73,10 @@ func TestTargetWaitsForTheWakeAndDoesTheIO(t *testing.T) {
 	if _, err := tg.ReadAt(got, 1<<20-10); err == nil {
 		t.Fatal("read past the end accepted")
 	}
-	// The hooks: Before reports the wait without sleeping.
+	// The hooks: Before reports the service time without sleeping.
 	clk.set(3 * time.Second)
 	w, err := tg.Before(workload.OpRead, 0, 4096)
-	if err != nil || w != time.Duration(p.SlumberExitMs*1e6) {
+	if err != nil || w != exit+xfer(workload.OpRead, 4096) {
 		t.Fatalf("Before = %v, %v", w, err)
 	}
 	tg.After(workload.OpRead, 0, 4096)

@@ -2,6 +2,7 @@ package drivesim
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -35,6 +36,7 @@ type truthLine struct {
 	P12W   float64 `json:"p12_w"`
 	PowerW float64 `json:"power_w"`
 	GC     bool    `json:"gc,omitempty"`
+	IO     bool    `json:"io,omitempty"`
 }
 
 // TruthWriter writes a truth file: a header line, then one JSON object per
@@ -82,6 +84,32 @@ func (tw *TruthWriter) Write(s Segment) {
 	if s.GC {
 		b = append(b, `,"gc":true`...)
 	}
+	if s.IO {
+		b = append(b, `,"io":true`...)
+	}
+	b = append(b, "}\n"...)
+	tw.buf = b
+	_, tw.err = tw.w.Write(b)
+}
+
+// IOSpan is a time the host had a request outstanding at the drive,
+// [Start, End) on the emulator clock, at the times the host gave the model
+// (Target.Before's and AfterAt's): the report's active state. The model
+// may learn of a completion late (a host thread preempted between reaping
+// it and telling the model); these times are the host's own.
+type IOSpan struct{ Start, End time.Duration }
+
+// WriteIO appends one outstanding-request span as a line
+// {"io_start_s":…,"io_end_s":…}.
+func (tw *TruthWriter) WriteIO(s IOSpan) {
+	if tw.err != nil {
+		return
+	}
+	b := tw.buf[:0]
+	b = append(b, `{"io_start_s":`...)
+	b = strconv.AppendFloat(b, s.Start.Seconds(), 'f', 9, 64)
+	b = append(b, `,"io_end_s":`...)
+	b = strconv.AppendFloat(b, s.End.Seconds(), 'f', 9, 64)
 	b = append(b, "}\n"...)
 	tw.buf = b
 	_, tw.err = tw.w.Write(b)
@@ -100,55 +128,77 @@ var ErrTruthFormat = errors.New("bad truth file")
 
 // ReadTruth reads a file written by TruthWriter. Errors name the line.
 func ReadTruth(r io.Reader) (TruthHeader, []Segment, error) {
+	h, segs, _, err := ReadTruthIO(r)
+	return h, segs, err
+}
+
+// ReadTruthIO is ReadTruth with the outstanding-request spans (WriteIO
+// lines, in the order written: by end time).
+func ReadTruthIO(r io.Reader) (TruthHeader, []Segment, []IOSpan, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 4096), 1<<20)
 	var h TruthHeader
 	var segs []Segment
+	var ios []IOSpan
 	line := 0
 	for sc.Scan() {
 		line++
 		b := sc.Bytes()
 		if line == 1 {
 			if err := json.Unmarshal(b, &h); err != nil {
-				return h, nil, fmt.Errorf("%w: line 1: header: %v", ErrTruthFormat, err)
+				return h, nil, nil, fmt.Errorf("%w: line 1: header: %v", ErrTruthFormat, err)
 			}
 			if h.Schema != TruthSchema {
-				return h, nil, fmt.Errorf("%w: line 1: schema %q, want %q", ErrTruthFormat, h.Schema, TruthSchema)
+				return h, nil, nil, fmt.Errorf("%w: line 1: schema %q, want %q", ErrTruthFormat, h.Schema, TruthSchema)
 			}
 			continue
 		}
 		if len(b) == 0 {
 			continue
 		}
+		if bytes.HasPrefix(b, []byte(`{"io_start_s"`)) {
+			var x struct {
+				StartS float64 `json:"io_start_s"`
+				EndS   float64 `json:"io_end_s"`
+			}
+			if err := json.Unmarshal(b, &x); err != nil {
+				return h, segs, ios, fmt.Errorf("%w: line %d: %v", ErrTruthFormat, line, err)
+			}
+			if math.IsNaN(x.StartS) || math.IsNaN(x.EndS) || math.Abs(x.StartS) > 1e9 || math.Abs(x.EndS) > 1e9 || x.EndS < x.StartS {
+				return h, segs, ios, fmt.Errorf("%w: line %d: io span %v–%v out of range", ErrTruthFormat, line, x.StartS, x.EndS)
+			}
+			ios = append(ios, IOSpan{Start: secs(x.StartS), End: secs(x.EndS)})
+			continue
+		}
 		var l truthLine
 		if err := json.Unmarshal(b, &l); err != nil {
-			return h, segs, fmt.Errorf("%w: line %d: %v", ErrTruthFormat, line, err)
+			return h, segs, ios, fmt.Errorf("%w: line %d: %v", ErrTruthFormat, line, err)
 		}
 		st, err := ParseState(l.State)
 		if err != nil {
-			return h, segs, fmt.Errorf("%w: line %d: %v", ErrTruthFormat, line, err)
+			return h, segs, ios, fmt.Errorf("%w: line %d: %v", ErrTruthFormat, line, err)
 		}
 		for _, x := range []float64{l.StartS, l.EndS, l.P5W, l.P12W} {
 			if math.IsNaN(x) || math.IsInf(x, 0) || math.Abs(x) > 1e9 {
-				return h, segs, fmt.Errorf("%w: line %d: value %v out of range", ErrTruthFormat, line, x)
+				return h, segs, ios, fmt.Errorf("%w: line %d: value %v out of range", ErrTruthFormat, line, x)
 			}
 		}
-		s := Segment{Start: secs(l.StartS), End: secs(l.EndS), State: st, GC: l.GC, P5: units.Watts(l.P5W), P12: units.Watts(l.P12W)}
+		s := Segment{Start: secs(l.StartS), End: secs(l.EndS), State: st, GC: l.GC, IO: l.IO, P5: units.Watts(l.P5W), P12: units.Watts(l.P12W)}
 		if s.End < s.Start {
-			return h, segs, fmt.Errorf("%w: line %d: end_s %v before start_s %v", ErrTruthFormat, line, l.EndS, l.StartS)
+			return h, segs, ios, fmt.Errorf("%w: line %d: end_s %v before start_s %v", ErrTruthFormat, line, l.EndS, l.StartS)
 		}
 		if n := len(segs); n > 0 && s.Start < segs[n-1].End-time.Microsecond {
-			return h, segs, fmt.Errorf("%w: line %d: start_s %v before the previous segment's end", ErrTruthFormat, line, l.StartS)
+			return h, segs, ios, fmt.Errorf("%w: line %d: start_s %v before the previous segment's end", ErrTruthFormat, line, l.StartS)
 		}
 		segs = append(segs, s)
 	}
 	if err := sc.Err(); err != nil {
-		return h, segs, fmt.Errorf("%w: line %d: %v", ErrTruthFormat, line+1, err)
+		return h, segs, ios, fmt.Errorf("%w: line %d: %v", ErrTruthFormat, line+1, err)
 	}
 	if line == 0 {
-		return h, nil, fmt.Errorf("%w: empty", ErrTruthFormat)
+		return h, nil, nil, fmt.Errorf("%w: empty", ErrTruthFormat)
 	}
-	return h, segs, nil
+	return h, segs, ios, nil
 }
 
 func secs(s float64) time.Duration { return time.Duration(math.Round(s * 1e9)) }

@@ -36,7 +36,7 @@ func TestTruthWriterStreamsWhatTruthKeeps(t *testing.T) {
 	// The file splits the segment open at the first Finish; merge it back.
 	var merged []Segment
 	for _, s := range got {
-		if n := len(merged); n > 0 && merged[n-1].End == s.Start && merged[n-1].State == s.State && merged[n-1].P5 == s.P5 && merged[n-1].GC == s.GC {
+		if n := len(merged); n > 0 && merged[n-1].End == s.Start && merged[n-1].State == s.State && merged[n-1].P5 == s.P5 && merged[n-1].GC == s.GC && merged[n-1].IO == s.IO {
 			merged[n-1].End = s.End
 			continue
 		}
@@ -47,7 +47,7 @@ func TestTruthWriterStreamsWhatTruthKeeps(t *testing.T) {
 	}
 	for i := range want {
 		w, g := want[i], merged[i]
-		if w.State != g.State || w.Start != g.Start || w.End != g.End || w.P5 != g.P5 || w.GC != g.GC {
+		if w.State != g.State || w.Start != g.Start || w.End != g.End || w.P5 != g.P5 || w.GC != g.GC || w.IO != g.IO {
 			t.Fatalf("segment %d: file %+v, Truth %+v", i, g, w)
 		}
 	}
@@ -78,18 +78,25 @@ func FuzzReadTruth(f *testing.F) {
 	var buf bytes.Buffer
 	tw := NewTruthWriter(&buf, TruthHeader{Profile: "x", Seed: 1})
 	tw.Write(Segment{Start: 0, End: time.Second, State: StateIdle, P5: 0.4})
-	tw.Write(Segment{Start: time.Second, End: 2 * time.Second, State: StateSlumber, P5: 0.07, GC: true})
+	tw.Write(Segment{Start: time.Second, End: 2 * time.Second, State: StateSlumber, P5: 0.07, GC: true, IO: true})
+	tw.WriteIO(IOSpan{Start: time.Second, End: 1500 * time.Millisecond})
 	tw.Flush()
 	f.Add(buf.Bytes())
+	f.Add([]byte(`{"schema":"idlewatt.drivesim.truth/v1"}` + "\n" + `{"io_start_s":2,"io_end_s":1}`))
 	f.Add([]byte(`{"schema":"idlewatt.drivesim.truth/v1"}` + "\n" + `{"state":"devslp","start_s":1e300,"end_s":1e301}`))
 	f.Add([]byte("\n\n\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		_, segs, err := ReadTruth(bytes.NewReader(b))
+		_, segs, ios, err := ReadTruthIO(bytes.NewReader(b))
 		if err != nil {
 			if !errors.Is(err, ErrTruthFormat) {
 				t.Fatalf("error not wrapping ErrTruthFormat: %v", err)
 			}
 			return
+		}
+		for i, s := range ios {
+			if s.End < s.Start {
+				t.Fatalf("io span %d accepted: %+v", i, s)
+			}
 		}
 		for i, s := range segs {
 			if s.End < s.Start || s.State >= numStates {
@@ -110,4 +117,45 @@ func FuzzReadTruth(f *testing.F) {
 			t.Fatalf("round trip: %d segments, %v", len(again), err)
 		}
 	})
+}
+
+// A completion the model learns of late (it has rendered past it) keeps
+// the host's time in the outstanding spans, and the truth file holds them.
+func TestIOSpansKeepTheHostsTimes(t *testing.T) {
+	p, _ := Lookup("jmf667h-128-a19", nil)
+	p.GCEveryS = 0
+	var buf bytes.Buffer
+	m, _ := New(p, Options{KeepTruth: true, TruthOut: &buf, Policy: PolicyMaxPerformance})
+	ms := time.Millisecond
+	m.IO(100*ms, workload.OpRead, 4096)
+	m.Advance(200 * ms) // the emulator rendered on while the host was preempted
+	m.IODone(101*ms, workload.OpRead, 4096)
+	m.IO(300*ms, workload.OpRead, 4096)
+	m.IO(300*ms, workload.OpRead, 4096) // two outstanding: one span
+	m.IODone(302*ms, workload.OpRead, 4096)
+	m.IODone(303*ms, workload.OpRead, 4096)
+	want := []IOSpan{{100 * ms, 101 * ms}, {300 * ms, 303 * ms}}
+	if got := m.IOSpans(); len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
+		t.Fatalf("spans %v, want %v", got, want)
+	}
+	if err := m.Finish(time.Second); err != nil {
+		t.Fatal(err)
+	}
+	_, segs, ios, err := ReadTruthIO(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ios) != 2 || ios[0] != want[0] || ios[1] != want[1] {
+		t.Fatalf("file spans %v, want %v", ios, want)
+	}
+	// The segments hold the model's own view: outstanding until it learned.
+	var io time.Duration
+	for _, s := range segs {
+		if s.IO && s.Start < 250*ms {
+			io += s.End - s.Start
+		}
+	}
+	if io < 99*ms {
+		t.Fatalf("model-view outstanding time %v, want ≈ 100 ms (it learned of the completion at 200 ms)", io)
+	}
 }

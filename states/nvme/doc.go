@@ -55,6 +55,15 @@
 // (saying which value would admit the deepest state), the APST table read
 // back, ASPM L1 and L1.2 on every link, and the pcie_aspm policy.
 //
+// # Levels
+//
+// TableLevels gives state detection a drive's idle level per power state
+// (non-operational states at their declared power); LearnLevels names the
+// stable levels of a capture (detect.LevelHistogram.Peaks) from them;
+// ClassifyLevel and LevelCeiling place thresholds at the geometric means
+// of neighbours, as states/detect does. analysis/states' APST verdict
+// (apst verify) judges with them.
+//
 // Sources: NVMe Base Specification 2.0; Linux drivers/nvme/host/{core,pci,
 // ioctl}.c, drivers/pci/pcie/aspm.c, drivers/base/power/sysfs.c;
 // nvme-cli src/nvme-print-json.c; docs/states.md for the fields and output.

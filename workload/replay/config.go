@@ -109,6 +109,14 @@ type Hooks interface {
 	After(op workload.Op, off int64, size int)
 }
 
+// TimedHooks is implemented by targets that take the engine's completion
+// stamp (host monotonic ns) instead of reading the clock in After
+// (states/drivesim.Target.AfterAt); the engine calls AfterAt in place of
+// After.
+type TimedHooks interface {
+	AfterAt(op workload.Op, off int64, size int, completeNs int64)
+}
+
 // Simulated adapts a simulated drive (states/drivesim.Target: a backing
 // file plus Hooks) to a Target. direct says whether its file was opened
 // O_DIRECT.
@@ -136,6 +144,15 @@ func (s *simTarget) Before(op workload.Op, off int64, size int) (time.Duration, 
 	return s.t.Before(op, off, size)
 }
 func (s *simTarget) After(op workload.Op, off int64, size int) { s.t.After(op, off, size) }
+
+// AfterAt passes the completion stamp on when the drive takes it.
+func (s *simTarget) AfterAt(op workload.Op, off int64, size int, completeNs int64) {
+	if h, ok := s.t.(TimedHooks); ok {
+		h.AfterAt(op, off, size, completeNs)
+		return
+	}
+	s.t.After(op, off, size)
+}
 
 // MinSpeed and MaxSpeed bound Config.Speed: trace time divided by it must
 // stay a time.Duration (a speed of 1e-320 made every due time overflow, and

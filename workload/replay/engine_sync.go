@@ -70,14 +70,14 @@ func (r *run) sync() error {
 			for i := range work {
 				sl := &slots[i]
 				mu.Lock()
-				ok := r.before(&sl.op, sl.due)
+				at, ok := r.before(&sl.op, sl.due)
 				mu.Unlock()
 				if !ok {
 					freeCh <- i
 					continue
 				}
 				mu.Lock()
-				t0 := monoNow()
+				t0 := issuedAt(at)
 				r.c.issue(t0, sl.due, r.timed)
 				mu.Unlock()
 				failed := r.exec(sl, rng)
@@ -126,10 +126,11 @@ func (r *run) syncInline() error {
 			return nil
 		}
 		sl.op, sl.due = op, due
-		if !r.before(&sl.op, due) {
+		at, ok := r.before(&sl.op, due)
+		if !ok {
 			continue
 		}
-		t0 := monoNow()
+		t0 := issuedAt(at)
 		r.c.issue(t0, due, r.timed)
 		failed := r.exec(&sl, rng)
 		r.finish(&sl.op, t0, monoNow(), failed)

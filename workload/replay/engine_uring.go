@@ -16,6 +16,7 @@ type slot struct {
 	op    trace.Op
 	due   int64
 	issue int64
+	hook  int64 // issue time stamped by the Before hook (before the drive's wait); 0 = none
 }
 
 // uringLoop is the io_uring engine's state: a slot per queue-depth entry
@@ -38,6 +39,7 @@ type uringLoop struct {
 	runErr   error
 	inflight int
 	now      int64
+	hookAt   int64 // the current op's Before-hook issue time
 }
 
 // uring is the io_uring engine's loop; it runs on a locked thread.
@@ -151,7 +153,8 @@ func (l *uringLoop) outsideRing() (consumed bool, err error) {
 	}
 	if l.cur.Type == workload.OpTrim {
 		l.r.trimSync(&l.cur, l.due)
-	} else if l.r.before(&l.cur, l.due) {
+	} else if at, ok := l.r.before(&l.cur, l.due); ok {
+		l.hookAt = at
 		return false, nil
 	}
 	l.have = false
@@ -170,7 +173,8 @@ func (l *uringLoop) prepare() (bool, error) {
 	}
 	l.free = l.free[:len(l.free)-1]
 	cur := l.cur
-	sl.op, sl.due = cur, l.due
+	sl.op, sl.due, sl.hook = cur, l.due, l.hookAt
+	l.hookAt = 0
 	l.have = false
 	l.ring.SetFd(sqe, l.fd)
 	sqe.UserData = uint64(i)
@@ -214,8 +218,12 @@ func (l *uringLoop) wait() (waitNr uint32, timeout time.Duration) {
 func (l *uringLoop) submit(waitNr uint32, timeout time.Duration) error {
 	t := monoNow()
 	for _, i := range l.queued {
-		l.slots[i].issue = t
-		l.r.c.issue(t, l.slots[i].due, l.r.timed)
+		it := t
+		if h := l.slots[i].hook; h != 0 && h < t {
+			it = h // the drive's wait (hook) is part of the op's latency
+		}
+		l.slots[i].issue, l.slots[i].hook = it, 0
+		l.r.c.issue(it, l.slots[i].due, l.r.timed)
 	}
 	l.inflight += len(l.queued)
 	l.queued = l.queued[:0]

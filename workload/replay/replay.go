@@ -157,18 +157,26 @@ func (r *run) event(op *trace.Op, issue, complete int64, failed bool) workload.I
 func (r *run) finish(op *trace.Op, issue, complete int64, failed bool) {
 	ev := r.event(op, issue, complete, failed)
 	if r.hooks != nil {
-		r.hooks.After(op.Type, op.Offset, int(op.Size))
+		if h, ok := r.hooks.(TimedHooks); ok {
+			h.AfterAt(op.Type, op.Offset, int(op.Size), complete)
+		} else {
+			r.hooks.After(op.Type, op.Offset, int(op.Size))
+		}
 	}
 	r.c.completed(&ev)
 	r.live.done(&ev)
 	r.onEvent(ev)
 }
 
-// before calls the target's Before hook and waits the delay it asks for.
-// false means the hook refused the op: it has been accounted as failed.
-func (r *run) before(op *trace.Op, due int64) bool {
+// before calls the target's Before hook and waits the delay it asks for
+// (a simulated drive's service time: its wake and transfer). It returns
+// the op's issue time: when the hook was called, before the wait, so the
+// wait lies inside the op's I/O interval as a real drive's latency does;
+// 0 without hooks (the caller stamps the issue itself). false means the
+// hook refused the op: it has been accounted as failed.
+func (r *run) before(op *trace.Op, due int64) (int64, bool) {
 	if r.hooks == nil {
-		return true
+		return 0, true
 	}
 	now := monoNow()
 	d, err := r.hooks.Before(op.Type, op.Offset, int(op.Size))
@@ -178,20 +186,30 @@ func (r *run) before(op *trace.Op, due int64) bool {
 		r.c.completed(&ev)
 		r.live.done(&ev)
 		r.onEvent(ev)
-		return false
+		return 0, false
 	}
 	if d > 0 {
-		waitUntil(now+int64(d), nil) // the drive is waking: the op goes when it is up
+		waitUntil(now+int64(d), nil) // the drive serves the op meanwhile
 	}
-	return true
+	return now, true
+}
+
+// issuedAt is the issue time of an op: the hook's (before the drive's
+// wait) if there was one, else now.
+func issuedAt(hook int64) int64 {
+	if hook != 0 {
+		return hook
+	}
+	return monoNow()
 }
 
 // trimSync executes a trim synchronously (io_uring has no portable discard).
 func (r *run) trimSync(op *trace.Op, due int64) {
-	if !r.before(op, due) {
+	at, ok := r.before(op, due)
+	if !ok {
 		return
 	}
-	t0 := monoNow()
+	t0 := issuedAt(at)
 	r.c.issue(t0, due, r.timed)
 	var err error
 	if r.trim != nil {

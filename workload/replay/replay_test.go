@@ -326,7 +326,8 @@ func TestHooks(t *testing.T) {
 	engines(t, func(t *testing.T, engine string) {
 		h := &hookTarget{fileTarget: newTarget(t, 1<<20)}
 		ops := []trace.Op{{Type: workload.OpRead, Size: 4096}, {Type: workload.OpWrite, Size: 4096}, {Type: workload.OpTrim, Size: 4096}, {Type: workload.OpRead, Size: 4096}}
-		res, err := Run(context.Background(), Config{Engine: engine, Timing: Timing{Mode: AFAP}}, &sliceReader{ops: ops}, Simulated(h, h.direct), nil)
+		var evs []workload.IOEvent
+		res, err := Run(context.Background(), Config{Engine: engine, Timing: Timing{Mode: AFAP}}, &sliceReader{ops: ops}, Simulated(h, h.direct), func(e workload.IOEvent) { evs = append(evs, e) })
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -336,6 +337,11 @@ func TestHooks(t *testing.T) {
 		}
 		if res.Elapsed < 30*time.Millisecond {
 			t.Errorf("elapsed %v: wake delay not waited", res.Elapsed)
+		}
+		// The drive's wait is inside the first op's I/O interval: a host
+		// sees a real drive's wake as latency.
+		if len(evs) == 0 || time.Duration(evs[0].Complete-evs[0].Issue) < 30*time.Millisecond {
+			t.Errorf("first op %+v: the hook's 30 ms wait is not in its latency", evs)
 		}
 	})
 }

@@ -23,7 +23,11 @@ import (
 var DefaultRates = []units.Hertz{100, 1000, 2000, 5000, 10000}
 
 type Options struct {
-	Ports                   int              // drive ports, 1–8; default 2 (each has a 5 V and a 12 V rail)
+	Ports int // drive ports, 1–8 (1–5 with Rail3V3); default 2 (each has a 5 V and a 12 V rail)
+	// Rail3V3 gives every port a 3.3 V rail after its 5 V and 12 V ones,
+	// the supply of an M.2 interposer (protocol version 3, the default
+	// with it). A drive that is a meter.SimDrive3V3 loads it.
+	Rail3V3                 bool
 	Rates                   []units.Hertz    // supported sample rates; default 100, 1000, 2000, 5000, 10000 Hz
 	Rate                    units.Hertz      // WriteFast's stream rate; default 1000 Hz
 	Link                    int              // link capacity in B/s for START's bandwidth check; default hub.LinkUSBCDC
@@ -49,8 +53,9 @@ type Options struct {
 	Symlink string
 	// Tick is the render period of the live emulator; default 5 ms.
 	Tick time.Duration
-	// Protocol is the version the hub speaks: 2 (default) or 1 (a v1
-	// hub: no LINK, RESEND, ring or 20-bit samples).
+	// Protocol is the version the hub speaks: 2 (default; 3 with
+	// Rail3V3), 3 (v2 that may have a 3.3 V rail) or 1 (a v1 hub: no
+	// LINK, RESEND, ring or 20-bit samples).
 	Protocol int
 	// RingBytes is a v2 hub's ring buffer of recent samples, which RESEND
 	// reads from (its depth in samples, RingBytes ÷ the bytes of one sample
@@ -149,10 +154,16 @@ func (o *Options) validate() error {
 		o.Tick = 5 * time.Millisecond
 	}
 	if o.Protocol == 0 {
-		o.Protocol = hub.ProtocolVersion
+		o.Protocol = 2
+		if o.Rail3V3 {
+			o.Protocol = 3
+		}
 	}
-	if o.Protocol != hub.ProtocolV1 && o.Protocol != hub.ProtocolVersion {
-		return fmt.Errorf("hubemu: protocol version %d (1 or 2)", o.Protocol)
+	if o.Protocol < hub.ProtocolV1 || o.Protocol > hub.ProtocolVersion {
+		return fmt.Errorf("hubemu: protocol version %d (1 to %d)", o.Protocol, hub.ProtocolVersion)
+	}
+	if o.Rail3V3 && (o.Protocol < 3 || o.Ports > 5) {
+		return fmt.Errorf("hubemu: a 3.3 V rail needs protocol version 3 and at most 5 ports (3 rails × ports ≤ 16 channels); have version %d, %d ports", o.Protocol, o.Ports)
 	}
 	if o.RingBytes == 0 {
 		o.RingBytes = 1 << 20
@@ -327,6 +338,18 @@ func (e *Emulator) EmuTime(host hostclock.Time) time.Duration {
 
 func emuTime(o Options, elapsed time.Duration) time.Duration {
 	return o.ClockOffset + time.Duration(float64(elapsed)*(1+o.DriftPPM/1e6))
+}
+
+// SampleTime is the emulator time at which sample idx of the current
+// stream is taken (ok false when not streaming): what a test or a
+// simulated host needs to put its drive's events on the samples' clock.
+func (e *Emulator) SampleTime(idx uint64) (t time.Duration, ok bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !e.g.streaming {
+		return 0, false
+	}
+	return e.g.sampleTime(idx), true
 }
 
 // Close stops the emulator and closes the pty.

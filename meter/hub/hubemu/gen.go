@@ -14,7 +14,10 @@ import (
 // 16-bit format; a v2 hub's 20-bit format models an INA228-class sensor
 // (20-bit current register) with the LSB chosen for 3 A peaks with
 // headroom: 8 µA on 5 V (±4.19 A; 40 µW at 5 V), 10 µA on 12 V (±5.24 A).
-var rails = [2]struct {
+// With Options.Rail3V3 every port has a third rail, 3.3 V for an M.2
+// interposer: 50 mΩ, 50 µA/count (±1.64 A: an NVMe drive's 5 W active
+// peak is 1.5 A), 20-bit 4 µA/count (13 µW at 3.3 V).
+var allRails = [3]struct {
 	rail       meter.Rail
 	maxMV      uint16
 	lsbNA      uint32 // nominal current LSB, 16-bit format
@@ -23,6 +26,7 @@ var rails = [2]struct {
 }{
 	{meter.Rail5V, 6000, 50000, 20000, 8_000_000},     // 20 mΩ, 50 µA/count, ±1.638 A; 20-bit 8 µA/count
 	{meter.Rail12V, 15000, 100000, 10000, 10_000_000}, // 10 mΩ, 100 µA/count, ±3.277 A; 20-bit 10 µA/count
+	{meter.Rail3V3, 4000, 50000, 50000, 4_000_000},    // 50 mΩ, 50 µA/count, ±1.638 A; 20-bit 4 µA/count
 }
 
 const busLSBuV = 1250
@@ -82,6 +86,10 @@ type gen struct {
 	corruptIn, dropIn    int64
 	v5, v12              []units.Volts
 	i5, i12              []units.Amps
+	v33                  []units.Volts
+	i33                  []units.Amps
+	// nr is the rails per port: 2, or 3 with the 3.3 V rail.
+	nr int
 }
 
 func newGen(o Options) (*gen, error) {
@@ -91,6 +99,11 @@ func newGen(o Options) (*gen, error) {
 	if o.Protocol >= 2 {
 		g.id.MaxFrame, g.id.RingBytes, g.id.Formats = uint16(o.MaxFrame), uint32(max(o.RingBytes, 0)), o.Formats
 	}
+	rails := allRails[:2]
+	if o.Rail3V3 {
+		rails = allRails[:]
+	}
+	g.nr = len(rails)
 	for _, r := range rails {
 		g.id.Rails = append(g.id.Rails, hub.RailDesc{Rail: r.rail, MaxMilliVolt: r.maxMV, CurrentLSBnA: r.lsbNA})
 		if o.Protocol >= 2 {
@@ -107,12 +120,12 @@ func newGen(o Options) (*gen, error) {
 			// as a calibrated hub's would, so hosts must use READ_CAL.
 			trim := 1 + (g.rng.Float64()-0.5)*0.01
 			lsb := uint32(float64(r.lsbNA) * trim)
-			g.lsbI[(p-1)*2+j] = float64(lsb) * 1e-9
+			g.lsbI[(p-1)*g.nr+j] = float64(lsb) * 1e-9
 			cal := uint16(0.00512 / (float64(lsb) * 1e-9 * float64(r.shuntMicro) * 1e-6))
 			e := hub.CalEntry{Port: uint8(p), Rail: r.rail, CalReg: cal, ShuntMicroOhm: r.shuntMicro, CurrentLSBnA: lsb}
 			if o.Protocol >= 2 {
 				e.WideLSBpA = uint32(float64(r.widePA) * trim)
-				g.lsbW[(p-1)*2+j] = float64(e.WideLSBpA) * 1e-12
+				g.lsbW[(p-1)*g.nr+j] = float64(e.WideLSBpA) * 1e-12
 			}
 			g.cal.Entries = append(g.cal.Entries, e)
 		}
@@ -253,14 +266,14 @@ func (g *gen) start(rate int, portMask, format uint8, now time.Duration) {
 	for p := 1; p <= g.o.Ports; p++ {
 		if portMask&(1<<(p-1)) != 0 {
 			g.ports = append(g.ports, p)
-			g.mask |= 3 << (2 * (p - 1))
+			g.mask |= (1<<g.nr - 1) << (g.nr * (p - 1))
 		}
 	}
 	g.format = hub.Format16
 	if format != 0 {
 		g.format = format
 	}
-	g.setSize = 2 * len(g.ports) * hub.FormatWidth(g.format)
+	g.setSize = g.nr * len(g.ports) * hub.FormatWidth(g.format)
 	g.ring, g.ringN = nil, 0
 	if g.linkVer >= 2 && g.o.RingBytes > 0 {
 		g.ringN = uint64(g.o.RingBytes / g.setSize)
@@ -290,7 +303,7 @@ func (g *gen) render(now time.Duration) {
 		g.lostCount = 0
 	}
 	target := g.due(now)
-	per := hub.BlockSamples(g.rate, 2*len(g.ports))
+	per := hub.BlockSamples(g.rate, g.nr*len(g.ports))
 	if g.linkVer >= 2 {
 		per = max(g.rate/hub.BlockPeriodDivisor, 1) // then split into frames of maxFrame
 	}
@@ -301,6 +314,33 @@ func (g *gen) render(now time.Duration) {
 }
 
 func (g *gen) nextSeq() byte { g.useq++; return g.useq - 1 }
+
+// render3V3 renders the 3.3 V rail of n samples from t0 for each streamed
+// port (with Options.Rail3V3): a meter.SimDrive3V3 loads it, any other
+// drive leaves it at 3.3 V, 0 A; a powered-off port reads 0 V, 0 A.
+func (g *gen) render3V3(t0 time.Duration, n int) {
+	if g.nr < 3 {
+		return
+	}
+	if m := len(g.ports) * n; cap(g.i33) < m {
+		g.v33, g.i33 = make([]units.Volts, m), make([]units.Amps, m)
+	}
+	for j, p := range g.ports {
+		v, i := g.v33[j*n:(j+1)*n], g.i33[j*n:(j+1)*n]
+		d, ok := g.o.Drives[p-1].(meter.SimDrive3V3)
+		switch {
+		case !g.power[p-1]:
+			clear(v)
+			clear(i)
+		case ok:
+			d.Render3V3(t0, units.Hertz(g.rate), v, i)
+		default:
+			for k := range v {
+				v[k], i[k] = 3.3, 0
+			}
+		}
+	}
+}
 
 // block renders, quantises and queues n samples from g.next: one SAMPLES
 // frame on a v1 link, SAMPLES2 frames of at most maxFrame bytes on a v2
@@ -321,13 +361,17 @@ func (g *gen) block(n int) {
 			clear(i12)
 		}
 	}
+	g.render3V3(t0, n)
 	var over [16]float64
 	b := g.sets[:0]
 	for k := range n {
 		for j, p := range g.ports {
-			c := (p - 1) * 2
+			c := (p - 1) * g.nr
 			b = g.appendReading(b, g.v5[j*n+k], g.i5[j*n+k], c, &over[c])
 			b = g.appendReading(b, g.v12[j*n+k], g.i12[j*n+k], c+1, &over[c+1])
+			if g.nr == 3 {
+				b = g.appendReading(b, g.v33[j*n+k], g.i33[j*n+k], c+2, &over[c+2])
+			}
 		}
 	}
 	g.sets = b
@@ -362,7 +406,7 @@ func (g *gen) block(n int) {
 	}
 	for c, a := range over {
 		if a != 0 {
-			ev := hub.Event{Kind: hub.EvOverCurrent, Port: uint8(c/2 + 1), Index: first, Value: uint32(min(math.Abs(a)*1e6, math.MaxUint32))}
+			ev := hub.Event{Kind: hub.EvOverCurrent, Port: uint8(c/g.nr + 1), Index: first, Value: uint32(min(math.Abs(a)*1e6, math.MaxUint32))}
 			g.put(g.frame(hub.TypeEvent, g.nextSeq(), ev.Append))
 		}
 	}
@@ -371,9 +415,9 @@ func (g *gen) block(n int) {
 // perFrame is the sample sets per frame on the link.
 func (g *gen) perFrame() int {
 	if g.linkVer < 2 {
-		return hub.BlockSamples(g.rate, 2*len(g.ports))
+		return hub.BlockSamples(g.rate, g.nr*len(g.ports))
 	}
-	return hub.BlockSamples2(2*len(g.ports), hub.FormatWidth(g.format), g.maxFrame)
+	return hub.BlockSamples2(g.nr*len(g.ports), hub.FormatWidth(g.format), g.maxFrame)
 }
 
 // blockBytes is what n sample sets cost on the link.
@@ -646,7 +690,7 @@ func (g *gen) checkStart(s hub.Start) hub.Reason {
 	chans := 0
 	for p := range g.o.Ports {
 		if s.PortMask&(1<<p) != 0 {
-			chans += 2
+			chans += g.nr
 		}
 	}
 	fits := hub.FitsLink(int(s.Rate), chans, g.o.Link)

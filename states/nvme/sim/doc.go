@@ -25,6 +25,19 @@
 // assumed (each Profile lists which in Assumed). docs/states.md has the
 // table and sources.
 //
-// The hub protocol has no 3.3 V rail yet, so this model is not wired into
-// the emulated hub; Drive.Power gives the power at any time for tests.
+// # Sessions
+//
+// Session drives one Drive on the virtual clock with a simulated meter on
+// its 3.3 V rail (MeterOptions: period, Gaussian noise, LSB): Idle and
+// Read advance the clock and take the samples that fall in between, so
+// each reads the state the drive was in; RunAPSTCycles plays apst
+// verify's cycles. SetLatencyScale makes the actual entry/exit latencies a
+// multiple of the declared ones (a drive within spec, or one breaking its
+// descriptor).
+//
+// # Behind the emulated hub
+//
+// HubDrive is a meter.SimDrive3V3: the model on the 3.3 V rail of a hub
+// port (protocol 3, an M.2 interposer), what `hub emulate --nvme` serves
+// beside SATA drives.
 package sim

@@ -62,6 +62,25 @@ type Drive struct {
 	linkFrom    time.Duration // the link's idle timer restarts at an ASPM change
 	truth       []Transition
 	truthTo     time.Duration // the truth log covers up to here
+	// entryScale, exitScale: the drive's actual latencies as a fraction
+	// of the declared ones (0 = 1, exactly as declared).
+	entryScale, exitScale float64
+}
+
+// SetLatencyScale makes the drive take scale × its declared entry and exit
+// latencies (the descriptors are maxima: a drive within spec takes less;
+// over 1 is a drive that breaks its own descriptor). 0 means 1.
+func (d *Drive) SetLatencyScale(entry, exit float64) { d.entryScale, d.exitScale = entry, exit }
+
+func scaled(v uint32, f float64) time.Duration {
+	if f <= 0 {
+		return us(v)
+	}
+	return time.Duration(float64(us(v)) * f)
+}
+
+func (d *Drive) entryLat(ps int) time.Duration {
+	return scaled(d.p.Identify.PowerStates[ps].EntryLatencyUs, d.entryScale)
 }
 
 // New returns a drive in PS0, idle since time 0, APST off, link ASPM off.
@@ -112,7 +131,7 @@ func (d *Drive) idleState(t time.Duration) state {
 			if t < start {
 				break
 			}
-			end := start + us(d.p.Identify.PowerStates[e.ITPS].EntryLatencyUs)
+			end := start + d.entryLat(e.ITPS)
 			if t < end {
 				s = state{ps: cur, entering: true, since: start, enterEnd: end}
 				break
@@ -154,9 +173,10 @@ func (d *Drive) linkPower(l Link) units.Watts {
 	return 0
 }
 
-// Power returns the draw at time t.
+// Power returns the draw at time t. A time before the I/O in progress was
+// issued (an emulator rendering late) gets the idle period's draw.
 func (d *Drive) Power(t time.Duration) units.Watts {
-	if d.outstanding > 0 {
+	if d.outstanding > 0 && t >= d.busyFrom {
 		if t < d.wakeUntil {
 			return d.statePower(0) + d.p.LinkL0
 		}
@@ -169,7 +189,7 @@ func (d *Drive) Power(t time.Duration) units.Watts {
 // State returns the power state and link state at t (an entry in
 // progress reports the source state with entering set).
 func (d *Drive) State(t time.Duration) (ps int, entering bool, link Link) {
-	if d.outstanding > 0 {
+	if d.outstanding > 0 && t >= d.busyFrom {
 		return 0, false, L0
 	}
 	s := d.idleState(t)
@@ -189,7 +209,7 @@ func (d *Drive) IO(at time.Duration) time.Duration {
 			s.ps = d.entryTarget(s.ps)
 		}
 		if p := d.p.Identify.PowerStates[s.ps]; p.NonOperational {
-			wait += us(p.ExitLatencyUs)
+			wait += scaled(p.ExitLatencyUs, d.exitScale)
 		}
 		switch s.link {
 		case L12:
@@ -259,7 +279,7 @@ func (d *Drive) IdleTransitions(from, to time.Duration) []Transition {
 				break
 			}
 			start := at + time.Duration(e.ITPTms)*time.Millisecond
-			end := start + us(d.p.Identify.PowerStates[e.ITPS].EntryLatencyUs)
+			end := start + d.entryLat(e.ITPS)
 			times = append(times, start, end)
 			seen[e.ITPS] = true
 			cur, at = e.ITPS, end

@@ -1,0 +1,194 @@
+package sim
+
+import (
+	"math/rand/v2"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/idlewatt/idlewatt/meter"
+	"github.com/idlewatt/idlewatt/states/nvme"
+	"github.com/idlewatt/idlewatt/units"
+)
+
+// HubDrive puts a simulated NVMe drive behind an emulated meter's port
+// with a 3.3 V rail (an M.2 interposer): a meter.SimDrive3V3 whose 3.3 V
+// current is the model's mean power over each sample's interval ÷ 3.3 V
+// plus Gaussian sensor noise, and
+// whose 5 V and 12 V rails carry nothing. Safe for concurrent use: the
+// emulator renders from one goroutine while the host reports I/O and
+// settings from others. Times are the emulator's clock.
+//
+// The emulator renders behind the host (a tick, more on a loaded
+// machine), so a sample is often drawn after events later than its time:
+// HubDrive keeps the model as it was between events (the last second of
+// them) and draws each sample from the state in force at its time.
+type HubDrive struct {
+	mu    sync.Mutex
+	p     Profile
+	o     HubOptions
+	d     *Drive
+	rng   *rand.Rand
+	on    bool
+	l1    bool
+	l12   bool
+	table []nvme.APSTEntry
+	// hist[i] is the drive as it was before the event at hist[i].to (in
+	// force from the previous event on); last is the latest event.
+	hist []past
+	last time.Duration
+}
+
+type past struct {
+	to time.Duration
+	d  Drive
+	on bool
+}
+
+// event keeps the state in force until at, before an event at at changes it.
+func (h *HubDrive) event(at time.Duration) {
+	h.hist = append(h.hist, past{to: at, d: *h.d, on: h.on})
+	h.last = max(h.last, at)
+}
+
+// powerAt is the draw at t from the state in force then.
+func (h *HubDrive) powerAt(t time.Duration) units.Watts {
+	d, on := h.d, h.on
+	if t < h.last {
+		if i := sort.Search(len(h.hist), func(i int) bool { return h.hist[i].to > t }); i < len(h.hist) {
+			d, on = &h.hist[i].d, h.hist[i].on
+		}
+	}
+	if !on {
+		return 0
+	}
+	return d.Power(t)
+}
+
+// HubOptions set up a HubDrive: the APST feature the host programmed
+// (Enabled, Entries, typically nvme.PlanAPST's), the link states the
+// ASPM policy allows, the actual/declared latency scales
+// (Drive.SetLatencyScale), the 3.3 V sensor's noise σ and its seed.
+type HubOptions struct {
+	Plan                  nvme.KernelPlan
+	L1, L12               bool
+	EntryScale, ExitScale float64
+	Noise                 units.Amps
+	Seed                  uint64
+}
+
+// NewHubDrive returns a powered drive programmed as the kernel would for
+// the latency tolerance (µs; nvme.Unlimited for auto), with every link
+// state on (powersupersave). noise is the 3.3 V sensor's σ.
+func NewHubDrive(p Profile, toleranceUs uint64, noise units.Amps, seed uint64) *HubDrive {
+	return NewHubDriveWith(p, HubOptions{Plan: nvme.PlanAPST(p.Identify, toleranceUs, 0, nvme.ModuleParams{}),
+		L1: true, L12: true, Noise: noise, Seed: seed})
+}
+
+// NewHubDriveWith returns a powered drive set up as o says.
+func NewHubDriveWith(p Profile, o HubOptions) *HubDrive {
+	h := &HubDrive{p: p, o: o, rng: rand.New(rand.NewPCG(o.Seed, 0x33)), on: true, l1: o.L1 || o.L12, l12: o.L12}
+	h.table = make([]nvme.APSTEntry, 32)
+	copy(h.table, o.Plan.Entries)
+	h.reset(0)
+	return h
+}
+
+func (h *HubDrive) reset(at time.Duration) {
+	h.d = New(h.p)
+	h.d.SetAPST(at, h.o.Plan.Enabled, h.table)
+	h.d.SetASPM(at, h.l1, h.l12)
+	h.d.SetLatencyScale(h.o.EntryScale, h.o.ExitScale)
+}
+
+// Drive returns the model (for its truth); hold no reference across
+// calls that change it.
+func (h *HubDrive) Drive() *Drive {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.d
+}
+
+// Render implements meter.SimDrive: an M.2 drive draws nothing from 5 V
+// or 12 V.
+func (h *HubDrive) Render(t0 time.Duration, rate units.Hertz, v5 []units.Volts, i5 []units.Amps, v12 []units.Volts, i12 []units.Amps) {
+	for k := range i5 {
+		v5[k], i5[k], v12[k], i12[k] = 5, 0, 12, 0
+	}
+}
+
+// Render3V3 implements meter.SimDrive3V3.
+func (h *HubDrive) Render3V3(t0 time.Duration, rate units.Hertz, v33 []units.Volts, i33 []units.Amps) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := 0 // forget the states more than a second before this block
+	for n < len(h.hist) && h.hist[n].to < t0-time.Second {
+		n++
+	}
+	h.hist = h.hist[n:]
+	period := float64(time.Second) / float64(rate)
+	for k := range i33 {
+		v33[k] = 3.3
+		// An averaging ADC, as states/drivesim renders: the mean over the
+		// sample's interval [t, t + 1/rate), here of 8 points in it.
+		t := t0 + time.Duration(float64(k)*period)
+		var sum float64
+		on := true
+		for j := range hubSubSamples {
+			p := h.powerAt(t + time.Duration((float64(j)+0.5)*period/hubSubSamples))
+			on = on && p != 0
+			sum += float64(p)
+		}
+		if !on {
+			i33[k] = 0 // powered off
+			continue
+		}
+		i33[k] = units.Amps(sum/hubSubSamples/3.3 + float64(h.o.Noise)*h.rng.NormFloat64())
+	}
+}
+
+// hubSubSamples is how many points of its interval a sample averages.
+const hubSubSamples = 8
+
+// SetDevSlp implements meter.SimDrive: an M.2 NVMe drive has no DEVSLP pin.
+func (h *HubDrive) SetDevSlp(time.Duration, bool) {}
+
+// SetPower implements meter.SimDrive: power-up starts the drive in PS0
+// with the same APST table and link states.
+func (h *HubDrive) SetPower(at time.Duration, on bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.event(at)
+	if on && !h.on {
+		h.reset(at)
+	}
+	h.on = on
+}
+
+// IO reports an I/O issued at at and returns how long it waits for the
+// drive to wake (see Drive.IO).
+func (h *HubDrive) IO(at time.Duration) time.Duration {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.event(at)
+	return h.d.IO(at)
+}
+
+// IODone reports its completion.
+func (h *HubDrive) IODone(at time.Duration) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.event(at)
+	return h.d.IODone(at)
+}
+
+// SetASPM sets the link states the host allows, as Drive.SetASPM.
+func (h *HubDrive) SetASPM(at time.Duration, l1, l12 bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.event(at)
+	h.l1, h.l12 = l1 || l12, l12
+	h.d.SetASPM(at, l1, l12)
+}
+
+var _ meter.SimDrive3V3 = (*HubDrive)(nil)
