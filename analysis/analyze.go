@@ -283,7 +283,7 @@ func firstPass(open Opener, opts Options) (*pass1, error) {
 				}
 				issue, complete := int64(e.Issue), int64(e.Complete)
 				ss.add(issue, complete)
-				p.devslp.ioEvent(port, issue, complete, e.Err)
+				p.devslp.ioEvent(port, e.Issue, e.Complete, e.Err)
 			}
 		case capture.KindState:
 			p.info.StateEvents++
@@ -293,7 +293,7 @@ func firstPass(open Opener, opts Options) (*pass1, error) {
 				p.phases.add(host, st.Port, st.Value)
 				p.devslp.phase(st.Port, st.Value)
 			case capture.StateNote:
-				p.devslp.note(st.Port, host, st.Value)
+				p.devslp.note(st.Port, rec.State.Host, st.Value)
 			case capture.StateDevSlpPin:
 				p.hostPins[st.Port] = append(p.hostPins[st.Port], pinEvent{host, st.Value == "1"})
 			}
