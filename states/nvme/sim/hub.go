@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"io"
 	"math/rand/v2"
 	"sort"
 	"sync"
@@ -37,6 +38,9 @@ type HubDrive struct {
 	// force from the previous event on); last is the latest event.
 	hist []past
 	last time.Duration
+	// tw, if set, receives the true draw up to written (RecordTruth).
+	tw      *truthWriter
+	written time.Duration
 }
 
 type past struct {
@@ -49,6 +53,49 @@ type past struct {
 func (h *HubDrive) event(at time.Duration) {
 	h.hist = append(h.hist, past{to: at, d: *h.d, on: h.on})
 	h.last = max(h.last, at)
+	h.writeTruth(at)
+}
+
+// writeTruth writes the true draw from written up to at, as the drive
+// stands before the event at at. An event stamped before written (a
+// completion reported late by another thread) takes effect from written.
+func (h *HubDrive) writeTruth(at time.Duration) {
+	if h.tw == nil || at <= h.written {
+		return
+	}
+	if !h.on {
+		h.tw.write(Segment{Start: h.written, End: at, Link: L0, Off: true})
+	} else {
+		for _, s := range h.d.segments(h.written, at) {
+			h.tw.write(s)
+		}
+	}
+	h.written = at
+}
+
+// RecordTruth makes the drive write its true (noise-free) draw to w as
+// JSON lines (ReadTruth reads them; docs/states.md), from emulator time
+// from on: a header naming the profile, seed and port, then one segment
+// per power-state, link or I/O change. Call it before the first event;
+// Finish writes the open segment and flushes.
+func (h *HubDrive) RecordTruth(w io.Writer, from time.Duration, port int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.tw = newTruthWriter(w, TruthHeader{Profile: h.p.Name, Seed: h.o.Seed, Port: port})
+	h.written = from
+}
+
+// Finish writes the truth up to at and flushes it, returning the first
+// write error. The drive keeps running; a later Finish writes what came
+// after.
+func (h *HubDrive) Finish(at time.Duration) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.tw == nil {
+		return nil
+	}
+	h.writeTruth(at)
+	return h.tw.flush()
 }
 
 // powerAt is the draw at t from the state in force then.
