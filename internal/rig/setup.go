@@ -137,6 +137,12 @@ func (e *emuSetup) open(r *Rig) error {
 	ports := 0
 	for _, d := range r.drives {
 		ports = max(ports, d.Config.Port)
+		// Written in place as the run goes, like the capture.
+		f, err := outfile.CreateInPlace(filepath.Join(r.out, fmt.Sprintf("truth-p%d.jsonl", d.Config.Port)), r.cfg.Out)
+		if err != nil {
+			return fmt.Errorf("truth file: %w", err)
+		}
+		e.truth = append(e.truth, f)
 		if d.Config.NVMe != "" {
 			p, ok := nvmesim.ProfileByName(d.Config.NVMe)
 			if !ok {
@@ -144,16 +150,12 @@ func (e *emuSetup) open(r *Rig) error {
 			}
 			// Programmed as Linux does by default: APST planned for the
 			// default latency tolerance, ASPM powersupersave (L1 and L1.2).
-			e.nvmes[d.Config.Port] = nvmesim.NewHubDrive(p, nvme.DefaultPSMaxLatencyUs, nvmeNoise,
+			n := nvmesim.NewHubDrive(p, nvme.DefaultPSMaxLatencyUs, nvmeNoise,
 				uint64(r.cfg.Emulator.Seed)*100+uint64(d.Config.Port))
+			n.RecordTruth(f, 0, d.Config.Port) // from the emulator's time 0
+			e.nvmes[d.Config.Port] = n
 			continue
 		}
-		// Written in place as the run goes, like the capture.
-		f, err := outfile.CreateInPlace(filepath.Join(r.out, fmt.Sprintf("truth-p%d.jsonl", d.Config.Port)), r.cfg.Out)
-		if err != nil {
-			return fmt.Errorf("truth file: %w", err)
-		}
-		e.truth = append(e.truth, f)
 		m, err := drivesim.New(*d.Profile, drivesim.Options{
 			Seed: r.cfg.Emulator.Seed*100 + int64(d.Config.Port), Policy: initialPolicy,
 			TruthOut: f, Port: d.Config.Port,
@@ -283,6 +285,11 @@ func (e *emuSetup) close(r *Rig) []error {
 	for _, d := range r.drives {
 		if m := e.models[d.Config.Port]; m != nil && e.emu != nil {
 			_ = m.Finish(e.emu.EmuTime(hostclock.Now()))
+		}
+		if n := e.nvmes[d.Config.Port]; n != nil && e.emu != nil {
+			if err := n.Finish(e.emu.EmuTime(hostclock.Now())); err != nil {
+				errs = append(errs, fmt.Errorf("drives port %d truth file: %w", d.Config.Port, err))
+			}
 		}
 		if d.target != nil {
 			d.target.Close()

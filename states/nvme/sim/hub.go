@@ -41,6 +41,8 @@ type HubDrive struct {
 	// tw, if set, receives the true draw up to written (RecordTruth).
 	tw      *truthWriter
 	written time.Duration
+	// rendered is the end of the last block Render3V3 drew.
+	rendered time.Duration
 }
 
 type past struct {
@@ -49,11 +51,18 @@ type past struct {
 	on bool
 }
 
-// event keeps the state in force until at, before an event at at changes it.
-func (h *HubDrive) event(at time.Duration) {
+// event keeps the state in force until at, before an event at at changes
+// it, and returns the time the event takes effect: at, or the end of what
+// the emulator already rendered if that is later. An event the host
+// reports after the emulator drew past its stamp (a completion told late,
+// its thread preempted) cannot change what was drawn: the drive learns of
+// it late, as a real drive would, and its truth says so.
+func (h *HubDrive) event(at time.Duration) time.Duration {
+	at = max(at, h.rendered)
 	h.hist = append(h.hist, past{to: at, d: *h.d, on: h.on})
 	h.last = max(h.last, at)
 	h.writeTruth(at)
+	return at
 }
 
 // writeTruth writes the true draw from written up to at, as the drive
@@ -174,6 +183,7 @@ func (h *HubDrive) Render3V3(t0 time.Duration, rate units.Hertz, v33 []units.Vol
 	}
 	h.hist = h.hist[n:]
 	period := float64(time.Second) / float64(rate)
+	h.rendered = max(h.rendered, t0+time.Duration(float64(len(i33))*period))
 	for k := range i33 {
 		v33[k] = 3.3
 		// An averaging ADC, as states/drivesim renders: the mean over the
@@ -205,7 +215,7 @@ func (h *HubDrive) SetDevSlp(time.Duration, bool) {}
 func (h *HubDrive) SetPower(at time.Duration, on bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.event(at)
+	at = h.event(at)
 	if on && !h.on {
 		h.reset(at)
 	}
@@ -217,7 +227,7 @@ func (h *HubDrive) SetPower(at time.Duration, on bool) {
 func (h *HubDrive) IO(at time.Duration) time.Duration {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.event(at)
+	at = h.event(at)
 	return h.d.IO(at)
 }
 
@@ -225,7 +235,7 @@ func (h *HubDrive) IO(at time.Duration) time.Duration {
 func (h *HubDrive) IODone(at time.Duration) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.event(at)
+	at = h.event(at)
 	return h.d.IODone(at)
 }
 
@@ -233,7 +243,7 @@ func (h *HubDrive) IODone(at time.Duration) error {
 func (h *HubDrive) SetASPM(at time.Duration, l1, l12 bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.event(at)
+	at = h.event(at)
 	h.l1, h.l12 = l1 || l12, l12
 	h.d.SetASPM(at, l1, l12)
 }

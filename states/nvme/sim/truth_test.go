@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/idlewatt/idlewatt/units"
 )
 
 // TestHubDriveTruth drives a HubDrive through idle, I/O bursts (with the
@@ -134,4 +136,41 @@ func FuzzReadTruth(f *testing.F) {
 			MeanPower(segs, segs[0].Start, segs[len(segs)-1].End)
 		}
 	})
+}
+
+// TestHubDriveLateEvent: a completion told after the emulator drew past
+// its stamp takes effect where the drawing ended, in the truth as in the
+// samples that follow.
+func TestHubDriveLateEvent(t *testing.T) {
+	h := NewHubDrive(profile(t, "980pro-1tb"), 100000, 0, 1)
+	var buf bytes.Buffer
+	h.RecordTruth(&buf, 0, 1)
+	ms := time.Millisecond
+	n := 100 // 10 ms at 10 kHz
+	v33, i33 := make([]units.Volts, n), make([]units.Amps, n)
+	h.IO(10 * ms)
+	h.Render3V3(10*ms, 10000, v33, i33) // drawn busy up to 20 ms
+	busy := float64(i33[n-1]) * 3.3
+	if err := h.IODone(12 * ms); err != nil { // stamped 12 ms, told after 20 ms
+		t.Fatal(err)
+	}
+	h.Render3V3(20*ms, 10000, v33, i33)
+	idle := 0.0
+	for _, x := range i33 {
+		idle += float64(x) * 3.3 / float64(n)
+	}
+	if err := h.Finish(30 * ms); err != nil {
+		t.Fatal(err)
+	}
+	_, segs, err := ReadTruth(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wb, _ := MeanPower(segs, 12*ms, 20*ms)
+	wi, _ := MeanPower(segs, 20*ms, 30*ms)
+	// The samples average 8 points each: a change inside one is off by an
+	// eighth of it at most, once in the 100 samples.
+	if math.Abs(float64(wb)-busy) > 1e-9 || math.Abs(float64(wi)-idle) > 0.01 || busy <= idle {
+		t.Errorf("truth 12–20 ms %v (drawn %v W), after %v (drawn %v W)", wb, busy, wi, idle)
+	}
 }
