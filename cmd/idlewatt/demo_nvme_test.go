@@ -112,8 +112,8 @@ func TestDemoNVMe(t *testing.T) {
 	// spans on the emulator's clock, within the report's 95 % uncertainty
 	// of the phase average plus what the phase edges' clock uncertainty
 	// (measure.json) can move the truth by.
-	truth := readNVMeTruth(t, filepath.Join(out, "truth-p2.jsonl"))
-	spans, clockUnc := phaseSpans(t, out, nv.Port)
+	truth := readNVMeTruth(t, filepath.Join(out, "truth-p2.jsonl"), 2)
+	spans, clockUnc := phaseSpans(t, out, "measure.json", nv.Port)
 	for _, ph := range nv.Phases {
 		if ph.Name != "idle" && ph.Name != "idle:after-workload" && ph.Name != "workload:pcmark7:all" {
 			continue
@@ -164,7 +164,7 @@ func TestDemoNVMeUnknownProfile(t *testing.T) {
 	}
 }
 
-func readNVMeTruth(t *testing.T, path string) []nvmesim.Segment {
+func readNVMeTruth(t *testing.T, path string, port int) []nvmesim.Segment {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
@@ -175,7 +175,7 @@ func readNVMeTruth(t *testing.T, path string) []nvmesim.Segment {
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
-	if h.Port != 2 || h.Profile != "980pro-1tb" {
+	if h.Port != port || h.Profile != "980pro-1tb" {
 		t.Errorf("%s: header %+v", path, h)
 	}
 	return segs
@@ -185,19 +185,19 @@ func readNVMeTruth(t *testing.T, path string) []nvmesim.Segment {
 // (from its StatePhase event to the next one for the port, within the
 // port's samples; the last open phase is left out) and the run's clock uncertainty, from measure.json
 // and the capture.
-func phaseSpans(t *testing.T, out string, port int) (map[string][][2]time.Duration, time.Duration) {
+func phaseSpans(t *testing.T, out, file string, port int) (map[string][][2]time.Duration, time.Duration) {
 	t.Helper()
 	var meas struct {
 		Capture  string  `json:"capture"`
 		EmuEpoch int64   `json:"emu_epoch_host_ns"`
 		ClockMs  float64 `json:"clock_uncertainty_ms"`
 	}
-	b, err := os.ReadFile(filepath.Join(out, "measure.json"))
+	b, err := os.ReadFile(filepath.Join(out, file))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := json.Unmarshal(b, &meas); err != nil || meas.EmuEpoch == 0 {
-		t.Fatalf("measure.json: %v (emu_epoch_host_ns %d)", err, meas.EmuEpoch)
+		t.Fatalf("%s: %v (emu_epoch_host_ns %d)", file, err, meas.EmuEpoch)
 	}
 	path := meas.Capture
 	if !filepath.IsAbs(path) {
@@ -261,7 +261,9 @@ func phaseSpans(t *testing.T, out string, port int) (map[string][][2]time.Durati
 			spans[evs[i].name] = append(spans[evs[i].name], [2]time.Duration{a, b})
 		}
 	}
-	return spans, time.Duration(meas.ClockMs * float64(time.Millisecond))
+	// The file's bound, or (idle.json has none) the placement's own: half
+	// the best round trip and a sample.
+	return spans, max(time.Duration(meas.ClockMs*float64(time.Millisecond)), time.Duration(bestRTT/2)+time.Duration(1e9/rate))
 }
 
 // truthMean is the truth's mean draw over spans, each shifted by d.

@@ -56,7 +56,7 @@ func runIdle(cmd *cobra.Command, _ []string) error {
 	if err != nil {
 		return err
 	}
-	plan, err := idlePlan(cmd, rc.Meter.Kind)
+	plan, err := idlePlan(cmd, rc)
 	if err != nil {
 		return err
 	}
@@ -141,10 +141,10 @@ func idleConfig(cmd *cobra.Command) (rig.Config, error) {
 
 // idlePlan reads what to compare (--policies, or the NVMe mode's
 // --nvme-latency-us/--aspm) and the windows.
-func idlePlan(cmd *cobra.Command, meterKind string) (rig.IdlePlan, error) {
+func idlePlan(cmd *cobra.Command, rc rig.Config) (rig.IdlePlan, error) {
 	var plan rig.IdlePlan
 	var err error
-	if plan.NVMe, err = nvmeSettings(cmd, meterKind); err != nil {
+	if plan.NVMe, err = nvmeSettings(cmd, rc); err != nil {
 		return plan, err
 	}
 	if plan.NVMe == nil {

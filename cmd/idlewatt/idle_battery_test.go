@@ -228,7 +228,7 @@ func TestIdleBatteryNVMe(t *testing.T) {
 	}{
 		{[]string{"--meter", "battery", "--port", bat, "--nvme-latency-us", "-1"}, "--nvme-latency-us"},
 		{[]string{"--meter", "battery", "--port", bat, "--aspm", "fast"}, `unknown ASPM policy "fast"`},
-		{[]string{"--config", "../../fixtures/configs/emulator.yaml", "--nvme-latency-us", "0"}, "the emulator's simulated drives are SATA"},
+		{[]string{"--config", "../../fixtures/configs/emulator.yaml", "--nvme-latency-us", "0"}, "the emulator has no simulated NVMe drive"},
 		{[]string{"--meter", "battery", "--port", bat, "--aspm", "default", "--policies", "min_power"}, "not both"},
 	} {
 		_, e, code := run(t, context.Background(), append([]string{"idle", "--sysfs-root", sys, "--out", filepath.Join(dir, "x")}, tc.args...)...)

@@ -20,7 +20,7 @@ func addIdleNVMeFlags(f *pflag.FlagSet) {
 
 // nvmeSettings returns the settings to measure, or nil when neither flag
 // is given (ALPM mode). Every value is checked here, before the rig opens.
-func nvmeSettings(cmd *cobra.Command, meterKind string) ([]rig.NVMeSetting, error) {
+func nvmeSettings(cmd *cobra.Command, rc rig.Config) ([]rig.NVMeSetting, error) {
 	split := func(flag string) []string {
 		v, _ := cmd.Flags().GetString(flag)
 		if strings.TrimSpace(v) == "" {
@@ -35,8 +35,12 @@ func nvmeSettings(cmd *cobra.Command, meterKind string) ([]rig.NVMeSetting, erro
 	if f := cmd.Flags().Lookup("policies"); f != nil && f.Changed {
 		return nil, usageErr("idle: give --policies (SATA ALPM) or --nvme-latency-us/--aspm (NVMe), not both")
 	}
-	if meterKind == "" || meterKind == "emulator" {
-		return nil, usageErr("idle --nvme-latency-us/--aspm: the emulator's simulated drives are SATA and ignore NVMe settings; use a meter on the NVMe drive, or the whole laptop (--meter battery)")
+	emuNVMe := false
+	for _, d := range rc.Drives {
+		emuNVMe = emuNVMe || d.NVMe != ""
+	}
+	if (rc.Meter.Kind == "" || rc.Meter.Kind == "emulator") && !emuNVMe {
+		return nil, usageErr("idle --nvme-latency-us/--aspm: the emulator has no simulated NVMe drive (give one in the config, drives[].nvme), and its SATA drives ignore NVMe settings; or use a meter on the NVMe drive, or the whole laptop (--meter battery)")
 	}
 	for i, l := range lats {
 		lats[i] = strings.TrimSpace(l)

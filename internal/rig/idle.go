@@ -34,6 +34,10 @@ type IdleResult struct {
 	MeasureS float64     `json:"measure_s"`
 	Results  []IdlePower `json:"results"`
 	Notes    []string    `json:"notes,omitempty"`
+	// EmuEpoch is the host time (ns) at which the emulator's clock read 0
+	// (emulator only), as measure.json's: for comparing the windows with
+	// the simulated drives' truth files.
+	EmuEpoch hostclock.Time `json:"emu_epoch_host_ns,omitempty"`
 	// File is idle.json's path once written ("" when it was not).
 	File string `json:"-"`
 }
@@ -52,6 +56,11 @@ func RunIdle(ctx context.Context, cfg Config, out string, plan IdlePlan, log io.
 	if err != nil {
 		return nil, err
 	}
+	var epoch hostclock.Time
+	if clock := r.setup.clock(); clock != nil {
+		now := hostclock.Now()
+		epoch = now.Add(-time.Duration(clock(now)))
+	}
 	stopProgress := r.progress(plan.Progress, "idle")
 	var windows []PolicyWindow
 	var runErr error
@@ -68,7 +77,7 @@ func RunIdle(ctx context.Context, cfg Config, out string, plan IdlePlan, log io.
 	stopProgress()
 	closeErr := r.Close()
 	res := &IdleResult{Schema: "idlewatt.idle/v1", Capture: r.CapturePath(), SettleS: plan.Settle.Seconds(),
-		MeasureS: plan.Measure.Seconds(), Notes: append(r.Notes(), nvmeNotes...)}
+		MeasureS: plan.Measure.Seconds(), Notes: append(r.Notes(), nvmeNotes...), EmuEpoch: epoch}
 	if len(windows) > 0 {
 		rep, err := analysis.Analyze(r.CapturePath(), analysis.DefaultOptions())
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -67,6 +68,9 @@ func NVMeSettings(latencies, aspms []string) []NVMeSetting {
 // error; every change is restored before it returns, and the restore
 // results are returned as notes.
 func (r *Rig) IdleNVMe(ctx context.Context, root string, settings []NVMeSetting, settle, measure time.Duration) ([]PolicyWindow, []string, error) {
+	if e, ok := r.setup.(*emuSetup); ok && len(e.nvmes) > 0 {
+		return r.idleNVMeEmulated(ctx, e, settings, settle, measure)
+	}
 	fsys := alpm.DirFS(root)
 	if filepath.Clean(root) != alpm.DefaultRoot {
 		fsys = nvme.SimFS(fsys)
@@ -87,6 +91,7 @@ func (r *Rig) IdleNVMe(ctx context.Context, root string, settings []NVMeSetting,
 	g := nvme.NewControlFS(root, fsys).Guard()
 	release := g.RestoreOnExit(ctx)
 	out, err := r.idleNVMeSettings(ctx, g, ctrls, settings, settle, measure)
+	r.Phase("end") // the last window closes before the restore
 	var notes []string
 	for _, ch := range release() {
 		if ch.Err != nil {
@@ -98,10 +103,80 @@ func (r *Rig) IdleNVMe(ctx context.Context, root string, settings []NVMeSetting,
 	return out, notes, err
 }
 
+// idleNVMeEmulated is IdleNVMe on the emulated rig with simulated NVMe
+// drives (drives[].nvme): no sysfs stands between the rig and them, so
+// each setting reaches every simulated NVMe drive as the kernel would
+// carry it out — the latency tolerance re-plans APST (nvme.PlanAPST, a Set
+// Features 0Ch), the ASPM policy sets the link states the simulated
+// firmware allows (powersupersave and default: L1 and L1.2; powersave: L1;
+// performance: none). The drives are set back to the rig's start (100000
+// µs, powersupersave) at the end.
+func (r *Rig) idleNVMeEmulated(ctx context.Context, e *emuSetup, settings []NVMeSetting, settle, measure time.Duration) ([]PolicyWindow, []string, error) {
+	var out []PolicyWindow
+	err := func() error {
+		for _, c := range settings {
+			// The settle phase opens before the change: the previous
+			// window holds only the previous setting.
+			r.Phase("settle:" + c.Label())
+			if err := e.setNVMe(c); err != nil {
+				return fmt.Errorf("%s: %w", c.Label(), err)
+			}
+			if err := r.wait(ctx, settle); err != nil {
+				return err
+			}
+			w := PolicyWindow{Policy: c.Label(), Start: hostclock.Now()}
+			if err := r.Idle(ctx, "idle:"+c.Label(), measure); err != nil {
+				return err
+			}
+			w.End = hostclock.Now()
+			out = append(out, w)
+		}
+		return nil
+	}()
+	r.Phase("end") // the last window closes before the restore
+	notes := []string{"emulated NVMe drives: each setting applied to the simulated drives directly (no sysfs), as the kernel carries it out"}
+	if rerr := e.setNVMe(NVMeSetting{Latency: strconv.FormatUint(nvme.DefaultPSMaxLatencyUs, 10), ASPM: "powersupersave"}); rerr == nil {
+		notes = append(notes, fmt.Sprintf("restored the simulated NVMe drives to nvme_latency_us=%d,aspm=powersupersave", nvme.DefaultPSMaxLatencyUs))
+	}
+	return out, notes, err
+}
+
+// setNVMe applies one setting to every simulated NVMe drive now.
+func (e *emuSetup) setNVMe(c NVMeSetting) error {
+	at := e.emu.EmuTime(hostclock.Now())
+	for _, n := range e.nvmes {
+		if c.Latency != "" {
+			tol, err := nvme.ParseTolerance(c.Latency)
+			if err != nil {
+				return err
+			}
+			n.SetAPST(at, nvme.PlanAPST(n.Profile().Identify, tol.Us, 0, nvme.ModuleParams{}))
+		}
+		if c.ASPM != "" {
+			pol, err := nvme.ParseASPMPolicyName(c.ASPM)
+			if err != nil {
+				return err
+			}
+			switch pol {
+			case "powersupersave", "default": // the simulated firmware leaves every link state on
+				n.SetASPM(at, true, true)
+			case "powersave":
+				n.SetASPM(at, true, false)
+			default:
+				n.SetASPM(at, false, false)
+			}
+		}
+	}
+	return nil
+}
+
 // idleNVMeSettings is IdleNVMe's loop: set, check, settle, measure.
 func (r *Rig) idleNVMeSettings(ctx context.Context, g *nvme.Guard, ctrls []string, settings []NVMeSetting, settle, measure time.Duration) ([]PolicyWindow, error) {
 	var out []PolicyWindow
 	for _, c := range settings {
+		// The settle phase opens before the change: the previous window
+		// holds only the previous setting.
+		r.Phase("settle:" + c.Label())
 		var changes []nvme.Change
 		if c.Latency != "" {
 			for _, name := range ctrls {
@@ -124,7 +199,7 @@ func (r *Rig) idleNVMeSettings(ctx context.Context, g *nvme.Guard, ctrls []strin
 				return out, fmt.Errorf("%s: %s", c.Label(), ch.Error)
 			}
 		}
-		if err := r.Idle(ctx, "settle:"+c.Label(), settle); err != nil {
+		if err := r.wait(ctx, settle); err != nil {
 			return out, err
 		}
 		w := PolicyWindow{Policy: c.Label(), Start: hostclock.Now()}

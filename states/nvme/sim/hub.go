@@ -248,4 +248,21 @@ func (h *HubDrive) SetASPM(at time.Duration, l1, l12 bool) {
 	h.d.SetASPM(at, l1, l12)
 }
 
+// SetAPST programs the APST feature anew (a Set Features 0Ch, as the
+// kernel sends when the latency tolerance changes): the drive is back in
+// PS0 at at, its idle timers restarting from there; a power cycle keeps
+// the new plan.
+func (h *HubDrive) SetAPST(at time.Duration, plan nvme.KernelPlan) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	at = h.event(at)
+	h.o.Plan = plan
+	h.table = make([]nvme.APSTEntry, 32)
+	copy(h.table, plan.Entries)
+	h.d.SetAPST(at, plan.Enabled, h.table)
+}
+
+// Profile returns the drive's profile.
+func (h *HubDrive) Profile() Profile { return h.p }
+
 var _ meter.SimDrive3V3 = (*HubDrive)(nil)
