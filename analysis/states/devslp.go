@@ -251,8 +251,14 @@ func JudgeCycle(tm Timing, samples []Sample, jo JudgeOptions) Cycle {
 		return c.readWithoutDevSlp(tm)
 	}
 	c.EntryAt = samples[ke].T
-	c.EntryMs = Num(ms(c.EntryAt - tm.Assert))
-	c.EntryU95Ms = Num(entry.U95 * period / 1e6)
+	// The change lies between the last sample before the floor and the
+	// first at it (the meter samples the drive's state at its sample
+	// times), uniformly: its best estimate is half a period before the
+	// first floor sample, not that sample (which read every entry late by
+	// half a period on average: 0.05 ms at 10 kS/s). The drive cannot
+	// enter before the pin, so not below 0.
+	c.EntryMs = Num(math.Max(0, ms(c.EntryAt-tm.Assert)-period/2e6))
+	c.EntryU95Ms = Num(withGrid(entry.U95) * period / 1e6)
 
 	// Rise: a step fit from the floor to whatever follows the release.
 	after := tm.Deassert + int64(50*time.Millisecond)
@@ -590,4 +596,18 @@ func PM(x, u Num, scale float64) string {
 		return fmt.Sprintf("%.2f", float64(x)*scale)
 	}
 	return fmt.Sprintf("%.2f ± %.2f", float64(x)*scale, float64(u)*scale)
+}
+
+// withGrid widens a change point's 95 % half-width u95 (in samples, from
+// the bootstrap) by the sample grid's quantisation, twice: the true change
+// lies anywhere within the period before the first sample at the new level,
+// and the pin's edge anywhere within the period of the sample the meter
+// stamps it with, each uniformly (standard uncertainty 1/√12 of a period;
+// both 1/√6). They are combined with the bootstrap as standard
+// uncertainties (u95 ÷ 1.96) and expanded again by 1.96: at least ±0.8 of a
+// period. Without it a bootstrap that always lands on the same sample
+// states ±0 for a change anywhere within a period (docs/analysis.md).
+func withGrid(u95 float64) float64 {
+	const z = 1.959963984540054
+	return z * math.Sqrt(u95*u95/(z*z)+1.0/6)
 }
