@@ -276,10 +276,14 @@ func JudgeCycle(tm Timing, samples []Sample, jo JudgeOptions) Cycle {
 		c.RiseU95Ms = Num(rise.U95 * period / 1e6)
 		c.HeldMs = Num(ms(c.RiseAt - c.EntryAt))
 		c.HeldU95Ms = Num(math.Hypot(float64(c.EntryU95Ms), float64(c.RiseU95Ms)))
-		id = kr
+		id = min(id, kr)
 	}
-	// Floor: the mean of the samples between the two change points, a
-	// guard of the fits' uncertainty (at least 1 ms) inside each.
+	// Floor: the mean of the samples between the entry and the earlier of
+	// the rise and the release, a guard of the fits' uncertainty (at least
+	// 1 ms) inside each. Not past the release: the rise's single step may
+	// land on a GC burst tens of ms after a short wake spike, and the wake
+	// and what followed it then counted as floor (a 0.65 mW floor read
+	// 1.16 mW: campaign seed 1, drive 31).
 	g := int64(math.Max(float64(time.Millisecond), 1e6*math.Max(float64(c.EntryU95Ms), float64(c.RiseU95Ms))))
 	fa, fb := idx(c.EntryAt+g), idx(samples[id-1].T-g)
 	if fb-fa < 8 {

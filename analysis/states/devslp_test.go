@@ -392,3 +392,41 @@ func TestEntryIntervalCoversOffGridChange(t *testing.T) {
 		t.Errorf("mean entry error %.4f ms: biased (a period is 0.1 ms)", m)
 	}
 }
+
+// TestFloorNotPastReleaseWhenGCFollowsWake: a GC burst (0.6 W, 20 ms)
+// starting 5–40 ms after a short wake spike is a larger step than the
+// wake, so the rise's fit may land on it; the floor is still the mean of
+// the hold alone (before: the wake and the power after it were averaged
+// in, and a 0.65 mW floor read up to 2.1 mW).
+func TestFloorNotPastReleaseWhenGCFollowsWake(t *testing.T) {
+	const period = int64(100 * time.Microsecond)
+	const floor = 0.00065
+	cr := DefaultCriteria()
+	cr.DETOMs = 400
+	rng := rand.New(rand.NewPCG(31, 1))
+	for k := range 8 {
+		gcAt := time.Duration(5+5*k) * time.Millisecond
+		tm := Timing{Cycle: 1, Assert: int64(800 * time.Millisecond), Deassert: int64(2800 * time.Millisecond), End: int64(3400 * time.Millisecond)}
+		tm.ProbeIssue = tm.Deassert + period
+		tm.ProbeComplete = tm.Deassert + int64(1200*time.Microsecond)
+		var s []Sample
+		for ts := int64(0); ts < tm.End; ts += period {
+			w := 0.0113 // Slumber
+			switch d := ts - tm.Deassert; {
+			case ts >= tm.Assert && d < 0:
+				w = floor
+			case d >= 0 && d < int64(300*time.Microsecond):
+				w = 0.82 // wake spike
+			case d >= 0 && d < int64(1200*time.Microsecond):
+				w = 0.214 // idle until the read completes
+			case d >= int64(gcAt) && d < int64(gcAt+20*time.Millisecond):
+				w = 0.61 // GC burst
+			}
+			s = append(s, Sample{T: ts, W: w + 0.00015*rng.NormFloat64()})
+		}
+		c := Judge(tm, s, JudgeOptions{Criteria: cr, ClockU95Ms: 0.05})
+		if !c.FloorW.Ok() || math.Abs(float64(c.FloorW)-floor) > 0.00002 {
+			t.Errorf("GC %v after the release: floor %.4f ± %.4f mW, truth 0.65 mW (held %.1f ms)", gcAt, float64(c.FloorW)*1e3, float64(c.FloorU95W)*1e3, float64(c.HeldMs))
+		}
+	}
+}
