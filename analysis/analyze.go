@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"time"
 
@@ -431,7 +432,12 @@ func drivePorts(h capture.Header, only []int) (ports []int, rails map[int][]int,
 				return nil, nil, fmt.Errorf("%w: port %d (the capture has ports %v)", ErrNoSuchPort, want, ports)
 			}
 		}
-		ports = append([]int(nil), only...)
+		ports = nil
+		for _, want := range only {
+			if !slices.Contains(ports, want) { // a port named twice is one drive
+				ports = append(ports, want)
+			}
+		}
 	}
 	return ports, rails, nil
 }

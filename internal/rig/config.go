@@ -4,14 +4,17 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/idlewatt/idlewatt/internal/outfile"
+	"github.com/idlewatt/idlewatt/meter/hub/hubemu"
 	"github.com/idlewatt/idlewatt/meter/registry"
 	"github.com/idlewatt/idlewatt/states/alpm"
 	"github.com/idlewatt/idlewatt/states/devslp"
 	"github.com/idlewatt/idlewatt/states/drivesim"
+	"github.com/idlewatt/idlewatt/units"
 	"github.com/idlewatt/idlewatt/workload/gen"
 	"github.com/idlewatt/idlewatt/workload/replay"
 	"github.com/idlewatt/idlewatt/workload/trace"
@@ -161,6 +164,10 @@ func (c *Config) Validate() error {
 	if !(c.Meter.Rate >= 0) || math.IsInf(c.Meter.Rate, 0) {
 		return fmt.Errorf("meter.rate_hz: %g is not a rate (≥ 0 samples/s; 0 = the meter's default)", c.Meter.Rate)
 	}
+	if c.Meter.Kind == "emulator" && c.Meter.Rate != 0 && !slices.Contains(hubemu.DefaultRates, units.Hertz(c.Meter.Rate)) {
+		// Found only once the emulator ran, after its truth files were written.
+		return fmt.Errorf("meter.rate_hz: %g Hz is not a rate of the emulated hub (%v)", c.Meter.Rate, strings.Trim(fmt.Sprint(hubemu.DefaultRates), "[]"))
+	}
 	if err := c.Emulator.validate(); err != nil {
 		return err
 	}
@@ -186,6 +193,9 @@ func (c *Config) Validate() error {
 			}
 		} else if d.Target == "" && c.Workload.Trace != "none" {
 			return fmt.Errorf("%s.target: a block device or file is needed to play the workload", key)
+		}
+		if fi, err := os.Stat(d.Target); d.Target != "" && err == nil && fi.IsDir() {
+			return fmt.Errorf("%s.target: %s is a directory; name a block device or a file", key, d.Target)
 		}
 		if d.Profile != "" {
 			if _, err := drivesim.Lookup(d.Profile, c.Profiles); err != nil {
