@@ -603,15 +603,15 @@ func PM(x, u Num, scale float64) string {
 }
 
 // withGrid widens a change point's 95 % half-width u95 (in samples, from
-// the bootstrap) by the sample grid's quantisation, twice: the true change
-// lies anywhere within the period before the first sample at the new level,
-// and the pin's edge anywhere within the period of the sample the meter
-// stamps it with, each uniformly (standard uncertainty 1/√12 of a period;
-// both 1/√6). They are combined with the bootstrap as standard
-// uncertainties (u95 ÷ 1.96) and expanded again by 1.96: at least ±0.8 of a
-// period. Without it a bootstrap that always lands on the same sample
-// states ±0 for a change anywhere within a period (docs/analysis.md).
+// the step fit's bootstrap, which holds ½ sample for where within its
+// sample the change fell) by the pin stamp's quantisation: the meter stamps
+// the pin's edge with the nearest sample, so the edge lies anywhere within
+// ±½ period of it, uniformly (standard uncertainty 1/√12 of a period). Both
+// are combined as standard uncertainties (u95 ÷ 1.96) and expanded again by
+// 1.96: at least ±0.75 of a period. Without it an entry at the pin stated
+// ±0.5 samples for a difference of two sample-quantised times
+// (docs/analysis.md).
 func withGrid(u95 float64) float64 {
 	const z = 1.959963984540054
-	return z * math.Sqrt(u95*u95/(z*z)+1.0/6)
+	return z * math.Sqrt(u95*u95/(z*z)+1.0/12)
 }

@@ -327,7 +327,8 @@ func TestEntryAtThePinReadsZero(t *testing.T) {
 // Slumber level; unbiased to within a fifth of a period (the estimate is
 // not below 0, which biases entries at the pin up a little). Before (the
 // bootstrap alone, the first floor sample as the change): 144 of 240
-// cycles and 32 of 60 drives held, mean error +0.051 ms.
+// cycles and 32 of 60 drives held, mean error +0.051 ms; after, 230 of 240
+// and 57 of 60, +0.013 ms.
 func TestEntryIntervalCoversOffGridChange(t *testing.T) {
 	rng := rand.New(rand.NewPCG(12, 3))
 	const period = int64(100 * time.Microsecond)
