@@ -302,11 +302,7 @@
   // ---- tables ----------------------------------------------------------------
   function table(title, head, rows) {
     var h = '<h2>' + esc(title) + '</h2><table><tr>' + head.map(function (x) { return '<th>' + esc(x) + '</th>'; }).join('') + '</tr>';
-    rows.forEach(function (r) {
-      var attrs = r.zoom ? ' class="link ' + (r.cls || '') + '" tabindex="0" title="show ' + fmtT(r.zoom[0]) + '–' + fmtT(r.zoom[1]) + ' s" data-a="' + r.zoom[0] + '" data-b="' + r.zoom[1] + '"' +
-        (r.sel ? ' data-sa="' + r.sel[0] + '" data-sb="' + r.sel[1] + '"' : '') : '';
-      h += '<tr' + attrs + '>' + r.cells.map(function (c) { return '<td>' + c + '</td>'; }).join('') + '</tr>';
-    });
+    rows.forEach(function (r) { h += IW.rowHTML(r, ''); });
     return h + '</table>';
   }
   var n4 = IW.n4, mw = IW.mw;

@@ -327,6 +327,14 @@ var IW = (function () {
     });
   }
 
+  // A table row (r: cells, and zoom, sel, cls for a linked row) in the
+  // form linkRows reads; where follows "show a–b s" in its tooltip.
+  function rowHTML(r, where) {
+    var attrs = r.zoom ? ' class="link ' + (r.cls || '') + '" tabindex="0" title="show ' + fmtT(r.zoom[0]) + '–' + fmtT(r.zoom[1]) + ' s' + where + '" data-a="' + r.zoom[0] + '" data-b="' + r.zoom[1] + '"' +
+      (r.sel ? ' data-sa="' + r.sel[0] + '" data-sb="' + r.sel[1] + '"' : '') : '';
+    return '<tr' + attrs + '>' + r.cells.map(function (x) { return '<td>' + x + '</td>'; }).join('') + '</tr>';
+  }
+
   // A log axis cannot show 0 or noise below it: the floor to clamp at is
   // half the lowest positive mean of aggs ([min, max, mean] arrays each).
   function logFloor(aggs) {
@@ -363,6 +371,6 @@ var IW = (function () {
     withRaw: withRaw, aggregate: aggregate, aggregateRaw: aggregateRaw, rawInto: rawInto, integrate: integrate,
     stats: stats, esc: esc, fmtBytes: fmtBytes, fmtT: fmtT, STATE_COL: STATE_COL, keyboardRows: keyboardRows,
     plotWidth: plotWidth, yRange: yRange, widen: widen, saveView: saveView, hashView: hashView, showView: showView,
-    selectOn: selectOn, wheelZoom: wheelZoom, navControls: navControls, linkRows: linkRows, logFloor: logFloor,
+    selectOn: selectOn, wheelZoom: wheelZoom, navControls: navControls, linkRows: linkRows, rowHTML: rowHTML, logFloor: logFloor,
     scaled: scaled, n4: n4, mw: mw, verdict: verdict, publish: publish };
 })();
