@@ -196,6 +196,10 @@ func estimateLevelAbove(bs []blk, L, minN int, resU func(sigma float64) float64,
 	if len(full) < 3 {
 		e.Level, e.Kept = sum/float64(n), n
 		e.Note = "too little quiet time to look for bursts or estimate an uncertainty"
+		if !math.IsInf(floor, -1) {
+			e.Level, e.Kept = math.NaN(), 0
+			e.Note = "fewer than 3 whole 10 ms quiet blocks: no active idle (measure longer)"
+		}
 		return e
 	}
 	s := slices.Clone(full)
@@ -276,6 +280,15 @@ func estimateLevelAbove(bs []blk, L, minN int, resU func(sigma float64) float64,
 	for {
 		if len(kept) < minBlocks {
 			e.Note = "fewer than 3 independent quiet blocks: no uncertainty (measure longer)"
+			if levelBased {
+				// Blocks at the idle level that are too few or too
+				// correlated to be independent batches are a drive
+				// passing through the band (a transition), not a level
+				// a reader can be given: no value rather than one
+				// without an interval (a 54 mW SSD read 42.6 mW so).
+				e.Level, e.Kept = math.NaN(), 0
+				e.Note = "fewer than 3 independent 10 ms quiet blocks at the active-idle level: no value (measure longer)"
+			}
 			return e
 		}
 		r1 := lag1(kept)

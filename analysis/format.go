@@ -46,3 +46,16 @@ func FormatPM(x float64, u *float64, digits int) string {
 	d := min(top, max(digits, 1-int(math.Floor(math.Log10(*u)))))
 	return strconv.FormatFloat(x, 'f', d, 64) + " ± " + strconv.FormatFloat(*u, 'f', d, 64)
 }
+
+// FormatCI formats x with its 95 % interval ci ([lo, hi], for an estimate
+// whose interval is not symmetric, like the peak) as "x [lo, hi]" with
+// digits decimals; just x when ci is nil, Dash when x is NaN.
+func FormatCI(x float64, ci *[2]float64, digits int) string {
+	if math.IsNaN(x) {
+		return Dash
+	}
+	if ci == nil || math.IsNaN(ci[0]) || math.IsNaN(ci[1]) {
+		return FormatV(x, digits)
+	}
+	return FormatV(x, digits) + " [" + FormatV(ci[0], digits) + ", " + FormatV(ci[1], digits) + "]"
+}

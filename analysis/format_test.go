@@ -25,3 +25,21 @@ func TestFormatVNoNegativeZero(t *testing.T) {
 		}
 	}
 }
+
+func TestFormatCI(t *testing.T) {
+	ci := [2]float64{2.57065, 2.58897}
+	for _, c := range []struct {
+		x    float64
+		ci   *[2]float64
+		want string
+	}{
+		{2.5840214, &ci, "2.5840 [2.5707, 2.5890]"},
+		{2.5840214, nil, "2.5840"},
+		{math.NaN(), &ci, Dash},
+		{1, &[2]float64{math.NaN(), 2}, "1.0000"},
+	} {
+		if got := FormatCI(c.x, c.ci, 4); got != c.want {
+			t.Errorf("FormatCI(%v, %v) = %q, want %q", c.x, c.ci, got, c.want)
+		}
+	}
+}

@@ -24,10 +24,10 @@ func WriteMarkdown(w io.Writer, r *analysis.Report) {
 	} else {
 		p(", **incomplete** (reading stopped at byte %d).\n\n", r.Capture.EndOffset)
 	}
-	p("## Summary\n\nActive idle, average and energy with their 95 %% intervals (method under Settings).\n\n| Drive | Port | Active idle (W) | Average (W) | Peak (W) | Peak 1 s (W) | Energy (J) | Energy (Wh) | Measured (s) |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	p("## Summary\n\nActive idle, average and energy with their 95 %% intervals (± U95, method under Settings); the peak with its 95 %% interval [lo, hi].\n\n| Drive | Port | Active idle (W) | Average (W) | Peak (W) | Peak 1 s (W) | Energy (J) | Energy (Wh) | Measured (s) |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, d := range r.Drives {
 		p("| %s | %d | %s | %s | %s | %s | %s | %s | %.3f |\n", mdCell(d.Name), d.Port, analysis.FormatPM(d.ActiveIdleW, d.ActiveIdleU95W, 4), analysis.FormatPM(d.AverageW, d.AverageU95W, 4),
-			analysis.FormatV(d.PeakW, 4), analysis.FormatV(d.PeakWindows.W1s, 4), analysis.FormatPM(d.EnergyJ, d.EnergyU95J, 3), analysis.FormatV(d.EnergyWh, 6), d.DurationS)
+			analysis.FormatCI(d.PeakW, d.PeakCI95W, 4), analysis.FormatV(d.PeakWindows.W1s, 4), analysis.FormatPM(d.EnergyJ, d.EnergyU95J, 3), analysis.FormatV(d.EnergyWh, 6), d.DurationS)
 	}
 	p("\n## Background bursts\n\nQuiet time (no I/O outstanding, past the settle tail) well above the active-idle level: left out of active idle, reported here.\n\n| Drive | Quiet (s) | Bursts | Burst time (s) | Share of quiet time | Burst mean (W) | Burst energy (J) | Above active idle (J) | Dips |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, d := range r.Drives {
@@ -37,7 +37,7 @@ func WriteMarkdown(w io.Writer, r *analysis.Report) {
 	p("\n## Peaks and percentiles\n\n| Drive | Peak sample (W) | 1 ms (W) | 10 ms (W) | 100 ms (W) | 1 s (W) | p50 (W) | p95 (W) | p99 (W) |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, d := range r.Drives {
 		pw := d.PeakWindows
-		p("| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", mdCell(d.Name), analysis.FormatV(d.PeakW, 4), analysis.FormatV(pw.W1ms, 4), analysis.FormatV(pw.W10ms, 4), analysis.FormatV(pw.W100ms, 4), analysis.FormatV(pw.W1s, 4),
+		p("| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", mdCell(d.Name), analysis.FormatCI(d.PeakW, d.PeakCI95W, 4), analysis.FormatV(pw.W1ms, 4), analysis.FormatV(pw.W10ms, 4), analysis.FormatV(pw.W100ms, 4), analysis.FormatV(pw.W1s, 4),
 			analysis.FormatV(d.P50W, 4), analysis.FormatV(d.P95W, 4), analysis.FormatV(d.P99W, 4))
 	}
 	p("\n## Residency\n\nFraction of measured time in each state (docs/analysis.md, \"States\").\n\n| Drive | Active | Background | Idle | Partial | Slumber | DevSlp | Off |\n|---|---:|---:|---:|---:|---:|---:|---:|\n")

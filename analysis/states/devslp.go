@@ -254,8 +254,14 @@ func JudgeCycle(tm Timing, samples []Sample, jo JudgeOptions) Cycle {
 		return c.readWithoutDevSlp(tm)
 	}
 	c.EntryAt = samples[ke].T
-	c.EntryMs = Num(ms(c.EntryAt.Sub(tm.Assert)))
-	c.EntryU95Ms = Num(entry.U95 * period / 1e6)
+	// The change lies between the last sample before the floor and the
+	// first at it (the meter samples the drive's state at its sample
+	// times), uniformly: its best estimate is half a period before the
+	// first floor sample, not that sample (which read every entry late by
+	// half a period on average: 0.05 ms at 10 kS/s). The drive cannot
+	// enter before the pin, so not below 0.
+	c.EntryMs = Num(math.Max(0, ms(c.EntryAt.Sub(tm.Assert))-period/2e6))
+	c.EntryU95Ms = Num(withGrid(entry.U95) * period / 1e6)
 
 	// Rise: a step fit from the floor to whatever follows the release.
 	after := tm.Deassert.Add(50 * time.Millisecond)
@@ -273,10 +279,14 @@ func JudgeCycle(tm Timing, samples []Sample, jo JudgeOptions) Cycle {
 		c.RiseU95Ms = Num(rise.U95 * period / 1e6)
 		c.HeldMs = Num(ms(c.RiseAt.Sub(c.EntryAt)))
 		c.HeldU95Ms = Num(math.Hypot(float64(c.EntryU95Ms), float64(c.RiseU95Ms)))
-		id = kr
+		id = min(id, kr)
 	}
-	// Floor: the mean of the samples between the two change points, a
-	// guard of the fits' uncertainty (at least 1 ms) inside each.
+	// Floor: the mean of the samples between the entry and the earlier of
+	// the rise and the release, a guard of the fits' uncertainty (at least
+	// 1 ms) inside each. Not past the release: the rise's single step may
+	// land on a GC burst tens of ms after a short wake spike, and the wake
+	// and what followed it then counted as floor (a 0.65 mW floor read
+	// 1.16 mW: campaign seed 1, drive 31).
 	g := time.Duration(math.Max(float64(time.Millisecond), 1e6*math.Max(float64(c.EntryU95Ms), float64(c.RiseU95Ms))))
 	fa, fb := idx(c.EntryAt.Add(g)), idx(samples[id-1].T.Add(-g))
 	if fb-fa < 8 {
@@ -593,4 +603,18 @@ func PM(x, u Num, scale float64) string {
 		return fmt.Sprintf("%.2f", float64(x)*scale)
 	}
 	return fmt.Sprintf("%.2f ± %.2f", float64(x)*scale, float64(u)*scale)
+}
+
+// withGrid widens a change point's 95 % half-width u95 (in samples, from
+// the step fit's bootstrap, which holds ½ sample for where within its
+// sample the change fell) by the pin stamp's quantisation: the meter stamps
+// the pin's edge with the nearest sample, so the edge lies anywhere within
+// ±½ period of it, uniformly (standard uncertainty 1/√12 of a period). Both
+// are combined as standard uncertainties (u95 ÷ 1.96) and expanded again by
+// 1.96: at least ±0.75 of a period. Without it an entry at the pin stated
+// ±0.5 samples for a difference of two sample-quantised times
+// (docs/analysis.md).
+func withGrid(u95 float64) float64 {
+	const z = 1.959963984540054
+	return z * math.Sqrt(u95*u95/(z*z)+1.0/12)
 }

@@ -93,7 +93,8 @@ var configKeys = map[string]keyKind{
 // driveKeys are the keys of one drives[] entry (rig.DriveConfig).
 var driveKeys = map[string]keyKind{
 	"name": kString, "port": kInt, "profile": kString, "target": kString, "host": kString,
-	"allow_destructive": kString, "size_bytes": kInt, "model": kString, "firmware": kString, "nvme": kString,
+	"allow_destructive": kString, "size_bytes": kInt, "model": kString, "firmware": kString,
+	"nvme": kString,
 }
 
 // envNotKeys are IDLEWATT_* variables that are not config keys: the config

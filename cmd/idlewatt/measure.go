@@ -252,13 +252,13 @@ func printMeasureHeadline(w io.Writer, res *rig.Result, verify bool) {
 	if verify {
 		resHead = ""
 	}
-	fmt.Fprintf(w, "\n%-30s %19s %19s %8s %16s %18s %s\n", "drive", first, "average", "peak", "energy", "devslp floor", resHead)
+	fmt.Fprintf(w, "\n%-30s %19s %19s %20s %16s %18s %s\n", "drive", first, "average", "peak [95 % interval]", "energy", "devslp floor", resHead)
 	for _, d := range rep.Drives {
 		floor := analysis.Dash
 		if d.DevSlp.PowerW.Ok() {
 			floor = states.PM(d.DevSlp.PowerW, d.DevSlp.FloorU95W, 1e3) + " mW"
 		}
-		avg, peak, energy := unit(analysis.FormatPM(d.AverageW, d.AverageU95W, 3), "W"), unit(analysis.FormatV(d.PeakW, 2), "W"), unit(analysis.FormatPM(d.EnergyJ, d.EnergyU95J, 1), "J")
+		avg, peak, energy := unit(analysis.FormatPM(d.AverageW, d.AverageU95W, 3), "W"), unit(analysis.FormatCI(d.PeakW, d.PeakCI95W, 2), "W"), unit(analysis.FormatPM(d.EnergyJ, d.EnergyU95J, 1), "J")
 		if verify {
 			// The drives rest in Slumber between cycles: the first column is
 			// that pre-cycle power, not an active idle verify never measures.
@@ -266,11 +266,11 @@ func printMeasureHeadline(w io.Writer, res *rig.Result, verify bool) {
 			if v, ok := res.DevSlp[strconv.Itoa(d.Port)]; ok && v.PreCycleW.Ok() {
 				pre = states.PM(v.PreCycleW, states.None, 1e3) + " mW"
 			}
-			fmt.Fprintf(w, "%-30s %19s %19s %8s %16s %18s\n", trunc(d.Name, 30), pre, avg, peak, energy, floor)
+			fmt.Fprintf(w, "%-30s %19s %19s %20s %16s %18s\n", trunc(d.Name, 30), pre, avg, peak, energy, floor)
 			continue
 		}
 		rs := d.Residency
-		fmt.Fprintf(w, "%-30s %19s %19s %8s %16s %18s %.1f/%.1f/%.1f/%.1f/%.1f/%.1f %%\n",
+		fmt.Fprintf(w, "%-30s %19s %19s %20s %16s %18s %.1f/%.1f/%.1f/%.1f/%.1f/%.1f %%\n",
 			trunc(d.Name, 30), unit(analysis.FormatPM(d.ActiveIdleW, d.ActiveIdleU95W, 3), "W"), avg, peak, energy, floor,
 			100*rs.Active, 100*rs.Background, 100*rs.Idle, 100*rs.Partial, 100*rs.Slumber, 100*rs.DevSlp)
 	}

@@ -149,10 +149,10 @@ func analyzeCapture(cmd *cobra.Command, path string, opts analysis.Options) (*an
 }
 
 func printHeadline(w io.Writer, r *analysis.Report) {
-	fmt.Fprintf(w, "%-24s %21s %21s %10s %19s %10s\n", "drive", "active idle W", "average W", "peak W", "energy J", "dropped")
+	fmt.Fprintf(w, "%-24s %21s %21s %26s %19s %10s\n", "drive", "active idle W", "average W", "peak W [95 % interval]", "energy J", "dropped")
 	for _, d := range r.Drives {
-		fmt.Fprintf(w, "%-24s %21s %21s %10s %19s %10d\n", d.Name, analysis.FormatPM(d.ActiveIdleW, d.ActiveIdleU95W, 4), analysis.FormatPM(d.AverageW, d.AverageU95W, 4),
-			analysis.FormatV(d.PeakW, 4), analysis.FormatPM(d.EnergyJ, d.EnergyU95J, 3), d.Samples.Dropped)
+		fmt.Fprintf(w, "%-24s %21s %21s %26s %19s %10d\n", d.Name, analysis.FormatPM(d.ActiveIdleW, d.ActiveIdleU95W, 4), analysis.FormatPM(d.AverageW, d.AverageU95W, 4),
+			analysis.FormatCI(d.PeakW, d.PeakCI95W, 4), analysis.FormatPM(d.EnergyJ, d.EnergyU95J, 3), d.Samples.Dropped)
 	}
 	for _, d := range r.Drives {
 		if d.DevSlp.Outcome != "" {

@@ -31,13 +31,66 @@ type DevSlpOpts struct {
 // floor reached and first I/O completion marked, the entry and exit latency
 // written on them, and the floor and limit as horizontal lines.
 func DevSlpCycleChart(cy DevSlpCycle, o DevSlpOpts) (*Figure, error) {
-	if err := cy.Power.Validate(); err != nil {
-		return nil, fmt.Errorf("chart: DevSlp cycle %q: %w", cy.Name, err)
+	lo, hi, err := devSlpRange(cy)
+	if err != nil {
+		return nil, err
 	}
-	// lo is the lowest positive mean: a log axis is scaled to the trace,
-	// not to the noise of single samples, whose band is clipped at the
-	// axis (and the legend says so).
-	lo, hi := math.Inf(1), 0.0
+	scale, unit := o.Unit.resolve(hi)
+	p := newPlot()
+	p.Add(hgrid())
+	if finite(cy.Assert) && finite(cy.Deassert) && cy.Deassert > cy.Assert {
+		p.Add(stateBands{[]StateSpan{{Start: cy.Assert, End: cy.Deassert, State: "devslp"}}})
+	}
+	ep := &envelopePlot{e: cy.Power, scale: scale, color: seriesColor(0), band: true}
+	if o.LogY {
+		if math.IsInf(lo, 1) {
+			lo = hi / 1000
+		}
+		ep.floor = lo * scale / 3
+	}
+	p.Add(ep)
+	lv := newDevSlpLevels(cy)
+	lv.plot(p, scale)
+	// The lines here; their labels in a strip above the trace, stacked in
+	// rows, so no label sits on the trace or on another.
+	notes := devSlpNotes(cy)
+	lines := make([]Annotation, len(notes))
+	for i, n := range notes {
+		lines[i] = Annotation{T: n.T}
+	}
+	p.Add(vlines{lines, color.Gray{Y: 60}})
+	devSlpAxes(p, ep, o.LogY, hi*scale, unit)
+
+	leg := newLegend()
+	leg.add("power (mean)", swatch{line: draw.LineStyle{Color: seriesColor(0), Width: vg.Points(1.5)}})
+	leg.add(devSlpBandLabel(cy, ep, o.LogY, scale), swatch{fill: tint(seriesColor(0), 70)})
+	leg.add("DEVSLP pin asserted", swatch{fill: stateColor("devslp")})
+	lv.legend(leg)
+	sub := o.Subtitle
+	if sub == "" && cy.Name != "" {
+		sub = cy.Name
+	}
+	title := o.Title
+	if title == "" {
+		title = "DevSlp Entry and Exit"
+	}
+	f := &frame{title: title, subtitle: sub, legend: leg, gap: vg.Points(2)}
+	if len(notes) > 0 {
+		f.panels = append(f.panels, labelPanel(newLabelStrip(notes, color.Gray{Y: 60}), p.X.Min, p.X.Max))
+	}
+	f.panels = append(f.panels, panel{p: p, weight: 1})
+	return newFigure(o.Size.or(Size{8, 4.5}), o.DPI, f.draw), nil
+}
+
+// devSlpRange checks cy and returns the power range the axis must hold (W):
+// lo the lowest positive mean, floor or limit, hi the highest value. A log
+// axis is scaled to the trace, not to the noise of single samples, whose
+// band is clipped at the axis (and the legend says so).
+func devSlpRange(cy DevSlpCycle) (lo, hi float64, err error) {
+	if err := cy.Power.Validate(); err != nil {
+		return 0, 0, fmt.Errorf("chart: DevSlp cycle %q: %w", cy.Name, err)
+	}
+	lo, hi = math.Inf(1), 0.0
 	rows := 0
 	for i := range cy.Power.T {
 		if !finite(cy.Power.Mean[i]) {
@@ -54,48 +107,75 @@ func DevSlpCycleChart(cy DevSlpCycle, o DevSlpOpts) (*Figure, error) {
 		}
 	}
 	if rows == 0 {
-		return nil, ErrNoData
+		return 0, 0, ErrNoData
 	}
 	floor, limit := float64(cy.Floor), float64(cy.Limit)
 	flo, fhi := float64(cy.FloorLo), float64(cy.FloorHi)
 	for _, v := range [...]float64{floor, limit, flo, fhi} {
 		if !finite(v) || v < 0 {
-			return nil, fmt.Errorf("chart: DevSlp cycle %q: floor %g W (95 %% interval %g–%g W) and limit %g W must be finite and ≥ 0", cy.Name, floor, flo, fhi, limit)
+			return 0, 0, fmt.Errorf("chart: DevSlp cycle %q: floor %g W (95 %% interval %g–%g W) and limit %g W must be finite and ≥ 0", cy.Name, floor, flo, fhi, limit)
 		}
 		if v > 0 {
 			hi, lo = math.Max(hi, v), math.Min(lo, v)
 		}
 	}
-	scale, unit := o.Unit.resolve(hi)
-	p := newPlot()
-	p.Add(hgrid())
-	if finite(cy.Assert) && finite(cy.Deassert) && cy.Deassert > cy.Assert {
-		p.Add(stateBands{[]StateSpan{{Start: cy.Assert, End: cy.Deassert, State: "devslp"}}})
-	}
-	ep := &envelopePlot{e: cy.Power, scale: scale, color: seriesColor(0), band: true}
-	if o.LogY {
-		if math.IsInf(lo, 1) {
-			lo = hi / 1000
-		}
-		ep.floor = lo * scale / 3
-	}
-	p.Add(ep)
+	return lo, hi, nil
+}
+
+// devSlpLevels are a cycle's judged levels (W) and how they are drawn: the
+// floor with its 95 % interval, and the limit. The judged numbers go over
+// the trace, their values in the legend: text on the lines sat on the trace.
+type devSlpLevels struct {
+	floor, limit, flo, fhi float64
+	limitStyle, floorStyle draw.LineStyle
+	green                  color.RGBA
+}
+
+func newDevSlpLevels(cy DevSlpCycle) devSlpLevels {
 	red := color.RGBA{0xc0, 0x20, 0x20, 0xff}
 	green := color.RGBA{0x1a, 0x7f, 0x37, 0xff}
-	// The judged numbers go over the trace, their values in the legend:
-	// text on the lines sat on the trace.
-	interval := fhi > flo
-	if interval {
-		p.Add(hband{lo: flo * scale, hi: fhi * scale, color: tint(green, 110)})
+	return devSlpLevels{
+		floor: float64(cy.Floor), limit: float64(cy.Limit), flo: float64(cy.FloorLo), fhi: float64(cy.FloorHi),
+		limitStyle: draw.LineStyle{Color: red, Width: vg.Points(1.2), Dashes: []vg.Length{vg.Points(4), vg.Points(2)}},
+		floorStyle: draw.LineStyle{Color: green, Width: vg.Points(1.2)},
+		green:      green,
 	}
-	limitStyle := draw.LineStyle{Color: red, Width: vg.Points(1.2), Dashes: []vg.Length{vg.Points(4), vg.Points(2)}}
-	floorStyle := draw.LineStyle{Color: green, Width: vg.Points(1.2)}
-	if limit > 0 {
-		p.Add(hline{y: limit * scale, style: limitStyle})
+}
+
+func (l devSlpLevels) interval() bool { return l.fhi > l.flo }
+
+// plot adds the floor's interval band and the limit and floor lines.
+func (l devSlpLevels) plot(p *plot.Plot, scale float64) {
+	if l.interval() {
+		p.Add(hband{lo: l.flo * scale, hi: l.fhi * scale, color: tint(l.green, 110)})
 	}
-	if floor > 0 {
-		p.Add(hline{y: floor * scale, style: floorStyle})
+	if l.limit > 0 {
+		p.Add(hline{y: l.limit * scale, style: l.limitStyle})
 	}
+	if l.floor > 0 {
+		p.Add(hline{y: l.floor * scale, style: l.floorStyle})
+	}
+}
+
+// legend adds the floor (and its interval) and the limit with their values.
+func (l devSlpLevels) legend(leg *hlegend) {
+	w := func(v float64) string { return units.Watts(v).String() }
+	switch {
+	case l.floor > 0 && l.interval():
+		leg.add("floor "+w(l.floor)+" (95 %: "+w(l.flo)+"–"+w(l.fhi)+")", swatch{line: l.floorStyle, fill: tint(l.green, 110), lineOnFill: true})
+	case l.floor > 0:
+		leg.add("floor "+w(l.floor), swatch{line: l.floorStyle})
+	case l.interval():
+		leg.add("floor 95 %: "+w(l.flo)+"–"+w(l.fhi), swatch{fill: tint(l.green, 110)})
+	}
+	if l.limit > 0 {
+		leg.add("limit "+w(l.limit), swatch{line: l.limitStyle})
+	}
+}
+
+// devSlpNotes are the cycle's marked instants (pin edges, floor reached,
+// first I/O done) with the entry and exit latency where both ends are known.
+func devSlpNotes(cy DevSlpCycle) []Annotation {
 	var notes []Annotation
 	add := func(t float64, s string) {
 		if finite(t) {
@@ -114,67 +194,39 @@ func DevSlpCycleChart(cy DevSlpCycle, o DevSlpOpts) (*Figure, error) {
 	} else {
 		add(cy.FirstIO, "first I/O done")
 	}
-	// The lines here; their labels in a strip above the trace, stacked in
-	// rows, so no label sits on the trace or on another.
-	lines := make([]Annotation, len(notes))
-	for i, n := range notes {
-		lines[i] = Annotation{T: n.T}
-	}
-	p.Add(vlines{lines, color.Gray{Y: 60}})
+	return notes
+}
 
+// devSlpAxes labels and ranges the axes; top is the highest value in the
+// plot's unit. On a log axis the envelope sits on the axis floor.
+func devSlpAxes(p *plot.Plot, ep *envelopePlot, logY bool, top float64, unit string) {
 	p.X.Label.Text = "Time (ms)"
 	p.Y.Label.Text = "Power (" + unit + ")"
-	if o.LogY {
+	if logY {
 		p.Y.Scale = plot.LogScale{}
 		setLogYLabel(p, p.Y.Label.Text)
 		p.Y.Tick.Marker = logTicks{}
-		p.Y.Min, p.Y.Max = ep.floor, hi*scale*2
+		p.Y.Min, p.Y.Max = ep.floor, top*2
 	} else {
-		p.Y.Min, p.Y.Max = 0, hi*scale*1.08
+		p.Y.Min, p.Y.Max = 0, top*1.08
 	}
 	fixAxis(&p.X, false)
-	fixAxis(&p.Y, o.LogY)
-	if o.LogY {
+	fixAxis(&p.Y, logY)
+	if logY {
 		ep.floor = p.Y.Min // a log axis cannot show ≤ 0: sit on its floor
 	}
-	leg := newLegend()
-	leg.add("power (mean)", swatch{line: draw.LineStyle{Color: seriesColor(0), Width: vg.Points(1.5)}})
-	band := "min–max"
-	if o.LogY {
+}
+
+// devSlpBandLabel names the min–max band, saying so where a log axis clips it.
+func devSlpBandLabel(cy DevSlpCycle, ep *envelopePlot, logY bool, scale float64) string {
+	if logY {
 		for _, v := range cy.Power.Min {
 			if finite(v) && v*scale < ep.floor {
-				band = "min–max (clipped at the axis)"
-				break
+				return "min–max (clipped at the axis)"
 			}
 		}
 	}
-	leg.add(band, swatch{fill: tint(seriesColor(0), 70)})
-	leg.add("DEVSLP pin asserted", swatch{fill: stateColor("devslp")})
-	switch {
-	case floor > 0 && interval:
-		leg.add("floor "+units.Watts(floor).String()+" (95 %: "+units.Watts(flo).String()+"–"+units.Watts(fhi).String()+")", swatch{line: floorStyle, fill: tint(green, 110), lineOnFill: true})
-	case floor > 0:
-		leg.add("floor "+units.Watts(floor).String(), swatch{line: floorStyle})
-	case interval:
-		leg.add("floor 95 %: "+units.Watts(flo).String()+"–"+units.Watts(fhi).String(), swatch{fill: tint(green, 110)})
-	}
-	if limit > 0 {
-		leg.add("limit "+units.Watts(limit).String(), swatch{line: limitStyle})
-	}
-	sub := o.Subtitle
-	if sub == "" && cy.Name != "" {
-		sub = cy.Name
-	}
-	title := o.Title
-	if title == "" {
-		title = "DevSlp Entry and Exit"
-	}
-	f := &frame{title: title, subtitle: sub, legend: leg, gap: vg.Points(2)}
-	if len(notes) > 0 {
-		f.panels = append(f.panels, labelPanel(newLabelStrip(notes, color.Gray{Y: 60}), p.X.Min, p.X.Max))
-	}
-	f.panels = append(f.panels, panel{p: p, weight: 1})
-	return newFigure(o.Size.or(Size{8, 4.5}), o.DPI, f.draw), nil
+	return "min–max"
 }
 
 // hband shades [lo, hi] on the y axis across the plot, e.g. an estimate's

@@ -317,6 +317,31 @@ func TestBrowserReport(t *testing.T) {
 		t.Errorf("Enter on the first DevSlp cycle row: view %v, the click gave %v", v, view)
 	}
 
+	// The buttons, the wheel and a double click (core.js's controls): "+"
+	// halves the span about its middle, "→" pans a quarter, the wheel
+	// zooms out by 1.25 about the cursor, a double click shows the run.
+	b.click(t, `#b-in`)
+	if v := eval[[2]float64](t, b, `window.idlewatt.view()`); !within(v[1]-v[0], (view[1]-view[0])/2, 1e-9) || !within(v[0]+v[1], view[0]+view[1], 1e-9) {
+		t.Errorf("+ from %v: view %v, want half the span about the same middle", view, v)
+	}
+	in := eval[[2]float64](t, b, `window.idlewatt.view()`)
+	b.click(t, `#b-right`)
+	if v := eval[[2]float64](t, b, `window.idlewatt.view()`); !within(v[0], in[0]+0.25*(in[1]-in[0]), 1e-9) || !within(v[1]-v[0], in[1]-in[0], 1e-9) {
+		t.Errorf("→ from %v: view %v, want a quarter of the span to the right", in, v)
+	}
+	in = eval[[2]float64](t, b, `window.idlewatt.view()`)
+	eval[bool](t, b, `(() => { const o = document.querySelector('.u-over'), r = o.getBoundingClientRect();
+		o.dispatchEvent(new WheelEvent('wheel', { deltaY: 100, clientX: r.left + r.width / 2, clientY: r.top + r.height / 2, bubbles: true, cancelable: true })); return true; })()`)
+	if v := eval[[2]float64](t, b, `window.idlewatt.view()`); !within(v[1]-v[0], 1.25*(in[1]-in[0]), 1e-6) {
+		t.Errorf("wheel out from %v: view %v, want 1.25 × the span", in, v)
+	}
+	if err := chromedp.Do(b.ctx, chromedp.DoubleClick(chromedp.CSS(`.u-over`), chromedp.NodeVisible)); err != nil {
+		t.Fatal(err)
+	}
+	if v := eval[[2]float64](t, b, `window.idlewatt.view()`); v != [2]float64(eval[[2]float64](t, b, `window.idlewatt.range`)) {
+		t.Errorf("double click: view %v, want the whole run", v)
+	}
+
 	// The peak row zooms to the drive's highest sample, embedded at full
 	// resolution (−20…+120 ms around it).
 	b.click(t, `tr.peak-row`)

@@ -44,8 +44,8 @@
 // # Assets
 //
 // assets/ holds the page templates, the viewers (core.js, the decoding,
-// aggregation and selection math both pages share; app.js; compare.js;
-// app.css) and the vendored uPlot build (uPlot.iife.min.js, uPlot.min.css,
+// aggregation and selection math and the time-axis controls both pages
+// share; app.js; compare.js; app.css) and the vendored uPlot build (uPlot.iife.min.js, uPlot.min.css,
 // uPlot.LICENSE, MIT), all embedded with go:embed. To update uPlot, see docs/report-html.md
 // ("Updating uPlot"): npm pack at a pinned version, copy the two dist files
 // and LICENSE, record the version and checksums in assets/VERSIONS.

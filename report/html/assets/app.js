@@ -55,14 +55,9 @@
   function dataForOverlay(px) {
     var cells = grid(view[0], view[1], px);
     var out = [cells.map(function (c) { return (c.lo + c.hi) / 2; })];
-    var k = scaleW(), floor = -Infinity;
     var aggs = drives.map(function (d) { return aggregate(d.total, cells); });
-    if (opt.log) {
-      var lo = Infinity;
-      aggs.forEach(function (t) { t[2].forEach(function (v) { if (v !== null && v > 0) lo = Math.min(lo, v); }); });
-      floor = isFinite(lo) ? lo / 2 : 1e-6;
-    }
-    function sc(arr) { return arr.map(function (v) { return v === null || v === undefined ? null : Math.max(v, floor) * k; }); }
+    var k = scaleW(), floor = opt.log ? IW.logFloor(aggs) : -Infinity;
+    function sc(arr) { return IW.scaled(arr, floor, k); }
     aggs.forEach(function (t) { out.push(sc(t[2]), sc(t[0]), sc(t[1])); });
     return out;
   }
@@ -73,27 +68,20 @@
     var deep = (view[1] - view[0]) / Math.max(px, 1) < D.width_s;
     if (deep) cells = withRaw(d, cells, view[0], view[1], px);
     var xs = cells.map(function (c) { return (c.lo + c.hi) / 2; });
-    var k = scaleW(), floor = -Infinity;
     var t = aggregate(d.total, cells);
     if (deep) {
       // Cells from full-resolution segments carry their own values.
       var r = aggregate('raw', cells);
       for (var i = 0; i < cells.length; i++) if (cells[i].raw) { t[0][i] = r[0][i]; t[1][i] = r[1][i]; t[2][i] = r[2][i]; }
     }
-    if (opt.log) {
-      // A log axis cannot show 0 or noise below it: clamp at half the
-      // lowest positive mean in view.
-      var lo = Infinity;
-      t[2].forEach(function (v) { if (v !== null && v > 0) lo = Math.min(lo, v); });
-      floor = isFinite(lo) ? lo / 2 : 1e-6;
-    }
-    function sc(arr) { return arr.map(function (v) { return v === null ? null : Math.max(v, floor) * k; }); }
+    var k = scaleW(), floor = opt.log ? IW.logFloor([t]) : -Infinity;
+    function sc(arr) { return IW.scaled(arr, floor, k); }
     var out = [xs, sc(t[2]), sc(t[0]), sc(t[1])];
     d.rails.forEach(function (r) { out.push(opt.rails ? sc(aggregate(r, cells)[2]) : xs.map(function () { return null; })); });
     return out;
   }
 
-  function plotWidth() { return Math.max(300, Math.min(document.documentElement.clientWidth - 60, 1600)); }
+  var plotWidth = IW.plotWidth;
 
   function overlay(u, d) {
     var ctx = u.ctx, top = u.bbox.top, h = u.bbox.height;
@@ -190,7 +178,7 @@
     d.rails.forEach(function (r, i) { ser.push({ label: r.name, stroke: RAIL_COL[i % RAIL_COL.length], width: 1, show: true }); });
     var u = new uPlot({
       width: plotWidth(), height: 260,
-      scales: { x: { time: false, min: view[0], max: view[1] }, y: opt.log ? { distr: 3 } : { range: function (u, lo, hi) { return [Math.min(0, lo), hi > 0 ? hi * 1.05 : 1]; } } },
+      scales: { x: { time: false, min: view[0], max: view[1] }, y: opt.log ? { distr: 3 } : { range: IW.yRange } },
       series: ser,
       bands: [{ series: [3, 2], fill: BAND }],
       axes: [{ label: 'time (s)' }, { label: 'power (' + unit() + ')', size: 70 }],
@@ -209,23 +197,8 @@
     // The I/O, state and pin strips sit right under the plot, above the legend.
     var strips = document.createElement('canvas'); strips.className = 'strips';
     u.root.insertBefore(strips, u.root.querySelector('.u-legend'));
-    wheelAndDblclick(u);
+    IW.wheelZoom(u, function () { return view; }, zoom, home);
     return { u: u, d: d };
-  }
-
-  function wheelAndDblclick(u) {
-    u.over.addEventListener('wheel', function (ev) {
-      ev.preventDefault();
-      var f = ev.deltaY > 0 ? 1.25 : 0.8, span = view[1] - view[0];
-      if (ev.shiftKey || Math.abs(ev.deltaX) > Math.abs(ev.deltaY)) {
-        var dx = (ev.shiftKey ? ev.deltaY : ev.deltaX) > 0 ? 0.1 : -0.1;
-        zoom(view[0] + dx * span, view[1] + dx * span);
-        return;
-      }
-      var x = u.posToVal(ev.offsetX, 'x');
-      zoom(x - (x - view[0]) * f, x + (view[1] - x) * f);
-    }, { passive: false });
-    u.over.addEventListener('dblclick', function () { zoom(T0, T1); });
   }
 
   function makeOverlayChart(host) {
@@ -252,7 +225,7 @@
     var strips;
     var u = new uPlot({
       width: plotWidth(), height: 320,
-      scales: { x: { time: false, min: view[0], max: view[1] }, y: opt.log ? { distr: 3 } : { range: function (u, lo, hi) { return [Math.min(0, lo), hi > 0 ? hi * 1.05 : 1]; } } },
+      scales: { x: { time: false, min: view[0], max: view[1] }, y: opt.log ? { distr: 3 } : { range: IW.yRange } },
       series: ser, bands: bands,
       axes: [{ label: 'time (s)' }, { label: 'power (' + unit() + ')', size: 70 }],
       cursor: { sync: { key: 'idlewatt' }, drag: { x: true, y: false, setScale: false } },
@@ -267,7 +240,7 @@
     }, dataForOverlay(plotWidth() - 80), box);
     strips = document.createElement('canvas'); strips.className = 'strips';
     u.root.insertBefore(strips, u.root.querySelector('.u-legend'));
-    wheelAndDblclick(u);
+    IW.wheelZoom(u, function () { return view; }, zoom, home);
     return { u: u, d: d };
   }
 
@@ -281,27 +254,22 @@
       });
       syncing = false;
     });
-    document.getElementById('view').textContent = 'view ' + fmtT(view[0]) + ' – ' + fmtT(view[1]) + ' s (' + fmtT(view[1] - view[0]) + ' s)';
+    IW.showView(view);
     if (sel) showSelection();
   }
 
   function zoom(a, b) {
     if (!(b > a)) return;
-    var minSpan = DT * 8;
-    if (b - a < minSpan) { var m = (a + b) / 2; a = m - minSpan / 2; b = m + minSpan / 2; }
-    view = [a, b];
+    view = IW.widen(a, b, DT * 8);
     redraw();
-    try { history.replaceState(null, '', '#t=' + a.toPrecision(9) + ',' + b.toPrecision(9)); } catch (e) { /* file: URLs in some browsers */ }
+    IW.saveView(view[0], view[1]);
   }
+  function home() { zoom(T0, T1); }
 
   function setSelection(a, b, from) {
     if (b < a) { var t = a; a = b; b = t; }
     sel = [a, b];
-    charts.forEach(function (c) {
-      if (c.u === from) return;
-      var l = c.u.valToPos(a, 'x'), r = c.u.valToPos(b, 'x');
-      c.u.setSelect({ left: l, width: r - l, top: 0, height: c.u.bbox.height / devicePixelRatio }, false);
-    });
+    IW.selectOn(charts, a, b, from);
     showSelection();
     return drives.map(function (d) { return stats(d, a, b); });
   }
@@ -334,15 +302,10 @@
   // ---- tables ----------------------------------------------------------------
   function table(title, head, rows) {
     var h = '<h2>' + esc(title) + '</h2><table><tr>' + head.map(function (x) { return '<th>' + esc(x) + '</th>'; }).join('') + '</tr>';
-    rows.forEach(function (r) {
-      var attrs = r.zoom ? ' class="link ' + (r.cls || '') + '" tabindex="0" title="show ' + fmtT(r.zoom[0]) + '–' + fmtT(r.zoom[1]) + ' s" data-a="' + r.zoom[0] + '" data-b="' + r.zoom[1] + '"' +
-        (r.sel ? ' data-sa="' + r.sel[0] + '" data-sb="' + r.sel[1] + '"' : '') : '';
-      h += '<tr' + attrs + '>' + r.cells.map(function (c) { return '<td>' + c + '</td>'; }).join('') + '</tr>';
-    });
+    rows.forEach(function (r) { h += IW.rowHTML(r, ''); });
     return h + '</table>';
   }
-  function n4(x) { return (x === undefined || x === null) ? '–' : Number(x).toPrecision(4); }
-  function mw(x) { return (x === undefined || x === null) ? '–' : (x * 1000).toPrecision(4); }
+  var n4 = IW.n4, mw = IW.mw;
 
   function peakAt(d) {
     var L = d.total.levels[0], best = -Infinity, bj = -1;
@@ -379,15 +342,13 @@
         return { zoom: whole, cells: [esc(d.name)].concat(keys.map(c), [d.devslp && d.devslp.entered ? mw(d.devslp.power_w) : '–']) };
       }));
     var cyc = [];
-    var OUT = { pass: '<span class="pass">PASS</span>', fail: '<span class="fail">FAIL</span>',
-      inconclusive: '<span class="inconclusive">INCONCLUSIVE</span>', not_supported: '<span class="inconclusive">NOT SUPPORTED</span>' };
     drives.forEach(function (d) {
       // report.json's judged cycles, in pin order.
       var cr = (d.rep && d.rep.devslp && d.rep.devslp.cycle_results) || [];
       d.pins.forEach(function (p, i) {
         var c = cr[i];
         var hold = p[1] - p[0], pad = Math.max(0.1, hold * 0.25);
-        var verdict = c ? (OUT[c.outcome] || esc(c.outcome || '–')) + (c.reasons && c.reasons.length ? ' ' + esc(c.reasons.join('; ')) : '') : '–';
+        var verdict = IW.verdict(c);
         cyc.push({ zoom: [p[0] - pad, p[1] + pad], sel: [p[0], p[1]], cls: 'cycle-row', cells: [esc(d.name), String(c ? c.cycle : i + 1), fmtT(p[0]), n4(hold),
           c ? mw(c.floor_w) : '–', c ? n4(c.entry_ms) : '–', c ? n4(c.exit_ms) : '–', verdict] });
       });
@@ -404,16 +365,7 @@
       if (d.busyCut) notes.push(d.name + ': the I/O strip stops early (too many busy intervals to embed)');
     });
     h += '<h2>Notes</h2>' + (notes.length ? '<ul>' + notes.map(function (n) { return '<li>' + esc(n) + '</li>'; }).join('') + '</ul>' : '<p>None.</p>');
-    var el = document.getElementById('tables');
-    el.innerHTML = h;
-    IW.keyboardRows(el);
-    el.addEventListener('click', function (ev) {
-      var tr = ev.target.closest('tr.link');
-      if (!tr) return;
-      zoom(+tr.dataset.a, +tr.dataset.b);
-      if (tr.dataset.sa !== undefined) setSelection(+tr.dataset.sa, +tr.dataset.sb);
-      document.getElementById('charts').scrollIntoView({ behavior: 'instant', block: 'start' });
-    });
+    document.getElementById('tables').innerHTML = h;
   }
 
   // ---- start -----------------------------------------------------------------
@@ -433,48 +385,25 @@
   document.getElementById('meta').textContent = (R.capture.path || '') + ' · ' + (R.capture.meter_kind || '') + ' ' + (R.capture.meter_model || '') +
     ' · ' + R.capture.rate_hz + ' S/s · ' + fmtT(R.capture.duration_s) + ' s · ' + (R.capture.tool || '');
   document.getElementById('depth').textContent = depthText();
-  document.getElementById('b-all').onclick = function () { zoom(T0, T1); };
-  document.getElementById('b-zoomsel').onclick = function () { if (sel) zoom(sel[0], sel[1]); };
-  function pan(f) { var s = view[1] - view[0]; zoom(view[0] + f * s, view[1] + f * s); }
-  function scaleBy(f) { var m = (view[0] + view[1]) / 2, s = (view[1] - view[0]) * f / 2; zoom(m - s, m + s); }
-  document.getElementById('b-left').onclick = function () { pan(-0.25); };
-  document.getElementById('b-right').onclick = function () { pan(0.25); };
-  document.getElementById('b-in').onclick = function () { scaleBy(0.5); };
-  document.getElementById('b-out').onclick = function () { scaleBy(2); };
-  document.addEventListener('keydown', function (ev) {
-    if (ev.target.tagName === 'INPUT' || ev.target.tagName === 'SELECT' || ev.altKey || ev.ctrlKey || ev.metaKey) return;
-    if (ev.key === 'ArrowLeft') pan(-0.25);
-    else if (ev.key === 'ArrowRight') pan(0.25);
-    else if (ev.key === '+' || ev.key === '=') scaleBy(0.5);
-    else if (ev.key === '-') scaleBy(2);
-    else if (ev.key === 'Home') zoom(T0, T1);
-  });
+  IW.navControls(function () { return view; }, function () { return sel; }, zoom, home);
   ['log', 'mw', 'rails', 'overlay'].forEach(function (k) {
     document.getElementById('c-' + k).onchange = function (ev) { opt[k] = ev.target.checked; rebuild(); };
   });
   if (!drives.some(function (d) { return d.rails.length; })) document.getElementById('c-rails').disabled = true;
   if (drives.length < 2) document.getElementById('c-overlay').disabled = true;
+  IW.linkRows(document.getElementById('tables'), zoom, setSelection);
   tables();
-  var m = /^#t=([-0-9.e+]+),([-0-9.e+]+)$/.exec(location.hash);
-  if (m && +m[2] > +m[1]) view = [+m[1], +m[2]];
+  view = IW.hashView() || view;
   rebuild();
   window.addEventListener('resize', function () { charts.forEach(function (c) { c.u.setSize({ width: plotWidth(), height: 260 }); }); redraw(); });
 
   // For tests and the console: the same functions the controls use.
-  window.idlewatt = {
+  IW.publish({
     zoom: function (a, b) { zoom(a, b); return view.slice(); },
     select: setSelection,
     view: function () { return view.slice(); },
     selection: function () { return sel ? sel.slice() : null; },
     stats: function (a, b) { return drives.map(function (d) { return stats(d, a, b); }); },
     range: [T0, T1],
-    readyMs: NaN,
-  };
-  // Ready (and timed) once the first frame with the charts has been drawn.
-  requestAnimationFrame(function () {
-    setTimeout(function () {
-      window.idlewatt.readyMs = performance.now();
-      document.body.dataset.ready = '1';
-    }, 0);
   });
 })();

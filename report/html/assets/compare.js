@@ -79,15 +79,8 @@
     var c = (view[1] - view[0]) / px, xs = new Array(px);
     for (var i = 0; i < px; i++) xs[i] = view[0] + (i + 0.5) * c;
     var aggs = list.map(function (s) { return columns(s, px); });
-    var k = opt.mw ? 1000 : 1, floor = -Infinity;
-    if (opt.log) {
-      // A log axis cannot show 0 or noise below it: clamp at half the
-      // lowest positive mean in view.
-      var lo = Infinity;
-      aggs.forEach(function (t) { t[2].forEach(function (v) { if (v !== null && v > 0) lo = Math.min(lo, v); }); });
-      floor = isFinite(lo) ? lo / 2 : 1e-6;
-    }
-    function sc(arr) { return arr.map(function (v) { return v === null || v === undefined ? null : Math.max(v, floor) * k; }); }
+    var k = opt.mw ? 1000 : 1, floor = opt.log ? IW.logFloor(aggs) : -Infinity;
+    function sc(arr) { return IW.scaled(arr, floor, k); }
     var out = [xs];
     aggs.forEach(function (t) { out.push(sc(t[2]), sc(t[0]), sc(t[1])); });
     return out;
@@ -95,7 +88,7 @@
 
   // ---- drawing ---------------------------------------------------------------
   var ROW = 15;
-  function plotWidth() { return Math.max(300, Math.min(document.documentElement.clientWidth - 60, 1600)); }
+  var plotWidth = IW.plotWidth;
   function columnsOf(u) { return Math.max(50, Math.round(u.bbox.width / devicePixelRatio) || 600); }
 
   // Phase bands and marks (stacked charts: one run) and DEVSLP pin outlines.
@@ -198,7 +191,7 @@
     var strips, px = columnsOf({ bbox: { width: (plotWidth() - 80) * devicePixelRatio } });
     var u = new uPlot({
       width: plotWidth(), height: height,
-      scales: { x: { time: false, min: view[0], max: view[1] }, y: opt.log ? { distr: 3 } : { range: function (u, lo, hi) { return [Math.min(0, lo), hi > 0 ? hi * 1.05 : 1]; } } },
+      scales: { x: { time: false, min: view[0], max: view[1] }, y: opt.log ? { distr: 3 } : { range: IW.yRange } },
       series: ser, bands: bands,
       axes: [{ label: opt.align ? 'time from each run\'s ' + opt.align + ' (s)' : 'time from each run\'s start (s)' }, { label: 'power (' + (opt.mw ? 'mW' : 'W') + ')', size: 70 }],
       cursor: { sync: { key: 'idlewatt-compare' }, drag: { x: true, y: false, setScale: false } },
@@ -217,18 +210,7 @@
     strips = document.createElement('canvas'); strips.className = 'strips';
     strips.setAttribute('aria-hidden', 'true');
     u.root.insertBefore(strips, u.root.querySelector('.u-legend'));
-    u.over.addEventListener('wheel', function (ev) {
-      ev.preventDefault();
-      var f = ev.deltaY > 0 ? 1.25 : 0.8, span = view[1] - view[0];
-      if (ev.shiftKey || Math.abs(ev.deltaX) > Math.abs(ev.deltaY)) {
-        var dx = (ev.shiftKey ? ev.deltaY : ev.deltaX) > 0 ? 0.1 : -0.1;
-        zoom(view[0] + dx * span, view[1] + dx * span);
-        return;
-      }
-      var x = u.posToVal(ev.offsetX, 'x');
-      zoom(x - (x - view[0]) * f, x + (view[1] - x) * f);
-    }, { passive: false });
-    u.over.addEventListener('dblclick', function () { zoom(T0, T1); });
+    IW.wheelZoom(u, function () { return view; }, zoom, home);
     return { u: u, list: list };
   }
 
@@ -248,28 +230,24 @@
         c.u.setScale('x', { min: view[0], max: view[1] });
       });
     });
-    document.getElementById('view').textContent = 'view ' + fmtT(view[0]) + ' – ' + fmtT(view[1]) + ' s (' + fmtT(view[1] - view[0]) + ' s)';
+    IW.showView(view);
     if (sel) showSelection();
   }
 
   function zoom(a, b) {
     if (!(b > a)) return;
     var minSpan = 8 * Math.min.apply(null, runs.map(function (r) { return r.dt; }));
-    if (b - a < minSpan) { var m = (a + b) / 2; a = m - minSpan / 2; b = m + minSpan / 2; }
-    view = [a, b];
+    view = IW.widen(a, b, minSpan);
     redraw();
-    try { history.replaceState(null, '', '#t=' + a.toPrecision(9) + ',' + b.toPrecision(9)); } catch (e) { /* file: URLs in some browsers */ }
+    IW.saveView(view[0], view[1]);
   }
+  function home() { zoom(T0, T1); }
 
   // ---- selection ---------------------------------------------------------------
   function setSelection(a, b, from) {
     if (b < a) { var t = a; a = b; b = t; }
     sel = [a, b];
-    charts.forEach(function (c) {
-      if (c.u === from) return;
-      var l = c.u.valToPos(a, 'x'), r = c.u.valToPos(b, 'x');
-      c.u.setSelect({ left: l, width: r - l, top: 0, height: c.u.bbox.height / devicePixelRatio }, false);
-    });
+    IW.selectOn(charts, a, b, from);
     showSelection();
     return S.map(function (s) { return stats(s, a, b); });
   }
@@ -303,15 +281,10 @@
   function table(title, id, head, rows) {
     var h = '<h2>' + esc(title) + '</h2><table' + (id ? ' id="' + id + '"' : '') + '><thead><tr>' +
       head.map(function (x) { return '<th scope="col">' + esc(x) + '</th>'; }).join('') + '</tr></thead><tbody>';
-    rows.forEach(function (r) {
-      var attrs = r.zoom ? ' class="link ' + (r.cls || '') + '" tabindex="0" title="show ' + fmtT(r.zoom[0]) + '–' + fmtT(r.zoom[1]) + ' s on the axis" data-a="' + r.zoom[0] + '" data-b="' + r.zoom[1] + '"' +
-        (r.sel ? ' data-sa="' + r.sel[0] + '" data-sb="' + r.sel[1] + '"' : '') : '';
-      h += '<tr' + attrs + '>' + r.cells.map(function (c) { return '<td>' + c + '</td>'; }).join('') + '</tr>';
-    });
+    rows.forEach(function (r) { h += IW.rowHTML(r, ' on the axis'); });
     return h + '</tbody></table>';
   }
-  function n4(x) { return (x === undefined || x === null) ? '–' : Number(x).toPrecision(4); }
-  function mw(x) { return (x === undefined || x === null) ? '–' : (x * 1000).toPrecision(4); }
+  var n4 = IW.n4, mw = IW.mw;
   function runSpan(r) { return [r.t0 - r.off, r.t1 - r.off]; }
   function tag(s) { return '<span class="swatch" style="background:' + s.color + '"></span>#' + (s.i + 1); }
 
@@ -345,13 +318,11 @@
     });
     if (ph.length) h += table('Phases', 'phases', ['#', 'run', 'drive', 'phase', 'start (s, run time)', 'measured (s)', 'average (W)', 'energy (J)', 'I/O ops'], ph);
     var cyc = [];
-    var OUT = { pass: '<span class="pass">PASS</span>', fail: '<span class="fail">FAIL</span>',
-      inconclusive: '<span class="inconclusive">INCONCLUSIVE</span>', not_supported: '<span class="inconclusive">NOT SUPPORTED</span>' };
     S.forEach(function (s) {
       var cr = (s.rep && s.rep.devslp && s.rep.devslp.cycle_results) || [], off = s.run.off;
       s.pins.forEach(function (p, i) {
         var c = cr[i], hold = p[1] - p[0], pad = Math.max(0.1, hold * 0.25);
-        var verdict = c ? (OUT[c.outcome] || esc(c.outcome || '–')) + (c.reasons && c.reasons.length ? ' ' + esc(c.reasons.join('; ')) : '') : '–';
+        var verdict = IW.verdict(c);
         cyc.push({ zoom: [p[0] - pad - off, p[1] + pad - off], sel: [p[0] - off, p[1] - off], cls: 'cycle-row', cells: [tag(s), esc(s.run.label), esc(s.name), String(c ? c.cycle : i + 1), fmtT(p[0]), n4(hold),
           c ? mw(c.floor_w) : '–', c ? n4(c.entry_ms) : '–', c ? n4(c.exit_ms) : '–', verdict] });
       });
@@ -390,42 +361,18 @@
   alignSel.onchange = function () { setAlign(alignSel.value); tables(); rebuild(); document.getElementById('sel-body').textContent = 'Drag across a chart to measure an interval in every run.'; };
   document.getElementById('meta').textContent = S.length + ' drives over ' + runs.length + ' runs; baseline ' + runs[D.baseline].label;
   document.getElementById('depth').textContent = depthText();
-  document.getElementById('b-all').onclick = function () { zoom(T0, T1); };
-  document.getElementById('b-zoomsel').onclick = function () { if (sel) zoom(sel[0], sel[1]); };
-  function pan(f) { var s = view[1] - view[0]; zoom(view[0] + f * s, view[1] + f * s); }
-  function scaleBy(f) { var m = (view[0] + view[1]) / 2, s = (view[1] - view[0]) * f / 2; zoom(m - s, m + s); }
-  document.getElementById('b-left').onclick = function () { pan(-0.25); };
-  document.getElementById('b-right').onclick = function () { pan(0.25); };
-  document.getElementById('b-in').onclick = function () { scaleBy(0.5); };
-  document.getElementById('b-out').onclick = function () { scaleBy(2); };
-  document.addEventListener('keydown', function (ev) {
-    if (ev.target.tagName === 'INPUT' || ev.target.tagName === 'SELECT' || ev.altKey || ev.ctrlKey || ev.metaKey) return;
-    if (ev.key === 'ArrowLeft') pan(-0.25);
-    else if (ev.key === 'ArrowRight') pan(0.25);
-    else if (ev.key === '+' || ev.key === '=') scaleBy(0.5);
-    else if (ev.key === '-') scaleBy(2);
-    else if (ev.key === 'Home') zoom(T0, T1);
-  });
+  IW.navControls(function () { return view; }, function () { return sel; }, zoom, home);
   ['log', 'mw', 'stack'].forEach(function (k) {
     document.getElementById('c-' + k).onchange = function (ev) { opt[k] = ev.target.checked; rebuild(); };
   });
-  var tablesEl = document.getElementById('tables');
-  tablesEl.addEventListener('click', function (ev) {
-    var tr = ev.target.closest('tr.link');
-    if (!tr) return;
-    zoom(+tr.dataset.a, +tr.dataset.b);
-    if (tr.dataset.sa !== undefined) setSelection(+tr.dataset.sa, +tr.dataset.sb);
-    document.getElementById('charts').scrollIntoView({ behavior: 'instant', block: 'start' });
-  });
-  IW.keyboardRows(tablesEl);
+  IW.linkRows(document.getElementById('tables'), zoom, setSelection);
   tables();
-  var m = /^#t=([-0-9.e+]+),([-0-9.e+]+)$/.exec(location.hash);
-  if (m && +m[2] > +m[1]) view = [+m[1], +m[2]];
+  view = IW.hashView() || view;
   rebuild();
   window.addEventListener('resize', function () { charts.forEach(function (c) { c.u.setSize({ width: plotWidth(), height: c.u.height }); }); redraw(); });
 
   // For tests and the console: the same functions the controls use.
-  window.idlewatt = {
+  IW.publish({
     zoom: function (a, b) { zoom(a, b); return view.slice(); },
     select: setSelection,
     view: function () { return view.slice(); },
@@ -438,13 +385,5 @@
     align: function (name) { alignSel.value = name; alignSel.onchange(); return runs.map(function (r) { return r.off; }); },
     alignNames: alignNames,
     range: function () { return [T0, T1]; },
-    readyMs: NaN,
-  };
-  // Ready (and timed) once the first frame with the charts has been drawn.
-  requestAnimationFrame(function () {
-    setTimeout(function () {
-      window.idlewatt.readyMs = performance.now();
-      document.body.dataset.ready = '1';
-    }, 0);
   });
 })();

@@ -1,8 +1,10 @@
 // idlewatt viewer core, shared by report.html (app.js) and compare.html
 // (compare.js): decoding the embedded buckets, the min/max/energy pyramid,
-// per-column aggregation and a selection's integrals. Both pages compute a
+// per-column aggregation, a selection's integrals, and the time axis's
+// controls (zoom, pan, selection, linked table rows). Both pages compute a
 // selection with these functions, so the same interval of the same run gives
-// the same figures on either page. Pure functions, no DOM, no network.
+// the same figures on either page. The data functions are pure; the controls
+// keep no state (each page passes its view in). No network access.
 var IW = (function () {
   'use strict';
   function bytes(b64) {
@@ -233,7 +235,142 @@ var IW = (function () {
     });
   }
 
+
+  // ---- the time axis's controls, the same on both pages ----------------------
+  // Stateless: each page keeps its view and selection and passes getters
+  // (view(), selection()) and its own zoom(a, b) and home() in.
+
+  // The widest a chart may be, CSS px.
+  function plotWidth() { return Math.max(300, Math.min(document.documentElement.clientWidth - 60, 1600)); }
+
+  // uPlot's y range on a linear axis: from 0 (or below, if a value is), 5 %
+  // headroom.
+  function yRange(u, lo, hi) { return [Math.min(0, lo), hi > 0 ? hi * 1.05 : 1]; }
+
+  // [a, b] widened about its middle to at least min.
+  function widen(a, b, min) {
+    if (b - a < min) { var m = (a + b) / 2; a = m - min / 2; b = m + min / 2; }
+    return [a, b];
+  }
+
+  // The view in the page's URL (#t=a,b), so a reload or a link keeps it.
+  function saveView(a, b) {
+    try { history.replaceState(null, '', '#t=' + a.toPrecision(9) + ',' + b.toPrecision(9)); } catch (e) { /* file: URLs in some browsers */ }
+  }
+  function hashView() {
+    var m = /^#t=([-0-9.e+]+),([-0-9.e+]+)$/.exec(location.hash);
+    return m && +m[2] > +m[1] ? [+m[1], +m[2]] : null;
+  }
+
+  // The #view line, and [a, b] marked on every chart but from (the one
+  // whose drag made the selection); charts are { u: uPlot }.
+  function showView(v) {
+    document.getElementById('view').textContent = 'view ' + fmtT(v[0]) + ' – ' + fmtT(v[1]) + ' s (' + fmtT(v[1] - v[0]) + ' s)';
+  }
+  function selectOn(charts, a, b, from) {
+    charts.forEach(function (c) {
+      if (c.u === from) return;
+      var l = c.u.valToPos(a, 'x'), r = c.u.valToPos(b, 'x');
+      c.u.setSelect({ left: l, width: r - l, top: 0, height: c.u.bbox.height / devicePixelRatio }, false);
+    });
+  }
+
+  // The wheel zooms about the cursor (shift or a sideways wheel pans); a
+  // double click shows everything.
+  function wheelZoom(u, view, zoom, home) {
+    u.over.addEventListener('wheel', function (ev) {
+      ev.preventDefault();
+      var v = view(), f = ev.deltaY > 0 ? 1.25 : 0.8, span = v[1] - v[0];
+      if (ev.shiftKey || Math.abs(ev.deltaX) > Math.abs(ev.deltaY)) {
+        var dx = (ev.shiftKey ? ev.deltaY : ev.deltaX) > 0 ? 0.1 : -0.1;
+        zoom(v[0] + dx * span, v[1] + dx * span);
+        return;
+      }
+      var x = u.posToVal(ev.offsetX, 'x');
+      zoom(x - (x - v[0]) * f, x + (v[1] - x) * f);
+    }, { passive: false });
+    u.over.addEventListener('dblclick', function () { home(); });
+  }
+
+  // The buttons (#b-all, #b-zoomsel, #b-left, #b-right, #b-in, #b-out) and
+  // the keys (arrows pan, + and - zoom, Home shows everything).
+  function navControls(view, selection, zoom, home) {
+    function pan(f) { var v = view(), s = v[1] - v[0]; zoom(v[0] + f * s, v[1] + f * s); }
+    function scaleBy(f) { var v = view(), m = (v[0] + v[1]) / 2, s = (v[1] - v[0]) * f / 2; zoom(m - s, m + s); }
+    document.getElementById('b-all').onclick = function () { home(); };
+    document.getElementById('b-zoomsel').onclick = function () { var s = selection(); if (s) zoom(s[0], s[1]); };
+    document.getElementById('b-left').onclick = function () { pan(-0.25); };
+    document.getElementById('b-right').onclick = function () { pan(0.25); };
+    document.getElementById('b-in').onclick = function () { scaleBy(0.5); };
+    document.getElementById('b-out').onclick = function () { scaleBy(2); };
+    document.addEventListener('keydown', function (ev) {
+      if (ev.target.tagName === 'INPUT' || ev.target.tagName === 'SELECT' || ev.altKey || ev.ctrlKey || ev.metaKey) return;
+      if (ev.key === 'ArrowLeft') pan(-0.25);
+      else if (ev.key === 'ArrowRight') pan(0.25);
+      else if (ev.key === '+' || ev.key === '=') scaleBy(0.5);
+      else if (ev.key === '-') scaleBy(2);
+      else if (ev.key === 'Home') home();
+    });
+  }
+
+  // Rows of el's tables with class "link" zoom the charts to [data-a,
+  // data-b] and select [data-sa, data-sb] where given, on a click or on
+  // Enter and Space.
+  function linkRows(el, zoom, select) {
+    keyboardRows(el);
+    el.addEventListener('click', function (ev) {
+      var tr = ev.target.closest('tr.link');
+      if (!tr) return;
+      zoom(+tr.dataset.a, +tr.dataset.b);
+      if (tr.dataset.sa !== undefined) select(+tr.dataset.sa, +tr.dataset.sb);
+      document.getElementById('charts').scrollIntoView({ behavior: 'instant', block: 'start' });
+    });
+  }
+
+  // A table row (r: cells, and zoom, sel, cls for a linked row) in the
+  // form linkRows reads; where follows "show a–b s" in its tooltip.
+  function rowHTML(r, where) {
+    var attrs = r.zoom ? ' class="link ' + (r.cls || '') + '" tabindex="0" title="show ' + fmtT(r.zoom[0]) + '–' + fmtT(r.zoom[1]) + ' s' + where + '" data-a="' + r.zoom[0] + '" data-b="' + r.zoom[1] + '"' +
+      (r.sel ? ' data-sa="' + r.sel[0] + '" data-sb="' + r.sel[1] + '"' : '') : '';
+    return '<tr' + attrs + '>' + r.cells.map(function (x) { return '<td>' + x + '</td>'; }).join('') + '</tr>';
+  }
+
+  // A log axis cannot show 0 or noise below it: the floor to clamp at is
+  // half the lowest positive mean of aggs ([min, max, mean] arrays each).
+  function logFloor(aggs) {
+    var lo = Infinity;
+    aggs.forEach(function (t) { t[2].forEach(function (v) { if (v !== null && v > 0) lo = Math.min(lo, v); }); });
+    return isFinite(lo) ? lo / 2 : 1e-6;
+  }
+  // arr clamped at floor and times k, null where it has no value.
+  function scaled(arr, floor, k) { return arr.map(function (v) { return v === null || v === undefined ? null : Math.max(v, floor) * k; }); }
+
+  // Table cells: 4 significant digits, W as mW, a DevSlp cycle's verdict.
+  function n4(x) { return (x === undefined || x === null) ? '–' : Number(x).toPrecision(4); }
+  function mw(x) { return (x === undefined || x === null) ? '–' : (x * 1000).toPrecision(4); }
+  var OUTCOME = { pass: '<span class="pass">PASS</span>', fail: '<span class="fail">FAIL</span>',
+    inconclusive: '<span class="inconclusive">INCONCLUSIVE</span>', not_supported: '<span class="inconclusive">NOT SUPPORTED</span>' };
+  function verdict(c) {
+    return c ? (OUTCOME[c.outcome] || esc(c.outcome || '–')) + (c.reasons && c.reasons.length ? ' ' + esc(c.reasons.join('; ')) : '') : '–';
+  }
+
+  // window.idlewatt (for tests and the console), ready and timed once the
+  // first frame with the charts has been drawn.
+  function publish(api) {
+    api.readyMs = NaN;
+    window.idlewatt = api;
+    requestAnimationFrame(function () {
+      setTimeout(function () {
+        window.idlewatt.readyMs = performance.now();
+        document.body.dataset.ready = '1';
+      }, 0);
+    });
+  }
+
   return { f32: f32, u32: u32, series: series, drive: drive, span: span, levelFor: levelFor, grid: grid,
     withRaw: withRaw, aggregate: aggregate, aggregateRaw: aggregateRaw, rawInto: rawInto, integrate: integrate,
-    stats: stats, esc: esc, fmtBytes: fmtBytes, fmtT: fmtT, STATE_COL: STATE_COL, keyboardRows: keyboardRows };
+    stats: stats, esc: esc, fmtBytes: fmtBytes, fmtT: fmtT, STATE_COL: STATE_COL, keyboardRows: keyboardRows,
+    plotWidth: plotWidth, yRange: yRange, widen: widen, saveView: saveView, hashView: hashView, showView: showView,
+    selectOn: selectOn, wheelZoom: wheelZoom, navControls: navControls, linkRows: linkRows, rowHTML: rowHTML, logFloor: logFloor,
+    scaled: scaled, n4: n4, mw: mw, verdict: verdict, publish: publish };
 })();
