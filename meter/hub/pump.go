@@ -48,6 +48,7 @@ type pump struct {
 	// is timed by its bytes' arrival, not by when the decoder reached it
 	// behind the frames of the same read (ArrivedBy).
 	arr []arrival
+	a0  int // arr[:a0] are older than arrivalKeep, dropped in bulk
 
 	ready chan struct{} // cap 1: bytes or an error arrived
 	space chan struct{} // cap 1: bytes were consumed
@@ -69,7 +70,7 @@ const arrivalKeep = 256 << 10
 func (p *pump) ArrivedBy(end int64) hostclock.Time {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for _, a := range p.arr {
+	for _, a := range p.arr[p.a0:] {
 		if a.end >= end {
 			return a.t
 		}
@@ -150,12 +151,14 @@ func (p *pump) run() {
 		p.mu.Lock()
 		p.w += int64(n)
 		if n > 0 {
-			if len(p.arr) > 0 && p.arr[0].end < p.r-arrivalKeep {
-				k := 0
-				for k < len(p.arr) && p.arr[k].end < p.r-arrivalKeep {
-					k++
-				}
-				p.arr = append(p.arr[:0], p.arr[k:]...)
+			for p.a0 < len(p.arr) && p.arr[p.a0].end < p.r-arrivalKeep {
+				p.a0++
+			}
+			// Moved down only once half is stale, not a few hundred arrivals
+			// moved on every read.
+			if p.a0 >= 256 && 2*p.a0 >= len(p.arr) {
+				p.arr = append(p.arr[:0], p.arr[p.a0:]...)
+				p.a0 = 0
 			}
 			p.arr = append(p.arr, arrival{end: p.w, t: now})
 		}

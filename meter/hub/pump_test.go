@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/idlewatt/idlewatt/hostclock"
 )
 
 type zeros struct{}
@@ -150,5 +152,54 @@ func TestPumpHold(t *testing.T) {
 	}
 	if el := time.Since(start); el >= idle {
 		t.Errorf("with hold off the reader woke after %v (the idle timeout)", el)
+	}
+}
+
+// chunks returns n bytes a read, total bytes in all, then EOF.
+type chunks struct{ n, left int }
+
+func (c *chunks) Read(b []byte) (int, error) {
+	if c.left == 0 {
+		return 0, io.EOF
+	}
+	k := min(c.n, c.left, len(b))
+	c.left -= k
+	return k, nil
+}
+
+// Far more arrivals than arrivalKeep covers: the stale ones are dropped
+// (the kept ones stay about arrivalKeep of stream), and every byte still
+// kept is timed by its own read — no later than the next byte's.
+func TestPumpArrivalsBounded(t *testing.T) {
+	const chunk, total = 1000, 4 << 20
+	p := newPump(&chunks{n: chunk, left: total}, 64<<10, 5*time.Millisecond, nil)
+	b := make([]byte, 64<<10)
+	got := 0
+	for {
+		n, err := p.Read(b)
+		got += n
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got != total {
+		t.Fatalf("read %d bytes, want %d", got, total)
+	}
+	p.mu.Lock()
+	kept := len(p.arr) - p.a0
+	p.mu.Unlock()
+	if want := (arrivalKeep+64<<10)/chunk + 2; kept > want || cap(p.arr) > 4*want+512 {
+		t.Errorf("%d arrivals kept (capacity %d), want ≤ %d", kept, cap(p.arr), want)
+	}
+	prev := hostclock.Time(0)
+	for end := int64(total - arrivalKeep/2); end <= total; end += chunk / 2 {
+		at := p.ArrivedBy(end)
+		if at == 0 || at < prev {
+			t.Fatalf("byte %d arrived at %d, the one before at %d", end-1, at, prev)
+		}
+		prev = at
 	}
 }
