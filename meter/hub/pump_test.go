@@ -168,7 +168,7 @@ func (c *chunks) Read(b []byte) (int, error) {
 }
 
 // Far more arrivals than arrivalKeep covers: the stale ones are dropped
-// (the kept ones stay about arrivalKeep of stream), and every byte still
+// (the kept ones cover about arrivalKeep of stream and the ring), and every byte still
 // kept is timed by its own read — no later than the next byte's.
 func TestPumpArrivalsBounded(t *testing.T) {
 	const chunk, total = 1000, 4 << 20
@@ -191,7 +191,7 @@ func TestPumpArrivalsBounded(t *testing.T) {
 	p.mu.Lock()
 	kept := len(p.arr) - p.a0
 	p.mu.Unlock()
-	if want := (arrivalKeep+64<<10)/chunk + 2; kept > want || cap(p.arr) > 4*want+512 {
+	if want := (arrivalKeep+2*64<<10)/chunk + 3; kept > want || cap(p.arr) > 4*want+512 {
 		t.Errorf("%d arrivals kept (capacity %d), want ≤ %d", kept, cap(p.arr), want)
 	}
 	prev := hostclock.Time(0)
