@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"time"
 
@@ -282,7 +283,7 @@ func firstPass(open Opener, opts Options) (*pass1, error) {
 				}
 				issue, complete := int64(e.Issue), int64(e.Complete)
 				ss.add(issue, complete)
-				p.devslp.ioEvent(port, issue, complete, e.Err)
+				p.devslp.ioEvent(port, e.Issue, e.Complete, e.Err)
 			}
 		case capture.KindState:
 			p.info.StateEvents++
@@ -292,7 +293,7 @@ func firstPass(open Opener, opts Options) (*pass1, error) {
 				p.phases.add(host, st.Port, st.Value)
 				p.devslp.phase(st.Port, st.Value)
 			case capture.StateNote:
-				p.devslp.note(st.Port, host, st.Value)
+				p.devslp.note(st.Port, rec.State.Host, st.Value)
 			case capture.StateDevSlpPin:
 				p.hostPins[st.Port] = append(p.hostPins[st.Port], pinEvent{host, st.Value == "1"})
 			}
@@ -371,7 +372,10 @@ func secondPass(open Opener, opts Options, p *pass1, sd *stateDetector) (*Report
 		info.Port = port
 		proc := p.newDrive(info, rails[port], &clock, t0f, opts)
 		asm.add(proc)
-		rep.Drives = append(rep.Drives, DriveReport{Name: info.Name, Port: port, Profile: info.Profile})
+		rep.Drives = append(rep.Drives, DriveReport{Name: info.Name, Port: port, Profile: info.Profile, Interface: info.Interface})
+		if opts.States != nil && info.Interface == capture.InterfaceNVMe {
+			rep.note(fmt.Sprintf("%s (port %d) is an NVMe drive: state detection (SATA link states) is not run on it, its residency is busy vs idle from I/O only; `idlewatt apst verify` checks NVMe power states", info.Name, port))
+		}
 		rep.drivesProc = append(rep.drivesProc, proc)
 	}
 
@@ -431,7 +435,12 @@ func drivePorts(h capture.Header, only []int) (ports []int, rails map[int][]int,
 				return nil, nil, fmt.Errorf("%w: port %d (the capture has ports %v)", ErrNoSuchPort, want, ports)
 			}
 		}
-		ports = append([]int(nil), only...)
+		ports = nil
+		for _, want := range only {
+			if !slices.Contains(ports, want) { // a port named twice is one drive
+				ports = append(ports, want)
+			}
+		}
 	}
 	return ports, rails, nil
 }

@@ -181,6 +181,13 @@ func TestNoSuchPort(t *testing.T) {
 	if err != nil || len(r.Drives) != 1 || r.Drives[0].Port != 2 {
 		t.Fatalf("ports [2]: %v %+v", err, r)
 	}
+	// A port named twice is one drive (report --ports 1,1 printed a
+	// second, all-null drive and an INCONCLUSIVE DevSlp verdict).
+	opts.Ports = []int{2, 1, 2}
+	r, err = analysis.Analyze(path, opts)
+	if err != nil || len(r.Drives) != 2 || r.Drives[0].Port != 2 || r.Drives[1].Port != 1 {
+		t.Fatalf("ports [2 1 2]: %v %+v", err, r)
+	}
 }
 
 // threshold labels samples by power, as a stand-in for states/detect.

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"github.com/idlewatt/idlewatt/hostclock"
 	"math"
 
 	"github.com/idlewatt/idlewatt/analysis/series"
@@ -48,11 +49,11 @@ func (r *Report) DevSlpCharts() []DevSlpChart {
 	for _, nc := range r.devslpCharts {
 		c := nc.c
 		t0 := c.timing.Assert
-		ms := func(t int64) float64 {
+		ms := func(t hostclock.Time) float64 {
 			if t == 0 {
 				return math.NaN()
 			}
-			return float64(t-t0) / 1e6
+			return float64(t.Sub(t0)) / 1e6
 		}
 		var env series.DevSlpCycle
 		// Half a millisecond per point keeps the wake spike and the floor

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"encoding/json"
+	"github.com/idlewatt/idlewatt/hostclock"
 	"strconv"
 
 	"math"
@@ -33,7 +34,7 @@ const (
 
 // devslpIO is one I/O of a DevSlp phase.
 type devslpIO struct {
-	issue, complete int64
+	issue, complete hostclock.Time
 	err             bool
 }
 
@@ -49,7 +50,7 @@ type devslpInfo struct {
 
 // stall is a host stall note: at host time t, ms long.
 type stall struct {
-	t  int64
+	t  hostclock.Time
 	ms float64
 }
 
@@ -71,7 +72,7 @@ func (di *devslpInfo) phase(port int, name string) {
 	di.inPhase[port] = in
 }
 
-func (di *devslpInfo) ioEvent(port int, issue, complete int64, err bool) {
+func (di *devslpInfo) ioEvent(port int, issue, complete hostclock.Time, err bool) {
 	in, ok := di.inPhase[port]
 	if !ok {
 		in = di.inPhase[0]
@@ -81,7 +82,7 @@ func (di *devslpInfo) ioEvent(port int, issue, complete int64, err bool) {
 	}
 }
 
-func (di *devslpInfo) note(port int, t int64, v string) {
+func (di *devslpInfo) note(port int, t hostclock.Time, v string) {
 	switch {
 	case strings.HasPrefix(v, NoteDevSlpHostStall):
 		if ms, err := strconv.ParseFloat(strings.TrimPrefix(v, NoteDevSlpHostStall), 64); err == nil && ms >= 0 && !math.IsInf(ms, 0) {
@@ -118,14 +119,14 @@ func devslpCycles(ps *phaseSet, port int, pins, hostPins []span, ios []devslpIO,
 			continue
 		}
 		n++
-		tm := states.Timing{Cycle: n, Start: e.t, End: math.MaxInt64 - 1}
+		tm := states.Timing{Cycle: n, Start: hostclock.Time(e.t), End: math.MaxInt64 - 1}
 		if i+1 < len(ev) {
-			tm.End = ev[i+1].t
+			tm.End = hostclock.Time(ev[i+1].t)
 		}
 		for _, set := range [][]span{pins, hostPins} {
 			for _, sp := range set {
-				if sp.s >= tm.Start && sp.s < tm.End && sp.e < tm.End {
-					tm.Assert, tm.Deassert = sp.s, sp.e
+				if s, e := hostclock.Time(sp.s), hostclock.Time(sp.e); s >= tm.Start && s < tm.End && e < tm.End {
+					tm.Assert, tm.Deassert = s, e
 					break
 				}
 			}
@@ -136,9 +137,9 @@ func devslpCycles(ps *phaseSet, port int, pins, hostPins []span, ios []devslpIO,
 		if tm.Assert != 0 {
 			// The host sends the release before the meter sees it, and reads
 			// after its command returns: allow for the transit.
-			const slack = int64(50 * time.Millisecond)
+			const slack = 50 * time.Millisecond
 			for _, x := range ios {
-				if x.issue >= tm.Deassert-slack && x.issue < tm.End {
+				if x.issue >= tm.Deassert.Add(-slack) && x.issue < tm.End {
 					tm.ProbeIssue, tm.ProbeComplete, tm.ProbeErr = x.issue, x.complete, x.err
 					break
 				}
@@ -171,12 +172,12 @@ type devslpProc struct {
 func (p *devslpProc) add(w []float64, dt float64, t0 float64) {
 	for p.i < len(p.cycles) {
 		c := p.cycles[p.i]
-		last := int64(t0 + dt*float64(len(w)-1))
+		last := hostclock.Time(t0 + dt*float64(len(w)-1))
 		if last < c.Start {
 			return
 		}
 		for k, x := range w {
-			tk := int64(math.Round(t0 + dt*float64(k))) // as Clock.Host rounds: a pin event's sample has the pin's time
+			tk := hostclock.Time(math.Round(t0 + dt*float64(k))) // as Clock.Host rounds: a pin event's sample has the pin's time
 			if tk >= c.Start && tk <= c.End {
 				p.buf = append(p.buf, states.Sample{T: tk, W: x})
 			}

@@ -51,12 +51,16 @@ func PlotTraces(path string, o PlotOptions) (*PlotData, error) {
 	// summary levels are read where the index says they are.
 	p1, traces, idxNote := indexedOverview(open, opts, o)
 	var err error
+	var coarse []series.Trace // summaries too coarse for the chart: drawn only if the samples give nothing
 	if p1 == nil {
 		if p1, err = firstPass(open, opts); err != nil {
 			return nil, err
 		}
 		if !zoomed || (o.To-o.From)*float64(p1.hdr.RateHz)/float64(o.Buckets) >= 1000 {
 			traces, err = plotSummaries(open, p1, o, false)
+			if errors.Is(err, errCoarse) {
+				coarse, traces, err = traces, nil, nil
+			}
 			if err != nil {
 				return nil, err
 			}
@@ -70,6 +74,9 @@ func PlotTraces(path string, o PlotOptions) (*PlotData, error) {
 			return nil, err
 		}
 		traces = r.traces
+		if coarse != nil && !hasPoints(traces) {
+			traces = coarse // samples damaged or lost where their summaries survived
+		}
 		notes = r.dataNotes
 	} else {
 		// The first pass read (and checked) every chunk, so its account is
@@ -90,6 +97,21 @@ func PlotTraces(path string, o PlotOptions) (*PlotData, error) {
 // errFiner: the summary levels an index lists are all too coarse for the
 // chart asked for; the scan reads the finer ones.
 var errFiner = errors.New("the indexed summary levels are too coarse for this chart")
+
+// errCoarse comes with plotSummaries' traces when even the finest level
+// gives a chart point fewer than two summary points: the samples are drawn
+// instead, these only when the samples give no point.
+var errCoarse = errors.New("the summary levels are too coarse for this chart")
+
+// hasPoints reports whether any trace has a power point.
+func hasPoints(traces []series.Trace) bool {
+	for _, tr := range traces {
+		if tr.Power.Len() > 0 {
+			return true
+		}
+	}
+	return false
+}
 
 // indexedOverview runs PlotTraces' first pass and summary pass through the
 // capture's index. It returns a nil pass when the capture has no usable
@@ -137,7 +159,8 @@ func indexedOverview(open Opener, opts Options, o PlotOptions) (*pass1, []series
 
 // plotSummaries builds traces from summary records; nil if there are none.
 // indexed: the source reads through the capture's index, and a chart that
-// needs a finer level than it lists is errFiner.
+// needs a finer level than it lists is errFiner; without an index, traces
+// of a level too coarse for the chart come with errCoarse.
 func plotSummaries(open Opener, p *pass1, o PlotOptions, indexed bool) ([]series.Trace, error) {
 	src, err := open()
 	if err != nil {
@@ -182,17 +205,21 @@ func plotSummaries(open Opener, p *pass1, o PlotOptions, indexed bool) ([]series
 		return nil, nil
 	}
 	lv := sl.pick(float64(h.RateHz))
-	if indexed {
-		// The pick fits (two summary points per chart point) or the index
-		// lacks the finer levels a scan would have picked.
-		span := lv.hi - min(lv.lo, lv.hi)
-		if o.To > o.From {
-			span = uint64((o.To - o.From) * float64(h.RateHz))
-		}
-		for per, l := range sl.lvls {
-			if l == lv && uint64(per)*2*uint64(o.Buckets) > span {
+	// The pick fits (two summary points per chart point), or no level is
+	// fine enough: then the samples are drawn (a format 1 capture's only
+	// level is 1000 samples wide: a 6 s capture at 100 S/s was drawn as
+	// one point at 5 s), and an index that lacks the finer levels a scan
+	// would find says so.
+	span := lv.hi - min(lv.lo, lv.hi)
+	if o.To > o.From {
+		span = uint64((o.To - o.From) * float64(h.RateHz))
+	}
+	for per, l := range sl.lvls {
+		if l == lv && uint64(per)*2*uint64(o.Buckets) > span {
+			if indexed {
 				return nil, errFiner
 			}
+			return sl.traces(p, lv.decs), errCoarse
 		}
 	}
 	return sl.traces(p, lv.decs), nil

@@ -152,6 +152,7 @@ type DriveReport struct {
 	Quiet       QuietPower  `json:"quiet"`
 
 	Profile     string      `json:"profile,omitempty"`
+	Interface   string      `json:"interface,omitempty"` // "nvme", or "" for SATA (capture.DriveInfo.Interface)
 	Rails       []string    `json:"rails"`
 	EnergyWh    float64     `json:"energy_wh"`
 	MinW        float64     `json:"min_w"`

@@ -136,6 +136,9 @@ func newStateDetector(o *StateOptions) *stateDetector {
 
 // classifier makes a drive's classifier for the sample pass.
 func (sd *stateDetector) classifier(d capture.DriveInfo, rate float64) StateClassifier {
+	if d.Interface == capture.InterfaceNVMe {
+		return nil // SATA link states only; Analyze notes it
+	}
 	period := time.Duration(float64(time.Second) / rate)
 	p, err := drivesim.Lookup(d.Profile, sd.opts.Profiles)
 	if err != nil && d.Profile != "" {

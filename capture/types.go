@@ -33,7 +33,13 @@ type DriveInfo struct {
 	// drives[].firmware), for queries across runs (docs/lab.md).
 	Model    string `json:"model,omitempty"`
 	Firmware string `json:"firmware,omitempty"`
+	// Interface is InterfaceNVMe for an NVMe drive (Profile then names a
+	// states/nvme/sim profile), "" for SATA.
+	Interface string `json:"interface,omitempty"`
 }
+
+// InterfaceNVMe is DriveInfo.Interface of an NVMe drive.
+const InterfaceNVMe = "nvme"
 
 // Op and IOEvent are the workload's types (the I/O side feeds the capture,
 // so the capture imports them, not the reverse); these names keep

@@ -72,7 +72,7 @@ func CompareWith(reports []*analysis.Report, labels []string, base int, dir stri
 			if d.DevSlp.PowerW.Ok() {
 				ds = float64(d.DevSlp.PowerW)
 			}
-			fmt.Fprintf(&md, "| %s | %s | %s | %s | %s | %s | %.3f | %s | %d |\n", labels[i], d.Name, analysis.FormatPM(d.ActiveIdleW, d.ActiveIdleU95W, 4), analysis.FormatPM(d.AverageW, d.AverageU95W, 4),
+			fmt.Fprintf(&md, "| %s | %s | %s | %s | %s | %s | %.3f | %s | %d |\n", mdCell(labels[i]), mdCell(d.Name), analysis.FormatPM(d.ActiveIdleW, d.ActiveIdleU95W, 4), analysis.FormatPM(d.AverageW, d.AverageU95W, 4),
 				analysis.FormatV(d.PeakWindows.W1s, 4), analysis.FormatPM(d.EnergyJ, d.EnergyU95J, 3), d.DurationS, analysis.FormatV(ds*1e3, 3), d.Samples.Dropped)
 			if d.Samples.Count > 0 && !math.IsNaN(d.ActiveIdleW) {
 				idle = append(idle, chart.Bar{Label: label, Value: d.ActiveIdleW, Err: barErr(d.ActiveIdleU95W)})
@@ -252,7 +252,7 @@ func compareDeltaMD(rows []analysis.CompareRow, labels []string, base int) strin
 		if row.BaseDrive != nil {
 			bd = row.BaseDrive.Name
 		}
-		fmt.Fprintf(&md, "| %s | %s | %s |", labels[row.Run], row.Drive.Name, bd)
+		fmt.Fprintf(&md, "| %s | %s | %s |", mdCell(labels[row.Run]), mdCell(row.Drive.Name), bd)
 		for j := range row.Deltas {
 			md.WriteString(" " + analysis.FormatCompareDelta(row, j) + " |")
 		}

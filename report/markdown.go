@@ -26,24 +26,24 @@ func WriteMarkdown(w io.Writer, r *analysis.Report) {
 	}
 	p("## Summary\n\nActive idle, average and energy with their 95 %% intervals (method under Settings).\n\n| Drive | Port | Active idle (W) | Average (W) | Peak (W) | Peak 1 s (W) | Energy (J) | Energy (Wh) | Measured (s) |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, d := range r.Drives {
-		p("| %s | %d | %s | %s | %s | %s | %s | %s | %.3f |\n", d.Name, d.Port, analysis.FormatPM(d.ActiveIdleW, d.ActiveIdleU95W, 4), analysis.FormatPM(d.AverageW, d.AverageU95W, 4),
+		p("| %s | %d | %s | %s | %s | %s | %s | %s | %.3f |\n", mdCell(d.Name), d.Port, analysis.FormatPM(d.ActiveIdleW, d.ActiveIdleU95W, 4), analysis.FormatPM(d.AverageW, d.AverageU95W, 4),
 			analysis.FormatV(d.PeakW, 4), analysis.FormatV(d.PeakWindows.W1s, 4), analysis.FormatPM(d.EnergyJ, d.EnergyU95J, 3), analysis.FormatV(d.EnergyWh, 6), d.DurationS)
 	}
 	p("\n## Background bursts\n\nQuiet time (no I/O outstanding, past the settle tail) well above the active-idle level: left out of active idle, reported here.\n\n| Drive | Quiet (s) | Bursts | Burst time (s) | Share of quiet time | Burst mean (W) | Burst energy (J) | Above active idle (J) | Dips |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, d := range r.Drives {
 		b := d.Bursts
-		p("| %s | %.3f | %d | %.3f | %s | %s | %.4f | %.4f | %s |\n", d.Name, b.QuietS, b.Count, b.S, pct(b.Share), analysis.FormatV(b.MeanW, 4), b.EnergyJ, b.ExcessJ, pct(b.DipShare))
+		p("| %s | %.3f | %d | %.3f | %s | %s | %.4f | %.4f | %s |\n", mdCell(d.Name), b.QuietS, b.Count, b.S, pct(b.Share), analysis.FormatV(b.MeanW, 4), b.EnergyJ, b.ExcessJ, pct(b.DipShare))
 	}
 	p("\n## Peaks and percentiles\n\n| Drive | Peak sample (W) | 1 ms (W) | 10 ms (W) | 100 ms (W) | 1 s (W) | p50 (W) | p95 (W) | p99 (W) |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, d := range r.Drives {
 		pw := d.PeakWindows
-		p("| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", d.Name, analysis.FormatV(d.PeakW, 4), analysis.FormatV(pw.W1ms, 4), analysis.FormatV(pw.W10ms, 4), analysis.FormatV(pw.W100ms, 4), analysis.FormatV(pw.W1s, 4),
+		p("| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", mdCell(d.Name), analysis.FormatV(d.PeakW, 4), analysis.FormatV(pw.W1ms, 4), analysis.FormatV(pw.W10ms, 4), analysis.FormatV(pw.W100ms, 4), analysis.FormatV(pw.W1s, 4),
 			analysis.FormatV(d.P50W, 4), analysis.FormatV(d.P95W, 4), analysis.FormatV(d.P99W, 4))
 	}
 	p("\n## Residency\n\nFraction of measured time in each state (docs/analysis.md, \"States\").\n\n| Drive | Active | Background | Idle | Partial | Slumber | DevSlp | Off |\n|---|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, d := range r.Drives {
 		rs := d.Residency
-		p("| %s | %s | %s | %s | %s | %s | %s | %s |\n", d.Name, pct(rs.Active), pct(rs.Background), pct(rs.Idle), pct(rs.Partial), pct(rs.Slumber), pct(rs.DevSlp), pct(rs.Off))
+		p("| %s | %s | %s | %s | %s | %s | %s | %s |\n", mdCell(d.Name), pct(rs.Active), pct(rs.Background), pct(rs.Idle), pct(rs.Partial), pct(rs.Slumber), pct(rs.DevSlp), pct(rs.Off))
 	}
 	p("\n## DevSlp\n\nPooled over the DEVSLP pin cycles, ± the 95 %% half-width (docs/analysis.md, \"DevSlp quantities\").\n\n| Drive | Outcome | Floor (mW) | Entry (ms) | Power rise (ms) | Exit to first read (ms) | Pre-cycle (mW) | Cycles passed | Reason |\n|---|---|---:|---:|---:|---:|---:|---:|---|\n")
 	for _, d := range r.Drives {
@@ -52,29 +52,29 @@ func WriteMarkdown(w io.Writer, r *analysis.Report) {
 		if outcome == "" {
 			outcome = "no cycles"
 		}
-		p("| %s | %s | %s | %s | %s | %s | %s | %d/%d | %s |\n", d.Name, outcome, states.PM(ds.FloorW, ds.FloorU95W, 1e3),
+		p("| %s | %s | %s | %s | %s | %s | %s | %d/%d | %s |\n", mdCell(d.Name), outcome, states.PM(ds.FloorW, ds.FloorU95W, 1e3),
 			states.PM(ds.EntryMs, ds.EntryU95Ms, 1), states.PM(ds.RiseMs, ds.RiseU95Ms, 1), states.PM(ds.ExitMs, ds.ExitU95Ms, 1),
 			states.PM(ds.PreCycleW, states.None, 1e3), ds.Verdict.Passed, len(ds.CycleResults), strings.ReplaceAll(ds.Reason, "|", "/"))
 	}
 	p("\n## I/O and efficiency\n\n| Drive | Ops | MB | Busy (s) | Busy power (W) | Settle (s) | Idle (s) | MB/s per W (busy) | IOPS per W (busy) | MB/s per W | IOPS per W |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, d := range r.Drives {
 		io := d.IO
-		p("| %s | %d | %.3f | %.3f | %s | %.3f | %.3f | %.3f | %.1f | %.3f | %.1f |\n", d.Name, io.Ops, float64(io.Bytes)/1e6, d.Segments.BusyS, analysis.FormatV(d.Segments.BusyW, 4), d.Segments.SettleS, d.Segments.IdleS, io.MBPerSPerWBusy, io.IOPSPerWBusy, io.MBPerSPerW, io.IOPSPerW)
+		p("| %s | %d | %.3f | %.3f | %s | %.3f | %.3f | %.3f | %.1f | %.3f | %.1f |\n", mdCell(d.Name), io.Ops, float64(io.Bytes)/1e6, d.Segments.BusyS, analysis.FormatV(d.Segments.BusyW, 4), d.Segments.SettleS, d.Segments.IdleS, io.MBPerSPerWBusy, io.IOPSPerWBusy, io.MBPerSPerW, io.IOPSPerW)
 	}
 	for _, d := range r.Drives {
 		if len(d.Phases) == 0 {
 			continue
 		}
-		p("\n## Phases: %s\n\n| Phase | Start (s) | Measured (s) | Active idle (W) | Average (W) | Peak (W) | Peak 1 s (W) | Energy (J) | Ops |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n", d.Name)
+		p("\n## Phases: %s\n\n| Phase | Start (s) | Measured (s) | Active idle (W) | Average (W) | Peak (W) | Peak 1 s (W) | Energy (J) | Ops |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n", mdCell(d.Name))
 		for _, ph := range d.Phases {
-			p("| %s | %s | %.3f | %s | %s | %s | %s | %s | %d |\n", ph.Name, analysis.FormatV(ph.StartS, 3), ph.DurationS, analysis.FormatPM(ph.ActiveIdleW, ph.ActiveIdleU95W, 4), analysis.FormatPM(ph.AverageW, ph.AverageU95W, 4),
+			p("| %s | %s | %.3f | %s | %s | %s | %s | %s | %d |\n", mdCell(ph.Name), analysis.FormatV(ph.StartS, 3), ph.DurationS, analysis.FormatPM(ph.ActiveIdleW, ph.ActiveIdleU95W, 4), analysis.FormatPM(ph.AverageW, ph.AverageU95W, 4),
 				analysis.FormatV(ph.PeakW, 4), analysis.FormatV(ph.PeakWindows.W1s, 4), analysis.FormatPM(ph.EnergyJ, ph.EnergyU95J, 3), ph.IO.Ops)
 		}
 	}
 	a := r.Alignment
 	p("\n## Data quality\n\n| Drive | Samples | Dropped | Gaps | Missing (s) | CRC errors (link) |\n|---|---:|---:|---:|---:|---:|\n")
 	for _, d := range r.Drives {
-		p("| %s | %d | %d | %d | %.3f | %d |\n", d.Name, d.Samples.Count, d.Samples.Dropped, d.Samples.Gaps, d.Samples.MissingS, d.Samples.CRCErrors)
+		p("| %s | %d | %d | %d | %.3f | %d |\n", mdCell(d.Name), d.Samples.Count, d.Samples.Dropped, d.Samples.Gaps, d.Samples.MissingS, d.Samples.CRCErrors)
 	}
 	p("\nClock alignment: %s, %d of %d marks used, drift %.2f ppm, residual %.3f ms RMS / %.3f ms max, min round trip %.3f ms.\n",
 		a.Method, a.MarksUsed, a.Marks, a.DriftPPM, a.ResidualRMSMS, a.ResidualMaxMS, a.MinRTTMS)
@@ -95,3 +95,10 @@ func WriteMarkdown(w io.Writer, r *analysis.Report) {
 }
 
 func pct(x float64) string { return fmt.Sprintf("%.1f %%", 100*x) }
+
+// mdCell makes a name from a capture or config safe in a Markdown table
+// cell or heading: a line break ends the row (a drive named "a\nb" split
+// the summary table), a "|" starts another cell.
+func mdCell(s string) string {
+	return strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ", "|", "\\|").Replace(s)
+}

@@ -1,7 +1,12 @@
 package report
 
 import (
+	"errors"
+	"fmt"
+	"math"
+
 	"github.com/idlewatt/idlewatt/analysis"
+	"github.com/idlewatt/idlewatt/analysis/series"
 	"github.com/idlewatt/idlewatt/internal/outfile"
 	"github.com/idlewatt/idlewatt/report/chart"
 )
@@ -42,6 +47,15 @@ func Plot(path, out string, o PlotOptions) ([]string, error) {
 		return nil, err
 	}
 	traces, notes := pd.Traces, pd.Notes
+	// A window asked for (--from/--to) that holds no point is refused; the
+	// whole view of a capture without drive power is drawn empty, as report
+	// gives its nulls.
+	if end, ok := tracesEnd(traces); (o.From > 0 || o.To > o.From) && (!ok || o.From >= end) {
+		if !ok {
+			return notes, fmt.Errorf("%w: from %g s to %s: the capture has none there", ErrEmptyWindow, o.From, windowEnd(o.From, o.To))
+		}
+		return notes, fmt.Errorf("%w: from %g s: the capture's samples end at about %.3g s", ErrEmptyWindow, o.From, end)
+	}
 	if o.Stop != nil {
 		if err := o.Stop(); err != nil {
 			return nil, err
@@ -71,4 +85,33 @@ func Plot(path, out string, o PlotOptions) ([]string, error) {
 	}
 	o.Out.Inputs = append(o.Out.Inputs[:len(o.Out.Inputs):len(o.Out.Inputs)], path)
 	return notes, f.SaveWith(out, o.Out)
+}
+
+// ErrEmptyWindow: Plot's From/To hold no sample of any drive (plot --from
+// 100s on a 6 s capture drew one stray point at 5 s and exited 0).
+var ErrEmptyWindow = errors.New("no samples to plot")
+
+// tracesEnd returns where the traces' power points end: the last point's
+// time plus one point's step (a summary bucket or a sample), false when
+// there is no point at all.
+func tracesEnd(traces []series.Trace) (end float64, ok bool) {
+	end = math.Inf(-1)
+	for _, tr := range traces {
+		t := tr.Power.T
+		if n := len(t); n > 0 {
+			e := t[n-1]
+			if n > 1 {
+				e += t[n-1] - t[n-2]
+			}
+			end, ok = max(end, e), true
+		}
+	}
+	return end, ok
+}
+
+func windowEnd(from, to float64) string {
+	if to <= from {
+		return "the end"
+	}
+	return fmt.Sprintf("%g s", to)
 }

@@ -35,7 +35,7 @@ func writeStatesMarkdown(w io.Writer, r *analysis.Report) {
 	b.WriteString("| Drive | Levels | State | Residency | Power (mW) | Intervals | Entry p50 / max (ms) | Exit p50 / max (ms) |\n|---|---|---|---:|---:|---:|---:|---:|\n")
 	for _, s := range r.States {
 		if s.Residency == nil {
-			fmt.Fprintf(&b, "| %s | — | not classified: %s | | | | | |\n", s.Name, s.Note)
+			fmt.Fprintf(&b, "| %s | — | not classified: %s | | | | | |\n", mdCell(s.Name), s.Note)
 			continue
 		}
 		for _, st := range detect.AllStates {
@@ -53,7 +53,7 @@ func writeStatesMarkdown(w io.Writer, r *analysis.Report) {
 			if u, ok := s.PowerU95W[name]; ok {
 				pw = states.PM(states.Num(s.PowerW[name]), states.Num(u), 1e3)
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %.1f %% | %s | %d | %s | %s |\n", s.Name, s.LevelsSource, name,
+			fmt.Fprintf(&b, "| %s | %s | %s | %.1f %% | %s | %d | %s | %s |\n", mdCell(s.Name), s.LevelsSource, name,
 				100*s.Residency[name], pw, s.Spans[name], lat(s.Entry), lat(s.Exit))
 		}
 		if len(s.Transitions) > 0 {
@@ -61,7 +61,7 @@ func writeStatesMarkdown(w io.Writer, r *analysis.Report) {
 			for _, t := range s.Transitions {
 				ts = append(ts, fmt.Sprintf("%s→%s %d", t.From, t.To, t.Count))
 			}
-			fmt.Fprintf(&b, "| %s | | transitions | %s | | | | |\n", s.Name, strings.Join(ts, ", "))
+			fmt.Fprintf(&b, "| %s | | transitions | %s | | | | |\n", mdCell(s.Name), strings.Join(ts, ", "))
 		}
 	}
 	io.WriteString(w, b.String())

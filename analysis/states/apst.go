@@ -2,6 +2,7 @@ package states
 
 import (
 	"fmt"
+	"github.com/idlewatt/idlewatt/hostclock"
 	"math"
 	"sort"
 	"strings"
@@ -33,14 +34,14 @@ type APSTCriteria struct {
 // (ns).
 type APSTTiming struct {
 	Cycle int
-	Idle  int64 // the completion the drive's idle timers count from
+	Idle  hostclock.Time // the completion the drive's idle timers count from
 	// EnterAt is when the entry into the expected state should begin: the
 	// APST table's idle time (ITPT) of each step on the way there, and the
 	// declared entry latency of each step before it, after Idle. 0: the
 	// host's table never enters the expected state.
-	EnterAt       int64
-	ProbeIssue    int64
-	ProbeComplete int64
+	EnterAt       hostclock.Time
+	ProbeIssue    hostclock.Time
+	ProbeComplete hostclock.Time
 	ProbeErr      bool
 	// WarmMs is a read's latency with the drive awake (the read issued
 	// right after the probe's completion): the probe's latency less this
@@ -89,9 +90,11 @@ func JudgeAPSTCycle(tm APSTTiming, samples []Sample, cr APSTCriteria, jo JudgeOp
 		c.judge(Inconclusive, "no level known for the expected state PS%d", cr.ExpectPS)
 		return c
 	}
-	idx := func(t int64) int { return sort.Search(len(samples), func(i int) bool { return samples[i].T >= t }) }
-	a, b := idx(tm.Idle+int64(time.Millisecond)), idx(tm.ProbeIssue-int64(time.Millisecond))
-	if b-a < 32 || tm.ProbeIssue <= tm.Idle {
+	idx := func(t hostclock.Time) int {
+		return sort.Search(len(samples), func(i int) bool { return samples[i].T >= t })
+	}
+	a, b := idx(tm.Idle.Add(time.Millisecond)), idx(tm.ProbeIssue.Add(-time.Millisecond))
+	if b-a < 32 || !tm.ProbeIssue.After(tm.Idle) {
 		c.judge(Inconclusive, "too few power samples between the last completion and the probe read")
 		return c
 	}
@@ -131,7 +134,7 @@ func JudgeAPSTCycle(tm APSTTiming, samples []Sample, cr APSTCriteria, jo JudgeOp
 	if dropped && reached == exp {
 		at := samples[a+step.K].T
 		if tm.EnterAt != 0 {
-			c.EntryMs = Num(float64(at-tm.EnterAt) / 1e6)
+			c.EntryMs = Num(float64(at.Sub(tm.EnterAt)) / 1e6)
 			c.EntryU95Ms = Num(math.Hypot(step.U95*period/1e6, jo.ClockU95Ms))
 			bound := float64(want.EntryLatencyUs) / 1e3
 			switch checkAtMost(float64(c.EntryMs), float64(c.EntryU95Ms), bound) {
@@ -168,7 +171,7 @@ func (c APSTCycle) apstExit(tm APSTTiming, cr APSTCriteria, jo JudgeOptions, fro
 		c.judge(Fail, "the probe read failed")
 		return c
 	}
-	c.ExitMs = Num(float64(tm.ProbeComplete-tm.ProbeIssue)/1e6 - tm.WarmMs)
+	c.ExitMs = Num(float64(tm.ProbeComplete.Sub(tm.ProbeIssue))/1e6 - tm.WarmMs)
 	c.ExitU95Ms = Num(jo.ClockU95Ms)
 	if !from.NonOperational {
 		return c // an operational state has no exit to judge

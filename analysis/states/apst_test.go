@@ -1,6 +1,7 @@
 package states
 
 import (
+	"github.com/idlewatt/idlewatt/hostclock"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -25,11 +26,11 @@ func apstCycle(floor, sigma float64, at time.Duration, wait time.Duration) (APST
 		if t >= at {
 			w = floor
 		}
-		s = append(s, Sample{T: int64(t), W: w + sigma*rng.NormFloat64()})
+		s = append(s, Sample{T: hostclock.Time(t), W: w + sigma*rng.NormFloat64()})
 	}
-	probe := int64(400 * time.Millisecond)
-	return APSTTiming{Cycle: 1, Idle: 0, EnterAt: int64(100 * time.Millisecond), ProbeIssue: probe,
-		ProbeComplete: probe + int64(wait) + int64(100*time.Microsecond), WarmMs: 0.1}, s
+	probe := hostclock.Time(400 * time.Millisecond)
+	return APSTTiming{Cycle: 1, Idle: 0, EnterAt: hostclock.Time(100 * time.Millisecond), ProbeIssue: probe,
+		ProbeComplete: probe.Add(wait + 100*time.Microsecond), WarmMs: 0.1}, s
 }
 
 func TestJudgeAPSTCycle(t *testing.T) {
@@ -96,10 +97,10 @@ func FuzzJudgeAPSTCycle(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte, enter, probe, wait int64) {
 		var s []Sample
 		for i, x := range b {
-			s = append(s, Sample{T: int64(i) * int64(time.Millisecond), W: float64(x) / 100})
+			s = append(s, Sample{T: hostclock.Time(i) * hostclock.Time(time.Millisecond), W: float64(x) / 100})
 		}
-		tm := APSTTiming{Cycle: 1, EnterAt: enter * int64(time.Millisecond), ProbeIssue: probe * int64(time.Millisecond)}
-		tm.ProbeComplete = tm.ProbeIssue + wait
+		tm := APSTTiming{Cycle: 1, EnterAt: hostclock.Time(enter) * hostclock.Time(time.Millisecond), ProbeIssue: hostclock.Time(probe) * hostclock.Time(time.Millisecond)}
+		tm.ProbeComplete = tm.ProbeIssue + hostclock.Time(wait)
 		c := JudgeAPSTCycle(tm, s, APSTCriteria{ExpectPS: 4, Levels: apstLevels}, JudgeOptions{})
 		if c.Outcome == "" {
 			t.Fatal("no outcome")

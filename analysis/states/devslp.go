@@ -3,6 +3,7 @@ package states
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/idlewatt/idlewatt/hostclock"
 	"math"
 	"sort"
 	"strconv"
@@ -44,8 +45,8 @@ func (n *Num) UnmarshalJSON(b []byte) error {
 
 // Sample is one drive power reading on the aligned host clock.
 type Sample struct {
-	T int64   // host monotonic ns
-	W float64 // watts, all rails of the drive
+	T hostclock.Time // host monotonic ns
+	W float64        // watts, all rails of the drive
 }
 
 // Timing is what the host and the meter did in one DevSlp cycle, on the
@@ -53,13 +54,13 @@ type Sample struct {
 // pin change when it reports pin events, else when the host asked.
 type Timing struct {
 	Cycle         int
-	Start         int64 // start of the settle period
-	Assert        int64
-	Deassert      int64
-	ProbeIssue    int64 // the first read after deassertion (0 = none)
-	ProbeComplete int64
+	Start         hostclock.Time // start of the settle period
+	Assert        hostclock.Time
+	Deassert      hostclock.Time
+	ProbeIssue    hostclock.Time // the first read after deassertion (0 = none)
+	ProbeComplete hostclock.Time
 	ProbeErr      bool
-	End           int64
+	End           hostclock.Time
 	// HostStallMs is the host's worst scheduling stall while the read was
 	// out (the rig's canary), 0 if none was recorded.
 	HostStallMs float64
@@ -127,8 +128,8 @@ type Cycle struct {
 	// FloorSamples is how many samples the floor is the mean of.
 	FloorSamples int `json:"floor_samples"`
 	// Host times (ns) of the fitted entry and rise, 0 = none (charts).
-	EntryAt int64 `json:"-"`
-	RiseAt  int64 `json:"-"`
+	EntryAt hostclock.Time `json:"-"`
+	RiseAt  hostclock.Time `json:"-"`
 }
 
 func (c *Cycle) judge(o Outcome, format string, a ...any) {
@@ -174,21 +175,23 @@ func JudgeCycle(tm Timing, samples []Sample, jo JudgeOptions) Cycle {
 	for i, s := range samples {
 		w[i] = s.W
 	}
-	idx := func(t int64) int { return sort.Search(len(samples), func(i int) bool { return samples[i].T >= t }) }
+	idx := func(t hostclock.Time) int {
+		return sort.Search(len(samples), func(i int) bool { return samples[i].T >= t })
+	}
 	// near is the sample whose time is nearest t: the meter stamps a pin
 	// event with the index of the sample it fell in, and a sample time
 	// computed a nanosecond below the event's (rounding) must not push the
 	// search for the change one sample late (before: every entry read one
 	// sample, 0.1 ms at 10 kS/s, against a true 0).
-	near := func(t int64) int { return idx(t - int64(period/2)) }
-	ms := func(d int64) float64 { return float64(d) / 1e6 }
+	near := func(t hostclock.Time) int { return idx(t.Add(-time.Duration(period / 2))) }
+	ms := func(d time.Duration) float64 { return float64(d) / 1e6 }
 
 	// Pre-cycle level: the drive's resting power over the last 300 ms, GC
 	// bursts left out — 5 ms windows whose mean is within 4 standard errors
 	// of the lower quartile of the window means, and the mean of their
 	// samples (a burst can cover half the windows; the quietest quarter is
 	// resting).
-	a0, b0 := idx(tm.Assert-int64(300*time.Millisecond)), near(tm.Assert)
+	a0, b0 := idx(tm.Assert.Add(-300*time.Millisecond)), near(tm.Assert)
 	per := max(1, int(5e6/period))
 	var means []float64
 	for a := a0; a+per <= b0; a += per {
@@ -218,8 +221,8 @@ func JudgeCycle(tm Timing, samples []Sample, jo JudgeOptions) Cycle {
 	// the release (5 ms, or a tenth of the hold): a wake seen a fraction of
 	// a millisecond before the meter's pin event is a far larger step than
 	// the entry and would capture the fit.
-	hold := tm.Deassert - tm.Assert
-	ia, id := idx(tm.Assert-int64(10*time.Millisecond)), idx(tm.Deassert-max(int64(5*time.Millisecond), hold/10))
+	hold := tm.Deassert.Sub(tm.Assert)
+	ia, id := idx(tm.Assert.Add(-10*time.Millisecond)), idx(tm.Deassert.Add(-max(5*time.Millisecond, hold/10)))
 	if id-ia < 8 {
 		c.judge(Inconclusive, "too few samples while DEVSLP was asserted")
 		return c
@@ -251,31 +254,31 @@ func JudgeCycle(tm Timing, samples []Sample, jo JudgeOptions) Cycle {
 		return c.readWithoutDevSlp(tm)
 	}
 	c.EntryAt = samples[ke].T
-	c.EntryMs = Num(ms(c.EntryAt - tm.Assert))
+	c.EntryMs = Num(ms(c.EntryAt.Sub(tm.Assert)))
 	c.EntryU95Ms = Num(entry.U95 * period / 1e6)
 
 	// Rise: a step fit from the floor to whatever follows the release.
-	after := tm.Deassert + int64(50*time.Millisecond)
+	after := tm.Deassert.Add(50 * time.Millisecond)
 	if tm.End > tm.Deassert {
 		after = min(after, tm.End)
 	}
 	ir := idx(after)
-	rise, ok := FitStep(w[ke:ir], idx(tm.Deassert-int64(time.Millisecond))-ke, ir-ke-1)
+	rise, ok := FitStep(w[ke:ir], idx(tm.Deassert.Add(-time.Millisecond))-ke, ir-ke-1)
 	if !ok || rise.After <= rise.Before {
 		c.judge(Inconclusive, "power did not rise from the floor after DEVSLP was released")
 	} else {
 		kr := ke + rise.K
 		c.RiseAt = samples[kr].T
-		c.RiseMs = Num(ms(c.RiseAt - tm.Deassert))
+		c.RiseMs = Num(ms(c.RiseAt.Sub(tm.Deassert)))
 		c.RiseU95Ms = Num(rise.U95 * period / 1e6)
-		c.HeldMs = Num(ms(c.RiseAt - c.EntryAt))
+		c.HeldMs = Num(ms(c.RiseAt.Sub(c.EntryAt)))
 		c.HeldU95Ms = Num(math.Hypot(float64(c.EntryU95Ms), float64(c.RiseU95Ms)))
 		id = kr
 	}
 	// Floor: the mean of the samples between the two change points, a
 	// guard of the fits' uncertainty (at least 1 ms) inside each.
-	g := int64(math.Max(float64(time.Millisecond), 1e6*math.Max(float64(c.EntryU95Ms), float64(c.RiseU95Ms))))
-	fa, fb := idx(c.EntryAt+g), idx(samples[id-1].T-g)
+	g := time.Duration(math.Max(float64(time.Millisecond), 1e6*math.Max(float64(c.EntryU95Ms), float64(c.RiseU95Ms))))
+	fa, fb := idx(c.EntryAt.Add(g)), idx(samples[id-1].T.Add(-g))
 	if fb-fa < 8 {
 		fa, fb = ke, id
 	}
@@ -321,7 +324,7 @@ func (c Cycle) readWithoutDevSlp(tm Timing) Cycle {
 // exit judges the read after deassertion and the return to the pre-cycle
 // level.
 func (c Cycle) exit(tm Timing, cr Criteria, jo JudgeOptions) Cycle {
-	ms := func(d int64) float64 { return float64(d) / 1e6 }
+	ms := func(d time.Duration) float64 { return float64(d) / 1e6 }
 	switch {
 	case tm.ProbeComplete == 0:
 		c.judge(Inconclusive, "no read after deassertion (host)")
@@ -330,10 +333,10 @@ func (c Cycle) exit(tm Timing, cr Criteria, jo JudgeOptions) Cycle {
 		c.judge(Fail, "the read after deassertion failed")
 		return c
 	}
-	c.ExitMs = Num(ms(tm.ProbeComplete - tm.Deassert))
+	c.ExitMs = Num(ms(tm.ProbeComplete.Sub(tm.Deassert)))
 	c.HostStallMs = tm.HostStallMs
 	c.ExitU95Ms = Num(jo.ClockU95Ms)
-	late := ms(tm.ProbeIssue - tm.Deassert)
+	late := ms(tm.ProbeIssue.Sub(tm.Deassert))
 	switch o := checkAtMost(float64(c.ExitMs), float64(c.ExitU95Ms), cr.DETOMs); {
 	case o == Pass:
 	case tm.ProbeIssue != 0 && late > cr.DETOMs/2:
@@ -380,7 +383,7 @@ func (c *Cycle) checkReturn(tm Timing, samples []Sample) {
 	}
 	base := float64(c.PreCycleW)
 	best := math.Inf(1)
-	const win = int64(20 * time.Millisecond)
+	const win = 20 * time.Millisecond
 	var w []float64
 	var sigma float64
 	for _, s := range samples {
@@ -392,7 +395,7 @@ func (c *Cycle) checkReturn(tm Timing, samples []Sample) {
 		return
 	}
 	sigma = robustSigma(w)
-	per := max(1, int(win/max(1, int64(samplePeriod(samples)))))
+	per := max(1, int(win/max(1, time.Duration(samplePeriod(samples)))))
 	for a := 0; a+per <= len(w); a += per {
 		m := mean(w[a : a+per])
 		if math.Abs(m-base) < math.Abs(best-base) {
@@ -422,9 +425,9 @@ func samplePeriod(s []Sample) float64 {
 	if len(s) < 2 {
 		return 1
 	}
-	d := make([]int64, 0, min(len(s)-1, 1024))
+	d := make([]time.Duration, 0, min(len(s)-1, 1024))
 	for i := 1; i < len(s) && len(d) < cap(d); i++ {
-		d = append(d, s[i].T-s[i-1].T)
+		d = append(d, s[i].T.Sub(s[i-1].T))
 	}
 	sort.Slice(d, func(a, b int) bool { return d[a] < d[b] })
 	return math.Max(1, float64(d[len(d)/2]))

@@ -1,6 +1,7 @@
 package states
 
 import (
+	"github.com/idlewatt/idlewatt/hostclock"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -13,21 +14,21 @@ import (
 // from deassert+rise, Gaussian noise of sigma and quantisation to lsb.
 func synthCycle(seed uint64, floor, sigma, lsb float64, entry, rise time.Duration) (Timing, []Sample) {
 	rng := rand.New(rand.NewPCG(seed, 7))
-	const period = int64(100 * time.Microsecond)
-	tm := Timing{Cycle: 1, Start: 0, Assert: int64(800 * time.Millisecond), Deassert: int64(1400 * time.Millisecond), End: int64(2000 * time.Millisecond)}
-	tm.ProbeIssue = tm.Deassert + int64(100*time.Microsecond)
-	tm.ProbeComplete = tm.Deassert + int64(rise) + int64(20*time.Millisecond)
+	const period = hostclock.Time(100 * time.Microsecond)
+	tm := Timing{Cycle: 1, Start: 0, Assert: hostclock.Time(800 * time.Millisecond), Deassert: hostclock.Time(1400 * time.Millisecond), End: hostclock.Time(2000 * time.Millisecond)}
+	tm.ProbeIssue = tm.Deassert + hostclock.Time(100*time.Microsecond)
+	tm.ProbeComplete = tm.Deassert + hostclock.Time(rise) + hostclock.Time(20*time.Millisecond)
 	var out []Sample
-	for t := int64(0); t < tm.End; t += period {
+	for t := hostclock.Time(0); t < tm.End; t += period {
 		w := 0.05
 		switch {
-		case t < tm.Assert && (t/int64(time.Millisecond))%300 < 20:
+		case t < tm.Assert && (t/hostclock.Time(time.Millisecond))%300 < 20:
 			w = 0.6 // GC burst
-		case t >= tm.Assert+int64(entry) && t < tm.Deassert+int64(rise):
+		case t >= tm.Assert+hostclock.Time(entry) && t < tm.Deassert+hostclock.Time(rise):
 			w = floor
-		case t >= tm.Deassert+int64(rise) && t < tm.Deassert+int64(rise)+int64(2*time.Millisecond):
+		case t >= tm.Deassert+hostclock.Time(rise) && t < tm.Deassert+hostclock.Time(rise)+hostclock.Time(2*time.Millisecond):
 			w = 1.2
-		case t >= tm.Deassert+int64(rise) && t < tm.ProbeComplete+int64(time.Millisecond):
+		case t >= tm.Deassert+hostclock.Time(rise) && t < tm.ProbeComplete+hostclock.Time(time.Millisecond):
 			w = 0.2
 		}
 		w += sigma * rng.NormFloat64()
@@ -130,7 +131,7 @@ func TestJudgeLateReadHostStall(t *testing.T) {
 	cr := DefaultCriteria()
 	cr.DETOMs = 400
 	tm, s := synthCycle(8, 0.0012, 0.015, 0.00025, 0, 0)
-	tm.ProbeComplete = tm.Deassert + int64(500*time.Millisecond)
+	tm.ProbeComplete = tm.Deassert + hostclock.Time(500*time.Millisecond)
 	if c := Judge(tm, s, JudgeOptions{Criteria: cr}); c.Outcome != Fail {
 		t.Errorf("read 500 ms after release, DETO 400 ms: %s %v, want fail", c.Outcome, c.Reasons)
 	}
@@ -148,7 +149,7 @@ func TestJudgeLateReadHostStall(t *testing.T) {
 	}
 	// A stall too short to explain the excess: still the drive's (at most
 	// 1.2/2.2 of a 1000 ms read is the host's: 455 ms left, DETO 400).
-	tm.ProbeComplete = tm.Deassert + int64(1000*time.Millisecond)
+	tm.ProbeComplete = tm.Deassert + hostclock.Time(1000*time.Millisecond)
 	tm.HostStallMs = 1.2
 	if c := Judge(tm, s, JudgeOptions{Criteria: cr}); c.Outcome != Fail {
 		t.Errorf("1000 ms read with a 1.2 ms host stall: %s %v, want fail", c.Outcome, c.Reasons)
@@ -176,7 +177,7 @@ func TestExitNearDETOWithHostShareInconclusive(t *testing.T) {
 		cr := DefaultCriteria()
 		cr.DETOMs = tc.detoMs
 		tm, s := synthCycle(13, 0.0012, 0.015, 0.00025, 0, 0)
-		tm.ProbeComplete = tm.Deassert + int64(tc.exitMs*1e6)
+		tm.ProbeComplete = tm.Deassert + hostclock.Time(tc.exitMs*1e6)
 		tm.HostStallMs = tc.stallMs
 		c := Judge(tm, s, JudgeOptions{Criteria: cr, ClockU95Ms: 0.1})
 		if c.Outcome != tc.want {
@@ -190,8 +191,8 @@ func TestJudgeLateProbeAndGCBeforeAssert(t *testing.T) {
 	cr.DETOMs = 400
 	// The host sat on the read: issued 300 ms after the release (> DETO/2).
 	tm, s := synthCycle(9, 0.0012, 0.015, 0.00025, 0, 0)
-	tm.ProbeIssue = tm.Deassert + int64(300*time.Millisecond)
-	tm.ProbeComplete = tm.ProbeIssue + int64(150*time.Millisecond)
+	tm.ProbeIssue = tm.Deassert + hostclock.Time(300*time.Millisecond)
+	tm.ProbeComplete = tm.ProbeIssue + hostclock.Time(150*time.Millisecond)
 	c := Judge(tm, s, JudgeOptions{Criteria: cr})
 	if c.Outcome != Inconclusive || !c.ExitHostLate || !strings.Contains(strings.Join(c.Reasons, ";"), "overloaded host") {
 		t.Errorf("late read: %s %v, want inconclusive blaming the host", c.Outcome, c.Reasons)
@@ -203,7 +204,7 @@ func TestJudgeLateProbeAndGCBeforeAssert(t *testing.T) {
 	// pre-cycle level stays the 50 mW resting power.
 	tm, s = synthCycle(10, 0.0012, 0.015, 0.00025, 0, 0)
 	for i := range s {
-		if s[i].T >= tm.Assert-int64(150*time.Millisecond) && s[i].T < tm.Assert {
+		if s[i].T >= tm.Assert-hostclock.Time(150*time.Millisecond) && s[i].T < tm.Assert {
 			s[i].W = 1.1
 		}
 	}
@@ -267,20 +268,20 @@ func TestExitNullWithoutDevSlp(t *testing.T) {
 func TestSmallEntryStepUnderNoiseNotFailed(t *testing.T) {
 	cr := DefaultCriteria()
 	cr.DETOMs = 400
-	const period = int64(100 * time.Microsecond)
+	const period = hostclock.Time(100 * time.Microsecond)
 	fails, n, held := 0, 0, 0
 	for seed := uint64(1); seed <= 30; seed++ {
 		rng := rand.New(rand.NewPCG(seed, 93))
-		tm := Timing{Cycle: 1, Assert: int64(800 * time.Millisecond), Deassert: int64(2800 * time.Millisecond), End: int64(3300 * time.Millisecond)}
-		tm.ProbeIssue = tm.Deassert + int64(100*time.Microsecond)
-		tm.ProbeComplete = tm.Deassert + int64(5*time.Millisecond)
+		tm := Timing{Cycle: 1, Assert: hostclock.Time(800 * time.Millisecond), Deassert: hostclock.Time(2800 * time.Millisecond), End: hostclock.Time(3300 * time.Millisecond)}
+		tm.ProbeIssue = tm.Deassert + hostclock.Time(100*time.Microsecond)
+		tm.ProbeComplete = tm.Deassert + hostclock.Time(5*time.Millisecond)
 		var s []Sample
-		for t := int64(0); t < tm.End; t += period {
+		for t := hostclock.Time(0); t < tm.End; t += period {
 			w := 0.0056
 			switch {
-			case t >= tm.Assert && t < tm.Deassert+int64(1400*time.Microsecond):
+			case t >= tm.Assert && t < tm.Deassert+hostclock.Time(1400*time.Microsecond):
 				w = 0.00106
-			case t >= tm.Deassert && t < tm.Deassert+int64(5*time.Millisecond):
+			case t >= tm.Deassert && t < tm.Deassert+hostclock.Time(5*time.Millisecond):
 				w = 0.33
 			}
 			s = append(s, Sample{T: t, W: math.Round((w+0.0146*rng.NormFloat64())/0.00025) * 0.00025})

@@ -59,8 +59,11 @@ func captureOpener(ctx context.Context, cmd *cobra.Command, path string) (analys
 		return nil, inputErr(fmt.Errorf("capture: %w", err))
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, usageErr("%s: %s is not a regular file (%v); %s reads a capture twice: copy it to a file first",
-			cmd.CommandPath(), path, fi.Mode().Type(), cmd.Name())
+		if fi.IsDir() {
+			return nil, usageErr("%s: %s is a directory, not a regular file (a capture)", cmd.CommandPath(), path)
+		}
+		return nil, usageErr("%s: %s is not a regular file (%s); %s reads a capture twice: copy it to a file first",
+			cmd.CommandPath(), path, fileKind(fi.Mode()), cmd.Name())
 	}
 	return func() (analysis.Source, error) {
 		if err := context.Cause(ctx); err != nil {
@@ -202,4 +205,19 @@ func openMeterCtx(cmd *cobra.Command, kind, path string, s registry.Settings) (m
 		})
 		return nil, false, fmt.Errorf("--port %s: %w", path, context.Cause(cmd.Context()))
 	}
+}
+
+// fileKind names what a non-regular file is, for a message.
+func fileKind(m os.FileMode) string {
+	switch {
+	case m&os.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	case m&os.ModeCharDevice != 0:
+		return "a character device"
+	case m&os.ModeDevice != 0:
+		return "a block device"
+	}
+	return "a special file"
 }

@@ -1,16 +1,18 @@
 package main
 
 import (
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/idlewatt/idlewatt/internal/rig"
+	nvmesim "github.com/idlewatt/idlewatt/states/nvme/sim"
 )
 
 func newDemoCmd() *cobra.Command {
 	c := &cobra.Command{
-		Use:   "demo [--out DIR]",
+		Use:   "demo [--out DIR] [--nvme[=PROFILE]]",
 		Short: "Measure two simulated JMicron JMF667H drives on the emulated hub: the whole job, no hardware",
 		Long: `Runs 'measure' on the built-in emulated hub with two simulated JMicron
 JMF667H drives with Toshiba A19 NAND (128 GB on port 1, 256 GB on port 2):
@@ -18,10 +20,30 @@ active idle under max_performance, a shortened PCMark-7-like run (idle gaps
 compressed to 1.5 s), idle again, then DevSlp cycles on the hub's DEVSLP pins
 under med_power_with_dipm. Writes the capture, report, charts and the
 simulated drives' ground truth (truth-pN.jsonl) into --out and prints the
-headline numbers. Takes about a minute.`,
+headline numbers. Takes about a minute.
+
+With --nvme the 256 GB drive on port 2 is replaced by a simulated NVMe
+drive (default the Samsung 980 PRO 1 TB; --nvme=660p-1tb the Intel 660p) on
+an M.2 interposer: the hub speaks protocol 3 with a 3.3 V rail, the same
+phases play on the SATA and the NVMe drive, and one report shows both. The
+NVMe drive is programmed as Linux does by default (APST planned for a
+100000 µs latency tolerance, ASPM powersupersave); it has no DEVSLP pin
+(its DevSlp verdict is not_supported) and measure runs no state detection
+on it (apst verify checks its power states).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			rc := demoConfig()
+			if cmd.Flags().Changed("nvme") {
+				name, _ := cmd.Flags().GetString("nvme")
+				if _, ok := nvmesim.ProfileByName(name); !ok {
+					var names []string
+					for _, p := range nvmesim.Profiles() {
+						names = append(names, p.Name)
+					}
+					return usageErr("--nvme: no simulated NVMe profile %q (have %s)", name, strings.Join(names, ", "))
+				}
+				demoNVMe(&rc, name)
+			}
 			user, err := configProfiles(cmd)
 			if err != nil {
 				return inputErr(err)
@@ -36,7 +58,19 @@ headline numbers. Takes about a minute.`,
 		},
 	}
 	addMeasureFlags(c)
+	c.Flags().String("nvme", "", "put a simulated NVMe drive (980pro-1tb, 660p-1tb) on port 2, on the hub's 3.3 V rail, in place of the 256 GB SATA drive")
+	c.Flags().Lookup("nvme").NoOptDefVal = "980pro-1tb"
 	return c
+}
+
+// demoNVMe replaces the demo's port-2 SATA drive with the simulated NVMe
+// drive of profile name (states/nvme/sim) on an M.2 interposer behind the
+// hub's 3.3 V rail: the same phases play on both drives; the NVMe drive
+// is programmed as Linux does by default (APST for a 100000 µs latency
+// tolerance, ASPM powersupersave) and has no DevSlp.
+func demoNVMe(rc *rig.Config, name string) {
+	p, _ := nvmesim.ProfileByName(name)
+	rc.Drives[1] = rig.DriveConfig{Name: p.Identify.Model + " (simulated NVMe)", Port: 2, NVMe: name, SizeBytes: 1 << 30}
 }
 
 // demoConfig reproduces the reference review set-up: the two JMF667H A19

@@ -49,7 +49,7 @@ DUT is powered when the host switches the PPK2's output on.`,
 	f := c.Flags()
 	f.Int("supply-mv", 3000, "the VDD the metadata reports, mV (800–5000); the host may set another")
 	f.Float64("ma", 0, "constant DUT current, mA (0–1000; default 10 without --profile)")
-	f.String("profile", "", "simulated drive profile behind the PPK2 (see `idlewatt profiles`)")
+	f.String("profile", "", "simulated drive profile behind the PPK2 (see idlewatt profiles)")
 	f.String("policy", drivesim.PolicyMedPowerDIPM, "ALPM policy of the simulated drive ("+strings.Join(drivesim.Policies, ", ")+")")
 	f.Int64("seed", 1, "seed of the simulated drive's noise and timing")
 	return c

@@ -100,6 +100,9 @@ func runExport(cmd *cobra.Command, args []string) error {
 		printAccount(cmd.ErrOrStderr(), "export", &acc)
 		return noSamplesErr(args[0], err)
 	}
+	if res.Rows == 0 { // a window past the last sample: no header-only CSV, exit 0
+		return usageErr("export: --from %g s: the capture's last sample is at %g s; no rows to write", win.From.Seconds(), res.LastS)
+	}
 	// A damaged capture still gives every intact row (below).
 	if f != nil {
 		if err := f.Commit(); err != nil {

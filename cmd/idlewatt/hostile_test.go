@@ -239,6 +239,9 @@ func TestHostile(t *testing.T) {
 			if c.code != 0 && !strings.HasPrefix(stderr.String(), "idlewatt") {
 				t.Errorf("%s: exit %d without an idlewatt: message: %q", where, code, stderr.String())
 			}
+			if strings.Contains(stderr.String(), "idlewatt: idlewatt ") {
+				t.Errorf("%s: the message names idlewatt twice: %q", where, stderr.String())
+			}
 		})
 	}
 }

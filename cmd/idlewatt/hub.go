@@ -133,6 +133,13 @@ func hubEmulatorOptions(cmd *cobra.Command) (hubemu.Options, error) {
 	if o.Rail3V3 && (o.Protocol != 3 || o.Ports > 5) {
 		return o, usageErr("--rail-3v3/--nvme: a 3.3 V rail needs --protocol 3 and at most 5 ports (have %d, %d ports)", o.Protocol, o.Ports)
 	}
+	if o.Protocol == 1 { // a version 1 hub has neither: the setting would do nothing
+		for _, k := range [][2]string{{"ring", "emulate.ring_bytes"}, {"max-frame", "emulate.max_frame"}} {
+			if f := cmd.Flags().Lookup(k[0]); (f != nil && f.Changed) || cliOf(cmd).cfg.IsSet(k[1]) {
+				return o, usageErr("%s: a protocol 2 and 3 setting; %s is 1 (no RESEND ring, no LINK frame size)", where(cmd, k[0], k[1]), where(cmd, "protocol", "emulate.protocol"))
+			}
+		}
+	}
 	switch {
 	case o.RingBytes < 0:
 		return o, usageErr("%s: %d bytes is negative", where(cmd, "ring", "emulate.ring_bytes"), o.RingBytes)
@@ -292,8 +299,14 @@ func newHubInfoCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if _, err := os.Stat(path); err != nil {
+			if fi, err := os.Stat(path); err != nil {
 				return usageErr("--port %s: %v", path, err)
+			} else if fi.IsDir() {
+				return usageErr("--port %s is a directory, not a serial port or pty", path)
+			} else if fi.Mode().IsRegular() {
+				// A recorded stream has no one to answer IDENTIFY (it
+				// waited --timeout, then exit 1 "not a terminal").
+				return usageErr("--port %s is a regular file (a recorded stream); hub info asks a live hub (record --port reads a stream)", path)
 			}
 			// hub.Open waits up to --timeout for an answer; a signal
 			// stops the wait (the open finishes, and is closed, behind).

@@ -123,6 +123,9 @@ func idleConfig(cmd *cobra.Command) (rig.Config, error) {
 	if err != nil {
 		return rc, err
 	}
+	if err := foreignMeterFlags(cmd, rc.Meter.Kind); err != nil {
+		return rc, err
+	}
 	rc.Meter.Settings = mo
 	if d, ok := registry.Lookup(rc.Meter.Kind); ok && len(rc.Drives) == 0 && d.OnePort {
 		rc.Drives = []rig.DriveConfig{{Name: rc.Meter.Kind, Port: 1}}

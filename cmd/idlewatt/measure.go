@@ -148,7 +148,9 @@ func runMeasure(cmd *cobra.Command, rc rig.Config, plan rig.Plan, verify bool) e
 		plan.Progress = cmd.ErrOrStderr()
 		plan.Label = strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" ")
 	}
-	obs, err := openMetrics(cmd, rc.Out)
+	obs, err := openMetrics(cmd, rc.Out, func(p string) bool {
+		return samePath(filepath.Dir(p), out) && rig.RunWrites(filepath.Base(p))
+	})
 	if err != nil {
 		return err
 	}

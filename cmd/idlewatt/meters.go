@@ -125,3 +125,27 @@ func meterOpenErr(err error) error {
 	}
 	return &codedError{code: exitFailure, err: err}
 }
+
+// foreignMeterFlags refuses a kind-specific flag given on the command line
+// that the meter kind does not read: record --meter hub --supply-mv 3300
+// recorded the hub and ignored the flag. Config keys under meter. are not
+// checked (a config file may serve several kinds).
+func foreignMeterFlags(cmd *cobra.Command, kind string) error {
+	d, ok := registry.Lookup(kind)
+	if !ok {
+		return nil // the open names an unknown kind; the emulator is not in the registry
+	}
+	for _, f := range meterFlags {
+		if fl := cmd.Flags().Lookup(f.flag); fl == nil || !fl.Changed || d.Takes(f.key) {
+			continue
+		}
+		var takers []string
+		for _, k := range registry.Kinds() {
+			if o, _ := registry.Lookup(k); o.Takes(f.key) {
+				takers = append(takers, k)
+			}
+		}
+		return usageErr("--%s: a setting of %s meters; a %s meter does not take it (see idlewatt meters)", f.flag, strings.Join(takers, " and "), d.Kind)
+	}
+	return nil
+}

@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 
 	"github.com/spf13/cobra"
@@ -21,11 +23,18 @@ func addMetricsFlags(f *pflag.FlagSet) {
 // openMetrics reads --metrics-addr and --metrics-textfile into the
 // recording's observer (livemetrics.Observer), opening the listener before
 // recording so an address in use fails first. The caller closes it.
-func openMetrics(cmd *cobra.Command, oo outfile.Options) (*livemetrics.Observer, error) {
+func openMetrics(cmd *cobra.Command, oo outfile.Options, writes func(path string) bool) (*livemetrics.Observer, error) {
 	o := &livemetrics.Observer{Textfile: optString(cmd, "metrics-textfile", "metrics.textfile"), Log: cmd.ErrOrStderr()}
 	if o.Textfile != "" {
 		if err := outfile.Check(o.Textfile, oo); err != nil {
 			return nil, usageErr("%s: %w", where(cmd, "metrics-textfile", "metrics.textfile"), err)
+		}
+		// The textfile is rewritten every second: one of the command's own
+		// outputs (record --out c.iwcap --metrics-textfile c.iwcap, or
+		// measure's OUT/capture.iwc) was replaced by the metrics, exit 0.
+		if writes != nil && writes(o.Textfile) {
+			return nil, usageErr("%s: %s is also an output of this command (the metrics would replace it); name another file",
+				where(cmd, "metrics-textfile", "metrics.textfile"), o.Textfile)
 		}
 	}
 	if addr := optString(cmd, "metrics-addr", "metrics.addr"); addr != "" {
@@ -52,4 +61,17 @@ func metricsVerdicts(o *livemetrics.Observer, res *rig.Result) {
 		}
 	}
 	o.Flush(m.LastStats())
+}
+
+// samePath reports whether a and b name the same file: the same absolute
+// path, or the same inode when both exist.
+func samePath(a, b string) bool {
+	aa, err1 := filepath.Abs(a)
+	bb, err2 := filepath.Abs(b)
+	if err1 == nil && err2 == nil && aa == bb {
+		return true
+	}
+	fa, err1 := os.Stat(a)
+	fb, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(fa, fb)
 }

@@ -20,8 +20,13 @@ func addOverwriteFlag(f *pflag.FlagSet, what string) {
 }
 
 // outOptions are the output rules for cmd: --overwrite (or config key,
-// where one exists) and the files the command reads.
+// where one exists) and the files the command reads, the config file
+// among them for every command (record --config c.yaml --out c.yaml
+// --overwrite replaced the config it had read).
 func outOptions(cmd *cobra.Command, key string, inputs ...string) outfile.Options {
+	if c := configPath(cmd); c != "" {
+		inputs = append(inputs[:len(inputs):len(inputs)], c)
+	}
 	return outfile.Options{Overwrite: optBool(cmd, "overwrite", key), Inputs: inputs}
 }
 

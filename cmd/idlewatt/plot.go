@@ -81,8 +81,10 @@ func runPlot(cmd *cobra.Command, args []string) error {
 		if err != nil {
 			return err
 		}
-		if v < 0 || (n != "dpi" && v > 100) || (n == "dpi" && (v < 10 || v > 1200)) {
-			return usageErr("plot: --%s %g is out of range (width and height 0–100 in, dpi 10–1200)", n, v)
+		// 0 = the default size; below 1 in the chart is a sliver (--width
+		// 0.01 gave an image 1 pixel wide, exit 0).
+		if v < 0 || (n != "dpi" && (v > 100 || (v > 0 && v < 1))) || (n == "dpi" && (v < 10 || v > 1200)) {
+			return usageErr("plot: --%s %g is out of range (width and height 1–100 in or 0 for the default, dpi 10–1200)", n, v)
 		}
 		size[i] = v
 	}
@@ -133,6 +135,9 @@ func runPlot(cmd *cobra.Command, args []string) error {
 	notes, err := report.Plot(args[0], out, report.PlotOptions{From: from, To: to, Buckets: pts,
 		Title: optString(cmd, "title", ""), Subtitle: filepath.Base(args[0]),
 		Width: size[0], Height: size[1], DPI: size[2], LogY: optBool(cmd, "log", ""), Unit: unit, Open: open, Out: oo, Stop: interrupted(cmd.Context())})
+	if errors.Is(err, report.ErrEmptyWindow) {
+		return usageErr("plot: --from/--to: %v; nothing written", err)
+	}
 	for _, n := range notes { // the data notes report gives, word for word
 		fmt.Fprintf(cmd.ErrOrStderr(), "plot: note: %s\n", n)
 	}

@@ -112,7 +112,7 @@ func printProfiles(w io.Writer, user map[string]drivesim.Profile, asJSON bool) e
 // addProfileFlags adds the drive flags to `hub emulate`.
 func addProfileFlags(c *cobra.Command) {
 	f := c.Flags()
-	f.String("profile", "", "simulated drive profile per port, NAME[,NAME…] (one name = every port); see `idlewatt profiles`")
+	f.String("profile", "", "simulated drive profile per port, NAME[,NAME…] (one name = every port); see idlewatt profiles")
 	f.String("policy", drivesim.PolicyMaxPerformance, "initial ALPM policy of the simulated drives ("+strings.Join(drivesim.Policies, ", ")+")")
 	f.String("truth-dir", "", "write each simulated drive's true timeline to DIR/truth-pN.jsonl")
 	prev := c.PostRunE

@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -112,6 +113,13 @@ type recordResult struct {
 
 func runRecord(cmd *cobra.Command, args []string) error {
 	kind := optString(cmd, "meter", "meter.kind")
+	if _, ok := registry.Lookup(kind); !ok { // named where it was set: a config's meter.kind was called --meter
+		hint := ""
+		if kind == "emulator" {
+			hint = "; the emulator is measure's built-in hub: run idlewatt hub emulate and record --meter hub --port PTY"
+		}
+		return usageErr("%s %q: unknown meter kind (known: %s)%s", where(cmd, "meter", "meter.kind"), kind, strings.Join(registry.Kinds(), ", "), hint)
+	}
 	port := optString(cmd, "port", "meter.port")
 	out := optString(cmd, "out", "record.out")
 	if out == "" {
@@ -142,7 +150,7 @@ func runRecord(cmd *cobra.Command, args []string) error {
 		return usageErr("record: --out %w", err)
 	}
 
-	obs, err := openMetrics(cmd, oo)
+	obs, err := openMetrics(cmd, oo, func(p string) bool { return samePath(p, out) })
 	if err != nil {
 		return err
 	}
@@ -159,6 +167,9 @@ func runRecord(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := foreignMeterFlags(cmd, kind); err != nil {
+		return err
+	}
 	port = registry.DefaultPort(kind, port)
 	giveUp, err := optDuration(cmd, "give-up", "meter.give_up")
 	if err != nil {
@@ -169,6 +180,9 @@ func runRecord(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	defer m.Close()
+	if err := drivePortsRecorded(cmd, m, meter.StreamConfig{Rate: units.Hertz(rate), Ports: ports}); err != nil {
+		return err
+	}
 	if g, ok := m.(meter.Reconnector); ok {
 		if giveUp <= 0 {
 			giveUp = -1 // fail at the first disconnect
@@ -345,12 +359,17 @@ func recordDrives(cmd *cobra.Command) ([]capture.DriveInfo, error) {
 		ds = append(ds, capture.DriveInfo{Port: d.Port, Name: d.Name, Profile: d.Profile, Target: d.Target, Model: d.Model, Firmware: d.Firmware})
 	}
 	names, _ := cmd.Flags().GetStringArray("drive-name")
+	named := map[int]string{}
 	for _, nv := range names {
 		p, name, ok := strings.Cut(nv, "=")
 		port, err := strconv.Atoi(strings.TrimSpace(p))
 		if !ok || err != nil || port <= 0 || strings.TrimSpace(name) == "" {
 			return nil, usageErr("--drive-name %q: want PORT=NAME, e.g. 1=\"Samsung 870 EVO\"", nv)
 		}
+		if prev, dup := named[port]; dup { // the last one silently won
+			return nil, usageErr("--drive-name %q: port %d is already named %q", nv, port, prev)
+		}
+		named[port] = strings.TrimSpace(name)
 		if k, ok := at[port]; ok {
 			ds[k].Name = strings.TrimSpace(name)
 			continue
@@ -380,4 +399,25 @@ func resolveHint(err error, resolved meter.StreamConfig) error {
 		return fmt.Errorf("%w: give --rate (config key meter.rate_hz)", err)
 	}
 	return err
+}
+
+// drivePortsRecorded refuses a --drive-name for a port the recording will
+// not hold (not on the meter, or left out by --ports): the name was dropped
+// without a word. A config's drives[] may name more ports (a config shared
+// with measure). A configuration the meter refuses is left to the recorder
+// to report.
+func drivePortsRecorded(cmd *cobra.Command, m meter.Meter, want meter.StreamConfig) error {
+	sc, err := meter.Resolve(m, want)
+	if err != nil || len(sc.Ports) == 0 {
+		return nil
+	}
+	names, _ := cmd.Flags().GetStringArray("drive-name")
+	for _, nv := range names {
+		p, _, _ := strings.Cut(nv, "=")
+		port, _ := strconv.Atoi(strings.TrimSpace(p))
+		if !slices.Contains(sc.Ports, port) {
+			return usageErr("--drive-name %q: port %d is not recorded (the recording has ports %v)", nv, port, sc.Ports)
+		}
+	}
+	return nil
 }

@@ -96,11 +96,27 @@ func runReport(cmd *cobra.Command, args []string) error {
 	if optBool(cmd, "json", "") {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
-		return enc.Encode(r)
+		if err := enc.Encode(r); err != nil {
+			return err
+		}
+		return noPowerErr(path, out, r)
 	}
 	printHeadline(w, r)
 	fmt.Fprintf(w, "report written to %s\n", out)
-	return nil
+	return noPowerErr(path, out, r)
+}
+
+// noPowerErr is bad input (exit 2) when no drive of r has a single power
+// sample — every drive lacks a rail, as when damage took one rail's
+// samples: the report is written (its notes say why), but a report of
+// nulls is not a measurement, and exit 0 would pass it off as one.
+func noPowerErr(path, out string, r *analysis.Report) error {
+	for _, d := range r.Drives {
+		if d.Samples.Count > 0 {
+			return nil
+		}
+	}
+	return inputErr(fmt.Errorf("%s: no drive has a power sample (each lacks a rail; see the notes above); the report in %s holds only nulls", path, out))
 }
 
 // analyzeCapture runs analysis and maps its errors to exit codes.
@@ -122,6 +138,8 @@ func analyzeCapture(cmd *cobra.Command, path string, opts analysis.Options) (*an
 	switch {
 	case err == nil:
 		return r, nil
+	case errors.Is(err, analysis.ErrNoSuchPort): // say which flag, and of which capture
+		return nil, inputErr(fmt.Errorf("%s: --ports: %s: %w", cmd.Name(), path, err))
 	case errors.Is(err, os.ErrNotExist), errors.Is(err, capture.ErrNotCapture), errors.Is(err, capture.ErrVersion),
 		errors.Is(err, capture.ErrTruncated), errors.Is(err, capture.ErrInvalid), errors.Is(err, analysis.ErrNoSuchPort), errors.Is(err, analysis.ErrNoChannels),
 		errors.Is(err, analysis.ErrOptions):

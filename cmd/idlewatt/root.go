@@ -87,7 +87,10 @@ func (c *cli) exitCode(err error) int {
 	if err == nil {
 		return exitOK
 	}
-	fmt.Fprintln(c.stderr, "idlewatt:", err)
+	// Messages built from cmd.CommandPath() (flag and argument errors,
+	// some commands' own) begin "idlewatt CMD:"; the prefix below already
+	// says idlewatt once.
+	fmt.Fprintln(c.stderr, "idlewatt:", strings.TrimPrefix(err.Error(), "idlewatt "))
 	return classify(err, c.preRunDone)
 }
 

@@ -255,7 +255,7 @@ func Verify(ctx context.Context, s *Setup, o VerifyOptions) (VerifyResult, error
 		cyc = sess.RunAPSTCycles(cycles, hold, service)
 		samples = make([]states.Sample, len(sess.Samples))
 		for i, x := range sess.Samples {
-			samples[i] = states.Sample{T: int64(x.At), W: float64(x.W)}
+			samples[i] = states.Sample{T: hostclock.Time(x.At), W: float64(x.W)}
 		}
 	}
 	cr := states.APSTCriteria{ExpectPS: expect, Levels: s.levels(), LinkExitMs: float64(s.linkExit) / 1e6}
@@ -264,8 +264,8 @@ func Verify(ctx context.Context, s *Setup, o VerifyOptions) (VerifyResult, error
 		var idle []units.Watts
 		k := 0
 		for _, c := range cyc {
-			for ; k < len(samples) && samples[k].T < int64(c.ProbeIssue); k++ {
-				if samples[k].T > int64(c.Idle) {
+			for ; k < len(samples) && samples[k].T < hostclock.Time(c.ProbeIssue); k++ {
+				if samples[k].T > hostclock.Time(c.Idle) {
 					idle = append(idle, units.Watts(samples[k].W))
 				}
 			}
@@ -278,10 +278,10 @@ func Verify(ctx context.Context, s *Setup, o VerifyOptions) (VerifyResult, error
 	}
 	var out []states.APSTCycle
 	for _, c := range cyc {
-		tm := states.APSTTiming{Cycle: c.Cycle, Idle: int64(c.Idle), ProbeIssue: int64(c.ProbeIssue), ProbeComplete: int64(c.ProbeComplete),
+		tm := states.APSTTiming{Cycle: c.Cycle, Idle: hostclock.Time(c.Idle), ProbeIssue: hostclock.Time(c.ProbeIssue), ProbeComplete: hostclock.Time(c.ProbeComplete),
 			WarmMs: float64(c.WarmComplete-c.WarmIssue) / 1e6}
 		if entered {
-			tm.EnterAt = int64(c.Idle + enter)
+			tm.EnterAt = hostclock.Time(c.Idle + enter)
 		}
 		a := searchSamples(samples, tm.Idle)
 		b := searchSamples(samples, tm.ProbeIssue)
@@ -302,7 +302,7 @@ func Verify(ctx context.Context, s *Setup, o VerifyOptions) (VerifyResult, error
 	return res, nil
 }
 
-func searchSamples(s []states.Sample, t int64) int {
+func searchSamples(s []states.Sample, t hostclock.Time) int {
 	lo, hi := 0, len(s)
 	for lo < hi {
 		m := (lo + hi) / 2
@@ -505,7 +505,7 @@ func (a *emuHub) samples() []states.Sample {
 	sort.Slice(idx, func(x, y int) bool { return idx[x] < idx[y] })
 	out := make([]states.Sample, len(idx))
 	for k, i := range idx {
-		out[k] = states.Sample{T: int64(a.t0 + time.Duration(i/HubRate*1e9+i%HubRate*1e9/HubRate)), W: a.w[i]}
+		out[k] = states.Sample{T: hostclock.Time(a.t0 + time.Duration(i/HubRate*1e9+i%HubRate*1e9/HubRate)), W: a.w[i]}
 	}
 	return out
 }
@@ -579,9 +579,9 @@ func IdleHub(ctx context.Context, s *Setup, settle, measure time.Duration) (Idle
 		return IdleRow{}, err
 	}
 	var w []float64
-	first, last := int64(-1), int64(0)
+	first, last := hostclock.Time(-1), hostclock.Time(0)
 	for _, x := range all {
-		if x.T >= int64(from) && x.T < int64(to) {
+		if x.T >= hostclock.Time(from) && x.T < hostclock.Time(to) {
 			w = append(w, x.W)
 			if first < 0 {
 				first = x.T

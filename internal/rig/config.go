@@ -4,14 +4,18 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/idlewatt/idlewatt/internal/outfile"
+	"github.com/idlewatt/idlewatt/meter/hub/hubemu"
 	"github.com/idlewatt/idlewatt/meter/registry"
 	"github.com/idlewatt/idlewatt/states/alpm"
 	"github.com/idlewatt/idlewatt/states/devslp"
 	"github.com/idlewatt/idlewatt/states/drivesim"
+	nvmesim "github.com/idlewatt/idlewatt/states/nvme/sim"
+	"github.com/idlewatt/idlewatt/units"
 	"github.com/idlewatt/idlewatt/workload/gen"
 	"github.com/idlewatt/idlewatt/workload/replay"
 	"github.com/idlewatt/idlewatt/workload/trace"
@@ -67,8 +71,12 @@ type DriveConfig struct {
 	Name    string `mapstructure:"name"`
 	Port    int    `mapstructure:"port"`    // meter port, 1-based
 	Profile string `mapstructure:"profile"` // drivesim profile: the simulated drive (emulator) or known levels (real)
-	Target  string `mapstructure:"target"`  // block device or file for the workload (emulator: backing file, default a scratch image in the output dir)
-	Host    string `mapstructure:"host"`    // SATA host for the policy, e.g. host1 (emulator: automatic)
+	// NVMe is a simulated NVMe drive's profile (states/nvme/sim:
+	// 980pro-1tb, 660p-1tb) on the port's 3.3 V rail, an M.2 interposer;
+	// emulator only, in place of Profile.
+	NVMe   string `mapstructure:"nvme"`
+	Target string `mapstructure:"target"` // block device or file for the workload (emulator: backing file, default a scratch image in the output dir)
+	Host   string `mapstructure:"host"`   // SATA host for the policy, e.g. host1 (emulator: automatic)
 	// Model and Firmware name a real drive in the capture's run metadata.
 	Model    string `mapstructure:"model"`
 	Firmware string `mapstructure:"firmware"`
@@ -161,6 +169,10 @@ func (c *Config) Validate() error {
 	if !(c.Meter.Rate >= 0) || math.IsInf(c.Meter.Rate, 0) {
 		return fmt.Errorf("meter.rate_hz: %g is not a rate (≥ 0 samples/s; 0 = the meter's default)", c.Meter.Rate)
 	}
+	if c.Meter.Kind == "emulator" && c.Meter.Rate != 0 && !slices.Contains(hubemu.DefaultRates, units.Hertz(c.Meter.Rate)) {
+		// Found only once the emulator ran, after its truth files were written.
+		return fmt.Errorf("meter.rate_hz: %g Hz is not a rate of the emulated hub (%v)", c.Meter.Rate, strings.Trim(fmt.Sprint(hubemu.DefaultRates), "[]"))
+	}
 	if err := c.Emulator.validate(); err != nil {
 		return err
 	}
@@ -180,12 +192,19 @@ func (c *Config) Validate() error {
 		if d.SizeBytes < 1<<20 {
 			return fmt.Errorf("%s.size_bytes: %d is below 1 MiB", key, d.SizeBytes)
 		}
-		if c.Meter.Kind == "emulator" {
+		if d.NVMe != "" {
+			if err := c.validateNVMe(key, d); err != nil {
+				return err
+			}
+		} else if c.Meter.Kind == "emulator" {
 			if d.Profile == "" {
 				return fmt.Errorf("%s.profile: the emulator needs a drive profile (see idlewatt profiles)", key)
 			}
 		} else if d.Target == "" && c.Workload.Trace != "none" {
 			return fmt.Errorf("%s.target: a block device or file is needed to play the workload", key)
+		}
+		if fi, err := os.Stat(d.Target); d.Target != "" && err == nil && fi.IsDir() {
+			return fmt.Errorf("%s.target: %s is a directory; name a block device or a file", key, d.Target)
 		}
 		if d.Profile != "" {
 			if _, err := drivesim.Lookup(d.Profile, c.Profiles); err != nil {
@@ -214,6 +233,33 @@ func (c *Config) Validate() error {
 		}
 	}
 	return c.validateDevSlp()
+}
+
+// maxNVMePort: with a 3.3 V rail a hub has at most 5 ports (3 rails × 5
+// ports ≤ 16 channels, docs/hub-protocol.md).
+const maxNVMePort = 5
+
+// validateNVMe checks a simulated NVMe drive's entry.
+func (c *Config) validateNVMe(key string, d DriveConfig) error {
+	if c.Meter.Kind != "emulator" {
+		return fmt.Errorf("%s.nvme: a simulated NVMe drive needs meter.kind emulator (have %s)", key, c.Meter.Kind)
+	}
+	if d.Profile != "" {
+		return fmt.Errorf("%s.nvme and %s.profile: give one (a simulated NVMe or SATA drive)", key, key)
+	}
+	if _, ok := nvmesim.ProfileByName(d.NVMe); !ok {
+		var names []string
+		for _, p := range nvmesim.Profiles() {
+			names = append(names, p.Name)
+		}
+		return fmt.Errorf("%s.nvme: no simulated NVMe profile %q (have %s)", key, d.NVMe, strings.Join(names, ", "))
+	}
+	for _, o := range c.Drives {
+		if o.Port > maxNVMePort {
+			return fmt.Errorf("%s.nvme: with an NVMe drive the hub has a 3.3 V rail and at most %d ports (a drive is on port %d)", key, maxNVMePort, o.Port)
+		}
+	}
+	return nil
 }
 
 func (e EmulatorConfig) validate() error {

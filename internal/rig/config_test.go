@@ -35,6 +35,15 @@ func TestValidateNamesEveryKey(t *testing.T) {
 		{"devslp.hold / devslp.mdat", func(c *Config) { c.DevSlp.Cycles, c.DevSlp.Hold = 3, 5*time.Millisecond }},
 		{"devslp.limit_mw", func(c *Config) { c.DevSlp.LimitMW = math.NaN() }},
 		{"idle", func(c *Config) { c.Idle = -time.Second }},
+		{"drives[1].nvme", func(c *Config) { c.Drives = append(c.Drives, DriveConfig{Port: 2, NVMe: "970evo"}) }},
+		{"drives[1].nvme and drives[1].profile", func(c *Config) {
+			c.Drives = append(c.Drives, DriveConfig{Port: 2, NVMe: "980pro-1tb", Profile: "ssd340"})
+		}},
+		{"drives[1].nvme", func(c *Config) { c.Drives = append(c.Drives, DriveConfig{Port: 6, NVMe: "980pro-1tb"}) }},
+		{"drives[1].nvme", func(c *Config) {
+			c.Meter.Kind, c.Meter.Port, c.Workload.Trace = "hub", "/dev/null", "none"
+			c.Drives = append(c.Drives, DriveConfig{Port: 2, NVMe: "980pro-1tb"})
+		}},
 		{"sysfs_root", func(c *Config) {
 			c.Meter.Kind, c.Meter.Port, c.Workload.Trace, c.SysfsRoot = "hub", "/dev/null", "none", "/nonexistent"
 		}},
@@ -51,6 +60,10 @@ func TestValidateNamesEveryKey(t *testing.T) {
 	ok.Defaults()
 	if err := ok.Validate(); err != nil {
 		t.Fatalf("a good config: %v", err)
+	}
+	ok.Drives = append(ok.Drives, DriveConfig{Port: 2, NVMe: "660p-1tb", SizeBytes: 1 << 30})
+	if err := ok.Validate(); err != nil {
+		t.Fatalf("a good config with an NVMe drive: %v", err)
 	}
 }
 

@@ -244,6 +244,9 @@ func criteriaOf(o devslp.Options) states.Criteria {
 // when the profile, IDENTIFY word 78 or the HBA's CAP2.SDS says not, "yes"
 // when the profile or IDENTIFY says so, else "unknown".
 func (r *Rig) devslpSupport(d *Drive) string {
+	if d.Config.NVMe != "" {
+		return "no: an NVMe drive has no DEVSLP pin (its idle states are APST's: idlewatt apst verify)"
+	}
 	if p := d.Profile; p != nil && !p.DevSlpSupported {
 		return fmt.Sprintf("no: profile %s says devslp_supported false", p.Name)
 	}

@@ -236,6 +236,9 @@ func (r *Rig) startRecording(ctx context.Context) error {
 	for _, d := range r.drives {
 		di := capture.DriveInfo{Port: d.Config.Port, Name: d.Config.Name, Profile: d.Config.Profile, Target: d.Config.Target,
 			Model: d.Config.Model, Firmware: d.Config.Firmware}
+		if d.Config.NVMe != "" {
+			di.Interface, di.Profile = capture.InterfaceNVMe, d.Config.NVMe
+		}
 		if d.target != nil {
 			di.Target = d.target.label()
 		}

@@ -214,7 +214,7 @@ func truthErrors(t *testing.T, res *Result, port int, truth string) []cycleErr {
 		if c.EntryAt == 0 {
 			continue
 		}
-		at := time.Duration(c.EntryAt - res.EmuEpoch)
+		at := c.EntryAt.Sub(res.EmuEpoch)
 		var seg, read *drivesim.Segment
 		for i := range segs {
 			if seg == nil && segs[i].State.String() == "devslp" && segs[i].End > at-5*time.Millisecond {
@@ -232,10 +232,10 @@ func truthErrors(t *testing.T, res *Result, port int, truth string) []cycleErr {
 		truthW := float64(seg.P5 + seg.P12)
 		e := cycleErr{cycle: c.Cycle,
 			floorMW: (float64(c.FloorW) - truthW) * 1e3, floorU95MW: float64(c.FloorU95W) * 1e3,
-			entryMs: float64(c.EntryAt-res.EmuEpoch-int64(seg.Start)) / 1e6, entryU95Ms: float64(c.EntryU95Ms),
+			entryMs: float64(c.EntryAt.Sub(res.EmuEpoch)-seg.Start) / 1e6, entryU95Ms: float64(c.EntryU95Ms),
 			exit: float64(c.ExitMs), exitTruth: float64(read.End-seg.End) / 1e6, hostStallMs: c.HostStallMs}
 		if c.RiseAt != 0 {
-			e.riseMs, e.riseU95Ms = float64(c.RiseAt-res.EmuEpoch-int64(seg.End))/1e6, float64(c.RiseU95Ms)
+			e.riseMs, e.riseU95Ms = float64(c.RiseAt.Sub(res.EmuEpoch)-seg.End)/1e6, float64(c.RiseU95Ms)
 		}
 		e.floorHeld = math.Abs(e.floorMW) <= e.floorU95MW
 		e.entryHeld = math.Abs(e.entryMs) <= e.entryU95Ms+res.ClockUncertaintyMs

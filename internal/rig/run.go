@@ -50,7 +50,7 @@ type Result struct {
 	// EmuEpoch is the host time (ns) at which the emulator's clock read 0,
 	// for comparing host timings with drive-model truth (emulator only;
 	// exact when no drift or offset is configured).
-	EmuEpoch int64 `json:"emu_epoch_host_ns,omitempty"`
+	EmuEpoch hostclock.Time `json:"emu_epoch_host_ns,omitempty"`
 	// ClockUncertaintyMs bounds how well meter time maps to host time in
 	// the DevSlp judgement: half the median mark round trip plus the fit's
 	// largest residual. Exit latencies (host read vs meter pin) carry it.
@@ -83,7 +83,7 @@ func Run(ctx context.Context, cfg Config, out string, plan Plan) (*Result, error
 	res := &Result{Schema: "idlewatt.measure/v1", Out: out, Capture: r.CapturePath()}
 	if clock := r.setup.clock(); clock != nil {
 		now := hostclock.Now()
-		res.EmuEpoch = int64(now) - int64(clock(now))
+		res.EmuEpoch = now.Add(-time.Duration(clock(now)))
 	}
 	label := plan.Label
 	if label == "" {

@@ -16,6 +16,10 @@ import (
 	"github.com/idlewatt/idlewatt/meter/hub/hubemu"
 	"github.com/idlewatt/idlewatt/states/alpm"
 	"github.com/idlewatt/idlewatt/states/drivesim"
+	"github.com/idlewatt/idlewatt/states/nvme"
+	nvmesim "github.com/idlewatt/idlewatt/states/nvme/sim"
+	"github.com/idlewatt/idlewatt/units"
+	"github.com/idlewatt/idlewatt/workload"
 	"github.com/idlewatt/idlewatt/workload/replay"
 	"github.com/idlewatt/idlewatt/workload/target"
 )
@@ -117,7 +121,8 @@ func (t realTarget) label() string                           { return t.path }
 type emuSetup struct {
 	emu     *hubemu.Emulator
 	simHost *alpm.SimHost
-	models  map[int]*drivesim.Model // by port
+	models  map[int]*drivesim.Model   // by port
+	nvmes   map[int]*nvmesim.HubDrive // by port: simulated NVMe drives on the 3.3 V rail
 	truth   []*os.File
 	scratch []string // removed at the end unless KeepScratch
 }
@@ -128,9 +133,21 @@ const initialPolicy = "med_power_with_dipm"
 
 func (e *emuSetup) open(r *Rig) error {
 	e.models = map[int]*drivesim.Model{}
+	e.nvmes = map[int]*nvmesim.HubDrive{}
 	ports := 0
 	for _, d := range r.drives {
 		ports = max(ports, d.Config.Port)
+		if d.Config.NVMe != "" {
+			p, ok := nvmesim.ProfileByName(d.Config.NVMe)
+			if !ok {
+				return fmt.Errorf("drives port %d: no simulated NVMe profile %q", d.Config.Port, d.Config.NVMe)
+			}
+			// Programmed as Linux does by default: APST planned for the
+			// default latency tolerance, ASPM powersupersave (L1 and L1.2).
+			e.nvmes[d.Config.Port] = nvmesim.NewHubDrive(p, nvme.DefaultPSMaxLatencyUs, nvmeNoise,
+				uint64(r.cfg.Emulator.Seed)*100+uint64(d.Config.Port))
+			continue
+		}
 		// Written in place as the run goes, like the capture.
 		f, err := outfile.CreateInPlace(filepath.Join(r.out, fmt.Sprintf("truth-p%d.jsonl", d.Config.Port)), r.cfg.Out)
 		if err != nil {
@@ -153,10 +170,13 @@ func (e *emuSetup) open(r *Rig) error {
 		if m, ok := e.models[p]; ok {
 			sims[p-1] = m
 		}
+		if n, ok := e.nvmes[p]; ok {
+			sims[p-1] = n
+		}
 		specs = append(specs, driveSpec(r.driveOn(p)))
 	}
 	emu, err := hubemu.New(hubemu.Options{
-		Ports: ports, Drives: sims, Seed: r.cfg.Emulator.Seed,
+		Ports: ports, Drives: sims, Seed: r.cfg.Emulator.Seed, Rail3V3: len(e.nvmes) > 0,
 		DriftPPM: r.cfg.Emulator.DriftPPM, ClockOffset: r.cfg.Emulator.Offset,
 		Faults: hubemu.Faults{CorruptRate: r.cfg.Emulator.CorruptRate},
 	})
@@ -171,6 +191,13 @@ func (e *emuSetup) open(r *Rig) error {
 	e.simHost = sh
 	r.cfg.SysfsRoot = sh.Root
 	for _, d := range r.drives {
+		if n := e.nvmes[d.Config.Port]; n != nil {
+			// No SATA host: the ALPM policy is not the NVMe drive's.
+			if err := e.openNVMeTarget(r, d, n); err != nil {
+				return err
+			}
+			continue
+		}
 		d.Config.Host = sh.Hosts[d.Config.Port-1]
 		if err := e.openTarget(r, d); err != nil {
 			return err
@@ -179,18 +206,31 @@ func (e *emuSetup) open(r *Rig) error {
 	return nil
 }
 
-// openTarget opens the simulated drive's target on its configured file or
-// a new sparse scratch image (only what the workload writes takes space).
-func (e *emuSetup) openTarget(r *Rig, d *Drive) error {
+// nvmeNoise is the 3.3 V sensor's noise σ (as `hub emulate --nvme`).
+const nvmeNoise units.Amps = 20e-6
+
+// targetPath is the simulated drive's backing file: its configured file
+// or a new sparse scratch image (only what the workload writes takes
+// space).
+func (e *emuSetup) targetPath(r *Rig, d *Drive) (string, error) {
 	path := d.Config.Target
 	if path == "" {
 		path = filepath.Join(r.out, fmt.Sprintf("drive-p%d.img", d.Config.Port))
 		f, err := outfile.CreateInPlace(path, r.cfg.Out)
 		if err != nil {
-			return fmt.Errorf("drives port %d scratch image: %w", d.Config.Port, err)
+			return "", fmt.Errorf("drives port %d scratch image: %w", d.Config.Port, err)
 		}
 		f.Close()
 		e.scratch = append(e.scratch, path)
+	}
+	return path, nil
+}
+
+// openTarget opens the simulated SATA drive's target on its backing file.
+func (e *emuSetup) openTarget(r *Rig, d *Drive) error {
+	path, err := e.targetPath(r, d)
+	if err != nil {
+		return err
 	}
 	t, err := drivesim.OpenTarget(path, e.models[d.Config.Port], drivesim.TargetOptions{Size: d.Config.SizeBytes, Clock: e.emu.EmuTime})
 	if err != nil {
@@ -207,6 +247,9 @@ func (*emuSetup) openTargets(*Rig) error { return nil } // opened with the model
 
 func (e *emuSetup) policySet(r *Rig) error {
 	for _, d := range r.drives {
+		if e.models[d.Config.Port] == nil {
+			continue // an NVMe drive: not behind a SATA host
+		}
 		if p, err := e.simHost.Policy(d.Config.Host); err == nil {
 			if err := e.models[d.Config.Port].SetPolicy(e.emu.EmuTime(hostclock.Now()), string(p)); err != nil {
 				return fmt.Errorf("drive port %d: %w", d.Config.Port, err)
@@ -221,7 +264,7 @@ func (e *emuSetup) policySet(r *Rig) error {
 func (e *emuSetup) watch(ctx context.Context, r *Rig) {
 	e.simHost.Watch(ctx, 20*time.Millisecond, func(host string, p alpm.Policy) {
 		for _, d := range r.drives {
-			if d.Config.Host == host {
+			if d.Config.Host == host && e.models[d.Config.Port] != nil {
 				_ = e.models[d.Config.Port].SetPolicy(e.emu.EmuTime(hostclock.Now()), string(p))
 			}
 		}
@@ -278,7 +321,7 @@ func (t simTarget) Close() error                            { return t.sim.Close
 
 // driveSpec describes a simulated drive's IDENTIFY data for the simulated host.
 func driveSpec(d *Drive) alpm.DriveSpec {
-	if d == nil {
+	if d == nil || d.Profile == nil { // no drive, or an NVMe drive: no SATA device
 		return alpm.DriveSpec{Model: "empty port", Sectors: 2048}
 	}
 	p := d.Profile
@@ -291,3 +334,82 @@ func driveSpec(d *Drive) alpm.DriveSpec {
 		MDATms: int(p.MdatMs), DETOms: int(p.DetoMs),
 	}
 }
+
+// openNVMeTarget opens the simulated NVMe drive's target: its backing file,
+// each I/O reported to the model on the emulator's clock and waiting the
+// wake the model prescribes (the entry in progress, the power state's and
+// the link's exit latency) inside the I/O's interval.
+func (e *emuSetup) openNVMeTarget(r *Rig, d *Drive, n *nvmesim.HubDrive) error {
+	path, err := e.targetPath(r, d)
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return fmt.Errorf("drives port %d target: %w", d.Config.Port, err)
+	}
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		return fmt.Errorf("drives port %d target: %s is not a regular file", d.Config.Port, path)
+	}
+	if fi.Size() < d.Config.SizeBytes { // extended (sparse), never shrunk
+		if err := f.Truncate(d.Config.SizeBytes); err != nil {
+			f.Close()
+			return fmt.Errorf("drives port %d target: %w", d.Config.Port, err)
+		}
+	}
+	t := &nvmeTarget{f: f, size: d.Config.SizeBytes, d: n, clock: e.emu.EmuTime}
+	d.target = nvmeDriveTarget{replay.Simulated(t, false), t}
+	return nil
+}
+
+// nvmeTarget is replay's view of a simulated NVMe drive (replay.Hooks).
+type nvmeTarget struct {
+	f     *os.File
+	size  int64
+	d     *nvmesim.HubDrive
+	clock func(hostclock.Time) time.Duration
+}
+
+func (t *nvmeTarget) File() *os.File { return t.f }
+func (t *nvmeTarget) Size() int64    { return t.size }
+
+// Before reports the I/O issued now; the wake is its service time.
+func (t *nvmeTarget) Before(_ workload.Op, off int64, size int) (time.Duration, error) {
+	if off < 0 || size < 0 || off > t.size || int64(size) > t.size-off {
+		return 0, fmt.Errorf("simulated NVMe: I/O [%d, +%d) outside the target's %d bytes", off, size, t.size)
+	}
+	return t.d.IO(t.clock(hostclock.Now())), nil
+}
+
+// After reports its completion now.
+func (t *nvmeTarget) After(workload.Op, int64, int) { _ = t.d.IODone(t.clock(hostclock.Now())) }
+
+// AfterAt reports its completion at the engine's stamp.
+func (t *nvmeTarget) AfterAt(_ workload.Op, _ int64, _ int, hostNs int64) {
+	_ = t.d.IODone(t.clock(hostclock.Time(hostNs)))
+}
+
+// ReadAt reads through the model (the wake waited, then the read).
+func (t *nvmeTarget) ReadAt(p []byte, off int64) (int, error) {
+	w, err := t.Before(workload.OpRead, off, len(p))
+	if err != nil {
+		return 0, err
+	}
+	time.Sleep(w)
+	n, err := t.f.ReadAt(p, off)
+	t.After(workload.OpRead, off, len(p))
+	return n, err
+}
+
+// nvmeDriveTarget is a simulated NVMe drive's target.
+type nvmeDriveTarget struct {
+	rt replay.Target
+	t  *nvmeTarget
+}
+
+func (t nvmeDriveTarget) replayTarget() replay.Target             { return t.rt }
+func (t nvmeDriveTarget) ReadAt(p []byte, off int64) (int, error) { return t.t.ReadAt(p, off) }
+func (t nvmeDriveTarget) label() string                           { return "simulated-nvme:" + t.t.f.Name() }
+func (t nvmeDriveTarget) Close() error                            { return t.t.f.Close() }

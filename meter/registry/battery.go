@@ -9,9 +9,11 @@ import (
 // Settings: battery (power_supply name), interval (poll), rapl.
 func init() {
 	Register(Driver{Doc: batteryDoc,
-		Kind:    "battery",
-		Port:    "/sys",
-		OnePort: true,
+		Kind:     "battery",
+		Port:     "/sys",
+		OnePort:  true,
+		DirPort:  true,
+		Settings: []string{"battery", "interval", "rapl"},
 		Open: func(path string, s Settings) (meter.Meter, error) {
 			iv := s.Duration("interval")
 			if iv < 0 {

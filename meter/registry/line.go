@@ -20,7 +20,7 @@ func init() {
 		}
 		return linemeter.Open(path, opts)
 	}
-	Register(Driver{Doc: lineDoc, Kind: "line", Aliases: []string{"linemeter"}, OnePort: true, Open: open, Replay: open})
+	Register(Driver{Doc: lineDoc, Kind: "line", Aliases: []string{"linemeter"}, OnePort: true, Settings: []string{"columns", "baud", "voltage_v"}, Open: open, Replay: open})
 }
 
 func lineOptions(s Settings) (linemeter.Options, error) {

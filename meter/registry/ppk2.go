@@ -19,7 +19,7 @@ func init() {
 		}
 		return ppk2.Open(path, opts)
 	}
-	Register(Driver{Doc: ppk2Doc, Kind: "ppk2", OnePort: true, Open: open, Replay: open})
+	Register(Driver{Doc: ppk2Doc, Kind: "ppk2", OnePort: true, Settings: []string{"mode", "supply_mv", "metadata", "no_spike_filter"}, Open: open, Replay: open})
 }
 
 func ppk2Options(s Settings) (ppk2.Options, error) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -24,6 +25,12 @@ type Driver struct {
 	// battery, a line meter, a bench supply), not a drive per port: a run
 	// with no drive configured measures that one.
 	OnePort bool
+	// Settings are the setting keys the driver reads (besides rate_hz),
+	// so that a command can refuse a setting the kind would ignore.
+	Settings []string
+	// DirPort: the port is a directory (a sysfs root), not a device; any
+	// other kind's port that is a directory is refused as bad input.
+	DirPort bool
 	// Open connects to a live meter at path (serial port, pty, sysfs root).
 	Open func(path string, s Settings) (meter.Meter, error)
 	// Replay decodes a recorded raw byte stream in the regular file path,
@@ -82,6 +89,12 @@ func Lookup(kind string) (Driver, bool) {
 	return d, ok
 }
 
+// Takes reports whether the driver reads the setting key (rate_hz: every
+// kind takes a rate).
+func (d Driver) Takes(key string) bool {
+	return key == "rate_hz" || slices.Contains(d.Settings, key)
+}
+
 // Kinds returns the registered kinds, sorted (aliases left out).
 func Kinds() []string {
 	mu.RLock()
@@ -132,6 +145,9 @@ func Open(kind, path string, s Settings) (m meter.Meter, replayed bool, err erro
 	fi, err := os.Stat(path)
 	if err != nil {
 		return nil, false, usage(err, "%s %s: %v", port, path, err)
+	}
+	if fi.IsDir() && !d.DirPort {
+		return nil, false, usage(nil, "%s %s is a directory, not a serial port, pty or recorded %s stream", port, path, d.Kind)
 	}
 	if fi.Mode().IsRegular() {
 		if d.Replay == nil {

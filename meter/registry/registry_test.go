@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -57,6 +58,8 @@ func TestOpenErrors(t *testing.T) {
 		{"hub", "", registry.Settings{}, registry.ErrUsage, "meter.port is required"},
 		{"hub", filepath.Join(dir, "absent"), registry.Settings{}, registry.ErrUsage, "absent: "},
 		{"scpi", junk, registry.Settings{}, registry.ErrUsage, "no recorded-stream format"},
+		{"hub", dir, registry.Settings{}, registry.ErrUsage, "meter.port " + dir + " is a directory, not a serial port, pty or recorded hub stream"},
+		{"ppk2", dir, registry.Settings{}, registry.ErrUsage, "is a directory"},
 		{"hub", junk, registry.Settings{}, registry.ErrInput, ""},
 		{"ppk2", junk, flags, registry.ErrUsage, `--mode "voltmeter": a PPK2 is an ampere or a source meter`},
 		{"line", junk, registry.Settings{}, registry.ErrUsage, "line meters need meter.columns"},
@@ -85,5 +88,27 @@ func TestOpenLive(t *testing.T) {
 	m, err := registry.OpenLive("hub", "../../fixtures/hostile/hub-100ms.bin", registry.Settings{})
 	if m != nil || !errors.Is(err, registry.ErrUsage) || !strings.Contains(err.Error(), "meter.port ../../fixtures/hostile/hub-100ms.bin is a regular file") {
 		t.Errorf("%v, %v", m, err)
+	}
+}
+
+// Driver.Settings lists every setting its file reads (s.String("mode"), …):
+// a command refuses a setting the kind does not take, so a key left off
+// the list would be refused although the driver reads it.
+func TestSettingsListed(t *testing.T) {
+	read := regexp.MustCompile(`s\.(?:String|Bool|Int|Float|Duration)\("([a-z_]+)"\)`)
+	for _, kind := range registry.Kinds() {
+		d, _ := registry.Lookup(kind)
+		src, err := os.ReadFile(kind + ".go")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range read.FindAllStringSubmatch(string(src), -1) {
+			if !d.Takes(m[1]) {
+				t.Errorf("%s.go reads setting %q, which Driver.Settings %v does not list", kind, m[1], d.Settings)
+			}
+		}
+	}
+	if d, _ := registry.Lookup("hub"); d.Takes("supply_mv") || !d.Takes("rate_hz") {
+		t.Errorf("hub takes supply_mv %v, rate_hz %v", d.Takes("supply_mv"), d.Takes("rate_hz"))
 	}
 }

@@ -16,8 +16,9 @@ import (
 // families), baud.
 func init() {
 	Register(Driver{Doc: scpiDoc,
-		Kind:    "scpi",
-		OnePort: true,
+		Kind:     "scpi",
+		OnePort:  true,
+		Settings: []string{"mode", "family", "channel", "voltage_v", "baud"},
 		Open: func(path string, s Settings) (meter.Meter, error) {
 			opts, err := scpiOptions(s)
 			if err != nil {

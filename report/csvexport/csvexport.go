@@ -31,6 +31,9 @@ var All = Window{To: NoEnd}
 type Result struct {
 	Rows    int  // data rows written (the header line not counted)
 	Samples bool // the capture held a sample on some channel, in the window or not
+	// LastS is t_s of the last row read: with Rows 0 and Samples, the
+	// capture's last row when the window starts after it.
+	LastS float64
 }
 
 // Write streams the rows of r within win to w. The error is w's, or the
@@ -77,6 +80,7 @@ func Write(w io.Writer, r *capture.Reader, win Window) (Result, error) {
 			res.Samples = true
 		}
 		t := float64(row.Index-origin) / rate
+		res.LastS = t
 		if t >= to {
 			break
 		}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -17,6 +18,10 @@ import (
 )
 
 // Options configure an emulated hub. Zero values take the defaults noted.
+// DefaultRates are the sample rates an emulator supports when Options.Rates
+// is empty.
+var DefaultRates = []units.Hertz{100, 1000, 2000, 5000, 10000}
+
 type Options struct {
 	Ports int // drive ports, 1–8 (1–5 with Rail3V3); default 2 (each has a 5 V and a 12 V rail)
 	// Rail3V3 gives every port a 3.3 V rail after its 5 V and 12 V ones,
@@ -103,7 +108,7 @@ func (o *Options) validate() error {
 		return fmt.Errorf("hubemu: %d ports (1–8 allowed)", o.Ports)
 	}
 	if len(o.Rates) == 0 {
-		o.Rates = []units.Hertz{100, 1000, 2000, 5000, 10000}
+		o.Rates = slices.Clone(DefaultRates)
 	}
 	for _, r := range o.Rates {
 		if r < 1 || r != units.Hertz(uint32(r)) {
