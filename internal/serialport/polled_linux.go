@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"unsafe"
@@ -50,7 +51,9 @@ func OpenPolled(path string, baud int) (*PolledPort, error) {
 		l.Release()
 		return nil, err
 	}
-	return &PolledPort{File: f, rc: rc, lock: l}, nil
+	p := &PolledPort{File: f, rc: rc, lock: l}
+	p.readFn = p.rd.read
+	return p, nil
 }
 
 // rawMode sets fd raw 8N1 at baud, no flow control, reads returning as soon
@@ -86,6 +89,10 @@ type PolledPort struct {
 	rc     syscall.RawConn
 	closed atomic.Bool
 	lock   *Lock
+
+	rmu    sync.Mutex // one Read at a time: rd is its state
+	rd     rawRead
+	readFn func(uintptr) bool // rd.read, bound once (a closure per Read allocated)
 }
 
 // Read reads what the port has (at least one byte), waiting in the runtime
@@ -93,26 +100,19 @@ type PolledPort struct {
 // non-blocking descriptor it cannot block, and unlike os.File.Read's it does
 // not tell the runtime a thread may be stuck, which woke the runtime's
 // monitor on every read (each wake-up then polled for another millisecond).
-// A closed port returns os.ErrClosed, a hung-up one the read's error (EIO).
+// It allocates nothing (the read's state lives in the port, one Read at a
+// time). A closed port returns os.ErrClosed, a hung-up one the read's
+// error (EIO).
 func (p *PolledPort) Read(b []byte) (int, error) {
 	if len(b) == 0 {
 		return 0, nil
 	}
-	var n int
-	var errno syscall.Errno
-	err := p.rc.Read(func(fd uintptr) bool {
-		for {
-			r, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
-			switch e {
-			case syscall.EINTR:
-				continue
-			case syscall.EAGAIN:
-				return false // wait in the poller
-			}
-			n, errno = int(r), e
-			return true
-		}
-	})
+	p.rmu.Lock()
+	p.rd = rawRead{b: b}
+	err := p.rc.Read(p.readFn)
+	n, errno := p.rd.n, p.rd.errno
+	p.rd.b = nil
+	p.rmu.Unlock()
 	switch {
 	case p.closed.Load():
 		return 0, os.ErrClosed
@@ -124,6 +124,28 @@ func (p *PolledPort) Read(b []byte) (int, error) {
 		return 0, io.EOF
 	}
 	return n, nil
+}
+
+// rawRead is one Read's system call: into b, its count and error.
+type rawRead struct {
+	b     []byte
+	n     int
+	errno syscall.Errno
+}
+
+// read is RawConn.Read's function: false waits in the poller.
+func (r *rawRead) read(fd uintptr) bool {
+	for {
+		n, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&r.b[0])), uintptr(len(r.b)))
+		switch e {
+		case syscall.EINTR:
+			continue
+		case syscall.EAGAIN:
+			return false
+		}
+		r.n, r.errno = int(n), e
+		return true
+	}
 }
 
 // ResetInputBuffer drops bytes received but not yet read.

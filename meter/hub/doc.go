@@ -9,7 +9,11 @@
 // 8N1, never a modem-status ioctl, so a pty works) and identifies the hub;
 // New(rw, opts) does the same over any io.ReadWriter. A reader goroutine
 // drains the port into a bounded host buffer (Options.HostBuffer) so a slow
-// sink never backs up into the link. Nothing answering wraps meter.ErrNoDevice,
+// sink never backs up into the link; while a stream runs and no command
+// waits for its answer, the decoder is woken every 20 ms of arrivals (or
+// 32 KiB) rather than at every read, so samples reach the Sink up to about
+// 20 ms later — arrival times (mark echoes) are still taken at each read.
+// Nothing answering wraps meter.ErrNoDevice,
 // garbage wraps meter.ErrProtocol, another protocol version wraps ErrVersion.
 // A *Hub is a meter.Meter, meter.DevSlpPin, meter.PortPower and
 // meter.Marker; commands work from any goroutine while Stream runs. A NAK

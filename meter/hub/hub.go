@@ -104,6 +104,10 @@ type Hub struct {
 	lstats   LinkStats   // the decoder's (under the stream's mu)
 	lpub     LinkStats   // a copy of lstats, under mu
 	lastRead atomic.Int64
+	// streaming and calls say when the pump may hold bytes back from the
+	// reader (holdBytes): a stream runs and no command awaits its answer.
+	streaming atomic.Bool
+	calls     atomic.Int32
 
 	// Negotiated at the first handshake (handshake): protocol version,
 	// maximum frame, sample format.
@@ -236,7 +240,7 @@ func (h *Hub) dial() error {
 }
 
 func (h *Hub) attach(rw io.ReadWriter, c io.Closer) {
-	pu := newPump(rw, h.opts.HostBuffer, readTimeout)
+	pu := newPump(rw, h.opts.HostBuffer, readTimeout, h.mayHold)
 	cn := &conn{rw: rw, closer: c, pump: pu, sc: NewScanner(pu), done: make(chan struct{})}
 	h.mu.Lock()
 	h.conn = cn
@@ -266,6 +270,10 @@ func (h *Hub) drop() {
 	}
 	h.mu.Unlock()
 }
+
+// mayHold: a stream runs and no command waits, so the reader need not be
+// woken for every read (pump).
+func (h *Hub) mayHold() bool { return h.streaming.Load() && h.calls.Load() == 0 }
 
 func (h *Hub) current() *conn {
 	h.mu.Lock()
@@ -604,6 +612,7 @@ func (h *Hub) command(ctx context.Context, t Type, payload []byte) (reply, error
 	}
 	c.sent = hostclock.Now()
 	h.pending[seq] = c
+	h.calls.Add(1) // before the write: the answer is passed on at once
 	h.mu.Unlock()
 	h.wbuf = AppendFrame(h.wbuf[:0], t, seq, payload)
 	_, err := cn.rw.Write(h.wbuf)
@@ -611,6 +620,7 @@ func (h *Hub) command(ctx context.Context, t Type, payload []byte) (reply, error
 	defer func() {
 		h.mu.Lock()
 		delete(h.pending, seq)
+		h.calls.Add(-1)
 		h.mu.Unlock()
 	}()
 	if err != nil {
@@ -781,6 +791,7 @@ func (h *Hub) Stream(ctx context.Context, cfg meter.StreamConfig, sink meter.Sin
 		return fmt.Errorf("hub %s: already streaming", h.name)
 	}
 	h.stream = st
+	h.streaming.Store(true)
 	h.mu.Unlock()
 	defer func() {
 		close(st.quit)
@@ -793,6 +804,7 @@ func (h *Hub) Stream(ctx context.Context, cfg meter.StreamConfig, sink meter.Sin
 			h.lpub = h.lstats
 		}
 		h.stream = nil
+		h.streaming.Store(false)
 		h.mu.Unlock()
 		st.closed = true
 		st.mu.Unlock()

@@ -20,9 +20,23 @@ import (
 // Read (the decoder side) returns (0, nil) after idle with nothing to read,
 // the way a timed-out serial read does, so the Scanner reports ErrIdle.
 // One goroutine reads; the pump goroutine writes.
+//
+// While hold says so (a stream runs and no command awaits its answer), the
+// pump does not wake a waiting reader for every read: it wakes it once the
+// bytes it held back are holdFor old or holdBytes long, and a reader that
+// waits idle takes them anyway. At a hub's 200 reads a second each wake-up
+// was a goroutine hand-off and a thread woken to steal it — most of
+// record's CPU after the reads themselves (docs/benchmarks.md, "record
+// CPU"). Bytes are still read, and their arrival timed, as they come.
 type pump struct {
 	src  io.Reader
 	idle time.Duration
+	hold func() bool // nil: never hold
+
+	// The pump goroutine's own: bytes filled when the reader was last
+	// woken, and the arrival of the first byte held back since (0: none).
+	sigW     int64
+	heldFrom hostclock.Time
 
 	mu   sync.Mutex
 	buf  []byte
@@ -34,6 +48,7 @@ type pump struct {
 	// is timed by its bytes' arrival, not by when the decoder reached it
 	// behind the frames of the same read (ArrivedBy).
 	arr []arrival
+	a0  int // arr[:a0] are older than arrivalKeep, dropped in bulk
 
 	ready chan struct{} // cap 1: bytes or an error arrived
 	space chan struct{} // cap 1: bytes were consumed
@@ -55,7 +70,7 @@ const arrivalKeep = 256 << 10
 func (p *pump) ArrivedBy(end int64) hostclock.Time {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for _, a := range p.arr {
+	for _, a := range p.arr[p.a0:] {
 		if a.end >= end {
 			return a.t
 		}
@@ -63,8 +78,19 @@ func (p *pump) ArrivedBy(end int64) hostclock.Time {
 	return 0
 }
 
-func newPump(src io.Reader, size int, idle time.Duration) *pump {
-	p := &pump{src: src, idle: idle, buf: make([]byte, size), ready: make(chan struct{}, 1),
+// holdFor and holdBytes bound what the pump holds back from a waiting
+// reader while hold says it may: a stream's samples reach the sink at most
+// this much later (a frame's time stamps are the meter's, a mark echo's the
+// arrival's, so nothing recorded changes).
+const (
+	holdFor   = 20 * time.Millisecond
+	holdBytes = 32 << 10
+)
+
+// newPump starts a pump reading src into a ring of size bytes; hold (nil:
+// never) says when it may hold arrived bytes back from a waiting reader.
+func newPump(src io.Reader, size int, idle time.Duration, hold func() bool) *pump {
+	p := &pump{src: src, idle: idle, hold: hold, buf: make([]byte, size), ready: make(chan struct{}, 1),
 		space: make(chan struct{}, 1), quit: make(chan struct{}), timer: time.NewTimer(time.Hour)}
 	p.timer.Stop()
 	go p.run()
@@ -125,21 +151,24 @@ func (p *pump) run() {
 		p.mu.Lock()
 		p.w += int64(n)
 		if n > 0 {
-			if len(p.arr) > 0 && p.arr[0].end < p.r-arrivalKeep {
-				k := 0
-				for k < len(p.arr) && p.arr[k].end < p.r-arrivalKeep {
-					k++
-				}
-				p.arr = append(p.arr[:0], p.arr[k:]...)
+			for p.a0 < len(p.arr) && p.arr[p.a0].end < p.r-arrivalKeep {
+				p.a0++
+			}
+			// Moved down only once half is stale, not a few hundred arrivals
+			// moved on every read.
+			if p.a0 >= 256 && 2*p.a0 >= len(p.arr) {
+				p.arr = append(p.arr[:0], p.arr[p.a0:]...)
+				p.a0 = 0
 			}
 			p.arr = append(p.arr, arrival{end: p.w, t: now})
 		}
 		if err != nil {
 			p.err = err
 		}
+		w := p.w
 		p.mu.Unlock()
 		if n > 0 || err != nil {
-			signal(p.ready)
+			p.wake(w, now, err != nil)
 		}
 		if err != nil {
 			return
@@ -159,6 +188,20 @@ func (p *pump) run() {
 		default:
 		}
 	}
+}
+
+// wake tells the reader that bytes (filled up to w, the last read at now)
+// or an error arrived — at once unless they may be held back.
+func (p *pump) wake(w int64, now hostclock.Time, failed bool) {
+	if !failed && p.hold != nil && p.hold() && w-p.sigW < int64(min(holdBytes, len(p.buf)/4)) &&
+		(p.heldFrom == 0 || now.Sub(p.heldFrom) < holdFor) {
+		if p.heldFrom == 0 {
+			p.heldFrom = max(now, 1)
+		}
+		return
+	}
+	p.sigW, p.heldFrom = w, 0
+	signal(p.ready)
 }
 
 // Read copies buffered bytes to b. With none, it waits up to idle and then

@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/idlewatt/idlewatt/hostclock"
 )
 
 type zeros struct{}
@@ -15,7 +18,7 @@ func (zeros) Read([]byte) (int, error) { return 0, nil }
 // A stopped pump must end its reader even when the port never fails a
 // Read (the close came too late): record once hung here at exit.
 func TestPumpStopEndsReader(t *testing.T) {
-	p := newPump(zeros{}, 1024, 5*time.Millisecond)
+	p := newPump(zeros{}, 1024, 5*time.Millisecond, nil)
 	p.stop()
 	b := make([]byte, 16)
 	for range 1000 {
@@ -36,7 +39,7 @@ func TestPumpDeliversEverythingThenError(t *testing.T) {
 	for i := range data {
 		data[i] = byte(i * 7)
 	}
-	p := newPump(bytes.NewReader(data), 333, 5*time.Millisecond)
+	p := newPump(bytes.NewReader(data), 333, 5*time.Millisecond, nil)
 	var got []byte
 	b := make([]byte, 100)
 	for {
@@ -58,7 +61,7 @@ func TestPumpDeliversEverythingThenError(t *testing.T) {
 // however late the reader consumes it.
 func TestPumpArrivedBy(t *testing.T) {
 	pr, pw := io.Pipe()
-	p := newPump(pr, 1024, 5*time.Millisecond)
+	p := newPump(pr, 1024, 5*time.Millisecond, nil)
 	defer p.stop()
 	defer pw.Close()
 	pw.Write([]byte("aaaa")) //nolint:errcheck // pipe
@@ -71,5 +74,132 @@ func TestPumpArrivedBy(t *testing.T) {
 	}
 	if p.ArrivedBy(3) != t1 || p.ArrivedBy(5) != t2 || p.ArrivedBy(9) != 0 {
 		t.Errorf("byte 2 at %d, byte 4 at %d, byte 8 at %d", p.ArrivedBy(3), p.ArrivedBy(5), p.ArrivedBy(9))
+	}
+}
+
+// While hold allows it, bytes that arrive while the reader waits are not
+// handed over one read at a time: a lone read waits for the reader's idle
+// timeout (and is then delivered, not lost or reported idle), a steady
+// trickle wakes the reader once holdFor of it arrived, and with hold false
+// every read wakes the reader at once.
+func TestPumpHold(t *testing.T) {
+	const idle = 500 * time.Millisecond
+	var hold atomic.Bool
+	hold.Store(true)
+	pr, pw := io.Pipe()
+	p := newPump(pr, 1<<20, idle, hold.Load)
+	defer p.stop()
+	defer pw.Close()
+	b := make([]byte, 4096)
+
+	go func() {
+		time.Sleep(20 * time.Millisecond)
+		pw.Write([]byte("lone")) //nolint:errcheck // pipe
+	}()
+	start := time.Now()
+	n, err := p.Read(b)
+	if err != nil || string(b[:n]) != "lone" {
+		t.Fatalf("held read: %q, %v; want \"lone\"", b[:n], err)
+	}
+	if el := time.Since(start); el < idle-50*time.Millisecond {
+		t.Errorf("a lone held read woke the reader after %v, want about the idle %v", el, idle)
+	}
+
+	stop := make(chan struct{})
+	sent := make(chan int, 1)
+	go func() {
+		total := 0
+		defer func() { sent <- total }()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(2 * time.Millisecond):
+			}
+			pw.Write([]byte("x")) //nolint:errcheck // pipe
+			total++
+		}
+	}()
+	start = time.Now()
+	n, err = p.Read(b)
+	el := time.Since(start)
+	close(stop)
+	total := <-sent
+	if err != nil || n == 0 {
+		t.Fatalf("trickle read: %d bytes, %v", n, err)
+	}
+	if el >= idle {
+		t.Errorf("a trickle of bytes woke the reader only at the idle timeout (%v)", el)
+	}
+	got := n
+	for got < total {
+		n, err := p.Read(b)
+		if err != nil || n == 0 {
+			t.Fatalf("draining the trickle: %d of %d bytes, then %d, %v", got, total, n, err)
+		}
+		got += n
+	}
+
+	hold.Store(false)
+	go func() {
+		time.Sleep(20 * time.Millisecond)
+		pw.Write([]byte("now")) //nolint:errcheck // pipe
+	}()
+	start = time.Now()
+	n, err = p.Read(b)
+	if err != nil || string(b[:n]) != "now" {
+		t.Fatalf("read with hold off: %q, %v", b[:n], err)
+	}
+	if el := time.Since(start); el >= idle {
+		t.Errorf("with hold off the reader woke after %v (the idle timeout)", el)
+	}
+}
+
+// chunks returns n bytes a read, total bytes in all, then EOF.
+type chunks struct{ n, left int }
+
+func (c *chunks) Read(b []byte) (int, error) {
+	if c.left == 0 {
+		return 0, io.EOF
+	}
+	k := min(c.n, c.left, len(b))
+	c.left -= k
+	return k, nil
+}
+
+// Far more arrivals than arrivalKeep covers: the stale ones are dropped
+// (the kept ones cover about arrivalKeep of stream and the ring), and every byte still
+// kept is timed by its own read — no later than the next byte's.
+func TestPumpArrivalsBounded(t *testing.T) {
+	const chunk, total = 1000, 4 << 20
+	p := newPump(&chunks{n: chunk, left: total}, 64<<10, 5*time.Millisecond, nil)
+	b := make([]byte, 64<<10)
+	got := 0
+	for {
+		n, err := p.Read(b)
+		got += n
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got != total {
+		t.Fatalf("read %d bytes, want %d", got, total)
+	}
+	p.mu.Lock()
+	kept := len(p.arr) - p.a0
+	p.mu.Unlock()
+	if want := (arrivalKeep+2*64<<10)/chunk + 3; kept > want || cap(p.arr) > 4*want+512 {
+		t.Errorf("%d arrivals kept (capacity %d), want ≤ %d", kept, cap(p.arr), want)
+	}
+	prev := hostclock.Time(0)
+	for end := int64(total - arrivalKeep/2); end <= total; end += chunk / 2 {
+		at := p.ArrivedBy(end)
+		if at == 0 || at < prev {
+			t.Fatalf("byte %d arrived at %d, the one before at %d", end-1, at, prev)
+		}
+		prev = at
 	}
 }
