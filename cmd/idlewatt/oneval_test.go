@@ -24,9 +24,11 @@ type shown struct {
 	dv, du   int
 	dash, pm bool
 	text     string
+	ci       *[2]float64 // "x [lo, hi]": the peak's interval
 }
 
-// parseShown reads "0.4000", "0.4000 ± 0.0012", "0.400000 ± <0.000001" or "—".
+// parseShown reads "0.4000", "0.4000 ± 0.0012", "0.400000 ± <0.000001",
+// "2.5840 [2.5707, 2.5890]" or "—".
 func parseShown(t *testing.T, s string) shown {
 	t.Helper()
 	s = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(s), "W"))
@@ -47,6 +49,16 @@ func parseShown(t *testing.T, s string) shown {
 			d = len(x) - i - 1
 		}
 		return f, d
+	}
+	if x, iv, ok := strings.Cut(s, "["); ok {
+		lo, hi, ok2 := strings.Cut(strings.TrimSuffix(strings.TrimSpace(iv), "]"), ",")
+		if !ok2 {
+			t.Fatalf("value %q: interval without a comma", s)
+		}
+		l, _ := num(lo)
+		h, _ := num(hi)
+		out.ci = &[2]float64{l, h}
+		s = strings.TrimSpace(x)
 	}
 	v, u, ok := strings.Cut(s, "±")
 	out.v, out.dv = num(v)
@@ -217,10 +229,11 @@ func TestOneValuePerQuantity(t *testing.T) {
 		checkPM(t, w+" active idle", parseShown(t, row[col(t, head, "Active idle (W)")]), d.ActiveIdleW, d.ActiveIdleU95W)
 		checkPM(t, w+" average", parseShown(t, row[col(t, head, "Average (W)")]), d.AverageW, d.AverageU95W)
 		checkPM(t, w+" energy", parseShown(t, row[col(t, head, "Energy (J)")]), d.EnergyJ, d.EnergyU95J)
-		checkPM(t, w+" peak", parseShown(t, row[col(t, head, "Peak (W)")]), d.PeakW, nil)
-		for name, v := range map[string]float64{"p50 (W)": d.P50W, "p95 (W)": d.P95W, "p99 (W)": d.P99W, "Peak sample (W)": d.PeakW, "1 s (W)": d.PeakWindows.W1s} {
+		checkPeak(t, w+" peak", parseShown(t, row[col(t, head, "Peak (W)")]), d.PeakW, d.PeakCI95W)
+		for name, v := range map[string]float64{"p50 (W)": d.P50W, "p95 (W)": d.P95W, "p99 (W)": d.P99W, "1 s (W)": d.PeakWindows.W1s} {
 			checkPM(t, w+" "+name, parseShown(t, prow[i][col(t, pct, name)]), v, nil)
 		}
+		checkPeak(t, w+" Peak sample", parseShown(t, prow[i][col(t, pct, "Peak sample (W)")]), d.PeakW, d.PeakCI95W)
 	}
 	ph, phRows := mdTable(t, md, "## Phases: noisy")
 	for i, p := range noisy.Phases {
@@ -298,7 +311,7 @@ func TestOneValuePerQuantity(t *testing.T) {
 		}
 		checkPM(t, "headline "+d.Name+" active idle", parseShown(t, fields[0]), d.ActiveIdleW, d.ActiveIdleU95W)
 		checkPM(t, "headline "+d.Name+" average", parseShown(t, fields[1]), d.AverageW, d.AverageU95W)
-		checkPM(t, "headline "+d.Name+" peak", parseShown(t, fields[2]), d.PeakW, nil)
+		checkPeak(t, "headline "+d.Name+" peak", parseShown(t, fields[2]), d.PeakW, d.PeakCI95W)
 		checkPM(t, "headline "+d.Name+" energy", parseShown(t, fields[3]), d.EnergyJ, d.EnergyU95J)
 	}
 
@@ -374,6 +387,11 @@ func splitHeadline(s string) []string {
 	f := strings.Fields(s)
 	var out []string
 	for i := 0; i < len(f); i++ {
+		if i+2 < len(f) && strings.HasPrefix(f[i+1], "[") && strings.HasSuffix(f[i+2], "]") {
+			out = append(out, f[i]+" "+f[i+1]+" "+f[i+2])
+			i += 2
+			continue
+		}
 		if i+2 < len(f) && f[i+1] == "±" {
 			out = append(out, f[i]+" ± "+f[i+2])
 			i += 2
@@ -382,4 +400,18 @@ func splitHeadline(s string) []string {
 		out = append(out, f[i])
 	}
 	return out
+}
+
+// checkPeak checks a printed peak and its interval "[lo, hi]" against
+// report.json's peak_w and peak_ci95_w, each rounded to the decimals shown.
+func checkPeak(t *testing.T, where string, sh shown, v float64, ci *[2]float64) {
+	t.Helper()
+	checkPM(t, where, sh, v, nil)
+	switch {
+	case math.IsNaN(v):
+	case (ci != nil) != (sh.ci != nil):
+		t.Errorf("%s: shows %q, report.json peak_ci95_w %v", where, sh.text, ci)
+	case ci != nil && (!same(shown{v: sh.ci[0]}, ci[0], sh.dv) || !same(shown{v: sh.ci[1]}, ci[1], sh.dv)):
+		t.Errorf("%s: shows %q, report.json peak_ci95_w %v", where, sh.text, *ci)
+	}
 }
