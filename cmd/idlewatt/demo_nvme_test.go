@@ -138,7 +138,11 @@ func TestDemoNVMe(t *testing.T) {
 			t.Errorf("phase %s: no average_u95_w", ph.Name)
 			continue
 		}
-		tol := *ph.AverageU95W + edge
+		// Twice the 95 % interval (≈ 3.9 σ): a test of agreement, not of
+		// coverage — at 1 × U95 each phase misses 5 % of runs by design (three
+		// phases: one run in seven failed; seen in CI at 1.03 × U95). Coverage
+		// is what the accuracy campaign measures.
+		tol := 2**ph.AverageU95W + edge
 		t.Logf("NVMe phase %-22s report %.5f mW ± %.5f (U95) vs truth %.5f mW (edges ±%v move it %.5f mW): error %+.5f mW",
 			ph.Name, ph.AverageW*1e3, *ph.AverageU95W*1e3, want*1e3, clockUnc, edge*1e3, (ph.AverageW-want)*1e3)
 		if math.Abs(ph.AverageW-want) > tol {
