@@ -75,8 +75,10 @@ drives:
 		}
 		t.Logf("%-22s measured %.5f mW ± %.5f (U95), truth %.5f mW (edges ±%v: %.5f mW), error %+.5f mW, saving %.3f mW",
 			label, ip.MeanW*1e3, *ip.U95W*1e3, want*1e3, clockUnc, edge*1e3, (ip.MeanW-want)*1e3, ip.SavingW*1e3)
-		if math.Abs(ip.MeanW-want) > *ip.U95W+edge {
-			t.Errorf("%s: measured %.5f mW, truth %.5f mW: off by more than %.5f mW", label, ip.MeanW*1e3, want*1e3, (*ip.U95W+edge)*1e3)
+		// 2 × U95 (≈ 3.9 σ): agreement, not coverage — three settings at
+		// 1 × U95 would fail one run in seven by design.
+		if math.Abs(ip.MeanW-want) > 2**ip.U95W+edge {
+			t.Errorf("%s: measured %.5f mW, truth %.5f mW: off by more than %.5f mW", label, ip.MeanW*1e3, want*1e3, (2**ip.U95W+edge)*1e3)
 		}
 		if math.Abs(ip.SavingW-(first-ip.MeanW)) > 1e-12 {
 			t.Errorf("%s: saving %v W, want %v", label, ip.SavingW, first-ip.MeanW)
