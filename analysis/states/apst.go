@@ -217,29 +217,7 @@ func (v APSTVerdict) Pass() bool { return v.Outcome == Pass }
 // the reason of a failure.
 func SummariseAPST(cycles []APSTCycle, cr APSTCriteria, support, hostPlan string) APSTVerdict {
 	v := APSTVerdict{Outcome: Pass, Support: support, HostPlan: hostPlan, Criteria: cr, Cycles: cycles}
-	pool := func(get func(c APSTCycle) (Num, Num)) (Num, Num) {
-		var xs, us []float64
-		for _, c := range cycles {
-			if x, u := get(c); x.Ok() {
-				xs, us = append(xs, float64(x)), append(us, float64(u))
-			}
-		}
-		if len(xs) == 0 {
-			return None, None
-		}
-		m := mean(xs)
-		var prop, ss float64
-		for i, x := range xs {
-			prop += (us[i] / 1.96) * (us[i] / 1.96)
-			ss += (x - m) * (x - m)
-		}
-		n := float64(len(xs))
-		u := math.Sqrt(prop) / n
-		if len(xs) > 1 {
-			u = math.Max(u, math.Sqrt(ss/(n-1))/math.Sqrt(n))
-		}
-		return Num(m), Num(1.96 * u)
-	}
+	pool := func(get func(c APSTCycle) (Num, Num)) (Num, Num) { return poolCycles(cycles, get) }
 	v.FloorW, v.FloorU95W = pool(func(c APSTCycle) (Num, Num) { return c.FloorW, c.FloorU95W })
 	v.EntryMs, v.EntryU95Ms = pool(func(c APSTCycle) (Num, Num) { return c.EntryMs, c.EntryU95Ms })
 	v.ExitMs, v.ExitU95Ms = pool(func(c APSTCycle) (Num, Num) { return c.ExitMs, c.ExitU95Ms })

@@ -487,31 +487,7 @@ func (v Verdict) Pass() bool { return v.Outcome == Pass }
 // it.
 func Summarise(cycles []Cycle, cr Criteria, support, hostCause string) Verdict {
 	v := Verdict{Cycles: cycles, Criteria: cr, Support: support, HostCause: hostCause, Outcome: Pass}
-	pool := func(get func(c Cycle) (Num, Num)) (Num, Num) {
-		var xs, us []float64
-		for _, c := range cycles {
-			x, u := get(c)
-			if x.Ok() {
-				xs = append(xs, float64(x))
-				us = append(us, float64(u))
-			}
-		}
-		if len(xs) == 0 {
-			return None, None
-		}
-		m := mean(xs)
-		var prop, ss float64
-		for i, x := range xs {
-			prop += (us[i] / 1.96) * (us[i] / 1.96)
-			ss += (x - m) * (x - m)
-		}
-		n := float64(len(xs))
-		u := math.Sqrt(prop) / n
-		if len(xs) > 1 {
-			u = math.Max(u, math.Sqrt(ss/(n-1))/math.Sqrt(n))
-		}
-		return Num(m), Num(1.96 * u)
-	}
+	pool := func(get func(c Cycle) (Num, Num)) (Num, Num) { return poolCycles(cycles, get) }
 	v.PreCycleW, _ = pool(func(c Cycle) (Num, Num) { return c.PreCycleW, 0 })
 	v.FloorW, v.FloorU95W = pool(func(c Cycle) (Num, Num) { return c.FloorW, c.FloorU95W })
 	v.EntryMs, v.EntryU95Ms = pool(func(c Cycle) (Num, Num) { return c.EntryMs, c.EntryU95Ms })
@@ -617,4 +593,32 @@ func PM(x, u Num, scale float64) string {
 func withGrid(u95 float64) float64 {
 	const z = 1.959963984540054
 	return z * math.Sqrt(u95*u95/(z*z)+1.0/12)
+}
+
+// poolCycles is a verdict's value of one quantity from its cycles: the
+// mean of the cycles that have it, with a 95 % interval that is the larger
+// of the cycles' own uncertainties propagated (√Σu²/n) and the spread
+// between cycles (s/√n); None when no cycle has it.
+func poolCycles[C any](cycles []C, get func(C) (Num, Num)) (Num, Num) {
+	var xs, us []float64
+	for _, c := range cycles {
+		if x, u := get(c); x.Ok() {
+			xs, us = append(xs, float64(x)), append(us, float64(u))
+		}
+	}
+	if len(xs) == 0 {
+		return None, None
+	}
+	m := mean(xs)
+	var prop, ss float64
+	for i, x := range xs {
+		prop += (us[i] / 1.96) * (us[i] / 1.96)
+		ss += (x - m) * (x - m)
+	}
+	n := float64(len(xs))
+	u := math.Sqrt(prop) / n
+	if len(xs) > 1 {
+		u = math.Max(u, math.Sqrt(ss/(n-1))/math.Sqrt(n))
+	}
+	return Num(m), Num(1.96 * u)
 }
