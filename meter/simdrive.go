@@ -43,6 +43,20 @@ func (ConstantDrive) SetDevSlp(time.Duration, bool) {}
 // SetPower implements SimDrive; a constant drive ignores power switching.
 func (ConstantDrive) SetPower(time.Duration, bool) {}
 
+// LateEvents is a SimDrive the host also tells of events directly, not
+// through the emulator's link: a simulated NVMe drive learns of each I/O
+// from the workload's threads. Such a report arrives a little after its
+// time (a thread preempted between the stamp and the call), and a drive
+// that already rendered past that time can only apply it late. A live
+// emulator therefore renders such drives RenderLag behind its clock, so
+// that a report up to that late still lands at its own time; the drive
+// must take events ahead of what it rendered. STOP renders up to its
+// arrival first, so the lag loses no sample.
+type LateEvents interface {
+	SimDrive
+	RenderLag() time.Duration
+}
+
 // SimDrive3V3 is a SimDrive that also loads a 3.3 V rail: an NVMe drive on
 // an M.2 interposer behind a hub port with a 3.3 V rail. An emulator with
 // such a rail renders it with Render3V3 after Render for the same samples;

@@ -432,7 +432,7 @@ func (e *Emulator) tickLoop() {
 		now := hostclock.Now()
 		e.mu.Lock()
 		e.setLink(now)
-		e.g.render(e.EmuTime(now))
+		e.g.render(e.EmuTime(now) - e.g.lag)
 		e.kick()
 		e.mu.Unlock()
 	}

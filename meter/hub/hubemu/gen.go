@@ -60,6 +60,10 @@ type gen struct {
 	useq  byte   // unsolicited frame counter
 	power [8]bool
 
+	// lag: how far behind the clock the live emulator renders (the largest
+	// meter.LateEvents RenderLag of its drives; 0 for most).
+	lag time.Duration
+
 	streaming bool
 	rate      int
 	mask      uint16
@@ -104,6 +108,11 @@ func newGen(o Options) (*gen, error) {
 		rails = allRails[:]
 	}
 	g.nr = len(rails)
+	for _, d := range o.Drives {
+		if l, ok := d.(meter.LateEvents); ok {
+			g.lag = max(g.lag, l.RenderLag())
+		}
+	}
 	for _, r := range rails {
 		g.id.Rails = append(g.id.Rails, hub.RailDesc{Rail: r.rail, MaxMilliVolt: r.maxMV, CurrentLSBnA: r.lsbNA})
 		if o.Protocol >= 2 {
@@ -577,7 +586,9 @@ func (g *gen) handle(f *hub.Frame, now time.Duration) {
 		g.nak(f.Seq, f.Type, hub.ReasonBadLength)
 		return
 	}
-	g.render(now) // samples before the command see the state before it
+	// Samples before the command see the state before it (a drive that
+	// renders with a lag keeps the states between).
+	g.render(now - g.lag)
 	switch f.Type {
 	case hub.TypeIdentify:
 		g.put(g.frame(hub.TypeIdentity, f.Seq, g.id.Append))
@@ -616,6 +627,7 @@ func (g *gen) handle(f *hub.Frame, now time.Duration) {
 	case hub.TypePing:
 		g.ack(f.Seq, hub.Ack{Cmd: hub.TypePing, Echo: p})
 	case hub.TypeStop:
+		g.render(now) // every sample taken before the STOP, the lagged ones too
 		g.streaming = false
 		g.ack(f.Seq, hub.Ack{Cmd: hub.TypeStop})
 	case hub.TypeStart:
