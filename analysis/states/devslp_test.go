@@ -432,3 +432,33 @@ func TestFloorNotPastReleaseWhenGCFollowsWake(t *testing.T) {
 		}
 	}
 }
+
+// A GC burst covering all but the first 20 ms of the 300 ms before the
+// pin, on a drive that ignores DEVSLP (its power stays at the 50 mW
+// resting level): the pre-cycle level is the resting power from the
+// settle period, and the cycle FAILs as ignoring the pin — not a "floor"
+// at the resting level below the burst (accuracy campaign, seed 1, drive
+// 73). The same burst before a working drive's pin leaves its floor.
+func TestPreCycleLevelUnderLongBurst(t *testing.T) {
+	burst := func(s []Sample, tm Timing) {
+		for i := range s {
+			if s[i].T >= tm.Assert-hostclock.Time(280*time.Millisecond) && s[i].T < tm.Assert {
+				s[i].W = 0.12
+			}
+		}
+	}
+	tm, s := synthCycle(11, 0.05, 0.007, 0.00025, 0, 0) // floor = resting: broken
+	burst(s, tm)
+	c := Judge(tm, s, JudgeOptions{Criteria: DefaultCriteria()})
+	if c.Outcome != Fail || !strings.Contains(strings.Join(c.Reasons, ";"), "ignores DEVSLP") || c.FloorW.Ok() ||
+		math.Abs(float64(c.PreCycleW)-0.05) > 0.002 {
+		t.Errorf("broken drive after a long burst: %s %v, pre-cycle %.4f W, floor %v; want FAIL ignoring DEVSLP at 0.050 W, no floor",
+			c.Outcome, c.Reasons, float64(c.PreCycleW), c.FloorW)
+	}
+	tm, s = synthCycle(12, 0.0012, 0.007, 0.00025, 0, 0)
+	burst(s, tm)
+	c = Judge(tm, s, JudgeOptions{Criteria: DefaultCriteria()})
+	if c.Outcome != Pass || math.Abs(float64(c.FloorW)-0.0012) > 0.0003 || math.Abs(float64(c.PreCycleW)-0.05) > 0.002 {
+		t.Errorf("working drive after a long burst: %s %v, pre-cycle %.4f W, floor %v", c.Outcome, c.Reasons, float64(c.PreCycleW), c.FloorW)
+	}
+}

@@ -235,7 +235,7 @@ func runHub(ctx context.Context, o Options, j hubJob) []DriveResult {
 	if err != nil {
 		runErr = fmt.Sprintf("run: %v", err)
 	}
-	rc, err := readRunClock(res.Capture, int64(res.EmuEpoch))
+	rc, err := readRunClock(res.Capture, int64(res.EmuEpoch), res.EmuSample0)
 	if err != nil {
 		return fail(fmt.Errorf("truth reference: %w", err))
 	}

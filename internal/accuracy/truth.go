@@ -40,7 +40,7 @@ type Truth struct {
 	// averages it with its neighbours, by how much depends on where the
 	// sample grid falls: the truth is not known to better than that).
 	PeakW   *float64 `json:"peak_w"`
-	ClockMs float64  `json:"clock_ms"` // uncertainty of the emulator-time reference (half the best mark round trip + one sample)
+	ClockMs float64  `json:"clock_ms"` // uncertainty of the emulator-time reference: 0 when the emulator gave sample 0's time, else half the best mark round trip + one sample
 	Dropped uint64   `json:"dropped"`  // sample indices missing inside the window
 }
 
@@ -72,10 +72,12 @@ func (ps *portSpan) add(a, b uint64) {
 
 // readRunClock reads the capture of a hub run. emuEpoch is the host time
 // (ns) at which the emulator's clock read 0 (measure.json
-// emu_epoch_host_ns). The stream's sample index 0 is at an emulator time
-// the hub does not report; the mark with the shortest round trip places
-// it to within half that round trip.
-func readRunClock(path string, emuEpoch int64) (*runClock, error) {
+// emu_epoch_host_ns). sample0, when not 0, is the emulator time of the
+// stream's sample index 0 (measure.json emu_sample0_ns, which the rig
+// asks the emulator for): the samples are then on the truth's clock
+// exactly (clock_ms 0). Otherwise (older runs) the mark with the shortest
+// round trip places index 0 to within half that round trip plus a sample.
+func readRunClock(path string, emuEpoch int64, sample0 time.Duration) (*runClock, error) {
 	r, err := capture.Open(path)
 	if err != nil {
 		return nil, err
@@ -139,12 +141,24 @@ func readRunClock(path string, emuEpoch int64) (*runClock, error) {
 			}
 		}
 	}
-	if bestRTT == math.MaxInt64 {
+	if bestRTT == math.MaxInt64 && sample0 <= 0 {
 		return nil, fmt.Errorf("%s: no mark echo to place the samples on the emulator clock", path)
 	}
-	// The hub stamps a mark with the index of the next sample due.
-	rc.e0 = time.Duration(bestMid-emuEpoch) - rc.at(bestIdx)
-	rc.uncMs = float64(bestRTT)/2e6 + 1e3/rc.rate
+	if bestRTT < math.MaxInt64 {
+		// The hub echoes a mark with the index of the sample nearest its
+		// arrival, which lies within the round trip.
+		rc.e0 = time.Duration(bestMid-emuEpoch) - rc.at(bestIdx)
+		rc.uncMs = float64(bestRTT)/2e6 + 1e3/rc.rate
+	}
+	if sample0 > 0 {
+		// The exact clock, and a check of the mark's: the estimate must lie
+		// within its own bound of it, or marks are stamped wrong.
+		if bestRTT < math.MaxInt64 && math.Abs(float64(rc.e0-sample0))/1e6 > rc.uncMs {
+			return nil, fmt.Errorf("%s: the best mark echo places sample 0 at %v, the emulator at %v: %v apart, beyond the mark's ±%.3f ms",
+				path, rc.e0, sample0, rc.e0-sample0, rc.uncMs)
+		}
+		rc.e0, rc.uncMs = sample0, 0
+	}
 	return rc, nil
 }
 

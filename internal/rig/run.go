@@ -51,6 +51,10 @@ type Result struct {
 	// for comparing host timings with drive-model truth (emulator only;
 	// exact when no drift or offset is configured).
 	EmuEpoch hostclock.Time `json:"emu_epoch_host_ns,omitempty"`
+	// EmuSample0 is the emulator time of the stream's sample index 0
+	// (emulator only; absent when the stream was started more than once):
+	// it puts every sample on the truth's clock exactly.
+	EmuSample0 time.Duration `json:"emu_sample0_ns,omitempty"`
 	// ClockUncertaintyMs bounds how well meter time maps to host time in
 	// the DevSlp judgement: half the median mark round trip plus the fit's
 	// largest residual. Exit latencies (host read vs meter pin) carry it.
@@ -115,6 +119,9 @@ func Run(ctx context.Context, cfg Config, out string, plan Plan) (*Result, error
 		phase(func() error { return r.DevSlp(ctx) })
 	}
 	stopProgress()
+	if t0, ok := r.setup.sampleZero(); ok {
+		res.EmuSample0 = t0
+	}
 	closeErr := r.Close()
 	res.Notes = r.Notes()
 	if closeErr != nil {

@@ -43,6 +43,9 @@ type setup interface {
 	watch(ctx context.Context, r *Rig)
 	// clock maps a host time to the emulator's (nil: no emulator).
 	clock() func(hostclock.Time) time.Duration
+	// sampleZero is the emulator time of the stream's sample index 0, if
+	// the emulator streamed exactly once (false: no emulator, or none).
+	sampleZero() (time.Duration, bool)
 	// close releases what open and openTargets made; errors lose data.
 	close(r *Rig) []error
 }
@@ -94,6 +97,8 @@ func (*realSetup) openTargets(r *Rig) error {
 func (*realSetup) policySet(*Rig) error                      { return nil }
 func (*realSetup) watch(context.Context, *Rig)               {}
 func (*realSetup) clock() func(hostclock.Time) time.Duration { return nil }
+
+func (*realSetup) sampleZero() (time.Duration, bool) { return 0, false }
 
 func (*realSetup) close(r *Rig) []error {
 	for _, d := range r.drives {
@@ -278,6 +283,14 @@ func (e *emuSetup) clock() func(hostclock.Time) time.Duration {
 		return nil
 	}
 	return e.emu.EmuTime
+}
+
+func (e *emuSetup) sampleZero() (time.Duration, bool) {
+	if e.emu == nil {
+		return 0, false
+	}
+	t0, starts := e.emu.StreamStart()
+	return t0, starts == 1
 }
 
 func (e *emuSetup) close(r *Rig) []error {

@@ -352,6 +352,17 @@ func (e *Emulator) SampleTime(idx uint64) (t time.Duration, ok bool) {
 	return e.g.sampleTime(idx), true
 }
 
+// StreamStart is the emulator time of sample index 0 of the stream
+// running or last run, and how many streams were started afresh (a START
+// that resumes one does not count): with exactly one, every sample index
+// the host recorded is on that clock, exactly — a truth comparison needs
+// no mark echo to place it. starts 0: never streamed.
+func (e *Emulator) StreamStart() (t0 time.Duration, starts int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.g.e0, e.g.starts
+}
+
 // Close stops the emulator and closes the pty.
 func (e *Emulator) Close() error {
 	var err error

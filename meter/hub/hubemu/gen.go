@@ -71,6 +71,7 @@ type gen struct {
 	ports     []int
 	next      uint64
 	e0        time.Duration
+	starts    int // streams started afresh
 
 	// Protocol v2 state: the link's version and maximum frame (LINK), the
 	// stream's format, and the ring of its last ringN sample sets of
@@ -272,6 +273,7 @@ func (g *gen) index(now time.Duration) uint64 {
 func (g *gen) start(rate int, portMask, format uint8, now time.Duration) {
 	g.streaming, g.rate, g.next, g.e0, g.mask, g.ports, g.portMask = true, rate, 0, now, 0, g.ports[:0], portMask
 	g.lostCount = 0
+	g.starts++
 	for p := 1; p <= g.o.Ports; p++ {
 		if portMask&(1<<(p-1)) != 0 {
 			g.ports = append(g.ports, p)
