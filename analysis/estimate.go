@@ -212,7 +212,7 @@ func estimateLevelAbove(bs []blk, L, minN int, resU func(sigma float64) float64,
 		sigma = diffSigma(full)
 		var ok bool
 		if centre, ok = idleMode(s, floor, ceil, math.Max(3*sigma, math.Max(idleModeRelFrac*math.Abs(floor), 3*uRes))); !ok {
-			e.Note = "no 10 ms of quiet time at the active-idle level (quiet time is in a lower link state or background work)"
+			e.Note = "no 10 ms of quiet time at the active-idle level (quiet time is in a lower link state or background work; measure's active_idle phase measures it under max_performance)"
 			for _, b := range bs {
 				if b.sum/float64(b.n) < floor {
 					e.LowN += b.n

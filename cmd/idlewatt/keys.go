@@ -45,7 +45,7 @@ var configKeys = map[string]keyKind{
 	// The measurement set-up (rig.Config; measure, demo, idle, devslp verify).
 	"meter.kind": kString, "meter.port": kString, "meter.rate_hz": kFloat,
 	"emulator.seed": kInt, "emulator.drift_ppm": kFloat, "emulator.offset": kSDuration, "emulator.corrupt_rate": kFloat,
-	"drives": kList, "policy": kString, "sysfs_root": kString, "idle": kDuration,
+	"drives": kList, "policy": kString, "sysfs_root": kString, "idle": kDuration, "active_idle": kDuration,
 	"workload.trace": kString, "workload.app": kString, "workload.scale": kFloat, "workload.timing": kString,
 	"workload.speed": kFloat, "workload.qd": kInt, "workload.seed": kInt, "workload.engine": kString,
 	"devslp.cycles": kInt, "devslp.policy": kString, "devslp.settle": kDuration, "devslp.hold": kDuration,

@@ -20,9 +20,12 @@ import (
 // Schema is the value of Campaign.Schema (accuracy.json).
 const Schema = "idlewatt.accuracy/v1"
 
-// Phases are the lengths of one hub's run: idle, a short PCMark-7-like
-// workload, idle again, then DevSlp cycles under med_power_with_dipm.
+// Phases are the lengths of one hub's run: idle under max_performance
+// (when the hub's policy is another: the active-idle level), idle, a
+// short PCMark-7-like workload, idle again, then DevSlp cycles under
+// med_power_with_dipm.
 type Phases struct {
+	ActiveIdle    time.Duration `json:"active_idle_ns"`
 	Idle          time.Duration `json:"idle_ns"`
 	WorkloadScale float64       `json:"workload_scale"` // pcmark7 "defender" bursts multiplier
 	CompressIdle  time.Duration `json:"compress_idle_ns"`
@@ -36,13 +39,13 @@ type Phases struct {
 // The DevSlp holds add up to 8 s per drive, enough for the floor of a
 // drive with 3 mA σ of noise to be known to ≈ 0.05 mW (1 σ).
 func DefaultPhases() Phases {
-	return Phases{Idle: 2 * time.Second, WorkloadScale: 0.05, CompressIdle: 300 * time.Millisecond,
+	return Phases{ActiveIdle: time.Second, Idle: 2 * time.Second, WorkloadScale: 0.05, CompressIdle: 300 * time.Millisecond,
 		Cycles: 4, Settle: 800 * time.Millisecond, Hold: 2 * time.Second, Return: 500 * time.Millisecond}
 }
 
 // ShortPhases is a quicker run for CI (≈ 12 s per hub).
 func ShortPhases() Phases {
-	return Phases{Idle: time.Second, WorkloadScale: 0.02, CompressIdle: 200 * time.Millisecond,
+	return Phases{ActiveIdle: 500 * time.Millisecond, Idle: time.Second, WorkloadScale: 0.02, CompressIdle: 200 * time.Millisecond,
 		Cycles: 2, Settle: 700 * time.Millisecond, Hold: 800 * time.Millisecond, Return: 400 * time.Millisecond}
 }
 
@@ -193,7 +196,7 @@ func rigConfig(j hubJob, ph Phases) rig.Config {
 		Policy:   c0.Policy,
 		Workload: rig.WorkloadConfig{Trace: "pcmark7", App: "defender", Scale: ph.WorkloadScale,
 			Timing: "compress-idle=" + ph.CompressIdle.String(), QD: 1, Seed: c0.WorkloadSeed},
-		Idle: ph.Idle,
+		Idle: ph.Idle, ActiveIdle: ph.ActiveIdle,
 		// The limit sits 50 % above the space's highest floor (10 mW), so it
 		// never decides a working drive's verdict: what is judged is whether
 		// the drive is seen to enter, hold and leave DevSlp.

@@ -31,7 +31,13 @@ type Config struct {
 	SysfsRoot string         `mapstructure:"sysfs_root"` // default /sys (emulator: its simulated tree)
 	Workload  WorkloadConfig `mapstructure:"workload"`
 	Idle      time.Duration  `mapstructure:"idle"` // idle phase before and after the workload
-	DevSlp    DevSlpConfig   `mapstructure:"devslp"`
+	// ActiveIdle, with a Policy other than max_performance, is an idle
+	// phase under max_performance first (phase idle:max_performance):
+	// a drive that leaves active idle within ms of each I/O under a
+	// power-saving policy shows no active-idle level in its idle phases,
+	// and the report's active_idle_w would be null. 0: none.
+	ActiveIdle time.Duration `mapstructure:"active_idle"`
+	DevSlp     DevSlpConfig  `mapstructure:"devslp"`
 	// KeepScratch keeps the emulator's scratch drive images (drive-pN.img
 	// in the output directory); by default they are removed when the run
 	// ends.
@@ -221,6 +227,9 @@ func (c *Config) Validate() error {
 	}
 	if err := c.Workload.validate(); err != nil {
 		return err
+	}
+	if c.ActiveIdle < 0 {
+		return fmt.Errorf("active_idle: %v is negative", c.ActiveIdle)
 	}
 	if c.Idle < 0 {
 		return fmt.Errorf("idle: %v is negative", c.Idle)

@@ -29,6 +29,23 @@ func (r *Rig) Idle(ctx context.Context, name string, d time.Duration) error {
 	return r.wait(ctx, d)
 }
 
+// ActiveIdlePhase idles d under max_performance (phase
+// idle:max_performance) and then puts the run's policy back, when the run
+// has a policy that lets the drive leave active idle (cfg.ActiveIdle).
+func (r *Rig) ActiveIdlePhase(ctx context.Context, d time.Duration) error {
+	p := r.cfg.Policy
+	if d <= 0 || p == "" || p == string(alpm.MaxPerformance) {
+		return nil
+	}
+	if err := r.SetPolicy(ctx, string(alpm.MaxPerformance)); err != nil {
+		return err
+	}
+	if err := r.Idle(ctx, IdlePhase(string(alpm.MaxPerformance)), d); err != nil {
+		return err
+	}
+	return r.SetPolicy(ctx, p)
+}
+
 // wait sleeps d, returning early on cancellation or a recording failure.
 func (r *Rig) wait(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)

@@ -315,3 +315,44 @@ func TestDevSlpHardDriveAgainstTruth(t *testing.T) {
 	}
 	t.Logf("entry interval (+ clock uncertainty %.2f ms) held the truth in %d of %d cycles", res.ClockUncertaintyMs, entryHeld, len(errs))
 }
+
+// Under min_power a drive drops to Slumber as soon as it is idle, so its
+// idle phase holds no active-idle level; active_idle runs an idle phase
+// under max_performance first, where the report finds the level, and
+// puts the run's policy back (the idle phase after it rests at Slumber).
+func TestActiveIdlePhaseUnderPowerSavingPolicy(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end run on the emulator")
+	}
+	out := t.TempDir()
+	cfg := Config{
+		Meter:      MeterConfig{Kind: "emulator", Rate: 10000},
+		Drives:     []DriveConfig{{Name: "256", Port: 1, Profile: "jmf667h-256-a19", SizeBytes: 64 << 20}},
+		Policy:     "min_power",
+		Workload:   WorkloadConfig{Trace: "none"},
+		Idle:       time.Second,
+		ActiveIdle: time.Second,
+	}
+	res, err := Run(context.Background(), cfg, out, Plan{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := drivesim.Lookup("jmf667h-256-a19", nil)
+	d := res.Report.Drives[0]
+	var phases []string
+	quiet := map[string]float64{}
+	for _, ph := range d.Phases {
+		phases = append(phases, ph.Name)
+		quiet[ph.Name] = ph.Quiet.W
+	}
+	if !strings.Contains(strings.Join(phases, ","), "idle:max_performance,idle") {
+		t.Fatalf("phases %v: no idle:max_performance before idle", phases)
+	}
+	want := float64(p.ActiveIdleW)
+	if d.ActiveIdleU95W == nil || math.Abs(d.ActiveIdleW-want) > max(0.01*want, *d.ActiveIdleU95W) {
+		t.Errorf("active idle %v ± %v W, profile %v W", d.ActiveIdleW, d.ActiveIdleU95W, want)
+	}
+	if q := quiet["idle"]; !(math.Abs(q-float64(p.SlumberW)) < 0.1*float64(p.SlumberW)) {
+		t.Errorf("idle phase after it rests at %v W, want min_power's Slumber %v W (the policy was not put back)", q, float64(p.SlumberW))
+	}
+}

@@ -101,6 +101,7 @@ func Run(ctx context.Context, cfg Config, out string, plan Plan) (*Result, error
 			runErr = f()
 		}
 	}
+	phase(func() error { return r.ActiveIdlePhase(ctx, r.cfg.ActiveIdle) })
 	phase(func() error { return r.Idle(ctx, "idle", r.cfg.Idle) })
 	if plan.Workload {
 		phase(func() error {
