@@ -19,7 +19,9 @@ import (
 // Options configure a Hub. The zero value is ready to use.
 type Options struct {
 	// Timeout bounds the wait for a command's answer and, at open, for the
-	// hub to identify itself. Default 2s.
+	// hub to identify itself. Default 2s. While the hub's frames keep
+	// arriving (a host reading a backlog: the answer is queued behind it)
+	// a command waits on, up to 5 × Timeout.
 	Timeout time.Duration
 	// StallTimeout: streaming with no bytes for this long is reported as
 	// meter.EventDisconnect (and the next bytes as EventReconnect). Default 1s.
@@ -628,24 +630,44 @@ func (h *Hub) command(ctx context.Context, t Type, payload []byte) (reply, error
 	}
 	timer := time.NewTimer(h.opts.Timeout)
 	defer timer.Stop()
-	select {
-	case r := <-c.ch:
-		if r.typ == TypeNak {
-			var n Nak
-			if err := n.DecodeFromBytes(r.payload); err != nil {
-				return r, fmt.Errorf("hub %s: %w", h.name, err)
+	for {
+		select {
+		case r := <-c.ch:
+			if r.typ == TypeNak {
+				var n Nak
+				if err := n.DecodeFromBytes(r.payload); err != nil {
+					return r, fmt.Errorf("hub %s: %w", h.name, err)
+				}
+				return r, &RejectError{Hub: h.name, Cmd: t, Reason: n.Reason}
 			}
-			return r, &RejectError{Hub: h.name, Cmd: t, Reason: n.Reason}
+			return r, nil
+		case <-ctx.Done():
+			return reply{}, fmt.Errorf("hub %s: %s (seq %d): %w", h.name, t, seq, ctx.Err())
+		case <-cn.done:
+			return reply{}, fmt.Errorf("hub %s: %s: %w", h.name, t, cn.err)
+		case <-timer.C:
+			// The answer comes after every frame the hub queued before it: a
+			// host that fell behind (a loaded machine) is still reading that
+			// backlog. Wait on while frames keep arriving, up to
+			// answerPatience × Timeout in all.
+			waited := time.Duration(hostclock.Since(c.sent))
+			silent := time.Duration(hostclock.Since(hostclock.Time(h.lastRead.Load())))
+			if silent < h.opts.Timeout && waited < answerPatience*h.opts.Timeout {
+				timer.Reset(max(time.Millisecond, min(h.opts.Timeout-silent, answerPatience*h.opts.Timeout-waited)))
+				continue
+			}
+			if waited > h.opts.Timeout*3/2 {
+				return reply{}, fmt.Errorf("hub %s: no answer to %s (seq %d) within %v, frames arriving for %v of it: %w",
+					h.name, t, seq, waited.Round(time.Millisecond), (waited - silent).Round(time.Millisecond), context.DeadlineExceeded)
+			}
+			return reply{}, fmt.Errorf("hub %s: no answer to %s (seq %d) within %v: %w", h.name, t, seq, h.opts.Timeout, context.DeadlineExceeded)
 		}
-		return r, nil
-	case <-ctx.Done():
-		return reply{}, fmt.Errorf("hub %s: %s (seq %d): %w", h.name, t, seq, ctx.Err())
-	case <-timer.C:
-		return reply{}, fmt.Errorf("hub %s: no answer to %s (seq %d) within %v: %w", h.name, t, seq, h.opts.Timeout, context.DeadlineExceeded)
-	case <-cn.done:
-		return reply{}, fmt.Errorf("hub %s: %s: %w", h.name, t, cn.err)
 	}
 }
+
+// answerPatience bounds a command's wait, in Timeouts, while the hub's
+// frames keep arriving.
+const answerPatience = 5
 
 // SetGiveUp changes Options.GiveUp (0: the default, negative: fail at the
 // first disconnect). Call it before Stream.
