@@ -395,3 +395,19 @@ func TestDriveTruthActiveFromHostSpans(t *testing.T) {
 		t.Errorf("idle %.3f ms, want 998", i)
 	}
 }
+
+// An error beyond the goal is "unresolved" only when the report's own
+// interval is wider than the goal and holds the truth; it still breaks.
+func TestSummariseUnresolved(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	b := func(v bool) *bool { return &v }
+	cs := []Check{
+		{Metric: "entry_ms", Truth: f(0), Measured: f(6.8), Lo: f(-16), Hi: f(29.8), Err: f(6.8), Tol: 1, Status: StatusBreak, Held: b(true)},
+		{Metric: "entry_ms", Truth: f(0), Measured: f(3), Lo: f(2.5), Hi: f(3.5), Err: f(3), Tol: 1, Status: StatusBreak, Held: b(false)},
+		{Metric: "entry_ms", Truth: f(0), Measured: f(0.1), Lo: f(0), Hi: f(0.2), Err: f(0.1), Tol: 1, Status: StatusOK, Held: b(true)},
+	}
+	s := summarise("entry_ms", cs)
+	if s.Breaks != 2 || s.Unresolved != 1 || s.Met {
+		t.Errorf("breaks %d, unresolved %d, met %v; want 2, 1, false", s.Breaks, s.Unresolved, s.Met)
+	}
+}

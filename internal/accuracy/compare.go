@@ -207,6 +207,11 @@ type MetricSummary struct {
 	Missing   int      `json:"missing"`
 	Spurious  int      `json:"spurious"`
 	Breaks    int      `json:"breaking"` // errors beyond the goal, missing and spurious values
+	// Unresolved counts the errors beyond the goal whose stated 95 %
+	// interval is wider than the goal and holds the truth: the report said
+	// its data could not resolve the quantity to the goal, and was right.
+	// They still break the goal.
+	Unresolved int `json:"off_goal_unresolved"`
 	AbsMedian *float64 `json:"abs_error_median"`
 	AbsP95    *float64 `json:"abs_error_p95"`
 	AbsMax    *float64 `json:"abs_error_max"`
@@ -235,6 +240,9 @@ func summarise(metric string, cs []Check) MetricSummary {
 			s.N++
 			if c.Status == StatusBreak {
 				s.Breaks++
+				if c.Held != nil && *c.Held && c.Lo != nil && c.Hi != nil && (*c.Hi-*c.Lo)/2 > c.Tol {
+					s.Unresolved++
+				}
 			}
 			abs = append(abs, math.Abs(*c.Err))
 			if c.RelErr != nil {

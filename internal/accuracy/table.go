@@ -231,10 +231,15 @@ func (c *Campaign) Markdown(w io.Writer) {
 	fmt.Fprintf(w, "| metric | goal | N | missing | spurious | \\|error\\| median | p95 | max | rel. median | rel. p95 | rel. max | off goal | 95 %% interval holds | met |\n")
 	fmt.Fprintf(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, s := range c.Metrics {
-		fmt.Fprintf(w, "| %s | %s | %d | %d | %d | %s | %s | %s | %s | %s | %s | %d | %s | %s |\n",
+		off := fmt.Sprint(s.Breaks)
+		if s.Unresolved > 0 {
+			off = fmt.Sprintf("%d (%d unresolved)", s.Breaks, s.Unresolved)
+		}
+		fmt.Fprintf(w, "| %s | %s | %d | %d | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
 			s.Metric, s.Goal, s.N, s.Missing, s.Spurious, fmtAbs(s.AbsMedian, s.Unit), fmtAbs(s.AbsP95, s.Unit), fmtAbs(s.AbsMax, s.Unit),
-			fmtRel(s.RelMedian), fmtRel(s.RelP95), fmtRel(s.RelMax), s.Breaks, fmtCov(s), yes(s.Met))
+			fmtRel(s.RelMedian), fmtRel(s.RelP95), fmtRel(s.RelMax), off, fmtCov(s), yes(s.Met))
 	}
+	fmt.Fprintf(w, "\n\"Unresolved\": off goal, but the report's own 95 %% interval is wider than the goal and holds the truth — the data could not resolve the quantity that finely, and the report said so.\n")
 	v := c.Verdicts
 	fmt.Fprintf(w, "\nDevSlp verdicts (%d drives): %d right, **%d false PASS, %d false FAIL**, %d inconclusive, %d other wrong, %d without a verdict — goal (0 false PASS, 0 false FAIL) met: %s.\n\n",
 		v.N, v.Right, v.FalsePass, v.FalseFail, v.Inconclusive, v.Wrong, v.Missing, yes(v.Met))
