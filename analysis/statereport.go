@@ -279,6 +279,15 @@ func drivePins(p *pass1, c *Clock, port int) []detect.Pin {
 // fill completes a report from the classifier's spans; c is the capture's
 // clock, cn what the classifier measured of the noise.
 func (s *StateReport) fill(sum *detect.Summary, spans []detect.Span, ios []detect.IO, pins []detect.Pin, c *Clock, cn classNoise) {
+	// The running median places background edges early and late when the
+	// noise reaches over the threshold into background; the spans and
+	// their summary are corrected once, here, for every output.
+	if r := detect.RefineBurstEdges(spans, s.Levels, cn.sigma, cn.smooth, cn.period); len(r) > 0 {
+		spans, sum = r, &detect.Summary{}
+		for _, sp := range r {
+			sum.Add(sp)
+		}
+	}
 	s.MeasuredS = sum.Total().Seconds()
 	t0 := c.HostF(0)
 	s.intervals = make([]StateInterval, len(spans))

@@ -200,28 +200,28 @@ func verdictOutcome(truth, measured string) string {
 
 // MetricSummary is one row of the table.
 type MetricSummary struct {
-	Metric    string   `json:"metric"`
-	Unit      string   `json:"unit"`
-	Goal      string   `json:"goal"`
-	N         int      `json:"n"` // drives compared (both values present)
-	Missing   int      `json:"missing"`
-	Spurious  int      `json:"spurious"`
-	Breaks    int      `json:"breaking"` // errors beyond the goal, missing and spurious values
+	Metric   string `json:"metric"`
+	Unit     string `json:"unit"`
+	Goal     string `json:"goal"`
+	N        int    `json:"n"` // drives compared (both values present)
+	Missing  int    `json:"missing"`
+	Spurious int    `json:"spurious"`
+	Breaks   int    `json:"breaking"` // errors beyond the goal, missing and spurious values
 	// Unresolved counts the errors beyond the goal whose stated 95 %
 	// interval is wider than the goal and holds the truth: the report said
 	// its data could not resolve the quantity to the goal, and was right.
 	// They still break the goal.
-	Unresolved int `json:"off_goal_unresolved"`
-	AbsMedian *float64 `json:"abs_error_median"`
-	AbsP95    *float64 `json:"abs_error_p95"`
-	AbsMax    *float64 `json:"abs_error_max"`
-	RelMedian *float64 `json:"rel_error_median,omitempty"`
-	RelP95    *float64 `json:"rel_error_p95,omitempty"`
-	RelMax    *float64 `json:"rel_error_max,omitempty"`
-	Intervals int      `json:"intervals"` // compared drives with a stated interval
-	Held      int      `json:"held"`
-	Coverage  *float64 `json:"coverage"` // held ÷ intervals; null = n/a
-	Met       bool     `json:"met"`
+	Unresolved int      `json:"off_goal_unresolved"`
+	AbsMedian  *float64 `json:"abs_error_median"`
+	AbsP95     *float64 `json:"abs_error_p95"`
+	AbsMax     *float64 `json:"abs_error_max"`
+	RelMedian  *float64 `json:"rel_error_median,omitempty"`
+	RelP95     *float64 `json:"rel_error_p95,omitempty"`
+	RelMax     *float64 `json:"rel_error_max,omitempty"`
+	Intervals  int      `json:"intervals"` // compared drives with a stated interval
+	Held       int      `json:"held"`
+	Coverage   *float64 `json:"coverage"` // held ÷ intervals; null = n/a
+	Met        bool     `json:"met"`
 }
 
 func summarise(metric string, cs []Check) MetricSummary {

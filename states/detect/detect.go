@@ -271,8 +271,16 @@ type Classifier struct {
 	rc    []State
 	count [numStates]int
 
-	// sorted holds the ring's samples in order (the steady-state median).
-	sorted []float64
+	// sorted holds the ring's samples in order (the steady-state median);
+	// idleSorted those taken with no I/O outstanding, busyN how many were.
+	// A sample without I/O is classified from the median of the samples
+	// without I/O in its window: the I/O's own power is not the level the
+	// drive rests at (after a 130 ms read ending at the idle level, the
+	// window's first half kept a Slumber drive in the idle band for up to
+	// half the window).
+	sorted     []float64
+	idleSorted []float64
+	busyN      int
 
 	// Adaptive: samples held until the noise is known.
 	adaptive bool
@@ -299,6 +307,10 @@ type Classifier struct {
 	candSum float64
 	candMin float64
 	candMax float64
+	// transit holds the candidates that gave way to another before their
+	// dwell, since the current span's last sample: the bands a median
+	// passes on its way between two levels (commit splits them).
+	transit []part
 	started bool
 	last    hostclock.Time
 }
@@ -341,7 +353,7 @@ func New(opt Options, onSpan func(Span)) (*Classifier, error) {
 // setWindow sizes the smoothing ring for n samples (odd).
 func (c *Classifier) setWindow(n int) {
 	c.rt, c.rw, c.rb, c.rc = make([]hostclock.Time, n), make([]float64, n), make([]bool, n), make([]State, n)
-	c.scratch, c.sorted = make([]float64, n), make([]float64, 0, n)
+	c.scratch, c.sorted, c.idleSorted, c.busyN = make([]float64, n), make([]float64, 0, n), make([]float64, 0, n), 0
 	c.smooth = time.Duration(n) * c.period
 }
 
@@ -448,14 +460,20 @@ func (c *Classifier) push(t hostclock.Time, w float64, busy bool) {
 	if c.ringN == n {
 		c.count[c.rc[c.ringPos]]--
 		old := sortKey(c.rw[c.ringPos])
-		i := sort.SearchFloat64s(c.sorted, old)
-		c.sorted = append(c.sorted[:i], c.sorted[i+1:]...)
+		c.sorted = removeSorted(c.sorted, old)
+		if c.rb[c.ringPos] {
+			c.busyN--
+		} else {
+			c.idleSorted = removeSorted(c.idleSorted, old)
+		}
 	}
 	k := sortKey(w)
-	i := sort.SearchFloat64s(c.sorted, k)
-	c.sorted = append(c.sorted, 0)
-	copy(c.sorted[i+1:], c.sorted[i:])
-	c.sorted[i] = k
+	c.sorted = insertSorted(c.sorted, k)
+	if busy {
+		c.busyN++
+	} else {
+		c.idleSorted = insertSorted(c.idleSorted, k)
+	}
 	c.rc[c.ringPos] = rs
 	c.count[rs]++
 	c.rt[c.ringPos], c.rw[c.ringPos], c.rb[c.ringPos] = t, w, busy
@@ -474,12 +492,32 @@ func (c *Classifier) push(t hostclock.Time, w float64, busy bool) {
 		}
 	}
 	mid := (c.ringPos + n/2) % n // the centre of the (full) window
-	if c.count[rs] > n/2 {
+	if c.busyN > 0 && !c.rb[mid] && len(c.idleSorted) > 0 {
+		c.classify(c.rt[mid], c.rw[mid], c.rb[mid], c.th.classify(c.idleSorted[len(c.idleSorted)/2]))
+	} else if c.count[rs] > n/2 {
 		c.classify(c.rt[mid], c.rw[mid], c.rb[mid], rs)
 	} else {
 		c.classify(c.rt[mid], c.rw[mid], c.rb[mid], c.th.classify(c.sorted[n/2]))
 	}
 	c.last = t
+}
+
+// insertSorted inserts k into the ascending xs.
+func insertSorted(xs []float64, k float64) []float64 {
+	i := sort.SearchFloat64s(xs, k)
+	xs = append(xs, 0)
+	copy(xs[i+1:], xs[i:])
+	xs[i] = k
+	return xs
+}
+
+// removeSorted removes one k from the ascending xs.
+func removeSorted(xs []float64, k float64) []float64 {
+	i := sort.SearchFloat64s(xs, k)
+	if i < len(xs) && xs[i] == k {
+		xs = append(xs[:i], xs[i+1:]...)
+	}
+	return xs
 }
 
 // median of the m most recent samples, the oldest at ring index from.
@@ -519,7 +557,7 @@ func (c *Classifier) flushRing() {
 	}
 	c.last = c.rt[(c.ringPos-1+n)%n]
 	c.ringN, c.ringPos, c.count = 0, 0, [numStates]int{}
-	c.sorted = c.sorted[:0]
+	c.sorted, c.idleSorted, c.busyN = c.sorted[:0], c.idleSorted[:0], 0
 }
 
 // classify accounts the sample at t (power w) given its smoothed class.
@@ -535,6 +573,7 @@ func (c *Classifier) classify(t hostclock.Time, w float64, busy bool, smoothed S
 	}
 	if s == c.cur.State {
 		// Back in the current state: pending candidate samples belong to it.
+		c.absorbTransit(len(c.transit))
 		if c.candN > 0 {
 			c.absorbCandidate()
 		}
@@ -550,7 +589,8 @@ func (c *Classifier) classify(t hostclock.Time, w float64, busy bool, smoothed S
 			// the DevSlp or Slumber interval they interrupted.
 			c.cand = s
 		case c.candN > 0:
-			c.absorbCandidate()
+			c.transit = append(c.transit, part{s: c.cand, at: c.candAt, n: c.candN, sum: c.candSum, min: c.candMin, max: c.candMax})
+			c.candN = 0
 			c.cand, c.candAt, c.candN, c.candSum, c.candMin, c.candMax = s, t, 0, 0, w, w
 		default:
 			c.cand, c.candAt, c.candN, c.candSum, c.candMin, c.candMax = s, t, 0, 0, w, w
@@ -594,11 +634,84 @@ func (c *Classifier) absorbCandidate() {
 }
 
 func (c *Classifier) commit() {
-	c.cur.End = c.candAt
+	k := c.splitTransit()
+	c.absorbTransit(k)
+	start, n, sum, lo, hi := c.candAt, c.candN, c.candSum, c.candMin, c.candMax
+	for i, p := range c.transit {
+		if i == 0 {
+			start = p.at
+		}
+		n, sum, lo, hi = n+p.n, sum+p.sum, math.Min(lo, p.min), math.Max(hi, p.max)
+	}
+	c.transit = c.transit[:0]
+	c.cur.End = start
 	c.emit()
-	c.cur = Span{State: c.cand, Start: c.candAt, Samples: c.candN, MinW: units.Watts(c.candMin), MaxW: units.Watts(c.candMax)}
-	c.curSum = c.candSum
+	c.cur = Span{State: c.cand, Start: start, Samples: n, MinW: units.Watts(lo), MaxW: units.Watts(hi)}
+	c.curSum = sum
 	c.candN = 0
+}
+
+// part is a candidate that gave way before its dwell.
+type part struct {
+	s             State
+	at            hostclock.Time
+	n             int
+	sum, min, max float64
+}
+
+// absorbTransit gives the first k transit parts to the current span and
+// keeps the rest.
+func (c *Classifier) absorbTransit(k int) {
+	for _, p := range c.transit[:k] {
+		c.cur.Samples += p.n
+		c.curSum += p.sum
+		c.cur.MinW = units.Watts(math.Min(float64(c.cur.MinW), p.min))
+		c.cur.MaxW = units.Watts(math.Max(float64(c.cur.MaxW), p.max))
+	}
+	c.transit = append(c.transit[:0], c.transit[k:]...)
+}
+
+// splitTransit is how many of the transit parts belong to the span that
+// ends (the rest begin the candidate that now commits). A median passing
+// from level A to a far level C crosses the bands between them; the
+// change is where it crosses the midpoint of A and C, so a band whose
+// level is on A's side of it is A's, the rest C's. (Before, every band
+// passed stayed with A: right on the way up from a low state, where the
+// bands passed are all on A's side, but a 73 ms GC burst over Slumber at
+// 13 mW σ read 20 ms long, the median spending that long in the Partial
+// band on its way down.) Spans bounded by the host's I/O keep their
+// edges: every part stays with A, as before.
+func (c *Classifier) splitTransit() int {
+	if len(c.transit) == 0 || c.cur.State == Active || c.cand == Active {
+		return len(c.transit)
+	}
+	la, oka := c.levelOf(c.cur.State, c.curSum, c.cur.Samples)
+	lc, okc := c.levelOf(c.cand, c.candSum, c.candN)
+	if !oka || !okc || la == lc {
+		return len(c.transit)
+	}
+	m := (la + lc) / 2
+	for i, p := range c.transit {
+		if lp, ok := c.levelOf(p.s, p.sum, p.n); ok && (lp-m)*(la-m) <= 0 {
+			return i
+		}
+	}
+	return len(c.transit)
+}
+
+// levelOf is the power a state stands for: its level, or for background
+// (no level known in advance) the mean of its samples; Off is 0.
+func (c *Classifier) levelOf(s State, sum float64, n int) (float64, bool) {
+	switch s {
+	case Background:
+		if n == 0 {
+			return 0, false
+		}
+		return sum / float64(n), true
+	case Off:
+		return 0, true
+	}
+	return c.levels.levelOf(s)
 }
 
 func (c *Classifier) emit() {
@@ -620,6 +733,7 @@ func (c *Classifier) Gap() {
 	if !c.started {
 		return
 	}
+	c.absorbTransit(len(c.transit))
 	if c.candN > 0 {
 		c.absorbCandidate()
 	}
