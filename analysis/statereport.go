@@ -282,7 +282,7 @@ func (s *StateReport) fill(sum *detect.Summary, spans []detect.Span, ios []detec
 	// The running median places background edges early and late when the
 	// noise reaches over the threshold into background; the spans and
 	// their summary are corrected once, here, for every output.
-	if r := detect.RefineBurstEdges(spans, s.Levels, cn.sigma, cn.smooth, cn.period); len(r) > 0 {
+	if r := detect.RefineBurstEdges(spans, s.Levels, cn.sigma, cn.burst, cn.period); len(r) > 0 {
 		spans, sum = r, &detect.Summary{}
 		for _, sp := range r {
 			sum.Add(sp)
@@ -495,12 +495,12 @@ func (sd *stateDetector) finishStates(open Opener, p *pass1, c *Clock, drives []
 // propagates: its window, the sample period, the per-sample noise and the
 // levels' bands.
 type classNoise struct {
-	smooth, period time.Duration
-	sigma          float64
+	smooth, burst, period time.Duration // the window, background's window, the sample period
+	sigma                 float64
 }
 
 func classifierNoise(c *detect.Classifier, period time.Duration) classNoise {
-	return classNoise{smooth: c.Smooth(), period: period, sigma: c.NoiseSigma()}
+	return classNoise{smooth: c.Smooth(), burst: c.BurstSmooth(), period: period, sigma: c.NoiseSigma()}
 }
 
 // uncertainty fills PowerU95W and ResidencyU95 from the spans.

@@ -282,6 +282,19 @@ type Classifier struct {
 	idleSorted []float64
 	busyN      int
 
+	// Background is decided over a shorter window centred on the same
+	// sample, sized like the long one but for the gap from the idle level
+	// to the threshold into background: the long window is sized for the
+	// closest pair of levels (Slumber and DevSlp a few mW apart) and
+	// smoothed a 46 ms GC burst into 81 ms of Partial under its 90 ms.
+	// sAbove and sNB count the window's samples without I/O above the
+	// threshold and in all; shortH is its half-width (0: the long window
+	// decides, as without Adaptive); bgDwellN the dwell of background.
+	shortH      int
+	sAbove, sNB int
+	sInit       bool
+	bgDwellN    int
+
 	// Adaptive: samples held until the noise is known.
 	adaptive bool
 	decided  bool
@@ -355,6 +368,7 @@ func (c *Classifier) setWindow(n int) {
 	c.rt, c.rw, c.rb, c.rc = make([]hostclock.Time, n), make([]float64, n), make([]bool, n), make([]State, n)
 	c.scratch, c.sorted, c.idleSorted, c.busyN = make([]float64, n), make([]float64, 0, n), make([]float64, 0, n), 0
 	c.smooth = time.Duration(n) * c.period
+	c.sInit = false
 }
 
 // Resolved reports whether the adaptive window reached its margin: false
@@ -422,6 +436,16 @@ func (c *Classifier) decide() {
 	// before (where the window's centre still is). A real state shorter
 	// than half the window the median smooths away anyway.
 	c.dwellN = max(c.dwellN, n/2)
+	c.shortH, c.bgDwellN = 0, 0
+	if sigma := c.NoiseSigma(); sigma > 0 && len(c.th.state) > 0 && !math.IsInf(c.th.activeAbove, 0) {
+		if d, ok := c.levels.levelOf(c.th.state[0]); ok && c.th.activeAbove > d {
+			ns := int(math.Max(float64(c.minN), math.Ceil(math.Pow(adaptZ*1.2533*sigma/(c.th.activeAbove-d), 2)))) | 1
+			if ns < n-2 {
+				c.shortH = min(ns/2, n/2-1)
+				c.bgDwellN = max(int(2*time.Millisecond/c.period), c.shortH)
+			}
+		}
+	}
 	p := c.pend
 	c.pend = nil
 	for _, s := range p {
@@ -492,14 +516,60 @@ func (c *Classifier) push(t hostclock.Time, w float64, busy bool) {
 		}
 	}
 	mid := (c.ringPos + n/2) % n // the centre of the (full) window
-	if c.busyN > 0 && !c.rb[mid] && len(c.idleSorted) > 0 {
-		c.classify(c.rt[mid], c.rw[mid], c.rb[mid], c.th.classify(c.idleSorted[len(c.idleSorted)/2]))
-	} else if c.count[rs] > n/2 {
-		c.classify(c.rt[mid], c.rw[mid], c.rb[mid], rs)
-	} else {
-		c.classify(c.rt[mid], c.rw[mid], c.rb[mid], c.th.classify(c.sorted[n/2]))
+	var st State
+	switch {
+	case c.busyN > 0 && !c.rb[mid] && len(c.idleSorted) > 0:
+		st = c.th.classify(c.idleSorted[len(c.idleSorted)/2])
+	case c.count[rs] > n/2:
+		st = rs
+	default:
+		st = c.th.classify(c.sorted[n/2])
 	}
+	if c.shortH > 0 {
+		c.slideShort(mid)
+		if !c.rb[mid] && c.sNB > 0 {
+			if 2*c.sAbove > c.sNB {
+				st = Background
+			} else if st == Background {
+				st = c.th.state[0] // the long window still holds the burst; the short one has left it
+			}
+		}
+	}
+	c.classify(c.rt[mid], c.rw[mid], c.rb[mid], st)
 	c.last = t
+}
+
+// slideShort moves the short window to be centred on ring index mid: the
+// first time after the ring filled by counting, then by the sample that
+// entered and the one that left.
+func (c *Classifier) slideShort(mid int) {
+	n, h, thr := len(c.rw), c.shortH, c.th.activeAbove
+	tally := func(i, d int) {
+		if !c.rb[i] {
+			c.sNB += d
+			if c.rw[i] > thr {
+				c.sAbove += d
+			}
+		}
+	}
+	if !c.sInit {
+		c.sInit, c.sAbove, c.sNB = true, 0, 0
+		for k := -h; k <= h; k++ {
+			tally((mid+k+n)%n, 1)
+		}
+		return
+	}
+	tally((mid+h)%n, 1)
+	tally((mid-1-h+2*n)%n, -1)
+}
+
+// BurstSmooth is the window background is decided over (Smooth when the
+// long window decides it).
+func (c *Classifier) BurstSmooth() time.Duration {
+	if c.shortH > 0 {
+		return time.Duration(2*c.shortH+1) * c.period
+	}
+	return c.smooth
 }
 
 // insertSorted inserts k into the ascending xs.
@@ -557,7 +627,7 @@ func (c *Classifier) flushRing() {
 	}
 	c.last = c.rt[(c.ringPos-1+n)%n]
 	c.ringN, c.ringPos, c.count = 0, 0, [numStates]int{}
-	c.sorted, c.idleSorted, c.busyN = c.sorted[:0], c.idleSorted[:0], 0
+	c.sorted, c.idleSorted, c.busyN, c.sInit = c.sorted[:0], c.idleSorted[:0], 0, false
 }
 
 // classify accounts the sample at t (power w) given its smoothed class.
@@ -604,7 +674,11 @@ func (c *Classifier) classify(t hostclock.Time, w float64, busy bool, smoothed S
 	// leaving active needs no dwell. (Before, a gap of less than the dwell
 	// between two requests was absorbed into active, 1.6–7 ms of
 	// residency per drive in the campaign.)
-	if c.candN >= c.dwellN || (busy && s == Active) || (c.cur.State == Active && !busy) {
+	need := c.dwellN
+	if c.cand == Background && c.bgDwellN > 0 {
+		need = c.bgDwellN
+	}
+	if c.candN >= need || (busy && s == Active) || (c.cur.State == Active && !busy) {
 		c.commit()
 	}
 }

@@ -14,7 +14,7 @@ import (
 // random width and height, Gaussian noise of sigma. It returns the
 // classifier's spans (edges refined as analysis does) and the true
 // background time.
-func burstTrace(t *testing.T, seed uint64, l Levels, rest, sigma float64) (spans []Span, truth time.Duration, c *Classifier) {
+func burstTrace(t *testing.T, seed uint64, l Levels, rest, sigma, minW, maxW float64) (spans []Span, truth time.Duration, c *Classifier) {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, 3))
 	const period = 100 * time.Microsecond
@@ -25,7 +25,7 @@ func burstTrace(t *testing.T, seed uint64, l Levels, rest, sigma float64) (spans
 	type burst struct{ a, b, w float64 }
 	var bs []burst
 	for at := 0.5; at < 11; at += 0.4 + rng.Float64() {
-		wd := 0.04 + 0.16*rng.Float64()
+		wd := minW + (maxW-minW)*rng.Float64()
 		bs = append(bs, burst{at, at + wd, float64(l.Idle) * (1.8 + 2.5*rng.Float64())})
 		truth += time.Duration(math.Round(wd*1e4)) * period
 		at += wd
@@ -43,7 +43,7 @@ func burstTrace(t *testing.T, seed uint64, l Levels, rest, sigma float64) (spans
 		c.Push(hostclock.Time(k*100000), units.Watts(w+sigma*rng.NormFloat64()), false)
 	}
 	c.Close()
-	return RefineBurstEdges(spans, l, c.NoiseSigma(), c.Smooth(), period), truth, c
+	return RefineBurstEdges(spans, l, c.NoiseSigma(), c.BurstSmooth(), period), truth, c
 }
 
 // GC bursts at the space's highest noise, over Slumber (the median passes
@@ -55,17 +55,21 @@ func burstTrace(t *testing.T, seed uint64, l Levels, rest, sigma float64) (spans
 // early and late).
 func TestBurstEdgesUnderNoise(t *testing.T) {
 	for _, tc := range []struct {
-		name  string
-		l     Levels
-		rest  func(Levels) float64
-		sigma float64
+		name       string
+		l          Levels
+		rest       func(Levels) float64
+		sigma      float64
+		minW, maxW float64 // burst widths, s
 	}{
-		{"over slumber, 13 mW σ", Levels{Idle: 0.0382, Partial: 0.0169, Slumber: 0.00244, DevSlp: 0.00067}, func(l Levels) float64 { return float64(l.Slumber) }, 0.0132},
-		{"over idle, 8 mW σ", Levels{Idle: 0.0264, Partial: 0.0233, Slumber: 0.0064, DevSlp: 0.00066}, func(l Levels) float64 { return float64(l.Idle) }, 0.0082},
-		{"over idle, 2 mW σ", Levels{Idle: 0.2, Partial: 0.15, Slumber: 0.05, DevSlp: 0.004}, func(l Levels) float64 { return float64(l.Idle) }, 0.002},
+		{"over slumber, 13 mW σ", Levels{Idle: 0.0382, Partial: 0.0169, Slumber: 0.00244, DevSlp: 0.00067}, func(l Levels) float64 { return float64(l.Slumber) }, 0.0132, 0.04, 0.2},
+		{"over idle, 8 mW σ", Levels{Idle: 0.0264, Partial: 0.0233, Slumber: 0.0064, DevSlp: 0.00066}, func(l Levels) float64 { return float64(l.Idle) }, 0.0082, 0.04, 0.2},
+		{"over idle, 2 mW σ", Levels{Idle: 0.2, Partial: 0.15, Slumber: 0.05, DevSlp: 0.004}, func(l Levels) float64 { return float64(l.Idle) }, 0.002, 0.04, 0.2},
+		// Slumber and DevSlp 3.2 mW apart: the window is 90 ms, and bursts
+		// of 25–60 ms are decided over the shorter background window.
+		{"25–60 ms bursts over slumber, 90 ms window", Levels{Idle: 0.02497, Partial: 0.01705, Slumber: 0.00355, DevSlp: 0.00036}, func(l Levels) float64 { return float64(l.Slumber) }, 0.0096, 0.025, 0.06},
 	} {
 		for seed := uint64(1); seed <= 3; seed++ {
-			spans, truth, _ := burstTrace(t, seed, tc.l, tc.rest(tc.l), tc.sigma)
+			spans, truth, c := burstTrace(t, seed, tc.l, tc.rest(tc.l), tc.sigma, tc.minW, tc.maxW)
 			var got time.Duration
 			var s Summary
 			for _, sp := range spans {
@@ -75,7 +79,7 @@ func TestBurstEdgesUnderNoise(t *testing.T) {
 				}
 			}
 			if e := float64(got-truth) / float64(truth); math.Abs(e) > 0.03 {
-				t.Errorf("%s, seed %d: background %v, truth %v (%+.1f %%)", tc.name, seed, got, truth, 100*e)
+				t.Errorf("%s, seed %d: background %v, truth %v (%+.1f %%; windows %v, %v)", tc.name, seed, got, truth, 100*e, c.Smooth(), c.BurstSmooth())
 			}
 		}
 	}
