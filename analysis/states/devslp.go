@@ -238,14 +238,14 @@ func JudgeCycle(tm Timing, samples []Sample, jo JudgeOptions) Cycle {
 	// a floor; accuracy campaign, seed 1, drive 73).
 	// (Only when clearly lower: the lower of two estimates of one level
 	// would be biased low.)
-	b0 := near(tm.Assert)
-	base, se, ok := restingLevel(w, idx(tm.Assert.Add(-300*time.Millisecond)), b0, period)
+	pin := near(tm.Assert) // the pin's sample
+	base, se, ok := restingLevel(w, idx(tm.Assert.Add(-300*time.Millisecond)), pin, period)
 	if !ok {
 		c.judge(Inconclusive, "no samples before the assertion")
 		return c
 	}
 	if tm.Start < tm.Assert.Add(-300*time.Millisecond) {
-		if l, lse, ok := restingLevel(w, idx(tm.Start), b0, period); ok && l < base-4*math.Hypot(se, lse) {
+		if l, lse, ok := restingLevel(w, idx(tm.Start), pin, period); ok && l < base-4*math.Hypot(se, lse) {
 			base = l
 		}
 	}
@@ -265,7 +265,7 @@ func JudgeCycle(tm Timing, samples []Sample, jo JudgeOptions) Cycle {
 	// The level before the change is the pre-cycle power, known from the
 	// 300 ms before the pin: fitting it from the 10 ms before the assertion
 	// alone let noise place a small step anywhere in the hold.
-	entry, ok := FitStepFrom(w[ia:id], base, near(tm.Assert)-ia, id-ia-4)
+	entry, ok := FitStepFrom(w[ia:id], base, pin-ia, id-ia-4)
 	if !ok {
 		c.judge(Inconclusive, "too few samples while DEVSLP was asserted")
 		return c
@@ -298,7 +298,6 @@ func JudgeCycle(tm Timing, samples []Sample, jo JudgeOptions) Cycle {
 	// enter before the pin, so not below 0.
 	c.EntryMs = Num(math.Max(0, ms(c.EntryAt.Sub(tm.Assert))-period/2e6))
 	c.EntryU95Ms = Num(withGrid(entry.U95) * period / 1e6)
-	pin := near(tm.Assert)
 	c.entry = &entryWindow{w: append([]float64(nil), w[ia:min(fitEnd, pin+int(float64(jointEntryMax)/period))]...),
 		pin: pin - ia, base: base, period: period}
 
