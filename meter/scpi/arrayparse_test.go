@@ -4,10 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/binary"
+	"io"
 	"math"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/idlewatt/idlewatt/meter"
 )
@@ -196,5 +198,40 @@ func TestParseArrayAllocs(t *testing.T) {
 		if n := testing.AllocsPerRun(20, func() { dst, _ = ParseArray(dst, reply) }); n != 0 || len(dst) != 4096 {
 			t.Errorf("%s: %v allocations, %d readings", name, n, len(dst))
 		}
+	}
+}
+
+// TestOwedNewlineArrivesLate: the block's terminator comes in a later read
+// than the block (a pty or USB link splits a 16 KB reply). The next reply
+// read must skip it, not return it as an empty reply (CI saw "empty array
+// reply: no readings" for a good array, and every reply after it was one
+// behind).
+func TestOwedNewlineArrivesLate(t *testing.T) {
+	pr, pw := io.Pipe()
+	in := &Instrument{br: bufio.NewReader(pr), rw: struct {
+		io.Reader
+		io.Writer
+	}{pr, io.Discard}}
+	go func() {
+		pw.Write(block(1, 2))
+		time.Sleep(30 * time.Millisecond)
+		pw.Write([]byte("\r"))
+		time.Sleep(10 * time.Millisecond)
+		pw.Write([]byte("\n"))
+		pw.Write(append(block(3), '\n'))
+		pw.Close()
+	}()
+	reply, owed, err := readArrayReply(in.br, nil, 64)
+	if err != nil || !owed {
+		t.Fatalf("first block: %q owed %v: %v", reply, owed, err)
+	}
+	in.owedNL = owed
+	in.skipNL()
+	reply, in.owedNL, err = readArrayReply(in.br, nil, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if xs, err := ParseArray(nil, reply); err != nil || len(xs) != 1 || xs[0] != 3 {
+		t.Fatalf("second reply %q: %v %v", reply, xs, err)
 	}
 }

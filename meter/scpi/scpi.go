@@ -108,6 +108,13 @@ func New(rw io.ReadWriter, opts Options) (*Instrument, error) {
 	}
 	in := &Instrument{rw: rw, br: bufio.NewReaderSize(rw, 4096), opts: opts, name: "(stream)"}
 	idn, err := in.Query("*IDN?")
+	// A session that ended (or was killed) while the instrument acquired an
+	// array leaves its reply on the line, possibly arriving after Open's
+	// drain: the first "reply" is then a block or binary bytes. Discard
+	// until the line is quiet and ask again.
+	for try := 0; err == nil && notText(idn) && try < 2 && in.discardQuiet(); try++ {
+		idn, err = in.Query("*IDN?")
+	}
 	if err != nil {
 		return nil, fmt.Errorf("scpi: *IDN?: %w: %v", meter.ErrNoDevice, err)
 	}
@@ -157,6 +164,45 @@ func New(rw io.ReadWriter, opts Options) (*Instrument, error) {
 	return in, nil
 }
 
+// notText says a reply is not an *IDN? reply but part of an array's: a
+// block header, control bytes, or readings only.
+func notText(r string) bool {
+	if strings.HasPrefix(r, "#") {
+		return true
+	}
+	for _, c := range []byte(r) {
+		if c < 0x20 && c != '\t' {
+			return true
+		}
+	}
+	_, err := ParseArray(nil, []byte(r))
+	return err == nil
+}
+
+// discardQuiet reads and drops everything until nothing has arrived for
+// opts.Timeout (at most 10 timeouts in all). It reports false when rw has
+// no read deadline, so it cannot tell quiet from a hang.
+func (in *Instrument) discardQuiet() bool {
+	d, ok := in.rw.(deadliner)
+	if !ok {
+		return false
+	}
+	defer d.SetReadDeadline(time.Time{})
+	buf := make([]byte, 4096)
+	for stop := time.Now().Add(10 * in.opts.Timeout); time.Now().Before(stop); {
+		_ = d.SetReadDeadline(time.Now().Add(in.opts.Timeout))
+		if n := in.br.Buffered(); n > 0 {
+			in.br.Discard(n)
+			continue
+		}
+		if _, err := in.br.Read(buf); err != nil {
+			break
+		}
+	}
+	in.owedNL = false
+	return true
+}
+
 // Family returns the family in use (after overrides).
 func (in *Instrument) Family() Family { return in.fam }
 
@@ -185,14 +231,25 @@ func (in *Instrument) Query(cmd string) (string, error) {
 	return strings.TrimRight(line, "\r\n"), nil
 }
 
-// skipNL reads the newline a binary block still owes, if it came.
+// skipNL reads the newline a binary block still owes. It is called after a
+// command has been sent, so something will arrive: it waits (within the
+// read deadline already set) for the first byte, consumes it if it is the
+// owed terminator, and leaves it otherwise (an instrument that sends none).
+// A terminator that arrives after the block, in a later read from the port,
+// is therefore never taken for an empty reply.
 func (in *Instrument) skipNL() {
-	for in.owedNL && in.br.Buffered() > 0 {
-		c, _ := in.br.ReadByte()
-		if c == '\n' {
+	for in.owedNL {
+		b, err := in.br.Peek(1)
+		if err != nil {
+			return // the read that follows reports it
+		}
+		switch b[0] {
+		case '\r':
+			in.br.ReadByte()
+		case '\n':
+			in.br.ReadByte()
 			in.owedNL = false
-		} else if c != '\r' {
-			in.br.UnreadByte()
+		default:
 			in.owedNL = false
 		}
 	}

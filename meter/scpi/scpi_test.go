@@ -168,3 +168,32 @@ func TestStaleReplyBeforeOpen(t *testing.T) {
 		t.Fatalf("family %q", in.Family().Name)
 	}
 }
+
+// TestStaleArrayAfterOpenDrain: a session that asked for an array and
+// closed before the instrument answered (killed mid-fetch) leaves a block
+// that arrives after Open's drain has found the line quiet. It is the
+// first thing read after *IDN?; Open must discard it and ask again, not
+// report an "unknown instrument" made of float32 bytes.
+func TestStaleArrayAfterOpenDrain(t *testing.T) {
+	emu := startEmu(t, scpiemu.Options{FetchDelay: 10 * time.Millisecond})
+	for _, form := range []string{"FORM REAL", "FORM ASC"} {
+		raw, err := serialport.Open(emu.Path(), 115200)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// 2048 points of 102.4 µs: the reply comes about 220 ms later.
+		if _, err := raw.Write([]byte(form + "\nSENS:SWE:TINT 0.0001024,(@1)\nSENS:SWE:POIN 2048,(@1)\nMEAS:ARR:CURR? (@1)\n")); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(20 * time.Millisecond)
+		raw.Close()
+		in, err := scpi.Open(emu.Path(), scpi.Options{Timeout: 300 * time.Millisecond})
+		if err != nil {
+			t.Fatalf("%s: open while a fetch's reply is on its way: %v", form, err)
+		}
+		if in.Family().Name != "n6705" {
+			t.Errorf("%s: family %q", form, in.Family().Name)
+		}
+		in.Close()
+	}
+}
