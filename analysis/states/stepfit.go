@@ -120,7 +120,7 @@ func robustSigma(w []float64) float64 {
 }
 
 // bootstrapRuns is the number of synthetic steps refitted per estimate.
-const bootstrapRuns = 200
+const bootstrapRuns = 1000
 
 // bootstrap refits the fitted step with fresh noise. The location error of
 // a well-resolved step depends only on the samples near it, so each run

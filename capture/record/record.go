@@ -27,6 +27,9 @@ type Observer interface {
 	Gap(g meter.Gap)
 	Stats(st meter.Stats)
 	State(e capture.StateEvent)
+	// Event is a meter event (a DEVSLP pin edge with its sample index, a
+	// disconnect, …) as the meter reported it.
+	Event(e meter.Event)
 }
 
 // Options are one recording.

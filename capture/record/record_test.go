@@ -26,6 +26,7 @@ func (c *count) Samples(b *meter.Block)   { c.samples += b.Len() }
 func (c *count) Gap(meter.Gap)            {}
 func (c *count) Stats(meter.Stats)        { c.stats++ }
 func (c *count) State(capture.StateEvent) {}
+func (c *count) Event(meter.Event)        {}
 
 // readBack counts the capture's samples and marks.
 func readBack(t *testing.T, path string) (samples, marks int, h capture.Header) {

@@ -125,6 +125,9 @@ func (s *sink) Event(e meter.Event) error {
 		}
 	}
 	s.mu.Unlock()
+	if s.obs != nil {
+		s.obs.Event(e)
+	}
 	return s.w.Event(e)
 }
 

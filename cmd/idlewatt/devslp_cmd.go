@@ -35,6 +35,13 @@ measure.json and a chart of one cycle (devslp-pN.png) into --out.`,
 				if rc.DevSlp.Cycles == 0 {
 					rc.DevSlp.Cycles = 10
 				}
+				if n, err := optInt(cmd, "max-cycles", "devslp.max_cycles"); err != nil {
+					return err
+				} else if n < 0 {
+					return usageErr("devslp verify: --max-cycles %d is negative", n)
+				} else if n > 0 {
+					rc.DevSlp.MaxCycles = n
+				}
 				rc.Idle = 0
 				if err := rc.Validate(); err != nil { // the DevSlp settings, now with the cycles
 					return usageErr("config: %w", err)
@@ -44,6 +51,7 @@ measure.json and a chart of one cycle (devslp-pN.png) into --out.`,
 		}
 		addMeasureFlags(v)
 		v.Flags().Int("cycles", 0, "DevSlp cycles (default: devslp.cycles, else 10)")
+		v.Flags().Int("max-cycles", 0, "run more cycles, up to this many, while the entry latency is not resolved to devslp.entry_u95 (default: devslp.max_cycles, else --cycles)")
 		c.AddCommand(v)
 		return c
 	})

@@ -118,6 +118,11 @@ type DevSlpConfig struct {
 	LimitMW    float64       `mapstructure:"limit_mw"`
 	MDAT       time.Duration `mapstructure:"mdat"` // default: the profile's, else 10 ms
 	DETO       time.Duration `mapstructure:"deto"` // default: the profile's, else 20 ms
+	// MaxCycles > Cycles: after Cycles, run more cycles (up to MaxCycles)
+	// while the live estimate of the entry latency's 95 % half-width is
+	// wider than EntryU95 (default 1 ms). 0 = Cycles, a fixed count.
+	MaxCycles int           `mapstructure:"max_cycles"`
+	EntryU95  time.Duration `mapstructure:"entry_u95"`
 }
 
 // Defaults fills unset fields.
@@ -340,11 +345,15 @@ func (c *Config) validateDevSlp() error {
 	if d.Cycles < 0 {
 		return fmt.Errorf("devslp.cycles: %d is negative", d.Cycles)
 	}
+	if d.MaxCycles != 0 && d.MaxCycles < d.Cycles {
+		return fmt.Errorf("devslp.max_cycles: %d is fewer than devslp.cycles (%d); 0 = as many as devslp.cycles", d.MaxCycles, d.Cycles)
+	}
 	for _, kv := range []struct {
 		key string
 		v   time.Duration
 	}{{"devslp.settle", d.Settle}, {"devslp.hold", d.Hold}, {"devslp.return", d.Return},
-		{"devslp.entry_bound", d.EntryBound}, {"devslp.mdat", d.MDAT}, {"devslp.deto", d.DETO}} {
+		{"devslp.entry_bound", d.EntryBound}, {"devslp.mdat", d.MDAT}, {"devslp.deto", d.DETO},
+		{"devslp.entry_u95", d.EntryU95}} {
 		if kv.v < 0 {
 			return fmt.Errorf("%s: %v is negative", kv.key, kv.v)
 		}
@@ -356,7 +365,8 @@ func (c *Config) validateDevSlp() error {
 		return nil
 	}
 	for i, dc := range c.Drives {
-		o := devslp.Options{Cycles: d.Cycles, Settle: d.Settle, Hold: d.Hold, Return: d.Return, EntryBound: d.EntryBound, MDAT: d.MDAT, DETO: d.DETO}
+		o := devslp.Options{Cycles: d.Cycles, Settle: d.Settle, Hold: d.Hold, Return: d.Return, EntryBound: d.EntryBound, MDAT: d.MDAT, DETO: d.DETO,
+			MaxCycles: d.MaxCycles, EntryU95: d.EntryU95}
 		if p, err := drivesim.Lookup(dc.Profile, c.Profiles); err == nil && dc.Profile != "" {
 			if o.MDAT == 0 && p.MdatMs > 0 {
 				o.MDAT = p.MDAT()

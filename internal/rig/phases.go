@@ -156,7 +156,7 @@ func (r *Rig) DevSlpOptions(d *Drive) devslp.Options {
 	c := r.cfg.DevSlp
 	o := devslp.Options{
 		Cycles: c.Cycles, Settle: c.Settle, Hold: c.Hold, Return: c.Return, EntryBound: c.EntryBound,
-		MDAT: c.MDAT, DETO: c.DETO,
+		MDAT: c.MDAT, DETO: c.DETO, MaxCycles: c.MaxCycles, EntryU95: c.EntryU95,
 	}
 	if c.LimitMW > 0 {
 		o.Limit = unitsMW(c.LimitMW)
@@ -220,8 +220,14 @@ func (r *Rig) DevSlp(ctx context.Context) error {
 	var errs []error
 	var wg sync.WaitGroup
 	for _, d := range run {
-		rg := &drivePin{r: r, d: d, pin: pin}
+		var rg devslp.Rig = &drivePin{r: r, d: d, pin: pin}
 		opt := r.DevSlpOptions(d)
+		if r.live != nil && opt.MaxCycles > max(opt.Cycles, 1) {
+			port := d.Config.Port
+			r.live.watch(port)
+			defer r.live.unwatch(port)
+			rg = &livePin{drivePin: rg.(*drivePin), l: r.live, opt: opt, jo: states.JudgeOptions{Criteria: criteriaOf(opt)}}
+		}
 		wg.Go(func() {
 			_, err := devslp.Run(ctx, rg, opt)
 			if err != nil {

@@ -50,6 +50,7 @@ type Rig struct {
 	setup   setup // emulated or real
 	meter   meter.Meter
 	rec     *record.Recorder
+	live    *liveDevSlp // nil unless devslp.max_cycles asks for more cycles
 	guard   *alpm.Guard
 	release func() []alpm.HostResult
 	drives  []*Drive
@@ -245,9 +246,14 @@ func (r *Rig) startRecording(ctx context.Context) error {
 		h.Drives = append(h.Drives, di)
 	}
 	r.streamCtx, r.streamCancel = context.WithCancel(ctx)
+	obs := r.cfg.Observer
+	if dc := r.cfg.DevSlp; dc.Cycles > 0 && dc.MaxCycles > dc.Cycles {
+		r.live = newLiveDevSlp()
+		obs = teeObserver(obs, r.live)
+	}
 	rec, err := record.Start(r.streamCtx, r.meter, record.Options{
 		Path: r.capPath, Stream: meter.StreamConfig{Rate: units.Hertz(r.cfg.Meter.Rate), Ports: ports}, Header: h,
-		Capture: capture.Options{Overwrite: r.cfg.Out.Overwrite, Inputs: r.cfg.Out.Inputs}, Observer: r.cfg.Observer,
+		Capture: capture.Options{Overwrite: r.cfg.Out.Overwrite, Inputs: r.cfg.Out.Inputs}, Observer: obs,
 	})
 	if err != nil {
 		r.streamCancel()

@@ -68,6 +68,10 @@ func (o *Observer) Gap(g meter.Gap) {
 // Stats takes the link counters and refreshes the textfile once a second.
 func (o *Observer) Stats(st meter.Stats) { o.stats(st, false) }
 
+// Event implements record.Observer: meter events are not metrics (the
+// link's state comes with Stats).
+func (*Observer) Event(meter.Event) {}
+
 // State shows a phase event as the port's state.
 func (o *Observer) State(e capture.StateEvent) {
 	if o.m == nil || e.Kind != capture.StatePhase {

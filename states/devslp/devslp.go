@@ -19,6 +19,11 @@ type Options struct {
 	Limit      units.Watts   // floor limit; default 5 mW
 	MDAT       time.Duration // minimum assertion time; default 10 ms (ATA log 30h/08h default)
 	DETO       time.Duration // exit timeout; default 20 ms (ATA default)
+	// MaxCycles > Cycles lets Run go on after Cycles while the Rig (an
+	// Extender) says the cycles so far do not resolve the entry latency to
+	// EntryU95 (default 1 ms); 0 = Cycles, a fixed count.
+	MaxCycles int
+	EntryU95  time.Duration
 }
 
 func (o *Options) defaults() {
@@ -39,6 +44,10 @@ func (o *Options) defaults() {
 	if o.Limit == 0 {
 		o.Limit = 0.005
 	}
+	if o.MaxCycles == 0 {
+		o.MaxCycles = o.Cycles
+	}
+	def(&o.EntryU95, time.Millisecond)
 }
 
 // Validate reports options that cannot give a meaningful verdict.
@@ -51,6 +60,10 @@ func (o Options) Validate() error {
 		return fmt.Errorf("devslp: hold %v is shorter than MDAT %v", o.Hold, o.MDAT)
 	case o.Limit < 0:
 		return fmt.Errorf("devslp: limit must be positive")
+	case o.MaxCycles < o.Cycles:
+		return fmt.Errorf("devslp: max cycles %d is fewer than cycles %d", o.MaxCycles, o.Cycles)
+	case o.EntryU95 < 0:
+		return fmt.Errorf("devslp: entry resolution %v is negative", o.EntryU95)
 	}
 	return nil
 }
@@ -63,6 +76,16 @@ type Rig interface {
 	Probe(ctx context.Context) (issue, complete hostclock.Time, err error)
 	// Phase notes the start of a phase in the capture ("devslp-cycle:3").
 	Phase(name string)
+}
+
+// Extender is a Rig that estimates, live, what the cycles so far measured.
+// After Options.Cycles, Run asks it after each cycle and runs another (up
+// to MaxCycles) while Resolved says the entry latency's 95 % half-width is
+// still wider than want; it is asked after the last cycle too (its answer
+// then only noted). Resolved must not take long: the next cycle's
+// settle period starts when it returns.
+type Extender interface {
+	Resolved(done []Timing, want time.Duration) bool
 }
 
 // Timing is what the host did in one cycle, on the host clock.
@@ -85,7 +108,8 @@ func Run(ctx context.Context, rig Rig, opt Options) ([]Timing, error) {
 		return nil, err
 	}
 	var out []Timing
-	for c := 1; c <= opt.Cycles; c++ {
+	ext, _ := rig.(Extender)
+	for c := 1; c <= opt.MaxCycles; c++ {
 		tm := Timing{Cycle: c, Start: hostclock.Now()}
 		rig.Phase(fmt.Sprintf("devslp-cycle:%d", c))
 		if err := sleep(ctx, opt.Settle); err != nil {
@@ -111,6 +135,12 @@ func Run(ctx context.Context, rig Rig, opt Options) ([]Timing, error) {
 		}
 		tm.End = hostclock.Now()
 		out = append(out, tm)
+		// After the planned cycles, go on while the Extender says the
+		// entry is not resolved; it is asked after the last cycle too, to
+		// note the outcome.
+		if c >= opt.Cycles && (opt.MaxCycles == opt.Cycles || ext == nil || ext.Resolved(out, opt.EntryU95) || c == opt.MaxCycles) {
+			break
+		}
 	}
 	rig.Phase("devslp-end")
 	return out, nil

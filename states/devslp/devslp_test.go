@@ -44,3 +44,51 @@ func TestRunSequence(t *testing.T) {
 		t.Error("cancelled run returned no error")
 	}
 }
+
+// extRig resolves after resolveAt cycles.
+type extRig struct {
+	fakeRig
+	resolveAt int
+	asked     []int
+	want      time.Duration
+}
+
+func (e *extRig) Resolved(done []Timing, want time.Duration) bool {
+	e.asked, e.want = append(e.asked, len(done)), want
+	return len(done) >= e.resolveAt
+}
+
+// TestRunExtends: Run asks an Extender after the planned cycles only, goes
+// on while it says unresolved, and stops at MaxCycles regardless; without
+// MaxCycles the count is fixed.
+func TestRunExtends(t *testing.T) {
+	o := Options{Cycles: 2, Settle: time.Millisecond, Hold: 10 * time.Millisecond, Return: time.Millisecond, MDAT: time.Millisecond}
+	for _, c := range []struct {
+		max, resolveAt, want int
+		asked                []int
+	}{
+		{0, 99, 2, nil},            // fixed count: never asked
+		{5, 3, 3, []int{2, 3}},     // resolved after the third cycle
+		{4, 99, 4, []int{2, 3, 4}}, // never resolved: MaxCycles
+		{6, 0, 2, []int{2}},        // resolved by the planned cycles
+	} {
+		rig := &extRig{resolveAt: c.resolveAt}
+		o.MaxCycles = c.max
+		tms, err := Run(context.Background(), rig, o)
+		if err != nil || len(tms) != c.want || len(rig.asked) != len(c.asked) {
+			t.Errorf("max %d resolve at %d: %d cycles (want %d), asked after %v (want %v), %v", c.max, c.resolveAt, len(tms), c.want, rig.asked, c.asked, err)
+			continue
+		}
+		for i := range c.asked {
+			if rig.asked[i] != c.asked[i] {
+				t.Errorf("max %d: asked after %v, want %v", c.max, rig.asked, c.asked)
+			}
+		}
+		if len(rig.asked) > 0 && rig.want != time.Millisecond {
+			t.Errorf("default entry resolution %v, want 1 ms", rig.want)
+		}
+	}
+	if err := (Options{Cycles: 4, MaxCycles: 3}).Validate(); err == nil {
+		t.Error("max cycles below cycles accepted")
+	}
+}
