@@ -411,3 +411,22 @@ func TestSummariseUnresolved(t *testing.T) {
 		t.Errorf("breaks %d, unresolved %d, met %v; want 2, 1, false", s.Breaks, s.Unresolved, s.Met)
 	}
 }
+
+// TestCycleSummary: the campaign counts the cycles the meter saw per
+// cycled drive, and how many drives ran more than planned.
+func TestCycleSummary(t *testing.T) {
+	var rs []DriveResult
+	for _, n := range []int{4, 0, 4, 9, 16, 4} {
+		rs = append(rs, DriveResult{Truth: &Truth{Cycles: n}})
+	}
+	c := summariseCampaign(Options{Phases: DefaultPhases()}, rs, time.Second)
+	want := CycleSummary{Drives: 5, Planned: 4, Extended: 2, Median: 4, Max: 16, Total: 37}
+	if c.Cycles != want {
+		t.Errorf("cycles %+v, want %+v", c.Cycles, want)
+	}
+	var b strings.Builder
+	c.Markdown(&b)
+	if !strings.Contains(b.String(), "5 drives cycled, 4 cycles planned each; 2 ran more") {
+		t.Errorf("accuracy.md does not say how many cycles ran:\n%s", b.String())
+	}
+}

@@ -28,9 +28,30 @@ type Campaign struct {
 	Verdicts VerdictSummary  `json:"verdicts"`
 	Coverage CoverageSummary `json:"coverage"`
 	Errors   int             `json:"errors"` // drives the chain failed on
-	GoalsMet bool            `json:"goals_met"`
-	Missed   []string        `json:"goals_missed,omitempty"`
-	Results  []DriveResult   `json:"results"`
+	// Cycles is how many DevSlp cycles the drives that were cycled ran
+	// (devslp.max_cycles adds cycles until the entry is resolved).
+	Cycles   CycleSummary  `json:"devslp_cycles"`
+	GoalsMet bool          `json:"goals_met"`
+	Missed   []string      `json:"goals_missed,omitempty"`
+	Results  []DriveResult `json:"results"`
+}
+
+// CycleSummary counts the DevSlp cycles the meter saw per cycled drive.
+type CycleSummary struct {
+	Drives   int `json:"drives"`   // drives with at least one cycle
+	Planned  int `json:"planned"`  // Phases.Cycles
+	Extended int `json:"extended"` // drives that ran more
+	Median   int `json:"median"`
+	Max      int `json:"max"`
+	Total    int `json:"total"`
+}
+
+func (s CycleSummary) text() string {
+	if s.Drives == 0 {
+		return "none"
+	}
+	return fmt.Sprintf("%d drives cycled, %d cycles planned each; %d ran more, until the entry was resolved to 1 ms (devslp.max_cycles); median %d, max %d, %d in all",
+		s.Drives, s.Planned, s.Extended, s.Median, s.Max, s.Total)
 }
 
 // VerdictSummary is the DevSlp verdict confusion over the campaign.
@@ -62,6 +83,7 @@ func summariseCampaign(o Options, rs []DriveResult, el time.Duration) *Campaign 
 	byMetric := map[string][]Check{}
 	var order []string
 	c.Verdicts.Matrix = map[string]map[string]int{}
+	var cycles []int
 	for _, r := range rs {
 		if r.Error != "" {
 			c.Errors++
@@ -71,6 +93,9 @@ func summariseCampaign(o Options, rs []DriveResult, el time.Duration) *Campaign 
 				order = append(order, ch.Metric)
 			}
 			byMetric[ch.Metric] = append(byMetric[ch.Metric], ch)
+		}
+		if r.Truth != nil && r.Truth.Cycles > 0 {
+			cycles = append(cycles, r.Truth.Cycles)
 		}
 		if r.Truth == nil || r.Measured == nil {
 			continue
@@ -98,6 +123,17 @@ func summariseCampaign(o Options, rs []DriveResult, el time.Duration) *Campaign 
 			v.Missing++
 		default:
 			v.Wrong++
+		}
+	}
+	c.Cycles.Planned = o.Phases.Cycles
+	if len(cycles) > 0 {
+		sort.Ints(cycles)
+		c.Cycles.Drives, c.Cycles.Median, c.Cycles.Max = len(cycles), cycles[len(cycles)/2], cycles[len(cycles)-1]
+		for _, n := range cycles {
+			c.Cycles.Total += n
+			if n > o.Phases.Cycles {
+				c.Cycles.Extended++
+			}
 		}
 	}
 	// Fixed metrics first, then residency states alphabetically.
@@ -240,6 +276,7 @@ func (c *Campaign) Markdown(w io.Writer) {
 			fmtRel(s.RelMedian), fmtRel(s.RelP95), fmtRel(s.RelMax), off, fmtCov(s), yes(s.Met))
 	}
 	fmt.Fprintf(w, "\n\"Unresolved\": off goal, but the report's own 95 %% interval is wider than the goal and holds the truth — the data could not resolve the quantity that finely, and the report said so.\n")
+	fmt.Fprintf(w, "\nDevSlp cycles: %s.\n", c.Cycles.text())
 	v := c.Verdicts
 	fmt.Fprintf(w, "\nDevSlp verdicts (%d drives): %d right, **%d false PASS, %d false FAIL**, %d inconclusive, %d other wrong, %d without a verdict — goal (0 false PASS, 0 false FAIL) met: %s.\n\n",
 		v.N, v.Right, v.FalsePass, v.FalseFail, v.Inconclusive, v.Wrong, v.Missing, yes(v.Met))
@@ -319,6 +356,7 @@ func (c *Campaign) Table(w io.Writer) {
 	fmt.Fprintf(w, "DevSlp verdicts: %d drives, %d right, %d false PASS, %d false FAIL, %d inconclusive, %d other wrong, %d none\n",
 		v.N, v.Right, v.FalsePass, v.FalseFail, v.Inconclusive, v.Wrong, v.Missing)
 	fmt.Fprintf(w, "95 %% intervals holding the truth: %s\n", coverageText(c.Coverage))
+	fmt.Fprintf(w, "DevSlp cycles: %s\n", c.Cycles.text())
 	for _, r := range c.offGoal() {
 		prof, _ := json.Marshal(r.Case.Profile)
 		fmt.Fprintf(w, "off goal: --replay %s (policy %s, port %d, emulator seed %d): %s\n  profile %s\n",
