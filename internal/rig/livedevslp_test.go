@@ -62,12 +62,12 @@ func TestDevSlpCyclesExtendUntilEntryResolved(t *testing.T) {
 	if len(low.Cycles) <= 2 || len(low.Cycles) > maxCycles {
 		t.Fatalf("low-SNR drive ran %d cycles, want more than the planned 2, at most %d", len(low.Cycles), maxCycles)
 	}
-	if !low.EntryMs.Ok() || (float64(low.EntryU95Ms) > 1 && len(low.Cycles) < maxCycles) {
-		// (The live estimate stops the cycles 15 % inside the resolution
-		// for the report's own to be within it: liveMargin.)
+	// The live estimate stops the cycles 15 % inside the resolution for
+	// the report's own to be within it (liveMargin); the report's
+	// bootstrap has its own Monte Carlo error, so allow it 20 % over.
+	if !low.EntryMs.Ok() || (float64(low.EntryU95Ms) > 1.2 && len(low.Cycles) < maxCycles) {
 		t.Errorf("low-SNR entry %v ± %v ms after %d cycles: stopped unresolved before max_cycles", low.EntryMs, low.EntryU95Ms, len(low.Cycles))
 	}
-	// The truth: the model's DevSlp segments start at the emulated pin.
 	// The truth: each matched cycle's true entry latency is its fitted
 	// entry less that fit's error against the model's DevSlp segment.
 	errs := truthErrors(t, res, 1, filepath.Join(out, "truth-p1.jsonl"))
