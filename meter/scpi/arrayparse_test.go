@@ -235,3 +235,29 @@ func TestOwedNewlineArrivesLate(t *testing.T) {
 		t.Fatalf("second reply %q: %v %v", reply, xs, err)
 	}
 }
+
+// FuzzSkipNL: whatever follows a block, skipping its owed terminator
+// consumes exactly the carriage returns and one newline that lead it (a
+// newline-free rest is left whole but for leading CRs), never blocks on
+// what is there, never panics; and notText never panics on a line.
+func FuzzSkipNL(f *testing.F) {
+	for _, s := range []string{"\n", "\r\n", "\r\r\nrest\n", "Keysight,N6705C\n", "", "\r", "#14abcd\n"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		in := &Instrument{br: bufio.NewReader(bytes.NewReader(b)), owedNL: true}
+		in.skipNL()
+		rest, _ := io.ReadAll(in.br)
+		k := 0
+		for k < len(b) && b[k] == '\r' {
+			k++
+		}
+		if k < len(b) && b[k] == '\n' {
+			k++
+		}
+		if !bytes.Equal(rest, b[k:]) {
+			t.Fatalf("%q: left %q, want %q", b, rest, b[k:])
+		}
+		_ = notText(string(b))
+	})
+}
