@@ -676,7 +676,7 @@ func jointEntry(cycles []Cycle) (ms, u95 float64, ok bool) {
 	// pin, noise can only move it later, and a drive entering at the pin
 	// read 1.1–1.3 ms late with every cycle's fit late (seed 2 drives 13
 	// and 91; a step of 5 mW under 8 mW σ).
-	st, ok := FitStepFrom(avg, base/n, 1, len(avg)-4)
+	st, ok := fitStepFrom(avg, base/n, 1, len(avg)-4, jointBootstrapRuns)
 	if !ok {
 		return 0, 0, false
 	}
