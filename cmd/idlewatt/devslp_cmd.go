@@ -25,22 +25,20 @@ measure.json and a chart of one cycle (devslp-pN.png) into --out.`,
 				}
 				plan.Workload = false
 				rc.Workload.Trace = "none"
-				if n, err := optInt(cmd, "cycles", "devslp.cycles"); err != nil {
-					return err
-				} else if n < 0 {
-					return usageErr("devslp verify: --cycles %d is negative", n)
-				} else if n > 0 {
-					rc.DevSlp.Cycles = n
-				}
-				if rc.DevSlp.Cycles == 0 {
-					rc.DevSlp.Cycles = 10
-				}
-				if n, err := optInt(cmd, "max-cycles", "devslp.max_cycles"); err != nil {
-					return err
-				} else if n < 0 {
-					return usageErr("devslp verify: --max-cycles %d is negative", n)
-				} else if n > 0 {
-					rc.DevSlp.MaxCycles = n
+				for _, o := range []struct {
+					flag, key string
+					to        *int
+				}{{"cycles", "devslp.cycles", &rc.DevSlp.Cycles}, {"max-cycles", "devslp.max_cycles", &rc.DevSlp.MaxCycles}} {
+					if n, err := optInt(cmd, o.flag, o.key); err != nil {
+						return err
+					} else if n < 0 {
+						return usageErr("devslp verify: --%s %d is negative", o.flag, n)
+					} else if n > 0 {
+						*o.to = n
+					}
+					if rc.DevSlp.Cycles == 0 {
+						rc.DevSlp.Cycles = 10
+					}
 				}
 				rc.Idle = 0
 				if err := rc.Validate(); err != nil { // the DevSlp settings, now with the cycles

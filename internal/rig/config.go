@@ -365,19 +365,35 @@ func (c *Config) validateDevSlp() error {
 		return nil
 	}
 	for i, dc := range c.Drives {
-		o := devslp.Options{Cycles: d.Cycles, Settle: d.Settle, Hold: d.Hold, Return: d.Return, EntryBound: d.EntryBound, MDAT: d.MDAT, DETO: d.DETO,
-			MaxCycles: d.MaxCycles, EntryU95: d.EntryU95}
+		var prof *drivesim.Profile
 		if p, err := drivesim.Lookup(dc.Profile, c.Profiles); err == nil && dc.Profile != "" {
-			if o.MDAT == 0 && p.MdatMs > 0 {
-				o.MDAT = p.MDAT()
-			}
-			if o.DETO == 0 && p.DetoMs > 0 {
-				o.DETO = p.DETO()
-			}
+			prof = &p
 		}
-		if err := o.Validate(); err != nil {
+		if err := d.options(prof).Validate(); err != nil {
 			return fmt.Errorf("devslp.hold / devslp.mdat (drives[%d]): %w", i, err)
 		}
 	}
 	return nil
+}
+
+// options is the phase's devslp.Options for a drive of profile p (nil:
+// none known): the config's, with the profile's MDAT and DETO where the
+// config leaves them unset.
+func (c DevSlpConfig) options(p *drivesim.Profile) devslp.Options {
+	o := devslp.Options{
+		Cycles: c.Cycles, Settle: c.Settle, Hold: c.Hold, Return: c.Return, EntryBound: c.EntryBound,
+		MDAT: c.MDAT, DETO: c.DETO, MaxCycles: c.MaxCycles, EntryU95: c.EntryU95,
+	}
+	if c.LimitMW > 0 {
+		o.Limit = unitsMW(c.LimitMW)
+	}
+	if p != nil {
+		if o.MDAT == 0 && p.MdatMs > 0 {
+			o.MDAT = p.MDAT()
+		}
+		if o.DETO == 0 && p.DetoMs > 0 {
+			o.DETO = p.DETO()
+		}
+	}
+	return o
 }

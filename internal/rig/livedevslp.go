@@ -20,8 +20,8 @@ import (
 // samples, summed over its rails, and the meter's DEVSLP edges, both by
 // meter sample index — so it needs no clock fit, and works only with a
 // meter that reports the pin's edges (the hub). The estimate is the one
-// analysis computes (analysis/states: Judge and Summarise on the same
-// samples); it only decides when to stop. The reported figures are
+// analysis computes (analysis/states: JudgeCycle and Summarise on the
+// same samples); it only decides when to stop. The reported figures are
 // analysis's, from the capture, over every cycle run.
 type liveDevSlp struct {
 	mu     sync.Mutex

@@ -152,25 +152,7 @@ func (r *Rig) Workload(ctx context.Context, onProgress func(port int, p replay.P
 
 // DevSlpOptions resolves the DevSlp phase options for a drive: config,
 // else the drive profile's MDAT/DETO, else the ATA defaults.
-func (r *Rig) DevSlpOptions(d *Drive) devslp.Options {
-	c := r.cfg.DevSlp
-	o := devslp.Options{
-		Cycles: c.Cycles, Settle: c.Settle, Hold: c.Hold, Return: c.Return, EntryBound: c.EntryBound,
-		MDAT: c.MDAT, DETO: c.DETO, MaxCycles: c.MaxCycles, EntryU95: c.EntryU95,
-	}
-	if c.LimitMW > 0 {
-		o.Limit = unitsMW(c.LimitMW)
-	}
-	if p := d.Profile; p != nil {
-		if o.MDAT == 0 && p.MdatMs > 0 {
-			o.MDAT = p.MDAT()
-		}
-		if o.DETO == 0 && p.DetoMs > 0 {
-			o.DETO = p.DETO()
-		}
-	}
-	return o
-}
+func (r *Rig) DevSlpOptions(d *Drive) devslp.Options { return r.cfg.DevSlp.options(d.Profile) }
 
 // DevSlp runs the DevSlp cycles on every drive that may support DevSlp,
 // all at once (each drive has its own pin). Before the cycles it records in
