@@ -458,6 +458,9 @@ func (p *pass1) newDrive(info capture.DriveInfo, chans []int, clock *Clock, t0f 
 	var cls StateClassifier
 	if opts.NewClassifier != nil {
 		cls = opts.NewClassifier(info, units.Hertz(h.RateHz))
+		if sp, ok := cls.(pinSplitter); ok {
+			sp.SplitAt(pinTimes(drivePins(p, clock, port)))
+		}
 	}
 	proc := newDriveProc(info, chans, clock, busy, int64(opts.Settle), pins, int64(opts.DevSlpAllowance), &p.phases, cls)
 	proc.pinSource = pinSrc

@@ -198,6 +198,22 @@ func (c *stateCollector) IdleBand() (lo, hi units.Watts, ok bool) {
 	return 0, 0, false
 }
 
+// SplitAt passes the DEVSLP edges to the offline classifier: spans end
+// there, and fill's MonotoneLevels reads each part by its mean.
+func (c *stateCollector) SplitAt(ts []hostclock.Time) { c.off.SplitAt(ts) }
+
+// pinSplitter is a classifier told where the DEVSLP pin changed.
+type pinSplitter interface{ SplitAt([]hostclock.Time) }
+
+// pinTimes are the times of the pin changes.
+func pinTimes(pins []detect.Pin) []hostclock.Time {
+	ts := make([]hostclock.Time, len(pins))
+	for i, p := range pins {
+		ts[i] = p.At
+	}
+	return ts
+}
+
 func (c *stateCollector) Gap(start, count uint64) {
 	c.online.Reset()
 	c.off.Gap()
@@ -282,9 +298,15 @@ func (s *StateReport) fill(sum *detect.Summary, spans []detect.Span, ios []detec
 	// The running median places background edges early and late when the
 	// noise reaches over the threshold into background; the spans and
 	// their summary are corrected once, here, for every output.
-	if r := detect.RefineBurstEdges(spans, s.Levels, cn.sigma, cn.burst, cn.period); len(r) > 0 {
-		spans, sum = r, &detect.Summary{}
-		for _, sp := range r {
+	// Then each quiet stretch's level spans are read in the order the link
+	// can take (MonotoneLevels).
+	refined := detect.RefineBurstEdges(spans, s.Levels, cn.sigma, cn.burst, cn.period)
+	if len(refined) > 0 {
+		refined = detect.MonotoneLevels(refined, s.Levels, cn.sigma, pins)
+	}
+	if len(refined) > 0 {
+		spans, sum = refined, &detect.Summary{}
+		for _, sp := range refined {
 			sum.Add(sp)
 		}
 	}
@@ -430,6 +452,7 @@ func (sd *stateDetector) finishStates(open Opener, p *pass1, c *Clock, drives []
 			out[ln.i].Note = err.Error()
 			continue
 		}
+		ln.cls.SplitAt(pinTimes(drivePins(p, c, d.Port)))
 		learn = append(learn, ln)
 	}
 	if len(learn) == 0 {

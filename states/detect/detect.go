@@ -3,6 +3,7 @@ package detect
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"time"
 
@@ -326,6 +327,39 @@ type Classifier struct {
 	transit []part
 	started bool
 	last    hostclock.Time
+	// splits are the times (ascending) where a span must end whatever its
+	// state (SplitAt): the DEVSLP pin's edges.
+	splits []hostclock.Time
+	now    hostclock.Time // the sample being classified
+}
+
+// SplitAt asks for a span boundary at each of ts (host time; any order):
+// where the drive is expected to change state (a DEVSLP pin edge) and the
+// power, against noise, might not show it for a while. The span in force
+// ends at the first sample at or after each time, or, when a change of
+// state is pending there, at the first sample after it settles, unless a
+// boundary is made by then anyway. Both parts keep the state; a relabeling
+// pass (MonotoneLevels) decides them by their means. Call before pushing
+// samples past the first time.
+func (c *Classifier) SplitAt(ts []hostclock.Time) {
+	c.splits = append(c.splits, ts...)
+	slices.Sort(c.splits)
+}
+
+// split ends the current span before the sample at t if a split is due.
+func (c *Classifier) split(t hostclock.Time, w float64) {
+	for len(c.splits) > 0 && c.splits[0] <= t {
+		if c.candN > 0 || len(c.transit) > 0 {
+			return // wait until the pending change settles
+		}
+		if c.cur.Samples > 0 && c.cur.Start < t {
+			c.cur.End = t
+			c.emit()
+			c.cur = Span{State: c.cur.State, Start: t, MinW: units.Watts(w), MaxW: units.Watts(w)}
+			c.curSum = 0
+		}
+		c.splits = c.splits[1:]
+	}
 }
 
 type pendSample struct {
@@ -641,6 +675,8 @@ func (c *Classifier) classify(t hostclock.Time, w float64, busy bool, smoothed S
 		c.cur = Span{State: s, Start: t, MinW: units.Watts(w), MaxW: units.Watts(w)}
 		c.curSum, c.cand = 0, s
 	}
+	c.now = t
+	c.split(t, w)
 	if s == c.cur.State {
 		// Back in the current state: pending candidate samples belong to it.
 		c.absorbTransit(len(c.transit))
@@ -723,6 +759,9 @@ func (c *Classifier) commit() {
 	c.cur = Span{State: c.cand, Start: start, Samples: n, MinW: units.Watts(lo), MaxW: units.Watts(hi)}
 	c.curSum = sum
 	c.candN = 0
+	for len(c.splits) > 0 && c.splits[0] <= c.now {
+		c.splits = c.splits[1:] // a boundary was made at the change, within its dwell
+	}
 }
 
 // part is a candidate that gave way before its dwell.

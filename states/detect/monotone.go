@@ -1,0 +1,168 @@
+package detect
+
+import (
+	"math"
+	"sort"
+
+	"github.com/idlewatt/idlewatt/hostclock"
+	"github.com/idlewatt/idlewatt/units"
+)
+
+// RisePenalty is the evidence, in units of σ² summed over samples (a
+// log-likelihood ratio × 2 under Gaussian noise), a quiet stretch must hold
+// before MonotoneLevels reads the link as rising in it without an event:
+// 25, a 5 σ step. Deepening costs nothing.
+const RisePenalty = 25.0
+
+// MonotoneLevels relabels the level spans (idle, partial, slumber, devslp)
+// of each quiet stretch so that the link only deepens within it, unless
+// the power says otherwise beyond RisePenalty, and returns the corrected
+// spans, touching spans of one state merged (spans is not changed).
+//
+// Between two events the host and the meter see — an I/O (an Active span),
+// a DEVSLP deassertion, a hole in the data (spans that do not touch) or an
+// Off span — a SATA link goes only deeper: the idle timers take it from
+// idle to Partial to Slumber, the DEVSLP pin (or the HBA's timer) to
+// DevSlp, and nothing takes it back up but a request, a wake on the pin or
+// a power cycle. Background work (garbage collection, a wake spike) runs
+// over the link state and leaves it where it was; background spans are
+// kept as they are and do not end a stretch.
+//
+// The running median reads each span's state from the band its median
+// lies in. With two levels a few mW apart under sensor noise of several
+// mA (Slumber and DevSlp of an SSD) the median of even the longest window
+// wanders over the threshold between them, and stretches of 50–250 ms of
+// DevSlp are read as Slumber in the middle of a pin assertion, or a
+// Slumber stretch after a GC burst as Partial. The span's own mean is
+// better evidence than its median's band (all its samples, not a window's
+// median against a threshold): each span gets the level that minimises
+// Σ nⱼ (μ − mⱼ)² / σ² over the stretch, subject to the order, by dynamic
+// programming over its spans; a rise costs RisePenalty. Span boundaries
+// are the classifier's; only labels change, and neighbours that end up in
+// one state are merged.
+//
+// sigma is the per-sample noise σ (W); 0 or less only merges touching
+// spans of one state (the parts SplitAt made).
+// pins are the DEVSLP changes (only deassertions end a stretch).
+func MonotoneLevels(spans []Span, l Levels, sigma float64, pins []Pin) []Span {
+	lv := l.ordered()
+	if sigma <= 0 || len(lv) < 2 || len(spans) == 0 {
+		return mergeSame(spans)
+	}
+	depth := map[State]int{}
+	for i, x := range lv {
+		depth[x.s] = i
+	}
+	var deasserts []hostclock.Time
+	for _, p := range pins {
+		if !p.Asserted {
+			deasserts = append(deasserts, p.At)
+		}
+	}
+	sort.Slice(deasserts, func(a, b int) bool { return deasserts[a] < deasserts[b] })
+
+	out := append([]Span(nil), spans...)
+	isLevel := func(s State) bool { _, ok := depth[s]; return ok }
+	// crosses: a deassertion lies between the midpoints of spans a and b.
+	mid := func(s Span) hostclock.Time { return s.Start + (s.End-s.Start)/2 }
+	crosses := func(a, b Span) bool {
+		ma, mb := mid(a), mid(b)
+		k := sort.Search(len(deasserts), func(k int) bool { return deasserts[k] > ma })
+		return k < len(deasserts) && deasserts[k] <= mb
+	}
+	inv := 1 / (sigma * sigma)
+	start := 0
+	for start < len(out) {
+		// A stretch: spans from start up to (not including) a boundary span.
+		end := start
+		for end < len(out) {
+			s := out[end]
+			if s.State == Active || !(isLevel(s.State) || s.State == Background) {
+				break
+			}
+			if end > start && (out[end-1].End != s.Start || crosses(out[end-1], s)) {
+				break
+			}
+			end++
+		}
+		if end > start {
+			relabel(out[start:end], lv, depth, inv)
+			start = end
+		} else {
+			start++
+		}
+	}
+	return mergeSame(out)
+}
+
+// relabel runs the DP over one stretch, in place.
+func relabel(st []Span, lv []level, depth map[State]int, inv float64) {
+	L := len(lv)
+	var idx []int
+	for i, s := range st {
+		if _, ok := depth[s.State]; ok && s.Samples > 0 {
+			idx = append(idx, i)
+		}
+	}
+	if len(idx) < 2 {
+		return
+	}
+	cost := make([]float64, L)
+	next := make([]float64, L)
+	from := make([][]int8, len(idx))
+	for j, i := range idx {
+		s := st[i]
+		n, m := float64(s.Samples), float64(s.MeanW)
+		from[j] = make([]int8, L)
+		for d := range L {
+			c := n * (float64(lv[d].w) - m) * (float64(lv[d].w) - m) * inv
+			if j == 0 {
+				next[d] = c
+				continue
+			}
+			best, arg := math.Inf(1), 0
+			for p := range L {
+				v := cost[p]
+				if d < p { // a rise
+					v += RisePenalty
+				}
+				if v < best {
+					best, arg = v, p
+				}
+			}
+			next[d], from[j][d] = best+c, int8(arg)
+		}
+		cost, next = next, cost
+	}
+	d := 0
+	for k := range L {
+		if cost[k] < cost[d] {
+			d = k
+		}
+	}
+	for j := len(idx) - 1; j >= 0; j-- {
+		st[idx[j]].State = lv[d].s
+		if j > 0 {
+			d = int(from[j][d])
+		}
+	}
+}
+
+// mergeSame joins touching spans of one state.
+func mergeSame(in []Span) []Span {
+	out := in[:0:0]
+	for _, s := range in {
+		if k := len(out) - 1; k >= 0 && out[k].State == s.State && out[k].End == s.Start {
+			p := &out[k]
+			n := p.Samples + s.Samples
+			if n > 0 {
+				p.MeanW = units.Watts((float64(p.MeanW)*float64(p.Samples) + float64(s.MeanW)*float64(s.Samples)) / float64(n))
+			}
+			p.Samples, p.End = n, s.End
+			p.MinW, p.MaxW = min(p.MinW, s.MinW), max(p.MaxW, s.MaxW)
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
+}
