@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -251,7 +252,7 @@ func runHub(ctx context.Context, o Options, j hubJob) []DriveResult {
 		r.Error = runErr
 		m, err := Extract(dir, c.Port)
 		if err != nil {
-			r.Error = fmt.Sprintf("outputs: %v", err)
+			r.Error = strings.TrimPrefix(runErr+"; outputs: "+err.Error(), "; ") // the run's own error says why
 			continue
 		}
 		gap := time.Duration(m.MergeGapMs * 1e6)

@@ -216,6 +216,10 @@ type Span struct {
 	MeanW   units.Watts
 	MinW    units.Watts
 	MaxW    units.Watts
+	// ExactStart and ExactEnd mark an edge located from the samples
+	// themselves (carve), not where a running median crossed a threshold:
+	// RefineBurstEdges leaves it.
+	ExactStart, ExactEnd bool
 }
 
 // Duration returns the span's length.
@@ -331,6 +335,13 @@ type Classifier struct {
 	// state (SplitAt): the DEVSLP pin's edges.
 	splits []hostclock.Time
 	now    hostclock.Time // the sample being classified
+
+	// Carving background spans (carve): the samples pushed, the noise σ
+	// the window was sized for, and the level state of the last span
+	// emitted (None when it was not a level).
+	hist      history
+	sigma     float64
+	prevLevel State
 }
 
 // SplitAt asks for a span boundary at each of ts (host time; any order):
@@ -470,6 +481,7 @@ func (c *Classifier) decide() {
 	// before (where the window's centre still is). A real state shorter
 	// than half the window the median smooths away anyway.
 	c.dwellN = max(c.dwellN, n/2)
+	c.sigma = c.NoiseSigma()
 	c.shortH, c.bgDwellN = 0, 0
 	if sigma := c.NoiseSigma(); sigma > 0 && len(c.th.state) > 0 && !math.IsInf(c.th.activeAbove, 0) {
 		if d, ok := c.levels.levelOf(c.th.state[0]); ok && c.th.activeAbove > d {
@@ -513,6 +525,9 @@ func sortKey(w float64) float64 {
 }
 
 func (c *Classifier) push(t hostclock.Time, w float64, busy bool) {
+	if c.adaptive {
+		c.hist.add(t, w)
+	}
 	n := len(c.rw)
 	rs := c.th.classify(w)
 	if c.ringN == n {
@@ -828,11 +843,27 @@ func (c *Classifier) levelOf(s State, sum float64, n int) (float64, bool) {
 }
 
 func (c *Classifier) emit() {
-	if c.cur.Samples > 0 {
-		c.cur.MeanW = units.Watts(c.curSum / float64(c.cur.Samples))
-		if c.onSpan != nil {
-			c.onSpan(c.cur)
+	if c.cur.Samples == 0 {
+		return
+	}
+	c.cur.MeanW = units.Watts(c.curSum / float64(c.cur.Samples))
+	if c.onSpan != nil {
+		parts := []Span{c.cur}
+		if c.cur.State == Background {
+			if p := c.carve(c.cur); p != nil {
+				parts = p
+			}
 		}
+		for _, p := range parts {
+			c.onSpan(p)
+		}
+	}
+	switch {
+	case c.cur.State == Background:
+	case c.levels.has(c.cur.State):
+		c.prevLevel = c.cur.State
+	default:
+		c.prevLevel = Unknown
 	}
 }
 
@@ -852,7 +883,7 @@ func (c *Classifier) Gap() {
 	}
 	c.cur.End = c.last.Add(c.period)
 	c.emit()
-	c.started = false
+	c.started, c.prevLevel = false, Unknown
 }
 
 // Close flushes the last span.

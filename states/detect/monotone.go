@@ -87,6 +87,11 @@ func MonotoneLevels(spans []Span, l Levels, sigma float64, pins []Pin) []Span {
 		}
 		if end > start {
 			relabel(out[start:end], lv, depth, inv)
+			parts := splitChanges(out[start:end], lv, depth, sigma)
+			if len(parts) != end-start {
+				out = append(out[:start], append(parts, out[end:]...)...)
+				end = start + len(parts)
+			}
 			start = end
 		} else {
 			start++
@@ -100,7 +105,7 @@ func relabel(st []Span, lv []level, depth map[State]int, inv float64) {
 	L := len(lv)
 	var idx []int
 	for i, s := range st {
-		if _, ok := depth[s.State]; ok && s.Samples > 0 {
+		if _, ok := depth[s.State]; ok && usable(s) {
 			idx = append(idx, i)
 		}
 	}
@@ -148,6 +153,84 @@ func relabel(st []Span, lv []level, depth map[State]int, inv float64) {
 	}
 }
 
+// splitZ is how far (in standard deviations of its mean) a span's mean
+// must lie from its level for MonotoneLevels to place a change inside it.
+const splitZ = 3
+
+// splitChanges places a change inside each level span whose mean lies
+// between two adjacent levels, one of them its own, beyond splitZ from its
+// own: a median held in one band by a coming GC burst, or by the noise,
+// puts an edge late, and the span then holds both levels. The change from
+// the shallower level a to the deeper b is put at the fraction
+// f = (m − b)/(a − b) of the span's samples, the moment estimate of a
+// single change with known levels (unbiased under noise); the parts carry
+// the two levels, so the span's energy is kept. The link's order holds:
+// the split is made only where the span before (in the stretch) is no
+// deeper than a and the one after no shallower than b. Edges carve found
+// in the samples are not moved.
+func splitChanges(st []Span, lv []level, depth map[State]int, sigma float64) []Span {
+	var lvIdx []int
+	for i, s := range st {
+		if _, ok := depth[s.State]; ok && usable(s) {
+			lvIdx = append(lvIdx, i)
+		}
+	}
+	var out []Span
+	prevDepth := -1
+	next := 0 // position in lvIdx
+	for i, s := range st {
+		if next < len(lvIdx) && lvIdx[next] == i {
+			next++
+			d := depth[s.State]
+			nextDepth := len(lv)
+			if next < len(lvIdx) {
+				nextDepth = depth[st[lvIdx[next]].State]
+			}
+			m := float64(s.MeanW)
+			z := (m - float64(lv[d].w)) / (sigma / math.Sqrt(float64(s.Samples)))
+			a, b := -1, -1 // the bracketing levels, a shallower
+			switch {
+			case z >= splitZ && d > 0 && m < float64(lv[d-1].w): // above its level: the head is shallower
+				a, b = d-1, d
+			case z <= -splitZ && d+1 < len(lv) && m > float64(lv[d+1].w): // below: the tail is deeper
+				a, b = d, d+1
+			}
+			if a >= 0 && prevDepth <= a && nextDepth >= b && s.Samples >= 2 &&
+				!(a == d-1 && s.ExactStart) && !(b == d+1 && s.ExactEnd) {
+				la, lb := float64(lv[a].w), float64(lv[b].w)
+				head, tail := cutAt(s, (m-lb)/(la-lb), la, lv[b].s)
+				head.State = lv[a].s
+				out = append(out, head)
+				s = tail
+			}
+			prevDepth = depth[s.State]
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// cutAt splits s (two samples or more) after the fraction f of its
+// samples into a part at level la (its state) and the rest (state sb),
+// which keeps the span's energy.
+func cutAt(s Span, f, la float64, sb State) (Span, Span) {
+	n := int(math.Round(math.Max(0, math.Min(1, f)) * float64(s.Samples)))
+	n = max(1, min(s.Samples-1, n))
+	at := s.Start + hostclock.Time(float64(s.End-s.Start)*float64(n)/float64(s.Samples))
+	head, tail := s, s
+	head.End, head.Samples, head.ExactEnd = at, n, false
+	tail.Start, tail.Samples, tail.State, tail.ExactStart = at, s.Samples-n, sb, false
+	head.MeanW = units.Watts(la)
+	tail.MeanW = units.Watts((float64(s.MeanW)*float64(s.Samples) - la*float64(n)) / float64(s.Samples-n))
+	return head, tail
+}
+
+// usable: a span with samples and a finite mean (a broken reading makes
+// its span's mean NaN; it keeps its label).
+func usable(s Span) bool {
+	return s.Samples > 0 && !math.IsNaN(float64(s.MeanW)) && !math.IsInf(float64(s.MeanW), 0)
+}
+
 // mergeSame joins touching spans of one state.
 func mergeSame(in []Span) []Span {
 	out := in[:0:0]
@@ -158,7 +241,7 @@ func mergeSame(in []Span) []Span {
 			if n > 0 {
 				p.MeanW = units.Watts((float64(p.MeanW)*float64(p.Samples) + float64(s.MeanW)*float64(s.Samples)) / float64(n))
 			}
-			p.Samples, p.End = n, s.End
+			p.Samples, p.End, p.ExactEnd = n, s.End, s.ExactEnd
 			p.MinW, p.MaxW = min(p.MinW, s.MinW), max(p.MaxW, s.MaxW)
 			continue
 		}

@@ -52,7 +52,7 @@ func RefineBurstEdges(spans []Span, l Levels, sigma float64, window, period time
 				continue
 			}
 			n := &out[j]
-			if k == 0 && n.End != b.Start || k == 1 && n.Start != b.End {
+			if k == 0 && (n.End != b.Start || b.ExactStart) || k == 1 && (n.Start != b.End || b.ExactEnd) {
 				continue
 			}
 			if w, ok := l.levelOf(n.State); ok {
@@ -112,6 +112,9 @@ func RefineBurstEdges(spans []Span, l Levels, sigma float64, window, period time
 	}
 	return out
 }
+
+// has reports whether s is a level state the levels know.
+func (l Levels) has(s State) bool { _, ok := l.levelOf(s); return ok }
 
 // levelOf is the power of a level state the levels know.
 func (l Levels) levelOf(s State) (float64, bool) {
