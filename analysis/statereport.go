@@ -181,22 +181,8 @@ func (c *stateCollector) Classify(s Sample) State {
 	return c.online.Classify(s.Power, busy)
 }
 
-// IdleBand is the geometric mean of the idle level and the next lower
-// known level (the online classifier's own threshold) and its mirror above
-// the idle level (see IdleBander).
-func (c *stateCollector) IdleBand() (lo, hi units.Watts, ok bool) {
-	l := c.rep.Levels
-	if l.Idle <= 0 {
-		return 0, 0, false
-	}
-	for _, x := range []units.Watts{l.Partial, l.Slumber, l.DevSlp} {
-		if x > 0 && x < l.Idle {
-			lo = units.Watts(math.Sqrt(float64(l.Idle) * float64(x)))
-			return lo, 2*l.Idle - lo, true
-		}
-	}
-	return 0, 0, false
-}
+// IdleBand is IdleBandOf the drive's levels.
+func (c *stateCollector) IdleBand() (lo, hi units.Watts, ok bool) { return IdleBandOf(c.rep.Levels) }
 
 // SplitAt passes the DEVSLP edges to the offline classifier: spans end
 // there, and fill's MonotoneLevels reads each part by its mean.

@@ -46,6 +46,7 @@ var configKeys = map[string]keyKind{
 	"meter.kind": kString, "meter.port": kString, "meter.rate_hz": kFloat,
 	"emulator.seed": kInt, "emulator.drift_ppm": kFloat, "emulator.offset": kSDuration, "emulator.corrupt_rate": kFloat,
 	"drives": kList, "policy": kString, "sysfs_root": kString, "idle": kDuration, "active_idle": kDuration,
+	"active_idle_max": kDuration, "active_idle_u95_pct": kFloat,
 	"workload.trace": kString, "workload.app": kString, "workload.scale": kFloat, "workload.timing": kString,
 	"workload.speed": kFloat, "workload.qd": kInt, "workload.seed": kInt, "workload.engine": kString,
 	"devslp.cycles": kInt, "devslp.policy": kString, "devslp.settle": kDuration, "devslp.hold": kDuration,

@@ -28,7 +28,8 @@ const Schema = "idlewatt.accuracy/v1"
 type Phases struct {
 	ActiveIdle    time.Duration `json:"active_idle_ns"`
 	Idle          time.Duration `json:"idle_ns"`
-	WorkloadScale float64       `json:"workload_scale"` // pcmark7 "defender" bursts multiplier
+	ActiveIdleMax time.Duration `json:"active_idle_max_ns"` // the active-idle phase runs on while an active idle is not resolved to ±0.5 %
+	WorkloadScale float64       `json:"workload_scale"`     // pcmark7 "defender" bursts multiplier
 	CompressIdle  time.Duration `json:"compress_idle_ns"`
 	Cycles        int           `json:"devslp_cycles"`
 	MaxCycles     int           `json:"devslp_max_cycles"` // more cycles while the entry is not resolved to 1 ms
@@ -44,7 +45,7 @@ type Phases struct {
 // Slumber under 2–3 mA σ) gets up to 16 (devslp.max_cycles), as a lab
 // would run it.
 func DefaultPhases() Phases {
-	return Phases{ActiveIdle: time.Second, Idle: 2 * time.Second, WorkloadScale: 0.05, CompressIdle: 300 * time.Millisecond,
+	return Phases{ActiveIdle: time.Second, ActiveIdleMax: 4 * time.Second, Idle: 2 * time.Second, WorkloadScale: 0.05, CompressIdle: 300 * time.Millisecond,
 		Cycles: 4, MaxCycles: 16, Settle: 800 * time.Millisecond, Hold: 2 * time.Second, Return: 500 * time.Millisecond}
 }
 
@@ -201,7 +202,7 @@ func rigConfig(j hubJob, ph Phases) rig.Config {
 		Policy:   c0.Policy,
 		Workload: rig.WorkloadConfig{Trace: "pcmark7", App: "defender", Scale: ph.WorkloadScale,
 			Timing: "compress-idle=" + ph.CompressIdle.String(), QD: 1, Seed: c0.WorkloadSeed},
-		Idle: ph.Idle, ActiveIdle: ph.ActiveIdle,
+		Idle: ph.Idle, ActiveIdle: ph.ActiveIdle, ActiveIdleMax: ph.ActiveIdleMax,
 		// The limit sits 50 % above the space's highest floor (10 mW), so it
 		// never decides a working drive's verdict: what is judged is whether
 		// the drive is seen to enter, hold and leave DevSlp.
@@ -272,7 +273,7 @@ func runHub(ctx context.Context, o Options, j hubJob) []DriveResult {
 // budget is how long a hub's run may take before the campaign gives up on
 // it: ten times its phases, and at least two minutes.
 func (ph Phases) budget() time.Duration {
-	d := 2*ph.Idle + 5*time.Second + time.Duration(max(ph.Cycles, ph.MaxCycles))*(ph.Settle+ph.Hold+ph.Return+300*time.Millisecond)
+	d := 2*ph.Idle + max(ph.ActiveIdle, ph.ActiveIdleMax) + 5*time.Second + time.Duration(max(ph.Cycles, ph.MaxCycles))*(ph.Settle+ph.Hold+ph.Return+300*time.Millisecond)
 	return max(2*time.Minute, 10*d)
 }
 

@@ -37,7 +37,14 @@ type Config struct {
 	// power-saving policy shows no active-idle level in its idle phases,
 	// and the report's active_idle_w would be null. 0: none.
 	ActiveIdle time.Duration `mapstructure:"active_idle"`
-	DevSlp     DevSlpConfig  `mapstructure:"devslp"`
+	// ActiveIdleMax > ActiveIdle: after ActiveIdle, the phase runs on (in
+	// steps of 500 ms, up to ActiveIdleMax) while the live estimate of some
+	// drive's active idle has a 95 % half-width wider than
+	// ActiveIdleU95Pct % of its level (default 0.5: half the ±1 % a
+	// reviewer quotes). 0 = ActiveIdle, a fixed length.
+	ActiveIdleMax    time.Duration `mapstructure:"active_idle_max"`
+	ActiveIdleU95Pct float64       `mapstructure:"active_idle_u95_pct"`
+	DevSlp           DevSlpConfig  `mapstructure:"devslp"`
 	// KeepScratch keeps the emulator's scratch drive images (drive-pN.img
 	// in the output directory); by default they are removed when the run
 	// ends.
@@ -235,6 +242,12 @@ func (c *Config) Validate() error {
 	}
 	if c.ActiveIdle < 0 {
 		return fmt.Errorf("active_idle: %v is negative", c.ActiveIdle)
+	}
+	if c.ActiveIdleMax != 0 && c.ActiveIdleMax < c.ActiveIdle {
+		return fmt.Errorf("active_idle_max: %v is shorter than active_idle (%v); 0 = as long as active_idle", c.ActiveIdleMax, c.ActiveIdle)
+	}
+	if u := c.ActiveIdleU95Pct; u != 0 && !(u > 0 && u < 100) {
+		return fmt.Errorf("active_idle_u95_pct: %v is not a percentage above 0 and below 100 (default %v)", u, DefaultActiveIdleU95Pct)
 	}
 	if c.Idle < 0 {
 		return fmt.Errorf("idle: %v is negative", c.Idle)

@@ -187,6 +187,34 @@ func (l *liveDevSlp) entry(port int, settle, ret time.Duration, jo states.JudgeO
 	return float64(v.EntryMs), float64(v.EntryU95Ms), true
 }
 
+// power is a watched drive's power (W, all rails) over the samples
+// buffered since watch, skipping samples some rail lacks, and the sample
+// rate.
+func (l *liveDevSlp) power(port int) ([]float64, float64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	lv := l.ports[port]
+	if lv == nil || l.period <= 0 {
+		return nil, 0
+	}
+	var from, to uint64
+	first := true
+	for _, c := range lv.chans {
+		if first || c.start > from {
+			from = c.start
+		}
+		if e := c.start + uint64(len(c.w)); first || e < to {
+			to = e
+		}
+		first = false
+	}
+	var out []float64
+	for _, s := range lv.sum(from, to, func(uint64) hostclock.Time { return 0 }) {
+		out = append(out, s.W)
+	}
+	return out, 1e9 / l.period
+}
+
 // trim drops the samples before index idx (a judged cycle's release: the
 // next cycle's window starts a return period after it).
 func (lv *live) trim(idx uint64) {

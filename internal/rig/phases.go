@@ -30,8 +30,10 @@ func (r *Rig) Idle(ctx context.Context, name string, d time.Duration) error {
 }
 
 // ActiveIdlePhase idles d under max_performance (phase
-// idle:max_performance) and then puts the run's policy back, when the run
-// has a policy that lets the drive leave active idle (cfg.ActiveIdle).
+// idle:max_performance) — longer, up to active_idle_max, while a drive's
+// active idle is not yet resolved (extendActiveIdle) — and then puts the
+// run's policy back, when the run has a policy that lets the drive leave
+// active idle (cfg.ActiveIdle).
 func (r *Rig) ActiveIdlePhase(ctx context.Context, d time.Duration) error {
 	p := r.cfg.Policy
 	if d <= 0 || p == "" || p == string(alpm.MaxPerformance) {
@@ -40,7 +42,16 @@ func (r *Rig) ActiveIdlePhase(ctx context.Context, d time.Duration) error {
 	if err := r.SetPolicy(ctx, string(alpm.MaxPerformance)); err != nil {
 		return err
 	}
+	if r.live != nil && r.cfg.ActiveIdleMax > d {
+		for _, dr := range r.drives {
+			r.live.watch(dr.Config.Port)
+			defer r.live.unwatch(dr.Config.Port)
+		}
+	}
 	if err := r.Idle(ctx, IdlePhase(string(alpm.MaxPerformance)), d); err != nil {
+		return err
+	}
+	if err := r.extendActiveIdle(ctx, d); err != nil {
 		return err
 	}
 	return r.SetPolicy(ctx, p)

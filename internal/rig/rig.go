@@ -50,7 +50,7 @@ type Rig struct {
 	setup   setup // emulated or real
 	meter   meter.Meter
 	rec     *record.Recorder
-	live    *liveDevSlp // nil unless devslp.max_cycles asks for more cycles
+	live    *liveDevSlp // nil unless devslp.max_cycles or active_idle_max asks for more
 	guard   *alpm.Guard
 	release func() []alpm.HostResult
 	drives  []*Drive
@@ -247,7 +247,7 @@ func (r *Rig) startRecording(ctx context.Context) error {
 	}
 	r.streamCtx, r.streamCancel = context.WithCancel(ctx)
 	obs := r.cfg.Observer
-	if dc := r.cfg.DevSlp; dc.Cycles > 0 && dc.MaxCycles > dc.Cycles {
+	if dc := r.cfg.DevSlp; dc.Cycles > 0 && dc.MaxCycles > dc.Cycles || r.cfg.ActiveIdleMax > r.cfg.ActiveIdle {
 		r.live = newLiveDevSlp()
 		obs = teeObserver(obs, r.live)
 	}

@@ -1,0 +1,48 @@
+package analysis
+
+import (
+	"math"
+
+	"github.com/idlewatt/idlewatt/states/detect"
+	"github.com/idlewatt/idlewatt/units"
+)
+
+// QuietLevel estimates the level of consecutive quiet samples ps (W, at
+// rateHz) as the report estimates active idle: 10 ms blocks, background
+// bursts left out, level-based within the idle band [lo, hi] when lo < hi
+// (IdleBandOf), median-centred otherwise; no resolution term. ok is false
+// without a level or an interval. The rig uses it, live, to decide whether
+// an active-idle phase has run long enough (rig.Config.ActiveIdleMax); what
+// is reported is the report's estimate, from the capture.
+func QuietLevel(ps []float64, rateHz float64, lo, hi units.Watts) (level, u95 units.Watts, ok bool) {
+	var b blockSeries
+	b.init(rateHz)
+	b.add(ps)
+	floor, ceil := math.Inf(-1), math.Inf(1)
+	if lo < hi {
+		floor, ceil = float64(lo), float64(hi)
+	}
+	e := estimateLevelAbove(b.all(), b.L, b.minN, func(float64) float64 { return 0 }, floor, ceil)
+	if math.IsNaN(e.Level) || e.U95 == nil {
+		return 0, 0, false
+	}
+	return units.Watts(e.Level), units.Watts(*e.U95), true
+}
+
+// IdleBandOf is the band of 10 ms means of quiet power that can be active
+// idle for levels l (see IdleBander): lo, the geometric mean of the idle
+// level and the next lower known level (the online classifier's own
+// threshold), and hi, as far above the idle level; ok is false without an
+// idle level and a lower one.
+func IdleBandOf(l detect.Levels) (lo, hi units.Watts, ok bool) {
+	if l.Idle <= 0 {
+		return 0, 0, false
+	}
+	for _, x := range []units.Watts{l.Partial, l.Slumber, l.DevSlp} {
+		if x > 0 && x < l.Idle {
+			lo = units.Watts(math.Sqrt(float64(l.Idle) * float64(x)))
+			return lo, 2*l.Idle - lo, true
+		}
+	}
+	return 0, 0, false
+}
