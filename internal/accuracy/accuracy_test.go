@@ -430,3 +430,36 @@ func TestCycleSummary(t *testing.T) {
 		t.Errorf("accuracy.md does not say how many cycles ran:\n%s", b.String())
 	}
 }
+
+// TestActiveIdlePhaseSummary: the campaign reads each hub's active-idle
+// phase from report.json (once per hub) and counts the hubs whose phase
+// ran on.
+func TestActiveIdlePhaseSummary(t *testing.T) {
+	rep := func(d float64) []byte {
+		return []byte(fmt.Sprintf(`{"drives":[{"port":1,"active_idle_w":0.2,"phases":[{"name":"idle:max_performance","duration_s":%g},{"name":"idle","duration_s":9}]}]}`, d))
+	}
+	var rs []DriveResult
+	for i, d := range []float64{1.0, 1.0, 3.5, 4.0} {
+		m, err := extractFrom(rep(d), []byte(`{}`), 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.ActiveIdlePhaseS != d {
+			t.Fatalf("phase %v s read as %v", d, m.ActiveIdlePhaseS)
+		}
+		// Two drives of each hub: the hub counts once.
+		for range 2 {
+			rs = append(rs, DriveResult{Dir: fmt.Sprint("hub-", i), Measured: &m})
+		}
+	}
+	c := summariseCampaign(Options{Phases: DefaultPhases()}, rs, time.Second)
+	want := PhaseSummary{Hubs: 4, PlannedS: 1, MaxS: 4, Extended: 2, MedianS: 3.5, LongestS: 4}
+	if c.ActiveIdle != want {
+		t.Errorf("phases %+v, want %+v", c.ActiveIdle, want)
+	}
+	var b strings.Builder
+	c.Markdown(&b)
+	if !strings.Contains(b.String(), "4 hubs, 1.0 s planned; 2 ran longer") {
+		t.Errorf("accuracy.md does not say how long the active-idle phases ran:\n%s", b.String())
+	}
+}

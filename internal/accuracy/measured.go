@@ -34,7 +34,15 @@ type Measured struct {
 	VerdictReason string           `json:"verdict_reason,omitempty"`
 	Dropped       float64          `json:"dropped"`
 	MergeGapMs    float64          `json:"merge_gap_ms"` // settings.merge_gap_ms: busy intervals closer than this are one
+	// ActiveIdlePhaseS is how long the active-idle phase ran (phase
+	// idle:max_performance; 0 = none): active_idle_max runs it on until
+	// the active idle is resolved.
+	ActiveIdlePhaseS float64 `json:"active_idle_phase_s,omitempty"`
 }
+
+// activeIdlePhase is the active-idle phase's name (rig.IdlePhase of
+// max_performance).
+const activeIdlePhase = "idle:max_performance"
 
 // Extract reads what a run's outputs in dir say about the drive on port.
 // It is the only place that knows the output keys, so when report.json,
@@ -46,7 +54,7 @@ type Measured struct {
 //	             devslp.floor_w (older reports: devslp.power_w), devslp.entry_ms,
 //	             devslp.exit_ms (pin release → first read completed), devslp.outcome,
 //	             devslp.cycle_results[].cycle, exit_host_late (cycles left out of exit_ms);
-//	             settings.merge_gap_ms
+//	             settings.merge_gap_ms, drives[port].phases[name = idle:max_performance].duration_s
 //	measure.json devslp.PORT.outcome (older: pass), reason
 //
 // A stated 95 % interval is looked for beside each value: NAME_u95_UNIT
@@ -97,6 +105,13 @@ func extractFrom(reportJSON, measureJSON []byte, port int) (Measured, error) {
 	m.PeakW = value(d, "peak_w")
 	if s, ok := d["samples"].(map[string]any); ok {
 		m.Dropped, _ = num(s["dropped"])
+	}
+	if phs, ok := d["phases"].([]any); ok {
+		for _, x := range phs {
+			if ph, ok := x.(map[string]any); ok && ph["name"] == activeIdlePhase {
+				m.ActiveIdlePhaseS, _ = num(ph["duration_s"])
+			}
+		}
 	}
 	m.Residency = map[string]Value{}
 	if res, ok := d["residency"].(map[string]any); ok {

@@ -30,10 +30,13 @@ type Campaign struct {
 	Errors   int             `json:"errors"` // drives the chain failed on
 	// Cycles is how many DevSlp cycles the drives that were cycled ran
 	// (devslp.max_cycles adds cycles until the entry is resolved).
-	Cycles   CycleSummary  `json:"devslp_cycles"`
-	GoalsMet bool          `json:"goals_met"`
-	Missed   []string      `json:"goals_missed,omitempty"`
-	Results  []DriveResult `json:"results"`
+	Cycles CycleSummary `json:"devslp_cycles"`
+	// ActiveIdle is how long the hubs' active-idle phases ran
+	// (active_idle_max runs them on until every active idle is resolved).
+	ActiveIdle PhaseSummary  `json:"active_idle_phase"`
+	GoalsMet   bool          `json:"goals_met"`
+	Missed     []string      `json:"goals_missed,omitempty"`
+	Results    []DriveResult `json:"results"`
 }
 
 // CycleSummary counts the DevSlp cycles the meter saw per cycled drive.
@@ -52,6 +55,24 @@ func (s CycleSummary) text() string {
 	}
 	return fmt.Sprintf("%d drives cycled, %d cycles planned each; %d ran more, until the entry was resolved to 1 ms (devslp.max_cycles); median %d, max %d, %d in all",
 		s.Drives, s.Planned, s.Extended, s.Median, s.Max, s.Total)
+}
+
+// PhaseSummary is how long the hubs' active-idle phases ran.
+type PhaseSummary struct {
+	Hubs     int     `json:"hubs"`      // hubs with the phase
+	PlannedS float64 `json:"planned_s"` // Phases.ActiveIdle
+	MaxS     float64 `json:"limit_s"`   // Phases.ActiveIdleMax
+	Extended int     `json:"extended"`  // hubs whose phase ran longer
+	MedianS  float64 `json:"median_s"`
+	LongestS float64 `json:"longest_s"`
+}
+
+func (s PhaseSummary) text() string {
+	if s.Hubs == 0 {
+		return "none"
+	}
+	return fmt.Sprintf("%d hubs, %.1f s planned; %d ran longer, until every drive's active idle was resolved to ±0.5 %% (active_idle_max %.1f s); median %.2f s, longest %.2f s",
+		s.Hubs, s.PlannedS, s.Extended, s.MaxS, s.MedianS, s.LongestS)
 }
 
 // VerdictSummary is the DevSlp verdict confusion over the campaign.
@@ -84,7 +105,11 @@ func summariseCampaign(o Options, rs []DriveResult, el time.Duration) *Campaign 
 	var order []string
 	c.Verdicts.Matrix = map[string]map[string]int{}
 	var cycles []int
+	phaseS := map[string]float64{} // by hub run directory
 	for _, r := range rs {
+		if r.Measured != nil && r.Measured.ActiveIdlePhaseS > 0 {
+			phaseS[r.Dir] = r.Measured.ActiveIdlePhaseS
+		}
 		if r.Error != "" {
 			c.Errors++
 		}
@@ -135,6 +160,18 @@ func summariseCampaign(o Options, rs []DriveResult, el time.Duration) *Campaign 
 				c.Cycles.Extended++
 			}
 		}
+	}
+	c.ActiveIdle.PlannedS, c.ActiveIdle.MaxS = o.Phases.ActiveIdle.Seconds(), o.Phases.ActiveIdleMax.Seconds()
+	if len(phaseS) > 0 {
+		var ds []float64
+		for _, d := range phaseS {
+			ds = append(ds, d)
+			if d > c.ActiveIdle.PlannedS+0.25 { // a step is 0.5 s
+				c.ActiveIdle.Extended++
+			}
+		}
+		sort.Float64s(ds)
+		c.ActiveIdle.Hubs, c.ActiveIdle.MedianS, c.ActiveIdle.LongestS = len(ds), ds[len(ds)/2], ds[len(ds)-1]
 	}
 	// Fixed metrics first, then residency states alphabetically.
 	rank := func(m string) int {
@@ -277,6 +314,7 @@ func (c *Campaign) Markdown(w io.Writer) {
 	}
 	fmt.Fprintf(w, "\n\"Unresolved\": off goal, but the report's own 95 %% interval is wider than the goal and holds the truth — the data could not resolve the quantity that finely, and the report said so.\n")
 	fmt.Fprintf(w, "\nDevSlp cycles: %s.\n", c.Cycles.text())
+	fmt.Fprintf(w, "\nActive-idle phases: %s.\n", c.ActiveIdle.text())
 	v := c.Verdicts
 	fmt.Fprintf(w, "\nDevSlp verdicts (%d drives): %d right, **%d false PASS, %d false FAIL**, %d inconclusive, %d other wrong, %d without a verdict — goal (0 false PASS, 0 false FAIL) met: %s.\n\n",
 		v.N, v.Right, v.FalsePass, v.FalseFail, v.Inconclusive, v.Wrong, v.Missing, yes(v.Met))
@@ -357,6 +395,7 @@ func (c *Campaign) Table(w io.Writer) {
 		v.N, v.Right, v.FalsePass, v.FalseFail, v.Inconclusive, v.Wrong, v.Missing)
 	fmt.Fprintf(w, "95 %% intervals holding the truth: %s\n", coverageText(c.Coverage))
 	fmt.Fprintf(w, "DevSlp cycles: %s\n", c.Cycles.text())
+	fmt.Fprintf(w, "Active-idle phases: %s\n", c.ActiveIdle.text())
 	for _, r := range c.offGoal() {
 		prof, _ := json.Marshal(r.Case.Profile)
 		fmt.Fprintf(w, "off goal: --replay %s (policy %s, port %d, emulator seed %d): %s\n  profile %s\n",
