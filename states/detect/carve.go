@@ -80,9 +80,11 @@ const carveContrast = 8
 // long enough for carveContrast between the burst's level (the mean of
 // its 1 ms blocks above the threshold) and the level below (the span
 // before's), show where it stopped. A run of low blocks of at least 2 ms
-// strictly inside the span becomes a span of that level (MonotoneLevels
-// then reads it by its mean); the edges between the parts are exact
-// (ExactStart, ExactEnd), and the span's outer edges stay for
+// (and 3 blocks) becomes a span of that level (MonotoneLevels then reads
+// it by its mean): inside the span, or at its start or end, where the
+// median came early or left late; shorter runs, of either side, join the
+// run before them. The edges between the parts are exact (ExactStart,
+// ExactEnd); an outer edge with no run carved at it stays for
 // RefineBurstEdges.
 func (c *Classifier) carve(sp Span) []Span {
 	lvl, ok := c.levels.levelOf(c.prevLevel)
