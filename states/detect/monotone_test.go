@@ -304,3 +304,61 @@ func FuzzMonotoneLevels(f *testing.F) {
 		}
 	})
 }
+
+// FuzzClassifierPasses: long noisy traces (each byte a run of samples at a
+// level, a burst, I/O or a broken reading), with pin splits, through the
+// classifier, RefineBurstEdges and MonotoneLevels as analysis runs them:
+// every sample lands in exactly one span, spans do not overlap, and no
+// mean is NaN unless a broken reading was pushed.
+func FuzzClassifierPasses(f *testing.F) {
+	f.Add([]byte{0x31, 0x52, 0x7f, 0x13, 0x2f, 0x4a, 0x3c, 0x9f, 0x3f, 0x21}, uint64(1))
+	f.Fuzz(func(t *testing.T, data []byte, seed uint64) {
+		if len(data) > 64 {
+			data = data[:64]
+		}
+		l := Levels{Idle: 0.02475, Partial: 0.00874, Slumber: 0.00294, DevSlp: 0.00127}
+		levels := []float64{0.02475, 0.00874, 0.00294, 0.00127, 0.047, 0.3, 0, math.NaN()}
+		var spans []Span
+		c, err := New(Options{Levels: l, Period: period, Adaptive: true}, func(s Span) { spans = append(spans, s) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := rand.New(rand.NewPCG(seed, 9))
+		var splits []hostclock.Time
+		var pins []Pin
+		k := 0
+		for i, b := range data {
+			if i%3 == 2 {
+				splits = append(splits, at(k))
+				pins = append(pins, Pin{At: at(k), Asserted: i%2 == 0})
+			}
+			k += (int(b&31) + 1) * 20
+		}
+		c.SplitAt(splits)
+		k, nan := 0, false
+		for _, b := range data {
+			w := levels[b>>5]
+			nan = nan || math.IsNaN(w)
+			busy := b>>5 == 5
+			for range (int(b&31) + 1) * 20 {
+				c.Push(at(k), units.Watts(w+0.013*r.NormFloat64()), busy)
+				k++
+			}
+		}
+		c.Close()
+		out := MonotoneLevels(RefineBurstEdges(spans, l, c.NoiseSigma(), c.BurstSmooth(), period), l, c.NoiseSigma(), pins)
+		total := 0
+		for i, s := range out {
+			if s.End <= s.Start || s.Samples <= 0 || (!nan && math.IsNaN(float64(s.MeanW))) {
+				t.Fatalf("bad span %d %+v", i, s)
+			}
+			if i > 0 && s.Start < out[i-1].End {
+				t.Fatalf("span %d overlaps: %+v after %+v", i, s, out[i-1])
+			}
+			total += s.Samples
+		}
+		if total != k {
+			t.Fatalf("%d samples in spans, %d pushed", total, k)
+		}
+	})
+}
