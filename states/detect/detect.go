@@ -334,7 +334,6 @@ type Classifier struct {
 	// splits are the times (ascending) where a span must end whatever its
 	// state (SplitAt): the DEVSLP pin's edges.
 	splits []hostclock.Time
-	now    hostclock.Time // the sample being classified
 
 	// Carving background spans (carve): the samples pushed, the noise σ
 	// the window was sized for, and the level state of the last span
@@ -346,29 +345,76 @@ type Classifier struct {
 
 // SplitAt asks for a span boundary at each of ts (host time; any order):
 // where the drive is expected to change state (a DEVSLP pin edge) and the
-// power, against noise, might not show it for a while. The span in force
-// ends at the first sample at or after each time, or, when a change of
-// state is pending there, at the first sample after it settles, unless a
-// boundary is made by then anyway. Both parts keep the state; a relabeling
-// pass (MonotoneLevels) decides them by their means. Call before pushing
-// samples past the first time.
+// power, against noise, might not show it for a while. The span that holds
+// the time ends at its first sample at or after it (from the samples the
+// history holds; without one, a fixed window, at the first sample
+// classified after it with no change pending). Both parts keep the state;
+// a relabeling pass (MonotoneLevels) decides them by their means. Call
+// before pushing samples past the first time.
 func (c *Classifier) SplitAt(ts []hostclock.Time) {
 	c.splits = append(c.splits, ts...)
 	slices.Sort(c.splits)
 }
 
-// split ends the current span before the sample at t if a split is due.
+// split applies the splits due before the sample at t (w): the current
+// span's samples end where the pending change (candidate, transit) begins,
+// or at t.
 func (c *Classifier) split(t hostclock.Time, w float64) {
-	for len(c.splits) > 0 && c.splits[0] <= t {
-		if c.candN > 0 || len(c.transit) > 0 {
-			return // wait until the pending change settles
-		}
+	end, pending := t, false
+	switch {
+	case len(c.transit) > 0:
+		end, pending = c.transit[0].at, true
+	case c.candN > 0:
+		end, pending = c.candAt, true
+	}
+	c.splitCur(end)
+	// Without the samples (no history: a fixed window), a split due is
+	// made at t, once nothing is pending.
+	for len(c.splits) > 0 && c.splits[0] <= t && !pending {
 		if c.cur.Samples > 0 && c.cur.Start < t {
 			c.cur.End = t
 			c.emit()
 			c.cur = Span{State: c.cur.State, Start: t, MinW: units.Watts(w), MaxW: units.Watts(w)}
 			c.curSum = 0
 		}
+		c.splits = c.splits[1:]
+	}
+}
+
+// splitCur ends the current span at each split time before end (the time
+// its samples reach), from the samples the history holds: the part from
+// the split on starts a span of the same state. A split at or before the
+// span's start is one already made.
+func (c *Classifier) splitCur(end hostclock.Time) {
+	for len(c.splits) > 0 && c.splits[0] < end {
+		at := c.splits[0]
+		if at <= c.cur.Start || c.cur.Samples == 0 {
+			c.splits = c.splits[1:]
+			continue
+		}
+		_, ws, ok := c.hist.between(at, end)
+		if !ok || len(ws) == 0 || len(ws) >= c.cur.Samples {
+			return // not in the history: split leaves it for t
+		}
+		var sum float64
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for _, w := range ws {
+			sum += w
+			lo, hi = math.Min(lo, w), math.Max(hi, w)
+		}
+		head := c.cur
+		head.End, head.Samples = at, c.cur.Samples-len(ws)
+		if _, hw, ok := c.hist.between(c.cur.Start, at); ok && len(hw) == head.Samples {
+			head.MinW, head.MaxW = units.Watts(math.Inf(1)), units.Watts(math.Inf(-1))
+			for _, w := range hw {
+				head.MinW, head.MaxW = min(head.MinW, units.Watts(w)), max(head.MaxW, units.Watts(w))
+			}
+		}
+		tailSum := sum
+		c.cur, c.curSum = head, c.curSum-tailSum
+		c.emit()
+		c.cur = Span{State: head.State, Start: at, Samples: len(ws), MinW: units.Watts(lo), MaxW: units.Watts(hi)}
+		c.curSum = tailSum
 		c.splits = c.splits[1:]
 	}
 }
@@ -690,7 +736,6 @@ func (c *Classifier) classify(t hostclock.Time, w float64, busy bool, smoothed S
 		c.cur = Span{State: s, Start: t, MinW: units.Watts(w), MaxW: units.Watts(w)}
 		c.curSum, c.cand = 0, s
 	}
-	c.now = t
 	c.split(t, w)
 	if s == c.cur.State {
 		// Back in the current state: pending candidate samples belong to it.
@@ -769,14 +814,12 @@ func (c *Classifier) commit() {
 		n, sum, lo, hi = n+p.n, sum+p.sum, math.Min(lo, p.min), math.Max(hi, p.max)
 	}
 	c.transit = c.transit[:0]
+	c.splitCur(start)
 	c.cur.End = start
 	c.emit()
 	c.cur = Span{State: c.cand, Start: start, Samples: n, MinW: units.Watts(lo), MaxW: units.Watts(hi)}
 	c.curSum = sum
 	c.candN = 0
-	for len(c.splits) > 0 && c.splits[0] <= c.now {
-		c.splits = c.splits[1:] // a boundary was made at the change, within its dwell
-	}
 }
 
 // part is a candidate that gave way before its dwell.
