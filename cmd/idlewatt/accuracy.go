@@ -16,7 +16,7 @@ import (
 func init() {
 	register(func() *cobra.Command {
 		c := &cobra.Command{
-			Use:   "accuracy [--drives N] [--seed S] [--out DIR] [--parallel P] [--replay SEED:INDEX]",
+			Use:   "accuracy [--drives N] [--seed S] [--out DIR] [--parallel P] [--replay SEED:INDEX] [--max-cycles N]",
 			Short: "Truth-recovery campaign: random simulated drives through the whole chain, every metric against the model's truth",
 			Long: `Draws N random drive profiles from the documented parameter space
 (docs/drive-profiles.md, "Parameter space"), runs them four to an emulated
@@ -37,6 +37,7 @@ the campaign cannot start.`,
 		f.Int("parallel", 1, "hubs measured at once")
 		f.StringSlice("replay", nil, "rerun only these drives, each SEED:INDEX (repeatable; all must share one seed)")
 		f.Bool("short", false, "short phases (the CI campaign's)")
+		f.Int("max-cycles", 0, "DevSlp cycles at most per drive while its entry is not resolved to 1 ms (default 16; --short: 2)")
 		f.Bool("json", false, "print accuracy.json instead of the table")
 		f.Bool("overwrite", false, "replace the campaign files in an existing --out")
 		f.Bool("quiet", false, "no progress lines")
@@ -77,8 +78,19 @@ func runAccuracy(cmd *cobra.Command, _ []string) error {
 		o.Seed = s
 		o.Replay = append(o.Replay, idx)
 	}
+	o.Phases = accuracy.DefaultPhases()
 	if b, _ := cmd.Flags().GetBool("short"); b {
 		o.Phases = accuracy.ShortPhases()
+	}
+	if cmd.Flags().Changed("max-cycles") {
+		mc, err := optInt(cmd, "max-cycles", "")
+		if err != nil {
+			return err
+		}
+		if mc < o.Phases.Cycles || mc > 1000 {
+			return usageErr("%s: %d, want %d (the cycles planned) to 1000", where(cmd, "max-cycles", ""), mc, o.Phases.Cycles)
+		}
+		o.Phases.MaxCycles = mc
 	}
 	o.Out = optString(cmd, "out", "")
 	o.Overwrite, _ = cmd.Flags().GetBool("overwrite")

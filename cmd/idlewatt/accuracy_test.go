@@ -26,6 +26,9 @@ func TestAccuracyBadInput(t *testing.T) {
 		{[]string{"accuracy", "--replay", "1"}, "--replay"},
 		{[]string{"accuracy", "--replay", "1:2", "--replay", "2:3"}, "share one seed"},
 		{[]string{"accuracy", "--out", out}, "accuracy.json: exists"},
+		{[]string{"accuracy", "--max-cycles", "3"}, "--max-cycles: 3, want 4"},
+		{[]string{"accuracy", "--max-cycles", "1", "--short"}, "--max-cycles: 1, want 2"},
+		{[]string{"accuracy", "--max-cycles", "x"}, "--max-cycles"},
 	}
 	for _, c := range cases {
 		_, errOut, code := run(t, context.Background(), c.args...)
