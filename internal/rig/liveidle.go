@@ -71,17 +71,13 @@ func (r *Rig) extendActiveIdle(ctx context.Context, d time.Duration) error {
 // status line of every drive's estimate.
 func (r *Rig) activeIdleOpen(want float64) (open []string, status string) {
 	var parts []string
-	ports := make([]int, 0, len(r.drives))
-	for _, d := range r.drives {
-		ports = append(ports, d.Config.Port)
-	}
-	sort.Ints(ports)
-	for _, port := range ports {
+	drives := append([]*Drive(nil), r.drives...)
+	sort.Slice(drives, func(a, b int) bool { return drives[a].Config.Port < drives[b].Config.Port })
+	for _, d := range drives {
+		port := d.Config.Port
 		var lo, hi units.Watts
-		for _, d := range r.drives {
-			if d.Config.Port == port && d.Profile != nil {
-				lo, hi, _ = analysis.IdleBandOf(analysis.ProfileLevels(*d.Profile))
-			}
+		if d.Profile != nil {
+			lo, hi, _ = analysis.IdleBandOf(analysis.ProfileLevels(*d.Profile))
 		}
 		ps, rate := r.live.power(port)
 		w, u, ok := analysis.QuietLevel(ps, rate, lo, hi)

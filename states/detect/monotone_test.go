@@ -18,6 +18,15 @@ func sp(st State, a, b float64, m float64) Span {
 	return Span{State: st, Start: ms(a), End: ms(b), Samples: int((b - a) * 10), MeanW: units.Watts(m / 1e3)}
 }
 
+// sampleEnergy is Σ mean × samples over spans (W·samples).
+func sampleEnergy(spans []Span) float64 {
+	var e float64
+	for _, s := range spans {
+		e += float64(s.MeanW) * float64(s.Samples)
+	}
+	return e
+}
+
 var close2 = Levels{Idle: 0.030, Partial: 0.017, Slumber: 0.00286, DevSlp: 0.00135}
 
 // A Slumber span in the middle of DevSlp, its mean nearer DevSlp, becomes
@@ -33,13 +42,7 @@ func TestMonotoneRelabelsAMisreadMiddle(t *testing.T) {
 	if len(out) != 2 || out[0].State != Slumber || out[1].State != DevSlp || out[1].Start != ms(200) || out[1].End != ms(2000) {
 		t.Fatalf("got %+v", out)
 	}
-	var e0, e1 float64
-	for _, s := range in {
-		e0 += float64(s.MeanW) * float64(s.Samples)
-	}
-	for _, s := range out {
-		e1 += float64(s.MeanW) * float64(s.Samples)
-	}
+	e0, e1 := sampleEnergy(in), sampleEnergy(out)
 	if math.Abs(e0-e1) > 1e-12 || out[1].Samples != 18000 {
 		t.Errorf("energy %.9g → %.9g, samples %d", e0, e1, out[1].Samples)
 	}
@@ -244,13 +247,7 @@ func TestSplitChangeInsideASpan(t *testing.T) {
 	if at := float64(out[0].End) / 1e6; math.Abs(at-76) > 1 {
 		t.Errorf("change at %.1f ms, want 76", at)
 	}
-	var e0, e1 float64
-	for _, s := range in {
-		e0 += float64(s.MeanW) * float64(s.Samples)
-	}
-	for _, s := range out {
-		e1 += float64(s.MeanW) * float64(s.Samples)
-	}
+	e0, e1 := sampleEnergy(in), sampleEnergy(out)
 	if math.Abs(e0-e1) > 1e-9*e0 {
 		t.Errorf("energy %.9g → %.9g", e0, e1)
 	}
