@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/idlewatt/idlewatt/analysis/states"
+	"github.com/idlewatt/idlewatt/states/devslp"
 )
 
 // DevSlp cycles in a capture: each "devslp-cycle:N" phase of a port (until
@@ -119,7 +120,7 @@ func devslpCycles(ps *phaseSet, port int, pins, hostPins []span, ios []devslpIO,
 			continue
 		}
 		n++
-		tm := states.Timing{Cycle: n, Start: hostclock.Time(e.t), End: math.MaxInt64 - 1}
+		tm := states.Timing{Cycle: n, Start: hostclock.Time(e.t), End: math.MaxInt64 - 1, EntryOnly: strings.HasSuffix(e.name, devslp.EntryPhaseSuffix)}
 		if i+1 < len(ev) {
 			tm.End = hostclock.Time(ev[i+1].t)
 		}

@@ -64,6 +64,9 @@ type Timing struct {
 	// HostStallMs is the host's worst scheduling stall while the read was
 	// out (the rig's canary), 0 if none was recorded.
 	HostStallMs float64
+	// EntryOnly: an entry cycle ("devslp-cycle:N:entry"), whose pin was
+	// held only as long as the entry latency needs (devslp.entry_hold).
+	EntryOnly bool
 }
 
 // Criteria are a DevSlp verdict's limits.
@@ -103,8 +106,13 @@ func worse(a, b Outcome) Outcome {
 // Cycle is one DevSlp cycle's measured quantities (see docs/analysis.md,
 // "DevSlp quantities") with their 95 % half-widths, and its outcome.
 type Cycle struct {
-	Cycle      int      `json:"cycle"`
-	Outcome    Outcome  `json:"outcome"`
+	Cycle   int     `json:"cycle"`
+	Outcome Outcome `json:"outcome"`
+	// EntryOnly: an entry cycle (devslp.entry_hold). Its floor, over a
+	// short hold, is reported but neither pooled nor judged against the
+	// limit unless it is clearly above it: the full cycles measure the
+	// floor (docs/analysis.md, "Entry cycles").
+	EntryOnly  bool     `json:"entry_only,omitempty"`
 	Reasons    []string `json:"reasons,omitempty"`
 	PreCycleW  Num      `json:"pre_cycle_w"` // resting power before assertion
 	FloorW     Num      `json:"floor_w"`
@@ -208,7 +216,7 @@ func restingLevel(w []float64, a, b int, period float64) (level, se float64, ok 
 // order, from Start to End of tm) and judges it against the criteria.
 func JudgeCycle(tm Timing, samples []Sample, jo JudgeOptions) Cycle {
 	cr := jo.Criteria
-	c := Cycle{Cycle: tm.Cycle, Outcome: Pass, PreCycleW: None, FloorW: None, FloorU95W: None, EntryMs: None, EntryU95Ms: None,
+	c := Cycle{Cycle: tm.Cycle, EntryOnly: tm.EntryOnly, Outcome: Pass, PreCycleW: None, FloorW: None, FloorU95W: None, EntryMs: None, EntryU95Ms: None,
 		RiseMs: None, RiseU95Ms: None, HeldMs: None, HeldU95Ms: None, ExitMs: None, ExitU95Ms: None, ReturnedW: None}
 	if len(samples) < 16 || tm.Assert == 0 || tm.Deassert <= tm.Assert {
 		c.judge(Inconclusive, "no power samples or pin changes cover the cycle")
@@ -343,6 +351,9 @@ func JudgeCycle(tm Timing, samples []Sample, jo JudgeOptions) Cycle {
 	case Fail:
 		c.judge(Fail, "DevSlp floor %.2f ± %.2f mW is above the %.2f mW limit", float64(c.FloorW)*1e3, float64(c.FloorU95W)*1e3, cr.LimitW*1e3)
 	case Inconclusive:
+		if c.EntryOnly {
+			break // too short a hold to judge the floor: the full cycles do
+		}
 		c.judge(Inconclusive, "DevSlp floor %.2f ± %.2f mW straddles the %.2f mW limit", float64(c.FloorW)*1e3, float64(c.FloorU95W)*1e3, cr.LimitW*1e3)
 	}
 	if c.HeldMs.Ok() {
@@ -527,7 +538,19 @@ func Summarise(cycles []Cycle, cr Criteria, support, hostCause string) Verdict {
 	v := Verdict{Cycles: cycles, Criteria: cr, Support: support, HostCause: hostCause, Outcome: Pass}
 	pool := func(get func(c Cycle) (Num, Num)) (Num, Num) { return poolCycles(cycles, get) }
 	v.PreCycleW, _ = pool(func(c Cycle) (Num, Num) { return c.PreCycleW, 0 })
-	v.FloorW, v.FloorU95W = pool(func(c Cycle) (Num, Num) { return c.FloorW, c.FloorU95W })
+	// The floor is the full cycles' (an entry cycle's is over a short
+	// hold: averaged in unweighted it would add its noise), or every
+	// cycle's when none is full.
+	full := false
+	for _, c := range cycles {
+		full = full || (!c.EntryOnly && c.FloorW.Ok())
+	}
+	v.FloorW, v.FloorU95W = pool(func(c Cycle) (Num, Num) {
+		if full && c.EntryOnly {
+			return None, None
+		}
+		return c.FloorW, c.FloorU95W
+	})
 	v.EntryMs, v.EntryU95Ms = pool(func(c Cycle) (Num, Num) { return c.EntryMs, c.EntryU95Ms })
 	if e, u, ok := jointEntry(cycles); ok && (!v.EntryU95Ms.Ok() || u < float64(v.EntryU95Ms)) {
 		v.EntryMs, v.EntryU95Ms = Num(e), Num(u)

@@ -540,3 +540,42 @@ func TestJointEntryUnderLowSNR(t *testing.T) {
 		t.Errorf("interval held %d of %d", held, withInterval)
 	}
 }
+
+// TestEntryCycleFloor: an entry cycle's floor, over a short hold, is not
+// judged against the limit when its interval straddles it (the full cycles
+// judge the floor), is still FAILed when wholly above, and is left out of
+// the pooled floor.
+func TestEntryCycleFloor(t *testing.T) {
+	const floor, sigma, lsb = 0.0049, 0.015, 0.00025 // 4.9 mW under a 5 mW limit, 15 mW σ
+	cr := DefaultCriteria()
+	cr.DETOMs = 400
+	jo := JudgeOptions{Criteria: cr, ClockU95Ms: 0.1}
+	tm, s := synthCycle(3, floor, sigma, lsb, 0, 0)
+	full := Judge(tm, s, jo)
+	tm.EntryOnly = true
+	entry := Judge(tm, s, jo)
+	if full.Outcome != Inconclusive || !strings.Contains(strings.Join(full.Reasons, ";"), "straddles") {
+		t.Fatalf("full cycle: %s %v, want inconclusive: the floor straddles the limit", full.Outcome, full.Reasons)
+	}
+	if entry.Outcome != Pass || !entry.EntryOnly || entry.FloorW != full.FloorW {
+		t.Errorf("entry cycle: %s %v (entry_only %v, floor %v W against %v), want a pass with the same floor", entry.Outcome, entry.Reasons, entry.EntryOnly, entry.FloorW, full.FloorW)
+	}
+	tm2, s2 := synthCycle(4, 0.02, 0.001, lsb, 0, 0) // 20 mW: wholly above 5 mW
+	tm2.EntryOnly = true
+	if c := Judge(tm2, s2, jo); c.Outcome != Fail {
+		t.Errorf("entry cycle with a 20 mW floor: %s %v, want FAIL", c.Outcome, c.Reasons)
+	}
+
+	cyc := func(n int, w float64, only bool) Cycle {
+		return Cycle{Cycle: n, Outcome: Pass, EntryOnly: only, PreCycleW: 0.05, FloorW: Num(w), FloorU95W: 0.0001,
+			EntryMs: None, EntryU95Ms: None, RiseMs: None, RiseU95Ms: None, ExitMs: None, ExitU95Ms: None}
+	}
+	v := Summarise([]Cycle{cyc(1, 0.001, false), cyc(2, 0.0012, false), cyc(3, 0.004, true), cyc(4, 0.005, true)}, cr, "yes", "")
+	if math.Abs(float64(v.FloorW)-0.0011) > 1e-12 {
+		t.Errorf("pooled floor %v W, want the full cycles' 0.0011 W", v.FloorW)
+	}
+	v = Summarise([]Cycle{cyc(1, 0.004, true), cyc(2, 0.002, true)}, cr, "yes", "")
+	if math.Abs(float64(v.FloorW)-0.003) > 1e-12 {
+		t.Errorf("pooled floor with entry cycles only %v W, want their 0.003 W", v.FloorW)
+	}
+}

@@ -37,7 +37,7 @@ the campaign cannot start.`,
 		f.Int("parallel", 1, "hubs measured at once")
 		f.StringSlice("replay", nil, "rerun only these drives, each SEED:INDEX (repeatable; all must share one seed)")
 		f.Bool("short", false, "short phases (the CI campaign's)")
-		f.Int("max-cycles", 0, "DevSlp cycles at most per drive while its entry is not resolved to 1 ms (default 16; --short: 2)")
+		f.Int("max-cycles", 0, "DevSlp cycles at most per drive while its entry is not resolved to 0.5 ms (default 192; --short: 2)")
 		f.Bool("json", false, "print accuracy.json instead of the table")
 		f.Bool("overwrite", false, "replace the campaign files in an existing --out")
 		f.Bool("quiet", false, "no progress lines")

@@ -51,7 +51,7 @@ var configKeys = map[string]keyKind{
 	"workload.speed": kFloat, "workload.qd": kInt, "workload.seed": kInt, "workload.engine": kString,
 	"devslp.cycles": kInt, "devslp.policy": kString, "devslp.settle": kDuration, "devslp.hold": kDuration,
 	"devslp.return": kDuration, "devslp.entry_bound": kDuration, "devslp.limit_mw": kFloat,
-	"devslp.mdat": kDuration, "devslp.deto": kDuration, "devslp.max_cycles": kInt, "devslp.entry_u95": kDuration,
+	"devslp.mdat": kDuration, "devslp.deto": kDuration, "devslp.max_cycles": kInt, "devslp.entry_u95": kDuration, "devslp.entry_hold": kDuration,
 	"battery.capacity_wh": kFloat, "battery.platform_idle_w": kFloat,
 	"profiles": kMap, "out": kString, "keep_scratch": kBool,
 	"parquet": kBool, "metrics.addr": kString, "metrics.textfile": kString,

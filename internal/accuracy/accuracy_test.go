@@ -148,7 +148,8 @@ const reportJSON = `{"schema":"idlewatt.report/v1","drives":[
   "residency":{"devslp":0.5,"slumber":0.5},"devslp":{"entered":true,"power_w":0.004,"entry_ms":0.2,"exit_ms":40}},
  {"name":"c","port":3,"active_idle_w":0.2,"active_idle_u95_w":0.001,"peak_w":1.5,"peak_ci95_w":[1.4,1.52],"residency":{"background":0.1,"idle":0.9},"residency_u95":{"idle":0.002},
   "devslp":{"entered":false,"power_w":null,"floor_w":null,"floor_u95_w":null,"entry_ms":null,"exit_ms":null,"outcome":"not_supported"}},
- {"name":"d","port":4,"devslp":{"entered":true,"floor_w":0.004,"floor_u95_w":0.0002,"entry_ms":0.5,"entry_u95_ms":null,"exit_ms":41,"exit_u95_ms":1.5,"outcome":"inconclusive"}}]}`
+ {"name":"d","port":4,"devslp":{"entered":true,"floor_w":0.004,"floor_u95_w":0.0002,"entry_ms":0.5,"entry_u95_ms":null,"exit_ms":41,"exit_u95_ms":1.5,"outcome":"inconclusive",
+  "cycle_results":[{"cycle":1},{"cycle":2,"exit_host_late":true},{"cycle":3,"entry_only":true},{"cycle":4,"entry_only":true}]}}]}`
 
 const measureJSON = `{"devslp":{"1":{"pass":false,"reason":"ignores DEVSLP"},"2":{"verdict":"not_supported"}}}`
 
@@ -194,6 +195,9 @@ func TestExtract(t *testing.T) {
 	}
 	if *d4.DevSlpFloorW.V != 0.004 || math.Abs(*d4.DevSlpFloorW.Hi-0.0042) > 1e-15 || d4.EntryMs.Lo != nil || *d4.ExitMs.Lo != 39.5 || d4.Verdict != "INCONCLUSIVE" {
 		t.Errorf("port 4: %+v verdict %q", d4, d4.Verdict)
+	}
+	if d4.EntryCycles != 2 || len(d4.ExitLeftOut) != 4 || !d4.ExitLeftOut[1] || d4.ExitLeftOut[0] {
+		t.Errorf("port 4 cycles: %d entry cycles (want 2), exits left out %v (want cycle 2's)", d4.EntryCycles, d4.ExitLeftOut)
 	}
 	if _, err := extractFrom([]byte(reportJSON), []byte(measureJSON), 5); err == nil || !strings.Contains(err.Error(), "port 5") {
 		t.Errorf("port 5: %v", err)
@@ -417,16 +421,17 @@ func TestSummariseUnresolved(t *testing.T) {
 func TestCycleSummary(t *testing.T) {
 	var rs []DriveResult
 	for _, n := range []int{4, 0, 4, 9, 16, 4} {
-		rs = append(rs, DriveResult{Truth: &Truth{Cycles: n}})
+		rs = append(rs, DriveResult{Truth: &Truth{Cycles: n}, Measured: &Measured{EntryCycles: max(0, n-4)}})
 	}
 	c := summariseCampaign(Options{Phases: DefaultPhases()}, rs, time.Second)
-	want := CycleSummary{Drives: 5, Planned: 4, Extended: 2, Median: 4, Max: 16, Total: 37}
+	want := CycleSummary{Drives: 5, Planned: 4, Extended: 2, Median: 4, Max: 16, Total: 37, EntryCycles: 17, EntryU95Ms: 0.5}
 	if c.Cycles != want {
 		t.Errorf("cycles %+v, want %+v", c.Cycles, want)
 	}
 	var b strings.Builder
 	c.Markdown(&b)
-	if !strings.Contains(b.String(), "5 drives cycled, 4 cycles planned each; 2 ran more") {
+	if !strings.Contains(b.String(), "5 drives cycled, 4 cycles planned each; 2 ran more, until the entry was resolved to 0.5 ms") ||
+		!strings.Contains(b.String(), "37 in all, 17 of them entry cycles") {
 		t.Errorf("accuracy.md does not say how many cycles ran:\n%s", b.String())
 	}
 }

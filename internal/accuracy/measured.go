@@ -38,6 +38,9 @@ type Measured struct {
 	// idle:max_performance; 0 = none): active_idle_max runs it on until
 	// the active idle is resolved.
 	ActiveIdlePhaseS float64 `json:"active_idle_phase_s,omitempty"`
+	// EntryCycles is how many of the drive's DevSlp cycles were entry
+	// cycles (devslp.cycle_results[].entry_only; devslp.entry_hold).
+	EntryCycles int `json:"entry_cycles,omitempty"`
 }
 
 // activeIdlePhase is the active-idle phase's name (rig.IdlePhase of
@@ -53,7 +56,7 @@ const activeIdlePhase = "idle:max_performance"
 //	             residency.STATE (every key) ± residency_u95.STATE, samples.dropped,
 //	             devslp.floor_w (older reports: devslp.power_w), devslp.entry_ms,
 //	             devslp.exit_ms (pin release → first read completed), devslp.outcome,
-//	             devslp.cycle_results[].cycle, exit_host_late (cycles left out of exit_ms);
+//	             devslp.cycle_results[].cycle, exit_host_late (cycles left out of exit_ms), entry_only;
 //	             settings.merge_gap_ms, drives[port].phases[name = idle:max_performance].duration_s
 //	measure.json devslp.PORT.outcome (older: pass), reason
 //
@@ -153,6 +156,9 @@ func extractFrom(reportJSON, measureJSON []byte, port int) (Measured, error) {
 				}
 				late, _ := c["exit_host_late"].(bool)
 				m.ExitLeftOut[int(n)-1] = late
+				if e, _ := c["entry_only"].(bool); e {
+					m.EntryCycles++
+				}
 			}
 		}
 	}

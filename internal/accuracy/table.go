@@ -1,6 +1,7 @@
 package accuracy
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -47,14 +48,17 @@ type CycleSummary struct {
 	Median   int `json:"median"`
 	Max      int `json:"max"`
 	Total    int `json:"total"`
+	// EntryCycles of Total were entry cycles (devslp.entry_hold).
+	EntryCycles int     `json:"entry_cycles"`
+	EntryU95Ms  float64 `json:"entry_u95_ms"` // the resolution the cycles ran for (devslp.entry_u95)
 }
 
 func (s CycleSummary) text() string {
 	if s.Drives == 0 {
 		return "none"
 	}
-	return fmt.Sprintf("%d drives cycled, %d cycles planned each; %d ran more, until the entry was resolved to 1 ms (devslp.max_cycles); median %d, max %d, %d in all",
-		s.Drives, s.Planned, s.Extended, s.Median, s.Max, s.Total)
+	return fmt.Sprintf("%d drives cycled, %d cycles planned each; %d ran more, until the entry was resolved to %g ms (devslp.max_cycles); median %d, max %d, %d in all, %d of them entry cycles (devslp.entry_hold)",
+		s.Drives, s.Planned, s.Extended, s.EntryU95Ms, s.Median, s.Max, s.Total, s.EntryCycles)
 }
 
 // PhaseSummary is how long the hubs' active-idle phases ran.
@@ -122,6 +126,9 @@ func summariseCampaign(o Options, rs []DriveResult, el time.Duration) *Campaign 
 		if r.Truth != nil && r.Truth.Cycles > 0 {
 			cycles = append(cycles, r.Truth.Cycles)
 		}
+		if r.Measured != nil {
+			c.Cycles.EntryCycles += r.Measured.EntryCycles
+		}
 		if r.Truth == nil || r.Measured == nil {
 			continue
 		}
@@ -151,6 +158,7 @@ func summariseCampaign(o Options, rs []DriveResult, el time.Duration) *Campaign 
 		}
 	}
 	c.Cycles.Planned = o.Phases.Cycles
+	c.Cycles.EntryU95Ms = float64(cmp.Or(o.Phases.EntryU95, time.Millisecond)) / 1e6
 	if len(cycles) > 0 {
 		sort.Ints(cycles)
 		c.Cycles.Drives, c.Cycles.Median, c.Cycles.Max = len(cycles), cycles[len(cycles)/2], cycles[len(cycles)-1]

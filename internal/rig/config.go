@@ -130,6 +130,10 @@ type DevSlpConfig struct {
 	// wider than EntryU95 (default 1 ms). 0 = Cycles, a fixed count.
 	MaxCycles int           `mapstructure:"max_cycles"`
 	EntryU95  time.Duration `mapstructure:"entry_u95"`
+	// EntryHold > 0: the cycles after Cycles hold the pin only as long as
+	// the entry needs (at least EntryHold, at most Hold): entry cycles
+	// (devslp.Options.EntryHold). 0 = every cycle holds for Hold.
+	EntryHold time.Duration `mapstructure:"entry_hold"`
 }
 
 // Defaults fills unset fields.
@@ -366,7 +370,7 @@ func (c *Config) validateDevSlp() error {
 		v   time.Duration
 	}{{"devslp.settle", d.Settle}, {"devslp.hold", d.Hold}, {"devslp.return", d.Return},
 		{"devslp.entry_bound", d.EntryBound}, {"devslp.mdat", d.MDAT}, {"devslp.deto", d.DETO},
-		{"devslp.entry_u95", d.EntryU95}} {
+		{"devslp.entry_u95", d.EntryU95}, {"devslp.entry_hold", d.EntryHold}} {
 		if kv.v < 0 {
 			return fmt.Errorf("%s: %v is negative", kv.key, kv.v)
 		}
@@ -383,7 +387,11 @@ func (c *Config) validateDevSlp() error {
 			prof = &p
 		}
 		if err := d.options(prof).Validate(); err != nil {
-			return fmt.Errorf("devslp.hold / devslp.mdat (drives[%d]): %w", i, err)
+			key := "devslp.hold / devslp.mdat"
+			if d.EntryHold > 0 {
+				key = "devslp.hold / devslp.entry_hold / devslp.mdat"
+			}
+			return fmt.Errorf("%s (drives[%d]): %w", key, i, err)
 		}
 	}
 	return nil
@@ -395,7 +403,7 @@ func (c *Config) validateDevSlp() error {
 func (c DevSlpConfig) options(p *drivesim.Profile) devslp.Options {
 	o := devslp.Options{
 		Cycles: c.Cycles, Settle: c.Settle, Hold: c.Hold, Return: c.Return, EntryBound: c.EntryBound,
-		MDAT: c.MDAT, DETO: c.DETO, MaxCycles: c.MaxCycles, EntryU95: c.EntryU95,
+		MDAT: c.MDAT, DETO: c.DETO, MaxCycles: c.MaxCycles, EntryU95: c.EntryU95, EntryHold: c.EntryHold,
 	}
 	if c.LimitMW > 0 {
 		o.Limit = unitsMW(c.LimitMW)

@@ -33,6 +33,13 @@ func TestValidateNamesEveryKey(t *testing.T) {
 		{"devslp.hold", func(c *Config) { c.DevSlp.Hold = -300 * time.Millisecond }},
 		{"devslp.settle", func(c *Config) { c.DevSlp.Settle = -time.Second }},
 		{"devslp.hold / devslp.mdat", func(c *Config) { c.DevSlp.Cycles, c.DevSlp.Hold = 3, 5*time.Millisecond }},
+		{"devslp.entry_hold", func(c *Config) { c.DevSlp.EntryHold = -time.Millisecond }},
+		{"devslp.hold / devslp.entry_hold / devslp.mdat", func(c *Config) {
+			c.DevSlp.Cycles, c.DevSlp.Hold, c.DevSlp.EntryHold = 3, 300*time.Millisecond, 400*time.Millisecond
+		}},
+		{"devslp.hold / devslp.entry_hold / devslp.mdat", func(c *Config) {
+			c.DevSlp.Cycles, c.DevSlp.MDAT, c.DevSlp.EntryHold = 3, 20*time.Millisecond, 10*time.Millisecond
+		}},
 		{"devslp.limit_mw", func(c *Config) { c.DevSlp.LimitMW = math.NaN() }},
 		{"idle", func(c *Config) { c.Idle = -time.Second }},
 		{"drives[1].nvme", func(c *Config) { c.Drives = append(c.Drives, DriveConfig{Port: 2, NVMe: "970evo"}) }},

@@ -3,6 +3,7 @@ package rig
 import (
 	"fmt"
 	"math"
+	"sort"
 	"sync"
 	"time"
 
@@ -135,18 +136,19 @@ func (*liveDevSlp) State(capture.StateEvent) {}
 
 // entry judges the cycles whose pin was released since the last call and
 // returns the pooled entry latency and its 95 % half-width (ms) over all
-// cycles so far; ok is false when there is none (no pin edges: the meter
-// does not report them; or no cycle reached a floor). The samples of a
+// cycles so far, the cycles judged and the sample period (ns); ok is false
+// when there is none (no pin edges: the meter does not report them; or no
+// cycle reached a floor). The samples of a
 // cycle are those from settle before its assertion to ret after its
 // release.
-func (l *liveDevSlp) entry(port int, settle, ret time.Duration, jo states.JudgeOptions) (ms, u95 float64, ok bool) {
+func (l *liveDevSlp) entry(port int, settle, ret time.Duration, jo states.JudgeOptions) (ms, u95 float64, ok bool, cycles []states.Cycle, period float64) {
 	l.mu.Lock()
 	lv := l.ports[port]
 	if lv == nil || l.period <= 0 {
 		l.mu.Unlock()
-		return 0, 0, false
+		return 0, 0, false, nil, 0
 	}
-	period := l.period
+	period = l.period
 	var todo []states.Timing
 	var windows [][]states.Sample
 	k := 0
@@ -182,9 +184,9 @@ func (l *liveDevSlp) entry(port int, settle, ret time.Duration, jo states.JudgeO
 	l.mu.Unlock()
 	v := states.Summarise(all, jo.Criteria, "yes", "")
 	if !v.EntryMs.Ok() || !v.EntryU95Ms.Ok() {
-		return 0, 0, false
+		return 0, 0, false, all, period
 	}
-	return float64(v.EntryMs), float64(v.EntryU95Ms), true
+	return float64(v.EntryMs), float64(v.EntryU95Ms), true, all, period
 }
 
 // power is a watched drive's power (W, all rails) over the samples
@@ -258,9 +260,9 @@ type livePin struct {
 }
 
 // Resolved implements devslp.Extender.
-func (p *livePin) Resolved(done []devslp.Timing, want time.Duration) bool {
+func (p *livePin) Resolved(done []devslp.Timing, want time.Duration) (bool, time.Duration) {
 	port := p.d.Config.Port
-	ms, u95, ok := p.l.entry(port, p.opt.Settle, p.opt.Return, p.jo)
+	ms, u95, ok, cycles, period := p.l.entry(port, p.opt.Settle, p.opt.Return, p.jo)
 	n := len(done)
 	note := func(format string, a ...any) {
 		v := fmt.Sprintf(format, a...)
@@ -270,17 +272,59 @@ func (p *livePin) Resolved(done []devslp.Timing, want time.Duration) bool {
 	switch {
 	case !ok:
 		note("%d: no live entry estimate (no cycle reached a floor, or the meter reports no pin edges)", n)
-		return true
+		return true, 0
 	case u95 <= liveMargin*float64(want)/1e6:
 		if n > p.opt.Cycles {
 			note("%d: entry %.2f ± %.2f ms, resolved to %v", n, ms, u95, want)
 		}
-		return true
+		return true, 0
 	case n >= p.opt.MaxCycles:
 		note("%d: entry %.2f ± %.2f ms, not resolved to %v in devslp.max_cycles", n, ms, u95, want)
-		return true
+		return true, 0
 	}
-	return false
+	if h := entryHold(cycles[:min(len(cycles), p.opt.Cycles)], ms+u95, period); h > 0 {
+		return false, h
+	}
+	return false, p.opt.Hold
+}
+
+// entryHold is how long an entry cycle must hold the pin (devslp.entry_hold)
+// for its own judgement to see the drive fall to a floor, so that it
+// counts in the entry fit: the entry's upper bound upperMs, then as many
+// floor samples as make the fall clear — the floor's mean 3 standard
+// errors below the pre-cycle level ÷ √2 (states.JudgeCycle's test), with
+// half the gap to spare: n = (6σ / (pre/√2 − floor))² — and at least
+// 100 ms of floor. σ, the floor and the pre-cycle level are the medians
+// of the full cycles' (σ from the floor's standard error and its sample
+// count). 0 when they do not say (the cycle then holds for devslp.hold).
+func entryHold(full []states.Cycle, upperMs, period float64) time.Duration {
+	var sig, pre, floor []float64
+	for _, c := range full {
+		if c.FloorW.Ok() && c.FloorU95W.Ok() && c.PreCycleW.Ok() && c.FloorSamples > 0 {
+			sig = append(sig, float64(c.FloorU95W)/1.96*math.Sqrt(float64(c.FloorSamples)))
+			pre, floor = append(pre, float64(c.PreCycleW)), append(floor, float64(c.FloorW))
+		}
+	}
+	if len(sig) == 0 || period <= 0 {
+		return 0
+	}
+	gap := median(pre)/math.Sqrt2 - median(floor)
+	if !(gap > 0) {
+		return 0
+	}
+	n := math.Pow(6*median(sig)/gap, 2)
+	floorNs := math.Max(float64(100*time.Millisecond), n*period)
+	d := time.Duration(upperMs*1e6 + floorNs)
+	if d < 0 || d > time.Hour {
+		return 0
+	}
+	return d
+}
+
+func median(x []float64) float64 {
+	s := append([]float64(nil), x...)
+	sort.Float64s(s)
+	return s[len(s)/2]
 }
 
 // liveMargin: the live interval must be this much inside the resolution

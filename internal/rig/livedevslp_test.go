@@ -2,6 +2,7 @@ package rig
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"path/filepath"
 	"strings"
@@ -19,7 +20,10 @@ import (
 // 2 a built-in profile at 0.5 mA. The report's entry (from the capture,
 // over every cycle run) must then be within goal of the truth, its interval
 // within the resolution asked unless the cycles ran out, and the capture
-// and the notes must say why the cycles stopped.
+// and the notes must say why the cycles stopped. The cycles after the
+// planned ones are entry cycles (devslp.entry_hold): each holds the pin
+// for what the drive's noise needs, shorter than devslp.hold, and the
+// floor is the full cycles' alone.
 func TestDevSlpCyclesExtendUntilEntryResolved(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end run on the emulator")
@@ -44,7 +48,7 @@ func TestDevSlpCyclesExtendUntilEntryResolved(t *testing.T) {
 		Profiles: map[string]drivesim.Profile{"rand-1-3": p},
 		Workload: WorkloadConfig{Trace: "none"},
 		DevSlp: DevSlpConfig{Cycles: 2, MaxCycles: maxCycles, Policy: "med_power_with_dipm",
-			Settle: 700 * time.Millisecond, Hold: 500 * time.Millisecond, Return: 400 * time.Millisecond},
+			Settle: 700 * time.Millisecond, Hold: 500 * time.Millisecond, Return: 400 * time.Millisecond, EntryHold: 100 * time.Millisecond},
 	}
 	res, err := Run(context.Background(), cfg, out, Plan{DevSlp: true})
 	if err != nil {
@@ -61,6 +65,24 @@ func TestDevSlpCyclesExtendUntilEntryResolved(t *testing.T) {
 	}
 	if len(low.Cycles) <= 2 || len(low.Cycles) > maxCycles {
 		t.Fatalf("low-SNR drive ran %d cycles, want more than the planned 2, at most %d", len(low.Cycles), maxCycles)
+	}
+	var fullFloor float64
+	var held []string
+	for i, c := range low.Cycles {
+		held = append(held, fmt.Sprintf("%.0f", float64(c.HeldMs)))
+		if c.EntryOnly != (i >= 2) {
+			t.Errorf("cycle %d: entry_only %v, want %v", c.Cycle, c.EntryOnly, i >= 2)
+		}
+		switch {
+		case i < 2:
+			fullFloor += float64(c.FloorW) / 2
+		case !c.HeldMs.Ok() || float64(c.HeldMs) < 90 || float64(c.HeldMs) > 0.8*500:
+			t.Errorf("entry cycle %d held the floor %v ms, want from about devslp.entry_hold (100 ms) to well below devslp.hold (500 ms)", c.Cycle, c.HeldMs)
+		}
+	}
+	t.Logf("held the floor (ms): %v", held)
+	if math.Abs(float64(low.FloorW)-fullFloor) > 1e-12 {
+		t.Errorf("floor %v W, want the full cycles' mean %v W", low.FloorW, fullFloor)
 	}
 	// The live estimate stops the cycles 15 % inside the resolution for
 	// the report's own to be within it (liveMargin); the report's

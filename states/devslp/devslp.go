@@ -24,6 +24,15 @@ type Options struct {
 	// EntryU95 (default 1 ms); 0 = Cycles, a fixed count.
 	MaxCycles int
 	EntryU95  time.Duration
+	// EntryHold > 0 makes the cycles after Cycles entry cycles: DEVSLP is
+	// held only as long as the entry latency needs — at least EntryHold,
+	// longer when the Extender asks for it, at most Hold — rather than
+	// Hold. The entry is located in the first milliseconds after the
+	// assertion, and the floor is already measured by the full cycles, so
+	// an entry cycle costs Settle + EntryHold + Return rather than
+	// Settle + Hold + Return (docs/analysis.md, "Entry cycles"). 0 = every
+	// cycle holds for Hold.
+	EntryHold time.Duration
 }
 
 func (o *Options) defaults() {
@@ -64,6 +73,12 @@ func (o Options) Validate() error {
 		return fmt.Errorf("devslp: max cycles %d is fewer than cycles %d", o.MaxCycles, o.Cycles)
 	case o.EntryU95 < 0:
 		return fmt.Errorf("devslp: entry resolution %v is negative", o.EntryU95)
+	case o.EntryHold < 0:
+		return fmt.Errorf("devslp: entry hold %v is negative", o.EntryHold)
+	case o.EntryHold > 0 && o.EntryHold < o.MDAT:
+		return fmt.Errorf("devslp: entry hold %v is shorter than MDAT %v", o.EntryHold, o.MDAT)
+	case o.EntryHold > o.Hold:
+		return fmt.Errorf("devslp: entry hold %v is longer than hold %v", o.EntryHold, o.Hold)
 	}
 	return nil
 }
@@ -82,10 +97,12 @@ type Rig interface {
 // After Options.Cycles, Run asks it after each cycle and runs another (up
 // to MaxCycles) while Resolved says the entry latency's 95 % half-width is
 // still wider than want; it is asked after the last cycle too (its answer
-// then only noted). Resolved must not take long: the next cycle's
-// settle period starts when it returns.
+// then only noted). hold is how long the next entry cycle must hold the
+// pin to measure the entry (used with Options.EntryHold, within
+// [EntryHold, Hold]; 0 = EntryHold). Resolved must not take long: the next
+// cycle's settle period starts when it returns.
 type Extender interface {
-	Resolved(done []Timing, want time.Duration) bool
+	Resolved(done []Timing, want time.Duration) (resolved bool, hold time.Duration)
 }
 
 // Timing is what the host did in one cycle, on the host clock.
@@ -98,7 +115,13 @@ type Timing struct {
 	ProbeComplete hostclock.Time
 	End           hostclock.Time
 	ProbeErr      string
+	// EntryOnly: an entry cycle (Options.EntryHold), its phase named
+	// "devslp-cycle:N:entry".
+	EntryOnly bool
 }
+
+// EntryPhaseSuffix ends the phase name of an entry cycle.
+const EntryPhaseSuffix = ":entry"
 
 // Run performs the cycles. It returns the timings of the cycles it finished;
 // the capture they are recorded in is judged by analysis (analysis/states).
@@ -109,9 +132,14 @@ func Run(ctx context.Context, rig Rig, opt Options) ([]Timing, error) {
 	}
 	var out []Timing
 	ext, _ := rig.(Extender)
+	hold := opt.Hold
 	for c := 1; c <= opt.MaxCycles; c++ {
-		tm := Timing{Cycle: c, Start: hostclock.Now()}
-		rig.Phase(fmt.Sprintf("devslp-cycle:%d", c))
+		tm := Timing{Cycle: c, Start: hostclock.Now(), EntryOnly: hold < opt.Hold}
+		name := fmt.Sprintf("devslp-cycle:%d", c)
+		if tm.EntryOnly {
+			name += EntryPhaseSuffix
+		}
+		rig.Phase(name)
 		if err := sleep(ctx, opt.Settle); err != nil {
 			return out, err
 		}
@@ -119,7 +147,7 @@ func Run(ctx context.Context, rig Rig, opt Options) ([]Timing, error) {
 		if tm.Assert, err = rig.SetDevSlp(ctx, true); err != nil {
 			return out, fmt.Errorf("cycle %d: assert DEVSLP: %w", c, err)
 		}
-		if err := sleep(ctx, opt.Hold); err != nil {
+		if err := sleep(ctx, hold); err != nil {
 			_, _ = rig.SetDevSlp(context.Background(), false)
 			return out, err
 		}
@@ -138,8 +166,18 @@ func Run(ctx context.Context, rig Rig, opt Options) ([]Timing, error) {
 		// After the planned cycles, go on while the Extender says the
 		// entry is not resolved; it is asked after the last cycle too, to
 		// note the outcome.
-		if c >= opt.Cycles && (opt.MaxCycles == opt.Cycles || ext == nil || ext.Resolved(out, opt.EntryU95) || c == opt.MaxCycles) {
+		if c < opt.Cycles {
+			continue
+		}
+		if opt.MaxCycles == opt.Cycles || ext == nil {
 			break
+		}
+		done, next := ext.Resolved(out, opt.EntryU95)
+		if done || c == opt.MaxCycles {
+			break
+		}
+		if opt.EntryHold > 0 {
+			hold = min(opt.Hold, max(opt.EntryHold, next))
 		}
 	}
 	rig.Phase("devslp-end")

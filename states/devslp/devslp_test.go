@@ -51,11 +51,27 @@ type extRig struct {
 	resolveAt int
 	asked     []int
 	want      time.Duration
+	holds     []time.Duration // the hold asked for after cycle i+1
 }
 
-func (e *extRig) Resolved(done []Timing, want time.Duration) bool {
+// timedRig records when the pin changed.
+type timedRig struct {
+	extRig
+	at []hostclock.Time
+}
+
+func (r *timedRig) SetDevSlp(ctx context.Context, a bool) (hostclock.Time, error) {
+	r.at = append(r.at, hostclock.Now())
+	return r.fakeRig.SetDevSlp(ctx, a)
+}
+
+func (e *extRig) Resolved(done []Timing, want time.Duration) (bool, time.Duration) {
 	e.asked, e.want = append(e.asked, len(done)), want
-	return len(done) >= e.resolveAt
+	var h time.Duration
+	if len(done) <= len(e.holds) {
+		h = e.holds[len(done)-1]
+	}
+	return len(done) >= e.resolveAt, h
 }
 
 // TestRunExtends: Run asks an Extender after the planned cycles only, goes
@@ -90,5 +106,44 @@ func TestRunExtends(t *testing.T) {
 	}
 	if err := (Options{Cycles: 4, MaxCycles: 3}).Validate(); err == nil {
 		t.Error("max cycles below cycles accepted")
+	}
+}
+
+// TestRunEntryCycles: with EntryHold, the cycles after the planned ones
+// are entry cycles, named so, holding what the Extender asks within
+// [EntryHold, Hold]; one asked the full hold is a full cycle.
+func TestRunEntryCycles(t *testing.T) {
+	o := Options{Cycles: 2, MaxCycles: 5, Settle: time.Millisecond, Hold: 60 * time.Millisecond, Return: time.Millisecond,
+		MDAT: time.Millisecond, EntryHold: 10 * time.Millisecond}
+	rig := &timedRig{extRig: extRig{resolveAt: 99, holds: []time.Duration{0, 30 * time.Millisecond, time.Second, 0, 0}}}
+	tms, err := Run(context.Background(), rig, o)
+	if err != nil || len(tms) != 5 {
+		t.Fatalf("Run: %v, %d cycles", err, len(tms))
+	}
+	want := []struct {
+		name  string
+		entry bool
+		hold  time.Duration
+	}{
+		{"devslp-cycle:1", false, 60 * time.Millisecond},
+		{"devslp-cycle:2", false, 60 * time.Millisecond},
+		{"devslp-cycle:3:entry", true, 30 * time.Millisecond}, // asked 30 ms
+		{"devslp-cycle:4", false, 60 * time.Millisecond},      // asked 1 s: the full hold
+		{"devslp-cycle:5:entry", true, 10 * time.Millisecond}, // asked nothing: EntryHold
+	}
+	for i, w := range want {
+		held := rig.at[2*i+1].Sub(rig.at[2*i])
+		if rig.phases[i] != w.name || tms[i].EntryOnly != w.entry || held < w.hold {
+			t.Errorf("cycle %d: phase %q entry-only %v held %v; want %q %v ≥ %v", i+1, rig.phases[i], tms[i].EntryOnly, held, w.name, w.entry, w.hold)
+		}
+	}
+	for _, bad := range []Options{
+		{Cycles: 1, Hold: time.Second, EntryHold: -time.Millisecond},
+		{Cycles: 1, Hold: time.Second, EntryHold: 2 * time.Second},
+		{Cycles: 1, Hold: time.Second, MDAT: 10 * time.Millisecond, EntryHold: 5 * time.Millisecond},
+	} {
+		if bad.Validate() == nil {
+			t.Errorf("entry hold %v (hold %v, MDAT %v) accepted", bad.EntryHold, bad.Hold, bad.MDAT)
+		}
 	}
 }
