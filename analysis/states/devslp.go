@@ -343,6 +343,10 @@ func JudgeCycle(tm Timing, samples []Sample, jo JudgeOptions) Cycle {
 
 	switch checkAtMost(float64(c.EntryMs), float64(c.EntryU95Ms), cr.EntryBoundMs) {
 	case Fail:
+		if z, ok := aboveFloorZ(w, pin, idx(tm.Assert.Add(time.Duration(cr.EntryBoundMs*1e6))), period, c.FloorW, c.FloorU95W); ok && z < entryFailZ {
+			c.judge(Inconclusive, "the step fit puts the floor %.1f ± %.1f ms after assertion, beyond the %.1f ms bound, but the power over the bound was only %.1f standard errors above the floor: too noisy to judge", float64(c.EntryMs), float64(c.EntryU95Ms), cr.EntryBoundMs, z)
+			break
+		}
 		c.judge(Fail, "floor reached %.1f ± %.1f ms after assertion, bound %.1f ms", float64(c.EntryMs), float64(c.EntryU95Ms), cr.EntryBoundMs)
 	case Inconclusive:
 		c.judge(Inconclusive, "floor reached %.1f ± %.1f ms after assertion, too close to the %.1f ms bound to judge", float64(c.EntryMs), float64(c.EntryU95Ms), cr.EntryBoundMs)
@@ -366,6 +370,34 @@ func JudgeCycle(tm Timing, samples []Sample, jo JudgeOptions) Cycle {
 		}
 	}
 	return c.exit(tm, cr, jo)
+}
+
+// entryFailZ: an entry beyond the bound FAILs only when the power over
+// the bound (assertion → assertion + entry_bound_ms) stood at least this
+// many standard errors above the cycle's floor. A drive that enters late
+// stands there at its pre-cycle level for the whole bound; one whose step
+// fit noise put late did not. The fit's own interval, from refits of the
+// fitted step, cannot say so: refits of a step at 208 ms find it there
+// (campaign seed 1 drive 126, one entry cycle of 176: "floor reached
+// 208.5 ± 81.2 ms", a floor 1.5 mW below Slumber under 13 mW σ, whose
+// joint entry was 0.05 ± 0.51 ms). 5: over a few hundred cycles a false
+// FAIL must not happen once (≈ 3·10⁻⁷ a cycle).
+const entryFailZ = 5
+
+// aboveFloorZ is how many standard errors the mean power over samples
+// [a, b) stands above the floor (its batch-means error and the floor's
+// combined); false when there are too few samples or no floor.
+func aboveFloorZ(w []float64, a, b int, period float64, floor, floorU95 Num) (float64, bool) {
+	b = min(b, len(w))
+	if b-a < 8 || !floor.Ok() || !floorU95.Ok() {
+		return 0, false
+	}
+	m := MeanBatches(w[a:b], batchOf(period))
+	se := math.Hypot(m.U, float64(floorU95)/1.96)
+	if !(se > 0) {
+		return 0, false
+	}
+	return (m.Mean - float64(floor)) / se, true
 }
 
 // readWithoutDevSlp judges the read after deassertion of a cycle in which

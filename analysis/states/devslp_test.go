@@ -579,3 +579,45 @@ func TestEntryCycleFloor(t *testing.T) {
 		t.Errorf("pooled floor with entry cycles only %v W, want their 0.003 W", v.FloorW)
 	}
 }
+
+// TestEntryFailNeedsThePowerAboveTheFloor: an entry beyond the bound FAILs
+// when the power stood at the pre-cycle level over the whole bound; when
+// the step fit is put late by a level only partly above the floor, under
+// noise (as by chance on a low-SNR drive), it is INCONCLUSIVE.
+func TestEntryFailNeedsThePowerAboveTheFloor(t *testing.T) {
+	cr := DefaultCriteria()
+	cr.DETOMs = 400
+	jo := JudgeOptions{Criteria: cr, ClockU95Ms: 0.1}
+	// A true late entry: 250 ms, at 0.05 W → 1.2 mW under 3 mA σ.
+	tm, s := synthCycle(5, 0.0012, 0.015, 0.00025, 250*time.Millisecond, 0)
+	if c := Judge(tm, s, jo); c.Outcome != Fail || !strings.Contains(strings.Join(c.Reasons, ";"), "floor reached") {
+		t.Errorf("entry at 250 ms: %s %v, want FAIL on the bound", c.Outcome, c.Reasons)
+	}
+	// A small step (pre 3 mW, floor 1.5 mW, 13 mW σ) whose first 300 ms
+	// sit a third of the way down: the fit puts the change there.
+	rng := rand.New(rand.NewPCG(9, 9))
+	const pre, floor, sigma = 0.003, 0.0015, 0.013
+	var s2 []Sample
+	tm2 := Timing{Cycle: 1, Assert: hostclock.Time(800 * time.Millisecond), Deassert: hostclock.Time(1800 * time.Millisecond), End: hostclock.Time(2300 * time.Millisecond)}
+	tm2.ProbeIssue, tm2.ProbeComplete = tm2.Deassert+100_000, tm2.Deassert+5_000_000
+	for ts := hostclock.Time(0); ts < tm2.End; ts += 100_000 {
+		w := pre
+		switch {
+		case ts >= tm2.Assert && ts < tm2.Assert+hostclock.Time(300*time.Millisecond):
+			w = pre - (pre-floor)/3
+		case ts >= tm2.Assert && ts < tm2.Deassert:
+			w = floor
+		case ts >= tm2.Deassert && ts < tm2.ProbeComplete:
+			w = 0.2
+		}
+		s2 = append(s2, Sample{T: ts, W: w + sigma*rng.NormFloat64()})
+	}
+	c := Judge(tm2, s2, jo)
+	t.Logf("entry %.1f ± %.1f ms: %s %v", float64(c.EntryMs), float64(c.EntryU95Ms), c.Outcome, c.Reasons)
+	if float64(c.EntryMs)-float64(c.EntryU95Ms) <= cr.EntryBoundMs {
+		t.Fatalf("the fit did not put the entry beyond the bound (%.1f ± %.1f ms): the case tests nothing", float64(c.EntryMs), float64(c.EntryU95Ms))
+	}
+	if c.Outcome == Fail || !strings.Contains(strings.Join(c.Reasons, ";"), "too noisy to judge") {
+		t.Errorf("%s %v, want INCONCLUSIVE: the power over the bound was not clearly above the floor", c.Outcome, c.Reasons)
+	}
+}
