@@ -517,8 +517,16 @@ func (p *pass1) devslpProc(port int, pins []span, clock *Clock) *devslpProc {
 	}
 	// A read's completion (host clock) against the pin the meter saw:
 	// half the median mark round trip plus the fit's largest residual.
+	// The worst host stall the canary recorded anywhere in the run, on any
+	// port: what this host has shown it can add to a read's time.
+	var worst float64
+	for _, ss := range p.devslp.stalls {
+		for _, s := range ss {
+			worst = max(worst, s.ms)
+		}
+	}
 	return &devslpProc{cycles: cyc, chartCycle: -1,
-		jo: states.JudgeOptions{Criteria: cr, ClockU95Ms: clock.MedianRTTMS/2 + clock.ResidualMS.Max}}
+		jo: states.JudgeOptions{Criteria: cr, ClockU95Ms: clock.MedianRTTMS/2 + clock.ResidualMS.Max, RunStallMs: worst}}
 }
 
 // readSamples is the second pass proper: it streams every record of the

@@ -621,3 +621,26 @@ func TestEntryFailNeedsThePowerAboveTheFloor(t *testing.T) {
 		t.Errorf("%s %v, want INCONCLUSIVE: the power over the bound was not clearly above the floor", c.Outcome, c.Reasons)
 	}
 }
+
+// TestExitPastDETOWithStallsElsewhere: a read with no stall of its own
+// recorded, past DETO by less than the worst stall recorded elsewhere in
+// the run (RunStallMs), is INCONCLUSIVE and left out of the pooled exit;
+// past it by more, or with no stall anywhere, it FAILs (campaign seed 1
+// drive 91, run alone: 6.45 ms against DETO 5 ms, a true 3.3 ms, while a
+// neighbour's reads recorded stalls up to 9.3 ms).
+func TestExitPastDETOWithStallsElsewhere(t *testing.T) {
+	cr := DefaultCriteria()
+	cr.DETOMs = 5
+	tm, s := synthCycle(8, 0.0012, 0.001, 0.00025, 0, 0)
+	tm.ProbeComplete = tm.Deassert + hostclock.Time(6450*time.Microsecond)
+	for _, tc := range []struct {
+		run      float64
+		want     Outcome
+		hostLate bool
+	}{{0, Fail, false}, {9.3, Inconclusive, true}, {0.2, Fail, false}} {
+		c := Judge(tm, s, JudgeOptions{Criteria: cr, ClockU95Ms: 0.1, RunStallMs: tc.run})
+		if c.Outcome != tc.want || c.ExitHostLate != tc.hostLate {
+			t.Errorf("run stall %.1f ms: %s (host late %v) %v, want %s", tc.run, c.Outcome, c.ExitHostLate, c.Reasons, tc.want)
+		}
+	}
+}
