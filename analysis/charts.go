@@ -78,16 +78,16 @@ func (r *Report) DevSlpCharts() []DevSlpChart {
 			mn, mx, sum, n = math.Min(mn, s.W), math.Max(mx, s.W), sum+s.W, n+1
 		}
 		flush()
-		floor := 0.0
+		floor := math.NaN() // none: the cycle reached no floor
 		if c.cycle.FloorW.Ok() {
-			floor = float64(c.cycle.FloorW)
+			floor = float64(c.cycle.FloorW) // may be a little below 0 (noise)
 		}
 		cy := c.cycle
 		// The floor's 95 % interval, the one the verdict was judged with.
 		var flo, fhi units.Watts
-		if floor > 0 && cy.FloorU95W.Ok() {
+		if c.cycle.FloorW.Ok() && cy.FloorU95W.Ok() {
 			u := float64(cy.FloorU95W)
-			flo, fhi = units.Watts(max(floor-u, 0)), units.Watts(floor+u)
+			flo, fhi = units.Watts(floor-u), units.Watts(floor+u)
 		}
 		env.Name, env.Assert, env.Deassert = nc.name, 0, ms(c.timing.Deassert)
 		env.FloorReached, env.FirstIO = ms(cy.EntryAt), ms(c.timing.ProbeComplete)

@@ -111,15 +111,23 @@ func devSlpRange(cy DevSlpCycle) (lo, hi float64, err error) {
 	}
 	floor, limit := float64(cy.Floor), float64(cy.Limit)
 	flo, fhi := float64(cy.FloorLo), float64(cy.FloorHi)
-	for _, v := range [...]float64{floor, limit, flo, fhi} {
-		if !finite(v) || v < 0 {
-			return 0, 0, fmt.Errorf("chart: DevSlp cycle %q: floor %g W (95 %% interval %g–%g W) and limit %g W must be finite and ≥ 0", cy.Name, floor, flo, fhi, limit)
+	// The floor is the mean of noisy readings and may lie a little below
+	// 0 W (a floor of a few µW under mA of noise, over a short hold): it is
+	// then in the legend, not on the log axis. The limit is a setting.
+	for i, v := range [...]float64{floor, limit, flo, fhi} {
+		if i == 0 && math.IsNaN(v) {
+			continue // no floor (the cycle reached none)
+		}
+		if !finite(v) || limit < 0 {
+			return 0, 0, fmt.Errorf("chart: DevSlp cycle %q: floor %g W (95 %% interval %g–%g W) must be finite and limit %g W finite and ≥ 0", cy.Name, floor, flo, fhi, limit)
 		}
 		if v > 0 {
 			hi, lo = math.Max(hi, v), math.Min(lo, v)
 		}
 	}
-	return lo, hi, nil
+	// At most five decades: the means of a few-µW floor under mA of noise
+	// reach down to nothing, and an axis to 10⁻⁷ mW shows only the noise.
+	return math.Max(lo, hi*1e-5), hi, nil
 }
 
 // devSlpLevels are a cycle's judged levels (W) and how they are drawn: the
@@ -142,7 +150,7 @@ func newDevSlpLevels(cy DevSlpCycle) devSlpLevels {
 	}
 }
 
-func (l devSlpLevels) interval() bool { return l.fhi > l.flo }
+func (l devSlpLevels) interval() bool { return l.fhi > l.flo && l.fhi > 0 }
 
 // plot adds the floor's interval band and the limit and floor lines.
 func (l devSlpLevels) plot(p *plot.Plot, scale float64) {
@@ -166,7 +174,9 @@ func (l devSlpLevels) legend(leg *hlegend) {
 	case l.floor > 0:
 		leg.add("floor "+w(l.floor), swatch{line: l.floorStyle})
 	case l.interval():
-		leg.add("floor 95 %: "+w(l.flo)+"–"+w(l.fhi), swatch{fill: tint(l.green, 110)})
+		leg.add("floor "+w(l.floor)+", at or below 0 W, off the log axis (95 %: "+w(l.flo)+"–"+w(l.fhi)+")", swatch{fill: tint(l.green, 110)})
+	case finite(l.floor):
+		leg.add("floor "+w(l.floor)+", at or below 0 W, off the log axis", swatch{line: l.floorStyle})
 	}
 	if l.limit > 0 {
 		leg.add("limit "+w(l.limit), swatch{line: l.limitStyle})
