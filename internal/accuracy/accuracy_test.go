@@ -149,7 +149,7 @@ const reportJSON = `{"schema":"idlewatt.report/v1","drives":[
  {"name":"c","port":3,"active_idle_w":0.2,"active_idle_u95_w":0.001,"peak_w":1.5,"peak_ci95_w":[1.4,1.52],"residency":{"background":0.1,"idle":0.9},"residency_u95":{"idle":0.002},
   "devslp":{"entered":false,"power_w":null,"floor_w":null,"floor_u95_w":null,"entry_ms":null,"exit_ms":null,"outcome":"not_supported"}},
  {"name":"d","port":4,"devslp":{"entered":true,"floor_w":0.004,"floor_u95_w":0.0002,"entry_ms":0.5,"entry_u95_ms":null,"exit_ms":41,"exit_u95_ms":1.5,"outcome":"inconclusive",
-  "cycle_results":[{"cycle":1},{"cycle":2,"exit_host_late":true},{"cycle":3,"entry_only":true},{"cycle":4,"entry_only":true}]}}]}`
+  "cycle_results":[{"cycle":1},{"cycle":2,"exit_host_late":true},{"cycle":3,"entry_only":true},{"cycle":4,"entry_only":true,"exit_ms":null},{"cycle":5,"exit_ms":6.1}]}}]}`
 
 const measureJSON = `{"devslp":{"1":{"pass":false,"reason":"ignores DEVSLP"},"2":{"verdict":"not_supported"}}}`
 
@@ -196,8 +196,8 @@ func TestExtract(t *testing.T) {
 	if *d4.DevSlpFloorW.V != 0.004 || math.Abs(*d4.DevSlpFloorW.Hi-0.0042) > 1e-15 || d4.EntryMs.Lo != nil || *d4.ExitMs.Lo != 39.5 || d4.Verdict != "INCONCLUSIVE" {
 		t.Errorf("port 4: %+v verdict %q", d4, d4.Verdict)
 	}
-	if d4.EntryCycles != 2 || len(d4.ExitLeftOut) != 4 || !d4.ExitLeftOut[1] || d4.ExitLeftOut[0] {
-		t.Errorf("port 4 cycles: %d entry cycles (want 2), exits left out %v (want cycle 2's)", d4.EntryCycles, d4.ExitLeftOut)
+	if want := []bool{false, true, false, true, false}; d4.EntryCycles != 2 || fmt.Sprint(d4.ExitLeftOut) != fmt.Sprint(want) {
+		t.Errorf("port 4 cycles: %d entry cycles (want 2), exits left out %v (want %v: cycle 2 host-late, cycle 4 null)", d4.EntryCycles, d4.ExitLeftOut, want)
 	}
 	if _, err := extractFrom([]byte(reportJSON), []byte(measureJSON), 5); err == nil || !strings.Contains(err.Error(), "port 5") {
 		t.Errorf("port 5: %v", err)

@@ -27,7 +27,8 @@ type Measured struct {
 	EntryMs      Value `json:"entry_ms"`
 	ExitMs       Value `json:"exit_ms"`
 	// ExitLeftOut flags, per cycle (devslp.cycle_results[].cycle − 1), an
-	// exit the report left out of the pooled exit_ms (exit_host_late).
+	// exit the report left out of the pooled exit_ms (exit_host_late, or
+	// exit_ms null).
 	ExitLeftOut   []bool           `json:"exit_left_out,omitempty"`
 	Residency     map[string]Value `json:"residency"` // by the report's state names
 	Verdict       string           `json:"verdict"`   // PASS, FAIL, INCONCLUSIVE, NOT SUPPORTED; "" = none given
@@ -56,7 +57,7 @@ const activeIdlePhase = "idle:max_performance"
 //	             residency.STATE (every key) ± residency_u95.STATE, samples.dropped,
 //	             devslp.floor_w (older reports: devslp.power_w), devslp.entry_ms,
 //	             devslp.exit_ms (pin release → first read completed), devslp.outcome,
-//	             devslp.cycle_results[].cycle, exit_host_late (cycles left out of exit_ms), entry_only;
+//	             devslp.cycle_results[].cycle, exit_host_late and exit_ms null (cycles left out of exit_ms), entry_only;
 //	             settings.merge_gap_ms, drives[port].phases[name = idle:max_performance].duration_s
 //	measure.json devslp.PORT.outcome (older: pass), reason
 //
@@ -154,8 +155,12 @@ func extractFrom(reportJSON, measureJSON []byte, port int) (Measured, error) {
 				for len(m.ExitLeftOut) < int(n) {
 					m.ExitLeftOut = append(m.ExitLeftOut, false)
 				}
+				// Left out of the pooled exit_ms: a read the host made late,
+				// or a cycle whose exit the report gives as null (no floor
+				// reached: its read ends no DevSlp exit).
 				late, _ := c["exit_host_late"].(bool)
-				m.ExitLeftOut[int(n)-1] = late
+				x, has := c["exit_ms"]
+				m.ExitLeftOut[int(n)-1] = late || (has && x == nil)
 				if e, _ := c["entry_only"].(bool); e {
 					m.EntryCycles++
 				}
