@@ -62,6 +62,8 @@ func MonotoneLevels(spans []Span, l Levels, sigma float64, pins []Pin) []Span {
 	sort.Slice(deasserts, func(a, b int) bool { return deasserts[a] < deasserts[b] })
 
 	out := append([]Span(nil), spans...)
+	lowBackground(out, l, lv, sigma)
+	quiet := pinQuiet(pins)
 	isLevel := func(s State) bool { _, ok := depth[s]; return ok }
 	// crosses: a deassertion lies between the midpoints of spans a and b.
 	mid := func(s Span) hostclock.Time { return s.Start + (s.End-s.Start)/2 }
@@ -87,7 +89,7 @@ func MonotoneLevels(spans []Span, l Levels, sigma float64, pins []Pin) []Span {
 		}
 		if end > start {
 			relabel(out[start:end], lv, depth, inv)
-			parts := splitChanges(out[start:end], lv, depth, sigma)
+			parts := splitChanges(out[start:end], lv, depth, sigma, quiet)
 			if len(parts) != end-start {
 				out = append(out[:start], append(parts, out[end:]...)...)
 				end = start + len(parts)
@@ -98,6 +100,65 @@ func MonotoneLevels(spans []Span, l Levels, sigma float64, pins []Pin) []Span {
 		}
 	}
 	return mergeSame(out)
+}
+
+// lowBackgroundZ is how far (in standard deviations of its mean) a
+// background span's mean must lie below the threshold into background for
+// MonotoneLevels to read it as a level span.
+const lowBackgroundZ = 5
+
+// lowBackground gives a level state to each background span whose mean lies
+// below the threshold into background by lowBackgroundZ or more: the nearest
+// level by its mean, which relabel then decides with the rest of its
+// stretch. Background is power above the idle level's band; a span whose
+// samples say otherwise is not. A pin edge SplitAt made inside a background
+// span gives both parts the span's state, and the part after a GC burst
+// that a DEVSLP assertion ended (the burst stops at DevSlp entry) holds the
+// DevSlp floor: 0.1 s read as background per entry cycle of a drive with GC
+// every 0.8 s (the campaign's 1:93, 0.7 pp).
+func lowBackground(st []Span, l Levels, lv []level, sigma float64) {
+	above := l.compile().activeAbove
+	for i, s := range st {
+		if s.State != Background || !usable(s) || above <= 0 {
+			continue
+		}
+		m := float64(s.MeanW)
+		if (above-m)*math.Sqrt(float64(s.Samples))/sigma < lowBackgroundZ {
+			continue
+		}
+		best := 0
+		for k, x := range lv {
+			if math.Abs(float64(x.w)-m) < math.Abs(float64(lv[best].w)-m) {
+				best = k
+			}
+		}
+		st[i].State = lv[best].s
+	}
+}
+
+// pinQuietZ is splitZ for a split that would put DevSlp inside a span the
+// DEVSLP pin was released over (pins recorded, none asserted): only the
+// HBA's own DevSlp (ALPM min_power) enters there, and a 3 σ test over the
+// hundreds of Slumber spans of a run placed DevSlp 0.1 s ahead of an
+// assertion about once a run.
+const pinQuietZ = 5
+
+// pinQuiet reports, for a span, whether the pin is known released over all
+// of it: pins were recorded, the last change before it was a release (or
+// none, before the first assertion) and none lies inside it.
+func pinQuiet(pins []Pin) func(Span) bool {
+	if len(pins) == 0 {
+		return func(Span) bool { return false }
+	}
+	ps := append([]Pin(nil), pins...)
+	sort.Slice(ps, func(a, b int) bool { return ps[a].At < ps[b].At })
+	return func(s Span) bool {
+		k := sort.Search(len(ps), func(k int) bool { return ps[k].At > s.Start })
+		if k > 0 && ps[k-1].Asserted {
+			return false
+		}
+		return k == len(ps) || ps[k].At >= s.End
+	}
 }
 
 // relabel runs the DP over one stretch, in place.
@@ -168,7 +229,7 @@ const splitZ = 3
 // the split is made only where the span before (in the stretch) is no
 // deeper than a and the one after no shallower than b. Edges carve found
 // in the samples are not moved.
-func splitChanges(st []Span, lv []level, depth map[State]int, sigma float64) []Span {
+func splitChanges(st []Span, lv []level, depth map[State]int, sigma float64, quiet func(Span) bool) []Span {
 	var lvIdx []int
 	for i, s := range st {
 		if _, ok := depth[s.State]; ok && usable(s) {
@@ -194,6 +255,9 @@ func splitChanges(st []Span, lv []level, depth map[State]int, sigma float64) []S
 				a, b = d-1, d
 			case z <= -splitZ && d+1 < len(lv) && m > float64(lv[d+1].w): // below: the tail is deeper
 				a, b = d, d+1
+			}
+			if b >= 0 && lv[b].s == DevSlp && z > -pinQuietZ && quiet(s) {
+				a, b = -1, -1
 			}
 			if a >= 0 && prevDepth <= a && nextDepth >= b && s.Samples >= 2 &&
 				!(a == d-1 && s.ExactStart) && !(b == d+1 && s.ExactEnd) {

@@ -359,3 +359,68 @@ func FuzzClassifierPasses(f *testing.F) {
 		}
 	})
 }
+
+// The levels and noise of the campaign's drive 1:93 (GC every 0.83 s at
+// 0.42 W, Slumber 5.6 mW, DevSlp 1.06 mW, 2.9 mA σ on the 5 V rail).
+var gcDrive = Levels{Idle: 0.1583, Partial: 0.0777, Slumber: 0.0056, DevSlp: 0.00106}
+
+const gcSigma = 0.0145
+
+// A DEVSLP assertion ends a GC burst; the pin split leaves the part after
+// it labelled background though it holds the DevSlp floor. It is read by
+// its mean: DevSlp. The burst and a one-sample wake spike stay background,
+// and so does a short span whose mean the noise cannot place.
+func TestMonotoneReadsALowBackgroundSpanByItsMean(t *testing.T) {
+	pins := []Pin{{At: ms(519.4), Asserted: true}, {At: ms(621.7), Asserted: false}}
+	in := []Span{
+		sp(Slumber, 0, 500, 5.6),
+		sp(Background, 500, 519.4, 423.8), // the GC burst, cut by the assertion
+		sp(Background, 519.4, 621.7, 1.98),
+		sp(Background, 621.7, 621.8, 360), // the wake spike
+		sp(Active, 621.8, 626.6, 203),
+		sp(Background, 626.6, 627.0, 185), // 4 samples 13 mW below the threshold (198 mW): 1.8 σ of their mean
+		sp(Partial, 627.0, 800, 77.7),
+	}
+	out := MonotoneLevels(in, gcDrive, gcSigma, pins)
+	want := []State{Slumber, Background, DevSlp, Background, Active, Background, Partial}
+	if len(out) != len(want) {
+		t.Fatalf("got %+v", out)
+	}
+	for i, s := range want {
+		if out[i].State != s {
+			t.Errorf("span %d (%v–%v): %v, want %v", i, out[i].Start, out[i].End, out[i].State, s)
+		}
+	}
+	if math.Abs(sampleEnergy(in)-sampleEnergy(out)) > 1e-9 {
+		t.Error("energy not kept")
+	}
+}
+
+// A Slumber span a second long whose mean the noise put 3.2 σ below the
+// level is not cut into a DevSlp tail while the pin was released over it
+// and recorded: only the HBA's own DevSlp enters there, and it must show
+// 5 σ. Without recorded pins (the HBA's DevSlp, a meter that sees no pin)
+// the 3 σ cut is kept; with 6 σ it is made either way.
+func TestMonotoneNoDevSlpAheadOfThePin(t *testing.T) {
+	run := func(mean float64, pins []Pin) []Span {
+		in := []Span{sp(Partial, 0, 200, 77.7), sp(Slumber, 200, 1186.8, mean), sp(DevSlp, 1186.8, 1289.1, 1.1)}
+		return MonotoneLevels(in, gcDrive, gcSigma, pins)
+	}
+	pins := []Pin{{At: ms(1186.8), Asserted: true}, {At: ms(1289.1), Asserted: false}}
+	// z = (m − 5.6 mW) / (14.5 mW / √9868)
+	z := func(k float64) float64 { return 5.6 - k*14.5/math.Sqrt(9868) }
+	if out := run(z(3.2), pins); len(out) != 3 || out[1].End != ms(1186.8) {
+		t.Errorf("3.2 σ below with the pin released: %+v", out)
+	}
+	if out := run(z(3.2), nil); len(out) != 3 || out[1].End >= ms(1186.8)-50 {
+		t.Errorf("3.2 σ below, no pins recorded: want the DevSlp tail cut, got %+v", out)
+	}
+	if out := run(z(6), pins); len(out) != 3 || out[1].End >= ms(1186.8)-100 {
+		t.Errorf("6 σ below with the pin released: want the DevSlp tail cut, got %+v", out)
+	}
+	// A span the pin was asserted over is cut at 3 σ, as before.
+	asserted := []Pin{{At: ms(150), Asserted: true}, {At: ms(1289.1), Asserted: false}}
+	if out := run(z(3.2), asserted); len(out) != 3 || out[1].End >= ms(1186.8)-50 {
+		t.Errorf("3.2 σ below with the pin asserted: want the cut, got %+v", out)
+	}
+}
