@@ -62,7 +62,7 @@ func MonotoneLevels(spans []Span, l Levels, sigma float64, pins []Pin) []Span {
 	sort.Slice(deasserts, func(a, b int) bool { return deasserts[a] < deasserts[b] })
 
 	out := append([]Span(nil), spans...)
-	lowBackground(out, l, lv, sigma)
+	lowBackground(out, l, sigma)
 	quiet := pinQuiet(pins)
 	isLevel := func(s State) bool { _, ok := depth[s]; return ok }
 	// crosses: a deassertion lies between the midpoints of spans a and b.
@@ -108,31 +108,25 @@ func MonotoneLevels(spans []Span, l Levels, sigma float64, pins []Pin) []Span {
 const lowBackgroundZ = 5
 
 // lowBackground gives a level state to each background span whose mean lies
-// below the threshold into background by lowBackgroundZ or more: the nearest
-// level by its mean, which relabel then decides with the rest of its
+// below the threshold into background by lowBackgroundZ or more: the band
+// its mean lies in, which relabel then decides with the rest of its
 // stretch. Background is power above the idle level's band; a span whose
 // samples say otherwise is not. A pin edge SplitAt made inside a background
 // span gives both parts the span's state, and the part after a GC burst
 // that a DEVSLP assertion ended (the burst stops at DevSlp entry) holds the
 // DevSlp floor: 0.1 s read as background per entry cycle of a drive with GC
 // every 0.8 s (the campaign's 1:93, 0.7 pp).
-func lowBackground(st []Span, l Levels, lv []level, sigma float64) {
-	above := l.compile().activeAbove
+func lowBackground(st []Span, l Levels, sigma float64) {
+	th := l.compile()
 	for i, s := range st {
-		if s.State != Background || !usable(s) || above <= 0 {
+		if s.State != Background || !usable(s) {
 			continue
 		}
 		m := float64(s.MeanW)
-		if (above-m)*math.Sqrt(float64(s.Samples))/sigma < lowBackgroundZ {
+		if (th.activeAbove-m)*math.Sqrt(float64(s.Samples))/sigma < lowBackgroundZ {
 			continue
 		}
-		best := 0
-		for k, x := range lv {
-			if math.Abs(float64(x.w)-m) < math.Abs(float64(lv[best].w)-m) {
-				best = k
-			}
-		}
-		st[i].State = lv[best].s
+		st[i].State = th.classify(m) // the band of its mean: the nearest level (midpoint thresholds)
 	}
 }
 
