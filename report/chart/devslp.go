@@ -118,7 +118,7 @@ func devSlpRange(cy DevSlpCycle) (lo, hi float64, err error) {
 		if i == 0 && math.IsNaN(v) {
 			continue // no floor (the cycle reached none)
 		}
-		if !finite(v) || limit < 0 {
+		if !finite(v) || (i == 1 && v < 0) {
 			return 0, 0, fmt.Errorf("chart: DevSlp cycle %q: floor %g W (95 %% interval %g–%g W) must be finite and limit %g W finite and ≥ 0", cy.Name, floor, flo, fhi, limit)
 		}
 		if v > 0 {
