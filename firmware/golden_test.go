@@ -88,12 +88,12 @@ func drawCounts(rng *rand.Rand, n, chans int, wide bool) *counts {
 func TestGoldenAgainstEmulator(t *testing.T) {
 	dir := build(t, "host")
 	cases := []struct {
-		name                string
-		protocol, ports     int
-		rate                units.Hertz
-		format              uint8
-		maxFrame            int
-		dur                 time.Duration
+		name            string
+		protocol, ports int
+		rate            units.Hertz
+		format          uint8
+		maxFrame        int
+		dur             time.Duration
 	}{
 		{"v1-16bit-1k-2ports", 1, 2, 1000, 0, 0, 1500 * time.Millisecond},
 		{"v1-16bit-100Hz-4ports", 1, 4, 100, 0, 0, 3 * time.Second},
