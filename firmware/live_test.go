@@ -14,6 +14,7 @@ import (
 
 	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/meter/hub"
+	"github.com/idlewatt/idlewatt/units"
 )
 
 // startPty runs a firmware build that serves the hub on a pty (hubsim, or
@@ -87,7 +88,12 @@ func (s *sink) Samples(b *meter.Block) error {
 	s.samples[b.Channel] += uint64(len(b.I))
 	return nil
 }
-func (s *sink) Gap(g meter.Gap) error { s.mu.Lock(); s.gaps = append(s.gaps, g); s.mu.Unlock(); return nil }
+func (s *sink) Gap(g meter.Gap) error {
+	s.mu.Lock()
+	s.gaps = append(s.gaps, g)
+	s.mu.Unlock()
+	return nil
+}
 func (s *sink) Mark(m meter.MarkEcho) error {
 	s.mu.Lock()
 	s.marks[m.ID] = m
@@ -102,9 +108,7 @@ func (s *sink) Event(e meter.Event) error {
 }
 
 // TestHubsimThroughTheDriver streams from the host build through idlewatt's
-// hub driver while sending marks and DEVSLP commands: every sample in order
-// with no gap, every mark echoed in order of sending, every DEVSLP command
-// answered and confirmed by an EVENT whose index lies within the stream.
+// hub driver while sending marks and DEVSLP commands (driverSession).
 func TestHubsimThroughTheDriver(t *testing.T) {
 	dir := build(t, "host")
 	for _, tc := range []struct {
@@ -118,85 +122,95 @@ func TestHubsimThroughTheDriver(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := startPty(t, filepath.Join(dir, "build", "host", "hubsim"), append([]string{"--seed", "3"}, tc.args...)...)
-			h, err := hub.Open(path, tc.opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer h.Close()
-			if id := h.Identity(); id.Model != "idlewatt open hub" || id.Ports != 2 {
-				t.Fatalf("identity %+v", id)
-			}
-			s := newSink()
-			ctx, cancel := context.WithCancel(context.Background())
-			done := make(chan error, 1)
-			go func() { done <- h.Stream(ctx, meter.StreamConfig{Rate: 2000}, s) }()
-			const marks = 20
-			var pins int
-			time.Sleep(200 * time.Millisecond)
-			for i := range marks {
-				if err := h.Mark(context.Background(), uint32(100+i)); err != nil {
-					t.Errorf("mark %d: %v", i, err)
-				}
-				if i%5 == 0 {
-					for _, port := range []int{1, 2} {
-						if err := h.SetDevSlp(context.Background(), port, i%10 == 0); err != nil {
-							t.Errorf("SET_DEVSLP port %d: %v", port, err)
-						}
-						pins++
-					}
-				}
-				time.Sleep(50 * time.Millisecond)
-			}
-			time.Sleep(200 * time.Millisecond)
-			cancel()
-			if err := <-done; err != nil {
-				t.Fatal(err)
-			}
-			s.mu.Lock()
-			defer s.mu.Unlock()
-			if len(s.gaps) != 0 || s.badOrd != 0 {
-				t.Errorf("gaps %v, %d blocks out of order", s.gaps, s.badOrd)
-			}
-			if len(s.samples) != 4 {
-				t.Fatalf("samples on %d channels, want 4", len(s.samples))
-			}
-			var n uint64
-			for ch, k := range s.samples {
-				if n == 0 {
-					n = k
-				}
-				if k != n || k < 2000 {
-					t.Errorf("channel %d: %d samples (channel 0: %d)", ch, k, n)
-				}
-			}
-			var prev uint64
-			for i := range marks {
-				m, ok := s.marks[uint32(100+i)]
-				if !ok {
-					t.Errorf("mark %d not echoed", 100+i)
-					continue
-				}
-				if m.MeterIndex < prev || m.MeterIndex > n {
-					t.Errorf("mark %d at index %d (previous %d, stream %d samples)", 100+i, m.MeterIndex, prev, n)
-				}
-				prev = m.MeterIndex
-			}
-			var devslp int
-			for _, e := range s.events {
-				if e.Kind == meter.EventDevSlp {
-					devslp++
-					if e.Index > n {
-						t.Errorf("DEVSLP event at index %d beyond the stream's %d samples", e.Index, n)
-					}
-				}
-			}
-			if devslp != pins {
-				t.Errorf("%d DEVSLP events for %d commands", devslp, pins)
-			}
-			if st := h.Stats(); st.CRCErrors != 0 || st.Refused != 0 {
-				t.Errorf("stats %+v", st)
-			}
+			driverSession(t, path, tc.opts, "idlewatt open hub", 2000)
 		})
+	}
+}
+
+// driverSession opens the hub at path with idlewatt's driver and streams at
+// rate for about 1.5 s while sending 20 marks and 8 DEVSLP commands: every
+// sample arrives in order with no gap, every mark is echoed in the order
+// sent, and every DEVSLP command is answered and confirmed by an EVENT whose
+// index lies within the stream.
+func driverSession(t *testing.T, path string, opts hub.Options, model string, rate units.Hertz) {
+	t.Helper()
+	h, err := hub.Open(path, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	if id := h.Identity(); id.Model != model || id.Ports != 2 {
+		t.Fatalf("identity %+v", id)
+	}
+	s := newSink()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- h.Stream(ctx, meter.StreamConfig{Rate: rate}, s) }()
+	const marks = 20
+	var pins int
+	time.Sleep(200 * time.Millisecond)
+	for i := range marks {
+		if err := h.Mark(context.Background(), uint32(100+i)); err != nil {
+			t.Errorf("mark %d: %v", i, err)
+		}
+		if i%5 == 0 {
+			for _, port := range []int{1, 2} {
+				if err := h.SetDevSlp(context.Background(), port, i%10 == 0); err != nil {
+					t.Errorf("SET_DEVSLP port %d: %v", port, err)
+				}
+				pins++
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(200 * time.Millisecond)
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.gaps) != 0 || s.badOrd != 0 {
+		t.Errorf("gaps %v, %d blocks out of order", s.gaps, s.badOrd)
+	}
+	if len(s.samples) != 4 {
+		t.Fatalf("samples on %d channels, want 4", len(s.samples))
+	}
+	var n uint64
+	for ch, k := range s.samples {
+		if n == 0 {
+			n = k
+		}
+		if k != n || k < uint64(rate) {
+			t.Errorf("channel %d: %d samples (channel 0: %d)", ch, k, n)
+		}
+	}
+	var prev uint64
+	for i := range marks {
+		m, ok := s.marks[uint32(100+i)]
+		if !ok {
+			t.Errorf("mark %d not echoed", 100+i)
+			continue
+		}
+		if m.MeterIndex < prev || m.MeterIndex > n {
+			t.Errorf("mark %d at index %d (previous %d, stream %d samples)", 100+i, m.MeterIndex, prev, n)
+		}
+		prev = m.MeterIndex
+	}
+	var devslp int
+	for _, e := range s.events {
+		if e.Kind == meter.EventDevSlp {
+			devslp++
+			if e.Index > n {
+				t.Errorf("DEVSLP event at index %d beyond the stream's %d samples", e.Index, n)
+			}
+		}
+	}
+	if devslp != pins {
+		t.Errorf("%d DEVSLP events for %d commands", devslp, pins)
+	}
+	if st := h.Stats(); st.CRCErrors != 0 || st.Refused != 0 {
+		t.Errorf("stats %+v", st)
 	}
 }
 

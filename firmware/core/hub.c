@@ -372,6 +372,14 @@ static void resend(struct iw_hub *h, uint8_t seq, uint64_t first, uint32_t count
 	send_sets(h, first, n, IW_SAMPLES_RESENT, seq, 1);
 }
 
+/* largest_frame is the longest frame the stream sends. */
+static size_t largest_frame(const struct iw_hub *h)
+{
+	if (packed(h))
+		return (size_t)h->max_frame;
+	return 8 + 12 + (h->link_ver >= 2 ? 2u : 0u) + (size_t)per_frame(h) * (size_t)h->set_size;
+}
+
 /* sets_needed is the scratch a stream needs: a block, or a frame of
  * re-sent sets. */
 static size_t sets_needed(const struct iw_hub *h)
@@ -550,7 +558,7 @@ static void handle(void *ctx, const struct iw_frame *f)
 		if (r == 0) {
 			start(h, rate, mask, fmt, now);
 			if (sets_needed(h) > h->c.sets_cap || (packed(h) && (size_t)iw_pack_scratch(h->max_frame - 8, chans_of(h)) > h->c.z_cap) ||
-			    (size_t)h->max_frame > h->c.fb_cap) {
+			    largest_frame(h) > h->c.fb_cap) {
 				h->streaming = 0;
 				r = IW_NAK_BANDWIDTH; /* this build's buffers cannot carry the stream */
 			}
@@ -614,7 +622,7 @@ int iw_hub_init(struct iw_hub *h, const struct iw_config *c, const struct iw_pla
 	memset(h, 0, sizeof *h);
 	if (c->protocol < 1 || c->protocol > 3 || c->ports < 1 || c->ports > IW_MAX_PORTS || c->rails < 1 ||
 	    c->rails > (c->protocol >= 3 ? 3 : 2) || c->ports * c->rails > IW_MAX_CHANS || c->nrates < 1 ||
-	    c->nrates > IW_MAX_RATES || !p->read || !p->room || !p->write || !c->fb || c->fb_cap < 64 || !c->sets ||
+	    c->nrates > IW_MAX_RATES || !p->read || !p->room || !p->write || !c->fb || c->fb_cap < 512 || !c->sets ||
 	    !c->rxbuf || c->rx_cap < 48)
 		return -1;
 	if (c->protocol >= 2 && (c->max_frame < IW_MIN_MAX_FRAME || c->max_frame > IW_MAX_FRAME || !(c->formats & 1)))

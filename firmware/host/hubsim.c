@@ -107,16 +107,17 @@ static double uniform(struct live *l)
 	return (double)(l->rng >> 11) / 9007199254740992.0;
 }
 
+/* hubsim_rate is the stream's rate, for the drive model's timing. */
+static uint32_t hubsim_rate = 1000;
+
 static int live_read(void *ctx, uint64_t idx, int ch, int fmt, uint16_t *bus, int32_t *cur, uint32_t *over_ua)
 {
 	struct live *l = ctx;
 	int rails = l->c->rails, port = ch / rails + 1, r = ch % rails;
 	struct iw_simdrive *d = &l->drive[port - 1];
 	int64_t ua;
-	uint32_t rate = 0;
+	uint32_t rate = hubsim_rate;
 	(void)over_ua;
-	extern uint32_t hubsim_rate;
-	rate = hubsim_rate;
 	if (l->c->rail[r].id == IW_RAIL_5V) {
 		*bus = (uint16_t)(4000 + iw_simdrive_noise(d, 1));
 		ua = iw_simdrive_current(d, idx, rate);
@@ -140,8 +141,6 @@ static int live_read(void *ctx, uint64_t idx, int ch, int fmt, uint16_t *bus, in
 		*over_ua = (uint32_t)(ua < 0 ? -ua : ua);
 	return clamped;
 }
-
-uint32_t hubsim_rate = 1000;
 
 static void live_devslp(void *ctx, int port, int asserted, uint64_t idx)
 {
