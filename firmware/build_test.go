@@ -37,3 +37,23 @@ type buildError struct {
 }
 
 func (e *buildError) Error() string { return "make " + e.target + ": " + e.err.Error() + "\n" + e.out }
+
+// TestCore runs the firmware core's C unit tests (make test: every fixture
+// of docs/hub-protocol.md the core can produce, the NAK reasons, the
+// parser's resynchronisation, RESEND from the ring, the INA228 driver
+// against a register model) and a short fuzz run of the command parser,
+// both under AddressSanitizer and UBSan.
+func TestCore(t *testing.T) {
+	dir := build(t, "test")
+	out, err := exec.Command(filepath.Join(dir, "build", "host", "test_core"), filepath.Join(dir, "..", "fixtures", "hub")).CombinedOutput()
+	t.Logf("%s", out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	build(t, "build/host/fuzz")
+	out, err = exec.Command(filepath.Join(dir, "build", "host", "fuzz"), "20000").CombinedOutput()
+	t.Logf("%s", out)
+	if err != nil {
+		t.Fatal(err)
+	}
+}
