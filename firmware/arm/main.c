@@ -106,8 +106,9 @@ static void drain(void)
 
 static void devslp_pin(int port, int asserted)
 {
-	/* PC6, PC7: open-drain low = asserted would suit a 3.3 V DEVSLP input
-	 * too, but SATA's DEVSLP is active high: push-pull, high = asserted. */
+	/* PC6, PC7 drive each port's open-drain buffer (docs/firmware.md,
+	 * DEVSLP): GPIO high releases the buffer, the pull-up takes P3 to
+	 * 3.3 V, DEVSLP asserted; GPIO low pulls P3 low, released. */
 	uint32_t bit = 1u << (5 + port);
 	GPIO_BSRR(GPIOC_BASE) = asserted ? bit : bit << 16;
 }
@@ -209,15 +210,46 @@ static int i2c_write_reg(void *ctx, uint8_t addr, uint8_t reg, uint16_t v)
 static const struct ina228_bus i2c = { 0, i2c_read_reg, i2c_write_reg };
 static struct ina228 sensor[CHANS];
 
+/* Samples are read from the sensors when due (sample_due, from the main
+ * loop, as soon as the index is reached) into a FIFO the core reads from
+ * when it sends a block. */
+#define FIFO 64
+static struct {
+	uint64_t idx;
+	uint16_t bus[CHANS];
+	int32_t cur[CHANS];
+} fifo[FIFO];
+static uint64_t sampled; /* next index to read from the sensors */
+
+static void sample_due(const struct iw_hub *h, uint64_t now)
+{
+	if (!h->streaming) {
+		sampled = 0;
+		return;
+	}
+	uint64_t d = now > h->e0 ? now - h->e0 : 0;
+	uint64_t due = d / 1000000000u * h->rate + d % 1000000000u * h->rate / 1000000000u;
+	if (due > sampled + FIFO)
+		sampled = due - FIFO / 2; /* fell behind: the core reads zeros for the samples missed */
+	for (; sampled < due; sampled++) {
+		int k = (int)(sampled % FIFO);
+		fifo[k].idx = sampled;
+		for (int ch = 0; ch < CHANS; ch++)
+			if (ina228_read(&sensor[ch], &fifo[k].bus[ch], &fifo[k].cur[ch]) != 0)
+				fifo[k].bus[ch] = 0, fifo[k].cur[ch] = 0;
+	}
+}
+
 static int read(void *ctx, uint64_t idx, int ch, int fmt, uint16_t *bus, int32_t *cur, uint32_t *over)
 {
 	(void)ctx;
-	(void)idx;
 	(void)over;
 	int32_t c20 = 0;
-	if (ina228_read(&sensor[ch], bus, &c20) != 0) {
-		*bus = 0;
-		c20 = 0;
+	int k = (int)(idx % FIFO);
+	*bus = 0;
+	if (fifo[k].idx == idx) {
+		*bus = fifo[k].bus[ch];
+		c20 = fifo[k].cur[ch];
 	}
 	/* Format 1's LSB is 16 of the 20-bit ones: the same reading, coarser. */
 	*cur = fmt == IW_FMT16 ? (c20 >= 0 ? (c20 + 8) >> 4 : -((-c20 + 8) >> 4)) : c20;
@@ -278,11 +310,18 @@ int main(void)
 	c.rails = RAILS;
 	c.rail[0] = (struct iw_rail){ IW_RAIL_5V, 5250, 50000, 8000000 };
 	c.rail[1] = (struct iw_rail){ IW_RAIL_12V, 12600, 100000, 10000000 };
+#ifdef BOARD_QEMU
 	c.nrates = 4;
 	c.rates[0] = 100;
 	c.rates[1] = 1000;
 	c.rates[2] = 2000;
 	c.rates[3] = 5000;
+#else
+	/* Four INA228 on a 400 kHz I2C cost 1.4 ms a sample set (docs/firmware.md). */
+	c.nrates = 2;
+	c.rates[0] = 100;
+	c.rates[1] = 500;
+#endif
 	c.caps = IW_CAP_DEVSLP | IW_CAP_MARKS;
 	c.bus_lsb_uv = 1250;
 	c.link_bytes_sec = 92160; /* 921,600 baud */
@@ -335,6 +374,9 @@ int main(void)
 #ifdef BOARD_QEMU
 		if (hub.rate)
 			stream_rate = hub.rate;
+#endif
+#ifndef BOARD_QEMU
+		sample_due(&hub, now);
 #endif
 		iw_hub_poll(&hub, now);
 		drain();

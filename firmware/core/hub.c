@@ -328,7 +328,11 @@ static void block(struct iw_hub *h, int n)
 			event(h, IW_EV_OVER_CURRENT, (uint8_t)(c / rails + 1), first, over[c]);
 }
 
-static void render(struct iw_hub *h, uint64_t now)
+/* render takes the samples due by now; with whole, only whole blocks
+ * (iw_hub_poll: a hub sends 10 ms blocks however often its loop runs),
+ * else every due sample (before a command, so that the samples before it
+ * see the state before it, as idlewatt's emulator does). */
+static void render_blocks(struct iw_hub *h, uint64_t now, int whole)
 {
 	if (!h->streaming)
 		return;
@@ -343,9 +347,13 @@ static void render(struct iw_hub *h, uint64_t now)
 		per = 1;
 	while (h->next < target) {
 		uint64_t left = target - h->next;
+		if (whole && left < (uint64_t)per)
+			break;
 		block(h, left < (uint64_t)per ? (int)left : per);
 	}
 }
+
+static void render(struct iw_hub *h, uint64_t now) { render_blocks(h, now, 0); }
 
 static void resend(struct iw_hub *h, uint8_t seq, uint64_t first, uint32_t count)
 {
@@ -650,7 +658,7 @@ void iw_hub_poll(struct iw_hub *h, uint64_t now_ns)
 {
 	h->now = now_ns;
 	iw_parser_poll(&h->rx, now_ns);
-	render(h, now_ns);
+	render_blocks(h, now_ns, 1);
 }
 
 void iw_hub_reconnect(struct iw_hub *h) { h->quiet = 1; }
