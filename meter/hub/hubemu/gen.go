@@ -634,7 +634,12 @@ func (g *gen) handle(f *hub.Frame, now time.Duration) {
 		g.ack(f.Seq, hub.Ack{Cmd: hub.TypeStop})
 	case hub.TypeStart:
 		var s hub.Start
-		s.DecodeFromBytes(p) //nolint:errcheck // length checked above
+		if err := s.DecodeFromBytes(p); err != nil {
+			// The length is checked above: the one error left is an
+			// 8-byte (v2) START with sample format 0.
+			g.nak(f.Seq, f.Type, hub.ReasonBadFormat)
+			return
+		}
 		if s.Flags&hub.StartResume != 0 && g.streaming && s.Rate == uint32(g.rate) && s.PortMask == g.portMask &&
 			(s.Format == 0 || s.Format == g.format) {
 			// A host back from a lost link: keep streaming and counting.

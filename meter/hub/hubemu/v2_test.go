@@ -81,6 +81,12 @@ func TestHubRefusesBadV2Commands(t *testing.T) {
 	if r := nakReason(t, send(t, g, hub.TypeStart, 6, (&hub.Start{Rate: 1000, PortMask: 1}).Append(nil)), hub.TypeStart); r != hub.ReasonBadLength {
 		t.Errorf("v1 START on a v2 link: reason %v, want BAD_LENGTH", r)
 	}
+	// An 8-byte START with format 0: the firmware's core (firmware/) NAKs it
+	// BAD_FORMAT as docs/hub-protocol.md says; the emulator streamed 16-bit
+	// samples behind a 7-byte v1 ACK (found by the byte-for-byte comparison).
+	if r := nakReason(t, send(t, g, hub.TypeStart, 6, append((&hub.Start{Rate: 1000, PortMask: 1}).Append(nil), 0, 0)), hub.TypeStart); r != hub.ReasonBadFormat {
+		t.Errorf("v2 START with format 0: reason %v, want BAD_FORMAT", r)
+	}
 	send(t, g, hub.TypeStart, 7, start)
 	g.render(2 * time.Second) // 1000 samples taken
 	if r := nakReason(t, send(t, g, hub.TypeResend, 8, resend(990, 20)), hub.TypeResend); r != hub.ReasonNeverSent {
