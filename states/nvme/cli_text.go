@@ -41,6 +41,8 @@ type psText struct {
 	line   int
 	fields map[string]string
 	op     string // "operational" / "non-operational"
+
+	unknownWorkload bool
 }
 
 // ReadCLIText reads nvme-cli's text id-ctrl output (with or without -H).
@@ -160,6 +162,9 @@ func ReadCLIText(r io.Reader) (*Identify, error) {
 			return nil, fmt.Errorf("%s line %d: ps %d: %w", w, s.line, i, err)
 		}
 		id.PowerStates = append(id.PowerStates, p)
+		if s.unknownWorkload {
+			id.Unknown = append(id.Unknown, fmt.Sprintf("power_states[%d].active_power_workload", i))
+		}
 	}
 	return id, nil
 }
@@ -221,11 +226,19 @@ func (p *psText) decode(i int) (PowerState, error) {
 	ps.MaxPowerRaw, ps.MaxPowerScale = raw, map[int]int{2: 0, 1: 1}[scale]
 	for _, f := range []struct {
 		key string
+		dst *uint32
+	}{{"enlat", &ps.EntryLatencyUs}, {"exlat", &ps.ExitLatencyUs}} {
+		v, err := latency(p.fields[f.key])
+		if err != nil {
+			return ps, fmt.Errorf("%s %w", f.key, err)
+		}
+		*f.dst = v
+	}
+	for _, f := range []struct {
+		key string
 		max uint64
 		dst func(uint64)
 	}{
-		{"enlat", 0xffffffff, func(v uint64) { ps.EntryLatencyUs = uint32(v) }},
-		{"exlat", 0xffffffff, func(v uint64) { ps.ExitLatencyUs = uint32(v) }},
 		{"rrt", 31, func(v uint64) { ps.RRT = int(v) }},
 		{"rrl", 31, func(v uint64) { ps.RRL = int(v) }},
 		{"rwt", 31, func(v uint64) { ps.RWT = int(v) }},
@@ -249,7 +262,20 @@ func (p *psText) decode(i int) (PowerState, error) {
 		ps.ActiveWorkload = 1
 	case "80K 128KiB SW":
 		ps.ActiveWorkload = 2
+	default: // "reserved": 3–7, which nvme-cli does not say
+		p.unknownWorkload = true
 	}
 	ps.fill()
 	return ps, nil
+}
+
+// latency reads ENLAT/EXLAT as nvme-cli prints them: "%d" of a u32 in
+// every version (text and, in 2.x, JSON), so latencies of 2^31 µs and more
+// come out negative ("-1" for FFFFFFFFh); they are taken back modulo 2^32.
+func latency(s string) (uint32, error) {
+	v, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || v < -(1<<31) || v > 0xffffffff {
+		return 0, fmt.Errorf("%q is not a 32-bit latency", clip(s, 16))
+	}
+	return uint32(v), nil
 }

@@ -160,14 +160,26 @@ func psdFromJSON(o jobj, where string) (PowerState, error) {
 	}
 	fields := []field{
 		{"max_power", 0xffff, true, func(v uint64) { p.MaxPowerRaw = uint16(v) }},
-		{"entry_lat", 0xffffffff, true, func(v uint64) { p.EntryLatencyUs = uint32(v) }},
-		{"exit_lat", 0xffffffff, true, func(v uint64) { p.ExitLatencyUs = uint32(v) }},
 		{"read_tput", 31, false, func(v uint64) { p.RRT = int(v) }},
 		{"read_lat", 31, false, func(v uint64) { p.RRL = int(v) }},
 		{"write_tput", 31, false, func(v uint64) { p.RWT = int(v) }},
 		{"write_lat", 31, false, func(v uint64) { p.RWL = int(v) }},
 		{"idle_power", 0xffff, false, func(v uint64) { p.IdlePowerRaw = uint16(v) }},
 		{"active_power", 0xffff, false, func(v uint64) { p.ActivePowerRaw = uint16(v) }},
+	}
+	for _, k := range []struct {
+		key string
+		dst *uint32
+	}{{"entry_lat", &p.EntryLatencyUs}, {"exit_lat", &p.ExitLatencyUs}} {
+		raw, ok := o[k.key]
+		if !ok {
+			return p, fmt.Errorf("%s: missing key %q", where, k.key)
+		}
+		v, err := latency(strings.TrimSpace(string(raw)))
+		if err != nil {
+			return p, fmt.Errorf("%s.%s: %w", where, k.key, err)
+		}
+		*k.dst = v
 	}
 	_, hasFlags := o["flags"]
 	_, rawScales := o["active_work_scale"]
