@@ -127,9 +127,9 @@ func TestSATAFormatsAgree(t *testing.T) {
 		made + "/sata-870qvo.identify.xxd", made + "/sata-870qvo.identify.hexdump-C", made + "/sata-870qvo.identify.od-Ax-tx1", made + "/sata-870qvo.identify.od-Ax-tx1z-v"} {
 		got := sataOf(t, read(t, f))
 		type view struct {
-			Model, Serial, Firmware, Checksum                                              string
+			Model, Serial, Firmware, Checksum                                           string
 			HIPM, PhyEvents, DIPMSupported, DIPMEnabled, DevSlpSupported, DevSlpEnabled bool
-			W76, W78                                                                      alpm.Hex16
+			W76, W78                                                                    alpm.Hex16
 		}
 		v := func(i *alpm.Identify) view {
 			return view{i.Model, i.Serial, i.Firmware, i.Checksum, i.HIPM, i.PhyEvents, i.DIPMSupported, i.DIPMEnabled, i.DevSlpSupported, i.DevSlpEnabled, i.Word76, i.Word78}
