@@ -49,8 +49,10 @@ docs/states.md.`,
 		}
 		c.PersistentFlags().String("sysfs-root", alpm.DefaultRoot, "sysfs tree to read and write (config sysfs_root)")
 		c.PersistentFlags().Bool("json", false, "print JSON ("+alpm.SchemaStates+")")
-		c.Flags().StringArray("nvme-id-ctrl", nil, "NAME=FILE: Identify Controller of nvmeN from a file (nvme id-ctrl -o json, -b binary, or hex dump); repeatable")
-		c.Flags().StringArray("nvme-apst", nil, "NAME=FILE: feature 0x0C of nvmeN (nvme get-feature -f 0x0c -H -o json, or the 256-byte table)")
+		c.Flags().StringArray("nvme-id-ctrl", nil, "NAME=FILE: Identify Controller of nvmeN from a file (nvme id-ctrl text/-H/JSON/-b, smartctl -a, or a hex dump: every format of states decode); repeatable")
+		c.Flags().StringArray("nvme-apst", nil, "NAME=FILE: feature 0x0C of nvmeN (nvme get-feature -f 0x0c [-H] text or JSON, the 256-byte table or its dump)")
+		c.Flags().StringArray("sata-id", nil, "devN.M=FILE: IDENTIFY of ata_device devN.M from a file instead of its sysfs id (hdparm -I or --Istdout, smartctl, CrystalDiskInfo, binary, dumps); repeatable")
+		c.Flags().StringArray("sata-log", nil, "devN.M=FILE: log 30h page 08h of devN.M (a dump of the page, or hdparm -I with its Device Sleep section); repeatable")
 		c.Flags().StringArray("nvme-power-state", nil, "NAME=FILE: feature 0x02 of nvmeN (nvme get-feature -f 0x02 -H -o json, or Dword 0)")
 		c.Flags().Bool("nvme-ioctl", true, "on /sys, read Identify and features through the admin ioctl on /dev/nvmeN (needs root)")
 
@@ -69,6 +71,7 @@ Exit 2 for a bad policy name, 1 if any host's write failed.`,
 		}
 		set.Flags().StringSlice("host", nil, "scsi_host to write (hostN; repeat or comma-separate)")
 		c.AddCommand(set)
+		c.AddCommand(newStatesDecodeCmd())
 
 		ns := &cobra.Command{
 			Use:   "nvme-set",
@@ -229,12 +232,18 @@ func runStates(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
+	sataF, err := sataFiles(cmd)
+	if err != nil {
+		return err
+	}
 	dir, cleanup, err := openRoot(cmd, root)
 	if err != nil {
 		return err
 	}
 	defer cleanup()
-	sata, err := alpm.Open(dir).Discover()
+	sfs := alpm.Open(dir)
+	sfs.Files = sataF
+	sata, err := sfs.Discover()
 	switch {
 	case errors.Is(err, alpm.ErrNoSysfs):
 		sata = nil // no SCSI in this kernel (a VM with virtio-blk, a laptop with NVMe only)
@@ -255,6 +264,19 @@ func runStates(cmd *cobra.Command, args []string) error {
 		}
 		if !found {
 			return inputErr(fmt.Errorf("NVMe files given for %s, but %s has no class/nvme/%s", name, rootName(cmd, root), name))
+		}
+	}
+	for name := range sataF {
+		found := false
+		if sata != nil {
+			for _, h := range sata.Hosts {
+				for _, d := range h.Devices {
+					found = found || d.Name == name
+				}
+			}
+		}
+		if !found {
+			return inputErr(fmt.Errorf("SATA files given for %s, but %s has no class/ata_device/%s with a drive", name, rootName(cmd, root), name))
 		}
 	}
 	nv.Root = root

@@ -94,6 +94,8 @@ func DevSlpEligible(h *Host, d *Device) Eligibility {
 	switch {
 	case id == nil:
 		add(CheckDriveSupport, StatusUnknown, "no readable IDENTIFY data")
+	case !id.Known("devslp_supported"):
+		add(CheckDriveSupport, StatusUnknown, "the IDENTIFY source does not carry word 78 (give hdparm -I, hdparm --Istdout or the sysfs id file)")
 	case !id.FeaturesValid:
 		add(CheckDriveSupport, StatusFail, "IDENTIFY word 78 is %s (invalid): the kernel assumes no DevSlp", id.Word78)
 	case id.DevSlpSupported:

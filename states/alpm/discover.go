@@ -3,6 +3,7 @@ package alpm
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path"
 	"regexp"
 	"sort"
@@ -79,7 +80,9 @@ type Device struct {
 	Class    string    `json:"class"`           // "ata", "atapi", "pmp"
 	Block    string    `json:"block,omitempty"` // "sda"
 	Identify *Identify `json:"identify,omitempty"`
-	LogPage  LogPage   `json:"log_30h_08h"`
+	// IdentifySource names a user's file read instead of sysfs id.
+	IdentifySource string  `json:"identify_source,omitempty"`
+	LogPage        LogPage `json:"log_30h_08h"`
 	// DevSlp is DevSlpEligible for this device on its host.
 	DevSlp Eligibility `json:"devslp"`
 }
@@ -276,7 +279,9 @@ func (s *Sysfs) readDevices(sys *System, byPort map[string]*Host) map[string]*De
 		if d.Class == "none" {
 			continue // an empty slot: libata creates devX.0 and devX.1 per link
 		}
-		if b, ok := s.readFile(sys, path.Join(dir, fID)); ok {
+		if f := s.Files[d.Name]; f.Identify != "" || f.LogPage != "" {
+			s.userFiles(sys, &d, f)
+		} else if b, ok := s.readFile(sys, path.Join(dir, fID)); ok {
 			if w, err := ParseIdentify(b); err != nil {
 				s.problem(sys, path.Join(dir, fID), err)
 			} else {
@@ -287,7 +292,9 @@ func (s *Sysfs) readDevices(sys *System, byPort map[string]*Host) map[string]*De
 				}
 			}
 		}
-		if b, ok := s.readFile(sys, path.Join(dir, LogPageFile)); ok {
+		if f := s.Files[d.Name]; f.LogPage != "" || d.IdentifySource != "" && d.LogPage.Available {
+			// the user's files stand in for the tree's
+		} else if b, ok := s.readFile(sys, path.Join(dir, LogPageFile)); ok {
 			page, err := ParseHexDump(b)
 			if err == nil {
 				d.LogPage, err = DecodeLogPage(page)
@@ -367,4 +374,44 @@ func splitNum(s string) (string, int) {
 	}
 	n, _ := strconv.Atoi(s[i:])
 	return s[:i], n
+}
+
+// userFiles reads a device's IDENTIFY (and log page) from saved outputs in
+// place of the tree's files. A file that does not decode is a problem
+// naming it, as a malformed sysfs file is.
+func (s *Sysfs) userFiles(sys *System, d *Device, f DeviceFiles) {
+	read := func(p string) ([]Decoded, string, bool) {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			s.problem(sys, p, err)
+			return nil, "", false
+		}
+		ds, format, err := ParseIdentifyFile(b)
+		if err != nil {
+			s.problem(sys, p, err)
+			return nil, "", false
+		}
+		if len(ds) != 1 {
+			s.problem(sys, p, fmt.Errorf("%d drives in the file, want one", len(ds)))
+			return nil, "", false
+		}
+		return ds, format, true
+	}
+	if f.Identify != "" {
+		if ds, format, ok := read(f.Identify); ok {
+			if ds[0].Identify != nil {
+				d.Identify, d.IdentifySource = ds[0].Identify, f.Identify+", "+format
+			}
+			if ds[0].LogPage != nil {
+				d.LogPage = *ds[0].LogPage
+			}
+		}
+	}
+	if f.LogPage != "" {
+		if ds, _, ok := read(f.LogPage); ok && ds[0].LogPage != nil {
+			d.LogPage = *ds[0].LogPage
+		} else if ok {
+			s.problem(sys, f.LogPage, errors.New("no DevSlp timings (log 30h page 08h, or hdparm -I's Device Sleep section) in the file"))
+		}
+	}
 }

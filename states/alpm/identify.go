@@ -130,8 +130,26 @@ type Identify struct {
 	DevSlpEnabled   bool `json:"devslp_enabled"`
 
 	// Checksum is "ok", "bad" or "absent" (word 255: signature 0xa5 in
-	// the low byte, and all 512 bytes summing to 0 mod 256, ACS-3 §7.12.7.91).
+	// the low byte, and all 512 bytes summing to 0 mod 256, ACS-3 §7.12.7.91),
+	// or "unknown" when the source does not carry word 255.
 	Checksum string `json:"checksum"`
+
+	// Unknown names the fields (JSON keys above) the source did not carry
+	// (smartctl -a prints no IDENTIFY words): they read false and must not
+	// be taken for the drive's. Empty for the raw words.
+	Unknown []string `json:"unknown,omitempty"`
+	// Notes say how the source's tool is known to differ from the words.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// Known reports whether field (a JSON key of Identify) came from the source.
+func (id *Identify) Known(field string) bool {
+	for _, u := range id.Unknown {
+		if u == field {
+			return false
+		}
+	}
+	return true
 }
 
 func wordValid(v uint16) bool { return v != 0 && v != 0xffff }

@@ -98,23 +98,15 @@ func writeDevice(b *strings.Builder, d *Device) {
 		blk = "no block device"
 	}
 	fmt.Fprintf(b, "  %s (%s, %s)\n", d.Name, d.Class, blk)
+	if d.IdentifySource != "" {
+		fmt.Fprintf(b, "    IDENTIFY from %s\n", d.IdentifySource)
+	}
 	if id := d.Identify; id != nil {
-		fmt.Fprintf(b, "    model %q serial %q firmware %q, IDENTIFY checksum %s\n", id.Model, id.Serial, id.Firmware, id.Checksum)
-		hipm := yesNo(id.HIPM)
-		if !id.Word76Valid {
-			hipm = fmt.Sprintf("no (word 76 = %s, invalid)", id.Word76)
-		}
-		fmt.Fprintf(b, "    HIPM %s; DIPM supported %s, enabled %s; DevSlp supported %s, enabled %s\n",
-			hipm, yesNo(id.DIPMSupported), yesNo(id.DIPMEnabled), yesNo(id.DevSlpSupported), yesNo(id.DevSlpEnabled))
+		writeIdentify(b, id)
 	} else {
 		b.WriteString("    IDENTIFY unreadable\n")
 	}
-	lp := d.LogPage
-	if lp.Available {
-		fmt.Fprintf(b, "    log 30h/08h: valid %s; MDAT %d ms (%s), DETO %d ms (%s)\n", yesNo(lp.Valid), lp.MDATms, lp.MDATFrom, lp.DETOms, lp.DETOFrom)
-	} else {
-		fmt.Fprintf(b, "    log 30h/08h: unknown, defaults assumed (MDAT %d ms, DETO %d ms)\n", lp.MDATms, lp.DETOms)
-	}
+	writeLogPage(b, d.LogPage)
 	e := d.DevSlp
 	fmt.Fprintf(b, "    DevSlp: %s", e.Verdict)
 	if len(e.Failed) > 0 {
@@ -145,6 +137,62 @@ func WriteResultsText(w io.Writer, res []HostResult) error {
 				prev = "unknown"
 			}
 			fmt.Fprintf(&b, "%s: target set %s (was %s; the kernel applies it later and may still disable LPM)\n", r.Host, r.TargetSet, prev)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func writeIdentify(b *strings.Builder, id *Identify) {
+	fmt.Fprintf(b, "    model %q serial %q firmware %q, IDENTIFY checksum %s\n", id.Model, id.Serial, id.Firmware, id.Checksum)
+	if !id.Known("hipm") {
+		b.WriteString("    HIPM unknown; DIPM supported unknown, enabled unknown; DevSlp supported unknown, enabled unknown (not in this source)\n")
+	} else {
+		hipm := yesNo(id.HIPM)
+		if !id.Word76Valid {
+			hipm = fmt.Sprintf("no (word 76 = %s, invalid)", id.Word76)
+		}
+		fmt.Fprintf(b, "    HIPM %s; DIPM supported %s, enabled %s; DevSlp supported %s, enabled %s\n",
+			hipm, yesNo(id.DIPMSupported), yesNo(id.DIPMEnabled), yesNo(id.DevSlpSupported), yesNo(id.DevSlpEnabled))
+	}
+	if len(id.Unknown) > 0 {
+		fmt.Fprintf(b, "    not in this source: %s\n", strings.Join(id.Unknown, ", "))
+	}
+	for _, n := range id.Notes {
+		fmt.Fprintf(b, "    note: %s\n", n)
+	}
+}
+
+func writeLogPage(b *strings.Builder, lp LogPage) {
+	if lp.Available {
+		fmt.Fprintf(b, "    log 30h/08h: valid %s; MDAT %d ms (%s), DETO %d ms (%s)\n", yesNo(lp.Valid), lp.MDATms, lp.MDATFrom, lp.DETOms, lp.DETOFrom)
+	} else {
+		fmt.Fprintf(b, "    log 30h/08h: unknown, defaults assumed (MDAT %d ms, DETO %d ms)\n", lp.MDATms, lp.DETOms)
+	}
+}
+
+// WriteDecodedText prints what one source says of one drive as `states`
+// prints a drive: identity, HIPM/DIPM/DevSlp, and the DevSlp timings.
+func WriteDecodedText(w io.Writer, d Decoded, source string) error {
+	var b strings.Builder
+	name := d.Name
+	if name == "" {
+		name = "SATA drive"
+	}
+	fmt.Fprintf(&b, "  %s (from %s)\n", name, source)
+	switch {
+	case d.Skipped != "":
+		fmt.Fprintf(&b, "    skipped: %s\n", d.Skipped)
+	case d.Identify != nil:
+		writeIdentify(&b, d.Identify)
+	}
+	if d.Skipped == "" {
+		lp := UnknownLogPage()
+		if d.LogPage != nil {
+			lp = *d.LogPage
+		}
+		if d.Identify == nil || d.LogPage != nil || d.Identify.DevSlpSupported {
+			writeLogPage(&b, lp)
 		}
 	}
 	_, err := io.WriteString(w, b.String())

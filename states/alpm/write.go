@@ -12,7 +12,16 @@ import (
 type Sysfs struct {
 	// Root is the tree's location, for messages and reports.
 	Root string
-	fs   FS
+	// Files replace a device's IDENTIFY and log 30h/08h with saved tool
+	// outputs, per ata_device name ("dev1.0"); any format
+	// ParseIdentifyFile reads.
+	Files map[string]DeviceFiles
+	fs    FS
+}
+
+// DeviceFiles are paths of saved outputs for one drive.
+type DeviceFiles struct {
+	Identify, LogPage string
 }
 
 // Open returns the sysfs tree at root ("" means DefaultRoot).

@@ -151,7 +151,7 @@ func TestDecodeIdentifyJSONRefusals(t *testing.T) {
 	}
 	for _, c := range []struct{ from, to, want string }{
 		{`"npss":1`, `"npss":2`, "psds: 2 entries, but npss 2 means 3"},
-		{`"exit_lat":9000`, `"exit_lat":-1`, "psds[1].exit_lat: -1 is not an integer"},
+		{`"exit_lat":9000`, `"exit_lat":-3000000000`, "psds[1].exit_lat: \"-3000000000\" is not a 32-bit latency"}, // -1 is nvme-cli's "%d" of FFFFFFFFh: accepted
 		{`"max_power_scale":1`, `"max_power_scale":2`, "max_power_scale: 2 is not an integer from 0 to 1"},
 		{`"psds":[`, `"psds":7,"x":[`, "psds: not an array"},
 		{`"npss":1,`, `"npss":1`, "id-ctrl JSON: JSON at byte"},

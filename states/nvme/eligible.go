@@ -70,6 +70,10 @@ func (x *eligibility) add(name string, st alpm.Status, format string, a ...any) 
 func (x *eligibility) checkAPSTA() {
 	id, c, add := x.id, x.c, x.add
 	switch {
+	case id != nil && !id.Known("apsta") && c.Tolerance != nil:
+		add(CheckAPSTA, alpm.StatusOK, "inferred: the kernel shows %s only for a controller it enabled APST on (the Identify source does not carry APSTA)", fTolerance)
+	case id != nil && !id.Known("apsta"):
+		add(CheckAPSTA, alpm.StatusUnknown, "the Identify source does not carry APSTA (byte %d): give nvme id-ctrl output", offAPSTA)
 	case id != nil && id.APSTA:
 		add(CheckAPSTA, alpm.StatusOK, "Identify byte %d bit 0 set: the controller supports APST", offAPSTA)
 	case id != nil:

@@ -32,6 +32,9 @@ type APST struct {
 	// Enabled is APSTE; nil when the source held only the table (a raw
 	// data dump has no completion Dword 0).
 	Enabled *bool `json:"enabled"`
+	// Selection is set when the source shows a selection other than the
+	// current state (nvme get-feature -s 1 or 2: "Default", "Saved").
+	Selection string `json:"selection,omitempty"`
 	// Entries[i] is the transition from power state i (32 entries).
 	Entries []APSTEntry `json:"entries"`
 }

@@ -56,6 +56,23 @@ type Identify struct {
 	// APSTA: the controller supports Autonomous Power State Transitions.
 	APSTA       bool         `json:"apsta"`
 	PowerStates []PowerState `json:"power_states"`
+	// Unknown names the fields the source did not carry (smartctl prints
+	// no APSTA, a pasted ps table no header): they read as zero above and
+	// must not be taken for the drive's values. Empty for binary data.
+	Unknown []string `json:"unknown,omitempty"`
+	// Notes are what the source's tool is known to print differently from
+	// the drive's data (docs/states.md, "Formats").
+	Notes []string `json:"notes,omitempty"`
+}
+
+// Known reports whether field (a JSON key of Identify) came from the source.
+func (id *Identify) Known(field string) bool {
+	for _, u := range id.Unknown {
+		if u == field {
+			return false
+		}
+	}
+	return true
 }
 
 // PowerState is one power-state descriptor.

@@ -23,53 +23,6 @@ func isJSON(b []byte) bool {
 	return len(t) > 0 && (t[0] == '{' || t[0] == '[')
 }
 
-// ParseIdentify reads Identify Controller data: 4096 raw bytes, nvme-cli
-// JSON, or a hex dump of 4096 bytes.
-func ParseIdentify(b []byte) (*Identify, string, error) {
-	switch {
-	case isJSON(b):
-		id, err := DecodeIdentifyJSON(b)
-		return id, FormatJSON, err
-	case len(b) == IdentifySize:
-		id, err := DecodeIdentify(b)
-		return id, FormatBinary, err
-	case looksBinary(b):
-		_, err := DecodeIdentify(b)
-		return nil, FormatBinary, err
-	}
-	raw, err := ParseHexDump(b, IdentifySize)
-	if err != nil {
-		return nil, FormatHex, fmt.Errorf("identify controller hex dump: %w", err)
-	}
-	id, err := DecodeIdentify(raw)
-	return id, FormatHex, err
-}
-
-// ParseAPST reads feature 0Ch: 256 raw bytes (the table only: enable
-// unknown), nvme-cli JSON, or a hex dump of 256 bytes.
-func ParseAPST(b []byte) (*APST, string, error) {
-	switch {
-	case isJSON(b):
-		a, err := DecodeAPSTJSON(b)
-		return a, FormatJSON, err
-	case len(b) == APSTTableSize || looksBinary(b):
-		e, err := DecodeAPSTTable(b)
-		if err != nil {
-			return nil, FormatBinary, err
-		}
-		return &APST{Entries: e}, FormatBinary, nil
-	}
-	raw, err := ParseHexDump(b, APSTTableSize)
-	if err != nil {
-		return nil, FormatHex, fmt.Errorf("APST hex dump: %w", err)
-	}
-	e, err := DecodeAPSTTable(raw)
-	if err != nil {
-		return nil, FormatHex, err
-	}
-	return &APST{Entries: e}, FormatHex, nil
-}
-
 // ParsePowerManagement reads feature 02h: nvme-cli JSON, or Dword 0 as a
 // number ("0x00000003", "3").
 func ParsePowerManagement(b []byte) (PowerManagement, string, error) {

@@ -117,7 +117,7 @@ func DecodeIdentifyJSON(b []byte) (*Identify, error) {
 	id.APSTA = apsta&1 == 1
 	raw, ok := top["psds"]
 	if !ok {
-		return nil, fmt.Errorf("%s: missing key %q", w, "psds")
+		return nil, fmt.Errorf("%s: missing key %q (the power states: was the output cut?)", w, "psds")
 	}
 	var psds []json.RawMessage
 	if err := json.Unmarshal(raw, &psds); err != nil {
@@ -142,6 +142,14 @@ func DecodeIdentifyJSON(b []byte) (*Identify, error) {
 	return id, nil
 }
 
+// psdFromJSON reads one descriptor in any of nvme-cli's three dialects
+// (src/nvme-print-json.c and, before 2.6, nvme-print.c):
+//   - 2.6 and later: max_power_scale, non-operational_state, idle_scale and
+//     active_scale (2-bit scales), active_power_work;
+//   - 2.1–2.5: flags (the raw byte: bit 0 MXPS, bit 1 NOPS), idle_scale and
+//     active_scale (2-bit), active_power_work;
+//   - 1.x and 2.0: flags, idle_scale (the raw byte, scale in bits 7:6) and
+//     active_work_scale (the raw byte: workload bits 2:0, scale bits 7:6).
 func psdFromJSON(o jobj, where string) (PowerState, error) {
 	var p PowerState
 	type field struct {
@@ -152,19 +160,46 @@ func psdFromJSON(o jobj, where string) (PowerState, error) {
 	}
 	fields := []field{
 		{"max_power", 0xffff, true, func(v uint64) { p.MaxPowerRaw = uint16(v) }},
-		{"max_power_scale", 1, true, func(v uint64) { p.MaxPowerScale = int(v) }},
-		{"non-operational_state", 1, true, func(v uint64) { p.NonOperational = v == 1 }},
-		{"entry_lat", 0xffffffff, true, func(v uint64) { p.EntryLatencyUs = uint32(v) }},
-		{"exit_lat", 0xffffffff, true, func(v uint64) { p.ExitLatencyUs = uint32(v) }},
 		{"read_tput", 31, false, func(v uint64) { p.RRT = int(v) }},
 		{"read_lat", 31, false, func(v uint64) { p.RRL = int(v) }},
 		{"write_tput", 31, false, func(v uint64) { p.RWT = int(v) }},
 		{"write_lat", 31, false, func(v uint64) { p.RWL = int(v) }},
 		{"idle_power", 0xffff, false, func(v uint64) { p.IdlePowerRaw = uint16(v) }},
-		{"idle_scale", 3, false, func(v uint64) { p.IdleScale = int(v) }},
 		{"active_power", 0xffff, false, func(v uint64) { p.ActivePowerRaw = uint16(v) }},
-		{"active_power_work", 7, false, func(v uint64) { p.ActiveWorkload = int(v) }},
-		{"active_scale", 3, false, func(v uint64) { p.ActiveScale = int(v) }},
+	}
+	for _, k := range []struct {
+		key string
+		dst *uint32
+	}{{"entry_lat", &p.EntryLatencyUs}, {"exit_lat", &p.ExitLatencyUs}} {
+		raw, ok := o[k.key]
+		if !ok {
+			return p, fmt.Errorf("%s: missing key %q", where, k.key)
+		}
+		v, err := latency(strings.TrimSpace(string(raw)))
+		if err != nil {
+			return p, fmt.Errorf("%s.%s: %w", where, k.key, err)
+		}
+		*k.dst = v
+	}
+	_, hasFlags := o["flags"]
+	_, rawScales := o["active_work_scale"]
+	switch {
+	case !hasFlags:
+		fields = append(fields,
+			field{"max_power_scale", 1, true, func(v uint64) { p.MaxPowerScale = int(v) }},
+			field{"non-operational_state", 1, true, func(v uint64) { p.NonOperational = v == 1 }})
+	default:
+		fields = append(fields, field{"flags", 0xff, true, func(v uint64) { p.MaxPowerScale, p.NonOperational = int(v&1), v&2 != 0 }})
+	}
+	if rawScales {
+		fields = append(fields,
+			field{"idle_scale", 0xff, false, func(v uint64) { p.IdleScale = int(v >> 6) }},
+			field{"active_work_scale", 0xff, true, func(v uint64) { p.ActiveWorkload, p.ActiveScale = int(v&7), int(v>>6) }})
+	} else {
+		fields = append(fields,
+			field{"idle_scale", 3, false, func(v uint64) { p.IdleScale = int(v) }},
+			field{"active_power_work", 7, false, func(v uint64) { p.ActiveWorkload = int(v) }},
+			field{"active_scale", 3, false, func(v uint64) { p.ActiveScale = int(v) }})
 	}
 	for _, f := range fields {
 		if _, ok := o[f.key]; !ok && !f.required {
@@ -172,6 +207,9 @@ func psdFromJSON(o jobj, where string) (PowerState, error) {
 		}
 		v, err := o.uint(where, f.key, f.max)
 		if err != nil {
+			if _, ok := o[f.key]; !ok && f.key == "max_power_scale" {
+				return p, fmt.Errorf("%s: missing key %q (nvme-cli 2.6+; older versions print \"flags\")", where, f.key)
+			}
 			return p, err
 		}
 		f.set(v)

@@ -94,20 +94,13 @@ func writeController(b *strings.Builder, c *Controller) {
 		fmt.Fprintf(b, "  quirk %s: %s\n", q.Quirk, q.Source)
 	}
 	if id := c.Identify; id != nil {
-		fmt.Fprintf(b, "  Identify (from %s): VID %s, NPSS %d, APSTA %s\n", c.IdentifySource, id.VID, id.NPSS, yesNo(id.APSTA))
-		b.WriteString("    ps  max power   kind      entry µs   exit µs  idle power  active power  kernel\n")
-		for _, p := range id.PowerStates {
-			kind := "op"
-			if p.NonOperational {
-				kind = "non-op"
+		kern := func(ps int) string {
+			if c.Kernel != nil && ps < len(c.Kernel.States) {
+				return c.Kernel.States[ps].Reason
 			}
-			kern := ""
-			if c.Kernel != nil && p.PS < len(c.Kernel.States) {
-				kern = c.Kernel.States[p.PS].Reason
-			}
-			fmt.Fprintf(b, "    %2d  %9s   %-6s  %9d %9d  %10s  %12s  %s\n", p.PS, fmtW(p.MaxPower), kind,
-				p.EntryLatencyUs, p.ExitLatencyUs, watts(p.IdlePower), watts(p.ActivePower), kern)
+			return ""
 		}
+		writeIdentify(b, id, c.IdentifySource, "kernel", kern)
 	} else {
 		fmt.Fprintf(b, "  Identify: not read (%s)\n", noIdentifyHint)
 	}
@@ -119,24 +112,11 @@ func writeController(b *strings.Builder, c *Controller) {
 		}
 	}
 	if a := c.APST; a != nil {
-		en := "unknown (raw table)"
-		if a.Enabled != nil {
-			en = map[bool]string{true: "enabled", false: "disabled"}[*a.Enabled]
-		}
-		fmt.Fprintf(b, "  feature 0x0C (from %s): APSTE %s; %s\n", c.APSTSource, en, pathText(a.Entries, 0))
-		n := len(a.Entries)
+		npss := -1
 		if c.Identify != nil {
-			n = min(n, c.Identify.NPSS+1)
+			npss = c.Identify.NPSS
 		}
-		var parts []string
-		for i := 0; i < n; i++ {
-			if a.Entries[i].ITPTms == 0 {
-				parts = append(parts, fmt.Sprintf("PS%d→none", i))
-				continue
-			}
-			parts = append(parts, fmt.Sprintf("PS%d→PS%d/%dms", i, a.Entries[i].ITPS, a.Entries[i].ITPTms))
-		}
-		fmt.Fprintf(b, "    entries: %s\n", strings.Join(parts, " "))
+		writeAPST(b, a, c.APSTSource, npss)
 	} else {
 		fmt.Fprintf(b, "  feature 0x0C: not read\n")
 	}
@@ -192,4 +172,109 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// writeIdentify prints the Identify line and the power-state table; the
+// last column is kern(ps) under the heading col ("" for none).
+func writeIdentify(b *strings.Builder, id *Identify, source, col string, kern func(int) string) {
+	vid, apsta := id.VID.String(), yesNo(id.APSTA)
+	if !id.Known("vid") {
+		vid = "?"
+	}
+	if !id.Known("apsta") {
+		apsta = "unknown (not in this source)"
+	}
+	npss := fmt.Sprint(id.NPSS)
+	if !id.Known("npss") {
+		npss += " (from the table)"
+	}
+	fmt.Fprintf(b, "  Identify (from %s): VID %s, NPSS %s, APSTA %s\n", source, vid, npss, apsta)
+	fmt.Fprintf(b, "    ps  max power   kind      entry µs   exit µs  idle power  active power  %s\n", col)
+	for _, p := range id.PowerStates {
+		kind := "op"
+		if p.NonOperational {
+			kind = "non-op"
+		}
+		fmt.Fprintf(b, "    %2d  %9s   %-6s  %9d %9d  %10s  %12s  %s\n", p.PS, fmtW(p.MaxPower), kind,
+			p.EntryLatencyUs, p.ExitLatencyUs, watts(p.IdlePower), watts(p.ActivePower), kern(p.PS))
+	}
+	if len(id.Unknown) > 0 {
+		fmt.Fprintf(b, "    not in this source: %s\n", strings.Join(id.Unknown, ", "))
+	}
+	for _, n := range id.Notes {
+		fmt.Fprintf(b, "    note: %s\n", n)
+	}
+}
+
+// writeAPST prints feature 0Ch; npss < 0 prints all 32 entries.
+func writeAPST(b *strings.Builder, a *APST, source string, npss int) {
+	en := "unknown (raw table)"
+	switch {
+	case a.Selection != "":
+		en = "unknown (the " + a.Selection + " value, not the current one)"
+	case a.Enabled != nil:
+		en = map[bool]string{true: "enabled", false: "disabled"}[*a.Enabled]
+	}
+	fmt.Fprintf(b, "  feature 0x0C (from %s): APSTE %s; %s\n", source, en, pathText(a.Entries, 0))
+	n := len(a.Entries)
+	if npss >= 0 {
+		n = min(n, npss+1)
+	}
+	var parts []string
+	for i := 0; i < n; i++ {
+		if a.Entries[i].ITPTms == 0 {
+			parts = append(parts, fmt.Sprintf("PS%d→none", i))
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("PS%d→PS%d/%dms", i, a.Entries[i].ITPS, a.Entries[i].ITPTms))
+	}
+	if npss < 0 {
+		// Without the power-state table, the entries past the last one in
+		// use say nothing: drop the trailing "none"s.
+		k := len(parts)
+		for k > 1 && a.Entries[k-1].ITPTms == 0 {
+			k--
+		}
+		if k < len(parts) {
+			parts = append(parts[:k], fmt.Sprintf("PS%d–PS%d→none", k, len(a.Entries)-1))
+		}
+	}
+	fmt.Fprintf(b, "    entries: %s\n", strings.Join(parts, " "))
+}
+
+// WriteIdentifyText prints an Identify Controller decoded from source as
+// `states` does, the last column being what the kernel would program with
+// its default parameters (default_ps_max_latency_us 100000 µs, the
+// primary/secondary APST parameters at their defaults, no quirk).
+func WriteIdentifyText(w io.Writer, id *Identify, source string) error {
+	var b strings.Builder
+	assumed := ""
+	planned := id
+	if !id.Known("apsta") {
+		c := *id
+		c.APSTA, planned, assumed = true, &c, ", assuming APSTA set (the source does not say)"
+	}
+	plan := PlanAPST(planned, DefaultPSMaxLatencyUs, 0, ModuleParams{})
+	kern := func(ps int) string {
+		if ps < len(plan.States) {
+			return plan.States[ps].Reason
+		}
+		return ""
+	}
+	writeIdentify(&b, id, source, "kernel (defaults)", kern)
+	if plan.Enabled {
+		fmt.Fprintf(&b, "  kernel APST with the defaults (%s scheme, tolerance %s%s): %s\n", plan.Scheme, usString(plan.MaxLatencyUs), assumed, pathText(plan.Entries, 0))
+	} else {
+		fmt.Fprintf(&b, "  kernel APST with the defaults: off (%s)\n", plan.Off)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// WriteAPSTText prints feature 0Ch decoded from source as `states` does.
+func WriteAPSTText(w io.Writer, a *APST, source string) error {
+	var b strings.Builder
+	writeAPST(&b, a, source, -1)
+	_, err := io.WriteString(w, b.String())
+	return err
 }

@@ -1,0 +1,69 @@
+package nvme
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func realSeeds(f *testing.F, globs ...string) {
+	for _, g := range globs {
+		files, _ := filepath.Glob(filepath.Join("../../fixtures/real/states", g))
+		for _, p := range files {
+			if b, err := os.ReadFile(p); err == nil {
+				f.Add(b)
+			}
+		}
+	}
+}
+
+func checkIdentify(t *testing.T, id *Identify) {
+	t.Helper()
+	if len(id.PowerStates) != id.NPSS+1 || id.NPSS >= maxStates {
+		t.Fatalf("npss %d, %d states", id.NPSS, len(id.PowerStates))
+	}
+	for i, p := range id.PowerStates {
+		if p.PS != i || p.RRT > 31 || p.MaxPowerScale > 1 || p.IdleScale > 3 || p.ActiveScale > 3 {
+			t.Fatalf("ps %d: %+v", i, p)
+		}
+	}
+}
+
+func FuzzReadCLIText(f *testing.F) {
+	realSeeds(f, "nvme/*id-ctrl*", "nvme/*ps-lines*", "made/*.id-ctrl*.txt")
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if id, err := ReadCLIText(bytes.NewReader(b)); err == nil {
+			checkIdentify(t, id)
+		}
+	})
+}
+
+func FuzzReadSmartctl(f *testing.F) {
+	realSeeds(f, "nvme/*smartctl*")
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if id, err := ReadSmartctl(bytes.NewReader(b)); err == nil {
+			checkIdentify(t, id)
+		}
+	})
+}
+
+func FuzzReadFeatureText(f *testing.F) {
+	realSeeds(f, "made/apst*.txt")
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if a, err := ReadFeatureText(bytes.NewReader(b)); err == nil && len(a.Entries) != apstEntries {
+			t.Fatalf("%d entries", len(a.Entries))
+		}
+	})
+}
+
+// FuzzJSONDialects: every dialect's psds decode within the fields' ranges.
+func FuzzJSONDialects(f *testing.F) {
+	realSeeds(f, "made/*.json")
+	f.Add([]byte(`{"vid":5559,"mn":"WDC","npss":0,"apsta":1,"psds":[{"max_power":35,"flags":3,"entry_lat":4000,"exit_lat":40000,"idle_scale":64,"active_work_scale":130}]}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if id, err := DecodeIdentifyJSON(b); err == nil {
+			checkIdentify(t, id)
+		}
+	})
+}
