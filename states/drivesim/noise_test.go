@@ -475,9 +475,9 @@ func TestParseNoise(t *testing.T) {
 	}
 	for src, want := range map[string]string{
 		"profiles:\n  x:\n    base: ssd340\n    noise:\n      ar1_tua_ms: 1\n": `profiles.x.noise.ar1_tua_ms: unknown noise parameter (did you mean "ar1_tau_ms"?)`,
-		"profiles:\n  x:\n    base: ssd340\n    noise: 3\n":                   "profiles.x.noise: want a map of noise parameters",
-		"profiles:\n  x:\n    base: ssd340\n    noise:\n      hum_ma: loud\n":   `profiles.x.noise.hum_ma: "loud" is not a number`,
-		"profiles:\n  x:\n    base: ssd340\n    noise:\n      hum_ma: 1\n":      "profiles.x.noise.hum_hz: missing or 0 while hum_ma is 1",
+		"profiles:\n  x:\n    base: ssd340\n    noise: 3\n":                    "profiles.x.noise: want a map of noise parameters",
+		"profiles:\n  x:\n    base: ssd340\n    noise:\n      hum_ma: loud\n":  `profiles.x.noise.hum_ma: "loud" is not a number`,
+		"profiles:\n  x:\n    base: ssd340\n    noise:\n      hum_ma: 1\n":     "profiles.x.noise.hum_hz: missing or 0 while hum_ma is 1",
 	} {
 		if _, err := parseYAML(t, src); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q:\n got %v\nwant %q", src, err, want)
