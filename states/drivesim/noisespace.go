@@ -101,7 +101,7 @@ func DrawNoise(r *rand.Rand, family string, p *Profile, lsb5 float64) error {
 		if !(lsb5 > 0) {
 			return fmt.Errorf("the quantised family needs the meter's LSB")
 		}
-		p.NoiseMA = u(0.02, SpaceQuantNoiseMaxLSB) * lsb5 * 1e3
+		p.NoiseMA = math.Floor(u(0.02, SpaceQuantNoiseMaxLSB)*lsb5*1e3/1e-5) * 1e-5 // whole 10 nA, under half an LSB
 		if p.DevSlpSupported {
 			hi := math.Min(math.Min(SpaceDevSlpMaxW, float64(p.SlumberW)/2), 3*lsb5*5)
 			p.DevSlpW = units.Watts(logu(SpaceDevSlpQuantMinW, math.Max(hi, SpaceDevSlpQuantMinW)))
