@@ -19,11 +19,12 @@ func init() {
 			Use:   "accuracy [--drives N] [--seed S] [--out DIR] [--parallel P] [--replay SEED:INDEX] [--max-cycles N]",
 			Short: "Truth-recovery campaign: random simulated drives through the whole chain, every metric against the model's truth",
 			Long: `Draws N random drive profiles from the documented parameter space
-(docs/drive-profiles.md, "Parameter space"), runs them four to an emulated
-hub on a pseudo-terminal through the whole chain (capture, analysis, DevSlp
-verification), compares every reported metric with the drive models' truth
-and tabulates the errors against the goals (docs/analysis.md, "Truth-recovery
-campaign"). Writes accuracy.json, accuracy.md and each hub's run (runs/) into
+(docs/drive-profiles.md, "Parameter space"), each with a meter noise family,
+runs them four to an emulated hub on a pseudo-terminal through the whole
+chain (capture, analysis, DevSlp verification) — blind: the analysis never
+sees a profile — compares every reported metric with the drive models' truth
+and tabulates the errors against the goals, overall and per noise family
+(docs/analysis.md, "Truth-recovery campaign"). Writes accuracy.json, accuracy.md and each hub's run (runs/) into
 --out. (seed, drive index) replays a drive exactly: --replay SEED:INDEX.
 Exit 0 when every goal is met, 1 when one is missed, 2 on bad input or when
 the campaign cannot start.`,
@@ -36,7 +37,7 @@ the campaign cannot start.`,
 		f.String("out", "", "output directory (default idlewatt-accuracy-<time>)")
 		f.Int("parallel", 1, "hubs measured at once")
 		f.StringSlice("replay", nil, "rerun only these drives, each SEED:INDEX (repeatable; all must share one seed)")
-		f.Bool("short", false, "short phases (the CI campaign's)")
+		f.Bool("short", false, "short phases (the CI campaign's; a short run is not expected to meet the goals)")
 		f.Int("max-cycles", 0, "DevSlp cycles at most per drive while its entry is not resolved to 0.5 ms (default 192; --short: 2)")
 		f.Bool("json", false, "print accuracy.json instead of the table")
 		f.Bool("overwrite", false, "replace the campaign files in an existing --out")

@@ -148,8 +148,8 @@ const reportJSON = `{"schema":"idlewatt.report/v1","drives":[
   "residency":{"devslp":0.5,"slumber":0.5},"devslp":{"entered":true,"power_w":0.004,"entry_ms":0.2,"exit_ms":40}},
  {"name":"c","port":3,"active_idle_w":0.2,"active_idle_u95_w":0.001,"peak_w":1.5,"peak_ci95_w":[1.4,1.52],"residency":{"background":0.1,"idle":0.9},"residency_u95":{"idle":0.002},
   "devslp":{"entered":false,"power_w":null,"floor_w":null,"floor_u95_w":null,"entry_ms":null,"exit_ms":null,"outcome":"not_supported"}},
- {"name":"d","port":4,"devslp":{"entered":true,"floor_w":0.004,"floor_u95_w":0.0002,"entry_ms":0.5,"entry_u95_ms":null,"exit_ms":41,"exit_u95_ms":1.5,"outcome":"inconclusive",
-  "cycle_results":[{"cycle":1},{"cycle":2,"exit_host_late":true},{"cycle":3,"entry_only":true},{"cycle":4,"entry_only":true,"exit_ms":null},{"cycle":5,"exit_ms":6.1}]}}]}`
+ {"name":"d","port":4,"devslp":{"entered":true,"floor_w":0.004,"floor_u95_w":0.0002,"entry_ms":0.5,"entry_u95_ms":null,"exit_ms":41,"exit_u95_ms":1.5,"rise_ms":2.1,"rise_u95_ms":0.3,"pre_cycle_w":0.05,"outcome":"inconclusive",
+  "cycle_results":[{"cycle":1,"rise_ms":2.1,"pre_cycle_w":0.05},{"cycle":2,"exit_host_late":true},{"cycle":3,"entry_only":true},{"cycle":4,"entry_only":true,"exit_ms":null},{"cycle":5,"exit_ms":6.1}]}}]}`
 
 const measureJSON = `{"devslp":{"1":{"pass":false,"reason":"ignores DEVSLP"},"2":{"verdict":"not_supported"}}}`
 
@@ -199,6 +199,12 @@ func TestExtract(t *testing.T) {
 	if want := []bool{false, true, false, true, false}; d4.EntryCycles != 2 || fmt.Sprint(d4.ExitLeftOut) != fmt.Sprint(want) {
 		t.Errorf("port 4 cycles: %d entry cycles (want 2), exits left out %v (want %v: cycle 2 host-late, cycle 4 null)", d4.EntryCycles, d4.ExitLeftOut, want)
 	}
+	if d4.RiseMs.V == nil || *d4.RiseMs.V != 2.1 || math.Abs(*d4.RiseMs.Lo-1.8) > 1e-12 || d4.PreCycleW.V == nil || *d4.PreCycleW.V != 0.05 || d4.PreCycleW.Lo != nil {
+		t.Errorf("port 4 rise %+v, pre-cycle %+v", d4.RiseMs, d4.PreCycleW)
+	}
+	if want := fmt.Sprint([]bool{false, true, true, true, true}); fmt.Sprint(d4.RiseLeftOut) != want || fmt.Sprint(d4.PreLeftOut) != want {
+		t.Errorf("port 4: rises left out %v, pre-cycle levels left out %v, want %s (only cycle 1 states them)", d4.RiseLeftOut, d4.PreLeftOut, want)
+	}
 	if _, err := extractFrom([]byte(reportJSON), []byte(measureJSON), 5); err == nil || !strings.Contains(err.Error(), "port 5") {
 		t.Errorf("port 5: %v", err)
 	}
@@ -215,7 +221,7 @@ func FuzzExtract(f *testing.F) {
 		if err != nil {
 			return
 		}
-		for _, v := range []Value{m.ActiveIdleW, m.AverageW, m.EnergyJ, m.DevSlpFloorW, m.EntryMs, m.ExitMs} {
+		for _, v := range []Value{m.ActiveIdleW, m.AverageW, m.EnergyJ, m.DevSlpFloorW, m.EntryMs, m.ExitMs, m.RiseMs, m.PreCycleW} {
 			if (v.Lo == nil) != (v.Hi == nil) || (v.Lo != nil && v.V == nil) {
 				t.Fatalf("half an interval, or an interval without a value: %+v", v)
 			}

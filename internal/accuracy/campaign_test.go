@@ -2,6 +2,7 @@ package accuracy
 
 import (
 	"context"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -9,14 +10,16 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/states/drivesim"
 )
 
 // The CI campaign: eight drives (two hubs) with short phases, and drive 5
 // replayed alone at the same time. It asserts that the chain runs end to
 // end on every drive, that the table is produced, that the replay is the
-// same drive, and the goals that hold today (average power and energy, no
-// false PASS); the rest are logged (docs/analysis.md has the long campaign).
+// same drive, that the analysis saw no model, and the goals that hold today
+// (average power and energy, no false PASS); the rest are logged
+// (docs/analysis.md has the long campaign).
 func TestShortCampaign(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end campaign on the emulator")
@@ -56,7 +59,8 @@ func TestShortCampaign(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, row := range []string{"| active_idle_w |", "| average_w |", "| energy_j |", "| devslp_floor_w |", "| entry_ms |", "| exit_ms |", "| residency.idle |", "DevSlp verdicts (8 drives)"} {
+	for _, row := range []string{"| active_idle_w |", "| average_w |", "| energy_j |", "| devslp_floor_w |", "| entry_ms |", "| exit_ms |",
+		"| rise_ms |", "| pre_cycle_w |", "| residency.idle |", "DevSlp verdicts (8 drives)", "### Per noise family", "not expected to meet the goals"} {
 		if !strings.Contains(string(md), row) {
 			t.Errorf("accuracy.md has no %q", row)
 		}
@@ -66,6 +70,32 @@ func TestShortCampaign(t *testing.T) {
 	}
 	if err := CheckOut(out, false); err == nil {
 		t.Error("an existing campaign was not refused without overwrite")
+	}
+	// Blind: each run's capture names no profile that exists and records
+	// no model; the header states each drive's LSB; every family ran.
+	fams := map[string]bool{}
+	for _, d := range c.Results {
+		fams[d.Case.Family] = true
+		if math.Abs(d.LSB5VA/d.Case.Meter.LSB5VA-1) > 0.005 {
+			t.Errorf("drive %d: the capture states an LSB of %g A, the hub's is %g A", d.Case.Index, d.LSB5VA, d.Case.Meter.LSB5VA)
+		}
+		r, err := capture.Open(filepath.Join(d.Dir, "capture.iwc"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := r.Header()
+		r.Close()
+		for _, di := range h.Drives {
+			if di.Profile != HiddenProfile {
+				t.Errorf("%s: port %d's profile is %q in the capture header", d.Dir, di.Port, di.Profile)
+			}
+		}
+		if strings.Contains(string(h.Config), d.Case.Profile.Name) || strings.Contains(string(h.Config), "active_idle_w") {
+			t.Errorf("%s: the capture header's configuration holds the model", d.Dir)
+		}
+	}
+	if len(fams) != len(drivesim.Families) {
+		t.Errorf("families run: %v", fams)
 	}
 	var tb strings.Builder
 	c.Table(&tb)

@@ -1,9 +1,19 @@
 // Package accuracy is the truth-recovery campaign behind `idlewatt
 // accuracy`: it draws random drive profiles from the documented parameter
-// space (drivesim.Draw; docs/drive-profiles.md, "Parameter space"), runs
-// them four to an emulated hub through the whole chain with internal/rig
-// (pty, hub driver, capture, workload, DevSlp cycles, analysis, verdicts),
-// and compares every reported metric with the drive models' truth.
+// space (drivesim.Draw; docs/drive-profiles.md, "Parameter space"), each
+// with a meter noise family (drivesim.DrawNoise) and its hub's current
+// sensors, runs them four to an emulated hub through the whole chain with
+// internal/rig (pty, hub driver, capture, workload, DevSlp cycles,
+// analysis, verdicts), and compares every reported metric with the drive
+// models' truth, overall and per noise family.
+//
+// # Blind
+//
+// The model reaches the emulator only (rig.DriveConfig.Sim): the rig's
+// configuration, the capture header and the analysis see the drive as
+// "drive N" with the profile name HiddenProfile, which no profile has, so
+// the analysis must learn every level from the capture. The profile goes
+// to the truth side (truth.go) and nowhere else.
 //
 // # Replaying a drive
 //
@@ -28,7 +38,9 @@
 //
 // # Goals
 //
-// compare.go holds the goals of issue 12 and how a drive is judged against
-// them; table.go aggregates them into the table of accuracy.md and
-// accuracy.json (keys in docs/analysis.md, "Truth-recovery campaign").
+// compare.go holds the goals of issues 12 and 25 and how a drive is judged
+// against them; table.go aggregates them into the table of accuracy.md and
+// accuracy.json, overall and per noise family (keys in docs/analysis.md,
+// "Truth-recovery campaign"), and says plainly when a campaign is too
+// small to be held to them (shortNote).
 package accuracy

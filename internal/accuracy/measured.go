@@ -26,6 +26,12 @@ type Measured struct {
 	DevSlpFloorW Value `json:"devslp_floor_w"`
 	EntryMs      Value `json:"entry_ms"`
 	ExitMs       Value `json:"exit_ms"`
+	RiseMs       Value `json:"rise_ms"`     // devslp.rise_ms ± rise_u95_ms
+	PreCycleW    Value `json:"pre_cycle_w"` // devslp.pre_cycle_w (± pre_cycle_u95_w when stated)
+	// RiseLeftOut and PreLeftOut flag, per cycle, a rise or pre-cycle
+	// level the report gives as null (so not in its pooled value).
+	RiseLeftOut []bool `json:"rise_left_out,omitempty"`
+	PreLeftOut  []bool `json:"pre_cycle_left_out,omitempty"`
 	// ExitLeftOut flags, per cycle (devslp.cycle_results[].cycle − 1), an
 	// exit the report left out of the pooled exit_ms (exit_host_late, or
 	// exit_ms null).
@@ -56,8 +62,10 @@ const activeIdlePhase = "idle:max_performance"
 //	report.json  drives[port].active_idle_w, average_w, energy_j, peak_w ± peak_ci95_w,
 //	             residency.STATE (every key) ± residency_u95.STATE, samples.dropped,
 //	             devslp.floor_w (older reports: devslp.power_w), devslp.entry_ms,
-//	             devslp.exit_ms (pin release → first read completed), devslp.outcome,
-//	             devslp.cycle_results[].cycle, exit_host_late and exit_ms null (cycles left out of exit_ms), entry_only;
+//	             devslp.exit_ms (pin release → first read completed), devslp.rise_ms,
+//	             devslp.pre_cycle_w, devslp.outcome, devslp.cycle_results[].cycle,
+//	             exit_host_late and exit_ms null (cycles left out of exit_ms), rise_ms and
+//	             pre_cycle_w null (left out of theirs), entry_only;
 //	             settings.merge_gap_ms, drives[port].phases[name = idle:max_performance].duration_s
 //	measure.json devslp.PORT.outcome (older: pass), reason
 //
@@ -143,7 +151,9 @@ func extractFrom(reportJSON, measureJSON []byte, port int) (Measured, error) {
 			}
 			m.EntryMs = value(ds, "entry_ms")
 			m.ExitMs = value(ds, "exit_ms")
+			m.RiseMs = value(ds, "rise_ms")
 		}
+		m.PreCycleW = value(ds, "pre_cycle_w")
 		outcome, _ = ds["outcome"].(string)
 		if cr, ok := ds["cycle_results"].([]any); ok {
 			for _, x := range cr {
@@ -154,7 +164,12 @@ func extractFrom(reportJSON, measureJSON []byte, port int) (Measured, error) {
 				}
 				for len(m.ExitLeftOut) < int(n) {
 					m.ExitLeftOut = append(m.ExitLeftOut, false)
+					m.RiseLeftOut = append(m.RiseLeftOut, false)
+					m.PreLeftOut = append(m.PreLeftOut, false)
 				}
+				nullOrAbsent := func(k string) bool { x, has := c[k]; return !has || x == nil }
+				m.RiseLeftOut[int(n)-1] = nullOrAbsent("rise_ms")
+				m.PreLeftOut[int(n)-1] = nullOrAbsent("pre_cycle_w")
 				// Left out of the pooled exit_ms: a read the host made late,
 				// or a cycle whose exit the report gives as null (no floor
 				// reached: its read ends no DevSlp exit).

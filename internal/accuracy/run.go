@@ -83,8 +83,11 @@ var ErrCannotStart = errors.New("the campaign cannot start")
 
 // DriveResult is one drive's outcome.
 type DriveResult struct {
-	Case     Case      `json:"case"`
-	Dir      string    `json:"dir"` // the hub run's output directory
+	Case Case   `json:"case"`
+	Dir  string `json:"dir"` // the hub run's output directory
+	// LSB5VA is the current LSB of the drive's 5 V channel as the capture
+	// header states it (the hub's trimmed one).
+	LSB5VA   float64   `json:"lsb_5v_a,omitempty"`
 	Truth    *Truth    `json:"truth,omitempty"`
 	Measured *Measured `json:"measured,omitempty"`
 	Checks   []Check   `json:"checks,omitempty"`
@@ -203,8 +206,8 @@ func plan(o Options) ([]hubJob, error) {
 func rigConfig(j hubJob, ph Phases) rig.Config {
 	c0 := j.cases[0]
 	cfg := rig.Config{
-		Meter:    rig.MeterConfig{Kind: "emulator", Rate: 10000},
-		Emulator: rig.EmulatorConfig{Seed: c0.EmulatorSeed},
+		Meter:    rig.MeterConfig{Kind: "emulator", Rate: drivesim.SpaceRateHz},
+		Emulator: c0.Meter.emulator(c0.EmulatorSeed),
 		Policy:   c0.Policy,
 		Workload: rig.WorkloadConfig{Trace: "pcmark7", App: "defender", Scale: ph.WorkloadScale,
 			Timing: "compress-idle=" + ph.CompressIdle.String(), QD: 1, Seed: c0.WorkloadSeed},
@@ -214,11 +217,14 @@ func rigConfig(j hubJob, ph Phases) rig.Config {
 		// the drive is seen to enter, hold and leave DevSlp.
 		DevSlp: rig.DevSlpConfig{Cycles: ph.Cycles, MaxCycles: ph.MaxCycles, EntryU95: ph.EntryU95, EntryHold: ph.EntryHold,
 			Policy: "med_power_with_dipm", Settle: ph.Settle, Hold: ph.Hold, Return: ph.Return, LimitMW: DevSlpLimitMW},
-		Profiles: map[string]drivesim.Profile{},
 	}
+	// Blind: the model goes to the emulator only (DriveConfig.Sim); the
+	// rig's configuration, the capture header and the analysis see a
+	// drive named by its index with a profile name no profile has.
 	for _, c := range j.cases {
-		cfg.Drives = append(cfg.Drives, rig.DriveConfig{Name: c.Profile.Name, Port: c.Port, Profile: c.Profile.Name, SizeBytes: 64 << 20})
-		cfg.Profiles[c.Profile.Name] = c.Profile
+		p := c.Profile
+		cfg.Drives = append(cfg.Drives, rig.DriveConfig{Name: fmt.Sprintf("drive %d", c.Index), Port: c.Port,
+			Profile: HiddenProfile, Sim: &p, SizeBytes: 64 << 20})
 	}
 	return cfg
 }
@@ -257,6 +263,7 @@ func runHub(ctx context.Context, o Options, j hubJob) []DriveResult {
 	for i, c := range j.cases {
 		r := &out[i]
 		r.Error = runErr
+		r.LSB5VA = rc.lsb5[c.Port]
 		m, err := Extract(dir, c.Port)
 		if err != nil {
 			r.Error = strings.TrimPrefix(runErr+"; outputs: "+err.Error(), "; ") // the run's own error says why

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/idlewatt/idlewatt/internal/outfile"
+	"github.com/idlewatt/idlewatt/states/drivesim"
 )
 
 // Campaign is a campaign's result; its JSON form is accuracy.json
@@ -34,10 +35,15 @@ type Campaign struct {
 	Cycles CycleSummary `json:"devslp_cycles"`
 	// ActiveIdle is how long the hubs' active-idle phases ran
 	// (active_idle_max runs them on until every active idle is resolved).
-	ActiveIdle PhaseSummary  `json:"active_idle_phase"`
-	GoalsMet   bool          `json:"goals_met"`
-	Missed     []string      `json:"goals_missed,omitempty"`
-	Results    []DriveResult `json:"results"`
+	ActiveIdle PhaseSummary `json:"active_idle_phase"`
+	// Note says plainly when the campaign is too small to be held to
+	// the goals (shortNote); "" for a full one.
+	Note string `json:"note,omitempty"`
+	// Families is the table per noise family.
+	Families []FamilySummary `json:"families"`
+	GoalsMet bool            `json:"goals_met"`
+	Missed   []string        `json:"goals_missed,omitempty"`
+	Results  []DriveResult   `json:"results"`
 }
 
 // CycleSummary counts the DevSlp cycles the meter saw per cycled drive.
@@ -102,37 +108,56 @@ type CoverageSummary struct {
 	Met       bool     `json:"met"`
 }
 
-func summariseCampaign(o Options, rs []DriveResult, el time.Duration) *Campaign {
-	c := &Campaign{Schema: Schema, Seed: o.Seed, Drives: len(rs), Replay: o.Replay, Phases: o.Phases,
-		ElapsedS: el.Seconds(), Machine: machine(), Results: rs}
+// QuantityCoverageGoal is the share of stated 95 % intervals that must
+// hold the truth for every quantity, overall and within every noise family.
+const QuantityCoverageGoal = 0.90
+
+// FamilySummary is the table of the drives of one noise family.
+type FamilySummary struct {
+	Family   string          `json:"family"`
+	Drives   int             `json:"drives"`
+	Metrics  []MetricSummary `json:"metrics"`
+	Coverage CoverageSummary `json:"coverage"`
+	Verdicts VerdictSummary  `json:"verdicts"`
+	Met      bool            `json:"met"` // every metric within goal, each quantity's intervals ≥ 90 %, no false verdict
+	Missed   []string        `json:"goals_missed,omitempty"`
+}
+
+// tally is the table of a set of drives: one row per metric, the
+// intervals' coverage and the verdicts.
+type tally struct {
+	metrics  []MetricSummary
+	coverage CoverageSummary
+	verdicts VerdictSummary
+	missed   []string
+}
+
+// metricRank orders the fixed metrics first, then residency states alphabetically.
+func metricRank(m string) int {
+	for i, k := range []string{"active_idle_w", "average_w", "energy_j", "devslp_floor_w", "pre_cycle_w", "entry_ms", "rise_ms", "exit_ms"} {
+		if m == k {
+			return i
+		}
+	}
+	return 100
+}
+
+func tallyOf(rs []DriveResult) tally {
+	var t tally
 	byMetric := map[string][]Check{}
 	var order []string
-	c.Verdicts.Matrix = map[string]map[string]int{}
-	var cycles []int
-	phaseS := map[string]float64{} // by hub run directory
+	t.verdicts.Matrix = map[string]map[string]int{}
 	for _, r := range rs {
-		if r.Measured != nil && r.Measured.ActiveIdlePhaseS > 0 {
-			phaseS[r.Dir] = r.Measured.ActiveIdlePhaseS
-		}
-		if r.Error != "" {
-			c.Errors++
-		}
 		for _, ch := range r.Checks {
 			if _, ok := byMetric[ch.Metric]; !ok {
 				order = append(order, ch.Metric)
 			}
 			byMetric[ch.Metric] = append(byMetric[ch.Metric], ch)
 		}
-		if r.Truth != nil && r.Truth.Cycles > 0 {
-			cycles = append(cycles, r.Truth.Cycles)
-		}
-		if r.Measured != nil {
-			c.Cycles.EntryCycles += r.Measured.EntryCycles
-		}
 		if r.Truth == nil || r.Measured == nil {
 			continue
 		}
-		v := &c.Verdicts
+		v := &t.verdicts
 		v.N++
 		mv := r.Measured.Verdict
 		if mv == "" {
@@ -155,6 +180,86 @@ func summariseCampaign(o Options, rs []DriveResult, el time.Duration) *Campaign 
 			v.Missing++
 		default:
 			v.Wrong++
+		}
+	}
+	sort.SliceStable(order, func(a, b int) bool {
+		ra, rb := metricRank(order[a]), metricRank(order[b])
+		if ra != rb {
+			return ra < rb
+		}
+		return order[a] < order[b]
+	})
+	allIntervals := true
+	for _, m := range order {
+		s := summarise(m, byMetric[m])
+		s.Goal = goalFor(m)
+		t.metrics = append(t.metrics, s)
+		t.coverage.Compared += s.N
+		t.coverage.Intervals += s.Intervals
+		t.coverage.Held += s.Held
+		if s.Intervals < s.N {
+			allIntervals = false
+		}
+		switch {
+		case s.Met:
+		case s.N+s.Missing+s.Spurious == 0:
+			t.missed = append(t.missed, fmt.Sprintf("%s %s: not shown (no drive had it)", m, s.Goal))
+		default:
+			t.missed = append(t.missed, fmt.Sprintf("%s %s: %d of %d drives off goal", m, s.Goal, s.Breaks, s.N+s.Missing+s.Spurious))
+		}
+		if s.N > 0 && !s.CoverageMet {
+			t.missed = append(t.missed, fmt.Sprintf("%s: 95 %% intervals hold the truth in %s, goal ≥ 90 %% with one stated for every value", m, covText(s)))
+		}
+	}
+	if t.coverage.Intervals > 0 {
+		x := float64(t.coverage.Held) / float64(t.coverage.Intervals)
+		t.coverage.Coverage = &x
+	}
+	t.coverage.Met = allIntervals && t.coverage.Coverage != nil && *t.coverage.Coverage >= CoverageGoal
+	t.verdicts.Met = t.verdicts.FalsePass == 0 && t.verdicts.FalseFail == 0 && t.verdicts.N > 0
+	if !t.verdicts.Met {
+		t.missed = append(t.missed, fmt.Sprintf("DevSlp verdicts: %d false PASS, %d false FAIL", t.verdicts.FalsePass, t.verdicts.FalseFail))
+	}
+	return t
+}
+
+// shortCov is a metric's coverage in a list: held/stated, and the values without one.
+func shortCov(s MetricSummary) string {
+	out := fmt.Sprintf("%d/%d", s.Held, s.Intervals)
+	if s.Intervals < s.N {
+		out += fmt.Sprintf(", %d unstated", s.N-s.Intervals)
+	}
+	return out
+}
+
+// covText is a metric's coverage for a sentence.
+func covText(s MetricSummary) string {
+	if s.Coverage == nil {
+		return fmt.Sprintf("n/a (no interval stated for %d values)", s.N)
+	}
+	return fmt.Sprintf("%.1f %% (%d of %d; %d values without one)", 100**s.Coverage, s.Held, s.Intervals, s.N-s.Intervals)
+}
+
+func summariseCampaign(o Options, rs []DriveResult, el time.Duration) *Campaign {
+	c := &Campaign{Schema: Schema, Seed: o.Seed, Drives: len(rs), Replay: o.Replay, Phases: o.Phases,
+		ElapsedS: el.Seconds(), Machine: machine(), Results: rs}
+	c.Note = shortNote(o.Phases, len(rs))
+	var cycles []int
+	phaseS := map[string]float64{} // by hub run directory
+	byFamily := map[string][]DriveResult{}
+	for _, r := range rs {
+		byFamily[r.Case.Family] = append(byFamily[r.Case.Family], r)
+		if r.Measured != nil && r.Measured.ActiveIdlePhaseS > 0 {
+			phaseS[r.Dir] = r.Measured.ActiveIdlePhaseS
+		}
+		if r.Error != "" {
+			c.Errors++
+		}
+		if r.Truth != nil && r.Truth.Cycles > 0 {
+			cycles = append(cycles, r.Truth.Cycles)
+		}
+		if r.Measured != nil {
+			c.Cycles.EntryCycles += r.Measured.EntryCycles
 		}
 	}
 	c.Cycles.Planned = o.Phases.Cycles
@@ -181,52 +286,29 @@ func summariseCampaign(o Options, rs []DriveResult, el time.Duration) *Campaign 
 		sort.Float64s(ds)
 		c.ActiveIdle.Hubs, c.ActiveIdle.MedianS, c.ActiveIdle.LongestS = len(ds), ds[len(ds)/2], ds[len(ds)-1]
 	}
-	// Fixed metrics first, then residency states alphabetically.
-	rank := func(m string) int {
-		for i, k := range []string{"active_idle_w", "average_w", "energy_j", "devslp_floor_w", "entry_ms", "exit_ms"} {
-			if m == k {
-				return i
-			}
-		}
-		return 100
-	}
-	sort.SliceStable(order, func(a, b int) bool {
-		ra, rb := rank(order[a]), rank(order[b])
-		if ra != rb {
-			return ra < rb
-		}
-		return order[a] < order[b]
-	})
-	allIntervals := true
-	for _, m := range order {
-		s := summarise(m, byMetric[m])
-		s.Goal = goalFor(m)
-		c.Metrics = append(c.Metrics, s)
-		c.Coverage.Compared += s.N
-		c.Coverage.Intervals += s.Intervals
-		c.Coverage.Held += s.Held
-		if s.Intervals < s.N {
-			allIntervals = false
-		}
-		switch {
-		case s.Met:
-		case s.N+s.Missing+s.Spurious == 0:
-			c.Missed = append(c.Missed, fmt.Sprintf("%s %s: not shown (no drive had it)", m, s.Goal))
-		default:
-			c.Missed = append(c.Missed, fmt.Sprintf("%s %s: %d of %d drives off goal", m, s.Goal, s.Breaks, s.N+s.Missing+s.Spurious))
-		}
-	}
-	if c.Coverage.Intervals > 0 {
-		x := float64(c.Coverage.Held) / float64(c.Coverage.Intervals)
-		c.Coverage.Coverage = &x
-	}
-	c.Coverage.Met = allIntervals && c.Coverage.Coverage != nil && *c.Coverage.Coverage >= CoverageGoal
+	t := tallyOf(rs)
+	c.Metrics, c.Coverage, c.Verdicts, c.Missed = t.metrics, t.coverage, t.verdicts, t.missed
 	if !c.Coverage.Met {
 		c.Missed = append(c.Missed, fmt.Sprintf("95 %% intervals hold the truth in ≥ 93 %%: %s", coverageText(c.Coverage)))
 	}
-	c.Verdicts.Met = c.Verdicts.FalsePass == 0 && c.Verdicts.FalseFail == 0 && c.Verdicts.N > 0
-	if !c.Verdicts.Met {
-		c.Missed = append(c.Missed, fmt.Sprintf("DevSlp verdicts: %d false PASS, %d false FAIL", c.Verdicts.FalsePass, c.Verdicts.FalseFail))
+	for _, fam := range drivesim.Families {
+		frs := byFamily[fam]
+		if len(frs) == 0 {
+			continue
+		}
+		ft := tallyOf(frs)
+		fs := FamilySummary{Family: fam, Drives: len(frs), Metrics: ft.metrics, Coverage: ft.coverage, Verdicts: ft.verdicts, Missed: ft.missed}
+		fs.Met = len(fs.Missed) == 0
+		c.Families = append(c.Families, fs)
+		var low []string
+		for _, m := range ft.metrics {
+			if m.N > 0 && !m.CoverageMet {
+				low = append(low, fmt.Sprintf("%s %s", m.Metric, shortCov(m)))
+			}
+		}
+		if len(low) > 0 {
+			c.Missed = append(c.Missed, fmt.Sprintf("family %s: 95 %% intervals hold the truth in under 90 %% (or are not stated) for %s", fam, strings.Join(low, ", ")))
+		}
 	}
 	if c.Errors > 0 {
 		c.Missed = append(c.Missed, fmt.Sprintf("the chain failed on %d drive(s)", c.Errors))
@@ -234,6 +316,31 @@ func summariseCampaign(o Options, rs []DriveResult, el time.Duration) *Campaign 
 	c.GoalsMet = len(c.Missed) == 0
 	return c
 }
+
+// shortNote says when a campaign is smaller than the one the goals are
+// set for (docs/analysis.md, "Truth-recovery campaign"): "" when it is not.
+func shortNote(ph Phases, drives int) string {
+	d := DefaultPhases()
+	ph.MaxCycles, d.MaxCycles = 0, 0
+	var why []string
+	if ph != d {
+		why = append(why, "its phases are shorter than the campaign's (--short)")
+	}
+	if drives < GoalDrives {
+		why = append(why, fmt.Sprintf("it has %d drives, not ≥ %d", drives, GoalDrives))
+	}
+	if len(why) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("A short run, not expected to meet the goals: %s. The goals are set for ≥ %d drives × %d seeds with the default phases; short runs show the chain works and where it misses, not whether the goals are met.",
+		strings.Join(why, " and "), GoalDrives, GoalSeeds)
+}
+
+// The campaign the goals are set for: GoalDrives drives, each of GoalSeeds seeds.
+const (
+	GoalDrives = 200
+	GoalSeeds  = 3
+)
 
 func coverageText(s CoverageSummary) string {
 	if s.Coverage == nil {
@@ -309,6 +416,9 @@ func yes(b bool) string {
 
 // Markdown writes the table, the verdicts and the drives off goal.
 func (c *Campaign) Markdown(w io.Writer) {
+	if c.Note != "" {
+		fmt.Fprintf(w, "**%s**\n\n", c.Note)
+	}
 	fmt.Fprintf(w, "| metric | goal | N | missing | spurious | \\|error\\| median | p95 | max | rel. median | rel. p95 | rel. max | off goal | 95 %% interval holds | met |\n")
 	fmt.Fprintf(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, s := range c.Metrics {
@@ -347,6 +457,7 @@ func (c *Campaign) Markdown(w io.Writer) {
 		fmt.Fprintln(w)
 	}
 	fmt.Fprintf(w, "\n95 %% intervals holding the truth: %s — goal ≥ 93 %% met: %s.\n", coverageText(c.Coverage), yes(c.Coverage.Met))
+	c.familyMarkdown(w)
 	if c.Errors > 0 {
 		fmt.Fprintf(w, "\nThe chain failed on %d drive(s).\n", c.Errors)
 	}
@@ -362,7 +473,7 @@ func (c *Campaign) Markdown(w io.Writer) {
 	if len(off) > 0 {
 		fmt.Fprintf(w, "\n### Drives off goal (%d): replay with `idlewatt accuracy --replay SEED:INDEX`\n\n", len(off))
 		for _, r := range off {
-			fmt.Fprintf(w, "- `%s` %s, %s, policy %s: %s\n", r.Case.Replay(), r.Case.Profile.Description, r.Case.Profile.DevSlpMode(), r.Case.Policy, r.problem())
+			fmt.Fprintf(w, "- `%s` %s, %s, policy %s, noise %s: %s\n", r.Case.Replay(), r.Case.Profile.Description, r.Case.Profile.DevSlpMode(), r.Case.Policy, r.Case.Family, r.problem())
 		}
 	}
 }
@@ -387,6 +498,9 @@ func (c *Campaign) offGoal() []DriveResult {
 // Table prints the terminal summary: the table, then each drive off goal
 // with its replay argument and profile (as JSON, to be replayed exactly).
 func (c *Campaign) Table(w io.Writer) {
+	if c.Note != "" {
+		fmt.Fprintf(w, "NOTE: %s\n", c.Note)
+	}
 	fmt.Fprintf(w, "%-20s %-18s %4s %4s %4s %12s %12s %12s %9s %9s %5s %10s %4s\n",
 		"metric", "goal", "N", "miss", "spur", "|err| med", "p95", "max", "rel p95", "rel max", "off", "interval", "met")
 	for _, s := range c.Metrics {
@@ -402,12 +516,13 @@ func (c *Campaign) Table(w io.Writer) {
 	fmt.Fprintf(w, "DevSlp verdicts: %d drives, %d right, %d false PASS, %d false FAIL, %d inconclusive, %d other wrong, %d none\n",
 		v.N, v.Right, v.FalsePass, v.FalseFail, v.Inconclusive, v.Wrong, v.Missing)
 	fmt.Fprintf(w, "95 %% intervals holding the truth: %s\n", coverageText(c.Coverage))
+	c.familyTable(w)
 	fmt.Fprintf(w, "DevSlp cycles: %s\n", c.Cycles.text())
 	fmt.Fprintf(w, "Active-idle phases: %s\n", c.ActiveIdle.text())
 	for _, r := range c.offGoal() {
 		prof, _ := json.Marshal(r.Case.Profile)
-		fmt.Fprintf(w, "off goal: --replay %s (policy %s, port %d, emulator seed %d): %s\n  profile %s\n",
-			r.Case.Replay(), r.Case.Policy, r.Case.Port, r.Case.EmulatorSeed, r.problem(), prof)
+		fmt.Fprintf(w, "off goal: --replay %s (policy %s, port %d, emulator seed %d, noise %s, meter %s %.3g µA): %s\n  profile %s\n",
+			r.Case.Replay(), r.Case.Policy, r.Case.Port, r.Case.EmulatorSeed, r.Case.Family, r.Case.Meter.Format, r.Case.Meter.LSB5VA*1e6, r.problem(), prof)
 	}
 	if c.GoalsMet {
 		fmt.Fprintln(w, "all goals met")
@@ -457,4 +572,96 @@ func (c *Campaign) WriteFiles(dir, command string, overwrite bool) error {
 	fmt.Fprintf(&md, "# Truth-recovery campaign\n\n`%s` — seed %d, %d drives, %.0f s on %s.\n\n", command, c.Seed, c.Drives, c.ElapsedS, c.Machine)
 	c.Markdown(&md)
 	return outfile.WriteFile(filepath.Join(dir, "accuracy.md"), []byte(md.String()), o)
+}
+
+// familyCell is one metric of one family: intervals held of stated, and
+// the drives off goal.
+func familyCell(f FamilySummary, metric string) string {
+	for _, m := range f.Metrics {
+		if m.Metric != metric {
+			continue
+		}
+		if m.N+m.Missing+m.Spurious == 0 {
+			return "–"
+		}
+		cov := "n/a"
+		if m.Coverage != nil {
+			cov = fmt.Sprintf("%d/%d", m.Held, m.Intervals)
+		}
+		if m.Breaks > 0 {
+			cov += fmt.Sprintf(" · %d off", m.Breaks)
+		}
+		return cov
+	}
+	return "–"
+}
+
+// familyMetrics is the metrics of the overall table that some family has.
+func (c *Campaign) familyMetrics() []string {
+	var out []string
+	for _, m := range c.Metrics {
+		out = append(out, m.Metric)
+	}
+	return out
+}
+
+func (c *Campaign) familyMarkdown(w io.Writer) {
+	if len(c.Families) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\n### Per noise family\n\nEach cell: 95 %% intervals that held the truth / intervals stated (goal ≥ 90 %% in every family and quantity), then the drives off goal.\n\n| metric |")
+	for _, f := range c.Families {
+		fmt.Fprintf(w, " %s (%d) |", f.Family, f.Drives)
+	}
+	fmt.Fprintf(w, "\n|---|%s\n", strings.Repeat("---|", len(c.Families)))
+	for _, m := range c.familyMetrics() {
+		fmt.Fprintf(w, "| %s |", m)
+		for _, f := range c.Families {
+			fmt.Fprintf(w, " %s |", familyCell(f, m))
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintf(w, "| all intervals |")
+	for _, f := range c.Families {
+		fmt.Fprintf(w, " %s |", familyCoverage(f))
+	}
+	fmt.Fprintf(w, "\n| false PASS / FAIL |")
+	for _, f := range c.Families {
+		fmt.Fprintf(w, " %d / %d |", f.Verdicts.FalsePass, f.Verdicts.FalseFail)
+	}
+	fmt.Fprintf(w, "\n| goals met |")
+	for _, f := range c.Families {
+		fmt.Fprintf(w, " %s |", yes(f.Met))
+	}
+	fmt.Fprintln(w)
+}
+
+func familyCoverage(f FamilySummary) string {
+	if f.Coverage.Coverage == nil {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.1f %% (%d/%d)", 100**f.Coverage.Coverage, f.Coverage.Held, f.Coverage.Intervals)
+}
+
+func (c *Campaign) familyTable(w io.Writer) {
+	if len(c.Families) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "per noise family (intervals held/stated · drives off goal):\n%-20s", "metric")
+	for _, f := range c.Families {
+		fmt.Fprintf(w, " %14s", fmt.Sprintf("%s(%d)", f.Family, f.Drives))
+	}
+	fmt.Fprintln(w)
+	for _, m := range c.familyMetrics() {
+		fmt.Fprintf(w, "%-20s", m)
+		for _, f := range c.Families {
+			fmt.Fprintf(w, " %14s", familyCell(f, m))
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintf(w, "%-20s", "false PASS/FAIL")
+	for _, f := range c.Families {
+		fmt.Fprintf(w, " %14s", fmt.Sprintf("%d/%d", f.Verdicts.FalsePass, f.Verdicts.FalseFail))
+	}
+	fmt.Fprintln(w)
 }

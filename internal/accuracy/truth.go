@@ -28,7 +28,18 @@ type Truth struct {
 	DevSlpFloorW *float64           `json:"devslp_floor_w"`
 	EntryMs      *float64           `json:"entry_ms"` // mean over pin cycles the drive entered in
 	ExitMs       *float64           `json:"exit_ms"`  // mean over those cycles
-	Cycles       int                `json:"cycles"`   // pin assertions seen by the meter
+	// RiseMs is the mean over those cycles of pin release (meter) → the
+	// end of the DevSlp state (the power leaves the floor: MDAT may hold
+	// it past the release); CycleRiseMs each cycle's (nil: none).
+	RiseMs      *float64   `json:"rise_ms"`
+	CycleRiseMs []*float64 `json:"cycle_rise_ms"`
+	// PreCycleW is the mean over the pin cycles of the drive's resting
+	// power in the 300 ms before the assertion (GC bursts, wakes, transfers
+	// and host requests left out: the level it rests at); CyclePreW each
+	// cycle's (nil: no resting time there).
+	PreCycleW *float64   `json:"pre_cycle_w"`
+	CyclePreW []*float64 `json:"cycle_pre_cycle_w"`
+	Cycles    int        `json:"cycles"` // pin assertions seen by the meter
 	// CycleExitMs is each pin cycle's exit (nil: none), in assertion order,
 	// so that the exit is compared over the cycles the report pooled.
 	CycleExitMs []*float64 `json:"cycle_exit_ms"`
@@ -48,7 +59,8 @@ type Truth struct {
 // samples lie on the emulator clock and when its DEVSLP pin changed.
 type runClock struct {
 	rate  float64
-	e0    time.Duration // emulator time of sample index 0
+	lsb5  map[int]float64 // the capture header's current LSB of each port's 5 V channel, A
+	e0    time.Duration   // emulator time of sample index 0
 	uncMs float64
 	ports map[int]*portSpan
 }
@@ -87,11 +99,12 @@ func readRunClock(path string, emuEpoch int64, sample0 time.Duration) (*runClock
 	if h.RateHz <= 0 {
 		return nil, fmt.Errorf("%s: no sample rate", path)
 	}
-	rc := &runClock{rate: float64(h.RateHz), ports: map[int]*portSpan{}}
+	rc := &runClock{rate: float64(h.RateHz), ports: map[int]*portSpan{}, lsb5: map[int]float64{}}
 	chanPort := map[int]int{}
 	for i, c := range h.Channels {
 		if c.Rail == meter.Rail5V {
 			chanPort[i] = c.Port
+			rc.lsb5[c.Port] = float64(c.CurrentLSB)
 		}
 		if rc.ports[c.Port] == nil {
 			rc.ports[c.Port] = &portSpan{}
@@ -272,7 +285,7 @@ func driveTruth(rc *runClock, port int, truthPath string, p drivesim.Profile, me
 
 	// Pin cycles: assert → the DevSlp segment it led to; deassert → the end
 	// of the first transfer served after the wake (the probe read).
-	var entries, exits []float64
+	var entries, exits, rises, pres []float64
 	raw := unionIO(ioSpans, 0)
 	for i := 0; i < len(ps.pins); i++ {
 		if ps.pins[i].Value != 1 {
@@ -280,7 +293,14 @@ func driveTruth(rc *runClock, port int, truthPath string, p drivesim.Profile, me
 		}
 		t.Cycles++
 		t.CycleExitMs = append(t.CycleExitMs, nil)
+		t.CycleRiseMs = append(t.CycleRiseMs, nil)
 		ta := rc.emu(ps.pins[i].Index)
+		if w, ok := restingPower(segs, raw, ta-300*time.Millisecond, ta); ok {
+			pres = append(pres, w)
+			t.CyclePreW = append(t.CyclePreW, &w)
+		} else {
+			t.CyclePreW = append(t.CyclePreW, nil)
+		}
 		td := time.Duration(math.MaxInt64)
 		if i+1 < len(ps.pins) && ps.pins[i+1].Value == 0 {
 			td = rc.emu(ps.pins[i+1].Index)
@@ -305,6 +325,11 @@ func driveTruth(rc *runClock, port int, truthPath string, p drivesim.Profile, me
 		// when the wake that follows it does, or with the transfer the drive
 		// serves straight after it (the probe read, as verification times it).
 		for k++; k < len(segs) && segs[k].State == drivesim.StateDevSlp; k++ {
+		}
+		if k < len(segs) {
+			r := float64(segs[k].Start-td) / 1e6
+			rises = append(rises, r)
+			t.CycleRiseMs[len(t.CycleRiseMs)-1] = &r
 		}
 		if k == len(segs) || segs[k].State != drivesim.StateWake {
 			continue
@@ -340,8 +365,43 @@ func driveTruth(rc *runClock, port int, truthPath string, p drivesim.Profile, me
 		exits = append(exits, x)
 		t.CycleExitMs[len(t.CycleExitMs)-1] = &x
 	}
-	t.EntryMs, t.ExitMs = mean(entries), mean(exits)
+	t.EntryMs, t.ExitMs, t.RiseMs, t.PreCycleW = mean(entries), mean(exits), mean(rises), mean(pres)
 	return t, nil
+}
+
+// restingPower is the mean true power over [a, b) of the time the drive
+// rests: in idle, Partial, Slumber, DevSlp or standby, without a GC burst
+// and without a host request outstanding (spans, merged; nil: the
+// segments' own io flags).
+func restingPower(segs []drivesim.Segment, spans []drivesim.IOSpan, a, b time.Duration) (float64, bool) {
+	var e, d float64
+	k := sort.Search(len(segs), func(k int) bool { return segs[k].End > a })
+	for ; k < len(segs) && segs[k].Start < b; k++ {
+		s := segs[k]
+		switch s.State {
+		case drivesim.StateIdle, drivesim.StatePartial, drivesim.StateSlumber, drivesim.StateDevSlp, drivesim.StateStandby:
+		default:
+			continue
+		}
+		if s.GC || spans == nil && s.IO {
+			continue
+		}
+		x, y := max(a, s.Start), min(b, s.End)
+		if y <= x {
+			continue
+		}
+		busy := time.Duration(0)
+		if spans != nil {
+			busy = overlap(spans, x, y)
+		}
+		dd := (y - x - busy).Seconds()
+		e += float64(s.P5+s.P12) * dd
+		d += dd
+	}
+	if d <= 0 {
+		return 0, false
+	}
+	return e / d, true
 }
 
 // unionIO merges outstanding spans that overlap or lie less than gap

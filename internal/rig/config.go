@@ -77,6 +77,11 @@ type EmulatorConfig struct {
 	DriftPPM    float64       `mapstructure:"drift_ppm"`
 	Offset      time.Duration `mapstructure:"offset"`
 	CorruptRate float64       `mapstructure:"corrupt_rate"` // per byte
+	// Formats, CurrentLSB and WideLSB are the hub's sample formats and
+	// nominal current LSBs (hubemu.Options; zero: the defaults). Not
+	// config keys: the accuracy campaign draws them.
+	Formats             uint8         `mapstructure:"-"`
+	CurrentLSB, WideLSB [3]units.Amps `mapstructure:"-"`
 }
 
 // DriveConfig is one drive on one meter port.
@@ -84,6 +89,12 @@ type DriveConfig struct {
 	Name    string `mapstructure:"name"`
 	Port    int    `mapstructure:"port"`    // meter port, 1-based
 	Profile string `mapstructure:"profile"` // drivesim profile: the simulated drive (emulator) or known levels (real)
+	// Sim, if set, is the simulated drive itself (emulator only; the
+	// accuracy campaign's drawn drives): the emulator builds it and the
+	// simulated host reports what the drive would (IDENTIFY, MDAT, DETO),
+	// but it is no known profile — nothing else in the rig, the capture or
+	// the analysis sees it, and Profile (if set) names no profile.
+	Sim *drivesim.Profile `mapstructure:"-" json:"-"`
 	// NVMe is a simulated NVMe drive's profile (states/nvme/sim:
 	// 980pro-1tb, 660p-1tb) on the port's 3.3 V rail, an M.2 interposer;
 	// emulator only, in place of Profile.
@@ -219,7 +230,7 @@ func (c *Config) Validate() error {
 				return err
 			}
 		} else if c.Meter.Kind == "emulator" {
-			if d.Profile == "" {
+			if d.Profile == "" && d.Sim == nil {
 				return fmt.Errorf("%s.profile: the emulator needs a drive profile (see idlewatt profiles)", key)
 			}
 		} else if d.Target == "" && c.Workload.Trace != "none" {
@@ -228,7 +239,11 @@ func (c *Config) Validate() error {
 		if fi, err := os.Stat(d.Target); d.Target != "" && err == nil && fi.IsDir() {
 			return fmt.Errorf("%s.target: %s is a directory; name a block device or a file", key, d.Target)
 		}
-		if d.Profile != "" {
+		if d.Sim != nil {
+			if err := d.Sim.Validate(); err != nil {
+				return fmt.Errorf("%s (simulated drive): %w", key, err)
+			}
+		} else if d.Profile != "" {
 			if _, err := drivesim.Lookup(d.Profile, c.Profiles); err != nil {
 				return fmt.Errorf("%s.profile: %w", key, err)
 			}
@@ -382,8 +397,8 @@ func (c *Config) validateDevSlp() error {
 		return nil
 	}
 	for i, dc := range c.Drives {
-		var prof *drivesim.Profile
-		if p, err := drivesim.Lookup(dc.Profile, c.Profiles); err == nil && dc.Profile != "" {
+		prof := dc.Sim
+		if p, err := drivesim.Lookup(dc.Profile, c.Profiles); prof == nil && err == nil && dc.Profile != "" {
 			prof = &p
 		}
 		if err := d.options(prof).Validate(); err != nil {

@@ -1,6 +1,7 @@
 package rig
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -162,8 +163,11 @@ func (r *Rig) Workload(ctx context.Context, onProgress func(port int, p replay.P
 }
 
 // DevSlpOptions resolves the DevSlp phase options for a drive: config,
-// else the drive profile's MDAT/DETO, else the ATA defaults.
-func (r *Rig) DevSlpOptions(d *Drive) devslp.Options { return r.cfg.DevSlp.options(d.Profile) }
+// else the MDAT/DETO the drive reports (a simulated drive's log page, a
+// known profile's), else the ATA defaults.
+func (r *Rig) DevSlpOptions(d *Drive) devslp.Options {
+	return r.cfg.DevSlp.options(cmp.Or(d.sim, d.Profile))
+}
 
 // DevSlp runs the DevSlp cycles on every drive that may support DevSlp,
 // all at once (each drive has its own pin). Before the cycles it records in

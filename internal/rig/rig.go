@@ -71,7 +71,11 @@ type Rig struct {
 type Drive struct {
 	Config  DriveConfig
 	Profile *drivesim.Profile // known profile, if any
-	target  driveTarget       // nil: none configured (a real drive without drives[].target)
+	// sim is the simulated drive (emulator): the known profile, or
+	// DriveConfig.Sim, which is not known to anything but the emulator and
+	// what the simulated drive reports to the host.
+	sim    *drivesim.Profile
+	target driveTarget // nil: none configured (a real drive without drives[].target)
 }
 
 // Open sets everything up and starts recording into out/capture.iwc.
@@ -127,12 +131,16 @@ func (r *Rig) logf(format string, a ...any) {
 func (r *Rig) openDrives() error {
 	for _, dc := range r.cfg.Drives {
 		d := &Drive{Config: dc}
-		if dc.Profile != "" {
+		switch {
+		case dc.Sim != nil:
+			p := *dc.Sim
+			d.sim = &p
+		case dc.Profile != "":
 			p, err := drivesim.Lookup(dc.Profile, r.cfg.Profiles)
 			if err != nil {
 				return err
 			}
-			d.Profile = &p
+			d.Profile, d.sim = &p, &p
 		}
 		r.drives = append(r.drives, d)
 	}

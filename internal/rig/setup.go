@@ -161,7 +161,7 @@ func (e *emuSetup) open(r *Rig) error {
 			e.nvmes[d.Config.Port] = n
 			continue
 		}
-		m, err := drivesim.New(*d.Profile, drivesim.Options{
+		m, err := drivesim.New(*d.sim, drivesim.Options{
 			Seed: r.cfg.Emulator.Seed*100 + int64(d.Config.Port), Policy: initialPolicy,
 			TruthOut: f, Port: d.Config.Port,
 		})
@@ -185,7 +185,8 @@ func (e *emuSetup) open(r *Rig) error {
 	emu, err := hubemu.New(hubemu.Options{
 		Ports: ports, Drives: sims, Seed: r.cfg.Emulator.Seed, Rail3V3: len(e.nvmes) > 0,
 		DriftPPM: r.cfg.Emulator.DriftPPM, ClockOffset: r.cfg.Emulator.Offset,
-		Faults: hubemu.Faults{CorruptRate: r.cfg.Emulator.CorruptRate},
+		Faults:  hubemu.Faults{CorruptRate: r.cfg.Emulator.CorruptRate},
+		Formats: r.cfg.Emulator.Formats, CurrentLSB: r.cfg.Emulator.CurrentLSB, WideLSB: r.cfg.Emulator.WideLSB,
 	})
 	if err != nil {
 		return fmt.Errorf("emulator: %w", err)
@@ -341,10 +342,10 @@ func (t simTarget) Close() error                            { return t.sim.Close
 
 // driveSpec describes a simulated drive's IDENTIFY data for the simulated host.
 func driveSpec(d *Drive) alpm.DriveSpec {
-	if d == nil || d.Profile == nil { // no drive, or an NVMe drive: no SATA device
+	if d == nil || d.sim == nil { // no drive, or an NVMe drive: no SATA device
 		return alpm.DriveSpec{Model: "empty port", Sectors: 2048}
 	}
-	p := d.Profile
+	p := d.sim
 	return alpm.DriveSpec{
 		Model: d.Config.Name, Serial: fmt.Sprintf("SIM%04d", d.Config.Port), Firmware: "drivesim",
 		Sectors: uint64(d.Config.SizeBytes / 512), Rotational: p.HDD(),

@@ -11,8 +11,11 @@ import (
 // benchRender renders one simulated second per op at 10 kS/s in 10 ms
 // chunks (as the hub emulator does) and reports the share of one core a
 // port costs in real time. busy adds 4 KiB reads at ioPerSec.
-func benchRender(b *testing.B, ioPerSec int) {
+func benchRender(b *testing.B, ioPerSec int) { benchRenderNoise(b, ioPerSec, Noise{}) }
+
+func benchRenderNoise(b *testing.B, ioPerSec int, nz Noise) {
 	p, _ := Lookup("jmf667h-128-a19", nil)
+	p.Noise = nz
 	m, err := New(p, Options{Seed: 1, Policy: PolicyMedPowerDIPM})
 	if err != nil {
 		b.Fatal(err)
@@ -46,6 +49,10 @@ func benchRender(b *testing.B, ioPerSec int) {
 func BenchmarkRenderIdle(b *testing.B)        { benchRender(b, 0) }
 func BenchmarkRenderIO1kPerSec(b *testing.B)  { benchRender(b, 1000) }
 func BenchmarkRenderIO20kPerSec(b *testing.B) { benchRender(b, 20000) }
+
+// With a noise model: every component at once, and AR(1) alone.
+func BenchmarkRenderEveryNoise(b *testing.B) { benchRenderNoise(b, 0, everyNoise) }
+func BenchmarkRenderAR1(b *testing.B)        { benchRenderNoise(b, 0, Noise{AR1MA: 1, AR1TauMs: 2}) }
 
 // renderChunk renders the next 10 ms of m (tests of concurrent use).
 func renderChunk(m *Model) {

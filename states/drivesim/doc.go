@@ -60,7 +60,14 @@
 // Render fills samples for an interval; each sample is the mean true power
 // over its interval (an averaging ADC), divided by the rail voltage, plus
 // Gaussian noise of noise_ma per rail (counter-based: sample n's noise
-// depends only on the seed and n). Quantisation is the emulator's job.
+// depends only on the seed and n). A profile's noise model (Noise, the
+// profile's noise: map) adds a real meter's noise on top: AR(1) and 1/f
+// noise, mains hum with harmonics, switching ripple aliased by the sample
+// rate, a first-order sensor bandwidth, a gain and offset error with slow
+// drift, and level steps; each is a deterministic function of the seed and
+// the sample index too (noisegen.go says how the recursions manage it),
+// and none reaches the truth. Quantisation is the emulator's job (its LSB
+// is stated in the capture header).
 // Render advances the machine to the end of the chunk. An event whose time
 // lies before the time the machine has reached (already rendered, or
 // overtaken by another event) is applied at that time; an event ahead of

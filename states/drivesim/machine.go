@@ -23,6 +23,7 @@ type compiled struct {
 	hipm, dipmP, dipmS, dito, standbyAft int64
 	gcEvery                              float64 // ns, mean
 	devslpWorks, deso                    bool
+	noisy                                bool // the profile has a noise model
 }
 
 func msNs(x float64) int64 { return int64(math.Round(x * 1e6)) }
@@ -45,6 +46,7 @@ func compile(p Profile, opt Options) compiled {
 		dito: msNs(p.DitoMs), standbyAft: msNs(p.StandbyAfterS * 1e3),
 		gcEvery:     p.GCEveryS * 1e9,
 		devslpWorks: p.DevSlpWorks(), deso: p.DESO,
+		noisy: !p.Noise.IsZero(),
 	}
 	if c.v5 <= 0 {
 		c.v5 = 5

@@ -70,6 +70,12 @@ type Model struct {
 	lh     int
 	cursor int64
 
+	// The noise model's generators per rail (5 V, 12 V) at rate nzRate,
+	// and Render's scratch (noise model only).
+	nz      [2]*noiseGen
+	nzRate  float64
+	x5, x12 []float64
+
 	keepTruth bool
 	truth     []Segment
 	ioStart   int64    // host-given time the current outstanding span began
@@ -142,19 +148,44 @@ func (m *Model) Render(t0 time.Duration, rate units.Hertz, v5 []units.Volts, i5 
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.advance(int64(min(math.Ceil(end), maxTime)))
-	m.prune(int64(start))
+	hist := 0
+	if m.c.noisy {
+		m.noiseAt(float64(rate))
+		hist = m.nz[0].history()
+	}
+	m.prune(int64(start - float64(hist)*dt))
 	if int64(end) > m.cursor {
 		m.cursor = int64(end)
 	}
 	segs := m.live[m.lh:]
-	base := uint64(int64(math.Round(start / dt)))
+	base := int64(math.Round(start / dt))
 	V5, V12 := units.Volts(m.c.v5), units.Volts(m.c.v12)
-	inv5, inv12 := 1/m.c.v5, 1/m.c.v12
+	for k := range n {
+		v5[k], v12[k] = V5, V12
+	}
 	sig5, sig12 := m.c.sigma, m.c.sigma
 	if !m.c.hdd {
 		sig12 = 0
 	}
+	if m.c.noisy {
+		m.renderNoisy(segs, start, dt, base, hist, sig5, sig12, i5[:n], i12[:n])
+		return
+	}
+	means(segs, start, dt, 1/m.c.v5, 1/m.c.v12, i5[:n], i12[:n])
 	tab := &gaussTable
+	for k := range n {
+		h := splitmix(m.seedMix + uint64(base) + uint64(k))
+		i5[k] = units.Amps(float64(i5[k]) + sig5*float64(tab[h&gaussMask]))
+		i12[k] = units.Amps(float64(i12[k]) + sig12*float64(tab[(h>>32)&gaussMask]))
+	}
+}
+
+// means writes the drive's mean current on each rail over sample k's
+// interval [start + k·dt, start + (k+1)·dt) into c5[k] and c12[k], from
+// the segments segs (which must cover the samples; before the first one,
+// its power stands).
+func means[T ~float64](segs []seg, start, dt, inv5, inv12 float64, c5, c12 []T) {
+	n := len(c5)
 	si := 0
 	for k := 0; k < n; {
 		a := start + float64(k)*dt
@@ -166,9 +197,9 @@ func (m *Model) Render(t0 time.Duration, rate units.Hertz, v5 []units.Volts, i5 
 		if si < len(segs)-1 {
 			kEnd = min(n, int((float64(s.end)-start)/dt))
 		}
-		var c5, c12 float64
+		var x5, x12 float64
 		if kEnd > k {
-			c5, c12 = s.p5*inv5, s.p12*inv12
+			x5, x12 = s.p5*inv5, s.p12*inv12
 		} else {
 			// Sample k straddles segment boundaries: average over its
 			// interval, as an averaging ADC would.
@@ -193,19 +224,54 @@ func (m *Model) Render(t0 time.Duration, rate units.Hertz, v5 []units.Volts, i5 
 			}
 			switch {
 			case parts == 1: // exact, whatever the chunking
-				c5, c12 = segs[only].p5*inv5, segs[only].p12*inv12
+				x5, x12 = segs[only].p5*inv5, segs[only].p12*inv12
 			case cov > 0:
-				c5, c12 = e5/cov*inv5, e12/cov*inv12
+				x5, x12 = e5/cov*inv5, e12/cov*inv12
 			}
 			kEnd = k + 1
 		}
 		for ; k < kEnd; k++ {
-			h := splitmix(m.seedMix + base + uint64(k))
-			v5[k], v12[k] = V5, V12
-			i5[k] = units.Amps(c5 + sig5*float64(tab[h&gaussMask]))
-			i12[k] = units.Amps(c12 + sig12*float64(tab[(h>>32)&gaussMask]))
+			c5[k], c12[k] = T(x5), T(x12)
 		}
 	}
+}
+
+// noiseAt makes the rails' noise generators for rate hz (once per rate).
+func (m *Model) noiseAt(hz float64) {
+	if m.nzRate == hz && m.nz[0] != nil {
+		return
+	}
+	m.nzRate = hz
+	for r := range m.nz {
+		m.nz[r] = newNoiseGen(m.p.Noise, hz, splitmix(m.seedMix^(0x7f4a7c159e3779b9*uint64(r+1))))
+	}
+}
+
+// renderNoisy is Render's last step with a noise model: the drive's mean
+// current plus white noise, through the sensor's bandwidth (from hist
+// samples before the first), then the gain and the added components. A
+// rail without noise (12 V of a 5 V drive) reads its current exactly.
+func (m *Model) renderNoisy(segs []seg, start, dt float64, base int64, hist int, sig5, sig12 float64, i5, i12 []units.Amps) {
+	n := len(i5)
+	if cap(m.x5) < hist+n {
+		m.x5, m.x12 = make([]float64, hist+n), make([]float64, hist+n)
+	}
+	x5, x12 := m.x5[:hist+n], m.x12[:hist+n]
+	means(segs, start-float64(hist)*dt, dt, 1/m.c.v5, 1/m.c.v12, x5, x12)
+	first := base - int64(hist)
+	for j := range x5 {
+		h := splitmix(m.seedMix + uint64(first+int64(j)))
+		x5[j] += sig5 * gauss(h)
+		x12[j] += sig12 * gauss(h>>32)
+	}
+	m.nz[0].render(base, x5, i5)
+	if sig12 == 0 {
+		for k := range i12 {
+			i12[k] = units.Amps(x12[hist+k])
+		}
+		return
+	}
+	m.nz[1].render(base, x12, i12)
 }
 
 // SetDevSlp implements meter.SimDrive.

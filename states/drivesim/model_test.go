@@ -729,12 +729,17 @@ func FuzzModel(f *testing.F) {
 	f.Add([]byte{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15})
 	f.Add([]byte{3, 0, 0, 0, 4, 200, 0, 1, 5, 9, 0, 255, 255, 255, 255, 255, 255, 255, 127})
 	f.Add([]byte{2, 1, 2, 1, 6, 0, 6, 1, 0, 0, 1, 0, 7, 7, 7})
+	f.Add([]byte{0x85, 9, 5, 100, 3, 6, 1, 255, 5, 50, 2, 0, 1, 0, 6, 200, 9})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if len(b) < 2 {
 			return
 		}
 		ps := Builtins()
 		p := ps[int(b[0])%len(ps)]
+		if b[0]&0x80 != 0 { // with every meter noise component
+			p.Noise = everyNoise
+			p.Noise.AR1TauMs = 0.1 + float64(b[1])/10
+		}
 		m, err := New(p, Options{Seed: int64(b[1]), KeepTruth: true, Policy: Policies[int(b[1])%len(Policies)]})
 		if err != nil {
 			t.Fatal(err)

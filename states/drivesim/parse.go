@@ -3,6 +3,7 @@ package drivesim
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -192,6 +193,10 @@ func setFields(p *Profile, name string, fields map[string]any) error {
 				return fmt.Errorf("%s: %v", where, err)
 			}
 			f.SetString(s)
+		case reflect.Struct: // noise: a map of the model's keys, over the base's
+			if err := setNoise(f.Addr().Interface().(*Noise), where, val); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -280,4 +285,35 @@ func typeName(v any) string {
 		return fmt.Sprintf("text %q", v)
 	}
 	return fmt.Sprintf("%T %v", v, v)
+}
+
+// setNoise sets the noise model's keys given in val (a map) on n; keys not
+// given keep their value (the base's).
+func setNoise(n *Noise, where string, val any) error {
+	m, ok := asMap(val)
+	if !ok {
+		return fmt.Errorf("%s: want a map of noise parameters (%s), got %s", where, strings.Join(noiseKeys, ", "), typeName(val))
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	v := reflect.ValueOf(n).Elem()
+	for _, k := range keys {
+		i := slices.Index(noiseKeys, k)
+		if i < 0 {
+			hint := ""
+			if s := nearest(k, noiseKeys); s != "" {
+				hint = fmt.Sprintf(" (did you mean %q?)", s)
+			}
+			return fmt.Errorf("%s.%s: unknown noise parameter%s", where, k, hint)
+		}
+		x, err := toFloat(m[k])
+		if err != nil {
+			return fmt.Errorf("%s.%s: %v", where, k, err)
+		}
+		v.Field(i).SetFloat(x)
+	}
+	return nil
 }

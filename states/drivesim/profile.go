@@ -55,6 +55,9 @@ type Profile struct {
 	WakeSpikeMs float64     `yaml:"wake_spike_ms" json:"wake_spike_ms"` // ms the spike lasts
 
 	NoiseMA float64 `yaml:"noise_ma" json:"noise_ma"` // mA, standard deviation of the Gaussian sensor noise per rail
+	// Noise is the meter noise model on top of noise_ma (config: a map of
+	// its keys under noise:); the zero value adds nothing.
+	Noise Noise `yaml:"noise" json:"noise,omitzero"`
 
 	// Background garbage collection while idle: bursts arrive at random
 	// (exponential gaps, mean gc_every_s, counted from the last command),
@@ -141,6 +144,9 @@ func (p *Profile) Validate() error {
 	}
 	if p.Name == "" {
 		return bad("name", "missing")
+	}
+	if k, msg := p.Noise.validate(); k != "" {
+		return bad("noise."+k, "%s", msg)
 	}
 	switch p.FormFactor {
 	case "2.5", "3.5":

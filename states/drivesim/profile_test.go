@@ -171,6 +171,7 @@ func FuzzParseProfiles(f *testing.F) {
 	f.Add([]byte("profiles:\n  x:\n    base: hdd-7200\n    standby_after_s: 1\n  y:\n    base: x\n    spindle_w: 9\n"))
 	f.Add([]byte("profiles:\n  a:\n    base: b\n  b:\n    base: a\n"))
 	f.Add([]byte("profiles:\n  x:\n    form_factor: 3.5\n    active_idle_w: 1e400\n"))
+	f.Add([]byte("profiles:\n  x:\n    base: ssd340\n    noise:\n      ar1_ma: 1\n      ar1_tau_ms: 2\n      hum_ma: 0.5\n      hum_hz: 50\n  y:\n    base: x\n    noise:\n      gain_pct: -0.1\n"))
 	f.Fuzz(func(t *testing.T, src []byte) {
 		var doc struct {
 			Profiles map[string]any `yaml:"profiles"`

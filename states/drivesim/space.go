@@ -177,7 +177,9 @@ func (p *Profile) InSpace() error {
 		}
 	}
 	if err == nil && p.DevSlpSupported {
-		err = check("devslp_w", float64(p.DevSlpW), SpaceDevSlpMinW, SpaceDevSlpMaxW, "W")
+		// Draw's floors start at SpaceDevSlpMinW; the quantised noise
+		// family's (DrawNoise) go down to SpaceDevSlpQuantMinW.
+		err = check("devslp_w", float64(p.DevSlpW), SpaceDevSlpQuantMinW, SpaceDevSlpMaxW, "W")
 		if err == nil {
 			err = check("devslp_exit_ms", p.DevSlpExitMs, SpaceExitMinMs, SpaceExitMaxMs, "ms")
 		}
@@ -190,6 +192,9 @@ func (p *Profile) InSpace() error {
 	}
 	if err == nil {
 		err = check("gc_every_s", p.GCEveryS, SpaceGCEveryMinS, SpaceGCEveryMaxS, "s")
+	}
+	if err == nil {
+		err = p.inNoiseSpace()
 	}
 	if err == nil && p.StandbyAfterS > 0 {
 		err = &ValidationError{Profile: p.Name, Key: "standby_after_s", Msg: "the campaign space has no standby (a spin-down inside a short run)"}

@@ -77,7 +77,12 @@ func TestInSpaceNamesTheKey(t *testing.T) {
 		{ssd, func(p *Profile) { p.NoiseMA = 3.5 }, "noise_ma"},
 		{ssd, func(p *Profile) { p.GCEveryS = 0.1 }, "gc_every_s"},
 		{ssd, func(p *Profile) { p.ActiveIdleW, p.PeakWriteW = 4, 7 }, "active_idle_w"},
-		{ssd, func(p *Profile) { p.DevSlpW = 0.0001 }, "devslp_w"},
+		{ssd, func(p *Profile) { p.DevSlpW = 0.00002 }, "devslp_w"},
+		{ssd, func(p *Profile) { p.Noise = Noise{AR1MA: 3, AR1TauMs: 10} }, "noise"},
+		{ssd, func(p *Profile) { p.Noise = Noise{AR1MA: 0.1, AR1TauMs: 30} }, "noise.ar1_tau_ms"},
+		{ssd, func(p *Profile) { p.Noise = Noise{RippleMA: 1, RippleKHz: 100.001} }, "noise.ripple_khz"},
+		{ssd, func(p *Profile) { p.Noise = Noise{OffsetUA: 6, DriftUA: 5, DriftS: 20} }, "noise.offset_ua"},
+		{ssd, func(p *Profile) { p.Noise = Noise{HumMA: 1, HumHz: 55} }, "noise.hum_hz"},
 		{ssd, func(p *Profile) { p.SlumberExitMs = 400 }, "slumber_exit_ms"},
 		{ssd, func(p *Profile) { p.GCW = 8 }, "gc_w"},
 		{hdd, func(p *Profile) {
@@ -126,5 +131,53 @@ func TestValidateUpperBounds(t *testing.T) {
 		if err := b.Validate(); err != nil {
 			t.Errorf("built-in %s: %v", b.Name, err)
 		}
+	}
+}
+
+// Every family's draws stay in the space, long means no noisier than the
+// white family's worst; the quantised family puts floors under one LSB.
+func TestDrawNoiseStaysInSpace(t *testing.T) {
+	for _, fam := range Families {
+		under, floors, capped := 0, 0, 0
+		for i := range 400 {
+			r := rand.New(rand.NewPCG(21, uint64(i)))
+			p := Draw(r, "d")
+			lsb := 30e-6 + 20e-6*r.Float64()
+			if err := DrawNoise(r, fam, &p, lsb); err != nil {
+				t.Fatal(err)
+			}
+			if err := p.InSpace(); err != nil {
+				t.Fatalf("%s draw %d outside the space: %v\n%+v", fam, i, err, p.Noise)
+			}
+			if _, err := New(p, Options{}); err != nil {
+				t.Fatalf("%s draw %d: %v", fam, i, err)
+			}
+			if lr := p.Noise.LongRunMA(p.NoiseMA, SpaceRateHz); lr > SpaceLongRunMaxMA*0.99 {
+				capped++
+			}
+			if fam != FamilyWhite && fam != FamilyQuantised && fam != FamilyBandwidth && fam != FamilyDrift && p.Noise.IsZero() {
+				t.Fatalf("%s draw %d has no noise model", fam, i)
+			}
+			if fam == FamilyQuantised {
+				if p.NoiseMA > 0.5*lsb*1e3*(1+1e-9) {
+					t.Fatalf("quantised noise %g mA over half an LSB of %g µA", p.NoiseMA, lsb*1e6)
+				}
+				if p.DevSlpSupported {
+					floors++
+					if float64(p.DevSlpW) < lsb*5 {
+						under++
+					}
+				}
+			}
+		}
+		if fam == FamilyQuantised && (floors == 0 || under < floors/4) {
+			t.Errorf("quantised: %d of %d floors under one LSB", under, floors)
+		}
+		if (fam == FamilyAR1 || fam == FamilySteps) && capped == 0 {
+			t.Errorf("%s: no draw reached the long-run cap; the cap is never exercised", fam)
+		}
+	}
+	if err := DrawNoise(rand.New(rand.NewPCG(1, 1)), "pink", &Profile{}, 0); err == nil {
+		t.Error("an unknown family was drawn")
 	}
 }

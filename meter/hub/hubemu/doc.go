@@ -11,7 +11,8 @@
 // 12 V 0 mA). The emulator renders it in real time in Tick-sized chunks on
 // its own clock — host elapsed × (1 + DriftPPM/1e6) + ClockOffset, see
 // EmuTime — quantises the readings to the protocol's LSBs (1.25 mV bus;
-// per-channel trimmed current LSBs reported by READ_CAL), and tells the drive
+// per-channel trimmed current LSBs reported by READ_CAL; Options.CurrentLSB
+// and WideLSB choose other nominal ones), and tells the drive
 // about DEVSLP and power commands with SetDevSlp/SetPower before emitting
 // the matching EVENT.
 //

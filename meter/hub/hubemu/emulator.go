@@ -68,13 +68,23 @@ type Options struct {
 	// min(MaxFrame, hub.DefaultMaxFrame), as a host would agree by LINK.
 	MaxFrame int
 	// Format is WriteFast's sample format: 0 for what a host asks by
-	// default (packed 20-bit if Formats lists it, else 20-bit),
+	// default (packed 20-bit if Formats lists it, else 20-bit if listed,
+	// else 16-bit),
 	// hub.Format20, hub.Format16.
 	Format uint8
 	// Formats is a v2 hub's IDENTITY format mask; default every format
 	// (hub.FormatBit16 | hub.FormatBit20 | hub.FormatBitPacked). Without
 	// FormatBitPacked it is a v2 hub from before format 3.
 	Formats uint8
+	// CurrentLSB and WideLSB set the nominal current LSB of each rail's
+	// sensor — 5 V, 12 V, 3.3 V; IDENTITY's, before each channel's ±0.5 %
+	// trim, which READ_CAL states — in the 16-bit and the 20-bit formats;
+	// 0 keeps the default (16-bit 50, 100, 50 µA; 20-bit 8, 10, 4 µA).
+	// Readings are rounded to the channel's LSB, so a coarse one leaves a
+	// DevSlp floor of a few tenths of a mW under one count; a drive beyond
+	// the range (32 767 or 524 287 counts) is clamped and reported by
+	// OVER_CURRENT.
+	CurrentLSB, WideLSB [3]units.Amps
 	// Pace makes the live emulator send at most Link bytes per second, as
 	// a UART of that speed would (Link = hub.LinkUART921600: 921,600
 	// baud); without it the pty takes bytes as fast as the host reads.
@@ -180,6 +190,19 @@ func (o *Options) validate() error {
 	if o.Formats&hub.FormatBit16 == 0 || o.Formats&^(hub.FormatBit16|hub.FormatBit20|hub.FormatBitPacked) != 0 ||
 		o.Formats&hub.FormatBitPacked != 0 && o.Formats&hub.FormatBit20 == 0 {
 		return fmt.Errorf("hubemu: format mask 0x%02X (16-bit always; packed only with 20-bit)", o.Formats)
+	}
+	for j := range allRails {
+		// What the hub driver's bounds accept once trimmed by up to 0.5 %,
+		// and (16-bit) a CAL register 0.00512 / (LSB × shunt) of 1–65535.
+		lsb, wide := float64(o.CurrentLSB[j]), float64(o.WideLSB[j])
+		shunt := float64(allRails[j].shuntMicro) * 1e-6
+		if lsb != 0 && !(lsb >= 0.00512/(65535*shunt)*1.005 && lsb <= hub.MaxFullScaleA/32767/1.005) {
+			return fmt.Errorf("hubemu: 16-bit current LSB %v of rail %s outside %.3g–%.3g A", o.CurrentLSB[j], allRails[j].rail,
+				0.00512/(65535*shunt)*1.005, hub.MaxFullScaleA/32767/1.005)
+		}
+		if wide != 0 && !(wide >= 1e-9 && wide <= hub.MaxFullScaleA/(1<<19-1)/1.005) {
+			return fmt.Errorf("hubemu: 20-bit current LSB %v of rail %s outside 1 nA–%.4g A", o.WideLSB[j], allRails[j].rail, hub.MaxFullScaleA/(1<<19-1)/1.005)
+		}
 	}
 	if o.Format != 0 && (hub.FormatWidth(o.Format) == 0 || o.Formats&(1<<(o.Format-1)) == 0) {
 		return fmt.Errorf("hubemu: sample format %d (1 = 16-bit, 2 = 20-bit, 3 = packed 20-bit; one of the format mask)", o.Format)
@@ -553,8 +576,11 @@ func WriteFast(w io.Writer, o Options, d time.Duration) error {
 		start.Format = o.Format
 		if start.Format == 0 {
 			start.Format = hub.Format20
-			if o.Formats&hub.FormatBitPacked != 0 {
+			switch {
+			case o.Formats&hub.FormatBitPacked != 0:
 				start.Format = hub.FormatPacked
+			case o.Formats&hub.FormatBit20 == 0: // a 16-bit-only hub
+				start.Format = hub.Format16
 			}
 		}
 	}

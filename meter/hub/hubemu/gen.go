@@ -104,9 +104,10 @@ func newGen(o Options) (*gen, error) {
 	if o.Protocol >= 2 {
 		g.id.MaxFrame, g.id.RingBytes, g.id.Formats = uint16(o.MaxFrame), uint32(max(o.RingBytes, 0)), o.Formats
 	}
-	rails := allRails[:2]
+	all := allRails // a copy: the options' LSBs apply to this hub only
+	rails := all[:2]
 	if o.Rail3V3 {
-		rails = allRails[:]
+		rails = all[:]
 	}
 	g.nr = len(rails)
 	for _, d := range o.Drives {
@@ -114,7 +115,14 @@ func newGen(o Options) (*gen, error) {
 			g.lag = max(g.lag, l.RenderLag())
 		}
 	}
-	for _, r := range rails {
+	for j := range rails {
+		r := &rails[j]
+		if o.CurrentLSB[j] > 0 {
+			r.lsbNA = uint32(math.Round(float64(o.CurrentLSB[j]) * 1e9))
+		}
+		if o.WideLSB[j] > 0 {
+			r.widePA = uint32(math.Round(float64(o.WideLSB[j]) * 1e12))
+		}
 		g.id.Rails = append(g.id.Rails, hub.RailDesc{Rail: r.rail, MaxMilliVolt: r.maxMV, CurrentLSBnA: r.lsbNA})
 		if o.Protocol >= 2 {
 			g.id.WideLSBpA = append(g.id.WideLSBpA, r.widePA)
