@@ -22,7 +22,7 @@ import (
 // lacks, is null too; PowerW is null unless every rail of the drive is
 // present (as analysis counts a drive sample).
 type SampleRow struct {
-	RunID       string   `parquet:"run_id,dict"` // capture.RunID: differs between runs
+	RunID       string   `parquet:"run_id,dict"`  // capture.RunID: differs between runs
 	TimeS       float64  `parquet:"time_s,split"` // sample_index / rate_hz: the meter's clock
 	SampleIndex int64    `parquet:"sample_index,delta"`
 	Port        int32    `parquet:"port,delta"`
