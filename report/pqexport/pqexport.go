@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	pq "github.com/parquet-go/parquet-go"
+	zstdcodec "github.com/parquet-go/parquet-go/compress/zstd"
 
 	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/capture"
@@ -21,24 +22,26 @@ import (
 // lacks, is null too; PowerW is null unless every rail of the drive is
 // present (as analysis counts a drive sample).
 type SampleRow struct {
-	TimeS       float64  `parquet:"time_s"` // sample_index / rate_hz: the meter's clock
-	SampleIndex int64    `parquet:"sample_index"`
-	Port        int32    `parquet:"port"`
-	GapSamples  int64    `parquet:"gap_samples"`
-	V5          *float64 `parquet:"rail5_v,optional"`
-	A5          *float64 `parquet:"rail5_a,optional"`
-	W5          *float64 `parquet:"rail5_w,optional"`
-	V12         *float64 `parquet:"rail12_v,optional"`
-	A12         *float64 `parquet:"rail12_a,optional"`
-	W12         *float64 `parquet:"rail12_w,optional"`
-	V33         *float64 `parquet:"rail3v3_v,optional"`
-	A33         *float64 `parquet:"rail3v3_a,optional"`
-	W33         *float64 `parquet:"rail3v3_w,optional"`
-	PowerW      *float64 `parquet:"power_w,optional"`
+	RunID       string   `parquet:"run_id,dict"`  // capture.RunID: differs between runs
+	TimeS       float64  `parquet:"time_s,split"` // sample_index / rate_hz: the meter's clock
+	SampleIndex int64    `parquet:"sample_index,delta"`
+	Port        int32    `parquet:"port,delta"`
+	GapSamples  int64    `parquet:"gap_samples,delta"`
+	V5          *float64 `parquet:"rail5_v,optional,dict"`
+	A5          *float64 `parquet:"rail5_a,optional,dict"`
+	W5          *float64 `parquet:"rail5_w,optional,dict"`
+	V12         *float64 `parquet:"rail12_v,optional,dict"`
+	A12         *float64 `parquet:"rail12_a,optional,dict"`
+	W12         *float64 `parquet:"rail12_w,optional,dict"`
+	V33         *float64 `parquet:"rail3v3_v,optional,dict"`
+	A33         *float64 `parquet:"rail3v3_a,optional,dict"`
+	W33         *float64 `parquet:"rail3v3_w,optional,dict"`
+	PowerW      *float64 `parquet:"power_w,optional,dict"`
 }
 
 // IORow is one completed I/O.
 type IORow struct {
+	RunID      string `parquet:"run_id,dict"`
 	Port       int32  `parquet:"port"`
 	Op         string `parquet:"op,dict"`
 	OffsetB    int64  `parquet:"offset_bytes"`
@@ -51,8 +54,8 @@ type IORow struct {
 // StateRow is one detected state interval of one drive (analysis's
 // StateReport.Intervals: the intervals states.json counts and averages).
 type StateRow struct {
-	RunID     string  `parquet:"run_id"`
-	Drive     string  `parquet:"drive"`
+	RunID     string  `parquet:"run_id,dict"`
+	Drive     string  `parquet:"drive,dict"`
 	Port      int32   `parquet:"port"`
 	State     string  `parquet:"state,dict"` // active | background | idle | partial | slumber | devslp | off
 	StartS    float64 `parquet:"start_s"`    // from the host time of sample index 0 (aligned clock)
@@ -67,7 +70,7 @@ type StateRow struct {
 
 // SummaryRow is one drive of one run: metadata and report.json's figures.
 type SummaryRow struct {
-	RunID         string   `parquet:"run_id"` // the capture's base name
+	RunID         string   `parquet:"run_id"` // capture.RunID: differs between runs
 	Capture       string   `parquet:"capture"`
 	Created       string   `parquet:"created"` // RFC 3339
 	Host          string   `parquet:"host"`
@@ -98,9 +101,9 @@ type SummaryRow struct {
 	ResPartial    float64  `parquet:"residency_partial"`
 	ResSlumber    float64  `parquet:"residency_slumber"`
 	ResDevSlp     float64  `parquet:"residency_devslp"`
-	ActiveIdleU95 *float64 `parquet:"active_idle_u95_w,optional"` // 95 % expanded uncertainty; null when not estimable
-	AverageU95    *float64 `parquet:"average_u95_w,optional"`
-	EnergyU95     *float64 `parquet:"energy_u95_j,optional"`
+	ActiveIdleU95 *float64 `parquet:"active_idle_u95_w,optional,dict"` // 95 % expanded uncertainty; null when not estimable
+	AverageU95    *float64 `parquet:"average_u95_w,optional,dict"`
+	EnergyU95     *float64 `parquet:"energy_u95_j,optional,dict"`
 	DevSlpOutcome string   `parquet:"devslp_outcome"` // pass | fail | inconclusive | not_supported; empty without cycles
 	DevSlpEntered bool     `parquet:"devslp_entered"`
 	DevSlpW       float64  `parquet:"devslp_power_w"`
@@ -146,46 +149,131 @@ func Write(path string, rep *analysis.Report, dir string, o Options) error {
 	}
 	defer r.Close()
 	h := r.Header()
-	if err := writeFile(filepath.Join(dir, "samples.parquet"), oo, func(w io.Writer) error { return writeSamples(w, r, &h) }); err != nil {
-		return err
-	}
+	run := capture.RunID(h)
 	r2, err := capture.Open(path)
 	if err != nil {
 		return err
 	}
 	defer r2.Close()
 	r2.SkipSamples(true)
-	policy := map[int]string{}
-	if err := writeFile(filepath.Join(dir, "io.parquet"), oo, func(w io.Writer) error { return writeIO(w, r2, policy) }); err != nil {
-		return err
+	// samples.parquet is nearly all the work; the other tables are written
+	// meanwhile on the other core (they read the capture's I/O and state
+	// records, or the report). Each file is committed only if all succeed.
+	files := make([]*outfile.File, 0, len(Files))
+	defer func() {
+		for _, f := range files {
+			f.Abort()
+		}
+	}()
+	open := func(name string) (*outfile.File, error) {
+		f, err := outfile.Create(filepath.Join(dir, name), oo)
+		if err == nil {
+			files = append(files, f)
+		}
+		return f, err
 	}
-	if err := writeFile(filepath.Join(dir, "state.parquet"), oo, func(w io.Writer) error { return writeStates(w, path, rep) }); err != nil {
-		return err
-	}
-	return writeFile(filepath.Join(dir, "summary.parquet"), oo, func(w io.Writer) error {
-		return writeSummary(w, path, &h, rep, policy, o.Host)
-	})
-}
-
-func writeFile(name string, oo outfile.Options, fill func(io.Writer) error) error {
-	f, err := outfile.Create(name, oo)
+	fs, err := open("samples.parquet")
 	if err != nil {
 		return err
 	}
-	defer f.Abort()
-	if err := fill(f); err != nil {
-		return fmt.Errorf("%s: %w", name, err)
+	fi, err := open("io.parquet")
+	if err != nil {
+		return err
 	}
-	return f.Commit()
+	fst, err := open("state.parquet")
+	if err != nil {
+		return err
+	}
+	fsum, err := open("summary.parquet")
+	if err != nil {
+		return err
+	}
+	done := make(chan error, 1)
+	policy := map[int]string{}
+	go func() {
+		if err := writeIO(fi, r2, run, policy); err != nil {
+			done <- fmt.Errorf("io.parquet: %w", err)
+			return
+		}
+		if err := writeStates(fst, run, rep); err != nil {
+			done <- fmt.Errorf("state.parquet: %w", err)
+			return
+		}
+		done <- nil
+	}()
+	serr := writeSamples(fs, r, &h, run)
+	if err := <-done; err != nil {
+		return err
+	}
+	if serr != nil {
+		return fmt.Errorf("samples.parquet: %w", serr)
+	}
+	if err := writeSummary(fsum, path, run, &h, rep, policy, o.Host); err != nil {
+		return fmt.Errorf("summary.parquet: %w", err)
+	}
+	for _, f := range files {
+		if err := f.Commit(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
+
+// zstdFast is ZSTD at its fastest level: with dictionary and delta
+// encodings doing most of the work, the default level's extra search buys
+// little (measured in docs/lab.md) and cost most of the export's time.
+var zstdFast = zstdcodec.Codec{Level: zstdcodec.SpeedFastest}
 
 func writerOpts() []pq.WriterOption {
-	return []pq.WriterOption{pq.Compression(&pq.Zstd), pq.MaxRowsPerRowGroup(RowGroupRows)}
+	return []pq.WriterOption{pq.Compression(&zstdFast), pq.MaxRowsPerRowGroup(RowGroupRows)}
 }
 
-// writeSamples writes one row per drive per sample index.
-func writeSamples(w io.Writer, r *capture.Reader, h *capture.Header) error {
+// writeSamples writes one row per drive per sample index. The capture is
+// decoded into batches of rows on one goroutine while the Parquet writer
+// encodes the previous batch on the caller's.
+func writeSamples(w io.Writer, r *capture.Reader, h *capture.Header, run string) error {
 	pw := pq.NewGenericWriter[SampleRow](w, writerOpts()...)
+	batches, free := make(chan *sampleBatch, 2), make(chan *sampleBatch, 3)
+	for range 3 {
+		free <- &sampleBatch{rows: make([]SampleRow, 0, batchRows), vals: make([]float64, 0, batchRows*10)}
+	}
+	quit := make(chan struct{})
+	var derr error
+	go func() {
+		defer close(batches)
+		derr = decodeSamples(r, h, run, batches, free, quit)
+	}()
+	var werr error
+	for b := range batches {
+		if werr == nil {
+			if _, err := pw.Write(b.rows); err != nil {
+				werr = err
+				close(quit)
+			}
+		}
+		b.rows, b.vals = b.rows[:0], b.vals[:0]
+		free <- b
+	}
+	if werr != nil {
+		return werr
+	}
+	if derr != nil {
+		return derr
+	}
+	return pw.Close()
+}
+
+// batchRows is the rows of one batch handed from decoding to encoding.
+const batchRows = 8192
+
+// sampleBatch holds rows whose optional values point into vals (never
+// reallocated while the batch is filled: vals has room for every value).
+type sampleBatch struct {
+	rows []SampleRow
+	vals []float64
+}
+
+func decodeSamples(r *capture.Reader, h *capture.Header, run string, out chan<- *sampleBatch, free <-chan *sampleBatch, quit <-chan struct{}) error {
 	var ports []int
 	at := map[int]int{}
 	for _, c := range h.Channels {
@@ -195,18 +283,23 @@ func writeSamples(w io.Writer, r *capture.Reader, h *capture.Header) error {
 		}
 	}
 	rows := capture.NewRows(r)
-	buf := make([]SampleRow, 0, 4096)
-	vals := make([]float64, 0, 4096*9)
-	flush := func() error {
-		if _, err := pw.Write(buf); err != nil {
-			return err
-		}
-		buf, vals = buf[:0], vals[:0]
-		return nil
-	}
+	b := <-free
 	ptr := func(x float64) *float64 {
-		vals = append(vals, x)
-		return &vals[len(vals)-1]
+		b.vals = append(b.vals, x)
+		return &b.vals[len(b.vals)-1]
+	}
+	send := func() bool {
+		select {
+		case out <- b:
+		case <-quit:
+			return false
+		}
+		select {
+		case b = <-free:
+			return true
+		case <-quit:
+			return false
+		}
 	}
 	for {
 		row, err := rows.Next()
@@ -216,14 +309,14 @@ func writeSamples(w io.Writer, r *capture.Reader, h *capture.Header) error {
 		if err != nil {
 			return err
 		}
-		if len(buf)+len(ports) > cap(buf) || len(vals)+9*len(ports) > cap(vals) {
-			if err := flush(); err != nil {
-				return err
+		if len(b.rows)+len(ports) > cap(b.rows) || len(b.vals)+10*len(ports) > cap(b.vals) {
+			if !send() {
+				return nil
 			}
 		}
 		t := float64(row.Index) / float64(h.RateHz)
 		for _, port := range ports {
-			sr := SampleRow{TimeS: t, SampleIndex: int64(row.Index), Port: int32(port), GapSamples: int64(row.Gap)}
+			sr := SampleRow{RunID: run, TimeS: t, SampleIndex: int64(row.Index), Port: int32(port), GapSamples: int64(row.Gap)}
 			if row.Gap == 0 {
 				all, any := true, false
 				var sum float64
@@ -252,16 +345,19 @@ func writeSamples(w io.Writer, r *capture.Reader, h *capture.Header) error {
 					sr.PowerW = ptr(sum)
 				}
 			}
-			buf = append(buf, sr)
+			b.rows = append(b.rows, sr)
 		}
 	}
-	if err := flush(); err != nil {
-		return err
+	if len(b.rows) > 0 {
+		select {
+		case out <- b:
+		case <-quit:
+		}
 	}
-	return pw.Close()
+	return nil
 }
 
-func writeIO(w io.Writer, r *capture.Reader, policy map[int]string) error {
+func writeIO(w io.Writer, r *capture.Reader, run string, policy map[int]string) error {
 	pw := pq.NewGenericWriter[IORow](w, writerOpts()...)
 	var buf []IORow
 	for {
@@ -272,7 +368,7 @@ func writeIO(w io.Writer, r *capture.Reader, policy map[int]string) error {
 		switch rec.Kind {
 		case capture.KindIO:
 			for _, e := range rec.IO {
-				buf = append(buf, IORow{Port: int32(e.Port), Op: e.Op.String(), OffsetB: e.Offset, SizeB: e.Size,
+				buf = append(buf, IORow{RunID: run, Port: int32(e.Port), Op: e.Op.String(), OffsetB: e.Offset, SizeB: e.Size,
 					IssueNS: int64(e.Issue), CompleteNS: int64(e.Complete), Failed: e.Err})
 			}
 			if len(buf) >= 4096 {
@@ -295,9 +391,8 @@ func writeIO(w io.Writer, r *capture.Reader, policy map[int]string) error {
 
 // writeStates writes one row per detected state interval per drive; a
 // report without state detection gives an empty table (schema only).
-func writeStates(w io.Writer, path string, rep *analysis.Report) error {
+func writeStates(w io.Writer, run string, rep *analysis.Report) error {
 	pw := pq.NewGenericWriter[StateRow](w, writerOpts()...)
-	base := filepath.Base(path)
 	names := map[int]string{}
 	for _, d := range rep.Drives {
 		names[d.Port] = d.Name
@@ -310,7 +405,7 @@ func writeStates(w io.Writer, path string, rep *analysis.Report) error {
 			name = st.Name
 		}
 		for _, iv := range st.Intervals() {
-			buf = append(buf, StateRow{RunID: base, Drive: name, Port: int32(st.Port), State: iv.State,
+			buf = append(buf, StateRow{RunID: run, Drive: name, Port: int32(st.Port), State: iv.State,
 				StartS: iv.StartS, EndS: iv.EndS, DurationS: iv.DurationS(), StartNS: int64(iv.StartNs), EndNS: int64(iv.EndNs),
 				Samples: int64(iv.Samples), MeanW: float64(iv.MeanW), EnergyJ: float64(iv.EnergyJ)})
 			if len(buf) >= 4096 {
@@ -327,13 +422,12 @@ func writeStates(w io.Writer, path string, rep *analysis.Report) error {
 	return pw.Close()
 }
 
-func writeSummary(w io.Writer, path string, h *capture.Header, rep *analysis.Report, policy map[int]string, host string) error {
+func writeSummary(w io.Writer, path, run string, h *capture.Header, rep *analysis.Report, policy map[int]string, host string) error {
 	pw := pq.NewGenericWriter[SummaryRow](w, writerOpts()...)
 	drives := map[int]capture.DriveInfo{}
 	for _, d := range h.Drives {
 		drives[d.Port] = d
 	}
-	base := filepath.Base(path)
 	var rows []SummaryRow
 	for _, d := range rep.Drives {
 		di := drives[d.Port]
@@ -342,7 +436,7 @@ func writeSummary(w io.Writer, path string, h *capture.Header, rep *analysis.Rep
 			pol = policy[0]
 		}
 		rows = append(rows, SummaryRow{
-			RunID: base, Capture: path, Created: h.Created, Host: host, Tool: h.Tool,
+			RunID: run, Capture: path, Created: h.Created, Host: host, Tool: h.Tool,
 			MeterKind: h.Meter.Kind, MeterModel: h.Meter.Model, MeterFirmware: h.Meter.Firmware, MeterSerial: h.Meter.Serial,
 			Drive: d.Name, DriveModel: di.Model, DriveFirmware: di.Firmware, Port: int32(d.Port), Profile: firstNonEmpty(d.Profile, di.Profile), Target: di.Target, Policy: pol,
 			RateHz: float64(h.RateHz), ActiveIdleW: d.ActiveIdleW, AverageW: d.AverageW, PeakW: d.PeakW, MinW: d.MinW,
