@@ -741,67 +741,6 @@ func TestUnknownChunks(t *testing.T) {
 	}
 }
 
-func BenchmarkWrite(b *testing.B) {
-	for _, h := range []struct {
-		name string
-		ch   int
-	}{{"float32", 1}, {"int16", 0}} {
-		b.Run(h.name, func(b *testing.B) {
-			path := filepath.Join(b.TempDir(), "c.iwcap")
-			w, err := Create(path, testHeader(), Options{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			blk := block(h.ch, 0, 1000)
-			b.SetBytes(int64(blk.Len()) * 16) // float64 V and I in
-			b.ResetTimer()
-			for k := range b.N {
-				blk.Start = uint64(k) * 1000
-				if err := w.Samples(blk); err != nil {
-					b.Fatal(err)
-				}
-			}
-			if err := w.Close(); err != nil {
-				b.Fatal(err)
-			}
-			b.StopTimer()
-			b.ReportMetric(float64(b.N)*1000/b.Elapsed().Seconds(), "samples/s")
-			fi, _ := os.Stat(path)
-			b.ReportMetric(float64(fi.Size())/float64(b.N*1000), "file_B/sample")
-		})
-	}
-}
-
-func BenchmarkRead(b *testing.B) {
-	for _, h := range []struct {
-		name string
-		ch   int
-	}{{"float32", 1}, {"int16", 0}} {
-		b.Run(h.name, func(b *testing.B) {
-			var buf bytes.Buffer
-			w, _ := NewWriter(&buf, testHeader(), Options{FlushEvery: time.Hour})
-			const n = 1 << 20
-			for k := uint64(0); k < n; k += 1000 {
-				w.Samples(block(h.ch, k, 1000))
-			}
-			w.Close()
-			data := buf.Bytes()
-			b.SetBytes(int64(len(data)))
-			b.ResetTimer()
-			for range b.N {
-				r, err := NewReader(bytes.NewReader(data))
-				if err != nil {
-					b.Fatal(err)
-				}
-				if _, err := readCount(r); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.ReportMetric(float64(b.N)*n/b.Elapsed().Seconds(), "samples/s")
-		})
-	}
-}
-
 func readCount(r *Reader) (int, error) {
 	n := 0
 	for {
