@@ -36,6 +36,7 @@ func truthSegments(t testing.TB, path string) []drivesim.Segment {
 }
 
 func TestDevSlpVerifyOnEmulator(t *testing.T) {
+	t.Parallel() // the emulator runs in real time: most of the test is waiting
 	if testing.Short() {
 		t.Skip("end-to-end run on the emulator")
 	}
@@ -104,6 +105,7 @@ func TestDevSlpVerifyOnEmulator(t *testing.T) {
 }
 
 func TestMeasureRecoversActiveIdle(t *testing.T) {
+	t.Parallel() // the emulator runs in real time: most of the test is waiting
 	if testing.Short() {
 		t.Skip("end-to-end run on the emulator")
 	}
@@ -265,6 +267,7 @@ func truthErrors(t testing.TB, res *Result, port int, truth string) []cycleErr {
 // change-point estimators this drive failed every cycle ("floor reached
 // ~300 ms after assertion") and the report said 3.25 mW.
 func TestDevSlpHardDriveAgainstTruth(t *testing.T) {
+	t.Parallel() // the emulator runs in real time: most of the test is waiting
 	if testing.Short() {
 		t.Skip("end-to-end run on the emulator")
 	}
@@ -336,6 +339,7 @@ func TestDevSlpHardDriveAgainstTruth(t *testing.T) {
 // under max_performance first, where the report finds the level, and
 // puts the run's policy back (the idle phase after it rests at Slumber).
 func TestActiveIdlePhaseUnderPowerSavingPolicy(t *testing.T) {
+	t.Parallel() // the emulator runs in real time: most of the test is waiting
 	if testing.Short() {
 		t.Skip("end-to-end run on the emulator")
 	}
