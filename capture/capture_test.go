@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/idlewatt/idlewatt/hostclock"
+	"github.com/idlewatt/idlewatt/internal/testlong"
 	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/units"
 )
@@ -631,7 +632,18 @@ func TestTruncatedAtEveryOffset(t *testing.T) {
 // recorded in the Account — and costs at most the one chunk it hit: the
 // records read are those of the intact capture with at most one missing,
 // plus the "damaged" gaps the reader makes up for the hole.
-func TestBitFlipsDetected(t *testing.T) {
+//
+// Here one bit of every byte is flipped (bit k of byte k mod 8, so every bit
+// position and every field is hit); TestBitFlipsDetectedLong
+// (IDLEWATT_LONG=1) flips every bit, eight times the work.
+func TestBitFlipsDetected(t *testing.T) { bitFlipsDetected(t, false) }
+
+func TestBitFlipsDetectedLong(t *testing.T) {
+	testlong.Skip(t)
+	bitFlipsDetected(t, true)
+}
+
+func bitFlipsDetected(t *testing.T, everyBit bool) {
 	var buf bytes.Buffer
 	writeEverything(t, &buf)
 	all := buf.Bytes()
@@ -639,6 +651,9 @@ func TestBitFlipsDetected(t *testing.T) {
 	b := make([]byte, len(all))
 	for i := range len(all) * 8 {
 		if off := i / 8; off >= 10 && off < preambleLen {
+			continue
+		}
+		if !everyBit && i%8 != (i/8)%8 {
 			continue
 		}
 		copy(b, all)
