@@ -13,6 +13,7 @@ import (
 	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/analysis/synthcap"
 	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/internal/testlong"
 	"github.com/idlewatt/idlewatt/report"
 	"github.com/idlewatt/idlewatt/units"
 )
@@ -92,15 +93,27 @@ func scenarioTruth(s synthcap.Scenario) drawTruth {
 	return drawTruth{avg: sum / float64(len(p)), energy: sum * period, phaseAvg: ph / float64(nph)}
 }
 
-// TestTruthRecoveryCoverage: over 200 draws, active idle and the idle
+// TestTruthRecoveryCoverage: over its draws, active idle and the idle
 // phase's quiet level (idle per policy) within 1 % and average, energy and
 // the workload phase's average within 0.5 % of the truth, and the stated
 // 95 % intervals hold the truth in at least 93 % of draws for each.
+//
+// 80 draws here (-short: 40); TestTruthRecoveryCoverageLong (IDLEWATT_LONG=1)
+// the original 200, seeds 1–200, of which these are the first.
 func TestTruthRecoveryCoverage(t *testing.T) {
-	draws := 200
+	draws := 80
 	if testing.Short() {
 		draws = 40
 	}
+	truthRecoveryCoverage(t, draws)
+}
+
+func TestTruthRecoveryCoverageLong(t *testing.T) {
+	testlong.Skip(t)
+	truthRecoveryCoverage(t, 200)
+}
+
+func truthRecoveryCoverage(t *testing.T, draws int) {
 	type tally struct {
 		name       string
 		covered, n int

@@ -11,6 +11,7 @@ import (
 	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/analysis/synthcap"
 	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/internal/testlong"
 	"github.com/idlewatt/idlewatt/units"
 )
 
@@ -85,11 +86,23 @@ func drawBandDrive(seed int64) (synthcap.Scenario, float64) {
 // and bursts are found — low-contrast HDD bursts (5–30 % above idle) and
 // bursts filling most of the quiet time included, where the median-centred
 // estimate (no classifier) reads a burst level.
+//
+// 60 draws here (-short: 30); TestActiveIdleLevelBasedLong (IDLEWATT_LONG=1)
+// the original 120, seeds 1–120, of which these are the first.
 func TestActiveIdleLevelBased(t *testing.T) {
-	draws := 120
+	draws := 60
 	if testing.Short() {
 		draws = 30
 	}
+	activeIdleLevelBased(t, draws)
+}
+
+func TestActiveIdleLevelBasedLong(t *testing.T) {
+	testlong.Skip(t)
+	activeIdleLevelBased(t, 120)
+}
+
+func activeIdleLevelBased(t *testing.T, draws int) {
 	var n, covered, reach, medianOff int
 	var errs []float64
 	for seed := int64(1); seed <= int64(draws); seed++ {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/idlewatt/idlewatt/hostclock"
+	"github.com/idlewatt/idlewatt/internal/testlong"
 	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/units"
 )
@@ -631,7 +632,18 @@ func TestTruncatedAtEveryOffset(t *testing.T) {
 // recorded in the Account — and costs at most the one chunk it hit: the
 // records read are those of the intact capture with at most one missing,
 // plus the "damaged" gaps the reader makes up for the hole.
-func TestBitFlipsDetected(t *testing.T) {
+//
+// Here one bit of every byte is flipped (bit k of byte k mod 8, so every bit
+// position and every field is hit); TestBitFlipsDetectedLong
+// (IDLEWATT_LONG=1) flips every bit, eight times the work.
+func TestBitFlipsDetected(t *testing.T) { bitFlipsDetected(t, false) }
+
+func TestBitFlipsDetectedLong(t *testing.T) {
+	testlong.Skip(t)
+	bitFlipsDetected(t, true)
+}
+
+func bitFlipsDetected(t *testing.T, everyBit bool) {
 	var buf bytes.Buffer
 	writeEverything(t, &buf)
 	all := buf.Bytes()
@@ -639,6 +651,9 @@ func TestBitFlipsDetected(t *testing.T) {
 	b := make([]byte, len(all))
 	for i := range len(all) * 8 {
 		if off := i / 8; off >= 10 && off < preambleLen {
+			continue
+		}
+		if !everyBit && i%8 != (i/8)%8 {
 			continue
 		}
 		copy(b, all)
@@ -738,67 +753,6 @@ func TestUnknownChunks(t *testing.T) {
 	}
 	if len(items) != 1 || items[0].Mark.ID != 3 {
 		t.Fatalf("records around unknown chunks: %+v", items)
-	}
-}
-
-func BenchmarkWrite(b *testing.B) {
-	for _, h := range []struct {
-		name string
-		ch   int
-	}{{"float32", 1}, {"int16", 0}} {
-		b.Run(h.name, func(b *testing.B) {
-			path := filepath.Join(b.TempDir(), "c.iwcap")
-			w, err := Create(path, testHeader(), Options{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			blk := block(h.ch, 0, 1000)
-			b.SetBytes(int64(blk.Len()) * 16) // float64 V and I in
-			b.ResetTimer()
-			for k := range b.N {
-				blk.Start = uint64(k) * 1000
-				if err := w.Samples(blk); err != nil {
-					b.Fatal(err)
-				}
-			}
-			if err := w.Close(); err != nil {
-				b.Fatal(err)
-			}
-			b.StopTimer()
-			b.ReportMetric(float64(b.N)*1000/b.Elapsed().Seconds(), "samples/s")
-			fi, _ := os.Stat(path)
-			b.ReportMetric(float64(fi.Size())/float64(b.N*1000), "file_B/sample")
-		})
-	}
-}
-
-func BenchmarkRead(b *testing.B) {
-	for _, h := range []struct {
-		name string
-		ch   int
-	}{{"float32", 1}, {"int16", 0}} {
-		b.Run(h.name, func(b *testing.B) {
-			var buf bytes.Buffer
-			w, _ := NewWriter(&buf, testHeader(), Options{FlushEvery: time.Hour})
-			const n = 1 << 20
-			for k := uint64(0); k < n; k += 1000 {
-				w.Samples(block(h.ch, k, 1000))
-			}
-			w.Close()
-			data := buf.Bytes()
-			b.SetBytes(int64(len(data)))
-			b.ResetTimer()
-			for range b.N {
-				r, err := NewReader(bytes.NewReader(data))
-				if err != nil {
-					b.Fatal(err)
-				}
-				if _, err := readCount(r); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.ReportMetric(float64(b.N)*n/b.Elapsed().Seconds(), "samples/s")
-		})
 	}
 }
 

@@ -191,29 +191,6 @@ func sameErr(a, b error) bool {
 	return a.Error() == b.Error() && errors.Is(a, io.EOF) == errors.Is(b, io.EOF)
 }
 
-func BenchmarkRows(b *testing.B) {
-	var buf bytes.Buffer
-	w, _ := NewWriter(&buf, testHeader(), Options{FlushEvery: time.Hour})
-	const n = 1 << 18
-	for k := uint64(0); k < n; k += 1000 {
-		w.Samples(block(0, k, 1000))
-		w.Samples(block(1, k, 1000))
-	}
-	w.Close()
-	data := buf.Bytes()
-	b.SetBytes(int64(len(data)))
-	for b.Loop() {
-		r, _ := NewReader(bytes.NewReader(data))
-		rows := NewRows(r)
-		for {
-			if _, err := rows.Next(); err != nil {
-				break
-			}
-		}
-	}
-	b.ReportMetric(float64(b.N)*n/b.Elapsed().Seconds(), "rows/s")
-}
-
 // refRows is Rows as first written, one queue entry per sample: the
 // reference TestRowsMatchReference holds Rows to.
 type refQueue struct {

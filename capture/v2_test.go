@@ -2,7 +2,6 @@ package capture
 
 import (
 	"bytes"
-	"io"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -302,32 +301,6 @@ func FuzzCountsChunk(f *testing.F) {
 		v, i := make([]units.Volts, n), make([]units.Amps, n)
 		_ = decodeCounts(&d, p, n, v, i)
 	})
-}
-
-// BenchmarkWriterSamples is the writer's CPU per channel-sample (counts
-// check, coding, summaries) for each format, on noisy hub-like counts.
-func BenchmarkWriterSamples(b *testing.B) {
-	for _, ver := range []int{1, 2} {
-		b.Run("format"+string(rune('0'+ver)), func(b *testing.B) {
-			rng := rand.New(rand.NewPCG(1, 1))
-			blk := block(0, 0, 2500)
-			for k := range blk.I {
-				blk.I[k] = units.Amps(float32(float64(400+rng.IntN(40)) * float64(float32(0.0005))))
-			}
-			w, _ := NewWriter(io.Discard, testHeader(), Options{FlushEvery: time.Hour, Version: ver})
-			b.ResetTimer()
-			for k := range b.N {
-				blk.Start = uint64(k) * 2500
-				_ = w.Samples(blk)
-				if k%4 == 3 {
-					_ = w.Flush()
-				}
-			}
-			b.StopTimer()
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*2500), "ns/sample")
-			_ = w.Close()
-		})
-	}
 }
 
 // TestFormat2DamageCostsTheChunk: in a format 2 capture of 30 flushes of

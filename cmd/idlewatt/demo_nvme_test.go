@@ -27,13 +27,19 @@ import (
 // its profile's, the NVMe drive's is the model's deepest APST state (PS4
 // with the link in L1.2), its idle phases lie between PS4 and PS0's idle
 // draw, and the workload raises it.
+//
+// It runs in parallel with the package's other tests: it spends most of its
+// 45 s waiting on the emulated hub's real time. A host too loaded to read
+// promptly makes the SATA drive's DevSlp verdict inconclusive, naming the
+// overloaded host (exit 1); only that is excused.
 func TestDemoNVMe(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("a whole demo run (about 45 s)")
 	}
 	out := filepath.Join(t.TempDir(), "run")
 	so, se, code := run(t, context.Background(), "demo", "--nvme", "--out", out, "--quiet")
-	if code != 0 {
+	if code != 0 && !(code == 1 && strings.Contains(so, "overloaded host")) {
 		t.Fatalf("demo --nvme: exit %d\n%s\n%s", code, so, lastLines(se, 5))
 	}
 	var rep struct {
@@ -162,6 +168,7 @@ func TestDemoNVMe(t *testing.T) {
 }
 
 func TestDemoNVMeUnknownProfile(t *testing.T) {
+	t.Parallel()
 	_, se, code := run(t, context.Background(), "demo", "--nvme=nope", "--out", filepath.Join(t.TempDir(), "run"), "--quiet")
 	if code != 2 || !strings.Contains(se, `--nvme: no simulated NVMe profile "nope"`) || !strings.Contains(se, "980pro-1tb") {
 		t.Errorf("exit %d: %s", code, se)

@@ -16,6 +16,7 @@ import (
 // detected state intervals in state.parquet (rows read back with Arrow's
 // reader).
 func TestExportParquetStates(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "review.iwcap")
 	if err := synthcap.Write(path, synthcap.Review(2*time.Minute, 1000, 0)); err != nil {

@@ -22,6 +22,7 @@ import (
 // different levels (PS0, PS3 and PS4 with the link in L1.2), so a setting
 // that does not reach the drive fails.
 func TestIdleEmulatedNVMe(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs idle for about 6 s")
 	}

@@ -397,8 +397,19 @@ func TestSignalMidAnalysisWritesNothing(t *testing.T) {
 			if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 				t.Fatal(err)
 			}
-			err := cmd.Wait()
+			// signalDeadline is a hang guard (10× the 1 s goal), not a
+			// timing check: how long the exit took is only logged.
+			waited := make(chan error, 1)
+			go func() { waited <- cmd.Wait() }()
+			var err error
+			select {
+			case err = <-waited:
+			case <-time.After(signalDeadline):
+				cmd.Process.Kill()
+				t.Fatalf("still running %v after SIGINT", signalDeadline)
+			}
 			took := time.Since(sent)
+			t.Logf("exit after %v", took.Round(time.Millisecond))
 			code := 0
 			var ee *exec.ExitError
 			if errors.As(err, &ee) {
@@ -407,7 +418,7 @@ func TestSignalMidAnalysisWritesNothing(t *testing.T) {
 			if code == 0 {
 				t.Fatalf("finished before the signal (the capture is too short for this machine):\n%s", out)
 			}
-			if code != 1 || !strings.Contains(out.String(), "interrupted by SIGINT") || took > signalDeadline {
+			if code != 1 || !strings.Contains(out.String(), "interrupted by SIGINT") {
 				t.Errorf("exit %d after %v, want 1 with \"interrupted by SIGINT\":\n%s", code, took, out)
 			}
 			if strings.Contains(out.String(), "capture incomplete") {

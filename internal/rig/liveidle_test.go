@@ -13,6 +13,7 @@ import (
 // until the noisy drive's active idle is known to ±0.5 % (95 %), and the
 // report's interval, over all the run's quiet time, is within it.
 func TestActiveIdleRunsUntilResolved(t *testing.T) {
+	t.Parallel() // the emulator runs in real time: most of the test is waiting
 	if testing.Short() {
 		t.Skip("end-to-end run on the emulator")
 	}

@@ -79,9 +79,13 @@ func (s *recSink) snapshot() (events []meter.Event, marks []meter.MarkEcho, n ui
 	return append([]meter.Event(nil), s.events...), append([]meter.MarkEcho(nil), s.marks...), s.samples[0]
 }
 
+// waitFor polls cond until it holds. Its minute is a hang guard, not a
+// timing check: what the tests wait for (the first samples, an echo, a
+// second of samples) takes well under two seconds on an idle machine; the
+// old 5 s left too little room on a 2-core machine at load 10 and more.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)

@@ -52,7 +52,8 @@ func streamFor(t *testing.T, h *hub.Hub, cfg meter.StreamConfig, sink meter.Sink
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- h.Stream(ctx, cfg, sink) }()
-	deadline := time.Now().Add(20 * time.Second)
+	// A hang guard, not a timing check: the states wanted take seconds.
+	deadline := time.Now().Add(time.Minute)
 	for !want() && time.Now().Before(deadline) {
 		select {
 		case err := <-done:

@@ -3,6 +3,8 @@ package ppk2_test
 import (
 	"context"
 	"math"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -11,37 +13,80 @@ import (
 	"github.com/idlewatt/idlewatt/meter/ppk2/ppk2emu"
 )
 
+// offAmps: a sample below it was taken with the DUT off (0 A through the
+// converter's quantisation; the DUT draws 12.5 mA).
+const offAmps = 1e-4
+
 type sink struct {
+	mu     sync.Mutex
 	n      int
-	sum    float64
+	i      map[uint64]float64 // current by output index
 	v      float64
 	next   uint64
 	broken string
 	gaps   []meter.Gap
 	marks  int
 	events []meter.Event
+	zeros  atomic.Int64 // samples below offAmps (DUT off)
 }
 
 func (s *sink) Samples(b *meter.Block) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.i == nil {
+		s.i = map[uint64]float64{}
+	}
 	if b.Start != s.next && s.broken == "" {
 		s.broken = "samples do not follow"
 	}
 	s.next = b.Start + uint64(b.Len())
 	for k := range b.I {
-		s.sum += float64(b.I[k])
+		s.i[b.Start+uint64(k)] = float64(b.I[k])
+		if math.Abs(float64(b.I[k])) < offAmps {
+			s.zeros.Add(1)
+		}
 		s.v = float64(b.V[k])
 	}
 	s.n += b.Len()
 	return nil
 }
 func (s *sink) Gap(g meter.Gap) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.next = g.Start + g.Count
 	s.gaps = append(s.gaps, g)
 	return nil
 }
-func (s *sink) Mark(meter.MarkEcho) error { s.marks++; return nil }
-func (s *sink) Event(e meter.Event) error { s.events = append(s.events, e); return nil }
+func (s *sink) Mark(meter.MarkEcho) error { s.mu.Lock(); s.marks++; s.mu.Unlock(); return nil }
+func (s *sink) Event(e meter.Event) error {
+	s.mu.Lock()
+	s.events = append(s.events, e)
+	s.mu.Unlock()
+	return nil
+}
 
+// hangGuard bounds a wait for something the emulator does in real time. It
+// is a guard against a hang, not a timing check: the bound is a minute where
+// an idle machine takes well under a second, so only a test that would
+// never finish fails on it.
+const hangGuard = time.Minute
+
+// waitUntil polls cond until it holds, failing the test after hangGuard.
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(hangGuard); !cond(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("still waiting for %s after %v", what, hangGuard)
+		}
+	}
+}
+
+// TestDriverAgainstEmulator streams the emulated PPK2 past an injected drop
+// of 17 raw samples, switches the DUT off, and streams on until the 0 A
+// samples arrive. Every wait is for an event (a frame count, the samples of
+// the power-off), never for a time, so a loaded machine only makes it
+// slower: the mean is taken over the samples before the power-off event's
+// index, which the driver stamps before the command leaves.
 func TestDriverAgainstEmulator(t *testing.T) {
 	emu, err := ppk2emu.New(ppk2emu.Options{
 		Drive: meter.ConstantDrive{V5: 3.3, I5: 0.0125},
@@ -63,11 +108,8 @@ func TestDriverAgainstEmulator(t *testing.T) {
 	}
 	defer p.Close()
 	// The emulator handles commands asynchronously: wait for the last one.
-	st := emu.State()
-	for wait := time.Now().Add(5 * time.Second); !st.DUTOn && time.Now().Before(wait); st = emu.State() {
-		time.Sleep(5 * time.Millisecond)
-	}
-	if st.Mode != 2 || st.VDD != 3300 || !st.DUTOn {
+	waitUntil(t, "the emulator to switch the DUT on", func() bool { return emu.State().DUTOn })
+	if st := emu.State(); st.Mode != 2 || st.VDD != 3300 || !st.DUTOn {
 		t.Fatalf("emulator state after open: %+v", st)
 	}
 	if p.Metadata().GS[0] != 1 || p.Info().Channels[0].Rail != meter.Rail3V3 {
@@ -79,14 +121,14 @@ func TestDriverAgainstEmulator(t *testing.T) {
 	s := &sink{}
 	done := make(chan error, 1)
 	go func() { done <- p.Stream(ctx, meter.StreamConfig{Rate: 10_000}, s) }()
-	deadline := time.Now().Add(20 * time.Second)
-	for p.Stats().Frames < 40_000 && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
+	waitUntil(t, "40 000 raw samples", func() bool { return p.Stats().Frames >= 40_000 })
+	if s.zeros.Load() != 0 {
+		t.Fatalf("%d samples read 0 A with the DUT on", s.zeros.Load())
 	}
 	if err := p.SetPortPower(ctx, 1, false); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(50 * time.Millisecond)
+	waitUntil(t, "the samples of the DUT switched off", func() bool { return s.zeros.Load() >= 10 })
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)
@@ -102,24 +144,41 @@ func TestDriverAgainstEmulator(t *testing.T) {
 		t.Fatalf("%d samples, V %v", s.n, s.v)
 	}
 	var power, logic bool
+	var off uint64
 	for _, e := range s.events {
-		power = power || (e.Kind == meter.EventPortPower && e.Value == 0)
+		if e.Kind == meter.EventPortPower && e.Value == 0 {
+			power, off = true, e.Index
+		}
 		logic = logic || (e.Kind == meter.EventLogic && e.Value == 0x80)
 	}
 	if !power || !logic {
 		t.Fatalf("events %+v", s.events)
 	}
-	for wait := time.Now().Add(5 * time.Second); emu.State().DUTOn && time.Now().Before(wait); {
-		time.Sleep(5 * time.Millisecond)
-	}
 	if emu.State().DUTOn {
 		t.Fatal("DUT still on after SetPortPower(false)")
 	}
-	// The mean is dominated by the powered samples: 12.5 mA within
-	// quantisation, except for the tail after power-off (0 A).
-	mean := s.sum / float64(s.n)
-	if math.Abs(mean-0.0125) > 0.0125*0.2 {
-		t.Fatalf("mean %v A, want about 12.5 mA", mean)
+	// Every sample before the power-off event was taken with the DUT on:
+	// 12.5 mA within the converter's quantisation; those after it read 0 A
+	// once the emulator has switched (the samples already in flight were
+	// taken on).
+	var sum float64
+	var on, zerosBefore int
+	for idx, i := range s.i {
+		if idx < off {
+			sum += i
+			on++
+			if math.Abs(i) < offAmps {
+				zerosBefore++
+			}
+		}
+	}
+	if on < 3000 || zerosBefore != 0 {
+		t.Fatalf("%d samples before the power-off at index %d, %d of them 0 A", on, off, zerosBefore)
+	}
+	mean := sum / float64(on)
+	t.Logf("mean %.6f mA over the %d samples before the power-off at index %d; %d samples after", 1e3*mean, on, off, s.n-on)
+	if math.Abs(mean-0.0125) > 0.0125*0.01 {
+		t.Fatalf("mean %v A with the DUT on, want 12.5 mA ± 1 %%", mean)
 	}
 }
 

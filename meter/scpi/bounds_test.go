@@ -5,7 +5,6 @@ import (
 	"errors"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/meter/scpi"
@@ -18,7 +17,7 @@ import (
 // voltage beyond the bounds.
 func TestRailVoltageBounds(t *testing.T) {
 	emu := startEmu(t, scpiemu.Options{Current: 0.1, Voltage: 0})
-	_, err := scpi.Open(emu.Path(), scpi.Options{Array: true, Timeout: 500 * time.Millisecond})
+	_, err := scpi.Open(emu.Path(), scpi.Options{Array: true, Timeout: replyTimeout})
 	if !errors.Is(err, meter.ErrCalibration) || !strings.Contains(err.Error(), "read 0 V outside 0.5–100 V") {
 		t.Fatalf("array mode at 0 V: %v", err)
 	}
@@ -33,7 +32,7 @@ func TestRailVoltageBounds(t *testing.T) {
 // in a row end the stream.
 func TestImplausibleReadingIsAGap(t *testing.T) {
 	emu := startEmu(t, scpiemu.Options{Current: 1000, Voltage: 5})
-	in, err := scpi.Open(emu.Path(), scpi.Options{Timeout: 200 * time.Millisecond})
+	in, err := scpi.Open(emu.Path(), scpi.Options{Timeout: replyTimeout})
 	if err != nil {
 		t.Fatal(err)
 	}

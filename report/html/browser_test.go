@@ -50,7 +50,9 @@ type browserPage struct {
 	requests []string
 	pageURL  string
 	// LoadMs is the test's own time from navigation to the page's ready
-	// flag; ReadyMs the page's performance.now() when it was ready.
+	// flag; ReadyMs the page's performance.now() when it was ready. Both
+	// are logged (and measured by TestBrowserTiming), never asserted: they
+	// depend on the machine's load.
 	LoadMs, ReadyMs float64
 }
 
@@ -76,7 +78,10 @@ func openInBrowser(t testing.TB, htmlPath string) *browserPage {
 	}
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelC := chromedp.NewContext(actx)
-	ctx, cancelT := context.WithTimeout(ctx, 60*time.Second)
+	// A hang guard for the whole session (Chromium's start, the load and
+	// every check), not a timing check: a few seconds on an idle machine,
+	// so only a page or browser that never answers reaches it.
+	ctx, cancelT := context.WithTimeout(ctx, 3*time.Minute)
 	t.Cleanup(func() { cancelT(); cancelC(); cancelA() })
 	b := &browserPage{ctx: ctx, pageURL: (&url.URL{Scheme: "file", Path: htmlPath}).String()}
 	err := chromedp.Listen(ctx, func(ev any) {
@@ -393,7 +398,7 @@ func TestBrowserTiming(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		start := time.Now()
+		start := time.Now() // a measurement to log; nothing is asserted on it
 		var rep *analysis.Report
 		_, path, rep, _ = synthReport(t, d, 10000)
 		t.Logf("%v capture, %d drives, generated and reported in %v", d, len(rep.Drives), time.Since(start).Round(time.Millisecond))
