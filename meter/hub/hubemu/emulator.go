@@ -98,6 +98,9 @@ type Faults struct {
 	// Path vanishes; a new pty appears at Path when the link returns, the
 	// hub still streaming and counting.
 	Reenumerate bool
+	// Inject sends hostile frames mid-stream, each once (inject.go): a good
+	// CRC around a payload the protocol does not allow.
+	Inject []Injection
 }
 
 func (o *Options) validate() error {
@@ -184,7 +187,7 @@ func (o *Options) validate() error {
 	if o.Format != 0 && (hub.FormatWidth(o.Format) == 0 || o.Formats&(1<<(o.Format-1)) == 0) {
 		return fmt.Errorf("hubemu: sample format %d (1 = 16-bit, 2 = 20-bit, 3 = packed 20-bit; one of the format mask)", o.Format)
 	}
-	return nil
+	return o.validateInject()
 }
 
 // Emulator serves the hub protocol on a pseudo-terminal, like
