@@ -350,6 +350,10 @@ func CreateInPlace(path string, o Options) (*os.File, error) {
 	}
 	tmp, err := createTemp(path)
 	if err != nil {
+		var errno unix.Errno
+		if errors.As(err, &errno) {
+			err = &fs.PathError{Op: "open", Path: path, Err: errno} // as opening path itself would say
+		}
 		return nil, err
 	}
 	fail := func(err error) (*os.File, error) {

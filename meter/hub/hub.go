@@ -822,19 +822,27 @@ func (h *Hub) Stream(ctx context.Context, cfg meter.StreamConfig, sink meter.Sin
 		st.dec.retx = st.dec.ring > 0
 		st.mu.Unlock()
 	}
-	rep, err := h.command(ctx, TypeStart, start.Append(nil))
-	if err != nil {
-		return err
-	}
-	if err := h.started(st, rep); err != nil {
-		return err
-	}
-	go h.resender(st)
 	stop := func() {
 		sctx, cancel := context.WithTimeout(context.Background(), h.opts.Timeout)
 		defer cancel()
 		h.command(sctx, TypeStop, nil) //nolint:errcheck // best effort: the stream is over either way
 	}
+	rep, err := h.command(ctx, TypeStart, start.Append(nil))
+	if err != nil {
+		if ctx.Err() != nil {
+			// Done before the ACK came back (a signal at once): the
+			// stream ends as any stream ends on ctx, and the hub, which
+			// may have started, is stopped.
+			stop()
+			return nil
+		}
+		return err
+	}
+	if err := h.started(st, rep); err != nil {
+		stop()
+		return err
+	}
+	go h.resender(st)
 	tick := time.NewTicker(h.opts.StallTimeout / 4)
 	defer tick.Stop()
 	for {
