@@ -83,7 +83,7 @@ func busy(path string, o Options) error {
 	case pid > 0:
 		who = fmt.Sprintf("PID %d", pid)
 	}
-	return refuse(path, ErrBusy, "is being written in place by %s (a capture being recorded, or a truth log); refusing to replace it (%s does not change this: wait for it to end, or choose another name)", who, o.flag())
+	return refuse(path, ErrBusy, "is being written in place by %s: a capture being recorded, or a truth log; refusing to replace it (%s does not change this: wait for it to end, or choose another name)", who, o.flag())
 }
 
 // FlockHolder returns the PID (and command name, when readable) of a
