@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/idlewatt/idlewatt/hostclock"
+	"github.com/idlewatt/idlewatt/internal/outfile"
 	"github.com/idlewatt/idlewatt/internal/testlong"
 	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/units"
@@ -815,4 +816,64 @@ func TestRowsMergeChannels(t *testing.T) {
 	if !reflect.DeepEqual(all, want) {
 		t.Fatalf("rows %+v, want %+v", all, want)
 	}
+}
+
+// A capture whose name is taken from under the recording (rm, or a
+// rename over it by a program that ignores the lock) makes Close fail with
+// ErrReplaced: the recording must not claim samples that are no longer
+// under its name.
+func TestCloseSaysCaptureReplaced(t *testing.T) {
+	for _, how := range []string{"removed", "replaced"} {
+		t.Run(how, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "c.iwcap")
+			w, err := Create(p, testHeader(), Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := w.Samples(&meter.Block{Channel: 0, Start: 0, V: []units.Volts{5}, I: []units.Amps{0.1}}); err != nil {
+				t.Fatal(err)
+			}
+			if how == "removed" {
+				err = os.Remove(p)
+			} else {
+				err = os.WriteFile(p+".new", []byte("other"), 0o644)
+				if err == nil {
+					err = os.Rename(p+".new", p)
+				}
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := w.Close(); !errors.Is(err, ErrReplaced) || !strings.Contains(err.Error(), how) {
+				t.Fatalf("Close = %v, want ErrReplaced saying it was %s", err, how)
+			}
+		})
+	}
+}
+
+// A capture being written is locked: a second Create onto it, with or
+// without Overwrite, is refused (outfile.ErrBusy) and the first keeps its
+// file; once the first is closed, Overwrite replaces it.
+func TestCreateRefusesCaptureBeingWritten(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "c.iwcap")
+	w, err := Create(p, testHeader(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ow := range []bool{false, true} {
+		if _, err := Create(p, testHeader(), Options{Overwrite: ow}); !errors.Is(err, outfile.ErrBusy) {
+			t.Errorf("second Create (overwrite %v): %v, want ErrBusy", ow, err)
+		}
+	}
+	if err := w.Samples(&meter.Block{Channel: 0, Start: 0, V: []units.Volts{5}, I: []units.Amps{0.1}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatalf("the first capture: %v", err)
+	}
+	w2, err := Create(p, testHeader(), Options{Overwrite: true})
+	if err != nil {
+		t.Fatalf("after Close: %v", err)
+	}
+	w2.Close()
 }

@@ -87,10 +87,19 @@ type run struct {
 	v, i  []float32
 }
 
+// ErrReplaced: the capture's name no longer names the file the Writer
+// wrote (a program that ignores the capture's lock removed, renamed or
+// replaced it while it was recorded). What was recorded is not where the
+// caller will look for it.
+var ErrReplaced = errors.New("capture removed or replaced while it was recorded")
+
 // Create makes a new capture file at path and writes its header. It fails
 // if path exists, unless opt.Overwrite is set, and never writes through a
 // symbolic link or over one of opt.Inputs. The capture is written in place
 // (no temporary file): it must be readable under its name after kill -9.
+// It is locked while the Writer is open (outfile.CreateInPlace): another
+// idlewatt that would write it — a second record, with or without
+// --overwrite — is refused with outfile.ErrBusy, naming this process.
 func Create(path string, h Header, opt Options) (*Writer, error) {
 	f, err := outfile.CreateInPlace(path, outfile.Options{Overwrite: opt.Overwrite, Inputs: opt.Inputs})
 	if err != nil {
@@ -643,11 +652,32 @@ func (w *Writer) Close() error {
 	<-w.done
 	err := w.flush(true, true)
 	if w.file != nil {
+		if err == nil {
+			err = w.stillNamed()
+		}
 		if cerr := w.file.Close(); err == nil && cerr != nil {
 			err = fmt.Errorf("capture %s: %w", w.name, cerr)
 		}
 	}
 	return err
+}
+
+// stillNamed checks that the capture's name still names the file written.
+func (w *Writer) stillNamed() error {
+	fi, err := w.file.Stat()
+	if err != nil {
+		return nil // cannot tell; the close will say if the file is bad
+	}
+	li, err := os.Lstat(w.name)
+	if err == nil && os.SameFile(fi, li) {
+		return nil
+	}
+	what := "removed"
+	if err == nil {
+		what = "replaced by another file"
+	}
+	return fmt.Errorf("%w: capture %s was %s while it was being recorded (by a program that ignores its lock); the %d samples recorded are not under that name",
+		ErrReplaced, w.name, what, w.samples)
 }
 
 // Written returns the number of bytes handed to the file so far.

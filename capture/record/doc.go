@@ -13,6 +13,10 @@
 // A meter replaying a recorded stream (Options.Replayed) gets neither: it
 // has no host clock to mark, and its Stats are read once, at the end.
 // Close stops the stream, writes the final Stats and closes the capture.
+// A meter that counts the frames it refused by kind (RefusalCounter: the
+// hub) has them written into the capture as a "meter-refused" note
+// whenever they change, and in Result.RefusedBy; Totals.Span is the
+// stream's length on the meter's clock.
 //
 // # Progress
 //

@@ -49,6 +49,19 @@ type Options struct {
 	Replayed bool
 }
 
+// RefusalCounter is a meter that counts the frames it refused, by kind
+// (the hub driver: a good CRC, a payload it cannot use). The recording
+// writes the counts into the capture as a note, "meter-refused" and their
+// JSON ({"event":1,"mark_echo":2}), whenever they change (at each
+// MarkInterval, and at Close), and Result.RefusedBy has the last.
+type RefusalCounter interface {
+	RefusedBy() map[string]uint64
+}
+
+// RefusedNote is the prefix of the capture note holding a meter's refused
+// frames by kind (docs/capture-format.md § State).
+const RefusedNote = "meter-refused"
+
 // Errors of Start, for callers that word them their own way (errors.Is).
 var (
 	// ErrResolve wraps the meter's refusal of the stream (meter.Resolve).
@@ -103,6 +116,7 @@ type Recorder struct {
 	stats    meter.Stats // as of the last tick
 	markErrs uint64
 	closed   bool
+	refused  string // the last meter-refused note written ("" none)
 }
 
 // Start resolves, creates the capture and starts streaming m into it until
@@ -179,7 +193,36 @@ func (r *Recorder) tick() {
 		if r.obs != nil {
 			r.obs.Stats(st)
 		}
+		if _, err := r.noteRefused(); err != nil {
+			return
+		}
 	}
+}
+
+// noteRefused writes the meter's refused frames by kind as a capture note
+// when they changed since the last one, and returns them.
+func (r *Recorder) noteRefused() (map[string]uint64, error) {
+	rc, ok := r.m.(RefusalCounter)
+	if !ok {
+		return nil, nil
+	}
+	by := rc.RefusedBy()
+	if len(by) == 0 {
+		return nil, nil
+	}
+	b, err := json.Marshal(by) // keys sorted: equal counts, equal text
+	if err != nil {
+		return by, err
+	}
+	note := RefusedNote + " " + string(b)
+	r.mu.Lock()
+	same := note == r.refused
+	r.refused = note
+	r.mu.Unlock()
+	if same {
+		return by, nil
+	}
+	return by, r.State(capture.StateEvent{Host: hostclock.Now(), Kind: capture.StateNote, Value: note})
 }
 
 // Header is the capture's header as written.
@@ -220,9 +263,12 @@ func (r *Recorder) IO(evs ...capture.IOEvent) error { return r.w.IO(evs...) }
 // Result is how a recording went.
 type Result struct {
 	Totals
-	Stats     meter.Stats // the meter's final counters
-	StreamErr error       // the stream's failure (nil when it ended on ctx or at the end of a recording)
-	WriteErr  error       // the final Stats record's or the capture's Close failure
+	Stats meter.Stats // the meter's final counters
+	// RefusedBy splits Stats.Refused by kind (a RefusalCounter meter's;
+	// nil when none was refused or the meter does not say).
+	RefusedBy map[string]uint64
+	StreamErr error // the stream's failure (nil when it ended on ctx or at the end of a recording)
+	WriteErr  error // the final Stats record's or the capture's Close failure
 }
 
 // Close stops the stream (if it still runs), records the final Stats and
@@ -243,6 +289,10 @@ func (r *Recorder) Close() Result {
 		r.obs.Stats(res.Stats)
 	}
 	res.WriteErr = r.w.Stats(res.Stats)
+	by, err := r.noteRefused()
+	if res.RefusedBy = by; res.WriteErr == nil {
+		res.WriteErr = err
+	}
 	if err := r.w.Close(); res.WriteErr == nil {
 		res.WriteErr = err
 	}

@@ -25,6 +25,33 @@ type Totals struct {
 	Disconnects uint64
 	Down        time.Duration
 	DownNow     time.Duration
+	// The sample indices the recording covers, samples and gaps alike:
+	// [FirstIndex, EndIndex) on the meter's clock, Covered false while
+	// nothing has arrived. Span is their length in seconds at a rate.
+	FirstIndex, EndIndex uint64
+	Covered              bool
+}
+
+// Span is the length of the stream recorded, in seconds of the meter's
+// clock at rate: the indices from the first sample (or gap) to the end of
+// the last, gaps included; 0 when nothing was recorded.
+func (t Totals) Span(rate float64) float64 {
+	if !t.Covered || rate <= 0 {
+		return 0
+	}
+	return float64(t.EndIndex-t.FirstIndex) / rate
+}
+
+// cover widens the indices covered by [start, start+n). Call with mu held.
+func (t *Totals) cover(start, n uint64) {
+	if n == 0 {
+		return
+	}
+	if !t.Covered {
+		t.FirstIndex, t.EndIndex, t.Covered = start, start+n, true
+		return
+	}
+	t.FirstIndex, t.EndIndex = min(t.FirstIndex, start), max(t.EndIndex, start+n)
 }
 
 // PortPower is one port's mean power over a progress interval.
@@ -83,6 +110,7 @@ func (s *sink) Samples(b *meter.Block) error {
 	sum := b.PowerSum()
 	s.mu.Lock()
 	s.t.Samples += uint64(len(b.V))
+	s.t.cover(b.Start, uint64(len(b.V)))
 	if b.Channel >= 0 && b.Channel < len(s.pSum) {
 		s.pSum[b.Channel] += sum
 		s.pN[b.Channel] += uint64(min(len(b.V), len(b.I)))
@@ -95,6 +123,7 @@ func (s *sink) Gap(g meter.Gap) error {
 	s.mu.Lock()
 	s.t.Gaps++
 	s.t.Lost += g.Count
+	s.t.cover(g.Start, g.Count)
 	s.lostBy[g.Reason] += g.Count
 	s.mu.Unlock()
 	if s.obs != nil {

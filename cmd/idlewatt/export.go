@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -139,6 +140,10 @@ func parseOffset(cmd *cobra.Command, flag string) (time.Duration, bool, error) {
 
 // exportParquet writes the capture and its report as Parquet into dir.
 func exportParquet(cmd *cobra.Command, path, dir string) error {
+	oo := outOptions(cmd, "", path)
+	if err := checkParquetOut(dir, oo); err != nil {
+		return err
+	}
 	if err := requireSamples(cmd.Context(), cmd, "export", path); err != nil {
 		return err
 	}
@@ -155,7 +160,6 @@ func exportParquet(cmd *cobra.Command, path, dir string) error {
 		return inputErr(err)
 	}
 	host, _ := os.Hostname()
-	oo := outOptions(cmd, "", path)
 	if err := pqexport.Write(path, rep, dir, pqexport.Options{Overwrite: oo.Overwrite, Host: host}); err != nil {
 		if errors.Is(err, outfile.ErrRefused) {
 			return usageErr("export: --parquet %v", err)
@@ -166,5 +170,34 @@ func exportParquet(cmd *cobra.Command, path, dir string) error {
 		fmt.Fprintf(cmd.ErrOrStderr(), "export: note: %s\n", n)
 	}
 	cmd.Printf("%s\n", dir)
+	return nil
+}
+
+// checkParquetOut refuses, before the capture is read, every output
+// exportParquet would refuse on the way: DIR a symbolic link or not a
+// directory; an existing DIR without --overwrite; and, with it, any of
+// the four member files that is a symbolic link, not a regular file, one
+// of the inputs (a hard link to the capture included) or a file another
+// process is writing in place. pqexport.Write checks each member again as
+// it writes it; without this, the members before a refused one were
+// already replaced when the refusal came.
+func checkParquetOut(dir string, oo outfile.Options) error {
+	if err := outfile.CheckDir(dir); err != nil {
+		return usageErr("export: --parquet %w", err)
+	}
+	if _, err := os.Lstat(dir); err != nil {
+		// A new directory: its parent must exist (os.Mkdir fails after
+		// the whole analysis otherwise).
+		if _, perr := os.Stat(filepath.Dir(dir)); perr != nil {
+			return failErr("export: --parquet %s: %w", dir, perr)
+		}
+		return nil
+	}
+	if !oo.Overwrite {
+		return usageErr("export: --parquet %s exists: %w (--overwrite replaces its Parquet files)", dir, outfile.ErrRefused)
+	}
+	if err := outfile.CheckAll(dir, pqexport.Files, oo); err != nil {
+		return usageErr("export: --parquet %w", err)
+	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -101,14 +102,25 @@ type recordResult struct {
 	// Recovered: samples the hub sent again on request (protocol v2
 	// RESEND) that would otherwise have been lost; Refused: good-CRC frames
 	// the driver could not use (dropped, never samples).
-	Recovered    uint64  `json:"samples_recovered"`
-	Refused      uint64  `json:"frames_refused"`
-	BadLines     uint64  `json:"bad_lines"`
-	FirstBadLine uint64  `json:"first_bad_line,omitempty"`
-	FirstBadByte uint64  `json:"first_bad_byte,omitempty"`
-	DownS        float64 `json:"down_s"`
-	ElapsedS     float64 `json:"elapsed_s"`
-	Stopped      string  `json:"stopped"` // "duration", "interrupted", "end of stream", "error"
+	Recovered    uint64 `json:"samples_recovered"`
+	Refused      uint64 `json:"frames_refused"`
+	BadLines     uint64 `json:"bad_lines"`
+	FirstBadLine uint64 `json:"first_bad_line,omitempty"`
+	FirstBadByte uint64 `json:"first_bad_byte,omitempty"`
+	// RefusedBy splits frames_refused by kind (the hub: "event",
+	// "mark_echo", "channel_mask", …; docs/hub-protocol.md).
+	RefusedBy map[string]uint64 `json:"frames_refused_by_kind,omitempty"`
+	DownS     float64           `json:"down_s"`
+	// StreamS is the length of the stream recorded on the meter's clock:
+	// its first sample index (or gap) to the end of its last, gaps
+	// included, over the rate. DurationS is what --duration asked (0:
+	// until interrupted, or a replay, which --duration does not bound);
+	// ElapsedS the wall time from opening the meter to closing the
+	// capture (connecting, START and the end-of-stream drain included).
+	StreamS   float64 `json:"stream_s"`
+	DurationS float64 `json:"duration_s"`
+	ElapsedS  float64 `json:"elapsed_s"`
+	Stopped   string  `json:"stopped"` // "duration", "interrupted", "end of stream", "error"
 }
 
 func runRecord(cmd *cobra.Command, args []string) error {
@@ -175,6 +187,7 @@ func runRecord(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
+	start := time.Now() // the wall time reported runs from here to the capture's close
 	m, replayed, err := openMeterCtx(cmd, kind, port, mopts)
 	if err != nil {
 		return err
@@ -209,14 +222,17 @@ func runRecord(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return recordStartErr(err)
 	}
-	start := time.Now()
 	stopProgress := record.ReportProgress(cmd.ErrOrStderr(), rec.Progress, record.ProgressOptions{
 		Label: "record", Total: dur, Replayed: replayed, InPlace: isTerminal(cmd.ErrOrStderr())})
 	<-rec.Done()
 	stopProgress()
 	fin := rec.Close()
 	obs.Flush(fin.Stats) // the textfile ends with the final figures
-	return printRecord(cmd, recordResultOf(out, kind, replayed, rec, fin, start), fin, dur)
+	res := recordResultOf(out, kind, replayed, rec, fin, start)
+	if !replayed {
+		res.DurationS = dur.Seconds()
+	}
+	return printRecord(cmd, res, fin, dur)
 }
 
 // recordStartErr words a failure to start recording.
@@ -242,8 +258,9 @@ func recordResultOf(out, kind string, replayed bool, rec *record.Recorder, fin r
 	res.Disconnects, res.DownS, res.LostBy = t.Disconnects, t.Down.Seconds(), t.LostBy
 	res.CRCErrors = st.CRCErrors
 	res.Duplicates, res.Restarts, res.BadLines = st.Duplicates, st.Restarts, st.BadLines
-	res.Recovered, res.Refused = st.Recovered, st.Refused
+	res.Recovered, res.Refused, res.RefusedBy = st.Recovered, st.Refused, fin.RefusedBy
 	res.FirstBadLine, res.FirstBadByte = st.FirstBadLine, st.FirstBadByte
+	res.StreamS = t.Span(res.RateHz)
 	return res
 }
 
@@ -251,8 +268,15 @@ func recordResultOf(out, kind string, replayed bool, rec *record.Recorder, fin r
 // returns the command's error.
 func printRecord(cmd *cobra.Command, res recordResult, fin record.Result, dur time.Duration) error {
 	out := res.Capture
+	cause := context.Cause(cmd.Context())
+	serr, werr := fin.StreamErr, fin.WriteErr
+	if serr != nil && cmd.Context().Err() != nil && (errors.Is(serr, context.Canceled) || errors.Is(serr, errInterrupted)) {
+		// The signal cancelled a command in flight (a START: "context
+		// canceled"): the recording was interrupted, not broken.
+		serr = nil
+	}
 	switch {
-	case fin.StreamErr != nil:
+	case serr != nil:
 		res.Stopped = "error"
 	case cmd.Context().Err() != nil:
 		res.Stopped = "interrupted"
@@ -261,7 +285,6 @@ func printRecord(cmd *cobra.Command, res recordResult, fin record.Result, dur ti
 	default:
 		res.Stopped = "duration"
 	}
-	serr, werr := fin.StreamErr, fin.WriteErr
 	if serr != nil {
 		if werr != nil && errors.Is(serr, werr) {
 			return failErr("record: %v", serr)
@@ -272,11 +295,16 @@ func printRecord(cmd *cobra.Command, res recordResult, fin record.Result, dur ti
 		return failErr("record: %v", werr)
 	}
 	// A signal is how an open-ended recording (--duration 0) ends; one that
-	// cuts a timed recording short is a failure to record what was asked.
+	// cuts a timed recording short, or comes before the first sample, is a
+	// failure to record what was asked.
 	var short error
-	if res.Stopped == "interrupted" && dur > 0 {
-		short = failErr("record: interrupted after %.1f s of %v (%v); %s is complete up to then",
-			res.ElapsedS, dur, context.Cause(cmd.Context()), out)
+	switch {
+	case res.Stopped != "interrupted":
+	case res.Samples == 0:
+		short = failErr("record: %w before the first sample; %s holds no samples", cause, out)
+	case dur > 0:
+		short = failErr("record: %w after %.1f s of stream of the %v asked (%.1f s wall); %s is complete up to then",
+			cause, res.StreamS, dur, res.ElapsedS, out)
 	}
 	if optBool(cmd, "json", "") {
 		enc := json.NewEncoder(cmd.OutOrStdout())
@@ -287,8 +315,13 @@ func printRecord(cmd *cobra.Command, res recordResult, fin record.Result, dur ti
 		return short
 	}
 	w := cmd.OutOrStdout()
-	fmt.Fprintf(w, "%s: %d samples on %d channels at %g Hz in %.1f s (%s); %d gaps (%d samples lost), %d CRC errors, %d marks",
-		out, res.Samples, res.Channels, res.RateHz, res.ElapsedS, res.Stopped, res.Gaps, res.Lost, res.CRCErrors, res.Marks)
+	asked := ""
+	if res.DurationS > 0 {
+		asked = fmt.Sprintf("; %v asked", dur)
+	}
+	fmt.Fprintf(w, "%s: %d samples on %d channels at %g Hz: %.1f s of stream (the meter's clock%s) in %.1f s wall, meter opened to capture closed (%s); %d gaps (%d samples lost%s), %d CRC errors, %d marks",
+		out, res.Samples, res.Channels, res.RateHz, res.StreamS, asked, res.ElapsedS, res.Stopped,
+		res.Gaps, res.Lost, byReason(res.LostBy), res.CRCErrors, res.Marks)
 	if res.Disconnects > 0 {
 		fmt.Fprintf(w, "; meter disconnected %d× (%.1f s in all), reconnected", res.Disconnects, res.DownS)
 	}
@@ -299,7 +332,7 @@ func printRecord(cmd *cobra.Command, res recordResult, fin record.Result, dur ti
 		fmt.Fprintf(w, "; %d samples recovered by retransmission", res.Recovered)
 	}
 	if res.Refused > 0 {
-		fmt.Fprintf(w, "; %d frames refused", res.Refused)
+		fmt.Fprintf(w, "; %d frames refused%s", res.Refused, byKind(res.RefusedBy))
 	}
 	if res.Duplicates > 0 {
 		fmt.Fprintf(w, "; %d duplicate samples dropped", res.Duplicates)
@@ -310,6 +343,47 @@ func printRecord(cmd *cobra.Command, res recordResult, fin record.Result, dur ti
 	}
 	fmt.Fprintln(w)
 	return short
+}
+
+// byReason is ": 1000 refused, 10 crc" for the samples lost by gap
+// reason, the largest first; "" when none was lost.
+func byReason(lost map[string]uint64) string {
+	var rs []string
+	for r, n := range lost {
+		if n > 0 {
+			rs = append(rs, r)
+		}
+	}
+	if len(rs) == 0 {
+		return ""
+	}
+	slices.SortFunc(rs, func(a, b string) int {
+		if c := cmp.Compare(lost[b], lost[a]); c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
+	})
+	for i, r := range rs {
+		rs[i] = fmt.Sprintf("%d %s", lost[r], r)
+	}
+	return ": " + strings.Join(rs, ", ")
+}
+
+// byKind is " (2 event, 1 mark_echo)" for the frames refused by kind, in
+// name order; "" when the meter does not say.
+func byKind(by map[string]uint64) string {
+	if len(by) == 0 {
+		return ""
+	}
+	ks := make([]string, 0, len(by))
+	for k := range by {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	for i, k := range ks {
+		ks[i] = fmt.Sprintf("%d %s", by[k], k)
+	}
+	return " (" + strings.Join(ks, ", ") + ")"
 }
 
 func isTerminal(w io.Writer) bool {

@@ -278,7 +278,7 @@ func TestRecordSIGTERMClosesCapture(t *testing.T) {
 	if code != exitFailure {
 		t.Fatalf("record after SIGTERM: exit %d, want 1; stderr:\n%s", code, c.stderr.String())
 	}
-	if !strings.Contains(c.stdout.String(), "(interrupted)") || !strings.Contains(c.stderr.String(), "interrupted after") {
+	if !strings.Contains(c.stdout.String(), "(interrupted)") || !strings.Contains(c.stderr.String(), "interrupted by SIGTERM after") {
 		t.Errorf("record after SIGTERM does not say it was interrupted: stdout %q stderr %q", c.stdout.String(), c.stderr.String())
 	}
 	ct := readTail(t, path)

@@ -32,10 +32,19 @@
 //
 // A capture is appended to while it is recorded and must survive kill -9
 // with everything already flushed (docs/capture-format.md): it cannot sit
-// in a temporary file until the end. CreateInPlace applies the same checks
-// and creates the file with O_EXCL|O_NOFOLLOW; with Overwrite an old file
-// is unlinked first (never truncated, so a hard link to it keeps its
-// bytes).
+// in a temporary file until the end. CreateInPlace applies the same checks,
+// creates the file under a temporary name (O_EXCL|O_NOFOLLOW), takes an
+// exclusive flock on it and renames it into place; with Overwrite an old
+// file's name is replaced (never truncated, so a hard link to it keeps its
+// bytes) while its lock is held.
+//
+// # Locks
+//
+// A file written in place stays locked while its *os.File is open: Check
+// refuses it (ErrBusy: "is being written in place by PID N (comm)", from
+// /proc/locks, FlockHolder), with or without Overwrite, so a second
+// recording can never unlink a capture under the first. The kernel drops
+// a flock with its process: a killed writer leaves no stale lock.
 //
 // # Directories
 //

@@ -23,6 +23,9 @@ var (
 	ErrIsInput    = errors.New("output is one of the inputs")
 	ErrNotRegular = errors.New("output is not a regular file")
 	ErrNotEmpty   = errors.New("output directory is not empty")
+	// ErrBusy: the output is a file another process is writing in place
+	// (a capture being recorded): it holds the file's lock (lock.go).
+	ErrBusy = errors.New("output is being written by another process")
 )
 
 // Mode is the permission every output file is created with (before the
@@ -52,7 +55,7 @@ func (o Options) flag() string {
 // Error is a refusal: the path, why, and what the user can do.
 type Error struct {
 	Path string
-	Kind error // ErrExists, ErrSymlink, ErrIsInput, ErrNotRegular, ErrNotEmpty
+	Kind error // ErrExists, ErrSymlink, ErrIsInput, ErrNotRegular, ErrNotEmpty, ErrBusy
 	msg  string
 }
 
@@ -81,7 +84,11 @@ func Check(path string, o Options) error {
 		return refuse(path, ErrSymlink, "is a symbolic link; refusing to write through it (name the file itself; %s does not change this)", o.flag())
 	case !fi.Mode().IsRegular():
 		return refuse(path, ErrNotRegular, "is a %s, not a regular file; refusing to replace it", kindOf(fi.Mode()))
-	case !o.Overwrite:
+	}
+	if err := checkBusy(path, o); err != nil {
+		return err
+	}
+	if !o.Overwrite {
 		return refuse(path, ErrExists, "exists; refusing to replace it (use %s to replace it)", o.flag())
 	}
 	return nil
@@ -178,19 +185,26 @@ func Create(path string, o Options) (*File, error) {
 	if err := Check(path, o); err != nil {
 		return nil, err
 	}
+	f, err := createTemp(path)
+	if err != nil {
+		return nil, err
+	}
+	return &File{path: path, tmp: f, opt: o}, nil
+}
+
+// createTemp creates a new temporary file beside path, O_EXCL|O_NOFOLLOW.
+func createTemp(path string) (*os.File, error) {
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
 	}
-	var f *os.File
 	for range 10 {
 		var rnd [6]byte
 		if _, err := rand.Read(rnd[:]); err != nil {
 			return nil, err
 		}
 		name := filepath.Join(dir, "."+base+".idlewatt-tmp-"+hex.EncodeToString(rnd[:]))
-		var err error
-		f, err = os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, Mode)
+		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, Mode)
 		if errors.Is(err, fs.ErrExist) {
 			continue
 		}
@@ -201,12 +215,9 @@ func Create(path string, o Options) (*File, error) {
 			}
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
-		break
+		return f, nil
 	}
-	if f == nil {
-		return nil, fmt.Errorf("%s: no free temporary name in %s", path, dir)
-	}
-	return &File{path: path, tmp: f, opt: o}, nil
+	return nil, fmt.Errorf("%s: no free temporary name in %s", path, dir)
 }
 
 // Name is the output's final path.
@@ -324,25 +335,60 @@ func WriteFile(path string, data []byte, o Options) error {
 
 // CreateInPlace checks path (see Check) and creates it for writing in
 // place, for files that must be durable while they grow (captures, truth
-// logs). With Overwrite an existing regular file is unlinked first, not
-// truncated. The new file is opened with O_EXCL|O_NOFOLLOW and its
-// directory entry fsynced.
+// logs). The file is locked (flock LOCK_EX) for as long as the returned
+// *os.File is open, so no other idlewatt replaces it meanwhile (ErrBusy,
+// naming the holder's PID); the kernel drops the lock when the process
+// dies, so a crash leaves none behind. The file is created under a
+// temporary name (O_EXCL|O_NOFOLLOW), locked, and renamed into place: it
+// never appears unlocked. Without Overwrite the rename never replaces a
+// file that appeared meanwhile; with it an existing regular file is
+// replaced (never truncated, so a hard link to it keeps its bytes) while
+// this process holds its lock. The directory entry is fsynced.
 func CreateInPlace(path string, o Options) (*os.File, error) {
 	if err := Check(path, o); err != nil {
 		return nil, err
 	}
-	if o.Overwrite {
-		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, Mode)
-	if errors.Is(err, fs.ErrExist) {
-		return nil, refuse(path, ErrExists, "appeared while it was being created; refusing to replace it (use %s to replace it)", o.flag())
-	}
+	tmp, err := createTemp(path)
 	if err != nil {
-		return nil, err // *fs.PathError: names the path
+		var errno unix.Errno
+		if errors.As(err, &errno) {
+			err = &fs.PathError{Op: "open", Path: path, Err: errno} // as opening path itself would say
+		}
+		return nil, err
 	}
+	fail := func(err error) (*os.File, error) {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return nil, err
+	}
+	if err := unix.Flock(int(tmp.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		return fail(fmt.Errorf("%s: lock: %w", path, err))
+	}
+	if o.Overwrite {
+		old, err := lockOld(path, o)
+		if err != nil {
+			return fail(err)
+		}
+		err = os.Rename(tmp.Name(), path)
+		old.Close() // its lock, held while it was replaced
+		if err != nil {
+			return fail(fmt.Errorf("%s: %w", path, err))
+		}
+	} else if err := rename(tmp.Name(), path, o); err != nil {
+		if errors.Is(err, ErrExists) {
+			err = refuse(path, ErrExists, "appeared while it was being created; refusing to replace it (use %s to replace it)", o.flag())
+		}
+		return fail(err)
+	}
+	// The same open file (and lock) under the output's name: os.File.Name
+	// says what the caller created, not the temporary name.
+	fd, err := unix.FcntlInt(tmp.Fd(), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		tmp.Close()
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	tmp.Close()
+	f := os.NewFile(uintptr(fd), path)
 	if err := syncDir(filepath.Dir(path)); err != nil {
 		f.Close()
 		os.Remove(path)

@@ -1,10 +1,14 @@
 package outfile
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
+	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -371,8 +375,8 @@ func TestAppearedMeanwhileNotReplaced(t *testing.T) {
 	noTemp(t, dir)
 }
 
-// CreateInPlace with Overwrite unlinks the old file: a hard link to it
-// keeps the old bytes.
+// CreateInPlace with Overwrite replaces the old file's name, never its
+// bytes: a hard link to it keeps the old bytes.
 func TestCreateInPlaceOverwriteUnlinks(t *testing.T) {
 	dir := t.TempDir()
 	p := seed(t, dir, "c.iwc")
@@ -453,4 +457,99 @@ func TestCheckAll(t *testing.T) {
 	if err := CheckAll(dir, []string{"report.json", "report.md"}, Options{Overwrite: true}); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// A file written in place is locked while it is open: Check and
+// CreateInPlace refuse it (ErrBusy, naming this process), with or without
+// Overwrite, and leave it as it is; once it is closed it may be replaced.
+func TestInPlaceLockedWhileOpen(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "c.iwc")
+	f, err := CreateInPlace(p, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Name() != p {
+		t.Errorf("Name() = %q, want %q", f.Name(), p)
+	}
+	noTemp(t, dir)
+	f.WriteString("recording")
+	want := fmt.Sprintf("is being written in place by PID %d", os.Getpid())
+	for _, o := range []Options{{}, {Overwrite: true}} {
+		for name, try := range map[string]func() error{
+			"Check":         func() error { return Check(p, o) },
+			"CreateInPlace": func() error { _, err := CreateInPlace(p, o); return err },
+			"Create":        func() error { _, err := Create(p, o); return err },
+		} {
+			err := try()
+			if !errors.Is(err, ErrBusy) || !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), want) {
+				t.Errorf("%s (overwrite %v) while it is written: %v, want ErrBusy naming %q", name, o.Overwrite, err, want)
+			}
+		}
+	}
+	mustContain(t, p, "recording")
+	noTemp(t, dir)
+	f.Close()
+	g, err := CreateInPlace(p, Options{Overwrite: true})
+	if err != nil {
+		t.Fatalf("after the writer closed it: %v", err)
+	}
+	g.Close()
+	mustContain(t, p, "")
+}
+
+// TestLockHelperProcess is not a test: TestLockDiesWithItsProcess runs this
+// binary again as a process holding a file written in place.
+func TestLockHelperProcess(t *testing.T) {
+	p := os.Getenv("OUTFILE_TEST_HOLD")
+	if p == "" {
+		t.Skip("helper process for TestLockDiesWithItsProcess")
+	}
+	f, err := CreateInPlace(p, Options{})
+	if err != nil {
+		fmt.Println("error:", err)
+		os.Exit(1)
+	}
+	fmt.Println("held")
+	io.Copy(io.Discard, os.Stdin) //nolint:errcheck // hold until killed
+	f.Close()
+	os.Exit(0)
+}
+
+// TestLockDiesWithItsProcess: another process writing a file in place is
+// named by its PID in the refusal; killed with SIGKILL, it leaves no stale
+// lock: the file can be replaced at once.
+func TestLockDiesWithItsProcess(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "c.iwc")
+	cmd := exec.Command(os.Args[0], "-test.run", "^TestLockHelperProcess$")
+	cmd.Env = append(os.Environ(), "OUTFILE_TEST_HOLD="+p)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	defer cmd.Process.Kill() //nolint:errcheck // gone when the test passes
+	if line, err := bufio.NewReader(stdout).ReadString('\n'); err != nil || line != "held\n" {
+		t.Fatalf("helper: %q, %v", line, err)
+	}
+	_, err = CreateInPlace(p, Options{Overwrite: true})
+	if want := fmt.Sprintf("by PID %d (", cmd.Process.Pid); !errors.Is(err, ErrBusy) || !strings.Contains(err.Error(), want) {
+		t.Fatalf("replacing the helper's file: %v, want ErrBusy naming %q", err, want)
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait() //nolint:errcheck // killed
+	f, err := CreateInPlace(p, Options{Overwrite: true})
+	if err != nil {
+		t.Fatalf("after the holder was killed: %v (a stale lock?)", err)
+	}
+	f.Close()
 }

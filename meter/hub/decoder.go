@@ -134,16 +134,27 @@ type decoder struct {
 	// its host receive time (0 in a replay, and before the first block).
 	lastFirst uint64
 	lastRecv  hostclock.Time
-	stats     *meter.Stats
-	block     meter.Block
-	v         []units.Volts
-	i         []units.Amps
-	s         Samples
-	ev        Event
+	// What a frame is checked against (refuse.go): the link's protocol
+	// version, the hub's ports, the channel mask acknowledged by START (0:
+	// unknown, a recording without it) and the wire mask of the channels
+	// streamed, and t0, the host time the stream began (0 in a replay).
+	version     int
+	ports       int
+	acked, want uint16
+	t0          hostclock.Time
+	// refusedBlock: a sample block was refused since the last live block,
+	// so the gap the next one finds is "refused".
+	refusedBlock bool
+	stats        *meter.Stats
+	block        meter.Block
+	v            []units.Volts
+	i            []units.Amps
+	s            Samples
+	ev           Event
 }
 
 func newDecoder(info meter.Info, cfg meter.StreamConfig, stats *meter.Stats) *decoder {
-	d := &decoder{stats: stats, rate: float64(cfg.Rate)}
+	d := &decoder{stats: stats, rate: float64(cfg.Rate), version: max(info.ProtocolVersion, ProtocolV1), ports: info.Ports}
 	d.link, d.format = &LinkStats{}, Format16
 	n := 0
 	for c := range d.index {
@@ -155,6 +166,7 @@ func newDecoder(info meter.Info, cfg meter.StreamConfig, stats *meter.Stats) *de
 		d.lsbV[c], d.lsbI[c] = float64(ch.VoltLSB), float64(ch.CurrentLSB)
 		if slices.Contains(cfg.Ports, ch.Port) {
 			d.index[c] = n
+			d.want |= 1 << c
 			n++
 		}
 	}
@@ -163,15 +175,59 @@ func newDecoder(info meter.Info, cfg meter.StreamConfig, stats *meter.Stats) *de
 }
 
 // gapReason names the cause of a gap found now: "lost" is refined to
-// "disconnect" after an outage and to the caller's reason ("crc").
+// "disconnect" after an outage, to "refused" after a refused sample block,
+// and to the caller's reason ("crc").
 func (d *decoder) gapReason(reason string) string {
 	switch {
 	case reason == "lost" && d.outage:
 		return "disconnect"
+	case reason == "lost" && d.refusedBlock:
+		return "refused"
 	case reason == "lost" && d.reason != "":
 		return d.reason
 	}
 	return reason
+}
+
+// handle decodes one frame of the stream received at host time now:
+// SAMPLES, SAMPLES2, EXPIRED, EVENT, MARK_ECHO (sent: the MARK's host time,
+// recv: when the echo's bytes arrived; 0 in a replay), a NAK of RESEND, or
+// a type this host does not know. A frame it cannot use is refused and
+// counted (refuse.go), never an error: an error is the sink's, and ends
+// the stream.
+func (d *decoder) handle(t Type, p []byte, now, sent, recv hostclock.Time, sink meter.Sink) error {
+	switch t {
+	case TypeSamples:
+		d.link.LiveBytes += uint64(len(p) + frameOverhd)
+		if d.version >= 2 {
+			d.refuse(RefusedLink) // a v2 link's blocks are SAMPLES2
+			return nil
+		}
+		return d.samples(p, now, sink)
+	case TypeSamples2, TypeExpired:
+		n := uint64(len(p) + frameOverhd)
+		switch {
+		case d.version < 2:
+			d.refuse(RefusedLink)
+			return nil
+		case t == TypeExpired:
+			d.link.ResentBytes += n
+			return d.expired(p, sink)
+		case len(p) > 12 && p[12]&SamplesResent != 0:
+			d.link.ResentBytes += n
+		default:
+			d.link.LiveBytes += n
+		}
+		return d.samples2(p, now, sink)
+	case TypeEvent:
+		return d.event(p, now, sink)
+	case TypeMarkEcho:
+		return d.markEcho(p, now, sent, recv, sink)
+	case TypeNak:
+		return d.nakResend(sink)
+	}
+	d.refuse(RefusedUnknown)
+	return nil
 }
 
 // gap reports [d.expected, upTo) missing, if non-empty.
@@ -190,7 +246,12 @@ func (d *decoder) gap(upTo uint64, reason string, sink meter.Sink) error {
 // after an outage) into sink.
 func (d *decoder) samples(p []byte, now hostclock.Time, sink meter.Sink) error {
 	if err := d.s.DecodeFromBytes(p); err != nil {
-		return err
+		d.refuse(RefusedSamples)
+		return nil
+	}
+	if !d.maskOK(d.s.Mask) {
+		d.refuse(RefusedChannels)
+		return nil
 	}
 	return d.live(now, sink)
 }
@@ -200,11 +261,15 @@ func (d *decoder) samples(p []byte, now hostclock.Time, sink meter.Sink) error {
 func (d *decoder) samples2(p []byte, now hostclock.Time, sink meter.Sink) error {
 	s := &d.s
 	if err := s.DecodeV2(p); err != nil {
-		d.refuse(&d.link.RefusedBadFrame)
+		d.refuse(RefusedSamples2)
 		return nil // refused and counted: a frame with a good CRC the host cannot use
 	}
 	if s.Format != d.format {
-		d.refuse(&d.link.RefusedFormat)
+		d.refuse(RefusedFormat)
+		return nil
+	}
+	if !d.maskOK(s.Mask) {
+		d.refuse(RefusedChannels)
 		return nil
 	}
 	if s.Flags&SamplesResent != 0 {
@@ -225,34 +290,34 @@ func (d *decoder) live(now hostclock.Time, sink meter.Sink) error {
 	}
 	s.First += d.offset
 	skip := 0
-	if s.First < d.edge {
-		if s.First < d.lastFirst {
-			// Further back than the block before: the hub counts again.
-			if err := d.giveUpAll(sink); err != nil {
-				return err
-			}
-			if err := d.restart(now, sink); err != nil {
-				return err
-			}
-		} else {
-			// A repeat of (part of) what was just delivered, or of
-			// indices an OVERRUN already gave up as lost.
-			dup := min(d.edge, s.First+uint64(s.Count)) - s.First
-			d.stats.Duplicates += dup
-			if err := sink.Event(meter.Event{Kind: meter.EventDuplicate, Index: s.First, Value: int64(dup), HostRecv: now}); err != nil {
-				return err
-			}
-			if dup == uint64(s.Count) {
-				return nil
-			}
-			skip = int(dup)
+	if !d.plausible(s.First, uint64(s.Count), now) || s.First < d.edge && s.First < d.lastFirst {
+		// Further back than the block before, or further ahead than the
+		// hub can have counted: the hub counts again, or its count jumped.
+		if err := d.giveUpAll(sink); err != nil {
+			return err
 		}
+		if err := d.restart(now, sink); err != nil {
+			return err
+		}
+	} else if s.First < d.edge {
+		// A repeat of (part of) what was just delivered, or of indices an
+		// OVERRUN already gave up as lost.
+		dup := min(d.edge, s.First+uint64(s.Count)) - s.First
+		d.stats.Duplicates += dup
+		if err := sink.Event(meter.Event{Kind: meter.EventDuplicate, Index: s.First, Value: int64(dup), HostRecv: now}); err != nil {
+			return err
+		}
+		if dup == uint64(s.Count) {
+			return nil
+		}
+		skip = int(dup)
 	}
 	if s.First > d.edge {
 		if err := d.missing(s.First, d.gapReason("lost"), now, sink); err != nil {
 			return err
 		}
 	}
+	d.refusedBlock = false // the refused block's indices are in the gap just found, or were never missing
 	d.edge = s.First + uint64(s.Count)
 	d.lastFirst, d.lastRecv = s.First, now
 	if d.waiting() {
@@ -313,15 +378,26 @@ func (d *decoder) emit(s *Samples, skip int, sink meter.Sink) error {
 // it right after. The samples in between are one "restart" gap, an
 // estimate like the restart gap after an outage (afterOutage), and an
 // EventRestart says where the new count begins.
+//
+// A block whose index jumped ahead beyond what the hub can have counted
+// (refuse.go, plausible), or went back to a count that cannot be one since
+// a restart (near 2⁶⁴), is handled the same way, its block itself placed
+// after the host time since the last one: the wire index is then mapped
+// onto the timeline modulo 2⁶⁴, so a counter that wraps past 2⁶⁴ carries on
+// without another restart.
 func (d *decoder) restart(now hostclock.Time, sink meter.Sink) error {
 	s := &d.s
 	raw := s.First - d.offset // the index the hub sent
-	est := 0.0
+	since := 0.0              // samples the host clock says passed since the last block
 	if now > 0 && d.lastRecv > 0 && d.rate > 0 {
-		est = max(0, float64(now-d.lastRecv)/1e9*d.rate-float64(raw+uint64(s.Count)))
+		since = float64(now-d.lastRecv) / 1e9 * d.rate
 	}
-	d.offset = d.expected + uint64(est)
-	s.First = raw + d.offset
+	first := d.expected + uint64(max(0, since-float64(raw)-float64(s.Count)))
+	if first += raw; first < raw || !d.plausible(first, uint64(s.Count), now) {
+		first = d.expected + uint64(max(0, since-float64(s.Count)))
+	}
+	d.offset = first - raw
+	s.First = first
 	return d.restarted(raw, now, sink)
 }
 
@@ -360,12 +436,31 @@ func (d *decoder) afterOutage(now hostclock.Time, sink meter.Sink) error {
 	return err
 }
 
+// event handles an EVENT: one the protocol does not allow (refuse.go,
+// RefusedEvent) is refused; an OVERRUN opens the gap it names.
 func (d *decoder) event(p []byte, hostRecv hostclock.Time, sink meter.Sink) error {
 	e := &d.ev
 	if err := e.DecodeFromBytes(p); err != nil {
-		return err
+		d.refuse(RefusedEvent)
+		return nil
 	}
-	e.Index += d.offset
+	ok := false
+	switch e.Kind {
+	case EvDevSlp, EvPortPower:
+		ok = e.Port >= 1 && int(e.Port) <= d.ports && e.Value <= 1
+	case EvOverCurrent:
+		ok = e.Port >= 1 && int(e.Port) <= d.ports
+	case EvOverrun:
+		ok = true
+	}
+	n := uint64(0)
+	if e.Kind == EvOverrun {
+		n = uint64(e.Value)
+	}
+	if e.Index += d.offset; !ok || !d.plausible(e.Index, n, hostRecv) {
+		d.refuse(RefusedEvent)
+		return nil
+	}
 	if e.Kind == EvOverrun && e.Index+uint64(e.Value) > d.edge {
 		if e.Index > d.edge {
 			if err := d.missing(e.Index, d.gapReason("lost"), hostRecv, sink); err != nil {
@@ -378,4 +473,20 @@ func (d *decoder) event(p []byte, hostRecv hostclock.Time, sink meter.Sink) erro
 	}
 	return sink.Event(meter.Event{Kind: meter.EventKind(e.Kind), Port: int(e.Port), Index: e.Index,
 		Value: int64(e.Value), HostRecv: hostRecv})
+}
+
+// markEcho hands a MARK_ECHO to the sink, its index on the timeline; one
+// that does not decode, or names an index the hub cannot have reached, is
+// refused.
+func (d *decoder) markEcho(p []byte, now, sent, recv hostclock.Time, sink meter.Sink) error {
+	var me MarkEcho
+	if err := me.DecodeFromBytes(p); err != nil {
+		d.refuse(RefusedMarkEcho)
+		return nil
+	}
+	if me.Index += d.offset; !d.plausible(me.Index, 0, now) {
+		d.refuse(RefusedMarkEcho)
+		return nil
+	}
+	return sink.Mark(meter.MarkEcho{ID: me.ID, HostSent: sent, HostRecv: recv, MeterIndex: me.Index})
 }

@@ -44,8 +44,20 @@
 // fill it, EXPIRED or a timeout closes it as an exact gap with the reason
 // it was lost, and the sink sees every index once, in order. After STOP
 // the host waits for the holes still open. LinkStats has the account;
-// meter.Stats.Recovered and Refused the totals. A frame the link did not
-// negotiate, or out of its range, is refused and counted, never decoded.
+// meter.Stats.Recovered and Refused the totals.
+//
+// # Refused frames
+//
+// Once a stream runs, a frame with a good CRC that the host cannot use —
+// a payload that does not decode, an EVENT of an undefined kind or port, a
+// block of channels START did not acknowledge, a frame of the other
+// protocol version, an unknown type — is dropped and counted by kind
+// (refuse.go: LinkStats.Refused, Hub.RefusedBy), never the end of the
+// stream; the samples it carried are an exact gap with reason "refused" (a
+// hole RESEND may fill, on v2). An index beyond what the hub can have
+// counted since START (a counter near 2⁶⁴, a jump) is a restart, mapped
+// onto the timeline modulo 2⁶⁴ so a wrap carries on; no index on the
+// timeline exceeds 2⁶². docs/hub-protocol.md § Frames the host refuses.
 //
 // # Recorded streams
 //

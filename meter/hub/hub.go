@@ -476,8 +476,6 @@ func decoded(dst *meter.Stats, dec meter.Stats) {
 
 func (h *Hub) dispatch(c *conn, f *Frame) {
 	switch f.Type {
-	case TypeSamples, TypeEvent, TypeSamples2, TypeExpired:
-		h.toStream(c, f, nil)
 	case TypeAck, TypeNak, TypeIdentity, TypeCal, TypeMarkEcho:
 		if f.Type == TypeNak && len(f.Payload) > 0 && Type(f.Payload[0]) == TypeResend {
 			h.toStream(c, f, nil) // RESEND is not awaited: its NAK goes to the decoder
@@ -496,6 +494,10 @@ func (h *Hub) dispatch(c *conn, f *Frame) {
 		case cl.ch <- reply{typ: f.Type, payload: append([]byte(nil), f.Payload...)}:
 		default:
 		}
+	default:
+		// SAMPLES, SAMPLES2, EXPIRED, EVENT, and any type this host does
+		// not know: the stream's (refused and counted there if unusable).
+		h.toStream(c, f, nil)
 	}
 }
 
@@ -540,42 +542,16 @@ func (h *Hub) toStream(cn *conn, f *Frame, c *call) {
 		st.dec.reason = "crc"
 	}
 	if err == nil {
-		switch f.Type {
-		case TypeSamples:
-			st.dec.link.LiveBytes += uint64(len(f.Payload) + frameOverhd)
-			err = st.dec.samples(f.Payload, now, st.sink)
-		case TypeSamples2, TypeExpired:
-			switch {
-			case h.version < 2:
-				st.dec.refuse(&st.dec.link.RefusedV1Link)
-			case f.Type == TypeExpired:
-				st.dec.link.ResentBytes += uint64(len(f.Payload) + frameOverhd)
-				err = st.dec.expired(f.Payload, st.sink)
-			default:
-				n := uint64(len(f.Payload) + frameOverhd)
-				if len(f.Payload) > 12 && f.Payload[12]&SamplesResent != 0 {
-					st.dec.link.ResentBytes += n
-				} else {
-					st.dec.link.LiveBytes += n
-				}
-				err = st.dec.samples2(f.Payload, now, st.sink)
-			}
-		case TypeNak:
-			err = st.dec.nakResend(st.sink)
-		case TypeEvent:
-			err = st.dec.event(f.Payload, now, st.sink)
-		case TypeMarkEcho:
-			var me MarkEcho
-			if err = me.DecodeFromBytes(f.Payload); err == nil {
-				// The echo's time is when its bytes arrived, not when the
-				// decoder got to it behind the frames read with it.
-				recv := cn.pump.ArrivedBy(f.Offset + int64(HeaderLen+len(f.Payload)+TrailerLen))
-				if recv == 0 || recv > now {
-					recv = now
-				}
-				err = st.sink.Mark(meter.MarkEcho{ID: me.ID, HostSent: c.sent, HostRecv: recv, MeterIndex: me.Index + st.dec.offset})
+		var sent, recv hostclock.Time
+		if f.Type == TypeMarkEcho {
+			// The echo's time is when its bytes arrived, not when the
+			// decoder got to it behind the frames read with it.
+			sent, recv = c.sent, cn.pump.ArrivedBy(f.Offset+int64(HeaderLen+len(f.Payload)+TrailerLen))
+			if recv == 0 || recv > now {
+				recv = now
 			}
 		}
+		err = st.dec.handle(f.Type, f.Payload, now, sent, recv, st.sink)
 	}
 	if err == nil {
 		err = st.dec.tick(now, st.sink)
@@ -798,7 +774,8 @@ func (h *Hub) Stream(ctx context.Context, cfg meter.StreamConfig, sink meter.Sin
 	h.mu.Lock() // readLoop copies lstats under mu
 	h.lstats = LinkStats{Version: h.version, MaxFrame: h.maxFrame, Format: h.format}
 	h.mu.Unlock()
-	st.dec.link, st.dec.format = &h.lstats, h.format
+	st.dec.link, st.dec.format, st.dec.version = &h.lstats, h.format, h.version
+	st.dec.t0 = hostclock.Now() // no index can run ahead of the time since now (refuse.go)
 	st.dec.ask = func(first uint64, count uint32) bool {
 		select {
 		case st.resends <- Resend{First: first, Count: count}:
@@ -845,19 +822,27 @@ func (h *Hub) Stream(ctx context.Context, cfg meter.StreamConfig, sink meter.Sin
 		st.dec.retx = st.dec.ring > 0
 		st.mu.Unlock()
 	}
-	rep, err := h.command(ctx, TypeStart, start.Append(nil))
-	if err != nil {
-		return err
-	}
-	if err := h.started(st, rep); err != nil {
-		return err
-	}
-	go h.resender(st)
 	stop := func() {
 		sctx, cancel := context.WithTimeout(context.Background(), h.opts.Timeout)
 		defer cancel()
 		h.command(sctx, TypeStop, nil) //nolint:errcheck // best effort: the stream is over either way
 	}
+	rep, err := h.command(ctx, TypeStart, start.Append(nil))
+	if err != nil {
+		if ctx.Err() != nil {
+			// Done before the ACK came back (a signal at once): the
+			// stream ends as any stream ends on ctx, and the hub, which
+			// may have started, is stopped.
+			stop()
+			return nil
+		}
+		return err
+	}
+	if err := h.started(st, rep); err != nil {
+		stop()
+		return err
+	}
+	go h.resender(st)
 	tick := time.NewTicker(h.opts.StallTimeout / 4)
 	defer tick.Stop()
 	for {
@@ -918,15 +903,25 @@ func (h *Hub) drain(st *activeStream) {
 	}
 }
 
-// started reads the ACK of a (v2) START: the ring's depth for the stream
+// started reads the ACK of a START: the channel mask it acknowledges is
+// the one every block must carry, and (v2) the ring's depth for the stream
 // decides whether holes are asked for again.
 func (h *Hub) started(st *activeStream, rep reply) error {
-	if h.version < 2 {
-		return nil
-	}
 	var a Ack
 	if err := a.DecodeFromBytes(rep.payload); err != nil {
 		return fmt.Errorf("hub %s: %w", h.name, err)
+	}
+	st.mu.Lock()
+	want := st.dec.want
+	st.mu.Unlock()
+	if a.ChanMask != want {
+		return fmt.Errorf("%w: hub %s acknowledged START with channel mask 0x%04X, asked for 0x%04X", meter.ErrProtocol, h.name, a.ChanMask, want)
+	}
+	st.mu.Lock()
+	st.dec.acked = a.ChanMask
+	st.mu.Unlock()
+	if h.version < 2 {
+		return nil
 	}
 	if a.Format != h.format {
 		return fmt.Errorf("%w: hub %s acknowledged START with sample format %d, asked %d", meter.ErrProtocol, h.name, a.Format, h.format)

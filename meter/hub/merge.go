@@ -32,10 +32,9 @@ type LinkStats struct {
 	ResentBytes    uint64 // bytes of RESENT and EXPIRED frames received, framing included
 	LiveBytes      uint64 // bytes of live SAMPLES/SAMPLES2 frames received, framing included
 
-	// Frames the host refused (each also counts in meter.Stats.Refused):
-	RefusedV1Link   uint64 // a v2 frame (SAMPLES2, EXPIRED) on a link that negotiated v1
-	RefusedBadFrame uint64 // a SAMPLES2 or EXPIRED payload that does not decode (a 20-bit count out of range, a bad format)
-	RefusedFormat   uint64 // a block in a format other than the stream's
+	// Refused counts the frames the host refused, by kind (refuse.go);
+	// each also counts in meter.Stats.Refused.
+	Refused [NumRefusals]uint64
 }
 
 // Host retransmission policy: a hole unanswered for resendTimeout is asked
@@ -68,11 +67,6 @@ type merge struct {
 }
 
 func (d *decoder) waiting() bool { return len(d.holes) > 0 || len(d.pend) > 0 }
-
-func (d *decoder) refuse(n *uint64) {
-	*n++
-	d.stats.Refused++
-}
 
 // missing records [d.edge, upTo) as missing: a hole asked for again with
 // retransmission, else a gap at once.
@@ -134,6 +128,10 @@ func (d *decoder) resent(now hostclock.Time, sink meter.Sink) error {
 	}
 	s.First += d.offset
 	a, b := s.First, s.First+uint64(s.Count)
+	if b < a {
+		d.refuse(RefusedSamples2) // runs past 2⁶⁴: no hole is there
+		return nil
+	}
 	used := uint64(0)
 	var out []hole
 	for _, h := range d.holes {
@@ -178,14 +176,18 @@ func (d *decoder) resent(now hostclock.Time, sink meter.Sink) error {
 func (d *decoder) expired(p []byte, sink meter.Sink) error {
 	var e Expired
 	if err := e.DecodeFromBytes(p); err != nil {
-		d.refuse(&d.link.RefusedBadFrame)
+		d.refuse(RefusedExpired)
+		return nil
+	}
+	a := e.First + d.offset
+	b := a + uint64(e.Count)
+	if b < a {
+		d.refuse(RefusedExpired)
 		return nil
 	}
 	if !d.retx {
 		return nil
 	}
-	a := e.First + d.offset
-	b := a + uint64(e.Count)
 	var out []hole
 	for _, h := range d.holes {
 		x, y := max(a, h.start), min(b, h.end)

@@ -176,7 +176,7 @@ func TestDecodePackedAllocatesNothingPerFrame(t *testing.T) {
 	if a := testing.AllocsPerRun(1000, next); a != 0 {
 		t.Fatalf("%v allocations per frame, want 0", a)
 	}
-	if d.link.RefusedBadFrame+d.link.RefusedFormat != 0 {
+	if d.link.Refused != [NumRefusals]uint64{} {
 		t.Fatalf("refused frames in a clean packed stream: %+v", *d.link)
 	}
 }

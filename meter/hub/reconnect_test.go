@@ -209,7 +209,7 @@ func testReconnectAfterUnplug(t *testing.T, version int) {
 		t.Logf("gap %+v, %d samples per channel", g, sink.samples[0])
 		return
 	}
-	if ls.Version != 2 || ls.RingSamples != 400 || ls.Recovered == 0 || ls.Recovered > ls.RingSamples || ls.RefusedV1Link != 0 {
+	if ls.Version != 2 || ls.RingSamples != 400 || ls.Recovered == 0 || ls.Recovered > ls.RingSamples || ls.Refused != [hub.NumRefusals]uint64{} {
 		t.Fatalf("v2 link: %+v, want 1–400 samples recovered from a 400-sample ring", ls)
 	}
 	if ls.Expired+ls.GaveUp != g.Count || h.Stats().Recovered != ls.Recovered || ls.Recovered+ls.Expired != ls.Requested {

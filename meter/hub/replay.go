@@ -157,23 +157,23 @@ func (rp *Replay) Stream(ctx context.Context, cfg meter.StreamConfig, sink meter
 		return fmt.Errorf("hub stream %s: already replayed", rp.name)
 	}
 	rp.done = true
-	cfg, err := ResolveConfig(rp.info, cfg)
+	cfg, err := rp.ResolveConfig(cfg)
 	if err != nil {
 		return fmt.Errorf("hub stream %s: %w", rp.name, err)
 	}
 	d := newDecoder(rp.info, cfg, &rp.stats)
-	d.link, d.format = &rp.link, rp.format
+	d.link, d.format, d.acked = &rp.link, rp.format, rp.mask
 	d.link.Format = rp.format
 	if d.link.Version == 0 {
 		d.link.Version = int(rp.id.Version)
 	}
+	d.version = d.link.Version
 	v2 := d.link.Version >= 2
 	// A recorded v2 session holds the RESENT blocks that filled its holes:
 	// they are merged as live, each hole waiting until the stream has
 	// moved a ring's depth past it.
 	d.ring, d.retx = uint64(rp.ring), v2 && rp.ring > 0
 	d.link.RingSamples = d.ring
-	var me MarkEcho
 	discarded := rp.sc.Stats().BytesDiscarded
 	for n := 0; ; n++ {
 		if n&1023 == 0 && ctx.Err() != nil {
@@ -191,32 +191,17 @@ func (rp *Replay) Stream(ctx context.Context, cfg meter.StreamConfig, sink meter
 			d.reason, discarded = "crc", s
 		}
 		switch f.Type {
-		case TypeSamples:
-			err = d.samples(f.Payload, 0, sink)
-		case TypeSamples2, TypeExpired:
-			switch {
-			case !v2:
-				d.refuse(&d.link.RefusedV1Link)
-			case f.Type == TypeSamples2:
-				err = d.samples2(f.Payload, 0, sink)
-			default:
-				err = d.expired(f.Payload, sink)
-			}
-		case TypeEvent:
-			err = d.event(f.Payload, 0, sink)
-		case TypeMarkEcho:
-			if err = me.DecodeFromBytes(f.Payload); err == nil {
-				err = sink.Mark(meter.MarkEcho{ID: me.ID, MeterIndex: me.Index})
-			}
+		case TypeAck, TypeNak, TypeIdentity, TypeCal:
+			// Answers to the recording host's commands: nothing to decode
+			// (a NAK of RESEND is not awaited in a recording either).
+		default:
+			err = d.handle(f.Type, f.Payload, 0, 0, 0, sink)
 		}
 		if err == nil && d.retx {
 			err = d.expireBehind(sink)
 		}
 		if err != nil {
-			if errors.Is(err, meter.ErrProtocol) {
-				return fmt.Errorf("%s: frame %d at byte %d: %w", rp.name, f.Number, f.Offset, err)
-			}
-			return err
+			return err // the sink's
 		}
 	}
 }

@@ -139,10 +139,10 @@ func TestHostRefusesBadV2Frames(t *testing.T) {
 		bad   []byte
 		field func(*LinkStats) uint64
 	}{
-		{"SAMPLES2 on a v1 link", header(), samples2Frame(10, 1, 0), func(l *LinkStats) uint64 { return l.RefusedV1Link }},
-		{"20-bit count 2^19", headerV2(0), outOfRange(), func(l *LinkStats) uint64 { return l.RefusedBadFrame }},
-		{"16-bit block in a 20-bit stream", headerV2(0), sixteen(), func(l *LinkStats) uint64 { return l.RefusedFormat }},
-		{"EXPIRED of count 0", headerV2(0), AppendFrame(nil, TypeExpired, 0, (&Resend{First: 3}).Append(nil)), func(l *LinkStats) uint64 { return l.RefusedBadFrame }},
+		{"SAMPLES2 on a v1 link", header(), samples2Frame(10, 1, 0), func(l *LinkStats) uint64 { return l.Refused[RefusedLink] }},
+		{"20-bit count 2^19", headerV2(0), outOfRange(), func(l *LinkStats) uint64 { return l.Refused[RefusedSamples2] }},
+		{"16-bit block in a 20-bit stream", headerV2(0), sixteen(), func(l *LinkStats) uint64 { return l.Refused[RefusedFormat] }},
+		{"EXPIRED of count 0", headerV2(0), AppendFrame(nil, TypeExpired, 0, (&Resend{First: 3}).Append(nil)), func(l *LinkStats) uint64 { return l.Refused[RefusedExpired] }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			first, next := samples2Frame(0, 10, 0), samples2Frame(11, 5, 0)
@@ -287,7 +287,7 @@ func TestDecodeV2AllocatesNothingPerFrame(t *testing.T) {
 	if a := testing.AllocsPerRun(1000, next); a != 0 {
 		t.Fatalf("%v allocations per frame, want 0", a)
 	}
-	if l := d.link; l.RefusedBadFrame+l.RefusedFormat+l.RefusedV1Link != 0 || d.waiting() {
+	if l := d.link; l.Refused != [NumRefusals]uint64{} || d.waiting() {
 		t.Fatalf("refused or holes in a clean stream: %+v", *d.link)
 	}
 }

@@ -30,6 +30,7 @@ type Options struct {
 	Rail3V3                 bool
 	Rates                   []units.Hertz    // supported sample rates; default 100, 1000, 2000, 5000, 10000 Hz
 	Rate                    units.Hertz      // WriteFast's stream rate; default 1000 Hz
+	StreamPorts             []int            // WriteFast's streamed ports; default all
 	Link                    int              // link capacity in B/s for START's bandwidth check; default hub.LinkUSBCDC
 	Drives                  []meter.SimDrive // one per port; default meter.ConstantDrive 5 V 80 mA, 12 V 0 mA
 	Seed                    int64            // seeds faults and calibration trims
@@ -108,6 +109,9 @@ type Faults struct {
 	// Path vanishes; a new pty appears at Path when the link returns, the
 	// hub still streaming and counting.
 	Reenumerate bool
+	// Inject sends hostile frames mid-stream, each once (inject.go): a good
+	// CRC around a payload the protocol does not allow.
+	Inject []Injection
 }
 
 func (o *Options) validate() error {
@@ -207,7 +211,7 @@ func (o *Options) validate() error {
 	if o.Format != 0 && (hub.FormatWidth(o.Format) == 0 || o.Formats&(1<<(o.Format-1)) == 0) {
 		return fmt.Errorf("hubemu: sample format %d (1 = 16-bit, 2 = 20-bit, 3 = packed 20-bit; one of the format mask)", o.Format)
 	}
-	return nil
+	return o.validateInject()
 }
 
 // Emulator serves the hub protocol on a pseudo-terminal, like
@@ -568,6 +572,15 @@ func WriteFast(w io.Writer, o Options, d time.Duration) error {
 	seq := byte(0)
 	g.putClean(g.frame(hub.TypeIdentity, seq, g.id.Append))
 	start := hub.Start{Rate: uint32(o.Rate), PortMask: uint8(1<<o.Ports - 1)}
+	if len(o.StreamPorts) > 0 {
+		start.PortMask = 0
+		for _, p := range o.StreamPorts {
+			if p < 1 || p > o.Ports {
+				return fmt.Errorf("hubemu: stream port %d (the hub has ports 1–%d)", p, o.Ports)
+			}
+			start.PortMask |= 1 << (p - 1)
+		}
+	}
 	if o.Protocol >= 2 {
 		seq++
 		g.linkVer, g.maxFrame = 2, min(o.MaxFrame, hub.DefaultMaxFrame)

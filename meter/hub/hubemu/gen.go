@@ -3,6 +3,7 @@ package hubemu
 import (
 	"math"
 	"math/rand"
+	"slices"
 	"time"
 
 	"github.com/idlewatt/idlewatt/meter"
@@ -87,6 +88,13 @@ type gen struct {
 	pf       []byte // scratch: a block's packed frames, back to back
 	pfEnd    []int  // where each frame of pf ends
 
+	// Hostile frames still to send (Faults.Inject, sorted by At), the
+	// count's jump (InjectCounterJump: added to every index sent), and
+	// whether the next MARK gets a malformed echo.
+	inject  []Injection
+	jump    uint64
+	badEcho bool
+
 	lostFirst, lostCount uint64
 	corruptIn, dropIn    int64
 	v5, v12              []units.Volts
@@ -149,6 +157,7 @@ func newGen(o Options) (*gen, error) {
 		}
 	}
 	g.corruptIn, g.dropIn = g.geom(o.Faults.CorruptRate), g.geom(o.Faults.DropRate)
+	g.inject = slices.Clone(o.Faults.Inject)
 	return g, nil
 }
 
@@ -317,7 +326,7 @@ func (g *gen) render(now time.Duration) {
 	// Report an overrun once the buffer has room again: lost blocks keep
 	// counting until then, so one EVENT covers the whole loss.
 	if g.link != linkStalled && g.lostCount > 0 && g.fits(g.o.BufferBytes/4) {
-		ev := hub.Event{Kind: hub.EvOverrun, Index: g.lostFirst, Value: uint32(g.lostCount)}
+		ev := hub.Event{Kind: hub.EvOverrun, Index: g.wire(g.lostFirst), Value: uint32(g.lostCount)}
 		g.put(g.frame(hub.TypeEvent, g.nextSeq(), ev.Append))
 		g.lostCount = 0
 	}
@@ -402,6 +411,8 @@ func (g *gen) block(n int) {
 			copy(g.ring[at:at+g.setSize], b[k*g.setSize:(k+1)*g.setSize])
 		}
 	}
+	due := g.dueInjections(first, n)
+	defer g.injectAfter(due)
 	// A packed block's size is known once it is packed: pack it, then
 	// keep it or (with its sequence numbers) let it go.
 	packed, seq0, size := g.packed(), g.useq, 0
@@ -418,14 +429,16 @@ func (g *gen) block(n int) {
 		g.lostCount += uint64(n)
 		return
 	}
-	if packed {
+	switch {
+	case g.injectBlock(due, first, n, b, seq0):
+	case packed:
 		g.putPacked()
-	} else {
+	default:
 		g.sendSets(first, n, b, 0, 0)
 	}
 	for c, a := range over {
 		if a != 0 {
-			ev := hub.Event{Kind: hub.EvOverCurrent, Port: uint8(c/g.nr + 1), Index: first, Value: uint32(min(math.Abs(a)*1e6, math.MaxUint32))}
+			ev := hub.Event{Kind: hub.EvOverCurrent, Port: uint8(c/g.nr + 1), Index: g.wire(first), Value: uint32(min(math.Abs(a)*1e6, math.MaxUint32))}
 			g.put(g.frame(hub.TypeEvent, g.nextSeq(), ev.Append))
 		}
 	}
@@ -466,7 +479,7 @@ func (g *gen) packFrames(first uint64, n int, sets []byte, flags uint8, seq byte
 		}
 		b, at := hub.BeginFrame(g.pf, hub.TypeSamples2, s)
 		var m int
-		b, m = g.pk.Append(b, hub.Samples{First: first + uint64(k), Mask: g.mask, Flags: flags}, sets[k*g.setSize:], n-k, maxPayload)
+		b, m = g.pk.Append(b, hub.Samples{First: g.wire(first + uint64(k)), Mask: g.mask, Flags: flags}, sets[k*g.setSize:], n-k, maxPayload)
 		g.pf = hub.FinishFrame(b, at)
 		g.pfEnd = append(g.pfEnd, len(g.pf))
 		k += m
@@ -491,7 +504,7 @@ func (g *gen) sendSets(first uint64, n int, sets []byte, flags uint8, seq byte) 
 	per := g.perFrame()
 	for k := 0; k < n; k += per {
 		m := min(per, n-k)
-		hdr := hub.Samples{First: first + uint64(k), Mask: g.mask, Count: m, Flags: flags, Format: g.format}
+		hdr := hub.Samples{First: g.wire(first + uint64(k)), Mask: g.mask, Count: m, Flags: flags, Format: g.format}
 		data := sets[k*g.setSize : (k+m)*g.setSize]
 		if g.linkVer < 2 {
 			g.put(g.frame(hub.TypeSamples, g.nextSeq(), func(b []byte) []byte { return append(hdr.AppendHeader(b), data...) }))
@@ -514,7 +527,7 @@ func (g *gen) resend(seq byte, r hub.Resend) {
 		oldest = g.next - g.ringN
 	}
 	if first < oldest {
-		x := hub.Expired{First: first, Count: uint32(min(end, oldest) - first)}
+		x := hub.Expired{First: g.wire(first), Count: uint32(min(end, oldest) - first)}
 		g.put(g.frame(hub.TypeExpired, seq, x.Append))
 		first = min(end, oldest)
 	}
@@ -625,6 +638,7 @@ func (g *gen) handle(f *hub.Frame, now time.Duration) {
 	case hub.TypeResend:
 		var r hub.Resend
 		err := r.DecodeFromBytes(p)
+		r.First -= g.jump // the host asks in the count it was sent
 		switch {
 		case err != nil || r.First+uint64(r.Count) > g.next || r.First+uint64(r.Count) < r.First:
 			// Not taken yet (the ring answers after STOP too, until the next START).
@@ -679,14 +693,19 @@ func (g *gen) handle(f *hub.Frame, now time.Duration) {
 			g.o.Drives[port-1].SetPower(now, v == 1)
 		}
 		g.ack(f.Seq, hub.Ack{Cmd: f.Type})
-		ev := hub.Event{Kind: kind, Port: uint8(port), Index: g.index(now), Value: uint32(v)}
+		ev := hub.Event{Kind: kind, Port: uint8(port), Index: g.wire(g.index(now)), Value: uint32(v)}
 		g.put(g.frame(hub.TypeEvent, g.nextSeq(), ev.Append))
 	case hub.TypeMark:
 		if !g.streaming {
 			g.nak(f.Seq, f.Type, hub.ReasonNotStreaming)
 			return
 		}
-		me := hub.MarkEcho{ID: le32(p), Index: g.markIndex(now)}
+		me := hub.MarkEcho{ID: le32(p), Index: g.wire(g.markIndex(now))}
+		if g.badEcho { // InjectMarkEchoShort
+			g.badEcho = false
+			g.put(g.frame(hub.TypeMarkEcho, f.Seq, func(b []byte) []byte { return me.Append(b)[:len(b)+11] }))
+			return
+		}
 		g.put(g.frame(hub.TypeMarkEcho, f.Seq, me.Append))
 	default:
 		g.nak(f.Seq, f.Type, hub.ReasonUnknownCommand)
