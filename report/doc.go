@@ -9,7 +9,7 @@
 //     compare.csv, compare.json and the comparison's bar charts
 //     (CompareWith), the replay/bench IOPS consistency chart (IOPSChart),
 //     and a measuring run's measure.json and an idle run's idle.json
-//     (WriteJSONFile, FileMeasure, FileIdleRun, for internal/rig).
+//     (WriteJSONFile, FileMeasure, FileIdleRun, for app/rig).
 //   - report/chart: the charts themselves (the only gonum/plot user).
 //   - report/html: report.html and compare.html, the self-contained viewer.
 //   - report/pqexport: Parquet export; report/livemetrics: Prometheus

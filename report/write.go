@@ -35,7 +35,7 @@ type WriteOptions struct {
 	// The capture the report is of is always an input.
 	Out outfile.Options
 	// MarkdownAppendix is appended to report.md (the interface-state
-	// section internal/rig adds), so report.md is written once, whole.
+	// section app/rig adds), so report.md is written once, whole.
 	MarkdownAppendix []byte
 }
 
@@ -88,11 +88,11 @@ func WriteFilesWith(r *analysis.Report, dir string, o WriteOptions) error {
 	return writeCharts(r, dir, fo)
 }
 
-// FileMeasure is a measuring run's results (internal/rig.Result), written
+// FileMeasure is a measuring run's results (app/rig.Result), written
 // by WriteJSONFile.
 const FileMeasure = "measure.json"
 
-// FileIdleRun is an idle run's results (internal/rig.IdleResult), written by
+// FileIdleRun is an idle run's results (app/rig.IdleResult), written by
 // WriteJSONFile.
 const FileIdleRun = "idle.json"
 

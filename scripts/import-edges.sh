@@ -1,6 +1,6 @@
 #!/bin/sh
 # import-edges.sh lists the module's import edges that do not point down the
-# data path (DESIGN.md): meter → capture → analysis → report → rig → accuracy → cmd, with
+# data path (DESIGN.md): meter → capture → analysis → report → app (rig, apst → accuracy) → cmd, with
 # workload and states feeding events in beside the meter, and leaf utilities
 # (units, hostclock, internal/outfile, …) below everything.
 #
@@ -28,15 +28,16 @@ function rank(p) {
 	if (p ~ /^(meter|workload|states)(\/|$)/) return 1
 	if (p ~ /^capture(\/|$)/) return 2
 	if (p ~ /^analysis(\/|$)/) return 3
-	# the rig, and internal/apst (the simulated NVMe host: sim drive, hub, analysis)
-	if (p ~ /^(internal\/rig|rig|internal\/apst)(\/|$)/) return 5
-	if (p ~ /^internal\/accuracy(\/|$)/) return 6
+	# the application layer: the rig, and app/apst (the simulated NVMe host:
+	# sim drive, hub, analysis); the accuracy campaign runs the rig
+	if (p ~ /^app\/(rig|apst)(\/|$)/) return 5
+	if (p ~ /^app\/accuracy(\/|$)/) return 6
 	if (p ~ /^cmd(\/|$)/) return 7
 	return -1
 }
 function room(p,    seg) {
 	if (rank(p) == 0) return "util"
-	if (p ~ /^internal\//) { split(p, seg, "/"); return seg[1] "/" seg[2] }
+	if (p ~ /^(internal|app)\//) { split(p, seg, "/"); return seg[1] "/" seg[2] }
 	split(p, seg, "/"); return seg[1]
 }
 {

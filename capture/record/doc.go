@@ -1,6 +1,6 @@
 // Package record streams a meter into a capture file: the one recording
 // pipeline behind `idlewatt record`, `measure`, `idle`, `devslp verify` and
-// `demo` (through internal/rig).
+// `demo` (through app/rig).
 //
 // # Pipeline
 //
@@ -28,7 +28,7 @@
 // line every recording command prints (command, elapsed time, phase,
 // samples, each port's power, CRC errors, gaps, outages, failed marks),
 // and ReportProgress writes one to a writer once a second (ProgressInterval),
-// rewritten in place on a terminal when asked; internal/rig's runs and
+// rewritten in place on a terminal when asked; app/rig's runs and
 // `idlewatt record` use it, and nothing else in the recorder prints.
 //
 // # Observers

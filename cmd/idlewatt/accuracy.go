@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/idlewatt/idlewatt/internal/accuracy"
+	"github.com/idlewatt/idlewatt/app/accuracy"
 	"github.com/idlewatt/idlewatt/internal/outfile"
 )
 

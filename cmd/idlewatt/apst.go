@@ -11,10 +11,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/idlewatt/idlewatt/analysis/states"
-	"github.com/idlewatt/idlewatt/internal/apst"
+	"github.com/idlewatt/idlewatt/app/apst"
 )
 
-// `apst verify` and `apst idle` (issue 18): the CLI of internal/apst,
+// `apst verify` and `apst idle` (issue 18): the CLI of app/apst,
 // APST verification and idle power per latency tolerance × ASPM policy on
 // a simulated NVMe drive (docs/states.md).
 

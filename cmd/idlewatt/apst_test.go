@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/idlewatt/idlewatt/analysis/states"
-	"github.com/idlewatt/idlewatt/internal/apst"
+	"github.com/idlewatt/idlewatt/app/apst"
 	"github.com/idlewatt/idlewatt/states/nvme"
 	nvmesim "github.com/idlewatt/idlewatt/states/nvme/sim"
 )

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idlewatt/idlewatt/internal/rig"
+	"github.com/idlewatt/idlewatt/app/rig"
 	"github.com/idlewatt/idlewatt/states/nvme"
 	nvmesim "github.com/idlewatt/idlewatt/states/nvme/sim"
 )

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idlewatt/idlewatt/internal/rig"
+	"github.com/idlewatt/idlewatt/app/rig"
 )
 
 // TestIdleEmulatedNVMe runs `idle --nvme-latency-us 0,5500,100000` on the

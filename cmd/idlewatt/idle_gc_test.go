@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/idlewatt/idlewatt/internal/rig"
+	"github.com/idlewatt/idlewatt/app/rig"
 )
 
 // TestIdleLeavesOutGCBursts runs `idle` on the emulated hub with a 200 mW

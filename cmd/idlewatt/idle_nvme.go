@@ -6,12 +6,12 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/idlewatt/idlewatt/internal/rig"
+	"github.com/idlewatt/idlewatt/app/rig"
 	"github.com/idlewatt/idlewatt/states/nvme"
 )
 
 // NVMe mode of idle (issue 18 part 3): the flags, checked before the rig
-// opens; internal/rig's IdleNVMe sets, settles and measures each setting.
+// opens; app/rig's IdleNVMe sets, settles and measures each setting.
 
 func addIdleNVMeFlags(f *pflag.FlagSet) {
 	f.String("nvme-latency-us", "", "NVMe mode: latency tolerances to compare (µs, auto or any; comma-separated), written to every NVMe controller's power/pm_qos_latency_tolerance_us")

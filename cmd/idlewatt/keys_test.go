@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idlewatt/idlewatt/internal/rig"
+	"github.com/idlewatt/idlewatt/app/rig"
 )
 
 // TestConfigKeysCoverOptCalls reads this package's source: every config

@@ -18,7 +18,7 @@ import (
 
 	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/analysis/states"
-	"github.com/idlewatt/idlewatt/internal/rig"
+	"github.com/idlewatt/idlewatt/app/rig"
 	"github.com/idlewatt/idlewatt/report/pqexport"
 )
 

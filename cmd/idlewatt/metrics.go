@@ -9,8 +9,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/idlewatt/idlewatt/app/rig"
 	"github.com/idlewatt/idlewatt/internal/outfile"
-	"github.com/idlewatt/idlewatt/internal/rig"
 	"github.com/idlewatt/idlewatt/report/livemetrics"
 )
 

@@ -17,10 +17,10 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 
+	"github.com/idlewatt/idlewatt/app/rig"
 	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/capture/record"
 	"github.com/idlewatt/idlewatt/internal/outfile"
-	"github.com/idlewatt/idlewatt/internal/rig"
 	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/meter/registry"
 	"github.com/idlewatt/idlewatt/units"

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/idlewatt/idlewatt/internal/rig"
+	"github.com/idlewatt/idlewatt/app/rig"
 	"github.com/idlewatt/idlewatt/meter/hub"
 	"github.com/idlewatt/idlewatt/states/drivesim"
 	"github.com/idlewatt/idlewatt/units"

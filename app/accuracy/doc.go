@@ -3,7 +3,7 @@
 // space (drivesim.Draw; docs/drive-profiles.md, "Parameter space"), each
 // with a meter noise family (drivesim.DrawNoise) and its hub's current
 // sensors, runs them four to an emulated hub through the whole chain with
-// internal/rig (pty, hub driver, capture, workload, DevSlp cycles,
+// app/rig (pty, hub driver, capture, workload, DevSlp cycles,
 // analysis, verdicts), and compares every reported metric with the drive
 // models' truth, overall and per noise family.
 //

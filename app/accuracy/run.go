@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/idlewatt/idlewatt/internal/rig"
+	"github.com/idlewatt/idlewatt/app/rig"
 	"github.com/idlewatt/idlewatt/meter/hub/hubemu"
 	"github.com/idlewatt/idlewatt/states/drivesim"
 )

@@ -181,7 +181,7 @@ func judgedExits(errs []cycleErr, res *Result) []float64 {
 // ≤ 5 ms on a quiet host (docs/testing.md). Each iteration is one run of
 // three cycles (about 5 s):
 //
-//	go test ./internal/rig -run '^$' -bench DevSlpExitLatency -benchtime 3x
+//	go test ./app/rig -run '^$' -bench DevSlpExitLatency -benchtime 3x
 func BenchmarkDevSlpExitLatency(b *testing.B) {
 	var xs []float64
 	for b.Loop() {

@@ -1,0 +1,26 @@
+// Package app is the application layer, the top of the data path below
+// the command line: meter → capture → analysis → report → app → cmd.
+// Its packages run whole sessions by calling everything beneath them;
+// nothing beneath imports them.
+//
+//   - app/rig: a measurement (measure, devslp verify, demo) and the idle
+//     runs (per ALPM policy or NVMe setting), on the emulated hub or a
+//     real meter;
+//   - app/apst: the simulated NVMe host (APST cycles, idle windows);
+//   - app/accuracy: the truth-recovery campaign, which runs the rig on
+//     random simulated drives and compares with the models' truth.
+//
+// # Why a folder of its own, and why "app"
+//
+// These packages used to sit in internal/ beside the leaf helpers
+// (internal/outfile, internal/serialport, …) that meter, capture and
+// states import, so one folder held both the bottom and the top of the
+// import graph and the folder picture showed arrows running back up.
+// Now internal/ holds only leaves (internal/layering_test.go checks it)
+// and app/ only the layer that orchestrates. "app" says what the layer is
+// (the application, as opposed to the library beneath it) in the fewest
+// letters; "rig" is already one of its packages and "run" a verb every
+// package uses.
+//
+// This package holds no code.
+package app
