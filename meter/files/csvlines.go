@@ -195,7 +195,8 @@ func (g *timeGrid) place(c *csvLines, field string, t float64) (idx, missing uin
 
 // inferPeriod finds the sample spacing of a run of timestamps: the median
 // positive step (a missing row doubles one step, not the median), refined
-// over the whole run so rounding in the printed values averages out.
+// over the longest stretch of the run whose rows sit on that grid, so the
+// rounding in printed values averages out.
 func inferPeriod(ts []float64) (float64, bool) {
 	var d []float64
 	for i := 1; i < len(ts); i++ {
@@ -208,9 +209,18 @@ func inferPeriod(ts []float64) (float64, bool) {
 	}
 	sort.Float64s(d)
 	p := d[len(d)/2]
-	n := math.Round((ts[len(ts)-1] - ts[0]) / p)
-	if n >= 1 {
-		p = (ts[len(ts)-1] - ts[0]) / n
+	if !(p > 0) || math.IsInf(p, 0) {
+		return 0, false
+	}
+	best := 0.0
+	for _, t := range ts[1:] {
+		x := (t - ts[0]) / p
+		if k := math.Round(x); k > best && math.Abs(x-k) < 0.1 {
+			best = k
+			if r := (t - ts[0]) / k; r > 0 {
+				p = r
+			}
+		}
 	}
 	return p, p > 0 && !math.IsInf(p, 0)
 }

@@ -378,6 +378,9 @@ func (f *jlsFile) Replay(ctx context.Context, sink meter.Sink) error {
 	if err := blk.flush(); err != nil {
 		return err
 	}
+	if cur.Cut != nil {
+		f.notes = append(f.notes, fmt.Sprintf("the file ends before its writer finished (%s): the %d samples up to there are read, anything after is lost", cur.Cut.Reason, next))
+	}
 	var rs []string
 	for r := range gaps {
 		rs = append(rs, r)

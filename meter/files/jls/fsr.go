@@ -1,6 +1,7 @@
 package jls
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -41,9 +42,13 @@ type FSR struct {
 
 	next    int64 // sample id after the last sample returned
 	started bool
-	buf     []byte
-	ibuf    []byte
-	vals    []float64
+	// Cut is set when the samples ended because the file does: a link to
+	// a chunk past its end (a writer that did not close it, a copy cut
+	// short). Everything before was read.
+	Cut  *Error
+	buf  []byte
+	ibuf []byte
+	vals []float64
 }
 
 // FSR returns an iterator over s's samples.
@@ -109,20 +114,24 @@ func (it *FSR) next1() (int64, []float64, error) {
 		}
 		if off == 0 {
 			it.tail = true
-			if it.lastData != 0 {
-				c, err := it.rd.header(it.lastData)
-				if err != nil {
-					return 0, nil, err
-				}
-				if it.tailOff, err = forward(c); err != nil {
-					return 0, nil, err
-				}
-			} else {
-				it.tailOff = s.fsrHead[0] // no index at all: the data list from its head
+			var err error
+			if it.tailOff, err = it.tailStart(); err != nil {
+				return 0, nil, it.cut(err)
 			}
 			break
 		}
 		if err := it.loadIndex(off); err != nil {
+			var e *Error
+			if errors.As(err, &e) && e.Cut {
+				it.Cut = e // the index chain ends with the file: read on by the data links
+				it.offs, it.k = nil, 0
+				it.idx.off = 0
+				it.tail = true
+				if it.tailOff, err = it.tailStart(); err != nil {
+					return 0, nil, it.cut(err)
+				}
+				break
+			}
 			return 0, nil, err
 		}
 	}
@@ -132,12 +141,36 @@ func (it *FSR) next1() (int64, []float64, error) {
 	off := it.tailOff
 	c, err := it.rd.header(off)
 	if err != nil {
-		return 0, nil, err
+		return 0, nil, it.cut(err)
 	}
 	if it.tailOff, err = forward(c); err != nil {
 		return 0, nil, err
 	}
 	return it.dataChunk(c, -1)
+}
+
+// tailStart is the data chunk after the last one read, by its link; with
+// none read, the head of the data list.
+func (it *FSR) tailStart() (int64, error) {
+	if it.lastData == 0 {
+		return it.s.fsrHead[0], nil
+	}
+	c, err := it.rd.header(it.lastData)
+	if err != nil {
+		return 0, err
+	}
+	return forward(c)
+}
+
+// cut turns an error that the file ends early into the end of the
+// samples (Cut says so); other errors stand.
+func (it *FSR) cut(err error) error {
+	var e *Error
+	if errors.As(err, &e) && e.Cut {
+		it.Cut = e
+		return io.EOF
+	}
+	return err
 }
 
 // loadIndex reads the level-1 index chunk at off and the summary chunk

@@ -23,6 +23,9 @@ var ErrMalformed = errors.New("malformed JLS file")
 type Error struct {
 	Offset int64
 	Reason string
+	// Cut: the file ends before the chunk does (a writer that did not
+	// finish, a copy cut short), rather than bytes that are wrong.
+	Cut bool
 }
 
 func (e *Error) Error() string { return fmt.Sprintf("byte %d: %s", e.Offset, e.Reason) }
@@ -177,8 +180,11 @@ func Open(r io.ReaderAt, size int64) (*Reader, error) {
 
 // header reads and checks the chunk header at off.
 func (rd *Reader) header(off int64) (chunk, error) {
-	if off < fileHeaderLen || off%8 != 0 || off+chunkHeaderLen > rd.size {
-		return chunk{}, errAt(off, "no chunk can start here (file is %d bytes)", rd.size)
+	if off+chunkHeaderLen > rd.size && off >= fileHeaderLen && off%8 == 0 {
+		return chunk{}, &Error{Offset: off, Reason: fmt.Sprintf("the file ends at byte %d, before this chunk", rd.size), Cut: true}
+	}
+	if off < fileHeaderLen || off%8 != 0 {
+		return chunk{}, errAt(off, "no chunk can start here")
 	}
 	b := rd.hdr[:]
 	if _, err := rd.r.ReadAt(b, off); err != nil {
@@ -197,7 +203,7 @@ func (rd *Reader) header(off int64) (chunk, error) {
 		c.payloadDisk = int64(c.length) + pad + 4
 	}
 	if c.end() > rd.size {
-		return chunk{}, errAt(off, "chunk of %d payload bytes runs past the end of the file (%d bytes): cut short", c.length, rd.size)
+		return chunk{}, &Error{Offset: off, Reason: fmt.Sprintf("chunk of %d payload bytes runs past the end of the file (%d bytes): cut short", c.length, rd.size), Cut: true}
 	}
 	return c, nil
 }
