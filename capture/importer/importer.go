@@ -113,7 +113,9 @@ func Import(ctx context.Context, in, out string, o Options) (*Result, error) {
 			return w.IO(capture.IOEvent{Port: port, Op: 0, Issue: s.host(start), Complete: s.host(end)})
 		}}
 	res := &Result{Format: info.Format, Out: out, Rate: float64(info.Rate)}
-	err = f.Replay(ctx, ls)
+	if err = f.Replay(ctx, ls); err != nil && ctx.Err() == nil {
+		err = fmt.Errorf("%s: %w", in, err)
+	}
 	if err == nil {
 		err = ls.Finish(s.end)
 	}

@@ -137,7 +137,7 @@ func openJLS(r io.ReaderAt, size int64, o Options) (File, error) {
 			f.lines = append(f.lines, s)
 		case name == "power":
 			f.summary = s
-			unused = append(unused, "power (power is V × I of the samples; its summaries serve overviews)")
+			unused = append(unused, "power (the capture's power is V × I of the samples)")
 		default:
 			unused = append(unused, s.Name)
 		}
