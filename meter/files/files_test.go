@@ -205,7 +205,7 @@ func join(s []string) string {
 // the format that carried it.
 func near(got, want, res float64) bool { return math.Abs(got-want) <= res }
 
-func readFixture(t *testing.T, path string) []byte {
+func readFixture(t testing.TB, path string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(fixtures, path))
 	if err != nil {

@@ -49,8 +49,11 @@ const (
 	// defaults) and a summary chunk (entries_per_summary × 32 bytes); 16 MiB
 	// is far above both and keeps a forged length from costing memory.
 	MaxPayload = 16 << 20
-	// maxSamplesPerData bounds samples_per_data (and so a data chunk).
-	maxSamplesPerData = 1 << 24
+	// maxSamplesPerData bounds samples_per_data (and so a data chunk, or
+	// the constant chunk an omitted entry stands for): the library's
+	// largest default is 65 536; 1 Mi keeps a forged definition from
+	// turning a few bytes into billions of samples.
+	maxSamplesPerData = 1 << 20
 	levels            = 16
 )
 
@@ -181,7 +184,7 @@ func Open(r io.ReaderAt, size int64) (*Reader, error) {
 // header reads and checks the chunk header at off.
 func (rd *Reader) header(off int64) (chunk, error) {
 	if off+chunkHeaderLen > rd.size && off >= fileHeaderLen && off%8 == 0 {
-		return chunk{}, &Error{Offset: off, Reason: fmt.Sprintf("the file ends at byte %d, before this chunk", rd.size), Cut: true}
+		return chunk{}, &Error{Offset: rd.size, Reason: fmt.Sprintf("the file ends here, before the chunk at byte %d", off), Cut: true}
 	}
 	if off < fileHeaderLen || off%8 != 0 {
 		return chunk{}, errAt(off, "no chunk can start here")
