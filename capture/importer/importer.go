@@ -64,6 +64,12 @@ func Import(ctx context.Context, in, out string, o Options) (*Result, error) {
 		return nil, err
 	}
 	defer f.Close()
+	return ImportFile(ctx, f, in, out, o)
+}
+
+// ImportFile is Import of a meter file already open; in names it (for the
+// drive's default name, the header and messages; outputs never replace it).
+func ImportFile(ctx context.Context, f files.File, in, out string, o Options) (*Result, error) {
 	info := f.Info()
 	devslp, err := files.LineBit(info, o.DevSlpLine)
 	if err != nil {
