@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/capture/importer"
 	"github.com/idlewatt/idlewatt/internal/outfile"
@@ -202,4 +204,43 @@ func isCapture(path string) bool {
 	var b [8]byte
 	n, _ := io.ReadFull(f, b[:])
 	return n == 8 && strings.HasPrefix(string(b[:]), "\x89IWC")
+}
+
+// plotInput is meterFileInput for plot: a JLS file with a power signal is
+// drawn from its own summary levels (importer.Overview: its samples are
+// read only if the chart needs them), anything else as meterFileInput
+// gives it. It returns the path to check and the opener of the passes.
+func plotInput(cmd *cobra.Command, path string, zoomed bool) (string, analysis.Opener, func(), error) {
+	none := func() {}
+	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() && !zoomed {
+		if f := meterfiles.Sniff(path); f != nil && f.Name == "jls" {
+			fo, err := importOptions(cmd)
+			if err != nil {
+				return "", nil, none, err
+			}
+			ov, err := importer.OpenOverview(cmd.Context(), path, importer.Options{Options: fo, Tool: "idlewatt " + version})
+			switch {
+			case err == nil:
+				open := func() (analysis.Source, error) {
+					if err := context.Cause(cmd.Context()); err != nil {
+						return nil, err
+					}
+					return ov.Source(), nil
+				}
+				return path, open, func() { ov.Close() }, nil
+			case !errors.Is(err, importer.ErrNoOverview):
+				return "", nil, none, importErr(cmd.Name(), err)
+			}
+		}
+	}
+	in, done, err := meterFileInput(cmd, path, false)
+	if err != nil {
+		return "", nil, none, err
+	}
+	open, err := captureOpener(cmd.Context(), cmd, in)
+	if err != nil {
+		done()
+		return "", nil, none, err
+	}
+	return in, open, done, nil
 }

@@ -62,15 +62,11 @@ func runPlot(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	from, to := fromD.Seconds(), toD.Seconds()
-	in, done, err := meterFileInput(cmd, args[0], false) // another meter's file: a capture of it
+	in, open, done, err := plotInput(cmd, args[0], to > from) // another meter's file: its summaries, or a capture of it
 	if err != nil {
 		return err
 	}
 	defer done()
-	open, err := captureOpener(cmd.Context(), cmd, in)
-	if err != nil {
-		return err
-	}
 	if to != 0 && to <= from {
 		return usageErr("plot: --to %g must be after --from %g", to, from)
 	}

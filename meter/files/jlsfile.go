@@ -212,7 +212,10 @@ func (f *jlsFile) measuredRail() meter.Rail {
 }
 
 func (f *jlsFile) firstSample() (int64, error) {
-	start, _, err := f.rd.FSR(f.cur).Next()
+	start, ok, err := f.rd.FirstSampleID(f.cur)
+	if err == nil && !ok {
+		err = io.EOF
+	}
 	return start, err
 }
 

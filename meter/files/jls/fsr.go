@@ -334,6 +334,35 @@ type Summary struct {
 	Mean, Std, Min, Max []float64
 }
 
+// FirstSampleID returns the sample id of s's first sample from the header
+// of its first level-1 index (or, with none, of its first data chunk)
+// without reading sample data; ok is false for a signal without samples.
+func (rd *Reader) FirstSampleID(s *Signal) (int64, bool, error) {
+	off := s.fsrHead[1]
+	tag := trackTag(trackFSR, chunkIndex)
+	if off == 0 {
+		off, tag = s.fsrHead[0], trackTag(trackFSR, chunkData)
+	}
+	if off == 0 {
+		return 0, false, nil
+	}
+	c, err := rd.header(off)
+	if err != nil {
+		return 0, false, err
+	}
+	if c.tag != tag || c.meta&0xff != s.ID&0xff {
+		return 0, false, errAt(off, "signal %d: head points at a chunk of tag 0x%02x", s.ID, c.tag)
+	}
+	p, err := rd.payload(c, nil)
+	if err != nil {
+		return 0, false, err
+	}
+	if len(p) < 16 {
+		return 0, false, errAt(off, "chunk of %d bytes", len(p))
+	}
+	return int64(le.Uint64(p)), true, nil
+}
+
 // Per is how many samples one summary entry of level covers (level ≥ 1).
 func (s *Signal) Per(level int) int64 {
 	p := int64(s.SampleDecimate)
