@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/idlewatt/idlewatt/analysis/decimate"
@@ -136,7 +137,10 @@ type pass1 struct {
 	stopAt     int // records read before the stream ended
 	singlePort int
 	devslp     devslpInfo
-	stats      meter.Stats // the last link counters recorded
+	// imported: host notes of an imported meter file (NoteImported), said
+	// again in the report.
+	imported []string
+	stats    meter.Stats // the last link counters recorded
 	// How the first pass's reading ended (the second pass's is the
 	// report's; plot uses these).
 	endErr    string
@@ -294,6 +298,9 @@ func firstPass(open Opener, opts Options) (*pass1, error) {
 				p.devslp.phase(st.Port, st.Value)
 			case capture.StateNote:
 				p.devslp.note(st.Port, rec.State.Host, st.Value)
+				if strings.HasPrefix(st.Value, NoteImported) {
+					p.imported = append(p.imported, st.Value)
+				}
 			case capture.StateDevSlpPin:
 				p.hostPins[st.Port] = append(p.hostPins[st.Port], pinEvent{host, st.Value == "1"})
 			}
@@ -414,6 +421,7 @@ func newReport(p *pass1, clock *Clock, opts Options) *Report {
 		MinRTTMS: clock.MinRTTMS, MedianRTTMS: clock.MedianRTTMS,
 		Outliers: clock.Outliers, NegativeRTT: clock.NegativeRTT, DriftRefusedPPM: clock.DriftRefusedPPM, MaxDriftPPM: clock.MaxDriftPPM}
 	rep.clockNotes(clock)
+	rep.importedNotes(p)
 	rep.Settings = Settings{SettleMS: ms(opts.Settle), MergeGapMS: ms(opts.MergeGap), IdleFloor: activeIdleMethod,
 		Classifier: opts.NewClassifier != nil, HistogramRelErr: 1.0 / (1 << histSub)}
 	return rep
@@ -654,6 +662,18 @@ func (r *Report) clockNotes(c *Clock) {
 	case c.Fitted && c.DriftRefusedPPM != 0:
 		r.Alignment.Method = "marks, nominal rate"
 		r.dataNote(fmt.Sprintf("clock drift %.6g ppm refused: beyond the ±%g ppm two crystals can drift (docs/analysis.md); the marks or the header's rate %g Hz are wrong — the nominal rate is used and the offset is the marks' median, so durations and energy assume the header's rate", c.DriftRefusedPPM, c.MaxDriftPPM, c.RateHz))
+	}
+}
+
+// NoteImported starts the host notes `idlewatt import` writes into a
+// capture made from another meter's file (capture/importer.NotePrefix):
+// what that format cannot carry. The report repeats them.
+const NoteImported = "import: "
+
+// importedNotes repeats an imported capture's notes about its source file.
+func (r *Report) importedNotes(p *pass1) {
+	for _, n := range p.imported {
+		r.dataNote(n)
 	}
 }
 

@@ -85,6 +85,7 @@ func PlotTraces(path string, o PlotOptions) (*PlotData, error) {
 		r := &Report{Capture: p1.info, account: p1.acc}
 		r.Capture.Complete, r.Capture.EndError, r.Capture.EndOffset = p1.complete, p1.endErr, p1.endOffset
 		r.clockNotes(&clock)
+		r.importedNotes(p1)
 		r.endNotes()
 		notes = r.dataNotes
 	}

@@ -42,24 +42,30 @@ schema and DuckDB queries.`,
 		durationFlag(c.Flags(), "from", 0, "start at T from the first sample (90s, 1m30s, or seconds: 90)")
 		durationFlag(c.Flags(), "to", 0, "stop before T (default: the end)")
 		addOverwriteFlag(c.Flags(), "OUT")
+		addImportFlags(c.Flags())
 		return c
 	})
 }
 
 func runExport(cmd *cobra.Command, args []string) error {
 	out := optString(cmd, "csv", "export.csv")
-	if pqDir := optString(cmd, "parquet", "export.parquet"); pqDir != "" {
-		if out != "" {
-			return usageErr("export: --csv and --parquet: give one")
-		}
-		return exportParquet(cmd, args[0], pqDir)
+	pqDir := optString(cmd, "parquet", "export.parquet")
+	if pqDir != "" && out != "" {
+		return usageErr("export: --csv and --parquet: give one")
 	}
-	if out == "" {
+	if pqDir == "" && out == "" {
 		return usageErr("export: --csv OUT or --parquet DIR is required")
+	}
+	in, done, err := meterFileInput(cmd, args[0], true) // another meter's file: a capture of it
+	if err != nil {
+		return err
+	}
+	defer done()
+	if pqDir != "" {
+		return exportParquet(cmd, in, pqDir, args[0])
 	}
 	win := csvexport.All
 	var fromSet, toSet bool
-	var err error
 	if win.From, fromSet, err = parseOffset(cmd, "from"); err != nil {
 		return err
 	}
@@ -72,11 +78,11 @@ func runExport(cmd *cobra.Command, args []string) error {
 	if fromSet && toSet && win.To <= win.From {
 		return usageErr("export: --to %g s is not after --from %g s", win.To.Seconds(), win.From.Seconds())
 	}
-	r, in, err := openCaptureStream(cmd.Context(), args[0])
+	r, rc, err := openCaptureStream(cmd.Context(), in)
 	if err != nil {
 		return inputErr(err)
 	}
-	defer in.Close()
+	defer rc.Close()
 	defer r.Close()
 	r.SkipSamples(false)
 
@@ -138,9 +144,11 @@ func parseOffset(cmd *cobra.Command, flag string) (time.Duration, bool, error) {
 	return d, err == nil, err
 }
 
-// exportParquet writes the capture and its report as Parquet into dir.
-func exportParquet(cmd *cobra.Command, path, dir string) error {
-	oo := outOptions(cmd, "", path)
+// exportParquet writes the capture and its report as Parquet into dir;
+// orig is the input the user named (path is a temporary capture of it when
+// it is another meter's file).
+func exportParquet(cmd *cobra.Command, path, dir, orig string) error {
+	oo := outOptions(cmd, "", orig)
 	if err := checkParquetOut(dir, oo); err != nil {
 		return err
 	}

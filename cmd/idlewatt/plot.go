@@ -33,6 +33,7 @@ func init() {
 		f.String("unit", "auto", "power unit: W, mW or auto (mW when everything is below 1 W)")
 		f.String("title", "", "chart title (default: \"Power over Time: \" and the drives' names; the capture's name is the subtitle)")
 		addOverwriteFlag(f, "the --out image")
+		addImportFlags(f)
 		return c
 	})
 }
@@ -61,10 +62,11 @@ func runPlot(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	from, to := fromD.Seconds(), toD.Seconds()
-	open, err := captureOpener(cmd.Context(), cmd, args[0])
+	in, open, done, err := plotInput(cmd, args[0], to > from) // another meter's file: its summaries, or a capture of it
 	if err != nil {
 		return err
 	}
+	defer done()
 	if to != 0 && to <= from {
 		return usageErr("plot: --to %g must be after --from %g", to, from)
 	}
@@ -129,10 +131,10 @@ func runPlot(cmd *cobra.Command, args []string) error {
 	} else if !fi.IsDir() {
 		return failErr("plot: --out %s: %s is not a directory", out, filepath.Dir(out))
 	}
-	if err := requireSamples(cmd.Context(), cmd, "plot", args[0]); err != nil {
+	if err := requireSamples(cmd.Context(), cmd, "plot", in); err != nil {
 		return err
 	}
-	notes, err := report.Plot(args[0], out, report.PlotOptions{From: from, To: to, Buckets: pts,
+	notes, err := report.Plot(in, out, report.PlotOptions{From: from, To: to, Buckets: pts,
 		Title: optString(cmd, "title", ""), Subtitle: filepath.Base(args[0]),
 		Width: size[0], Height: size[1], DPI: size[2], LogY: optBool(cmd, "log", ""), Unit: unit, Open: open, Out: oo, Stop: interrupted(cmd.Context())})
 	if errors.Is(err, report.ErrEmptyWindow) {

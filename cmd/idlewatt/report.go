@@ -32,6 +32,7 @@ func init() {
 		f.Bool("json", false, "print report.json to stdout instead of the headline")
 		f.Bool("no-html", false, "do not write report.html (the interactive viewer)")
 		addOverwriteFlag(f, "report files already in --out")
+		addImportFlags(f)
 		return c
 	})
 }
@@ -69,18 +70,24 @@ func runReport(cmd *cobra.Command, args []string) error {
 	if err := outfile.CheckAll(out, files, oo); err != nil {
 		return usageErr("report: %w", err)
 	}
-	if err := requireSamples(cmd.Context(), cmd, "report", path); err != nil {
+	in, done, err := meterFileInput(cmd, path, false) // another meter's file: a capture of it
+	if err != nil {
+		return err
+	}
+	defer done()
+	if err := requireSamples(cmd.Context(), cmd, "report", in); err != nil {
 		return err
 	}
 	var pyr *htmlreport.Pyramid
 	if withHTML {
-		pyr = htmlreport.NewPyramidFor(path, htmlreport.Budget{})
+		pyr = htmlreport.NewPyramidFor(in, htmlreport.Budget{})
 		opts.Samples = pyr
 	}
-	r, err := analyzeCapture(cmd, path, opts)
+	r, err := analyzeCapture(cmd, in, opts)
 	if err != nil {
 		return err
 	}
+	r.Capture.Path = path
 	if err := interrupted(cmd.Context())(); err != nil {
 		return err
 	}
