@@ -18,6 +18,9 @@ func ACF(x []float64, maxLag int) []float64 {
 	}
 	maxLag = min(max(maxLag, 0), n-1)
 	m := Mean(x)
+	if maxLag <= directLags {
+		return acfDirect(x, m, maxLag)
+	}
 	size := 1 << bits.Len(uint(2*n-1))
 	buf := make([]complex128, size)
 	for i, v := range x {
@@ -38,6 +41,59 @@ func ACF(x []float64, maxLag int) []float64 {
 		out[k] = real(buf[k]) / c0
 	}
 	return out
+}
+
+// directLags: up to this many lags the autocorrelation is summed
+// directly, cheaper than two FFTs.
+const directLags = 24
+
+func acfDirect(x []float64, m float64, maxLag int) []float64 {
+	out := make([]float64, maxLag+1)
+	d := make([]float64, len(x))
+	for i, v := range x {
+		d[i] = v - m
+	}
+	for k := range out {
+		var c float64
+		for i := 0; i+k < len(d); i++ {
+			c += d[i] * d[i+k]
+		}
+		out[k] = c
+	}
+	if !(out[0] > 0) {
+		clear(out)
+		out[0] = 1
+		return out
+	}
+	for k := len(out) - 1; k >= 0; k-- {
+		out[k] /= out[0]
+	}
+	return out
+}
+
+// ShortACF is the autocorrelation of x up to the lags CorrLength and
+// IntegratedTime need: summed directly over the first directLags lags, and
+// by FFT up to n/2 only when the correlation has not died out there.
+func ShortACF(x []float64) []float64 {
+	n := len(x)
+	if n < 2 {
+		return nil
+	}
+	a := ACF(x, min(directLags, n-1))
+	if CorrLength(a, n) < len(a)-1 && geyerEnds(a) {
+		return a
+	}
+	return ACF(x, n/2)
+}
+
+// geyerEnds reports whether Geyer's initial sequence ends within acf.
+func geyerEnds(acf []float64) bool {
+	for m := 0; 2*m+1 < len(acf); m++ {
+		if acf[2*m]+acf[2*m+1] <= 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // fft transforms a in place (len(a) a power of two); inverse divides by n.

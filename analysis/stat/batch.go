@@ -51,7 +51,7 @@ func MeanStdErr(x []float64) MeanSE {
 	if n < 2 {
 		return r
 	}
-	acf := ACF(x, n/2)
+	acf := ShortACF(x)
 	r.CorrLen = CorrLength(acf, n)
 	r.TauInt = IntegratedTime(acf)
 	b := max(1, BatchFactor*(r.CorrLen-1))

@@ -96,3 +96,64 @@ func Var(x []float64) float64 {
 	}
 	return ss / float64(len(x)-1)
 }
+
+// medianInPlace is the median of x (interpolated between the two middle
+// values of an even count), reordering x: quickselect, O(n).
+func medianInPlace(x []float64) float64 {
+	n := len(x)
+	if n == 0 {
+		return math.NaN()
+	}
+	hi := selectK(x, n/2)
+	if n%2 == 1 {
+		return hi
+	}
+	lo := x[0]
+	for _, v := range x[:n/2] {
+		lo = math.Max(lo, v)
+	}
+	return (lo + hi) / 2
+}
+
+// selectK reorders x so that x[k] is its k-th smallest value, those before
+// it no larger and those after no smaller, and returns it (Hoare's
+// selection with a median-of-three pivot).
+func selectK(x []float64, k int) float64 {
+	lo, hi := 0, len(x)-1
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		if x[mid] < x[lo] {
+			x[mid], x[lo] = x[lo], x[mid]
+		}
+		if x[hi] < x[lo] {
+			x[hi], x[lo] = x[lo], x[hi]
+		}
+		if x[hi] < x[mid] {
+			x[hi], x[mid] = x[mid], x[hi]
+		}
+		p := x[mid]
+		i, j := lo, hi
+		for i <= j {
+			for x[i] < p {
+				i++
+			}
+			for x[j] > p {
+				j--
+			}
+			if i <= j {
+				x[i], x[j] = x[j], x[i]
+				i++
+				j--
+			}
+		}
+		switch {
+		case k <= j:
+			hi = j
+		case k >= i:
+			lo = i
+		default:
+			return x[k]
+		}
+	}
+	return x[k]
+}

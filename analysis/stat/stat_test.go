@@ -171,3 +171,19 @@ func TestResolutionAndCalibration(t *testing.T) {
 		t.Errorf("calibration known without limits")
 	}
 }
+
+func TestMedianInPlace(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	for n := 1; n < 60; n++ {
+		for range 20 {
+			x := make([]float64, n)
+			for i := range x {
+				x[i] = float64(rng.IntN(7)) // ties
+			}
+			want := Median(x)
+			if got := medianInPlace(x); got != want {
+				t.Fatalf("n %d: quickselect median %v, sort %v", n, got, want)
+			}
+		}
+	}
+}

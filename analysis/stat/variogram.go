@@ -44,29 +44,30 @@ type Variogram struct {
 
 type reservoir struct {
 	d      []float64
-	stride int
-	count  int
+	stride int // every stride-th difference is kept (0 means 1)
+	skip   int // differences to pass over before the next kept one
 }
 
+// add offers the next difference. Kept are those at multiples of the
+// stride; when full, every other is dropped and the stride doubles (the
+// one at hand, at cap × stride, is a multiple of the new stride: cap is
+// even).
 func (r *reservoir) add(x float64) {
-	if r.stride == 0 {
-		r.stride = 1
+	if r.skip > 0 {
+		r.skip--
+		return
 	}
-	if r.count%r.stride == 0 {
-		if len(r.d) == reservoirCap {
-			k := 0
-			for i := 0; i < len(r.d); i += 2 {
-				r.d[k] = r.d[i]
-				k++
-			}
-			r.d = r.d[:k]
-			r.stride *= 2
+	if len(r.d) == reservoirCap {
+		k := 0
+		for i := 0; i < len(r.d); i += 2 {
+			r.d[k] = r.d[i]
+			k++
 		}
-		if r.count%r.stride == 0 {
-			r.d = append(r.d, x)
-		}
+		r.d = r.d[:k]
+		r.stride = max(1, r.stride) * 2
 	}
-	r.count++
+	r.d = append(r.d, x)
+	r.skip = max(1, r.stride) - 1
 }
 
 // Add adds one reading; NaN and ±Inf are skipped.
@@ -108,21 +109,25 @@ func (v *Variogram) gamma(j int) (float64, int, bool) {
 		return 0, len(d), false
 	}
 	s := slices.Clone(d)
-	slices.Sort(s)
 	// A difference that straddles a level step is an outlier: the median,
 	// then the median of the differences within 4 σ_d of 0 (a gaussian
 	// difference lies beyond with probability 6·10⁻⁵), twice — so that
 	// steps moving a quarter of the differences at a long lag do not
 	// inflate it as they would the median alone (by 40 %).
-	n := len(s)
-	sd := MADScale * SortedQuantile(s, 0.5)
+	sd := MADScale * medianInPlace(s)
 	for range 2 {
-		k, _ := slices.BinarySearch(s, 4*sd)
-		if k == n || k < minDiffs {
+		k := 0
+		for _, x := range s {
+			if x <= 4*sd {
+				s[k] = x
+				k++
+			}
+		}
+		if k == len(s) || k < minDiffs {
 			break
 		}
-		n = k
-		sd = MADScale * SortedQuantile(s[:n], 0.5)
+		s = s[:k]
+		sd = MADScale * medianInPlace(s)
 	}
 	return sd * sd / 2, len(d), true
 }
@@ -210,12 +215,16 @@ func (v *Variogram) Noise() Noise {
 	out := Noise{N: v.n, TauInt: 1, CorrLen: 1}
 	var g []float64
 	var cnt []int
+	// The semivariances, lag by lag, until two past a plateau.
 	for j := range numLags {
 		x, c, ok := v.gamma(j)
 		if !ok {
 			break
 		}
 		g, cnt = append(g, x), append(cnt, c)
+		if j >= 2 && plateauAt(g, cnt, j-2) {
+			break
+		}
 	}
 	if len(g) == 0 {
 		return out
@@ -229,18 +238,29 @@ func (v *Variogram) Noise() Noise {
 	// Both of the next two lags must agree (the second alone is still
 	// 1/(1 − ρ_k) above a lag whose correlation ρ_k noise hid from the
 	// first): a plateau found early would make τ too small.
-	// A second lag more than 3 times the first is steps, not noise (past a
-	// plateau γ(4k)/γ(2k) = (1 − ρ_4k)/(1 − ρ_2k) is near 1), and is not
-	// asked to agree.
 	for j := 0; j+1 < len(g); j++ {
-		th := math.Max(CorrThreshold, 2*3.3/math.Sqrt(float64(min(cnt[j], cnt[j+1]))))
-		if g[j+1] <= g[j]*(1+th) && (j+2 >= len(g) || g[j+2] <= g[j]*(1+th) || g[j+2] > 3*g[j+1]) {
+		if plateauAt(g, cnt, j) {
 			plateau = j
 			break
 		}
 	}
 	var s2 float64
 	switch {
+	case plateau < 0 && top >= 2:
+		// No plateau by the rule: the flattest lag, past which steps (or a
+		// correlation longer than the lags measured) lift γ. Not
+		// converged: the model says so.
+		best := math.Inf(1)
+		for j := 1; j+1 <= top; j++ {
+			if r := g[j+1] / g[j]; r < best && r >= 1-CorrThreshold {
+				best, plateau = r, j
+			}
+		}
+		if plateau < 0 {
+			plateau = top
+		}
+		s2 = g[min(plateau+1, top)]
+		out.CorrLen = 1 << plateau
 	case plateau < 0:
 		s2 = g[top]
 		out.CorrLen = MaxLag
@@ -308,6 +328,29 @@ func (v *Variogram) Noise() Noise {
 	}
 	out.TauInt = math.Max(1, 1+2*sum)
 	return out
+}
+
+// plateauAt reports whether the semivariances g reach their plateau at
+// lag 2^j: the next lag (and the one after, when measured, unless it rises
+// faster) exceed it by no more than the threshold or the ratio's own noise
+// (≈ 3.3/√n for two MAD-based variances of n differences each).
+func plateauAt(g []float64, cnt []int, j int) bool {
+	if j+1 >= len(g) {
+		return false
+	}
+	th := math.Max(CorrThreshold, 2*3.3/math.Sqrt(float64(min(cnt[j], cnt[j+1]))))
+	r1 := g[j+1]/g[j] - 1
+	if !(r1 <= th) {
+		return false
+	}
+	if j+2 >= len(g) || g[j+2] <= g[j]*(1+1.5*th) {
+		return true
+	}
+	// A second rise larger than the first is steps, not noise: a
+	// correlation dies away ever more slowly in γ towards its plateau
+	// (γ(4k)/γ(2k) − 1 = ρ_2k ≤ ρ_k for AR(1)), while the share of
+	// differences straddling a step grows with the lag.
+	return g[j+2]/g[j+1]-1 > math.Max(r1, 0)+th
 }
 
 // NoiseOf is the noise model of consecutive readings xs.
