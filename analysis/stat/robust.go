@@ -157,3 +157,45 @@ func selectK(x []float64, k int) float64 {
 	}
 	return x[k]
 }
+
+// absDiffSigma is the standard deviation of gaussian differences from
+// their absolute values a (reordered), robust to steps: a difference that
+// straddles a level step is an outlier, so the median, then the median of
+// the differences within 4 σ_d of 0 (a gaussian difference lies beyond
+// with probability 6·10⁻⁵), twice — steps moving a quarter of the
+// differences do not inflate it as they would the median alone (by 40 %).
+func absDiffSigma(a []float64) float64 {
+	sd := MADScale * medianInPlace(a)
+	for range 2 {
+		k := 0
+		for _, x := range a {
+			if x <= 4*sd {
+				a[k] = x
+				k++
+			}
+		}
+		if k == len(a) || k < minDiffs {
+			break
+		}
+		a = a[:k]
+		sd = MADScale * medianInPlace(a)
+	}
+	return sd
+}
+
+// RobustDiffVar is the variance of one value of x from the differences of
+// successive values (for independent values, Var(x[i+1] − x[i]) = 2σ²),
+// robust to level steps between them (absDiffSigma): the batch-means
+// variance of batch means of a signal that changes level. 0 for fewer than
+// two values.
+func RobustDiffVar(x []float64) float64 {
+	if len(x) < 2 {
+		return 0
+	}
+	a := make([]float64, len(x)-1)
+	for i := range a {
+		a[i] = math.Abs(x[i+1] - x[i])
+	}
+	sd := absDiffSigma(a)
+	return sd * sd / 2
+}

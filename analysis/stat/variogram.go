@@ -39,7 +39,13 @@ const minDiffs = 32
 type Variogram struct {
 	ring []float64 // reading t at t & (MaxLag−1)
 	n    int
-	lags [numLags]reservoir
+	// lags holds differences at lag 2^j exactly; oct at a lag drawn
+	// uniformly from [2^j, 2^(j+1)) for each — the octave's average
+	// semivariance, which a periodic component (mains hum, an aliased
+	// ripple) does not make swing with the lag's phase as it does the
+	// exact lags' (a 50 Hz hum at 2 kS/s read σ 1.7 × its own so).
+	lags, oct [numLags]reservoir
+	rs        uint64 // xorshift state for oct's lags
 }
 
 type reservoir struct {
@@ -48,15 +54,21 @@ type reservoir struct {
 	skip   int // differences to pass over before the next kept one
 }
 
-// add offers the next difference. Kept are those at multiples of the
-// stride; when full, every other is dropped and the stride doubles (the
-// one at hand, at cap × stride, is a multiple of the new stride: cap is
-// even).
-func (r *reservoir) add(x float64) {
+// take reports whether the next difference offered is kept (see keep),
+// counting it off otherwise: the caller need not compute those it skips.
+func (r *reservoir) take() bool {
 	if r.skip > 0 {
 		r.skip--
-		return
+		return false
 	}
+	return true
+}
+
+// keep keeps a difference take allowed. Kept are those at multiples of
+// the stride; when full, every other is dropped and the stride doubles
+// (the one at hand, at cap × stride, is a multiple of the new stride: cap
+// is even).
+func (r *reservoir) keep(x float64) {
 	if len(r.d) == reservoirCap {
 		k := 0
 		for i := 0; i < len(r.d); i += 2 {
@@ -81,7 +93,22 @@ func (v *Variogram) Add(x float64) {
 		if k > v.n {
 			break
 		}
-		v.lags[j].add(math.Abs(x - v.ring[(v.n-k)&mask]))
+		if v.lags[j].take() {
+			v.lags[j].keep(math.Abs(x - v.ring[(v.n-k)&mask]))
+		}
+		if v.oct[j].take() {
+			ko := k
+			if j > 0 {
+				if v.rs == 0 {
+					v.rs = 0x9e3779b97f4a7c15
+				}
+				v.rs ^= v.rs << 13
+				v.rs ^= v.rs >> 7
+				v.rs ^= v.rs << 17
+				ko = min(k+int(v.rs&uint64(k-1)), v.n)
+			}
+			v.oct[j].keep(math.Abs(x - v.ring[(v.n-ko)&mask]))
+		}
 	}
 	if v.n < MaxLag {
 		v.ring = append(v.ring, x)
@@ -101,34 +128,18 @@ func (v *Variogram) AddAll(xs []float64) {
 // N is the number of readings added.
 func (v *Variogram) N() int { return v.n }
 
-// gamma is the robust semivariance at lag 2^j and the differences behind
-// it; ok false with fewer than minDiffs.
-func (v *Variogram) gamma(j int) (float64, int, bool) {
+// gamma is the robust semivariance at lag 2^j (octave false) or over the
+// octave from it, and the differences behind it; ok false with fewer than
+// minDiffs.
+func (v *Variogram) gamma(j int, octave bool) (float64, int, bool) {
 	d := v.lags[j].d
+	if octave {
+		d = v.oct[j].d
+	}
 	if len(d) < minDiffs {
 		return 0, len(d), false
 	}
-	s := slices.Clone(d)
-	// A difference that straddles a level step is an outlier: the median,
-	// then the median of the differences within 4 σ_d of 0 (a gaussian
-	// difference lies beyond with probability 6·10⁻⁵), twice — so that
-	// steps moving a quarter of the differences at a long lag do not
-	// inflate it as they would the median alone (by 40 %).
-	sd := MADScale * medianInPlace(s)
-	for range 2 {
-		k := 0
-		for _, x := range s {
-			if x <= 4*sd {
-				s[k] = x
-				k++
-			}
-		}
-		if k == len(s) || k < minDiffs {
-			break
-		}
-		s = s[:k]
-		sd = MADScale * medianInPlace(s)
-	}
+	sd := absDiffSigma(slices.Clone(d))
 	return sd * sd / 2, len(d), true
 }
 
@@ -213,74 +224,75 @@ func (n Noise) MeanVar(m int) float64 {
 // the semivariogram). Without minDiffs differences at lag 1, Ok is false.
 func (v *Variogram) Noise() Noise {
 	out := Noise{N: v.n, TauInt: 1, CorrLen: 1}
-	var g []float64
+	// g: the octaves' semivariances, which find the plateau and σ²; ge:
+	// the exact lags', which give ρ at them.
+	var g, ge []float64
 	var cnt []int
-	// The semivariances, lag by lag, until two past a plateau.
 	for j := range numLags {
-		x, c, ok := v.gamma(j)
-		if !ok {
+		x, c, ok := v.gamma(j, true)
+		xe, _, oke := v.gamma(j, false)
+		if !ok || !oke {
 			break
 		}
-		g, cnt = append(g, x), append(cnt, c)
-		if j >= 2 && plateauAt(g, cnt, j-2) {
-			break
-		}
+		g, ge, cnt = append(g, x), append(ge, xe), append(cnt, c)
 	}
 	if len(g) == 0 {
 		return out
 	}
 	out.Ok = true
-	// The plateau: the first lag whose semivariance the next one does not
-	// exceed by more than the threshold (or by the ratio's own noise,
-	// ≈ 3.3/√n for two MAD-based variances of n differences each).
 	top := len(g) - 1
-	plateau := -1
-	// Both of the next two lags must agree (the second alone is still
-	// 1/(1 − ρ_k) above a lag whose correlation ρ_k noise hid from the
-	// first): a plateau found early would make τ too small.
+	// A semivariance more than 4 times the one at half its lag is steps:
+	// for stationary noise γ(2k) ≤ 4γ(k) (a difference over 2k is the sum
+	// of two over k), and ≤ 2γ(k) for AR(1). Lags from there on straddle
+	// steps too often for the rejection to clear (a level toggling every
+	// three samples), and are not used.
 	for j := 0; j+1 < len(g); j++ {
-		if plateauAt(g, cnt, j) {
-			plateau = j
+		if g[j+1] > 4*g[j] && g[j] > 0 {
+			top = j
+			g, ge, cnt = g[:j+1], ge[:j+1], cnt[:j+1]
 			break
 		}
 	}
+	// The plateau: the longest stretch of consecutive lags whose octave
+	// semivariances agree with its first within the ratio's noise (≈ 3.3/√n
+	// for two MAD-based variances of n differences each, at least the
+	// threshold) — the level a stationary noise's γ settles at, periodic
+	// components included, before steps lift the longest lags; the latest
+	// of equally long ones (γ rising slowly, as under 1/f noise, makes
+	// short stretches on its way up). One lag alone is no plateau: the
+	// correlation outlasts the lags measured, or steps hide it.
+	plateau, run := top, 1
+	for j := 0; j <= top; j++ {
+		th := 1.5 * math.Max(CorrThreshold, 2*3.3/math.Sqrt(float64(cnt[j])))
+		l := 1
+		for i := j + 1; i <= top && math.Abs(g[i]/g[j]-1) <= th; i++ {
+			l++
+		}
+		if l >= run && l > 1 || (run == 1 && j == 0) {
+			plateau, run = j, l
+		}
+	}
 	var s2 float64
-	switch {
-	case plateau < 0 && top >= 2:
-		// No plateau by the rule: the flattest lag, past which steps (or a
-		// correlation longer than the lags measured) lift γ. Not
-		// converged: the model says so.
+	if run >= 2 {
+		out.Converged = true
+		for j := plateau; j < plateau+run; j++ {
+			s2 += g[j]
+		}
+		s2 /= float64(run)
+	} else {
+		// No stretch: the flattest lag, past which steps (or a correlation
+		// longer than the lags measured) lift γ.
 		best := math.Inf(1)
-		for j := 1; j+1 <= top; j++ {
+		for j := 0; j < top; j++ {
 			if r := g[j+1] / g[j]; r < best && r >= 1-CorrThreshold {
 				best, plateau = r, j
 			}
 		}
-		if plateau < 0 {
-			plateau = top
-		}
 		s2 = g[min(plateau+1, top)]
-		out.CorrLen = 1 << plateau
-	case plateau < 0:
-		s2 = g[top]
+	}
+	out.CorrLen = 1 << plateau
+	if !out.Converged && plateau == top && top == numLags-1 {
 		out.CorrLen = MaxLag
-		if top < numLags-1 {
-			out.CorrLen = 1 << top
-		}
-		plateau = top
-	default:
-		out.Converged = true
-		out.CorrLen = 1 << plateau
-		// σ² from the lag past the plateau, and the one after when it
-		// agrees (farther lags straddle more steps).
-		s2 = g[plateau+1]
-		if j := plateau + 2; j <= top {
-			th := math.Max(CorrThreshold, 2*3.3/math.Sqrt(float64(min(cnt[j-1], cnt[j]))))
-			if math.Abs(g[j]/s2-1) <= th {
-				s2 = (s2 + g[j]) / 2
-			}
-		}
-		s2 = math.Max(s2, g[plateau])
 	}
 	out.Sigma = math.Sqrt(s2)
 	if s2 == 0 {
@@ -290,7 +302,7 @@ func (v *Variogram) Noise() Noise {
 	// taken as 0 (a σ² a few per cent high would otherwise add a few per
 	// cent of every lag to τ).
 	for j := 0; j <= plateau; j++ {
-		out.rho = append(out.rho, math.Max(-1, math.Min(1, 1-g[j]/s2)))
+		out.rho = append(out.rho, math.Max(-1, math.Min(1, 1-ge[j]/s2)))
 	}
 	out.Rho1 = out.rho[0]
 	// The correlation length: the first lag whose ρ is below the threshold
@@ -328,29 +340,6 @@ func (v *Variogram) Noise() Noise {
 	}
 	out.TauInt = math.Max(1, 1+2*sum)
 	return out
-}
-
-// plateauAt reports whether the semivariances g reach their plateau at
-// lag 2^j: the next lag (and the one after, when measured, unless it rises
-// faster) exceed it by no more than the threshold or the ratio's own noise
-// (≈ 3.3/√n for two MAD-based variances of n differences each).
-func plateauAt(g []float64, cnt []int, j int) bool {
-	if j+1 >= len(g) {
-		return false
-	}
-	th := math.Max(CorrThreshold, 2*3.3/math.Sqrt(float64(min(cnt[j], cnt[j+1]))))
-	r1 := g[j+1]/g[j] - 1
-	if !(r1 <= th) {
-		return false
-	}
-	if j+2 >= len(g) || g[j+2] <= g[j]*(1+1.5*th) {
-		return true
-	}
-	// A second rise larger than the first is steps, not noise: a
-	// correlation dies away ever more slowly in γ towards its plateau
-	// (γ(4k)/γ(2k) − 1 = ρ_2k ≤ ρ_k for AR(1)), while the share of
-	// differences straddling a step grows with the lag.
-	return g[j+2]/g[j+1]-1 > math.Max(r1, 0)+th
 }
 
 // NoiseOf is the noise model of consecutive readings xs.

@@ -188,3 +188,26 @@ func (m *Meter) Read(rng *rand.Rand, truth []float64) []float64 {
 	}
 	return out
 }
+
+// NoiseSigmaW is the standard deviation of one reading's noise (W), as the
+// meter adds it: every component's, the bandwidth's smoothing of white
+// noise included, the quantiser's ±½ LSB (q/√12) added when the noise
+// dithers it (σ ≥ ½ LSB), none below — a reading then does not scatter.
+func (m *Meter) NoiseSigmaW() float64 {
+	v := m.SigmaA * m.SigmaA
+	if m.CutoffHz > 0 {
+		a := 1 - math.Exp(-2*math.Pi*m.CutoffHz/m.RateHz)
+		v *= a / (2 - a)
+	}
+	for _, s := range m.SigmasA {
+		v += s * s
+	}
+	for _, a := range m.HumA {
+		v += a * a / 2
+	}
+	v += m.RippleA * m.RippleA / 2
+	if m.LSBA > 0 && m.SigmaA >= m.LSBA/2 {
+		v += m.LSBA * m.LSBA / 12
+	}
+	return math.Sqrt(v) * m.Volts
+}
