@@ -4,9 +4,9 @@ import (
 	"math"
 
 	"github.com/idlewatt/idlewatt/analysis/decimate"
-	"github.com/idlewatt/idlewatt/analysis/stat"
 	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/hostclock"
+	"github.com/idlewatt/idlewatt/internal/stat"
 	"github.com/idlewatt/idlewatt/units"
 )
 

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/idlewatt/idlewatt/analysis/stat"
+	"github.com/idlewatt/idlewatt/internal/stat"
 	"github.com/idlewatt/idlewatt/meter"
 )
 

@@ -6,9 +6,9 @@ import (
 	"strings"
 
 	"github.com/idlewatt/idlewatt/analysis/series"
-	"github.com/idlewatt/idlewatt/analysis/stat"
 	"github.com/idlewatt/idlewatt/analysis/states"
 	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/internal/stat"
 	"github.com/idlewatt/idlewatt/units"
 )
 

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/idlewatt/idlewatt/analysis/stat"
 	"github.com/idlewatt/idlewatt/hostclock"
+	"github.com/idlewatt/idlewatt/internal/stat"
 )
 
 // Num is a measured value that may be absent: NaN in code, null in JSON

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/idlewatt/idlewatt/analysis/internal/noisegen"
-	"github.com/idlewatt/idlewatt/analysis/stat"
 	"github.com/idlewatt/idlewatt/hostclock"
+	"github.com/idlewatt/idlewatt/internal/stat"
 )
 
 // The DevSlp estimators under real meter noise: each noise family of

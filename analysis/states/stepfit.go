@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"sort"
 
-	"github.com/idlewatt/idlewatt/analysis/stat"
+	"github.com/idlewatt/idlewatt/internal/stat"
 )
 
 // Step is a two-segment least-squares fit to a run of samples: the samples

@@ -1,14 +1,16 @@
-// Package stat holds the robust statistics the estimators of analysis and
-// analysis/states share: medians, the MAD with its named constant,
-// quantiles, the autocorrelation of a series and what follows from it —
+// Package stat holds the robust statistics every estimator shares
+// (analysis, analysis/states, states/detect): medians, the MAD with its
+// named constant, quantiles, the autocorrelation of a series and what
+// follows from it —
 // the correlation length, the integrated autocorrelation time, the
 // effective sample size — the standard error of a mean by batch means with a
 // batch length the data chooses, a noise model robust to level steps (a
 // variogram of differences at dyadic lags), Student's t, and the
 // resolution and calibration terms of a meter's readings.
 //
-// It is pure: it imports nothing of the project, reads no files and keeps no
-// state beyond what a caller holds. docs/analysis.md, "Uncertainty", says
+// It is a leaf helper (internal/, below every package that uses it): it
+// imports nothing of the project, reads no files and keeps no state beyond
+// what a caller holds. docs/analysis.md, "Uncertainty", says
 // where each estimator is used and how its intervals were tested.
 //
 // # Why not the textbook σ/√N
