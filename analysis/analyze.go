@@ -474,8 +474,10 @@ func (p *pass1) newDrive(info capture.DriveInfo, chans []int, clock *Clock, t0f 
 	proc.pinSource = pinSrc
 	proc.ds = p.devslpProc(port, pins, clock)
 	for _, ch := range chans {
-		c := h.Channels[ch]
-		proc.lsb = append(proc.lsb, railLSB{nominal: float64(c.Rail.Nominal()), v: float64(c.VoltLSB), i: float64(c.CurrentLSB)})
+		proc.lsb = append(proc.lsb, railOf(h.Channels[ch]))
+	}
+	if proc.ds != nil {
+		proc.ds.jo.Rails = proc.lsb // the floor's and pre-cycle level's intervals hold the meter's terms too
 	}
 	proc.t0 = t0f
 	proc.sink = opts.Samples

@@ -259,10 +259,10 @@ func (ds *DevSlp) fill() {
 	v := &ds.Verdict
 	if v.Outcome == "" {
 		n := states.None
-		*v = states.Verdict{PreCycleW: n, FloorW: n, FloorU95W: n, EntryMs: n, EntryU95Ms: n, RiseMs: n, RiseU95Ms: n, ExitMs: n, ExitU95Ms: n}
+		*v = states.Verdict{PreCycleW: n, PreCycleU95W: n, FloorW: n, FloorU95W: n, EntryMs: n, EntryU95Ms: n, RiseMs: n, RiseU95Ms: n, ExitMs: n, ExitU95Ms: n}
 	}
 	ds.Outcome, ds.Reason, ds.Support, ds.HostCause = v.Outcome, v.Reason, v.Support, v.HostCause
-	ds.PreCycleW, ds.FloorW, ds.FloorU95W = v.PreCycleW, v.FloorW, v.FloorU95W
+	ds.PreCycleW, ds.PreCycleU95W, ds.FloorW, ds.FloorU95W = v.PreCycleW, v.PreCycleU95W, v.FloorW, v.FloorU95W
 	ds.EntryMs, ds.EntryU95Ms, ds.RiseMs, ds.RiseU95Ms, ds.ExitMs, ds.ExitU95Ms = v.EntryMs, v.EntryU95Ms, v.RiseMs, v.RiseU95Ms, v.ExitMs, v.ExitU95Ms
 	ds.Entered = ds.CyclesEntered > 0
 	ds.PowerW = ds.FloorW

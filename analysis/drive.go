@@ -6,6 +6,7 @@ import (
 	"github.com/idlewatt/idlewatt/analysis/decimate"
 	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/hostclock"
+	"github.com/idlewatt/idlewatt/internal/stat"
 	"github.com/idlewatt/idlewatt/units"
 )
 
@@ -115,12 +116,14 @@ type driveProc struct {
 	sinkSeen    bool
 	sinkLast    State
 	states      [numStates]acc
-	dsHist      Histogram    // samples classified DevSlp
-	quiet       blockSeries  // the drive's quiet samples, in time order
-	rest        blockSeries  // with a classifier, the drive's quiet samples in any state
-	lsb         []railLSB    // per rail, for the resolution term
-	ds          *devslpProc  // DevSlp cycles to judge; nil without
-	devslpChart *devslpChart // the cycle to chart, after finish
+	dsHist      Histogram      // samples classified DevSlp
+	quiet       blockSeries    // the drive's quiet samples, in time order
+	rest        blockSeries    // with a classifier, the drive's quiet samples in any state
+	lsb         []railLSB      // per rail, for the resolution and calibration terms
+	noise       stat.Variogram // every quiet sample, any state (quietNoise)
+	dn          *driveNoise    // quietNoise, once measured
+	ds          *devslpProc    // DevSlp cycles to judge; nil without
+	devslpChart *devslpChart   // the cycle to chart, after finish
 
 	// DEVSLP pin spans (host time) and the per-cycle latency bookkeeping.
 	pin        activityCursor // Busy = asserted
@@ -253,6 +256,7 @@ func (d *driveProc) run(start uint64, ps []float64) {
 			// Without a classifier every quiet sample counts as active
 			// idle: quiet also serves as rest.
 			if a == Idle && pinA == Idle {
+				d.noise.AddAll(run)
 				d.quiet.add(run)
 				m.quiet.add(run)
 			}
@@ -329,6 +333,7 @@ func (d *driveProc) classify(start uint64, k int, run []float64, a Activity, pin
 			}
 		}
 		if a == Idle && !pin {
+			d.noise.Add(p)
 			d.rest.add1(p)
 			m.rest.add1(p)
 			if st == StateIdle {

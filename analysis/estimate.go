@@ -5,6 +5,9 @@ import (
 	"math"
 	"slices"
 	"sort"
+
+	"github.com/idlewatt/idlewatt/internal/stat"
+	"github.com/idlewatt/idlewatt/meter"
 )
 
 // Quiet power: the level a drive rests at, and its uncertainty.
@@ -137,13 +140,24 @@ type levelEstimate struct {
 	Bursts    int // separate bursts
 	LowN      int // samples excluded below the level (dips, other states)
 	Note      string
+	// Sigma1 is one sample's noise σ (its marginal standard deviation,
+	// not its long-run part: what a single reading, the peak, scatters
+	// by and what dithers the quantiser), NaN when unknown; CorrLen the
+	// samples over which the noise is correlated (stat.Noise.CorrLen).
+	Sigma1  float64
+	CorrLen int
+	// sv and sdof are the statistical variance of Level and its degrees of
+	// freedom (batch means of the kept blocks), before the meter's terms.
+	sv, sdof float64
 }
 
 // Burst detection and independence thresholds (docs/analysis.md).
 const (
-	burstSigmas  = 5    // a block more than 5 robust σ from the median block…
-	burstRelFrac = 0.01 // …and more than 1 % of the level (a constant source has σ = 0)
-	minBlocks    = 3    // fewest independent block means for an interval (as for a value: minQuietS); Student t at K − 1 widens it
+	burstSigmas = 5 // a block more than 5 robust σ from the median block…
+	// …4 σ when σ is the drive's noise model's (estimateLevelNoise)
+	modelBurstSigmas = 4
+	burstRelFrac     = 0.01 // …and more than 1 % of the level (a constant source has σ = 0)
+	minBlocks        = 3    // fewest independent block means for an interval (as for a value: minQuietS); Student t at K − 1 widens it
 )
 
 // estimateLevel finds the quiet level of blocks bs (time order): the mean of
@@ -171,8 +185,18 @@ func estimateLevel(bs []blk, L, minN int, resU func(sigma float64) float64) leve
 }
 
 func estimateLevelAbove(bs []blk, L, minN int, resU func(sigma float64) float64, floor, ceil float64) levelEstimate {
+	return estimateLevelNoise(bs, L, minN, resU, floor, ceil, 0)
+}
+
+// estimateLevelNoise is estimateLevelAbove with blockSigma, the standard
+// deviation of one block mean from the noise model (correlation between
+// samples included; 0 unknown): the robust spreads of block means
+// estimateLevelAbove takes σ from never go below it. Successive blocks of
+// noise correlated over 5–20 ms are alike, so their differences alone make
+// σ too small.
+func estimateLevelNoise(bs []blk, L, minN int, resU func(sigma float64) float64, floor, ceil, blockSigma float64) levelEstimate {
 	uRes := resU(0)
-	e := levelEstimate{Level: math.NaN(), NoiseVar1: math.NaN()}
+	e := levelEstimate{Level: math.NaN(), NoiseVar1: math.NaN(), Sigma1: math.NaN()}
 	var n int
 	var sum float64
 	for _, b := range bs {
@@ -205,11 +229,23 @@ func estimateLevelAbove(bs []blk, L, minN int, resU func(sigma float64) float64,
 	s := slices.Clone(full)
 	slices.Sort(s)
 	q25, q50, q75 := sortedQ(s, 0.25), sortedQ(s, 0.5), sortedQ(s, 0.75)
-	sigma := math.Min(q50-q25, q75-q50) / 0.6745
+	sigma := math.Max(math.Min(q50-q25, q75-q50)/quartileZ, blockSigma)
 	centre := q50
 	levelBased := !math.IsInf(floor, -1)
+	if !levelBased && blockSigma > 0 {
+		// With the drive's noise model the spread of a block mean is
+		// known — σ is the model's — and the centre is the densest ±3σ
+		// window of block means (idleMode without a band): background
+		// work a third of the time lifted the median and the quartiles'
+		// spread by about a σ each, and active idle 3.5 % above the truth
+		// (TestDriveIntervalsUnderMeterNoise, level steps).
+		sigma = blockSigma
+		if m, ok := idleMode(s, math.Inf(-1), math.Inf(1), math.Max(3*sigma, math.Max(idleModeRelFrac*math.Abs(q50), 3*uRes))); ok {
+			centre = m
+		}
+	}
 	if levelBased {
-		sigma = diffSigma(full)
+		sigma = math.Max(stat.DiffSigma(full), blockSigma)
 		var ok bool
 		if centre, ok = idleMode(s, floor, ceil, math.Max(3*sigma, math.Max(idleModeRelFrac*math.Abs(floor), 3*uRes))); !ok {
 			e.Note = "no 10 ms of quiet time at the active-idle level (quiet time is in a lower link state or background work; measure's active_idle phase measures it under max_performance)"
@@ -228,7 +264,14 @@ func estimateLevelAbove(bs []blk, L, minN int, resU func(sigma float64) float64,
 	if levelBased {
 		rel = idleModeRelFrac
 	}
-	h := math.Max(burstSigmas*sigma, math.Max(rel*math.Abs(centre), 3*uRes))
+	k := float64(burstSigmas)
+	if !levelBased && blockSigma > 0 {
+		// σ is the noise model's, not a spread steps widened: 4 of it
+		// (steps of 4–5 σ a third of the time read active idle +0.7 %
+		// with 5; the gaussian tail beyond 4 σ is 6·10⁻⁵).
+		k = modelBurstSigmas
+	}
+	h := math.Max(k*sigma, math.Max(rel*math.Abs(centre), 3*uRes))
 	mark := make([]int8, len(bs)) // +1 burst, -1 dip, 0 kept
 	for i, b := range bs {
 		m := b.sum / float64(b.n)
@@ -275,48 +318,47 @@ func estimateLevelAbove(bs []blk, L, minN int, resU func(sigma float64) float64,
 		return e
 	}
 	e.Level = ksum / float64(e.Kept)
-	// Batch means: merge neighbouring kept blocks until their means are no
-	// longer correlated (lag-1 autocorrelation within 2/√K of zero).
-	for {
-		if len(kept) < minBlocks {
-			e.Note = "fewer than 3 independent quiet blocks: no uncertainty (measure longer)"
-			if levelBased {
-				// Blocks at the idle level that are too few or too
-				// correlated to be independent batches are a drive
-				// passing through the band (a transition), not a level
-				// a reader can be given: no value rather than one
-				// without an interval (a 54 mW SSD read 42.6 mW so).
-				e.Level, e.Kept = math.NaN(), 0
-				e.Note = "fewer than 3 independent 10 ms quiet blocks at the active-idle level: no value (measure longer)"
-			}
-			return e
+	// Batch means of the kept blocks, the batch length from their own
+	// autocorrelation (stat.MeanStdErr: ten correlation lengths, at least
+	// 10 batches; shorter series say so and take the larger of two
+	// estimates). Before, neighbours merged until their lag-1
+	// autocorrelation fell under max(0.1, 2/√K), which under AR(1) noise
+	// of 5–20 ms stopped at batches still correlated.
+	km := make([]float64, len(kept))
+	for i, b := range kept {
+		km[i] = b.sum / float64(b.n)
+	}
+	var ms stat.MeanSE
+	if len(km) >= minBlocks {
+		ms = stat.MeanStdErr(km)
+	}
+	if len(km) < minBlocks || float64(len(km))/ms.TauInt < minBlocks {
+		e.Note = "fewer than 3 independent quiet blocks: no uncertainty (measure longer)"
+		if levelBased {
+			// Blocks at the idle level that are too few or too
+			// correlated to be independent batches are a drive
+			// passing through the band (a transition), not a level
+			// a reader can be given: no value rather than one
+			// without an interval (a 54 mW SSD read 42.6 mW so).
+			e.Level, e.Kept = math.NaN(), 0
+			e.Note = "fewer than 3 independent 10 ms quiet blocks at the active-idle level: no value (measure longer)"
 		}
-		r1 := lag1(kept)
-		if r1 <= math.Max(0.1, 2/math.Sqrt(float64(len(kept)))) {
-			break
-		}
-		kept = mergePairs(kept)
+		return e
 	}
-	var mean float64
-	var nb int
-	for _, b := range kept {
-		mean += b.sum / float64(b.n)
-		nb += b.n
+	e.Blocks, e.BlockS = ms.Batches, float64(ms.Batch*L)
+	e.sv, e.sdof = ms.SE*ms.SE, ms.Dof
+	e.NoiseVar1, e.Dof = e.sv*float64(len(km)*L), e.sdof
+	if ms.Short {
+		e.Note = fmt.Sprintf("quiet blocks correlated over %d of them: %d batches, fewer than the %d a batch length of ten correlation lengths needs; the interval is the larger of those batches' and the effective sample size's", ms.CorrLen, ms.Batches, stat.MinBatches)
 	}
-	K := float64(len(kept))
-	mean /= K
-	var v float64
-	for _, b := range kept {
-		d := b.sum/float64(b.n) - mean
-		v += d * d
-	}
-	v /= K - 1
-	e.Blocks, e.BlockS = len(kept), float64(nb)/K
-	e.NoiseVar1, e.Dof = v*e.BlockS, K-1
-	u95 := expanded(v/K, K-1, resU(math.Sqrt(e.NoiseVar1)))
+	u95 := expanded(e.sv, e.sdof, resU(math.Sqrt(e.NoiseVar1)))
 	e.U95 = &u95
 	return e
 }
+
+// quartileZ is Φ⁻¹(3/4): a half inter-quartile distance of gaussian data
+// over it is σ.
+const quartileZ = 0.6744897501960817
 
 // idleModeRelFrac is the least half-width of idleMode's window, as a
 // fraction of the level (a noise-free source has σ = 0).
@@ -375,98 +417,15 @@ func idleMode(s []float64, floor, ceil, w float64) (float64, bool) {
 	return m, true
 }
 
-// diffSigma is the robust standard deviation of one block mean from the
-// differences of successive block means: 1.4826 × their median absolute
-// value ÷ √2. A change of level between two blocks makes one large
-// difference, which the median ignores.
-func diffSigma(m []float64) float64 {
-	if len(m) < 2 {
-		return 0
-	}
-	d := make([]float64, len(m)-1)
-	for i := range d {
-		d[i] = math.Abs(m[i+1] - m[i])
-	}
-	slices.Sort(d)
-	return 1.4826 * sortedQ(d, 0.5) / math.Sqrt2
-}
-
 // expanded returns the 95 % expanded uncertainty of a statistical variance
-// vs with dof degrees of freedom combined with a resolution term uRes
-// (infinite degrees of freedom): coverage factor from Student's t at the
-// Welch–Satterthwaite effective degrees of freedom.
-func expanded(vs, dof, uRes float64) float64 {
-	uc2 := vs + uRes*uRes
-	if uc2 == 0 {
-		return 0
-	}
-	nu := math.Inf(1)
-	if vs > 0 {
-		nu = uc2 * uc2 / (vs * vs / dof)
-	}
-	return t975(nu) * math.Sqrt(uc2)
-}
+// vs with dof degrees of freedom combined with a type-B term uRes
+// (resolution and calibration, infinite degrees of freedom): stat.Expanded.
+func expanded(vs, dof, uRes float64) float64 { return stat.Expanded(vs, dof, uRes) }
 
-// t975 is the 0.975 quantile of Student's t with nu degrees of freedom:
-// from the table up to 30 (nu rounded down, which errs wide), above by the
-// Cornish–Fisher expansion (within 0.01 %).
-func t975(nu float64) float64 {
-	const z = 1.959963984540054
-	if math.IsInf(nu, 1) {
-		return z
-	}
-	if nu < 1 {
-		return math.Inf(1)
-	}
-	if nu <= 30 {
-		return t975Table[int(nu)-1]
-	}
-	z3, z5, z7 := z*z*z, z*z*z*z*z, z*z*z*z*z*z*z
-	return z + (z3+z)/(4*nu) + (5*z5+16*z3+3*z)/(96*nu*nu) + (3*z7+19*z5+17*z3-15*z)/(384*nu*nu*nu)
-}
+// t975 is the 0.975 quantile of Student's t (stat.T975).
+func t975(nu float64) float64 { return stat.T975(nu) }
 
-var t975Table = [30]float64{12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
-	2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
-	2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042}
-
-func sortedQ(s []float64, q float64) float64 {
-	r := q * float64(len(s)-1)
-	i := int(r)
-	if i+1 >= len(s) {
-		return s[len(s)-1]
-	}
-	return s[i] + (r-float64(i))*(s[i+1]-s[i])
-}
-
-func lag1(bs []blk) float64 {
-	var mean float64
-	for _, b := range bs {
-		mean += b.sum / float64(b.n)
-	}
-	mean /= float64(len(bs))
-	var num, den float64
-	prev := math.NaN()
-	for _, b := range bs {
-		d := b.sum/float64(b.n) - mean
-		den += d * d
-		if !math.IsNaN(prev) {
-			num += d * prev
-		}
-		prev = d
-	}
-	if den == 0 {
-		return 0
-	}
-	return num / den
-}
-
-func mergePairs(bs []blk) []blk {
-	out := make([]blk, 0, len(bs)/2)
-	for i := 0; i+1 < len(bs); i += 2 {
-		out = append(out, blk{bs[i].n + bs[i+1].n, bs[i].sum + bs[i+1].sum})
-	}
-	return out
-}
+func sortedQ(s []float64, q float64) float64 { return stat.SortedQuantile(s, q) }
 
 // meanU95 is the 95 % expanded uncertainty of a mean of n samples given the
 // drive's quiet noise (q.NoiseVar1, q.Dof) and resolution term uRes; nil
@@ -480,44 +439,27 @@ func meanU95(n uint64, q levelEstimate, uRes float64) *float64 {
 }
 
 // resolutionU is the standard uncertainty of a mean drive power p from the
-// meter's resolution: per rail, current LSB × nominal voltage and voltage
-// LSB × the current the whole power p would draw at it (a bound: the split
-// between rails is not known), each a rectangular ±LSB/2, in quadrature,
-// plus float32 storage rounding. Noise of σ W per sample dithers the current
-// readings: the systematic part of a current LSB that survives averaging
-// shrinks as exp(−2π²σᵢ²/q²) (the first Fourier term of the quantiser's
-// bias), σᵢ the current noise per rail, taken as σ shared equally between
-// the rails. known is false when no rail states an LSB.
+// meter: its resolution (stat.ResolutionU: per rail ±½ LSB of current and
+// voltage, rectangular, a bias of every reading that averaging does not
+// remove unless noise of σ — one sample's, W — dithers it, and float32
+// storage) and its stated calibration (stat.CalibrationU: gain and offset
+// limits, rectangular, which do not shrink with the samples averaged), in
+// quadrature. known is false when no rail states an LSB.
 func resolutionU(rails []railLSB, p, sigma float64) (u float64, known bool) {
-	var v, vv float64
-	for _, r := range rails {
-		if r.nominal > 0 {
-			vv += r.nominal * r.nominal
-		}
-	}
-	for _, r := range rails {
-		if r.nominal <= 0 {
-			continue // a rail of unknown voltage: its LSBs cannot be turned into watts
-		}
-		if r.i > 0 || r.v > 0 {
-			known = true
-		}
-		cur := math.Abs(p) / r.nominal
-		qi := r.nominal * r.i
-		if r.i > 0 && sigma > 0 {
-			si := sigma / math.Sqrt(vv)
-			qi *= math.Min(1, 2*math.Exp(-2*math.Pi*math.Pi*si*si/(r.i*r.i)))
-		}
-		v += qi*qi + (cur*r.v)*(cur*r.v)
-	}
-	// Values stored as float32 (a chunk that is not all LSB counts) are
-	// rounded to 2^-24 of V and of I.
-	f := 2 * math.Abs(p) * 0x1p-24
-	v += 2 * f * f
-	return math.Sqrt(v / 12), known
+	res, known := stat.ResolutionU(rails, p, stat.DitherSigma(sigma, stat.QuantStep(rails)))
+	cal, _ := stat.CalibrationU(rails, p)
+	return math.Hypot(res, cal), known
 }
 
-type railLSB struct{ nominal, v, i float64 }
+// railLSB is a rail's resolution and stated calibration.
+type railLSB = stat.Rail
+
+// railOf is what the capture header says of channel c's resolution and
+// calibration.
+func railOf(c meter.Channel) railLSB {
+	return railLSB{NominalV: float64(c.Rail.Nominal()), VoltLSB: float64(c.VoltLSB), CurrentLSB: float64(c.CurrentLSB),
+		VoltGainErr: c.VoltGainErr, CurrentGainErr: c.CurrentGainErr, CurrentOffsetA: float64(c.CurrentOffset)}
+}
 
 // peakCI95 is the 95 % interval of the true power at the peak: the
 // highest of n readings, M, each the true power plus gaussian noise of σ
@@ -544,4 +486,115 @@ func peakCI95(peak float64, n int, sigma, ures float64) *[2]float64 {
 	s := math.Hypot(sigma, ures)
 	zn := math.Sqrt2 * math.Erfinv(1-2*0.025/float64(n))
 	return &[2]float64{peak - zn*s, peak + 1.96*s}
+}
+
+// driveNoise is a drive's quiet noise, measured once over every quiet
+// sample in any state, robust to level steps (a classifier's states, GC
+// bursts, a drive whose power steps between levels): what the average,
+// the energy, the peak and the quantiser's dither are given, and the
+// least statistical variance any level of the drive is given.
+type driveNoise struct {
+	nm stat.Noise
+	// longRun is one sample's variance as it averages out (Var(mean of
+	// N) = longRun/N), dof its degrees of freedom: the larger of the
+	// variogram's σ²·τ and the robust batch-means variance of batches
+	// of batch samples (batches of them), ten correlation lengths long.
+	longRun, dof   float64
+	batch, batches int
+	ok             bool
+}
+
+// madEfficiency is the asymptotic efficiency of a MAD-based variance
+// against the sample variance for gaussian data: the degrees of freedom it
+// is worth per value.
+const madEfficiency = 0.37
+
+// quietNoise is the drive's driveNoise (computed on first use).
+func (d *driveProc) quietNoise() driveNoise {
+	if d.dn != nil {
+		return *d.dn
+	}
+	dn := driveNoise{nm: d.noise.Noise()}
+	d.dn = &dn
+	if !dn.nm.Ok || !(dn.nm.Sigma > 0) {
+		return dn
+	}
+	dn.ok = true
+	dn.longRun = dn.nm.LongRunVar()
+	dn.dof = math.Max(1, float64(dn.nm.N)/(stat.BatchFactor*float64(dn.nm.CorrLen))-1)
+	series := &d.quiet
+	if d.cls != nil {
+		series = &d.rest
+	}
+	var means []float64
+	for _, b := range series.all() {
+		if b.n >= series.L {
+			means = append(means, b.sum/float64(b.n))
+		}
+	}
+	bl := max(1, int(math.Ceil(stat.BatchFactor*float64(dn.nm.CorrLen)/float64(max(series.L, 1)))))
+	if k := len(means) / bl; k >= 2*stat.MinBatches {
+		bm := make([]float64, k)
+		for i := range bm {
+			bm[i] = stat.Mean(means[i*bl : (i+1)*bl])
+		}
+		dn.batch, dn.batches = bl*series.L, k
+		if v := stat.RobustDiffVar(bm) * float64(dn.batch); v > dn.longRun {
+			dn.longRun, dn.dof = v, math.Max(1, madEfficiency*float64(k-1))
+		}
+	}
+	return dn
+}
+
+// levelOf is the level of the drive's block series b (estimateLevelNoise;
+// with floor and ceil infinite, median-centred) with the drive's quiet
+// noise: the blocks' spread never below the noise model's, the level's
+// statistical variance never below the noise over its samples, the
+// resolution dithered by one sample's σ, and the drive's noise carried
+// for the average and energy.
+func (d *driveProc) levelOf(b *blockSeries, floor, ceil float64) levelEstimate {
+	bs := b.all()
+	var n int
+	var sum float64
+	for _, x := range bs {
+		n += x.n
+		sum += x.sum
+	}
+	p := sum / float64(max(n, 1))
+	resU := func(sigma float64) float64 {
+		u, _ := resolutionU(d.lsb, p, sigma)
+		return u
+	}
+	dn := d.quietNoise()
+	blockSigma := 0.0
+	if dn.ok {
+		blockSigma = math.Sqrt(dn.nm.MeanVar(b.L))
+	}
+	e := estimateLevelNoise(bs, b.L, b.minN, resU, floor, ceil, blockSigma)
+	if !dn.ok {
+		return e
+	}
+	e.Sigma1, e.CorrLen = dn.nm.Sigma, dn.nm.CorrLen
+	e.NoiseVar1, e.Dof, e.Blocks, e.BlockS = dn.longRun, dn.dof, dn.batches, float64(dn.batch)
+	if e.U95 != nil && e.Kept > 0 {
+		v := math.Max(e.sv, dn.nm.MeanVar(e.Kept))
+		u := expanded(v, e.sdof, resolutionUAt(d.lsb, e.Level, dn.nm.Sigma))
+		e.U95 = &u
+	}
+	return e
+}
+
+func resolutionUAt(rails []railLSB, p, sigma float64) float64 {
+	u, _ := resolutionU(rails, p, sigma)
+	return u
+}
+
+// sampleSigma is one sample's noise σ: Sigma1, or without a noise model
+// the noise as it averages out (√NoiseVar1, which correlated noise makes
+// larger); NaN when neither is known.
+func (e levelEstimate) sampleSigma() float64 {
+	if !math.IsNaN(e.Sigma1) {
+		return e.Sigma1
+	}
+	return math.Sqrt(e.NoiseVar1)
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/idlewatt/idlewatt/analysis/series"
 	"github.com/idlewatt/idlewatt/analysis/states"
 	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/internal/stat"
 	"github.com/idlewatt/idlewatt/units"
 )
 
@@ -137,7 +138,7 @@ func (r *Report) drivePower(dr *DriveReport, d *driveProc, dt, relPeriod float64
 	dr.EnergyU95J = energyU95(dr.AverageU95W, dr.DurationS, dr.EnergyJ, relPeriod)
 	dr.Uncertainty = d.uncertainty(qe, dt)
 	if !math.IsNaN(qe.NoiseVar1) {
-		dr.PeakCI95W = peakCI95(dr.PeakW, int(n), math.Sqrt(qe.NoiseVar1), d.resU(dr.PeakW, qe))
+		dr.PeakCI95W = peakCI95(dr.PeakW, int(n), qe.sampleSigma(), d.resU(dr.PeakW, qe))
 	}
 	switch {
 	case n > 0 && math.IsNaN(dr.ActiveIdleW):
@@ -146,7 +147,10 @@ func (r *Report) drivePower(dr *DriveReport, d *driveProc, dt, relPeriod float64
 		r.note(fmt.Sprintf("drive %q: active_idle_u95_w is null: %s", dr.Name, qe.Note))
 	}
 	if n > 0 && dr.Uncertainty.ResolutionUW == nil && dr.ActiveIdleU95W != nil {
-		r.note(fmt.Sprintf("drive %q: the capture's channels state no LSB: the intervals hold the noise measured and float32 storage, not the meter's resolution or calibration", dr.Name))
+		r.note(fmt.Sprintf("drive %q: the capture's channels state no LSB: the intervals hold the noise measured and float32 storage, not the meter's resolution", dr.Name))
+	}
+	if n > 0 && dr.Uncertainty.CalibrationUW == nil && dr.ActiveIdleU95W != nil {
+		r.note(fmt.Sprintf("drive %q: the capture's channels state no calibration limits (current_gain_error, volt_gain_error, current_offset_a): the intervals do not hold the meter's calibration", dr.Name))
 	}
 	if n > 0 && dr.AverageU95W == nil {
 		r.note(fmt.Sprintf("drive %q: average_u95_w and energy_u95_j are null: the sensor noise could not be measured (%s)", dr.Name, qe.Note))
@@ -352,24 +356,14 @@ const activeIdleMethod = "mean of quiet samples (no I/O outstanding, past the se
 	"(sigma from successive-block differences), blocks above are bursts, below are other states"
 
 // uncertaintyMethod is uncertainty.method.
-const uncertaintyMethod = "95 % expanded: batch means of quiet blocks (merged until their lag-1 autocorrelation vanishes), " +
-	"Student t at the Welch-Satterthwaite degrees of freedom, with the channels' LSB resolution (rectangular) in quadrature; " +
-	"average and energy: that noise scaled to the samples averaged; meter calibration not included (the capture header states none)"
+const uncertaintyMethod = "95 % expanded: levels by batch means of their quiet blocks, the batch length from the blocks' own autocorrelation (10 correlation lengths, at least 10 batches), " +
+	"never below the drive's quiet noise over the level's samples; the drive's quiet noise from a variogram of differences at dyadic lags, robust to level steps " +
+	"(one sample's sigma, its correlation, its long-run variance, with robust batch means), which average and energy scale to their samples; " +
+	"Student t at the Welch-Satterthwaite degrees of freedom, with the channels' LSB resolution (rectangular, dithered by one sample's sigma) and stated calibration limits (rectangular) in quadrature"
 
 // quietLevel estimates the level of one quiet block series.
 func (d *driveProc) quietLevel(b *blockSeries) levelEstimate {
-	bs := b.all()
-	var n int
-	var sum float64
-	for _, x := range bs {
-		n += x.n
-		sum += x.sum
-	}
-	p := sum / float64(max(n, 1))
-	return estimateLevel(bs, b.L, b.minN, func(sigma float64) float64 {
-		u, _ := resolutionU(d.lsb, p, sigma)
-		return u
-	})
+	return d.levelOf(b, math.Inf(-1), math.Inf(1))
 }
 
 // activeIdle is the active-idle estimate: with a classifier that knows the
@@ -392,26 +386,15 @@ func (d *driveProc) activeIdle(quiet, rest *blockSeries) levelEstimate {
 }
 
 func (d *driveProc) bandLevel(b *blockSeries, lo, hi units.Watts) levelEstimate {
-	bs := b.all()
-	var n int
-	var sum float64
-	for _, x := range bs {
-		n += x.n
-		sum += x.sum
-	}
-	p := sum / float64(max(n, 1))
-	return estimateLevelAbove(bs, b.L, b.minN, func(sigma float64) float64 {
-		u, _ := resolutionU(d.lsb, p, sigma)
-		return u
-	}, float64(lo), float64(hi))
+	return d.levelOf(b, float64(lo), float64(hi))
 }
 
-// resU is the resolution term of a mean power p, dithered by the quiet
-// noise q found.
+// resU is the resolution and calibration term of a mean power p, dithered
+// by one sample's quiet noise q found.
 func (d *driveProc) resU(p float64, q levelEstimate) float64 {
 	sigma := 0.0
-	if !math.IsNaN(q.NoiseVar1) {
-		sigma = math.Sqrt(q.NoiseVar1)
+	if s := q.sampleSigma(); !math.IsNaN(s) {
+		sigma = s
 	}
 	u, _ := resolutionU(d.lsb, p, sigma)
 	return u
@@ -419,12 +402,18 @@ func (d *driveProc) resU(p float64, q levelEstimate) float64 {
 
 func (d *driveProc) uncertainty(qe levelEstimate, dt float64) Uncertainty {
 	u := Uncertainty{Method: uncertaintyMethod, Level: 0.95, NoiseBlocks: qe.Blocks, NoiseBlockMS: qe.BlockS * dt * 1e3, Note: qe.Note}
-	if !math.IsNaN(qe.NoiseVar1) {
-		s := math.Sqrt(qe.NoiseVar1)
+	if s := qe.sampleSigma(); !math.IsNaN(s) {
 		u.NoiseSigmaW = &s
 	}
-	if r, known := resolutionU(d.lsb, qe.Level, 0); known && !math.IsNaN(r) {
+	if !math.IsNaN(qe.NoiseVar1) {
+		s, c := math.Sqrt(qe.NoiseVar1), float64(qe.CorrLen)*dt*1e3
+		u.NoiseLongRunSigmaW, u.NoiseCorrMS = &s, &c
+	}
+	if r, known := stat.ResolutionU(d.lsb, qe.Level, 0); known && !math.IsNaN(r) {
 		u.ResolutionUW = &r
+	}
+	if c, known := stat.CalibrationU(d.lsb, qe.Level); known && !math.IsNaN(c) {
+		u.CalibrationUW = &c
 	}
 	return u
 }

@@ -179,13 +179,25 @@ type Uncertainty struct {
 	Level  float64 `json:"level"` // coverage probability, 0.95
 	// NoiseBlocks independent means of NoiseBlockMS of quiet samples each
 	// (batch means) give the noise; null σ when there were too few.
-	NoiseBlocks  int      `json:"noise_blocks"`
-	NoiseBlockMS float64  `json:"noise_block_ms"`
-	NoiseSigmaW  *float64 `json:"noise_sigma_w"` // one sample's noise as it averages out, W
+	NoiseBlocks  int     `json:"noise_blocks"`
+	NoiseBlockMS float64 `json:"noise_block_ms"`
+	// NoiseSigmaW is one sample's noise σ (its standard deviation, robust
+	// to level steps: what a single reading scatters by), W.
+	NoiseSigmaW *float64 `json:"noise_sigma_w"`
+	// NoiseLongRunSigmaW is one sample's noise as it averages out (the
+	// variance of a mean of N samples is its square over N: larger than
+	// noise_sigma_w when neighbouring samples are correlated), and
+	// NoiseCorrMS the time over which they are.
+	NoiseLongRunSigmaW *float64 `json:"noise_long_run_sigma_w"`
+	NoiseCorrMS        *float64 `json:"noise_corr_ms"`
 	// ResolutionUW is the standard uncertainty of one reading from the
 	// channels' LSBs; null when the capture header states none.
 	ResolutionUW *float64 `json:"resolution_u_w"`
-	Note         string   `json:"note,omitempty"`
+	// CalibrationUW is the standard uncertainty of the active-idle level
+	// from the channels' stated calibration limits (gain, offset), which
+	// no averaging removes; null when the header states none.
+	CalibrationUW *float64 `json:"calibration_u_w"`
+	Note          string   `json:"note,omitempty"`
 }
 
 // QuietPower is the level over quiet time in every link state (no I/O
@@ -267,6 +279,7 @@ type DevSlp struct {
 	Support       string           `json:"support,omitempty"`    // yes | no … | unknown
 	HostCause     string           `json:"host_cause,omitempty"` // host-side problem that makes a non-pass inconclusive
 	PreCycleW     states.Num       `json:"pre_cycle_w"`          // resting power before assertion (Slumber under a DIPM policy)
+	PreCycleU95W  states.Num       `json:"pre_cycle_u95_w"`      // its 95 % half-width
 	FloorW        states.Num       `json:"floor_w"`
 	FloorU95W     states.Num       `json:"floor_u95_w"`
 	EntryMs       states.Num       `json:"entry_ms"` // pin assertion → power at the floor (change point)

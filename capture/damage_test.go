@@ -363,6 +363,9 @@ func TestHeaderValidated(t *testing.T) {
 		{"port -1", "channels[0].port", func(h *Header) { h.Channels[0].Port = -1 }},
 		{"port 5000", "channels[1].port", func(h *Header) { h.Channels[1].Port = 5000 }},
 		{"negative LSB", "channels[0].current_lsb_a", func(h *Header) { h.Channels[0].CurrentLSB = -1 }},
+		{"gain error 100 %", "channels[1].current_gain_error", func(h *Header) { h.Channels[1].CurrentGainErr = 1 }},
+		{"gain error 150 %", "channels[0].volt_gain_error", func(h *Header) { h.Channels[0].VoltGainErr = 1.5 }},
+		{"negative offset", "channels[0].current_offset_a", func(h *Header) { h.Channels[0].CurrentOffset = -1e-6 }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := testHeader()

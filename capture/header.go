@@ -101,6 +101,9 @@ func ValidateHeader(h *Header, payload []byte, base int64) error {
 		if a := float64(c.CurrentLSB); math.IsNaN(a) || math.IsInf(a, 0) || a < 0 {
 			return bad(fmt.Sprintf("current LSB %g A is negative or not finite", a), "channels", i, "current_lsb_a")
 		}
+		if err := validCalibration(c, i, bad); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -170,4 +173,21 @@ func valueStart(js []byte, off int64) int64 {
 		off++
 	}
 	return off
+}
+
+// validCalibration checks channel i's stated calibration limits: finite,
+// not negative, a gain error under 100 %.
+func validCalibration(c meter.Channel, i int, bad func(string, ...any) error) error {
+	for _, g := range []struct {
+		v   float64
+		key string
+	}{{c.VoltGainErr, "volt_gain_error"}, {c.CurrentGainErr, "current_gain_error"}} {
+		if math.IsNaN(g.v) || math.IsInf(g.v, 0) || g.v < 0 || g.v >= 1 {
+			return bad(fmt.Sprintf("gain error limit %g is not a fraction in [0, 1)", g.v), "channels", i, g.key)
+		}
+	}
+	if a := float64(c.CurrentOffset); math.IsNaN(a) || math.IsInf(a, 0) || a < 0 {
+		return bad(fmt.Sprintf("current offset limit %g A is negative or not finite", a), "channels", i, "current_offset_a")
+	}
+	return nil
 }

@@ -52,6 +52,14 @@ type Channel struct {
 	// VoltLSB and CurrentLSB are the meter's resolution (0 if unknown).
 	VoltLSB    units.Volts `json:"volt_lsb_v"`
 	CurrentLSB units.Amps  `json:"current_lsb_a"`
+	// VoltGainErr, CurrentGainErr and CurrentOffset are the meter's
+	// stated calibration limits (0 = not stated): bounds on the gain error
+	// of the voltage and current readings, as fractions (0.001 = ±0.1 %),
+	// and on the current's offset. Analysis puts them in every interval
+	// (docs/analysis.md, "Uncertainty").
+	VoltGainErr    float64    `json:"volt_gain_error,omitempty"`
+	CurrentGainErr float64    `json:"current_gain_error,omitempty"`
+	CurrentOffset  units.Amps `json:"current_offset_a,omitempty"`
 }
 
 // Name is the channel's stable short name, e.g. "p1.5v".

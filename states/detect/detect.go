@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/idlewatt/idlewatt/hostclock"
+	"github.com/idlewatt/idlewatt/internal/stat"
 	"github.com/idlewatt/idlewatt/units"
 )
 
@@ -310,12 +311,11 @@ type Classifier struct {
 	smooth   time.Duration // the window in force
 	resolved bool          // the window reached adaptZ (not capped at maxN)
 
-	// Noise: a decimated reservoir of |first differences|.
-	diffs    []float64
-	dStride  int
-	dCount   int
-	lastW    float64
-	haveLast bool
+	// Noise: the power's step-robust variogram (analysis/stat), and its
+	// model as last computed (noiseAt: at how many samples).
+	noise   stat.Variogram
+	nm      stat.Noise
+	noiseAt int
 
 	cur     Span    // committed span being extended
 	curSum  float64 // Σw of cur
@@ -447,7 +447,7 @@ func New(opt Options, onSpan func(Span)) (*Classifier, error) {
 		dwellN = 1
 	}
 	c := &Classifier{th: opt.Levels.compile(), dwellN: dwellN, period: opt.Period, onSpan: onSpan,
-		adaptive: opt.Adaptive, levels: opt.Levels, dStride: 1,
+		adaptive: opt.Adaptive, levels: opt.Levels,
 		minN: int(opt.Smooth/opt.Period) | 1, maxN: int(opt.MaxSmooth/opt.Period) | 1}
 	c.setWindow(c.minN)
 	c.decided = !opt.Adaptive
@@ -471,48 +471,49 @@ func (c *Classifier) Resolved() bool { return c.resolved || !c.adaptive }
 // one chosen from the noise; before the choice, the shortest).
 func (c *Classifier) Smooth() time.Duration { return c.smooth }
 
-// NoiseSigma is the per-sample noise of the power pushed so far (W): the
-// median absolute first difference ÷ (0.6745·√2), over a reservoir that
-// keeps every k-th difference as it fills; 0 before two samples.
-func (c *Classifier) NoiseSigma() float64 {
-	if len(c.diffs) == 0 {
-		return 0
+// NoiseSigma is the per-sample noise of the power pushed so far (W): one
+// sample's σ from the plateau of the power's robust variogram (stat.Noise),
+// which the level changes between states do not inflate and a correlation
+// between neighbouring samples does not shrink — first differences alone
+// gave σ·√(1 − ρ), under AR(1) noise of 1–10 ms a fraction of σ; 0 before
+// there is a model.
+func (c *Classifier) NoiseSigma() float64 { return c.noiseModel().Sigma }
+
+// NoiseLongRunSigma is the noise of the power as it averages out (W): the
+// standard deviation of a mean of n samples is it over √n for n beyond the
+// noise's correlation length — NoiseSigma for independent samples, more
+// when neighbours are alike. 0 before there is a model.
+func (c *Classifier) NoiseLongRunSigma() float64 {
+	nm := c.noiseModel()
+	return math.Sqrt(nm.LongRunVar())
+}
+
+// noiseModel is the noise model of the samples pushed so far, recomputed
+// when their number has grown by a quarter.
+func (c *Classifier) noiseModel() stat.Noise {
+	if n := c.noise.N(); n != c.noiseAt && (c.noiseAt == 0 || n >= c.noiseAt+c.noiseAt/4) {
+		c.nm, c.noiseAt = c.noise.Noise(), n
 	}
-	d := append([]float64(nil), c.diffs...)
-	sort.Float64s(d)
-	return d[len(d)/2] / (0.6745 * math.Sqrt2)
+	if !c.nm.Ok {
+		return stat.Noise{TauInt: 1}
+	}
+	return c.nm
 }
 
 // MinGap is the smallest distance (W) from a level to a threshold of its
 // band, the scale the noise is judged against.
 func (c *Classifier) MinGap() float64 { return c.th.minGap(c.levels) }
 
-const maxDiffs = 8192
-
-func (c *Classifier) noteDiff(w float64) {
-	if c.haveLast {
-		if c.dCount%c.dStride == 0 {
-			if len(c.diffs) == maxDiffs {
-				k := 0
-				for i := 0; i < len(c.diffs); i += 2 {
-					c.diffs[k] = c.diffs[i]
-					k++
-				}
-				c.diffs = c.diffs[:k]
-				c.dStride *= 2
-			}
-			c.diffs = append(c.diffs, math.Abs(w-c.lastW))
-		}
-		c.dCount++
-	}
-	c.lastW, c.haveLast = w, true
-}
+func (c *Classifier) noteDiff(w float64) { c.noise.Add(w) }
 
 // decide picks the adaptive window from the held samples and classifies them.
 func (c *Classifier) decide() {
 	c.decided, c.resolved = true, true
 	n := c.minN
-	if sigma, gap := c.NoiseSigma(), c.MinGap(); sigma > 0 && gap > 0 && !math.IsInf(gap, 1) {
+	// The window's median scatters as a mean of n samples does: by the
+	// noise as it averages out, which correlated noise makes larger than
+	// one sample's σ.
+	if sigma, gap := c.NoiseLongRunSigma(), c.MinGap(); sigma > 0 && gap > 0 && !math.IsInf(gap, 1) {
 		need := math.Ceil(math.Pow(adaptZ*1.2533*sigma/gap, 2))
 		n = int(math.Min(float64(c.maxN), math.Max(float64(c.minN), need))) | 1
 		c.resolved = need <= float64(c.maxN)
@@ -527,9 +528,9 @@ func (c *Classifier) decide() {
 	// before (where the window's centre still is). A real state shorter
 	// than half the window the median smooths away anyway.
 	c.dwellN = max(c.dwellN, n/2)
-	c.sigma = c.NoiseSigma()
+	c.sigma = c.NoiseLongRunSigma()
 	c.shortH, c.bgDwellN = 0, 0
-	if sigma := c.NoiseSigma(); sigma > 0 && len(c.th.state) > 0 && !math.IsInf(c.th.activeAbove, 0) {
+	if sigma := c.sigma; sigma > 0 && len(c.th.state) > 0 && !math.IsInf(c.th.activeAbove, 0) {
 		if d, ok := c.levels.levelOf(c.th.state[0]); ok && c.th.activeAbove > d {
 			ns := int(math.Max(float64(c.minN), math.Ceil(math.Pow(adaptZ*1.2533*sigma/(c.th.activeAbove-d), 2)))) | 1
 			if ns < n-2 {
@@ -915,7 +916,6 @@ func (c *Classifier) Gap() {
 	if !c.decided {
 		c.decide()
 	}
-	c.haveLast = false
 	c.flushRing()
 	if !c.started {
 		return

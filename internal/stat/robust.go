@@ -1,0 +1,201 @@
+package stat
+
+import (
+	"math"
+	"slices"
+)
+
+// MADScale turns a median absolute deviation into a standard deviation for
+// gaussian data: 1/Φ⁻¹(3/4).
+const MADScale = 1.482602218505602
+
+// Z975 is the 0.975 quantile of the standard normal distribution.
+const Z975 = 1.959963984540054
+
+// Median is the median of x (x is not changed); NaN when x is empty.
+func Median(x []float64) float64 {
+	if len(x) == 0 {
+		return math.NaN()
+	}
+	s := slices.Clone(x)
+	slices.Sort(s)
+	return SortedQuantile(s, 0.5)
+}
+
+// SortedQuantile is the q-quantile of the sorted s, interpolated linearly
+// between order statistics (s[0] at 0, s[n−1] at 1); NaN when s is empty.
+func SortedQuantile(s []float64, q float64) float64 {
+	if len(s) == 0 {
+		return math.NaN()
+	}
+	r := q * float64(len(s)-1)
+	i := int(r)
+	if i+1 >= len(s) {
+		return s[len(s)-1]
+	}
+	if i < 0 {
+		return s[0]
+	}
+	return s[i] + (r-float64(i))*(s[i+1]-s[i])
+}
+
+// MAD is the robust standard deviation of x: MADScale × the median absolute
+// deviation from the median. 0 for fewer than two values.
+func MAD(x []float64) float64 {
+	if len(x) < 2 {
+		return 0
+	}
+	m := Median(x)
+	d := make([]float64, len(x))
+	for i, v := range x {
+		d[i] = math.Abs(v - m)
+	}
+	slices.Sort(d)
+	return MADScale * SortedQuantile(d, 0.5)
+}
+
+// DiffSigma is the robust standard deviation of one value of x from its
+// first differences: MADScale × the median |x[i+1] − x[i]| ÷ √2. A change of
+// level makes one large difference, which the median ignores; but for
+// correlated noise it is σ·√(1 − ρ₁), not σ (see Noise for the corrected
+// figure). 0 for fewer than two values.
+func DiffSigma(x []float64) float64 {
+	if len(x) < 2 {
+		return 0
+	}
+	d := make([]float64, len(x)-1)
+	for i := range d {
+		d[i] = math.Abs(x[i+1] - x[i])
+	}
+	slices.Sort(d)
+	return MADScale * SortedQuantile(d, 0.5) / math.Sqrt2
+}
+
+// Mean is the arithmetic mean of x; NaN when x is empty.
+func Mean(x []float64) float64 {
+	if len(x) == 0 {
+		return math.NaN()
+	}
+	var s float64
+	for _, v := range x {
+		s += v
+	}
+	return s / float64(len(x))
+}
+
+// Var is the sample variance of x about its mean (n − 1 in the
+// denominator); 0 for fewer than two values.
+func Var(x []float64) float64 {
+	if len(x) < 2 {
+		return 0
+	}
+	m := Mean(x)
+	var ss float64
+	for _, v := range x {
+		ss += (v - m) * (v - m)
+	}
+	return ss / float64(len(x)-1)
+}
+
+// medianInPlace is the median of x (interpolated between the two middle
+// values of an even count), reordering x: quickselect, O(n).
+func medianInPlace(x []float64) float64 {
+	n := len(x)
+	if n == 0 {
+		return math.NaN()
+	}
+	hi := selectK(x, n/2)
+	if n%2 == 1 {
+		return hi
+	}
+	lo := x[0]
+	for _, v := range x[:n/2] {
+		lo = math.Max(lo, v)
+	}
+	return (lo + hi) / 2
+}
+
+// selectK reorders x so that x[k] is its k-th smallest value, those before
+// it no larger and those after no smaller, and returns it (Hoare's
+// selection with a median-of-three pivot).
+func selectK(x []float64, k int) float64 {
+	lo, hi := 0, len(x)-1
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		if x[mid] < x[lo] {
+			x[mid], x[lo] = x[lo], x[mid]
+		}
+		if x[hi] < x[lo] {
+			x[hi], x[lo] = x[lo], x[hi]
+		}
+		if x[hi] < x[mid] {
+			x[hi], x[mid] = x[mid], x[hi]
+		}
+		p := x[mid]
+		i, j := lo, hi
+		for i <= j {
+			for x[i] < p {
+				i++
+			}
+			for x[j] > p {
+				j--
+			}
+			if i <= j {
+				x[i], x[j] = x[j], x[i]
+				i++
+				j--
+			}
+		}
+		switch {
+		case k <= j:
+			hi = j
+		case k >= i:
+			lo = i
+		default:
+			return x[k]
+		}
+	}
+	return x[k]
+}
+
+// absDiffSigma is the standard deviation of gaussian differences from
+// their absolute values a (reordered), robust to steps: a difference that
+// straddles a level step is an outlier, so the median, then the median of
+// the differences within 4 σ_d of 0 (a gaussian difference lies beyond
+// with probability 6·10⁻⁵), twice — steps moving a quarter of the
+// differences do not inflate it as they would the median alone (by 40 %).
+func absDiffSigma(a []float64) float64 {
+	sd := MADScale * medianInPlace(a)
+	for range 2 {
+		k := 0
+		for _, x := range a {
+			if x <= 4*sd {
+				a[k] = x
+				k++
+			}
+		}
+		if k == len(a) || k < minDiffs {
+			break
+		}
+		a = a[:k]
+		sd = MADScale * medianInPlace(a)
+	}
+	return sd
+}
+
+// RobustDiffVar is the variance of one value of x from the differences of
+// successive values (for independent values, Var(x[i+1] − x[i]) = 2σ²),
+// robust to level steps between them (absDiffSigma): the batch-means
+// variance of batch means of a signal that changes level. 0 for fewer than
+// two values.
+func RobustDiffVar(x []float64) float64 {
+	if len(x) < 2 {
+		return 0
+	}
+	a := make([]float64, len(x)-1)
+	for i := range a {
+		a[i] = math.Abs(x[i+1] - x[i])
+	}
+	sd := absDiffSigma(a)
+	return sd * sd / 2
+}

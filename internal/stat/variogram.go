@@ -1,0 +1,350 @@
+package stat
+
+import (
+	"math"
+	"slices"
+)
+
+// A noise model robust to level steps.
+//
+// The semivariogram of a stationary series, γ(k) = ½ E[(x[t+k] − x[t])²] =
+// σ²(1 − ρ_k), rises from σ²(1 − ρ₁) at lag 1 to σ² where the correlation
+// has died away. A level step moves only the k differences at lag k that
+// straddle it, and the median of |x[t+k] − x[t]| ignores those (MADScale ×
+// median |d| is σ_d for gaussian d). So at dyadic lags 1, 2, 4, … the robust
+// semivariogram gives σ (its plateau), ρ_k = 1 − γ(k)/σ², the correlation
+// length and the integrated autocorrelation time τ — none inflated by the
+// steps of a signal that changes level, as the plain standard deviation and
+// the spread of block means are (a signal stepping between 1.7 and 3.4 W
+// with mW of noise read σ 17 W so). For AR(1) noise γ(2k)/γ(k) − 1 is
+// exactly ρ_k, which is how the plateau is found.
+
+// numLags is how many dyadic lags a Variogram keeps: 1 … 2^(numLags−1).
+const numLags = 15
+
+// MaxLag is the longest lag a Variogram measures, in readings (1.6 s at
+// 10 kS/s: ten times the longest correlation time meter-noise.md names).
+const MaxLag = 1 << (numLags - 1)
+
+// reservoirCap bounds the differences kept per lag.
+const reservoirCap = 4096
+
+// minDiffs is the fewest differences a lag's semivariance is taken from.
+const minDiffs = 32
+
+// Variogram accumulates a stream of readings' absolute differences at
+// dyadic lags in bounded memory: the last MaxLag readings, and per lag at
+// most reservoirCap differences, every s-th kept, s doubling as they fill.
+// The zero value is ready; memory grows with the readings, to ~600 KiB.
+type Variogram struct {
+	ring []float64 // reading t at t & (MaxLag−1)
+	n    int
+	// lags holds differences at lag 2^j exactly; oct at a lag drawn
+	// uniformly from [2^j, 2^(j+1)) for each — the octave's average
+	// semivariance, which a periodic component (mains hum, an aliased
+	// ripple) does not make swing with the lag's phase as it does the
+	// exact lags' (a 50 Hz hum at 2 kS/s read σ 1.7 × its own so).
+	lags, oct [numLags]reservoir
+	rs        uint64 // xorshift state for oct's lags
+}
+
+type reservoir struct {
+	d      []float64
+	stride int // every stride-th difference is kept (0 means 1)
+	skip   int // differences to pass over before the next kept one
+}
+
+// take reports whether the next difference offered is kept (see keep),
+// counting it off otherwise: the caller need not compute those it skips.
+func (r *reservoir) take() bool {
+	if r.skip > 0 {
+		r.skip--
+		return false
+	}
+	return true
+}
+
+// keep keeps a difference take allowed. Kept are those at multiples of
+// the stride; when full, every other is dropped and the stride doubles
+// (the one at hand, at cap × stride, is a multiple of the new stride: cap
+// is even).
+func (r *reservoir) keep(x float64) {
+	if len(r.d) == reservoirCap {
+		k := 0
+		for i := 0; i < len(r.d); i += 2 {
+			r.d[k] = r.d[i]
+			k++
+		}
+		r.d = r.d[:k]
+		r.stride = max(1, r.stride) * 2
+	}
+	r.d = append(r.d, x)
+	r.skip = max(1, r.stride) - 1
+}
+
+// Add adds one reading; NaN and ±Inf are skipped.
+func (v *Variogram) Add(x float64) {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return
+	}
+	const mask = MaxLag - 1
+	for j := 0; j < numLags; j++ {
+		k := 1 << j
+		if k > v.n {
+			break
+		}
+		if v.lags[j].take() {
+			v.lags[j].keep(math.Abs(x - v.ring[(v.n-k)&mask]))
+		}
+		if v.oct[j].take() {
+			ko := k
+			if j > 0 {
+				if v.rs == 0 {
+					v.rs = 0x9e3779b97f4a7c15
+				}
+				v.rs ^= v.rs << 13
+				v.rs ^= v.rs >> 7
+				v.rs ^= v.rs << 17
+				ko = min(k+int(v.rs&uint64(k-1)), v.n)
+			}
+			v.oct[j].keep(math.Abs(x - v.ring[(v.n-ko)&mask]))
+		}
+	}
+	if v.n < MaxLag {
+		v.ring = append(v.ring, x)
+	} else {
+		v.ring[v.n&mask] = x
+	}
+	v.n++
+}
+
+// AddAll adds consecutive readings.
+func (v *Variogram) AddAll(xs []float64) {
+	for _, x := range xs {
+		v.Add(x)
+	}
+}
+
+// N is the number of readings added.
+func (v *Variogram) N() int { return v.n }
+
+// gamma is the robust semivariance at lag 2^j (octave false) or over the
+// octave from it, and the differences behind it; ok false with fewer than
+// minDiffs.
+func (v *Variogram) gamma(j int, octave bool) (float64, int, bool) {
+	d := v.lags[j].d
+	if octave {
+		d = v.oct[j].d
+	}
+	if len(d) < minDiffs {
+		return 0, len(d), false
+	}
+	sd := absDiffSigma(slices.Clone(d))
+	return sd * sd / 2, len(d), true
+}
+
+// Noise is a stationary noise model: the marginal σ of one reading and the
+// correlation between readings.
+type Noise struct {
+	// Sigma is the standard deviation of one reading's noise.
+	Sigma float64
+	// Rho1 is the lag-1 autocorrelation.
+	Rho1 float64
+	// CorrLen is the lag (readings) from which the correlation is below
+	// the threshold; MaxLag when it is not reached there (Converged false).
+	CorrLen int
+	// TauInt is the integrated autocorrelation time in readings, ≥ 1: the
+	// variance of a mean of m ≫ CorrLen readings is Sigma²·TauInt/m.
+	TauInt    float64
+	Converged bool
+	// N is how many readings the model is from; Ok whether it holds a σ
+	// (at least minDiffs differences at lag 1).
+	N  int
+	Ok bool
+
+	rho []float64 // ρ at lags 2^j, up to where it is measured
+}
+
+// LongRunVar is the variance of one reading as it averages out:
+// Sigma²·TauInt, so that LongRunVar/m is the variance of a mean of m
+// readings (m ≫ CorrLen).
+func (n Noise) LongRunVar() float64 { return n.Sigma * n.Sigma * n.TauInt }
+
+// Rho is the autocorrelation at lag k ≥ 0, interpolated geometrically
+// between the dyadic lags measured, 0 beyond the last positive one.
+func (n Noise) Rho(k int) float64 {
+	if k <= 0 {
+		return 1
+	}
+	if len(n.rho) == 0 {
+		return 0
+	}
+	j := 0
+	for (2 << j) <= k {
+		j++
+	}
+	if j >= len(n.rho) {
+		return 0
+	}
+	a := n.rho[j]
+	lo := 1 << j
+	if k == lo {
+		return a
+	}
+	if j+1 >= len(n.rho) || a <= 0 {
+		return 0
+	}
+	b := n.rho[j+1]
+	f := float64(k-lo) / float64(lo)
+	if b <= 0 {
+		return a * (1 - f)
+	}
+	return a * math.Pow(b/a, f)
+}
+
+// MeanVar is the variance of the noise of a mean of m consecutive
+// readings: σ²/m · (1 + 2 Σ_{k<m} (1 − k/m) ρ_k).
+func (n Noise) MeanVar(m int) float64 {
+	if m <= 1 {
+		return n.Sigma * n.Sigma
+	}
+	s := 1.0
+	lim := min(m-1, 64*max(n.CorrLen, 1), 1<<20)
+	for k := 1; k <= lim; k++ {
+		r := n.Rho(k)
+		if r == 0 && k > n.CorrLen {
+			break
+		}
+		s += 2 * (1 - float64(k)/float64(m)) * r
+	}
+	return n.Sigma * n.Sigma * math.Max(s, 1) / float64(m)
+}
+
+// Noise is the model the readings so far give (see the package comment on
+// the semivariogram). Without minDiffs differences at lag 1, Ok is false.
+func (v *Variogram) Noise() Noise {
+	out := Noise{N: v.n, TauInt: 1, CorrLen: 1}
+	// g: the octaves' semivariances, which find the plateau and σ²; ge:
+	// the exact lags', which give ρ at them.
+	var g, ge []float64
+	var cnt []int
+	for j := range numLags {
+		x, c, ok := v.gamma(j, true)
+		xe, _, oke := v.gamma(j, false)
+		if !ok || !oke {
+			break
+		}
+		g, ge, cnt = append(g, x), append(ge, xe), append(cnt, c)
+	}
+	if len(g) == 0 {
+		return out
+	}
+	out.Ok = true
+	top := len(g) - 1
+	// A semivariance more than 4 times the one at half its lag is steps:
+	// for stationary noise γ(2k) ≤ 4γ(k) (a difference over 2k is the sum
+	// of two over k), and ≤ 2γ(k) for AR(1). Lags from there on straddle
+	// steps too often for the rejection to clear (a level toggling every
+	// three samples), and are not used.
+	for j := 0; j+1 < len(g); j++ {
+		if g[j+1] > 4*g[j] && g[j] > 0 {
+			top = j
+			g, ge, cnt = g[:j+1], ge[:j+1], cnt[:j+1]
+			break
+		}
+	}
+	// The plateau: the longest stretch of consecutive lags whose octave
+	// semivariances agree with its first within the ratio's noise (≈ 3.3/√n
+	// for two MAD-based variances of n differences each, at least the
+	// threshold) — the level a stationary noise's γ settles at, periodic
+	// components included, before steps lift the longest lags; the latest
+	// of equally long ones (γ rising slowly, as under 1/f noise, makes
+	// short stretches on its way up). One lag alone is no plateau: the
+	// correlation outlasts the lags measured, or steps hide it.
+	plateau, run := top, 1
+	for j := 0; j <= top; j++ {
+		th := 1.5 * math.Max(CorrThreshold, 2*3.3/math.Sqrt(float64(cnt[j])))
+		l := 1
+		for i := j + 1; i <= top && math.Abs(g[i]/g[j]-1) <= th; i++ {
+			l++
+		}
+		if l >= run && l > 1 || (run == 1 && j == 0) {
+			plateau, run = j, l
+		}
+	}
+	var s2 float64
+	if run >= 2 {
+		out.Converged = true
+		for j := plateau; j < plateau+run; j++ {
+			s2 += g[j]
+		}
+		s2 /= float64(run)
+	} else {
+		// No stretch: the flattest lag, past which steps (or a correlation
+		// longer than the lags measured) lift γ.
+		best := math.Inf(1)
+		for j := 0; j < top; j++ {
+			if r := g[j+1] / g[j]; r < best && r >= 1-CorrThreshold {
+				best, plateau = r, j
+			}
+		}
+		s2 = g[min(plateau+1, top)]
+	}
+	out.CorrLen = 1 << plateau
+	if !out.Converged && plateau == top && top == numLags-1 {
+		out.CorrLen = MaxLag
+	}
+	out.Sigma = math.Sqrt(s2)
+	if s2 == 0 {
+		return out
+	}
+	// ρ at the dyadic lags up to the plateau; beyond it the correlation is
+	// taken as 0 (a σ² a few per cent high would otherwise add a few per
+	// cent of every lag to τ).
+	for j := 0; j <= plateau; j++ {
+		out.rho = append(out.rho, math.Max(-1, math.Min(1, 1-ge[j]/s2)))
+	}
+	out.Rho1 = out.rho[0]
+	// The correlation length: the first lag whose ρ is below the threshold
+	// (or below the noise of ρ, that of γ/σ²); the ρ past it are noise
+	// about 0, and a σ² a little high from steps would make them add up.
+	if out.Converged {
+		for j, r := range out.rho {
+			if r < math.Max(CorrThreshold, 2*2.33/math.Sqrt(float64(cnt[j]))) {
+				out.rho = out.rho[:j+1]
+				out.CorrLen = 1 << j
+				break
+			}
+		}
+	}
+	// τ = 1 + 2 Σ ρ_k, geometric between the dyadic lags (exact for AR(1)),
+	// added while positive; a correlation not died out by the last lag
+	// measured continues geometrically.
+	sum := math.Max(0, out.rho[0])
+	for j := 0; j+1 < len(out.rho) && out.rho[j] > 0; j++ {
+		k := 1 << j
+		a, b := out.rho[j], out.rho[j+1]
+		if b <= 0 {
+			sum += a * float64(k) / 2
+			break
+		}
+		q := math.Pow(b/a, 1/float64(k))
+		if math.Abs(1-q) < 1e-12 {
+			sum += float64(k) * a
+		} else {
+			sum += a * q * (1 - math.Pow(q, float64(k))) / (1 - q)
+		}
+		if j+2 == len(out.rho) && !out.Converged && q < 1 {
+			sum += b * q / (1 - q)
+		}
+	}
+	out.TauInt = math.Max(1, 1+2*sum)
+	return out
+}
+
+// NoiseOf is the noise model of consecutive readings xs.
+func NoiseOf(xs []float64) Noise {
+	var v Variogram
+	v.AddAll(xs)
+	return v.Noise()
+}
