@@ -83,6 +83,16 @@ func (r *Report) finishDrive(dr *DriveReport, d *driveProc, p *pass1, dt, t0, re
 	if n > 0 {
 		d.residency(dr)
 	}
+	if d.unlearned != "" && n > 0 {
+		// Not a guess from I/O alone: what needs the drive's levels is
+		// not measured.
+		nan := math.NaN()
+		dr.Residency = Residency{nan, nan, nan, nan, nan, nan, nan}
+		dr.StatePowerW = StatePower{nan, nan, nan, nan, nan, nan}
+		dr.ActiveIdleW, dr.ActiveIdleU95W = nan, nil
+		dr.Bursts = burstInfo(levelEstimate{Level: nan}, dt)
+		r.note(fmt.Sprintf("drive %q: %s; its residency, per-state power and active_idle_w are null", dr.Name, d.unlearned))
+	}
 	dr.DevSlp = d.devslpReport(p, dr.Port)
 	r.addDevSlpChart(dr.Name, dr.Port, d.devslpChart)
 	if !dr.DevSlp.FloorW.Ok() && dr.Residency.DevSlp > 0 {
@@ -95,6 +105,9 @@ func (r *Report) finishDrive(dr *DriveReport, d *driveProc, p *pass1, dt, t0, re
 	}
 	for pi, name := range d.phaseNames {
 		if ph, ok := d.phase(pi, name, qe, dt, t0, relPeriod); ok {
+			if d.unlearned != "" {
+				ph.ActiveIdleW, ph.ActiveIdleU95W, ph.Bursts = math.NaN(), nil, burstInfo(levelEstimate{Level: math.NaN()}, dt)
+			}
 			dr.Phases = append(dr.Phases, ph)
 		}
 	}

@@ -45,13 +45,9 @@ func runReport(cmd *cobra.Command, args []string) error {
 	}
 	opts.Settle = settle
 	opts.Ports, _ = cmd.Flags().GetIntSlice("ports")
-	// Drives with a known profile (built-in or from the config) get their
-	// interface states classified against the profile's levels.
-	user, err := configProfiles(cmd)
-	if err != nil {
-		return inputErr(err)
-	}
-	opts.States = &analysis.StateOptions{Profiles: user}
+	// Every drive's levels are learned from the capture; a simulator
+	// profile, even one the config names, is never read.
+	opts.States = &analysis.StateOptions{}
 	out := optString(cmd, "out", "report.out")
 	if out == "" {
 		out = path + ".report"

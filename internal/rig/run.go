@@ -131,7 +131,7 @@ func Run(ctx context.Context, cfg Config, out string, plan Plan) (*Result, error
 
 	// Analyse whatever was recorded, even after a failure.
 	opts := analysis.DefaultOptions()
-	opts.States = &analysis.StateOptions{Profiles: cfg.Profiles}
+	opts.States = &analysis.StateOptions{}
 	var pyr *htmlreport.Pyramid
 	if !plan.NoHTML {
 		pyr = htmlreport.NewPyramidFor(res.Capture, htmlreport.Budget{})
