@@ -79,6 +79,7 @@ type levelLearner struct {
 
 	rng     *rand.Rand
 	inQuiet bool
+	lastIO  bool // the sample before the stretch was busy
 	bctx    learnCtx
 	bpre    bool
 	// scales are the block lengths: levelBlock (the levels' means) and
@@ -129,7 +130,27 @@ type blockScale struct {
 	pre    modeHist  // blocks in the prePinWindow
 	d1, d4 reservoir // |differences| of block means at lags 1 and 4
 	blocks int
+
+	// Steps within stretches (the long blocks only): pairs of block means
+	// two apart that differ by more than stepSigmas of the block noise
+	// found so far — which levels are entered from below without I/O
+	// (background work) — and the first block of each stretch that began
+	// at the end of an I/O (the level the link is at then).
+	steps    []step
+	stepSeen int
+	stepKeep int // keep every stepKeep-th step once steps is full
+	sigmaEst float64
+	afterIO  bool
+	starts   modeHist
 }
+
+// step is a change between two block means of one stretch.
+type step struct{ from, to float64 }
+
+const (
+	stepSigmas = 6
+	stepCap    = 8192
+)
 
 func (b *blockScale) reset() { b.n, b.sum, b.ringN = 0, 0, 0 }
 
@@ -152,6 +173,33 @@ func (b *blockScale) add(w float64, ctx learnCtx, pre bool) (float64, bool) {
 		b.pre.add(m)
 	}
 	b.blocks++
+	if b.afterIO {
+		b.starts.add(m)
+		b.afterIO = false
+	}
+	if b.blocks%256 == 0 {
+		b.sigmaEst = b.sigma()
+	}
+	if b.ringN >= 2 && b.sigmaEst > 0 {
+		if from := b.ring[(b.ringN-2)%4]; math.Abs(m-from) > stepSigmas*b.sigmaEst {
+			b.stepSeen++
+			if b.stepKeep == 0 {
+				b.stepKeep = 1
+			}
+			if b.stepSeen%b.stepKeep == 0 {
+				b.steps = append(b.steps, step{from, m})
+				if len(b.steps) >= stepCap {
+					k := 0
+					for j := 0; j < len(b.steps); j += 2 {
+						b.steps[k] = b.steps[j]
+						k++
+					}
+					b.steps = b.steps[:k]
+					b.stepKeep *= 2
+				}
+			}
+		}
+	}
 	if b.ringN >= 1 {
 		b.d1.add(math.Abs(m - b.ring[(b.ringN-1)%4]))
 	}
@@ -227,7 +275,7 @@ func (l *levelLearner) nextPin(t int64) int {
 
 // breakStretch ends the quiet stretch: the blocks being filled are dropped.
 func (l *levelLearner) breakStretch() {
-	l.inQuiet = false
+	l.inQuiet, l.lastIO = false, false
 	l.postT.busy(false)
 	for i := range l.scales {
 		l.scales[i].reset()
@@ -244,7 +292,9 @@ func (l *levelLearner) stretch(ctx learnCtx, pre bool) {
 		b := &l.scales[i]
 		b.reset()
 		b.skip = l.rng.IntN(b.per)
+		b.afterIO = l.lastIO
 	}
+	l.lastIO = false
 }
 
 // add takes one drive sample at host time t.
@@ -255,6 +305,7 @@ func (l *levelLearner) add(t int64, w float64) {
 	if io := l.busy.at(t) == Busy; io || l.entry.at(t) == Busy {
 		l.breakStretch()
 		l.postT.busy(io)
+		l.lastIO = io
 		return
 	}
 	ctx := pol

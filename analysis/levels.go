@@ -432,8 +432,29 @@ func (l *levelLearner) nameLevels(out LevelLearning, hdr capture.Header, blockS 
 		}
 		ev["idle"] = "the quiet time under max_performance (the link stays active)"
 	} else if len(all) > 0 {
+		// The highest level that is not background work: background is
+		// entered from a lower level without I/O and left back to it; the
+		// link is entered at the end of I/O, or from above.
+		up, down, starts := make([]float64, len(all)), make([]float64, len(all)), make([]float64, len(all))
+		for _, st := range long.steps {
+			fi, ti := nearest(all, st.from, 0), nearest(all, st.to, 0)
+			if fi == ti {
+				continue
+			}
+			if all[ti].x > all[fi].x {
+				up[ti]++
+			} else {
+				down[ti]++
+			}
+		}
+		for _, b := range long.starts.bins {
+			starts[nearest(all, b.sum/b.n, 0)] += b.n
+		}
 		idle = 0
-		ev["idle"] = "the highest level of quiet time (no max_performance time recorded: background work that holds a level above active idle would be taken for it)"
+		for idle+1 < len(all) && up[idle] >= 3 && up[idle] > 2*(down[idle]+starts[idle]) {
+			idle++
+		}
+		ev["idle"] = "the highest level of quiet time that is not background work (entered from below without I/O); no max_performance time recorded"
 	}
 	if idle < 0 {
 		out.Err = fmt.Sprintf("levels not learned: no level held for %.0f ms among %.0f ms of quiet time", minN*blockS*1e3, float64(long.blocks)*blockS*1e3)
