@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/idlewatt/idlewatt/analysis/decimate"
@@ -129,8 +130,10 @@ type pass1 struct {
 	busy       map[int]*spanSet
 	phases     phaseSet
 	hostPins   map[int][]pinEvent
-	meterPins  map[int][]pinEvent // t = meter index until converted
-	policies   []policyEvent      // ALPM policies set (level learning's context)
+	meterPins  map[int][]pinEvent  // t = meter index until converted
+	policies   []policyEvent       // ALPM policies set (level learning's context)
+	expect     map[int]Expectation // declared figures by port (NoteExpect)
+	runNotes   []string            // the measuring run's notes (NoteRun)
 	first      []uint64
 	last       []uint64
 	seen       []bool
@@ -218,6 +221,7 @@ func firstPass(open Opener, opts Options) (*pass1, error) {
 		busy:      map[int]*spanSet{},
 		hostPins:  map[int][]pinEvent{},
 		meterPins: map[int][]pinEvent{},
+		expect:    map[int]Expectation{},
 	}
 	p.devslp.init()
 	if opts.MaxDriftPPM > 0 {
@@ -299,6 +303,12 @@ func firstPass(open Opener, opts Options) (*pass1, error) {
 				p.devslp.phase(st.Port, st.Value)
 			case capture.StateNote:
 				p.devslp.note(st.Port, rec.State.Host, st.Value)
+				if e, ok := parseExpectation(st.Value); ok {
+					p.expect[st.Port] = e
+				}
+				if n, ok := strings.CutPrefix(st.Value, NoteRun); ok {
+					p.runNotes = append(p.runNotes, n)
+				}
 			case capture.StateDevSlpPin:
 				p.hostPins[st.Port] = append(p.hostPins[st.Port], pinEvent{host, st.Value == "1"})
 			case capture.StatePolicy:
@@ -404,6 +414,10 @@ func secondPass(open Opener, opts Options, p *pass1, sd *stateDetector, clock Cl
 	if sd != nil {
 		rep.States = sd.finishStates(p, &clock, rep.Drives)
 		rep.applyStates()
+	}
+	rep.declare(p.expect)
+	for _, n := range p.runNotes {
+		rep.note(n)
 	}
 	return rep, nil
 }

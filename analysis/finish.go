@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/idlewatt/idlewatt/analysis/series"
-	"github.com/idlewatt/idlewatt/analysis/states"
 	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/units"
 )
@@ -95,9 +94,11 @@ func (r *Report) finishDrive(dr *DriveReport, d *driveProc, p *pass1, dt, t0, re
 	}
 	dr.DevSlp = d.devslpReport(p, dr.Port)
 	r.addDevSlpChart(dr.Name, dr.Port, d.devslpChart)
-	if !dr.DevSlp.FloorW.Ok() && dr.Residency.DevSlp > 0 {
-		// No pin cycles (the HBA's own DevSlp, say): the DevSlp-classified samples.
-		dr.DevSlp.Entered, dr.DevSlp.PowerW = true, states.Num(dr.StatePowerW.DevSlp)
+	if dr.Residency.DevSlp > 0 {
+		// No pin cycles (the HBA's own DevSlp, say): entered, but the floor
+		// is the judged cycles' alone; the DevSlp intervals' mean is
+		// state_power_w.devslp, a quantity of its own.
+		dr.DevSlp.Entered = true
 	}
 	dr.IO = ioTotals(&t.io, dr.Segments, dr.DurationS, dr.AverageW)
 	if d.dropped > 0 {

@@ -5,7 +5,6 @@ import (
 	"sort"
 	"time"
 
-	"github.com/idlewatt/idlewatt/analysis/states"
 	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/hostclock"
 	"github.com/idlewatt/idlewatt/states/detect"
@@ -335,9 +334,11 @@ func (r *Report) applyStates() {
 				d.StatePowerW = StatePower{Active: p["active"], Background: p["background"], Idle: p["idle"], Partial: p["partial"],
 					Slumber: p["slumber"], DevSlp: p["devslp"]}
 				d.ResidencyU95, d.StatePowerU95W = st.ResidencyU95, st.PowerU95W
-				if !d.DevSlp.FloorW.Ok() && res["devslp"] > 0 {
-					// No judged pin cycles (the HBA's own DevSlp): the DevSlp intervals' mean.
-					d.DevSlp.Entered, d.DevSlp.PowerW = true, states.Num(p["devslp"])
+				if res["devslp"] > 0 {
+					// No judged pin cycles (the HBA's own DevSlp): entered; the
+					// floor stays the judged cycles' (state_power_w.devslp is the
+					// DevSlp intervals' mean, another quantity).
+					d.DevSlp.Entered = true
 				}
 			}
 			ds := d.DevSlp

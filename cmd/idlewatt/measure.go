@@ -255,8 +255,8 @@ func printMeasureHeadline(w io.Writer, res *rig.Result, verify bool) {
 	fmt.Fprintf(w, "\n%-30s %19s %19s %20s %16s %18s %s\n", "drive", first, "average", "peak [95 % interval]", "energy", "devslp floor", resHead)
 	for _, d := range rep.Drives {
 		floor := analysis.Dash
-		if d.DevSlp.PowerW.Ok() {
-			floor = states.PM(d.DevSlp.PowerW, d.DevSlp.FloorU95W, 1e3) + " mW"
+		if d.DevSlp.FloorW.Ok() {
+			floor = states.PM(d.DevSlp.FloorW, d.DevSlp.FloorU95W, 1e3) + " mW"
 		}
 		avg, peak, energy := unit(analysis.FormatPM(d.AverageW, d.AverageU95W, 3), "W"), unit(analysis.FormatCI(d.PeakW, d.PeakCI95W, 2), "W"), unit(analysis.FormatPM(d.EnergyJ, d.EnergyU95J, 1), "J")
 		if verify {
@@ -290,6 +290,7 @@ func printMeasureHeadline(w io.Writer, res *rig.Result, verify bool) {
 			fmt.Fprintf(w, "DevSlp port %s: pre-cycle (Slumber) power %s mW\n", p, states.PM(v.PreCycleW, states.None, 1e3))
 		}
 	}
+	printDeclared(w, rep)
 	for _, b := range res.Battery {
 		if verify {
 			break // the battery estimate needs active idle, which verify does not measure

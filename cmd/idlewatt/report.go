@@ -155,7 +155,19 @@ func printHeadline(w io.Writer, r *analysis.Report) {
 			fmt.Fprintf(w, "DevSlp port %d: %s\n", d.Port, d.DevSlp.Verdict)
 		}
 	}
+	printDeclared(w, r)
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
+	}
+}
+
+// printDeclared prints each declared figure beside the measured one.
+func printDeclared(w io.Writer, r *analysis.Report) {
+	for i := range r.Drives {
+		d := &r.Drives[i]
+		for _, f := range d.Declared {
+			text, agree := f.Text(d)
+			fmt.Fprintf(w, "declared: %s: %s: %s (%s)\n", d.Name, f.Name, text, agree)
+		}
 	}
 }
