@@ -300,7 +300,7 @@ func firstPass(open Opener, opts Options) (*pass1, error) {
 			switch st.Kind {
 			case capture.StatePhase:
 				p.phases.add(host, st.Port, st.Value)
-				p.devslp.phase(st.Port, st.Value)
+				p.devslp.phase(st.Port, st.Value, host)
 			case capture.StateNote:
 				p.devslp.note(st.Port, rec.State.Host, st.Value)
 				if e, ok := parseExpectation(st.Value); ok {
