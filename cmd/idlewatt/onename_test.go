@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
 )
 
 // namedValue is a quantity as an output shows it: its name (the label or
