@@ -527,6 +527,9 @@ func (l *levelLearner) learn(h capture.Header, opts Options) LevelLearning {
 	if l.quietN == 0 {
 		return fail("levels not learned: no quiet time (I/O was outstanding, or DEVSLP entering, throughout)")
 	}
+	if l.scales[0].blocks == 0 {
+		return fail("levels not learned: no quiet stretch as long as one %.0f ms block (%.0f ms of quiet time in all, between I/O)", blockS*1e3, out.QuietS*1e3)
+	}
 	if q := l.scales[0].blocks; q < minLearnBlocks {
 		return fail("levels not learned: %d ms of quiet time in whole %.0f ms blocks (no I/O outstanding, DEVSLP not entering); at least %.0f ms are needed",
 			int(math.Round(float64(q)*blockS*1e3)), blockS*1e3, minLearnBlocks*blockS*1e3)

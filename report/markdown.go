@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"math"
 	"io"
 	"strings"
 
@@ -95,7 +96,13 @@ func WriteMarkdown(w io.Writer, r *analysis.Report) {
 	}
 }
 
-func pct(x float64) string { return fmt.Sprintf("%.1f %%", 100*x) }
+// pct is a fraction as a percentage, "—" when not measured (NaN).
+func pct(x float64) string {
+	if math.IsNaN(x) {
+		return analysis.Dash
+	}
+	return fmt.Sprintf("%.1f %%", 100*x)
+}
 
 // mdCell makes a name from a capture or config safe in a Markdown table
 // cell or heading: a line break ends the row (a drive named "a\nb" split

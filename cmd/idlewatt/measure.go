@@ -270,9 +270,12 @@ func printMeasureHeadline(w io.Writer, res *rig.Result, verify bool) {
 			continue
 		}
 		rs := d.Residency
-		fmt.Fprintf(w, "%-30s %19s %19s %20s %16s %18s %.1f/%.1f/%.1f/%.1f/%.1f/%.1f %%\n",
-			trunc(d.Name, 30), unit(analysis.FormatPM(d.ActiveIdleW, d.ActiveIdleU95W, 3), "W"), avg, peak, energy, floor,
-			100*rs.Active, 100*rs.Background, 100*rs.Idle, 100*rs.Partial, 100*rs.Slumber, 100*rs.DevSlp)
+		res := fmt.Sprintf("%.1f/%.1f/%.1f/%.1f/%.1f/%.1f %%", 100*rs.Active, 100*rs.Background, 100*rs.Idle, 100*rs.Partial, 100*rs.Slumber, 100*rs.DevSlp)
+		if math.IsNaN(rs.Idle) {
+			res = analysis.Dash // not classified: the notes say why
+		}
+		fmt.Fprintf(w, "%-30s %19s %19s %20s %16s %18s %s\n",
+			trunc(d.Name, 30), unit(analysis.FormatPM(d.ActiveIdleW, d.ActiveIdleU95W, 3), "W"), avg, peak, energy, floor, res)
 	}
 	for _, d := range rep.Drives {
 		for _, ph := range d.Phases {
