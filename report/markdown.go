@@ -2,8 +2,8 @@ package report
 
 import (
 	"fmt"
-	"math"
 	"io"
+	"math"
 	"strings"
 
 	"github.com/idlewatt/idlewatt/analysis"
