@@ -472,14 +472,16 @@ func (l *levelLearner) nameLevels(out LevelLearning, hdr capture.Header, blockS 
 	if hasDP {
 		// Cycle by cycle: a drop from the level held just before the
 		// assertion to the level under the pin, beyond both means' errors.
-		// Medians: a GC burst before the assertion is not the level.
+		// Lower quartiles, of both: a GC burst before the assertion, even
+		// one over most of the window, is not the level the drive rests
+		// at. (A quartile's standard error is 1.36 σ/√n.)
 		for _, cy := range l.cycles {
 			if len(cy.pre) < 3 || len(cy.pin) < 3 {
 				continue
 			}
-			pre, pin := medianOf(cy.pre), medianOf(cy.pin)
+			pre, pin := quantileOf(cy.pre, 0.25), quantileOf(cy.pin, 0.25)
 			d := pre - pin
-			if d > devslpZ*1.2533*math.Hypot(se(float64(len(cy.pre))), se(float64(len(cy.pin)))) && d > devslpRel*pre && dp.x < float64(lv.Idle) {
+			if d > devslpZ*1.36*math.Hypot(se(float64(len(cy.pre))), se(float64(len(cy.pin)))) && d > devslpRel*pre && dp.x < float64(lv.Idle) {
 				lv.DevSlp = units.Watts(dp.x)
 				ev["devslp"] = fmt.Sprintf("DEVSLP-asserted time: the power fell %.3g W from the %.3g W held before the assertion", d, pre)
 				break
@@ -563,9 +565,10 @@ func nearest(ms []mode, x, tol float64) int {
 	return best
 }
 
-// medianOf is the median of xs (not modified).
-func medianOf(xs []float64) float64 {
+// quantileOf is the q-quantile of xs (not modified; the lower of the two
+// middle values).
+func quantileOf(xs []float64, q float64) float64 {
 	s := append([]float64(nil), xs...)
 	sort.Float64s(s)
-	return s[len(s)/2]
+	return s[int(q*float64(len(s)-1))]
 }

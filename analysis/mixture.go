@@ -11,8 +11,10 @@ import (
 // held for 4 % of the time 3 σ_b above Slumber, the HBA's own DevSlp 3 σ_b
 // under it. The block means are fitted instead as normal components of the
 // one known width σ_b (the block noise, measured apart from the levels),
-// plus a uniform component for the blocks a transition or a burst splits,
-// by expectation–maximisation; a component stays only if the likelihood
+// plus, between each pair of neighbouring levels, a uniform bridge for the
+// blocks a step from one to the other splits (their means lie evenly
+// between the two: the blocks' phase is random), and a uniform component
+// over the whole range for the rest (bursts), by expectation–maximisation; a component stays only if the likelihood
 // it adds pays for its two parameters (the Bayesian information criterion,
 // with the block count divided by the blocks noise may be correlated over)
 // and it holds at least the minimum time.
@@ -59,57 +61,84 @@ func cellsOf(pts []modePoint, g float64) []mixCell {
 	return cs
 }
 
-// mixFit is a fitted mixture.
+// mixFit is a fitted mixture: normal components (means mu, ascending,
+// weights pi), a bridge between each pair of neighbours (weight pb: the
+// blocks a step from one level to the next splits, whose means lie evenly
+// between the two), and a uniform component over the whole range (weight
+// p0: bursts and the rest).
 type mixFit struct {
-	mu  []float64
-	pi  []float64 // weights; pi[len(mu)] is the uniform component's
-	ll  float64
-	lo  float64 // the uniform component's range
-	rng float64
+	mu, pi, pb []float64
+	p0         float64
+	ll         float64
+	lo, rng    float64 // the uniform component's range
+	sigma      float64
 }
 
-// emFit fits means mu (seeds) of width sigma and a uniform component to
-// cs, iters rounds of EM at most.
+// dens fills comp (normal components), bridge and returns the uniform
+// component's density at x, weighted, and their sum.
+func (f *mixFit) dens(x float64, comp, bridge []float64) (uni, sum float64) {
+	norm := 1 / (f.sigma * math.Sqrt(2*math.Pi))
+	for j, m := range f.mu {
+		d := (x - m) / f.sigma
+		comp[j] = f.pi[j] * norm * math.Exp(-0.5*d*d)
+		sum += comp[j]
+	}
+	for j := range f.pb {
+		bridge[j] = 0
+		if a, b := f.mu[j], f.mu[j+1]; x > a && x < b {
+			bridge[j] = f.pb[j] / (b - a)
+			sum += bridge[j]
+		}
+	}
+	uni = f.p0 / f.rng
+	return uni, sum + uni
+}
+
+// emFit fits means mu (seeds) of width sigma, the bridges between them
+// and a uniform component to cs, iters rounds of EM at most.
 func emFit(cs []mixCell, mu []float64, sigma float64, iters int) mixFit {
+	mu = append([]float64(nil), mu...)
+	sort.Float64s(mu)
 	k := len(mu)
-	f := mixFit{mu: append([]float64(nil), mu...), pi: make([]float64, k+1)}
+	nb := max(k-1, 0)
+	f := mixFit{mu: mu, pi: make([]float64, k), pb: make([]float64, nb), sigma: sigma}
 	var total float64
 	for _, c := range cs {
 		total += c.n
 	}
 	f.lo = cs[0].x - sigma
 	f.rng = cs[len(cs)-1].x + sigma - f.lo
+	w0 := 1 / float64(k+nb+1)
 	for i := range f.pi {
-		f.pi[i] = 1 / float64(k+1)
+		f.pi[i] = w0
 	}
-	r := make([]float64, k+1)
-	norm := 1 / (sigma * math.Sqrt(2*math.Pi))
-	sn := make([]float64, k+1)
-	sx := make([]float64, k)
+	for i := range f.pb {
+		f.pb[i] = w0
+	}
+	f.p0 = w0
+	comp, bridge := make([]float64, k), make([]float64, nb)
+	sn, sx, sb := make([]float64, k), make([]float64, k), make([]float64, nb)
 	for it := 0; it < iters; it++ {
 		clear(sn)
 		clear(sx)
+		clear(sb)
+		var s0 float64
 		f.ll = 0
 		for _, c := range cs {
-			var s float64
-			for j := range k {
-				d := (c.x - f.mu[j]) / sigma
-				r[j] = f.pi[j] * norm * math.Exp(-0.5*d*d)
-				s += r[j]
-			}
-			r[k] = f.pi[k] / f.rng
-			s += r[k]
+			uni, s := f.dens(c.x, comp, bridge)
 			if !(s > 0) {
 				continue
 			}
 			f.ll += c.n * math.Log(s)
-			for j := range k + 1 {
-				w := c.n * r[j] / s
+			for j := range k {
+				w := c.n * comp[j] / s
 				sn[j] += w
-				if j < k {
-					sx[j] += w * c.x
-				}
+				sx[j] += w * c.x
 			}
+			for j := range nb {
+				sb[j] += c.n * bridge[j] / s
+			}
+			s0 += c.n * uni / s
 		}
 		moved := 0.0
 		for j := range k {
@@ -118,9 +147,24 @@ func emFit(cs []mixCell, mu []float64, sigma float64, iters int) mixFit {
 				moved = math.Max(moved, math.Abs(m-f.mu[j]))
 				f.mu[j] = m
 			}
-		}
-		for j := range k + 1 {
 			f.pi[j] = sn[j] / total
+		}
+		for j := range nb {
+			f.pb[j] = sb[j] / total
+		}
+		f.p0 = s0 / total
+		if !sort.Float64sAreSorted(f.mu) {
+			// Two means crossed: keep them ordered with their weights.
+			ix := make([]int, k)
+			for i := range ix {
+				ix[i] = i
+			}
+			sort.Slice(ix, func(a, b int) bool { return f.mu[ix[a]] < f.mu[ix[b]] })
+			m2, p2 := make([]float64, k), make([]float64, k)
+			for i, j := range ix {
+				m2[i], p2[i] = f.mu[j], f.pi[j]
+			}
+			f.mu, f.pi = m2, p2
 		}
 		if moved < 1e-4*sigma {
 			break
@@ -141,9 +185,9 @@ func excess(cs []mixCell, f mixFit, sigma, minN float64) (float64, bool) {
 	for _, c := range cs {
 		total += c.n
 	}
-	norm := 1 / (sigma * math.Sqrt(2*math.Pi))
 	// Expected blocks in each cell: its density × its share of the axis,
 	// the cell's width taken as the spacing to its neighbours.
+	comp, bridge := make([]float64, len(f.mu)), make([]float64, len(f.pb))
 	exp := make([]float64, len(cs))
 	for i, c := range cs {
 		lo, hi := c.x, c.x
@@ -157,12 +201,7 @@ func excess(cs []mixCell, f mixFit, sigma, minN float64) (float64, bool) {
 		} else {
 			hi = c.x + sigma/8
 		}
-		var d float64
-		for j, m := range f.mu {
-			z := (c.x - m) / sigma
-			d += f.pi[j] * norm * math.Exp(-0.5*z*z)
-		}
-		d += f.pi[len(f.mu)] / f.rng
+		_, d := f.dens(c.x, comp, bridge)
 		exp[i] = total * d * (hi - lo)
 	}
 	best, bx := 0.0, 0.0
@@ -272,21 +311,14 @@ func mixture(cs []mixCell, seeds []float64, sigma, minN, corr float64) []mixComp
 	}
 	// Blocks by component and context, from the responsibilities.
 	out := make([]mixComp, len(f.mu))
-	norm := 1 / (sigma * math.Sqrt(2*math.Pi))
-	r := make([]float64, len(f.mu)+1)
+	comp, bridge := make([]float64, len(f.mu)), make([]float64, len(f.pb))
 	for _, c := range cs {
-		var s float64
-		for j, m := range f.mu {
-			d := (c.x - m) / sigma
-			r[j] = f.pi[j] * norm * math.Exp(-0.5*d*d)
-			s += r[j]
-		}
-		s += f.pi[len(f.mu)] / f.rng
+		_, s := f.dens(c.x, comp, bridge)
 		if !(s > 0) {
 			continue
 		}
 		for j := range f.mu {
-			w := r[j] / s
+			w := comp[j] / s
 			out[j].n += c.n * w
 			for x := range c.byCtx {
 				out[j].byCtx[x] += c.byCtx[x] * w
