@@ -362,7 +362,7 @@ func peaks(m *metricSet) PeakWindows {
 // activeIdleMethod is settings.idle_floor: how active_idle_w is found.
 const activeIdleMethod = "mean of quiet samples (no I/O outstanding, past the settle tail, DEVSLP not asserted, active-idle state when classified), " +
 	"leaving out background bursts and dips: 10 ms blocks beyond max(5 robust sigma, 1 %) of the median block, and a burst's neighbours; " +
-	"with the drive's state levels known, over quiet time in every link state: 10 ms blocks within max(5 sigma, 0.2 %) of the dominant mode of block means in the idle band " +
+	"with the drive's levels (learned from the capture), over quiet time in every link state: 10 ms blocks within max(5 sigma, 0.2 %) of the dominant mode of block means in the idle band " +
 	"(sigma from successive-block differences), blocks above are bursts, below are other states"
 
 // uncertaintyMethod is uncertainty.method.
@@ -386,10 +386,12 @@ func (d *driveProc) quietLevel(b *blockSeries) levelEstimate {
 	})
 }
 
-// activeIdle is the active-idle estimate: with a classifier that knows the
-// drive's idle band (IdleBander), level-based over rest, the quiet samples
-// in every link state; else median-centred over quiet, the quiet samples
-// labelled active idle (estimateLevel).
+// activeIdle is the active-idle estimate: with a classifier of the drive's
+// learned levels (IdleBander; with state detection, every SATA drive whose
+// levels were learned), level-based over rest, the quiet samples in every
+// link state, within the learned idle band; without state detection (or
+// for a drive the levels hold no idle level for), median-centred over
+// quiet, the quiet samples labelled active idle (estimateLevel).
 func (d *driveProc) activeIdle(quiet, rest *blockSeries) levelEstimate {
 	f, ok := d.cls.(IdleBander)
 	if !ok {

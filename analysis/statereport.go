@@ -175,8 +175,20 @@ func (c *stateCollector) Classify(s Sample) State {
 	return c.online.Classify(s.Power, busy)
 }
 
-// IdleBand is IdleBandOf the drive's levels.
-func (c *stateCollector) IdleBand() (lo, hi units.Watts, ok bool) { return IdleBandOf(c.rep.Levels) }
+// IdleBand is IdleBandOf the drive's levels; with no level below idle
+// learned (a run under max_performance throughout), from 0 to the
+// classifier's own threshold into background: active idle is then found
+// the same way, level-based, as for every other drive.
+func (c *stateCollector) IdleBand() (lo, hi units.Watts, ok bool) {
+	if lo, hi, ok := IdleBandOf(c.rep.Levels); ok {
+		return lo, hi, true
+	}
+	if c.rep.Levels.Idle <= 0 {
+		return 0, 0, false
+	}
+	bg, _, _ := c.rep.Levels.Band(detect.Background)
+	return 0, units.Watts(bg), true
+}
 
 // SplitAt passes the DEVSLP edges to the offline classifier: spans end
 // there, and fill's MonotoneLevels reads each part by its mean.
