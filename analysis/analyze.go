@@ -54,8 +54,9 @@ type Options struct {
 	// from I/O segmentation only. States, when set, supplies it.
 	NewClassifier ClassifierFactory
 	// States turns on interface-state detection (Report.States,
-	// states.json): drives are classified against their profile's levels,
-	// or levels learned from their idle power.
+	// states.json): each SATA drive's levels are learned from the capture
+	// (its quiet power, I/O, policy and DEVSLP pin events) in a pass of
+	// their own, and the drive classified against them in the sample pass.
 	States *StateOptions
 	// Samples, if set, sees every sample of the second pass (see
 	// SampleSink); report/html builds its viewer data from it.
@@ -129,7 +130,10 @@ type pass1 struct {
 	busy       map[int]*spanSet
 	phases     phaseSet
 	hostPins   map[int][]pinEvent
-	meterPins  map[int][]pinEvent // t = meter index until converted
+	meterPins  map[int][]pinEvent  // t = meter index until converted
+	policies   []policyEvent       // ALPM policies set (level learning's context)
+	expect     map[int]Expectation // declared figures by port (NoteExpect)
+	runNotes   []string            // the measuring run's notes (NoteRun)
 	first      []uint64
 	last       []uint64
 	seen       []bool
@@ -180,7 +184,7 @@ func AnalyzeSource(open Opener, opts Options) (*Report, error) {
 	}
 	var sd *stateDetector
 	if opts.States != nil {
-		sd = newStateDetector(opts.States)
+		sd = newStateDetector()
 		opts.NewClassifier = func(d capture.DriveInfo, rate units.Hertz) StateClassifier {
 			if rate <= 0 {
 				return nil
@@ -192,10 +196,13 @@ func AnalyzeSource(open Opener, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	clock := p1.fitter.Fit(p1.hdr.StartHost)
 	if sd != nil {
-		sd.recorded = recordedProfiles(p1.hdr.Config)
+		if err := sd.learn(open, p1, &clock, opts); err != nil {
+			return nil, err
+		}
 	}
-	return secondPass(open, opts, p1, sd)
+	return secondPass(open, opts, p1, sd, clock)
 }
 
 func firstPass(open Opener, opts Options) (*pass1, error) {
@@ -217,6 +224,7 @@ func firstPass(open Opener, opts Options) (*pass1, error) {
 		busy:      map[int]*spanSet{},
 		hostPins:  map[int][]pinEvent{},
 		meterPins: map[int][]pinEvent{},
+		expect:    map[int]Expectation{},
 	}
 	p.devslp.init()
 	if opts.MaxDriftPPM > 0 {
@@ -295,14 +303,22 @@ func firstPass(open Opener, opts Options) (*pass1, error) {
 			switch st.Kind {
 			case capture.StatePhase:
 				p.phases.add(host, st.Port, st.Value)
-				p.devslp.phase(st.Port, st.Value)
+				p.devslp.phase(st.Port, st.Value, host)
 			case capture.StateNote:
 				p.devslp.note(st.Port, rec.State.Host, st.Value)
 				if strings.HasPrefix(st.Value, NoteImported) {
 					p.imported = append(p.imported, st.Value)
 				}
+				if e, ok := parseExpectation(st.Value); ok {
+					p.expect[st.Port] = e
+				}
+				if n, ok := strings.CutPrefix(st.Value, NoteRun); ok {
+					p.runNotes = append(p.runNotes, n)
+				}
 			case capture.StateDevSlpPin:
 				p.hostPins[st.Port] = append(p.hostPins[st.Port], pinEvent{host, st.Value == "1"})
+			case capture.StatePolicy:
+				p.policies = append(p.policies, policyEvent{t: host, port: st.Port, policy: st.Value})
 			}
 		case capture.KindStats:
 			p.info.CRCErrors = rec.Stats.CRCErrors
@@ -353,9 +369,8 @@ func pinSpans(ev []pinEvent) []span {
 	return out
 }
 
-func secondPass(open Opener, opts Options, p *pass1, sd *stateDetector) (*Report, error) {
+func secondPass(open Opener, opts Options, p *pass1, sd *stateDetector, clock Clock) (*Report, error) {
 	h := p.hdr
-	clock := p.fitter.Fit(h.StartHost)
 	rep := newReport(p, &clock, opts)
 	ports, rails, err := drivePorts(h, opts.Ports)
 	if err != nil {
@@ -378,6 +393,7 @@ func secondPass(open Opener, opts Options, p *pass1, sd *stateDetector) (*Report
 		}
 		info.Port = port
 		proc := p.newDrive(info, rails[port], &clock, t0f, opts)
+		proc.unlearned = sd.unclassified(port)
 		asm.add(proc)
 		rep.Drives = append(rep.Drives, DriveReport{Name: info.Name, Port: port, Profile: info.Profile, Interface: info.Interface})
 		if opts.States != nil && info.Interface == capture.InterfaceNVMe {
@@ -402,12 +418,12 @@ func secondPass(open Opener, opts Options, p *pass1, sd *stateDetector) (*Report
 	}
 	rep.finish(p, &clock, t0f, opts)
 	if sd != nil {
-		st, err := sd.finishStates(open, p, &clock, rep.Drives, rails)
-		if err != nil {
-			rep.note(fmt.Sprintf("state detection: %v", err))
-		}
-		rep.States = st
+		rep.States = sd.finishStates(p, &clock, rep.Drives)
 		rep.applyStates()
+	}
+	rep.declare(p.expect)
+	for _, n := range p.runNotes {
+		rep.note(n)
 	}
 	return rep, nil
 }

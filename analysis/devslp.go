@@ -47,6 +47,13 @@ type devslpInfo struct {
 	host     map[int][]string
 	stalls   map[int][]stall
 	inPhase  map[int]bool // the port's current phase is a DevSlp one
+	// since is when the port's current DevSlp phase began (in[port]);
+	// spans are its DevSlp phases that have ended, on the host clock. A
+	// capture's records are in file order, and a writer may put an I/O
+	// chunk after a later phase's event (one that rewrote the capture,
+	// as repair does): an I/O is the DevSlp phase's by its time.
+	since map[int]int64
+	spans map[int][]span
 }
 
 // stall is a host stall note: at host time t, ms long.
@@ -57,26 +64,42 @@ type stall struct {
 
 func (di *devslpInfo) init() {
 	di.io, di.criteria, di.support, di.host, di.inPhase = map[int][]devslpIO{}, map[int]states.Criteria{}, map[int]string{}, map[int][]string{}, map[int]bool{}
-	di.stalls = map[int][]stall{}
+	di.stalls, di.since, di.spans = map[int][]stall{}, map[int]int64{}, map[int][]span{}
 }
 
-// phase notes a phase change (port 0: every port).
-func (di *devslpInfo) phase(port int, name string) {
+// phase notes a phase change at host time t (port 0: every port).
+func (di *devslpInfo) phase(port int, name string, t int64) {
 	in := strings.HasPrefix(name, "devslp")
+	set := func(p int) {
+		was := di.inPhase[p]
+		switch {
+		case in && !was:
+			di.since[p] = t
+		case !in && was:
+			di.spans[p] = append(di.spans[p], span{di.since[p], t})
+		}
+		di.inPhase[p] = in
+	}
 	if port == 0 {
 		for p := range di.inPhase {
-			di.inPhase[p] = in
+			if p != 0 {
+				set(p)
+			}
 		}
-		di.inPhase[0] = in
-		return
 	}
-	di.inPhase[port] = in
+	set(port)
 }
 
 func (di *devslpInfo) ioEvent(port int, issue, complete hostclock.Time, err bool) {
-	in, ok := di.inPhase[port]
-	if !ok {
-		in = di.inPhase[0]
+	p := port
+	if _, ok := di.inPhase[port]; !ok {
+		p = 0
+	}
+	in := di.inPhase[p] && int64(issue) >= di.since[p]
+	for _, q := range []int{port, 0} {
+		for _, sp := range di.spans[q] {
+			in = in || (int64(issue) >= sp.s && int64(issue) < sp.e)
+		}
 	}
 	if in {
 		di.io[port] = append(di.io[port], devslpIO{issue, complete, err})

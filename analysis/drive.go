@@ -100,18 +100,21 @@ func (a *ioAcc) add(e capture.IOEvent) {
 
 // driveProc accumulates one drive's samples, in index order.
 type driveProc struct {
-	info        capture.DriveInfo
-	rails       []int // channel indices
-	clock       *Clock
-	act         activityCursor
-	ph          phaseCursor
-	phaseNames  []string
-	phaseT      []int64      // host time each phase first started
-	total       metricSet    // after collect; while streaming only io, first and seen
-	outside     metricSet    // samples outside any phase, while streaming
-	phases      []*metricSet // by phase index
-	wins        *peakWins
-	cls         StateClassifier
+	info       capture.DriveInfo
+	rails      []int // channel indices
+	clock      *Clock
+	act        activityCursor
+	ph         phaseCursor
+	phaseNames []string
+	phaseT     []int64      // host time each phase first started
+	total      metricSet    // after collect; while streaming only io, first and seen
+	outside    metricSet    // samples outside any phase, while streaming
+	phases     []*metricSet // by phase index
+	wins       *peakWins
+	cls        StateClassifier
+	// unlearned is why the drive's levels could not be learned (state
+	// detection on): its residency, state power and active idle are null.
+	unlearned   string
 	sink        SampleSink // Options.Samples; nil = none
 	sinkSeen    bool
 	sinkLast    State

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/idlewatt/idlewatt/analysis/series"
-	"github.com/idlewatt/idlewatt/analysis/states"
 	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/internal/stat"
 	"github.com/idlewatt/idlewatt/units"
@@ -84,11 +83,23 @@ func (r *Report) finishDrive(dr *DriveReport, d *driveProc, p *pass1, dt, t0, re
 	if n > 0 {
 		d.residency(dr)
 	}
+	if d.unlearned != "" && n > 0 {
+		// Not a guess from I/O alone: what needs the drive's levels is
+		// not measured.
+		nan := math.NaN()
+		dr.Residency = Residency{nan, nan, nan, nan, nan, nan, nan}
+		dr.StatePowerW = StatePower{nan, nan, nan, nan, nan, nan}
+		dr.ActiveIdleW, dr.ActiveIdleU95W = nan, nil
+		dr.Bursts = burstInfo(levelEstimate{Level: nan}, dt)
+		r.note(fmt.Sprintf("drive %q: %s; its residency, per-state power and active_idle_w are null", dr.Name, d.unlearned))
+	}
 	dr.DevSlp = d.devslpReport(p, dr.Port)
 	r.addDevSlpChart(dr.Name, dr.Port, d.devslpChart)
-	if !dr.DevSlp.FloorW.Ok() && dr.Residency.DevSlp > 0 {
-		// No pin cycles (the HBA's own DevSlp, say): the DevSlp-classified samples.
-		dr.DevSlp.Entered, dr.DevSlp.PowerW = true, states.Num(dr.StatePowerW.DevSlp)
+	if dr.Residency.DevSlp > 0 {
+		// No pin cycles (the HBA's own DevSlp, say): entered, but the floor
+		// is the judged cycles' alone; the DevSlp intervals' mean is
+		// state_power_w.devslp, a quantity of its own.
+		dr.DevSlp.Entered = true
 	}
 	dr.IO = ioTotals(&t.io, dr.Segments, dr.DurationS, dr.AverageW)
 	if d.dropped > 0 {
@@ -96,6 +107,9 @@ func (r *Report) finishDrive(dr *DriveReport, d *driveProc, p *pass1, dt, t0, re
 	}
 	for pi, name := range d.phaseNames {
 		if ph, ok := d.phase(pi, name, qe, dt, t0, relPeriod); ok {
+			if d.unlearned != "" {
+				ph.ActiveIdleW, ph.ActiveIdleU95W, ph.Bursts = math.NaN(), nil, burstInfo(levelEstimate{Level: math.NaN()}, dt)
+			}
 			dr.Phases = append(dr.Phases, ph)
 		}
 	}
@@ -352,7 +366,7 @@ func peaks(m *metricSet) PeakWindows {
 // activeIdleMethod is settings.idle_floor: how active_idle_w is found.
 const activeIdleMethod = "mean of quiet samples (no I/O outstanding, past the settle tail, DEVSLP not asserted, active-idle state when classified), " +
 	"leaving out background bursts and dips: 10 ms blocks beyond max(5 robust sigma, 1 %) of the median block, and a burst's neighbours; " +
-	"with the drive's state levels known, over quiet time in every link state: 10 ms blocks within max(5 sigma, 0.2 %) of the dominant mode of block means in the idle band " +
+	"with the drive's levels (learned from the capture), over quiet time in every link state: 10 ms blocks within max(5 sigma, 0.2 %) of the dominant mode of block means in the idle band " +
 	"(sigma from successive-block differences), blocks above are bursts, below are other states"
 
 // uncertaintyMethod is uncertainty.method.
@@ -366,10 +380,12 @@ func (d *driveProc) quietLevel(b *blockSeries) levelEstimate {
 	return d.levelOf(b, math.Inf(-1), math.Inf(1))
 }
 
-// activeIdle is the active-idle estimate: with a classifier that knows the
-// drive's idle band (IdleBander), level-based over rest, the quiet samples
-// in every link state; else median-centred over quiet, the quiet samples
-// labelled active idle (estimateLevel).
+// activeIdle is the active-idle estimate: with a classifier of the drive's
+// learned levels (IdleBander; with state detection, every SATA drive whose
+// levels were learned), level-based over rest, the quiet samples in every
+// link state, within the learned idle band; without state detection (or
+// for a drive the levels hold no idle level for), median-centred over
+// quiet, the quiet samples labelled active idle (estimateLevel).
 func (d *driveProc) activeIdle(quiet, rest *blockSeries) levelEstimate {
 	f, ok := d.cls.(IdleBander)
 	if !ok {

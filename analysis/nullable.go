@@ -55,6 +55,26 @@ func (s *Segments) UnmarshalJSON(b []byte) error {
 	return unmarshalNulls(b, (*plain)(s))
 }
 
+func (r Residency) MarshalJSON() ([]byte, error) {
+	type plain Residency
+	return marshalNulls(plain(r))
+}
+
+func (r *Residency) UnmarshalJSON(b []byte) error {
+	type plain Residency
+	return unmarshalNulls(b, (*plain)(r))
+}
+
+func (p StatePower) MarshalJSON() ([]byte, error) {
+	type plain StatePower
+	return marshalNulls(plain(p))
+}
+
+func (p *StatePower) UnmarshalJSON(b []byte) error {
+	type plain StatePower
+	return unmarshalNulls(b, (*plain)(p))
+}
+
 func (i IdleInfo) MarshalJSON() ([]byte, error) {
 	type plain IdleInfo
 	return marshalNulls(plain(i))

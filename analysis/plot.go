@@ -69,7 +69,7 @@ func PlotTraces(path string, o PlotOptions) (*PlotData, error) {
 	var notes []string
 	if traces == nil {
 		opts.ChartFrom, opts.ChartTo = o.From, o.To
-		r, err := secondPass(open, opts, p1, nil)
+		r, err := secondPass(open, opts, p1, nil, p1.fitter.Fit(p1.hdr.StartHost))
 		if err != nil {
 			return nil, err
 		}

@@ -171,6 +171,10 @@ type DriveReport struct {
 	StatePowerU95W map[string]float64 `json:"state_power_u95_w,omitempty"`
 	IO             IOTotals           `json:"io"`
 	Phases         []Phase            `json:"phases,omitempty"`
+	// Declared are the figures the user declared for the drive
+	// (drives[].expect, recorded in the capture), each beside the measured
+	// one; none is read by an estimator.
+	Declared []DeclaredFigure `json:"declared,omitempty"`
 }
 
 // Uncertainty says how the *_u95_* figures were found.
@@ -273,7 +277,7 @@ type StatePower struct {
 // Absent values are null.
 type DevSlp struct {
 	Entered       bool             `json:"entered"`           // some cycle's power fell to a floor (or samples were classified DevSlp)
-	PowerW        states.Num       `json:"power_w"`           // = floor_w; without pin cycles, the mean power of DevSlp-classified samples
+	PowerW        states.Num       `json:"power_w"`           // = floor_w (null without judged pin cycles: the DevSlp intervals' mean is state_power_w.devslp)
 	Outcome       states.Outcome   `json:"outcome,omitempty"` // pass | fail | inconclusive | not_supported; empty without cycles
 	Reason        string           `json:"reason,omitempty"`
 	Support       string           `json:"support,omitempty"`    // yes | no … | unknown

@@ -1,16 +1,13 @@
 package analysis
 
 import (
-	"encoding/json"
 	"math"
 	"sort"
 	"time"
 
-	"github.com/idlewatt/idlewatt/analysis/states"
 	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/hostclock"
 	"github.com/idlewatt/idlewatt/states/detect"
-	"github.com/idlewatt/idlewatt/states/drivesim"
 	"github.com/idlewatt/idlewatt/units"
 )
 
@@ -23,13 +20,15 @@ const StatesSchema = "idlewatt.states/v1"
 // of states.json. Residency and power are the report's (one
 // classification), and DevSlp is the report's devslp block.
 type StateReport struct {
-	Port         int                `json:"port"`
-	Name         string             `json:"name"`
-	LevelsSource string             `json:"levels_source"` // "profile" or "learned"
-	Levels       detect.Levels      `json:"levels"`
-	MeasuredS    float64            `json:"measured_s"`
-	Residency    map[string]float64 `json:"residency"` // fraction of measured time
-	PowerW       map[string]float64 `json:"power_w"`   // mean power in each state
+	Port   int           `json:"port"`
+	Name   string        `json:"name"`
+	Levels detect.Levels `json:"levels"`
+	// Learning is how the levels were learned from the capture: the modes
+	// of its quiet power and what named each (docs/analysis.md, "States").
+	Learning  *LevelLearning     `json:"learning"`
+	MeasuredS float64            `json:"measured_s"`
+	Residency map[string]float64 `json:"residency"` // fraction of measured time
+	PowerW    map[string]float64 `json:"power_w"`   // mean power in each state
 	// PowerU95W is the 95 % half-width of PowerW: cluster-robust over the
 	// state's intervals (absent with fewer than two).
 	PowerU95W map[string]float64 `json:"power_u95_w"`
@@ -97,64 +96,41 @@ type LatencyStat struct {
 	MaxMs  float64 `json:"max_ms"`
 }
 
-// StateOptions turn on state detection in Analyze.
-type StateOptions struct {
-	// Profiles are user drive profiles by name (built-ins are always known).
-	Profiles map[string]drivesim.Profile
-}
+// StateOptions turn on state detection in Analyze. Every drive's levels
+// are learned from the capture itself (learn.go, levels.go): there is
+// nothing to configure.
+type StateOptions struct{}
 
-// ProfileLevels are the state levels a profile predicts.
-func ProfileLevels(p drivesim.Profile) detect.Levels {
-	l := detect.Levels{Idle: p.ActiveIdleW, Partial: p.PartialW, Slumber: p.SlumberW}
-	if p.DevSlpWorks() {
-		l.DevSlp = p.DevSlpW
-	}
-	if p.HDD() && p.StandbyW > 0 && p.StandbyW < l.Slumber {
-		// An HDD's standby sits below its slumber level; the classifier has no
-		// standby state, so it is the off state.
-		l.Off = p.StandbyW / 2
-	}
-	return l
-}
-
-// stateDetector runs the classifiers of one Analyze: drives with a known
-// profile inside the sample pass, the others after it (their levels are
-// learned from the idle power the pass gathered).
+// stateDetector runs the classifiers of one Analyze: each SATA drive's
+// levels are learned in a pass of their own, before the sample pass, and
+// the drive is classified against them inside it.
 type stateDetector struct {
-	opts *StateOptions
-	// recorded are the user profiles the capture's header config holds (the
-	// rig records its config there), so a report of the capture classifies
-	// against the same levels as the run did.
-	recorded map[string]drivesim.Profile
-	cols     map[int]*stateCollector
-	hists    map[int]*detect.LevelHistogram
+	learned map[int]LevelLearning
+	cols    map[int]*stateCollector
 }
 
-func newStateDetector(o *StateOptions) *stateDetector {
-	return &stateDetector{opts: o, cols: map[int]*stateCollector{}, hists: map[int]*detect.LevelHistogram{}}
+func newStateDetector() *stateDetector {
+	return &stateDetector{cols: map[int]*stateCollector{}}
 }
 
-// classifier makes a drive's classifier for the sample pass.
+// classifier makes a drive's classifier for the sample pass; nil for an
+// NVMe drive and for a drive whose levels could not be learned (its state
+// figures are null: see unclassified).
 func (sd *stateDetector) classifier(d capture.DriveInfo, rate float64) StateClassifier {
 	if d.Interface == capture.InterfaceNVMe {
 		return nil // SATA link states only; Analyze notes it
 	}
+	ll, ok := sd.learned[d.Port]
+	if !ok || ll.Err != "" {
+		return nil
+	}
 	period := time.Duration(float64(time.Second) / rate)
-	p, err := drivesim.Lookup(d.Profile, sd.opts.Profiles)
-	if err != nil && d.Profile != "" {
-		p, err = drivesim.Lookup(d.Profile, sd.recorded)
-	}
-	if d.Profile == "" || err != nil {
-		h := &detect.LevelHistogram{}
-		sd.hists[d.Port] = h
-		return &histCollector{h: h, avg: idleAverager{per: blockSamples(period)}}
-	}
-	l := ProfileLevels(p)
+	l := ll.Levels
 	on, err := detect.NewOnline(l, period, 0)
 	if err != nil {
 		return nil
 	}
-	c := &stateCollector{online: on, rep: StateReport{Port: d.Port, Name: d.Name, Levels: l, LevelsSource: "profile"}}
+	c := &stateCollector{online: on, rep: StateReport{Port: d.Port, Name: d.Name, Levels: l, Learning: &ll}}
 	if c.off, err = detect.New(detect.Options{Levels: l, Period: period, Adaptive: true}, func(s detect.Span) {
 		c.spans = append(c.spans, s)
 		c.sum.Add(s)
@@ -163,6 +139,24 @@ func (sd *stateDetector) classifier(d capture.DriveInfo, rate float64) StateClas
 	}
 	sd.cols[d.Port] = c
 	return c
+}
+
+// unclassified is why a SATA drive has no classifier ("" when it has one,
+// or is not a SATA drive the detector knows).
+func (sd *stateDetector) unclassified(port int) string {
+	if sd == nil {
+		return ""
+	}
+	if _, ok := sd.cols[port]; ok {
+		return ""
+	}
+	if ll, ok := sd.learned[port]; ok {
+		if ll.Err != "" {
+			return ll.Err
+		}
+		return "levels learned, but no classifier could be made for them"
+	}
+	return ""
 }
 
 // stateCollector labels samples online for residency and feeds the same
@@ -181,8 +175,20 @@ func (c *stateCollector) Classify(s Sample) State {
 	return c.online.Classify(s.Power, busy)
 }
 
-// IdleBand is IdleBandOf the drive's levels.
-func (c *stateCollector) IdleBand() (lo, hi units.Watts, ok bool) { return IdleBandOf(c.rep.Levels) }
+// IdleBand is IdleBandOf the drive's levels; with no level below idle
+// learned (a run under max_performance throughout), from 0 to the
+// classifier's own threshold into background: active idle is then found
+// the same way, level-based, as for every other drive.
+func (c *stateCollector) IdleBand() (lo, hi units.Watts, ok bool) {
+	if lo, hi, ok := IdleBandOf(c.rep.Levels); ok {
+		return lo, hi, true
+	}
+	if c.rep.Levels.Idle <= 0 {
+		return 0, 0, false
+	}
+	bg, _, _ := c.rep.Levels.Band(detect.Background)
+	return 0, units.Watts(bg), true
+}
 
 // SplitAt passes the DEVSLP edges to the offline classifier: spans end
 // there, and fill's MonotoneLevels reads each part by its mean.
@@ -205,47 +211,8 @@ func (c *stateCollector) Gap(start, count uint64) {
 	c.off.Gap()
 }
 
-// histCollector gathers the power of idle samples (no I/O, past the settle
-// tail), as 10 ms means, for level learning, and abstains from labelling.
-type histCollector struct {
-	h   *detect.LevelHistogram
-	avg idleAverager
-}
-
-func (c *histCollector) Classify(s Sample) State {
-	if s.Activity == Idle {
-		c.avg.add(c.h, float64(s.Power))
-	} else {
-		c.avg.reset()
-	}
-	return StateUnknown
-}
-
-func (c *histCollector) Gap(start, count uint64) { c.avg.reset() }
-
-// idleAverager feeds the level histogram with the means of consecutive
-// idle samples over levelBlock (10 ms), not single samples: sensor noise can
-// be as large as a DevSlp level itself, and the raw samples would smear one
-// level into several false peaks.
-type idleAverager struct {
-	sum float64
-	n   int
-	per int
-}
-
 // levelBlock is the averaging window for level learning.
 const levelBlock = 10 * time.Millisecond
-
-func (a *idleAverager) add(h *detect.LevelHistogram, w float64) {
-	a.sum += w
-	a.n++
-	if a.n >= a.per {
-		h.Add(units.Watts(a.sum / float64(a.n)))
-		a.sum, a.n = 0, 0
-	}
-}
-
-func (a *idleAverager) reset() { a.sum, a.n = 0, 0 }
 
 func blockSamples(period time.Duration) int { return max(1, int(levelBlock/period)) }
 
@@ -379,9 +346,11 @@ func (r *Report) applyStates() {
 				d.StatePowerW = StatePower{Active: p["active"], Background: p["background"], Idle: p["idle"], Partial: p["partial"],
 					Slumber: p["slumber"], DevSlp: p["devslp"]}
 				d.ResidencyU95, d.StatePowerU95W = st.ResidencyU95, st.PowerU95W
-				if !d.DevSlp.FloorW.Ok() && res["devslp"] > 0 {
-					// No judged pin cycles (the HBA's own DevSlp): the DevSlp intervals' mean.
-					d.DevSlp.Entered, d.DevSlp.PowerW = true, states.Num(p["devslp"])
+				if res["devslp"] > 0 {
+					// No judged pin cycles (the HBA's own DevSlp): entered; the
+					// floor stays the judged cycles' (state_power_w.devslp is the
+					// DevSlp intervals' mean, another quantity).
+					d.DevSlp.Entered = true
 				}
 			}
 			ds := d.DevSlp
@@ -390,22 +359,11 @@ func (r *Report) applyStates() {
 	}
 }
 
-// finishStates builds the state reports after the sample pass: the
-// profile drives' from their collectors, the others' by learning levels
-// from the idle power gathered in the pass and classifying in one more
-// read of the capture.
-func (sd *stateDetector) finishStates(open Opener, p *pass1, c *Clock, drives []DriveReport, rails map[int][]int) ([]StateReport, error) {
+// finishStates builds the state reports after the sample pass from the
+// drives' collectors; a SATA drive whose levels could not be learned gets
+// a report with its note and null figures.
+func (sd *stateDetector) finishStates(p *pass1, c *Clock, drives []DriveReport) []StateReport {
 	var out []StateReport
-	type learner struct {
-		i     int
-		rails []int
-		busy  []detect.IO
-		bi    int
-		cls   *detect.Classifier
-		spans []detect.Span
-		sum   detect.Summary
-	}
-	var learn []*learner
 	period := time.Duration(c.NsPerSample)
 	for _, d := range drives {
 		if col := sd.cols[d.Port]; col != nil {
@@ -414,90 +372,15 @@ func (sd *stateDetector) finishStates(open Opener, p *pass1, c *Clock, drives []
 			out = append(out, col.rep)
 			continue
 		}
-		rep := StateReport{Port: d.Port, Name: d.Name}
-		h := sd.hists[d.Port]
-		if h == nil {
-			rep.Note = "no samples"
-			out = append(out, rep)
-			continue
+		ll, ok := sd.learned[d.Port]
+		if !ok {
+			continue // NVMe: noted by Analyze
 		}
-		l, err := h.Levels(0.02)
-		if err != nil {
-			rep.Note = err.Error()
-			out = append(out, rep)
-			continue
-		}
-		rep.Levels, rep.LevelsSource = l, "learned"
+		rep := StateReport{Port: d.Port, Name: d.Name, Note: sd.unclassified(d.Port)}
+		rep.Learning = &ll
 		out = append(out, rep)
-		ln := &learner{i: len(out) - 1, rails: rails[d.Port], busy: busyIO(p, d.Port)}
-		ln.cls, err = detect.New(detect.Options{Levels: l, Period: period, Adaptive: true}, func(s detect.Span) {
-			ln.spans = append(ln.spans, s)
-			ln.sum.Add(s)
-		})
-		if err != nil {
-			out[ln.i].Note = err.Error()
-			continue
-		}
-		ln.cls.SplitAt(pinTimes(drivePins(p, c, d.Port)))
-		learn = append(learn, ln)
 	}
-	if len(learn) == 0 {
-		return out, nil
-	}
-	src, err := open()
-	if err != nil {
-		return out, err
-	}
-	defer src.Close()
-	cr, ok := src.(*capture.Reader)
-	if !ok {
-		for _, ln := range learn {
-			out[ln.i].Note = "levels learned, but this source cannot be read sample by sample for classification"
-		}
-		return out, nil
-	}
-	busyAt := func(ln *learner, t hostclock.Time) bool {
-		for ln.bi < len(ln.busy) && ln.busy[ln.bi].Complete < t {
-			ln.bi++
-		}
-		return ln.bi < len(ln.busy) && ln.busy[ln.bi].Issue <= t
-	}
-	rows := capture.NewRows(cr)
-	for {
-		run, err := rows.NextRun()
-		if err != nil {
-			break // EOF or a damaged tail: classify what was recorded
-		}
-		if run.Gap > 0 {
-			for _, ln := range learn {
-				ln.cls.Gap()
-			}
-			continue
-		}
-		for _, ln := range learn {
-			ok := true
-			for _, ch := range ln.rails {
-				ok = ok && run.Present[ch]
-			}
-			if !ok {
-				ln.cls.Gap()
-				continue
-			}
-			for k := range run.N {
-				t := c.Host(run.Index + uint64(k))
-				var w units.Watts
-				for _, ch := range ln.rails {
-					w += units.Power(run.V[ch][k], run.I[ch][k])
-				}
-				ln.cls.Push(t, w, busyAt(ln, t))
-			}
-		}
-	}
-	for _, ln := range learn {
-		ln.cls.Close()
-		out[ln.i].fill(&ln.sum, ln.spans, busyIO(p, out[ln.i].Port), drivePins(p, c, out[ln.i].Port), c, classifierNoise(ln.cls, period))
-	}
-	return out, nil
+	return out
 }
 
 // classNoise is what a classifier measured that residency's uncertainty
@@ -667,17 +550,4 @@ func stateBelow(l detect.Levels, st detect.State) detect.State {
 		return detect.Off
 	}
 	return detect.Unknown
-}
-
-// recordedProfiles reads the user profiles from a capture header's config
-// (the rig's, as JSON: {"Profiles": {name: profile}}); none if absent or
-// not in that form.
-func recordedProfiles(cfg json.RawMessage) map[string]drivesim.Profile {
-	var c struct {
-		Profiles map[string]drivesim.Profile
-	}
-	if len(cfg) == 0 || json.Unmarshal(cfg, &c) != nil {
-		return nil
-	}
-	return c.Profiles
 }

@@ -30,8 +30,8 @@ func TestDetectStatesLearnsLevels(t *testing.T) {
 	}
 	for i, r := range reps {
 		d := sc.Drives[i]
-		if r.LevelsSource != "learned" {
-			t.Errorf("%s: levels from %q, want learned", r.Name, r.LevelsSource)
+		if r.Learning == nil || r.Learning.Err != "" || r.Note != "" {
+			t.Errorf("%s: levels not learned: %+v, note %q", r.Name, r.Learning, r.Note)
 		}
 		if e := math.Abs(float64(r.Levels.Idle)-d.IdleW) / d.IdleW; e > 0.02 {
 			t.Errorf("%s: learned idle %.4f W, truth %.4f W", r.Name, float64(r.Levels.Idle), d.IdleW)

@@ -38,7 +38,7 @@ type Run struct {
 // and at most maxAhead samples before it stops waiting for a channel.
 // The Row's slices are reused by the next call to Next.
 type Rows struct {
-	r       *Reader
+	r       RecordSource
 	qs      []queue
 	row     Row
 	run     Run
@@ -144,8 +144,17 @@ func (q *queue) push(start uint64, v []units.Volts, i []units.Amps) {
 	q.n += len(v)
 }
 
+// RecordSource is what Rows reads: a capture's header and its records in
+// file order. *Reader implements it, and so does any wrapper of one (a
+// cancellable reader, say), so every pass over the samples can be made
+// from any source.
+type RecordSource interface {
+	Header() Header
+	Next() (Record, error)
+}
+
 // NewRows reads r's sample records as rows. Other records are skipped.
-func NewRows(r *Reader) *Rows {
+func NewRows(r RecordSource) *Rows {
 	n := len(r.Header().Channels)
 	return &Rows{r: r, qs: make([]queue, n),
 		row: Row{Present: make([]bool, n), V: make([]units.Volts, n), I: make([]units.Amps, n)},

@@ -300,3 +300,32 @@ func (rs *refRows) fill() error {
 	}
 	return nil
 }
+
+// wrapped is a RecordSource that is not a *Reader: a wrapper of one, as a
+// cancellable reader is.
+type wrapped struct{ r *Reader }
+
+func (w wrapped) Header() Header        { return w.r.Header() }
+func (w wrapped) Next() (Record, error) { return w.r.Next() }
+
+// TestRowsFromAnySource reads the same capture through a *Reader and
+// through a wrapper of one and wants the same rows: Rows needs only the
+// header and the records.
+func TestRowsFromAnySource(t *testing.T) {
+	var buf bytes.Buffer
+	w, _ := NewWriter(&buf, testHeader(), Options{FlushEvery: time.Hour})
+	w.Samples(block(0, 0, 30))
+	w.Samples(block(1, 5, 30))
+	w.Samples(block(0, 40, 10))
+	w.Close()
+	r1, err1 := NewReader(bytes.NewReader(buf.Bytes()))
+	r2, err2 := NewReader(bytes.NewReader(buf.Bytes()))
+	if err1 != nil || err2 != nil {
+		t.Fatal(err1, err2)
+	}
+	want, wantErr := collectRows(NewRows(r1).Next)
+	got, gotErr := collectRows(NewRows(wrapped{r2}).Next)
+	if len(want) == 0 || !reflect.DeepEqual(got, want) || !sameErr(gotErr, wantErr) {
+		t.Fatalf("through a wrapper: %d rows (err %v), want %d rows (err %v)", len(got), gotErr, len(want), wantErr)
+	}
+}

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"math"
 	"strings"
 
 	"github.com/idlewatt/idlewatt/analysis"
@@ -56,6 +57,7 @@ func WriteMarkdown(w io.Writer, r *analysis.Report) {
 			states.PM(ds.EntryMs, ds.EntryU95Ms, 1), states.PM(ds.RiseMs, ds.RiseU95Ms, 1), states.PM(ds.ExitMs, ds.ExitU95Ms, 1),
 			states.PM(ds.PreCycleW, states.None, 1e3), ds.Verdict.Passed, len(ds.CycleResults), strings.ReplaceAll(ds.Reason, "|", "/"))
 	}
+	writeDeclaredMarkdown(w, r)
 	p("\n## I/O and efficiency\n\n| Drive | Ops | MB | Busy (s) | Busy power (W) | Settle (s) | Idle (s) | MB/s per W (busy) | IOPS per W (busy) | MB/s per W | IOPS per W |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, d := range r.Drives {
 		io := d.IO
@@ -94,11 +96,38 @@ func WriteMarkdown(w io.Writer, r *analysis.Report) {
 	}
 }
 
-func pct(x float64) string { return fmt.Sprintf("%.1f %%", 100*x) }
+// pct is a fraction as a percentage, "—" when not measured (NaN).
+func pct(x float64) string {
+	if math.IsNaN(x) {
+		return analysis.Dash
+	}
+	return fmt.Sprintf("%.1f %%", 100*x)
+}
 
 // mdCell makes a name from a capture or config safe in a Markdown table
 // cell or heading: a line break ends the row (a drive named "a\nb" split
 // the summary table), a "|" starts another cell.
 func mdCell(s string) string {
 	return strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ", "|", "\\|").Replace(s)
+}
+
+// writeDeclaredMarkdown is report.md's table of declared figures (none
+// without drives[].expect): each beside the measured value, which is the
+// figure's own table's.
+func writeDeclaredMarkdown(w io.Writer, r *analysis.Report) {
+	any := false
+	for _, d := range r.Drives {
+		any = any || len(d.Declared) > 0
+	}
+	if !any {
+		return
+	}
+	fmt.Fprintf(w, "\n## Declared figures\n\nWhat the configuration declared (drives[].expect), beside the measured value; no estimator reads it. A figure outside the measured 95 %% interval by more than %.0f %% of itself disagrees (docs/analysis.md, \"Declared figures\").\n\n| Drive | Quantity | Declared · measured | Agreement |\n|---|---|---|---|\n", 100*analysis.DeclaredMargin)
+	for i := range r.Drives {
+		d := &r.Drives[i]
+		for _, f := range d.Declared {
+			text, agree := f.Text(d)
+			fmt.Fprintf(w, "| %s | %s | %s | %s |\n", mdCell(d.Name), f.Name, text, agree)
+		}
+	}
 }

@@ -27,15 +27,20 @@ func WriteStatesJSON(w io.Writer, r *analysis.Report) error {
 	return err
 }
 
-// writeStatesMarkdown is report.md's state-detection section.
+// writeStatesMarkdown is report.md's state-detection section: per drive,
+// the learned level of each state and what named it, then each state's
+// residency (the Residency table's), the mean power over its intervals —
+// a quantity of its own, not the DevSlp floor, which the DevSlp table
+// gives — and its latencies.
 func writeStatesMarkdown(w io.Writer, r *analysis.Report) {
 	var b strings.Builder
 	b.WriteString("\n## Interface states detected from power\n\n")
-	b.WriteString("Offline classification with hysteresis (states/detect); levels from the drive profile or learned from the idle samples. Residency and power are the Residency table's; DevSlp latencies are in the DevSlp table.\n\n")
-	b.WriteString("| Drive | Levels | State | Residency | Power (mW) | Intervals | Entry p50 / max (ms) | Exit p50 / max (ms) |\n|---|---|---|---:|---:|---:|---:|---:|\n")
+	b.WriteString("Offline classification with hysteresis (states/detect) against each drive's levels, learned from the capture (docs/analysis.md, \"States\"). " +
+		"Residency is the Residency table's. \"Mean in intervals\" is the mean power over all of a state's intervals, its entries included: the DevSlp floor is the DevSlp table's. DevSlp latencies are in the DevSlp table.\n\n")
+	b.WriteString("| Drive | State | Learned level (mW) | Residency | Mean in intervals (mW) | Intervals | Entry p50 / max (ms) | Exit p50 / max (ms) |\n|---|---|---:|---:|---:|---:|---:|---:|\n")
 	for _, s := range r.States {
 		if s.Residency == nil {
-			fmt.Fprintf(&b, "| %s | — | not classified: %s | | | | | |\n", mdCell(s.Name), s.Note)
+			fmt.Fprintf(&b, "| %s | not classified: %s | | | | | | |\n", mdCell(s.Name), mdCell(s.Note))
 			continue
 		}
 		for _, st := range detect.AllStates {
@@ -53,7 +58,11 @@ func writeStatesMarkdown(w io.Writer, r *analysis.Report) {
 			if u, ok := s.PowerU95W[name]; ok {
 				pw = states.PM(states.Num(s.PowerW[name]), states.Num(u), 1e3)
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %.1f %% | %s | %d | %s | %s |\n", mdCell(s.Name), s.LevelsSource, name,
+			lv := ""
+			if x := levelOf(s.Levels, st); x > 0 {
+				lv = fmt.Sprintf("%.3g", x*1e3)
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %.1f %% | %s | %d | %s | %s |\n", mdCell(s.Name), name, lv,
 				100*s.Residency[name], pw, s.Spans[name], lat(s.Entry), lat(s.Exit))
 		}
 		if len(s.Transitions) > 0 {
@@ -61,8 +70,23 @@ func writeStatesMarkdown(w io.Writer, r *analysis.Report) {
 			for _, t := range s.Transitions {
 				ts = append(ts, fmt.Sprintf("%s→%s %d", t.From, t.To, t.Count))
 			}
-			fmt.Fprintf(&b, "| %s | | transitions | %s | | | | |\n", mdCell(s.Name), strings.Join(ts, ", "))
+			fmt.Fprintf(&b, "| %s | transitions: %s | | | | | | |\n", mdCell(s.Name), strings.Join(ts, ", "))
 		}
 	}
 	io.WriteString(w, b.String())
+}
+
+// levelOf is the learned level of state st in W, 0 without one.
+func levelOf(l detect.Levels, st detect.State) float64 {
+	switch st {
+	case detect.Idle:
+		return float64(l.Idle)
+	case detect.Partial:
+		return float64(l.Partial)
+	case detect.Slumber:
+		return float64(l.Slumber)
+	case detect.DevSlp:
+		return float64(l.DevSlp)
+	}
+	return 0
 }

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/idlewatt/idlewatt/states/nvme"
+	"github.com/idlewatt/idlewatt/states/nvme/pslevel"
 	"github.com/idlewatt/idlewatt/units"
 )
 
@@ -24,7 +24,7 @@ type APSTCriteria struct {
 	ExpectPS int `json:"expect_ps"`
 	// Levels are the drive's idle levels, highest first (from its
 	// power-state table or learned from the capture).
-	Levels []nvme.Level `json:"levels"`
+	Levels []pslevel.Level `json:"levels"`
 	// LinkExitMs is what the PCIe link's exit (L1.2 → L0) may add to the
 	// state's exit latency, which does not count it.
 	LinkExitMs float64 `json:"link_exit_ms"`
@@ -73,7 +73,7 @@ func (c *APSTCycle) judge(o Outcome, format string, a ...any) {
 	}
 }
 
-func levelName(l nvme.Level) string {
+func levelName(l pslevel.Level) string {
 	return fmt.Sprintf("PS%d (%s mW)", l.PS, PM(Num(l.W), None, 1e3))
 }
 
@@ -85,7 +85,7 @@ func levelName(l nvme.Level) string {
 func JudgeAPSTCycle(tm APSTTiming, samples []Sample, cr APSTCriteria, jo JudgeOptions) APSTCycle {
 	c := APSTCycle{Cycle: tm.Cycle, Outcome: Pass, IdleW: None, FloorW: None, FloorU95W: None, ReachedPS: -1,
 		EntryMs: None, EntryU95Ms: None, ExitMs: None, ExitU95Ms: None}
-	exp := nvme.LevelOf(cr.Levels, cr.ExpectPS)
+	exp := pslevel.Of(cr.Levels, cr.ExpectPS)
 	if exp < 0 {
 		c.judge(Inconclusive, "no level known for the expected state PS%d", cr.ExpectPS)
 		return c
@@ -121,10 +121,10 @@ func JudgeAPSTCycle(tm APSTTiming, samples []Sample, cr APSTCriteria, jo JudgeOp
 	if !c.FloorU95W.Ok() {
 		c.FloorU95W = 0
 	}
-	reached := nvme.ClassifyLevel(cr.Levels, units.Watts(fl.Mean))
+	reached := pslevel.Classify(cr.Levels, units.Watts(fl.Mean))
 	c.ReachedPS = cr.Levels[reached].PS
 	want := cr.Levels[exp]
-	ceil := float64(nvme.LevelCeiling(cr.Levels, exp))
+	ceil := float64(pslevel.Ceiling(cr.Levels, exp))
 	switch checkAtMost(fl.Mean, float64(c.FloorU95W), ceil) {
 	case Fail:
 		c.judge(Fail, "the drive stayed in %s, floor %s mW; expected %s", levelName(cr.Levels[reached]), PM(c.FloorW, c.FloorU95W, 1e3), levelName(want))
@@ -154,7 +154,7 @@ func JudgeAPSTCycle(tm APSTTiming, samples []Sample, cr APSTCriteria, jo JudgeOp
 	// drive for the other's exit latency.
 	from := cr.Levels[reached]
 	u := float64(c.FloorU95W)
-	for i := nvme.ClassifyLevel(cr.Levels, units.Watts(fl.Mean+u)); i <= nvme.ClassifyLevel(cr.Levels, units.Watts(fl.Mean-u)); i++ {
+	for i := pslevel.Classify(cr.Levels, units.Watts(fl.Mean+u)); i <= pslevel.Classify(cr.Levels, units.Watts(fl.Mean-u)); i++ {
 		if l := cr.Levels[i]; l.NonOperational && (!from.NonOperational || l.ExitLatencyUs > from.ExitLatencyUs) {
 			from = l
 		}
@@ -162,7 +162,7 @@ func JudgeAPSTCycle(tm APSTTiming, samples []Sample, cr APSTCriteria, jo JudgeOp
 	return c.apstExit(tm, cr, jo, from)
 }
 
-func (c APSTCycle) apstExit(tm APSTTiming, cr APSTCriteria, jo JudgeOptions, from nvme.Level) APSTCycle {
+func (c APSTCycle) apstExit(tm APSTTiming, cr APSTCriteria, jo JudgeOptions, from pslevel.Level) APSTCycle {
 	switch {
 	case tm.ProbeComplete == 0:
 		c.judge(Inconclusive, "no probe read (host)")

@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idlewatt/idlewatt/states/nvme"
+	"github.com/idlewatt/idlewatt/states/nvme/pslevel"
 )
 
-var apstLevels = []nvme.Level{
+var apstLevels = []pslevel.Level{
 	{PS: 0, W: 0.35},
 	{PS: 3, W: 0.040, NonOperational: true, EntryLatencyUs: 2000, ExitLatencyUs: 1200},
 	{PS: 4, W: 0.005, NonOperational: true, EntryLatencyUs: 500, ExitLatencyUs: 9500},

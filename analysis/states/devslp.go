@@ -813,6 +813,7 @@ func Summarise(cycles []Cycle, cr Criteria, support, hostCause string) Verdict {
 
 	count := map[string]int{}
 	first := map[string]string{}
+	firstCycle := map[string]int{} // the cycle the reason shown is worded from
 	var order []string
 	for _, c := range cycles {
 		v.Outcome = worse(v.Outcome, c.Outcome)
@@ -824,6 +825,7 @@ func Summarise(cycles []Cycle, cr Criteria, support, hostCause string) Verdict {
 			key := r[:strings.IndexAny(r+"0", "0123456789")]
 			if count[key] == 0 {
 				first[key] = r
+				firstCycle[key] = c.Cycle
 				order = append(order, key)
 			}
 			count[key]++
@@ -837,7 +839,9 @@ func Summarise(cycles []Cycle, cr Criteria, support, hostCause string) Verdict {
 		}
 	}
 	if best != "" {
-		v.Reason = fmt.Sprintf("%s (%d of %d cycles)", strings.TrimPrefix(first[best], string(v.Outcome)+": "), count[best], len(cycles))
+		// The figures in a cycle's reason are that cycle's, not the pooled
+		// ones the verdict line also prints: say whose they are.
+		v.Reason = fmt.Sprintf("cycle %d: %s (%d of %d cycles)", firstCycle[best], strings.TrimPrefix(first[best], string(v.Outcome)+": "), count[best], len(cycles))
 	}
 	if len(cycles) == 0 {
 		v.Outcome, v.Reason = Inconclusive, "no cycle completed"

@@ -107,6 +107,16 @@ type DriveConfig struct {
 	// AllowDestructive must name Target exactly for writes to a block device.
 	AllowDestructive string `mapstructure:"allow_destructive"`
 	SizeBytes        int64  `mapstructure:"size_bytes"` // workload span (file targets are created this size); default 1 GiB
+	// Expect are figures the user knows beforehand (a datasheet's): the
+	// capture records them and reports show them beside the measured
+	// values; no estimator reads them (analysis.Expectation).
+	Expect ExpectConfig `mapstructure:"expect"`
+}
+
+// ExpectConfig is drives[].expect: declared figures, 0 = none.
+type ExpectConfig struct {
+	DevSlpMW    float64 `mapstructure:"devslp_mw" json:"devslp_mw,omitempty"`         // the DevSlp floor, mW
+	ActiveIdleW float64 `mapstructure:"active_idle_w" json:"active_idle_w,omitempty"` // active idle, W
 }
 
 // WorkloadConfig is the workload played on every drive.
@@ -224,6 +234,11 @@ func (c *Config) Validate() error {
 		seen[d.Port] = true
 		if d.SizeBytes < 1<<20 {
 			return fmt.Errorf("%s.size_bytes: %d is below 1 MiB", key, d.SizeBytes)
+		}
+		for k, x := range map[string]float64{"devslp_mw": d.Expect.DevSlpMW, "active_idle_w": d.Expect.ActiveIdleW} {
+			if !(x >= 0) || x > 1e6 || math.IsInf(x, 0) {
+				return fmt.Errorf("%s.expect.%s: %g is not a declared figure (> 0, or 0 for none)", key, k, x)
+			}
 		}
 		if d.NVMe != "" {
 			if err := c.validateNVMe(key, d); err != nil {

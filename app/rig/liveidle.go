@@ -11,7 +11,6 @@ import (
 	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/hostclock"
-	"github.com/idlewatt/idlewatt/units"
 )
 
 // DefaultActiveIdleU95Pct is active_idle_u95_pct's default: an active idle
@@ -29,8 +28,7 @@ const NoteActiveIdle = "active-idle "
 
 // extendActiveIdle runs the active-idle phase on after d, in steps of
 // activeIdleStep up to active_idle_max, while some drive's live active idle
-// (analysis.QuietLevel over the phase's samples, in its profile's idle
-// band) has a 95 % half-width wider than liveMargin × active_idle_u95_pct of
+// (analysis.QuietLevel over the phase's samples, median-centred) has a 95 % half-width wider than liveMargin × active_idle_u95_pct of
 // its level. Why it stopped, when it ran on, is a capture note and a run
 // note.
 func (r *Rig) extendActiveIdle(ctx context.Context, d time.Duration) error {
@@ -75,12 +73,11 @@ func (r *Rig) activeIdleOpen(want float64) (open []string, status string) {
 	sort.Slice(drives, func(a, b int) bool { return drives[a].Config.Port < drives[b].Config.Port })
 	for _, d := range drives {
 		port := d.Config.Port
-		var lo, hi units.Watts
-		if d.Profile != nil {
-			lo, hi, _ = analysis.IdleBandOf(analysis.ProfileLevels(*d.Profile))
-		}
+		// Median-centred: the phase runs under max_performance, so its quiet
+		// samples are active idle, and the drive's profile (a simulator's
+		// answer key) is not for an estimator to read.
 		ps, rate := r.live.power(port)
-		w, u, ok := analysis.QuietLevel(ps, rate, lo, hi)
+		w, u, ok := analysis.QuietLevel(ps, rate, 0, 0)
 		switch {
 		case !ok || w <= 0:
 			open = append(open, fmt.Sprintf("port %d", port))

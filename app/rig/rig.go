@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/capture/record"
 	"github.com/idlewatt/idlewatt/hostclock"
@@ -62,6 +63,8 @@ type Rig struct {
 	mu    sync.Mutex
 	phase string
 	notes []string
+	// unrecorded are the notes the capture could not hold (see note).
+	unrecorded []string
 	// policyProblems are policies that could not be applied: a host cause
 	// for any DevSlp result but a pass.
 	policyProblems []string
@@ -227,12 +230,27 @@ func (r *Rig) policyProblem(s string) {
 	r.mu.Unlock()
 }
 
+// note is a run note: in measure.json, and in the report — through the
+// capture (analysis.NoteRun) while it is being recorded, so a report of
+// the capture has it too.
 func (r *Rig) note(format string, a ...any) {
 	s := fmt.Sprintf(format, a...)
+	recorded := r.rec != nil && r.rec.State(capture.StateEvent{Host: hostclock.Now(), Kind: capture.StateNote, Value: analysis.NoteRun + s}) == nil
 	r.mu.Lock()
 	r.notes = append(r.notes, s)
+	if !recorded {
+		r.unrecorded = append(r.unrecorded, s)
+	}
 	r.mu.Unlock()
 	r.logf("note: %s", s)
+}
+
+// unrecordedNotes are the run notes the capture does not hold (made before
+// or after the recording).
+func (r *Rig) unrecordedNotes() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.unrecorded...)
 }
 
 func (r *Rig) startRecording(ctx context.Context) error {
@@ -277,6 +295,14 @@ func (r *Rig) startRecording(ctx context.Context) error {
 	r.rec = rec
 	if r.cfg.Policy != "" {
 		r.state(capture.StateEvent{Host: hostclock.Now(), Kind: capture.StatePolicy, Value: r.cfg.Policy})
+	}
+	for _, d := range r.drives {
+		// What the user declared goes into the capture, so that a report
+		// of it shows the figures as this run does.
+		if e := d.Config.Expect; e.DevSlpMW > 0 || e.ActiveIdleW > 0 {
+			r.state(capture.StateEvent{Host: hostclock.Now(), Port: d.Config.Port, Kind: capture.StateNote,
+				Value: analysis.ExpectationNote(analysis.Expectation{DevSlpMW: e.DevSlpMW, ActiveIdleW: e.ActiveIdleW})})
+		}
 	}
 	r.wg.Go(func() { r.setup.watch(r.streamCtx, r) })
 	return nil

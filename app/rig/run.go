@@ -125,13 +125,14 @@ func Run(ctx context.Context, cfg Config, out string, plan Plan) (*Result, error
 	}
 	closeErr := r.Close()
 	res.Notes = r.Notes()
+	unrecorded := r.unrecordedNotes()
 	if closeErr != nil {
 		runErr = errors.Join(runErr, closeErr)
 	}
 
 	// Analyse whatever was recorded, even after a failure.
 	opts := analysis.DefaultOptions()
-	opts.States = &analysis.StateOptions{Profiles: cfg.Profiles}
+	opts.States = &analysis.StateOptions{}
 	var pyr *htmlreport.Pyramid
 	if !plan.NoHTML {
 		pyr = htmlreport.NewPyramidFor(res.Capture, htmlreport.Budget{})
@@ -141,7 +142,10 @@ func Run(ctx context.Context, cfg Config, out string, plan Plan) (*Result, error
 	if aerr != nil {
 		return res, errors.Join(runErr, fmt.Errorf("analysis: %w", aerr))
 	}
-	rep.Notes = append(rep.Notes, res.Notes...)
+	// The run's notes made while recording are in the capture, so the
+	// report has them (as a report of the capture does); the others are
+	// added here.
+	rep.Notes = append(rep.Notes, unrecorded...)
 	res.Report = rep
 	if plan.DevSlp {
 		res.judgeDevSlp(rep)

@@ -150,10 +150,6 @@ func compareBaseline(v string, labels []string) (int, error) {
 // the one the report was computed from (the same drives and sample counts).
 // Each capture joins oo's inputs.
 func compareRuns(cmd *cobra.Command, args, caps []string, reps []*analysis.Report, labels []string, oo *outfile.Options) ([]htmlreport.CompareRun, error) {
-	user, err := configProfiles(cmd)
-	if err != nil {
-		return nil, inputErr(err)
-	}
 	var runs []htmlreport.CompareRun
 	for i, r := range reps {
 		var path string
@@ -185,7 +181,7 @@ func compareRuns(cmd *cobra.Command, args, caps []string, reps []*analysis.Repor
 			return nil, usageErr("compare: --html: the capture of %s: %w (give it with --capture)", args[i], err)
 		}
 		opts := analysis.DefaultOptions()
-		opts.States = &analysis.StateOptions{Profiles: user}
+		opts.States = &analysis.StateOptions{}
 		// The runs share one report.html's size budget.
 		pyr := htmlreport.NewPyramidFor(path, htmlreport.CompareBudget(len(reps)))
 		opts.Samples = pyr

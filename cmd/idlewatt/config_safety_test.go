@@ -38,6 +38,8 @@ func FuzzConfig(f *testing.F) {
 		"- 1\n- 2\n",
 		"idel: 1s\nmeter: {kind: emulator}\ndrives: [{port: 1, profile: ssd340, nmae: x}]\n",
 		"meter: 5\nrecord: {overwrite: yes please}\nidle: 5\n",
+		"meter: {kind: emulator}\ndrives: [{port: 1, profile: ssd340, expect: {devslp_mw: -1, active_idle_w: 1e400}}]\n",
+		"meter: {kind: emulator}\ndrives: [{port: 1, profile: ssd340, expect: {devslp_mx: 5}}, {port: 2, profile: ssd340, expect: [1]}]\n",
 		"workload: {scale: -1}\ndevslp: {hold: -300ms, cycles: 2}\nmeter: {kind: emulator}\ndrives: [{port: 1, profile: ssd340}]\n",
 	} {
 		f.Add([]byte(s))

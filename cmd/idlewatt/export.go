@@ -157,12 +157,8 @@ func exportParquet(cmd *cobra.Command, path, dir, orig string) error {
 	}
 	// State detection as report runs it: state.parquet holds its
 	// intervals, and summary.parquet's residencies are report.json's.
-	user, err := configProfiles(cmd)
-	if err != nil {
-		return inputErr(err)
-	}
 	opts := analysis.DefaultOptions()
-	opts.States = &analysis.StateOptions{Profiles: user}
+	opts.States = &analysis.StateOptions{}
 	rep, err := analysis.Analyze(path, opts)
 	if err != nil {
 		return inputErr(err)

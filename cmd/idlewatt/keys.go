@@ -95,7 +95,7 @@ var configKeys = map[string]keyKind{
 var driveKeys = map[string]keyKind{
 	"name": kString, "port": kInt, "profile": kString, "target": kString, "host": kString,
 	"allow_destructive": kString, "size_bytes": kInt, "model": kString, "firmware": kString,
-	"nvme": kString,
+	"nvme": kString, "expect": kMap, "expect.devslp_mw": kFloat, "expect.active_idle_w": kFloat,
 }
 
 // envNotKeys are IDLEWATT_* variables that are not config keys: the config
@@ -162,11 +162,23 @@ func checkConfigFile(cfg *viper.Viper, file string) error {
 			}
 			for _, k := range sortedKeys(m) {
 				kind, ok := driveKeys[strings.ToLower(k)]
-				if !ok {
+				if !ok || strings.Contains(k, ".") {
 					return usageErr("config %s: unknown key drives[%d].%s%s; the keys are in docs/config.md", file, i, k, didYouMean(k, names))
 				}
 				if err := checkValue(kind, m[k]); err != nil {
 					return usageErr("config %s: drives[%d].%s: %v", file, i, k, err)
+				}
+				if strings.EqualFold(k, "expect") {
+					em, _ := m[k].(map[string]any)
+					for _, ek := range sortedKeys(em) {
+						ekind, ok := driveKeys["expect."+strings.ToLower(ek)]
+						if !ok {
+							return usageErr("config %s: unknown key drives[%d].expect.%s%s; the keys are in docs/config.md", file, i, ek, didYouMean("expect."+ek, names))
+						}
+						if err := checkValue(ekind, em[ek]); err != nil {
+							return usageErr("config %s: drives[%d].expect.%s: %v", file, i, ek, err)
+						}
+					}
 				}
 			}
 		}

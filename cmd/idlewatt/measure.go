@@ -255,8 +255,8 @@ func printMeasureHeadline(w io.Writer, res *rig.Result, verify bool) {
 	fmt.Fprintf(w, "\n%-30s %19s %19s %20s %16s %18s %s\n", "drive", first, "average", "peak [95 % interval]", "energy", "devslp floor", resHead)
 	for _, d := range rep.Drives {
 		floor := analysis.Dash
-		if d.DevSlp.PowerW.Ok() {
-			floor = states.PM(d.DevSlp.PowerW, d.DevSlp.FloorU95W, 1e3) + " mW"
+		if d.DevSlp.FloorW.Ok() {
+			floor = states.PM(d.DevSlp.FloorW, d.DevSlp.FloorU95W, 1e3) + " mW"
 		}
 		avg, peak, energy := unit(analysis.FormatPM(d.AverageW, d.AverageU95W, 3), "W"), unit(analysis.FormatCI(d.PeakW, d.PeakCI95W, 2), "W"), unit(analysis.FormatPM(d.EnergyJ, d.EnergyU95J, 1), "J")
 		if verify {
@@ -270,9 +270,12 @@ func printMeasureHeadline(w io.Writer, res *rig.Result, verify bool) {
 			continue
 		}
 		rs := d.Residency
-		fmt.Fprintf(w, "%-30s %19s %19s %20s %16s %18s %.1f/%.1f/%.1f/%.1f/%.1f/%.1f %%\n",
-			trunc(d.Name, 30), unit(analysis.FormatPM(d.ActiveIdleW, d.ActiveIdleU95W, 3), "W"), avg, peak, energy, floor,
-			100*rs.Active, 100*rs.Background, 100*rs.Idle, 100*rs.Partial, 100*rs.Slumber, 100*rs.DevSlp)
+		res := fmt.Sprintf("%.1f/%.1f/%.1f/%.1f/%.1f/%.1f %%", 100*rs.Active, 100*rs.Background, 100*rs.Idle, 100*rs.Partial, 100*rs.Slumber, 100*rs.DevSlp)
+		if math.IsNaN(rs.Idle) {
+			res = analysis.Dash // not classified: the notes say why
+		}
+		fmt.Fprintf(w, "%-30s %19s %19s %20s %16s %18s %s\n",
+			trunc(d.Name, 30), unit(analysis.FormatPM(d.ActiveIdleW, d.ActiveIdleU95W, 3), "W"), avg, peak, energy, floor, res)
 	}
 	for _, d := range rep.Drives {
 		for _, ph := range d.Phases {
@@ -290,6 +293,7 @@ func printMeasureHeadline(w io.Writer, res *rig.Result, verify bool) {
 			fmt.Fprintf(w, "DevSlp port %s: pre-cycle (Slumber) power %s mW\n", p, states.PM(v.PreCycleW, states.None, 1e3))
 		}
 	}
+	printDeclared(w, rep)
 	for _, b := range res.Battery {
 		if verify {
 			break // the battery estimate needs active idle, which verify does not measure

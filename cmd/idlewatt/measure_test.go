@@ -64,6 +64,7 @@ func TestBadConfigsNameTheKey(t *testing.T) {
 		{"meter: {kind: emulator}\ndrives: [{port: 1, profile: ssd340}, {port: 1, profile: ssd340}]\n", "configured twice"},
 		{"meter: {kind: emulator}\ndrives: [{port: 1, profile: ssd340}]\nidle: forever\n", "idle"},
 		{"meter: {kind: emulator}\n", "no drives"},
+		{"meter: {kind: emulator}\ndrives: [{port: 1, profile: ssd340, expect: {devslp_mw: -1}}]\n", "drives[0].expect.devslp_mw"},
 	}
 	dir := t.TempDir()
 	for i, c := range cases {
@@ -81,5 +82,37 @@ func TestBadConfigsNameTheKey(t *testing.T) {
 		if !errors.As(err, &ce) || ce.code != exitUsage {
 			t.Errorf("case %d: %v is not a usage error (exit 2)", i, err)
 		}
+	}
+}
+
+// TestExpectKeysChecked: drives[].expect's keys are checked like every
+// other key — a misspelt one is named with a suggestion, a value of the
+// wrong kind is refused, a dotted key written flat is not taken for it.
+func TestExpectKeysChecked(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ yaml, want string }{
+		{"drives: [{port: 1, profile: ssd340, expect: {devslp_mx: 5}}]\n", "unknown key drives[0].expect.devslp_mx (did you mean expect.devslp_mw?)"},
+		{"drives: [{port: 1, profile: ssd340, expect: {devslp_mw: five}}]\n", "drives[0].expect.devslp_mw"},
+		{"drives: [{port: 1, profile: ssd340, expect: 5}]\n", "drives[0].expect: want a mapping"},
+		{"drives: [{port: 1, profile: ssd340, expect.devslp_mw: 5}]\n", "unknown key drives[0].expect.devslp_mw"},
+	} {
+		cfg := viper.New()
+		cfg.SetConfigType("yaml")
+		if err := cfg.ReadConfig(strings.NewReader(c.yaml)); err != nil {
+			t.Fatal(err)
+		}
+		err := checkConfigFile(cfg, "c.yaml")
+		var ce *codedError
+		if err == nil || !strings.Contains(err.Error(), c.want) || !errors.As(err, &ce) || ce.code != exitUsage {
+			t.Errorf("%q: error %v, want a usage error saying %q", c.yaml, err, c.want)
+		}
+	}
+	cfg := viper.New()
+	cfg.SetConfigType("yaml")
+	if err := cfg.ReadConfig(strings.NewReader("drives: [{port: 1, profile: ssd340, expect: {devslp_mw: 5, active_idle_w: 0.4}}]\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := checkConfigFile(cfg, "c.yaml"); err != nil {
+		t.Errorf("a good expect block: %v", err)
 	}
 }

@@ -46,13 +46,9 @@ func runReport(cmd *cobra.Command, args []string) error {
 	}
 	opts.Settle = settle
 	opts.Ports, _ = cmd.Flags().GetIntSlice("ports")
-	// Drives with a known profile (built-in or from the config) get their
-	// interface states classified against the profile's levels.
-	user, err := configProfiles(cmd)
-	if err != nil {
-		return inputErr(err)
-	}
-	opts.States = &analysis.StateOptions{Profiles: user}
+	// Every drive's levels are learned from the capture; a simulator
+	// profile, even one the config names, is never read.
+	opts.States = &analysis.StateOptions{}
 	out := optString(cmd, "out", "report.out")
 	if out == "" {
 		out = path + ".report"
@@ -166,7 +162,19 @@ func printHeadline(w io.Writer, r *analysis.Report) {
 			fmt.Fprintf(w, "DevSlp port %d: %s\n", d.Port, d.DevSlp.Verdict)
 		}
 	}
+	printDeclared(w, r)
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
+	}
+}
+
+// printDeclared prints each declared figure beside the measured one.
+func printDeclared(w io.Writer, r *analysis.Report) {
+	for i := range r.Drives {
+		d := &r.Drives[i]
+		for _, f := range d.Declared {
+			text, agree := f.Text(d)
+			fmt.Fprintf(w, "declared: %s: %s: %s (%s)\n", d.Name, f.Name, text, agree)
+		}
 	}
 }

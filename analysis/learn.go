@@ -1,0 +1,561 @@
+package analysis
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/states/detect"
+	"github.com/idlewatt/idlewatt/units"
+)
+
+// Level learning (docs/analysis.md, "States: levels learned from the
+// capture"). Before the sample pass that classifies, one read of the
+// capture gathers each SATA drive's quiet power — no I/O outstanding, the
+// DEVSLP pin not in its entry allowance — as 10 ms block means, by what the
+// capture says the host had set: the ALPM policy in force (its policy
+// events) and whether DEVSLP was asserted (the pin events). The levels are
+// the modes of those block means (levels.go); nothing but the capture goes
+// in. A drive whose levels cannot be learned is not classified, and its
+// state figures are null with a note that says why.
+
+// learnCtx is what the host had set while a block was recorded.
+type learnCtx uint8
+
+const (
+	ctxLPM      learnCtx = iota // a link power policy that allows Partial and Slumber, or none recorded
+	ctxMaxPerf                  // max_performance: the link stays active, so quiet power is active idle
+	ctxMedium                   // medium_power: host-initiated Partial only
+	ctxMinPower                 // min_power(_with_partial): the HBA may also enter DevSlp itself
+	ctxPin                      // DEVSLP asserted, past the entry allowance
+	numCtx
+)
+
+var ctxNames = [numCtx]string{"lpm", "max_performance", "medium_power", "min_power", "devslp_pin"}
+
+// policyCtx maps an ALPM policy name (capture.StatePolicy) to its context.
+func policyCtx(p string) learnCtx {
+	switch p {
+	case "max_performance":
+		return ctxMaxPerf
+	case "medium_power":
+		return ctxMedium
+	case "min_power", "min_power_with_partial":
+		return ctxMinPower
+	}
+	return ctxLPM
+}
+
+// policyEvent is an ALPM policy set at host time t (port 0: every port).
+type policyEvent struct {
+	t      int64
+	port   int
+	policy string
+}
+
+// minLearnBlocks is the quiet time, in blocks, below which no levels are
+// learned: 200 ms.
+const minLearnBlocks = 20
+
+// levelLearner gathers one drive's quiet blocks in the learning pass.
+type levelLearner struct {
+	port  int
+	name  string
+	rails []int
+	busy  activityCursor
+	pin   activityCursor // Busy = asserted
+	entry activityCursor // Busy = within the entry allowance of an assertion
+	pre   activityCursor // Busy = in the prePinWindow before an assertion
+	pol   []policyEvent  // this port's and every port's, by time
+	pi    int
+	ctx   learnCtx // the policy's context in force
+
+	rng     *rand.Rand
+	inQuiet bool
+	lastIO  bool // the sample before the stretch was busy
+	bctx    learnCtx
+	bpre    bool
+	// scales are the block lengths: levelBlock (the levels' means) and
+	// shortBlock (levels held only tens of ms at a time, such as a
+	// Partial between the end of I/O and Slumber).
+	scales [2]blockScale
+
+	// cycles are the DEVSLP assertions: the power summed over the
+	// prePinWindow before each and over its asserted time past the entry
+	// allowance.
+	cycles []pinCycle
+
+	// post is the power after I/O by policy context (postio.go).
+	post  [numCtx]postProfile
+	postT postTrack
+
+	quietN   uint64 // quiet samples (blocks or not)
+	samples  uint64
+	rail     []railSeen
+	totalMin float64
+	totalMax float64
+}
+
+// pinCycle is one assertion's 10 ms block means before and under the pin
+// (the first cycleBlocks of each).
+type pinCycle struct {
+	pre, pin []float64
+}
+
+const cycleBlocks = 512
+
+// shortBlock is the second, shorter block of level learning.
+const shortBlock = time.Millisecond
+
+// prePinWindow is how long before a DEVSLP assertion a block counts as
+// the level the drive held before it.
+const prePinWindow = 250 * time.Millisecond
+
+// blockScale is one block length's blocks.
+type blockScale struct {
+	per    int // samples per block
+	skip   int // samples left to drop before the first block of a stretch
+	sum    float64
+	n      int
+	ring   [4]float64 // the last block means of the stretch
+	ringN  int
+	hist   [numCtx]modeHist
+	pre    modeHist  // blocks in the prePinWindow
+	d1, d4 reservoir // |differences| of block means at lags 1 and 4
+	blocks int
+
+	// Steps within stretches (the long blocks only): pairs of block means
+	// two apart that differ by more than stepSigmas of the block noise
+	// found so far — which levels are entered from below without I/O
+	// (background work) — and the first block of each stretch that began
+	// at the end of an I/O (the level the link is at then).
+	steps    []step
+	stepSeen int
+	stepKeep int // keep every stepKeep-th step once steps is full
+	sigmaEst float64
+	afterIO  bool
+	starts   modeHist
+}
+
+// step is a change between two block means of one stretch.
+type step struct{ from, to float64 }
+
+const (
+	stepSigmas = 6
+	stepCap    = 8192
+)
+
+func (b *blockScale) reset() { b.n, b.sum, b.ringN = 0, 0, 0 }
+
+// add takes one sample; a block completes every per samples, and add
+// returns its mean.
+func (b *blockScale) add(w float64, ctx learnCtx, pre bool) (float64, bool) {
+	if b.skip > 0 {
+		b.skip--
+		return 0, false
+	}
+	b.sum += w
+	b.n++
+	if b.n < b.per {
+		return 0, false
+	}
+	m := b.sum / float64(b.n)
+	b.sum, b.n = 0, 0
+	b.hist[ctx].add(m)
+	if pre {
+		b.pre.add(m)
+	}
+	b.blocks++
+	if b.afterIO {
+		b.starts.add(m)
+		b.afterIO = false
+	}
+	if b.blocks%256 == 0 {
+		b.sigmaEst = b.sigma()
+	}
+	if b.ringN >= 2 && b.sigmaEst > 0 {
+		if from := b.ring[(b.ringN-2)%4]; math.Abs(m-from) > stepSigmas*b.sigmaEst {
+			b.stepSeen++
+			if b.stepKeep == 0 {
+				b.stepKeep = 1
+			}
+			if b.stepSeen%b.stepKeep == 0 {
+				b.steps = append(b.steps, step{from, m})
+				if len(b.steps) >= stepCap {
+					k := 0
+					for j := 0; j < len(b.steps); j += 2 {
+						b.steps[k] = b.steps[j]
+						k++
+					}
+					b.steps = b.steps[:k]
+					b.stepKeep *= 2
+				}
+			}
+		}
+	}
+	if b.ringN >= 1 {
+		b.d1.add(math.Abs(m - b.ring[(b.ringN-1)%4]))
+	}
+	if b.ringN >= 4 {
+		b.d4.add(math.Abs(m - b.ring[(b.ringN-4)%4]))
+	}
+	b.ring[b.ringN%4] = m
+	b.ringN++
+	return m, true
+}
+
+// railSeen tracks whether a rail ever read more than one value.
+type railSeen struct {
+	n        uint64
+	i0       units.Amps
+	v0       units.Volts
+	constant bool
+}
+
+func newLevelLearner(port int, name string, rails []int, p *pass1, c *Clock, opts Options) *levelLearner {
+	l := &levelLearner{port: port, name: name, rails: rails, totalMin: math.Inf(1), totalMax: math.Inf(-1)}
+	for i, d := range []time.Duration{levelBlock, shortBlock} {
+		l.scales[i].per = max(1, int(math.Round(float64(d)/c.NsPerSample)))
+	}
+	if ss := p.busy[port]; ss != nil {
+		l.busy = activityCursor{spans: ss.spans}
+	}
+	pins, _ := p.pinSpans(port, c)
+	l.pin = activityCursor{spans: pins}
+	var entry, pre []span
+	last := int64(math.MinInt64)
+	for _, sp := range pins {
+		entry = append(entry, span{sp.s, min(sp.e, sp.s+int64(opts.DevSlpAllowance))})
+		if from := max(last+1, sp.s-int64(prePinWindow)); from < sp.s {
+			pre = append(pre, span{from, sp.s - 1})
+		}
+		last = sp.e
+	}
+	l.entry, l.pre = activityCursor{spans: entry}, activityCursor{spans: pre}
+	l.cycles = make([]pinCycle, len(pins))
+	for _, e := range p.policies {
+		if e.port == 0 || e.port == port {
+			l.pol = append(l.pol, e)
+		}
+	}
+	sort.SliceStable(l.pol, func(a, b int) bool { return l.pol[a].t < l.pol[b].t })
+	// The block phase is drawn afresh for each quiet stretch (see stretch),
+	// from a generator seeded by the port: the same capture gives the same
+	// blocks in every run.
+	l.rng = rand.New(rand.NewPCG(uint64(port), 0x1e4e15))
+	l.postT.per = max(1, int(math.Round(float64(postBin)/c.NsPerSample)))
+	l.rail = make([]railSeen, len(rails))
+	for i := range l.rail {
+		l.rail[i].constant = true
+	}
+	return l
+}
+
+// policyAt advances to host time t and returns the policy context in force.
+func (l *levelLearner) policyAt(t int64) learnCtx {
+	for l.pi < len(l.pol) && l.pol[l.pi].t <= t {
+		l.ctx = policyCtx(l.pol[l.pi].policy)
+		l.pi++
+	}
+	return l.ctx
+}
+
+// nextPin is the index of the first assertion after host time t.
+func (l *levelLearner) nextPin(t int64) int {
+	sp := l.pin.spans
+	return sort.Search(len(sp), func(i int) bool { return sp[i].s > t })
+}
+
+// breakStretch ends the quiet stretch: the blocks being filled are dropped.
+func (l *levelLearner) breakStretch() {
+	l.inQuiet, l.lastIO = false, false
+	l.postT.busy(false)
+	for i := range l.scales {
+		l.scales[i].reset()
+	}
+}
+
+// stretch starts a quiet stretch. Its first blocks start a random number
+// of samples in: the link's timers run from the end of the I/O, so blocks
+// aligned to it would put each timer's step at the same place in a block
+// every time, and the mixed block means would pile up into a false level.
+func (l *levelLearner) stretch(ctx learnCtx, pre bool) {
+	l.inQuiet, l.bctx, l.bpre = true, ctx, pre
+	for i := range l.scales {
+		b := &l.scales[i]
+		b.reset()
+		b.skip = l.rng.IntN(b.per)
+		b.afterIO = l.lastIO
+	}
+	l.lastIO = false
+}
+
+// add takes one drive sample at host time t.
+func (l *levelLearner) add(t int64, w float64) {
+	l.samples++
+	l.totalMin, l.totalMax = math.Min(l.totalMin, w), math.Max(l.totalMax, w)
+	pol := l.policyAt(t)
+	if io := l.busy.at(t) == Busy; io || l.entry.at(t) == Busy {
+		l.breakStretch()
+		l.postT.busy(io)
+		l.lastIO = io
+		return
+	}
+	ctx := pol
+	var cy *[]float64 // the cycle list a 10 ms block goes to
+	if l.pin.at(t) == Busy {
+		ctx = ctxPin
+		cy = &l.cycles[l.pin.i].pin
+	}
+	pre := l.pre.at(t) == Busy
+	if pre {
+		if k := l.nextPin(t); k < len(l.cycles) {
+			cy = &l.cycles[k].pre
+		}
+	}
+	l.quietN++
+	if !l.inQuiet || ctx != l.bctx || pre != l.bpre {
+		l.stretch(ctx, pre)
+	}
+	for i := range l.scales {
+		if m, ok := l.scales[i].add(w, ctx, pre); ok && i == 0 && cy != nil && len(*cy) < cycleBlocks {
+			*cy = append(*cy, m)
+		}
+	}
+	l.postAdd(t, w, ctx)
+}
+
+// seeRails notes the rails' raw readings of one sample (for the
+// one-value check).
+func (l *levelLearner) seeRails(k int, v []units.Volts, i []units.Amps) {
+	r := &l.rail[k]
+	if r.n == 0 {
+		r.v0, r.i0 = v[0], i[0]
+	}
+	for j := range i {
+		if i[j] != r.i0 || v[j] != r.v0 {
+			r.constant = false
+			break
+		}
+	}
+	r.n += uint64(len(i))
+}
+
+// reservoir keeps a bounded, evenly thinned sample of a stream of values
+// for a median.
+type reservoir struct {
+	v      []float64
+	stride int
+	seen   int
+	max    int // values kept at most; 0: reservoirCap
+}
+
+const reservoirCap = 1 << 14
+
+func (r *reservoir) add(x float64) {
+	if r.stride == 0 {
+		r.stride = 1
+	}
+	r.seen++
+	if r.seen%r.stride != 0 {
+		return
+	}
+	r.v = append(r.v, x)
+	if limit := cmp.Or(r.max, reservoirCap); len(r.v) >= limit {
+		k := 0
+		for j := 0; j < len(r.v); j += 2 {
+			r.v[k] = r.v[j]
+			k++
+		}
+		r.v = r.v[:k]
+		r.stride *= 2
+	}
+}
+
+// median is the reservoir's median, NaN when empty.
+func (r *reservoir) median() float64 {
+	if len(r.v) == 0 {
+		return math.NaN()
+	}
+	s := append([]float64(nil), r.v...)
+	sort.Float64s(s)
+	return s[len(s)/2]
+}
+
+// learnLevels is the learning pass: one read of the capture's samples,
+// every classified drive's quiet blocks gathered, then each drive's levels
+// learned. It returns the levels by port, and for each drive whose levels
+// could not be learned, why.
+func learnLevels(open Opener, p *pass1, c *Clock, opts Options, drives []capture.DriveInfo, rails map[int][]int) (map[int]LevelLearning, error) {
+	var ls []*levelLearner
+	for _, d := range drives {
+		if d.Interface == capture.InterfaceNVMe {
+			continue
+		}
+		ls = append(ls, newLevelLearner(d.Port, d.Name, rails[d.Port], p, c, opts))
+	}
+	out := map[int]LevelLearning{}
+	if len(ls) == 0 {
+		return out, nil
+	}
+	src, err := open()
+	if err != nil {
+		return nil, err
+	}
+	defer src.Close()
+	rows := capture.NewRows(src)
+	for {
+		run, err := rows.NextRun()
+		if err != nil {
+			if !errors.Is(err, io.EOF) && !errors.Is(err, capture.ErrTruncated) {
+				// Damage: learn from what was read, as the sample pass
+				// reports what was read.
+				_ = err
+			}
+			break
+		}
+		if run.Gap > 0 {
+			for _, l := range ls {
+				l.breakStretch()
+			}
+			continue
+		}
+		for _, l := range ls {
+			l.take(run, c)
+		}
+	}
+	for _, l := range ls {
+		out[l.port] = l.learn(p.hdr, opts)
+	}
+	return out, nil
+}
+
+// take adds a run of rows to the drive: its samples where every rail is
+// present and valid, a break in the stretch elsewhere.
+func (l *levelLearner) take(run *capture.Run, c *Clock) {
+	for _, ch := range l.rails {
+		if !run.Present[ch] {
+			l.breakStretch()
+			return
+		}
+	}
+	for k, ch := range l.rails {
+		l.seeRails(k, run.V[ch], run.I[ch])
+	}
+	for j := range run.N {
+		var w float64
+		ok := true
+		for _, ch := range l.rails {
+			x := float64(run.V[ch][j]) * float64(run.I[ch][j])
+			if !(math.Abs(x) <= MaxPlausibleW) {
+				ok = false
+				break
+			}
+			w += x
+		}
+		if !ok {
+			l.breakStretch()
+			continue
+		}
+		l.add(int64(c.Host(run.Index+uint64(j))), w)
+	}
+}
+
+// LevelLearning is what the learning pass found for one drive: the levels
+// and the evidence behind each, or why none could be learned (Err).
+type LevelLearning struct {
+	Levels detect.Levels `json:"levels"`
+	// BlockMs is the block the levels were learned over; BlockSigmaW the
+	// noise of one block mean (from differences of blocks 40 ms apart,
+	// which the level steps barely move), the modes' bandwidth.
+	BlockMs     float64 `json:"block_ms"`
+	BlockSigmaW float64 `json:"block_sigma_w"`
+	QuietS      float64 `json:"quiet_s"`
+	// Modes are the modes of the quiet block means, highest first, with
+	// the state each was named (or "" when it names none: background above
+	// idle, or a mode the states have no room for) and the time behind it
+	// by what the host had set.
+	Modes []LearnedMode `json:"modes"`
+	// Evidence says, per state, what named its level.
+	Evidence map[string]string `json:"evidence,omitempty"`
+	Err      string            `json:"error,omitempty"`
+}
+
+// LearnedMode is one mode of a drive's quiet block means.
+type LearnedMode struct {
+	W     float64            `json:"w"`
+	S     float64            `json:"s"`               // quiet time in the mode's region
+	ByCtx map[string]float64 `json:"by_context_s"`    // of which, by what the host had set
+	State string             `json:"state,omitempty"` // the state it was named
+}
+
+// learn learns the drive's levels from its blocks.
+func (l *levelLearner) learn(h capture.Header, opts Options) LevelLearning {
+	blockS := float64(l.scales[0].per) / float64(h.RateHz)
+	out := LevelLearning{BlockMs: blockS * 1e3, QuietS: float64(l.quietN) / float64(h.RateHz)}
+	fail := func(format string, a ...any) LevelLearning {
+		out.Err = fmt.Sprintf(format, a...)
+		return out
+	}
+	if l.samples == 0 {
+		return fail("no samples")
+	}
+	var zero, stuck []string
+	for k, r := range l.rail {
+		name := h.Channels[l.rails[k]].Name()
+		switch {
+		case !r.constant || r.n < 2:
+		case r.i0 == 0:
+			zero = append(zero, name)
+		default:
+			stuck = append(stuck, fmt.Sprintf("channel %s reads one value (%g V, %g A) in all %d samples", name, float64(r.v0), float64(r.i0), r.n))
+		}
+	}
+	if len(stuck) > 0 {
+		return fail("levels not learned: %s — a stuck or disconnected sensor, not a drive's power", strings.Join(stuck, "; "))
+	}
+	if len(zero) == len(l.rail) {
+		return fail("levels not learned: every rail (%s) reads 0 A throughout: no power to learn levels from", strings.Join(zero, ", "))
+	}
+	if l.quietN == 0 {
+		return fail("levels not learned: no quiet time (I/O was outstanding, or DEVSLP entering, throughout)")
+	}
+	if l.scales[0].blocks == 0 {
+		return fail("levels not learned: no quiet stretch as long as one %.0f ms block (%.0f ms of quiet time in all, between I/O)", blockS*1e3, out.QuietS*1e3)
+	}
+	if q := l.scales[0].blocks; q < minLearnBlocks {
+		return fail("levels not learned: %d ms of quiet time in whole %.0f ms blocks (no I/O outstanding, DEVSLP not entering); at least %.0f ms are needed",
+			int(math.Round(float64(q)*blockS*1e3)), blockS*1e3, minLearnBlocks*blockS*1e3)
+	}
+	return l.nameLevels(out, h, blockS)
+}
+
+// learn runs the learning pass for the drives the report covers.
+func (sd *stateDetector) learn(open Opener, p *pass1, c *Clock, opts Options) error {
+	ports, rails, err := drivePorts(p.hdr, opts.Ports)
+	if err != nil {
+		return err
+	}
+	names := map[int]capture.DriveInfo{}
+	for _, d := range p.hdr.Drives {
+		names[d.Port] = d
+	}
+	var drives []capture.DriveInfo
+	for _, port := range ports {
+		d, ok := names[port]
+		if !ok {
+			d = capture.DriveInfo{Name: fmt.Sprintf("port %d", port)}
+		}
+		d.Port = port
+		drives = append(drives, d)
+	}
+	sd.learned, err = learnLevels(open, p, c, opts, drives, rails)
+	return err
+}

@@ -1,0 +1,574 @@
+package analysis
+
+import (
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/states/detect"
+	"github.com/idlewatt/idlewatt/units"
+)
+
+// Levels from the modes of quiet block means (docs/analysis.md, "States:
+// levels learned from the capture"). The block means of one level scatter
+// around it by the block noise σ_b; the modes of a kernel density estimate
+// with bandwidth σ_b are the levels, once modes that a shallow valley
+// separates (less than half the lower peak deep) are merged and modes with
+// less than 100 ms (and 0.2 % of the quiet time) behind them are dropped
+// — the blocks a transition splits lie between levels and form none. What
+// the host had set names them: quiet time under max_performance is active
+// idle; a level reached only with DEVSLP asserted is DevSlp; the levels in
+// between are Partial (the higher) and Slumber (the lower).
+
+// modeHist is a sparse histogram of block means: 4096 bins per octave
+// (relative width 0.017 %), negative means mirrored, each bin keeping its
+// count and sum so a bin's values are read at their mean.
+type modeHist struct {
+	bins map[int32]*modeBin
+	n    int
+}
+
+type modeBin struct {
+	n, sum float64
+}
+
+const modeSub = 12
+
+func modeKey(x float64) int32 {
+	a := math.Abs(x)
+	if !(a >= 0x1p-40) {
+		return 0
+	}
+	bits := math.Float64bits(a)
+	e := int32(bits>>52) - 1023 + 64 // a ≥ 2^-40: e ≥ 24
+	k := e<<modeSub | int32(bits>>(52-modeSub))&(1<<modeSub-1)
+	if x < 0 {
+		return -k
+	}
+	return k
+}
+
+func (h *modeHist) add(x float64) {
+	if h.bins == nil {
+		h.bins = map[int32]*modeBin{}
+	}
+	k := modeKey(x)
+	b := h.bins[k]
+	if b == nil {
+		b = &modeBin{}
+		h.bins[k] = b
+	}
+	b.n++
+	b.sum += x
+	h.n++
+}
+
+// modePoint is a bin of one or more contexts' histograms: its values' mean
+// and count, and the count by context.
+type modePoint struct {
+	x, n  float64
+	byCtx [numCtx]float64
+}
+
+// points merges the histograms of the contexts in use into points by x.
+func points(hs *[numCtx]modeHist, use func(learnCtx) bool) []modePoint {
+	m := map[int32]*modePoint{}
+	for c := range numCtx {
+		if !use(learnCtx(c)) {
+			continue
+		}
+		for k, b := range hs[c].bins {
+			p := m[k]
+			if p == nil {
+				p = &modePoint{}
+				m[k] = p
+			}
+			p.x += b.sum // a sum until divided below
+			p.n += b.n
+			p.byCtx[c] += b.n
+		}
+	}
+	out := make([]modePoint, 0, len(m))
+	for _, p := range m {
+		p.x /= p.n
+		out = append(out, *p)
+	}
+	sort.Slice(out, func(a, b int) bool { return out[a].x < out[b].x })
+	return out
+}
+
+// mode is one mode of the block means.
+type mode struct {
+	x     float64 // the level: the mean of the region's blocks within 2 bandwidths of the peak
+	n     float64 // blocks in the mode's region (valley to valley)
+	byCtx [numCtx]float64
+	peak  float64 // the density's height at the peak
+}
+
+// mergeRatio is how deep a valley must be, as a fraction of the lower of
+// the two peaks it separates, for them to count as two levels: for two
+// equal normal modes with the density's bandwidth, about 3.5 σ_b apart.
+const mergeRatio = 0.5
+
+// seedRatio is the merge ratio of the modes that seed the mixture: more
+// of them, the mixture decides; maxSeeds bounds them (the largest).
+const (
+	seedRatio = 0.8
+	maxSeeds  = 10
+)
+
+// modes finds the modes of pts (sorted by x) at bandwidth h, highest x
+// first, dropping those with fewer than minN blocks; two peaks count as one
+// unless the valley between them is deeper than ratio of the lower.
+func modes(pts []modePoint, h, minN, ratio float64) []mode {
+	if len(pts) == 0 || !(h > 0) {
+		return nil
+	}
+	// Coalesce onto a grid of h/4 cells, then the density at each occupied
+	// cell from the cells within 4h.
+	const per = 4
+	const reach = 4 * per
+	g := h / per
+	type cell struct {
+		k     int64
+		n     float64
+		sum   float64
+		byCtx [numCtx]float64
+	}
+	var cs []cell
+	for _, p := range pts {
+		k := int64(math.Floor(p.x / g))
+		if len(cs) == 0 || cs[len(cs)-1].k != k {
+			cs = append(cs, cell{k: k})
+		}
+		c := &cs[len(cs)-1]
+		c.n += p.n
+		c.sum += p.x * p.n
+		for i := range c.byCtx {
+			c.byCtx[i] += p.byCtx[i]
+		}
+	}
+	f := make([]float64, len(cs))
+	lo := 0
+	for i := range cs {
+		for cs[i].k-cs[lo].k > reach {
+			lo++
+		}
+		for j := lo; j < len(cs) && cs[j].k-cs[i].k <= reach; j++ {
+			d := float64(cs[j].k-cs[i].k) / per
+			f[i] += cs[j].n * math.Exp(-0.5*d*d)
+		}
+	}
+	far := func(i, j int) bool { return cs[j].k-cs[i].k > reach } // i < j: density ~0 between
+	// Local maxima, and the valley (lowest cell) between each pair.
+	var pk []int
+	for i := range cs {
+		up := i == 0 || far(i-1, i) || f[i] > f[i-1]
+		down := i+1 == len(cs) || far(i, i+1) || f[i] >= f[i+1]
+		if up && down {
+			pk = append(pk, i)
+		}
+	}
+	// valley is the boundary between peaks a < b — the first cell of b's
+	// side: the lowest cell between them, or the cell after a gap — and the
+	// density there.
+	valley := func(a, b int) (int, float64) {
+		at, v := a+1, math.Inf(1)
+		for i := a; i < b; i++ {
+			if far(i, i+1) {
+				return i + 1, 0
+			}
+			if f[i+1] < v {
+				at, v = i+1, f[i+1]
+			}
+		}
+		return at, v
+	}
+	for len(pk) > 1 {
+		best, br := -1, ratio
+		for i := 0; i+1 < len(pk); i++ {
+			_, v := valley(pk[i], pk[i+1])
+			if r := v / math.Min(f[pk[i]], f[pk[i+1]]); r > br {
+				best, br = i, r
+			}
+		}
+		if best < 0 {
+			break
+		}
+		drop := best
+		if f[pk[best]] > f[pk[best+1]] {
+			drop = best + 1
+		}
+		pk = append(pk[:drop], pk[drop+1:]...)
+	}
+	// Regions valley to valley; each mode's level by a mean shift within
+	// 2h of its peak, inside its region.
+	var out []mode
+	start := 0
+	for m, i := range pk {
+		end := len(cs)
+		if m+1 < len(pk) {
+			v, _ := valley(i, pk[m+1])
+			end = v
+		}
+		md := mode{peak: f[i]}
+		for j := start; j < end; j++ {
+			md.n += cs[j].n
+			for c := range md.byCtx {
+				md.byCtx[c] += cs[j].byCtx[c]
+			}
+		}
+		x := cs[i].sum / cs[i].n
+		for range 4 {
+			var s, n float64
+			for j := start; j < end; j++ {
+				if cx := cs[j].sum / cs[j].n; math.Abs(cx-x) <= 2*h {
+					s += cs[j].sum
+					n += cs[j].n
+				}
+			}
+			if n > 0 {
+				x = s / n
+			}
+		}
+		md.x = x
+		start = end
+		if md.n >= minN {
+			out = append(out, md)
+		}
+	}
+	sort.Slice(out, func(a, b int) bool { return out[a].x > out[b].x })
+	return out
+}
+
+// dominant is the mode with the most blocks, false without one.
+func dominant(ms []mode) (mode, bool) {
+	if len(ms) == 0 {
+		return mode{}, false
+	}
+	best := ms[0]
+	for _, m := range ms[1:] {
+		if m.n > best.n {
+			best = m
+		}
+	}
+	return best, true
+}
+
+// sigma is the noise of one block mean: from the median absolute
+// difference of block means 4 blocks apart, and of neighbours, whichever
+// is larger — neighbours alone miss noise correlated over more than a
+// block; each moves only at the few pairs a level step separates.
+func (b *blockScale) sigma() float64 {
+	s := 0.0
+	for _, r := range []*reservoir{&b.d1, &b.d4} {
+		if m := r.median(); !math.IsNaN(m) {
+			s = math.Max(s, m/(0.6745*math.Sqrt2))
+		}
+	}
+	return s
+}
+
+// corr is how many blocks one independent block mean spans: 1 for noise
+// that does not outlast a block, (1+ρ)/(1−ρ) for noise correlated ρ from
+// one block to the next (AR(1): the variance of a difference at lag L is
+// 2σ²(1−ρ^L), so the lag-1 and lag-4 differences give ρ), at most
+// maxCorrBlocks.
+func (b *blockScale) corr() float64 {
+	m1, m4 := b.d1.median(), b.d4.median()
+	if !(m1 > 0) || !(m4 > m1) {
+		return 1
+	}
+	r := (m1 / m4) * (m1 / m4) // (1−ρ)/(1−ρ⁴), falling from 1 at ρ=0 to ¼ as ρ→1
+	if r <= 0.25 {
+		return maxCorrBlocks
+	}
+	lo, hi := 0.0, 1.0
+	for range 50 {
+		rho := (lo + hi) / 2
+		if (1-rho)/(1-math.Pow(rho, 4)) > r {
+			lo = rho
+		} else {
+			hi = rho
+		}
+	}
+	rho := (lo + hi) / 2
+	return math.Min(maxCorrBlocks, (1+rho)/(1-rho))
+}
+
+// maxCorrBlocks bounds corr.
+const maxCorrBlocks = 50
+
+// lsbW is the power of one current LSB on the drive's rails at their
+// nominal voltage (the largest), 0 when the header states none.
+func (l *levelLearner) lsbW(h capture.Header) float64 {
+	var w float64
+	for _, ch := range l.rails {
+		c := h.Channels[ch]
+		w = math.Max(w, float64(c.CurrentLSB)*float64(c.Rail.Nominal()))
+	}
+	return w
+}
+
+// devslpZ is how many standard errors below the level it sits at outside
+// the pin the DEVSLP-asserted level must be to be DevSlp, and
+// devslpRel the fraction of that level it must be below it by at least.
+const (
+	devslpZ   = 5
+	devslpRel = 0.05
+)
+
+// minLevelS is the least quiet time a level must hold, 50 ms (and
+// minLevelShare the least share of the quiet time) to count.
+const (
+	minLevelS     = 0.05
+	minLevelShare = 0.002
+)
+
+// scaleFit is one block scale's levels outside the pin.
+type scaleFit struct {
+	all    []mode
+	sb, h  float64 // the block noise and the bandwidth (sb, floored)
+	corr   float64 // blocks per independent block mean
+	minN   float64
+	blockS float64
+}
+
+// fitScale fits the levels of one block scale.
+func (l *levelLearner) fitScale(b *blockScale, hdr capture.Header) scaleFit {
+	f := scaleFit{sb: b.sigma(), blockS: float64(b.per) / float64(hdr.RateHz)}
+	f.h = math.Max(f.sb, math.Max(0.5*l.lsbW(hdr), 1e-7))
+	var total float64
+	for c := range numCtx {
+		total += float64(b.hist[c].n)
+	}
+	f.minN = math.Max(minLevelS/f.blockS, minLevelShare*total)
+	pts := points(&b.hist, func(c learnCtx) bool { return c != ctxPin })
+	var seeds []float64
+	sm := modes(pts, f.h, 3, seedRatio)
+	sort.Slice(sm, func(a, b int) bool { return sm[a].n > sm[b].n })
+	for i, m := range sm {
+		if i < maxSeeds {
+			seeds = append(seeds, m.x)
+		}
+	}
+	for _, c := range []learnCtx{ctxMaxPerf, ctxPin} {
+		if m, ok := dominant(modes(points(&b.hist, only(c)), f.h, f.minN, mergeRatio)); ok {
+			seeds = append(seeds, m.x)
+		}
+	}
+	f.corr = b.corr()
+	for _, c := range mixture(cellsOf(pts, f.h/4), seeds, f.h, f.minN, f.corr) {
+		f.all = append(f.all, mode{x: c.mu, n: c.n, byCtx: c.byCtx})
+	}
+	return f
+}
+
+func only(x learnCtx) func(learnCtx) bool { return func(c learnCtx) bool { return c == x } }
+
+// nameLevels learns and names the levels (the drive has enough quiet blocks).
+func (l *levelLearner) nameLevels(out LevelLearning, hdr capture.Header, blockS float64) LevelLearning {
+	long := &l.scales[0]
+	f := l.fitScale(long, hdr)
+	sb, h, minN := f.sb, f.h, f.minN
+	out.BlockSigmaW = sb
+	all := f.all
+	from := make([]string, len(all))
+	// Levels the short blocks resolve and the long ones do not have: held
+	// for tens of ms at a time (a Partial between I/O and Slumber).
+	sf := l.fitScale(&l.scales[1], hdr)
+	for _, m := range sf.all {
+		if nearest(all, m.x, 3*sf.h) < 0 {
+			k := float64(long.per) / float64(l.scales[1].per)
+			m.n /= k
+			for c := range m.byCtx {
+				m.byCtx[c] /= k
+			}
+			all = append(all, m)
+			from = append(from, fmt.Sprintf(" (%.0f ms blocks)", sf.blockS*1e3))
+		}
+	}
+	// Plateaus of the power after I/O the blocks do not resolve.
+	for _, c := range []learnCtx{ctxLPM, ctxMedium, ctxMinPower} {
+		for _, pl := range l.post[c].plateaus(c) {
+			if nearest(all, pl.w, 2*sb) >= 0 {
+				continue
+			}
+			m := mode{x: pl.w, n: (pl.to - pl.from) / 1e3 * float64(pl.stretches) / blockS}
+			m.byCtx[c] = m.n
+			all = append(all, m)
+			from = append(from, fmt.Sprintf(" (the power after I/O under %s: held from %.0f to %.0f ms after it, over %d stretches)", ctxNames[c], pl.from, pl.to, pl.stretches))
+		}
+	}
+	ix := make([]int, len(all))
+	for i := range ix {
+		ix[i] = i
+	}
+	sort.SliceStable(ix, func(a, b int) bool { return all[ix[a]].x > all[ix[b]].x })
+	sorted, sfrom := make([]mode, len(all)), make([]string, len(all))
+	for i, j := range ix {
+		sorted[i], sfrom[i] = all[j], from[j]
+	}
+	all, from = sorted, sfrom
+	named := make([]string, len(all))
+	ev := map[string]string{}
+	var lv detect.Levels
+	se := func(n float64) float64 { return sb * math.Sqrt(f.corr/math.Max(n, 1)) }
+	mp, hasMP := dominant(modes(points(&long.hist, only(ctxMaxPerf)), h, minN, mergeRatio))
+	dp, hasDP := dominant(modes(points(&long.hist, only(ctxPin)), h, minN, mergeRatio))
+
+	// Active idle: the dominant mode of quiet time under max_performance,
+	// where the link never leaves active; else the highest level.
+	idle := -1
+	if hasMP {
+		idle = nearest(all, mp.x, math.Max(3*h, 5*se(mp.n)))
+		if idle < 0 {
+			all = append([]mode{mp}, all...)
+			named = append([]string{""}, named...)
+			from = append([]string{""}, from...)
+			sort.SliceStable(all, func(a, b int) bool { return all[a].x > all[b].x })
+			idle = nearest(all, mp.x, 0)
+		}
+		ev["idle"] = "the quiet time under max_performance (the link stays active)"
+	} else if len(all) > 0 {
+		// The highest level that is not background work: background is
+		// entered from a lower level without I/O and left back to it; the
+		// link is entered at the end of I/O, or from above.
+		up, down, starts := make([]float64, len(all)), make([]float64, len(all)), make([]float64, len(all))
+		for _, st := range long.steps {
+			fi, ti := nearest(all, st.from, 0), nearest(all, st.to, 0)
+			if fi == ti {
+				continue
+			}
+			if all[ti].x > all[fi].x {
+				up[ti]++
+			} else {
+				down[ti]++
+			}
+		}
+		for _, b := range long.starts.bins {
+			starts[nearest(all, b.sum/b.n, 0)] += b.n
+		}
+		idle = 0
+		for idle+1 < len(all) && up[idle] >= 3 && up[idle] > 2*(down[idle]+starts[idle]) {
+			idle++
+		}
+		ev["idle"] = "the highest level of quiet time that is not background work (entered from below without I/O); no max_performance time recorded"
+	}
+	if idle < 0 {
+		out.Err = fmt.Sprintf("levels not learned: no level held for %.0f ms among %.0f ms of quiet time", minN*blockS*1e3, float64(long.blocks)*blockS*1e3)
+		return out
+	}
+	lv.Idle = units.Watts(all[idle].x)
+	named[idle] = "idle"
+	for i := range idle {
+		named[i] = "background"
+	}
+
+	// DevSlp: the level of DEVSLP-asserted time, if it lies below the level
+	// the drive held just before an assertion (a drive that ignores the
+	// pin stays there; one already in the HBA's own DevSlp was there).
+	if hasDP {
+		// Cycle by cycle: a drop from the level held just before the
+		// assertion to the level under the pin, beyond both means' errors.
+		// Lower quartiles, of both: a GC burst before the assertion, even
+		// one over most of the window, is not the level the drive rests
+		// at. (A quartile's standard error is 1.36 σ/√n.)
+		for _, cy := range l.cycles {
+			if len(cy.pre) < 3 || len(cy.pin) < 3 {
+				continue
+			}
+			pre, pin := quantileOf(cy.pre, 0.25), quantileOf(cy.pin, 0.25)
+			d := pre - pin
+			if d > devslpZ*1.36*math.Hypot(se(float64(len(cy.pre))), se(float64(len(cy.pin)))) && d > devslpRel*pre && dp.x < float64(lv.Idle) {
+				lv.DevSlp = units.Watts(dp.x)
+				ev["devslp"] = fmt.Sprintf("DEVSLP-asserted time: the power fell %.3g W from the %.3g W held before the assertion", d, pre)
+				break
+			}
+		}
+		if lv.DevSlp > 0 {
+			// The HBA's own DevSlp outside the pin: levels at the pin's
+			// (within the two means' errors), or below it.
+			for i := idle + 1; i < len(all); i++ {
+				if math.Abs(all[i].x-dp.x) <= devslpZ*math.Hypot(se(dp.n), se(all[i].n)) || all[i].x < dp.x {
+					named[i] = "devslp"
+				}
+			}
+		}
+	} else {
+		// No pin: the HBA's own DevSlp is a level below another, reached
+		// only under a policy that lets the HBA enter it.
+		if n := len(all); n-idle-1 >= 2 {
+			i, j := n-1, n-2
+			if m := all[i]; m.byCtx[ctxMinPower] >= 0.9*m.n && all[j].byCtx[ctxMinPower] < 0.9*all[j].n && m.x < 0.5*all[j].x {
+				lv.DevSlp = units.Watts(m.x)
+				named[i] = "devslp"
+				ev["devslp"] = "a level below the others reached only under min_power (the HBA's own DevSlp)"
+			}
+		}
+	}
+
+	// Partial and Slumber: the highest and the lowest of the rest.
+	var rest []int
+	for i := idle + 1; i < len(all); i++ {
+		if named[i] == "" {
+			rest = append(rest, i)
+		}
+	}
+	switch n := len(rest); {
+	case n == 1:
+		m := all[rest[0]]
+		if m.byCtx[ctxMedium] >= 0.7*m.n {
+			lv.Partial, named[rest[0]] = units.Watts(m.x), "partial"
+			ev["partial"] = "the one level below active idle, held under medium_power (Partial only)" + from[rest[0]]
+		} else {
+			lv.Slumber, named[rest[0]] = units.Watts(m.x), "slumber"
+			ev["slumber"] = "the one level between active idle and DevSlp" + from[rest[0]]
+		}
+	case n >= 2:
+		lv.Partial, named[rest[0]] = units.Watts(all[rest[0]].x), "partial"
+		lv.Slumber, named[rest[n-1]] = units.Watts(all[rest[n-1]].x), "slumber"
+		ev["partial"] = "the higher level between active idle and DevSlp" + from[rest[0]]
+		ev["slumber"] = "the lower level between active idle and DevSlp" + from[rest[n-1]]
+	}
+	if lv.DevSlp > 0 && ((lv.Slumber > 0 && lv.DevSlp >= lv.Slumber) || (lv.Partial > 0 && lv.DevSlp >= lv.Partial)) {
+		lv.DevSlp = 0
+		delete(ev, "devslp")
+	}
+	for i, m := range all {
+		lm := LearnedMode{W: m.x, S: m.n * blockS, State: named[i], ByCtx: map[string]float64{}}
+		for c, x := range m.byCtx {
+			if x*blockS >= 1e-4 {
+				lm.ByCtx[ctxNames[c]] = x * blockS
+			}
+		}
+		out.Modes = append(out.Modes, lm)
+	}
+	if err := lv.Validate(); err != nil {
+		out.Err = "levels not learned: " + err.Error()
+		return out
+	}
+	out.Levels, out.Evidence = lv, ev
+	return out
+}
+
+// nearest is the index of the mode nearest x within tol (any distance
+// when tol is 0), -1 if none.
+func nearest(ms []mode, x, tol float64) int {
+	best, bd := -1, math.Inf(1)
+	for i, m := range ms {
+		if d := math.Abs(m.x - x); d < bd && (tol == 0 || d <= tol) {
+			best, bd = i, d
+		}
+	}
+	return best
+}
+
+// quantileOf is the q-quantile of xs (not modified; the lower of the two
+// middle values).
+func quantileOf(xs []float64, q float64) float64 {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	return s[int(q*float64(len(s)-1))]
+}
