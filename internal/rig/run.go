@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/idlewatt/idlewatt/capture/notes"
 	"io"
 	"math"
 	"path/filepath"
@@ -142,6 +143,12 @@ func Run(ctx context.Context, cfg Config, out string, plan Plan) (*Result, error
 		return res, errors.Join(runErr, fmt.Errorf("analysis: %w", aerr))
 	}
 	rep.Notes = append(rep.Notes, res.Notes...)
+	// Notes made on the live view (--view) during the run.
+	if ns, err := notes.Read(res.Capture); err != nil {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("annotations not read: %v", err))
+	} else {
+		rep.Annotations = ns
+	}
 	res.Report = rep
 	if plan.DevSlp {
 		res.judgeDevSlp(rep)

@@ -273,17 +273,18 @@ var IW = (function () {
   // (list: IW.stats results, with .nameHTML optional) mean, min, max,
   // energy, charge per rail, I/O and residency. fmtW formats watts.
   function selectionHTML(list, a, b, fmtW) {
-    var rows = list.map(function (s) {
-      var rails = s.rails.map(function (r) { return esc(r.rail) + ' ' + r.charge_mah.toPrecision(4) + ' mAh'; }).join('<br>');
+    var blocks = list.map(function (s) {
+      var rails = s.rails.map(function (r) { return esc(r.rail) + ' ' + r.charge_mah.toPrecision(4) + ' mAh (' + fmtW(r.mean_w) + ')'; }).join('<br>');
       var res = Object.keys(s.residency).map(function (k) { return esc(k) + ' ' + (100 * s.residency[k]).toFixed(1) + ' %'; }).join(', ');
-      return '<tr><td>' + esc(s.name) + '</td><td>' + fmtW(s.mean_w) + '</td><td>' + fmtW(s.min_w) + '</td><td>' + fmtW(s.max_w) +
-        '</td><td>' + s.energy_j.toPrecision(6) + ' J<br>' + s.energy_mwh.toPrecision(5) + ' mWh</td><td>' + (rails || '–') +
-        '</td><td>' + s.io_ops + ' ops<br>' + fmtBytes(s.io_bytes) + '</td><td>' + (res || '–') + '</td></tr>';
+      function row(k, v, cls) { return '<tr' + (cls ? ' class="' + cls + '"' : '') + '><th>' + k + '</th><td>' + v + '</td></tr>'; }
+      return '<div class="sel-drive" data-port="' + s.port + '"><h3>' + esc(s.name) + '</h3><table class="sel-table">' +
+        row('mean', fmtW(s.mean_w), 'sel-mean') + row('min / max', fmtW(s.min_w) + ' / ' + fmtW(s.max_w)) +
+        row('energy', s.energy_j.toPrecision(6) + ' J (' + s.energy_mwh.toPrecision(5) + ' mWh)', 'sel-energy') +
+        row('charge per rail', rails || '–', 'sel-charge') + row('measured', fmtT(s.measured_s) + ' s, ' + s.samples.toFixed(0) + ' samples') +
+        row('I/O', s.io_ops + ' ops, ' + fmtBytes(s.io_bytes)) + row('state residency', res || '–') + '</table></div>';
     });
     return '<p class="cursors"><span class="cur-a">A ' + fmtT(a) + ' s</span> <span class="cur-b">B ' + fmtT(b) + ' s</span> ' +
-      '<b class="dt">Δt ' + fmtT(b - a) + ' s</b></p>' +
-      '<table id="sel-table"><tr><th>drive</th><th>mean</th><th>min</th><th>max</th><th>energy</th><th>charge per rail</th><th>I/O</th><th>state residency</th></tr>' +
-      rows.join('') + '</table>';
+      '<b class="dt">Δt ' + fmtT(b - a) + ' s</b></p>' + blocks.join('');
   }
 
   // Cursors A and B as vertical lines over a chart (uPlot draw hook).
@@ -351,7 +352,11 @@ var IW = (function () {
   // (view(), selection()) and its own zoom(a, b) and home() in.
 
   // The widest a chart may be, CSS px.
-  function plotWidth() { return Math.max(300, Math.min(document.documentElement.clientWidth - 60, 1600)); }
+  // (the #charts column's, beside the selection panel where there is one).
+  function plotWidth() {
+    var c = document.getElementById('charts'), w = c && c.clientWidth ? c.clientWidth : document.documentElement.clientWidth - 60;
+    return Math.max(300, Math.min(w - 10, 1600));
+  }
 
   // uPlot's y range on a linear axis: from 0 (or below, if a value is), 5 %
   // headroom.

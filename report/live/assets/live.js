@@ -74,7 +74,7 @@
     switch (e.kind) {
       case 'phase': phases.push({ port: e.port, t: e.t, name: e.text }); break;
       case 'mark': marks.push({ port: e.port, t: e.t, text: e.text }); break;
-      case 'note': notes.push({ at_s: e.t, to_s: e.t2 || null, text: e.text }); showNotes(); break;
+      case 'note': addNoteLocal({ at_s: e.t, to_s: e.t2 || null, text: e.text }); break;
       case 'pin': {
         var ds = e.port === 0 ? drives : [byPort[e.port]].filter(Boolean);
         ds.forEach(function (d) {
@@ -363,6 +363,14 @@
       return { port: d.port, L: level(g.total, ka, kb), rails: g.rails.map(function (r, i) { return { name: d.railNames[i], L: level(r, ka, kb) }; }) };
     }), a, b, S.dt);
   }
+  // A note once, whether it came back from the server or was just made here.
+  var noteKeys = {};
+  function addNoteLocal(n) {
+    var k = n.at_s + '|' + n.to_s + '|' + n.text;
+    if (noteKeys[k]) return;
+    noteKeys[k] = 1; notes.push(n); showNotes();
+    charts.forEach(function (c) { c.u.redraw(false, false); });
+  }
   function showNotes() {
     var el = document.getElementById('notes-list');
     el.innerHTML = notes.length ? '<h3>Notes</h3><ul>' + notes.map(function (n) {
@@ -376,7 +384,11 @@
     if (sel && sel[1] > sel[0]) body.to_s = sel[1];
     fetch('/api/note', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) }).then(function (r) {
       return r.text().then(function (t) { if (!r.ok) throw new Error(t); });
-    }).then(function () { st.textContent = 'saved beside the capture'; document.getElementById('note-text').value = ''; poll(); })
+    }).then(function () {
+      st.textContent = 'saved beside the capture';
+      document.getElementById('note-text').value = '';
+      addNoteLocal({ at_s: body.at_s, to_s: body.to_s === undefined ? null : body.to_s, text: body.text });
+    })
       .catch(function (e) { st.textContent = 'not saved: ' + e.message; });
   }
 
