@@ -429,9 +429,6 @@
           cells: [fmtT(n.at_s), hasTo ? fmtT(n.to_s) : '–', esc(n.text), esc(n.source || '')] };
       }));
     }
-    if (R.interval) {
-      h = '<p class="interval"><b>This report covers only ' + fmtT(R.interval.from_s) + ' – ' + fmtT(R.interval.to_s) + ' s of the capture</b> (report --from/--to): every figure is of that interval.</p>' + h;
-    }
     var notes = (R.notes || []).concat(D.page_notes || []);
     drives.forEach(function (d) {
       if (d.statesCut) notes.push(d.name + ': state shading stops early (too many state changes to embed)');
@@ -458,6 +455,11 @@
   document.getElementById('meta').textContent = (R.capture.path || '') + ' · ' + (R.capture.meter_kind || '') + ' ' + (R.capture.meter_model || '') +
     ' · ' + R.capture.rate_hz + ' S/s · ' + fmtT(R.capture.duration_s) + ' s · ' + (R.capture.tool || '');
   document.getElementById('depth').textContent = depthText();
+  if (R.interval) {
+    var iv = document.createElement('p'); iv.className = 'interval';
+    iv.innerHTML = '<b>This report covers only ' + fmtT(R.interval.from_s) + ' – ' + fmtT(R.interval.to_s) + ' s of the capture</b> (report --from/--to): every figure is of that interval.';
+    document.getElementById('meta').after(iv);
+  }
   IW.navControls(function () { return view; }, function () { return sel; }, zoom, home);
   ['log', 'mw', 'rails', 'overlay'].forEach(function (k) {
     document.getElementById('c-' + k).onchange = function (ev) { opt[k] = ev.target.checked; rebuild(); };

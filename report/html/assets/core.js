@@ -293,7 +293,7 @@ var IW = (function () {
     var ctx = u.ctx, top = u.bbox.top, h = u.bbox.height, dpr = devicePixelRatio;
     ctx.save();
     ctx.beginPath(); ctx.rect(u.bbox.left, top, u.bbox.width, h); ctx.clip();
-    ctx.font = (11 * dpr) + 'px sans-serif'; ctx.lineWidth = 1.5 * dpr;
+    ctx.font = (11 * dpr) + 'px sans-serif'; ctx.lineWidth = 1.5 * dpr; ctx.textAlign = 'left'; ctx.textBaseline = 'alphabetic';
     [[a, 'A', '#c2185b'], [b, 'B', '#00838f']].forEach(function (c) {
       if (c[0] === null || c[0] === undefined) return;
       var x = u.valToPos(c[0], 'x', true);
@@ -311,7 +311,7 @@ var IW = (function () {
     var ctx = u.ctx, top = u.bbox.top, h = u.bbox.height, dpr = devicePixelRatio, lastX = -1e9;
     ctx.save();
     ctx.beginPath(); ctx.rect(u.bbox.left, top, u.bbox.width, h); ctx.clip();
-    ctx.font = (11 * dpr) + 'px sans-serif'; ctx.textBaseline = 'alphabetic';
+    ctx.font = (11 * dpr) + 'px sans-serif'; ctx.textBaseline = 'alphabetic'; ctx.textAlign = 'left';
     ns.forEach(function (n) {
       var x0 = u.valToPos(n.at_s, 'x', true);
       if (n.to_s !== undefined && n.to_s !== null) {
