@@ -329,4 +329,3 @@ func (s *windowSource) filter(rec capture.Record) (capture.Record, bool) {
 	}
 	return rec, true
 }
-
