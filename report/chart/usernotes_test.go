@@ -61,4 +61,3 @@ func TestPowerUserNotes(t *testing.T) {
 		t.Error("the interval note drew no line")
 	}
 }
-
