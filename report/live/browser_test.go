@@ -79,6 +79,9 @@ func TestBrowserLive(t *testing.T) {
 		_ = pin.SetDevSlp(ctx, 1, false)
 	}()
 	_ = rec.State(capture.StateEvent{Host: rec.Header().StartHost, Kind: capture.StatePhase, Value: "idle"})
+	// One read of 4096 B on port 1, 0.2 s into the recording.
+	io0 := rec.Header().StartHost.Add(200 * time.Millisecond)
+	_ = rec.IO(capture.IOEvent{Port: 1, Op: capture.OpRead, Size: 4096, Issue: io0, Complete: io0.Add(2 * time.Millisecond)})
 
 	base := URL(l)
 	p := browsertest.Open(t, base, `body[data-ready="1"]`, 1400, 1000)
@@ -219,8 +222,16 @@ func TestBrowserLive(t *testing.T) {
 	}
 	checkPanelPixels(t, p, box)
 	drv := browsertest.Eval[[]map[string]any](t, p, `window.idlewatt.drives()`)
-	if len(drv) != 2 || drv[0]["pins"].(float64) < 1 {
-		t.Errorf("drives on the page %v, want port 1 with its DEVSLP pulse", drv)
+	if len(drv) != 2 || drv[0]["pins"].(float64) < 1 || drv[0]["busy"].(float64) != 1 || drv[1]["busy"].(float64) != 0 {
+		t.Errorf("drives on the page %v, want port 1 with its DEVSLP pulse and one busy interval", drv)
+	}
+	type ioSt struct {
+		Port    int     `json:"port"`
+		IOOps   float64 `json:"io_ops"`
+		IOBytes float64 `json:"io_bytes"`
+	}
+	if all := browsertest.Eval[[]ioSt](t, p, `window.idlewatt.stats(0, 3)`); len(all) != 2 || all[0].IOOps != 1 || all[0].IOBytes != 4096 || all[1].IOOps != 0 {
+		t.Errorf("I/O over 0–3 s: %+v, want port 1's one read of 4096 B", all)
 	}
 	if h := browsertest.Eval[string](t, p, `document.querySelector('.drive h3').innerHTML`); strings.Contains(h, "<b>") {
 		t.Errorf("the drive name was not escaped: %q", h)

@@ -21,7 +21,7 @@
   // ---- rings ---------------------------------------------------------------
   function ring(size, w) {
     return { size: size, mask: size - 1, w: w, min: new Float32Array(size), max: new Float32Array(size), e: new Float64Array(size),
-      q: new Float64Array(size), cnt: new Uint32Array(size), hi: 0, lo: 0, any: false };
+      q: new Float64Array(size), cnt: new Uint32Array(size), ops: new Float64Array(size), by: new Float64Array(size), hi: 0, lo: 0, any: false };
   }
   // Bucket k's slot, clearing those between the newest and k; -1 if older
   // than the ring holds.
@@ -30,7 +30,7 @@
     if (k < r.hi - r.size) return -1;
     if (k < r.lo) r.lo = k;
     if (k >= r.hi) {
-      for (var j = Math.max(r.hi, k - r.size + 1); j <= k; j++) { var s = j & r.mask; r.cnt[s] = 0; r.e[s] = 0; r.q[s] = 0; r.min[s] = NaN; r.max[s] = NaN; }
+      for (var j = Math.max(r.hi, k - r.size + 1); j <= k; j++) { var s = j & r.mask; r.cnt[s] = 0; r.e[s] = 0; r.q[s] = 0; r.min[s] = NaN; r.max[s] = NaN; r.ops[s] = 0; r.by[s] = 0; }
       r.hi = k + 1;
       r.lo = Math.max(r.lo, r.hi - r.size);
     }
@@ -49,8 +49,12 @@
   function level(r, ka, kb) {
     ka = Math.max(ka, r.lo); kb = Math.min(kb, r.hi);
     var n = Math.max(0, kb - ka);
-    var L = { k0: ka, n: n, w: r.w, min: new Float32Array(n), max: new Float32Array(n), e: new Float64Array(n), cnt: new Uint32Array(n), q: new Float64Array(n) };
-    for (var j = 0; j < n; j++) { var s = (ka + j) & r.mask; L.min[j] = r.min[s]; L.max[j] = r.max[s]; L.e[j] = r.e[s]; L.cnt[j] = r.cnt[s]; L.q[j] = r.q[s]; }
+    var L = { k0: ka, n: n, w: r.w, min: new Float32Array(n), max: new Float32Array(n), e: new Float64Array(n), cnt: new Uint32Array(n), q: new Float64Array(n),
+      ioK: [], ioOps: [], ioBytes: [] };
+    for (var j = 0; j < n; j++) {
+      var s = (ka + j) & r.mask; L.min[j] = r.min[s]; L.max[j] = r.max[s]; L.e[j] = r.e[s]; L.cnt[j] = r.cnt[s]; L.q[j] = r.q[s];
+      if (r.ops[s] > 0) { L.ioK.push(ka + j); L.ioOps.push(r.ops[s]); L.ioBytes.push(r.by[s]); }
+    }
     return L;
   }
   // The depth that holds [a, b): fine if its ring reaches back to a.
@@ -64,7 +68,7 @@
     var d = byPort[dj.port];
     if (d) return d;
     d = { port: dj.port, name: dj.name, nvme: dj.nvme, fine: { total: ring(S.fineN, S.fineW), rails: [] }, coarse: { total: ring(S.coarseN, S.coarseW), rails: [] },
-      railNames: dj.rails.map(function (r) { return r.rail; }), io: {}, busy: {}, pins: [], pinSrc: {} };
+      railNames: dj.rails.map(function (r) { return r.rail; }), busy: {}, pins: [], pinSrc: {} };
     d.railNames.forEach(function () { d.fine.rails.push(ring(S.fineN, S.fineW)); d.coarse.rails.push(ring(S.coarseN, S.coarseW)); });
     byPort[dj.port] = d; drives.push(d);
     return d;
@@ -87,8 +91,14 @@
       }
       case 'busy': { var b = byPort[e.port]; if (b) b.busy[e.id] = [e.t, e.t2]; break; }
       case 'io': {
+        // Counted into the total's rings (fine bucket k, and its coarse
+        // bucket): bounded like the power buckets.
         var x = byPort[e.port];
-        if (x) { var c = x.io[e.k] || (x.io[e.k] = [0, 0]); c[0] += e.ops || 0; c[1] += e.bytes || 0; }
+        if (x) {
+          var f = slot(x.fine.total, e.k), c = slot(x.coarse.total, Math.floor(e.k / Math.round(S.coarseW / S.fineW)));
+          if (f >= 0) { x.fine.total.ops[f] += e.ops || 0; x.fine.total.by[f] += e.bytes || 0; }
+          if (c >= 0) { x.coarse.total.ops[c] += e.ops || 0; x.coarse.total.by[c] += e.bytes || 0; }
+        }
         break;
       }
     }
@@ -114,8 +124,6 @@
     drives.forEach(function (d) {
       var ks = Object.keys(d.busy);
       if (ks.length > 50000) ks.forEach(function (k) { if (d.busy[k][1] < keepFrom) delete d.busy[k]; });
-      var io = Object.keys(d.io);
-      if (io.length > 200000) io.forEach(function (k) { if (k * S.fineW < keepFrom) delete d.io[k]; });
       if (d.pins.length > 20000) d.pins = d.pins.filter(function (p) { return p[1] === null || p[1] >= keepFrom; });
     });
     if (phases.length > 20000) phases = phases.slice(-10000);
@@ -325,14 +333,8 @@
   function statsAll(a, b) {
     var dep = depth(a), w = dep === 'fine' ? S.fineW : S.coarseW;
     return drives.map(function (d) {
-      var sr = seriesFor(d, dep, a, b), ioK = [], ioOps = [], ioBytes = [];
-      var acc = {};
-      Object.keys(d.io).forEach(function (k) {
-        var kk = dep === 'fine' ? +k : Math.floor(+k / (S.coarseW / S.fineW));
-        var c = acc[kk] || (acc[kk] = [0, 0]); c[0] += d.io[k][0]; c[1] += d.io[k][1];
-      });
-      Object.keys(acc).forEach(function (k) { ioK.push(+k); ioOps.push(acc[k][0]); ioBytes.push(acc[k][1]); });
-      var x = { port: d.port, name: d.name, total: sr.total, rails: sr.rails, ioK: ioK, ioOps: ioOps, ioBytes: ioBytes, states: [] };
+      var sr = seriesFor(d, dep, a, b), L0 = sr.total.levels[0];
+      var x = { port: d.port, name: d.name, total: sr.total, rails: sr.rails, ioK: L0.ioK, ioOps: L0.ioOps, ioBytes: L0.ioBytes, states: [] };
       var s = IW.stats(x, a, b, { dt: S.dt, width: w, t0: a, t1: b });
       s.depth = dep;
       return s;
