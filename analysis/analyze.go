@@ -61,6 +61,9 @@ type Options struct {
 	// Samples, if set, sees every sample of the second pass (see
 	// SampleSink); report/html builds its viewer data from it.
 	Samples SampleSink
+	// Window, if set, restricts the report to an interval of the capture
+	// (interval.go); Report.Interval says so.
+	Window *Window
 }
 
 // DefaultOptions returns the documented defaults.
@@ -160,6 +163,9 @@ type pinEvent struct {
 
 // AnalyzeSource is Analyze over any Source.
 func AnalyzeSource(open Opener, opts Options) (*Report, error) {
+	if opts.Window != nil {
+		return windowed(open, opts)
+	}
 	if opts.Settle < 0 || opts.MergeGap < 0 {
 		return nil, fmt.Errorf("%w: settle %v and merge gap %v must not be negative", ErrOptions, opts.Settle, opts.MergeGap)
 	}

@@ -4,6 +4,7 @@ import (
 	"github.com/idlewatt/idlewatt/analysis/series"
 	"github.com/idlewatt/idlewatt/analysis/states"
 	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/capture/notes"
 	"github.com/idlewatt/idlewatt/units"
 )
 
@@ -20,6 +21,14 @@ type Report struct {
 	Settings  Settings        `json:"settings"`
 	Drives    []DriveReport   `json:"drives"`
 	Notes     []string        `json:"notes,omitempty"`
+	// Interval is set when the report covers only part of the capture
+	// (Options.Window, `idlewatt report --from --to`): every figure is of
+	// that interval.
+	Interval *IntervalReport `json:"interval,omitempty"`
+	// Annotations are the capture's notes (capture/notes, beside the
+	// capture), in time order, as they were when the report was written:
+	// the user's text, not analysis. Set by whoever writes the report.
+	Annotations []notes.Note `json:"annotations,omitempty"`
 	// States is the interface-state detection (states.json), when
 	// Options.States asked for it.
 	States []StateReport `json:"-"`
@@ -30,6 +39,12 @@ type Report struct {
 	dists        []series.Distribution // power distributions for charts, not serialised
 	drivesProc   []*driveProc          // accumulators, until finish
 	devslpCharts []namedDevSlpChart    // DevSlp cycle charts, not serialised
+}
+
+// IntervalReport is the part of the capture a report covers.
+type IntervalReport struct {
+	FromS float64 `json:"from_s"` // s on the report's timeline (meter sample 0 = 0 s)
+	ToS   float64 `json:"to_s"`
 }
 
 // CaptureInfo describes the input.

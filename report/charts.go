@@ -27,7 +27,7 @@ func writeCharts(r *analysis.Report, dir string, o outfile.Options) error {
 			names[i] = tr.Name
 		}
 		title, sub := PowerTitle(names, r.Capture)
-		f, err := chart.PowerOverTime(traces, chart.PowerOpts{Title: title, Subtitle: sub, Unit: chart.UnitAuto})
+		f, err := chart.PowerOverTime(traces, chart.PowerOpts{Title: title, Subtitle: sub, Unit: chart.UnitAuto, Notes: userNotes(r)})
 		save(f, err, FilePower)
 	}
 	var idle []chart.Bar
@@ -103,4 +103,17 @@ func saveFig(f *chart.Figure, err error, path string, o outfile.Options) error {
 		return fmt.Errorf("%s: %w", filepath.Base(path), err)
 	}
 	return f.SaveWith(path, o)
+}
+
+// userNotes are the report's annotations for the power chart.
+func userNotes(r *analysis.Report) []chart.UserNote {
+	var out []chart.UserNote
+	for _, n := range r.Annotations {
+		u := chart.UserNote{At: n.AtS, To: math.NaN(), Text: n.Text}
+		if n.ToS != nil {
+			u.To = *n.ToS
+		}
+		out = append(out, u)
+	}
+	return out
 }

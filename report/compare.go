@@ -98,6 +98,7 @@ func CompareWith(reports []*analysis.Report, labels []string, base int, dir stri
 	if err := outfile.WriteFile(filepath.Join(dir, "compare.json"), js, o); err != nil {
 		return err
 	}
+	md.WriteString(compareAnnotationsMD(reports, labels))
 	if len(notes) > 0 {
 		md.WriteString("\n## Notes\n\n")
 		for _, n := range notes {
@@ -259,4 +260,23 @@ func compareDeltaMD(rows []analysis.CompareRow, labels []string, base int) strin
 		md.WriteByte('\n')
 	}
 	return md.String()
+}
+
+// compareAnnotationsMD lists each run's annotations (report.json's
+// annotations), their text made inert; "" when no run has any.
+func compareAnnotationsMD(reports []*analysis.Report, labels []string) string {
+	var b strings.Builder
+	for i, r := range reports {
+		for _, n := range r.Annotations {
+			if b.Len() == 0 {
+				b.WriteString("\n## Annotations\n\nEach run's notes (`idlewatt annotate`), in seconds of its own timeline.\n\n| Run | At (s) | To (s) | Note |\n|---|---:|---:|---|\n")
+			}
+			to := "–"
+			if n.ToS != nil {
+				to = g(*n.ToS)
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", mdCell(labels[i]), g(n.AtS), to, mdText(n.Text))
+		}
+	}
+	return b.String()
 }

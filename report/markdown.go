@@ -25,6 +25,9 @@ func WriteMarkdown(w io.Writer, r *analysis.Report) {
 	} else {
 		p(", **incomplete** (reading stopped at byte %d).\n\n", r.Capture.EndOffset)
 	}
+	if iv := r.Interval; iv != nil {
+		p("**This report covers only %s–%s s of the capture** (`idlewatt report --from --to`): every figure below is of that interval.\n\n", g(iv.FromS), g(iv.ToS))
+	}
 	p("## Summary\n\nActive idle, average and energy with their 95 %% intervals (± U95, method under Settings); the peak with its 95 %% interval [lo, hi].\n\n| Drive | Port | Active idle (W) | Average (W) | Peak (W) | Peak 1 s (W) | Energy (J) | Energy (Wh) | Measured (s) |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, d := range r.Drives {
 		p("| %s | %d | %s | %s | %s | %s | %s | %s | %.3f |\n", mdCell(d.Name), d.Port, analysis.FormatPM(d.ActiveIdleW, d.ActiveIdleU95W, 4), analysis.FormatPM(d.AverageW, d.AverageU95W, 4),
@@ -88,6 +91,16 @@ func WriteMarkdown(w io.Writer, r *analysis.Report) {
 	if r.States != nil {
 		writeStatesMarkdown(w, r)
 	}
+	if len(r.Annotations) > 0 {
+		p("\n## Annotations\n\nNotes kept beside the capture (`idlewatt annotate`, or the live view): the user's text, on the report's timeline.\n\n| At (s) | To (s) | Note | Source |\n|---:|---:|---|---|\n")
+		for _, n := range r.Annotations {
+			to := "–"
+			if n.ToS != nil {
+				to = g(*n.ToS)
+			}
+			p("| %s | %s | %s | %s |\n", g(n.AtS), to, mdText(n.Text), mdText(n.Source))
+		}
+	}
 	if len(r.Notes) > 0 {
 		p("\n## Notes\n\n")
 		for _, n := range r.Notes {
@@ -130,4 +143,31 @@ func writeDeclaredMarkdown(w io.Writer, r *analysis.Report) {
 			fmt.Fprintf(w, "| %s | %s | %s | %s |\n", mdCell(d.Name), f.Name, text, agree)
 		}
 	}
+}
+
+// mdText makes user text (an annotation) inert in a Markdown table cell:
+// every character Markdown or HTML would act on is escaped (a backslash,
+// or an entity for &, < and >), line breaks become spaces. No shared
+// escaper is on main yet (internal/textsafe is planned); this is the
+// report's own.
+func mdText(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch r {
+		case '\r', '\n':
+			b.WriteByte(' ')
+		case '&':
+			b.WriteString("&amp;")
+		case '<':
+			b.WriteString("&lt;")
+		case '>':
+			b.WriteString("&gt;")
+		case '\\', '`', '*', '_', '{', '}', '[', ']', '(', ')', '#', '+', '-', '!', '|', '~', '"', '\'':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }

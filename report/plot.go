@@ -20,8 +20,11 @@ type PlotOptions struct {
 	// Width and Height (inches) and DPI size the image for print; 0 = the
 	// chart's defaults (10 in wide, 96 dpi).
 	Width, Height, DPI float64
-	LogY               bool            // logarithmic power axis
-	Unit               chart.PowerUnit // chart.UnitAuto picks mW below 1 W
+	LogY               bool // logarithmic power axis
+	// Notes are the capture's annotations (capture/notes), drawn on the
+	// chart.
+	Notes []chart.UserNote
+	Unit  chart.PowerUnit // chart.UnitAuto picks mW below 1 W
 	// Open, if set, opens the capture instead of capture.Open(path) (the
 	// command line passes one that stops on SIGINT).
 	Open analysis.Opener
@@ -61,7 +64,7 @@ func Plot(path, out string, o PlotOptions) ([]string, error) {
 			return nil, err
 		}
 	}
-	po := chart.PowerOpts{Title: o.Title, Subtitle: o.Subtitle, Unit: o.Unit, From: o.From, To: o.To, LogY: o.LogY, DPI: o.DPI}
+	po := chart.PowerOpts{Title: o.Title, Subtitle: o.Subtitle, Unit: o.Unit, From: o.From, To: o.To, LogY: o.LogY, DPI: o.DPI, Notes: o.Notes}
 	if po.Title == "" { // the drives measured, not a file name
 		names := make([]string, len(traces))
 		for i, tr := range traces {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/idlewatt/idlewatt/capture/notes"
 	"io"
 	"math"
 	"path/filepath"
@@ -146,6 +147,12 @@ func Run(ctx context.Context, cfg Config, out string, plan Plan) (*Result, error
 	// report has them (as a report of the capture does); the others are
 	// added here.
 	rep.Notes = append(rep.Notes, unrecorded...)
+	// Notes made on the live view (--view) during the run.
+	if ns, err := notes.Read(res.Capture); err != nil {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("annotations not read: %v", err))
+	} else {
+		rep.Annotations = ns
+	}
 	res.Report = rep
 	if plan.DevSlp {
 		res.judgeDevSlp(rep)

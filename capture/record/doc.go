@@ -35,4 +35,7 @@
 //
 // An Observer (live metrics) sees the header first, then every block, gap,
 // Stats and host state event as it is written; its calls must not block.
+// One that is also an IOObserver sees the I/O events, a MarkObserver the
+// clock marks' echoes (the live view, report/live, takes both). Tee makes
+// several observers one.
 package record

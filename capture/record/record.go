@@ -32,6 +32,20 @@ type Observer interface {
 	Event(e meter.Event)
 }
 
+// IOObserver is an Observer that also sees the I/O events recorded
+// (Recorder.IO), in the order they are written. Optional: the recorder
+// checks for it.
+type IOObserver interface {
+	IO(evs []capture.IOEvent)
+}
+
+// MarkObserver is an Observer that also sees the clock marks' echoes as
+// they are recorded (a live view places host events on the meter's clock
+// with them). Optional: the recorder checks for it.
+type MarkObserver interface {
+	Mark(m meter.MarkEcho)
+}
+
 // Options are one recording.
 type Options struct {
 	Path   string             // the capture to create
@@ -257,8 +271,14 @@ func (r *Recorder) State(e capture.StateEvent) error {
 	return err
 }
 
-// IO writes an I/O event.
-func (r *Recorder) IO(evs ...capture.IOEvent) error { return r.w.IO(evs...) }
+// IO writes I/O events and tells the observer, if it is an IOObserver.
+func (r *Recorder) IO(evs ...capture.IOEvent) error {
+	err := r.w.IO(evs...)
+	if o, ok := r.obs.(IOObserver); ok {
+		o.IO(evs)
+	}
+	return err
+}
 
 // Result is how a recording went.
 type Result struct {

@@ -136,6 +136,9 @@ func (s *sink) Mark(m meter.MarkEcho) error {
 	s.mu.Lock()
 	s.t.Marks++
 	s.mu.Unlock()
+	if o, ok := s.obs.(MarkObserver); ok {
+		o.Mark(m)
+	}
 	return s.w.Mark(m)
 }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 
 	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/app/rig"
+	"github.com/idlewatt/idlewatt/capture/record"
 	"github.com/idlewatt/idlewatt/meter/registry"
 )
 
@@ -74,6 +76,14 @@ func runIdle(cmd *cobra.Command, _ []string) error {
 	setRunOutput(cmd, &rc)
 	if !optBool(cmd, "quiet", "") {
 		plan.Progress = cmd.ErrOrStderr()
+	}
+	view, err := openView(cmd, filepath.Join(out, rig.CaptureFile))
+	if err != nil {
+		return err
+	}
+	defer view.close()
+	if o := view.observer(); o != nil {
+		rc.Observer = record.Tee(rc.Observer, o)
 	}
 	res, err := rig.RunIdle(cmd.Context(), rc, out, plan, cmd.ErrOrStderr())
 	if res == nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/analysis/states"
 	"github.com/idlewatt/idlewatt/app/rig"
+	"github.com/idlewatt/idlewatt/capture/record"
 	"github.com/idlewatt/idlewatt/report/pqexport"
 )
 
@@ -62,6 +63,7 @@ func addMeasureFlags(c *cobra.Command) {
 	f.Bool("quiet", false, "no progress lines")
 	f.Bool("parquet", false, "also export the capture and report as Parquet into OUT/parquet (config parquet)")
 	addMetricsFlags(f)
+	addViewFlags(f)
 	f.Bool("no-html", false, "do not write report.html (the interactive viewer)")
 }
 
@@ -155,7 +157,12 @@ func runMeasure(cmd *cobra.Command, rc rig.Config, plan rig.Plan, verify bool) e
 		return err
 	}
 	defer obs.Close()
-	rc.Observer = obs
+	view, err := openView(cmd, filepath.Join(out, rig.CaptureFile))
+	if err != nil {
+		return err
+	}
+	defer view.close()
+	rc.Observer = record.Tee(obs, view.observer())
 	fmt.Fprintf(cmd.ErrOrStderr(), "%s: %d drive(s) on %s, output in %s\n", cmd.CommandPath(), len(rc.Drives), meterLabel(rc), out)
 	res, err := rig.Run(cmd.Context(), rc, out, plan)
 	if res != nil {

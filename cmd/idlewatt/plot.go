@@ -3,10 +3,12 @@ package main
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 
+	capnotes "github.com/idlewatt/idlewatt/capture/notes"
 	"github.com/idlewatt/idlewatt/internal/outfile"
 	"github.com/idlewatt/idlewatt/report"
 	"github.com/idlewatt/idlewatt/report/chart"
@@ -134,7 +136,19 @@ func runPlot(cmd *cobra.Command, args []string) error {
 	if err := requireSamples(cmd.Context(), cmd, "plot", in); err != nil {
 		return err
 	}
-	notes, err := report.Plot(in, out, report.PlotOptions{From: from, To: to, Buckets: pts,
+	var userNotes []chart.UserNote
+	if ns, err := capnotes.Read(args[0]); err != nil {
+		fmt.Fprintf(cmd.ErrOrStderr(), "plot: warning: annotations not drawn: %v\n", err)
+	} else {
+		for _, n := range ns {
+			u := chart.UserNote{At: n.AtS, To: math.NaN(), Text: n.Text}
+			if n.ToS != nil {
+				u.To = *n.ToS
+			}
+			userNotes = append(userNotes, u)
+		}
+	}
+	notes, err := report.Plot(in, out, report.PlotOptions{From: from, To: to, Buckets: pts, Notes: userNotes,
 		Title: optString(cmd, "title", ""), Subtitle: filepath.Base(args[0]),
 		Width: size[0], Height: size[1], DPI: size[2], LogY: optBool(cmd, "log", ""), Unit: unit, Open: open, Out: oo, Stop: interrupted(cmd.Context())})
 	if errors.Is(err, report.ErrEmptyWindow) {

@@ -73,6 +73,7 @@ Kinds (idlewatt meters lists them; docs/meters.md has the wiring):
 		f.Int("capture-format", 0, "capture format to write: 2 (compact, summary levels) or 1 (for idlewatt before format 2); 0 = 2 (config record.capture_format)")
 		addMeterFlags(f)
 		addMetricsFlags(f)
+		addViewFlags(f)
 		return c
 	})
 }
@@ -167,6 +168,11 @@ func runRecord(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	defer obs.Close()
+	view, err := openView(cmd, out)
+	if err != nil {
+		return err
+	}
+	defer view.close()
 	drives, err := recordDrives(cmd)
 	if err != nil {
 		return err
@@ -217,7 +223,7 @@ func runRecord(cmd *cobra.Command, args []string) error {
 			return b
 		},
 		Capture:  capture.Options{Overwrite: oo.Overwrite, Inputs: oo.Inputs, Version: capVer},
-		Observer: obs, Replayed: replayed,
+		Observer: record.Tee(obs, view.observer()), Replayed: replayed,
 	})
 	if err != nil {
 		return recordStartErr(err)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/capture/notes"
 	"github.com/idlewatt/idlewatt/internal/outfile"
 	"github.com/idlewatt/idlewatt/report"
 	htmlreport "github.com/idlewatt/idlewatt/report/html"
@@ -31,6 +32,8 @@ func init() {
 		f.IntSlice("ports", nil, "only these drive ports")
 		f.Bool("json", false, "print report.json to stdout instead of the headline")
 		f.Bool("no-html", false, "do not write report.html (the interactive viewer)")
+		durationFlag(f, "from", 0, "report only from T, seconds on the report's timeline (90, 1.5, 1m30s); every figure is then of the interval")
+		durationFlag(f, "to", 0, "report only up to T (default: the end)")
 		addOverwriteFlag(f, "report files already in --out")
 		addImportFlags(f)
 		return c
@@ -49,6 +52,9 @@ func runReport(cmd *cobra.Command, args []string) error {
 	// Every drive's levels are learned from the capture; a simulator
 	// profile, even one the config names, is never read.
 	opts.States = &analysis.StateOptions{}
+	if opts.Window, err = reportWindow(cmd); err != nil {
+		return err
+	}
 	out := optString(cmd, "out", "report.out")
 	if out == "" {
 		out = path + ".report"
@@ -87,6 +93,7 @@ func runReport(cmd *cobra.Command, args []string) error {
 	if err := interrupted(cmd.Context())(); err != nil {
 		return err
 	}
+	attachAnnotations(cmd, r, path)
 	if err := report.WriteFilesWith(r, out, report.WriteOptions{Out: oo}); err != nil {
 		return failErr("writing report into %s: %w", out, err)
 	}
@@ -177,4 +184,55 @@ func printDeclared(w io.Writer, r *analysis.Report) {
 			fmt.Fprintf(w, "declared: %s: %s: %s (%s)\n", d.Name, f.Name, text, agree)
 		}
 	}
+}
+
+// reportWindow reads --from and --to (nil: the whole capture).
+func reportWindow(cmd *cobra.Command) (*analysis.Window, error) {
+	if !optSet(cmd, "from", "") && !optSet(cmd, "to", "") {
+		return nil, nil
+	}
+	from, err := optDuration(cmd, "from", "")
+	if err != nil {
+		return nil, err
+	}
+	to, err := optDuration(cmd, "to", "")
+	if err != nil {
+		return nil, err
+	}
+	w := &analysis.Window{FromS: from.Seconds()}
+	if optSet(cmd, "to", "") {
+		if to <= from {
+			return nil, usageErr("report: --to %g s is not after --from %g s", to.Seconds(), from.Seconds())
+		}
+		w.ToS = to.Seconds()
+	}
+	return w, nil
+}
+
+// attachAnnotations puts the capture's notes (capture/notes) into the
+// report — those that reach into its interval, when it has one. A notes
+// file that cannot be read is said on stderr and in the report's notes;
+// the report is still written.
+func attachAnnotations(cmd *cobra.Command, r *analysis.Report, capturePath string) {
+	ns, err := notes.Read(capturePath)
+	if err != nil {
+		msg := fmt.Sprintf("annotations not shown: %v", err)
+		fmt.Fprintf(cmd.ErrOrStderr(), "%s: warning: %s\n", cmd.CommandPath(), msg)
+		r.Notes = append(r.Notes, msg)
+		return
+	}
+	if iv := r.Interval; iv != nil {
+		var in []notes.Note
+		for _, n := range ns {
+			end := n.AtS
+			if n.ToS != nil {
+				end = *n.ToS
+			}
+			if end >= iv.FromS && n.AtS <= iv.ToS {
+				in = append(in, n)
+			}
+		}
+		ns = in
+	}
+	r.Annotations = ns
 }

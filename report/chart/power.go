@@ -65,8 +65,10 @@ type PowerOpts struct {
 	// positive mean up: mW idle states and W bursts both readable. Values
 	// at or below its floor (noise around 0) are drawn on it.
 	LogY bool
-	Size Size    // inches; default 10 wide, 2.2 in per stacked drive
-	DPI  float64 // PNG resolution; default 96
+	// Notes are the user's annotations, drawn on every power panel.
+	Notes []UserNote
+	Size  Size    // inches; default 10 wide, 2.2 in per stacked drive
+	DPI   float64 // PNG resolution; default 96
 }
 
 func (u PowerUnit) resolve(maxW float64) (scale float64, label string) {
@@ -285,6 +287,9 @@ func (pc *powerChart) powerPanel(trs []Trace, idx []int, shade bool) *plot.Plot 
 		if len(tr.Notes) > 0 {
 			p.Add(vlines{tr.Notes, color.Gray{Y: 60}})
 		}
+	}
+	if len(o.Notes) > 0 {
+		p.Add(userNotes{o.Notes})
 	}
 	p.X.Min, p.X.Max = ax.x0, ax.x1
 	pc.powerAxis(p, top)

@@ -244,7 +244,7 @@ func TestBrowserReport(t *testing.T) {
 	if len(dragged) != 2 || math.Abs(dragged[0]-(v0[0]+0.3*span)) > 0.01*span || math.Abs(dragged[1]-(v0[0]+0.6*span)) > 0.01*span {
 		t.Errorf("dragging over 30–60 %% of the chart selected %v, want about %.2f–%.2f s", dragged, v0[0]+0.3*span, v0[0]+0.6*span)
 	}
-	if txt := eval[string](t, b, `document.getElementById('sel-body').textContent`); !strings.Contains(txt, "energy (J)") || !strings.Contains(txt, "mAh") {
+	if txt := eval[string](t, b, `document.getElementById('sel-body').textContent`); !strings.Contains(txt, "energy") || !strings.Contains(txt, " J (") || !strings.Contains(txt, "mAh") || !strings.Contains(txt, "Δt") {
 		t.Errorf("the selection panel after a drag: %q", txt)
 	}
 

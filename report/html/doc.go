@@ -29,6 +29,16 @@
 // are read from the capture again with samples skipped; only a regular
 // file is read twice.
 //
+// # Viewer
+//
+// The selection panel sits beside the charts; cursors A and B (click,
+// shift+click, typed) make the selection, which gives Δt, mean, min/max,
+// energy, charge per rail, I/O and residency (core.js's stats, the same on
+// every page) and exports as CSV built in the page. The readout gives
+// time in s and every series (rails too) in W; annotations
+// (report.json's annotations) are drawn and listed; an NVMe drive's third
+// strip is its APST setting; a report of an interval says so.
+//
 // # compare.html
 //
 // WriteCompare draws several runs (each its report, the pyramid of its
@@ -44,8 +54,8 @@
 // # Assets
 //
 // assets/ holds the page templates, the viewers (core.js, the decoding,
-// aggregation and selection math and the time-axis controls both pages
-// share; app.js; compare.js; app.css) and the vendored uPlot build (uPlot.iife.min.js, uPlot.min.css,
+// aggregation and selection math and the time-axis controls every page
+// shares — report/live's live view too, through SharedAssets; app.js; compare.js; app.css) and the vendored uPlot build (uPlot.iife.min.js, uPlot.min.css,
 // uPlot.LICENSE, MIT), all embedded with go:embed. To update uPlot, see docs/report-html.md
 // ("Updating uPlot"): npm pack at a pinned version, copy the two dist files
 // and LICENSE, record the version and checksums in assets/VERSIONS.

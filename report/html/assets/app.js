@@ -16,6 +16,7 @@
   var drives = D.drives.map(function (d) {
     var x = IW.drive(d, D.width_s, D.rail_width_s);
     x.rep = R.drives.filter(function (r) { return r.port === d.port; })[0];
+    x.nvme = !!(x.rep && x.rep.interface === 'nvme');
     return x;
   });
 
@@ -37,8 +38,9 @@
   var RAIL_COL = ['#1b9e77', '#d95f02', '#7570b3', '#e7298a'];
   var BAND = 'rgba(31,119,180,0.25)', MEAN = '#1f5f9f';
   var opt = { log: false, mw: false, rails: false, overlay: false };
-  var view = [T0, T1], sel = null, charts = [], syncing = false;
-  var STRIP_H = 12, STRIPS = ['I/O', 'state', 'DEVSLP'];
+  var view = [T0, T1], sel = null, curA = null, curB = null, charts = [], syncing = false;
+  var STRIP_H = 12, STRIPS = ['I/O', 'state', 'DEVSLP'], NVME_STRIPS = ['I/O', 'state', 'APST'];
+  var notesAll = (R.annotations || []).slice();
 
   function scaleW() { return opt.mw ? 1000 : 1; }
   function unit() { return opt.mw ? 'mW' : 'W'; }
@@ -77,11 +79,16 @@
     var k = scaleW(), floor = opt.log ? IW.logFloor([t]) : -Infinity;
     function sc(arr) { return IW.scaled(arr, floor, k); }
     var out = [xs, sc(t[2]), sc(t[0]), sc(t[1])];
-    d.rails.forEach(function (r) { out.push(opt.rails ? sc(aggregate(r, cells)[2]) : xs.map(function () { return null; })); });
+    // Rails are always computed: the cursor readout shows each rail's
+    // power; their lines are drawn only with per-rail.
+    d.rails.forEach(function (r) { out.push(sc(aggregate(r, cells)[2])); });
     return out;
   }
 
   var plotWidth = IW.plotWidth;
+  // The cursor readout: time in s, power in the chart's unit.
+  function readT(u, v) { return v == null ? '–' : fmtT(v) + ' s'; }
+  function readW(u, v) { return v == null ? '–' : (+v).toPrecision(4) + ' ' + unit(); }
 
   function overlay(u, d) {
     var ctx = u.ctx, top = u.bbox.top, h = u.bbox.height;
@@ -129,7 +136,7 @@
 
   function drawStrips(u, d, cv) {
     var dpr = devicePixelRatio, W = u.over.clientWidth, left = u.over.offsetLeft;
-    var labels = d.overlay ? drives.map(function (x) { return 'I/O p' + x.port; }) : STRIPS;
+    var labels = d.overlay ? drives.map(function (x) { return 'I/O p' + x.port; }) : (d.nvme ? NVME_STRIPS : STRIPS);
     cv.width = (left + W) * dpr; cv.height = labels.length * STRIP_H * dpr; cv.style.width = (left + W) + 'px'; cv.style.height = (labels.length * STRIP_H) + 'px';
     var ctx = cv.getContext('2d');
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
@@ -154,7 +161,23 @@
       if (b < view[0] || a > view[1] || d.states[k][1] === 'gap') continue;
       clampBar(X(a), X(b), STRIP_H, STATE_COL[d.states[k][1]] || '#ccc');
     }
+    if (d.nvme) {
+      // The APST/ASPM setting in force (idle's NVMe mode names it in its
+      // phases): the host's setting, not a measured power state.
+      apstRuns(d).forEach(function (r) {
+        clampBar(X(r[0]), X(r[1]), 2 * STRIP_H, '#1b9e77');
+        var x0 = Math.max(X(r[0]), left), x1 = Math.min(X(r[1]), left + W), lab = r[2].replace(/^(settle|idle):/, '');
+        if (x1 - x0 > ctx.measureText(lab).width + 6) { ctx.fillStyle = '#fff'; ctx.fillText(lab, x0 + 3, 2 * STRIP_H + 9); }
+      });
+      return;
+    }
     d.pins.forEach(function (p) { clampBar(X(p[0]), X(p[1]), 2 * STRIP_H, '#6a3d9a'); });
+  }
+
+  // A drive's phases that name an NVMe setting, as [start, end, name].
+  function apstRuns(d) {
+    return D.phases.filter(function (p) { return (p.port === 0 || p.port === d.port) && /nvme_latency_us=|aspm=/.test(p.name); })
+      .map(function (p) { return [p.start_s, p.end_s, p.name]; });
   }
 
   function makeChart(d, host) {
@@ -163,19 +186,28 @@
     box.setAttribute('role', 'figure');
     box.setAttribute('aria-label', 'Power over time of port ' + d.port + ', ' + d.name + ', with its I/O, state and DEVSLP strips; the tables below hold the figures');
     var leg = document.createElement('div'); leg.className = 'legend-extra';
-    var parts = ['<span class="swatch" style="background:' + MEAN + '"></span>mean', '<span class="swatch" style="background:' + BAND + '"></span>min–max'];
+    var parts = ['<span class="swatch" style="background:' + MEAN + '"></span>mean (all rails)', '<span class="swatch" style="background:' + BAND + '"></span>min–max'];
+    d.rails.forEach(function (r, i) {
+      parts.push('<span class="swatch rail-swatch" style="background:' + RAIL_COL[i % RAIL_COL.length] + '"></span>' + esc(r.name) + ' rail' + (opt.rails ? '' : ' (line: per-rail)'));
+    });
     if (d.pins.length) parts.push('<span class="swatch" style="border:2px dashed #6a3d9a;background:none"></span>DEVSLP asserted');
+    if (notesAll.length) parts.push('<span class="swatch" style="border:2px dashed #2e7d32;background:none"></span>note');
+    if (d.nvme) parts.push('<span class="swatch" style="background:#1b9e77"></span>APST setting');
     var seen = {};
     d.states.forEach(function (s) { if (s[1] !== 'gap') seen[s[1]] = 1; });
     Object.keys(seen).forEach(function (s) { parts.push('<span class="swatch" style="background:' + (STATE_COL[s] || '#ccc') + '"></span>' + s); });
     leg.innerHTML = parts.join('');
     box.appendChild(leg);
     host.appendChild(box);
-    var ser = [{ label: 't (s)', value: function (u, v) { return v == null ? '' : fmtT(v); } },
-      { label: 'mean', stroke: MEAN, width: 1.2, spanGaps: false },
-      { label: 'min', stroke: 'rgba(31,119,180,0.35)', width: 0.5, points: { show: false } },
-      { label: 'max', stroke: 'rgba(31,119,180,0.35)', width: 0.5, points: { show: false } }];
-    d.rails.forEach(function (r, i) { ser.push({ label: r.name, stroke: RAIL_COL[i % RAIL_COL.length], width: 1, show: true }); });
+    var ser = [{ label: 't', value: readT },
+      { label: 'mean', stroke: MEAN, width: 1.2, spanGaps: false, value: readW },
+      { label: 'min', stroke: 'rgba(31,119,180,0.35)', width: 0.5, points: { show: false }, value: readW },
+      { label: 'max', stroke: 'rgba(31,119,180,0.35)', width: 0.5, points: { show: false }, value: readW }];
+    d.rails.forEach(function (r, i) {
+      // Without per-rail the line is not drawn (no stroke) but the readout
+      // still gives the rail's power.
+      ser.push({ label: r.name, stroke: opt.rails ? RAIL_COL[i % RAIL_COL.length] : 'rgba(0,0,0,0)', width: opt.rails ? 1 : 0, points: { show: false }, value: readW });
+    });
     var u = new uPlot({
       width: plotWidth(), height: 260,
       scales: { x: { time: false, min: view[0], max: view[1] }, y: opt.log ? { distr: 3 } : { range: IW.yRange } },
@@ -186,7 +218,7 @@
       legend: { live: true },
       hooks: {
         drawClear: [function (u) { overlay(u, d); }],
-        draw: [function (u) { marksOverlay(u, d); if (strips) drawStrips(u, d, strips); }],
+        draw: [function (u) { marksOverlay(u, d); IW.drawNotes(u, notesAll); IW.drawCursors(u, curA, curB); if (strips) drawStrips(u, d, strips); }],
         setSelect: [function (u) {
           if (u.select.width < 2) return;
           var a = u.posToVal(u.select.left, 'x'), b = u.posToVal(u.select.left + u.select.width, 'x');
@@ -198,7 +230,18 @@
     var strips = document.createElement('canvas'); strips.className = 'strips';
     u.root.insertBefore(strips, u.root.querySelector('.u-legend'));
     IW.wheelZoom(u, function () { return view; }, zoom, home);
+    clickCursors(u);
     return { u: u, d: d };
+  }
+
+  // A click (not a drag) on a chart sets cursor A, shift+click cursor B.
+  function clickCursors(u) {
+    u.over.addEventListener('click', function (ev) {
+      if (u.select.width >= 2) return;
+      var t = u.posToVal(ev.offsetX, 'x');
+      if (ev.shiftKey) curB = t; else curA = t;
+      cursorsChanged();
+    });
   }
 
   function makeOverlayChart(host) {
@@ -214,12 +257,12 @@
     }).join('') + (d.pins.length ? '<span class="swatch" style="border:2px dashed #6a3d9a;background:none"></span>DEVSLP asserted' : '');
     box.appendChild(leg);
     host.appendChild(box);
-    var ser = [{ label: 't (s)', value: function (u, v) { return v == null ? '' : fmtT(v); } }], bands = [];
+    var ser = [{ label: 't', value: readT }], bands = [];
     drives.forEach(function (x, i) {
       var c = DRIVE_COL[i % DRIVE_COL.length], base = ser.length;
-      ser.push({ label: 'p' + x.port + ' mean', stroke: c, width: 1.2 },
-        { label: 'p' + x.port + ' min', stroke: driveBand(i), width: 0.5, points: { show: false } },
-        { label: 'p' + x.port + ' max', stroke: driveBand(i), width: 0.5, points: { show: false } });
+      ser.push({ label: 'p' + x.port + ' mean', stroke: c, width: 1.2, value: readW },
+        { label: 'p' + x.port + ' min', stroke: driveBand(i), width: 0.5, points: { show: false }, value: readW },
+        { label: 'p' + x.port + ' max', stroke: driveBand(i), width: 0.5, points: { show: false }, value: readW });
       bands.push({ series: [base + 2, base + 1], fill: driveBand(i) });
     });
     var strips;
@@ -231,7 +274,7 @@
       cursor: { sync: { key: 'idlewatt' }, drag: { x: true, y: false, setScale: false } },
       hooks: {
         drawClear: [function (u) { overlay(u, d); }],
-        draw: [function (u) { marksOverlay(u, d); if (strips) drawStrips(u, d, strips); }],
+        draw: [function (u) { marksOverlay(u, d); IW.drawNotes(u, notesAll); IW.drawCursors(u, curA, curB); if (strips) drawStrips(u, d, strips); }],
         setSelect: [function (u) {
           if (u.select.width < 2) return;
           setSelection(u.posToVal(u.select.left, 'x'), u.posToVal(u.select.left + u.select.width, 'x'), u);
@@ -241,6 +284,7 @@
     strips = document.createElement('canvas'); strips.className = 'strips';
     u.root.insertBefore(strips, u.root.querySelector('.u-legend'));
     IW.wheelZoom(u, function () { return view; }, zoom, home);
+    clickCursors(u);
     return { u: u, d: d };
   }
 
@@ -266,27 +310,45 @@
   }
   function home() { zoom(T0, T1); }
 
-  function setSelection(a, b, from) {
+  // keep: the cursors stay as they are (they made this selection).
+  function setSelection(a, b, from, keep) {
     if (b < a) { var t = a; a = b; b = t; }
     sel = [a, b];
+    if (!keep) { curA = a; curB = b; }
     IW.selectOn(charts, a, b, from);
+    cursorInputs();
     showSelection();
+    charts.forEach(function (c) { c.u.redraw(false, false); });
     return drives.map(function (d) { return stats(d, a, b); });
+  }
+
+  // Cursors A and B (click, shift+click, or typed): both set make the
+  // selection.
+  function cursorsChanged() {
+    if (curA !== null && curB !== null && curA !== curB) {
+      setSelection(Math.min(curA, curB), Math.max(curA, curB), null, true);
+      return;
+    }
+    cursorInputs();
+    charts.forEach(function (c) { c.u.redraw(false, false); });
+  }
+  function cursorInputs() {
+    document.getElementById('cur-a').value = curA === null ? '' : +curA.toPrecision(9);
+    document.getElementById('cur-b').value = curB === null ? '' : +curB.toPrecision(9);
+    document.getElementById('b-csv').disabled = !sel;
+  }
+
+  // The selection's buckets as CSV (IW.csv): drive power at the base
+  // buckets (rails are at 4 × that width, so not in it).
+  function csvOf(a, b) {
+    return IW.csv(drives.map(function (d) {
+      return { port: d.port, L: d.total.levels[0], rails: d.rails.map(function (r) { return { name: r.name, L: r.levels[0] }; }) };
+    }), a, b, DT);
   }
 
   function showSelection() {
     var a = sel[0], b = sel[1];
-    var rows = drives.map(function (d) {
-      var s = stats(d, a, b);
-      var rails = s.rails.map(function (r) { return r.rail + ' ' + r.charge_mah.toPrecision(4) + ' mAh'; }).join(', ');
-      var res = Object.keys(s.residency).map(function (k) { return k + ' ' + (100 * s.residency[k]).toFixed(1) + ' %'; }).join(', ');
-      return '<tr><td>' + esc(d.name) + '</td><td>' + fmtW(s.mean_w) + '</td><td>' + fmtW(s.min_w) + '</td><td>' + fmtW(s.max_w) +
-        '</td><td>' + s.energy_j.toPrecision(6) + '</td><td>' + s.energy_mwh.toPrecision(5) + '</td><td>' + (rails || '–') +
-        '</td><td>' + s.io_ops + '</td><td>' + fmtBytes(s.io_bytes) + '</td><td>' + (res || '–') + '</td></tr>';
-    });
-    document.getElementById('sel-body').innerHTML = '<p>' + fmtT(a) + ' – ' + fmtT(b) + ' s: <b>' + fmtT(b - a) + ' s</b></p>' +
-      '<table><tr><th>drive</th><th>mean</th><th>min</th><th>max</th><th>energy (J)</th><th>energy (mWh)</th><th>charge</th><th>I/O ops</th><th>I/O bytes</th><th>state residency</th></tr>' +
-      rows.join('') + '</table>';
+    document.getElementById('sel-body').innerHTML = IW.selectionHTML(drives.map(function (d) { return stats(d, a, b); }), a, b, fmtW);
   }
 
   var esc = IW.esc, fmtBytes = IW.fmtBytes;
@@ -359,6 +421,14 @@
       R.drives.map(function (d) { var s = d.samples; return { cells: [esc(d.name), String(s.count), String(s.dropped), String(s.gaps), n4(s.missing_s), String(s.late), String(s.crc_errors)] }; }));
     var al = R.alignment;
     h += '<p>Clock alignment: ' + esc(al.method) + ', ' + al.marks_used + '/' + al.marks + ' marks, drift ' + n4(al.drift_ppm) + ' ppm, residual RMS ' + n4(al.residual_rms_ms) + ' ms. Capture ' + (R.capture.complete ? 'complete' : 'incomplete') + ', ' + R.capture.io_events + ' I/O events.</p>';
+    if (notesAll.length) {
+      h += table('Annotations (the capture\'s notes file)', ['at (s)', 'to (s)', 'note', 'source'], notesAll.map(function (n) {
+        var hasTo = n.to_s !== undefined && n.to_s !== null, z = hasTo ? [n.at_s, n.to_s] : [n.at_s - 1, n.at_s + 1];
+        var pad = hasTo ? Math.max(0.1, 0.25 * (n.to_s - n.at_s)) : 0;
+        return { zoom: [z[0] - pad, z[1] + pad], sel: hasTo ? [n.at_s, n.to_s] : null, cls: 'note-row',
+          cells: [fmtT(n.at_s), hasTo ? fmtT(n.to_s) : '–', esc(n.text), esc(n.source || '')] };
+      }));
+    }
     var notes = (R.notes || []).concat(D.page_notes || []);
     drives.forEach(function (d) {
       if (d.statesCut) notes.push(d.name + ': state shading stops early (too many state changes to embed)');
@@ -385,6 +455,11 @@
   document.getElementById('meta').textContent = (R.capture.path || '') + ' · ' + (R.capture.meter_kind || '') + ' ' + (R.capture.meter_model || '') +
     ' · ' + R.capture.rate_hz + ' S/s · ' + fmtT(R.capture.duration_s) + ' s · ' + (R.capture.tool || '');
   document.getElementById('depth').textContent = depthText();
+  if (R.interval) {
+    var iv = document.createElement('p'); iv.className = 'interval';
+    iv.innerHTML = '<b>This report covers only ' + fmtT(R.interval.from_s) + ' – ' + fmtT(R.interval.to_s) + ' s of the capture</b> (report --from/--to): every figure is of that interval.';
+    document.getElementById('meta').after(iv);
+  }
   IW.navControls(function () { return view; }, function () { return sel; }, zoom, home);
   ['log', 'mw', 'rails', 'overlay'].forEach(function (k) {
     document.getElementById('c-' + k).onchange = function (ev) { opt[k] = ev.target.checked; rebuild(); };
@@ -392,6 +467,16 @@
   if (!drives.some(function (d) { return d.rails.length; })) document.getElementById('c-rails').disabled = true;
   if (drives.length < 2) document.getElementById('c-overlay').disabled = true;
   IW.linkRows(document.getElementById('tables'), zoom, setSelection);
+  ['cur-a', 'cur-b'].forEach(function (id) {
+    document.getElementById(id).onchange = function (ev) {
+      var v = ev.target.value === '' ? null : +ev.target.value;
+      if (id === 'cur-a') curA = v; else curB = v;
+      cursorsChanged();
+    };
+  });
+  document.getElementById('b-csv').onclick = function () {
+    if (sel) IW.download('idlewatt-' + fmtT(sel[0]) + '-' + fmtT(sel[1]) + 's.csv', csvOf(sel[0], sel[1]));
+  };
   tables();
   view = IW.hashView() || view;
   rebuild();
@@ -404,6 +489,9 @@
     view: function () { return view.slice(); },
     selection: function () { return sel ? sel.slice() : null; },
     stats: function (a, b) { return drives.map(function (d) { return stats(d, a, b); }); },
+    csv: csvOf,
+    cursors: function () { return [curA, curB]; },
+    notes: function () { return notesAll.slice(); },
     range: [T0, T1],
   });
 })();

@@ -92,6 +92,20 @@
   function columnsOf(u) { return Math.max(50, Math.round(u.bbox.width / devicePixelRatio) || 600); }
 
   // Phase bands and marks (stacked charts: one run) and DEVSLP pin outlines.
+  // Each run's annotations (report.json's annotations) on the axis, once
+  // per run whose series the chart shows.
+  function drawRunNotes(u, list) {
+    var seen = {}, ns = [];
+    list.forEach(function (s) {
+      if (seen[s.run.i]) return;
+      seen[s.run.i] = 1;
+      (s.run.rep.annotations || []).forEach(function (n) {
+        ns.push({ at_s: n.at_s - s.run.off, to_s: n.to_s === undefined ? null : n.to_s - s.run.off, text: (runs.length > 1 ? s.run.label + ': ' : '') + n.text });
+      });
+    });
+    IW.drawNotes(u, ns);
+  }
+
   function underlay(u, list) {
     var ctx = u.ctx, top = u.bbox.top, h = u.bbox.height, dpr = devicePixelRatio;
     function X(t) { return u.valToPos(t, 'x', true); }
@@ -197,7 +211,7 @@
       cursor: { sync: { key: 'idlewatt-compare' }, drag: { x: true, y: false, setScale: false } },
       hooks: {
         drawClear: [function (u) { underlay(u, list); }],
-        draw: [function (u) { if (strips) drawStrips(u, list, strips); }],
+        draw: [function (u) { drawRunNotes(u, list); if (strips) drawStrips(u, list, strips); }],
         setSelect: [function (u) {
           if (u.select.width < 2) return;
           setSelection(u.posToVal(u.select.left, 'x'), u.posToVal(u.select.left + u.select.width, 'x'), u);
@@ -329,6 +343,15 @@
     });
     h += cyc.length ? table('DevSlp cycles (DEVSLP pin asserted)', 'cycles', ['#', 'run', 'drive', 'cycle', 'assert (s, run time)', 'held (s)', 'floor (mW)', 'entry (ms)', 'exit (ms)', 'verdict'], cyc)
       : '<h2>DevSlp cycles</h2><p>No DEVSLP pin assertion in these runs.</p>';
+    var ann = [];
+    runs.forEach(function (r) {
+      (r.rep.annotations || []).forEach(function (n) {
+        var hasTo = n.to_s !== undefined && n.to_s !== null, a = n.at_s - r.off, z = hasTo ? n.to_s - r.off : a;
+        var pad = Math.max(1, 0.25 * (z - a));
+        ann.push({ zoom: [a - pad, z + pad], sel: hasTo ? [a, z] : null, cls: 'note-row', cells: [esc(r.label), fmtT(n.at_s), hasTo ? fmtT(n.to_s) : '–', esc(n.text)] });
+      });
+    });
+    if (ann.length) h += table('Annotations (each run\'s notes file)', 'annotations', ['run', 'at (s, run time)', 'to (s)', 'note'], ann);
     var notes = D.notes.slice();
     runs.forEach(function (r) {
       (r.rep.notes || []).forEach(function (n) { notes.push(r.label + ': ' + n); });

@@ -23,6 +23,11 @@ var IW = (function () {
   function series(s, width) {
     var L0 = { k0: s.k0, n: s.n, w: width, min: f32(s.min), max: f32(s.max),
       e: Float64Array.from(f32(s.e)), cnt: u32(s.cnt), q: s.q ? Float64Array.from(f32(s.q)) : null };
+    return seriesOf(L0, s.rail || 'total');
+  }
+  // The pyramid over a decoded base level L0 ({k0, n, w, min, max, e, cnt,
+  // q}); the live view builds its L0 from its rings.
+  function seriesOf(L0, name) {
     var levels = [L0];
     while (levels[levels.length - 1].n > 4) {
       var a = levels[levels.length - 1];
@@ -40,7 +45,7 @@ var IW = (function () {
       }
       levels.push(b);
     }
-    return { levels: levels, name: s.rail || 'total' };
+    return { levels: levels, name: name };
   }
 
   // One drive of the page data (page.go driveData), decoded.
@@ -217,6 +222,112 @@ var IW = (function () {
       io_ops: ops, io_bytes: by, residency: res };
   }
 
+  // CSV of the base buckets overlapping [a, b): one row per bucket that
+  // holds a sample, t_start_s and t_end_s, then per drive (list: {port, L:
+  // its base level, rails: [{name, L}]}) pN_samples, pN_mean_w, pN_min_w,
+  // pN_max_w, pN_energy_j, and per rail on the same grid pN_RAIL_mean_w,
+  // pN_RAIL_charge_mah. dt is the sample period. Whole buckets: the two
+  // edge rows may reach past [a, b).
+  function csv(list, a, b, dt) {
+    var w = list.length ? list[0].L.w : 1;
+    var head = ['t_start_s', 't_end_s'];
+    function num(x) { return String(+Number(x).toPrecision(9)); }
+    list.forEach(function (d) {
+      var p = 'p' + d.port;
+      head.push(p + '_samples', p + '_mean_w', p + '_min_w', p + '_max_w', p + '_energy_j');
+      d.rails.forEach(function (r) { if (r.L.w === w) head.push(p + '_' + r.name + '_mean_w', p + '_' + r.name + '_charge_mah'); });
+    });
+    var out = [head.join(',')];
+    var k0 = Math.floor(a / w), k1 = Math.ceil(b / w);
+    for (var k = k0; k < k1; k++) {
+      var row = [num(k * w), num((k + 1) * w)], any = false;
+      list.forEach(function (d) {
+        var L = d.L, j = k - L.k0;
+        if (j >= 0 && j < L.n && L.cnt[j] > 0) {
+          any = true;
+          row.push(String(L.cnt[j]), num(L.e[j] / (L.cnt[j] * dt)), num(L.min[j]), num(L.max[j]), num(L.e[j]));
+        } else row.push('', '', '', '', '');
+        d.rails.forEach(function (r) {
+          if (r.L.w !== w) return;
+          var R = r.L, i = k - R.k0;
+          if (i >= 0 && i < R.n && R.cnt[i] > 0) row.push(num(R.e[i] / (R.cnt[i] * dt)), num(R.q[i] / 3.6));
+          else row.push('', '');
+        });
+      });
+      if (any) out.push(row.join(','));
+    }
+    return out.join('\n') + '\n';
+  }
+
+  // Offer text as a file download (built in the page: no request).
+  function download(name, text, type) {
+    var a = document.createElement('a');
+    a.href = URL.createObjectURL(new Blob([text], { type: type || 'text/csv' }));
+    a.download = name;
+    document.body.appendChild(a);
+    a.click();
+    setTimeout(function () { URL.revokeObjectURL(a.href); a.remove(); }, 0);
+  }
+
+  // The selection panel's content: cursors A and B, Δt, and per drive
+  // (list: IW.stats results, with .nameHTML optional) mean, min, max,
+  // energy, charge per rail, I/O and residency. fmtW formats watts.
+  function selectionHTML(list, a, b, fmtW) {
+    var blocks = list.map(function (s) {
+      var rails = s.rails.map(function (r) { return esc(r.rail) + ' ' + r.charge_mah.toPrecision(4) + ' mAh (' + fmtW(r.mean_w) + ')'; }).join('<br>');
+      var res = Object.keys(s.residency).map(function (k) { return esc(k) + ' ' + (100 * s.residency[k]).toFixed(1) + ' %'; }).join(', ');
+      function row(k, v, cls) { return '<tr' + (cls ? ' class="' + cls + '"' : '') + '><th>' + k + '</th><td>' + v + '</td></tr>'; }
+      return '<div class="sel-drive" data-port="' + s.port + '"><h3>' + esc(s.name) + '</h3><table class="sel-table">' +
+        row('mean', fmtW(s.mean_w), 'sel-mean') + row('min / max', fmtW(s.min_w) + ' / ' + fmtW(s.max_w)) +
+        row('energy', s.energy_j.toPrecision(6) + ' J (' + s.energy_mwh.toPrecision(5) + ' mWh)', 'sel-energy') +
+        row('charge per rail', rails || '–', 'sel-charge') + row('measured', fmtT(s.measured_s) + ' s, ' + s.samples.toFixed(0) + ' samples') +
+        row('I/O', s.io_ops + ' ops, ' + fmtBytes(s.io_bytes)) + row('state residency', res || '–') + '</table></div>';
+    });
+    return '<p class="cursors"><span class="cur-a">A ' + fmtT(a) + ' s</span> <span class="cur-b">B ' + fmtT(b) + ' s</span> ' +
+      '<b class="dt">Δt ' + fmtT(b - a) + ' s</b></p>' + blocks.join('');
+  }
+
+  // Cursors A and B as vertical lines over a chart (uPlot draw hook).
+  function drawCursors(u, a, b) {
+    if (a === null || a === undefined) return;
+    var ctx = u.ctx, top = u.bbox.top, h = u.bbox.height, dpr = devicePixelRatio;
+    ctx.save();
+    ctx.beginPath(); ctx.rect(u.bbox.left, top, u.bbox.width, h); ctx.clip();
+    ctx.font = (11 * dpr) + 'px sans-serif'; ctx.lineWidth = 1.5 * dpr; ctx.textAlign = 'left'; ctx.textBaseline = 'alphabetic';
+    [[a, 'A', '#c2185b'], [b, 'B', '#00838f']].forEach(function (c) {
+      if (c[0] === null || c[0] === undefined) return;
+      var x = u.valToPos(c[0], 'x', true);
+      ctx.strokeStyle = c[2]; ctx.fillStyle = c[2];
+      ctx.beginPath(); ctx.moveTo(x, top); ctx.lineTo(x, top + h); ctx.stroke();
+      ctx.fillText(c[1], x + 3 * dpr, top + h - 4 * dpr);
+    });
+    ctx.restore();
+  }
+
+  // Annotations (notes: {at_s, to_s?, text}) over a chart: a dashed green
+  // line, or a tinted interval, labelled with the text where it fits.
+  function drawNotes(u, ns) {
+    if (!ns || !ns.length) return;
+    var ctx = u.ctx, top = u.bbox.top, h = u.bbox.height, dpr = devicePixelRatio, lastX = -1e9;
+    ctx.save();
+    ctx.beginPath(); ctx.rect(u.bbox.left, top, u.bbox.width, h); ctx.clip();
+    ctx.font = (11 * dpr) + 'px sans-serif'; ctx.textBaseline = 'alphabetic'; ctx.textAlign = 'left';
+    ns.forEach(function (n) {
+      var x0 = u.valToPos(n.at_s, 'x', true);
+      if (n.to_s !== undefined && n.to_s !== null) {
+        var x1 = u.valToPos(n.to_s, 'x', true);
+        ctx.fillStyle = 'rgba(46,125,50,0.10)'; ctx.fillRect(x0, top, x1 - x0, h);
+      }
+      ctx.strokeStyle = '#2e7d32'; ctx.setLineDash([5, 3]); ctx.lineWidth = dpr;
+      ctx.beginPath(); ctx.moveTo(x0, top); ctx.lineTo(x0, top + h); ctx.stroke(); ctx.setLineDash([]);
+      var label = n.text.length > 40 ? n.text.slice(0, 39) + '…' : n.text;
+      if (x0 - lastX > ctx.measureText(label).width + 8) {
+        ctx.fillStyle = '#2e7d32'; ctx.fillText(label, x0 + 3 * dpr, top + 42 * dpr); lastX = x0;
+      }
+    });
+    ctx.restore();
+  }
+
   function esc(s) { return String(s).replace(/[&<>"']/g, function (c) { return '&#' + c.charCodeAt(0) + ';'; }); }
   function fmtBytes(b) { return b >= 1 << 20 ? (b / 1048576).toFixed(1) + ' MiB' : b >= 1024 ? (b / 1024).toFixed(1) + ' KiB' : b + ' B'; }
   function fmtT(t) { return Math.abs(t) < 1e-9 ? '0' : Math.abs(t) >= 100 ? t.toFixed(2) : t.toPrecision(5); }
@@ -241,7 +352,11 @@ var IW = (function () {
   // (view(), selection()) and its own zoom(a, b) and home() in.
 
   // The widest a chart may be, CSS px.
-  function plotWidth() { return Math.max(300, Math.min(document.documentElement.clientWidth - 60, 1600)); }
+  // (the #charts column's, beside the selection panel where there is one).
+  function plotWidth() {
+    var c = document.getElementById('charts'), w = c && c.clientWidth ? c.clientWidth : document.documentElement.clientWidth - 60;
+    return Math.max(300, Math.min(w - 10, 1600));
+  }
 
   // uPlot's y range on a linear axis: from 0 (or below, if a value is), 5 %
   // headroom.
@@ -367,9 +482,9 @@ var IW = (function () {
     });
   }
 
-  return { f32: f32, u32: u32, series: series, drive: drive, span: span, levelFor: levelFor, grid: grid,
+  return { f32: f32, u32: u32, series: series, seriesOf: seriesOf, drive: drive, span: span, levelFor: levelFor, grid: grid,
     withRaw: withRaw, aggregate: aggregate, aggregateRaw: aggregateRaw, rawInto: rawInto, integrate: integrate,
-    stats: stats, esc: esc, fmtBytes: fmtBytes, fmtT: fmtT, STATE_COL: STATE_COL, keyboardRows: keyboardRows,
+    stats: stats, csv: csv, download: download, selectionHTML: selectionHTML, drawCursors: drawCursors, drawNotes: drawNotes, esc: esc, fmtBytes: fmtBytes, fmtT: fmtT, STATE_COL: STATE_COL, keyboardRows: keyboardRows,
     plotWidth: plotWidth, yRange: yRange, widen: widen, saveView: saveView, hashView: hashView, showView: showView,
     selectOn: selectOn, wheelZoom: wheelZoom, navControls: navControls, linkRows: linkRows, rowHTML: rowHTML, logFloor: logFloor,
     scaled: scaled, n4: n4, mw: mw, verdict: verdict, publish: publish };
