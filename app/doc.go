@@ -8,7 +8,9 @@
 //     real meter;
 //   - app/apst: the simulated NVMe host (APST cycles, idle windows);
 //   - app/accuracy: the truth-recovery campaign, which runs the rig on
-//     random simulated drives and compares with the models' truth.
+//     random simulated drives and compares with the models' truth;
+//   - app/emuhub: the emulated hub with simulated drives behind its
+//     ports, the one builder the others and `hub emulate` call.
 //
 // # Why a folder of its own, and why "app"
 //
