@@ -170,24 +170,32 @@ func hubEmulatorOptions(cmd *cobra.Command) (hubemu.Options, error) {
 	if (o.Faults.DisconnectEvery > 0) != (o.Faults.DisconnectFor > 0) {
 		return o, usageErr("--disconnect-every and --disconnect-for go together")
 	}
-	// The simulated drive behind each port (profiles.go); without
-	// --profile, every port holds hubemu's constant 5 V 80 mA / 12 V 0 mA
-	// drive.
-	d, err := hubProfileDrives(cmd, o.Ports)
+	ports, err := hubPortDrives(cmd, o.Ports, nvmeSpec, int64(seed))
 	if err != nil {
 		return o, err
 	}
-	ports := make([]meter.SimDrive, o.Ports)
+	return emuhub.Options(o, ports), nil
+}
+
+// hubPortDrives is the simulated drive behind each port: --profile's
+// (profiles.go), or without it hubemu's constant 5 V 80 mA / 12 V 0 mA
+// drive, and --nvme's NVMe drives on the ports it names.
+func hubPortDrives(cmd *cobra.Command, n int, nvmeSpec string, seed int64) ([]meter.SimDrive, error) {
+	d, err := hubProfileDrives(cmd, n)
+	if err != nil {
+		return nil, err
+	}
+	ports := make([]meter.SimDrive, n)
 	for i := range ports {
 		ports[i] = hubemu.DefaultDrive
 		if d != nil {
 			ports[i] = d[i]
 		}
 	}
-	if err := hubNVMeDrives(cmd, ports, nvmeSpec, int64(seed)); err != nil {
-		return o, err
+	if err := hubNVMeDrives(cmd, ports, nvmeSpec, seed); err != nil {
+		return nil, err
 	}
-	return emuhub.Options(o, ports), nil
+	return ports, nil
 }
 
 // hubNVMeDrives puts the simulated NVMe drives of --nvme behind their
