@@ -24,5 +24,6 @@
 // letters; "rig" is already one of its packages and "run" a verb every
 // package uses.
 //
-// This package holds no code.
+// This package holds no code; docs/architecture.md has the layers and
+// which may import which.
 package app
