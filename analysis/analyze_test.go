@@ -2,7 +2,6 @@ package analysis_test
 
 import (
 	"errors"
-	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -11,6 +10,7 @@ import (
 	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/analysis/synthcap"
 	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/internal/testutil"
 	"github.com/idlewatt/idlewatt/report"
 	"github.com/idlewatt/idlewatt/units"
 )
@@ -48,12 +48,7 @@ func analyze(t *testing.T, s synthcap.Scenario, opts analysis.Options) *analysis
 	return r
 }
 
-func near(t *testing.T, what string, got, want, rel float64) {
-	t.Helper()
-	if math.Abs(got-want) > rel*math.Abs(want)+1e-12 {
-		t.Errorf("%s = %.9g, want %.9g (±%g relative)", what, got, want, rel)
-	}
-}
+var near = testutil.Near
 
 func TestMetricsKnownSignal(t *testing.T) {
 	r := analyze(t, twoDrives(), analysis.DefaultOptions())

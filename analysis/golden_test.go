@@ -2,19 +2,16 @@ package analysis_test
 
 import (
 	"bytes"
-	"flag"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/analysis/synthcap"
+	"github.com/idlewatt/idlewatt/internal/testutil"
 	"github.com/idlewatt/idlewatt/report"
 )
-
-var update = flag.Bool("update", false, "rewrite fixtures/reports golden files")
 
 // TestGoldenReport checks report.json, report.md and summary.csv for a small
 // deterministic capture against fixtures/reports/small/ (go test -update
@@ -42,36 +39,12 @@ func TestGoldenReport(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, got := range map[string][]byte{report.FileJSON: js.Bytes(), report.FileMD: md.Bytes(), report.FileCSV: cs.Bytes()} {
-		path := filepath.Join(dir, name)
-		if *update {
-			os.MkdirAll(dir, 0o755)
-			if err := os.WriteFile(path, got, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		want, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatalf("%v (run go test ./analysis -run Golden -update)", err)
-		}
-		if !bytes.Equal(got, want) {
-			t.Errorf("%s differs from %s; rerun with -update if intended:\n%s", name, path, firstDiff(string(got), string(want)))
-		}
+		testutil.Golden(t, filepath.Join(dir, name), got)
 	}
 	back, err := analysis.ReadJSON(bytes.NewReader(js.Bytes()))
 	if err != nil || back.Drives[0].EnergyJ != r.Drives[0].EnergyJ {
 		t.Errorf("round trip: %v", err)
 	}
-}
-
-func firstDiff(a, b string) string {
-	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
-	for i := range min(len(al), len(bl)) {
-		if al[i] != bl[i] {
-			return "got:  " + al[i] + "\nwant: " + bl[i]
-		}
-	}
-	return "lengths differ"
 }
 
 func FuzzReadJSON(f *testing.F) {
@@ -107,7 +80,7 @@ func FuzzReadJSON(f *testing.F) {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(j1.Bytes(), j2.Bytes()) {
-			t.Fatalf("round trip differs:\n%s", firstDiff(j1.String(), j2.String()))
+			t.Fatalf("round trip differs:\n%s", testutil.FirstDiff(j1.String(), j2.String()))
 		}
 	})
 }

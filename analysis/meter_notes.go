@@ -89,7 +89,7 @@ func (c negativeCounter) notes(h capture.Header, drive []string) []string {
 			who = fmt.Sprintf("drive %q channel %s", drive[ch], hc.Name())
 		}
 		out = append(out, fmt.Sprintf("%s: %d of %d samples (%.2f %%) read negative power, down to %.4g W: %s; average_w and energy_j include them as measured (not clamped)",
-			who, np.n, np.total, 100*frac, np.min, negativeMeaning(h.Meter.Kind, hc, np)))
+			who, np.n, np.total, 100*frac, np.min, negativeMeaning(h.Meter.CurrentSense, hc, np)))
 	}
 	return out
 }
@@ -113,18 +113,20 @@ func (np negativePower) noiseTail() bool {
 // a current measured backwards; within offsetLSBs of zero is the sensor's
 // offset; rare readings spread like a noise tail are sensor noise around
 // a low level; anything else is a reading the wiring or calibration
-// should explain.
-func negativeMeaning(kind string, ch meter.Channel, np negativePower) string {
+// should explain. What mostly negative readings mean, and whether any
+// beyond the offset can be real, is the meter's current sense (its Info,
+// in the capture header).
+func negativeMeaning(sense meter.CurrentSense, ch meter.Channel, np negativePower) string {
 	minW := np.min
 	frac := float64(np.n) / float64(max(np.total, 1))
 	v := float64(ch.Rail.Nominal())
 	offset := !math.IsNaN(minW) && ch.CurrentLSB > 0 && v > 0 && -minW <= offsetLSBs*float64(ch.CurrentLSB)*v
 	switch {
 	case frac >= 0.5:
-		switch kind {
-		case "scpi":
+		switch sense {
+		case meter.SenseSink:
 			return "most readings are negative: the instrument measures the current as sunk — its leads (or the ammeter's HI/LO) are reversed"
-		case "ppk2":
+		case meter.SenseUnipolar:
 			return "most readings are negative: the PPK2 does not measure reverse current, so its offset calibration (metadata O/S/I) is wrong or the DUT feeds current back"
 		}
 		return "most readings are negative: the current is measured backwards — the shunt's IN+/IN− (or the sensor's sign) are reversed"
@@ -132,7 +134,7 @@ func negativeMeaning(kind string, ch meter.Channel, np negativePower) string {
 		return fmt.Sprintf("within %d current LSBs of zero: the sensor's offset and noise at near-zero current (an idle, sleeping or unused rail)", offsetLSBs)
 	case np.noiseTail():
 		return fmt.Sprintf("rare and spread from zero down (mean of the negative readings %.4g W): the tail of sensor noise around a low level (an idle, sleeping or unused rail)", np.sum/float64(np.n))
-	case kind == "ppk2":
+	case sense == meter.SenseUnipolar:
 		return "beyond the current offset: the PPK2 does not measure reverse current, so check its offset calibration and the DUT for back-feeding"
 	}
 	return "some readings are negative beyond the sensor's offset: check the wiring (reversed shunt, a back-fed rail) and the calibration"

@@ -8,7 +8,9 @@
 //     real meter;
 //   - app/apst: the simulated NVMe host (APST cycles, idle windows);
 //   - app/accuracy: the truth-recovery campaign, which runs the rig on
-//     random simulated drives and compares with the models' truth.
+//     random simulated drives and compares with the models' truth;
+//   - app/emuhub: the emulated hub with simulated drives behind its
+//     ports, the one builder the others and `hub emulate` call.
 //
 // # Why a folder of its own, and why "app"
 //
@@ -22,5 +24,6 @@
 // letters; "rig" is already one of its packages and "run" a verb every
 // package uses.
 //
-// This package holds no code.
+// This package holds no code; docs/architecture.md has the layers and
+// which may import which.
 package app

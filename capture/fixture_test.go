@@ -3,7 +3,6 @@ package capture
 import (
 	"bytes"
 	"errors"
-	"flag"
 	"io"
 	"os"
 	"reflect"
@@ -11,11 +10,12 @@ import (
 	"time"
 
 	"github.com/idlewatt/idlewatt/hostclock"
+	"github.com/idlewatt/idlewatt/internal/testutil"
 	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/units"
 )
 
-var update = flag.Bool("update", false, "rewrite fixtures/capture/tiny.iwcap")
+var update = testutil.Update // -update: rewrite fixtures/capture/tiny.iwcap
 
 const tinyPath = "../fixtures/capture/tiny.iwcap"
 

@@ -123,6 +123,7 @@ func newReader(src io.Reader) (*Reader, error) {
 	if err := json.Unmarshal(p, &r.h); err != nil {
 		return nil, &HeaderError{Field: "(header JSON)", Offset: base, Reason: err.Error()}
 	}
+	legacyCurrentSense(&r.h.Meter)
 	if err := ValidateHeader(&r.h, p, base); err != nil {
 		return nil, err
 	}

@@ -9,7 +9,8 @@
 // The check reads the import blocks of every non-test .go file whatever
 // its build tags (go/parser, ImportsOnly), so a file built only on
 // another platform cannot hide an edge. Test files may import what they
-// need (a test is not part of the package's graph).
+// need (a test is not part of the package's graph); internal/testutil and
+// internal/testlong are for them alone, which the last check holds.
 package internal_test
 
 import (
@@ -89,6 +90,56 @@ func violations(root string) ([]string, error) {
 	return out, nil
 }
 
+// testOnly are the packages only _test.go files may import.
+var testOnly = []string{module + "/internal/testutil", module + "/internal/testlong"}
+
+// testOnlyImports returns one line per non-test .go file under root that
+// imports a testOnly package, sorted.
+func testOnlyImports(root string) ([]string, error) {
+	var out []string
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if name := d.Name(); path != root && (name == "testdata" || name == "fixtures" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		for _, is := range f.Imports {
+			ip, _ := strconv.Unquote(is.Path.Value)
+			for _, p := range testOnly {
+				if ip == p {
+					out = append(out, fmt.Sprintf("%s: imports %s", filepath.ToSlash(rel), strings.TrimPrefix(p, module+"/")))
+				}
+			}
+		}
+		return nil
+	})
+	sort.Strings(out)
+	return out, err
+}
+
+func TestTestHelpersOnlyInTests(t *testing.T) {
+	v, err := testOnlyImports("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range v {
+		t.Errorf("%s: a test helper, for _test.go files only", line)
+	}
+}
+
 func TestInternalHoldsOnlyLeaves(t *testing.T) {
 	v, err := violations("..")
 	if err != nil {
@@ -126,6 +177,8 @@ import (
 	write("internal/bad/testdata/x.go", "package x\nimport _ \""+module+"/report\"\n")
 	write("units/u.go", "package units\nimport _ \""+module+"/analysis\"\n")
 	write("hostclock/h.go", "package hostclock\n")
+	write("meter/m.go", "package meter\nimport _ \""+module+"/internal/testutil\"\n")
+	write("meter/m_test.go", "package meter\nimport _ \""+module+"/internal/testutil\"\n")
 
 	got, err := violations(root)
 	if err != nil {
@@ -137,5 +190,12 @@ import (
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("violations:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	got, err = testOnlyImports(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := "meter/m.go: imports internal/testutil"; len(got) != 1 || got[0] != w {
+		t.Errorf("test-only imports: %q, want [%q]", got, w)
 	}
 }

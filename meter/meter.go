@@ -78,7 +78,32 @@ type Info struct {
 	MaxVoltage      units.Volts   `json:"max_voltage_v"`
 	MaxCurrent      units.Amps    `json:"max_current_a"`
 	Capabilities    []string      `json:"capabilities"` // "devslp", "port_power", "marks"
+	// CurrentSense is how the meter reads a current flowing the wrong
+	// way; analysis explains negative readings by it.
+	CurrentSense CurrentSense `json:"current_sense,omitempty"`
 }
+
+// CurrentSense says how a meter reads a current that flows the wrong
+// way, and so what a negative reading most likely means (docs/meters.md,
+// "Negative readings"). The driver states it in its Info; the capture
+// header keeps it, so analysis reads the property, never the meter kind.
+type CurrentSense string
+
+const (
+	// SenseShunt (the zero value, omitted in JSON) is a signed shunt
+	// sensor — the hub's INA226/INA228, a line meter's sketch: a current
+	// measured backwards reads negative, so mostly negative readings are
+	// a shunt wired IN+/IN− the wrong way round.
+	SenseShunt CurrentSense = ""
+	// SenseSink is an instrument that measures the current it sinks
+	// (SCPI source-measure units, supplies): mostly negative readings are
+	// its leads, or an ammeter's HI/LO, reversed.
+	SenseSink CurrentSense = "sink"
+	// SenseUnipolar is a meter that does not measure reverse current
+	// (the PPK2): a negative reading is its offset calibration, or a DUT
+	// feeding current back.
+	SenseUnipolar CurrentSense = "unipolar"
+)
 
 // StreamConfig selects what a meter streams.
 type StreamConfig struct {

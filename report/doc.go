@@ -10,7 +10,9 @@
 //     (CompareWith), the replay/bench IOPS consistency chart (IOPSChart),
 //     and a measuring run's measure.json and an idle run's idle.json
 //     (WriteJSONFile, FileMeasure, FileIdleRun, for app/rig).
-//   - report/chart: the charts themselves (the only gonum/plot user).
+//   - report/chart: the charts themselves (the only gonum/plot user the
+//     library and the command have; states/drivesim/internal/simchart, a
+//     go run tool that redraws a docs image, is the other).
 //   - report/html: report.html and compare.html, the self-contained viewer.
 //   - report/pqexport: Parquet export; report/livemetrics: Prometheus
 //     metrics of a running record.

@@ -30,6 +30,8 @@ function rank(p) {
 	if (p ~ /^analysis(\/|$)/) return 3
 	# the application layer: the rig, and app/apst (the simulated NVMe host:
 	# sim drive, hub, analysis); the accuracy campaign runs the rig
+	# app/emuhub joins the hub emulator and the simulated drives, below the rest
+	if (p ~ /^app\/emuhub(\/|$)/) return 4.5
 	if (p ~ /^app\/(rig|apst)(\/|$)/) return 5
 	if (p ~ /^app\/accuracy(\/|$)/) return 6
 	if (p ~ /^cmd(\/|$)/) return 7

@@ -13,7 +13,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/idlewatt/idlewatt/app/emuhub"
 	"github.com/idlewatt/idlewatt/app/rig"
+	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/meter/hub/hubemu"
 	"github.com/idlewatt/idlewatt/states/drivesim"
 )
@@ -165,7 +167,7 @@ var startCheck = canStart
 
 // canStart opens (and closes) an emulated hub: no pty, no campaign.
 func canStart() error {
-	e, err := hubemu.New(hubemu.Options{Ports: 1})
+	e, err := emuhub.New(hubemu.Options{}, []meter.SimDrive{nil}) // one empty port
 	if err != nil {
 		return fmt.Errorf("%w: the drives run behind an emulated hub on a pseudo-terminal, and none could be opened: %v", ErrCannotStart, err)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/idlewatt/idlewatt/analysis/states"
+	"github.com/idlewatt/idlewatt/app/emuhub"
 	"github.com/idlewatt/idlewatt/hostclock"
 	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/meter/hub"
@@ -416,8 +417,8 @@ func (a *emuHub) Event(meter.Event) error   { return nil }
 // starts streaming; the drive has been idle since the emulator started.
 func openHub(ctx context.Context, s *Setup) (*emuHub, error) {
 	nv := nvmesim.NewHubDriveWith(s.prof, nvmesim.HubOptions{Plan: s.plan, L1: s.l1, L12: s.l12,
-		EntryScale: s.entry, ExitScale: s.exit, Noise: 20e-6, Seed: s.meter.Seed})
-	emu, err := hubemu.New(hubemu.Options{Ports: 1, Rail3V3: true, Drives: []meter.SimDrive{nv}, Seed: int64(s.meter.Seed)})
+		EntryScale: s.entry, ExitScale: s.exit, Noise: emuhub.NVMeNoise, Seed: s.meter.Seed})
+	emu, err := emuhub.New(hubemu.Options{Seed: int64(s.meter.Seed)}, []meter.SimDrive{nv}) // port 1, 3.3 V rail
 	if err != nil {
 		return nil, fmt.Errorf("apst --hub: emulator: %w", err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/idlewatt/idlewatt/app/emuhub"
 	"github.com/idlewatt/idlewatt/hostclock"
 	"github.com/idlewatt/idlewatt/internal/outfile"
 	"github.com/idlewatt/idlewatt/meter"
@@ -18,7 +19,6 @@ import (
 	"github.com/idlewatt/idlewatt/states/drivesim"
 	"github.com/idlewatt/idlewatt/states/nvme"
 	nvmesim "github.com/idlewatt/idlewatt/states/nvme/sim"
-	"github.com/idlewatt/idlewatt/units"
 	"github.com/idlewatt/idlewatt/workload"
 	"github.com/idlewatt/idlewatt/workload/replay"
 	"github.com/idlewatt/idlewatt/workload/target"
@@ -155,7 +155,7 @@ func (e *emuSetup) open(r *Rig) error {
 			}
 			// Programmed as Linux does by default: APST planned for the
 			// default latency tolerance, ASPM powersupersave (L1 and L1.2).
-			n := nvmesim.NewHubDrive(p, nvme.DefaultPSMaxLatencyUs, nvmeNoise,
+			n := emuhub.NVMeDrive(p, nvme.DefaultPSMaxLatencyUs,
 				uint64(r.cfg.Emulator.Seed)*100+uint64(d.Config.Port))
 			n.RecordTruth(f, 0, d.Config.Port) // from the emulator's time 0
 			e.nvmes[d.Config.Port] = n
@@ -173,8 +173,7 @@ func (e *emuSetup) open(r *Rig) error {
 	sims := make([]meter.SimDrive, ports)
 	var specs []alpm.DriveSpec
 	for p := 1; p <= ports; p++ {
-		sims[p-1] = meter.ConstantDrive{V5: 5, V12: 12} // an empty port draws nothing
-		if m, ok := e.models[p]; ok {
+		if m, ok := e.models[p]; ok { // else nil: an empty port (emuhub.Empty)
 			sims[p-1] = m
 		}
 		if n, ok := e.nvmes[p]; ok {
@@ -182,12 +181,12 @@ func (e *emuSetup) open(r *Rig) error {
 		}
 		specs = append(specs, driveSpec(r.driveOn(p)))
 	}
-	emu, err := hubemu.New(hubemu.Options{
-		Ports: ports, Drives: sims, Seed: r.cfg.Emulator.Seed, Rail3V3: len(e.nvmes) > 0,
+	emu, err := emuhub.New(hubemu.Options{ // a 3.3 V rail when a port holds an NVMe drive
+		Seed:     r.cfg.Emulator.Seed,
 		DriftPPM: r.cfg.Emulator.DriftPPM, ClockOffset: r.cfg.Emulator.Offset,
 		Faults:  hubemu.Faults{CorruptRate: r.cfg.Emulator.CorruptRate},
 		Formats: r.cfg.Emulator.Formats, CurrentLSB: r.cfg.Emulator.CurrentLSB, WideLSB: r.cfg.Emulator.WideLSB,
-	})
+	}, sims)
 	if err != nil {
 		return fmt.Errorf("emulator: %w", err)
 	}
@@ -213,9 +212,6 @@ func (e *emuSetup) open(r *Rig) error {
 	}
 	return nil
 }
-
-// nvmeNoise is the 3.3 V sensor's noise σ (as `hub emulate --nvme`).
-const nvmeNoise units.Amps = 20e-6
 
 // targetPath is the simulated drive's backing file: its configured file
 // or a new sparse scratch image (only what the workload writes takes

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/idlewatt/idlewatt/app/emuhub"
 	"github.com/idlewatt/idlewatt/internal/ctxio"
 	"github.com/idlewatt/idlewatt/internal/outfile"
 	"github.com/idlewatt/idlewatt/meter"
@@ -169,23 +170,38 @@ func hubEmulatorOptions(cmd *cobra.Command) (hubemu.Options, error) {
 	if (o.Faults.DisconnectEvery > 0) != (o.Faults.DisconnectFor > 0) {
 		return o, usageErr("--disconnect-every and --disconnect-for go together")
 	}
-	// The simulated drive behind each port (profiles.go); without
-	// --profile, every port holds a constant 5 V 80 mA / 12 V 0 mA drive.
-	d, err := hubProfileDrives(cmd, o.Ports)
+	ports, err := hubPortDrives(cmd, o.Ports, nvmeSpec, int64(seed))
 	if err != nil {
 		return o, err
 	}
-	o.Drives = d
-	if err := hubNVMeDrives(cmd, &o, nvmeSpec, int64(seed)); err != nil {
-		return o, err
+	return emuhub.Options(o, ports), nil
+}
+
+// hubPortDrives is the simulated drive behind each port: --profile's
+// (profiles.go), or without it hubemu's constant 5 V 80 mA / 12 V 0 mA
+// drive, and --nvme's NVMe drives on the ports it names.
+func hubPortDrives(cmd *cobra.Command, n int, nvmeSpec string, seed int64) ([]meter.SimDrive, error) {
+	d, err := hubProfileDrives(cmd, n)
+	if err != nil {
+		return nil, err
 	}
-	return o, nil
+	ports := make([]meter.SimDrive, n)
+	for i := range ports {
+		ports[i] = hubemu.DefaultDrive
+		if d != nil {
+			ports[i] = d[i]
+		}
+	}
+	if err := hubNVMeDrives(cmd, ports, nvmeSpec, seed); err != nil {
+		return nil, err
+	}
+	return ports, nil
 }
 
 // hubNVMeDrives puts the simulated NVMe drives of --nvme behind their
 // ports (states/nvme/sim.HubDrive on the 3.3 V rail); the other ports keep
 // what --profile gave them.
-func hubNVMeDrives(cmd *cobra.Command, o *hubemu.Options, spec string, seed int64) error {
+func hubNVMeDrives(cmd *cobra.Command, ports []meter.SimDrive, spec string, seed int64) error {
 	if strings.TrimSpace(spec) == "" {
 		return nil
 	}
@@ -198,18 +214,12 @@ func hubNVMeDrives(cmd *cobra.Command, o *hubemu.Options, spec string, seed int6
 	if err != nil {
 		return usageErr("%s: %v", where(cmd, "nvme-latency-us", "emulate.nvme_latency_us"), err)
 	}
-	if o.Drives == nil {
-		o.Drives = make([]meter.SimDrive, o.Ports)
-		for i := range o.Drives {
-			o.Drives[i] = meter.ConstantDrive{V5: 5, I5: 0.08, V12: 12}
-		}
-	}
 	seen := map[int]bool{}
 	for _, item := range strings.Split(spec, ",") {
 		ps, name, ok := strings.Cut(strings.TrimSpace(item), "=")
 		port, perr := strconv.Atoi(ps)
-		if !ok || perr != nil || port < 1 || port > o.Ports || seen[port] {
-			return usageErr("%s: %q: want PORT=PROFILE with a port 1–%d, each once", where(cmd, "nvme", "emulate.nvme"), item, o.Ports)
+		if !ok || perr != nil || port < 1 || port > len(ports) || seen[port] {
+			return usageErr("%s: %q: want PORT=PROFILE with a port 1–%d, each once", where(cmd, "nvme", "emulate.nvme"), item, len(ports))
 		}
 		p, ok := nvmesim.ProfileByName(name)
 		if !ok {
@@ -220,8 +230,7 @@ func hubNVMeDrives(cmd *cobra.Command, o *hubemu.Options, spec string, seed int6
 			return usageErr("%s: no simulated NVMe profile %q (have %s)", where(cmd, "nvme", "emulate.nvme"), name, strings.Join(names, ", "))
 		}
 		seen[port] = true
-		// 20 µA σ on the 3.3 V sensor (66 µW): a few 20-bit counts.
-		o.Drives[port-1] = nvmesim.NewHubDrive(p, tol.Us, 20e-6, uint64(seed)+uint64(port))
+		ports[port-1] = emuhub.NVMeDrive(p, tol.Us, uint64(seed)+uint64(port))
 	}
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/internal/testutil"
 	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/meter/ppk2/ppk2emu"
 	"github.com/idlewatt/idlewatt/meter/registry"
@@ -97,7 +98,7 @@ func readCapture(t *testing.T, path string) *capSummary {
 var summaryOf = map[string]*capSummary{}
 
 // near reports whether got is within rel of want (captures store float32).
-func near(got, want, rel float64) bool { return math.Abs(got-want) <= rel*math.Abs(want) }
+var near = testutil.WithinRel
 
 // runMsg runs the command line and returns its exit code and error text.
 func runMsg(t *testing.T, args ...string) (int, string) {

@@ -4,17 +4,17 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/hex"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/idlewatt/idlewatt/internal/testutil"
 	"github.com/idlewatt/idlewatt/meter"
 )
 
-var update = flag.Bool("update", false, "rewrite fixtures/hub/*.hex from the encoders")
+var update = testutil.Update // -update: rewrite fixtures/hub/*.hex from the encoders
 
 const fixtureDir = "../../fixtures/hub"
 

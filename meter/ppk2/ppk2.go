@@ -340,6 +340,7 @@ func (p *PPK2) Info() meter.Info {
 		MaxVoltage:   5,
 		MaxCurrent:   1,
 		Capabilities: caps,
+		CurrentSense: meter.SenseUnipolar,
 	}
 }
 

@@ -330,6 +330,7 @@ func (in *Instrument) Info() meter.Info {
 	info := meter.Info{Kind: "scpi", Model: in.idn, Serial: in.name, Ports: 1,
 		Channels: []meter.Channel{{Port: 1, Rail: meter.RailOther}},
 		Rates:    []units.Hertz{units.Hertz(in.fam.Rate), units.Hertz(in.fam.MaxRate)}}
+	info.CurrentSense = meter.SenseSink // it measures the current it sinks
 	if in.arr != nil {
 		info.Rates = []units.Hertz{units.Hertz(1 / in.arr.tint), units.Hertz(1 / min(in.fam.Array.MinTint, in.arr.tint))}
 		info.Capabilities = []string{CapArray}

@@ -2,19 +2,21 @@ package chart
 
 import (
 	"bytes"
-	"flag"
 	"image"
 	"image/png"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/idlewatt/idlewatt/internal/testutil"
 )
 
 // gonum.org/v1/plot/cmpimg would be the natural comparer, but it imports
 // rsc.io/pdf, which is not in this module's go.sum; this is the same check
 // for PNG (decode, compare pixels with a small tolerance) in a few lines.
 
-var regen = flag.Bool("regen", false, "rewrite testdata/*_golden.png from the current code")
+// go test ./report/chart -update rewrites testdata/*_golden.png from the
+// current code (testutil.Update).
 
 // checkGolden renders f as PNG and compares it with testdata/name_golden.png.
 // On a mismatch the new image is left in testdata/name_got.png to look at.
@@ -26,7 +28,7 @@ func checkGolden(t *testing.T, name string, f *Figure) {
 	}
 	golden := filepath.Join("testdata", name+"_golden.png")
 	got := filepath.Join("testdata", name+"_got.png")
-	if *regen {
+	if *testutil.Update {
 		if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -35,11 +37,11 @@ func checkGolden(t *testing.T, name string, f *Figure) {
 	}
 	want, err := os.ReadFile(golden)
 	if err != nil {
-		t.Fatalf("%s: %v (run go test -regen to create it)", name, err)
+		t.Fatalf("%s: %v (run go test -update to create it)", name, err)
 	}
 	if ok, why := samePNG(buf.Bytes(), want); !ok {
 		_ = os.WriteFile(got, buf.Bytes(), 0o644)
-		t.Errorf("%s: differs from %s: %s; new image in %s (go test -regen to accept)", name, golden, why, got)
+		t.Errorf("%s: differs from %s: %s; new image in %s (go test -update to accept)", name, golden, why, got)
 		return
 	}
 	os.Remove(got)

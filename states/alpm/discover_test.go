@@ -3,14 +3,15 @@ package alpm
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/idlewatt/idlewatt/internal/testutil"
 )
 
-var update = flag.Bool("update", false, "rewrite fixtures/sysfs/*/expected.{json,txt}")
+// go test ./states/alpm -update rewrites fixtures/sysfs/*/expected.{json,txt}
+// (testutil.Update).
 
 // Scenarios are the fixture trees under fixtures/sysfs.
 var Scenarios = []string{"laptop-devslp", "desktop-6port-617", "old-kernel", "no-dipm", "malformed"}
@@ -38,48 +39,12 @@ func render(t *testing.T, name string) (*System, []byte, []byte) {
 	return sys, append(js, '\n'), txt.Bytes()
 }
 
-func golden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./states/alpm -update)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the output (run with -update if the change is intended):\n%s", path, firstDiff(string(want), string(got)))
-	}
-}
-
-func firstDiff(a, b string) string {
-	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
-	for i := 0; i < max(len(al), len(bl)); i++ {
-		var x, y string
-		if i < len(al) {
-			x = al[i]
-		}
-		if i < len(bl) {
-			y = bl[i]
-		}
-		if x != y {
-			return "line " + itoa(i+1) + ":\n  want: " + x + "\n  got:  " + y
-		}
-	}
-	return "(same lines)"
-}
-
-func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
-
 func TestScenariosGolden(t *testing.T) {
 	for _, name := range Scenarios {
 		t.Run(name, func(t *testing.T) {
 			_, js, txt := render(t, name)
-			golden(t, filepath.Join(fixtureDir, name, "expected.json"), js)
-			golden(t, filepath.Join(fixtureDir, name, "expected.txt"), txt)
+			testutil.Golden(t, filepath.Join(fixtureDir, name, "expected.json"), js)
+			testutil.Golden(t, filepath.Join(fixtureDir, name, "expected.txt"), txt)
 		})
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/idlewatt/idlewatt/internal/testutil"
 )
 
 // go test ./states/alpm -run TestGenerateFixtures -gen rebuilds the sysfs
@@ -142,14 +144,5 @@ func TestGenerateFixtures(t *testing.T) {
 // fixtureRoot extracts a scenario's tree into a fresh directory.
 func fixtureRoot(t testing.TB, name string) string {
 	t.Helper()
-	f, err := os.Open(filepath.Join(fixtureDir, name, "sys.tree"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	root := t.TempDir()
-	if err := ExtractTreeArchive(f, root); err != nil {
-		t.Fatal(err)
-	}
-	return root
+	return testutil.Extract(t, filepath.Join(fixtureDir, name, "sys.tree"), ExtractTreeArchive)
 }

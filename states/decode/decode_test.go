@@ -3,18 +3,18 @@ package decode
 import (
 	"bytes"
 	"errors"
-	"flag"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/idlewatt/idlewatt/internal/testutil"
 	"github.com/idlewatt/idlewatt/states/alpm"
 	"github.com/idlewatt/idlewatt/states/nvme"
 )
 
-var update = flag.Bool("update", false, "rewrite fixtures/real/states/expected")
+var update = testutil.Update // -update: rewrite fixtures/real/states/expected
 
 const real = "../../fixtures/real/states"
 
@@ -197,21 +197,7 @@ func TestRealOutputsGolden(t *testing.T) {
 		if err := r.WriteText(&b); err != nil {
 			t.Fatal(err)
 		}
-		golden := filepath.Join(real, "expected", filepath.Base(f)+".out")
-		if *update {
-			os.MkdirAll(filepath.Dir(golden), 0o755)
-			if err := os.WriteFile(golden, b.Bytes(), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		want, err := os.ReadFile(golden)
-		if err != nil {
-			t.Fatalf("%v (go test ./states/decode -update writes it)", err)
-		}
-		if !bytes.Equal(b.Bytes(), want) {
-			t.Errorf("%s: output changed:\n%s", f, b.String())
-		}
+		testutil.Golden(t, filepath.Join(real, "expected", filepath.Base(f)+".out"), b.Bytes())
 	}
 }
 

@@ -3,14 +3,16 @@ package nvme
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/idlewatt/idlewatt/internal/testutil"
 )
 
-var update = flag.Bool("update", false, "rewrite fixtures/sysfs/nvme-*/expected.{json,txt}")
+// go test ./states/nvme -update rewrites fixtures/sysfs/nvme-*/expected.{json,txt}
+// (testutil.Update).
 
 const placeholder = "SYSFS_ROOT"
 
@@ -30,46 +32,12 @@ func render(t *testing.T, name string, opt Options) (*System, []byte, []byte) {
 	return sys, append(js, '\n'), txt.Bytes()
 }
 
-func golden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./states/nvme -update)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the output (run with -update if the change is intended):\n%s", path, firstDiff(string(want), string(got)))
-	}
-}
-
-func firstDiff(a, b string) string {
-	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
-	for i := 0; i < max(len(al), len(bl)); i++ {
-		var x, y string
-		if i < len(al) {
-			x = al[i]
-		}
-		if i < len(bl) {
-			y = bl[i]
-		}
-		if x != y {
-			return "  want: " + x + "\n  got:  " + y
-		}
-	}
-	return "(same lines)"
-}
-
 func TestScenariosGolden(t *testing.T) {
 	for _, name := range NVMeScenarios {
 		t.Run(name, func(t *testing.T) {
 			_, js, txt := render(t, name, Options{})
-			golden(t, filepath.Join(fixtureDir, name, "expected.json"), js)
-			golden(t, filepath.Join(fixtureDir, name, "expected.txt"), txt)
+			testutil.Golden(t, filepath.Join(fixtureDir, name, "expected.json"), js)
+			testutil.Golden(t, filepath.Join(fixtureDir, name, "expected.txt"), txt)
 		})
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/idlewatt/idlewatt/internal/testutil"
 	"github.com/idlewatt/idlewatt/states/alpm"
 )
 
@@ -120,14 +121,5 @@ func TestGenerateFixtures(t *testing.T) {
 // fixtureRoot extracts a scenario's tree into a fresh directory.
 func fixtureRoot(t testing.TB, name string) string {
 	t.Helper()
-	f, err := os.Open(filepath.Join(fixtureDir, name, "sys.tree"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	root := t.TempDir()
-	if err := alpm.ExtractTreeArchive(f, root); err != nil {
-		t.Fatal(err)
-	}
-	return root
+	return testutil.Extract(t, filepath.Join(fixtureDir, name, "sys.tree"), alpm.ExtractTreeArchive)
 }

@@ -22,6 +22,10 @@ import (
 // is empty.
 var DefaultRates = []units.Hertz{100, 1000, 2000, 5000, 10000}
 
+// DefaultDrive is what a port holds when Options.Drives is nil: a
+// constant 5 V 80 mA, 12 V 0 mA load.
+var DefaultDrive meter.SimDrive = meter.ConstantDrive{V5: 5, I5: 0.080, V12: 12}
+
 type Options struct {
 	Ports int // drive ports, 1–8 (1–5 with Rail3V3); default 2 (each has a 5 V and a 12 V rail)
 	// Rail3V3 gives every port a 3.3 V rail after its 5 V and 12 V ones,
@@ -32,7 +36,7 @@ type Options struct {
 	Rate                    units.Hertz      // WriteFast's stream rate; default 1000 Hz
 	StreamPorts             []int            // WriteFast's streamed ports; default all
 	Link                    int              // link capacity in B/s for START's bandwidth check; default hub.LinkUSBCDC
-	Drives                  []meter.SimDrive // one per port; default meter.ConstantDrive 5 V 80 mA, 12 V 0 mA
+	Drives                  []meter.SimDrive // one per port; default DefaultDrive on every port
 	Seed                    int64            // seeds faults and calibration trims
 	Model, Firmware, Serial string           // identity; defaults "idlewatt hubemu", "emu-1", from Seed
 	Faults                  Faults
@@ -137,7 +141,7 @@ func (o *Options) validate() error {
 	}
 	if o.Drives == nil {
 		for range o.Ports {
-			o.Drives = append(o.Drives, meter.ConstantDrive{V5: 5, I5: 0.080, V12: 12})
+			o.Drives = append(o.Drives, DefaultDrive)
 		}
 	}
 	if len(o.Drives) != o.Ports {

@@ -2,14 +2,15 @@ package hubemu
 
 import (
 	"bytes"
-	"flag"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/idlewatt/idlewatt/internal/testutil"
 )
 
-var update = flag.Bool("update", false, "rewrite the fixtures/hostile/hub-*.bin streams of TestHostileFixtures")
+var update = testutil.Update // -update: rewrite the fixtures/hostile/hub-*.bin streams of TestHostileFixtures
 
 // hostileFixtures are recorded hub streams with hostile frames for the
 // hostile-input suite (fixtures/hostile/cases.txt, section safety-hub):

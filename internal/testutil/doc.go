@@ -1,0 +1,12 @@
+// Package testutil holds the helpers the tests share, for the tests alone
+// (nothing but _test.go files imports it). A leaf: standard library only.
+//
+//   - Update is the one flag that rewrites golden files and fixtures,
+//     -update, in every package (go test ./states/alpm -update); defining
+//     it here means a package cannot give it another name, and one that
+//     tried to define its own -update beside it would panic at start.
+//   - Golden compares output with a golden file, or rewrites it with
+//     -update; FirstDiff shows the first line two texts differ on.
+//   - Near and WithinRel compare a float with a relative tolerance.
+//   - Extract unpacks a fixture archive into a fresh test directory.
+package testutil
