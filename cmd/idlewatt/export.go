@@ -25,8 +25,9 @@ func init() {
 sample), sample_index, gap, then for every channel pN_RAIL_v, pN_RAIL_a and
 pN_RAIL_w. Where every channel lacks samples [a, b), one row at index a has
 gap = b - a and empty value cells; where only some channels lack a sample,
-their cells are empty and gap is empty. T is seconds (90, 1.5) or a duration
-(90s, 2m). OUT "-" is standard output.
+their cells are empty and gap is empty. T is a duration with its unit
+(90s, 1.5s, 2m; a bare number other than 0 is refused). OUT "-" is standard
+output.
 
 --parquet DIR writes samples.parquet, io.parquet, state.parquet (one row per
 detected state interval) and summary.parquet (one row per drive: run metadata
@@ -38,7 +39,7 @@ schema and DuckDB queries.`,
 		}
 		c.Flags().String("csv", "", "CSV file to write (- for stdout)")
 		c.Flags().String("parquet", "", "directory to create with the Parquet files")
-		durationFlag(c.Flags(), "from", 0, "start at T from the first sample (90s, 1m30s, or seconds: 90)")
+		durationFlag(c.Flags(), "from", 0, "start at T from the first sample (90s, 1m30s; a bare number is refused)")
 		durationFlag(c.Flags(), "to", 0, "stop before T (default: the end)")
 		addOverwriteFlag(c.Flags(), "OUT")
 		return c

@@ -23,7 +23,7 @@ func init() {
 		}
 		f := c.Flags()
 		f.String("out", "", "output image, .png or .svg (required)")
-		durationFlag(f, "from", 0, "start T from the stream start (90s, 1m30s, or seconds: 90)")
+		durationFlag(f, "from", 0, "start T from the stream start (90s, 1m30s; a bare number is refused)")
 		durationFlag(f, "to", 0, "end T from the stream start (0 = the end)")
 		f.Int("points", 2000, "envelope points")
 		f.Float64("width", 0, "image width in inches (default 10)")

@@ -169,7 +169,15 @@ func loadConfig(cmd *cobra.Command) error {
 		if err := cfg.ReadConfig(bytes.NewReader(data)); err != nil {
 			return usageErr("config %s: %v", path, err)
 		}
-		if err := checkConfigFile(cfg, path); err != nil {
+		// The file's own values, without the IDLEWATT_* variables that
+		// override them (AutomaticEnv): a bad variable is named as the
+		// variable (below), not blamed on the file.
+		file := viper.New()
+		file.SetConfigType("yaml")
+		if err := file.ReadConfig(bytes.NewReader(data)); err != nil {
+			return usageErr("config %s: %v", path, err)
+		}
+		if err := checkConfigFile(file, path); err != nil {
 			return err
 		}
 	}
