@@ -3,10 +3,10 @@ package report
 import (
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/analysis/states"
+	"github.com/idlewatt/idlewatt/internal/textsafe"
 )
 
 // WriteMarkdown writes report.md: review-style tables.
@@ -14,11 +14,11 @@ func WriteMarkdown(w io.Writer, r *analysis.Report) {
 	p := func(format string, a ...any) { fmt.Fprintf(w, format, a...) }
 	p("# Power report\n\n")
 	if r.Capture.Path != "" {
-		p("Capture `%s`", r.Capture.Path)
+		p("Capture %s", mdCell(r.Capture.Path))
 	} else {
 		p("Capture")
 	}
-	p(": meter %s %s at %s S/s, %.1f s", r.Capture.MeterKind, r.Capture.MeterModel, g(float64(r.Capture.RateHz)), r.Capture.DurationS)
+	p(": meter %s %s at %s S/s, %.1f s", mdCell(r.Capture.MeterKind), mdCell(r.Capture.MeterModel), g(float64(r.Capture.RateHz)), r.Capture.DurationS)
 	if r.Capture.Complete {
 		p(", complete.\n\n")
 	} else {
@@ -54,7 +54,7 @@ func WriteMarkdown(w io.Writer, r *analysis.Report) {
 		}
 		p("| %s | %s | %s | %s | %s | %s | %s | %d/%d | %s |\n", mdCell(d.Name), outcome, states.PM(ds.FloorW, ds.FloorU95W, 1e3),
 			states.PM(ds.EntryMs, ds.EntryU95Ms, 1), states.PM(ds.RiseMs, ds.RiseU95Ms, 1), states.PM(ds.ExitMs, ds.ExitU95Ms, 1),
-			states.PM(ds.PreCycleW, states.None, 1e3), ds.Verdict.Passed, len(ds.CycleResults), strings.ReplaceAll(ds.Reason, "|", "/"))
+			states.PM(ds.PreCycleW, states.None, 1e3), ds.Verdict.Passed, len(ds.CycleResults), mdCell(ds.Reason))
 	}
 	p("\n## I/O and efficiency\n\n| Drive | Ops | MB | Busy (s) | Busy power (W) | Settle (s) | Idle (s) | MB/s per W (busy) | IOPS per W (busy) | MB/s per W | IOPS per W |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, d := range r.Drives {
@@ -89,16 +89,16 @@ func WriteMarkdown(w io.Writer, r *analysis.Report) {
 	if len(r.Notes) > 0 {
 		p("\n## Notes\n\n")
 		for _, n := range r.Notes {
-			p("- %s\n", n)
+			p("- %s\n", mdCell(n))
 		}
 	}
 }
 
 func pct(x float64) string { return fmt.Sprintf("%.1f %%", 100*x) }
 
-// mdCell makes a name from a capture or config safe in a Markdown table
-// cell or heading: a line break ends the row (a drive named "a\nb" split
-// the summary table), a "|" starts another cell.
-func mdCell(s string) string {
-	return strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ", "|", "\\|").Replace(s)
-}
+// mdCell makes a string from a capture, a config or a device (a drive or
+// phase name, a note, a file name) inline Markdown text that renders as it
+// reads (internal/textsafe): a line break would end the row (a drive named
+// "a\nb" split the summary table), a "|" start another cell, and
+// "<script>" or "<img onerror=…>" be HTML in a viewer.
+func mdCell(s string) string { return textsafe.Markdown(s) }

@@ -35,7 +35,7 @@ func writeStatesMarkdown(w io.Writer, r *analysis.Report) {
 	b.WriteString("| Drive | Levels | State | Residency | Power (mW) | Intervals | Entry p50 / max (ms) | Exit p50 / max (ms) |\n|---|---|---|---:|---:|---:|---:|---:|\n")
 	for _, s := range r.States {
 		if s.Residency == nil {
-			fmt.Fprintf(&b, "| %s | — | not classified: %s | | | | | |\n", mdCell(s.Name), s.Note)
+			fmt.Fprintf(&b, "| %s | — | not classified: %s | | | | | |\n", mdCell(s.Name), mdCell(s.Note))
 			continue
 		}
 		for _, st := range detect.AllStates {

@@ -12,6 +12,7 @@ import (
 	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/internal/outfile"
+	"github.com/idlewatt/idlewatt/internal/textsafe"
 	"github.com/idlewatt/idlewatt/report/csvexport"
 	"github.com/idlewatt/idlewatt/report/pqexport"
 )
@@ -114,7 +115,7 @@ func runExport(cmd *cobra.Command, args []string) error {
 	// captures"): exit 0, what was lost said on stderr.
 	acc := r.Account()
 	if err != nil { // nothing intact follows: everything before is exported
-		fmt.Fprintf(cmd.ErrOrStderr(), "export: %d rows written; %s: %v\n", res.Rows, args[0], err)
+		fmt.Fprintf(cmd.ErrOrStderr(), "export: %d rows written; %s\n", res.Rows, textsafe.Terminal(fmt.Sprintf("%s: %v", args[0], err)))
 	}
 	printAccount(cmd.ErrOrStderr(), "export", &acc)
 	return nil
@@ -124,7 +125,7 @@ func runExport(cmd *cobra.Command, args []string) error {
 // trailing bytes) as notes, the lines report.json's notes hold.
 func printAccount(w io.Writer, who string, acc *capture.Account) {
 	for _, n := range acc.Notes() {
-		fmt.Fprintf(w, "%s: note: %s\n", who, n)
+		fmt.Fprintf(w, "%s: note: %s\n", who, textsafe.Terminal(n))
 	}
 }
 
@@ -164,8 +165,8 @@ func exportParquet(cmd *cobra.Command, path, dir string) error {
 		return failErr("export: --parquet %v", err)
 	}
 	for _, n := range rep.Notes {
-		fmt.Fprintf(cmd.ErrOrStderr(), "export: note: %s\n", n)
+		fmt.Fprintf(cmd.ErrOrStderr(), "export: note: %s\n", textsafe.Terminal(n))
 	}
-	cmd.Printf("%s\n", dir)
+	cmd.Printf("%s\n", textsafe.Terminal(dir))
 	return nil
 }

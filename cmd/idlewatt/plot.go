@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/idlewatt/idlewatt/internal/outfile"
+	"github.com/idlewatt/idlewatt/internal/textsafe"
 	"github.com/idlewatt/idlewatt/report"
 	"github.com/idlewatt/idlewatt/report/chart"
 	"github.com/spf13/cobra"
@@ -139,11 +140,11 @@ func runPlot(cmd *cobra.Command, args []string) error {
 		return usageErr("plot: --from/--to: %v; nothing written", err)
 	}
 	for _, n := range notes { // the data notes report gives, word for word
-		fmt.Fprintf(cmd.ErrOrStderr(), "plot: note: %s\n", n)
+		fmt.Fprintf(cmd.ErrOrStderr(), "plot: note: %s\n", textsafe.Terminal(n))
 	}
 	if err != nil {
 		return inputErr(err)
 	}
-	cmd.Printf("%s\n", out)
+	cmd.Printf("%s\n", textsafe.Terminal(out))
 	return nil
 }

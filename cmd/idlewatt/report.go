@@ -12,6 +12,7 @@ import (
 	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/internal/outfile"
+	"github.com/idlewatt/idlewatt/internal/textsafe"
 	"github.com/idlewatt/idlewatt/report"
 	htmlreport "github.com/idlewatt/idlewatt/report/html"
 	"github.com/spf13/cobra"
@@ -102,7 +103,7 @@ func runReport(cmd *cobra.Command, args []string) error {
 		return noPowerErr(path, out, r)
 	}
 	printHeadline(w, r)
-	fmt.Fprintf(w, "report written to %s\n", out)
+	fmt.Fprintf(w, "report written to %s\n", textsafe.Terminal(out))
 	return noPowerErr(path, out, r)
 }
 
@@ -151,15 +152,15 @@ func analyzeCapture(cmd *cobra.Command, path string, opts analysis.Options) (*an
 func printHeadline(w io.Writer, r *analysis.Report) {
 	fmt.Fprintf(w, "%-24s %21s %21s %26s %19s %10s\n", "drive", "active idle W", "average W", "peak W [95 % interval]", "energy J", "dropped")
 	for _, d := range r.Drives {
-		fmt.Fprintf(w, "%-24s %21s %21s %26s %19s %10d\n", d.Name, analysis.FormatPM(d.ActiveIdleW, d.ActiveIdleU95W, 4), analysis.FormatPM(d.AverageW, d.AverageU95W, 4),
+		fmt.Fprintf(w, "%-24s %21s %21s %26s %19s %10d\n", textsafe.Terminal(d.Name), analysis.FormatPM(d.ActiveIdleW, d.ActiveIdleU95W, 4), analysis.FormatPM(d.AverageW, d.AverageU95W, 4),
 			analysis.FormatCI(d.PeakW, d.PeakCI95W, 4), analysis.FormatPM(d.EnergyJ, d.EnergyU95J, 3), d.Samples.Dropped)
 	}
 	for _, d := range r.Drives {
 		if d.DevSlp.Outcome != "" {
-			fmt.Fprintf(w, "DevSlp port %d: %s\n", d.Port, d.DevSlp.Verdict)
+			fmt.Fprintf(w, "DevSlp port %d: %s\n", d.Port, textsafe.Terminal(d.DevSlp.Verdict.String()))
 		}
 	}
 	for _, n := range r.Notes {
-		fmt.Fprintf(w, "note: %s\n", n)
+		fmt.Fprintf(w, "note: %s\n", textsafe.Terminal(n))
 	}
 }

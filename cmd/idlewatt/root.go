@@ -16,6 +16,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
+
+	"github.com/idlewatt/idlewatt/internal/textsafe"
 )
 
 // version is set at build time with -ldflags "-X main.version=..."; otherwise
@@ -90,7 +92,9 @@ func (c *cli) exitCode(err error) int {
 	// Messages built from cmd.CommandPath() (flag and argument errors,
 	// some commands' own) begin "idlewatt CMD:"; the prefix below already
 	// says idlewatt once.
-	fmt.Fprintln(c.stderr, "idlewatt:", strings.TrimPrefix(err.Error(), "idlewatt "))
+	// Every message can hold a user's string (a file name, a drive name,
+	// what a device said): its control characters are shown, not acted on.
+	fmt.Fprintln(c.stderr, "idlewatt:", textsafe.Lines(strings.TrimPrefix(err.Error(), "idlewatt ")))
 	return classify(err, c.preRunDone)
 }
 
