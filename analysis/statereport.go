@@ -449,7 +449,7 @@ func (sd *stateDetector) finishStates(open Opener, p *pass1, c *Clock, drives []
 		return out, err
 	}
 	defer src.Close()
-	cr, ok := src.(*capture.Reader)
+	cr, ok := captureReader(src)
 	if !ok {
 		for _, ln := range learn {
 			out[ln.i].Note = "levels learned, but this source cannot be read sample by sample for classification"

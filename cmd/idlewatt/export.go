@@ -105,11 +105,16 @@ func runExport(cmd *cobra.Command, args []string) error {
 	if res.Rows == 0 { // a window past the last sample: no header-only CSV, exit 0
 		return usageErr("export: --from %g s: the capture's last sample is at %g s; no rows to write", win.From.Seconds(), res.LastS)
 	}
-	// A damaged capture still gives every intact row (below).
+	// A damaged capture still gives every intact row (below). A signal
+	// that came with the last read: nothing goes under the name.
+	if err := checkStop(cmd.Context()); err != nil {
+		return err
+	}
 	if f != nil {
 		if err := f.Commit(); err != nil {
 			return failErr("export %s: %w", out, err)
 		}
+		outputsPlaced(cmd)
 	}
 	// The same account report and plot give (docs/cli.md, "Damaged
 	// captures"): exit 0, what was lost said on stderr.
@@ -152,18 +157,45 @@ func exportParquet(cmd *cobra.Command, path, dir string) error {
 	}
 	opts := analysis.DefaultOptions()
 	opts.States = &analysis.StateOptions{Profiles: user}
-	rep, err := analysis.Analyze(path, opts)
+	open, at, err := captureOpenerAt(cmd.Context(), cmd, path)
 	if err != nil {
-		return inputErr(err)
+		return err
+	}
+	prog := startProgress(cmd, "export")
+	defer prog.Stop()
+	var rep *analysis.Report
+	err = cancellable(cmd, func() error {
+		prog.Passes(path, at)
+		var err error
+		rep, err = analyzeOpened(cmd, open, path, opts)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	// A capture in which no drive has a single power sample (each lacks a
+	// rail) gives Parquet files of nulls: bad input, and nothing written
+	// (it used to say "the capture holds no samples" and exit 0).
+	if noPowerErr(path, dir, rep) != nil {
+		for _, n := range rep.Notes {
+			fmt.Fprintf(cmd.ErrOrStderr(), "export: note: %s\n", textsafe.Terminal(n))
+		}
+		return inputErr(fmt.Errorf("%s: no drive has a power sample (each lacks a rail; see the notes above); nothing written", path))
 	}
 	host, _ := os.Hostname()
 	oo := outOptions(cmd, "", path)
-	if err := pqexport.Write(path, rep, dir, pqexport.Options{Overwrite: oo.Overwrite, Host: host}); err != nil {
+	prog.Step("writing the Parquet files into "+dir, nil)
+	if err := pqexport.Write(path, rep, dir, pqexport.Options{Overwrite: oo.Overwrite, Host: host, Stop: interrupted(cmd.Context())}); err != nil {
+		if errors.Is(err, errInterrupted) {
+			return err
+		}
 		if errors.Is(err, outfile.ErrRefused) {
 			return usageErr("export: --parquet %v", err)
 		}
 		return failErr("export: --parquet %v", err)
 	}
+	outputsPlaced(cmd)
+	prog.Stop()
 	for _, n := range rep.Notes {
 		fmt.Fprintf(cmd.ErrOrStderr(), "export: note: %s\n", textsafe.Terminal(n))
 	}

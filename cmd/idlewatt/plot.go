@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/internal/outfile"
 	"github.com/idlewatt/idlewatt/internal/textsafe"
 	"github.com/idlewatt/idlewatt/report"
@@ -33,6 +34,7 @@ func init() {
 		f.Bool("log", false, "logarithmic power axis (mW idle states and W bursts on one chart)")
 		f.String("unit", "auto", "power unit: W, mW or auto (mW when everything is below 1 W)")
 		f.String("title", "", "chart title (default: \"Power over Time: \" and the drives' names; the capture's name is the subtitle)")
+		f.IntSlice("ports", nil, fmt.Sprintf("only these drive ports, in this order (at most %d drives are drawn; default: the first %d)", report.MaxChartDrives, report.MaxChartDrives))
 		addOverwriteFlag(f, "the --out image")
 		return c
 	})
@@ -62,9 +64,13 @@ func runPlot(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	from, to := fromD.Seconds(), toD.Seconds()
-	open, err := captureOpener(cmd.Context(), cmd, args[0])
+	open, at, err := captureOpenerAt(cmd.Context(), cmd, args[0])
 	if err != nil {
 		return err
+	}
+	ports, _ := cmd.Flags().GetIntSlice("ports")
+	if len(ports) > report.MaxChartDrives {
+		return usageErr("plot: --ports names %d drives; a chart draws at most %d", len(ports), report.MaxChartDrives)
 	}
 	if to != 0 && to <= from {
 		return usageErr("plot: --to %g must be after --from %g", to, from)
@@ -133,11 +139,29 @@ func runPlot(cmd *cobra.Command, args []string) error {
 	if err := requireSamples(cmd.Context(), cmd, "plot", args[0]); err != nil {
 		return err
 	}
-	notes, err := report.Plot(args[0], out, report.PlotOptions{From: from, To: to, Buckets: pts,
-		Title: optString(cmd, "title", ""), Subtitle: filepath.Base(args[0]),
-		Width: size[0], Height: size[1], DPI: size[2], LogY: optBool(cmd, "log", ""), Unit: unit, Open: open, Out: oo, Stop: interrupted(cmd.Context())})
+	prog := startProgress(cmd, "plot")
+	defer prog.Stop()
+	stop := interrupted(cmd.Context())
+	// The chart is drawn in memory and written only then: a signal while
+	// it is read or drawn leaves no file (issue 26 item 1).
+	var notes []string
+	var png []byte
+	err = cancellable(cmd, func() error {
+		prog.Passes(args[0], at)
+		var err error
+		notes, png, err = report.RenderPlot(args[0], filepath.Ext(out), report.PlotOptions{From: from, To: to, Buckets: pts,
+			Title: optString(cmd, "title", ""), Subtitle: filepath.Base(args[0]), Ports: ports,
+			Width: size[0], Height: size[1], DPI: size[2], LogY: optBool(cmd, "log", ""), Unit: unit, Open: open, Stop: stop})
+		return err
+	})
+	if errors.Is(err, errInterrupted) {
+		return err
+	}
 	if errors.Is(err, report.ErrEmptyWindow) {
 		return usageErr("plot: --from/--to: %v; nothing written", err)
+	}
+	if errors.Is(err, analysis.ErrNoSuchPort) {
+		return usageErr("plot: --ports: %s: %v", args[0], err)
 	}
 	for _, n := range notes { // the data notes report gives, word for word
 		fmt.Fprintf(cmd.ErrOrStderr(), "plot: note: %s\n", textsafe.Terminal(n))
@@ -145,6 +169,18 @@ func runPlot(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return inputErr(err)
 	}
+	if err := stop(); err != nil {
+		return err
+	}
+	prog.Stop()
+	oo.Inputs = append(oo.Inputs[:len(oo.Inputs):len(oo.Inputs)], args[0])
+	if err := outfile.WriteFile(out, png, oo); err != nil {
+		if errors.Is(err, outfile.ErrRefused) {
+			return usageErr("plot: --out %w", err)
+		}
+		return failErr("plot: --out %w", err)
+	}
+	outputsPlaced(cmd)
 	cmd.Printf("%s\n", textsafe.Terminal(out))
 	return nil
 }

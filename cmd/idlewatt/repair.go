@@ -62,6 +62,7 @@ func runRepair(cmd *cobra.Command, args []string) error {
 	case err != nil:
 		return failErr("repair %s: %v", out, err)
 	}
+	outputsPlaced(cmd)
 	acc := res.Account
 	stderr := cmd.ErrOrStderr()
 	if res.End != nil {

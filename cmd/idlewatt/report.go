@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/idlewatt/idlewatt/analysis"
@@ -73,25 +72,58 @@ func runReport(cmd *cobra.Command, args []string) error {
 	if err := requireSamples(cmd.Context(), cmd, "report", path); err != nil {
 		return err
 	}
-	var pyr *htmlreport.Pyramid
-	if withHTML {
-		pyr = htmlreport.NewPyramidFor(path, htmlreport.Budget{})
-		opts.Samples = pyr
-	}
-	r, err := analyzeCapture(cmd, path, opts)
+	open, at, err := captureOpenerAt(cmd.Context(), cmd, path)
 	if err != nil {
 		return err
 	}
-	if err := interrupted(cmd.Context())(); err != nil {
+	prog := startProgress(cmd, "report")
+	defer prog.Stop()
+	stop := interrupted(cmd.Context())
+	// Everything is built in memory first — the analysis, every file, the
+	// charts, report.html — and only then written, through temporary files
+	// renamed into place once all are written: a signal at any moment leaves
+	// nothing under a final name (issue 26 item 1).
+	var r *analysis.Report
+	var outs []report.Output
+	var chartErr error
+	err = cancellable(cmd, func() error {
+		var pyr *htmlreport.Pyramid
+		if withHTML {
+			pyr = htmlreport.NewPyramidFor(path, htmlreport.Budget{})
+			opts.Samples = pyr
+		}
+		prog.Passes(path, at)
+		var err error
+		if r, err = analyzeOpened(cmd, open, path, opts); err != nil {
+			return err
+		}
+		prog.Step("building the report files and charts", nil)
+		outs, chartErr = report.Build(r, report.WriteOptions{Stop: stop})
+		if outs == nil {
+			return chartErr
+		}
+		if withHTML {
+			prog.Step("building "+htmlreport.FileName, nil)
+			b, err := htmlreport.Render(r, pyr, htmlreport.Options{Capture: path, Stop: stop})
+			if err != nil {
+				return failErr("writing %s into %s: %w", htmlreport.FileName, out, err)
+			}
+			outs = append(outs, report.Output{Name: htmlreport.FileName, Data: b})
+		}
+		return nil
+	})
+	if err != nil {
 		return err
 	}
-	if err := report.WriteFilesWith(r, out, report.WriteOptions{Out: oo}); err != nil {
+	prog.Step("writing "+out, nil)
+	oo.Inputs = append(oo.Inputs[:len(oo.Inputs):len(oo.Inputs)], path)
+	if err := report.WriteOutputs(out, outs, oo, stop); err != nil {
 		return failErr("writing report into %s: %w", out, err)
 	}
-	if withHTML {
-		if err := htmlreport.Write(filepath.Join(out, htmlreport.FileName), r, pyr, htmlreport.Options{Capture: path, Out: oo}); err != nil {
-			return failErr("writing %s into %s: %w", htmlreport.FileName, out, err)
-		}
+	outputsPlaced(cmd)
+	prog.Stop()
+	if chartErr != nil {
+		return failErr("writing report into %s: %w", out, chartErr)
 	}
 	w := cmd.OutOrStdout()
 	if optBool(cmd, "json", "") {
@@ -126,6 +158,11 @@ func analyzeCapture(cmd *cobra.Command, path string, opts analysis.Options) (*an
 	if err != nil {
 		return nil, err
 	}
+	return analyzeOpened(cmd, open, path, opts)
+}
+
+// analyzeOpened is analyzeCapture of a capture already opened for passes.
+func analyzeOpened(cmd *cobra.Command, open analysis.Opener, path string, opts analysis.Options) (*analysis.Report, error) {
 	r, err := analysis.AnalyzeSource(open, opts)
 	if r != nil {
 		r.Capture.Path = path

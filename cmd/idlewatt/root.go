@@ -51,7 +51,13 @@ type cli struct {
 	// truthFiles are the open truth outputs of the simulated drives this
 	// command line's emulator serves (profiles.go).
 	truthFiles []truthFile
+	// placed is set once a command has put its outputs in place: a signal
+	// after that is not one that cut the job short (see runMain).
+	placed bool
 }
+
+// outputsPlaced records that cmd's outputs are all under their names.
+func outputsPlaced(cmd *cobra.Command) { cliOf(cmd).placed = true }
 
 func newCLI(stdout, stderr io.Writer) *cli {
 	return &cli{cfg: viper.New(), stdout: stdout, stderr: stderr}

@@ -119,6 +119,10 @@ const RowGroupRows = 1 << 20
 type Options struct {
 	Overwrite bool // replace an existing DIR's files
 	Host      string
+	// Stop, if set, is asked at every row group and record batch; its
+	// error (a signal) ends the export, and nothing is left under a final
+	// name (a directory Write created is removed).
+	Stop func() error
 }
 
 // Files are the files Write makes in DIR.
@@ -127,7 +131,17 @@ var Files = []string{"samples.parquet", "io.parquet", "state.parquet", "summary.
 // Write exports the capture at path, with its report rep, into dir. dir must
 // not exist (it is created) unless o.Overwrite; files are written through
 // temporary files renamed into place, never through a symbolic link.
-func Write(path string, rep *analysis.Report, dir string, o Options) error {
+func Write(path string, rep *analysis.Report, dir string, o Options) (err error) {
+	stop := func() error {
+		if o.Stop != nil {
+			return o.Stop()
+		}
+		return nil
+	}
+	if err := stop(); err != nil {
+		return err
+	}
+	created := true
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		if !errors.Is(err, os.ErrExist) || !o.Overwrite {
 			if errors.Is(err, os.ErrExist) {
@@ -138,15 +152,39 @@ func Write(path string, rep *analysis.Report, dir string, o Options) error {
 		if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
 			return fmt.Errorf("%s is not a directory: %w", dir, outfile.ErrRefused)
 		}
+		created = false
 	}
+	// The four files are written to temporary files and renamed into
+	// place together at the end: a failure or a signal half way leaves none
+	// of them (and no directory Write made).
+	var files []*outfile.File
+	defer func() {
+		for _, f := range files {
+			f.Abort() // no-op after Commit
+		}
+		if err != nil && created {
+			os.Remove(dir) // only if empty: nothing of anyone else's goes
+		}
+	}()
 	oo := outfile.Options{Overwrite: o.Overwrite, Inputs: []string{path}}
+	stage := func(name string, fill func(io.Writer) error) error {
+		f, err := outfile.Create(filepath.Join(dir, name), oo)
+		if err != nil {
+			return err
+		}
+		files = append(files, f)
+		if err := fill(f); err != nil {
+			return fmt.Errorf("%s: %w", f.Name(), err)
+		}
+		return nil
+	}
 	r, err := capture.Open(path)
 	if err != nil {
 		return err
 	}
 	defer r.Close()
 	h := r.Header()
-	if err := writeFile(filepath.Join(dir, "samples.parquet"), oo, func(w io.Writer) error { return writeSamples(w, r, &h) }); err != nil {
+	if err := stage("samples.parquet", func(w io.Writer) error { return writeSamples(w, r, &h, stop) }); err != nil {
 		return err
 	}
 	r2, err := capture.Open(path)
@@ -156,27 +194,26 @@ func Write(path string, rep *analysis.Report, dir string, o Options) error {
 	defer r2.Close()
 	r2.SkipSamples(true)
 	policy := map[int]string{}
-	if err := writeFile(filepath.Join(dir, "io.parquet"), oo, func(w io.Writer) error { return writeIO(w, r2, policy) }); err != nil {
+	if err := stage("io.parquet", func(w io.Writer) error { return writeIO(w, r2, policy, stop) }); err != nil {
 		return err
 	}
-	if err := writeFile(filepath.Join(dir, "state.parquet"), oo, func(w io.Writer) error { return writeStates(w, path, rep) }); err != nil {
+	if err := stage("state.parquet", func(w io.Writer) error { return writeStates(w, path, rep) }); err != nil {
 		return err
 	}
-	return writeFile(filepath.Join(dir, "summary.parquet"), oo, func(w io.Writer) error {
+	if err := stage("summary.parquet", func(w io.Writer) error {
 		return writeSummary(w, path, &h, rep, policy, o.Host)
-	})
-}
-
-func writeFile(name string, oo outfile.Options, fill func(io.Writer) error) error {
-	f, err := outfile.Create(name, oo)
-	if err != nil {
+	}); err != nil {
 		return err
 	}
-	defer f.Abort()
-	if err := fill(f); err != nil {
-		return fmt.Errorf("%s: %w", name, err)
+	if err := stop(); err != nil {
+		return err
 	}
-	return f.Commit()
+	for _, f := range files {
+		if err := f.Commit(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func writerOpts() []pq.WriterOption {
@@ -184,7 +221,7 @@ func writerOpts() []pq.WriterOption {
 }
 
 // writeSamples writes one row per drive per sample index.
-func writeSamples(w io.Writer, r *capture.Reader, h *capture.Header) error {
+func writeSamples(w io.Writer, r *capture.Reader, h *capture.Header, stop func() error) error {
 	pw := pq.NewGenericWriter[SampleRow](w, writerOpts()...)
 	var ports []int
 	at := map[int]int{}
@@ -217,6 +254,9 @@ func writeSamples(w io.Writer, r *capture.Reader, h *capture.Header) error {
 			return err
 		}
 		if len(buf)+len(ports) > cap(buf) || len(vals)+9*len(ports) > cap(vals) {
+			if err := stop(); err != nil {
+				return err
+			}
 			if err := flush(); err != nil {
 				return err
 			}
@@ -261,10 +301,13 @@ func writeSamples(w io.Writer, r *capture.Reader, h *capture.Header) error {
 	return pw.Close()
 }
 
-func writeIO(w io.Writer, r *capture.Reader, policy map[int]string) error {
+func writeIO(w io.Writer, r *capture.Reader, policy map[int]string, stop func() error) error {
 	pw := pq.NewGenericWriter[IORow](w, writerOpts()...)
 	var buf []IORow
 	for {
+		if err := stop(); err != nil {
+			return err
+		}
 		rec, err := r.Next()
 		if err != nil {
 			break
