@@ -182,6 +182,40 @@ func oneRailCapture(t *testing.T) []byte {
 	return joinCapture(pre, cs)
 }
 
+// marksCapture has clock marks whose meter indices run a million times too
+// fast: they agree only on a drift of about −1e6 ppm, which is refused.
+func marksCapture(t *testing.T) []byte {
+	t.Helper()
+	s := synthcap.Scenario{RateHz: 1000, Duration: 6 * time.Second, Seed: 26, StartHost: 5e12, MarkEvery: time.Second,
+		RTTMin: 400 * time.Microsecond, Jitter: 100 * time.Microsecond,
+		Drives: []synthcap.Drive{{Port: 1, Name: "SSD 1", IdleW: 0.4, BusyW: 2}}}
+	var b bytes.Buffer
+	w, err := capture.NewWriter(&b, s.Header(), capture.Options{IndexEvery: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := synthcap.Generate(s, marksTimes{w, 1e6}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	pre, cs := splitCapture(t, b.Bytes())
+	binary.LittleEndian.PutUint64(cs[len(cs)-1].payload, 0)
+	return joinCapture(pre, cs)
+}
+
+// marksTimes multiplies every mark's meter index by k.
+type marksTimes struct {
+	*capture.Writer
+	k uint64
+}
+
+func (w marksTimes) Mark(m meter.MarkEcho) error {
+	m.MeterIndex *= w.k
+	return w.Writer.Mark(m)
+}
+
 // safetyCLIFixtures builds every file, by name.
 func safetyCLIFixtures(t *testing.T) map[string][]byte {
 	clean := cleanCapture(t, 3*time.Second, "SSD 1")
@@ -210,6 +244,7 @@ func safetyCLIFixtures(t *testing.T) map[string][]byte {
 		"safety-cli-summary-x1000.iwcap": editChunks(t, long, 0x12, 0, scaleLevels(1000)),
 		"safety-cli-summary-zero.iwcap":  editChunks(t, long, 0x12, 0, scaleLevels(0)),
 		"safety-cli-one-rail.iwcap":      oneRailCapture(t),
+		"safety-cli-marks-x1e6.iwcap":    marksCapture(t),
 	}
 }
 
