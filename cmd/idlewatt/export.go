@@ -93,7 +93,10 @@ func runExport(cmd *cobra.Command, args []string) error {
 		defer f.Abort() // no-op after Commit
 		w = f
 	}
+	prog := startProgress(cmd, "export")
+	prog.Step("writing "+out, nil)
 	res, err := csvexport.Write(w, r, win)
+	prog.Stop()
 	if err != nil && !errors.Is(err, capture.ErrTruncated) {
 		return failErr("export %s: %v", out, err)
 	}

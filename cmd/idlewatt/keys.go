@@ -19,6 +19,7 @@ import (
 
 	"github.com/spf13/viper"
 
+	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/internal/suggest"
 )
 
@@ -98,6 +99,13 @@ var driveKeys = map[string]keyKind{
 	"nvme": kString,
 }
 
+// driveStringBounds are the drive keys a capture header keeps, with their
+// bounds in bytes (docs/capture-format.md, "Header").
+var driveStringBounds = map[string]int{
+	"name": capture.MaxNameBytes, "profile": capture.MaxNameBytes, "model": capture.MaxNameBytes,
+	"firmware": capture.MaxNameBytes, "target": capture.MaxPathBytes,
+}
+
 // envNotKeys are IDLEWATT_* variables that are not config keys: the config
 // file's path and the switches of the test and benchmark scripts.
 var envNotKeys = map[string]bool{
@@ -167,6 +175,14 @@ func checkConfigFile(cfg *viper.Viper, file string) error {
 				}
 				if err := checkValue(kind, m[k]); err != nil {
 					return usageErr("config %s: drives[%d].%s: %v", file, i, k, err)
+				}
+				// What a capture's header may hold (capture.MaxNameBytes): a
+				// 10 MB name made 217 MB of report files; refused before the
+				// meter starts rather than when the capture is created.
+				if limit, ok := driveStringBounds[strings.ToLower(k)]; ok {
+					if n := len(fmt.Sprint(m[k])); n > limit {
+						return usageErr("config %s: drives[%d].%s: %d bytes, at most %d", file, i, k, n, limit)
+					}
 				}
 			}
 		}

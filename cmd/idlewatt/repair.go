@@ -49,7 +49,10 @@ func runRepair(cmd *cobra.Command, args []string) error {
 	if err := requireSamples(cmd.Context(), cmd, "repair", in); err != nil {
 		return err
 	}
+	prog := startProgress(cmd, "repair")
+	prog.Step(fmt.Sprintf("copying %s into %s", in, out), nil)
 	res, err := capture.Repair(cmd.Context(), in, out, oo)
+	prog.Stop()
 	switch {
 	case errors.Is(err, capture.ErrRepairInput):
 		return inputErr(err)
