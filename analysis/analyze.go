@@ -679,13 +679,17 @@ func (r *Report) clockNotes(c *Clock) {
 	case !c.Fitted:
 		r.Alignment.Method = "header"
 		r.dataNote("no usable clock marks: meter time placed on the host clock from the header's start time and the nominal rate (offset is the stream start latency; drift uncorrected)")
+	case c.StartOffsetS != 0 && c.DriftRefusedPPM != 0:
+		// Not "marks that agree": they agreed on a drift that is refused
+		// below; what is used is their median offset at the nominal rate.
+		r.dataNote(fmt.Sprintf("the clock marks' median offset at the header's rate (the median of %d marks; their own fit's drift is refused, below) puts the first sample %.3f s from the header's start time (when streaming was requested): the header's start time or the meter's sample index is wrong; that offset is used", c.Used, c.StartOffsetS))
 	case c.StartOffsetS != 0:
 		r.dataNote(fmt.Sprintf("the clock fit (%d marks that agree) puts the first sample %.3f s from the header's start time (when streaming was requested): the header's start time or the meter's sample index is wrong; the marks are used", c.Used, c.StartOffsetS))
 	}
 	switch {
 	case c.Fitted && c.DriftRefusedPPM != 0:
 		r.Alignment.Method = "marks, nominal rate"
-		r.dataNote(fmt.Sprintf("clock drift %.6g ppm refused: beyond the ±%g ppm two crystals can drift (docs/analysis.md); the marks or the header's rate %g Hz are wrong — the nominal rate is used and the offset is the marks' median, so durations and energy assume the header's rate", c.DriftRefusedPPM, c.MaxDriftPPM, c.RateHz))
+		r.dataNote(fmt.Sprintf("clock drift %.6g ppm refused: beyond the ±%g ppm two crystals can drift (docs/analysis.md); the marks or the header's rate %g Hz are wrong — the nominal rate is used and the offset is the marks' median (at that rate the %d marks lie up to %.6g ms from it), so durations and energy assume the header's rate", c.DriftRefusedPPM, c.MaxDriftPPM, c.RateHz, c.Used, c.ResidualMS.Max))
 	}
 }
 

@@ -17,6 +17,9 @@ type PlotOptions struct {
 	// Open, if set, opens the capture instead of capture.Open(path) (the
 	// command line passes one that stops on SIGINT).
 	Open Opener
+	// Ports, if set, are the drives drawn, in this order (a port the
+	// capture lacks is ErrNoSuchPort); empty = every drive.
+	Ports []int
 }
 
 // PlotData is what a power-over-time chart of a capture shows, as PlotTraces
@@ -45,6 +48,7 @@ func PlotTraces(path string, o PlotOptions) (*PlotData, error) {
 	}
 	opts := DefaultOptions()
 	opts.ChartBuckets = o.Buckets
+	opts.Ports = o.Ports
 	zoomed := o.To > o.From
 	// A capture with an index (format 2.1) gives the overview without a
 	// scan: the first pass's marks, I/O, states and events and the coarse
@@ -67,6 +71,11 @@ func PlotTraces(path string, o PlotOptions) (*PlotData, error) {
 		}
 	}
 	var notes []string
+	if traces != nil && !summariesAgree(open) {
+		// The summaries say other than their samples (capture/verify.go):
+		// the samples win, and the samples pass's notes name the chunks.
+		traces, coarse = nil, nil
+	}
 	if traces == nil {
 		opts.ChartFrom, opts.ChartTo = o.From, o.To
 		r, err := secondPass(open, opts, p1, nil, p1.fitter.Fit(p1.hdr.StartHost))
@@ -93,6 +102,32 @@ func PlotTraces(path string, o PlotOptions) (*PlotData, error) {
 		notes = append([]string{idxNote}, notes...)
 	}
 	return &PlotData{Traces: traces, Capture: p1.info, Notes: notes}, nil
+}
+
+// plotCheckBytes is how much of a capture summariesAgree reads: every
+// summary there is compared with its samples, about 4 MiB of decoding.
+const plotCheckBytes = 4 << 20
+
+// summariesAgree reads the start of the capture with its samples decoded,
+// so the reader compares the summaries there with their samples
+// (capture/verify.go), and reports whether all agreed. A chart drawn from
+// summaries alone would draw levels ×1000 or zeroed as they stand while the
+// samples say 0.4 W; a check of the first plotCheckBytes catches a file
+// whose summaries are wrong throughout, at a bounded cost.
+func summariesAgree(open Opener) bool {
+	src, err := open()
+	if err != nil {
+		return true // the passes report it
+	}
+	defer src.Close()
+	for {
+		rec, err := src.Next()
+		if err != nil || rec.Offset > plotCheckBytes {
+			break
+		}
+	}
+	a, ok := src.(accounter)
+	return !ok || a.Account().Mismatches == 0
 }
 
 // errFiner: the summary levels an index lists are all too coarse for the
@@ -174,11 +209,15 @@ func plotSummaries(open Opener, p *pass1, o PlotOptions, indexed bool) ([]series
 	h := p.hdr
 	clock := p.fitter.Fit(h.StartHost)
 	sl := &summaryLevels{o: o, clock: &clock, t0: clock.HostF(0), drive: map[int]int{}, rails: map[int]int{}, lvls: map[uint32]*summaryLevel{}}
+	ports, _, err := drivePorts(h, o.Ports)
+	if err != nil {
+		return nil, err
+	}
+	for _, port := range ports {
+		sl.drive[port] = len(sl.ports)
+		sl.ports = append(sl.ports, port)
+	}
 	for _, c := range h.Channels {
-		if _, ok := sl.drive[c.Port]; !ok {
-			sl.drive[c.Port] = len(sl.ports)
-			sl.ports = append(sl.ports, c.Port)
-		}
 		sl.rails[c.Port]++
 	}
 	found := false
@@ -195,6 +234,9 @@ func plotSummaries(open Opener, p *pass1, o PlotOptions, indexed bool) ([]series
 		}
 		s := rec.Summary
 		if s.Channel < 0 || s.Channel >= len(h.Channels) || s.Per == 0 {
+			continue
+		}
+		if _, drawn := sl.drive[h.Channels[s.Channel].Port]; !drawn {
 			continue
 		}
 		found = true

@@ -96,6 +96,12 @@ type Account struct {
 	// end chunk was read), so Written − Read is exact.
 	Read, Written uint64
 	EndSeen       bool
+	// Mismatched lists the first summary chunks whose numbers disagree
+	// with the samples beside them (a Reader that decodes samples checks
+	// them; verify.go); Mismatches counts them all. They were not handed
+	// out: the samples win.
+	Mismatched []SummaryMismatch
+	Mismatches int
 }
 
 // maxDamage bounds the stretches an Account lists; the totals count all.
@@ -122,6 +128,9 @@ func (a *Account) Clean() bool {
 		}
 	}
 	if n, ok := a.Unaccounted(); ok && n > 0 {
+		return false
+	}
+	if a.Mismatches > 0 {
 		return false
 	}
 	return !a.EndSeen || a.Written == a.Read
@@ -179,6 +188,9 @@ func (a *Account) Notes() []string {
 			why = "come after the channel's sample index restarted at 0 (a meter restart or a second stream in one file)"
 		}
 		out = append(out, fmt.Sprintf("%d channel samples in %d samples chunk(s) (%s) %s: not placed on the timeline, not in any figure; the meter's clock cannot say when they were taken", x.Samples, x.Chunks, r, why))
+	}
+	if a.Mismatches > 0 {
+		out = append(out, mismatchNote(a.Mismatched, a.Mismatches))
 	}
 	if t := a.Trailing; t.Bytes > 0 {
 		what := "bytes"

@@ -366,6 +366,18 @@ func TestHeaderValidated(t *testing.T) {
 		{"gain error 100 %", "channels[1].current_gain_error", func(h *Header) { h.Channels[1].CurrentGainErr = 1 }},
 		{"gain error 150 %", "channels[0].volt_gain_error", func(h *Header) { h.Channels[0].VoltGainErr = 1.5 }},
 		{"negative offset", "channels[0].current_offset_a", func(h *Header) { h.Channels[0].CurrentOffset = -1e-6 }},
+		// Strings and lists have bounds (a 10 MB drive name made 217 MB of
+		// report files).
+		{"drive name 257 bytes", "drives[1].name", func(h *Header) {
+			h.Drives = []DriveInfo{{Port: 1, Name: "ok"}, {Port: 2, Name: strings.Repeat("n", MaxNameBytes+1)}}
+		}},
+		{"drive target 4097 bytes", "drives[0].target", func(h *Header) {
+			h.Drives = []DriveInfo{{Port: 1, Name: "ok", Target: "/" + strings.Repeat("d", MaxPathBytes)}}
+		}},
+		{"meter model 10 MB", "meter.model", func(h *Header) { h.Meter.Model = strings.Repeat("m", 10<<20) }},
+		{"tool 257 bytes", "tool", func(h *Header) { h.Tool = strings.Repeat("t", MaxNameBytes+1) }},
+		{"capability 257 bytes", "meter.capabilities[0]", func(h *Header) { h.Meter.Capabilities = []string{strings.Repeat("c", MaxNameBytes+1)} }},
+		{"config 1 MiB + 1", "config", func(h *Header) { h.Config = json.RawMessage(`"` + strings.Repeat("c", MaxConfigBytes-1) + `"`) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := testHeader()
@@ -381,6 +393,13 @@ func TestHeaderValidated(t *testing.T) {
 			}
 			// The offset points at the value in the file.
 			key := tc.field[strings.LastIndexAny(tc.field, ".]")+1:]
+			if strings.HasSuffix(tc.field, "]") { // a list entry: after the list's key and "[" or ","
+				key = tc.field[strings.LastIndex(tc.field, ".")+1 : strings.Index(tc.field, "[")]
+				if he.Offset < 32 || !bytes.Contains(b[:he.Offset], []byte(`"`+key+`":[`)) {
+					t.Errorf("offset %d: %q", he.Offset, b[max(0, he.Offset-20):min(int64(len(b)), he.Offset+10)])
+				}
+				return
+			}
 			if he.Offset < 32 || he.Offset >= int64(len(b)) || !bytes.HasSuffix(b[:he.Offset], []byte(`"`+key+`":`)) {
 				t.Errorf("offset %d: %q", he.Offset, b[max(0, he.Offset-20):min(int64(len(b)), he.Offset+10)])
 			}

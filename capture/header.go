@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/idlewatt/idlewatt/meter"
 )
@@ -26,6 +27,21 @@ const (
 	// MaxPort bounds a channel's port number (0 is a channel that is no
 	// drive's, e.g. the battery meter's CPU package).
 	MaxPort = 4096
+
+	// MaxNameBytes bounds every name and identity string of the header —
+	// created, tool, the meter's kind, model, firmware, serial and
+	// capabilities, a drive's name, profile, model, firmware and interface —
+	// in bytes of UTF-8: a drive name of 10 MB made 217 MB of report files
+	// and 20 MB of terminal output. A real name is tens of bytes.
+	MaxNameBytes = 256
+	// MaxPathBytes bounds a drive's target (a device or file path; PATH_MAX).
+	MaxPathBytes = 4096
+	// MaxConfigBytes bounds the run's configuration kept verbatim (a config
+	// file of a few drives and profiles is a few KiB).
+	MaxConfigBytes = 1 << 20
+	// MaxListEntries bounds the header's other lists: drives, the meter's
+	// channels (as the stream's), rates and capabilities.
+	MaxListEntries = 4096
 )
 
 // ErrInvalid: a chunk's bytes are intact (its CRC matches) but what they say
@@ -84,6 +100,9 @@ func ValidateHeader(h *Header, payload []byte, base int64) error {
 	if n > MaxChannels {
 		return bad(fmt.Sprintf("%d channels, at most %d", n, MaxChannels), "channels")
 	}
+	if err := validateStrings(h, bad); err != nil {
+		return err
+	}
 	for i, c := range h.Channels {
 		if c.Port < 0 || c.Port > MaxPort {
 			return bad(fmt.Sprintf("port %d is outside 0 … %d", c.Port, MaxPort), "channels", i, "port")
@@ -106,6 +125,146 @@ func ValidateHeader(h *Header, payload []byte, base int64) error {
 		}
 	}
 	return nil
+}
+
+// validateStrings checks the header's strings and lists against their
+// bounds (bad names the field).
+func validateStrings(h *Header, bad func(string, ...any) error) error {
+	str := func(v string, limit int, path ...any) error {
+		if len(v) > limit {
+			return bad(fmt.Sprintf("%d bytes, at most %d", len(v), limit), path...)
+		}
+		return nil
+	}
+	list := func(n int, path ...any) error {
+		if n > MaxListEntries {
+			return bad(fmt.Sprintf("%d entries, at most %d", n, MaxListEntries), path...)
+		}
+		return nil
+	}
+	m := &h.Meter
+	for _, c := range []struct {
+		v    string
+		path []any
+	}{{h.Created, []any{"created"}}, {h.Tool, []any{"tool"}}, {m.Kind, []any{"meter", "kind"}}, {m.Model, []any{"meter", "model"}},
+		{m.Firmware, []any{"meter", "firmware"}}, {m.Serial, []any{"meter", "serial"}}} {
+		if err := str(c.v, MaxNameBytes, c.path...); err != nil {
+			return err
+		}
+	}
+	if err := list(len(m.Channels), "meter", "channels"); err != nil {
+		return err
+	}
+	if err := list(len(m.Rates), "meter", "rates_hz"); err != nil {
+		return err
+	}
+	if err := list(len(m.Capabilities), "meter", "capabilities"); err != nil {
+		return err
+	}
+	for i, c := range m.Capabilities {
+		if err := str(c, MaxNameBytes, "meter", "capabilities", i); err != nil {
+			return err
+		}
+	}
+	if err := list(len(h.Drives), "drives"); err != nil {
+		return err
+	}
+	for i, d := range h.Drives {
+		for _, f := range []struct {
+			name, v string
+			limit   int
+		}{{"name", d.Name, MaxNameBytes}, {"profile", d.Profile, MaxNameBytes}, {"target", d.Target, MaxPathBytes},
+			{"model", d.Model, MaxNameBytes}, {"firmware", d.Firmware, MaxNameBytes}, {"interface", d.Interface, MaxNameBytes}} {
+			if err := str(f.v, f.limit, "drives", i, f.name); err != nil {
+				return err
+			}
+		}
+	}
+	if len(h.Config) > MaxConfigBytes {
+		return bad(fmt.Sprintf("%d bytes, at most %d", len(h.Config), MaxConfigBytes), "config")
+	}
+	return nil
+}
+
+// DuplicateKey returns a *HeaderError naming the first key that appears
+// twice in one JSON object of the header payload js (file offset base), nil
+// when there is none or js is not JSON (Unmarshal says why). encoding/json
+// takes the last of two keys, and matches keys to fields without regard to
+// case, so "rate_hz" twice — or "rate_hz" and "RATE_HZ" — would be read as
+// whichever came last (a second rate_hz turned 12 J into 120 005 J); keys
+// are compared as json compares them.
+func DuplicateKey(js []byte, base int64) error {
+	type object struct {
+		path string
+		keys map[string]int64 // folded key → offset of its first appearance
+		n    int              // array index (arrays only)
+		arr  bool
+	}
+	dec := json.NewDecoder(bytes.NewReader(js))
+	dec.UseNumber()
+	var stack []*object
+	expectKey := false
+	child := func() string { // path of the value about to be read
+		if len(stack) == 0 {
+			return ""
+		}
+		top := stack[len(stack)-1]
+		if top.arr {
+			p := fmt.Sprintf("%s[%d]", top.path, top.n)
+			top.n++
+			return p
+		}
+		return top.path
+	}
+	var key string
+	for {
+		at := dec.InputOffset()
+		tok, err := dec.Token()
+		if err != nil {
+			return nil // the end, or not JSON: Unmarshal reports that
+		}
+		if expectKey {
+			if d, ok := tok.(json.Delim); ok && d == '}' {
+				stack = stack[:len(stack)-1]
+				expectKey = len(stack) > 0 && !stack[len(stack)-1].arr
+				continue
+			}
+			k, _ := tok.(string)
+			top := stack[len(stack)-1]
+			fold := strings.ToLower(strings.ToUpper(k))
+			off := valueStart(js, at)
+			path := k
+			if top.path != "" {
+				path = top.path + "." + k
+			}
+			if first, dup := top.keys[fold]; dup {
+				return &HeaderError{Field: path, Offset: base + off,
+					Reason: fmt.Sprintf("key %q appears twice in one object (first at byte %d); a reader would take the second", k, base+first)}
+			}
+			top.keys[fold] = off
+			key, expectKey = path, false
+			continue
+		}
+		path := key
+		if len(stack) > 0 && stack[len(stack)-1].arr {
+			path = child()
+		}
+		key = ""
+		switch tok {
+		case json.Delim('{'):
+			stack = append(stack, &object{path: path, keys: map[string]int64{}})
+			expectKey = true
+			continue
+		case json.Delim('['):
+			stack = append(stack, &object{path: path, arr: true})
+			continue
+		case json.Delim(']'):
+			stack = stack[:len(stack)-1]
+		}
+		// A value (or the end of an array) ends; in an object the next token
+		// is a key or its end.
+		expectKey = len(stack) > 0 && !stack[len(stack)-1].arr
+	}
 }
 
 // jsonOffset returns the offset in js where the value at path (object keys

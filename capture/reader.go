@@ -60,6 +60,10 @@ type Reader struct {
 	// UseIndex (index.go).
 	firstChunk int64
 	ix         *readerIndex
+	// ver checks summaries against the samples decoded (verify.go); nil
+	// until the first samples are decoded.
+	ver *verifier
+	cal []Calibration // scratch of the calibration check
 }
 
 // chanState is what the Reader knows of one channel's timeline.
@@ -120,6 +124,9 @@ func newReader(src io.Reader) (*Reader, error) {
 		return nil, r.corrupt(off, fmt.Sprintf("first chunk has type 0x%02x, want the header (0x%02x)", typ, chunkHeader))
 	}
 	base := off + chunkHdrLen
+	if err := DuplicateKey(p, base); err != nil {
+		return nil, err
+	}
 	if err := json.Unmarshal(p, &r.h); err != nil {
 		return nil, &HeaderError{Field: "(header JSON)", Offset: base, Reason: err.Error()}
 	}
@@ -619,12 +626,18 @@ func (r *Reader) decode(off int64, typ byte, p []byte) (rec Record, ok bool, err
 	case chunkSamples:
 		return rec, false, r.samples(p)
 	case chunkSummary:
-		return Record{Kind: KindSummary, Summary: &r.sum}, true, r.decodeSummary(p)
+		if err := r.decodeSummary(p); err != nil {
+			return rec, false, err
+		}
+		return Record{Kind: KindSummary, Summary: &r.sum}, r.verified(off), nil
 	case chunkLevels:
 		if r.major < 2 {
 			break // not part of format 1: an unknown chunk there
 		}
-		return Record{Kind: KindSummary, Summary: &r.sum}, true, r.decodeLevels(p)
+		if err := r.decodeLevels(p); err != nil {
+			return rec, false, err
+		}
+		return Record{Kind: KindSummary, Summary: &r.sum}, r.verified(off), nil
 	case chunkGap:
 		if len(p) < gapFixed || len(p) != gapFixed+int(le.Uint16(p[4:])) {
 			return rec, false, fmt.Errorf("gap payload of %d bytes", len(p))
@@ -716,6 +729,26 @@ func (r *Reader) decode(off int64, typ byte, p []byte) (rec Record, ok bool, err
 	return rec, false, nil
 }
 
+// verified checks the summary just decoded (chunk at off) against the
+// samples decoded so far and says whether to hand it out: not when it
+// disagrees (the samples win; the Account names the chunk).
+func (r *Reader) verified(off int64) bool {
+	if r.ver == nil {
+		return true
+	}
+	m, bad := r.ver.check(&r.sum, off, r.seq)
+	if !bad {
+		return true
+	}
+	if m.Channel < len(r.h.Channels) {
+		m.Name = r.h.Channels[m.Channel].Name()
+	}
+	if r.acc.Mismatches++; len(r.acc.Mismatched) < maxMismatches {
+		r.acc.Mismatched = append(r.acc.Mismatched, m)
+	}
+	return false
+}
+
 // hole queues a damaged gap for channel c if damage came between its last
 // chunk and this one, which starts at index start.
 func (r *Reader) hole(c int, start uint64) {
@@ -751,11 +784,22 @@ func (r *Reader) samples(p []byte) error {
 		want = samplesFixed + 8*n
 	case encInt16:
 		want = samplesFixed + 8 + 4*n
+		if len(p) >= samplesFixed+8 {
+			d := p[samplesFixed:]
+			c := Calibration{VGain: float64(math.Float32frombits(le.Uint32(d))), IGain: float64(math.Float32frombits(le.Uint32(d[4:])))}
+			if err := checkCalibration([]Calibration{c}, r.h.Channels[ch]); err != nil {
+				return err
+			}
+		}
 	case encCounts:
 		if r.major < 2 {
 			return fmt.Errorf("%w: sample encoding %d in a format 1 file", ErrVersion, enc)
 		}
-		if _, _, _, _, err := parseCounts(p, n, nil); err != nil {
+		var err error
+		if r.cal, _, _, _, err = parseCounts(p, n, r.cal); err != nil {
+			return err
+		}
+		if err := checkCalibration(r.cal, r.h.Channels[ch]); err != nil {
 			return err
 		}
 		want = len(p)
@@ -828,6 +872,14 @@ func (r *Reader) samples(p []byte) error {
 	}
 	if r.skip || n == 0 {
 		return nil
+	}
+	if r.ver == nil {
+		r.ver = newVerifier(r.nch)
+	}
+	if rej == RejectRestart || rej == RejectBackward {
+		r.ver.spoil(ch) // the same indices, other samples: summaries cannot be matched
+	} else {
+		verifyAdd(r.ver, ch, start+k0, v[k0:], i[k0:])
 	}
 	if k0 > 0 {
 		r.rblock = meter.Block{Channel: ch, Start: start, V: v[:k0], I: i[:k0]}

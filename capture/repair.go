@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"path/filepath"
+	"syscall"
 
 	"github.com/idlewatt/idlewatt/internal/outfile"
 )
@@ -38,7 +41,31 @@ var (
 // copy is one of ErrRepairInput, ErrRepairCreate or ErrRepairHeader; any
 // later one is the copy's or the write's.
 func Repair(ctx context.Context, in, out string, o outfile.Options) (RepairResult, error) {
-	var res RepairResult
+	return repair(ctx, in, out, func() (repairOut, error) { return outfile.Create(out, o) })
+}
+
+// repairOut is where repair writes: an *outfile.File (a test's full disk).
+type repairOut interface {
+	io.Writer
+	Commit() error
+	Abort() error
+}
+
+func repair(ctx context.Context, in, out string, create func() (repairOut, error)) (res RepairResult, err error) {
+	var written countWriter
+	defer func() {
+		// The writer says a capture cut by a full disk is readable up to
+		// where it stopped — true of a capture recorded in place, not of
+		// this copy, whose temporary file is removed: say what is left.
+		if err != nil && errors.Is(err, ErrDiskFull) {
+			var pe *fs.PathError
+			cause := error(syscall.ENOSPC)
+			if errors.As(err, &pe) {
+				cause = pe
+			}
+			err = fmt.Errorf("%w after %d bytes of the repaired capture: %w; nothing is written (the partial copy was removed, %s is unchanged)", ErrDiskFull, written.n, cause, in)
+		}
+	}()
 	per, err := summaryPer(in)
 	if err != nil {
 		return res, &stageError{ErrRepairInput, err}
@@ -49,14 +76,15 @@ func Repair(ctx context.Context, in, out string, o outfile.Options) (RepairResul
 	}
 	defer r.Close()
 	h := r.Header()
-	f, err := outfile.Create(out, o)
+	f, err := create()
 	if err != nil {
 		return res, &stageError{ErrRepairCreate, err}
 	}
 	defer f.Abort() // no-op after Commit
+	written.w = f
 	// The repaired capture keeps the input's format: a format 1 capture
 	// stays readable by the idlewatt that wrote it.
-	w, err := NewWriter(f, h, Options{SummaryPer: per, Version: r.Version()})
+	w, err := NewWriter(&written, h, Options{SummaryPer: per, Version: r.Version()})
 	if err != nil {
 		return res, &stageError{ErrRepairHeader, err}
 	}
@@ -79,7 +107,23 @@ func Repair(ctx context.Context, in, out string, o outfile.Options) (RepairResul
 	if err := w.Close(); err != nil {
 		return res, err
 	}
+	// A signal during the close: nothing goes under the output's name.
+	if err := context.Cause(ctx); err != nil {
+		return res, err
+	}
 	return res, f.Commit()
+}
+
+// countWriter counts the bytes written through it.
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // summaryPer is the samples-per-point of in's first summary, or 0 (the

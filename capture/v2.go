@@ -3,6 +3,8 @@ package capture
 import (
 	"fmt"
 	"math"
+
+	"github.com/idlewatt/idlewatt/meter"
 )
 
 // Format 2 additions (docs/capture-format.md): sample encoding 2 (meter
@@ -173,6 +175,55 @@ func parseCounts(p []byte, n int, cal []Calibration) (_ []Calibration, vs, is, r
 		return cal, nil, nil, nil, fmt.Errorf("encoding-2 samples chunk of %d samples, at most %d", n, maxCountsSamples)
 	}
 	return cal, ss[0], ss[1], ss[2], nil
+}
+
+// Bounds of a plausible calibration gain when the header states no LSB for
+// the channel: a count of more than a volt or an ampere, or of less than a
+// picovolt or a femtoampere, is no meter's.
+const (
+	maxGain = 1
+	minGain = 1e-15
+	// gainTol is how closely range 0's gain must match the header's LSB:
+	// the writer stores the LSB, a float32, widened to float64.
+	gainTol = 1e-6
+	// gainSpan bounds how far another range's gain may be from the LSB (an
+	// auto-ranging ammeter spans about five decades).
+	gainSpan = 1e6
+)
+
+// checkCalibration refuses a samples chunk's calibration (encoding 2's
+// table, or encoding 1's LSB pair as one entry) that no meter could have:
+// a gain of 0, negative or not finite, an offset beyond the whole count
+// range, and — when the header states the channel's LSB — range 0's gain
+// other than that LSB (every other range's within a factor gainSpan of it).
+// A chunk refused here is invalid (its CRC is intact, its content is not):
+// its samples become a damaged gap, named in the notes. A gain of 0 read
+// as 0 J, ×1000 as 12 000 J, while the file's summaries and LSB said 12 J.
+func checkCalibration(cal []Calibration, ch meter.Channel) error {
+	for k, c := range cal {
+		for _, q := range [...]struct {
+			what         string
+			gain, offset float64
+			lsb          float64
+			unit         string
+		}{{"voltage", c.VGain, c.VOffset, float64(ch.VoltLSB), "V"}, {"current", c.IGain, c.IOffset, float64(ch.CurrentLSB), "A"}} {
+			g := q.gain
+			switch {
+			case math.IsNaN(g) || math.IsInf(g, 0) || g <= 0:
+				return fmt.Errorf("calibration entry %d: %s gain %g %s per count is not a positive number", k, q.what, g, q.unit)
+			case q.lsb > 0 && k == 0 && math.Abs(g/q.lsb-1) > gainTol:
+				return fmt.Errorf("calibration entry 0: %s gain %g %s per count is not the channel's LSB %g %s (header %s): the samples would read %.6g× what the meter measured",
+					q.what, g, q.unit, q.lsb, q.unit, ch.Name(), g/q.lsb)
+			case q.lsb > 0 && (g > q.lsb*gainSpan || g < q.lsb/gainSpan):
+				return fmt.Errorf("calibration entry %d: %s gain %g %s per count is more than a factor %g from the channel's LSB %g %s", k, q.what, g, q.unit, gainSpan, q.lsb, q.unit)
+			case q.lsb == 0 && (g > maxGain || g < minGain):
+				return fmt.Errorf("calibration entry %d: %s gain %g %s per count is outside %g … %g %s", k, q.what, g, q.unit, minGain, float64(maxGain), q.unit)
+			case math.Abs(q.offset) > g*(1<<31):
+				return fmt.Errorf("calibration entry %d: %s offset %g %s is beyond the whole count range (%g %s)", k, q.what, q.offset, q.unit, g*(1<<31), q.unit)
+			}
+		}
+	}
+	return nil
 }
 
 // decodeCounts fills v and i (len n) from an encoding-2 payload.

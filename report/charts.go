@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -8,30 +9,83 @@ import (
 	"strings"
 
 	"github.com/idlewatt/idlewatt/analysis"
+	"github.com/idlewatt/idlewatt/analysis/series"
 	"github.com/idlewatt/idlewatt/internal/outfile"
 	"github.com/idlewatt/idlewatt/report/chart"
 )
 
 // WriteCharts writes the charts that have data into dir, refusing to
 // replace existing files.
-func WriteCharts(r *analysis.Report, dir string) error { return writeCharts(r, dir, outfile.Options{}) }
+func WriteCharts(r *analysis.Report, dir string) error {
+	outs, err := buildCharts(r, nil)
+	if err != nil {
+		return err
+	}
+	return WriteOutputs(dir, outs, outfile.Options{}, nil)
+}
 
-func writeCharts(r *analysis.Report, dir string, o outfile.Options) error {
+// MaxChartDrives bounds the drives a report's charts draw: a stacked power
+// chart is 2.3 in per drive and a bar chart 0.32 in per bar, so the 2048
+// drives of a 4096-channel capture made a power.png 4711 in tall (434 M
+// pixels, 1.7 GB while drawn, minutes of drawing). The charts draw the
+// first MaxChartDrives drives and a note says so; every other output holds
+// every drive, and --ports charts others.
+const MaxChartDrives = 16
+
+// chartDrives returns the drives the charts draw and, when that is not
+// all of them, the note that says so.
+func chartDrives(r *analysis.Report) (map[string]bool, map[int]bool, string) {
+	names, ports := map[string]bool{}, map[int]bool{}
+	for i, d := range r.Drives {
+		if i == MaxChartDrives {
+			break
+		}
+		names[d.Name], ports[d.Port] = true, true
+	}
+	if len(r.Drives) <= MaxChartDrives {
+		return names, ports, ""
+	}
+	return names, ports, fmt.Sprintf("charts: the capture has %d drives; power.png, active-idle.png, average.png, power-hist.png, power-cdf.png and the DevSlp charts draw the first %d (ports %d–%d) — one chart of every drive would not fit on a page; report.json, report.md, summary.csv and report.html hold every drive, and --ports P,… charts others",
+		len(r.Drives), MaxChartDrives, r.Drives[0].Port, r.Drives[MaxChartDrives-1].Port)
+}
+
+// buildCharts renders the charts that have data, asking stop (if set)
+// before each.
+func buildCharts(r *analysis.Report, stop func() error) ([]Output, error) {
+	names, ports, _ := chartDrives(r)
+	var outs []Output
 	var errs []error
-	save := func(f *chart.Figure, err error, name string) {
-		errs = append(errs, saveFig(f, err, filepath.Join(dir, name), o))
+	save := func(f *chart.Figure, err error, name string) error {
+		if stop != nil {
+			if err := stop(); err != nil {
+				return err
+			}
+		}
+		o, err := renderFig(f, err, name)
+		if err != nil {
+			errs = append(errs, err)
+		} else if o.Data != nil {
+			outs = append(outs, o)
+		}
+		return nil
 	}
 	if traces := r.Traces(); len(traces) > 0 {
-		names := make([]string, len(traces))
+		traces = traces[:min(len(traces), MaxChartDrives)] // aligned with r.Drives
+		tn := make([]string, len(traces))
 		for i, tr := range traces {
-			names[i] = tr.Name
+			tn[i] = tr.Name
 		}
-		title, sub := PowerTitle(names, r.Capture)
+		title, sub := PowerTitle(tn, r.Capture)
 		f, err := chart.PowerOverTime(traces, chart.PowerOpts{Title: title, Subtitle: sub, Unit: chart.UnitAuto, Notes: userNotes(r)})
-		save(f, err, FilePower)
+		if err := save(f, err, FilePower); err != nil {
+			return nil, err
+		}
 	}
 	var idle []chart.Bar
-	for _, d := range r.Drives {
+	for i, d := range r.Drives {
+		if i == MaxChartDrives {
+			break
+		}
 		if d.Samples.Count == 0 {
 			continue
 		}
@@ -41,24 +95,54 @@ func writeCharts(r *analysis.Report, dir string, o outfile.Options) error {
 	}
 	if len(idle) > 0 {
 		f, err := chart.ActiveIdlePower(idle)
-		save(f, err, FileIdle)
+		if err := save(f, err, FileIdle); err != nil {
+			return nil, err
+		}
 	}
 	if avg, ao := averageChart(r); len(avg) > 0 {
+		avg = capBars(avg, names)
 		f, err := chart.BarChart(avg, ao)
-		save(f, err, FileAverage)
+		if err := save(f, err, FileAverage); err != nil {
+			return nil, err
+		}
 	}
 	// The CDF marks the report's own percentiles (Distributions carries
 	// them), not the chart's re-binned estimate of them.
-	if dists := r.Distributions(); len(dists) > 0 {
+	var dists []series.Distribution
+	for _, d := range r.Distributions() {
+		if names[d.Name] {
+			dists = append(dists, d)
+		}
+	}
+	if len(dists) > 0 {
 		o := chart.DistOpts{Title: "Power distribution", Subtitle: "share of measured time per power bin (log scale: short modes such as DevSlp stay visible)", Unit: chart.UnitAuto, LogY: true}
 		f, err := chart.Histogram(dists, o)
-		save(f, err, FileHist)
+		if err := save(f, err, FileHist); err != nil {
+			return nil, err
+		}
 		o = chart.DistOpts{Title: "Power CDF", Subtitle: "share of measured time at or below each power; p50 and p99 as in report.json", Unit: chart.UnitAuto}
 		f, err = chart.CDF(dists, o)
-		save(f, err, FileCDF)
+		if err := save(f, err, FileCDF); err != nil {
+			return nil, err
+		}
 	}
-	errs = append(errs, writeDevSlpCharts(r, dir, o))
-	return errors.Join(errs...)
+	if err := buildDevSlpCharts(r, ports, save); err != nil {
+		return nil, err
+	}
+	return outs, errors.Join(errs...)
+}
+
+// capBars keeps the bars of the charted drives (a bar's label begins with
+// its drive's name; workload bars add " — phase").
+func capBars(bars []chart.Bar, names map[string]bool) []chart.Bar {
+	var out []chart.Bar
+	for _, b := range bars {
+		name, _, _ := strings.Cut(b.Label, " — ")
+		if names[b.Label] || names[name] {
+			out = append(out, b)
+		}
+	}
+	return out
 }
 
 // PowerTitle is the power-over-time chart's title and subtitle: what was
@@ -95,14 +179,29 @@ func barErr(u *float64) float64 {
 	return *u
 }
 
+// saveFig renders f and writes it to path under o (compare's charts).
 func saveFig(f *chart.Figure, err error, path string, o outfile.Options) error {
+	out, err := renderFig(f, err, filepath.Base(path))
+	if err != nil || out.Data == nil {
+		return err
+	}
+	return outfile.WriteFile(path, out.Data, o)
+}
+
+// renderFig renders f as a PNG or SVG by name's extension; an Output with
+// no data for chart.ErrNoData (the chart is skipped).
+func renderFig(f *chart.Figure, err error, name string) (Output, error) {
 	if errors.Is(err, chart.ErrNoData) {
-		return nil
+		return Output{}, nil
 	}
 	if err != nil {
-		return fmt.Errorf("%s: %w", filepath.Base(path), err)
+		return Output{}, fmt.Errorf("%s: %w", name, err)
 	}
-	return f.SaveWith(path, o)
+	var b bytes.Buffer
+	if err := f.Write(&b, strings.TrimPrefix(filepath.Ext(name), ".")); err != nil {
+		return Output{}, fmt.Errorf("%s: %w", name, err)
+	}
+	return Output{Name: name, Data: b.Bytes()}, nil
 }
 
 // userNotes are the report's annotations for the power chart.

@@ -102,7 +102,7 @@ func CompareWith(reports []*analysis.Report, labels []string, base int, dir stri
 	if len(notes) > 0 {
 		md.WriteString("\n## Notes\n\n")
 		for _, n := range notes {
-			md.WriteString("- " + n + "\n")
+			md.WriteString("- " + mdCell(n) + "\n")
 		}
 	}
 	if err := outfile.WriteFile(filepath.Join(dir, "compare.md"), []byte(md.String()), o); err != nil {
@@ -238,7 +238,7 @@ func compareDeltaMD(rows []analysis.CompareRow, labels []string, base int) strin
 	var md strings.Builder
 	fmt.Fprintf(&md, "\n## Deltas against %s\n\nEach figure minus the baseline drive's (the drive of %s with the same name, else the same port, else its only drive), "+
 		"± √(u² + u_base²) from the two 95 %% half-widths where both reports state one, and in parentheses relative to the baseline; — where either side did not measure the value.\n\n",
-		labels[base], labels[base])
+		mdCell(labels[base]), mdCell(labels[base]))
 	md.WriteString("| Run | Drive | Baseline drive |")
 	cols := analysis.CompareColumns()
 	for _, c := range cols {
@@ -251,7 +251,7 @@ func compareDeltaMD(rows []analysis.CompareRow, labels []string, base int) strin
 		}
 		bd := analysis.Dash
 		if row.BaseDrive != nil {
-			bd = row.BaseDrive.Name
+			bd = mdCell(row.BaseDrive.Name)
 		}
 		fmt.Fprintf(&md, "| %s | %s | %s |", mdCell(labels[row.Run]), mdCell(row.Drive.Name), bd)
 		for j := range row.Deltas {

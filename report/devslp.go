@@ -1,24 +1,24 @@
 package report
 
 import (
-	"errors"
 	"fmt"
-	"path/filepath"
 
 	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/analysis/states"
-	"github.com/idlewatt/idlewatt/internal/outfile"
 	"github.com/idlewatt/idlewatt/report/chart"
 )
 
 // FileDevSlp is the DevSlp cycle chart's name pattern (by port).
 const FileDevSlp = "devslp-p%d.png"
 
-// writeDevSlpCharts draws, per drive, its first cycle that did not pass
-// (else its first), with the fitted entry and rise, in ms from assertion.
-func writeDevSlpCharts(r *analysis.Report, dir string, o outfile.Options) error {
-	var errs []error
+// buildDevSlpCharts draws, per charted drive (ports), its first cycle that
+// did not pass (else its first), with the fitted entry and rise, in ms from
+// assertion; save renders and keeps each, or returns stop's error.
+func buildDevSlpCharts(r *analysis.Report, ports map[int]bool, save func(*chart.Figure, error, string) error) error {
 	for _, dc := range r.DevSlpCharts() {
+		if !ports[dc.Port] {
+			continue
+		}
 		cy := dc.Cycle
 		fig, err := chart.DevSlpCycleChart(dc.Series, chart.DevSlpOpts{
 			Title: fmt.Sprintf("DevSlp cycle %d — %s", cy.Cycle, dc.Series.Name),
@@ -26,7 +26,9 @@ func writeDevSlpCharts(r *analysis.Report, dir string, o outfile.Options) error 
 				states.PM(cy.EntryMs, cy.EntryU95Ms, 1), states.PM(cy.FloorW, cy.FloorU95W, 1e3), states.PM(cy.ExitMs, cy.ExitU95Ms, 1)),
 			Unit: chart.UnitMW, LogY: true,
 		})
-		errs = append(errs, saveFig(fig, err, filepath.Join(dir, fmt.Sprintf(FileDevSlp, dc.Port)), o))
+		if err := save(fig, err, fmt.Sprintf(FileDevSlp, dc.Port)); err != nil {
+			return err
+		}
 	}
-	return errors.Join(errs...)
+	return nil
 }

@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"strings"
 
 	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/analysis/states"
+	"github.com/idlewatt/idlewatt/internal/textsafe"
 )
 
 // WriteMarkdown writes report.md: review-style tables.
@@ -15,11 +15,11 @@ func WriteMarkdown(w io.Writer, r *analysis.Report) {
 	p := func(format string, a ...any) { fmt.Fprintf(w, format, a...) }
 	p("# Power report\n\n")
 	if r.Capture.Path != "" {
-		p("Capture `%s`", r.Capture.Path)
+		p("Capture %s", mdCell(r.Capture.Path))
 	} else {
 		p("Capture")
 	}
-	p(": meter %s %s at %s S/s, %.1f s", r.Capture.MeterKind, r.Capture.MeterModel, g(float64(r.Capture.RateHz)), r.Capture.DurationS)
+	p(": meter %s %s at %s S/s, %.1f s", mdCell(r.Capture.MeterKind), mdCell(r.Capture.MeterModel), g(float64(r.Capture.RateHz)), r.Capture.DurationS)
 	if r.Capture.Complete {
 		p(", complete.\n\n")
 	} else {
@@ -58,7 +58,7 @@ func WriteMarkdown(w io.Writer, r *analysis.Report) {
 		}
 		p("| %s | %s | %s | %s | %s | %s | %s | %d/%d | %s |\n", mdCell(d.Name), outcome, states.PM(ds.FloorW, ds.FloorU95W, 1e3),
 			states.PM(ds.EntryMs, ds.EntryU95Ms, 1), states.PM(ds.RiseMs, ds.RiseU95Ms, 1), states.PM(ds.ExitMs, ds.ExitU95Ms, 1),
-			states.PM(ds.PreCycleW, states.None, 1e3), ds.Verdict.Passed, len(ds.CycleResults), strings.ReplaceAll(ds.Reason, "|", "/"))
+			states.PM(ds.PreCycleW, states.None, 1e3), ds.Verdict.Passed, len(ds.CycleResults), mdCell(ds.Reason))
 	}
 	writeDeclaredMarkdown(w, r)
 	p("\n## I/O and efficiency\n\n| Drive | Ops | MB | Busy (s) | Busy power (W) | Settle (s) | Idle (s) | MB/s per W (busy) | IOPS per W (busy) | MB/s per W | IOPS per W |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
@@ -104,7 +104,7 @@ func WriteMarkdown(w io.Writer, r *analysis.Report) {
 	if len(r.Notes) > 0 {
 		p("\n## Notes\n\n")
 		for _, n := range r.Notes {
-			p("- %s\n", n)
+			p("- %s\n", mdCell(n))
 		}
 	}
 }
@@ -117,12 +117,12 @@ func pct(x float64) string {
 	return fmt.Sprintf("%.1f %%", 100*x)
 }
 
-// mdCell makes a name from a capture or config safe in a Markdown table
-// cell or heading: a line break ends the row (a drive named "a\nb" split
-// the summary table), a "|" starts another cell.
-func mdCell(s string) string {
-	return strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ", "|", "\\|").Replace(s)
-}
+// mdCell makes a string from a capture, a config or a device (a drive or
+// phase name, a note, a file name) inline Markdown text that renders as it
+// reads (internal/textsafe): a line break would end the row (a drive named
+// "a\nb" split the summary table), a "|" start another cell, and
+// "<script>" or "<img onerror=…>" be HTML in a viewer.
+func mdCell(s string) string { return textsafe.Markdown(s) }
 
 // writeDeclaredMarkdown is report.md's table of declared figures (none
 // without drives[].expect): each beside the measured value, which is the
@@ -146,28 +146,7 @@ func writeDeclaredMarkdown(w io.Writer, r *analysis.Report) {
 }
 
 // mdText makes user text (an annotation) inert in a Markdown table cell:
-// every character Markdown or HTML would act on is escaped (a backslash,
-// or an entity for &, < and >), line breaks become spaces. No shared
-// escaper is on main yet (internal/textsafe is planned); this is the
-// report's own.
-func mdText(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		switch r {
-		case '\r', '\n':
-			b.WriteByte(' ')
-		case '&':
-			b.WriteString("&amp;")
-		case '<':
-			b.WriteString("&lt;")
-		case '>':
-			b.WriteString("&gt;")
-		case '\\', '`', '*', '_', '{', '}', '[', ']', '(', ')', '#', '+', '-', '!', '|', '~', '"', '\'':
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}
+// internal/textsafe's Markdown escaping, which every user string in
+// report.md goes through.
+func mdText(s string) string { return textsafe.Markdown(s) }
+

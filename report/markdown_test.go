@@ -26,7 +26,7 @@ func TestMarkdownNameCells(t *testing.T) {
 	var b bytes.Buffer
 	WriteMarkdown(&b, r)
 	md := b.String()
-	if !strings.Contains(md, `| SSD line two \| pipe |`) {
+	if !strings.Contains(md, `| SSD\\nline two \| pipe |`) {
 		t.Errorf("the name is not one escaped cell:\n%s", md)
 	}
 	for i, l := range strings.Split(md, "\n") {
@@ -54,5 +54,41 @@ func TestMarkdownAnnotationsAndInterval(t *testing.T) {
 	}
 	if !strings.Contains(md, "| 40 | 42 | door | cli |") {
 		t.Errorf("interval annotation row missing:\n%s", md)
+	}
+}
+
+// TestMarkdownEscapesHTML: a drive name, a phase, a note or a capture's
+// file name with HTML in it is text in report.md, never an element (a
+// report.md viewed in a browser ran "<script>" and "<img onerror>").
+func TestMarkdownEscapesHTML(t *testing.T) {
+	f, err := os.Open("../fixtures/reports/small/report.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r, err := analysis.ReadJSON(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Drives[0].Name = "<script>alert(1)</script>"
+	r.Capture.Path = "runs/<img src=x onerror=alert(2)>.iwcap"
+	r.Capture.MeterModel = "hub\x1b]0;owned\x07"
+	r.Notes = append(r.Notes, `drive "<img src=x onerror=alert(3)>": [link](javascript:alert(4))`)
+	if len(r.Drives[0].Phases) > 0 {
+		r.Drives[0].Phases[0].Name = "<b>phase</b>"
+	}
+	var b bytes.Buffer
+	WriteMarkdown(&b, r)
+	md := b.String()
+	for _, bad := range []string{"<script", "<img", "<b>", "[link](", "\x1b"} {
+		if strings.Contains(md, bad) {
+			t.Errorf("report.md holds %q raw:\n%s", bad, md)
+		}
+	}
+	for _, want := range []string{"| &lt;script&gt;alert(1)&lt;/script&gt; |", "Capture runs/&lt;img src=x onerror=alert(2)&gt;.iwcap",
+		"hub\\\\x1b\\]0;owned\\\\x07", "- drive \"&lt;img src=x onerror=alert(3)&gt;\": \\[link\\](javascript:alert(4))"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report.md lacks %q:\n%s", want, md)
+		}
 	}
 }

@@ -1,12 +1,17 @@
 package report
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math"
+	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/analysis/series"
+	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/internal/outfile"
 	"github.com/idlewatt/idlewatt/report/chart"
 )
@@ -35,6 +40,8 @@ type PlotOptions struct {
 	// Out says what out may replace (internal/outfile); the capture is
 	// always one of its inputs.
 	Out outfile.Options
+	// Ports, if set, are the drives drawn (analysis.PlotOptions.Ports).
+	Ports []int
 }
 
 // Plot draws power over time for every drive of the capture at path into
@@ -45,23 +52,48 @@ type PlotOptions struct {
 // damage, rejected indices, trailing bytes, an early end, the clock fit's
 // distrust — word for word, for the caller to print.
 func Plot(path, out string, o PlotOptions) ([]string, error) {
-	pd, err := analysis.PlotTraces(path, analysis.PlotOptions{From: o.From, To: o.To, Buckets: o.Buckets, Open: o.Open})
+	notes, b, err := RenderPlot(path, filepath.Ext(out), o)
 	if err != nil {
-		return nil, err
+		return notes, err
+	}
+	o.Out.Inputs = append(o.Out.Inputs[:len(o.Out.Inputs):len(o.Out.Inputs)], path)
+	return notes, outfile.WriteFile(out, b, o.Out)
+}
+
+// RenderPlot is Plot's chart in memory, as a PNG or SVG by ext (".png",
+// ".svg"): nothing is written. At most MaxChartDrives drives are drawn (the
+// first, or o.Ports); a note says when there were more.
+func RenderPlot(path, ext string, o PlotOptions) ([]string, []byte, error) {
+	// More drives than a chart draws: only the first are read (the work is
+	// the chart's, not the capture's).
+	var capNote string
+	if len(o.Ports) == 0 {
+		if ports, err := capturePorts(path, o.Open); err == nil && len(ports) > MaxChartDrives {
+			o.Ports = ports[:MaxChartDrives]
+			capNote = fmt.Sprintf("the chart draws the first %d of the capture's %d drives (ports %d–%d; a chart of every drive would not fit on a page); --ports P,… draws others",
+				MaxChartDrives, len(ports), ports[0], ports[MaxChartDrives-1])
+		}
+	}
+	pd, err := analysis.PlotTraces(path, analysis.PlotOptions{From: o.From, To: o.To, Buckets: o.Buckets, Open: o.Open, Ports: o.Ports})
+	if err != nil {
+		return nil, nil, err
 	}
 	traces, notes := pd.Traces, pd.Notes
+	if capNote != "" {
+		notes = append(notes, capNote)
+	}
 	// A window asked for (--from/--to) that holds no point is refused; the
 	// whole view of a capture without drive power is drawn empty, as report
 	// gives its nulls.
 	if end, ok := tracesEnd(traces); (o.From > 0 || o.To > o.From) && (!ok || o.From >= end) {
 		if !ok {
-			return notes, fmt.Errorf("%w: from %g s to %s: the capture has none there", ErrEmptyWindow, o.From, windowEnd(o.From, o.To))
+			return notes, nil, fmt.Errorf("%w: from %g s to %s: the capture has none there", ErrEmptyWindow, o.From, windowEnd(o.From, o.To))
 		}
-		return notes, fmt.Errorf("%w: from %g s: the capture's samples end at about %.3g s", ErrEmptyWindow, o.From, end)
+		return notes, nil, fmt.Errorf("%w: from %g s: the capture's samples end at about %.3g s", ErrEmptyWindow, o.From, end)
 	}
 	if o.Stop != nil {
 		if err := o.Stop(); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	po := chart.PowerOpts{Title: o.Title, Subtitle: o.Subtitle, Unit: o.Unit, From: o.From, To: o.To, LogY: o.LogY, DPI: o.DPI, Notes: o.Notes}
@@ -84,10 +116,37 @@ func Plot(path, out string, o PlotOptions) ([]string, error) {
 	}
 	f, err := chart.PowerOverTime(traces, po)
 	if err != nil {
-		return notes, err
+		return notes, nil, err
 	}
-	o.Out.Inputs = append(o.Out.Inputs[:len(o.Out.Inputs):len(o.Out.Inputs)], path)
-	return notes, f.SaveWith(out, o.Out)
+	var b bytes.Buffer
+	if err := f.Write(&b, strings.TrimPrefix(strings.ToLower(ext), ".")); err != nil {
+		return notes, nil, err
+	}
+	if o.Stop != nil {
+		if err := o.Stop(); err != nil {
+			return nil, nil, err
+		}
+	}
+	return notes, b.Bytes(), nil
+}
+
+// capturePorts lists the capture's drive ports in channel order.
+func capturePorts(path string, open analysis.Opener) ([]int, error) {
+	if open == nil {
+		open = func() (analysis.Source, error) { return capture.Open(path) }
+	}
+	src, err := open()
+	if err != nil {
+		return nil, err
+	}
+	defer src.Close()
+	var ports []int
+	for _, c := range src.Header().Channels {
+		if !slices.Contains(ports, c.Port) {
+			ports = append(ports, c.Port)
+		}
+	}
+	return ports, nil
 }
 
 // ErrEmptyWindow: Plot's From/To hold no sample of any drive (plot --from

@@ -40,7 +40,7 @@ func writeStatesMarkdown(w io.Writer, r *analysis.Report) {
 	b.WriteString("| Drive | State | Learned level (mW) | Residency | Mean in intervals (mW) | Intervals | Entry p50 / max (ms) | Exit p50 / max (ms) |\n|---|---|---:|---:|---:|---:|---:|---:|\n")
 	for _, s := range r.States {
 		if s.Residency == nil {
-			fmt.Fprintf(&b, "| %s | not classified: %s | | | | | | |\n", mdCell(s.Name), mdCell(s.Note))
+			fmt.Fprintf(&b, "| %s | — | not classified: %s | | | | | |\n", mdCell(s.Name), mdCell(s.Note))
 			continue
 		}
 		for _, st := range detect.AllStates {

@@ -3,9 +3,12 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"math"
+	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 
 	"github.com/idlewatt/idlewatt/analysis"
@@ -37,6 +40,17 @@ type WriteOptions struct {
 	// MarkdownAppendix is appended to report.md (the interface-state
 	// section app/rig adds), so report.md is written once, whole.
 	MarkdownAppendix []byte
+	// Stop, if set, is asked before each file is built and before any is
+	// put in place; its error (a signal) is returned and nothing is left
+	// under a final name.
+	Stop func() error
+}
+
+// Output is one file of a report: its name in the report directory and its
+// bytes.
+type Output struct {
+	Name string
+	Data []byte
 }
 
 // WriteFiles writes report.json, report.md and summary.csv into dir
@@ -45,47 +59,110 @@ type WriteOptions struct {
 // It refuses to replace an existing file; see WriteFilesWith.
 func WriteFiles(r *analysis.Report, dir string) error { return WriteFilesWith(r, dir, WriteOptions{}) }
 
-// WriteFilesWith writes what WriteFiles writes under o. Every file goes
-// through a temporary file renamed into place.
+// WriteFilesWith writes what WriteFiles writes under o: Build, then
+// WriteOutputs, so that no file is under its name before every file is
+// built and written.
 func WriteFilesWith(r *analysis.Report, dir string, o WriteOptions) error {
-	if err := outfile.Dir(dir); err != nil {
+	outs, err := Build(r, o) // a chart that failed to render: the others are written, and err says which
+	if outs == nil {
 		return err
 	}
 	fo := o.Out
 	if r.Capture.Path != "" {
 		fo.Inputs = append(fo.Inputs[:len(fo.Inputs):len(fo.Inputs)], r.Capture.Path)
 	}
+	return errors.Join(WriteOutputs(dir, outs, fo, o.Stop), err)
+}
+
+// Build renders every file of the report in memory: report.json, report.md,
+// summary.csv, states.json (with state detection) and the charts that have
+// data (of at most MaxChartDrives drives: then r.Notes gains the note that
+// says so, before report.json and report.md are built). A chart that fails
+// to render is left out and its error joined to the result, as before; a
+// Stop error ends the build.
+func Build(r *analysis.Report, o WriteOptions) ([]Output, error) {
+	if _, _, note := chartDrives(r); note != "" && !slices.Contains(r.Notes, note) {
+		r.Notes = append(r.Notes, note)
+	}
+	stop := func() error {
+		if o.Stop != nil {
+			return o.Stop()
+		}
+		return nil
+	}
+	if err := stop(); err != nil {
+		return nil, err
+	}
 	var js bytes.Buffer
 	if err := WriteJSON(&js, r); err != nil {
-		return err
+		return nil, err
 	}
 	var md bytes.Buffer
 	WriteMarkdown(&md, r)
 	md.Write(o.MarkdownAppendix)
 	var cs bytes.Buffer
 	if err := WriteCSV(&cs, r); err != nil {
-		return err
+		return nil, err
 	}
-	files := []struct {
-		name string
-		b    []byte
-	}{{FileJSON, js.Bytes()}, {FileMD, md.Bytes()}, {FileCSV, cs.Bytes()}}
+	outs := []Output{{FileJSON, js.Bytes()}, {FileMD, md.Bytes()}, {FileCSV, cs.Bytes()}}
 	if r.States != nil {
 		var st bytes.Buffer
 		if err := WriteStatesJSON(&st, r); err != nil {
+			return nil, err
+		}
+		outs = append(outs, Output{FileStates, st.Bytes()})
+	}
+	charts, err := buildCharts(r, o.Stop)
+	if serr := stop(); serr != nil {
+		return nil, serr
+	}
+	return append(outs, charts...), err
+}
+
+// WriteOutputs writes outs into dir (created if needed) through temporary
+// files, and renames them into place only once every one is written and
+// stop (if set) has no objection: a failure or a signal leaves no file under
+// its name and old files as they were.
+func WriteOutputs(dir string, outs []Output, o outfile.Options, stop func() error) (err error) {
+	_, statErr := os.Lstat(dir)
+	if err := outfile.Dir(dir); err != nil {
+		return err
+	}
+	var files []*outfile.File
+	defer func() {
+		for _, f := range files {
+			f.Abort() // no-op after Commit
+		}
+		if err != nil && os.IsNotExist(statErr) {
+			os.Remove(dir) // made here, and empty again: nothing is left
+		}
+	}()
+	for _, out := range outs {
+		if stop != nil {
+			if err := stop(); err != nil {
+				return err
+			}
+		}
+		f, err := outfile.Create(filepath.Join(dir, out.Name), o)
+		if err != nil {
 			return err
 		}
-		files = append(files, struct {
-			name string
-			b    []byte
-		}{FileStates, st.Bytes()})
+		files = append(files, f)
+		if _, err := f.Write(out.Data); err != nil {
+			return err
+		}
+	}
+	if stop != nil {
+		if err := stop(); err != nil {
+			return err
+		}
 	}
 	for _, f := range files {
-		if err := outfile.WriteFile(filepath.Join(dir, f.name), f.b, fo); err != nil {
+		if err := f.Commit(); err != nil {
 			return err
 		}
 	}
-	return writeCharts(r, dir, fo)
+	return nil
 }
 
 // FileMeasure is a measuring run's results (app/rig.Result), written

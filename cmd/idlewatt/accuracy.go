@@ -11,6 +11,7 @@ import (
 
 	"github.com/idlewatt/idlewatt/app/accuracy"
 	"github.com/idlewatt/idlewatt/internal/outfile"
+	"github.com/idlewatt/idlewatt/internal/textsafe"
 )
 
 func init() {
@@ -111,7 +112,7 @@ func runAccuracy(cmd *cobra.Command, _ []string) error {
 		if len(o.Replay) > 0 {
 			what = fmt.Sprintf("replay of %s", strings.Join(replays, ", "))
 		}
-		fmt.Fprintf(cmd.ErrOrStderr(), "accuracy: %s, %d hub(s) at once, output in %s\n", what, par, o.Out)
+		fmt.Fprintf(cmd.ErrOrStderr(), "accuracy: %s, %d hub(s) at once, output in %s\n", what, par, textsafe.Terminal(o.Out))
 	}
 	c, err := accuracy.Run(cmd.Context(), o)
 	if errors.Is(err, accuracy.ErrCannotStart) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/idlewatt/idlewatt/internal/textsafe"
 	"github.com/idlewatt/idlewatt/workload/gen"
 	"github.com/idlewatt/idlewatt/workload/replay"
 	"github.com/idlewatt/idlewatt/workload/target"
@@ -102,6 +103,6 @@ func runBench(cmd *cobra.Command, _ []string) error {
 	if err != nil {
 		return usageErr("target %s (%d bytes): %v", tpath, tgt.Size(), err)
 	}
-	fmt.Fprintf(cmd.ErrOrStderr(), "bench %s on %s (%d bytes), QD %d, %v\n", pat, tpath, tgt.Size(), cfg.QD, cfg.Duration)
+	fmt.Fprintf(cmd.ErrOrStderr(), "bench %s on %s (%d bytes), QD %d, %v\n", pat, textsafe.Terminal(tpath), tgt.Size(), cfg.QD, cfg.Duration)
 	return wlRun(cmd, cfg, src, tgt, tpath)
 }

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync/atomic"
 
 	"github.com/spf13/cobra"
 
@@ -26,27 +27,98 @@ import (
 	"github.com/idlewatt/idlewatt/workload/trace"
 )
 
-// ctxSource is an analysis.Source that stops when ctx is done.
+// ctxSource is an analysis.Source that stops when ctx is done, and says
+// how far it has read (for the progress line).
 type ctxSource struct {
 	ctx context.Context
 	*capture.Reader
+	at *readPos
 }
 
 func (s ctxSource) Next() (capture.Record, error) {
-	if err := context.Cause(s.ctx); err != nil {
+	if err := checkStop(s.ctx); err != nil {
 		return capture.Record{}, err
 	}
-	return s.Reader.Next()
+	rec, err := s.Reader.Next()
+	if s.at != nil {
+		s.at.off.Store(s.Reader.Offset())
+	}
+	return rec, err
+}
+
+// CaptureReader hands the reader to the analysis passes that read a
+// capture run by run (capture.NewRows); they run under cancellable.
+func (s ctxSource) CaptureReader() *capture.Reader { return s.Reader }
+
+// readPos is how far the current pass over a capture has read, for a
+// progress line: which pass, at which byte of how many.
+type readPos struct {
+	pass atomic.Int32
+	off  atomic.Int64
+	size int64
+}
+
+// frac is the current pass's fraction read.
+func (p *readPos) frac() float64 {
+	if p.size <= 0 {
+		return -1
+	}
+	return min(1, float64(p.off.Load())/float64(p.size))
+}
+
+// Every check for a signal in a command's long loops — each record of a
+// pass over a capture, each file of a report, each row group of an export —
+// goes through checkStop. A test puts a stopHook in the command's context
+// to count the checks and cancel the command at its n-th, stopping it at
+// every stage without a clock.
+type stopHookKey struct{}
+
+// withStopHook returns ctx whose checks call hook first.
+func withStopHook(ctx context.Context, hook func()) context.Context {
+	return context.WithValue(ctx, stopHookKey{}, hook)
+}
+
+// checkStop returns ctx's cause once a signal (or a test's hook) has
+// cancelled it, nil before.
+func checkStop(ctx context.Context) error {
+	if h, ok := ctx.Value(stopHookKey{}).(func()); ok {
+		h()
+	}
+	if cause := context.Cause(ctx); cause != nil {
+		return cause
+	}
+	return nil
 }
 
 // interrupted returns a check that says whether a signal has cancelled ctx
 // (its cause), for work that must not write what a cut-short pass read.
 func interrupted(ctx context.Context) func() error {
 	return func() error {
-		if cause := context.Cause(ctx); errors.Is(cause, errInterrupted) {
+		if cause := checkStop(ctx); errors.Is(cause, errInterrupted) {
 			return cause
 		}
 		return nil
+	}
+}
+
+// cancellable runs f — work with no effect outside memory, such as an
+// analysis or rendering charts — and returns its error, or ctx's cause as
+// soon as a signal arrives: loops inside libraries that check nothing (a
+// chart being drawn, a finishing pass over every drive) cannot hold the
+// command past the signal. f is left to finish on its own and what it
+// builds is dropped; it writes nothing, so nothing is left behind.
+func cancellable(cmd *cobra.Command, f func() error) error {
+	ctx := cmd.Context()
+	done := make(chan error, 1)
+	goSafe(cmd.ErrOrStderr(), func() { done <- f() })
+	select {
+	case err := <-done:
+		if cause := context.Cause(ctx); errors.Is(cause, errInterrupted) {
+			return cause
+		}
+		return err
+	case <-ctx.Done():
+		return context.Cause(ctx)
 	}
 }
 
@@ -54,27 +126,36 @@ func interrupted(ctx context.Context) func() error {
 // pass stopping when ctx is done. Analysis reads a capture twice, so a
 // FIFO (or anything that is not a regular file) is refused up front.
 func captureOpener(ctx context.Context, cmd *cobra.Command, path string) (analysis.Opener, error) {
+	open, _, err := captureOpenerAt(ctx, cmd, path)
+	return open, err
+}
+
+// captureOpenerAt is captureOpener with the position of its passes.
+func captureOpenerAt(ctx context.Context, cmd *cobra.Command, path string) (analysis.Opener, *readPos, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
-		return nil, inputErr(fmt.Errorf("capture: %w", err))
+		return nil, nil, inputErr(fmt.Errorf("capture: %w", err))
 	}
 	if !fi.Mode().IsRegular() {
 		if fi.IsDir() {
-			return nil, usageErr("%s: %s is a directory, not a regular file (a capture)", cmd.CommandPath(), path)
+			return nil, nil, usageErr("%s: %s is a directory, not a regular file (a capture)", cmd.CommandPath(), path)
 		}
-		return nil, usageErr("%s: %s is not a regular file (%s); %s reads a capture twice: copy it to a file first",
+		return nil, nil, usageErr("%s: %s is not a regular file (%s); %s reads a capture twice: copy it to a file first",
 			cmd.CommandPath(), path, fileKind(fi.Mode()), cmd.Name())
 	}
+	at := &readPos{size: fi.Size()}
 	return func() (analysis.Source, error) {
-		if err := context.Cause(ctx); err != nil {
+		if err := checkStop(ctx); err != nil {
 			return nil, err
 		}
 		r, err := capture.Open(path)
 		if err != nil {
 			return nil, err
 		}
-		return ctxSource{ctx, r}, nil
-	}, nil
+		at.pass.Add(1)
+		at.off.Store(0)
+		return ctxSource{ctx, r, at}, nil
+	}, at, nil
 }
 
 // openCaptureStream opens a capture for one pass from its start; any file
@@ -85,12 +166,27 @@ func openCaptureStream(ctx context.Context, path string) (*capture.Reader, io.Cl
 		return nil, nil, fmt.Errorf("capture: %w", err)
 	}
 	cr := ctxio.NewReader(ctx, f)
-	r, err := capture.NewReader(cr)
+	r, err := capture.NewReader(stopReader{ctx, cr})
 	if err != nil {
 		cr.Close()
 		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return r, cr, nil
+}
+
+// stopReader checks for a signal (checkStop) at every read of a stream
+// (the reader above it reads 64 KiB at a time); ctxio's reader also wakes
+// a read blocked on a FIFO.
+type stopReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (s stopReader) Read(p []byte) (int, error) {
+	if err := checkStop(s.ctx); err != nil {
+		return 0, err
+	}
+	return s.r.Read(p)
 }
 
 // cmdTrace is a trace opened by wlOpenTrace.
@@ -135,7 +231,7 @@ type ctxTrace struct {
 }
 
 func (t ctxTrace) Next() (trace.Op, error) {
-	if err := context.Cause(t.ctx); err != nil {
+	if err := checkStop(t.ctx); err != nil {
 		return trace.Op{}, err
 	}
 	return t.Reader.Next()

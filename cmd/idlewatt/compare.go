@@ -10,6 +10,7 @@ import (
 
 	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/internal/outfile"
+	"github.com/idlewatt/idlewatt/internal/textsafe"
 	"github.com/idlewatt/idlewatt/report"
 	htmlreport "github.com/idlewatt/idlewatt/report/html"
 	"github.com/spf13/cobra"
@@ -109,9 +110,9 @@ func runCompare(cmd *cobra.Command, args []string) error {
 		}
 	}
 	for _, n := range analysis.CompareNotes(reps, labels) {
-		cmd.Printf("note: %s\n", n)
+		cmd.Printf("note: %s\n", textsafe.Terminal(n))
 	}
-	cmd.Printf("comparison written to %s\n", out)
+	cmd.Printf("comparison written to %s\n", textsafe.Terminal(out))
 	return nil
 }
 

@@ -1,10 +1,14 @@
 package main
 
-// One grammar for every time and duration, flag or config key, whatever the
-// command: a Go duration (500ms, 1.5s, 2m, 1h30m) or bare seconds (90, 1.5).
-// Times on a capture (--from, --to) are durations from its first sample.
-// Durations are never negative except a clock offset (emulator.offset,
-// --offset); a negative one is bad input naming the flag or key.
+// One grammar for every time and duration, flag, config key or IDLEWATT_*
+// variable, whatever the command: a Go duration with its unit (500ms, 1.5s,
+// 2m, 1h30m). A bare number other than 0 is refused, with both readings
+// spelled out ("300: write 300ms or 300s"): `devslp.hold: 300` used to be
+// taken as 300 s where the user meant 300 ms, like every other DevSlp
+// figure, and held the pin for five minutes per cycle. Times on a capture
+// (--from, --to) are durations from its first sample. Durations are never
+// negative except a clock offset (emulator.offset, --offset); a negative one
+// is bad input naming the flag or key.
 
 import (
 	"fmt"
@@ -18,13 +22,13 @@ import (
 	"github.com/spf13/pflag"
 )
 
-const durationSyntax = "a Go duration such as 500ms, 1.5s, 2m, or bare seconds such as 90 or 1.5"
+const durationSyntax = "a duration with its unit, such as 500ms, 1.5s, 2m or 1h30m"
 
 // parseDuration parses s in the one grammar.
 func parseDuration(s string) (time.Duration, error) {
 	t := strings.TrimSpace(s)
 	if x, err := strconv.ParseFloat(t, 64); err == nil {
-		return secondsDuration(x, s)
+		return bareNumber(x, t)
 	}
 	d, err := time.ParseDuration(t)
 	if err != nil {
@@ -33,12 +37,16 @@ func parseDuration(s string) (time.Duration, error) {
 	return d, nil
 }
 
-// secondsDuration converts a number of seconds, refusing NaN and overflow.
-func secondsDuration(x float64, orig string) (time.Duration, error) {
-	if math.IsNaN(x) || math.Abs(x) > float64(math.MaxInt64)/1e9 {
-		return 0, fmt.Errorf("%q is not a duration (%s)", orig, durationSyntax)
+// bareNumber is a duration written without a unit: 0 (the same in every
+// unit), else refused with the two readings a user may have meant.
+func bareNumber(x float64, t string) (time.Duration, error) {
+	if x == 0 {
+		return 0, nil
 	}
-	return time.Duration(math.Round(x * 1e9)), nil
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return 0, fmt.Errorf("%q is not a duration (%s)", t, durationSyntax)
+	}
+	return 0, fmt.Errorf("%s: write %sms or %ss (a duration needs its unit)", t, t, t)
 }
 
 // durationValue is a pflag.Value in the one grammar.
@@ -73,8 +81,9 @@ func signedDurationFlag(f *pflag.FlagSet, name string, def time.Duration, usage 
 	f.Var(durationValue{d: &d, signed: true}, name, usage)
 }
 
-// durationHook decodes config durations in the one grammar (a bare number
-// is seconds, not nanoseconds).
+// durationHook decodes config durations in the one grammar: a YAML number
+// (devslp.hold: 300) is a bare number, refused unless 0, never taken as
+// seconds or nanoseconds.
 func durationHook(from, to reflect.Type, data any) (any, error) {
 	if to != reflect.TypeOf(time.Duration(0)) {
 		return data, nil
@@ -83,11 +92,11 @@ func durationHook(from, to reflect.Type, data any) (any, error) {
 	case string:
 		return parseDuration(x)
 	case int:
-		return secondsDuration(float64(x), fmt.Sprint(x))
+		return bareNumber(float64(x), fmt.Sprint(x))
 	case int64:
-		return secondsDuration(float64(x), fmt.Sprint(x))
+		return bareNumber(float64(x), fmt.Sprint(x))
 	case float64:
-		return secondsDuration(x, fmt.Sprint(x))
+		return bareNumber(x, fmt.Sprint(x))
 	}
 	return data, nil
 }

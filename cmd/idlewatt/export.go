@@ -13,6 +13,7 @@ import (
 	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/internal/outfile"
+	"github.com/idlewatt/idlewatt/internal/textsafe"
 	"github.com/idlewatt/idlewatt/report/csvexport"
 	"github.com/idlewatt/idlewatt/report/pqexport"
 )
@@ -26,8 +27,9 @@ func init() {
 sample), sample_index, gap, then for every channel pN_RAIL_v, pN_RAIL_a and
 pN_RAIL_w. Where every channel lacks samples [a, b), one row at index a has
 gap = b - a and empty value cells; where only some channels lack a sample,
-their cells are empty and gap is empty. T is seconds (90, 1.5) or a duration
-(90s, 2m). OUT "-" is standard output.
+their cells are empty and gap is empty. T is a duration with its unit
+(90s, 1.5s, 2m; a bare number other than 0 is refused). OUT "-" is standard
+output.
 
 --parquet DIR writes samples.parquet, io.parquet, state.parquet (one row per
 detected state interval) and summary.parquet (one row per drive: run metadata
@@ -39,7 +41,7 @@ schema and DuckDB queries.`,
 		}
 		c.Flags().String("csv", "", "CSV file to write (- for stdout)")
 		c.Flags().String("parquet", "", "directory to create with the Parquet files")
-		durationFlag(c.Flags(), "from", 0, "start at T from the first sample (90s, 1m30s, or seconds: 90)")
+		durationFlag(c.Flags(), "from", 0, "start at T from the first sample (90s, 1m30s; a bare number is refused)")
 		durationFlag(c.Flags(), "to", 0, "stop before T (default: the end)")
 		addOverwriteFlag(c.Flags(), "OUT")
 		addImportFlags(c.Flags())
@@ -98,7 +100,10 @@ func runExport(cmd *cobra.Command, args []string) error {
 		defer f.Abort() // no-op after Commit
 		w = f
 	}
+	prog := startProgress(cmd, "export")
+	prog.Step("writing "+out, nil)
 	res, err := csvexport.Write(w, r, win)
+	prog.Stop()
 	if err != nil && !errors.Is(err, capture.ErrTruncated) {
 		return failErr("export %s: %v", out, err)
 	}
@@ -110,17 +115,22 @@ func runExport(cmd *cobra.Command, args []string) error {
 	if res.Rows == 0 { // a window past the last sample: no header-only CSV, exit 0
 		return usageErr("export: --from %g s: the capture's last sample is at %g s; no rows to write", win.From.Seconds(), res.LastS)
 	}
-	// A damaged capture still gives every intact row (below).
+	// A damaged capture still gives every intact row (below). A signal
+	// that came with the last read: nothing goes under the name.
+	if err := checkStop(cmd.Context()); err != nil {
+		return err
+	}
 	if f != nil {
 		if err := f.Commit(); err != nil {
 			return failErr("export %s: %w", out, err)
 		}
+		outputsPlaced(cmd)
 	}
 	// The same account report and plot give (docs/cli.md, "Damaged
 	// captures"): exit 0, what was lost said on stderr.
 	acc := r.Account()
 	if err != nil { // nothing intact follows: everything before is exported
-		fmt.Fprintf(cmd.ErrOrStderr(), "export: %d rows written; %s: %v\n", res.Rows, args[0], err)
+		fmt.Fprintf(cmd.ErrOrStderr(), "export: %d rows written; %s\n", res.Rows, textsafe.Terminal(fmt.Sprintf("%s: %v", args[0], err)))
 	}
 	printAccount(cmd.ErrOrStderr(), "export", &acc)
 	return nil
@@ -130,7 +140,7 @@ func runExport(cmd *cobra.Command, args []string) error {
 // trailing bytes) as notes, the lines report.json's notes hold.
 func printAccount(w io.Writer, who string, acc *capture.Account) {
 	for _, n := range acc.Notes() {
-		fmt.Fprintf(w, "%s: note: %s\n", who, n)
+		fmt.Fprintf(w, "%s: note: %s\n", who, textsafe.Terminal(n))
 	}
 }
 
@@ -159,21 +169,48 @@ func exportParquet(cmd *cobra.Command, path, dir, orig string) error {
 	// intervals, and summary.parquet's residencies are report.json's.
 	opts := analysis.DefaultOptions()
 	opts.States = &analysis.StateOptions{}
-	rep, err := analysis.Analyze(path, opts)
+	open, at, err := captureOpenerAt(cmd.Context(), cmd, path)
 	if err != nil {
-		return inputErr(err)
+		return err
+	}
+	prog := startProgress(cmd, "export")
+	defer prog.Stop()
+	var rep *analysis.Report
+	err = cancellable(cmd, func() error {
+		prog.Passes(path, at)
+		var err error
+		rep, err = analyzeOpened(cmd, open, path, opts)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	// A capture in which no drive has a single power sample (each lacks a
+	// rail) gives Parquet files of nulls: bad input, and nothing written
+	// (it used to say "the capture holds no samples" and exit 0).
+	if noPowerErr(path, dir, rep) != nil {
+		for _, n := range rep.Notes {
+			fmt.Fprintf(cmd.ErrOrStderr(), "export: note: %s\n", textsafe.Terminal(n))
+		}
+		return inputErr(fmt.Errorf("%s: no drive has a power sample (each lacks a rail; see the notes above); nothing written", path))
 	}
 	host, _ := os.Hostname()
-	if err := pqexport.Write(path, rep, dir, pqexport.Options{Overwrite: oo.Overwrite, Host: host}); err != nil {
+	prog.Step("writing the Parquet files into "+dir, nil)
+	if err := pqexport.Write(path, rep, dir, pqexport.Options{Overwrite: oo.Overwrite, Host: host, Stop: interrupted(cmd.Context())}); err != nil {
+		if errors.Is(err, errInterrupted) {
+			return err
+		}
 		if errors.Is(err, outfile.ErrRefused) {
 			return usageErr("export: --parquet %v", err)
 		}
 		return failErr("export: --parquet %v", err)
 	}
+	outputsPlaced(cmd)
+	prog.Stop()
 	for _, n := range rep.Notes {
-		fmt.Fprintf(cmd.ErrOrStderr(), "export: note: %s\n", n)
+		fmt.Fprintf(cmd.ErrOrStderr(), "export: note: %s\n", textsafe.Terminal(n))
 	}
-	cmd.Printf("%s\n", dir)
+	cmd.Printf("%s\n", textsafe.Terminal(dir))
 	return nil
 }
 

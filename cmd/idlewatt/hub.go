@@ -15,6 +15,7 @@ import (
 	"github.com/idlewatt/idlewatt/app/emuhub"
 	"github.com/idlewatt/idlewatt/internal/ctxio"
 	"github.com/idlewatt/idlewatt/internal/outfile"
+	"github.com/idlewatt/idlewatt/internal/textsafe"
 	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/meter/hub"
 	"github.com/idlewatt/idlewatt/meter/hub/hubemu"
@@ -364,7 +365,7 @@ func printHubInfo(w io.Writer, h *hub.Hub, asJSON bool) error {
 		}{info, id.LinkBytesSec})
 	}
 	fmt.Fprintf(w, "model:     %s\nfirmware:  %s\nserial:    %s\nprotocol:  %d\nports:     %d\n",
-		info.Model, info.Firmware, info.Serial, info.ProtocolVersion, info.Ports)
+		textsafe.Terminal(info.Model), textsafe.Terminal(info.Firmware), textsafe.Terminal(info.Serial), info.ProtocolVersion, info.Ports)
 	fmt.Fprintf(w, "rates:     ")
 	for i, r := range info.Rates {
 		if i > 0 {

@@ -13,6 +13,7 @@ import (
 	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/app/rig"
 	"github.com/idlewatt/idlewatt/capture/record"
+	"github.com/idlewatt/idlewatt/internal/textsafe"
 	"github.com/idlewatt/idlewatt/meter/registry"
 )
 
@@ -71,11 +72,11 @@ func runIdle(cmd *cobra.Command, _ []string) error {
 		what = fmt.Sprintf("%d NVMe settings", len(plan.NVMe))
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "idlewatt idle: %s × (%v settle + %v measure) on %s; output in %s\n",
-		what, plan.Settle, plan.Measure, meterLabel(rc), out)
+		what, plan.Settle, plan.Measure, textsafe.Terminal(meterLabel(rc)), textsafe.Terminal(out))
 
 	setRunOutput(cmd, &rc)
 	if !optBool(cmd, "quiet", "") {
-		plan.Progress = cmd.ErrOrStderr()
+		plan.Progress = textsafe.NewWriter(cmd.ErrOrStderr())
 	}
 	view, err := openView(cmd, filepath.Join(out, rig.CaptureFile))
 	if err != nil {
@@ -85,7 +86,9 @@ func runIdle(cmd *cobra.Command, _ []string) error {
 	if o := view.observer(); o != nil {
 		rc.Observer = record.Tee(rc.Observer, o)
 	}
-	res, err := rig.RunIdle(cmd.Context(), rc, out, plan, cmd.ErrOrStderr())
+	// What the run logs (policies set and restored) names drives and
+	// files from the config: shown, never acted on.
+	res, err := rig.RunIdle(cmd.Context(), rc, out, plan, textsafe.NewWriter(cmd.ErrOrStderr()))
 	if res == nil {
 		return meterOpenErr(err)
 	}
@@ -178,12 +181,12 @@ func idlePlan(cmd *cobra.Command, rc rig.Config) (rig.IdlePlan, error) {
 func printIdle(w io.Writer, res *rig.IdleResult, out string) {
 	pw := 24 // NVMe settings ("nvme_latency_us=…,aspm=…") are longer than policy names
 	for _, ip := range res.Results {
-		pw = max(pw, len(ip.Policy))
+		pw = max(pw, len(textsafe.Terminal(ip.Policy)))
 	}
 	fmt.Fprintf(w, "\n%-30s %-*s %24s %14s %16s\n", "drive", pw, "policy", "idle power (95 %)", "saving", "bursts")
 	for _, ip := range res.Results {
 		if ip.Samples == 0 {
-			fmt.Fprintf(w, "%-30s %-*s %24s  %s\n", trunc(ip.Name, 30), pw, ip.Policy, "no samples", ip.Note)
+			fmt.Fprintf(w, "%-30s %-*s %24s  %s\n", trunc(ip.Name, 30), pw, textsafe.Terminal(ip.Policy), "no samples", textsafe.Terminal(ip.Note))
 			continue
 		}
 		var u *float64
@@ -191,15 +194,15 @@ func printIdle(w io.Writer, res *rig.IdleResult, out string) {
 			mw := *ip.U95W * 1e3
 			u = &mw
 		}
-		fmt.Fprintf(w, "%-30s %-*s %21s mW %11s mW %5d, %5.1f %%", trunc(ip.Name, 30), pw, ip.Policy, analysis.FormatPM(ip.MeanW*1e3, u, 2),
+		fmt.Fprintf(w, "%-30s %-*s %21s mW %11s mW %5d, %5.1f %%", trunc(ip.Name, 30), pw, textsafe.Terminal(ip.Policy), analysis.FormatPM(ip.MeanW*1e3, u, 2),
 			analysis.FormatV(ip.SavingW*1e3, 2), ip.Bursts, 100*ip.BurstShare)
 		if ip.Note != "" {
-			fmt.Fprintf(w, "  (%s)", ip.Note)
+			fmt.Fprintf(w, "  (%s)", textsafe.Terminal(ip.Note))
 		}
 		fmt.Fprintln(w)
 	}
 	for _, n := range res.Notes {
-		fmt.Fprintln(w, "note:", n)
+		fmt.Fprintln(w, "note:", textsafe.Terminal(n))
 	}
-	fmt.Fprintf(w, "\nwritten to %s (idle.json, capture)\n", out)
+	fmt.Fprintf(w, "\nwritten to %s (idle.json, capture)\n", textsafe.Terminal(out))
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/spf13/viper"
 
+	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/internal/suggest"
 )
 
@@ -96,6 +97,13 @@ var driveKeys = map[string]keyKind{
 	"name": kString, "port": kInt, "profile": kString, "target": kString, "host": kString,
 	"allow_destructive": kString, "size_bytes": kInt, "model": kString, "firmware": kString,
 	"nvme": kString, "expect": kMap, "expect.devslp_mw": kFloat, "expect.active_idle_w": kFloat,
+}
+
+// driveStringBounds are the drive keys a capture header keeps, with their
+// bounds in bytes (docs/capture-format.md, "Header").
+var driveStringBounds = map[string]int{
+	"name": capture.MaxNameBytes, "profile": capture.MaxNameBytes, "model": capture.MaxNameBytes,
+	"firmware": capture.MaxNameBytes, "target": capture.MaxPathBytes,
 }
 
 // envNotKeys are IDLEWATT_* variables that are not config keys: the config
@@ -178,6 +186,14 @@ func checkConfigFile(cfg *viper.Viper, file string) error {
 						if err := checkValue(ekind, em[ek]); err != nil {
 							return usageErr("config %s: drives[%d].expect.%s: %v", file, i, ek, err)
 						}
+					}
+				}
+				// What a capture's header may hold (capture.MaxNameBytes): a
+				// 10 MB name made 217 MB of report files; refused before the
+				// meter starts rather than when the capture is created.
+				if limit, ok := driveStringBounds[strings.ToLower(k)]; ok {
+					if n := len(fmt.Sprint(m[k])); n > limit {
+						return usageErr("config %s: drives[%d].%s: %d bytes, at most %d", file, i, k, n, limit)
 					}
 				}
 			}

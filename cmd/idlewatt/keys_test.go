@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-viper/mapstructure/v2"
+
 	"github.com/idlewatt/idlewatt/app/rig"
 )
 
@@ -162,8 +164,8 @@ func TestConfigKeysDocumented(t *testing.T) {
 
 func TestParseDuration(t *testing.T) {
 	t.Parallel()
-	good := map[string]time.Duration{"5": 5 * time.Second, "1.5": 1500 * time.Millisecond, "500ms": 500 * time.Millisecond,
-		"2m": 2 * time.Minute, " 4.9s ": 4900 * time.Millisecond, "0": 0, "-5s": -5 * time.Second, "1h30m": 90 * time.Minute}
+	good := map[string]time.Duration{"500ms": 500 * time.Millisecond, "1.5s": 1500 * time.Millisecond,
+		"2m": 2 * time.Minute, " 4.9s ": 4900 * time.Millisecond, "0": 0, "0.0": 0, "-5s": -5 * time.Second, "1h30m": 90 * time.Minute}
 	for s, want := range good {
 		if d, err := parseDuration(s); err != nil || d != want {
 			t.Errorf("parseDuration(%q) = %v, %v; want %v", s, d, err, want)
@@ -172,6 +174,14 @@ func TestParseDuration(t *testing.T) {
 	for _, s := range []string{"", "forever", "5 s", "NaN", "1e300", "5x", "inf"} {
 		if d, err := parseDuration(s); err == nil {
 			t.Errorf("parseDuration(%q) = %v, want an error", s, d)
+		}
+	}
+	// A bare number is neither seconds nor milliseconds: both readings are
+	// spelled out (devslp.hold: 300 used to hold the pin for 300 s).
+	for s, want := range map[string]string{"300": "300: write 300ms or 300s", " 1.5 ": "1.5: write 1.5ms or 1.5s",
+		"-5": "-5: write -5ms or -5s", "1e300": "1e300: write 1e300ms or 1e300s"} {
+		if d, err := parseDuration(s); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("parseDuration(%q) = %v, %v; want the error %q", s, d, err, want)
 		}
 	}
 	var d time.Duration
@@ -203,5 +213,34 @@ func TestCheckValue(t *testing.T) {
 		if (err == nil) != c.ok {
 			t.Errorf("checkValue(%v, %#v) = %v, want ok=%v", c.kind, c.v, err, c.ok)
 		}
+	}
+}
+
+// TestBareDurationInConfigRefused: a YAML number under a duration key
+// (devslp.hold: 300) is refused by the up-front check and by the decoder
+// alike, naming both readings; 0 stays 0.
+func TestBareDurationInConfigRefused(t *testing.T) {
+	t.Parallel()
+	for _, v := range []any{300, int64(300), 300.0} {
+		if err := checkValue(kDuration, v); err == nil || !strings.Contains(err.Error(), "300: write 300ms or 300s") {
+			t.Errorf("checkValue(duration, %T 300) = %v", v, err)
+		}
+		var out struct {
+			Hold time.Duration `mapstructure:"hold"`
+		}
+		dec, err := mapstructure.NewDecoder(&mapstructure.DecoderConfig{Result: &out, WeaklyTypedInput: true,
+			DecodeHook: mapstructure.ComposeDecodeHookFunc(durationHook)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := dec.Decode(map[string]any{"hold": v}); err == nil || !strings.Contains(err.Error(), "300: write 300ms or 300s") {
+			t.Errorf("decoding hold: %T 300 gave %v, %v", v, out.Hold, err)
+		}
+	}
+	if err := checkValue(kDuration, 0); err != nil {
+		t.Errorf("checkValue(duration, 0) = %v", err)
+	}
+	if err := checkValue(kDuration, "300ms"); err != nil {
+		t.Errorf("checkValue(duration, 300ms) = %v", err)
 	}
 }

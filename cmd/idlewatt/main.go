@@ -62,7 +62,7 @@ func runMain(args []string, stdout, stderr io.Writer) (code int) {
 	}()
 	cl := newCLI(stdout, stderr)
 	c, err := cl.execute(ctx, args)
-	if cause := context.Cause(ctx); err == nil && errors.Is(cause, errInterrupted) && c != nil && c.Annotations[annSignalEnds] == "" {
+	if cause := context.Cause(ctx); err == nil && errors.Is(cause, errInterrupted) && c != nil && c.Annotations[annSignalEnds] == "" && !cl.placed {
 		// The command returned as if done, but a signal cut its job short.
 		err = fmt.Errorf("%w before %s finished", cause, c.CommandPath())
 	}

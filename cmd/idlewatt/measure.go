@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/go-viper/mapstructure/v2"
 	"github.com/spf13/cobra"
@@ -20,6 +21,7 @@ import (
 	"github.com/idlewatt/idlewatt/analysis/states"
 	"github.com/idlewatt/idlewatt/app/rig"
 	"github.com/idlewatt/idlewatt/capture/record"
+	"github.com/idlewatt/idlewatt/internal/textsafe"
 	"github.com/idlewatt/idlewatt/report/pqexport"
 )
 
@@ -147,7 +149,7 @@ func runMeasure(cmd *cobra.Command, rc rig.Config, plan rig.Plan, verify bool) e
 	setRunOutput(cmd, &rc)
 	plan.NoHTML = optBool(cmd, "no-html", "")
 	if !optBool(cmd, "quiet", "") {
-		plan.Progress = cmd.ErrOrStderr()
+		plan.Progress = textsafe.NewWriter(cmd.ErrOrStderr()) // also the run's log: names from the config
 		plan.Label = strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" ")
 	}
 	obs, err := openMetrics(cmd, rc.Out, func(p string) bool {
@@ -163,7 +165,7 @@ func runMeasure(cmd *cobra.Command, rc rig.Config, plan rig.Plan, verify bool) e
 	}
 	defer view.close()
 	rc.Observer = record.Tee(obs, view.observer())
-	fmt.Fprintf(cmd.ErrOrStderr(), "%s: %d drive(s) on %s, output in %s\n", cmd.CommandPath(), len(rc.Drives), meterLabel(rc), out)
+	fmt.Fprintf(cmd.ErrOrStderr(), "%s: %d drive(s) on %s, output in %s\n", cmd.CommandPath(), len(rc.Drives), textsafe.Terminal(meterLabel(rc)), textsafe.Terminal(out))
 	res, err := rig.Run(cmd.Context(), rc, out, plan)
 	if res != nil {
 		metricsVerdicts(obs, res)
@@ -287,13 +289,13 @@ func printMeasureHeadline(w io.Writer, res *rig.Result, verify bool) {
 	for _, d := range rep.Drives {
 		for _, ph := range d.Phases {
 			if strings.HasPrefix(ph.Name, "workload:") {
-				fmt.Fprintf(w, "%-30s %s: average %s W over %.1f s\n", trunc(d.Name, 30), ph.Name, analysis.FormatPM(ph.AverageW, ph.AverageU95W, 3), ph.DurationS)
+				fmt.Fprintf(w, "%-30s %s: average %s W over %.1f s\n", trunc(d.Name, 30), textsafe.Terminal(ph.Name), analysis.FormatPM(ph.AverageW, ph.AverageU95W, 3), ph.DurationS)
 			}
 		}
 	}
 	for _, p := range sortedPorts(res.DevSlp) {
 		v := res.DevSlp[p]
-		fmt.Fprintf(w, "DevSlp port %s: %s\n", p, v.String())
+		fmt.Fprintf(w, "DevSlp port %s: %s\n", p, textsafe.Terminal(v.String()))
 		if v.PreCycleW.Ok() {
 			// The resting power before each assertion: Slumber under a DIPM
 			// policy, not active idle.
@@ -305,7 +307,7 @@ func printMeasureHeadline(w io.Writer, res *rig.Result, verify bool) {
 		if verify {
 			break // the battery estimate needs active idle, which verify does not measure
 		}
-		fmt.Fprintf(w, "battery: %s idles at %s W → %s min of battery life, %.1f min less than a drive that drew nothing", b.Name,
+		fmt.Fprintf(w, "battery: %s idles at %s W → %s min of battery life, %.1f min less than a drive that drew nothing", textsafe.Terminal(b.Name),
 			analysis.FormatPM(b.IdleW, b.IdleU95W, 3), analysis.FormatPM(b.LifeMin, b.LifeU95Min, 0), b.CostMin)
 		if b.DevSlpSavesMin > 0 {
 			fmt.Fprintf(w, "; idling in DevSlp would give back %.1f min", b.DevSlpSavesMin)
@@ -321,10 +323,10 @@ func printMeasureHeadline(w io.Writer, res *rig.Result, verify bool) {
 	// The report's notes (missing samples, meter restarts, negative
 	// readings, …) are part of the result, as `report` prints them.
 	for _, n := range rep.Notes {
-		fmt.Fprintf(w, "note: %s\n", n)
+		fmt.Fprintf(w, "note: %s\n", textsafe.Terminal(n))
 	}
 	abs, _ := filepath.Abs(res.Out)
-	fmt.Fprintf(w, "\nwritten to %s (report.md, report.json, summary.csv, measure.json, charts, report.html, capture)\n", abs)
+	fmt.Fprintf(w, "\nwritten to %s (report.md, report.json, summary.csv, measure.json, charts, report.html, capture)\n", textsafe.Terminal(abs))
 }
 
 // unit appends the unit to a formatted value, not to a dash.
@@ -336,8 +338,13 @@ func unit(v, u string) string {
 }
 
 func trunc(s string, n int) string {
+	s = textsafe.Terminal(s) // a name from a config or capture: shown, never acted on
 	if len(s) <= n {
 		return s
 	}
-	return s[:n-1] + "…"
+	cut := n - 1
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut-- // not inside a character
+	}
+	return s[:cut] + "…"
 }

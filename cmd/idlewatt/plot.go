@@ -9,7 +9,9 @@ import (
 	"strings"
 
 	capnotes "github.com/idlewatt/idlewatt/capture/notes"
+	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/internal/outfile"
+	"github.com/idlewatt/idlewatt/internal/textsafe"
 	"github.com/idlewatt/idlewatt/report"
 	"github.com/idlewatt/idlewatt/report/chart"
 	"github.com/spf13/cobra"
@@ -25,7 +27,7 @@ func init() {
 		}
 		f := c.Flags()
 		f.String("out", "", "output image, .png or .svg (required)")
-		durationFlag(f, "from", 0, "start T from the stream start (90s, 1m30s, or seconds: 90)")
+		durationFlag(f, "from", 0, "start T from the stream start (90s, 1m30s; a bare number is refused)")
 		durationFlag(f, "to", 0, "end T from the stream start (0 = the end)")
 		f.Int("points", 2000, "envelope points")
 		f.Float64("width", 0, "image width in inches (default 10)")
@@ -34,6 +36,7 @@ func init() {
 		f.Bool("log", false, "logarithmic power axis (mW idle states and W bursts on one chart)")
 		f.String("unit", "auto", "power unit: W, mW or auto (mW when everything is below 1 W)")
 		f.String("title", "", "chart title (default: \"Power over Time: \" and the drives' names; the capture's name is the subtitle)")
+		f.IntSlice("ports", nil, fmt.Sprintf("only these drive ports, in this order (at most %d drives are drawn; default: the first %d)", report.MaxChartDrives, report.MaxChartDrives))
 		addOverwriteFlag(f, "the --out image")
 		addImportFlags(f)
 		return c
@@ -69,6 +72,10 @@ func runPlot(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	defer done()
+	ports, _ := cmd.Flags().GetIntSlice("ports")
+	if len(ports) > report.MaxChartDrives {
+		return usageErr("plot: --ports names %d drives; a chart draws at most %d", len(ports), report.MaxChartDrives)
+	}
 	if to != 0 && to <= from {
 		return usageErr("plot: --to %g must be after --from %g", to, from)
 	}
@@ -138,7 +145,7 @@ func runPlot(cmd *cobra.Command, args []string) error {
 	}
 	var userNotes []chart.UserNote
 	if ns, err := capnotes.Read(args[0]); err != nil {
-		fmt.Fprintf(cmd.ErrOrStderr(), "plot: warning: annotations not drawn: %v\n", err)
+		fmt.Fprintf(cmd.ErrOrStderr(), "plot: warning: annotations not drawn: %v\n", textsafe.Terminal(err.Error()))
 	} else {
 		for _, n := range ns {
 			u := chart.UserNote{At: n.AtS, To: math.NaN(), Text: n.Text}
@@ -148,18 +155,48 @@ func runPlot(cmd *cobra.Command, args []string) error {
 			userNotes = append(userNotes, u)
 		}
 	}
-	notes, err := report.Plot(in, out, report.PlotOptions{From: from, To: to, Buckets: pts, Notes: userNotes,
-		Title: optString(cmd, "title", ""), Subtitle: filepath.Base(args[0]),
-		Width: size[0], Height: size[1], DPI: size[2], LogY: optBool(cmd, "log", ""), Unit: unit, Open: open, Out: oo, Stop: interrupted(cmd.Context())})
+	prog := startProgress(cmd, "plot")
+	defer prog.Stop()
+	stop := interrupted(cmd.Context())
+	// The chart is drawn in memory and written only then: a signal while
+	// it is read or drawn leaves no file (issue 26 item 1).
+	var notes []string
+	var png []byte
+	err = cancellable(cmd, func() error {
+		prog.Step("reading "+args[0], nil)
+		var err error
+		notes, png, err = report.RenderPlot(in, filepath.Ext(out), report.PlotOptions{From: from, To: to, Buckets: pts, Notes: userNotes,
+			Title: optString(cmd, "title", ""), Subtitle: filepath.Base(args[0]), Ports: ports,
+			Width: size[0], Height: size[1], DPI: size[2], LogY: optBool(cmd, "log", ""), Unit: unit, Open: open, Stop: stop})
+		return err
+	})
+	if errors.Is(err, errInterrupted) {
+		return err
+	}
 	if errors.Is(err, report.ErrEmptyWindow) {
 		return usageErr("plot: --from/--to: %v; nothing written", err)
 	}
+	if errors.Is(err, analysis.ErrNoSuchPort) {
+		return usageErr("plot: --ports: %s: %v", args[0], err)
+	}
 	for _, n := range notes { // the data notes report gives, word for word
-		fmt.Fprintf(cmd.ErrOrStderr(), "plot: note: %s\n", n)
+		fmt.Fprintf(cmd.ErrOrStderr(), "plot: note: %s\n", textsafe.Terminal(n))
 	}
 	if err != nil {
 		return inputErr(err)
 	}
-	cmd.Printf("%s\n", out)
+	if err := stop(); err != nil {
+		return err
+	}
+	prog.Stop()
+	oo.Inputs = append(oo.Inputs[:len(oo.Inputs):len(oo.Inputs)], args[0])
+	if err := outfile.WriteFile(out, png, oo); err != nil {
+		if errors.Is(err, outfile.ErrRefused) {
+			return usageErr("plot: --out %w", err)
+		}
+		return failErr("plot: --out %w", err)
+	}
+	outputsPlaced(cmd)
+	cmd.Printf("%s\n", textsafe.Terminal(out))
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/idlewatt/idlewatt/internal/outfile"
+	"github.com/idlewatt/idlewatt/internal/textsafe"
 	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/states/drivesim"
 )
@@ -103,8 +104,8 @@ func printProfiles(w io.Writer, user map[string]drivesim.Profile, asJSON bool) e
 		case p.DevSlpSupported:
 			devslp = p.DevSlpW.String()
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Name, r.Source, p.RailSet(),
-			p.ActiveIdleW, p.PartialW, p.SlumberW, devslp, p.PeakWriteW, p.Description)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", textsafe.Terminal(p.Name), textsafe.Terminal(r.Source), p.RailSet(),
+			p.ActiveIdleW, p.PartialW, p.SlumberW, devslp, p.PeakWriteW, textsafe.Terminal(p.Description))
 	}
 	return tw.Flush()
 }

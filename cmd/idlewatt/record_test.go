@@ -93,7 +93,7 @@ func TestRecordReplayedStreamThenExport(t *testing.T) {
 	}
 
 	csvPath := filepath.Join(dir, "c.csv")
-	if _, e, code := run(t, context.Background(), "export", capPath, "--csv", csvPath, "--from", "0.5", "--to", "1s"); code != 0 {
+	if _, e, code := run(t, context.Background(), "export", capPath, "--csv", csvPath, "--from", "500ms", "--to", "1s"); code != 0 {
 		t.Fatalf("export exit %d: %s", code, e)
 	}
 	rows := readCSV(t, csvPath)
@@ -103,7 +103,7 @@ func TestRecordReplayedStreamThenExport(t *testing.T) {
 		t.Fatalf("CSV header %v", rows[0])
 	}
 	if len(rows) != 501 || rows[1][0] != "0.5" || rows[500][0] != "0.999" {
-		t.Fatalf("export --from 0.5 --to 1s: %d rows, first t %s, last t %s", len(rows)-1, rows[1][0], rows[len(rows)-1][0])
+		t.Fatalf("export --from 500ms --to 1s: %d rows, first t %s, last t %s", len(rows)-1, rows[1][0], rows[len(rows)-1][0])
 	}
 	// The default emulated drive draws 5 V × 80 mA on its 5 V rail.
 	if w, _ := strconv.ParseFloat(rows[1][5], 64); w < 0.35 || w > 0.45 {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/internal/outfile"
+	"github.com/idlewatt/idlewatt/internal/textsafe"
 )
 
 func init() {
@@ -48,7 +49,10 @@ func runRepair(cmd *cobra.Command, args []string) error {
 	if err := requireSamples(cmd.Context(), cmd, "repair", in); err != nil {
 		return err
 	}
+	prog := startProgress(cmd, "repair")
+	prog.Step(fmt.Sprintf("copying %s into %s", in, out), nil)
 	res, err := capture.Repair(cmd.Context(), in, out, oo)
+	prog.Stop()
 	switch {
 	case errors.Is(err, capture.ErrRepairInput):
 		return inputErr(err)
@@ -61,10 +65,11 @@ func runRepair(cmd *cobra.Command, args []string) error {
 	case err != nil:
 		return failErr("repair %s: %v", out, err)
 	}
+	outputsPlaced(cmd)
 	acc := res.Account
 	stderr := cmd.ErrOrStderr()
 	if res.End != nil {
-		fmt.Fprintf(stderr, "repair: %s: %v\n", in, res.End)
+		fmt.Fprintf(stderr, "repair: %s\n", textsafe.Terminal(fmt.Sprintf("%s: %v", in, res.End)))
 	}
 	printAccount(stderr, "repair", &acc)
 	held := res.Samples + acc.SamplesLost
@@ -76,6 +81,6 @@ func runRepair(cmd *cobra.Command, args []string) error {
 		kept = 100 * float64(res.Samples) / float64(held)
 	}
 	cmd.Printf("%s: %d records, %d channel samples (%.3f %% of what %s held), %d damaged stretch(es) as gaps, %d flipped bit(s) mended, %d samples with covered indices left out\n",
-		out, res.Records, res.Samples, kept, in, acc.DamageRegions, len(acc.Corrected), res.Rejected)
+		textsafe.Terminal(out), res.Records, res.Samples, kept, textsafe.Terminal(in), acc.DamageRegions, len(acc.Corrected), res.Rejected)
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/idlewatt/idlewatt/internal/textsafe"
 	"github.com/idlewatt/idlewatt/report"
 	"io"
 	"io/fs"
@@ -140,7 +141,7 @@ func runReplay(cmd *cobra.Command, _ []string) error {
 	}
 	defer src.Close()
 	fmt.Fprintf(cmd.ErrOrStderr(), "replaying %s (%s, %d ops over %v) on %s, %s timing, QD %d\n",
-		path, src.Format, st.Ops, st.Duration().Round(time.Millisecond), tpath, cfg.Timing, cfg.QD)
+		textsafe.Terminal(path), src.Format, st.Ops, st.Duration().Round(time.Millisecond), textsafe.Terminal(tpath), cfg.Timing, cfg.QD)
 	return wlRun(cmd, cfg, src, tgt, path, tpath)
 }
 
@@ -171,7 +172,7 @@ func wlConfig(cmd *cobra.Command, section string) (replay.Config, error) {
 		return cfg, usageErr("--duration %v: want > 0 (or 0 for the default)", cfg.Duration)
 	}
 	stderr := cmd.ErrOrStderr()
-	cfg.Warn = func(s string) { fmt.Fprintln(stderr, "idlewatt: warning:", s) }
+	cfg.Warn = func(s string) { fmt.Fprintln(stderr, "idlewatt: warning:", textsafe.Terminal(s)) }
 	cfg.Progress = func(p replay.Progress) {
 		fmt.Fprintf(stderr, "%6.0fs  %10d ops  %9.0f IOPS  %8.1f MB/s\n", p.Elapsed.Seconds(), p.Ops, p.IOPS, p.MBps)
 	}
@@ -185,7 +186,7 @@ func wlOpenTarget(cmd *cobra.Command, path string, opt target.Options) (*target.
 	if f := cmd.Flags().Lookup("direct"); f == nil {
 		opt.Direct = true
 	}
-	opt.Warn = func(s string) { fmt.Fprintln(cmd.ErrOrStderr(), "idlewatt: warning:", s) }
+	opt.Warn = func(s string) { fmt.Fprintln(cmd.ErrOrStderr(), "idlewatt: warning:", textsafe.Terminal(s)) }
 	opt.Stop = interrupted(cmd.Context())
 	t, err := target.Open(path, opt)
 	if err != nil {
@@ -202,7 +203,7 @@ func wlOpenTarget(cmd *cobra.Command, path string, opt target.Options) (*target.
 		case opt.Read:
 			how = "left sparse (--allow-sparse): reads of holes never reach the drive"
 		}
-		fmt.Fprintf(cmd.ErrOrStderr(), "created %s (%d bytes), %s\n", path, t.Size(), how)
+		fmt.Fprintf(cmd.ErrOrStderr(), "created %s (%d bytes), %s\n", textsafe.Terminal(path), t.Size(), how)
 	} else if f := cmd.Flags().Lookup("size"); f != nil && f.Changed && t.Size() != opt.Size {
 		opt.Warn(fmt.Sprintf("--size %s ignored: %s exists and keeps its %d bytes (idlewatt sizes only files it creates)", f.Value, path, t.Size()))
 	}
@@ -279,7 +280,7 @@ func wlRun(cmd *cobra.Command, cfg replay.Config, src trace.Reader, tgt *target.
 	res.Target = targetInfo(tgt)
 	if p := optString(cmd, "chart", ""); p != "" && len(res.PerSecond) > 0 {
 		if cerr := report.IOPSChart(p, tgt.Path(), res, wlOutOptions(cmd, inputs...)); cerr != nil {
-			fmt.Fprintf(cmd.ErrOrStderr(), "warning: IOPS chart: %v\n", cerr)
+			fmt.Fprintf(cmd.ErrOrStderr(), "warning: IOPS chart: %s\n", textsafe.Terminal(cerr.Error()))
 		}
 	}
 	if err != nil && cmd.Context().Err() == nil {
@@ -305,7 +306,7 @@ func wlRun(cmd *cobra.Command, cfg replay.Config, src trace.Reader, tgt *target.
 
 func wlPrintResult(w io.Writer, r *replay.Result) {
 	fmt.Fprintf(w, "engine %s, %s timing, QD %d\n", r.Engine, r.Timing, r.QD)
-	fmt.Fprintf(w, "target %s\n", describeTarget(r))
+	fmt.Fprintf(w, "target %s\n", textsafe.Terminal(describeTarget(r)))
 	fmt.Fprintf(w, "%d ops, %.1f MB in %v: %.0f IOPS, %.1f MB/s (busy %v: %.1f MB/s)\n",
 		r.Ops, float64(r.Bytes)/1e6, r.Elapsed.Round(time.Millisecond), r.IOPS, r.MBps, r.Busy.Round(time.Millisecond), r.BusyMBps)
 	for _, t := range []capture.Op{capture.OpRead, capture.OpWrite, capture.OpFlush, capture.OpTrim} {

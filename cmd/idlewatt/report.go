@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/capture/notes"
 	"github.com/idlewatt/idlewatt/internal/outfile"
+	"github.com/idlewatt/idlewatt/internal/textsafe"
 	"github.com/idlewatt/idlewatt/report"
 	htmlreport "github.com/idlewatt/idlewatt/report/html"
 	"github.com/spf13/cobra"
@@ -80,27 +80,60 @@ func runReport(cmd *cobra.Command, args []string) error {
 	if err := requireSamples(cmd.Context(), cmd, "report", in); err != nil {
 		return err
 	}
-	var pyr *htmlreport.Pyramid
-	if withHTML {
-		pyr = htmlreport.NewPyramidFor(in, htmlreport.Budget{})
-		opts.Samples = pyr
-	}
-	r, err := analyzeCapture(cmd, in, opts)
+	open, at, err := captureOpenerAt(cmd.Context(), cmd, in)
 	if err != nil {
 		return err
 	}
-	r.Capture.Path = path
-	if err := interrupted(cmd.Context())(); err != nil {
+	prog := startProgress(cmd, "report")
+	defer prog.Stop()
+	stop := interrupted(cmd.Context())
+	// Everything is built in memory first — the analysis, every file, the
+	// charts, report.html — and only then written, through temporary files
+	// renamed into place once all are written: a signal at any moment leaves
+	// nothing under a final name (issue 26 item 1).
+	var r *analysis.Report
+	var outs []report.Output
+	var chartErr error
+	err = cancellable(cmd, func() error {
+		var pyr *htmlreport.Pyramid
+		if withHTML {
+			pyr = htmlreport.NewPyramidFor(in, htmlreport.Budget{})
+			opts.Samples = pyr
+		}
+		prog.Passes(path, at)
+		var err error
+		if r, err = analyzeOpened(cmd, open, in, opts); err != nil {
+			return err
+		}
+		r.Capture.Path = path
+		attachAnnotations(cmd, r, path)
+		prog.Step("building the report files and charts", nil)
+		outs, chartErr = report.Build(r, report.WriteOptions{Stop: stop})
+		if outs == nil {
+			return chartErr
+		}
+		if withHTML {
+			prog.Step("building "+htmlreport.FileName, nil)
+			b, err := htmlreport.Render(r, pyr, htmlreport.Options{Capture: path, Stop: stop})
+			if err != nil {
+				return failErr("writing %s into %s: %w", htmlreport.FileName, out, err)
+			}
+			outs = append(outs, report.Output{Name: htmlreport.FileName, Data: b})
+		}
+		return nil
+	})
+	if err != nil {
 		return err
 	}
-	attachAnnotations(cmd, r, path)
-	if err := report.WriteFilesWith(r, out, report.WriteOptions{Out: oo}); err != nil {
+	prog.Step("writing "+out, nil)
+	oo.Inputs = append(oo.Inputs[:len(oo.Inputs):len(oo.Inputs)], path)
+	if err := report.WriteOutputs(out, outs, oo, stop); err != nil {
 		return failErr("writing report into %s: %w", out, err)
 	}
-	if withHTML {
-		if err := htmlreport.Write(filepath.Join(out, htmlreport.FileName), r, pyr, htmlreport.Options{Capture: path, Out: oo}); err != nil {
-			return failErr("writing %s into %s: %w", htmlreport.FileName, out, err)
-		}
+	outputsPlaced(cmd)
+	prog.Stop()
+	if chartErr != nil {
+		return failErr("writing report into %s: %w", out, chartErr)
 	}
 	w := cmd.OutOrStdout()
 	if optBool(cmd, "json", "") {
@@ -112,7 +145,7 @@ func runReport(cmd *cobra.Command, args []string) error {
 		return noPowerErr(path, out, r)
 	}
 	printHeadline(w, r)
-	fmt.Fprintf(w, "report written to %s\n", out)
+	fmt.Fprintf(w, "report written to %s\n", textsafe.Terminal(out))
 	return noPowerErr(path, out, r)
 }
 
@@ -135,6 +168,11 @@ func analyzeCapture(cmd *cobra.Command, path string, opts analysis.Options) (*an
 	if err != nil {
 		return nil, err
 	}
+	return analyzeOpened(cmd, open, path, opts)
+}
+
+// analyzeOpened is analyzeCapture of a capture already opened for passes.
+func analyzeOpened(cmd *cobra.Command, open analysis.Opener, path string, opts analysis.Options) (*analysis.Report, error) {
 	r, err := analysis.AnalyzeSource(open, opts)
 	if r != nil {
 		r.Capture.Path = path
@@ -161,17 +199,17 @@ func analyzeCapture(cmd *cobra.Command, path string, opts analysis.Options) (*an
 func printHeadline(w io.Writer, r *analysis.Report) {
 	fmt.Fprintf(w, "%-24s %21s %21s %26s %19s %10s\n", "drive", "active idle W", "average W", "peak W [95 % interval]", "energy J", "dropped")
 	for _, d := range r.Drives {
-		fmt.Fprintf(w, "%-24s %21s %21s %26s %19s %10d\n", d.Name, analysis.FormatPM(d.ActiveIdleW, d.ActiveIdleU95W, 4), analysis.FormatPM(d.AverageW, d.AverageU95W, 4),
+		fmt.Fprintf(w, "%-24s %21s %21s %26s %19s %10d\n", textsafe.Terminal(d.Name), analysis.FormatPM(d.ActiveIdleW, d.ActiveIdleU95W, 4), analysis.FormatPM(d.AverageW, d.AverageU95W, 4),
 			analysis.FormatCI(d.PeakW, d.PeakCI95W, 4), analysis.FormatPM(d.EnergyJ, d.EnergyU95J, 3), d.Samples.Dropped)
 	}
 	for _, d := range r.Drives {
 		if d.DevSlp.Outcome != "" {
-			fmt.Fprintf(w, "DevSlp port %d: %s\n", d.Port, d.DevSlp.Verdict)
+			fmt.Fprintf(w, "DevSlp port %d: %s\n", d.Port, textsafe.Terminal(d.DevSlp.Verdict.String()))
 		}
 	}
 	printDeclared(w, r)
 	for _, n := range r.Notes {
-		fmt.Fprintf(w, "note: %s\n", n)
+		fmt.Fprintf(w, "note: %s\n", textsafe.Terminal(n))
 	}
 }
 

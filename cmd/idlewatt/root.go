@@ -16,6 +16,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
+
+	"github.com/idlewatt/idlewatt/internal/textsafe"
 )
 
 // version is set at build time with -ldflags "-X main.version=..."; otherwise
@@ -49,7 +51,13 @@ type cli struct {
 	// truthFiles are the open truth outputs of the simulated drives this
 	// command line's emulator serves (profiles.go).
 	truthFiles []truthFile
+	// placed is set once a command has put its outputs in place: a signal
+	// after that is not one that cut the job short (see runMain).
+	placed bool
 }
+
+// outputsPlaced records that cmd's outputs are all under their names.
+func outputsPlaced(cmd *cobra.Command) { cliOf(cmd).placed = true }
 
 func newCLI(stdout, stderr io.Writer) *cli {
 	return &cli{cfg: viper.New(), stdout: stdout, stderr: stderr}
@@ -90,7 +98,9 @@ func (c *cli) exitCode(err error) int {
 	// Messages built from cmd.CommandPath() (flag and argument errors,
 	// some commands' own) begin "idlewatt CMD:"; the prefix below already
 	// says idlewatt once.
-	fmt.Fprintln(c.stderr, "idlewatt:", strings.TrimPrefix(err.Error(), "idlewatt "))
+	// Every message can hold a user's string (a file name, a drive name,
+	// what a device said): its control characters are shown, not acted on.
+	fmt.Fprintln(c.stderr, "idlewatt:", textsafe.Lines(strings.TrimPrefix(err.Error(), "idlewatt ")))
 	return classify(err, c.preRunDone)
 }
 
@@ -169,7 +179,15 @@ func loadConfig(cmd *cobra.Command) error {
 		if err := cfg.ReadConfig(bytes.NewReader(data)); err != nil {
 			return usageErr("config %s: %v", path, err)
 		}
-		if err := checkConfigFile(cfg, path); err != nil {
+		// The file's own values, without the IDLEWATT_* variables that
+		// override them (AutomaticEnv): a bad variable is named as the
+		// variable (below), not blamed on the file.
+		file := viper.New()
+		file.SetConfigType("yaml")
+		if err := file.ReadConfig(bytes.NewReader(data)); err != nil {
+			return usageErr("config %s: %v", path, err)
+		}
+		if err := checkConfigFile(file, path); err != nil {
 			return err
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/idlewatt/idlewatt/internal/outfile"
+	"github.com/idlewatt/idlewatt/internal/textsafe"
 	"github.com/idlewatt/idlewatt/states/alpm"
 	"github.com/idlewatt/idlewatt/states/nvme"
 	nvmesim "github.com/idlewatt/idlewatt/states/nvme/sim"
@@ -302,7 +303,9 @@ func runStates(cmd *cobra.Command, args []string) error {
 	if err := nv.WriteText(&b); err != nil {
 		return err
 	}
-	_, err = io.WriteString(out, b.String())
+	// Values read from sysfs and the IDENTIFY data (model strings, policy
+	// files of a fixture tree) are shown, never acted on.
+	_, err = io.WriteString(out, textsafe.Lines(b.String()))
 	return err
 }
 
@@ -593,6 +596,6 @@ func writeChangesText(w io.Writer, changes, restored []nvme.Change, kept bool) e
 	if kept {
 		b.WriteString("kept until reboot (use --hold D to restore after D)\n")
 	}
-	_, err := io.WriteString(w, b.String())
+	_, err := io.WriteString(w, textsafe.Lines(b.String()))
 	return err
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/idlewatt/idlewatt/internal/outfile"
+	"github.com/idlewatt/idlewatt/internal/textsafe"
 	"github.com/idlewatt/idlewatt/workload/gen"
 	"github.com/idlewatt/idlewatt/workload/trace"
 )
@@ -53,7 +54,7 @@ func newTraceInfoCmd() *cobra.Command {
 					Stats  *trace.Stats `json:"stats"`
 				}{args[0], f.Format, s})
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s (%s)\n%s", args[0], f.Format, s.Text())
+			fmt.Fprintf(cmd.OutOrStdout(), "%s (%s)\n%s", textsafe.Terminal(args[0]), f.Format, textsafe.Lines(s.Text()))
 			return nil
 		},
 	}
@@ -93,9 +94,9 @@ func newTraceConvertCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "%d ops written to %s (%s)", n, out, to)
+			fmt.Fprintf(cmd.ErrOrStderr(), "%d ops written to %s (%s)", n, textsafe.Terminal(out), to)
 			if dropped != "" {
-				fmt.Fprintf(cmd.ErrOrStderr(), "; %s", dropped)
+				fmt.Fprintf(cmd.ErrOrStderr(), "; %s", textsafe.Terminal(dropped))
 			}
 			fmt.Fprintln(cmd.ErrOrStderr())
 			return nil
@@ -197,7 +198,7 @@ func wlGenOut(cmd *cobra.Command, r trace.Reader, comment string) error {
 		return err
 	}
 	if out != "-" {
-		fmt.Fprintf(cmd.ErrOrStderr(), "%d ops written to %s\n", n, out)
+		fmt.Fprintf(cmd.ErrOrStderr(), "%d ops written to %s\n", n, textsafe.Terminal(out))
 	}
 	return nil
 }

@@ -4,11 +4,13 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"image/color"
 	"io"
 	"path/filepath"
 	"strings"
 
 	"github.com/idlewatt/idlewatt/internal/outfile"
+	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
@@ -79,6 +81,44 @@ func (f *Figure) SaveWith(path string, o outfile.Options) error {
 	return out.Commit()
 }
 
+// svgCanvas draws nothing in a fully transparent colour: vgsvg divides a
+// colour by its alpha, and a transparent one (a panel's background) was
+// written as fill="#-8000000000000000-8000000000000000-8000000000000000",
+// which SVG viewers refuse. Drawing nothing is what a transparent fill or
+// stroke shows.
+type svgCanvas struct {
+	*vgsvg.Canvas
+	clear bool // the current colour has alpha 0
+}
+
+func (c *svgCanvas) SetColor(clr color.Color) {
+	c.clear = false
+	if clr != nil {
+		if _, _, _, a := clr.RGBA(); a == 0 {
+			c.clear = true
+		}
+	}
+	c.Canvas.SetColor(clr)
+}
+
+func (c *svgCanvas) Fill(p vg.Path) {
+	if !c.clear {
+		c.Canvas.Fill(p)
+	}
+}
+
+func (c *svgCanvas) Stroke(p vg.Path) {
+	if !c.clear {
+		c.Canvas.Stroke(p)
+	}
+}
+
+func (c *svgCanvas) FillString(f font.Face, pt vg.Point, text string) {
+	if !c.clear {
+		c.Canvas.FillString(f, pt, text)
+	}
+}
+
 // Write renders f to w as "png" or "svg".
 func (f *Figure) Write(w io.Writer, format string) (err error) {
 	// The chart functions validate their input, but gonum/plot panics on
@@ -94,7 +134,7 @@ func (f *Figure) Write(w io.Writer, format string) (err error) {
 		c := vgimg.NewWith(vgimg.UseWH(f.Width, f.Height), vgimg.UseDPI(int(f.DPI)))
 		cw = vgimg.PngCanvas{Canvas: c}
 	case "svg":
-		cw = vgsvg.New(f.Width, f.Height)
+		cw = &svgCanvas{Canvas: vgsvg.New(f.Width, f.Height)}
 	default:
 		return fmt.Errorf("%w: %q", ErrFormat, format)
 	}

@@ -143,7 +143,7 @@ func buildCompare(runs []CompareRun, base int, notes []string) ([]byte, error) {
 				ports = append(ports, dr.Port)
 			}
 			var err error
-			if tl, err = readTimeline(r.Capture, p, ports); err != nil {
+			if tl, err = readTimeline(r.Capture, p, ports, nil); err != nil {
 				return nil, fmt.Errorf("html: compare: run %s: reading events: %w", r.Label, err)
 			}
 		}

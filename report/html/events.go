@@ -49,7 +49,7 @@ const maxBusy = 200000
 
 // readTimeline reads the capture's events. t0Host and width come from the
 // pyramid (the report's timeline and its base bucket width).
-func readTimeline(path string, p *Pyramid, ports []int) (*timeline, error) {
+func readTimeline(path string, p *Pyramid, ports []int, stop func() error) (*timeline, error) {
 	if !regular(path) {
 		return nil, fmt.Errorf("%s: not a regular file: its events cannot be read a second time", path)
 	}
@@ -68,6 +68,11 @@ func readTimeline(path string, p *Pyramid, ports []int) (*timeline, error) {
 		tr.tl.io[port] = &ioBuckets{}
 	}
 	for {
+		if stop != nil {
+			if err := stop(); err != nil {
+				return nil, err
+			}
+		}
 		rec, err := r.Next()
 		if err != nil {
 			// At EOF, or where analysis has already reported the capture

@@ -32,6 +32,9 @@ type Options struct {
 	Title string
 	// Out says what the output may replace.
 	Out outfile.Options
+	// Stop, if set, is asked at every record of the events' pass; its
+	// error (a signal) ends it and is returned.
+	Stop func() error
 }
 
 var (
@@ -116,11 +119,21 @@ type phaseJSON struct {
 // Write writes the viewer for rep to path. p must have been
 // analysis.Options.Samples of the Analyze call that produced rep.
 func Write(path string, rep *analysis.Report, p *Pyramid, o Options) error {
+	b, err := Render(rep, p, o)
+	if err != nil {
+		return err
+	}
+	return outfile.WriteFile(path, b, o.Out)
+}
+
+// Render builds the viewer for rep in memory (Write writes it), reading
+// the capture's events again when o.Capture is set.
+func Render(rep *analysis.Report, p *Pyramid, o Options) ([]byte, error) {
 	if rep == nil || p == nil {
-		return errors.New("html: no report or no pyramid")
+		return nil, errors.New("html: no report or no pyramid")
 	}
 	if !p.seen && p.dt == 0 {
-		return errors.New("html: the pyramid was not analysis.Options.Samples of the analysis (no Begin)")
+		return nil, errors.New("html: the pyramid was not analysis.Options.Samples of the analysis (no Begin)")
 	}
 	p.finish()
 	var ports []int
@@ -130,17 +143,13 @@ func Write(path string, rep *analysis.Report, p *Pyramid, o Options) error {
 	var tl *timeline
 	if o.Capture != "" {
 		var err error
-		if tl, err = readTimeline(o.Capture, p, ports); err != nil {
-			return fmt.Errorf("html: reading events: %w", err)
+		if tl, err = readTimeline(o.Capture, p, ports, o.Stop); err != nil {
+			return nil, fmt.Errorf("html: reading events: %w", err)
 		}
 	} else {
 		tl = emptyTimeline()
 	}
-	b, err := build(rep, p, tl, o)
-	if err != nil {
-		return err
-	}
-	return outfile.WriteFile(path, b, o.Out)
+	return build(rep, p, tl, o)
 }
 
 // build renders the page.

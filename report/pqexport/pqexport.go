@@ -122,6 +122,10 @@ const RowGroupRows = 1 << 20
 type Options struct {
 	Overwrite bool // replace an existing DIR's files
 	Host      string
+	// Stop, if set, is asked at every batch of rows and records; its
+	// error (a signal) ends the export, and nothing is left under a final
+	// name (a directory Write created is removed).
+	Stop func() error
 }
 
 // Files are the files Write makes in DIR.
@@ -130,7 +134,17 @@ var Files = []string{"samples.parquet", "io.parquet", "state.parquet", "summary.
 // Write exports the capture at path, with its report rep, into dir. dir must
 // not exist (it is created) unless o.Overwrite; files are written through
 // temporary files renamed into place, never through a symbolic link.
-func Write(path string, rep *analysis.Report, dir string, o Options) error {
+func Write(path string, rep *analysis.Report, dir string, o Options) (err error) {
+	stop := func() error {
+		if o.Stop != nil {
+			return o.Stop()
+		}
+		return nil
+	}
+	if err := stop(); err != nil {
+		return err
+	}
+	created := true
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		if !errors.Is(err, os.ErrExist) || !o.Overwrite {
 			if errors.Is(err, os.ErrExist) {
@@ -141,6 +155,7 @@ func Write(path string, rep *analysis.Report, dir string, o Options) error {
 		if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
 			return fmt.Errorf("%s is not a directory: %w", dir, outfile.ErrRefused)
 		}
+		created = false
 	}
 	oo := outfile.Options{Overwrite: o.Overwrite, Inputs: []string{path}}
 	r, err := capture.Open(path)
@@ -162,7 +177,10 @@ func Write(path string, rep *analysis.Report, dir string, o Options) error {
 	files := make([]*outfile.File, 0, len(Files))
 	defer func() {
 		for _, f := range files {
-			f.Abort()
+			f.Abort() // no-op after Commit
+		}
+		if err != nil && created {
+			os.Remove(dir) // only if empty: nothing of anyone else's goes
 		}
 	}()
 	open := func(name string) (*outfile.File, error) {
@@ -191,7 +209,7 @@ func Write(path string, rep *analysis.Report, dir string, o Options) error {
 	done := make(chan error, 1)
 	policy := map[int]string{}
 	go func() {
-		if err := writeIO(fi, r2, run, policy); err != nil {
+		if err := writeIO(fi, r2, run, policy, stop); err != nil {
 			done <- fmt.Errorf("io.parquet: %w", err)
 			return
 		}
@@ -201,7 +219,7 @@ func Write(path string, rep *analysis.Report, dir string, o Options) error {
 		}
 		done <- nil
 	}()
-	serr := writeSamples(fs, r, &h, run)
+	serr := writeSamples(fs, r, &h, run, stop)
 	if err := <-done; err != nil {
 		return err
 	}
@@ -210,6 +228,9 @@ func Write(path string, rep *analysis.Report, dir string, o Options) error {
 	}
 	if err := writeSummary(fsum, path, run, &h, rep, policy, o.Host); err != nil {
 		return fmt.Errorf("summary.parquet: %w", err)
+	}
+	if err := stop(); err != nil {
+		return err
 	}
 	for _, f := range files {
 		if err := f.Commit(); err != nil {
@@ -231,7 +252,7 @@ func writerOpts() []pq.WriterOption {
 // writeSamples writes one row per drive per sample index. The capture is
 // decoded into batches of rows on one goroutine while the Parquet writer
 // encodes the previous batch on the caller's.
-func writeSamples(w io.Writer, r *capture.Reader, h *capture.Header, run string) error {
+func writeSamples(w io.Writer, r *capture.Reader, h *capture.Header, run string, stop func() error) error {
 	pw := pq.NewGenericWriter[SampleRow](w, writerOpts()...)
 	batches, free := make(chan *sampleBatch, 2), make(chan *sampleBatch, 3)
 	for range 3 {
@@ -241,7 +262,7 @@ func writeSamples(w io.Writer, r *capture.Reader, h *capture.Header, run string)
 	var derr error
 	go func() {
 		defer close(batches)
-		derr = decodeSamples(r, h, run, batches, free, quit)
+		derr = decodeSamples(r, h, run, batches, free, quit, stop)
 	}()
 	var werr error
 	for b := range batches {
@@ -273,7 +294,7 @@ type sampleBatch struct {
 	vals []float64
 }
 
-func decodeSamples(r *capture.Reader, h *capture.Header, run string, out chan<- *sampleBatch, free <-chan *sampleBatch, quit <-chan struct{}) error {
+func decodeSamples(r *capture.Reader, h *capture.Header, run string, out chan<- *sampleBatch, free <-chan *sampleBatch, quit <-chan struct{}, stop func() error) error {
 	var ports []int
 	at := map[int]int{}
 	for _, c := range h.Channels {
@@ -310,6 +331,9 @@ func decodeSamples(r *capture.Reader, h *capture.Header, run string, out chan<- 
 			return err
 		}
 		if len(b.rows)+len(ports) > cap(b.rows) || len(b.vals)+10*len(ports) > cap(b.vals) {
+			if err := stop(); err != nil {
+				return err
+			}
 			if !send() {
 				return nil
 			}
@@ -357,10 +381,13 @@ func decodeSamples(r *capture.Reader, h *capture.Header, run string, out chan<- 
 	return nil
 }
 
-func writeIO(w io.Writer, r *capture.Reader, run string, policy map[int]string) error {
+func writeIO(w io.Writer, r *capture.Reader, run string, policy map[int]string, stop func() error) error {
 	pw := pq.NewGenericWriter[IORow](w, writerOpts()...)
 	var buf []IORow
 	for {
+		if err := stop(); err != nil {
+			return err
+		}
 		rec, err := r.Next()
 		if err != nil {
 			break

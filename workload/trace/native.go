@@ -62,6 +62,11 @@ func (n *NativeReader) Next() (Op, error) {
 			return Op{}, n.l.errf("size %q: expected an integer from 0 to 2147483647 (bytes)", n.f[3])
 		}
 		op.Size = int32(sz)
+		if op.Type == workload.OpFlush && (op.Offset != 0 || op.Size != 0) {
+			// docs/trace-formats.md: a flush has offset and size 0. One
+			// with either was taken as a flush and the numbers dropped.
+			return Op{}, n.l.errf("flush with offset %d and size %d: a flush (F) has offset and size 0", op.Offset, op.Size)
+		}
 		if k == 5 {
 			op.File = n.files.get(n.f[4])
 		}

@@ -329,3 +329,23 @@ func TestSummarizeSpanOverflow(t *testing.T) {
 		t.Errorf("overflow %v, span %d, op %d", s.EndOverflow, s.MaxEnd, s.MaxEndN)
 	}
 }
+
+// TestNativeFlushHasNoOffset: a flush (F) has offset and size 0
+// (docs/trace-formats.md); one with either is a malformed line, not a
+// flush whose numbers are dropped.
+func TestNativeFlushHasNoOffset(t *testing.T) {
+	for _, line := range []string{"0.5 F 4096 0", "0.5 F 0 512", "0.5 F 4096 512 disk0"} {
+		r := NewNativeReader(strings.NewReader(NativeHeader+"\n0 R 0 4096\n"+line+"\n"), "t.trace")
+		if _, err := r.Next(); err != nil {
+			t.Fatal(err)
+		}
+		_, err := r.Next()
+		if !errors.Is(err, ErrSyntax) || !strings.Contains(err.Error(), "t.trace:3: flush with offset") {
+			t.Errorf("%q: %v", line, err)
+		}
+	}
+	r := NewNativeReader(strings.NewReader(NativeHeader+"\n0.5 F 0 0\n"), "t.trace")
+	if op, err := r.Next(); err != nil || op.Type != workload.OpFlush {
+		t.Errorf("F 0 0: %+v, %v", op, err)
+	}
+}
