@@ -149,4 +149,3 @@ func writeDeclaredMarkdown(w io.Writer, r *analysis.Report) {
 // internal/textsafe's Markdown escaping, which every user string in
 // report.md goes through.
 func mdText(s string) string { return textsafe.Markdown(s) }
-

@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	capnotes "github.com/idlewatt/idlewatt/capture/notes"
 	"github.com/idlewatt/idlewatt/analysis"
+	capnotes "github.com/idlewatt/idlewatt/capture/notes"
 	"github.com/idlewatt/idlewatt/internal/outfile"
 	"github.com/idlewatt/idlewatt/internal/textsafe"
 	"github.com/idlewatt/idlewatt/report"
