@@ -154,8 +154,9 @@ type Cycle struct {
 	// half of which read −½ period and are shown as 0, do not bias the
 	// pooled latency up by a quarter period.
 	entryCut, riseCut float64
-	// periodMs is the sample period.
+	// periodMs is the sample period; noise the cycle's noise model.
 	periodMs float64
+	noise    stat.Noise
 }
 
 // clampLatency is a latency that cannot be negative, and what clamping it
@@ -287,7 +288,10 @@ func restingLevel(w []float64, a, b int, period float64, cycle stat.Noise) (m st
 		return m, nil, false
 	}
 	x := w[a:b]
-	nm := stat.NoiseOf(x)
+	nm := cycle // the cycle's noise, robust to its steps
+	if !nm.Ok {
+		nm = stat.NoiseOf(x)
+	}
 	per := min(max(1, int(math.Round(restWindow/period))), len(x))
 	var means []float64
 	for i := 0; i+per <= len(x); i += per {
@@ -386,6 +390,7 @@ func JudgeCycle(tm Timing, samples []Sample, jo JudgeOptions) Cycle {
 	// would be biased low.)
 	pin := near(tm.Assert) // the pin's sample
 	nc := stat.NoiseOf(w)  // the cycle's noise, robust to its steps
+	c.noise = nc
 	rl, kept, ok := restingLevel(w, idx(tm.Assert.Add(-300*time.Millisecond)), pin, period, nc)
 	if !ok {
 		c.judge(Inconclusive, "no samples before the assertion")
@@ -659,7 +664,11 @@ func (c *Cycle) checkReturn(tm Timing, samples []Sample) {
 	per := max(1, int(win/max(1, time.Duration(samplePeriod(samples)))))
 	// The noise of a window mean from the noise model (correlation
 	// included), not σ/√n.
-	sw := math.Sqrt(stat.NoiseOf(w).MeanVar(per))
+	nm := c.noise
+	if !nm.Ok {
+		nm = stat.NoiseOf(w)
+	}
+	sw := math.Sqrt(nm.MeanVar(per))
 	for a := 0; a+per <= len(w); a += per {
 		m := mean(w[a : a+per])
 		if math.Abs(m-base) < math.Abs(best-base) {

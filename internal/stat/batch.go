@@ -56,8 +56,8 @@ func MeanStdErr(x []float64) MeanSE {
 	r.TauInt = IntegratedTime(acf)
 	b := max(1, BatchFactor*(r.CorrLen-1))
 	// σ²·τ/N, the effective-sample-size figure, is the floor: batch means
-	// alone held 93.3 % of 600 AR(1) draws (TestMeanStdErrCoverage's), the
-	// larger of the two 94.3 %, 6 % wider.
+	// alone held 93.3 % of 600 AR(1) draws like TestMeanStdErrCoverage's,
+	// the larger of the two 94.3 %, 6 % wider.
 	ess := Var(x) * r.TauInt / float64(n)
 	if k := n / b; k >= MinBatches {
 		r.Batch, r.Batches = b, k

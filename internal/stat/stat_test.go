@@ -83,12 +83,12 @@ func TestACFMatchesDirect(t *testing.T) {
 
 // TestMeanStdErrCoverage: the 95 % interval of a mean of AR(1) noise
 // (correlation times 0–50 readings, 2 000–50 000 readings) holds 0 in at
-// least 93 % of 400 draws, where σ/√N holds it far less often.
+// least 93 % of 300 draws, where σ/√N holds it far less often.
 func TestMeanStdErrCoverage(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	draws := 400
+	draws := 300
 	if testing.Short() {
-		draws = 150
+		draws = 100
 	}
 	var held, naive, short int
 	for range draws {

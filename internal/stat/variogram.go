@@ -345,6 +345,14 @@ func (v *Variogram) Noise() Noise {
 // NoiseOf is the noise model of consecutive readings xs.
 func NoiseOf(xs []float64) Noise {
 	var v Variogram
+	// The reservoirs' size is known: no growing as they fill.
+	c := min(len(xs), reservoirCap)
+	buf := make([]float64, 2*numLags*c)
+	for j := range v.lags {
+		v.lags[j].d = buf[2*j*c : 2*j*c : (2*j+1)*c]
+		v.oct[j].d = buf[(2*j+1)*c : (2*j+1)*c : (2*j+2)*c]
+	}
+	v.ring = make([]float64, 0, min(len(xs), MaxLag))
 	v.AddAll(xs)
 	return v.Noise()
 }
