@@ -51,13 +51,19 @@
 //
 // # States
 //
-// With Options.States, every drive's samples are classified by
-// states/detect (its State is analysis's State: one enum) against its
-// profile's levels inside the sample pass, or against levels learned from
-// its idle power in one more read; residency, per-state power and
-// states.json (Report.States) come from that one classification. Without
-// it, a StateClassifier may be given, else residency is active (busy)
-// versus idle from I/O segmentation; the report notes it.
+// With Options.States, every SATA drive's levels are learned from the
+// capture alone — its quiet power, I/O, ALPM policy and DEVSLP pin events
+// (learn.go, levels.go, mixture.go, postio.go) — in a pass before the
+// sample pass, and its samples are classified by states/detect (its State
+// is analysis's State: one enum) against them inside it; residency,
+// per-state power, active idle's band and states.json (Report.States) come
+// from that one classification. No simulator profile is read: the package
+// imports neither states/drivesim nor host control. A drive whose levels
+// cannot be learned gets null state figures and a note. Without
+// Options.States, a StateClassifier may be given, else residency is active
+// (busy) versus idle from I/O segmentation; the report notes it. Figures
+// declared beforehand (drives[].expect, recorded in the capture) are
+// compared with the measured ones after every estimate (declared.go).
 //
 // # DevSlp
 //

@@ -116,7 +116,7 @@ const shortBlock = time.Millisecond
 
 // prePinWindow is how long before a DEVSLP assertion a block counts as
 // the level the drive held before it.
-const prePinWindow = 250 * time.Millisecond
+const prePinWindow = 500 * time.Millisecond
 
 // blockScale is one block length's blocks.
 type blockScale struct {

@@ -315,7 +315,7 @@ func (l *levelLearner) lsbW(h capture.Header) float64 {
 // the pin the DEVSLP-asserted level must be to be DevSlp, and
 // devslpRel the fraction of that level it must be below it by at least.
 const (
-	devslpZ   = 5
+	devslpZ   = 4.5
 	devslpRel = 0.05
 )
 
@@ -472,20 +472,55 @@ func (l *levelLearner) nameLevels(out LevelLearning, hdr capture.Header, blockS 
 	if hasDP {
 		// Cycle by cycle: a drop from the level held just before the
 		// assertion to the level under the pin, beyond both means' errors.
-		// Lower quartiles, of both: a GC burst before the assertion, even
-		// one over most of the window, is not the level the drive rests
-		// at. (A quartile's standard error is 1.36 σ/√n.)
+		// Cycle by cycle, the level the drive rested at before the
+		// assertion: the median of the 10 ms means before it that lie
+		// nearest a level below active idle (at least 3 of them; else
+		// those at idle) — a GC burst over most of the window, a wake, is
+		// not where the drive rests. Against the median under the pin (1.2533 σ_b √(k/n) each),
+		// in one cycle or pooled over all (weighted by 1/SE²: under a noise
+		// that makes one cycle's drop uncertain, two are surer; a drive
+		// that ignores the pin drops by nothing in any).
+		var sw, swd float64
+		var best, bestPre float64
 		for _, cy := range l.cycles {
 			if len(cy.pre) < 3 || len(cy.pin) < 3 {
 				continue
 			}
-			pre, pin := quantileOf(cy.pre, 0.25), quantileOf(cy.pin, 0.25)
-			d := pre - pin
-			if d > devslpZ*1.36*math.Hypot(se(float64(len(cy.pre))), se(float64(len(cy.pin)))) && d > devslpRel*pre && dp.x < float64(lv.Idle) {
-				lv.DevSlp = units.Watts(dp.x)
-				ev["devslp"] = fmt.Sprintf("DEVSLP-asserted time: the power fell %.3g W from the %.3g W held before the assertion", d, pre)
-				break
+			var rest, atIdle []float64
+			for _, x := range cy.pre {
+				switch i := nearest(all, x, 0); {
+				case i > idle:
+					rest = append(rest, x)
+				case i == idle:
+					atIdle = append(atIdle, x)
+				}
 			}
+			if len(rest) < 3 {
+				rest = atIdle // a drive that rests at idle (no link power management)
+			}
+			if len(rest) < 3 {
+				continue
+			}
+			pre, pin := quantileOf(rest, 0.5), quantileOf(cy.pin, 0.5)
+			d := pre - pin
+			u := 1.2533 * math.Hypot(se(float64(len(rest))), se(float64(len(cy.pin))))
+			if !(u > 0) {
+				u = 1e-12
+			}
+			sw += 1 / (u * u)
+			swd += d / (u * u)
+			if d > devslpRel*pre && d/u > best {
+				best, bestPre = d/u, pre
+			}
+		}
+		pooled, pooledD := 0.0, 0.0
+		if sw > 0 {
+			pooledD = swd / sw
+			pooled = pooledD * math.Sqrt(sw)
+		}
+		if dp.x < float64(lv.Idle) && (best >= devslpZ || (pooled >= devslpZ && pooledD > devslpRel*dp.x)) {
+			lv.DevSlp = units.Watts(dp.x)
+			ev["devslp"] = fmt.Sprintf("DEVSLP-asserted time: the power fell below the level held before the assertions (%.1f standard errors in one cycle, from %.3g W; %.1f pooled over the cycles)", best, bestPre, pooled)
 		}
 		if lv.DevSlp > 0 {
 			// The HBA's own DevSlp outside the pin: levels at the pin's

@@ -176,18 +176,20 @@ func (c *stateCollector) Classify(s Sample) State {
 }
 
 // IdleBand is IdleBandOf the drive's levels; with no level below idle
-// learned (a run under max_performance throughout), from 0 to the
-// classifier's own threshold into background: active idle is then found
-// the same way, level-based, as for every other drive.
+// learned (a run under max_performance throughout), up to the classifier's
+// own threshold into background and as far below the idle level (the
+// level in the band's middle, as IdleBandOf has it): active idle is then
+// found the same way, level-based, as for every other drive.
 func (c *stateCollector) IdleBand() (lo, hi units.Watts, ok bool) {
 	if lo, hi, ok := IdleBandOf(c.rep.Levels); ok {
 		return lo, hi, true
 	}
-	if c.rep.Levels.Idle <= 0 {
+	idle := c.rep.Levels.Idle
+	if idle <= 0 {
 		return 0, 0, false
 	}
 	bg, _, _ := c.rep.Levels.Band(detect.Background)
-	return 0, units.Watts(bg), true
+	return 2*idle - units.Watts(bg), units.Watts(bg), true
 }
 
 // SplitAt passes the DEVSLP edges to the offline classifier: spans end

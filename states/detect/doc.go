@@ -6,11 +6,12 @@
 //
 // Power is smoothed with a centred running median over a short window
 // (default 1 ms) to beat sensor noise without blurring edges or letting a
-// single spike through, then compared with thresholds between the state levels. Levels come from
-// the drive's profile when known (Levels), or are learned without
-// supervision from a log-power histogram of the idle (no I/O) samples
-// (LearnLevels). Thresholds sit at the geometric mean of adjacent levels, so a
-// 2.5 mW DevSlp floor and a 60 mW Slumber floor split at 12 mW. Any sample
+// single spike through, then compared with thresholds between the state levels. The levels are
+// given (Levels): analysis learns them from the capture (analysis/levels.go);
+// LevelHistogram finds the peaks of a log-power histogram that NVMe levels
+// are named from (states/nvme/pslevel). Thresholds sit at the arithmetic
+// midpoint of adjacent levels (additive noise: as many σ from either), so a
+// 2.5 mW DevSlp floor and a 60 mW Slumber floor split at 31 mW. Any sample
 // inside an I/O busy interval is active, whatever its power. A state must hold
 // for MinDwell (default 2 ms) before a transition is committed, and the
 // transition is dated at the first sample of the new state, so a wake spike

@@ -397,11 +397,14 @@
     // Every state report.json lists (in its order), so new states show up.
     var keys = [];
     R.drives.forEach(function (d) { Object.keys(d.residency || {}).forEach(function (k) { if (keys.indexOf(k) < 0) keys.push(k); }); });
-    h += table('Residency (fraction of measured time) and power per state', ['drive'].concat(keys, ['devslp power (mW)']),
+    // "@ W" is the mean power over the state's intervals (state_power_w);
+    // the DevSlp floor (the judged cycles', devslp.floor_w) is another
+    // quantity and has its own name.
+    h += table('Residency (fraction of measured time) @ mean power in the state\'s intervals', ['drive'].concat(keys, ['DevSlp floor (mW)']),
       R.drives.map(function (d) {
         var r = d.residency || {}, sp = d.state_power_w || {};
         function c(k) { return r[k] === null || r[k] === undefined ? '–' : (100 * r[k]).toFixed(2) + ' %' + (r[k] > 0 && sp[k] !== undefined ? ' @ ' + n4(sp[k]) + ' W' : ''); }
-        return { zoom: whole, cells: [esc(d.name)].concat(keys.map(c), [d.devslp && d.devslp.entered ? mw(d.devslp.power_w) : '–']) };
+        return { zoom: whole, cells: [esc(d.name)].concat(keys.map(c), [d.devslp && d.devslp.floor_w !== null && d.devslp.floor_w !== undefined ? mw(d.devslp.floor_w) : '–']) };
       }));
     var cyc = [];
     drives.forEach(function (d) {
