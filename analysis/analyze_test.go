@@ -208,12 +208,15 @@ func TestClassifierDevSlp(t *testing.T) {
 	a := r.Drives[0]
 	d := a.DevSlp
 	// Pins without devslp-cycle phases: no cycle is judged, so there is no
-	// floor, entry or exit (null), and power_w is the DevSlp-classified
-	// samples' mean.
+	// floor, entry or exit, and devslp.power_w (the floor: one quantity,
+	// one name) is null too; the DevSlp-classified samples' mean is
+	// state_power_w.devslp, checked below.
 	if !d.Entered || d.Cycles != 2 || d.CyclesEntered != 0 || d.PinSource != "meter" || d.Outcome != "" {
 		t.Errorf("devslp %+v", d)
 	}
-	near(t, "devslp power", float64(d.PowerW), 0.005, 1e-6)
+	if d.PowerW.Ok() {
+		t.Errorf("devslp power_w %v without judged cycles, want null (the floor)", d.PowerW)
+	}
 	near(t, "devslp residency", a.Residency.DevSlp, 3.0/20, 1e-3)
 	if d.EntryMs.Ok() || d.ExitMs.Ok() || d.FloorW.Ok() {
 		t.Errorf("entry %v exit %v floor %v without judged cycles, want null", d.EntryMs, d.ExitMs, d.FloorW)
