@@ -2,6 +2,7 @@ package rig
 
 import (
 	"context"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -64,8 +65,15 @@ func TestActiveIdleRunsUntilResolved(t *testing.T) {
 	// Without active_idle_max the same drive is not resolved in 0.5 s.
 	res, dur = run(0)
 	d = res.Report.Drives[0]
-	if dur > 0.7 || d.ActiveIdleU95W == nil || 100**d.ActiveIdleU95W/d.ActiveIdleW <= DefaultActiveIdleU95Pct {
-		t.Errorf("fixed phase %.2f s gave ±%v W: the test does not need the extension", dur, d.ActiveIdleU95W)
+	// The phase's length is wall-clock time on a loaded machine (0.78 s seen
+	// at load 20 for 0.5 s asked): the check is that it was not extended
+	// (the extension runs it to several seconds), not its exact length.
+	if dur > 2 || d.ActiveIdleU95W == nil || 100**d.ActiveIdleU95W/d.ActiveIdleW <= DefaultActiveIdleU95Pct {
+		u := math.NaN()
+		if d.ActiveIdleU95W != nil {
+			u = *d.ActiveIdleU95W
+		}
+		t.Errorf("fixed phase %.2f s gave ±%g W: the test does not need the extension", dur, u)
 	}
 }
 

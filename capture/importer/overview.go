@@ -233,6 +233,11 @@ func (s *OverviewSource) Close() error {
 	return nil
 }
 
+// SummariesAreTheData tells analysis that this source's summaries are the
+// meter file's own, not a capture's summaries of samples it also holds:
+// plot does not decode samples to check them.
+func (s *OverviewSource) SummariesAreTheData() bool { return true }
+
 // Account is the imported capture's, for a sample pass.
 func (s *OverviewSource) Account() capture.Account {
 	if s.scan != nil {
