@@ -111,6 +111,13 @@ var driveStringBounds = map[string]int{
 var envNotKeys = map[string]bool{
 	"IDLEWATT_CONFIG": true, "IDLEWATT_CRASH_HELPER": true, "IDLEWATT_CRASH_RUNS": true,
 	"IDLEWATT_CAMPAIGN": true, "IDLEWATT_BENCH_CAPTURE": true,
+	// The test suite's switches (docs/testing.md): .ci/run sets the first two
+	// for every command the tests run.
+	"IDLEWATT_REQUIRE_FIRMWARE": true, "IDLEWATT_LONG": true, "IDLEWATT_CHROMIUM": true,
+	"IDLEWATT_COVERAGE_DRIVES": true, "IDLEWATT_COMPARE_LONG": true, "IDLEWATT_GOAL_ROWS": true,
+	"IDLEWATT_GOAL_SECONDS": true, "IDLEWATT_HTML_FILE": true, "IDLEWATT_HTML_KEEP": true,
+	"IDLEWATT_HTML_LONG": true, "IDLEWATT_HTML_SHOT": true, "IDLEWATT_LIVE_SHOT": true,
+	"IDLEWATT_UART_NOISE_MA": true, "IDLEWATT_UART_SECONDS": true,
 }
 
 // envName is the environment variable of a config key.

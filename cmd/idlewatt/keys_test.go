@@ -204,7 +204,7 @@ func TestCheckValue(t *testing.T) {
 		{kBool, true, true}, {kBool, "false", true}, {kBool, "yes please", false}, {kBool, 1, true}, {kBool, "maybe", false},
 		{kInt, 3, true}, {kInt, 3.0, true}, {kInt, 3.5, false}, {kInt, "12", true}, {kInt, "twelve", false},
 		{kFloat, 1e12, true}, {kFloat, "x", false}, {kFloat, "NaN", false}, {kFloat, "+Inf", false},
-		{kDuration, "300ms", true}, {kDuration, "-300ms", false}, {kDuration, 5, true}, {kDuration, -1, false},
+		{kDuration, "300ms", true}, {kDuration, "-300ms", false}, {kDuration, 5, false}, {kDuration, -1, false},
 		{kSDuration, "-300ms", true}, {kString, []any{1}, false}, {kString, map[string]any{"a": 1}, false},
 		{kList, "x", false}, {kList, []any{}, true}, {kMap, map[string]any{}, true}, {kString, nil, false},
 	}
