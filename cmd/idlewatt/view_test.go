@@ -137,7 +137,7 @@ func TestAnnotateAndReportInterval(t *testing.T) {
 		t.Fatalf("record: %d %s", code, e)
 	}
 	before, _ := os.ReadFile(capPath)
-	for _, args := range [][]string{{"--at", "0.5", "--text", "fan <b>on</b>"}, {"--at", "1s", "--to", "1.5", "--text", "door"}, {"--at", "2.8", "--text", "late"}} {
+	for _, args := range [][]string{{"--at", "0.5s", "--text", "fan <b>on</b>"}, {"--at", "1s", "--to", "1.5s", "--text", "door"}, {"--at", "2.8s", "--text", "late"}} {
 		if o, e, code := run(t, context.Background(), append([]string{"annotate", capPath}, args...)...); code != 0 {
 			t.Fatalf("annotate %v: %d %s%s", args, code, o, e)
 		}
@@ -145,12 +145,12 @@ func TestAnnotateAndReportInterval(t *testing.T) {
 	if after, _ := os.ReadFile(capPath); !bytes.Equal(before, after) {
 		t.Fatal("annotate changed the capture")
 	}
-	for _, bad := range [][]string{{"--at", "1", "--text", ""}, {"--at", "2", "--to", "1", "--text", "x"}, {"--text", "no time"}} {
+	for _, bad := range [][]string{{"--at", "1s", "--text", ""}, {"--at", "2s", "--to", "1s", "--text", "x"}, {"--text", "no time"}} {
 		if _, _, code := run(t, context.Background(), append([]string{"annotate", capPath}, bad...)...); code != 2 {
 			t.Errorf("annotate %v: exit %d, want 2", bad, code)
 		}
 	}
-	if _, _, code := run(t, context.Background(), "annotate", stream, "--at", "1", "--text", "x"); code != 2 {
+	if _, _, code := run(t, context.Background(), "annotate", stream, "--at", "1s", "--text", "x"); code != 2 {
 		t.Errorf("annotate of a file that is not a capture: exit %d, want 2", code)
 	}
 	o, _, code := run(t, context.Background(), "annotate", capPath, "--list", "--json")
@@ -159,7 +159,7 @@ func TestAnnotateAndReportInterval(t *testing.T) {
 		t.Fatalf("annotate --list --json: %d %s", code, o)
 	}
 	out := filepath.Join(dir, "rep")
-	o, e, code := run(t, context.Background(), "report", capPath, "--out", out, "--from", "0.4", "--to", "2", "--json")
+	o, e, code := run(t, context.Background(), "report", capPath, "--out", out, "--from", "0.4s", "--to", "2s", "--json")
 	if code != 0 {
 		t.Fatalf("report --from --to: %d %s", code, e)
 	}
