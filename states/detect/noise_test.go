@@ -22,7 +22,7 @@ func TestNoiseSigmaUnderCorrelatedNoiseAndSteps(t *testing.T) {
 	l := Levels{Idle: 0.4, Partial: 0.15, Slumber: 0.06}
 	for k := range 12 {
 		tau := math.Exp(math.Log(1e-3) + rng.Float64()*math.Log(10)) // 1–10 ms
-		sigma := (1 + 2*rng.Float64()) * 1e-3 * 5                     // W
+		sigma := (1 + 2*rng.Float64()) * 1e-3 * 5                    // W
 		rho := math.Exp(-period.Seconds() / tau)
 		c, err := New(Options{Levels: l, Period: period, Adaptive: true}, func(Span) {})
 		if err != nil {
