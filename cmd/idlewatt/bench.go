@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -23,7 +22,9 @@ func init() {
 			Short: "Iometer-style load: IOPS, MB/s, latency, per-second IOPS",
 			Long: `Runs one access pattern as fast as the queue depth allows (closed loop):
 randread4k, randwrite4k, seqread128k, seqwrite128k, or consistency (4 KiB
-random writes over the whole target; read the per-second IOPS series). A
+random writes over the whole target; read the per-second IOPS series); fio's
+rw names are read too — read, write, randread, randwrite with fio's default
+4 KiB blocks, or with a block size: randread64k, read1m. A
 missing regular-file target is created with --size bytes (filled with random
 data first for read patterns, as fio lays out its files). An existing file
 keeps its size and is read as it is; writing it, or filling its holes for a
@@ -37,7 +38,7 @@ checked before the target is opened or created.`,
 		}
 		f := c.Flags()
 		f.String("target", "", "file or block device")
-		f.String("pattern", "randread4k", "pattern: "+strings.Join(gen.Patterns, ", "))
+		f.String("pattern", "randread4k", "pattern: "+strings.Join(gen.Patterns, ", ")+", or fio's rw names (randread, read128k, …)")
 		f.Int("qd", 32, "queue depth")
 		durationFlag(f, "duration", 0, "how long to run (default 10s; consistency 30m)")
 		f.String("size", "1GiB", "size of a regular-file target (the LBA span)")
@@ -61,9 +62,11 @@ func runBench(cmd *cobra.Command, _ []string) error {
 		return usageErr("bench: --target is required")
 	}
 	pat := optString(cmd, "pattern", "bench.pattern")
-	if !slices.Contains(gen.Patterns, pat) {
-		return usageErr("--pattern %q: want one of %s", pat, strings.Join(gen.Patterns, ", "))
+	spec, err := gen.ParsePattern(pat)
+	if err != nil {
+		return usageErr("--pattern: %v", err)
 	}
+	pat = spec.Name
 	cfg, err := wlConfig(cmd, "bench")
 	if err != nil {
 		return err
@@ -90,7 +93,7 @@ func runBench(cmd *cobra.Command, _ []string) error {
 			return usageErr("--size %d: %v", size, err)
 		}
 	}
-	write := strings.Contains(pat, "write") || pat == "consistency"
+	write := spec.Write()
 	if err := wlCheckOutputs(cmd, tpath); err != nil {
 		return err
 	}

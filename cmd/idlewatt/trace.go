@@ -178,7 +178,7 @@ func newTraceGenCmd() *cobra.Command {
 		},
 	}
 	iof := io.Flags()
-	iof.String("pattern", "randread4k", "pattern: "+strings.Join(gen.Patterns, ", "))
+	iof.String("pattern", "randread4k", "pattern: "+strings.Join(gen.Patterns, ", ")+", or fio's rw names (randread, read128k, …)")
 	iof.Int("ops", 100000, "number of ops")
 	iof.Int("seed", 1, "random seed")
 	iof.String("span", "16GiB", "LBA span in bytes")

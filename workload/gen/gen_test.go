@@ -3,6 +3,7 @@ package gen
 import (
 	"io"
 	"math"
+	"slices"
 	"testing"
 	"time"
 
@@ -138,5 +139,40 @@ func TestPatterns(t *testing.T) {
 	}
 	if _, err := Pattern("randread4k", 1, 100, 0); err == nil {
 		t.Error("tiny span accepted")
+	}
+}
+
+// fio's rw names (and any power-of-two block size) name the same streams as
+// the iometer names; the same seed gives the same ops.
+func TestParsePatternFioNames(t *testing.T) {
+	same := map[string]string{
+		"randread": "randread4k", "randwrite": "randwrite4k", "read128k": "seqread128k",
+		"write128k": "seqwrite128k", "seqread128k": "seqread128k", "randread4096": "randread4k",
+	}
+	for alias, canon := range same {
+		spec, err := ParsePattern(alias)
+		if err != nil {
+			t.Fatalf("%s: %v", alias, err)
+		}
+		if spec.Name != canon {
+			t.Errorf("%s: canonical %q, want %q", alias, spec.Name, canon)
+		}
+		a, _ := Pattern(alias, 7, 1<<22, 200)
+		b, _ := Pattern(canon, 7, 1<<22, 200)
+		if got, want := all(t, a), all(t, b); !slices.Equal(got, want) {
+			t.Errorf("%s and %s give different ops", alias, canon)
+		}
+	}
+	spec, err := ParsePattern("read1m")
+	if err != nil || spec.Size != 1<<20 || spec.Random || spec.Write() || spec.Name != "seqread1m" {
+		t.Errorf("read1m: %+v %v", spec, err)
+	}
+	if spec, _ := ParsePattern("randwrite512"); spec.Size != 512 || !spec.Write() || !spec.Random {
+		t.Errorf("randwrite512: %+v", spec)
+	}
+	for _, bad := range []string{"", "foo", "read3k", "read0", "read-4k", "randread32m", "readk", "rand", "read4kk"} {
+		if _, err := ParsePattern(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
 	}
 }
