@@ -141,7 +141,7 @@ func runReplay(cmd *cobra.Command, _ []string) error {
 	}
 	defer src.Close()
 	fmt.Fprintf(cmd.ErrOrStderr(), "replaying %s (%s, %d ops over %v) on %s, %s timing, QD %d\n",
-		textsafe.Terminal(path), src.Format, st.Ops, st.Duration().Round(time.Millisecond), textsafe.Terminal(tpath), cfg.Timing, cfg.QD)
+		textsafe.Terminal(path), src.Format, st.Ops, trace.HumanDuration(st.Duration()), textsafe.Terminal(tpath), cfg.Timing, cfg.QD)
 	return wlRun(cmd, cfg, src, tgt, path, tpath)
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -187,7 +188,7 @@ func (s *Stats) MarshalJSON() ([]byte, error) {
 // Text renders the stats for a terminal.
 func (s *Stats) Text() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "ops            %d over %v (first op at %v)\n", s.Ops, s.Duration(), s.First)
+	fmt.Fprintf(&b, "ops            %d over %s (first op at %s)\n", s.Ops, HumanDuration(s.Duration()), HumanDuration(s.First))
 	for _, t := range []workload.Op{workload.OpRead, workload.OpWrite, workload.OpFlush, workload.OpTrim} {
 		if n := s.OpsByType[t]; n > 0 {
 			fmt.Fprintf(&b, "  %-6s       %d ops, %s\n", t, n, humanBytes(s.BytesByType[t]))
@@ -196,7 +197,11 @@ func (s *Stats) Text() string {
 	fmt.Fprintf(&b, "read fraction  %.1f %% of reads+writes\n", 100*s.ReadFraction())
 	fmt.Fprintf(&b, "sequential     %.1f %% of reads+writes\n", 100*s.SequentialFraction())
 	fmt.Fprintf(&b, "span           %s (largest offset+size)\n", humanBytes(s.MaxEnd))
-	fmt.Fprintf(&b, "idle in gaps ≥ 1 s: %v\n", s.IdleOver1s)
+	idle := HumanDuration(s.IdleOver1s)
+	if d := s.Duration(); d > 0 {
+		idle += fmt.Sprintf(" (%.1f %% of the trace)", 100*float64(s.IdleOver1s)/float64(d))
+	}
+	fmt.Fprintf(&b, "idle in gaps ≥ 1 s: %s\n", idle)
 	b.WriteString("sizes:\n")
 	for _, k := range s.Sizes {
 		if k.High == 0 {
@@ -208,12 +213,47 @@ func (s *Stats) Text() string {
 	b.WriteString("idle gaps between ops:\n")
 	for _, k := range s.Gaps {
 		if k.High == 0 {
-			fmt.Fprintf(&b, "  ≥ %-9v %d\n", time.Duration(k.Low), k.Count)
+			fmt.Fprintf(&b, "  ≥ %-9s %d\n", HumanDuration(time.Duration(k.Low)), k.Count)
 		} else {
-			fmt.Fprintf(&b, "  < %-9v %d\n", time.Duration(k.High), k.Count)
+			fmt.Fprintf(&b, "  < %-9s %d\n", HumanDuration(time.Duration(k.High)), k.Count)
 		}
 	}
 	return b.String()
+}
+
+// HumanDuration writes a duration for a reader: its unit spaced and chosen
+// by magnitude, at most four significant figures ("46.35 s", "1 ms",
+// "100 µs", "0 s"), never Go's "46.345758762s".
+func HumanDuration(d time.Duration) string {
+	a := d
+	if a < 0 {
+		a = -a
+	}
+	var v float64
+	var unit string
+	switch {
+	case a == 0:
+		return "0 s"
+	case a >= time.Second:
+		v, unit = d.Seconds(), "s"
+	case a >= time.Millisecond:
+		v, unit = float64(d)/1e6, "ms"
+	case a >= time.Microsecond:
+		v, unit = float64(d)/1e3, "µs"
+	default:
+		v, unit = float64(d), "ns"
+	}
+	return trimFloat(v) + " " + unit
+}
+
+// trimFloat prints v with four significant figures at most and no
+// trailing zeros.
+func trimFloat(v float64) string {
+	s := strconv.FormatFloat(v, 'g', 4, 64)
+	if strings.ContainsAny(s, "e") { // ≥ 10 000 s: whole seconds
+		s = strconv.FormatFloat(v, 'f', 0, 64)
+	}
+	return s
 }
 
 func humanBytes(n int64) string {
