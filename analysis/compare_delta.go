@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"math"
+	"strings"
 )
 
 // CompareSchema is the value of compare.json's "schema".
@@ -169,11 +170,15 @@ func formatDelta(d Delta, scale float64, digits int) string {
 		u = &s
 	}
 	s := FormatPM(d.Diff*scale, u, digits)
-	if s[0] != '-' {
-		s = "+" + s
+	if num, _, _ := strings.Cut(s, " "); s[0] != '-' && strings.Trim(num, "0.") != "" {
+		s = "+" + s // a difference that rounds to zero carries no sign
 	}
 	if !math.IsNaN(d.RelPct) {
-		s += fmt.Sprintf(" (%+.1f %%)", d.RelPct)
+		if rel := fmt.Sprintf("%.1f", math.Abs(d.RelPct)); rel == "0.0" {
+			s += " (0.0 %)"
+		} else {
+			s += fmt.Sprintf(" (%+.1f %%)", d.RelPct)
+		}
 	}
 	return s
 }

@@ -21,7 +21,13 @@ func FormatV(x float64, digits int) string {
 	if math.IsNaN(x) {
 		return Dash
 	}
-	s := strconv.FormatFloat(x, 'f', digits, 64)
+	return fixed(x, digits)
+}
+
+// fixed is x with d decimals, never "-0.000": a value that rounds to zero
+// carries no sign.
+func fixed(x float64, d int) string {
+	s := strconv.FormatFloat(x, 'f', d, 64)
 	if s[0] == '-' && strings.Trim(s[1:], "0.") == "" {
 		s = s[1:]
 	}
@@ -41,10 +47,10 @@ func FormatPM(x float64, u *float64, digits int) string {
 	}
 	top := digits + 2
 	if *u < 0.5*math.Pow(10, -float64(top)) {
-		return strconv.FormatFloat(x, 'f', top, 64) + " ± <" + strconv.FormatFloat(math.Pow(10, -float64(top)), 'f', top, 64)
+		return fixed(x, top) + " ± <" + strconv.FormatFloat(math.Pow(10, -float64(top)), 'f', top, 64)
 	}
 	d := min(top, max(digits, 1-int(math.Floor(math.Log10(*u)))))
-	return strconv.FormatFloat(x, 'f', d, 64) + " ± " + strconv.FormatFloat(*u, 'f', d, 64)
+	return fixed(x, d) + " ± " + strconv.FormatFloat(*u, 'f', d, 64)
 }
 
 // FormatCI formats x with its 95 % interval ci ([lo, hi], for an estimate
