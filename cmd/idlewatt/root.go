@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 
+	"github.com/idlewatt/idlewatt/internal/suggest"
 	"github.com/idlewatt/idlewatt/internal/textsafe"
 )
 
@@ -119,7 +120,7 @@ func newRootCmd(c *cli) *cobra.Command {
 	}
 	root.PersistentFlags().String("config", "", "YAML config file (env IDLEWATT_CONFIG)")
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
-		return &codedError{code: exitUsage, err: fmt.Errorf("%s: %s", cmd.CommandPath(), plainFlagError(err.Error()))}
+		return &codedError{code: exitUsage, err: fmt.Errorf("%s: %s%s", cmd.CommandPath(), plainFlagError(err.Error()), flagSuggestion(cmd, err.Error()))}
 	})
 	for _, f := range commands {
 		sub := f()
@@ -127,6 +128,32 @@ func newRootCmd(c *cli) *cobra.Command {
 		root.AddCommand(sub)
 	}
 	return root
+}
+
+// unknownFlag is pflag's message for a flag the command does not have.
+var unknownFlag = regexp.MustCompile(`^unknown (?:shorthand )?flag: '?-{1,2}([^' =]+)`)
+
+// flagSuggestion is " (did you mean --overwrite?)" for a mistyped flag
+// that is close to one the command has (its own, inherited and global),
+// as config keys get; "" otherwise.
+func flagSuggestion(cmd *cobra.Command, msg string) string {
+	m := unknownFlag.FindStringSubmatch(msg)
+	if m == nil || len(m[1]) < 2 {
+		return ""
+	}
+	var names []string
+	add := func(f *pflag.Flag) {
+		if !f.Hidden {
+			names = append(names, f.Name)
+		}
+	}
+	cmd.Flags().VisitAll(add)
+	cmd.InheritedFlags().VisitAll(add)
+	best := suggest.Nearest(m[1], names, func(best string) int { return max(2, len(best)/3) })
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (did you mean --%s?)", best)
 }
 
 // strconvMsg is what pflag passes on from strconv for a malformed number.
