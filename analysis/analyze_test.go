@@ -37,7 +37,7 @@ func twoDrives() synthcap.Scenario {
 
 func analyze(t *testing.T, s synthcap.Scenario, opts analysis.Options) *analysis.Report {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "c.iwc")
+	path := filepath.Join(t.TempDir(), "c.iwcap")
 	if err := synthcap.Write(path, s); err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +138,7 @@ func TestNoIONoMarks(t *testing.T) {
 }
 
 func TestTruncatedCapture(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "c.iwc")
+	path := filepath.Join(t.TempDir(), "c.iwcap")
 	if err := synthcap.Write(path, twoDrives()); err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +161,7 @@ func TestTruncatedCapture(t *testing.T) {
 }
 
 func TestNoSuchPort(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "c.iwc")
+	path := filepath.Join(t.TempDir(), "c.iwcap")
 	if err := synthcap.Write(path, twoDrives()); err != nil {
 		t.Fatal(err)
 	}
@@ -274,7 +274,7 @@ func FuzzAnalyze(f *testing.F) {
 	s.Duration, s.RateHz = 500*ms, 2000
 	s.IO[0].Start, s.IO[1].Start = 100*ms, 300*ms
 	s.Gaps = []synthcap.Gap{{Channel: 1, Start: 200, Count: 50}}
-	seed := filepath.Join(dir, "seed.iwc")
+	seed := filepath.Join(dir, "seed.iwcap")
 	if err := synthcap.Write(seed, s); err != nil {
 		f.Fatal(err)
 	}
@@ -284,14 +284,14 @@ func FuzzAnalyze(f *testing.F) {
 	// A DevSlp cycle (phases, pin, read) exercises the cycle judgement.
 	ds := devslpScenario()
 	ds.Duration, ds.RateHz = 13*time.Second, 1000
-	dseed := filepath.Join(dir, "devslp.iwc")
+	dseed := filepath.Join(dir, "devslp.iwcap")
 	if err := synthcap.Write(dseed, ds); err != nil {
 		f.Fatal(err)
 	}
 	db, _ := os.ReadFile(dseed)
 	f.Add(db)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		path := filepath.Join(t.TempDir(), "c.iwc")
+		path := filepath.Join(t.TempDir(), "c.iwcap")
 		if err := os.WriteFile(path, data, 0o644); err != nil {
 			t.Fatal(err)
 		}

@@ -57,7 +57,7 @@ func benchCapture(b *testing.B) (path string, channelSamples float64) {
 		if benchDir, benchErr = os.MkdirTemp("", "analysis-bench-"); benchErr != nil {
 			return
 		}
-		benchPath = filepath.Join(benchDir, "5m.iwc")
+		benchPath = filepath.Join(benchDir, "5m.iwcap")
 		benchErr = synthcap.Write(benchPath, synthcap.Review(5*time.Minute, 10000, 50))
 	})
 	if benchErr != nil {

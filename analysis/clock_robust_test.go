@@ -31,7 +31,7 @@ func (w *markEditor) Mark(m meter.MarkEcho) error {
 
 func analyzeEdited(t *testing.T, s synthcap.Scenario, edit func(k int, m *meter.MarkEcho)) *analysis.Report {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "c.iwc")
+	path := filepath.Join(t.TempDir(), "c.iwcap")
 	w, err := capture.Create(path, s.Header(), capture.Options{})
 	if err != nil {
 		t.Fatal(err)

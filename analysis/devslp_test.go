@@ -63,7 +63,7 @@ func TestDevSlpCycleFromCapture(t *testing.T) {
 // records them before its DevSlp cycles.
 func writeWithNotes(t *testing.T, s synthcap.Scenario, notes ...string) string {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "c.iwc")
+	path := filepath.Join(t.TempDir(), "c.iwcap")
 	w, err := capture.Create(path, s.Header(), capture.Options{})
 	if err != nil {
 		t.Fatal(err)

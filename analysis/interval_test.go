@@ -33,7 +33,7 @@ func TestWindowPartitions(t *testing.T) {
 	// interval's start, before its first sample, are not counted missing,
 	// as at a capture's start.)
 	sc.Gaps = []synthcap.Gap{{Channel: -1, Start: 100000, Count: 3000}, {Channel: 1, Start: 500000, Count: 2000}} // channel 1: port 1's 12 V rail
-	path := filepath.Join(t.TempDir(), "c.iwc")
+	path := filepath.Join(t.TempDir(), "c.iwcap")
 	if err := synthcap.Write(path, sc); err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +84,7 @@ func TestWindowPartitions(t *testing.T) {
 func TestWindowCutsCycles(t *testing.T) {
 	sc := synthcap.Review(75*time.Second, 10000, 20)
 	sc.Phases = append(sc.Phases, synthcap.Phase{At: 59 * time.Second, Name: "devslp-cycle:1"}, synthcap.Phase{At: 67 * time.Second, Name: "idle"})
-	path := filepath.Join(t.TempDir(), "c.iwc")
+	path := filepath.Join(t.TempDir(), "c.iwcap")
 	if err := synthcap.Write(path, sc); err != nil {
 		t.Fatal(err)
 	}

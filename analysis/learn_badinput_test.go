@@ -41,7 +41,7 @@ func TestUnlearnableLevelsAreNull(t *testing.T) {
 		{"one value", stuck, "reads one value"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "c.iwc")
+			path := filepath.Join(t.TempDir(), "c.iwcap")
 			if err := synthcap.Write(path, c.s); err != nil {
 				t.Fatal(err)
 			}

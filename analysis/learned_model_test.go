@@ -260,9 +260,9 @@ func TestLearnedLevelsMatchTheModel(t *testing.T) {
 	for i := range drives {
 		p := drivesim.Draw(rand.New(rand.NewPCG(25, uint64(i))), fmt.Sprintf("draw-%d", i))
 		pol := policies[i%len(policies)]
-		path := filepath.Join(t.TempDir(), "c.iwc")
+		path := filepath.Join(t.TempDir(), "c.iwcap")
 		if d := os.Getenv("LEARNED_MODEL_DIR"); d != "" {
-			path = filepath.Join(d, fmt.Sprintf("draw-%d.iwc", i))
+			path = filepath.Join(d, fmt.Sprintf("draw-%d.iwcap", i))
 		}
 		tr := runModel(t, p, modelScript(pol, rand.New(rand.NewPCG(26, uint64(i)))), int64(i), path)
 		opts := analysis.DefaultOptions()

@@ -13,7 +13,7 @@ import (
 // A capture with no drive profiles: levels must be learned from the idle
 // samples, and DevSlp found from the power alone.
 func TestDetectStatesLearnsLevels(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "s.iwc")
+	path := filepath.Join(t.TempDir(), "s.iwcap")
 	sc := synthcap.Review(3*time.Minute, 2000, 50)
 	if err := synthcap.Write(path, sc); err != nil {
 		t.Fatal(err)

@@ -246,7 +246,7 @@ func record(t *testing.T, path string, d time.Duration, extra ...string) recordR
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := filepath.Join(t.TempDir(), "run.iwc")
+	out := filepath.Join(t.TempDir(), "run.iwcap")
 	args := append([]string{"record", "--meter", "hub", "--port", path, "--duration", d.String(), "--out", out, "--json"}, extra...)
 	b, err := exec.Command(bin, args...).Output()
 	if err != nil {

@@ -32,7 +32,7 @@
 //
 // # Use
 //
-//	r, err := analysis.Analyze("run.iwc", analysis.DefaultOptions())
+//	r, err := analysis.Analyze("run.iwcap", analysis.DefaultOptions())
 //	...
 //	err = report.WriteFiles(r, "run.report")
 package report

@@ -62,11 +62,11 @@ for sig in TERM KILL; do
     else
       how="exit $rc"
     fi
-    rep=$("$bin" report "$d/capture.iwc" --out "$d/after" 2>&1)
+    rep=$("$bin" report "$d/capture.iwcap" --out "$d/after" 2>&1)
     rrc=$?
     note=$(grep -o 'capture incomplete[^;]*' <<<"$rep" | head -1 | cut -c1-90)
     say "measure SIG$sig at ${t}s: $how; ${msg:-no message}; report exit $rrc${note:+; $note}"
-    [ $rrc -eq 0 ] || { say "FAIL: report on $d/capture.iwc: $rep"; fail=1; }
+    [ $rrc -eq 0 ] || { say "FAIL: report on $d/capture.iwcap: $rep"; fail=1; }
     if [ "$sig" = TERM ] && { [ $rc -eq 0 ] || [ -z "$msg" ]; }; then
       say "FAIL: measure survived SIGTERM but did not exit non-zero with a message"
       fail=1

@@ -15,7 +15,7 @@ cd "$(dirname "$0")/.."
 dur=${1:-1h}
 dir=${2:-$(mktemp -d)}
 runs=${RUNS:-3}
-cap="$dir/scale-$dur.iwc"
+cap="$dir/scale-$dur.iwcap"
 go build -o "$dir/gencap" ./cmd/gencap
 cli=""
 if go build -o "$dir/idlewatt" ./cmd/idlewatt 2>"$dir/build.txt"; then

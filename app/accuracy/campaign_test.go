@@ -79,7 +79,7 @@ func TestShortCampaign(t *testing.T) {
 		if math.Abs(d.LSB5VA/d.Case.Meter.LSB5VA-1) > 0.005 {
 			t.Errorf("drive %d: the capture states an LSB of %g A, the hub's is %g A", d.Case.Index, d.LSB5VA, d.Case.Meter.LSB5VA)
 		}
-		r, err := capture.Open(filepath.Join(d.Dir, "capture.iwc"))
+		r, err := capture.Open(filepath.Join(d.Dir, "capture.iwcap"))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -77,12 +77,12 @@ func TestValidateNamesEveryKey(t *testing.T) {
 // TestRunWrites: the names a run writes, which an input in the run
 // directory may not have when --overwrite lets the run write there.
 func TestRunWrites(t *testing.T) {
-	for _, n := range []string{"capture.iwc", "report.md", "report.json", "summary.csv", "states.json", "measure.json", "idle.json", "truth-p3.jsonl", "devslp-p1.png", "drive-p12.img", "power.png"} {
+	for _, n := range []string{"capture.iwcap", "report.md", "report.json", "summary.csv", "states.json", "measure.json", "idle.json", "truth-p3.jsonl", "devslp-p1.png", "drive-p12.img", "power.png"} {
 		if !RunWrites(n) {
 			t.Errorf("%s: not a run output", n)
 		}
 	}
-	for _, n := range []string{"my.yaml", "capture.iwc.bak", "truth-px.jsonl", "drive-p1.img.old", "notes.md"} {
+	for _, n := range []string{"my.yaml", "capture.iwcap.bak", "truth-px.jsonl", "drive-p1.img.old", "notes.md"} {
 		if RunWrites(n) {
 			t.Errorf("%s: taken for a run output", n)
 		}

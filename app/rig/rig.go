@@ -27,7 +27,7 @@ import (
 )
 
 // CaptureFile is the capture's name in the output directory.
-const CaptureFile = "capture.iwc"
+const CaptureFile = "capture.iwcap"
 
 // runFixed and runPattern are the names a run writes into its directory.
 var (
@@ -81,7 +81,7 @@ type Drive struct {
 	target driveTarget // nil: none configured (a real drive without drives[].target)
 }
 
-// Open sets everything up and starts recording into out/capture.iwc.
+// Open sets everything up and starts recording into out/capture.iwcap.
 // ctx bounds the whole measurement; cancelling it stops the recording
 // (Close must still be called).
 func Open(ctx context.Context, cfg Config, out string, log io.Writer) (r *Rig, err error) {

@@ -14,7 +14,7 @@ func f(x float64) *float64 { return &x }
 // alone; Read gives the notes back in time order.
 func TestAddRead(t *testing.T) {
 	dir := t.TempDir()
-	capPath := filepath.Join(dir, "run.iwc")
+	capPath := filepath.Join(dir, "run.iwcap")
 	if err := os.WriteFile(capPath, []byte("capture bytes"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +72,7 @@ func TestRefused(t *testing.T) {
 		}
 	}
 	dir := t.TempDir()
-	capPath := filepath.Join(dir, "c.iwc")
+	capPath := filepath.Join(dir, "c.iwcap")
 	bad := []byte("{\"at_s\": oops}\n")
 	os.WriteFile(PathFor(capPath), bad, 0o644)
 	if _, err := Add(capPath, Note{AtS: 1, Text: "x"}); err == nil {

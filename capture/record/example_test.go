@@ -28,7 +28,7 @@ func Example() {
 		log.Fatal(err)
 	}
 	defer os.RemoveAll(dir)
-	path := filepath.Join(dir, "run.iwc")
+	path := filepath.Join(dir, "run.iwcap")
 
 	rec, err := record.Start(context.Background(), m, record.Options{Path: path,
 		Header: capture.Header{Tool: "example"}, Replayed: replayed})

@@ -83,7 +83,7 @@ func TestReportProgress(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	rec, err := record.Start(context.Background(), m, record.Options{Path: filepath.Join(t.TempDir(), "c.iwc"),
+	rec, err := record.Start(context.Background(), m, record.Options{Path: filepath.Join(t.TempDir(), "c.iwcap"),
 		Stream: meter.StreamConfig{Rate: 1000}, Header: capture.Header{Tool: "test"}})
 	if err != nil {
 		t.Fatal(err)

@@ -66,7 +66,7 @@ func TestRecordLive(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	path := filepath.Join(t.TempDir(), "c.iwc")
+	path := filepath.Join(t.TempDir(), "c.iwcap")
 	obs := &count{}
 	ctx, cancel := context.WithTimeout(context.Background(), 4*record.MarkInterval+200*time.Millisecond)
 	defer cancel()
@@ -117,7 +117,7 @@ func TestRecordReplayAndErrors(t *testing.T) {
 		return m
 	}
 	dir := t.TempDir()
-	rec, err := record.Start(context.Background(), open(), record.Options{Path: filepath.Join(dir, "a.iwc"), Replayed: true})
+	rec, err := record.Start(context.Background(), open(), record.Options{Path: filepath.Join(dir, "a.iwcap"), Replayed: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,12 +126,12 @@ func TestRecordReplayAndErrors(t *testing.T) {
 	if res.StreamErr != nil || res.WriteErr != nil || res.Samples != 400 || res.Marks != 0 {
 		t.Errorf("replay: %+v", res)
 	}
-	_, err = record.Start(context.Background(), open(), record.Options{Path: filepath.Join(dir, "b.iwc"), Stream: meter.StreamConfig{Rate: 12345}})
+	_, err = record.Start(context.Background(), open(), record.Options{Path: filepath.Join(dir, "b.iwcap"), Stream: meter.StreamConfig{Rate: 12345}})
 	var re *record.ResolveError
 	if !errors.Is(err, record.ErrResolve) || !errors.As(err, &re) || !errors.Is(err, meter.ErrUnsupported) {
 		t.Errorf("unsupported rate: %v", err)
 	}
-	_, err = record.Start(context.Background(), open(), record.Options{Path: filepath.Join(dir, "a.iwc")})
+	_, err = record.Start(context.Background(), open(), record.Options{Path: filepath.Join(dir, "a.iwcap")})
 	if !errors.Is(err, record.ErrCreate) {
 		t.Errorf("existing capture: %v", err)
 	}

@@ -47,7 +47,7 @@ func TestTeeObservers(t *testing.T) {
 	plain, all := &count{}, &seeAll{}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	rec, err := record.Start(ctx, m, record.Options{Path: filepath.Join(t.TempDir(), "c.iwc"), Stream: meter.StreamConfig{Rate: 1000},
+	rec, err := record.Start(ctx, m, record.Options{Path: filepath.Join(t.TempDir(), "c.iwcap"), Stream: meter.StreamConfig{Rate: 1000},
 		Header: capture.Header{Tool: "test"}, Observer: record.Tee(plain, nil, all)})
 	if err != nil {
 		t.Fatal(err)

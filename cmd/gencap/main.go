@@ -21,7 +21,7 @@ import (
 )
 
 func main() {
-	out := flag.String("out", "synthetic.iwc", "capture file to write (with -report: the report directory)")
+	out := flag.String("out", "synthetic.iwcap", "capture file to write (with -report: the report directory)")
 	dur := flag.Duration("duration", 0, "length of the capture (e.g. 5m, 1h)")
 	rate := flag.Float64("rate", 10000, "samples per second per channel")
 	drift := flag.Float64("drift-ppm", 0, "meter clock drift")

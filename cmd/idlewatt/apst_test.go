@@ -169,7 +169,7 @@ func TestAPSTIdleRecoversTruth(t *testing.T) {
 func TestHubEmulateSATAAndNVMe(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	stream, capt, rep := filepath.Join(dir, "hub.bin"), filepath.Join(dir, "run.iwc"), filepath.Join(dir, "rep")
+	stream, capt, rep := filepath.Join(dir, "hub.bin"), filepath.Join(dir, "run.iwcap"), filepath.Join(dir, "rep")
 	mustRun(t, "hub", "emulate", "--fast", "--rate", "1000", "--duration", "3s", "--out", stream,
 		"--profile", "jmf667h-128-a19", "--nvme", "2=980pro-1tb")
 	mustRun(t, "record", "--meter", "hub", "--port", stream, "--out", capt)

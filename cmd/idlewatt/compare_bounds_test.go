@@ -111,10 +111,10 @@ func TestCompareHTMLMovedRuns(t *testing.T) {
 		if err := os.Mkdir(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := synthcap.Write(filepath.Join(d, "capture.iwc"), synthcap.Review(4*time.Second, 2000, 0)); err != nil {
+		if err := synthcap.Write(filepath.Join(d, "capture.iwcap"), synthcap.Review(4*time.Second, 2000, 0)); err != nil {
 			t.Fatal(err)
 		}
-		if o, e, code := run(t, ctx, "report", filepath.Join(d, "capture.iwc"), "--out", d, "--no-html"); code != 0 {
+		if o, e, code := run(t, ctx, "report", filepath.Join(d, "capture.iwcap"), "--out", d, "--no-html"); code != 0 {
 			t.Fatalf("report %s: exit %d %s%s", r, code, o, e)
 		}
 	}

@@ -162,7 +162,7 @@ func TestCompareDeltas(t *testing.T) {
 	var reps []string
 	drives := map[string][]map[string]any{}
 	for i, r := range runs {
-		capPath := filepath.Join(dir, "c"+strconv.Itoa(i)+".iwc")
+		capPath := filepath.Join(dir, "c"+strconv.Itoa(i)+".iwcap")
 		if err := synthcap.Write(capPath, r.s); err != nil {
 			t.Fatal(err)
 		}
@@ -378,7 +378,7 @@ func TestCompareDeltas(t *testing.T) {
 		}
 	}
 	cmp4 := filepath.Join(dir, "cmp4")
-	c0, c1 := filepath.Join(dir, "c0.iwc"), filepath.Join(dir, "c1.iwc")
+	c0, c1 := filepath.Join(dir, "c0.iwcap"), filepath.Join(dir, "c1.iwcap")
 	_, e, code := run(t, ctx, "compare", "--out", cmp4, "--html", "--capture", c1, "--capture", c0, reps[0], reps[1])
 	if code != 2 || !strings.Contains(e, "is not the capture of") {
 		t.Errorf("swapped captures: exit %d: %s", code, e)

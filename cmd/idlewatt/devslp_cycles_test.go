@@ -40,7 +40,7 @@ func TestMaxCyclesBadInput(t *testing.T) {
 		if code != 2 || !strings.Contains(e, c.want) {
 			t.Errorf("%s: exit %d, %q; want 2 naming %s", c.name, code, strings.TrimSpace(e), c.want)
 		}
-		if _, err := os.Stat(filepath.Join(out, "capture.iwc")); err == nil {
+		if _, err := os.Stat(filepath.Join(out, "capture.iwcap")); err == nil {
 			t.Errorf("%s: a capture was recorded for bad input", c.name)
 		}
 	}

@@ -91,7 +91,7 @@ func testMeasureSignal(t *testing.T, sig syscall.Signal) {
 		t.Fatalf("simulated host already at %s; the test could not see a change", before)
 	}
 	c := startIdlewatt(t, "measure", "--config", config, "--out", out, "--quiet")
-	capPath := filepath.Join(out, "capture.iwc")
+	capPath := filepath.Join(out, "capture.iwcap")
 	waitFor(t, 30*time.Second, "measure to set the policy and record", func() bool {
 		fi, err := os.Stat(capPath)
 		return readPolicy(t, policyFile) == "max_performance" && err == nil && fi.Size() > 16<<10

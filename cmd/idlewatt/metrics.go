@@ -31,7 +31,7 @@ func openMetrics(cmd *cobra.Command, oo outfile.Options, writes func(path string
 		}
 		// The textfile is rewritten every second: one of the command's own
 		// outputs (record --out c.iwcap --metrics-textfile c.iwcap, or
-		// measure's OUT/capture.iwc) was replaced by the metrics, exit 0.
+		// measure's OUT/capture.iwcap) was replaced by the metrics, exit 0.
 		if writes != nil && writes(o.Textfile) {
 			return nil, usageErr("%s: %s is also an output of this command (the metrics would replace it); name another file",
 				where(cmd, "metrics-textfile", "metrics.textfile"), o.Textfile)

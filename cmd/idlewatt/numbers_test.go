@@ -216,7 +216,7 @@ func TestOneNumberEverywhere(t *testing.T) {
 
 	// `report` of the same capture judges the same cycles the same way.
 	again := filepath.Join(t.TempDir(), "again")
-	rout, e, c := run(t, context.Background(), "report", filepath.Join(out, "capture.iwc"), "--out", again)
+	rout, e, c := run(t, context.Background(), "report", filepath.Join(out, "capture.iwcap"), "--out", again)
 	if c != 0 {
 		t.Fatalf("report exit %d: %s", c, e)
 	}

@@ -167,7 +167,7 @@ func TestReportOfMeasureIsMeasure(t *testing.T) {
 	if code != 0 && code != 1 {
 		t.Fatalf("measure: exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	capPath := filepath.Join(run1, "capture.iwc")
+	capPath := filepath.Join(run1, "capture.iwcap")
 	rep1 := filepath.Join(dir, "report")
 	rout, e, c := run(t, context.Background(), "report", capPath, "--out", rep1, "--no-html")
 	if c != 0 {
@@ -183,7 +183,7 @@ func TestReportOfMeasureIsMeasure(t *testing.T) {
 	same := func(s string) string { return s }
 	sameFiles(t, "measure vs report of its capture", run1, rep1, same)
 
-	hidden := filepath.Join(dir, "hidden.iwc")
+	hidden := filepath.Join(dir, "hidden.iwcap")
 	hideProfiles(t, capPath, hidden)
 	viaAnalyze := filepath.Join(dir, "hidden-measure")
 	measureAnalysis(t, hidden, viaAnalyze)

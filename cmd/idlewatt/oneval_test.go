@@ -163,7 +163,7 @@ func TestOneValuePerQuantity(t *testing.T) {
 	var reps []string
 	var stdout string
 	for i, s := range []synthcap.Scenario{scen(12*time.Second, "workload:a"), scen(8*time.Second, "workload:b")} {
-		capPath := filepath.Join(dir, "c"+strconv.Itoa(i)+".iwc")
+		capPath := filepath.Join(dir, "c"+strconv.Itoa(i)+".iwcap")
 		if err := synthcap.Write(capPath, s); err != nil {
 			t.Fatal(err)
 		}

@@ -30,7 +30,7 @@ func newOutFixture(t *testing.T) *outFixture {
 	dir := t.TempDir()
 	f := &outFixture{
 		dir: dir, trace: filepath.Join(dir, "ev.trace"), stream: filepath.Join(dir, "hub.bin"),
-		capt: filepath.Join(dir, "cap.iwc"), reportDir: filepath.Join(dir, "rep"),
+		capt: filepath.Join(dir, "cap.iwcap"), reportDir: filepath.Join(dir, "rep"),
 		victim: filepath.Join(dir, "victim.conf"), link: filepath.Join(dir, "link"), dangling: filepath.Join(dir, "dangling"),
 	}
 	f.reportJSON = filepath.Join(f.reportDir, "report.json")
@@ -143,7 +143,7 @@ func TestOutputsNeverClobber(t *testing.T) {
 	oldPNG := existing(t, d, "old.png")
 	oldBin := existing(t, d, "old.bin")
 	oldCSV := existing(t, d, "old.csv")
-	oldCap := existing(t, d, "old.iwc")
+	oldCap := existing(t, d, "old.iwcap")
 	repMDLink := filepath.Join(d, "rep2", "report.md")
 	os.MkdirAll(filepath.Dir(repMDLink), 0o755)
 	os.Symlink(f.victim, repMDLink)
@@ -154,7 +154,7 @@ func TestOutputsNeverClobber(t *testing.T) {
 		t.Fatal(err)
 	}
 	run1 := filepath.Join(d, "run1")
-	run1Cap := existing(t, run1, "capture.iwc")
+	run1Cap := existing(t, run1, "capture.iwcap")
 	simDir := filepath.Join(d, "simsys")
 	simOld := existing(t, simDir, "notes.txt")
 	truthDir := filepath.Join(d, "truth")
@@ -307,9 +307,9 @@ devslp: {cycles: 0}
 	}
 	out := filepath.Join(dir, "run1")
 	mustRun(t, "measure", "--config", conf, "--out", out, "--quiet")
-	capPath := filepath.Join(out, "capture.iwc")
+	capPath := filepath.Join(out, "capture.iwcap")
 	sums := map[string][32]byte{}
-	for _, n := range []string{"capture.iwc", "report.json", "measure.json", "truth-p1.jsonl"} {
+	for _, n := range []string{"capture.iwcap", "report.json", "measure.json", "truth-p1.jsonl"} {
 		sums[n] = fileSum(t, filepath.Join(out, n))
 	}
 	_, errOut, code := runFull(t, "measure", "--config", conf, "--out", out, "--quiet")
@@ -334,7 +334,7 @@ devslp: {cycles: 0}
 		t.Fatal(err)
 	}
 	mustRun(t, "measure", "--config", conf2, "--out", out, "--quiet", "--overwrite")
-	if fileSum(t, capPath) == sums["capture.iwc"] {
+	if fileSum(t, capPath) == sums["capture.iwcap"] {
 		t.Error("measure --overwrite did not write a new capture")
 	}
 	noTempFiles(t, dir)

@@ -86,7 +86,7 @@ devslp: {cycles: 0}
 		}
 	}
 	got := strings.Join(tree(t, filepath.Join(work, "run1")), " ")
-	for _, want := range []string{"capture.iwc", "truth-p1.jsonl", "report.json"} {
+	for _, want := range []string{"capture.iwcap", "truth-p1.jsonl", "report.json"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("--out lacks %s: %s", want, got)
 		}

@@ -27,7 +27,7 @@ func TestReportAverageMatchesExportCSV(t *testing.T) {
 		"--profile", "jmf667h-128-a19,hdd-7200", "--policy", "med_power_with_dipm", "--out", stream); code != 0 {
 		t.Fatalf("hub emulate --fast: exit %d %s%s", code, o, e)
 	}
-	capPath := filepath.Join(dir, "c.iwc")
+	capPath := filepath.Join(dir, "c.iwcap")
 	if o, e, code := run(t, ctx, "record", "--meter", "hub", "--port", stream, "--out", capPath); code != 0 {
 		t.Fatalf("record: exit %d %s%s", code, o, e)
 	}

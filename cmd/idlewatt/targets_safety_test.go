@@ -136,7 +136,7 @@ func TestTargetsNeedConsent(t *testing.T) {
 			return p
 		}(), "--pattern", "randread4k"), "0 bytes"},
 		// Flags and patterns are checked before anything is created.
-		{"bench unknown pattern", bench(newImg, "--pattern", "randraed4k"), `--pattern "randraed4k"`},
+		{"bench unknown pattern", bench(newImg, "--pattern", "randraed4k"), `--pattern: unknown pattern "randraed4k"`},
 		{"bench qd 0", append(bench(newImg, "--pattern", "randread4k"), "--qd", "0"), "--qd 0"},
 		{"bench qd 5000", append(bench(newImg, "--pattern", "randread4k"), "--qd", "5000"), "--qd 5000"},
 		{"bench negative duration", append(bench(newImg, "--pattern", "randread4k"), "--duration", "-1s"), `"--duration" flag: -1s is negative`},

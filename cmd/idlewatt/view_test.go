@@ -46,7 +46,7 @@ func TestViewFlagRules(t *testing.T) {
 	dir := t.TempDir()
 	stream := replayedStream(t, dir, time.Second)
 	for _, args := range [][]string{{"--view", "0.0.0.0:0"}, {"--view-any"}, {"--view", "nohostport"}} {
-		out := filepath.Join(dir, "c"+strings.Join(args, "")+".iwc")
+		out := filepath.Join(dir, "c"+strings.Join(args, "")+".iwcap")
 		_, errOut, code := run(t, context.Background(), append([]string{"record", "--meter", "hub", "--port", stream, "--out", out}, args...)...)
 		if code != 2 {
 			t.Errorf("record %v: exit %d (%s), want 2", args, code, errOut)
@@ -75,7 +75,7 @@ func TestRecordViewServes(t *testing.T) {
 	done := make(chan int)
 	go func() {
 		_, err := c.execute(context.Background(), []string{"record", "--meter", "hub", "--port", emu.Path(), "--duration", "4s",
-			"--out", filepath.Join(dir, "c.iwc"), "--view", "127.0.0.1:0"})
+			"--out", filepath.Join(dir, "c.iwcap"), "--view", "127.0.0.1:0"})
 		done <- c.exitCode(err)
 	}()
 	re := regexp.MustCompile(`live view on (http://127\.0\.0\.1:\d+/)`)
@@ -132,7 +132,7 @@ func TestAnnotateAndReportInterval(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	stream := replayedStream(t, dir, 3*time.Second)
-	capPath := filepath.Join(dir, "c.iwc")
+	capPath := filepath.Join(dir, "c.iwcap")
 	if _, e, code := run(t, context.Background(), "record", "--meter", "hub", "--port", stream, "--out", capPath); code != 0 {
 		t.Fatalf("record: %d %s", code, e)
 	}

@@ -379,8 +379,8 @@ func TestAppearedMeanwhileNotReplaced(t *testing.T) {
 // bytes: a hard link to it keeps the old bytes.
 func TestCreateInPlaceOverwriteUnlinks(t *testing.T) {
 	dir := t.TempDir()
-	p := seed(t, dir, "c.iwc")
-	keep := filepath.Join(dir, "keep.iwc")
+	p := seed(t, dir, "c.iwcap")
+	keep := filepath.Join(dir, "keep.iwcap")
 	if err := os.Link(p, keep); err != nil {
 		t.Fatal(err)
 	}
@@ -414,7 +414,7 @@ func TestRunDir(t *testing.T) {
 	if err := RunDir(fresh, Options{}); err != nil {
 		t.Fatalf("empty directory: %v", err)
 	}
-	seed(t, fresh, "capture.iwc")
+	seed(t, fresh, "capture.iwcap")
 	err := RunDir(fresh, Options{})
 	if !errors.Is(err, ErrNotEmpty) || !errors.Is(err, ErrRefused) {
 		t.Fatalf("directory holding a run: %v, want ErrNotEmpty", err)
@@ -427,7 +427,7 @@ func TestRunDir(t *testing.T) {
 	if err := RunDir(fresh, Options{Overwrite: true}); err != nil {
 		t.Fatalf("with Overwrite: %v", err)
 	}
-	mustContain(t, filepath.Join(fresh, "capture.iwc"), precious)
+	mustContain(t, filepath.Join(fresh, "capture.iwcap"), precious)
 
 	link := filepath.Join(base, "link")
 	os.Symlink(fresh, link)
@@ -464,7 +464,7 @@ func TestCheckAll(t *testing.T) {
 // Overwrite, and leave it as it is; once it is closed it may be replaced.
 func TestInPlaceLockedWhileOpen(t *testing.T) {
 	dir := t.TempDir()
-	p := filepath.Join(dir, "c.iwc")
+	p := filepath.Join(dir, "c.iwcap")
 	f, err := CreateInPlace(p, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -520,7 +520,7 @@ func TestLockHelperProcess(t *testing.T) {
 // named by its PID in the refusal; killed with SIGKILL, it leaves no stale
 // lock: the file can be replaced at once.
 func TestLockDiesWithItsProcess(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "c.iwc")
+	p := filepath.Join(t.TempDir(), "c.iwcap")
 	cmd := exec.Command(os.Args[0], "-test.run", "^TestLockHelperProcess$")
 	cmd.Env = append(os.Environ(), "OUTFILE_TEST_HOLD="+p)
 	stdin, err := cmd.StdinPipe()

@@ -22,7 +22,7 @@ import (
 // `idlewatt compare --html` does for each run.
 func compareRun(t testing.TB, label string, sc synthcap.Scenario, b Budget) CompareRun {
 	t.Helper()
-	capPath := filepath.Join(t.TempDir(), "run.iwc")
+	capPath := filepath.Join(t.TempDir(), "run.iwcap")
 	if err := synthcap.Write(capPath, sc); err != nil {
 		t.Fatal(err)
 	}

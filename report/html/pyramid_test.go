@@ -23,7 +23,7 @@ func synthReport(t testing.TB, d time.Duration, rateHz float64) (capPath, htmlPa
 func scenarioReport(t testing.TB, sc synthcap.Scenario) (capPath, htmlPath string, rep *analysis.Report, p *Pyramid) {
 	t.Helper()
 	dir := t.TempDir()
-	capPath = filepath.Join(dir, "run.iwc")
+	capPath = filepath.Join(dir, "run.iwcap")
 	if err := synthcap.Write(capPath, sc); err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +166,7 @@ func TestWriteWithoutSamples(t *testing.T) {
 func emptyReport(t testing.TB) (out string, rep *analysis.Report, p *Pyramid, capPath string) {
 	t.Helper()
 	dir := t.TempDir()
-	capPath = filepath.Join(dir, "empty.iwc")
+	capPath = filepath.Join(dir, "empty.iwcap")
 	sc := synthcap.Review(time.Second, 1000, 0)
 	w, err := capture.Create(capPath, sc.Header(), capture.Options{})
 	if err != nil {
@@ -259,7 +259,7 @@ func TestPeakWindow(t *testing.T) {
 // report's share in all.
 func TestShareBudget(t *testing.T) {
 	sc := synthcap.Review(4*time.Minute, 5000, 0)
-	capPath := filepath.Join(t.TempDir(), "run.iwc")
+	capPath := filepath.Join(t.TempDir(), "run.iwcap")
 	if err := synthcap.Write(capPath, sc); err != nil {
 		t.Fatal(err)
 	}

@@ -38,7 +38,7 @@ func TestBrowserViewerFeatures(t *testing.T) {
 	sc.Phases = append(sc.Phases, synthcap.Phase{At: 20 * time.Second, Port: 2, Name: "settle:nvme_latency_us=5500,aspm=powersupersave"},
 		synthcap.Phase{At: 30 * time.Second, Port: 2, Name: "idle:nvme_latency_us=5500,aspm=powersupersave"})
 	dir := t.TempDir()
-	capPath := filepath.Join(dir, "run.iwc")
+	capPath := filepath.Join(dir, "run.iwcap")
 	if err := synthcap.Write(capPath, sc); err != nil {
 		t.Fatal(err)
 	}

@@ -53,7 +53,7 @@ func TestBrowserLive(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	capPath := filepath.Join(t.TempDir(), "live.iwc")
+	capPath := filepath.Join(t.TempDir(), "live.iwcap")
 	v := New(Options{Capture: capPath, Title: "live test"})
 	defer v.Close()
 	l, err := Listen("127.0.0.1:0", false)

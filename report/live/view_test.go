@@ -236,7 +236,7 @@ func TestListenAndHandler(t *testing.T) {
 		}
 	}
 	dir := t.TempDir()
-	capPath := filepath.Join(dir, "run.iwc")
+	capPath := filepath.Join(dir, "run.iwcap")
 	os.WriteFile(capPath, []byte("x"), 0o644)
 	v := New(Options{Capture: capPath, Title: "live <test>"})
 	defer v.Close()
