@@ -373,9 +373,14 @@ func printHubInfo(w io.Writer, h *hub.Hub, asJSON bool) error {
 		}
 		fmt.Fprint(w, r)
 	}
-	fmt.Fprintf(w, "\nlink:      %d B/s\ncaps:      %v\nchannels:\n", id.LinkBytesSec, info.Capabilities)
+	f := h.SampleFormat()
+	fmt.Fprintf(w, "\nlink:      %d B/s\ncaps:      %v\nsamples:   %s (full scale %d counts)\nchannels:\n",
+		id.LinkBytesSec, info.Capabilities, hub.FormatName(f), hub.FormatFullScale(f))
 	for _, c := range info.Channels {
-		fmt.Fprintf(w, "  %-7s  volt LSB %s  current LSB %s  full scale %s\n", c.Name(), c.VoltLSB, c.CurrentLSB, c.CurrentLSB*32767)
+		// The LSBs are the agreed format's; so is its full scale (a 20-bit
+		// hub's is 2¹⁹ − 1 counts of its 20-bit LSB, not 32767).
+		fmt.Fprintf(w, "  %-7s  volt LSB %s  current LSB %s  full scale %s\n", c.Name(), c.VoltLSB, c.CurrentLSB,
+			c.CurrentLSB*units.Amps(hub.FormatFullScale(f)))
 	}
 	return nil
 }

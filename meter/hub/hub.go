@@ -657,6 +657,10 @@ func (h *Hub) SetGiveUp(d time.Duration) {
 // Info implements meter.Meter; channel LSBs are the calibrated ones.
 func (h *Hub) Info() meter.Info { return h.info }
 
+// SampleFormat returns the sample format agreed with the hub (Format16
+// for a protocol 1 hub): the one Info's current LSBs are for.
+func (h *Hub) SampleFormat() uint8 { return h.format }
+
 // Identity returns the hub's identity frame as decoded.
 func (h *Hub) Identity() Identity { return h.id }
 

@@ -60,6 +60,20 @@ func FormatWidth(f uint8) int {
 	return 0
 }
 
+// FormatName names sample format f for people: "16-bit", "20-bit",
+// "20-bit packed", else "format N".
+func FormatName(f uint8) string {
+	switch f {
+	case Format16:
+		return "16-bit"
+	case Format20:
+		return "20-bit"
+	case FormatPacked:
+		return "20-bit packed"
+	}
+	return fmt.Sprintf("format %d", f)
+}
+
 // FormatFullScale returns the largest current count of format f.
 func FormatFullScale(f uint8) int32 {
 	if f == Format20 || f == FormatPacked {
