@@ -26,7 +26,7 @@ the APST feature (APSTE and the 32 entries), or a SATA drive's identity,
 HIPM, DIPM and DevSlp support and enablement and DETO/MDAT. Reads nvme-cli
 id-ctrl (text with or without -H, JSON of 1.x and 2.x, -b binary),
 get-feature -f 0x0c (text with or without -H, JSON, binary), smartctl
--a/-x/-c (NVMe) and -a/-x/-i (ATA), hdparm -I and --Istdout, the sysfs
+-a/-x/-c and -j (NVMe) and -a/-x/-i (ATA), hdparm -I and --Istdout, the sysfs
 id file, CrystalDiskInfo reports, raw 4096/512/256-byte images and their
 xxd, hexdump -C and od -A x -t x1 dumps. A field a format does not carry is
 listed as unknown, never guessed. An unknown format (the message lists the

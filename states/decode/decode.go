@@ -114,12 +114,12 @@ func sniff(b []byte) (string, error) {
 		}
 		s := string(b)
 		switch {
-		case strings.Contains(s, `"psds"`) || strings.Contains(s, `"npss"`):
+		case strings.Contains(s, `"psds"`) || strings.Contains(s, `"npss"`) || strings.Contains(s, `"nvme_power_states"`):
 			return KindNVMeIdentify, nil
 		case strings.Contains(s, "Autonomous Power State Transition Enable"):
 			return KindNVMeAPST, nil
 		}
-		return "", fmt.Errorf("JSON with neither \"psds\" (nvme id-ctrl -o json) nor the APSTE key (nvme get-feature -f 0x0c -H -o json): %w (it reads %s)", ErrUnknown, Formats())
+		return "", fmt.Errorf("JSON with neither \"psds\" (nvme id-ctrl -o json), \"nvme_power_states\" (smartctl -j) nor the APSTE key (nvme get-feature -f 0x0c -H -o json): %w (it reads %s)", ErrUnknown, Formats())
 	}
 	switch {
 	case nvme.SniffAPST(b) == nvme.FormatFeatureTxt:

@@ -186,6 +186,8 @@ func TestNVMeCLIAndSmartctlAgree(t *testing.T) {
 func TestRealOutputsGolden(t *testing.T) {
 	files, _ := filepath.Glob(real + "/nvme/*.txt")
 	more, _ := filepath.Glob(real + "/sata/*.txt")
+	js, _ := filepath.Glob(real + "/nvme/*.json")
+	more = append(more, js...)
 	files = append(files, more...)
 	if len(files) < 10 {
 		t.Fatalf("%d real files", len(files))
@@ -203,7 +205,7 @@ func TestRealOutputsGolden(t *testing.T) {
 
 func TestRefusals(t *testing.T) {
 	for _, c := range []struct{ name, in, want string }{
-		{"unknown", "hello world\nthis is not a drive\n", "unknown format: it reads NVMe Identify Controller: nvme-cli JSON"},
+		{"unknown", "hello world\nthis is not a drive\n", "unknown format: it reads NVMe Identify Controller: smartctl JSON (NVMe)"},
 		{"empty", "  \n", "empty"},
 		{"npss-mismatch", "npss      : 4\nps    0 : mp:6.50W operational enlat:5 exlat:5 rrt:0 rrl:0\n          rwt:0 rwl:0 idle_power:- active_power:-\n", "npss 4 (line 1) means 5 power states, but the output has 1"},
 		{"ps-cut", "ps    0 : mp:6.50W operational enlat:5 exlat:5 rrt:0 rrl:0\n", "ps 0: missing rwt"},

@@ -41,6 +41,7 @@ type APSTFormat struct {
 
 // IdentifyFormats are tried in this order.
 var IdentifyFormats = []IdentifyFormat{
+	{FormatSmartctlJSON, "smartctl -j -a / -x / -c (NVMe)", sniffSmartctlJSON, readAll(DecodeSmartctlJSON)},
 	{FormatJSON, "nvme id-ctrl -o json (nvme-cli 1.x and 2.x)", isJSON, readAll(DecodeIdentifyJSON)},
 	{FormatBinary, "nvme id-ctrl -b (4096 bytes)", isBinary, readAll(DecodeIdentify)},
 	{FormatCLIText, "nvme id-ctrl [-H]", sniffCLIText, ReadCLIText},

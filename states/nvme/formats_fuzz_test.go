@@ -67,3 +67,17 @@ func FuzzJSONDialects(f *testing.F) {
 		}
 	})
 }
+
+// FuzzSmartctlJSON: smartctl -j decodes within the fields' ranges and is
+// never taken for nvme-cli's JSON nor the reverse.
+func FuzzSmartctlJSON(f *testing.F) {
+	realSeeds(f, "nvme/*smartctl-j*", "made/*.json")
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if id, err := DecodeSmartctlJSON(b); err == nil {
+			checkIdentify(t, id)
+		}
+		if sniffSmartctlJSON(b) && SniffIdentify(b) != FormatSmartctlJSON {
+			t.Fatalf("smartctl JSON sniffed as %q", SniffIdentify(b))
+		}
+	})
+}
