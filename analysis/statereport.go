@@ -445,10 +445,17 @@ func (s *StateReport) uncertainty(spans []detect.Span, cn classNoise) {
 	// noise could have put into it (0 for a state with no level: active
 	// without I/O, off without an off level). Excursions shorter than half
 	// the window are not seen at all (docs/analysis.md, "States").
+	//
+	// A state with a learned level but no span is not thereby known to be
+	// 0: an excursion into it shorter than half the window at any boundary
+	// of a neighbouring state is read as that neighbour. Each of a
+	// neighbour's 2k boundaries may hide up to W/2 of it, a bound
+	// B = Σ 2k·(W/2)/T, taken as rectangular (B/√3) beside the misread term.
 	if total > 0 {
 		for _, st := range detect.AllStates {
 			if _, ok := by[st.String()]; !ok {
-				s.ResidencyU95[st.String()] = 1.96 * mis[st.String()] / math.Sqrt(3)
+				hid := s.hiddenBound(st, w, total)
+				s.ResidencyU95[st.String()] = 1.96 * math.Hypot(mis[st.String()], hid) / math.Sqrt(3)
 			}
 		}
 	}
@@ -469,6 +476,41 @@ func (s *StateReport) uncertainty(spans []detect.Span, cn classNoise) {
 		v *= k / (k - 1) / (a.n * a.n)
 		s.PowerU95W[st] = 1.96 * math.Sqrt(v)
 	}
+}
+
+// hiddenBound is the residency an unentered state st can hide in
+// sub-window excursions at its classified neighbours' boundaries: st
+// needs a learned level (or be background, the band above idle), and each
+// neighbour boundary hides at most half the window w (seconds).
+func (s *StateReport) hiddenBound(st detect.State, w, total float64) float64 {
+	l := s.Levels
+	has := st == detect.Background && l.Idle > 0
+	switch st {
+	case detect.Idle:
+		has = l.Idle > 0
+	case detect.Partial:
+		has = l.Partial > 0
+	case detect.Slumber:
+		has = l.Slumber > 0
+	case detect.DevSlp:
+		has = l.DevSlp > 0
+	}
+	if !has || total <= 0 {
+		return 0
+	}
+	var edges float64
+	for _, nb := range []detect.State{stateAbove(l, st), stateBelow(l, st)} {
+		if st == detect.Background {
+			nb = detect.Idle
+		}
+		if nb != detect.Unknown {
+			edges += 2 * float64(s.Spans[nb.String()])
+		}
+		if st == detect.Background {
+			break
+		}
+	}
+	return edges * w / 2 / total
 }
 
 // misread bounds, per state, the residency moved by samples the noise

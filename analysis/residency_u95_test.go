@@ -1,0 +1,41 @@
+package analysis
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/idlewatt/idlewatt/states/detect"
+)
+
+// A state whose level was learned but which no span entered is not known
+// to be 0: excursions into it shorter than half the window hide at its
+// neighbours' boundaries, so its interval must be wider than 0 (it was
+// exactly 0 before: the blind campaign's partial at 0.4–2.9 % truth read
+// 0 ± 0).
+func TestUnenteredStateIntervalHoldsHiddenExcursions(t *testing.T) {
+	s := &StateReport{
+		Levels:       detect.Levels{Idle: 0.06, Partial: 0.02, Slumber: 0.003},
+		MeasuredS:    10,
+		Residency:    map[string]float64{"idle": 0.4, "slumber": 0.6},
+		Spans:        map[string]int{"idle": 5, "slumber": 5},
+		ResidencyU95: map[string]float64{},
+		PowerU95W:    map[string]float64{},
+	}
+	spans := []detect.Span{}
+	for i := 0; i < 5; i++ {
+		spans = append(spans, detect.Span{State: detect.Idle, Samples: 100, MeanW: 0.06},
+			detect.Span{State: detect.Slumber, Samples: 100, MeanW: 0.003})
+	}
+	// No noise: the misread term is 0, only the hidden excursions remain.
+	cn := classNoise{smooth: 2 * time.Millisecond, period: 100 * time.Microsecond}
+	s.uncertainty(spans, cn)
+	// partial sits between idle and slumber: 2·5 + 2·5 boundaries, W/2 = 1 ms each.
+	want := 1.96 * (20 * 0.001 / 10) / math.Sqrt(3)
+	if got := s.ResidencyU95["partial"]; math.Abs(got-want) > 1e-12 {
+		t.Fatalf("partial u95 = %g, want %g (20 boundaries × W/2 ÷ T, rectangular)", got, want)
+	}
+	if got := s.ResidencyU95["devslp"]; got != 0 {
+		t.Fatalf("devslp has no level: u95 = %g, want 0", got)
+	}
+}
