@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/idlewatt/idlewatt/hostclock"
+	"github.com/idlewatt/idlewatt/internal/stat"
 	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/units"
 )
@@ -194,7 +195,7 @@ func (f *ClockFitter) Fit(startHost hostclock.Time) Clock {
 	for i, r := range res {
 		abs[i] = math.Abs(r)
 	}
-	tol := math.Max(math.Max(4*lowMedian(abs)/0.6745, 20e3), 2*nominal)
+	tol := math.Max(math.Max(4*stat.MADScale*stat.LowerMedian(abs), 20e3), 2*nominal)
 	good := 0
 	for i, r := range res {
 		use[i] = math.Abs(r) <= float64(pts[i].HostRecv-pts[i].HostSent)/2+tol
@@ -234,7 +235,7 @@ func (f *ClockFitter) Fit(startHost hostclock.Time) Clock {
 				abs = append(abs, math.Abs(r))
 			}
 		}
-		limit := math.Max(4*upperMedian(abs)/0.6745, 20e3) // 4 σ (from the MAD), at least 20 µs
+		limit := math.Max(4*stat.MADScale*stat.UpperMedian(abs), 20e3) // 4 σ (from the MAD), at least 20 µs
 		for i, r := range res {
 			use[i] = use[i] && math.Abs(r) <= limit
 		}
@@ -266,7 +267,7 @@ func (f *ClockFitter) Fit(startHost hostclock.Time) Clock {
 	}
 	c.ResidualMS.RMS = math.Sqrt(ss/float64(c.Used)) / 1e6
 	c.ResidualMS.Max = mx / 1e6
-	c.MedianRTTMS = upperMedian(rtts) / 1e6
+	c.MedianRTTMS = stat.UpperMedian(rtts) / 1e6
 	c.DriftPPM = (c.NsPerSample/nominal - 1) * 1e6
 	checkStart(&c, startHost, nominal)
 	return c
@@ -323,12 +324,12 @@ func robustLine(pts []meter.MarkEcho, ref uint64, nominal float64) (slope, base 
 			}
 		}
 		if len(inner) > 0 {
-			outer = append(outer, lowMedian(inner))
+			outer = append(outer, stat.LowerMedian(inner))
 		}
 	}
 	slope = nominal
 	if len(outer) > 0 {
-		slope = lowMedian(outer)
+		slope = stat.LowerMedian(outer)
 	}
 	return slope, medianOffset(pts, ref, slope)
 }
@@ -341,36 +342,7 @@ func medianOffset(pts []meter.MarkEcho, ref uint64, slope float64) float64 {
 	for i, p := range pts {
 		off[i] = float64(mid(p)-y0) - slope*float64(int64(p.MeterIndex-ref))
 	}
-	return float64(y0) + median(off)
-}
-
-// median of xs (reordered); 0 for none.
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	sort.Float64s(xs)
-	n := len(xs)
-	if n%2 == 1 {
-		return xs[n/2]
-	}
-	return (xs[n/2-1] + xs[n/2]) / 2
-}
-
-// upperMedian is xs[n/2] of xs sorted (reordered); 0 for none.
-func upperMedian(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	sort.Float64s(xs)
-	return xs[len(xs)/2]
-}
-
-// lowMedian is the lower median: always one of xs, never the mean of a
-// good and a bad value.
-func lowMedian(xs []float64) float64 {
-	sort.Float64s(xs)
-	return xs[(len(xs)-1)/2]
+	return float64(y0) + stat.MedianInPlace(off)
 }
 
 // lineFit fits mid = base + slope·(index − ref) by least squares over the

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/internal/stat"
 	"github.com/idlewatt/idlewatt/states/detect"
 	"github.com/idlewatt/idlewatt/units"
 )
@@ -381,12 +382,7 @@ func (r *reservoir) add(x float64) {
 
 // median is the reservoir's median, NaN when empty.
 func (r *reservoir) median() float64 {
-	if len(r.v) == 0 {
-		return math.NaN()
-	}
-	s := append([]float64(nil), r.v...)
-	sort.Float64s(s)
-	return s[len(s)/2]
+	return stat.UpperMedian(r.v)
 }
 
 // learnLevels is the learning pass: one read of the capture's samples,

@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/internal/stat"
 	"github.com/idlewatt/idlewatt/states/detect"
 	"github.com/idlewatt/idlewatt/units"
 )
@@ -264,7 +265,7 @@ func (b *blockScale) sigma() float64 {
 	s := 0.0
 	for _, r := range []*reservoir{&b.d1, &b.d4} {
 		if m := r.median(); !math.IsNaN(m) {
-			s = math.Max(s, m/(0.6745*math.Sqrt2))
+			s = math.Max(s, stat.MADScale*m/math.Sqrt2)
 		}
 	}
 	return s

@@ -2,8 +2,9 @@ package analysis
 
 import (
 	"math"
-	"sort"
 	"time"
+
+	"github.com/idlewatt/idlewatt/internal/stat"
 )
 
 // The power after I/O, stretch by stretch (docs/analysis.md, "States:
@@ -115,17 +116,14 @@ func (pp *postProfile) plateaus(ctx learnCtx) []plateau {
 		if len(r.v) < postMinStretches {
 			break
 		}
-		s := append([]float64(nil), r.v...)
-		sort.Float64s(s)
-		med := s[len(s)/2]
-		dev := make([]float64, len(s))
-		for k, x := range s {
+		med := stat.UpperMedian(r.v)
+		dev := make([]float64, len(r.v))
+		for k, x := range r.v {
 			dev[k] = math.Abs(x - med)
 		}
-		sort.Float64s(dev)
-		sd := 1.4826 * dev[len(dev)/2]
+		sd := stat.MADScale * stat.UpperMedian(dev)
 		// The median's standard error, 1.2533 σ/√n.
-		bs = append(bs, bin{med: med, se: math.Max(1.2533*sd/math.Sqrt(float64(len(s))), 1e-9), n: len(s)})
+		bs = append(bs, bin{med: med, se: math.Max(1.2533*sd/math.Sqrt(float64(len(r.v))), 1e-9), n: len(r.v)})
 	}
 	if len(bs) < postMinBins {
 		return nil

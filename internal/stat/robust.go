@@ -71,6 +71,27 @@ func DiffSigma(x []float64) float64 {
 	return MADScale * SortedQuantile(d, 0.5) / math.Sqrt2
 }
 
+// UpperMedian is the upper median of x, its ⌊n/2⌋-th smallest value (0-based;
+// for an even count the larger middle value): always one of the values. x
+// is not changed; NaN when x is empty.
+func UpperMedian(x []float64) float64 {
+	if len(x) == 0 {
+		return math.NaN()
+	}
+	return selectK(slices.Clone(x), len(x)/2)
+}
+
+// LowerMedian is the lower median of x, its ⌊(n−1)/2⌋-th smallest value
+// (0-based; for an even count the smaller middle value): always one of the
+// values, never the mean of a good and a bad one. x is not changed; NaN
+// when x is empty.
+func LowerMedian(x []float64) float64 {
+	if len(x) == 0 {
+		return math.NaN()
+	}
+	return selectK(slices.Clone(x), (len(x)-1)/2)
+}
+
 // Mean is the arithmetic mean of x; NaN when x is empty.
 func Mean(x []float64) float64 {
 	if len(x) == 0 {
@@ -97,9 +118,10 @@ func Var(x []float64) float64 {
 	return ss / float64(len(x)-1)
 }
 
-// medianInPlace is the median of x (interpolated between the two middle
-// values of an even count), reordering x: quickselect, O(n).
-func medianInPlace(x []float64) float64 {
+// MedianInPlace is the median of x (the mean of the two middle values of an
+// even count), reordering x: quickselect, O(n), no allocation. NaN when x
+// is empty.
+func MedianInPlace(x []float64) float64 {
 	n := len(x)
 	if n == 0 {
 		return math.NaN()
@@ -165,7 +187,7 @@ func selectK(x []float64, k int) float64 {
 // with probability 6·10⁻⁵), twice — steps moving a quarter of the
 // differences do not inflate it as they would the median alone (by 40 %).
 func absDiffSigma(a []float64) float64 {
-	sd := MADScale * medianInPlace(a)
+	sd := MADScale * MedianInPlace(a)
 	for range 2 {
 		k := 0
 		for _, x := range a {
@@ -178,7 +200,7 @@ func absDiffSigma(a []float64) float64 {
 			break
 		}
 		a = a[:k]
-		sd = MADScale * medianInPlace(a)
+		sd = MADScale * MedianInPlace(a)
 	}
 	return sd
 }

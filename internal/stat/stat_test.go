@@ -3,6 +3,7 @@ package stat
 import (
 	"math"
 	"math/rand/v2"
+	"sort"
 	"testing"
 )
 
@@ -181,9 +182,46 @@ func TestMedianInPlace(t *testing.T) {
 				x[i] = float64(rng.IntN(7)) // ties
 			}
 			want := Median(x)
-			if got := medianInPlace(x); got != want {
+			if got := MedianInPlace(x); got != want {
 				t.Fatalf("n %d: quickselect median %v, sort %v", n, got, want)
 			}
 		}
+	}
+}
+
+// TestUpperLowerMedian holds the order-statistic medians to a sort's
+// x[n/2] and x[(n−1)/2], with ties, and checks the input is left alone.
+func TestUpperLowerMedian(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 5))
+	for n := 1; n < 60; n++ {
+		for range 20 {
+			x := make([]float64, n)
+			for i := range x {
+				x[i] = float64(rng.IntN(9)) - 4
+			}
+			orig := append([]float64(nil), x...)
+			s := append([]float64(nil), x...)
+			sort.Float64s(s)
+			if got := UpperMedian(x); got != s[n/2] {
+				t.Fatalf("n %d: upper median %v, want %v", n, got, s[n/2])
+			}
+			if got := LowerMedian(x); got != s[(n-1)/2] {
+				t.Fatalf("n %d: lower median %v, want %v", n, got, s[(n-1)/2])
+			}
+			for i := range x {
+				if x[i] != orig[i] {
+					t.Fatalf("n %d: input changed at %d", n, i)
+				}
+			}
+		}
+	}
+	if got := UpperMedian([]float64{1, 2}); got != 2 {
+		t.Errorf("UpperMedian{1,2} = %v, want 2", got)
+	}
+	if got := LowerMedian([]float64{1, 2}); got != 1 {
+		t.Errorf("LowerMedian{1,2} = %v, want 1", got)
+	}
+	if !math.IsNaN(UpperMedian(nil)) || !math.IsNaN(LowerMedian(nil)) || !math.IsNaN(MedianInPlace(nil)) {
+		t.Errorf("empty input not NaN")
 	}
 }
