@@ -3,13 +3,13 @@ package rig
 import (
 	"fmt"
 	"math"
-	"sort"
 	"sync"
 	"time"
 
 	"github.com/idlewatt/idlewatt/analysis/states"
 	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/hostclock"
+	"github.com/idlewatt/idlewatt/internal/stat"
 	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/states/devslp"
 )
@@ -295,7 +295,7 @@ func (p *livePin) Resolved(done []devslp.Timing, want time.Duration) (bool, time
 // errors below the pre-cycle level ÷ √2 (states.JudgeCycle's test), with
 // half the gap to spare: n = (6σ / (pre/√2 − floor))² — and at least
 // 100 ms of floor. σ, the floor and the pre-cycle level are the medians
-// of the full cycles' (σ from the floor's standard error and its sample
+// (upper medians, stat.UpperMedian) of the full cycles' (σ from the floor's standard error and its sample
 // count). 0 when they do not say (the cycle then holds for devslp.hold).
 func entryHold(full []states.Cycle, upperMs, period float64) time.Duration {
 	var sig, pre, floor []float64
@@ -308,23 +308,17 @@ func entryHold(full []states.Cycle, upperMs, period float64) time.Duration {
 	if len(sig) == 0 || period <= 0 {
 		return 0
 	}
-	gap := median(pre)/math.Sqrt2 - median(floor)
+	gap := stat.UpperMedian(pre)/math.Sqrt2 - stat.UpperMedian(floor)
 	if !(gap > 0) {
 		return 0
 	}
-	n := math.Pow(6*median(sig)/gap, 2)
+	n := math.Pow(6*stat.UpperMedian(sig)/gap, 2)
 	floorNs := math.Max(float64(100*time.Millisecond), n*period)
 	d := time.Duration(upperMs*1e6 + floorNs)
 	if d < 0 || d > time.Hour {
 		return 0
 	}
 	return d
-}
-
-func median(x []float64) float64 {
-	s := append([]float64(nil), x...)
-	sort.Float64s(s)
-	return s[len(s)/2]
 }
 
 // liveMargin: the live interval must be this much inside the resolution
