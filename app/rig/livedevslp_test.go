@@ -79,10 +79,13 @@ func TestDevSlpCyclesExtendUntilEntryResolved(t *testing.T) {
 		switch {
 		case i < 2:
 			fullFloor += float64(c.FloorW) / 2
-		case !c.HeldMs.Ok() || float64(c.HeldMs) < 90:
+		case !c.HeldMs.Ok() || !c.EntryMs.Ok() || float64(c.EntryMs+c.HeldMs) < 90:
 			// A sleep never ends early: the host held the pin at least
-			// devslp.entry_hold (100 ms) less the entry.
-			t.Errorf("entry cycle %d held the floor %v ms, want at least about devslp.entry_hold (100 ms)", c.Cycle, c.HeldMs)
+			// devslp.entry_hold (100 ms), so the entry and the floor's
+			// hold add up to it. The floor alone may be much shorter: a
+			// drive in a GC burst (46 ms here) when the pin is asserted
+			// enters after it (CI: a 73 ms hold after a late entry).
+			t.Errorf("entry cycle %d: entry %v ms + held %v ms, want at least about devslp.entry_hold (100 ms)", c.Cycle, c.EntryMs, c.HeldMs)
 		default:
 			entryHeld = append(entryHeld, float64(c.HeldMs))
 		}
