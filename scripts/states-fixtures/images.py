@@ -47,3 +47,14 @@ for line in open(f'{out}/../sata/samsung-870-qvo-4tb.crystaldiskinfo.txt'):
         words += [int(x, 16) for x in p[1].split()]
 assert len(words) == 256, len(words)
 open(f'{out}/sata-870qvo.identify.bin', 'wb').write(struct.pack('<256H', *words))
+# The same drive with every power-management bit smartctl --identify and
+# hdparm decode turned on where the 870 QVO has it off (HIPM, DIPM and
+# DevSlp enabled) and one described word at 0xffff, which smartctl prints
+# as bits without a word line; the checksum made good again.
+v = list(words)
+v[76] |= 1 << 9
+v[79] |= (1 << 8) | (1 << 3)
+v[93] = 0xffff
+v[255] = 0x00a5
+v[255] |= ((-sum(struct.pack('<256H', *v))) & 0xff) << 8
+open(f'{out}/sata-varied.identify.bin', 'wb').write(struct.pack('<256H', *v))

@@ -1,7 +1,9 @@
 // LD_PRELOAD shim: answers nvme-cli's admin ioctls from files, so the
-// Debian nvme-cli prints Identify Controller / Get Features data we built.
+// Debian nvme-cli prints Identify Controller / Get Features data we built,
+// and HDIO_DRIVE_CMD IDENTIFY DEVICE, so smartctl -d ata prints an IDENTIFY image.
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -22,4 +24,7 @@ int ioctl(int fd, unsigned long req, ...) {
     else if (c->data_len) memset(buf, 0, c->data_len);
     if (req == 0xC0484E41UL) c->result = (uint32_t)res; else { c->result = (uint32_t)res; c->result_hi = 0; }
     return 0; }
+  if (req == 0x031fUL) { /* HDIO_DRIVE_CMD: smartctl -d ata's IDENTIFY DEVICE */
+    uint8_t *b = arg; if (b[0] == 0xEC && getenv("IW_IDENTIFY")) { if (readf("IW_IDENTIFY", b + 4, 512)) return -1; b[0] = 0x50; return 0; }
+    errno = EIO; return -1; }
   int (*real)(int, unsigned long, ...) = dlsym(RTLD_NEXT, "ioctl"); return real(fd, req, arg); }

@@ -51,8 +51,10 @@ type IdentifyFormat struct {
 // IdentifyFormats are tried in this order.
 var IdentifyFormats = []IdentifyFormat{
 	{FormatBinary, "hdparm --Iraw FILE, a 512-byte IDENTIFY image", isBinary, readBinary},
+	{FormatSmartctlJSON, "smartctl -j -i / -a / -x (ATA)", sniffSmartctlJSON, ReadSmartctlJSON},
 	{FormatCrystal, "CrystalDiskInfo Edit > Copy (IDENTIFY_DEVICE, 10 words a line)", sniffCrystal, ReadCrystalDiskInfo},
 	{FormatHdparm, "hdparm -I", sniffHdparm, ReadHdparm},
+	{FormatSmartctlIdentify, "smartctl --identify (any of its =w, =n, =v, =b forms)", sniffSmartctlIdentify, ReadSmartctlIdentify},
 	{FormatSmartctl, "smartctl -a / -x / -i (ATA)", sniffSmartctlATA, ReadSmartctlATA},
 	{FormatWords, "cat /sys/class/ata_device/devN.M/id, hdparm --Istdout", sniffWords, readWords},
 	{FormatDump, "xxd, hexdump -C, od -A x -t x1 of the 512 bytes (IDENTIFY or log 30h/08h)", hexdump.Looks, readDump512},

@@ -118,8 +118,10 @@ func sniff(b []byte) (string, error) {
 			return KindNVMeIdentify, nil
 		case strings.Contains(s, "Autonomous Power State Transition Enable"):
 			return KindNVMeAPST, nil
+		case alpm.SniffIdentify(b) == alpm.FormatSmartctlJSON:
+			return KindSATA, nil
 		}
-		return "", fmt.Errorf("JSON with neither \"psds\" (nvme id-ctrl -o json), \"nvme_power_states\" (smartctl -j) nor the APSTE key (nvme get-feature -f 0x0c -H -o json): %w (it reads %s)", ErrUnknown, Formats())
+		return "", fmt.Errorf("JSON with neither \"psds\" (nvme id-ctrl -o json), \"nvme_power_states\" (smartctl -j) nor the APSTE key (nvme get-feature -f 0x0c -H -o json), nor smartctl -j of an ATA drive: %w (it reads %s)", ErrUnknown, Formats())
 	}
 	switch {
 	case nvme.SniffAPST(b) == nvme.FormatFeatureTxt:
@@ -128,7 +130,7 @@ func sniff(b []byte) (string, error) {
 		return KindNVMeIdentify, nil
 	}
 	switch alpm.SniffIdentify(b) {
-	case alpm.FormatCrystal, alpm.FormatHdparm, alpm.FormatSmartctl, alpm.FormatWords:
+	case alpm.FormatCrystal, alpm.FormatHdparm, alpm.FormatSmartctl, alpm.FormatSmartctlIdentify, alpm.FormatWords:
 		return KindSATA, nil
 	}
 	if hexdump.Looks(b) {

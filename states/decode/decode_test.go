@@ -116,7 +116,8 @@ func sataOf(t *testing.T, r *Result) *alpm.Identify {
 
 // One real IDENTIFY (the 870 QVO's words as CrystalDiskInfo printed them):
 // its binary image, the dumps of it, and hdparm 9.65's own -I printing of
-// it (hdparm --Istdin) agree on every field states shows.
+// it (hdparm --Istdin) and smartctl 7.3's --identify tables of it agree on
+// every field states shows.
 func TestSATAFormatsAgree(t *testing.T) {
 	made := real + "/made"
 	ref := sataOf(t, read(t, made+"/sata-870qvo.identify.bin"))
@@ -124,6 +125,7 @@ func TestSATAFormatsAgree(t *testing.T) {
 		t.Fatalf("870 QVO words: %+v", ref)
 	}
 	for _, f := range []string{real + "/sata/samsung-870-qvo-4tb.crystaldiskinfo.txt", made + "/sata-870qvo.hdparm-Istdin.txt",
+		made + "/sata-870qvo.smartctl-identify.txt", made + "/sata-870qvo.smartctl-identify-wn.txt", made + "/sata-870qvo.smartctl-identify-wb.txt",
 		made + "/sata-870qvo.identify.xxd", made + "/sata-870qvo.identify.hexdump-C", made + "/sata-870qvo.identify.od-Ax-tx1", made + "/sata-870qvo.identify.od-Ax-tx1z-v"} {
 		got := sataOf(t, read(t, f))
 		type view struct {
