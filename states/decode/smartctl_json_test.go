@@ -3,6 +3,8 @@ package decode
 import (
 	"encoding/json"
 	"errors"
+	"math"
+	"os"
 	"strings"
 	"testing"
 
@@ -106,5 +108,53 @@ func TestSmartctlJSONErrors(t *testing.T) {
 		if err == nil {
 			t.Error("JSON without smartctl's keys decoded")
 		}
+	}
+}
+
+// nvme-cli 1.x JSON as the OpenStack ironic-python-agent tests publish it
+// (WDC PC SN730, keys "flags" and "active_work_scale"): every power state
+// equals the one computed here straight from the JSON with encoding/json —
+// flags bit 0 is MXPS (0.0001 W units), bit 1 NOPS.
+func TestNVMeCLI1xJSONReal(t *testing.T) {
+	const path = real + "/nvme/wdc-sn730-256g.ironic-python-agent.id-ctrl.json"
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var j struct {
+		VID   int    `json:"vid"`
+		MN    string `json:"mn"`
+		NPSS  int    `json:"npss"`
+		APSTA int    `json:"apsta"`
+		PSDs  []struct {
+			MaxPower float64 `json:"max_power"`
+			Flags    int     `json:"flags"`
+			EntryLat uint32  `json:"entry_lat"`
+			ExitLat  uint32  `json:"exit_lat"`
+		} `json:"psds"`
+	}
+	if err := json.Unmarshal(raw, &j); err != nil {
+		t.Fatal(err)
+	}
+	r := read(t, path)
+	if r.Format != nvme.FormatJSON {
+		t.Fatalf("format %q", r.Format)
+	}
+	id := r.NVMe
+	if int(id.VID) != j.VID || id.Model != strings.TrimSpace(j.MN) || id.NPSS != j.NPSS || id.APSTA != (j.APSTA == 1) || len(id.PowerStates) != len(j.PSDs) {
+		t.Fatalf("identity %+v", id)
+	}
+	for i, p := range j.PSDs {
+		unit := 0.01
+		if p.Flags&1 != 0 {
+			unit = 0.0001
+		}
+		g := id.PowerStates[i]
+		if w := p.MaxPower * unit; math.Abs(float64(g.MaxPower)-w) > 1e-9 || g.NonOperational != (p.Flags&2 != 0) || g.EntryLatencyUs != p.EntryLat || g.ExitLatencyUs != p.ExitLat {
+			t.Errorf("ps %d: %+v, want %.4f W flags %d %d/%d µs", i, g, w, p.Flags, p.EntryLat, p.ExitLat)
+		}
+	}
+	if g := id.PowerStates[4].MaxPower; math.Abs(float64(g)-0.0035) > 1e-9 {
+		t.Errorf("PS4 %v W, want 0.0035 W (35 in 0.0001 W units)", g)
 	}
 }
