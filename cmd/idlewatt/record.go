@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/idlewatt/idlewatt/internal/textsafe"
 	"io"
 	"io/fs"
 	"os"
@@ -440,14 +441,18 @@ func recordDrives(cmd *cobra.Command) ([]capture.DriveInfo, error) {
 	}
 	names, _ := cmd.Flags().GetStringArray("drive-name")
 	named := map[int]string{}
-	for _, nv := range names {
-		p, name, ok := strings.Cut(nv, "=")
+	for _, full := range names {
+		p, name, ok := strings.Cut(full, "=")
+		nv := textsafe.Clip(full, 80) // quoted in messages
 		port, err := strconv.Atoi(strings.TrimSpace(p))
 		if !ok || err != nil || port <= 0 || strings.TrimSpace(name) == "" {
 			return nil, usageErr("--drive-name %q: want PORT=NAME, e.g. 1=\"Samsung 870 EVO\"", nv)
 		}
 		if prev, dup := named[port]; dup { // the last one silently won
 			return nil, usageErr("--drive-name %q: port %d is already named %q", nv, port, prev)
+		}
+		if n := len(strings.TrimSpace(name)); n > capture.MaxNameBytes {
+			return nil, usageErr("--drive-name for port %d: %d bytes, at most %d (a capture header's name bound)", port, n, capture.MaxNameBytes)
 		}
 		named[port] = strings.TrimSpace(name)
 		if k, ok := at[port]; ok {

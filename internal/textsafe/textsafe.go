@@ -150,3 +150,17 @@ func write(b *strings.Builder, s string, md bool) {
 		i += n
 	}
 }
+
+// Clip returns s cut to at most n bytes (at a rune boundary) with "…" and
+// the length left out appended, for quoting a user's value in a message
+// without repeating all of it.
+func Clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	i := n
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return fmt.Sprintf("%s…(%d more bytes)", s[:i], len(s)-i)
+}

@@ -192,3 +192,15 @@ func TestLinesAndWriter(t *testing.T) {
 		t.Errorf("Writer wrote %q, want %q", got, want)
 	}
 }
+
+func TestClip(t *testing.T) {
+	if got := Clip("short", 10); got != "short" {
+		t.Errorf("Clip(short) = %q", got)
+	}
+	if got := Clip("abcdefgh", 4); got != "abcd…(4 more bytes)" {
+		t.Errorf("Clip = %q", got)
+	}
+	if got := Clip("aé", 2); got != "a…(2 more bytes)" { // é is 2 bytes: not cut in half
+		t.Errorf("Clip across a rune = %q", got)
+	}
+}
