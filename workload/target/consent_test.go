@@ -12,6 +12,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -248,5 +249,33 @@ func TestCreatedTargets(t *testing.T) {
 	// A second run finds the file there: it is no longer idlewatt's to write.
 	if _, err := openClose(filepath.Join(dir, "w.img"), Options{Write: true, Size: 1 << 20}); !errors.Is(err, ErrExisting) {
 		t.Errorf("second run: got %v, want ErrExisting", err)
+	}
+}
+
+// /proc/self/fd/N, /proc/PID/fd/N and /dev/fd/N name the same open file:
+// each is resolved to it and needs the same consent (issue 26: the two
+// /proc forms were once treated differently).
+func TestProcFdFormsAgree(t *testing.T) {
+	dir := t.TempDir()
+	notes := filepath.Join(dir, "notes.txt")
+	must(t, os.WriteFile(notes, []byte("hello, notes\n"), 0o644))
+	f, err := os.Open(notes)
+	must(t, err)
+	defer f.Close()
+	fd := strconv.Itoa(int(f.Fd()))
+	forms := []string{"/proc/self/fd/" + fd, "/proc/" + strconv.Itoa(os.Getpid()) + "/fd/" + fd, "/dev/fd/" + fd}
+	for _, p := range forms {
+		if _, err := openClose(p, Options{Write: true}); !errors.Is(err, ErrExisting) || !strings.Contains(err.Error(), "→ "+notes) {
+			t.Errorf("%s without consent: %v, want ErrExisting naming %s", p, err, notes)
+		}
+		tg, err := Open(p, Options{Write: true, AllowDestructive: notes})
+		if err != nil {
+			t.Errorf("%s with consent for %s: %v", p, notes, err)
+			continue
+		}
+		if tg.RealPath() != notes {
+			t.Errorf("%s resolved to %s, want %s", p, tg.RealPath(), notes)
+		}
+		tg.Close()
 	}
 }
