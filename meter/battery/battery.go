@@ -31,6 +31,10 @@ type Battery struct {
 	root string
 	rapl *RAPL
 
+	// clock is the poll's host time (nil: hostclock.Now); tests give a
+	// virtual one.
+	clock func() hostclock.Time
+
 	mu    sync.Mutex
 	est   Estimator
 	stats meter.Stats
@@ -112,12 +116,39 @@ func (b *Battery) Close() error { return nil }
 func (b *Battery) Stream(ctx context.Context, cfg meter.StreamConfig, sink meter.Sink) error {
 	chans := meter.Channels(b.Info(), cfg)
 	wantRAPL := b.rapl != nil && len(chans) == 2
-	t0 := hostclock.Now()
+	clock := b.clock
+	if clock == nil {
+		clock = hostclock.Now
+	}
+	t0 := hostclock.Time(0) // the first poll's time
 	tick := time.NewTicker(b.opts.Interval)
 	defer tick.Stop()
 	st := stepper{stale: b.opts.StaleAfter}
-	for k := uint64(0); ; k++ {
-		now := hostclock.Now()
+	next := uint64(0) // the first index not yet given out
+	for {
+		now := clock()
+		if next == 0 {
+			t0 = now
+		}
+		// The sample index is the poll's time on the poll grid, not a count
+		// of polls: a tick the ticker dropped (a stalled host) leaves a gap
+		// of the indices it would have had, so index × Interval stays the
+		// time since the first poll.
+		k := uint64(math.Round(float64(now-t0) / float64(b.opts.Interval)))
+		if k < next {
+			k = next
+		}
+		if k > next {
+			b.mu.Lock()
+			b.stats.SamplesLost += k - next
+			b.mu.Unlock()
+			for ch := range chans {
+				if err := sink.Gap(meter.Gap{Channel: ch, Start: next, Count: k - next, Reason: "late"}); err != nil {
+					return err
+				}
+			}
+		}
+		next = k + 1
 		r, err := Read(b.dir, time.Duration(now-t0))
 		implausible := errors.Is(err, meter.ErrCalibration)
 		if err != nil && !implausible {

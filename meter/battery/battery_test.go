@@ -7,11 +7,13 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/idlewatt/idlewatt/hostclock"
 	"github.com/idlewatt/idlewatt/meter"
 )
 
@@ -163,6 +165,7 @@ func TestStreamFixture(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	b.clock = virtualClock(time.Millisecond, nil) // a loaded host's late ticks are TestIndexIsPollTime's
 	if len(b.Info().Channels) != 2 || b.Info().Channels[1].Port != 0 {
 		t.Fatalf("info %+v", b.Info())
 	}
@@ -209,6 +212,7 @@ func TestImplausibleGauge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	b.clock = virtualClock(time.Millisecond, nil)
 	put("power_now", "34000000000")
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
@@ -220,3 +224,59 @@ func TestImplausibleGauge(t *testing.T) {
 		t.Fatalf("samples %v gaps %+v", s.samples, s.gaps)
 	}
 }
+
+// virtualClock steps Interval per poll, and jump more at the given polls.
+func virtualClock(interval time.Duration, jump map[int]time.Duration) func() hostclock.Time {
+	t, n := hostclock.Time(1e12), 0
+	return func() hostclock.Time {
+		now := t
+		n++
+		t = t.Add(interval + jump[n])
+		return now
+	}
+}
+
+// TestIndexIsPollTime: a tick the host missed (poll 3 comes 3.4 intervals
+// after poll 2) leaves a "late" gap of the indices it skipped on every
+// channel; every sample's index × Interval is its time since the first
+// poll (issue 26: indices counted polls, which put the rest of the
+// timeline early).
+func TestIndexIsPollTime(t *testing.T) {
+	b, err := Open(filepath.Join(fixtures, "power_now"), Options{Interval: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.clock = virtualClock(time.Millisecond, map[int]time.Duration{2: 2400 * time.Microsecond})
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &indexed{cancel: cancel}
+	if err := b.Stream(ctx, meter.StreamConfig{}, s); err != nil {
+		t.Fatal(err)
+	}
+	// polls at 0, 1, 4.4→4, 5.4→5, 6.4→6 ms
+	if want := []uint64{0, 1, 4, 5, 6}; !reflect.DeepEqual(s.starts, want) {
+		t.Errorf("sample indices %v, want %v", s.starts, want)
+	}
+	if len(s.gaps) != 1 || s.gaps[0].Start != 2 || s.gaps[0].Count != 2 || s.gaps[0].Reason != "late" {
+		t.Errorf("gaps %+v, want one late gap [2, 4)", s.gaps)
+	}
+	if st := b.Stats(); st.SamplesLost != 2 {
+		t.Errorf("SamplesLost %d, want 2", st.SamplesLost)
+	}
+}
+
+type indexed struct {
+	cancel func()
+	starts []uint64
+	gaps   []meter.Gap
+}
+
+func (s *indexed) Samples(b *meter.Block) error {
+	s.starts = append(s.starts, b.Start)
+	if len(s.starts) == 5 {
+		s.cancel()
+	}
+	return nil
+}
+func (s *indexed) Gap(g meter.Gap) error       { s.gaps = append(s.gaps, g); return nil }
+func (s *indexed) Mark(m meter.MarkEcho) error { return nil }
+func (s *indexed) Event(e meter.Event) error   { return nil }
