@@ -132,7 +132,13 @@ func Run(ctx context.Context, o Options) (*Campaign, error) {
 	for range o.Parallel {
 		wg.Go(func() {
 			for i := range next {
-				results[i] = runHub(ctx, o, jobs[i])
+				r := runHub(ctx, o, jobs[i])
+				if ctx.Err() != nil {
+					// Interrupted mid-run: its drives were not measured
+					// (their errors are the cancellation, not the chain's).
+					continue
+				}
+				results[i] = r
 				mu.Lock()
 				done += len(jobs[i].cases)
 				progress(o.Progress, done, total, start, jobs[i], results[i])
@@ -156,8 +162,8 @@ feed:
 	}
 	sort.Slice(all, func(a, b int) bool { return all[a].Case.Index < all[b].Case.Index })
 	c := summariseCampaign(o, all, time.Since(start))
-	if err := ctx.Err(); err != nil {
-		return c, err
+	if ctx.Err() != nil {
+		return c, context.Cause(ctx)
 	}
 	return c, nil
 }

@@ -131,6 +131,13 @@ func Run(ctx context.Context, cfg Config, out string, plan Plan) (*Result, error
 		runErr = errors.Join(runErr, closeErr)
 	}
 
+	// Interrupted (SIGINT/SIGTERM cancelled ctx): stop now, with the
+	// capture closed and kept; analysing it could take longer than the
+	// second a signal is given (docs/cli.md, "Signals"). `idlewatt report`
+	// of the capture gives the report later.
+	if ctx.Err() != nil {
+		return res, errors.Join(context.Cause(ctx), runErr)
+	}
 	// Analyse whatever was recorded, even after a failure.
 	opts := analysis.DefaultOptions()
 	opts.States = &analysis.StateOptions{}

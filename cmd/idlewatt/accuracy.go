@@ -138,7 +138,7 @@ func runAccuracy(cmd *cobra.Command, _ []string) error {
 		fmt.Fprintf(w, "written to %s (accuracy.md, accuracy.json, runs/)\n", o.Out)
 	}
 	if err != nil {
-		return failErr("interrupted (%v); the drives measured so far are in %s", err, o.Out)
+		return failErr("%v; the %d drive(s) measured before it are in %s", err, c.Drives, o.Out)
 	}
 	if !c.GoalsMet {
 		return failErr("accuracy goals missed: %s", strings.Join(c.Missed, "; "))

@@ -182,8 +182,8 @@ func runMeasure(cmd *cobra.Command, rc rig.Config, plan rig.Plan, verify bool) e
 	if err != nil {
 		if cmd.Context().Err() != nil {
 			// Ctrl-C or SIGTERM: say so, not "context canceled".
-			return failErr("%w; the policy was restored and what was recorded is in %s",
-				context.Cause(cmd.Context()), out)
+			return failErr("%w; the policy was restored and what was recorded is in %s (idlewatt report %s analyses it)",
+				context.Cause(cmd.Context()), out, filepath.Join(out, rig.CaptureFile))
 		}
 		if res == nil {
 			return meterOpenErr(err)
