@@ -79,3 +79,58 @@ func TestCommandAnsweredBehindBacklog(t *testing.T) {
 		t.Fatalf("answered in %v, within the %v timeout: the backlog this test needs did not build", took, timeout)
 	}
 }
+
+// dropFirst swallows the first frame of type typ the host writes: a
+// command lost on the line (or answered too late for a starved host).
+type dropFirst struct {
+	*os.File
+	typ     hub.Type
+	dropped atomic.Bool
+}
+
+func (d *dropFirst) Write(p []byte) (int, error) {
+	if len(p) >= 3 && p[0] == hub.Start0 && p[1] == hub.Start1 && hub.Type(p[2]) == d.typ && d.dropped.CompareAndSwap(false, true) {
+		return len(p), nil
+	}
+	return d.File.Write(p)
+}
+
+// A SET_DEVSLP the hub never answers is sent once more before the run is
+// failed for it (issue 26: hub commands timed out on a starved host).
+func TestPinCommandSentAgain(t *testing.T) {
+	if testing.Short() {
+		t.Skip("live pty test")
+	}
+	emu, err := hubemu.New(hubemu.Options{Ports: 2, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer emu.Close()
+	f, err := os.OpenFile(emu.Path(), os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	link := &dropFirst{File: f, typ: hub.TypeDevSlp}
+	h, err := hub.New(link, hub.Options{Timeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	sink := newRecSink()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- h.Stream(ctx, meter.StreamConfig{Rate: 1000}, sink) }()
+	waitFor(t, "first samples", func() bool { _, _, n := sink.snapshot(); return n > 100 })
+	if err := h.SetDevSlp(ctx, 1, true); err != nil {
+		t.Fatalf("SET_DEVSLP with its first frame lost: %v", err)
+	}
+	if !link.dropped.Load() || h.Retried() != 1 {
+		t.Fatalf("dropped %v, retried %d: want the first frame lost and one retry", link.dropped.Load(), h.Retried())
+	}
+	if err := h.SetDevSlp(ctx, 1, false); err != nil || h.Retried() != 1 {
+		t.Fatalf("a command answered at once: %v, retried %d", err, h.Retried())
+	}
+	cancel()
+	<-done
+}

@@ -106,6 +106,7 @@ type Hub struct {
 	lstats   LinkStats   // the decoder's (under the stream's mu)
 	lpub     LinkStats   // a copy of lstats, under mu
 	lastRead atomic.Int64
+	retried  atomic.Uint64 // pin commands sent again after no answer (portCommand)
 	// streaming and calls say when the pump may hold bytes back from the
 	// reader (holdBytes): a stream runs and no command awaits its answer.
 	streaming atomic.Bool
@@ -721,8 +722,24 @@ func (h *Hub) portCommand(ctx context.Context, t Type, capBit uint8, port int, o
 		v = 1
 	}
 	_, err := h.command(ctx, t, []byte{byte(port), v})
+	if err != nil && errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+		// Setting a pin to a value is idempotent: a command the hub never
+		// answered (lost on the line, or a host too starved to read the
+		// answer in time) is sent once more, under a new sequence number,
+		// before the run is failed for it. A late answer to the first is
+		// an answer to no pending call, and is ignored.
+		h.retried.Add(1)
+		if _, err2 := h.command(ctx, t, []byte{byte(port), v}); err2 == nil {
+			return nil
+		} else {
+			err = fmt.Errorf("%w; sent again: %v", err, err2)
+		}
+	}
 	return err
 }
+
+// Retried is how many pin commands went unanswered once and were sent again.
+func (h *Hub) Retried() uint64 { return h.retried.Load() }
 
 // SetDevSlp implements meter.DevSlpPin; the hub confirms with an EVENT.
 func (h *Hub) SetDevSlp(ctx context.Context, port int, asserted bool) error {
