@@ -65,9 +65,16 @@ func TestReportAverageMatchesExportCSV(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cols := map[int][]int{} // port → its _w columns
+	cols := map[int][]int{} // port → its rails' _w columns
+	total := map[int]int{}  // port → its pN_total_w column
 	for i, h := range head {
 		var port int
+		if strings.HasSuffix(h, "_total_w") {
+			if _, err := fmtSscan(h[1:], &port); err == nil {
+				total[port] = i
+			}
+			continue
+		}
 		if strings.HasSuffix(h, "_w") && strings.HasPrefix(h, "p") {
 			if _, err := fmtSscan(h[1:], &port); err == nil {
 				cols[port] = append(cols[port], i)
@@ -96,6 +103,12 @@ func TestReportAverageMatchesExportCSV(t *testing.T) {
 					t.Fatalf("cell %q: %v", rec[c], err)
 				}
 				w += x
+			}
+			// The export's own total is the sum of the rails it printed.
+			if tc, ok := total[p]; !ok {
+				t.Fatalf("no p%d_total_w column in %v", p, head)
+			} else if x, err := strconv.ParseFloat(rec[tc], 64); err != nil || math.Abs(x-w) > 1e-6*math.Max(1, math.Abs(w)) {
+				t.Fatalf("p%d_total_w %q, rails sum to %v", p, rec[tc], w)
 			}
 			sum[p] += w
 			n[p]++

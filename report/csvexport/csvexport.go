@@ -44,9 +44,21 @@ func Write(w io.Writer, r *capture.Reader, win Window) (Result, error) {
 	h := r.Header()
 	bw := bufio.NewWriterSize(w, 64<<10)
 	line := []byte("t_s,sample_index,gap")
-	for _, c := range h.Channels {
+	var ports [][]int // per port, in order of first channel: its channels
+	at := map[int]int{}
+	for ci, c := range h.Channels {
 		p := fmt.Sprintf(",p%d_%s_", c.Port, c.Rail)
 		line = append(line, p+"v"+p+"a"+p+"w"...)
+		k, ok := at[c.Port]
+		if !ok {
+			k = len(ports)
+			at[c.Port] = k
+			ports = append(ports, nil)
+		}
+		ports[k] = append(ports[k], ci)
+	}
+	for _, chs := range ports {
+		line = append(line, fmt.Sprintf(",p%d_total_w", h.Channels[chs[0]].Port)...)
 	}
 	line = append(line, '\n')
 	if _, err := bw.Write(line); err != nil {
@@ -87,7 +99,7 @@ func Write(w io.Writer, r *capture.Reader, win Window) (Result, error) {
 		if end := t + float64(row.Gap)/rate; t < from && (row.Gap == 0 || end <= from) {
 			continue
 		}
-		line = appendRow(line[:0], t, row)
+		line = appendRow(line[:0], t, row, ports)
 		if _, err := bw.Write(line); err != nil {
 			return res, err
 		}
@@ -100,8 +112,8 @@ func Write(w io.Writer, r *capture.Reader, win Window) (Result, error) {
 }
 
 // appendRow appends row's CSV line (t_s, index, gap, then V, A, W per
-// channel) to line.
-func appendRow(line []byte, t float64, row *capture.Row) []byte {
+// channel, then each port's total power over its channels) to line.
+func appendRow(line []byte, t float64, row *capture.Row, ports [][]int) []byte {
 	line = strconv.AppendFloat(line, t, 'f', -1, 64)
 	line = append(line, ',')
 	line = strconv.AppendUint(line, row.Index, 10)
@@ -121,6 +133,21 @@ func appendRow(line []byte, t float64, row *capture.Row) []byte {
 		line = strconv.AppendFloat(line, float64(i), 'g', -1, 32)
 		line = append(line, ',')
 		line = strconv.AppendFloat(line, float64(v*i), 'g', -1, 32)
+	}
+	for _, chs := range ports {
+		line = append(line, ',')
+		var sum float32
+		whole := true
+		for _, c := range chs {
+			if !row.Present[c] {
+				whole = false
+				break
+			}
+			sum += float32(row.V[c]) * float32(row.I[c])
+		}
+		if whole {
+			line = strconv.AppendFloat(line, float64(sum), 'g', -1, 32)
+		}
 	}
 	return append(line, '\n')
 }

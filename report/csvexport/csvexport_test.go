@@ -63,7 +63,7 @@ func TestWindow(t *testing.T) {
 				t.Fatal(err)
 			}
 			lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
-			if lines[0] != "t_s,sample_index,gap,p1_5v_v,p1_5v_a,p1_5v_w" {
+			if lines[0] != "t_s,sample_index,gap,p1_5v_v,p1_5v_a,p1_5v_w,p1_total_w" {
 				t.Fatalf("header %q", lines[0])
 			}
 			rows := lines[1:]
@@ -73,7 +73,7 @@ func TestWindow(t *testing.T) {
 			if c.want == nil { // every index, the gap as one row
 				// The power cell is the float32 product, printed shortest.
 				w1020 := strconv.FormatFloat(float64(float32(5)*float32(0.02)), 'g', -1, 32)
-				if len(rows) != 21 || rows[0] != "0,1000,,5,0,0" || rows[10] != "1,1010,10,,," || rows[11] != "2,1020,,5,0.02,"+w1020 {
+				if len(rows) != 21 || rows[0] != "0,1000,,5,0,0,0" || rows[10] != "1,1010,10,,,," || rows[11] != "2,1020,,5,0.02,"+w1020+","+w1020 {
 					t.Fatalf("rows:\n%s", strings.Join(rows, "\n"))
 				}
 				return

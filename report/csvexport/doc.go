@@ -6,7 +6,7 @@
 //
 // One header line, then one row per sample index:
 //
-//	t_s,sample_index,gap,p1_5v_v,p1_5v_a,p1_5v_w,p1_12v_v,…
+//	t_s,sample_index,gap,p1_5v_v,p1_5v_a,p1_5v_w,p1_12v_v,…,p1_total_w,…
 //
 // t_s is seconds since the capture's first sample, (index − first) /
 // rate_hz (a capture with no rate counts samples); then per header channel,
@@ -15,7 +15,9 @@
 // cells empty; where only some channels lack a sample, their three cells
 // are empty and gap is empty. Values are the shortest decimal that
 // round-trips the stored float32; the power cell is the float32 product of
-// the two.
+// the two. After every channel, one pN_total_w per port (in the order of
+// its first channel): the float32 sum of its rails' power cells, empty where any
+// of them is.
 //
 // Write streams in constant memory. A damaged capture gives every intact
 // row (holes as gap rows or empty cells) and the reader's error; the
