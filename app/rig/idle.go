@@ -2,6 +2,7 @@ package rig
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -78,6 +79,11 @@ func RunIdle(ctx context.Context, cfg Config, out string, plan IdlePlan, log io.
 	closeErr := r.Close()
 	res := &IdleResult{Schema: "idlewatt.idle/v1", Capture: r.CapturePath(), SettleS: plan.Settle.Seconds(),
 		MeasureS: plan.Measure.Seconds(), Notes: append(r.Notes(), nvmeNotes...), EmuEpoch: epoch}
+	if ctx.Err() != nil {
+		// Interrupted: the capture is closed and kept, not analysed (as
+		// Run; `idlewatt report` of it gives the figures).
+		return res, errors.Join(context.Cause(ctx), runErr)
+	}
 	if len(windows) > 0 {
 		rep, err := analysis.Analyze(r.CapturePath(), analysis.DefaultOptions())
 		if err != nil {

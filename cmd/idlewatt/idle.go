@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -91,6 +92,10 @@ func runIdle(cmd *cobra.Command, _ []string) error {
 	res, err := rig.RunIdle(cmd.Context(), rc, out, plan, textsafe.NewWriter(cmd.ErrOrStderr()))
 	if res == nil {
 		return meterOpenErr(err)
+	}
+	if cmd.Context().Err() != nil {
+		return failErr("idle: %w; the policy was restored and what was recorded is in %s (idlewatt report %s analyses it)",
+			context.Cause(cmd.Context()), out, res.Capture)
 	}
 	if res.File == "" {
 		return failErr("idle: %w", err) // not analysed, or idle.json not written
