@@ -2,6 +2,7 @@ package analysis_test
 
 import (
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -302,4 +303,35 @@ func FuzzAnalyze(f *testing.F) {
 			t.Fatal("nil report without an error")
 		}
 	})
+}
+
+// A phase shorter than a peak window has no peak for it (issue 29: a
+// 0.2 ms phase showed a "Peak 1 s" — the 1 s before it); a phase as long
+// as the window has one, within the phase's own power.
+func TestShortPhaseHasNoLongPeak(t *testing.T) {
+	s := twoDrives()
+	s.Phases = append(s.Phases, synthcap.Phase{At: 5 * time.Second, Port: 1, Name: "short"},
+		synthcap.Phase{At: 5*time.Second + 200*time.Microsecond, Port: 1, Name: "long"},
+		synthcap.Phase{At: 8 * time.Second, Port: 1, Name: "end"})
+	r := analyze(t, s, analysis.DefaultOptions())
+	var short, long *analysis.Phase
+	for i := range r.Drives[0].Phases {
+		switch p := &r.Drives[0].Phases[i]; p.Name {
+		case "short":
+			short = p
+		case "long":
+			long = p
+		}
+	}
+	if short == nil || long == nil {
+		t.Fatalf("phases %+v", r.Drives[0].Phases)
+	}
+	pw := short.PeakWindows
+	if !math.IsNaN(pw.W1ms) || !math.IsNaN(pw.W10ms) || !math.IsNaN(pw.W100ms) || !math.IsNaN(pw.W1s) {
+		t.Errorf("a %d-sample phase has window peaks %+v, want none", short.Samples, pw)
+	}
+	lw := long.PeakWindows
+	if math.IsNaN(lw.W1ms) || math.IsNaN(lw.W1s) || lw.W1s > long.PeakW+1e-12 {
+		t.Errorf("a %.1f s phase: window peaks %+v (peak %v)", long.DurationS, lw, long.PeakW)
+	}
 }

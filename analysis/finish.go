@@ -219,7 +219,7 @@ func (d *driveProc) phase(pi int, name string, qe levelEstimate, dt, t0, relPeri
 	ph := Phase{Name: name, Samples: mn, DurationS: float64(mn) * dt, AverageW: nanIfNone(mn, m.all.mean()), PeakW: nanIfNone(mn, m.all.max),
 		MinW: nanIfNone(mn, m.all.min), EnergyJ: nanIfNone(mn, m.all.sum*dt),
 		P50W: quant(&m.hist, m.all, 0.5), P95W: quant(&m.hist, m.all, 0.95), P99W: quant(&m.hist, m.all, 0.99),
-		PeakWindows: peaks(m), Segments: segments(m, dt, 0)}
+		PeakWindows: d.phasePeaks(m, mn), Segments: segments(m, dt, 0)}
 	borrow := func(e *levelEstimate) {
 		if e.U95 == nil && !math.IsNaN(e.Level) && !math.IsNaN(qe.NoiseVar1) && e.Kept > 0 {
 			e.U95 = meanU95(uint64(e.Kept), qe, d.resU(e.Level, qe))
@@ -361,6 +361,22 @@ func peaks(m *metricSet) PeakWindows {
 		}
 	}
 	return PeakWindows{W1ms: w[0], W10ms: w[1], W100ms: w[2], W1s: w[3]}
+}
+
+// phasePeaks is peaks for a phase of n samples: a window longer than the
+// phase is no peak of it (the sliding windows run over the whole drive, so
+// one ending in a 0.2 ms phase holds 1 s of what came before): NaN.
+func (d *driveProc) phasePeaks(m *metricSet, n uint64) PeakWindows {
+	p := peaks(m)
+	if d.wins == nil {
+		return p
+	}
+	for k, f := range []*float64{&p.W1ms, &p.W10ms, &p.W100ms, &p.W1s} {
+		if uint64(d.wins.n[k]) > n {
+			*f = math.NaN()
+		}
+	}
+	return p
 }
 
 // activeIdleMethod is settings.idle_floor: how active_idle_w is found.
