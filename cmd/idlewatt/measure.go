@@ -301,6 +301,9 @@ func printMeasureHeadline(w io.Writer, res *rig.Result, verify bool) {
 			// policy, not active idle.
 			fmt.Fprintf(w, "DevSlp port %s: pre-cycle (Slumber) power %s mW\n", p, states.PM(v.PreCycleW, states.None, 1e3))
 		}
+		if verify {
+			printCycles(w, p, v)
+		}
 	}
 	printDeclared(w, rep)
 	for _, b := range res.Battery {
@@ -327,6 +330,26 @@ func printMeasureHeadline(w io.Writer, res *rig.Result, verify bool) {
 	}
 	abs, _ := filepath.Abs(res.Out)
 	fmt.Fprintf(w, "\nwritten to %s (report.md, report.json, summary.csv, measure.json, charts, report.html, capture)\n", textsafe.Terminal(abs))
+}
+
+// printCycles is devslp verify's table of one port's cycles: each
+// quantity with its 95 % half-width, as report.md's DevSlp table gives it.
+func printCycles(w io.Writer, port string, v states.Verdict) {
+	if len(v.Cycles) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "  %-5s %-13s %16s %16s %14s %14s %14s  %s\n", "cycle", "outcome", "pre-cycle mW", "floor mW", "entry ms", "rise ms", "exit ms", "reason")
+	for _, c := range v.Cycles {
+		name := strconv.Itoa(c.Cycle)
+		if c.EntryOnly {
+			name += "e" // an entry cycle: its floor is not pooled
+		}
+		reason := strings.Join(c.Reasons, "; ")
+		fmt.Fprintf(w, "  %-5s %-13s %16s %16s %14s %14s %14s  %s\n", name, c.Outcome,
+			states.PM(c.PreCycleW, c.PreCycleU95W, 1e3), states.PM(c.FloorW, c.FloorU95W, 1e3),
+			states.PM(c.EntryMs, c.EntryU95Ms, 1), states.PM(c.RiseMs, c.RiseU95Ms, 1), states.PM(c.ExitMs, c.ExitU95Ms, 1),
+			textsafe.Terminal(reason))
+	}
 }
 
 // unit appends the unit to a formatted value, not to a dash.

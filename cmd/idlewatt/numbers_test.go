@@ -271,6 +271,19 @@ func TestDevSlpVerifyExitStatus(t *testing.T) {
 			if code != 1 || !strings.Contains(stdout+stderr, c.want) || strings.Contains(stdout, c.not) {
 				t.Errorf("exit %d, want 1 saying %q and not %q:\n%s\n%s", code, c.want, c.not, stdout, stderr)
 			}
+			if c.profile == "broken-devslp" {
+				// The help promises a table per cycle: one row per cycle
+				// run, each with its outcome.
+				rows := 0
+				for _, l := range strings.Split(stdout, "\n") {
+					if f := strings.Fields(l); len(f) > 2 && (f[0] == "1" || f[0] == "2") && (f[1] == "fail" || f[1] == "inconclusive" || f[1] == "pass") {
+						rows++
+					}
+				}
+				if !strings.Contains(stdout, "cycle outcome") || rows != 2 {
+					t.Errorf("no per-cycle table of 2 rows (%d):\n%s", rows, stdout)
+				}
+			}
 		})
 	}
 }
