@@ -12,6 +12,7 @@ import (
 	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/hostclock"
 	"github.com/idlewatt/idlewatt/report"
+	htmlreport "github.com/idlewatt/idlewatt/report/html"
 	"github.com/idlewatt/idlewatt/states/alpm"
 )
 
@@ -24,6 +25,8 @@ type IdlePlan struct {
 	Measure  time.Duration // the window measured per policy or setting
 	// Progress, if set, receives one status line about once a second.
 	Progress io.Writer
+	// NoHTML leaves out report.html (the report files are written anyway).
+	NoHTML bool
 }
 
 // IdleResult is an idle run's results; its JSON form is idle.json
@@ -41,6 +44,8 @@ type IdleResult struct {
 	EmuEpoch hostclock.Time `json:"emu_epoch_host_ns,omitempty"`
 	// File is idle.json's path once written ("" when it was not).
 	File string `json:"-"`
+	// Report is the analysis of the capture (nil when not analysed).
+	Report *analysis.Report `json:"-"`
 }
 
 // RunIdle opens the rig, sets, settles and measures each policy (or NVMe
@@ -85,11 +90,30 @@ func RunIdle(ctx context.Context, cfg Config, out string, plan IdlePlan, log io.
 		return res, errors.Join(context.Cause(ctx), runErr)
 	}
 	if len(windows) > 0 {
-		rep, err := analysis.Analyze(r.CapturePath(), analysis.DefaultOptions())
+		// The capture's report as `report` writes it (report.json/md,
+		// summary.csv, charts, report.html), beside idle.json.
+		opts := analysis.DefaultOptions()
+		opts.States = &analysis.StateOptions{}
+		var pyr *htmlreport.Pyramid
+		if !plan.NoHTML {
+			pyr = htmlreport.NewPyramidFor(r.CapturePath(), htmlreport.Budget{})
+			opts.Samples = pyr
+		}
+		rep, err := analysis.Analyze(r.CapturePath(), opts)
 		if err != nil {
 			return res, fmt.Errorf("analysing %s: %v", r.CapturePath(), err)
 		}
+		res.Report = rep
 		res.Results = MeasureIdlePower(rep, windows)
+		if err := report.WriteFilesWith(rep, out, report.WriteOptions{Out: cfg.Out}); err != nil {
+			runErr = errors.Join(runErr, fmt.Errorf("writing the report: %w", err))
+		}
+		if pyr != nil {
+			ho := htmlreport.Options{Capture: r.CapturePath(), Out: cfg.Out}
+			if err := htmlreport.Write(filepath.Join(out, htmlreport.FileName), rep, pyr, ho); err != nil {
+				runErr = errors.Join(runErr, fmt.Errorf("writing %s: %w", htmlreport.FileName, err))
+			}
+		}
 	}
 	file := filepath.Join(out, report.FileIdleRun)
 	if err := report.WriteJSONFile(file, res, cfg.Out); err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/idlewatt/idlewatt/capture/record"
 	"github.com/idlewatt/idlewatt/internal/textsafe"
 	"github.com/idlewatt/idlewatt/meter/registry"
+	"github.com/idlewatt/idlewatt/report/pqexport"
 )
 
 func init() {
@@ -112,6 +114,13 @@ func runIdle(cmd *cobra.Command, _ []string) error {
 	if err != nil {
 		return failErr("idle: %w", err)
 	}
+	if optBool(cmd, "parquet", "parquet") && res.Report != nil {
+		host, _ := os.Hostname()
+		dir := filepath.Join(out, "parquet")
+		if err := pqexport.Write(res.Capture, res.Report, dir, pqexport.Options{Overwrite: rc.Out.Overwrite, Host: host}); err != nil {
+			return failErr("idle: Parquet export into %s: %v", dir, err)
+		}
+	}
 	return nil
 }
 
@@ -162,6 +171,7 @@ func idleConfig(cmd *cobra.Command) (rig.Config, error) {
 func idlePlan(cmd *cobra.Command, rc rig.Config) (rig.IdlePlan, error) {
 	var plan rig.IdlePlan
 	var err error
+	plan.NoHTML = optBool(cmd, "no-html", "")
 	if plan.NVMe, err = nvmeSettings(cmd, rc); err != nil {
 		return plan, err
 	}
@@ -209,5 +219,5 @@ func printIdle(w io.Writer, res *rig.IdleResult, out string) {
 	for _, n := range res.Notes {
 		fmt.Fprintln(w, "note:", textsafe.Terminal(n))
 	}
-	fmt.Fprintf(w, "\nwritten to %s (idle.json, capture)\n", textsafe.Terminal(out))
+	fmt.Fprintf(w, "\nwritten to %s (idle.json, report.md, report.json, summary.csv, charts, report.html, capture)\n", textsafe.Terminal(out))
 }

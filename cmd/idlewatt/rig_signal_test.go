@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -69,5 +71,50 @@ func TestSignalStopsRigRuns(t *testing.T) {
 				t.Errorf("capture not closed cleanly: %+v", acc)
 			}
 		})
+	}
+}
+
+// `idle` writes the capture's report beside idle.json, as its help and
+// --no-html say (issue 29: it wrote idle.json and the capture only), and
+// the report's figures are those of `report` of the same capture.
+func TestIdleWritesTheReport(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("runs the emulator")
+	}
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "c.yaml")
+	if err := os.WriteFile(cfg, []byte("meter: {kind: emulator, rate_hz: 1000}\n"+
+		"drives: [{name: a, port: 1, profile: jmf667h-128-a19, size_bytes: 16777216}]\nworkload: {trace: none}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, html := range []bool{true, false} {
+		out := filepath.Join(dir, fmt.Sprintf("out-%v", html))
+		args := []string{"idle", "--config", cfg, "--policies", "max_performance", "--settle", "200ms", "--measure", "500ms", "--out", out, "--quiet"}
+		if !html {
+			args = append(args, "--no-html")
+		}
+		if _, e, code := run(t, context.Background(), args...); code != 0 {
+			t.Fatalf("idle exit %d: %s", code, e)
+		}
+		for _, f := range []string{"idle.json", "report.json", "report.md", "summary.csv", rig.CaptureFile} {
+			if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+				t.Errorf("html %v: %v", html, err)
+			}
+		}
+		if _, err := os.Stat(filepath.Join(out, "report.html")); (err == nil) != html {
+			t.Errorf("report.html written %v, want %v", err == nil, html)
+		}
+		if html {
+			again := filepath.Join(dir, "again")
+			if _, e, code := run(t, context.Background(), "report", filepath.Join(out, rig.CaptureFile), "--out", again, "--no-html"); code != 0 {
+				t.Fatalf("report exit %d: %s", code, e)
+			}
+			a, _ := os.ReadFile(filepath.Join(out, "summary.csv"))
+			b, _ := os.ReadFile(filepath.Join(again, "summary.csv"))
+			if len(a) == 0 || string(a) != string(b) {
+				t.Errorf("idle's summary.csv differs from report's:\n%s\n%s", a, b)
+			}
+		}
 	}
 }
