@@ -476,12 +476,53 @@ func (s *StateReport) uncertainty(spans []detect.Span, cn classNoise) {
 		v *= k / (k - 1) / (a.n * a.n)
 		s.PowerU95W[st] = 1.96 * math.Sqrt(v)
 	}
+	s.unlearned(total)
 }
 
 // hiddenBound is the residency an unentered state st can hide in
 // sub-window excursions at its classified neighbours' boundaries: st
 // needs a learned level (or be background, the band above idle), and each
 // neighbour boundary hides at most half the window w (seconds).
+// unlearned widens the residency intervals for a link state the learner
+// found no level for although the drive's levels were learned (a Partial
+// or a Slumber of a SATA drive whose idle level is known): a level must
+// hold max(minLevelS, minLevelShare × quiet time) of the quiet blocks to be
+// learned (docs/analysis.md, "Levels learned from the capture"), so a state
+// the drive held for less than that may be missing, its time read as a
+// neighbour's. The bound B = that time / T is the state's interval
+// (residency 0, truth in [0, B]) and is added to the intervals of the
+// states beside it, which may hold that time.
+func (s *StateReport) unlearned(total float64) {
+	l := s.Levels
+	if total <= 0 || l.Idle <= 0 || s.Learning == nil {
+		return
+	}
+	b := math.Max(minLevelS, minLevelShare*s.Learning.QuietS) / total
+	order := []struct {
+		st detect.State
+		w  units.Watts
+	}{{detect.Idle, l.Idle}, {detect.Partial, l.Partial}, {detect.Slumber, l.Slumber}, {detect.DevSlp, l.DevSlp}}
+	for i, x := range order {
+		if x.w > 0 || (x.st != detect.Partial && x.st != detect.Slumber) {
+			continue
+		}
+		s.ResidencyU95[x.st.String()] = math.Max(s.ResidencyU95[x.st.String()], b)
+		// Its time went to the nearest learned level above or below.
+		for j := i - 1; j >= 0; j-- {
+			if order[j].w > 0 {
+				s.ResidencyU95[order[j].st.String()] += b
+				break
+			}
+		}
+		for j := i + 1; j < len(order); j++ {
+			if order[j].w > 0 {
+				s.ResidencyU95[order[j].st.String()] += b
+				break
+			}
+		}
+	}
+}
+
 func (s *StateReport) hiddenBound(st detect.State, w, total float64) float64 {
 	l := s.Levels
 	has := st == detect.Background && l.Idle > 0
