@@ -475,6 +475,12 @@ func (w *Writer) State(e StateEvent) error {
 	if err := w.check(); err != nil {
 		return err
 	}
+	// The I/O completed before this event precedes it in the file: a
+	// reader taking records in file order sees a DevSlp probe read before
+	// the note or pin edge the rig recorded after it (the batch would
+	// otherwise wait for the next flush, behind every state record of the
+	// interval).
+	w.closeIO()
 	v := e.Value
 	if len(v) > 0xFFFF {
 		v = v[:0xFFFF]
