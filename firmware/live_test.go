@@ -280,7 +280,12 @@ func TestRecordFromHubsim(t *testing.T) {
 	if noisy.CRCErrors == 0 || noisy.Recovered == 0 {
 		t.Errorf("corrupted link: no CRC errors or nothing recovered: %+v", noisy)
 	}
-	if noisy.Lost != 0 || noisy.Samples < 3*5000*9/10 {
-		t.Errorf("corrupted link: %d samples, %d lost", noisy.Samples, noisy.Lost)
+	// A RESEND answered after the hub's ring has moved on loses its
+	// samples (a host starved on a loaded machine reads the corrupted
+	// frame late): that is allowed, accounted as a gap, never more than
+	// the corrupted frames could hold (a frame carries fewer samples than
+	// its payload has bytes); most corrupted samples come back.
+	if noisy.Lost > 0 && noisy.Gaps == 0 || noisy.Lost > noisy.CRCErrors*hub.MaxPayload || noisy.Samples+noisy.Lost < 3*5000*9/10 {
+		t.Errorf("corrupted link: %d samples, %d lost in %d gaps, %d CRC errors", noisy.Samples, noisy.Lost, noisy.Gaps, noisy.CRCErrors)
 	}
 }
