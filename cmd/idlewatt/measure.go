@@ -257,39 +257,52 @@ func printMeasureHeadline(w io.Writer, res *rig.Result, verify bool) {
 	if verify {
 		first = "pre-cycle"
 	}
-	resHead := "residency active/background/idle/partial/slumber/devslp"
-	if verify {
-		resHead = ""
-	}
-	fmt.Fprintf(w, "\n%-30s %19s %19s %20s %16s %18s %s\n", "drive", first, "average", "peak [95 % interval]", "energy", "devslp floor", resHead)
+	// One table within 120 columns (docs/cli.md, "Terminal tables"):
+	// units in the header, a name longer than the column on its own line,
+	// the residency on a line of its own below each drive.
+	const nameW = 28
+	fmt.Fprintf(w, "\n%-*s %18s %18s %18s %15s %12s\n", nameW, "drive", first+" (W)", "average (W)", "peak [95 %] (W)", "energy (J)", "devslp mW")
 	for _, d := range rep.Drives {
 		floor := analysis.Dash
 		if d.DevSlp.FloorW.Ok() {
-			floor = states.PM(d.DevSlp.FloorW, d.DevSlp.FloorU95W, 1e3) + " mW"
+			floor = states.PM(d.DevSlp.FloorW, d.DevSlp.FloorU95W, 1e3)
 		}
-		avg, peak, energy := unit(analysis.FormatPM(d.AverageW, d.AverageU95W, 3), "W"), unit(analysis.FormatCI(d.PeakW, d.PeakCI95W, 2), "W"), unit(analysis.FormatPM(d.EnergyJ, d.EnergyU95J, 1), "J")
+		name := textsafe.Terminal(d.Name)
+		if len([]rune(name)) > nameW {
+			fmt.Fprintln(w, name)
+			name = ""
+		}
+		head := analysis.FormatPM(d.ActiveIdleW, d.ActiveIdleU95W, 3)
 		if verify {
 			// The drives rest in Slumber between cycles: the first column is
 			// that pre-cycle power, not an active idle verify never measures.
-			pre := analysis.Dash
+			head = analysis.Dash
 			if v, ok := res.DevSlp[strconv.Itoa(d.Port)]; ok && v.PreCycleW.Ok() {
-				pre = states.PM(v.PreCycleW, states.None, 1e3) + " mW"
+				var u *float64
+				if v.PreCycleU95W.Ok() {
+					x := float64(v.PreCycleU95W)
+					u = &x
+				}
+				head = analysis.FormatPM(float64(v.PreCycleW), u, 3)
 			}
-			fmt.Fprintf(w, "%-30s %19s %19s %20s %16s %18s\n", trunc(d.Name, 30), pre, avg, peak, energy, floor)
+		}
+		fmt.Fprintf(w, "%-*s %18s %18s %18s %15s %12s\n", nameW, name, head, analysis.FormatPM(d.AverageW, d.AverageU95W, 3),
+			analysis.FormatCI(d.PeakW, d.PeakCI95W, 2), analysis.FormatPM(d.EnergyJ, d.EnergyU95J, 1), floor)
+		if verify {
 			continue
 		}
 		rs := d.Residency
-		res := fmt.Sprintf("%.1f/%.1f/%.1f/%.1f/%.1f/%.1f %%", 100*rs.Active, 100*rs.Background, 100*rs.Idle, 100*rs.Partial, 100*rs.Slumber, 100*rs.DevSlp)
 		if math.IsNaN(rs.Idle) {
-			res = analysis.Dash // not classified: the notes say why
+			fmt.Fprintf(w, "  residency: %s (levels not learned: the notes say why)\n", analysis.Dash)
+			continue
 		}
-		fmt.Fprintf(w, "%-30s %19s %19s %20s %16s %18s %s\n",
-			trunc(d.Name, 30), unit(analysis.FormatPM(d.ActiveIdleW, d.ActiveIdleU95W, 3), "W"), avg, peak, energy, floor, res)
+		fmt.Fprintf(w, "  residency: active %.1f %%, background %.1f %%, idle %.1f %%, partial %.1f %%, slumber %.1f %%, devslp %.1f %%\n",
+			100*rs.Active, 100*rs.Background, 100*rs.Idle, 100*rs.Partial, 100*rs.Slumber, 100*rs.DevSlp)
 	}
 	for _, d := range rep.Drives {
 		for _, ph := range d.Phases {
 			if strings.HasPrefix(ph.Name, "workload:") {
-				fmt.Fprintf(w, "%-30s %s: average %s W over %.1f s\n", trunc(d.Name, 30), textsafe.Terminal(ph.Name), analysis.FormatPM(ph.AverageW, ph.AverageU95W, 3), ph.DurationS)
+				fmt.Fprintf(w, "%s %s: average %s W over %.1f s\n", textsafe.Terminal(d.Name), textsafe.Terminal(ph.Name), analysis.FormatPM(ph.AverageW, ph.AverageU95W, 3), ph.DurationS)
 			}
 		}
 	}
