@@ -721,15 +721,21 @@ func (h *Hub) portCommand(ctx context.Context, t Type, capBit uint8, port int, o
 	if on {
 		v = 1
 	}
-	_, err := h.command(ctx, t, []byte{byte(port), v})
+	return h.commandTwice(ctx, t, []byte{byte(port), v})
+}
+
+// commandTwice is command for the commands that may be repeated: setting
+// a pin to a value, and MARK (its echo is matched to the pending call by
+// sequence number, so a late echo of the first send reaches no one and
+// only one mark is recorded). One the hub never answered — lost on the
+// line, a UART that overran on a starved emulator, or a host too starved
+// to read the answer in time — is sent once more under a new sequence
+// number before the caller is failed for it.
+func (h *Hub) commandTwice(ctx context.Context, t Type, payload []byte) error {
+	_, err := h.command(ctx, t, payload)
 	if err != nil && errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
-		// Setting a pin to a value is idempotent: a command the hub never
-		// answered (lost on the line, or a host too starved to read the
-		// answer in time) is sent once more, under a new sequence number,
-		// before the run is failed for it. A late answer to the first is
-		// an answer to no pending call, and is ignored.
 		h.retried.Add(1)
-		if _, err2 := h.command(ctx, t, []byte{byte(port), v}); err2 == nil {
+		if _, err2 := h.command(ctx, t, payload); err2 == nil {
 			return nil
 		} else {
 			err = fmt.Errorf("%w; sent again: %v", err, err2)
@@ -738,7 +744,7 @@ func (h *Hub) portCommand(ctx context.Context, t Type, capBit uint8, port int, o
 	return err
 }
 
-// Retried is how many pin commands went unanswered once and were sent again.
+// Retried is how many commands went unanswered once and were sent again.
 func (h *Hub) Retried() uint64 { return h.retried.Load() }
 
 // SetDevSlp implements meter.DevSlpPin; the hub confirms with an EVENT.
@@ -755,8 +761,7 @@ func (h *Hub) SetPortPower(ctx context.Context, port int, on bool) error {
 // Sink.Mark with HostSent taken just before the write. Marks need a
 // running stream (the hub NAKs them otherwise).
 func (h *Hub) Mark(ctx context.Context, id uint32) error {
-	_, err := h.command(ctx, TypeMark, le.AppendUint32(nil, id))
-	return err
+	return h.commandTwice(ctx, TypeMark, le.AppendUint32(nil, id))
 }
 
 // Stream implements meter.Meter. Sink calls come from the driver's reader
