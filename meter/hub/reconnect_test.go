@@ -150,7 +150,9 @@ func testReconnectAfterUnplug(t *testing.T, version int) {
 		t.Fatal(err)
 	}
 	defer emu.Close()
-	h, err := hub.Open(emu.Path(), hub.Options{GiveUp: 10 * time.Second})
+	// Timeout bounds waits, it is no wait: 10 s for an emulator starved on a
+	// loaded machine (load 17: READ_CAL unanswered within the default 2 s).
+	h, err := hub.Open(emu.Path(), hub.Options{GiveUp: 10 * time.Second, Timeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -195,7 +195,9 @@ func TestStaleArrayAfterOpenDrain(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 		raw.Close()
-		in, err := scpi.Open(emu.Path(), scpi.Options{Timeout: time.Second}) // the default: Open waits for a second of quiet
+		// A query's timeout, not a wait: 5 s so that an emulator starved on a
+		// loaded machine (load 17: no reply within 1 s) still answers.
+		in, err := scpi.Open(emu.Path(), scpi.Options{Timeout: 5 * time.Second})
 		if err != nil {
 			t.Fatalf("%s: open while a fetch's reply is on its way: %v", form, err)
 		}
