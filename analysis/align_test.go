@@ -1,8 +1,6 @@
 package analysis
 
 import (
-	"github.com/idlewatt/idlewatt/analysis/decimate"
-	"github.com/idlewatt/idlewatt/hostclock"
 	"math"
 	"math/rand"
 	"slices"
@@ -10,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idlewatt/idlewatt/analysis/decimate"
+	"github.com/idlewatt/idlewatt/hostclock"
 	"github.com/idlewatt/idlewatt/meter"
 )
 

@@ -1,11 +1,11 @@
 package analysis
 
 import (
-	"github.com/idlewatt/idlewatt/hostclock"
 	"math"
 
 	"github.com/idlewatt/idlewatt/analysis/series"
 	"github.com/idlewatt/idlewatt/analysis/states"
+	"github.com/idlewatt/idlewatt/hostclock"
 	"github.com/idlewatt/idlewatt/units"
 )
 

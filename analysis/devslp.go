@@ -2,7 +2,6 @@ package analysis
 
 import (
 	"encoding/json"
-	"github.com/idlewatt/idlewatt/hostclock"
 	"strconv"
 
 	"math"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/idlewatt/idlewatt/analysis/states"
+	"github.com/idlewatt/idlewatt/hostclock"
 	"github.com/idlewatt/idlewatt/states/devslp"
 )
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/hostclock"
+	"github.com/idlewatt/idlewatt/internal/stat"
 	"github.com/idlewatt/idlewatt/states/detect"
 	"github.com/idlewatt/idlewatt/units"
 )
@@ -328,7 +329,7 @@ func latencyStat(v []float64, cause string) LatencyStat {
 	for _, x := range v {
 		sum += x
 	}
-	return LatencyStat{Count: len(v), Cause: cause, MeanMs: sum / float64(len(v)), P50Ms: v[len(v)/2], MaxMs: v[len(v)-1]}
+	return LatencyStat{Count: len(v), Cause: cause, MeanMs: sum / float64(len(v)), P50Ms: stat.UpperMedian(v), MaxMs: v[len(v)-1]}
 }
 
 // applyStates makes each drive's residency and per-state power the state

@@ -2,12 +2,12 @@ package states
 
 import (
 	"fmt"
-	"github.com/idlewatt/idlewatt/hostclock"
 	"math"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/idlewatt/idlewatt/hostclock"
 	"github.com/idlewatt/idlewatt/internal/stat"
 	"github.com/idlewatt/idlewatt/states/nvme/pslevel"
 	"github.com/idlewatt/idlewatt/units"

@@ -1,12 +1,12 @@
 package states
 
 import (
-	"github.com/idlewatt/idlewatt/hostclock"
 	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/idlewatt/idlewatt/hostclock"
 	"github.com/idlewatt/idlewatt/states/nvme/pslevel"
 )
 

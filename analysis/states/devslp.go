@@ -716,12 +716,11 @@ func samplePeriod(s []Sample) float64 {
 	if len(s) < 2 {
 		return 1
 	}
-	d := make([]time.Duration, 0, min(len(s)-1, 1024))
+	d := make([]float64, 0, min(len(s)-1, 1024))
 	for i := 1; i < len(s) && len(d) < cap(d); i++ {
-		d = append(d, s[i].T.Sub(s[i-1].T))
+		d = append(d, float64(s[i].T.Sub(s[i-1].T)))
 	}
-	sort.Slice(d, func(a, b int) bool { return d[a] < d[b] })
-	return math.Max(1, float64(d[len(d)/2]))
+	return math.Max(1, stat.UpperMedian(d))
 }
 
 // batchOf is the batch-means batch length: 10 ms of samples.

@@ -1,14 +1,15 @@
 package states
 
 import (
-	"github.com/idlewatt/idlewatt/hostclock"
-	"github.com/idlewatt/idlewatt/internal/testlong"
 	"math"
 	"math/rand/v2"
 	"sort"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/idlewatt/idlewatt/hostclock"
+	"github.com/idlewatt/idlewatt/internal/testlong"
 )
 
 // synthCycle renders one DevSlp cycle at 10 kS/s: slumber with GC bursts

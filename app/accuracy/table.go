@@ -8,11 +8,13 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/idlewatt/idlewatt/internal/outfile"
+	"github.com/idlewatt/idlewatt/internal/stat"
 	"github.com/idlewatt/idlewatt/states/drivesim"
 )
 
@@ -283,8 +285,7 @@ func summariseCampaign(o Options, rs []DriveResult, el time.Duration) *Campaign 
 				c.ActiveIdle.Extended++
 			}
 		}
-		sort.Float64s(ds)
-		c.ActiveIdle.Hubs, c.ActiveIdle.MedianS, c.ActiveIdle.LongestS = len(ds), ds[len(ds)/2], ds[len(ds)-1]
+		c.ActiveIdle.Hubs, c.ActiveIdle.MedianS, c.ActiveIdle.LongestS = len(ds), stat.UpperMedian(ds), slices.Max(ds)
 	}
 	t := tallyOf(rs)
 	c.Metrics, c.Coverage, c.Verdicts, c.Missed = t.metrics, t.coverage, t.verdicts, t.missed

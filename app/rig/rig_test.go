@@ -3,8 +3,6 @@ package rig
 import (
 	"context"
 	"encoding/json"
-	"github.com/idlewatt/idlewatt/analysis"
-	"github.com/idlewatt/idlewatt/analysis/states"
 	"math"
 	"os"
 	"path/filepath"
@@ -13,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idlewatt/idlewatt/analysis"
+	"github.com/idlewatt/idlewatt/analysis/states"
 	"github.com/idlewatt/idlewatt/states/drivesim"
 )
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/idlewatt/idlewatt/capture/notes"
 	"io"
 	"math"
 	"path/filepath"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/analysis/states"
+	"github.com/idlewatt/idlewatt/capture/notes"
 	"github.com/idlewatt/idlewatt/capture/record"
 	"github.com/idlewatt/idlewatt/hostclock"
 	"github.com/idlewatt/idlewatt/report"

@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/idlewatt/idlewatt/internal/textsafe"
-	"github.com/idlewatt/idlewatt/report"
 	"io"
 	"io/fs"
 	"os"
@@ -16,6 +14,8 @@ import (
 
 	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/internal/outfile"
+	"github.com/idlewatt/idlewatt/internal/textsafe"
+	"github.com/idlewatt/idlewatt/report"
 	"github.com/idlewatt/idlewatt/workload/replay"
 	"github.com/idlewatt/idlewatt/workload/target"
 	"github.com/idlewatt/idlewatt/workload/trace"

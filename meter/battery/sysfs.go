@@ -3,13 +3,14 @@ package battery
 import (
 	"errors"
 	"fmt"
-	"github.com/idlewatt/idlewatt/meter"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/idlewatt/idlewatt/meter"
 )
 
 // Method says how a reading's power was obtained.

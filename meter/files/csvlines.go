@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/idlewatt/idlewatt/internal/stat"
 )
 
 // maxLine bounds a CSV line: the exports read here write tens of bytes a
@@ -208,7 +210,7 @@ func inferPeriod(ts []float64) (float64, bool) {
 		return 0, false
 	}
 	sort.Float64s(d)
-	p := d[len(d)/2]
+	p := stat.UpperMedian(d)
 	if !(p > 0) || math.IsInf(p, 0) {
 		return 0, false
 	}

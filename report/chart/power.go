@@ -2,12 +2,13 @@ package chart
 
 import (
 	"fmt"
+	"image/color"
+	"math"
+
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-	"image/color"
-	"math"
 
 	"github.com/idlewatt/idlewatt/analysis/series"
 )

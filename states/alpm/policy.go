@@ -3,8 +3,9 @@ package alpm
 import (
 	"errors"
 	"fmt"
-	"github.com/idlewatt/idlewatt/internal/suggest"
 	"strings"
+
+	"github.com/idlewatt/idlewatt/internal/suggest"
 )
 
 // Policy is a value of /sys/class/scsi_host/hostN/link_power_management_policy.

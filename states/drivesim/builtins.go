@@ -2,8 +2,9 @@ package drivesim
 
 import (
 	"fmt"
-	"github.com/idlewatt/idlewatt/internal/suggest"
 	"sort"
+
+	"github.com/idlewatt/idlewatt/internal/suggest"
 )
 
 // Built-in profiles. Where a value comes from a public measurement the

@@ -3,7 +3,6 @@ package hubemu
 import (
 	"bufio"
 	"fmt"
-	"github.com/idlewatt/idlewatt/internal/ptyserve"
 	"io"
 	"os"
 	"path/filepath"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/idlewatt/idlewatt/hostclock"
+	"github.com/idlewatt/idlewatt/internal/ptyserve"
 	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/meter/hub"
 	"github.com/idlewatt/idlewatt/units"
