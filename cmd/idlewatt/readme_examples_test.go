@@ -134,3 +134,57 @@ func copyFile(t *testing.T, from, to string) {
 		t.Fatal(err)
 	}
 }
+
+// docExamples are example lines of docs/ that run as written in a
+// directory holding the files they name (the docs' other command lines
+// are synopses with placeholders, or need hardware or an emulator left
+// running). Each must still be in its doc, word for word.
+var docExamples = []struct{ doc, line string }{
+	{"states.md", "idlewatt states decode fixtures/real/states/nvme/t-force-tm8fpl500g.id-ctrl-H.txt"},
+	{"states.md", "idlewatt apst idle --sim 980pro-1tb"},
+	{"meters.md", "idlewatt import ppk-20260311T101500.csv --voltage 3.3 --devslp-line D3 --marker-line D4 --out ssd.iwcap"},
+	{"meters.md", "idlewatt report ppk-20260311T101500.csv --voltage 3.3 --devslp-line D3 --out ssd.report"},
+	{"meters.md", "idlewatt plot capture.jls --out ssd.svg"},
+	{"firmware.md", "idlewatt report run.iwcap --out run.report"},
+}
+
+// TestDocExamples runs docExamples, with the PPK2 export and a JLS file
+// (fixtures/jls/js220-like.jls, written by the upstream library) under the
+// names the docs use, and a synthetic run.iwcap.
+func TestDocExamples(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("runs the docs' commands")
+	}
+	dir := t.TempDir()
+	stageCapture(t, filepath.Join(dir, "run.iwcap"), 1, 5*time.Second)
+	copyFile(t, "../../fixtures/ppk2csv/all-columns-100k.csv", filepath.Join(dir, "ppk-20260311T101500.csv"))
+	copyFile(t, "../../fixtures/jls/js220-like.jls", filepath.Join(dir, "capture.jls"))
+	cwd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ex := range docExamples {
+		b, err := os.ReadFile(filepath.Join("../../docs", ex.doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(b), ex.line) {
+			t.Errorf("docs/%s no longer has %q", ex.doc, ex.line)
+			continue
+		}
+		words, err := splitWords(ex.line)
+		if err != nil {
+			t.Fatal(err)
+		}
+		args := words[1:]
+		for i, a := range args {
+			if strings.HasPrefix(a, "fixtures/") {
+				args[i] = filepath.Join(cwd, "../..", a)
+			}
+		}
+		if out, _, code := runIn(t, dir, args...); code != 0 {
+			t.Errorf("docs/%s: %s: exit %d\n%s", ex.doc, ex.line, code, out)
+		}
+	}
+}

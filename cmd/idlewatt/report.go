@@ -114,7 +114,7 @@ func runReport(cmd *cobra.Command, args []string) error {
 		}
 		if withHTML {
 			prog.Step("building "+htmlreport.FileName, nil)
-			b, err := htmlreport.Render(r, pyr, htmlreport.Options{Capture: path, Stop: stop})
+			b, err := htmlreport.Render(r, pyr, htmlreport.Options{Capture: in, Stop: stop}) // in: the capture made of another meter's file, not the file
 			if err != nil {
 				return failErr("writing %s into %s: %w", htmlreport.FileName, out, err)
 			}
