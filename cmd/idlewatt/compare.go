@@ -8,12 +8,14 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/spf13/cobra"
+
 	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/internal/outfile"
 	"github.com/idlewatt/idlewatt/internal/textsafe"
+	meterfiles "github.com/idlewatt/idlewatt/meter/files"
 	"github.com/idlewatt/idlewatt/report"
 	htmlreport "github.com/idlewatt/idlewatt/report/html"
-	"github.com/spf13/cobra"
 )
 
 func init() {
@@ -180,6 +182,11 @@ func compareRuns(cmd *cobra.Command, args, caps []string, reps []*analysis.Repor
 		}
 		if _, err := os.Stat(path); err != nil {
 			return nil, usageErr("compare: --html: the capture of %s: %w (give it with --capture)", args[i], err)
+		}
+		if !isCapture(path) && meterfiles.Sniff(path) != nil {
+			// A report made straight from another meter's file: compare has
+			// no import flags (--voltage, lines) to read it again with.
+			return nil, usageErr("compare: --html: %s (the source of %s) is another meter's file, not a capture: import it (idlewatt import %s --out %s.iwcap), report that capture, and compare those reports", path, args[i], path, path)
 		}
 		opts := analysis.DefaultOptions()
 		opts.States = &analysis.StateOptions{}

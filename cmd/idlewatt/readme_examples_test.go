@@ -188,3 +188,24 @@ func TestDocExamples(t *testing.T) {
 		}
 	}
 }
+
+// compare --html of reports made straight from another meter's file is
+// refused naming the way through a capture (it has no --voltage to read
+// the file again with; before, "p.csv: not an idlewatt capture").
+func TestCompareHTMLOfMeterFileReports(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	copyFile(t, "../../fixtures/ppk2csv/all-columns-100k.csv", filepath.Join(dir, "p.csv"))
+	for _, o := range []string{"r1", "r2"} {
+		if out, _, code := runIn(t, dir, "report", "p.csv", "--voltage", "3.3", "--no-html", "--out", o); code != 0 {
+			t.Fatalf("report: exit %d\n%s", code, out)
+		}
+	}
+	out, _, code := runIn(t, dir, "compare", "r1/report.json", "r2/report.json", "--out", "c", "--html")
+	if code != 2 || !strings.Contains(out, "is another meter's file, not a capture: import it") {
+		t.Errorf("exit %d, want 2 saying to import it:\n%s", code, out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "c")); err == nil {
+		t.Error("compare left its output directory")
+	}
+}
