@@ -60,7 +60,8 @@ func Write(w io.Writer, r *capture.Reader, win Window) (Result, error) {
 	for _, chs := range ports {
 		line = append(line, fmt.Sprintf(",p%d_total_w", h.Channels[chs[0]].Port)...)
 	}
-	line = append(line, '\n')
+	line = append(line, ",run_id\n"...)
+	runID := capture.RunID(h)
 	if _, err := bw.Write(line); err != nil {
 		return res, err
 	}
@@ -99,7 +100,7 @@ func Write(w io.Writer, r *capture.Reader, win Window) (Result, error) {
 		if end := t + float64(row.Gap)/rate; t < from && (row.Gap == 0 || end <= from) {
 			continue
 		}
-		line = appendRow(line[:0], t, row, ports)
+		line = appendRow(line[:0], t, row, ports, runID)
 		if _, err := bw.Write(line); err != nil {
 			return res, err
 		}
@@ -112,8 +113,9 @@ func Write(w io.Writer, r *capture.Reader, win Window) (Result, error) {
 }
 
 // appendRow appends row's CSV line (t_s, index, gap, then V, A, W per
-// channel, then each port's total power over its channels) to line.
-func appendRow(line []byte, t float64, row *capture.Row, ports [][]int) []byte {
+// channel, then each port's total power over its channels, then the run
+// identity) to line.
+func appendRow(line []byte, t float64, row *capture.Row, ports [][]int, runID string) []byte {
 	line = strconv.AppendFloat(line, t, 'f', -1, 64)
 	line = append(line, ',')
 	line = strconv.AppendUint(line, row.Index, 10)
@@ -149,5 +151,7 @@ func appendRow(line []byte, t float64, row *capture.Row, ports [][]int) []byte {
 			line = strconv.AppendFloat(line, float64(sum), 'g', -1, 32)
 		}
 	}
+	line = append(line, ',')
+	line = append(line, runID...)
 	return append(line, '\n')
 }

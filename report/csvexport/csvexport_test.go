@@ -2,6 +2,9 @@ package csvexport
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -63,10 +66,22 @@ func TestWindow(t *testing.T) {
 				t.Fatal(err)
 			}
 			lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
-			if lines[0] != "t_s,sample_index,gap,p1_5v_v,p1_5v_a,p1_5v_w,p1_total_w" {
+			if lines[0] != "t_s,sample_index,gap,p1_5v_v,p1_5v_a,p1_5v_w,p1_total_w,run_id" {
 				t.Fatalf("header %q", lines[0])
 			}
-			rows := lines[1:]
+			// run_id, the last cell of every row: docs/capture-format.md's
+			// "Run identity", computed here from the header as written there.
+			h := gapCapture(t).Header()
+			sum := sha256.Sum256([]byte(fmt.Sprintf("idlewatt.run/v1\n%s\n%d\n%s\n%s\n%s\n", h.Created, int64(h.StartHost), h.Meter.Kind, h.Meter.Serial, h.Tool)))
+			id := hex.EncodeToString(sum[:])[:16]
+			var rows []string
+			for _, l := range lines[1:] {
+				cut, ok := strings.CutSuffix(l, ","+id)
+				if !ok {
+					t.Fatalf("row %q does not end in run_id %s", l, id)
+				}
+				rows = append(rows, cut)
+			}
 			if res.Rows != len(rows) || !res.Samples {
 				t.Fatalf("result %+v for %d rows", res, len(rows))
 			}
