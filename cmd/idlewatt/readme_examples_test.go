@@ -78,19 +78,8 @@ func TestREADMEExamples(t *testing.T) {
 				t.Logf("not run: %s (%s)", e, why)
 				continue
 			}
-			words, err := splitWords(e)
-			if err != nil {
-				t.Fatalf("%s: %v", e, err)
-			}
-			args := words[1:]
-			for i, a := range args {
-				if strings.HasPrefix(a, "fixtures/") {
-					args[i] = filepath.Join(cwd, "../..", a)
-				}
-			}
-			stdout, stderr, code := runIn(t, dir, args...)
-			if code != 0 {
-				t.Errorf("%s: exit %d\n%s%s", e, code, stdout, stderr)
+			if out, code := runExample(t, dir, cwd, e); code != 0 {
+				t.Errorf("%s: exit %d\n%s", e, code, out)
 			}
 			ran++
 		}
@@ -101,6 +90,25 @@ func TestREADMEExamples(t *testing.T) {
 		}
 	}
 	t.Logf("%d of %d README examples run", ran, len(ex))
+}
+
+// runExample runs a documented `idlewatt …` line as written in dir, the
+// repository's fixtures/ paths resolved from cwd (this package's
+// directory); it returns the output and the exit code.
+func runExample(t *testing.T, dir, cwd, line string) (string, int) {
+	t.Helper()
+	words, err := splitWords(line)
+	if err != nil {
+		t.Fatalf("%s: %v", line, err)
+	}
+	args := words[1:]
+	for i, a := range args {
+		if strings.HasPrefix(a, "fixtures/") {
+			args[i] = filepath.Join(cwd, "../..", a)
+		}
+	}
+	out, _, code := runIn(t, dir, args...)
+	return out, code
 }
 
 // runIn runs the built binary with dir as its working directory (the
@@ -173,17 +181,7 @@ func TestDocExamples(t *testing.T) {
 			t.Errorf("docs/%s no longer has %q", ex.doc, ex.line)
 			continue
 		}
-		words, err := splitWords(ex.line)
-		if err != nil {
-			t.Fatal(err)
-		}
-		args := words[1:]
-		for i, a := range args {
-			if strings.HasPrefix(a, "fixtures/") {
-				args[i] = filepath.Join(cwd, "../..", a)
-			}
-		}
-		if out, _, code := runIn(t, dir, args...); code != 0 {
+		if out, code := runExample(t, dir, cwd, ex.line); code != 0 {
 			t.Errorf("docs/%s: %s: exit %d\n%s", ex.doc, ex.line, code, out)
 		}
 	}

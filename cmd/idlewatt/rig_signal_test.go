@@ -26,12 +26,7 @@ func TestSignalStopsRigRuns(t *testing.T) {
 		t.Skip("runs the emulator")
 	}
 	dir := t.TempDir()
-	cfg := filepath.Join(dir, "c.yaml")
-	if err := os.WriteFile(cfg, []byte("meter: {kind: emulator, rate_hz: 1000}\n"+
-		"drives: [{name: a, port: 1, profile: jmf667h-128-a19, size_bytes: 16777216}]\n"+
-		"workload: {trace: none}\ndevslp: {cycles: 2, hold: 5s}\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	cfg := oneDriveConfig(t, dir, "devslp: {cycles: 2, hold: 5s}\n")
 	for i, c := range []struct {
 		name  string
 		after time.Duration // before interrupt's own 0.7 s
@@ -83,11 +78,7 @@ func TestIdleWritesTheReport(t *testing.T) {
 		t.Skip("runs the emulator")
 	}
 	dir := t.TempDir()
-	cfg := filepath.Join(dir, "c.yaml")
-	if err := os.WriteFile(cfg, []byte("meter: {kind: emulator, rate_hz: 1000}\n"+
-		"drives: [{name: a, port: 1, profile: jmf667h-128-a19, size_bytes: 16777216}]\nworkload: {trace: none}\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	cfg := oneDriveConfig(t, dir, "")
 	for _, html := range []bool{true, false} {
 		out := filepath.Join(dir, fmt.Sprintf("out-%v", html))
 		args := []string{"idle", "--config", cfg, "--policies", "max_performance", "--settle", "200ms", "--measure", "500ms", "--out", out, "--quiet"}
@@ -117,4 +108,16 @@ func TestIdleWritesTheReport(t *testing.T) {
 			}
 		}
 	}
+}
+
+// oneDriveConfig writes a config of one emulated JMF667H on port 1 at
+// 1 kS/s with no workload, plus extra, into dir and returns its path.
+func oneDriveConfig(t *testing.T, dir, extra string) string {
+	t.Helper()
+	cfg := filepath.Join(dir, "c.yaml")
+	if err := os.WriteFile(cfg, []byte("meter: {kind: emulator, rate_hz: 1000}\n"+
+		"drives: [{name: a, port: 1, profile: jmf667h-128-a19, size_bytes: 16777216}]\nworkload: {trace: none}\n"+extra), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return cfg
 }
