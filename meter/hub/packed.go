@@ -212,7 +212,31 @@ func (r *packReader) get(n uint) (uint32, bool) {
 	return v, true
 }
 
+// rice reads one Rice code of parameter k (escape width raw). Where 8
+// bytes of the stream remain from the current byte, the code is read from
+// one 64-bit window (its quotient by a leading-zero count); near the end,
+// bit by bit — the same codes, the same failures.
 func (r *packReader) rice(k uint, raw int) (uint32, bool) {
+	if i := r.pos >> 3; i+8 <= len(r.p) {
+		sh := uint(r.pos & 7)
+		win := be.Uint64(r.p[i:]) << sh // 64 − sh ≥ 57 bits of the stream
+		q := uint(bits.LeadingZeros64(win))
+		if q < packedEscape && q+1+k <= 64-sh {
+			r.pos += int(q + 1 + k)
+			if k == 0 {
+				return uint32(q), true
+			}
+			return uint32(q)<<k | uint32(win<<(q+1)>>(64-k)), true
+		}
+		if q >= packedEscape && packedEscape+uint(raw) <= 64-sh {
+			r.pos += packedEscape + raw
+			return uint32(win << packedEscape >> (64 - uint(raw))), true
+		}
+	}
+	return r.riceSlow(k, raw)
+}
+
+func (r *packReader) riceSlow(k uint, raw int) (uint32, bool) {
 	q := uint32(0)
 	for {
 		b, ok := r.bit()

@@ -12,7 +12,10 @@ import (
 // DecodeFromBytes (decode in place, resetting every field). Decoders never
 // keep p except where a field's comment says it aliases it.
 
-var le = binary.LittleEndian
+var (
+	le = binary.LittleEndian
+	be = binary.BigEndian
+)
 
 func protoErr(t Type, format string, a ...any) error {
 	return fmt.Errorf("%w: %s payload: %s", meter.ErrProtocol, t, fmt.Sprintf(format, a...))
