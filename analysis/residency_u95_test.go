@@ -39,3 +39,45 @@ func TestUnenteredStateIntervalHoldsHiddenExcursions(t *testing.T) {
 		t.Fatalf("devslp has no level: u95 = %g, want 0", got)
 	}
 }
+
+// Samples clearly in one state's band inside another state's spans move
+// the truth away from the measured residency by up to their count: the
+// interval must grow by max(out, in)·P/T for each state, linearly, and
+// states.json must say how many.
+func TestMisplacedSamplesWidenTheInterval(t *testing.T) {
+	base := func() *StateReport {
+		return &StateReport{
+			Levels:       detect.Levels{Idle: 0.40, Partial: 0.30},
+			MeasuredS:    1,
+			Residency:    map[string]float64{"idle": 0.5, "partial": 0.5},
+			Spans:        map[string]int{"idle": 1, "partial": 1},
+			ResidencyU95: map[string]float64{},
+			PowerU95W:    map[string]float64{},
+		}
+	}
+	spans := func(hidden int32) []detect.Span {
+		p := detect.Span{State: detect.Partial, Samples: 5000, MeanW: 0.30}
+		p.Clear[detect.Partial] = 5000 - hidden
+		p.Clear[detect.Idle] = hidden
+		i := detect.Span{State: detect.Idle, Samples: 5000, MeanW: 0.40}
+		i.Clear[detect.Idle] = 5000
+		return []detect.Span{i, p}
+	}
+	cn := classNoise{smooth: 2 * time.Millisecond, period: 100 * time.Microsecond}
+	ref := base()
+	ref.uncertainty(spans(0), cn)
+	got := base()
+	got.uncertainty(spans(180), cn)
+	want := 180 * 100e-6 / 1.0
+	for _, st := range []string{"idle", "partial"} {
+		if d := got.ResidencyU95[st] - ref.ResidencyU95[st]; math.Abs(d-want) > 1e-12 {
+			t.Errorf("%s: interval grew by %g, want %g (180 samples × 100 µs ÷ 1 s)", st, d, want)
+		}
+	}
+	if m := got.Misplaced; m["idle"] != (MisplacedCount{In: 180}) || m["partial"] != (MisplacedCount{Out: 180}) {
+		t.Errorf("misplaced = %+v, want idle in 180, partial out 180", m)
+	}
+	if ref.Misplaced != nil {
+		t.Errorf("no misplaced samples, yet misplaced = %+v", ref.Misplaced)
+	}
+}

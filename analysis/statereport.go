@@ -37,6 +37,12 @@ type StateReport struct {
 	// the state's boundaries (each uniform within ±½ smoothing window); it
 	// does not cover samples put in the wrong state.
 	ResidencyU95 map[string]float64 `json:"residency_u95"`
+	// Misplaced counts, per state, the samples whose own power lies
+	// clearly in that state's band but were read in another state's
+	// interval (in), and those of its intervals that lie clearly in
+	// another's (out): what ResidencyU95's misplaced term holds. Absent
+	// when there are none.
+	Misplaced map[string]MisplacedCount `json:"misplaced_samples,omitempty"`
 	// Smoothing is the classifier's running-median window, chosen from the
 	// measured per-sample noise (detect.Options.Adaptive).
 	Smoothing   SmoothingInfo          `json:"smoothing"`
@@ -48,6 +54,12 @@ type StateReport struct {
 	Note        string                 `json:"note,omitempty"`
 	// intervals are the classifier's spans, made once by fill (Intervals).
 	intervals []StateInterval
+}
+
+// MisplacedCount is one state's misplaced samples (StateReport.Misplaced).
+type MisplacedCount struct {
+	Out int `json:"out"`
+	In  int `json:"in"`
 }
 
 // SmoothingInfo is the classifier's window and the noise it was sized for.
@@ -416,7 +428,14 @@ func classifierNoise(c *detect.Classifier, period time.Duration) classNoise {
 //     rectangular: u = B/√3;
 //   - the I/O boundaries of `active` (and of the state beside each): each
 //     of its 2k edges is placed by the clock fit and the host's stamps,
-//     within a sample (P/√12) — included in the timing term.
+//     within a sample (P/√12) — included in the timing term;
+//   - misplaced samples (added to the half-width, not in quadrature: their
+//     errors share a sign): samples whose own power lies clearly inside
+//     another state's band (detect.ClearSigmas σ from its edges) than the
+//     span's they were read in — an excursion shorter than the window and
+//     dwell hid, an edge the median placed late. Of state X, out = those
+//     in X's spans, in = X's samples in other spans; the truth lies near
+//     r − out + in, so max(out, in)·P/T is added.
 func (s *StateReport) uncertainty(spans []detect.Span, cn classNoise) {
 	type agg struct {
 		n, sumW float64
@@ -478,6 +497,37 @@ func (s *StateReport) uncertainty(spans []detect.Span, cn classNoise) {
 		s.PowerU95W[st] = 1.96 * math.Sqrt(v)
 	}
 	s.unlearned(total)
+	s.misplaced(spans, cn.period.Seconds(), total)
+}
+
+// misplaced adds the misplaced-samples term (see uncertainty) to every
+// state's residency interval, and keeps the counts (Misplaced).
+func (s *StateReport) misplaced(spans []detect.Span, per, total float64) {
+	if total <= 0 || per <= 0 {
+		return
+	}
+	var out, in detect.ClearCounts
+	for _, sp := range spans {
+		if sp.State == detect.Active {
+			continue
+		}
+		for st, k := range sp.Clear {
+			if detect.State(st) == sp.State || detect.State(st) == detect.Unknown || k == 0 {
+				continue
+			}
+			out[sp.State] += k
+			in[st] += k
+		}
+	}
+	for _, st := range detect.AllStates {
+		if n := max(out[st], in[st]); n > 0 {
+			s.ResidencyU95[st.String()] += float64(n) * per / total
+			if s.Misplaced == nil {
+				s.Misplaced = map[string]MisplacedCount{}
+			}
+			s.Misplaced[st.String()] = MisplacedCount{Out: int(out[st]), In: int(in[st])}
+		}
+	}
 }
 
 // hiddenBound is the residency an unentered state st can hide in

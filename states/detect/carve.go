@@ -176,7 +176,8 @@ func (c *Classifier) carve(sp Span) []Span {
 			end = ts[to]
 		}
 		p := Span{State: st, Start: ts[from], End: end, Samples: to - from, MeanW: units.Watts(meanOf(ws[from:to])),
-			MinW: units.Watts(math.Inf(1)), MaxW: units.Watts(math.Inf(-1)), ExactStart: i > 0, ExactEnd: i < len(keep)-1}
+			MinW: units.Watts(math.Inf(1)), MaxW: units.Watts(math.Inf(-1)), ExactStart: i > 0, ExactEnd: i < len(keep)-1,
+			Clear: c.th.clearCounts(ws[from:to], c.clearMargin)}
 		for _, w := range ws[from:to] {
 			p.MinW, p.MaxW = min(p.MinW, units.Watts(w)), max(p.MaxW, units.Watts(w))
 		}

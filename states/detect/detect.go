@@ -221,6 +221,85 @@ type Span struct {
 	// themselves (carve), not where a running median crossed a threshold:
 	// RefineBurstEdges leaves it.
 	ExactStart, ExactEnd bool
+	// Clear counts the span's samples whose own power lies clearly inside
+	// a state's band (ClearSigmas per-sample σ from its edges), by state:
+	// those of a state other than the span's are samples the smoothing put
+	// in the wrong state — a short excursion the window and dwell hid, or
+	// an edge placed late — which the residency's interval counts
+	// (Misplaced). Zero without a noise estimate.
+	Clear ClearCounts
+}
+
+// ClearSigmas is how far inside a band, in per-sample noise σ, a sample
+// must lie to count as clearly in it (Span.Clear): 4 σ, one white-noise
+// sample in 30 000 past an edge.
+const ClearSigmas = 4
+
+// ClearCounts holds a count of samples per state.
+type ClearCounts [NumStates]int32
+
+func (c *ClearCounts) add(o ClearCounts) {
+	for i := range c {
+		c[i] += o[i]
+	}
+}
+
+func (c *ClearCounts) sub(o ClearCounts) {
+	for i := range c {
+		c[i] = max(0, c[i]-o[i])
+	}
+}
+
+// Misplaced is how many of the span's samples lie clearly in a state
+// other than st (its own): 0 for an active span, whose samples are the
+// I/O's whatever their power.
+func (s Span) Misplaced() int {
+	if s.State == Active {
+		return 0
+	}
+	n := 0
+	for st, k := range s.Clear {
+		if State(st) != s.State && State(st) != Unknown {
+			n += int(k)
+		}
+	}
+	return n
+}
+
+// clearCounts counts ws by clearOf.
+func (t *thresholds) clearCounts(ws []float64, margin float64) (c ClearCounts) {
+	if margin <= 0 {
+		return c
+	}
+	for _, w := range ws {
+		c[t.clearOf(w, margin)]++
+	}
+	return c
+}
+
+// clearOf is the state whose band holds w at least margin inside both
+// edges, or Unknown.
+func (t *thresholds) clearOf(w, margin float64) State {
+	if margin <= 0 || math.IsNaN(w) || len(t.state) == 0 {
+		return Unknown
+	}
+	if w > t.activeAbove+margin {
+		return Background
+	}
+	up := t.activeAbove
+	for i, f := range t.floor {
+		if w >= f {
+			if w >= f+margin && w <= up-margin {
+				return t.state[i]
+			}
+			return Unknown
+		}
+		up = f
+	}
+	if !math.IsInf(t.offBelow, -1) && w < t.offBelow-margin {
+		return Off
+	}
+	return Unknown
 }
 
 // Duration returns the span's length.
@@ -325,6 +404,10 @@ type Classifier struct {
 	candSum float64
 	candMin float64
 	candMax float64
+	// candClear is the candidate's Span.Clear; clearMargin the margin of
+	// clearOf (ClearSigmas per-sample σ; 0 until the noise is known).
+	candClear   ClearCounts
+	clearMargin float64
 	// transit holds the candidates that gave way to another before their
 	// dwell, since the current span's last sample: the bands a median
 	// passes on its way between two levels (commit splits them).
@@ -404,6 +487,8 @@ func (c *Classifier) splitCur(end hostclock.Time) {
 		}
 		head := c.cur
 		head.End, head.Samples = at, c.cur.Samples-len(ws)
+		tailClear := c.th.clearCounts(ws, c.clearMargin)
+		head.Clear.sub(tailClear)
 		if _, hw, ok := c.hist.between(c.cur.Start, at); ok && len(hw) == head.Samples {
 			head.MinW, head.MaxW = units.Watts(math.Inf(1)), units.Watts(math.Inf(-1))
 			for _, w := range hw {
@@ -413,7 +498,7 @@ func (c *Classifier) splitCur(end hostclock.Time) {
 		tailSum := sum
 		c.cur, c.curSum = head, c.curSum-tailSum
 		c.emit()
-		c.cur = Span{State: head.State, Start: at, Samples: len(ws), MinW: units.Watts(lo), MaxW: units.Watts(hi)}
+		c.cur = Span{State: head.State, Start: at, Samples: len(ws), MinW: units.Watts(lo), MaxW: units.Watts(hi), Clear: tailClear}
 		c.curSum = tailSum
 		c.splits = c.splits[1:]
 	}
@@ -529,6 +614,7 @@ func (c *Classifier) decide() {
 	// than half the window the median smooths away anyway.
 	c.dwellN = max(c.dwellN, n/2)
 	c.sigma = c.NoiseLongRunSigma()
+	c.clearMargin = ClearSigmas * c.NoiseSigma()
 	c.shortH, c.bgDwellN = 0, 0
 	if sigma := c.sigma; sigma > 0 && len(c.th.state) > 0 && !math.IsInf(c.th.activeAbove, 0) {
 		if d, ok := c.levels.levelOf(c.th.state[0]); ok && c.th.activeAbove > d {
@@ -738,6 +824,7 @@ func (c *Classifier) classify(t hostclock.Time, w float64, busy bool, smoothed S
 		c.curSum, c.cand = 0, s
 	}
 	c.split(t, w)
+	cs := c.th.clearOf(w, c.clearMargin)
 	if s == c.cur.State {
 		// Back in the current state: pending candidate samples belong to it.
 		c.absorbTransit(len(c.transit))
@@ -745,6 +832,7 @@ func (c *Classifier) classify(t hostclock.Time, w float64, busy bool, smoothed S
 			c.absorbCandidate()
 		}
 		c.add(&c.cur, &c.curSum, w)
+		c.cur.Clear[cs]++
 		return
 	}
 	if s != c.cand || c.candN == 0 {
@@ -756,13 +844,16 @@ func (c *Classifier) classify(t hostclock.Time, w float64, busy bool, smoothed S
 			// the DevSlp or Slumber interval they interrupted.
 			c.cand = s
 		case c.candN > 0:
-			c.transit = append(c.transit, part{s: c.cand, at: c.candAt, n: c.candN, sum: c.candSum, min: c.candMin, max: c.candMax})
+			c.transit = append(c.transit, part{s: c.cand, at: c.candAt, n: c.candN, sum: c.candSum, min: c.candMin, max: c.candMax, clear: c.candClear})
 			c.candN = 0
 			c.cand, c.candAt, c.candN, c.candSum, c.candMin, c.candMax = s, t, 0, 0, w, w
+			c.candClear = ClearCounts{}
 		default:
 			c.cand, c.candAt, c.candN, c.candSum, c.candMin, c.candMax = s, t, 0, 0, w, w
+			c.candClear = ClearCounts{}
 		}
 	}
+	c.candClear[cs]++
 	c.candN++
 	c.candSum += w
 	c.candMin = math.Min(c.candMin, w)
@@ -800,6 +891,8 @@ func (c *Classifier) absorbCandidate() {
 	c.curSum += c.candSum
 	c.cur.MinW = units.Watts(math.Min(float64(c.cur.MinW), c.candMin))
 	c.cur.MaxW = units.Watts(math.Max(float64(c.cur.MaxW), c.candMax))
+	c.cur.Clear.add(c.candClear)
+	c.candClear = ClearCounts{}
 	c.candN = 0
 	c.cand = c.cur.State
 }
@@ -807,20 +900,21 @@ func (c *Classifier) absorbCandidate() {
 func (c *Classifier) commit() {
 	k := c.splitTransit()
 	c.absorbTransit(k)
-	start, n, sum, lo, hi := c.candAt, c.candN, c.candSum, c.candMin, c.candMax
+	start, n, sum, lo, hi, clr := c.candAt, c.candN, c.candSum, c.candMin, c.candMax, c.candClear
 	for i, p := range c.transit {
 		if i == 0 {
 			start = p.at
 		}
 		n, sum, lo, hi = n+p.n, sum+p.sum, math.Min(lo, p.min), math.Max(hi, p.max)
+		clr.add(p.clear)
 	}
 	c.transit = c.transit[:0]
 	c.splitCur(start)
 	c.cur.End = start
 	c.emit()
-	c.cur = Span{State: c.cand, Start: start, Samples: n, MinW: units.Watts(lo), MaxW: units.Watts(hi)}
+	c.cur = Span{State: c.cand, Start: start, Samples: n, MinW: units.Watts(lo), MaxW: units.Watts(hi), Clear: clr}
 	c.curSum = sum
-	c.candN = 0
+	c.candN, c.candClear = 0, ClearCounts{}
 }
 
 // part is a candidate that gave way before its dwell.
@@ -829,6 +923,7 @@ type part struct {
 	at            hostclock.Time
 	n             int
 	sum, min, max float64
+	clear         ClearCounts
 }
 
 // absorbTransit gives the first k transit parts to the current span and
@@ -839,6 +934,7 @@ func (c *Classifier) absorbTransit(k int) {
 		c.curSum += p.sum
 		c.cur.MinW = units.Watts(math.Min(float64(c.cur.MinW), p.min))
 		c.cur.MaxW = units.Watts(math.Max(float64(c.cur.MaxW), p.max))
+		c.cur.Clear.add(p.clear)
 	}
 	c.transit = append(c.transit[:0], c.transit[k:]...)
 }

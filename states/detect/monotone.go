@@ -256,8 +256,7 @@ func splitChanges(st []Span, lv []level, depth map[State]int, sigma float64, qui
 			if a >= 0 && prevDepth <= a && nextDepth >= b && s.Samples >= 2 &&
 				!(a == d-1 && s.ExactStart) && !(b == d+1 && s.ExactEnd) {
 				la, lb := float64(lv[a].w), float64(lv[b].w)
-				head, tail := cutAt(s, (m-lb)/(la-lb), la, lv[b].s)
-				head.State = lv[a].s
+				head, tail := cutAt(s, (m-lb)/(la-lb), la, lv[a].s, lv[b].s)
 				out = append(out, head)
 				s = tail
 			}
@@ -269,15 +268,21 @@ func splitChanges(st []Span, lv []level, depth map[State]int, sigma float64, qui
 }
 
 // cutAt splits s (two samples or more) after the fraction f of its
-// samples into a part at level la (its state) and the rest (state sb),
+// samples into a part at level la (state sa) and the rest (state sb),
 // which keeps the span's energy.
-func cutAt(s Span, f, la float64, sb State) (Span, Span) {
+func cutAt(s Span, f, la float64, sa, sb State) (Span, Span) {
 	n := int(math.Round(math.Max(0, math.Min(1, f)) * float64(s.Samples)))
 	n = max(1, min(s.Samples-1, n))
 	at := s.Start + hostclock.Time(float64(s.End-s.Start)*float64(n)/float64(s.Samples))
 	head, tail := s, s
 	head.End, head.Samples, head.ExactEnd = at, n, false
 	tail.Start, tail.Samples, tail.State, tail.ExactStart = at, s.Samples-n, sb, false
+	// The head (at level la) takes the clear samples of its own state, as
+	// many as it has samples; the tail keeps the rest.
+	var hc ClearCounts
+	hc[sa] = min(s.Clear[sa], int32(n))
+	head.State, head.Clear = sa, hc
+	tail.Clear.sub(hc)
 	head.MeanW = units.Watts(la)
 	tail.MeanW = units.Watts((float64(s.MeanW)*float64(s.Samples) - la*float64(n)) / float64(s.Samples-n))
 	return head, tail
@@ -301,6 +306,7 @@ func mergeSame(in []Span) []Span {
 			}
 			p.Samples, p.End, p.ExactEnd = n, s.End, s.ExactEnd
 			p.MinW, p.MaxW = min(p.MinW, s.MinW), max(p.MaxW, s.MaxW)
+			p.Clear.add(s.Clear)
 			continue
 		}
 		out = append(out, s)

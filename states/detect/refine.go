@@ -103,6 +103,17 @@ func RefineBurstEdges(spans []Span, l Levels, sigma float64, window, period time
 			}
 			n.Samples += moved
 			b.Samples -= moved
+			// The moved samples' clear counts go with them where they
+			// are the receiving span's own.
+			if moved > 0 {
+				k := min(int32(moved), b.Clear[n.State])
+				b.Clear[n.State] -= k
+				n.Clear[n.State] += k
+			} else {
+				k := min(int32(-moved), n.Clear[Background])
+				n.Clear[Background] -= k
+				b.Clear[Background] += k
+			}
 			n.MeanW = units.Watts(ne / n.Duration().Seconds())
 			energy -= x[k] * d.Seconds()
 		}
