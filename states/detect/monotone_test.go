@@ -436,3 +436,30 @@ func TestMonotoneNoDevSlpAheadOfThePin(t *testing.T) {
 		t.Errorf("3.2 σ below with the pin asserted: want the cut, got %+v", out)
 	}
 }
+
+// A DevSlp span whose mean sits 0.5 mW above its level (correlated noise
+// moves a mean of 8 000 samples that far; the z test assumes white noise)
+// is not cut into a Slumber head when none of its samples is at Slumber —
+// its clear counts say every sample is DevSlp; the same span whose first
+// samples are clearly Slumber is cut, and the head's clear counts hold
+// them.
+func TestMonotoneSplitNeedsTheSamples(t *testing.T) {
+	lv := Levels{Idle: 1.85, Partial: 0.678, Slumber: 0.111, DevSlp: 0.00584}
+	sl := sp(Slumber, 0, 1000, 111)
+	sl.Clear[Slumber] = int32(sl.Samples)
+	dv := sp(DevSlp, 1000, 1800, 6.34) // 8 000 samples, 0.5 mW above its level
+	dv.Clear[DevSlp] = int32(dv.Samples)
+	out := MonotoneLevels([]Span{sl, dv}, lv, 0.0014, nil)
+	if len(out) != 2 || out[1].Start != ms(1000) || out[1].State != DevSlp {
+		t.Fatalf("every sample clearly DevSlp, yet the entry moved: %+v", out)
+	}
+	// The same mean from 35 samples at Slumber at its start: cut there.
+	dv.Clear[DevSlp], dv.Clear[Slumber] = int32(dv.Samples-35), 35
+	out = MonotoneLevels([]Span{sl, dv}, lv, 0.0014, nil)
+	if len(out) != 2 || out[1].State != DevSlp || out[1].Start <= ms(1000) || out[1].Start > ms(1004) {
+		t.Fatalf("35 samples clearly Slumber at the start: want DevSlp from 1000–1004 ms, got %+v", out)
+	}
+	if out[1].Misplaced() > 1 {
+		t.Errorf("the Slumber samples went with the head, yet DevSlp holds %d misplaced", out[1].Misplaced())
+	}
+}
