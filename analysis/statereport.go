@@ -270,7 +270,7 @@ func (s *StateReport) fill(sum *detect.Summary, spans []detect.Span, ios []detec
 	// can take (MonotoneLevels).
 	refined := detect.RefineBurstEdges(spans, s.Levels, cn.sigma, cn.burst, cn.period)
 	if len(refined) > 0 {
-		refined = detect.MonotoneLevels(refined, s.Levels, cn.sigma, pins)
+		refined = detect.MonotoneLevelsNoise(refined, s.Levels, cn.meanVar, pins)
 	}
 	if len(refined) > 0 {
 		spans, sum = refined, &detect.Summary{}
@@ -404,10 +404,13 @@ func (sd *stateDetector) finishStates(p *pass1, c *Clock, drives []DriveReport) 
 type classNoise struct {
 	smooth, burst, period time.Duration // the window, background's window, the sample period
 	sigma                 float64
+	// meanVar is the noise of a span's mean under the measured
+	// autocorrelation (nil without a noise model).
+	meanVar detect.MeanVar
 }
 
 func classifierNoise(c *detect.Classifier, period time.Duration) classNoise {
-	return classNoise{smooth: c.Smooth(), burst: c.BurstSmooth(), period: period, sigma: c.NoiseSigma()}
+	return classNoise{smooth: c.Smooth(), burst: c.BurstSmooth(), period: period, sigma: c.NoiseSigma(), meanVar: c.NoiseMeanVar()}
 }
 
 // uncertainty fills PowerU95W and ResidencyU95 from the spans.

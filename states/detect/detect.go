@@ -585,6 +585,31 @@ func (c *Classifier) noiseModel() stat.Noise {
 	return c.nm
 }
 
+// NoiseMeanVar is the variance of the noise of a mean of n consecutive
+// samples under the noise model measured so far (its autocorrelation;
+// σ²/n for white noise), for weighing a span's mean against a level
+// (MonotoneLevelsNoise). Beyond 16 correlation lengths it is the long-run
+// variance over n.
+func (c *Classifier) NoiseMeanVar() MeanVar {
+	nm := c.noiseModel()
+	if !(nm.Sigma > 0) {
+		return nil
+	}
+	far := 16 * max(nm.CorrLen, 1)
+	memo := map[int]float64{}
+	return func(n int) float64 {
+		if n >= far {
+			return nm.LongRunVar() / float64(n)
+		}
+		if v, ok := memo[n]; ok {
+			return v
+		}
+		v := nm.MeanVar(n)
+		memo[n] = v
+		return v
+	}
+}
+
 // MinGap is the smallest distance (W) from a level to a threshold of its
 // band, the scale the noise is judged against.
 func (c *Classifier) MinGap() float64 { return c.th.minGap(c.levels) }

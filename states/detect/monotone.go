@@ -45,8 +45,32 @@ const RisePenalty = 25.0
 // spans of one state (the parts SplitAt made).
 // pins are the DEVSLP changes (only deassertions end a stretch).
 func MonotoneLevels(spans []Span, l Levels, sigma float64, pins []Pin) []Span {
+	if sigma <= 0 {
+		return MonotoneLevelsNoise(spans, l, nil, pins)
+	}
+	return MonotoneLevelsNoise(spans, l, WhiteMeanVar(sigma), pins)
+}
+
+// MeanVar is the variance (W²) of the noise of a mean of n consecutive
+// samples: σ²/n for independent samples, more under correlated noise
+// (hum, 1/f, an averaging ADC), where a span of a few ms holds a noise
+// excursion, not a level.
+type MeanVar func(n int) float64
+
+// WhiteMeanVar is MeanVar of independent samples of σ sigma.
+func WhiteMeanVar(sigma float64) MeanVar {
+	return func(n int) float64 { return sigma * sigma / float64(max(n, 1)) }
+}
+
+// MonotoneLevelsNoise is MonotoneLevels with the noise of a span's mean
+// given by mv (nil: only merge touching spans of one state). Under 50 Hz
+// hum of 9 mW a running median follows each half-period: a DEVSLP
+// assertion of 800 ms read as Slumber and DevSlp spans of 10 ms in turn,
+// each 7 mW from its level — 80 σ² of evidence for a rise with σ²/n, about
+// 1 with the variance of a 10 ms mean under that hum (campaign 1:49).
+func MonotoneLevelsNoise(spans []Span, l Levels, mv MeanVar, pins []Pin) []Span {
 	lv := l.ordered()
-	if sigma <= 0 || len(lv) < 2 || len(spans) == 0 {
+	if mv == nil || !(mv(1) > 0) || len(lv) < 2 || len(spans) == 0 {
 		return mergeSame(spans)
 	}
 	depth := map[State]int{}
@@ -62,7 +86,7 @@ func MonotoneLevels(spans []Span, l Levels, sigma float64, pins []Pin) []Span {
 	sort.Slice(deasserts, func(a, b int) bool { return deasserts[a] < deasserts[b] })
 
 	out := append([]Span(nil), spans...)
-	lowBackground(out, l, sigma)
+	lowBackground(out, l, mv)
 	quiet := pinQuiet(pins)
 	isLevel := func(s State) bool { _, ok := depth[s]; return ok }
 	// crosses: a deassertion lies between the midpoints of spans a and b.
@@ -72,7 +96,6 @@ func MonotoneLevels(spans []Span, l Levels, sigma float64, pins []Pin) []Span {
 		k := sort.Search(len(deasserts), func(k int) bool { return deasserts[k] > ma })
 		return k < len(deasserts) && deasserts[k] <= mb
 	}
-	inv := 1 / (sigma * sigma)
 	start := 0
 	for start < len(out) {
 		// A stretch: spans from start up to (not including) a boundary span.
@@ -88,8 +111,8 @@ func MonotoneLevels(spans []Span, l Levels, sigma float64, pins []Pin) []Span {
 			end++
 		}
 		if end > start {
-			relabel(out[start:end], lv, depth, inv)
-			parts := splitChanges(out[start:end], lv, depth, sigma, quiet)
+			relabel(out[start:end], lv, depth, mv)
+			parts := splitChanges(out[start:end], lv, depth, mv, quiet)
 			if len(parts) != end-start {
 				out = append(out[:start], append(parts, out[end:]...)...)
 				end = start + len(parts)
@@ -116,14 +139,14 @@ const lowBackgroundZ = 5
 // that a DEVSLP assertion ended (the burst stops at DevSlp entry) holds the
 // DevSlp floor: 0.1 s read as background per entry cycle of a drive with GC
 // every 0.8 s (the campaign's 1:93, 0.7 pp).
-func lowBackground(st []Span, l Levels, sigma float64) {
+func lowBackground(st []Span, l Levels, mv MeanVar) {
 	th := l.compile()
 	for i, s := range st {
 		if s.State != Background || !usable(s) {
 			continue
 		}
 		m := float64(s.MeanW)
-		if (th.activeAbove-m)*math.Sqrt(float64(s.Samples))/sigma < lowBackgroundZ {
+		if (th.activeAbove-m)/math.Sqrt(mv(s.Samples)) < lowBackgroundZ {
 			continue
 		}
 		st[i].State = th.classify(m) // the band of its mean: the nearest level (midpoint thresholds)
@@ -156,7 +179,7 @@ func pinQuiet(pins []Pin) func(Span) bool {
 }
 
 // relabel runs the DP over one stretch, in place.
-func relabel(st []Span, lv []level, depth map[State]int, inv float64) {
+func relabel(st []Span, lv []level, depth map[State]int, mv MeanVar) {
 	L := len(lv)
 	var idx []int
 	for i, s := range st {
@@ -172,10 +195,10 @@ func relabel(st []Span, lv []level, depth map[State]int, inv float64) {
 	from := make([][]int8, len(idx))
 	for j, i := range idx {
 		s := st[i]
-		n, m := float64(s.Samples), float64(s.MeanW)
+		m, inv := float64(s.MeanW), 1/mv(s.Samples)
 		from[j] = make([]int8, L)
 		for d := range L {
-			c := n * (float64(lv[d].w) - m) * (float64(lv[d].w) - m) * inv
+			c := (float64(lv[d].w) - m) * (float64(lv[d].w) - m) * inv
 			if j == 0 {
 				next[d] = c
 				continue
@@ -223,7 +246,7 @@ const splitZ = 3
 // the split is made only where the span before (in the stretch) is no
 // deeper than a and the one after no shallower than b. Edges carve found
 // in the samples are not moved.
-func splitChanges(st []Span, lv []level, depth map[State]int, sigma float64, quiet func(Span) bool) []Span {
+func splitChanges(st []Span, lv []level, depth map[State]int, mv MeanVar, quiet func(Span) bool) []Span {
 	var lvIdx []int
 	for i, s := range st {
 		if _, ok := depth[s.State]; ok && usable(s) {
@@ -242,7 +265,7 @@ func splitChanges(st []Span, lv []level, depth map[State]int, sigma float64, qui
 				nextDepth = depth[st[lvIdx[next]].State]
 			}
 			m := float64(s.MeanW)
-			z := (m - float64(lv[d].w)) / (sigma / math.Sqrt(float64(s.Samples)))
+			z := (m - float64(lv[d].w)) / math.Sqrt(mv(s.Samples))
 			a, b := -1, -1 // the bracketing levels, a shallower
 			switch {
 			case z >= splitZ && d > 0 && m < float64(lv[d-1].w): // above its level: the head is shallower

@@ -463,3 +463,40 @@ func TestMonotoneSplitNeedsTheSamples(t *testing.T) {
 		t.Errorf("the Slumber samples went with the head, yet DevSlp holds %d misplaced", out[1].Misplaced())
 	}
 }
+
+// Under 50 Hz hum a running median follows each half-period: a DEVSLP
+// assertion reads as Slumber and DevSlp spans of 10 ms in turn, each mean
+// 6 mW from the DevSlp level. Weighed as white noise (σ²/n) each rise has
+// 80 σ² of evidence and is kept; weighed by the hum's own variance of a
+// 10 ms mean (what Classifier.NoiseMeanVar measures), the stretch is one
+// DevSlp span.
+func TestMonotoneWeighsSpansByTheNoiseOfTheirMean(t *testing.T) {
+	lv := Levels{Idle: 0.0525, Partial: 0.0325, Slumber: 0.0041, DevSlp: 0.00044}
+	in := []Span{sp(Slumber, 0, 300, 4.1)}
+	for k := range 40 {
+		a := 300 + 20*float64(k)
+		in = append(in, sp(Slumber, a, a+10, 6.5), sp(DevSlp, a+10, a+20, -5.6))
+	}
+	const sigma = 0.0066 // hum of 9.3 mW amplitude: σ = A/√2
+	white := MonotoneLevels(in, lv, sigma, nil)
+	if len(white) < 40 {
+		t.Fatalf("white weighting: %d spans; the test needs it to keep the half-periods", len(white))
+	}
+	// A mean over half a period of a sinusoid scatters by about 0.9 σ.
+	hum := func(n int) float64 {
+		if n >= 2000 {
+			return sigma * sigma * 50 / float64(n)
+		}
+		return 0.8 * sigma * sigma
+	}
+	out := MonotoneLevelsNoise(in, lv, hum, nil)
+	var dev int
+	for _, s := range out {
+		if s.State == DevSlp {
+			dev += s.Samples
+		}
+	}
+	if dev < 790*10 {
+		t.Fatalf("hum weighting: %d DevSlp samples of the 800 ms stretch, want ≥ 7 900: %+v", dev, out)
+	}
+}

@@ -52,3 +52,30 @@ func TestNoiseSigmaUnderCorrelatedNoiseAndSteps(t *testing.T) {
 		}
 	}
 }
+
+// NoiseMeanVar follows the noise's autocorrelation: under 50 Hz hum the
+// mean of 10 ms (half a period) scatters nearly as one sample does, far
+// above σ²/n; under white noise it is σ²/n.
+func TestNoiseMeanVarUnderHum(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		hum    float64
+		lo, hi float64 // MeanVar(100) / (σ²/100)
+	}{{"white", 0, 0.8, 1.25}, {"hum", 0.009, 20, 100}} {
+		r := rand.New(rand.NewPCG(3, 3))
+		c, err := New(Options{Levels: profile, Period: period, Adaptive: true}, func(Span) {})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k := range 40000 {
+			x := 0.40 + 0.001*r.NormFloat64() + tc.hum*math.Sin(2*math.Pi*50*float64(k)*period.Seconds())
+			c.Push(at(k), units.Watts(x), false)
+		}
+		c.Close()
+		mv := c.NoiseMeanVar()
+		s := c.NoiseSigma()
+		if got := mv(100) / (s * s / 100); got < tc.lo || got > tc.hi {
+			t.Errorf("%s: MeanVar(100) = %.3g × σ²/100, want %g–%g", tc.name, got, tc.lo, tc.hi)
+		}
+	}
+}
