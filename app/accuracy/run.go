@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -16,6 +17,7 @@ import (
 	"github.com/idlewatt/idlewatt/app/emuhub"
 	"github.com/idlewatt/idlewatt/app/rig"
 	"github.com/idlewatt/idlewatt/meter"
+	"github.com/idlewatt/idlewatt/meter/hub"
 	"github.com/idlewatt/idlewatt/meter/hub/hubemu"
 	"github.com/idlewatt/idlewatt/states/drivesim"
 )
@@ -230,6 +232,14 @@ func rigConfig(j hubJob, ph Phases) rig.Config {
 	// rig's configuration, the capture header and the analysis see a
 	// drive named by its index with a profile name no profile has.
 	for _, c := range j.cases {
+		// A drive whose meter channel states its calibration (the drift
+		// family): the hub states it in READ_ACCURACY, on both rails.
+		if cal := c.Calibration; cal != nil {
+			for _, r := range []meter.Rail{meter.Rail5V, meter.Rail12V} {
+				cfg.Emulator.Accuracy = append(cfg.Emulator.Accuracy, hub.AccEntry{Port: uint8(c.Port), Rail: r,
+					CurrentGainPPM: uint16(math.Round(cal.GainPct / 100 * 1e6)), CurrentOffsetNA: uint32(math.Round(cal.OffsetUA * 1e3))})
+			}
+		}
 		p := c.Profile
 		cfg.Drives = append(cfg.Drives, rig.DriveConfig{Name: fmt.Sprintf("drive %d", c.Index), Port: c.Port,
 			Profile: HiddenProfile, Sim: &p, SizeBytes: 64 << 20})

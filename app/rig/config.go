@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/idlewatt/idlewatt/internal/outfile"
+	"github.com/idlewatt/idlewatt/meter/hub"
 	"github.com/idlewatt/idlewatt/meter/hub/hubemu"
 	"github.com/idlewatt/idlewatt/meter/registry"
 	"github.com/idlewatt/idlewatt/states/alpm"
@@ -82,6 +83,11 @@ type EmulatorConfig struct {
 	// config keys: the accuracy campaign draws them.
 	Formats             uint8         `mapstructure:"-"`
 	CurrentLSB, WideLSB [3]units.Amps `mapstructure:"-"`
+	// Accuracy is what the hub states of its channels' accuracy
+	// (READ_ACCURACY; hubemu.Options.Accuracy): the campaign's drift
+	// family states the calibration its gain and offset errors lie within.
+	// Not a config key.
+	Accuracy []hub.AccEntry `mapstructure:"-"`
 }
 
 // DriveConfig is one drive on one meter port.

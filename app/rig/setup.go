@@ -186,6 +186,7 @@ func (e *emuSetup) open(r *Rig) error {
 		DriftPPM: r.cfg.Emulator.DriftPPM, ClockOffset: r.cfg.Emulator.Offset,
 		Faults:  hubemu.Faults{CorruptRate: r.cfg.Emulator.CorruptRate},
 		Formats: r.cfg.Emulator.Formats, CurrentLSB: r.cfg.Emulator.CurrentLSB, WideLSB: r.cfg.Emulator.WideLSB,
+		Accuracy: r.cfg.Emulator.Accuracy,
 	}, sims)
 	if err != nil {
 		return fmt.Errorf("emulator: %w", err)

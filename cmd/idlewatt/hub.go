@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -62,6 +63,7 @@ would have sent over D of streaming (every port, at --rate) to FILE, unpaced.`,
 	durationFlag(f, "disconnect-for", 0, "… for this long (nothing sent or answered; the sample index keeps counting)")
 	f.Bool("reenumerate", false, "make disconnects real: close the pty and remove the path, then reappear at the same path")
 	f.String("symlink", "", "keep the pty's path as a symlink here (default: a new temporary directory)")
+	f.String("accuracy", "", "GAIN_PCT,OFFSET_UA: the accuracy the hub states of every channel (READ_ACCURACY), e.g. 0.1,10 for ±0.1 % and ±10 µA (default: it states none)")
 	f.Int("buffer", 0, "hub output buffer in bytes (default 1 MiB); blocks that do not fit are lost with an OVERRUN")
 	f.Int("protocol", 2, "hub protocol version to speak: 2 (LINK, split frames, RESEND ring, 20-bit samples), 3 (2 with a 3.3 V rail; the default with --rail-3v3 or --nvme) or 1")
 	f.Bool("rail-3v3", false, "give every port a 3.3 V rail (an M.2 interposer's supply; protocol 3, at most 5 ports)")
@@ -121,6 +123,11 @@ func hubEmulatorOptions(cmd *cobra.Command) (hubemu.Options, error) {
 	o.Rate, o.Seed = units.Hertz(rate), int64(seed)
 	o.Faults.Reenumerate = optBool(cmd, "reenumerate", "emulate.reenumerate")
 	o.Symlink = optString(cmd, "symlink", "emulate.symlink")
+	if spec := optString(cmd, "accuracy", "emulate.accuracy"); spec != "" {
+		if o.Accuracy, err = parseAccuracy(spec, o.Ports, o.Rail3V3 || optBool(cmd, "rail-3v3", "emulate.rail_3v3") || optString(cmd, "nvme", "emulate.nvme") != ""); err != nil {
+			return o, usageErr("%s: %v", where(cmd, "accuracy", "emulate.accuracy"), err)
+		}
+	}
 	if o.BufferBytes < 0 {
 		return o, usageErr("%s: %d bytes is negative", where(cmd, "buffer", "emulate.buffer_bytes"), o.BufferBytes)
 	}
@@ -379,8 +386,43 @@ func printHubInfo(w io.Writer, h *hub.Hub, asJSON bool) error {
 	for _, c := range info.Channels {
 		// The LSBs are the agreed format's; so is its full scale (a 20-bit
 		// hub's is 2¹⁹ − 1 counts of its 20-bit LSB, not 32767).
-		fmt.Fprintf(w, "  %-7s  volt LSB %s  current LSB %s  full scale %s\n", c.Name(), c.VoltLSB, c.CurrentLSB,
+		fmt.Fprintf(w, "  %-7s  volt LSB %s  current LSB %s  full scale %s", c.Name(), c.VoltLSB, c.CurrentLSB,
 			c.CurrentLSB*units.Amps(hub.FormatFullScale(f)))
+		if c.VoltGainErr != 0 || c.CurrentGainErr != 0 || c.CurrentOffset != 0 {
+			fmt.Fprintf(w, "  accuracy: volt ±%g %%, current ±%g %% ± %s", 100*c.VoltGainErr, 100*c.CurrentGainErr, c.CurrentOffset)
+		}
+		fmt.Fprintln(w)
+	}
+	if h.Accuracy() == nil {
+		fmt.Fprintln(w, "accuracy:  not stated (READ_ACCURACY: unknown command) — intervals will not hold the meter's calibration")
 	}
 	return nil
+}
+
+// parseAccuracy reads --accuracy GAIN_PCT,OFFSET_UA into the READ_ACCURACY
+// entries of every channel of ports hub ports (a 3.3 V rail with rail3v3).
+func parseAccuracy(spec string, ports int, rail3v3 bool) ([]hub.AccEntry, error) {
+	g, o, ok := strings.Cut(spec, ",")
+	gain, err1 := strconv.ParseFloat(strings.TrimSpace(g), 64)
+	off, err2 := strconv.ParseFloat(strings.TrimSpace(o), 64)
+	switch {
+	case !ok || err1 != nil || err2 != nil:
+		return nil, fmt.Errorf("%q: want GAIN_PCT,OFFSET_UA (e.g. 0.1,10)", spec)
+	case !(gain >= 0 && gain <= 5):
+		return nil, fmt.Errorf("gain %g %%: 0–5 %%", gain)
+	case !(off >= 0 && off <= 1e6):
+		return nil, fmt.Errorf("offset %g µA: 0–1 000 000 µA", off)
+	}
+	rails := []meter.Rail{meter.Rail5V, meter.Rail12V}
+	if rail3v3 {
+		rails = append(rails, meter.Rail3V3)
+	}
+	var out []hub.AccEntry
+	for p := 1; p <= ports; p++ {
+		for _, r := range rails {
+			ppm := uint16(math.Round(gain * 1e4))
+			out = append(out, hub.AccEntry{Port: uint8(p), Rail: r, VoltGainPPM: ppm, CurrentGainPPM: ppm, CurrentOffsetNA: uint32(math.Round(off * 1e3))})
+		}
+	}
+	return out, nil
 }

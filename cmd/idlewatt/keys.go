@@ -74,7 +74,7 @@ var configKeys = map[string]keyKind{
 	"emulate.corrupt_rate": kFloat, "emulate.drop_rate": kFloat, "emulate.truncate_rate": kFloat,
 	"emulate.stall_every": kDuration, "emulate.stall_for": kDuration,
 	"emulate.disconnect_every": kDuration, "emulate.disconnect_for": kDuration,
-	"emulate.reenumerate": kBool, "emulate.symlink": kString, "emulate.buffer_bytes": kInt,
+	"emulate.reenumerate": kBool, "emulate.symlink": kString, "emulate.accuracy": kString, "emulate.buffer_bytes": kInt,
 	"emulate.protocol": kInt, "emulate.ring_bytes": kInt, "emulate.max_frame": kInt,
 	"emulate.drift_ppm": kFloat, "emulate.offset": kSDuration, "emulate.fast": kBool,
 	"emulate.duration": kDuration, "emulate.out": kString, "emulate.profile": kString,

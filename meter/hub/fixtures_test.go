@@ -36,6 +36,14 @@ func sampleCal() Calibration {
 		{2, meter.Rail5V, 5107, 20000, 50125, 0}, {2, meter.Rail12V, 5120, 10000, 100000, 0}}}
 }
 
+// sampleAccuracy: the 2-port hub states ±0.1 % on every reading, the
+// current's offset ±10 µA on 5 V and ±20 µA on 12 V.
+func sampleAccuracy() Accuracy {
+	return Accuracy{Entries: []AccEntry{
+		{1, meter.Rail5V, 1000, 1000, 10_000}, {1, meter.Rail12V, 1000, 1000, 20_000},
+		{2, meter.Rail5V, 1000, 1000, 10_000}, {2, meter.Rail12V, 1000, 1000, 20_000}}}
+}
+
 // sampleIdentityV2 is sampleIdentity as a v2 hub: 4 KiB frames, a 256 KiB
 // ring, 16- and 20-bit samples with 8 µA / 10 µA 20-bit LSBs.
 func sampleIdentityV2() Identity {
@@ -108,7 +116,7 @@ func sampleBlockPacked() []byte {
 }
 
 func fixtures() []fixture {
-	id, cal := sampleIdentity(), sampleCal()
+	id, cal, acc := sampleIdentity(), sampleCal(), sampleAccuracy()
 	ev := func(k, port uint8, idx uint64, v uint32) []byte {
 		e := Event{Kind: k, Port: port, Index: idx, Value: v}
 		return e.Append(nil)
@@ -119,6 +127,8 @@ func fixtures() []fixture {
 		{"identity", "IDENTITY (hub→host), answering seq 1: 2 ports × (5 V, 12 V), 5 rates, USB CDC", TypeIdentity, AppendFrame(nil, TypeIdentity, 1, id.Append(nil))},
 		{"read_cal", "READ_CAL (host→hub), seq 2", TypeReadCal, AppendFrame(nil, TypeReadCal, 2, nil)},
 		{"calibration", "CALIBRATION (hub→host), answering seq 2: 4 channels", TypeCal, AppendFrame(nil, TypeCal, 2, cal.Append(nil))},
+		{"read_accuracy", "READ_ACCURACY (host→hub), seq 9", TypeReadAccuracy, AppendFrame(nil, TypeReadAccuracy, 9, nil)},
+		{"accuracy", "ACCURACY (hub→host), answering seq 9: 4 channels, ±0.1 % gain, ±10 µA offset on 5 V, ±20 µA on 12 V", TypeAccuracy, AppendFrame(nil, TypeAccuracy, 9, (&acc).Append(nil))},
 		{"start", "START (host→hub), seq 3: 1000 Hz, ports 1 and 2", TypeStart, AppendFrame(nil, TypeStart, 3, start.Append(nil))},
 		{"ack_start", "ACK of START (hub→host), seq 3: 1000 Hz, channel mask 0x000F", TypeAck, AppendFrame(nil, TypeAck, 3, (&Ack{Cmd: TypeStart, Rate: 1000, ChanMask: 0x0F}).Append(nil))},
 		{"nak_start", "NAK of START (hub→host), seq 3: reason 4, unsupported rate", TypeNak, AppendFrame(nil, TypeNak, 3, (&Nak{TypeStart, ReasonBadRate}).Append(nil))},
@@ -310,6 +320,13 @@ func decodeAny(f *Frame) error {
 			id = sampleIdentityV2()
 		}
 		return c.Check(&id)
+	case TypeAccuracy:
+		var a Accuracy
+		if err := a.DecodeFromBytes(f.Payload); err != nil {
+			return err
+		}
+		id := sampleIdentity()
+		return a.Check(&id)
 	case TypeSamples2:
 		var s Samples
 		return s.DecodeV2(f.Payload)

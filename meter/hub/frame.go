@@ -79,6 +79,10 @@ func (t Type) String() string {
 		return "MARK_ECHO"
 	case TypeEvent:
 		return "EVENT"
+	case TypeReadAccuracy:
+		return "READ_ACCURACY"
+	case TypeAccuracy:
+		return "ACCURACY"
 	}
 	return v2String(t)
 }

@@ -88,6 +88,7 @@ type Hub struct {
 	opts Options
 	id   Identity
 	cal  *Calibration
+	acc  *Accuracy // the stated accuracy (READ_ACCURACY); nil when the hub states none
 	info meter.Info
 
 	wmu  sync.Mutex // serialises writes and seq
@@ -352,7 +353,28 @@ func (h *Hub) handshake(reconnect bool) error {
 	case !errors.Is(err, meter.ErrRejected):
 		return err
 	}
+	// The stated accuracy: a hub that does not know READ_ACCURACY answers
+	// NAK (unknown command) and its channels state none.
+	h.acc = nil
+	rep, err = h.retry(TypeReadAccuracy, nil)
+	switch {
+	case err == nil && rep.typ != TypeAccuracy:
+		// An ACK without the answer: a hub that takes any command; it
+		// states nothing.
+	case err == nil:
+		acc := new(Accuracy)
+		if err := acc.DecodeFromBytes(rep.payload); err != nil {
+			return fmt.Errorf("hub %s: %w", h.name, err)
+		}
+		if err := acc.Check(&h.id); err != nil {
+			return fmt.Errorf("hub %s: %w", h.name, err)
+		}
+		h.acc = acc
+	case !errors.Is(err, meter.ErrRejected):
+		return err
+	}
 	h.info = h.id.InfoFormat(h.cal, h.format)
+	h.acc.apply(&h.info)
 	h.info.ProtocolVersion = h.version
 	return nil
 }
@@ -477,7 +499,7 @@ func decoded(dst *meter.Stats, dec meter.Stats) {
 
 func (h *Hub) dispatch(c *conn, f *Frame) {
 	switch f.Type {
-	case TypeAck, TypeNak, TypeIdentity, TypeCal, TypeMarkEcho:
+	case TypeAck, TypeNak, TypeIdentity, TypeCal, TypeAccuracy, TypeMarkEcho:
 		if f.Type == TypeNak && len(f.Payload) > 0 && Type(f.Payload[0]) == TypeResend {
 			h.toStream(c, f, nil) // RESEND is not awaited: its NAK goes to the decoder
 			return
@@ -510,6 +532,8 @@ func answers(f *Frame, cmd Type) bool {
 		return cmd == TypeIdentify
 	case TypeCal:
 		return cmd == TypeReadCal
+	case TypeAccuracy:
+		return cmd == TypeReadAccuracy
 	case TypeMarkEcho:
 		return cmd == TypeMark
 	}
@@ -664,6 +688,10 @@ func (h *Hub) SampleFormat() uint8 { return h.format }
 
 // Identity returns the hub's identity frame as decoded.
 func (h *Hub) Identity() Identity { return h.id }
+
+// Accuracy is the accuracy the hub stated for its channels (READ_ACCURACY),
+// nil when it states none.
+func (h *Hub) Accuracy() *Accuracy { return h.acc }
 
 // Stats implements meter.Meter.
 func (h *Hub) Stats() meter.Stats {

@@ -14,7 +14,7 @@ import (
 // Replay is a meter.Meter that decodes a recorded device→host byte stream
 // (an `idlewatt hub emulate --fast` output, or a dump of a real session) as
 // fast as it can. The stream must be self-describing: its first good frame
-// is an IDENTITY; a CALIBRATION and the ACK of START may follow before the
+// is an IDENTITY; a CALIBRATION, an ACCURACY and the ACK of START may follow before the
 // samples. Marks and events carry HostRecv 0: a recording has no host clock.
 type Replay struct {
 	name   string
@@ -22,6 +22,7 @@ type Replay struct {
 	closer io.Closer
 	id     Identity
 	cal    *Calibration
+	acc    *Accuracy
 	info   meter.Info
 	rate   units.Hertz // from the ACK of START, 0 if absent
 	mask   uint16
@@ -87,6 +88,16 @@ func NewReplay(r io.Reader, name string) (*Replay, error) {
 			}
 			continue
 		}
+		if f.Type == TypeAccuracy && rp.acc == nil {
+			rp.acc = new(Accuracy)
+			if err := rp.acc.DecodeFromBytes(f.Payload); err != nil {
+				return nil, fmt.Errorf("%s: byte %d: %w", name, f.Offset, err)
+			}
+			if err := rp.acc.Check(&rp.id); err != nil {
+				return nil, fmt.Errorf("%s: byte %d: %w", name, f.Offset, err)
+			}
+			continue
+		}
 		if f.Type == TypeAck && ack.DecodeFromBytes(f.Payload) == nil && ack.Cmd == TypeStart {
 			rp.rate, rp.mask = units.Hertz(ack.Rate), ack.ChanMask
 			if ack.Format != 0 {
@@ -105,6 +116,7 @@ func NewReplay(r io.Reader, name string) (*Replay, error) {
 		rp.format = Format16
 	}
 	rp.info = rp.id.InfoFormat(rp.cal, rp.format)
+	rp.acc.apply(&rp.info)
 	if rp.rate != 0 {
 		rp.info.Rates = []units.Hertz{rp.rate}
 	}
@@ -191,7 +203,7 @@ func (rp *Replay) Stream(ctx context.Context, cfg meter.StreamConfig, sink meter
 			d.reason, discarded = "crc", s
 		}
 		switch f.Type {
-		case TypeAck, TypeNak, TypeIdentity, TypeCal:
+		case TypeAck, TypeNak, TypeIdentity, TypeCal, TypeAccuracy:
 			// Answers to the recording host's commands: nothing to decode
 			// (a NAK of RESEND is not awaited in a recording either).
 		default:

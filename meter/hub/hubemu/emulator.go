@@ -90,6 +90,12 @@ type Options struct {
 	// the range (32 767 or 524 287 counts) is clamped and reported by
 	// OVER_CURRENT.
 	CurrentLSB, WideLSB [3]units.Amps
+	// Accuracy is what the hub states of its channels' accuracy
+	// (READ_ACCURACY; WriteFast writes it after the CALIBRATION): a
+	// meter's datasheet limits, within which its simulated drives' gain
+	// and offset errors lie (drivesim's drift family). Empty: the hub does
+	// not know READ_ACCURACY and NAKs it (unknown command).
+	Accuracy []hub.AccEntry
 	// Pace makes the live emulator send at most Link bytes per second, as
 	// a UART of that speed would (Link = hub.LinkUART921600: 921,600
 	// baud); without it the pty takes bytes as fast as the host reads.
@@ -559,8 +565,9 @@ func (e *Emulator) send(m *os.File, buf []byte) error {
 }
 
 // WriteFast writes to w exactly what an emulated hub would send over d of
-// streaming, unpaced: an IDENTITY, a CALIBRATION and the ACK of START (the
-// answers to the host's IDENTIFY, READ_CAL and START with sequence numbers
+// streaming, unpaced: an IDENTITY, a CALIBRATION, an ACCURACY when
+// o.Accuracy states one, and the ACK of START (the
+// answers to the host's IDENTIFY, READ_CAL, READ_ACCURACY and START with sequence numbers
 // 0, 1, 2, never faulted so the stream is self-describing), then the
 // sample blocks for every port at o.Rate with o's faults, stalls and
 // disconnects on a virtual clock.
@@ -604,6 +611,11 @@ func WriteFast(w io.Writer, o Options, d time.Duration) error {
 	seq++
 	g.cal.Wide = g.linkVer >= 2
 	g.putClean(g.frame(hub.TypeCal, seq, g.cal.Append))
+	if len(o.Accuracy) > 0 {
+		seq++
+		acc := hub.Accuracy{Entries: o.Accuracy}
+		g.putClean(g.frame(hub.TypeAccuracy, seq, acc.Append))
+	}
 	if r := g.checkStart(start); r != 0 {
 		return fmt.Errorf("hubemu: cannot stream %d ports at %g Hz: %s", o.Ports, float64(o.Rate), r)
 	}

@@ -604,7 +604,7 @@ func (g *gen) handle(f *hub.Frame, now time.Duration) {
 		startLen = 8
 	}
 	want := map[hub.Type]int{hub.TypeIdentify: 0, hub.TypeStart: startLen, hub.TypeStop: 0, hub.TypeDevSlp: 2,
-		hub.TypePower: 2, hub.TypeMark: 4, hub.TypeReadCal: 0, hub.TypeLink: 4, hub.TypeResend: 12}
+		hub.TypePower: 2, hub.TypeMark: 4, hub.TypeReadCal: 0, hub.TypeReadAccuracy: 0, hub.TypeLink: 4, hub.TypeResend: 12}
 	if n, ok := want[f.Type]; ok && len(p) != n || f.Type == hub.TypePing && len(p) > 32 {
 		g.nak(f.Seq, f.Type, hub.ReasonBadLength)
 		return
@@ -618,6 +618,13 @@ func (g *gen) handle(f *hub.Frame, now time.Duration) {
 	case hub.TypeReadCal:
 		g.cal.Wide = g.linkVer >= 2
 		g.put(g.frame(hub.TypeCal, f.Seq, g.cal.Append))
+	case hub.TypeReadAccuracy:
+		if len(g.o.Accuracy) == 0 {
+			g.nak(f.Seq, f.Type, hub.ReasonUnknownCommand) // a hub that states none
+			return
+		}
+		acc := hub.Accuracy{Entries: g.o.Accuracy}
+		g.put(g.frame(hub.TypeAccuracy, f.Seq, acc.Append))
 	case hub.TypeLink:
 		var l hub.Link
 		l.DecodeFromBytes(p) //nolint:errcheck // length checked above
