@@ -25,7 +25,8 @@ func init() {
 			Short: "Write a capture's samples as full-resolution CSV, or the capture and its report as Parquet",
 			Long: `Writes one row per sample time: t_s (seconds since the capture's first
 sample), sample_index, gap, then for every channel pN_RAIL_v, pN_RAIL_a and
-pN_RAIL_w, then pN_total_w per port (its rails' sum), then run_id (the
+pN_RAIL_w, then pN_total_w per port (its rails' sum), then pN_drive per
+port (the drive's name, as the capture header gives it), then run_id (the
 capture's run identity, as in the Parquet tables). Where every channel lacks samples [a, b), one row at index a has
 gap = b - a and empty value cells; where only some channels lack a sample,
 their cells are empty and gap is empty. T is a duration with its unit

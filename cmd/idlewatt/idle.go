@@ -192,16 +192,30 @@ func idlePlan(cmd *cobra.Command, rc rig.Config) (rig.IdlePlan, error) {
 	return plan, nil
 }
 
-// printIdle prints idle.json's results as a table, with its notes.
+// printIdle prints idle.json's results as a table, with its notes, in
+// the drive table's style (printDriveTable): within 120 columns, units in
+// the header, a name longer than its column on a line of its own.
 func printIdle(w io.Writer, res *rig.IdleResult, out string) {
+	const nameW = 28
 	pw := 24 // NVMe settings ("nvme_latency_us=…,aspm=…") are longer than policy names
 	for _, ip := range res.Results {
 		pw = max(pw, len(textsafe.Terminal(ip.Policy)))
 	}
-	fmt.Fprintf(w, "\n%-30s %-*s %24s %14s %16s\n", "drive", pw, "policy", "idle power (95 %)", "saving", "bursts")
+	fmt.Fprintf(w, "\n%-*s %-*s %20s %12s %15s\n", nameW, "drive", pw, "policy", "idle power (mW)", "saving (mW)", "bursts (n, %)")
+	last := ""
 	for _, ip := range res.Results {
+		name := textsafe.Terminal(ip.Name)
+		switch {
+		case name == last:
+			name = "" // the drive's next policy
+		case len([]rune(name)) > nameW:
+			fmt.Fprintln(w, name)
+			last, name = name, ""
+		default:
+			last = name
+		}
 		if ip.Samples == 0 {
-			fmt.Fprintf(w, "%-30s %-*s %24s  %s\n", trunc(ip.Name, 30), pw, textsafe.Terminal(ip.Policy), "no samples", textsafe.Terminal(ip.Note))
+			fmt.Fprintf(w, "%-*s %-*s %20s  %s\n", nameW, name, pw, textsafe.Terminal(ip.Policy), "no samples", textsafe.Terminal(ip.Note))
 			continue
 		}
 		var u *float64
@@ -209,7 +223,7 @@ func printIdle(w io.Writer, res *rig.IdleResult, out string) {
 			mw := *ip.U95W * 1e3
 			u = &mw
 		}
-		fmt.Fprintf(w, "%-30s %-*s %21s mW %11s mW %5d, %5.1f %%", trunc(ip.Name, 30), pw, textsafe.Terminal(ip.Policy), analysis.FormatPM(ip.MeanW*1e3, u, 2),
+		fmt.Fprintf(w, "%-*s %-*s %20s %12s %7d, %5.1f", nameW, name, pw, textsafe.Terminal(ip.Policy), analysis.FormatPM(ip.MeanW*1e3, u, 2),
 			analysis.FormatV(ip.SavingW*1e3, 2), ip.Bursts, 100*ip.BurstShare)
 		if ip.Note != "" {
 			fmt.Fprintf(w, "  (%s)", textsafe.Terminal(ip.Note))

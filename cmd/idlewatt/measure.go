@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/go-viper/mapstructure/v2"
 	"github.com/spf13/cobra"
@@ -257,48 +256,24 @@ func printMeasureHeadline(w io.Writer, res *rig.Result, verify bool) {
 	if verify {
 		first = "pre-cycle"
 	}
-	// One table within 120 columns (docs/cli.md, "Terminal tables"):
-	// units in the header, a name longer than the column on its own line,
-	// the residency on a line of its own below each drive.
-	const nameW = 28
-	fmt.Fprintf(w, "\n%-*s %18s %18s %18s %15s %12s\n", nameW, "drive", first+" (W)", "average (W)", "peak [95 %] (W)", "energy (J)", "devslp mW")
-	for _, d := range rep.Drives {
-		floor := analysis.Dash
-		if d.DevSlp.FloorW.Ok() {
-			floor = states.PM(d.DevSlp.FloorW, d.DevSlp.FloorU95W, 1e3)
-		}
-		name := textsafe.Terminal(d.Name)
-		if len([]rune(name)) > nameW {
-			fmt.Fprintln(w, name)
-			name = ""
-		}
-		head := analysis.FormatPM(d.ActiveIdleW, d.ActiveIdleU95W, 3)
-		if verify {
-			// The drives rest in Slumber between cycles: the first column is
-			// that pre-cycle power, not an active idle verify never measures.
-			head = analysis.Dash
+	var head func(d *analysis.DriveReport) string
+	if verify {
+		// The drives rest in Slumber between cycles: the first column is
+		// that pre-cycle power, not an active idle verify never measures.
+		head = func(d *analysis.DriveReport) string {
 			if v, ok := res.DevSlp[strconv.Itoa(d.Port)]; ok && v.PreCycleW.Ok() {
 				var u *float64
 				if v.PreCycleU95W.Ok() {
 					x := float64(v.PreCycleU95W)
 					u = &x
 				}
-				head = analysis.FormatPM(float64(v.PreCycleW), u, 3)
+				return analysis.FormatPM(float64(v.PreCycleW), u, 3)
 			}
+			return analysis.Dash
 		}
-		fmt.Fprintf(w, "%-*s %18s %18s %18s %15s %12s\n", nameW, name, head, analysis.FormatPM(d.AverageW, d.AverageU95W, 3),
-			analysis.FormatCI(d.PeakW, d.PeakCI95W, 2), analysis.FormatPM(d.EnergyJ, d.EnergyU95J, 1), floor)
-		if verify {
-			continue
-		}
-		rs := d.Residency
-		if math.IsNaN(rs.Idle) {
-			fmt.Fprintf(w, "  residency: %s (levels not learned: the notes say why)\n", analysis.Dash)
-			continue
-		}
-		fmt.Fprintf(w, "  residency: active %.1f %%, background %.1f %%, idle %.1f %%, partial %.1f %%, slumber %.1f %%, devslp %.1f %%\n",
-			100*rs.Active, 100*rs.Background, 100*rs.Idle, 100*rs.Partial, 100*rs.Slumber, 100*rs.DevSlp)
 	}
+	fmt.Fprintln(w)
+	printDriveTable(w, rep, first, head, !verify)
 	for _, d := range rep.Drives {
 		for _, ph := range d.Phases {
 			if strings.HasPrefix(ph.Name, "workload:") {
@@ -373,14 +348,44 @@ func unit(v, u string) string {
 	return v + " " + u
 }
 
-func trunc(s string, n int) string {
-	s = textsafe.Terminal(s) // a name from a config or capture: shown, never acted on
-	if len(s) <= n {
-		return s
+// printDriveTable is the drive table every command prints (docs/cli.md,
+// "Terminal tables"): one table within 120 columns, units in the header,
+// a name longer than its column on a line of its own, the residency (when
+// residency is set) and dropped samples on lines of their own below each
+// drive. head gives the first column (nil: active idle) under the title
+// first.
+func printDriveTable(w io.Writer, rep *analysis.Report, first string, head func(d *analysis.DriveReport) string, residency bool) {
+	const nameW = 28
+	fmt.Fprintf(w, "%-*s %18s %18s %23s %15s %12s\n", nameW, "drive", first+" (W)", "average (W)", "peak [95 %] (W)", "energy (J)", "devslp mW")
+	for i := range rep.Drives {
+		d := &rep.Drives[i]
+		floor := analysis.Dash
+		if d.DevSlp.FloorW.Ok() {
+			floor = states.PM(d.DevSlp.FloorW, d.DevSlp.FloorU95W, 1e3)
+		}
+		name := textsafe.Terminal(d.Name)
+		if len([]rune(name)) > nameW {
+			fmt.Fprintln(w, name)
+			name = ""
+		}
+		h := analysis.FormatPM(d.ActiveIdleW, d.ActiveIdleU95W, 3)
+		if head != nil {
+			h = head(d)
+		}
+		fmt.Fprintf(w, "%-*s %18s %18s %23s %15s %12s\n", nameW, name, h, analysis.FormatPM(d.AverageW, d.AverageU95W, 3),
+			analysis.FormatCI(d.PeakW, d.PeakCI95W, 4), analysis.FormatPM(d.EnergyJ, d.EnergyU95J, 1), floor)
+		if d.Samples.Dropped > 0 {
+			fmt.Fprintf(w, "  dropped: %d samples\n", d.Samples.Dropped)
+		}
+		if !residency {
+			continue
+		}
+		rs := d.Residency
+		if math.IsNaN(rs.Idle) {
+			fmt.Fprintf(w, "  residency: %s (levels not learned: the notes say why)\n", analysis.Dash)
+			continue
+		}
+		fmt.Fprintf(w, "  residency: active %.1f %%, background %.1f %%, idle %.1f %%, partial %.1f %%, slumber %.1f %%, devslp %.1f %%\n",
+			100*rs.Active, 100*rs.Background, 100*rs.Idle, 100*rs.Partial, 100*rs.Slumber, 100*rs.DevSlp)
 	}
-	cut := n - 1
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut-- // not inside a character
-	}
-	return s[:cut] + "…"
 }

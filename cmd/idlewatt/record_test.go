@@ -98,7 +98,7 @@ func TestRecordReplayedStreamThenExport(t *testing.T) {
 	}
 	rows := readCSV(t, csvPath)
 	want := []string{"t_s", "sample_index", "gap", "p1_5v_v", "p1_5v_a", "p1_5v_w", "p1_12v_v", "p1_12v_a", "p1_12v_w",
-		"p2_5v_v", "p2_5v_a", "p2_5v_w", "p2_12v_v", "p2_12v_a", "p2_12v_w", "p1_total_w", "p2_total_w", "run_id"}
+		"p2_5v_v", "p2_5v_a", "p2_5v_w", "p2_12v_v", "p2_12v_a", "p2_12v_w", "p1_total_w", "p2_total_w", "p1_drive", "p2_drive", "run_id"}
 	if strings.Join(rows[0], ",") != strings.Join(want, ",") {
 		t.Fatalf("CSV header %v", rows[0])
 	}
@@ -154,12 +154,12 @@ func TestExportCSVContent(t *testing.T) {
 	}
 	id := capture.RunID(cr.Header())
 	cr.Close()
-	want := strings.ReplaceAll(`t_s,sample_index,gap,p1_5v_v,p1_5v_a,p1_5v_w,p1_12v_v,p1_12v_a,p1_12v_w,p1_total_w,run_id
-0,10,,5,0.5,2.5,12,0.125,1.5,4,ID
-0.25,11,,5,0.25,1.25,12,0,0,1.25,ID
-0.5,12,,5,1,5,,,,,ID
-0.75,13,2,,,,,,,,ID
-1.25,15,,4.5,0.5,2.25,11.5,0.5,5.75,8,ID
+	want := strings.ReplaceAll(`t_s,sample_index,gap,p1_5v_v,p1_5v_a,p1_5v_w,p1_12v_v,p1_12v_a,p1_12v_w,p1_total_w,p1_drive,run_id
+0,10,,5,0.5,2.5,12,0.125,1.5,4,,ID
+0.25,11,,5,0.25,1.25,12,0,0,1.25,,ID
+0.5,12,,5,1,5,,,,,,ID
+0.75,13,2,,,,,,,,,ID
+1.25,15,,4.5,0.5,2.25,11.5,0.5,5.75,8,,ID
 `, "ID", id)
 	if string(got) != want {
 		t.Errorf("CSV:\n%s\nwant:\n%s", got, want)

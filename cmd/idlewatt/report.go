@@ -197,11 +197,7 @@ func analyzeOpened(cmd *cobra.Command, open analysis.Opener, path string, opts a
 }
 
 func printHeadline(w io.Writer, r *analysis.Report) {
-	fmt.Fprintf(w, "%-24s %21s %21s %26s %19s %10s\n", "drive", "active idle W", "average W", "peak W [95 % interval]", "energy J", "dropped")
-	for _, d := range r.Drives {
-		fmt.Fprintf(w, "%-24s %21s %21s %26s %19s %10d\n", textsafe.Terminal(d.Name), analysis.FormatPM(d.ActiveIdleW, d.ActiveIdleU95W, 4), analysis.FormatPM(d.AverageW, d.AverageU95W, 4),
-			analysis.FormatCI(d.PeakW, d.PeakCI95W, 4), analysis.FormatPM(d.EnergyJ, d.EnergyU95J, 3), d.Samples.Dropped)
-	}
+	printDriveTable(w, r, "active idle", nil, true)
 	for _, d := range r.Drives {
 		if d.DevSlp.Outcome != "" {
 			fmt.Fprintf(w, "DevSlp port %d: %s\n", d.Port, textsafe.Terminal(d.DevSlp.Verdict.String()))

@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/idlewatt/idlewatt/capture"
@@ -60,8 +61,24 @@ func Write(w io.Writer, r *capture.Reader, win Window) (Result, error) {
 	for _, chs := range ports {
 		line = append(line, fmt.Sprintf(",p%d_total_w", h.Channels[chs[0]].Port)...)
 	}
+	// The drives' names, one column per port, the same in every row (so
+	// exports concatenated can be grouped by drive as well as by run).
+	var names []byte
+	for _, chs := range ports {
+		port := h.Channels[chs[0]].Port
+		line = append(line, fmt.Sprintf(",p%d_drive", port)...)
+		names = append(names, ',')
+		for _, d := range h.Drives {
+			if d.Port == port {
+				names = appendCSVField(names, d.Name)
+				break
+			}
+		}
+	}
 	line = append(line, ",run_id\n"...)
-	runID := capture.RunID(h)
+	// What every row ends in, after its totals: the names, then run_id.
+	tail := string(names) + "," + capture.RunID(h)
+	runID := tail[1:]
 	if _, err := bw.Write(line); err != nil {
 		return res, err
 	}
@@ -152,6 +169,17 @@ func appendRow(line []byte, t float64, row *capture.Row, ports [][]int, runID st
 		}
 	}
 	line = append(line, ',')
-	line = append(line, runID...)
+	line = append(line, runID...) // the drives' names, then the run identity
 	return append(line, '\n')
+}
+
+// appendCSVField appends s as one CSV field (RFC 4180: quoted, its quotes
+// doubled, when it holds a comma, a quote or a line break).
+func appendCSVField(dst []byte, s string) []byte {
+	if !strings.ContainsAny(s, ",\"\r\n") {
+		return append(dst, s...)
+	}
+	dst = append(dst, '"')
+	dst = append(dst, strings.ReplaceAll(s, `"`, `""`)...)
+	return append(dst, '"')
 }

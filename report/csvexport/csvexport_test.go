@@ -3,6 +3,7 @@ package csvexport
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/csv"
 	"encoding/hex"
 	"fmt"
 	"strconv"
@@ -66,7 +67,7 @@ func TestWindow(t *testing.T) {
 				t.Fatal(err)
 			}
 			lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
-			if lines[0] != "t_s,sample_index,gap,p1_5v_v,p1_5v_a,p1_5v_w,p1_total_w,run_id" {
+			if lines[0] != "t_s,sample_index,gap,p1_5v_v,p1_5v_a,p1_5v_w,p1_total_w,p1_drive,run_id" {
 				t.Fatalf("header %q", lines[0])
 			}
 			// run_id, the last cell of every row: docs/capture-format.md's
@@ -76,7 +77,7 @@ func TestWindow(t *testing.T) {
 			id := hex.EncodeToString(sum[:])[:16]
 			var rows []string
 			for _, l := range lines[1:] {
-				cut, ok := strings.CutSuffix(l, ","+id)
+				cut, ok := strings.CutSuffix(l, ",,"+id) // p1_drive empty: the header names no drive
 				if !ok {
 					t.Fatalf("row %q does not end in run_id %s", l, id)
 				}
@@ -102,5 +103,61 @@ func TestWindow(t *testing.T) {
 				t.Fatalf("rows %v, want %v", got, c.want)
 			}
 		})
+	}
+}
+
+// The drives' names are in every row, one column per port, quoted as RFC
+// 4180 says where they hold a comma or a quote: encoding/csv reads them
+// back as written in the header, and a port the header names no drive for
+// has an empty cell.
+func TestDriveNames(t *testing.T) {
+	var buf bytes.Buffer
+	h := capture.Header{Created: "2026-01-02T03:04:05Z", Meter: meter.Info{Kind: "hub", Model: "test", Ports: 3},
+		Channels: []meter.Channel{{Port: 1, Rail: meter.Rail5V}, {Port: 2, Rail: meter.Rail5V}, {Port: 3, Rail: meter.Rail5V}},
+		Drives:   []capture.DriveInfo{{Port: 1, Name: `SSD "A", 1 TB`}, {Port: 3, Name: "plain"}}, RateHz: 10, Tool: "idlewatt test"}
+	w, err := capture.NewWriter(&buf, h, capture.Options{FlushEvery: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for c := range 3 {
+		if err := w.Samples(&meter.Block{Channel: c, Start: 0, V: []units.Volts{5, 5}, I: []units.Amps{0.1, 0.2}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := capture.NewReader(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if _, err := Write(&out, r, All); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(&out).ReadAll()
+	if err != nil {
+		t.Fatalf("encoding/csv: %v\n%s", err, out.String())
+	}
+	col := map[string]int{}
+	for i, k := range recs[0] {
+		col[k] = i
+	}
+	for _, row := range recs[1:] {
+		for k, want := range map[string]string{"p1_drive": `SSD "A", 1 TB`, "p2_drive": "", "p3_drive": "plain"} {
+			i, ok := col[k]
+			if !ok {
+				t.Fatalf("no column %s in %v", k, recs[0])
+			}
+			if row[i] != want {
+				t.Errorf("%s = %q, want %q", k, row[i], want)
+			}
+		}
+		if row[len(row)-1] != capture.RunID(h) {
+			t.Errorf("last cell %q, want run_id %s", row[len(row)-1], capture.RunID(h))
+		}
+	}
+	if len(recs) != 3 {
+		t.Errorf("%d records, want a header and 2 rows", len(recs))
 	}
 }

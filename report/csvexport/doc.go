@@ -6,7 +6,7 @@
 //
 // One header line, then one row per sample index:
 //
-//	t_s,sample_index,gap,p1_5v_v,p1_5v_a,p1_5v_w,p1_12v_v,…,p1_total_w,…,run_id
+//	t_s,sample_index,gap,p1_5v_v,p1_5v_a,p1_5v_w,p1_12v_v,…,p1_total_w,…,p1_drive,…,run_id
 //
 // t_s is seconds since the capture's first sample, (index − first) /
 // rate_hz (a capture with no rate counts samples); then per header channel,
@@ -17,7 +17,9 @@
 // round-trips the stored float32; the power cell is the float32 product of
 // the two. After every channel, one pN_total_w per port (in the order of
 // its first channel): the float32 sum of its rails' power cells, empty where any
-// of them is. Last, run_id: capture.RunID of the header, the same in every
+// of them is. Then one pN_drive per port, the same order: the drive's name
+// from the header's drives (RFC 4180 quoting where it holds a comma, a
+// quote or a line break; empty when the header names none). Last, run_id: capture.RunID of the header, the same in every
 // row and in every Parquet table of the capture, different between runs
 // (so exports of several runs can be concatenated and grouped).
 //
