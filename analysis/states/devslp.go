@@ -283,7 +283,7 @@ func seAtLeast(m stat.MeanSE, x []float64, cycle stat.Noise) stat.MeanSE {
 // of 1–10 ms is σ·√(1 − ρ)/√n, a band far inside the noise, so that only
 // the lowest windows were kept: 3–16 mW low, and drives that entered
 // DevSlp were failed as ignoring it. false when no window fits.
-func restingLevel(w []float64, a, b int, period float64, cycle stat.Noise) (m stat.MeanSE, kept []float64, ok bool) {
+func restingLevel(w []float64, a, b int, period float64, cycle stat.Noise, holdSW float64) (m stat.MeanSE, kept []float64, ok bool) {
 	if a < 0 || b > len(w) || b-a < 2 {
 		return m, nil, false
 	}
@@ -309,6 +309,13 @@ func restingLevel(w []float64, a, b int, period float64, cycle stat.Noise) (m st
 	if !nm.Ok {
 		sw = stat.DiffSigma(x) / math.Sqrt(float64(per))
 	}
+	// Nor below the spread of a window mean in the hold (holdWindowSpread):
+	// the meter's level steps (a random telegraph, popcorn noise) move
+	// whole windows, rarely between neighbours, so the neighbours'
+	// differences miss them and the band kept only the lower state's
+	// windows — the resting level read low by half a step (campaign seed 1,
+	// the steps family: 0.3–0.8 mW on 3–14 mW).
+	sw = math.Max(sw, holdSW)
 	for range 5 {
 		th := q1 + 4*sw
 		var in []float64
@@ -345,6 +352,23 @@ func restingLevel(w []float64, a, b int, period float64, cycle stat.Noise) (m st
 		m.SE, m.Dof = se, math.Min(m.Dof, float64(max(1, nk-1)))
 	}
 	return m, kept, true
+}
+
+// holdWindowSpread is the robust spread (MAD) of the restWindow means of
+// w[a:b] — the second half of the hold, where the drive rests at its floor
+// (or, ignoring the pin, at its resting level) and the meter's noise at a
+// window's scale shows whole, level steps included — 0 with fewer than 5
+// windows.
+func holdWindowSpread(w []float64, a, b int, period float64) float64 {
+	per := max(1, int(math.Round(restWindow/period)))
+	if a < 0 || b > len(w) || (b-a)/per < 5 {
+		return 0
+	}
+	var means []float64
+	for i := a; i+per <= b; i += per {
+		means = append(means, mean(w[i:i+per]))
+	}
+	return stat.MAD(means)
 }
 
 // restWindow is restingLevel's shortest window, ns: one period of 50 Hz
@@ -391,7 +415,8 @@ func JudgeCycle(tm Timing, samples []Sample, jo JudgeOptions) Cycle {
 	pin := near(tm.Assert) // the pin's sample
 	nc := stat.NoiseOf(w)  // the cycle's noise, robust to its steps
 	c.noise = nc
-	rl, kept, ok := restingLevel(w, idx(tm.Assert.Add(-300*time.Millisecond)), pin, period, nc)
+	hw := holdWindowSpread(w, idx(tm.Assert.Add(tm.Deassert.Sub(tm.Assert)/2)), idx(tm.Deassert.Add(-5*time.Millisecond)), period)
+	rl, kept, ok := restingLevel(w, idx(tm.Assert.Add(-300*time.Millisecond)), pin, period, nc, hw)
 	if !ok {
 		c.judge(Inconclusive, "no samples before the assertion")
 		return c
@@ -401,7 +426,7 @@ func JudgeCycle(tm Timing, samples []Sample, jo JudgeOptions) Cycle {
 		// scatter three times as much as the settle period's: steps at
 		// several heights covered them, and the lower quartile of their
 		// windows was a step (a 28.8 mW drive read 126.8 ± 28 mW).
-		if l, lk, ok := restingLevel(w, idx(tm.Start), pin, period, nc); ok && (l.Mean < rl.Mean-4*math.Hypot(rl.SE, l.SE) || (rl.SE > 3*l.SE && l.Mean < rl.Mean)) {
+		if l, lk, ok := restingLevel(w, idx(tm.Start), pin, period, nc, hw); ok && (l.Mean < rl.Mean-4*math.Hypot(rl.SE, l.SE) || (rl.SE > 3*l.SE && l.Mean < rl.Mean)) {
 			rl, kept = l, lk
 		}
 	}

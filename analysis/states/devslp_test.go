@@ -664,3 +664,58 @@ func TestExitPastDETOWithStallsElsewhere(t *testing.T) {
 		}
 	}
 }
+
+// Under the meter's level steps — a random telegraph of ±1.5 mW, flipping
+// every 20 ms on average, on every level alike — the pre-cycle (resting)
+// level is the mean over both states: keeping only the windows near the
+// lower quartile read it half a step low (the campaign's steps family,
+// 0.3–0.8 mW on 3–14 mW), and its interval missed.
+func TestPreCycleUnderTelegraphSteps(t *testing.T) {
+	const period = hostclock.Time(100 * time.Microsecond)
+	const rest, floor, step = 0.008, 0.0006, 0.003
+	cr := DefaultCriteria()
+	cr.DETOMs = 400
+	var sumErr float64
+	held, n := 0, 0
+	for seed := uint64(1); seed <= 30; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 11))
+		tm := Timing{Cycle: 1, Assert: hostclock.Time(1000 * time.Millisecond), Deassert: hostclock.Time(2000 * time.Millisecond), End: hostclock.Time(2400 * time.Millisecond)}
+		tm.ProbeIssue = tm.Deassert + period
+		tm.ProbeComplete = tm.Deassert + hostclock.Time(1200*time.Microsecond)
+		tel := step / 2
+		var s []Sample
+		for ts := hostclock.Time(0); ts < tm.End; ts += period {
+			if rng.Float64() < float64(period)/float64(20*time.Millisecond) {
+				tel = -tel
+			}
+			w := rest
+			switch d := ts - tm.Deassert; {
+			case ts < tm.Assert && (ts/hostclock.Time(time.Millisecond))%400 < 20:
+				w = 0.6 // GC burst
+			case ts >= tm.Assert && d < 0:
+				w = floor
+			case d >= 0 && d < hostclock.Time(300*time.Microsecond):
+				w = 0.8
+			case d >= 0 && d < hostclock.Time(1200*time.Microsecond):
+				w = 0.2
+			}
+			s = append(s, Sample{T: ts, W: w + tel + 0.0002*rng.NormFloat64()})
+		}
+		c := Judge(tm, s, JudgeOptions{Criteria: cr, ClockU95Ms: 0.05})
+		if !c.PreCycleW.Ok() {
+			t.Fatalf("seed %d: no pre-cycle level: %v", seed, c.Reasons)
+		}
+		e := float64(c.PreCycleW) - rest
+		sumErr += e
+		n++
+		if math.Abs(e) <= float64(c.PreCycleU95W) {
+			held++
+		}
+	}
+	if bias := sumErr / float64(n); math.Abs(bias) > 0.25e-3 {
+		t.Errorf("pre-cycle level off by %.3f mW on average over %d cycles (truth 8 mW; steps of ±1.5 mW)", bias*1e3, n)
+	}
+	if held < n*85/100 {
+		t.Errorf("pre-cycle interval held the truth in %d of %d cycles", held, n)
+	}
+}
