@@ -144,8 +144,11 @@ type levelEstimate struct {
 	// not its long-run part: what a single reading, the peak, scatters
 	// by and what dithers the quantiser), NaN when unknown; CorrLen the
 	// samples over which the noise is correlated (stat.Noise.CorrLen).
-	Sigma1  float64
-	CorrLen int
+	Sigma1 float64
+	// Marginal1 is one reading's largest noise over the lags measured
+	// (stat.Noise.Marginal: hum and 1/f included), NaN without a model.
+	Marginal1 float64
+	CorrLen   int
 	// sv and sdof are the statistical variance of Level and its degrees of
 	// freedom (batch means of the kept blocks), before the meter's terms.
 	sv, sdof float64
@@ -196,7 +199,7 @@ func estimateLevelAbove(bs []blk, L, minN int, resU func(sigma float64) float64,
 // σ too small.
 func estimateLevelNoise(bs []blk, L, minN int, resU func(sigma float64) float64, floor, ceil, blockSigma float64) levelEstimate {
 	uRes := resU(0)
-	e := levelEstimate{Level: math.NaN(), NoiseVar1: math.NaN(), Sigma1: math.NaN()}
+	e := levelEstimate{Level: math.NaN(), NoiseVar1: math.NaN(), Sigma1: math.NaN(), Marginal1: math.NaN()}
 	var n int
 	var sum float64
 	for _, b := range bs {
@@ -574,7 +577,7 @@ func (d *driveProc) levelOf(b *blockSeries, floor, ceil float64) levelEstimate {
 	if !dn.ok {
 		return e
 	}
-	e.Sigma1, e.CorrLen = dn.nm.Sigma, dn.nm.CorrLen
+	e.Sigma1, e.Marginal1, e.CorrLen = dn.nm.Sigma, dn.nm.Marginal, dn.nm.CorrLen
 	e.NoiseVar1, e.Dof, e.Blocks, e.BlockS = dn.longRun, dn.dof, dn.batches, float64(dn.batch)
 	if e.U95 != nil && e.Kept > 0 {
 		v := math.Max(e.sv, dn.nm.MeanVar(e.Kept))
@@ -587,6 +590,19 @@ func (d *driveProc) levelOf(b *blockSeries, floor, ceil float64) levelEstimate {
 func resolutionUAt(rails []railLSB, p, sigma float64) float64 {
 	u, _ := resolutionU(rails, p, sigma)
 	return u
+}
+
+// peakSigma is the noise of the one reading that made the peak: the
+// larger of sampleSigma and Marginal1 — the plateau's σ leaves out a slow
+// part (50/60 Hz hum and its harmonics) that moves the peak reading as
+// much as any (the campaign's hum+ripple peaks: 9 mW above the truth, the
+// interval's lower end 4 mW below the reading).
+func (e levelEstimate) peakSigma() float64 {
+	s := e.sampleSigma()
+	if !math.IsNaN(e.Marginal1) && !(e.Marginal1 <= s) {
+		return e.Marginal1
+	}
+	return s
 }
 
 // sampleSigma is one sample's noise σ: Sigma1, or without a noise model

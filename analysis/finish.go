@@ -152,7 +152,7 @@ func (r *Report) drivePower(dr *DriveReport, d *driveProc, dt, relPeriod float64
 	dr.EnergyU95J = energyU95(dr.AverageU95W, dr.DurationS, dr.EnergyJ, relPeriod)
 	dr.Uncertainty = d.uncertainty(qe, dt)
 	if !math.IsNaN(qe.NoiseVar1) {
-		dr.PeakCI95W = peakCI95(dr.PeakW, int(n), qe.sampleSigma(), d.resU(dr.PeakW, qe))
+		dr.PeakCI95W = peakCI95(dr.PeakW, int(n), qe.peakSigma(), d.resU(dr.PeakW, qe))
 	}
 	switch {
 	case n > 0 && math.IsNaN(dr.ActiveIdleW):
@@ -436,6 +436,9 @@ func (d *driveProc) uncertainty(qe levelEstimate, dt float64) Uncertainty {
 	u := Uncertainty{Method: uncertaintyMethod, Level: 0.95, NoiseBlocks: qe.Blocks, NoiseBlockMS: qe.BlockS * dt * 1e3, Note: qe.Note}
 	if s := qe.sampleSigma(); !math.IsNaN(s) {
 		u.NoiseSigmaW = &s
+	}
+	if s := qe.peakSigma(); !math.IsNaN(s) {
+		u.NoisePeakSigmaW = &s
 	}
 	if !math.IsNaN(qe.NoiseVar1) {
 		s, c := math.Sqrt(qe.NoiseVar1), float64(qe.CorrLen)*dt*1e3

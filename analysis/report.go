@@ -203,6 +203,11 @@ type Uncertainty struct {
 	// NoiseSigmaW is one sample's noise σ (its standard deviation, robust
 	// to level steps: what a single reading scatters by), W.
 	NoiseSigmaW *float64 `json:"noise_sigma_w"`
+	// NoisePeakSigmaW is the noise of the one reading that made the peak
+	// (peak_ci95_w): the larger of noise_sigma_w and the largest noise of
+	// one reading over the lags measured (mains hum and 1/f included,
+	// which noise_sigma_w, the semivariance's first plateau, leaves out), W.
+	NoisePeakSigmaW *float64 `json:"noise_peak_sigma_w"`
 	// NoiseLongRunSigmaW is one sample's noise as it averages out (the
 	// variance of a mean of N samples is its square over N: larger than
 	// noise_sigma_w when neighbouring samples are correlated), and

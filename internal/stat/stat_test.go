@@ -225,3 +225,35 @@ func TestUpperLowerMedian(t *testing.T) {
 		t.Errorf("empty input not NaN")
 	}
 }
+
+// Under 60 Hz hum with harmonics over small white noise the semivariance
+// settles first at the white part (Sigma) and rises past it at the hum's
+// lags; Marginal holds the whole of one reading's noise — what a bound on
+// the reading that made a peak needs — and white noise alone gives
+// Marginal ≈ Sigma.
+func TestNoiseMarginalHoldsHum(t *testing.T) {
+	const fs, white = 10000.0, 0.0006
+	for _, tc := range []struct {
+		name   string
+		hum    float64 // amplitude of each of 5 harmonics
+		lo, hi float64 // Marginal / the noise's true marginal σ
+	}{{"white", 0, 0.9, 1.15}, {"hum", 0.0019, 0.8, 1.6}} {
+		r := rand.New(rand.NewPCG(5, 5))
+		x := make([]float64, 60000)
+		for i := range x {
+			x[i] = 0.2 + white*r.NormFloat64()
+			for h := 1; h <= 5; h++ {
+				x[i] += tc.hum * math.Sin(2*math.Pi*60*float64(h)*float64(i)/fs+float64(h))
+			}
+		}
+		nm := NoiseOf(x)
+		truth := math.Sqrt(white*white + 5*tc.hum*tc.hum/2)
+		if got := nm.Marginal / truth; got < tc.lo || got > tc.hi {
+			t.Errorf("%s: Marginal %.3g W = %.2f × the true marginal σ %.3g (Sigma %.3g); want %g–%g", tc.name, nm.Marginal, got, truth, nm.Sigma, tc.lo, tc.hi)
+		}
+		t.Logf("%s: Sigma %.3g, Marginal %.3g, true marginal %.3g", tc.name, nm.Sigma, nm.Marginal, truth)
+		if nm.Marginal < nm.Sigma {
+			t.Errorf("%s: Marginal %g < Sigma %g", tc.name, nm.Marginal, nm.Sigma)
+		}
+	}
+}

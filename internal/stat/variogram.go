@@ -153,6 +153,14 @@ type Noise struct {
 	// CorrLen is the lag (readings) from which the correlation is below
 	// the threshold; MaxLag when it is not reached there (Converged false).
 	CorrLen int
+	// Marginal is the largest noise of one reading over the lags measured
+	// (before steps lift them): √ of the largest octave semivariance, ≥
+	// Sigma. Sigma is the plateau's, the level the semivariance settles at
+	// first; a slow periodic part (mains hum with harmonics) or 1/f noise
+	// lifts γ past it, and one reading's departure from the truth holds
+	// them all — what a bound on one reading (the peak's) needs. For a
+	// sinusoid it errs high by up to √2 (γ peaks at twice its variance).
+	Marginal float64
 	// TauInt is the integrated autocorrelation time in readings, ≥ 1: the
 	// variance of a mean of m ≫ CorrLen readings is Sigma²·TauInt/m.
 	TauInt    float64
@@ -295,6 +303,10 @@ func (v *Variogram) Noise() Noise {
 		out.CorrLen = MaxLag
 	}
 	out.Sigma = math.Sqrt(s2)
+	out.Marginal = out.Sigma
+	for _, x := range g {
+		out.Marginal = math.Max(out.Marginal, math.Sqrt(x))
+	}
 	if s2 == 0 {
 		return out
 	}
