@@ -187,10 +187,11 @@ func wlOpenTarget(cmd *cobra.Command, path string, opt target.Options) (*target.
 		opt.Direct = true
 	}
 	opt.Warn = func(s string) { fmt.Fprintln(cmd.ErrOrStderr(), "idlewatt: warning:", textsafe.Terminal(s)) }
-	opt.Stop = interrupted(cmd.Context())
+	stop := interrupted(cmd.Context())
+	opt.Stop = fillProgress(cmd, path, opt.Size, stop, time.Now)
 	t, err := target.Open(path, opt)
 	if err != nil {
-		if cause := opt.Stop(); cause != nil {
+		if cause := stop(); cause != nil {
 			return nil, fmt.Errorf("%s: %w", path, cause) // the fill was cut short: nothing is left of a created file
 		}
 		return nil, usageErr("%v", err)
@@ -366,3 +367,42 @@ func describeTarget(r *replay.Result) string {
 }
 
 func ms(d time.Duration) float64 { return float64(d) / 1e6 }
+
+// fillProgress is target.Options.Stop for a fill that may take minutes (a
+// 16 GiB target laid out with random data, as fio does before reading):
+// asked before each MiB, it says on stderr how far the fill is once it has
+// run 2 s, then every second (docs/cli.md, "Progress"), and ends it when
+// stop does. size is the size of a file idlewatt creates; an existing
+// file's own size is the total of a fill of its holes. now is the clock.
+func fillProgress(cmd *cobra.Command, path string, size int64, stop func() error, now func() time.Time) func() error {
+	total := size
+	if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() {
+		total = st.Size()
+	}
+	start := now()
+	last := start
+	var done int64
+	return func() error {
+		if err := stop(); err != nil {
+			return err
+		}
+		if done > 0 {
+			if t := now(); t.Sub(start) >= 2*time.Second && t.Sub(last) >= time.Second && total > 0 {
+				last = t
+				fmt.Fprintf(cmd.ErrOrStderr(), "%s: filling %s with random data so reads reach the drive: %s of %s (%.0f %%) after %.0f s\n",
+					cmd.Name(), textsafe.Terminal(path), fillSize(done), fillSize(total), 100*float64(min(done, total))/float64(total), t.Sub(start).Seconds())
+			}
+		}
+		done += 1 << 20
+		return nil
+	}
+}
+
+// fillSize is a fill's byte count for its progress line: GiB with one
+// decimal from 1 GiB, else whole MiB.
+func fillSize(b int64) string {
+	if b >= 1<<30 {
+		return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30))
+	}
+	return fmt.Sprintf("%d MiB", b>>20)
+}
