@@ -320,6 +320,11 @@ const (
 	devslpRel = 0.05
 )
 
+// minLevelW is the least power a learned level is given: 1 nW. A level
+// at or below 0 W (a DevSlp floor under one LSB of a quantised meter, its
+// readings 0) is present; in Levels 0 means absent.
+const minLevelW = 1e-9
+
 // minLevelS is the least quiet time a level must hold, 50 ms (and
 // minLevelShare the least share of the quiet time) to count.
 const (
@@ -412,12 +417,14 @@ func (l *levelLearner) nameLevels(out LevelLearning, hdr capture.Header, blockS 
 		sorted[i], sfrom[i] = all[j], from[j]
 	}
 	all, from = sorted, sfrom
+	all, from, onto := mergeDoublets(all, from)
 	named := make([]string, len(all))
 	ev := map[string]string{}
 	var lv detect.Levels
 	se := func(n float64) float64 { return sb * math.Sqrt(f.corr/math.Max(n, 1)) }
 	mp, hasMP := dominant(modes(points(&long.hist, only(ctxMaxPerf)), h, minN, mergeRatio))
 	dp, hasDP := dominant(modes(points(&long.hist, only(ctxPin)), h, minN, mergeRatio))
+	mp.x, dp.x = onto(mp.x), onto(dp.x) // a half of a merged doublet is the doublet
 
 	// Active idle: the dominant mode of quiet time under max_performance,
 	// where the link never leaves active; else the highest level.
@@ -520,7 +527,11 @@ func (l *levelLearner) nameLevels(out LevelLearning, hdr capture.Header, blockS 
 			pooled = pooledD * math.Sqrt(sw)
 		}
 		if dp.x < float64(lv.Idle) && (best >= devslpZ || (pooled >= devslpZ && pooledD > devslpRel*dp.x)) {
-			lv.DevSlp = units.Watts(dp.x)
+			// A floor under one LSB of a quantised meter reads 0 W, which
+			// Levels takes for "no DevSlp": such a level is present, at
+			// minLevelW (before, its drives' Slumber was named at the
+			// floor and their real Slumber left unnamed: campaign 1:66).
+			lv.DevSlp = units.Watts(math.Max(dp.x, minLevelW))
 			ev["devslp"] = fmt.Sprintf("DEVSLP-asserted time: the power fell below the level held before the assertions (%.1f standard errors in one cycle, from %.3g W; %.1f pooled over the cycles)", best, bestPre, pooled)
 		}
 		if lv.DevSlp > 0 {
@@ -532,13 +543,15 @@ func (l *levelLearner) nameLevels(out LevelLearning, hdr capture.Header, blockS 
 				}
 			}
 		}
-	} else {
-		// No pin: the HBA's own DevSlp is a level below another, reached
-		// only under a policy that lets the HBA enter it.
+	}
+	if lv.DevSlp == 0 {
+		// No pin, or the pin's drop not resolved (the meter's level steps
+		// widen every mean's error): the HBA's own DevSlp is a level below
+		// another, reached only under a policy that lets the HBA enter it.
 		if n := len(all); n-idle-1 >= 2 {
 			i, j := n-1, n-2
 			if m := all[i]; m.byCtx[ctxMinPower] >= 0.9*m.n && all[j].byCtx[ctxMinPower] < 0.9*all[j].n && m.x < 0.5*all[j].x {
-				lv.DevSlp = units.Watts(m.x)
+				lv.DevSlp = units.Watts(math.Max(m.x, minLevelW))
 				named[i] = "devslp"
 				ev["devslp"] = "a level below the others reached only under min_power (the HBA's own DevSlp)"
 			}
@@ -559,14 +572,31 @@ func (l *levelLearner) nameLevels(out LevelLearning, hdr capture.Header, blockS 
 			lv.Partial, named[rest[0]] = units.Watts(m.x), "partial"
 			ev["partial"] = "the one level below active idle, held under medium_power (Partial only)" + from[rest[0]]
 		} else {
-			lv.Slumber, named[rest[0]] = units.Watts(m.x), "slumber"
+			lv.Slumber, named[rest[0]] = units.Watts(math.Max(m.x, minLevelW)), "slumber"
 			ev["slumber"] = "the one level between active idle and DevSlp" + from[rest[0]]
 		}
-	case n >= 2:
+	case n == 2:
 		lv.Partial, named[rest[0]] = units.Watts(all[rest[0]].x), "partial"
-		lv.Slumber, named[rest[n-1]] = units.Watts(all[rest[n-1]].x), "slumber"
+		lv.Slumber, named[rest[1]] = units.Watts(math.Max(all[rest[1]].x, minLevelW)), "slumber"
 		ev["partial"] = "the higher level between active idle and DevSlp" + from[rest[0]]
-		ev["slumber"] = "the lower level between active idle and DevSlp" + from[rest[n-1]]
+		ev["slumber"] = "the lower level between active idle and DevSlp" + from[rest[1]]
+	case n > 2:
+		// More levels than the link has between idle and DevSlp: the
+		// meter's level steps split a level in two (a random telegraph), or
+		// a DevSlp half was not named. Partial is the highest; Slumber the
+		// one held longest of the others — the link rests in Slumber; the
+		// lowest was a telegraph half of the DevSlp floor (campaign 1:120:
+		// Slumber named at 3.3 mW, the true 27.6 mW left unnamed).
+		lv.Partial, named[rest[0]] = units.Watts(all[rest[0]].x), "partial"
+		k := rest[1]
+		for _, i := range rest[2:] {
+			if all[i].n > all[k].n {
+				k = i
+			}
+		}
+		lv.Slumber, named[k] = units.Watts(math.Max(all[k].x, minLevelW)), "slumber"
+		ev["partial"] = "the highest level between active idle and DevSlp" + from[rest[0]]
+		ev["slumber"] = "the level held longest below Partial and above DevSlp" + from[k]
 	}
 	if lv.DevSlp > 0 && ((lv.Slumber > 0 && lv.DevSlp >= lv.Slumber) || (lv.Partial > 0 && lv.DevSlp >= lv.Partial)) {
 		lv.DevSlp = 0
@@ -607,4 +637,98 @@ func quantileOf(xs []float64, q float64) float64 {
 	s := append([]float64(nil), xs...)
 	sort.Float64s(s)
 	return s[int(q*float64(len(s)-1))]
+}
+
+// Doublets (mergeDoublets): two modes a telegraph of level steps made of
+// one level — adjacent, at most doubletIsolation of the gaps to their
+// other neighbours apart, each holding at least doubletShare of the
+// pair's time — merged when at least two such pairs share one spacing
+// (within doubletTol): the meter's steps shift every level alike.
+const (
+	doubletIsolation = 0.2
+	doubletShare     = 0.2
+	doubletTol       = 0.15
+)
+
+// mergeDoublets merges the doublets of ms (sorted by x, highest first) into
+// one mode each, at their time-weighted mean (the level under steps that
+// spend about half the time in each state), and returns the modes, their
+// evidence notes and onto, which maps a level inside a merged doublet
+// (a dominant mode found apart, one of its halves) to the merged level.
+// Under the campaign's steps family each level of a drive came in two
+// 0.9 mW apart (0.18 mA at 5 V), and the halves were named as separate
+// states: the upper half of idle background, the lower half of Partial
+// Slumber (campaign seed 2, drive 0; seed 1, drive 120).
+func mergeDoublets(ms []mode, from []string) ([]mode, []string, func(float64) float64) {
+	id := func(x float64) float64 { return x }
+	n := len(ms)
+	if n < 4 {
+		return ms, from, id
+	}
+	d := make([]float64, n-1) // d[i]: ms[i] − ms[i+1]
+	for i := range d {
+		d[i] = ms[i].x - ms[i+1].x
+	}
+	isolated := func(i int) bool {
+		if d[i] <= 0 {
+			return false
+		}
+		if i > 0 && d[i] > doubletIsolation*d[i-1] {
+			return false
+		}
+		if i+1 < len(d) && d[i] > doubletIsolation*d[i+1] {
+			return false
+		}
+		a, b := ms[i].n, ms[i+1].n
+		return math.Min(a, b) >= doubletShare*math.Max(a, b)
+	}
+	// The spacing most pairs share.
+	best, bestK := 0.0, 0
+	for i := range d {
+		if !isolated(i) {
+			continue
+		}
+		k := 0
+		for j := range d {
+			if isolated(j) && math.Abs(d[j]-d[i]) <= doubletTol*d[i] {
+				k++
+			}
+		}
+		if k > bestK {
+			best, bestK = d[i], k
+		}
+	}
+	if bestK < 2 {
+		return ms, from, id
+	}
+	type span struct{ lo, hi, x float64 }
+	var out []mode
+	var outFrom []string
+	var spans []span
+	for i := 0; i < n; i++ {
+		if i+1 < n && isolated(i) && math.Abs(d[i]-best) <= doubletTol*best {
+			a, b := ms[i], ms[i+1]
+			m := mode{n: a.n + b.n, peak: math.Max(a.peak, b.peak)}
+			m.x = (a.x*a.n + b.x*b.n) / m.n
+			for c := range m.byCtx {
+				m.byCtx[c] = a.byCtx[c] + b.byCtx[c]
+			}
+			out = append(out, m)
+			outFrom = append(outFrom, from[i]+fmt.Sprintf(" (two modes %.3g W apart merged: the meter's level steps)", d[i]))
+			spans = append(spans, span{lo: b.x, hi: a.x, x: m.x})
+			i++
+			continue
+		}
+		out = append(out, ms[i])
+		outFrom = append(outFrom, from[i])
+	}
+	onto := func(x float64) float64 {
+		for _, s := range spans {
+			if w := 0.25 * (s.hi - s.lo); x >= s.lo-w && x <= s.hi+w {
+				return s.x
+			}
+		}
+		return x
+	}
+	return out, outFrom, onto
 }

@@ -35,3 +35,47 @@ func TestMixtureKeepsExactLevels(t *testing.T) {
 		}
 	}
 }
+
+// Level steps of 0.9 mW (a random telegraph, 0.18 mA at 5 V) split every
+// level of campaign seed 2's drive 0 in two: the doublets are merged, each
+// at its time-weighted mean. Levels that are merely close (an HDD's idle,
+// Partial and Slumber a few per cent apart) or one pair alone are not.
+func TestMergeDoublets(t *testing.T) {
+	ms := func(xn ...float64) []mode {
+		var out []mode
+		for i := 0; i < len(xn); i += 2 {
+			out = append(out, mode{x: xn[i], n: xn[i+1]})
+		}
+		return out
+	}
+	from := func(n int) []string { return make([]string, n) }
+	got, _, onto := mergeDoublets(ms(0.27061, 38, 0.26972, 50, 0.11755, 202, 0.11666, 257, 0.01011, 183, 0.00922, 247), from(6))
+	want := []float64{(0.27061*38 + 0.26972*50) / 88, (0.11755*202 + 0.11666*257) / 459, (0.01011*183 + 0.00922*247) / 430}
+	if len(got) != 3 {
+		t.Fatalf("merged into %d modes %+v, want 3", len(got), got)
+	}
+	for i, m := range got {
+		if math.Abs(m.x-want[i]) > 1e-12 {
+			t.Errorf("level %d at %.6f W, want %.6f", i, m.x, want[i])
+		}
+	}
+	if x := onto(0.00922); math.Abs(x-want[2]) > 1e-12 {
+		t.Errorf("onto(a half) = %g, want the merged %g", x, want[2])
+	}
+	if x := onto(0.05); x != 0.05 {
+		t.Errorf("onto(0.05) = %g: no doublet there", x)
+	}
+	for name, in := range map[string][]mode{
+		"HDD levels":   ms(5.30, 40, 5.02, 100, 4.89, 80, 4.74, 300, 2.1, 5),
+		"one doublet":  ms(0.27, 50, 0.12, 200, 0.1191, 250, 0.01, 400),
+		"lopsided":     ms(0.27061, 38, 0.26972, 2, 0.11755, 202, 0.11666, 3, 0.01, 300),
+		"three levels": ms(0.4, 10, 0.2, 10, 0.1, 10),
+		// Two spacings that agree by chance, each a third of its neighbours'
+		// gaps (campaign seed 2, drive 191: idle, Partial, Slumber, DevSlp).
+		"by chance": ms(0.86586, 36, 0.36508, 100, 0.28799, 64, 0.08535, 593, 0.00077, 255),
+	} {
+		if out, _, _ := mergeDoublets(in, from(len(in))); len(out) != len(in) {
+			t.Errorf("%s: %d modes merged into %d", name, len(in), len(out))
+		}
+	}
+}

@@ -61,3 +61,38 @@ func TestDetectStatesLearnsLevels(t *testing.T) {
 		t.Logf("%s: levels %+v; residency %v; devslp %.3f mW; entry %+v", r.Name, r.Levels, r.Residency, r.PowerW["devslp"]*1e3, r.Entry)
 	}
 }
+
+// A DevSlp floor under one LSB of a quantised meter reads 0 W: the level
+// is learned present (Levels' 0 means absent), so the DEVSLP spans are
+// DevSlp, not a "Slumber" at 0 W (campaign 1:66: DevSlp 51 % read 30 %,
+// Slumber named at the floor).
+func TestDevSlpFloorUnderOneLSB(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "q.iwcap")
+	sc := synthcap.Review(3*time.Minute, 2000, 50)
+	sc.CurrentLSB, sc.VoltLSB = 50e-6, 1.25e-3
+	for i := range sc.Drives {
+		sc.Drives[i].DevSlpW = 0.00005 // 10 µA at 5 V: a fifth of an LSB
+		sc.Drives[i].Split5V = 1
+	}
+	if err := synthcap.Write(path, sc); err != nil {
+		t.Fatal(err)
+	}
+	opts := analysis.DefaultOptions()
+	opts.States = &analysis.StateOptions{}
+	rep, err := analysis.Analyze(path, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rep.States {
+		if r.Learning == nil || r.Learning.Err != "" {
+			t.Fatalf("%s: levels not learned: %+v", r.Name, r.Learning)
+		}
+		if r.Levels.DevSlp <= 0 || r.Levels.Slumber != 0 {
+			t.Errorf("%s: levels %+v: want DevSlp present (at most an LSB) and no Slumber", r.Name, r.Levels)
+		}
+		// Two 5 s DEVSLP spans in 180 s, entry within the span.
+		if got := r.Residency["devslp"]; got < 0.9*10.0/180 {
+			t.Errorf("%s: DevSlp residency %.2f %%, want about %.2f %%", r.Name, 100*got, 100*10.0/180)
+		}
+	}
+}
