@@ -127,7 +127,11 @@ func TestBrowserViewerFeatures(t *testing.T) {
 		t.Fatalf("click at 20 %% and shift+click at 50 %% of %v selected %v", v0, sel)
 	}
 	panel := eval[string](t, b, `document.getElementById('sel-body').textContent`)
-	for _, want := range []string{"A " + fmtT(sel[0]), "B " + fmtT(sel[1]), "Δt " + fmtT(sel[1]-sel[0]), "mAh", " J (", "mWh"} {
+	// And the commands for the window at full resolution (export's CSV or
+	// Parquet, report's figures), with the selection's times.
+	iv := fmt.Sprintf("--from %.4fs --to %.4fs", sel[0], sel[1])
+	for _, want := range []string{"A " + fmtT(sel[0]), "B " + fmtT(sel[1]), "Δt " + fmtT(sel[1]-sel[0]), "mAh", " J (", "mWh",
+		"idlewatt export ", "--csv window.csv " + iv, "--parquet DIR", "idlewatt report ", iv + " --out window"} {
 		if !strings.Contains(panel, want) {
 			t.Errorf("panel %q lacks %q", panel, want)
 		}

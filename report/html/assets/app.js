@@ -348,8 +348,21 @@
 
   function showSelection() {
     var a = sel[0], b = sel[1];
-    document.getElementById('sel-body').innerHTML = IW.selectionHTML(drives.map(function (d) { return stats(d, a, b); }), a, b, fmtW);
+    document.getElementById('sel-body').innerHTML = IW.selectionHTML(drives.map(function (d) { return stats(d, a, b); }), a, b, fmtW) + windowCommands(a, b);
   }
+
+  // The commands that give the selected window at full resolution: the
+  // page holds buckets, the capture every sample (export's CSV or Parquet,
+  // report's every figure of the interval). Times on the report's
+  // timeline, to 0.1 ms.
+  function windowCommands(a, b) {
+    var cap = shq((R.capture && R.capture.path) || 'CAPTURE');
+    var iv = ' --from ' + a.toFixed(4) + 's --to ' + b.toFixed(4) + 's';
+    return '<p class="sel-cmd">This window at full resolution: <code>idlewatt export ' + esc(cap) + ' --csv window.csv' + esc(iv) +
+      '</code> (or <code>--parquet DIR</code>); every figure of it: <code>idlewatt report ' + esc(cap) + esc(iv) + ' --out window</code></p>';
+  }
+  // shq quotes a path for a POSIX shell where it needs it.
+  function shq(p) { return /^[A-Za-z0-9_.\/+:=@%-]+$/.test(p) ? p : "'" + p.replace(/'/g, "'\\''") + "'"; }
 
   var esc = IW.esc, fmtBytes = IW.fmtBytes;
 
