@@ -13,18 +13,8 @@ import (
 // A capture with no drive profiles: levels must be learned from the idle
 // samples, and DevSlp found from the power alone.
 func TestDetectStatesLearnsLevels(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "s.iwcap")
 	sc := synthcap.Review(3*time.Minute, 2000, 50)
-	if err := synthcap.Write(path, sc); err != nil {
-		t.Fatal(err)
-	}
-	opts := analysis.DefaultOptions()
-	opts.States = &analysis.StateOptions{}
-	rep, err := analysis.Analyze(path, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	reps := rep.States
+	reps := analyzeStates(t, sc).States
 	if len(reps) != len(sc.Drives) {
 		t.Fatalf("%d state reports for %d drives", len(reps), len(sc.Drives))
 	}
@@ -67,23 +57,13 @@ func TestDetectStatesLearnsLevels(t *testing.T) {
 // DevSlp, not a "Slumber" at 0 W (campaign 1:66: DevSlp 51 % read 30 %,
 // Slumber named at the floor).
 func TestDevSlpFloorUnderOneLSB(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "q.iwcap")
 	sc := synthcap.Review(3*time.Minute, 2000, 50)
 	sc.CurrentLSB, sc.VoltLSB = 50e-6, 1.25e-3
 	for i := range sc.Drives {
 		sc.Drives[i].DevSlpW = 0.00005 // 10 µA at 5 V: a fifth of an LSB
 		sc.Drives[i].Split5V = 1
 	}
-	if err := synthcap.Write(path, sc); err != nil {
-		t.Fatal(err)
-	}
-	opts := analysis.DefaultOptions()
-	opts.States = &analysis.StateOptions{}
-	rep, err := analysis.Analyze(path, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range rep.States {
+	for _, r := range analyzeStates(t, sc).States {
 		if r.Learning == nil || r.Learning.Err != "" {
 			t.Fatalf("%s: levels not learned: %+v", r.Name, r.Learning)
 		}
@@ -95,4 +75,21 @@ func TestDevSlpFloorUnderOneLSB(t *testing.T) {
 			t.Errorf("%s: DevSlp residency %.2f %%, want about %.2f %%", r.Name, 100*got, 100*10.0/180)
 		}
 	}
+}
+
+// analyzeStates writes sc as a capture and analyses it with state
+// detection.
+func analyzeStates(t *testing.T, sc synthcap.Scenario) *analysis.Report {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "s.iwcap")
+	if err := synthcap.Write(path, sc); err != nil {
+		t.Fatal(err)
+	}
+	opts := analysis.DefaultOptions()
+	opts.States = &analysis.StateOptions{}
+	rep, err := analysis.Analyze(path, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
 }

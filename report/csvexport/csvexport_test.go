@@ -20,18 +20,28 @@ import (
 // of 10, then 1020–1029; sample k draws 5 V × k mA.
 func gapCapture(t *testing.T) *capture.Reader {
 	t.Helper()
-	var buf bytes.Buffer
 	h := capture.Header{Created: "2026-01-02T03:04:05Z", Meter: meter.Info{Kind: "hub", Model: "test", Ports: 1},
 		Channels: []meter.Channel{{Port: 1, Rail: meter.Rail5V}}, RateHz: 10, Tool: "idlewatt test"}
-	w, err := capture.NewWriter(&buf, h, capture.Options{FlushEvery: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
+	var blocks []*meter.Block
 	for _, start := range []uint64{1000, 1020} {
 		b := &meter.Block{Channel: 0, Start: start, V: make([]units.Volts, 10), I: make([]units.Amps, 10)}
 		for k := range 10 {
 			b.V[k], b.I[k] = 5, units.Amps(float64(start-1000+uint64(k))/1000)
 		}
+		blocks = append(blocks, b)
+	}
+	return captureOf(t, h, blocks...)
+}
+
+// captureOf writes a capture of h holding blocks and opens it.
+func captureOf(t *testing.T, h capture.Header, blocks ...*meter.Block) *capture.Reader {
+	t.Helper()
+	var buf bytes.Buffer
+	w, err := capture.NewWriter(&buf, h, capture.Options{FlushEvery: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range blocks {
 		if err := w.Samples(b); err != nil {
 			t.Fatal(err)
 		}
@@ -111,26 +121,14 @@ func TestWindow(t *testing.T) {
 // back as written in the header, and a port the header names no drive for
 // has an empty cell.
 func TestDriveNames(t *testing.T) {
-	var buf bytes.Buffer
 	h := capture.Header{Created: "2026-01-02T03:04:05Z", Meter: meter.Info{Kind: "hub", Model: "test", Ports: 3},
 		Channels: []meter.Channel{{Port: 1, Rail: meter.Rail5V}, {Port: 2, Rail: meter.Rail5V}, {Port: 3, Rail: meter.Rail5V}},
 		Drives:   []capture.DriveInfo{{Port: 1, Name: `SSD "A", 1 TB`}, {Port: 3, Name: "plain"}}, RateHz: 10, Tool: "idlewatt test"}
-	w, err := capture.NewWriter(&buf, h, capture.Options{FlushEvery: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
+	var blocks []*meter.Block
 	for c := range 3 {
-		if err := w.Samples(&meter.Block{Channel: c, Start: 0, V: []units.Volts{5, 5}, I: []units.Amps{0.1, 0.2}}); err != nil {
-			t.Fatal(err)
-		}
+		blocks = append(blocks, &meter.Block{Channel: c, Start: 0, V: []units.Volts{5, 5}, I: []units.Amps{0.1, 0.2}})
 	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	r, err := capture.NewReader(bytes.NewReader(buf.Bytes()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := captureOf(t, h, blocks...)
 	var out bytes.Buffer
 	if _, err := Write(&out, r, All); err != nil {
 		t.Fatal(err)
