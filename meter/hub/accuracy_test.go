@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -102,5 +103,15 @@ func TestStatedAccuracyRefused(t *testing.T) {
 		if !errors.Is(err, meter.ErrCalibration) || !bytes.Contains([]byte(err.Error()), []byte("ACCURACY entry")) {
 			t.Errorf("%+v: err = %v, want a calibration error naming the ACCURACY entry", bad, err)
 		}
+	}
+}
+
+// More entries than ACCURACY's one-byte count holds is refused by the
+// emulator, not sent as a frame whose count and length disagree.
+func TestStatedAccuracyTooMany(t *testing.T) {
+	many := make([]hub.AccEntry, 300)
+	var buf bytes.Buffer
+	if err := hubemu.WriteFast(&buf, hubemu.Options{Ports: 2, Seed: 1, Accuracy: many}, 10*time.Millisecond); err == nil || !strings.Contains(err.Error(), "at most 255") {
+		t.Fatalf("300 entries: err = %v", err)
 	}
 }

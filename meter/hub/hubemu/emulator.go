@@ -131,6 +131,11 @@ func (o *Options) validate() error {
 	if o.Ports < 1 || o.Ports > 8 {
 		return fmt.Errorf("hubemu: %d ports (1–8 allowed)", o.Ports)
 	}
+	if len(o.Accuracy) > 255 {
+		// ACCURACY's entry count is one byte. (The entries themselves are
+		// not checked: a hostile hub's are what the host's check is for.)
+		return fmt.Errorf("hubemu: %d ACCURACY entries (at most 255)", len(o.Accuracy))
+	}
 	if len(o.Rates) == 0 {
 		o.Rates = slices.Clone(DefaultRates)
 	}
