@@ -3,7 +3,9 @@ package hub
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
+	"strings"
 	"testing"
 	"time"
 
@@ -63,8 +65,16 @@ func hostileFrames(data []byte, v2 bool) []byte {
 			m := MarkEcho{ID: uint32(a), Index: next + uint64(b)<<(c%64)}
 			p := m.Append(nil)
 			out = append(out, AppendFrame(nil, TypeMarkEcho, 0, p[:len(p)-int(a%3)]))
-		case 9:
-			out = append(out, AppendFrame(nil, Type(0x89+a%0x77), b, bytes.Repeat([]byte{c}, int(b%40))))
+		case 9: // any type from ACCURACY on: ACCURACY itself (malformed
+			// too) only after the first frame, where it is a later answer
+			// and passed over; as the opening's answer it is the hub's
+			// statement, and a malformed one is refused at the open
+			// (TestReplayMalformedAccuracy).
+			typ := Type(0x89 + a%0x77)
+			if typ == TypeAccuracy && len(out) == 0 {
+				typ++
+			}
+			out = append(out, AppendFrame(nil, typ, b, bytes.Repeat([]byte{c}, int(b%40))))
 		case 10:
 			out = append(out, samples2Frame(next-min(next, uint64(b%64)), n, SamplesResent))
 		case 11:
@@ -138,4 +148,28 @@ func FuzzHostileStream(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A malformed ACCURACY as a recorded stream's opening answer is the hub's
+// statement and refused at the open with its byte offset, as a malformed
+// CAL is; the same frame after the first sample block is a later answer to
+// the recording host, passed over like every answer, and the stream goes on.
+func TestReplayMalformedAccuracy(t *testing.T) {
+	h := header()
+	bad := AppendFrame(nil, TypeAccuracy, 3, bytes.Repeat([]byte{7}, 8))
+	_, err := NewReplay(bytes.NewReader(stream(h, bad, samplesFrame(0, 4))), "rec")
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("byte %d", len(h))) || !strings.Contains(err.Error(), "ACCURACY") {
+		t.Fatalf("opening ACCURACY malformed: err = %v, want the frame's byte %d named", err, len(h))
+	}
+	rp, err := NewReplay(bytes.NewReader(stream(h, samplesFrame(0, 4), bad, samplesFrame(4, 4))), "rec")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s gapSink
+	if err := rp.Stream(t.Context(), meter.StreamConfig{}, &s); err != nil {
+		t.Fatalf("mid-stream ACCURACY ended the stream: %v", err)
+	}
+	if len(s.starts) != 2 || len(s.gaps) != 0 {
+		t.Fatalf("blocks %v, gaps %v; want 2 blocks, no gap", s.starts, s.gaps)
+	}
 }
