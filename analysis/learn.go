@@ -125,11 +125,14 @@ type blockScale struct {
 	skip   int // samples left to drop before the first block of a stretch
 	sum    float64
 	n      int
-	ring   [4]float64 // the last block means of the stretch
+	ring   [ringLen]float64 // the last block means of the stretch
 	ringN  int
 	hist   [numCtx]modeHist
 	pre    modeHist  // blocks in the prePinWindow
 	d1, d4 reservoir // |differences| of block means at lags 1 and 4
+	// dMP: |differences| of block means ringLen apart in a stretch under
+	// max_performance, where the link holds one level (oneLevelSigma).
+	dMP reservoir
 	blocks int
 
 	// Steps within stretches (the long blocks only): pairs of block means
@@ -152,6 +155,12 @@ const (
 	stepSigmas = 6
 	stepCap    = 8192
 )
+
+// ringLen is how many block means of a stretch the ring keeps: the lag of
+// dMP's differences, 160 ms of 10 ms blocks — past the longest
+// correlation of the meter noises the campaign draws but for the slowest
+// level steps (redrawn every 100 ms on average, most pairs straddle one).
+const ringLen = 16
 
 func (b *blockScale) reset() { b.n, b.sum, b.ringN = 0, 0, 0 }
 
@@ -182,7 +191,7 @@ func (b *blockScale) add(w float64, ctx learnCtx, pre bool) (float64, bool) {
 		b.sigmaEst = b.sigma()
 	}
 	if b.ringN >= 2 && b.sigmaEst > 0 {
-		if from := b.ring[(b.ringN-2)%4]; math.Abs(m-from) > stepSigmas*b.sigmaEst {
+		if from := b.ring[(b.ringN-2)%ringLen]; math.Abs(m-from) > stepSigmas*b.sigmaEst {
 			b.stepSeen++
 			if b.stepKeep == 0 {
 				b.stepKeep = 1
@@ -202,12 +211,15 @@ func (b *blockScale) add(w float64, ctx learnCtx, pre bool) (float64, bool) {
 		}
 	}
 	if b.ringN >= 1 {
-		b.d1.add(math.Abs(m - b.ring[(b.ringN-1)%4]))
+		b.d1.add(math.Abs(m - b.ring[(b.ringN-1)%ringLen]))
 	}
 	if b.ringN >= 4 {
-		b.d4.add(math.Abs(m - b.ring[(b.ringN-4)%4]))
+		b.d4.add(math.Abs(m - b.ring[(b.ringN-4)%ringLen]))
 	}
-	b.ring[b.ringN%4] = m
+	if b.ringN >= ringLen && ctx == ctxMaxPerf {
+		b.dMP.add(math.Abs(m - b.ring[b.ringN%ringLen]))
+	}
+	b.ring[b.ringN%ringLen] = m
 	b.ringN++
 	return m, true
 }

@@ -65,6 +65,57 @@ func (h *modeHist) add(x float64) {
 	h.n++
 }
 
+// oneLevelSigma is the spread of one level's block means, measured where
+// the link holds one level: quiet blocks under max_performance (active
+// idle; background work above it). It is the smaller of two estimates
+// that fail apart: the shorth of those blocks (half of them decide, so
+// bursts above the level or a second level holding less than half do
+// not), and the median difference of block means ringLen apart in such
+// a stretch (a second level the link held for long — the link left in
+// Partial as the policy changed — changes few of them). Level steps of
+// the meter (a random telegraph) widen both: the lag-1 and lag-4
+// differences' medians (sigma) pass over them as they pass over the
+// drive's own steps, and a level read at that σ splits into modes a
+// telegraph step apart. ok is false with less than minSpreadS of such
+// blocks or too few differences. The histogram's bins (0.017 % wide) read
+// a spread of a few bins low, which leaves sigma's σ standing.
+func (b *blockScale) oneLevelSigma(blockS float64) (float64, bool) {
+	h := &b.hist[ctxMaxPerf]
+	if float64(h.n)*blockS < minSpreadS || len(b.dMP.v) < minSpreadDiffs {
+		return 0, false
+	}
+	pts := points(&b.hist, only(ctxMaxPerf))
+	x, w := make([]float64, len(pts)), make([]float64, len(pts))
+	for i, p := range pts {
+		x[i], w[i] = p.x, p.n
+	}
+	// The shorth of all of them, then of those within shorthKeep of its
+	// σ of its middle: bursts above the level hold some of the half the
+	// first interval needs, so it reaches further into the level's tails
+	// (30 % of blocks in bursts: 1.6 σ); the second holds half of the
+	// level's own blocks.
+	l, mid := stat.WeightedShorth(x, w)
+	var xs, ws []float64
+	for i := range x {
+		if math.Abs(x[i]-mid) <= shorthKeep*stat.ShorthScale*l {
+			xs, ws = append(xs, x[i]), append(ws, w[i])
+		}
+	}
+	l, _ = stat.WeightedShorth(xs, ws)
+	sh := stat.ShorthScale * l
+	d := stat.MADScale * b.dMP.median() / math.Sqrt2
+	return math.Min(sh, d), true
+}
+
+// minSpreadS is the least quiet time under max_performance whose blocks'
+// spread is taken as one level's (oneLevelSigma): 0.5 s (50 blocks of 10
+// ms); minSpreadDiffs the fewest differences.
+const (
+	minSpreadS     = 0.5
+	minSpreadDiffs = 32
+	shorthKeep     = 4
+)
+
 // modePoint is a bin of one or more contexts' histograms: its values' mean
 // and count, and the count by context.
 type modePoint struct {
@@ -344,6 +395,9 @@ type scaleFit struct {
 // fitScale fits the levels of one block scale.
 func (l *levelLearner) fitScale(b *blockScale, hdr capture.Header) scaleFit {
 	f := scaleFit{sb: b.sigma(), blockS: float64(b.per) / float64(hdr.RateHz)}
+	if one, ok := b.oneLevelSigma(f.blockS); ok && one > f.sb {
+		f.sb = one
+	}
 	f.h = math.Max(f.sb, math.Max(0.5*l.lsbW(hdr), 1e-7))
 	var total float64
 	for c := range numCtx {
@@ -417,7 +471,7 @@ func (l *levelLearner) nameLevels(out LevelLearning, hdr capture.Header, blockS 
 		sorted[i], sfrom[i] = all[j], from[j]
 	}
 	all, from = sorted, sfrom
-	all, from, onto := mergeDoublets(all, from)
+	all, from, onto := mergeDoublets(all, from, long.telegraphStep())
 	named := make([]string, len(all))
 	ev := map[string]string{}
 	var lv detect.Levels
@@ -643,12 +697,70 @@ func quantileOf(xs []float64, q float64) float64 {
 // one level — adjacent, at most doubletIsolation of the gaps to their
 // other neighbours apart, each holding at least doubletShare of the
 // pair's time — merged when at least two such pairs share one spacing
-// (within doubletTol): the meter's steps shift every level alike.
+// (within doubletTol): the meter's steps shift every level alike. When
+// the capture shows the steps themselves (telegraphStep), a pair that
+// spacing apart (within doubletTol) and at most telegraphIsolation of the
+// gaps to its neighbours is a doublet, confirmed or not by another pair.
 const (
-	doubletIsolation = 0.2
-	doubletShare     = 0.2
-	doubletTol       = 0.15
+	doubletIsolation   = 0.2
+	telegraphIsolation = 0.5
+	doubletShare       = 0.2
+	doubletTol         = 0.15
 )
+
+// A telegraph of level steps (telegraphStep): at least minTelegraphSteps
+// steps, telegraphShare of all those seen, of one size within doubletTol,
+// taken at levels telegraphSpread times that size apart or more (the
+// 10th to 90th percentile of the levels they leave).
+const (
+	minTelegraphSteps = 20
+	telegraphShare    = 0.3
+	telegraphSpread   = 5
+)
+
+// telegraphStep is the size of the meter's level steps when the capture
+// shows them, else 0. A random telegraph (a meter's popcorn noise, a range
+// switch) steps by one size in every state the drive is in; the drive's
+// own changes step by a different size for each pair of levels, and the
+// one change repeated most (DevSlp cycles between two levels) leaves
+// from levels only that size apart — not a telegraph.
+func (b *blockScale) telegraphStep() float64 {
+	if len(b.steps) < minTelegraphSteps {
+		return 0
+	}
+	d := make([]float64, len(b.steps))
+	for i, st := range b.steps {
+		d[i] = math.Abs(st.to - st.from)
+	}
+	sort.Float64s(d)
+	best, bestK, j0, j1 := 0.0, 0, 0, 0
+	for _, x := range d {
+		for d[j0] < x*(1-doubletTol) {
+			j0++
+		}
+		for j1 < len(d) && d[j1] <= x*(1+doubletTol) {
+			j1++
+		}
+		if j1-j0 > bestK {
+			best, bestK = x, j1-j0
+		}
+	}
+	if bestK < minTelegraphSteps || float64(bestK) < telegraphShare*float64(len(d)) {
+		return 0
+	}
+	var sizes, levels []float64
+	for _, st := range b.steps {
+		if x := math.Abs(st.to - st.from); math.Abs(x-best) <= doubletTol*best {
+			sizes, levels = append(sizes, x), append(levels, st.from)
+		}
+	}
+	size := stat.Median(sizes)
+	sort.Float64s(levels)
+	if stat.SortedQuantile(levels, 0.9)-stat.SortedQuantile(levels, 0.1) < telegraphSpread*size {
+		return 0
+	}
+	return size
+}
 
 // mergeDoublets merges the doublets of ms (sorted by x, highest first) into
 // one mode each, at their time-weighted mean (the level under steps that
@@ -659,28 +771,32 @@ const (
 // 0.9 mW apart (0.18 mA at 5 V), and the halves were named as separate
 // states: the upper half of idle background, the lower half of Partial
 // Slumber (campaign seed 2, drive 0; seed 1, drive 120).
-func mergeDoublets(ms []mode, from []string) ([]mode, []string, func(float64) float64) {
+func mergeDoublets(ms []mode, from []string, step float64) ([]mode, []string, func(float64) float64) {
 	id := func(x float64) float64 { return x }
 	n := len(ms)
-	if n < 4 {
+	if n < 4 && !(step > 0 && n >= 2) {
 		return ms, from, id
 	}
 	d := make([]float64, n-1) // d[i]: ms[i] − ms[i+1]
 	for i := range d {
 		d[i] = ms[i].x - ms[i+1].x
 	}
-	isolated := func(i int) bool {
+	apart := func(i int, iso float64) bool {
 		if d[i] <= 0 {
 			return false
 		}
-		if i > 0 && d[i] > doubletIsolation*d[i-1] {
+		if i > 0 && d[i] > iso*d[i-1] {
 			return false
 		}
-		if i+1 < len(d) && d[i] > doubletIsolation*d[i+1] {
+		if i+1 < len(d) && d[i] > iso*d[i+1] {
 			return false
 		}
 		a, b := ms[i].n, ms[i+1].n
 		return math.Min(a, b) >= doubletShare*math.Max(a, b)
+	}
+	isolated := func(i int) bool { return apart(i, doubletIsolation) }
+	stepped := func(i int) bool {
+		return step > 0 && math.Abs(d[i]-step) <= doubletTol*step && apart(i, telegraphIsolation)
 	}
 	// The spacing most pairs share.
 	best, bestK := 0.0, 0
@@ -699,14 +815,17 @@ func mergeDoublets(ms []mode, from []string) ([]mode, []string, func(float64) fl
 		}
 	}
 	if bestK < 2 {
-		return ms, from, id
+		best = 0
+	}
+	doublet := func(i int) bool {
+		return i+1 < n && (best > 0 && isolated(i) && math.Abs(d[i]-best) <= doubletTol*best || stepped(i))
 	}
 	type span struct{ lo, hi, x float64 }
 	var out []mode
 	var outFrom []string
 	var spans []span
 	for i := 0; i < n; i++ {
-		if i+1 < n && isolated(i) && math.Abs(d[i]-best) <= doubletTol*best {
+		if doublet(i) {
 			a, b := ms[i], ms[i+1]
 			m := mode{n: a.n + b.n, peak: math.Max(a.peak, b.peak)}
 			m.x = (a.x*a.n + b.x*b.n) / m.n

@@ -130,4 +130,25 @@ func TestShortCampaign(t *testing.T) {
 		t.Errorf("%d false DevSlp PASS", c.Verdicts.FalsePass)
 	}
 	t.Logf("goals missed today: %s", strings.Join(c.Missed, "; "))
+
+	// A rescore of the campaign's own captures with this build gives every
+	// check the run gave (one path: a capture analysed again reads as it
+	// did live), and a drive's report.json is written anew.
+	sout := t.TempDir()
+	s, err := Rescore(context.Background(), RescoreOptions{From: out, Out: sout, Parallel: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, d := range c.Results {
+		e := s.Results[i]
+		if !reflect.DeepEqual(d.Checks, e.Checks) || d.Verdict != e.Verdict || e.Error != "" {
+			t.Errorf("drive %d rescored: checks\n%+v\nverdict %q error %q; the run's\n%+v\nverdict %q", d.Case.Index, e.Checks, e.Verdict, e.Error, d.Checks, d.Verdict)
+		}
+		if _, err := os.Stat(filepath.Join(e.Dir, "report.json")); err != nil || filepath.Dir(e.Dir) != filepath.Join(sout, "runs") {
+			t.Errorf("drive %d: rescored into %s: %v", d.Case.Index, e.Dir, err)
+		}
+	}
+	if !reflect.DeepEqual(s.Coverage, c.Coverage) || !reflect.DeepEqual(s.Verdicts, c.Verdicts) {
+		t.Errorf("rescore: coverage %+v verdicts %+v; the run's %+v %+v", s.Coverage, s.Verdicts, c.Coverage, c.Verdicts)
+	}
 }

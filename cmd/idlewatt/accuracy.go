@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -17,7 +18,7 @@ import (
 func init() {
 	register(func() *cobra.Command {
 		c := &cobra.Command{
-			Use:   "accuracy [--drives N] [--seed S] [--out DIR] [--parallel P] [--replay SEED:INDEX] [--max-cycles N]",
+			Use:   "accuracy [--drives N] [--seed S] [--out DIR] [--parallel P] [--replay SEED:INDEX] [--max-cycles N] [--rescore DIR]",
 			Short: "Truth-recovery campaign: random simulated drives through the whole chain, every metric against the model's truth",
 			Long: `Draws N random drive profiles from the documented parameter space
 (docs/drive-profiles.md, "Parameter space"), each with a meter noise family,
@@ -27,6 +28,10 @@ sees a profile — compares every reported metric with the drive models' truth
 and tabulates the errors against the goals, overall and per noise family
 (docs/analysis.md, "Truth-recovery campaign"). Writes accuracy.json, accuracy.md and each hub's run (runs/) into
 --out. (seed, drive index) replays a drive exactly: --replay SEED:INDEX.
+--rescore DIR analyses the captures of the campaign in DIR again with this
+build and scores them against DIR's truth (same drives, same samples: an
+analysis change judged without a new campaign's spread); --out gets
+accuracy.json, accuracy.md and runs/HUB/report.json.
 Exit 0 when every goal is met, 1 when one is missed, 2 on bad input or when
 the campaign cannot start.`,
 			Args: cobra.NoArgs,
@@ -43,11 +48,15 @@ the campaign cannot start.`,
 		f.Bool("json", false, "print accuracy.json instead of the table")
 		f.Bool("overwrite", false, "replace the campaign files in an existing --out")
 		f.Bool("quiet", false, "no progress lines")
+		f.String("rescore", "", "score the captures of the campaign in this directory again with this build's analysis (no new runs)")
 		return c
 	})
 }
 
 func runAccuracy(cmd *cobra.Command, _ []string) error {
+	if from := optString(cmd, "rescore", ""); from != "" {
+		return runRescore(cmd, from)
+	}
 	n, err := optInt(cmd, "drives", "")
 	if err != nil {
 		return err
@@ -128,18 +137,72 @@ func runAccuracy(cmd *cobra.Command, _ []string) error {
 	if werr := c.WriteFiles(o.Out, command, overwrite); werr != nil {
 		return failErr("%v", werr)
 	}
+	printCampaign(cmd, c, o.Out)
+	if err != nil {
+		return failErr("%v; the %d drive(s) measured before it are in %s", err, c.Drives, o.Out)
+	}
+	if !c.GoalsMet {
+		return failErr("accuracy goals missed: %s", strings.Join(c.Missed, "; "))
+	}
+	return nil
+}
+
+// printCampaign prints c's table (or accuracy.json with --json).
+func printCampaign(cmd *cobra.Command, c *accuracy.Campaign, out string) {
 	w := cmd.OutOrStdout()
 	if optBool(cmd, "json", "") {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		_ = enc.Encode(c)
-	} else {
-		c.Table(w)
-		fmt.Fprintf(w, "written to %s (accuracy.md, accuracy.json, runs/)\n", o.Out)
+		return
 	}
+	c.Table(w)
+	fmt.Fprintf(w, "written to %s (accuracy.md, accuracy.json, runs/)\n", textsafe.Terminal(out))
+}
+
+// runRescore is accuracy --rescore FROM.
+func runRescore(cmd *cobra.Command, from string) error {
+	for _, f := range []string{"drives", "seed", "replay", "short", "max-cycles"} {
+		if cmd.Flags().Changed(f) {
+			return usageErr("--rescore: --%s does not apply (the campaign in %s says which drives and phases)", f, from)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(from, "accuracy.json")); err != nil {
+		return usageErr("--rescore %s: not a campaign's directory: %v", from, err)
+	}
+	par, err := optInt(cmd, "parallel", "")
 	if err != nil {
-		return failErr("%v; the %d drive(s) measured before it are in %s", err, c.Drives, o.Out)
+		return err
 	}
+	if par < 1 || par > 64 {
+		return usageErr("%s: %d, want 1–64", where(cmd, "parallel", ""), par)
+	}
+	o := accuracy.RescoreOptions{From: from, Out: optString(cmd, "out", ""), Parallel: par}
+	o.Overwrite, _ = cmd.Flags().GetBool("overwrite")
+	if o.Out == "" {
+		o.Out = defaultOut("accuracy")
+	}
+	if a, b := filepath.Clean(o.Out), filepath.Clean(from); a == b {
+		return usageErr("--out %s: the campaign rescored is there; name another directory", o.Out)
+	}
+	if err := accuracy.CheckOut(o.Out, o.Overwrite); err != nil {
+		return usageErr("--out: %v", err)
+	}
+	if err := outfile.Dir(o.Out); err != nil {
+		return usageErr("--out: %v", err)
+	}
+	if !optBool(cmd, "quiet", "") {
+		o.Progress = cmd.ErrOrStderr()
+	}
+	c, err := accuracy.Rescore(cmd.Context(), o)
+	if err != nil {
+		return failErr("rescore of %s: %v", textsafe.Terminal(from), err)
+	}
+	command := "idlewatt " + strings.Join(os.Args[1:], " ")
+	if err := c.WriteFiles(o.Out, command, o.Overwrite); err != nil {
+		return failErr("%v", err)
+	}
+	printCampaign(cmd, c, o.Out)
 	if !c.GoalsMet {
 		return failErr("accuracy goals missed: %s", strings.Join(c.Missed, "; "))
 	}

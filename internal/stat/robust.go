@@ -221,3 +221,40 @@ func RobustDiffVar(x []float64) float64 {
 	sd := absDiffSigma(a)
 	return sd * sd / 2
 }
+
+// ShorthScale turns the length of the shortest interval holding half of a
+// gaussian sample into its standard deviation: 1/(2·Φ⁻¹(3/4)).
+const ShorthScale = 0.7413011092528010
+
+// WeightedShorth is the length of the shortest interval [x[i], x[j]]
+// whose weights sum to at least half the total (Rousseeuw's shorth), and
+// its midpoint, for x sorted ascending with weights w ≥ 0: a scale that
+// half the values, wherever the other half lie, decide — a level's spread
+// with bursts above it or a second level beside it holding less than
+// half. NaN, NaN when the weights sum to 0.
+func WeightedShorth(x, w []float64) (length, mid float64) {
+	var total float64
+	for _, v := range w {
+		total += v
+	}
+	if !(total > 0) {
+		return math.NaN(), math.NaN()
+	}
+	length, mid = math.Inf(1), math.NaN()
+	var in float64
+	j := 0
+	for i := range x {
+		for j < len(x) && in < total/2 {
+			in += w[j]
+			j++
+		}
+		if in < total/2 {
+			break
+		}
+		if l := x[j-1] - x[i]; l < length {
+			length, mid = l, (x[j-1]+x[i])/2
+		}
+		in -= w[i]
+	}
+	return length, mid
+}

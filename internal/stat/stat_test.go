@@ -3,6 +3,7 @@ package stat
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"testing"
 )
@@ -255,5 +256,52 @@ func TestNoiseMarginalHoldsHum(t *testing.T) {
 		if nm.Marginal < nm.Sigma {
 			t.Errorf("%s: Marginal %g < Sigma %g", tc.name, nm.Marginal, nm.Sigma)
 		}
+	}
+}
+
+// WeightedShorth of sorted values with integer weights is the shorth of the
+// values repeated that many times (a histogram read back), on draws it was
+// not written for; and a gaussian sample's shorth × ShorthScale is its σ.
+func TestWeightedShorthIsRepeatedShorth(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for trial := range 300 {
+		n := 1 + r.IntN(30)
+		x, w := make([]float64, n), make([]float64, n)
+		var rep []float64
+		for i := range x {
+			x[i] = math.Round(r.NormFloat64()*8) / 4
+		}
+		slices.Sort(x)
+		for i := range x {
+			k := r.IntN(5)
+			w[i] = float64(k)
+			for range k {
+				rep = append(rep, x[i])
+			}
+		}
+		got, _ := WeightedShorth(x, w)
+		if len(rep) == 0 {
+			if !math.IsNaN(got) {
+				t.Fatalf("trial %d: no weight, shorth %g, want NaN", trial, got)
+			}
+			continue
+		}
+		k := (len(rep) + 1) / 2 // values in a window holding at least half
+		want := math.Inf(1)
+		for i := 0; i+k <= len(rep); i++ {
+			want = math.Min(want, rep[i+k-1]-rep[i])
+		}
+		if got != want {
+			t.Fatalf("trial %d: shorth %g, the repeated values' %g (%v)", trial, got, want, rep)
+		}
+	}
+	g := make([]float64, 20000)
+	one := make([]float64, len(g))
+	for i := range g {
+		g[i], one[i] = 3*r.NormFloat64(), 1
+	}
+	slices.Sort(g)
+	if l, mid := WeightedShorth(g, one); math.Abs(ShorthScale*l/3-1) > 0.03 || math.Abs(mid) > 0.1 {
+		t.Fatalf("gaussian σ 3 about 0: shorth %g (σ %g), midpoint %g", l, ShorthScale*l, mid)
 	}
 }
