@@ -124,6 +124,7 @@ type driveProc struct {
 	rest        blockSeries    // with a classifier, the drive's quiet samples in any state
 	lsb         []railLSB      // per rail, for the resolution and calibration terms
 	noise       stat.Variogram // every quiet sample, any state (quietNoise)
+	spans       spanNoise      // with a classifier, quiet spans of one level state
 	dn          *driveNoise    // quietNoise, once measured
 	ds          *devslpProc    // DevSlp cycles to judge; nil without
 	devslpChart *devslpChart   // the cycle to chart, after finish
@@ -182,6 +183,7 @@ func newDriveProc(info capture.DriveInfo, rails []int, c *Clock, busy []span, se
 	}
 	d.quiet.init(rate)
 	d.rest.init(rate)
+	d.spans.init(rate)
 	d.outside.quiet.init(rate)
 	d.outside.rest.init(rate)
 	var n [numPeakWins]int
@@ -335,6 +337,12 @@ func (d *driveProc) classify(start uint64, k int, run []float64, a Activity, pin
 				st = StateActive
 			}
 		}
+		switch {
+		case a == Idle && !pin && (st == StateIdle || st == StatePartial || st == StateSlumber):
+			d.spans.add(p, st)
+		default:
+			d.spans.end()
+		}
 		if a == Idle && !pin {
 			d.noise.Add(p)
 			d.rest.add1(p)
@@ -404,6 +412,7 @@ func (d *driveProc) missing(start, count uint64) {
 	}
 	d.lastMissEnd = start + count
 	d.wins.reset()
+	d.spans.end()
 	if d.dec != nil {
 		d.dec.Gap((d.clock.HostF(float64(start))-d.t0)/1e9, (d.clock.HostF(float64(start+count))-d.t0)/1e9)
 	}

@@ -546,6 +546,13 @@ func (d *driveProc) quietNoise() driveNoise {
 			dn.longRun, dn.dof = v, math.Max(1, madEfficiency*float64(k-1))
 		}
 	}
+	// The noise within spans of one level, in batches up to seconds long
+	// (spanNoise), where it exceeds the above by more than its own noise
+	// (two standard errors of a variance of that many degrees of
+	// freedom): white noise keeps the narrower estimate.
+	if v, dof, batch, ok := d.spans.longRun(); ok && v > dn.longRun*(1+2*math.Sqrt(2/float64(dof))) {
+		dn.longRun, dn.dof, dn.batch, dn.batches = v, float64(dof), batch, dof
+	}
 	return dn
 }
 
