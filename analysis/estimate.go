@@ -579,6 +579,24 @@ func (d *driveProc) levelOf(b *blockSeries, floor, ceil float64) levelEstimate {
 	blockSigma := 0.0
 	if dn.ok {
 		blockSigma = math.Sqrt(dn.nm.MeanVar(b.L))
+		// A level's own block spread within spans of one level (robust:
+		// a span's edges and bursts the label did not follow are few),
+		// where it exceeds the model's by more than its noise: a meter's level
+		// steps of ±a split a level's blocks in two 2a apart, and at the
+		// model's σ the densest window held one half and the rest was
+		// cut as bursts and dips — active idle read half a step off
+		// (campaign steps family: −0.45 mW for steps of ±0.45 mW on 6
+		// drives of 75).
+		// Only within a band between levels, and a sixteenth of it at
+		// most: a two-level span (a label held through bursts) is
+		// indistinguishable from a telegraph by its spread alone, but
+		// not by its size against the levels' gaps (the campaign's
+		// telegraphs: bands ≥ 32 of their spread; an HDD whose label held
+		// through GC under max_performance, 3:69: 0.45 W in a 3 W band).
+		s, dof, ok := d.spans.blockSigma(b.L)
+		if ok && s > blockSigma*(1+2/math.Sqrt(2*madEfficiency*float64(dof))) && s <= (ceil-floor)/16 {
+			blockSigma = s
+		}
 	}
 	e := estimateLevelNoise(bs, b.L, b.minN, resU, floor, ceil, blockSigma)
 	if !dn.ok {

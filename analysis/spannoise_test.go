@@ -57,3 +57,55 @@ func TestSpanNoise(t *testing.T) {
 		}
 	}
 }
+
+// blockSigma reads a telegraph's two levels ±a/2 as a block spread near
+// a/2 (the MAD of two values a apart), and refuses spans whose blocks lie
+// spread between levels a watt apart (a label held through a drive's
+// changes: 40 % low, 20 % between, 40 % high — some blocks at the span's
+// mean, most far from it): not one level's noise. A span of two levels
+// half the time each looks like a telegraph by its spread alone; levelOf
+// bounds the spread by the gaps between the learned levels.
+func TestSpanBlockSigma(t *testing.T) {
+	const rate = 10000
+	r := rand.New(rand.NewPCG(13, 14))
+	for trial := range 20 {
+		a := 1e-3 + 10e-3*r.Float64()
+		var tg, gc spanNoise
+		tg.init(rate)
+		gc.init(rate)
+		state := a / 2
+		for range 8 {
+			level := r.Float64()
+			for i := range 6 * rate {
+				if r.Float64() < 1/(0.030*rate) {
+					state = a / 2
+					if r.IntN(2) == 0 {
+						state = -a / 2
+					}
+				}
+				e := 1e-5 * r.NormFloat64()
+				tg.add(level+state+e, StateIdle)
+				burst := 0.0
+				switch (i / 1000) % 5 {
+				case 1:
+					burst = 0.5
+				case 2, 3:
+					burst = 1
+				}
+				gc.add(level+burst+e, StateIdle)
+			}
+			tg.end()
+			gc.end()
+		}
+		s, _, ok := tg.blockSigma(tg.L)
+		if !ok || s < 0.5*a/2 || s > 1.6*a/2 {
+			t.Fatalf("trial %d: telegraph ±%.3g mW: block σ %.4g mW (%v)", trial, a/2*1e3, s*1e3, ok)
+		}
+		if s, _, ok := gc.blockSigma(gc.L); ok {
+			t.Fatalf("trial %d: spans between levels a watt apart read as one level, block σ %.4g W", trial, s)
+		}
+		if _, _, _, ok := gc.longRun(); ok {
+			t.Fatalf("trial %d: spans between levels a watt apart give a long-run variance", trial)
+		}
+	}
+}
