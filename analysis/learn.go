@@ -132,7 +132,7 @@ type blockScale struct {
 	d1, d4 reservoir // |differences| of block means at lags 1 and 4
 	// dMP: |differences| of block means ringLen apart in a stretch under
 	// max_performance, where the link holds one level (oneLevelSigma).
-	dMP reservoir
+	dMP    reservoir
 	blocks int
 
 	// Steps within stretches (the long blocks only): pairs of block means
