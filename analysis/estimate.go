@@ -229,39 +229,19 @@ func estimateLevelNoise(bs []blk, L, minN int, resU func(sigma float64) float64,
 		}
 		return e
 	}
-	s := slices.Clone(full)
-	slices.Sort(s)
-	q25, q50, q75 := sortedQ(s, 0.25), sortedQ(s, 0.5), sortedQ(s, 0.75)
-	sigma := math.Max(math.Min(q50-q25, q75-q50)/quartileZ, blockSigma)
-	centre := q50
 	levelBased := !math.IsInf(floor, -1)
-	if !levelBased && blockSigma > 0 {
-		// With the drive's noise model the spread of a block mean is
-		// known — σ is the model's — and the centre is the densest ±3σ
-		// window of block means (idleMode without a band): background
-		// work a third of the time lifted the median and the quartiles'
-		// spread by about a σ each, and active idle 3.5 % above the truth
-		// (TestDriveIntervalsUnderMeterNoise, level steps).
-		sigma = blockSigma
-		if m, ok := idleMode(s, math.Inf(-1), math.Inf(1), math.Max(3*sigma, math.Max(idleModeRelFrac*math.Abs(q50), 3*uRes))); ok {
-			centre = m
-		}
-	}
-	if levelBased {
-		sigma = math.Max(stat.DiffSigma(full), blockSigma)
-		var ok bool
-		if centre, ok = idleMode(s, floor, ceil, math.Max(3*sigma, math.Max(idleModeRelFrac*math.Abs(floor), 3*uRes))); !ok {
-			e.Note = "no 10 ms of quiet time at the active-idle level (quiet time is in a lower link state or background work; measure's active_idle phase measures it under max_performance)"
-			for _, b := range bs {
-				if b.sum/float64(b.n) < floor {
-					e.LowN += b.n
-				} else {
-					e.BurstN += b.n
-					e.BurstSum += b.sum
-				}
+	centre, sigma, ok := levelCentre(full, floor, ceil, blockSigma, uRes)
+	if !ok {
+		e.Note = "no 10 ms of quiet time at the active-idle level (quiet time is in a lower link state or background work; measure's active_idle phase measures it under max_performance)"
+		for _, b := range bs {
+			if b.sum/float64(b.n) < floor {
+				e.LowN += b.n
+			} else {
+				e.BurstN += b.n
+				e.BurstSum += b.sum
 			}
-			return e
 		}
+		return e
 	}
 	rel := burstRelFrac
 	if levelBased {
@@ -275,6 +255,54 @@ func estimateLevelNoise(bs []blk, L, minN int, resU func(sigma float64) float64,
 		k = modelBurstSigmas
 	}
 	h := math.Max(k*sigma, math.Max(rel*math.Abs(centre), 3*uRes))
+	kept := e.keepBlocks(bs, L, centre, h, floor, ceil)
+	if e.Kept == 0 {
+		e.Note = "every quiet block is a burst or a dip"
+		return e
+	}
+	e.uncertainty(kept, L, levelBased, resU)
+	return e
+}
+
+// levelCentre is where a level's blocks (full, their means) centre and the
+// noise σ of one: with the drive's noise model (blockSigma) the densest
+// window of ±3σ, without it the median and the smaller half-spread of the
+// quartiles; level-based (a finite floor) the dominant mode in [floor,
+// ceil] (idleMode), ok false when there is none.
+func levelCentre(full []float64, floor, ceil, blockSigma, uRes float64) (centre, sigma float64, ok bool) {
+	s := slices.Clone(full)
+	slices.Sort(s)
+	q25, q50, q75 := sortedQ(s, 0.25), sortedQ(s, 0.5), sortedQ(s, 0.75)
+	sigma = math.Max(math.Min(q50-q25, q75-q50)/quartileZ, blockSigma)
+	centre = q50
+	if math.IsInf(floor, -1) {
+		if blockSigma > 0 {
+			// With the drive's noise model the spread of a block mean is
+			// known — σ is the model's — and the centre is the densest
+			// ±3σ window of block means (idleMode without a band):
+			// background work a third of the time lifted the median and
+			// the quartiles' spread by about a σ each, and active idle
+			// 3.5 % above the truth (TestDriveIntervalsUnderMeterNoise,
+			// level steps).
+			sigma = blockSigma
+			if m, ok := idleMode(s, math.Inf(-1), math.Inf(1), math.Max(3*sigma, math.Max(idleModeRelFrac*math.Abs(q50), 3*uRes))); ok {
+				centre = m
+			}
+		}
+		return centre, sigma, true
+	}
+	sigma = math.Max(stat.DiffSigma(full), blockSigma)
+	centre, ok = idleMode(s, floor, ceil, math.Max(3*sigma, math.Max(idleModeRelFrac*math.Abs(floor), 3*uRes)))
+	return centre, sigma, ok
+}
+
+// keepBlocks marks the blocks of bs beyond centre ± h (a partial block's
+// band widened by √(L/n)), or outside [floor, ceil], as bursts (above,
+// with their neighbours) and dips (below), counts them into e, keeps the
+// rest (e.Level their mean, e.Kept their samples) and returns the kept
+// whole blocks.
+func (e *levelEstimate) keepBlocks(bs []blk, L int, centre, h, floor, ceil float64) []blk {
+	levelBased := !math.IsInf(floor, -1)
 	mark := make([]int8, len(bs)) // +1 burst, -1 dip, 0 kept
 	for i, b := range bs {
 		m := b.sum / float64(b.n)
@@ -316,17 +344,19 @@ func estimateLevelNoise(bs []blk, L, minN int, resU func(sigma float64) float64,
 			}
 		}
 	}
-	if e.Kept == 0 {
-		e.Note = "every quiet block is a burst or a dip"
-		return e
+	if e.Kept > 0 {
+		e.Level = ksum / float64(e.Kept)
 	}
-	e.Level = ksum / float64(e.Kept)
-	// Batch means of the kept blocks, the batch length from their own
-	// autocorrelation (stat.MeanStdErr: ten correlation lengths, at least
-	// 10 batches; shorter series say so and take the larger of two
-	// estimates). Before, neighbours merged until their lag-1
-	// autocorrelation fell under max(0.1, 2/√K), which under AR(1) noise
-	// of 5–20 ms stopped at batches still correlated.
+	return kept
+}
+
+// uncertainty is the level's interval from batch means of the kept
+// blocks, the batch length from their own autocorrelation
+// (stat.MeanStdErr: ten correlation lengths, at least 10 batches; shorter
+// series say so and take the larger of two estimates). Before, neighbours
+// merged until their lag-1 autocorrelation fell under max(0.1, 2/√K),
+// which under AR(1) noise of 5–20 ms stopped at batches still correlated.
+func (e *levelEstimate) uncertainty(kept []blk, L int, levelBased bool, resU func(sigma float64) float64) {
 	km := make([]float64, len(kept))
 	for i, b := range kept {
 		km[i] = b.sum / float64(b.n)
@@ -346,7 +376,7 @@ func estimateLevelNoise(bs []blk, L, minN int, resU func(sigma float64) float64,
 			e.Level, e.Kept = math.NaN(), 0
 			e.Note = "fewer than 3 independent 10 ms quiet blocks at the active-idle level: no value (measure longer)"
 		}
-		return e
+		return
 	}
 	e.Blocks, e.BlockS = ms.Batches, float64(ms.Batch*L)
 	e.sv, e.sdof = ms.SE*ms.SE, ms.Dof
@@ -356,7 +386,6 @@ func estimateLevelNoise(bs []blk, L, minN int, resU func(sigma float64) float64,
 	}
 	u95 := expanded(e.sv, e.sdof, resU(math.Sqrt(e.NoiseVar1)))
 	e.U95 = &u95
-	return e
 }
 
 // quartileZ is Φ⁻¹(3/4): a half inter-quartile distance of gaussian data

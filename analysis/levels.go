@@ -431,9 +431,67 @@ func only(x learnCtx) func(learnCtx) bool { return func(c learnCtx) bool { retur
 func (l *levelLearner) nameLevels(out LevelLearning, hdr capture.Header, blockS float64) LevelLearning {
 	long := &l.scales[0]
 	f := l.fitScale(long, hdr)
-	sb, h, minN := f.sb, f.h, f.minN
-	out.BlockSigmaW = sb
-	all := f.all
+	out.BlockSigmaW = f.sb
+	nm := &naming{f: f, blockS: blockS, ev: map[string]string{}}
+	onto := nm.gather(l, hdr)
+	nm.se = func(n float64) float64 { return f.sb * math.Sqrt(f.corr/math.Max(n, 1)) }
+	mp, hasMP := dominant(modes(points(&long.hist, only(ctxMaxPerf)), f.h, f.minN, mergeRatio))
+	dp, hasDP := dominant(modes(points(&long.hist, only(ctxPin)), f.h, f.minN, mergeRatio))
+	mp.x, dp.x = onto(mp.x), onto(dp.x) // a half of a merged doublet is the doublet
+	if !nm.nameIdle(long, mp, hasMP) {
+		out.Err = fmt.Sprintf("levels not learned: no level held for %.0f ms among %.0f ms of quiet time", f.minN*blockS*1e3, float64(long.blocks)*blockS*1e3)
+		return out
+	}
+	if hasDP {
+		nm.nameDevSlpAtPin(l.cycles, dp)
+	}
+	if nm.lv.DevSlp == 0 {
+		nm.nameHBADevSlp()
+	}
+	nm.nameRest()
+	lv, ev := nm.lv, nm.ev
+	if lv.DevSlp > 0 && ((lv.Slumber > 0 && lv.DevSlp >= lv.Slumber) || (lv.Partial > 0 && lv.DevSlp >= lv.Partial)) {
+		lv.DevSlp = 0
+		delete(ev, "devslp")
+	}
+	for i, m := range nm.all {
+		lm := LearnedMode{W: m.x, S: m.n * blockS, State: nm.named[i], ByCtx: map[string]float64{}}
+		for c, x := range m.byCtx {
+			if x*blockS >= 1e-4 {
+				lm.ByCtx[ctxNames[c]] = x * blockS
+			}
+		}
+		out.Modes = append(out.Modes, lm)
+	}
+	if err := lv.Validate(); err != nil {
+		out.Err = "levels not learned: " + err.Error()
+		return out
+	}
+	out.Levels, out.Evidence = lv, ev
+	return out
+}
+
+// naming is nameLevels' work: the modes, highest first, what each is
+// named and where it came from, the levels and their evidence.
+type naming struct {
+	f      scaleFit
+	blockS float64
+	all    []mode
+	named  []string
+	from   []string
+	ev     map[string]string
+	lv     detect.Levels
+	idle   int
+	se     func(n float64) float64 // the standard error of a level held n blocks
+}
+
+// gather collects the modes: the long blocks' fit, the levels the short
+// blocks resolve and the long ones do not, the plateaus of the power after
+// I/O, sorted highest first, the doublets merged; onto maps a level inside
+// a merged doublet onto it.
+func (nm *naming) gather(l *levelLearner, hdr capture.Header) (onto func(float64) float64) {
+	long := &l.scales[0]
+	all := nm.f.all
 	from := make([]string, len(all))
 	// Levels the short blocks resolve and the long ones do not have: held
 	// for tens of ms at a time (a Partial between I/O and Slumber).
@@ -452,10 +510,10 @@ func (l *levelLearner) nameLevels(out LevelLearning, hdr capture.Header, blockS 
 	// Plateaus of the power after I/O the blocks do not resolve.
 	for _, c := range []learnCtx{ctxLPM, ctxMedium, ctxMinPower} {
 		for _, pl := range l.post[c].plateaus(c) {
-			if nearest(all, pl.w, 2*sb) >= 0 {
+			if nearest(all, pl.w, 2*nm.f.sb) >= 0 {
 				continue
 			}
-			m := mode{x: pl.w, n: (pl.to - pl.from) / 1e3 * float64(pl.stretches) / blockS}
+			m := mode{x: pl.w, n: (pl.to - pl.from) / 1e3 * float64(pl.stretches) / nm.blockS}
 			m.byCtx[c] = m.n
 			all = append(all, m)
 			from = append(from, fmt.Sprintf(" (the power after I/O under %s: held from %.0f to %.0f ms after it, over %d stretches)", ctxNames[c], pl.from, pl.to, pl.stretches))
@@ -470,29 +528,28 @@ func (l *levelLearner) nameLevels(out LevelLearning, hdr capture.Header, blockS 
 	for i, j := range ix {
 		sorted[i], sfrom[i] = all[j], from[j]
 	}
-	all, from = sorted, sfrom
-	all, from, onto := mergeDoublets(all, from, long.telegraphStep())
-	named := make([]string, len(all))
-	ev := map[string]string{}
-	var lv detect.Levels
-	se := func(n float64) float64 { return sb * math.Sqrt(f.corr/math.Max(n, 1)) }
-	mp, hasMP := dominant(modes(points(&long.hist, only(ctxMaxPerf)), h, minN, mergeRatio))
-	dp, hasDP := dominant(modes(points(&long.hist, only(ctxPin)), h, minN, mergeRatio))
-	mp.x, dp.x = onto(mp.x), onto(dp.x) // a half of a merged doublet is the doublet
+	nm.all, nm.from, onto = mergeDoublets(sorted, sfrom, long.telegraphStep())
+	nm.named = make([]string, len(nm.all))
+	return onto
+}
 
-	// Active idle: the dominant mode of quiet time under max_performance,
-	// where the link never leaves active; else the highest level.
+// nameIdle names active idle — the dominant mode of quiet time under
+// max_performance (mp), where the link never leaves active; else the
+// highest level that is not background work — and the levels above it
+// background. false when there is no level.
+func (nm *naming) nameIdle(long *blockScale, mp mode, hasMP bool) bool {
+	all := nm.all
 	idle := -1
 	if hasMP {
-		idle = nearest(all, mp.x, math.Max(3*h, 5*se(mp.n)))
+		idle = nearest(all, mp.x, math.Max(3*nm.f.h, 5*nm.se(mp.n)))
 		if idle < 0 {
 			all = append([]mode{mp}, all...)
-			named = append([]string{""}, named...)
-			from = append([]string{""}, from...)
+			nm.named = append([]string{""}, nm.named...)
+			nm.from = append([]string{""}, nm.from...)
 			sort.SliceStable(all, func(a, b int) bool { return all[a].x > all[b].x })
 			idle = nearest(all, mp.x, 0)
 		}
-		ev["idle"] = "the quiet time under max_performance (the link stays active)"
+		nm.ev["idle"] = "the quiet time under max_performance (the link stays active)"
 	} else if len(all) > 0 {
 		// The highest level that is not background work: background is
 		// entered from a lower level without I/O and left back to it; the
@@ -516,105 +573,116 @@ func (l *levelLearner) nameLevels(out LevelLearning, hdr capture.Header, blockS 
 		for idle+1 < len(all) && up[idle] >= 3 && up[idle] > 2*(down[idle]+starts[idle]) {
 			idle++
 		}
-		ev["idle"] = "the highest level of quiet time that is not background work (entered from below without I/O); no max_performance time recorded"
+		nm.ev["idle"] = "the highest level of quiet time that is not background work (entered from below without I/O); no max_performance time recorded"
 	}
+	nm.all = all
 	if idle < 0 {
-		out.Err = fmt.Sprintf("levels not learned: no level held for %.0f ms among %.0f ms of quiet time", minN*blockS*1e3, float64(long.blocks)*blockS*1e3)
-		return out
+		return false
 	}
-	lv.Idle = units.Watts(all[idle].x)
-	named[idle] = "idle"
+	nm.idle = idle
+	nm.lv.Idle = units.Watts(all[idle].x)
+	nm.named[idle] = "idle"
 	for i := range idle {
-		named[i] = "background"
+		nm.named[i] = "background"
 	}
+	return true
+}
 
-	// DevSlp: the level of DEVSLP-asserted time, if it lies below the level
-	// the drive held just before an assertion (a drive that ignores the
-	// pin stays there; one already in the HBA's own DevSlp was there).
-	if hasDP {
-		// Cycle by cycle: a drop from the level held just before the
-		// assertion to the level under the pin, beyond both means' errors.
-		// Cycle by cycle, the level the drive rested at before the
-		// assertion: the median of the 10 ms means before it that lie
-		// nearest a level below active idle (at least 3 of them; else
-		// those at idle) — a GC burst over most of the window, a wake, is
-		// not where the drive rests. Against the median under the pin (1.2533 σ_b √(k/n) each),
-		// in one cycle or pooled over all (weighted by 1/SE²: under a noise
-		// that makes one cycle's drop uncertain, two are surer; a drive
-		// that ignores the pin drops by nothing in any).
-		var sw, swd float64
-		var best, bestPre float64
-		for _, cy := range l.cycles {
-			if len(cy.pre) < 3 || len(cy.pin) < 3 {
-				continue
-			}
-			var rest, atIdle []float64
-			for _, x := range cy.pre {
-				switch i := nearest(all, x, 0); {
-				case i > idle:
-					rest = append(rest, x)
-				case i == idle:
-					atIdle = append(atIdle, x)
-				}
-			}
-			if len(rest) < 3 {
-				rest = atIdle // a drive that rests at idle (no link power management)
-			}
-			if len(rest) < 3 {
-				continue
-			}
-			pre, pin := quantileOf(rest, 0.5), quantileOf(cy.pin, 0.5)
-			d := pre - pin
-			u := 1.2533 * math.Hypot(se(float64(len(rest))), se(float64(len(cy.pin))))
-			if !(u > 0) {
-				u = 1e-12
-			}
-			sw += 1 / (u * u)
-			swd += d / (u * u)
-			if d > devslpRel*pre && d/u > best {
-				best, bestPre = d/u, pre
+// nameDevSlpAtPin names DevSlp: the level of DEVSLP-asserted time (dp),
+// if it lies below the level the drive held just before an assertion (a
+// drive that ignores the pin stays there; one already in the HBA's own
+// DevSlp was there).
+func (nm *naming) nameDevSlpAtPin(cycles []pinCycle, dp mode) {
+	all, idle, se := nm.all, nm.idle, nm.se
+	// Cycle by cycle: a drop from the level held just before the
+	// assertion to the level under the pin, beyond both means' errors.
+	// Cycle by cycle, the level the drive rested at before the
+	// assertion: the median of the 10 ms means before it that lie
+	// nearest a level below active idle (at least 3 of them; else
+	// those at idle) — a GC burst over most of the window, a wake, is
+	// not where the drive rests. Against the median under the pin (1.2533 σ_b √(k/n) each),
+	// in one cycle or pooled over all (weighted by 1/SE²: under a noise
+	// that makes one cycle's drop uncertain, two are surer; a drive
+	// that ignores the pin drops by nothing in any).
+	var sw, swd float64
+	var best, bestPre float64
+	for _, cy := range cycles {
+		if len(cy.pre) < 3 || len(cy.pin) < 3 {
+			continue
+		}
+		var rest, atIdle []float64
+		for _, x := range cy.pre {
+			switch i := nearest(all, x, 0); {
+			case i > idle:
+				rest = append(rest, x)
+			case i == idle:
+				atIdle = append(atIdle, x)
 			}
 		}
-		pooled, pooledD := 0.0, 0.0
-		if sw > 0 {
-			pooledD = swd / sw
-			pooled = pooledD * math.Sqrt(sw)
+		if len(rest) < 3 {
+			rest = atIdle // a drive that rests at idle (no link power management)
 		}
-		if dp.x < float64(lv.Idle) && (best >= devslpZ || (pooled >= devslpZ && pooledD > devslpRel*dp.x)) {
-			// A floor under one LSB of a quantised meter reads 0 W, which
-			// Levels takes for "no DevSlp": such a level is present, at
-			// minLevelW (before, its drives' Slumber was named at the
-			// floor and their real Slumber left unnamed: campaign 1:66).
-			lv.DevSlp = units.Watts(math.Max(dp.x, minLevelW))
-			ev["devslp"] = fmt.Sprintf("DEVSLP-asserted time: the power fell below the level held before the assertions (%.1f standard errors in one cycle, from %.3g W; %.1f pooled over the cycles)", best, bestPre, pooled)
+		if len(rest) < 3 {
+			continue
 		}
-		if lv.DevSlp > 0 {
-			// The HBA's own DevSlp outside the pin: levels at the pin's
-			// (within the two means' errors), or below it.
-			for i := idle + 1; i < len(all); i++ {
-				if math.Abs(all[i].x-dp.x) <= devslpZ*math.Hypot(se(dp.n), se(all[i].n)) || all[i].x < dp.x {
-					named[i] = "devslp"
-				}
+		pre, pin := quantileOf(rest, 0.5), quantileOf(cy.pin, 0.5)
+		d := pre - pin
+		u := 1.2533 * math.Hypot(se(float64(len(rest))), se(float64(len(cy.pin))))
+		if !(u > 0) {
+			u = 1e-12
+		}
+		sw += 1 / (u * u)
+		swd += d / (u * u)
+		if d > devslpRel*pre && d/u > best {
+			best, bestPre = d/u, pre
+		}
+	}
+	pooled, pooledD := 0.0, 0.0
+	if sw > 0 {
+		pooledD = swd / sw
+		pooled = pooledD * math.Sqrt(sw)
+	}
+	if dp.x < float64(nm.lv.Idle) && (best >= devslpZ || (pooled >= devslpZ && pooledD > devslpRel*dp.x)) {
+		// A floor under one LSB of a quantised meter reads 0 W, which
+		// Levels takes for "no DevSlp": such a level is present, at
+		// minLevelW (before, its drives' Slumber was named at the
+		// floor and their real Slumber left unnamed: campaign 1:66).
+		nm.lv.DevSlp = units.Watts(math.Max(dp.x, minLevelW))
+		nm.ev["devslp"] = fmt.Sprintf("DEVSLP-asserted time: the power fell below the level held before the assertions (%.1f standard errors in one cycle, from %.3g W; %.1f pooled over the cycles)", best, bestPre, pooled)
+	}
+	if nm.lv.DevSlp > 0 {
+		// The HBA's own DevSlp outside the pin: levels at the pin's
+		// (within the two means' errors), or below it.
+		for i := idle + 1; i < len(all); i++ {
+			if math.Abs(all[i].x-dp.x) <= devslpZ*math.Hypot(se(dp.n), se(all[i].n)) || all[i].x < dp.x {
+				nm.named[i] = "devslp"
 			}
 		}
 	}
-	if lv.DevSlp == 0 {
-		// No pin, or the pin's drop not resolved (the meter's level steps
-		// widen every mean's error): the HBA's own DevSlp is a level below
-		// another, reached only under a policy that lets the HBA enter it.
-		if n := len(all); n-idle-1 >= 2 {
-			i, j := n-1, n-2
-			if m := all[i]; m.byCtx[ctxMinPower] >= 0.9*m.n && all[j].byCtx[ctxMinPower] < 0.9*all[j].n && m.x < 0.5*all[j].x {
-				lv.DevSlp = units.Watts(math.Max(m.x, minLevelW))
-				named[i] = "devslp"
-				ev["devslp"] = "a level below the others reached only under min_power (the HBA's own DevSlp)"
-			}
-		}
-	}
+}
 
-	// Partial and Slumber: the highest and the lowest of the rest.
+// nameHBADevSlp names DevSlp without a pin, or with the pin's drop not
+// resolved (the meter's level steps widen every mean's error): the HBA's
+// own DevSlp is a level below another, reached only under a policy that
+// lets the HBA enter it.
+func (nm *naming) nameHBADevSlp() {
+	all := nm.all
+	if n := len(all); n-nm.idle-1 >= 2 {
+		i, j := n-1, n-2
+		if m := all[i]; m.byCtx[ctxMinPower] >= 0.9*m.n && all[j].byCtx[ctxMinPower] < 0.9*all[j].n && m.x < 0.5*all[j].x {
+			nm.lv.DevSlp = units.Watts(math.Max(m.x, minLevelW))
+			nm.named[i] = "devslp"
+			nm.ev["devslp"] = "a level below the others reached only under min_power (the HBA's own DevSlp)"
+		}
+	}
+}
+
+// nameRest names Partial and Slumber: the highest and the lowest of the
+// levels left between idle and DevSlp.
+func (nm *naming) nameRest() {
+	all, named, from, ev, lv := nm.all, nm.named, nm.from, nm.ev, &nm.lv
 	var rest []int
-	for i := idle + 1; i < len(all); i++ {
+	for i := nm.idle + 1; i < len(all); i++ {
 		if named[i] == "" {
 			rest = append(rest, i)
 		}
@@ -652,25 +720,6 @@ func (l *levelLearner) nameLevels(out LevelLearning, hdr capture.Header, blockS 
 		ev["partial"] = "the highest level between active idle and DevSlp" + from[rest[0]]
 		ev["slumber"] = "the level held longest below Partial and above DevSlp" + from[k]
 	}
-	if lv.DevSlp > 0 && ((lv.Slumber > 0 && lv.DevSlp >= lv.Slumber) || (lv.Partial > 0 && lv.DevSlp >= lv.Partial)) {
-		lv.DevSlp = 0
-		delete(ev, "devslp")
-	}
-	for i, m := range all {
-		lm := LearnedMode{W: m.x, S: m.n * blockS, State: named[i], ByCtx: map[string]float64{}}
-		for c, x := range m.byCtx {
-			if x*blockS >= 1e-4 {
-				lm.ByCtx[ctxNames[c]] = x * blockS
-			}
-		}
-		out.Modes = append(out.Modes, lm)
-	}
-	if err := lv.Validate(); err != nil {
-		out.Err = "levels not learned: " + err.Error()
-		return out
-	}
-	out.Levels, out.Evidence = lv, ev
-	return out
 }
 
 // nearest is the index of the mode nearest x within tol (any distance
