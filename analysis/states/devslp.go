@@ -380,82 +380,122 @@ const restWindow = 20e6
 // JudgeCycle measures one cycle from the samples that cover it (in time
 // order, from Start to End of tm) and judges it against the criteria.
 func JudgeCycle(tm Timing, samples []Sample, jo JudgeOptions) Cycle {
-	cr := jo.Criteria
 	c := Cycle{Cycle: tm.Cycle, EntryOnly: tm.EntryOnly, Outcome: Pass, PreCycleW: None, PreCycleU95W: None, FloorW: None, FloorU95W: None, EntryMs: None, EntryU95Ms: None,
 		RiseMs: None, RiseU95Ms: None, HeldMs: None, HeldU95Ms: None, ExitMs: None, ExitU95Ms: None, ReturnedW: None}
 	if len(samples) < 16 || tm.Assert == 0 || tm.Deassert <= tm.Assert {
 		c.judge(Inconclusive, "no power samples or pin changes cover the cycle")
 		return c
 	}
-	period := samplePeriod(samples)
-	c.periodMs = period / 1e6
-	w := make([]float64, len(samples))
-	for i, s := range samples {
-		w[i] = s.W
+	j := newJudging(tm, samples, jo)
+	c.periodMs = j.period / 1e6
+	if !j.preCycle(&c) {
+		return c
 	}
-	idx := func(t hostclock.Time) int {
-		return sort.Search(len(samples), func(i int) bool { return samples[i].T >= t })
+	ke, fell := j.entry(&c)
+	if !fell {
+		return c
 	}
-	// near is the sample whose time is nearest t: the meter stamps a pin
-	// event with the index of the sample it fell in, and a sample time
-	// computed a nanosecond below the event's (rounding) must not push the
-	// search for the change one sample late (before: every entry read one
-	// sample, 0.1 ms at 10 kS/s, against a true 0).
-	near := func(t hostclock.Time) int { return idx(t.Add(-time.Duration(period / 2))) }
-	ms := func(d time.Duration) float64 { return float64(d) / 1e6 }
+	id := j.rise(&c, ke)
+	j.floor(&c, ke, id)
+	j.criteria(&c)
+	return c.exit(tm, jo.Criteria, jo, j.period)
+}
 
-	// Pre-cycle level: the drive's resting power before the pin, GC
-	// bursts left out (restingLevel) — over the last 300 ms, or over the
-	// whole settle period when that is lower: a burst can cover the last
-	// 300 ms all but a few windows, and its level was then taken for the
-	// resting one (a broken drive at 136 mW after a 313 mW burst "fell" to
-	// a floor; accuracy campaign, seed 1, drive 73).
-	// (Only when clearly lower: the lower of two estimates of one level
-	// would be biased low.)
-	pin := near(tm.Assert) // the pin's sample
-	nc := stat.NoiseOf(w)  // the cycle's noise, robust to its steps
-	c.noise = nc
-	hw := holdWindowSpread(w, idx(tm.Assert.Add(tm.Deassert.Sub(tm.Assert)/2)), idx(tm.Deassert.Add(-5*time.Millisecond)), period)
-	rl, kept, ok := restingLevel(w, idx(tm.Assert.Add(-300*time.Millisecond)), pin, period, nc, hw)
+// judging is one cycle's samples as JudgeCycle reads them.
+type judging struct {
+	tm      Timing
+	samples []Sample
+	jo      JudgeOptions
+	w       []float64
+	period  float64 // ns
+	pin     int     // the pin's sample
+	nc      stat.Noise
+	base    float64 // the pre-cycle level
+	baseSE  float64
+}
+
+func newJudging(tm Timing, samples []Sample, jo JudgeOptions) *judging {
+	j := &judging{tm: tm, samples: samples, jo: jo, period: samplePeriod(samples)}
+	j.w = make([]float64, len(samples))
+	for i, s := range samples {
+		j.w[i] = s.W
+	}
+	j.pin = j.near(tm.Assert)
+	j.nc = stat.NoiseOf(j.w) // the cycle's noise, robust to its steps
+	return j
+}
+
+func (j *judging) idx(t hostclock.Time) int {
+	return sort.Search(len(j.samples), func(i int) bool { return j.samples[i].T >= t })
+}
+
+// near is the sample whose time is nearest t: the meter stamps a pin event
+// with the index of the sample it fell in, and a sample time computed a
+// nanosecond below the event's (rounding) must not push the search for the
+// change one sample late (before: every entry read one sample, 0.1 ms at
+// 10 kS/s, against a true 0).
+func (j *judging) near(t hostclock.Time) int { return j.idx(t.Add(-time.Duration(j.period / 2))) }
+
+func msOf(d time.Duration) float64 { return float64(d) / 1e6 }
+
+// preCycle is the pre-cycle level: the drive's resting power before the
+// pin, GC bursts left out (restingLevel) — over the last 300 ms, or over
+// the whole settle period when that is lower: a burst can cover the last
+// 300 ms all but a few windows, and its level was then taken for the
+// resting one (a broken drive at 136 mW after a 313 mW burst "fell" to a
+// floor; accuracy campaign, seed 1, drive 73). (Only when clearly lower:
+// the lower of two estimates of one level would be biased low.) false
+// when the cycle is judged already.
+func (j *judging) preCycle(c *Cycle) bool {
+	tm, w := j.tm, j.w
+	c.noise = j.nc
+	hw := holdWindowSpread(w, j.idx(tm.Assert.Add(tm.Deassert.Sub(tm.Assert)/2)), j.idx(tm.Deassert.Add(-5*time.Millisecond)), j.period)
+	rl, kept, ok := restingLevel(w, j.idx(tm.Assert.Add(-300*time.Millisecond)), j.pin, j.period, j.nc, hw)
 	if !ok {
 		c.judge(Inconclusive, "no samples before the assertion")
-		return c
+		return false
 	}
 	if tm.Start < tm.Assert.Add(-300*time.Millisecond) {
 		// Or when the last 300 ms are no level at all — their kept windows
 		// scatter three times as much as the settle period's: steps at
 		// several heights covered them, and the lower quartile of their
 		// windows was a step (a 28.8 mW drive read 126.8 ± 28 mW).
-		if l, lk, ok := restingLevel(w, idx(tm.Start), pin, period, nc, hw); ok && (l.Mean < rl.Mean-4*math.Hypot(rl.SE, l.SE) || (rl.SE > 3*l.SE && l.Mean < rl.Mean)) {
+		if l, lk, ok := restingLevel(w, j.idx(tm.Start), j.pin, j.period, j.nc, hw); ok && (l.Mean < rl.Mean-4*math.Hypot(rl.SE, l.SE) || (rl.SE > 3*l.SE && l.Mean < rl.Mean)) {
 			rl, kept = l, lk
 		}
 	}
-	base := rl.Mean
-	c.pre = levelU{se: rl.SE, dof: rl.Dof, sys: jo.instrumentU(base, math.Sqrt(stat.Var(kept)))}
-	c.PreCycleW, c.PreCycleU95W = Num(base), Num(c.pre.u95())
+	j.base, j.baseSE = rl.Mean, rl.SE
+	c.pre = levelU{se: rl.SE, dof: rl.Dof, sys: j.jo.instrumentU(j.base, math.Sqrt(stat.Var(kept)))}
+	c.PreCycleW, c.PreCycleU95W = Num(j.base), Num(c.pre.u95())
+	return true
+}
 
-	// Entry: a step fit over the hold (from just before the assertion),
-	// the change searched from the assertion on. The window stops short of
-	// the release (5 ms, or a tenth of the hold): a wake seen a fraction of
-	// a millisecond before the meter's pin event is a far larger step than
-	// the entry and would capture the fit.
+// entry is a step fit over the hold (from just before the assertion), the
+// change searched from the assertion on; it returns the first floor
+// sample and whether the power fell to a floor (false: the cycle is
+// judged already). The window stops short of
+// the release (5 ms, or a tenth of the hold): a wake seen a fraction of a
+// millisecond before the meter's pin event is a far larger step than the
+// entry and would capture the fit.
+func (j *judging) entry(c *Cycle) (ke int, fell bool) {
+	tm, w, base, pin, period := j.tm, j.w, j.base, j.pin, j.period
 	hold := tm.Deassert.Sub(tm.Assert)
-	ia, id := idx(tm.Assert.Add(-10*time.Millisecond)), idx(tm.Deassert.Add(-max(5*time.Millisecond, hold/10)))
+	ia, id := j.idx(tm.Assert.Add(-10*time.Millisecond)), j.idx(tm.Deassert.Add(-max(5*time.Millisecond, hold/10)))
 	if id-ia < 8 {
 		c.judge(Inconclusive, "too few samples while DEVSLP was asserted")
-		return c
+		return 0, false
 	}
 	// The level before the change is the pre-cycle power, known from the
 	// 300 ms before the pin: fitting it from the 10 ms before the assertion
 	// alone let noise place a small step anywhere in the hold.
-	entry, ok := fitStepFrom(w[ia:id], base, rl.SE, pin-ia, id-ia-4, bootstrapRuns)
+	e, ok := fitStepFrom(w[ia:id], base, j.baseSE, pin-ia, id-ia-4, bootstrapRuns)
 	if !ok {
 		c.judge(Inconclusive, "too few samples while DEVSLP was asserted")
-		return c
+		return 0, false
 	}
-	ke := ia + entry.K
+	ke = ia + e.K
 	fitEnd := id
-	id = idx(tm.Deassert)
+	id = j.idx(tm.Deassert)
 	// Did it fall to a floor? The level after the step against the
 	// pre-cycle level ÷ √2, with the level's own uncertainty: the geometric
 	// midpoint between no fall (1) and the highest floor a drive may have,
@@ -463,90 +503,106 @@ func JudgeCycle(tm Timing, samples []Sample, jo JudgeOptions) Cycle {
 	// half the pre-cycle level itself, so a floor at half of Slumber read
 	// INCONCLUSIVE under any noise and had no value.
 	post := stat.MeanStdErr(w[ke:id])
-	fell := base / math.Sqrt2
-	o := checkAtMost(post.Mean, 3*post.SE, fell)
+	fellTo := base / math.Sqrt2
+	o := checkAtMost(post.Mean, 3*post.SE, fellTo)
 	if o == Fail {
 		// A drive that ignores the pin stays at its pre-cycle level over
 		// the whole hold; one whose fit noise put the step late, over a
 		// short noisy stretch, does not (AR(1) noise of 6 ms, 14 mW σ:
 		// "stayed at 18 mW", a drive at 2 mW).
-		if hold := stat.MeanStdErr(w[pin:id]); checkAtMost(hold.Mean, 3*hold.SE, fell) != Fail {
+		if hold := stat.MeanStdErr(w[pin:id]); checkAtMost(hold.Mean, 3*hold.SE, fellTo) != Fail {
 			o = Inconclusive
 		}
 	}
 	switch o {
 	case Fail:
 		c.judge(Fail, "power stayed at %.2f mW while DEVSLP was asserted (pre-cycle %.2f mW): the drive ignores DEVSLP", post.Mean*1e3, base*1e3)
-		return c.readWithoutDevSlp(tm)
+		*c = c.readWithoutDevSlp(tm)
+		return 0, false
 	case Inconclusive:
 		c.judge(Inconclusive, "power fell to %.2f ± %.2f mW, not clearly below the pre-cycle %.2f mW ÷ √2", post.Mean*1e3, 3*post.SE*1e3, base*1e3)
-		return c.readWithoutDevSlp(tm)
+		*c = c.readWithoutDevSlp(tm)
+		return 0, false
 	}
-	c.EntryAt = samples[ke].T
+	c.EntryAt = j.samples[ke].T
 	// The change lies between the last sample before the floor and the
 	// first at it (the meter samples the drive's state at its sample
 	// times), uniformly: its best estimate is half a period before the
 	// first floor sample, not that sample (which read every entry late by
 	// half a period on average: 0.05 ms at 10 kS/s). The drive cannot
 	// enter before the pin, so not below 0.
-	c.EntryMs, c.entryCut = clampLatency(ms(c.EntryAt.Sub(tm.Assert)) - period/2e6)
-	c.EntryU95Ms = Num(withGrid(entry.U95) * period / 1e6)
+	c.EntryMs, c.entryCut = clampLatency(msOf(c.EntryAt.Sub(tm.Assert)) - period/2e6)
+	c.EntryU95Ms = Num(withGrid(e.U95) * period / 1e6)
 	c.entry = &entryWindow{w: append([]float64(nil), w[ia:min(fitEnd, pin+int(float64(jointEntryMax)/period))]...),
 		pin: pin - ia, base: base, period: period}
+	return ke, true
+}
 
-	// Rise: a step fit from the floor to whatever follows the release.
+// rise is a step fit from the floor (ke) to whatever follows the release;
+// it returns where the floor ends: the rise's sample, or the release's.
+func (j *judging) rise(c *Cycle, ke int) int {
+	tm, w, period := j.tm, j.w, j.period
+	id := j.idx(tm.Deassert)
 	after := tm.Deassert.Add(50 * time.Millisecond)
 	if tm.End > tm.Deassert {
 		after = min(after, tm.End)
 	}
-	ir := idx(after)
-	lo := idx(tm.Deassert.Add(-time.Millisecond)) - ke
-	rise, ok := FitStep(w[ke:ir], lo, ir-ke-1)
-	if ok && rise.After > rise.Before {
-		if j, found := firstDeparture(w[ke:ir], lo, rise.K); found {
+	ir := j.idx(after)
+	lo := j.idx(tm.Deassert.Add(-time.Millisecond)) - ke
+	r, ok := FitStep(w[ke:ir], lo, ir-ke-1)
+	if ok && r.After > r.Before {
+		if k, found := firstDeparture(w[ke:ir], lo, r.K); found {
 			// An earlier departure than the fit's step: the wake itself, the
 			// step at a GC burst that followed it (the burst's larger step
 			// won the single-step fit: rises 37–41 ms late on two cycles of
 			// campaign 1:31, each ± 0.08 ms). Refit up to just past it.
-			end := min(ir-ke, j+max(10, int(float64(time.Millisecond)/period)))
+			end := min(ir-ke, k+max(10, int(float64(time.Millisecond)/period)))
 			if r2, ok2 := FitStep(w[ke:ke+end], lo, end-1); ok2 && r2.After > r2.Before {
-				rise = r2
+				r = r2
 			}
 		}
 	}
-	if !ok || rise.After <= rise.Before {
+	if !ok || r.After <= r.Before {
 		c.judge(Inconclusive, "power did not rise from the floor after DEVSLP was released")
-	} else {
-		kr := ke + rise.K
-		c.RiseAt = samples[kr].T
-		// As the entry: the change lies between the sample before and the
-		// first at the new level, half a period before that one on
-		// average (before, every rise read +0.05–0.1 ms late); and the
-		// pin's release is stamped to the nearest sample (withGrid).
-		c.RiseMs, c.riseCut = clampLatency(ms(c.RiseAt.Sub(tm.Deassert)) - period/2e6)
-		c.RiseU95Ms = Num(withGrid(rise.U95) * period / 1e6)
-		c.HeldMs = Num(ms(c.RiseAt.Sub(c.EntryAt)))
-		c.HeldU95Ms = Num(math.Hypot(float64(c.EntryU95Ms), float64(c.RiseU95Ms)))
-		id = min(id, kr)
+		return id
 	}
-	// Floor: the mean of the samples between the entry and the earlier of
-	// the rise and the release, a guard of the fits' uncertainty (at least
-	// 1 ms) inside each. Not past the release: the rise's single step may
-	// land on a GC burst tens of ms after a short wake spike, and the wake
-	// and what followed it then counted as floor (a 0.65 mW floor read
-	// 1.16 mW: campaign seed 1, drive 31).
+	kr := ke + r.K
+	c.RiseAt = j.samples[kr].T
+	// As the entry: the change lies between the sample before and the
+	// first at the new level, half a period before that one on average
+	// (before, every rise read +0.05–0.1 ms late); and the pin's release is
+	// stamped to the nearest sample (withGrid).
+	c.RiseMs, c.riseCut = clampLatency(msOf(c.RiseAt.Sub(tm.Deassert)) - period/2e6)
+	c.RiseU95Ms = Num(withGrid(r.U95) * period / 1e6)
+	c.HeldMs = Num(msOf(c.RiseAt.Sub(c.EntryAt)))
+	c.HeldU95Ms = Num(math.Hypot(float64(c.EntryU95Ms), float64(c.RiseU95Ms)))
+	return min(id, kr)
+}
+
+// floor is the mean of the samples between the entry (ke) and the earlier
+// of the rise and the release (id), a guard of the fits' uncertainty (at
+// least 1 ms) inside each. Not past the release: the rise's single step
+// may land on a GC burst tens of ms after a short wake spike, and the wake
+// and what followed it then counted as floor (a 0.65 mW floor read 1.16
+// mW: campaign seed 1, drive 31).
+func (j *judging) floor(c *Cycle, ke, id int) {
 	g := time.Duration(math.Max(float64(time.Millisecond), 1e6*math.Max(float64(c.EntryU95Ms), float64(c.RiseU95Ms))))
-	fa, fb := idx(c.EntryAt.Add(g)), idx(samples[id-1].T.Add(-g))
+	fa, fb := j.idx(c.EntryAt.Add(g)), j.idx(j.samples[id-1].T.Add(-g))
 	if fb-fa < 8 {
 		fa, fb = ke, id
 	}
-	fl, flu := jo.levelOf(w[fa:fb], nc)
+	fl, flu := j.jo.levelOf(j.w[fa:fb], j.nc)
 	c.floor = flu
 	c.FloorW, c.FloorU95W, c.FloorSamples = Num(fl.Mean), Num(flu.u95()), fl.N
+}
 
+// criteria judges the entry, the floor and the time held against the
+// criteria.
+func (j *judging) criteria(c *Cycle) {
+	cr, tm := j.jo.Criteria, j.tm
 	switch checkAtMost(float64(c.EntryMs), float64(c.EntryU95Ms), cr.EntryBoundMs) {
 	case Fail:
-		if z, ok := aboveFloorZ(w, pin, idx(tm.Assert.Add(time.Duration(cr.EntryBoundMs*1e6))), period, c.FloorW, c.FloorU95W); ok && z < entryFailZ {
+		if z, ok := aboveFloorZ(j.w, j.pin, j.idx(tm.Assert.Add(time.Duration(cr.EntryBoundMs*1e6))), j.period, c.FloorW, c.FloorU95W); ok && z < entryFailZ {
 			c.judge(Inconclusive, "the step fit puts the floor %.1f ± %.1f ms after assertion, beyond the %.1f ms bound, but the power over the bound was only %.1f standard errors above the floor: too noisy to judge", float64(c.EntryMs), float64(c.EntryU95Ms), cr.EntryBoundMs, z)
 			break
 		}
@@ -572,7 +628,6 @@ func JudgeCycle(tm Timing, samples []Sample, jo JudgeOptions) Cycle {
 			c.judge(Inconclusive, "held the floor %.1f ± %.1f ms, too close to MDAT %.1f ms to judge", float64(c.HeldMs), float64(c.HeldU95Ms), cr.MDATMs)
 		}
 	}
-	return c.exit(tm, cr, jo, period)
 }
 
 // entryFailZ: an entry beyond the bound FAILs only when the power over
