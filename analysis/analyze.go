@@ -267,80 +267,96 @@ func firstPass(open Opener, opts Options) (*pass1, error) {
 			break
 		}
 		p.endOffset = rec.Offset
-		switch rec.Kind {
-		case capture.KindGap:
-			p.info.GapReasons[rec.Gap.Reason] += rec.Gap.Count
-		case capture.KindMark:
-			p.fitter.Add(rec.Mark)
-			p.info.Marks++
-		case capture.KindEvent:
-			p.info.MeterEvents++
-			ev := rec.Event
-			switch ev.Kind {
-			case meter.EventDevSlp:
-				p.meterPins[ev.Port] = append(p.meterPins[ev.Port], pinEvent{int64(ev.Index), ev.Value != 0})
-			case meter.EventOverrun:
-				if ev.Value > 0 {
-					p.info.Overruns += uint64(ev.Value)
-				}
-			case meter.EventDisconnect:
-				p.info.Disconnects++
-			}
-		case capture.KindIO:
-			for _, e := range rec.IO {
-				p.info.IOEvents++
-				port := p.ioPort(e.Port)
-				if port < 0 {
-					p.info.Unattributed++
-					continue
-				}
-				ss := p.busy[port]
-				if ss == nil {
-					ss = &spanSet{gap: int64(opts.MergeGap)}
-					p.busy[port] = ss
-				}
-				issue, complete := int64(e.Issue), int64(e.Complete)
-				ss.add(issue, complete)
-				p.devslp.ioEvent(port, e.Issue, e.Complete, e.Err)
-			}
-		case capture.KindState:
-			p.info.StateEvents++
-			st, host := rec.State, int64(rec.State.Host)
-			switch st.Kind {
-			case capture.StatePhase:
-				p.phases.add(host, st.Port, st.Value)
-				p.devslp.phase(st.Port, st.Value, host)
-			case capture.StateNote:
-				p.devslp.note(st.Port, rec.State.Host, st.Value)
-				if strings.HasPrefix(st.Value, NoteImported) {
-					p.imported = append(p.imported, st.Value)
-				}
-				if e, ok := parseExpectation(st.Value); ok {
-					p.expect[st.Port] = e
-				}
-				if n, ok := strings.CutPrefix(st.Value, NoteRun); ok {
-					p.runNotes = append(p.runNotes, n)
-				}
-			case capture.StateDevSlpPin:
-				p.hostPins[st.Port] = append(p.hostPins[st.Port], pinEvent{host, st.Value == "1"})
-			case capture.StatePolicy:
-				p.policies = append(p.policies, policyEvent{t: host, port: st.Port, policy: st.Value})
-			}
-		case capture.KindStats:
-			p.info.CRCErrors = rec.Stats.CRCErrors
-			p.info.Resyncs = rec.Stats.Resyncs
-			p.info.Recovered, p.info.Refused = nil, nil
-			if rec.StatsCounters >= capture.StatsCountersRetx {
-				rv, rf := rec.Stats.Recovered, rec.Stats.Refused
-				p.info.Recovered, p.info.Refused = &rv, &rf
-			}
-			p.stats = rec.Stats
-		}
+		p.take(&rec, opts)
 	}
 	for _, ss := range p.busy {
 		ss.merge()
 	}
 	return p, nil
+}
+
+// take is one record of the first pass (samples are skipped).
+func (p *pass1) take(rec *capture.Record, opts Options) {
+	switch rec.Kind {
+	case capture.KindGap:
+		p.info.GapReasons[rec.Gap.Reason] += rec.Gap.Count
+	case capture.KindMark:
+		p.fitter.Add(rec.Mark)
+		p.info.Marks++
+	case capture.KindEvent:
+		p.info.MeterEvents++
+		ev := rec.Event
+		switch ev.Kind {
+		case meter.EventDevSlp:
+			p.meterPins[ev.Port] = append(p.meterPins[ev.Port], pinEvent{int64(ev.Index), ev.Value != 0})
+		case meter.EventOverrun:
+			if ev.Value > 0 {
+				p.info.Overruns += uint64(ev.Value)
+			}
+		case meter.EventDisconnect:
+			p.info.Disconnects++
+		}
+	case capture.KindIO:
+		p.takeIO(rec.IO, opts)
+	case capture.KindState:
+		p.takeState(rec.State)
+	case capture.KindStats:
+		p.info.CRCErrors = rec.Stats.CRCErrors
+		p.info.Resyncs = rec.Stats.Resyncs
+		p.info.Recovered, p.info.Refused = nil, nil
+		if rec.StatsCounters >= capture.StatsCountersRetx {
+			rv, rf := rec.Stats.Recovered, rec.Stats.Refused
+			p.info.Recovered, p.info.Refused = &rv, &rf
+		}
+		p.stats = rec.Stats
+	}
+}
+
+// takeIO adds completed I/Os to their drives' busy spans.
+func (p *pass1) takeIO(evs []capture.IOEvent, opts Options) {
+	for _, e := range evs {
+		p.info.IOEvents++
+		port := p.ioPort(e.Port)
+		if port < 0 {
+			p.info.Unattributed++
+			continue
+		}
+		ss := p.busy[port]
+		if ss == nil {
+			ss = &spanSet{gap: int64(opts.MergeGap)}
+			p.busy[port] = ss
+		}
+		issue, complete := int64(e.Issue), int64(e.Complete)
+		ss.add(issue, complete)
+		p.devslp.ioEvent(port, e.Issue, e.Complete, e.Err)
+	}
+}
+
+// takeState takes a host state event: a phase, a note, a DEVSLP request, a
+// policy.
+func (p *pass1) takeState(st capture.StateEvent) {
+	p.info.StateEvents++
+	host := int64(st.Host)
+	switch st.Kind {
+	case capture.StatePhase:
+		p.phases.add(host, st.Port, st.Value)
+		p.devslp.phase(st.Port, st.Value, host)
+	case capture.StateNote:
+		p.devslp.note(st.Port, st.Host, st.Value)
+		if strings.HasPrefix(st.Value, NoteImported) {
+			p.imported = append(p.imported, st.Value)
+		}
+		if e, ok := parseExpectation(st.Value); ok {
+			p.expect[st.Port] = e
+		}
+		if n, ok := strings.CutPrefix(st.Value, NoteRun); ok {
+			p.runNotes = append(p.runNotes, n)
+		}
+	case capture.StateDevSlpPin:
+		p.hostPins[st.Port] = append(p.hostPins[st.Port], pinEvent{host, st.Value == "1"})
+	case capture.StatePolicy:
+		p.policies = append(p.policies, policyEvent{t: host, port: st.Port, policy: st.Value})
+	}
 }
 
 // ioPort maps an I/O event's port to a drive port, or -1.

@@ -177,22 +177,57 @@ func modes(pts []modePoint, h, minN, ratio float64) []mode {
 	if len(pts) == 0 || !(h > 0) {
 		return nil
 	}
-	// Coalesce onto a grid of h/4 cells, then the density at each occupied
-	// cell from the cells within 4h.
-	const per = 4
-	const reach = 4 * per
-	g := h / per
-	type cell struct {
-		k     int64
-		n     float64
-		sum   float64
-		byCtx [numCtx]float64
+	d := newDensity(pts, h)
+	pk := d.peaks(ratio)
+	// Regions valley to valley; each mode's level by a mean shift within
+	// 2h of its peak, inside its region.
+	var out []mode
+	start := 0
+	for m, i := range pk {
+		end := len(d.cs)
+		if m+1 < len(pk) {
+			v, _ := d.valley(i, pk[m+1])
+			end = v
+		}
+		if md := d.mode(i, start, end, h); md.n >= minN {
+			out = append(out, md)
+		}
+		start = end
 	}
-	var cs []cell
+	sort.Slice(out, func(a, b int) bool { return out[a].x > out[b].x })
+	return out
+}
+
+// density is a kernel density of block means of bandwidth h, read at the
+// occupied cells of a grid of h/densityPer.
+type density struct {
+	cs []densityCell
+	f  []float64 // the density at each cell
+}
+
+type densityCell struct {
+	k     int64
+	n     float64
+	sum   float64
+	byCtx [numCtx]float64
+}
+
+// densityPer is the grid's cells per bandwidth, densityReach how many
+// cells the kernel reaches (4 bandwidths).
+const (
+	densityPer   = 4
+	densityReach = 4 * densityPer
+)
+
+// newDensity coalesces pts (sorted by x) onto a grid of h/4 cells, then
+// the density at each occupied cell from the cells within 4h.
+func newDensity(pts []modePoint, h float64) *density {
+	g := h / densityPer
+	var cs []densityCell
 	for _, p := range pts {
 		k := int64(math.Floor(p.x / g))
 		if len(cs) == 0 || cs[len(cs)-1].k != k {
-			cs = append(cs, cell{k: k})
+			cs = append(cs, densityCell{k: k})
 		}
 		c := &cs[len(cs)-1]
 		c.n += p.n
@@ -204,43 +239,36 @@ func modes(pts []modePoint, h, minN, ratio float64) []mode {
 	f := make([]float64, len(cs))
 	lo := 0
 	for i := range cs {
-		for cs[i].k-cs[lo].k > reach {
+		for cs[i].k-cs[lo].k > densityReach {
 			lo++
 		}
-		for j := lo; j < len(cs) && cs[j].k-cs[i].k <= reach; j++ {
-			d := float64(cs[j].k-cs[i].k) / per
+		for j := lo; j < len(cs) && cs[j].k-cs[i].k <= densityReach; j++ {
+			d := float64(cs[j].k-cs[i].k) / densityPer
 			f[i] += cs[j].n * math.Exp(-0.5*d*d)
 		}
 	}
-	far := func(i, j int) bool { return cs[j].k-cs[i].k > reach } // i < j: density ~0 between
-	// Local maxima, and the valley (lowest cell) between each pair.
+	return &density{cs: cs, f: f}
+}
+
+// far: for i < j, the density is ~0 between them.
+func (d *density) far(i, j int) bool { return d.cs[j].k-d.cs[i].k > densityReach }
+
+// peaks are the local maxima, merged while the valley between two is
+// shallower than ratio of the lower (the lower dropped).
+func (d *density) peaks(ratio float64) []int {
+	f := d.f
 	var pk []int
-	for i := range cs {
-		up := i == 0 || far(i-1, i) || f[i] > f[i-1]
-		down := i+1 == len(cs) || far(i, i+1) || f[i] >= f[i+1]
+	for i := range d.cs {
+		up := i == 0 || d.far(i-1, i) || f[i] > f[i-1]
+		down := i+1 == len(d.cs) || d.far(i, i+1) || f[i] >= f[i+1]
 		if up && down {
 			pk = append(pk, i)
 		}
 	}
-	// valley is the boundary between peaks a < b — the first cell of b's
-	// side: the lowest cell between them, or the cell after a gap — and the
-	// density there.
-	valley := func(a, b int) (int, float64) {
-		at, v := a+1, math.Inf(1)
-		for i := a; i < b; i++ {
-			if far(i, i+1) {
-				return i + 1, 0
-			}
-			if f[i+1] < v {
-				at, v = i+1, f[i+1]
-			}
-		}
-		return at, v
-	}
 	for len(pk) > 1 {
 		best, br := -1, ratio
 		for i := 0; i+1 < len(pk); i++ {
-			_, v := valley(pk[i], pk[i+1])
+			_, v := d.valley(pk[i], pk[i+1])
 			if r := v / math.Min(f[pk[i]], f[pk[i+1]]); r > br {
 				best, br = i, r
 			}
@@ -254,44 +282,51 @@ func modes(pts []modePoint, h, minN, ratio float64) []mode {
 		}
 		pk = append(pk[:drop], pk[drop+1:]...)
 	}
-	// Regions valley to valley; each mode's level by a mean shift within
-	// 2h of its peak, inside its region.
-	var out []mode
-	start := 0
-	for m, i := range pk {
-		end := len(cs)
-		if m+1 < len(pk) {
-			v, _ := valley(i, pk[m+1])
-			end = v
+	return pk
+}
+
+// valley is the boundary between peaks a < b — the first cell of b's
+// side: the lowest cell between them, or the cell after a gap — and the
+// density there.
+func (d *density) valley(a, b int) (int, float64) {
+	at, v := a+1, math.Inf(1)
+	for i := a; i < b; i++ {
+		if d.far(i, i+1) {
+			return i + 1, 0
 		}
-		md := mode{peak: f[i]}
-		for j := start; j < end; j++ {
-			md.n += cs[j].n
-			for c := range md.byCtx {
-				md.byCtx[c] += cs[j].byCtx[c]
-			}
-		}
-		x := cs[i].sum / cs[i].n
-		for range 4 {
-			var s, n float64
-			for j := start; j < end; j++ {
-				if cx := cs[j].sum / cs[j].n; math.Abs(cx-x) <= 2*h {
-					s += cs[j].sum
-					n += cs[j].n
-				}
-			}
-			if n > 0 {
-				x = s / n
-			}
-		}
-		md.x = x
-		start = end
-		if md.n >= minN {
-			out = append(out, md)
+		if d.f[i+1] < v {
+			at, v = i+1, d.f[i+1]
 		}
 	}
-	sort.Slice(out, func(a, b int) bool { return out[a].x > out[b].x })
-	return out
+	return at, v
+}
+
+// mode is the peak at cell i over the region [start, end): its blocks,
+// and its level by a mean shift within 2h of the peak, inside the region.
+func (d *density) mode(i, start, end int, h float64) mode {
+	cs := d.cs
+	md := mode{peak: d.f[i]}
+	for j := start; j < end; j++ {
+		md.n += cs[j].n
+		for c := range md.byCtx {
+			md.byCtx[c] += cs[j].byCtx[c]
+		}
+	}
+	x := cs[i].sum / cs[i].n
+	for range 4 {
+		var s, n float64
+		for j := start; j < end; j++ {
+			if cx := cs[j].sum / cs[j].n; math.Abs(cx-x) <= 2*h {
+				s += cs[j].sum
+				n += cs[j].n
+			}
+		}
+		if n > 0 {
+			x = s / n
+		}
+	}
+	md.x = x
+	return md
 }
 
 // dominant is the mode with the most blocks, false without one.
