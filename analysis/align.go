@@ -188,34 +188,7 @@ func (f *ClockFitter) Fit(startHost hostclock.Time) Clock {
 	use := make([]bool, len(pts))
 
 	// 1–2: robust line, then outliers by their own round trip.
-	slope, base := robustLine(pts, c.Ref, nominal)
-	line := Clock{Ref: c.Ref, Base: base, NsPerSample: slope}
-	res := residuals(pts, line)
-	abs := make([]float64, len(res))
-	for i, r := range res {
-		abs[i] = math.Abs(r)
-	}
-	tol := math.Max(math.Max(4*stat.MADScale*stat.LowerMedian(abs), 20e3), 2*nominal)
-	good := 0
-	for i, r := range res {
-		use[i] = math.Abs(r) <= float64(pts[i].HostRecv-pts[i].HostSent)/2+tol
-		if use[i] {
-			good++
-		}
-	}
-	if len(pts) == 2 {
-		// Two marks always sit on the line through them: they agree if the
-		// drift that line implies is possible at all.
-		a, b := pts[0], pts[1]
-		span := float64(b.MeterIndex - a.MeterIndex)
-		off := math.Abs(float64(mid(b)-mid(a)) - nominal*span)
-		slack := float64(a.HostRecv-a.HostSent+b.HostRecv-b.HostSent)/2 + maxPPM*1e-6*nominal*span + math.Max(40e3, 4*nominal)
-		good = 2
-		if !(off <= slack) {
-			good = 0
-		}
-		use[0], use[1] = good == 2, good == 2
-	}
+	good := consistentMarks(pts, use, c.Ref, nominal, maxPPM)
 	c.Outliers = len(pts) - good
 	if good == 0 || (len(pts) == 2 && good < 2) {
 		// Two marks that disagree: which is wrong cannot be told.
@@ -253,7 +226,52 @@ func (f *ClockFitter) Fit(startHost hostclock.Time) Clock {
 		}
 		c.NsPerSample, c.Base = nominal, medianOffset(sel, c.Ref, nominal)
 	}
-	res = residuals(pts, c)
+	c.residualStats(pts, use, nominal)
+	checkStart(&c, startHost, nominal)
+	return c
+}
+
+// consistentMarks marks in use the marks (sorted by meter index) whose
+// midpoint lies within half their round trip, plus a tolerance for the
+// line's own error, of a robust line through them all; two marks agree
+// when the drift the line through them implies is possible. It returns
+// how many are used.
+func consistentMarks(pts []meter.MarkEcho, use []bool, ref uint64, nominal, maxPPM float64) int {
+	slope, base := robustLine(pts, ref, nominal)
+	line := Clock{Ref: ref, Base: base, NsPerSample: slope}
+	res := residuals(pts, line)
+	abs := make([]float64, len(res))
+	for i, r := range res {
+		abs[i] = math.Abs(r)
+	}
+	tol := math.Max(math.Max(4*stat.MADScale*stat.LowerMedian(abs), 20e3), 2*nominal)
+	good := 0
+	for i, r := range res {
+		use[i] = math.Abs(r) <= float64(pts[i].HostRecv-pts[i].HostSent)/2+tol
+		if use[i] {
+			good++
+		}
+	}
+	if len(pts) == 2 {
+		// Two marks always sit on the line through them: they agree if the
+		// drift that line implies is possible at all.
+		a, b := pts[0], pts[1]
+		span := float64(b.MeterIndex - a.MeterIndex)
+		off := math.Abs(float64(mid(b)-mid(a)) - nominal*span)
+		slack := float64(a.HostRecv-a.HostSent+b.HostRecv-b.HostSent)/2 + maxPPM*1e-6*nominal*span + math.Max(40e3, 4*nominal)
+		good = 2
+		if !(off <= slack) {
+			good = 0
+		}
+		use[0], use[1] = good == 2, good == 2
+	}
+	return good
+}
+
+// residualStats sets the fit's residuals over the marks in use (RMS, max),
+// their median round trip and the drift.
+func (c *Clock) residualStats(pts []meter.MarkEcho, use []bool, nominal float64) {
+	res := residuals(pts, *c)
 	var ss, mx float64
 	var rtts []float64
 	for i, r := range res {
@@ -269,8 +287,6 @@ func (f *ClockFitter) Fit(startHost hostclock.Time) Clock {
 	c.ResidualMS.Max = mx / 1e6
 	c.MedianRTTMS = stat.UpperMedian(rtts) / 1e6
 	c.DriftPPM = (c.NsPerSample/nominal - 1) * 1e6
-	checkStart(&c, startHost, nominal)
-	return c
 }
 
 // checkStart compares where the fit puts sample 0 with the header's start

@@ -261,43 +261,7 @@ func (v *Variogram) Noise() Noise {
 			break
 		}
 	}
-	// The plateau: the longest stretch of consecutive lags whose octave
-	// semivariances agree with its first within the ratio's noise (≈ 3.3/√n
-	// for two MAD-based variances of n differences each, at least the
-	// threshold) — the level a stationary noise's γ settles at, periodic
-	// components included, before steps lift the longest lags; the latest
-	// of equally long ones (γ rising slowly, as under 1/f noise, makes
-	// short stretches on its way up). One lag alone is no plateau: the
-	// correlation outlasts the lags measured, or steps hide it.
-	plateau, run := top, 1
-	for j := 0; j <= top; j++ {
-		th := 1.5 * math.Max(CorrThreshold, 2*3.3/math.Sqrt(float64(cnt[j])))
-		l := 1
-		for i := j + 1; i <= top && math.Abs(g[i]/g[j]-1) <= th; i++ {
-			l++
-		}
-		if l >= run && l > 1 || (run == 1 && j == 0) {
-			plateau, run = j, l
-		}
-	}
-	var s2 float64
-	if run >= 2 {
-		out.Converged = true
-		for j := plateau; j < plateau+run; j++ {
-			s2 += g[j]
-		}
-		s2 /= float64(run)
-	} else {
-		// No stretch: the flattest lag, past which steps (or a correlation
-		// longer than the lags measured) lift γ.
-		best := math.Inf(1)
-		for j := 0; j < top; j++ {
-			if r := g[j+1] / g[j]; r < best && r >= 1-CorrThreshold {
-				best, plateau = r, j
-			}
-		}
-		s2 = g[min(plateau+1, top)]
-	}
+	plateau, s2 := plateauOf(g, cnt, top, &out)
 	out.CorrLen = 1 << plateau
 	if !out.Converged && plateau == top && top == numLags-1 {
 		out.CorrLen = MaxLag
@@ -329,13 +293,58 @@ func (v *Variogram) Noise() Noise {
 			}
 		}
 	}
-	// τ = 1 + 2 Σ ρ_k, geometric between the dyadic lags (exact for AR(1)),
-	// added while positive; a correlation not died out by the last lag
-	// measured continues geometrically.
-	sum := math.Max(0, out.rho[0])
-	for j := 0; j+1 < len(out.rho) && out.rho[j] > 0; j++ {
+	out.TauInt = tauOf(out.rho, out.Converged)
+	return out
+}
+
+// plateauOf is the plateau of the octaves' semivariances g (counts cnt, up
+// to lag top) and σ² there: the longest stretch of consecutive lags whose
+// semivariances agree with its first within the ratio's noise (≈ 3.3/√n
+// for two MAD-based variances of n differences each, at least the
+// threshold) — the level a stationary noise's γ settles at, periodic
+// components included, before steps lift the longest lags; the latest of
+// equally long ones (γ rising slowly, as under 1/f noise, makes short
+// stretches on its way up). One lag alone is no plateau: the correlation
+// outlasts the lags measured, or steps hide it; then the flattest lag,
+// past which steps (or a correlation longer than the lags measured) lift
+// γ. out.Converged says which.
+func plateauOf(g []float64, cnt []int, top int, out *Noise) (int, float64) {
+	plateau, run := top, 1
+	for j := 0; j <= top; j++ {
+		th := 1.5 * math.Max(CorrThreshold, 2*3.3/math.Sqrt(float64(cnt[j])))
+		l := 1
+		for i := j + 1; i <= top && math.Abs(g[i]/g[j]-1) <= th; i++ {
+			l++
+		}
+		if l >= run && l > 1 || (run == 1 && j == 0) {
+			plateau, run = j, l
+		}
+	}
+	var s2 float64
+	if run >= 2 {
+		out.Converged = true
+		for j := plateau; j < plateau+run; j++ {
+			s2 += g[j]
+		}
+		return plateau, s2 / float64(run)
+	}
+	best := math.Inf(1)
+	for j := 0; j < top; j++ {
+		if r := g[j+1] / g[j]; r < best && r >= 1-CorrThreshold {
+			best, plateau = r, j
+		}
+	}
+	return plateau, g[min(plateau+1, top)]
+}
+
+// tauOf is τ = 1 + 2 Σ ρ_k from ρ at the dyadic lags, geometric between
+// them (exact for AR(1)), added while positive; a correlation not died out
+// by the last lag measured (not converged) continues geometrically.
+func tauOf(rho []float64, converged bool) float64 {
+	sum := math.Max(0, rho[0])
+	for j := 0; j+1 < len(rho) && rho[j] > 0; j++ {
 		k := 1 << j
-		a, b := out.rho[j], out.rho[j+1]
+		a, b := rho[j], rho[j+1]
 		if b <= 0 {
 			sum += a * float64(k) / 2
 			break
@@ -346,12 +355,11 @@ func (v *Variogram) Noise() Noise {
 		} else {
 			sum += a * q * (1 - math.Pow(q, float64(k))) / (1 - q)
 		}
-		if j+2 == len(out.rho) && !out.Converged && q < 1 {
+		if j+2 == len(rho) && !converged && q < 1 {
 			sum += b * q / (1 - q)
 		}
 	}
-	out.TauInt = math.Max(1, 1+2*sum)
-	return out
+	return math.Max(1, 1+2*sum)
 }
 
 // NoiseOf is the noise model of consecutive readings xs.
