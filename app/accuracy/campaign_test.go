@@ -2,6 +2,7 @@ package accuracy
 
 import (
 	"context"
+	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
@@ -141,8 +142,8 @@ func TestShortCampaign(t *testing.T) {
 	}
 	for i, d := range c.Results {
 		e := s.Results[i]
-		if !reflect.DeepEqual(d.Checks, e.Checks) || d.Verdict != e.Verdict || e.Error != "" {
-			t.Errorf("drive %d rescored: checks\n%+v\nverdict %q error %q; the run's\n%+v\nverdict %q", d.Case.Index, e.Checks, e.Verdict, e.Error, d.Checks, d.Verdict)
+		if a, b := checksJSON(t, e.Checks), checksJSON(t, d.Checks); a != b || d.Verdict != e.Verdict || e.Error != "" {
+			t.Errorf("drive %d rescored: checks\n%s\nverdict %q error %q; the run's\n%s\nverdict %q", d.Case.Index, a, e.Verdict, e.Error, b, d.Verdict)
 		}
 		if _, err := os.Stat(filepath.Join(e.Dir, "report.json")); err != nil || filepath.Dir(e.Dir) != filepath.Join(sout, "runs") {
 			t.Errorf("drive %d: rescored into %s: %v", d.Case.Index, e.Dir, err)
@@ -151,4 +152,14 @@ func TestShortCampaign(t *testing.T) {
 	if !reflect.DeepEqual(s.Coverage, c.Coverage) || !reflect.DeepEqual(s.Verdicts, c.Verdicts) {
 		t.Errorf("rescore: coverage %+v verdicts %+v; the run's %+v %+v", s.Coverage, s.Verdicts, c.Coverage, c.Verdicts)
 	}
+}
+
+// checksJSON is cs as accuracy.json holds them.
+func checksJSON(t *testing.T, cs []Check) string {
+	t.Helper()
+	b, err := json.MarshalIndent(cs, "", " ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

@@ -121,8 +121,11 @@ func compare(t *Truth, m *Measured) []Check {
 	add("rise_ms", "ms", goalLatency, pooledOver(t.CycleRiseMs, m.RiseLeftOut, t.RiseMs), m.RiseMs, true)
 	add("pre_cycle_w", "W", goalPreCycle, pooledOver(t.CyclePreW, m.PreLeftOut, t.PreCycleW), m.PreCycleW, true)
 
+	// Summed in key order: a sum in map order differs in its last bit
+	// from run to run, and a rescore then disagreed with its run.
 	folded := map[string]float64{}
-	for s, x := range t.Residency {
+	for _, s := range sortedKeys(keysOf(t.Residency)) {
+		x := t.Residency[s]
 		if _, ok := m.Residency[s]; !ok {
 			if to, ok := residencyFold[s]; ok {
 				s = to
@@ -133,7 +136,8 @@ func compare(t *Truth, m *Measured) []Check {
 	// A report with a "background" state (above idle, no I/O outstanding)
 	// counts GC bursts there, not under their link state.
 	if _, ok := m.Residency["background"]; ok {
-		for s, x := range t.GC {
+		for _, s := range sortedKeys(keysOf(t.GC)) {
+			x := t.GC[s]
 			if to, ok := residencyFold[s]; ok {
 				if _, has := m.Residency[s]; !has {
 					s = to
@@ -155,6 +159,15 @@ func compare(t *Truth, m *Measured) []Check {
 		add("residency."+k, "fraction", goalResidency, &tv, m.Residency[k], tv*t.WindowS >= minDevSlpS)
 	}
 	return cs
+}
+
+// keysOf is m's keys as a set.
+func keysOf(m map[string]float64) map[string]bool {
+	k := make(map[string]bool, len(m))
+	for s := range m {
+		k[s] = true
+	}
+	return k
 }
 
 // pooledExit is the truth's exit over the cycles the report pooled: it
