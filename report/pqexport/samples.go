@@ -1,0 +1,517 @@
+package pqexport
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"io"
+	"runtime"
+	"sync"
+
+	"github.com/parquet-go/parquet-go/encoding/thrift"
+	"github.com/parquet-go/parquet-go/format"
+
+	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/meter"
+)
+
+// Layout of samples.parquet. Each row group holds one drive's rows for a
+// span of sample indices, the drives of a span in port order: a query on
+// one port skips the others' row groups by their statistics, and each
+// column chunk's dictionary holds one drive's readings (half the index
+// width of two drives' interleaved). A page is a bounded number of rows,
+// and both bounds shrink with the drive count, so memory does not grow
+// with it.
+const (
+	maxPageRows  = 1 << 16 // rows of one drive in a page: ≤ 512 KiB of doubles (Arrow's page limit is 1 MiB)
+	minPageRows  = 64
+	pageSetRows  = 1 << 17 // rows of all drives decoded before they are encoded
+	maxGroupRows = RowGroupRows
+	groupSetRows = 1 << 22 // rows of all drives in one span of row groups
+)
+
+// layoutFor returns rows per page and per row group of one drive, for
+// drives drives: powers of two, the second a multiple of the first.
+func layoutFor(drives int) (pageRows, groupRows int) {
+	pageRows = maxPageRows
+	for pageRows > minPageRows && pageRows*drives > pageSetRows {
+		pageRows /= 2
+	}
+	groupRows = maxGroupRows
+	for groupRows > pageRows && groupRows*drives > groupSetRows {
+		groupRows /= 2
+	}
+	return pageRows, groupRows
+}
+
+// driveCols is where one drive's readings come from: the capture's
+// channels on its port, in header order.
+type driveCols struct {
+	port  int
+	chans []int
+	rails []meter.Rail
+}
+
+func drivesOf(h *capture.Header) []driveCols {
+	var ds []driveCols
+	at := map[int]int{}
+	for c, ch := range h.Channels {
+		i, ok := at[ch.Port]
+		if !ok {
+			i = len(ds)
+			at[ch.Port] = i
+			ds = append(ds, driveCols{port: ch.Port})
+		}
+		ds[i].chans = append(ds[i].chans, c)
+		ds[i].rails = append(ds[i].rails, ch.Rail)
+	}
+	return ds
+}
+
+// drivePage is one drive's readings in a page set, as columns: lv[s] is
+// rail s's definition levels (one per row; its V, A and W share them) and
+// lv[3] power_w's; v[s], a[s] and power hold the present values. W and
+// time_s are computed by the encoder, as the rows held them before.
+type drivePage struct {
+	lv    [4][]uint8
+	v, a  [3][]float64
+	power []float64
+}
+
+func (p *drivePage) reset() {
+	for s := range p.lv {
+		p.lv[s] = p.lv[s][:0]
+	}
+	for s := range p.v {
+		p.v[s], p.a[s] = p.v[s][:0], p.a[s][:0]
+	}
+	p.power = p.power[:0]
+}
+
+// pageSet is every drive's next page: n rows each, at the sample indices
+// index (gap[i] > 0: a gap row); it is filled by the decoder while the
+// previous one is encoded.
+type pageSet struct {
+	n      int
+	index  []int64
+	gap    []int64
+	drives []drivePage
+	wg     sync.WaitGroup
+}
+
+func (ps *pageSet) reset() {
+	ps.n, ps.index, ps.gap = 0, ps.index[:0], ps.gap[:0]
+	for d := range ps.drives {
+		ps.drives[d].reset()
+	}
+}
+
+// sampleWriter writes samples.parquet: the capture is decoded into page
+// sets on the caller's goroutine while GOMAXPROCS workers encode the
+// previous set, one (drive, column) page per task.
+type sampleWriter struct {
+	out       *offsetWriter
+	meta      *sampleMeta
+	run       string
+	rate      float64
+	drives    []driveCols
+	pageRows  int
+	groupRows int
+	cols      [][numCols]column // per drive
+	groups    []format.RowGroup
+	tasks     chan task
+	workers   sync.WaitGroup
+	errMu     sync.Mutex
+	err       error
+	mainScr   *scratch
+}
+
+type task struct {
+	set      *pageSet
+	drive, c int
+}
+
+// offsetWriter counts the bytes written: the footer gives offsets.
+type offsetWriter struct {
+	w   *bufio.Writer
+	off int64
+}
+
+func (o *offsetWriter) Write(p []byte) (int, error) {
+	n, err := o.w.Write(p)
+	o.off += int64(n)
+	return n, err
+}
+
+func writeSamples(w io.Writer, r *capture.Reader, h *capture.Header, run string, stop func() error) error {
+	meta, err := sampleMetaOnce()
+	if err != nil {
+		return err
+	}
+	scr, err := newScratch()
+	if err != nil {
+		return err
+	}
+	sw := &sampleWriter{out: &offsetWriter{w: bufio.NewWriterSize(w, 1<<20)}, meta: meta, run: run,
+		rate: float64(h.RateHz), drives: drivesOf(h), mainScr: scr}
+	sw.pageRows, sw.groupRows = layoutFor(len(sw.drives))
+	sw.cols = make([][numCols]column, len(sw.drives))
+	for d := range sw.cols {
+		for c := range numCols {
+			sw.cols[d][c].kind = colKinds[c]
+		}
+	}
+	if _, err := sw.out.Write([]byte("PAR1")); err != nil {
+		return err
+	}
+	sw.start()
+	err = sw.decode(capture.NewRows(r), stop)
+	sw.stopWorkers()
+	if err == nil {
+		err = sw.failed()
+	}
+	if err == nil {
+		err = sw.footer()
+	}
+	return err
+}
+
+func (sw *sampleWriter) start() {
+	n := runtime.GOMAXPROCS(0)
+	sw.tasks = make(chan task, n*numCols)
+	for range n {
+		sw.workers.Add(1)
+		go func() {
+			defer sw.workers.Done()
+			s, err := newScratch()
+			if err != nil {
+				sw.fail(err)
+			}
+			for t := range sw.tasks {
+				if sw.failed() == nil {
+					if err := sw.encode(s, t); err != nil {
+						sw.fail(err)
+					}
+				}
+				t.set.wg.Done()
+			}
+		}()
+	}
+}
+
+func (sw *sampleWriter) stopWorkers() {
+	close(sw.tasks)
+	sw.workers.Wait()
+}
+
+func (sw *sampleWriter) fail(err error) {
+	sw.errMu.Lock()
+	if sw.err == nil {
+		sw.err = err
+	}
+	sw.errMu.Unlock()
+}
+
+func (sw *sampleWriter) failed() error {
+	sw.errMu.Lock()
+	defer sw.errMu.Unlock()
+	return sw.err
+}
+
+// decode reads the capture's rows into page sets, hands each full one to
+// the workers and writes the row groups as their spans complete.
+func (sw *sampleWriter) decode(rows *capture.Rows, stop func() error) error {
+	sets := [2]*pageSet{sw.newSet(), sw.newSet()}
+	cur, inGroup := 0, 0
+	// flush hands the current set to the workers once the other one's
+	// tasks are done (a column's pages are encoded in order, by one
+	// worker at a time), then writes the row groups if their span is full.
+	flush := func(last bool) error {
+		set := sets[cur]
+		sets[1-cur].wg.Wait()
+		if set.n > 0 {
+			if err := stop(); err != nil {
+				return err
+			}
+			if err := sw.failed(); err != nil {
+				return err
+			}
+			sw.dispatch(set)
+			inGroup += set.n
+		}
+		if inGroup == sw.groupRows || (last && inGroup > 0) {
+			set.wg.Wait()
+			if err := sw.failed(); err != nil {
+				return err
+			}
+			if err := sw.writeGroups(inGroup); err != nil {
+				return err
+			}
+			inGroup = 0
+		}
+		cur = 1 - cur
+		sets[cur].wg.Wait()
+		sets[cur].reset()
+		return nil
+	}
+	for {
+		run, err := rows.NextRun()
+		if err == io.EOF || errors.Is(err, capture.ErrTruncated) {
+			break
+		}
+		if err != nil {
+			sets[1-cur].wg.Wait()
+			return err
+		}
+		n := run.N
+		if run.Gap > 0 {
+			n = 1
+		}
+		for k := 0; k < n; {
+			set := sets[cur]
+			m := min(n-k, sw.pageRows-set.n, sw.groupRows-inGroup-set.n)
+			sw.fill(set, run, k, m)
+			k += m
+			if set.n == sw.pageRows || inGroup+set.n == sw.groupRows {
+				if err := flush(false); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return flush(true)
+}
+
+func (sw *sampleWriter) newSet() *pageSet {
+	return &pageSet{index: make([]int64, 0, sw.pageRows), gap: make([]int64, 0, sw.pageRows),
+		drives: make([]drivePage, len(sw.drives))}
+}
+
+func (sw *sampleWriter) dispatch(set *pageSet) {
+	set.wg.Add(len(sw.drives) * numCols)
+	// The readings first: they are the long tasks.
+	for c := numCols - 1; c >= 0; c-- {
+		for d := range sw.drives {
+			sw.tasks <- task{set: set, drive: d, c: c}
+		}
+	}
+}
+
+// fill appends rows k … k+m-1 of run to the page set: a gap row (all
+// readings null) or samples. A drive's rail readings are its last present
+// channel's on that rail, and power_w the sum of V × A over its present
+// channels in header order, null unless all are present.
+func (sw *sampleWriter) fill(set *pageSet, run *capture.Run, k, m int) {
+	set.n += m
+	for j := k; j < k+m; j++ {
+		set.index = append(set.index, int64(run.Index+uint64(j)))
+		set.gap = append(set.gap, int64(run.Gap))
+	}
+	for d := range sw.drives {
+		dc, p := &sw.drives[d], &set.drives[d]
+		var src [3]int // channel + 1 of each rail's reading
+		all, any := true, false
+		for i, c := range dc.chans {
+			if run.Gap > 0 || !run.Present[c] {
+				all = false
+				continue
+			}
+			any = true
+			if s := railSlot(dc.rails[i]); s >= 0 {
+				src[s] = c + 1
+			}
+		}
+		for s, c := range src {
+			p.lv[s] = appendLevel(reserve(p.lv[s], sw.pageRows), c > 0, m)
+			if c > 0 {
+				p.v[s], p.a[s] = reserve(p.v[s], sw.pageRows), reserve(p.a[s], sw.pageRows)
+				for j := k; j < k+m; j++ {
+					p.v[s] = append(p.v[s], float64(run.V[c-1][j]))
+					p.a[s] = append(p.a[s], float64(run.I[c-1][j]))
+				}
+			}
+		}
+		power := all && any
+		p.lv[3] = appendLevel(reserve(p.lv[3], sw.pageRows), power, m)
+		if power {
+			p.power = reserve(p.power, sw.pageRows)
+			for j := k; j < k+m; j++ {
+				var sum float64
+				for _, c := range dc.chans {
+					sum += float64(run.V[c][j]) * float64(run.I[c][j])
+				}
+				p.power = append(p.power, sum)
+			}
+		}
+	}
+}
+
+func railSlot(r meter.Rail) int {
+	switch r {
+	case meter.Rail5V:
+		return 0
+	case meter.Rail12V:
+		return 1
+	case meter.Rail3V3:
+		return 2
+	}
+	return -1
+}
+
+// reserve allocates a page's column whole on its first rows: it is never
+// grown, and the next page set reuses it.
+func reserve[T any](x []T, n int) []T {
+	if cap(x) == 0 {
+		return make([]T, 0, n)
+	}
+	return x
+}
+
+func appendLevel(lv []uint8, present bool, m int) []uint8 {
+	var b uint8
+	if present {
+		b = 1
+	}
+	for range m {
+		lv = append(lv, b)
+	}
+	return lv
+}
+
+// encode appends one page of column t.c of drive t.drive.
+func (sw *sampleWriter) encode(s *scratch, t task) error {
+	set, col := t.set, &sw.cols[t.drive][t.c]
+	p := &set.drives[t.drive]
+	switch t.c {
+	case colRunID:
+		return col.runID(s, sw.run, set.n)
+	case colTime:
+		s.f = s.f[:0]
+		for _, i := range set.index {
+			s.f = append(s.f, float64(i)/sw.rate)
+		}
+		return col.doubles(s, s.f)
+	case colIndex:
+		return col.int64s(s, set.index)
+	case colPort:
+		return col.int32s(s, int32(sw.drives[t.drive].port), set.n)
+	case colGap:
+		return col.int64s(s, set.gap)
+	case colReadings + 9:
+		return col.reading(s, p.lv[3], p.power)
+	}
+	k := t.c - colReadings
+	r := k / 3
+	switch k % 3 {
+	case 0:
+		return col.reading(s, p.lv[r], p.v[r])
+	case 1:
+		return col.reading(s, p.lv[r], p.a[r])
+	}
+	s.f = s.f[:0]
+	for i, v := range p.v[r] {
+		s.f = append(s.f, v*p.a[r][i])
+	}
+	return col.reading(s, p.lv[r], s.f)
+}
+
+// writeGroups writes every drive's row group of the span just encoded,
+// rows rows each, and resets the columns.
+func (sw *sampleWriter) writeGroups(rows int) error {
+	for d := range sw.drives {
+		start := sw.out.off
+		rg := format.RowGroup{NumRows: int64(rows), FileOffset: start, Ordinal: int16(len(sw.groups))}
+		for c := range numCols {
+			cc, err := sw.writeChunk(&sw.cols[d][c], c)
+			if err != nil {
+				return err
+			}
+			rg.Columns = append(rg.Columns, cc)
+			rg.TotalByteSize += cc.MetaData.TotalUncompressedSize
+			rg.TotalCompressedSize += cc.MetaData.TotalCompressedSize
+			sw.cols[d][c].reset()
+		}
+		sw.groups = append(sw.groups, rg)
+	}
+	return nil
+}
+
+func (sw *sampleWriter) writeChunk(col *column, c int) (format.ColumnChunk, error) {
+	md := format.ColumnMetaData{Type: sw.meta.types[c], PathInSchema: sw.meta.paths[c], Codec: format.Zstd,
+		NumValues: col.numValues, TotalUncompressedSize: col.unc, TotalCompressedSize: col.comp}
+	dict, dictUnc, err := col.dictPage(sw.mainScr, sw.run)
+	if err != nil {
+		return format.ColumnChunk{}, err
+	}
+	encs := map[format.Encoding]bool{}
+	if col.kind == kindReading {
+		encs[format.RLE] = true // definition levels
+	}
+	if dict != nil {
+		md.DictionaryPageOffset = sw.out.off
+		md.TotalUncompressedSize += int64(dictUnc)
+		md.TotalCompressedSize += int64(len(dict))
+		md.EncodingStats = append(md.EncodingStats, format.PageEncodingStats{PageType: format.DictionaryPage, Encoding: format.Plain, Count: 1})
+		encs[format.Plain] = true
+		if _, err := sw.out.Write(dict); err != nil {
+			return format.ColumnChunk{}, err
+		}
+	}
+	md.DataPageOffset = sw.out.off
+	for _, pg := range col.pages {
+		if _, err := sw.out.Write(pg); err != nil {
+			return format.ColumnChunk{}, err
+		}
+	}
+	for _, e := range []format.Encoding{format.Plain, format.RLEDictionary, format.DeltaBinaryPacked, format.ByteStreamSplit} {
+		if n := col.pageStats[e]; n > 0 {
+			encs[e] = true
+			md.EncodingStats = append(md.EncodingStats, format.PageEncodingStats{PageType: format.DataPage, Encoding: e, Count: n})
+		}
+	}
+	for _, e := range []format.Encoding{format.Plain, format.RLE, format.RLEDictionary, format.DeltaBinaryPacked, format.ByteStreamSplit} {
+		if encs[e] {
+			md.Encoding = append(md.Encoding, e)
+		}
+	}
+	md.Statistics = sw.chunkStats(col)
+	return format.ColumnChunk{FileOffset: md.DataPageOffset, MetaData: md}, nil
+}
+
+func (sw *sampleWriter) chunkStats(col *column) format.Statistics {
+	st := format.Statistics{NullCount: col.nulls}
+	switch {
+	case col.kind == kindRunID:
+		st.MinValue, st.MaxValue = []byte(sw.run), []byte(sw.run)
+	case !col.hasMinMax:
+	case col.kind == kindTime || col.kind == kindReading:
+		st.MinValue, st.MaxValue = plainDouble(col.minF, true), plainDouble(col.maxF, false)
+	case col.kind == kindInt32:
+		st.MinValue = binary.LittleEndian.AppendUint32(nil, uint32(col.minI))
+		st.MaxValue = binary.LittleEndian.AppendUint32(nil, uint32(col.maxI))
+	default:
+		st.MinValue = binary.LittleEndian.AppendUint64(nil, uint64(col.minI))
+		st.MaxValue = binary.LittleEndian.AppendUint64(nil, uint64(col.maxI))
+	}
+	return st
+}
+
+// footer writes the file metadata after the row groups; an empty capture
+// gives a file with the schema and no row group.
+func (sw *sampleWriter) footer() error {
+	var rows int64
+	for _, g := range sw.groups {
+		rows += g.NumRows
+	}
+	md := format.FileMetaData{Version: 2, Schema: sw.meta.schema, NumRows: rows, RowGroups: sw.groups,
+		CreatedBy: "idlewatt samples.parquet (parquet-go v0.32 encoders)", ColumnOrders: sw.meta.orders}
+	start := sw.out.off
+	if err := thrift.NewEncoder(new(thrift.CompactProtocol).NewWriter(sw.out)).Encode(&md); err != nil {
+		return err
+	}
+	tail := binary.LittleEndian.AppendUint32(nil, uint32(sw.out.off-start))
+	if _, err := sw.out.Write(append(tail, "PAR1"...)); err != nil {
+		return err
+	}
+	return sw.out.w.Flush()
+}
