@@ -30,6 +30,9 @@ const (
 	groupSetRows = 1 << 22 // rows of all drives in one span of row groups
 )
 
+// layout is layoutFor; tests make pages and row groups small.
+var layout = layoutFor
+
 // layoutFor returns rows per page and per row group of one drive, for
 // drives drives: powers of two, the second a multiple of the first.
 func layoutFor(drives int) (pageRows, groupRows int) {
@@ -154,7 +157,7 @@ func writeSamples(w io.Writer, r *capture.Reader, h *capture.Header, run string,
 	}
 	sw := &sampleWriter{out: &offsetWriter{w: bufio.NewWriterSize(w, 1<<20)}, meta: meta, run: run,
 		rate: float64(h.RateHz), drives: drivesOf(h), mainScr: scr}
-	sw.pageRows, sw.groupRows = layoutFor(len(sw.drives))
+	sw.pageRows, sw.groupRows = layout(len(sw.drives))
 	sw.cols = make([][numCols]column, len(sw.drives))
 	for d := range sw.cols {
 		for c := range numCols {
@@ -437,6 +440,7 @@ func (sw *sampleWriter) writeGroups(rows int) error {
 }
 
 func (sw *sampleWriter) writeChunk(col *column, c int) (format.ColumnChunk, error) {
+	start := sw.out.off
 	md := format.ColumnMetaData{Type: sw.meta.types[c], PathInSchema: sw.meta.paths[c], Codec: format.Zstd,
 		NumValues: col.numValues, TotalUncompressedSize: col.unc, TotalCompressedSize: col.comp}
 	dict, dictUnc, err := col.dictPage(sw.mainScr, sw.run)
@@ -475,7 +479,9 @@ func (sw *sampleWriter) writeChunk(col *column, c int) (format.ColumnChunk, erro
 		}
 	}
 	md.Statistics = sw.chunkStats(col)
-	return format.ColumnChunk{FileOffset: md.DataPageOffset, MetaData: md}, nil
+	// file_offset: where the chunk starts (readers that split files by
+	// row group once took the first chunk's).
+	return format.ColumnChunk{FileOffset: start, MetaData: md}, nil
 }
 
 func (sw *sampleWriter) chunkStats(col *column) format.Statistics {

@@ -1,0 +1,341 @@
+package pqexport
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
+	pq "github.com/parquet-go/parquet-go"
+
+	"github.com/idlewatt/idlewatt/analysis"
+	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/meter"
+	"github.com/idlewatt/idlewatt/units"
+)
+
+// railCapture writes a capture of drives at 1 kHz: ports[d]'s channels on
+// rails[d], blocks of 1000 samples of random counts over counts values
+// (vary: a new range every block); block 3 is a gap on every channel, and
+// in block 5 the last channel has no samples.
+func railCapture(t *testing.T, path string, ports []int, rails [][]meter.Rail, blocks, counts int) {
+	t.Helper()
+	h := capture.Header{Created: "2026-01-01T00:00:00Z", Meter: meter.Info{Kind: "hub", Model: "emu"}, RateHz: 1000, StartHost: 1e12, Tool: "idlewatt test"}
+	for d, p := range ports {
+		for _, r := range rails[d] {
+			h.Channels = append(h.Channels, meter.Channel{Port: p, Rail: r, VoltLSB: 0.00125, CurrentLSB: 0.0001})
+		}
+		h.Drives = append(h.Drives, capture.DriveInfo{Port: p})
+	}
+	w, err := capture.Create(path, h, capture.Options{FlushEvery: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for f := range blocks {
+		idx := uint64(f * 1000)
+		if f == 3 {
+			if err := w.Gap(meter.Gap{Channel: -1, Start: idx, Count: 1000, Reason: "crc"}); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		for c := range h.Channels {
+			if f == 5 && c == len(h.Channels)-1 {
+				continue
+			}
+			b := &meter.Block{Channel: c, Start: idx, V: make([]units.Volts, 1000), I: make([]units.Amps, 1000)}
+			for k := range b.V {
+				b.V[k] = units.Volts(float32(float64(4000+rng.IntN(3)) * 0.00125))
+				b.I[k] = units.Amps(float32(float64(1000*(c+1)+rng.IntN(counts)) * 0.0001))
+			}
+			if err := w.Samples(b); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_ = w.Flush()
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+type rowKey struct {
+	port  int32
+	index int64
+}
+
+// expectedRows are samples.parquet's rows as the documentation defines
+// them, taken row by row from capture.Rows.
+func expectedRows(t *testing.T, path string) map[rowKey]SampleRow {
+	t.Helper()
+	r, err := capture.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	h := r.Header()
+	run := capture.RunID(h)
+	ptr := func(x float64) *float64 { return &x }
+	out := map[rowKey]SampleRow{}
+	rows := capture.NewRows(r)
+	for {
+		row, err := rows.Next()
+		if err == io.EOF || errors.Is(err, capture.ErrTruncated) {
+			return out
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range drivesOf(&h) {
+			sr := SampleRow{RunID: run, TimeS: float64(row.Index) / float64(h.RateHz), SampleIndex: int64(row.Index), Port: int32(d.port), GapSamples: int64(row.Gap)}
+			all, any := true, false
+			var sum float64
+			for i, c := range d.chans {
+				if !row.Present[c] {
+					all = false
+					continue
+				}
+				v, a := float64(row.V[c]), float64(row.I[c])
+				sum += v * a
+				any = true
+				switch d.rails[i] {
+				case meter.Rail5V:
+					sr.V5, sr.A5, sr.W5 = ptr(v), ptr(a), ptr(v*a)
+				case meter.Rail12V:
+					sr.V12, sr.A12, sr.W12 = ptr(v), ptr(a), ptr(v*a)
+				case meter.Rail3V3:
+					sr.V33, sr.A33, sr.W33 = ptr(v), ptr(a), ptr(v*a)
+				}
+			}
+			if all && any {
+				sr.PowerW = ptr(sum)
+			}
+			out[rowKey{sr.Port, sr.SampleIndex}] = sr
+		}
+	}
+}
+
+func sameOpt(a, b *float64) bool {
+	return (a == nil) == (b == nil) && (a == nil || math.Float64bits(*a) == math.Float64bits(*b))
+}
+
+func sameRow(a, b SampleRow) bool {
+	return a.RunID == b.RunID && math.Float64bits(a.TimeS) == math.Float64bits(b.TimeS) && a.SampleIndex == b.SampleIndex &&
+		a.Port == b.Port && a.GapSamples == b.GapSamples && sameOpt(a.V5, b.V5) && sameOpt(a.A5, b.A5) && sameOpt(a.W5, b.W5) &&
+		sameOpt(a.V12, b.V12) && sameOpt(a.A12, b.A12) && sameOpt(a.W12, b.W12) && sameOpt(a.V33, b.V33) &&
+		sameOpt(a.A33, b.A33) && sameOpt(a.W33, b.W33) && sameOpt(a.PowerW, b.PowerW)
+}
+
+// checkSamples reads samples.parquet back with parquet-go's reader (not
+// the code that framed it) and Arrow Go's, and checks every row against
+// the capture's, bit for bit; each row group holds one drive, in index
+// order, and its statistics (Arrow's reading) bound its port, index and
+// time.
+func checkSamples(t *testing.T, capPath, pqPath string) {
+	t.Helper()
+	want := expectedRows(t, capPath)
+	got, err := pq.ReadFile[SampleRow](pqPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d rows, the capture gives %d", len(got), len(want))
+	}
+	for i, g := range got {
+		w, ok := want[rowKey{g.Port, g.SampleIndex}]
+		if !ok || !sameRow(g, w) {
+			t.Fatalf("row %d (port %d, index %d): %+v, want %+v", i, g.Port, g.SampleIndex, g, w)
+		}
+		delete(want, rowKey{g.Port, g.SampleIndex})
+	}
+	rdr, err := file.OpenParquetFile(pqPath, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rdr.Close()
+	if rdr.NumRows() != int64(len(got)) {
+		t.Errorf("Arrow: %d rows, parquet-go %d", rdr.NumRows(), len(got))
+	}
+	row := 0
+	for g := 0; g < rdr.NumRowGroups(); g++ {
+		n := int(rdr.MetaData().RowGroup(g).NumRows())
+		rows := got[row : row+n]
+		for i := range rows {
+			if rows[i].Port != rows[0].Port || (i > 0 && rows[i].SampleIndex <= rows[i-1].SampleIndex) {
+				t.Fatalf("row group %d: row %d is port %d index %d after port %d", g, i, rows[i].Port, rows[i].SampleIndex, rows[0].Port)
+			}
+		}
+		ps := chunkStats(t, rdr, g, "port").(*metadata.Int32Statistics)
+		is := chunkStats(t, rdr, g, "sample_index").(*metadata.Int64Statistics)
+		ts := chunkStats(t, rdr, g, "time_s").(*metadata.Float64Statistics)
+		if ps.Min() != rows[0].Port || ps.Max() != rows[0].Port || is.Min() != rows[0].SampleIndex || is.Max() != rows[n-1].SampleIndex ||
+			ts.Min() != rows[0].TimeS || ts.Max() != rows[n-1].TimeS {
+			t.Errorf("row group %d: statistics port [%d, %d], index [%d, %d], time [%v, %v]; rows port %d, %d … %d", g,
+				ps.Min(), ps.Max(), is.Min(), is.Max(), ts.Min(), ts.Max(), rows[0].Port, rows[0].SampleIndex, rows[n-1].SampleIndex)
+		}
+		row += n
+	}
+	// Arrow's column reader over the values: power_w's nulls and sum.
+	power, nulls := readFloat64(t, pqPath, "power_w")
+	var sum, wsum float64
+	wnulls := 0
+	for _, g := range got {
+		if g.PowerW == nil {
+			wnulls++
+		} else {
+			wsum += *g.PowerW
+		}
+	}
+	for _, p := range power {
+		sum += p
+	}
+	if nulls != wnulls || sum != wsum {
+		t.Errorf("Arrow: power_w %d nulls, Σ %v; parquet-go %d, %v", nulls, sum, wnulls, wsum)
+	}
+}
+
+// chunkStats is Arrow's reading of a column chunk's statistics.
+func chunkStats(t *testing.T, rdr *file.Reader, g int, col string) metadata.TypedStatistics {
+	t.Helper()
+	cc, err := rdr.MetaData().RowGroup(g).ColumnChunk(rdr.MetaData().Schema.ColumnIndexByName(col))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := cc.Statistics()
+	if err != nil || st == nil || !st.HasMinMax() {
+		t.Fatalf("row group %d: %s statistics %v, %v", g, col, st, err)
+	}
+	return st
+}
+
+// TestSamplesRows: every row of samples.parquet, read back by parquet-go
+// and Arrow Go, is the capture's (gap rows, a rail missing for a block,
+// drives with 2 and 3 rails), one drive per row group.
+func TestSamplesRows(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "rails.iwcap")
+	railCapture(t, path, []int{1, 2}, [][]meter.Rail{{meter.Rail5V, meter.Rail12V}, {meter.Rail5V, meter.Rail12V, meter.Rail3V3}}, 9, 80)
+	out := filepath.Join(dir, "pq")
+	if err := Write(path, &analysis.Report{}, out, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	checkSamples(t, path, filepath.Join(out, "samples.parquet"))
+}
+
+// TestSamplesPagesAndGroups: with pages of 256 rows and row groups of
+// 1024 (a partial last page and group), 3 drives' rows come back whole.
+func TestSamplesPagesAndGroups(t *testing.T) {
+	defer func(l func(int) (int, int)) { layout = l }(layout)
+	layout = func(int) (int, int) { return 256, 1024 }
+	dir := t.TempDir()
+	path := filepath.Join(dir, "three.iwcap")
+	r5 := []meter.Rail{meter.Rail5V}
+	railCapture(t, path, []int{4, 2, 7}, [][]meter.Rail{r5, r5, {meter.Rail5V, meter.Rail12V}}, 9, 200)
+	out := filepath.Join(dir, "pq")
+	if err := Write(path, &analysis.Report{}, out, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	smp := filepath.Join(out, "samples.parquet")
+	checkSamples(t, path, smp)
+	rdr, err := file.OpenParquetFile(smp, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rdr.Close()
+	// 8001 rows a drive (8 blocks and a gap row): 8 groups of 1024 and one of 809.
+	if g := rdr.NumRowGroups(); g != 3*8 {
+		t.Errorf("%d row groups, want 24", g)
+	}
+}
+
+// TestSamplesDictionaryFull: a reading with more distinct values in a
+// column chunk than the dictionary takes goes on BYTE_STREAM_SPLIT, and
+// reads back the same.
+func TestSamplesDictionaryFull(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "wide.iwcap")
+	railCapture(t, path, []int{1}, [][]meter.Rail{{meter.Rail5V}}, 200, 1<<24)
+	out := filepath.Join(dir, "pq")
+	if err := Write(path, &analysis.Report{}, out, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	smp := filepath.Join(out, "samples.parquet")
+	checkSamples(t, path, smp)
+	rdr, err := file.OpenParquetFile(smp, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rdr.Close()
+	cc, err := rdr.MetaData().RowGroup(0).ColumnChunk(rdr.MetaData().Schema.ColumnIndexByName("rail5_a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(cc.Encodings(), parquet.Encodings.ByteStreamSplit) || !slices.Contains(cc.Encodings(), parquet.Encodings.RLEDict) {
+		t.Errorf("rail5_a's encodings %v: want the dictionary, then BYTE_STREAM_SPLIT", cc.Encodings())
+	}
+}
+
+// TestSamplesEmpty: a capture without samples gives a samples.parquet of
+// no rows that both readers open.
+func TestSamplesEmpty(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "empty.iwcap")
+	railCapture(t, path, []int{1}, [][]meter.Rail{{meter.Rail5V}}, 0, 1)
+	out := filepath.Join(dir, "pq")
+	if err := Write(path, &analysis.Report{}, out, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	checkSamples(t, path, filepath.Join(out, "samples.parquet"))
+}
+
+// TestSamplesStop: a stop at any page set ends Write with its error and
+// leaves no directory.
+func TestSamplesStop(t *testing.T) {
+	defer func(l func(int) (int, int)) { layout = l }(layout)
+	layout = func(int) (int, int) { return 256, 1024 }
+	dir := t.TempDir()
+	path := filepath.Join(dir, "stop.iwcap")
+	railCapture(t, path, []int{1, 2}, [][]meter.Rail{{meter.Rail5V}, {meter.Rail5V}}, 9, 80)
+	errStop := errors.New("stopped")
+	for _, at := range []int{1, 2, 5, 20} {
+		calls := 0
+		stop := func() error {
+			calls++
+			if calls >= at {
+				return errStop
+			}
+			return nil
+		}
+		out := filepath.Join(dir, fmt.Sprintf("pq%d", at))
+		if err := Write(path, &analysis.Report{}, out, Options{Stop: stop}); !errors.Is(err, errStop) {
+			t.Errorf("stop at call %d: %v", at, err)
+		}
+		if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("stop at call %d: %s is there (%v)", at, out, err)
+		}
+	}
+}
+
+func TestLayoutFor(t *testing.T) {
+	for _, d := range []int{1, 2, 3, 8, 40, 300, 2048, 5000} {
+		p, g := layoutFor(d)
+		pow2 := func(x int) bool { return x > 0 && x&(x-1) == 0 }
+		if !pow2(p) || !pow2(g) || g < p || p > maxPageRows || g > maxGroupRows ||
+			(p > minPageRows && p*d > pageSetRows) || (g > p && g*d > groupSetRows) {
+			t.Errorf("%d drives: pages of %d rows, row groups of %d", d, p, g)
+		}
+		if d <= 2 && (p != maxPageRows || g != maxGroupRows) {
+			t.Errorf("%d drives: pages of %d rows, row groups of %d; want %d, %d", d, p, g, maxPageRows, maxGroupRows)
+		}
+	}
+}
