@@ -10,15 +10,31 @@
 //
 // docs/lab.md lists every column with its unit; units are suffixed in the
 // column names as in report.json (_v, _a, _w, _s, _j, _ns). Files are zstd-
-// compressed with row groups of 1 Mi rows (about a minute of one drive at
-// 10 kS/s: big enough for scans, small enough that a time filter skips most
-// of a long capture by row-group statistics).
+// compressed (its fastest level).
+//
+// # samples.parquet
+//
+// Nearly all of an export's bytes and, before, most of its CPU:
+// parquet-go's row writer spent it in dictionary insertions. The file is
+// framed here instead (samples.go, colenc.go) with parquet-go's encoders,
+// thrift structures and the schema it derives from SampleRow. A row group
+// holds one drive's rows for a span of sample indices (1 Mi rows, about
+// 105 s at 10 kS/s, with up to 4 drives): a port filter skips the other
+// drives by row-group statistics, a time filter the other spans, and a
+// chunk's dictionary holds one drive's readings. Readings are dictionary
+// coded (BYTE_STREAM_SPLIT past 128 Ki values in a chunk), sample_index,
+// port and gap_samples DELTA_BINARY_PACKED, time_s BYTE_STREAM_SPLIT. The
+// capture is decoded a run at a time into page sets, and each set's pages
+// are encoded one (drive, column) a task on GOMAXPROCS goroutines while
+// the next set is decoded.
 //
 // # Why parquet-go
 //
 // github.com/parquet-go/parquet-go is pure Go, maintained, writes typed
-// rows from structs and zstd through klauspost/compress. The tests read the
-// files back with an independent implementation, Apache Arrow Go's reader.
+// rows from structs (io, state and summary tables) and provides the page
+// encoders and file structures samples.parquet is built from. The tests
+// read every file back with independent implementations: Apache Arrow
+// Go's reader, and parquet-go's reader for samples.parquet's rows.
 //
 // state.parquet has rows only when the report ran state detection
 // (analysis.Options.States, as export --parquet, measure and report do).

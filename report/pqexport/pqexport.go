@@ -114,7 +114,8 @@ type SummaryRow struct {
 	CRCErrors     int64    `parquet:"crc_errors"`
 }
 
-// RowGroupRows is the rows per row group.
+// RowGroupRows is the most rows in a row group: of io, state and summary,
+// and of one drive in samples.parquet (fewer there with more than 4 drives).
 const RowGroupRows = 1 << 20
 
 // Options control Write.
