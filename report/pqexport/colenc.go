@@ -201,19 +201,16 @@ func (c *column) int64s(s *scratch, v []int64) error {
 	return c.page(s, len(v), 0, format.DeltaBinaryPacked, c.intStats(lo, hi, binary.LittleEndian.AppendUint64(nil, uint64(lo)), binary.LittleEndian.AppendUint64(nil, uint64(hi))))
 }
 
-// int32s appends a page of n rows of the constant v (a row group holds
-// one drive: port).
-func (c *column) int32s(s *scratch, v int32, n int) error {
-	s.idx = s.idx[:0]
-	for range n {
-		s.idx = append(s.idx, v)
-	}
+func (c *column) int32s(s *scratch, v []int32) error {
 	var err error
-	if s.body, err = new(delta.BinaryPackedEncoding).EncodeInt32(s.body[:0], s.idx); err != nil {
+	if s.body, err = new(delta.BinaryPackedEncoding).EncodeInt32(s.body[:0], v); err != nil {
 		return err
 	}
-	b := binary.LittleEndian.AppendUint32(nil, uint32(v))
-	return c.page(s, n, 0, format.DeltaBinaryPacked, c.intStats(int64(v), int64(v), b, b))
+	lo, hi := v[0], v[0]
+	for _, x := range v {
+		lo, hi = min(lo, x), max(hi, x)
+	}
+	return c.page(s, len(v), 0, format.DeltaBinaryPacked, c.intStats(int64(lo), int64(hi), binary.LittleEndian.AppendUint32(nil, uint32(lo)), binary.LittleEndian.AppendUint32(nil, uint32(hi))))
 }
 
 // runID appends a page of n rows of the one run id: dictionary index 0,

@@ -15,36 +15,51 @@ import (
 	"github.com/idlewatt/idlewatt/meter"
 )
 
-// Layout of samples.parquet. Each row group holds one drive's rows for a
-// span of sample indices, the drives of a span in port order: a query on
-// one port skips the others' row groups by their statistics, and each
-// column chunk's dictionary holds one drive's readings (half the index
-// width of two drives' interleaved). A page is a bounded number of rows,
-// and both bounds shrink with the drive count, so memory does not grow
-// with it.
+// Layout of samples.parquet. Rows go in lanes, each lane its own row
+// groups. With up to maxLanes drives a lane is one drive: a row group
+// holds one drive's rows for a span of sample indices (the drives of a
+// span in port order), a query on one port skips the others' row groups by
+// their statistics, and a chunk's dictionary holds one drive's readings.
+// With more drives one lane holds them all, interleaved at each index as
+// the rows come: one drive's row groups would be under 128 Ki rows, and
+// engines scan a row group at a time. Pages and spans are bounded in rows
+// of all lanes, so memory does not grow with the drive count.
 const (
-	maxPageRows  = 1 << 16 // rows of one drive in a page: ≤ 512 KiB of doubles (Arrow's page limit is 1 MiB)
-	minPageRows  = 64
-	pageSetRows  = 1 << 17 // rows of all drives decoded before they are encoded
-	maxGroupRows = RowGroupRows
-	groupSetRows = 1 << 22 // rows of all drives in one span of row groups
+	maxLanes     = 32      // 4 Mi rows a span ÷ 32: row groups of 128 Ki rows
+	maxPageRows  = 1 << 16 // rows of a lane in a page: ≤ 512 KiB of doubles (Arrow's page limit is 1 MiB)
+	pageSetRows  = 1 << 17 // rows of all lanes decoded before they are encoded
+	groupSetRows = 1 << 22 // rows of all lanes in one span of row groups
 )
 
 // layout is layoutFor; tests make pages and row groups small.
 var layout = layoutFor
 
-// layoutFor returns rows per page and per row group of one drive, for
-// drives drives: powers of two, the second a multiple of the first.
-func layoutFor(drives int) (pageRows, groupRows int) {
-	pageRows = maxPageRows
-	for pageRows > minPageRows && pageRows*drives > pageSetRows {
-		pageRows /= 2
+// layoutFor returns the lanes of drives drives (indices into drivesOf),
+// and the sample indices in a page and in a span of row groups: powers of
+// two, the second a multiple of the first.
+func layoutFor(drives int) (lanes [][]int, pageIdx, groupIdx int) {
+	if drives <= maxLanes {
+		for d := range drives {
+			lanes = append(lanes, []int{d})
+		}
+	} else {
+		all := make([]int, drives)
+		for d := range all {
+			all[d] = d
+		}
+		lanes = [][]int{all}
 	}
-	groupRows = maxGroupRows
-	for groupRows > pageRows && groupRows*drives > groupSetRows {
-		groupRows /= 2
+	rows := max(drives, 1) // rows a sample index gives, in all lanes
+	perLane := rows / len(lanes)
+	pageIdx = maxPageRows
+	for pageIdx > 1 && (pageIdx*rows > pageSetRows || pageIdx*perLane > maxPageRows) {
+		pageIdx /= 2
 	}
-	return pageRows, groupRows
+	groupIdx = RowGroupRows
+	for groupIdx > pageIdx && (groupIdx*rows > groupSetRows || groupIdx*perLane > RowGroupRows) {
+		groupIdx /= 2
+	}
+	return lanes, pageIdx, groupIdx
 }
 
 // driveCols is where one drive's readings come from: the capture's
@@ -71,17 +86,21 @@ func drivesOf(h *capture.Header) []driveCols {
 	return ds
 }
 
-// drivePage is one drive's readings in a page set, as columns: lv[s] is
-// rail s's definition levels (one per row; its V, A and W share them) and
-// lv[3] power_w's; v[s], a[s] and power hold the present values. W and
-// time_s are computed by the encoder, as the rows held them before.
-type drivePage struct {
+// lanePage is one lane's rows in a page set, as columns: index, gap and
+// port per row; lv[s] is rail s's definition levels (its V, A and W share
+// them) and lv[3] power_w's; v[s], a[s] and power hold the present values.
+// W and time_s are computed by the encoder, as the rows held them before.
+type lanePage struct {
+	index []int64
+	gap   []int64
+	port  []int32
 	lv    [4][]uint8
 	v, a  [3][]float64
 	power []float64
 }
 
-func (p *drivePage) reset() {
+func (p *lanePage) reset() {
+	p.index, p.gap, p.port = p.index[:0], p.gap[:0], p.port[:0]
 	for s := range p.lv {
 		p.lv[s] = p.lv[s][:0]
 	}
@@ -91,47 +110,53 @@ func (p *drivePage) reset() {
 	p.power = p.power[:0]
 }
 
-// pageSet is every drive's next page: n rows each, at the sample indices
-// index (gap[i] > 0: a gap row); it is filled by the decoder while the
-// previous one is encoded.
+// pageSet is every lane's next page, n sample indices; it is filled by the
+// decoder while the previous one is encoded.
 type pageSet struct {
-	n      int
-	index  []int64
-	gap    []int64
-	drives []drivePage
-	wg     sync.WaitGroup
+	n     int
+	lanes []lanePage
+	wg    sync.WaitGroup
 }
 
 func (ps *pageSet) reset() {
-	ps.n, ps.index, ps.gap = 0, ps.index[:0], ps.gap[:0]
-	for d := range ps.drives {
-		ps.drives[d].reset()
+	ps.n = 0
+	for l := range ps.lanes {
+		ps.lanes[l].reset()
 	}
+}
+
+// runDrive is where a drive's readings come from in the current run:
+// channel + 1 of each rail's (0: none), and whether power_w is present.
+type runDrive struct {
+	src   [3]int
+	power bool
 }
 
 // sampleWriter writes samples.parquet: the capture is decoded into page
 // sets on the caller's goroutine while GOMAXPROCS workers encode the
-// previous set, one (drive, column) page per task.
+// previous set, one (lane, column) page per task.
 type sampleWriter struct {
-	out       *offsetWriter
-	meta      *sampleMeta
-	run       string
-	rate      float64
-	drives    []driveCols
-	pageRows  int
-	groupRows int
-	cols      [][numCols]column // per drive
-	groups    []format.RowGroup
-	tasks     chan task
-	workers   sync.WaitGroup
-	errMu     sync.Mutex
-	err       error
-	mainScr   *scratch
+	out      *offsetWriter
+	meta     *sampleMeta
+	run      string
+	rate     float64
+	drives   []driveCols
+	lanes    [][]int
+	pageIdx  int
+	groupIdx int
+	runs     []runDrive
+	cols     [][numCols]column // per lane
+	groups   []format.RowGroup
+	tasks    chan task
+	workers  sync.WaitGroup
+	errMu    sync.Mutex
+	err      error
+	mainScr  *scratch
 }
 
 type task struct {
-	set      *pageSet
-	drive, c int
+	set     *pageSet
+	lane, c int
 }
 
 // offsetWriter counts the bytes written: the footer gives offsets.
@@ -157,8 +182,9 @@ func writeSamples(w io.Writer, r *capture.Reader, h *capture.Header, run string,
 	}
 	sw := &sampleWriter{out: &offsetWriter{w: bufio.NewWriterSize(w, 1<<20)}, meta: meta, run: run,
 		rate: float64(h.RateHz), drives: drivesOf(h), mainScr: scr}
-	sw.pageRows, sw.groupRows = layout(len(sw.drives))
-	sw.cols = make([][numCols]column, len(sw.drives))
+	sw.lanes, sw.pageIdx, sw.groupIdx = layout(len(sw.drives))
+	sw.runs = make([]runDrive, len(sw.drives))
+	sw.cols = make([][numCols]column, len(sw.lanes))
 	for d := range sw.cols {
 		for c := range numCols {
 			sw.cols[d][c].kind = colKinds[c]
@@ -242,12 +268,12 @@ func (sw *sampleWriter) decode(rows *capture.Rows, stop func() error) error {
 			sw.dispatch(set)
 			inGroup += set.n
 		}
-		if inGroup == sw.groupRows || (last && inGroup > 0) {
+		if inGroup == sw.groupIdx || (last && inGroup > 0) {
 			set.wg.Wait()
 			if err := sw.failed(); err != nil {
 				return err
 			}
-			if err := sw.writeGroups(inGroup); err != nil {
+			if err := sw.writeGroups(); err != nil {
 				return err
 			}
 			inGroup = 0
@@ -272,10 +298,10 @@ func (sw *sampleWriter) decode(rows *capture.Rows, stop func() error) error {
 		}
 		for k := 0; k < n; {
 			set := sets[cur]
-			m := min(n-k, sw.pageRows-set.n, sw.groupRows-inGroup-set.n)
+			m := min(n-k, sw.pageIdx-set.n, sw.groupIdx-inGroup-set.n)
 			sw.fill(set, run, k, m)
 			k += m
-			if set.n == sw.pageRows || inGroup+set.n == sw.groupRows {
+			if set.n == sw.pageIdx || inGroup+set.n == sw.groupIdx {
 				if err := flush(false); err != nil {
 					return err
 				}
@@ -286,67 +312,147 @@ func (sw *sampleWriter) decode(rows *capture.Rows, stop func() error) error {
 }
 
 func (sw *sampleWriter) newSet() *pageSet {
-	return &pageSet{index: make([]int64, 0, sw.pageRows), gap: make([]int64, 0, sw.pageRows),
-		drives: make([]drivePage, len(sw.drives))}
+	return &pageSet{lanes: make([]lanePage, len(sw.lanes))}
 }
 
 func (sw *sampleWriter) dispatch(set *pageSet) {
-	set.wg.Add(len(sw.drives) * numCols)
+	set.wg.Add(len(sw.lanes) * numCols)
 	// The readings first: they are the long tasks.
 	for c := numCols - 1; c >= 0; c-- {
-		for d := range sw.drives {
-			sw.tasks <- task{set: set, drive: d, c: c}
+		for l := range sw.lanes {
+			sw.tasks <- task{set: set, lane: l, c: c}
 		}
 	}
 }
 
-// fill appends rows k … k+m-1 of run to the page set: a gap row (all
-// readings null) or samples. A drive's rail readings are its last present
-// channel's on that rail, and power_w the sum of V × A over its present
-// channels in header order, null unless all are present.
+// fill appends sample indices k … k+m-1 of run to the page set, a row per
+// drive each: a gap row (all readings null) or samples. A drive's rail
+// readings are its last present channel's on that rail, and power_w the
+// sum of V × A over its present channels in header order, null unless all
+// are present.
 func (sw *sampleWriter) fill(set *pageSet, run *capture.Run, k, m int) {
 	set.n += m
-	for j := k; j < k+m; j++ {
-		set.index = append(set.index, int64(run.Index+uint64(j)))
-		set.gap = append(set.gap, int64(run.Gap))
-	}
 	for d := range sw.drives {
-		dc, p := &sw.drives[d], &set.drives[d]
-		var src [3]int // channel + 1 of each rail's reading
-		all, any := true, false
-		for i, c := range dc.chans {
-			if run.Gap > 0 || !run.Present[c] {
-				all = false
-				continue
-			}
-			any = true
-			if s := railSlot(dc.rails[i]); s >= 0 {
-				src[s] = c + 1
-			}
+		sw.runs[d] = sw.runOf(d, run)
+	}
+	for l, lane := range sw.lanes {
+		p, rows := &set.lanes[l], sw.pageIdx*len(lane)
+		p.index, p.gap, p.port = reserve(p.index, rows), reserve(p.gap, rows), reserve(p.port, rows)
+		for s := range p.lv {
+			p.lv[s] = reserve(p.lv[s], rows)
 		}
-		for s, c := range src {
-			p.lv[s] = appendLevel(reserve(p.lv[s], sw.pageRows), c > 0, m)
-			if c > 0 {
-				p.v[s], p.a[s] = reserve(p.v[s], sw.pageRows), reserve(p.a[s], sw.pageRows)
-				for j := k; j < k+m; j++ {
-					p.v[s] = append(p.v[s], float64(run.V[c-1][j]))
-					p.a[s] = append(p.a[s], float64(run.I[c-1][j]))
+		for _, d := range lane {
+			for s, c := range sw.runs[d].src {
+				if c > 0 {
+					p.v[s], p.a[s] = reserve(p.v[s], rows), reserve(p.a[s], rows)
 				}
 			}
+			if sw.runs[d].power {
+				p.power = reserve(p.power, rows)
+			}
 		}
-		power := all && any
-		p.lv[3] = appendLevel(reserve(p.lv[3], sw.pageRows), power, m)
-		if power {
-			p.power = reserve(p.power, sw.pageRows)
-			for j := k; j < k+m; j++ {
-				var sum float64
-				for _, c := range dc.chans {
-					sum += float64(run.V[c][j]) * float64(run.I[c][j])
-				}
-				p.power = append(p.power, sum)
+		if len(lane) == 1 {
+			sw.rows(p, run, k, m, lane[0])
+			continue
+		}
+		for j := k; j < k+m; j++ {
+			for _, d := range lane {
+				sw.row(p, run, j, d)
 			}
 		}
 	}
+}
+
+// rows appends drive d's rows at run's indices k … k+m-1 to p, a column
+// at a time: what row does for each, in a lane of one drive.
+func (sw *sampleWriter) rows(p *lanePage, run *capture.Run, k, m, d int) {
+	port, rd := int32(sw.drives[d].port), &sw.runs[d]
+	for j := k; j < k+m; j++ {
+		p.index = append(p.index, int64(run.Index+uint64(j)))
+		p.gap = append(p.gap, int64(run.Gap))
+		p.port = append(p.port, port)
+	}
+	for s, c := range rd.src {
+		p.lv[s] = appendLevels(p.lv[s], c > 0, m)
+		if c > 0 {
+			p.v[s] = appendFloats(p.v[s], run.V[c-1][k:k+m])
+			p.a[s] = appendFloats(p.a[s], run.I[c-1][k:k+m])
+		}
+	}
+	p.lv[3] = appendLevels(p.lv[3], rd.power, m)
+	if rd.power {
+		for j := k; j < k+m; j++ {
+			var sum float64
+			for _, c := range sw.drives[d].chans {
+				sum += float64(run.V[c][j]) * float64(run.I[c][j])
+			}
+			p.power = append(p.power, sum)
+		}
+	}
+}
+
+func appendLevels(lv []uint8, present bool, m int) []uint8 {
+	var b uint8
+	if present {
+		b = 1
+	}
+	for range m {
+		lv = append(lv, b)
+	}
+	return lv
+}
+
+func appendFloats[T ~float64](dst []float64, src []T) []float64 {
+	for _, x := range src {
+		dst = append(dst, float64(x))
+	}
+	return dst
+}
+
+// runOf is where drive d's readings come from in run.
+func (sw *sampleWriter) runOf(d int, run *capture.Run) runDrive {
+	var rd runDrive
+	dc := &sw.drives[d]
+	all, any := true, false
+	for i, c := range dc.chans {
+		if run.Gap > 0 || !run.Present[c] {
+			all = false
+			continue
+		}
+		any = true
+		if s := railSlot(dc.rails[i]); s >= 0 {
+			rd.src[s] = c + 1
+		}
+	}
+	rd.power = all && any
+	return rd
+}
+
+// row appends drive d's row at run's j-th index to p.
+func (sw *sampleWriter) row(p *lanePage, run *capture.Run, j, d int) {
+	p.index = append(p.index, int64(run.Index+uint64(j)))
+	p.gap = append(p.gap, int64(run.Gap))
+	p.port = append(p.port, int32(sw.drives[d].port))
+	rd := &sw.runs[d]
+	for s, c := range rd.src {
+		if c == 0 {
+			p.lv[s] = append(p.lv[s], 0)
+			continue
+		}
+		p.lv[s] = append(p.lv[s], 1)
+		p.v[s] = append(p.v[s], float64(run.V[c-1][j]))
+		p.a[s] = append(p.a[s], float64(run.I[c-1][j]))
+	}
+	if !rd.power {
+		p.lv[3] = append(p.lv[3], 0)
+		return
+	}
+	var sum float64
+	for _, c := range sw.drives[d].chans {
+		sum += float64(run.V[c][j]) * float64(run.I[c][j])
+	}
+	p.lv[3] = append(p.lv[3], 1)
+	p.power = append(p.power, sum)
 }
 
 func railSlot(r meter.Rail) int {
@@ -370,36 +476,24 @@ func reserve[T any](x []T, n int) []T {
 	return x
 }
 
-func appendLevel(lv []uint8, present bool, m int) []uint8 {
-	var b uint8
-	if present {
-		b = 1
-	}
-	for range m {
-		lv = append(lv, b)
-	}
-	return lv
-}
-
-// encode appends one page of column t.c of drive t.drive.
+// encode appends one page of column t.c of lane t.lane.
 func (sw *sampleWriter) encode(s *scratch, t task) error {
-	set, col := t.set, &sw.cols[t.drive][t.c]
-	p := &set.drives[t.drive]
+	p, col := &t.set.lanes[t.lane], &sw.cols[t.lane][t.c]
 	switch t.c {
 	case colRunID:
-		return col.runID(s, sw.run, set.n)
+		return col.runID(s, sw.run, len(p.index))
 	case colTime:
 		s.f = s.f[:0]
-		for _, i := range set.index {
+		for _, i := range p.index {
 			s.f = append(s.f, float64(i)/sw.rate)
 		}
 		return col.doubles(s, s.f)
 	case colIndex:
-		return col.int64s(s, set.index)
+		return col.int64s(s, p.index)
 	case colPort:
-		return col.int32s(s, int32(sw.drives[t.drive].port), set.n)
+		return col.int32s(s, p.port)
 	case colGap:
-		return col.int64s(s, set.gap)
+		return col.int64s(s, p.gap)
 	case colReadings + 9:
 		return col.reading(s, p.lv[3], p.power)
 	}
@@ -418,21 +512,21 @@ func (sw *sampleWriter) encode(s *scratch, t task) error {
 	return col.reading(s, p.lv[r], s.f)
 }
 
-// writeGroups writes every drive's row group of the span just encoded,
-// rows rows each, and resets the columns.
-func (sw *sampleWriter) writeGroups(rows int) error {
-	for d := range sw.drives {
+// writeGroups writes every lane's row group of the span just encoded and
+// resets the columns.
+func (sw *sampleWriter) writeGroups() error {
+	for l := range sw.lanes {
 		start := sw.out.off
-		rg := format.RowGroup{NumRows: int64(rows), FileOffset: start, Ordinal: int16(len(sw.groups))}
+		rg := format.RowGroup{NumRows: sw.cols[l][colIndex].numValues, FileOffset: start, Ordinal: int16(len(sw.groups))}
 		for c := range numCols {
-			cc, err := sw.writeChunk(&sw.cols[d][c], c)
+			cc, err := sw.writeChunk(&sw.cols[l][c], c)
 			if err != nil {
 				return err
 			}
 			rg.Columns = append(rg.Columns, cc)
 			rg.TotalByteSize += cc.MetaData.TotalUncompressedSize
 			rg.TotalCompressedSize += cc.MetaData.TotalCompressedSize
-			sw.cols[d][c].reset()
+			sw.cols[l][c].reset()
 		}
 		sw.groups = append(sw.groups, rg)
 	}

@@ -138,10 +138,10 @@ func sameRow(a, b SampleRow) bool {
 
 // checkSamples reads samples.parquet back with parquet-go's reader (not
 // the code that framed it) and Arrow Go's, and checks every row against
-// the capture's, bit for bit; each row group holds one drive, in index
-// order, and its statistics (Arrow's reading) bound its port, index and
-// time.
-func checkSamples(t *testing.T, capPath, pqPath string) {
+// the capture's, bit for bit; each row group holds one drive in index
+// order (interleaved: every drive at each index, in the header's order),
+// and its statistics (Arrow's reading) bound its port, index and time.
+func checkSamples(t *testing.T, capPath, pqPath string, interleaved bool) {
 	t.Helper()
 	want := expectedRows(t, capPath)
 	got, err := pq.ReadFile[SampleRow](pqPath)
@@ -166,22 +166,45 @@ func checkSamples(t *testing.T, capPath, pqPath string) {
 	if rdr.NumRows() != int64(len(got)) {
 		t.Errorf("Arrow: %d rows, parquet-go %d", rdr.NumRows(), len(got))
 	}
+	// Interleaved, each index's rows go in the header's drive order.
+	c, err := capture.Open(capPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := c.Header()
+	c.Close()
+	portOrder := map[int32]int{}
+	var lastPort int32
+	for i, d := range drivesOf(&h) {
+		portOrder[int32(d.port)], lastPort = i, int32(d.port)
+	}
 	row := 0
 	for g := 0; g < rdr.NumRowGroups(); g++ {
 		n := int(rdr.MetaData().RowGroup(g).NumRows())
 		rows := got[row : row+n]
+		lo, hi := rows[0].Port, rows[0].Port
 		for i := range rows {
-			if rows[i].Port != rows[0].Port || (i > 0 && rows[i].SampleIndex <= rows[i-1].SampleIndex) {
-				t.Fatalf("row group %d: row %d is port %d index %d after port %d", g, i, rows[i].Port, rows[i].SampleIndex, rows[0].Port)
+			lo, hi = min(lo, rows[i].Port), max(hi, rows[i].Port)
+			if i == 0 {
+				continue
+			}
+			ok := rows[i].Port == rows[0].Port && rows[i].SampleIndex > rows[i-1].SampleIndex
+			if interleaved {
+				next := rows[i-1].SampleIndex + max(rows[i-1].GapSamples, 1)
+				ok = rows[i].SampleIndex == next && portOrder[rows[i].Port] == 0 && rows[i-1].Port == lastPort ||
+					rows[i].SampleIndex == rows[i-1].SampleIndex && portOrder[rows[i].Port] == portOrder[rows[i-1].Port]+1
+			}
+			if !ok {
+				t.Fatalf("row group %d: row %d is port %d index %d after port %d index %d", g, i, rows[i].Port, rows[i].SampleIndex, rows[i-1].Port, rows[i-1].SampleIndex)
 			}
 		}
 		ps := chunkStats(t, rdr, g, "port").(*metadata.Int32Statistics)
 		is := chunkStats(t, rdr, g, "sample_index").(*metadata.Int64Statistics)
 		ts := chunkStats(t, rdr, g, "time_s").(*metadata.Float64Statistics)
-		if ps.Min() != rows[0].Port || ps.Max() != rows[0].Port || is.Min() != rows[0].SampleIndex || is.Max() != rows[n-1].SampleIndex ||
+		if ps.Min() != lo || ps.Max() != hi || is.Min() != rows[0].SampleIndex || is.Max() != rows[n-1].SampleIndex ||
 			ts.Min() != rows[0].TimeS || ts.Max() != rows[n-1].TimeS {
-			t.Errorf("row group %d: statistics port [%d, %d], index [%d, %d], time [%v, %v]; rows port %d, %d … %d", g,
-				ps.Min(), ps.Max(), is.Min(), is.Max(), ts.Min(), ts.Max(), rows[0].Port, rows[0].SampleIndex, rows[n-1].SampleIndex)
+			t.Errorf("row group %d: statistics port [%d, %d], index [%d, %d], time [%v, %v]; rows port [%d, %d], %d … %d", g,
+				ps.Min(), ps.Max(), is.Min(), is.Max(), ts.Min(), ts.Max(), lo, hi, rows[0].SampleIndex, rows[n-1].SampleIndex)
 		}
 		row += n
 	}
@@ -229,33 +252,70 @@ func TestSamplesRows(t *testing.T) {
 	if err := Write(path, &analysis.Report{}, out, Options{}); err != nil {
 		t.Fatal(err)
 	}
-	checkSamples(t, path, filepath.Join(out, "samples.parquet"))
+	checkSamples(t, path, filepath.Join(out, "samples.parquet"), false)
 }
 
-// TestSamplesPagesAndGroups: with pages of 256 rows and row groups of
-// 1024 (a partial last page and group), 3 drives' rows come back whole.
+// small is layoutFor's lanes with pages of 256 sample indices and spans
+// of 1024; interleave puts every drive in one lane.
+func small(interleave bool) func(int) ([][]int, int, int) {
+	return func(drives int) ([][]int, int, int) {
+		lanes, _, _ := layoutFor(drives)
+		if interleave {
+			lanes = [][]int{slices.Concat(lanes...)}
+		}
+		return lanes, 256, 1024
+	}
+}
+
+// TestSamplesPagesAndGroups: with pages of 256 indices and spans of 1024
+// (a partial last page and span), 3 drives' rows come back whole, in a
+// lane per drive and in one lane.
 func TestSamplesPagesAndGroups(t *testing.T) {
-	defer func(l func(int) (int, int)) { layout = l }(layout)
-	layout = func(int) (int, int) { return 256, 1024 }
+	defer func(l func(int) ([][]int, int, int)) { layout = l }(layout)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "three.iwcap")
 	r5 := []meter.Rail{meter.Rail5V}
 	railCapture(t, path, []int{4, 2, 7}, [][]meter.Rail{r5, r5, {meter.Rail5V, meter.Rail12V}}, 9, 200)
+	// 8001 indices (8 blocks and a gap row): 7 spans of 1024 and one of 833.
+	for _, c := range []struct {
+		interleave bool
+		groups     int
+	}{{false, 3 * 8}, {true, 8}} {
+		layout = small(c.interleave)
+		out := filepath.Join(dir, fmt.Sprint("pq", c.interleave))
+		if err := Write(path, &analysis.Report{}, out, Options{}); err != nil {
+			t.Fatal(err)
+		}
+		smp := filepath.Join(out, "samples.parquet")
+		checkSamples(t, path, smp, c.interleave)
+		rdr, err := file.OpenParquetFile(smp, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g := rdr.NumRowGroups(); g != c.groups {
+			t.Errorf("interleaved %v: %d row groups, want %d", c.interleave, g, c.groups)
+		}
+		rdr.Close()
+	}
+}
+
+// TestSamplesManyDrives: past maxLanes drives, one lane holds them all,
+// interleaved at each index as the rows come.
+func TestSamplesManyDrives(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "many.iwcap")
+	var ports []int
+	var rails [][]meter.Rail
+	for d := range maxLanes + 3 {
+		ports = append(ports, 100-d)
+		rails = append(rails, []meter.Rail{meter.Rail5V})
+	}
+	railCapture(t, path, ports, rails, 6, 80)
 	out := filepath.Join(dir, "pq")
 	if err := Write(path, &analysis.Report{}, out, Options{}); err != nil {
 		t.Fatal(err)
 	}
-	smp := filepath.Join(out, "samples.parquet")
-	checkSamples(t, path, smp)
-	rdr, err := file.OpenParquetFile(smp, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rdr.Close()
-	// 8001 rows a drive (8 blocks and a gap row): 8 groups of 1024 and one of 809.
-	if g := rdr.NumRowGroups(); g != 3*8 {
-		t.Errorf("%d row groups, want 24", g)
-	}
+	checkSamples(t, path, filepath.Join(out, "samples.parquet"), true)
 }
 
 // TestSamplesDictionaryFull: a reading with more distinct values in a
@@ -270,7 +330,7 @@ func TestSamplesDictionaryFull(t *testing.T) {
 		t.Fatal(err)
 	}
 	smp := filepath.Join(out, "samples.parquet")
-	checkSamples(t, path, smp)
+	checkSamples(t, path, smp, false)
 	rdr, err := file.OpenParquetFile(smp, false)
 	if err != nil {
 		t.Fatal(err)
@@ -295,14 +355,14 @@ func TestSamplesEmpty(t *testing.T) {
 	if err := Write(path, &analysis.Report{}, out, Options{}); err != nil {
 		t.Fatal(err)
 	}
-	checkSamples(t, path, filepath.Join(out, "samples.parquet"))
+	checkSamples(t, path, filepath.Join(out, "samples.parquet"), false)
 }
 
 // TestSamplesStop: a stop at any page set ends Write with its error and
 // leaves no directory.
 func TestSamplesStop(t *testing.T) {
-	defer func(l func(int) (int, int)) { layout = l }(layout)
-	layout = func(int) (int, int) { return 256, 1024 }
+	defer func(l func(int) ([][]int, int, int)) { layout = l }(layout)
+	layout = small(false)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "stop.iwcap")
 	railCapture(t, path, []int{1, 2}, [][]meter.Rail{{meter.Rail5V}, {meter.Rail5V}}, 9, 80)
@@ -327,15 +387,22 @@ func TestSamplesStop(t *testing.T) {
 }
 
 func TestLayoutFor(t *testing.T) {
-	for _, d := range []int{1, 2, 3, 8, 40, 300, 2048, 5000} {
-		p, g := layoutFor(d)
-		pow2 := func(x int) bool { return x > 0 && x&(x-1) == 0 }
-		if !pow2(p) || !pow2(g) || g < p || p > maxPageRows || g > maxGroupRows ||
-			(p > minPageRows && p*d > pageSetRows) || (g > p && g*d > groupSetRows) {
-			t.Errorf("%d drives: pages of %d rows, row groups of %d", d, p, g)
+	pow2 := func(x int) bool { return x > 0 && x&(x-1) == 0 }
+	for _, d := range []int{1, 2, 3, 8, 9, 40, 300, 2048, 100000} {
+		lanes, p, g := layoutFor(d)
+		perLane := d / len(lanes)
+		if d <= maxLanes && (len(lanes) != d || perLane != 1) || d > maxLanes && len(lanes) != 1 {
+			t.Errorf("%d drives: %d lanes", d, len(lanes))
 		}
-		if d <= 2 && (p != maxPageRows || g != maxGroupRows) {
-			t.Errorf("%d drives: pages of %d rows, row groups of %d; want %d, %d", d, p, g, maxPageRows, maxGroupRows)
+		if !pow2(p) || !pow2(g) || g < p || (p > 1 && (p*d > pageSetRows || p*perLane > maxPageRows)) ||
+			(g > p && (g*d > groupSetRows || g*perLane > RowGroupRows)) {
+			t.Errorf("%d drives: pages of %d indices, spans of %d", d, p, g)
+		}
+		if p < 2 && d <= maxPageRows || p*2*d <= pageSetRows && p*2*perLane <= maxPageRows && p < maxPageRows {
+			t.Errorf("%d drives: pages of %d indices, not the most that fit", d, p)
+		}
+		if d <= 2 && (p != maxPageRows || g != RowGroupRows) {
+			t.Errorf("%d drives: pages of %d rows, row groups of %d; want %d, %d", d, p, g, maxPageRows, RowGroupRows)
 		}
 	}
 }
