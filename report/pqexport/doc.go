@@ -17,11 +17,12 @@
 // Nearly all of an export's bytes and, before, most of its CPU:
 // parquet-go's row writer spent it in dictionary insertions. The file is
 // framed here instead (samples.go, colenc.go) with parquet-go's encoders,
-// thrift structures and the schema it derives from SampleRow. A row group
-// holds one drive's rows for a span of sample indices (1 Mi rows, about
-// 105 s at 10 kS/s, with up to 4 drives): a port filter skips the other
-// drives by row-group statistics, a time filter the other spans, and a
-// chunk's dictionary holds one drive's readings. Readings are dictionary
+// thrift structures and the schema it derives from SampleRow. With up to
+// 32 drives a row group holds one drive's rows for a span of sample
+// indices (1 Mi rows, about 105 s at 10 kS/s, with up to 4 drives): a port
+// filter skips the other drives by row-group statistics, a time filter the
+// other spans, and a chunk's dictionary holds one drive's readings; with
+// more, every drive's rows are interleaved at each index as before. Readings are dictionary
 // coded (BYTE_STREAM_SPLIT past 128 Ki values in a chunk), sample_index,
 // port and gap_samples DELTA_BINARY_PACKED, time_s BYTE_STREAM_SPLIT. The
 // capture is decoded a run at a time into page sets, and each set's pages
