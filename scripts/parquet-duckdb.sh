@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# parquet-duckdb.sh DIR [DIR2] — reads an `idlewatt export --parquet` directory back with DuckDB
+# (npm's @duckdb/node-api, installed on first use into $DUCKDB_DIR, default ~/.cache/idlewatt-duckdb),
+# an implementation independent of the writer: per drive, avg(power_w) and count(power_w) of
+# samples.parquet against summary.parquet's average_w (1e-9 relative) and samples_count, and every
+# column's count and sum. With DIR2 (another export of the same capture, e.g. by an earlier
+# binary), whether the two samples.parquet hold the same rows (EXCEPT ALL both ways empty).
+# Prints the figures; exits 1 on a mismatch.
+set -euo pipefail
+dir=$1
+dir2=${2:-}
+duck=${DUCKDB_DIR:-$HOME/.cache/idlewatt-duckdb}
+if [ ! -d "$duck/node_modules/@duckdb/node-api" ]; then
+	mkdir -p "$duck"
+	(cd "$duck" && npm init -y >/dev/null && npm install --silent @duckdb/node-api@1.5.6-r.1 >/dev/null)
+fi
+cat >"$duck/check.mjs" <<'JS'
+import { DuckDBInstance } from '@duckdb/node-api';
+const [dir, dir2] = process.argv.slice(2);
+const con = await (await DuckDBInstance.create(':memory:')).connect();
+const rows = async (q) => (await con.runAndReadAll(q)).getRowObjectsJson();
+const smp = `'${dir}/samples.parquet'`, sum = `'${dir}/summary.parquet'`;
+let bad = 0;
+const version = (await rows('SELECT version() AS v'))[0].v;
+console.log(`DuckDB ${version} reads ${dir}`);
+const drives = await rows(`SELECT s.port, s.drive, s.average_w, s.samples_count, p.w, p.n
+  FROM ${sum} s JOIN (SELECT port, avg(power_w) AS w, count(power_w) AS n FROM ${smp} GROUP BY port) p USING (port)
+  ORDER BY s.port`);
+for (const d of drives) {
+  const rel = Math.abs(d.w - d.average_w) / Math.max(Math.abs(d.average_w), 1e-300);
+  const ok = rel <= 1e-9 && String(d.n) === String(d.samples_count);
+  bad += ok ? 0 : 1;
+  console.log(`port ${d.port} (${d.drive}): avg(power_w) ${d.w} W, summary ${d.average_w} W (${rel.toExponential(1)} relative); ` +
+    `${d.n} power samples, summary ${d.samples_count}${ok ? '' : '  MISMATCH'}`);
+}
+if (drives.length === 0) { console.log('no drive in both tables  MISMATCH'); bad++; }
+const cols = ['time_s', 'sample_index', 'port', 'gap_samples', 'rail5_v', 'rail5_a', 'rail5_w', 'rail12_v', 'rail12_a',
+  'rail12_w', 'rail3v3_v', 'rail3v3_a', 'rail3v3_w', 'power_w'];
+const figs = (await rows(`SELECT count(*) AS rows, ${cols.map(c => `count(${c}) AS "n_${c}", sum(${c}) AS "s_${c}"`).join(', ')} FROM ${smp}`))[0];
+console.log(`${figs.rows} rows; ` + cols.map(c => `${c}: ${figs['n_' + c]} values, Σ ${figs['s_' + c]}`).join('; '));
+if (dir2) {
+  const other = `'${dir2}/samples.parquet'`;
+  const diff = (await rows(`SELECT (SELECT count(*) FROM (SELECT * FROM ${smp} EXCEPT ALL SELECT * FROM ${other})) AS a,
+    (SELECT count(*) FROM (SELECT * FROM ${other} EXCEPT ALL SELECT * FROM ${smp})) AS b`))[0];
+  const ok = String(diff.a) === '0' && String(diff.b) === '0';
+  bad += ok ? 0 : 1;
+  console.log(`against ${dir2}: ${diff.a} rows only in ${dir}, ${diff.b} only in ${dir2}${ok ? '' : '  MISMATCH'}`);
+}
+process.exit(bad ? 1 : 0);
+JS
+node "$duck/check.mjs" "$(realpath "$dir")" ${dir2:+"$(realpath "$dir2")"}
