@@ -6,7 +6,8 @@
 //     it here means a package cannot give it another name, and one that
 //     tried to define its own -update beside it would panic at start.
 //   - Golden compares output with a golden file, or rewrites it with
-//     -update; FirstDiff shows the first line two texts differ on.
+//     -update; FirstDiff shows the first line two texts differ on,
+//     FirstByteDiff the first byte of binary files.
 //   - Near and WithinRel compare a float with a relative tolerance.
 //   - Extract unpacks a fixture archive into a fresh test directory.
 package testutil

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // Update is -update: rewrite the golden files and fixtures the tests
@@ -35,8 +36,40 @@ func Golden(t testing.TB, path string, got []byte) {
 		t.Fatalf("%v (go test -update writes it)", err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the output (rerun with -update if the change is intended):\n%s", path, FirstDiff(string(want), string(got)))
+		diff := FirstByteDiff(want, got)
+		if isText(want) && isText(got) {
+			diff = FirstDiff(string(want), string(got))
+		}
+		t.Errorf("%s differs from the output (rerun with -update if the change is intended):\n%s", path, diff)
 	}
+}
+
+// isText reports whether b reads as lines of text: a binary golden file
+// (a register dump, a capture) is better shown by its first byte offset.
+func isText(b []byte) bool {
+	return utf8.Valid(b) && bytes.IndexByte(b, 0) < 0
+}
+
+// FirstByteDiff names the first byte offset at which want and got
+// differ, with both bytes, and the lengths when they differ.
+func FirstByteDiff(want, got []byte) string {
+	i := 0
+	for i < len(want) && i < len(got) && want[i] == got[i] {
+		i++
+	}
+	var s string
+	switch {
+	case i < len(want) && i < len(got):
+		s = fmt.Sprintf("byte %d: want 0x%02x, got 0x%02x", i, want[i], got[i])
+	case i < len(want) || i < len(got):
+		s = fmt.Sprintf("byte %d: one side ends", i)
+	default:
+		return "(same bytes)"
+	}
+	if len(want) != len(got) {
+		s += fmt.Sprintf("; %d bytes wanted, %d got", len(want), len(got))
+	}
+	return s
 }
 
 // FirstDiff names the first line on which want and got differ, with
