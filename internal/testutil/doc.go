@@ -10,4 +10,6 @@
 //     FirstByteDiff the first byte of binary files.
 //   - Near and WithinRel compare a float with a relative tolerance.
 //   - Extract unpacks a fixture archive into a fresh test directory.
+//   - WaitFor polls a condition under a hang guard (never a timing check).
+//   - SeedFiles adds fixture files to a fuzz target's seed corpus.
 package testutil

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 )
 
@@ -120,4 +121,42 @@ func Extract(t testing.TB, path string, extract func(r io.Reader, dir string) er
 		t.Fatalf("%s: %v", path, err)
 	}
 	return dir
+}
+
+// WaitFor polls cond every 10 ms until it holds; after limit it fails t
+// (Fatalf) naming what it waited for. limit is a hang guard, never a
+// timing check: give it many times what the wait takes on an idle
+// machine, for a 2-core machine at load 10 and more.
+func WaitFor(t testing.TB, limit time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", limit, what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// SeedFiles adds every file matching the globs under dir to f's seed
+// corpus (a glob that matches nothing adds nothing: the corpus is a
+// start, not a test; directories are passed over).
+func SeedFiles(f *testing.F, dir string, globs ...string) {
+	f.Helper()
+	for _, g := range globs {
+		files, err := filepath.Glob(filepath.Join(dir, g))
+		if err != nil {
+			f.Fatalf("seed glob %q: %v", g, err)
+		}
+		for _, p := range files {
+			if st, err := os.Stat(p); err == nil && st.IsDir() {
+				continue
+			}
+			b, err := os.ReadFile(p)
+			if err != nil {
+				f.Fatal(err)
+			}
+			f.Add(b)
+		}
+	}
 }
