@@ -72,4 +72,10 @@
 // Rows merges the channels into one row per sample index, as the CSV export
 // needs; its NextRun hands out the same rows a block's worth at a time
 // (state detection's pass over every sample).
+//
+// # Where it sits
+//
+// The capture floor (rank 2), between the meters and analysis: it imports
+// meter, workload and the leaves; capture/record writes through it, and
+// analysis, report, the application layer and the commands read it.
 package capture

@@ -51,4 +51,9 @@
 // DEVSLP pin), records power through meter, and detect turns the samples
 // and I/O events into states; alpm's eligibility explains why a state the
 // meter never saw was never allowed.
+//
+// # Where it sits
+//
+// The states floor (rank 1), beside the meter (docs/architecture.md); this
+// package holds no code and nothing imports it.
 package states

@@ -19,4 +19,11 @@
 // reason. A drive that does not support DevSlp is NotSupported, and a
 // host-side cause (policy not applied, no pin) makes any other non-pass
 // Inconclusive. Definitions: docs/analysis.md, "DevSlp quantities".
+//
+// # Where it sits
+//
+// The analysis layer (rank 3): it judges the samples it is handed and
+// imports only leaves (units, hostclock, internal/stat) and the pure NVMe
+// level model (states/nvme/pslevel); analysis, report, app/rig, app/apst
+// and cmd/idlewatt import it.
 package states

@@ -15,4 +15,8 @@
 // I/O latencies are the drive's, without a kernel's or a scheduler's
 // share. cmd/idlewatt's `apst verify` and `apst idle` are its CLI;
 // docs/states.md has the checks and the figures.
+//
+// Where it sits: the application layer (rank 5): it joins the simulated
+// NVMe drive (states/nvme/sim), the emulated hub (app/emuhub) and
+// analysis/states' judge; only cmd/idlewatt imports it.
 package apst

@@ -31,4 +31,10 @@
 // marks, I/O and pin events are on, so spans line up with them) and powers
 // units.Watts: Classifier.Push(t, w, busy) takes the aligned host time of
 // each sample and its power summed over the drive's rails.
+//
+// # Where it sits
+//
+// The states floor (rank 1): a classifier over leaves only (units,
+// hostclock, internal/stat); analysis, report and states/nvme/pslevel
+// import it.
 package detect

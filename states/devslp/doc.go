@@ -18,4 +18,9 @@
 // Run performs the cycles through the small Rig interface (pin, probe read,
 // phase notes). The checks above are analysis/states' (JudgeCycle), each an
 // interval against its limit: docs/analysis.md, "DevSlp quantities".
+//
+// # Where it sits
+//
+// The states floor (rank 1), over leaves only; analysis and app/rig import
+// it.
 package devslp

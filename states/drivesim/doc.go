@@ -114,4 +114,11 @@
 // ParseProfiles decodes the config's profiles: map (with base: inheritance)
 // into validated profiles, naming profiles.NAME.KEY in errors;
 // Profile.Validate names the profile and key.
+//
+// # Where it sits
+//
+// Rank 1.5, above meter and workload (it renders meter samples and answers
+// workload operations). Only the emulator side imports it — app/rig,
+// app/accuracy, cmd/idlewatt — never analysis: what it knows reaches
+// analysis only through the emulated meter's bytes.
 package drivesim

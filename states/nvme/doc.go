@@ -67,4 +67,10 @@
 // Sources: NVMe Base Specification 2.0; Linux drivers/nvme/host/{core,pci,
 // ioctl}.c, drivers/pci/pcie/aspm.c, drivers/base/power/sysfs.c;
 // nvme-cli src/nvme-print-json.c; docs/states.md for the fields and output.
+//
+// # Where it sits
+//
+// The states floor (rank 1), the host side; app/rig, app/apst,
+// states/nvme/sim, states/decode and cmd/idlewatt import it. analysis does
+// not: it reads NVMe power-state levels through states/nvme/pslevel.
 package nvme
