@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/idlewatt/idlewatt/analysis"
-	"github.com/idlewatt/idlewatt/analysis/states"
+	"github.com/idlewatt/idlewatt/analysis/judge"
 	"github.com/idlewatt/idlewatt/states/detect"
 )
 
@@ -54,9 +54,9 @@ func writeStatesMarkdown(w io.Writer, r *analysis.Report) {
 				}
 				return ""
 			}
-			pw := states.PM(states.Num(s.PowerW[name]), states.None, 1e3)
+			pw := judge.PM(judge.Num(s.PowerW[name]), judge.None, 1e3)
 			if u, ok := s.PowerU95W[name]; ok {
-				pw = states.PM(states.Num(s.PowerW[name]), states.Num(u), 1e3)
+				pw = judge.PM(judge.Num(s.PowerW[name]), judge.Num(u), 1e3)
 			}
 			lv := ""
 			if x := levelOf(s.Levels, st); x > 0 {

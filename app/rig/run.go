@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/idlewatt/idlewatt/analysis"
-	"github.com/idlewatt/idlewatt/analysis/states"
+	"github.com/idlewatt/idlewatt/analysis/judge"
 	"github.com/idlewatt/idlewatt/capture/notes"
 	"github.com/idlewatt/idlewatt/capture/record"
 	"github.com/idlewatt/idlewatt/hostclock"
@@ -40,14 +40,14 @@ type Plan struct {
 
 // Result is everything a run produced. Its JSON form is measure.json.
 type Result struct {
-	Schema   string                    `json:"schema"`
-	Out      string                    `json:"out"`
-	Capture  string                    `json:"capture"`
-	ElapsedS float64                   `json:"elapsed_s"`
-	Workload map[string]replay.Result  `json:"workload,omitempty"` // by port
-	DevSlp   map[string]states.Verdict `json:"devslp,omitempty"`   // by port
-	Battery  []BatteryLife             `json:"battery_life,omitempty"`
-	Notes    []string                  `json:"notes,omitempty"`
+	Schema   string                   `json:"schema"`
+	Out      string                   `json:"out"`
+	Capture  string                   `json:"capture"`
+	ElapsedS float64                  `json:"elapsed_s"`
+	Workload map[string]replay.Result `json:"workload,omitempty"` // by port
+	DevSlp   map[string]judge.Verdict `json:"devslp,omitempty"`   // by port
+	Battery  []BatteryLife            `json:"battery_life,omitempty"`
+	Notes    []string                 `json:"notes,omitempty"`
 	// EmuEpoch is the host time (ns) at which the emulator's clock read 0,
 	// for comparing host timings with drive-model truth (emulator only;
 	// exact when no drift or offset is configured).
@@ -187,7 +187,7 @@ func Run(ctx context.Context, cfg Config, out string, plan Plan) (*Result, error
 // judged the cycles from the capture, on its own clock fit).
 func (res *Result) judgeDevSlp(rep *analysis.Report) {
 	res.ClockUncertaintyMs = rep.Alignment.MedianRTTMS/2 + rep.Alignment.ResidualMaxMS
-	res.DevSlp = map[string]states.Verdict{}
+	res.DevSlp = map[string]judge.Verdict{}
 	for _, d := range rep.Drives {
 		if d.DevSlp.Verdict.Outcome != "" {
 			res.DevSlp[fmt.Sprint(d.Port)] = d.DevSlp.Verdict

@@ -1,5 +1,6 @@
-// Package states measures interface states from a drive's power samples:
-// the DevSlp cycle quantities (floor, entry, power rise, hold, exit) with
+// Package judge measures a drive's link-power cycles from its power
+// samples and judges them: the DevSlp cycle quantities (floor, entry, power
+// rise, hold, exit) and the NVMe APST cycle's (entry, floor, exit) with
 // their uncertainty, and the verdicts built on them.
 //
 // # Estimators
@@ -19,4 +20,4 @@
 // reason. A drive that does not support DevSlp is NotSupported, and a
 // host-side cause (policy not applied, no pin) makes any other non-pass
 // Inconclusive. Definitions: docs/analysis.md, "DevSlp quantities".
-package states
+package judge
