@@ -29,6 +29,7 @@ import (
 
 	"github.com/idlewatt/idlewatt/report/pqexport"
 	"github.com/idlewatt/idlewatt/states/drivesim"
+	"github.com/idlewatt/idlewatt/states/powerstate"
 	pq "github.com/parquet-go/parquet-go"
 )
 
@@ -80,9 +81,9 @@ func main() {
 		switch {
 		case s.GC:
 			return "background", k
-		case s.State == drivesim.StateActive || s.State == drivesim.StateSpinUp:
+		case s.State == powerstate.Active || s.State == powerstate.SpinUp:
 			return "background", k
-		case s.State == drivesim.StateWake:
+		case s.State == powerstate.Wake:
 			if float64(s.Power()) > idleW*(1+1e-9) {
 				return "background", k
 			}
@@ -199,7 +200,7 @@ func main() {
 func idleLevel(segs []drivesim.Segment) (w float64) {
 	var best time.Duration
 	for _, s := range segs {
-		if s.State == drivesim.StateIdle && !s.GC && s.End-s.Start > best {
+		if s.State == powerstate.Idle && !s.GC && s.End-s.Start > best {
 			best, w = s.End-s.Start, float64(s.Power())
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/states/drivesim"
+	"github.com/idlewatt/idlewatt/states/powerstate"
 )
 
 // Truth is what the drive model did during the measured window, in the
@@ -237,7 +238,7 @@ func driveTruth(rc *runClock, port int, truthPath string, p drivesim.Profile, me
 				peakLong = max(peakLong, pw)
 			}
 			peakAny = max(peakAny, pw)
-			if s.State == drivesim.StateIdle && !s.GC {
+			if s.State == powerstate.Idle && !s.GC {
 				t.IdleS += d
 			}
 			if ioSpans == nil {
@@ -308,7 +309,7 @@ func driveTruth(rc *runClock, port int, truthPath string, p drivesim.Profile, me
 		k := sort.Search(len(segs), func(k int) bool { return segs[k].End > ta })
 		var dev *drivesim.Segment
 		for ; k < len(segs) && segs[k].Start < td; k++ {
-			if segs[k].State == drivesim.StateDevSlp {
+			if segs[k].State == powerstate.DevSlp {
 				dev = &segs[k]
 				break
 			}
@@ -324,20 +325,20 @@ func driveTruth(rc *runClock, port int, truthPath string, p drivesim.Profile, me
 		// The DevSlp span may run past the deassertion (MDAT). The exit ends
 		// when the wake that follows it does, or with the transfer the drive
 		// serves straight after it (the probe read, as verification times it).
-		for k++; k < len(segs) && segs[k].State == drivesim.StateDevSlp; k++ {
+		for k++; k < len(segs) && segs[k].State == powerstate.DevSlp; k++ {
 		}
 		if k < len(segs) {
 			r := float64(segs[k].Start-td) / 1e6
 			rises = append(rises, r)
 			t.CycleRiseMs[len(t.CycleRiseMs)-1] = &r
 		}
-		if k == len(segs) || segs[k].State != drivesim.StateWake {
+		if k == len(segs) || segs[k].State != powerstate.Wake {
 			continue
 		}
-		for ; k+1 < len(segs) && segs[k+1].State == drivesim.StateWake; k++ {
+		for ; k+1 < len(segs) && segs[k+1].State == powerstate.Wake; k++ {
 		}
 		end := segs[k].End
-		if k+1 < len(segs) && segs[k+1].State == drivesim.StateActive && segs[k+1].Start <= end+time.Microsecond {
+		if k+1 < len(segs) && segs[k+1].State == powerstate.Active && segs[k+1].Start <= end+time.Microsecond {
 			end = segs[k+1].End
 		}
 		// The exit ends when the first read after the release is reported
@@ -379,7 +380,7 @@ func restingPower(segs []drivesim.Segment, spans []drivesim.IOSpan, a, b time.Du
 	for ; k < len(segs) && segs[k].Start < b; k++ {
 		s := segs[k]
 		switch s.State {
-		case drivesim.StateIdle, drivesim.StatePartial, drivesim.StateSlumber, drivesim.StateDevSlp, drivesim.StateStandby:
+		case powerstate.Idle, powerstate.Partial, powerstate.Slumber, powerstate.DevSlp, powerstate.Standby:
 		default:
 			continue
 		}
@@ -489,9 +490,9 @@ func truthState(s drivesim.Segment, p drivesim.Profile) string {
 		return "active"
 	}
 	switch s.State {
-	case drivesim.StateActive, drivesim.StateSpinUp:
+	case powerstate.Active, powerstate.SpinUp:
 		return "background"
-	case drivesim.StateWake:
+	case powerstate.Wake:
 		if !s.GC && s.Power() > p.ActiveIdleW*(1+1e-9) {
 			return "background"
 		}

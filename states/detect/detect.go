@@ -9,51 +9,9 @@ import (
 
 	"github.com/idlewatt/idlewatt/hostclock"
 	"github.com/idlewatt/idlewatt/internal/stat"
+	"github.com/idlewatt/idlewatt/states/powerstate"
 	"github.com/idlewatt/idlewatt/units"
 )
-
-// State is an interface power state as seen from the power trace.
-type State uint8
-
-// States, from most to least power.
-const (
-	Unknown State = iota
-	Active
-	// Background is power above the idle level with no I/O outstanding:
-	// the drive's own work (garbage collection) or a wake spike.
-	Background
-	Idle
-	Partial
-	Slumber
-	DevSlp
-	Off
-	numStates
-)
-
-// NumStates is one more than the highest State, for arrays indexed by State.
-const NumStates = numStates
-
-// AllStates lists the classified states in report order.
-var AllStates = []State{Active, Background, Idle, Partial, Slumber, DevSlp, Off}
-
-var stateNames = [...]string{"unknown", "active", "background", "idle", "partial", "slumber", "devslp", "off"}
-
-func (s State) String() string {
-	if int(s) < len(stateNames) {
-		return stateNames[s]
-	}
-	return fmt.Sprintf("state(%d)", uint8(s))
-}
-
-// ParseState maps a name from String back to a State.
-func ParseState(name string) (State, error) {
-	for i, n := range stateNames {
-		if n == name {
-			return State(i), nil
-		}
-	}
-	return Unknown, fmt.Errorf("unknown state %q", name)
-}
 
 // Levels are the steady power of each low state of one drive. A zero level
 // means the drive has no such state (or it is not known); it then takes no
@@ -86,14 +44,14 @@ func (l Levels) Validate() error {
 }
 
 type level struct {
-	s State
+	s powerstate.State
 	w units.Watts
 }
 
 // ordered returns the known levels, highest first.
 func (l Levels) ordered() []level {
 	out := make([]level, 0, 4)
-	for _, lv := range []level{{Idle, l.Idle}, {Partial, l.Partial}, {Slumber, l.Slumber}, {DevSlp, l.DevSlp}} {
+	for _, lv := range []level{{powerstate.Idle, l.Idle}, {powerstate.Partial, l.Partial}, {powerstate.Slumber, l.Slumber}, {powerstate.DevSlp, l.DevSlp}} {
 		if lv.w > 0 {
 			out = append(out, lv)
 		}
@@ -107,7 +65,7 @@ type thresholds struct {
 	activeAbove float64 // above this (without I/O) counts as active: GC, wake spikes
 	offBelow    float64
 	floor       []float64 // descending
-	state       []State
+	state       []powerstate.State
 }
 
 func (l Levels) compile() thresholds {
@@ -155,9 +113,9 @@ func (l Levels) compile() thresholds {
 // fall in to be classified st (lo = −Inf or hi = +Inf when unbounded);
 // ok is false for a state with no level (active, unknown, a state the
 // levels lack).
-func (l Levels) Band(st State) (lo, hi float64, ok bool) {
+func (l Levels) Band(st powerstate.State) (lo, hi float64, ok bool) {
 	t := l.compile()
-	if st == Background {
+	if st == powerstate.Background {
 		return t.activeAbove, math.Inf(1), len(t.state) > 0
 	}
 	up := t.activeAbove
@@ -167,7 +125,7 @@ func (l Levels) Band(st State) (lo, hi float64, ok bool) {
 		}
 		up = t.floor[i]
 	}
-	if st == Off && !math.IsInf(t.offBelow, -1) {
+	if st == powerstate.Off && !math.IsInf(t.offBelow, -1) {
 		return math.Inf(-1), t.offBelow, true
 	}
 	return 0, 0, false
@@ -196,21 +154,21 @@ func (t *thresholds) minGap(l Levels) float64 {
 	return g
 }
 
-func (t *thresholds) classify(w float64) State {
+func (t *thresholds) classify(w float64) powerstate.State {
 	if w > t.activeAbove {
-		return Background
+		return powerstate.Background
 	}
 	for i, f := range t.floor {
 		if w >= f {
 			return t.state[i]
 		}
 	}
-	return Off
+	return powerstate.Off
 }
 
 // Span is a maximal interval in one state. Times are host monotonic ns.
 type Span struct {
-	State   State
+	State   powerstate.State
 	Start   hostclock.Time
 	End     hostclock.Time
 	Samples int
@@ -236,7 +194,7 @@ type Span struct {
 const ClearSigmas = 4
 
 // ClearCounts holds a count of samples per state.
-type ClearCounts [NumStates]int32
+type ClearCounts [powerstate.NumDetected]int32
 
 func (c *ClearCounts) add(o ClearCounts) {
 	for i := range c {
@@ -254,12 +212,12 @@ func (c *ClearCounts) sub(o ClearCounts) {
 // other than st (its own): 0 for an active span, whose samples are the
 // I/O's whatever their power.
 func (s Span) Misplaced() int {
-	if s.State == Active {
+	if s.State == powerstate.Active {
 		return 0
 	}
 	n := 0
 	for st, k := range s.Clear {
-		if State(st) != s.State && State(st) != Unknown {
+		if powerstate.State(st) != s.State && powerstate.State(st) != powerstate.Unknown {
 			n += int(k)
 		}
 	}
@@ -279,12 +237,12 @@ func (t *thresholds) clearCounts(ws []float64, margin float64) (c ClearCounts) {
 
 // clearOf is the state whose band holds w at least margin inside both
 // edges, or Unknown.
-func (t *thresholds) clearOf(w, margin float64) State {
+func (t *thresholds) clearOf(w, margin float64) powerstate.State {
 	if margin <= 0 || math.IsNaN(w) || len(t.state) == 0 {
-		return Unknown
+		return powerstate.Unknown
 	}
 	if w > t.activeAbove+margin {
-		return Background
+		return powerstate.Background
 	}
 	up := t.activeAbove
 	for i, f := range t.floor {
@@ -292,14 +250,14 @@ func (t *thresholds) clearOf(w, margin float64) State {
 			if w >= f+margin && w <= up-margin {
 				return t.state[i]
 			}
-			return Unknown
+			return powerstate.Unknown
 		}
 		up = f
 	}
 	if !math.IsInf(t.offBelow, -1) && w < t.offBelow-margin {
-		return Off
+		return powerstate.Off
 	}
-	return Unknown
+	return powerstate.Unknown
 }
 
 // Duration returns the span's length.
@@ -353,8 +311,8 @@ type Classifier struct {
 	// of the window are in each. Classes are contiguous power bands, so when
 	// more than half the window is in one band its median is too, and the
 	// sort is skipped — nearly always, away from edges.
-	rc    []State
-	count [numStates]int
+	rc    []powerstate.State
+	count [powerstate.NumDetected]int
 
 	// sorted holds the ring's samples in order (the steady-state median);
 	// idleSorted those taken with no I/O outstanding, busyN how many were.
@@ -396,9 +354,9 @@ type Classifier struct {
 	nm      stat.Noise
 	noiseAt int
 
-	cur     Span    // committed span being extended
-	curSum  float64 // Σw of cur
-	cand    State   // candidate state, != cur.State while pending
+	cur     Span             // committed span being extended
+	curSum  float64          // Σw of cur
+	cand    powerstate.State // candidate state, != cur.State while pending
 	candN   int
 	candAt  hostclock.Time
 	candSum float64
@@ -423,7 +381,7 @@ type Classifier struct {
 	// emitted (None when it was not a level).
 	hist      history
 	sigma     float64
-	prevLevel State
+	prevLevel powerstate.State
 }
 
 // SplitAt asks for a span boundary at each of ts (host time; any order):
@@ -541,7 +499,7 @@ func New(opt Options, onSpan func(Span)) (*Classifier, error) {
 
 // setWindow sizes the smoothing ring for n samples (odd).
 func (c *Classifier) setWindow(n int) {
-	c.rt, c.rw, c.rb, c.rc = make([]hostclock.Time, n), make([]float64, n), make([]bool, n), make([]State, n)
+	c.rt, c.rw, c.rb, c.rc = make([]hostclock.Time, n), make([]float64, n), make([]bool, n), make([]powerstate.State, n)
 	c.scratch, c.sorted, c.idleSorted, c.busyN = make([]float64, n), make([]float64, 0, n), make([]float64, 0, n), 0
 	c.smooth = time.Duration(n) * c.period
 	c.sInit = false
@@ -723,7 +681,7 @@ func (c *Classifier) push(t hostclock.Time, w float64, busy bool) {
 		}
 	}
 	mid := (c.ringPos + n/2) % n // the centre of the (full) window
-	var st State
+	var st powerstate.State
 	switch {
 	case c.busyN > 0 && !c.rb[mid] && len(c.idleSorted) > 0:
 		st = c.th.classify(c.idleSorted[len(c.idleSorted)/2])
@@ -736,8 +694,8 @@ func (c *Classifier) push(t hostclock.Time, w float64, busy bool) {
 		c.slideShort(mid)
 		if !c.rb[mid] && c.sNB > 0 {
 			if 2*c.sAbove > c.sNB {
-				st = Background
-			} else if st == Background {
+				st = powerstate.Background
+			} else if st == powerstate.Background {
 				st = c.th.state[0] // the long window still holds the burst; the short one has left it
 			}
 		}
@@ -833,13 +791,13 @@ func (c *Classifier) flushRing() {
 		c.classify(c.rt[i], c.rw[i], c.rb[i], c.th.classify(c.median((oldest+lo)%n, m)))
 	}
 	c.last = c.rt[(c.ringPos-1+n)%n]
-	c.ringN, c.ringPos, c.count = 0, 0, [numStates]int{}
+	c.ringN, c.ringPos, c.count = 0, 0, [powerstate.NumDetected]int{}
 	c.sorted, c.idleSorted, c.busyN, c.sInit = c.sorted[:0], c.idleSorted[:0], 0, false
 }
 
 // classify accounts the sample at t (power w) given its smoothed class.
-func (c *Classifier) classify(t hostclock.Time, w float64, busy bool, smoothed State) {
-	s := Active
+func (c *Classifier) classify(t hostclock.Time, w float64, busy bool, smoothed powerstate.State) {
+	s := powerstate.Active
 	if !busy {
 		s = smoothed
 	}
@@ -888,16 +846,16 @@ func (c *Classifier) classify(t hostclock.Time, w float64, busy bool, smoothed S
 	// between two requests was absorbed into active, 1.6–7 ms of
 	// residency per drive in the campaign.)
 	need := c.dwellN
-	if c.cand == Background && c.bgDwellN > 0 {
+	if c.cand == powerstate.Background && c.bgDwellN > 0 {
 		need = c.bgDwellN
 	}
-	if c.candN >= need || (busy && s == Active) || (c.cur.State == Active && !busy) {
+	if c.candN >= need || (busy && s == powerstate.Active) || (c.cur.State == powerstate.Active && !busy) {
 		c.commit()
 	}
 }
 
 // elevated reports whether s is above every low state: the drive working.
-func elevated(s State) bool { return s == Active || s == Background }
+func elevated(s powerstate.State) bool { return s == powerstate.Active || s == powerstate.Background }
 
 func (c *Classifier) add(sp *Span, sum *float64, w float64) {
 	sp.Samples++
@@ -944,7 +902,7 @@ func (c *Classifier) commit() {
 
 // part is a candidate that gave way before its dwell.
 type part struct {
-	s             State
+	s             powerstate.State
 	at            hostclock.Time
 	n             int
 	sum, min, max float64
@@ -975,7 +933,7 @@ func (c *Classifier) absorbTransit(k int) {
 // band on its way down.) Spans bounded by the host's I/O keep their
 // edges: every part stays with A, as before.
 func (c *Classifier) splitTransit() int {
-	if len(c.transit) == 0 || c.cur.State == Active || c.cand == Active {
+	if len(c.transit) == 0 || c.cur.State == powerstate.Active || c.cand == powerstate.Active {
 		return len(c.transit)
 	}
 	la, oka := c.levelOf(c.cur.State, c.curSum, c.cur.Samples)
@@ -994,14 +952,14 @@ func (c *Classifier) splitTransit() int {
 
 // levelOf is the power a state stands for: its level, or for background
 // (no level known in advance) the mean of its samples; Off is 0.
-func (c *Classifier) levelOf(s State, sum float64, n int) (float64, bool) {
+func (c *Classifier) levelOf(s powerstate.State, sum float64, n int) (float64, bool) {
 	switch s {
-	case Background:
+	case powerstate.Background:
 		if n == 0 {
 			return 0, false
 		}
 		return sum / float64(n), true
-	case Off:
+	case powerstate.Off:
 		return 0, true
 	}
 	return c.levels.levelOf(s)
@@ -1014,7 +972,7 @@ func (c *Classifier) emit() {
 	c.cur.MeanW = units.Watts(c.curSum / float64(c.cur.Samples))
 	if c.onSpan != nil {
 		parts := []Span{c.cur}
-		if c.cur.State == Background {
+		if c.cur.State == powerstate.Background {
 			if p := c.carve(c.cur); p != nil {
 				parts = p
 			}
@@ -1024,11 +982,11 @@ func (c *Classifier) emit() {
 		}
 	}
 	switch {
-	case c.cur.State == Background:
+	case c.cur.State == powerstate.Background:
 	case c.levels.has(c.cur.State):
 		c.prevLevel = c.cur.State
 	default:
-		c.prevLevel = Unknown
+		c.prevLevel = powerstate.Unknown
 	}
 }
 
@@ -1047,7 +1005,7 @@ func (c *Classifier) Gap() {
 	}
 	c.cur.End = c.last.Add(c.period)
 	c.emit()
-	c.started, c.prevLevel = false, Unknown
+	c.started, c.prevLevel = false, powerstate.Unknown
 }
 
 // Close flushes the last span.
@@ -1055,11 +1013,11 @@ func (c *Classifier) Close() { c.Gap() }
 
 // Summary accumulates spans into residency, per-state power and transitions.
 type Summary struct {
-	Time        [numStates]time.Duration
-	Energy      [numStates]units.Joules
-	Spans       [numStates]int
-	Transitions map[[2]State]int
-	last        State
+	Time        [powerstate.NumDetected]time.Duration
+	Energy      [powerstate.NumDetected]units.Joules
+	Spans       [powerstate.NumDetected]int
+	Transitions map[[2]powerstate.State]int
+	last        powerstate.State
 }
 
 // Add accounts one span. Spans must come in time order.
@@ -1069,10 +1027,10 @@ func (s *Summary) Add(sp Span) {
 	s.Energy[sp.State] += units.Joules(float64(sp.MeanW) * d.Seconds())
 	s.Spans[sp.State]++
 	if s.Transitions == nil {
-		s.Transitions = map[[2]State]int{}
+		s.Transitions = map[[2]powerstate.State]int{}
 	}
-	if s.last != Unknown && s.last != sp.State {
-		s.Transitions[[2]State{s.last, sp.State}]++
+	if s.last != powerstate.Unknown && s.last != sp.State {
+		s.Transitions[[2]powerstate.State{s.last, sp.State}]++
 	}
 	s.last = sp.State
 }
@@ -1087,7 +1045,7 @@ func (s *Summary) Total() time.Duration {
 }
 
 // Residency returns the fraction of classified time spent in st.
-func (s *Summary) Residency(st State) float64 {
+func (s *Summary) Residency(st powerstate.State) float64 {
 	tot := s.Total()
 	if tot == 0 {
 		return 0
@@ -1096,7 +1054,7 @@ func (s *Summary) Residency(st State) float64 {
 }
 
 // MeanPower returns the mean power while in st (0 if never).
-func (s *Summary) MeanPower(st State) units.Watts {
+func (s *Summary) MeanPower(st powerstate.State) units.Watts {
 	if s.Time[st] == 0 {
 		return 0
 	}
