@@ -660,7 +660,7 @@ func (nm *naming) nameDevSlpAtPin(cycles []pinCycle, dp mode) {
 		if len(rest) < 3 {
 			continue
 		}
-		pre, pin := quantileOf(rest, 0.5), quantileOf(cy.pin, 0.5)
+		pre, pin := stat.OrderQuantile(rest, 0.5), stat.OrderQuantile(cy.pin, 0.5)
 		d := pre - pin
 		u := 1.2533 * math.Hypot(se(float64(len(rest))), se(float64(len(cy.pin))))
 		if !(u > 0) {
@@ -767,14 +767,6 @@ func nearest(ms []mode, x, tol float64) int {
 		}
 	}
 	return best
-}
-
-// quantileOf is the q-quantile of xs (not modified; the lower of the two
-// middle values).
-func quantileOf(xs []float64, q float64) float64 {
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	return s[int(q*float64(len(s)-1))]
 }
 
 // Doublets (mergeDoublets): two modes a telegraph of level steps made of

@@ -295,7 +295,7 @@ func restingLevel(w []float64, a, b int, period float64, cycle stat.Noise, holdS
 	per := min(max(1, int(math.Round(restWindow/period))), len(x))
 	var means []float64
 	for i := 0; i+per <= len(x); i += per {
-		means = append(means, mean(x[i:i+per]))
+		means = append(means, stat.Mean(x[i:i+per]))
 	}
 	sorted := append([]float64(nil), means...)
 	sort.Float64s(sorted)
@@ -366,7 +366,7 @@ func holdWindowSpread(w []float64, a, b int, period float64) float64 {
 	}
 	var means []float64
 	for i := a; i+per <= b; i += per {
-		means = append(means, mean(w[i:i+per]))
+		means = append(means, stat.Mean(w[i:i+per]))
 	}
 	return stat.MAD(means)
 }
@@ -763,7 +763,7 @@ func (c *Cycle) checkReturn(tm Timing, samples []Sample) {
 	}
 	sw := math.Sqrt(nm.MeanVar(per))
 	for a := 0; a+per <= len(w); a += per {
-		m := mean(w[a : a+per])
+		m := stat.Mean(w[a : a+per])
 		if math.Abs(m-base) < math.Abs(best-base) {
 			best = m
 		}
@@ -794,14 +794,6 @@ func (c *Cycle) checkReturn(tm Timing, samples []Sample) {
 	default:
 		c.judge(Fail, "did not return to the pre-cycle level (%.1f mW) before the cycle ended; came nearest at %.1f mW", base*1e3, best*1e3)
 	}
-}
-
-func mean(w []float64) float64 {
-	var s float64
-	for _, x := range w {
-		s += x
-	}
-	return s / float64(len(w))
 }
 
 // samplePeriod is the median spacing of the samples, ns.
@@ -1081,7 +1073,7 @@ func poolLevels(cycles []Cycle, get func(Cycle) (Num, levelU)) (Num, Num) {
 		return None, None
 	}
 	n := float64(len(xs))
-	m := mean(xs)
+	m := stat.Mean(xs)
 	var prop2, ws, sys float64
 	for _, u := range us {
 		if math.IsNaN(u.se) {
@@ -1122,7 +1114,7 @@ func poolCycles[C any](cycles []C, get func(C) (Num, Num)) (Num, Num) {
 	if len(xs) == 0 {
 		return None, None
 	}
-	m := mean(xs)
+	m := stat.Mean(xs)
 	var prop, ss float64
 	for i, x := range xs {
 		prop += (us[i] / 1.96) * (us[i] / 1.96)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/internal/stat"
 	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/states/drivesim"
 	"github.com/idlewatt/idlewatt/states/powerstate"
@@ -501,14 +502,11 @@ func truthState(s drivesim.Segment, p drivesim.Profile) string {
 	return s.State.String()
 }
 
+// mean is the mean of xs, nil when there are none (a JSON null).
 func mean(xs []float64) *float64 {
 	if len(xs) == 0 {
 		return nil
 	}
-	var s float64
-	for _, x := range xs {
-		s += x
-	}
-	s /= float64(len(xs))
+	s := stat.Mean(xs)
 	return &s
 }

@@ -762,8 +762,7 @@ func (c *Classifier) median(from, m int) float64 {
 	for i := 0; i < m; i++ {
 		sc[i] = c.rw[(from+i)%n]
 	}
-	sort.Float64s(sc)
-	return sc[m/2]
+	return stat.UpperMedianSorting(sc)
 }
 
 // flushRing classifies the samples still waiting in the window, with the
