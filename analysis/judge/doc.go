@@ -20,4 +20,12 @@
 // reason. A drive that does not support DevSlp is NotSupported, and a
 // host-side cause (policy not applied, no pin) makes any other non-pass
 // Inconclusive. Definitions: docs/analysis.md, "DevSlp quantities".
+//
+// # Files
+//
+// devslp.go judges one DevSlp cycle (JudgeCycle, Judge); level.go its
+// resting levels and their uncertainty; stepfit.go the change points;
+// verdict.go pools the cycles into a Verdict (Summarise); outcome.go the
+// vocabulary both verdicts share (Num, Outcome, PM); apst.go the APST
+// cycle and its verdict.
 package judge
