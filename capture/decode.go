@@ -162,12 +162,35 @@ func (r *Reader) hole(c int, start uint64) {
 // samples checks a samples chunk against its channel's timeline and queues
 // what it yields: a damaged gap before it, the rejected part, the samples.
 func (r *Reader) samples(p []byte) error {
-	if len(p) < samplesFixed {
-		return fmt.Errorf("samples payload of %d bytes", len(p))
+	ch, enc, n, start, err := r.samplesHeader(p)
+	if err != nil {
+		return err
 	}
-	ch, enc, n, start := int(le.Uint16(p)), p[2], int(le.Uint32(p[4:])), le.Uint64(p[8:])
+	// Decode before touching the channel's timeline: an encoding-2 chunk
+	// whose streams do not decode is invalid and must leave it as it was.
+	v, i, err := r.sampleValues(p, enc, n)
+	if err != nil {
+		return err
+	}
+	r.acc.Read += uint64(n)
+	rej, k0 := r.place(ch, start, n)
+	if r.skip || n == 0 {
+		return nil
+	}
+	r.queueSamples(ch, start, rej, k0, v, i)
+	return nil
+}
+
+// samplesHeader checks a samples chunk's fixed part, its encoding (and the
+// calibration it carries) and its length: the channel, encoding, count
+// and first index.
+func (r *Reader) samplesHeader(p []byte) (ch int, enc byte, n int, start uint64, err error) {
+	if len(p) < samplesFixed {
+		return 0, 0, 0, 0, fmt.Errorf("samples payload of %d bytes", len(p))
+	}
+	ch, enc, n, start = int(le.Uint16(p)), p[2], int(le.Uint32(p[4:])), le.Uint64(p[8:])
 	if ch >= r.nch {
-		return fmt.Errorf("samples for channel %d, header has %d", ch, r.nch)
+		return 0, 0, 0, 0, fmt.Errorf("samples for channel %d, header has %d", ch, r.nch)
 	}
 	var want int
 	switch enc {
@@ -179,63 +202,70 @@ func (r *Reader) samples(p []byte) error {
 			d := p[samplesFixed:]
 			c := Calibration{VGain: float64(math.Float32frombits(le.Uint32(d))), IGain: float64(math.Float32frombits(le.Uint32(d[4:])))}
 			if err := checkCalibration([]Calibration{c}, r.h.Channels[ch]); err != nil {
-				return err
+				return 0, 0, 0, 0, err
 			}
 		}
 	case encCounts:
 		if r.major < 2 {
-			return fmt.Errorf("%w: sample encoding %d in a format 1 file", ErrVersion, enc)
+			return 0, 0, 0, 0, fmt.Errorf("%w: sample encoding %d in a format 1 file", ErrVersion, enc)
 		}
-		var err error
 		if r.cal, _, _, _, err = parseCounts(p, n, r.cal); err != nil {
-			return err
+			return 0, 0, 0, 0, err
 		}
 		if err := checkCalibration(r.cal, r.h.Channels[ch]); err != nil {
-			return err
+			return 0, 0, 0, 0, err
 		}
 		want = len(p)
 	default:
-		return fmt.Errorf("%w: sample encoding %d", ErrVersion, enc)
+		return 0, 0, 0, 0, fmt.Errorf("%w: sample encoding %d", ErrVersion, enc)
 	}
 	if n > MaxPayload || len(p) != want {
-		return fmt.Errorf("samples payload of %d bytes for %d samples in encoding %d, want %d", len(p), n, enc, want)
+		return 0, 0, 0, 0, fmt.Errorf("samples payload of %d bytes for %d samples in encoding %d, want %d", len(p), n, enc, want)
 	}
 	if start > math.MaxUint64-uint64(n) {
-		return fmt.Errorf("%d samples from index %d run past the largest sample index", n, start)
+		return 0, 0, 0, 0, fmt.Errorf("%d samples from index %d run past the largest sample index", n, start)
 	}
-	// Decode before touching the channel's timeline: an encoding-2 chunk
-	// whose streams do not decode is invalid and must leave it as it was.
-	var v []units.Volts
-	var i []units.Amps
-	if !r.skip && n > 0 {
-		if cap(r.vbuf) < n {
-			r.vbuf, r.ibuf = make([]units.Volts, n), make([]units.Amps, n)
-		}
-		v, i = r.vbuf[:n], r.ibuf[:n]
-		d := p[samplesFixed:]
-		// The loops below walk fixed-size slices so the compiler can drop the
-		// per-sample bounds checks: decoding is most of what reading costs.
-		switch enc {
-		case encCounts:
-			if err := decodeCounts(&r.counts, p, n, v, i); err != nil {
-				return err
-			}
-		case encFloat32:
-			decodeF32(v, d[:4*n])
-			decodeF32(i, d[4*n:8*n])
-		default:
-			lv := float64(math.Float32frombits(le.Uint32(d)))
-			li := float64(math.Float32frombits(le.Uint32(d[4:])))
-			d = d[8:]
-			decodeI16(v, d[:2*n], lv)
-			decodeI16(i, d[2*n:4*n], li)
-		}
+	return ch, enc, n, start, nil
+}
+
+// sampleValues decodes a samples chunk's n values into r's buffers (nil
+// when skipping samples or empty).
+func (r *Reader) sampleValues(p []byte, enc byte, n int) (v []units.Volts, i []units.Amps, err error) {
+	if r.skip || n == 0 {
+		return nil, nil, nil
 	}
+	if cap(r.vbuf) < n {
+		r.vbuf, r.ibuf = make([]units.Volts, n), make([]units.Amps, n)
+	}
+	v, i = r.vbuf[:n], r.ibuf[:n]
+	d := p[samplesFixed:]
+	// The loops below walk fixed-size slices so the compiler can drop the
+	// per-sample bounds checks: decoding is most of what reading costs.
+	switch enc {
+	case encCounts:
+		if err := decodeCounts(&r.counts, p, n, v, i); err != nil {
+			return nil, nil, err
+		}
+	case encFloat32:
+		decodeF32(v, d[:4*n])
+		decodeF32(i, d[4*n:8*n])
+	default:
+		lv := float64(math.Float32frombits(le.Uint32(d)))
+		li := float64(math.Float32frombits(le.Uint32(d[4:])))
+		d = d[8:]
+		decodeI16(v, d[:2*n], lv)
+		decodeI16(i, d[2*n:4*n], li)
+	}
+	return v, i, nil
+}
+
+// place puts a chunk of n samples from index start on channel ch's
+// timeline: what is rejected (rej) and how many samples from its start
+// (k0), the account of rejections and of a damaged gap before it, and the
+// channel's next index.
+func (r *Reader) place(ch int, start uint64, n int) (rej Reject, k0 uint64) {
 	end := start + uint64(n)
-	r.acc.Read += uint64(n)
 	cs := &r.chans[ch]
-	var rej Reject
-	var k0 uint64 // samples of the chunk rejected from its start
 	switch {
 	case !cs.seen:
 	case cs.restart:
@@ -261,9 +291,12 @@ func (r *Reader) samples(p []byte) error {
 	if rej == 0 || rej == RejectOverlap {
 		cs.seen, cs.hole, cs.next = true, false, end
 	}
-	if r.skip || n == 0 {
-		return nil
-	}
+	return rej, k0
+}
+
+// queueSamples feeds a placed chunk's values to the summary verifier and
+// queues its rejected part (the first k0) and its samples.
+func (r *Reader) queueSamples(ch int, start uint64, rej Reject, k0 uint64, v []units.Volts, i []units.Amps) {
 	if r.ver == nil {
 		r.ver = newVerifier(r.nch)
 	}
@@ -276,11 +309,10 @@ func (r *Reader) samples(p []byte) error {
 		r.rblock = meter.Block{Channel: ch, Start: start, V: v[:k0], I: i[:k0]}
 		r.queue = append(r.queue, Record{Kind: KindRejected, Block: &r.rblock, Rejected: rej})
 	}
-	if k0 < uint64(n) {
+	if k0 < uint64(len(v)) {
 		r.block = meter.Block{Channel: ch, Start: start + k0, V: v[k0:], I: i[k0:]}
 		r.queue = append(r.queue, Record{Kind: KindSamples, Block: &r.block})
 	}
-	return nil
 }
 
 // decodeF32 fills dst with the little-endian float32s in src (4 B each).
