@@ -30,78 +30,25 @@ func (r *Reader) decode(off int64, typ byte, p []byte) (rec Record, ok bool, err
 		}
 		return Record{Kind: KindSummary, Summary: &r.sum}, r.verified(off), nil
 	case chunkGap:
-		if len(p) < gapFixed || len(p) != gapFixed+int(le.Uint16(p[4:])) {
-			return rec, false, fmt.Errorf("gap payload of %d bytes", len(p))
-		}
-		g := meter.Gap{Channel: int(int32(le.Uint32(p))), Start: le.Uint64(p[8:]), Count: le.Uint64(p[16:]), Reason: string(p[gapFixed:])}
-		if g.Channel < -1 || g.Channel >= r.nch {
-			return rec, false, fmt.Errorf("gap for channel %d, header has %d", g.Channel, r.nch)
-		}
-		if g.Start > math.MaxUint64-g.Count {
-			return rec, false, fmt.Errorf("gap of %d samples from index %d runs past the largest sample index", g.Count, g.Start)
-		}
-		for c := range r.chans {
-			if g.Channel == -1 || g.Channel == c {
-				r.hole(c, g.Start)
-				r.chans[c].next = max(r.chans[c].next, g.Start+g.Count)
-				r.chans[c].seen = true
-			}
-		}
-		r.queue = append(r.queue, Record{Kind: KindGap, Gap: g})
-		return rec, false, nil
+		return rec, false, r.gap(p)
 	case chunkMark:
-		if len(p) != markLen {
-			return rec, false, fmt.Errorf("mark payload of %d bytes, want %d", len(p), markLen)
-		}
-		rec.Kind = KindMark
-		rec.Mark = meter.MarkEcho{ID: le.Uint32(p), Synthetic: le.Uint32(p[4:])&1 != 0,
-			HostSent: hostclock.Time(le.Uint64(p[8:])), HostRecv: hostclock.Time(le.Uint64(p[16:])), MeterIndex: le.Uint64(p[24:])}
-		return rec, true, nil
+		rec, err := decodeMark(p)
+		return rec, err == nil, err
 	case chunkEvent:
-		if len(p) != eventLen {
-			return rec, false, fmt.Errorf("event payload of %d bytes, want %d", len(p), eventLen)
-		}
-		rec.Kind = KindEvent
-		rec.Event = meter.Event{Kind: meter.EventKind(p[0]), Port: int(int32(le.Uint32(p[4:]))),
-			Index: le.Uint64(p[8:]), Value: int64(le.Uint64(p[16:])), HostRecv: hostclock.Time(le.Uint64(p[24:]))}
-		return rec, true, nil
+		rec, err := decodeEvent(p)
+		return rec, err == nil, err
 	case chunkStats:
-		if len(p) != statsLen {
-			return rec, false, fmt.Errorf("stats payload of %d bytes, want %d", len(p), statsLen)
-		}
-		rec.Kind = KindStats
-		rec.Host = hostclock.Time(le.Uint64(p))
-		rec.Stats = meter.Stats{Frames: le.Uint64(p[8:]), CRCErrors: le.Uint64(p[16:]), Resyncs: le.Uint64(p[24:]),
-			BytesDiscarded: le.Uint64(p[32:]), SamplesLost: le.Uint64(p[40:])}
-		rec.StatsCounters = StatsCountersV10
-		return rec, true, nil
+		rec, err := decodeStats(p)
+		return rec, err == nil, err
 	case chunkStatsX:
-		if len(p) < statsXMin || len(p)%8 != 0 {
-			return rec, false, fmt.Errorf("stats-extended payload of %d bytes, want %d or more, a multiple of 8", len(p), statsXMin)
-		}
-		rec.Kind = KindStats
-		rec.Host = hostclock.Time(le.Uint64(p))
-		// An older writer's chunk carries fewer counters: the rest stay
-		// 0 and StatsCounters says they are unknown.
-		n := (len(p) - 8) / 8
-		for i, x := range statsCounters(&rec.Stats) {
-			if i < n {
-				*x = le.Uint64(p[8+8*i:])
-			}
-		}
-		rec.StatsCounters = min(n, len(statsCounters(&rec.Stats)))
-		return rec, true, nil
+		rec, err := decodeStatsX(p)
+		return rec, err == nil, err
 	case chunkIO:
 		ios, err := r.decodeIO(p)
 		return Record{Kind: KindIO, IO: ios}, true, err
 	case chunkState:
-		if len(p) < stateFixed || len(p) != stateFixed+int(le.Uint16(p[14:])) {
-			return rec, false, fmt.Errorf("state payload of %d bytes", len(p))
-		}
-		rec.Kind = KindState
-		rec.State = StateEvent{Host: hostclock.Time(le.Uint64(p)), Port: int(int32(le.Uint32(p[8:]))),
-			Kind: StateKind(p[12]), Value: string(p[stateFixed:])}
-		return rec, true, nil
+		rec, err := decodeState(p)
+		return rec, err == nil, err
 	case chunkEnd:
 		if len(p) != endLen {
 			return rec, false, fmt.Errorf("end payload of %d bytes, want %d", len(p), endLen)
@@ -118,6 +65,87 @@ func (r *Reader) decode(off int64, typ byte, p []byte) (rec Record, ok bool, err
 		return rec, false, fmt.Errorf("%w: critical chunk type 0x%02x unknown to this reader", ErrVersion, typ)
 	}
 	return rec, false, nil
+}
+
+// gap checks a gap chunk, moves the timelines of the channels it covers
+// past it (a damaged gap before it queued first) and queues it.
+func (r *Reader) gap(p []byte) error {
+	if len(p) < gapFixed || len(p) != gapFixed+int(le.Uint16(p[4:])) {
+		return fmt.Errorf("gap payload of %d bytes", len(p))
+	}
+	g := meter.Gap{Channel: int(int32(le.Uint32(p))), Start: le.Uint64(p[8:]), Count: le.Uint64(p[16:]), Reason: string(p[gapFixed:])}
+	if g.Channel < -1 || g.Channel >= r.nch {
+		return fmt.Errorf("gap for channel %d, header has %d", g.Channel, r.nch)
+	}
+	if g.Start > math.MaxUint64-g.Count {
+		return fmt.Errorf("gap of %d samples from index %d runs past the largest sample index", g.Count, g.Start)
+	}
+	for c := range r.chans {
+		if g.Channel == -1 || g.Channel == c {
+			r.hole(c, g.Start)
+			r.chans[c].next = max(r.chans[c].next, g.Start+g.Count)
+			r.chans[c].seen = true
+		}
+	}
+	r.queue = append(r.queue, Record{Kind: KindGap, Gap: g})
+	return nil
+}
+
+// decodeMark decodes a mark chunk (a zero Record on error, as the other
+// decodeX).
+func decodeMark(p []byte) (Record, error) {
+	if len(p) != markLen {
+		return Record{}, fmt.Errorf("mark payload of %d bytes, want %d", len(p), markLen)
+	}
+	return Record{Kind: KindMark, Mark: meter.MarkEcho{ID: le.Uint32(p), Synthetic: le.Uint32(p[4:])&1 != 0,
+		HostSent: hostclock.Time(le.Uint64(p[8:])), HostRecv: hostclock.Time(le.Uint64(p[16:])), MeterIndex: le.Uint64(p[24:])}}, nil
+}
+
+// decodeEvent decodes a meter event chunk.
+func decodeEvent(p []byte) (Record, error) {
+	if len(p) != eventLen {
+		return Record{}, fmt.Errorf("event payload of %d bytes, want %d", len(p), eventLen)
+	}
+	return Record{Kind: KindEvent, Event: meter.Event{Kind: meter.EventKind(p[0]), Port: int(int32(le.Uint32(p[4:]))),
+		Index: le.Uint64(p[8:]), Value: int64(le.Uint64(p[16:])), HostRecv: hostclock.Time(le.Uint64(p[24:]))}}, nil
+}
+
+// decodeStats decodes a format 1.0 stats chunk (five counters).
+func decodeStats(p []byte) (Record, error) {
+	if len(p) != statsLen {
+		return Record{}, fmt.Errorf("stats payload of %d bytes, want %d", len(p), statsLen)
+	}
+	return Record{Kind: KindStats, Host: hostclock.Time(le.Uint64(p)),
+		Stats: meter.Stats{Frames: le.Uint64(p[8:]), CRCErrors: le.Uint64(p[16:]), Resyncs: le.Uint64(p[24:]),
+			BytesDiscarded: le.Uint64(p[32:]), SamplesLost: le.Uint64(p[40:])},
+		StatsCounters: StatsCountersV10}, nil
+}
+
+// decodeStatsX decodes an extended stats chunk.
+func decodeStatsX(p []byte) (Record, error) {
+	if len(p) < statsXMin || len(p)%8 != 0 {
+		return Record{}, fmt.Errorf("stats-extended payload of %d bytes, want %d or more, a multiple of 8", len(p), statsXMin)
+	}
+	rec := Record{Kind: KindStats, Host: hostclock.Time(le.Uint64(p))}
+	// An older writer's chunk carries fewer counters: the rest stay
+	// 0 and StatsCounters says they are unknown.
+	n := (len(p) - 8) / 8
+	for i, x := range statsCounters(&rec.Stats) {
+		if i < n {
+			*x = le.Uint64(p[8+8*i:])
+		}
+	}
+	rec.StatsCounters = min(n, len(statsCounters(&rec.Stats)))
+	return rec, nil
+}
+
+// decodeState decodes a host state event chunk.
+func decodeState(p []byte) (Record, error) {
+	if len(p) < stateFixed || len(p) != stateFixed+int(le.Uint16(p[14:])) {
+		return Record{}, fmt.Errorf("state payload of %d bytes", len(p))
+	}
+	return Record{Kind: KindState, State: StateEvent{Host: hostclock.Time(le.Uint64(p)), Port: int(int32(le.Uint32(p[8:]))),
+		Kind: StateKind(p[12]), Value: string(p[stateFixed:])}}, nil
 }
 
 // verified checks the summary just decoded (chunk at off) against the
