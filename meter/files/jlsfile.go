@@ -256,45 +256,10 @@ func (fl *follower) at(sid int64) (float64, bool, error) {
 func (f *jlsFile) Replay(ctx context.Context, sink meter.Sink) error {
 	f.notes = nil
 	cur := f.rd.FSR(f.cur)
-	var volt *follower
-	if f.volt != nil {
-		volt = &follower{it: f.rd.FSR(f.volt)}
-	}
-	lines := make([]*follower, len(f.lines))
-	for k, l := range f.lines {
-		lines[k] = &follower{it: f.rd.FSR(l)}
-	}
-	blk := newBlocker(sink, 0)
-	port := f.info.Channels[0].Port
+	rp := f.newReplay(sink)
 	var base int64
 	started := false
-	var level int64 = -1
-	var gapStart, gapLen uint64
-	gapReason := ""
-	gaps := map[string]uint64{}
-	flushGap := func() error {
-		if gapLen == 0 {
-			return nil
-		}
-		gaps[gapReason] += gapLen
-		err := blk.gap(gapStart, gapLen, gapReason)
-		gapLen = 0
-		return err
-	}
-	addGap := func(idx uint64, n uint64, reason string) error {
-		if gapLen > 0 && (gapReason != reason || gapStart+gapLen != idx) {
-			if err := flushGap(); err != nil {
-				return err
-			}
-		}
-		if gapLen == 0 {
-			gapStart, gapReason = idx, reason
-		}
-		gapLen += n
-		return nil
-	}
 	var next uint64
-	v0 := f.o.Voltage
 	for runs := 0; ; runs++ {
 		if err := context.Cause(ctx); err != nil {
 			return err
@@ -310,79 +275,151 @@ func (f *jlsFile) Replay(ctx context.Context, sink meter.Sink) error {
 			started, base = true, start
 		}
 		if idx := uint64(start - base); idx > next {
-			if err := addGap(next, idx-next, "missing"); err != nil {
+			if err := rp.addGap(next, idx-next, "missing"); err != nil {
 				return err
 			}
 		}
 		for j, i := range vals {
 			sid := start + int64(j)
 			idx := uint64(sid - base)
-			if len(lines) > 0 {
-				l := level
-				if l < 0 {
-					l = 0
-				}
-				for k, fl := range lines {
-					x, ok, err := fl.at(sid)
-					if err != nil {
-						return jlsErr(err)
-					}
-					if ok {
-						if x != 0 {
-							l |= 1 << k
-						} else {
-							l &^= 1 << k
-						}
-					}
-				}
-				if l != level {
-					if err := sink.Event(meter.Event{Kind: meter.EventLogic, Port: port, Index: idx, Value: l}); err != nil {
-						return err
-					}
-					level = l
-				}
-			}
-			v := v0
-			if volt != nil {
-				x, ok, err := volt.at(sid)
-				if err != nil {
-					return jlsErr(err)
-				}
-				if !ok {
-					if err := addGap(idx, 1, "no-voltage"); err != nil {
-						return err
-					}
-					continue
-				}
-				v = units.Volts(x * f.vScale)
-			}
-			a := i * f.iScale
-			if math.IsNaN(a) || math.IsNaN(float64(v)) || math.IsInf(a, 0) || math.IsInf(float64(v), 0) {
-				if err := addGap(idx, 1, "nan"); err != nil {
+			if len(rp.lines) > 0 {
+				if err := rp.logic(sid, idx); err != nil {
 					return err
 				}
-				continue
 			}
-			if math.Abs(a) > maxAmps || math.Abs(float64(v)) > maxVolts {
-				return &ParseError{Format: jlsName, Reason: fmt.Sprintf("sample id %d: %g A, %g V is beyond ±%d A, ±%d V", sid, a, float64(v), maxAmps, maxVolts)}
-			}
-			if err := flushGap(); err != nil {
-				return err
-			}
-			if err := blk.add(idx, v, units.Amps(a)); err != nil {
+			if err := rp.sample(sid, idx, i); err != nil {
 				return err
 			}
 		}
 		next = uint64(start-base) + uint64(len(vals))
 	}
-	if err := flushGap(); err != nil {
+	if err := rp.flushGap(); err != nil {
 		return err
 	}
-	if err := blk.flush(); err != nil {
+	if err := rp.blk.flush(); err != nil {
 		return err
 	}
-	if cur.Cut != nil {
-		f.notes = append(f.notes, fmt.Sprintf("the file ends before its writer finished (%s): the %d samples up to there are read, anything after is lost", cur.Cut.Reason, next))
+	f.replayNotes(cur.Cut, next, rp.gaps)
+	return nil
+}
+
+// jlsReplay is one Replay's state: the voltage and the lines read beside
+// the current, the lines' logic level, and the run of gap samples being
+// gathered (one Gap for a run of one reason).
+type jlsReplay struct {
+	f         *jlsFile
+	sink      meter.Sink
+	blk       *blocker
+	volt      *follower // nil: Options.Voltage
+	lines     []*follower
+	port      int
+	level     int64 // -1 before the first event
+	gapStart  uint64
+	gapLen    uint64
+	gapReason string
+	gaps      map[string]uint64 // samples by gap reason, for the notes
+}
+
+func (f *jlsFile) newReplay(sink meter.Sink) *jlsReplay {
+	rp := &jlsReplay{f: f, sink: sink, blk: newBlocker(sink, 0), port: f.info.Channels[0].Port, level: -1, gaps: map[string]uint64{}}
+	if f.volt != nil {
+		rp.volt = &follower{it: f.rd.FSR(f.volt)}
+	}
+	rp.lines = make([]*follower, len(f.lines))
+	for k, l := range f.lines {
+		rp.lines[k] = &follower{it: f.rd.FSR(l)}
+	}
+	return rp
+}
+
+// flushGap reports the gathered run of gap samples.
+func (rp *jlsReplay) flushGap() error {
+	if rp.gapLen == 0 {
+		return nil
+	}
+	rp.gaps[rp.gapReason] += rp.gapLen
+	err := rp.blk.gap(rp.gapStart, rp.gapLen, rp.gapReason)
+	rp.gapLen = 0
+	return err
+}
+
+// addGap adds n gap samples from idx for reason to the run, reporting the
+// run before when they do not continue it.
+func (rp *jlsReplay) addGap(idx uint64, n uint64, reason string) error {
+	if rp.gapLen > 0 && (rp.gapReason != reason || rp.gapStart+rp.gapLen != idx) {
+		if err := rp.flushGap(); err != nil {
+			return err
+		}
+	}
+	if rp.gapLen == 0 {
+		rp.gapStart, rp.gapReason = idx, reason
+	}
+	rp.gapLen += n
+	return nil
+}
+
+// logic reads the lines at sample id sid and sends a logic event when
+// their level changed.
+func (rp *jlsReplay) logic(sid int64, idx uint64) error {
+	l := rp.level
+	if l < 0 {
+		l = 0
+	}
+	for k, fl := range rp.lines {
+		x, ok, err := fl.at(sid)
+		if err != nil {
+			return jlsErr(err)
+		}
+		if ok {
+			if x != 0 {
+				l |= 1 << k
+			} else {
+				l &^= 1 << k
+			}
+		}
+	}
+	if l != rp.level {
+		if err := rp.sink.Event(meter.Event{Kind: meter.EventLogic, Port: rp.port, Index: idx, Value: l}); err != nil {
+			return err
+		}
+		rp.level = l
+	}
+	return nil
+}
+
+// sample takes the current i at sample id sid with its voltage: a sample,
+// or a gap sample when the voltage is missing or either is not a number.
+func (rp *jlsReplay) sample(sid int64, idx uint64, i float64) error {
+	f := rp.f
+	v := f.o.Voltage
+	if rp.volt != nil {
+		x, ok, err := rp.volt.at(sid)
+		if err != nil {
+			return jlsErr(err)
+		}
+		if !ok {
+			return rp.addGap(idx, 1, "no-voltage")
+		}
+		v = units.Volts(x * f.vScale)
+	}
+	a := i * f.iScale
+	if math.IsNaN(a) || math.IsNaN(float64(v)) || math.IsInf(a, 0) || math.IsInf(float64(v), 0) {
+		return rp.addGap(idx, 1, "nan")
+	}
+	if math.Abs(a) > maxAmps || math.Abs(float64(v)) > maxVolts {
+		return &ParseError{Format: jlsName, Reason: fmt.Sprintf("sample id %d: %g A, %g V is beyond ±%d A, ±%d V", sid, a, float64(v), maxAmps, maxVolts)}
+	}
+	if err := rp.flushGap(); err != nil {
+		return err
+	}
+	return rp.blk.add(idx, v, units.Amps(a))
+}
+
+// replayNotes notes a file cut short (after next samples) and the gap
+// samples by reason.
+func (f *jlsFile) replayNotes(cut *jls.Error, next uint64, gaps map[string]uint64) {
+	if cut != nil {
+		f.notes = append(f.notes, fmt.Sprintf("the file ends before its writer finished (%s): the %d samples up to there are read, anything after is lost", cut.Reason, next))
 	}
 	var rs []string
 	for r := range gaps {
@@ -394,5 +431,4 @@ func (f *jlsFile) Replay(ctx context.Context, sink meter.Sink) error {
 			"no-voltage": "current without a voltage sample", "missing": "sample ids the file has no data for"}[r]
 		f.notes = append(f.notes, fmt.Sprintf("%d samples are gaps with reason %q: %s", gaps[r], r, what))
 	}
-	return nil
 }
