@@ -69,8 +69,47 @@ func openJLS(r io.ReaderAt, size int64, o Options) (File, error) {
 		return nil, jlsErr(err)
 	}
 	f := &jlsFile{rd: rd, o: o}
-	var src jls.Source
-	var others []string
+	src, others, err := f.pickCurrent()
+	if err != nil {
+		return nil, err
+	}
+	rate := float64(f.cur.SampleRate)
+	notes, err := f.pickVoltage(src, rate)
+	if err != nil {
+		return nil, err
+	}
+	if o.Rate > 0 && float64(o.Rate) != rate {
+		return nil, optErr("--rate %g: the file's current signal is %g S/s", float64(o.Rate), rate)
+	}
+	lineNames, unused, err := f.pickLines(src, rate)
+	if err != nil {
+		return nil, err
+	}
+	if len(unused) > 0 {
+		notes = append(notes, "signals not used: "+strings.Join(unused, ", "))
+	}
+	if len(others) > 0 {
+		notes = append(notes, fmt.Sprintf("sources not used (the capture takes the first with a current signal, %s): %s", src.Name, strings.Join(others, ", ")))
+	}
+	if len(lineNames) > 0 {
+		notes = append(notes, fmt.Sprintf("digital signals %s kept as logic events", strings.Join(lineNames, ", ")))
+	}
+	notes = append(notes, fmt.Sprintf("JLS format %d.%d.%d, source %s (%s %s, serial %s): current %s at %g S/s; NaN samples (the instrument's dropped samples) are gaps; annotations and user data are not carried",
+		rd.Version[0], rd.Version[1], rd.Version[2], src.Name, src.Vendor, src.Model, src.Serial, f.cur.Type(), rate))
+	if rd.Length == 0 {
+		notes = append(notes, "the file was not closed by its writer (header length 0): read up to its last intact chunk")
+	}
+	if err := f.describe(src, rate, lineNames); err != nil {
+		return nil, err
+	}
+	f.info.Notes = notes
+	return f, nil
+}
+
+// pickCurrent takes the current signal of the first source that has one
+// (a float in A, mA or µA): that source, and the names of the others.
+func (f *jlsFile) pickCurrent() (src jls.Source, others []string, err error) {
+	rd := f.rd
 	for _, s := range rd.Sources {
 		if s.ID == 0 {
 			continue // the writer's own, for global annotations
@@ -88,42 +127,51 @@ func openJLS(r io.ReaderAt, size int64, o Options) (File, error) {
 				names = append(names, s.Name)
 			}
 		}
-		return nil, &ParseError{Format: jlsName, Offset: 0, Reason: fmt.Sprintf("no source has a \"current\" signal (signals: %s)", strings.Join(names, ", "))}
+		return src, nil, &ParseError{Format: jlsName, Offset: 0, Reason: fmt.Sprintf("no source has a \"current\" signal (signals: %s)", strings.Join(names, ", "))}
 	}
 	if !f.cur.Float() {
-		return nil, &ParseError{Format: jlsName, Offset: f.cur.Offset, Reason: fmt.Sprintf("current is %s, want f32 or f64", f.cur.Type())}
+		return src, nil, &ParseError{Format: jlsName, Offset: f.cur.Offset, Reason: fmt.Sprintf("current is %s, want f32 or f64", f.cur.Type())}
 	}
 	var ok bool
 	if f.iScale, ok = unitScale(f.cur.Units, "A"); !ok {
-		return nil, &ParseError{Format: jlsName, Offset: f.cur.Offset, Field: "current", Reason: fmt.Sprintf("units %q, want A", f.cur.Units)}
+		return src, nil, &ParseError{Format: jlsName, Offset: f.cur.Offset, Field: "current", Reason: fmt.Sprintf("units %q, want A", f.cur.Units)}
 	}
-	rate := float64(f.cur.SampleRate)
-	var notes []string
-	if v := rd.Signal(src.ID, "voltage"); v != nil {
-		switch {
-		case !v.Float():
-			return nil, &ParseError{Format: jlsName, Offset: v.Offset, Field: "voltage", Reason: fmt.Sprintf("%s, want f32 or f64", v.Type())}
-		case float64(v.SampleRate) != rate:
-			return nil, &ParseError{Format: jlsName, Offset: v.Offset, Field: "voltage", Reason: fmt.Sprintf("%d S/s, current %g S/s: the capture needs both at one rate", v.SampleRate, rate)}
-		}
-		if f.vScale, ok = unitScale(v.Units, "V"); !ok {
-			return nil, &ParseError{Format: jlsName, Offset: v.Offset, Field: "voltage", Reason: fmt.Sprintf("units %q, want V", v.Units)}
-		}
-		f.volt = v
-		if o.Voltage > 0 {
-			notes = append(notes, fmt.Sprintf("--voltage %g V ignored: the file's voltage signal is used", float64(o.Voltage)))
-		}
-	} else {
+	return src, others, nil
+}
+
+// pickVoltage takes src's voltage signal (a float at the current's rate,
+// in V, mV or µV), or, without one, Options.Voltage; it notes which.
+func (f *jlsFile) pickVoltage(src jls.Source, rate float64) (notes []string, err error) {
+	o := f.o
+	v := f.rd.Signal(src.ID, "voltage")
+	if v == nil {
 		if o.Voltage <= 0 || o.Voltage > maxVolts {
 			return nil, optErr("this JLS file has no voltage signal: give the voltage the drive ran at (--voltage, 0 < V ≤ %d)", maxVolts)
 		}
-		notes = append(notes, fmt.Sprintf("the file has no voltage signal: every sample's voltage is the given %g V", float64(o.Voltage)))
+		return []string{fmt.Sprintf("the file has no voltage signal: every sample's voltage is the given %g V", float64(o.Voltage))}, nil
 	}
-	if o.Rate > 0 && float64(o.Rate) != rate {
-		return nil, optErr("--rate %g: the file's current signal is %g S/s", float64(o.Rate), rate)
+	switch {
+	case !v.Float():
+		return nil, &ParseError{Format: jlsName, Offset: v.Offset, Field: "voltage", Reason: fmt.Sprintf("%s, want f32 or f64", v.Type())}
+	case float64(v.SampleRate) != rate:
+		return nil, &ParseError{Format: jlsName, Offset: v.Offset, Field: "voltage", Reason: fmt.Sprintf("%d S/s, current %g S/s: the capture needs both at one rate", v.SampleRate, rate)}
 	}
-	var unused []string
-	for _, s := range rd.Signals {
+	var ok bool
+	if f.vScale, ok = unitScale(v.Units, "V"); !ok {
+		return nil, &ParseError{Format: jlsName, Offset: v.Offset, Field: "voltage", Reason: fmt.Sprintf("units %q, want V", v.Units)}
+	}
+	f.volt = v
+	if o.Voltage > 0 {
+		notes = append(notes, fmt.Sprintf("--voltage %g V ignored: the file's voltage signal is used", float64(o.Voltage)))
+	}
+	return notes, nil
+}
+
+// pickLines takes src's digital signals at the current's rate as lines
+// (sorted by name, at most 63) and the power signal for overviews: the
+// lines' names, and what is not used.
+func (f *jlsFile) pickLines(src jls.Source, rate float64) (lineNames, unused []string, err error) {
+	for _, s := range f.rd.Signals {
 		if s.SourceID != src.ID || s == f.cur || s == f.volt {
 			continue
 		}
@@ -143,32 +191,24 @@ func openJLS(r io.ReaderAt, size int64, o Options) (File, error) {
 		}
 	}
 	sort.Slice(f.lines, func(a, b int) bool { return f.lines[a].Name < f.lines[b].Name })
-	var lineNames []string
 	for _, l := range f.lines {
 		lineNames = append(lineNames, l.Name)
 	}
 	if len(lineNames) > 63 {
-		return nil, &ParseError{Format: jlsName, Reason: fmt.Sprintf("%d digital signals, at most 63", len(lineNames))}
+		return nil, nil, &ParseError{Format: jlsName, Reason: fmt.Sprintf("%d digital signals, at most 63", len(lineNames))}
 	}
-	if len(unused) > 0 {
-		notes = append(notes, "signals not used: "+strings.Join(unused, ", "))
-	}
-	if len(others) > 0 {
-		notes = append(notes, fmt.Sprintf("sources not used (the capture takes the first with a current signal, %s): %s", src.Name, strings.Join(others, ", ")))
-	}
-	if len(lineNames) > 0 {
-		notes = append(notes, fmt.Sprintf("digital signals %s kept as logic events", strings.Join(lineNames, ", ")))
-	}
-	notes = append(notes, fmt.Sprintf("JLS format %d.%d.%d, source %s (%s %s, serial %s): current %s at %g S/s; NaN samples (the instrument's dropped samples) are gaps; annotations and user data are not carried",
-		rd.Version[0], rd.Version[1], rd.Version[2], src.Name, src.Vendor, src.Model, src.Serial, f.cur.Type(), rate))
-	if rd.Length == 0 {
-		notes = append(notes, "the file was not closed by its writer (header length 0): read up to its last intact chunk")
-	}
-	port := o.Port
+	return lineNames, unused, nil
+}
+
+// describe fills f.info (notes aside): the channel and its rail, the
+// meter, and the wall-clock time of the first sample from the current's
+// UTC track.
+func (f *jlsFile) describe(src jls.Source, rate float64, lineNames []string) error {
+	port := f.o.Port
 	if port == 0 {
 		port = 1
 	}
-	rail := railFor(o.Voltage)
+	rail := railFor(f.o.Voltage)
 	if f.volt != nil {
 		rail = f.measuredRail()
 	}
@@ -181,15 +221,14 @@ func openJLS(r io.ReaderAt, size int64, o Options) (File, error) {
 	f.info.Meter = meter.Info{Kind: "joulescope", Model: strings.TrimSpace(src.Model + " (JLS file)"), Serial: src.Serial,
 		Firmware: src.Version, Ports: 1, Channels: f.info.Channels, Rates: []units.Hertz{units.Hertz(rate)},
 		MaxVoltage: 15, MaxCurrent: 3}
-	if sid, t, ok, err := rd.UTC(f.cur); err != nil {
-		return nil, jlsErr(err)
+	if sid, t, ok, err := f.rd.UTC(f.cur); err != nil {
+		return jlsErr(err)
 	} else if ok {
 		if first, err := f.firstSample(); err == nil {
 			f.info.Start = t.Add(-secondsDur(float64(sid-first) / rate))
 		}
 	}
-	f.info.Notes = notes
-	return f, nil
+	return nil
 }
 
 // measuredRail names the rail from the voltage signal's first summary
