@@ -385,29 +385,16 @@ func (f *otiiCSV) Replay(ctx context.Context, sink meter.Sink) error {
 			if s := row[f.voltAt]; s == "" {
 				heldV++
 			} else {
-				x, err := c.number(f.volt.name, s)
-				if err != nil {
+				if v, err = f.voltage(c, s); err != nil {
 					return err
 				}
-				v, haveV = units.Volts(x*f.volt.scale), true
-				if math.Abs(float64(v)) > maxVolts {
-					return c.errf(f.volt.name, "%g V is beyond ±%d V", float64(v), maxVolts)
-				}
+				haveV = true
 			}
 		}
 		if len(f.digAt) > 0 {
-			var l int64
-			for k, at := range f.digAt {
-				x, err := c.number(f.info.Lines[k], row[at])
-				if err != nil {
-					return err
-				}
-				if x != 0 && x != 1 {
-					return c.errf(f.info.Lines[k], "%g is not a digital level (0 or 1)", x)
-				}
-				if x == 1 {
-					l |= 1 << k
-				}
+			l, err := f.level(c, row)
+			if err != nil {
+				return err
 			}
 			if l != level {
 				if err := sink.Event(meter.Event{Kind: meter.EventLogic, Port: port, Index: idx, Value: l}); err != nil {
@@ -425,15 +412,11 @@ func (f *otiiCSV) Replay(ctx context.Context, sink meter.Sink) error {
 			}
 			continue
 		}
-		x, err := c.number(f.cur.name, s)
+		a, err := f.current(c, s)
 		if err != nil {
 			return err
 		}
-		a := x * f.cur.scale
-		if math.Abs(a) > maxAmps {
-			return c.errf(f.cur.name, "%g A is beyond ±%d A", a, maxAmps)
-		}
-		if err := blk.add(idx, v, units.Amps(a)); err != nil {
+		if err := blk.add(idx, v, a); err != nil {
 			return err
 		}
 	}
@@ -450,4 +433,48 @@ func (f *otiiCSV) Replay(ctx context.Context, sink meter.Sink) error {
 		f.notes = append(f.notes, fmt.Sprintf("%d rows had no voltage: each takes the voltage of the row before", heldV))
 	}
 	return nil
+}
+
+// current reads a row's current cell s.
+func (f *otiiCSV) current(c *csvLines, s string) (units.Amps, error) {
+	x, err := c.number(f.cur.name, s)
+	if err != nil {
+		return 0, err
+	}
+	a := x * f.cur.scale
+	if math.Abs(a) > maxAmps {
+		return 0, c.errf(f.cur.name, "%g A is beyond ±%d A", a, maxAmps)
+	}
+	return units.Amps(a), nil
+}
+
+// voltage reads a row's voltage cell s.
+func (f *otiiCSV) voltage(c *csvLines, s string) (units.Volts, error) {
+	x, err := c.number(f.volt.name, s)
+	if err != nil {
+		return 0, err
+	}
+	v := units.Volts(x * f.volt.scale)
+	if math.Abs(float64(v)) > maxVolts {
+		return 0, c.errf(f.volt.name, "%g V is beyond ±%d V", float64(v), maxVolts)
+	}
+	return v, nil
+}
+
+// level reads a row's digital lines as a logic level (line k is bit k).
+func (f *otiiCSV) level(c *csvLines, row []string) (int64, error) {
+	var l int64
+	for k, at := range f.digAt {
+		x, err := c.number(f.info.Lines[k], row[at])
+		if err != nil {
+			return 0, err
+		}
+		if x != 0 && x != 1 {
+			return 0, c.errf(f.info.Lines[k], "%g is not a digital level (0 or 1)", x)
+		}
+		if x == 1 {
+			l |= 1 << k
+		}
+	}
+	return l, nil
 }
