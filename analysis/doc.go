@@ -68,7 +68,7 @@
 // # DevSlp
 //
 // Each devslp-cycle phase in the capture is judged in the sample pass, on
-// this package's clock fit (estimators and verdicts in analysis/states):
+// this package's clock fit (estimators and verdicts in analysis/judge):
 // the report's devslp block, which measure.json, states.json, report.md,
 // the terminal and the cycle chart all show. See docs/analysis.md, "DevSlp
 // quantities".

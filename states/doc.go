@@ -42,6 +42,8 @@
 //   - detect: state detection from power: classifies each interval of a
 //     capture as active / idle / partial / slumber / devslp, with residency,
 //     per-state power and entry/exit latencies.
+//   - powerstate: the one power-state enum detect classifies into and
+//     drivesim's truth is written in (no I/O, nothing of the project).
 //   - devslp: DevSlp verification cycles (assert, floor, hold ≥ MDAT,
 //     deassert, answer within DETO) and their verdict.
 //

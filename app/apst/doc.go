@@ -5,7 +5,7 @@
 // (nvme.PlanAPST) for a tolerance and quirks, the link states an ASPM
 // policy allows, the drive's actual/declared latency scales. Verify plays
 // the cycles (a read, idle, a probe read, a warm read) and judges them with
-// analysis/states.JudgeAPSTCycle; IdleSim and IdleHub measure a window's
+// analysis/judge.JudgeAPSTCycle; IdleSim and IdleHub measure a window's
 // idle power against the model's truth.
 //
 // Two meter paths: the simulated meter (nvmesim.Session, a virtual

@@ -12,7 +12,8 @@
 //
 // A Model (New) is a meter.SimDrive. States: active (transferring),
 // idle (active idle), partial, slumber, devslp, off, and for 5v+12v drives
-// spinup and standby; wake is the exit latency from a low state. The
+// spinup and standby; wake is the exit latency from a low state (the
+// enum is states/powerstate's, which detection classifies into). The
 // machine is event driven: nothing happens per sample. Inputs, each at a
 // time on the emulator clock:
 //

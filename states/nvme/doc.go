@@ -61,7 +61,7 @@
 // (non-operational states at their declared power); LearnLevels names the
 // stable levels of a capture (detect.LevelHistogram.Peaks) from them;
 // ClassifyLevel and LevelCeiling place thresholds at the geometric means
-// of neighbours, as states/detect does. analysis/states' APST verdict
+// of neighbours, as states/detect does. analysis/judge' APST verdict
 // (apst verify) judges with them.
 //
 // Sources: NVMe Base Specification 2.0; Linux drivers/nvme/host/{core,pci,
