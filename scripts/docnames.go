@@ -2,7 +2,7 @@
 
 // docnames lists the names the documentation gives that the tree does not
 // hold: a repository path (analysis/learn.go, states/detect), or a Go
-// identifier qualified by its package path or name (analysis/states.JudgeCycle,
+// identifier qualified by its package path or name (analysis/judge.JudgeCycle,
 // `stat.MeanStdErr`) that no .go file of that package declares (test files
 // included: docs name Fuzz and Test functions). It reads README.md,
 // docs/*.md and every doc.go, prints one line per stale name and exits 1

@@ -18,5 +18,5 @@
 //
 // Where it sits: the application layer (rank 5): it joins the simulated
 // NVMe drive (states/nvme/sim), the emulated hub (app/emuhub) and
-// analysis/states' judge; only cmd/idlewatt imports it.
+// analysis/judge; only cmd/idlewatt imports it.
 package apst

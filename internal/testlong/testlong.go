@@ -25,7 +25,7 @@ func Skip(t testing.TB) {
 }
 
 // CoverageVar sets how many drives per noise family the noise-coverage
-// tests of analysis and analysis/states draw: the long runs
+// tests of analysis and analysis/judge draw: the long runs
 // docs/analysis.md reports.
 const CoverageVar = "IDLEWATT_COVERAGE_DRIVES"
 
