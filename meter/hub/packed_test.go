@@ -307,33 +307,3 @@ func BenchmarkUnpack(b *testing.B) {
 	}
 	b.ReportMetric(float64(m), "sets/frame")
 }
-
-// The 64-bit window read of a Rice code and the bit-by-bit one agree on
-// every code of random streams, at every bit position and parameter:
-// value, success and where they leave the reader.
-func TestRiceWindowMatchesBitwise(t *testing.T) {
-	rng := rand.New(rand.NewSource(25))
-	for trial := range 300 {
-		p := make([]byte, rng.Intn(24))
-		for i := range p {
-			p[i] = byte(rng.Uint32())
-			// Long zero runs reach the escape code.
-			if rng.Intn(3) == 0 {
-				p[i] = 0
-			}
-		}
-		for pos := 0; pos <= 8*len(p); pos++ {
-			for k := uint(0); k <= packedMaxKCur; k++ {
-				for _, raw := range []int{packedBusRaw, packedCurRaw} {
-					fast, slow := packReader{p: p, pos: pos}, packReader{p: p, pos: pos}
-					vf, okf := fast.rice(k, raw)
-					vs, oks := slow.riceSlow(k, raw)
-					if vf != vs || okf != oks || (oks && fast.pos != slow.pos) {
-						t.Fatalf("trial %d, %d bytes, bit %d, k %d, raw %d: window read %d %v at bit %d, bitwise %d %v at bit %d",
-							trial, len(p), pos, k, raw, vf, okf, fast.pos, vs, oks, slow.pos)
-					}
-				}
-			}
-		}
-	}
-}
