@@ -124,7 +124,23 @@ type Faults struct {
 	Inject []Injection
 }
 
+// validate fills in o's defaults and checks it: the hub, its faults, its
+// link and sample formats, its injections, in that order.
 func (o *Options) validate() error {
+	if err := o.validateHub(); err != nil {
+		return err
+	}
+	if err := o.validateFaults(); err != nil {
+		return err
+	}
+	if err := o.validateLink(); err != nil {
+		return err
+	}
+	return o.validateInject()
+}
+
+// validateHub: ports, rates, drives and identity strings.
+func (o *Options) validateHub() error {
 	if o.Ports == 0 {
 		o.Ports = 2
 	}
@@ -167,6 +183,11 @@ func (o *Options) validate() error {
 	if o.Serial == "" {
 		o.Serial = fmt.Sprintf("EMU%08X", uint32(o.Seed))
 	}
+	return nil
+}
+
+// validateFaults: fault rates and periods, the output buffer, the tick.
+func (o *Options) validateFaults() error {
 	f := o.Faults
 	for _, p := range []float64{f.CorruptRate, f.DropRate, f.TruncateRate} {
 		if p < 0 || p > 1 {
@@ -182,6 +203,12 @@ func (o *Options) validate() error {
 	if o.Tick == 0 {
 		o.Tick = 5 * time.Millisecond
 	}
+	return nil
+}
+
+// validateLink: protocol version, rails, ring, frame size, sample formats
+// and current LSBs.
+func (o *Options) validateLink() error {
 	if o.Protocol == 0 {
 		o.Protocol = 2
 		if o.Rail3V3 {
@@ -226,7 +253,7 @@ func (o *Options) validate() error {
 	if o.Format != 0 && (hub.FormatWidth(o.Format) == 0 || o.Formats&(1<<(o.Format-1)) == 0) {
 		return fmt.Errorf("hubemu: sample format %d (1 = 16-bit, 2 = 20-bit, 3 = packed 20-bit; one of the format mask)", o.Format)
 	}
-	return o.validateInject()
+	return nil
 }
 
 // Emulator serves the hub protocol on a pseudo-terminal, like
