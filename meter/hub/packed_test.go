@@ -307,3 +307,34 @@ func BenchmarkUnpack(b *testing.B) {
 	}
 	b.ReportMetric(float64(m), "sets/frame")
 }
+
+// BenchmarkRiceFloor: riceNext and the refill alone, over 1-bit codes
+// (a noiseless stream's, parameter 0): the least a packed channel sample
+// (two codes, one depending on the other's length) can cost in this
+// decoder, whatever else it does. ns/code is per code.
+func BenchmarkRiceFloor(b *testing.B) {
+	p := make([]byte, 4096+16)
+	for i := range 4096 {
+		p[i] = 0xFF
+	}
+	const codes = 8 * 4096
+	var sum uint32
+	for b.Loop() {
+		var win uint64
+		var nb uint
+		i := 0
+		for range codes {
+			if nb < riceMaxBits {
+				win |= be.Uint64(p[i:]) >> nb
+				i += int((63 - nb) >> 3)
+				nb |= 56
+			}
+			u, w, used := riceNext(win, 0, packedCurRaw)
+			win, nb, sum = w, nb-used, sum+u
+		}
+	}
+	if sum != 0 {
+		b.Fatal("1-bit codes of parameter 0 decode to 0")
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/codes, "ns/code")
+}
