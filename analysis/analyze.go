@@ -86,7 +86,7 @@ func DefaultOptions() Options {
 // channel after channel) lost all but MaxSkew of every chunk at rates under
 // 6.5 kS/s as "late" samples: 50 of 60 s at 1 kS/s.
 func maxPending(skew time.Duration, rate units.Hertz) int {
-	n := skew.Seconds() * float64(rate)
+	n := rate.Samples(units.SecondsOf(skew))
 	if floor := float64(2 * capture.MaxChunkSamples); !(n >= floor) {
 		n = floor
 	}
@@ -195,7 +195,7 @@ func AnalyzeSource(open Opener, opts Options) (*Report, error) {
 			if rate <= 0 {
 				return nil
 			}
-			return sd.classifier(d, float64(rate))
+			return sd.classifier(d, rate)
 		}
 	}
 	p1, err := firstPass(open, opts)
@@ -435,7 +435,7 @@ func secondPass(open Opener, opts Options, p *pass1, sd *stateDetector, clock Cl
 			driveOf[ch] = rep.Drives[ref.drive].Name
 		}
 	}
-	for _, n := range append(meterStatsNotes(p.stats, p.info.GapReasons, float64(h.RateHz)), neg.notes(h, driveOf)...) {
+	for _, n := range append(meterStatsNotes(p.stats, p.info.GapReasons, h.RateHz), neg.notes(h, driveOf)...) {
 		rep.note(n)
 	}
 	rep.finish(p, &clock, t0f, opts)
@@ -503,7 +503,7 @@ func (p *pass1) newDrive(info capture.DriveInfo, chans []int, clock *Clock, t0f 
 	pins, pinSrc := p.pinSpans(port, clock)
 	var cls StateClassifier
 	if opts.NewClassifier != nil {
-		cls = opts.NewClassifier(info, units.Hertz(h.RateHz))
+		cls = opts.NewClassifier(info, h.RateHz)
 		if sp, ok := cls.(pinSplitter); ok {
 			sp.SplitAt(pinTimes(drivePins(p, clock, port)))
 		}
@@ -574,7 +574,7 @@ func (p *pass1) devslpProc(port int, pins []span, clock *Clock) *devslpProc {
 		}
 	}
 	return &devslpProc{cycles: cyc, chartCycle: -1,
-		jo: states.JudgeOptions{Criteria: cr, ClockU95Ms: clock.MedianRTTMS/2 + clock.ResidualMS.Max, RunStallMs: worst}}
+		jo: states.JudgeOptions{Criteria: cr, ClockU95Ms: float64(clock.MedianRTTMS/2 + clock.ResidualMS.Max), RunStallMs: worst}}
 }
 
 // readSamples is the second pass proper: it streams every record of the

@@ -8,6 +8,7 @@ import (
 
 	"github.com/idlewatt/idlewatt/internal/stat"
 	"github.com/idlewatt/idlewatt/meter"
+	"github.com/idlewatt/idlewatt/units"
 )
 
 // Quiet power: the level a drive rests at, and its uncertainty.
@@ -47,9 +48,9 @@ const quietBlockS = 0.010
 // not a few samples caught between two states.
 const minQuietS = 0.030
 
-func (b *blockSeries) init(rateHz float64) {
-	b.L = max(1, int(math.Round(quietBlockS*rateHz)))
-	b.minN = max(1, int(math.Ceil(minQuietS*rateHz)))
+func (b *blockSeries) init(rate units.Hertz) {
+	b.L = max(1, int(math.Round(rate.Samples(quietBlockS))))
+	b.minN = max(1, int(math.Ceil(rate.Samples(minQuietS))))
 }
 
 func (b *blockSeries) add(ps []float64) {

@@ -337,7 +337,7 @@ func periodU95(c *Clock, spanS float64) float64 {
 	if !c.Fitted || n < 3 || !(spanS > 0) {
 		return 0
 	}
-	sigma := c.ResidualMS.RMS * 1e-3 * math.Sqrt(n/(n-2))
+	sigma := float64(c.ResidualMS.RMS) * 1e-3 * math.Sqrt(n/(n-2))
 	return t975(n-2) * sigma / (spanS * math.Sqrt(n/12))
 }
 

@@ -506,8 +506,8 @@ type LearnedMode struct {
 
 // learn learns the drive's levels from its blocks.
 func (l *levelLearner) learn(h capture.Header, opts Options) LevelLearning {
-	blockS := float64(l.scales[0].per) / float64(h.RateHz)
-	out := LevelLearning{BlockMs: blockS * 1e3, QuietS: float64(l.quietN) / float64(h.RateHz)}
+	blockS := float64(h.RateHz.Span(float64(l.scales[0].per)))
+	out := LevelLearning{BlockMs: blockS * 1e3, QuietS: float64(h.RateHz.Span(float64(l.quietN)))}
 	fail := func(format string, a ...any) LevelLearning {
 		out.Err = fmt.Sprintf(format, a...)
 		return out

@@ -429,7 +429,7 @@ type scaleFit struct {
 
 // fitScale fits the levels of one block scale.
 func (l *levelLearner) fitScale(b *blockScale, hdr capture.Header) scaleFit {
-	f := scaleFit{sb: b.sigma(), blockS: float64(b.per) / float64(hdr.RateHz)}
+	f := scaleFit{sb: b.sigma(), blockS: float64(hdr.RateHz.Span(float64(b.per)))}
 	if one, ok := b.oneLevelSigma(f.blockS); ok && one > f.sb {
 		f.sb = one
 	}

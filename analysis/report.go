@@ -109,15 +109,15 @@ type Integrity struct {
 
 // AlignmentReport says how meter time was put on the host clock.
 type AlignmentReport struct {
-	Method        string  `json:"method"` // "marks" or "header" (no usable marks)
-	Marks         int     `json:"marks"`
-	MarksUsed     int     `json:"marks_used"`
-	Synthetic     bool    `json:"synthetic_marks"`
-	DriftPPM      float64 `json:"drift_ppm"`
-	ResidualRMSMS float64 `json:"residual_rms_ms"`
-	ResidualMaxMS float64 `json:"residual_max_ms"`
-	MinRTTMS      float64 `json:"min_rtt_ms"`
-	MedianRTTMS   float64 `json:"median_rtt_ms"`
+	Method        string             `json:"method"` // "marks" or "header" (no usable marks)
+	Marks         int                `json:"marks"`
+	MarksUsed     int                `json:"marks_used"`
+	Synthetic     bool               `json:"synthetic_marks"`
+	DriftPPM      float64            `json:"drift_ppm"`
+	ResidualRMSMS units.Milliseconds `json:"residual_rms_ms"`
+	ResidualMaxMS units.Milliseconds `json:"residual_max_ms"`
+	MinRTTMS      units.Milliseconds `json:"min_rtt_ms"`
+	MedianRTTMS   units.Milliseconds `json:"median_rtt_ms"`
 	// Outliers: selected marks rejected for lying further from the robust
 	// fit than their round trip allows; NegativeRTT: echoes "received"
 	// before they were sent, ignored.

@@ -129,7 +129,7 @@ func newStateDetector() *stateDetector {
 // classifier makes a drive's classifier for the sample pass; nil for an
 // NVMe drive and for a drive whose levels could not be learned (its state
 // figures are null: see unclassified).
-func (sd *stateDetector) classifier(d capture.DriveInfo, rate float64) StateClassifier {
+func (sd *stateDetector) classifier(d capture.DriveInfo, rate units.Hertz) StateClassifier {
 	if d.Interface == capture.InterfaceNVMe {
 		return nil // SATA link states only; Analyze notes it
 	}
@@ -137,7 +137,7 @@ func (sd *stateDetector) classifier(d capture.DriveInfo, rate float64) StateClas
 	if !ok || ll.Err != "" {
 		return nil
 	}
-	period := time.Duration(float64(time.Second) / rate)
+	period := rate.Period()
 	l := ll.Levels
 	on, err := detect.NewOnline(l, period, 0)
 	if err != nil {

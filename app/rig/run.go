@@ -186,7 +186,7 @@ func Run(ctx context.Context, cfg Config, out string, plan Plan) (*Result, error
 // judgeDevSlp takes each drive's DevSlp verdict from the analysis (which
 // judged the cycles from the capture, on its own clock fit).
 func (res *Result) judgeDevSlp(rep *analysis.Report) {
-	res.ClockUncertaintyMs = rep.Alignment.MedianRTTMS/2 + rep.Alignment.ResidualMaxMS
+	res.ClockUncertaintyMs = float64(rep.Alignment.MedianRTTMS/2 + rep.Alignment.ResidualMaxMS)
 	res.DevSlp = map[string]states.Verdict{}
 	for _, d := range rep.Drives {
 		if d.DevSlp.Verdict.Outcome != "" {
