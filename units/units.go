@@ -15,6 +15,11 @@ type Amps float64
 // Watts is a power in watts.
 type Watts float64
 
+// Milliwatts is a power in milliwatts, for what a user states in mW
+// (a datasheet's DevSlp floor, keys ending `_mw`); Watts is the unit of
+// every measured power.
+type Milliwatts float64
+
 // Joules is an energy in joules.
 type Joules float64
 
@@ -40,6 +45,9 @@ func (a Amps) Milliamps() float64 { return float64(a) * 1e3 }
 
 // Milliwatts returns w in mW.
 func (w Watts) Milliwatts() float64 { return float64(w) * 1e3 }
+
+// Watts returns m in W.
+func (m Milliwatts) Watts() Watts { return Watts(float64(m) / 1e3) }
 
 // WattHours returns e in Wh.
 func (e Joules) WattHours() float64 { return float64(e) / 3600 }
@@ -71,11 +79,12 @@ func (m Milliseconds) Seconds() Seconds { return Seconds(float64(m) / 1e3) }
 // SecondsOf returns d in seconds (d.Seconds()).
 func SecondsOf(d time.Duration) Seconds { return Seconds(d.Seconds()) }
 
-func (v Volts) String() string  { return si(float64(v), "V") }
-func (a Amps) String() string   { return si(float64(a), "A") }
-func (w Watts) String() string  { return si(float64(w), "W") }
-func (e Joules) String() string { return si(float64(e), "J") }
-func (h Hertz) String() string  { return si(float64(h), "Hz") }
+func (v Volts) String() string      { return si(float64(v), "V") }
+func (a Amps) String() string       { return si(float64(a), "A") }
+func (w Watts) String() string      { return si(float64(w), "W") }
+func (e Joules) String() string     { return si(float64(e), "J") }
+func (m Milliwatts) String() string { return m.Watts().String() }
+func (h Hertz) String() string      { return si(float64(h), "Hz") }
 
 // String writes s below 1 s with an SI prefix ("250 ms", "12 µs"), from
 // 1 s in seconds ("3600 s", not "3.6 ks").

@@ -19,6 +19,7 @@ func TestString(t *testing.T) {
 		{Joules(0).String(), "0 J"},
 		{Hertz(10000).String(), "10 kHz"},
 		{Amps(-0.000002).String(), "-2 µA"},
+		{Milliwatts(5).String(), "5 mW"},
 		{Seconds(0.25).String(), "250 ms"},
 		{Seconds(1.5).String(), "1.5 s"},
 		{Seconds(3600).String(), "3600 s"},
@@ -42,6 +43,9 @@ func TestConversions(t *testing.T) {
 	}
 	if mw := Watts(0.0025).Milliwatts(); mw != 2.5 {
 		t.Fatalf("2.5 mW = %v mW", mw)
+	}
+	if w := Milliwatts(2.5).Watts(); w != 0.0025 {
+		t.Fatalf("2.5 mW = %v W", float64(w))
 	}
 	if wh := Joules(7200).WattHours(); wh != 2 {
 		t.Fatalf("7200 J = %v Wh", wh)
