@@ -460,7 +460,7 @@ func newReport(p *pass1, clock *Clock, opts Options) *Report {
 		Outliers: clock.Outliers, NegativeRTT: clock.NegativeRTT, DriftRefusedPPM: clock.DriftRefusedPPM, MaxDriftPPM: clock.MaxDriftPPM}
 	rep.clockNotes(clock)
 	rep.importedNotes(p)
-	rep.Settings = Settings{SettleMS: ms(opts.Settle), MergeGapMS: ms(opts.MergeGap), IdleFloor: activeIdleMethod,
+	rep.Settings = Settings{SettleMS: units.Milliseconds(ms(opts.Settle)), MergeGapMS: units.Milliseconds(ms(opts.MergeGap)), IdleFloor: activeIdleMethod,
 		Classifier: opts.NewClassifier != nil, HistogramRelErr: 1.0 / (1 << histSub)}
 	return rep
 }

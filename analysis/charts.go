@@ -25,7 +25,7 @@ func (r *Report) Distributions() []series.Distribution {
 	for i := range out {
 		for _, d := range r.Drives {
 			if d.Name == out[i].Name {
-				out[i].P50, out[i].P99 = d.P50W, d.P99W
+				out[i].P50, out[i].P99 = float64(d.P50W), float64(d.P99W)
 			}
 		}
 	}

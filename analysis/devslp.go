@@ -12,6 +12,7 @@ import (
 	"github.com/idlewatt/idlewatt/analysis/states"
 	"github.com/idlewatt/idlewatt/hostclock"
 	"github.com/idlewatt/idlewatt/states/devslp"
+	"github.com/idlewatt/idlewatt/units"
 )
 
 // DevSlp cycles in a capture: each "devslp-cycle:N" phase of a port (until
@@ -239,7 +240,7 @@ func (p *devslpProc) finish() {
 
 // devslpReport builds the drive's DevSlp section from its judged cycles.
 func (d *driveProc) devslpReport(pass *pass1, port int) DevSlp {
-	ds := DevSlp{Cycles: d.cycles, PinAssertedS: float64(d.pinN) * d.clock.NsPerSample / 1e9, PinSource: d.pinSource,
+	ds := DevSlp{Cycles: d.cycles, PinAssertedS: units.Seconds(float64(d.pinN) * d.clock.NsPerSample / 1e9), PinSource: d.pinSource,
 		PowerW: states.None}
 	p := d.ds
 	support := pass.devslp.support[port]

@@ -509,7 +509,8 @@ func railOf(c meter.Channel) railLSB {
 //
 // Whatever how many readings sat at the peak level, the interval holds
 // with at least 95 %. Nil without a noise estimate or samples.
-func peakCI95(peak float64, n int, sigma, ures float64) *[2]float64 {
+func peakCI95(pk units.Watts, n int, sigma, ures float64) *[2]units.Watts {
+	peak := float64(pk)
 	if n <= 0 || math.IsNaN(peak) || math.IsNaN(sigma) || sigma < 0 {
 		return nil
 	}
@@ -518,7 +519,7 @@ func peakCI95(peak float64, n int, sigma, ures float64) *[2]float64 {
 	}
 	s := math.Hypot(sigma, ures)
 	zn := math.Sqrt2 * math.Erfinv(1-2*0.025/float64(n))
-	return &[2]float64{peak - zn*s, peak + 1.96*s}
+	return &[2]units.Watts{units.Watts(peak - zn*s), units.Watts(peak + 1.96*s)}
 }
 
 // driveNoise is a drive's quiet noise, measured once over every quiet

@@ -466,7 +466,7 @@ func only(x learnCtx) func(learnCtx) bool { return func(c learnCtx) bool { retur
 func (l *levelLearner) nameLevels(out LevelLearning, hdr capture.Header, blockS float64) LevelLearning {
 	long := &l.scales[0]
 	f := l.fitScale(long, hdr)
-	out.BlockSigmaW = f.sb
+	out.BlockSigmaW = units.Watts(f.sb)
 	nm := &naming{f: f, blockS: blockS, ev: map[string]string{}}
 	onto := nm.gather(l, hdr)
 	nm.se = func(n float64) float64 { return f.sb * math.Sqrt(f.corr/math.Max(n, 1)) }
@@ -490,10 +490,10 @@ func (l *levelLearner) nameLevels(out LevelLearning, hdr capture.Header, blockS 
 		delete(ev, "devslp")
 	}
 	for i, m := range nm.all {
-		lm := LearnedMode{W: m.x, S: m.n * blockS, State: nm.named[i], ByCtx: map[string]float64{}}
+		lm := LearnedMode{W: units.Watts(m.x), S: units.Seconds(m.n * blockS), State: nm.named[i], ByCtx: map[string]units.Seconds{}}
 		for c, x := range m.byCtx {
 			if x*blockS >= 1e-4 {
-				lm.ByCtx[ctxNames[c]] = x * blockS
+				lm.ByCtx[ctxNames[c]] = units.Seconds(x * blockS)
 			}
 		}
 		out.Modes = append(out.Modes, lm)
