@@ -42,7 +42,7 @@ type Options struct {
 	ChartBuckets int
 	// ChartFrom and ChartTo (s from meter index 0) fix the chart envelope's
 	// time range when ChartTo > ChartFrom; by default it covers everything.
-	ChartFrom, ChartTo float64
+	ChartFrom, ChartTo units.Seconds
 	// MaxSkew is how far (in time) one rail of a drive may run ahead of
 	// another before the lagging rail's samples are given up as missing
 	// (default 10 s).
@@ -521,7 +521,7 @@ func (p *pass1) newDrive(info capture.DriveInfo, chans []int, clock *Clock, t0f 
 	proc.sink = opts.Samples
 	do := decimate.Options{Buckets: opts.ChartBuckets, InitialWidth: 1e-3}
 	if opts.ChartTo > opts.ChartFrom {
-		do.Start, do.Span = opts.ChartFrom, opts.ChartTo-opts.ChartFrom
+		do.Start, do.Span = float64(opts.ChartFrom), float64(opts.ChartTo-opts.ChartFrom)
 	}
 	proc.dec, _ = decimate.New(do)
 	proc.decStart = do.Start

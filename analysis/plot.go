@@ -13,8 +13,8 @@ import (
 
 // PlotOptions say what PlotTraces reads.
 type PlotOptions struct {
-	From, To float64 // seconds from meter index 0; To ≤ From = the whole capture
-	Buckets  int     // envelope points (default 2000)
+	From, To units.Seconds // from meter index 0; To ≤ From = the whole capture
+	Buckets  int           // envelope points (default 2000)
 	// Open, if set, opens the capture instead of capture.Open(path) (the
 	// command line passes one that stops on SIGINT).
 	Open Opener
@@ -61,7 +61,7 @@ func PlotTraces(path string, o PlotOptions) (*PlotData, error) {
 		if p1, err = firstPass(open, opts); err != nil {
 			return nil, err
 		}
-		if !zoomed || p1.hdr.RateHz.Samples(units.Seconds(o.To-o.From))/float64(o.Buckets) >= 1000 {
+		if !zoomed || p1.hdr.RateHz.Samples(o.To-o.From)/float64(o.Buckets) >= 1000 {
 			traces, err = plotSummaries(open, p1, o, false)
 			if errors.Is(err, errCoarse) {
 				coarse, traces, err = traces, nil, nil
@@ -265,7 +265,7 @@ func plotSummaries(open Opener, p *pass1, o PlotOptions, indexed bool) ([]series
 	// would find says so.
 	span := lv.hi - min(lv.lo, lv.hi)
 	if o.To > o.From {
-		span = uint64(h.RateHz.Samples(units.Seconds(o.To - o.From)))
+		span = uint64(h.RateHz.Samples(o.To - o.From))
 	}
 	for per, l := range sl.lvls {
 		if l == lv && uint64(per)*2*uint64(o.Buckets) > span {
@@ -314,7 +314,7 @@ func (sl *summaryLevels) get(per uint32) *summaryLevel {
 	for i := range l.decs {
 		do := decimate.Options{Buckets: sl.o.Buckets, InitialWidth: 1e-3}
 		if sl.o.To > sl.o.From {
-			do.Start, do.Span = sl.o.From, sl.o.To-sl.o.From
+			do.Start, do.Span = float64(sl.o.From), float64(sl.o.To-sl.o.From)
 		}
 		l.decs[i], _ = decimate.New(do)
 		l.pend[i] = map[uint64]*summaryPart{}
@@ -369,7 +369,7 @@ func (sl *summaryLevels) pick(rate units.Hertz) *summaryLevel {
 	for per, l := range sl.lvls {
 		span := l.hi - min(l.lo, l.hi)
 		if o.To > o.From {
-			span = uint64(rate.Samples(units.Seconds(o.To - o.From)))
+			span = uint64(rate.Samples(o.To - o.From))
 		}
 		fits := uint64(per)*2*uint64(o.Buckets) <= span
 		switch {
