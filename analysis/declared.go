@@ -75,7 +75,7 @@ func (r *Report) declare(exp map[int]Expectation) {
 		}
 		if e.DevSlpMW > 0 {
 			d.Declared = append(d.Declared, compareDeclared("devslp.floor_w", "DevSlp floor", e.DevSlpMW.Watts(),
-				units.Watts(d.DevSlp.FloorW), d.DevSlp.FloorW.Ok(), numPtr(d.DevSlp.FloorU95W)))
+				d.DevSlp.FloorW.Value(), d.DevSlp.FloorW.Ok(), numPtr(d.DevSlp.FloorU95W)))
 		}
 		if e.ActiveIdleW > 0 {
 			d.Declared = append(d.Declared, compareDeclared("active_idle_w", "active idle", e.ActiveIdleW,
@@ -89,11 +89,11 @@ func (r *Report) declare(exp map[int]Expectation) {
 	}
 }
 
-func numPtr(n states.Num) *units.Watts {
+func numPtr(n states.NumW) *units.Watts {
 	if !n.Ok() {
 		return nil
 	}
-	x := units.Watts(n)
+	x := n.Value()
 	return &x
 }
 

@@ -241,7 +241,7 @@ func (p *devslpProc) finish() {
 // devslpReport builds the drive's DevSlp section from its judged cycles.
 func (d *driveProc) devslpReport(pass *pass1, port int) DevSlp {
 	ds := DevSlp{Cycles: d.cycles, PinAssertedS: units.Seconds(float64(d.pinN) * d.clock.NsPerSample / 1e9), PinSource: d.pinSource,
-		PowerW: states.None}
+		PowerW: states.NoneW}
 	p := d.ds
 	support := pass.devslp.support[port]
 	host := strings.Join(pass.devslp.host[port], "; ")
@@ -282,8 +282,8 @@ func (d *driveProc) devslpReport(pass *pass1, port int) DevSlp {
 func (ds *DevSlp) fill() {
 	v := &ds.Verdict
 	if v.Outcome == "" {
-		n := states.None
-		*v = states.Verdict{PreCycleW: n, PreCycleU95W: n, FloorW: n, FloorU95W: n, EntryMs: n, EntryU95Ms: n, RiseMs: n, RiseU95Ms: n, ExitMs: n, ExitU95Ms: n}
+		w, ms := states.NoneW, states.NoneMs
+		*v = states.Verdict{PreCycleW: w, PreCycleU95W: w, FloorW: w, FloorU95W: w, EntryMs: ms, EntryU95Ms: ms, RiseMs: ms, RiseU95Ms: ms, ExitMs: ms, ExitU95Ms: ms}
 	}
 	ds.Outcome, ds.Reason, ds.Support, ds.HostCause = v.Outcome, v.Reason, v.Support, v.HostCause
 	ds.PreCycleW, ds.PreCycleU95W, ds.FloorW, ds.FloorU95W = v.PreCycleW, v.PreCycleU95W, v.FloorW, v.FloorU95W

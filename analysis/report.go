@@ -297,21 +297,21 @@ type StatePower struct {
 // Absent values are null.
 type DevSlp struct {
 	Entered       bool             `json:"entered"`           // some cycle's power fell to a floor (or samples were classified DevSlp)
-	PowerW        states.Num       `json:"power_w"`           // = floor_w (null without judged pin cycles: the DevSlp intervals' mean is state_power_w.devslp)
+	PowerW        states.NumW      `json:"power_w"`           // = floor_w (null without judged pin cycles: the DevSlp intervals' mean is state_power_w.devslp)
 	Outcome       states.Outcome   `json:"outcome,omitempty"` // pass | fail | inconclusive | not_supported; empty without cycles
 	Reason        string           `json:"reason,omitempty"`
 	Support       string           `json:"support,omitempty"`    // yes | no … | unknown
 	HostCause     string           `json:"host_cause,omitempty"` // host-side problem that makes a non-pass inconclusive
-	PreCycleW     states.Num       `json:"pre_cycle_w"`          // resting power before assertion (Slumber under a DIPM policy)
-	PreCycleU95W  states.Num       `json:"pre_cycle_u95_w"`      // its 95 % half-width
-	FloorW        states.Num       `json:"floor_w"`
-	FloorU95W     states.Num       `json:"floor_u95_w"`
-	EntryMs       states.Num       `json:"entry_ms"` // pin assertion → power at the floor (change point)
-	EntryU95Ms    states.Num       `json:"entry_u95_ms"`
-	RiseMs        states.Num       `json:"rise_ms"` // pin release → power leaves the floor (change point)
-	RiseU95Ms     states.Num       `json:"rise_u95_ms"`
-	ExitMs        states.Num       `json:"exit_ms"` // pin release → first read completed
-	ExitU95Ms     states.Num       `json:"exit_u95_ms"`
+	PreCycleW     states.NumW      `json:"pre_cycle_w"`          // resting power before assertion (Slumber under a DIPM policy)
+	PreCycleU95W  states.NumW      `json:"pre_cycle_u95_w"`      // its 95 % half-width
+	FloorW        states.NumW      `json:"floor_w"`
+	FloorU95W     states.NumW      `json:"floor_u95_w"`
+	EntryMs       states.NumMs     `json:"entry_ms"` // pin assertion → power at the floor (change point)
+	EntryU95Ms    states.NumMs     `json:"entry_u95_ms"`
+	RiseMs        states.NumMs     `json:"rise_ms"` // pin release → power leaves the floor (change point)
+	RiseU95Ms     states.NumMs     `json:"rise_u95_ms"`
+	ExitMs        states.NumMs     `json:"exit_ms"` // pin release → first read completed
+	ExitU95Ms     states.NumMs     `json:"exit_u95_ms"`
 	Cycles        int              `json:"cycles"`               // pin assertions seen
 	CyclesEntered int              `json:"cycles_entered"`       // judged cycles with a fitted entry
 	PinAssertedS  units.Seconds    `json:"pin_asserted_s"`       // time with the pin asserted

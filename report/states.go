@@ -54,9 +54,9 @@ func writeStatesMarkdown(w io.Writer, r *analysis.Report) {
 				}
 				return ""
 			}
-			pw := states.PM(states.Num(s.PowerW[name]), states.None, 1e3)
+			pw := states.PM(states.NumW(s.PowerW[name]), states.NoneW, 1e3)
 			if u, ok := s.PowerU95W[name]; ok {
-				pw = states.PM(states.Num(s.PowerW[name]), states.Num(u), 1e3)
+				pw = states.PM(states.NumW(s.PowerW[name]), states.NumW(u), 1e3)
 			}
 			lv := ""
 			if x := levelOf(s.Levels, st); x > 0 {

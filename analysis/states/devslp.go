@@ -11,20 +11,35 @@ import (
 
 	"github.com/idlewatt/idlewatt/hostclock"
 	"github.com/idlewatt/idlewatt/internal/stat"
+	"github.com/idlewatt/idlewatt/units"
 )
 
-// Num is a measured value that may be absent: NaN in code, null in JSON
-// (never 0, never a number from another state).
-type Num float64
+// Num is a measured value of quantity Q (units.Watts, units.Milliseconds)
+// that may be absent: NaN in code, null in JSON (never 0, never a number
+// from another state). Q only types it: a floor in W and an entry in ms
+// are different types, and PM takes a value and its interval of one.
+type Num[Q ~float64] float64
 
-// None is an absent value.
-var None = Num(math.NaN())
+// NumW is a power that may be absent; NumMs a time in ms.
+type (
+	NumW  = Num[units.Watts]
+	NumMs = Num[units.Milliseconds]
+)
+
+// NoneW and NoneMs are absent values.
+var (
+	NoneW  = NumW(math.NaN())
+	NoneMs = NumMs(math.NaN())
+)
 
 // Ok reports whether the value is present.
-func (n Num) Ok() bool { return !math.IsNaN(float64(n)) && !math.IsInf(float64(n), 0) }
+func (n Num[Q]) Ok() bool { return !math.IsNaN(float64(n)) && !math.IsInf(float64(n), 0) }
+
+// Value is n as its quantity (NaN when absent).
+func (n Num[Q]) Value() Q { return Q(n) }
 
 // MarshalJSON writes null for an absent value.
-func (n Num) MarshalJSON() ([]byte, error) {
+func (n Num[Q]) MarshalJSON() ([]byte, error) {
 	if !n.Ok() {
 		return []byte("null"), nil
 	}
@@ -32,16 +47,16 @@ func (n Num) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON reads null as absent.
-func (n *Num) UnmarshalJSON(b []byte) error {
+func (n *Num[Q]) UnmarshalJSON(b []byte) error {
 	if string(b) == "null" {
-		*n = None
+		*n = Num[Q](math.NaN())
 		return nil
 	}
 	var f float64
 	if err := json.Unmarshal(b, &f); err != nil {
 		return err
 	}
-	*n = Num(f)
+	*n = Num[Q](f)
 	return nil
 }
 
@@ -116,20 +131,20 @@ type Cycle struct {
 	// floor (docs/analysis.md, "Entry cycles").
 	EntryOnly bool     `json:"entry_only,omitempty"`
 	Reasons   []string `json:"reasons,omitempty"`
-	PreCycleW Num      `json:"pre_cycle_w"` // resting power before assertion
+	PreCycleW NumW     `json:"pre_cycle_w"` // resting power before assertion
 	// PreCycleU95W is PreCycleW's 95 % half-width (see FloorU95W).
-	PreCycleU95W Num `json:"pre_cycle_u95_w"`
-	FloorW       Num `json:"floor_w"`
-	FloorU95W    Num `json:"floor_u95_w"`
-	EntryMs      Num `json:"entry_ms"`
-	EntryU95Ms   Num `json:"entry_u95_ms"`
-	RiseMs       Num `json:"rise_ms"`
-	RiseU95Ms    Num `json:"rise_u95_ms"`
-	HeldMs       Num `json:"held_ms"`
-	HeldU95Ms    Num `json:"held_u95_ms"`
-	ExitMs       Num `json:"exit_ms"`
-	ExitU95Ms    Num `json:"exit_u95_ms"`
-	ReturnedW    Num `json:"returned_w"` // power after the read, nearest the pre-cycle level
+	PreCycleU95W NumW  `json:"pre_cycle_u95_w"`
+	FloorW       NumW  `json:"floor_w"`
+	FloorU95W    NumW  `json:"floor_u95_w"`
+	EntryMs      NumMs `json:"entry_ms"`
+	EntryU95Ms   NumMs `json:"entry_u95_ms"`
+	RiseMs       NumMs `json:"rise_ms"`
+	RiseU95Ms    NumMs `json:"rise_u95_ms"`
+	HeldMs       NumMs `json:"held_ms"`
+	HeldU95Ms    NumMs `json:"held_u95_ms"`
+	ExitMs       NumMs `json:"exit_ms"`
+	ExitU95Ms    NumMs `json:"exit_u95_ms"`
+	ReturnedW    NumW  `json:"returned_w"` // power after the read, nearest the pre-cycle level
 	// ExitHostLate: the host issued the read late or stalled while it was
 	// out, so exit_ms is the host's as much as the drive's; it is left out
 	// of the pooled exit.
@@ -161,11 +176,11 @@ type Cycle struct {
 
 // clampLatency is a latency that cannot be negative, and what clamping it
 // took off.
-func clampLatency(ms float64) (Num, float64) {
+func clampLatency(ms float64) (NumMs, float64) {
 	if ms < 0 {
 		return 0, -ms
 	}
-	return Num(ms), 0
+	return NumMs(ms), 0
 }
 
 // levelU is a level's uncertainty in parts: the standard error of its
@@ -380,8 +395,8 @@ const restWindow = 20e6
 // JudgeCycle measures one cycle from the samples that cover it (in time
 // order, from Start to End of tm) and judges it against the criteria.
 func JudgeCycle(tm Timing, samples []Sample, jo JudgeOptions) Cycle {
-	c := Cycle{Cycle: tm.Cycle, EntryOnly: tm.EntryOnly, Outcome: Pass, PreCycleW: None, PreCycleU95W: None, FloorW: None, FloorU95W: None, EntryMs: None, EntryU95Ms: None,
-		RiseMs: None, RiseU95Ms: None, HeldMs: None, HeldU95Ms: None, ExitMs: None, ExitU95Ms: None, ReturnedW: None}
+	c := Cycle{Cycle: tm.Cycle, EntryOnly: tm.EntryOnly, Outcome: Pass, PreCycleW: NoneW, PreCycleU95W: NoneW, FloorW: NoneW, FloorU95W: NoneW, EntryMs: NoneMs, EntryU95Ms: NoneMs,
+		RiseMs: NoneMs, RiseU95Ms: NoneMs, HeldMs: NoneMs, HeldU95Ms: NoneMs, ExitMs: NoneMs, ExitU95Ms: NoneMs, ReturnedW: NoneW}
 	if len(samples) < 16 || tm.Assert == 0 || tm.Deassert <= tm.Assert {
 		c.judge(Inconclusive, "no power samples or pin changes cover the cycle")
 		return c
@@ -466,7 +481,7 @@ func (j *judging) preCycle(c *Cycle) bool {
 	}
 	j.base, j.baseSE = rl.Mean, rl.SE
 	c.pre = levelU{se: rl.SE, dof: rl.Dof, sys: j.jo.instrumentU(j.base, math.Sqrt(stat.Var(kept)))}
-	c.PreCycleW, c.PreCycleU95W = Num(j.base), Num(c.pre.u95())
+	c.PreCycleW, c.PreCycleU95W = NumW(j.base), NumW(c.pre.u95())
 	return true
 }
 
@@ -532,7 +547,7 @@ func (j *judging) entry(c *Cycle) (ke int, fell bool) {
 	// half a period on average: 0.05 ms at 10 kS/s). The drive cannot
 	// enter before the pin, so not below 0.
 	c.EntryMs, c.entryCut = clampLatency(msOf(c.EntryAt.Sub(tm.Assert)) - period/2e6)
-	c.EntryU95Ms = Num(withGrid(e.U95) * period / 1e6)
+	c.EntryU95Ms = NumMs(withGrid(e.U95) * period / 1e6)
 	c.entry = &entryWindow{w: append([]float64(nil), w[ia:min(fitEnd, pin+int(float64(jointEntryMax)/period))]...),
 		pin: pin - ia, base: base, period: period}
 	return ke, true
@@ -573,9 +588,9 @@ func (j *judging) rise(c *Cycle, ke int) int {
 	// (before, every rise read +0.05–0.1 ms late); and the pin's release is
 	// stamped to the nearest sample (withGrid).
 	c.RiseMs, c.riseCut = clampLatency(msOf(c.RiseAt.Sub(tm.Deassert)) - period/2e6)
-	c.RiseU95Ms = Num(withGrid(r.U95) * period / 1e6)
-	c.HeldMs = Num(msOf(c.RiseAt.Sub(c.EntryAt)))
-	c.HeldU95Ms = Num(math.Hypot(float64(c.EntryU95Ms), float64(c.RiseU95Ms)))
+	c.RiseU95Ms = NumMs(withGrid(r.U95) * period / 1e6)
+	c.HeldMs = NumMs(msOf(c.RiseAt.Sub(c.EntryAt)))
+	c.HeldU95Ms = NumMs(math.Hypot(float64(c.EntryU95Ms), float64(c.RiseU95Ms)))
 	return min(id, kr)
 }
 
@@ -593,7 +608,7 @@ func (j *judging) floor(c *Cycle, ke, id int) {
 	}
 	fl, flu := j.jo.levelOf(j.w[fa:fb], j.nc)
 	c.floor = flu
-	c.FloorW, c.FloorU95W, c.FloorSamples = Num(fl.Mean), Num(flu.u95()), fl.N
+	c.FloorW, c.FloorU95W, c.FloorSamples = NumW(fl.Mean), NumW(flu.u95()), fl.N
 }
 
 // criteria judges the entry, the floor and the time held against the
@@ -645,7 +660,7 @@ const entryFailZ = 5
 // aboveFloorZ is how many standard errors the mean power over samples
 // [a, b) stands above the floor (its batch-means error and the floor's
 // combined); false when there are too few samples or no floor.
-func aboveFloorZ(w []float64, a, b int, period float64, floor, floorU95 Num) (float64, bool) {
+func aboveFloorZ(w []float64, a, b int, period float64, floor, floorU95 NumW) (float64, bool) {
 	b = min(b, len(w))
 	if b-a < 8 || !floor.Ok() || !floorU95.Ok() {
 		return 0, false
@@ -682,12 +697,12 @@ func (c Cycle) exit(tm Timing, cr Criteria, jo JudgeOptions, period float64) Cyc
 		c.judge(Fail, "the read after deassertion failed")
 		return c
 	}
-	c.ExitMs = Num(ms(tm.ProbeComplete.Sub(tm.Deassert)))
+	c.ExitMs = NumMs(ms(tm.ProbeComplete.Sub(tm.Deassert)))
 	c.HostStallMs = tm.HostStallMs
 	// The clock fit's bound, and the release's stamp to the nearest
 	// sample (uniform over ±½ period: period/√12), in quadrature.
 	per := period / 1e6
-	c.ExitU95Ms = Num(stat.Z975 * math.Sqrt(jo.ClockU95Ms*jo.ClockU95Ms/(stat.Z975*stat.Z975)+per*per/12))
+	c.ExitU95Ms = NumMs(stat.Z975 * math.Sqrt(jo.ClockU95Ms*jo.ClockU95Ms/(stat.Z975*stat.Z975)+per*per/12))
 	late := ms(tm.ProbeIssue.Sub(tm.Deassert))
 	switch o := checkAtMost(float64(c.ExitMs), float64(c.ExitU95Ms), cr.DETOMs); {
 	case o == Pass:
@@ -771,7 +786,7 @@ func (c *Cycle) checkReturn(tm Timing, samples []Sample) {
 	if math.IsInf(best, 1) {
 		return
 	}
-	c.ReturnedW = Num(best)
+	c.ReturnedW = NumW(best)
 	// The pre-cycle level's own interval widens it: a level over 300 ms
 	// of steps is known no better than that.
 	tol := math.Max(math.Max(0.2*base, 0.001), 3*sw)
@@ -839,17 +854,17 @@ type Verdict struct {
 	HostCause string   `json:"host_cause,omitempty"` // a host-side problem that makes a non-pass inconclusive
 	Criteria  Criteria `json:"criteria"`
 	Passed    int      `json:"passed"`
-	PreCycleW Num      `json:"pre_cycle_w"`
+	PreCycleW NumW     `json:"pre_cycle_w"`
 	// PreCycleU95W is PreCycleW's 95 % half-width.
-	PreCycleU95W Num     `json:"pre_cycle_u95_w"`
-	FloorW       Num     `json:"floor_w"`
-	FloorU95W    Num     `json:"floor_u95_w"`
-	EntryMs      Num     `json:"entry_ms"`
-	EntryU95Ms   Num     `json:"entry_u95_ms"`
-	RiseMs       Num     `json:"rise_ms"`
-	RiseU95Ms    Num     `json:"rise_u95_ms"`
-	ExitMs       Num     `json:"exit_ms"`
-	ExitU95Ms    Num     `json:"exit_u95_ms"`
+	PreCycleU95W NumW    `json:"pre_cycle_u95_w"`
+	FloorW       NumW    `json:"floor_w"`
+	FloorU95W    NumW    `json:"floor_u95_w"`
+	EntryMs      NumMs   `json:"entry_ms"`
+	EntryU95Ms   NumMs   `json:"entry_u95_ms"`
+	RiseMs       NumMs   `json:"rise_ms"`
+	RiseU95Ms    NumMs   `json:"rise_u95_ms"`
+	ExitMs       NumMs   `json:"exit_ms"`
+	ExitU95Ms    NumMs   `json:"exit_u95_ms"`
 	Cycles       []Cycle `json:"cycles"`
 }
 
@@ -862,8 +877,8 @@ func (v Verdict) Pass() bool { return v.Outcome == Pass }
 // it.
 func Summarise(cycles []Cycle, cr Criteria, support, hostCause string) Verdict {
 	v := Verdict{Cycles: cycles, Criteria: cr, Support: support, HostCause: hostCause, Outcome: Pass}
-	pool := func(get func(c Cycle) (Num, Num)) (Num, Num) { return poolCycles(cycles, get) }
-	v.PreCycleW, v.PreCycleU95W = poolLevels(cycles, func(c Cycle) (Num, levelU) { return c.PreCycleW, c.pre })
+	pool := func(get func(c Cycle) (NumMs, NumMs)) (NumMs, NumMs) { return poolCycles(cycles, get) }
+	v.PreCycleW, v.PreCycleU95W = poolLevels(cycles, func(c Cycle) (NumW, levelU) { return c.PreCycleW, c.pre })
 	// The floor is the full cycles' (an entry cycle's is over a short
 	// hold: averaged in unweighted it would add its noise), or every
 	// cycle's when none is full.
@@ -871,9 +886,9 @@ func Summarise(cycles []Cycle, cr Criteria, support, hostCause string) Verdict {
 	for _, c := range cycles {
 		full = full || (!c.EntryOnly && c.FloorW.Ok())
 	}
-	v.FloorW, v.FloorU95W = poolLevels(cycles, func(c Cycle) (Num, levelU) {
+	v.FloorW, v.FloorU95W = poolLevels(cycles, func(c Cycle) (NumW, levelU) {
 		if full && c.EntryOnly {
-			return None, levelU{}
+			return NoneW, levelU{}
 		}
 		return c.FloorW, c.floor
 	})
@@ -890,24 +905,24 @@ func Summarise(cycles []Cycle, cr Criteria, support, hostCause string) Verdict {
 	for _, c := range cycles {
 		grid = math.Max(grid, withGrid(0)*c.periodMs)
 	}
-	atLeastGrid := func(u Num) Num {
+	atLeastGrid := func(u NumMs) NumMs {
 		if u.Ok() {
-			return Num(math.Max(float64(u), grid))
+			return NumMs(math.Max(float64(u), grid))
 		}
 		return u
 	}
-	v.EntryMs, v.EntryU95Ms = pool(func(c Cycle) (Num, Num) { return c.EntryMs - Num(c.entryCut), c.EntryU95Ms })
+	v.EntryMs, v.EntryU95Ms = pool(func(c Cycle) (NumMs, NumMs) { return c.EntryMs - NumMs(c.entryCut), c.EntryU95Ms })
 	v.EntryMs, _ = clampLatency(float64(v.EntryMs))
 	v.EntryU95Ms = atLeastGrid(v.EntryU95Ms)
 	if e, u, ok := jointEntry(cycles); ok && (!v.EntryU95Ms.Ok() || u < float64(v.EntryU95Ms)) {
-		v.EntryMs, v.EntryU95Ms = Num(e), atLeastGrid(Num(u))
+		v.EntryMs, v.EntryU95Ms = NumMs(e), atLeastGrid(NumMs(u))
 	}
-	v.RiseMs, v.RiseU95Ms = pool(func(c Cycle) (Num, Num) { return c.RiseMs - Num(c.riseCut), c.RiseU95Ms })
+	v.RiseMs, v.RiseU95Ms = pool(func(c Cycle) (NumMs, NumMs) { return c.RiseMs - NumMs(c.riseCut), c.RiseU95Ms })
 	v.RiseMs, _ = clampLatency(float64(v.RiseMs))
 	v.RiseU95Ms = atLeastGrid(v.RiseU95Ms)
-	v.ExitMs, v.ExitU95Ms = pool(func(c Cycle) (Num, Num) {
+	v.ExitMs, v.ExitU95Ms = pool(func(c Cycle) (NumMs, NumMs) {
 		if c.ExitHostLate {
-			return None, None
+			return NoneMs, NoneMs
 		}
 		return c.ExitMs, c.ExitU95Ms
 	})
@@ -974,21 +989,24 @@ func (v Verdict) String() string {
 // Figures are the pooled quantities as the headline prints them.
 func (v Verdict) Figures() string {
 	var parts []string
-	add := func(name string, x, u Num, scale float64, unit string) {
-		if x.Ok() {
-			parts = append(parts, fmt.Sprintf("%s %s %s", name, PM(x, u, scale), unit))
-		}
-	}
-	add("DevSlp floor", v.FloorW, v.FloorU95W, 1e3, "mW")
-	add("entry", v.EntryMs, v.EntryU95Ms, 1, "ms")
-	add("power rise", v.RiseMs, v.RiseU95Ms, 1, "ms")
-	add("exit to first read", v.ExitMs, v.ExitU95Ms, 1, "ms")
+	parts = appendPM(parts, "DevSlp floor", v.FloorW, v.FloorU95W, 1e3, "mW")
+	parts = appendPM(parts, "entry", v.EntryMs, v.EntryU95Ms, 1, "ms")
+	parts = appendPM(parts, "power rise", v.RiseMs, v.RiseU95Ms, 1, "ms")
+	parts = appendPM(parts, "exit to first read", v.ExitMs, v.ExitU95Ms, 1, "ms")
 	return strings.Join(parts, ", ")
+}
+
+// appendPM appends "name x ± u unit" to parts when x is present.
+func appendPM[Q ~float64](parts []string, name string, x, u Num[Q], scale float64, unit string) []string {
+	if x.Ok() {
+		parts = append(parts, fmt.Sprintf("%s %s %s", name, PM(x, u, scale), unit))
+	}
+	return parts
 }
 
 // PM formats x ± u scaled (1e3 for mW from W) with two decimals, as every
 // output prints a DevSlp quantity; "—" when absent.
-func PM(x, u Num, scale float64) string {
+func PM[Q ~float64](x, u Num[Q], scale float64) string {
 	if !x.Ok() {
 		return "—"
 	}
@@ -1069,7 +1087,7 @@ func jointEntry(cycles []Cycle) (ms, u95 float64, ok bool) {
 // freedom) and the spread between cycles (s/√n, at n − 1), and whose
 // meter part (resolution, calibration) is the cycles' largest — one meter,
 // one bias, which more cycles do not average away.
-func poolLevels(cycles []Cycle, get func(Cycle) (Num, levelU)) (Num, Num) {
+func poolLevels(cycles []Cycle, get func(Cycle) (NumW, levelU)) (NumW, NumW) {
 	var xs []float64
 	var us []levelU
 	for _, c := range cycles {
@@ -1078,7 +1096,7 @@ func poolLevels(cycles []Cycle, get func(Cycle) (Num, levelU)) (Num, Num) {
 		}
 	}
 	if len(xs) == 0 {
-		return None, None
+		return NoneW, NoneW
 	}
 	n := float64(len(xs))
 	m := mean(xs)
@@ -1103,16 +1121,16 @@ func poolLevels(cycles []Cycle, get func(Cycle) (Num, levelU)) (Num, Num) {
 		}
 	}
 	if v == 0 && sys == 0 && len(xs) == 1 && math.IsNaN(us[0].se) {
-		return Num(m), None
+		return NumW(m), NoneW
 	}
-	return Num(m), Num(stat.Expanded(v, dof, sys))
+	return NumW(m), NumW(stat.Expanded(v, dof, sys))
 }
 
 // poolCycles is a verdict's value of one quantity from its cycles: the
 // mean of the cycles that have it, with a 95 % interval that is the larger
 // of the cycles' own uncertainties propagated (√Σu²/n) and the spread
 // between cycles (s/√n); None when no cycle has it.
-func poolCycles[C any](cycles []C, get func(C) (Num, Num)) (Num, Num) {
+func poolCycles[C any, Q ~float64](cycles []C, get func(C) (Num[Q], Num[Q])) (Num[Q], Num[Q]) {
 	var xs, us []float64
 	for _, c := range cycles {
 		if x, u := get(c); x.Ok() {
@@ -1120,7 +1138,7 @@ func poolCycles[C any](cycles []C, get func(C) (Num, Num)) (Num, Num) {
 		}
 	}
 	if len(xs) == 0 {
-		return None, None
+		return Num[Q](math.NaN()), Num[Q](math.NaN())
 	}
 	m := mean(xs)
 	var prop, ss float64
@@ -1133,7 +1151,7 @@ func poolCycles[C any](cycles []C, get func(C) (Num, Num)) (Num, Num) {
 	if len(xs) > 1 {
 		u = math.Max(u, math.Sqrt(ss/(n-1))/math.Sqrt(n))
 	}
-	return Num(m), Num(1.96 * u)
+	return Num[Q](m), Num[Q](1.96 * u)
 }
 
 // departRun is how many samples in a row must lie above the floor's band

@@ -532,7 +532,7 @@ func jointEntryUnderLowSNR(t *testing.T, n int) {
 		}
 		drives++
 		v := Summarise(cycles, cr, "", "")
-		m, _ := poolCycles(cycles, func(c Cycle) (Num, Num) { return c.EntryMs, c.EntryU95Ms })
+		m, _ := poolCycles(cycles, func(c Cycle) (NumMs, NumMs) { return c.EntryMs, c.EntryU95Ms })
 		tol := math.Max(1, 0.03*entry)
 		je, me := math.Abs(float64(v.EntryMs)-entry), math.Abs(float64(m)-entry)
 		jointErr, meanErr = append(jointErr, je), append(meanErr, me)
@@ -587,8 +587,8 @@ func TestEntryCycleFloor(t *testing.T) {
 	}
 
 	cyc := func(n int, w float64, only bool) Cycle {
-		return Cycle{Cycle: n, Outcome: Pass, EntryOnly: only, PreCycleW: 0.05, FloorW: Num(w), FloorU95W: 0.0001,
-			EntryMs: None, EntryU95Ms: None, RiseMs: None, RiseU95Ms: None, ExitMs: None, ExitU95Ms: None}
+		return Cycle{Cycle: n, Outcome: Pass, EntryOnly: only, PreCycleW: 0.05, FloorW: NumW(w), FloorU95W: 0.0001,
+			EntryMs: NoneMs, EntryU95Ms: NoneMs, RiseMs: NoneMs, RiseU95Ms: NoneMs, ExitMs: NoneMs, ExitU95Ms: NoneMs}
 	}
 	v := Summarise([]Cycle{cyc(1, 0.001, false), cyc(2, 0.0012, false), cyc(3, 0.004, true), cyc(4, 0.005, true)}, cr, "yes", "")
 	if math.Abs(float64(v.FloorW)-0.0011) > 1e-12 {

@@ -38,7 +38,7 @@ func writeAPSTVerify(w io.Writer, r apst.VerifyResult) {
 	}
 	fmt.Fprintf(w, "; levels (%s):", r.Host.Levels)
 	for _, l := range v.Criteria.Levels {
-		fmt.Fprintf(w, " PS%d %s mW", l.PS, states.PM(states.Num(l.W), states.None, 1e3))
+		fmt.Fprintf(w, " PS%d %s mW", l.PS, states.PM(states.NumW(l.W), states.NoneW, 1e3))
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)

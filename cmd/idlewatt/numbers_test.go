@@ -71,11 +71,11 @@ func mdTableUnder(t *testing.T, path, heading string) [][]string {
 }
 
 func pm(x, u *float64, scale float64) string {
-	n := func(p *float64) states.Num {
+	n := func(p *float64) states.NumMs { // the unit does not show in PM's text
 		if p == nil {
-			return states.None
+			return states.NoneMs
 		}
-		return states.Num(*p)
+		return states.NumMs(*p)
 	}
 	return states.PM(n(x), n(u), scale)
 }
