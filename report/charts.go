@@ -165,7 +165,7 @@ func PowerTitle(drives []string, c analysis.CaptureInfo) (title, subtitle string
 	}
 	if m := strings.TrimSpace(c.MeterKind + " " + c.MeterModel); m != "" {
 		if c.RateHz > 0 {
-			m += " at " + g(float64(c.RateHz)) + " S/s"
+			m += " at " + g(c.RateHz) + " S/s"
 		}
 		parts = append(parts, "meter "+m)
 	}

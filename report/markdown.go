@@ -19,7 +19,7 @@ func WriteMarkdown(w io.Writer, r *analysis.Report) {
 	} else {
 		p("Capture")
 	}
-	p(": meter %s %s at %s S/s, %.1f s", mdCell(r.Capture.MeterKind), mdCell(r.Capture.MeterModel), g(float64(r.Capture.RateHz)), r.Capture.DurationS)
+	p(": meter %s %s at %s S/s, %.1f s", mdCell(r.Capture.MeterKind), mdCell(r.Capture.MeterModel), g(r.Capture.RateHz), r.Capture.DurationS)
 	if r.Capture.Complete {
 		p(", complete.\n\n")
 	} else {
