@@ -574,7 +574,7 @@ func (p *pass1) devslpProc(port int, pins []span, clock *Clock) *devslpProc {
 		}
 	}
 	return &devslpProc{cycles: cyc, chartCycle: -1,
-		jo: states.JudgeOptions{Criteria: cr, ClockU95Ms: float64(clock.MedianRTTMS/2 + clock.ResidualMS.Max), RunStallMs: worst}}
+		jo: states.JudgeOptions{Criteria: cr, ClockU95Ms: clock.MedianRTTMS/2 + clock.ResidualMS.Max, RunStallMs: units.Milliseconds(worst)}}
 }
 
 // readSamples is the second pass proper: it streams every record of the

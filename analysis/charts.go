@@ -91,7 +91,7 @@ func (r *Report) DevSlpCharts() []DevSlpChart {
 		}
 		env.Name, env.Assert, env.Deassert = nc.name, 0, ms(c.timing.Deassert)
 		env.FloorReached, env.FirstIO = ms(cy.EntryAt), ms(c.timing.ProbeComplete)
-		env.Floor, env.Limit, env.FloorLo, env.FloorHi = units.Watts(floor), units.Watts(c.limit), flo, fhi
+		env.Floor, env.Limit, env.FloorLo, env.FloorHi = units.Watts(floor), c.limit, flo, fhi
 		out = append(out, DevSlpChart{Port: nc.port, Cycle: cy, Series: env})
 	}
 	return out

@@ -172,7 +172,7 @@ func devslpCycles(ps *phaseSet, port int, pins, hostPins []span, ios []devslpIO,
 		}
 		for _, s := range stalls {
 			if s.t >= tm.Start && s.t < tm.End {
-				tm.HostStallMs = math.Max(tm.HostStallMs, s.ms)
+				tm.HostStallMs = units.Milliseconds(math.Max(float64(tm.HostStallMs), s.ms))
 			}
 		}
 		out = append(out, tm)
@@ -302,7 +302,7 @@ type devslpChart struct {
 	timing  states.Timing
 	cycle   states.Cycle
 	samples []states.Sample
-	limit   float64
+	limit   units.Watts
 }
 
 type namedDevSlpChart struct {

@@ -28,7 +28,7 @@ type APSTCriteria struct {
 	Levels []pslevel.Level `json:"levels"`
 	// LinkExitMs is what the PCIe link's exit (L1.2 → L0) may add to the
 	// state's exit latency, which does not count it.
-	LinkExitMs float64 `json:"link_exit_ms"`
+	LinkExitMs units.Milliseconds `json:"link_exit_ms"`
 }
 
 // APSTTiming is what the host did in one cycle, on the aligned host clock
@@ -47,7 +47,7 @@ type APSTTiming struct {
 	// WarmMs is a read's latency with the drive awake (the read issued
 	// right after the probe's completion): the probe's latency less this
 	// is the exit.
-	WarmMs float64
+	WarmMs units.Milliseconds
 }
 
 // APSTCycle is one cycle's measured quantities with 95 % half-widths.
@@ -144,7 +144,7 @@ func JudgeAPSTCycle(tm APSTTiming, samples []Sample, cr APSTCriteria, jo JudgeOp
 			// fit's own displacement and the host stamp's clock term.
 			// Without the grid term three cycles on the 10 kS/s hub
 			// stated ±0.006 ms for an entry 0.04 ms off (CI, at load).
-			c.EntryU95Ms = NumMs(apstGridU95(step.U95, period, jo.ClockU95Ms))
+			c.EntryU95Ms = NumMs(apstGridU95(step.U95, period, float64(jo.ClockU95Ms)))
 			bound := float64(want.EntryLatencyUs) / 1e3
 			switch checkAtMost(float64(c.EntryMs), float64(c.EntryU95Ms), bound) {
 			case Fail:
@@ -180,12 +180,12 @@ func (c APSTCycle) apstExit(tm APSTTiming, cr APSTCriteria, jo JudgeOptions, fro
 		c.judge(Fail, "the probe read failed")
 		return c
 	}
-	c.ExitMs = NumMs(float64(tm.ProbeComplete.Sub(tm.ProbeIssue))/1e6 - tm.WarmMs)
+	c.ExitMs = NumMs(float64(tm.ProbeComplete.Sub(tm.ProbeIssue))/1e6 - float64(tm.WarmMs))
 	c.ExitU95Ms = NumMs(jo.ClockU95Ms)
 	if !from.NonOperational {
 		return c // an operational state has no exit to judge
 	}
-	bound := float64(from.ExitLatencyUs)/1e3 + cr.LinkExitMs
+	bound := float64(from.ExitLatencyUs)/1e3 + float64(cr.LinkExitMs)
 	switch checkAtMost(float64(c.ExitMs), float64(c.ExitU95Ms), bound) {
 	case Fail:
 		c.judge(Fail, "the probe read waited %s ms to leave PS%d; its exit latency is %.2f ms (+%.2f ms for the link)", PM(c.ExitMs, c.ExitU95Ms, 1), from.PS, float64(from.ExitLatencyUs)/1e3, cr.LinkExitMs)

@@ -80,7 +80,7 @@ type Timing struct {
 	End           hostclock.Time
 	// HostStallMs is the host's worst scheduling stall while the read was
 	// out (the rig's canary), 0 if none was recorded.
-	HostStallMs float64
+	HostStallMs units.Milliseconds
 	// EntryOnly: an entry cycle ("devslp-cycle:N:entry"), whose pin was
 	// held only as long as the entry latency needs (devslp.entry_hold).
 	EntryOnly bool
@@ -88,10 +88,10 @@ type Timing struct {
 
 // Criteria are a DevSlp verdict's limits.
 type Criteria struct {
-	LimitW       float64 `json:"limit_w"`        // floor at or below this
-	EntryBoundMs float64 `json:"entry_bound_ms"` // entry latency at or below this
-	MDATMs       float64 `json:"mdat_ms"`        // floor held at least this
-	DETOMs       float64 `json:"deto_ms"`        // exit latency (to the first read) at or below this
+	LimitW       units.Watts        `json:"limit_w"`        // floor at or below this
+	EntryBoundMs units.Milliseconds `json:"entry_bound_ms"` // entry latency at or below this
+	MDATMs       units.Milliseconds `json:"mdat_ms"`        // floor held at least this
+	DETOMs       units.Milliseconds `json:"deto_ms"`        // exit latency (to the first read) at or below this
 }
 
 // DefaultCriteria are the ATA defaults and idlewatt's floor limit.
@@ -151,7 +151,7 @@ type Cycle struct {
 	ExitHostLate bool `json:"exit_host_late,omitempty"`
 	// HostStallMs is the host's worst scheduling stall while the read was
 	// out, as the rig's canary measured it (0: none of 1 ms or more).
-	HostStallMs float64 `json:"host_stall_ms"`
+	HostStallMs units.Milliseconds `json:"host_stall_ms"`
 	// FloorSamples is how many samples the floor is the mean of.
 	FloorSamples int `json:"floor_samples"`
 	// Host times (ns) of the fitted entry and rise, 0 = none (charts).
@@ -215,7 +215,7 @@ func (c *Cycle) judge(o Outcome, format string, a ...any) {
 
 // checkAtMost judges x ± u against "x ≤ bound": pass when the whole
 // interval is inside, fail when it is wholly outside.
-func checkAtMost(x, u, bound float64) Outcome {
+func checkAtMost[Q ~float64](x, u, bound Q) Outcome {
 	switch {
 	case x+u <= bound:
 		return Pass
@@ -231,12 +231,12 @@ type JudgeOptions struct {
 	// ClockU95Ms is the 95 % uncertainty of a host time against a meter
 	// time (the exit latency compares the read's completion, a host time,
 	// with the pin's release the meter saw).
-	ClockU95Ms float64
+	ClockU95Ms units.Milliseconds
 	// RunStallMs is the worst host stall the rig's canary recorded anywhere
 	// in the run (every port's devslp-host-stall-ms notes), 0 if none: a
 	// read with no stall of its own recorded may still have suffered one
 	// that large, as the canary, one thread, does not see every thread's.
-	RunStallMs float64
+	RunStallMs units.Milliseconds
 	// Rails are the drive's rails as the capture states them: the meter's
 	// resolution and calibration, in every level's interval (none stated:
 	// the intervals hold the noise alone).
@@ -615,7 +615,7 @@ func (j *judging) floor(c *Cycle, ke, id int) {
 // criteria.
 func (j *judging) criteria(c *Cycle) {
 	cr, tm := j.jo.Criteria, j.tm
-	switch checkAtMost(float64(c.EntryMs), float64(c.EntryU95Ms), cr.EntryBoundMs) {
+	switch checkAtMost(c.EntryMs.Value(), c.EntryU95Ms.Value(), cr.EntryBoundMs) {
 	case Fail:
 		if z, ok := aboveFloorZ(j.w, j.pin, j.idx(tm.Assert.Add(time.Duration(cr.EntryBoundMs*1e6))), j.period, c.FloorW, c.FloorU95W); ok && z < entryFailZ {
 			c.judge(Inconclusive, "the step fit puts the floor %.1f ± %.1f ms after assertion, beyond the %.1f ms bound, but the power over the bound was only %.1f standard errors above the floor: too noisy to judge", float64(c.EntryMs), float64(c.EntryU95Ms), cr.EntryBoundMs, z)
@@ -625,7 +625,7 @@ func (j *judging) criteria(c *Cycle) {
 	case Inconclusive:
 		c.judge(Inconclusive, "floor reached %.1f ± %.1f ms after assertion, too close to the %.1f ms bound to judge", float64(c.EntryMs), float64(c.EntryU95Ms), cr.EntryBoundMs)
 	}
-	switch checkAtMost(float64(c.FloorW), float64(c.FloorU95W), cr.LimitW) {
+	switch checkAtMost(c.FloorW.Value(), c.FloorU95W.Value(), cr.LimitW) {
 	case Fail:
 		c.judge(Fail, "DevSlp floor %.2f ± %.2f mW is above the %.2f mW limit", float64(c.FloorW)*1e3, float64(c.FloorU95W)*1e3, cr.LimitW*1e3)
 	case Inconclusive:
@@ -636,7 +636,7 @@ func (j *judging) criteria(c *Cycle) {
 	}
 	if c.HeldMs.Ok() {
 		// held ≥ MDAT, judged as −held ≤ −MDAT
-		switch checkAtMost(-float64(c.HeldMs), float64(c.HeldU95Ms), -cr.MDATMs) {
+		switch checkAtMost(-c.HeldMs.Value(), c.HeldU95Ms.Value(), -cr.MDATMs) {
 		case Fail:
 			c.judge(Fail, "held the floor %.1f ± %.1f ms, less than MDAT %.1f ms", float64(c.HeldMs), float64(c.HeldU95Ms), cr.MDATMs)
 		case Inconclusive:
@@ -702,24 +702,24 @@ func (c Cycle) exit(tm Timing, cr Criteria, jo JudgeOptions, period float64) Cyc
 	// The clock fit's bound, and the release's stamp to the nearest
 	// sample (uniform over ±½ period: period/√12), in quadrature.
 	per := period / 1e6
-	c.ExitU95Ms = NumMs(stat.Z975 * math.Sqrt(jo.ClockU95Ms*jo.ClockU95Ms/(stat.Z975*stat.Z975)+per*per/12))
+	c.ExitU95Ms = NumMs(stat.Z975 * math.Sqrt(float64(jo.ClockU95Ms*jo.ClockU95Ms)/(stat.Z975*stat.Z975)+per*per/12))
 	late := ms(tm.ProbeIssue.Sub(tm.Deassert))
-	switch o := checkAtMost(float64(c.ExitMs), float64(c.ExitU95Ms), cr.DETOMs); {
+	switch o := checkAtMost(c.ExitMs.Value(), c.ExitU95Ms.Value(), cr.DETOMs); {
 	case o == Pass:
-	case tm.ProbeIssue != 0 && late > cr.DETOMs/2:
+	case tm.ProbeIssue != 0 && late > float64(cr.DETOMs)/2:
 		// The host, not the drive, was slow: the read went out late.
 		c.ExitHostLate = true
 		c.judge(Inconclusive, "the host issued the read %.1f ms after deassertion (overloaded host), too late to judge DETO %.1f ms", late, cr.DETOMs)
-	case tm.HostStallMs > 0 && checkAtMost(float64(c.ExitMs)-hostShareMs(float64(c.ExitMs), tm.HostStallMs), float64(c.ExitU95Ms), cr.DETOMs) != Fail:
+	case tm.HostStallMs > 0 && checkAtMost(c.ExitMs.Value()-hostShareMs(c.ExitMs.Value(), tm.HostStallMs), c.ExitU95Ms.Value(), cr.DETOMs) != Fail:
 		// Without the host's possible share the answer may be within DETO:
 		// the host, not the drive, may have made it late.
 		c.ExitHostLate = true
 		c.judge(Inconclusive, "the read completed %.1f ms after deassertion, but the host stalled up to %.1f ms at a time meanwhile (overloaded host), too much to judge DETO %.1f ms", float64(c.ExitMs), tm.HostStallMs, cr.DETOMs)
-	case checkAtMost(float64(c.ExitMs)-hostShareMs(float64(c.ExitMs), tm.HostStallMs), float64(c.ExitU95Ms), cr.DETOMs) != Fail:
+	case checkAtMost(c.ExitMs.Value()-hostShareMs(c.ExitMs.Value(), tm.HostStallMs), c.ExitU95Ms.Value(), cr.DETOMs) != Fail:
 		// No stall recorded, but the canary records none under 1 ms: an
 		// excess that small may be the host's scheduling, not the drive.
 		c.judge(Inconclusive, "the drive answered %.1f ± %.1f ms after deassertion, within the host's unrecorded scheduling delay (< 1 ms) of DETO %.1f ms, too close to judge", float64(c.ExitMs), float64(c.ExitU95Ms), cr.DETOMs)
-	case tm.HostStallMs == 0 && checkAtMost(float64(c.ExitMs)-jo.RunStallMs-hostShareMs(float64(c.ExitMs), 0), float64(c.ExitU95Ms), cr.DETOMs) != Fail:
+	case tm.HostStallMs == 0 && checkAtMost(c.ExitMs.Value()-jo.RunStallMs-hostShareMs(c.ExitMs.Value(), 0), c.ExitU95Ms.Value(), cr.DETOMs) != Fail:
 		// No stall recorded for this read, but the host stalled that long
 		// elsewhere in the run: the canary is one thread and does not see
 		// every thread's stall (campaign seed 1 drive 91, run alone: 6.5 ms
@@ -742,9 +742,9 @@ func (c Cycle) exit(tm Timing, cr Criteria, jo JudgeOptions, period float64) Cyc
 // was the host's (several stalls add up: a worst of 43.6 ms came with
 // 63 ms lost). Without a record the lateness was below 1 ms, and one such
 // delay — the completion's own scheduling — is allowed.
-func hostShareMs(exitMs, stallMs float64) float64 {
+func hostShareMs(exitMs, stallMs units.Milliseconds) units.Milliseconds {
 	if stallMs <= 0 {
-		return math.Min(1, exitMs)
+		return units.Milliseconds(math.Min(1, float64(exitMs)))
 	}
 	return exitMs * stallMs / (1 + stallMs)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/idlewatt/idlewatt/hostclock"
 	"github.com/idlewatt/idlewatt/internal/testlong"
+	"github.com/idlewatt/idlewatt/units"
 )
 
 // synthCycle renders one DevSlp cycle at 10 kS/s: slumber with GC bursts
@@ -167,8 +168,9 @@ func TestJudgeLateReadHostStall(t *testing.T) {
 // DETO 25 ms, the model's 21 ms).
 func TestExitNearDETOWithHostShareInconclusive(t *testing.T) {
 	for _, tc := range []struct {
-		exitMs, stallMs, detoMs float64
-		want                    Outcome
+		exitMs          float64
+		stallMs, detoMs units.Milliseconds
+		want            Outcome
 	}{
 		{3.5, 0, 3, Inconclusive},
 		{2.3, 0, 2, Inconclusive},
@@ -634,7 +636,7 @@ func TestEntryFailNeedsThePowerAboveTheFloor(t *testing.T) {
 	}
 	c := Judge(tm2, s2, jo)
 	t.Logf("entry %.1f ± %.1f ms: %s %v", float64(c.EntryMs), float64(c.EntryU95Ms), c.Outcome, c.Reasons)
-	if float64(c.EntryMs)-float64(c.EntryU95Ms) <= cr.EntryBoundMs {
+	if c.EntryMs.Value()-c.EntryU95Ms.Value() <= cr.EntryBoundMs {
 		t.Fatalf("the fit did not put the entry beyond the bound (%.1f ± %.1f ms): the case tests nothing", float64(c.EntryMs), float64(c.EntryU95Ms))
 	}
 	if c.Outcome == Fail || !strings.Contains(strings.Join(c.Reasons, ";"), "too noisy to judge") {
@@ -654,7 +656,7 @@ func TestExitPastDETOWithStallsElsewhere(t *testing.T) {
 	tm, s := synthCycle(8, 0.0012, 0.001, 0.00025, 0, 0)
 	tm.ProbeComplete = tm.Deassert + hostclock.Time(6450*time.Microsecond)
 	for _, tc := range []struct {
-		run      float64
+		run      units.Milliseconds
 		want     Outcome
 		hostLate bool
 	}{{0, Fail, false}, {9.3, Inconclusive, true}, {0.2, Fail, false}} {

@@ -14,6 +14,7 @@ import (
 	"github.com/idlewatt/idlewatt/analysis/internal/noisegen"
 	"github.com/idlewatt/idlewatt/hostclock"
 	"github.com/idlewatt/idlewatt/internal/stat"
+	"github.com/idlewatt/idlewatt/units"
 )
 
 // The DevSlp estimators under real meter noise: each noise family of
@@ -201,7 +202,7 @@ func TestDevSlpIntervalsUnderMeterNoise(t *testing.T) {
 			d := drawNoisyDrive(rng, m)
 			// A clock fit of 0–50 µs: the exit's interval must hold the
 			// release's stamp to the nearest sample (±50 µs) by itself.
-			jo := JudgeOptions{Criteria: cr, ClockU95Ms: 0.05 * rng.Float64(),
+			jo := JudgeOptions{Criteria: cr, ClockU95Ms: units.Milliseconds(0.05 * rng.Float64()),
 				Rails: []stat.Rail{{NominalV: 5, CurrentLSB: m.LSBA, CurrentGainErr: m.GainLimit, CurrentOffsetA: m.OffLimitA}}}
 			var cycles []Cycle
 			var tr cycleTruth

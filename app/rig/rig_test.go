@@ -250,7 +250,7 @@ func truthErrors(t testing.TB, res *Result, port int, truth string) []cycleErr {
 		e := cycleErr{cycle: c.Cycle,
 			floorMW: (float64(c.FloorW) - truthW) * 1e3, floorU95MW: float64(c.FloorU95W) * 1e3,
 			entryMs: float64(c.EntryAt.Sub(res.EmuEpoch)-seg.Start) / 1e6, entryU95Ms: float64(c.EntryU95Ms),
-			exit: float64(c.ExitMs), exitTruth: float64(read.End-seg.End) / 1e6, hostStallMs: c.HostStallMs}
+			exit: float64(c.ExitMs), exitTruth: float64(read.End-seg.End) / 1e6, hostStallMs: float64(c.HostStallMs)}
 		if c.RiseAt != 0 {
 			e.riseMs, e.riseU95Ms = float64(c.RiseAt.Sub(res.EmuEpoch)-seg.End)/1e6, float64(c.RiseU95Ms)
 		}
