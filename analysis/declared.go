@@ -6,7 +6,7 @@ import (
 	"math"
 	"strings"
 
-	"github.com/idlewatt/idlewatt/analysis/states"
+	"github.com/idlewatt/idlewatt/analysis/judge"
 	"github.com/idlewatt/idlewatt/units"
 )
 
@@ -89,7 +89,7 @@ func (r *Report) declare(exp map[int]Expectation) {
 	}
 }
 
-func numPtr(n states.NumW) *units.Watts {
+func numPtr(n judge.NumW) *units.Watts {
 	if !n.Ok() {
 		return nil
 	}
@@ -124,7 +124,7 @@ func (f DeclaredFigure) Text(d *DriveReport) (text, agreement string) {
 	switch f.Quantity {
 	case "devslp.floor_w":
 		declared = fmt.Sprintf("%.4g mW", f.Declared.Milliwatts())
-		measured = states.PM(d.DevSlp.FloorW, d.DevSlp.FloorU95W, 1e3)
+		measured = judge.PM(d.DevSlp.FloorW, d.DevSlp.FloorU95W, 1e3)
 		if measured != Dash {
 			measured += " mW"
 		}

@@ -23,4 +23,10 @@
 //
 // Memory is bounded: the file is read a row or a chunk at a time and the
 // capture writer flushes at least every MiB.
+//
+// # Where it sits
+//
+// The capture floor (rank 2), over capture and meter/files; cmd/idlewatt
+// (`import`, and report, plot and export given another meter's file)
+// imports it.
 package importer

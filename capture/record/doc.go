@@ -38,4 +38,9 @@
 // One that is also an IOObserver sees the I/O events, a MarkObserver the
 // clock marks' echoes (the live view, report/live, takes both). Tee makes
 // several observers one.
+//
+// # Where it sits
+//
+// The capture floor (rank 2), over capture, meter and the leaves: the one
+// recording pipeline; app/rig and cmd/idlewatt (`record`) import it.
 package record

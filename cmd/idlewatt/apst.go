@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/idlewatt/idlewatt/analysis/states"
+	"github.com/idlewatt/idlewatt/analysis/judge"
 	"github.com/idlewatt/idlewatt/app/apst"
 )
 
@@ -38,7 +38,7 @@ func writeAPSTVerify(w io.Writer, r apst.VerifyResult) {
 	}
 	fmt.Fprintf(w, "; levels (%s):", r.Host.Levels)
 	for _, l := range v.Criteria.Levels {
-		fmt.Fprintf(w, " PS%d %s mW", l.PS, states.PM(states.NumW(l.W), states.NoneW, 1e3))
+		fmt.Fprintf(w, " PS%d %s mW", l.PS, judge.PM(judge.NumW(l.W), judge.NoneW, 1e3))
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
@@ -48,8 +48,8 @@ func writeAPSTVerify(w io.Writer, r apst.VerifyResult) {
 		if c.ReachedPS >= 0 {
 			ps = fmt.Sprintf("PS%d", c.ReachedPS)
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", c.Cycle, c.Outcome, ps, states.PM(c.FloorW, c.FloorU95W, 1e3),
-			states.PM(c.EntryMs, c.EntryU95Ms, 1), states.PM(c.ExitMs, c.ExitU95Ms, 1), strings.Join(c.Reasons, "; "))
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", c.Cycle, c.Outcome, ps, judge.PM(c.FloorW, c.FloorU95W, 1e3),
+			judge.PM(c.EntryMs, c.EntryU95Ms, 1), judge.PM(c.ExitMs, c.ExitU95Ms, 1), strings.Join(c.Reasons, "; "))
 	}
 	tw.Flush()
 	fmt.Fprintln(w, v.String())

@@ -17,7 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/idlewatt/idlewatt/analysis"
-	"github.com/idlewatt/idlewatt/analysis/states"
+	"github.com/idlewatt/idlewatt/analysis/judge"
 	"github.com/idlewatt/idlewatt/app/rig"
 	"github.com/idlewatt/idlewatt/capture/record"
 	"github.com/idlewatt/idlewatt/internal/textsafe"
@@ -207,9 +207,9 @@ func devslpExit(res *rig.Result, verify bool) error {
 	passed := 0
 	for _, p := range sortedPorts(res.DevSlp) {
 		switch v := res.DevSlp[p]; v.Outcome {
-		case states.Pass:
+		case judge.Pass:
 			passed++
-		case states.NotSupported:
+		case judge.NotSupported:
 		default:
 			bad = append(bad, fmt.Sprintf("port %s %s", p, v))
 		}
@@ -223,7 +223,7 @@ func devslpExit(res *rig.Result, verify bool) error {
 	return nil
 }
 
-func sortedPorts(m map[string]states.Verdict) []string {
+func sortedPorts(m map[string]judge.Verdict) []string {
 	ports := make([]string, 0, len(m))
 	for p := range m {
 		ports = append(ports, p)
@@ -287,7 +287,7 @@ func printMeasureHeadline(w io.Writer, res *rig.Result, verify bool) {
 		if v.PreCycleW.Ok() {
 			// The resting power before each assertion: Slumber under a DIPM
 			// policy, not active idle.
-			fmt.Fprintf(w, "DevSlp port %s: pre-cycle (Slumber) power %s mW\n", p, states.PM(v.PreCycleW, states.NoneW, 1e3))
+			fmt.Fprintf(w, "DevSlp port %s: pre-cycle (Slumber) power %s mW\n", p, judge.PM(v.PreCycleW, judge.NoneW, 1e3))
 		}
 		if verify {
 			printCycles(w, p, v)
@@ -322,7 +322,7 @@ func printMeasureHeadline(w io.Writer, res *rig.Result, verify bool) {
 
 // printCycles is devslp verify's table of one port's cycles: each
 // quantity with its 95 % half-width, as report.md's DevSlp table gives it.
-func printCycles(w io.Writer, port string, v states.Verdict) {
+func printCycles(w io.Writer, port string, v judge.Verdict) {
 	if len(v.Cycles) == 0 {
 		return
 	}
@@ -334,8 +334,8 @@ func printCycles(w io.Writer, port string, v states.Verdict) {
 		}
 		reason := strings.Join(c.Reasons, "; ")
 		fmt.Fprintf(w, "  %-5s %-13s %16s %16s %14s %14s %14s  %s\n", name, c.Outcome,
-			states.PM(c.PreCycleW, c.PreCycleU95W, 1e3), states.PM(c.FloorW, c.FloorU95W, 1e3),
-			states.PM(c.EntryMs, c.EntryU95Ms, 1), states.PM(c.RiseMs, c.RiseU95Ms, 1), states.PM(c.ExitMs, c.ExitU95Ms, 1),
+			judge.PM(c.PreCycleW, c.PreCycleU95W, 1e3), judge.PM(c.FloorW, c.FloorU95W, 1e3),
+			judge.PM(c.EntryMs, c.EntryU95Ms, 1), judge.PM(c.RiseMs, c.RiseU95Ms, 1), judge.PM(c.ExitMs, c.ExitU95Ms, 1),
 			textsafe.Terminal(reason))
 	}
 }
@@ -361,7 +361,7 @@ func printDriveTable(w io.Writer, rep *analysis.Report, first string, head func(
 		d := &rep.Drives[i]
 		floor := analysis.Dash
 		if d.DevSlp.FloorW.Ok() {
-			floor = states.PM(d.DevSlp.FloorW, d.DevSlp.FloorU95W, 1e3)
+			floor = judge.PM(d.DevSlp.FloorW, d.DevSlp.FloorU95W, 1e3)
 		}
 		name := textsafe.Terminal(d.Name)
 		if len([]rune(name)) > nameW {

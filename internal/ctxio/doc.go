@@ -11,4 +11,7 @@
 //
 // The error is context.Cause(ctx), so the caller's cause (cmd/idlewatt's
 // "interrupted by SIGINT") reaches the user whatever wrapped it.
+//
+// Where it sits: a leaf (rank 0) that imports nothing of the project;
+// cmd/idlewatt imports it.
 package ctxio

@@ -96,4 +96,11 @@
 //
 // CRC-16/CCITT-FALSE (github.com/sigurn/crc16's CRC16_CCITT_FALSE, check
 // 0x29B1), computed here slicing-by-8 so the CRC is not the bottleneck.
+//
+// # Where it sits
+//
+// The meter floor (rank 1): a driver, opened by kind through
+// meter/registry, its emulator meter/hub/hubemu beside it; the application
+// layer and cmd/idlewatt also use its own calls (DEVSLP pins, port power,
+// accuracy).
 package hub

@@ -48,4 +48,10 @@
 // submission batch and per completion batch. Result holds IOPS, MB/s, latency per op type
 // (mean/p99/max from a log-linear histogram with 3 % buckets), the per-second
 // completion series, the busy-time data rate and lateness statistics.
+//
+// # Where it sits
+//
+// The workload floor (rank 1), over workload, workload/trace and
+// workload/uring; app/rig, report (the IOPS chart) and cmd/idlewatt import
+// it.
 package replay
