@@ -25,7 +25,7 @@ func (r *Report) Distributions() []series.Distribution {
 	for i := range out {
 		for _, d := range r.Drives {
 			if d.Name == out[i].Name {
-				out[i].P50, out[i].P99 = d.P50W, d.P99W
+				out[i].P50, out[i].P99 = float64(d.P50W), float64(d.P99W)
 			}
 		}
 	}
@@ -91,7 +91,7 @@ func (r *Report) DevSlpCharts() []DevSlpChart {
 		}
 		env.Name, env.Assert, env.Deassert = nc.name, 0, ms(c.timing.Deassert)
 		env.FloorReached, env.FirstIO = ms(cy.EntryAt), ms(c.timing.ProbeComplete)
-		env.Floor, env.Limit, env.FloorLo, env.FloorHi = units.Watts(floor), units.Watts(c.limit), flo, fhi
+		env.Floor, env.Limit, env.FloorLo, env.FloorHi = units.Watts(floor), c.limit, flo, fhi
 		out = append(out, DevSlpChart{Port: nc.port, Cycle: cy, Series: env})
 	}
 	return out

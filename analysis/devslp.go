@@ -12,6 +12,7 @@ import (
 	"github.com/idlewatt/idlewatt/analysis/judge"
 	"github.com/idlewatt/idlewatt/hostclock"
 	"github.com/idlewatt/idlewatt/states/devslp"
+	"github.com/idlewatt/idlewatt/units"
 )
 
 // DevSlp cycles in a capture: each "devslp-cycle:N" phase of a port (until
@@ -171,7 +172,7 @@ func devslpCycles(ps *phaseSet, port int, pins, hostPins []span, ios []devslpIO,
 		}
 		for _, s := range stalls {
 			if s.t >= tm.Start && s.t < tm.End {
-				tm.HostStallMs = math.Max(tm.HostStallMs, s.ms)
+				tm.HostStallMs = units.Milliseconds(math.Max(float64(tm.HostStallMs), s.ms))
 			}
 		}
 		out = append(out, tm)
@@ -239,8 +240,8 @@ func (p *devslpProc) finish() {
 
 // devslpReport builds the drive's DevSlp section from its judged cycles.
 func (d *driveProc) devslpReport(pass *pass1, port int) DevSlp {
-	ds := DevSlp{Cycles: d.cycles, PinAssertedS: float64(d.pinN) * d.clock.NsPerSample / 1e9, PinSource: d.pinSource,
-		PowerW: judge.None}
+	ds := DevSlp{Cycles: d.cycles, PinAssertedS: units.Seconds(float64(d.pinN) * d.clock.NsPerSample / 1e9), PinSource: d.pinSource,
+		PowerW: judge.NoneW}
 	p := d.ds
 	support := pass.devslp.support[port]
 	host := strings.Join(pass.devslp.host[port], "; ")
@@ -281,8 +282,8 @@ func (d *driveProc) devslpReport(pass *pass1, port int) DevSlp {
 func (ds *DevSlp) fill() {
 	v := &ds.Verdict
 	if v.Outcome == "" {
-		n := judge.None
-		*v = judge.Verdict{PreCycleW: n, PreCycleU95W: n, FloorW: n, FloorU95W: n, EntryMs: n, EntryU95Ms: n, RiseMs: n, RiseU95Ms: n, ExitMs: n, ExitU95Ms: n}
+		w, ms := judge.NoneW, judge.NoneMs
+		*v = judge.Verdict{PreCycleW: w, PreCycleU95W: w, FloorW: w, FloorU95W: w, EntryMs: ms, EntryU95Ms: ms, RiseMs: ms, RiseU95Ms: ms, ExitMs: ms, ExitU95Ms: ms}
 	}
 	ds.Outcome, ds.Reason, ds.Support, ds.HostCause = v.Outcome, v.Reason, v.Support, v.HostCause
 	ds.PreCycleW, ds.PreCycleU95W, ds.FloorW, ds.FloorU95W = v.PreCycleW, v.PreCycleU95W, v.FloorW, v.FloorU95W
@@ -301,7 +302,7 @@ type devslpChart struct {
 	timing  judge.Timing
 	cycle   judge.Cycle
 	samples []judge.Sample
-	limit   float64
+	limit   units.Watts
 }
 
 type namedDevSlpChart struct {

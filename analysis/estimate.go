@@ -8,6 +8,7 @@ import (
 
 	"github.com/idlewatt/idlewatt/internal/stat"
 	"github.com/idlewatt/idlewatt/meter"
+	"github.com/idlewatt/idlewatt/units"
 )
 
 // Quiet power: the level a drive rests at, and its uncertainty.
@@ -47,9 +48,9 @@ const quietBlockS = 0.010
 // not a few samples caught between two states.
 const minQuietS = 0.030
 
-func (b *blockSeries) init(rateHz float64) {
-	b.L = max(1, int(math.Round(quietBlockS*rateHz)))
-	b.minN = max(1, int(math.Ceil(minQuietS*rateHz)))
+func (b *blockSeries) init(rate units.Hertz) {
+	b.L = max(1, int(math.Round(rate.Samples(quietBlockS))))
+	b.minN = max(1, int(math.Ceil(rate.Samples(minQuietS))))
 }
 
 func (b *blockSeries) add(ps []float64) {
@@ -504,7 +505,8 @@ func railOf(c meter.Channel) railLSB {
 //
 // Whatever how many readings sat at the peak level, the interval holds
 // with at least 95 %. Nil without a noise estimate or samples.
-func peakCI95(peak float64, n int, sigma, ures float64) *[2]float64 {
+func peakCI95(pk units.Watts, n int, sigma, ures float64) *[2]units.Watts {
+	peak := float64(pk)
 	if n <= 0 || math.IsNaN(peak) || math.IsNaN(sigma) || sigma < 0 {
 		return nil
 	}
@@ -513,7 +515,7 @@ func peakCI95(peak float64, n int, sigma, ures float64) *[2]float64 {
 	}
 	s := math.Hypot(sigma, ures)
 	zn := math.Sqrt2 * math.Erfinv(1-2*0.025/float64(n))
-	return &[2]float64{peak - zn*s, peak + 1.96*s}
+	return &[2]units.Watts{units.Watts(peak - zn*s), units.Watts(peak + 1.96*s)}
 }
 
 // driveNoise is a drive's quiet noise, measured once over every quiet

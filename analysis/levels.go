@@ -7,6 +7,7 @@ import (
 
 	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/internal/stat"
+	"github.com/idlewatt/idlewatt/units"
 )
 
 // Levels from the modes of quiet block means (docs/analysis.md, "States:
@@ -148,7 +149,7 @@ type scaleFit struct {
 
 // fitScale fits the levels of one block scale.
 func (l *levelLearner) fitScale(b *blockScale, hdr capture.Header) scaleFit {
-	f := scaleFit{sb: b.sigma(), blockS: float64(b.per) / float64(hdr.RateHz)}
+	f := scaleFit{sb: b.sigma(), blockS: float64(hdr.RateHz.Span(float64(b.per)))}
 	if one, ok := b.oneLevelSigma(f.blockS); ok && one > f.sb {
 		f.sb = one
 	}
@@ -185,7 +186,7 @@ func only(x learnCtx) func(learnCtx) bool { return func(c learnCtx) bool { retur
 func (l *levelLearner) nameLevels(out LevelLearning, hdr capture.Header, blockS float64) LevelLearning {
 	long := &l.scales[0]
 	f := l.fitScale(long, hdr)
-	out.BlockSigmaW = f.sb
+	out.BlockSigmaW = units.Watts(f.sb)
 	nm := &naming{f: f, blockS: blockS, ev: map[string]string{}}
 	onto := nm.gather(l, hdr)
 	nm.se = func(n float64) float64 { return f.sb * math.Sqrt(f.corr/math.Max(n, 1)) }
@@ -209,10 +210,10 @@ func (l *levelLearner) nameLevels(out LevelLearning, hdr capture.Header, blockS 
 		delete(ev, "devslp")
 	}
 	for i, m := range nm.all {
-		lm := LearnedMode{W: m.x, S: m.n * blockS, State: nm.named[i], ByCtx: map[string]float64{}}
+		lm := LearnedMode{W: units.Watts(m.x), S: units.Seconds(m.n * blockS), State: nm.named[i], ByCtx: map[string]units.Seconds{}}
 		for c, x := range m.byCtx {
 			if x*blockS >= 1e-4 {
-				lm.ByCtx[ctxNames[c]] = x * blockS
+				lm.ByCtx[ctxNames[c]] = units.Seconds(x * blockS)
 			}
 		}
 		out.Modes = append(out.Modes, lm)

@@ -211,7 +211,7 @@ func TestDriveIntervalsUnderMeterNoise(t *testing.T) {
 				x     float64
 				u     *float64
 				truth float64
-			}{{"active idle", d.ActiveIdleW, d.ActiveIdleU95W, nc.idle}, {"average", d.AverageW, d.AverageU95W, nc.avg}, {"energy", d.EnergyJ, d.EnergyU95J, nc.energy}} {
+			}{{"active idle", float64(d.ActiveIdleW), (*float64)(d.ActiveIdleU95W), nc.idle}, {"average", float64(d.AverageW), (*float64)(d.AverageU95W), nc.avg}, {"energy", float64(d.EnergyJ), (*float64)(d.EnergyU95J), nc.energy}} {
 				fam[q.name].add(q.x, q.u, q.truth, nc.drive)
 				all[q.name].add(q.x, q.u, q.truth, nc.drive)
 			}
@@ -220,7 +220,7 @@ func TestDriveIntervalsUnderMeterNoise(t *testing.T) {
 			// the noise's: no σ to compare.
 			if f != noisegen.LSB {
 				for _, c := range []*cov{fam["noise σ"], all["noise σ"]} {
-					c.addRatio(d.Uncertainty.NoiseSigmaW, nc.noiseSigma, 0.8, 1.25, nc.drive)
+					c.addRatio((*float64)(d.Uncertainty.NoiseSigmaW), nc.noiseSigma, 0.8, 1.25, nc.drive)
 				}
 			}
 		}
@@ -278,12 +278,12 @@ func TestStepSignalNoise(t *testing.T) {
 		}
 		energy := sum / rate
 		s := d.Uncertainty.NoiseSigmaW
-		t.Logf("steps every %v: noise σ %v W, energy %.4f ± %v J (truth %.4f), peak %.4f %v", half, fmtU(s), d.EnergyJ, fmtU(d.EnergyU95J), energy, d.PeakW, d.PeakCI95W)
+		t.Logf("steps every %v: noise σ %v W, energy %.4f ± %v J (truth %.4f), peak %.4f %v", half, fmtU((*float64)(s)), d.EnergyJ, fmtU((*float64)(d.EnergyU95J)), energy, d.PeakW, d.PeakCI95W)
 		if s == nil || *s > 0.004 || *s < 0.001 {
-			t.Errorf("steps every %v: noise σ %v W, the meter's is 0.002 W", half, fmtU(s))
+			t.Errorf("steps every %v: noise σ %v W, the meter's is 0.002 W", half, fmtU((*float64)(s)))
 		}
-		if d.EnergyU95J == nil || *d.EnergyU95J > 0.01 || math.Abs(d.EnergyJ-energy) > *d.EnergyU95J {
-			t.Errorf("steps every %v: energy %.5f ± %v J, truth %.5f J", half, d.EnergyJ, fmtU(d.EnergyU95J), energy)
+		if d.EnergyU95J == nil || *d.EnergyU95J > 0.01 || math.Abs(float64(d.EnergyJ)-energy) > float64(*d.EnergyU95J) {
+			t.Errorf("steps every %v: energy %.5f ± %v J, truth %.5f J", half, d.EnergyJ, fmtU((*float64)(d.EnergyU95J)), energy)
 		}
 		if ci := d.PeakCI95W; ci == nil || ci[0] < 3.3 || ci[0] > 3.4 || ci[1] < 3.4 || ci[1] > 3.5 {
 			t.Errorf("steps every %v: peak interval %v, the true peak is 3.4 W", half, ci)

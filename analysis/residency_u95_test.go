@@ -7,6 +7,7 @@ import (
 
 	"github.com/idlewatt/idlewatt/states/detect"
 	"github.com/idlewatt/idlewatt/states/powerstate"
+	"github.com/idlewatt/idlewatt/units"
 )
 
 // A state whose level was learned but which no span entered is not known
@@ -21,7 +22,7 @@ func TestUnenteredStateIntervalHoldsHiddenExcursions(t *testing.T) {
 		Residency:    map[string]float64{"idle": 0.4, "slumber": 0.6},
 		Spans:        map[string]int{"idle": 5, "slumber": 5},
 		ResidencyU95: map[string]float64{},
-		PowerU95W:    map[string]float64{},
+		PowerU95W:    map[string]units.Watts{},
 	}
 	spans := []detect.Span{}
 	for i := 0; i < 5; i++ {
@@ -53,7 +54,7 @@ func TestMisplacedSamplesWidenTheInterval(t *testing.T) {
 			Residency:    map[string]float64{"idle": 0.5, "partial": 0.5},
 			Spans:        map[string]int{"idle": 1, "partial": 1},
 			ResidencyU95: map[string]float64{},
-			PowerU95W:    map[string]float64{},
+			PowerU95W:    map[string]units.Watts{},
 		}
 	}
 	spans := func(hidden int32) []detect.Span {

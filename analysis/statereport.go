@@ -27,13 +27,13 @@ type StateReport struct {
 	Levels detect.Levels `json:"levels"`
 	// Learning is how the levels were learned from the capture: the modes
 	// of its quiet power and what named each (docs/analysis.md, "States").
-	Learning  *LevelLearning     `json:"learning"`
-	MeasuredS float64            `json:"measured_s"`
-	Residency map[string]float64 `json:"residency"` // fraction of measured time
-	PowerW    map[string]float64 `json:"power_w"`   // mean power in each state
+	Learning  *LevelLearning         `json:"learning"`
+	MeasuredS units.Seconds          `json:"measured_s"`
+	Residency map[string]float64     `json:"residency"` // fraction of measured time
+	PowerW    map[string]units.Watts `json:"power_w"`   // mean power in each state
 	// PowerU95W is the 95 % half-width of PowerW: cluster-robust over the
 	// state's intervals (absent with fewer than two).
-	PowerU95W map[string]float64 `json:"power_u95_w"`
+	PowerU95W map[string]units.Watts `json:"power_u95_w"`
 	// ResidencyU95 is the 95 % half-width of Residency from the timing of
 	// the state's boundaries (each uniform within ±½ smoothing window); it
 	// does not cover samples put in the wrong state.
@@ -65,8 +65,8 @@ type MisplacedCount struct {
 
 // SmoothingInfo is the classifier's window and the noise it was sized for.
 type SmoothingInfo struct {
-	WindowMs    float64 `json:"window_ms"`
-	NoiseSigmaW float64 `json:"noise_sigma_w"`
+	WindowMs    units.Milliseconds `json:"window_ms"`
+	NoiseSigmaW units.Watts        `json:"noise_sigma_w"`
 }
 
 // StateInterval is one maximal interval of one detected state: a span of
@@ -78,7 +78,7 @@ type StateInterval struct {
 	// (CLOCK_MONOTONIC ns, the capture's aligned timeline); StartS and EndS
 	// are the same from the host time of sample index 0, in seconds.
 	StartNs, EndNs hostclock.Time
-	StartS, EndS   float64
+	StartS, EndS   units.Seconds
 	Samples        int
 	MeanW          units.Watts
 	// EnergyJ is MeanW × the interval's duration, as states/detect sums a
@@ -88,7 +88,7 @@ type StateInterval struct {
 }
 
 // DurationS is the interval's length, (EndNs − StartNs) in seconds.
-func (iv StateInterval) DurationS() float64 { return iv.EndNs.Sub(iv.StartNs).Seconds() }
+func (iv StateInterval) DurationS() units.Seconds { return units.SecondsOf(iv.EndNs.Sub(iv.StartNs)) }
 
 // Intervals lists the drive's detected state intervals in time order (nil
 // when the drive was not classified).
@@ -103,11 +103,11 @@ type TransitionCount struct {
 
 // LatencyStat summarises latencies, by cause ("io" or "pin").
 type LatencyStat struct {
-	Count  int     `json:"count"`
-	Cause  string  `json:"cause"`
-	MeanMs float64 `json:"mean_ms"`
-	P50Ms  float64 `json:"p50_ms"`
-	MaxMs  float64 `json:"max_ms"`
+	Count  int                `json:"count"`
+	Cause  string             `json:"cause"`
+	MeanMs units.Milliseconds `json:"mean_ms"`
+	P50Ms  units.Milliseconds `json:"p50_ms"`
+	MaxMs  units.Milliseconds `json:"max_ms"`
 }
 
 // StateOptions turn on state detection in Analyze. Every drive's levels
@@ -130,7 +130,7 @@ func newStateDetector() *stateDetector {
 // classifier makes a drive's classifier for the sample pass; nil for an
 // NVMe drive and for a drive whose levels could not be learned (its state
 // figures are null: see unclassified).
-func (sd *stateDetector) classifier(d capture.DriveInfo, rate float64) StateClassifier {
+func (sd *stateDetector) classifier(d capture.DriveInfo, rate units.Hertz) StateClassifier {
 	if d.Interface == capture.InterfaceNVMe {
 		return nil // SATA link states only; Analyze notes it
 	}
@@ -138,7 +138,7 @@ func (sd *stateDetector) classifier(d capture.DriveInfo, rate float64) StateClas
 	if !ok || ll.Err != "" {
 		return nil
 	}
-	period := time.Duration(float64(time.Second) / rate)
+	period := rate.Period()
 	l := ll.Levels
 	on, err := detect.NewOnline(l, period, 0)
 	if err != nil {
@@ -279,22 +279,22 @@ func (s *StateReport) fill(sum *detect.Summary, spans []detect.Span, ios []detec
 			sum.Add(sp)
 		}
 	}
-	s.MeasuredS = sum.Total().Seconds()
+	s.MeasuredS = units.SecondsOf(sum.Total())
 	t0 := c.HostF(0)
 	s.intervals = make([]StateInterval, len(spans))
 	for i, sp := range spans {
 		s.intervals[i] = StateInterval{State: sp.State.String(), StartNs: sp.Start, EndNs: sp.End,
-			StartS: (float64(sp.Start) - t0) / 1e9, EndS: (float64(sp.End) - t0) / 1e9, Samples: sp.Samples,
+			StartS: units.Seconds((float64(sp.Start) - t0) / 1e9), EndS: units.Seconds((float64(sp.End) - t0) / 1e9), Samples: sp.Samples,
 			MeanW: sp.MeanW, EnergyJ: units.Joules(float64(sp.MeanW) * sp.Duration().Seconds())}
 	}
-	s.Residency, s.PowerW, s.Spans = map[string]float64{}, map[string]float64{}, map[string]int{}
-	s.PowerU95W, s.ResidencyU95 = map[string]float64{}, map[string]float64{}
+	s.Residency, s.PowerW, s.Spans = map[string]float64{}, map[string]units.Watts{}, map[string]int{}
+	s.PowerU95W, s.ResidencyU95 = map[string]units.Watts{}, map[string]float64{}
 	for _, st := range powerstate.Detected {
 		s.Residency[st.String()] = sum.Residency(st)
-		s.PowerW[st.String()] = float64(sum.MeanPower(st))
+		s.PowerW[st.String()] = sum.MeanPower(st)
 		s.Spans[st.String()] = sum.Spans[st]
 	}
-	s.Smoothing = SmoothingInfo{WindowMs: float64(cn.smooth) / 1e6, NoiseSigmaW: cn.sigma}
+	s.Smoothing = SmoothingInfo{WindowMs: units.Milliseconds(float64(cn.smooth) / 1e6), NoiseSigmaW: units.Watts(cn.sigma)}
 	s.uncertainty(spans, cn)
 	for k, n := range sum.Transitions {
 		s.Transitions = append(s.Transitions, TransitionCount{From: k[0].String(), To: k[1].String(), Count: n})
@@ -342,7 +342,8 @@ func latencyStat(v []float64, cause string) LatencyStat {
 	for _, x := range v {
 		sum += x
 	}
-	return LatencyStat{Count: len(v), Cause: cause, MeanMs: sum / float64(len(v)), P50Ms: stat.UpperMedian(v), MaxMs: v[len(v)-1]}
+	return LatencyStat{Count: len(v), Cause: cause, MeanMs: units.Milliseconds(sum / float64(len(v))), P50Ms: units.Milliseconds(stat.UpperMedian(v)),
+		MaxMs: units.Milliseconds(v[len(v)-1])}
 }
 
 // applyStates makes each drive's residency and per-state power the state
@@ -459,7 +460,7 @@ func (s *StateReport) uncertainty(spans []detect.Span, cn classNoise) {
 		a.sumW += n * w
 		a.means, a.ns = append(a.means, w), append(a.ns, n)
 	}
-	total := s.MeasuredS
+	total := float64(s.MeasuredS)
 	w, per := cn.smooth.Seconds(), cn.period.Seconds()
 	if w <= 0 {
 		w = time.Millisecond.Seconds()
@@ -498,7 +499,7 @@ func (s *StateReport) uncertainty(spans []detect.Span, cn classNoise) {
 			v += a.ns[i] * a.ns[i] * (mi - m) * (mi - m)
 		}
 		v *= k / (k - 1) / (a.n * a.n)
-		s.PowerU95W[st] = 1.96 * math.Sqrt(v)
+		s.PowerU95W[st] = units.Watts(1.96 * math.Sqrt(v))
 	}
 	s.unlearned(total)
 	s.misplaced(spans, cn.period.Seconds(), total)
@@ -552,7 +553,7 @@ func (s *StateReport) unlearned(total float64) {
 	if total <= 0 || l.Idle <= 0 || s.Learning == nil {
 		return
 	}
-	b := math.Max(minLevelS, minLevelShare*s.Learning.QuietS) / total
+	b := math.Max(minLevelS, minLevelShare*float64(s.Learning.QuietS)) / total
 	order := []struct {
 		st powerstate.State
 		w  units.Watts

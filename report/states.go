@@ -55,9 +55,9 @@ func writeStatesMarkdown(w io.Writer, r *analysis.Report) {
 				}
 				return ""
 			}
-			pw := judge.PM(judge.Num(s.PowerW[name]), judge.None, 1e3)
+			pw := judge.PM(judge.NumW(s.PowerW[name]), judge.NoneW, 1e3)
 			if u, ok := s.PowerU95W[name]; ok {
-				pw = judge.PM(judge.Num(s.PowerW[name]), judge.Num(u), 1e3)
+				pw = judge.PM(judge.NumW(s.PowerW[name]), judge.NumW(u), 1e3)
 			}
 			lv := ""
 			if x := levelOf(s.Levels, st); x > 0 {

@@ -28,7 +28,7 @@ type APSTCriteria struct {
 	Levels []pslevel.Level `json:"levels"`
 	// LinkExitMs is what the PCIe link's exit (L1.2 → L0) may add to the
 	// state's exit latency, which does not count it.
-	LinkExitMs float64 `json:"link_exit_ms"`
+	LinkExitMs units.Milliseconds `json:"link_exit_ms"`
 }
 
 // APSTTiming is what the host did in one cycle, on the aligned host clock
@@ -47,7 +47,7 @@ type APSTTiming struct {
 	// WarmMs is a read's latency with the drive awake (the read issued
 	// right after the probe's completion): the probe's latency less this
 	// is the exit.
-	WarmMs float64
+	WarmMs units.Milliseconds
 }
 
 // APSTCycle is one cycle's measured quantities with 95 % half-widths.
@@ -55,14 +55,14 @@ type APSTCycle struct {
 	Cycle      int      `json:"cycle"`
 	Outcome    Outcome  `json:"outcome"`
 	Reasons    []string `json:"reasons,omitempty"`
-	IdleW      Num      `json:"idle_w"` // before the entry
-	FloorW     Num      `json:"floor_w"`
-	FloorU95W  Num      `json:"floor_u95_w"`
+	IdleW      NumW     `json:"idle_w"` // before the entry
+	FloorW     NumW     `json:"floor_w"`
+	FloorU95W  NumW     `json:"floor_u95_w"`
 	ReachedPS  int      `json:"reached_ps"` // -1: no level matched
-	EntryMs    Num      `json:"entry_ms"`   // from EnterAt to the floor
-	EntryU95Ms Num      `json:"entry_u95_ms"`
-	ExitMs     Num      `json:"exit_ms"` // probe latency less the warm read's
-	ExitU95Ms  Num      `json:"exit_u95_ms"`
+	EntryMs    NumMs    `json:"entry_ms"`   // from EnterAt to the floor
+	EntryU95Ms NumMs    `json:"entry_u95_ms"`
+	ExitMs     NumMs    `json:"exit_ms"` // probe latency less the warm read's
+	ExitU95Ms  NumMs    `json:"exit_u95_ms"`
 	// FloorSamples is how many samples the floor is the mean of.
 	FloorSamples int `json:"floor_samples"`
 	// period is the sample period (ns) the entry was found on.
@@ -77,7 +77,7 @@ func (c *APSTCycle) judge(o Outcome, format string, a ...any) {
 }
 
 func levelName(l pslevel.Level) string {
-	return fmt.Sprintf("PS%d (%s mW)", l.PS, PM(Num(l.W), None, 1e3))
+	return fmt.Sprintf("PS%d (%s mW)", l.PS, PM(NumW(l.W), NoneW, 1e3))
 }
 
 // JudgeAPSTCycle measures one cycle from the samples covering [Idle,
@@ -86,8 +86,8 @@ func levelName(l pslevel.Level) string {
 // EnterAt, and the probe must come back within the exit latency of the
 // state reached (plus the link's).
 func JudgeAPSTCycle(tm APSTTiming, samples []Sample, cr APSTCriteria, jo JudgeOptions) APSTCycle {
-	c := APSTCycle{Cycle: tm.Cycle, Outcome: Pass, IdleW: None, FloorW: None, FloorU95W: None, ReachedPS: -1,
-		EntryMs: None, EntryU95Ms: None, ExitMs: None, ExitU95Ms: None}
+	c := APSTCycle{Cycle: tm.Cycle, Outcome: Pass, IdleW: NoneW, FloorW: NoneW, FloorU95W: NoneW, ReachedPS: -1,
+		EntryMs: NoneMs, EntryU95Ms: NoneMs, ExitMs: NoneMs, ExitU95Ms: NoneMs}
 	exp := pslevel.Of(cr.Levels, cr.ExpectPS)
 	if exp < 0 {
 		c.judge(Inconclusive, "no level known for the expected state PS%d", cr.ExpectPS)
@@ -110,7 +110,7 @@ func JudgeAPSTCycle(tm APSTTiming, samples []Sample, cr APSTCriteria, jo JudgeOp
 	// The idle level before the entry: the first tenth of the hold (at
 	// least 8 samples), before any APST timer (100 ms and more) runs out.
 	n0 := max(8, min(len(w)/10, int(20e6/period)))
-	c.IdleW = Num(stat.Mean(w[:n0]))
+	c.IdleW = NumW(stat.Mean(w[:n0]))
 	step, ok := FitStepFrom(w, float64(c.IdleW), n0, len(w)-8)
 	dropped := ok && step.After < float64(c.IdleW)
 	floorFrom := 0
@@ -121,7 +121,7 @@ func JudgeAPSTCycle(tm APSTTiming, samples []Sample, cr APSTCriteria, jo JudgeOp
 		floorFrom = step.K
 	}
 	fl := MeanBatches(w[floorFrom:], batchOf(period))
-	c.FloorW, c.FloorU95W, c.FloorSamples = Num(fl.Mean), Num(1.96*fl.U), fl.N
+	c.FloorW, c.FloorU95W, c.FloorSamples = NumW(fl.Mean), NumW(1.96*fl.U), fl.N
 	if !c.FloorU95W.Ok() {
 		c.FloorU95W = 0
 	}
@@ -138,13 +138,13 @@ func JudgeAPSTCycle(tm APSTTiming, samples []Sample, cr APSTCriteria, jo JudgeOp
 	if dropped && reached == exp {
 		at := samples[a+step.K].T
 		if tm.EnterAt != 0 {
-			c.EntryMs = Num(float64(at.Sub(tm.EnterAt)) / 1e6)
+			c.EntryMs = NumMs(float64(at.Sub(tm.EnterAt)) / 1e6)
 			// The change lies somewhere within the sample it was found
 			// in (uniform over one period: 1/√12 of it), beside the
 			// fit's own displacement and the host stamp's clock term.
 			// Without the grid term three cycles on the 10 kS/s hub
 			// stated ±0.006 ms for an entry 0.04 ms off (CI, at load).
-			c.EntryU95Ms = Num(apstGridU95(step.U95, period, jo.ClockU95Ms))
+			c.EntryU95Ms = NumMs(apstGridU95(step.U95, period, float64(jo.ClockU95Ms)))
 			bound := float64(want.EntryLatencyUs) / 1e3
 			switch checkAtMost(float64(c.EntryMs), float64(c.EntryU95Ms), bound) {
 			case Fail:
@@ -180,12 +180,12 @@ func (c APSTCycle) apstExit(tm APSTTiming, cr APSTCriteria, jo JudgeOptions, fro
 		c.judge(Fail, "the probe read failed")
 		return c
 	}
-	c.ExitMs = Num(float64(tm.ProbeComplete.Sub(tm.ProbeIssue))/1e6 - tm.WarmMs)
-	c.ExitU95Ms = Num(jo.ClockU95Ms)
+	c.ExitMs = NumMs(float64(tm.ProbeComplete.Sub(tm.ProbeIssue))/1e6 - float64(tm.WarmMs))
+	c.ExitU95Ms = NumMs(jo.ClockU95Ms)
 	if !from.NonOperational {
 		return c // an operational state has no exit to judge
 	}
-	bound := float64(from.ExitLatencyUs)/1e3 + cr.LinkExitMs
+	bound := float64(from.ExitLatencyUs)/1e3 + float64(cr.LinkExitMs)
 	switch checkAtMost(float64(c.ExitMs), float64(c.ExitU95Ms), bound) {
 	case Fail:
 		c.judge(Fail, "the probe read waited %s ms to leave PS%d; its exit latency is %.2f ms (+%.2f ms for the link)", PM(c.ExitMs, c.ExitU95Ms, 1), from.PS, float64(from.ExitLatencyUs)/1e3, cr.LinkExitMs)
@@ -208,12 +208,12 @@ type APSTVerdict struct {
 	HostPlan   string       `json:"host_plan,omitempty"`
 	Criteria   APSTCriteria `json:"criteria"`
 	Passed     int          `json:"passed"`
-	FloorW     Num          `json:"floor_w"`
-	FloorU95W  Num          `json:"floor_u95_w"`
-	EntryMs    Num          `json:"entry_ms"`
-	EntryU95Ms Num          `json:"entry_u95_ms"`
-	ExitMs     Num          `json:"exit_ms"`
-	ExitU95Ms  Num          `json:"exit_u95_ms"`
+	FloorW     NumW         `json:"floor_w"`
+	FloorU95W  NumW         `json:"floor_u95_w"`
+	EntryMs    NumMs        `json:"entry_ms"`
+	EntryU95Ms NumMs        `json:"entry_u95_ms"`
+	ExitMs     NumMs        `json:"exit_ms"`
+	ExitU95Ms  NumMs        `json:"exit_u95_ms"`
 	Cycles     []APSTCycle  `json:"cycles"`
 }
 
@@ -226,20 +226,19 @@ func (v APSTVerdict) Pass() bool { return v.Outcome == Pass }
 // the reason of a failure.
 func SummariseAPST(cycles []APSTCycle, cr APSTCriteria, support, hostPlan string) APSTVerdict {
 	v := APSTVerdict{Outcome: Pass, Support: support, HostPlan: hostPlan, Criteria: cr, Cycles: cycles}
-	pool := func(get func(c APSTCycle) (Num, Num)) (Num, Num) { return poolCycles(cycles, get) }
-	v.FloorW, v.FloorU95W = pool(func(c APSTCycle) (Num, Num) { return c.FloorW, c.FloorU95W })
-	v.EntryMs, v.EntryU95Ms = pool(func(c APSTCycle) (Num, Num) { return c.EntryMs, c.EntryU95Ms })
+	v.FloorW, v.FloorU95W = poolCycles(cycles, func(c APSTCycle) (NumW, NumW) { return c.FloorW, c.FloorU95W })
+	v.EntryMs, v.EntryU95Ms = poolCycles(cycles, func(c APSTCycle) (NumMs, NumMs) { return c.EntryMs, c.EntryU95Ms })
 	// The grid term does not average down over cycles: the emulated and
 	// real drives' timers run in step with the meter's clock, so every
 	// cycle's change may fall at the same phase of its sample.
 	if v.EntryU95Ms.Ok() {
 		for _, c := range cycles {
 			if c.EntryMs.Ok() && c.period > 0 {
-				v.EntryU95Ms = Num(math.Max(float64(v.EntryU95Ms), apstGridU95(0, c.period, 0)))
+				v.EntryU95Ms = NumMs(math.Max(float64(v.EntryU95Ms), apstGridU95(0, c.period, 0)))
 			}
 		}
 	}
-	v.ExitMs, v.ExitU95Ms = pool(func(c APSTCycle) (Num, Num) { return c.ExitMs, c.ExitU95Ms })
+	v.ExitMs, v.ExitU95Ms = poolCycles(cycles, func(c APSTCycle) (NumMs, NumMs) { return c.ExitMs, c.ExitU95Ms })
 	count, first := map[string]int{}, map[string]string{}
 	var order []string
 	for _, c := range cycles {

@@ -74,8 +74,8 @@ func TestJudgeAPSTCycle(t *testing.T) {
 
 func TestSummariseAPST(t *testing.T) {
 	cr := APSTCriteria{ExpectPS: 4, Levels: apstLevels}
-	pass := APSTCycle{Outcome: Pass, FloorW: 0.005, FloorU95W: 0.0001, EntryMs: None, ExitMs: None}
-	fail := APSTCycle{Outcome: Fail, Reasons: []string{"fail: the drive stayed in PS3"}, FloorW: 0.04, EntryMs: None, ExitMs: None}
+	pass := APSTCycle{Outcome: Pass, FloorW: 0.005, FloorU95W: 0.0001, EntryMs: NoneMs, ExitMs: NoneMs}
+	fail := APSTCycle{Outcome: Fail, Reasons: []string{"fail: the drive stayed in PS3"}, FloorW: 0.04, EntryMs: NoneMs, ExitMs: NoneMs}
 	if v := SummariseAPST([]APSTCycle{pass, pass}, cr, "yes", ""); !v.Pass() || v.Passed != 2 {
 		t.Errorf("%+v", v)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/idlewatt/idlewatt/hostclock"
 	"github.com/idlewatt/idlewatt/internal/stat"
+	"github.com/idlewatt/idlewatt/units"
 )
 
 // Sample is one drive power reading on the aligned host clock.
@@ -30,7 +31,7 @@ type Timing struct {
 	End           hostclock.Time
 	// HostStallMs is the host's worst scheduling stall while the read was
 	// out (the rig's canary), 0 if none was recorded.
-	HostStallMs float64
+	HostStallMs units.Milliseconds
 	// EntryOnly: an entry cycle ("devslp-cycle:N:entry"), whose pin was
 	// held only as long as the entry latency needs (devslp.entry_hold).
 	EntryOnly bool
@@ -38,10 +39,10 @@ type Timing struct {
 
 // Criteria are a DevSlp verdict's limits.
 type Criteria struct {
-	LimitW       float64 `json:"limit_w"`        // floor at or below this
-	EntryBoundMs float64 `json:"entry_bound_ms"` // entry latency at or below this
-	MDATMs       float64 `json:"mdat_ms"`        // floor held at least this
-	DETOMs       float64 `json:"deto_ms"`        // exit latency (to the first read) at or below this
+	LimitW       units.Watts        `json:"limit_w"`        // floor at or below this
+	EntryBoundMs units.Milliseconds `json:"entry_bound_ms"` // entry latency at or below this
+	MDATMs       units.Milliseconds `json:"mdat_ms"`        // floor held at least this
+	DETOMs       units.Milliseconds `json:"deto_ms"`        // exit latency (to the first read) at or below this
 }
 
 // DefaultCriteria are the ATA defaults and idlewatt's floor limit.
@@ -60,27 +61,27 @@ type Cycle struct {
 	// floor (docs/analysis.md, "Entry cycles").
 	EntryOnly bool     `json:"entry_only,omitempty"`
 	Reasons   []string `json:"reasons,omitempty"`
-	PreCycleW Num      `json:"pre_cycle_w"` // resting power before assertion
+	PreCycleW NumW     `json:"pre_cycle_w"` // resting power before assertion
 	// PreCycleU95W is PreCycleW's 95 % half-width (see FloorU95W).
-	PreCycleU95W Num `json:"pre_cycle_u95_w"`
-	FloorW       Num `json:"floor_w"`
-	FloorU95W    Num `json:"floor_u95_w"`
-	EntryMs      Num `json:"entry_ms"`
-	EntryU95Ms   Num `json:"entry_u95_ms"`
-	RiseMs       Num `json:"rise_ms"`
-	RiseU95Ms    Num `json:"rise_u95_ms"`
-	HeldMs       Num `json:"held_ms"`
-	HeldU95Ms    Num `json:"held_u95_ms"`
-	ExitMs       Num `json:"exit_ms"`
-	ExitU95Ms    Num `json:"exit_u95_ms"`
-	ReturnedW    Num `json:"returned_w"` // power after the read, nearest the pre-cycle level
+	PreCycleU95W NumW  `json:"pre_cycle_u95_w"`
+	FloorW       NumW  `json:"floor_w"`
+	FloorU95W    NumW  `json:"floor_u95_w"`
+	EntryMs      NumMs `json:"entry_ms"`
+	EntryU95Ms   NumMs `json:"entry_u95_ms"`
+	RiseMs       NumMs `json:"rise_ms"`
+	RiseU95Ms    NumMs `json:"rise_u95_ms"`
+	HeldMs       NumMs `json:"held_ms"`
+	HeldU95Ms    NumMs `json:"held_u95_ms"`
+	ExitMs       NumMs `json:"exit_ms"`
+	ExitU95Ms    NumMs `json:"exit_u95_ms"`
+	ReturnedW    NumW  `json:"returned_w"` // power after the read, nearest the pre-cycle level
 	// ExitHostLate: the host issued the read late or stalled while it was
 	// out, so exit_ms is the host's as much as the drive's; it is left out
 	// of the pooled exit.
 	ExitHostLate bool `json:"exit_host_late,omitempty"`
 	// HostStallMs is the host's worst scheduling stall while the read was
 	// out, as the rig's canary measured it (0: none of 1 ms or more).
-	HostStallMs float64 `json:"host_stall_ms"`
+	HostStallMs units.Milliseconds `json:"host_stall_ms"`
 	// FloorSamples is how many samples the floor is the mean of.
 	FloorSamples int `json:"floor_samples"`
 	// Host times (ns) of the fitted entry and rise, 0 = none (charts).
@@ -105,11 +106,11 @@ type Cycle struct {
 
 // clampLatency is a latency that cannot be negative, and what clamping it
 // took off.
-func clampLatency(ms float64) (Num, float64) {
+func clampLatency(ms float64) (NumMs, float64) {
 	if ms < 0 {
 		return 0, -ms
 	}
-	return Num(ms), 0
+	return NumMs(ms), 0
 }
 
 // entryWindow is a cycle's power from 10 ms before the pin to at most
@@ -137,12 +138,12 @@ type JudgeOptions struct {
 	// ClockU95Ms is the 95 % uncertainty of a host time against a meter
 	// time (the exit latency compares the read's completion, a host time,
 	// with the pin's release the meter saw).
-	ClockU95Ms float64
+	ClockU95Ms units.Milliseconds
 	// RunStallMs is the worst host stall the rig's canary recorded anywhere
 	// in the run (every port's devslp-host-stall-ms notes), 0 if none: a
 	// read with no stall of its own recorded may still have suffered one
 	// that large, as the canary, one thread, does not see every thread's.
-	RunStallMs float64
+	RunStallMs units.Milliseconds
 	// Rails are the drive's rails as the capture states them: the meter's
 	// resolution and calibration, in every level's interval (none stated:
 	// the intervals hold the noise alone).
@@ -152,8 +153,8 @@ type JudgeOptions struct {
 // JudgeCycle measures one cycle from the samples that cover it (in time
 // order, from Start to End of tm) and judges it against the criteria.
 func JudgeCycle(tm Timing, samples []Sample, jo JudgeOptions) Cycle {
-	c := Cycle{Cycle: tm.Cycle, EntryOnly: tm.EntryOnly, Outcome: Pass, PreCycleW: None, PreCycleU95W: None, FloorW: None, FloorU95W: None, EntryMs: None, EntryU95Ms: None,
-		RiseMs: None, RiseU95Ms: None, HeldMs: None, HeldU95Ms: None, ExitMs: None, ExitU95Ms: None, ReturnedW: None}
+	c := Cycle{Cycle: tm.Cycle, EntryOnly: tm.EntryOnly, Outcome: Pass, PreCycleW: NoneW, PreCycleU95W: NoneW, FloorW: NoneW, FloorU95W: NoneW, EntryMs: NoneMs, EntryU95Ms: NoneMs,
+		RiseMs: NoneMs, RiseU95Ms: NoneMs, HeldMs: NoneMs, HeldU95Ms: NoneMs, ExitMs: NoneMs, ExitU95Ms: NoneMs, ReturnedW: NoneW}
 	if len(samples) < 16 || tm.Assert == 0 || tm.Deassert <= tm.Assert {
 		c.judge(Inconclusive, "no power samples or pin changes cover the cycle")
 		return c
@@ -238,7 +239,7 @@ func (j *judging) preCycle(c *Cycle) bool {
 	}
 	j.base, j.baseSE = rl.Mean, rl.SE
 	c.pre = levelU{se: rl.SE, dof: rl.Dof, sys: j.jo.instrumentU(j.base, math.Sqrt(stat.Var(kept)))}
-	c.PreCycleW, c.PreCycleU95W = Num(j.base), Num(c.pre.u95())
+	c.PreCycleW, c.PreCycleU95W = NumW(j.base), NumW(c.pre.u95())
 	return true
 }
 
@@ -304,7 +305,7 @@ func (j *judging) entry(c *Cycle) (ke int, fell bool) {
 	// half a period on average: 0.05 ms at 10 kS/s). The drive cannot
 	// enter before the pin, so not below 0.
 	c.EntryMs, c.entryCut = clampLatency(msOf(c.EntryAt.Sub(tm.Assert)) - period/2e6)
-	c.EntryU95Ms = Num(withGrid(e.U95) * period / 1e6)
+	c.EntryU95Ms = NumMs(withGrid(e.U95) * period / 1e6)
 	c.entry = &entryWindow{w: append([]float64(nil), w[ia:min(fitEnd, pin+int(float64(jointEntryMax)/period))]...),
 		pin: pin - ia, base: base, period: period}
 	return ke, true
@@ -345,9 +346,9 @@ func (j *judging) rise(c *Cycle, ke int) int {
 	// (before, every rise read +0.05–0.1 ms late); and the pin's release is
 	// stamped to the nearest sample (withGrid).
 	c.RiseMs, c.riseCut = clampLatency(msOf(c.RiseAt.Sub(tm.Deassert)) - period/2e6)
-	c.RiseU95Ms = Num(withGrid(r.U95) * period / 1e6)
-	c.HeldMs = Num(msOf(c.RiseAt.Sub(c.EntryAt)))
-	c.HeldU95Ms = Num(math.Hypot(float64(c.EntryU95Ms), float64(c.RiseU95Ms)))
+	c.RiseU95Ms = NumMs(withGrid(r.U95) * period / 1e6)
+	c.HeldMs = NumMs(msOf(c.RiseAt.Sub(c.EntryAt)))
+	c.HeldU95Ms = NumMs(math.Hypot(float64(c.EntryU95Ms), float64(c.RiseU95Ms)))
 	return min(id, kr)
 }
 
@@ -365,14 +366,14 @@ func (j *judging) floor(c *Cycle, ke, id int) {
 	}
 	fl, flu := j.jo.levelOf(j.w[fa:fb], j.nc)
 	c.floor = flu
-	c.FloorW, c.FloorU95W, c.FloorSamples = Num(fl.Mean), Num(flu.u95()), fl.N
+	c.FloorW, c.FloorU95W, c.FloorSamples = NumW(fl.Mean), NumW(flu.u95()), fl.N
 }
 
 // criteria judges the entry, the floor and the time held against the
 // criteria.
 func (j *judging) criteria(c *Cycle) {
 	cr, tm := j.jo.Criteria, j.tm
-	switch checkAtMost(float64(c.EntryMs), float64(c.EntryU95Ms), cr.EntryBoundMs) {
+	switch checkAtMost(c.EntryMs.Value(), c.EntryU95Ms.Value(), cr.EntryBoundMs) {
 	case Fail:
 		if z, ok := aboveFloorZ(j.w, j.pin, j.idx(tm.Assert.Add(time.Duration(cr.EntryBoundMs*1e6))), j.period, c.FloorW, c.FloorU95W); ok && z < entryFailZ {
 			c.judge(Inconclusive, "the step fit puts the floor %.1f ± %.1f ms after assertion, beyond the %.1f ms bound, but the power over the bound was only %.1f standard errors above the floor: too noisy to judge", float64(c.EntryMs), float64(c.EntryU95Ms), cr.EntryBoundMs, z)
@@ -382,7 +383,7 @@ func (j *judging) criteria(c *Cycle) {
 	case Inconclusive:
 		c.judge(Inconclusive, "floor reached %.1f ± %.1f ms after assertion, too close to the %.1f ms bound to judge", float64(c.EntryMs), float64(c.EntryU95Ms), cr.EntryBoundMs)
 	}
-	switch checkAtMost(float64(c.FloorW), float64(c.FloorU95W), cr.LimitW) {
+	switch checkAtMost(c.FloorW.Value(), c.FloorU95W.Value(), cr.LimitW) {
 	case Fail:
 		c.judge(Fail, "DevSlp floor %.2f ± %.2f mW is above the %.2f mW limit", float64(c.FloorW)*1e3, float64(c.FloorU95W)*1e3, cr.LimitW*1e3)
 	case Inconclusive:
@@ -393,7 +394,7 @@ func (j *judging) criteria(c *Cycle) {
 	}
 	if c.HeldMs.Ok() {
 		// held ≥ MDAT, judged as −held ≤ −MDAT
-		switch checkAtMost(-float64(c.HeldMs), float64(c.HeldU95Ms), -cr.MDATMs) {
+		switch checkAtMost(-c.HeldMs.Value(), c.HeldU95Ms.Value(), -cr.MDATMs) {
 		case Fail:
 			c.judge(Fail, "held the floor %.1f ± %.1f ms, less than MDAT %.1f ms", float64(c.HeldMs), float64(c.HeldU95Ms), cr.MDATMs)
 		case Inconclusive:
@@ -417,7 +418,7 @@ const entryFailZ = 5
 // aboveFloorZ is how many standard errors the mean power over samples
 // [a, b) stands above the floor (its batch-means error and the floor's
 // combined); false when there are too few samples or no floor.
-func aboveFloorZ(w []float64, a, b int, period float64, floor, floorU95 Num) (float64, bool) {
+func aboveFloorZ(w []float64, a, b int, period float64, floor, floorU95 NumW) (float64, bool) {
 	b = min(b, len(w))
 	if b-a < 8 || !floor.Ok() || !floorU95.Ok() {
 		return 0, false
@@ -454,29 +455,29 @@ func (c Cycle) exit(tm Timing, cr Criteria, jo JudgeOptions, period float64) Cyc
 		c.judge(Fail, "the read after deassertion failed")
 		return c
 	}
-	c.ExitMs = Num(ms(tm.ProbeComplete.Sub(tm.Deassert)))
+	c.ExitMs = NumMs(ms(tm.ProbeComplete.Sub(tm.Deassert)))
 	c.HostStallMs = tm.HostStallMs
 	// The clock fit's bound, and the release's stamp to the nearest
 	// sample (uniform over ±½ period: period/√12), in quadrature.
 	per := period / 1e6
-	c.ExitU95Ms = Num(stat.Z975 * math.Sqrt(jo.ClockU95Ms*jo.ClockU95Ms/(stat.Z975*stat.Z975)+per*per/12))
+	c.ExitU95Ms = NumMs(stat.Z975 * math.Sqrt(float64(jo.ClockU95Ms*jo.ClockU95Ms)/(stat.Z975*stat.Z975)+per*per/12))
 	late := ms(tm.ProbeIssue.Sub(tm.Deassert))
-	switch o := checkAtMost(float64(c.ExitMs), float64(c.ExitU95Ms), cr.DETOMs); {
+	switch o := checkAtMost(c.ExitMs.Value(), c.ExitU95Ms.Value(), cr.DETOMs); {
 	case o == Pass:
-	case tm.ProbeIssue != 0 && late > cr.DETOMs/2:
+	case tm.ProbeIssue != 0 && late > float64(cr.DETOMs)/2:
 		// The host, not the drive, was slow: the read went out late.
 		c.ExitHostLate = true
 		c.judge(Inconclusive, "the host issued the read %.1f ms after deassertion (overloaded host), too late to judge DETO %.1f ms", late, cr.DETOMs)
-	case tm.HostStallMs > 0 && checkAtMost(float64(c.ExitMs)-hostShareMs(float64(c.ExitMs), tm.HostStallMs), float64(c.ExitU95Ms), cr.DETOMs) != Fail:
+	case tm.HostStallMs > 0 && checkAtMost(c.ExitMs.Value()-hostShareMs(c.ExitMs.Value(), tm.HostStallMs), c.ExitU95Ms.Value(), cr.DETOMs) != Fail:
 		// Without the host's possible share the answer may be within DETO:
 		// the host, not the drive, may have made it late.
 		c.ExitHostLate = true
 		c.judge(Inconclusive, "the read completed %.1f ms after deassertion, but the host stalled up to %.1f ms at a time meanwhile (overloaded host), too much to judge DETO %.1f ms", float64(c.ExitMs), tm.HostStallMs, cr.DETOMs)
-	case checkAtMost(float64(c.ExitMs)-hostShareMs(float64(c.ExitMs), tm.HostStallMs), float64(c.ExitU95Ms), cr.DETOMs) != Fail:
+	case checkAtMost(c.ExitMs.Value()-hostShareMs(c.ExitMs.Value(), tm.HostStallMs), c.ExitU95Ms.Value(), cr.DETOMs) != Fail:
 		// No stall recorded, but the canary records none under 1 ms: an
 		// excess that small may be the host's scheduling, not the drive.
 		c.judge(Inconclusive, "the drive answered %.1f ± %.1f ms after deassertion, within the host's unrecorded scheduling delay (< 1 ms) of DETO %.1f ms, too close to judge", float64(c.ExitMs), float64(c.ExitU95Ms), cr.DETOMs)
-	case tm.HostStallMs == 0 && checkAtMost(float64(c.ExitMs)-jo.RunStallMs-hostShareMs(float64(c.ExitMs), 0), float64(c.ExitU95Ms), cr.DETOMs) != Fail:
+	case tm.HostStallMs == 0 && checkAtMost(c.ExitMs.Value()-jo.RunStallMs-hostShareMs(c.ExitMs.Value(), 0), c.ExitU95Ms.Value(), cr.DETOMs) != Fail:
 		// No stall recorded for this read, but the host stalled that long
 		// elsewhere in the run: the canary is one thread and does not see
 		// every thread's stall (campaign seed 1 drive 91, run alone: 6.5 ms
@@ -499,9 +500,9 @@ func (c Cycle) exit(tm Timing, cr Criteria, jo JudgeOptions, period float64) Cyc
 // was the host's (several stalls add up: a worst of 43.6 ms came with
 // 63 ms lost). Without a record the lateness was below 1 ms, and one such
 // delay — the completion's own scheduling — is allowed.
-func hostShareMs(exitMs, stallMs float64) float64 {
+func hostShareMs(exitMs, stallMs units.Milliseconds) units.Milliseconds {
 	if stallMs <= 0 {
-		return math.Min(1, exitMs)
+		return units.Milliseconds(math.Min(1, float64(exitMs)))
 	}
 	return exitMs * stallMs / (1 + stallMs)
 }
@@ -543,7 +544,7 @@ func (c *Cycle) checkReturn(tm Timing, samples []Sample) {
 	if math.IsInf(best, 1) {
 		return
 	}
-	c.ReturnedW = Num(best)
+	c.ReturnedW = NumW(best)
 	// The pre-cycle level's own interval widens it: a level over 300 ms
 	// of steps is known no better than that.
 	tol := math.Max(math.Max(0.2*base, 0.001), 3*sw)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/idlewatt/idlewatt/hostclock"
 	"github.com/idlewatt/idlewatt/internal/testlong"
+	"github.com/idlewatt/idlewatt/units"
 )
 
 // synthCycle renders one DevSlp cycle at 10 kS/s: slumber with GC bursts
@@ -167,8 +168,9 @@ func TestJudgeLateReadHostStall(t *testing.T) {
 // DETO 25 ms, the model's 21 ms).
 func TestExitNearDETOWithHostShareInconclusive(t *testing.T) {
 	for _, tc := range []struct {
-		exitMs, stallMs, detoMs float64
-		want                    Outcome
+		exitMs          float64
+		stallMs, detoMs units.Milliseconds
+		want            Outcome
 	}{
 		{3.5, 0, 3, Inconclusive},
 		{2.3, 0, 2, Inconclusive},
@@ -532,7 +534,7 @@ func jointEntryUnderLowSNR(t *testing.T, n int) {
 		}
 		drives++
 		v := Summarise(cycles, cr, "", "")
-		m, _ := poolCycles(cycles, func(c Cycle) (Num, Num) { return c.EntryMs, c.EntryU95Ms })
+		m, _ := poolCycles(cycles, func(c Cycle) (NumMs, NumMs) { return c.EntryMs, c.EntryU95Ms })
 		tol := math.Max(1, 0.03*entry)
 		je, me := math.Abs(float64(v.EntryMs)-entry), math.Abs(float64(m)-entry)
 		jointErr, meanErr = append(jointErr, je), append(meanErr, me)
@@ -587,8 +589,8 @@ func TestEntryCycleFloor(t *testing.T) {
 	}
 
 	cyc := func(n int, w float64, only bool) Cycle {
-		return Cycle{Cycle: n, Outcome: Pass, EntryOnly: only, PreCycleW: 0.05, FloorW: Num(w), FloorU95W: 0.0001,
-			EntryMs: None, EntryU95Ms: None, RiseMs: None, RiseU95Ms: None, ExitMs: None, ExitU95Ms: None}
+		return Cycle{Cycle: n, Outcome: Pass, EntryOnly: only, PreCycleW: 0.05, FloorW: NumW(w), FloorU95W: 0.0001,
+			EntryMs: NoneMs, EntryU95Ms: NoneMs, RiseMs: NoneMs, RiseU95Ms: NoneMs, ExitMs: NoneMs, ExitU95Ms: NoneMs}
 	}
 	v := Summarise([]Cycle{cyc(1, 0.001, false), cyc(2, 0.0012, false), cyc(3, 0.004, true), cyc(4, 0.005, true)}, cr, "yes", "")
 	if math.Abs(float64(v.FloorW)-0.0011) > 1e-12 {
@@ -634,7 +636,7 @@ func TestEntryFailNeedsThePowerAboveTheFloor(t *testing.T) {
 	}
 	c := Judge(tm2, s2, jo)
 	t.Logf("entry %.1f ± %.1f ms: %s %v", float64(c.EntryMs), float64(c.EntryU95Ms), c.Outcome, c.Reasons)
-	if float64(c.EntryMs)-float64(c.EntryU95Ms) <= cr.EntryBoundMs {
+	if c.EntryMs.Value()-c.EntryU95Ms.Value() <= cr.EntryBoundMs {
 		t.Fatalf("the fit did not put the entry beyond the bound (%.1f ± %.1f ms): the case tests nothing", float64(c.EntryMs), float64(c.EntryU95Ms))
 	}
 	if c.Outcome == Fail || !strings.Contains(strings.Join(c.Reasons, ";"), "too noisy to judge") {
@@ -654,7 +656,7 @@ func TestExitPastDETOWithStallsElsewhere(t *testing.T) {
 	tm, s := synthCycle(8, 0.0012, 0.001, 0.00025, 0, 0)
 	tm.ProbeComplete = tm.Deassert + hostclock.Time(6450*time.Microsecond)
 	for _, tc := range []struct {
-		run      float64
+		run      units.Milliseconds
 		want     Outcome
 		hostLate bool
 	}{{0, Fail, false}, {9.3, Inconclusive, true}, {0.2, Fail, false}} {

@@ -21,6 +21,12 @@
 // host-side cause (policy not applied, no pin) makes any other non-pass
 // Inconclusive. Definitions: docs/analysis.md, "DevSlp quantities".
 //
+// The quantities carry their unit: a power is a NumW (Num[units.Watts]), a
+// latency a NumMs (Num[units.Milliseconds]), absent as NaN (null in JSON);
+// the limits (Criteria) are units.Watts and units.Milliseconds, and a check
+// (checkAtMost) or a printed x ± u (PM) takes a value, its interval and its
+// limit of one quantity, so a floor cannot be judged against a latency.
+//
 // # Where it sits
 //
 // The analysis layer (rank 3): it judges the samples it is handed and

@@ -13,6 +13,7 @@ import (
 	"github.com/idlewatt/idlewatt/hostclock"
 	"github.com/idlewatt/idlewatt/internal/stat"
 	"github.com/idlewatt/idlewatt/internal/testlong"
+	"github.com/idlewatt/idlewatt/units"
 )
 
 // The DevSlp estimators under real meter noise: each noise family of
@@ -125,18 +126,20 @@ type coverage struct {
 	worstZ  float64
 }
 
-func (c *coverage) add(x, u Num, truth float64, what string) {
-	if !x.Ok() {
+// add counts x ± u (W or ms, NaN when absent) against truth.
+func (c *coverage) add(x, u float64, truth float64, what string) {
+	present := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+	if !present(x) {
 		return
 	}
 	c.n++
 	e := float64(x) - truth
 	c.errs = append(c.errs, e)
-	if u.Ok() && math.Abs(e) <= float64(u) {
+	if present(u) && math.Abs(e) <= float64(u) {
 		c.held++
 		return
 	}
-	if z := math.Abs(e) / math.Max(float64(u), 1e-300); !u.Ok() || z > c.worstZ {
+	if z := math.Abs(e) / math.Max(float64(u), 1e-300); !present(u) || z > c.worstZ {
 		c.worstZ, c.worst = z, fmt.Sprintf("%s: %.4g ± %.3g, truth %.4g", what, float64(x), float64(u), truth)
 	}
 }
@@ -185,7 +188,7 @@ func TestDevSlpIntervalsUnderMeterNoise(t *testing.T) {
 			d := drawNoisyDrive(rng, m)
 			// A clock fit of 0–50 µs: the exit's interval must hold the
 			// release's stamp to the nearest sample (±50 µs) by itself.
-			jo := JudgeOptions{Criteria: cr, ClockU95Ms: 0.05 * rng.Float64(),
+			jo := JudgeOptions{Criteria: cr, ClockU95Ms: units.Milliseconds(0.05 * rng.Float64()),
 				Rails: []stat.Rail{{NominalV: 5, CurrentLSB: m.LSBA, CurrentGainErr: m.GainLimit, CurrentOffsetA: m.OffLimitA}}}
 			var cycles []Cycle
 			var tr cycleTruth
@@ -199,10 +202,10 @@ func TestDevSlpIntervalsUnderMeterNoise(t *testing.T) {
 					t.Errorf("%s: FAIL %v", what, c.Reasons)
 				}
 				for name, v := range map[string]struct {
-					x, u  Num
+					x, u  float64
 					truth float64
-				}{"floor": {c.FloorW, c.FloorU95W, ctr.floor}, "pre-cycle": {c.PreCycleW, c.PreCycleU95W, ctr.pre},
-					"entry": {c.EntryMs, c.EntryU95Ms, ctr.entryMs}, "rise": {c.RiseMs, c.RiseU95Ms, ctr.riseMs}, "exit": {c.ExitMs, c.ExitU95Ms, ctr.exitMs}} {
+				}{"floor": {float64(c.FloorW), float64(c.FloorU95W), ctr.floor}, "pre-cycle": {float64(c.PreCycleW), float64(c.PreCycleU95W), ctr.pre},
+					"entry": {float64(c.EntryMs), float64(c.EntryU95Ms), ctr.entryMs}, "rise": {float64(c.RiseMs), float64(c.RiseU95Ms), ctr.riseMs}, "exit": {float64(c.ExitMs), float64(c.ExitU95Ms), ctr.exitMs}} {
 					fam[name].add(v.x, v.u, v.truth, what)
 					all[name].add(v.x, v.u, v.truth, what)
 				}
@@ -211,10 +214,10 @@ func TestDevSlpIntervalsUnderMeterNoise(t *testing.T) {
 			v := Summarise(cycles, cr, "yes", "")
 			what := fmt.Sprintf("%s drive %d (%v; slumber %.2f mW, floor %.3f mW)", f, dn, m, d.slumber*1e3, d.floor*1e3)
 			for name, q := range map[string]struct {
-				x, u  Num
+				x, u  float64
 				truth float64
-			}{"floor pooled": {v.FloorW, v.FloorU95W, tr.floor}, "pre-cycle pooled": {v.PreCycleW, v.PreCycleU95W, tr.pre},
-				"entry pooled": {v.EntryMs, v.EntryU95Ms, tr.entryMs}, "rise pooled": {v.RiseMs, v.RiseU95Ms, tr.riseMs}} {
+			}{"floor pooled": {float64(v.FloorW), float64(v.FloorU95W), tr.floor}, "pre-cycle pooled": {float64(v.PreCycleW), float64(v.PreCycleU95W), tr.pre},
+				"entry pooled": {float64(v.EntryMs), float64(v.EntryU95Ms), tr.entryMs}, "rise pooled": {float64(v.RiseMs), float64(v.RiseU95Ms), tr.riseMs}} {
 				fam[name].add(q.x, q.u, q.truth, what)
 				all[name].add(q.x, q.u, q.truth, what)
 			}

@@ -5,20 +5,36 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+
+	"github.com/idlewatt/idlewatt/units"
 )
 
-// Num is a measured value that may be absent: NaN in code, null in JSON
-// (never 0, never a number from another state).
-type Num float64
+// Num is a measured value of quantity Q (units.Watts, units.Milliseconds)
+// that may be absent: NaN in code, null in JSON (never 0, never a number
+// from another state). Q only types it: a floor in W and an entry in ms
+// are different types, and PM takes a value and its interval of one.
+type Num[Q ~float64] float64
 
-// None is an absent value.
-var None = Num(math.NaN())
+// NumW is a power that may be absent; NumMs a time in ms.
+type (
+	NumW  = Num[units.Watts]
+	NumMs = Num[units.Milliseconds]
+)
+
+// NoneW and NoneMs are absent values.
+var (
+	NoneW  = NumW(math.NaN())
+	NoneMs = NumMs(math.NaN())
+)
 
 // Ok reports whether the value is present.
-func (n Num) Ok() bool { return !math.IsNaN(float64(n)) && !math.IsInf(float64(n), 0) }
+func (n Num[Q]) Ok() bool { return !math.IsNaN(float64(n)) && !math.IsInf(float64(n), 0) }
+
+// Value is n as its quantity (NaN when absent).
+func (n Num[Q]) Value() Q { return Q(n) }
 
 // MarshalJSON writes null for an absent value.
-func (n Num) MarshalJSON() ([]byte, error) {
+func (n Num[Q]) MarshalJSON() ([]byte, error) {
 	if !n.Ok() {
 		return []byte("null"), nil
 	}
@@ -26,16 +42,16 @@ func (n Num) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON reads null as absent.
-func (n *Num) UnmarshalJSON(b []byte) error {
+func (n *Num[Q]) UnmarshalJSON(b []byte) error {
 	if string(b) == "null" {
-		*n = None
+		*n = Num[Q](math.NaN())
 		return nil
 	}
 	var f float64
 	if err := json.Unmarshal(b, &f); err != nil {
 		return err
 	}
-	*n = Num(f)
+	*n = Num[Q](f)
 	return nil
 }
 
@@ -62,7 +78,7 @@ func worse(a, b Outcome) Outcome {
 
 // checkAtMost judges x ± u against "x ≤ bound": pass when the whole
 // interval is inside, fail when it is wholly outside.
-func checkAtMost(x, u, bound float64) Outcome {
+func checkAtMost[Q ~float64](x, u, bound Q) Outcome {
 	switch {
 	case x+u <= bound:
 		return Pass
@@ -74,7 +90,7 @@ func checkAtMost(x, u, bound float64) Outcome {
 
 // PM formats x ± u scaled (1e3 for mW from W) with two decimals, as every
 // output prints a DevSlp quantity; "—" when absent.
-func PM(x, u Num, scale float64) string {
+func PM[Q ~float64](x, u Num[Q], scale float64) string {
 	if !x.Ok() {
 		return "—"
 	}

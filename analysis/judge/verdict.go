@@ -21,17 +21,17 @@ type Verdict struct {
 	HostCause string   `json:"host_cause,omitempty"` // a host-side problem that makes a non-pass inconclusive
 	Criteria  Criteria `json:"criteria"`
 	Passed    int      `json:"passed"`
-	PreCycleW Num      `json:"pre_cycle_w"`
+	PreCycleW NumW     `json:"pre_cycle_w"`
 	// PreCycleU95W is PreCycleW's 95 % half-width.
-	PreCycleU95W Num     `json:"pre_cycle_u95_w"`
-	FloorW       Num     `json:"floor_w"`
-	FloorU95W    Num     `json:"floor_u95_w"`
-	EntryMs      Num     `json:"entry_ms"`
-	EntryU95Ms   Num     `json:"entry_u95_ms"`
-	RiseMs       Num     `json:"rise_ms"`
-	RiseU95Ms    Num     `json:"rise_u95_ms"`
-	ExitMs       Num     `json:"exit_ms"`
-	ExitU95Ms    Num     `json:"exit_u95_ms"`
+	PreCycleU95W NumW    `json:"pre_cycle_u95_w"`
+	FloorW       NumW    `json:"floor_w"`
+	FloorU95W    NumW    `json:"floor_u95_w"`
+	EntryMs      NumMs   `json:"entry_ms"`
+	EntryU95Ms   NumMs   `json:"entry_u95_ms"`
+	RiseMs       NumMs   `json:"rise_ms"`
+	RiseU95Ms    NumMs   `json:"rise_u95_ms"`
+	ExitMs       NumMs   `json:"exit_ms"`
+	ExitU95Ms    NumMs   `json:"exit_u95_ms"`
 	Cycles       []Cycle `json:"cycles"`
 }
 
@@ -44,8 +44,8 @@ func (v Verdict) Pass() bool { return v.Outcome == Pass }
 // it.
 func Summarise(cycles []Cycle, cr Criteria, support, hostCause string) Verdict {
 	v := Verdict{Cycles: cycles, Criteria: cr, Support: support, HostCause: hostCause, Outcome: Pass}
-	pool := func(get func(c Cycle) (Num, Num)) (Num, Num) { return poolCycles(cycles, get) }
-	v.PreCycleW, v.PreCycleU95W = poolLevels(cycles, func(c Cycle) (Num, levelU) { return c.PreCycleW, c.pre })
+	pool := func(get func(c Cycle) (NumMs, NumMs)) (NumMs, NumMs) { return poolCycles(cycles, get) }
+	v.PreCycleW, v.PreCycleU95W = poolLevels(cycles, func(c Cycle) (NumW, levelU) { return c.PreCycleW, c.pre })
 	// The floor is the full cycles' (an entry cycle's is over a short
 	// hold: averaged in unweighted it would add its noise), or every
 	// cycle's when none is full.
@@ -53,9 +53,9 @@ func Summarise(cycles []Cycle, cr Criteria, support, hostCause string) Verdict {
 	for _, c := range cycles {
 		full = full || (!c.EntryOnly && c.FloorW.Ok())
 	}
-	v.FloorW, v.FloorU95W = poolLevels(cycles, func(c Cycle) (Num, levelU) {
+	v.FloorW, v.FloorU95W = poolLevels(cycles, func(c Cycle) (NumW, levelU) {
 		if full && c.EntryOnly {
-			return None, levelU{}
+			return NoneW, levelU{}
 		}
 		return c.FloorW, c.floor
 	})
@@ -72,24 +72,24 @@ func Summarise(cycles []Cycle, cr Criteria, support, hostCause string) Verdict {
 	for _, c := range cycles {
 		grid = math.Max(grid, withGrid(0)*c.periodMs)
 	}
-	atLeastGrid := func(u Num) Num {
+	atLeastGrid := func(u NumMs) NumMs {
 		if u.Ok() {
-			return Num(math.Max(float64(u), grid))
+			return NumMs(math.Max(float64(u), grid))
 		}
 		return u
 	}
-	v.EntryMs, v.EntryU95Ms = pool(func(c Cycle) (Num, Num) { return c.EntryMs - Num(c.entryCut), c.EntryU95Ms })
+	v.EntryMs, v.EntryU95Ms = pool(func(c Cycle) (NumMs, NumMs) { return c.EntryMs - NumMs(c.entryCut), c.EntryU95Ms })
 	v.EntryMs, _ = clampLatency(float64(v.EntryMs))
 	v.EntryU95Ms = atLeastGrid(v.EntryU95Ms)
 	if e, u, ok := jointEntry(cycles); ok && (!v.EntryU95Ms.Ok() || u < float64(v.EntryU95Ms)) {
-		v.EntryMs, v.EntryU95Ms = Num(e), atLeastGrid(Num(u))
+		v.EntryMs, v.EntryU95Ms = NumMs(e), atLeastGrid(NumMs(u))
 	}
-	v.RiseMs, v.RiseU95Ms = pool(func(c Cycle) (Num, Num) { return c.RiseMs - Num(c.riseCut), c.RiseU95Ms })
+	v.RiseMs, v.RiseU95Ms = pool(func(c Cycle) (NumMs, NumMs) { return c.RiseMs - NumMs(c.riseCut), c.RiseU95Ms })
 	v.RiseMs, _ = clampLatency(float64(v.RiseMs))
 	v.RiseU95Ms = atLeastGrid(v.RiseU95Ms)
-	v.ExitMs, v.ExitU95Ms = pool(func(c Cycle) (Num, Num) {
+	v.ExitMs, v.ExitU95Ms = pool(func(c Cycle) (NumMs, NumMs) {
 		if c.ExitHostLate {
-			return None, None
+			return NoneMs, NoneMs
 		}
 		return c.ExitMs, c.ExitU95Ms
 	})
@@ -156,16 +156,19 @@ func (v Verdict) String() string {
 // Figures are the pooled quantities as the headline prints them.
 func (v Verdict) Figures() string {
 	var parts []string
-	add := func(name string, x, u Num, scale float64, unit string) {
-		if x.Ok() {
-			parts = append(parts, fmt.Sprintf("%s %s %s", name, PM(x, u, scale), unit))
-		}
-	}
-	add("DevSlp floor", v.FloorW, v.FloorU95W, 1e3, "mW")
-	add("entry", v.EntryMs, v.EntryU95Ms, 1, "ms")
-	add("power rise", v.RiseMs, v.RiseU95Ms, 1, "ms")
-	add("exit to first read", v.ExitMs, v.ExitU95Ms, 1, "ms")
+	parts = appendPM(parts, "DevSlp floor", v.FloorW, v.FloorU95W, 1e3, "mW")
+	parts = appendPM(parts, "entry", v.EntryMs, v.EntryU95Ms, 1, "ms")
+	parts = appendPM(parts, "power rise", v.RiseMs, v.RiseU95Ms, 1, "ms")
+	parts = appendPM(parts, "exit to first read", v.ExitMs, v.ExitU95Ms, 1, "ms")
 	return strings.Join(parts, ", ")
+}
+
+// appendPM appends "name x ± u unit" to parts when x is present.
+func appendPM[Q ~float64](parts []string, name string, x, u Num[Q], scale float64, unit string) []string {
+	if x.Ok() {
+		parts = append(parts, fmt.Sprintf("%s %s %s", name, PM(x, u, scale), unit))
+	}
+	return parts
 }
 
 // jointEntry is the entry latency of the cycles that entered, fitted
@@ -223,7 +226,7 @@ func jointEntry(cycles []Cycle) (ms, u95 float64, ok bool) {
 // freedom) and the spread between cycles (s/√n, at n − 1), and whose
 // meter part (resolution, calibration) is the cycles' largest — one meter,
 // one bias, which more cycles do not average away.
-func poolLevels(cycles []Cycle, get func(Cycle) (Num, levelU)) (Num, Num) {
+func poolLevels(cycles []Cycle, get func(Cycle) (NumW, levelU)) (NumW, NumW) {
 	var xs []float64
 	var us []levelU
 	for _, c := range cycles {
@@ -232,7 +235,7 @@ func poolLevels(cycles []Cycle, get func(Cycle) (Num, levelU)) (Num, Num) {
 		}
 	}
 	if len(xs) == 0 {
-		return None, None
+		return NoneW, NoneW
 	}
 	n := float64(len(xs))
 	m := stat.Mean(xs)
@@ -257,16 +260,16 @@ func poolLevels(cycles []Cycle, get func(Cycle) (Num, levelU)) (Num, Num) {
 		}
 	}
 	if v == 0 && sys == 0 && len(xs) == 1 && math.IsNaN(us[0].se) {
-		return Num(m), None
+		return NumW(m), NoneW
 	}
-	return Num(m), Num(stat.Expanded(v, dof, sys))
+	return NumW(m), NumW(stat.Expanded(v, dof, sys))
 }
 
 // poolCycles is a verdict's value of one quantity from its cycles: the
 // mean of the cycles that have it, with a 95 % interval that is the larger
 // of the cycles' own uncertainties propagated (√Σu²/n) and the spread
 // between cycles (s/√n); None when no cycle has it.
-func poolCycles[C any](cycles []C, get func(C) (Num, Num)) (Num, Num) {
+func poolCycles[C any, Q ~float64](cycles []C, get func(C) (Num[Q], Num[Q])) (Num[Q], Num[Q]) {
 	var xs, us []float64
 	for _, c := range cycles {
 		if x, u := get(c); x.Ok() {
@@ -274,7 +277,7 @@ func poolCycles[C any](cycles []C, get func(C) (Num, Num)) (Num, Num) {
 		}
 	}
 	if len(xs) == 0 {
-		return None, None
+		return Num[Q](math.NaN()), Num[Q](math.NaN())
 	}
 	m := stat.Mean(xs)
 	var prop, ss float64
@@ -287,5 +290,5 @@ func poolCycles[C any](cycles []C, get func(C) (Num, Num)) (Num, Num) {
 	if len(xs) > 1 {
 		u = math.Max(u, math.Sqrt(ss/(n-1))/math.Sqrt(n))
 	}
-	return Num(m), Num(1.96 * u)
+	return Num[Q](m), Num[Q](1.96 * u)
 }

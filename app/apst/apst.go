@@ -259,7 +259,7 @@ func Verify(ctx context.Context, s *Setup, o VerifyOptions) (VerifyResult, error
 			samples[i] = judge.Sample{T: hostclock.Time(x.At), W: float64(x.W)}
 		}
 	}
-	cr := judge.APSTCriteria{ExpectPS: expect, Levels: s.levels(), LinkExitMs: float64(s.linkExit) / 1e6}
+	cr := judge.APSTCriteria{ExpectPS: expect, Levels: s.levels(), LinkExitMs: units.Milliseconds(float64(s.linkExit) / 1e6)}
 	if learn {
 		// Learn from the samples with no read outstanding.
 		var idle []units.Watts
@@ -280,7 +280,7 @@ func Verify(ctx context.Context, s *Setup, o VerifyOptions) (VerifyResult, error
 	var out []judge.APSTCycle
 	for _, c := range cyc {
 		tm := judge.APSTTiming{Cycle: c.Cycle, Idle: hostclock.Time(c.Idle), ProbeIssue: hostclock.Time(c.ProbeIssue), ProbeComplete: hostclock.Time(c.ProbeComplete),
-			WarmMs: float64(c.WarmComplete-c.WarmIssue) / 1e6}
+			WarmMs: units.Milliseconds(float64(c.WarmComplete-c.WarmIssue) / 1e6)}
 		if entered {
 			tm.EnterAt = hostclock.Time(c.Idle + enter)
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/idlewatt/idlewatt/internal/stat"
 	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/states/devslp"
+	"github.com/idlewatt/idlewatt/units"
 )
 
 // liveDevSlp estimates, while the DevSlp cycles run, the entry latency the
@@ -192,7 +193,7 @@ func (l *liveDevSlp) entry(port int, settle, ret time.Duration, jo judge.JudgeOp
 // power is a watched drive's power (W, all rails) over the samples
 // buffered since watch, skipping samples some rail lacks, and the sample
 // rate.
-func (l *liveDevSlp) power(port int) ([]float64, float64) {
+func (l *liveDevSlp) power(port int) ([]float64, units.Hertz) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	lv := l.ports[port]
@@ -214,7 +215,7 @@ func (l *liveDevSlp) power(port int) ([]float64, float64) {
 	for _, s := range lv.sum(from, to, func(uint64) hostclock.Time { return 0 }) {
 		out = append(out, s.W)
 	}
-	return out, 1e9 / l.period
+	return out, units.Hertz(1e9 / l.period)
 }
 
 // trim drops the samples before index idx (a judged cycle's release: the

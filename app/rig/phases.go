@@ -16,6 +16,7 @@ import (
 	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/states/alpm"
 	"github.com/idlewatt/idlewatt/states/devslp"
+	"github.com/idlewatt/idlewatt/units"
 	"github.com/idlewatt/idlewatt/workload/gen"
 	"github.com/idlewatt/idlewatt/workload/replay"
 	"github.com/idlewatt/idlewatt/workload/trace"
@@ -244,9 +245,9 @@ func (r *Rig) DevSlp(ctx context.Context) error {
 // criteriaOf are the verdict's limits for resolved options.
 func criteriaOf(o devslp.Options) judge.Criteria {
 	c := judge.DefaultCriteria()
-	ms := func(d time.Duration) float64 { return float64(d) / 1e6 }
+	ms := func(d time.Duration) units.Milliseconds { return units.Milliseconds(float64(d) / 1e6) }
 	if o.Limit > 0 {
-		c.LimitW = float64(o.Limit)
+		c.LimitW = o.Limit
 	}
 	if o.EntryBound > 0 {
 		c.EntryBoundMs = ms(o.EntryBound)

@@ -126,7 +126,7 @@ func TestMeasureRecoversActiveIdle(t *testing.T) {
 	}
 	for _, d := range res.Report.Drives {
 		p, _ := drivesim.Lookup(d.Profile, nil)
-		e := math.Abs(d.ActiveIdleW-float64(p.ActiveIdleW)) / float64(p.ActiveIdleW)
+		e := math.Abs(float64(d.ActiveIdleW-p.ActiveIdleW)) / float64(p.ActiveIdleW)
 		t.Logf("%s: active idle %.4f W, profile %.4f W, error %.3f %%; average %.4f W; peak %.3f W; %d I/O; %d dropped",
 			d.Name, d.ActiveIdleW, float64(p.ActiveIdleW), 100*e, d.AverageW, d.PeakW, d.IO.Ops, d.Samples.Dropped)
 		if e > 0.01 {
@@ -250,7 +250,7 @@ func truthErrors(t testing.TB, res *Result, port int, truth string) []cycleErr {
 		e := cycleErr{cycle: c.Cycle,
 			floorMW: (float64(c.FloorW) - truthW) * 1e3, floorU95MW: float64(c.FloorU95W) * 1e3,
 			entryMs: float64(c.EntryAt.Sub(res.EmuEpoch)-seg.Start) / 1e6, entryU95Ms: float64(c.EntryU95Ms),
-			exit: float64(c.ExitMs), exitTruth: float64(read.End-seg.End) / 1e6, hostStallMs: c.HostStallMs}
+			exit: float64(c.ExitMs), exitTruth: float64(read.End-seg.End) / 1e6, hostStallMs: float64(c.HostStallMs)}
 		if c.RiseAt != 0 {
 			e.riseMs, e.riseU95Ms = float64(c.RiseAt.Sub(res.EmuEpoch)-seg.End)/1e6, float64(c.RiseU95Ms)
 		}
@@ -362,13 +362,13 @@ func TestActiveIdlePhaseUnderPowerSavingPolicy(t *testing.T) {
 	quiet := map[string]float64{}
 	for _, ph := range d.Phases {
 		phases = append(phases, ph.Name)
-		quiet[ph.Name] = ph.Quiet.W
+		quiet[ph.Name] = float64(ph.Quiet.W)
 	}
 	if !strings.Contains(strings.Join(phases, ","), "idle:max_performance,idle") {
 		t.Fatalf("phases %v: no idle:max_performance before idle", phases)
 	}
 	want := float64(p.ActiveIdleW)
-	if d.ActiveIdleU95W == nil || math.Abs(d.ActiveIdleW-want) > max(0.01*want, *d.ActiveIdleU95W) {
+	if d.ActiveIdleU95W == nil || math.Abs(float64(d.ActiveIdleW)-want) > max(0.01*want, float64(*d.ActiveIdleU95W)) {
 		t.Errorf("active idle %v ± %v W, profile %v W", d.ActiveIdleW, d.ActiveIdleU95W, want)
 	}
 	if q := quiet["idle"]; !(math.Abs(q-float64(p.SlumberW)) < 0.1*float64(p.SlumberW)) {

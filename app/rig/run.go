@@ -211,7 +211,7 @@ func (res *Result) writeFiles(out string, o outfile.Options, pyr *htmlreport.Pyr
 // judgeDevSlp takes each drive's DevSlp verdict from the analysis (which
 // judged the cycles from the capture, on its own clock fit).
 func (res *Result) judgeDevSlp(rep *analysis.Report) {
-	res.ClockUncertaintyMs = rep.Alignment.MedianRTTMS/2 + rep.Alignment.ResidualMaxMS
+	res.ClockUncertaintyMs = float64(rep.Alignment.MedianRTTMS/2 + rep.Alignment.ResidualMaxMS)
 	res.DevSlp = map[string]judge.Verdict{}
 	for _, d := range rep.Drives {
 		if d.DevSlp.Verdict.Outcome != "" {
@@ -232,14 +232,15 @@ func batteryLife(rep *analysis.Report, b Battery) ([]BatteryLife, []string) {
 	var out []BatteryLife
 	var notes []string
 	for _, d := range rep.Drives {
-		if math.IsNaN(d.ActiveIdleW) || d.ActiveIdleU95W == nil {
+		idleW, idleU95W := float64(d.ActiveIdleW), (*float64)(d.ActiveIdleU95W)
+		if math.IsNaN(idleW) || idleU95W == nil {
 			notes = append(notes, fmt.Sprintf("battery: no estimate for %s: its active idle was not measured with an interval (no quiet time in active idle; an idle phase measures it)", d.Name))
 			continue
 		}
 		life := func(w float64) float64 { return 60 * b.CapacityWh / (b.PlatformIdleW + w) }
-		bl := BatteryLife{Port: d.Port, Name: d.Name, IdleW: d.ActiveIdleW, IdleU95W: d.ActiveIdleU95W, LifeMin: life(d.ActiveIdleW)}
+		bl := BatteryLife{Port: d.Port, Name: d.Name, IdleW: idleW, IdleU95W: idleU95W, LifeMin: life(idleW)}
 		// d(life)/dW = −life/(platform + W).
-		u := bl.LifeMin / (b.PlatformIdleW + d.ActiveIdleW) * *d.ActiveIdleU95W
+		u := bl.LifeMin / (b.PlatformIdleW + idleW) * *idleU95W
 		bl.LifeU95Min = &u
 		bl.CostMin = life(0) - bl.LifeMin
 		if d.DevSlp.Entered && d.DevSlp.PowerW.Ok() && d.DevSlp.PowerW > 0 {

@@ -38,7 +38,7 @@ func writeAPSTVerify(w io.Writer, r apst.VerifyResult) {
 	}
 	fmt.Fprintf(w, "; levels (%s):", r.Host.Levels)
 	for _, l := range v.Criteria.Levels {
-		fmt.Fprintf(w, " PS%d %s mW", l.PS, judge.PM(judge.Num(l.W), judge.None, 1e3))
+		fmt.Fprintf(w, " PS%d %s mW", l.PS, judge.PM(judge.NumW(l.W), judge.NoneW, 1e3))
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)

@@ -84,15 +84,15 @@ func TestAPSTVerifyMeasuresModel(t *testing.T) {
 		p, _ := nvmesim.ProfileByName(name)
 		ps4 := p.Identify.PowerStates[4]
 		v := res.Verdict
-		within := func(what string, x, u judge.Num, want, slack float64) {
-			if !x.Ok() || math.Abs(float64(x)-want) > float64(u)+slack {
+		within := func(what string, ok bool, x, u, want, slack float64) {
+			if !ok || math.Abs(x-want) > u+slack {
 				t.Errorf("%s %s: %v ± %v, model %v", name, what, x, u, want)
 			}
 		}
-		within("floor W", v.FloorW, v.FloorU95W, float64(ps4.MaxPower), 0)
+		within("floor W", v.FloorW.Ok(), float64(v.FloorW), float64(v.FloorU95W), float64(ps4.MaxPower), 0)
 		// The step is located to within a sample (50 µs).
-		within("entry ms", v.EntryMs, v.EntryU95Ms, 0.6*float64(ps4.EntryLatencyUs)/1e3, 0.05)
-		within("exit ms", v.ExitMs, v.ExitU95Ms, 0.6*float64(ps4.ExitLatencyUs)/1e3+float64(p.L12Exit)/1e6, 1e-9)
+		within("entry ms", v.EntryMs.Ok(), float64(v.EntryMs), float64(v.EntryU95Ms), 0.6*float64(ps4.EntryLatencyUs)/1e3, 0.05)
+		within("exit ms", v.ExitMs.Ok(), float64(v.ExitMs), float64(v.ExitU95Ms), 0.6*float64(ps4.ExitLatencyUs)/1e3+float64(p.L12Exit)/1e6, 1e-9)
 	}
 }
 

@@ -218,7 +218,8 @@ func sameRun(r, again *analysis.Report) error {
 		if d.Port != e.Port || d.Name != e.Name || d.Samples.Count != e.Samples.Count {
 			return fmt.Errorf("port %d %q with %d samples, the report has port %d %q with %d", e.Port, e.Name, e.Samples.Count, d.Port, d.Name, d.Samples.Count)
 		}
-		if !(d.EnergyJ == e.EnergyJ || math.Abs(d.EnergyJ-e.EnergyJ) <= 1e-9*math.Abs(d.EnergyJ) || (math.IsNaN(d.EnergyJ) && math.IsNaN(e.EnergyJ))) {
+		dj, ej := float64(d.EnergyJ), float64(e.EnergyJ)
+		if !(dj == ej || math.Abs(dj-ej) <= 1e-9*math.Abs(dj) || (math.IsNaN(dj) && math.IsNaN(ej))) {
 			return fmt.Errorf("port %d %q drew %.9g J, the report says %.9g J", e.Port, e.Name, e.EnergyJ, d.EnergyJ)
 		}
 	}

@@ -133,7 +133,7 @@ func runImport(cmd *cobra.Command, args []string) error {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(map[string]any{"file": in, "format": res.Format, "capture": res.Out, "rate_hz": res.Rate,
-			"samples": res.Samples, "missing_samples": res.Missing, "duration_s": float64(res.Span) / res.Rate,
+			"samples": res.Samples, "missing_samples": res.Missing, "duration_s": res.Rate.Span(float64(res.Span)),
 			"logic_events": res.Events, "io_spans": res.IO, "notes": res.Notes})
 	}
 	printImport(w, in, res)
@@ -146,7 +146,7 @@ func runImport(cmd *cobra.Command, args []string) error {
 
 func printImport(w io.Writer, in string, res *importer.Result) {
 	fmt.Fprintf(w, "%s: %s, %d samples at %g S/s (%.3f s), %d missing, %d logic events, %d I/O spans\n",
-		in, res.Format, res.Samples, res.Rate, float64(res.Span)/res.Rate, res.Missing, res.Events, res.IO)
+		in, res.Format, res.Samples, res.Rate, res.Rate.Span(float64(res.Span)), res.Missing, res.Events, res.IO)
 }
 
 func describeMode(m os.FileMode) string {

@@ -287,7 +287,7 @@ func printMeasureHeadline(w io.Writer, res *rig.Result, verify bool) {
 		if v.PreCycleW.Ok() {
 			// The resting power before each assertion: Slumber under a DIPM
 			// policy, not active idle.
-			fmt.Fprintf(w, "DevSlp port %s: pre-cycle (Slumber) power %s mW\n", p, judge.PM(v.PreCycleW, judge.None, 1e3))
+			fmt.Fprintf(w, "DevSlp port %s: pre-cycle (Slumber) power %s mW\n", p, judge.PM(v.PreCycleW, judge.NoneW, 1e3))
 		}
 		if verify {
 			printCycles(w, p, v)

@@ -71,11 +71,11 @@ func mdTableUnder(t *testing.T, path, heading string) [][]string {
 }
 
 func pm(x, u *float64, scale float64) string {
-	n := func(p *float64) judge.Num {
+	n := func(p *float64) judge.NumMs { // the unit does not show in PM's text
 		if p == nil {
-			return judge.None
+			return judge.NoneMs
 		}
-		return judge.Num(*p)
+		return judge.NumMs(*p)
 	}
 	return judge.PM(n(x), n(u), scale)
 }

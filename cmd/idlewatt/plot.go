@@ -14,6 +14,7 @@ import (
 	"github.com/idlewatt/idlewatt/internal/textsafe"
 	"github.com/idlewatt/idlewatt/report"
 	"github.com/idlewatt/idlewatt/report/chart"
+	"github.com/idlewatt/idlewatt/units"
 	"github.com/spf13/cobra"
 )
 
@@ -66,7 +67,7 @@ func runPlot(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	from, to := fromD.Seconds(), toD.Seconds()
+	from, to := units.SecondsOf(fromD), units.SecondsOf(toD)
 	in, open, done, err := plotInput(cmd, args[0], to > from) // another meter's file: its summaries, or a capture of it
 	if err != nil {
 		return err

@@ -267,7 +267,7 @@ func recordResultOf(out, kind string, replayed bool, rec *record.Recorder, fin r
 	res.Duplicates, res.Restarts, res.BadLines = st.Duplicates, st.Restarts, st.BadLines
 	res.Recovered, res.Refused, res.RefusedBy = st.Recovered, st.Refused, fin.RefusedBy
 	res.FirstBadLine, res.FirstBadByte = st.FirstBadLine, st.FirstBadByte
-	res.StreamS = t.Span(res.RateHz)
+	res.StreamS = float64(t.Span(rec.Header().RateHz))
 	return res
 }
 

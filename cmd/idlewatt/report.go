@@ -15,6 +15,7 @@ import (
 	"github.com/idlewatt/idlewatt/internal/textsafe"
 	"github.com/idlewatt/idlewatt/report"
 	htmlreport "github.com/idlewatt/idlewatt/report/html"
+	"github.com/idlewatt/idlewatt/units"
 	"github.com/spf13/cobra"
 )
 
@@ -233,12 +234,12 @@ func reportWindow(cmd *cobra.Command) (*analysis.Window, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &analysis.Window{FromS: from.Seconds()}
+	w := &analysis.Window{FromS: units.SecondsOf(from)}
 	if optSet(cmd, "to", "") {
 		if to <= from {
 			return nil, usageErr("report: --to %g s is not after --from %g s", to.Seconds(), from.Seconds())
 		}
-		w.ToS = to.Seconds()
+		w.ToS = units.SecondsOf(to)
 	}
 	return w, nil
 }
@@ -262,7 +263,7 @@ func attachAnnotations(cmd *cobra.Command, r *analysis.Report, capturePath strin
 			if n.ToS != nil {
 				end = *n.ToS
 			}
-			if end >= iv.FromS && n.AtS <= iv.ToS {
+			if units.Seconds(end) >= iv.FromS && units.Seconds(n.AtS) <= iv.ToS {
 				in = append(in, n)
 			}
 		}

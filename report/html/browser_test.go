@@ -145,9 +145,9 @@ func TestBrowserReport(t *testing.T) {
 			if i+1 < len(d.Phases) {
 				z = d.Phases[i+1].StartS
 			}
-			checkEnergy("phase "+ph.Name, d.Port, ph.StartS, z, ph.EnergyJ)
+			checkEnergy("phase "+ph.Name, d.Port, float64(ph.StartS), float64(z), float64(ph.EnergyJ))
 		}
-		checkEnergy("whole run", d.Port, rep.Capture.StartS, end, d.EnergyJ)
+		checkEnergy("whole run", d.Port, float64(rep.Capture.StartS), float64(end), float64(d.EnergyJ))
 		// The whole run's I/O and residency, from the page's own data.
 		if uint64(last.IOOps) != d.IO.Ops {
 			t.Errorf("port %d: whole-run selection has %v I/O ops, report.json %d", d.Port, last.IOOps, d.IO.Ops)

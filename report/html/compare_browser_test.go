@@ -133,7 +133,7 @@ func TestBrowserCompare(t *testing.T) {
 				break
 			}
 		}
-		if !testutil.WithinRel(hi, s.d.PeakW, 1e-6) || !testutil.WithinRel(lo, s.d.MinW, 1e-6) {
+		if !testutil.WithinRel(hi, float64(s.d.PeakW), 1e-6) || !testutil.WithinRel(lo, float64(s.d.MinW), 1e-6) {
 			t.Errorf("%s: band over the whole view %.6f–%.6f W, report.json min %.6f, peak %.6f W", want[i], lo, hi, s.d.MinW, s.d.PeakW)
 		}
 		if inside < 500 {
@@ -180,7 +180,7 @@ func TestBrowserCompare(t *testing.T) {
 	for i, s := range ser {
 		rep := reps[s.run]
 		end := rep.Capture.StartS + rep.Capture.DurationS + 1e-3
-		got := check("whole run", i, rep.Capture.StartS, end, s.d.EnergyJ, s.d.AverageW)
+		got := check("whole run", i, float64(rep.Capture.StartS), float64(end), float64(s.d.EnergyJ), float64(s.d.AverageW))
 		if uint64(got.IOOps) != s.d.IO.Ops {
 			t.Errorf("%s: whole-run selection has %v I/O ops, report.json %d", want[i], got.IOOps, s.d.IO.Ops)
 		}
@@ -192,7 +192,7 @@ func TestBrowserCompare(t *testing.T) {
 			if k+1 < len(s.d.Phases) {
 				z = s.d.Phases[k+1].StartS
 			}
-			check("phase "+ph.Name, i, ph.StartS, z, ph.EnergyJ, ph.AverageW)
+			check("phase "+ph.Name, i, float64(ph.StartS), float64(z), float64(ph.EnergyJ), float64(ph.AverageW))
 		}
 	}
 
@@ -205,10 +205,10 @@ func TestBrowserCompare(t *testing.T) {
 		if last.Name != wl {
 			t.Fatalf("%s: last phase %q", want[i], last.Name)
 		}
-		if math.Abs(offs[s.run]-last.StartS) > 1e-9 && s.d.Port == reps[s.run].Drives[0].Port {
+		if math.Abs(offs[s.run]-float64(last.StartS)) > 1e-9 && s.d.Port == reps[s.run].Drives[0].Port {
 			t.Errorf("run %d aligned at %.6f s, its workload starts at %.6f s", s.run+1, offs[s.run], last.StartS)
 		}
-		check("aligned on "+wl, i, last.StartS-offs[s.run], 80, last.EnergyJ, last.AverageW)
+		check("aligned on "+wl, i, float64(last.StartS)-offs[s.run], 80, float64(last.EnergyJ), float64(last.AverageW))
 	}
 	browsertest.Eval[[]float64](t, pg.Page, `window.idlewatt.align('')`)
 
