@@ -222,7 +222,7 @@ func firstPass(open Opener, opts Options) (*pass1, error) {
 		return nil, ErrNoChannels
 	}
 	if !(h.RateHz > 0) || math.IsInf(float64(h.RateHz), 0) {
-		return nil, fmt.Errorf("capture header: sample rate %v Hz is not positive", h.RateHz)
+		return nil, fmt.Errorf("capture header: sample rate %g Hz is not positive", float64(h.RateHz))
 	}
 	p := &pass1{
 		hdr:       h,
