@@ -22,6 +22,7 @@ import (
 	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/internal/ctxio"
+	"github.com/idlewatt/idlewatt/internal/serialport"
 	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/meter/registry"
 	"github.com/idlewatt/idlewatt/workload/trace"
@@ -316,4 +317,37 @@ func fileKind(m os.FileMode) string {
 		return "a block device"
 	}
 	return "a special file"
+}
+
+// openMeterWith opens a meter of kind at path (or the kind's default port)
+// through meter/registry. A regular file is replayed when the kind supports
+// it; replayed says so. Bad usage or a recorded stream that does not decode
+// is a usage error (exit 2); a device that does not answer properly is a
+// failure.
+func openMeterWith(kind, path string, s registry.Settings) (m meter.Meter, replayed bool, err error) {
+	m, replayed, err = registry.Open(kind, path, s)
+	if err == nil {
+		return m, replayed, nil
+	}
+	path = registry.DefaultPort(kind, path)
+	switch {
+	case errors.Is(err, registry.ErrUnknownKind):
+		return nil, replayed, usageErr("--meter %v", err)
+	case errors.Is(err, registry.ErrUsage):
+		return nil, replayed, inputErr(err)
+	case replayed:
+		return nil, replayed, inputErr(fmt.Errorf("--port %s: %w", path, err))
+	}
+	return nil, replayed, meterOpenErr(fmt.Errorf("--port %s: %w", path, err))
+}
+
+// meterOpenErr gives a failure to open a meter its exit code: a port another
+// process holds, or a meter whose calibration is out of its physical bounds,
+// is bad input (exit 2: nothing was measured, and retrying will not help
+// until the user acts); anything else is a device failure (exit 1).
+func meterOpenErr(err error) error {
+	if errors.Is(err, serialport.ErrInUse) || errors.Is(err, meter.ErrCalibration) {
+		return inputErr(err)
+	}
+	return &codedError{code: exitFailure, err: err}
 }

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/idlewatt/idlewatt/internal/outfile"
+	"github.com/idlewatt/idlewatt/internal/settings"
 	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/meter/registry"
 )
@@ -169,7 +170,7 @@ func classify(err error, preRunDone bool) int {
 // destroy a file is bad usage, whatever wrapped it).
 func isUsage(err error) bool {
 	if errors.Is(err, errCobraUsage) || errors.Is(err, meter.ErrUnsupported) || errors.Is(err, outfile.ErrRefused) ||
-		errors.Is(err, registry.ErrUsage) || errors.Is(err, registry.ErrInput) {
+		errors.Is(err, registry.ErrUsage) || errors.Is(err, registry.ErrInput) || errors.Is(err, settings.ErrUsage) {
 		return true
 	}
 	var ce *codedError

@@ -13,11 +13,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-viper/mapstructure/v2"
 	"github.com/spf13/cobra"
 
 	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/analysis/states"
+	"github.com/idlewatt/idlewatt/app/config"
 	"github.com/idlewatt/idlewatt/app/rig"
 	"github.com/idlewatt/idlewatt/capture/record"
 	"github.com/idlewatt/idlewatt/internal/textsafe"
@@ -105,33 +105,10 @@ func measureConfig(cmd *cobra.Command) (rig.Config, rig.Plan, error) {
 	return rc, plan, nil
 }
 
-// decodeKey decodes config key (or everything, for "") into out, strictly:
-// an unknown or mistyped key is an error naming it.
+// decodeKey decodes config key (or everything, for "") into out,
+// strictly: an unknown or mistyped key is an error naming it.
 func decodeKey(cmd *cobra.Command, key string, out any) error {
-	cfg := cliOf(cmd).cfg
-	var in any = cfg.AllSettings()
-	if key != "" {
-		if !cfg.IsSet(key) {
-			return nil
-		}
-		in = cfg.Get(key)
-	}
-	var md mapstructure.Metadata
-	dec, err := mapstructure.NewDecoder(&mapstructure.DecoderConfig{
-		Result: out, Metadata: &md, WeaklyTypedInput: true, ErrorUnused: false,
-		DecodeHook: mapstructure.ComposeDecodeHookFunc(durationHook),
-	})
-	if err != nil {
-		return err
-	}
-	if err := dec.Decode(in); err != nil {
-		where := "config"
-		if key != "" {
-			where = "config key " + key
-		}
-		return usageErr("%s: %v", where, err)
-	}
-	return nil
+	return config.Decode(cliOf(cmd).cfg, key, out)
 }
 
 func defaultOut(name string) string {

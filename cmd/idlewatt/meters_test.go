@@ -357,7 +357,7 @@ func TestMetersAllRecordable(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, e)
 	}
 	var got struct {
-		Meters []meterDoc `json:"meters"`
+		Meters []registry.ListEntry `json:"meters"`
 	}
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatal(err)

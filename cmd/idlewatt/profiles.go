@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/idlewatt/idlewatt/app/config"
 	"github.com/idlewatt/idlewatt/internal/outfile"
 	"github.com/idlewatt/idlewatt/internal/textsafe"
 	"github.com/idlewatt/idlewatt/meter"
@@ -46,19 +47,7 @@ func newProfilesCmd() *cobra.Command {
 
 // configProfiles decodes the config's profiles: map.
 func configProfiles(cmd *cobra.Command) (map[string]drivesim.Profile, error) {
-	raw := cliOf(cmd).cfg.Get("profiles")
-	if raw == nil {
-		return nil, nil
-	}
-	m, ok := raw.(map[string]any)
-	if !ok {
-		return nil, usageErr("config key profiles: want a map of profile name → parameters, got %T", raw)
-	}
-	user, err := drivesim.ParseProfiles(m)
-	if err != nil {
-		return nil, inputErr(fmt.Errorf("config key %w", err))
-	}
-	return user, nil
+	return config.Profiles(cliOf(cmd).cfg)
 }
 
 type profileRow struct {

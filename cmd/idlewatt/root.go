@@ -17,6 +17,8 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 
+	"github.com/idlewatt/idlewatt/app/config"
+	"github.com/idlewatt/idlewatt/internal/settings"
 	"github.com/idlewatt/idlewatt/internal/suggest"
 	"github.com/idlewatt/idlewatt/internal/textsafe"
 )
@@ -214,11 +216,11 @@ func loadConfig(cmd *cobra.Command) error {
 		if err := file.ReadConfig(bytes.NewReader(data)); err != nil {
 			return usageErr("config %s: %v", path, err)
 		}
-		if err := checkConfigFile(file, path); err != nil {
+		if err := config.CheckFile(file, path); err != nil {
 			return err
 		}
 	}
-	return checkEnv(cfg)
+	return config.CheckEnv(os.Environ(), func(key, env string) error { return cfg.BindEnv(key, env) })
 }
 
 // The opt* helpers resolve one setting: the flag if the user set it, else
@@ -259,11 +261,11 @@ func optFloat(cmd *cobra.Command, flag, key string) (float64, error) {
 	return x, nil
 }
 
-// optDuration reads a duration in the one grammar (durations.go); it is
-// negative only where the flag is a signedDurationFlag.
+// optDuration reads a duration in the one grammar (settings.ParseDuration);
+// it is negative only where the flag is a signed one.
 func optDuration(cmd *cobra.Command, flag, key string) (time.Duration, error) {
 	s := optString(cmd, flag, key)
-	d, err := parseDuration(s)
+	d, err := settings.ParseDuration(s)
 	if err != nil {
 		return 0, usageErr("%s: %v", where(cmd, flag, key), err)
 	}
@@ -276,8 +278,8 @@ func optDuration(cmd *cobra.Command, flag, key string) (time.Duration, error) {
 }
 
 func isSigned(v pflag.Value) bool {
-	dv, ok := v.(durationValue)
-	return ok && dv.signed
+	dv, ok := v.(settings.DurationValue)
+	return ok && dv.Signed
 }
 
 // optSet reports whether the flag was given or its key set.
@@ -302,8 +304,8 @@ func where(cmd *cobra.Command, flag, key string) string {
 		return "--" + flag
 	}
 	if key != "" {
-		if _, ok := os.LookupEnv(envName(key)); ok {
-			return envName(key) + " (" + key + ")"
+		if _, ok := os.LookupEnv(settings.EnvName(key)); ok {
+			return settings.EnvName(key) + " (" + key + ")"
 		}
 		if cliOf(cmd).cfg.IsSet(key) {
 			return "config key " + key
