@@ -11,22 +11,17 @@ import (
 	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/internal/settings"
 	"github.com/idlewatt/idlewatt/meter/registry"
+	"github.com/idlewatt/idlewatt/report"
 )
 
 // commandKeys are the keys of the commands whose settings are not yet
 // declared beside their checks.
 var commandKeys = map[string]settings.Kind{
-	"profiles": settings.Map, "out": settings.String,
-	"parquet": settings.Bool, "metrics.addr": settings.String, "metrics.textfile": settings.String,
-
+	"profiles":    settings.Map,
 	"meter.ports": settings.String, "meter.timeout": settings.Duration, "meter.give_up": settings.Duration,
 
 	"record.out": settings.String, "record.duration": settings.Duration, "record.overwrite": settings.Bool, "record.capture_format": settings.Int,
-	"export.csv": settings.String, "export.from": settings.Duration, "export.to": settings.Duration, "export.parquet": settings.String,
-	"report.out": settings.String, "report.settle": settings.Duration,
 	"plot.points": settings.Int,
-	"compare.out": settings.String, "compare.baseline": settings.String, "compare.html": settings.Bool,
-	"idle.policies": settings.String, "idle.settle": settings.Duration, "idle.measure": settings.Duration,
 
 	"emulate.ports": settings.Int, "emulate.rate": settings.Float, "emulate.seed": settings.Int, "emulate.link": settings.String,
 	"emulate.corrupt_rate": settings.Float, "emulate.drop_rate": settings.Float, "emulate.truncate_rate": settings.Float,
@@ -53,7 +48,8 @@ var commandKeys = map[string]settings.Kind{
 // declared are the settings declared beside their checks: every key among
 // them is a config key.
 func declared() [][]settings.Flag {
-	return [][]settings.Flag{registry.Flags()}
+	return [][]settings.Flag{registry.Flags(), rig.RunFlags, rig.IdleFlags,
+		report.ReportFlags, report.ExportFlags, report.CompareFlags, DevSlpVerifyFlags}
 }
 
 // keys is the table Keys returns, built once (after every driver has

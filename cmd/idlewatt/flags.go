@@ -75,14 +75,15 @@ func def[T any](d settings.Flag) T {
 }
 
 // getter is a command's settings.Getter. extra declares settings the
-// command has no flag for (their config keys are read all the same).
+// command may have no flag for, whose config keys are read all the same:
+// the drivers' (measure reads meter.mode without a --mode).
 type getter struct {
 	cmd   *cobra.Command
 	extra []settings.Flag
 }
 
 // get returns cmd's Getter.
-func get(cmd *cobra.Command, extra ...settings.Flag) settings.Getter { return getter{cmd, extra} }
+func get(cmd *cobra.Command) settings.Getter { return getter{cmd, registry.Flags()} }
 
 // key is the config key of flag ("" = none).
 func (g getter) key(flag string) string {
@@ -109,6 +110,18 @@ func (g getter) Float(flag string) (float64, error) { return optFloat(g.cmd, fla
 func (g getter) Duration(flag string) (time.Duration, error) {
 	return optDuration(g.cmd, flag, g.key(flag))
 }
+func (g getter) List(flag string) []string {
+	if f := g.cmd.Flags().Lookup(flag); f != nil {
+		if v, ok := f.Value.(pflag.SliceValue); ok {
+			return v.GetSlice()
+		}
+	}
+	return nil
+}
+func (g getter) Ints(flag string) []int {
+	v, _ := g.cmd.Flags().GetIntSlice(flag)
+	return v
+}
 func (g getter) Set(flag string) bool     { return optSet(g.cmd, flag, g.key(flag)) }
 func (g getter) Where(flag string) string { return where(g.cmd, flag, g.key(flag)) }
 func (g getter) Has(flag string) bool     { return g.cmd.Flags().Lookup(flag) != nil }
@@ -130,17 +143,6 @@ func signedDurationFlag(f *pflag.FlagSet, name string, d time.Duration, usage st
 // addMeterFlags adds the drivers' flags (meter/registry) to a command that
 // opens a meter.
 func addMeterFlags(f *pflag.FlagSet) { declare(f, registry.Flags()...) }
-
-// readMeterOptions resolves the drivers' settings for cmd (registry.Read);
-// rate is the command's rate, the nominal rate of meters without a clock.
-func readMeterOptions(cmd *cobra.Command, rate float64) (registry.Settings, error) {
-	return registry.Read(get(cmd, registry.Flags()...), rate)
-}
-
-// foreignMeterFlags refuses a driver flag the meter kind does not read.
-func foreignMeterFlags(cmd *cobra.Command, kind string) error {
-	return registry.Foreign(kind, get(cmd))
-}
 
 func init() {
 	register(func() *cobra.Command {

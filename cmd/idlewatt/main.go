@@ -106,10 +106,8 @@ func signalEnds(c *cobra.Command) *cobra.Command {
 	return c
 }
 
-// errInterrupted is the cause of the command context when SIGINT or SIGTERM
-// arrived; signalError names which.
-var errInterrupted = errors.New("interrupted")
-
+// signalError is the cause of the command context when SIGINT or SIGTERM
+// arrived (errInterrupted); it names which.
 type signalError struct{ sig os.Signal }
 
 func (e signalError) Error() string {

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/idlewatt/idlewatt/app/config"
+	"github.com/idlewatt/idlewatt/app/rig"
 )
 
 // loadConfigFile reads path into a fresh config and returns a measure
@@ -114,4 +115,9 @@ func TestExpectKeysChecked(t *testing.T) {
 	if err := config.CheckFile(cfg, "c.yaml"); err != nil {
 		t.Errorf("a good expect block: %v", err)
 	}
+}
+
+// measureConfig is measure's set-up from cmd's configuration.
+func measureConfig(cmd *cobra.Command) (rig.Config, rig.Plan, error) {
+	return config.Measure(cliOf(cmd).cfg, get(cmd), cmd.CommandPath())
 }

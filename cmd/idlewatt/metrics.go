@@ -7,18 +7,11 @@ import (
 	"strconv"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"github.com/idlewatt/idlewatt/app/rig"
 	"github.com/idlewatt/idlewatt/internal/outfile"
 	"github.com/idlewatt/idlewatt/report/livemetrics"
 )
-
-// addMetricsFlags adds the live-metrics flags of record (docs/lab.md).
-func addMetricsFlags(f *pflag.FlagSet) {
-	f.String("metrics-addr", "", "serve Prometheus metrics on HOST:PORT (:PORT = 127.0.0.1; off when empty; config metrics.addr)")
-	f.String("metrics-textfile", "", "write the metrics for node_exporter's textfile collector to FILE.prom every second (config metrics.textfile)")
-}
 
 // openMetrics reads --metrics-addr and --metrics-textfile into the
 // recording's observer (livemetrics.Observer), opening the listener before

@@ -12,6 +12,7 @@ import (
 
 	"github.com/idlewatt/idlewatt/analysis"
 	capnotes "github.com/idlewatt/idlewatt/capture/notes"
+	"github.com/idlewatt/idlewatt/internal/ctxio"
 	"github.com/idlewatt/idlewatt/internal/outfile"
 	"github.com/idlewatt/idlewatt/internal/textsafe"
 	"github.com/idlewatt/idlewatt/report"
@@ -141,7 +142,7 @@ func runPlot(cmd *cobra.Command, args []string) error {
 	} else if !fi.IsDir() {
 		return failErr("plot: --out %s: %s is not a directory", out, filepath.Dir(out))
 	}
-	if err := requireSamples(cmd.Context(), cmd, "plot", in); err != nil {
+	if err := requireSamples(cmd, "plot", in); err != nil {
 		return err
 	}
 	var userNotes []chart.UserNote
@@ -158,7 +159,7 @@ func runPlot(cmd *cobra.Command, args []string) error {
 	}
 	prog := startProgress(cmd, "plot")
 	defer prog.Stop()
-	stop := interrupted(cmd.Context())
+	stop := ctxio.Interrupted(cmd.Context())
 	// The chart is drawn in memory and written only then: a signal while
 	// it is read or drawn leaves no file (issue 26 item 1).
 	var notes []string

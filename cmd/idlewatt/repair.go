@@ -42,11 +42,11 @@ func runRepair(cmd *cobra.Command, args []string) error {
 	}
 	// repair reads the capture twice (summaries, then records): a FIFO
 	// would block the second open.
-	if _, err := captureOpener(cmd.Context(), cmd, in); err != nil {
+	if _, _, err := captureOpener(cmd, in); err != nil {
 		return err
 	}
 	// Nothing to repair into a capture any command could read.
-	if err := requireSamples(cmd.Context(), cmd, "repair", in); err != nil {
+	if err := requireSamples(cmd, "repair", in); err != nil {
 		return err
 	}
 	prog := startProgress(cmd, "repair")

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/internal/ctxio"
 	"github.com/idlewatt/idlewatt/internal/outfile"
 	"github.com/idlewatt/idlewatt/internal/textsafe"
 	"github.com/idlewatt/idlewatt/report"
@@ -187,7 +188,7 @@ func wlOpenTarget(cmd *cobra.Command, path string, opt target.Options) (*target.
 		opt.Direct = true
 	}
 	opt.Warn = func(s string) { fmt.Fprintln(cmd.ErrOrStderr(), "idlewatt: warning:", textsafe.Terminal(s)) }
-	stop := interrupted(cmd.Context())
+	stop := ctxio.Interrupted(cmd.Context())
 	opt.Stop = fillProgress(cmd, path, opt.Size, stop, time.Now)
 	t, err := target.Open(path, opt)
 	if err != nil {

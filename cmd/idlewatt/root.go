@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/idlewatt/idlewatt/app/config"
+	"github.com/idlewatt/idlewatt/internal/ctxio"
 	"github.com/idlewatt/idlewatt/internal/settings"
 	"github.com/idlewatt/idlewatt/internal/suggest"
 	"github.com/idlewatt/idlewatt/internal/textsafe"
@@ -51,9 +52,6 @@ type cli struct {
 	// the command is about to run; an error before that is cobra's (unknown
 	// command or flag, bad flag value, wrong arguments): bad usage.
 	preRunDone bool
-	// truthFiles are the open truth outputs of the simulated drives this
-	// command line's emulator serves (profiles.go).
-	truthFiles []truthFile
 	// placed is set once a command has put its outputs in place: a signal
 	// after that is not one that cut the job short (see runMain).
 	placed bool
@@ -201,7 +199,7 @@ func loadConfig(cmd *cobra.Command) error {
 	if path != "" {
 		cfg.SetConfigFile(path)
 		cfg.SetConfigType("yaml")
-		data, err := readInput(cmd.Context(), path, maxConfigBytes)
+		data, err := ctxio.ReadFile(cmd.Context(), path, maxConfigBytes, "a config file")
 		if err != nil {
 			return usageErr("config %s: %w", path, err)
 		}
@@ -313,3 +311,8 @@ func where(cmd *cobra.Command, flag, key string) string {
 	}
 	return "--" + flag
 }
+
+// maxConfigBytes bounds a config file (a YAML file of drives and profiles
+// is a few KiB; a bigger one is a mistake, such as a capture passed as
+// --config).
+const maxConfigBytes = 16 << 20

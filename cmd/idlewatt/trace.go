@@ -193,7 +193,7 @@ func wlGenOut(cmd *cobra.Command, r trace.Reader, comment string) error {
 	if out == "" {
 		return usageErr("%s: --out FILE is required", cmd.CommandPath())
 	}
-	n, _, err := wlWriteTrace(cmd.OutOrStdout(), out, trace.FormatNative, ctxTrace{cmd.Context(), r}, "", comment, outOptions(cmd, ""))
+	n, _, err := wlWriteTrace(cmd.OutOrStdout(), out, trace.FormatNative, trace.Stoppable(cmd.Context(), r), "", comment, outOptions(cmd, ""))
 	if err != nil {
 		return err
 	}
@@ -204,7 +204,7 @@ func wlGenOut(cmd *cobra.Command, r trace.Reader, comment string) error {
 }
 
 // wlOpenTrace opens a trace named on the command line; errors exit 2.
-func wlOpenTrace(cmd *cobra.Command, path string) (*cmdTrace, error) {
+func wlOpenTrace(cmd *cobra.Command, path string) (*trace.File, error) {
 	var format trace.Format
 	if s := optString(cmd, "format", ""); s != "" {
 		var err error
@@ -212,7 +212,7 @@ func wlOpenTrace(cmd *cobra.Command, path string) (*cmdTrace, error) {
 			return nil, usageErr("--format: %v", err)
 		}
 	}
-	f, err := openTrace(cmd.Context(), path, format)
+	f, err := trace.OpenCtx(cmd.Context(), path, format)
 	if err != nil {
 		return nil, inputErr(err)
 	}

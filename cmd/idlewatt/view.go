@@ -4,20 +4,13 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"github.com/idlewatt/idlewatt/capture/record"
 	"github.com/idlewatt/idlewatt/report/live"
 )
 
-// addViewFlags adds the live view's flags (record, measure, idle, devslp
-// verify, demo).
-func addViewFlags(f *pflag.FlagSet) {
-	f.String("view", "", "serve the live view of the recording on HOST:PORT (127.0.0.1:0 picks a free port; :PORT is 127.0.0.1); the URL goes to stderr")
-	f.Bool("view-any", false, "let --view listen beyond loopback (an address other machines can reach; :PORT then means every interface)")
-}
-
-// liveView is an open --view: the observer for the recording, and stop.
+// liveView is an open --view (live.Flags): the observer for the
+// recording, and stop.
 type liveView struct {
 	v    *live.View
 	stop func()
@@ -28,14 +21,13 @@ type liveView struct {
 // is the capture the run writes (notes made on the page go beside it).
 // Without --view it returns nil.
 func openView(cmd *cobra.Command, capturePath string) (*liveView, error) {
-	addr := optString(cmd, "view", "")
+	addr, anyHost := optString(cmd, "view", ""), optBool(cmd, "view-any", "")
 	if addr == "" {
-		if optBool(cmd, "view-any", "") {
+		if anyHost {
 			return nil, usageErr("--view-any: give --view HOST:PORT too")
 		}
 		return nil, nil
 	}
-	anyHost := optBool(cmd, "view-any", "")
 	l, err := live.Listen(addr, anyHost)
 	if err != nil {
 		return nil, usageErr("--view: %v", err)

@@ -73,6 +73,10 @@ type Getter interface {
 	Int(flag string) (int, error)
 	Float(flag string) (float64, error)
 	Duration(flag string) (time.Duration, error)
+	// List is a list flag's values (Strings, StringArray); Ints an Ints
+	// flag's.
+	List(flag string) []string
+	Ints(flag string) []int
 	// Set reports whether the flag was given or its key set.
 	Set(flag string) bool
 	// Changed reports whether the flag was given on the command line.

@@ -33,10 +33,12 @@ func (g fakeGetter) Float(f string) (float64, error) {
 func (g fakeGetter) Duration(f string) (time.Duration, error) {
 	return settings.ParseDuration(g.vals[f])
 }
-func (g fakeGetter) Set(f string) bool     { _, ok := g.vals[f]; return ok }
-func (g fakeGetter) Changed(f string) bool { return g.changed[f] }
-func (g fakeGetter) Has(f string) bool     { return g.has[f] }
-func (g fakeGetter) Where(f string) string { return "--" + f }
+func (g fakeGetter) List(f string) []string { return nil }
+func (g fakeGetter) Ints(f string) []int    { return nil }
+func (g fakeGetter) Set(f string) bool      { _, ok := g.vals[f]; return ok }
+func (g fakeGetter) Changed(f string) bool  { return g.changed[f] }
+func (g fakeGetter) Has(f string) bool      { return g.has[f] }
+func (g fakeGetter) Where(f string) string  { return "--" + f }
 
 // TestFlags: a flag several kinds read is declared once, its help naming
 // them; every driver's flag has its config key under meter.
