@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/capture/importer"
 	"github.com/idlewatt/idlewatt/capture/notes"
 	"github.com/idlewatt/idlewatt/internal/ctxio"
 	"github.com/idlewatt/idlewatt/internal/outfile"
@@ -282,4 +284,45 @@ func AttachNotes(r *analysis.Report, capturePath string) (warning string) {
 	}
 	r.Annotations = ns
 	return ""
+}
+
+// PlotInput is importer.Input for plot: a JLS file with a power signal is
+// drawn from its own summary levels (importer.Overview: its samples are
+// read only if the chart needs them, zoomed), anything else as
+// importer.Input gives it. It returns the path to check, the opener of the
+// passes and done, which removes what it made.
+func PlotInput(ctx context.Context, g settings.Getter, path, who, tool string, log io.Writer, zoomed bool) (string, analysis.Opener, func(), error) {
+	none := func() {}
+	name := lastWord(who)
+	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() && !zoomed {
+		if f := meterfiles.Sniff(path); f != nil && f.Name == "jls" {
+			fo, err := importer.FileOptions(g)
+			if err != nil {
+				return "", nil, none, err
+			}
+			ov, err := importer.OpenOverview(ctx, path, importer.Options{Options: fo, Tool: tool})
+			switch {
+			case err == nil:
+				open := func() (analysis.Source, error) {
+					if err := context.Cause(ctx); err != nil {
+						return nil, err
+					}
+					return ov.Source(), nil
+				}
+				return path, open, func() { ov.Close() }, nil
+			case !errors.Is(err, importer.ErrNoOverview):
+				return "", nil, none, importer.Classify(name, err)
+			}
+		}
+	}
+	in, done, err := importer.Input(ctx, g, path, name, tool, log, false)
+	if err != nil {
+		return "", nil, none, err
+	}
+	open, _, err := Opener(ctx, in, who)
+	if err != nil {
+		done()
+		return "", nil, none, err
+	}
+	return in, open, done, nil
 }

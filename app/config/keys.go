@@ -7,49 +7,31 @@ import (
 	"sync"
 	"time"
 
+	"github.com/idlewatt/idlewatt/app/emuhub"
+	"github.com/idlewatt/idlewatt/app/hoststates"
 	"github.com/idlewatt/idlewatt/app/rig"
 	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/capture/record"
 	"github.com/idlewatt/idlewatt/internal/settings"
 	"github.com/idlewatt/idlewatt/meter/registry"
+	"github.com/idlewatt/idlewatt/meter/scpi/scpiemu"
 	"github.com/idlewatt/idlewatt/report"
+	"github.com/idlewatt/idlewatt/workload/gen"
+	"github.com/idlewatt/idlewatt/workload/replay"
 )
 
-// commandKeys are the keys of the commands whose settings are not yet
-// declared beside their checks.
+// commandKeys are keys no flag declares.
 var commandKeys = map[string]settings.Kind{
-	"profiles":    settings.Map,
-	"meter.ports": settings.String, "meter.timeout": settings.Duration, "meter.give_up": settings.Duration,
-
-	"record.out": settings.String, "record.duration": settings.Duration, "record.overwrite": settings.Bool, "record.capture_format": settings.Int,
-	"plot.points": settings.Int,
-
-	"emulate.ports": settings.Int, "emulate.rate": settings.Float, "emulate.seed": settings.Int, "emulate.link": settings.String,
-	"emulate.corrupt_rate": settings.Float, "emulate.drop_rate": settings.Float, "emulate.truncate_rate": settings.Float,
-	"emulate.stall_every": settings.Duration, "emulate.stall_for": settings.Duration,
-	"emulate.disconnect_every": settings.Duration, "emulate.disconnect_for": settings.Duration,
-	"emulate.reenumerate": settings.Bool, "emulate.symlink": settings.String, "emulate.accuracy": settings.String, "emulate.buffer_bytes": settings.Int,
-	"emulate.protocol": settings.Int, "emulate.ring_bytes": settings.Int, "emulate.max_frame": settings.Int,
-	"emulate.drift_ppm": settings.Float, "emulate.offset": settings.SignedDuration, "emulate.fast": settings.Bool,
-	"emulate.duration": settings.Duration, "emulate.out": settings.String, "emulate.profile": settings.String,
-	"emulate.policy": settings.String, "emulate.truth_dir": settings.String,
-	"emulate.rail_3v3": settings.Bool, "emulate.nvme": settings.String, "emulate.nvme_latency_us": settings.String,
-	"ppk2emu.current_ma": settings.Float, "ppk2emu.supply_mv": settings.Int, "ppk2emu.profile": settings.String,
-	"ppk2emu.policy": settings.String, "ppk2emu.seed": settings.Int,
-	"scpiemu.family": settings.String, "scpiemu.current_ma": settings.Float, "scpiemu.voltage_v": settings.Float, "scpiemu.delay": settings.Duration,
-
-	"replay.trace": settings.String, "replay.target": settings.String, "replay.timing": settings.String, "replay.speed": settings.Float,
-	"replay.size": settings.String, "replay.wrap": settings.Bool, "replay.duration": settings.Duration, "replay.qd": settings.Int,
-	"replay.rt_priority": settings.Int, "replay.engine": settings.String,
-	"bench.target": settings.String, "bench.pattern": settings.String, "bench.seed": settings.Int, "bench.duration": settings.Duration,
-	"bench.qd": settings.Int, "bench.rt_priority": settings.Int, "bench.engine": settings.String, "bench.size": settings.String,
-	"gen.app": settings.String, "gen.seed": settings.Int, "gen.duration_scale": settings.Float, "gen.span": settings.String,
+	"profiles": settings.Map, // user profiles: Profiles decodes them, drivesim.ParseProfiles checks each
 }
 
 // declared are the settings declared beside their checks: every key among
 // them is a config key.
 func declared() [][]settings.Flag {
-	return [][]settings.Flag{registry.Flags(), rig.RunFlags, rig.IdleFlags,
-		report.ReportFlags, report.ExportFlags, report.CompareFlags, DevSlpVerifyFlags}
+	return [][]settings.Flag{registry.Flags(), record.Flags, rig.RunFlags, rig.IdleFlags, DevSlpVerifyFlags, report.HubInfoFlags,
+		report.ReportFlags, report.ExportFlags, report.CompareFlags, report.PlotFlags,
+		emuhub.Flags, emuhub.PPK2Flags, scpiemu.Flags, hoststates.Flags,
+		replay.Flags, replay.BenchFlags, gen.PCMark7Flags, gen.IometerFlags}
 }
 
 // keys is the table Keys returns, built once (after every driver has

@@ -6,6 +6,7 @@ package emuhub
 // they guard.
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/idlewatt/idlewatt/internal/ctxio"
 	"github.com/idlewatt/idlewatt/internal/outfile"
 	"github.com/idlewatt/idlewatt/internal/settings"
 	"github.com/idlewatt/idlewatt/meter"
@@ -379,4 +381,47 @@ func ParseAccuracy(spec string, ports int, rail3v3 bool) ([]hub.AccEntry, error)
 		}
 	}
 	return out, nil
+}
+
+// WriteFast writes the exact byte stream the hub of o would send over the
+// duration --duration asks (--fast) to out under oo, unpaced, stopping
+// when ctx is done; an output refused or a stream that cannot be made is
+// bad usage.
+func WriteFast(ctx context.Context, g settings.Getter, o hubemu.Options, out string, oo outfile.Options) error {
+	d, err := g.Duration("duration")
+	if err != nil {
+		return err
+	}
+	if out == "" {
+		return settings.Usagef("--fast needs --out FILE")
+	}
+	f, err := outfile.Create(out, oo)
+	if err != nil {
+		return settings.Usagef("hub emulate: --out %w", err)
+	}
+	defer f.Abort() // no-op after Commit
+	if err := hubemu.WriteFast(ctxio.Writer{Ctx: ctx, W: f}, o, d); err != nil {
+		return settings.Usagef("hub emulate --fast: %w", err)
+	}
+	if err := f.Commit(); err != nil {
+		return fmt.Errorf("hub emulate --fast: %w", err)
+	}
+	return nil
+}
+
+// CheckSymlink refuses a --symlink path the emulator may not take: the pty
+// link is its output, so a file there is never replaced, an old link only
+// with overwrite.
+func CheckSymlink(path string, overwrite bool) error {
+	fi, err := os.Lstat(path)
+	if path == "" || err != nil {
+		return nil
+	}
+	if fi.Mode()&os.ModeSymlink == 0 {
+		return settings.Usagef("hub emulate: --symlink %s exists and is not a symbolic link; refusing to replace it", path)
+	}
+	if !overwrite {
+		return settings.Usagef("hub emulate: --symlink %s exists (a link left by another emulator?); refusing to replace it (use --overwrite to replace the link)", path)
+	}
+	return nil
 }

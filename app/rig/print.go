@@ -7,6 +7,7 @@ package rig
 import (
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -16,6 +17,8 @@ import (
 	"github.com/idlewatt/idlewatt/analysis/states"
 	"github.com/idlewatt/idlewatt/internal/textsafe"
 	"github.com/idlewatt/idlewatt/report"
+	"github.com/idlewatt/idlewatt/report/livemetrics"
+	"github.com/idlewatt/idlewatt/report/pqexport"
 )
 
 // WriteHeadline prints the numbers a reviewer wants first. In `devslp
@@ -186,4 +189,41 @@ func (res *IdleResult) WriteTable(w io.Writer, out string) {
 		fmt.Fprintln(w, "note:", textsafe.Terminal(n))
 	}
 	fmt.Fprintf(w, "\nwritten to %s (idle.json, report.md, report.json, summary.csv, charts, report.html, capture)\n", textsafe.Terminal(out))
+}
+
+// Verdicts counts the run's DevSlp verdicts in o's metrics and leaves the
+// final figures in its textfile (nothing when o keeps no metrics).
+func (res *Result) Verdicts(o *livemetrics.Observer) {
+	m := o.Metrics()
+	if m == nil {
+		return
+	}
+	for p, v := range res.DevSlp {
+		if port, err := strconv.Atoi(p); err == nil {
+			o.Verdict(port, string(v.Outcome))
+		}
+	}
+	o.Flush(m.LastStats())
+}
+
+// MeterLabel names the meter of c for a status line.
+func (c Config) MeterLabel() string {
+	if c.Meter.Kind == "emulator" {
+		return "the emulated hub"
+	}
+	return c.Meter.Kind + " " + c.Meter.Port
+}
+
+// WriteParquet exports a run's capture and report (nil: nothing to
+// export) as Parquet into OUT/parquet (--parquet, config parquet).
+func WriteParquet(capture string, rep *analysis.Report, out string, overwrite bool) error {
+	if rep == nil {
+		return nil
+	}
+	host, _ := os.Hostname()
+	dir := filepath.Join(out, "parquet")
+	if err := pqexport.Write(capture, rep, dir, pqexport.Options{Overwrite: overwrite, Host: host}); err != nil {
+		return fmt.Errorf("Parquet export into %s: %v", dir, err)
+	}
+	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -84,32 +85,40 @@ func (res *Result) Summary(in string) string {
 		in, res.Format, res.Samples, res.Rate, float64(res.Span)/res.Rate, res.Missing, res.Events, res.IO)
 }
 
-// Temp lets a command that reads captures take another meter's file: a
+// Input lets a command that reads captures take another meter's file: a
 // regular file that is no capture but one of meter/files' formats is
 // imported into a temporary capture (removed by done), whose path is
-// returned with the import's result; anything else is returned as it is
-// (res nil), for the command's own checks. opts reads the file's options
-// only when they are needed. who is the command, for messages.
-func Temp(ctx context.Context, path, who string, opts func() (files.Options, error), tool string) (string, *Result, func(), error) {
+// returned; anything else is returned as it is, for the command's own
+// checks. The file's options are read (FileOptions) only when one is
+// imported. The import's summary goes to log as who (the command's name)
+// says it, and its notes too when notes (report and plot repeat them from
+// the capture themselves).
+func Input(ctx context.Context, g settings.Getter, path, who, tool string, log io.Writer, notes bool) (string, func(), error) {
 	none := func() {}
 	fi, err := os.Stat(path)
 	if err != nil || !fi.Mode().IsRegular() || capture.IsCapture(path) || files.Sniff(path) == nil {
-		return path, nil, none, nil
+		return path, none, nil
 	}
-	fo, err := opts()
+	fo, err := FileOptions(g)
 	if err != nil {
-		return "", nil, none, err
+		return "", none, err
 	}
 	dir, err := os.MkdirTemp("", "idlewatt-import-")
 	if err != nil {
-		return "", nil, none, fmt.Errorf("%s: reading %s: %w", who, path, err)
+		return "", none, fmt.Errorf("%s: reading %s: %w", who, path, err)
 	}
 	done := func() { os.RemoveAll(dir) }
 	tmp := filepath.Join(dir, filepath.Base(path)+".iwcap")
 	res, err := Import(ctx, path, tmp, Options{Options: fo, Tool: tool})
 	if err != nil {
 		done()
-		return "", nil, none, Classify(who, err)
+		return "", none, Classify(who, err)
 	}
-	return tmp, res, done, nil
+	fmt.Fprintf(log, "%s: %s\n", who, res.Summary(path))
+	if notes {
+		for _, n := range res.Notes {
+			fmt.Fprintf(log, "%s: note: %s%s\n", who, NotePrefix, n)
+		}
+	}
+	return tmp, done, nil
 }

@@ -7,6 +7,7 @@ package record
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -22,6 +23,7 @@ import (
 	"github.com/idlewatt/idlewatt/internal/settings"
 	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/meter/registry"
+	"github.com/idlewatt/idlewatt/units"
 )
 
 // Flags are `idlewatt record`'s own settings (with the drivers', the live
@@ -328,4 +330,32 @@ func byKind(by map[string]uint64) string {
 		ks[i] = fmt.Sprintf("%d %s", by[k], k)
 	}
 	return " (" + strings.Join(ks, ", ") + ")"
+}
+
+// Stream is the stream the request asks of the meter.
+func (q Request) Stream() meter.StreamConfig {
+	return meter.StreamConfig{Rate: units.Hertz(q.Rate), Ports: q.Ports}
+}
+
+// Options are Start's options for the request into a capture with header h
+// and options c, observed by obs; replayed and settings (the meter's
+// kind-specific ones) go into the capture's description of its meter.
+func (q Request) Options(h capture.Header, c capture.Options, obs Observer, replayed bool, settings any) Options {
+	return Options{Path: q.Out, Stream: q.Stream(), Header: h, Capture: c, Observer: obs, Replayed: replayed,
+		Describe: func(scfg meter.StreamConfig) json.RawMessage {
+			b, _ := json.Marshal(map[string]any{"meter": q.Kind, "port": q.Port, "rate_hz": float64(scfg.Rate),
+				"ports": scfg.Ports, "duration_s": q.Duration.Seconds(), "replayed": replayed, "options": settings})
+			return b
+		}}
+}
+
+// SetGiveUp tells a meter that reopens a vanished link (meter.Reconnector)
+// how long to keep trying: 0 or less fails at the first disconnect.
+func SetGiveUp(m meter.Meter, d time.Duration) {
+	if r, ok := m.(meter.Reconnector); ok {
+		if d <= 0 {
+			d = -1
+		}
+		r.SetGiveUp(d)
+	}
 }

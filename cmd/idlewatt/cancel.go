@@ -12,13 +12,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 
-	"github.com/idlewatt/idlewatt/analysis"
-	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/internal/ctxio"
-	"github.com/idlewatt/idlewatt/internal/serialport"
 	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/meter/registry"
 )
@@ -48,79 +46,42 @@ func cancellable(cmd *cobra.Command, f func() error) error {
 	}
 }
 
-// captureOpener opens the capture at path once per analysis pass, each
-// pass stopping when the command's context is done, and says how far the
-// passes are (capture.Passes refuses a FIFO: analysis reads twice).
-func captureOpener(cmd *cobra.Command, path string) (analysis.Opener, *capture.Pos, error) {
-	open, at, err := capture.Passes(cmd.Context(), path, cmd.CommandPath())
-	if err != nil {
-		return nil, nil, err
-	}
-	return func() (analysis.Source, error) {
-		r, err := open()
-		if err != nil {
-			return nil, err
-		}
-		return r, nil
-	}, at, nil
-}
-
-// openMeterCtx is openMeterWith, given up when a signal arrives: opening
-// waits for the meter to answer (up to a few seconds); the open finishes
-// behind and its meter is closed.
-func openMeterCtx(cmd *cobra.Command, kind, path string, s registry.Settings) (meter.Meter, bool, error) {
+// openCtx runs open (a device that may take seconds to answer) and gives
+// up when a signal arrives: the open finishes behind and what it opened is
+// closed. path names it in the error.
+func openCtx[T io.Closer](cmd *cobra.Command, path string, open func() (T, error)) (T, error) {
 	type opened struct {
-		m        meter.Meter
-		replayed bool
-		err      error
+		v   T
+		err error
 	}
 	ch := make(chan opened, 1)
 	goSafe(cmd.ErrOrStderr(), func() {
-		m, replayed, err := openMeterWith(kind, path, s)
-		ch <- opened{m, replayed, err}
+		v, err := open()
+		ch <- opened{v, err}
 	})
 	select {
 	case r := <-ch:
-		return r.m, r.replayed, r.err
+		return r.v, r.err
 	case <-cmd.Context().Done():
 		goSafe(cmd.ErrOrStderr(), func() {
-			if r := <-ch; r.m != nil {
-				r.m.Close()
+			if r := <-ch; r.err == nil {
+				r.v.Close()
 			}
 		})
-		return nil, false, fmt.Errorf("--port %s: %w", path, context.Cause(cmd.Context()))
+		var zero T
+		return zero, fmt.Errorf("--port %s: %w", path, context.Cause(cmd.Context()))
 	}
 }
 
-// openMeterWith opens a meter of kind at path (or the kind's default port)
-// through meter/registry. A regular file is replayed when the kind supports
-// it; replayed says so. Bad usage or a recorded stream that does not decode
-// is a usage error (exit 2); a device that does not answer properly is a
-// failure.
-func openMeterWith(kind, path string, s registry.Settings) (m meter.Meter, replayed bool, err error) {
-	m, replayed, err = registry.Open(kind, path, s)
-	if err == nil {
-		return m, replayed, nil
+// openMeterCtx opens a meter (registry.OpenFor) under openCtx.
+func openMeterCtx(cmd *cobra.Command, kind, path string, s registry.Settings) (meter.Meter, bool, error) {
+	type opened struct {
+		meter.Meter
+		replayed bool
 	}
-	path = registry.DefaultPort(kind, path)
-	switch {
-	case errors.Is(err, registry.ErrUnknownKind):
-		return nil, replayed, usageErr("--meter %v", err)
-	case errors.Is(err, registry.ErrUsage):
-		return nil, replayed, inputErr(err)
-	case replayed:
-		return nil, replayed, inputErr(fmt.Errorf("--port %s: %w", path, err))
-	}
-	return nil, replayed, meterOpenErr(fmt.Errorf("--port %s: %w", path, err))
-}
-
-// meterOpenErr gives a failure to open a meter its exit code: a port another
-// process holds, or a meter whose calibration is out of its physical bounds,
-// is bad input (exit 2: nothing was measured, and retrying will not help
-// until the user acts); anything else is a device failure (exit 1).
-func meterOpenErr(err error) error {
-	if errors.Is(err, serialport.ErrInUse) || errors.Is(err, meter.ErrCalibration) {
-		return inputErr(err)
-	}
-	return &codedError{code: exitFailure, err: err}
+	o, err := openCtx(cmd, path, func() (opened, error) {
+		m, r, err := registry.OpenFor(kind, path, s)
+		return opened{m, r}, err
+	})
+	return o.Meter, o.replayed, err
 }

@@ -50,7 +50,7 @@ func runCounted(t *testing.T, cancelAt int64, args ...string) (int64, string, in
 	var n atomic.Int64
 	ctx = ctxio.WithStopHook(ctx, func() {
 		if n.Add(1) == cancelAt {
-			cancel(signalError{syscall.SIGINT})
+			cancel(signalError{Sig: syscall.SIGINT})
 		}
 	})
 	_, e, code := run(t, ctx, args...)

@@ -29,7 +29,7 @@ func init() {
 func runCompare(cmd *cobra.Command, args []string) error {
 	g := get(cmd)
 	out, withHTML, caps := g.String("out"), g.Bool("html"), g.List("capture")
-	oo := outOptions(cmd, "", args...)
+	oo := outOptions(cmd, args...)
 	if err := outfile.CheckDir(out); err != nil {
 		return usageErr("compare: --out %w", err)
 	}

@@ -8,7 +8,10 @@ package main
 // or IDLEWATT_* env), else the flag's default.
 
 import (
-	"fmt"
+	"math"
+	"os"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -19,60 +22,10 @@ import (
 )
 
 // annKey is the flag annotation that holds its config key.
-const annKey = "idlewatt/key"
+const annKey = settings.AnnKey
 
 // declare adds the declared flags to fs, each with its config key.
-func declare(fs *pflag.FlagSet, flags ...settings.Flag) {
-	for _, d := range flags {
-		switch d.Kind {
-		case settings.String:
-			fs.String(d.Name, def[string](d), d.Help)
-		case settings.Bool:
-			fs.Bool(d.Name, def[bool](d), d.Help)
-		case settings.Int:
-			fs.Int(d.Name, def[int](d), d.Help)
-		case settings.Int64:
-			fs.Int64(d.Name, def[int64](d), d.Help)
-		case settings.Uint64:
-			fs.Uint64(d.Name, def[uint64](d), d.Help)
-		case settings.Float:
-			fs.Float64(d.Name, def[float64](d), d.Help)
-		case settings.Duration, settings.SignedDuration:
-			v := def[time.Duration](d)
-			fs.Var(settings.DurationValue{D: &v, Signed: d.Kind == settings.SignedDuration}, d.Name, d.Help)
-		case settings.GoDuration:
-			fs.Duration(d.Name, def[time.Duration](d), d.Help)
-		case settings.Strings:
-			fs.StringSlice(d.Name, def[[]string](d), d.Help)
-		case settings.StringArray:
-			fs.StringArray(d.Name, def[[]string](d), d.Help)
-		case settings.Ints:
-			fs.IntSlice(d.Name, def[[]int](d), d.Help)
-		default:
-			panic(fmt.Sprintf("flag --%s: kind %v has no flag", d.Name, d.Kind))
-		}
-		if d.Key != "" {
-			_ = fs.SetAnnotation(d.Name, annKey, []string{d.Key})
-		}
-		if d.NoOptDefault != "" {
-			fs.Lookup(d.Name).NoOptDefVal = d.NoOptDefault
-		}
-	}
-}
-
-// def is a declaration's default as T; a default of another type is a
-// bug in the declaration, found when the command tree is built.
-func def[T any](d settings.Flag) T {
-	var zero T
-	if d.Default == nil {
-		return zero
-	}
-	v, ok := d.Default.(T)
-	if !ok {
-		panic(fmt.Sprintf("flag --%s: default %T, want %T", d.Name, d.Default, zero))
-	}
-	return v
-}
+func declare(fs *pflag.FlagSet, flags ...settings.Flag) { settings.Declare(fs, flags...) }
 
 // getter is a command's settings.Getter. extra declares settings the
 // command may have no flag for, whose config keys are read all the same:
@@ -101,15 +54,82 @@ func (g getter) key(flag string) string {
 	return ""
 }
 
-func (g getter) String(flag string) string { return optString(g.cmd, flag, g.key(flag)) }
-func (g getter) Bool(flag string) bool     { return optBool(g.cmd, flag, g.key(flag)) }
+// String is the flag if the user set it, else the config key (file or
+// IDLEWATT_<KEY> env), else the flag's default.
+func (g getter) String(flag string) string {
+	f := g.cmd.Flags().Lookup(flag)
+	if f != nil && f.Changed {
+		return f.Value.String()
+	}
+	if cfg, key := cliOf(g.cmd).cfg, g.key(flag); key != "" && cfg.IsSet(key) {
+		return cfg.GetString(key)
+	}
+	if f != nil {
+		return f.Value.String()
+	}
+	return ""
+}
+
+// Bool reads a boolean strictly: loadConfig has already refused a key or
+// IDLEWATT_* value that strconv.ParseBool does not take, and pflag parses
+// the flag.
+func (g getter) Bool(flag string) bool {
+	b, _ := strconv.ParseBool(strings.TrimSpace(g.String(flag)))
+	return b
+}
+
 func (g getter) Int(flag string) (int, error) {
-	return optInt(g.cmd, flag, g.key(flag))
+	s := g.String(flag)
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil {
+		return 0, usageErr("%s: %q is not an integer", g.Where(flag), s)
+	}
+	return n, nil
 }
-func (g getter) Float(flag string) (float64, error) { return optFloat(g.cmd, flag, g.key(flag)) }
+
+func (g getter) Float(flag string) (float64, error) {
+	s := g.String(flag)
+	x, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	if err != nil {
+		return 0, usageErr("%s: %q is not a number", g.Where(flag), s)
+	}
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return 0, usageErr("%s: %q is not a finite number", g.Where(flag), s)
+	}
+	return x, nil
+}
+
+// Duration reads a duration in the one grammar (settings.ParseDuration),
+// negative only where the flag is a signed one; a flag of pflag's own
+// duration (settings.GoDuration) as pflag parsed it.
 func (g getter) Duration(flag string) (time.Duration, error) {
-	return optDuration(g.cmd, flag, g.key(flag))
+	f := g.cmd.Flags().Lookup(flag)
+	if f != nil {
+		if _, ours := f.Value.(settings.DurationValue); !ours && f.Value.Type() == "duration" {
+			return g.cmd.Flags().GetDuration(flag)
+		}
+	}
+	s := g.String(flag)
+	d, err := settings.ParseDuration(s)
+	if err != nil {
+		return 0, usageErr("%s: %v", g.Where(flag), err)
+	}
+	if d < 0 {
+		if dv, ok := flagValue(f).(settings.DurationValue); !ok || !dv.Signed {
+			return 0, usageErr("%s: %s is negative", g.Where(flag), s)
+		}
+	}
+	return d, nil
 }
+
+// flagValue is f's value (nil without the flag).
+func flagValue(f *pflag.Flag) pflag.Value {
+	if f == nil {
+		return nil
+	}
+	return f.Value
+}
+
 func (g getter) List(flag string) []string {
 	if f := g.cmd.Flags().Lookup(flag); f != nil {
 		if v, ok := f.Value.(pflag.SliceValue); ok {
@@ -118,26 +138,38 @@ func (g getter) List(flag string) []string {
 	}
 	return nil
 }
+
 func (g getter) Ints(flag string) []int {
 	v, _ := g.cmd.Flags().GetIntSlice(flag)
 	return v
 }
-func (g getter) Set(flag string) bool     { return optSet(g.cmd, flag, g.key(flag)) }
-func (g getter) Where(flag string) string { return where(g.cmd, flag, g.key(flag)) }
-func (g getter) Has(flag string) bool     { return g.cmd.Flags().Lookup(flag) != nil }
+
+// Set reports whether the flag was given or its key set.
+func (g getter) Set(flag string) bool {
+	return g.Changed(flag) || (g.key(flag) != "" && cliOf(g.cmd).cfg.IsSet(g.key(flag)))
+}
+
+func (g getter) Has(flag string) bool { return g.cmd.Flags().Lookup(flag) != nil }
+
 func (g getter) Changed(flag string) bool {
 	f := g.cmd.Flags().Lookup(flag)
 	return f != nil && f.Changed
 }
 
-// durationFlag defines a duration flag ≥ 0 in the one grammar.
-func durationFlag(f *pflag.FlagSet, name string, d time.Duration, usage string) {
-	f.Var(settings.DurationValue{D: &d}, name, usage)
-}
-
-// signedDurationFlag defines a duration flag that may be negative.
-func signedDurationFlag(f *pflag.FlagSet, name string, d time.Duration, usage string) {
-	f.Var(settings.DurationValue{D: &d, Signed: true}, name, usage)
+// Where names the source of a setting for error messages.
+func (g getter) Where(flag string) string {
+	if g.Changed(flag) {
+		return "--" + flag
+	}
+	if key := g.key(flag); key != "" {
+		if _, ok := os.LookupEnv(settings.EnvName(key)); ok {
+			return settings.EnvName(key) + " (" + key + ")"
+		}
+		if cliOf(g.cmd).cfg.IsSet(key) {
+			return "config key " + key
+		}
+	}
+	return "--" + flag
 }
 
 // addMeterFlags adds the drivers' flags (meter/registry) to a command that
@@ -151,7 +183,7 @@ func init() {
 			Short: "List the meter kinds and how to connect each",
 			Args:  cobra.NoArgs,
 			RunE: func(cmd *cobra.Command, args []string) error {
-				return registry.WriteList(cmd.OutOrStdout(), optBool(cmd, "json", ""))
+				return registry.WriteList(cmd.OutOrStdout(), get(cmd).Bool("json"))
 			},
 		}
 		c.Flags().Bool("json", false, "print JSON")

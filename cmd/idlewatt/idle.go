@@ -12,6 +12,8 @@ import (
 	"github.com/idlewatt/idlewatt/app/rig"
 	"github.com/idlewatt/idlewatt/capture/record"
 	"github.com/idlewatt/idlewatt/internal/textsafe"
+	"github.com/idlewatt/idlewatt/meter/registry"
+	"github.com/idlewatt/idlewatt/report/live"
 )
 
 func init() {
@@ -53,7 +55,7 @@ func runIdle(cmd *cobra.Command, _ []string) error {
 	if err != nil {
 		return err
 	}
-	out := optString(cmd, "out", "out")
+	out := get(cmd).String("out")
 	if out == "" {
 		out = defaultOut("idle")
 	}
@@ -62,25 +64,25 @@ func runIdle(cmd *cobra.Command, _ []string) error {
 		what = fmt.Sprintf("%d NVMe settings", len(plan.NVMe))
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "idlewatt idle: %s × (%v settle + %v measure) on %s; output in %s\n",
-		what, plan.Settle, plan.Measure, textsafe.Terminal(meterLabel(rc)), textsafe.Terminal(out))
+		what, plan.Settle, plan.Measure, textsafe.Terminal(rc.MeterLabel()), textsafe.Terminal(out))
 
 	setRunOutput(cmd, &rc)
-	if !optBool(cmd, "quiet", "") {
+	if !get(cmd).Bool("quiet") {
 		plan.Progress = textsafe.NewWriter(cmd.ErrOrStderr())
 	}
-	view, err := openView(cmd, filepath.Join(out, rig.CaptureFile))
+	view, err := live.Open(get(cmd), filepath.Join(out, rig.CaptureFile), cmd.ErrOrStderr(), cmd.CommandPath())
 	if err != nil {
 		return err
 	}
-	defer view.close()
-	if o := view.observer(); o != nil {
+	defer view.Close()
+	if o := view.Observer(); o != nil {
 		rc.Observer = record.Tee(rc.Observer, o)
 	}
 	// What the run logs (policies set and restored) names drives and
 	// files from the config: shown, never acted on.
 	res, err := rig.RunIdle(cmd.Context(), rc, out, plan, textsafe.NewWriter(cmd.ErrOrStderr()))
 	if res == nil {
-		return meterOpenErr(err)
+		return registry.DeviceError(err)
 	}
 	if cmd.Context().Err() != nil {
 		return failErr("idle: %w; the policy was restored and what was recorded is in %s (idlewatt report %s analyses it)",
@@ -89,7 +91,7 @@ func runIdle(cmd *cobra.Command, _ []string) error {
 	if res.File == "" {
 		return failErr("idle: %w", err) // not analysed, or idle.json not written
 	}
-	if optBool(cmd, "json", "") {
+	if get(cmd).Bool("json") {
 		b, jerr := json.MarshalIndent(res, "", "  ")
 		if jerr != nil {
 			return failErr("idle: %w", jerr)
@@ -101,7 +103,7 @@ func runIdle(cmd *cobra.Command, _ []string) error {
 	if err != nil {
 		return failErr("idle: %w", err)
 	}
-	if err := parquetOf(cmd, res.Capture, res.Report, out, rc.Out.Overwrite); err != nil {
+	if err := writeParquet(cmd, res.Capture, res.Report, out, rc.Out.Overwrite); err != nil {
 		return failErr("idle: %v", err)
 	}
 	return nil

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -15,9 +14,12 @@ import (
 	"github.com/idlewatt/idlewatt/app/config"
 	"github.com/idlewatt/idlewatt/app/rig"
 	"github.com/idlewatt/idlewatt/capture/record"
+	"github.com/idlewatt/idlewatt/internal/outfile"
 	"github.com/idlewatt/idlewatt/internal/settings"
 	"github.com/idlewatt/idlewatt/internal/textsafe"
-	"github.com/idlewatt/idlewatt/report/pqexport"
+	"github.com/idlewatt/idlewatt/meter/registry"
+	"github.com/idlewatt/idlewatt/report/live"
+	"github.com/idlewatt/idlewatt/report/livemetrics"
 )
 
 func init() {
@@ -100,36 +102,36 @@ func defaultOut(name string) string {
 // runMeasure runs rc and plan (measure, demo, devslp verify) and prints the
 // result; verify judges it as devslp verify does (rig.Result.DevSlpFailure).
 func runMeasure(cmd *cobra.Command, rc rig.Config, plan rig.Plan, verify bool) error {
-	out := optString(cmd, "out", "out")
+	out := get(cmd).String("out")
 	if out == "" {
 		out = defaultOut(cmd.Name())
 	}
 	setRunOutput(cmd, &rc)
-	plan.NoHTML = optBool(cmd, "no-html", "")
-	if !optBool(cmd, "quiet", "") {
+	plan.NoHTML = get(cmd).Bool("no-html")
+	if !get(cmd).Bool("quiet") {
 		plan.Progress = textsafe.NewWriter(cmd.ErrOrStderr()) // also the run's log: names from the config
 		plan.Label = strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" ")
 	}
-	obs, err := openMetrics(cmd, rc.Out, func(p string) bool {
-		return samePath(filepath.Dir(p), out) && rig.RunWrites(filepath.Base(p))
-	})
+	obs, err := livemetrics.Open(get(cmd), rc.Out, func(p string) bool {
+		return outfile.Same(filepath.Dir(p), out) && rig.RunWrites(filepath.Base(p))
+	}, cmd.ErrOrStderr(), cmd.CommandPath())
 	if err != nil {
 		return err
 	}
 	defer obs.Close()
-	view, err := openView(cmd, filepath.Join(out, rig.CaptureFile))
+	view, err := live.Open(get(cmd), filepath.Join(out, rig.CaptureFile), cmd.ErrOrStderr(), cmd.CommandPath())
 	if err != nil {
 		return err
 	}
-	defer view.close()
-	rc.Observer = record.Tee(obs, view.observer())
-	fmt.Fprintf(cmd.ErrOrStderr(), "%s: %d drive(s) on %s, output in %s\n", cmd.CommandPath(), len(rc.Drives), textsafe.Terminal(meterLabel(rc)), textsafe.Terminal(out))
+	defer view.Close()
+	rc.Observer = record.Tee(obs, view.Observer())
+	fmt.Fprintf(cmd.ErrOrStderr(), "%s: %d drive(s) on %s, output in %s\n", cmd.CommandPath(), len(rc.Drives), textsafe.Terminal(rc.MeterLabel()), textsafe.Terminal(out))
 	res, err := rig.Run(cmd.Context(), rc, out, plan)
 	if res != nil {
-		metricsVerdicts(obs, res)
+		res.Verdicts(obs)
 	}
 	if res != nil && res.Report != nil {
-		if optBool(cmd, "json", "") {
+		if get(cmd).Bool("json") {
 			enc := json.NewEncoder(cmd.OutOrStdout())
 			enc.SetIndent("", "  ")
 			_ = enc.Encode(res)
@@ -144,40 +146,27 @@ func runMeasure(cmd *cobra.Command, rc rig.Config, plan rig.Plan, verify bool) e
 				context.Cause(cmd.Context()), out, filepath.Join(out, rig.CaptureFile))
 		}
 		if res == nil {
-			return meterOpenErr(err)
+			return registry.DeviceError(err)
 		}
 		return failErr("%w (what was recorded is in %s)", err, out)
 	}
-	if err := parquetOf(cmd, res.Capture, res.Report, out, rc.Out.Overwrite); err != nil {
+	if err := writeParquet(cmd, res.Capture, res.Report, out, rc.Out.Overwrite); err != nil {
 		return failErr("measure: %v", err)
 	}
 	return res.DevSlpFailure(verify)
 }
 
-// parquetOf exports a run's capture and report as Parquet into OUT/parquet
-// when --parquet (config parquet) asks.
-func parquetOf(cmd *cobra.Command, capture string, rep *analysis.Report, out string, overwrite bool) error {
-	if !optBool(cmd, "parquet", "parquet") || rep == nil {
+// writeParquet is rig.WriteParquet when --parquet (config parquet) asks.
+func writeParquet(cmd *cobra.Command, capture string, rep *analysis.Report, out string, overwrite bool) error {
+	if !get(cmd).Bool("parquet") {
 		return nil
 	}
-	host, _ := os.Hostname()
-	dir := filepath.Join(out, "parquet")
-	if err := pqexport.Write(capture, rep, dir, pqexport.Options{Overwrite: overwrite, Host: host}); err != nil {
-		return fmt.Errorf("Parquet export into %s: %v", dir, err)
-	}
-	return nil
+	return rig.WriteParquet(capture, rep, out, overwrite)
 }
 
 // setRunOutput sets the run directory's rules: --overwrite, the config file
 // as an input, and whether scratch drive images are kept.
 func setRunOutput(cmd *cobra.Command, rc *rig.Config) {
-	rc.Out = outOptions(cmd, "", configPath(cmd))
-	rc.KeepScratch = optBool(cmd, "keep-scratch", "keep_scratch")
-}
-
-func meterLabel(rc rig.Config) string {
-	if rc.Meter.Kind == "emulator" {
-		return "the emulated hub"
-	}
-	return rc.Meter.Kind + " " + rc.Meter.Port
+	rc.Out = outOptions(cmd, configPath(cmd))
+	rc.KeepScratch = get(cmd).Bool("keep-scratch")
 }

@@ -21,7 +21,7 @@ func init() {
 				if err != nil {
 					return err
 				}
-				return config.WriteProfiles(cmd.OutOrStdout(), user, optBool(cmd, "json", ""))
+				return config.WriteProfiles(cmd.OutOrStdout(), user, get(cmd).Bool("json"))
 			},
 		}
 		c.Flags().Bool("json", false, "print JSON (every parameter, keys as in the config)")

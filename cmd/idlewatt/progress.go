@@ -13,9 +13,6 @@ func startProgress(cmd *cobra.Command, who string) *progress.Line {
 	return progress.Start(cmd.ErrOrStderr(), who, func(f func()) { goSafe(cmd.ErrOrStderr(), f) })
 }
 
-// passes starts p's step of reading path pass by pass at at.
-func passes(p *progress.Line, path string, at *capture.Pos) { p.Passes(path, at.Pass, at.Frac) }
-
 // requireSamples is capture.RequireSamples for who: the account of a
 // capture without samples is printed as "who: note:" lines on stderr, as
 // export and repair do, before the error.

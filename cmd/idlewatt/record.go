@@ -14,11 +14,9 @@ import (
 	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/capture/record"
 	"github.com/idlewatt/idlewatt/internal/outfile"
-	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/meter/registry"
 	"github.com/idlewatt/idlewatt/report/live"
 	"github.com/idlewatt/idlewatt/report/livemetrics"
-	"github.com/idlewatt/idlewatt/units"
 )
 
 func init() {
@@ -70,20 +68,20 @@ func runRecord(cmd *cobra.Command, args []string) error {
 	}
 	// The capture is refused before the meter is opened; --port may be a
 	// recorded byte stream, an input the capture must not be.
-	oo := outOptions(cmd, "record.overwrite", q.Port)
+	oo := outOptions(cmd, q.Port)
 	if err := outfile.Check(q.Out, oo); err != nil {
 		return usageErr("record: --out %w", err)
 	}
-	obs, err := openMetrics(cmd, oo, func(p string) bool { return samePath(p, q.Out) })
+	obs, err := livemetrics.Open(get(cmd), oo, func(p string) bool { return outfile.Same(p, q.Out) }, cmd.ErrOrStderr(), cmd.CommandPath())
 	if err != nil {
 		return err
 	}
 	defer obs.Close()
-	view, err := openView(cmd, q.Out)
+	view, err := live.Open(get(cmd), q.Out, cmd.ErrOrStderr(), cmd.CommandPath())
 	if err != nil {
 		return err
 	}
-	defer view.close()
+	defer view.Close()
 	h := capture.Header{Tool: "idlewatt " + version}
 	if h.Drives, err = config.RecordDrives(cliOf(cmd).cfg, g.List("drive-name")); err != nil {
 		return err
@@ -104,38 +102,31 @@ func runRecord(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
+	return recordFrom(cmd, q, h, mopts, giveUp, capture.Options{Overwrite: oo.Overwrite, Inputs: oo.Inputs, Version: capVer}, obs, view)
+}
+
+// recordFrom opens the meter q asks for and records it into the capture
+// of header h and options c until q's duration, a signal or the end of a
+// replayed stream, then prints what was recorded.
+func recordFrom(cmd *cobra.Command, q record.Request, h capture.Header, mopts registry.Settings, giveUp time.Duration,
+	c capture.Options, obs *livemetrics.Observer, view *live.Session) error {
 	start := time.Now() // the wall time reported runs from here to the capture's close
 	m, replayed, err := openMeterCtx(cmd, q.Kind, q.Port, mopts)
 	if err != nil {
 		return err
 	}
 	defer m.Close()
-	stream := meter.StreamConfig{Rate: units.Hertz(q.Rate), Ports: q.Ports}
-	if err := record.CheckNamedPorts(m, stream, g.List("drive-name")); err != nil {
+	if err := record.CheckNamedPorts(m, q.Stream(), get(cmd).List("drive-name")); err != nil {
 		return err
 	}
-	if r, ok := m.(meter.Reconnector); ok {
-		if giveUp <= 0 {
-			giveUp = -1 // fail at the first disconnect
-		}
-		r.SetGiveUp(giveUp)
-	}
+	record.SetGiveUp(m, giveUp)
 	ctx, cancel := context.WithCancel(cmd.Context())
 	defer cancel()
 	if q.Duration > 0 && !replayed {
 		ctx, cancel = context.WithTimeout(ctx, q.Duration)
 		defer cancel()
 	}
-	rec, err := record.Start(ctx, m, record.Options{
-		Path: q.Out, Stream: stream, Header: h,
-		Describe: func(scfg meter.StreamConfig) json.RawMessage {
-			b, _ := json.Marshal(map[string]any{"meter": q.Kind, "port": q.Port, "rate_hz": float64(scfg.Rate),
-				"ports": scfg.Ports, "duration_s": q.Duration.Seconds(), "replayed": replayed, "options": mopts})
-			return b
-		},
-		Capture:  capture.Options{Overwrite: oo.Overwrite, Inputs: oo.Inputs, Version: capVer},
-		Observer: record.Tee(obs, view.observer()), Replayed: replayed,
-	})
+	rec, err := record.Start(ctx, m, q.Options(h, c, record.Tee(obs, view.Observer()), replayed, mopts))
 	if err != nil {
 		return record.StartError(err)
 	}
@@ -150,7 +141,7 @@ func runRecord(cmd *cobra.Command, args []string) error {
 	if failed != nil {
 		return failed
 	}
-	if optBool(cmd, "json", "") {
+	if get(cmd).Bool("json") {
 		enc := json.NewEncoder(cmd.OutOrStdout())
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(res); err != nil {

@@ -6,7 +6,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/internal/ctxio"
 	"github.com/idlewatt/idlewatt/internal/outfile"
 	"github.com/idlewatt/idlewatt/internal/progress"
@@ -35,16 +34,16 @@ func runReport(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	out := optString(cmd, "out", "report.out")
+	out := get(cmd).String("out")
 	if out == "" {
 		out = path + ".report"
 	}
 	// Refuse before the analysis, not after it.
-	oo := outOptions(cmd, "", path)
+	oo := outOptions(cmd, path)
 	if err := outfile.CheckDir(out); err != nil {
 		return usageErr("report: --out %w", err)
 	}
-	withHTML := !optBool(cmd, "no-html", "")
+	withHTML := !get(cmd).Bool("no-html")
 	files := append([]string(nil), report.Files...)
 	if withHTML {
 		files = append(files, htmlreport.FileName)
@@ -62,7 +61,7 @@ func runReport(cmd *cobra.Command, args []string) error {
 	}
 	prog := startProgress(cmd, "report")
 	defer prog.Stop()
-	r, outs, chartErr, err := buildReport(cmd, prog, path, in, out, opts, withHTML)
+	r, outs, chartErr, err := readSession(cmd, path, in, prog).Build(cmd.Context(), opts, out, withHTML)
 	if err != nil {
 		return err
 	}
@@ -77,7 +76,7 @@ func runReport(cmd *cobra.Command, args []string) error {
 		return failErr("writing report into %s: %w", out, chartErr)
 	}
 	w := cmd.OutOrStdout()
-	if optBool(cmd, "json", "") {
+	if get(cmd).Bool("json") {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(r); err != nil {
@@ -90,46 +89,9 @@ func runReport(cmd *cobra.Command, args []string) error {
 	return report.NoPower(path, out, r)
 }
 
-// buildReport analyses the capture in (made of the file path the user
-// named) and builds every report file in memory — the analysis, every
-// file, the charts, report.html — to be written only then, through
-// temporary files renamed into place: a signal at any moment leaves
-// nothing under a final name (issue 26 item 1). chartErr is a chart that
-// failed when the rest was built.
-func buildReport(cmd *cobra.Command, prog *progress.Line, path, in, out string, opts analysis.Options, withHTML bool) (r *analysis.Report, outs []report.Output, chartErr, err error) {
-	open, at, err := captureOpener(cmd, in)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	stop := ctxio.Interrupted(cmd.Context())
-	err = cancellable(cmd, func() error {
-		var pyr *htmlreport.Pyramid
-		if withHTML {
-			pyr = htmlreport.NewPyramidFor(in, htmlreport.Budget{})
-			opts.Samples = pyr
-		}
-		passes(prog, path, at)
-		var err error
-		if r, err = report.Analyze(cmd.Context(), open, in, cmd.CommandPath(), opts); err != nil {
-			return err
-		}
-		r.Capture.Path = path
-		if warn := report.AttachNotes(r, path); warn != "" {
-			fmt.Fprintf(cmd.ErrOrStderr(), "%s: warning: %s\n", cmd.CommandPath(), warn)
-		}
-		prog.Step("building the report files and charts", nil)
-		if outs, chartErr = report.Build(r, report.WriteOptions{Stop: stop}); outs == nil {
-			return chartErr
-		}
-		if withHTML {
-			prog.Step("building "+htmlreport.FileName, nil)
-			b, err := htmlreport.Render(r, pyr, htmlreport.Options{Capture: in, Stop: stop}) // in: the capture made of another meter's file, not the file
-			if err != nil {
-				return failErr("writing %s into %s: %w", htmlreport.FileName, out, err)
-			}
-			outs = append(outs, report.Output{Name: htmlreport.FileName, Data: b})
-		}
-		return nil
-	})
-	return r, outs, chartErr, err
+// readSession is cmd's read of the capture in (made of path): its
+// progress line, and work a signal ends at once (cancellable).
+func readSession(cmd *cobra.Command, path, in string, prog *progress.Line) report.Session {
+	return report.Session{Path: path, In: in, Who: cmd.CommandPath(), Log: cmd.ErrOrStderr(), Progress: prog,
+		Run: func(f func() error) error { return cancellable(cmd, f) }}
 }

@@ -20,6 +20,6 @@
 //     and for byte sizes (ParseBytes); Check tells whether a config value
 //     has its key's Kind.
 //
-// It is a leaf (internal/): the standard library only. app/config holds
+// It is a leaf (internal/): the standard library and pflag (Declare) only. app/config holds
 // the schema built from these declarations; docs/config.md lists the keys.
 package settings

@@ -2,12 +2,15 @@ package registry
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
 	"text/tabwriter"
 
+	"github.com/idlewatt/idlewatt/internal/serialport"
 	"github.com/idlewatt/idlewatt/internal/settings"
+	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/units"
 )
 
@@ -170,4 +173,36 @@ func WriteList(w io.Writer, asJSON bool) error {
 		fmt.Fprintf(tw, "\trecord: %s\n", d.Record)
 	}
 	return tw.Flush()
+}
+
+// OpenFor is Open for a command line: an unknown kind, bad settings or a
+// recorded stream that does not decode is bad usage or input
+// (settings.ErrUsage), and so is a device DeviceError calls so; the error
+// names the port (the kind's default when path is empty).
+func OpenFor(kind, path string, s Settings) (m meter.Meter, replayed bool, err error) {
+	m, replayed, err = Open(kind, path, s)
+	if err == nil {
+		return m, replayed, nil
+	}
+	path = DefaultPort(kind, path)
+	switch {
+	case errors.Is(err, ErrUnknownKind):
+		return nil, replayed, settings.Usagef("--meter %v", err)
+	case errors.Is(err, ErrUsage):
+		return nil, replayed, settings.Input(err)
+	case replayed:
+		return nil, replayed, settings.Input(fmt.Errorf("--port %s: %w", path, err))
+	}
+	return nil, replayed, DeviceError(fmt.Errorf("--port %s: %w", path, err))
+}
+
+// DeviceError classes a failure to open a meter: a port another process
+// holds, or a meter whose calibration is out of its physical bounds, is
+// bad input (settings.ErrUsage: nothing was measured, and retrying will
+// not help until the user acts); anything else stays a device failure.
+func DeviceError(err error) error {
+	if errors.Is(err, serialport.ErrInUse) || errors.Is(err, meter.ErrCalibration) {
+		return settings.Input(err)
+	}
+	return err
 }
