@@ -13,6 +13,9 @@
 //     key, else IDLEWATT_<KEY>, else the default) and names its source in
 //     messages (Where). Nothing here imports viper or cobra: cmd/idlewatt
 //     is the Getter.
+//   - Declare adds the declarations to a command's flag set (pflag),
+//     each flag annotated with its key; Fixed is a Getter of fixed values
+//     for tests and callers without a command line.
 //   - Usagef and Input mark bad usage or input (ErrUsage; exit 2 on the
 //     command line), wherever the check runs.
 //   - One grammar for every duration (ParseDuration: a unit is required, a

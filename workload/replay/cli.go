@@ -485,7 +485,6 @@ func (r *Result) describeTarget() string {
 	return s + "; buffered (no O_DIRECT: page-cache hits flatter the figures)"
 }
 
-
 func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
