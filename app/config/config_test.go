@@ -10,9 +10,9 @@ import (
 	"github.com/idlewatt/idlewatt/internal/settings"
 )
 
-// TestKeysDocumented: docs/config.md names every key of the table, and
+// TestConfigKeysDocumented: docs/config.md names every key of the table, and
 // every key it lists in a table's first column is in the table.
-func TestKeysDocumented(t *testing.T) {
+func TestConfigKeysDocumented(t *testing.T) {
 	t.Parallel()
 	b, err := os.ReadFile("../../docs/config.md")
 	if err != nil {
