@@ -27,18 +27,15 @@ const annKey = settings.AnnKey
 // declare adds the declared flags to fs, each with its config key.
 func declare(fs *pflag.FlagSet, flags ...settings.Flag) { settings.Declare(fs, flags...) }
 
-// getter is a command's settings.Getter. extra declares settings the
-// command may have no flag for, whose config keys are read all the same:
-// the drivers' (measure reads meter.mode without a --mode).
-type getter struct {
-	cmd   *cobra.Command
-	extra []settings.Flag
-}
+// getter is a command's settings.Getter.
+type getter struct{ cmd *cobra.Command }
 
 // get returns cmd's Getter.
-func get(cmd *cobra.Command) settings.Getter { return getter{cmd, registry.Flags()} }
+func get(cmd *cobra.Command) settings.Getter { return getter{cmd} }
 
-// key is the config key of flag ("" = none).
+// key is the config key of flag ("" = none). The drivers' settings have
+// their keys whether the command has their flags or not: measure reads
+// meter.mode without a --mode.
 func (g getter) key(flag string) string {
 	if f := g.cmd.Flags().Lookup(flag); f != nil {
 		if k := f.Annotations[annKey]; len(k) == 1 {
@@ -46,7 +43,7 @@ func (g getter) key(flag string) string {
 		}
 		return ""
 	}
-	for _, d := range g.extra {
+	for _, d := range registry.Flags() {
 		if d.Name == flag {
 			return d.Key
 		}
