@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/idlewatt/idlewatt/analysis/decimate"
-	"github.com/idlewatt/idlewatt/analysis/states"
+	"github.com/idlewatt/idlewatt/analysis/judge"
 	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/units"
@@ -561,7 +561,7 @@ func (p *pass1) devslpProc(port int, pins []span, clock *Clock) *devslpProc {
 	}
 	cr, ok := p.devslp.criteria[port]
 	if !ok {
-		cr = states.DefaultCriteria()
+		cr = judge.DefaultCriteria()
 	}
 	// A read's completion (host clock) against the pin the meter saw:
 	// half the median mark round trip plus the fit's largest residual.
@@ -574,7 +574,7 @@ func (p *pass1) devslpProc(port int, pins []span, clock *Clock) *devslpProc {
 		}
 	}
 	return &devslpProc{cycles: cyc, chartCycle: -1,
-		jo: states.JudgeOptions{Criteria: cr, ClockU95Ms: clock.MedianRTTMS/2 + clock.ResidualMS.Max, RunStallMs: worst}}
+		jo: judge.JudgeOptions{Criteria: cr, ClockU95Ms: clock.MedianRTTMS/2 + clock.ResidualMS.Max, RunStallMs: worst}}
 }
 
 // readSamples is the second pass proper: it streams every record of the

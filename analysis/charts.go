@@ -3,8 +3,8 @@ package analysis
 import (
 	"math"
 
+	"github.com/idlewatt/idlewatt/analysis/judge"
 	"github.com/idlewatt/idlewatt/analysis/series"
-	"github.com/idlewatt/idlewatt/analysis/states"
 	"github.com/idlewatt/idlewatt/hostclock"
 	"github.com/idlewatt/idlewatt/units"
 )
@@ -36,7 +36,7 @@ func (r *Report) Distributions() []series.Distribution {
 // not pass (else its first), with the fitted entry and rise.
 type DevSlpChart struct {
 	Port  int
-	Cycle states.Cycle // the cycle's figures and verdict, for the chart's titles
+	Cycle judge.Cycle // the cycle's figures and verdict, for the chart's titles
 	// Series is the cycle's power in ms from DEVSLP assertion, bucketed to
 	// 0.5 ms, with the pin edges, floor reached, first read, the floor with
 	// its 95 % interval (the one the verdict was judged with) and the limit.

@@ -6,7 +6,7 @@ import (
 	"math"
 	"strings"
 
-	"github.com/idlewatt/idlewatt/analysis/states"
+	"github.com/idlewatt/idlewatt/analysis/judge"
 )
 
 // What a user knows beforehand (drives[].expect: a datasheet's DevSlp or
@@ -88,7 +88,7 @@ func (r *Report) declare(exp map[int]Expectation) {
 	}
 }
 
-func numPtr(n states.Num) *float64 {
+func numPtr(n judge.Num) *float64 {
 	if !n.Ok() {
 		return nil
 	}
@@ -123,7 +123,7 @@ func (f DeclaredFigure) Text(d *DriveReport) (text, agreement string) {
 	switch f.Quantity {
 	case "devslp.floor_w":
 		declared = fmt.Sprintf("%.4g mW", f.Declared*1e3)
-		measured = states.PM(d.DevSlp.FloorW, d.DevSlp.FloorU95W, 1e3)
+		measured = judge.PM(d.DevSlp.FloorW, d.DevSlp.FloorU95W, 1e3)
 		if measured != Dash {
 			measured += " mW"
 		}

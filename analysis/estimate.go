@@ -166,7 +166,7 @@ const (
 // estimateLevel finds the quiet level of blocks bs (time order): the mean of
 // the samples in blocks within ±max(5σ, 1 %·level, 3·uRes) of the median
 // block mean, σ the robust spread of block means (the smaller of the two
-// half inter-quartile distances ÷ 0.6745, so that bursts above or dips
+// half inter-quartile distances ÷ stat.QuartileZ, so that bursts above or dips
 // below, each under a quarter of the time, do not widen it). Blocks above
 // that band are background bursts, and so are their neighbours (a burst's
 // edges fall in part into the blocks beside it); blocks below are dips
@@ -273,7 +273,7 @@ func levelCentre(full []float64, floor, ceil, blockSigma, uRes float64) (centre,
 	s := slices.Clone(full)
 	slices.Sort(s)
 	q25, q50, q75 := sortedQ(s, 0.25), sortedQ(s, 0.5), sortedQ(s, 0.75)
-	sigma = math.Max(math.Min(q50-q25, q75-q50)/quartileZ, blockSigma)
+	sigma = math.Max(math.Min(q50-q25, q75-q50)/stat.QuartileZ, blockSigma)
 	centre = q50
 	if math.IsInf(floor, -1) {
 		if blockSigma > 0 {
@@ -387,10 +387,6 @@ func (e *levelEstimate) uncertainty(kept []blk, L int, levelBased bool, resU fun
 	u95 := expanded(e.sv, e.sdof, resU(math.Sqrt(e.NoiseVar1)))
 	e.U95 = &u95
 }
-
-// quartileZ is Φ⁻¹(3/4): a half inter-quartile distance of gaussian data
-// over it is σ.
-const quartileZ = 0.6744897501960817
 
 // idleModeRelFrac is the least half-width of idleMode's window, as a
 // fraction of the level (a noise-free source has σ = 0).

@@ -15,6 +15,7 @@ import (
 	"github.com/idlewatt/idlewatt/hostclock"
 	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/states/drivesim"
+	"github.com/idlewatt/idlewatt/states/powerstate"
 	"github.com/idlewatt/idlewatt/units"
 	"github.com/idlewatt/idlewatt/workload"
 )
@@ -223,11 +224,11 @@ func truthResidency(segs []drivesim.Segment, io []drivesim.IOSpan, p drivesim.Pr
 		rest := (b - a - dio).Seconds()
 		name := s.State.String()
 		switch {
-		case s.GC, s.State == drivesim.StateActive, s.State == drivesim.StateSpinUp:
+		case s.GC, s.State == powerstate.Active, s.State == powerstate.SpinUp:
 			name = "background"
-		case s.State == drivesim.StateWake && s.Power() > p.ActiveIdleW*(1+1e-9):
+		case s.State == powerstate.Wake && s.Power() > p.ActiveIdleW*(1+1e-9):
 			name = "background"
-		case s.State == drivesim.StateWake:
+		case s.State == powerstate.Wake:
 			name = "idle"
 		}
 		times[name] += rest

@@ -4,10 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +13,7 @@ import (
 	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/analysis/internal/noisegen"
 	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/internal/testlong"
 	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/units"
 )
@@ -33,19 +32,6 @@ type noisyCapture struct {
 	meter               *noisegen.Meter
 	drive               string
 	gainLimit, offLimit float64
-}
-
-// coverageDrives is how many captures per noise family a coverage test
-// draws: def, short under -short, or IDLEWATT_COVERAGE_DRIVES (the long
-// runs docs/analysis.md reports).
-func coverageDrives(def, short int) int {
-	if n, err := strconv.Atoi(os.Getenv("IDLEWATT_COVERAGE_DRIVES")); err == nil && n > 0 {
-		return n
-	}
-	if testing.Short() {
-		return short
-	}
-	return def
 }
 
 // writeNoisyCapture draws a drive and writes 20 s of it at 2 kS/s on one
@@ -201,7 +187,7 @@ var driveQuantities = []string{"active idle", "average", "energy", "noise σ"}
 // sample's, robust to level steps) is within −20 % … +25 % of the meter's
 // own as often.
 func TestDriveIntervalsUnderMeterNoise(t *testing.T) {
-	drives := coverageDrives(16, 3)
+	drives := testlong.CoverageDrives(16, 3)
 	all := map[string]*cov{}
 	for _, q := range driveQuantities {
 		all[q] = &cov{}

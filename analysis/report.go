@@ -1,8 +1,8 @@
 package analysis
 
 import (
+	"github.com/idlewatt/idlewatt/analysis/judge"
 	"github.com/idlewatt/idlewatt/analysis/series"
-	"github.com/idlewatt/idlewatt/analysis/states"
 	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/capture/notes"
 	"github.com/idlewatt/idlewatt/units"
@@ -292,34 +292,34 @@ type StatePower struct {
 }
 
 // DevSlp is the drive's DevSlp verification: the pooled quantities of its
-// DEVSLP pin cycles with 95 % half-widths (analysis/states; definitions in
+// DEVSLP pin cycles with 95 % half-widths (analysis/judge; definitions in
 // docs/analysis.md, "DevSlp quantities"), the outcome, and each cycle.
 // Absent values are null.
 type DevSlp struct {
-	Entered       bool             `json:"entered"`           // some cycle's power fell to a floor (or samples were classified DevSlp)
-	PowerW        states.Num       `json:"power_w"`           // = floor_w (null without judged pin cycles: the DevSlp intervals' mean is state_power_w.devslp)
-	Outcome       states.Outcome   `json:"outcome,omitempty"` // pass | fail | inconclusive | not_supported; empty without cycles
-	Reason        string           `json:"reason,omitempty"`
-	Support       string           `json:"support,omitempty"`    // yes | no … | unknown
-	HostCause     string           `json:"host_cause,omitempty"` // host-side problem that makes a non-pass inconclusive
-	PreCycleW     states.Num       `json:"pre_cycle_w"`          // resting power before assertion (Slumber under a DIPM policy)
-	PreCycleU95W  states.Num       `json:"pre_cycle_u95_w"`      // its 95 % half-width
-	FloorW        states.Num       `json:"floor_w"`
-	FloorU95W     states.Num       `json:"floor_u95_w"`
-	EntryMs       states.Num       `json:"entry_ms"` // pin assertion → power at the floor (change point)
-	EntryU95Ms    states.Num       `json:"entry_u95_ms"`
-	RiseMs        states.Num       `json:"rise_ms"` // pin release → power leaves the floor (change point)
-	RiseU95Ms     states.Num       `json:"rise_u95_ms"`
-	ExitMs        states.Num       `json:"exit_ms"` // pin release → first read completed
-	ExitU95Ms     states.Num       `json:"exit_u95_ms"`
-	Cycles        int              `json:"cycles"`               // pin assertions seen
-	CyclesEntered int              `json:"cycles_entered"`       // judged cycles with a fitted entry
-	PinAssertedS  float64          `json:"pin_asserted_s"`       // time with the pin asserted
-	PinSource     string           `json:"pin_source,omitempty"` // "meter" (events) or "host" (requests)
-	Criteria      *states.Criteria `json:"criteria,omitempty"`
-	CycleResults  []states.Cycle   `json:"cycle_results,omitempty"`
+	Entered       bool            `json:"entered"`           // some cycle's power fell to a floor (or samples were classified DevSlp)
+	PowerW        judge.Num       `json:"power_w"`           // = floor_w (null without judged pin cycles: the DevSlp intervals' mean is state_power_w.devslp)
+	Outcome       judge.Outcome   `json:"outcome,omitempty"` // pass | fail | inconclusive | not_supported; empty without cycles
+	Reason        string          `json:"reason,omitempty"`
+	Support       string          `json:"support,omitempty"`    // yes | no … | unknown
+	HostCause     string          `json:"host_cause,omitempty"` // host-side problem that makes a non-pass inconclusive
+	PreCycleW     judge.Num       `json:"pre_cycle_w"`          // resting power before assertion (Slumber under a DIPM policy)
+	PreCycleU95W  judge.Num       `json:"pre_cycle_u95_w"`      // its 95 % half-width
+	FloorW        judge.Num       `json:"floor_w"`
+	FloorU95W     judge.Num       `json:"floor_u95_w"`
+	EntryMs       judge.Num       `json:"entry_ms"` // pin assertion → power at the floor (change point)
+	EntryU95Ms    judge.Num       `json:"entry_u95_ms"`
+	RiseMs        judge.Num       `json:"rise_ms"` // pin release → power leaves the floor (change point)
+	RiseU95Ms     judge.Num       `json:"rise_u95_ms"`
+	ExitMs        judge.Num       `json:"exit_ms"` // pin release → first read completed
+	ExitU95Ms     judge.Num       `json:"exit_u95_ms"`
+	Cycles        int             `json:"cycles"`               // pin assertions seen
+	CyclesEntered int             `json:"cycles_entered"`       // judged cycles with a fitted entry
+	PinAssertedS  float64         `json:"pin_asserted_s"`       // time with the pin asserted
+	PinSource     string          `json:"pin_source,omitempty"` // "meter" (events) or "host" (requests)
+	Criteria      *judge.Criteria `json:"criteria,omitempty"`
+	CycleResults  []judge.Cycle   `json:"cycle_results,omitempty"`
 	// Verdict is the same result as measure.json's devslp entry.
-	Verdict states.Verdict `json:"-"`
+	Verdict judge.Verdict `json:"-"`
 }
 
 // SampleInfo is data quality for the drive's samples.

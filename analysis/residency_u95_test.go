@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/idlewatt/idlewatt/states/detect"
+	"github.com/idlewatt/idlewatt/states/powerstate"
 )
 
 // A state whose level was learned but which no span entered is not known
@@ -24,8 +25,8 @@ func TestUnenteredStateIntervalHoldsHiddenExcursions(t *testing.T) {
 	}
 	spans := []detect.Span{}
 	for i := 0; i < 5; i++ {
-		spans = append(spans, detect.Span{State: detect.Idle, Samples: 100, MeanW: 0.06},
-			detect.Span{State: detect.Slumber, Samples: 100, MeanW: 0.003})
+		spans = append(spans, detect.Span{State: powerstate.Idle, Samples: 100, MeanW: 0.06},
+			detect.Span{State: powerstate.Slumber, Samples: 100, MeanW: 0.003})
 	}
 	// No noise: the misread term is 0, only the hidden excursions remain.
 	cn := classNoise{smooth: 2 * time.Millisecond, period: 100 * time.Microsecond}
@@ -56,11 +57,11 @@ func TestMisplacedSamplesWidenTheInterval(t *testing.T) {
 		}
 	}
 	spans := func(hidden int32) []detect.Span {
-		p := detect.Span{State: detect.Partial, Samples: 5000, MeanW: 0.30}
-		p.Clear[detect.Partial] = 5000 - hidden
-		p.Clear[detect.Idle] = hidden
-		i := detect.Span{State: detect.Idle, Samples: 5000, MeanW: 0.40}
-		i.Clear[detect.Idle] = 5000
+		p := detect.Span{State: powerstate.Partial, Samples: 5000, MeanW: 0.30}
+		p.Clear[powerstate.Partial] = 5000 - hidden
+		p.Clear[powerstate.Idle] = hidden
+		i := detect.Span{State: powerstate.Idle, Samples: 5000, MeanW: 0.40}
+		i.Clear[powerstate.Idle] = 5000
 		return []detect.Span{i, p}
 	}
 	cn := classNoise{smooth: 2 * time.Millisecond, period: 100 * time.Microsecond}

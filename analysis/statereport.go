@@ -9,6 +9,7 @@ import (
 	"github.com/idlewatt/idlewatt/hostclock"
 	"github.com/idlewatt/idlewatt/internal/stat"
 	"github.com/idlewatt/idlewatt/states/detect"
+	"github.com/idlewatt/idlewatt/states/powerstate"
 	"github.com/idlewatt/idlewatt/units"
 )
 
@@ -201,7 +202,7 @@ func (c *stateCollector) IdleBand() (lo, hi units.Watts, ok bool) {
 	if idle <= 0 {
 		return 0, 0, false
 	}
-	bg, _, _ := c.rep.Levels.Band(detect.Background)
+	bg, _, _ := c.rep.Levels.Band(powerstate.Background)
 	return 2*idle - units.Watts(bg), units.Watts(bg), true
 }
 
@@ -288,7 +289,7 @@ func (s *StateReport) fill(sum *detect.Summary, spans []detect.Span, ios []detec
 	}
 	s.Residency, s.PowerW, s.Spans = map[string]float64{}, map[string]float64{}, map[string]int{}
 	s.PowerU95W, s.ResidencyU95 = map[string]float64{}, map[string]float64{}
-	for _, st := range detect.AllStates {
+	for _, st := range powerstate.Detected {
 		s.Residency[st.String()] = sum.Residency(st)
 		s.PowerW[st.String()] = float64(sum.MeanPower(st))
 		s.Spans[st.String()] = sum.Spans[st]
@@ -325,8 +326,8 @@ func (s *StateReport) fill(sum *detect.Summary, spans []detect.Span, ios []detec
 	}
 	// DevSlp's entry and exit are measured by change points around the pin
 	// (the devslp block), not here: one definition per name.
-	delete(em, detect.DevSlp.String())
-	delete(xm, detect.DevSlp.String())
+	delete(em, powerstate.DevSlp.String())
+	delete(xm, powerstate.DevSlp.String())
 	for st, v := range em {
 		s.Entry[st] = latencyStat(v, ec[st])
 	}
@@ -475,7 +476,7 @@ func (s *StateReport) uncertainty(spans []detect.Span, cn classNoise) {
 	// neighbour's 2k boundaries may hide up to W/2 of it, a bound
 	// B = Σ 2k·(W/2)/T, taken as rectangular (B/√3) beside the misread term.
 	if total > 0 {
-		for _, st := range detect.AllStates {
+		for _, st := range powerstate.Detected {
 			if _, ok := by[st.String()]; !ok {
 				hid := s.hiddenBound(st, w, total)
 				s.ResidencyU95[st.String()] = 1.96 * math.Hypot(mis[st.String()], hid) / math.Sqrt(3)
@@ -511,18 +512,18 @@ func (s *StateReport) misplaced(spans []detect.Span, per, total float64) {
 	}
 	var out, in detect.ClearCounts
 	for _, sp := range spans {
-		if sp.State == detect.Active {
+		if sp.State == powerstate.Active {
 			continue
 		}
 		for st, k := range sp.Clear {
-			if detect.State(st) == sp.State || detect.State(st) == detect.Unknown || k == 0 {
+			if powerstate.State(st) == sp.State || powerstate.State(st) == powerstate.Unknown || k == 0 {
 				continue
 			}
 			out[sp.State] += k
 			in[st] += k
 		}
 	}
-	for _, st := range detect.AllStates {
+	for _, st := range powerstate.Detected {
 		if n := max(out[st], in[st]); n > 0 {
 			s.ResidencyU95[st.String()] += float64(n) * per / total
 			if s.Misplaced == nil {
@@ -553,11 +554,11 @@ func (s *StateReport) unlearned(total float64) {
 	}
 	b := math.Max(minLevelS, minLevelShare*s.Learning.QuietS) / total
 	order := []struct {
-		st detect.State
+		st powerstate.State
 		w  units.Watts
-	}{{detect.Idle, l.Idle}, {detect.Partial, l.Partial}, {detect.Slumber, l.Slumber}, {detect.DevSlp, l.DevSlp}}
+	}{{powerstate.Idle, l.Idle}, {powerstate.Partial, l.Partial}, {powerstate.Slumber, l.Slumber}, {powerstate.DevSlp, l.DevSlp}}
 	for i, x := range order {
-		if x.w > 0 || (x.st != detect.Partial && x.st != detect.Slumber) {
+		if x.w > 0 || (x.st != powerstate.Partial && x.st != powerstate.Slumber) {
 			continue
 		}
 		s.ResidencyU95[x.st.String()] = math.Max(s.ResidencyU95[x.st.String()], b)
@@ -577,31 +578,31 @@ func (s *StateReport) unlearned(total float64) {
 	}
 }
 
-func (s *StateReport) hiddenBound(st detect.State, w, total float64) float64 {
+func (s *StateReport) hiddenBound(st powerstate.State, w, total float64) float64 {
 	l := s.Levels
-	has := st == detect.Background && l.Idle > 0
+	has := st == powerstate.Background && l.Idle > 0
 	switch st {
-	case detect.Idle:
+	case powerstate.Idle:
 		has = l.Idle > 0
-	case detect.Partial:
+	case powerstate.Partial:
 		has = l.Partial > 0
-	case detect.Slumber:
+	case powerstate.Slumber:
 		has = l.Slumber > 0
-	case detect.DevSlp:
+	case powerstate.DevSlp:
 		has = l.DevSlp > 0
 	}
 	if !has || total <= 0 {
 		return 0
 	}
 	var edges float64
-	for _, nb := range []detect.State{stateAbove(l, st), stateBelow(l, st)} {
-		if st == detect.Background {
-			nb = detect.Idle
+	for _, nb := range []powerstate.State{stateAbove(l, st), stateBelow(l, st)} {
+		if st == powerstate.Background {
+			nb = powerstate.Idle
 		}
-		if nb != detect.Unknown {
+		if nb != powerstate.Unknown {
 			edges += 2 * float64(s.Spans[nb.String()])
 		}
-		if st == detect.Background {
+		if st == powerstate.Background {
 			break
 		}
 	}
@@ -620,9 +621,9 @@ func (s *StateReport) misread(cn classNoise) map[string]float64 {
 	phi := func(d float64) float64 { return 0.5 * math.Erfc(d/sm/math.Sqrt2) }
 	l := s.Levels
 	lv := []struct {
-		st detect.State
+		st powerstate.State
 		w  units.Watts
-	}{{detect.Idle, l.Idle}, {detect.Partial, l.Partial}, {detect.Slumber, l.Slumber}, {detect.DevSlp, l.DevSlp}}
+	}{{powerstate.Idle, l.Idle}, {powerstate.Partial, l.Partial}, {powerstate.Slumber, l.Slumber}, {powerstate.DevSlp, l.DevSlp}}
 	for _, x := range lv {
 		lo, hi, ok := l.Band(x.st)
 		if !ok || x.w <= 0 {
@@ -639,13 +640,13 @@ func (s *StateReport) misread(cn classNoise) map[string]float64 {
 			moved := r * phi(e.d)
 			out[x.st.String()] += moved
 			// The neighbour across this edge gains what this state loses.
-			var nb detect.State
+			var nb powerstate.State
 			if e.edge == hi {
 				nb = stateAbove(l, x.st)
 			} else {
 				nb = stateBelow(l, x.st)
 			}
-			if nb != detect.Unknown {
+			if nb != powerstate.Unknown {
 				out[nb.String()] += moved
 			}
 		}
@@ -654,12 +655,12 @@ func (s *StateReport) misread(cn classNoise) map[string]float64 {
 }
 
 // stateAbove and stateBelow are the classified neighbours of a level's band.
-func stateAbove(l detect.Levels, st detect.State) detect.State {
-	prev := detect.Background
+func stateAbove(l detect.Levels, st powerstate.State) powerstate.State {
+	prev := powerstate.Background
 	for _, x := range []struct {
-		st detect.State
+		st powerstate.State
 		w  units.Watts
-	}{{detect.Idle, l.Idle}, {detect.Partial, l.Partial}, {detect.Slumber, l.Slumber}, {detect.DevSlp, l.DevSlp}} {
+	}{{powerstate.Idle, l.Idle}, {powerstate.Partial, l.Partial}, {powerstate.Slumber, l.Slumber}, {powerstate.DevSlp, l.DevSlp}} {
 		if x.w <= 0 {
 			continue
 		}
@@ -668,15 +669,15 @@ func stateAbove(l detect.Levels, st detect.State) detect.State {
 		}
 		prev = x.st
 	}
-	return detect.Unknown
+	return powerstate.Unknown
 }
 
-func stateBelow(l detect.Levels, st detect.State) detect.State {
+func stateBelow(l detect.Levels, st powerstate.State) powerstate.State {
 	found := false
 	for _, x := range []struct {
-		st detect.State
+		st powerstate.State
 		w  units.Watts
-	}{{detect.Idle, l.Idle}, {detect.Partial, l.Partial}, {detect.Slumber, l.Slumber}, {detect.DevSlp, l.DevSlp}} {
+	}{{powerstate.Idle, l.Idle}, {powerstate.Partial, l.Partial}, {powerstate.Slumber, l.Slumber}, {powerstate.DevSlp, l.DevSlp}} {
 		if x.w <= 0 {
 			continue
 		}
@@ -686,7 +687,7 @@ func stateBelow(l detect.Levels, st detect.State) detect.State {
 		found = x.st == st
 	}
 	if found && l.Off > 0 {
-		return detect.Off
+		return powerstate.Off
 	}
-	return detect.Unknown
+	return powerstate.Unknown
 }

@@ -10,7 +10,7 @@ import (
 	"math"
 
 	"github.com/idlewatt/idlewatt/analysis"
-	"github.com/idlewatt/idlewatt/analysis/states"
+	"github.com/idlewatt/idlewatt/analysis/judge"
 	"github.com/idlewatt/idlewatt/internal/textsafe"
 )
 
@@ -26,7 +26,7 @@ func WriteDriveTable(w io.Writer, rep *analysis.Report, first string, head func(
 		d := &rep.Drives[i]
 		floor := analysis.Dash
 		if d.DevSlp.FloorW.Ok() {
-			floor = states.PM(d.DevSlp.FloorW, d.DevSlp.FloorU95W, 1e3)
+			floor = judge.PM(d.DevSlp.FloorW, d.DevSlp.FloorU95W, 1e3)
 		}
 		name := textsafe.Terminal(d.Name)
 		if len([]rune(name)) > nameW {

@@ -21,7 +21,7 @@ go list -f '{{.ImportPath}}{{range .Imports}} {{.}}{{end}}' ./... |
 function strip(p) { return substr(p, length(mod) + 1) }
 # rank and room of a package path inside the module (longest prefix first)
 function rank(p) {
-	if (p ~ /^(units|hostclock|internal\/(hostclock|outfile|suggest|serialport|ptyserve|ctxio|settings|progress|buildinfo|textsafe|stat))(\/|$)/) return 0
+	if (p ~ /^(units|hostclock|internal)(\/|$)/) return 0
 	if (p ~ /^report(\/|$)/) return 4
 	# the simulated drives answer workload ops with meter samples: above both
 	if (p ~ /^states\/(drivesim|nvme\/sim)(\/|$)/) return 1.5

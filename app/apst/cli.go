@@ -14,7 +14,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/idlewatt/idlewatt/analysis/states"
+	"github.com/idlewatt/idlewatt/analysis/judge"
 	"github.com/idlewatt/idlewatt/internal/settings"
 )
 
@@ -120,7 +120,7 @@ func (r VerifyResult) WriteText(w io.Writer) {
 	}
 	fmt.Fprintf(w, "; levels (%s):", r.Host.Levels)
 	for _, l := range v.Criteria.Levels {
-		fmt.Fprintf(w, " PS%d %s mW", l.PS, states.PM(states.Num(l.W), states.None, 1e3))
+		fmt.Fprintf(w, " PS%d %s mW", l.PS, judge.PM(judge.Num(l.W), judge.None, 1e3))
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
@@ -130,8 +130,8 @@ func (r VerifyResult) WriteText(w io.Writer) {
 		if c.ReachedPS >= 0 {
 			ps = fmt.Sprintf("PS%d", c.ReachedPS)
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", c.Cycle, c.Outcome, ps, states.PM(c.FloorW, c.FloorU95W, 1e3),
-			states.PM(c.EntryMs, c.EntryU95Ms, 1), states.PM(c.ExitMs, c.ExitU95Ms, 1), strings.Join(c.Reasons, "; "))
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", c.Cycle, c.Outcome, ps, judge.PM(c.FloorW, c.FloorU95W, 1e3),
+			judge.PM(c.EntryMs, c.EntryU95Ms, 1), judge.PM(c.ExitMs, c.ExitU95Ms, 1), strings.Join(c.Reasons, "; "))
 	}
 	tw.Flush()
 	fmt.Fprintln(w, v.String())

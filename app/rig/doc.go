@@ -56,4 +56,11 @@
 // sink, marks and Stats every record.MarkInterval. Rig.Progress is its
 // snapshot; record.ReportProgress prints it once a second as the one
 // progress line (with the phase) when a Plan or IdlePlan has Progress.
+//
+// # Where it sits
+//
+// The application layer (rank 5), over everything beneath it: meters
+// through meter/registry or app/emuhub, capture/record, the workload
+// engine, states' host control, analysis and report; app/accuracy and
+// cmd/idlewatt import it.
 package rig

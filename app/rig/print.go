@@ -14,7 +14,7 @@ import (
 	"strings"
 
 	"github.com/idlewatt/idlewatt/analysis"
-	"github.com/idlewatt/idlewatt/analysis/states"
+	"github.com/idlewatt/idlewatt/analysis/judge"
 	"github.com/idlewatt/idlewatt/internal/textsafe"
 	"github.com/idlewatt/idlewatt/report"
 	"github.com/idlewatt/idlewatt/report/livemetrics"
@@ -47,7 +47,7 @@ func (res *Result) WriteHeadline(w io.Writer, verify bool) {
 		if v.PreCycleW.Ok() {
 			// The resting power before each assertion: Slumber under a DIPM
 			// policy, not active idle.
-			fmt.Fprintf(w, "DevSlp port %s: pre-cycle (Slumber) power %s mW\n", p, states.PM(v.PreCycleW, states.None, 1e3))
+			fmt.Fprintf(w, "DevSlp port %s: pre-cycle (Slumber) power %s mW\n", p, judge.PM(v.PreCycleW, judge.None, 1e3))
 		}
 		if verify {
 			writeCycles(w, p, v)
@@ -95,7 +95,7 @@ func (res *Result) writeBattery(w io.Writer) {
 
 // writeCycles is devslp verify's table of one port's cycles: each
 // quantity with its 95 % half-width, as report.md's DevSlp table gives it.
-func writeCycles(w io.Writer, port string, v states.Verdict) {
+func writeCycles(w io.Writer, port string, v judge.Verdict) {
 	if len(v.Cycles) == 0 {
 		return
 	}
@@ -107,8 +107,8 @@ func writeCycles(w io.Writer, port string, v states.Verdict) {
 		}
 		reason := strings.Join(c.Reasons, "; ")
 		fmt.Fprintf(w, "  %-5s %-13s %16s %16s %14s %14s %14s  %s\n", name, c.Outcome,
-			states.PM(c.PreCycleW, c.PreCycleU95W, 1e3), states.PM(c.FloorW, c.FloorU95W, 1e3),
-			states.PM(c.EntryMs, c.EntryU95Ms, 1), states.PM(c.RiseMs, c.RiseU95Ms, 1), states.PM(c.ExitMs, c.ExitU95Ms, 1),
+			judge.PM(c.PreCycleW, c.PreCycleU95W, 1e3), judge.PM(c.FloorW, c.FloorU95W, 1e3),
+			judge.PM(c.EntryMs, c.EntryU95Ms, 1), judge.PM(c.RiseMs, c.RiseU95Ms, 1), judge.PM(c.ExitMs, c.ExitU95Ms, 1),
 			textsafe.Terminal(reason))
 	}
 }
@@ -131,9 +131,9 @@ func (res *Result) DevSlpFailure(verify bool) error {
 	passed := 0
 	for _, p := range res.DevSlpPorts() {
 		switch v := res.DevSlp[p]; v.Outcome {
-		case states.Pass:
+		case judge.Pass:
 			passed++
-		case states.NotSupported:
+		case judge.NotSupported:
 		default:
 			bad = append(bad, fmt.Sprintf("port %s %s", p, v))
 		}

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/idlewatt/idlewatt/analysis"
-	"github.com/idlewatt/idlewatt/analysis/states"
+	"github.com/idlewatt/idlewatt/analysis/judge"
 	"github.com/idlewatt/idlewatt/states/drivesim"
 )
 
@@ -49,10 +49,10 @@ func TestDevSlpVerifyOnEmulator(t *testing.T) {
 	// A host too loaded to issue the probe read promptly (CI shares two
 	// cores with compilers and fuzzers) cannot judge DETO; the verdict is
 	// then inconclusive naming the host, and only that is excused here.
-	if good.Outcome != states.Pass && !(good.Outcome == states.Inconclusive && strings.Contains(good.Reason, "overloaded host")) {
+	if good.Outcome != judge.Pass && !(good.Outcome == judge.Inconclusive && strings.Contains(good.Reason, "overloaded host")) {
 		t.Errorf("ssd340 failed DevSlp verification: %s", good)
 	}
-	if bad.Outcome != states.Fail || !strings.Contains(bad.Reason, "ignores DEVSLP") {
+	if bad.Outcome != judge.Fail || !strings.Contains(bad.Reason, "ignores DEVSLP") {
 		t.Errorf("broken-devslp verdict %q, want a failure saying it ignores DEVSLP", bad)
 	}
 	if bad.FloorW.Ok() {
@@ -296,10 +296,10 @@ func TestDevSlpHardDriveAgainstTruth(t *testing.T) {
 	ssd, hdd := res.DevSlp["1"], res.DevSlp["2"]
 	t.Logf("hard-ssd: %s", ssd)
 	t.Logf("hdd: %s", hdd)
-	if ssd.Outcome != states.Pass && !(ssd.Outcome == states.Inconclusive && strings.Contains(ssd.Reason, "overloaded host")) {
+	if ssd.Outcome != judge.Pass && !(ssd.Outcome == judge.Inconclusive && strings.Contains(ssd.Reason, "overloaded host")) {
 		t.Errorf("hard-ssd verdict %s, want pass", ssd)
 	}
-	if hdd.Outcome != states.NotSupported || hdd.FloorW.Ok() || len(hdd.Cycles) != 0 {
+	if hdd.Outcome != judge.NotSupported || hdd.FloorW.Ok() || len(hdd.Cycles) != 0 {
 		t.Errorf("hdd verdict %s (floor %v, %d cycles), want not_supported, null, not cycled", hdd, hdd.FloorW, len(hdd.Cycles))
 	}
 	if e := math.Abs(float64(ssd.FloorW) - 0.0012); e > math.Max(0.0002, float64(ssd.FloorU95W)) {

@@ -28,4 +28,10 @@
 // need (Flags, FileOptions), the classes of an import's errors, and Input,
 // a temporary capture of a meter file for the commands that read
 // captures.
+//
+// # Where it sits
+//
+// The capture floor (rank 2), over capture and meter/files; report (plot
+// from a meter file's own summaries) and cmd/idlewatt (`import`, and
+// report, plot and export given another meter's file) import it.
 package importer

@@ -42,4 +42,9 @@
 // on the meter.Meter, never by kind: meter.Resolver (stream defaults),
 // meter.Reconnector (reopen after a disconnect), meter.Marker,
 // meter.DevSlpPin, meter.PortPower.
+//
+// # Where it sits
+//
+// The meter floor (rank 1), over every driver (one file each); app/rig and
+// cmd/idlewatt open meters through it.
 package registry

@@ -61,10 +61,16 @@
 // (non-operational states at their declared power); LearnLevels names the
 // stable levels of a capture (detect.LevelHistogram.Peaks) from them;
 // ClassifyLevel and LevelCeiling place thresholds at the geometric means
-// of neighbours, as states/detect does. analysis/states' APST verdict
+// of neighbours, as states/detect does. analysis/judge' APST verdict
 // (apst verify) judges with them.
 //
 // Sources: NVMe Base Specification 2.0; Linux drivers/nvme/host/{core,pci,
 // ioctl}.c, drivers/pci/pcie/aspm.c, drivers/base/power/sysfs.c;
 // nvme-cli src/nvme-print-json.c; docs/states.md for the fields and output.
+//
+// # Where it sits
+//
+// The states floor (rank 1), the host side; app/rig, app/apst,
+// states/nvme/sim, states/decode and cmd/idlewatt import it. analysis does
+// not: it reads NVMe power-state levels through states/nvme/pslevel.
 package nvme

@@ -53,4 +53,10 @@
 // BenchFlags), checked before a target is opened or created (Replay,
 // Bench), the target's fill progress, the I/O event log and the result
 // as text.
+//
+// # Where it sits
+//
+// The workload floor (rank 1), over workload, workload/trace,
+// workload/gen, workload/target and workload/uring; app/rig, app/config,
+// report (the IOPS chart) and cmd/idlewatt import it.
 package replay

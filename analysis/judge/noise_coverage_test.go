@@ -1,12 +1,10 @@
-package states
+package judge
 
 import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"sort"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -14,25 +12,13 @@ import (
 	"github.com/idlewatt/idlewatt/analysis/internal/noisegen"
 	"github.com/idlewatt/idlewatt/hostclock"
 	"github.com/idlewatt/idlewatt/internal/stat"
+	"github.com/idlewatt/idlewatt/internal/testlong"
 )
 
 // The DevSlp estimators under real meter noise: each noise family of
 // noisegen (its own generator, not the simulator's) on drives drawn from
 // ranges, each cycle's and each drive's pooled intervals checked against
 // the truth the cycle was built from.
-
-// coverageDrives is how many drives per noise family a coverage test
-// draws: def, short under -short, or IDLEWATT_COVERAGE_DRIVES (the long
-// runs docs/analysis.md reports).
-func coverageDrives(def, short int) int {
-	if n, err := strconv.Atoi(os.Getenv("IDLEWATT_COVERAGE_DRIVES")); err == nil && n > 0 {
-		return n
-	}
-	if testing.Short() {
-		return short
-	}
-	return def
-}
 
 // noisyDrive is one drawn drive: its levels and latencies.
 type noisyDrive struct {
@@ -179,7 +165,7 @@ var devslpQuantities = []string{"floor", "floor pooled", "pre-cycle", "pre-cycle
 // drives (which all enter) FAILs, and the mean errors are small against
 // the intervals.
 func TestDevSlpIntervalsUnderMeterNoise(t *testing.T) {
-	drives := coverageDrives(24, 3)
+	drives := testlong.CoverageDrives(24, 3)
 	cr := DefaultCriteria()
 	cr.LimitW, cr.DETOMs = 1, 400
 	all := map[string]*coverage{}

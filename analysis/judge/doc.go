@@ -1,5 +1,6 @@
-// Package states measures interface states from a drive's power samples:
-// the DevSlp cycle quantities (floor, entry, power rise, hold, exit) with
+// Package judge measures a drive's link-power cycles from its power
+// samples and judges them: the DevSlp cycle quantities (floor, entry, power
+// rise, hold, exit) and the NVMe APST cycle's (entry, floor, exit) with
 // their uncertainty, and the verdicts built on them.
 //
 // # Estimators
@@ -19,4 +20,19 @@
 // reason. A drive that does not support DevSlp is NotSupported, and a
 // host-side cause (policy not applied, no pin) makes any other non-pass
 // Inconclusive. Definitions: docs/analysis.md, "DevSlp quantities".
-package states
+//
+// # Where it sits
+//
+// The analysis layer (rank 3): it judges the samples it is handed and
+// imports only leaves (units, hostclock, internal/stat) and the pure NVMe
+// level model (states/nvme/pslevel); analysis, report, app/rig, app/apst
+// and cmd/idlewatt import it.
+//
+// # Files
+//
+// devslp.go judges one DevSlp cycle (JudgeCycle, Judge); level.go its
+// resting levels and their uncertainty; stepfit.go the change points;
+// verdict.go pools the cycles into a Verdict (Summarise); outcome.go the
+// vocabulary both verdicts share (Num, Outcome, PM); apst.go the APST
+// cycle and its verdict.
+package judge

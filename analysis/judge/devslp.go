@@ -1,49 +1,14 @@
-package states
+package judge
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"sort"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/idlewatt/idlewatt/hostclock"
 	"github.com/idlewatt/idlewatt/internal/stat"
 )
-
-// Num is a measured value that may be absent: NaN in code, null in JSON
-// (never 0, never a number from another state).
-type Num float64
-
-// None is an absent value.
-var None = Num(math.NaN())
-
-// Ok reports whether the value is present.
-func (n Num) Ok() bool { return !math.IsNaN(float64(n)) && !math.IsInf(float64(n), 0) }
-
-// MarshalJSON writes null for an absent value.
-func (n Num) MarshalJSON() ([]byte, error) {
-	if !n.Ok() {
-		return []byte("null"), nil
-	}
-	return strconv.AppendFloat(nil, float64(n), 'g', -1, 64), nil
-}
-
-// UnmarshalJSON reads null as absent.
-func (n *Num) UnmarshalJSON(b []byte) error {
-	if string(b) == "null" {
-		*n = None
-		return nil
-	}
-	var f float64
-	if err := json.Unmarshal(b, &f); err != nil {
-		return err
-	}
-	*n = Num(f)
-	return nil
-}
 
 // Sample is one drive power reading on the aligned host clock.
 type Sample struct {
@@ -82,27 +47,6 @@ type Criteria struct {
 // DefaultCriteria are the ATA defaults and idlewatt's floor limit.
 func DefaultCriteria() Criteria {
 	return Criteria{LimitW: 0.005, EntryBoundMs: 100, MDATMs: 10, DETOMs: 20}
-}
-
-// Outcome is a verdict.
-type Outcome string
-
-// Outcomes. Only Pass is a success; NotSupported is no failure of the
-// drive, but nothing was verified.
-const (
-	Pass         Outcome = "pass"
-	Fail         Outcome = "fail"
-	Inconclusive Outcome = "inconclusive"
-	NotSupported Outcome = "not_supported"
-)
-
-// worse orders outcomes for combining checks.
-func worse(a, b Outcome) Outcome {
-	rank := map[Outcome]int{Pass: 0, Inconclusive: 1, Fail: 2}
-	if rank[b] > rank[a] {
-		return b
-	}
-	return a
 }
 
 // Cycle is one DevSlp cycle's measured quantities (see docs/analysis.md,
@@ -168,17 +112,6 @@ func clampLatency(ms float64) (Num, float64) {
 	return Num(ms), 0
 }
 
-// levelU is a level's uncertainty in parts: the standard error of its
-// statistical part with its degrees of freedom, and the standard
-// uncertainty of the meter's (resolution, calibration), which does not
-// shrink with more samples or more cycles.
-type levelU struct {
-	se, dof, sys float64
-}
-
-// u95 is the 95 % half-width of a level with uncertainty u.
-func (u levelU) u95() float64 { return stat.Expanded(u.se*u.se, u.dof, u.sys) }
-
 // entryWindow is a cycle's power from 10 ms before the pin to at most
 // jointEntryMax after it (or the end of the entry's fit window).
 type entryWindow struct {
@@ -198,18 +131,6 @@ func (c *Cycle) judge(o Outcome, format string, a ...any) {
 	}
 }
 
-// checkAtMost judges x ± u against "x ≤ bound": pass when the whole
-// interval is inside, fail when it is wholly outside.
-func checkAtMost(x, u, bound float64) Outcome {
-	switch {
-	case x+u <= bound:
-		return Pass
-	case x-u > bound:
-		return Fail
-	}
-	return Inconclusive
-}
-
 // JudgeOptions carry what a cycle's judgement needs besides its samples.
 type JudgeOptions struct {
 	Criteria Criteria
@@ -227,155 +148,6 @@ type JudgeOptions struct {
 	// the intervals hold the noise alone).
 	Rails []stat.Rail
 }
-
-// instrumentU is the standard uncertainty of a level from the meter: its
-// resolution, dithered by the readings' scatter sd about the level (a
-// level under one LSB read without noise keeps its whole ±½-LSB bias), and
-// its stated calibration, in quadrature.
-func (jo JudgeOptions) instrumentU(level, sd float64) float64 {
-	if len(jo.Rails) == 0 {
-		return 0
-	}
-	res, _ := stat.ResolutionU(jo.Rails, level, stat.DitherSigma(sd, stat.QuantStep(jo.Rails)))
-	cal, _ := stat.CalibrationU(jo.Rails, level)
-	return math.Hypot(res, cal)
-}
-
-// levelOf is the mean of x with its uncertainty in parts: batch means with
-// a batch length from the data's own autocorrelation (stat.MeanStdErr) and
-// the meter's term.
-//
-// cycle, when not empty, is the noise model of the whole cycle (robust to
-// its level steps): a floor of a few hundred ms holds only some tens of
-// correlation times of noise correlated over 5–20 ms, too few for its own
-// autocorrelation to show all of it (AR(1) of 7–14 ms: floors held the
-// truth in 61 of 70 cycles); the standard error is the larger of the
-// segment's own and its variance × the cycle's integrated autocorrelation
-// time over N.
-func (jo JudgeOptions) levelOf(x []float64, cycle stat.Noise) (stat.MeanSE, levelU) {
-	m := seAtLeast(stat.MeanStdErr(x), x, cycle)
-	return m, levelU{se: m.SE, dof: m.Dof, sys: jo.instrumentU(m.Mean, math.Sqrt(stat.Var(x)))}
-}
-
-// seAtLeast raises the standard error of m, the mean of x, to Var(x) ×
-// the cycle's integrated autocorrelation time over N (see levelOf).
-func seAtLeast(m stat.MeanSE, x []float64, cycle stat.Noise) stat.MeanSE {
-	if cycle.Ok && m.N > 1 {
-		if v := stat.Var(x) * cycle.TauInt / float64(m.N); v > m.SE*m.SE {
-			m.SE = math.Sqrt(v)
-			m.Dof = math.Min(m.Dof, math.Max(1, float64(m.N)/cycle.TauInt-1))
-		}
-	}
-	return m
-}
-
-// restingLevel is the resting power over w[a:b]: the mean of the samples
-// of its windows whose mean is within 4 standard deviations of a window
-// mean of the lower quartile of the window means (a GC burst can cover
-// half the windows; the quietest quarter is resting), with its standard
-// error by batch means. A window is restWindow (not the noise's
-// correlation length, which may be longer than the gaps between bursts);
-// the standard deviation of its mean is the larger of
-// the noise model's (stat.Noise.MeanVar: σ from the plateau of the robust
-// variogram, which bursts do not inflate, and the correlation between
-// samples) and the robust spread of neighbouring windows' differences —
-// not σ/√n of white noise from first differences, which under AR(1) noise
-// of 1–10 ms is σ·√(1 − ρ)/√n, a band far inside the noise, so that only
-// the lowest windows were kept: 3–16 mW low, and drives that entered
-// DevSlp were failed as ignoring it. false when no window fits.
-func restingLevel(w []float64, a, b int, period float64, cycle stat.Noise, holdSW float64) (m stat.MeanSE, kept []float64, ok bool) {
-	if a < 0 || b > len(w) || b-a < 2 {
-		return m, nil, false
-	}
-	x := w[a:b]
-	nm := cycle // the cycle's noise, robust to its steps
-	if !nm.Ok {
-		nm = stat.NoiseOf(x)
-	}
-	per := min(max(1, int(math.Round(restWindow/period))), len(x))
-	var means []float64
-	for i := 0; i+per <= len(x); i += per {
-		means = append(means, mean(x[i:i+per]))
-	}
-	sorted := append([]float64(nil), means...)
-	sort.Float64s(sorted)
-	q1 := sorted[len(sorted)/4]
-	// The spread of a window mean: the noise model's, or that of the
-	// differences between neighbouring windows when larger (hum a window
-	// does not average out) — neighbours both inside the band only, so
-	// that bursts and steps, which may cover half the windows, do not
-	// widen it; the band and the spread are refined together.
-	sw := math.Sqrt(nm.MeanVar(per))
-	if !nm.Ok {
-		sw = stat.DiffSigma(x) / math.Sqrt(float64(per))
-	}
-	// Nor below the spread of a window mean in the hold (holdWindowSpread):
-	// the meter's level steps (a random telegraph, popcorn noise) move
-	// whole windows, rarely between neighbours, so the neighbours'
-	// differences miss them and the band kept only the lower state's
-	// windows — the resting level read low by half a step (campaign seed 1,
-	// the steps family: 0.3–0.8 mW on 3–14 mW).
-	sw = math.Max(sw, holdSW)
-	for range 5 {
-		th := q1 + 4*sw
-		var in []float64
-		for i := 1; i < len(means); i++ {
-			if means[i] <= th && means[i-1] <= th {
-				in = append(in, means[i]-means[i-1])
-			}
-		}
-		if len(in) < 3 {
-			break
-		}
-		d := make([]float64, len(in)+1)
-		for i, v := range in {
-			d[i+1] = d[i] + v // DiffSigma of the differences' running sum is theirs
-		}
-		s := stat.DiffSigma(d)
-		if !(s > sw*1.01) {
-			break
-		}
-		sw = s
-	}
-	nk := 0
-	for i, mw := range means {
-		if mw <= q1+4*sw {
-			kept = append(kept, x[i*per:(i+1)*per]...)
-			nk++
-		}
-	}
-	m = seAtLeast(stat.MeanStdErr(kept), kept, cycle)
-	// Nor below the spread of the kept windows' means over √windows: 1/f
-	// noise moves whole windows together more than 300 ms of samples
-	// show in their autocorrelation.
-	if se := sw / math.Sqrt(float64(nk)); se > m.SE {
-		m.SE, m.Dof = se, math.Min(m.Dof, float64(max(1, nk-1)))
-	}
-	return m, kept, true
-}
-
-// holdWindowSpread is the robust spread (MAD) of the restWindow means of
-// w[a:b] — the second half of the hold, where the drive rests at its floor
-// (or, ignoring the pin, at its resting level) and the meter's noise at a
-// window's scale shows whole, level steps included — 0 with fewer than 5
-// windows.
-func holdWindowSpread(w []float64, a, b int, period float64) float64 {
-	per := max(1, int(math.Round(restWindow/period)))
-	if a < 0 || b > len(w) || (b-a)/per < 5 {
-		return 0
-	}
-	var means []float64
-	for i := a; i+per <= b; i += per {
-		means = append(means, mean(w[i:i+per]))
-	}
-	return stat.MAD(means)
-}
-
-// restWindow is restingLevel's shortest window, ns: one period of 50 Hz
-// mains (1.2 of 60 Hz), so that hum averages out of a window mean rather
-// than spreading the windows (5 ms windows of 50 Hz hum put the lower
-// quartile a third of its amplitude low).
-const restWindow = 20e6
 
 // JudgeCycle measures one cycle from the samples that cover it (in time
 // order, from Start to End of tm) and judges it against the criteria.
@@ -763,7 +535,7 @@ func (c *Cycle) checkReturn(tm Timing, samples []Sample) {
 	}
 	sw := math.Sqrt(nm.MeanVar(per))
 	for a := 0; a+per <= len(w); a += per {
-		m := mean(w[a : a+per])
+		m := stat.Mean(w[a : a+per])
 		if math.Abs(m-base) < math.Abs(best-base) {
 			best = m
 		}
@@ -796,14 +568,6 @@ func (c *Cycle) checkReturn(tm Timing, samples []Sample) {
 	}
 }
 
-func mean(w []float64) float64 {
-	var s float64
-	for _, x := range w {
-		s += x
-	}
-	return s / float64(len(w))
-}
-
 // samplePeriod is the median spacing of the samples, ns.
 func samplePeriod(s []Sample) float64 {
 	if len(s) < 2 {
@@ -824,316 +588,6 @@ func Judge(tm Timing, samples []Sample, jo JudgeOptions) Cycle {
 	c := JudgeCycle(tm, samples, jo)
 	c.checkReturn(tm, samples)
 	return c
-}
-
-// Verdict is one drive's DevSlp result over its cycles: the outcome and the
-// quantities pooled over the cycles that measured them, each with a 95 %
-// half-width (the larger of the cycles' own, propagated, and their scatter's
-// standard error, × 1.96).
-type Verdict struct {
-	Outcome Outcome `json:"outcome"`
-	Reason  string  `json:"reason,omitempty"`
-	// Support says what the drive and host claim: "yes", "no (…why)" or
-	// "unknown".
-	Support   string   `json:"support,omitempty"`
-	HostCause string   `json:"host_cause,omitempty"` // a host-side problem that makes a non-pass inconclusive
-	Criteria  Criteria `json:"criteria"`
-	Passed    int      `json:"passed"`
-	PreCycleW Num      `json:"pre_cycle_w"`
-	// PreCycleU95W is PreCycleW's 95 % half-width.
-	PreCycleU95W Num     `json:"pre_cycle_u95_w"`
-	FloorW       Num     `json:"floor_w"`
-	FloorU95W    Num     `json:"floor_u95_w"`
-	EntryMs      Num     `json:"entry_ms"`
-	EntryU95Ms   Num     `json:"entry_u95_ms"`
-	RiseMs       Num     `json:"rise_ms"`
-	RiseU95Ms    Num     `json:"rise_u95_ms"`
-	ExitMs       Num     `json:"exit_ms"`
-	ExitU95Ms    Num     `json:"exit_u95_ms"`
-	Cycles       []Cycle `json:"cycles"`
-}
-
-// Pass reports whether the verdict is a pass.
-func (v Verdict) Pass() bool { return v.Outcome == Pass }
-
-// Summarise folds the cycles into a verdict. support is "yes", "unknown"
-// or "no …" (then the outcome is NotSupported, whatever was measured);
-// hostCause, if set, turns any outcome but a pass into Inconclusive naming
-// it.
-func Summarise(cycles []Cycle, cr Criteria, support, hostCause string) Verdict {
-	v := Verdict{Cycles: cycles, Criteria: cr, Support: support, HostCause: hostCause, Outcome: Pass}
-	pool := func(get func(c Cycle) (Num, Num)) (Num, Num) { return poolCycles(cycles, get) }
-	v.PreCycleW, v.PreCycleU95W = poolLevels(cycles, func(c Cycle) (Num, levelU) { return c.PreCycleW, c.pre })
-	// The floor is the full cycles' (an entry cycle's is over a short
-	// hold: averaged in unweighted it would add its noise), or every
-	// cycle's when none is full.
-	full := false
-	for _, c := range cycles {
-		full = full || (!c.EntryOnly && c.FloorW.Ok())
-	}
-	v.FloorW, v.FloorU95W = poolLevels(cycles, func(c Cycle) (Num, levelU) {
-		if full && c.EntryOnly {
-			return None, levelU{}
-		}
-		return c.FloorW, c.floor
-	})
-	// A latency read on the sample grid is not known better than one
-	// cycle's grid term (withGrid(0), 0.8 period) however many cycles
-	// agree: each cycle reads one of two grid points a period apart (the
-	// pin's stamp and the change's sample move together with the pin's
-	// phase), and when they all fall on the farther one — (½ − q)³ of the
-	// time for three cycles, q the latency's fraction of a period — their
-	// mean is up to a period off. Pooled rises held the truth in 92.3 % of
-	// 168 drives of TestDevSlpIntervalsUnderMeterNoise without the floor,
-	// 94.0 % with ½ period.
-	var grid float64
-	for _, c := range cycles {
-		grid = math.Max(grid, withGrid(0)*c.periodMs)
-	}
-	atLeastGrid := func(u Num) Num {
-		if u.Ok() {
-			return Num(math.Max(float64(u), grid))
-		}
-		return u
-	}
-	v.EntryMs, v.EntryU95Ms = pool(func(c Cycle) (Num, Num) { return c.EntryMs - Num(c.entryCut), c.EntryU95Ms })
-	v.EntryMs, _ = clampLatency(float64(v.EntryMs))
-	v.EntryU95Ms = atLeastGrid(v.EntryU95Ms)
-	if e, u, ok := jointEntry(cycles); ok && (!v.EntryU95Ms.Ok() || u < float64(v.EntryU95Ms)) {
-		v.EntryMs, v.EntryU95Ms = Num(e), atLeastGrid(Num(u))
-	}
-	v.RiseMs, v.RiseU95Ms = pool(func(c Cycle) (Num, Num) { return c.RiseMs - Num(c.riseCut), c.RiseU95Ms })
-	v.RiseMs, _ = clampLatency(float64(v.RiseMs))
-	v.RiseU95Ms = atLeastGrid(v.RiseU95Ms)
-	v.ExitMs, v.ExitU95Ms = pool(func(c Cycle) (Num, Num) {
-		if c.ExitHostLate {
-			return None, None
-		}
-		return c.ExitMs, c.ExitU95Ms
-	})
-
-	count := map[string]int{}
-	first := map[string]string{}
-	firstCycle := map[string]int{} // the cycle the reason shown is worded from
-	var order []string
-	for _, c := range cycles {
-		v.Outcome = worse(v.Outcome, c.Outcome)
-		if c.Outcome == Pass {
-			v.Passed++
-		}
-		for _, r := range c.Reasons {
-			// Count reasons by their wording up to the first digit.
-			key := r[:strings.IndexAny(r+"0", "0123456789")]
-			if count[key] == 0 {
-				first[key] = r
-				firstCycle[key] = c.Cycle
-				order = append(order, key)
-			}
-			count[key]++
-		}
-	}
-	// The reason shown: the commonest among the worst outcome's.
-	best := ""
-	for _, k := range order {
-		if strings.HasPrefix(k, string(v.Outcome)) && (best == "" || count[k] > count[best]) {
-			best = k
-		}
-	}
-	if best != "" {
-		// The figures in a cycle's reason are that cycle's, not the pooled
-		// ones the verdict line also prints: say whose they are.
-		v.Reason = fmt.Sprintf("cycle %d: %s (%d of %d cycles)", firstCycle[best], strings.TrimPrefix(first[best], string(v.Outcome)+": "), count[best], len(cycles))
-	}
-	if len(cycles) == 0 {
-		v.Outcome, v.Reason = Inconclusive, "no cycle completed"
-	}
-	if v.Outcome != Pass && hostCause != "" {
-		v.Outcome, v.Reason = Inconclusive, "host: "+hostCause
-	}
-	if strings.HasPrefix(support, "no") {
-		v.Outcome, v.Reason = NotSupported, "DevSlp not supported: "+strings.TrimLeft(strings.TrimPrefix(support, "no"), ": ")
-	}
-	return v
-}
-
-// String is the one-line verdict.
-func (v Verdict) String() string {
-	switch v.Outcome {
-	case NotSupported:
-		return "NOT SUPPORTED: " + strings.TrimPrefix(v.Reason, "DevSlp not supported: ")
-	case Pass:
-		return fmt.Sprintf("PASS: %d/%d cycles; %s", v.Passed, len(v.Cycles), v.Figures())
-	}
-	s := fmt.Sprintf("%s: %d/%d cycles passed; %s", strings.ToUpper(string(v.Outcome)), v.Passed, len(v.Cycles), v.Reason)
-	if f := v.Figures(); f != "" {
-		s += "; " + f
-	}
-	return s
-}
-
-// Figures are the pooled quantities as the headline prints them.
-func (v Verdict) Figures() string {
-	var parts []string
-	add := func(name string, x, u Num, scale float64, unit string) {
-		if x.Ok() {
-			parts = append(parts, fmt.Sprintf("%s %s %s", name, PM(x, u, scale), unit))
-		}
-	}
-	add("DevSlp floor", v.FloorW, v.FloorU95W, 1e3, "mW")
-	add("entry", v.EntryMs, v.EntryU95Ms, 1, "ms")
-	add("power rise", v.RiseMs, v.RiseU95Ms, 1, "ms")
-	add("exit to first read", v.ExitMs, v.ExitU95Ms, 1, "ms")
-	return strings.Join(parts, ", ")
-}
-
-// PM formats x ± u scaled (1e3 for mW from W) with two decimals, as every
-// output prints a DevSlp quantity; "—" when absent.
-func PM(x, u Num, scale float64) string {
-	if !x.Ok() {
-		return "—"
-	}
-	if !u.Ok() {
-		return fmt.Sprintf("%.2f", float64(x)*scale)
-	}
-	return fmt.Sprintf("%.2f ± %.2f", float64(x)*scale, float64(u)*scale)
-}
-
-// withGrid is the 95 % half-width of a latency between a pin edge and a
-// change point (entry, power rise), in samples, from the step fit's
-// displacement u95 (its bootstrap's) and the sample grid twice over: where
-// within its sample the change fell, and the pin stamp's quantisation (the
-// meter stamps the pin's edge with the nearest sample, so the edge lies
-// anywhere within ±½ period of it) — each uniform over one period
-// (standard uncertainty 1/√12 of a period), combined with u95 ÷ 1.96 and
-// expanded again by 1.96: at least ±0.80 of a period. Without the stamp's
-// term an entry at the pin stated ±0.5 samples for a difference of two
-// sample-quantised times; without both the power rise, which had neither,
-// held the truth in 54 of 144 cycles (docs/analysis.md).
-func withGrid(u95 float64) float64 {
-	const z = stat.Z975
-	return z * math.Sqrt(u95*u95/(z*z)+2.0/12)
-}
-
-// jointEntry is the entry latency of the cycles that entered, fitted
-// once to their mean power aligned at the pin: a step's change point is
-// located to about (σ/Δ)² samples, so averaging n cycles first locates it
-// n times better, where averaging n cycles' own fits gains only √n — what
-// a few-mW floor below Slumber under 10–13 mW σ needs (the campaign's
-// entry misses, 1.5–11 ms late from the per-cycle fits). It assumes the
-// drive's entry latency is the same each cycle; Summarise keeps the mean of
-// the cycles' fits when that is the more precise. ok is false with fewer
-// than two such cycles.
-func jointEntry(cycles []Cycle) (ms, u95 float64, ok bool) {
-	var ws []*entryWindow
-	for _, c := range cycles {
-		if c.EntryMs.Ok() && c.entry != nil && len(c.entry.w) > c.entry.pin+8 {
-			ws = append(ws, c.entry)
-		}
-	}
-	if len(ws) < 2 {
-		return 0, 0, false
-	}
-	pre, post := ws[0].pin, len(ws[0].w)-ws[0].pin
-	for _, e := range ws[1:] {
-		pre, post = min(pre, e.pin), min(post, len(e.w)-e.pin)
-	}
-	avg := make([]float64, pre+post)
-	var base float64
-	for _, e := range ws {
-		for j := range avg {
-			avg[j] += e.w[e.pin-pre+j]
-		}
-		base += e.base
-	}
-	n := float64(len(ws))
-	for j := range avg {
-		avg[j] /= n
-	}
-	// The change is searched from the window's start, 10 ms before the
-	// pin, and the result clamped at the pin only then: searched from the
-	// pin, noise can only move it later, and a drive entering at the pin
-	// read 1.1–1.3 ms late with every cycle's fit late (seed 2 drives 13
-	// and 91; a step of 5 mW under 8 mW σ).
-	st, ok := fitStepFrom(avg, base/n, 0, 1, len(avg)-4, jointBootstrapRuns)
-	if !ok {
-		return 0, 0, false
-	}
-	period := ws[0].period
-	return math.Max(0, float64(st.K-pre)*period/1e6-period/2e6), withGrid(st.U95) * period / 1e6, true
-}
-
-// poolLevels is a verdict's value of a level (the floor, the pre-cycle
-// power) from its cycles: the mean of the cycles that have it, with a 95 %
-// interval whose statistical part is the larger of the cycles' standard
-// errors propagated (√Σse²/n, at their Welch–Satterthwaite degrees of
-// freedom) and the spread between cycles (s/√n, at n − 1), and whose
-// meter part (resolution, calibration) is the cycles' largest — one meter,
-// one bias, which more cycles do not average away.
-func poolLevels(cycles []Cycle, get func(Cycle) (Num, levelU)) (Num, Num) {
-	var xs []float64
-	var us []levelU
-	for _, c := range cycles {
-		if x, u := get(c); x.Ok() {
-			xs, us = append(xs, float64(x)), append(us, u)
-		}
-	}
-	if len(xs) == 0 {
-		return None, None
-	}
-	n := float64(len(xs))
-	m := mean(xs)
-	var prop2, ws, sys float64
-	for _, u := range us {
-		if math.IsNaN(u.se) {
-			continue
-		}
-		prop2 += u.se * u.se
-		if u.dof > 0 {
-			ws += u.se * u.se * u.se * u.se / u.dof
-		}
-		sys = math.Max(sys, u.sys)
-	}
-	v, dof := prop2/(n*n), math.Inf(1)
-	if ws > 0 {
-		dof = prop2 * prop2 / ws
-	}
-	if len(xs) > 1 {
-		if sp := stat.Var(xs) / n; sp > v {
-			v, dof = sp, n-1
-		}
-	}
-	if v == 0 && sys == 0 && len(xs) == 1 && math.IsNaN(us[0].se) {
-		return Num(m), None
-	}
-	return Num(m), Num(stat.Expanded(v, dof, sys))
-}
-
-// poolCycles is a verdict's value of one quantity from its cycles: the
-// mean of the cycles that have it, with a 95 % interval that is the larger
-// of the cycles' own uncertainties propagated (√Σu²/n) and the spread
-// between cycles (s/√n); None when no cycle has it.
-func poolCycles[C any](cycles []C, get func(C) (Num, Num)) (Num, Num) {
-	var xs, us []float64
-	for _, c := range cycles {
-		if x, u := get(c); x.Ok() {
-			xs, us = append(xs, float64(x)), append(us, float64(u))
-		}
-	}
-	if len(xs) == 0 {
-		return None, None
-	}
-	m := mean(xs)
-	var prop, ss float64
-	for i, x := range xs {
-		prop += (us[i] / 1.96) * (us[i] / 1.96)
-		ss += (x - m) * (x - m)
-	}
-	n := float64(len(xs))
-	u := math.Sqrt(prop) / n
-	if len(xs) > 1 {
-		u = math.Max(u, math.Sqrt(ss/(n-1))/math.Sqrt(n))
-	}
-	return Num(m), Num(1.96 * u)
 }
 
 // departRun is how many samples in a row must lie above the floor's band

@@ -1,4 +1,4 @@
-package states
+package judge
 
 import (
 	"fmt"
@@ -110,7 +110,7 @@ func JudgeAPSTCycle(tm APSTTiming, samples []Sample, cr APSTCriteria, jo JudgeOp
 	// The idle level before the entry: the first tenth of the hold (at
 	// least 8 samples), before any APST timer (100 ms and more) runs out.
 	n0 := max(8, min(len(w)/10, int(20e6/period)))
-	c.IdleW = Num(mean(w[:n0]))
+	c.IdleW = Num(stat.Mean(w[:n0]))
 	step, ok := FitStepFrom(w, float64(c.IdleW), n0, len(w)-8)
 	dropped := ok && step.After < float64(c.IdleW)
 	floorFrom := 0

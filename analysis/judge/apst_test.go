@@ -1,4 +1,4 @@
-package states
+package judge
 
 import (
 	"math/rand/v2"
