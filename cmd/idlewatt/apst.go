@@ -3,14 +3,12 @@ package main
 import (
 	"github.com/spf13/cobra"
 
-
 	"github.com/idlewatt/idlewatt/app/apst"
 )
 
 // `apst verify` and `apst idle` (issue 18): the CLI of app/apst,
 // APST verification and idle power per latency tolerance × ASPM policy on
 // a simulated NVMe drive (docs/states.md).
-
 
 func init() {
 	register(func() *cobra.Command {
