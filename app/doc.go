@@ -10,7 +10,10 @@
 //   - app/accuracy: the truth-recovery campaign, which runs the rig on
 //     random simulated drives and compares with the models' truth;
 //   - app/emuhub: the emulated hub with simulated drives behind its
-//     ports, the one builder the others and `hub emulate` call.
+//     ports, the one builder the others and `hub emulate` call;
+//   - app/hoststates: link power on a sysfs tree (`idlewatt states`);
+//   - app/config: the one settings schema, every config key gathered
+//     from the packages that declare them.
 //
 // # Why a folder of its own, and why "app"
 //

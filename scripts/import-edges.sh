@@ -1,6 +1,6 @@
 #!/bin/sh
 # import-edges.sh lists the module's import edges that do not point down the
-# data path (DESIGN.md): meter → capture → analysis → report → app (rig, apst → accuracy) → cmd, with
+# data path (DESIGN.md): meter → capture → analysis → report → app (rig, apst, hoststates → config, accuracy) → cmd, with
 # workload and states feeding events in beside the meter, and leaf utilities
 # (units, hostclock, internal/outfile, …) below everything.
 #
@@ -32,7 +32,10 @@ function rank(p) {
 	# sim drive, hub, analysis); the accuracy campaign runs the rig
 	# app/emuhub joins the hub emulator and the simulated drives, below the rest
 	if (p ~ /^app\/emuhub(\/|$)/) return 4.5
-	if (p ~ /^app\/(rig|apst)(\/|$)/) return 5
+	if (p ~ /^app\/(rig|apst|hoststates)(\/|$)/) return 5
+	# app/config: the settings schema, read off the rig set-up and the
+	# declarations of everything below it
+	if (p ~ /^app\/config(\/|$)/) return 5.5
 	if (p ~ /^app\/accuracy(\/|$)/) return 6
 	if (p ~ /^cmd(\/|$)/) return 7
 	return -1

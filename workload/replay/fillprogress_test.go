@@ -1,4 +1,4 @@
-package main
+package replay
 
 import (
 	"bytes"
@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/spf13/cobra"
 )
 
 // A long fill says how far it is: nothing in its first 2 s, then a line a
@@ -15,8 +13,6 @@ import (
 // error. The clock is a fake one, a second a MiB.
 func TestFillProgress(t *testing.T) {
 	var errb bytes.Buffer
-	cmd := &cobra.Command{Use: "replay"}
-	cmd.SetErr(&errb)
 	clock := time.Unix(0, 0)
 	now := func() time.Time { return clock }
 	stopAt, calls := 6, 0
@@ -27,7 +23,7 @@ func TestFillProgress(t *testing.T) {
 		}
 		return nil
 	}
-	f := fillProgress(cmd, t.TempDir()+"/new.img", 4<<20, stop, now)
+	f := FillProgress(&errb, "replay", t.TempDir()+"/new.img", 4<<20, stop, now)
 	var err error
 	for range 10 {
 		if err = f(); err != nil {

@@ -1,4 +1,4 @@
-package main
+package settings
 
 // One grammar for every time and duration, flag, config key or IDLEWATT_*
 // variable, whatever the command: a Go duration with its unit (500ms, 1.5s,
@@ -17,22 +17,20 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/go-viper/mapstructure/v2"
-	"github.com/spf13/pflag"
 )
 
-const durationSyntax = "a duration with its unit, such as 500ms, 1.5s, 2m or 1h30m"
+// DurationSyntax says what the grammar takes, for messages.
+const DurationSyntax = "a duration with its unit, such as 500ms, 1.5s, 2m or 1h30m"
 
-// parseDuration parses s in the one grammar.
-func parseDuration(s string) (time.Duration, error) {
+// ParseDuration parses s in the one grammar.
+func ParseDuration(s string) (time.Duration, error) {
 	t := strings.TrimSpace(s)
 	if x, err := strconv.ParseFloat(t, 64); err == nil {
 		return bareNumber(x, t)
 	}
 	d, err := time.ParseDuration(t)
 	if err != nil {
-		return 0, fmt.Errorf("%q is not a duration (%s)", s, durationSyntax)
+		return 0, fmt.Errorf("%q is not a duration (%s)", s, DurationSyntax)
 	}
 	return d, nil
 }
@@ -44,53 +42,42 @@ func bareNumber(x float64, t string) (time.Duration, error) {
 		return 0, nil
 	}
 	if math.IsNaN(x) || math.IsInf(x, 0) {
-		return 0, fmt.Errorf("%q is not a duration (%s)", t, durationSyntax)
+		return 0, fmt.Errorf("%q is not a duration (%s)", t, DurationSyntax)
 	}
 	return 0, fmt.Errorf("%s: write %sms or %ss (a duration needs its unit)", t, t, t)
 }
 
-// durationValue is a pflag.Value in the one grammar.
-type durationValue struct {
-	d      *time.Duration
-	signed bool
+// DurationValue is a flag value (pflag.Value) in the one grammar; a
+// negative one is refused unless Signed.
+type DurationValue struct {
+	D      *time.Duration
+	Signed bool
 }
 
-func (v durationValue) String() string { return v.d.String() }
-func (v durationValue) Type() string   { return "duration" }
-func (v durationValue) Set(s string) error {
-	d, err := parseDuration(s)
+func (v DurationValue) String() string { return v.D.String() }
+func (v DurationValue) Type() string   { return "duration" }
+func (v DurationValue) Set(s string) error {
+	d, err := ParseDuration(s)
 	if err != nil {
 		return err
 	}
-	if d < 0 && !v.signed {
+	if d < 0 && !v.Signed {
 		return fmt.Errorf("%s is negative", strings.TrimSpace(s))
 	}
-	*v.d = d
+	*v.D = d
 	return nil
 }
 
-// durationFlag defines a duration flag ≥ 0 in the one grammar.
-func durationFlag(f *pflag.FlagSet, name string, def time.Duration, usage string) {
-	d := def
-	f.Var(durationValue{d: &d}, name, usage)
-}
-
-// signedDurationFlag defines a duration flag that may be negative.
-func signedDurationFlag(f *pflag.FlagSet, name string, def time.Duration, usage string) {
-	d := def
-	f.Var(durationValue{d: &d, signed: true}, name, usage)
-}
-
-// durationHook decodes config durations in the one grammar: a YAML number
-// (devslp.hold: 300) is a bare number, refused unless 0, never taken as
-// seconds or nanoseconds.
-func durationHook(from, to reflect.Type, data any) (any, error) {
+// DurationHook decodes config durations in the one grammar (a
+// mapstructure.DecodeHookFuncType): a YAML number (devslp.hold: 300) is a
+// bare number, refused unless 0, never taken as seconds or nanoseconds.
+func DurationHook(from, to reflect.Type, data any) (any, error) {
 	if to != reflect.TypeOf(time.Duration(0)) {
 		return data, nil
 	}
 	switch x := data.(type) {
 	case string:
-		return parseDuration(x)
+		return ParseDuration(x)
 	case int:
 		return bareNumber(float64(x), fmt.Sprint(x))
 	case int64:
@@ -100,7 +87,3 @@ func durationHook(from, to reflect.Type, data any) (any, error) {
 	}
 	return data, nil
 }
-
-// durationHook must be a hook mapstructure calls: ComposeDecodeHookFunc takes
-// any, and a hook of another type would fail only when a config is decoded.
-var _ mapstructure.DecodeHookFuncType = durationHook

@@ -1,4 +1,4 @@
-package main
+package progress
 
 import (
 	"bytes"
@@ -7,17 +7,16 @@ import (
 	"time"
 )
 
-// TestStepProgress: on a virtual clock, nothing is printed for a step's
+// TestLine: on a virtual clock, nothing is printed for a step's
 // first two seconds, then a line a second naming the step and how far it
 // is; a new step starts its own two seconds; names are escaped.
-func TestStepProgress(t *testing.T) {
+func TestLine(t *testing.T) {
 	t.Parallel()
 	var b bytes.Buffer
 	now := time.Unix(1000, 0)
-	p := newStepProgress(&b, "report", func() time.Time { return now })
-	at := &readPos{size: 1000}
-	at.pass.Store(2)
-	p.Passes("c\x1b[2J.iwcap", at)
+	p := New(&b, "report", func() time.Time { return now })
+	var off int64
+	p.Passes("c\x1b[2J.iwcap", func() int32 { return 2 }, func() float64 { return float64(off) / 1000 })
 	for _, step := range []struct {
 		dt   time.Duration
 		off  int64
@@ -31,8 +30,8 @@ func TestStepProgress(t *testing.T) {
 	} {
 		b.Reset()
 		now = now.Add(step.dt)
-		at.off.Store(step.off)
-		p.tick()
+		off = step.off
+		p.Tick()
 		if b.String() != step.want {
 			t.Fatalf("at +%v: printed %q, want %q", step.dt, b.String(), step.want)
 		}
@@ -40,12 +39,12 @@ func TestStepProgress(t *testing.T) {
 	p.Step("building report.html", nil)
 	b.Reset()
 	now = now.Add(time.Second)
-	p.tick()
+	p.Tick()
 	if b.Len() != 0 {
 		t.Fatalf("a new step printed at once: %q", b.String())
 	}
 	now = now.Add(1500 * time.Millisecond)
-	p.tick()
+	p.Tick()
 	if got := b.String(); !strings.HasPrefix(got, "report: building report.html after 2 s") {
 		t.Fatalf("printed %q", got)
 	}

@@ -1,11 +1,11 @@
-package main
+package buildinfo
 
 import (
 	"runtime/debug"
 	"testing"
 )
 
-func TestVersionFrom(t *testing.T) {
+func TestVersion(t *testing.T) {
 	t.Parallel()
 	stamped := []debug.BuildSetting{
 		{Key: "vcs", Value: "git"},
@@ -27,8 +27,8 @@ func TestVersionFrom(t *testing.T) {
 		{"-ldflags -X wins", "v9.9.9-lab", "v1.2.3", stamped, "v9.9.9-lab"},
 	} {
 		info := &debug.BuildInfo{Main: debug.Module{Path: "github.com/idlewatt/idlewatt", Version: c.mainVersion}, Settings: c.settings}
-		if got := versionFrom(c.ldflags, info); got != c.want {
-			t.Errorf("%s: versionFrom = %q, want %q", c.name, got, c.want)
+		if got := Version(c.ldflags, info); got != c.want {
+			t.Errorf("%s: Version = %q, want %q", c.name, got, c.want)
 		}
 	}
 }
