@@ -16,6 +16,7 @@ import (
 	"github.com/idlewatt/idlewatt/internal/textsafe"
 	"github.com/idlewatt/idlewatt/states/alpm"
 	"github.com/idlewatt/idlewatt/states/nvme"
+	"github.com/idlewatt/idlewatt/states/nvme/nvmehost"
 	nvmesim "github.com/idlewatt/idlewatt/states/nvme/sim"
 )
 
@@ -142,11 +143,11 @@ var NVMeSetFlags = []settings.Flag{
 
 // nvmeSetReport is the JSON form of nvme-set.
 type nvmeSetReport struct {
-	Schema   string        `json:"schema"`
-	Root     string        `json:"sysfs_root"`
-	Changes  []nvme.Change `json:"changes"`
-	Restored []nvme.Change `json:"restored"`
-	Held     bool          `json:"held"`
+	Schema   string            `json:"schema"`
+	Root     string            `json:"sysfs_root"`
+	Changes  []nvmehost.Change `json:"changes"`
+	Restored []nvmehost.Change `json:"restored"`
+	Held     bool              `json:"held"`
 }
 
 // nvmeSetRequest is what nvme-set was asked to change, every value checked.
@@ -219,10 +220,10 @@ func NVMeSet(ctx context.Context, g settings.Getter, w io.Writer) error {
 	}
 	fsys := alpm.DirFS(root)
 	if filepath.Clean(root) != alpm.DefaultRoot {
-		fsys = nvme.SimFS(fsys)
+		fsys = nvmehost.SimFS(fsys)
 	}
 	if (q.lat != "" || q.apst != "") && len(q.ctrls) == 0 {
-		for _, c := range nvme.Discover(fsys, root, nvme.Options{}).Ctrls {
+		for _, c := range nvmehost.Discover(fsys, root, nvmehost.Options{}).Ctrls {
 			if c.Tolerance != nil {
 				q.ctrls = append(q.ctrls, c.Name)
 			}
@@ -231,10 +232,10 @@ func NVMeSet(ctx context.Context, g settings.Getter, w io.Writer) error {
 			return fmt.Errorf("nvme-set: no controller under %s has %s (the kernel shows it only when it enabled APST)", root, "power/pm_qos_latency_tolerance_us")
 		}
 	}
-	g2 := nvme.NewControlFS(root, fsys).Guard()
+	g2 := nvmehost.NewControlFS(root, fsys).Guard()
 	release := g2.RestoreOnExit(ctx)
 	changes, ok := applyNVMeSet(g2, q)
-	var restored []nvme.Change
+	var restored []nvmehost.Change
 	interrupted := false
 	switch {
 	case !ok:
@@ -262,7 +263,7 @@ func NVMeSet(ctx context.Context, g settings.Getter, w io.Writer) error {
 	switch {
 	case !ok:
 		return errors.New("nvme-set: a write failed; every change made was restored")
-	case nvme.Failed(restored):
+	case nvmehost.Failed(restored):
 		return errors.New("nvme-set: restoring failed for some files (listed above)")
 	case interrupted:
 		return errors.New("nvme-set: interrupted; settings restored")
@@ -273,10 +274,10 @@ func NVMeSet(ctx context.Context, g settings.Getter, w io.Writer) error {
 // applyNVMeSet makes the changes q asks for through g, in order (default
 // tolerance, each controller, ASPM policy), stopping at the first that
 // fails; ok is false if one did.
-func applyNVMeSet(g *nvme.Guard, q nvmeSetRequest) (changes []nvme.Change, ok bool) {
-	apply := func(c nvme.Change, err error) bool {
+func applyNVMeSet(g *nvmehost.Guard, q nvmeSetRequest) (changes []nvmehost.Change, ok bool) {
+	apply := func(c nvmehost.Change, err error) bool {
 		if err != nil { // refused before I/O: cannot happen after readNVMeSet's checks
-			c = nvme.Change{Error: err.Error(), Err: err}
+			c = nvmehost.Change{Error: err.Error(), Err: err}
 		}
 		changes = append(changes, c)
 		return c.Err == nil
@@ -302,7 +303,7 @@ func applyNVMeSet(g *nvme.Guard, q nvmeSetRequest) (changes []nvme.Change, ok bo
 	return changes, ok
 }
 
-func writeChangesText(w io.Writer, changes, restored []nvme.Change, kept bool) error {
+func writeChangesText(w io.Writer, changes, restored []nvmehost.Change, kept bool) error {
 	var b strings.Builder
 	for _, c := range changes {
 		if c.Err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/idlewatt/idlewatt/internal/textsafe"
 	"github.com/idlewatt/idlewatt/states/alpm"
 	"github.com/idlewatt/idlewatt/states/nvme"
+	"github.com/idlewatt/idlewatt/states/nvme/nvmehost"
 )
 
 // Flags are `states`' settings; sysfs-root and json are its subcommands'
@@ -101,16 +102,16 @@ var reNVMeName = regexp.MustCompile(`^nvme[0-9]+$`)
 // nvmeFiles reads --nvme-id-ctrl/--nvme-apst/--nvme-power-state
 // (NAME=FILE, or FILE for nvme0) and checks each file parses, so a bad
 // file the user named is bad input, not a line among the problems.
-func nvmeFiles(g settings.Getter) (map[string]nvme.Files, error) {
-	out := map[string]nvme.Files{}
+func nvmeFiles(g settings.Getter) (map[string]nvmehost.Files, error) {
+	out := map[string]nvmehost.Files{}
 	for _, f := range []struct {
 		flag  string
-		set   func(*nvme.Files, string)
+		set   func(*nvmehost.Files, string)
 		parse func([]byte) error
 	}{
-		{"nvme-id-ctrl", func(x *nvme.Files, p string) { x.IDCtrl = p }, func(b []byte) error { _, _, err := nvme.ParseIdentify(b); return err }},
-		{"nvme-apst", func(x *nvme.Files, p string) { x.APST = p }, func(b []byte) error { _, _, err := nvme.ParseAPST(b); return err }},
-		{"nvme-power-state", func(x *nvme.Files, p string) { x.PowerMgmt = p }, func(b []byte) error { _, _, err := nvme.ParsePowerManagement(b); return err }},
+		{"nvme-id-ctrl", func(x *nvmehost.Files, p string) { x.IDCtrl = p }, func(b []byte) error { _, _, err := nvme.ParseIdentify(b); return err }},
+		{"nvme-apst", func(x *nvmehost.Files, p string) { x.APST = p }, func(b []byte) error { _, _, err := nvme.ParseAPST(b); return err }},
+		{"nvme-power-state", func(x *nvmehost.Files, p string) { x.PowerMgmt = p }, func(b []byte) error { _, _, err := nvme.ParsePowerManagement(b); return err }},
 	} {
 		for _, v := range g.List(f.flag) {
 			name, file, ok := strings.Cut(v, "=")
@@ -202,13 +203,13 @@ func Show(g settings.Getter, w io.Writer) error {
 	case err != nil:
 		return fmt.Errorf("states: %v", err)
 	}
-	opt := nvme.Options{Files: files}
+	opt := nvmehost.Options{Files: files}
 	// The ioctl only makes sense on the live tree: a fixture's or archive's
 	// controllers are not this machine's /dev/nvmeN.
 	if g.Bool("nvme-ioctl") && filepath.Clean(dir) == alpm.DefaultRoot {
-		opt.DevDir = nvme.DefaultDev
+		opt.DevDir = nvmehost.DefaultDev
 	}
-	nv := nvme.Open(dir, opt)
+	nv := nvmehost.Open(dir, opt)
 	if err := filesFound(g, root, files, sataF, nv, sata); err != nil {
 		return err
 	}
@@ -242,7 +243,7 @@ func Show(g settings.Getter, w io.Writer) error {
 
 // filesFound refuses files given for a controller or drive the tree does
 // not have.
-func filesFound(g settings.Getter, root string, files map[string]nvme.Files, sataF map[string]alpm.DeviceFiles, nv *nvme.System, sata *alpm.System) error {
+func filesFound(g settings.Getter, root string, files map[string]nvmehost.Files, sataF map[string]alpm.DeviceFiles, nv *nvme.System, sata *alpm.System) error {
 	for name := range files {
 		found := false
 		for _, c := range nv.Ctrls {

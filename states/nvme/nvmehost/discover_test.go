@@ -1,4 +1,4 @@
-package nvme
+package nvmehost
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/idlewatt/idlewatt/internal/testutil"
+	"github.com/idlewatt/idlewatt/states/nvme"
 )
 
 // go test ./states/nvme -update rewrites fixtures/sysfs/nvme-*/expected.{json,txt}
@@ -16,7 +17,7 @@ import (
 
 const placeholder = "SYSFS_ROOT"
 
-func render(t *testing.T, name string, opt Options) (*System, []byte, []byte) {
+func render(t *testing.T, name string, opt Options) (*nvme.System, []byte, []byte) {
 	t.Helper()
 	root := fixtureRoot(t, name)
 	sys := Open(root, opt)
@@ -78,18 +79,18 @@ func writeFile(t *testing.T, root, rel, s string) {
 func TestMalformedFilesAreProblems(t *testing.T) {
 	root := fixtureRoot(t, "nvme-apst-ok")
 	c := "class/nvme/nvme0/"
-	writeFile(t, root, c+fTolerance, "lots\n")
-	writeFile(t, root, c+fIDCtrl, strings.Replace(string(evoPlus.IdentifyJSON()), `"exit_lat"`, `"exit_latency"`, 1))
-	writeFile(t, root, c+fFeature0C, "{")
+	writeFile(t, root, c+nvme.FileTolerance, "lots\n")
+	writeFile(t, root, c+nvme.FileIDCtrl, strings.Replace(string(evoPlus.IdentifyJSON()), `"exit_lat"`, `"exit_latency"`, 1))
+	writeFile(t, root, c+nvme.FileFeature0C, "{")
 	writeFile(t, root, "module/pcie_aspm/parameters/policy", "default performance\n")
 	writeFile(t, root, "module/nvme_core/parameters/force_apst", "maybe\n")
 	writeFile(t, root, "bus/pci/devices/0000:02:00.0/link/l1_2_aspm", "2\n")
 	sys := Open(root, Options{Files: map[string]Files{"nvme0": {PowerMgmt: filepath.Join(root, "missing")}}})
 	all := strings.Join(sys.Problems, "\n")
 	for _, want := range []string{
-		c + fTolerance + `: "lots", want auto, any or microseconds`,
-		c + fIDCtrl + `: id-ctrl JSON.psds[0]: missing key "exit_lat"`,
-		c + fFeature0C + ": get-feature 0x0c JSON: JSON at byte",
+		c + nvme.FileTolerance + `: "lots", want auto, any or microseconds`,
+		c + nvme.FileIDCtrl + `: id-ctrl JSON.psds[0]: missing key "exit_lat"`,
+		c + nvme.FileFeature0C + ": get-feature 0x0c JSON: JSON at byte",
 		`module/pcie_aspm/parameters/policy: "default performance": no [current] policy`,
 		`force_apst: "maybe", want Y or N`,
 		`link/l1_2_aspm: "2", want 0 or 1`,
@@ -126,7 +127,7 @@ func TestSwitchLinks(t *testing.T) {
 	c := l.Ctrls[0]
 	c.RootPort = "0000:00:1c.0/0000:01:00.0/0000:02:01.0"
 	c.PCI = "0000:03:00.0"
-	l.Ctrls = []TreeController{c}
+	l.Ctrls = []nvme.TreeController{c}
 	if err := BuildTree(root, l); err != nil {
 		t.Fatal(err)
 	}
@@ -142,4 +143,20 @@ func TestSwitchLinks(t *testing.T) {
 	if strings.Join(e.Failed, ",") != "ASPM L1.2" {
 		t.Errorf("failed %v: %+v", e.Failed, e.Checks)
 	}
+}
+
+// equalIdentify compares two decodings of a drive, the typed idle and
+// active powers left out (pointers), as states/nvme's decode tests do.
+func equalIdentify(a, b *nvme.Identify) bool {
+	if a.VID != b.VID || a.Model != b.Model || a.Serial != b.Serial || a.Firmware != b.Firmware || a.NPSS != b.NPSS || a.APSTA != b.APSTA || len(a.PowerStates) != len(b.PowerStates) {
+		return false
+	}
+	for i := range a.PowerStates {
+		x, y := a.PowerStates[i], b.PowerStates[i]
+		x.IdlePower, x.ActivePower, y.IdlePower, y.ActivePower = nil, nil, nil, nil
+		if x != y {
+			return false
+		}
+	}
+	return true
 }

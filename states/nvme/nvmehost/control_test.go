@@ -1,4 +1,4 @@
-package nvme
+package nvmehost
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/idlewatt/idlewatt/states/alpm"
+	"github.com/idlewatt/idlewatt/states/nvme"
 )
 
 // faultFS fails writes to chosen files with an errno, as sysfs store
@@ -62,10 +63,10 @@ func TestGuardSetsAndRestoresEverything(t *testing.T) {
 	// drive's table without PS4, which matches the kernel's rule again.
 	sys := Open(root, Options{})
 	c0 := sys.Ctrls[0]
-	if strings.Join(c0.Eligibility.Failed, ",") != "latency tolerance" || c0.APST.Entries[0] != (APSTEntry{ITPS: 3, ITPTms: 100}) {
+	if strings.Join(c0.Eligibility.Failed, ",") != "latency tolerance" || c0.APST.Entries[0] != (nvme.APSTEntry{ITPS: 3, ITPTms: 100}) {
 		t.Errorf("after 5500: %v %+v", c0.Eligibility.Failed, c0.APST.Entries[:5])
 	}
-	if ch := c0.Eligibility.Checks[4]; ch.Name != CheckTable || !strings.Contains(ch.Detail, "matches the kernel's rule") {
+	if ch := c0.Eligibility.Checks[4]; ch.Name != nvme.CheckTable || !strings.Contains(ch.Detail, "matches the kernel's rule") {
 		t.Errorf("%+v", ch)
 	}
 	if ch := g.SetDefaultLatency(0); !ch.OK() || ch.Previous != "100000" {
@@ -85,7 +86,7 @@ func TestGuardSetsAndRestoresEverything(t *testing.T) {
 		t.Errorf("saved %q %v", v, ok)
 	}
 	res := g.Restore()
-	if len(res) != 3 || Failed(res) || res[0].File != ASPMPolicyFile {
+	if len(res) != 3 || Failed(res) || res[0].File != nvme.ASPMPolicyFile {
 		t.Errorf("restore %+v", res)
 	}
 	if !bytes.Equal(snapshot(t, root), before) {
@@ -122,8 +123,8 @@ func TestGuardWriteErrorsNameFileAndErrno(t *testing.T) {
 	root := fixtureRoot(t, "nvme-quirk-no-apst")
 	before := snapshot(t, root)
 	c := NewControlFS(root, faultFS{FS: SimFS(alpm.DirFS(root)), fail: map[string]error{
-		ASPMPolicyFile:     syscall.EPERM,
-		DefaultLatencyFile: syscall.EACCES,
+		nvme.ASPMPolicyFile: syscall.EPERM,
+		DefaultLatencyFile:  syscall.EACCES,
 	}})
 	g := c.Guard()
 	ch, _ := g.SetASPMPolicy("powersupersave")
@@ -151,16 +152,16 @@ func TestGuardRealPermission(t *testing.T) {
 		t.Skip("root writes read-only files")
 	}
 	root := fixtureRoot(t, "nvme-apst-ok")
-	p := filepath.Join(root, ASPMPolicyFile)
+	p := filepath.Join(root, nvme.ASPMPolicyFile)
 	if err := os.Chmod(p, 0o444); err != nil {
 		t.Fatal(err)
 	}
 	g := NewControlFS(root, SimFS(alpm.DirFS(root))).Guard()
 	ch, _ := g.SetASPMPolicy("default")
-	if !errors.Is(ch.Err, ErrPermission) || !errors.Is(ch.Err, syscall.EACCES) || !strings.Contains(ch.Error, ASPMPolicyFile) {
+	if !errors.Is(ch.Err, ErrPermission) || !errors.Is(ch.Err, syscall.EACCES) || !strings.Contains(ch.Error, nvme.ASPMPolicyFile) {
 		t.Errorf("%v", ch.Err)
 	}
-	if res := g.Restore(); len(res) != 0 || readRel(t, root, ASPMPolicyFile) != "default performance powersave [powersupersave]" {
+	if res := g.Restore(); len(res) != 0 || readRel(t, root, nvme.ASPMPolicyFile) != "default performance powersave [powersupersave]" {
 		t.Errorf("%+v", res)
 	}
 }
@@ -234,7 +235,7 @@ func TestSimFSLikeTheKernel(t *testing.T) {
 		file, value string
 		ok          bool
 	}{
-		{ASPMPolicyFile, "default\n", true}, {ASPMPolicyFile, "fast\n", false},
+		{nvme.ASPMPolicyFile, "default\n", true}, {nvme.ASPMPolicyFile, "fast\n", false},
 		{ToleranceFile("nvme0"), "auto\n", true}, {ToleranceFile("nvme0"), "-1\n", false},
 		{DefaultLatencyFile, "25000\n", true}, {DefaultLatencyFile, "x\n", false},
 	} {
@@ -243,7 +244,7 @@ func TestSimFSLikeTheKernel(t *testing.T) {
 			t.Errorf("%s %q: %v", c.file, c.value, err)
 		}
 	}
-	if got := readRel(t, root, ASPMPolicyFile); got != "[default] performance powersave powersupersave" {
+	if got := readRel(t, root, nvme.ASPMPolicyFile); got != "[default] performance powersave powersupersave" {
 		t.Errorf("%q", got)
 	}
 }

@@ -1,4 +1,4 @@
-package nvme
+package nvmehost
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/idlewatt/idlewatt/states/alpm"
+	"github.com/idlewatt/idlewatt/states/nvme"
 )
 
 // Control writes the NVMe and ASPM settings that decide idle power: a
@@ -30,10 +31,6 @@ func NewControl(root string) *Control { return &Control{Root: root, fs: alpm.Dir
 
 // NewControlFS controls any alpm.FS (fakes in tests); root names it.
 func NewControlFS(root string, fsys alpm.FS) *Control { return &Control{Root: root, fs: fsys} }
-
-// ASPMPolicies are the names pcie_aspm accepts (drivers/pci/pcie/aspm.c
-// policy_str).
-var ASPMPolicies = policies
 
 // Errors a write maps to (errors.Is), beside the errno itself.
 var (
@@ -74,7 +71,7 @@ func errnoOf(err error) error {
 
 func writeSentinel(file string, err error) error {
 	switch {
-	case errors.Is(err, syscall.EPERM) && file == aspmPolicy:
+	case errors.Is(err, syscall.EPERM) && file == nvme.ASPMPolicyFile:
 		return ErrASPMDisabled
 	case errors.Is(err, syscall.EACCES), errors.Is(err, syscall.EPERM):
 		return ErrPermission
@@ -103,13 +100,10 @@ func (c Change) OK() bool { return c.Err == nil }
 func (c *Change) fail(err error) { c.Err, c.Error = err, err.Error() }
 
 // ToleranceFile is a controller's latency tolerance file.
-func ToleranceFile(ctrl string) string { return path.Join(classNVMe, ctrl, fTolerance) }
+func ToleranceFile(ctrl string) string { return path.Join(nvme.ClassNVMe, ctrl, nvme.FileTolerance) }
 
 // DefaultLatencyFile is nvme_core's default_ps_max_latency_us.
-const DefaultLatencyFile = nvmeCoreDir + "/default_ps_max_latency_us"
-
-// ASPMPolicyFile is pcie_aspm's policy.
-const ASPMPolicyFile = aspmPolicy
+const DefaultLatencyFile = nvme.DirNVMeCore + "/default_ps_max_latency_us"
 
 func checkCtrl(name string) error {
 	if len(name) < 5 || !strings.HasPrefix(name, "nvme") {
@@ -119,29 +113,6 @@ func checkCtrl(name string) error {
 		return fmt.Errorf("%q is not an NVMe controller name (like nvme0)", name)
 	}
 	return nil
-}
-
-// ParseASPMPolicyName checks a policy name, suggesting the nearest.
-func ParseASPMPolicyName(s string) (string, error) {
-	for _, p := range policies {
-		if s == p {
-			return p, nil
-		}
-	}
-	best := ""
-	for _, p := range policies {
-		if strings.HasPrefix(p, s) && s != "" {
-			if best != "" {
-				best = ""
-				break
-			}
-			best = p
-		}
-	}
-	if best != "" {
-		return "", fmt.Errorf("unknown ASPM policy %q; did you mean %s? (one of %s)", s, best, strings.Join(policies, ", "))
-	}
-	return "", fmt.Errorf("unknown ASPM policy %q (one of %s)", s, strings.Join(policies, ", "))
 }
 
 // Guard applies changes and remembers what each file held before its
@@ -172,8 +143,8 @@ func (c *Control) readValue(file string) (string, error) {
 		return "", err
 	}
 	s := strings.TrimSpace(string(b))
-	if file == aspmPolicy {
-		p, err := ParseASPMPolicy(s)
+	if file == nvme.ASPMPolicyFile {
+		p, err := nvme.ParseASPMPolicy(s)
 		if err != nil {
 			return "", err
 		}
@@ -246,7 +217,7 @@ func (g *Guard) SetLatencyTolerance(ctrl, value string) (Change, error) {
 	if err := checkCtrl(ctrl); err != nil {
 		return Change{}, err
 	}
-	if _, err := ParseTolerance(value); err != nil {
+	if _, err := nvme.ParseTolerance(value); err != nil {
 		return Change{}, fmt.Errorf("latency tolerance %w", err)
 	}
 	return g.set(ToleranceFile(ctrl), value), nil
@@ -281,7 +252,7 @@ func (g *Guard) SetAPST(ctrl string, on bool) (Change, error) {
 		}
 	}
 	if v == "" {
-		v = strconv.Itoa(DefaultPSMaxLatencyUs)
+		v = strconv.Itoa(nvme.DefaultPSMaxLatencyUs)
 		if d, err := g.c.readValue(DefaultLatencyFile); err == nil && d != "0" {
 			if n, err := strconv.ParseUint(d, 10, 64); err == nil {
 				v = strconv.FormatUint(min(n, 1<<31-1), 10)
@@ -294,11 +265,11 @@ func (g *Guard) SetAPST(ctrl string, on bool) (Change, error) {
 // SetASPMPolicy writes pcie_aspm's policy (one of ASPMPolicies). EPERM
 // means the kernel does not control ASPM (ErrASPMDisabled).
 func (g *Guard) SetASPMPolicy(p string) (Change, error) {
-	name, err := ParseASPMPolicyName(p)
+	name, err := nvme.ParseASPMPolicyName(p)
 	if err != nil {
 		return Change{}, err
 	}
-	return g.set(aspmPolicy, name), nil
+	return g.set(nvme.ASPMPolicyFile, name), nil
 }
 
 // Saved returns the value saved for file ("" and false if untouched).

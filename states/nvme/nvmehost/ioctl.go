@@ -1,4 +1,4 @@
-package nvme
+package nvmehost
 
 import (
 	"errors"

@@ -1,6 +1,6 @@
 //go:build linux
 
-package nvme
+package nvmehost
 
 import (
 	"errors"
@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"unsafe"
 
+	"github.com/idlewatt/idlewatt/states/nvme"
 	"golang.org/x/sys/unix"
 )
 
@@ -83,7 +84,7 @@ func (d *Device) admin(op string, c *passthruCmd, buf []byte) (uint32, error) {
 
 // Identify reads Identify Controller (CNS 01h).
 func (d *Device) Identify() ([]byte, error) {
-	buf := make([]byte, IdentifySize)
+	buf := make([]byte, nvme.IdentifySize)
 	_, err := d.admin("identify controller", &passthruCmd{Opcode: opIdentify, CDW10: cnsController}, buf)
 	return buf, err
 }

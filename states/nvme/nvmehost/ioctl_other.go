@@ -1,6 +1,6 @@
 //go:build !linux
 
-package nvme
+package nvmehost
 
 import "errors"
 

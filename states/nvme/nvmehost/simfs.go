@@ -1,4 +1,4 @@
-package nvme
+package nvmehost
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"github.com/idlewatt/idlewatt/states/alpm"
+	"github.com/idlewatt/idlewatt/states/nvme"
 )
 
 // SimFS makes a tree of plain files (a fixture, a simulated host) answer
@@ -30,8 +31,8 @@ func (s simFS) WriteFile(name string, data []byte) error {
 	v := strings.TrimSuffix(string(data), "\n")
 	bad := &fs.PathError{Op: "write", Path: name, Err: syscall.EINVAL}
 	switch {
-	case name == aspmPolicy:
-		if _, err := ParseASPMPolicyName(v); err != nil {
+	case name == nvme.ASPMPolicyFile:
+		if _, err := nvme.ParseASPMPolicyName(v); err != nil {
 			return bad
 		}
 		// The file must exist, as on sysfs.
@@ -39,7 +40,7 @@ func (s simFS) WriteFile(name string, data []byte) error {
 			return err
 		}
 		var b strings.Builder
-		for _, p := range policies {
+		for _, p := range nvme.ASPMPolicies {
 			if p == v {
 				fmt.Fprintf(&b, "[%s] ", p)
 			} else {
@@ -48,16 +49,16 @@ func (s simFS) WriteFile(name string, data []byte) error {
 		}
 		b.WriteString("\n")
 		return s.FS.WriteFile(name, []byte(b.String()))
-	case strings.HasSuffix(name, "/"+fTolerance):
-		if _, err := ParseTolerance(v); err != nil {
+	case strings.HasSuffix(name, "/"+nvme.FileTolerance):
+		if _, err := nvme.ParseTolerance(v); err != nil {
 			return bad
 		}
 		if err := s.FS.WriteFile(name, data); err != nil {
 			return err
 		}
-		s.reprogram(strings.TrimSuffix(name, "/"+fTolerance))
+		s.reprogram(strings.TrimSuffix(name, "/"+nvme.FileTolerance))
 		return nil
-	case strings.HasPrefix(name, nvmeCoreDir+"/") && !strings.HasSuffix(name, "/force_apst"):
+	case strings.HasPrefix(name, nvme.DirNVMeCore+"/") && !strings.HasSuffix(name, "/force_apst"):
 		if _, err := strconv.ParseUint(v, 0, 64); err != nil {
 			return bad
 		}
@@ -75,9 +76,7 @@ func (s simFS) reprogram(dir string) {
 		if c.Name != name || c.Kernel == nil {
 			continue
 		}
-		e := make([]APSTEntry, apstEntries)
-		copy(e, c.Kernel.Entries)
-		a := &APST{Enabled: new(c.Kernel.Enabled), Entries: e}
-		_ = s.FS.WriteFile(path.Join(dir, fFeature0C), a.APSTJSON()) // absent: nothing to reprogram
+		a := c.Kernel.Feature()
+		_ = s.FS.WriteFile(path.Join(dir, nvme.FileFeature0C), a.APSTJSON()) // absent: nothing to reprogram
 	}
 }
