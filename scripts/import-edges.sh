@@ -25,6 +25,9 @@ function rank(p) {
 	if (p ~ /^report(\/|$)/) return 4
 	# the simulated drives answer workload ops with meter samples: above both
 	if (p ~ /^states\/(drivesim|nvme\/sim)(\/|$)/) return 1.5
+	# states/nvme (model, decoding), its pure level model nvme/pslevel and its
+	# host side nvme/nvmehost (sysfs walk, ioctl, writes) share the floor
+	if (p ~ /^states\/nvme(\/(pslevel|nvmehost))?$/) return 1
 	if (p ~ /^(meter|workload|states)(\/|$)/) return 1
 	if (p ~ /^capture(\/|$)/) return 2
 	if (p ~ /^analysis(\/|$)/) return 3

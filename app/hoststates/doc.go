@@ -10,8 +10,8 @@
 // # Where it sits
 //
 // In the application layer (app/), beside the rig: it orchestrates the
-// link-power packages (states/alpm, states/nvme, states/nvme/sim,
-// states/decode) and imports nothing above them; cmd/idlewatt reads the
-// flags it declares (Flags, PolicyFlags, NVMeSetFlags, SimulateFlags) and
-// prints what it returns.
+// link-power packages (states/alpm, states/nvme, states/nvme/nvmehost,
+// states/nvme/sim, states/decode) and imports nothing above them;
+// cmd/idlewatt reads the flags it declares (Flags, PolicyFlags,
+// NVMeSetFlags, SimulateFlags) and prints what it returns.
 package hoststates

@@ -56,5 +56,6 @@
 // # Where it sits
 //
 // The states floor (rank 1), the host side, over leaves and states/hexdump
-// only; app/rig, states/nvme, states/decode and cmd/idlewatt import it.
+// only; app/rig, states/nvme, states/nvme/nvmehost, states/decode and
+// cmd/idlewatt import it.
 package alpm
