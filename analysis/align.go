@@ -25,10 +25,10 @@ type Clock struct {
 	Synthetic  bool    // the marks were synthesised by the driver from receive times
 	DriftPPM   float64 // meter clock vs host clock: positive = meter samples take longer than nominal
 	ResidualMS struct {
-		RMS, Max float64 // of the used marks' midpoints about the line, in ms
+		RMS, Max units.Milliseconds // of the used marks' midpoints about the line
 	}
-	MinRTTMS    float64 // smallest round trip seen, in ms
-	MedianRTTMS float64 // median round trip of the used marks, in ms
+	MinRTTMS    units.Milliseconds // smallest round trip seen
+	MedianRTTMS units.Milliseconds // median round trip of the used marks
 
 	// Outliers counts the selected marks rejected because their midpoint
 	// lies further from the robust line than their own round trip allows
@@ -50,7 +50,7 @@ type Clock struct {
 	// StartRejected says the fit rested on one mark and was dropped for it
 	// (Fitted false: header start and nominal rate); with several marks
 	// that agree, the fit is kept and a note says the header disagrees.
-	StartOffsetS  float64
+	StartOffsetS  units.Seconds
 	StartRejected bool
 }
 
@@ -95,7 +95,7 @@ type ClockFitter struct {
 	// (default DefaultMaxDriftPPM).
 	MaxDriftPPM float64
 
-	rate    float64
+	rate    units.Hertz
 	negRTT  int
 	window  uint64 // samples per selection window
 	best    map[uint64]meter.MarkEcho
@@ -110,11 +110,11 @@ type ClockFitter struct {
 // windows accumulate, the window doubles and neighbours are merged, so memory
 // stays bounded however long the capture is.
 func NewClockFitter(rate units.Hertz, window time.Duration, maxKeep int) *ClockFitter {
-	w := uint64(math.Max(1, math.Round(float64(rate)*window.Seconds())))
+	w := uint64(math.Max(1, math.Round(rate.Samples(units.SecondsOf(window)))))
 	if maxKeep < 16 {
 		maxKeep = 16
 	}
-	return &ClockFitter{MaxDriftPPM: DefaultMaxDriftPPM, rate: float64(rate), window: w, best: map[uint64]meter.MarkEcho{}, minRTT: math.MaxInt64, maxKeep: maxKeep}
+	return &ClockFitter{MaxDriftPPM: DefaultMaxDriftPPM, rate: rate, window: w, best: map[uint64]meter.MarkEcho{}, minRTT: math.MaxInt64, maxKeep: maxKeep}
 }
 
 // Add offers one mark echo. Echoes with a negative round trip are ignored.
@@ -170,10 +170,10 @@ func (f *ClockFitter) Fit(startHost hostclock.Time) Clock {
 	if !(maxPPM > 0) {
 		maxPPM = DefaultMaxDriftPPM
 	}
-	nominal := 1e9 / f.rate
-	c := Clock{RateHz: units.Hertz(f.rate), Marks: f.marks, NsPerSample: nominal, Base: float64(startHost), NegativeRTT: f.negRTT, MaxDriftPPM: maxPPM}
+	nominal := 1e9 / float64(f.rate)
+	c := Clock{RateHz: f.rate, Marks: f.marks, NsPerSample: nominal, Base: float64(startHost), NegativeRTT: f.negRTT, MaxDriftPPM: maxPPM}
 	if f.marks > 0 {
-		c.MinRTTMS = float64(f.minRTT) / 1e6
+		c.MinRTTMS = units.Milliseconds(float64(f.minRTT) / 1e6)
 		c.Synthetic = f.synth == f.marks
 	}
 	pts := make([]meter.MarkEcho, 0, len(f.best))
@@ -283,9 +283,9 @@ func (c *Clock) residualStats(pts []meter.MarkEcho, use []bool, nominal float64)
 		mx = math.Max(mx, math.Abs(r))
 		rtts = append(rtts, float64(pts[i].HostRecv-pts[i].HostSent))
 	}
-	c.ResidualMS.RMS = math.Sqrt(ss/float64(c.Used)) / 1e6
-	c.ResidualMS.Max = mx / 1e6
-	c.MedianRTTMS = stat.UpperMedian(rtts) / 1e6
+	c.ResidualMS.RMS = units.Milliseconds(math.Sqrt(ss/float64(c.Used)) / 1e6)
+	c.ResidualMS.Max = units.Milliseconds(mx / 1e6)
+	c.MedianRTTMS = units.Milliseconds(stat.UpperMedian(rtts) / 1e6)
 	c.DriftPPM = (c.NsPerSample/nominal - 1) * 1e6
 }
 
@@ -297,13 +297,13 @@ func checkStart(c *Clock, startHost hostclock.Time, nominal float64) {
 		return // a header without a start time: nothing to compare
 	}
 	off := c.HostF(0) - float64(startHost)
-	slack := math.Max(StartSlack, 2*c.MedianRTTMS*1e6)
+	slack := math.Max(StartSlack, 2*float64(c.MedianRTTMS)*1e6)
 	if off >= -slack && off <= MaxStartLatency {
 		return
 	}
-	c.StartOffsetS = off / 1e9
+	c.StartOffsetS = units.Seconds(off / 1e9)
 	if c.StartOffsetS == 0 {
-		c.StartOffsetS = math.Copysign(1e-9, off)
+		c.StartOffsetS = units.Seconds(math.Copysign(1e-9, off))
 	}
 	if c.Used > 1 {
 		return

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/idlewatt/idlewatt/analysis/decimate"
-	"github.com/idlewatt/idlewatt/analysis/states"
+	"github.com/idlewatt/idlewatt/analysis/judge"
 	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/units"
@@ -42,7 +42,7 @@ type Options struct {
 	ChartBuckets int
 	// ChartFrom and ChartTo (s from meter index 0) fix the chart envelope's
 	// time range when ChartTo > ChartFrom; by default it covers everything.
-	ChartFrom, ChartTo float64
+	ChartFrom, ChartTo units.Seconds
 	// MaxSkew is how far (in time) one rail of a drive may run ahead of
 	// another before the lagging rail's samples are given up as missing
 	// (default 10 s).
@@ -86,7 +86,7 @@ func DefaultOptions() Options {
 // channel after channel) lost all but MaxSkew of every chunk at rates under
 // 6.5 kS/s as "late" samples: 50 of 60 s at 1 kS/s.
 func maxPending(skew time.Duration, rate units.Hertz) int {
-	n := skew.Seconds() * float64(rate)
+	n := rate.Samples(units.SecondsOf(skew))
 	if floor := float64(2 * capture.MaxChunkSamples); !(n >= floor) {
 		n = floor
 	}
@@ -195,7 +195,7 @@ func AnalyzeSource(open Opener, opts Options) (*Report, error) {
 			if rate <= 0 {
 				return nil
 			}
-			return sd.classifier(d, float64(rate))
+			return sd.classifier(d, rate)
 		}
 	}
 	p1, err := firstPass(open, opts)
@@ -222,7 +222,7 @@ func firstPass(open Opener, opts Options) (*pass1, error) {
 		return nil, ErrNoChannels
 	}
 	if !(h.RateHz > 0) || math.IsInf(float64(h.RateHz), 0) {
-		return nil, fmt.Errorf("capture header: sample rate %v Hz is not positive", h.RateHz)
+		return nil, fmt.Errorf("capture header: sample rate %g Hz is not positive", float64(h.RateHz))
 	}
 	p := &pass1{
 		hdr:       h,
@@ -435,7 +435,7 @@ func secondPass(open Opener, opts Options, p *pass1, sd *stateDetector, clock Cl
 			driveOf[ch] = rep.Drives[ref.drive].Name
 		}
 	}
-	for _, n := range append(meterStatsNotes(p.stats, p.info.GapReasons, float64(h.RateHz)), neg.notes(h, driveOf)...) {
+	for _, n := range append(meterStatsNotes(p.stats, p.info.GapReasons, h.RateHz), neg.notes(h, driveOf)...) {
 		rep.note(n)
 	}
 	rep.finish(p, &clock, t0f, opts)
@@ -460,7 +460,7 @@ func newReport(p *pass1, clock *Clock, opts Options) *Report {
 		Outliers: clock.Outliers, NegativeRTT: clock.NegativeRTT, DriftRefusedPPM: clock.DriftRefusedPPM, MaxDriftPPM: clock.MaxDriftPPM}
 	rep.clockNotes(clock)
 	rep.importedNotes(p)
-	rep.Settings = Settings{SettleMS: ms(opts.Settle), MergeGapMS: ms(opts.MergeGap), IdleFloor: activeIdleMethod,
+	rep.Settings = Settings{SettleMS: units.Milliseconds(ms(opts.Settle)), MergeGapMS: units.Milliseconds(ms(opts.MergeGap)), IdleFloor: activeIdleMethod,
 		Classifier: opts.NewClassifier != nil, HistogramRelErr: 1.0 / (1 << histSub)}
 	return rep
 }
@@ -503,7 +503,7 @@ func (p *pass1) newDrive(info capture.DriveInfo, chans []int, clock *Clock, t0f 
 	pins, pinSrc := p.pinSpans(port, clock)
 	var cls StateClassifier
 	if opts.NewClassifier != nil {
-		cls = opts.NewClassifier(info, units.Hertz(h.RateHz))
+		cls = opts.NewClassifier(info, h.RateHz)
 		if sp, ok := cls.(pinSplitter); ok {
 			sp.SplitAt(pinTimes(drivePins(p, clock, port)))
 		}
@@ -521,7 +521,7 @@ func (p *pass1) newDrive(info capture.DriveInfo, chans []int, clock *Clock, t0f 
 	proc.sink = opts.Samples
 	do := decimate.Options{Buckets: opts.ChartBuckets, InitialWidth: 1e-3}
 	if opts.ChartTo > opts.ChartFrom {
-		do.Start, do.Span = opts.ChartFrom, opts.ChartTo-opts.ChartFrom
+		do.Start, do.Span = float64(opts.ChartFrom), float64(opts.ChartTo-opts.ChartFrom)
 	}
 	proc.dec, _ = decimate.New(do)
 	proc.decStart = do.Start
@@ -561,7 +561,7 @@ func (p *pass1) devslpProc(port int, pins []span, clock *Clock) *devslpProc {
 	}
 	cr, ok := p.devslp.criteria[port]
 	if !ok {
-		cr = states.DefaultCriteria()
+		cr = judge.DefaultCriteria()
 	}
 	// A read's completion (host clock) against the pin the meter saw:
 	// half the median mark round trip plus the fit's largest residual.
@@ -574,7 +574,7 @@ func (p *pass1) devslpProc(port int, pins []span, clock *Clock) *devslpProc {
 		}
 	}
 	return &devslpProc{cycles: cyc, chartCycle: -1,
-		jo: states.JudgeOptions{Criteria: cr, ClockU95Ms: clock.MedianRTTMS/2 + clock.ResidualMS.Max, RunStallMs: worst}}
+		jo: judge.JudgeOptions{Criteria: cr, ClockU95Ms: clock.MedianRTTMS/2 + clock.ResidualMS.Max, RunStallMs: units.Milliseconds(worst)}}
 }
 
 // readSamples is the second pass proper: it streams every record of the

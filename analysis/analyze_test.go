@@ -60,23 +60,23 @@ func TestMetricsKnownSignal(t *testing.T) {
 	// Independent truth: 200 000 samples of 0.1 ms; 1 050 of them at 2 W.
 	const n, busy = 200000, 1050
 	eA := (float64(n-busy)*0.4 + busy*2.0) * 1e-4
-	near(t, "A energy_j", a.EnergyJ, eA, 1e-4)
-	near(t, "A average_w", a.AverageW, eA/20, 1e-4)
-	near(t, "A duration_s", a.DurationS, 20, 1e-4)
-	near(t, "A active_idle_w", a.ActiveIdleW, 0.4, 0.004)
-	near(t, "A peak_w", a.PeakW, 2.0, 1e-6)
-	near(t, "A peak 10ms", a.PeakWindows.W10ms, 2.0, 1e-6)
-	near(t, "A peak 100ms", a.PeakWindows.W100ms, 2.0, 1e-6)
-	near(t, "A peak 1s", a.PeakWindows.W1s, (1000*2.0+9000*0.4)/10000, 1e-6)
+	near(t, "A energy_j", float64(a.EnergyJ), eA, 1e-4)
+	near(t, "A average_w", float64(a.AverageW), eA/20, 1e-4)
+	near(t, "A duration_s", float64(a.DurationS), 20, 1e-4)
+	near(t, "A active_idle_w", float64(a.ActiveIdleW), 0.4, 0.004)
+	near(t, "A peak_w", float64(a.PeakW), 2.0, 1e-6)
+	near(t, "A peak 10ms", float64(a.PeakWindows.W10ms), 2.0, 1e-6)
+	near(t, "A peak 100ms", float64(a.PeakWindows.W100ms), 2.0, 1e-6)
+	near(t, "A peak 1s", float64(a.PeakWindows.W1s), (1000*2.0+9000*0.4)/10000, 1e-6)
 	near(t, "A energy_wh", a.EnergyWh, eA/3600, 1e-4)
-	near(t, "B energy_j", b.EnergyJ, 0.2*20, 1e-4)
-	near(t, "B active_idle_w", b.ActiveIdleW, 0.2, 0.004)
+	near(t, "B energy_j", float64(b.EnergyJ), 0.2*20, 1e-4)
+	near(t, "B active_idle_w", float64(b.ActiveIdleW), 0.2, 0.004)
 	if a.Samples.Count != n || a.Samples.Dropped != 0 {
 		t.Errorf("A samples %+v", a.Samples)
 	}
 	// Busy: the two I/Os, ±1 sample at each edge.
-	near(t, "A busy_s", a.Segments.BusyS, 0.105, 0.003)
-	near(t, "A settle_s", a.Segments.SettleS, 1.0, 0.001)
+	near(t, "A busy_s", float64(a.Segments.BusyS), 0.105, 0.003)
+	near(t, "A settle_s", float64(a.Segments.SettleS), 1.0, 0.001)
 	if a.IO.Ops != 2 || a.IO.Bytes != 4096+1<<20 || a.IO.ByOp["write"].Ops != 1 {
 		t.Errorf("A io %+v", a.IO)
 	}
@@ -91,9 +91,9 @@ func TestMetricsKnownSignal(t *testing.T) {
 		t.Fatalf("phases %+v", a.Phases)
 	}
 	idle, work := a.Phases[0], a.Phases[1]
-	near(t, "idle phase energy", idle.EnergyJ, (39950*0.4+50*2.0)*1e-4, 1e-4)
-	near(t, "work phase average", work.AverageW, (109000*0.4+1000*2.0)/110000, 1e-4)
-	near(t, "work phase start", work.StartS, 4, 1e-4)
+	near(t, "idle phase energy", float64(idle.EnergyJ), (39950*0.4+50*2.0)*1e-4, 1e-4)
+	near(t, "work phase average", float64(work.AverageW), (109000*0.4+1000*2.0)/110000, 1e-4)
+	near(t, "work phase start", float64(work.StartS), 4, 1e-4)
 	if idle.IO.Ops != 1 || work.IO.Ops != 1 {
 		t.Errorf("phase ops %d %d", idle.IO.Ops, work.IO.Ops)
 	}
@@ -117,8 +117,8 @@ func TestGapsCounted(t *testing.T) {
 		t.Errorf("B samples %+v", b.Samples)
 	}
 	// Missing samples are left out, not interpolated: B stays at 0.2 W.
-	near(t, "B average", b.AverageW, 0.2, 1e-6)
-	near(t, "B duration", b.DurationS, 19.9, 1e-4)
+	near(t, "B average", float64(b.AverageW), 0.2, 1e-6)
+	near(t, "B duration", float64(b.DurationS), 19.9, 1e-4)
 }
 
 func TestNoIONoMarks(t *testing.T) {
@@ -129,7 +129,7 @@ func TestNoIONoMarks(t *testing.T) {
 		t.Errorf("method %q", r.Alignment.Method)
 	}
 	a := r.Drives[0]
-	near(t, "idle-only average", a.AverageW, 0.4, 1e-6)
+	near(t, "idle-only average", float64(a.AverageW), 0.4, 1e-6)
 	if a.Residency.Idle != 1 || a.IO.Ops != 0 || len(a.Phases) != 0 {
 		t.Errorf("residency %+v ops %d", a.Residency, a.IO.Ops)
 	}
@@ -158,7 +158,7 @@ func TestTruncatedCapture(t *testing.T) {
 	if a.DurationS < 5 || a.DurationS > 15 {
 		t.Errorf("duration %v of a capture cut at 60 %%", a.DurationS)
 	}
-	near(t, "A active idle (truncated)", a.ActiveIdleW, 0.4, 0.004)
+	near(t, "A active idle (truncated)", float64(a.ActiveIdleW), 0.4, 0.004)
 }
 
 func TestNoSuchPort(t *testing.T) {
@@ -222,8 +222,8 @@ func TestClassifierDevSlp(t *testing.T) {
 	if d.EntryMs.Ok() || d.ExitMs.Ok() || d.FloorW.Ok() {
 		t.Errorf("entry %v exit %v floor %v without judged cycles, want null", d.EntryMs, d.ExitMs, d.FloorW)
 	}
-	near(t, "pin asserted", d.PinAssertedS, 3, 1e-3)
-	near(t, "state power devslp", a.StatePowerW.DevSlp, 0.005, 1e-6)
+	near(t, "pin asserted", float64(d.PinAssertedS), 3, 1e-3)
+	near(t, "state power devslp", float64(a.StatePowerW.DevSlp), 0.005, 1e-6)
 }
 
 func hasNote(r *analysis.Report, sub string) bool {
@@ -327,11 +327,11 @@ func TestShortPhaseHasNoLongPeak(t *testing.T) {
 		t.Fatalf("phases %+v", r.Drives[0].Phases)
 	}
 	pw := short.PeakWindows
-	if !math.IsNaN(pw.W1ms) || !math.IsNaN(pw.W10ms) || !math.IsNaN(pw.W100ms) || !math.IsNaN(pw.W1s) {
+	if !math.IsNaN(float64(pw.W1ms)) || !math.IsNaN(float64(pw.W10ms)) || !math.IsNaN(float64(pw.W100ms)) || !math.IsNaN(float64(pw.W1s)) {
 		t.Errorf("a %d-sample phase has window peaks %+v, want none", short.Samples, pw)
 	}
 	lw := long.PeakWindows
-	if math.IsNaN(lw.W1ms) || math.IsNaN(lw.W1s) || lw.W1s > long.PeakW+1e-12 {
+	if math.IsNaN(float64(lw.W1ms)) || math.IsNaN(float64(lw.W1s)) || lw.W1s > long.PeakW+1e-12 {
 		t.Errorf("a %.1f s phase: window peaks %+v (peak %v)", long.DurationS, lw, long.PeakW)
 	}
 }

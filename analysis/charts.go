@@ -3,8 +3,8 @@ package analysis
 import (
 	"math"
 
+	"github.com/idlewatt/idlewatt/analysis/judge"
 	"github.com/idlewatt/idlewatt/analysis/series"
-	"github.com/idlewatt/idlewatt/analysis/states"
 	"github.com/idlewatt/idlewatt/hostclock"
 	"github.com/idlewatt/idlewatt/units"
 )
@@ -25,7 +25,7 @@ func (r *Report) Distributions() []series.Distribution {
 	for i := range out {
 		for _, d := range r.Drives {
 			if d.Name == out[i].Name {
-				out[i].P50, out[i].P99 = d.P50W, d.P99W
+				out[i].P50, out[i].P99 = float64(d.P50W), float64(d.P99W)
 			}
 		}
 	}
@@ -36,7 +36,7 @@ func (r *Report) Distributions() []series.Distribution {
 // not pass (else its first), with the fitted entry and rise.
 type DevSlpChart struct {
 	Port  int
-	Cycle states.Cycle // the cycle's figures and verdict, for the chart's titles
+	Cycle judge.Cycle // the cycle's figures and verdict, for the chart's titles
 	// Series is the cycle's power in ms from DEVSLP assertion, bucketed to
 	// 0.5 ms, with the pin edges, floor reached, first read, the floor with
 	// its 95 % interval (the one the verdict was judged with) and the limit.
@@ -91,7 +91,7 @@ func (r *Report) DevSlpCharts() []DevSlpChart {
 		}
 		env.Name, env.Assert, env.Deassert = nc.name, 0, ms(c.timing.Deassert)
 		env.FloorReached, env.FirstIO = ms(cy.EntryAt), ms(c.timing.ProbeComplete)
-		env.Floor, env.Limit, env.FloorLo, env.FloorHi = units.Watts(floor), units.Watts(c.limit), flo, fhi
+		env.Floor, env.Limit, env.FloorLo, env.FloorHi = units.Watts(floor), c.limit, flo, fhi
 		out = append(out, DevSlpChart{Port: nc.port, Cycle: cy, Series: env})
 	}
 	return out

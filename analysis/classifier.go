@@ -3,26 +3,27 @@ package analysis
 import (
 	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/hostclock"
-	"github.com/idlewatt/idlewatt/states/detect"
+	"github.com/idlewatt/idlewatt/states/powerstate"
 	"github.com/idlewatt/idlewatt/units"
 )
 
 // State is a drive's power state as residency reports it: the one State
-// enum of idlewatt, states/detect's (the classifiers label with it).
-type State = detect.State
+// enum of idlewatt, states/powerstate's (the classifiers label with it;
+// the simulator's truth is in it too).
+type State = powerstate.State
 
 // States. StateUnknown lets a classifier abstain for a sample; such samples
 // are counted as active or idle by I/O segmentation.
 const (
-	StateUnknown    = detect.Unknown
-	StateActive     = detect.Active
-	StateBackground = detect.Background
-	StateIdle       = detect.Idle
-	StatePartial    = detect.Partial
-	StateSlumber    = detect.Slumber
-	StateDevSlp     = detect.DevSlp
-	StateOff        = detect.Off
-	numStates       = detect.NumStates
+	StateUnknown    = powerstate.Unknown
+	StateActive     = powerstate.Active
+	StateBackground = powerstate.Background
+	StateIdle       = powerstate.Idle
+	StatePartial    = powerstate.Partial
+	StateSlumber    = powerstate.Slumber
+	StateDevSlp     = powerstate.DevSlp
+	StateOff        = powerstate.Off
+	numStates       = powerstate.NumDetected
 )
 
 // Sample is one drive-level sample as a classifier sees it: the sum over

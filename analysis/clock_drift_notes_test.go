@@ -30,5 +30,5 @@ func TestClockNotesDoNotContradict(t *testing.T) {
 			t.Errorf("notes lack %q:\n%s", want, notes)
 		}
 	}
-	near(t, "A duration_s", r.Drives[0].DurationS, 20, 1e-9) // the nominal rate
+	near(t, "A duration_s", float64(r.Drives[0].DurationS), 20, 1e-9) // the nominal rate
 }

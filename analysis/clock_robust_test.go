@@ -56,7 +56,7 @@ func TestClockOutlierMarks(t *testing.T) {
 	base := analyzeEdited(t, s, func(int, *meter.MarkEcho) {})
 	// The unedited fit is right (TestMetricsKnownSignal checks the truth):
 	// 200 000 samples at the drifted period.
-	near(t, "baseline A duration_s", base.Drives[0].DurationS, 20*(1+drift*1e-6), 1e-5)
+	near(t, "baseline A duration_s", float64(base.Drives[0].DurationS), 20*(1+drift*1e-6), 1e-5)
 	fast := func(m *meter.MarkEcho) { m.HostRecv = m.HostSent + 100e3 } // the lowest round trip of its window: selected
 	for _, tc := range []struct {
 		name string
@@ -85,9 +85,9 @@ func TestClockOutlierMarks(t *testing.T) {
 				// As if the bad mark were not there: the drift's effect on
 				// energy is 4·10⁻⁵, so 2·10⁻⁵ separates a right fit from
 				// the nominal rate, let alone from 0 J or 3.4 MJ.
-				near(t, "A energy_j", r.Drives[0].EnergyJ, base.Drives[0].EnergyJ, 2e-5)
-				near(t, "A duration_s", r.Drives[0].DurationS, base.Drives[0].DurationS, 2e-5)
-				near(t, "capture duration_s", r.Capture.DurationS, base.Capture.DurationS, 2e-5)
+				near(t, "A energy_j", float64(r.Drives[0].EnergyJ), float64(base.Drives[0].EnergyJ), 2e-5)
+				near(t, "A duration_s", float64(r.Drives[0].DurationS), float64(base.Drives[0].DurationS), 2e-5)
+				near(t, "capture duration_s", float64(r.Capture.DurationS), float64(base.Capture.DurationS), 2e-5)
 				if notes := strings.Join(r.Notes, "\n"); !strings.Contains(notes, "selected clock marks rejected as outliers") {
 					t.Errorf("notes:\n%s", notes)
 				}
@@ -108,7 +108,7 @@ func TestClockDriftRefused(t *testing.T) {
 		t.Errorf("alignment %+v", a)
 	}
 	// Nominal period: 200 000 samples are 20 s.
-	near(t, "A duration_s", r.Drives[0].DurationS, 20, 1e-9)
+	near(t, "A duration_s", float64(r.Drives[0].DurationS), 20, 1e-9)
 	if notes := strings.Join(r.Notes, "\n"); !strings.Contains(notes, "clock drift 1999") || !strings.Contains(notes, "refused") {
 		t.Errorf("notes:\n%s", notes)
 	}
@@ -119,7 +119,7 @@ func TestClockDriftRefused(t *testing.T) {
 	if d := r.Alignment.DriftPPM; d < 19990 || d > 20010 {
 		t.Errorf("bound 50000 ppm: drift %.1f", d)
 	}
-	near(t, "A duration_s", r.Drives[0].DurationS, 20*1.02, 1e-5)
+	near(t, "A duration_s", float64(r.Drives[0].DurationS), 20*1.02, 1e-5)
 }
 
 // TestClockFewMarks: with three marks one wrong one is still outvoted; with
@@ -135,7 +135,7 @@ func TestClockFewMarks(t *testing.T) {
 	if r.Alignment.Outliers != 1 || r.Alignment.MarksUsed != 2 {
 		t.Errorf("3 marks, 1 wrong: %+v", r.Alignment)
 	}
-	near(t, "A duration_s", r.Drives[0].DurationS, 20, 1e-5)
+	near(t, "A duration_s", float64(r.Drives[0].DurationS), 20, 1e-5)
 	s.MarkEvery = 8 * time.Second // marks at 8, 16 s
 	r = analyzeEdited(t, s, func(k int, m *meter.MarkEcho) {
 		if k == 1 {
@@ -146,5 +146,5 @@ func TestClockFewMarks(t *testing.T) {
 	if r.Alignment.Method != "header" || !strings.Contains(strings.Join(r.Notes, "\n"), "two clock marks disagree") {
 		t.Errorf("2 marks disagreeing: %+v\n%s", r.Alignment, strings.Join(r.Notes, "\n"))
 	}
-	near(t, "A duration_s", r.Drives[0].DurationS, 20, 1e-9)
+	near(t, "A duration_s", float64(r.Drives[0].DurationS), 20, 1e-9)
 }

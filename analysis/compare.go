@@ -46,11 +46,11 @@ func CompareNotes(reports []*Report, labels []string) []string {
 			if d.Samples.Count == 0 {
 				continue
 			}
-			if d.DurationS < lo {
-				lo, loL = d.DurationS, labels[i]
+			if dur := float64(d.DurationS); dur < lo {
+				lo, loL = dur, labels[i]
 			}
-			if d.DurationS > hi {
-				hi, hiL = d.DurationS, labels[i]
+			if dur := float64(d.DurationS); dur > hi {
+				hi, hiL = dur, labels[i]
 			}
 		}
 	}
@@ -76,7 +76,7 @@ const maxCompareS = 1e9
 // to be charted without a note.
 func CheckCompareInput(r *Report) error {
 	for i, d := range r.Drives {
-		dur := d.DurationS
+		dur := float64(d.DurationS)
 		if math.IsNaN(dur) {
 			dur = 0
 		}
@@ -85,12 +85,12 @@ func CheckCompareInput(r *Report) error {
 			val float64
 			max float64
 		}{
-			{"duration_s", d.DurationS, maxCompareS},
-			{"active_idle_w", d.ActiveIdleW, MaxCompareW},
-			{"average_w", d.AverageW, MaxCompareW},
-			{"peak_w", d.PeakW, MaxCompareW},
-			{"peak_windows.1s_w", d.PeakWindows.W1s, MaxCompareW},
-			{"energy_j", d.EnergyJ, MaxCompareW * math.Min(dur, maxCompareS)},
+			{"duration_s", float64(d.DurationS), maxCompareS},
+			{"active_idle_w", float64(d.ActiveIdleW), MaxCompareW},
+			{"average_w", float64(d.AverageW), MaxCompareW},
+			{"peak_w", float64(d.PeakW), MaxCompareW},
+			{"peak_windows.1s_w", float64(d.PeakWindows.W1s), MaxCompareW},
+			{"energy_j", float64(d.EnergyJ), MaxCompareW * math.Min(dur, maxCompareS)},
 			{"devslp.power_w", float64(d.DevSlp.PowerW), MaxCompareW},
 			{"active_idle_u95_w", deref(d.ActiveIdleU95W), MaxCompareW},
 			{"average_u95_w", deref(d.AverageU95W), MaxCompareW},
@@ -112,9 +112,9 @@ func CheckCompareInput(r *Report) error {
 }
 
 // deref is *u, or NaN (not measured) for nil.
-func deref(u *float64) float64 {
+func deref[Q ~float64](u *Q) float64 {
 	if u == nil {
 		return math.NaN()
 	}
-	return *u
+	return float64(*u)
 }

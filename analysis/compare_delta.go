@@ -49,12 +49,16 @@ func FormatCompareDelta(row CompareRow, j int) string {
 	return formatDelta(row.Deltas[j], f.scale, f.digits)
 }
 
-// compareFigures are the figures with a delta, in column order.
+// compareFigures are the figures with a delta, in column order. A delta
+// holds figures of several units (its key says which), so the typed figures
+// become plain numbers here.
 var compareFigures = []compareFigure{
-	{"active_idle", "w", "Δ Active idle (W)", 1, 4, func(d *DriveReport) (float64, *float64) { return d.ActiveIdleW, d.ActiveIdleU95W }},
-	{"average", "w", "Δ Average (W)", 1, 4, func(d *DriveReport) (float64, *float64) { return d.AverageW, d.AverageU95W }},
-	{"peak_1s", "w", "Δ Peak 1 s (W)", 1, 4, func(d *DriveReport) (float64, *float64) { return d.PeakWindows.W1s, nil }},
-	{"energy", "j", "Δ Energy (J)", 1, 3, func(d *DriveReport) (float64, *float64) { return d.EnergyJ, d.EnergyU95J }},
+	{"active_idle", "w", "Δ Active idle (W)", 1, 4, func(d *DriveReport) (float64, *float64) {
+		return float64(d.ActiveIdleW), (*float64)(d.ActiveIdleU95W)
+	}},
+	{"average", "w", "Δ Average (W)", 1, 4, func(d *DriveReport) (float64, *float64) { return float64(d.AverageW), (*float64)(d.AverageU95W) }},
+	{"peak_1s", "w", "Δ Peak 1 s (W)", 1, 4, func(d *DriveReport) (float64, *float64) { return float64(d.PeakWindows.W1s), nil }},
+	{"energy", "j", "Δ Energy (J)", 1, 3, func(d *DriveReport) (float64, *float64) { return float64(d.EnergyJ), (*float64)(d.EnergyU95J) }},
 	{"devslp_power", "w", "Δ DevSlp (mW)", 1e3, 3, DevSlpValue},
 }
 

@@ -6,7 +6,8 @@ import (
 	"math"
 	"strings"
 
-	"github.com/idlewatt/idlewatt/analysis/states"
+	"github.com/idlewatt/idlewatt/analysis/judge"
+	"github.com/idlewatt/idlewatt/units"
 )
 
 // What a user knows beforehand (drives[].expect: a datasheet's DevSlp or
@@ -25,8 +26,8 @@ const NoteRun = "run-note "
 
 // Expectation is what was declared for one drive (drives[].expect).
 type Expectation struct {
-	DevSlpMW    float64 `json:"devslp_mw,omitempty"`     // the DevSlp floor, mW
-	ActiveIdleW float64 `json:"active_idle_w,omitempty"` // active idle, W
+	DevSlpMW    units.Milliwatts `json:"devslp_mw,omitempty"`     // the DevSlp floor
+	ActiveIdleW units.Watts      `json:"active_idle_w,omitempty"` // active idle
 }
 
 // DeclaredMargin is how far outside its measurement's 95 % interval a
@@ -39,9 +40,9 @@ const DeclaredMargin = 0.25
 type DeclaredFigure struct {
 	// Quantity is the report key the figure is compared with
 	// ("devslp.floor_w", "active_idle_w"); Name is how outputs call it.
-	Quantity string  `json:"quantity"`
-	Name     string  `json:"name"`
-	Declared float64 `json:"declared"` // in the key's unit (W)
+	Quantity string      `json:"quantity"`
+	Name     string      `json:"name"`
+	Declared units.Watts `json:"declared"` // both quantities are powers
 	// Agrees is null when the quantity was not measured with an interval;
 	// false when the declared figure lies outside the measured 95 %
 	// interval widened by DeclaredMargin of the declared figure.
@@ -73,12 +74,12 @@ func (r *Report) declare(exp map[int]Expectation) {
 			continue
 		}
 		if e.DevSlpMW > 0 {
-			d.Declared = append(d.Declared, compareDeclared("devslp.floor_w", "DevSlp floor", e.DevSlpMW/1e3,
-				float64(d.DevSlp.FloorW), d.DevSlp.FloorW.Ok(), numPtr(d.DevSlp.FloorU95W)))
+			d.Declared = append(d.Declared, compareDeclared("devslp.floor_w", "DevSlp floor", e.DevSlpMW.Watts(),
+				d.DevSlp.FloorW.Value(), d.DevSlp.FloorW.Ok(), numPtr(d.DevSlp.FloorU95W)))
 		}
 		if e.ActiveIdleW > 0 {
 			d.Declared = append(d.Declared, compareDeclared("active_idle_w", "active idle", e.ActiveIdleW,
-				d.ActiveIdleW, !math.IsNaN(d.ActiveIdleW), d.ActiveIdleU95W))
+				d.ActiveIdleW, !math.IsNaN(float64(d.ActiveIdleW)), d.ActiveIdleU95W))
 		}
 		for _, f := range d.Declared {
 			if f.Agrees != nil && !*f.Agrees {
@@ -88,15 +89,15 @@ func (r *Report) declare(exp map[int]Expectation) {
 	}
 }
 
-func numPtr(n states.Num) *float64 {
+func numPtr(n judge.NumW) *units.Watts {
 	if !n.Ok() {
 		return nil
 	}
-	x := float64(n)
+	x := n.Value()
 	return &x
 }
 
-func compareDeclared(key, name string, declared, measured float64, ok bool, u95 *float64) DeclaredFigure {
+func compareDeclared(key, name string, declared, measured units.Watts, ok bool, u95 *units.Watts) DeclaredFigure {
 	f := DeclaredFigure{Quantity: key, Name: name, Declared: declared}
 	switch {
 	case !ok:
@@ -104,7 +105,7 @@ func compareDeclared(key, name string, declared, measured float64, ok bool, u95 
 	case u95 == nil:
 		f.Note = fmt.Sprintf("%s: declared %.4g W, measured %.4g W without an interval: not compared", name, declared, measured)
 	default:
-		agrees := math.Abs(declared-measured) <= *u95+DeclaredMargin*declared
+		agrees := math.Abs(float64(declared-measured)) <= float64(*u95+DeclaredMargin*declared)
 		f.Agrees = &agrees
 		if !agrees {
 			f.Note = fmt.Sprintf("%s: the declared %.4g W disagrees with the measured %.4g ± %.2g W (outside its 95 %% interval by more than %.0f %% of the declared figure)",
@@ -122,8 +123,8 @@ func (f DeclaredFigure) Text(d *DriveReport) (text, agreement string) {
 	var declared, measured string
 	switch f.Quantity {
 	case "devslp.floor_w":
-		declared = fmt.Sprintf("%.4g mW", f.Declared*1e3)
-		measured = states.PM(d.DevSlp.FloorW, d.DevSlp.FloorU95W, 1e3)
+		declared = fmt.Sprintf("%.4g mW", f.Declared.Milliwatts())
+		measured = judge.PM(d.DevSlp.FloorW, d.DevSlp.FloorU95W, 1e3)
 		if measured != Dash {
 			measured += " mW"
 		}

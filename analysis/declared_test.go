@@ -3,24 +3,26 @@ package analysis
 import (
 	"math"
 	"testing"
+
+	"github.com/idlewatt/idlewatt/units"
 )
 
 // TestDeclaredAgreement: a declared figure agrees inside the measured
 // interval widened by DeclaredMargin of itself, disagrees outside, and is
 // not compared without a measurement or an interval.
 func TestDeclaredAgreement(t *testing.T) {
-	u := 0.0001
+	u := units.Watts(0.0001)
 	for _, c := range []struct {
-		declared, measured float64
+		declared, measured units.Watts
 		ok                 bool
-		u95                *float64
+		u95                *units.Watts
 		agrees             *bool
 	}{
-		{0.005, 0.0045, true, &u, ptrBool(true)},  // 0.5 mW off, allowed 0.1 + 1.25
-		{0.005, 0.0036, true, &u, ptrBool(false)}, // 1.4 mW off, allowed 1.35
-		{0.005, 0.0064, true, &u, ptrBool(false)}, // above as well as below
-		{0.005, math.NaN(), false, nil, nil},      // not measured
-		{0.005, 0.0045, true, nil, nil},           // no interval
+		{0.005, 0.0045, true, &u, ptrBool(true)},          // 0.5 mW off, allowed 0.1 + 1.25
+		{0.005, 0.0036, true, &u, ptrBool(false)},         // 1.4 mW off, allowed 1.35
+		{0.005, 0.0064, true, &u, ptrBool(false)},         // above as well as below
+		{0.005, units.Watts(math.NaN()), false, nil, nil}, // not measured
+		{0.005, 0.0045, true, nil, nil},                   // no interval
 	} {
 		f := compareDeclared("devslp.floor_w", "DevSlp floor", c.declared, c.measured, c.ok, c.u95)
 		if (f.Agrees == nil) != (c.agrees == nil) || (f.Agrees != nil && *f.Agrees != *c.agrees) {

@@ -9,9 +9,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/idlewatt/idlewatt/analysis/states"
+	"github.com/idlewatt/idlewatt/analysis/judge"
 	"github.com/idlewatt/idlewatt/hostclock"
 	"github.com/idlewatt/idlewatt/states/devslp"
+	"github.com/idlewatt/idlewatt/units"
 )
 
 // DevSlp cycles in a capture: each "devslp-cycle:N" phase of a port (until
@@ -21,7 +22,7 @@ import (
 // port, the cycle criteria ("devslp-criteria {json}"), what the drive and
 // host claim ("devslp-support yes|no …|unknown") and host-side problems
 // ("devslp-host …"). Analysis judges every cycle in its own sample pass, on
-// its own clock fit (analysis/states has the estimators).
+// its own clock fit (analysis/judge has the estimators).
 
 // Note prefixes the rig writes (capture.StateNote values).
 const (
@@ -42,7 +43,7 @@ type devslpIO struct {
 // devslpInfo is pass 1's DevSlp bookkeeping, by port.
 type devslpInfo struct {
 	io       map[int][]devslpIO
-	criteria map[int]states.Criteria
+	criteria map[int]judge.Criteria
 	support  map[int]string
 	host     map[int][]string
 	stalls   map[int][]stall
@@ -63,7 +64,7 @@ type stall struct {
 }
 
 func (di *devslpInfo) init() {
-	di.io, di.criteria, di.support, di.host, di.inPhase = map[int][]devslpIO{}, map[int]states.Criteria{}, map[int]string{}, map[int][]string{}, map[int]bool{}
+	di.io, di.criteria, di.support, di.host, di.inPhase = map[int][]devslpIO{}, map[int]judge.Criteria{}, map[int]string{}, map[int][]string{}, map[int]bool{}
 	di.stalls, di.since, di.spans = map[int][]stall{}, map[int]int64{}, map[int][]span{}
 }
 
@@ -113,7 +114,7 @@ func (di *devslpInfo) note(port int, t hostclock.Time, v string) {
 			di.stalls[port] = append(di.stalls[port], stall{t, ms})
 		}
 	case strings.HasPrefix(v, NoteDevSlpCriteria):
-		var c states.Criteria
+		var c judge.Criteria
 		if json.Unmarshal([]byte(strings.TrimPrefix(v, NoteDevSlpCriteria)), &c) == nil {
 			di.criteria[port] = c
 		}
@@ -127,7 +128,7 @@ func (di *devslpInfo) note(port int, t hostclock.Time, v string) {
 // devslpCycles finds a port's cycles: phases, pins (host-time spans) and reads.
 // A meter pin span that does not close inside the cycle (an event lost at
 // the end of the stream) gives way to the host's requests.
-func devslpCycles(ps *phaseSet, port int, pins, hostPins []span, ios []devslpIO, stalls []stall) []states.Timing {
+func devslpCycles(ps *phaseSet, port int, pins, hostPins []span, ios []devslpIO, stalls []stall) []judge.Timing {
 	var ev []phaseEvent
 	for _, e := range ps.events {
 		if e.port == 0 || e.port == port {
@@ -136,14 +137,14 @@ func devslpCycles(ps *phaseSet, port int, pins, hostPins []span, ios []devslpIO,
 	}
 	sort.SliceStable(ev, func(i, j int) bool { return ev[i].t < ev[j].t })
 	sort.Slice(ios, func(a, b int) bool { return ios[a].issue < ios[b].issue })
-	var out []states.Timing
+	var out []judge.Timing
 	n := 0
 	for i, e := range ev {
 		if !strings.HasPrefix(e.name, "devslp-cycle:") {
 			continue
 		}
 		n++
-		tm := states.Timing{Cycle: n, Start: hostclock.Time(e.t), End: math.MaxInt64 - 1, EntryOnly: strings.HasSuffix(e.name, devslp.EntryPhaseSuffix)}
+		tm := judge.Timing{Cycle: n, Start: hostclock.Time(e.t), End: math.MaxInt64 - 1, EntryOnly: strings.HasSuffix(e.name, devslp.EntryPhaseSuffix)}
 		if i+1 < len(ev) {
 			tm.End = hostclock.Time(ev[i+1].t)
 		}
@@ -171,7 +172,7 @@ func devslpCycles(ps *phaseSet, port int, pins, hostPins []span, ios []devslpIO,
 		}
 		for _, s := range stalls {
 			if s.t >= tm.Start && s.t < tm.End {
-				tm.HostStallMs = math.Max(tm.HostStallMs, s.ms)
+				tm.HostStallMs = units.Milliseconds(math.Max(float64(tm.HostStallMs), s.ms))
 			}
 		}
 		out = append(out, tm)
@@ -182,15 +183,15 @@ func devslpCycles(ps *phaseSet, port int, pins, hostPins []span, ios []devslpIO,
 // devslpProc collects one drive's samples cycle by cycle and judges each
 // when it ends, so memory holds one cycle (and the chart's).
 type devslpProc struct {
-	cycles []states.Timing
+	cycles []judge.Timing
 	i      int
-	buf    []states.Sample
-	jo     states.JudgeOptions
-	judged []states.Cycle
+	buf    []judge.Sample
+	jo     judge.JudgeOptions
+	judged []judge.Cycle
 	// chart: the first cycle that did not pass, else the first.
 	chartCycle   int // index into judged, -1 none
-	chartSamples []states.Sample
-	chartTiming  states.Timing
+	chartSamples []judge.Sample
+	chartTiming  judge.Timing
 }
 
 func (p *devslpProc) add(w []float64, dt float64, t0 float64) {
@@ -203,7 +204,7 @@ func (p *devslpProc) add(w []float64, dt float64, t0 float64) {
 		for k, x := range w {
 			tk := hostclock.Time(math.Round(t0 + dt*float64(k))) // as Clock.Host rounds: a pin event's sample has the pin's time
 			if tk >= c.Start && tk <= c.End {
-				p.buf = append(p.buf, states.Sample{T: tk, W: x})
+				p.buf = append(p.buf, judge.Sample{T: tk, W: x})
 			}
 		}
 		if last <= c.End {
@@ -219,9 +220,9 @@ func (p *devslpProc) flush() {
 		return
 	}
 	tm := p.cycles[p.i]
-	c := states.Judge(tm, p.buf, p.jo)
+	c := judge.Judge(tm, p.buf, p.jo)
 	p.judged = append(p.judged, c)
-	if p.chartCycle < 0 || (c.Outcome != states.Pass && p.judged[p.chartCycle].Outcome == states.Pass) {
+	if p.chartCycle < 0 || (c.Outcome != judge.Pass && p.judged[p.chartCycle].Outcome == judge.Pass) {
 		p.chartCycle = len(p.judged) - 1
 		p.chartSamples = append(p.chartSamples[:0], p.buf...)
 		p.chartTiming = tm
@@ -239,8 +240,8 @@ func (p *devslpProc) finish() {
 
 // devslpReport builds the drive's DevSlp section from its judged cycles.
 func (d *driveProc) devslpReport(pass *pass1, port int) DevSlp {
-	ds := DevSlp{Cycles: d.cycles, PinAssertedS: float64(d.pinN) * d.clock.NsPerSample / 1e9, PinSource: d.pinSource,
-		PowerW: states.None}
+	ds := DevSlp{Cycles: d.cycles, PinAssertedS: units.Seconds(float64(d.pinN) * d.clock.NsPerSample / 1e9), PinSource: d.pinSource,
+		PowerW: judge.NoneW}
 	p := d.ds
 	support := pass.devslp.support[port]
 	host := strings.Join(pass.devslp.host[port], "; ")
@@ -253,9 +254,9 @@ func (d *driveProc) devslpReport(pass *pass1, port int) DevSlp {
 				support = "unknown"
 			}
 			if !planned {
-				cr = states.DefaultCriteria()
+				cr = judge.DefaultCriteria()
 			}
-			ds.Verdict = states.Summarise(nil, cr, support, host)
+			ds.Verdict = judge.Summarise(nil, cr, support, host)
 		}
 		ds.fill()
 		return ds
@@ -264,7 +265,7 @@ func (d *driveProc) devslpReport(pass *pass1, port int) DevSlp {
 	if support == "" {
 		support = "unknown"
 	}
-	ds.Verdict = states.Summarise(p.judged, p.jo.Criteria, support, host)
+	ds.Verdict = judge.Summarise(p.judged, p.jo.Criteria, support, host)
 	for _, c := range p.judged {
 		if c.EntryMs.Ok() {
 			ds.CyclesEntered++
@@ -281,8 +282,8 @@ func (d *driveProc) devslpReport(pass *pass1, port int) DevSlp {
 func (ds *DevSlp) fill() {
 	v := &ds.Verdict
 	if v.Outcome == "" {
-		n := states.None
-		*v = states.Verdict{PreCycleW: n, PreCycleU95W: n, FloorW: n, FloorU95W: n, EntryMs: n, EntryU95Ms: n, RiseMs: n, RiseU95Ms: n, ExitMs: n, ExitU95Ms: n}
+		w, ms := judge.NoneW, judge.NoneMs
+		*v = judge.Verdict{PreCycleW: w, PreCycleU95W: w, FloorW: w, FloorU95W: w, EntryMs: ms, EntryU95Ms: ms, RiseMs: ms, RiseU95Ms: ms, ExitMs: ms, ExitU95Ms: ms}
 	}
 	ds.Outcome, ds.Reason, ds.Support, ds.HostCause = v.Outcome, v.Reason, v.Support, v.HostCause
 	ds.PreCycleW, ds.PreCycleU95W, ds.FloorW, ds.FloorU95W = v.PreCycleW, v.PreCycleU95W, v.FloorW, v.FloorU95W
@@ -298,10 +299,10 @@ func (ds *DevSlp) fill() {
 
 // devslpChart is what the DevSlp cycle chart draws.
 type devslpChart struct {
-	timing  states.Timing
-	cycle   states.Cycle
-	samples []states.Sample
-	limit   float64
+	timing  judge.Timing
+	cycle   judge.Cycle
+	samples []judge.Sample
+	limit   units.Watts
 }
 
 type namedDevSlpChart struct {

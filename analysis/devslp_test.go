@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/idlewatt/idlewatt/analysis"
-	"github.com/idlewatt/idlewatt/analysis/states"
+	"github.com/idlewatt/idlewatt/analysis/judge"
 	"github.com/idlewatt/idlewatt/analysis/synthcap"
 	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/report"
@@ -30,7 +30,7 @@ func devslpScenario() synthcap.Scenario {
 func TestDevSlpCycleFromCapture(t *testing.T) {
 	r := analyze(t, devslpScenario(), analysis.DefaultOptions())
 	d, other := r.Drives[0].DevSlp, r.Drives[1].DevSlp
-	if d.Outcome != states.Pass || len(d.CycleResults) != 1 {
+	if d.Outcome != judge.Pass || len(d.CycleResults) != 1 {
 		t.Fatalf("devslp %+v", d)
 	}
 	near(t, "floor", float64(d.FloorW), 0.003, 1e-6)
@@ -89,15 +89,15 @@ func TestDevSlpOutcomesFromCaptureNotes(t *testing.T) {
 		name  string
 		s     synthcap.Scenario
 		notes []string
-		want  states.Outcome
+		want  judge.Outcome
 		floor bool
 	}{
-		{"floor above the limit", high, nil, states.Fail, true},
-		{"criteria from the capture", high, []string{analysis.NoteDevSlpCriteria + `{"limit_w":0.01,"entry_bound_ms":100,"mdat_ms":10,"deto_ms":20}`}, states.Pass, true},
-		{"host cause", high, []string{analysis.NoteDevSlpHost + "ALPM policy med_power_with_dipm not applied: no SATA host found under /sys"}, states.Inconclusive, true},
-		{"host cause does not spoil a pass", devslpScenario(), []string{analysis.NoteDevSlpHost + "ALPM policy not applied"}, states.Pass, true},
-		{"not supported, not cycled", twoDrives(), []string{analysis.NoteDevSlpCriteria + `{"limit_w":0.005}`, analysis.NoteDevSlpSupport + "no: IDENTIFY word 78 bit 8 clear"}, states.NotSupported, false},
-		{"pin unavailable, not cycled", twoDrives(), []string{analysis.NoteDevSlpCriteria + `{"limit_w":0.005}`, analysis.NoteDevSlpSupport + "yes", analysis.NoteDevSlpHost + "the meter cannot drive DEVSLP pins"}, states.Inconclusive, false},
+		{"floor above the limit", high, nil, judge.Fail, true},
+		{"criteria from the capture", high, []string{analysis.NoteDevSlpCriteria + `{"limit_w":0.01,"entry_bound_ms":100,"mdat_ms":10,"deto_ms":20}`}, judge.Pass, true},
+		{"host cause", high, []string{analysis.NoteDevSlpHost + "ALPM policy med_power_with_dipm not applied: no SATA host found under /sys"}, judge.Inconclusive, true},
+		{"host cause does not spoil a pass", devslpScenario(), []string{analysis.NoteDevSlpHost + "ALPM policy not applied"}, judge.Pass, true},
+		{"not supported, not cycled", twoDrives(), []string{analysis.NoteDevSlpCriteria + `{"limit_w":0.005}`, analysis.NoteDevSlpSupport + "no: IDENTIFY word 78 bit 8 clear"}, judge.NotSupported, false},
+		{"pin unavailable, not cycled", twoDrives(), []string{analysis.NoteDevSlpCriteria + `{"limit_w":0.005}`, analysis.NoteDevSlpSupport + "yes", analysis.NoteDevSlpHost + "the meter cannot drive DEVSLP pins"}, judge.Inconclusive, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r, err := analysis.Analyze(writeWithNotes(t, c.s, c.notes...), analysis.DefaultOptions())
@@ -108,7 +108,7 @@ func TestDevSlpOutcomesFromCaptureNotes(t *testing.T) {
 			if d.Outcome != c.want || d.FloorW.Ok() != c.floor {
 				t.Errorf("outcome %s (%s), floor %v; want %s, floor present %v", d.Outcome, d.Reason, d.FloorW, c.want, c.floor)
 			}
-			if c.want == states.Inconclusive && !strings.Contains(d.Reason, "host:") {
+			if c.want == judge.Inconclusive && !strings.Contains(d.Reason, "host:") {
 				t.Errorf("reason %q does not name the host cause", d.Reason)
 			}
 		})

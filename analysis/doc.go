@@ -68,8 +68,15 @@
 // # DevSlp
 //
 // Each devslp-cycle phase in the capture is judged in the sample pass, on
-// this package's clock fit (estimators and verdicts in analysis/states):
+// this package's clock fit (estimators and verdicts in analysis/judge):
 // the report's devslp block, which measure.json, states.json, report.md,
 // the terminal and the cycle chart all show. See docs/analysis.md, "DevSlp
 // quantities".
+//
+// # Where it sits
+//
+// The analysis layer (rank 3 in scripts/import-edges.sh), over capture and
+// the pure parts of states (detect, devslp) and its own sub-packages;
+// report and its sub-packages, the application layer and the commands
+// import it.
 package analysis

@@ -175,7 +175,7 @@ func newDriveProc(info capture.DriveInfo, rails []int, c *Clock, busy []span, se
 	d.ph, d.phaseNames = phases.cursor(info.Port)
 	d.phases = make([]*metricSet, len(d.phaseNames))
 	d.phaseT = make([]int64, len(d.phaseNames))
-	rate := float64(c.RateHz)
+	rate := c.RateHz
 	for i := range d.phases {
 		d.phases[i] = &metricSet{}
 		d.phases[i].quiet.init(rate)
@@ -188,7 +188,7 @@ func newDriveProc(info capture.DriveInfo, rails []int, c *Clock, busy []span, se
 	d.outside.rest.init(rate)
 	var n [numPeakWins]int
 	for k, w := range peakWindowsS {
-		n[k] = int(math.Round(w * rate))
+		n[k] = int(math.Round(rate.Samples(units.Seconds(w))))
 	}
 	d.wins = newPeakWins(n)
 	d.lastMissEnd = math.MaxUint64

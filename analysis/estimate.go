@@ -8,6 +8,7 @@ import (
 
 	"github.com/idlewatt/idlewatt/internal/stat"
 	"github.com/idlewatt/idlewatt/meter"
+	"github.com/idlewatt/idlewatt/units"
 )
 
 // Quiet power: the level a drive rests at, and its uncertainty.
@@ -47,9 +48,9 @@ const quietBlockS = 0.010
 // not a few samples caught between two states.
 const minQuietS = 0.030
 
-func (b *blockSeries) init(rateHz float64) {
-	b.L = max(1, int(math.Round(quietBlockS*rateHz)))
-	b.minN = max(1, int(math.Ceil(minQuietS*rateHz)))
+func (b *blockSeries) init(rate units.Hertz) {
+	b.L = max(1, int(math.Round(rate.Samples(quietBlockS))))
+	b.minN = max(1, int(math.Ceil(rate.Samples(minQuietS))))
 }
 
 func (b *blockSeries) add(ps []float64) {
@@ -166,7 +167,7 @@ const (
 // estimateLevel finds the quiet level of blocks bs (time order): the mean of
 // the samples in blocks within ±max(5σ, 1 %·level, 3·uRes) of the median
 // block mean, σ the robust spread of block means (the smaller of the two
-// half inter-quartile distances ÷ 0.6745, so that bursts above or dips
+// half inter-quartile distances ÷ stat.QuartileZ, so that bursts above or dips
 // below, each under a quarter of the time, do not widen it). Blocks above
 // that band are background bursts, and so are their neighbours (a burst's
 // edges fall in part into the blocks beside it); blocks below are dips
@@ -273,7 +274,7 @@ func levelCentre(full []float64, floor, ceil, blockSigma, uRes float64) (centre,
 	s := slices.Clone(full)
 	slices.Sort(s)
 	q25, q50, q75 := sortedQ(s, 0.25), sortedQ(s, 0.5), sortedQ(s, 0.75)
-	sigma = math.Max(math.Min(q50-q25, q75-q50)/quartileZ, blockSigma)
+	sigma = math.Max(math.Min(q50-q25, q75-q50)/stat.QuartileZ, blockSigma)
 	centre = q50
 	if math.IsInf(floor, -1) {
 		if blockSigma > 0 {
@@ -387,10 +388,6 @@ func (e *levelEstimate) uncertainty(kept []blk, L int, levelBased bool, resU fun
 	u95 := expanded(e.sv, e.sdof, resU(math.Sqrt(e.NoiseVar1)))
 	e.U95 = &u95
 }
-
-// quartileZ is Φ⁻¹(3/4): a half inter-quartile distance of gaussian data
-// over it is σ.
-const quartileZ = 0.6744897501960817
 
 // idleModeRelFrac is the least half-width of idleMode's window, as a
 // fraction of the level (a noise-free source has σ = 0).
@@ -508,7 +505,8 @@ func railOf(c meter.Channel) railLSB {
 //
 // Whatever how many readings sat at the peak level, the interval holds
 // with at least 95 %. Nil without a noise estimate or samples.
-func peakCI95(peak float64, n int, sigma, ures float64) *[2]float64 {
+func peakCI95(pk units.Watts, n int, sigma, ures float64) *[2]units.Watts {
+	peak := float64(pk)
 	if n <= 0 || math.IsNaN(peak) || math.IsNaN(sigma) || sigma < 0 {
 		return nil
 	}
@@ -517,7 +515,7 @@ func peakCI95(peak float64, n int, sigma, ures float64) *[2]float64 {
 	}
 	s := math.Hypot(sigma, ures)
 	zn := math.Sqrt2 * math.Erfinv(1-2*0.025/float64(n))
-	return &[2]float64{peak - zn*s, peak + 1.96*s}
+	return &[2]units.Watts{units.Watts(peak - zn*s), units.Watts(peak + 1.96*s)}
 }
 
 // driveNoise is a drive's quiet noise, measured once over every quiet

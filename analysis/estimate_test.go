@@ -167,14 +167,14 @@ func truthRecoveryCoverage(t *testing.T, draws int) {
 		if d.Samples.Dropped > 0 {
 			t.Fatalf("seed %d: %d samples dropped", seed, d.Samples.Dropped)
 		}
-		check(ai, seed, d.ActiveIdleW, d.ActiveIdleU95W, s.Drives[0].IdleW)
-		check(avg, seed, d.AverageW, d.AverageU95W, tr.avg)
-		check(en, seed, d.EnergyJ, d.EnergyU95J, tr.energy)
+		check(ai, seed, float64(d.ActiveIdleW), (*float64)(d.ActiveIdleU95W), s.Drives[0].IdleW)
+		check(avg, seed, float64(d.AverageW), (*float64)(d.AverageU95W), tr.avg)
+		check(en, seed, float64(d.EnergyJ), (*float64)(d.EnergyU95J), tr.energy)
 		if len(d.Phases) != 2 || d.Phases[0].Name != "idle:p" || d.Phases[1].Name != "workload:x" {
 			t.Fatalf("seed %d: phases %+v", seed, d.Phases)
 		}
-		check(phQuiet, seed, d.Phases[0].Quiet.W, d.Phases[0].Quiet.U95W, s.Drives[0].IdleW)
-		check(phAvg, seed, d.Phases[1].AverageW, d.Phases[1].AverageU95W, tr.phaseAvg)
+		check(phQuiet, seed, float64(d.Phases[0].Quiet.W), (*float64)(d.Phases[0].Quiet.U95W), s.Drives[0].IdleW)
+		check(phAvg, seed, float64(d.Phases[1].AverageW), (*float64)(d.Phases[1].AverageU95W), tr.phaseAvg)
 		if !(d.P50W >= d.MinW && d.P50W <= d.PeakW && d.P99W <= d.PeakW) {
 			t.Errorf("seed %d: p50 %v / p99 %v outside [min %v, peak %v]", seed, d.P50W, d.P99W, d.MinW, d.PeakW)
 		}
@@ -206,8 +206,8 @@ func TestConstantSourceQuantilesExact(t *testing.T) {
 		s := synthcap.Scenario{RateHz: 1000, Duration: 5 * time.Second, StartHost: 1e12,
 			Drives: []synthcap.Drive{{Port: 1, Name: "const", IdleW: w}}}
 		d := analyze(t, s, truthOpts()).Drives[0]
-		for name, got := range map[string]float64{"active idle": d.ActiveIdleW, "p50": d.P50W, "p95": d.P95W, "p99": d.P99W, "idle p5": d.Idle.P5W, "idle p95": d.Idle.P95W} {
-			if got < d.MinW || got > d.PeakW {
+		for name, got := range map[string]float64{"active idle": float64(d.ActiveIdleW), "p50": float64(d.P50W), "p95": float64(d.P95W), "p99": float64(d.P99W), "idle p5": float64(d.Idle.P5W), "idle p95": float64(d.Idle.P95W)} {
+			if got < float64(d.MinW) || got > float64(d.PeakW) {
 				t.Errorf("%g W: %s %.9g outside [min %.9g, peak %.9g]", w, name, got, d.MinW, d.PeakW)
 			}
 			if math.Abs(got-w) > 1e-7*w {
@@ -226,8 +226,8 @@ func TestGCBurstsLeftOutOfActiveIdle(t *testing.T) {
 	d := analyze(t, s, truthOpts()).Drives[0]
 	t.Logf("active idle %.5f ± %v W, idle mean %.5f W, bursts %d, share %.4f, mean %.4f W, energy %.4f J",
 		d.ActiveIdleW, *d.ActiveIdleU95W, d.Idle.MeanW, d.Bursts.Count, d.Bursts.Share, d.Bursts.MeanW, d.Bursts.EnergyJ)
-	near(t, "active idle", d.ActiveIdleW, 0.2, 0.002)
-	if math.Abs(d.ActiveIdleW-0.2) > *d.ActiveIdleU95W {
+	near(t, "active idle", float64(d.ActiveIdleW), 0.2, 0.002)
+	if math.Abs(float64(d.ActiveIdleW-0.2)) > float64(*d.ActiveIdleU95W) {
 		t.Errorf("interval ±%.6f W misses the truth", *d.ActiveIdleU95W)
 	}
 	if d.Idle.MeanW < 0.24 {
@@ -242,7 +242,7 @@ func TestGCBurstsLeftOutOfActiveIdle(t *testing.T) {
 		t.Errorf("burst time %.3f s, want 1.6–2.0 s", d.Bursts.S)
 	}
 	wantExcess := 20 * 0.080 * 1.0
-	near(t, "burst energy above idle", d.Bursts.ExcessJ, wantExcess, 0.02)
+	near(t, "burst energy above idle", float64(d.Bursts.ExcessJ), wantExcess, 0.02)
 }
 
 // TestNoSamplesIsNull: a drive whose channel has no samples has null
@@ -253,7 +253,7 @@ func TestNoSamplesIsNull(t *testing.T) {
 	s.Gaps = []synthcap.Gap{{Channel: 2, Start: 0, Count: 1 << 40}}
 	r := analyze(t, s, analysis.DefaultOptions())
 	d := r.Drives[1]
-	for name, x := range map[string]float64{"active idle": d.ActiveIdleW, "average": d.AverageW, "peak": d.PeakW, "energy": d.EnergyJ, "p50": d.P50W} {
+	for name, x := range map[string]float64{"active idle": float64(d.ActiveIdleW), "average": float64(d.AverageW), "peak": float64(d.PeakW), "energy": float64(d.EnergyJ), "p50": float64(d.P50W)} {
 		if !math.IsNaN(x) {
 			t.Errorf("%s = %v, want NaN (not measured)", name, x)
 		}
@@ -273,7 +273,7 @@ func TestNoSamplesIsNull(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := back.Drives[1]
-	if !math.IsNaN(b.ActiveIdleW) || !math.IsNaN(b.AverageW) || !math.IsNaN(b.PeakWindows.W1s) || b.ActiveIdleU95W != nil {
+	if !math.IsNaN(float64(b.ActiveIdleW)) || !math.IsNaN(float64(b.AverageW)) || !math.IsNaN(float64(b.PeakWindows.W1s)) || b.ActiveIdleU95W != nil {
 		t.Errorf("read back: active idle %v, average %v, 1 s peak %v, u95 %v; want NaN, NaN, NaN, nil", b.ActiveIdleW, b.AverageW, b.PeakWindows.W1s, b.ActiveIdleU95W)
 	}
 	if a := back.Drives[0]; a.ActiveIdleW != r.Drives[0].ActiveIdleW || *a.AverageU95W != *r.Drives[0].AverageU95W {
@@ -298,17 +298,17 @@ func TestQuietPowerSameWithClassifier(t *testing.T) {
 	o := truthOpts()
 	o.NewClassifier = func(capture.DriveInfo, units.Hertz) analysis.StateClassifier { return allSlumber{} }
 	cls := analyze(t, s, o).Drives[0]
-	if !math.IsNaN(cls.ActiveIdleW) || !math.IsNaN(cls.Phases[0].ActiveIdleW) {
+	if !math.IsNaN(float64(cls.ActiveIdleW)) || !math.IsNaN(float64(cls.Phases[0].ActiveIdleW)) {
 		t.Errorf("active idle %v (phase %v) for a drive always in Slumber", cls.ActiveIdleW, cls.Phases[0].ActiveIdleW)
 	}
 	for _, p := range []struct {
 		what string
 		a, b analysis.QuietPower
 	}{{"drive", plain.Quiet, cls.Quiet}, {"phase", plain.Phases[0].Quiet, cls.Phases[0].Quiet}} {
-		if math.Abs(p.a.W-p.b.W) > 1e-12 || p.a.U95W == nil || p.b.U95W == nil || math.Abs(*p.a.U95W-*p.b.U95W) > 1e-12 || p.a.Bursts.Count != p.b.Bursts.Count {
+		if math.Abs(float64(p.a.W-p.b.W)) > 1e-12 || p.a.U95W == nil || p.b.U95W == nil || math.Abs(float64(*p.a.U95W-*p.b.U95W)) > 1e-12 || p.a.Bursts.Count != p.b.Bursts.Count {
 			t.Errorf("%s quiet: without classifier %+v, with %+v", p.what, p.a, p.b)
 		}
-		if math.Abs(p.b.W-0.07) > *p.b.U95W {
+		if math.Abs(float64(p.b.W-0.07)) > float64(*p.b.U95W) {
 			t.Errorf("%s quiet %.6f ± %.6f W, truth 0.07 W", p.what, p.b.W, *p.b.U95W)
 		}
 	}

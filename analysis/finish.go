@@ -47,8 +47,8 @@ func (r *Report) captureSpan(t0 float64) (last int64) {
 		}
 	}
 	if first <= last {
-		r.Capture.DurationS = float64(last-first) / 1e9
-		r.Capture.StartS = (float64(first) - t0) / 1e9
+		r.Capture.DurationS = units.Seconds(float64(last-first) / 1e9)
+		r.Capture.StartS = units.Seconds((float64(first) - t0) / 1e9)
 	} else {
 		r.note("the capture holds no samples")
 	}
@@ -86,10 +86,10 @@ func (r *Report) finishDrive(dr *DriveReport, d *driveProc, p *pass1, dt, t0, re
 	if d.unlearned != "" && n > 0 {
 		// Not a guess from I/O alone: what needs the drive's levels is
 		// not measured.
-		nan := math.NaN()
+		nan, nanW := math.NaN(), units.Watts(math.NaN())
 		dr.Residency = Residency{nan, nan, nan, nan, nan, nan, nan}
-		dr.StatePowerW = StatePower{nan, nan, nan, nan, nan, nan}
-		dr.ActiveIdleW, dr.ActiveIdleU95W = nan, nil
+		dr.StatePowerW = StatePower{nanW, nanW, nanW, nanW, nanW, nanW}
+		dr.ActiveIdleW, dr.ActiveIdleU95W = nanW, nil
 		dr.Bursts = burstInfo(levelEstimate{Level: nan}, dt)
 		r.note(fmt.Sprintf("drive %q: %s; its residency, per-state power and active_idle_w are null", dr.Name, d.unlearned))
 	}
@@ -108,7 +108,7 @@ func (r *Report) finishDrive(dr *DriveReport, d *driveProc, p *pass1, dt, t0, re
 	for pi, name := range d.phaseNames {
 		if ph, ok := d.phase(pi, name, qe, dt, t0, relPeriod); ok {
 			if d.unlearned != "" {
-				ph.ActiveIdleW, ph.ActiveIdleU95W, ph.Bursts = math.NaN(), nil, burstInfo(levelEstimate{Level: math.NaN()}, dt)
+				ph.ActiveIdleW, ph.ActiveIdleU95W, ph.Bursts = units.Watts(math.NaN()), nil, burstInfo(levelEstimate{Level: math.NaN()}, dt)
 			}
 			dr.Phases = append(dr.Phases, ph)
 		}
@@ -121,25 +121,25 @@ func (r *Report) finishDrive(dr *DriveReport, d *driveProc, p *pass1, dt, t0, re
 func (r *Report) drivePower(dr *DriveReport, d *driveProc, dt, relPeriod float64) levelEstimate {
 	t := &d.total
 	n := t.all.n
-	dr.DurationS = float64(n) * dt
-	dr.EnergyJ = nanIfNone(n, t.all.sum*dt)
-	dr.EnergyWh = dr.EnergyJ / 3600
-	dr.AverageW = nanIfNone(n, t.all.mean())
-	dr.PeakW = nanIfNone(n, t.all.max)
-	dr.MinW = nanIfNone(n, t.all.min)
+	dr.DurationS = units.Seconds(float64(n) * dt)
+	dr.EnergyJ = units.Joules(nanIfNone(n, t.all.sum*dt))
+	dr.EnergyWh = float64(dr.EnergyJ) / 3600
+	dr.AverageW = units.Watts(nanIfNone(n, t.all.mean()))
+	dr.PeakW = units.Watts(nanIfNone(n, t.all.max))
+	dr.MinW = units.Watts(nanIfNone(n, t.all.min))
 	dr.P50W, dr.P95W, dr.P99W = quant(&t.hist, t.all, 0.5), quant(&t.hist, t.all, 0.95), quant(&t.hist, t.all, 0.99)
 	dr.PeakWindows = peaks(t)
 	ia := t.byAct[Idle]
-	dr.Idle = IdleInfo{Samples: t.idleHist.Count(), S: float64(t.idleHist.Count()) * dt, MeanW: nanIfNone(ia.n, ia.mean()),
+	dr.Idle = IdleInfo{Samples: t.idleHist.Count(), S: units.Seconds(float64(t.idleHist.Count()) * dt), MeanW: units.Watts(nanIfNone(ia.n, ia.mean())),
 		P5W: quant(&t.idleHist, ia, 0.05), P95W: quant(&t.idleHist, ia, 0.95)}
 	qe := d.activeIdle(&d.quiet, &d.rest)
-	dr.ActiveIdleW, dr.ActiveIdleU95W = qe.Level, qe.U95
+	dr.ActiveIdleW, dr.ActiveIdleU95W = qe.watts()
 	dr.Bursts = burstInfo(qe, dt)
 	re := qe
 	if d.cls != nil {
 		re = d.quietLevel(&d.rest)
 	}
-	dr.Quiet = QuietPower{W: re.Level, U95W: re.U95, Bursts: burstInfo(re, dt)}
+	dr.Quiet = quietPower(re, dt)
 	if math.IsNaN(qe.NoiseVar1) {
 		// Too little active idle to measure the noise: measure it at
 		// whatever level the drive rested (Slumber, DevSlp) instead.
@@ -148,14 +148,14 @@ func (r *Report) drivePower(dr *DriveReport, d *driveProc, dt, relPeriod float64
 			qe.Note += "; noise measured over idle time in every state"
 		}
 	}
-	dr.AverageU95W = meanU95(n, qe, d.resU(dr.AverageW, qe))
+	dr.AverageU95W = (*units.Watts)(meanU95(n, qe, d.resU(dr.AverageW, qe)))
 	dr.EnergyU95J = energyU95(dr.AverageU95W, dr.DurationS, dr.EnergyJ, relPeriod)
 	dr.Uncertainty = d.uncertainty(qe, dt)
 	if !math.IsNaN(qe.NoiseVar1) {
 		dr.PeakCI95W = peakCI95(dr.PeakW, int(n), qe.peakSigma(), d.resU(dr.PeakW, qe))
 	}
 	switch {
-	case n > 0 && math.IsNaN(dr.ActiveIdleW):
+	case n > 0 && math.IsNaN(float64(dr.ActiveIdleW)):
 		r.note(fmt.Sprintf("drive %q: active_idle_w is null, not measured: %s (quiet = no I/O outstanding, past the settle tail, DEVSLP not asserted, in active idle)", dr.Name, qe.Note))
 	case n > 0 && dr.ActiveIdleU95W == nil:
 		r.note(fmt.Sprintf("drive %q: active_idle_u95_w is null: %s", dr.Name, qe.Note))
@@ -178,7 +178,7 @@ func (r *Report) driveSamples(dr *DriveReport, d *driveProc, dt float64) {
 	t := &d.total
 	dr.Segments = segments(t, dt, len(d.act.spans))
 	dr.Samples = SampleInfo{Count: t.all.n, Dropped: d.dropped, CRCErrors: r.Capture.CRCErrors, Gaps: d.gaps,
-		MissingS: float64(d.dropped) * dt, Late: d.late, Rejected: d.rejected, RejectedJ: d.rejectedW * dt, Invalid: d.invalid}
+		MissingS: units.Seconds(float64(d.dropped) * dt), Late: d.late, Rejected: d.rejected, RejectedJ: units.Joules(d.rejectedW * dt), Invalid: d.invalid}
 	if d.rejected > 0 {
 		s := fmt.Sprintf("drive %q: %d rail samples (%.6g J) hold sample indices the drive's timeline already has (overlapping, backward or restarted chunks): energy_j %.6g J covers each instant once and leaves them out", dr.Name, d.rejected, dr.Samples.RejectedJ, dr.EnergyJ)
 		if d.restartW != 0 {
@@ -203,8 +203,8 @@ func (d *driveProc) residency(dr *DriveReport) {
 		res[s] = float64(d.states[s].n) / float64(n)
 	}
 	dr.Residency = Residency{Active: res[StateActive], Background: res[StateBackground], Idle: res[StateIdle], Partial: res[StatePartial], Slumber: res[StateSlumber], DevSlp: res[StateDevSlp], Off: res[StateOff]}
-	dr.StatePowerW = StatePower{Active: d.states[StateActive].mean(), Background: d.states[StateBackground].mean(), Idle: d.states[StateIdle].mean(),
-		Partial: d.states[StatePartial].mean(), Slumber: d.states[StateSlumber].mean(), DevSlp: d.states[StateDevSlp].mean()}
+	dr.StatePowerW = StatePower{Active: units.Watts(d.states[StateActive].mean()), Background: units.Watts(d.states[StateBackground].mean()), Idle: units.Watts(d.states[StateIdle].mean()),
+		Partial: units.Watts(d.states[StatePartial].mean()), Slumber: units.Watts(d.states[StateSlumber].mean()), DevSlp: units.Watts(d.states[StateDevSlp].mean())}
 }
 
 // phase is the drive's figures over phase pi, or false if the phase has
@@ -216,28 +216,29 @@ func (d *driveProc) phase(pi int, name string, qe levelEstimate, dt, t0, relPeri
 		return Phase{}, false
 	}
 	mn := m.all.n
-	ph := Phase{Name: name, Samples: mn, DurationS: float64(mn) * dt, AverageW: nanIfNone(mn, m.all.mean()), PeakW: nanIfNone(mn, m.all.max),
-		MinW: nanIfNone(mn, m.all.min), EnergyJ: nanIfNone(mn, m.all.sum*dt),
+	ph := Phase{Name: name, Samples: mn, DurationS: units.Seconds(float64(mn) * dt), AverageW: units.Watts(nanIfNone(mn, m.all.mean())), PeakW: units.Watts(nanIfNone(mn, m.all.max)),
+		MinW: units.Watts(nanIfNone(mn, m.all.min)), EnergyJ: units.Joules(nanIfNone(mn, m.all.sum*dt)),
 		P50W: quant(&m.hist, m.all, 0.5), P95W: quant(&m.hist, m.all, 0.95), P99W: quant(&m.hist, m.all, 0.99),
 		PeakWindows: d.phasePeaks(m, mn), Segments: segments(m, dt, 0)}
 	borrow := func(e *levelEstimate) {
 		if e.U95 == nil && !math.IsNaN(e.Level) && !math.IsNaN(qe.NoiseVar1) && e.Kept > 0 {
-			e.U95 = meanU95(uint64(e.Kept), qe, d.resU(e.Level, qe))
+			e.U95 = meanU95(uint64(e.Kept), qe, d.resU(units.Watts(e.Level), qe))
 		}
 	}
 	pe := d.activeIdle(&m.quiet, &m.rest)
 	borrow(&pe)
-	ph.ActiveIdleW, ph.ActiveIdleU95W, ph.Bursts = pe.Level, pe.U95, burstInfo(pe, dt)
+	ph.ActiveIdleW, ph.ActiveIdleU95W = pe.watts()
+	ph.Bursts = burstInfo(pe, dt)
 	pr := pe
 	if d.cls != nil {
 		pr = d.quietLevel(&m.rest)
 		borrow(&pr)
 	}
-	ph.Quiet = QuietPower{W: pr.Level, U95W: pr.U95, Bursts: burstInfo(pr, dt)}
-	ph.AverageU95W = meanU95(mn, qe, d.resU(ph.AverageW, qe))
+	ph.Quiet = quietPower(pr, dt)
+	ph.AverageU95W = (*units.Watts)(meanU95(mn, qe, d.resU(ph.AverageW, qe)))
 	ph.EnergyU95J = energyU95(ph.AverageU95W, ph.DurationS, ph.EnergyJ, relPeriod)
 	if m.seen {
-		ph.StartS = (float64(m.first) - t0) / 1e9
+		ph.StartS = units.Seconds((float64(m.first) - t0) / 1e9)
 	}
 	ph.IO = ioTotals(&m.io, ph.Segments, ph.DurationS, ph.AverageW)
 	return ph, true
@@ -316,8 +317,8 @@ func (r *Report) integrity() (tail bool) {
 
 // quant is the x-quantile of h, whose values a summarises, kept inside their
 // range; NaN without values.
-func quant(h *Histogram, a acc, x float64) float64 {
-	return h.QuantileIn(x, a.min, a.max)
+func quant(h *Histogram, a acc, x float64) units.Watts {
+	return units.Watts(h.QuantileIn(x, a.min, a.max))
 }
 
 func nanIfNone(n uint64, x float64) float64 {
@@ -332,32 +333,32 @@ func nanIfNone(n uint64, x float64) float64 {
 // even over the capture's spanS), Student t at n−2 degrees of freedom; 0
 // without a fit of at least 3 marks (drift then is not corrected, and not
 // bounded either: the method string says so).
-func periodU95(c *Clock, spanS float64) float64 {
+func periodU95(c *Clock, spanS units.Seconds) float64 {
 	n := float64(c.Used)
 	if !c.Fitted || n < 3 || !(spanS > 0) {
 		return 0
 	}
-	sigma := c.ResidualMS.RMS * 1e-3 * math.Sqrt(n/(n-2))
-	return t975(n-2) * sigma / (spanS * math.Sqrt(n/12))
+	sigma := float64(c.ResidualMS.RMS) * 1e-3 * math.Sqrt(n/(n-2))
+	return t975(n-2) * sigma / (float64(spanS) * math.Sqrt(n/12))
 }
 
 // energyU95 is the 95 % interval of an energy e measured over durS at an
 // average with interval uAvg: the average's, times the duration, and the
 // sample period's (relative, relPeriod), in quadrature.
-func energyU95(uAvg *float64, durS, e, relPeriod float64) *float64 {
+func energyU95(uAvg *units.Watts, durS units.Seconds, e units.Joules, relPeriod float64) *units.Joules {
 	if uAvg == nil {
 		return nil
 	}
-	u := math.Hypot(*uAvg*durS, e*relPeriod)
+	u := units.Joules(math.Hypot(float64(*uAvg)*float64(durS), float64(e)*relPeriod))
 	return &u
 }
 
 func peaks(m *metricSet) PeakWindows {
-	var w [4]float64
+	var w [4]units.Watts
 	for k := range w {
-		w[k] = math.NaN()
+		w[k] = units.Watts(math.NaN())
 		if m.winSeen[k] {
-			w[k] = m.win[k]
+			w[k] = units.Watts(m.win[k])
 		}
 	}
 	return PeakWindows{W1ms: w[0], W10ms: w[1], W100ms: w[2], W1s: w[3]}
@@ -371,9 +372,9 @@ func (d *driveProc) phasePeaks(m *metricSet, n uint64) PeakWindows {
 	if d.wins == nil {
 		return p
 	}
-	for k, f := range []*float64{&p.W1ms, &p.W10ms, &p.W100ms, &p.W1s} {
+	for k, f := range []*units.Watts{&p.W1ms, &p.W10ms, &p.W100ms, &p.W1s} {
 		if uint64(d.wins.n[k]) > n {
-			*f = math.NaN()
+			*f = units.Watts(math.NaN())
 		}
 	}
 	return p
@@ -423,59 +424,59 @@ func (d *driveProc) bandLevel(b *blockSeries, lo, hi units.Watts) levelEstimate 
 
 // resU is the resolution and calibration term of a mean power p, dithered
 // by one sample's quiet noise q found.
-func (d *driveProc) resU(p float64, q levelEstimate) float64 {
+func (d *driveProc) resU(p units.Watts, q levelEstimate) float64 {
 	sigma := 0.0
 	if s := q.sampleSigma(); !math.IsNaN(s) {
 		sigma = s
 	}
-	u, _ := resolutionU(d.lsb, p, sigma)
+	u, _ := resolutionU(d.lsb, float64(p), sigma)
 	return u
 }
 
 func (d *driveProc) uncertainty(qe levelEstimate, dt float64) Uncertainty {
-	u := Uncertainty{Method: uncertaintyMethod, Level: 0.95, NoiseBlocks: qe.Blocks, NoiseBlockMS: qe.BlockS * dt * 1e3, Note: qe.Note}
-	if s := qe.sampleSigma(); !math.IsNaN(s) {
+	u := Uncertainty{Method: uncertaintyMethod, Level: 0.95, NoiseBlocks: qe.Blocks, NoiseBlockMS: units.Milliseconds(qe.BlockS * dt * 1e3), Note: qe.Note}
+	if s := units.Watts(qe.sampleSigma()); !math.IsNaN(float64(s)) {
 		u.NoiseSigmaW = &s
 	}
-	if s := qe.peakSigma(); !math.IsNaN(s) {
+	if s := units.Watts(qe.peakSigma()); !math.IsNaN(float64(s)) {
 		u.NoisePeakSigmaW = &s
 	}
 	if !math.IsNaN(qe.NoiseVar1) {
-		s, c := math.Sqrt(qe.NoiseVar1), float64(qe.CorrLen)*dt*1e3
+		s, c := units.Watts(math.Sqrt(qe.NoiseVar1)), units.Milliseconds(float64(qe.CorrLen)*dt*1e3)
 		u.NoiseLongRunSigmaW, u.NoiseCorrMS = &s, &c
 	}
 	if r, known := stat.ResolutionU(d.lsb, qe.Level, 0); known && !math.IsNaN(r) {
-		u.ResolutionUW = &r
+		u.ResolutionUW = (*units.Watts)(&r)
 	}
 	if c, known := stat.CalibrationU(d.lsb, qe.Level); known && !math.IsNaN(c) {
-		u.CalibrationUW = &c
+		u.CalibrationUW = (*units.Watts)(&c)
 	}
 	return u
 }
 
 func burstInfo(e levelEstimate, dt float64) Bursts {
 	quiet := e.Kept + e.BurstN + e.LowN
-	b := Bursts{QuietS: float64(quiet) * dt, Count: e.Bursts, S: float64(e.BurstN) * dt, EnergyJ: e.BurstSum * dt, MeanW: math.NaN()}
+	b := Bursts{QuietS: units.Seconds(float64(quiet) * dt), Count: e.Bursts, S: units.Seconds(float64(e.BurstN) * dt), EnergyJ: units.Joules(e.BurstSum * dt), MeanW: units.Watts(math.NaN())}
 	if quiet > 0 {
 		b.Share = float64(e.BurstN) / float64(quiet)
 		b.DipShare = float64(e.LowN) / float64(quiet)
 	}
 	if e.BurstN > 0 {
-		b.MeanW = e.BurstSum / float64(e.BurstN)
+		b.MeanW = units.Watts(e.BurstSum / float64(e.BurstN))
 		if !math.IsNaN(e.Level) {
-			b.ExcessJ = (e.BurstSum - e.Level*float64(e.BurstN)) * dt
+			b.ExcessJ = units.Joules((e.BurstSum - e.Level*float64(e.BurstN)) * dt)
 		}
 	}
 	return b
 }
 
 func segments(m *metricSet, dt float64, count int) Segments {
-	return Segments{BusyS: float64(m.byAct[Busy].n) * dt, SettleS: float64(m.byAct[Settle].n) * dt, IdleS: float64(m.byAct[Idle].n) * dt,
-		BusyW: nanIfNone(m.byAct[Busy].n, m.byAct[Busy].mean()), SettleW: nanIfNone(m.byAct[Settle].n, m.byAct[Settle].mean()),
-		IdleW: nanIfNone(m.byAct[Idle].n, m.byAct[Idle].mean()), BusyCount: count}
+	return Segments{BusyS: units.Seconds(float64(m.byAct[Busy].n) * dt), SettleS: units.Seconds(float64(m.byAct[Settle].n) * dt), IdleS: units.Seconds(float64(m.byAct[Idle].n) * dt),
+		BusyW: units.Watts(nanIfNone(m.byAct[Busy].n, m.byAct[Busy].mean())), SettleW: units.Watts(nanIfNone(m.byAct[Settle].n, m.byAct[Settle].mean())),
+		IdleW: units.Watts(nanIfNone(m.byAct[Idle].n, m.byAct[Idle].mean())), BusyCount: count}
 }
 
-func ioTotals(a *ioAcc, seg Segments, durS, avgW float64) IOTotals {
+func ioTotals(a *ioAcc, seg Segments, durS units.Seconds, avgW units.Watts) IOTotals {
 	t := IOTotals{Ops: a.ops, Bytes: a.bytes, Errors: a.errs, BusyS: seg.BusyS}
 	if a.ops > 0 {
 		t.ByOp = map[string]OpTotal{}
@@ -487,14 +488,26 @@ func ioTotals(a *ioAcc, seg Segments, durS, avgW float64) IOTotals {
 	}
 	mb := float64(a.bytes) / 1e6
 	if seg.BusyS > 0 && seg.BusyW > 0 {
-		t.MBPerSPerWBusy = mb / seg.BusyS / seg.BusyW
-		t.IOPSPerWBusy = float64(a.ops) / seg.BusyS / seg.BusyW
+		busyS, busyW := float64(seg.BusyS), float64(seg.BusyW)
+		t.MBPerSPerWBusy = mb / busyS / busyW
+		t.IOPSPerWBusy = float64(a.ops) / busyS / busyW
 	}
 	if durS > 0 && avgW > 0 {
-		t.MBPerSPerW = mb / durS / avgW
-		t.IOPSPerW = float64(a.ops) / durS / avgW
+		t.MBPerSPerW = mb / float64(durS) / float64(avgW)
+		t.IOPSPerW = float64(a.ops) / float64(durS) / float64(avgW)
 	}
 	return t
+}
+
+// watts is the estimate as a report's level and its 95 % half-width.
+func (e levelEstimate) watts() (units.Watts, *units.Watts) {
+	return units.Watts(e.Level), (*units.Watts)(e.U95)
+}
+
+// quietPower is the quiet level e with its bursts.
+func quietPower(e levelEstimate, dt float64) QuietPower {
+	w, u := e.watts()
+	return QuietPower{W: w, U95W: u, Bursts: burstInfo(e, dt)}
 }
 
 func dedupe(s []string) []string {

@@ -110,24 +110,24 @@ func activeIdleLevelBased(t *testing.T, draws int) {
 		want := s.Drives[0].IdleW
 		d := analyze(t, s, withBand(want, lower)).Drives[0]
 		n++
-		if math.IsNaN(d.ActiveIdleW) {
+		if math.IsNaN(float64(d.ActiveIdleW)) {
 			t.Errorf("seed %d: active idle null (%v)", seed, d.Bursts)
 			continue
 		}
-		rel := math.Abs(d.ActiveIdleW-want) / want
+		rel := math.Abs(float64(d.ActiveIdleW)-want) / want
 		errs = append(errs, rel)
 		if d.ActiveIdleU95W == nil {
 			t.Errorf("seed %d: active idle %.6g without an interval", seed, d.ActiveIdleW)
 			continue
 		}
-		u := *d.ActiveIdleU95W
+		u := float64(*d.ActiveIdleU95W)
 		if u <= 0.005*want {
 			reach++
 			if rel > 0.01 {
 				t.Errorf("seed %d: active idle %.6g ± %.3g, truth %.6g: %.3f %% off", seed, d.ActiveIdleW, u, want, 100*rel)
 			}
 		}
-		if math.Abs(d.ActiveIdleW-want) <= u {
+		if math.Abs(float64(d.ActiveIdleW)-want) <= u {
 			covered++
 		} else {
 			t.Logf("seed %d: active idle %.6g ± %.3g misses the truth %.6g", seed, d.ActiveIdleW, u, want)
@@ -137,7 +137,7 @@ func activeIdleLevelBased(t *testing.T, draws int) {
 		}
 		if seed%5 == 0 {
 			plain := analyze(t, s, truthOpts()).Drives[0]
-			if math.Abs(plain.ActiveIdleW-want)/want > 0.01 {
+			if math.Abs(float64(plain.ActiveIdleW)-want)/want > 0.01 {
 				medianOff++
 			}
 		}
@@ -160,10 +160,10 @@ func TestActiveIdleNullOutsideBand(t *testing.T) {
 	s := synthcap.Scenario{RateHz: 5000, Duration: 5 * time.Second, StartHost: 1e12, Seed: 4, NoiseA: 0.001,
 		Drives: []synthcap.Drive{{Port: 1, Name: "low", IdleW: 0.05}}}
 	d := analyze(t, s, withBand(0.1, 0.06)).Drives[0]
-	if !math.IsNaN(d.ActiveIdleW) {
+	if !math.IsNaN(float64(d.ActiveIdleW)) {
 		t.Errorf("active idle %v W for a drive resting below its idle band", d.ActiveIdleW)
 	}
-	if math.Abs(d.Quiet.W-0.05) > 0.001 {
+	if math.Abs(float64(d.Quiet.W-0.05)) > 0.001 {
 		t.Errorf("quiet level %v W, want 0.05", d.Quiet.W)
 	}
 }

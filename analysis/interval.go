@@ -9,6 +9,7 @@ import (
 	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/hostclock"
 	"github.com/idlewatt/idlewatt/meter"
+	"github.com/idlewatt/idlewatt/units"
 )
 
 // Window restricts a report to [FromS, ToS) seconds on the report's
@@ -21,14 +22,15 @@ import (
 // over the whole capture's marks, so the interval's times are the full
 // report's.
 type Window struct {
-	FromS, ToS float64
+	FromS, ToS units.Seconds
 }
 
 // CutCyclePrefix names a DevSlp cycle's phase that a Window cuts.
 const CutCyclePrefix = "cut "
 
 func (w *Window) check() error {
-	if math.IsNaN(w.FromS) || math.IsInf(w.FromS, 0) || math.IsNaN(w.ToS) || math.IsInf(w.ToS, 0) || w.FromS < 0 || w.ToS < 0 {
+	from, to := float64(w.FromS), float64(w.ToS)
+	if math.IsNaN(from) || math.IsInf(from, 0) || math.IsNaN(to) || math.IsInf(to, 0) || from < 0 || to < 0 {
 		return fmt.Errorf("%w: interval %g–%g s: want finite seconds from the first sample", ErrOptions, w.FromS, w.ToS)
 	}
 	if w.ToS != 0 && w.ToS <= w.FromS {
@@ -53,11 +55,11 @@ func windowed(open Opener, opts Options) (*Report, error) {
 	}
 	clock := p1.fitter.Fit(p1.hdr.StartHost)
 	t0 := clock.HostF(0)
-	f := &windowFilter{hFrom: int64(t0 + w.FromS*1e9), hTo: math.MaxInt64}
+	f := &windowFilter{hFrom: int64(t0 + float64(w.FromS)*1e9), hTo: math.MaxInt64}
 	f.iFrom = uint64(math.Max(0, math.Ceil(clock.Index(hostclock.Time(f.hFrom)))))
 	f.iTo = math.MaxUint64
 	if w.ToS > 0 {
-		f.hTo = int64(t0 + w.ToS*1e9)
+		f.hTo = int64(t0 + float64(w.ToS)*1e9)
 		f.iTo = uint64(math.Max(0, math.Ceil(clock.Index(hostclock.Time(f.hTo)))))
 	}
 	f.cut = cutCycles(p1.phases.events, f.hFrom, f.hTo)

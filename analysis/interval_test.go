@@ -10,6 +10,7 @@ import (
 
 	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/analysis/synthcap"
+	"github.com/idlewatt/idlewatt/units"
 )
 
 func windowReport(t *testing.T, path string, w *analysis.Window) *analysis.Report {
@@ -51,16 +52,16 @@ func TestWindowPartitions(t *testing.T) {
 		if n := da.Samples.Count + db.Samples.Count; n != d.Samples.Count {
 			t.Errorf("port %d: %d + %d samples, the whole report %d", d.Port, da.Samples.Count, db.Samples.Count, d.Samples.Count)
 		}
-		if e := da.EnergyJ + db.EnergyJ; math.Abs(e-d.EnergyJ) > 1e-9*d.EnergyJ {
+		if e := da.EnergyJ + db.EnergyJ; math.Abs(float64(e-d.EnergyJ)) > 1e-9*float64(d.EnergyJ) {
 			t.Errorf("port %d: %.9f + %.9f J = %.9f, the whole report %.9f J", d.Port, da.EnergyJ, db.EnergyJ, e, d.EnergyJ)
 		}
-		if math.Abs(da.DurationS-37.0) > 0.01 || math.Abs(da.DurationS+db.DurationS-d.DurationS) > 0.01 {
+		if math.Abs(float64(da.DurationS-37.0)) > 0.01 || math.Abs(float64(da.DurationS+db.DurationS-d.DurationS)) > 0.01 {
 			t.Errorf("port %d: durations %.4f + %.4f s, whole %.4f s", d.Port, da.DurationS, db.DurationS, d.DurationS)
 		}
 		if da.IO.Ops+db.IO.Ops != d.IO.Ops || da.IO.Ops == 0 || db.IO.Ops == 0 {
 			t.Errorf("port %d: I/O %d + %d ops, whole %d", d.Port, da.IO.Ops, db.IO.Ops, d.IO.Ops)
 		}
-		if da.PeakW > d.PeakW || db.PeakW > d.PeakW || math.Max(da.PeakW, db.PeakW) != d.PeakW {
+		if da.PeakW > d.PeakW || db.PeakW > d.PeakW || math.Max(float64(da.PeakW), float64(db.PeakW)) != float64(d.PeakW) {
 			t.Errorf("port %d: peaks %g, %g; whole %g", d.Port, da.PeakW, db.PeakW, d.PeakW)
 		}
 		// Each hole is in its window.
@@ -74,7 +75,7 @@ func TestWindowPartitions(t *testing.T) {
 	for _, p := range b.Drives[0].Phases {
 		ph = append(ph, p.Name)
 	}
-	if len(ph) != 1 || ph[0] != "workload:pcmark7-like" || math.Abs(b.Drives[0].Phases[0].StartS-37.3) > 1e-3 {
+	if len(ph) != 1 || ph[0] != "workload:pcmark7-like" || math.Abs(float64(b.Drives[0].Phases[0].StartS-37.3)) > 1e-3 {
 		t.Errorf("b's phases %v (start %v), want the workload from 37.3 s", ph, b.Drives[0].Phases)
 	}
 }
@@ -108,7 +109,7 @@ func TestWindowCutsCycles(t *testing.T) {
 	if !found {
 		t.Errorf("notes %q do not say a cycle was cut", cut.Notes)
 	}
-	for _, bad := range []analysis.Window{{FromS: 5, ToS: 5}, {FromS: 5, ToS: 2}, {FromS: -1}, {FromS: math.NaN()}} {
+	for _, bad := range []analysis.Window{{FromS: 5, ToS: 5}, {FromS: 5, ToS: 2}, {FromS: -1}, {FromS: units.Seconds(math.NaN())}} {
 		o := analysis.DefaultOptions()
 		o.Window = &bad
 		if _, err := analysis.Analyze(path, o); !errors.Is(err, analysis.ErrOptions) {

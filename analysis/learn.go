@@ -483,9 +483,9 @@ type LevelLearning struct {
 	// BlockMs is the block the levels were learned over; BlockSigmaW the
 	// noise of one block mean (from differences of blocks 40 ms apart,
 	// which the level steps barely move), the modes' bandwidth.
-	BlockMs     float64 `json:"block_ms"`
-	BlockSigmaW float64 `json:"block_sigma_w"`
-	QuietS      float64 `json:"quiet_s"`
+	BlockMs     units.Milliseconds `json:"block_ms"`
+	BlockSigmaW units.Watts        `json:"block_sigma_w"`
+	QuietS      units.Seconds      `json:"quiet_s"`
 	// Modes are the modes of the quiet block means, highest first, with
 	// the state each was named (or "" when it names none: background above
 	// idle, or a mode the states have no room for) and the time behind it
@@ -498,16 +498,16 @@ type LevelLearning struct {
 
 // LearnedMode is one mode of a drive's quiet block means.
 type LearnedMode struct {
-	W     float64            `json:"w"`
-	S     float64            `json:"s"`               // quiet time in the mode's region
-	ByCtx map[string]float64 `json:"by_context_s"`    // of which, by what the host had set
-	State string             `json:"state,omitempty"` // the state it was named
+	W     units.Watts              `json:"w"`
+	S     units.Seconds            `json:"s"`               // quiet time in the mode's region
+	ByCtx map[string]units.Seconds `json:"by_context_s"`    // of which, by what the host had set
+	State string                   `json:"state,omitempty"` // the state it was named
 }
 
 // learn learns the drive's levels from its blocks.
 func (l *levelLearner) learn(h capture.Header, opts Options) LevelLearning {
-	blockS := float64(l.scales[0].per) / float64(h.RateHz)
-	out := LevelLearning{BlockMs: blockS * 1e3, QuietS: float64(l.quietN) / float64(h.RateHz)}
+	blockS := float64(h.RateHz.Span(float64(l.scales[0].per)))
+	out := LevelLearning{BlockMs: units.Milliseconds(blockS * 1e3), QuietS: h.RateHz.Span(float64(l.quietN))}
 	fail := func(format string, a ...any) LevelLearning {
 		out.Err = fmt.Sprintf(format, a...)
 		return out

@@ -62,10 +62,10 @@ func TestUnlearnableLevelsAreNull(t *testing.T) {
 			if !found {
 				t.Errorf("no note says %q and that the figures are null: %q", c.why, r.Notes)
 			}
-			if !math.IsNaN(d.ActiveIdleW) || d.ActiveIdleU95W != nil || !math.IsNaN(d.Residency.Idle) || !math.IsNaN(d.Residency.Active) || !math.IsNaN(d.StatePowerW.Idle) {
+			if !math.IsNaN(float64(d.ActiveIdleW)) || d.ActiveIdleU95W != nil || !math.IsNaN(d.Residency.Idle) || !math.IsNaN(d.Residency.Active) || !math.IsNaN(float64(d.StatePowerW.Idle)) {
 				t.Errorf("active idle %v ± %v, residency %+v, state power %+v: want null", d.ActiveIdleW, d.ActiveIdleU95W, d.Residency, d.StatePowerW)
 			}
-			if math.IsNaN(d.AverageW) || math.IsNaN(d.EnergyJ) {
+			if math.IsNaN(float64(d.AverageW)) || math.IsNaN(float64(d.EnergyJ)) {
 				t.Errorf("average %v, energy %v: need no levels, want measured", d.AverageW, d.EnergyJ)
 			}
 			// null in report.json itself.

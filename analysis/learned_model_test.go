@@ -15,6 +15,7 @@ import (
 	"github.com/idlewatt/idlewatt/hostclock"
 	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/states/drivesim"
+	"github.com/idlewatt/idlewatt/states/powerstate"
 	"github.com/idlewatt/idlewatt/units"
 	"github.com/idlewatt/idlewatt/workload"
 )
@@ -223,11 +224,11 @@ func truthResidency(segs []drivesim.Segment, io []drivesim.IOSpan, p drivesim.Pr
 		rest := (b - a - dio).Seconds()
 		name := s.State.String()
 		switch {
-		case s.GC, s.State == drivesim.StateActive, s.State == drivesim.StateSpinUp:
+		case s.GC, s.State == powerstate.Active, s.State == powerstate.SpinUp:
 			name = "background"
-		case s.State == drivesim.StateWake && s.Power() > p.ActiveIdleW*(1+1e-9):
+		case s.State == powerstate.Wake && s.Power() > p.ActiveIdleW*(1+1e-9):
 			name = "background"
-		case s.State == drivesim.StateWake:
+		case s.State == powerstate.Wake:
 			name = "idle"
 		}
 		times[name] += rest
@@ -283,7 +284,7 @@ func TestLearnedLevelsMatchTheModel(t *testing.T) {
 			if tr.residency[name] < 0.01 {
 				return
 			}
-			tol := math.Max(math.Max(rel*float64(want), 0.0003), 0.5*st.Learning.BlockSigmaW)
+			tol := math.Max(math.Max(rel*float64(want), 0.0003), 0.5*float64(st.Learning.BlockSigmaW))
 			if e := math.Abs(float64(got - want)); got <= 0 || e > tol {
 				levelMiss++
 				t.Logf("%s: %s level %.4g W, truth %.4g W (%.1f %% of the run)", desc, name, float64(got), float64(want), 100*tr.residency[name])
@@ -301,10 +302,10 @@ func TestLearnedLevelsMatchTheModel(t *testing.T) {
 		// ±1 %, or within its own interval when 0.6 s of active idle
 		// under the drive's noise cannot give 1 % (the rig's
 		// active_idle_max runs the phase longer; this script does not).
-		e := math.Abs(d.ActiveIdleW - float64(p.ActiveIdleW))
-		if !(e <= 0.01*float64(p.ActiveIdleW)) && (d.ActiveIdleU95W == nil || e > *d.ActiveIdleU95W) {
+		e := math.Abs(float64(d.ActiveIdleW - p.ActiveIdleW))
+		if !(e <= 0.01*float64(p.ActiveIdleW)) && (d.ActiveIdleU95W == nil || e > float64(*d.ActiveIdleU95W)) {
 			idleOff++
-			t.Logf("%s: active idle %.5g W ± %.2g, truth %.5g W", desc, d.ActiveIdleW, ptrOr(d.ActiveIdleU95W), float64(p.ActiveIdleW))
+			t.Logf("%s: active idle %.5g W ± %.2g, truth %.5g W", desc, d.ActiveIdleW, ptrOr((*float64)(d.ActiveIdleU95W)), float64(p.ActiveIdleW))
 		}
 		off := false
 		for _, s := range []string{"active", "background", "idle", "partial", "slumber", "devslp"} {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/meter"
+	"github.com/idlewatt/idlewatt/units"
 )
 
 // What the meter's own account says about its data (issue 13): index
@@ -14,7 +15,7 @@ import (
 
 // meterStatsNotes turns the capture's last link counters into notes.
 // gapSamples are the missing samples per gap reason.
-func meterStatsNotes(st meter.Stats, gapSamples map[string]uint64, rateHz float64) []string {
+func meterStatsNotes(st meter.Stats, gapSamples map[string]uint64, rate units.Hertz) []string {
 	var out []string
 	const restarted = "the meter's sample index restarted %d× (it counted again from a lower index: a START from elsewhere, a reset); "
 	switch n := gapSamples["restart"]; {
@@ -23,7 +24,7 @@ func meterStatsNotes(st meter.Stats, gapSamples map[string]uint64, rateHz float6
 			"nothing (no host times, as in a replayed stream) said how long the meter was away", st.Restarts))
 	case st.Restarts > 0:
 		out = append(out, fmt.Sprintf(restarted+"each new count continues the timeline after a \"restart\" gap, %d samples (%.3f s) in all, "+
-			"whose length is estimated from the host clock, not exact", st.Restarts, n, float64(n)/rateHz))
+			"whose length is estimated from the host clock, not exact", st.Restarts, n, rate.Span(float64(n))))
 	}
 	if st.Duplicates > 0 {
 		out = append(out, fmt.Sprintf("the meter sent %d samples again under indices it had already sent: the repeats were dropped and the first copies kept, so nothing is missing", st.Duplicates))

@@ -86,7 +86,7 @@ func TestNegativePowerNoted(t *testing.T) {
 		t.Fatalf("no offset note: %q", r.Notes)
 	}
 	// Not clamped: 0.4 W on 5 V less 1/3 × 1.2 mW.
-	near(t, "average_w", r.Drives[0].AverageW, 0.4-0.0012/3, 1e-6) // float32 samples
+	near(t, "average_w", float64(r.Drives[0].AverageW), 0.4-0.0012/3, 1e-6) // float32 samples
 
 	path = writeCapture(t, func(int) units.Amps { return -0.5 }, 3000, nil, meter.Stats{})
 	if r, err = analysis.Analyze(path, analysis.DefaultOptions()); err != nil {
@@ -95,7 +95,7 @@ func TestNegativePowerNoted(t *testing.T) {
 	if noteWith(r, "3000 of 3000 samples (100.00 %)", "-6 W", "backwards") == "" {
 		t.Fatalf("no reversed-wiring note: %q", r.Notes)
 	}
-	near(t, "average_w", r.Drives[0].AverageW, 0.4-6, 1e-6)
+	near(t, "average_w", float64(r.Drives[0].AverageW), 0.4-6, 1e-6)
 
 	path = writeCapture(t, func(int) units.Amps { return 0.1 }, 3000, nil, meter.Stats{})
 	if r, err = analysis.Analyze(path, analysis.DefaultOptions()); err != nil {
@@ -181,7 +181,7 @@ func TestWholeChunksPerRail(t *testing.T) {
 	if s.Count != n || s.Late != 0 || s.Dropped != 0 {
 		t.Fatalf("samples %+v, want %d counted, none late or dropped; notes %q", s, n, r.Notes)
 	}
-	near(t, "energy_j", r.Drives[0].EnergyJ, (0.4+1.2)*60, 1e-6)
+	near(t, "energy_j", float64(r.Drives[0].EnergyJ), (0.4+1.2)*60, 1e-6)
 }
 
 // TestPlotStopWritesNothing: a Stop that reports an error (a signal during a

@@ -4,10 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +13,7 @@ import (
 	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/analysis/internal/noisegen"
 	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/internal/testlong"
 	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/units"
 )
@@ -33,19 +32,6 @@ type noisyCapture struct {
 	meter               *noisegen.Meter
 	drive               string
 	gainLimit, offLimit float64
-}
-
-// coverageDrives is how many captures per noise family a coverage test
-// draws: def, short under -short, or IDLEWATT_COVERAGE_DRIVES (the long
-// runs docs/analysis.md reports).
-func coverageDrives(def, short int) int {
-	if n, err := strconv.Atoi(os.Getenv("IDLEWATT_COVERAGE_DRIVES")); err == nil && n > 0 {
-		return n
-	}
-	if testing.Short() {
-		return short
-	}
-	return def
 }
 
 // writeNoisyCapture draws a drive and writes 20 s of it at 2 kS/s on one
@@ -201,7 +187,7 @@ var driveQuantities = []string{"active idle", "average", "energy", "noise σ"}
 // sample's, robust to level steps) is within −20 % … +25 % of the meter's
 // own as often.
 func TestDriveIntervalsUnderMeterNoise(t *testing.T) {
-	drives := coverageDrives(16, 3)
+	drives := testlong.CoverageDrives(16, 3)
 	all := map[string]*cov{}
 	for _, q := range driveQuantities {
 		all[q] = &cov{}
@@ -225,7 +211,7 @@ func TestDriveIntervalsUnderMeterNoise(t *testing.T) {
 				x     float64
 				u     *float64
 				truth float64
-			}{{"active idle", d.ActiveIdleW, d.ActiveIdleU95W, nc.idle}, {"average", d.AverageW, d.AverageU95W, nc.avg}, {"energy", d.EnergyJ, d.EnergyU95J, nc.energy}} {
+			}{{"active idle", float64(d.ActiveIdleW), (*float64)(d.ActiveIdleU95W), nc.idle}, {"average", float64(d.AverageW), (*float64)(d.AverageU95W), nc.avg}, {"energy", float64(d.EnergyJ), (*float64)(d.EnergyU95J), nc.energy}} {
 				fam[q.name].add(q.x, q.u, q.truth, nc.drive)
 				all[q.name].add(q.x, q.u, q.truth, nc.drive)
 			}
@@ -234,7 +220,7 @@ func TestDriveIntervalsUnderMeterNoise(t *testing.T) {
 			// the noise's: no σ to compare.
 			if f != noisegen.LSB {
 				for _, c := range []*cov{fam["noise σ"], all["noise σ"]} {
-					c.addRatio(d.Uncertainty.NoiseSigmaW, nc.noiseSigma, 0.8, 1.25, nc.drive)
+					c.addRatio((*float64)(d.Uncertainty.NoiseSigmaW), nc.noiseSigma, 0.8, 1.25, nc.drive)
 				}
 			}
 		}
@@ -292,12 +278,12 @@ func TestStepSignalNoise(t *testing.T) {
 		}
 		energy := sum / rate
 		s := d.Uncertainty.NoiseSigmaW
-		t.Logf("steps every %v: noise σ %v W, energy %.4f ± %v J (truth %.4f), peak %.4f %v", half, fmtU(s), d.EnergyJ, fmtU(d.EnergyU95J), energy, d.PeakW, d.PeakCI95W)
+		t.Logf("steps every %v: noise σ %v W, energy %.4f ± %v J (truth %.4f), peak %.4f %v", half, fmtU((*float64)(s)), d.EnergyJ, fmtU((*float64)(d.EnergyU95J)), energy, d.PeakW, d.PeakCI95W)
 		if s == nil || *s > 0.004 || *s < 0.001 {
-			t.Errorf("steps every %v: noise σ %v W, the meter's is 0.002 W", half, fmtU(s))
+			t.Errorf("steps every %v: noise σ %v W, the meter's is 0.002 W", half, fmtU((*float64)(s)))
 		}
-		if d.EnergyU95J == nil || *d.EnergyU95J > 0.01 || math.Abs(d.EnergyJ-energy) > *d.EnergyU95J {
-			t.Errorf("steps every %v: energy %.5f ± %v J, truth %.5f J", half, d.EnergyJ, fmtU(d.EnergyU95J), energy)
+		if d.EnergyU95J == nil || *d.EnergyU95J > 0.01 || math.Abs(float64(d.EnergyJ)-energy) > float64(*d.EnergyU95J) {
+			t.Errorf("steps every %v: energy %.5f ± %v J, truth %.5f J", half, d.EnergyJ, fmtU((*float64)(d.EnergyU95J)), energy)
 		}
 		if ci := d.PeakCI95W; ci == nil || ci[0] < 3.3 || ci[0] > 3.4 || ci[1] < 3.4 || ci[1] > 3.5 {
 			t.Errorf("steps every %v: peak interval %v, the true peak is 3.4 W", half, ci)

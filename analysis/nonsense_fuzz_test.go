@@ -316,7 +316,7 @@ func FuzzNonsenseCapture(f *testing.F) {
 		// beyond the plausibility bound reaches a figure.
 		for _, d := range r.Drives {
 			lim := analysis.MaxPlausibleW * float64(len(d.Rails))
-			for what, x := range map[string]float64{"average_w": d.AverageW, "peak_w": d.PeakW, "min_w": d.MinW, "active_idle_w": d.ActiveIdleW} {
+			for what, x := range map[string]float64{"average_w": float64(d.AverageW), "peak_w": float64(d.PeakW), "min_w": float64(d.MinW), "active_idle_w": float64(d.ActiveIdleW)} {
 				// NaN is "not measured" (null in report.json): no samples
 				// or no quiet time behind the figure, which is no bound broken.
 				if !math.IsNaN(x) && !(math.Abs(x) <= lim) {
@@ -324,7 +324,7 @@ func FuzzNonsenseCapture(f *testing.F) {
 				}
 			}
 			// Duration is samples × the fitted period, within the drift bound.
-			if nominal := float64(d.Samples.Count) / float64(r.Capture.RateHz); math.Abs(d.DurationS-nominal) > nominal*analysis.DefaultMaxDriftPPM*1e-6*1.001+1e-9 {
+			if nominal := float64(d.Samples.Count) / float64(r.Capture.RateHz); math.Abs(float64(d.DurationS)-nominal) > nominal*analysis.DefaultMaxDriftPPM*1e-6*1.001+1e-9 {
 				t.Fatalf("drive %q: %d samples at %g Hz last %g s", d.Name, d.Samples.Count, r.Capture.RateHz, d.DurationS)
 			}
 		}

@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/idlewatt/idlewatt/units"
 )
 
 // The peak's interval holds the true peak power in ≥ 95 % of draws,
@@ -28,14 +30,14 @@ func TestPeakCI95Coverage(t *testing.T) {
 			}
 			m = math.Max(m, w+sigma*r.NormFloat64())
 		}
-		ci := peakCI95(m, n, sigma, 0)
+		ci := peakCI95(units.Watts(m), n, sigma, 0)
 		if ci == nil {
 			t.Fatal("no interval")
 		}
-		if ci[0] <= peak && peak <= ci[1] {
+		if float64(ci[0]) <= peak && peak <= float64(ci[1]) {
 			held++
 		}
-		sumW += ci[1] - ci[0]
+		sumW += float64(ci[1] - ci[0])
 	}
 	cov := float64(held) / float64(trials)
 	t.Logf("peak interval held the truth in %.1f %% of %d draws (mean width %.2f mW)", 100*cov, trials, 1e3*sumW/float64(trials))

@@ -8,12 +8,13 @@ import (
 	"github.com/idlewatt/idlewatt/analysis/decimate"
 	"github.com/idlewatt/idlewatt/analysis/series"
 	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/units"
 )
 
 // PlotOptions say what PlotTraces reads.
 type PlotOptions struct {
-	From, To float64 // seconds from meter index 0; To ≤ From = the whole capture
-	Buckets  int     // envelope points (default 2000)
+	From, To units.Seconds // from meter index 0; To ≤ From = the whole capture
+	Buckets  int           // envelope points (default 2000)
 	// Open, if set, opens the capture instead of capture.Open(path) (the
 	// command line passes one that stops on SIGINT).
 	Open Opener
@@ -60,7 +61,7 @@ func PlotTraces(path string, o PlotOptions) (*PlotData, error) {
 		if p1, err = firstPass(open, opts); err != nil {
 			return nil, err
 		}
-		if !zoomed || (o.To-o.From)*float64(p1.hdr.RateHz)/float64(o.Buckets) >= 1000 {
+		if !zoomed || p1.hdr.RateHz.Samples(o.To-o.From)/float64(o.Buckets) >= 1000 {
 			traces, err = plotSummaries(open, p1, o, false)
 			if errors.Is(err, errCoarse) {
 				coarse, traces, err = traces, nil, nil
@@ -256,7 +257,7 @@ func plotSummaries(open Opener, p *pass1, o PlotOptions, indexed bool) ([]series
 	if !found {
 		return nil, nil
 	}
-	lv := sl.pick(float64(h.RateHz))
+	lv := sl.pick(h.RateHz)
 	// The pick fits (two summary points per chart point), or no level is
 	// fine enough: then the samples are drawn (a format 1 capture's only
 	// level is 1000 samples wide: a 6 s capture at 100 S/s was drawn as
@@ -264,7 +265,7 @@ func plotSummaries(open Opener, p *pass1, o PlotOptions, indexed bool) ([]series
 	// would find says so.
 	span := lv.hi - min(lv.lo, lv.hi)
 	if o.To > o.From {
-		span = uint64((o.To - o.From) * float64(h.RateHz))
+		span = uint64(h.RateHz.Samples(o.To - o.From))
 	}
 	for per, l := range sl.lvls {
 		if l == lv && uint64(per)*2*uint64(o.Buckets) > span {
@@ -313,7 +314,7 @@ func (sl *summaryLevels) get(per uint32) *summaryLevel {
 	for i := range l.decs {
 		do := decimate.Options{Buckets: sl.o.Buckets, InitialWidth: 1e-3}
 		if sl.o.To > sl.o.From {
-			do.Start, do.Span = sl.o.From, sl.o.To-sl.o.From
+			do.Start, do.Span = float64(sl.o.From), float64(sl.o.To-sl.o.From)
 		}
 		l.decs[i], _ = decimate.New(do)
 		l.pend[i] = map[uint64]*summaryPart{}
@@ -362,13 +363,13 @@ func (sl *summaryLevels) add(s *capture.Summary, port int) error {
 
 // pick chooses the level to draw: the coarsest that still gives every
 // chart point two summary points over the span drawn, else the finest.
-func (sl *summaryLevels) pick(rateHz float64) *summaryLevel {
+func (sl *summaryLevels) pick(rate units.Hertz) *summaryLevel {
 	o := sl.o
 	var pick uint32
 	for per, l := range sl.lvls {
 		span := l.hi - min(l.lo, l.hi)
 		if o.To > o.From {
-			span = uint64((o.To - o.From) * rateHz)
+			span = uint64(rate.Samples(o.To - o.From))
 		}
 		fits := uint64(per)*2*uint64(o.Buckets) <= span
 		switch {

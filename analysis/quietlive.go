@@ -8,15 +8,15 @@ import (
 )
 
 // QuietLevel estimates the level of consecutive quiet samples ps (W, at
-// rateHz) as the report estimates active idle: 10 ms blocks, background
+// rate) as the report estimates active idle: 10 ms blocks, background
 // bursts left out, level-based within the idle band [lo, hi] when lo < hi
 // (IdleBandOf), median-centred otherwise; no resolution term. ok is false
 // without a level or an interval. The rig uses it, live, to decide whether
 // an active-idle phase has run long enough (rig.Config.ActiveIdleMax); what
 // is reported is the report's estimate, from the capture.
-func QuietLevel(ps []float64, rateHz float64, lo, hi units.Watts) (level, u95 units.Watts, ok bool) {
+func QuietLevel(ps []float64, rate units.Hertz, lo, hi units.Watts) (level, u95 units.Watts, ok bool) {
 	var b blockSeries
-	b.init(rateHz)
+	b.init(rate)
 	b.add(ps)
 	floor, ceil := math.Inf(-1), math.Inf(1)
 	if lo < hi {

@@ -1,8 +1,8 @@
 package analysis
 
 import (
+	"github.com/idlewatt/idlewatt/analysis/judge"
 	"github.com/idlewatt/idlewatt/analysis/series"
-	"github.com/idlewatt/idlewatt/analysis/states"
 	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/capture/notes"
 	"github.com/idlewatt/idlewatt/units"
@@ -43,31 +43,31 @@ type Report struct {
 
 // IntervalReport is the part of the capture a report covers.
 type IntervalReport struct {
-	FromS float64 `json:"from_s"` // s on the report's timeline (meter sample 0 = 0 s)
-	ToS   float64 `json:"to_s"`
+	FromS units.Seconds `json:"from_s"` // s on the report's timeline (meter sample 0 = 0 s)
+	ToS   units.Seconds `json:"to_s"`
 }
 
 // CaptureInfo describes the input.
 type CaptureInfo struct {
-	Path         string      `json:"path,omitempty"`
-	Created      string      `json:"created,omitempty"`
-	Tool         string      `json:"tool,omitempty"`
-	MeterKind    string      `json:"meter_kind"`
-	MeterModel   string      `json:"meter_model,omitempty"`
-	RateHz       units.Hertz `json:"rate_hz"`
-	Channels     int         `json:"channels"`
-	Complete     bool        `json:"complete"`            // the end chunk was read
-	EndError     string      `json:"end_error,omitempty"` // why reading stopped early
-	EndOffset    int64       `json:"end_offset_bytes"`    // byte offset of the last good chunk
-	StartS       float64     `json:"start_s"`             // first sample, s after meter index 0
-	DurationS    float64     `json:"duration_s"`          // first to last sample, aligned
-	IOEvents     uint64      `json:"io_events"`           // I/O events in the capture
-	Unattributed uint64      `json:"io_unattributed"`     // I/O events on port 0 with several drives
-	Marks        int         `json:"marks"`               // mark echoes
-	StateEvents  int         `json:"state_events"`        // host state events
-	MeterEvents  int         `json:"meter_events"`        // meter events
-	CRCErrors    uint64      `json:"crc_errors"`          // link-wide, from the last stats record
-	Resyncs      uint64      `json:"resyncs"`             // link-wide
+	Path         string        `json:"path,omitempty"`
+	Created      string        `json:"created,omitempty"`
+	Tool         string        `json:"tool,omitempty"`
+	MeterKind    string        `json:"meter_kind"`
+	MeterModel   string        `json:"meter_model,omitempty"`
+	RateHz       units.Hertz   `json:"rate_hz"`
+	Channels     int           `json:"channels"`
+	Complete     bool          `json:"complete"`            // the end chunk was read
+	EndError     string        `json:"end_error,omitempty"` // why reading stopped early
+	EndOffset    int64         `json:"end_offset_bytes"`    // byte offset of the last good chunk
+	StartS       units.Seconds `json:"start_s"`             // first sample, s after meter index 0
+	DurationS    units.Seconds `json:"duration_s"`          // first to last sample, aligned
+	IOEvents     uint64        `json:"io_events"`           // I/O events in the capture
+	Unattributed uint64        `json:"io_unattributed"`     // I/O events on port 0 with several drives
+	Marks        int           `json:"marks"`               // mark echoes
+	StateEvents  int           `json:"state_events"`        // host state events
+	MeterEvents  int           `json:"meter_events"`        // meter events
+	CRCErrors    uint64        `json:"crc_errors"`          // link-wide, from the last stats record
+	Resyncs      uint64        `json:"resyncs"`             // link-wide
 	// Recovered and Refused are the link's retransmission counters (hub
 	// protocol v2): samples re-sent on request that filled a hole, frames
 	// with a good CRC the driver could not use. nil (null) when the
@@ -109,15 +109,15 @@ type Integrity struct {
 
 // AlignmentReport says how meter time was put on the host clock.
 type AlignmentReport struct {
-	Method        string  `json:"method"` // "marks" or "header" (no usable marks)
-	Marks         int     `json:"marks"`
-	MarksUsed     int     `json:"marks_used"`
-	Synthetic     bool    `json:"synthetic_marks"`
-	DriftPPM      float64 `json:"drift_ppm"`
-	ResidualRMSMS float64 `json:"residual_rms_ms"`
-	ResidualMaxMS float64 `json:"residual_max_ms"`
-	MinRTTMS      float64 `json:"min_rtt_ms"`
-	MedianRTTMS   float64 `json:"median_rtt_ms"`
+	Method        string             `json:"method"` // "marks" or "header" (no usable marks)
+	Marks         int                `json:"marks"`
+	MarksUsed     int                `json:"marks_used"`
+	Synthetic     bool               `json:"synthetic_marks"`
+	DriftPPM      float64            `json:"drift_ppm"`
+	ResidualRMSMS units.Milliseconds `json:"residual_rms_ms"`
+	ResidualMaxMS units.Milliseconds `json:"residual_max_ms"`
+	MinRTTMS      units.Milliseconds `json:"min_rtt_ms"`
+	MedianRTTMS   units.Milliseconds `json:"median_rtt_ms"`
 	// Outliers: selected marks rejected for lying further from the robust
 	// fit than their round trip allows; NegativeRTT: echoes "received"
 	// before they were sent, ignored.
@@ -131,49 +131,49 @@ type AlignmentReport struct {
 
 // Settings are the options the report was computed with.
 type Settings struct {
-	SettleMS        float64 `json:"settle_ms"`
-	MergeGapMS      float64 `json:"merge_gap_ms"`
-	IdleFloor       string  `json:"idle_floor"` // how active idle is found (activeIdleMethod)
-	Classifier      bool    `json:"state_classifier"`
-	HistogramRelErr float64 `json:"percentile_rel_error"`
+	SettleMS        units.Milliseconds `json:"settle_ms"`
+	MergeGapMS      units.Milliseconds `json:"merge_gap_ms"`
+	IdleFloor       string             `json:"idle_floor"` // how active idle is found (activeIdleMethod)
+	Classifier      bool               `json:"state_classifier"`
+	HistogramRelErr float64            `json:"percentile_rel_error"`
 }
 
 // DriveReport holds one drive's metrics. The first keys are the stable
 // contract from DESIGN.md. A power, energy or quantile with nothing behind it
 // (no samples, no quiet time) is NaN here and null in JSON (nullable.go).
 type DriveReport struct {
-	Name        string     `json:"name"`
-	Port        int        `json:"port"`
-	ActiveIdleW float64    `json:"active_idle_w"`
-	AverageW    float64    `json:"average_w"`
-	PeakW       float64    `json:"peak_w"`
-	EnergyJ     float64    `json:"energy_j"`
-	DurationS   float64    `json:"duration_s"`
-	Residency   Residency  `json:"residency"`
-	DevSlp      DevSlp     `json:"devslp"`
-	Samples     SampleInfo `json:"samples"`
+	Name        string        `json:"name"`
+	Port        int           `json:"port"`
+	ActiveIdleW units.Watts   `json:"active_idle_w"`
+	AverageW    units.Watts   `json:"average_w"`
+	PeakW       units.Watts   `json:"peak_w"`
+	EnergyJ     units.Joules  `json:"energy_j"`
+	DurationS   units.Seconds `json:"duration_s"`
+	Residency   Residency     `json:"residency"`
+	DevSlp      DevSlp        `json:"devslp"`
+	Samples     SampleInfo    `json:"samples"`
 
 	// 95 % expanded uncertainties of the headline figures (see
 	// Uncertainty for the method); nil (null) when they cannot be estimated.
-	ActiveIdleU95W *float64 `json:"active_idle_u95_w"`
-	AverageU95W    *float64 `json:"average_u95_w"`
-	EnergyU95J     *float64 `json:"energy_u95_j"`
+	ActiveIdleU95W *units.Watts  `json:"active_idle_u95_w"`
+	AverageU95W    *units.Watts  `json:"average_u95_w"`
+	EnergyU95J     *units.Joules `json:"energy_u95_j"`
 	// PeakCI95W is the 95 % interval [lo, hi] of the true power at the
 	// peak sample (analysis/estimate.go peakCI95: asymmetric, the peak is
 	// the highest of many noisy readings); null without a noise estimate.
-	PeakCI95W   *[2]float64 `json:"peak_ci95_w"`
-	Uncertainty Uncertainty `json:"uncertainty"`
-	Bursts      Bursts      `json:"bursts"`
-	Quiet       QuietPower  `json:"quiet"`
+	PeakCI95W   *[2]units.Watts `json:"peak_ci95_w"`
+	Uncertainty Uncertainty     `json:"uncertainty"`
+	Bursts      Bursts          `json:"bursts"`
+	Quiet       QuietPower      `json:"quiet"`
 
 	Profile     string      `json:"profile,omitempty"`
 	Interface   string      `json:"interface,omitempty"` // "nvme", or "" for SATA (capture.DriveInfo.Interface)
 	Rails       []string    `json:"rails"`
 	EnergyWh    float64     `json:"energy_wh"`
-	MinW        float64     `json:"min_w"`
-	P50W        float64     `json:"p50_w"`
-	P95W        float64     `json:"p95_w"`
-	P99W        float64     `json:"p99_w"`
+	MinW        units.Watts `json:"min_w"`
+	P50W        units.Watts `json:"p50_w"`
+	P95W        units.Watts `json:"p95_w"`
+	P99W        units.Watts `json:"p99_w"`
 	PeakWindows PeakWindows `json:"peak_windows"`
 	Idle        IdleInfo    `json:"idle"`
 	Segments    Segments    `json:"segments"`
@@ -182,10 +182,10 @@ type DriveReport struct {
 	// and state_power_w by state, with state detection (docs/analysis.md,
 	// "States"); a state missing from StatePowerU95W had fewer than two
 	// intervals.
-	ResidencyU95   map[string]float64 `json:"residency_u95,omitempty"`
-	StatePowerU95W map[string]float64 `json:"state_power_u95_w,omitempty"`
-	IO             IOTotals           `json:"io"`
-	Phases         []Phase            `json:"phases,omitempty"`
+	ResidencyU95   map[string]float64     `json:"residency_u95,omitempty"`
+	StatePowerU95W map[string]units.Watts `json:"state_power_u95_w,omitempty"`
+	IO             IOTotals               `json:"io"`
+	Phases         []Phase                `json:"phases,omitempty"`
 	// Declared are the figures the user declared for the drive
 	// (drives[].expect, recorded in the capture), each beside the measured
 	// one; none is read by an estimator.
@@ -198,30 +198,30 @@ type Uncertainty struct {
 	Level  float64 `json:"level"` // coverage probability, 0.95
 	// NoiseBlocks independent means of NoiseBlockMS of quiet samples each
 	// (batch means) give the noise; null σ when there were too few.
-	NoiseBlocks  int     `json:"noise_blocks"`
-	NoiseBlockMS float64 `json:"noise_block_ms"`
+	NoiseBlocks  int                `json:"noise_blocks"`
+	NoiseBlockMS units.Milliseconds `json:"noise_block_ms"`
 	// NoiseSigmaW is one sample's noise σ (its standard deviation, robust
 	// to level steps: what a single reading scatters by), W.
-	NoiseSigmaW *float64 `json:"noise_sigma_w"`
+	NoiseSigmaW *units.Watts `json:"noise_sigma_w"`
 	// NoisePeakSigmaW is the noise of the one reading that made the peak
 	// (peak_ci95_w): the larger of noise_sigma_w and the largest noise of
 	// one reading over the lags measured (mains hum and 1/f included,
 	// which noise_sigma_w, the semivariance's first plateau, leaves out), W.
-	NoisePeakSigmaW *float64 `json:"noise_peak_sigma_w"`
+	NoisePeakSigmaW *units.Watts `json:"noise_peak_sigma_w"`
 	// NoiseLongRunSigmaW is one sample's noise as it averages out (the
 	// variance of a mean of N samples is its square over N: larger than
 	// noise_sigma_w when neighbouring samples are correlated), and
 	// NoiseCorrMS the time over which they are.
-	NoiseLongRunSigmaW *float64 `json:"noise_long_run_sigma_w"`
-	NoiseCorrMS        *float64 `json:"noise_corr_ms"`
+	NoiseLongRunSigmaW *units.Watts        `json:"noise_long_run_sigma_w"`
+	NoiseCorrMS        *units.Milliseconds `json:"noise_corr_ms"`
 	// ResolutionUW is the standard uncertainty of one reading from the
 	// channels' LSBs; null when the capture header states none.
-	ResolutionUW *float64 `json:"resolution_u_w"`
+	ResolutionUW *units.Watts `json:"resolution_u_w"`
 	// CalibrationUW is the standard uncertainty of the active-idle level
 	// from the channels' stated calibration limits (gain, offset), which
 	// no averaging removes; null when the header states none.
-	CalibrationUW *float64 `json:"calibration_u_w"`
-	Note          string   `json:"note,omitempty"`
+	CalibrationUW *units.Watts `json:"calibration_u_w"`
+	Note          string       `json:"note,omitempty"`
 }
 
 // QuietPower is the level over quiet time in every link state (no I/O
@@ -230,9 +230,9 @@ type Uncertainty struct {
 // Slumber and the HBA's own DevSlp included. It is idle power per policy
 // (idlewatt idle). Without a state classifier it is active_idle_w.
 type QuietPower struct {
-	W      float64  `json:"w"` // NaN (null) without quiet time
-	U95W   *float64 `json:"u95_w"`
-	Bursts Bursts   `json:"bursts"`
+	W      units.Watts  `json:"w"` // NaN (null) without quiet time
+	U95W   *units.Watts `json:"u95_w"`
+	Bursts Bursts       `json:"bursts"`
 }
 
 func (q QuietPower) MarshalJSON() ([]byte, error) {
@@ -249,14 +249,14 @@ func (q *QuietPower) UnmarshalJSON(b []byte) error {
 // past the settle tail): blocks well above the active-idle level. They are
 // left out of active_idle_w and reported here.
 type Bursts struct {
-	QuietS   float64 `json:"quiet_s"` // quiet time searched
-	Count    int     `json:"count"`   // separate bursts
-	S        float64 `json:"s"`
-	Share    float64 `json:"share"`           // of quiet time
-	MeanW    float64 `json:"mean_w"`          // NaN/null without bursts
-	EnergyJ  float64 `json:"energy_j"`        // energy drawn during the bursts
-	ExcessJ  float64 `json:"excess_energy_j"` // of it, above the active-idle level
-	DipShare float64 `json:"dip_share"`       // quiet time well below the level, also left out
+	QuietS   units.Seconds `json:"quiet_s"` // quiet time searched
+	Count    int           `json:"count"`   // separate bursts
+	S        units.Seconds `json:"s"`
+	Share    float64       `json:"share"`           // of quiet time
+	MeanW    units.Watts   `json:"mean_w"`          // NaN/null without bursts
+	EnergyJ  units.Joules  `json:"energy_j"`        // energy drawn during the bursts
+	ExcessJ  units.Joules  `json:"excess_energy_j"` // of it, above the active-idle level
+	DipShare float64       `json:"dip_share"`       // quiet time well below the level, also left out
 }
 
 func (b Bursts) MarshalJSON() ([]byte, error) {
@@ -283,87 +283,87 @@ type Residency struct {
 
 // StatePower is the mean power in each state, W (0 when never in it).
 type StatePower struct {
-	Active     float64 `json:"active"`
-	Background float64 `json:"background"`
-	Idle       float64 `json:"idle"`
-	Partial    float64 `json:"partial"`
-	Slumber    float64 `json:"slumber"`
-	DevSlp     float64 `json:"devslp"`
+	Active     units.Watts `json:"active"`
+	Background units.Watts `json:"background"`
+	Idle       units.Watts `json:"idle"`
+	Partial    units.Watts `json:"partial"`
+	Slumber    units.Watts `json:"slumber"`
+	DevSlp     units.Watts `json:"devslp"`
 }
 
 // DevSlp is the drive's DevSlp verification: the pooled quantities of its
-// DEVSLP pin cycles with 95 % half-widths (analysis/states; definitions in
+// DEVSLP pin cycles with 95 % half-widths (analysis/judge; definitions in
 // docs/analysis.md, "DevSlp quantities"), the outcome, and each cycle.
 // Absent values are null.
 type DevSlp struct {
-	Entered       bool             `json:"entered"`           // some cycle's power fell to a floor (or samples were classified DevSlp)
-	PowerW        states.Num       `json:"power_w"`           // = floor_w (null without judged pin cycles: the DevSlp intervals' mean is state_power_w.devslp)
-	Outcome       states.Outcome   `json:"outcome,omitempty"` // pass | fail | inconclusive | not_supported; empty without cycles
-	Reason        string           `json:"reason,omitempty"`
-	Support       string           `json:"support,omitempty"`    // yes | no … | unknown
-	HostCause     string           `json:"host_cause,omitempty"` // host-side problem that makes a non-pass inconclusive
-	PreCycleW     states.Num       `json:"pre_cycle_w"`          // resting power before assertion (Slumber under a DIPM policy)
-	PreCycleU95W  states.Num       `json:"pre_cycle_u95_w"`      // its 95 % half-width
-	FloorW        states.Num       `json:"floor_w"`
-	FloorU95W     states.Num       `json:"floor_u95_w"`
-	EntryMs       states.Num       `json:"entry_ms"` // pin assertion → power at the floor (change point)
-	EntryU95Ms    states.Num       `json:"entry_u95_ms"`
-	RiseMs        states.Num       `json:"rise_ms"` // pin release → power leaves the floor (change point)
-	RiseU95Ms     states.Num       `json:"rise_u95_ms"`
-	ExitMs        states.Num       `json:"exit_ms"` // pin release → first read completed
-	ExitU95Ms     states.Num       `json:"exit_u95_ms"`
-	Cycles        int              `json:"cycles"`               // pin assertions seen
-	CyclesEntered int              `json:"cycles_entered"`       // judged cycles with a fitted entry
-	PinAssertedS  float64          `json:"pin_asserted_s"`       // time with the pin asserted
-	PinSource     string           `json:"pin_source,omitempty"` // "meter" (events) or "host" (requests)
-	Criteria      *states.Criteria `json:"criteria,omitempty"`
-	CycleResults  []states.Cycle   `json:"cycle_results,omitempty"`
+	Entered       bool            `json:"entered"`           // some cycle's power fell to a floor (or samples were classified DevSlp)
+	PowerW        judge.NumW      `json:"power_w"`           // = floor_w (null without judged pin cycles: the DevSlp intervals' mean is state_power_w.devslp)
+	Outcome       judge.Outcome   `json:"outcome,omitempty"` // pass | fail | inconclusive | not_supported; empty without cycles
+	Reason        string          `json:"reason,omitempty"`
+	Support       string          `json:"support,omitempty"`    // yes | no … | unknown
+	HostCause     string          `json:"host_cause,omitempty"` // host-side problem that makes a non-pass inconclusive
+	PreCycleW     judge.NumW      `json:"pre_cycle_w"`          // resting power before assertion (Slumber under a DIPM policy)
+	PreCycleU95W  judge.NumW      `json:"pre_cycle_u95_w"`      // its 95 % half-width
+	FloorW        judge.NumW      `json:"floor_w"`
+	FloorU95W     judge.NumW      `json:"floor_u95_w"`
+	EntryMs       judge.NumMs     `json:"entry_ms"` // pin assertion → power at the floor (change point)
+	EntryU95Ms    judge.NumMs     `json:"entry_u95_ms"`
+	RiseMs        judge.NumMs     `json:"rise_ms"` // pin release → power leaves the floor (change point)
+	RiseU95Ms     judge.NumMs     `json:"rise_u95_ms"`
+	ExitMs        judge.NumMs     `json:"exit_ms"` // pin release → first read completed
+	ExitU95Ms     judge.NumMs     `json:"exit_u95_ms"`
+	Cycles        int             `json:"cycles"`               // pin assertions seen
+	CyclesEntered int             `json:"cycles_entered"`       // judged cycles with a fitted entry
+	PinAssertedS  units.Seconds   `json:"pin_asserted_s"`       // time with the pin asserted
+	PinSource     string          `json:"pin_source,omitempty"` // "meter" (events) or "host" (requests)
+	Criteria      *judge.Criteria `json:"criteria,omitempty"`
+	CycleResults  []judge.Cycle   `json:"cycle_results,omitempty"`
 	// Verdict is the same result as measure.json's devslp entry.
-	Verdict states.Verdict `json:"-"`
+	Verdict judge.Verdict `json:"-"`
 }
 
 // SampleInfo is data quality for the drive's samples.
 type SampleInfo struct {
-	Count     uint64  `json:"count"`      // drive samples with every rail present
-	Dropped   uint64  `json:"dropped"`    // sample indices with a rail missing (gaps, link loss)
-	CRCErrors uint64  `json:"crc_errors"` // link-wide frames dropped for a bad CRC
-	Gaps      int     `json:"gaps"`       // runs of missing samples
-	MissingS  float64 `json:"missing_s"`  // time of the missing samples
-	Late      uint64  `json:"late"`       // rail samples arriving after their index was given up; ignored
+	Count     uint64        `json:"count"`      // drive samples with every rail present
+	Dropped   uint64        `json:"dropped"`    // sample indices with a rail missing (gaps, link loss)
+	CRCErrors uint64        `json:"crc_errors"` // link-wide frames dropped for a bad CRC
+	Gaps      int           `json:"gaps"`       // runs of missing samples
+	MissingS  units.Seconds `json:"missing_s"`  // time of the missing samples
+	Late      uint64        `json:"late"`       // rail samples arriving after their index was given up; ignored
 	// Rejected is rail samples the capture holds for indices already covered
 	// (overlapping, backward or restarted chunks): not placed, not in any
 	// figure; RejectedJ is their energy at the fitted period.
-	Rejected  uint64  `json:"rejected"`
-	RejectedJ float64 `json:"rejected_energy_j"`
-	Invalid   uint64  `json:"invalid"` // rail samples with invalid values (NaN, ±Inf, > 1 MW), treated as missing
+	Rejected  uint64       `json:"rejected"`
+	RejectedJ units.Joules `json:"rejected_energy_j"`
+	Invalid   uint64       `json:"invalid"` // rail samples with invalid values (NaN, ±Inf, > 1 MW), treated as missing
 }
 
 // PeakWindows is the highest mean power over any window of each length.
 type PeakWindows struct {
-	W1ms   float64 `json:"1ms_w"`
-	W10ms  float64 `json:"10ms_w"`
-	W100ms float64 `json:"100ms_w"`
-	W1s    float64 `json:"1s_w"`
+	W1ms   units.Watts `json:"1ms_w"`
+	W10ms  units.Watts `json:"10ms_w"`
+	W100ms units.Watts `json:"100ms_w"`
+	W1s    units.Watts `json:"1s_w"`
 }
 
 // IdleInfo describes the idle floor.
 type IdleInfo struct {
-	Samples uint64  `json:"samples"`
-	S       float64 `json:"s"`
-	MeanW   float64 `json:"mean_w"`
-	P5W     float64 `json:"p5_w"`
-	P95W    float64 `json:"p95_w"`
+	Samples uint64        `json:"samples"`
+	S       units.Seconds `json:"s"`
+	MeanW   units.Watts   `json:"mean_w"`
+	P5W     units.Watts   `json:"p5_w"`
+	P95W    units.Watts   `json:"p95_w"`
 }
 
 // Segments is time by I/O activity.
 type Segments struct {
-	BusyS     float64 `json:"busy_s"`
-	SettleS   float64 `json:"settle_s"`
-	IdleS     float64 `json:"idle_s"`
-	BusyW     float64 `json:"busy_w"`   // mean power while busy; NaN (null) without busy time
-	SettleW   float64 `json:"settle_w"` // mean power in settle tails
-	IdleW     float64 `json:"idle_w"`   // mean power while idle
-	BusyCount int     `json:"busy_intervals"`
+	BusyS     units.Seconds `json:"busy_s"`
+	SettleS   units.Seconds `json:"settle_s"`
+	IdleS     units.Seconds `json:"idle_s"`
+	BusyW     units.Watts   `json:"busy_w"`   // mean power while busy; NaN (null) without busy time
+	SettleW   units.Watts   `json:"settle_w"` // mean power in settle tails
+	IdleW     units.Watts   `json:"idle_w"`   // mean power while idle
+	BusyCount int           `json:"busy_intervals"`
 }
 
 // IOTotals counts I/O by type and relates it to power.
@@ -372,7 +372,7 @@ type IOTotals struct {
 	Bytes          uint64             `json:"bytes"`
 	Errors         uint64             `json:"errors"`
 	ByOp           map[string]OpTotal `json:"by_op,omitempty"`
-	BusyS          float64            `json:"busy_s"`
+	BusyS          units.Seconds      `json:"busy_s"`
 	MBPerSPerWBusy float64            `json:"mb_per_s_per_w_busy"` // (MB/s over busy time) ÷ mean busy power
 	IOPSPerWBusy   float64            `json:"iops_per_w_busy"`
 	MBPerSPerW     float64            `json:"mb_per_s_per_w"` // (MB/s over measured time) ÷ average power
@@ -388,25 +388,25 @@ type OpTotal struct {
 // Phase is the metrics of one named phase (StatePhase events), aggregated
 // over every span the phase name covers.
 type Phase struct {
-	Name        string      `json:"name"`
-	StartS      float64     `json:"start_s"` // first start
-	DurationS   float64     `json:"duration_s"`
-	ActiveIdleW float64     `json:"active_idle_w"`
-	AverageW    float64     `json:"average_w"`
-	PeakW       float64     `json:"peak_w"`
-	EnergyJ     float64     `json:"energy_j"`
-	MinW        float64     `json:"min_w"`
-	P50W        float64     `json:"p50_w"`
-	P95W        float64     `json:"p95_w"`
-	P99W        float64     `json:"p99_w"`
-	PeakWindows PeakWindows `json:"peak_windows"`
-	Segments    Segments    `json:"segments"`
-	IO          IOTotals    `json:"io"`
-	Samples     uint64      `json:"samples"`
+	Name        string        `json:"name"`
+	StartS      units.Seconds `json:"start_s"` // first start
+	DurationS   units.Seconds `json:"duration_s"`
+	ActiveIdleW units.Watts   `json:"active_idle_w"`
+	AverageW    units.Watts   `json:"average_w"`
+	PeakW       units.Watts   `json:"peak_w"`
+	EnergyJ     units.Joules  `json:"energy_j"`
+	MinW        units.Watts   `json:"min_w"`
+	P50W        units.Watts   `json:"p50_w"`
+	P95W        units.Watts   `json:"p95_w"`
+	P99W        units.Watts   `json:"p99_w"`
+	PeakWindows PeakWindows   `json:"peak_windows"`
+	Segments    Segments      `json:"segments"`
+	IO          IOTotals      `json:"io"`
+	Samples     uint64        `json:"samples"`
 
-	ActiveIdleU95W *float64   `json:"active_idle_u95_w"`
-	AverageU95W    *float64   `json:"average_u95_w"`
-	EnergyU95J     *float64   `json:"energy_u95_j"`
-	Bursts         Bursts     `json:"bursts"`
-	Quiet          QuietPower `json:"quiet"`
+	ActiveIdleU95W *units.Watts  `json:"active_idle_u95_w"`
+	AverageU95W    *units.Watts  `json:"average_u95_w"`
+	EnergyU95J     *units.Joules `json:"energy_u95_j"`
+	Bursts         Bursts        `json:"bursts"`
+	Quiet          QuietPower    `json:"quiet"`
 }

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/idlewatt/idlewatt/states/detect"
+	"github.com/idlewatt/idlewatt/states/powerstate"
+	"github.com/idlewatt/idlewatt/units"
 )
 
 // A state whose level was learned but which no span entered is not known
@@ -20,12 +22,12 @@ func TestUnenteredStateIntervalHoldsHiddenExcursions(t *testing.T) {
 		Residency:    map[string]float64{"idle": 0.4, "slumber": 0.6},
 		Spans:        map[string]int{"idle": 5, "slumber": 5},
 		ResidencyU95: map[string]float64{},
-		PowerU95W:    map[string]float64{},
+		PowerU95W:    map[string]units.Watts{},
 	}
 	spans := []detect.Span{}
 	for i := 0; i < 5; i++ {
-		spans = append(spans, detect.Span{State: detect.Idle, Samples: 100, MeanW: 0.06},
-			detect.Span{State: detect.Slumber, Samples: 100, MeanW: 0.003})
+		spans = append(spans, detect.Span{State: powerstate.Idle, Samples: 100, MeanW: 0.06},
+			detect.Span{State: powerstate.Slumber, Samples: 100, MeanW: 0.003})
 	}
 	// No noise: the misread term is 0, only the hidden excursions remain.
 	cn := classNoise{smooth: 2 * time.Millisecond, period: 100 * time.Microsecond}
@@ -52,15 +54,15 @@ func TestMisplacedSamplesWidenTheInterval(t *testing.T) {
 			Residency:    map[string]float64{"idle": 0.5, "partial": 0.5},
 			Spans:        map[string]int{"idle": 1, "partial": 1},
 			ResidencyU95: map[string]float64{},
-			PowerU95W:    map[string]float64{},
+			PowerU95W:    map[string]units.Watts{},
 		}
 	}
 	spans := func(hidden int32) []detect.Span {
-		p := detect.Span{State: detect.Partial, Samples: 5000, MeanW: 0.30}
-		p.Clear[detect.Partial] = 5000 - hidden
-		p.Clear[detect.Idle] = hidden
-		i := detect.Span{State: detect.Idle, Samples: 5000, MeanW: 0.40}
-		i.Clear[detect.Idle] = 5000
+		p := detect.Span{State: powerstate.Partial, Samples: 5000, MeanW: 0.30}
+		p.Clear[powerstate.Partial] = 5000 - hidden
+		p.Clear[powerstate.Idle] = hidden
+		i := detect.Span{State: powerstate.Idle, Samples: 5000, MeanW: 0.40}
+		i.Clear[powerstate.Idle] = 5000
 		return []detect.Span{i, p}
 	}
 	cn := classNoise{smooth: 2 * time.Millisecond, period: 100 * time.Microsecond}

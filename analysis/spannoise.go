@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/idlewatt/idlewatt/internal/stat"
+	"github.com/idlewatt/idlewatt/units"
 )
 
 // spanNoise measures the meter's noise as a mean averages it, over
@@ -42,9 +43,9 @@ const spanMaxBlocks = 4096
 // 50 ms.
 const spanSkipS = 0.050
 
-func (s *spanNoise) init(rateHz float64) {
-	s.L = max(1, int(math.Round(quietBlockS*rateHz)))
-	s.skip = int(math.Round(spanSkipS * rateHz))
+func (s *spanNoise) init(rate units.Hertz) {
+	s.L = max(1, int(math.Round(rate.Samples(quietBlockS))))
+	s.skip = int(math.Round(rate.Samples(spanSkipS)))
 }
 
 // add takes one quiet, unpinned sample the classifier labelled st.

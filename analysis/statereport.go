@@ -9,6 +9,7 @@ import (
 	"github.com/idlewatt/idlewatt/hostclock"
 	"github.com/idlewatt/idlewatt/internal/stat"
 	"github.com/idlewatt/idlewatt/states/detect"
+	"github.com/idlewatt/idlewatt/states/powerstate"
 	"github.com/idlewatt/idlewatt/units"
 )
 
@@ -26,13 +27,13 @@ type StateReport struct {
 	Levels detect.Levels `json:"levels"`
 	// Learning is how the levels were learned from the capture: the modes
 	// of its quiet power and what named each (docs/analysis.md, "States").
-	Learning  *LevelLearning     `json:"learning"`
-	MeasuredS float64            `json:"measured_s"`
-	Residency map[string]float64 `json:"residency"` // fraction of measured time
-	PowerW    map[string]float64 `json:"power_w"`   // mean power in each state
+	Learning  *LevelLearning         `json:"learning"`
+	MeasuredS units.Seconds          `json:"measured_s"`
+	Residency map[string]float64     `json:"residency"` // fraction of measured time
+	PowerW    map[string]units.Watts `json:"power_w"`   // mean power in each state
 	// PowerU95W is the 95 % half-width of PowerW: cluster-robust over the
 	// state's intervals (absent with fewer than two).
-	PowerU95W map[string]float64 `json:"power_u95_w"`
+	PowerU95W map[string]units.Watts `json:"power_u95_w"`
 	// ResidencyU95 is the 95 % half-width of Residency from the timing of
 	// the state's boundaries (each uniform within ±½ smoothing window); it
 	// does not cover samples put in the wrong state.
@@ -64,8 +65,8 @@ type MisplacedCount struct {
 
 // SmoothingInfo is the classifier's window and the noise it was sized for.
 type SmoothingInfo struct {
-	WindowMs    float64 `json:"window_ms"`
-	NoiseSigmaW float64 `json:"noise_sigma_w"`
+	WindowMs    units.Milliseconds `json:"window_ms"`
+	NoiseSigmaW units.Watts        `json:"noise_sigma_w"`
 }
 
 // StateInterval is one maximal interval of one detected state: a span of
@@ -77,7 +78,7 @@ type StateInterval struct {
 	// (CLOCK_MONOTONIC ns, the capture's aligned timeline); StartS and EndS
 	// are the same from the host time of sample index 0, in seconds.
 	StartNs, EndNs hostclock.Time
-	StartS, EndS   float64
+	StartS, EndS   units.Seconds
 	Samples        int
 	MeanW          units.Watts
 	// EnergyJ is MeanW × the interval's duration, as states/detect sums a
@@ -87,7 +88,7 @@ type StateInterval struct {
 }
 
 // DurationS is the interval's length, (EndNs − StartNs) in seconds.
-func (iv StateInterval) DurationS() float64 { return iv.EndNs.Sub(iv.StartNs).Seconds() }
+func (iv StateInterval) DurationS() units.Seconds { return units.SecondsOf(iv.EndNs.Sub(iv.StartNs)) }
 
 // Intervals lists the drive's detected state intervals in time order (nil
 // when the drive was not classified).
@@ -102,11 +103,11 @@ type TransitionCount struct {
 
 // LatencyStat summarises latencies, by cause ("io" or "pin").
 type LatencyStat struct {
-	Count  int     `json:"count"`
-	Cause  string  `json:"cause"`
-	MeanMs float64 `json:"mean_ms"`
-	P50Ms  float64 `json:"p50_ms"`
-	MaxMs  float64 `json:"max_ms"`
+	Count  int                `json:"count"`
+	Cause  string             `json:"cause"`
+	MeanMs units.Milliseconds `json:"mean_ms"`
+	P50Ms  units.Milliseconds `json:"p50_ms"`
+	MaxMs  units.Milliseconds `json:"max_ms"`
 }
 
 // StateOptions turn on state detection in Analyze. Every drive's levels
@@ -129,7 +130,7 @@ func newStateDetector() *stateDetector {
 // classifier makes a drive's classifier for the sample pass; nil for an
 // NVMe drive and for a drive whose levels could not be learned (its state
 // figures are null: see unclassified).
-func (sd *stateDetector) classifier(d capture.DriveInfo, rate float64) StateClassifier {
+func (sd *stateDetector) classifier(d capture.DriveInfo, rate units.Hertz) StateClassifier {
 	if d.Interface == capture.InterfaceNVMe {
 		return nil // SATA link states only; Analyze notes it
 	}
@@ -137,7 +138,7 @@ func (sd *stateDetector) classifier(d capture.DriveInfo, rate float64) StateClas
 	if !ok || ll.Err != "" {
 		return nil
 	}
-	period := time.Duration(float64(time.Second) / rate)
+	period := rate.Period()
 	l := ll.Levels
 	on, err := detect.NewOnline(l, period, 0)
 	if err != nil {
@@ -201,7 +202,7 @@ func (c *stateCollector) IdleBand() (lo, hi units.Watts, ok bool) {
 	if idle <= 0 {
 		return 0, 0, false
 	}
-	bg, _, _ := c.rep.Levels.Band(detect.Background)
+	bg, _, _ := c.rep.Levels.Band(powerstate.Background)
 	return 2*idle - units.Watts(bg), units.Watts(bg), true
 }
 
@@ -278,22 +279,22 @@ func (s *StateReport) fill(sum *detect.Summary, spans []detect.Span, ios []detec
 			sum.Add(sp)
 		}
 	}
-	s.MeasuredS = sum.Total().Seconds()
+	s.MeasuredS = units.SecondsOf(sum.Total())
 	t0 := c.HostF(0)
 	s.intervals = make([]StateInterval, len(spans))
 	for i, sp := range spans {
 		s.intervals[i] = StateInterval{State: sp.State.String(), StartNs: sp.Start, EndNs: sp.End,
-			StartS: (float64(sp.Start) - t0) / 1e9, EndS: (float64(sp.End) - t0) / 1e9, Samples: sp.Samples,
+			StartS: units.Seconds((float64(sp.Start) - t0) / 1e9), EndS: units.Seconds((float64(sp.End) - t0) / 1e9), Samples: sp.Samples,
 			MeanW: sp.MeanW, EnergyJ: units.Joules(float64(sp.MeanW) * sp.Duration().Seconds())}
 	}
-	s.Residency, s.PowerW, s.Spans = map[string]float64{}, map[string]float64{}, map[string]int{}
-	s.PowerU95W, s.ResidencyU95 = map[string]float64{}, map[string]float64{}
-	for _, st := range detect.AllStates {
+	s.Residency, s.PowerW, s.Spans = map[string]float64{}, map[string]units.Watts{}, map[string]int{}
+	s.PowerU95W, s.ResidencyU95 = map[string]units.Watts{}, map[string]float64{}
+	for _, st := range powerstate.Detected {
 		s.Residency[st.String()] = sum.Residency(st)
-		s.PowerW[st.String()] = float64(sum.MeanPower(st))
+		s.PowerW[st.String()] = sum.MeanPower(st)
 		s.Spans[st.String()] = sum.Spans[st]
 	}
-	s.Smoothing = SmoothingInfo{WindowMs: float64(cn.smooth) / 1e6, NoiseSigmaW: cn.sigma}
+	s.Smoothing = SmoothingInfo{WindowMs: units.Milliseconds(float64(cn.smooth) / 1e6), NoiseSigmaW: units.Watts(cn.sigma)}
 	s.uncertainty(spans, cn)
 	for k, n := range sum.Transitions {
 		s.Transitions = append(s.Transitions, TransitionCount{From: k[0].String(), To: k[1].String(), Count: n})
@@ -325,8 +326,8 @@ func (s *StateReport) fill(sum *detect.Summary, spans []detect.Span, ios []detec
 	}
 	// DevSlp's entry and exit are measured by change points around the pin
 	// (the devslp block), not here: one definition per name.
-	delete(em, detect.DevSlp.String())
-	delete(xm, detect.DevSlp.String())
+	delete(em, powerstate.DevSlp.String())
+	delete(xm, powerstate.DevSlp.String())
 	for st, v := range em {
 		s.Entry[st] = latencyStat(v, ec[st])
 	}
@@ -341,7 +342,8 @@ func latencyStat(v []float64, cause string) LatencyStat {
 	for _, x := range v {
 		sum += x
 	}
-	return LatencyStat{Count: len(v), Cause: cause, MeanMs: sum / float64(len(v)), P50Ms: stat.UpperMedian(v), MaxMs: v[len(v)-1]}
+	return LatencyStat{Count: len(v), Cause: cause, MeanMs: units.Milliseconds(sum / float64(len(v))), P50Ms: units.Milliseconds(stat.UpperMedian(v)),
+		MaxMs: units.Milliseconds(v[len(v)-1])}
 }
 
 // applyStates makes each drive's residency and per-state power the state
@@ -458,7 +460,7 @@ func (s *StateReport) uncertainty(spans []detect.Span, cn classNoise) {
 		a.sumW += n * w
 		a.means, a.ns = append(a.means, w), append(a.ns, n)
 	}
-	total := s.MeasuredS
+	total := float64(s.MeasuredS)
 	w, per := cn.smooth.Seconds(), cn.period.Seconds()
 	if w <= 0 {
 		w = time.Millisecond.Seconds()
@@ -475,7 +477,7 @@ func (s *StateReport) uncertainty(spans []detect.Span, cn classNoise) {
 	// neighbour's 2k boundaries may hide up to W/2 of it, a bound
 	// B = Σ 2k·(W/2)/T, taken as rectangular (B/√3) beside the misread term.
 	if total > 0 {
-		for _, st := range detect.AllStates {
+		for _, st := range powerstate.Detected {
 			if _, ok := by[st.String()]; !ok {
 				hid := s.hiddenBound(st, w, total)
 				s.ResidencyU95[st.String()] = 1.96 * math.Hypot(mis[st.String()], hid) / math.Sqrt(3)
@@ -497,7 +499,7 @@ func (s *StateReport) uncertainty(spans []detect.Span, cn classNoise) {
 			v += a.ns[i] * a.ns[i] * (mi - m) * (mi - m)
 		}
 		v *= k / (k - 1) / (a.n * a.n)
-		s.PowerU95W[st] = 1.96 * math.Sqrt(v)
+		s.PowerU95W[st] = units.Watts(1.96 * math.Sqrt(v))
 	}
 	s.unlearned(total)
 	s.misplaced(spans, cn.period.Seconds(), total)
@@ -511,18 +513,18 @@ func (s *StateReport) misplaced(spans []detect.Span, per, total float64) {
 	}
 	var out, in detect.ClearCounts
 	for _, sp := range spans {
-		if sp.State == detect.Active {
+		if sp.State == powerstate.Active {
 			continue
 		}
 		for st, k := range sp.Clear {
-			if detect.State(st) == sp.State || detect.State(st) == detect.Unknown || k == 0 {
+			if powerstate.State(st) == sp.State || powerstate.State(st) == powerstate.Unknown || k == 0 {
 				continue
 			}
 			out[sp.State] += k
 			in[st] += k
 		}
 	}
-	for _, st := range detect.AllStates {
+	for _, st := range powerstate.Detected {
 		if n := max(out[st], in[st]); n > 0 {
 			s.ResidencyU95[st.String()] += float64(n) * per / total
 			if s.Misplaced == nil {
@@ -551,13 +553,13 @@ func (s *StateReport) unlearned(total float64) {
 	if total <= 0 || l.Idle <= 0 || s.Learning == nil {
 		return
 	}
-	b := math.Max(minLevelS, minLevelShare*s.Learning.QuietS) / total
+	b := math.Max(minLevelS, minLevelShare*float64(s.Learning.QuietS)) / total
 	order := []struct {
-		st detect.State
+		st powerstate.State
 		w  units.Watts
-	}{{detect.Idle, l.Idle}, {detect.Partial, l.Partial}, {detect.Slumber, l.Slumber}, {detect.DevSlp, l.DevSlp}}
+	}{{powerstate.Idle, l.Idle}, {powerstate.Partial, l.Partial}, {powerstate.Slumber, l.Slumber}, {powerstate.DevSlp, l.DevSlp}}
 	for i, x := range order {
-		if x.w > 0 || (x.st != detect.Partial && x.st != detect.Slumber) {
+		if x.w > 0 || (x.st != powerstate.Partial && x.st != powerstate.Slumber) {
 			continue
 		}
 		s.ResidencyU95[x.st.String()] = math.Max(s.ResidencyU95[x.st.String()], b)
@@ -577,31 +579,31 @@ func (s *StateReport) unlearned(total float64) {
 	}
 }
 
-func (s *StateReport) hiddenBound(st detect.State, w, total float64) float64 {
+func (s *StateReport) hiddenBound(st powerstate.State, w, total float64) float64 {
 	l := s.Levels
-	has := st == detect.Background && l.Idle > 0
+	has := st == powerstate.Background && l.Idle > 0
 	switch st {
-	case detect.Idle:
+	case powerstate.Idle:
 		has = l.Idle > 0
-	case detect.Partial:
+	case powerstate.Partial:
 		has = l.Partial > 0
-	case detect.Slumber:
+	case powerstate.Slumber:
 		has = l.Slumber > 0
-	case detect.DevSlp:
+	case powerstate.DevSlp:
 		has = l.DevSlp > 0
 	}
 	if !has || total <= 0 {
 		return 0
 	}
 	var edges float64
-	for _, nb := range []detect.State{stateAbove(l, st), stateBelow(l, st)} {
-		if st == detect.Background {
-			nb = detect.Idle
+	for _, nb := range []powerstate.State{stateAbove(l, st), stateBelow(l, st)} {
+		if st == powerstate.Background {
+			nb = powerstate.Idle
 		}
-		if nb != detect.Unknown {
+		if nb != powerstate.Unknown {
 			edges += 2 * float64(s.Spans[nb.String()])
 		}
-		if st == detect.Background {
+		if st == powerstate.Background {
 			break
 		}
 	}
@@ -620,9 +622,9 @@ func (s *StateReport) misread(cn classNoise) map[string]float64 {
 	phi := func(d float64) float64 { return 0.5 * math.Erfc(d/sm/math.Sqrt2) }
 	l := s.Levels
 	lv := []struct {
-		st detect.State
+		st powerstate.State
 		w  units.Watts
-	}{{detect.Idle, l.Idle}, {detect.Partial, l.Partial}, {detect.Slumber, l.Slumber}, {detect.DevSlp, l.DevSlp}}
+	}{{powerstate.Idle, l.Idle}, {powerstate.Partial, l.Partial}, {powerstate.Slumber, l.Slumber}, {powerstate.DevSlp, l.DevSlp}}
 	for _, x := range lv {
 		lo, hi, ok := l.Band(x.st)
 		if !ok || x.w <= 0 {
@@ -639,13 +641,13 @@ func (s *StateReport) misread(cn classNoise) map[string]float64 {
 			moved := r * phi(e.d)
 			out[x.st.String()] += moved
 			// The neighbour across this edge gains what this state loses.
-			var nb detect.State
+			var nb powerstate.State
 			if e.edge == hi {
 				nb = stateAbove(l, x.st)
 			} else {
 				nb = stateBelow(l, x.st)
 			}
-			if nb != detect.Unknown {
+			if nb != powerstate.Unknown {
 				out[nb.String()] += moved
 			}
 		}
@@ -654,12 +656,12 @@ func (s *StateReport) misread(cn classNoise) map[string]float64 {
 }
 
 // stateAbove and stateBelow are the classified neighbours of a level's band.
-func stateAbove(l detect.Levels, st detect.State) detect.State {
-	prev := detect.Background
+func stateAbove(l detect.Levels, st powerstate.State) powerstate.State {
+	prev := powerstate.Background
 	for _, x := range []struct {
-		st detect.State
+		st powerstate.State
 		w  units.Watts
-	}{{detect.Idle, l.Idle}, {detect.Partial, l.Partial}, {detect.Slumber, l.Slumber}, {detect.DevSlp, l.DevSlp}} {
+	}{{powerstate.Idle, l.Idle}, {powerstate.Partial, l.Partial}, {powerstate.Slumber, l.Slumber}, {powerstate.DevSlp, l.DevSlp}} {
 		if x.w <= 0 {
 			continue
 		}
@@ -668,15 +670,15 @@ func stateAbove(l detect.Levels, st detect.State) detect.State {
 		}
 		prev = x.st
 	}
-	return detect.Unknown
+	return powerstate.Unknown
 }
 
-func stateBelow(l detect.Levels, st detect.State) detect.State {
+func stateBelow(l detect.Levels, st powerstate.State) powerstate.State {
 	found := false
 	for _, x := range []struct {
-		st detect.State
+		st powerstate.State
 		w  units.Watts
-	}{{detect.Idle, l.Idle}, {detect.Partial, l.Partial}, {detect.Slumber, l.Slumber}, {detect.DevSlp, l.DevSlp}} {
+	}{{powerstate.Idle, l.Idle}, {powerstate.Partial, l.Partial}, {powerstate.Slumber, l.Slumber}, {powerstate.DevSlp, l.DevSlp}} {
 		if x.w <= 0 {
 			continue
 		}
@@ -686,7 +688,7 @@ func stateBelow(l detect.Levels, st detect.State) detect.State {
 		found = x.st == st
 	}
 	if found && l.Off > 0 {
-		return detect.Off
+		return powerstate.Off
 	}
-	return detect.Unknown
+	return powerstate.Unknown
 }

@@ -26,7 +26,7 @@ func TestDetectStatesLearnsLevels(t *testing.T) {
 		if e := math.Abs(float64(r.Levels.Idle)-d.IdleW) / d.IdleW; e > 0.02 {
 			t.Errorf("%s: learned idle %.4f W, truth %.4f W", r.Name, float64(r.Levels.Idle), d.IdleW)
 		}
-		if got := r.PowerW["devslp"]; math.Abs(got-d.DevSlpW) > 0.0002 {
+		if got := float64(r.PowerW["devslp"]); math.Abs(got-d.DevSlpW) > 0.0002 {
 			t.Errorf("%s: devslp power %.5f W, truth %.5f W (±0.2 mW)", r.Name, got, d.DevSlpW)
 		}
 		if r.Residency["devslp"] <= 0 || r.Residency["idle"] < 0.5 {

@@ -10,16 +10,19 @@
 //   - app/accuracy: the truth-recovery campaign, which runs the rig on
 //     random simulated drives and compares with the models' truth;
 //   - app/emuhub: the emulated hub with simulated drives behind its
-//     ports, the one builder the others and `hub emulate` call.
+//     ports, the one builder the others and `hub emulate` call;
+//   - app/hoststates: link power on a sysfs tree (`idlewatt states`);
+//   - app/config: the one settings schema, every config key gathered
+//     from the packages that declare them.
 //
 // # Why a folder of its own, and why "app"
 //
-// These packages used to sit in internal/ beside the leaf helpers
-// (internal/outfile, internal/serialport, …) that meter, capture and
-// states import, so one folder held both the bottom and the top of the
-// import graph and the folder picture showed arrows running back up.
-// Now internal/ holds only leaves (internal/layering_test.go checks it)
-// and app/ only the layer that orchestrates. "app" says what the layer is
+// In internal/, beside the leaf helpers (internal/outfile,
+// internal/serialport, …) that meter, capture and states import, these
+// packages would put the bottom and the top of the import graph in one
+// folder, and the folder picture would show arrows running back up. So
+// internal/ holds only leaves (internal/layering_test.go checks it) and
+// app/ only the layer that orchestrates. "app" says what the layer is
 // (the application, as opposed to the library beneath it) in the fewest
 // letters; "rig" is already one of its packages and "run" a verb every
 // package uses.

@@ -51,7 +51,9 @@
 // nothing intact follows — a crash's cut, or damage to the end of the file.
 // Complete reports whether the end chunk was seen. SkipSamples makes
 // summary-only scans (charts) skip decoding sample values; they still check
-// every chunk, so they find the same damage. Salvage copies what a damaged
+// every chunk, so they find the same damage. (reader.go the Reader and Next;
+// chunk.go a chunk's framing, CRC mending and the hunt after damage;
+// decode.go a chunk's records.) Salvage copies what a damaged
 // capture holds into a clean one; Repair does it from file to file (the
 // input's format and summary resolution, the damage noted in the new
 // capture, written through internal/outfile): idlewatt repair.
@@ -72,4 +74,10 @@
 // Rows merges the channels into one row per sample index, as the CSV export
 // needs; its NextRun hands out the same rows a block's worth at a time
 // (state detection's pass over every sample).
+//
+// # Where it sits
+//
+// The capture floor (rank 2), between the meters and analysis: it imports
+// meter, workload and the leaves; capture/record writes through it, and
+// analysis, report, the application layer and the commands read it.
 package capture

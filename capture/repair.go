@@ -10,6 +10,8 @@ import (
 	"syscall"
 
 	"github.com/idlewatt/idlewatt/internal/outfile"
+	"github.com/idlewatt/idlewatt/internal/settings"
+	"github.com/idlewatt/idlewatt/internal/textsafe"
 )
 
 // RepairResult is what Repair copied and what the input's reader found.
@@ -154,3 +156,36 @@ type stageError struct {
 
 func (e *stageError) Error() string   { return e.err.Error() }
 func (e *stageError) Unwrap() []error { return []error{e.stage, e.err} }
+
+// ClassifyRepair gives a failed Repair of in into out its class for the
+// command line: an input that does not open, or an output the rules
+// refuse, is bad usage or input (settings.ErrUsage); anything else a
+// failure.
+func ClassifyRepair(out string, err error) error {
+	switch {
+	case errors.Is(err, ErrRepairInput):
+		return settings.Input(err)
+	case errors.Is(err, ErrRepairCreate) && errors.Is(err, outfile.ErrRefused):
+		return settings.Usagef("repair: --out %w", err)
+	case errors.Is(err, ErrRepairCreate):
+		return fmt.Errorf("repair: --out %w", err)
+	case errors.Is(err, ErrRepairHeader):
+		return fmt.Errorf("repair: %v", err)
+	}
+	return fmt.Errorf("repair %s: %v", out, err)
+}
+
+// Summary is the line that says what the repair of in into out kept.
+func (res RepairResult) Summary(in, out string) string {
+	acc := res.Account
+	held := res.Samples + acc.SamplesLost
+	if u, ok := acc.Unaccounted(); ok {
+		held = res.Samples + u
+	}
+	kept := 100.0
+	if held > 0 {
+		kept = 100 * float64(res.Samples) / float64(held)
+	}
+	return fmt.Sprintf("%s: %d records, %d channel samples (%.3f %% of what %s held), %d damaged stretch(es) as gaps, %d flipped bit(s) mended, %d samples with covered indices left out",
+		textsafe.Terminal(out), res.Records, res.Samples, kept, textsafe.Terminal(in), acc.DamageRegions, len(acc.Corrected), res.Rejected)
+}

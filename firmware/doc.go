@@ -11,4 +11,8 @@
 //
 // The tests build the firmware with make (gcc; arm-none-eabi-gcc and
 // qemu-system-arm for the last), as .ci/run installs them.
+//
+// Where it sits: beside the data path, not in it: Go tests that build the C
+// firmware and compare it with meter/hub/hubemu and the hub driver; nothing
+// imports it.
 package firmware

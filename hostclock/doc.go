@@ -10,4 +10,8 @@
 // contracts: a capture's start_host, clock marks and meter events
 // (meter.MarkEcho, meter.Event), state events (capture.StateEvent) and I/O
 // events (workload.IOEvent) all hold its readings.
+//
+// Where it sits: a leaf (rank 0), standard library only; every floor that
+// stamps or reads host time imports it: the meters, workload, capture,
+// state detection, analysis and the application layer.
 package hostclock

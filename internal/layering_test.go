@@ -9,8 +9,9 @@
 // The check reads the import blocks of every non-test .go file whatever
 // its build tags (go/parser, ImportsOnly), so a file built only on
 // another platform cannot hide an edge. Test files may import what they
-// need (a test is not part of the package's graph); internal/testutil and
-// internal/testlong are for them alone, which the last check holds.
+// need (a test is not part of the package's graph); internal/testutil,
+// testlong, browsertest and conntest are for them alone, which the last
+// check holds.
 package internal_test
 
 import (
@@ -91,7 +92,7 @@ func violations(root string) ([]string, error) {
 }
 
 // testOnly are the packages only _test.go files may import.
-var testOnly = []string{module + "/internal/testutil", module + "/internal/testlong"}
+var testOnly = []string{module + "/internal/testutil", module + "/internal/testlong", module + "/internal/browsertest", module + "/internal/conntest"}
 
 // testOnlyImports returns one line per non-test .go file under root that
 // imports a testOnly package, sorted.

@@ -57,4 +57,10 @@
 // Block.Power(k) is one sample's V·I, Block.PowerSum() the block's sum:
 // every consumer that needs a block's power (progress, live metrics,
 // analysis, the HTML viewer) computes it there.
+//
+// # Where it sits
+//
+// The bottom floor of the data path above the leaves (rank 1), over units
+// and hostclock only; every driver beneath it implements it, and capture,
+// analysis, report and the application layer import its types.
 package meter

@@ -31,7 +31,7 @@ func averageChart(r *analysis.Report) ([]chart.Bar, chart.BarOpts) {
 		o.Subtitle = "idle, workload and DevSlp time together (no workload phase) · lower is better"
 		for _, d := range r.Drives {
 			if d.Samples.Count > 0 {
-				bars = append(bars, chart.Bar{Label: d.Name, Value: d.AverageW, Err: barErr(d.AverageU95W)})
+				bars = append(bars, chart.Bar{Label: d.Name, Value: float64(d.AverageW), Err: barErr(d.AverageU95W)})
 			}
 		}
 	case 1:
@@ -39,7 +39,7 @@ func averageChart(r *analysis.Report) ([]chart.Bar, chart.BarOpts) {
 		for _, d := range r.Drives {
 			for _, ph := range d.Phases {
 				if ph.Name == names[0] && ph.Samples > 0 {
-					bars = append(bars, chart.Bar{Label: d.Name, Value: ph.AverageW, Err: barErr(ph.AverageU95W)})
+					bars = append(bars, chart.Bar{Label: d.Name, Value: float64(ph.AverageW), Err: barErr(ph.AverageU95W)})
 				}
 			}
 		}
@@ -51,7 +51,7 @@ func averageChart(r *analysis.Report) ([]chart.Bar, chart.BarOpts) {
 			for _, d := range r.Drives {
 				for _, ph := range d.Phases {
 					if ph.Name == n && ph.Samples > 0 {
-						bars = append(bars, chart.Bar{Label: d.Name + " — " + workloadTitle(n), Value: ph.AverageW, Err: barErr(ph.AverageU95W)})
+						bars = append(bars, chart.Bar{Label: d.Name + " — " + workloadTitle(n), Value: float64(ph.AverageW), Err: barErr(ph.AverageU95W)})
 					}
 				}
 			}

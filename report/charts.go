@@ -12,6 +12,7 @@ import (
 	"github.com/idlewatt/idlewatt/analysis/series"
 	"github.com/idlewatt/idlewatt/internal/outfile"
 	"github.com/idlewatt/idlewatt/report/chart"
+	"github.com/idlewatt/idlewatt/units"
 )
 
 // WriteCharts writes the charts that have data into dir, refusing to
@@ -89,8 +90,8 @@ func buildCharts(r *analysis.Report, stop func() error) ([]Output, error) {
 		if d.Samples.Count == 0 {
 			continue
 		}
-		if !math.IsNaN(d.ActiveIdleW) {
-			idle = append(idle, chart.Bar{Label: d.Name, Value: d.ActiveIdleW, Err: barErr(d.ActiveIdleU95W)})
+		if !math.IsNaN(float64(d.ActiveIdleW)) {
+			idle = append(idle, chart.Bar{Label: d.Name, Value: float64(d.ActiveIdleW), Err: barErr(d.ActiveIdleU95W)})
 		}
 	}
 	if len(idle) > 0 {
@@ -164,7 +165,7 @@ func PowerTitle(drives []string, c analysis.CaptureInfo) (title, subtitle string
 	}
 	if m := strings.TrimSpace(c.MeterKind + " " + c.MeterModel); m != "" {
 		if c.RateHz > 0 {
-			m += " at " + g(float64(c.RateHz)) + " S/s"
+			m += " at " + g(c.RateHz) + " S/s"
 		}
 		parts = append(parts, "meter "+m)
 	}
@@ -172,11 +173,11 @@ func PowerTitle(drives []string, c analysis.CaptureInfo) (title, subtitle string
 }
 
 // barErr is a bar's whisker: the 95 % interval, none when unknown.
-func barErr(u *float64) float64 {
-	if u == nil || math.IsNaN(*u) || math.IsInf(*u, 0) {
+func barErr(u *units.Watts) float64 {
+	if u == nil || math.IsNaN(float64(*u)) || math.IsInf(float64(*u), 0) {
 		return 0
 	}
-	return *u
+	return float64(*u)
 }
 
 // saveFig renders f and writes it to path under o (compare's charts).

@@ -74,11 +74,11 @@ func CompareWith(reports []*analysis.Report, labels []string, base int, dir stri
 			}
 			fmt.Fprintf(&md, "| %s | %s | %s | %s | %s | %s | %.3f | %s | %d |\n", mdCell(labels[i]), mdCell(d.Name), analysis.FormatPM(d.ActiveIdleW, d.ActiveIdleU95W, 4), analysis.FormatPM(d.AverageW, d.AverageU95W, 4),
 				analysis.FormatV(d.PeakWindows.W1s, 4), analysis.FormatPM(d.EnergyJ, d.EnergyU95J, 3), d.DurationS, analysis.FormatV(ds*1e3, 3), d.Samples.Dropped)
-			if d.Samples.Count > 0 && !math.IsNaN(d.ActiveIdleW) {
-				idle = append(idle, chart.Bar{Label: label, Value: d.ActiveIdleW, Err: barErr(d.ActiveIdleU95W)})
+			if d.Samples.Count > 0 && !math.IsNaN(float64(d.ActiveIdleW)) {
+				idle = append(idle, chart.Bar{Label: label, Value: float64(d.ActiveIdleW), Err: barErr(d.ActiveIdleU95W)})
 			}
-			if d.Samples.Count > 0 && !math.IsNaN(d.AverageW) {
-				avg = append(avg, chart.Bar{Label: label, Value: d.AverageW, Err: barErr(d.AverageU95W)})
+			if d.Samples.Count > 0 && !math.IsNaN(float64(d.AverageW)) {
+				avg = append(avg, chart.Bar{Label: label, Value: float64(d.AverageW), Err: barErr(d.AverageU95W)})
 			}
 		}
 	}
@@ -130,11 +130,11 @@ type compareField struct {
 	isInt  bool
 }
 
-func ptrNaN(u *float64) float64 {
+func ptrNaN[Q ~float64](u *Q) float64 {
 	if u == nil {
 		return math.NaN()
 	}
-	return *u
+	return float64(*u)
 }
 
 // compareFields are a row's columns: the report's values (compare.csv's
@@ -146,8 +146,8 @@ func compareFields(row analysis.CompareRow, labels []string, base int) []compare
 	num := func(n string, x float64) compareField { return compareField{name: n, num: x} }
 	integer := func(n string, x float64) compareField { return compareField{name: n, num: x, isInt: true} }
 	fs := []compareField{txt("run", labels[row.Run]), txt("drive", d.Name), integer("port", float64(d.Port)),
-		num("active_idle_w", d.ActiveIdleW), num("average_w", d.AverageW), num("peak_w", d.PeakW), num("peak_1s_w", d.PeakWindows.W1s),
-		num("energy_j", d.EnergyJ), num("duration_s", d.DurationS), num("devslp_power_w", ds), integer("dropped", float64(d.Samples.Dropped)),
+		num("active_idle_w", float64(d.ActiveIdleW)), num("average_w", float64(d.AverageW)), num("peak_w", float64(d.PeakW)), num("peak_1s_w", float64(d.PeakWindows.W1s)),
+		num("energy_j", float64(d.EnergyJ)), num("duration_s", float64(d.DurationS)), num("devslp_power_w", ds), integer("dropped", float64(d.Samples.Dropped)),
 		num("active_idle_u95_w", ptrNaN(d.ActiveIdleU95W)), num("average_u95_w", ptrNaN(d.AverageU95W)), num("energy_u95_j", ptrNaN(d.EnergyU95J)),
 		num("devslp_power_u95_w", ptrNaN(dsu)), txt("baseline_run", labels[base])}
 	bd := ""

@@ -12,19 +12,7 @@ import (
 
 // compare.md lists each run's annotations with the run's label, escaped.
 func TestCompareAnnotations(t *testing.T) {
-	read := func() *analysis.Report {
-		f, err := os.Open("../fixtures/reports/small/report.json")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		r, err := analysis.ReadJSON(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r
-	}
-	a, b := read(), read()
+	a, b := smallReport(t), smallReport(t)
 	to := 3.0
 	b.Annotations = []notes.Note{{AtS: 1.5, ToS: &to, Text: "fan <b>on</b> | loud"}}
 	dir := t.TempDir()

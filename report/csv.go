@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/idlewatt/idlewatt/analysis"
+	"github.com/idlewatt/idlewatt/units"
 )
 
 // CSVHeader is summary.csv's header row.
@@ -20,18 +21,13 @@ var CSVHeader = []string{"drive", "port", "phase", "duration_s", "active_idle_w"
 func WriteCSV(w io.Writer, r *analysis.Report) error {
 	cw := csv.NewWriter(w)
 	cw.Write(CSVHeader)
-	f := csvFloat
-	fu := func(u *float64) string {
-		if u == nil {
-			return ""
-		}
-		return f(*u)
-	}
+	w1, j1, s1 := csvFloat[units.Watts], csvFloat[units.Joules], csvFloat[units.Seconds]
+	wu, ju := csvPtr[units.Watts], csvPtr[units.Joules]
 	for _, d := range r.Drives {
-		row := func(phase string, dur, ai, avg, pk float64, pw analysis.PeakWindows, p50, p95, p99, e float64, s analysis.Segments, io analysis.IOTotals, n uint64, uai, uavg, ue *float64, b analysis.Bursts) {
-			cw.Write([]string{d.Name, strconv.Itoa(d.Port), phase, f(dur), f(ai), f(avg), f(pk), f(pw.W1ms), f(pw.W10ms), f(pw.W100ms), f(pw.W1s),
-				f(p50), f(p95), f(p99), f(e), f(s.BusyS), f(s.SettleS), f(s.IdleS), strconv.FormatUint(io.Ops, 10), strconv.FormatUint(io.Bytes, 10), strconv.FormatUint(n, 10),
-				fu(uai), fu(uavg), fu(ue), f(b.Share), f(b.EnergyJ)})
+		row := func(phase string, dur units.Seconds, ai, avg, pk units.Watts, pw analysis.PeakWindows, p50, p95, p99 units.Watts, e units.Joules, s analysis.Segments, io analysis.IOTotals, n uint64, uai, uavg *units.Watts, ue *units.Joules, b analysis.Bursts) {
+			cw.Write([]string{d.Name, strconv.Itoa(d.Port), phase, s1(dur), w1(ai), w1(avg), w1(pk), w1(pw.W1ms), w1(pw.W10ms), w1(pw.W100ms), w1(pw.W1s),
+				w1(p50), w1(p95), w1(p99), j1(e), s1(s.BusyS), s1(s.SettleS), s1(s.IdleS), strconv.FormatUint(io.Ops, 10), strconv.FormatUint(io.Bytes, 10), strconv.FormatUint(n, 10),
+				wu(uai), wu(uavg), ju(ue), csvFloat(b.Share), j1(b.EnergyJ)})
 		}
 		row("all", d.DurationS, d.ActiveIdleW, d.AverageW, d.PeakW, d.PeakWindows, d.P50W, d.P95W, d.P99W, d.EnergyJ, d.Segments, d.IO, d.Samples.Count,
 			d.ActiveIdleU95W, d.AverageU95W, d.EnergyU95J, d.Bursts)

@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/idlewatt/idlewatt/analysis"
-	"github.com/idlewatt/idlewatt/analysis/states"
+	"github.com/idlewatt/idlewatt/analysis/judge"
 	"github.com/idlewatt/idlewatt/report/chart"
 )
 
@@ -23,7 +23,7 @@ func buildDevSlpCharts(r *analysis.Report, ports map[int]bool, save func(*chart.
 		fig, err := chart.DevSlpCycleChart(dc.Series, chart.DevSlpOpts{
 			Title: fmt.Sprintf("DevSlp cycle %d — %s", cy.Cycle, dc.Series.Name),
 			Subtitle: fmt.Sprintf("%s · entry %s ms · floor %s mW · exit to first read %s ms", cy.Outcome,
-				states.PM(cy.EntryMs, cy.EntryU95Ms, 1), states.PM(cy.FloorW, cy.FloorU95W, 1e3), states.PM(cy.ExitMs, cy.ExitU95Ms, 1)),
+				judge.PM(cy.EntryMs, cy.EntryU95Ms, 1), judge.PM(cy.FloorW, cy.FloorU95W, 1e3), judge.PM(cy.ExitMs, cy.ExitU95Ms, 1)),
 			Unit: chart.UnitMW, LogY: true,
 		})
 		if err := save(fig, err, fmt.Sprintf(FileDevSlp, dc.Port)); err != nil {

@@ -30,6 +30,16 @@
 // temporary file renamed into place. The keys of every JSON file and the
 // CSV headers are in docs/report-format.md; the charts in docs/charts.md.
 //
+// # Commands
+//
+// The commands that read a capture and write what this package draws
+// declare their settings here (ReportFlags, PlotFlags, ExportFlags,
+// CompareFlags, HubInfoFlags) with the limits that keep an output
+// drawable; Session is the read of one capture under a context and a
+// progress line (Build for `report`, ExportParquet for `export
+// --parquet`); inputs.go classes a capture's and a report.json's errors;
+// terminal.go prints the drive table and headline.
+//
 // # Use
 //
 //	r, err := analysis.Analyze("run.iwcap", analysis.DefaultOptions())

@@ -6,7 +6,7 @@ import (
 	"math"
 
 	"github.com/idlewatt/idlewatt/analysis"
-	"github.com/idlewatt/idlewatt/analysis/states"
+	"github.com/idlewatt/idlewatt/analysis/judge"
 	"github.com/idlewatt/idlewatt/internal/textsafe"
 )
 
@@ -19,7 +19,7 @@ func WriteMarkdown(w io.Writer, r *analysis.Report) {
 	} else {
 		p("Capture")
 	}
-	p(": meter %s %s at %s S/s, %.1f s", mdCell(r.Capture.MeterKind), mdCell(r.Capture.MeterModel), g(float64(r.Capture.RateHz)), r.Capture.DurationS)
+	p(": meter %s %s at %s S/s, %.1f s", mdCell(r.Capture.MeterKind), mdCell(r.Capture.MeterModel), g(r.Capture.RateHz), r.Capture.DurationS)
 	if r.Capture.Complete {
 		p(", complete.\n\n")
 	} else {
@@ -56,9 +56,9 @@ func WriteMarkdown(w io.Writer, r *analysis.Report) {
 		if outcome == "" {
 			outcome = "no cycles"
 		}
-		p("| %s | %s | %s | %s | %s | %s | %s | %d/%d | %s |\n", mdCell(d.Name), outcome, states.PM(ds.FloorW, ds.FloorU95W, 1e3),
-			states.PM(ds.EntryMs, ds.EntryU95Ms, 1), states.PM(ds.RiseMs, ds.RiseU95Ms, 1), states.PM(ds.ExitMs, ds.ExitU95Ms, 1),
-			states.PM(ds.PreCycleW, states.None, 1e3), ds.Verdict.Passed, len(ds.CycleResults), mdCell(ds.Reason))
+		p("| %s | %s | %s | %s | %s | %s | %s | %d/%d | %s |\n", mdCell(d.Name), outcome, judge.PM(ds.FloorW, ds.FloorU95W, 1e3),
+			judge.PM(ds.EntryMs, ds.EntryU95Ms, 1), judge.PM(ds.RiseMs, ds.RiseU95Ms, 1), judge.PM(ds.ExitMs, ds.ExitU95Ms, 1),
+			judge.PM(ds.PreCycleW, judge.NoneW, 1e3), ds.Verdict.Passed, len(ds.CycleResults), mdCell(ds.Reason))
 	}
 	writeDeclaredMarkdown(w, r)
 	p("\n## I/O and efficiency\n\n| Drive | Ops | MB | Busy (s) | Busy power (W) | Settle (s) | Idle (s) | MB/s per W (busy) | IOPS per W (busy) | MB/s per W | IOPS per W |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")

@@ -13,15 +13,7 @@ import (
 // A drive name is the user's (--drive-name, drives[].name) or a capture's:
 // "a\nb" split every table row it was in, "|" added a cell.
 func TestMarkdownNameCells(t *testing.T) {
-	f, err := os.Open("../fixtures/reports/small/report.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	r, err := analysis.ReadJSON(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := smallReport(t)
 	r.Drives[0].Name = "SSD\nline two | pipe"
 	var b bytes.Buffer
 	WriteMarkdown(&b, r)
@@ -61,15 +53,7 @@ func TestMarkdownAnnotationsAndInterval(t *testing.T) {
 // file name with HTML in it is text in report.md, never an element (a
 // report.md viewed in a browser ran "<script>" and "<img onerror>").
 func TestMarkdownEscapesHTML(t *testing.T) {
-	f, err := os.Open("../fixtures/reports/small/report.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	r, err := analysis.ReadJSON(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := smallReport(t)
 	r.Drives[0].Name = "<script>alert(1)</script>"
 	r.Capture.Path = "runs/<img src=x onerror=alert(2)>.iwcap"
 	r.Capture.MeterModel = "hub\x1b]0;owned\x07"
@@ -91,4 +75,20 @@ func TestMarkdownEscapesHTML(t *testing.T) {
 			t.Errorf("report.md lacks %q:\n%s", want, md)
 		}
 	}
+}
+
+// smallReport reads fixtures/reports/small/report.json afresh, for a test
+// to edit.
+func smallReport(t *testing.T) *analysis.Report {
+	t.Helper()
+	f, err := os.Open("../fixtures/reports/small/report.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r, err := analysis.ReadJSON(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }

@@ -14,12 +14,13 @@ import (
 	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/internal/outfile"
 	"github.com/idlewatt/idlewatt/report/chart"
+	"github.com/idlewatt/idlewatt/units"
 )
 
 // PlotOptions control Plot.
 type PlotOptions struct {
-	From, To float64 // seconds from meter index 0; To ≤ From = the whole capture
-	Buckets  int     // envelope points (default 2000)
+	From, To units.Seconds // from meter index 0; To ≤ From = the whole capture
+	Buckets  int           // envelope points (default 2000)
 	Title    string
 	Subtitle string
 	// Width and Height (inches) and DPI size the image for print; 0 = the
@@ -85,7 +86,7 @@ func RenderPlot(path, ext string, o PlotOptions) ([]string, []byte, error) {
 	// A window asked for (--from/--to) that holds no point is refused; the
 	// whole view of a capture without drive power is drawn empty, as report
 	// gives its nulls.
-	if end, ok := tracesEnd(traces); (o.From > 0 || o.To > o.From) && (!ok || o.From >= end) {
+	if end, ok := tracesEnd(traces); (o.From > 0 || o.To > o.From) && (!ok || float64(o.From) >= end) {
 		if !ok {
 			return notes, nil, fmt.Errorf("%w: from %g s to %s: the capture has none there", ErrEmptyWindow, o.From, windowEnd(o.From, o.To))
 		}
@@ -96,7 +97,7 @@ func RenderPlot(path, ext string, o PlotOptions) ([]string, []byte, error) {
 			return nil, nil, err
 		}
 	}
-	po := chart.PowerOpts{Title: o.Title, Subtitle: o.Subtitle, Unit: o.Unit, From: o.From, To: o.To, LogY: o.LogY, DPI: o.DPI, Notes: o.Notes}
+	po := chart.PowerOpts{Title: o.Title, Subtitle: o.Subtitle, Unit: o.Unit, From: float64(o.From), To: float64(o.To), LogY: o.LogY, DPI: o.DPI, Notes: o.Notes}
 	if po.Title == "" { // the drives measured, not a file name
 		names := make([]string, len(traces))
 		for i, tr := range traces {
@@ -171,7 +172,7 @@ func tracesEnd(traces []series.Trace) (end float64, ok bool) {
 	return end, ok
 }
 
-func windowEnd(from, to float64) string {
+func windowEnd(from, to units.Seconds) string {
 	if to <= from {
 		return "the end"
 	}

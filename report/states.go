@@ -7,8 +7,9 @@ import (
 	"strings"
 
 	"github.com/idlewatt/idlewatt/analysis"
-	"github.com/idlewatt/idlewatt/analysis/states"
+	"github.com/idlewatt/idlewatt/analysis/judge"
 	"github.com/idlewatt/idlewatt/states/detect"
+	"github.com/idlewatt/idlewatt/states/powerstate"
 )
 
 // FileStates is the state detection's output file.
@@ -43,7 +44,7 @@ func writeStatesMarkdown(w io.Writer, r *analysis.Report) {
 			fmt.Fprintf(&b, "| %s | — | not classified: %s | | | | | |\n", mdCell(s.Name), mdCell(s.Note))
 			continue
 		}
-		for _, st := range detect.AllStates {
+		for _, st := range powerstate.Detected {
 			name := st.String()
 			if s.Spans[name] == 0 {
 				continue
@@ -54,9 +55,9 @@ func writeStatesMarkdown(w io.Writer, r *analysis.Report) {
 				}
 				return ""
 			}
-			pw := states.PM(states.Num(s.PowerW[name]), states.None, 1e3)
+			pw := judge.PM(judge.NumW(s.PowerW[name]), judge.NoneW, 1e3)
 			if u, ok := s.PowerU95W[name]; ok {
-				pw = states.PM(states.Num(s.PowerW[name]), states.Num(u), 1e3)
+				pw = judge.PM(judge.NumW(s.PowerW[name]), judge.NumW(u), 1e3)
 			}
 			lv := ""
 			if x := levelOf(s.Levels, st); x > 0 {
@@ -77,15 +78,15 @@ func writeStatesMarkdown(w io.Writer, r *analysis.Report) {
 }
 
 // levelOf is the learned level of state st in W, 0 without one.
-func levelOf(l detect.Levels, st detect.State) float64 {
+func levelOf(l detect.Levels, st powerstate.State) float64 {
 	switch st {
-	case detect.Idle:
+	case powerstate.Idle:
 		return float64(l.Idle)
-	case detect.Partial:
+	case powerstate.Partial:
 		return float64(l.Partial)
-	case detect.Slumber:
+	case powerstate.Slumber:
 		return float64(l.Slumber)
-	case detect.DevSlp:
+	case powerstate.DevSlp:
 		return float64(l.DevSlp)
 	}
 	return 0

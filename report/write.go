@@ -191,12 +191,20 @@ func WriteJSON(w io.Writer, r *analysis.Report) error {
 	return enc.Encode(r)
 }
 
-func g(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+func g[Q ~float64](x Q) string { return strconv.FormatFloat(float64(x), 'g', -1, 64) }
 
 // csvFloat formats a CSV value: 6 decimals, empty when not measured (NaN).
-func csvFloat(x float64) string {
-	if math.IsNaN(x) {
+func csvFloat[Q ~float64](x Q) string {
+	if math.IsNaN(float64(x)) {
 		return ""
 	}
-	return strconv.FormatFloat(x, 'f', 6, 64)
+	return strconv.FormatFloat(float64(x), 'f', 6, 64)
+}
+
+// csvPtr is csvFloat of *u, empty for nil (no interval stated).
+func csvPtr[Q ~float64](u *Q) string {
+	if u == nil {
+		return ""
+	}
+	return csvFloat(*u)
 }

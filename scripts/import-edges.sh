@@ -1,6 +1,6 @@
 #!/bin/sh
 # import-edges.sh lists the module's import edges that do not point down the
-# data path (DESIGN.md): meter → capture → analysis → report → app (rig, apst → accuracy) → cmd, with
+# data path (DESIGN.md): meter → capture → analysis → report → app (rig, apst, hoststates → config, accuracy) → cmd, with
 # workload and states feeding events in beside the meter, and leaf utilities
 # (units, hostclock, internal/outfile, …) below everything.
 #
@@ -21,10 +21,13 @@ go list -f '{{.ImportPath}}{{range .Imports}} {{.}}{{end}}' ./... |
 function strip(p) { return substr(p, length(mod) + 1) }
 # rank and room of a package path inside the module (longest prefix first)
 function rank(p) {
-	if (p ~ /^(units|hostclock|internal\/(hostclock|outfile|suggest|serialport|ptyserve|ctxio))(\/|$)/) return 0
+	if (p ~ /^(units|hostclock|internal)(\/|$)/) return 0
 	if (p ~ /^report(\/|$)/) return 4
 	# the simulated drives answer workload ops with meter samples: above both
 	if (p ~ /^states\/(drivesim|nvme\/sim)(\/|$)/) return 1.5
+	# states/nvme (model, decoding), its pure level model nvme/pslevel and its
+	# host side nvme/nvmehost (sysfs walk, ioctl, writes) share the floor
+	if (p ~ /^states\/nvme(\/(pslevel|nvmehost))?$/) return 1
 	if (p ~ /^(meter|workload|states)(\/|$)/) return 1
 	if (p ~ /^capture(\/|$)/) return 2
 	if (p ~ /^analysis(\/|$)/) return 3
@@ -32,7 +35,10 @@ function rank(p) {
 	# sim drive, hub, analysis); the accuracy campaign runs the rig
 	# app/emuhub joins the hub emulator and the simulated drives, below the rest
 	if (p ~ /^app\/emuhub(\/|$)/) return 4.5
-	if (p ~ /^app\/(rig|apst)(\/|$)/) return 5
+	if (p ~ /^app\/(rig|apst|hoststates)(\/|$)/) return 5
+	# app/config: the settings schema, read off the rig set-up and the
+	# declarations of everything below it
+	if (p ~ /^app\/config(\/|$)/) return 5.5
 	if (p ~ /^app\/accuracy(\/|$)/) return 6
 	if (p ~ /^cmd(\/|$)/) return 7
 	return -1

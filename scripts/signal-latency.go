@@ -34,6 +34,13 @@ import (
 	"github.com/idlewatt/idlewatt/analysis/synthcap"
 )
 
+// sigCase is one command to interrupt: its name and its arguments for an
+// output directory.
+type sigCase struct {
+	name string
+	args func(out string) []string
+}
+
 func main() {
 	dir := flag.String("dir", "", "work directory (default: a new temporary one)")
 	atFlag := flag.String("at", "300ms,1s,2s,4s,8s", "moments to signal, after the start")
@@ -51,21 +58,28 @@ func main() {
 	}
 	bin := filepath.Join(*dir, "idlewatt")
 	run("go", "build", "-o", bin, "./cmd/idlewatt")
-	four := filepath.Join(*dir, "c4x300s.iwcap")
-	wide := filepath.Join(*dir, "c256.iwcap")
-	widest := filepath.Join(*dir, "c4096.iwcap")
+	cases := casesIn(*dir)
+	load, _ := os.ReadFile("/proc/loadavg")
+	fmt.Printf("machine: %s/%s, %d CPUs, %s; load %s", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version(), load)
+	fmt.Printf("%-26s %5s %8s %10s %10s %-10s %-9s %s\n", "command", "full", "RSS MB", "worst ms", "median ms", "exits", "left", "interrupted/runs")
+	for _, c := range cases {
+		measure(bin, *dir, c, ats)
+	}
+}
+
+// casesIn writes the captures into dir unless they are there, and returns
+// the commands to interrupt.
+func casesIn(dir string) []sigCase {
+	four := filepath.Join(dir, "c4x300s.iwcap")
+	wide := filepath.Join(dir, "c256.iwcap")
+	widest := filepath.Join(dir, "c4096.iwcap")
 	if _, err := os.Stat(four); err != nil {
 		fmt.Fprintln(os.Stderr, "writing captures …")
 		write(four, 4, 300*time.Second, 10000)
 		write(wide, 128, 30*time.Second, 1000)
 		write(widest, 2048, 50*time.Millisecond, 1000)
 	}
-	load, _ := os.ReadFile("/proc/loadavg")
-	fmt.Printf("machine: %s/%s, %d CPUs, %s; load %s", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version(), load)
-	cases := []struct {
-		name string
-		args func(out string) []string
-	}{
+	return []sigCase{
 		{"report 4×300 s", func(o string) []string { return []string{"report", four, "--out", filepath.Join(o, "r")} }},
 		{"plot 4×300 s", func(o string) []string { return []string{"plot", four, "--out", filepath.Join(o, "p.png")} }},
 		{"export --parquet 4×300 s", func(o string) []string { return []string{"export", four, "--parquet", filepath.Join(o, "pq")} }},
@@ -79,80 +93,99 @@ func main() {
 			return []string{"accuracy", "--drives", "8", "--short", "--out", filepath.Join(o, "a")}
 		}},
 	}
-	fmt.Printf("%-26s %5s %8s %10s %10s %-10s %-9s %s\n", "command", "full", "RSS MB", "worst ms", "median ms", "exits", "left", "interrupted/runs")
-	for _, c := range cases {
-		out, err := os.MkdirTemp(*dir, "full-")
-		check(err)
-		start := time.Now()
-		cmd := exec.Command(bin, c.args(out)...)
-		var eb bytes.Buffer
-		cmd.Stderr = &eb
-		full := "ok"
-		if err := cmd.Run(); err != nil {
-			full = "exit " + fmt.Sprint(cmd.ProcessState.ExitCode())
-			fmt.Fprintf(os.Stderr, "%s: %s\n", c.name, lastLine(eb.String()))
+}
+
+// measure runs c once in full (its time and peak RSS), then once per
+// moment in ats that comes before the full run's end, signalled then
+// (SIGINT and SIGTERM in turn), and prints its row.
+func measure(bin, dir string, c sigCase, ats []time.Duration) {
+	full, wall, rss := fullRun(bin, dir, c)
+	var lat []float64
+	exits := map[int]bool{}
+	left, runs, hit := 0, 0, 0
+	for i, at := range ats {
+		if at >= wall {
+			continue // the command is over by then
 		}
-		wall := time.Since(start)
-		rss := float64(cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss) / 1024
-		os.RemoveAll(out)
-		var lat []float64
-		exits := map[int]bool{}
-		left, runs, hit := 0, 0, 0
-		for i, at := range ats {
-			if at >= wall {
-				continue // the command is over by then
-			}
-			sig := []syscall.Signal{syscall.SIGINT, syscall.SIGTERM}[i%2]
-			out, err := os.MkdirTemp(*dir, "sig-")
-			check(err)
-			cmd := exec.Command(bin, c.args(out)...)
-			var eb bytes.Buffer
-			cmd.Stderr = &eb
-			check(cmd.Start())
-			done := make(chan struct{})
-			go func() { cmd.Wait(); close(done) }()
-			runs++
-			select {
-			case <-done:
-				os.RemoveAll(out)
-				continue
-			case <-time.After(at):
-			}
-			sent := time.Now()
-			cmd.Process.Signal(sig)
-			select {
-			case <-done:
-			case <-time.After(60 * time.Second):
-				cmd.Process.Kill()
-				<-done
-			}
-			d := time.Since(sent)
-			code := cmd.ProcessState.ExitCode()
-			if code == 0 {
-				os.RemoveAll(out)
-				continue // it finished as the signal came
-			}
-			hit++
-			exits[code] = true
-			lat = append(lat, float64(d.Microseconds())/1000)
-			if n := count(out); n > 0 {
-				left += n
-				fmt.Fprintf(os.Stderr, "%s, %v at %v: %d files left\n", c.name, sig, at, n)
-			}
-			os.RemoveAll(out)
+		sig := []syscall.Signal{syscall.SIGINT, syscall.SIGTERM}[i%2]
+		runs++
+		code, d, n, ok := signalRun(bin, dir, c, at, sig)
+		if !ok {
+			continue
 		}
-		sort.Float64s(lat)
-		worst, med := "-", "-"
-		if len(lat) > 0 {
-			worst, med = fmt.Sprintf("%.0f", lat[len(lat)-1]), fmt.Sprintf("%.0f", lat[len(lat)/2])
-		}
-		var ex []string
-		for k := range exits {
-			ex = append(ex, fmt.Sprint(k))
-		}
-		sort.Strings(ex)
-		fmt.Printf("%-26s %5s %8.0f %10s %10s %-10s %-9d %d/%d (full run %.1f s)\n", c.name, full, rss, worst, med, strings.Join(ex, ","), left, hit, runs, wall.Seconds())
+		hit++
+		exits[code] = true
+		lat = append(lat, float64(d.Microseconds())/1000)
+		left += n
 	}
+	sort.Float64s(lat)
+	worst, med := "-", "-"
+	if len(lat) > 0 {
+		worst, med = fmt.Sprintf("%.0f", lat[len(lat)-1]), fmt.Sprintf("%.0f", lat[len(lat)/2])
+	}
+	var ex []string
+	for k := range exits {
+		ex = append(ex, fmt.Sprint(k))
+	}
+	sort.Strings(ex)
+	fmt.Printf("%-26s %5s %8.0f %10s %10s %-10s %-9d %d/%d (full run %.1f s)\n", c.name, full, rss, worst, med, strings.Join(ex, ","), left, hit, runs, wall.Seconds())
+}
+
+// fullRun runs c without a signal: "ok" or its exit, its wall time and its
+// peak RSS (MB).
+func fullRun(bin, dir string, c sigCase) (full string, wall time.Duration, rss float64) {
+	out, err := os.MkdirTemp(dir, "full-")
+	check(err)
+	start := time.Now()
+	cmd := exec.Command(bin, c.args(out)...)
+	var eb bytes.Buffer
+	cmd.Stderr = &eb
+	full = "ok"
+	if err := cmd.Run(); err != nil {
+		full = "exit " + fmt.Sprint(cmd.ProcessState.ExitCode())
+		fmt.Fprintf(os.Stderr, "%s: %s\n", c.name, lastLine(eb.String()))
+	}
+	wall = time.Since(start)
+	rss = float64(cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss) / 1024
+	os.RemoveAll(out)
+	return full, wall, rss
+}
+
+// signalRun starts c, sends sig at at and times its exit: the exit code,
+// the latency and the files left in its output directory. ok is false
+// when it ended before the signal or finished as it came (exit 0).
+func signalRun(bin, dir string, c sigCase, at time.Duration, sig syscall.Signal) (code int, d time.Duration, left int, ok bool) {
+	out, err := os.MkdirTemp(dir, "sig-")
+	check(err)
+	defer os.RemoveAll(out)
+	cmd := exec.Command(bin, c.args(out)...)
+	var eb bytes.Buffer
+	cmd.Stderr = &eb
+	check(cmd.Start())
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+		return 0, 0, 0, false
+	case <-time.After(at):
+	}
+	sent := time.Now()
+	cmd.Process.Signal(sig)
+	select {
+	case <-done:
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		<-done
+	}
+	d = time.Since(sent)
+	code = cmd.ProcessState.ExitCode()
+	if code == 0 {
+		return 0, 0, 0, false // it finished as the signal came
+	}
+	if left = count(out); left > 0 {
+		fmt.Fprintf(os.Stderr, "%s, %v at %v: %d files left\n", c.name, sig, at, left)
+	}
+	return code, d, left, true
 }
 
 func write(path string, drives int, d time.Duration, rate float64) {

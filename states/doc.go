@@ -42,6 +42,8 @@
 //   - detect: state detection from power: classifies each interval of a
 //     capture as active / idle / partial / slumber / devslp, with residency,
 //     per-state power and entry/exit latencies.
+//   - powerstate: the one power-state enum detect classifies into and
+//     drivesim's truth is written in (no I/O, nothing of the project).
 //   - devslp: DevSlp verification cycles (assert, floor, hold ≥ MDAT,
 //     deassert, answer within DETO) and their verdict.
 //
@@ -51,4 +53,9 @@
 // DEVSLP pin), records power through meter, and detect turns the samples
 // and I/O events into states; alpm's eligibility explains why a state the
 // meter never saw was never allowed.
+//
+// # Where it sits
+//
+// The states floor (rank 1), beside the meter (docs/architecture.md); this
+// package holds no code and nothing imports it.
 package states

@@ -25,4 +25,10 @@
 // on a Target and reports every completed I/O as an IOEvent carrying
 // hostclock.Now() (a hostclock.Time) at issue and at completion, which the capture writer stores
 // beside the power samples. See docs/workload.md and docs/trace-formats.md.
+//
+// # Where it sits
+//
+// The workload floor (rank 1), beside the meter: the I/O vocabulary the
+// capture stores, over hostclock only; capture, workload's sub-packages,
+// the simulated drives and app/rig import it.
 package workload

@@ -15,4 +15,10 @@
 //	env := d.Envelope()                       // ≤ Buckets rows; NaN rows are gaps
 //
 // See docs/charts.md for how the envelope is drawn.
+//
+// # Where it sits
+//
+// The analysis layer (rank 3 in scripts/import-edges.sh), standard library
+// only: analysis fills its envelopes, analysis/series hands them on and
+// report/chart draws them.
 package decimate

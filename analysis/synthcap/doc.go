@@ -15,4 +15,10 @@
 // adds gaussian noise of NoiseA σ to each rail's current, then rounds
 // currents to CurrentLSB and voltages to VoltLSB (when set; the header's
 // channels then state the LSBs).
+//
+// # Where it sits
+//
+// Beside analysis (rank 3), above capture, which it writes through; it
+// imports no simulator. Tests across the tree and cmd/gencap
+// (scripts/report-scale.sh) use it.
 package synthcap

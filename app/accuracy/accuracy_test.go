@@ -15,6 +15,7 @@ import (
 
 	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/states/drivesim"
+	"github.com/idlewatt/idlewatt/states/powerstate"
 	"github.com/idlewatt/idlewatt/units"
 )
 
@@ -237,15 +238,15 @@ func TestDriveTruth(t *testing.T) {
 	var b bytes.Buffer
 	tw := drivesim.NewTruthWriter(&b, drivesim.TruthHeader{Profile: "p", Port: 1})
 	ms := func(x float64) time.Duration { return time.Duration(x * 1e6) }
-	seg := func(st drivesim.State, a, z float64, w float64) {
+	seg := func(st powerstate.State, a, z float64, w float64) {
 		tw.Write(drivesim.Segment{State: st, Start: ms(a), End: ms(z), P5: unitsW(w)})
 	}
-	seg(drivesim.StateIdle, 0, 1000, 0.2)
-	seg(drivesim.StateSlumber, 1000, 2000, 0.05) // pin asserted at 1500 ms
-	seg(drivesim.StateDevSlp, 2000, 3000, 0.004) // entry 500 ms after it; released at 3000
-	seg(drivesim.StateWake, 3000, 3040, 1.0)     // 40 ms wake
-	seg(drivesim.StateActive, 3040, 3040.5, 1.5) // the probe read
-	seg(drivesim.StateIdle, 3040.5, 10000, 0.2)
+	seg(powerstate.Idle, 0, 1000, 0.2)
+	seg(powerstate.Slumber, 1000, 2000, 0.05) // pin asserted at 1500 ms
+	seg(powerstate.DevSlp, 2000, 3000, 0.004) // entry 500 ms after it; released at 3000
+	seg(powerstate.Wake, 3000, 3040, 1.0)     // 40 ms wake
+	seg(powerstate.Active, 3040, 3040.5, 1.5) // the probe read
+	seg(powerstate.Idle, 3040.5, 10000, 0.2)
 	if err := tw.Flush(); err != nil {
 		t.Fatal(err)
 	}
@@ -325,18 +326,18 @@ func TestDriveTruthByReportDefinitions(t *testing.T) {
 	var b bytes.Buffer
 	tw := drivesim.NewTruthWriter(&b, drivesim.TruthHeader{Profile: "p", Port: 1})
 	ms := func(x float64) time.Duration { return time.Duration(x * 1e6) }
-	seg := func(st drivesim.State, a, z float64, w float64, io bool) {
+	seg := func(st powerstate.State, a, z float64, w float64, io bool) {
 		tw.Write(drivesim.Segment{State: st, Start: ms(a), End: ms(z), P5: unitsW(w), IO: io})
 	}
-	seg(drivesim.StateSlumber, 0, 1000, 0.05, false)
-	seg(drivesim.StateWake, 1000, 1010, 0.2, true)     // a read waits 10 ms for the wake
-	seg(drivesim.StateActive, 1010, 1011, 1.5, true)   // its transfer
-	seg(drivesim.StateIdle, 1011, 1011.5, 0.2, false)  // 0.5 ms: under the 1 ms merge gap
-	seg(drivesim.StateActive, 1011.5, 1012, 1.5, true) // the next read
-	seg(drivesim.StateActive, 1012, 1013, 1.5, false)  // its transfer runs on past the completion
-	seg(drivesim.StateIdle, 1013, 2000, 0.2, false)
-	seg(drivesim.StateWake, 2000, 2040, 0.2, false) // a wake with no read waiting
-	seg(drivesim.StateIdle, 2040, 3000, 0.2, false)
+	seg(powerstate.Slumber, 0, 1000, 0.05, false)
+	seg(powerstate.Wake, 1000, 1010, 0.2, true)     // a read waits 10 ms for the wake
+	seg(powerstate.Active, 1010, 1011, 1.5, true)   // its transfer
+	seg(powerstate.Idle, 1011, 1011.5, 0.2, false)  // 0.5 ms: under the 1 ms merge gap
+	seg(powerstate.Active, 1011.5, 1012, 1.5, true) // the next read
+	seg(powerstate.Active, 1012, 1013, 1.5, false)  // its transfer runs on past the completion
+	seg(powerstate.Idle, 1013, 2000, 0.2, false)
+	seg(powerstate.Wake, 2000, 2040, 0.2, false) // a wake with no read waiting
+	seg(powerstate.Idle, 2040, 3000, 0.2, false)
 	if err := tw.Flush(); err != nil {
 		t.Fatal(err)
 	}
@@ -377,13 +378,13 @@ func TestDriveTruthActiveFromHostSpans(t *testing.T) {
 	var b bytes.Buffer
 	tw := drivesim.NewTruthWriter(&b, drivesim.TruthHeader{Profile: "p", Port: 1})
 	ms := func(x float64) time.Duration { return time.Duration(x * 1e6) }
-	seg := func(st drivesim.State, a, z float64, w float64, io bool) {
+	seg := func(st powerstate.State, a, z float64, w float64, io bool) {
 		tw.Write(drivesim.Segment{State: st, Start: ms(a), End: ms(z), P5: unitsW(w), IO: io})
 	}
-	seg(drivesim.StateIdle, 0, 100, 0.2, false)
-	seg(drivesim.StateActive, 100, 101, 1.5, true)
-	seg(drivesim.StateIdle, 101, 151, 0.2, true) // the model learned of the completion at 151 ms
-	seg(drivesim.StateIdle, 151, 1000, 0.2, false)
+	seg(powerstate.Idle, 0, 100, 0.2, false)
+	seg(powerstate.Active, 100, 101, 1.5, true)
+	seg(powerstate.Idle, 101, 151, 0.2, true) // the model learned of the completion at 151 ms
+	seg(powerstate.Idle, 151, 1000, 0.2, false)
 	tw.WriteIO(drivesim.IOSpan{Start: ms(100), End: ms(101.2)}) // the host's stamps
 	tw.WriteIO(drivesim.IOSpan{Start: ms(101.7), End: ms(102)}) // 0.5 ms later: merged
 	if err := tw.Flush(); err != nil {

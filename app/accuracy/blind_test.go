@@ -12,6 +12,7 @@ import (
 
 	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/states/drivesim"
+	"github.com/idlewatt/idlewatt/states/powerstate"
 )
 
 // Every block of 8 drives has every noise family once; a hub with a
@@ -102,19 +103,19 @@ func TestDriveTruthRiseAndPreCycle(t *testing.T) {
 	var b bytes.Buffer
 	tw := drivesim.NewTruthWriter(&b, drivesim.TruthHeader{Profile: "p", Port: 1})
 	ms := func(x float64) time.Duration { return time.Duration(x * 1e6) }
-	seg := func(st drivesim.State, a, z float64, w float64, gc bool) {
+	seg := func(st powerstate.State, a, z float64, w float64, gc bool) {
 		tw.Write(drivesim.Segment{State: st, Start: ms(a), End: ms(z), P5: unitsW(w), GC: gc})
 	}
-	seg(drivesim.StateIdle, 0, 1000, 0.2, false)
-	seg(drivesim.StateSlumber, 1000, 1300, 0.05, false)
-	seg(drivesim.StateSlumber, 1300, 1400, 0.5, true) // a GC burst 200–100 ms before the pin
-	seg(drivesim.StateSlumber, 1400, 2000, 0.05, false)
-	seg(drivesim.StateDevSlp, 2000, 3003, 0.004, false) // released at 3000: leaves at 3003 (MDAT)
-	seg(drivesim.StateWake, 3003, 3040, 1.0, false)
-	seg(drivesim.StateActive, 3040, 3040.5, 1.5, false)
-	seg(drivesim.StateIdle, 3040.5, 5000, 0.2, false)
-	seg(drivesim.StatePartial, 5000, 5200, 0.1, false) // second cycle: pin at 5200, no DevSlp
-	seg(drivesim.StateIdle, 5200, 10000, 0.2, false)
+	seg(powerstate.Idle, 0, 1000, 0.2, false)
+	seg(powerstate.Slumber, 1000, 1300, 0.05, false)
+	seg(powerstate.Slumber, 1300, 1400, 0.5, true) // a GC burst 200–100 ms before the pin
+	seg(powerstate.Slumber, 1400, 2000, 0.05, false)
+	seg(powerstate.DevSlp, 2000, 3003, 0.004, false) // released at 3000: leaves at 3003 (MDAT)
+	seg(powerstate.Wake, 3003, 3040, 1.0, false)
+	seg(powerstate.Active, 3040, 3040.5, 1.5, false)
+	seg(powerstate.Idle, 3040.5, 5000, 0.2, false)
+	seg(powerstate.Partial, 5000, 5200, 0.1, false) // second cycle: pin at 5200, no DevSlp
+	seg(powerstate.Idle, 5200, 10000, 0.2, false)
 	if err := tw.Flush(); err != nil {
 		t.Fatal(err)
 	}

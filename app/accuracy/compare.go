@@ -5,6 +5,8 @@ import (
 	"math"
 	"sort"
 	"strings"
+
+	"github.com/idlewatt/idlewatt/internal/stat"
 )
 
 // Goal is how close a metric must come to the truth: within
@@ -318,8 +320,7 @@ func quantiles(xs []float64) (med, p95, mx *float64) {
 	}
 	sort.Float64s(xs)
 	rank := func(q float64) *float64 {
-		i := int(math.Ceil(q*float64(len(xs)))) - 1
-		v := xs[max(0, min(i, len(xs)-1))]
+		v := stat.NearestRank(xs, q)
 		return &v
 	}
 	return rank(0.5), rank(0.95), rank(1)

@@ -43,4 +43,9 @@
 // accuracy.json, overall and per noise family (keys in docs/analysis.md,
 // "Truth-recovery campaign"), and says plainly when a campaign is too
 // small to be held to them (shortNote).
+//
+// # Where it sits
+//
+// The top of the application layer (rank 6): it runs app/rig once per hub
+// and reads back what the report layer wrote; only cmd/idlewatt imports it.
 package accuracy

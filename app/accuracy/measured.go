@@ -90,12 +90,33 @@ func Extract(dir string, port int) (Measured, error) {
 // extractFrom is Extract on the files' bytes.
 func extractFrom(reportJSON, measureJSON []byte, port int) (Measured, error) {
 	var m Measured
+	d, err := m.reportDrive(reportJSON, port)
+	if err != nil {
+		return m, err
+	}
+	m.driveValues(d)
+	var outcome string
+	if ds, ok := d["devslp"].(map[string]any); ok {
+		outcome = m.devslpValues(ds)
+	}
+	if err := m.measureVerdict(measureJSON, port); err != nil {
+		return m, err
+	}
+	if m.Verdict == "" && outcome != "" {
+		m.Verdict = normVerdict(outcome)
+	}
+	return m, nil
+}
+
+// reportDrive reads report.json's merge gap into m and returns the drive on
+// port.
+func (m *Measured) reportDrive(reportJSON []byte, port int) (map[string]any, error) {
 	var rep struct {
 		Settings map[string]any   `json:"settings"`
 		Drives   []map[string]any `json:"drives"`
 	}
 	if err := json.Unmarshal(reportJSON, &rep); err != nil {
-		return m, fmt.Errorf("report.json: %w", err)
+		return nil, fmt.Errorf("report.json: %w", err)
 	}
 	var d map[string]any
 	if st, ok := rep.Settings["merge_gap_ms"]; ok {
@@ -109,8 +130,14 @@ func extractFrom(reportJSON, measureJSON []byte, port int) (Measured, error) {
 		}
 	}
 	if d == nil {
-		return m, fmt.Errorf("report.json: no drive on port %d", port)
+		return nil, fmt.Errorf("report.json: no drive on port %d", port)
 	}
+	return d, nil
+}
+
+// driveValues reads a report.json drive's power, energy, dropped samples,
+// active-idle phase and residency.
+func (m *Measured) driveValues(d map[string]any) {
 	m.ActiveIdleW = value(d, "active_idle_w")
 	m.AverageW = value(d, "average_w")
 	m.EnergyJ = value(d, "energy_j")
@@ -140,54 +167,67 @@ func extractFrom(reportJSON, measureJSON []byte, port int) (Measured, error) {
 			m.Residency[k] = v
 		}
 	}
-	var outcome string
-	if ds, ok := d["devslp"].(map[string]any); ok {
-		entered, _ := ds["entered"].(bool)
-		_, nullable := ds["floor_w"]
-		if nullable || entered {
-			m.DevSlpFloorW = value(ds, "floor_w")
-			if !nullable {
-				m.DevSlpFloorW = value(ds, "power_w")
-			}
-			m.EntryMs = value(ds, "entry_ms")
-			m.ExitMs = value(ds, "exit_ms")
-			m.RiseMs = value(ds, "rise_ms")
+}
+
+// devslpValues reads a report.json drive's devslp block and returns its
+// outcome.
+func (m *Measured) devslpValues(ds map[string]any) (outcome string) {
+	entered, _ := ds["entered"].(bool)
+	_, nullable := ds["floor_w"]
+	if nullable || entered {
+		m.DevSlpFloorW = value(ds, "floor_w")
+		if !nullable {
+			m.DevSlpFloorW = value(ds, "power_w")
 		}
-		m.PreCycleW = value(ds, "pre_cycle_w")
-		outcome, _ = ds["outcome"].(string)
-		if cr, ok := ds["cycle_results"].([]any); ok {
-			for _, x := range cr {
-				c, _ := x.(map[string]any)
-				n, ok := num(c["cycle"])
-				if !ok || n < 1 || n > 1e4 {
-					continue
-				}
-				for len(m.ExitLeftOut) < int(n) {
-					m.ExitLeftOut = append(m.ExitLeftOut, false)
-					m.RiseLeftOut = append(m.RiseLeftOut, false)
-					m.PreLeftOut = append(m.PreLeftOut, false)
-				}
-				nullOrAbsent := func(k string) bool { x, has := c[k]; return !has || x == nil }
-				m.RiseLeftOut[int(n)-1] = nullOrAbsent("rise_ms")
-				m.PreLeftOut[int(n)-1] = nullOrAbsent("pre_cycle_w")
-				// Left out of the pooled exit_ms: a read the host made late,
-				// or a cycle whose exit the report gives as null (no floor
-				// reached: its read ends no DevSlp exit).
-				late, _ := c["exit_host_late"].(bool)
-				x, has := c["exit_ms"]
-				m.ExitLeftOut[int(n)-1] = late || (has && x == nil)
-				if e, _ := c["entry_only"].(bool); e {
-					m.EntryCycles++
-				}
-			}
+		m.EntryMs = value(ds, "entry_ms")
+		m.ExitMs = value(ds, "exit_ms")
+		m.RiseMs = value(ds, "rise_ms")
+	}
+	m.PreCycleW = value(ds, "pre_cycle_w")
+	outcome, _ = ds["outcome"].(string)
+	if cr, ok := ds["cycle_results"].([]any); ok {
+		m.cycleResults(cr)
+	}
+	return outcome
+}
+
+// cycleResults reads which cycles the pooled exit, rise and pre-cycle
+// level left out, and counts the entry cycles.
+func (m *Measured) cycleResults(cr []any) {
+	for _, x := range cr {
+		c, _ := x.(map[string]any)
+		n, ok := num(c["cycle"])
+		if !ok || n < 1 || n > 1e4 {
+			continue
+		}
+		for len(m.ExitLeftOut) < int(n) {
+			m.ExitLeftOut = append(m.ExitLeftOut, false)
+			m.RiseLeftOut = append(m.RiseLeftOut, false)
+			m.PreLeftOut = append(m.PreLeftOut, false)
+		}
+		nullOrAbsent := func(k string) bool { x, has := c[k]; return !has || x == nil }
+		m.RiseLeftOut[int(n)-1] = nullOrAbsent("rise_ms")
+		m.PreLeftOut[int(n)-1] = nullOrAbsent("pre_cycle_w")
+		// Left out of the pooled exit_ms: a read the host made late,
+		// or a cycle whose exit the report gives as null (no floor
+		// reached: its read ends no DevSlp exit).
+		late, _ := c["exit_host_late"].(bool)
+		x, has := c["exit_ms"]
+		m.ExitLeftOut[int(n)-1] = late || (has && x == nil)
+		if e, _ := c["entry_only"].(bool); e {
+			m.EntryCycles++
 		}
 	}
+}
 
+// measureVerdict reads the DevSlp verdict and its reason for port from
+// measure.json.
+func (m *Measured) measureVerdict(measureJSON []byte, port int) error {
 	var meas struct {
 		DevSlp map[string]map[string]any `json:"devslp"`
 	}
 	if err := json.Unmarshal(measureJSON, &meas); err != nil {
-		return m, fmt.Errorf("measure.json: %w", err)
+		return fmt.Errorf("measure.json: %w", err)
 	}
 	if v, ok := meas.DevSlp[fmt.Sprint(port)]; ok {
 		m.VerdictReason, _ = v["reason"].(string)
@@ -202,10 +242,7 @@ func extractFrom(reportJSON, measureJSON []byte, port int) (Measured, error) {
 			}
 		}
 	}
-	if m.Verdict == "" && outcome != "" {
-		m.Verdict = normVerdict(outcome)
-	}
-	return m, nil
+	return nil
 }
 
 func normVerdict(s string) string {

@@ -10,8 +10,10 @@ import (
 	"time"
 
 	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/internal/stat"
 	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/states/drivesim"
+	"github.com/idlewatt/idlewatt/states/powerstate"
 )
 
 // Truth is what the drive model did during the measured window, in the
@@ -192,21 +194,48 @@ func driveTruth(rc *runClock, port int, truthPath string, p drivesim.Profile, me
 	if ps == nil || !ps.seen {
 		return nil, fmt.Errorf("port %d: no samples in the capture", port)
 	}
-	f, err := os.Open(truthPath)
+	segs, ioSpans, err := readTruth(truthPath, rc.emu(ps.first), rc.emu(ps.last+1))
 	if err != nil {
 		return nil, err
+	}
+	t := &Truth{ActiveIdleW: float64(p.ActiveIdleW), Residency: map[string]float64{}, GC: map[string]float64{}, ClockMs: rc.uncMs}
+	t.Dropped = ps.last - ps.first + 1 - ps.count
+	if !t.integrate(rc, ps, segs, ioSpans, p, mergeGap) {
+		return nil, fmt.Errorf("port %d: no sample time", port)
+	}
+	if t.Residency["devslp"] > 0 {
+		v := float64(p.DevSlpW)
+		t.DevSlpFloorW = &v
+	}
+	t.Verdict = map[string]string{
+		drivesim.DevSlpModeWorking: "PASS", drivesim.DevSlpModeUnsupported: "NOT SUPPORTED", drivesim.DevSlpModeBroken: "FAIL",
+	}[p.DevSlpMode()]
+	t.pinCycles(rc, ps, segs, ioSpans)
+	return t, nil
+}
+
+// readTruth reads a truth file's segments and the host's requests, and
+// checks that they cover the measured window [w0, w1).
+func readTruth(truthPath string, w0, w1 time.Duration) ([]drivesim.Segment, []drivesim.IOSpan, error) {
+	f, err := os.Open(truthPath)
+	if err != nil {
+		return nil, nil, err
 	}
 	defer f.Close()
 	_, segs, ioSpans, err := drivesim.ReadTruthIO(f)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", truthPath, err)
+		return nil, nil, fmt.Errorf("%s: %w", truthPath, err)
 	}
-	w0, w1 := rc.emu(ps.first), rc.emu(ps.last+1)
 	if len(segs) == 0 || segs[0].Start > w0 || segs[len(segs)-1].End < w1-time.Millisecond {
-		return nil, fmt.Errorf("%s: the truth does not cover the measured window %v–%v", truthPath, w0, w1)
+		return nil, nil, fmt.Errorf("%s: the truth does not cover the measured window %v–%v", truthPath, w0, w1)
 	}
-	t := &Truth{ActiveIdleW: float64(p.ActiveIdleW), Residency: map[string]float64{}, GC: map[string]float64{}, ClockMs: rc.uncMs}
-	t.Dropped = ps.last - ps.first + 1 - ps.count
+	return segs, ioSpans, nil
+}
+
+// integrate sums the truth over the samples the capture holds: residency
+// by state (and under GC), idle time, energy, average and peak power.
+// false when there is no sample time.
+func (t *Truth) integrate(rc *runClock, ps *portSpan, segs []drivesim.Segment, ioSpans []drivesim.IOSpan, p drivesim.Profile, mergeGap time.Duration) bool {
 	// The report counts only the samples it has (missing ones are excluded
 	// from time and energy alike), so the truth is integrated over the
 	// same samples: the runs of present indices.
@@ -237,7 +266,7 @@ func driveTruth(rc *runClock, port int, truthPath string, p drivesim.Profile, me
 				peakLong = max(peakLong, pw)
 			}
 			peakAny = max(peakAny, pw)
-			if s.State == drivesim.StateIdle && !s.GC {
+			if s.State == powerstate.Idle && !s.GC {
 				t.IdleS += d
 			}
 			if ioSpans == nil {
@@ -259,7 +288,7 @@ func driveTruth(rc *runClock, port int, truthPath string, p drivesim.Profile, me
 		}
 	}
 	if T <= 0 {
-		return nil, fmt.Errorf("port %d: no sample time", port)
+		return false
 	}
 	if ioSpans == nil {
 		mergeGaps(segs, ps, rc, p, mergeGap, times, gc)
@@ -275,16 +304,13 @@ func driveTruth(rc *runClock, port int, truthPath string, p drivesim.Profile, me
 		t.PeakW = &peakLong
 	}
 	t.EnergyJ, t.AverageW = e, e/T
-	if t.Residency["devslp"] > 0 {
-		v := float64(p.DevSlpW)
-		t.DevSlpFloorW = &v
-	}
-	t.Verdict = map[string]string{
-		drivesim.DevSlpModeWorking: "PASS", drivesim.DevSlpModeUnsupported: "NOT SUPPORTED", drivesim.DevSlpModeBroken: "FAIL",
-	}[p.DevSlpMode()]
+	return true
+}
 
-	// Pin cycles: assert → the DevSlp segment it led to; deassert → the end
-	// of the first transfer served after the wake (the probe read).
+// pinCycles times the pin cycles: assert → the DevSlp segment it led to;
+// deassert → the end of the first transfer served after the wake (the
+// probe read).
+func (t *Truth) pinCycles(rc *runClock, ps *portSpan, segs []drivesim.Segment, ioSpans []drivesim.IOSpan) {
 	var entries, exits, rises, pres []float64
 	raw := unionIO(ioSpans, 0)
 	for i := 0; i < len(ps.pins); i++ {
@@ -308,7 +334,7 @@ func driveTruth(rc *runClock, port int, truthPath string, p drivesim.Profile, me
 		k := sort.Search(len(segs), func(k int) bool { return segs[k].End > ta })
 		var dev *drivesim.Segment
 		for ; k < len(segs) && segs[k].Start < td; k++ {
-			if segs[k].State == drivesim.StateDevSlp {
+			if segs[k].State == powerstate.DevSlp {
 				dev = &segs[k]
 				break
 			}
@@ -324,49 +350,56 @@ func driveTruth(rc *runClock, port int, truthPath string, p drivesim.Profile, me
 		// The DevSlp span may run past the deassertion (MDAT). The exit ends
 		// when the wake that follows it does, or with the transfer the drive
 		// serves straight after it (the probe read, as verification times it).
-		for k++; k < len(segs) && segs[k].State == drivesim.StateDevSlp; k++ {
+		for k++; k < len(segs) && segs[k].State == powerstate.DevSlp; k++ {
 		}
 		if k < len(segs) {
 			r := float64(segs[k].Start-td) / 1e6
 			rises = append(rises, r)
 			t.CycleRiseMs[len(t.CycleRiseMs)-1] = &r
 		}
-		if k == len(segs) || segs[k].State != drivesim.StateWake {
+		if k == len(segs) || segs[k].State != powerstate.Wake {
 			continue
 		}
-		for ; k+1 < len(segs) && segs[k+1].State == drivesim.StateWake; k++ {
-		}
-		end := segs[k].End
-		if k+1 < len(segs) && segs[k+1].State == drivesim.StateActive && segs[k+1].Start <= end+time.Microsecond {
-			end = segs[k+1].End
-		}
-		// The exit ends when the first read after the release is reported
-		// complete (the report's definition: it includes the host's read
-		// path): the end of the run of outstanding-request segments that
-		// holds the wake's end, or the first one after it.
-		if raw != nil {
-			q := sort.Search(len(raw), func(q int) bool { return raw[q].End > segs[k].End-time.Microsecond })
-			if q < len(raw) && raw[q].Start < end+time.Second {
-				end = max(end, raw[q].End)
-			}
-		} else {
-			j := k
-			for j < len(segs) && !segs[j].IO {
-				j++
-			}
-			if j < len(segs) && segs[j].Start < end+time.Second {
-				for j+1 < len(segs) && segs[j+1].IO && segs[j+1].Start <= segs[j].End+time.Microsecond {
-					j++
-				}
-				end = max(end, segs[j].End)
-			}
-		}
-		x := float64(end-td) / 1e6
+		x := float64(exitEnd(segs, raw, k)-td) / 1e6
 		exits = append(exits, x)
 		t.CycleExitMs[len(t.CycleExitMs)-1] = &x
 	}
 	t.EntryMs, t.ExitMs, t.RiseMs, t.PreCycleW = mean(entries), mean(exits), mean(rises), mean(pres)
-	return t, nil
+}
+
+// exitEnd is when the exit that starts with the wake segment segs[k] ends:
+// the end of the wake, or of the transfer the drive serves straight after
+// it, or of the first read reported complete after it (raw, the host's
+// requests; nil: the segments' own io flags).
+func exitEnd(segs []drivesim.Segment, raw []drivesim.IOSpan, k int) time.Duration {
+	for ; k+1 < len(segs) && segs[k+1].State == powerstate.Wake; k++ {
+	}
+	end := segs[k].End
+	if k+1 < len(segs) && segs[k+1].State == powerstate.Active && segs[k+1].Start <= end+time.Microsecond {
+		end = segs[k+1].End
+	}
+	// The exit ends when the first read after the release is reported
+	// complete (the report's definition: it includes the host's read
+	// path): the end of the run of outstanding-request segments that
+	// holds the wake's end, or the first one after it.
+	if raw != nil {
+		q := sort.Search(len(raw), func(q int) bool { return raw[q].End > segs[k].End-time.Microsecond })
+		if q < len(raw) && raw[q].Start < end+time.Second {
+			end = max(end, raw[q].End)
+		}
+	} else {
+		j := k
+		for j < len(segs) && !segs[j].IO {
+			j++
+		}
+		if j < len(segs) && segs[j].Start < end+time.Second {
+			for j+1 < len(segs) && segs[j+1].IO && segs[j+1].Start <= segs[j].End+time.Microsecond {
+				j++
+			}
+			end = max(end, segs[j].End)
+		}
+	}
+	return end
 }
 
 // restingPower is the mean true power over [a, b) of the time the drive
@@ -379,7 +412,7 @@ func restingPower(segs []drivesim.Segment, spans []drivesim.IOSpan, a, b time.Du
 	for ; k < len(segs) && segs[k].Start < b; k++ {
 		s := segs[k]
 		switch s.State {
-		case drivesim.StateIdle, drivesim.StatePartial, drivesim.StateSlumber, drivesim.StateDevSlp, drivesim.StateStandby:
+		case powerstate.Idle, powerstate.Partial, powerstate.Slumber, powerstate.DevSlp, powerstate.Standby:
 		default:
 			continue
 		}
@@ -489,9 +522,9 @@ func truthState(s drivesim.Segment, p drivesim.Profile) string {
 		return "active"
 	}
 	switch s.State {
-	case drivesim.StateActive, drivesim.StateSpinUp:
+	case powerstate.Active, powerstate.SpinUp:
 		return "background"
-	case drivesim.StateWake:
+	case powerstate.Wake:
 		if !s.GC && s.Power() > p.ActiveIdleW*(1+1e-9) {
 			return "background"
 		}
@@ -500,14 +533,11 @@ func truthState(s drivesim.Segment, p drivesim.Profile) string {
 	return s.State.String()
 }
 
+// mean is the mean of xs, nil when there are none (a JSON null).
 func mean(xs []float64) *float64 {
 	if len(xs) == 0 {
 		return nil
 	}
-	var s float64
-	for _, x := range xs {
-		s += x
-	}
-	s /= float64(len(xs))
+	s := stat.Mean(xs)
 	return &s
 }

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/idlewatt/idlewatt/analysis/states"
+	"github.com/idlewatt/idlewatt/analysis/judge"
 	"github.com/idlewatt/idlewatt/app/emuhub"
 	"github.com/idlewatt/idlewatt/hostclock"
 	"github.com/idlewatt/idlewatt/meter"
@@ -174,13 +174,13 @@ func (s *Setup) support() string {
 // VerifyResult is `apst verify --json`: the verdict, the host's setup
 // and plan, and the meter it was measured with.
 type VerifyResult struct {
-	Schema  string             `json:"schema"`
-	Profile string             `json:"profile"`
-	Host    Host               `json:"host"`
-	Verdict states.APSTVerdict `json:"verdict"`
-	Meter   Meter              `json:"meter"`
-	Unnamed []units.Watts      `json:"unnamed_levels_w,omitempty"`
-	Plan    nvme.KernelPlan    `json:"kernel_plan"`
+	Schema  string            `json:"schema"`
+	Profile string            `json:"profile"`
+	Host    Host              `json:"host"`
+	Verdict judge.APSTVerdict `json:"verdict"`
+	Meter   Meter             `json:"meter"`
+	Unnamed []units.Watts     `json:"unnamed_levels_w,omitempty"`
+	Plan    nvme.KernelPlan   `json:"kernel_plan"`
 }
 
 // Host is the host configuration a verdict was measured under.
@@ -236,7 +236,7 @@ func Verify(ctx context.Context, s *Setup, o VerifyOptions) (VerifyResult, error
 	hold := end + 200*time.Millisecond
 	const service = 100 * time.Microsecond
 	var cyc []nvmesim.APSTCycle
-	var samples []states.Sample
+	var samples []judge.Sample
 	if onHub {
 		a, err := openHub(ctx, s)
 		if err != nil {
@@ -254,12 +254,12 @@ func Verify(ctx context.Context, s *Setup, o VerifyOptions) (VerifyResult, error
 	} else {
 		sess := nvmesim.NewSession(s.drive(), s.meter, 0)
 		cyc = sess.RunAPSTCycles(cycles, hold, service)
-		samples = make([]states.Sample, len(sess.Samples))
+		samples = make([]judge.Sample, len(sess.Samples))
 		for i, x := range sess.Samples {
-			samples[i] = states.Sample{T: hostclock.Time(x.At), W: float64(x.W)}
+			samples[i] = judge.Sample{T: hostclock.Time(x.At), W: float64(x.W)}
 		}
 	}
-	cr := states.APSTCriteria{ExpectPS: expect, Levels: s.levels(), LinkExitMs: float64(s.linkExit) / 1e6}
+	cr := judge.APSTCriteria{ExpectPS: expect, Levels: s.levels(), LinkExitMs: units.Milliseconds(float64(s.linkExit) / 1e6)}
 	if learn {
 		// Learn from the samples with no read outstanding.
 		var idle []units.Watts
@@ -277,16 +277,16 @@ func Verify(ctx context.Context, s *Setup, o VerifyOptions) (VerifyResult, error
 		}
 		cr.Levels, res.Unnamed, res.Host.Levels = lv, unnamed, "learned"
 	}
-	var out []states.APSTCycle
+	var out []judge.APSTCycle
 	for _, c := range cyc {
-		tm := states.APSTTiming{Cycle: c.Cycle, Idle: hostclock.Time(c.Idle), ProbeIssue: hostclock.Time(c.ProbeIssue), ProbeComplete: hostclock.Time(c.ProbeComplete),
-			WarmMs: float64(c.WarmComplete-c.WarmIssue) / 1e6}
+		tm := judge.APSTTiming{Cycle: c.Cycle, Idle: hostclock.Time(c.Idle), ProbeIssue: hostclock.Time(c.ProbeIssue), ProbeComplete: hostclock.Time(c.ProbeComplete),
+			WarmMs: units.Milliseconds(float64(c.WarmComplete-c.WarmIssue) / 1e6)}
 		if entered {
 			tm.EnterAt = hostclock.Time(c.Idle + enter)
 		}
 		a := searchSamples(samples, tm.Idle)
 		b := searchSamples(samples, tm.ProbeIssue)
-		out = append(out, states.JudgeAPSTCycle(tm, samples[a:b], cr, states.JudgeOptions{}))
+		out = append(out, judge.JudgeAPSTCycle(tm, samples[a:b], cr, judge.JudgeOptions{}))
 	}
 	hostPlan := ""
 	switch {
@@ -299,11 +299,11 @@ func Verify(ctx context.Context, s *Setup, o VerifyOptions) (VerifyResult, error
 		}
 		hostPlan = fmt.Sprintf("the host's APST table never enters PS%d%s", expect, why)
 	}
-	res.Verdict = states.SummariseAPST(out, cr, s.support(), hostPlan)
+	res.Verdict = judge.SummariseAPST(out, cr, s.support(), hostPlan)
 	return res, nil
 }
 
-func searchSamples(s []states.Sample, t hostclock.Time) int {
+func searchSamples(s []judge.Sample, t hostclock.Time) int {
 	lo, hi := 0, len(s)
 	for lo < hi {
 		m := (lo + hi) / 2
@@ -331,7 +331,7 @@ type IdleRow struct {
 }
 
 // IdleSim settles each combination and measures its idle power: the mean
-// of the samples with its batch-means uncertainty (analysis/states), and
+// of the samples with its batch-means uncertainty (analysis/judge), and
 // the model's exact mean over the same window.
 func IdleSim(s *Setup, settle, measure time.Duration) IdleRow {
 	d := s.drive()
@@ -344,7 +344,7 @@ func IdleSim(s *Setup, settle, measure time.Duration) IdleRow {
 	for _, x := range sess.Samples[n0:] {
 		w = append(w, float64(x.W))
 	}
-	m := states.MeanBatches(w, max(1, int(10*time.Millisecond/s.meter.Period)))
+	m := judge.MeanBatches(w, max(1, int(10*time.Millisecond/s.meter.Period)))
 	truth := float64(d.MeanIdlePower(from, sess.Now()))
 	return IdleRow{Profile: s.prof.Name, Tolerance: s.tol.Raw, ASPM: s.aspm, Plan: s.path(), MeanW: m.Mean, U95W: 1.96 * m.U,
 		TruthW: truth, ErrorW: m.Mean - truth, Samples: m.N}
@@ -494,7 +494,7 @@ func (a *emuHub) read(ctx context.Context, at, service time.Duration) (issue, co
 
 // samples are the complete samples (every rail of port 1) so far, on the
 // emulator's clock.
-func (a *emuHub) samples() []states.Sample {
+func (a *emuHub) samples() []judge.Sample {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	var idx []uint64
@@ -504,9 +504,9 @@ func (a *emuHub) samples() []states.Sample {
 		}
 	}
 	sort.Slice(idx, func(x, y int) bool { return idx[x] < idx[y] })
-	out := make([]states.Sample, len(idx))
+	out := make([]judge.Sample, len(idx))
 	for k, i := range idx {
-		out[k] = states.Sample{T: hostclock.Time(a.t0 + time.Duration(i/HubRate*1e9+i%HubRate*1e9/HubRate)), W: a.w[i]}
+		out[k] = judge.Sample{T: hostclock.Time(a.t0 + time.Duration(i/HubRate*1e9+i%HubRate*1e9/HubRate)), W: a.w[i]}
 	}
 	return out
 }
@@ -593,7 +593,7 @@ func IdleHub(ctx context.Context, s *Setup, settle, measure time.Duration) (Idle
 	if len(w) < 16 {
 		return IdleRow{}, fmt.Errorf("apst idle --hub: %d samples in the window", len(w))
 	}
-	m := states.MeanBatches(w, HubRate/100)
+	m := judge.MeanBatches(w, HubRate/100)
 	// The model's mean over the samples' span (each sample is the draw at
 	// its time, so the span is first … last + one period).
 	truth := float64(a.nv.Drive().MeanIdlePower(time.Duration(first), time.Duration(last)+time.Second/HubRate))

@@ -5,7 +5,7 @@
 // (nvme.PlanAPST) for a tolerance and quirks, the link states an ASPM
 // policy allows, the drive's actual/declared latency scales. Verify plays
 // the cycles (a read, idle, a probe read, a warm read) and judges them with
-// analysis/states.JudgeAPSTCycle; IdleSim and IdleHub measure a window's
+// analysis/judge.JudgeAPSTCycle; IdleSim and IdleHub measure a window's
 // idle power against the model's truth.
 //
 // Two meter paths: the simulated meter (nvmesim.Session, a virtual
@@ -15,4 +15,8 @@
 // I/O latencies are the drive's, without a kernel's or a scheduler's
 // share. cmd/idlewatt's `apst verify` and `apst idle` are its CLI;
 // docs/states.md has the checks and the figures.
+//
+// Where it sits: the application layer (rank 5): it joins the simulated
+// NVMe drive (states/nvme/sim), the emulated hub (app/emuhub) and
+// analysis/judge; only cmd/idlewatt imports it.
 package apst

@@ -12,6 +12,11 @@
 // Everything else — rate, seed, faults, clock, formats — is the caller's
 // hubemu.Options, passed through.
 //
+// Flags and PPK2Flags declare `hub emulate`'s and `ppk2 emulate`'s
+// settings (config keys under emulate. and ppk2emu.); Read and ReadPPK2
+// check them where the options live (ports, protocol, ring, frame size,
+// clock, faults, the simulated drives and their truth files).
+//
 // It sits in the application layer because it joins two floors that do
 // not import each other: the hub emulator (meter/hub/hubemu) and the
 // simulated drives (states/drivesim, states/nvme/sim), which render meter

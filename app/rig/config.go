@@ -76,8 +76,8 @@ type MeterConfig struct {
 type EmulatorConfig struct {
 	Seed        int64         `mapstructure:"seed"`
 	DriftPPM    float64       `mapstructure:"drift_ppm"`
-	Offset      time.Duration `mapstructure:"offset"`
-	CorruptRate float64       `mapstructure:"corrupt_rate"` // per byte
+	Offset      time.Duration `mapstructure:"offset" settings:"signed"` // either sign (a clock offset)
+	CorruptRate float64       `mapstructure:"corrupt_rate"`             // per byte
 	// Formats, CurrentLSB and WideLSB are the hub's sample formats and
 	// nominal current LSBs (hubemu.Options; zero: the defaults). Not
 	// config keys: the accuracy campaign draws them.

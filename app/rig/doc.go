@@ -43,7 +43,7 @@
 // idle, DevSlp, close, analyse, then report.json and the other report
 // files, measure.json and report.html through the report layer. RunIdle is
 // a whole idle run: each ALPM policy (IdlePolicies) or, in NVMe mode, each
-// NVMe latency tolerance × ASPM setting (IdleNVMe, through an nvme.Guard
+// NVMe latency tolerance × ASPM setting (IdleNVMe, through an nvmehost.Guard
 // that restores them) is set, settled and measured in its own phase; the
 // capture is analysed and MeasureIdlePower picks each drive's quiet level
 // per phase from the report; idle.json (report.FileIdleRun) is written
@@ -56,4 +56,11 @@
 // sink, marks and Stats every record.MarkInterval. Rig.Progress is its
 // snapshot; record.ReportProgress prints it once a second as the one
 // progress line (with the phase) when a Plan or IdlePlan has Progress.
+//
+// # Where it sits
+//
+// The application layer (rank 5), over everything beneath it: meters
+// through meter/registry or app/emuhub, capture/record, the workload
+// engine, states' host control, analysis and report; app/accuracy and
+// cmd/idlewatt import it.
 package rig

@@ -206,9 +206,9 @@ func MeasureIdlePower(rep *analysis.Report, ws []PolicyWindow) []IdlePower {
 				out = append(out, ip)
 				continue
 			}
-			ip.MeanW, ip.U95W, ip.AllMeanW = ph.Quiet.W, ph.Quiet.U95W, ph.AverageW
-			ip.MinW, ip.MaxW, ip.Samples = ph.MinW, ph.PeakW, ph.Samples
-			ip.Bursts, ip.BurstShare, ip.BurstEnergyJ = ph.Quiet.Bursts.Count, ph.Quiet.Bursts.Share, ph.Quiet.Bursts.ExcessJ
+			ip.MeanW, ip.U95W, ip.AllMeanW = float64(ph.Quiet.W), (*float64)(ph.Quiet.U95W), float64(ph.AverageW)
+			ip.MinW, ip.MaxW, ip.Samples = float64(ph.MinW), float64(ph.PeakW), ph.Samples
+			ip.Bursts, ip.BurstShare, ip.BurstEnergyJ = ph.Quiet.Bursts.Count, ph.Quiet.Bursts.Share, float64(ph.Quiet.Bursts.ExcessJ)
 			if ip.U95W == nil {
 				ip.Note = "too little quiet time for an uncertainty: lengthen --measure"
 			}

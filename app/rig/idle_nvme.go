@@ -11,11 +11,12 @@ import (
 	"github.com/idlewatt/idlewatt/hostclock"
 	"github.com/idlewatt/idlewatt/states/alpm"
 	"github.com/idlewatt/idlewatt/states/nvme"
+	"github.com/idlewatt/idlewatt/states/nvme/nvmehost"
 )
 
 // NVMe mode of idle (issue 18 part 3): instead of ALPM policies, each
 // combination of NVMe latency tolerance × PCIe ASPM policy is set in turn
-// (through an nvme.Guard, restored at the end and on Ctrl-C), settled and
+// (through an nvmehost.Guard, restored at the end and on Ctrl-C), settled and
 // measured like a policy; the windows go through MeasureIdlePower, so the
 // figures, their standard errors and the saving against the first
 // combination are computed exactly as for ALPM policies.
@@ -73,10 +74,10 @@ func (r *Rig) IdleNVMe(ctx context.Context, root string, settings []NVMeSetting,
 	}
 	fsys := alpm.DirFS(root)
 	if filepath.Clean(root) != alpm.DefaultRoot {
-		fsys = nvme.SimFS(fsys)
+		fsys = nvmehost.SimFS(fsys)
 	}
 	var ctrls []string
-	for _, c := range nvme.Discover(fsys, root, nvme.Options{}).Ctrls {
+	for _, c := range nvmehost.Discover(fsys, root, nvmehost.Options{}).Ctrls {
 		if c.Tolerance != nil {
 			ctrls = append(ctrls, c.Name)
 		}
@@ -88,7 +89,7 @@ func (r *Rig) IdleNVMe(ctx context.Context, root string, settings []NVMeSetting,
 	if needCtrl && len(ctrls) == 0 {
 		return nil, nil, fmt.Errorf("no NVMe controller under %s has power/pm_qos_latency_tolerance_us (the kernel shows it only when it enabled APST)", root)
 	}
-	g := nvme.NewControlFS(root, fsys).Guard()
+	g := nvmehost.NewControlFS(root, fsys).Guard()
 	release := g.RestoreOnExit(ctx)
 	out, err := r.idleNVMeSettings(ctx, g, ctrls, settings, settle, measure)
 	r.Phase("end") // the last window closes before the restore
@@ -171,13 +172,13 @@ func (e *emuSetup) setNVMe(c NVMeSetting) error {
 }
 
 // idleNVMeSettings is IdleNVMe's loop: set, check, settle, measure.
-func (r *Rig) idleNVMeSettings(ctx context.Context, g *nvme.Guard, ctrls []string, settings []NVMeSetting, settle, measure time.Duration) ([]PolicyWindow, error) {
+func (r *Rig) idleNVMeSettings(ctx context.Context, g *nvmehost.Guard, ctrls []string, settings []NVMeSetting, settle, measure time.Duration) ([]PolicyWindow, error) {
 	var out []PolicyWindow
 	for _, c := range settings {
 		// The settle phase opens before the change: the previous window
 		// holds only the previous setting.
 		r.Phase("settle:" + c.Label())
-		var changes []nvme.Change
+		var changes []nvmehost.Change
 		if c.Latency != "" {
 			for _, name := range ctrls {
 				ch, err := g.SetLatencyTolerance(name, c.Latency)

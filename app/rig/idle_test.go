@@ -8,13 +8,14 @@ import (
 	"testing"
 
 	"github.com/idlewatt/idlewatt/analysis"
+	"github.com/idlewatt/idlewatt/units"
 )
 
 // TestMeasureIdlePowerFromPhases: idle per policy is each policy phase's
 // quiet level from the report, the saving is against the first policy, and
 // a policy without samples has nulls and a note, not 0 W.
 func TestMeasureIdlePowerFromPhases(t *testing.T) {
-	u1, u2 := 0.0004, 0.0001
+	u1, u2 := units.Watts(0.0004), units.Watts(0.0001)
 	rep := &analysis.Report{Drives: []analysis.DriveReport{{Name: "d", Port: 2, Phases: []analysis.Phase{
 		{Name: "settle:max_performance", Samples: 10, AverageW: 0.5},
 		{Name: "idle:max_performance", Samples: 100, AverageW: 0.45, MinW: 0.39, PeakW: 1.1,
@@ -27,7 +28,7 @@ func TestMeasureIdlePowerFromPhases(t *testing.T) {
 		t.Fatalf("%d results", len(got))
 	}
 	a, b, c := got[0], got[1], got[2]
-	if a.MeanW != 0.4 || a.U95W != &u1 || a.AllMeanW != 0.45 || a.Bursts != 2 || a.BurstEnergyJ != 0.02 || a.SavingW != 0 || a.Port != 2 {
+	if a.MeanW != 0.4 || a.U95W != (*float64)(&u1) || a.AllMeanW != 0.45 || a.Bursts != 2 || a.BurstEnergyJ != 0.02 || a.SavingW != 0 || a.Port != 2 {
 		t.Errorf("max_performance: %+v", a)
 	}
 	if b.MeanW != 0.07 || math.Abs(b.SavingW-0.33) > 1e-12 || b.MinW != 0.06 || b.MaxW != 0.08 {

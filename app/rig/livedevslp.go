@@ -6,12 +6,13 @@ import (
 	"sync"
 	"time"
 
-	"github.com/idlewatt/idlewatt/analysis/states"
+	"github.com/idlewatt/idlewatt/analysis/judge"
 	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/hostclock"
 	"github.com/idlewatt/idlewatt/internal/stat"
 	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/states/devslp"
+	"github.com/idlewatt/idlewatt/units"
 )
 
 // liveDevSlp estimates, while the DevSlp cycles run, the entry latency the
@@ -21,7 +22,7 @@ import (
 // samples, summed over its rails, and the meter's DEVSLP edges, both by
 // meter sample index — so it needs no clock fit, and works only with a
 // meter that reports the pin's edges (the hub). The estimate is the one
-// analysis computes (analysis/states: JudgeCycle and Summarise on the
+// analysis computes (analysis/judge: JudgeCycle and Summarise on the
 // same samples); it only decides when to stop. The reported figures are
 // analysis's, from the capture, over every cycle run.
 type liveDevSlp struct {
@@ -34,7 +35,7 @@ type liveDevSlp struct {
 type live struct {
 	chans  map[int]*liveChan // by channel index
 	pins   []meter.Event     // DEVSLP edges, in order
-	judged []states.Cycle    // cycles judged so far, in order
+	judged []judge.Cycle     // cycles judged so far, in order
 }
 
 // liveChan is one rail's power by sample index from start; NaN where
@@ -141,7 +142,7 @@ func (*liveDevSlp) State(capture.StateEvent) {}
 // cycle reached a floor). The samples of a
 // cycle are those from settle before its assertion to ret after its
 // release.
-func (l *liveDevSlp) entry(port int, settle, ret time.Duration, jo states.JudgeOptions) (ms, u95 float64, ok bool, cycles []states.Cycle, period float64) {
+func (l *liveDevSlp) entry(port int, settle, ret time.Duration, jo judge.JudgeOptions) (ms, u95 float64, ok bool, cycles []judge.Cycle, period float64) {
 	l.mu.Lock()
 	lv := l.ports[port]
 	if lv == nil || l.period <= 0 {
@@ -149,8 +150,8 @@ func (l *liveDevSlp) entry(port int, settle, ret time.Duration, jo states.JudgeO
 		return 0, 0, false, nil, 0
 	}
 	period = l.period
-	var todo []states.Timing
-	var windows [][]states.Sample
+	var todo []judge.Timing
+	var windows [][]judge.Sample
 	k := 0
 	for i := 0; i+1 < len(lv.pins); i++ {
 		a, d := lv.pins[i], lv.pins[i+1]
@@ -165,24 +166,24 @@ func (l *liveDevSlp) entry(port int, settle, ret time.Duration, jo states.JudgeO
 		at := func(idx uint64) hostclock.Time { return hostclock.Time(math.Round(float64(idx) * period)) }
 		from := a.Index - min(a.Index, uint64(float64(settle)/period))
 		to := d.Index + uint64(float64(ret)/period)
-		tm := states.Timing{Cycle: k, Start: at(from), Assert: at(a.Index), Deassert: at(d.Index), End: at(to)}
+		tm := judge.Timing{Cycle: k, Start: at(from), Assert: at(a.Index), Deassert: at(d.Index), End: at(to)}
 		todo = append(todo, tm)
 		windows = append(windows, lv.sum(from, to, at))
 	}
 	l.mu.Unlock()
 	// Judge outside the lock: the meter goroutine must not wait.
-	var judged []states.Cycle
+	var judged []judge.Cycle
 	for i, tm := range todo {
-		judged = append(judged, states.JudgeCycle(tm, windows[i], jo))
+		judged = append(judged, judge.JudgeCycle(tm, windows[i], jo))
 	}
 	l.mu.Lock()
 	lv.judged = append(lv.judged, judged...)
 	if len(todo) > 0 {
 		lv.trim(uint64(math.Round(float64(todo[len(todo)-1].Deassert) / period)))
 	}
-	all := append([]states.Cycle(nil), lv.judged...)
+	all := append([]judge.Cycle(nil), lv.judged...)
 	l.mu.Unlock()
-	v := states.Summarise(all, jo.Criteria, "yes", "")
+	v := judge.Summarise(all, jo.Criteria, "yes", "")
 	if !v.EntryMs.Ok() || !v.EntryU95Ms.Ok() {
 		return 0, 0, false, all, period
 	}
@@ -192,7 +193,7 @@ func (l *liveDevSlp) entry(port int, settle, ret time.Duration, jo states.JudgeO
 // power is a watched drive's power (W, all rails) over the samples
 // buffered since watch, skipping samples some rail lacks, and the sample
 // rate.
-func (l *liveDevSlp) power(port int) ([]float64, float64) {
+func (l *liveDevSlp) power(port int) ([]float64, units.Hertz) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	lv := l.ports[port]
@@ -214,7 +215,7 @@ func (l *liveDevSlp) power(port int) ([]float64, float64) {
 	for _, s := range lv.sum(from, to, func(uint64) hostclock.Time { return 0 }) {
 		out = append(out, s.W)
 	}
-	return out, 1e9 / l.period
+	return out, units.Hertz(1e9 / l.period)
 }
 
 // trim drops the samples before index idx (a judged cycle's release: the
@@ -231,8 +232,8 @@ func (lv *live) trim(idx uint64) {
 
 // sum is the drive's power (all rails) over sample indices [from, to), the
 // samples every rail has. Called with l.mu held.
-func (lv *live) sum(from, to uint64, at func(uint64) hostclock.Time) []states.Sample {
-	var out []states.Sample
+func (lv *live) sum(from, to uint64, at func(uint64) hostclock.Time) []judge.Sample {
+	var out []judge.Sample
 	for idx := from; idx < to; idx++ {
 		w, ok := 0.0, len(lv.chans) > 0
 		for _, c := range lv.chans {
@@ -243,7 +244,7 @@ func (lv *live) sum(from, to uint64, at func(uint64) hostclock.Time) []states.Sa
 			w += c.w[idx-c.start]
 		}
 		if ok {
-			out = append(out, states.Sample{T: at(idx), W: w})
+			out = append(out, judge.Sample{T: at(idx), W: w})
 		}
 	}
 	return out
@@ -256,7 +257,7 @@ type livePin struct {
 	*drivePin
 	l   *liveDevSlp
 	opt devslp.Options
-	jo  states.JudgeOptions
+	jo  judge.JudgeOptions
 }
 
 // Resolved implements devslp.Extender.
@@ -292,12 +293,12 @@ func (p *livePin) Resolved(done []devslp.Timing, want time.Duration) (bool, time
 // for its own judgement to see the drive fall to a floor, so that it
 // counts in the entry fit: the entry's upper bound upperMs, then as many
 // floor samples as make the fall clear — the floor's mean 3 standard
-// errors below the pre-cycle level ÷ √2 (states.JudgeCycle's test), with
+// errors below the pre-cycle level ÷ √2 (judge.JudgeCycle's test), with
 // half the gap to spare: n = (6σ / (pre/√2 − floor))² — and at least
 // 100 ms of floor. σ, the floor and the pre-cycle level are the medians
 // (upper medians, stat.UpperMedian) of the full cycles' (σ from the floor's standard error and its sample
 // count). 0 when they do not say (the cycle then holds for devslp.hold).
-func entryHold(full []states.Cycle, upperMs, period float64) time.Duration {
+func entryHold(full []judge.Cycle, upperMs, period float64) time.Duration {
 	var sig, pre, floor []float64
 	for _, c := range full {
 		if c.FloorW.Ok() && c.FloorU95W.Ok() && c.PreCycleW.Ok() && c.FloorSamples > 0 {

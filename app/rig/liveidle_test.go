@@ -40,7 +40,7 @@ func TestActiveIdleRunsUntilResolved(t *testing.T) {
 		}
 		for _, ph := range res.Report.Drives[0].Phases {
 			if ph.Name == "idle:max_performance" {
-				return res, ph.DurationS
+				return res, float64(ph.DurationS)
 			}
 		}
 		t.Fatal("no idle:max_performance phase")
@@ -71,7 +71,7 @@ func TestActiveIdleRunsUntilResolved(t *testing.T) {
 	if dur > 2 || d.ActiveIdleU95W == nil || 100**d.ActiveIdleU95W/d.ActiveIdleW <= DefaultActiveIdleU95Pct {
 		u := math.NaN()
 		if d.ActiveIdleU95W != nil {
-			u = *d.ActiveIdleU95W
+			u = float64(*d.ActiveIdleU95W)
 		}
 		t.Errorf("fixed phase %.2f s gave ±%g W: the test does not need the extension", dur, u)
 	}

@@ -10,12 +10,13 @@ import (
 	"time"
 
 	"github.com/idlewatt/idlewatt/analysis"
-	"github.com/idlewatt/idlewatt/analysis/states"
+	"github.com/idlewatt/idlewatt/analysis/judge"
 	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/hostclock"
 	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/states/alpm"
 	"github.com/idlewatt/idlewatt/states/devslp"
+	"github.com/idlewatt/idlewatt/units"
 	"github.com/idlewatt/idlewatt/workload/gen"
 	"github.com/idlewatt/idlewatt/workload/replay"
 	"github.com/idlewatt/idlewatt/workload/trace"
@@ -223,7 +224,7 @@ func (r *Rig) DevSlp(ctx context.Context) error {
 			port := d.Config.Port
 			r.live.watch(port)
 			defer r.live.unwatch(port)
-			rg = &livePin{drivePin: rg.(*drivePin), l: r.live, opt: opt, jo: states.JudgeOptions{Criteria: criteriaOf(opt)}}
+			rg = &livePin{drivePin: rg.(*drivePin), l: r.live, opt: opt, jo: judge.JudgeOptions{Criteria: criteriaOf(opt)}}
 		}
 		wg.Go(func() {
 			_, err := devslp.Run(ctx, rg, opt)
@@ -242,11 +243,11 @@ func (r *Rig) DevSlp(ctx context.Context) error {
 }
 
 // criteriaOf are the verdict's limits for resolved options.
-func criteriaOf(o devslp.Options) states.Criteria {
-	c := states.DefaultCriteria()
-	ms := func(d time.Duration) float64 { return float64(d) / 1e6 }
+func criteriaOf(o devslp.Options) judge.Criteria {
+	c := judge.DefaultCriteria()
+	ms := func(d time.Duration) units.Milliseconds { return units.Milliseconds(float64(d) / 1e6) }
 	if o.Limit > 0 {
-		c.LimitW = float64(o.Limit)
+		c.LimitW = o.Limit
 	}
 	if o.EntryBound > 0 {
 		c.EntryBoundMs = ms(o.EntryBound)

@@ -301,7 +301,7 @@ func (r *Rig) startRecording(ctx context.Context) error {
 		// of it shows the figures as this run does.
 		if e := d.Config.Expect; e.DevSlpMW > 0 || e.ActiveIdleW > 0 {
 			r.state(capture.StateEvent{Host: hostclock.Now(), Port: d.Config.Port, Kind: capture.StateNote,
-				Value: analysis.ExpectationNote(analysis.Expectation{DevSlpMW: e.DevSlpMW, ActiveIdleW: e.ActiveIdleW})})
+				Value: analysis.ExpectationNote(analysis.Expectation{DevSlpMW: units.Milliwatts(e.DevSlpMW), ActiveIdleW: units.Watts(e.ActiveIdleW)})})
 		}
 	}
 	r.wg.Go(func() { r.setup.watch(r.streamCtx, r) })

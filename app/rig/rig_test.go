@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/idlewatt/idlewatt/analysis"
-	"github.com/idlewatt/idlewatt/analysis/states"
+	"github.com/idlewatt/idlewatt/analysis/judge"
 	"github.com/idlewatt/idlewatt/states/drivesim"
 )
 
@@ -49,10 +49,10 @@ func TestDevSlpVerifyOnEmulator(t *testing.T) {
 	// A host too loaded to issue the probe read promptly (CI shares two
 	// cores with compilers and fuzzers) cannot judge DETO; the verdict is
 	// then inconclusive naming the host, and only that is excused here.
-	if good.Outcome != states.Pass && !(good.Outcome == states.Inconclusive && strings.Contains(good.Reason, "overloaded host")) {
+	if good.Outcome != judge.Pass && !(good.Outcome == judge.Inconclusive && strings.Contains(good.Reason, "overloaded host")) {
 		t.Errorf("ssd340 failed DevSlp verification: %s", good)
 	}
-	if bad.Outcome != states.Fail || !strings.Contains(bad.Reason, "ignores DEVSLP") {
+	if bad.Outcome != judge.Fail || !strings.Contains(bad.Reason, "ignores DEVSLP") {
 		t.Errorf("broken-devslp verdict %q, want a failure saying it ignores DEVSLP", bad)
 	}
 	if bad.FloorW.Ok() {
@@ -126,7 +126,7 @@ func TestMeasureRecoversActiveIdle(t *testing.T) {
 	}
 	for _, d := range res.Report.Drives {
 		p, _ := drivesim.Lookup(d.Profile, nil)
-		e := math.Abs(d.ActiveIdleW-float64(p.ActiveIdleW)) / float64(p.ActiveIdleW)
+		e := math.Abs(float64(d.ActiveIdleW-p.ActiveIdleW)) / float64(p.ActiveIdleW)
 		t.Logf("%s: active idle %.4f W, profile %.4f W, error %.3f %%; average %.4f W; peak %.3f W; %d I/O; %d dropped",
 			d.Name, d.ActiveIdleW, float64(p.ActiveIdleW), 100*e, d.AverageW, d.PeakW, d.IO.Ops, d.Samples.Dropped)
 		if e > 0.01 {
@@ -250,7 +250,7 @@ func truthErrors(t testing.TB, res *Result, port int, truth string) []cycleErr {
 		e := cycleErr{cycle: c.Cycle,
 			floorMW: (float64(c.FloorW) - truthW) * 1e3, floorU95MW: float64(c.FloorU95W) * 1e3,
 			entryMs: float64(c.EntryAt.Sub(res.EmuEpoch)-seg.Start) / 1e6, entryU95Ms: float64(c.EntryU95Ms),
-			exit: float64(c.ExitMs), exitTruth: float64(read.End-seg.End) / 1e6, hostStallMs: c.HostStallMs}
+			exit: float64(c.ExitMs), exitTruth: float64(read.End-seg.End) / 1e6, hostStallMs: float64(c.HostStallMs)}
 		if c.RiseAt != 0 {
 			e.riseMs, e.riseU95Ms = float64(c.RiseAt.Sub(res.EmuEpoch)-seg.End)/1e6, float64(c.RiseU95Ms)
 		}
@@ -296,10 +296,10 @@ func TestDevSlpHardDriveAgainstTruth(t *testing.T) {
 	ssd, hdd := res.DevSlp["1"], res.DevSlp["2"]
 	t.Logf("hard-ssd: %s", ssd)
 	t.Logf("hdd: %s", hdd)
-	if ssd.Outcome != states.Pass && !(ssd.Outcome == states.Inconclusive && strings.Contains(ssd.Reason, "overloaded host")) {
+	if ssd.Outcome != judge.Pass && !(ssd.Outcome == judge.Inconclusive && strings.Contains(ssd.Reason, "overloaded host")) {
 		t.Errorf("hard-ssd verdict %s, want pass", ssd)
 	}
-	if hdd.Outcome != states.NotSupported || hdd.FloorW.Ok() || len(hdd.Cycles) != 0 {
+	if hdd.Outcome != judge.NotSupported || hdd.FloorW.Ok() || len(hdd.Cycles) != 0 {
 		t.Errorf("hdd verdict %s (floor %v, %d cycles), want not_supported, null, not cycled", hdd, hdd.FloorW, len(hdd.Cycles))
 	}
 	if e := math.Abs(float64(ssd.FloorW) - 0.0012); e > math.Max(0.0002, float64(ssd.FloorU95W)) {
@@ -362,13 +362,13 @@ func TestActiveIdlePhaseUnderPowerSavingPolicy(t *testing.T) {
 	quiet := map[string]float64{}
 	for _, ph := range d.Phases {
 		phases = append(phases, ph.Name)
-		quiet[ph.Name] = ph.Quiet.W
+		quiet[ph.Name] = float64(ph.Quiet.W)
 	}
 	if !strings.Contains(strings.Join(phases, ","), "idle:max_performance,idle") {
 		t.Fatalf("phases %v: no idle:max_performance before idle", phases)
 	}
 	want := float64(p.ActiveIdleW)
-	if d.ActiveIdleU95W == nil || math.Abs(d.ActiveIdleW-want) > max(0.01*want, *d.ActiveIdleU95W) {
+	if d.ActiveIdleU95W == nil || math.Abs(float64(d.ActiveIdleW)-want) > max(0.01*want, float64(*d.ActiveIdleU95W)) {
 		t.Errorf("active idle %v ± %v W, profile %v W", d.ActiveIdleW, d.ActiveIdleU95W, want)
 	}
 	if q := quiet["idle"]; !(math.Abs(q-float64(p.SlumberW)) < 0.1*float64(p.SlumberW)) {

@@ -10,10 +10,11 @@ import (
 	"time"
 
 	"github.com/idlewatt/idlewatt/analysis"
-	"github.com/idlewatt/idlewatt/analysis/states"
+	"github.com/idlewatt/idlewatt/analysis/judge"
 	"github.com/idlewatt/idlewatt/capture/notes"
 	"github.com/idlewatt/idlewatt/capture/record"
 	"github.com/idlewatt/idlewatt/hostclock"
+	"github.com/idlewatt/idlewatt/internal/outfile"
 	"github.com/idlewatt/idlewatt/report"
 	htmlreport "github.com/idlewatt/idlewatt/report/html"
 	"github.com/idlewatt/idlewatt/workload/replay"
@@ -40,14 +41,14 @@ type Plan struct {
 
 // Result is everything a run produced. Its JSON form is measure.json.
 type Result struct {
-	Schema   string                    `json:"schema"`
-	Out      string                    `json:"out"`
-	Capture  string                    `json:"capture"`
-	ElapsedS float64                   `json:"elapsed_s"`
-	Workload map[string]replay.Result  `json:"workload,omitempty"` // by port
-	DevSlp   map[string]states.Verdict `json:"devslp,omitempty"`   // by port
-	Battery  []BatteryLife             `json:"battery_life,omitempty"`
-	Notes    []string                  `json:"notes,omitempty"`
+	Schema   string                   `json:"schema"`
+	Out      string                   `json:"out"`
+	Capture  string                   `json:"capture"`
+	ElapsedS float64                  `json:"elapsed_s"`
+	Workload map[string]replay.Result `json:"workload,omitempty"` // by port
+	DevSlp   map[string]judge.Verdict `json:"devslp,omitempty"`   // by port
+	Battery  []BatteryLife            `json:"battery_life,omitempty"`
+	Notes    []string                 `json:"notes,omitempty"`
 	// EmuEpoch is the host time (ns) at which the emulator's clock read 0,
 	// for comparing host timings with drive-model truth (emulator only;
 	// exact when no drift or offset is configured).
@@ -95,7 +96,44 @@ func Run(ctx context.Context, cfg Config, out string, plan Plan) (*Result, error
 		label = "measure"
 	}
 	stopProgress := r.progress(plan.Progress, label)
+	runErr := r.playPhases(ctx, plan, res)
+	stopProgress()
+	if t0, ok := r.setup.sampleZero(); ok {
+		res.EmuSample0 = t0
+	}
+	closeErr := r.Close()
+	res.Notes = r.Notes()
+	unrecorded := r.unrecordedNotes()
+	if closeErr != nil {
+		runErr = errors.Join(runErr, closeErr)
+	}
 
+	// Interrupted (SIGINT/SIGTERM cancelled ctx): stop now, with the
+	// capture closed and kept; analysing it could take longer than the
+	// second a signal is given (docs/cli.md, "Signals"). `idlewatt report`
+	// of the capture gives the report later.
+	if ctx.Err() != nil {
+		return res, errors.Join(context.Cause(ctx), runErr)
+	}
+	// Analyse whatever was recorded, even after a failure.
+	rep, pyr, aerr := analyseRun(res.Capture, plan.NoHTML, unrecorded)
+	if aerr != nil {
+		return res, errors.Join(runErr, fmt.Errorf("analysis: %w", aerr))
+	}
+	res.Report = rep
+	if plan.DevSlp {
+		res.judgeDevSlp(rep)
+	}
+	var bnotes []string
+	res.Battery, bnotes = batteryLife(rep, plan.Battery)
+	res.Notes = append(res.Notes, bnotes...)
+	res.ElapsedS = time.Since(start).Seconds()
+	return res, res.writeFiles(out, r.cfg.Out, pyr, runErr)
+}
+
+// playPhases plays the plan's phases in order, up to the first that fails,
+// and returns its error; the workload's results go into res.
+func (r *Rig) playPhases(ctx context.Context, plan Plan, res *Result) error {
 	var runErr error
 	phase := func(f func() error) {
 		if runErr == nil {
@@ -120,74 +158,61 @@ func Run(ctx context.Context, cfg Config, out string, plan Plan) (*Result, error
 	if plan.DevSlp {
 		phase(func() error { return r.DevSlp(ctx) })
 	}
-	stopProgress()
-	if t0, ok := r.setup.sampleZero(); ok {
-		res.EmuSample0 = t0
-	}
-	closeErr := r.Close()
-	res.Notes = r.Notes()
-	unrecorded := r.unrecordedNotes()
-	if closeErr != nil {
-		runErr = errors.Join(runErr, closeErr)
-	}
+	return runErr
+}
 
-	// Interrupted (SIGINT/SIGTERM cancelled ctx): stop now, with the
-	// capture closed and kept; analysing it could take longer than the
-	// second a signal is given (docs/cli.md, "Signals"). `idlewatt report`
-	// of the capture gives the report later.
-	if ctx.Err() != nil {
-		return res, errors.Join(context.Cause(ctx), runErr)
-	}
-	// Analyse whatever was recorded, even after a failure.
+// analyseRun analyses the closed capture (with the viewer's pyramid of
+// samples unless noHTML) and adds the run's notes not recorded in it and
+// the annotations made on the live view.
+func analyseRun(capturePath string, noHTML bool, unrecorded []string) (*analysis.Report, *htmlreport.Pyramid, error) {
 	opts := analysis.DefaultOptions()
 	opts.States = &analysis.StateOptions{}
 	var pyr *htmlreport.Pyramid
-	if !plan.NoHTML {
-		pyr = htmlreport.NewPyramidFor(res.Capture, htmlreport.Budget{})
+	if !noHTML {
+		pyr = htmlreport.NewPyramidFor(capturePath, htmlreport.Budget{})
 		opts.Samples = pyr
 	}
-	rep, aerr := analysis.Analyze(res.Capture, opts)
-	if aerr != nil {
-		return res, errors.Join(runErr, fmt.Errorf("analysis: %w", aerr))
+	rep, err := analysis.Analyze(capturePath, opts)
+	if err != nil {
+		return nil, nil, err
 	}
 	// The run's notes made while recording are in the capture, so the
 	// report has them (as a report of the capture does); the others are
 	// added here.
 	rep.Notes = append(rep.Notes, unrecorded...)
 	// Notes made on the live view (--view) during the run.
-	if ns, err := notes.Read(res.Capture); err != nil {
+	if ns, err := notes.Read(capturePath); err != nil {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("annotations not read: %v", err))
 	} else {
 		rep.Annotations = ns
 	}
-	res.Report = rep
-	if plan.DevSlp {
-		res.judgeDevSlp(rep)
-	}
-	var bnotes []string
-	res.Battery, bnotes = batteryLife(rep, plan.Battery)
-	res.Notes = append(res.Notes, bnotes...)
-	res.ElapsedS = time.Since(start).Seconds()
-	if err := report.WriteFilesWith(rep, out, report.WriteOptions{Out: r.cfg.Out}); err != nil {
+	return rep, pyr, nil
+}
+
+// writeFiles writes the report files, measure.json and (with a pyramid)
+// report.html into out, and returns runErr with each failure joined to it.
+func (res *Result) writeFiles(out string, o outfile.Options, pyr *htmlreport.Pyramid, runErr error) error {
+	rep := res.Report
+	if err := report.WriteFilesWith(rep, out, report.WriteOptions{Out: o}); err != nil {
 		runErr = errors.Join(runErr, fmt.Errorf("writing the report: %w", err))
 	}
-	if err := report.WriteJSONFile(filepath.Join(out, report.FileMeasure), res, r.cfg.Out); err != nil {
+	if err := report.WriteJSONFile(filepath.Join(out, report.FileMeasure), res, o); err != nil {
 		runErr = errors.Join(runErr, err)
 	}
 	if pyr != nil {
-		ho := htmlreport.Options{Capture: res.Capture, Out: r.cfg.Out}
+		ho := htmlreport.Options{Capture: res.Capture, Out: o}
 		if err := htmlreport.Write(filepath.Join(out, htmlreport.FileName), rep, pyr, ho); err != nil {
 			runErr = errors.Join(runErr, fmt.Errorf("writing %s: %w", htmlreport.FileName, err))
 		}
 	}
-	return res, runErr
+	return runErr
 }
 
 // judgeDevSlp takes each drive's DevSlp verdict from the analysis (which
 // judged the cycles from the capture, on its own clock fit).
 func (res *Result) judgeDevSlp(rep *analysis.Report) {
-	res.ClockUncertaintyMs = rep.Alignment.MedianRTTMS/2 + rep.Alignment.ResidualMaxMS
-	res.DevSlp = map[string]states.Verdict{}
+	res.ClockUncertaintyMs = float64(rep.Alignment.MedianRTTMS/2 + rep.Alignment.ResidualMaxMS)
+	res.DevSlp = map[string]judge.Verdict{}
 	for _, d := range rep.Drives {
 		if d.DevSlp.Verdict.Outcome != "" {
 			res.DevSlp[fmt.Sprint(d.Port)] = d.DevSlp.Verdict
@@ -207,14 +232,15 @@ func batteryLife(rep *analysis.Report, b Battery) ([]BatteryLife, []string) {
 	var out []BatteryLife
 	var notes []string
 	for _, d := range rep.Drives {
-		if math.IsNaN(d.ActiveIdleW) || d.ActiveIdleU95W == nil {
+		idleW, idleU95W := float64(d.ActiveIdleW), (*float64)(d.ActiveIdleU95W)
+		if math.IsNaN(idleW) || idleU95W == nil {
 			notes = append(notes, fmt.Sprintf("battery: no estimate for %s: its active idle was not measured with an interval (no quiet time in active idle; an idle phase measures it)", d.Name))
 			continue
 		}
 		life := func(w float64) float64 { return 60 * b.CapacityWh / (b.PlatformIdleW + w) }
-		bl := BatteryLife{Port: d.Port, Name: d.Name, IdleW: d.ActiveIdleW, IdleU95W: d.ActiveIdleU95W, LifeMin: life(d.ActiveIdleW)}
+		bl := BatteryLife{Port: d.Port, Name: d.Name, IdleW: idleW, IdleU95W: idleU95W, LifeMin: life(idleW)}
 		// d(life)/dW = −life/(platform + W).
-		u := bl.LifeMin / (b.PlatformIdleW + d.ActiveIdleW) * *d.ActiveIdleU95W
+		u := bl.LifeMin / (b.PlatformIdleW + idleW) * *idleU95W
 		bl.LifeU95Min = &u
 		bl.CostMin = life(0) - bl.LifeMin
 		if d.DevSlp.Entered && d.DevSlp.PowerW.Ok() && d.DevSlp.PowerW > 0 {

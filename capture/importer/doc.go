@@ -23,4 +23,15 @@
 //
 // Memory is bounded: the file is read a row or a chunk at a time and the
 // capture writer flushes at least every MiB.
+//
+// flags.go is the command line's side: the settings a meter file may
+// need (Flags, FileOptions), the classes of an import's errors, and Input,
+// a temporary capture of a meter file for the commands that read
+// captures.
+//
+// # Where it sits
+//
+// The capture floor (rank 2), over capture and meter/files; report (plot
+// from a meter file's own summaries) and cmd/idlewatt (`import`, and
+// report, plot and export given another meter's file) import it.
 package importer

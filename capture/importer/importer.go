@@ -15,6 +15,7 @@ import (
 	"github.com/idlewatt/idlewatt/internal/outfile"
 	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/meter/files"
+	"github.com/idlewatt/idlewatt/units"
 )
 
 // NotePrefix starts every host note (capture.StateNote) an import writes:
@@ -44,7 +45,7 @@ type Result struct {
 	Events  uint64 // digital-line events
 	IO      uint64 // I/O spans from the marker line
 	Span    uint64 // indices from the first sample to the last, inclusive
-	Rate    float64
+	Rate    units.Hertz
 	Notes   []string // the notes written into the capture, without NotePrefix
 }
 
@@ -89,7 +90,7 @@ func ImportFile(ctx context.Context, f files.File, in, out string, o Options) (*
 	port := info.Channels[0].Port
 	cfg, _ := json.Marshal(map[string]any{"import": map[string]any{
 		"file": filepath.Base(in), "format": info.Format, "devslp_line": o.DevSlpLine, "marker_line": o.MarkerLine,
-		"voltage_v": float64(o.Voltage), "rate_hz": float64(o.Rate), "d7_first": o.D7First}})
+		"voltage_v": o.Voltage, "rate_hz": o.Rate, "d7_first": o.D7First}})
 	created := info.Start
 	if created.IsZero() {
 		created = time.Now()
@@ -118,7 +119,7 @@ func ImportFile(ctx context.Context, f files.File, in, out string, o Options) (*
 			s.io++
 			return w.IO(capture.IOEvent{Port: port, Op: 0, Issue: s.host(start), Complete: s.host(end)})
 		}}
-	res := &Result{Format: info.Format, Out: out, Rate: float64(info.Rate)}
+	res := &Result{Format: info.Format, Out: out, Rate: info.Rate}
 	if err = f.Replay(ctx, ls); err != nil && ctx.Err() == nil {
 		err = fmt.Errorf("%s: %w", in, err)
 	}

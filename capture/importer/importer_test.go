@@ -144,7 +144,7 @@ func TestReportAgainstCSVSum(t *testing.T) {
 			}
 			wantAvg, wantE := sum/float64(n), sum/c.rate
 			d := rep.Drives[0]
-			if math.Abs(d.AverageW-wantAvg) > 1e-6*wantAvg || math.Abs(d.EnergyJ-wantE) > 1e-6*wantE {
+			if math.Abs(float64(d.AverageW)-wantAvg) > 1e-6*wantAvg || math.Abs(float64(d.EnergyJ)-wantE) > 1e-6*wantE {
 				t.Errorf("report average %.9g W, energy %.9g J; rows give %.9g W, %.9g J", d.AverageW, d.EnergyJ, wantAvg, wantE)
 			}
 			if d.Samples.Count != uint64(n) {
@@ -178,7 +178,7 @@ func TestReportAgainstJLS(t *testing.T) {
 	const sum, n, rate = 328.59939981647767, 20000, 1000.0
 	wantAvg, wantE := 3.3*sum/n, 3.3*sum/rate
 	d := rep.Drives[0]
-	if math.Abs(d.AverageW-wantAvg) > 1e-6*wantAvg || math.Abs(d.EnergyJ-wantE) > 1e-6*wantE {
+	if math.Abs(float64(d.AverageW)-wantAvg) > 1e-6*wantAvg || math.Abs(float64(d.EnergyJ)-wantE) > 1e-6*wantE {
 		t.Errorf("report %.9g W, %.9g J; upstream read gives %.9g W, %.9g J", d.AverageW, d.EnergyJ, wantAvg, wantE)
 	}
 }
@@ -208,7 +208,7 @@ func TestImportJS220(t *testing.T) {
 		t.Fatal(err)
 	}
 	// First sample 5 (the voltage starts there), last 9999.
-	if rep.Alignment.DriftPPM != 0 || math.Abs(rep.Capture.DurationS-9.994) > 1e-9 {
+	if rep.Alignment.DriftPPM != 0 || math.Abs(float64(rep.Capture.DurationS-9.994)) > 1e-9 {
 		t.Errorf("alignment %+v, duration %g", rep.Alignment, rep.Capture.DurationS)
 	}
 }

@@ -22,4 +22,10 @@
 // docs/cli.md ("annotate") and docs/report-html.md describe where notes are
 // shown: report.json's annotations key, report.md, report.html, the power
 // chart, compare.md/compare.html, and the live view.
+//
+// # Where it sits
+//
+// The capture floor (rank 2), with internal/outfile its only project
+// import; analysis and report/live read notes, app/rig and cmd/idlewatt
+// write them.
 package notes

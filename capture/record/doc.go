@@ -38,4 +38,14 @@
 // One that is also an IOObserver sees the I/O events, a MarkObserver the
 // clock marks' echoes (the live view, report/live, takes both). Tee makes
 // several observers one.
+//
+// summary.go is `idlewatt record`'s side: Flags (its settings), the
+// Request they make, checked before the meter opens, and the Summary
+// printed when it is done.
+//
+// # Where it sits
+//
+// The capture floor (rank 2), over capture, meter and the leaves: the one
+// recording pipeline; app/rig, app/config, report/live and cmd/idlewatt
+// (`record`) import it.
 package record

@@ -35,11 +35,11 @@ type Totals struct {
 // Span is the length of the stream recorded, in seconds of the meter's
 // clock at rate: the indices from the first sample (or gap) to the end of
 // the last, gaps included; 0 when nothing was recorded.
-func (t Totals) Span(rate float64) float64 {
+func (t Totals) Span(rate units.Hertz) units.Seconds {
 	if !t.Covered || rate <= 0 {
 		return 0
 	}
-	return float64(t.EndIndex-t.FirstIndex) / rate
+	return rate.Span(float64(t.EndIndex - t.FirstIndex))
 }
 
 // cover widens the indices covered by [start, start+n). Call with mu held.

@@ -4,4 +4,8 @@
 // decode-only reference the report's speed is compared with); with -report
 // it runs what `idlewatt report` runs (analysis.Analyze, then report.WriteFiles),
 // for when the CLI cannot be built.
+//
+// Where it sits: a command (rank 7) over analysis/synthcap, analysis and
+// report, for scripts/report-scale.sh and the benchmarks; nothing imports
+// it.
 package main

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idlewatt/idlewatt/analysis/states"
+	"github.com/idlewatt/idlewatt/analysis/judge"
 	"github.com/idlewatt/idlewatt/app/apst"
 	"github.com/idlewatt/idlewatt/states/nvme"
 	nvmesim "github.com/idlewatt/idlewatt/states/nvme/sim"
@@ -24,23 +24,23 @@ func TestAPSTVerifyVerdicts(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		args    []string
-		outcome states.Outcome
+		outcome judge.Outcome
 		code    int
 		reached int // every cycle's reached state
 		reason  []string
 	}{
-		{"980 PRO within spec", []string{"--sim", "980pro-1tb"}, states.Pass, 0, 4, nil},
-		{"660p within spec, learned levels", []string{"--sim", "660p-1tb", "--levels", "learned"}, states.Pass, 0, 4, nil},
-		{"660p ASPM powersave (link in L1)", []string{"--sim", "660p-1tb", "--aspm", "powersave"}, states.Pass, 0, 4, nil},
-		{"quirked off", []string{"--quirk", "NO_APST"}, states.NotSupported, 1, 0, []string{"NO_APST"}},
-		{"tolerance excludes PS4", []string{"--latency-us", "5500"}, states.Fail, 1, 3,
+		{"980 PRO within spec", []string{"--sim", "980pro-1tb"}, judge.Pass, 0, 4, nil},
+		{"660p within spec, learned levels", []string{"--sim", "660p-1tb", "--levels", "learned"}, judge.Pass, 0, 4, nil},
+		{"660p ASPM powersave (link in L1)", []string{"--sim", "660p-1tb", "--aspm", "powersave"}, judge.Pass, 0, 4, nil},
+		{"quirked off", []string{"--quirk", "NO_APST"}, judge.NotSupported, 1, 0, []string{"NO_APST"}},
+		{"tolerance excludes PS4", []string{"--latency-us", "5500"}, judge.Fail, 1, 3,
 			[]string{"never enters PS4", "9500 µs > latency tolerance 5500 µs", "stayed in PS3"}},
-		{"tolerance 0", []string{"--sim", "660p-1tb", "--latency-us", "0"}, states.Fail, 1, 0, []string{"APST off", "stayed in PS0"}},
-		{"exit beyond the descriptor", []string{"--exit-scale", "1.5"}, states.Fail, 1, 4,
+		{"tolerance 0", []string{"--sim", "660p-1tb", "--latency-us", "0"}, judge.Fail, 1, 0, []string{"APST off", "stayed in PS0"}},
+		{"exit beyond the descriptor", []string{"--exit-scale", "1.5"}, judge.Fail, 1, 4,
 			[]string{"waited 14.35", "exit latency is 9.50 ms"}},
-		{"entry beyond the descriptor", []string{"--sim", "660p-1tb", "--entry-scale", "1.4"}, states.Fail, 1, 4,
+		{"entry beyond the descriptor", []string{"--sim", "660p-1tb", "--entry-scale", "1.4"}, judge.Fail, 1, 4,
 			[]string{"entered PS4 7.00", "entry latency is 5.00 ms"}},
-		{"NO_DEEPEST_PS expects PS3", []string{"--quirk", "NO_DEEPEST_PS"}, states.Pass, 0, 3, nil},
+		{"NO_DEEPEST_PS expects PS3", []string{"--quirk", "NO_DEEPEST_PS"}, judge.Pass, 0, 3, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -84,15 +84,15 @@ func TestAPSTVerifyMeasuresModel(t *testing.T) {
 		p, _ := nvmesim.ProfileByName(name)
 		ps4 := p.Identify.PowerStates[4]
 		v := res.Verdict
-		within := func(what string, x, u states.Num, want, slack float64) {
-			if !x.Ok() || math.Abs(float64(x)-want) > float64(u)+slack {
+		within := func(what string, ok bool, x, u, want, slack float64) {
+			if !ok || math.Abs(x-want) > u+slack {
 				t.Errorf("%s %s: %v ± %v, model %v", name, what, x, u, want)
 			}
 		}
-		within("floor W", v.FloorW, v.FloorU95W, float64(ps4.MaxPower), 0)
+		within("floor W", v.FloorW.Ok(), float64(v.FloorW), float64(v.FloorU95W), float64(ps4.MaxPower), 0)
 		// The step is located to within a sample (50 µs).
-		within("entry ms", v.EntryMs, v.EntryU95Ms, 0.6*float64(ps4.EntryLatencyUs)/1e3, 0.05)
-		within("exit ms", v.ExitMs, v.ExitU95Ms, 0.6*float64(ps4.ExitLatencyUs)/1e3+float64(p.L12Exit)/1e6, 1e-9)
+		within("entry ms", v.EntryMs.Ok(), float64(v.EntryMs), float64(v.EntryU95Ms), 0.6*float64(ps4.EntryLatencyUs)/1e3, 0.05)
+		within("exit ms", v.ExitMs.Ok(), float64(v.ExitMs), float64(v.ExitU95Ms), 0.6*float64(ps4.ExitLatencyUs)/1e3+float64(p.L12Exit)/1e6, 1e-9)
 	}
 }
 
@@ -238,7 +238,7 @@ func TestAPSTOnHub(t *testing.T) {
 		t.Errorf("entry %v ± %v ms, model %v ms", v.EntryMs, v.EntryU95Ms, want)
 	}
 	out, _, code = run(t, context.Background(), "apst", "verify", "--hub", "--cycles", "2", "--exit-scale", "1.5", "--json")
-	if err := json.Unmarshal([]byte(out), &res); err != nil || code != 1 || res.Verdict.Outcome != states.Fail ||
+	if err := json.Unmarshal([]byte(out), &res); err != nil || code != 1 || res.Verdict.Outcome != judge.Fail ||
 		!strings.Contains(res.Verdict.Reason, "exit latency is 9.50 ms") {
 		t.Errorf("exit beyond the descriptor on the hub: exit %d, %s", code, res.Verdict.String())
 	}

@@ -2,7 +2,7 @@ package main
 
 // Cancellation at every stage (issue 26 item 1), without a clock: the
 // command's context carries a hook that every cancellation check calls
-// (checkStop); a first run counts the checks, then the command is run again
+// (ctxio.Stopped); a first run counts the checks, then the command is run again
 // and "signalled" at its k-th check for k spread over the whole run — in
 // the first pass, the second, building the files and charts, report.html,
 // writing. Each must exit 1 saying it was interrupted and leave nothing
@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/idlewatt/idlewatt/analysis/synthcap"
+	"github.com/idlewatt/idlewatt/internal/ctxio"
 )
 
 // stageCapture writes a capture of drives drives at 1 kS/s for d, with I/O
@@ -47,9 +48,9 @@ func runCounted(t *testing.T, cancelAt int64, args ...string) (int64, string, in
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
 	var n atomic.Int64
-	ctx = withStopHook(ctx, func() {
+	ctx = ctxio.WithStopHook(ctx, func() {
 		if n.Add(1) == cancelAt {
-			cancel(signalError{syscall.SIGINT})
+			cancel(signalError{Sig: syscall.SIGINT})
 		}
 	})
 	_, e, code := run(t, ctx, args...)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/idlewatt/idlewatt/analysis/synthcap"
+	"github.com/idlewatt/idlewatt/report"
 )
 
 // TestCompareBoundsDrives: more drives than one table and chart can hold is
@@ -19,7 +20,7 @@ func TestCompareBoundsDrives(t *testing.T) {
 	t.Parallel()
 	out := filepath.Join(t.TempDir(), "cmp")
 	args := []string{"compare", "--out", out}
-	for range maxCompareDrives/2 + 1 { // the fixture holds 2 drives
+	for range report.MaxCompareDrives/2 + 1 { // the fixture holds 2 drives
 		args = append(args, "../../fixtures/reports/small/report.json")
 	}
 	_, e, code := run(t, context.Background(), args...)

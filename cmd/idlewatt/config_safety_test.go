@@ -2,14 +2,14 @@ package main
 
 import (
 	"bytes"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/spf13/viper"
+
+	"github.com/idlewatt/idlewatt/app/config"
 )
 
 // FuzzConfig feeds arbitrary YAML through measure's config decoding and
@@ -50,18 +50,16 @@ func FuzzConfig(f *testing.F) {
 		if err := cfg.ReadConfig(bytes.NewReader(data)); err != nil {
 			return // not YAML, or not a mapping: loadConfig reports it
 		}
-		err := checkConfigFile(cfg, "fuzz.yaml")
+		err := config.CheckFile(cfg, "fuzz.yaml")
 		if err != nil {
-			var ce *codedError
-			if !errors.As(err, &ce) || ce.code != exitUsage || !strings.Contains(err.Error(), "fuzz.yaml") {
+			if classify(err, true) != exitUsage || !strings.Contains(err.Error(), "fuzz.yaml") {
 				t.Fatalf("config check error %v is not a usage error naming the file", err)
 			}
 			return
 		}
 		rc, _, err := measureConfig(testCmd("measure", cfg))
 		if err != nil {
-			var ce *codedError
-			if !errors.As(err, &ce) || ce.code == exitOK {
+			if classify(err, true) == exitOK {
 				t.Fatalf("config error %v carries no exit code", err)
 			}
 			return
@@ -74,28 +72,6 @@ func FuzzConfig(f *testing.F) {
 			if d.Port < 1 || d.Port > 8 {
 				t.Fatalf("validated config with drive port %d", d.Port)
 			}
-		}
-	})
-}
-
-// FuzzParseDuration: the one duration grammar never panics, and what it
-// accepts prints back (time.Duration.String) to the same value.
-func FuzzParseDuration(f *testing.F) {
-	for _, s := range []string{"5", "1.5", "0", "500ms", "-5s", "1h30m", "NaN", "1e300", "9223372036", "0x10", "+Inf", "1e-9", ".5h"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		d, err := parseDuration(s)
-		if err != nil {
-			return
-		}
-		back, err := parseDuration(d.String())
-		if err != nil || back != d {
-			t.Fatalf("%q → %v → %q → %v, %v", s, d, d.String(), back, err)
-		}
-		var v time.Duration
-		if err := (durationValue{d: &v}).Set(s); (err == nil) != (d >= 0) {
-			t.Fatalf("flag Set(%q) = %v for %v", s, err, d)
 		}
 	})
 }

@@ -112,7 +112,7 @@ func TestDamagedCaptureOneAccount(t *testing.T) {
 			}
 			r := reportJSON(t, filepath.Join(dir, "rep"))
 			d := r.Drives[0]
-			if math.Abs(d.EnergyJ-tc.energyJ) > 1e-6*tc.energyJ || d.Samples.Dropped != tc.dropped {
+			if math.Abs(float64(d.EnergyJ)-tc.energyJ) > 1e-6*tc.energyJ || d.Samples.Dropped != tc.dropped {
 				t.Errorf("energy %.6f J (want %.6f), dropped %d (want %d)", d.EnergyJ, tc.energyJ, d.Samples.Dropped, tc.dropped)
 			}
 			var line string
@@ -202,7 +202,7 @@ func TestRestartedIndicesReported(t *testing.T) {
 	}
 	r := reportJSON(t, filepath.Join(dir, "rep"))
 	d := r.Drives[0]
-	if math.Abs(d.EnergyJ-11) > 1e-6 || d.Samples.Rejected != 20000 || math.Abs(d.Samples.RejectedJ-11) > 1e-6 || r.Capture.Integrity.RejectedSamples["restart"] != 20000 {
+	if math.Abs(float64(d.EnergyJ-11)) > 1e-6 || d.Samples.Rejected != 20000 || math.Abs(float64(d.Samples.RejectedJ-11)) > 1e-6 || r.Capture.Integrity.RejectedSamples["restart"] != 20000 {
 		t.Errorf("energy %.6f J, samples %+v, integrity %+v", d.EnergyJ, d.Samples, r.Capture.Integrity)
 	}
 	for _, want := range []string{"(restart)", "energy_j + 11 J"} {

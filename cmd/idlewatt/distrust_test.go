@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idlewatt/idlewatt/capture/record"
 	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/meter/hub"
 	"github.com/idlewatt/idlewatt/meter/hub/hubemu"
@@ -39,7 +40,7 @@ func TestRecordRestartedHubStream(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("record exit %d: %s%s", code, out, e)
 	}
-	var res recordResult
+	var res record.Summary
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
@@ -65,7 +66,7 @@ func TestRecordLineLogBadLines(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("record exit %d: %s%s", code, out, e)
 	}
-	var res recordResult
+	var res record.Summary
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/idlewatt/idlewatt/capture/record"
 )
 
 // TestRecordTwiceOnOnePort (issue 13, deliverable 6): two `record`s on one
@@ -76,7 +78,7 @@ func TestRecordTwiceOnOnePort(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("first record: exit %d: %s%s", r.code, r.out, r.errOut)
 	}
-	var res recordResult
+	var res record.Summary
 	if err := json.Unmarshal([]byte(r.out), &res); err != nil {
 		t.Fatalf("%v: %s", err, r.out)
 	}

@@ -1,21 +1,14 @@
 package main
 
 import (
-	"errors"
-	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/capture"
-	"github.com/idlewatt/idlewatt/internal/outfile"
 	"github.com/idlewatt/idlewatt/internal/textsafe"
+	"github.com/idlewatt/idlewatt/report"
 	"github.com/idlewatt/idlewatt/report/csvexport"
-	"github.com/idlewatt/idlewatt/report/pqexport"
 )
 
 func init() {
@@ -41,23 +34,18 @@ schema and DuckDB queries.`,
 			Args: cobra.ExactArgs(1),
 			RunE: runExport,
 		}
-		c.Flags().String("csv", "", "CSV file to write (- for stdout)")
-		c.Flags().String("parquet", "", "directory to create with the Parquet files")
-		durationFlag(c.Flags(), "from", 0, "start at T from the first sample (90s, 1m30s; a bare number is refused)")
-		durationFlag(c.Flags(), "to", 0, "stop before T (default: the end)")
-		addOverwriteFlag(c.Flags(), "OUT")
+		declare(c.Flags(), report.ExportFlags...)
 		addImportFlags(c.Flags())
 		return c
 	})
 }
 
 func runExport(cmd *cobra.Command, args []string) error {
-	out := optString(cmd, "csv", "export.csv")
-	pqDir := optString(cmd, "parquet", "export.parquet")
-	if pqDir != "" && out != "" {
+	csvOut, pqDir := get(cmd).String("csv"), get(cmd).String("parquet")
+	if pqDir != "" && csvOut != "" {
 		return usageErr("export: --csv and --parquet: give one")
 	}
-	if pqDir == "" && out == "" {
+	if pqDir == "" && csvOut == "" {
 		return usageErr("export: --csv OUT or --parquet DIR is required")
 	}
 	in, done, err := meterFileInput(cmd, args[0], true) // another meter's file: a capture of it
@@ -68,179 +56,35 @@ func runExport(cmd *cobra.Command, args []string) error {
 	if pqDir != "" {
 		return exportParquet(cmd, in, pqDir, args[0])
 	}
-	win := csvexport.All
-	var fromSet, toSet bool
-	if win.From, fromSet, err = parseOffset(cmd, "from"); err != nil {
-		return err
-	}
-	if win.To, toSet, err = parseOffset(cmd, "to"); err != nil {
-		return err
-	}
-	if !toSet {
-		win.To = csvexport.NoEnd
-	}
-	if fromSet && toSet && win.To <= win.From {
-		return usageErr("export: --to %g s is not after --from %g s", win.To.Seconds(), win.From.Seconds())
-	}
-	r, rc, err := openCaptureStream(cmd.Context(), in)
+	win, err := report.ExportWindow(get(cmd))
 	if err != nil {
-		return inputErr(err)
-	}
-	defer rc.Close()
-	defer r.Close()
-	r.SkipSamples(false)
-
-	var w io.Writer = cmd.OutOrStdout()
-	var f *outfile.File
-	if out != "-" {
-		if f, err = outfile.Create(out, outOptions(cmd, "", args[0])); err != nil {
-			if errors.Is(err, outfile.ErrRefused) {
-				return usageErr("export: --csv %w", err)
-			}
-			return failErr("export: --csv %w", err)
-		}
-		defer f.Abort() // no-op after Commit
-		w = f
-	}
-	prog := startProgress(cmd, "export")
-	prog.Step("writing "+out, nil)
-	res, err := csvexport.Write(w, r, win)
-	prog.Stop()
-	if err != nil && !errors.Is(err, capture.ErrTruncated) {
-		return failErr("export %s: %v", out, err)
-	}
-	if !res.Samples { // the account report, plot and repair give; no CSV is left
-		acc := r.Account()
-		printAccount(cmd.ErrOrStderr(), "export", &acc)
-		return noSamplesErr(args[0], err)
-	}
-	if res.Rows == 0 { // a window past the last sample: no header-only CSV, exit 0
-		return usageErr("export: --from %g s: the capture's last sample is at %g s; no rows to write", win.From.Seconds(), res.LastS)
-	}
-	// A damaged capture still gives every intact row (below). A signal
-	// that came with the last read: nothing goes under the name.
-	if err := checkStop(cmd.Context()); err != nil {
 		return err
 	}
-	if f != nil {
-		if err := f.Commit(); err != nil {
-			return failErr("export %s: %w", out, err)
-		}
+	placed, err := csvexport.Export{Named: args[0], In: in, Out: csvOut, Window: win, Rules: outOptions(cmd, args[0]),
+		Stdout: cmd.OutOrStdout(), Notes: cmd.ErrOrStderr(), Progress: startProgress(cmd, "export")}.Run(cmd.Context())
+	if placed {
 		outputsPlaced(cmd)
 	}
-	// The same account report and plot give (docs/cli.md, "Damaged
-	// captures"): exit 0, what was lost said on stderr.
-	acc := r.Account()
-	if err != nil { // nothing intact follows: everything before is exported
-		fmt.Fprintf(cmd.ErrOrStderr(), "export: %d rows written; %s\n", res.Rows, textsafe.Terminal(fmt.Sprintf("%s: %v", args[0], err)))
-	}
-	printAccount(cmd.ErrOrStderr(), "export", &acc)
-	return nil
+	return err
 }
 
 // printAccount prints a capture reader's account (damage, rejected indices,
 // trailing bytes) as notes, the lines report.json's notes hold.
 func printAccount(w io.Writer, who string, acc *capture.Account) {
-	for _, n := range acc.Notes() {
-		fmt.Fprintf(w, "%s: note: %s\n", who, textsafe.Terminal(n))
-	}
-}
-
-// parseOffset reads --from/--to (durations.go's grammar, or the config
-// key export.FLAG) and whether it was given.
-func parseOffset(cmd *cobra.Command, flag string) (time.Duration, bool, error) {
-	if !optSet(cmd, flag, "export."+flag) {
-		return 0, false, nil
-	}
-	d, err := optDuration(cmd, flag, "export."+flag)
-	return d, err == nil, err
+	report.WriteNotes(w, who, acc.Notes())
 }
 
 // exportParquet writes the capture and its report as Parquet into dir;
 // orig is the input the user named (path is a temporary capture of it when
 // it is another meter's file).
 func exportParquet(cmd *cobra.Command, path, dir, orig string) error {
-	oo := outOptions(cmd, "", orig)
-	if err := checkParquetOut(dir, oo); err != nil {
-		return err
-	}
-	if err := requireSamples(cmd.Context(), cmd, "export", path); err != nil {
-		return err
-	}
-	// State detection as report runs it: state.parquet holds its
-	// intervals, and summary.parquet's residencies are report.json's.
-	opts := analysis.DefaultOptions()
-	opts.States = &analysis.StateOptions{}
-	open, at, err := captureOpenerAt(cmd.Context(), cmd, path)
-	if err != nil {
-		return err
-	}
 	prog := startProgress(cmd, "export")
 	defer prog.Stop()
-	var rep *analysis.Report
-	err = cancellable(cmd, func() error {
-		prog.Passes(path, at)
-		var err error
-		rep, err = analyzeOpened(cmd, open, path, opts)
+	placed, err := readSession(cmd, path, path, prog).ExportParquet(cmd.Context(), dir, outOptions(cmd, orig))
+	if !placed {
 		return err
-	})
-	if err != nil {
-		return err
-	}
-	// A capture in which no drive has a single power sample (each lacks a
-	// rail) gives Parquet files of nulls: bad input, and nothing written
-	// (it used to say "the capture holds no samples" and exit 0).
-	if noPowerErr(path, dir, rep) != nil {
-		for _, n := range rep.Notes {
-			fmt.Fprintf(cmd.ErrOrStderr(), "export: note: %s\n", textsafe.Terminal(n))
-		}
-		return inputErr(fmt.Errorf("%s: no drive has a power sample (each lacks a rail; see the notes above); nothing written", path))
-	}
-	host, _ := os.Hostname()
-	prog.Step("writing the Parquet files into "+dir, nil)
-	if err := pqexport.Write(path, rep, dir, pqexport.Options{Overwrite: oo.Overwrite, Host: host, Stop: interrupted(cmd.Context())}); err != nil {
-		if errors.Is(err, errInterrupted) {
-			return err
-		}
-		if errors.Is(err, outfile.ErrRefused) {
-			return usageErr("export: --parquet %v", err)
-		}
-		return failErr("export: --parquet %v", err)
 	}
 	outputsPlaced(cmd)
-	prog.Stop()
-	for _, n := range rep.Notes {
-		fmt.Fprintf(cmd.ErrOrStderr(), "export: note: %s\n", textsafe.Terminal(n))
-	}
 	cmd.Printf("%s\n", textsafe.Terminal(dir))
-	return nil
-}
-
-// checkParquetOut refuses, before the capture is read, every output
-// exportParquet would refuse on the way: DIR a symbolic link or not a
-// directory; an existing DIR without --overwrite; and, with it, any of
-// the four member files that is a symbolic link, not a regular file, one
-// of the inputs (a hard link to the capture included) or a file another
-// process is writing in place. pqexport.Write checks each member again as
-// it writes it; without this, the members before a refused one were
-// already replaced when the refusal came.
-func checkParquetOut(dir string, oo outfile.Options) error {
-	if err := outfile.CheckDir(dir); err != nil {
-		return usageErr("export: --parquet %w", err)
-	}
-	if _, err := os.Lstat(dir); err != nil {
-		// A new directory: its parent must exist (os.Mkdir fails after
-		// the whole analysis otherwise).
-		if _, perr := os.Stat(filepath.Dir(dir)); perr != nil {
-			return failErr("export: --parquet %s: %w", dir, perr)
-		}
-		return nil
-	}
-	if !oo.Overwrite {
-		return usageErr("export: --parquet %s exists: %w (--overwrite replaces its Parquet files)", dir, outfile.ErrRefused)
-	}
-	if err := outfile.CheckAll(dir, pqexport.Files, oo); err != nil {
-		return usageErr("export: --parquet %w", err)
-	}
 	return nil
 }

@@ -4,14 +4,13 @@ package main
 // made here from a clean synthetic capture, byte-edited where a writer
 // would never go (a second rate_hz key, a calibration gain ×1000, summary
 // levels ×1000), each chunk's CRC-32C recomputed so that the edit reads as
-// intact. `go test ./cmd/idlewatt -run TestSafetyCLIFixtures -args
-// -hostile.regen` rewrites them; without the flag the test checks that the
+// intact. `go test ./cmd/idlewatt -run TestSafetyCLIFixtures -update`
+// rewrites them; without the flag the test checks that the
 // committed files still hold what their names say.
 
 import (
 	"bytes"
 	"encoding/binary"
-	"flag"
 	"fmt"
 	"hash/crc32"
 	"math"
@@ -23,11 +22,10 @@ import (
 
 	"github.com/idlewatt/idlewatt/analysis/synthcap"
 	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/internal/testutil"
 	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/units"
 )
-
-var hostileRegen = flag.Bool("hostile.regen", false, "TestSafetyCLIFixtures: rewrite fixtures/hostile/safety-cli-*.iwcap")
 
 // rawChunk is one chunk of a capture file as bytes.
 type rawChunk struct {
@@ -253,7 +251,7 @@ func TestSafetyCLIFixtures(t *testing.T) {
 	want := safetyCLIFixtures(t)
 	for name, b := range want {
 		path := filepath.Join("../../fixtures/hostile", name)
-		if *hostileRegen {
+		if *testutil.Update {
 			if err := os.WriteFile(path, b, 0o644); err != nil {
 				t.Fatal(err)
 			}
@@ -261,11 +259,11 @@ func TestSafetyCLIFixtures(t *testing.T) {
 		}
 		got, err := os.ReadFile(path)
 		if err != nil {
-			t.Errorf("%s: %v (regenerate with -args -hostile.regen)", name, err)
+			t.Errorf("%s: %v (regenerate with -update)", name, err)
 			continue
 		}
 		if !bytes.Equal(got, b) {
-			t.Errorf("%s differs from what TestSafetyCLIFixtures makes (regenerate with -args -hostile.regen, or find what changed the writer)", name)
+			t.Errorf("%s differs from what TestSafetyCLIFixtures makes (regenerate with -update, or find what changed the writer)", name)
 		}
 	}
 	if testing.Verbose() {

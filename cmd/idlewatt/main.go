@@ -6,15 +6,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"runtime/debug"
-	"sync"
-	"syscall"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/sys/unix"
 
+	"github.com/idlewatt/idlewatt/internal/ctxio"
 	"github.com/idlewatt/idlewatt/internal/outfile"
+	"github.com/idlewatt/idlewatt/internal/settings"
 	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/meter/registry"
 )
@@ -50,7 +48,7 @@ func setMemoryLimit(args []string) {
 func runMain(args []string, stdout, stderr io.Writer) (code int) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
-	stopSignals := watchSignals(cancel)
+	stopSignals := ctxio.WatchSignals(cancel) // every command reads its input through ctx-aware readers (cancel.go)
 	defer stopSignals()
 
 	defer func() {
@@ -105,19 +103,9 @@ func signalEnds(c *cobra.Command) *cobra.Command {
 	return c
 }
 
-// errInterrupted is the cause of the command context when SIGINT or SIGTERM
-// arrived; signalError names which.
-var errInterrupted = errors.New("interrupted")
-
-type signalError struct{ sig os.Signal }
-
-func (e signalError) Error() string {
-	if s, ok := e.sig.(syscall.Signal); ok {
-		return "interrupted by " + unix.SignalName(s)
-	}
-	return fmt.Sprintf("interrupted by %v", e.sig)
-}
-func (e signalError) Unwrap() error { return errInterrupted }
+// signalError is the cause of the command context when SIGINT or SIGTERM
+// arrived (errInterrupted); it names which.
+type signalError = ctxio.SignalError
 
 // usageErr reports bad usage or bad input (exit 2). %w in format keeps the
 // cause for errors.Is/As.
@@ -169,7 +157,7 @@ func classify(err error, preRunDone bool) int {
 // destroy a file is bad usage, whatever wrapped it).
 func isUsage(err error) bool {
 	if errors.Is(err, errCobraUsage) || errors.Is(err, meter.ErrUnsupported) || errors.Is(err, outfile.ErrRefused) ||
-		errors.Is(err, registry.ErrUsage) || errors.Is(err, registry.ErrInput) {
+		errors.Is(err, registry.ErrUsage) || errors.Is(err, registry.ErrInput) || errors.Is(err, settings.ErrUsage) {
 		return true
 	}
 	var ce *codedError
@@ -190,36 +178,6 @@ func isUsage(err error) bool {
 		return isUsage(u.Unwrap())
 	}
 	return false
-}
-
-// watchSignals cancels ctx with a signalError on the first SIGINT or
-// SIGTERM, so every command winds down (each reads its input through
-// ctx-aware readers: see cancel.go). Later signals are absorbed: the ALPM
-// guard re-sends the signal it caught once it has restored the policy
-// (states/alpm.RestoreOnExit), so a second one is not the user's. It
-// returns a function that stops watching.
-func watchSignals(cancel context.CancelCauseFunc) func() {
-	ch := make(chan os.Signal, 4)
-	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			select {
-			case sig := <-ch:
-				cancel(signalError{sig})
-			case <-done:
-				return
-			}
-		}
-	}()
-	return func() {
-		signal.Stop(ch)
-		close(done)
-		wg.Wait()
-	}
 }
 
 // exitNow ends the process; tests replace it.

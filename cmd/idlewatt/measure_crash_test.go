@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/internal/testutil"
 )
 
 // realHubRig sets up measure as on a lab rig — meter kind hub on the
@@ -92,7 +93,7 @@ func testMeasureSignal(t *testing.T, sig syscall.Signal) {
 	}
 	c := startIdlewatt(t, "measure", "--config", config, "--out", out, "--quiet")
 	capPath := filepath.Join(out, "capture.iwcap")
-	waitFor(t, 30*time.Second, "measure to set the policy and record", func() bool {
+	testutil.WaitFor(t, 30*time.Second, "measure to set the policy and record", func() bool {
 		fi, err := os.Stat(capPath)
 		return readPolicy(t, policyFile) == "max_performance" && err == nil && fi.Size() > 16<<10
 	})

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +8,9 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/viper"
+
+	"github.com/idlewatt/idlewatt/app/config"
+	"github.com/idlewatt/idlewatt/app/rig"
 )
 
 // loadConfigFile reads path into a fresh config and returns a measure
@@ -78,8 +80,7 @@ func TestBadConfigsNameTheKey(t *testing.T) {
 			t.Errorf("case %d: error %v, want it to mention %q", i, err, c.want)
 			continue
 		}
-		var ce *codedError
-		if !errors.As(err, &ce) || ce.code != exitUsage {
+		if classify(err, true) != exitUsage {
 			t.Errorf("case %d: %v is not a usage error (exit 2)", i, err)
 		}
 	}
@@ -101,9 +102,8 @@ func TestExpectKeysChecked(t *testing.T) {
 		if err := cfg.ReadConfig(strings.NewReader(c.yaml)); err != nil {
 			t.Fatal(err)
 		}
-		err := checkConfigFile(cfg, "c.yaml")
-		var ce *codedError
-		if err == nil || !strings.Contains(err.Error(), c.want) || !errors.As(err, &ce) || ce.code != exitUsage {
+		err := config.CheckFile(cfg, "c.yaml")
+		if err == nil || !strings.Contains(err.Error(), c.want) || classify(err, true) != exitUsage {
 			t.Errorf("%q: error %v, want a usage error saying %q", c.yaml, err, c.want)
 		}
 	}
@@ -112,7 +112,12 @@ func TestExpectKeysChecked(t *testing.T) {
 	if err := cfg.ReadConfig(strings.NewReader("drives: [{port: 1, profile: ssd340, expect: {devslp_mw: 5, active_idle_w: 0.4}}]\n")); err != nil {
 		t.Fatal(err)
 	}
-	if err := checkConfigFile(cfg, "c.yaml"); err != nil {
+	if err := config.CheckFile(cfg, "c.yaml"); err != nil {
 		t.Errorf("a good expect block: %v", err)
 	}
+}
+
+// measureConfig is measure's set-up from cmd's configuration.
+func measureConfig(cmd *cobra.Command) (rig.Config, rig.Plan, error) {
+	return config.Measure(cliOf(cmd).cfg, get(cmd), cmd.CommandPath())
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/capture/record"
 	"github.com/idlewatt/idlewatt/internal/testutil"
 	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/meter/ppk2/ppk2emu"
@@ -186,7 +187,7 @@ func TestRecordPPK2Dump(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s%s", code, out, e)
 	}
-	var res recordResult
+	var res record.Summary
 	if err := json.Unmarshal([]byte(out), &res); err != nil || !res.Replayed || res.RateHz != 100_000 || res.Samples != 1000 {
 		t.Fatalf("result %+v (%v)", res, err)
 	}
@@ -357,7 +358,7 @@ func TestMetersAllRecordable(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, e)
 	}
 	var got struct {
-		Meters []meterDoc `json:"meters"`
+		Meters []registry.ListEntry `json:"meters"`
 	}
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatal(err)

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/idlewatt/idlewatt/internal/testutil"
 )
 
 // openFiles lists what process pid has open (readlink of /proc/PID/fd/*),
@@ -114,7 +116,7 @@ func TestEmulatorOpensOnlyItsPtyAndNoSocket(t *testing.T) {
 	pty := strings.TrimSpace(line)
 	capPath := filepath.Join(t.TempDir(), "n.iwcap")
 	rec := startIdlewatt(t, "record", "--meter", "hub", "--port", pty, "--rate", "1000", "--duration", "20s", "--out", capPath)
-	waitFor(t, 20*time.Second, "the recording to start", func() bool {
+	testutil.WaitFor(t, 20*time.Second, "the recording to start", func() bool {
 		fi, err := os.Stat(capPath)
 		return err == nil && fi.Size() > 4<<10
 	})

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/idlewatt/idlewatt/analysis/states"
+	"github.com/idlewatt/idlewatt/analysis/judge"
 )
 
 // devslpJSON is a DevSlp block as report.json, states.json and
@@ -71,13 +71,13 @@ func mdTableUnder(t *testing.T, path, heading string) [][]string {
 }
 
 func pm(x, u *float64, scale float64) string {
-	n := func(p *float64) states.Num {
+	n := func(p *float64) judge.NumMs { // the unit does not show in PM's text
 		if p == nil {
-			return states.None
+			return judge.NoneMs
 		}
-		return states.Num(*p)
+		return judge.NumMs(*p)
 	}
-	return states.PM(n(x), n(u), scale)
+	return judge.PM(n(x), n(u), scale)
 }
 
 // TestOneNumberEverywhere runs measure on drives unlike the built-ins (a

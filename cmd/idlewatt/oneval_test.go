@@ -15,6 +15,7 @@ import (
 	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/analysis/synthcap"
 	"github.com/idlewatt/idlewatt/report"
+	"github.com/idlewatt/idlewatt/units"
 )
 
 // shown is one value as an output printed it: its number and decimals, or
@@ -209,7 +210,7 @@ func TestOneValuePerQuantity(t *testing.T) {
 			t.Errorf("%s %.6f, truth %.6f", what, got, want)
 		}
 	}
-	near("active idle", noisy.ActiveIdleW, 0.35, *noisy.ActiveIdleU95W)
+	near("active idle", float64(noisy.ActiveIdleW), 0.35, float64(*noisy.ActiveIdleU95W))
 
 	// report.md
 	mdb, err := os.ReadFile(filepath.Join(dir, "run0", report.FileMD))
@@ -226,19 +227,19 @@ func TestOneValuePerQuantity(t *testing.T) {
 			t.Fatalf("summary row %d is %q, want %q", i, row[0], d.Name)
 		}
 		w := "report.md " + d.Name
-		checkPM(t, w+" active idle", parseShown(t, row[col(t, head, "Active idle (W)")]), d.ActiveIdleW, d.ActiveIdleU95W)
-		checkPM(t, w+" average", parseShown(t, row[col(t, head, "Average (W)")]), d.AverageW, d.AverageU95W)
-		checkPM(t, w+" energy", parseShown(t, row[col(t, head, "Energy (J)")]), d.EnergyJ, d.EnergyU95J)
-		checkPeak(t, w+" peak", parseShown(t, row[col(t, head, "Peak (W)")]), d.PeakW, d.PeakCI95W)
-		for name, v := range map[string]float64{"p50 (W)": d.P50W, "p95 (W)": d.P95W, "p99 (W)": d.P99W, "1 s (W)": d.PeakWindows.W1s} {
+		checkPM(t, w+" active idle", parseShown(t, row[col(t, head, "Active idle (W)")]), float64(d.ActiveIdleW), (*float64)(d.ActiveIdleU95W))
+		checkPM(t, w+" average", parseShown(t, row[col(t, head, "Average (W)")]), float64(d.AverageW), (*float64)(d.AverageU95W))
+		checkPM(t, w+" energy", parseShown(t, row[col(t, head, "Energy (J)")]), float64(d.EnergyJ), (*float64)(d.EnergyU95J))
+		checkPeak(t, w+" peak", parseShown(t, row[col(t, head, "Peak (W)")]), float64(d.PeakW), d.PeakCI95W)
+		for name, v := range map[string]float64{"p50 (W)": float64(d.P50W), "p95 (W)": float64(d.P95W), "p99 (W)": float64(d.P99W), "1 s (W)": float64(d.PeakWindows.W1s)} {
 			checkPM(t, w+" "+name, parseShown(t, prow[i][col(t, pct, name)]), v, nil)
 		}
-		checkPeak(t, w+" Peak sample", parseShown(t, prow[i][col(t, pct, "Peak sample (W)")]), d.PeakW, d.PeakCI95W)
+		checkPeak(t, w+" Peak sample", parseShown(t, prow[i][col(t, pct, "Peak sample (W)")]), float64(d.PeakW), d.PeakCI95W)
 	}
 	ph, phRows := mdTable(t, md, "## Phases: noisy")
 	for i, p := range noisy.Phases {
-		checkPM(t, "report.md phase "+p.Name+" average", parseShown(t, phRows[i][col(t, ph, "Average (W)")]), p.AverageW, p.AverageU95W)
-		checkPM(t, "report.md phase "+p.Name+" active idle", parseShown(t, phRows[i][col(t, ph, "Active idle (W)")]), p.ActiveIdleW, p.ActiveIdleU95W)
+		checkPM(t, "report.md phase "+p.Name+" average", parseShown(t, phRows[i][col(t, ph, "Average (W)")]), float64(p.AverageW), (*float64)(p.AverageU95W))
+		checkPM(t, "report.md phase "+p.Name+" active idle", parseShown(t, phRows[i][col(t, ph, "Active idle (W)")]), float64(p.ActiveIdleW), (*float64)(p.ActiveIdleU95W))
 	}
 
 	// summary.csv
@@ -272,15 +273,15 @@ func TestOneValuePerQuantity(t *testing.T) {
 		if d == nil {
 			t.Fatalf("summary.csv row for unknown drive %q", rec[0])
 		}
-		vals := map[string]float64{"active_idle_w": d.ActiveIdleW, "average_w": d.AverageW, "peak_w": d.PeakW, "energy_j": d.EnergyJ,
-			"p50_w": d.P50W, "p95_w": d.P95W, "p99_w": d.P99W, "active_idle_u95_w": u(d.ActiveIdleU95W), "average_u95_w": u(d.AverageU95W), "energy_u95_j": u(d.EnergyU95J)}
+		vals := map[string]float64{"active_idle_w": float64(d.ActiveIdleW), "average_w": float64(d.AverageW), "peak_w": float64(d.PeakW), "energy_j": float64(d.EnergyJ),
+			"p50_w": float64(d.P50W), "p95_w": float64(d.P95W), "p99_w": float64(d.P99W), "active_idle_u95_w": u((*float64)(d.ActiveIdleU95W)), "average_u95_w": u((*float64)(d.AverageU95W)), "energy_u95_j": u((*float64)(d.EnergyU95J))}
 		if phase := rec[ci["phase"]]; phase != "all" {
 			found := false
 			for _, p := range d.Phases {
 				if p.Name == phase {
 					found = true
-					vals = map[string]float64{"active_idle_w": p.ActiveIdleW, "average_w": p.AverageW, "peak_w": p.PeakW, "energy_j": p.EnergyJ,
-						"p50_w": p.P50W, "active_idle_u95_w": u(p.ActiveIdleU95W), "average_u95_w": u(p.AverageU95W), "energy_u95_j": u(p.EnergyU95J)}
+					vals = map[string]float64{"active_idle_w": float64(p.ActiveIdleW), "average_w": float64(p.AverageW), "peak_w": float64(p.PeakW), "energy_j": float64(p.EnergyJ),
+						"p50_w": float64(p.P50W), "active_idle_u95_w": u((*float64)(p.ActiveIdleU95W)), "average_u95_w": u((*float64)(p.AverageU95W)), "energy_u95_j": u((*float64)(p.EnergyU95J))}
 				}
 			}
 			if !found {
@@ -309,10 +310,10 @@ func TestOneValuePerQuantity(t *testing.T) {
 		if len(fields) < 4 {
 			t.Fatalf("headline line %q", line)
 		}
-		checkPM(t, "headline "+d.Name+" active idle", parseShown(t, fields[0]), d.ActiveIdleW, d.ActiveIdleU95W)
-		checkPM(t, "headline "+d.Name+" average", parseShown(t, fields[1]), d.AverageW, d.AverageU95W)
-		checkPeak(t, "headline "+d.Name+" peak", parseShown(t, fields[2]), d.PeakW, d.PeakCI95W)
-		checkPM(t, "headline "+d.Name+" energy", parseShown(t, fields[3]), d.EnergyJ, d.EnergyU95J)
+		checkPM(t, "headline "+d.Name+" active idle", parseShown(t, fields[0]), float64(d.ActiveIdleW), (*float64)(d.ActiveIdleU95W))
+		checkPM(t, "headline "+d.Name+" average", parseShown(t, fields[1]), float64(d.AverageW), (*float64)(d.AverageU95W))
+		checkPeak(t, "headline "+d.Name+" peak", parseShown(t, fields[2]), float64(d.PeakW), d.PeakCI95W)
+		checkPM(t, "headline "+d.Name+" energy", parseShown(t, fields[3]), float64(d.EnergyJ), (*float64)(d.EnergyU95J))
 	}
 
 	// compare.md and compare.csv
@@ -332,9 +333,9 @@ func TestOneValuePerQuantity(t *testing.T) {
 				d = &r.Drives[k]
 			}
 		}
-		checkPM(t, "compare.md "+d.Name+" active idle", parseShown(t, row[col(t, chead, "Active idle (W)")]), d.ActiveIdleW, d.ActiveIdleU95W)
-		checkPM(t, "compare.md "+d.Name+" average", parseShown(t, row[col(t, chead, "Average (W)")]), d.AverageW, d.AverageU95W)
-		checkPM(t, "compare.md "+d.Name+" energy", parseShown(t, row[col(t, chead, "Energy (J)")]), d.EnergyJ, d.EnergyU95J)
+		checkPM(t, "compare.md "+d.Name+" active idle", parseShown(t, row[col(t, chead, "Active idle (W)")]), float64(d.ActiveIdleW), (*float64)(d.ActiveIdleU95W))
+		checkPM(t, "compare.md "+d.Name+" average", parseShown(t, row[col(t, chead, "Average (W)")]), float64(d.AverageW), (*float64)(d.AverageU95W))
+		checkPM(t, "compare.md "+d.Name+" energy", parseShown(t, row[col(t, chead, "Energy (J)")]), float64(d.EnergyJ), (*float64)(d.EnergyU95J))
 		if ds := row[col(t, chead, "DevSlp (mW)")]; !d.DevSlp.Entered && ds != analysis.Dash {
 			t.Errorf("compare.md %s: DevSlp %q for a drive that never entered DevSlp, want %s", d.Name, ds, analysis.Dash)
 		}
@@ -371,8 +372,8 @@ func TestOneValuePerQuantity(t *testing.T) {
 			if d.DevSlp.PowerW.Ok() {
 				ds = float64(d.DevSlp.PowerW)
 			}
-			for key, v := range map[string]float64{"active_idle_w": d.ActiveIdleW, "average_w": d.AverageW, "energy_j": d.EnergyJ, "peak_w": d.PeakW,
-				"devslp_power_w": ds, "active_idle_u95_w": u(d.ActiveIdleU95W), "average_u95_w": u(d.AverageU95W), "energy_u95_j": u(d.EnergyU95J)} {
+			for key, v := range map[string]float64{"active_idle_w": float64(d.ActiveIdleW), "average_w": float64(d.AverageW), "energy_j": float64(d.EnergyJ), "peak_w": float64(d.PeakW),
+				"devslp_power_w": ds, "active_idle_u95_w": u((*float64)(d.ActiveIdleU95W)), "average_u95_w": u((*float64)(d.AverageU95W)), "energy_u95_j": u((*float64)(d.EnergyU95J))} {
 				if sh := csvVal(rec, key); !same(sh, v, 6) {
 					t.Errorf("compare.csv %s %s = %q, report.json %v", d.Name, key, sh.text, v)
 				}
@@ -404,14 +405,14 @@ func splitHeadline(s string) []string {
 
 // checkPeak checks a printed peak and its interval "[lo, hi]" against
 // report.json's peak_w and peak_ci95_w, each rounded to the decimals shown.
-func checkPeak(t *testing.T, where string, sh shown, v float64, ci *[2]float64) {
+func checkPeak(t *testing.T, where string, sh shown, v float64, ci *[2]units.Watts) {
 	t.Helper()
 	checkPM(t, where, sh, v, nil)
 	switch {
 	case math.IsNaN(v):
 	case (ci != nil) != (sh.ci != nil):
 		t.Errorf("%s: shows %q, report.json peak_ci95_w %v", where, sh.text, ci)
-	case ci != nil && (!same(shown{v: sh.ci[0]}, ci[0], sh.dv) || !same(shown{v: sh.ci[1]}, ci[1], sh.dv)):
+	case ci != nil && (!same(shown{v: sh.ci[0]}, float64(ci[0]), sh.dv) || !same(shown{v: sh.ci[1]}, float64(ci[1]), sh.dv)):
 		t.Errorf("%s: shows %q, report.json peak_ci95_w %v", where, sh.text, *ci)
 	}
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"github.com/idlewatt/idlewatt/internal/outfile"
 )
@@ -13,21 +12,15 @@ import (
 // always through a temporary file renamed into place. A refusal exits 2
 // (exitCode checks outfile.ErrRefused).
 
-// addOverwriteFlag adds --overwrite; what names the outputs it allows
-// replacing.
-func addOverwriteFlag(f *pflag.FlagSet, what string) {
-	f.Bool("overwrite", false, "replace "+what+" if it exists (never through a symlink, never an input)")
-}
-
-// outOptions are the output rules for cmd: --overwrite (or config key,
-// where one exists) and the files the command reads, the config file
+// outOptions are the output rules for cmd: --overwrite (or its config
+// key, where one exists) and the files the command reads, the config file
 // among them for every command (record --config c.yaml --out c.yaml
 // --overwrite replaced the config it had read).
-func outOptions(cmd *cobra.Command, key string, inputs ...string) outfile.Options {
+func outOptions(cmd *cobra.Command, inputs ...string) outfile.Options {
 	if c := configPath(cmd); c != "" {
 		inputs = append(inputs[:len(inputs):len(inputs)], c)
 	}
-	return outfile.Options{Overwrite: optBool(cmd, "overwrite", key), Inputs: inputs}
+	return outfile.Options{Overwrite: get(cmd).Bool("overwrite"), Inputs: inputs}
 }
 
 // configPath is the config file this command read, if any (an input no

@@ -61,21 +61,6 @@ func TestProfilesBadConfigNamesKey(t *testing.T) {
 	}
 }
 
-func TestProfileDrivesPerPort(t *testing.T) {
-	t.Parallel()
-	cmd := testCmd("measure", nil)
-	if _, err := profileDrives(cmd, []string{"ssd340", "hdd-7200", "x"}, 2, 1); err == nil {
-		t.Fatal("3 profiles for 2 ports accepted")
-	}
-	d, err := profileDrives(cmd, []string{"hdd-7200"}, 3, 1)
-	if err != nil || len(d) != 3 {
-		t.Fatalf("%d drives, %v", len(d), err)
-	}
-	if _, err := profileDrives(cmd, []string{"nope"}, 1, 1); err == nil || !strings.Contains(err.Error(), "unknown drive profile") {
-		t.Fatalf("unknown profile: %v", err)
-	}
-}
-
 // TestCommandLinesAtOnce runs command lines with different configs at the
 // same time in one process: each sees its own config (a cli value per
 // command line), the one with a bad config alone fails, and outputs do not

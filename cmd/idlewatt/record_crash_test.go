@@ -26,6 +26,7 @@ import (
 
 	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/hostclock"
+	"github.com/idlewatt/idlewatt/internal/testutil"
 	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/meter/hub/hubemu"
 )
@@ -88,18 +89,6 @@ func (c *child) wait(t *testing.T, limit time.Duration) int {
 		return -int(ws.Signal())
 	}
 	return ws.ExitStatus()
-}
-
-// waitFor polls cond every 50 ms until it holds or limit passes.
-func waitFor(t *testing.T, limit time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(limit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", limit, what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }
 
 // captureTail reads a capture to its end and returns the header, the end
@@ -217,7 +206,7 @@ func TestRecordKill9KeepsCaptureToLastChunk(t *testing.T) {
 			"--duration", "60s", "--out", path)
 		// Let it record a while (some seconds of data, several flushes): in
 		// capture format 2 the emulator's 80 kS/s take about 14 kB/s.
-		waitFor(t, 20*time.Second, "the capture to grow", func() bool {
+		testutil.WaitFor(t, 20*time.Second, "the capture to grow", func() bool {
 			fi, err := os.Stat(path)
 			return err == nil && fi.Size() > 64<<10
 		})
@@ -265,7 +254,7 @@ func TestRecordSIGTERMClosesCapture(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "t.iwcap")
 	c := startIdlewatt(t, "record", "--meter", "hub", "--port", emu.Path(), "--rate", "1000",
 		"--duration", "60s", "--out", path)
-	waitFor(t, 20*time.Second, "the capture to hold samples", func() bool {
+	testutil.WaitFor(t, 20*time.Second, "the capture to hold samples", func() bool {
 		fi, err := os.Stat(path)
 		return err == nil && fi.Size() > 20<<10
 	})

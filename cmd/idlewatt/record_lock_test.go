@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/idlewatt/idlewatt/internal/outfile"
+	"github.com/idlewatt/idlewatt/internal/testutil"
 )
 
 // busy reports whether another process holds path's lock (a capture being
@@ -36,7 +37,7 @@ func TestRecordOntoACaptureBeingRecorded(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "a.iwcap")
 	first := startIdlewatt(t, "record", "--meter", "hub", "--port", emu.Path(), "--rate", "1000", "--duration", "0", "--out", path)
-	waitFor(t, 20*time.Second, "the first record to hold its capture", func() bool { return busy(path) })
+	testutil.WaitFor(t, 20*time.Second, "the first record to hold its capture", func() bool { return busy(path) })
 	want := fmt.Sprintf("is being written in place by PID %d", first.cmd.Process.Pid)
 	stream, _ := filepath.Abs("../../fixtures/hostile/hub-100ms.bin")
 	for _, args := range [][]string{
@@ -66,7 +67,7 @@ func TestRecordOntoACaptureBeingRecorded(t *testing.T) {
 	// kill -9: the lock dies with the process.
 	path2 := filepath.Join(dir, "b.iwcap")
 	killed := startIdlewatt(t, "record", "--meter", "hub", "--port", emu.Path(), "--rate", "1000", "--duration", "0", "--out", path2)
-	waitFor(t, 20*time.Second, "the second recorder to hold its capture", func() bool { return busy(path2) })
+	testutil.WaitFor(t, 20*time.Second, "the second recorder to hold its capture", func() bool { return busy(path2) })
 	if err := killed.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}

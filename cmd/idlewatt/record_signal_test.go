@@ -29,7 +29,7 @@ func TestRecordSignalAtAnyMomentSaysSo(t *testing.T) {
 			defer cancel(nil)
 			go func() {
 				time.Sleep(delay)
-				cancel(signalError{syscall.SIGTERM})
+				cancel(signalError{Sig: syscall.SIGTERM})
 			}()
 			out, errOut, code := run(t, ctx, "record", "--port", emu.Path(), "--duration", "10s",
 				"--out", filepath.Join(t.TempDir(), "c.iwcap"))

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -32,38 +31,29 @@ CAPTURE and never written through a symbolic link; CAPTURE is only read.`,
 }
 
 func runRepair(cmd *cobra.Command, args []string) error {
-	in, out := args[0], optString(cmd, "out", "")
+	in, out := args[0], get(cmd).String("out")
 	if out == "" {
 		return usageErr("repair: --out NEW is required")
 	}
-	oo := outOptions(cmd, "", in) // never the input, never through a symlink
+	oo := outOptions(cmd, in) // never the input, never through a symlink
 	if err := outfile.Check(out, oo); err != nil {
 		return usageErr("repair: --out %w", err)
 	}
 	// repair reads the capture twice (summaries, then records): a FIFO
 	// would block the second open.
-	if _, err := captureOpener(cmd.Context(), cmd, in); err != nil {
+	if _, _, err := capture.Passes(cmd.Context(), in, cmd.CommandPath()); err != nil {
 		return err
 	}
 	// Nothing to repair into a capture any command could read.
-	if err := requireSamples(cmd.Context(), cmd, "repair", in); err != nil {
+	if err := requireSamples(cmd, "repair", in); err != nil {
 		return err
 	}
 	prog := startProgress(cmd, "repair")
 	prog.Step(fmt.Sprintf("copying %s into %s", in, out), nil)
 	res, err := capture.Repair(cmd.Context(), in, out, oo)
 	prog.Stop()
-	switch {
-	case errors.Is(err, capture.ErrRepairInput):
-		return inputErr(err)
-	case errors.Is(err, capture.ErrRepairCreate) && errors.Is(err, outfile.ErrRefused):
-		return usageErr("repair: --out %w", err)
-	case errors.Is(err, capture.ErrRepairCreate):
-		return failErr("repair: --out %w", err)
-	case errors.Is(err, capture.ErrRepairHeader):
-		return failErr("repair: %v", err)
-	case err != nil:
-		return failErr("repair %s: %v", out, err)
+	if err != nil {
+		return capture.ClassifyRepair(out, err)
 	}
 	outputsPlaced(cmd)
 	acc := res.Account
@@ -72,15 +62,6 @@ func runRepair(cmd *cobra.Command, args []string) error {
 		fmt.Fprintf(stderr, "repair: %s\n", textsafe.Terminal(fmt.Sprintf("%s: %v", in, res.End)))
 	}
 	printAccount(stderr, "repair", &acc)
-	held := res.Samples + acc.SamplesLost
-	if u, ok := acc.Unaccounted(); ok {
-		held = res.Samples + u
-	}
-	kept := 100.0
-	if held > 0 {
-		kept = 100 * float64(res.Samples) / float64(held)
-	}
-	cmd.Printf("%s: %d records, %d channel samples (%.3f %% of what %s held), %d damaged stretch(es) as gaps, %d flipped bit(s) mended, %d samples with covered indices left out\n",
-		textsafe.Terminal(out), res.Records, res.Samples, kept, textsafe.Terminal(in), acc.DamageRegions, len(acc.Corrected), res.Rejected)
+	cmd.Println(res.Summary(in, out))
 	return nil
 }

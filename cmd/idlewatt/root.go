@@ -6,18 +6,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
-	"regexp"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 
-	"github.com/idlewatt/idlewatt/internal/suggest"
+	"github.com/idlewatt/idlewatt/app/config"
+	"github.com/idlewatt/idlewatt/internal/ctxio"
+	"github.com/idlewatt/idlewatt/internal/settings"
 	"github.com/idlewatt/idlewatt/internal/textsafe"
 )
 
@@ -49,9 +47,6 @@ type cli struct {
 	// the command is about to run; an error before that is cobra's (unknown
 	// command or flag, bad flag value, wrong arguments): bad usage.
 	preRunDone bool
-	// truthFiles are the open truth outputs of the simulated drives this
-	// command line's emulator serves (profiles.go).
-	truthFiles []truthFile
 	// placed is set once a command has put its outputs in place: a signal
 	// after that is not one that cut the job short (see runMain).
 	placed bool
@@ -120,7 +115,7 @@ func newRootCmd(c *cli) *cobra.Command {
 	}
 	root.PersistentFlags().String("config", "", "YAML config file (env IDLEWATT_CONFIG)")
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
-		return &codedError{code: exitUsage, err: fmt.Errorf("%s: %s%s", cmd.CommandPath(), plainFlagError(err.Error()), flagSuggestion(cmd, err.Error()))}
+		return &codedError{code: exitUsage, err: fmt.Errorf("%s: %s%s", cmd.CommandPath(), settings.PlainFlagError(err.Error()), flagSuggestion(cmd, err.Error()))}
 	})
 	for _, f := range commands {
 		sub := f()
@@ -130,17 +125,9 @@ func newRootCmd(c *cli) *cobra.Command {
 	return root
 }
 
-// unknownFlag is pflag's message for a flag the command does not have.
-var unknownFlag = regexp.MustCompile(`^unknown (?:shorthand )?flag: '?-{1,2}([^' =]+)`)
-
 // flagSuggestion is " (did you mean --overwrite?)" for a mistyped flag
-// that is close to one the command has (its own, inherited and global),
-// as config keys get; "" otherwise.
+// close to one cmd has (its own, inherited and global).
 func flagSuggestion(cmd *cobra.Command, msg string) string {
-	m := unknownFlag.FindStringSubmatch(msg)
-	if m == nil || len(m[1]) < 2 {
-		return ""
-	}
 	var names []string
 	add := func(f *pflag.Flag) {
 		if !f.Hidden {
@@ -149,27 +136,7 @@ func flagSuggestion(cmd *cobra.Command, msg string) string {
 	}
 	cmd.Flags().VisitAll(add)
 	cmd.InheritedFlags().VisitAll(add)
-	best := suggest.Nearest(m[1], names, func(best string) int { return max(2, len(best)/3) })
-	if best == "" {
-		return ""
-	}
-	return fmt.Sprintf(" (did you mean --%s?)", best)
-}
-
-// strconvMsg is what pflag passes on from strconv for a malformed number.
-var strconvMsg = regexp.MustCompile(`strconv\.Parse(Int|Uint|Float|Bool): parsing "[^"]*": (invalid syntax|value out of range)`)
-
-// plainFlagError says "not an integer" where pflag says "strconv.ParseInt:
-// parsing "x": invalid syntax".
-func plainFlagError(msg string) string {
-	return strconvMsg.ReplaceAllStringFunc(msg, func(m string) string {
-		sub := strconvMsg.FindStringSubmatch(m)
-		if sub[2] == "value out of range" {
-			return "out of range"
-		}
-		return map[string]string{"Int": "not an integer", "Uint": "not a whole number ≥ 0", "Float": "not a number",
-			"Bool": "not a boolean (true or false)"}[sub[1]]
-	})
+	return settings.FlagSuggestion(msg, names)
 }
 
 // wrapArgs makes cobra's positional-argument errors exit 2, recursively.
@@ -199,7 +166,7 @@ func loadConfig(cmd *cobra.Command) error {
 	if path != "" {
 		cfg.SetConfigFile(path)
 		cfg.SetConfigType("yaml")
-		data, err := readInput(cmd.Context(), path, maxConfigBytes)
+		data, err := ctxio.ReadFile(cmd.Context(), path, maxConfigBytes, "a config file")
 		if err != nil {
 			return usageErr("config %s: %w", path, err)
 		}
@@ -214,100 +181,14 @@ func loadConfig(cmd *cobra.Command) error {
 		if err := file.ReadConfig(bytes.NewReader(data)); err != nil {
 			return usageErr("config %s: %v", path, err)
 		}
-		if err := checkConfigFile(file, path); err != nil {
+		if err := config.CheckFile(file, path); err != nil {
 			return err
 		}
 	}
-	return checkEnv(cfg)
+	return config.CheckEnv(os.Environ(), func(key, env string) error { return cfg.BindEnv(key, env) })
 }
 
-// The opt* helpers resolve one setting: the flag if the user set it, else
-// the config key (file or IDLEWATT_<KEY> env), else the flag's default. key
-// is a dotted config key such as "meter.port"; env is IDLEWATT_METER_PORT.
-
-func optString(cmd *cobra.Command, flag, key string) string {
-	if f := cmd.Flags().Lookup(flag); f != nil && f.Changed {
-		return f.Value.String()
-	}
-	if cfg := cliOf(cmd).cfg; key != "" && cfg.IsSet(key) {
-		return cfg.GetString(key)
-	}
-	if f := cmd.Flags().Lookup(flag); f != nil {
-		return f.Value.String()
-	}
-	return ""
-}
-
-func optInt(cmd *cobra.Command, flag, key string) (int, error) {
-	s := optString(cmd, flag, key)
-	n, err := strconv.Atoi(strings.TrimSpace(s))
-	if err != nil {
-		return 0, usageErr("%s: %q is not an integer", where(cmd, flag, key), s)
-	}
-	return n, nil
-}
-
-func optFloat(cmd *cobra.Command, flag, key string) (float64, error) {
-	s := optString(cmd, flag, key)
-	x, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-	if err != nil {
-		return 0, usageErr("%s: %q is not a number", where(cmd, flag, key), s)
-	}
-	if math.IsNaN(x) || math.IsInf(x, 0) {
-		return 0, usageErr("%s: %q is not a finite number", where(cmd, flag, key), s)
-	}
-	return x, nil
-}
-
-// optDuration reads a duration in the one grammar (durations.go); it is
-// negative only where the flag is a signedDurationFlag.
-func optDuration(cmd *cobra.Command, flag, key string) (time.Duration, error) {
-	s := optString(cmd, flag, key)
-	d, err := parseDuration(s)
-	if err != nil {
-		return 0, usageErr("%s: %v", where(cmd, flag, key), err)
-	}
-	if d < 0 {
-		if f := cmd.Flags().Lookup(flag); f == nil || !isSigned(f.Value) {
-			return 0, usageErr("%s: %s is negative", where(cmd, flag, key), s)
-		}
-	}
-	return d, nil
-}
-
-func isSigned(v pflag.Value) bool {
-	dv, ok := v.(durationValue)
-	return ok && dv.signed
-}
-
-// optSet reports whether the flag was given or its key set.
-func optSet(cmd *cobra.Command, flag, key string) bool {
-	if f := cmd.Flags().Lookup(flag); f != nil && f.Changed {
-		return true
-	}
-	return key != "" && cliOf(cmd).cfg.IsSet(key)
-}
-
-// optBool reads a boolean strictly: loadConfig has already refused a key
-// or IDLEWATT_* value that strconv.ParseBool does not take, and pflag
-// parses the flag.
-func optBool(cmd *cobra.Command, flag, key string) bool {
-	b, _ := strconv.ParseBool(strings.TrimSpace(optString(cmd, flag, key)))
-	return b
-}
-
-// where names the source of a setting for error messages.
-func where(cmd *cobra.Command, flag, key string) string {
-	if f := cmd.Flags().Lookup(flag); f != nil && f.Changed {
-		return "--" + flag
-	}
-	if key != "" {
-		if _, ok := os.LookupEnv(envName(key)); ok {
-			return envName(key) + " (" + key + ")"
-		}
-		if cliOf(cmd).cfg.IsSet(key) {
-			return "config key " + key
-		}
-	}
-	return "--" + flag
-}
+// maxConfigBytes bounds a config file (a YAML file of drives and profiles
+// is a few KiB; a bigger one is a mistake, such as a capture passed as
+// --config).
+const maxConfigBytes = 16 << 20

@@ -207,7 +207,7 @@ func TestTwoPassCommandsRefuseFIFOs(t *testing.T) {
 func TestInterruptedReportExits1(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancelCause(context.Background())
-	cancel(signalError{syscall.SIGINT})
+	cancel(signalError{Sig: syscall.SIGINT})
 	for _, args := range [][]string{
 		{"report", "../../fixtures/hostile/six-seconds.iwcap", "--out", filepath.Join(t.TempDir(), "r")},
 		{"export", "../../fixtures/hostile/six-seconds.iwcap", "--csv", filepath.Join(t.TempDir(), "x.csv")},
@@ -312,7 +312,7 @@ func TestSignalStopsReplayAndEmulator(t *testing.T) {
 // TestClassify: one exit code per kind of error, however it was wrapped.
 func TestClassify(t *testing.T) {
 	t.Parallel()
-	sig := signalError{syscall.SIGINT}
+	sig := signalError{Sig: syscall.SIGINT}
 	for _, c := range []struct {
 		name string
 		err  error

@@ -36,8 +36,13 @@ func Path() string {
 
 // Page is a page open in headless Chromium.
 type Page struct {
-	Ctx      context.Context
+	Ctx context.Context
+	// Loaded is the time from the navigation to the ready selector's
+	// being visible, for tests to log: never assert it, it depends on the
+	// machine's load.
+	Loaded   time.Duration
 	mu       sync.Mutex
+	pages    map[string]bool // URLs navigated to: not the page's own requests
 	errs     []string
 	requests []string
 }
@@ -61,9 +66,12 @@ func Open(t testing.TB, url, ready string, width, height int) *Page {
 	}
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelC := chromedp.NewContext(actx)
-	ctx, cancelT := context.WithTimeout(ctx, 90*time.Second)
+	// A hang guard for the whole session (Chromium's start, the load and
+	// every check), not a timing check: a few seconds on an idle machine,
+	// so only a page or browser that never answers reaches it.
+	ctx, cancelT := context.WithTimeout(ctx, 3*time.Minute)
 	t.Cleanup(func() { cancelT(); cancelC(); cancelA() })
-	p := &Page{Ctx: ctx}
+	p := &Page{Ctx: ctx, pages: map[string]bool{}}
 	err := chromedp.Listen(ctx, func(ev any) {
 		p.mu.Lock()
 		defer p.mu.Unlock()
@@ -88,16 +96,34 @@ func Open(t testing.TB, url, ready string, width, height int) *Page {
 				p.errs = append(p.errs, fmt.Sprintf("log %s (%s): %s %s", e.Entry.Level, e.Entry.Source, e.Entry.Text, e.Entry.URL))
 			}
 		case *network.EventRequestWillBeSent:
-			p.requests = append(p.requests, e.Request.URL)
+			if !p.pages[e.Request.URL] {
+				p.requests = append(p.requests, e.Request.URL)
+			}
 		}
 	})
 	if err != nil {
 		t.Fatalf("starting %s: %v", bin, err)
 	}
-	if err := chromedp.Do(ctx, chromedp.Navigate(url), chromedp.WaitVisible(chromedp.CSS(ready))); err != nil {
+	// chromedp enables the Runtime, Log and Network domains of the tab.
+	if err := p.Navigate(url, ready); err != nil {
 		t.Fatalf("loading %s: %v (errors so far: %v)", url, err, p.Errors())
 	}
 	return p
+}
+
+// Navigate loads url in the page and waits for ready (a CSS selector) to
+// be visible, setting Loaded. The navigation itself is not one of the
+// page's Requests.
+func (p *Page) Navigate(url, ready string) error {
+	p.mu.Lock()
+	p.pages[url] = true
+	p.mu.Unlock()
+	start := time.Now()
+	if err := chromedp.Do(p.Ctx, chromedp.Navigate(url), chromedp.WaitVisible(chromedp.CSS(ready))); err != nil {
+		return err
+	}
+	p.Loaded = time.Since(start)
+	return nil
 }
 
 // Errors are the console errors and warnings and the exceptions so far.
@@ -107,7 +133,8 @@ func (p *Page) Errors() []string {
 	return append([]string(nil), p.errs...)
 }
 
-// Requests are the URLs of every request the page made so far.
+// Requests are the URLs of every request the page made so far, the
+// navigations to it aside.
 func (p *Page) Requests() []string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -137,6 +164,11 @@ func (p *Page) Click(t testing.TB, sel string) {
 			if (same >= 5 || ++n > 240) ok(true); else requestAnimationFrame(frame);
 		})();
 	})`
+	// A real mouse click lands on coordinates: scroll the element into
+	// view and wait until its box has stayed put for five animation frames
+	// (the readout and charts of the previous action finish laying out)
+	// before chromedp reads the box, or under load the click lands where
+	// the element used to be (seen: 26 px above a table row).
 	Eval[bool](t, p, settle)
 	if err := chromedp.Do(p.Ctx, chromedp.Click(chromedp.CSS(sel), chromedp.NodeVisible)); err != nil {
 		t.Fatalf("clicking %s: %v", sel, err)

@@ -3,6 +3,6 @@
 // request, so a test can hold a page to "no error, nothing fetched from
 // elsewhere". It skips the test, saying so, when no Chromium is found
 // ($IDLEWATT_CHROMIUM, /usr/bin/chromium, or chromium / google-chrome on
-// PATH) or under -short. report/html's browser tests keep their own copy
-// of the same harness (they came first); report/live's use this one.
+// PATH) or under -short. The browser tests of report/html and report/live
+// use it; nothing but _test.go files imports it.
 package browsertest

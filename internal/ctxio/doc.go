@@ -11,4 +11,11 @@
 //
 // The error is context.Cause(ctx), so the caller's cause (cmd/idlewatt's
 // "interrupted by SIGINT") reaches the user whatever wrapped it.
+// WatchSignals makes that cause (SignalError, ErrInterrupted); Stopped
+// is the one check long loops make (a test's hook counts them), and
+// Interrupted the one for work that must not write what a cut-short pass
+// read.
+//
+// Where it sits: a leaf (rank 0) that imports nothing of the project;
+// capture, workload/trace, report and cmd/idlewatt import it.
 package ctxio

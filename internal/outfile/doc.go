@@ -53,4 +53,10 @@
 // or holds any entry (a previous run) unless Overwrite is set. Dir
 // prepares a directory for derived files (report, compare), which may
 // hold other files; each file in it is still checked on its own.
+//
+// # Where it sits
+//
+// A leaf (rank 0) that imports nothing of the project; whatever writes an
+// output file imports it: capture, capture/notes, report and its
+// sub-packages, the application layer and the commands.
 package outfile

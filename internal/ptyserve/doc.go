@@ -17,4 +17,9 @@
 //     replies. A host that configures the port itself changes nothing.
 //   - The slave stays open in the emulator, so hosts can come and go
 //     without the master seeing a hang-up.
+//
+// # Where it sits
+//
+// A leaf (rank 0) that imports nothing of the project; the meter emulators
+// (meter/hub/hubemu, meter/ppk2/ppk2emu, meter/scpi/scpiemu) import it.
 package ptyserve

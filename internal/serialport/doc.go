@@ -41,4 +41,10 @@
 // and returns os.ErrDeadlineExceeded once the deadline set by
 // SetReadDeadline has passed, so a deadline set from another goroutine
 // (to stop a stream) takes effect within one slice.
+//
+// # Where it sits
+//
+// A leaf (rank 0) that imports nothing of the project; the serial meter
+// drivers (meter/hub, meter/ppk2, meter/scpi, meter/linemeter) and
+// cmd/idlewatt import it.
 package serialport

@@ -1,5 +1,5 @@
 // Package stat holds the robust statistics every estimator shares
-// (analysis, analysis/states, states/detect): medians, the MAD with its
+// (analysis, analysis/judge, states/detect): medians, the MAD with its
 // named constant, quantiles, the autocorrelation of a series and what
 // follows from it —
 // the correlation length, the integrated autocorrelation time, the

@@ -3,11 +3,17 @@ package stat
 import (
 	"math"
 	"slices"
+	"sort"
 )
 
 // MADScale turns a median absolute deviation into a standard deviation for
 // gaussian data: 1/Φ⁻¹(3/4).
 const MADScale = 1.482602218505602
+
+// QuartileZ is Φ⁻¹(3/4), the upper quartile of the standard normal
+// distribution: a half inter-quartile distance of gaussian data over it is
+// σ (1/MADScale).
+const QuartileZ = 0.6744897501960817
 
 // Z975 is the 0.975 quantile of the standard normal distribution.
 const Z975 = 1.959963984540054
@@ -90,6 +96,42 @@ func LowerMedian(x []float64) float64 {
 		return math.NaN()
 	}
 	return selectK(slices.Clone(x), (len(x)-1)/2)
+}
+
+// OrderQuantile is the ⌊q·(n−1)⌋-th smallest value of x (0-based): an
+// order statistic, one of the values, never interpolated (at q = 0.5 the
+// lower median). x is not changed (a sorted copy: NaN first); NaN when x
+// is empty.
+func OrderQuantile(x []float64, q float64) float64 {
+	if len(x) == 0 {
+		return math.NaN()
+	}
+	s := slices.Clone(x)
+	sort.Float64s(s)
+	return s[int(q*float64(len(s)-1))]
+}
+
+// NearestRank is the q-quantile of the sorted s by nearest rank: its
+// ⌈q·n⌉-th smallest value (1-based; the first for q = 0), never
+// interpolated. NaN when s is empty.
+func NearestRank(s []float64, q float64) float64 {
+	if len(s) == 0 {
+		return math.NaN()
+	}
+	i := int(math.Ceil(q*float64(len(s)))) - 1
+	return s[max(0, min(i, len(s)-1))]
+}
+
+// UpperMedianSorting is the upper median of x, its ⌊n/2⌋-th smallest value
+// (0-based), found by sorting x in place (NaN, a broken reading, first):
+// for a caller's scratch window, where it allocates nothing. NaN when x is
+// empty.
+func UpperMedianSorting(x []float64) float64 {
+	if len(x) == 0 {
+		return math.NaN()
+	}
+	sort.Float64s(x)
+	return x[len(x)/2]
 }
 
 // Mean is the arithmetic mean of x; NaN when x is empty.

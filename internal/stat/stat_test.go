@@ -36,7 +36,29 @@ func TestMedianMADQuantile(t *testing.T) {
 	if q := SortedQuantile([]float64{0, 10}, 0.25); q != 2.5 {
 		t.Errorf("quantile %v", q)
 	}
-	if !math.IsNaN(Median(nil)) || !math.IsNaN(SortedQuantile(nil, 0.5)) {
+	if q := OrderQuantile([]float64{4, 1, 3, 2}, 0.5); q != 2 {
+		t.Errorf("order quantile 0.5 of 1…4: %v, want the lower median 2", q)
+	}
+	if q := OrderQuantile([]float64{4, 1, 3, 2, 5}, 0.9); q != 4 {
+		t.Errorf("order quantile 0.9 of 1…5: %v, want 4", q)
+	}
+	if q := NearestRank([]float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, 0.95); q != 10 {
+		t.Errorf("nearest-rank p95 of 1…10: %v, want 10", q)
+	}
+	if q := NearestRank([]float64{1, 2, 3, 4}, 0.5); q != 2 {
+		t.Errorf("nearest-rank median of 1…4: %v, want 2", q)
+	}
+	if q := NearestRank([]float64{1, 2, 3, 4}, 0); q != 1 {
+		t.Errorf("nearest-rank 0 of 1…4: %v, want 1", q)
+	}
+	w := []float64{4, 1, math.NaN(), 2}
+	if m := UpperMedianSorting(w); m != 2 || !math.IsNaN(w[0]) {
+		t.Errorf("upper median of 4 1 NaN 2: %v (sorted %v), want 2 with NaN first", m, w)
+	}
+	if math.Abs(1/QuartileZ-MADScale) > 1e-15 {
+		t.Errorf("QuartileZ %v is not 1/MADScale", QuartileZ)
+	}
+	if !math.IsNaN(Median(nil)) || !math.IsNaN(SortedQuantile(nil, 0.5)) || !math.IsNaN(OrderQuantile(nil, 0.5)) || !math.IsNaN(UpperMedianSorting(nil)) || !math.IsNaN(NearestRank(nil, 0.5)) {
 		t.Errorf("empty input is not NaN")
 	}
 	rng := rand.New(rand.NewPCG(1, 2))

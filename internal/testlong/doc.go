@@ -14,4 +14,6 @@
 //
 // A long version repeats its test with more of the same inputs (a superset
 // of what the default version checks), so it can only find more.
+// CoverageDrives sizes the noise-coverage tests the same three ways, with
+// IDLEWATT_COVERAGE_DRIVES for the long runs docs/analysis.md reports.
 package testlong

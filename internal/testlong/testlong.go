@@ -2,6 +2,7 @@ package testlong
 
 import (
 	"os"
+	"strconv"
 	"testing"
 )
 
@@ -21,4 +22,22 @@ func Skip(t testing.TB) {
 	if !Enabled() {
 		t.Skipf("long test: set %s=1 to run it (.ci/run does, once)", Var)
 	}
+}
+
+// CoverageVar sets how many drives per noise family the noise-coverage
+// tests of analysis and analysis/judge draw: the long runs
+// docs/analysis.md reports.
+const CoverageVar = "IDLEWATT_COVERAGE_DRIVES"
+
+// CoverageDrives is how many drives per noise family a coverage test
+// draws: def, short under -short, or CoverageVar when it holds a positive
+// number.
+func CoverageDrives(def, short int) int {
+	if n, err := strconv.Atoi(os.Getenv(CoverageVar)); err == nil && n > 0 {
+		return n
+	}
+	if testing.Short() {
+		return short
+	}
+	return def
 }

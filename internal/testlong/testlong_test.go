@@ -10,3 +10,16 @@ func TestEnabled(t *testing.T) {
 		}
 	}
 }
+
+func TestCoverageDrives(t *testing.T) {
+	def := 20
+	if testing.Short() {
+		def = 4
+	}
+	for v, want := range map[string]int{"": def, "x": def, "0": def, "-3": def, "80": 80} {
+		t.Setenv(CoverageVar, v)
+		if got := CoverageDrives(20, 4); got != want {
+			t.Errorf("%s=%q: CoverageDrives(20, 4) = %d, want %d", CoverageVar, v, got, want)
+		}
+	}
+}

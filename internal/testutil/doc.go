@@ -6,7 +6,10 @@
 //     it here means a package cannot give it another name, and one that
 //     tried to define its own -update beside it would panic at start.
 //   - Golden compares output with a golden file, or rewrites it with
-//     -update; FirstDiff shows the first line two texts differ on.
+//     -update; FirstDiff shows the first line two texts differ on,
+//     FirstByteDiff the first byte of binary files.
 //   - Near and WithinRel compare a float with a relative tolerance.
 //   - Extract unpacks a fixture archive into a fresh test directory.
+//   - WaitFor polls a condition under a hang guard (never a timing check).
+//   - SeedFiles adds fixture files to a fuzz target's seed corpus.
 package testutil

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+	"unicode/utf8"
 )
 
 // Update is -update: rewrite the golden files and fixtures the tests
@@ -35,8 +37,40 @@ func Golden(t testing.TB, path string, got []byte) {
 		t.Fatalf("%v (go test -update writes it)", err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the output (rerun with -update if the change is intended):\n%s", path, FirstDiff(string(want), string(got)))
+		diff := FirstByteDiff(want, got)
+		if isText(want) && isText(got) {
+			diff = FirstDiff(string(want), string(got))
+		}
+		t.Errorf("%s differs from the output (rerun with -update if the change is intended):\n%s", path, diff)
 	}
+}
+
+// isText reports whether b reads as lines of text: a binary golden file
+// (a register dump, a capture) is better shown by its first byte offset.
+func isText(b []byte) bool {
+	return utf8.Valid(b) && bytes.IndexByte(b, 0) < 0
+}
+
+// FirstByteDiff names the first byte offset at which want and got
+// differ, with both bytes, and the lengths when they differ.
+func FirstByteDiff(want, got []byte) string {
+	i := 0
+	for i < len(want) && i < len(got) && want[i] == got[i] {
+		i++
+	}
+	var s string
+	switch {
+	case i < len(want) && i < len(got):
+		s = fmt.Sprintf("byte %d: want 0x%02x, got 0x%02x", i, want[i], got[i])
+	case i < len(want) || i < len(got):
+		s = fmt.Sprintf("byte %d: one side ends", i)
+	default:
+		return "(same bytes)"
+	}
+	if len(want) != len(got) {
+		s += fmt.Sprintf("; %d bytes wanted, %d got", len(want), len(got))
+	}
+	return s
 }
 
 // FirstDiff names the first line on which want and got differ, with
@@ -87,4 +121,42 @@ func Extract(t testing.TB, path string, extract func(r io.Reader, dir string) er
 		t.Fatalf("%s: %v", path, err)
 	}
 	return dir
+}
+
+// WaitFor polls cond every 10 ms until it holds; after limit it fails t
+// (Fatalf) naming what it waited for. limit is a hang guard, never a
+// timing check: give it many times what the wait takes on an idle
+// machine, for a 2-core machine at load 10 and more.
+func WaitFor(t testing.TB, limit time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", limit, what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// SeedFiles adds every file matching the globs under dir to f's seed
+// corpus (a glob that matches nothing adds nothing: the corpus is a
+// start, not a test; directories are passed over).
+func SeedFiles(f *testing.F, dir string, globs ...string) {
+	f.Helper()
+	for _, g := range globs {
+		files, err := filepath.Glob(filepath.Join(dir, g))
+		if err != nil {
+			f.Fatalf("seed glob %q: %v", g, err)
+		}
+		for _, p := range files {
+			if st, err := os.Stat(p); err == nil && st.IsDir() {
+				continue
+			}
+			b, err := os.ReadFile(p)
+			if err != nil {
+				f.Fatal(err)
+			}
+			f.Add(b)
+		}
+	}
 }

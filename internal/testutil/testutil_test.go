@@ -53,6 +53,35 @@ func TestFirstDiff(t *testing.T) {
 	}
 }
 
+func TestFirstByteDiff(t *testing.T) {
+	for _, tc := range []struct {
+		want, got []byte
+		diff      string
+	}{
+		{[]byte{0, 1, 2}, []byte{0, 9, 2}, "byte 1: want 0x01, got 0x09"},
+		{[]byte{0, 1}, []byte{0, 1, 2}, "byte 2: one side ends; 2 bytes wanted, 3 got"},
+		{[]byte{0, 1, 2}, []byte{0, 7}, "byte 1: want 0x01, got 0x07; 3 bytes wanted, 2 got"},
+		{[]byte{5}, []byte{5}, "(same bytes)"},
+	} {
+		if d := FirstByteDiff(tc.want, tc.got); d != tc.diff {
+			t.Errorf("FirstByteDiff(%x, %x) = %q, want %q", tc.want, tc.got, d, tc.diff)
+		}
+	}
+}
+
+func TestGoldenBinary(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.bin")
+	if err := os.WriteFile(path, []byte{0, 1, 2, 3}, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	defer func(u bool) { *Update = u }(*Update)
+	*Update = false
+	r := run(t, func(tb testing.TB) { Golden(tb, path, []byte{0, 1, 0xff, 3}) })
+	if len(r.errs) != 1 || !strings.Contains(r.errs[0], "byte 2: want 0x02, got 0xff") {
+		t.Errorf("changed binary output: %q; want one error naming byte 2", r.errs)
+	}
+}
+
 func TestGolden(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "sub", "x.txt")

@@ -25,4 +25,9 @@
 // escape keeps its backslash visible (\\x1b renders as \x1b). The result
 // is inline text for a paragraph, a list item, a heading or a table cell:
 // a line break never ends the row.
+//
+// # Where it sits
+//
+// A leaf (rank 0) that imports nothing of the project; report and
+// cmd/idlewatt import it.
 package textsafe

@@ -31,4 +31,9 @@
 // max_energy_range_uj. It is the CPU package, never drive power. energy_uj
 // is root-only since Linux 5.10; the error says so. Power-only channels
 // carry V = 1 and I = watts (battery channel: V = voltage_now, I = P/V).
+//
+// # Where it sits
+//
+// The meter floor (rank 1): a driver, opened by kind through
+// meter/registry.
 package battery

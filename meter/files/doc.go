@@ -33,4 +33,9 @@
 // not fit the file are ErrOptions; a file of no known format is
 // ErrUnknownFormat. The fuzz targets (fuzz_test.go) hold every format to
 // this on arbitrary bytes.
+//
+// # Where it sits
+//
+// The meter floor (rank 1): other meters' files, read as the drivers
+// stream; capture/importer and cmd/idlewatt import it.
 package files

@@ -133,15 +133,52 @@ func openOtiiCSV(r io.ReaderAt, size int64, o Options) (File, error) {
 		}
 		return nil, err
 	}
+	device, unused, err := f.columns(c, head)
+	if err != nil {
+		return nil, err
+	}
+	var notes []string
+	if f.voltAt < 0 {
+		if o.Voltage <= 0 || o.Voltage > maxVolts {
+			return nil, optErr("this Otii export has no voltage column for %q: give the voltage the drive ran at (--voltage, 0 < V ≤ %d)", f.cur.name, maxVolts)
+		}
+		notes = append(notes, fmt.Sprintf("the export has no voltage column for %q: every sample's voltage is the given %g V", f.cur.name, float64(o.Voltage)))
+	} else if o.Voltage > 0 {
+		notes = append(notes, fmt.Sprintf("--voltage %g V ignored: the export's %q column is used", float64(o.Voltage), f.volt.name))
+	}
+	if len(unused) > 0 {
+		notes = append(notes, fmt.Sprintf("columns not used: %s (power is V × I, energy its integral, both computed from the samples)", strings.Join(unused, ", ")))
+	}
+	rate, err := f.rate(c)
+	if err != nil {
+		return nil, err
+	}
+	what := "seconds from the recording's start"
+	if f.wall {
+		what = "the wall clock (UTC)"
+	}
+	notes = append(notes, fmt.Sprintf("sample rate %g S/s from the export's time column (%s); rows it leaves out are gaps", rate, what))
+	if len(f.info.Lines) > 0 {
+		notes = append(notes, fmt.Sprintf("digital lines %s kept as logic events", strings.Join(f.info.Lines, ", ")))
+	}
+	f.describe(device, rate)
+	f.info.Notes = notes
+	return f, nil
+}
+
+// columns reads the header: the time column and its unit, the current
+// column (the first, a Main one before any other), the digital lines and
+// the voltage column of the current's device. It returns that device and
+// the columns not used.
+func (f *otiiCSV) columns(c *csvLines, head []string) (device string, unused []string, err error) {
 	f.n = len(head)
 	if !otiiTimeCol.MatchString(head[0]) {
-		return nil, c.errf("header", "the first column %q is not a time column (Wall-clock time (UTC), Timestamp (s))", head[0])
+		return "", nil, c.errf("header", "the first column %q is not a time column (Wall-clock time (UTC), Timestamp (s))", head[0])
 	}
 	f.wall = strings.HasPrefix(strings.ToLower(head[0]), "wall")
 	if strings.Contains(strings.ToLower(head[0]), "(ms)") {
 		f.tScale = 1e-3
 	}
-	var unused []string
 	var cols []otiiCol
 	for k, name := range head[1:] {
 		col := classifyOtii(name)
@@ -165,9 +202,9 @@ func openOtiiCSV(r io.ReaderAt, size int64, o Options) (File, error) {
 		}
 	}
 	if f.curAt < 0 {
-		return nil, c.errf("header", "no current column (a \"… Current (A)\" column) in %q", c.text)
+		return "", nil, c.errf("header", "no current column (a \"… Current (A)\" column) in %q", c.text)
 	}
-	device := otiiDevice(f.cur.name)
+	device = otiiDevice(f.cur.name)
 	for k, col := range cols {
 		if col.kind == 'v' {
 			if f.voltAt < 0 && otiiDevice(col.name) == device {
@@ -177,19 +214,14 @@ func openOtiiCSV(r io.ReaderAt, size int64, o Options) (File, error) {
 			}
 		}
 	}
-	var notes []string
-	if f.voltAt < 0 {
-		if o.Voltage <= 0 || o.Voltage > maxVolts {
-			return nil, optErr("this Otii export has no voltage column for %q: give the voltage the drive ran at (--voltage, 0 < V ≤ %d)", f.cur.name, maxVolts)
-		}
-		notes = append(notes, fmt.Sprintf("the export has no voltage column for %q: every sample's voltage is the given %g V", f.cur.name, float64(o.Voltage)))
-	} else if o.Voltage > 0 {
-		notes = append(notes, fmt.Sprintf("--voltage %g V ignored: the export's %q column is used", float64(o.Voltage), f.volt.name))
-	}
-	if len(unused) > 0 {
-		notes = append(notes, fmt.Sprintf("columns not used: %s (power is V × I, energy its integral, both computed from the samples)", strings.Join(unused, ", ")))
-	}
-	// The rate is what the time column says.
+	return device, unused, nil
+}
+
+// rate is the sample rate the time column of the first rows says (or
+// Options.Rate when it cannot); it sets the period, the first row's time
+// and, on the wall clock, the start.
+func (f *otiiCSV) rate(c *csvLines) (float64, error) {
+	o := f.o
 	var ts []float64
 	for len(ts) < 4096 {
 		row, err := c.read()
@@ -197,14 +229,14 @@ func openOtiiCSV(r io.ReaderAt, size int64, o Options) (File, error) {
 			break
 		}
 		if err != nil {
-			return nil, err
+			return 0, err
 		}
 		if len(row) != f.n {
-			return nil, c.errf("", "%d columns, the header has %d", len(row), f.n)
+			return 0, c.errf("", "%d columns, the header has %d", len(row), f.n)
 		}
 		t, err := f.time(c, row[0])
 		if err != nil {
-			return nil, err
+			return 0, err
 		}
 		if len(ts) == 0 && f.wall {
 			f.info.Start = wallTime(t)
@@ -214,34 +246,32 @@ func openOtiiCSV(r io.ReaderAt, size int64, o Options) (File, error) {
 	p, ok := inferPeriod(ts)
 	if !ok {
 		if o.Rate <= 0 {
-			return nil, optErr("the export has fewer than two rows a time apart: give its sample rate (--rate)")
+			return 0, optErr("the export has fewer than two rows a time apart: give its sample rate (--rate)")
 		}
 		p = 1 / float64(o.Rate)
 	}
 	rate := snapRate(1 / p)
 	if o.Rate > 0 && math.Abs(float64(o.Rate)-rate) > 1e-6*rate {
-		return nil, optErr("--rate %g: the export's rows are %g S/s apart", float64(o.Rate), rate)
+		return 0, optErr("--rate %g: the export's rows are %g S/s apart", float64(o.Rate), rate)
 	}
 	if rate < 1e-3 || rate > 1e7 {
-		return nil, optErr("sample rate %g S/s is outside 0.001 … 10 000 000", rate)
+		return 0, optErr("sample rate %g S/s is outside 0.001 … 10 000 000", rate)
 	}
 	f.period = 1 / rate
 	if len(ts) > 0 {
 		f.t0 = ts[0]
 	}
-	what := "seconds from the recording's start"
-	if f.wall {
-		what = "the wall clock (UTC)"
-	}
-	notes = append(notes, fmt.Sprintf("sample rate %g S/s from the export's time column (%s); rows it leaves out are gaps", rate, what))
-	if len(f.info.Lines) > 0 {
-		notes = append(notes, fmt.Sprintf("digital lines %s kept as logic events", strings.Join(f.info.Lines, ", ")))
-	}
-	port := o.Port
+	return rate, nil
+}
+
+// describe fills f.info (notes aside): the channel and its rail, the
+// meter, the rate.
+func (f *otiiCSV) describe(device string, rate float64) {
+	port := f.o.Port
 	if port == 0 {
 		port = 1
 	}
-	v := o.Voltage
+	v := f.o.Voltage
 	rail := railFor(v)
 	if f.voltAt >= 0 {
 		rail = meter.RailOther // measured: the rail is the user's to name
@@ -251,8 +281,6 @@ func openOtiiCSV(r io.ReaderAt, size int64, o Options) (File, error) {
 	f.info.Meter = meter.Info{Kind: "otii", Model: strings.TrimSpace(device + " (Otii CSV export)"), Ports: 1,
 		Channels: f.info.Channels, Rates: []units.Hertz{units.Hertz(rate)}}
 	f.info.Rate = units.Hertz(rate)
-	f.info.Notes = notes
-	return f, nil
 }
 
 // otiiDevice is the device part of "<device> <channel> (<unit>)": the
@@ -357,29 +385,16 @@ func (f *otiiCSV) Replay(ctx context.Context, sink meter.Sink) error {
 			if s := row[f.voltAt]; s == "" {
 				heldV++
 			} else {
-				x, err := c.number(f.volt.name, s)
-				if err != nil {
+				if v, err = f.voltage(c, s); err != nil {
 					return err
 				}
-				v, haveV = units.Volts(x*f.volt.scale), true
-				if math.Abs(float64(v)) > maxVolts {
-					return c.errf(f.volt.name, "%g V is beyond ±%d V", float64(v), maxVolts)
-				}
+				haveV = true
 			}
 		}
 		if len(f.digAt) > 0 {
-			var l int64
-			for k, at := range f.digAt {
-				x, err := c.number(f.info.Lines[k], row[at])
-				if err != nil {
-					return err
-				}
-				if x != 0 && x != 1 {
-					return c.errf(f.info.Lines[k], "%g is not a digital level (0 or 1)", x)
-				}
-				if x == 1 {
-					l |= 1 << k
-				}
+			l, err := f.level(c, row)
+			if err != nil {
+				return err
 			}
 			if l != level {
 				if err := sink.Event(meter.Event{Kind: meter.EventLogic, Port: port, Index: idx, Value: l}); err != nil {
@@ -397,15 +412,11 @@ func (f *otiiCSV) Replay(ctx context.Context, sink meter.Sink) error {
 			}
 			continue
 		}
-		x, err := c.number(f.cur.name, s)
+		a, err := f.current(c, s)
 		if err != nil {
 			return err
 		}
-		a := x * f.cur.scale
-		if math.Abs(a) > maxAmps {
-			return c.errf(f.cur.name, "%g A is beyond ±%d A", a, maxAmps)
-		}
-		if err := blk.add(idx, v, units.Amps(a)); err != nil {
+		if err := blk.add(idx, v, a); err != nil {
 			return err
 		}
 	}
@@ -422,4 +433,48 @@ func (f *otiiCSV) Replay(ctx context.Context, sink meter.Sink) error {
 		f.notes = append(f.notes, fmt.Sprintf("%d rows had no voltage: each takes the voltage of the row before", heldV))
 	}
 	return nil
+}
+
+// current reads a row's current cell s.
+func (f *otiiCSV) current(c *csvLines, s string) (units.Amps, error) {
+	x, err := c.number(f.cur.name, s)
+	if err != nil {
+		return 0, err
+	}
+	a := x * f.cur.scale
+	if math.Abs(a) > maxAmps {
+		return 0, c.errf(f.cur.name, "%g A is beyond ±%d A", a, maxAmps)
+	}
+	return units.Amps(a), nil
+}
+
+// voltage reads a row's voltage cell s.
+func (f *otiiCSV) voltage(c *csvLines, s string) (units.Volts, error) {
+	x, err := c.number(f.volt.name, s)
+	if err != nil {
+		return 0, err
+	}
+	v := units.Volts(x * f.volt.scale)
+	if math.Abs(float64(v)) > maxVolts {
+		return 0, c.errf(f.volt.name, "%g V is beyond ±%d V", float64(v), maxVolts)
+	}
+	return v, nil
+}
+
+// level reads a row's digital lines as a logic level (line k is bit k).
+func (f *otiiCSV) level(c *csvLines, row []string) (int64, error) {
+	var l int64
+	for k, at := range f.digAt {
+		x, err := c.number(f.info.Lines[k], row[at])
+		if err != nil {
+			return 0, err
+		}
+		if x != 0 && x != 1 {
+			return 0, c.errf(f.info.Lines[k], "%g is not a digital level (0 or 1)", x)
+		}
+		if x == 1 {
+			l |= 1 << k
+		}
+	}
+	return l, nil
 }

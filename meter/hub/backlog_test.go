@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idlewatt/idlewatt/internal/testutil"
 	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/meter/hub"
 	"github.com/idlewatt/idlewatt/meter/hub/hubemu"
@@ -62,7 +63,7 @@ func TestCommandAnsweredBehindBacklog(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- h.Stream(ctx, meter.StreamConfig{Rate: 10000}, sink) }()
-	waitFor(t, "first samples", func() bool { _, _, n := sink.snapshot(); return n > 1000 })
+	testutil.WaitFor(t, hangGuard, "first samples", func() bool { _, _, n := sink.snapshot(); return n > 1000 })
 	sr.slow.Store(true)
 	time.Sleep(1500 * time.Millisecond) // the queue fills
 	t0 := time.Now()
@@ -124,7 +125,7 @@ func TestCommandSentAgain(t *testing.T) {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() { done <- h.Stream(ctx, meter.StreamConfig{Rate: 1000}, sink) }()
-	waitFor(t, "first samples", func() bool { _, _, n := sink.snapshot(); return n > 100 })
+	testutil.WaitFor(t, hangGuard, "first samples", func() bool { _, _, n := sink.snapshot(); return n > 100 })
 	if err := h.SetDevSlp(ctx, 1, true); err != nil {
 		t.Fatalf("SET_DEVSLP with its first frame lost: %v", err)
 	}
@@ -150,7 +151,7 @@ func TestCommandSentAgain(t *testing.T) {
 		}
 		return n
 	}
-	waitFor(t, "the mark's echo", func() bool { return marks77() > 0 })
+	testutil.WaitFor(t, hangGuard, "the mark's echo", func() bool { return marks77() > 0 })
 	if n := marks77(); n != 1 {
 		t.Errorf("mark 77 recorded %d times, want once", n)
 	}

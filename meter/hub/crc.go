@@ -4,7 +4,7 @@ package hub
 // reflected, xorout 0x0000, check 0x29B1 — github.com/sigurn/crc16's
 // crc16.CRC16_CCITT_FALSE. It is computed here with slicing-by-8 tables rather
 // than through that package so the decoder's inner loop is one pass, eight
-// bytes per step, with no per-byte function call; crc_test.go pins the
+// bytes per step, with no per-byte function call; sigurn_test.go pins the
 // parameters, the check value and equality with the byte-wise definition.
 
 const (

@@ -92,8 +92,25 @@
 // Open goes through internal/serialport, which locks the port against a
 // second opener (serialport.ErrInUse, "port … in use by PID N").
 //
+// # Files
+//
+// hub.go opens and closes a Hub; handshake.go identifies it and agrees the
+// link; command.go sends commands and matches their answers; reader.go is
+// the reader goroutine, handing frames to commands and to the stream;
+// stream.go runs Stream; reconnect.go loses and regains the link. The
+// decoding side: scanner.go and crc.go (frames), payload.go, v2.go and
+// packed.go (payloads), decoder.go, merge.go and refuse.go (the timeline),
+// replay.go (recorded streams).
+//
 // # CRC
 //
 // CRC-16/CCITT-FALSE (github.com/sigurn/crc16's CRC16_CCITT_FALSE, check
 // 0x29B1), computed here slicing-by-8 so the CRC is not the bottleneck.
+//
+// # Where it sits
+//
+// The meter floor (rank 1): a driver, opened by kind through
+// meter/registry, its emulator meter/hub/hubemu beside it; the application
+// layer and cmd/idlewatt also use its own calls (DEVSLP pins, port power,
+// accuracy).
 package hub

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idlewatt/idlewatt/internal/testutil"
 	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/meter/hub"
 	"github.com/idlewatt/idlewatt/meter/hub/hubemu"
@@ -79,20 +80,11 @@ func (s *recSink) snapshot() (events []meter.Event, marks []meter.MarkEcho, n ui
 	return append([]meter.Event(nil), s.events...), append([]meter.MarkEcho(nil), s.marks...), s.samples[0]
 }
 
-// waitFor polls cond until it holds. Its minute is a hang guard, not a
-// timing check: what the tests wait for (the first samples, an echo, a
-// second of samples) takes well under two seconds on an idle machine; the
-// old 5 s left too little room on a 2-core machine at load 10 and more.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
+// hangGuard bounds the tests' waits (testutil.WaitFor): a hang guard, not
+// a timing check. What they wait for (the first samples, an echo, a second
+// of samples) takes well under two seconds on an idle machine; 5 s left
+// too little room on a 2-core machine at load 10 and more.
+const hangGuard = time.Minute
 
 func TestEndToEndOverPTY(t *testing.T) {
 	emu, err := hubemu.New(hubemu.Options{Ports: 2, Seed: 7})
@@ -117,7 +109,7 @@ func TestEndToEndOverPTY(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- h.Stream(ctx, meter.StreamConfig{Rate: 1000}, sink) }()
-	waitFor(t, "first samples", func() bool { _, _, n := sink.snapshot(); return n > 100 })
+	testutil.WaitFor(t, hangGuard, "first samples", func() bool { _, _, n := sink.snapshot(); return n > 100 })
 
 	if err := h.SetDevSlp(ctx, 2, true); err != nil {
 		t.Fatal(err)
@@ -125,11 +117,11 @@ func TestEndToEndOverPTY(t *testing.T) {
 	if err := h.Mark(ctx, 0xC0FFEE); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "devslp event and mark echo", func() bool {
+	testutil.WaitFor(t, hangGuard, "devslp event and mark echo", func() bool {
 		ev, mk, _ := sink.snapshot()
 		return len(ev) > 0 && len(mk) > 0
 	})
-	waitFor(t, "1 s of samples", func() bool { _, _, n := sink.snapshot(); return n >= 1000 })
+	testutil.WaitFor(t, hangGuard, "1 s of samples", func() bool { _, _, n := sink.snapshot(); return n >= 1000 })
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatalf("Stream: %v", err)

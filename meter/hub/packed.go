@@ -185,77 +185,10 @@ func (w *packWriter) close() []byte {
 	return w.dst
 }
 
-// packReader reads bits most significant first; past the end it fails.
-type packReader struct {
-	p   []byte
-	pos int // bit position
-}
-
-func (r *packReader) bit() (uint32, bool) {
-	if r.pos >= 8*len(r.p) {
-		return 0, false
-	}
-	b := uint32(r.p[r.pos>>3]>>(7-r.pos&7)) & 1
-	r.pos++
-	return b, true
-}
-
-func (r *packReader) get(n uint) (uint32, bool) {
-	v := uint32(0)
-	for range n {
-		b, ok := r.bit()
-		if !ok {
-			return 0, false
-		}
-		v = v<<1 | b
-	}
-	return v, true
-}
-
-// rice reads one Rice code of parameter k (escape width raw). Where 8
-// bytes of the stream remain from the current byte, the code is read from
-// one 64-bit window (its quotient by a leading-zero count); near the end,
-// bit by bit — the same codes, the same failures.
-func (r *packReader) rice(k uint, raw int) (uint32, bool) {
-	if i := r.pos >> 3; i+8 <= len(r.p) {
-		sh := uint(r.pos & 7)
-		win := be.Uint64(r.p[i:]) << sh // 64 − sh ≥ 57 bits of the stream
-		q := uint(bits.LeadingZeros64(win))
-		if q < packedEscape && q+1+k <= 64-sh {
-			r.pos += int(q + 1 + k)
-			if k == 0 {
-				return uint32(q), true
-			}
-			return uint32(q)<<k | uint32(win<<(q+1)>>(64-k)), true
-		}
-		if q >= packedEscape && packedEscape+uint(raw) <= 64-sh {
-			r.pos += packedEscape + raw
-			return uint32(win << packedEscape >> (64 - uint(raw))), true
-		}
-	}
-	return r.riceSlow(k, raw)
-}
-
-func (r *packReader) riceSlow(k uint, raw int) (uint32, bool) {
-	q := uint32(0)
-	for {
-		b, ok := r.bit()
-		if !ok {
-			return 0, false
-		}
-		if b == 1 {
-			break
-		}
-		if q++; q == packedEscape {
-			return r.get(uint(raw))
-		}
-	}
-	low, ok := r.get(k)
-	return q<<k | low, ok
-}
-
 // unpack decodes the format-3 data q (after the 14-byte header) of s into
-// s.unpacked in format 2's layout and points s.Data at it.
+// s.unpacked in format 2's layout and points s.Data at it. A block is
+// accepted whole or refused whole: nothing is delivered from it before
+// its last code and its padding have been checked.
 func (s *Samples) unpack(q []byte) error {
 	hdr := s.Chans * packedChanHdr
 	if len(q) < hdr {
@@ -268,52 +201,128 @@ func (s *Samples) unpack(q []byte) error {
 	if (s.Count-1)*s.Chans*packedMinBits > 8*len(stream) {
 		return protoErr(TypeSamples2, "packed block: %d samples × %d channels cannot fit %d bytes", s.Count, s.Chans, len(stream))
 	}
+	// s.unpacked holds the samples, 3 bytes of slack (each channel sample
+	// is stored with one 8-byte write whose last 3 bytes the next one
+	// overwrites), then a copy of the bit stream and 32 zero bytes, so
+	// that every refill of the reader is one 8-byte load.
 	n := s.Count * s.Chans * 5
-	if cap(s.unpacked) < n {
-		s.unpacked = make([]byte, n)
+	size := n + 3 + len(stream) + 32
+	if cap(s.unpacked) < size {
+		s.unpacked = make([]byte, size)
 	}
-	out := s.unpacked[:n]
-	var kb, ki [16]uint
-	var bus, cur [16]int32
+	out, bs := s.unpacked[:n+3], s.unpacked[n+3:size]
+	clear(bs[copy(bs, stream):])
+	var chs [16]packedChan
 	for j := range s.Chans {
 		h := q[j*packedChanHdr:]
-		bus[j], cur[j] = int32(le.Uint16(h)), cur20(h[2:])
-		kb[j], ki[j] = uint(h[5]&7), uint(h[5]>>3)
-		if ki[j] > packedMaxKCur {
-			return protoErr(TypeSamples2, "packed block: channel %d current Rice parameter %d above %d", j, ki[j], packedMaxKCur)
+		c := &chs[j]
+		c.bus, c.cur = int32(le.Uint16(h)), cur20(h[2:])
+		c.kb, c.ki = uint(h[5]&7), uint(h[5]>>3)
+		if c.ki > packedMaxKCur {
+			return protoErr(TypeSamples2, "packed block: channel %d current Rice parameter %d above %d", j, c.ki, packedMaxKCur)
 		}
-		if cur[j] < -(1<<19) || cur[j] > 1<<19-1 {
-			return protoErr(TypeSamples2, "packed block: channel %d first current count %d out of range", j, cur[j])
+		if c.cur < -(1<<19) || c.cur > 1<<19-1 {
+			return protoErr(TypeSamples2, "packed block: channel %d first current count %d out of range", j, c.cur)
 		}
 		copy(out[j*5:], h[:5])
 	}
-	r := packReader{p: stream}
-	stride := s.Chans * 5
-	for k := 1; k < s.Count; k++ {
-		for j := range s.Chans {
-			ub, ok1 := r.rice(kb[j], packedBusRaw)
-			ui, ok2 := r.rice(ki[j], packedCurRaw)
-			if !ok1 || !ok2 {
-				return protoErr(TypeSamples2, "packed block: bit stream ends in sample %d of %d", k, s.Count)
-			}
-			bus[j] += unzig(ub)
-			cur[j] += unzig(ui)
-			if bus[j] < 0 || bus[j] > 0xFFFF || cur[j] < -(1<<19) || cur[j] > 1<<19-1 {
-				return protoErr(TypeSamples2, "packed block: sample %d channel %d decodes out of range (bus %d, current %d)", k, j, bus[j], cur[j])
-			}
-			o := out[k*stride+j*5:]
-			o[0], o[1] = byte(bus[j]), byte(bus[j]>>8)
-			o[2], o[3], o[4] = byte(cur[j]), byte(cur[j]>>8), byte(cur[j]>>16)
-		}
+	pos, err := unpackDeltas(out, bs, 8*len(stream), chs[:s.Chans], s.Count)
+	if err != nil {
+		return err
 	}
 	// The stream ends in the byte its last code ends in, padded with 0s:
 	// one encoding per block, so a stray byte is an error, not ignored.
-	if end := (r.pos + 7) / 8; end != len(stream) {
+	if end := (pos + 7) / 8; end != len(stream) {
 		return protoErr(TypeSamples2, "packed block: %d bytes after the bit stream's end", len(stream)-end)
 	}
-	if pad, _ := r.get(uint(8*len(stream) - r.pos)); pad != 0 {
+	if pos&7 != 0 && stream[len(stream)-1]&(0xFF>>(pos&7)) != 0 {
 		return protoErr(TypeSamples2, "packed block: padding bits not zero")
 	}
-	s.Data, s.Width = out, 5
+	s.Data, s.Width = out[:n], 5
 	return nil
+}
+
+// packedChan is one channel's state while a block unpacks: its Rice
+// parameters and its last counts.
+type packedChan struct {
+	kb, ki   uint
+	bus, cur int32
+}
+
+// unpackDeltas decodes samples 1…count−1 of the channels chs from the
+// bit stream of total bits at the start of p, which has at least 32 zero
+// bytes after it, into out (format 2's layout, sample 0 already there, 3
+// bytes of slack at the end), and returns the bits it read.
+//
+// This is the decoder's inner loop (at 10 kS/s a packed stream is mostly
+// Rice codes of a few bits), so the bit reader is written out in it: win
+// holds the stream's next bits, most significant first, nb of them
+// loaded; a refill is one 8-byte load of which whole bytes are kept.
+// Past the stream's end it reads the zeros after it: a code that runs off
+// the end decodes to garbage, and the position then says the stream
+// ended inside it — the refusal, and the message, of reading bit by bit.
+// The position is checked only in the stream's last 8 bytes; before a
+// channel sample it is within the stream, and its two codes (74 bits at
+// most) and refills then stay within the zeros.
+func unpackDeltas(out, p []byte, total int, chs []packedChan, count int) (int, error) {
+	var (
+		win uint64 // the stream's next bits, most significant first
+		nb  uint   // bits of win loaded (the bits below are the stream's, or 0)
+		i   int    // next byte of p to load
+	)
+	last := total/8 - 8 // while i ≤ last, the position is ≤ total − 64
+	for k := 1; k < count; k++ {
+		o := k * len(chs) * 5
+		for j := range chs {
+			c := &chs[j]
+			if nb < riceMaxBits {
+				win |= be.Uint64(p[i:]) >> nb
+				i += int((63 - nb) >> 3)
+				nb |= 56 // nb + 8 × the whole bytes just added: 56…63
+			}
+			ub, w, used := riceNext(win, c.kb, packedBusRaw)
+			nb -= used
+			if nb < riceMaxBits {
+				w |= be.Uint64(p[i:]) >> nb
+				i += int((63 - nb) >> 3)
+				nb |= 56
+			}
+			ui, w, used := riceNext(w, c.ki, packedCurRaw)
+			nb -= used
+			win = w
+			bus, cur := c.bus+unzig(ub), c.cur+unzig(ui)
+			// One test for the rare cases: bus outside 0…65535, current
+			// outside ±2¹⁹, or near the stream's end.
+			if uint32(bus)|uint32(cur+1<<19)>>4 > 0xFFFF || i > last {
+				if 8*i-int(nb) > total {
+					return 0, protoErr(TypeSamples2, "packed block: bit stream ends in sample %d of %d", k, count)
+				}
+				if bus < 0 || bus > 0xFFFF || cur < -(1<<19) || cur > 1<<19-1 {
+					return 0, protoErr(TypeSamples2, "packed block: sample %d channel %d decodes out of range (bus %d, current %d)", k, j, bus, cur)
+				}
+			}
+			c.bus, c.cur = bus, cur
+			le.PutUint64(out[o+5*j:], uint64(uint16(bus))|uint64(uint32(cur)&0xFFFFFF)<<16)
+		}
+	}
+	return 8*i - int(nb), nil
+}
+
+// riceMaxBits bounds a code: a quotient of at most 15, its 1 and a
+// parameter of at most 20 bits, or the escape's 16 zeros and 21 bits. With
+// as many loaded, a code needs no check of its own.
+const riceMaxBits = packedEscape + packedCurRaw
+
+// riceNext reads one Rice code of parameter k (escape width raw) from the
+// front of win, which holds at least riceMaxBits of the stream, and
+// returns its value, win past it, and its length.
+func riceNext(win uint64, k, raw uint) (u uint32, rest uint64, used uint) {
+	l := uint(bits.Len64(win)) // 64 − the quotient
+	if l > 64-packedEscape {
+		// win >> (l−1−k) is the code's 1 and its k low bits: 1<<k + low.
+		q := 64 - l
+		used = q + 1 + k
+		return uint32(win>>((l-1-k)&63)) + uint32(q-1)<<(k&31), win << (used & 63), used
+	}
+	return uint32(win << packedEscape >> (64 - raw)), win << (packedEscape + raw), packedEscape + raw
 }

@@ -346,8 +346,9 @@ type Samples struct {
 	Flags  uint8
 	Format uint8
 	Width  int
-	// unpacked holds a FormatPacked block's samples in Format20's layout;
-	// Data points into it. Reused by the next DecodeV2.
+	// unpacked holds a FormatPacked block's samples in Format20's layout
+	// (Data points into it), then unpack's copy of its bit stream.
+	// Reused by the next DecodeV2.
 	unpacked []byte
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"go.bug.st/serial"
 
+	"github.com/idlewatt/idlewatt/internal/testutil"
 	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/meter/hub"
 	"github.com/idlewatt/idlewatt/meter/hub/hubemu"
@@ -239,7 +240,7 @@ func TestGiveUp(t *testing.T) {
 	sink := newRecSink()
 	done := make(chan error, 1)
 	go func() { done <- h.Stream(context.Background(), meter.StreamConfig{Rate: 1000}, sink) }()
-	waitFor(t, "samples", func() bool { _, _, n := sink.snapshot(); return n > 100 })
+	testutil.WaitFor(t, hangGuard, "samples", func() bool { _, _, n := sink.snapshot(); return n > 100 })
 	emu.Unplug(time.Hour)
 	select {
 	case err := <-done:

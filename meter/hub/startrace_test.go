@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idlewatt/idlewatt/internal/testutil"
 	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/meter/hub"
 )
@@ -61,7 +62,7 @@ func TestHoleBeforeStartAckIsResent(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- h.Stream(ctx, meter.StreamConfig{Rate: 1000}, sink) }()
-	waitFor(t, "30 samples", func() bool { _, _, n := sink.snapshot(); return n >= 30 })
+	testutil.WaitFor(t, hangGuard, "30 samples", func() bool { _, _, n := sink.snapshot(); return n >= 30 })
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)

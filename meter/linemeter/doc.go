@@ -37,4 +37,9 @@
 // without modem-status ioctls, so a pty works too. The port has *os.File's
 // deadline semantics (never the (0, nil) read that bufio would turn into
 // io.ErrNoProgress), which Stream uses to stop on ctx.
+//
+// # Where it sits
+//
+// The meter floor (rank 1): a driver, opened by kind through
+// meter/registry.
 package linemeter

@@ -78,4 +78,9 @@
 // timed-out Read is os.ErrDeadlineExceeded, never (0, nil)), which New and
 // Stream use; a deadline set from another goroutine takes effect within
 // 50 ms.
+//
+// # Where it sits
+//
+// The meter floor (rank 1): a driver, opened by kind through
+// meter/registry, its emulator meter/ppk2/ppk2emu beside it.
 package ppk2

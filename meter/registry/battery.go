@@ -1,6 +1,9 @@
 package registry
 
 import (
+	"time"
+
+	"github.com/idlewatt/idlewatt/internal/settings"
 	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/meter/battery"
 )
@@ -9,11 +12,11 @@ import (
 // Settings: battery (power_supply name), interval (poll), rapl.
 func init() {
 	Register(Driver{Doc: batteryDoc,
-		Kind:     "battery",
-		Port:     "/sys",
-		OnePort:  true,
-		DirPort:  true,
-		Settings: []string{"battery", "interval", "rapl"},
+		Kind:    "battery",
+		Port:    "/sys",
+		OnePort: true,
+		DirPort: true,
+		Flags:   batteryFlags,
 		Open: func(path string, s Settings) (meter.Meter, error) {
 			iv := s.Duration("interval")
 			if iv < 0 {
@@ -30,4 +33,10 @@ var batteryDoc = Doc{
 	Options: []string{"--battery BAT0 (meter.battery; default the first Battery)", "--interval 1s (meter.interval): poll interval, sets the rate",
 		"--rapl (meter.rapl): CPU package channel as port 0 (root since Linux 5.10)"},
 	Record: "idlewatt record --meter battery --duration 30m --out laptop.iwcap",
+}
+
+var batteryFlags = []settings.Flag{
+	{Name: "battery", Key: "meter.battery", Kind: settings.String, Help: "power_supply name (default the first Battery)"},
+	{Name: "interval", Key: "meter.interval", Kind: settings.Duration, Default: time.Second, Help: "poll interval"},
+	{Name: "rapl", Key: "meter.rapl", Kind: settings.Bool, Help: "add the CPU package (RAPL) channel as port 0"},
 }

@@ -16,6 +16,17 @@
 // way the caller spells it (Settings.Where: "--supply-mv (meter.supply_mv)"
 // on the command line).
 //
+// # Flags
+//
+// Each driver declares its settings in its entry (Driver.Flags,
+// internal/settings.Flag: flag, config key meter.KEY, kind, default,
+// help), the way node_exporter's collectors declare theirs. Flags merges
+// them (a setting two kinds share is one flag, its help naming both);
+// Read resolves them through the caller's settings.Getter into Settings;
+// Foreign refuses a flag the kind would ignore; WriteList is `idlewatt
+// meters`; OpenFor classes Open's errors for a command line. app/config
+// adds the keys to the schema.
+//
 // # Opening
 //
 // Open stats the path first: a regular file is a recorded byte stream and
@@ -31,4 +42,9 @@
 // on the meter.Meter, never by kind: meter.Resolver (stream defaults),
 // meter.Reconnector (reopen after a disconnect), meter.Marker,
 // meter.DevSlpPin, meter.PortPower.
+//
+// # Where it sits
+//
+// The meter floor (rank 1), over every driver (one file each); app/rig and
+// cmd/idlewatt open meters through it.
 package registry

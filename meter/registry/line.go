@@ -3,6 +3,7 @@ package registry
 import (
 	"strings"
 
+	"github.com/idlewatt/idlewatt/internal/settings"
 	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/meter/linemeter"
 	"github.com/idlewatt/idlewatt/units"
@@ -20,7 +21,7 @@ func init() {
 		}
 		return linemeter.Open(path, opts)
 	}
-	Register(Driver{Doc: lineDoc, Kind: "line", Aliases: []string{"linemeter"}, OnePort: true, Settings: []string{"columns", "baud", "voltage_v"}, Open: open, Replay: open})
+	Register(Driver{Doc: lineDoc, Kind: "line", Aliases: []string{"linemeter"}, OnePort: true, Flags: lineFlags, Open: open, Replay: open})
 }
 
 func lineOptions(s Settings) (linemeter.Options, error) {
@@ -61,3 +62,14 @@ var lineDoc = Doc{
 		"--voltage V (meter.voltage_v): when the map has no voltage column", "--baud 115200 (meter.baud)"},
 	Record: "idlewatt record --meter line --port /dev/ttyUSB0 --columns millis,loadV,current_mA --rate 500 --duration 10m --out ina.iwcap",
 }
+
+var lineFlags = []settings.Flag{
+	{Name: "columns", Key: "meter.columns", Kind: settings.String, Help: "column map, e.g. millis,loadV,current_mA or currentranger"},
+	baudFlag, voltageFlag,
+}
+
+// baudFlag and voltageFlag are settings of line and scpi meters alike.
+var (
+	baudFlag    = settings.Flag{Name: "baud", Key: "meter.baud", Kind: settings.Int, Default: 115200, Help: "serial baud rate"}
+	voltageFlag = settings.Flag{Name: "voltage", Key: "meter.voltage_v", Kind: settings.Float, Help: "rail voltage when the meter measures current only"}
+)

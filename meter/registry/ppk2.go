@@ -3,6 +3,7 @@ package registry
 import (
 	"strings"
 
+	"github.com/idlewatt/idlewatt/internal/settings"
 	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/meter/ppk2"
 	"github.com/idlewatt/idlewatt/units"
@@ -19,7 +20,7 @@ func init() {
 		}
 		return ppk2.Open(path, opts)
 	}
-	Register(Driver{Doc: ppk2Doc, Kind: "ppk2", OnePort: true, Settings: []string{"mode", "supply_mv", "metadata", "no_spike_filter"}, Open: open, Replay: open})
+	Register(Driver{Doc: ppk2Doc, Kind: "ppk2", OnePort: true, Flags: ppk2Flags, Open: open, Replay: open})
 }
 
 func ppk2Options(s Settings) (ppk2.Options, error) {
@@ -64,4 +65,11 @@ var ppk2Doc = Doc{
 		"--metadata nordic|zero-r-only (meter.metadata): which reference host's reading of missing calibration values",
 		"--no-spike-filter (meter.no_spike_filter): keep range-switch samples as measured"},
 	Record: "idlewatt record --meter ppk2 --port /dev/ttyACM0 --supply-mv 3300 --rate 10000 --duration 10m --out ppk2.iwcap",
+}
+
+var ppk2Flags = []settings.Flag{
+	{Name: "mode", Key: "meter.mode", Kind: settings.String, Help: "ampere|source (default source; a dump's own mode)"},
+	{Name: "supply-mv", Key: "meter.supply_mv", Kind: settings.Int, Help: "regulator set-point in source mode (default the metadata's VDD); the external supply in ampere mode (required)"},
+	{Name: "metadata", Key: "meter.metadata", Kind: settings.String, Default: "nordic", Help: "how missing calibration values are read: nordic (Nordic's app) or zero-r-only"},
+	{Name: "no-spike-filter", Key: "meter.no_spike_filter", Kind: settings.Bool, Help: "keep the samples at a range switch as measured"},
 }

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/idlewatt/idlewatt/internal/settings"
 	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/units"
 )
@@ -25,9 +26,11 @@ type Driver struct {
 	// battery, a line meter, a bench supply), not a drive per port: a run
 	// with no drive configured measures that one.
 	OnePort bool
-	// Settings are the setting keys the driver reads (besides rate_hz),
-	// so that a command can refuse a setting the kind would ignore.
-	Settings []string
+	// Flags declare the settings the driver reads (besides rate_hz): flag,
+	// config key (meter.KEY), kind, default and help, the help without
+	// the kind's name (Flags joins the drivers that share a flag). A
+	// command declares them all and refuses one the kind would ignore.
+	Flags []settings.Flag
 	// DirPort: the port is a directory (a sysfs root), not a device; any
 	// other kind's port that is a directory is refused as bad input.
 	DirPort bool
@@ -92,7 +95,7 @@ func Lookup(kind string) (Driver, bool) {
 // Takes reports whether the driver reads the setting key (rate_hz: every
 // kind takes a rate).
 func (d Driver) Takes(key string) bool {
-	return key == "rate_hz" || slices.Contains(d.Settings, key)
+	return key == "rate_hz" || slices.ContainsFunc(d.Flags, func(f settings.Flag) bool { return f.Key == "meter."+key })
 }
 
 // Kinds returns the registered kinds, sorted (aliases left out).

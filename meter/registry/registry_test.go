@@ -91,9 +91,9 @@ func TestOpenLive(t *testing.T) {
 	}
 }
 
-// Driver.Settings lists every setting its file reads (s.String("mode"), …):
+// Driver.Flags declare every setting its file reads (s.String("mode"), …):
 // a command refuses a setting the kind does not take, so a key left off
-// the list would be refused although the driver reads it.
+// the declarations would be refused although the driver reads it.
 func TestSettingsListed(t *testing.T) {
 	read := regexp.MustCompile(`s\.(?:String|Bool|Int|Float|Duration)\("([a-z_]+)"\)`)
 	for _, kind := range registry.Kinds() {
@@ -104,7 +104,7 @@ func TestSettingsListed(t *testing.T) {
 		}
 		for _, m := range read.FindAllStringSubmatch(string(src), -1) {
 			if !d.Takes(m[1]) {
-				t.Errorf("%s.go reads setting %q, which Driver.Settings %v does not list", kind, m[1], d.Settings)
+				t.Errorf("%s.go reads setting %q, which Driver.Flags does not declare", kind, m[1])
 			}
 		}
 	}

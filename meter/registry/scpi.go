@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/idlewatt/idlewatt/internal/settings"
 	"github.com/idlewatt/idlewatt/meter"
 	"github.com/idlewatt/idlewatt/meter/scpi"
 	"github.com/idlewatt/idlewatt/units"
@@ -16,9 +17,9 @@ import (
 // families), baud.
 func init() {
 	Register(Driver{Doc: scpiDoc,
-		Kind:     "scpi",
-		OnePort:  true,
-		Settings: []string{"mode", "family", "channel", "voltage_v", "baud"},
+		Kind:    "scpi",
+		OnePort: true,
+		Flags:   scpiFlags,
 		Open: func(path string, s Settings) (meter.Meter, error) {
 			opts, err := scpiOptions(s)
 			if err != nil {
@@ -83,4 +84,11 @@ func scpiRates() string {
 		s = append(s, fmt.Sprintf("%s %g–%g", f.Name, f.Rate, f.MaxRate))
 	}
 	return strings.Join(s, ", ")
+}
+
+var scpiFlags = []settings.Flag{
+	{Name: "mode", Key: "meter.mode", Kind: settings.String, Help: "poll|array|array-binary (default poll)"},
+	{Name: "family", Key: "meter.family", Kind: settings.String, Help: "auto|n6705|k2450|k2280s|dp800|sdm (default from *IDN?)"},
+	{Name: "channel", Key: "meter.channel", Kind: settings.Int, Default: 1, Help: "instrument output channel"},
+	voltageFlag, baudFlag,
 }

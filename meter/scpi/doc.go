@@ -59,4 +59,10 @@
 // default 115200) without modem-status ioctls, so a pty works too. The port
 // has *os.File's deadline semantics (a timed-out read is
 // os.ErrDeadlineExceeded), which Query's per-reply timeout relies on.
+//
+// # Where it sits
+//
+// The meter floor (rank 1): a driver, opened by kind through
+// meter/registry, its emulator meter/scpi/scpiemu beside it; cmd/idlewatt
+// imports it for the families.
 package scpi

@@ -59,21 +59,11 @@ func CDF(ds []Distribution, o DistOpts) (*Figure, error) {
 }
 
 func distChart(ds []Distribution, o DistOpts, cdf bool) (*Figure, error) {
-	hasData, logX, maxW := false, false, 0.0
+	logX, maxW, err := distRange(ds)
+	if err != nil {
+		return nil, err
+	}
 	logY := o.LogY && !cdf
-	for i, d := range ds {
-		if d.Hist == nil {
-			return nil, fmt.Errorf("chart: distribution %d (%q) has no histogram", i, d.Name)
-		}
-		if d.Hist.Total() > 0 {
-			hasData = true
-		}
-		logX = logX || d.Hist.Log()
-		maxW = math.Max(maxW, d.Hist.Hi())
-	}
-	if !hasData {
-		return nil, ErrNoData
-	}
 	scale, unit := o.Unit.resolve(maxW)
 	p := newPlot()
 	p.Add(hgrid())
@@ -87,24 +77,8 @@ func distChart(ds []Distribution, o DistOpts, cdf bool) (*Figure, error) {
 			continue
 		}
 		clr := seriesColor(i)
-		var pts plotter.XYs
-		if cdf {
-			acc := h.Under()
-			pts = append(pts, plotter.XY{X: h.Edge(0) * scale, Y: acc / t})
-			for k, c := range h.Counts() {
-				acc += c
-				pts = append(pts, plotter.XY{X: h.Edge(k+1) * scale, Y: acc / t})
-			}
-		} else {
-			for k, c := range h.Counts() {
-				y := 100 * c / t
-				if logY {
-					y = math.Max(y, logShareFloor)
-				}
-				ymax = math.Max(ymax, y)
-				pts = append(pts, plotter.XY{X: h.Edge(k) * scale, Y: y}, plotter.XY{X: h.Edge(k+1) * scale, Y: y})
-			}
-		}
+		pts, ym := distPoints(h, scale, cdf, logY)
+		ymax = math.Max(ymax, ym)
 		l, err := plotter.NewLine(pts)
 		if err != nil {
 			return nil, fmt.Errorf("chart: distribution %d (%q): %w", i, d.Name, err)
@@ -116,26 +90,86 @@ func distChart(ds []Distribution, o DistOpts, cdf bool) (*Figure, error) {
 		p.Add(l)
 		label := name(d.Name, i)
 		if cdf {
-			// The quantiles go in the legend, where labels of several
-			// drives cannot collide; the curve gets a dot at each.
-			var qs []string
-			for k, q := range [...]float64{0.5, 0.99} {
-				v := [...]float64{d.P50, d.P99}[k]
-				if !(v > 0) || !finite(v) {
-					continue
-				}
-				qs = append(qs, quantileText(q, v, unit))
-				p.Add(quantileMark{x: v * scale, y: q, color: clr})
-			}
-			if len(qs) > 0 {
-				label += " (" + strings.Join(qs, ", ") + ")"
-			}
+			label += quantileMarks(p, d, scale, unit, clr)
 		}
 		leg.add(label, swatch{line: draw.LineStyle{Color: clr, Width: vg.Points(2)}})
 		if k0, k1, ok := h.Occupied(); ok {
 			xlo, xhi = math.Min(xlo, h.Edge(k0)*scale), math.Max(xhi, h.Edge(k1+1)*scale)
 		}
 	}
+	distAxes(p, unit, cdf, logX, logY, xlo, xhi, ymax)
+	f := &frame{title: o.Title, subtitle: o.Subtitle, legend: leg, panels: []panel{{p: p, weight: 1}}}
+	return newFigure(o.Size.or(Size{8, 4}), o.DPI, f.draw), nil
+}
+
+// distRange checks that every distribution has a histogram and one has
+// weight: whether any is logarithmic, and the highest bin edge.
+func distRange(ds []Distribution) (logX bool, maxW float64, err error) {
+	hasData := false
+	for i, d := range ds {
+		if d.Hist == nil {
+			return false, 0, fmt.Errorf("chart: distribution %d (%q) has no histogram", i, d.Name)
+		}
+		if d.Hist.Total() > 0 {
+			hasData = true
+		}
+		logX = logX || d.Hist.Log()
+		maxW = math.Max(maxW, d.Hist.Hi())
+	}
+	if !hasData {
+		return false, 0, ErrNoData
+	}
+	return logX, maxW, nil
+}
+
+// distPoints is a histogram's curve: the cumulative fraction at each bin
+// edge, or the share of time per bin as steps (floored for a logarithmic
+// axis), with the highest share.
+func distPoints(h *Hist, scale float64, cdf, logY bool) (pts plotter.XYs, ymax float64) {
+	t := h.Total()
+	if cdf {
+		acc := h.Under()
+		pts = append(pts, plotter.XY{X: h.Edge(0) * scale, Y: acc / t})
+		for k, c := range h.Counts() {
+			acc += c
+			pts = append(pts, plotter.XY{X: h.Edge(k+1) * scale, Y: acc / t})
+		}
+		return pts, 0
+	}
+	for k, c := range h.Counts() {
+		y := 100 * c / t
+		if logY {
+			y = math.Max(y, logShareFloor)
+		}
+		ymax = math.Max(ymax, y)
+		pts = append(pts, plotter.XY{X: h.Edge(k) * scale, Y: y}, plotter.XY{X: h.Edge(k+1) * scale, Y: y})
+	}
+	return pts, ymax
+}
+
+// quantileMarks puts a dot on d's CDF at its median and 99th percentile and
+// returns them for its legend label (" (p50 …, p99 …)", or "").
+func quantileMarks(p *plot.Plot, d Distribution, scale float64, unit string, clr color.RGBA) string {
+	// The quantiles go in the legend, where labels of several
+	// drives cannot collide; the curve gets a dot at each.
+	var qs []string
+	for k, q := range [...]float64{0.5, 0.99} {
+		v := [...]float64{d.P50, d.P99}[k]
+		if !(v > 0) || !finite(v) {
+			continue
+		}
+		qs = append(qs, quantileText(q, v, unit))
+		p.Add(quantileMark{x: v * scale, y: q, color: clr})
+	}
+	if len(qs) > 0 {
+		return " (" + strings.Join(qs, ", ") + ")"
+	}
+	return ""
+}
+
+// distAxes labels and scales the axes: x zoomed to the occupied bins
+// [xlo, xhi] with a margin, y to the highest share (or the fraction 0–1).
+func distAxes(p *plot.Plot, unit string, cdf, logX, logY bool, xlo, xhi, ymax float64) {
 	p.X.Label.Text = "Power (" + unit + ")"
 	if xhi > xlo { // zoom to the occupied bins, with a margin
 		if logX {
@@ -165,8 +199,6 @@ func distChart(ds []Distribution, o DistOpts, cdf bool) (*Figure, error) {
 	}
 	fixAxis(&p.X, logX)
 	fixAxis(&p.Y, logY)
-	f := &frame{title: o.Title, subtitle: o.Subtitle, legend: leg, panels: []panel{{p: p, weight: 1}}}
-	return newFigure(o.Size.or(Size{8, 4}), o.DPI, f.draw), nil
 }
 
 // quantileMark is a dot on a CDF.

@@ -39,7 +39,7 @@
 //
 // Text uses the Liberation fonts embedded in gonum/plot, never system fonts,
 // so a PNG is the same on every machine. The golden tests compare against
-// testdata/*_golden.png; `go test ./report/chart -regen` rewrites them
+// testdata/*_golden.png; `go test ./report/chart -update` rewrites them
 // after an intended change (look at them before committing).
 //
 // See docs/charts.md for what each chart shows and how to feed it.

@@ -26,4 +26,9 @@
 // Write streams in constant memory. A damaged capture gives every intact
 // row (holes as gap rows or empty cells) and the reader's error; the
 // caller decides what to say (capture.Reader.Account).
+//
+// # Where it sits
+//
+// The report layer (rank 4), reading the capture itself (full-resolution
+// samples need no analysis); cmd/idlewatt (`export --csv`) imports it.
 package csvexport

@@ -1,175 +1,44 @@
 package html
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"net/url"
 	"os"
-	"os/exec"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	cdplog "github.com/chromedp/cdproto/log"
-	"github.com/chromedp/cdproto/network"
-	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
 	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/analysis/synthcap"
+	"github.com/idlewatt/idlewatt/internal/browsertest"
+	"github.com/idlewatt/idlewatt/internal/testutil"
 )
 
-// browserPath finds a Chromium to drive: $IDLEWATT_CHROMIUM, Debian's
-// package, or chromium/google-chrome on PATH.
-func browserPath() string {
-	if p := os.Getenv("IDLEWATT_CHROMIUM"); p != "" {
-		return p
-	}
-	for _, p := range []string{"/usr/bin/chromium", "/usr/bin/chromium-browser"} {
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	for _, n := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
-		if p, err := exec.LookPath(n); err == nil {
-			return p
-		}
-	}
-	return ""
-}
-
-// browserPage is a report opened in headless Chromium, with every console
-// message, exception and network request recorded.
-type browserPage struct {
-	ctx      context.Context
-	mu       sync.Mutex
-	errs     []string
-	requests []string
-	pageURL  string
-	// LoadMs is the test's own time from navigation to the page's ready
-	// flag; ReadyMs the page's performance.now() when it was ready. Both
-	// are logged (and measured by TestBrowserTiming), never asserted: they
-	// depend on the machine's load.
+// reportPage is a report opened in headless Chromium (internal/browsertest
+// records every console message, exception and network request) with its
+// load times. LoadMs is the test's own time from navigation to the page's
+// ready flag; ReadyMs the page's performance.now() when it was ready. Both
+// are logged (and measured by TestBrowserTiming), never asserted: they
+// depend on the machine's load.
+type reportPage struct {
+	*browsertest.Page
 	LoadMs, ReadyMs float64
 }
 
-func openInBrowser(t testing.TB, htmlPath string) *browserPage {
+const readySel = `body[data-ready="1"]`
+
+func openInBrowser(t testing.TB, htmlPath string) *reportPage {
 	t.Helper()
-	bin := browserPath()
-	if bin == "" {
-		t.Skip("no Chromium found (set IDLEWATT_CHROMIUM, or apt-get install -y chromium): the browser test cannot run here")
-	}
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(bin),
-		chromedp.Flag("headless", true),
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1400, 1000),
-	}
-	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelC := chromedp.NewContext(actx)
-	// A hang guard for the whole session (Chromium's start, the load and
-	// every check), not a timing check: a few seconds on an idle machine,
-	// so only a page or browser that never answers reaches it.
-	ctx, cancelT := context.WithTimeout(ctx, 3*time.Minute)
-	t.Cleanup(func() { cancelT(); cancelC(); cancelA() })
-	b := &browserPage{ctx: ctx, pageURL: (&url.URL{Scheme: "file", Path: htmlPath}).String()}
-	err := chromedp.Listen(ctx, func(ev any) {
-		b.mu.Lock()
-		defer b.mu.Unlock()
-		switch e := ev.(type) {
-		case *runtime.EventConsoleAPICalled:
-			if e.Type == runtime.ConsoleAPICalledTypeError || e.Type == runtime.ConsoleAPICalledTypeWarning || e.Type == runtime.ConsoleAPICalledTypeAssert {
-				var parts []string
-				for _, a := range e.Args {
-					parts = append(parts, string(a.Value)+a.Description)
-				}
-				b.errs = append(b.errs, fmt.Sprintf("console.%s: %s", e.Type, strings.Join(parts, " ")))
-			}
-		case *runtime.EventExceptionThrown:
-			d := e.ExceptionDetails
-			msg := d.Text
-			if d.Exception != nil {
-				msg += " " + d.Exception.Description
-			}
-			b.errs = append(b.errs, fmt.Sprintf("exception at %d:%d: %s", d.LineNumber, d.ColumnNumber, msg))
-		case *cdplog.EventEntryAdded:
-			if e.Entry.Level == cdplog.EntryLevelError || e.Entry.Level == cdplog.EntryLevelWarning {
-				b.errs = append(b.errs, fmt.Sprintf("log %s (%s): %s %s", e.Entry.Level, e.Entry.Source, e.Entry.Text, e.Entry.URL))
-			}
-		case *network.EventRequestWillBeSent:
-			if e.Request.URL != b.pageURL {
-				b.requests = append(b.requests, e.Request.URL)
-			}
-		}
-	})
-	if err != nil {
-		t.Fatalf("starting %s: %v", bin, err)
-	}
-	// chromedp enables the Runtime, Log and Network domains of the tab.
-	start := time.Now()
-	if err := chromedp.Do(ctx, chromedp.Navigate(b.pageURL), chromedp.WaitVisible(chromedp.CSS(`body[data-ready="1"]`))); err != nil {
-		t.Fatalf("loading %s: %v (errors so far: %v)", htmlPath, err, b.errors())
-	}
-	b.LoadMs = float64(time.Since(start).Microseconds()) / 1e3
-	b.ReadyMs = eval[float64](t, b, `window.idlewatt.readyMs`)
-	return b
+	p := browsertest.Open(t, fileURL(htmlPath), readySel, 1400, 1000)
+	return &reportPage{Page: p, LoadMs: float64(p.Loaded.Microseconds()) / 1e3,
+		ReadyMs: browsertest.Eval[float64](t, p, `window.idlewatt.readyMs`)}
 }
 
-func (b *browserPage) errors() []string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return append([]string(nil), b.errs...)
-}
-
-func (b *browserPage) network() []string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return append([]string(nil), b.requests...)
-}
-
-func eval[T any](t testing.TB, b *browserPage, js string) T {
-	t.Helper()
-	v, err := chromedp.Run(b.ctx, chromedp.Evaluate[T](js))
-	if err != nil {
-		t.Fatalf("evaluating %s: %v", js, err)
-	}
-	return v
-}
-
-func (b *browserPage) click(t testing.TB, sel string) {
-	t.Helper()
-	// A real mouse click lands on coordinates: scroll the element into
-	// view and wait until its box has stayed put for five animation frames
-	// (the readout and charts of the previous action finish laying out)
-	// before chromedp reads the box, or under load the click lands where
-	// the row used to be (seen: 26 px above the peak row).
-	settle := `new Promise(function (ok) {
-		var el = document.querySelector(` + "`" + sel + "`" + `), last = '', same = 0, n = 0;
-		if (el) el.scrollIntoView({ behavior: 'instant', block: 'center' });
-		(function frame() {
-			var r = el ? JSON.stringify(el.getBoundingClientRect()) : '';
-			same = r === last ? same + 1 : 0; last = r;
-			if (same >= 5 || ++n > 240) ok(true); else requestAnimationFrame(frame);
-		})();
-	})`
-	if _, err := chromedp.Run(b.ctx, chromedp.Evaluate[bool](settle, chromedp.EvalAwaitPromise)); err != nil {
-		t.Fatalf("settling before clicking %s: %v", sel, err)
-	}
-	if err := chromedp.Do(b.ctx, chromedp.Click(chromedp.CSS(sel), chromedp.NodeVisible)); err != nil {
-		t.Fatalf("clicking %s: %v", sel, err)
-	}
-}
+func fileURL(path string) string { return (&url.URL{Scheme: "file", Path: path}).String() }
 
 type selStats struct {
 	Port      int                `json:"port"`
@@ -202,8 +71,6 @@ const drawnPixelsJS = `(() => {
   return [any, trace, c.width * c.height];
 })()`
 
-func within(got, want, rel float64) bool { return math.Abs(got-want) <= rel*math.Abs(want) }
-
 // The whole page in a real browser: it loads with no console error and no
 // network request, draws its charts, a zoom plus selection gives
 // report.json's energy for the same interval within 0.1 %, and a click on a
@@ -226,42 +93,42 @@ func TestBrowserReport(t *testing.T) {
 	b := openInBrowser(t, htmlPath)
 	t.Logf("report.html %.2f MB; interactive %.0f ms after navigation (page's own clock %.0f ms)", float64(st.Size())/1e6, b.LoadMs, b.ReadyMs)
 
-	px := eval[[3]float64](t, b, drawnPixelsJS)
+	px := browsertest.Eval[[3]float64](t, b.Page, drawnPixelsJS)
 	if px[1] < 200 || px[0] < 0.01*px[2] {
 		t.Errorf("chart canvas: %.0f drawn pixels, %.0f in the trace colour, of %.0f: not drawn", px[0], px[1], px[2])
 	}
 
 	var last selStats // the last checkEnergy's selection for its port
 	// A real mouse drag across the first chart selects that interval.
-	r := eval[[4]float64](t, b, `(() => { const r = document.querySelector('.u-over').getBoundingClientRect(); return [r.left, r.top, r.width, r.height]; })()`)
-	v0 := eval[[2]float64](t, b, `window.idlewatt.view()`)
+	r := browsertest.Eval[[4]float64](t, b.Page, `(() => { const r = document.querySelector('.u-over').getBoundingClientRect(); return [r.left, r.top, r.width, r.height]; })()`)
+	v0 := browsertest.Eval[[2]float64](t, b.Page, `window.idlewatt.view()`)
 	y := r[1] + r[3]/2
-	if err := chromedp.Do(b.ctx, chromedp.DragAndDropXY(r[0]+0.3*r[2], y, r[0]+0.6*r[2], y, 12)); err != nil {
+	if err := chromedp.Do(b.Ctx, chromedp.DragAndDropXY(r[0]+0.3*r[2], y, r[0]+0.6*r[2], y, 12)); err != nil {
 		t.Fatal(err)
 	}
-	dragged := eval[[]float64](t, b, `window.idlewatt.selection()`)
+	dragged := browsertest.Eval[[]float64](t, b.Page, `window.idlewatt.selection()`)
 	span := v0[1] - v0[0]
 	if len(dragged) != 2 || math.Abs(dragged[0]-(v0[0]+0.3*span)) > 0.01*span || math.Abs(dragged[1]-(v0[0]+0.6*span)) > 0.01*span {
 		t.Errorf("dragging over 30–60 %% of the chart selected %v, want about %.2f–%.2f s", dragged, v0[0]+0.3*span, v0[0]+0.6*span)
 	}
-	if txt := eval[string](t, b, `document.getElementById('sel-body').textContent`); !strings.Contains(txt, "energy") || !strings.Contains(txt, " J (") || !strings.Contains(txt, "mAh") || !strings.Contains(txt, "Δt") {
+	if txt := browsertest.Eval[string](t, b.Page, `document.getElementById('sel-body').textContent`); !strings.Contains(txt, "energy") || !strings.Contains(txt, " J (") || !strings.Contains(txt, "mAh") || !strings.Contains(txt, "Δt") {
 		t.Errorf("the selection panel after a drag: %q", txt)
 	}
 
 	checkEnergy := func(what string, port int, a, z, want float64) {
 		t.Helper()
-		got := eval[[]selStats](t, b, fmt.Sprintf(`window.idlewatt.zoom(%[1]g - 0.5, %[2]g + 0.5), window.idlewatt.select(%[1]g, %[2]g)`, a, z))
+		got := browsertest.Eval[[]selStats](t, b.Page, fmt.Sprintf(`window.idlewatt.zoom(%[1]g - 0.5, %[2]g + 0.5), window.idlewatt.select(%[1]g, %[2]g)`, a, z))
 		for _, s := range got {
 			if s.Port != port {
 				continue
 			}
-			if !within(s.EnergyJ, want, 1e-3) {
+			if !testutil.WithinRel(s.EnergyJ, want, 1e-3) {
 				t.Errorf("%s, port %d, %.4f–%.4f s: selection %.6f J, report.json %.6f J (%.3f %%)", what, port, a, z, s.EnergyJ, want, 100*(s.EnergyJ/want-1))
 			} else {
 				t.Logf("%s, port %d: selection %.6f J, report.json %.6f J (%+.4f %%)", what, port, s.EnergyJ, want, 100*(s.EnergyJ/want-1))
 			}
 			last = s
-			view := eval[[2]float64](t, b, `window.idlewatt.view()`)
+			view := browsertest.Eval[[2]float64](t, b.Page, `window.idlewatt.view()`)
 			if !(view[0] < a && view[1] > z && view[1]-view[0] < z-a+1.01) {
 				t.Errorf("%s: zoomed to %.3f–%.3f s, the view is %v", what, a-0.5, z+0.5, view)
 			}
@@ -278,9 +145,9 @@ func TestBrowserReport(t *testing.T) {
 			if i+1 < len(d.Phases) {
 				z = d.Phases[i+1].StartS
 			}
-			checkEnergy("phase "+ph.Name, d.Port, ph.StartS, z, ph.EnergyJ)
+			checkEnergy("phase "+ph.Name, d.Port, float64(ph.StartS), float64(z), float64(ph.EnergyJ))
 		}
-		checkEnergy("whole run", d.Port, rep.Capture.StartS, end, d.EnergyJ)
+		checkEnergy("whole run", d.Port, float64(rep.Capture.StartS), float64(end), float64(d.EnergyJ))
 		// The whole run's I/O and residency, from the page's own data.
 		if uint64(last.IOOps) != d.IO.Ops {
 			t.Errorf("port %d: whole-run selection has %v I/O ops, report.json %d", d.Port, last.IOOps, d.IO.Ops)
@@ -292,91 +159,90 @@ func TestBrowserReport(t *testing.T) {
 
 	// A DevSlp cycle row zooms to its cycle (the scenario asserts DEVSLP
 	// over 60–65 s).
-	b.click(t, `tr.cycle-row`)
-	view := eval[[2]float64](t, b, `window.idlewatt.view()`)
+	b.Click(t, `tr.cycle-row`)
+	view := browsertest.Eval[[2]float64](t, b.Page, `window.idlewatt.view()`)
 	if !(view[0] > 55 && view[0] < 60 && view[1] > 65 && view[1] < 70) {
 		t.Errorf("after clicking the first DevSlp cycle the view is %.3f–%.3f s, want about 58.75–66.25", view[0], view[1])
 	}
-	sel := eval[[2]float64](t, b, `window.idlewatt.selection()`)
+	sel := browsertest.Eval[[2]float64](t, b.Page, `window.idlewatt.selection()`)
 	if math.Abs(sel[0]-60) > 0.01 || math.Abs(sel[1]-65) > 0.01 {
 		t.Errorf("the cycle row selected %v, want the pin interval 60–65 s", sel)
 	}
-	px = eval[[3]float64](t, b, drawnPixelsJS)
+	px = browsertest.Eval[[3]float64](t, b.Page, drawnPixelsJS)
 	if px[1] < 50 {
 		t.Errorf("zoomed chart: %.0f pixels in the trace colour", px[1])
 	}
 
 	// The keyboard does what the mouse does: Home shows the whole run, and
 	// Enter on a focused cycle row zooms to its cycle again.
-	if err := chromedp.Do(b.ctx, chromedp.KeyEvent(kb.Home)); err != nil {
+	if err := chromedp.Do(b.Ctx, chromedp.KeyEvent(kb.Home)); err != nil {
 		t.Fatal(err)
 	}
-	if v := eval[[2]float64](t, b, `window.idlewatt.view()`); v != [2]float64(eval[[2]float64](t, b, `window.idlewatt.range`)) {
+	if v := browsertest.Eval[[2]float64](t, b.Page, `window.idlewatt.view()`); v != [2]float64(browsertest.Eval[[2]float64](t, b.Page, `window.idlewatt.range`)) {
 		t.Errorf("Home: view %v, want the whole run", v)
 	}
-	eval[bool](t, b, `document.querySelector('tr.cycle-row').focus(), true`)
-	if err := chromedp.Do(b.ctx, chromedp.KeyEvent(kb.Enter)); err != nil {
+	browsertest.Eval[bool](t, b.Page, `document.querySelector('tr.cycle-row').focus(), true`)
+	if err := chromedp.Do(b.Ctx, chromedp.KeyEvent(kb.Enter)); err != nil {
 		t.Fatal(err)
 	}
-	if v := eval[[2]float64](t, b, `window.idlewatt.view()`); v != view {
+	if v := browsertest.Eval[[2]float64](t, b.Page, `window.idlewatt.view()`); v != view {
 		t.Errorf("Enter on the first DevSlp cycle row: view %v, the click gave %v", v, view)
 	}
 
 	// The buttons, the wheel and a double click (core.js's controls): "+"
 	// halves the span about its middle, "→" pans a quarter, the wheel
 	// zooms out by 1.25 about the cursor, a double click shows the run.
-	b.click(t, `#b-in`)
-	if v := eval[[2]float64](t, b, `window.idlewatt.view()`); !within(v[1]-v[0], (view[1]-view[0])/2, 1e-9) || !within(v[0]+v[1], view[0]+view[1], 1e-9) {
+	b.Click(t, `#b-in`)
+	if v := browsertest.Eval[[2]float64](t, b.Page, `window.idlewatt.view()`); !testutil.WithinRel(v[1]-v[0], (view[1]-view[0])/2, 1e-9) || !testutil.WithinRel(v[0]+v[1], view[0]+view[1], 1e-9) {
 		t.Errorf("+ from %v: view %v, want half the span about the same middle", view, v)
 	}
-	in := eval[[2]float64](t, b, `window.idlewatt.view()`)
-	b.click(t, `#b-right`)
-	if v := eval[[2]float64](t, b, `window.idlewatt.view()`); !within(v[0], in[0]+0.25*(in[1]-in[0]), 1e-9) || !within(v[1]-v[0], in[1]-in[0], 1e-9) {
+	in := browsertest.Eval[[2]float64](t, b.Page, `window.idlewatt.view()`)
+	b.Click(t, `#b-right`)
+	if v := browsertest.Eval[[2]float64](t, b.Page, `window.idlewatt.view()`); !testutil.WithinRel(v[0], in[0]+0.25*(in[1]-in[0]), 1e-9) || !testutil.WithinRel(v[1]-v[0], in[1]-in[0], 1e-9) {
 		t.Errorf("→ from %v: view %v, want a quarter of the span to the right", in, v)
 	}
-	in = eval[[2]float64](t, b, `window.idlewatt.view()`)
-	eval[bool](t, b, `(() => { const o = document.querySelector('.u-over'), r = o.getBoundingClientRect();
+	in = browsertest.Eval[[2]float64](t, b.Page, `window.idlewatt.view()`)
+	browsertest.Eval[bool](t, b.Page, `(() => { const o = document.querySelector('.u-over'), r = o.getBoundingClientRect();
 		o.dispatchEvent(new WheelEvent('wheel', { deltaY: 100, clientX: r.left + r.width / 2, clientY: r.top + r.height / 2, bubbles: true, cancelable: true })); return true; })()`)
-	if v := eval[[2]float64](t, b, `window.idlewatt.view()`); !within(v[1]-v[0], 1.25*(in[1]-in[0]), 1e-6) {
+	if v := browsertest.Eval[[2]float64](t, b.Page, `window.idlewatt.view()`); !testutil.WithinRel(v[1]-v[0], 1.25*(in[1]-in[0]), 1e-6) {
 		t.Errorf("wheel out from %v: view %v, want 1.25 × the span", in, v)
 	}
-	if err := chromedp.Do(b.ctx, chromedp.DoubleClick(chromedp.CSS(`.u-over`), chromedp.NodeVisible)); err != nil {
+	if err := chromedp.Do(b.Ctx, chromedp.DoubleClick(chromedp.CSS(`.u-over`), chromedp.NodeVisible)); err != nil {
 		t.Fatal(err)
 	}
-	if v := eval[[2]float64](t, b, `window.idlewatt.view()`); v != [2]float64(eval[[2]float64](t, b, `window.idlewatt.range`)) {
+	if v := browsertest.Eval[[2]float64](t, b.Page, `window.idlewatt.view()`); v != [2]float64(browsertest.Eval[[2]float64](t, b.Page, `window.idlewatt.range`)) {
 		t.Errorf("double click: view %v, want the whole run", v)
 	}
 
 	// The peak row zooms to the drive's highest sample, embedded at full
 	// resolution (−20…+120 ms around it).
-	b.click(t, `tr.peak-row`)
-	view = eval[[2]float64](t, b, `window.idlewatt.view()`)
-	if !within(view[1]-view[0], 0.12, 1e-6) {
+	b.Click(t, `tr.peak-row`)
+	view = browsertest.Eval[[2]float64](t, b.Page, `window.idlewatt.view()`)
+	if !testutil.WithinRel(view[1]-view[0], 0.12, 1e-6) {
 		t.Errorf("after clicking the first peak row the view is %v, want 120 ms around the peak", view)
 	}
 
 	// Controls: log axis, mW, per-rail and overlay rebuild the charts
 	// without errors.
 	for _, c := range []string{`#c-log`, `#c-mw`, `#c-rails`, `#c-overlay`} {
-		b.click(t, c)
+		b.Click(t, c)
 	}
-	if n := eval[int](t, b, `document.querySelectorAll('.u-wrap canvas').length`); n != 1 {
+	if n := browsertest.Eval[int](t, b.Page, `document.querySelectorAll('.u-wrap canvas').length`); n != 1 {
 		t.Errorf("overlay: %d charts, want 1", n)
 	}
-	px = eval[[3]float64](t, b, drawnPixelsJS)
+	px = browsertest.Eval[[3]float64](t, b.Page, drawnPixelsJS)
 	if px[1] < 50 {
 		t.Errorf("log/mW chart: %.0f pixels in the trace colour", px[1])
 	}
 	// A capture without samples: the page still loads cleanly.
 	empty, _, _, _ := emptyReport(t)
-	b.pageURL = (&url.URL{Scheme: "file", Path: empty}).String()
-	if err := chromedp.Do(b.ctx, chromedp.Navigate(b.pageURL), chromedp.WaitVisible(chromedp.CSS(`body[data-ready="1"]`))); err != nil {
+	if err := b.Navigate(fileURL(empty), readySel); err != nil {
 		t.Errorf("the page of a capture without samples: %v", err)
 	}
-	if errs := b.errors(); len(errs) > 0 {
+	if errs := b.Errors(); len(errs) > 0 {
 		t.Errorf("console errors:\n%s", strings.Join(errs, "\n"))
 	}
-	if reqs := b.network(); len(reqs) > 0 {
+	if reqs := b.Requests(); len(reqs) > 0 {
 		t.Errorf("the page made %d network requests: %v", len(reqs), reqs)
 	}
 }
@@ -414,18 +280,18 @@ func TestBrowserTiming(t *testing.T) {
 	}
 	for i := range 3 {
 		b := openInBrowser(t, path)
-		px := eval[[3]float64](t, b, drawnPixelsJS)
+		px := browsertest.Eval[[3]float64](t, b.Page, drawnPixelsJS)
 		if i == 0 {
-			t.Log(eval[string](t, b, `document.getElementById('depth').textContent`))
+			t.Log(browsertest.Eval[string](t, b.Page, `document.getElementById('depth').textContent`))
 		}
 		t.Logf("run %d: %s %.2f MB; interactive %.0f ms after navigation (page's own clock %.0f ms); %.0f trace pixels", i+1, path, float64(st.Size())/1e6, b.LoadMs, b.ReadyMs, px[1])
 		if px[1] < 200 {
 			t.Errorf("chart not drawn: %.0f trace pixels", px[1])
 		}
-		if errs := b.errors(); len(errs) > 0 {
+		if errs := b.Errors(); len(errs) > 0 {
 			t.Errorf("console errors:\n%s", strings.Join(errs, "\n"))
 		}
-		if reqs := b.network(); len(reqs) > 0 {
+		if reqs := b.Requests(); len(reqs) > 0 {
 			t.Errorf("network requests: %v", reqs)
 		}
 	}

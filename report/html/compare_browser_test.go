@@ -3,7 +3,6 @@ package html
 import (
 	"fmt"
 	"math"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,7 +14,9 @@ import (
 
 	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/analysis/synthcap"
+	"github.com/idlewatt/idlewatt/internal/browsertest"
 	"github.com/idlewatt/idlewatt/internal/outfile"
+	"github.com/idlewatt/idlewatt/internal/testutil"
 )
 
 // compareRun analyses a synthetic scenario with a Pyramid of budget b, as
@@ -75,7 +76,7 @@ func TestBrowserCompare(t *testing.T) {
 	st, _ := os.Stat(path)
 	pg := openInBrowser(t, path)
 	t.Logf("compare.html %.2f MB; interactive %.0f ms after navigation (page's own clock %.0f ms)", float64(st.Size())/1e6, pg.LoadMs, pg.ReadyMs)
-	px := eval[[3]float64](t, pg, drawnPixelsJS)
+	px := browsertest.Eval[[3]float64](t, pg.Page, drawnPixelsJS)
 	if px[1] < 200 || px[0] < 0.01*px[2] {
 		t.Errorf("chart canvas: %.0f drawn pixels, %.0f in the first line's colour, of %.0f: not drawn", px[0], px[1], px[2])
 	}
@@ -92,13 +93,13 @@ func TestBrowserCompare(t *testing.T) {
 			want = append(want, runs[i].Label+": "+r.Drives[k].Name)
 		}
 	}
-	if labels := eval[[]string](t, pg, `window.idlewatt.series`); strings.Join(labels, "|") != strings.Join(want, "|") {
+	if labels := browsertest.Eval[[]string](t, pg.Page, `window.idlewatt.series`); strings.Join(labels, "|") != strings.Join(want, "|") {
 		t.Fatalf("series %q, want %q", labels, want)
 	}
 
 	// Both ways of decoding the embedded arrays (Uint8Array.fromBase64, and
 	// atob where a browser lacks it) give the same numbers.
-	dec := eval[[][]float64](t, pg, `(() => {
+	dec := browsertest.Eval[[][]float64](t, pg.Page, `(() => {
 	  const b = btoa(String.fromCharCode(...new Uint8Array(new Float32Array([1.5, -2, 3e-7, 2.2]).buffer)));
 	  const f = Uint8Array.fromBase64, fast = Array.from(IW.f32(b));
 	  Uint8Array.fromBase64 = undefined;
@@ -117,7 +118,7 @@ func TestBrowserCompare(t *testing.T) {
 	// lowest and highest sample (float32 in the page), and the mean lies
 	// inside it in every column.
 	for i, s := range ser {
-		c := eval[[3][]*float64](t, pg, fmt.Sprintf(`window.idlewatt.columns(%d, 1000)`, i))
+		c := browsertest.Eval[[3][]*float64](t, pg.Page, fmt.Sprintf(`window.idlewatt.columns(%d, 1000)`, i))
 		lo, hi, inside := math.Inf(1), math.Inf(-1), 0
 		for j := range c[0] {
 			if c[0][j] == nil {
@@ -132,7 +133,7 @@ func TestBrowserCompare(t *testing.T) {
 				break
 			}
 		}
-		if !within(hi, s.d.PeakW, 1e-6) || !within(lo, s.d.MinW, 1e-6) {
+		if !testutil.WithinRel(hi, float64(s.d.PeakW), 1e-6) || !testutil.WithinRel(lo, float64(s.d.MinW), 1e-6) {
 			t.Errorf("%s: band over the whole view %.6f–%.6f W, report.json min %.6f, peak %.6f W", want[i], lo, hi, s.d.MinW, s.d.PeakW)
 		}
 		if inside < 500 {
@@ -142,21 +143,21 @@ func TestBrowserCompare(t *testing.T) {
 
 	// A real mouse drag across 30–60 % of the chart selects that interval
 	// and fills the panel with one row per drive and run.
-	r := eval[[4]float64](t, pg, `(() => { const r = document.querySelector('.u-over').getBoundingClientRect(); return [r.left, r.top, r.width, r.height]; })()`)
-	v0 := eval[[2]float64](t, pg, `window.idlewatt.view()`)
+	r := browsertest.Eval[[4]float64](t, pg.Page, `(() => { const r = document.querySelector('.u-over').getBoundingClientRect(); return [r.left, r.top, r.width, r.height]; })()`)
+	v0 := browsertest.Eval[[2]float64](t, pg.Page, `window.idlewatt.view()`)
 	y := r[1] + r[3]/2
-	if err := chromedp.Do(pg.ctx, chromedp.DragAndDropXY(r[0]+0.3*r[2], y, r[0]+0.6*r[2], y, 12)); err != nil {
+	if err := chromedp.Do(pg.Ctx, chromedp.DragAndDropXY(r[0]+0.3*r[2], y, r[0]+0.6*r[2], y, 12)); err != nil {
 		t.Fatal(err)
 	}
-	dragged := eval[[]float64](t, pg, `window.idlewatt.selection()`)
+	dragged := browsertest.Eval[[]float64](t, pg.Page, `window.idlewatt.selection()`)
 	span := v0[1] - v0[0]
 	if len(dragged) != 2 || math.Abs(dragged[0]-(v0[0]+0.3*span)) > 0.01*span || math.Abs(dragged[1]-(v0[0]+0.6*span)) > 0.01*span {
 		t.Errorf("dragging over 30–60 %% of the chart selected %v, want about %.2f–%.2f s", dragged, v0[0]+0.3*span, v0[0]+0.6*span)
 	}
-	if n := eval[int](t, pg, `document.querySelectorAll('#sel-table tbody tr').length`); n != len(ser) {
+	if n := browsertest.Eval[int](t, pg.Page, `document.querySelectorAll('#sel-table tbody tr').length`); n != len(ser) {
 		t.Errorf("the selection panel after a drag has %d rows, want %d", n, len(ser))
 	}
-	if txt := eval[string](t, pg, `document.querySelector('#sel-table tbody tr:last-child').textContent`); !strings.Contains(txt, " J (") || !strings.Contains(txt, "mAh") {
+	if txt := browsertest.Eval[string](t, pg.Page, `document.querySelector('#sel-table tbody tr:last-child').textContent`); !strings.Contains(txt, " J (") || !strings.Contains(txt, "mAh") {
 		t.Errorf("the last selection row (a run against the baseline) shows no energy delta or charge: %q", txt)
 	}
 
@@ -164,14 +165,14 @@ func TestBrowserCompare(t *testing.T) {
 	// report.json's: energy within 0.1 %, and the mean power.
 	check := func(what string, i int, a, z, energy, mean float64) selStats {
 		t.Helper()
-		got := eval[[]selStats](t, pg, fmt.Sprintf(`window.idlewatt.select(%g, %g)`, a, z))
+		got := browsertest.Eval[[]selStats](t, pg.Page, fmt.Sprintf(`window.idlewatt.select(%g, %g)`, a, z))
 		s := got[i]
-		if !within(s.EnergyJ, energy, 1e-3) {
+		if !testutil.WithinRel(s.EnergyJ, energy, 1e-3) {
 			t.Errorf("%s: %s over %.4f–%.4f s: selection %.6f J, report.json %.6f J (%+.3f %%)", what, want[i], a, z, s.EnergyJ, energy, 100*(s.EnergyJ/energy-1))
 		} else {
 			t.Logf("%s: %s: selection %.6f J, report.json %.6f J (%+.4f %%)", what, want[i], s.EnergyJ, energy, 100*(s.EnergyJ/energy-1))
 		}
-		if !math.IsNaN(mean) && !within(s.MeanW, mean, 1e-3) {
+		if !math.IsNaN(mean) && !testutil.WithinRel(s.MeanW, mean, 1e-3) {
 			t.Errorf("%s: %s: selection mean %.6f W, report.json %.6f W", what, want[i], s.MeanW, mean)
 		}
 		return s
@@ -179,7 +180,7 @@ func TestBrowserCompare(t *testing.T) {
 	for i, s := range ser {
 		rep := reps[s.run]
 		end := rep.Capture.StartS + rep.Capture.DurationS + 1e-3
-		got := check("whole run", i, rep.Capture.StartS, end, s.d.EnergyJ, s.d.AverageW)
+		got := check("whole run", i, float64(rep.Capture.StartS), float64(end), float64(s.d.EnergyJ), float64(s.d.AverageW))
 		if uint64(got.IOOps) != s.d.IO.Ops {
 			t.Errorf("%s: whole-run selection has %v I/O ops, report.json %d", want[i], got.IOOps, s.d.IO.Ops)
 		}
@@ -191,40 +192,40 @@ func TestBrowserCompare(t *testing.T) {
 			if k+1 < len(s.d.Phases) {
 				z = s.d.Phases[k+1].StartS
 			}
-			check("phase "+ph.Name, i, ph.StartS, z, ph.EnergyJ, ph.AverageW)
+			check("phase "+ph.Name, i, float64(ph.StartS), float64(z), float64(ph.EnergyJ), float64(ph.AverageW))
 		}
 	}
 
 	// Aligned on the workload phase, the axis starts each run there: one
 	// selection from 0 covers every run's workload phase (the last one).
 	const wl = "workload:pcmark7-like"
-	offs := eval[[]float64](t, pg, fmt.Sprintf(`window.idlewatt.align(%q)`, wl))
+	offs := browsertest.Eval[[]float64](t, pg.Page, fmt.Sprintf(`window.idlewatt.align(%q)`, wl))
 	for i, s := range ser {
 		last := s.d.Phases[len(s.d.Phases)-1]
 		if last.Name != wl {
 			t.Fatalf("%s: last phase %q", want[i], last.Name)
 		}
-		if math.Abs(offs[s.run]-last.StartS) > 1e-9 && s.d.Port == reps[s.run].Drives[0].Port {
+		if math.Abs(offs[s.run]-float64(last.StartS)) > 1e-9 && s.d.Port == reps[s.run].Drives[0].Port {
 			t.Errorf("run %d aligned at %.6f s, its workload starts at %.6f s", s.run+1, offs[s.run], last.StartS)
 		}
-		check("aligned on "+wl, i, last.StartS-offs[s.run], 80, last.EnergyJ, last.AverageW)
+		check("aligned on "+wl, i, float64(last.StartS)-offs[s.run], 80, float64(last.EnergyJ), float64(last.AverageW))
 	}
-	eval[[]float64](t, pg, `window.idlewatt.align('')`)
+	browsertest.Eval[[]float64](t, pg.Page, `window.idlewatt.align('')`)
 
 	// Deeper than the buckets, around a DEVSLP pin edge, the chart draws
 	// every sample: the scenario's power steps from idle to DevSlp at the
 	// pin (no noise), so every column is one level or the other, never a
 	// bucket's mean across the step.
-	edge := eval[float64](t, pg, `JSON.parse(document.getElementById('idlewatt-data').textContent).series[0].drive.pins[0][0]`)
-	eval[[2]float64](t, pg, fmt.Sprintf(`window.idlewatt.zoom(%g, %g)`, edge-0.004, edge+0.004))
-	deep := eval[[3][]*float64](t, pg, `window.idlewatt.columns(0, 1000)`)
+	edge := browsertest.Eval[float64](t, pg.Page, `JSON.parse(document.getElementById('idlewatt-data').textContent).series[0].drive.pins[0][0]`)
+	browsertest.Eval[[2]float64](t, pg.Page, fmt.Sprintf(`window.idlewatt.zoom(%g, %g)`, edge-0.004, edge+0.004))
+	deep := browsertest.Eval[[3][]*float64](t, pg.Page, `window.idlewatt.columns(0, 1000)`)
 	var idle, slp, other int
 	for _, v := range deep[2] {
 		switch {
 		case v == nil:
-		case within(*v, a.Drives[0].IdleW, 1e-4):
+		case testutil.WithinRel(*v, a.Drives[0].IdleW, 1e-4):
 			idle++
-		case within(*v, a.Drives[0].DevSlpW, 1e-4):
+		case testutil.WithinRel(*v, a.Drives[0].DevSlpW, 1e-4):
 			slp++
 		default:
 			other++
@@ -236,12 +237,12 @@ func TestBrowserCompare(t *testing.T) {
 
 	// A DevSlp cycle row zooms to its cycle (the scenarios assert DEVSLP
 	// over 60–65 s) and selects it; the strips show the DevSlp state.
-	pg.click(t, `tr.cycle-row`)
-	view := eval[[2]float64](t, pg, `window.idlewatt.view()`)
+	pg.Click(t, `tr.cycle-row`)
+	view := browsertest.Eval[[2]float64](t, pg.Page, `window.idlewatt.view()`)
 	if !(view[0] > 55 && view[0] < 60 && view[1] > 65 && view[1] < 70) {
 		t.Errorf("after clicking the first DevSlp cycle the view is %.3f–%.3f s, want about 58.75–66.25", view[0], view[1])
 	}
-	if sel := eval[[2]float64](t, pg, `window.idlewatt.selection()`); math.Abs(sel[0]-60) > 0.01 || math.Abs(sel[1]-65) > 0.01 {
+	if sel := browsertest.Eval[[2]float64](t, pg.Page, `window.idlewatt.selection()`); math.Abs(sel[0]-60) > 0.01 || math.Abs(sel[1]-65) > 0.01 {
 		t.Errorf("the cycle row selected %v, want the pin interval 60–65 s", sel)
 	}
 	const purpleJS = `(() => {
@@ -250,39 +251,39 @@ func TestBrowserCompare(t *testing.T) {
 	  for (let i = 0; i < d.length; i += 4) if (d[i+3] > 200 && Math.abs(d[i]-0x6a) < 20 && Math.abs(d[i+1]-0x3d) < 20 && Math.abs(d[i+2]-0x9a) < 20) n++;
 	  return n;
 	})()`
-	if n := eval[int](t, pg, purpleJS); n < 1000 {
+	if n := browsertest.Eval[int](t, pg.Page, purpleJS); n < 1000 {
 		t.Errorf("strips zoomed on a DevSlp cycle: %d pixels in the DevSlp colour", n)
 	}
 
 	// A delta row shows both its runs.
-	pg.click(t, `tr.delta-row`)
-	view = eval[[2]float64](t, pg, `window.idlewatt.view()`)
+	pg.Click(t, `tr.delta-row`)
+	view = browsertest.Eval[[2]float64](t, pg.Page, `window.idlewatt.view()`)
 	if view[0] > 0.01 || view[1] < 74.9 {
 		t.Errorf("after clicking a delta row the view is %v, want both runs (0–75 s)", view)
 	}
 
 	// Keyboard: a focused phase row acts on Enter; arrows pan; Home shows
 	// the whole runs.
-	ab := eval[[2]float64](t, pg, `(() => { const r = document.querySelectorAll('tr.phase-row')[1]; r.focus(); return [+r.dataset.a, +r.dataset.b]; })()`)
-	if err := chromedp.Do(pg.ctx, chromedp.KeyEvent(kb.Enter)); err != nil {
+	ab := browsertest.Eval[[2]float64](t, pg.Page, `(() => { const r = document.querySelectorAll('tr.phase-row')[1]; r.focus(); return [+r.dataset.a, +r.dataset.b]; })()`)
+	if err := chromedp.Do(pg.Ctx, chromedp.KeyEvent(kb.Enter)); err != nil {
 		t.Fatal(err)
 	}
-	view = eval[[2]float64](t, pg, `window.idlewatt.view()`)
+	view = browsertest.Eval[[2]float64](t, pg.Page, `window.idlewatt.view()`)
 	if math.Abs(view[0]-ab[0]) > 1e-6 || math.Abs(view[1]-ab[1]) > 1e-6 {
 		t.Errorf("Enter on a phase row: view %v, want %v", view, ab)
 	}
-	eval[bool](t, pg, `document.activeElement.blur(), true`)
-	if err := chromedp.Do(pg.ctx, chromedp.KeyEvent(kb.ArrowRight)); err != nil {
+	browsertest.Eval[bool](t, pg.Page, `document.activeElement.blur(), true`)
+	if err := chromedp.Do(pg.Ctx, chromedp.KeyEvent(kb.ArrowRight)); err != nil {
 		t.Fatal(err)
 	}
-	v2 := eval[[2]float64](t, pg, `window.idlewatt.view()`)
+	v2 := browsertest.Eval[[2]float64](t, pg.Page, `window.idlewatt.view()`)
 	if sp := view[1] - view[0]; math.Abs(v2[0]-(view[0]+0.25*sp)) > 1e-6*sp {
 		t.Errorf("→ from %v: view %v, want a quarter of the span to the right", view, v2)
 	}
-	if err := chromedp.Do(pg.ctx, chromedp.KeyEvent(kb.Home)); err != nil {
+	if err := chromedp.Do(pg.Ctx, chromedp.KeyEvent(kb.Home)); err != nil {
 		t.Fatal(err)
 	}
-	if v, rg := eval[[2]float64](t, pg, `window.idlewatt.view()`), eval[[2]float64](t, pg, `window.idlewatt.range()`); v != rg {
+	if v, rg := browsertest.Eval[[2]float64](t, pg.Page, `window.idlewatt.view()`), browsertest.Eval[[2]float64](t, pg.Page, `window.idlewatt.range()`); v != rg {
 		t.Errorf("Home: view %v, want the whole runs %v", v, rg)
 	}
 
@@ -298,21 +299,21 @@ func TestBrowserCompare(t *testing.T) {
 		}
 		cells = append(cells, c)
 	}
-	got := eval[[][]string](t, pg, `[...document.querySelectorAll('#deltas tbody tr')].map(r => [...r.cells].map(c => c.textContent))`)
+	got := browsertest.Eval[[][]string](t, pg.Page, `[...document.querySelectorAll('#deltas tbody tr')].map(r => [...r.cells].map(c => c.textContent))`)
 	if fmt.Sprint(got) != fmt.Sprint(cells) || len(got) != 2 {
 		t.Errorf("delta table %q, want %q", got, cells)
 	}
 
 	// Stacked: one chart per drive and run, drawn; log and mW redraw.
-	pg.click(t, `#c-stack`)
-	if n := eval[int](t, pg, `document.querySelectorAll('.u-wrap canvas').length`); n != len(ser) {
+	pg.Click(t, `#c-stack`)
+	if n := browsertest.Eval[int](t, pg.Page, `document.querySelectorAll('.u-wrap canvas').length`); n != len(ser) {
 		t.Errorf("stacked: %d charts, want %d", n, len(ser))
 	}
-	if n := eval[int](t, pg, `document.querySelectorAll('canvas.strips').length`); n != len(ser) {
+	if n := browsertest.Eval[int](t, pg.Page, `document.querySelectorAll('canvas.strips').length`); n != len(ser) {
 		t.Errorf("stacked: %d strip canvases, want one per chart (%d)", n, len(ser))
 	}
 	// A selection shows on every stacked chart.
-	shown := eval[[]float64](t, pg, `window.idlewatt.select(20, 30), [...document.querySelectorAll('.u-select')].map(e => e.getBoundingClientRect().width)`)
+	shown := browsertest.Eval[[]float64](t, pg.Page, `window.idlewatt.select(20, 30), [...document.querySelectorAll('.u-select')].map(e => e.getBoundingClientRect().width)`)
 	if len(shown) != len(ser) {
 		t.Errorf("stacked: %d selection boxes, want %d", len(shown), len(ser))
 	}
@@ -321,9 +322,9 @@ func TestBrowserCompare(t *testing.T) {
 			t.Errorf("stacked chart %d: the selection box is %.0f px wide", i+1, w)
 		}
 	}
-	pg.click(t, `#c-log`)
-	pg.click(t, `#c-mw`)
-	if px := eval[[3]float64](t, pg, drawnPixelsJS); px[1] < 100 {
+	pg.Click(t, `#c-log`)
+	pg.Click(t, `#c-mw`)
+	if px := browsertest.Eval[[3]float64](t, pg.Page, drawnPixelsJS); px[1] < 100 {
 		t.Errorf("stacked log/mW chart: %.0f pixels in the first line's colour", px[1])
 	}
 
@@ -331,20 +332,19 @@ func TestBrowserCompare(t *testing.T) {
 	// cleanly, draws the other run and has no delta over the selection.
 	_, erep, ep, ecap := emptyReport(t)
 	epath := writeCompare(t, []CompareRun{{Label: "empty", Report: erep, Pyramid: ep, Capture: ecap}, runs[0]})
-	pg.pageURL = (&url.URL{Scheme: "file", Path: epath}).String()
-	if err := chromedp.Do(pg.ctx, chromedp.Navigate(pg.pageURL), chromedp.WaitVisible(chromedp.CSS(`body[data-ready="1"]`))); err != nil {
+	if err := pg.Navigate(fileURL(epath), readySel); err != nil {
 		t.Fatalf("compare.html with an empty baseline run: %v", err)
 	}
-	if n := eval[int](t, pg, `window.idlewatt.select(10, 20).length`); n != len(runs[0].Report.Drives) {
+	if n := browsertest.Eval[int](t, pg.Page, `window.idlewatt.select(10, 20).length`); n != len(runs[0].Report.Drives) {
 		t.Errorf("with an empty baseline run: %d series, want %d", n, len(runs[0].Report.Drives))
 	}
-	if txt := eval[string](t, pg, `document.querySelector('#sel-table tbody tr').textContent`); strings.Contains(txt, " J (") {
+	if txt := browsertest.Eval[string](t, pg.Page, `document.querySelector('#sel-table tbody tr').textContent`); strings.Contains(txt, " J (") {
 		t.Errorf("a delta against an empty baseline: %q", txt)
 	}
-	if e := pg.errors(); len(e) > 0 {
+	if e := pg.Errors(); len(e) > 0 {
 		t.Errorf("console errors: %v", e)
 	}
-	if n := pg.network(); len(n) > 0 {
+	if n := pg.Requests(); len(n) > 0 {
 		t.Errorf("network requests: %v", n)
 	}
 }
@@ -378,18 +378,18 @@ func TestBrowserCompareTiming(t *testing.T) {
 	}
 	for i := range 3 {
 		pg := openInBrowser(t, path)
-		px := eval[[3]float64](t, pg, drawnPixelsJS)
+		px := browsertest.Eval[[3]float64](t, pg.Page, drawnPixelsJS)
 		if i == 0 {
-			t.Log(eval[string](t, pg, `document.getElementById('depth').textContent`))
+			t.Log(browsertest.Eval[string](t, pg.Page, `document.getElementById('depth').textContent`))
 		}
 		t.Logf("run %d: compare.html %.2f MB; interactive %.0f ms after navigation (page's own clock %.0f ms); %.0f trace pixels", i+1, float64(st.Size())/1e6, pg.LoadMs, pg.ReadyMs, px[1])
 		if px[1] < 200 {
 			t.Errorf("chart not drawn: %.0f trace pixels", px[1])
 		}
-		if errs := pg.errors(); len(errs) > 0 {
+		if errs := pg.Errors(); len(errs) > 0 {
 			t.Errorf("console errors:\n%s", strings.Join(errs, "\n"))
 		}
-		if reqs := pg.network(); len(reqs) > 0 {
+		if reqs := pg.Requests(); len(reqs) > 0 {
 			t.Errorf("network requests: %v", reqs)
 		}
 	}

@@ -71,13 +71,13 @@ func checkPyramid(t *testing.T, sc synthcap.Scenario) {
 				lo, hi = math.Min(lo, l.min[j]), math.Max(hi, l.max[j])
 			}
 		}
-		if e := sum * p.dt; math.Abs(e-d.EnergyJ) > 1e-9*d.EnergyJ {
+		if e := sum * p.dt; math.Abs(e-float64(d.EnergyJ)) > 1e-9*float64(d.EnergyJ) {
 			t.Errorf("port %d: buckets hold %.9f J, report %.9f J", d.Port, e, d.EnergyJ)
 		}
 		if n != d.Samples.Count {
 			t.Errorf("port %d: buckets hold %d samples, report %d", d.Port, n, d.Samples.Count)
 		}
-		if hi != d.PeakW || lo != d.MinW {
+		if hi != float64(d.PeakW) || lo != float64(d.MinW) {
 			t.Errorf("port %d: buckets span %g…%g W, report min %g peak %g", d.Port, lo, hi, d.MinW, d.PeakW)
 		}
 		if len(d.Rails) == 0 {
@@ -95,7 +95,7 @@ func checkPyramid(t *testing.T, sc synthcap.Scenario) {
 	var tot float64
 	var dropped uint64
 	for _, d := range rep.Drives {
-		tot += d.EnergyJ
+		tot += float64(d.EnergyJ)
 		dropped += d.Samples.Dropped
 	}
 	if len(sc.Gaps) > 0 && dropped == 0 {

@@ -17,6 +17,7 @@ import (
 	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/analysis/synthcap"
 	"github.com/idlewatt/idlewatt/capture/notes"
+	"github.com/idlewatt/idlewatt/internal/browsertest"
 	"github.com/idlewatt/idlewatt/internal/outfile"
 )
 
@@ -58,23 +59,23 @@ func TestBrowserViewerFeatures(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := openInBrowser(t, htmlPath)
-	if err := chromedp.Do(b.ctx, chromedp.EmulateViewport(1400, 1000)); err != nil {
+	if err := chromedp.Do(b.Ctx, chromedp.EmulateViewport(1400, 1000)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := chromedp.Run(b.ctx, chromedp.Evaluate[bool](`new Promise(ok => requestAnimationFrame(() => requestAnimationFrame(() => ok(true))))`, chromedp.EvalAwaitPromise)); err != nil {
+	if _, err := chromedp.Run(b.Ctx, chromedp.Evaluate[bool](`new Promise(ok => requestAnimationFrame(() => requestAnimationFrame(() => ok(true))))`, chromedp.EvalAwaitPromise)); err != nil {
 		t.Fatal(err)
 	}
 
 	// The panel: beside the first chart, inside the viewport, drawn.
-	box := eval[[4]float64](t, b, `(() => { window.scrollTo(0, 0); const r = document.getElementById('selection').getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; })()`)
-	chart := eval[[4]float64](t, b, `(() => { const r = document.querySelector('.u-over').getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; })()`)
+	box := browsertest.Eval[[4]float64](t, b.Page, `(() => { window.scrollTo(0, 0); const r = document.getElementById('selection').getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; })()`)
+	chart := browsertest.Eval[[4]float64](t, b.Page, `(() => { const r = document.querySelector('.u-over').getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; })()`)
 	if box[0] < 0 || box[1] < 0 || box[2] > 1400 || box[3] > 1000 || box[2]-box[0] < 200 {
 		t.Errorf("the selection panel's box %v is not inside the 1400×1000 viewport", box)
 	}
 	if !(box[0] > chart[2]) || box[1] > chart[3] {
 		t.Errorf("the panel %v is not beside the first chart %v", box, chart)
 	}
-	shot, err := chromedp.Run(b.ctx, chromedp.CaptureScreenshot())
+	shot, err := chromedp.Run(b.Ctx, chromedp.CaptureScreenshot())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,20 +87,20 @@ func TestBrowserViewerFeatures(t *testing.T) {
 	}
 
 	// Legend and readout.
-	leg := eval[string](t, b, `document.querySelector('.legend-extra').textContent`)
+	leg := browsertest.Eval[string](t, b.Page, `document.querySelector('.legend-extra').textContent`)
 	for _, want := range []string{"5v rail", "12v rail", "mean", "min–max", "DEVSLP", "note"} {
 		if !strings.Contains(leg, want) {
 			t.Errorf("legend %q lacks %q", leg, want)
 		}
 	}
-	if n := eval[int](t, b, `document.querySelectorAll('.drive')[0].querySelectorAll('.rail-swatch').length`); n != 2 {
+	if n := browsertest.Eval[int](t, b.Page, `document.querySelectorAll('.drive')[0].querySelectorAll('.rail-swatch').length`); n != 2 {
 		t.Errorf("%d rail swatches in the first legend, want 2", n)
 	}
 	mid := (chart[1] + chart[3]) / 2
-	if err := chromedp.Do(b.ctx, chromedp.MouseEvent("mouseMoved", chart[0]+0.5*(chart[2]-chart[0]), mid)); err != nil {
+	if err := chromedp.Do(b.Ctx, chromedp.MouseEvent("mouseMoved", chart[0]+0.5*(chart[2]-chart[0]), mid)); err != nil {
 		t.Fatal(err)
 	}
-	vals := eval[[]string](t, b, `Array.from(document.querySelectorAll('.drive')[0].querySelectorAll('.u-legend .u-series')).map(e => e.textContent)`)
+	vals := browsertest.Eval[[]string](t, b.Page, `Array.from(document.querySelectorAll('.drive')[0].querySelectorAll('.u-legend .u-series')).map(e => e.textContent)`)
 	if len(vals) != 6 {
 		t.Fatalf("readout %q, want t, mean, min, max, 5v, 12v", vals)
 	}
@@ -114,19 +115,19 @@ func TestBrowserViewerFeatures(t *testing.T) {
 
 	// Cursors: click = A, shift+click = B; they make the selection.
 	xA, xB := chart[0]+0.2*(chart[2]-chart[0]), chart[0]+0.5*(chart[2]-chart[0])
-	v0 := eval[[2]float64](t, b, `window.idlewatt.view()`)
-	if err := chromedp.Do(b.ctx, chromedp.MouseClickXY(xA, mid)); err != nil {
+	v0 := browsertest.Eval[[2]float64](t, b.Page, `window.idlewatt.view()`)
+	if err := chromedp.Do(b.Ctx, chromedp.MouseClickXY(xA, mid)); err != nil {
 		t.Fatal(err)
 	}
-	if err := chromedp.Do(b.ctx, chromedp.MouseClickXY(xB, mid, chromedp.ButtonModifiers(chromedp.ModifierShift))); err != nil {
+	if err := chromedp.Do(b.Ctx, chromedp.MouseClickXY(xB, mid, chromedp.ButtonModifiers(chromedp.ModifierShift))); err != nil {
 		t.Fatal(err)
 	}
-	sel := eval[[]float64](t, b, `window.idlewatt.selection()`)
+	sel := browsertest.Eval[[]float64](t, b.Page, `window.idlewatt.selection()`)
 	span := v0[1] - v0[0]
 	if len(sel) != 2 || math.Abs(sel[0]-(v0[0]+0.2*span)) > 0.01*span || math.Abs(sel[1]-(v0[0]+0.5*span)) > 0.01*span {
 		t.Fatalf("click at 20 %% and shift+click at 50 %% of %v selected %v", v0, sel)
 	}
-	panel := eval[string](t, b, `document.getElementById('sel-body').textContent`)
+	panel := browsertest.Eval[string](t, b.Page, `document.getElementById('sel-body').textContent`)
 	// And the commands for the window at full resolution (export's CSV or
 	// Parquet, report's figures), with the selection's times.
 	iv := fmt.Sprintf("--from %.4fs --to %.4fs", sel[0], sel[1])
@@ -137,20 +138,20 @@ func TestBrowserViewerFeatures(t *testing.T) {
 		}
 	}
 	// Typed cursors.
-	eval[bool](t, b, `(() => { const a = document.getElementById('cur-a'), z = document.getElementById('cur-b');
+	browsertest.Eval[bool](t, b.Page, `(() => { const a = document.getElementById('cur-a'), z = document.getElementById('cur-b');
 		a.value = '60'; a.dispatchEvent(new Event('change')); z.value = '65'; z.dispatchEvent(new Event('change')); return true; })()`)
-	if s := eval[[]float64](t, b, `window.idlewatt.selection()`); len(s) != 2 || s[0] != 60 || s[1] != 65 {
+	if s := browsertest.Eval[[]float64](t, b.Page, `window.idlewatt.selection()`); len(s) != 2 || s[0] != 60 || s[1] != 65 {
 		t.Errorf("typed cursors 60 and 65 selected %v", s)
 	}
 
 	// CSV of 60–65 s: the base buckets, their energy the selection's.
-	csv := eval[string](t, b, `window.idlewatt.csv(60, 65)`)
-	st := eval[[]selStats](t, b, `window.idlewatt.stats(60, 65)`)
+	csv := browsertest.Eval[string](t, b.Page, `window.idlewatt.csv(60, 65)`)
+	st := browsertest.Eval[[]selStats](t, b.Page, `window.idlewatt.stats(60, 65)`)
 	lines := strings.Split(strings.TrimSpace(csv), "\n")
 	if !strings.HasPrefix(lines[0], "t_start_s,t_end_s,p1_samples,p1_mean_w,p1_min_w,p1_max_w,p1_energy_j,p2_samples") {
 		t.Errorf("CSV header %q", lines[0])
 	}
-	w := eval[float64](t, b, `JSON.parse(document.getElementById('idlewatt-data').textContent).width_s`)
+	w := browsertest.Eval[float64](t, b.Page, `JSON.parse(document.getElementById('idlewatt-data').textContent).width_s`)
 	var e1 float64
 	for _, ln := range lines[1:] {
 		f := strings.Split(ln, ",")
@@ -166,24 +167,24 @@ func TestBrowserViewerFeatures(t *testing.T) {
 	}
 
 	// Annotations: listed escaped, drawn, and their rows zoom.
-	if n := eval[int](t, b, `document.querySelectorAll('tr.note-row').length`); n != 2 {
+	if n := browsertest.Eval[int](t, b.Page, `document.querySelectorAll('tr.note-row').length`); n != 2 {
 		t.Errorf("%d annotation rows, want 2", n)
 	}
-	if h := eval[string](t, b, `document.getElementById('tables').innerHTML`); strings.Contains(h, "<script>alert") || !strings.Contains(h, "&lt;script&gt;alert(1)&lt;/script&gt;") {
+	if h := browsertest.Eval[string](t, b.Page, `document.getElementById('tables').innerHTML`); strings.Contains(h, "<script>alert") || !strings.Contains(h, "&lt;script&gt;alert(1)&lt;/script&gt;") {
 		t.Errorf("the annotation's text is not escaped in the table")
 	}
-	b.click(t, `tr.note-row:nth-of-type(3)`) // the header row, then the two notes
-	if v := eval[[2]float64](t, b, `window.idlewatt.view()`); !(v[0] < 40 && v[1] > 42 && v[1]-v[0] < 5) {
+	b.Click(t, `tr.note-row:nth-of-type(3)`) // the header row, then the two notes
+	if v := browsertest.Eval[[2]float64](t, b.Page, `window.idlewatt.view()`); !(v[0] < 40 && v[1] > 42 && v[1]-v[0] < 5) {
 		t.Errorf("the 40–42 s note's row zoomed to %v", v)
 	}
-	if s := eval[[]float64](t, b, `window.idlewatt.selection()`); len(s) != 2 || s[0] != 40 || s[1] != 42 {
+	if s := browsertest.Eval[[]float64](t, b.Page, `window.idlewatt.selection()`); len(s) != 2 || s[0] != 40 || s[1] != 42 {
 		t.Errorf("the 40–42 s note's row selected %v", s)
 	}
 
 	// NVMe: port 2's third strip is APST, drawn in the setting's colour
 	// over 20–75 s.
-	eval[[2]float64](t, b, `window.idlewatt.zoom(0, 75)`)
-	apst := eval[[2]float64](t, b, `(() => {
+	browsertest.Eval[[2]float64](t, b.Page, `window.idlewatt.zoom(0, 75)`)
+	apst := browsertest.Eval[[2]float64](t, b.Page, `(() => {
 		const cv = document.querySelectorAll('canvas.strips')[1], x = cv.getContext('2d'), d = x.getImageData(0, 0, cv.width, cv.height).data;
 		let hit = 0, all = 0; const row = Math.floor(cv.height * 5 / 6);
 		for (let i = 0; i < cv.width; i++) { const o = (row * cv.width + i) * 4; all++; if (d[o] === 0x1b && d[o+1] === 0x9e && d[o+2] === 0x77) hit++; }
@@ -191,16 +192,16 @@ func TestBrowserViewerFeatures(t *testing.T) {
 	if apst[0] < 0.3*apst[1] {
 		t.Errorf("port 2's APST strip: %v of %v pixels in the setting's colour, want the 20–75 s of 0–75", apst[0], apst[1])
 	}
-	if leg2 := eval[string](t, b, `document.querySelectorAll('.legend-extra')[1].textContent`); !strings.Contains(leg2, "APST setting") {
+	if leg2 := browsertest.Eval[string](t, b.Page, `document.querySelectorAll('.legend-extra')[1].textContent`); !strings.Contains(leg2, "APST setting") {
 		t.Errorf("port 2's legend %q has no APST entry", leg2)
 	}
-	if txt := eval[string](t, b, `document.querySelector('p.interval') ? document.querySelector('p.interval').textContent : ''`); !strings.Contains(txt, "covers only 0 – 75.000 s") {
+	if txt := browsertest.Eval[string](t, b.Page, `document.querySelector('p.interval') ? document.querySelector('p.interval').textContent : ''`); !strings.Contains(txt, "covers only 0 – 75.000 s") {
 		t.Errorf("interval banner %q", txt)
 	}
-	if errs := b.errors(); len(errs) > 0 {
+	if errs := b.Errors(); len(errs) > 0 {
 		t.Errorf("console errors:\n%s", strings.Join(errs, "\n"))
 	}
-	if reqs := b.network(); len(reqs) > 0 {
+	if reqs := b.Requests(); len(reqs) > 0 {
 		t.Errorf("the page made %d network requests: %v", len(reqs), reqs)
 	}
 	_ = url.URL{}

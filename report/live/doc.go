@@ -40,4 +40,9 @@
 // localhost are refused (DNS rebinding), and so are cross-origin POSTs.
 //
 // docs/report-html.md ("The live view") describes the page.
+//
+// # Where it sits
+//
+// The report layer (rank 4): a capture/record observer serving
+// report/html's viewer; cmd/idlewatt (`record --view`) imports it.
 package live

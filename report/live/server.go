@@ -19,6 +19,7 @@ import (
 
 	"github.com/idlewatt/idlewatt/capture/notes"
 	htmlreport "github.com/idlewatt/idlewatt/report/html"
+	"github.com/idlewatt/idlewatt/units"
 )
 
 var (
@@ -203,7 +204,7 @@ type dataJSON struct {
 	Missing uint64      `json:"missing_samples"` // samples the meter reported missing
 	Tool    string      `json:"tool,omitempty"`
 	Meter   string      `json:"meter,omitempty"`
-	RateHz  float64     `json:"rate_hz"`
+	RateHz  units.Hertz `json:"rate_hz"`
 }
 
 // maxSend bounds the fine buckets one response carries per series (the
@@ -228,7 +229,7 @@ func (v *View) data(w http.ResponseWriter, r *http.Request) {
 	d := dataJSON{Schema: "idlewatt.live/v1", Started: v.started, Ended: v.ended, Skipped: v.skipped.Load(), SkipEv: v.skipEv.Load(), Missing: v.gaps, Drives: []driveJSON{}}
 	if v.started {
 		v.flush()
-		d.DtS, d.RateHz, d.Tool, d.Meter = v.dt, float64(v.hdr.RateHz), v.hdr.Tool, v.hdr.Meter.Kind
+		d.DtS, d.RateHz, d.Tool, d.Meter = v.dt, v.hdr.RateHz, v.hdr.Tool, v.hdr.Meter.Kind
 		d.FineW = float64(v.per) * v.dt
 		d.CoarseW = d.FineW * coarseFactor
 		since, csince := num("since", math.MinInt64), num("csince", math.MinInt64)

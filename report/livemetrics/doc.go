@@ -35,4 +35,9 @@
 // Listen binds 127.0.0.1 when the address names no host (":9464"), so
 // metrics stay on the machine unless the user names another address; an
 // address in use is an error before anything is recorded.
+//
+// # Where it sits
+//
+// The report layer (rank 4): a capture/record observer; cmd/idlewatt
+// (`record --metrics`) imports it.
 package livemetrics

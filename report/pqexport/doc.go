@@ -39,4 +39,9 @@
 //
 // state.parquet has rows only when the report ran state detection
 // (analysis.Options.States, as export --parquet, measure and report do).
+//
+// # Where it sits
+//
+// The report layer (rank 4), over analysis and capture; cmd/idlewatt
+// (`export --parquet`) imports it.
 package pqexport

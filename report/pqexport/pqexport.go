@@ -301,7 +301,7 @@ func writeStates(w io.Writer, run string, rep *analysis.Report) error {
 		}
 		for _, iv := range st.Intervals() {
 			buf = append(buf, StateRow{RunID: run, Drive: name, Port: int32(st.Port), State: iv.State,
-				StartS: iv.StartS, EndS: iv.EndS, DurationS: iv.DurationS(), StartNS: int64(iv.StartNs), EndNS: int64(iv.EndNs),
+				StartS: float64(iv.StartS), EndS: float64(iv.EndS), DurationS: float64(iv.DurationS()), StartNS: int64(iv.StartNs), EndNS: int64(iv.EndNs),
 				Samples: int64(iv.Samples), MeanW: float64(iv.MeanW), EnergyJ: float64(iv.EnergyJ)})
 			if len(buf) >= 4096 {
 				if _, err := pw.Write(buf); err != nil {
@@ -334,12 +334,12 @@ func writeSummary(w io.Writer, path, run string, h *capture.Header, rep *analysi
 			RunID: run, Capture: path, Created: h.Created, Host: host, Tool: h.Tool,
 			MeterKind: h.Meter.Kind, MeterModel: h.Meter.Model, MeterFirmware: h.Meter.Firmware, MeterSerial: h.Meter.Serial,
 			Drive: d.Name, DriveModel: di.Model, DriveFirmware: di.Firmware, Port: int32(d.Port), Profile: firstNonEmpty(d.Profile, di.Profile), Target: di.Target, Policy: pol,
-			RateHz: float64(h.RateHz), ActiveIdleW: d.ActiveIdleW, AverageW: d.AverageW, PeakW: d.PeakW, MinW: d.MinW,
-			P50W: d.P50W, P95W: d.P95W, P99W: d.P99W, EnergyJ: d.EnergyJ, DurationS: d.DurationS,
+			RateHz: float64(h.RateHz), ActiveIdleW: float64(d.ActiveIdleW), AverageW: float64(d.AverageW), PeakW: float64(d.PeakW), MinW: float64(d.MinW),
+			P50W: float64(d.P50W), P95W: float64(d.P95W), P99W: float64(d.P99W), EnergyJ: float64(d.EnergyJ), DurationS: float64(d.DurationS),
 			ResActive: d.Residency.Active, ResIdle: d.Residency.Idle, ResPartial: d.Residency.Partial,
 			ResSlumber: d.Residency.Slumber, ResDevSlp: d.Residency.DevSlp,
 			DevSlpEntered: d.DevSlp.Entered, DevSlpW: float64(d.DevSlp.PowerW), DevSlpEntryMS: float64(d.DevSlp.EntryMs), DevSlpExitMS: float64(d.DevSlp.ExitMs),
-			DevSlpOutcome: string(d.DevSlp.Outcome), ActiveIdleU95: d.ActiveIdleU95W, AverageU95: d.AverageU95W, EnergyU95: d.EnergyU95J,
+			DevSlpOutcome: string(d.DevSlp.Outcome), ActiveIdleU95: (*float64)(d.ActiveIdleU95W), AverageU95: (*float64)(d.AverageU95W), EnergyU95: (*float64)(d.EnergyU95J),
 			DevSlpCycles: int32(d.DevSlp.Cycles), Samples: int64(d.Samples.Count), Dropped: int64(d.Samples.Dropped), CRCErrors: int64(d.Samples.CRCErrors),
 		})
 	}

@@ -173,11 +173,11 @@ func TestReadBackWithArrow(t *testing.T) {
 			t.Errorf("drive %s: %d rows with power, report counts %d", d.Name, cnt[p], d.Samples.Count)
 		}
 		avg := sum[p] / float64(cnt[p])
-		energy := sum[p] * d.DurationS / float64(d.Samples.Count)
-		if rel(avg, d.AverageW) > 1e-9 || rel(energy, d.EnergyJ) > 1e-9 {
+		energy := sum[p] * float64(d.DurationS) / float64(d.Samples.Count)
+		if rel(avg, float64(d.AverageW)) > 1e-9 || rel(energy, float64(d.EnergyJ)) > 1e-9 {
 			t.Errorf("drive %s: Parquet gives %.12g W, %.12g J; report %.12g W, %.12g J", d.Name, avg, energy, d.AverageW, d.EnergyJ)
 		}
-		if sumAvg[i] != d.AverageW || sumE[i] != d.EnergyJ {
+		if sumAvg[i] != float64(d.AverageW) || sumE[i] != float64(d.EnergyJ) {
 			t.Errorf("drive %s: summary.parquet %v W %v J, report %v W %v J", d.Name, sumAvg[i], sumE[i], d.AverageW, d.EnergyJ)
 		}
 		if d.AverageW <= 0 {
@@ -308,8 +308,8 @@ func TestStateParquet(t *testing.T) {
 			if spans == 0 {
 				continue
 			}
-			if rel(e[k]/d[k], sr.PowerW[st]) > 1e-9 || rel(d[k]/sr.MeasuredS, sr.Residency[st]) > 1e-9 {
-				t.Errorf("port %d %s: %v W and residency %v from state.parquet; states.json %v W, %v", sr.Port, st, e[k]/d[k], d[k]/sr.MeasuredS, sr.PowerW[st], sr.Residency[st])
+			if rel(e[k]/d[k], float64(sr.PowerW[st])) > 1e-9 || rel(d[k]/float64(sr.MeasuredS), sr.Residency[st]) > 1e-9 {
+				t.Errorf("port %d %s: %v W and residency %v from state.parquet; states.json %v W, %v", sr.Port, st, e[k]/d[k], d[k]/float64(sr.MeasuredS), sr.PowerW[st], sr.Residency[st])
 			}
 		}
 	}

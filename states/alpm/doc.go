@@ -52,4 +52,10 @@
 // Sources: Linux drivers/ata (libata-sata.c, libata-transport.c, libahci.c,
 // ahci.h, include/linux/ata.h), AHCI 1.3.1, ACS-3, hdparm identify.c;
 // docs/states.md for the fields and the output.
+//
+// # Where it sits
+//
+// The states floor (rank 1), the host side, over leaves and states/hexdump
+// only; app/rig, states/nvme, states/nvme/nvmehost, states/decode and
+// cmd/idlewatt import it.
 package alpm

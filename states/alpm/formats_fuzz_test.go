@@ -2,24 +2,17 @@ package alpm
 
 import (
 	"bytes"
-	"os"
-	"path/filepath"
 	"testing"
+
+	"github.com/idlewatt/idlewatt/internal/testutil"
 )
 
-func realSeeds(f *testing.F, globs ...string) {
-	for _, g := range globs {
-		files, _ := filepath.Glob(filepath.Join("../../fixtures/real/states", g))
-		for _, p := range files {
-			if b, err := os.ReadFile(p); err == nil {
-				f.Add(b)
-			}
-		}
-	}
-}
+// realStates holds the real tools' outputs (and ones made from real images)
+// the fuzz targets start from.
+const realStates = "../../fixtures/real/states"
 
 func FuzzReadHdparm(f *testing.F) {
-	realSeeds(f, "sata/*hdparm*", "made/*hdparm*")
+	testutil.SeedFiles(f, realStates, "sata/*hdparm*", "made/*hdparm*")
 	f.Fuzz(func(t *testing.T, b []byte) {
 		ds, err := ReadHdparm(bytes.NewReader(b))
 		if err != nil {
@@ -35,7 +28,7 @@ func FuzzReadHdparm(f *testing.F) {
 }
 
 func FuzzReadCrystalDiskInfo(f *testing.F) {
-	realSeeds(f, "sata/*crystal*")
+	testutil.SeedFiles(f, realStates, "sata/*crystal*")
 	f.Fuzz(func(t *testing.T, b []byte) {
 		ds, err := ReadCrystalDiskInfo(bytes.NewReader(b))
 		if err != nil {
@@ -50,7 +43,7 @@ func FuzzReadCrystalDiskInfo(f *testing.F) {
 }
 
 func FuzzReadSmartctlATA(f *testing.F) {
-	realSeeds(f, "sata/*smartctl*")
+	testutil.SeedFiles(f, realStates, "sata/*smartctl*")
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if ds, err := ReadSmartctlATA(bytes.NewReader(b)); err == nil && (len(ds) != 1 || ds[0].Identify.Known("hipm")) {
 			t.Fatal("smartctl gave HIPM")
@@ -59,7 +52,7 @@ func FuzzReadSmartctlATA(f *testing.F) {
 }
 
 func FuzzParseIdentifyFile(f *testing.F) {
-	realSeeds(f, "sata/*", "made/sata*")
+	testutil.SeedFiles(f, realStates, "sata/*", "made/sata*")
 	f.Fuzz(func(t *testing.T, b []byte) {
 		ds, _, err := ParseIdentifyFile(b)
 		if err == nil && len(ds) == 0 {

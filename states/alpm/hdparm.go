@@ -70,105 +70,135 @@ func ReadHdparm(r io.Reader) ([]Decoded, error) {
 	const w = "hdparm -I"
 	sc := bufio.NewScanner(io.LimitReader(r, maxInput))
 	sc.Buffer(make([]byte, 0, 4096), 1<<20)
-	var words IdentifyWords
-	var en79 uint16
-	ids := map[string]string{}
-	inFeatures, sawFeatures, saw76, saw78 := false, false, false, false
-	checksum := "unknown"
-	var deto, mdat []string
-	var detoLine int
-	n, drives := 0, 0
+	h := hdparmScan{ids: map[string]string{}, checksum: "unknown"}
+	n := 0
 	for sc.Scan() {
 		n++
-		t := strings.TrimRight(sc.Text(), "\r")
-		if strings.HasPrefix(t, "ATA device, with") || strings.HasPrefix(t, "ATAPI ") {
-			drives++
-			if drives > 1 {
-				return nil, fmt.Errorf("%s line %d: a second drive (give one drive's output per file)", w, n)
-			}
-		}
-		if m := reHdparmID.FindStringSubmatch(t); m != nil && !inFeatures {
-			ids[m[1]] = m[2]
-			continue
-		}
-		if strings.HasPrefix(t, "Commands/features:") {
-			inFeatures, sawFeatures = true, true
-			continue
-		}
-		if inFeatures {
-			if t != "" && t[0] != ' ' && t[0] != '\t' {
-				inFeatures = false // "Security:" and the rest
-			} else if m := reHdparmFeature.FindStringSubmatch(t); m != nil && m[2] != "Enabled\tSupported:" && !strings.HasPrefix(m[2], "Enabled") {
-				if wb, ok := hdparmSATABits[m[2]]; ok {
-					if wb[0] == 76 {
-						words[76] |= 1 << wb[1]
-						saw76 = true
-					} else {
-						words[78] |= 1 << wb[1]
-						saw78 = true
-						if m[1] == "*" {
-							en79 |= 1 << wb[1]
-						}
-					}
-				}
-				continue
-			}
-		}
-		if m := reHdparmDETO.FindStringSubmatch(t); m != nil {
-			deto, detoLine = m, n
-		}
-		if m := reHdparmMDAT.FindStringSubmatch(t); m != nil {
-			mdat = m
-		}
-		switch {
-		case strings.HasPrefix(t, "Checksum: correct"):
-			checksum = "ok"
-		case strings.HasPrefix(t, "Checksum: incorrect"):
-			checksum = "bad"
-		case strings.HasPrefix(t, "Integrity word not set"):
-			checksum = "absent"
+		if err := h.line(n, strings.TrimRight(sc.Text(), "\r")); err != nil {
+			return nil, err
 		}
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("%s line %d: %w", w, n+1, err)
 	}
-	if len(ids) == 0 && !sawFeatures {
+	if len(h.ids) == 0 && !h.sawFeatures {
 		return nil, fmt.Errorf("%s: neither the identity (Model Number:) nor Commands/features: cut short?", w)
 	}
-	words[79] = en79
-	id := words.Decode()
+	id := h.identify()
+	d := Decoded{Identify: &id}
+	switch {
+	case h.deto != nil && h.mdat != nil:
+		lp, err := hdparmLogPage(h.deto, h.mdat)
+		if err != nil {
+			return nil, fmt.Errorf("%s line %d: %w", w, h.detoLine, err)
+		}
+		d.LogPage = &lp
+	case h.deto != nil || h.mdat != nil:
+		return nil, fmt.Errorf("%s: the Device Sleep section has DETO or MDAT but not both (cut short?)", w)
+	case id.DevSlpSupported:
+		id.Notes = append(id.Notes, "hdparm printed no \"Device Sleep:\" section: log 30h page 08h was unreadable or its valid bit clear (or hdparm read the words from stdin)")
+	}
+	return []Decoded{d}, nil
+}
+
+// hdparmScan is what the lines of hdparm -I read so far say.
+type hdparmScan struct {
+	words                                 IdentifyWords
+	en79                                  uint16
+	ids                                   map[string]string
+	inFeatures, sawFeatures, saw76, saw78 bool
+	checksum                              string
+	deto, mdat                            []string
+	detoLine                              int
+	drives                                int
+}
+
+// line reads line n, t: the identity, a feature, the Device Sleep
+// section, the checksum.
+func (h *hdparmScan) line(n int, t string) error {
+	if strings.HasPrefix(t, "ATA device, with") || strings.HasPrefix(t, "ATAPI ") {
+		h.drives++
+		if h.drives > 1 {
+			return fmt.Errorf("hdparm -I line %d: a second drive (give one drive's output per file)", n)
+		}
+	}
+	if m := reHdparmID.FindStringSubmatch(t); m != nil && !h.inFeatures {
+		h.ids[m[1]] = m[2]
+		return nil
+	}
+	if strings.HasPrefix(t, "Commands/features:") {
+		h.inFeatures, h.sawFeatures = true, true
+		return nil
+	}
+	if h.inFeatures {
+		if t != "" && t[0] != ' ' && t[0] != '\t' {
+			h.inFeatures = false // "Security:" and the rest
+		} else if m := reHdparmFeature.FindStringSubmatch(t); m != nil && m[2] != "Enabled\tSupported:" && !strings.HasPrefix(m[2], "Enabled") {
+			h.feature(m[1] == "*", m[2])
+			return nil
+		}
+	}
+	if m := reHdparmDETO.FindStringSubmatch(t); m != nil {
+		h.deto, h.detoLine = m, n
+	}
+	if m := reHdparmMDAT.FindStringSubmatch(t); m != nil {
+		h.mdat = m
+	}
+	switch {
+	case strings.HasPrefix(t, "Checksum: correct"):
+		h.checksum = "ok"
+	case strings.HasPrefix(t, "Checksum: incorrect"):
+		h.checksum = "bad"
+	case strings.HasPrefix(t, "Integrity word not set"):
+		h.checksum = "absent"
+	}
+	return nil
+}
+
+// feature sets the word 76 or 78 bit a feature name stands for (and word
+// 79's when enabled, "*").
+func (h *hdparmScan) feature(enabled bool, name string) {
+	wb, ok := hdparmSATABits[name]
+	if !ok {
+		return
+	}
+	if wb[0] == 76 {
+		h.words[76] |= 1 << wb[1]
+		h.saw76 = true
+		return
+	}
+	h.words[78] |= 1 << wb[1]
+	h.saw78 = true
+	if enabled {
+		h.en79 |= 1 << wb[1]
+	}
+}
+
+// identify decodes the rebuilt words with the identity read, saying what
+// is unknown and how the words were rebuilt.
+func (h *hdparmScan) identify() Identify {
+	h.words[79] = h.en79
+	id := h.words.Decode()
+	ids := h.ids
 	id.Model, id.Serial, id.Firmware = printable(ids["Model Number"]), printable(ids["Serial Number"]), printable(ids["Firmware Revision"])
 	for k, f := range map[string]string{"Model Number": "model", "Serial Number": "serial", "Firmware Revision": "firmware"} {
 		if _, ok := ids[k]; !ok {
 			id.Unknown = append(id.Unknown, f)
 		}
 	}
-	id.Checksum = checksum
-	if !sawFeatures {
+	id.Checksum = h.checksum
+	if !h.sawFeatures {
 		id.Unknown = append(id.Unknown, "word76", "word78", "word79", "hipm", "dipm_supported", "dipm_enabled", "devslp_supported", "devslp_enabled")
 	} else {
 		id.Notes = append(id.Notes, "words 76 and 78 rebuilt from the feature names hdparm -I lists, word 79 only where 78 is set")
-		if !saw76 {
+		if !h.saw76 {
 			id.Notes = append(id.Notes, "no word 76 feature listed: word 76 is 0000h or FFFFh (invalid)")
 		}
-		if !saw78 {
+		if !h.saw78 {
 			id.Notes = append(id.Notes, "no word 78 feature listed: word 78 is 0000h or FFFFh (invalid)")
 		}
 	}
-	d := Decoded{Identify: &id}
-	switch {
-	case deto != nil && mdat != nil:
-		lp, err := hdparmLogPage(deto, mdat)
-		if err != nil {
-			return nil, fmt.Errorf("%s line %d: %w", w, detoLine, err)
-		}
-		d.LogPage = &lp
-	case deto != nil || mdat != nil:
-		return nil, fmt.Errorf("%s: the Device Sleep section has DETO or MDAT but not both (cut short?)", w)
-	case id.DevSlpSupported:
-		id.Notes = append(id.Notes, "hdparm printed no \"Device Sleep:\" section: log 30h page 08h was unreadable or its valid bit clear (or hdparm read the words from stdin)")
-	}
-	return []Decoded{d}, nil
+	return id
 }
 
 func hdparmLogPage(deto, mdat []string) (LogPage, error) {

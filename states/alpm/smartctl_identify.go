@@ -65,30 +65,15 @@ func ReadSmartctlIdentify(r io.Reader) ([]Decoded, error) {
 	return fromWords(words), nil
 }
 
+// sidWhat names smartctl --identify output in errors.
+const sidWhat = "smartctl --identify"
+
 func smartctlIdentifyWords(r io.Reader) (*IdentifyWords, error) {
-	const w = "smartctl --identify"
+	const w = sidWhat
 	sc := bufio.NewScanner(io.LimitReader(r, maxInput))
 	sc.Buffer(make([]byte, 0, 4096), 1<<20)
-	var words IdentifyWords
-	var seen [256]bool // a word line or range row gave the word
-	var bitsSet [256]uint16
-	type bitLine struct {
-		line, word, hi, lo int
-		v                  uint64
-	}
-	var bits []bitLine
-	n, inTable, rows := 0, false, 0
-	set := func(line, i int, v uint16) error {
-		if i > 255 {
-			return fmt.Errorf("%s line %d: word %d (IDENTIFY has words 0–255)", w, line, i)
-		}
-		if seen[i] && words[i] != v {
-			return fmt.Errorf("%s line %d: word %d reads 0x%04x, an earlier line 0x%04x", w, line, i, v, words[i])
-		}
-		words[i], seen[i] = v, true
-		rows++
-		return nil
-	}
+	var t sidTable
+	n, inTable := 0, false
 	for sc.Scan() {
 		n++
 		line := strings.TrimRight(sc.Text(), "\r")
@@ -102,78 +87,9 @@ func smartctlIdentifyWords(r io.Reader) (*IdentifyWords, error) {
 		if strings.HasPrefix(line, "===") || strings.HasPrefix(line, "Error: ") {
 			break // the next section, or smartctl's own table error
 		}
-		if m := reSIDRangeRow.FindStringSubmatch(line); m != nil {
-			a, _ := strconv.Atoi(m[1])
-			z, _ := strconv.Atoi(m[2])
-			if a > z || z > 255 {
-				return nil, fmt.Errorf("%s line %d: words %d-%d (IDENTIFY has words 0–255)", w, n, a, z)
-			}
-			if m[4] != "" { // "0x0000:0000:0000:00...": the rest are null
-				for i := a; i <= z; i++ {
-					if err := set(n, i, 0); err != nil {
-						return nil, err
-					}
-				}
-				continue
-			}
-			vals := strings.Split(m[3], ":")
-			if len(vals) != z-a+1 {
-				return nil, fmt.Errorf("%s line %d: words %d-%d with %d values", w, n, a, z, len(vals))
-			}
-			for k, t := range vals {
-				v, _ := strconv.ParseUint(t, 16, 16)
-				if err := set(n, a+k, uint16(v)); err != nil {
-					return nil, err
-				}
-			}
-			continue
+		if err := t.line(n, line); err != nil {
+			return nil, err
 		}
-		if m := reSIDRangeHead.FindStringSubmatch(line); m != nil {
-			if m[3] != "" { // every word of the range reads 0x0000 (or 0xffff)
-				a, _ := strconv.Atoi(m[1])
-				z, _ := strconv.Atoi(m[2])
-				if a > z || z > 255 {
-					return nil, fmt.Errorf("%s line %d: words %d-%d (IDENTIFY has words 0–255)", w, n, a, z)
-				}
-				v := uint16(0)
-				if strings.EqualFold(m[3], "ff") {
-					v = 0xffff
-				}
-				for i := a; i <= z; i++ {
-					if err := set(n, i, v); err != nil {
-						return nil, err
-					}
-				}
-			}
-			continue
-		}
-		if m := reSIDWord.FindStringSubmatch(line); m != nil {
-			i, _ := strconv.Atoi(m[1])
-			v, _ := strconv.ParseUint(m[2], 16, 16)
-			if err := set(n, i, uint16(v)); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		if m := reSIDBit.FindStringSubmatch(line); m != nil {
-			i, _ := strconv.Atoi(m[1])
-			hi, _ := strconv.Atoi(m[2])
-			lo := hi
-			if m[3] != "" {
-				lo, _ = strconv.Atoi(m[3])
-			}
-			t, base := m[4], 10
-			if strings.HasPrefix(t, "0x") {
-				t, base = t[2:], 16
-			}
-			v, err := strconv.ParseUint(t, base, 16)
-			if i > 255 || hi > 15 || lo > hi || err != nil || v >= 1<<(hi-lo+1) {
-				return nil, fmt.Errorf("%s line %d: bit field %d %d:%d = %s does not fit a 16-bit word", w, n, i, hi, lo, m[4])
-			}
-			bits = append(bits, bitLine{n, i, hi, lo, v})
-			continue
-		}
-		return nil, fmt.Errorf("%s line %d: %q is neither a word, a word range nor a bit line", w, n, clip(line, 60))
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("%s line %d: %w", w, n+1, err)
@@ -181,28 +97,143 @@ func smartctlIdentifyWords(r io.Reader) (*IdentifyWords, error) {
 	if !inTable {
 		return nil, fmt.Errorf("%s: no \"Word ... Value   Description\" header: give smartctl --identify output", w)
 	}
-	if rows == 0 {
+	if t.rows == 0 {
 		return nil, fmt.Errorf("%s: the table holds no word", w)
 	}
-	// Bits of printed words must agree with them; bits of words not
-	// printed (0x0000 or 0xffff) rebuild them.
-	for _, b := range bits {
+	return t.resolve()
+}
+
+// sidTable is smartctl --identify's table as read so far: the words its
+// word lines and range rows gave, and its bit lines.
+type sidTable struct {
+	words IdentifyWords
+	seen  [256]bool // a word line or range row gave the word
+	bits  []sidBit
+	rows  int
+}
+
+// sidBit is a bit line: word's bits hi:lo read v (line n).
+type sidBit struct {
+	line, word, hi, lo int
+	v                  uint64
+}
+
+// set takes word i = v from line, refusing a word an earlier line gave
+// another value.
+func (t *sidTable) set(line, i int, v uint16) error {
+	if i > 255 {
+		return fmt.Errorf("%s line %d: word %d (IDENTIFY has words 0–255)", sidWhat, line, i)
+	}
+	if t.seen[i] && t.words[i] != v {
+		return fmt.Errorf("%s line %d: word %d reads 0x%04x, an earlier line 0x%04x", sidWhat, line, i, v, t.words[i])
+	}
+	t.words[i], t.seen[i] = v, true
+	t.rows++
+	return nil
+}
+
+// line reads table line n: a word range's row, a range's header, a word
+// or a bit line.
+func (t *sidTable) line(n int, line string) error {
+	const w = sidWhat
+	if m := reSIDRangeRow.FindStringSubmatch(line); m != nil {
+		return t.rangeRow(n, m)
+	}
+	if m := reSIDRangeHead.FindStringSubmatch(line); m != nil {
+		if m[3] != "" { // every word of the range reads 0x0000 (or 0xffff)
+			a, _ := strconv.Atoi(m[1])
+			z, _ := strconv.Atoi(m[2])
+			if a > z || z > 255 {
+				return fmt.Errorf("%s line %d: words %d-%d (IDENTIFY has words 0–255)", w, n, a, z)
+			}
+			v := uint16(0)
+			if strings.EqualFold(m[3], "ff") {
+				v = 0xffff
+			}
+			for i := a; i <= z; i++ {
+				if err := t.set(n, i, v); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	if m := reSIDWord.FindStringSubmatch(line); m != nil {
+		i, _ := strconv.Atoi(m[1])
+		v, _ := strconv.ParseUint(m[2], 16, 16)
+		return t.set(n, i, uint16(v))
+	}
+	if m := reSIDBit.FindStringSubmatch(line); m != nil {
+		i, _ := strconv.Atoi(m[1])
+		hi, _ := strconv.Atoi(m[2])
+		lo := hi
+		if m[3] != "" {
+			lo, _ = strconv.Atoi(m[3])
+		}
+		s, base := m[4], 10
+		if strings.HasPrefix(s, "0x") {
+			s, base = s[2:], 16
+		}
+		v, err := strconv.ParseUint(s, base, 16)
+		if i > 255 || hi > 15 || lo > hi || err != nil || v >= 1<<(hi-lo+1) {
+			return fmt.Errorf("%s line %d: bit field %d %d:%d = %s does not fit a 16-bit word", w, n, i, hi, lo, m[4])
+		}
+		t.bits = append(t.bits, sidBit{n, i, hi, lo, v})
+		return nil
+	}
+	return fmt.Errorf("%s line %d: %q is neither a word, a word range nor a bit line", w, n, clip(line, 60))
+}
+
+// rangeRow reads a row of a word range (m: reSIDRangeRow's match).
+func (t *sidTable) rangeRow(n int, m []string) error {
+	a, _ := strconv.Atoi(m[1])
+	z, _ := strconv.Atoi(m[2])
+	if a > z || z > 255 {
+		return fmt.Errorf("%s line %d: words %d-%d (IDENTIFY has words 0–255)", sidWhat, n, a, z)
+	}
+	if m[4] != "" { // "0x0000:0000:0000:00...": the rest are null
+		for i := a; i <= z; i++ {
+			if err := t.set(n, i, 0); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	vals := strings.Split(m[3], ":")
+	if len(vals) != z-a+1 {
+		return fmt.Errorf("%s line %d: words %d-%d with %d values", sidWhat, n, a, z, len(vals))
+	}
+	for k, s := range vals {
+		v, _ := strconv.ParseUint(s, 16, 16)
+		if err := t.set(n, a+k, uint16(v)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// resolve checks the bit lines against the words: bits of printed words
+// must agree with them; bits of words not printed (0x0000 or 0xffff)
+// rebuild them.
+func (t *sidTable) resolve() (*IdentifyWords, error) {
+	var bitsSet [256]uint16
+	for _, b := range t.bits {
 		mask := uint16(1<<(b.hi-b.lo+1)-1) << b.lo
-		if seen[b.word] {
-			if got := (words[b.word] & mask) >> b.lo; uint64(got) != b.v {
-				return nil, fmt.Errorf("%s line %d: word %d bits %d:%d read 0x%x, its word line 0x%04x", w, b.line, b.word, b.hi, b.lo, b.v, words[b.word])
+		if t.seen[b.word] {
+			if got := (t.words[b.word] & mask) >> b.lo; uint64(got) != b.v {
+				return nil, fmt.Errorf("%s line %d: word %d bits %d:%d read 0x%x, its word line 0x%04x", sidWhat, b.line, b.word, b.hi, b.lo, b.v, t.words[b.word])
 			}
 			continue
 		}
 		bitsSet[b.word] |= uint16(b.v<<b.lo) & mask
 	}
-	for i := range words {
-		if !seen[i] && bitsSet[i] != 0 {
+	for i := range t.words {
+		if !t.seen[i] && bitsSet[i] != 0 {
 			// smartctl prints no word line only for 0x0000 and 0xffff
-			words[i] = 0xffff
+			t.words[i] = 0xffff
 		}
 	}
-	return &words, nil
+	return &t.words, nil
 }
 
 // smartctl -j of an ATA drive (ataprint.cpp's JSON keys): the identity

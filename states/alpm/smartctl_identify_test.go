@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/idlewatt/idlewatt/internal/testutil"
 )
 
 const made = "../../fixtures/real/states/made/"
@@ -101,7 +103,7 @@ func TestSmartctlIdentifyRefusals(t *testing.T) {
 }
 
 func FuzzSmartctlIdentify(f *testing.F) {
-	realSeeds(f, "made/*smartctl-identify*")
+	testutil.SeedFiles(f, realStates, "made/*smartctl-identify*")
 	f.Fuzz(func(t *testing.T, b []byte) {
 		w, err := smartctlIdentifyWords(bytes.NewReader(b))
 		if err == nil && w == nil {

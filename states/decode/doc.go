@@ -8,4 +8,7 @@
 // package only picks the kind, so a file is read by the same code that
 // `idlewatt states --nvme-id-ctrl` and `--sata-id` use.
 // docs/states.md, "Decoding saved outputs", lists every format.
+//
+// Where it sits: the states floor (rank 1), over states/alpm, states/nvme
+// and states/hexdump; cmd/idlewatt (`states decode`) imports it.
 package decode

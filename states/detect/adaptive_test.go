@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/idlewatt/idlewatt/states/drivesim"
+	"github.com/idlewatt/idlewatt/states/powerstate"
 )
 
 // residencyErr classifies a script and returns the largest |measured −
@@ -24,7 +25,7 @@ func residencyErr(t *testing.T, opt Options, segs []seg, sigma float64, seed uin
 		tt.Add(s)
 	}
 	worst := 0.0
-	for _, st := range AllStates {
+	for _, st := range powerstate.Detected {
 		worst = math.Max(worst, 100*math.Abs(sum.Residency(st)-tt.Residency(st)))
 	}
 	return worst, c
@@ -53,13 +54,13 @@ func TestAdaptiveSmoothingRecoversResidencyUnderNoise(t *testing.T) {
 			d := time.Duration(50+r.IntN(350)) * time.Millisecond
 			switch k % 4 {
 			case 0:
-				segs = append(segs, seg{Idle, float64(l.Idle), d, false})
+				segs = append(segs, seg{powerstate.Idle, float64(l.Idle), d, false})
 			case 1:
-				segs = append(segs, seg{Partial, float64(l.Partial), d, false})
+				segs = append(segs, seg{powerstate.Partial, float64(l.Partial), d, false})
 			case 2:
-				segs = append(segs, seg{Slumber, float64(l.Slumber), d, false})
+				segs = append(segs, seg{powerstate.Slumber, float64(l.Slumber), d, false})
 			case 3:
-				segs = append(segs, seg{DevSlp, float64(l.DevSlp), d, false})
+				segs = append(segs, seg{powerstate.DevSlp, float64(l.DevSlp), d, false})
 			}
 		}
 		fe, _ := residencyErr(t, Options{Levels: l, Period: period}, segs, sigma, uint64(i))
@@ -115,10 +116,10 @@ func TestHDDBackgroundBand(t *testing.T) {
 		n++
 		l := Levels{Idle: p.ActiveIdleW, Partial: p.PartialW, Slumber: p.SlumberW}
 		sigma := p.NoiseMA / 1e3 * 13 // both rails (5 V and 12 V) in quadrature
-		segs := []seg{{Idle, float64(p.ActiveIdleW), 300 * time.Millisecond, false}}
+		segs := []seg{{powerstate.Idle, float64(p.ActiveIdleW), 300 * time.Millisecond, false}}
 		for k := 0; k < 8; k++ {
-			segs = append(segs, seg{Background, float64(p.GCW), time.Duration(p.GCMs) * time.Millisecond, false},
-				seg{Idle, float64(p.ActiveIdleW), 200 * time.Millisecond, false})
+			segs = append(segs, seg{powerstate.Background, float64(p.GCW), time.Duration(p.GCMs) * time.Millisecond, false},
+				seg{powerstate.Idle, float64(p.ActiveIdleW), 200 * time.Millisecond, false})
 		}
 		e, _ := residencyErr(t, Options{Levels: l, Period: period, Adaptive: true}, segs, sigma, uint64(i))
 		if e > 1 {
@@ -132,9 +133,9 @@ func TestHDDBackgroundBand(t *testing.T) {
 // not absorbed into active.
 func TestBusyGapsNotAbsorbed(t *testing.T) {
 	var segs []seg
-	segs = append(segs, seg{Idle, 0.4, 20 * time.Millisecond, false})
+	segs = append(segs, seg{powerstate.Idle, 0.4, 20 * time.Millisecond, false})
 	for k := 0; k < 50; k++ {
-		segs = append(segs, seg{Active, 0.4, time.Millisecond, true}, seg{Idle, 0.4, 1500 * time.Microsecond, false})
+		segs = append(segs, seg{powerstate.Active, 0.4, time.Millisecond, true}, seg{powerstate.Idle, 0.4, 1500 * time.Microsecond, false})
 	}
 	e, _ := residencyErr(t, Options{Levels: profile, Period: period}, segs, 0, 1)
 	if e > 0.05 {
@@ -149,19 +150,19 @@ func TestBusyGapsNotAbsorbed(t *testing.T) {
 func TestNoIntermediateStateAtAFarStep(t *testing.T) {
 	l := Levels{Idle: 0.296, Partial: 0.119, Slumber: 0.0077, DevSlp: 0.00042}
 	var segs []seg
-	segs = append(segs, seg{Idle, 0.296, 300 * time.Millisecond, false})
+	segs = append(segs, seg{powerstate.Idle, 0.296, 300 * time.Millisecond, false})
 	for k := 0; k < 6; k++ {
-		segs = append(segs, seg{Slumber, 0.0077, 400 * time.Millisecond, false},
-			seg{DevSlp, 0.00042, 800 * time.Millisecond, false}, seg{Idle, 0.296, 300 * time.Millisecond, false})
+		segs = append(segs, seg{powerstate.Slumber, 0.0077, 400 * time.Millisecond, false},
+			seg{powerstate.DevSlp, 0.00042, 800 * time.Millisecond, false}, seg{powerstate.Idle, 0.296, 300 * time.Millisecond, false})
 	}
 	var sum Summary
 	c, _ := New(Options{Levels: l, Period: period, Adaptive: true}, func(s Span) { sum.Add(s) })
 	render(c, segs, 0.0071, 5) // 1.42 mA σ on 5 V
-	if got := sum.Transitions[[2]State{DevSlp, Slumber}]; got != 0 {
+	if got := sum.Transitions[[2]powerstate.State{powerstate.DevSlp, powerstate.Slumber}]; got != 0 {
 		t.Errorf("%d devslp → slumber transitions at a DevSlp → idle step (window %v)", got, c.Smooth())
 	}
 	want := 6 * 0.8 / (0.3 + 6*1.5)
-	if got := sum.Residency(DevSlp); math.Abs(got-want) > 0.003 {
+	if got := sum.Residency(powerstate.DevSlp); math.Abs(got-want) > 0.003 {
 		t.Errorf("devslp residency %.4f, want %.4f", got, want)
 	}
 }

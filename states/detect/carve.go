@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/idlewatt/idlewatt/hostclock"
+	"github.com/idlewatt/idlewatt/states/powerstate"
 	"github.com/idlewatt/idlewatt/units"
 )
 
@@ -167,7 +168,7 @@ func (c *Classifier) carve(sp Span) []Span {
 		if i == len(keep)-1 {
 			to = len(ws) // the samples after the last whole block
 		}
-		st := Background
+		st := powerstate.Background
 		if r.low {
 			st = c.prevLevel
 		}

@@ -3,6 +3,8 @@ package detect
 import (
 	"testing"
 	"time"
+
+	"github.com/idlewatt/idlewatt/states/powerstate"
 )
 
 // misplacedOf classifies segs and returns, per state, the samples found
@@ -16,11 +18,11 @@ func misplacedOf(t *testing.T, segs []seg, sigma float64) (in, out ClearCounts, 
 	}
 	render(c, segs, sigma, 7)
 	for _, sp := range spans {
-		if sp.State == Active {
+		if sp.State == powerstate.Active {
 			continue
 		}
 		for st, k := range sp.Clear {
-			if State(st) != sp.State && State(st) != Unknown {
+			if powerstate.State(st) != sp.State && powerstate.State(st) != powerstate.Unknown {
 				in[st] += k
 				out[sp.State] += k
 			}
@@ -36,36 +38,36 @@ func misplacedOf(t *testing.T, segs []seg, sigma float64) (in, out ClearCounts, 
 // to none.
 func TestClearCountsFindHiddenExcursions(t *testing.T) {
 	const k, exN = 30, 6 // excursions, samples each
-	segs := []seg{{Idle, 0.40, 300 * time.Millisecond, false}}
+	segs := []seg{{powerstate.Idle, 0.40, 300 * time.Millisecond, false}}
 	for range k {
-		segs = append(segs, seg{Partial, 0.30, 20 * time.Millisecond, false},
-			seg{Idle, 0.40, exN * period, false})
+		segs = append(segs, seg{powerstate.Partial, 0.30, 20 * time.Millisecond, false},
+			seg{powerstate.Idle, 0.40, exN * period, false})
 	}
-	segs = append(segs, seg{Partial, 0.30, 50 * time.Millisecond, false},
-		seg{Slumber, 0.060, 100 * time.Millisecond, false})
+	segs = append(segs, seg{powerstate.Partial, 0.30, 50 * time.Millisecond, false},
+		seg{powerstate.Slumber, 0.060, 100 * time.Millisecond, false})
 	in, out, spans := misplacedOf(t, segs, 0.002)
 	idleSpans := 0
 	for _, sp := range spans {
-		if sp.State == Idle {
+		if sp.State == powerstate.Idle {
 			idleSpans++
 		}
 	}
 	if idleSpans > 3 {
 		t.Fatalf("%d idle spans: the excursions were not hidden, the test does not test what it says", idleSpans)
 	}
-	if got, lo := int(in[Idle]), k*exN*3/4; got < lo || got > k*exN+k {
+	if got, lo := int(in[powerstate.Idle]), k*exN*3/4; got < lo || got > k*exN+k {
 		t.Fatalf("idle samples hidden in other spans: Clear counted %d, want %d–%d (%d excursions × %d samples)", got, lo, k*exN+k, k, exN)
 	}
-	if out[Partial] < in[Idle] {
-		t.Fatalf("partial out %d < idle in %d: the hidden idle samples sit in partial spans", out[Partial], in[Idle])
+	if out[powerstate.Partial] < in[powerstate.Idle] {
+		t.Fatalf("partial out %d < idle in %d: the hidden idle samples sit in partial spans", out[powerstate.Partial], in[powerstate.Idle])
 	}
 
-	clean := []seg{{Idle, 0.40, 300 * time.Millisecond, false}}
+	clean := []seg{{powerstate.Idle, 0.40, 300 * time.Millisecond, false}}
 	for range k {
-		clean = append(clean, seg{Partial, 0.30, 20 * time.Millisecond, false},
-			seg{Idle, 0.40, 20 * time.Millisecond, false})
+		clean = append(clean, seg{powerstate.Partial, 0.30, 20 * time.Millisecond, false},
+			seg{powerstate.Idle, 0.40, 20 * time.Millisecond, false})
 	}
-	clean = append(clean, seg{Slumber, 0.060, 100 * time.Millisecond, false})
+	clean = append(clean, seg{powerstate.Slumber, 0.060, 100 * time.Millisecond, false})
 	in, _, _ = misplacedOf(t, clean, 0.002)
 	total := 0
 	for _, n := range in {

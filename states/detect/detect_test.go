@@ -7,13 +7,14 @@ import (
 	"time"
 
 	"github.com/idlewatt/idlewatt/hostclock"
+	"github.com/idlewatt/idlewatt/states/powerstate"
 	"github.com/idlewatt/idlewatt/units"
 )
 
 const period = 100 * time.Microsecond // 10 kS/s
 
 type seg struct {
-	state State
+	state powerstate.State
 	w     float64
 	d     time.Duration
 	busy  bool
@@ -38,15 +39,15 @@ func render(c *Classifier, segs []seg, sigma float64, seed uint64) (truth []Span
 var profile = Levels{Idle: 0.40, Partial: 0.30, Slumber: 0.060, DevSlp: 0.0025}
 
 var script = []seg{
-	{Idle, 0.40, 200 * time.Millisecond, false},
-	{Active, 2.5, 50 * time.Millisecond, true},
-	{Idle, 0.40, 100 * time.Millisecond, false},
-	{Partial, 0.30, 100 * time.Millisecond, false},
-	{Slumber, 0.060, 300 * time.Millisecond, false},
-	{DevSlp, 0.0025, 500 * time.Millisecond, false},
-	{Slumber, 0.060, 50 * time.Millisecond, false},
-	{Active, 1.8, 20 * time.Millisecond, true},
-	{Idle, 0.40, 100 * time.Millisecond, false},
+	{powerstate.Idle, 0.40, 200 * time.Millisecond, false},
+	{powerstate.Active, 2.5, 50 * time.Millisecond, true},
+	{powerstate.Idle, 0.40, 100 * time.Millisecond, false},
+	{powerstate.Partial, 0.30, 100 * time.Millisecond, false},
+	{powerstate.Slumber, 0.060, 300 * time.Millisecond, false},
+	{powerstate.DevSlp, 0.0025, 500 * time.Millisecond, false},
+	{powerstate.Slumber, 0.060, 50 * time.Millisecond, false},
+	{powerstate.Active, 1.8, 20 * time.Millisecond, true},
+	{powerstate.Idle, 0.40, 100 * time.Millisecond, false},
 }
 
 func TestClassifierRecoversScript(t *testing.T) {
@@ -82,13 +83,13 @@ func TestClassifierRecoversScript(t *testing.T) {
 	if sum.Total() != total {
 		t.Errorf("classified %v of %v", sum.Total(), total)
 	}
-	if r := sum.Residency(DevSlp); math.Abs(r-0.5/1.42) > 0.01 {
+	if r := sum.Residency(powerstate.DevSlp); math.Abs(r-0.5/1.42) > 0.01 {
 		t.Errorf("devslp residency %.3f, want %.3f", r, 0.5/1.42)
 	}
-	if p := float64(sum.MeanPower(DevSlp)); math.Abs(p-0.0025) > 0.0002 {
+	if p := float64(sum.MeanPower(powerstate.DevSlp)); math.Abs(p-0.0025) > 0.0002 {
 		t.Errorf("devslp power %.5f W, want 0.0025 W ±0.2 mW", p)
 	}
-	if n := sum.Transitions[[2]State{Slumber, DevSlp}]; n != 1 {
+	if n := sum.Transitions[[2]powerstate.State{powerstate.Slumber, powerstate.DevSlp}]; n != 1 {
 		t.Errorf("slumber→devslp transitions = %d, want 1", n)
 	}
 }
@@ -104,7 +105,7 @@ func TestSpikeDoesNotSplitSpan(t *testing.T) {
 		c.Push(at(k), units.Watts(w), false)
 	}
 	c.Close()
-	if len(got) != 1 || got[0].State != Slumber {
+	if len(got) != 1 || got[0].State != powerstate.Slumber {
 		t.Fatalf("spans = %+v, want one slumber span", got)
 	}
 	if got[0].MaxW != 3 {
@@ -196,11 +197,11 @@ func TestLearnLevels(t *testing.T) {
 func TestLatencies(t *testing.T) {
 	ms := hostclock.Time(time.Millisecond)
 	spans := []Span{
-		{State: Active, Start: 0, End: 100 * ms},
-		{State: Idle, Start: 100 * ms, End: 130 * ms},
-		{State: Slumber, Start: 130 * ms, End: 300 * ms},
-		{State: DevSlp, Start: 305 * ms, End: 800 * ms},
-		{State: Active, Start: 800 * ms, End: 900 * ms},
+		{State: powerstate.Active, Start: 0, End: 100 * ms},
+		{State: powerstate.Idle, Start: 100 * ms, End: 130 * ms},
+		{State: powerstate.Slumber, Start: 130 * ms, End: 300 * ms},
+		{State: powerstate.DevSlp, Start: 305 * ms, End: 800 * ms},
+		{State: powerstate.Active, Start: 800 * ms, End: 900 * ms},
 	}
 	ios := []IO{{Issue: 10 * ms, Complete: 100 * ms}, {Issue: 802 * ms, Complete: 850 * ms}}
 	pins := []Pin{{At: 300 * ms, Asserted: true}, {At: 800 * ms, Asserted: false}}
@@ -208,16 +209,16 @@ func TestLatencies(t *testing.T) {
 	if len(entries) != 2 {
 		t.Fatalf("entries %+v", entries)
 	}
-	if e := entries[0]; e.State != Slumber || e.Cause != "io" || e.Latency != 30*time.Millisecond {
+	if e := entries[0]; e.State != powerstate.Slumber || e.Cause != "io" || e.Latency != 30*time.Millisecond {
 		t.Errorf("slumber entry %+v, want io, 30ms", e)
 	}
-	if e := entries[1]; e.State != DevSlp || e.Cause != "pin" || e.Latency != 5*time.Millisecond {
+	if e := entries[1]; e.State != powerstate.DevSlp || e.Cause != "pin" || e.Latency != 5*time.Millisecond {
 		t.Errorf("devslp entry %+v, want pin, 5ms", e)
 	}
 	if len(exits) != 1 {
 		t.Fatalf("exits %+v", exits)
 	}
-	if x := exits[0]; x.State != DevSlp || x.Cause != "pin" || x.Latency != 50*time.Millisecond {
+	if x := exits[0]; x.State != powerstate.DevSlp || x.Cause != "pin" || x.Latency != 50*time.Millisecond {
 		t.Errorf("devslp exit %+v, want pin → 850ms completion = 50ms", x)
 	}
 }
@@ -266,15 +267,15 @@ func TestOnlineLagsHalfWindow(t *testing.T) {
 		t.Fatal(err)
 	}
 	for k := 0; k < 100; k++ {
-		if s := o.Classify(0.06, false); s != Slumber {
+		if s := o.Classify(0.06, false); s != powerstate.Slumber {
 			t.Fatalf("sample %d: %v, want slumber", k, s)
 		}
 	}
 	// Step down to DevSlp: 11-sample window, so the 6th new sample flips it.
 	for k := 1; k <= 10; k++ {
 		s := o.Classify(0.0025, false)
-		if want := Slumber; k >= 6 {
-			want = DevSlp
+		if want := powerstate.Slumber; k >= 6 {
+			want = powerstate.DevSlp
 			if s != want {
 				t.Fatalf("step sample %d: %v, want %v", k, s, want)
 			}
@@ -282,10 +283,10 @@ func TestOnlineLagsHalfWindow(t *testing.T) {
 			t.Fatalf("step sample %d: %v, want %v", k, s, want)
 		}
 	}
-	if s := o.Classify(3, false); s != DevSlp {
+	if s := o.Classify(3, false); s != powerstate.DevSlp {
 		t.Errorf("a lone spike changed the label to %v", s)
 	}
-	if s := o.Classify(0.0025, true); s != Active {
+	if s := o.Classify(0.0025, true); s != powerstate.Active {
 		t.Errorf("busy sample labelled %v", s)
 	}
 }

@@ -17,6 +17,16 @@
 // transition is dated at the first sample of the new state, so a wake spike
 // or a single noisy sample does not split a span.
 //
+// # Files
+//
+// levels.go the levels and the thresholds compiled from them; detect.go the
+// Classifier, its options and its adaptive window; window.go the running
+// median a sample is classified by; dwell.go the hysteresis that commits a
+// state after MinDwell and emits spans; span.go and summary.go what comes
+// out (spans, residency); histogram.go LevelHistogram; carve.go, refine.go
+// and monotone.go the passes over spans; latency.go entry and exit
+// latencies; online.go the live classifier.
+//
 // # Latencies
 //
 // Entry latency is the time from the event that let the drive go down (the
@@ -31,4 +41,10 @@
 // marks, I/O and pin events are on, so spans line up with them) and powers
 // units.Watts: Classifier.Push(t, w, busy) takes the aligned host time of
 // each sample and its power summed over the drive's rails.
+//
+// # Where it sits
+//
+// The states floor (rank 1): a classifier over leaves only (units,
+// hostclock, internal/stat); analysis, report and states/nvme/pslevel
+// import it.
 package detect

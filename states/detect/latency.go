@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/idlewatt/idlewatt/hostclock"
+	"github.com/idlewatt/idlewatt/states/powerstate"
 )
 
 // IO is one I/O's issue and completion on the host clock (ns).
@@ -18,7 +19,7 @@ type Pin struct {
 
 // Entry is one entry into a low state.
 type Entry struct {
-	State   State
+	State   powerstate.State
 	Cause   string         // "io" (last I/O completion) or "pin" (DEVSLP assert)
 	From    hostclock.Time // the cause's time
 	At      hostclock.Time // first sample of the state
@@ -27,7 +28,7 @@ type Entry struct {
 
 // Exit is one wake from a low state.
 type Exit struct {
-	State   State
+	State   powerstate.State
 	Cause   string         // "pin" (DEVSLP deassert) or "io" (first I/O issued)
 	From    hostclock.Time // the cause's time
 	Done    hostclock.Time // completion of the first I/O at or after From
@@ -42,7 +43,7 @@ func Latencies(spans []Span, ios []IO, pins []Pin, wakeWindow time.Duration) ([]
 	var entries []Entry
 	var exits []Exit
 	for i, sp := range spans {
-		if sp.State != Partial && sp.State != Slumber && sp.State != DevSlp {
+		if sp.State != powerstate.Partial && sp.State != powerstate.Slumber && sp.State != powerstate.DevSlp {
 			continue
 		}
 		// Skip a span that continues the previous low state's descent
@@ -53,7 +54,7 @@ func Latencies(spans []Span, ios []IO, pins []Pin, wakeWindow time.Duration) ([]
 		// alignment, the classifier dating edges at the first sample).
 		pin, hasPin := lastPinBefore(pins, sp.Start.Add(pinSlack), true)
 		switch {
-		case sp.State == DevSlp && hasPin && pin.At >= lastIO:
+		case sp.State == powerstate.DevSlp && hasPin && pin.At >= lastIO:
 			e.Cause, e.From = "pin", pin.At
 		case lastIO > 0:
 			e.Cause, e.From = "io", lastIO
@@ -68,7 +69,7 @@ func Latencies(spans []Span, ios []IO, pins []Pin, wakeWindow time.Duration) ([]
 			continue
 		}
 		x := Exit{State: sp.State}
-		if p, ok := firstPinAfter(pins, sp.Start, false); ok && p.At <= sp.End.Add(wakeWindow) && sp.State == DevSlp {
+		if p, ok := firstPinAfter(pins, sp.Start, false); ok && p.At <= sp.End.Add(wakeWindow) && sp.State == powerstate.DevSlp {
 			x.Cause, x.From = "pin", p.At
 		}
 		j := sort.Search(len(ios), func(k int) bool { return ios[k].Issue >= sp.Start })
@@ -93,8 +94,8 @@ func Latencies(spans []Span, ios []IO, pins []Pin, wakeWindow time.Duration) ([]
 const pinSlack = 5 * time.Millisecond
 
 // deeperOrEqual reports whether a is a lower-power state than b, or the same.
-func deeperOrEqual(a, b State) bool {
-	if a == Active || a == Background || a == Unknown || a == Off {
+func deeperOrEqual(a, b powerstate.State) bool {
+	if a == powerstate.Active || a == powerstate.Background || a == powerstate.Unknown || a == powerstate.Off {
 		return false
 	}
 	return a >= b

@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/idlewatt/idlewatt/hostclock"
+	"github.com/idlewatt/idlewatt/states/powerstate"
 	"github.com/idlewatt/idlewatt/units"
 )
 
@@ -73,7 +74,7 @@ func MonotoneLevelsNoise(spans []Span, l Levels, mv MeanVar, pins []Pin) []Span 
 	if mv == nil || !(mv(1) > 0) || len(lv) < 2 || len(spans) == 0 {
 		return mergeSame(spans)
 	}
-	depth := map[State]int{}
+	depth := map[powerstate.State]int{}
 	for i, x := range lv {
 		depth[x.s] = i
 	}
@@ -88,7 +89,7 @@ func MonotoneLevelsNoise(spans []Span, l Levels, mv MeanVar, pins []Pin) []Span 
 	out := append([]Span(nil), spans...)
 	lowBackground(out, l, mv)
 	quiet := pinQuiet(pins)
-	isLevel := func(s State) bool { _, ok := depth[s]; return ok }
+	isLevel := func(s powerstate.State) bool { _, ok := depth[s]; return ok }
 	// crosses: a deassertion lies between the midpoints of spans a and b.
 	mid := func(s Span) hostclock.Time { return s.Start + (s.End-s.Start)/2 }
 	crosses := func(a, b Span) bool {
@@ -102,7 +103,7 @@ func MonotoneLevelsNoise(spans []Span, l Levels, mv MeanVar, pins []Pin) []Span 
 		end := start
 		for end < len(out) {
 			s := out[end]
-			if s.State == Active || !(isLevel(s.State) || s.State == Background) {
+			if s.State == powerstate.Active || !(isLevel(s.State) || s.State == powerstate.Background) {
 				break
 			}
 			if end > start && (out[end-1].End != s.Start || crosses(out[end-1], s)) {
@@ -142,7 +143,7 @@ const lowBackgroundZ = 5
 func lowBackground(st []Span, l Levels, mv MeanVar) {
 	th := l.compile()
 	for i, s := range st {
-		if s.State != Background || !usable(s) {
+		if s.State != powerstate.Background || !usable(s) {
 			continue
 		}
 		m := float64(s.MeanW)
@@ -179,7 +180,7 @@ func pinQuiet(pins []Pin) func(Span) bool {
 }
 
 // relabel runs the DP over one stretch, in place.
-func relabel(st []Span, lv []level, depth map[State]int, mv MeanVar) {
+func relabel(st []Span, lv []level, depth map[powerstate.State]int, mv MeanVar) {
 	L := len(lv)
 	var idx []int
 	for i, s := range st {
@@ -246,7 +247,7 @@ const splitZ = 3
 // the split is made only where the span before (in the stretch) is no
 // deeper than a and the one after no shallower than b. Edges carve found
 // in the samples are not moved.
-func splitChanges(st []Span, lv []level, depth map[State]int, mv MeanVar, quiet func(Span) bool) []Span {
+func splitChanges(st []Span, lv []level, depth map[powerstate.State]int, mv MeanVar, quiet func(Span) bool) []Span {
 	var lvIdx []int
 	for i, s := range st {
 		if _, ok := depth[s.State]; ok && usable(s) {
@@ -273,7 +274,7 @@ func splitChanges(st []Span, lv []level, depth map[State]int, mv MeanVar, quiet 
 			case z <= -splitZ && d+1 < len(lv) && m > float64(lv[d+1].w): // below: the tail is deeper
 				a, b = d, d+1
 			}
-			if b >= 0 && lv[b].s == DevSlp && z > -pinQuietZ && quiet(s) {
+			if b >= 0 && lv[b].s == powerstate.DevSlp && z > -pinQuietZ && quiet(s) {
 				a, b = -1, -1
 			}
 			var la, lb float64
@@ -303,10 +304,10 @@ func splitChanges(st []Span, lv []level, depth map[State]int, mv MeanVar, quiet 
 // DevSlp span of 8 000 samples 0.5 mW above its level under flicker noise
 // was cut into 35 samples of Slumber at 0.111 W that no sample showed —
 // the DevSlp entry 3.5 ms late (campaign 1:29).
-func contradicted(s Span, f float64, sa, sb State) bool {
+func contradicted(s Span, f float64, sa, sb powerstate.State) bool {
 	clear := 0
 	for st, k := range s.Clear {
-		if State(st) != Unknown {
+		if powerstate.State(st) != powerstate.Unknown {
 			clear += int(k)
 		}
 	}
@@ -330,7 +331,7 @@ func cutSamples(s Span, f float64) int {
 // cutAt splits s (two samples or more) after the fraction f of its
 // samples into a part at level la (state sa) and the rest (state sb),
 // which keeps the span's energy.
-func cutAt(s Span, f, la float64, sa, sb State) (Span, Span) {
+func cutAt(s Span, f, la float64, sa, sb powerstate.State) (Span, Span) {
 	n := cutSamples(s, f)
 	at := s.Start + hostclock.Time(float64(s.End-s.Start)*float64(n)/float64(s.Samples))
 	head, tail := s, s
@@ -341,7 +342,7 @@ func cutAt(s Span, f, la float64, sa, sb State) (Span, Span) {
 	// (those it may hold: counted misplaced); the tail keeps the rest.
 	var hc ClearCounts
 	left := int32(n)
-	for _, st := range []State{sa, Unknown, sb} {
+	for _, st := range []powerstate.State{sa, powerstate.Unknown, sb} {
 		k := min(s.Clear[st], left)
 		hc[st] += k
 		left -= k

@@ -9,13 +9,14 @@ import (
 	"github.com/idlewatt/idlewatt/hostclock"
 	"github.com/idlewatt/idlewatt/internal/testlong"
 	"github.com/idlewatt/idlewatt/states/drivesim"
+	"github.com/idlewatt/idlewatt/states/powerstate"
 	"github.com/idlewatt/idlewatt/units"
 )
 
 func ms(x float64) hostclock.Time { return hostclock.Time(x * 1e6) }
 
 // sp is a span of n samples at 10 kS/s from a (ms) with mean m (mW).
-func sp(st State, a, b float64, m float64) Span {
+func sp(st powerstate.State, a, b float64, m float64) Span {
 	return Span{State: st, Start: ms(a), End: ms(b), Samples: int((b - a) * 10), MeanW: units.Watts(m / 1e3)}
 }
 
@@ -34,20 +35,20 @@ var close2 = Levels{Idle: 0.030, Partial: 0.017, Slumber: 0.00286, DevSlp: 0.001
 // DevSlp; time and energy are kept.
 func TestMonotoneRelabelsAMisreadMiddle(t *testing.T) {
 	in := []Span{
-		sp(Slumber, 0, 200, 2.9),
-		sp(DevSlp, 200, 900, 1.36),
-		sp(Slumber, 900, 1050, 2.0), // the median wandered over 2.1 mW
-		sp(DevSlp, 1050, 2000, 1.33),
+		sp(powerstate.Slumber, 0, 200, 2.9),
+		sp(powerstate.DevSlp, 200, 900, 1.36),
+		sp(powerstate.Slumber, 900, 1050, 2.0), // the median wandered over 2.1 mW
+		sp(powerstate.DevSlp, 1050, 2000, 1.33),
 	}
 	out := MonotoneLevels(in, close2, 0.013, nil)
-	if len(out) != 2 || out[0].State != Slumber || out[1].State != DevSlp || out[1].Start != ms(200) || out[1].End != ms(2000) {
+	if len(out) != 2 || out[0].State != powerstate.Slumber || out[1].State != powerstate.DevSlp || out[1].Start != ms(200) || out[1].End != ms(2000) {
 		t.Fatalf("got %+v", out)
 	}
 	e0, e1 := sampleEnergy(in), sampleEnergy(out)
 	if math.Abs(e0-e1) > 1e-12 || out[1].Samples != 18000 {
 		t.Errorf("energy %.9g → %.9g, samples %d", e0, e1, out[1].Samples)
 	}
-	if in[2].State != Slumber {
+	if in[2].State != powerstate.Slumber {
 		t.Error("input changed")
 	}
 }
@@ -60,10 +61,10 @@ func TestMonotoneKeepsRealRises(t *testing.T) {
 		in   []Span
 		pins []Pin
 	}{
-		{"strong evidence", []Span{sp(Slumber, 0, 300, 2.86), sp(Partial, 300, 600, 17), sp(Slumber, 600, 900, 2.86)}, nil},
-		{"across I/O", []Span{sp(DevSlp, 0, 300, 2.0), sp(Active, 300, 301, 50), sp(Slumber, 301, 600, 2.2)}, nil},
-		{"across a deassertion", []Span{sp(DevSlp, 0, 300, 2.0), sp(Slumber, 300, 600, 2.2)}, []Pin{{At: ms(299), Asserted: false}}},
-		{"across a hole", []Span{sp(DevSlp, 0, 300, 2.0), sp(Slumber, 310, 600, 2.2)}, nil},
+		{"strong evidence", []Span{sp(powerstate.Slumber, 0, 300, 2.86), sp(powerstate.Partial, 300, 600, 17), sp(powerstate.Slumber, 600, 900, 2.86)}, nil},
+		{"across I/O", []Span{sp(powerstate.DevSlp, 0, 300, 2.0), sp(powerstate.Active, 300, 301, 50), sp(powerstate.Slumber, 301, 600, 2.2)}, nil},
+		{"across a deassertion", []Span{sp(powerstate.DevSlp, 0, 300, 2.0), sp(powerstate.Slumber, 300, 600, 2.2)}, []Pin{{At: ms(299), Asserted: false}}},
+		{"across a hole", []Span{sp(powerstate.DevSlp, 0, 300, 2.0), sp(powerstate.Slumber, 310, 600, 2.2)}, nil},
 	}
 	for _, c := range cases {
 		out := MonotoneLevels(c.in, close2, 0.013, c.pins)
@@ -78,7 +79,7 @@ func TestMonotoneKeepsRealRises(t *testing.T) {
 		}
 	}
 	// Without the deassertion the same weak rise is read as no rise.
-	out := MonotoneLevels([]Span{sp(DevSlp, 0, 300, 2.0), sp(Slumber, 300, 600, 2.2)}, close2, 0.013, []Pin{{At: ms(299), Asserted: true}})
+	out := MonotoneLevels([]Span{sp(powerstate.DevSlp, 0, 300, 2.0), sp(powerstate.Slumber, 300, 600, 2.2)}, close2, 0.013, []Pin{{At: ms(299), Asserted: true}})
 	if len(out) != 1 {
 		t.Errorf("weak rise without an event kept: %+v", out)
 	}
@@ -86,9 +87,9 @@ func TestMonotoneKeepsRealRises(t *testing.T) {
 
 // Background spans neither end a stretch nor change.
 func TestMonotoneAcrossBackground(t *testing.T) {
-	in := []Span{sp(Slumber, 0, 300, 2.9), sp(Background, 300, 356, 47), sp(Partial, 356, 420, 4), sp(Slumber, 420, 900, 2.8)}
+	in := []Span{sp(powerstate.Slumber, 0, 300, 2.9), sp(powerstate.Background, 300, 356, 47), sp(powerstate.Partial, 356, 420, 4), sp(powerstate.Slumber, 420, 900, 2.8)}
 	out := MonotoneLevels(in, close2, 0.013, nil)
-	want := []State{Slumber, Background, Slumber}
+	want := []powerstate.State{powerstate.Slumber, powerstate.Background, powerstate.Slumber}
 	if len(out) != len(want) {
 		t.Fatalf("got %+v", out)
 	}
@@ -132,21 +133,21 @@ func pinSplitsAndOrder(t *testing.T, draws int) {
 		var segs []seg
 		var pins []Pin
 		var at time.Duration
-		add := func(st State, w float64, d time.Duration, busy bool) {
+		add := func(st powerstate.State, w float64, d time.Duration, busy bool) {
 			segs = append(segs, seg{st, w, d, busy})
 			at += d
 		}
 		for k := 0; k < 8; k++ {
-			add(Active, 0.3, time.Millisecond, true)
-			add(Idle, float64(l.Idle), 2*time.Millisecond, false)
-			add(Partial, float64(l.Partial), time.Duration(60+r.IntN(80))*time.Millisecond, false)
-			add(Slumber, float64(l.Slumber), time.Duration(150+r.IntN(300))*time.Millisecond, false)
+			add(powerstate.Active, 0.3, time.Millisecond, true)
+			add(powerstate.Idle, float64(l.Idle), 2*time.Millisecond, false)
+			add(powerstate.Partial, float64(l.Partial), time.Duration(60+r.IntN(80))*time.Millisecond, false)
+			add(powerstate.Slumber, float64(l.Slumber), time.Duration(150+r.IntN(300))*time.Millisecond, false)
 			pins = append(pins, Pin{At: hostclock.Time(at), Asserted: true})
-			add(Slumber, float64(l.Slumber), time.Duration(1+r.IntN(3))*time.Millisecond, false) // entry
-			add(DevSlp, float64(l.DevSlp), time.Duration(1500+r.IntN(1000))*time.Millisecond, false)
+			add(powerstate.Slumber, float64(l.Slumber), time.Duration(1+r.IntN(3))*time.Millisecond, false) // entry
+			add(powerstate.DevSlp, float64(l.DevSlp), time.Duration(1500+r.IntN(1000))*time.Millisecond, false)
 			pins = append(pins, Pin{At: hostclock.Time(at), Asserted: false})
-			add(Idle, float64(l.Idle), time.Duration(1+r.IntN(5))*time.Millisecond, false) // the wake
-			add(Slumber, float64(l.Slumber), time.Duration(200+r.IntN(400))*time.Millisecond, false)
+			add(powerstate.Idle, float64(l.Idle), time.Duration(1+r.IntN(5))*time.Millisecond, false) // the wake
+			add(powerstate.Slumber, float64(l.Slumber), time.Duration(200+r.IntN(400))*time.Millisecond, false)
 		}
 		run := func(split bool) float64 {
 			var spans []Span
@@ -173,7 +174,7 @@ func pinSplitsAndOrder(t *testing.T, draws int) {
 				tt.Add(s)
 			}
 			worst := 0.0
-			for _, st := range []State{Idle, Partial, Slumber, DevSlp} {
+			for _, st := range []powerstate.State{powerstate.Idle, powerstate.Partial, powerstate.Slumber, powerstate.DevSlp} {
 				worst = math.Max(worst, 100*math.Abs(sum.Residency(st)-tt.Residency(st)))
 			}
 			return worst
@@ -210,11 +211,11 @@ func TestCarveBurstsCloserThanTheWindow(t *testing.T) {
 	l := Levels{Idle: 0.02475, Partial: 0.00874, Slumber: 0.00294, DevSlp: 0.00127}
 	for seed := uint64(1); seed <= 3; seed++ {
 		r := rand.New(rand.NewPCG(seed, 3))
-		segs := []seg{{Slumber, 0.00294, 400 * time.Millisecond, false}}
+		segs := []seg{{powerstate.Slumber, 0.00294, 400 * time.Millisecond, false}}
 		for k := 0; k < 30; k++ {
 			segs = append(segs,
-				seg{Background, 0.0473, 56 * time.Millisecond, false},
-				seg{Slumber, 0.00294, time.Duration(60+r.IntN(200)) * time.Millisecond, false})
+				seg{powerstate.Background, 0.0473, 56 * time.Millisecond, false},
+				seg{powerstate.Slumber, 0.00294, time.Duration(60+r.IntN(200)) * time.Millisecond, false})
 		}
 		var spans []Span
 		c, err := New(Options{Levels: l, Period: period, Adaptive: true}, func(s Span) { spans = append(spans, s) })
@@ -229,16 +230,16 @@ func TestCarveBurstsCloserThanTheWindow(t *testing.T) {
 		for _, s := range truth {
 			tt.Add(s)
 		}
-		want := tt.Time[Background]
-		e := float64(got.Time[Background]-want) / float64(want)
-		t.Logf("seed %d: background %v true, %v classified in %d spans (30 bursts); %+.1f %%", seed, want, got.Time[Background], got.Spans[Background], 100*e)
+		want := tt.Time[powerstate.Background]
+		e := float64(got.Time[powerstate.Background]-want) / float64(want)
+		t.Logf("seed %d: background %v true, %v classified in %d spans (30 bursts); %+.1f %%", seed, want, got.Time[powerstate.Background], got.Spans[powerstate.Background], 100*e)
 		if math.Abs(e) > 0.05 {
-			t.Errorf("seed %d: background time %+.1f %% off (%v vs %v)", seed, 100*e, got.Time[Background], want)
+			t.Errorf("seed %d: background time %+.1f %% off (%v vs %v)", seed, 100*e, got.Time[powerstate.Background], want)
 		}
-		if got.Spans[Background] < 28 {
-			t.Errorf("seed %d: %d background spans for 30 bursts", seed, got.Spans[Background])
+		if got.Spans[powerstate.Background] < 28 {
+			t.Errorf("seed %d: %d background spans for 30 bursts", seed, got.Spans[powerstate.Background])
 		}
-		if d := math.Abs(got.Residency(Slumber) - tt.Residency(Slumber)); d > 0.01 {
+		if d := math.Abs(got.Residency(powerstate.Slumber) - tt.Residency(powerstate.Slumber)); d > 0.01 {
 			t.Errorf("seed %d: slumber residency off by %.2f pp", seed, 100*d)
 		}
 	}
@@ -250,10 +251,10 @@ func TestSplitChangeInsideASpan(t *testing.T) {
 	// Partial (8.74 mW) for 76 ms then Slumber (2.94) for 92 ms, read as
 	// one Partial span (mean 5.56 mW), then a burst, then Slumber.
 	m := (76*8.74 + 92*2.94) / 168
-	in := []Span{sp(Partial, 0, 168, m), sp(Background, 168, 224, 47), sp(Slumber, 224, 600, 2.94)}
+	in := []Span{sp(powerstate.Partial, 0, 168, m), sp(powerstate.Background, 168, 224, 47), sp(powerstate.Slumber, 224, 600, 2.94)}
 	l := Levels{Idle: 0.02475, Partial: 0.00874, Slumber: 0.00294}
 	out := MonotoneLevels(in, l, 0.0127, nil)
-	if len(out) != 4 || out[0].State != Partial || out[1].State != Slumber {
+	if len(out) != 4 || out[0].State != powerstate.Partial || out[1].State != powerstate.Slumber {
 		t.Fatalf("got %+v", out)
 	}
 	if at := float64(out[0].End) / 1e6; math.Abs(at-76) > 1 {
@@ -278,7 +279,7 @@ func FuzzMonotoneLevels(f *testing.F) {
 		var in []Span
 		var at hostclock.Time
 		for i := 0; i+2 < len(data); i += 3 {
-			st := State(int(data[i]) % int(numStates))
+			st := powerstate.State(int(data[i]) % int(powerstate.NumDetected))
 			n := 1 + int(data[i+1])
 			w := math.Pow(10, float64(data[i+2])/64-4)
 			if data[i] >= 250 {
@@ -385,16 +386,16 @@ const gcSigma = 0.0145
 func TestMonotoneReadsALowBackgroundSpanByItsMean(t *testing.T) {
 	pins := []Pin{{At: ms(519.4), Asserted: true}, {At: ms(621.7), Asserted: false}}
 	in := []Span{
-		sp(Slumber, 0, 500, 5.6),
-		sp(Background, 500, 519.4, 423.8), // the GC burst, cut by the assertion
-		sp(Background, 519.4, 621.7, 1.98),
-		sp(Background, 621.7, 621.8, 360), // the wake spike
-		sp(Active, 621.8, 626.6, 203),
-		sp(Background, 626.6, 627.0, 185), // 4 samples 13 mW below the threshold (198 mW): 1.8 σ of their mean
-		sp(Partial, 627.0, 800, 77.7),
+		sp(powerstate.Slumber, 0, 500, 5.6),
+		sp(powerstate.Background, 500, 519.4, 423.8), // the GC burst, cut by the assertion
+		sp(powerstate.Background, 519.4, 621.7, 1.98),
+		sp(powerstate.Background, 621.7, 621.8, 360), // the wake spike
+		sp(powerstate.Active, 621.8, 626.6, 203),
+		sp(powerstate.Background, 626.6, 627.0, 185), // 4 samples 13 mW below the threshold (198 mW): 1.8 σ of their mean
+		sp(powerstate.Partial, 627.0, 800, 77.7),
 	}
 	out := MonotoneLevels(in, gcDrive, gcSigma, pins)
-	want := []State{Slumber, Background, DevSlp, Background, Active, Background, Partial}
+	want := []powerstate.State{powerstate.Slumber, powerstate.Background, powerstate.DevSlp, powerstate.Background, powerstate.Active, powerstate.Background, powerstate.Partial}
 	if len(out) != len(want) {
 		t.Fatalf("got %+v", out)
 	}
@@ -415,7 +416,7 @@ func TestMonotoneReadsALowBackgroundSpanByItsMean(t *testing.T) {
 // the 3 σ cut is kept; with 6 σ it is made either way.
 func TestMonotoneNoDevSlpAheadOfThePin(t *testing.T) {
 	run := func(mean float64, pins []Pin) []Span {
-		in := []Span{sp(Partial, 0, 200, 77.7), sp(Slumber, 200, 1186.8, mean), sp(DevSlp, 1186.8, 1289.1, 1.1)}
+		in := []Span{sp(powerstate.Partial, 0, 200, 77.7), sp(powerstate.Slumber, 200, 1186.8, mean), sp(powerstate.DevSlp, 1186.8, 1289.1, 1.1)}
 		return MonotoneLevels(in, gcDrive, gcSigma, pins)
 	}
 	pins := []Pin{{At: ms(1186.8), Asserted: true}, {At: ms(1289.1), Asserted: false}}
@@ -445,18 +446,18 @@ func TestMonotoneNoDevSlpAheadOfThePin(t *testing.T) {
 // them.
 func TestMonotoneSplitNeedsTheSamples(t *testing.T) {
 	lv := Levels{Idle: 1.85, Partial: 0.678, Slumber: 0.111, DevSlp: 0.00584}
-	sl := sp(Slumber, 0, 1000, 111)
-	sl.Clear[Slumber] = int32(sl.Samples)
-	dv := sp(DevSlp, 1000, 1800, 6.34) // 8 000 samples, 0.5 mW above its level
-	dv.Clear[DevSlp] = int32(dv.Samples)
+	sl := sp(powerstate.Slumber, 0, 1000, 111)
+	sl.Clear[powerstate.Slumber] = int32(sl.Samples)
+	dv := sp(powerstate.DevSlp, 1000, 1800, 6.34) // 8 000 samples, 0.5 mW above its level
+	dv.Clear[powerstate.DevSlp] = int32(dv.Samples)
 	out := MonotoneLevels([]Span{sl, dv}, lv, 0.0014, nil)
-	if len(out) != 2 || out[1].Start != ms(1000) || out[1].State != DevSlp {
+	if len(out) != 2 || out[1].Start != ms(1000) || out[1].State != powerstate.DevSlp {
 		t.Fatalf("every sample clearly DevSlp, yet the entry moved: %+v", out)
 	}
 	// The same mean from 35 samples at Slumber at its start: cut there.
-	dv.Clear[DevSlp], dv.Clear[Slumber] = int32(dv.Samples-35), 35
+	dv.Clear[powerstate.DevSlp], dv.Clear[powerstate.Slumber] = int32(dv.Samples-35), 35
 	out = MonotoneLevels([]Span{sl, dv}, lv, 0.0014, nil)
-	if len(out) != 2 || out[1].State != DevSlp || out[1].Start <= ms(1000) || out[1].Start > ms(1004) {
+	if len(out) != 2 || out[1].State != powerstate.DevSlp || out[1].Start <= ms(1000) || out[1].Start > ms(1004) {
 		t.Fatalf("35 samples clearly Slumber at the start: want DevSlp from 1000–1004 ms, got %+v", out)
 	}
 	if out[1].Misplaced() > 1 {
@@ -472,10 +473,10 @@ func TestMonotoneSplitNeedsTheSamples(t *testing.T) {
 // DevSlp span.
 func TestMonotoneWeighsSpansByTheNoiseOfTheirMean(t *testing.T) {
 	lv := Levels{Idle: 0.0525, Partial: 0.0325, Slumber: 0.0041, DevSlp: 0.00044}
-	in := []Span{sp(Slumber, 0, 300, 4.1)}
+	in := []Span{sp(powerstate.Slumber, 0, 300, 4.1)}
 	for k := range 40 {
 		a := 300 + 20*float64(k)
-		in = append(in, sp(Slumber, a, a+10, 6.5), sp(DevSlp, a+10, a+20, -5.6))
+		in = append(in, sp(powerstate.Slumber, a, a+10, 6.5), sp(powerstate.DevSlp, a+10, a+20, -5.6))
 	}
 	const sigma = 0.0066 // hum of 9.3 mW amplitude: σ = A/√2
 	white := MonotoneLevels(in, lv, sigma, nil)
@@ -492,7 +493,7 @@ func TestMonotoneWeighsSpansByTheNoiseOfTheirMean(t *testing.T) {
 	out := MonotoneLevelsNoise(in, lv, hum, nil)
 	var dev int
 	for _, s := range out {
-		if s.State == DevSlp {
+		if s.State == powerstate.DevSlp {
 			dev += s.Samples
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/idlewatt/idlewatt/states/powerstate"
 	"github.com/idlewatt/idlewatt/units"
 )
 
@@ -34,14 +35,14 @@ func NewOnline(l Levels, period, smooth time.Duration) (*Online, error) {
 }
 
 // Classify labels the sample just taken: power w, busy if I/O was in flight.
-func (o *Online) Classify(w units.Watts, busy bool) State {
+func (o *Online) Classify(w units.Watts, busy bool) powerstate.State {
 	o.rw[o.pos] = float64(w)
 	o.pos = (o.pos + 1) % len(o.rw)
 	if o.n < len(o.rw) {
 		o.n++
 	}
 	if busy {
-		return Active
+		return powerstate.Active
 	}
 	sc := o.scratch[:o.n]
 	for i := 0; i < o.n; i++ {

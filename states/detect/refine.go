@@ -4,6 +4,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/idlewatt/idlewatt/states/powerstate"
 	"github.com/idlewatt/idlewatt/units"
 )
 
@@ -34,7 +35,7 @@ import (
 // span are exact or not a level, and are left alone; so is an edge whose
 // shift would leave either span less than a sample.
 func RefineBurstEdges(spans []Span, l Levels, sigma float64, window, period time.Duration) []Span {
-	thr, _, ok := l.Band(Background)
+	thr, _, ok := l.Band(powerstate.Background)
 	if !ok || sigma <= 0 || window <= 2*period || math.IsInf(thr, 0) {
 		return spans
 	}
@@ -42,7 +43,7 @@ func RefineBurstEdges(spans []Span, l Levels, sigma float64, window, period time
 	above := func(level float64) float64 { return 0.5 * math.Erfc((thr-level)/(sigma*math.Sqrt2)) }
 	for i := range out {
 		b := &out[i]
-		if b.State != Background || b.Duration() <= 2*period {
+		if b.State != powerstate.Background || b.Duration() <= 2*period {
 			continue
 		}
 		var nb [2]*Span
@@ -110,9 +111,9 @@ func RefineBurstEdges(spans []Span, l Levels, sigma float64, window, period time
 				b.Clear[n.State] -= k
 				n.Clear[n.State] += k
 			} else {
-				k := min(int32(-moved), n.Clear[Background])
-				n.Clear[Background] -= k
-				b.Clear[Background] += k
+				k := min(int32(-moved), n.Clear[powerstate.Background])
+				n.Clear[powerstate.Background] -= k
+				b.Clear[powerstate.Background] += k
 			}
 			n.MeanW = units.Watts(ne / n.Duration().Seconds())
 			energy -= x[k] * d.Seconds()
@@ -125,10 +126,10 @@ func RefineBurstEdges(spans []Span, l Levels, sigma float64, window, period time
 }
 
 // has reports whether s is a level state the levels know.
-func (l Levels) has(s State) bool { _, ok := l.levelOf(s); return ok }
+func (l Levels) has(s powerstate.State) bool { _, ok := l.levelOf(s); return ok }
 
 // levelOf is the power of a level state the levels know.
-func (l Levels) levelOf(s State) (float64, bool) {
+func (l Levels) levelOf(s powerstate.State) (float64, bool) {
 	for _, lv := range l.ordered() {
 		if lv.s == s {
 			return float64(lv.w), true

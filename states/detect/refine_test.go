@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/idlewatt/idlewatt/hostclock"
+	"github.com/idlewatt/idlewatt/states/powerstate"
 	"github.com/idlewatt/idlewatt/units"
 )
 
@@ -74,7 +75,7 @@ func TestBurstEdgesUnderNoise(t *testing.T) {
 			var s Summary
 			for _, sp := range spans {
 				s.Add(sp)
-				if sp.State == Background {
+				if sp.State == powerstate.Background {
 					got += sp.Duration()
 				}
 			}
@@ -117,11 +118,11 @@ func TestNoIdleBandAfterARead(t *testing.T) {
 		}
 		c.Close()
 		for _, sp := range spans {
-			if sp.State == Active {
+			if sp.State == powerstate.Active {
 				continue
 			}
 			low += sp.Duration()
-			if (sp.State == Partial || sp.State == Idle) && float64(sp.MeanW) < (float64(l.Partial)+float64(l.Slumber))/2 {
+			if (sp.State == powerstate.Partial || sp.State == powerstate.Idle) && float64(sp.MeanW) < (float64(l.Partial)+float64(l.Slumber))/2 {
 				bad += sp.Duration()
 			}
 		}

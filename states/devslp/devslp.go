@@ -124,7 +124,7 @@ type Timing struct {
 const EntryPhaseSuffix = ":entry"
 
 // Run performs the cycles. It returns the timings of the cycles it finished;
-// the capture they are recorded in is judged by analysis (analysis/states).
+// the capture they are recorded in is judged by analysis (analysis/judge).
 func Run(ctx context.Context, rig Rig, opt Options) ([]Timing, error) {
 	opt.defaults()
 	if err := opt.Validate(); err != nil {
@@ -196,7 +196,7 @@ func sleep(ctx context.Context, d time.Duration) error {
 }
 
 // Sample is one power reading on the host timeline. (The cycles are judged
-// by analysis, from the capture: analysis/states.)
+// by analysis, from the capture: analysis/judge.)
 type Sample struct {
 	T hostclock.Time
 	W units.Watts // all rails of the drive

@@ -1,6 +1,6 @@
 // Package devslp drives the Device Sleep cycle a conformance test would
 // (SATA-IO IPM practice); analysis judges each cycle from the capture (the
-// power trace, the pin events and the host's read), in analysis/states.
+// power trace, the pin events and the host's read), in analysis/judge.
 //
 // # A cycle
 //
@@ -16,6 +16,11 @@
 //     (its pre-assert power level) within Return.
 //
 // Run performs the cycles through the small Rig interface (pin, probe read,
-// phase notes). The checks above are analysis/states' (JudgeCycle), each an
+// phase notes). The checks above are analysis/judge' (JudgeCycle), each an
 // interval against its limit: docs/analysis.md, "DevSlp quantities".
+//
+// # Where it sits
+//
+// The states floor (rank 1), over leaves only; analysis and app/rig import
+// it.
 package devslp

@@ -12,7 +12,8 @@
 //
 // A Model (New) is a meter.SimDrive. States: active (transferring),
 // idle (active idle), partial, slumber, devslp, off, and for 5v+12v drives
-// spinup and standby; wake is the exit latency from a low state. The
+// spinup and standby; wake is the exit latency from a low state (the
+// enum is states/powerstate's, which detection classifies into). The
 // machine is event driven: nothing happens per sample. Inputs, each at a
 // time on the emulator clock:
 //
@@ -114,4 +115,11 @@
 // ParseProfiles decodes the config's profiles: map (with base: inheritance)
 // into validated profiles, naming profiles.NAME.KEY in errors;
 // Profile.Validate names the profile and key.
+//
+// # Where it sits
+//
+// Rank 1.5, above meter and workload (it renders meter samples and answers
+// workload operations). Only the emulator side imports it — app/rig,
+// app/accuracy, cmd/idlewatt — never analysis: what it knows reaches
+// analysis only through the emulated meter's bytes.
 package drivesim

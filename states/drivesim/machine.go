@@ -4,6 +4,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/idlewatt/idlewatt/states/powerstate"
 	"github.com/idlewatt/idlewatt/units"
 	"github.com/idlewatt/idlewatt/workload"
 )
@@ -107,13 +108,13 @@ func (m *Model) nextEvent() int64 {
 		}
 	}
 	switch m.st {
-	case StateWake, StateSpinUp:
+	case powerstate.Wake, powerstate.SpinUp:
 		consider(m.wakeEnd)
-	case StateIdle:
+	case powerstate.Idle:
 		if m.qh < len(m.q) {
 			consider(max(m.q[m.qh].start, m.t))
 		}
-	case StateActive:
+	case powerstate.Active:
 		consider(max(m.q[m.qh].end, m.t))
 	}
 	if m.spikeUntil > 0 {
@@ -137,19 +138,19 @@ func (m *Model) nextEvent() int64 {
 // past m.t, so advance always makes progress.
 func (m *Model) fire() {
 	t := m.t
-	if (m.st == StateWake || m.st == StateSpinUp) && m.wakeEnd <= t {
+	if (m.st == powerstate.Wake || m.st == powerstate.SpinUp) && m.wakeEnd <= t {
 		m.st, m.wakeEnd = m.wakeTo, never
 		m.maybeQuiet()
 	}
-	for m.st == StateIdle || m.st == StateActive {
-		if m.st == StateActive && m.q[m.qh].end <= t {
+	for m.st == powerstate.Idle || m.st == powerstate.Active {
+		if m.st == powerstate.Active && m.q[m.qh].end <= t {
 			m.qh++
-			m.st = StateIdle
+			m.st = powerstate.Idle
 			m.maybeQuiet()
 			continue
 		}
-		if m.st == StateIdle && m.qh < len(m.q) && m.q[m.qh].start <= t {
-			m.st = StateActive
+		if m.st == powerstate.Idle && m.qh < len(m.q) && m.q[m.qh].start <= t {
+			m.st = powerstate.Active
 			continue
 		}
 		break
@@ -163,14 +164,14 @@ func (m *Model) fire() {
 	if m.quiet {
 		if m.tPartial <= t {
 			m.tPartial = never
-			if m.st == StateIdle {
-				m.st = StatePartial
+			if m.st == powerstate.Idle {
+				m.st = powerstate.Partial
 			}
 		}
 		if m.tSlumber <= t {
 			m.tSlumber = never
-			if m.st == StateIdle || m.st == StatePartial {
-				m.st = StateSlumber
+			if m.st == powerstate.Idle || m.st == powerstate.Partial {
+				m.st = powerstate.Slumber
 			}
 		}
 		if m.tAutoDevSlp <= t {
@@ -179,13 +180,13 @@ func (m *Model) fire() {
 		}
 		if m.tStandby <= t {
 			m.tStandby = never
-			if m.st.lowLink() {
-				m.st, m.gcUntil = StateStandby, 0
+			if lowLink(m.st) {
+				m.st, m.gcUntil = powerstate.Standby, 0
 			}
 		}
 		if m.tGC <= t {
 			m.tGC = never
-			if m.st.lowLink() && m.gcLeft > 0 {
+			if lowLink(m.st) && m.gcLeft > 0 {
 				m.gcLeft--
 				m.gcUntil = t + m.c.gc
 				m.tGC = m.gcUntil + m.expGC()
@@ -202,10 +203,10 @@ func (m *Model) fire() {
 func (m *Model) checkDevSlp() {
 	want := (m.pin || m.autoDevSlp) && m.c.devslpWorks && m.on
 	switch {
-	case m.st == StateDevSlp && !want:
+	case m.st == powerstate.DevSlp && !want:
 		m.startWake(m.c.devslpExit, true, m.devslpFrom)
-	case m.st != StateDevSlp && want && m.quiet && m.st.lowLink() && (!m.c.deso || m.st == StateSlumber):
-		m.devslpFrom, m.st, m.devslpAt = m.st, StateDevSlp, m.t
+	case m.st != powerstate.DevSlp && want && m.quiet && lowLink(m.st) && (!m.c.deso || m.st == powerstate.Slumber):
+		m.devslpFrom, m.st, m.devslpAt = m.st, powerstate.DevSlp, m.t
 		m.gcUntil = 0
 		if m.pinRelease != never {
 			m.pinRelease = max(m.pinRelease, m.t+m.c.mdat)
@@ -213,8 +214,8 @@ func (m *Model) checkDevSlp() {
 	}
 }
 
-func (m *Model) startWake(d int64, spike bool, to State) {
-	m.st, m.wakeEnd, m.wakeTo = StateWake, m.t+d, to
+func (m *Model) startWake(d int64, spike bool, to powerstate.State) {
+	m.st, m.wakeEnd, m.wakeTo = powerstate.Wake, m.t+d, to
 	m.quiet = false
 	if spike && m.c.spike > 0 {
 		m.spikeUntil = m.t + m.c.spike
@@ -226,7 +227,7 @@ func (m *Model) maybeQuiet() {
 	if m.quiet || !m.on || m.outstanding > 0 || m.qh < len(m.q) {
 		return
 	}
-	if m.st == StateWake || m.st == StateSpinUp || m.st == StateActive || m.st == StateOff {
+	if m.st == powerstate.Wake || m.st == powerstate.SpinUp || m.st == powerstate.Active || m.st == powerstate.Off {
 		return
 	}
 	m.armQuiet()
@@ -296,7 +297,7 @@ func (m *Model) power() (p5, p12 float64, gc bool) {
 		}
 		return max(0, total-c.spindle), c.spindle
 	}
-	spinning := m.st != StateOff && m.st != StateStandby && m.st != StateDevSlp && m.st != StateSpinUp
+	spinning := m.st != powerstate.Off && m.st != powerstate.Standby && m.st != powerstate.DevSlp && m.st != powerstate.SpinUp
 	switch {
 	case m.spikeUntil > m.t:
 		a, b := split(c.spikeW, spinning)
@@ -306,24 +307,24 @@ func (m *Model) power() (p5, p12 float64, gc bool) {
 		return a, b, true
 	}
 	switch m.st {
-	case StateOff:
+	case powerstate.Off:
 		return 0, 0, false
-	case StateSpinUp:
+	case powerstate.SpinUp:
 		return max(0, c.idle-c.spindle), c.spinupW, false
-	case StateWake, StateIdle:
+	case powerstate.Wake, powerstate.Idle:
 		a, b := split(c.idle, true)
 		return a, b, false
-	case StatePartial:
+	case powerstate.Partial:
 		a, b := split(c.partial, true)
 		return a, b, false
-	case StateSlumber:
+	case powerstate.Slumber:
 		a, b := split(c.slumber, true)
 		return a, b, false
-	case StateDevSlp:
+	case powerstate.DevSlp:
 		return c.devslp, 0, false
-	case StateStandby:
+	case powerstate.Standby:
 		return c.standby, 0, false
-	case StateActive:
+	case powerstate.Active:
 		total := c.activeRead
 		if m.q[m.qh].op == workload.OpWrite {
 			total = c.activeWrite

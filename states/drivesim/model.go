@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/idlewatt/idlewatt/meter"
+	"github.com/idlewatt/idlewatt/states/powerstate"
 	"github.com/idlewatt/idlewatt/units"
 	"github.com/idlewatt/idlewatt/workload"
 )
@@ -43,10 +44,10 @@ type Model struct {
 
 	// The state machine has advanced to t (ns on the emulator clock).
 	t           int64
-	st          State
+	st          powerstate.State
 	on          bool
 	wakeEnd     int64
-	wakeTo      State
+	wakeTo      powerstate.State
 	spikeUntil  int64
 	gcUntil     int64
 	q           []xfer // transfers scheduled, in order; q[qh:] pending
@@ -64,7 +65,7 @@ type Model struct {
 	pinRelease  int64 // deassert takes effect here (MDAT), or never
 	autoDevSlp  bool  // the HBA's own DevSlp request under min_power*
 	devslpAt    int64
-	devslpFrom  State
+	devslpFrom  powerstate.State
 
 	live   []seg // segments from the render cursor on; the last is open
 	lh     int
@@ -97,7 +98,7 @@ type xfer struct {
 
 type seg struct {
 	start, end int64
-	st         State
+	st         powerstate.State
 	gc, io     bool
 	p5, p12    float64
 }
@@ -121,10 +122,10 @@ func New(p Profile, opt Options) (*Model, error) {
 		m.tw = NewTruthWriter(opt.TruthOut, TruthHeader{Profile: p.Name, Seed: opt.Seed, Port: opt.Port})
 	}
 	if opt.Off {
-		m.st = StateOff
+		m.st = powerstate.Off
 		m.disarm()
 	} else {
-		m.on, m.st = true, StateIdle
+		m.on, m.st = true, powerstate.Idle
 		m.armQuiet()
 	}
 	m.live = append(m.live, m.newSeg(0))
@@ -287,7 +288,7 @@ func (m *Model) SetDevSlp(at time.Duration, asserted bool) {
 	case m.pin && m.pinRelease == never:
 		// MDAT: once in DevSlp the drive stays at least MDAT.
 		rel := t
-		if m.st == StateDevSlp {
+		if m.st == powerstate.DevSlp {
 			rel = max(t, m.devslpAt+m.c.mdat)
 		}
 		m.pinRelease = rel
@@ -302,7 +303,7 @@ func (m *Model) SetPower(at time.Duration, on bool) {
 	t := m.catchUp(at)
 	switch {
 	case !on && m.on:
-		m.on, m.st = false, StateOff
+		m.on, m.st = false, powerstate.Off
 		m.qh, m.q = 0, m.q[:0]
 		if m.outstanding > 0 {
 			m.endIO(t)
@@ -314,9 +315,9 @@ func (m *Model) SetPower(at time.Duration, on bool) {
 	case on && !m.on:
 		m.on = true
 		if m.c.hdd {
-			m.st, m.wakeEnd, m.wakeTo = StateSpinUp, t+m.c.spinup, StateIdle
+			m.st, m.wakeEnd, m.wakeTo = powerstate.SpinUp, t+m.c.spinup, powerstate.Idle
 		} else {
-			m.startWake(m.c.ready, true, StateIdle)
+			m.startWake(m.c.ready, true, powerstate.Idle)
 		}
 	}
 	m.fire()
@@ -338,10 +339,10 @@ func (m *Model) SetPolicy(at time.Duration, policy string) error {
 		m.autoDevSlp = false
 	}
 	switch {
-	case m.st == StatePartial:
-		m.startWake(m.c.partialExit, false, StateIdle)
-	case m.st == StateSlumber:
-		m.startWake(m.c.slumberExit, true, StateIdle)
+	case m.st == powerstate.Partial:
+		m.startWake(m.c.partialExit, false, powerstate.Idle)
+	case m.st == powerstate.Slumber:
+		m.startWake(m.c.slumberExit, true, powerstate.Idle)
 	case m.quiet:
 		m.armQuiet()
 	}
@@ -387,19 +388,19 @@ func (m *Model) issue(at time.Duration, op workload.Op, size int) (wait, service
 	m.gcUntil = 0 // host I/O pre-empts background GC
 	m.disarm()
 	switch m.st {
-	case StatePartial:
-		m.startWake(m.c.partialExit, false, StateIdle)
-	case StateSlumber:
-		m.startWake(m.c.slumberExit, true, StateIdle)
-	case StateDevSlp:
-		m.startWake(m.c.devslpExit, true, StateIdle)
-	case StateStandby:
-		m.st, m.wakeEnd, m.wakeTo = StateSpinUp, t+m.c.spinup, StateIdle
-	case StateWake, StateSpinUp:
-		m.wakeTo = StateIdle
+	case powerstate.Partial:
+		m.startWake(m.c.partialExit, false, powerstate.Idle)
+	case powerstate.Slumber:
+		m.startWake(m.c.slumberExit, true, powerstate.Idle)
+	case powerstate.DevSlp:
+		m.startWake(m.c.devslpExit, true, powerstate.Idle)
+	case powerstate.Standby:
+		m.st, m.wakeEnd, m.wakeTo = powerstate.SpinUp, t+m.c.spinup, powerstate.Idle
+	case powerstate.Wake, powerstate.SpinUp:
+		m.wakeTo = powerstate.Idle
 	}
 	ready := t
-	if m.st == StateWake || m.st == StateSpinUp {
+	if m.st == powerstate.Wake || m.st == powerstate.SpinUp {
 		ready = m.wakeEnd
 	}
 	end := ready

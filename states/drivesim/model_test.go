@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"testing"
 	"time"
 
+	"github.com/idlewatt/idlewatt/states/powerstate"
 	"github.com/idlewatt/idlewatt/units"
 	"github.com/idlewatt/idlewatt/workload"
 )
@@ -150,18 +152,18 @@ func run(m *Model, evs []event, length time.Duration, chunk int) (i5, i12 []floa
 }
 
 // levels returns the total powers a profile allows in each state.
-func levels(p Profile) map[State][]float64 {
+func levels(p Profile) map[powerstate.State][]float64 {
 	c := compile(p, Options{})
-	l := map[State][]float64{
-		StateOff:     {0},
-		StateSpinUp:  {c.idle - c.spindle + c.spinupW},
-		StateWake:    {c.idle, c.spikeW, c.gcW},
-		StateIdle:    {c.idle, c.spikeW, c.gcW},
-		StateActive:  {c.activeRead, c.activeWrite},
-		StatePartial: {c.partial, c.spikeW, c.gcW},
-		StateSlumber: {c.slumber, c.spikeW, c.gcW},
-		StateDevSlp:  {c.devslp},
-		StateStandby: {c.standby},
+	l := map[powerstate.State][]float64{
+		powerstate.Off:     {0},
+		powerstate.SpinUp:  {c.idle - c.spindle + c.spinupW},
+		powerstate.Wake:    {c.idle, c.spikeW, c.gcW},
+		powerstate.Idle:    {c.idle, c.spikeW, c.gcW},
+		powerstate.Active:  {c.activeRead, c.activeWrite},
+		powerstate.Partial: {c.partial, c.spikeW, c.gcW},
+		powerstate.Slumber: {c.slumber, c.spikeW, c.gcW},
+		powerstate.DevSlp:  {c.devslp},
+		powerstate.Standby: {c.standby},
 	}
 	return l
 }
@@ -217,13 +219,13 @@ func checkTimeline(t *testing.T, p Profile, truth []Segment, length time.Duratio
 		if float64(s.Power()) > peak+1e-9 {
 			t.Fatalf("segment %d: power %v above every peak the profile allows (%v)", j, s.Power(), peak)
 		}
-		if s.State == StateActive && s.Power() > p.PeakWriteW+1e-9 {
+		if s.State == powerstate.Active && s.Power() > p.PeakWriteW+1e-9 {
 			t.Fatalf("active power %v above peak_write_w", s.Power())
 		}
 		if !p.HDD() && s.P12 != 0 {
 			t.Fatalf("5 V drive draws %v on 12 V", s.P12)
 		}
-		if s.State == StateDevSlp && !p.DevSlpWorks() {
+		if s.State == powerstate.DevSlp && !p.DevSlpWorks() {
 			t.Fatalf("drive with DevSlp unsupported or broken entered DevSlp at %v", s.Start)
 		}
 		// The floor: nothing powered goes below DevSlp (if it works), else
@@ -235,7 +237,7 @@ func checkTimeline(t *testing.T, p Profile, truth []Segment, length time.Duratio
 		if p.HDD() {
 			floor = min(floor, p.StandbyW)
 		}
-		if s.State != StateOff && s.Power() < floor-1e-12 {
+		if s.State != powerstate.Off && s.Power() < floor-1e-12 {
 			t.Fatalf("segment %d %v: power %v below the floor %v", j, s.State, s.Power(), floor)
 		}
 	}
@@ -294,15 +296,15 @@ func checkWaits(t *testing.T, p Profile, truth []Segment, ios []ioRecord) {
 		}
 		var want time.Duration
 		switch st {
-		case StatePartial:
+		case powerstate.Partial:
 			want = time.Duration(c.partialExit)
-		case StateSlumber:
+		case powerstate.Slumber:
 			want = time.Duration(c.slumberExit)
-		case StateDevSlp:
+		case powerstate.DevSlp:
 			want = time.Duration(c.devslpExit)
-		case StateStandby:
+		case powerstate.Standby:
 			want = time.Duration(c.spinup)
-		case StateIdle, StateActive, StateOff:
+		case powerstate.Idle, powerstate.Active, powerstate.Off:
 			want = 0
 		default: // already waking: the rest of the wake
 			if io.wait < 0 || io.wait > time.Duration(max(c.devslpExit, c.spinup, c.ready)) {
@@ -337,7 +339,7 @@ func checkDevSlpEntries(t *testing.T, p Profile, truth []Segment, evs []event, p
 		return pin, pol
 	}
 	for j, s := range truth {
-		if s.State != StateDevSlp || j == 0 || truth[j-1].State == StateDevSlp {
+		if s.State != powerstate.DevSlp || j == 0 || truth[j-1].State == powerstate.DevSlp {
 			continue
 		}
 		// Zero-length states vanish from the timeline (e.g. Slumber entered
@@ -345,7 +347,7 @@ func checkDevSlpEntries(t *testing.T, p Profile, truth []Segment, evs []event, p
 		// any state of a powered, spinning-or-SSD drive; DESO is checked by
 		// TestDevSlpPinDESOAndMDAT.
 		switch prev := truth[j-1].State; prev {
-		case StateOff, StateSpinUp, StateStandby:
+		case powerstate.Off, powerstate.SpinUp, powerstate.Standby:
 			t.Fatalf("DevSlp at %v entered from %v", s.Start, prev)
 		}
 		pin, pol := pinAt(s.Start)
@@ -422,7 +424,7 @@ func TestBrokenDevSlpNeverBelowSlumber(t *testing.T) {
 			}
 		}
 		for _, s := range m.Truth() {
-			if s.State == StateDevSlp {
+			if s.State == powerstate.DevSlp {
 				t.Fatalf("broken drive entered DevSlp at %v", s.Start)
 			}
 		}
@@ -442,7 +444,7 @@ func idleAfter(t *testing.T, p Profile, policy string, until time.Duration) *Mod
 	return m
 }
 
-func stateAt(t *testing.T, m *Model, at time.Duration) State {
+func stateAt(t *testing.T, m *Model, at time.Duration) powerstate.State {
 	t.Helper()
 	s, ok := m.StateAt(at)
 	if !ok {
@@ -460,21 +462,21 @@ func TestEntryTimersPerPolicy(t *testing.T) {
 	cases := []struct {
 		policy string
 		at     time.Duration
-		want   State
+		want   powerstate.State
 	}{
-		{PolicyMaxPerformance, 5 * time.Second, StateIdle},
-		{PolicyMediumPower, q + 3*ms - 1, StateIdle},
-		{PolicyMediumPower, q + 3*ms, StatePartial},
-		{PolicyMediumPower, 5 * time.Second, StatePartial},
-		{PolicyMedPowerDIPM, q + 3*ms, StatePartial},
-		{PolicyMedPowerDIPM, q + 60*ms - 1, StatePartial},
-		{PolicyMedPowerDIPM, q + 60*ms, StateSlumber},
-		{PolicyMedPowerDIPM, 5 * time.Second, StateSlumber},
-		{PolicyMinPowerPartial, q + 500*ms - 1, StateSlumber},
-		{PolicyMinPowerPartial, q + 500*ms, StateDevSlp},
-		{PolicyMinPower, q + 3*ms, StateSlumber}, // HIPM Slumber beats DIPM Partial
-		{PolicyMinPower, q + 3*ms - 1, StateIdle},
-		{PolicyMinPower, q + 500*ms, StateDevSlp},
+		{PolicyMaxPerformance, 5 * time.Second, powerstate.Idle},
+		{PolicyMediumPower, q + 3*ms - 1, powerstate.Idle},
+		{PolicyMediumPower, q + 3*ms, powerstate.Partial},
+		{PolicyMediumPower, 5 * time.Second, powerstate.Partial},
+		{PolicyMedPowerDIPM, q + 3*ms, powerstate.Partial},
+		{PolicyMedPowerDIPM, q + 60*ms - 1, powerstate.Partial},
+		{PolicyMedPowerDIPM, q + 60*ms, powerstate.Slumber},
+		{PolicyMedPowerDIPM, 5 * time.Second, powerstate.Slumber},
+		{PolicyMinPowerPartial, q + 500*ms - 1, powerstate.Slumber},
+		{PolicyMinPowerPartial, q + 500*ms, powerstate.DevSlp},
+		{PolicyMinPower, q + 3*ms, powerstate.Slumber}, // HIPM Slumber beats DIPM Partial
+		{PolicyMinPower, q + 3*ms - 1, powerstate.Idle},
+		{PolicyMinPower, q + 500*ms, powerstate.DevSlp},
 	}
 	for _, c := range cases {
 		m := idleAfter(t, p, c.policy, 6*time.Second)
@@ -493,7 +495,7 @@ func TestDevSlpPinDESOAndMDAT(t *testing.T) {
 	m, _ := New(p, Options{KeepTruth: true})
 	m.SetDevSlp(100*ms, true)
 	m.Advance(time.Second)
-	if s := stateAt(t, m, 500*ms); s != StateIdle {
+	if s := stateAt(t, m, 500*ms); s != powerstate.Idle {
 		t.Fatalf("DESO drive in %v with the pin asserted from idle", s)
 	}
 	// DESO under DIPM: asserted in Partial, honoured the moment Slumber comes.
@@ -502,10 +504,10 @@ func TestDevSlpPinDESOAndMDAT(t *testing.T) {
 	m.SetDevSlp(20*ms, true)
 	m.Advance(time.Second)
 	slumberAt := time.Duration(c.dipmS)
-	if s := stateAt(t, m, slumberAt-1); s != StatePartial {
+	if s := stateAt(t, m, slumberAt-1); s != powerstate.Partial {
 		t.Fatalf("DESO, pin asserted in Partial: %v before the Slumber timer", s)
 	}
-	if s := stateAt(t, m, slumberAt); s != StateDevSlp {
+	if s := stateAt(t, m, slumberAt); s != powerstate.DevSlp {
 		t.Fatalf("DESO: %v at the Slumber timer, want devslp", s)
 	}
 	// Without DESO the pin is honoured from idle.
@@ -515,14 +517,14 @@ func TestDevSlpPinDESOAndMDAT(t *testing.T) {
 	m.SetDevSlp(101*ms, false) // a 1 ms pulse: MDAT holds it in DevSlp
 	m.Advance(time.Second)
 	mdat := time.Duration(c.mdat)
-	if s := stateAt(t, m, 100*ms+mdat-1); s != StateDevSlp {
+	if s := stateAt(t, m, 100*ms+mdat-1); s != powerstate.DevSlp {
 		t.Fatalf("state before MDAT elapsed = %v, want devslp", s)
 	}
-	if s := stateAt(t, m, 100*ms+mdat); s != StateWake {
+	if s := stateAt(t, m, 100*ms+mdat); s != powerstate.Wake {
 		t.Fatalf("state at MDAT = %v, want wake", s)
 	}
 	exit := time.Duration(c.devslpExit)
-	if s := stateAt(t, m, 100*ms+mdat+exit); s != StateIdle {
+	if s := stateAt(t, m, 100*ms+mdat+exit); s != powerstate.Idle {
 		t.Fatalf("state after the exit = %v, want idle", s)
 	}
 	// DevSlp floor: the true mean over the DevSlp interval.
@@ -546,7 +548,7 @@ func TestIOWakesFromDevSlpAndReturns(t *testing.T) {
 	m.Advance(2 * time.Second)
 	// The write ran after the wake, at write power.
 	c := compile(p, Options{})
-	if s := stateAt(t, m, 400*ms+w); s != StateActive {
+	if s := stateAt(t, m, 400*ms+w); s != powerstate.Active {
 		t.Fatalf("state when the wake ends = %v, want active", s)
 	}
 	p5, _, _ := m.MeanPower(400*ms+w, 400*ms+w+time.Microsecond)
@@ -554,7 +556,7 @@ func TestIOWakesFromDevSlpAndReturns(t *testing.T) {
 		t.Fatalf("write power %v, want %v", p5, c.activeWrite)
 	}
 	// The pin is still asserted: back in DevSlp once Slumber is reached (DESO).
-	if s := stateAt(t, m, time.Second); s != StateDevSlp {
+	if s := stateAt(t, m, time.Second); s != powerstate.DevSlp {
 		t.Fatalf("state after the I/O with the pin asserted = %v, want devslp", s)
 	}
 	// The spike at the wake.
@@ -575,10 +577,10 @@ func TestHDDSpinUpAndStandby(t *testing.T) {
 	if p12 != p.SpinupW || math.Abs(float64(p5-(p.ActiveIdleW-p.SpindleW))) > 1e-12 {
 		t.Fatalf("spin-up rails %v / %v, want 5 V %v, 12 V %v", p5, p12, p.ActiveIdleW-p.SpindleW, p.SpinupW)
 	}
-	if s := stateAt(t, m, 100*ms+spin+2*time.Second-1); s != StateIdle {
+	if s := stateAt(t, m, 100*ms+spin+2*time.Second-1); s != powerstate.Idle {
 		t.Fatalf("before the standby timer: %v", s)
 	}
-	if s := stateAt(t, m, 100*ms+spin+2*time.Second); s != StateStandby {
+	if s := stateAt(t, m, 100*ms+spin+2*time.Second); s != powerstate.Standby {
 		t.Fatalf("after the standby timer: %v", s)
 	}
 	_, p12, _ = m.MeanPower(11500*ms, 12*time.Second)
@@ -589,7 +591,7 @@ func TestHDDSpinUpAndStandby(t *testing.T) {
 		t.Fatalf("I/O from standby waits %v, want the spin-up %v", w, spin)
 	}
 	_, _, _ = m.MeanPower(0, ms)
-	if s, ok := m.StateAt(50 * ms); !ok || s != StateOff {
+	if s, ok := m.StateAt(50 * ms); !ok || s != powerstate.Off {
 		t.Fatalf("before power-on: %v", s)
 	}
 }
@@ -606,7 +608,7 @@ func TestPowerOffDrawsNothingAndRefusesIO(t *testing.T) {
 	if p5, _, _ := m.MeanPower(100*ms, 300*ms); p5 != 0 {
 		t.Fatalf("off draws %v", p5)
 	}
-	if s := stateAt(t, m, 300*ms+time.Duration(p.ReadyMs*1e6)); s != StateIdle {
+	if s := stateAt(t, m, 300*ms+time.Duration(p.ReadyMs*1e6)); s != powerstate.Idle {
 		t.Fatalf("after power-on and ready_ms: %v", s)
 	}
 }
@@ -627,10 +629,10 @@ func TestEventsInThePastApplyAtTheCursor(t *testing.T) {
 		t.Fatalf("late I/O wait %v", w)
 	}
 	m.Advance(210 * ms)
-	if s := stateAt(t, m, 199*ms); s != StateSlumber {
+	if s := stateAt(t, m, 199*ms); s != powerstate.Slumber {
 		t.Fatalf("rendered history changed: %v at 199 ms", s)
 	}
-	if s := stateAt(t, m, 200*ms); s != StateWake {
+	if s := stateAt(t, m, 200*ms); s != powerstate.Wake {
 		t.Fatalf("late I/O not applied at the cursor: %v", s)
 	}
 	// An event ahead of the cursor is rendered at its own time.
@@ -714,10 +716,10 @@ func TestPolicyChangeWakesLowLink(t *testing.T) {
 		t.Fatal(err)
 	}
 	m.Advance(2 * time.Second)
-	if s := stateAt(t, m, time.Second); s != StateWake {
+	if s := stateAt(t, m, time.Second); s != powerstate.Wake {
 		t.Fatalf("policy change from Slumber: %v", s)
 	}
-	if s := stateAt(t, m, 1900*ms); s != StateIdle {
+	if s := stateAt(t, m, 1900*ms); s != powerstate.Idle {
 		t.Fatalf("under max_performance: %v", s)
 	}
 }
@@ -778,7 +780,7 @@ func FuzzModel(f *testing.F) {
 		}
 		tr := m.Truth()
 		for j, s := range tr {
-			if s.End <= s.Start || s.State >= numStates || (j > 0 && s.Start != tr[j-1].End) {
+			if s.End <= s.Start || !slices.Contains(powerstate.Simulated, s.State) || (j > 0 && s.Start != tr[j-1].End) {
 				t.Fatalf("truth segment %d: %+v", j, s)
 			}
 		}

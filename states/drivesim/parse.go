@@ -17,16 +17,35 @@ import (
 // Errors name the config key: `profiles.NAME.KEY: ...`. Names are kept as
 // given (viper lowercases them).
 func ParseProfiles(m map[string]any) (map[string]Profile, error) {
-	type raw struct {
-		fields map[string]any
+	ps, err := readProfiles(m)
+	if err != nil {
+		return nil, err
 	}
-	raws := map[string]raw{}
-	names := make([]string, 0, len(m))
+	for _, name := range ps.names {
+		if _, err := ps.resolve(name, nil); err != nil {
+			return nil, err
+		}
+	}
+	return ps.out, nil
+}
+
+// profileSet is the config's profiles being resolved: each one's keys
+// (raws), their names sorted, and those resolved so far (out).
+type profileSet struct {
+	raws  map[string]map[string]any
+	names []string
+	out   map[string]Profile
+}
+
+// readProfiles reads the profiles' maps, checking their names and keys.
+func readProfiles(m map[string]any) (*profileSet, error) {
+	ps := &profileSet{raws: map[string]map[string]any{}, out: map[string]Profile{}}
+	ps.names = make([]string, 0, len(m))
 	for name := range m {
-		names = append(names, name)
+		ps.names = append(ps.names, name)
 	}
-	sort.Strings(names)
-	for _, name := range names {
+	sort.Strings(ps.names)
+	for _, name := range ps.names {
 		if strings.TrimSpace(name) == "" {
 			return nil, fmt.Errorf("profiles: empty profile name")
 		}
@@ -42,84 +61,84 @@ func ParseProfiles(m map[string]any) (map[string]Profile, error) {
 				return nil, fmt.Errorf("profiles.%s.%s: unknown parameter%s", name, k, suggestKey(k))
 			}
 		}
-		raws[name] = raw{fields: fm}
+		ps.raws[name] = fm
 	}
+	return ps, nil
+}
 
-	out := map[string]Profile{}
-	var resolve func(name string, chain []string) (Profile, error)
-	resolve = func(name string, chain []string) (Profile, error) {
-		if p, ok := out[name]; ok {
-			return p, nil
-		}
-		for _, c := range chain {
-			if c == name {
-				return Profile{}, fmt.Errorf("profiles.%s.base: inheritance cycle %s", chain[0], strings.Join(append(chain, name), " → "))
-			}
-		}
-		r := raws[name]
-		var p Profile
-		if b, ok := r.fields["base"]; ok {
-			bs, ok := b.(string)
-			if !ok || bs == "" {
-				return Profile{}, fmt.Errorf("profiles.%s.base: want a profile name, got %s", name, typeName(b))
-			}
-			switch {
-			case bs == name:
-				// A user profile may refine the built-in of the same name.
-				bp, ok := builtin(bs)
-				if !ok {
-					return Profile{}, fmt.Errorf("profiles.%s.base: a profile cannot inherit from itself", name)
-				}
-				p = bp
-			case raws[bs].fields != nil:
-				bp, err := resolve(bs, append(chain, name))
-				if err != nil {
-					return Profile{}, err
-				}
-				p = bp
-			default:
-				bp, ok := builtin(bs)
-				if !ok {
-					var all []string
-					for _, q := range builtins {
-						all = append(all, q.Name)
-					}
-					all = append(all, names...)
-					hint := ""
-					if s := nearest(bs, all); s != "" {
-						hint = fmt.Sprintf(" (did you mean %q?)", s)
-					}
-					return Profile{}, fmt.Errorf("profiles.%s.base: unknown profile %q%s", name, bs, hint)
-				}
-				p = bp
-			}
-		} else {
-			// No base: every required key must be present.
-			for _, k := range requiredKeys {
-				if _, ok := r.fields[k]; !ok {
-					return Profile{}, fmt.Errorf("profiles.%s.%s: missing (required without base:)", name, k)
-				}
-			}
-		}
-		p.Name, p.Base = name, ""
-		if err := setFields(&p, name, r.fields); err != nil {
-			return Profile{}, err
-		}
-		if err := p.Validate(); err != nil {
-			if ve, ok := err.(*ValidationError); ok {
-				return Profile{}, fmt.Errorf("profiles.%s.%s: %s", name, ve.Key, ve.Msg)
-			}
-			return Profile{}, fmt.Errorf("profiles.%s: %w", name, err)
-		}
-		out[name] = p
+// resolve builds and validates profile name: its base (resolved first,
+// chain the profiles that led here), then its own keys.
+func (ps *profileSet) resolve(name string, chain []string) (Profile, error) {
+	if p, ok := ps.out[name]; ok {
 		return p, nil
 	}
-	for _, name := range names {
-		if _, err := resolve(name, nil); err != nil {
-			return nil, err
+	for _, c := range chain {
+		if c == name {
+			return Profile{}, fmt.Errorf("profiles.%s.base: inheritance cycle %s", chain[0], strings.Join(append(chain, name), " → "))
 		}
 	}
-	return out, nil
+	fields := ps.raws[name]
+	var p Profile
+	if b, ok := fields["base"]; ok {
+		bs, ok := b.(string)
+		if !ok || bs == "" {
+			return Profile{}, fmt.Errorf("profiles.%s.base: want a profile name, got %s", name, typeName(b))
+		}
+		bp, err := ps.base(name, bs, chain)
+		if err != nil {
+			return Profile{}, err
+		}
+		p = bp
+	} else {
+		// No base: every required key must be present.
+		for _, k := range requiredKeys {
+			if _, ok := fields[k]; !ok {
+				return Profile{}, fmt.Errorf("profiles.%s.%s: missing (required without base:)", name, k)
+			}
+		}
+	}
+	p.Name, p.Base = name, ""
+	if err := setFields(&p, name, fields); err != nil {
+		return Profile{}, err
+	}
+	if err := p.Validate(); err != nil {
+		if ve, ok := err.(*ValidationError); ok {
+			return Profile{}, fmt.Errorf("profiles.%s.%s: %s", name, ve.Key, ve.Msg)
+		}
+		return Profile{}, fmt.Errorf("profiles.%s: %w", name, err)
+	}
+	ps.out[name] = p
+	return p, nil
+}
+
+// base is profile name's base bs: the built-in of its own name, another
+// user profile (resolved), or a built-in.
+func (ps *profileSet) base(name, bs string, chain []string) (Profile, error) {
+	switch {
+	case bs == name:
+		// A user profile may refine the built-in of the same name.
+		bp, ok := builtin(bs)
+		if !ok {
+			return Profile{}, fmt.Errorf("profiles.%s.base: a profile cannot inherit from itself", name)
+		}
+		return bp, nil
+	case ps.raws[bs] != nil:
+		return ps.resolve(bs, append(chain, name))
+	}
+	bp, ok := builtin(bs)
+	if !ok {
+		var all []string
+		for _, q := range builtins {
+			all = append(all, q.Name)
+		}
+		all = append(all, ps.names...)
+		hint := ""
+		if s := nearest(bs, all); s != "" {
+			hint = fmt.Sprintf(" (did you mean %q?)", s)
+		}
+		return Profile{}, fmt.Errorf("profiles.%s.base: unknown profile %q%s", name, bs, hint)
+	}
+	return bp, nil
 }
 
 // requiredKeys must be set in a profile without base:.

@@ -127,37 +127,59 @@ func (e *ValidationError) Error() string {
 // Validate checks p for values the model cannot run with. The error is a
 // *ValidationError naming the profile and the first bad key.
 func (p *Profile) Validate() error {
-	bad := func(key, format string, a ...any) error {
-		return &ValidationError{Profile: p.Name, Key: key, Msg: fmt.Sprintf(format, a...)}
+	for _, check := range []func() error{p.checkNumbers, p.checkKinds, p.checkPositive, p.checkLevels, p.checkDevSlp, p.checkBursts, p.checkHDD} {
+		if err := check(); err != nil {
+			return err
+		}
 	}
-	// Every numeric field: finite and not negative.
+	return nil
+}
+
+// bad is a ValidationError for key.
+func (p *Profile) bad(key, format string, a ...any) error {
+	return &ValidationError{Profile: p.Name, Key: key, Msg: fmt.Sprintf(format, a...)}
+}
+
+// checkNumbers: every numeric field finite, not negative, within its
+// limit.
+func (p *Profile) checkNumbers() error {
 	for _, f := range p.numbers() {
 		if math.IsNaN(f.v) || math.IsInf(f.v, 0) {
-			return bad(f.key, "%v is not a finite number", f.v)
+			return p.bad(f.key, "%v is not a finite number", f.v)
 		}
 		if f.v < 0 {
-			return bad(f.key, "%g must not be negative", f.v)
+			return p.bad(f.key, "%g must not be negative", f.v)
 		}
 		if l, ok := limits[f.key]; ok && f.v > l.max {
-			return bad(f.key, "%g is above %g (%s)", f.v, l.max, l.why)
+			return p.bad(f.key, "%g is above %g (%s)", f.v, l.max, l.why)
 		}
 	}
+	return nil
+}
+
+// checkKinds: the name, the noise, the form factor and the rails.
+func (p *Profile) checkKinds() error {
 	if p.Name == "" {
-		return bad("name", "missing")
+		return p.bad("name", "missing")
 	}
 	if k, msg := p.Noise.validate(); k != "" {
-		return bad("noise."+k, "%s", msg)
+		return p.bad("noise."+k, "%s", msg)
 	}
 	switch p.FormFactor {
 	case "2.5", "3.5":
 	default:
-		return bad("form_factor", "%q is not one of 2.5, 3.5", p.FormFactor)
+		return p.bad("form_factor", "%q is not one of 2.5, 3.5", p.FormFactor)
 	}
 	switch p.RailSet() {
 	case Rails5V, Rails5V12V:
 	default:
-		return bad("rails", "%q is not one of 5v, 5v+12v", p.Rails)
+		return p.bad("rails", "%q is not one of 5v, 5v+12v", p.Rails)
 	}
+	return nil
+}
+
+// checkPositive: the fields every drive needs above 0.
+func (p *Profile) checkPositive() error {
 	positive := []struct {
 		key string
 		v   float64
@@ -176,66 +198,87 @@ func (p *Profile) Validate() error {
 	}
 	for _, c := range positive {
 		if c.v == 0 {
-			return bad(c.key, "missing or 0 (must be > 0: %s)", c.why)
+			return p.bad(c.key, "missing or 0 (must be > 0: %s)", c.why)
 		}
 	}
+	return nil
+}
+
+// checkLevels: partial, slumber and peak write in order about active idle.
+func (p *Profile) checkLevels() error {
 	if p.PartialW > p.ActiveIdleW {
-		return bad("partial_w", "%v is above active_idle_w %v", p.PartialW, p.ActiveIdleW)
+		return p.bad("partial_w", "%v is above active_idle_w %v", p.PartialW, p.ActiveIdleW)
 	}
 	if p.SlumberW > p.PartialW {
-		return bad("slumber_w", "%v is above partial_w %v", p.SlumberW, p.PartialW)
+		return p.bad("slumber_w", "%v is above partial_w %v", p.SlumberW, p.PartialW)
 	}
 	if p.PeakWriteW < p.ActiveIdleW {
-		return bad("peak_write_w", "%v is below active_idle_w %v", p.PeakWriteW, p.ActiveIdleW)
+		return p.bad("peak_write_w", "%v is below active_idle_w %v", p.PeakWriteW, p.ActiveIdleW)
 	}
+	return nil
+}
+
+// checkDevSlp: a supported DevSlp's floor and timings; a broken one must
+// claim support.
+func (p *Profile) checkDevSlp() error {
 	if p.DevSlpSupported {
 		if p.DevSlpW > p.SlumberW {
-			return bad("devslp_w", "%v is above slumber_w %v (DevSlp is the deepest state)", p.DevSlpW, p.SlumberW)
+			return p.bad("devslp_w", "%v is above slumber_w %v (DevSlp is the deepest state)", p.DevSlpW, p.SlumberW)
 		}
 		if p.DevSlpExitMs == 0 {
-			return bad("devslp_exit_ms", "missing or 0 (must be > 0: leaving DevSlp takes time)")
+			return p.bad("devslp_exit_ms", "missing or 0 (must be > 0: leaving DevSlp takes time)")
 		}
 		if p.DetoMs == 0 {
-			return bad("deto_ms", "missing or 0 (must be > 0; nominal 20)")
+			return p.bad("deto_ms", "missing or 0 (must be > 0; nominal 20)")
 		}
 		if p.DevSlpExitMs > p.DetoMs {
-			return bad("devslp_exit_ms", "%g is above deto_ms %g (the drive must answer within DETO)", p.DevSlpExitMs, p.DetoMs)
+			return p.bad("devslp_exit_ms", "%g is above deto_ms %g (the drive must answer within DETO)", p.DevSlpExitMs, p.DetoMs)
 		}
 		if p.MdatMs == 0 {
-			return bad("mdat_ms", "missing or 0 (must be > 0; nominal 10)")
+			return p.bad("mdat_ms", "missing or 0 (must be > 0; nominal 10)")
 		}
 	} else if p.DevSlpBroken {
-		return bad("devslp_broken", "set but devslp_supported is false (a broken DevSlp must claim support)")
+		return p.bad("devslp_broken", "set but devslp_supported is false (a broken DevSlp must claim support)")
 	}
+	return nil
+}
+
+// checkBursts: a wake spike and GC bursts need their length (and power).
+func (p *Profile) checkBursts() error {
 	if p.WakeSpikeW > 0 && p.WakeSpikeMs == 0 {
-		return bad("wake_spike_ms", "missing or 0 while wake_spike_w is %v", p.WakeSpikeW)
+		return p.bad("wake_spike_ms", "missing or 0 while wake_spike_w is %v", p.WakeSpikeW)
 	}
 	if p.GCEveryS > 0 {
 		if p.GCMs == 0 {
-			return bad("gc_ms", "missing or 0 while gc_every_s is %g", p.GCEveryS)
+			return p.bad("gc_ms", "missing or 0 while gc_every_s is %g", p.GCEveryS)
 		}
 		if p.GCW == 0 {
-			return bad("gc_w", "missing or 0 while gc_every_s is %g", p.GCEveryS)
+			return p.bad("gc_w", "missing or 0 while gc_every_s is %g", p.GCEveryS)
 		}
 	}
+	return nil
+}
+
+// checkHDD: a 5v+12v drive's spindle; standby only on one.
+func (p *Profile) checkHDD() error {
 	if p.HDD() {
 		if p.SpinupMs == 0 {
-			return bad("spinup_ms", "missing or 0 (must be > 0 for a 5v+12v drive)")
+			return p.bad("spinup_ms", "missing or 0 (must be > 0 for a 5v+12v drive)")
 		}
 		if p.SpinupW == 0 {
-			return bad("spinup_w", "missing or 0 (must be > 0 for a 5v+12v drive)")
+			return p.bad("spinup_w", "missing or 0 (must be > 0 for a 5v+12v drive)")
 		}
 		if p.SpindleW == 0 {
-			return bad("spindle_w", "missing or 0 (must be > 0 for a 5v+12v drive)")
+			return p.bad("spindle_w", "missing or 0 (must be > 0 for a 5v+12v drive)")
 		}
 		if p.SpindleW > p.SlumberW {
-			return bad("spindle_w", "%v is above slumber_w %v (the spindle's 12 V draw is part of every spinning state)", p.SpindleW, p.SlumberW)
+			return p.bad("spindle_w", "%v is above slumber_w %v (the spindle's 12 V draw is part of every spinning state)", p.SpindleW, p.SlumberW)
 		}
 		if p.StandbyW > p.SlumberW {
-			return bad("standby_w", "%v is above slumber_w %v", p.StandbyW, p.SlumberW)
+			return p.bad("standby_w", "%v is above slumber_w %v", p.StandbyW, p.SlumberW)
 		}
 	} else if p.StandbyAfterS > 0 {
-		return bad("standby_after_s", "set on a 5v-only drive (standby stops a spindle)")
+		return p.bad("standby_after_s", "set on a 5v-only drive (standby stops a spindle)")
 	}
 	return nil
 }

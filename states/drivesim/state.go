@@ -5,58 +5,38 @@ import (
 	"strings"
 	"time"
 
+	"github.com/idlewatt/idlewatt/states/powerstate"
 	"github.com/idlewatt/idlewatt/units"
 )
 
-// State is the drive's true state in a Segment.
-type State uint8
-
-// Drive states. Wake is the exit latency from a low state (or from power-on
-// for an SSD); SpinUp is an HDD's spindle starting.
-const (
-	StateOff State = iota
-	StateSpinUp
-	StateWake
-	StateActive
-	StateIdle
-	StatePartial
-	StateSlumber
-	StateDevSlp
-	StateStandby
-	numStates
-)
-
-var stateNames = [numStates]string{"off", "spinup", "wake", "active", "idle", "partial", "slumber", "devslp", "standby"}
-
-func (s State) String() string {
-	if s < numStates {
-		return stateNames[s]
-	}
-	return fmt.Sprintf("state(%d)", uint8(s))
-}
-
-// ParseState is the inverse of State.String.
-func ParseState(name string) (State, error) {
-	for i, n := range stateNames {
-		if n == name {
-			return State(i), nil
+// ParseState is the inverse of powerstate.State.String for the states a simulated
+// drive's truth holds (powerstate.Simulated).
+func ParseState(name string) (powerstate.State, error) {
+	names := make([]string, len(powerstate.Simulated))
+	for i, st := range powerstate.Simulated {
+		if st.String() == name {
+			return st, nil
 		}
+		names[i] = st.String()
 	}
-	return 0, fmt.Errorf("unknown drive state %q (want one of %s)", name, strings.Join(stateNames[:], ", "))
+	return powerstate.Unknown, fmt.Errorf("unknown drive state %q (want one of %s)", name, strings.Join(names, ", "))
 }
 
 // lowLink reports whether s is a quiescent state the idle timers and the
 // DEVSLP pin may move the drive out of into a deeper one.
-func (s State) lowLink() bool { return s == StateIdle || s == StatePartial || s == StateSlumber }
+func lowLink(s powerstate.State) bool {
+	return s == powerstate.Idle || s == powerstate.Partial || s == powerstate.Slumber
+}
 
 // Segment is an interval of constant true power: [Start, End) on the
-// emulator clock, the state, whether a background GC burst ran (the state is
-// then the link state underneath), whether a host request was outstanding
-// (issued and not yet reported complete: the report's definition of
-// active), and the noise-free power per rail.
+// emulator clock, the state (one of powerstate.Simulated), whether a
+// background GC burst ran (the state is then the link state underneath),
+// whether a host request was outstanding (issued and not yet reported
+// complete: the report's definition of active), and the noise-free power
+// per rail.
 type Segment struct {
 	Start, End time.Duration
-	State      State
+	State      powerstate.State
 	GC         bool
 	IO         bool
 	P5, P12    units.Watts

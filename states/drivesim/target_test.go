@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/idlewatt/idlewatt/hostclock"
+	"github.com/idlewatt/idlewatt/states/powerstate"
 	"github.com/idlewatt/idlewatt/workload"
 )
 
@@ -60,10 +61,10 @@ func TestTargetWaitsForTheWakeAndDoesTheIO(t *testing.T) {
 	}
 	done2 := clk.now(0)
 	m.Advance(done2 + time.Millisecond)
-	if s := stateAt(t, m, done-time.Microsecond); s != StateActive {
+	if s := stateAt(t, m, done-time.Microsecond); s != powerstate.Active {
 		t.Fatalf("just before the write's completion the model is %v, want active (the transfer)", s)
 	}
-	if s := stateAt(t, m, done2+time.Microsecond); s == StateActive {
+	if s := stateAt(t, m, done2+time.Microsecond); s == powerstate.Active {
 		t.Fatal("the model is still active after the host's completion of the read")
 	}
 	clk.set(2 * time.Second)
@@ -86,7 +87,7 @@ func TestTargetWaitsForTheWakeAndDoesTheIO(t *testing.T) {
 		t.Fatalf("read from a powered-off drive: %v", err)
 	}
 	m.Advance(5 * time.Second)
-	if s := stateAt(t, m, time.Second); s != StateWake {
+	if s := stateAt(t, m, time.Second); s != powerstate.Wake {
 		t.Fatalf("the write did not wake the model: %v", s)
 	}
 }

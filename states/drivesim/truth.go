@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/idlewatt/idlewatt/states/powerstate"
 	"github.com/idlewatt/idlewatt/units"
 )
 
@@ -232,7 +233,7 @@ func (m *Model) history() []Segment {
 
 // StateAt returns the true state at t, and false if t is outside the
 // history held (see Truth) or beyond the time the model has advanced to.
-func (m *Model) StateAt(t time.Duration) (State, bool) {
+func (m *Model) StateAt(t time.Duration) (powerstate.State, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	h := m.history()

@@ -24,4 +24,9 @@
 // Parse takes an io.Reader and returns the bytes; callers check the size
 // they expect (4096 for NVMe Identify Controller, 512 for ATA IDENTIFY or a
 // log page, 256 for the APST table).
+//
+// # Where it sits
+//
+// The states floor (rank 1), standard library only; states/alpm,
+// states/nvme and states/decode import it.
 package hexdump

@@ -118,58 +118,13 @@ func (st *state) line(raw string) error {
 	if st.endSeen {
 		return fmt.Errorf("%q after the final offset", clip(t, 24))
 	}
-	// The offset: a first token ending in ':' (xxd, nvme-cli, smartctl), or
-	// a bare 6–8 digit token (hexdump -C, od).
-	first := t
-	if i := strings.IndexAny(t, " \t"); i >= 0 {
-		first = t[:i]
-	}
-	rest := strings.TrimLeft(t[len(first):], " \t")
-	colon := false
-	offTok := ""
-	switch {
-	case strings.HasSuffix(first, ":") && isHex(strings.TrimSuffix(first, ":")):
-		offTok, colon = strings.TrimSuffix(first, ":"), true
-	case strings.HasPrefix(first, ":") && false:
-	case len(first) >= 6 && len(first) <= 8 && isHex(first):
-		offTok = first
-	default:
-		rest = t
-	}
-	// Cut the text column.
-	hexArea := rest
-	if colon {
-		// xxd's text column follows two spaces; nvme-cli's and smartctl's a
-		// delimiter. The hex area itself never holds two spaces in a row
-		// after a colon offset.
-		if i := strings.Index(hexArea, "  "); i >= 0 {
-			hexArea = hexArea[:i]
-		}
-	}
-	if i := strings.IndexAny(hexArea, "|\">"); i >= 0 {
-		hexArea = hexArea[:i]
-	}
+	offTok, colon, rest, hexArea := splitLine(t)
 	fields := strings.Fields(hexArea)
 	if nvmeHeader(fields) && offTok == "" {
 		st.layout = LayoutNVMeCLI
 		return nil
 	}
-	var bs []byte
-	bad := ""
-	words := false
-	for _, f := range fields {
-		if !isHex(f) || len(f)%2 != 0 || len(f) > 8 {
-			bad = f
-			break
-		}
-		if len(f) > 2 {
-			words = true
-		}
-		for i := 0; i < len(f); i += 2 {
-			v, _ := strconv.ParseUint(f[i:i+2], 16, 8)
-			bs = append(bs, byte(v))
-		}
-	}
+	bs, bad, words := hexBytes(fields)
 	if bad != "" || (len(bs) == 0 && offTok == "") {
 		if !st.started {
 			return nil // a command line or banner before the dump
@@ -183,24 +138,8 @@ func (st *state) line(raw string) error {
 		return fmt.Errorf("%q is a %d-digit group without a colon offset: od -x and hexdump without -C print 16-bit words in host byte order; dump with xxd, hexdump -C or od -A x -t x1", clip(firstLong(fields), 12), len(firstLong(fields)))
 	}
 	if offTok != "" {
-		off, err := st.offset(offTok, colon)
-		if err != nil {
+		if err := st.at(offTok, colon); err != nil {
 			return err
-		}
-		if st.repeat {
-			if len(st.last) == 0 || off < len(st.out) || (off-len(st.out))%len(st.last) != 0 {
-				return fmt.Errorf("offset %#x after \"*\" is not a whole number of %d-byte lines past %#x", off, len(st.last), len(st.out))
-			}
-			if off > MaxBytes {
-				return fmt.Errorf("offset %#x: more than %d bytes", off, MaxBytes)
-			}
-			for len(st.out) < off {
-				st.out = append(st.out, st.last...)
-			}
-			st.repeat = false
-		}
-		if off != len(st.out) {
-			return fmt.Errorf("offset %#x, but %#x bytes read so far (a line missing?)", off, len(st.out))
 		}
 		if len(bs) == 0 {
 			st.endSeen = true // hexdump -C / od end with the total
@@ -222,6 +161,85 @@ func (st *state) line(raw string) error {
 	st.out = append(st.out, bs...)
 	st.last = bs
 	st.started = true
+	return nil
+}
+
+// splitLine splits a dump line t into its offset token (colon: written
+// "xxxx:"), what follows the offset, and of that the hex area (the text
+// column cut off).
+func splitLine(t string) (offTok string, colon bool, rest, hexArea string) {
+	// The offset: a first token ending in ':' (xxd, nvme-cli, smartctl), or
+	// a bare 6–8 digit token (hexdump -C, od).
+	first := t
+	if i := strings.IndexAny(t, " \t"); i >= 0 {
+		first = t[:i]
+	}
+	rest = strings.TrimLeft(t[len(first):], " \t")
+	switch {
+	case strings.HasSuffix(first, ":") && isHex(strings.TrimSuffix(first, ":")):
+		offTok, colon = strings.TrimSuffix(first, ":"), true
+	case len(first) >= 6 && len(first) <= 8 && isHex(first):
+		offTok = first
+	default:
+		rest = t
+	}
+	// Cut the text column.
+	hexArea = rest
+	if colon {
+		// xxd's text column follows two spaces; nvme-cli's and smartctl's a
+		// delimiter. The hex area itself never holds two spaces in a row
+		// after a colon offset.
+		if i := strings.Index(hexArea, "  "); i >= 0 {
+			hexArea = hexArea[:i]
+		}
+	}
+	if i := strings.IndexAny(hexArea, "|\">"); i >= 0 {
+		hexArea = hexArea[:i]
+	}
+	return offTok, colon, rest, hexArea
+}
+
+// hexBytes reads the hex groups of a line (1 to 4 bytes each): the bytes,
+// the first field that is not such a group (bad), and whether any group
+// held more than one byte (words).
+func hexBytes(fields []string) (bs []byte, bad string, words bool) {
+	for _, f := range fields {
+		if !isHex(f) || len(f)%2 != 0 || len(f) > 8 {
+			return bs, f, words
+		}
+		if len(f) > 2 {
+			words = true
+		}
+		for i := 0; i < len(f); i += 2 {
+			v, _ := strconv.ParseUint(f[i:i+2], 16, 8)
+			bs = append(bs, byte(v))
+		}
+	}
+	return bs, "", words
+}
+
+// at checks a line's offset token against the bytes read so far, filling
+// in the lines a "*" stood for first.
+func (st *state) at(offTok string, colon bool) error {
+	off, err := st.offset(offTok, colon)
+	if err != nil {
+		return err
+	}
+	if st.repeat {
+		if len(st.last) == 0 || off < len(st.out) || (off-len(st.out))%len(st.last) != 0 {
+			return fmt.Errorf("offset %#x after \"*\" is not a whole number of %d-byte lines past %#x", off, len(st.last), len(st.out))
+		}
+		if off > MaxBytes {
+			return fmt.Errorf("offset %#x: more than %d bytes", off, MaxBytes)
+		}
+		for len(st.out) < off {
+			st.out = append(st.out, st.last...)
+		}
+		st.repeat = false
+	}
+	if off != len(st.out) {
+		return fmt.Errorf("offset %#x, but %#x bytes read so far (a line missing?)", off, len(st.out))
+	}
 	return nil
 }
 

@@ -45,13 +45,32 @@ type psText struct {
 	unknownWorkload bool
 }
 
+// cliWhat names id-ctrl text in errors.
+const cliWhat = "id-ctrl text"
+
 // ReadCLIText reads nvme-cli's text id-ctrl output (with or without -H).
 func ReadCLIText(r io.Reader) (*Identify, error) {
-	const w = "id-ctrl text"
+	h, states, err := scanCLIText(r)
+	if err != nil {
+		return nil, err
+	}
+	return h.identify(states)
+}
+
+// cliHead is id-ctrl text's "key : value" lines (the first of each key)
+// and the line each is on.
+type cliHead struct {
+	val  map[string]string
+	line map[string]int
+}
+
+// scanCLIText reads the lines: the "key : value" head and the power
+// states' lines (quotes stripped, -H's "[b:a]" lines skipped).
+func scanCLIText(r io.Reader) (cliHead, []*psText, error) {
+	const w = cliWhat
 	sc := bufio.NewScanner(io.LimitReader(r, maxInput))
 	sc.Buffer(make([]byte, 0, 4096), 1<<20)
-	head := map[string]string{}
-	headLine := map[string]int{}
+	head := cliHead{val: map[string]string{}, line: map[string]int{}}
 	var states []*psText
 	var cur *psText
 	n := 0
@@ -66,19 +85,19 @@ func ReadCLIText(r io.Reader) (*Identify, error) {
 		if m := rePSLine.FindStringSubmatch(t); m != nil {
 			i, _ := strconv.Atoi(m[1])
 			if i != len(states) {
-				return nil, fmt.Errorf("%s line %d: ps %d after %d power states (want ps %d)", w, n, i, len(states), len(states))
+				return head, nil, fmt.Errorf("%s line %d: ps %d after %d power states (want ps %d)", w, n, i, len(states), len(states))
 			}
 			cur = &psText{line: n, fields: map[string]string{}}
 			states = append(states, cur)
 			if err := cur.add(m[2], w, n); err != nil {
-				return nil, err
+				return head, nil, err
 			}
 			continue
 		}
 		indented := len(raw) > 0 && (raw[0] == ' ' || raw[0] == '\t')
 		if cur != nil && (indented || strings.Contains(t, "rwt:")) && t != "" && !strings.HasPrefix(t, "[") {
 			if err := cur.add(t, w, n); err != nil {
-				return nil, err
+				return head, nil, err
 			}
 			continue
 		}
@@ -87,39 +106,48 @@ func ReadCLIText(r io.Reader) (*Identify, error) {
 		}
 		cur = nil
 		if m := reCLIKey.FindStringSubmatch(raw); m != nil {
-			if _, dup := head[m[1]]; !dup {
-				head[m[1]], headLine[m[1]] = m[2], n
+			if _, dup := head.val[m[1]]; !dup {
+				head.val[m[1]], head.line[m[1]] = m[2], n
 			}
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s line %d: %w", w, n+1, err)
+		return head, nil, fmt.Errorf("%s line %d: %w", w, n+1, err)
 	}
 	if len(states) == 0 {
-		return nil, fmt.Errorf("%s: no power state lines (\"ps    0 : mp:…\"): the output was cut before them?", w)
+		return head, nil, fmt.Errorf("%s: no power state lines (\"ps    0 : mp:…\"): the output was cut before them?", w)
 	}
+	return head, states, nil
+}
+
+// num reads key's number (at most max); ok is false, and key listed in
+// id.Unknown, when the head lacks it.
+func (h cliHead) num(id *Identify, key string, max uint64) (uint64, bool, error) {
+	v, ok := h.val[key]
+	if !ok {
+		id.Unknown = append(id.Unknown, key)
+		return 0, false, nil
+	}
+	s := strings.TrimSpace(v)
+	if i := strings.IndexAny(s, " \t"); i >= 0 {
+		s = s[:i]
+	}
+	x, err := parseCLINumber(s)
+	if err != nil || x > max {
+		return 0, false, fmt.Errorf("%s line %d: %s %q is not a number from 0 to %d", cliWhat, h.line[key], key, clip(v, 16), max)
+	}
+	return x, true, nil
+}
+
+// identify builds the Identify from the head and the power states.
+func (h cliHead) identify(states []*psText) (*Identify, error) {
+	const w = cliWhat
 	id := &Identify{}
-	num := func(key string, max uint64) (uint64, bool, error) {
-		v, ok := head[key]
-		if !ok {
-			id.Unknown = append(id.Unknown, key)
-			return 0, false, nil
-		}
-		s := strings.TrimSpace(v)
-		if i := strings.IndexAny(s, " \t"); i >= 0 {
-			s = s[:i]
-		}
-		x, err := parseCLINumber(s)
-		if err != nil || x > max {
-			return 0, false, fmt.Errorf("%s line %d: %s %q is not a number from 0 to %d", w, headLine[key], key, clip(v, 16), max)
-		}
-		return x, true, nil
-	}
-	vid, _, err := num("vid", 0xffff)
+	vid, _, err := h.num(id, "vid", 0xffff)
 	if err != nil {
 		return nil, err
 	}
-	ssvid, _, err := num("ssvid", 0xffff)
+	ssvid, _, err := h.num(id, "ssvid", 0xffff)
 	if err != nil {
 		return nil, err
 	}
@@ -128,14 +156,14 @@ func ReadCLIText(r io.Reader) (*Identify, error) {
 		key, field string
 		dst        *string
 	}{{"sn", "serial", &id.Serial}, {"mn", "model", &id.Model}, {"fr", "firmware", &id.Firmware}} {
-		v, ok := head[f.key]
+		v, ok := h.val[f.key]
 		if !ok {
 			id.Unknown = append(id.Unknown, f.field)
 			continue
 		}
 		*f.dst = idString([]byte(v)) // leading spaces are the drive's, as in the binary
 	}
-	npss, haveNPSS, err := num("npss", 255)
+	npss, haveNPSS, err := h.num(id, "npss", 255)
 	if err != nil {
 		return nil, err
 	}
@@ -143,15 +171,15 @@ func ReadCLIText(r io.Reader) (*Identify, error) {
 	case !haveNPSS:
 		npss = uint64(len(states) - 1)
 	case npss >= maxStates:
-		return nil, fmt.Errorf("%s line %d: npss %d: more than the %d power states Identify Controller holds", w, headLine["npss"], npss, maxStates)
+		return nil, fmt.Errorf("%s line %d: npss %d: more than the %d power states Identify Controller holds", w, h.line["npss"], npss, maxStates)
 	case int(npss)+1 != len(states):
-		return nil, fmt.Errorf("%s: npss %d (line %d) means %d power states, but the output has %d (ps 0–%d): cut short?", w, npss, headLine["npss"], npss+1, len(states), len(states)-1)
+		return nil, fmt.Errorf("%s: npss %d (line %d) means %d power states, but the output has %d (ps 0–%d): cut short?", w, npss, h.line["npss"], npss+1, len(states), len(states)-1)
 	}
 	if len(states) > maxStates {
 		return nil, fmt.Errorf("%s line %d: %d power states: more than the %d Identify Controller holds", w, states[maxStates].line, len(states), maxStates)
 	}
 	id.NPSS = int(npss)
-	apsta, _, err := num("apsta", 255)
+	apsta, _, err := h.num(id, "apsta", 255)
 	if err != nil {
 		return nil, err
 	}

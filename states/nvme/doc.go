@@ -1,28 +1,26 @@
-// Package nvme is the Linux host side of NVMe power management: Autonomous
-// Power State Transitions (APST) and the PCIe link's ASPM, the NVMe
-// counterparts of ALPM and DevSlp. Like states/alpm it reads (and writes)
-// through a configurable sysfs root, so tests run on fixture trees
-// (fixtures/sysfs/nvme-*) and the user's own saved outputs.
+// Package nvme is the model and decoding of NVMe power management:
+// Autonomous Power State Transitions (APST) and the PCIe link's ASPM, the
+// NVMe counterparts of ALPM and DevSlp. It reads no host: its decoders take
+// bytes or an io.Reader, and its rules (the kernel's APST plan, quirks,
+// eligibility) reason over decoded data. Reading a host's sysfs tree, the
+// admin ioctl and the writes live in states/nvme/nvmehost.
 //
-// # Reading
+// # The model
 //
-// Open(root, opt) (or Discover over any alpm.FS) walks class/nvme: per
-// controller the sysfs model, serial, firmware_rev, address, transport,
-// state and power/pm_qos_latency_tolerance_us; its PCI function (vendor,
-// device) and every PCIe link from it up to the root port
-// (link/{clkpm,l0s_aspm,l1_aspm,l1_1_aspm,l1_2_aspm,l1_1_pcipm,l1_2_pcipm};
-// an absent file means "not capable, or the kernel does not control
-// ASPM"); and globally pcie_aspm's policy, the nvme_core parameters and
-// the DMI strings. A malformed file is a Problem naming it; discovery
-// never stops at one and never panics.
+// System is what discovery found under one sysfs root: pcie_aspm's policy,
+// the nvme_core parameters, the DMI strings and per controller
+// (Controller) the sysfs strings, the latency tolerance, its PCI function
+// and every PCIe link up to the root port (Link: an absent file means "not
+// capable, or the kernel does not control ASPM"), Identify Controller and
+// features 0Ch (APST) and 02h (power management) with where each came
+// from. Assess derives the rest from them. The sysfs names discovery reads
+// (ClassNVMe, FileTolerance, …) are here, for the messages that cite them.
+// Laptop describes a machine for nvmehost.BuildTree (fixtures, the
+// simulated host).
 //
-// Identify Controller and features 0Ch (APST) and 02h (power management)
-// come from, in order: a file the user gave (Options.Files: raw binary as
-// nvme-cli -b writes, nvme-cli JSON, or a hex dump — ParseIdentify,
-// ParseAPST, ParsePowerManagement tell them apart); the admin ioctl on
-// /dev/nvmeN (Options.DevDir; NVME_IOCTL_ADMIN_CMD, errno explained by
-// ErrnoMeaning); optional files in the tree (idlewatt_id_ctrl.json,
-// idlewatt_feature_0c.json, idlewatt_feature_02.json, in nvme-cli JSON).
+// ParseIdentify, ParseAPST and ParsePowerManagement tell apart the
+// formats of a saved output: raw binary as nvme-cli -b writes, nvme-cli
+// JSON, nvme-cli and smartctl text and JSON, or a hex dump (formats.go).
 //
 // # Decoding
 //
@@ -61,10 +59,18 @@
 // (non-operational states at their declared power); LearnLevels names the
 // stable levels of a capture (detect.LevelHistogram.Peaks) from them;
 // ClassifyLevel and LevelCeiling place thresholds at the geometric means
-// of neighbours, as states/detect does. analysis/states' APST verdict
+// of neighbours, as states/detect does. analysis/judge' APST verdict
 // (apst verify) judges with them.
 //
-// Sources: NVMe Base Specification 2.0; Linux drivers/nvme/host/{core,pci,
-// ioctl}.c, drivers/pci/pcie/aspm.c, drivers/base/power/sysfs.c;
-// nvme-cli src/nvme-print-json.c; docs/states.md for the fields and output.
+// Sources: NVMe Base Specification 2.0; Linux drivers/nvme/host/{core,pci}.c,
+// drivers/pci/pcie/aspm.c, drivers/base/power/sysfs.c; nvme-cli
+// src/nvme-print-json.c; docs/states.md for the fields and output.
+//
+// # Where it sits
+//
+// The states floor (rank 1), pure: it imports no golang.org/x/sys/unix and
+// touches no file of the host. states/nvme/nvmehost (host discovery and
+// control) builds on it; app/rig, app/apst, app/hoststates,
+// states/nvme/sim, states/decode and cmd/idlewatt import it. analysis does
+// not: it reads NVMe power-state levels through states/nvme/pslevel.
 package nvme

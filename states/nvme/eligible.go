@@ -71,7 +71,7 @@ func (x *eligibility) checkAPSTA() {
 	id, c, add := x.id, x.c, x.add
 	switch {
 	case id != nil && !id.Known("apsta") && c.Tolerance != nil:
-		add(CheckAPSTA, alpm.StatusOK, "inferred: the kernel shows %s only for a controller it enabled APST on (the Identify source does not carry APSTA)", fTolerance)
+		add(CheckAPSTA, alpm.StatusOK, "inferred: the kernel shows %s only for a controller it enabled APST on (the Identify source does not carry APSTA)", FileTolerance)
 	case id != nil && !id.Known("apsta"):
 		add(CheckAPSTA, alpm.StatusUnknown, "the Identify source does not carry APSTA (byte %d): give nvme id-ctrl output", offAPSTA)
 	case id != nil && id.APSTA:
@@ -79,7 +79,7 @@ func (x *eligibility) checkAPSTA() {
 	case id != nil:
 		add(CheckAPSTA, alpm.StatusFail, "Identify byte %d bit 0 clear: the controller has no APST; only the host could set power states", offAPSTA)
 	case c.Tolerance != nil:
-		add(CheckAPSTA, alpm.StatusOK, "inferred: the kernel shows %s only for a controller it enabled APST on", fTolerance)
+		add(CheckAPSTA, alpm.StatusOK, "inferred: the kernel shows %s only for a controller it enabled APST on", FileTolerance)
 	default:
 		add(CheckAPSTA, alpm.StatusUnknown, "no Identify Controller data (%s)", noIdentifyHint)
 	}
@@ -103,7 +103,7 @@ func (x *eligibility) checkQuirk() {
 	case len(c.Quirks) > 0:
 		add(CheckQuirk, alpm.StatusOK, "%s, overridden by nvme_core.force_apst=Y", strings.Join(qmsg, "; "))
 	case id != nil && id.APSTA && c.Tolerance == nil && c.State != "":
-		add(CheckQuirk, alpm.StatusFail, "no quirk in idlewatt's copy of the kernel tables matches, but the kernel hid %s although APSTA is set: it did not enable APST (a NO_APST quirk of a newer kernel)", fTolerance)
+		add(CheckQuirk, alpm.StatusFail, "no quirk in idlewatt's copy of the kernel tables matches, but the kernel hid %s although APSTA is set: it did not enable APST (a NO_APST quirk of a newer kernel)", FileTolerance)
 	case c.APST != nil && plan != nil && plan.Enabled && !reaches(c.APST.Entries, deepestUsed(plan)):
 		add(CheckQuirk, alpm.StatusFail, "no quirk in idlewatt's tables matches, but the table read from the drive never reaches PS%d, which the kernel's rule uses: a NO_DEEPEST_PS quirk of a newer kernel, or another tool wrote the table", deepestUsed(plan))
 	default:
@@ -127,22 +127,22 @@ func (x *eligibility) checkAPSTOn() {
 	case plan != nil:
 		add(CheckAPSTOn, alpm.StatusFail, "the kernel turns APST off: %s%s", plan.Off, toleranceHint(c))
 	case c.Tolerance != nil && c.Tolerance.Us == 0:
-		add(CheckAPSTOn, alpm.StatusFail, "%s is 0, which turns APST off%s", fTolerance, toleranceHint(c))
+		add(CheckAPSTOn, alpm.StatusFail, "%s is 0, which turns APST off%s", FileTolerance, toleranceHint(c))
 	case c.Tolerance != nil:
-		add(CheckAPSTOn, alpm.StatusOK, "the kernel enabled APST (it shows %s, set to %s)", fTolerance, c.Tolerance.Raw)
+		add(CheckAPSTOn, alpm.StatusOK, "the kernel enabled APST (it shows %s, set to %s)", FileTolerance, c.Tolerance.Raw)
 	case c.State != "":
-		add(CheckAPSTOn, alpm.StatusFail, "the kernel did not enable APST: it hides %s (APSTA clear, or a NO_APST quirk)", fTolerance)
+		add(CheckAPSTOn, alpm.StatusFail, "the kernel did not enable APST: it hides %s (APSTA clear, or a NO_APST quirk)", FileTolerance)
 	default:
-		add(CheckAPSTOn, alpm.StatusUnknown, "no Identify data, no feature 0x0C and no %s", fTolerance)
+		add(CheckAPSTOn, alpm.StatusUnknown, "no Identify data, no feature 0x0C and no %s", FileTolerance)
 	}
 }
 
 func (x *eligibility) checkTolerance() {
 	id, c, plan, q, force, add := x.id, x.c, x.plan, x.q, x.force, x.add
 	tol := c.effectiveTolerance(x.sys.Module)
-	tolFrom := fTolerance
+	tolFrom := FileTolerance
 	if c.Tolerance == nil {
-		tolFrom = "nvme_core.default_ps_max_latency_us (" + fTolerance + " hidden)"
+		tolFrom = "nvme_core.default_ps_max_latency_us (" + FileTolerance + " hidden)"
 	}
 	switch {
 	case id == nil:
@@ -228,7 +228,7 @@ func (x *eligibility) checkASPM() {
 	}
 	switch pol := x.sys.ASPMPolicy; {
 	case pol == nil:
-		add(CheckASPMPolicy, alpm.StatusUnknown, "no readable %s", aspmPolicy)
+		add(CheckASPMPolicy, alpm.StatusUnknown, "no readable %s", ASPMPolicyFile)
 	case pol.Current == "powersupersave":
 		add(CheckASPMPolicy, alpm.StatusOK, "powersupersave: the kernel enables L0s, L1 and the L1 substates wherever capable")
 	case allL12:
@@ -251,7 +251,7 @@ const (
 
 func toleranceHint(c *Controller) string {
 	if c.Tolerance != nil && c.Tolerance.Us == 0 {
-		return fmt.Sprintf("; writing a non-zero value (e.g. %d) to %s turns it on", DefaultPSMaxLatencyUs, fTolerance)
+		return fmt.Sprintf("; writing a non-zero value (e.g. %d) to %s turns it on", DefaultPSMaxLatencyUs, FileTolerance)
 	}
 	return ""
 }

@@ -2,21 +2,10 @@ package nvme
 
 import (
 	"bytes"
-	"os"
-	"path/filepath"
 	"testing"
-)
 
-func realSeeds(f *testing.F, globs ...string) {
-	for _, g := range globs {
-		files, _ := filepath.Glob(filepath.Join("../../fixtures/real/states", g))
-		for _, p := range files {
-			if b, err := os.ReadFile(p); err == nil {
-				f.Add(b)
-			}
-		}
-	}
-}
+	"github.com/idlewatt/idlewatt/internal/testutil"
+)
 
 func checkIdentify(t *testing.T, id *Identify) {
 	t.Helper()
@@ -30,8 +19,12 @@ func checkIdentify(t *testing.T, id *Identify) {
 	}
 }
 
+// realStates holds the real tools' outputs (and ones made from real images)
+// the fuzz targets start from.
+const realStates = "../../fixtures/real/states"
+
 func FuzzReadCLIText(f *testing.F) {
-	realSeeds(f, "nvme/*id-ctrl*", "nvme/*ps-lines*", "made/*.id-ctrl*.txt")
+	testutil.SeedFiles(f, realStates, "nvme/*id-ctrl*", "nvme/*ps-lines*", "made/*.id-ctrl*.txt")
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if id, err := ReadCLIText(bytes.NewReader(b)); err == nil {
 			checkIdentify(t, id)
@@ -40,7 +33,7 @@ func FuzzReadCLIText(f *testing.F) {
 }
 
 func FuzzReadSmartctl(f *testing.F) {
-	realSeeds(f, "nvme/*smartctl*")
+	testutil.SeedFiles(f, realStates, "nvme/*smartctl*")
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if id, err := ReadSmartctl(bytes.NewReader(b)); err == nil {
 			checkIdentify(t, id)
@@ -49,7 +42,7 @@ func FuzzReadSmartctl(f *testing.F) {
 }
 
 func FuzzReadFeatureText(f *testing.F) {
-	realSeeds(f, "made/apst*.txt")
+	testutil.SeedFiles(f, realStates, "made/apst*.txt")
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if a, err := ReadFeatureText(bytes.NewReader(b)); err == nil && len(a.Entries) != apstEntries {
 			t.Fatalf("%d entries", len(a.Entries))
@@ -59,7 +52,7 @@ func FuzzReadFeatureText(f *testing.F) {
 
 // FuzzJSONDialects: every dialect's psds decode within the fields' ranges.
 func FuzzJSONDialects(f *testing.F) {
-	realSeeds(f, "made/*.json")
+	testutil.SeedFiles(f, realStates, "made/*.json")
 	f.Add([]byte(`{"vid":5559,"mn":"WDC","npss":0,"apsta":1,"psds":[{"max_power":35,"flags":3,"entry_lat":4000,"exit_lat":40000,"idle_scale":64,"active_work_scale":130}]}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if id, err := DecodeIdentifyJSON(b); err == nil {
@@ -71,7 +64,7 @@ func FuzzJSONDialects(f *testing.F) {
 // FuzzSmartctlJSON: smartctl -j decodes within the fields' ranges and is
 // never taken for nvme-cli's JSON nor the reverse.
 func FuzzSmartctlJSON(f *testing.F) {
-	realSeeds(f, "nvme/*smartctl-j*", "made/*.json")
+	testutil.SeedFiles(f, realStates, "nvme/*smartctl-j*", "made/*.json")
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if id, err := DecodeSmartctlJSON(b); err == nil {
 			checkIdentify(t, id)

@@ -176,6 +176,14 @@ func PlanAPST(id *Identify, maxLatUs uint64, q Quirks, m ModuleParams) KernelPla
 	return plan
 }
 
+// Feature is the feature 0Ch the drive reports once the kernel programmed
+// p: all 32 entries, the unused ones zero.
+func (p KernelPlan) Feature() *APST {
+	e := make([]APSTEntry, apstEntries)
+	copy(e, p.Entries)
+	return &APST{Enabled: new(p.Enabled), Entries: e}
+}
+
 func usString(v uint64) string {
 	if v == Unlimited {
 		return "unlimited"

@@ -19,14 +19,14 @@ func (sys *System) WriteText(w io.Writer) error {
 	} else {
 		fmt.Fprintf(&b, "NVMe: %d controller(s)\n", len(sys.Ctrls))
 	}
-	pol := "unknown (no " + aspmPolicy + ")"
+	pol := "unknown (no " + ASPMPolicyFile + ")"
 	if p := sys.ASPMPolicy; p != nil {
 		pol = fmt.Sprintf("%s (available: %s)", p.Current, strings.Join(p.Available, ", "))
 	}
 	fmt.Fprintf(&b, "  PCIe ASPM policy: %s\n", pol)
 	m := sys.Module
 	if m == (ModuleParams{}) {
-		fmt.Fprintf(&b, "  nvme_core: not loaded (no %s)\n", nvmeCoreDir)
+		fmt.Fprintf(&b, "  nvme_core: not loaded (no %s)\n", DirNVMeCore)
 	} else {
 		fmt.Fprintf(&b, "  nvme_core: default_ps_max_latency_us %s, force_apst %s, apst primary %s ms / %s µs, secondary %s ms / %s µs\n",
 			optU(m.DefaultPSMaxLatencyUs), optB(m.ForceAPST), optU(m.APSTPrimaryTimeoutMs), optU(m.APSTPrimaryLatencyTolUs),
@@ -132,7 +132,7 @@ func writeController(b *strings.Builder, c *Controller) {
 				continue
 			}
 			var parts []string
-			for _, f := range linkFiles {
+			for _, f := range LinkFiles {
 				v := "-"
 				if s := l.States[f]; s != nil {
 					v = map[bool]string{true: "1", false: "0"}[*s]

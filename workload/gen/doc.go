@@ -19,4 +19,9 @@
 //
 // The random source is math/rand/v2's PCG, whose output is specified, so a
 // seed gives the same trace on every platform and Go release.
+//
+// # Where it sits
+//
+// The workload floor (rank 1), over workload and workload/trace; app/rig
+// and cmd/idlewatt import it.
 package gen

@@ -48,4 +48,15 @@
 // submission batch and per completion batch. Result holds IOPS, MB/s, latency per op type
 // (mean/p99/max from a log-linear histogram with 3 % buckets), the per-second
 // completion series, the busy-time data rate and lateness statistics.
+//
+// cli.go is `idlewatt replay` and `bench`: their settings (Flags,
+// BenchFlags), checked before a target is opened or created (Replay,
+// Bench), the target's fill progress, the I/O event log and the result
+// as text.
+//
+// # Where it sits
+//
+// The workload floor (rank 1), over workload, workload/trace,
+// workload/gen, workload/target and workload/uring; app/rig, app/config,
+// report (the IOPS chart) and cmd/idlewatt import it.
 package replay

@@ -42,4 +42,9 @@
 // Targets are opened O_DIRECT when asked. A filesystem that refuses it
 // (tmpfs) gets buffered I/O and a warning through Options.Warn;
 // Target.Direct says which.
+//
+// # Where it sits
+//
+// The workload floor (rank 1), standard library only; app/rig and
+// cmd/idlewatt import it.
 package target

@@ -3,10 +3,13 @@ package trace
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"os"
 	"strings"
+
+	"github.com/idlewatt/idlewatt/internal/ctxio"
 )
 
 // Format names a trace file format.
@@ -100,7 +103,7 @@ func NewReader(r io.Reader, f Format, name string) (Reader, error) {
 type File struct {
 	Reader
 	Format Format
-	f      *os.File
+	f      io.Closer
 }
 
 // Close closes the file.
@@ -112,17 +115,50 @@ func Open(path string, format Format) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	br := bufio.NewReaderSize(f, maxLine)
+	return open(context.Background(), bufio.NewReaderSize(f, maxLine), f, path, format)
+}
+
+// OpenCtx is Open of any readable file (a FIFO too) that stops reading
+// when ctx is done, with the cause (internal/ctxio).
+func OpenCtx(ctx context.Context, path string, format Format) (*File, error) {
+	br, c, err := ctxio.OpenBuffered(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	return open(ctx, br, c, path, format)
+}
+
+func open(ctx context.Context, br *bufio.Reader, c io.Closer, path string, format Format) (*File, error) {
+	var err error
 	if format == "" {
 		if format, err = Detect(br); err != nil {
-			f.Close()
+			c.Close()
+			if ctx.Err() != nil {
+				return nil, fmt.Errorf("%s: %w", path, context.Cause(ctx))
+			}
 			return nil, fmt.Errorf("%s: %w (expected fio iolog v2/v3, blkparse text, MSR CSV or %q)", path, err, NativeHeader)
 		}
 	}
 	r, err := NewReader(br, format, path)
 	if err != nil {
-		f.Close()
+		c.Close()
 		return nil, err
 	}
-	return &File{Reader: r, Format: format, f: f}, nil
+	return &File{Reader: r, Format: format, f: c}, nil
+}
+
+// Stoppable is r stopping when ctx is done (ctxio.Stopped before every op):
+// a generator reads no file that a signal could stop.
+func Stoppable(ctx context.Context, r Reader) Reader { return stoppable{ctx, r} }
+
+type stoppable struct {
+	ctx context.Context
+	Reader
+}
+
+func (t stoppable) Next() (Op, error) {
+	if err := ctxio.Stopped(t.ctx); err != nil {
+		return Op{}, err
+	}
+	return t.Reader.Next()
 }

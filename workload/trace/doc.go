@@ -22,4 +22,9 @@
 // A malformed line yields a *ParseError naming file:line and what was
 // expected; errors.Is(err, ErrSyntax) holds for all of them. No input panics
 // (every reader has a Fuzz target).
+//
+// # Where it sits
+//
+// The workload floor (rank 1), over workload; workload/gen,
+// workload/replay, app/rig and cmd/idlewatt import it.
 package trace

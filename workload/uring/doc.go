@@ -21,4 +21,9 @@
 // # References
 //
 // io_uring(7), io_uring_setup(2), io_uring_enter(2); include/uapi/linux/io_uring.h.
+//
+// # Where it sits
+//
+// The workload floor (rank 1), standard library and golang.org/x/sys only;
+// workload/replay imports it.
 package uring

@@ -27,4 +27,9 @@
 // structural fault — a CRC, a link that goes backwards, an index entry out
 // of place, a payload too short for what it claims — is an *Error with the
 // byte offset, never a panic (FuzzReader).
+//
+// # Where it sits
+//
+// The meter floor (rank 1), standard library only; meter/files and
+// capture/importer import it.
 package jls

@@ -237,12 +237,33 @@ func (rd *Reader) payload(c chunk, buf []byte) ([]byte, error) {
 // start of the file (the writer puts its own source 0 and signal 0 there)
 // and walks their lists, as the upstream reader does.
 func (rd *Reader) definitions() error {
-	var firstSource, firstSignal int64
+	firstSource, firstSignal, err := rd.firstDefinitions()
+	if err != nil {
+		return err
+	}
+	buf, err := rd.sources(firstSource, nil)
+	if err != nil {
+		return err
+	}
+	if err := rd.signals(firstSignal, buf); err != nil {
+		return err
+	}
+	for _, s := range rd.Signals {
+		if !rd.hasSource(s.SourceID) {
+			return errAt(s.Offset, "signal %d (%s) names source %d, which is not defined", s.ID, s.Name, s.SourceID)
+		}
+	}
+	return nil
+}
+
+// firstDefinitions finds the offsets of the first SOURCE_DEF and
+// SIGNAL_DEF chunks among the first 16.
+func (rd *Reader) firstDefinitions() (firstSource, firstSignal int64, err error) {
 	off := int64(fileHeaderLen)
 	for i := 0; i < 16 && (firstSource == 0 || firstSignal == 0); i++ {
 		c, err := rd.header(off)
 		if err != nil {
-			return err
+			return 0, 0, err
 		}
 		switch c.tag {
 		case tagSourceDef:
@@ -257,34 +278,45 @@ func (rd *Reader) definitions() error {
 		off = c.end()
 	}
 	if firstSource == 0 || firstSignal == 0 {
-		return errAt(fileHeaderLen, "no source and signal definitions at the start of the file")
+		return 0, 0, errAt(fileHeaderLen, "no source and signal definitions at the start of the file")
 	}
-	var buf []byte
-	for off, n := firstSource, 0; off != 0; n++ {
+	return firstSource, firstSignal, nil
+}
+
+// sources walks the source list from off into rd.Sources; buf is a
+// payload buffer to reuse, returned for the next list.
+func (rd *Reader) sources(off int64, buf []byte) ([]byte, error) {
+	for n := 0; off != 0; n++ {
 		if n > 256 {
-			return errAt(off, "more than 256 source definitions")
+			return buf, errAt(off, "more than 256 source definitions")
 		}
 		c, err := rd.header(off)
 		if err != nil {
-			return err
+			return buf, err
 		}
 		if c.tag != tagSourceDef {
-			return errAt(off, "chunk of tag 0x%02x in the source list", c.tag)
+			return buf, errAt(off, "chunk of tag 0x%02x in the source list", c.tag)
 		}
 		if buf, err = rd.payload(c, buf); err != nil {
-			return err
+			return buf, err
 		}
 		s, err := parseSource(c, buf)
 		if err != nil {
-			return err
+			return buf, err
 		}
 		rd.Sources = append(rd.Sources, s)
 		if off, err = forward(c); err != nil {
-			return err
+			return buf, err
 		}
 	}
+	return buf, nil
+}
+
+// signals walks the signal list from off into rd.Signals, with the track
+// heads it holds.
+func (rd *Reader) signals(off int64, buf []byte) error {
 	byID := map[uint16]*Signal{}
-	for off, n := firstSignal, 0; off != 0; n++ {
+	for n := 0; off != 0; n++ {
 		if n > 256*8 {
 			return errAt(off, "more than %d chunks in the signal list", 256*8)
 		}
@@ -307,23 +339,8 @@ func (rd *Reader) definitions() error {
 			byID[s.ID] = s
 			rd.Signals = append(rd.Signals, s)
 		case c.tag&0xe7 == 0x20|chunkHead: // a TRACK_*_HEAD
-			id := c.meta & 0x0fff
-			s := byID[id]
-			if s == nil {
-				return errAt(off, "track head of signal %d before its definition", id)
-			}
-			if len(buf) != levels*8 {
-				return errAt(off, "track head payload is %d bytes, want %d", len(buf), levels*8)
-			}
-			var h [levels]int64
-			for k := range h {
-				h[k] = int64(le.Uint64(buf[8*k:]))
-			}
-			switch c.tag >> 3 & 3 {
-			case trackFSR:
-				s.fsrHead = h
-			case trackUTC:
-				s.utcHead = h
+			if err := trackHead(off, c, buf, byID); err != nil {
+				return err
 			}
 		case c.tag&0xe7 == 0x20|chunkDef: // TRACK_*_DEF: empty
 		default:
@@ -333,10 +350,29 @@ func (rd *Reader) definitions() error {
 			return err
 		}
 	}
-	for _, s := range rd.Signals {
-		if !rd.hasSource(s.SourceID) {
-			return errAt(s.Offset, "signal %d (%s) names source %d, which is not defined", s.ID, s.Name, s.SourceID)
-		}
+	return nil
+}
+
+// trackHead takes a TRACK_*_HEAD chunk c (at off, payload buf): the first
+// chunk of each summary level of its signal's FSR or UTC track.
+func trackHead(off int64, c chunk, buf []byte, byID map[uint16]*Signal) error {
+	id := c.meta & 0x0fff
+	s := byID[id]
+	if s == nil {
+		return errAt(off, "track head of signal %d before its definition", id)
+	}
+	if len(buf) != levels*8 {
+		return errAt(off, "track head payload is %d bytes, want %d", len(buf), levels*8)
+	}
+	var h [levels]int64
+	for k := range h {
+		h[k] = int64(le.Uint64(buf[8*k:]))
+	}
+	switch c.tag >> 3 & 3 {
+	case trackFSR:
+		s.fsrHead = h
+	case trackUTC:
+		s.utcHead = h
 	}
 	return nil
 }

@@ -53,4 +53,10 @@
 // possible, starting with IDENTITY, (v2) the ACK of LINK, CALIBRATION and
 // the ACK of START so the file decodes on its own (hub.DecodeStream,
 // `idlewatt record --port FILE`). With no host there is no RESEND.
+//
+// # Where it sits
+//
+// The meter floor (rank 1), beside its driver (it speaks meter/hub's
+// protocol); app/emuhub puts simulated drives behind it for `hub emulate`,
+// the rig, apst and the accuracy campaign.
 package hubemu

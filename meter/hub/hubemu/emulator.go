@@ -124,7 +124,19 @@ type Faults struct {
 	Inject []Injection
 }
 
+// validate fills in the defaults and checks the options, in steps whose
+// order matters: a step's defaults are what the later ones check.
 func (o *Options) validate() error {
+	for _, step := range []func() error{o.validateHub, o.validateFaults, o.validateProtocol, o.validateLSBs} {
+		if err := step(); err != nil {
+			return err
+		}
+	}
+	return o.validateInject()
+}
+
+// validateHub: ports, ACCURACY entries, rates, link, drives, identity.
+func (o *Options) validateHub() error {
 	if o.Ports == 0 {
 		o.Ports = 2
 	}
@@ -167,6 +179,11 @@ func (o *Options) validate() error {
 	if o.Serial == "" {
 		o.Serial = fmt.Sprintf("EMU%08X", uint32(o.Seed))
 	}
+	return nil
+}
+
+// validateFaults: fault rates and periods, the buffer, the tick.
+func (o *Options) validateFaults() error {
 	f := o.Faults
 	for _, p := range []float64{f.CorruptRate, f.DropRate, f.TruncateRate} {
 		if p < 0 || p > 1 {
@@ -182,6 +199,12 @@ func (o *Options) validate() error {
 	if o.Tick == 0 {
 		o.Tick = 5 * time.Millisecond
 	}
+	return nil
+}
+
+// validateProtocol: the protocol version (and the 3.3 V rail it allows),
+// the ring, the frame size, the format mask.
+func (o *Options) validateProtocol() error {
 	if o.Protocol == 0 {
 		o.Protocol = 2
 		if o.Rail3V3 {
@@ -210,6 +233,11 @@ func (o *Options) validate() error {
 		o.Formats&hub.FormatBitPacked != 0 && o.Formats&hub.FormatBit20 == 0 {
 		return fmt.Errorf("hubemu: format mask 0x%02X (16-bit always; packed only with 20-bit)", o.Formats)
 	}
+	return nil
+}
+
+// validateLSBs: each rail's current LSBs, the sample format.
+func (o *Options) validateLSBs() error {
 	for j := range allRails {
 		// What the hub driver's bounds accept once trimmed by up to 0.5 %,
 		// and (16-bit) a CAL register 0.00512 / (LSB × shunt) of 1–65535.
@@ -226,7 +254,7 @@ func (o *Options) validate() error {
 	if o.Format != 0 && (hub.FormatWidth(o.Format) == 0 || o.Formats&(1<<(o.Format-1)) == 0) {
 		return fmt.Errorf("hubemu: sample format %d (1 = 16-bit, 2 = 20-bit, 3 = packed 20-bit; one of the format mask)", o.Format)
 	}
-	return o.validateInject()
+	return nil
 }
 
 // Emulator serves the hub protocol on a pseudo-terminal, like

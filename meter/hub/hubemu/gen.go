@@ -590,25 +590,10 @@ func (g *gen) handle(f *hub.Frame, now time.Duration) {
 	if f.Type >= 0x80 {
 		return // a hub→host type: not addressed to the hub
 	}
+	if !g.admit(f) {
+		return
+	}
 	p := f.Payload
-	if g.o.Protocol < 2 && (f.Type == hub.TypeLink || f.Type == hub.TypeResend) {
-		g.nak(f.Seq, f.Type, hub.ReasonUnknownCommand) // a v1 hub does not know them
-		return
-	}
-	if f.Type == hub.TypeResend && g.linkVer < 2 {
-		g.nak(f.Seq, f.Type, hub.ReasonNotNegotiated)
-		return
-	}
-	startLen := 6
-	if g.linkVer >= 2 {
-		startLen = 8
-	}
-	want := map[hub.Type]int{hub.TypeIdentify: 0, hub.TypeStart: startLen, hub.TypeStop: 0, hub.TypeDevSlp: 2,
-		hub.TypePower: 2, hub.TypeMark: 4, hub.TypeReadCal: 0, hub.TypeReadAccuracy: 0, hub.TypeLink: 4, hub.TypeResend: 12}
-	if n, ok := want[f.Type]; ok && len(p) != n || f.Type == hub.TypePing && len(p) > 32 {
-		g.nak(f.Seq, f.Type, hub.ReasonBadLength)
-		return
-	}
 	// Samples before the command see the state before it (a drive that
 	// renders with a lag keeps the states between).
 	g.render(now - g.lag)
@@ -626,35 +611,9 @@ func (g *gen) handle(f *hub.Frame, now time.Duration) {
 		acc := hub.Accuracy{Entries: g.o.Accuracy}
 		g.put(g.frame(hub.TypeAccuracy, f.Seq, acc.Append))
 	case hub.TypeLink:
-		var l hub.Link
-		l.DecodeFromBytes(p) //nolint:errcheck // length checked above
-		if l.Version < 1 || int(l.Version) > g.o.Protocol || l.MaxFrame < hub.MinMaxFrame || int(l.MaxFrame) > hub.MaxFrame {
-			g.nak(f.Seq, f.Type, hub.ReasonBadValue)
-			return
-		}
-		if g.streaming && int(l.Version) != g.linkVer {
-			g.nak(f.Seq, f.Type, hub.ReasonStreaming) // the stream's frames are of the link's version
-			return
-		}
-		g.linkVer = int(l.Version)
-		g.maxFrame = hub.MaxFrame
-		if g.linkVer >= 2 {
-			g.maxFrame = min(int(l.MaxFrame), g.o.MaxFrame)
-		}
-		g.ack(f.Seq, hub.Ack{Cmd: hub.TypeLink, Version: l.Version, MaxFrame: uint16(g.maxFrame)})
+		g.handleLink(f)
 	case hub.TypeResend:
-		var r hub.Resend
-		err := r.DecodeFromBytes(p)
-		r.First -= g.jump // the host asks in the count it was sent
-		switch {
-		case err != nil || r.First+uint64(r.Count) > g.next || r.First+uint64(r.Count) < r.First:
-			// Not taken yet (the ring answers after STOP too, until the next START).
-			g.nak(f.Seq, f.Type, hub.ReasonNeverSent)
-		case g.ringN == 0:
-			g.nak(f.Seq, f.Type, hub.ReasonNoRing)
-		default:
-			g.resend(f.Seq, r)
-		}
+		g.handleResend(f)
 	case hub.TypePing:
 		g.ack(f.Seq, hub.Ack{Cmd: hub.TypePing, Echo: p})
 	case hub.TypeStop:
@@ -662,61 +621,138 @@ func (g *gen) handle(f *hub.Frame, now time.Duration) {
 		g.streaming = false
 		g.ack(f.Seq, hub.Ack{Cmd: hub.TypeStop})
 	case hub.TypeStart:
-		var s hub.Start
-		if err := s.DecodeFromBytes(p); err != nil {
-			// The length is checked above: the one error left is an
-			// 8-byte (v2) START with sample format 0.
-			g.nak(f.Seq, f.Type, hub.ReasonBadFormat)
-			return
-		}
-		if s.Flags&hub.StartResume != 0 && g.streaming && s.Rate == uint32(g.rate) && s.PortMask == g.portMask &&
-			(s.Format == 0 || s.Format == g.format) {
-			// A host back from a lost link: keep streaming and counting.
-			g.ack(f.Seq, g.ackStart(s))
-			return
-		}
-		if r := g.checkStart(s); r != 0 {
-			g.nak(f.Seq, f.Type, r)
-			return
-		}
-		g.start(int(s.Rate), s.PortMask, s.Format, now)
-		g.ack(f.Seq, g.ackStart(s))
+		g.handleStart(f, now)
 	case hub.TypeDevSlp, hub.TypePower:
-		port, v := int(p[0]), p[1]
-		switch {
-		case port < 1 || port > g.o.Ports:
-			g.nak(f.Seq, f.Type, hub.ReasonBadPort)
-			return
-		case v > 1:
-			g.nak(f.Seq, f.Type, hub.ReasonBadValue)
-			return
-		}
-		kind := uint8(hub.EvDevSlp)
-		if f.Type == hub.TypeDevSlp {
-			g.o.Drives[port-1].SetDevSlp(now, v == 1)
-		} else {
-			kind = hub.EvPortPower
-			g.power[port-1] = v == 1
-			g.o.Drives[port-1].SetPower(now, v == 1)
-		}
-		g.ack(f.Seq, hub.Ack{Cmd: f.Type})
-		ev := hub.Event{Kind: kind, Port: uint8(port), Index: g.wire(g.index(now)), Value: uint32(v)}
-		g.put(g.frame(hub.TypeEvent, g.nextSeq(), ev.Append))
+		g.handlePin(f, now)
 	case hub.TypeMark:
-		if !g.streaming {
-			g.nak(f.Seq, f.Type, hub.ReasonNotStreaming)
-			return
-		}
-		me := hub.MarkEcho{ID: le32(p), Index: g.wire(g.markIndex(now))}
-		if g.badEcho { // InjectMarkEchoShort
-			g.badEcho = false
-			g.put(g.frame(hub.TypeMarkEcho, f.Seq, func(b []byte) []byte { return me.Append(b)[:len(b)+11] }))
-			return
-		}
-		g.put(g.frame(hub.TypeMarkEcho, f.Seq, me.Append))
+		g.handleMark(f, now)
 	default:
 		g.nak(f.Seq, f.Type, hub.ReasonUnknownCommand)
 	}
+}
+
+// admit refuses (NAK) a command this hub's protocol version or the link
+// does not know, or of the wrong length; false when it did.
+func (g *gen) admit(f *hub.Frame) bool {
+	p := f.Payload
+	if g.o.Protocol < 2 && (f.Type == hub.TypeLink || f.Type == hub.TypeResend) {
+		g.nak(f.Seq, f.Type, hub.ReasonUnknownCommand) // a v1 hub does not know them
+		return false
+	}
+	if f.Type == hub.TypeResend && g.linkVer < 2 {
+		g.nak(f.Seq, f.Type, hub.ReasonNotNegotiated)
+		return false
+	}
+	startLen := 6
+	if g.linkVer >= 2 {
+		startLen = 8
+	}
+	want := map[hub.Type]int{hub.TypeIdentify: 0, hub.TypeStart: startLen, hub.TypeStop: 0, hub.TypeDevSlp: 2,
+		hub.TypePower: 2, hub.TypeMark: 4, hub.TypeReadCal: 0, hub.TypeReadAccuracy: 0, hub.TypeLink: 4, hub.TypeResend: 12}
+	if n, ok := want[f.Type]; ok && len(p) != n || f.Type == hub.TypePing && len(p) > 32 {
+		g.nak(f.Seq, f.Type, hub.ReasonBadLength)
+		return false
+	}
+	return true
+}
+
+// handleLink negotiates the link's version and maximum frame.
+func (g *gen) handleLink(f *hub.Frame) {
+	var l hub.Link
+	l.DecodeFromBytes(f.Payload) //nolint:errcheck // length checked in admit
+	if l.Version < 1 || int(l.Version) > g.o.Protocol || l.MaxFrame < hub.MinMaxFrame || int(l.MaxFrame) > hub.MaxFrame {
+		g.nak(f.Seq, f.Type, hub.ReasonBadValue)
+		return
+	}
+	if g.streaming && int(l.Version) != g.linkVer {
+		g.nak(f.Seq, f.Type, hub.ReasonStreaming) // the stream's frames are of the link's version
+		return
+	}
+	g.linkVer = int(l.Version)
+	g.maxFrame = hub.MaxFrame
+	if g.linkVer >= 2 {
+		g.maxFrame = min(int(l.MaxFrame), g.o.MaxFrame)
+	}
+	g.ack(f.Seq, hub.Ack{Cmd: hub.TypeLink, Version: l.Version, MaxFrame: uint16(g.maxFrame)})
+}
+
+// handleResend sends again the samples asked for from the ring.
+func (g *gen) handleResend(f *hub.Frame) {
+	var r hub.Resend
+	err := r.DecodeFromBytes(f.Payload)
+	r.First -= g.jump // the host asks in the count it was sent
+	switch {
+	case err != nil || r.First+uint64(r.Count) > g.next || r.First+uint64(r.Count) < r.First:
+		// Not taken yet (the ring answers after STOP too, until the next START).
+		g.nak(f.Seq, f.Type, hub.ReasonNeverSent)
+	case g.ringN == 0:
+		g.nak(f.Seq, f.Type, hub.ReasonNoRing)
+	default:
+		g.resend(f.Seq, r)
+	}
+}
+
+// handleStart starts streaming, or resumes a stream a host lost.
+func (g *gen) handleStart(f *hub.Frame, now time.Duration) {
+	var s hub.Start
+	if err := s.DecodeFromBytes(f.Payload); err != nil {
+		// The length is checked in admit: the one error left is an
+		// 8-byte (v2) START with sample format 0.
+		g.nak(f.Seq, f.Type, hub.ReasonBadFormat)
+		return
+	}
+	if s.Flags&hub.StartResume != 0 && g.streaming && s.Rate == uint32(g.rate) && s.PortMask == g.portMask &&
+		(s.Format == 0 || s.Format == g.format) {
+		// A host back from a lost link: keep streaming and counting.
+		g.ack(f.Seq, g.ackStart(s))
+		return
+	}
+	if r := g.checkStart(s); r != 0 {
+		g.nak(f.Seq, f.Type, r)
+		return
+	}
+	g.start(int(s.Rate), s.PortMask, s.Format, now)
+	g.ack(f.Seq, g.ackStart(s))
+}
+
+// handlePin sets a port's DEVSLP pin or power, and reports it as an event.
+func (g *gen) handlePin(f *hub.Frame, now time.Duration) {
+	p := f.Payload
+	port, v := int(p[0]), p[1]
+	switch {
+	case port < 1 || port > g.o.Ports:
+		g.nak(f.Seq, f.Type, hub.ReasonBadPort)
+		return
+	case v > 1:
+		g.nak(f.Seq, f.Type, hub.ReasonBadValue)
+		return
+	}
+	kind := uint8(hub.EvDevSlp)
+	if f.Type == hub.TypeDevSlp {
+		g.o.Drives[port-1].SetDevSlp(now, v == 1)
+	} else {
+		kind = hub.EvPortPower
+		g.power[port-1] = v == 1
+		g.o.Drives[port-1].SetPower(now, v == 1)
+	}
+	g.ack(f.Seq, hub.Ack{Cmd: f.Type})
+	ev := hub.Event{Kind: kind, Port: uint8(port), Index: g.wire(g.index(now)), Value: uint32(v)}
+	g.put(g.frame(hub.TypeEvent, g.nextSeq(), ev.Append))
+}
+
+// handleMark echoes a mark with the index of the sample it arrived at.
+func (g *gen) handleMark(f *hub.Frame, now time.Duration) {
+	if !g.streaming {
+		g.nak(f.Seq, f.Type, hub.ReasonNotStreaming)
+		return
+	}
+	me := hub.MarkEcho{ID: le32(f.Payload), Index: g.wire(g.markIndex(now))}
+	if g.badEcho { // InjectMarkEchoShort
+		g.badEcho = false
+		g.put(g.frame(hub.TypeMarkEcho, f.Seq, func(b []byte) []byte { return me.Append(b)[:len(b)+11] }))
+		return
+	}
+	g.put(g.frame(hub.TypeMarkEcho, f.Seq, me.Append))
 }
 
 func le32(p []byte) uint32 {

@@ -18,4 +18,9 @@
 // pass unchanged) and held open (no hang-up between hosts), the master in
 // Go's poller, so Close returns even while a Write is stuck on a pty that a
 // stalled host no longer reads (TestCloseWithStalledHost).
+//
+// # Where it sits
+//
+// The meter floor (rank 1), beside its driver; cmd/idlewatt (`ppk2
+// emulate`) imports it.
 package ppk2emu

@@ -17,4 +17,9 @@
 //
 // The pty comes from internal/ptyserve (slave raw and held open, master in
 // Go's poller), so Close returns even while a host still holds the slave.
+//
+// # Where it sits
+//
+// The meter floor (rank 1), beside its driver; cmd/idlewatt (`scpi
+// emulate`) imports it.
 package scpiemu

@@ -1,5 +1,5 @@
 // Package pslevel is the model of an NVMe drive's idle levels by power
-// state — what APST verification (analysis/states) judges with and what a
+// state — what APST verification (analysis/judge) judges with and what a
 // capture's learned levels are named from — with no host control in it:
 // no sysfs, no ioctl, no golang.org/x/sys. states/nvme builds the levels
 // from a drive's power-state table (nvme.TableLevels) and re-exports these

@@ -40,4 +40,9 @@
 // HubDrive is a meter.SimDrive3V3: the model on the 3.3 V rail of a hub
 // port (protocol 3, an M.2 interposer), what `hub emulate --nvme` serves
 // beside SATA drives.
+//
+// # Where it sits
+//
+// Rank 1.5 with the other simulated drives, above meter; app/emuhub,
+// app/rig, app/apst and cmd/idlewatt import it, never analysis.
 package sim

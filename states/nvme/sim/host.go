@@ -4,13 +4,14 @@ import (
 	"fmt"
 
 	"github.com/idlewatt/idlewatt/states/nvme"
+	"github.com/idlewatt/idlewatt/states/nvme/nvmehost"
 )
 
 // BuildHost writes a simulated laptop's sysfs tree under dir with one NVMe
 // controller per profile (nvme0, nvme1, … behind root ports 0000:00:1c.N),
 // as a well-tuned laptop has it: pcie_aspm powersupersave, every link
 // state on, latency tolerance 100000 µs, and the APST table the kernel
-// programs (nvme.KernelFeature). Write through nvme.SimFS so a new
+// programs (nvme.KernelFeature). Write through nvmehost.SimFS so a new
 // tolerance reprograms the table.
 func BuildHost(dir string, profiles []Profile) error {
 	l := nvme.Laptop{DMI: nvme.DMI{SysVendor: "idlewatt", ProductName: "simulated laptop"}, ASPMPolicy: "powersupersave"}
@@ -22,5 +23,5 @@ func BuildHost(dir string, profiles []Profile) error {
 		c.APST = nvme.KernelFeature(l, c)
 		l.Ctrls = append(l.Ctrls, c)
 	}
-	return nvme.BuildTree(dir, l)
+	return nvmehost.BuildTree(dir, l)
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/idlewatt/idlewatt/states/nvme"
+	"github.com/idlewatt/idlewatt/states/nvme/nvmehost"
 	"github.com/idlewatt/idlewatt/units"
 )
 
@@ -176,7 +177,7 @@ func TestBuildHost(t *testing.T) {
 	if err := BuildHost(dir, Profiles()); err != nil {
 		t.Fatal(err)
 	}
-	sys := nvme.Open(dir, nvme.Options{})
+	sys := nvmehost.Open(dir, nvmehost.Options{})
 	if len(sys.Ctrls) != 2 || len(sys.Problems) != 0 {
 		t.Fatalf("%+v", sys)
 	}

@@ -12,4 +12,7 @@
 // burst/gap structure, not the exact mix (Futuremark's PCMark 7 Technical
 // Guide publishes the mix of only two of its seven storage traces; see
 // docs/workload.md).
+//
+// Where it sits: a `go run` tool beside states/drivesim (rank 1.5) that
+// draws one docs image; nothing imports it.
 package main

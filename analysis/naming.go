@@ -1,0 +1,276 @@
+package analysis
+
+import (
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/internal/stat"
+	"github.com/idlewatt/idlewatt/states/detect"
+	"github.com/idlewatt/idlewatt/units"
+)
+
+// devslpZ is how many standard errors below the level it sits at outside
+// the pin the DEVSLP-asserted level must be to be DevSlp, and
+// devslpRel the fraction of that level it must be below it by at least.
+const (
+	devslpZ   = 4.5
+	devslpRel = 0.05
+)
+
+// minLevelW is the least power a learned level is given: 1 nW. A level
+// at or below 0 W (a DevSlp floor under one LSB of a quantised meter, its
+// readings 0) is present; in Levels 0 means absent.
+const minLevelW = 1e-9
+
+// naming is nameLevels' work: the modes, highest first, what each is
+// named and where it came from, the levels and their evidence.
+type naming struct {
+	f      scaleFit
+	blockS float64
+	all    []mode
+	named  []string
+	from   []string
+	ev     map[string]string
+	lv     detect.Levels
+	idle   int
+	se     func(n float64) float64 // the standard error of a level held n blocks
+}
+
+// gather collects the modes: the long blocks' fit, the levels the short
+// blocks resolve and the long ones do not, the plateaus of the power after
+// I/O, sorted highest first, the doublets merged; onto maps a level inside
+// a merged doublet onto it.
+func (nm *naming) gather(l *levelLearner, hdr capture.Header) (onto func(float64) float64) {
+	long := &l.scales[0]
+	all := nm.f.all
+	from := make([]string, len(all))
+	// Levels the short blocks resolve and the long ones do not have: held
+	// for tens of ms at a time (a Partial between I/O and Slumber).
+	sf := l.fitScale(&l.scales[1], hdr)
+	for _, m := range sf.all {
+		if nearest(all, m.x, 3*sf.h) < 0 {
+			k := float64(long.per) / float64(l.scales[1].per)
+			m.n /= k
+			for c := range m.byCtx {
+				m.byCtx[c] /= k
+			}
+			all = append(all, m)
+			from = append(from, fmt.Sprintf(" (%.0f ms blocks)", sf.blockS*1e3))
+		}
+	}
+	// Plateaus of the power after I/O the blocks do not resolve.
+	for _, c := range []learnCtx{ctxLPM, ctxMedium, ctxMinPower} {
+		for _, pl := range l.post[c].plateaus(c) {
+			if nearest(all, pl.w, 2*nm.f.sb) >= 0 {
+				continue
+			}
+			m := mode{x: pl.w, n: (pl.to - pl.from) / 1e3 * float64(pl.stretches) / nm.blockS}
+			m.byCtx[c] = m.n
+			all = append(all, m)
+			from = append(from, fmt.Sprintf(" (the power after I/O under %s: held from %.0f to %.0f ms after it, over %d stretches)", ctxNames[c], pl.from, pl.to, pl.stretches))
+		}
+	}
+	ix := make([]int, len(all))
+	for i := range ix {
+		ix[i] = i
+	}
+	sort.SliceStable(ix, func(a, b int) bool { return all[ix[a]].x > all[ix[b]].x })
+	sorted, sfrom := make([]mode, len(all)), make([]string, len(all))
+	for i, j := range ix {
+		sorted[i], sfrom[i] = all[j], from[j]
+	}
+	nm.all, nm.from, onto = mergeDoublets(sorted, sfrom, long.telegraphStep())
+	nm.named = make([]string, len(nm.all))
+	return onto
+}
+
+// nameIdle names active idle — the dominant mode of quiet time under
+// max_performance (mp), where the link never leaves active; else the
+// highest level that is not background work — and the levels above it
+// background. false when there is no level.
+func (nm *naming) nameIdle(long *blockScale, mp mode, hasMP bool) bool {
+	all := nm.all
+	idle := -1
+	if hasMP {
+		idle = nearest(all, mp.x, math.Max(3*nm.f.h, 5*nm.se(mp.n)))
+		if idle < 0 {
+			all = append([]mode{mp}, all...)
+			nm.named = append([]string{""}, nm.named...)
+			nm.from = append([]string{""}, nm.from...)
+			sort.SliceStable(all, func(a, b int) bool { return all[a].x > all[b].x })
+			idle = nearest(all, mp.x, 0)
+		}
+		nm.ev["idle"] = "the quiet time under max_performance (the link stays active)"
+	} else if len(all) > 0 {
+		// The highest level that is not background work: background is
+		// entered from a lower level without I/O and left back to it; the
+		// link is entered at the end of I/O, or from above.
+		up, down, starts := make([]float64, len(all)), make([]float64, len(all)), make([]float64, len(all))
+		for _, st := range long.steps {
+			fi, ti := nearest(all, st.from, 0), nearest(all, st.to, 0)
+			if fi == ti {
+				continue
+			}
+			if all[ti].x > all[fi].x {
+				up[ti]++
+			} else {
+				down[ti]++
+			}
+		}
+		for _, b := range long.starts.bins {
+			starts[nearest(all, b.sum/b.n, 0)] += b.n
+		}
+		idle = 0
+		for idle+1 < len(all) && up[idle] >= 3 && up[idle] > 2*(down[idle]+starts[idle]) {
+			idle++
+		}
+		nm.ev["idle"] = "the highest level of quiet time that is not background work (entered from below without I/O); no max_performance time recorded"
+	}
+	nm.all = all
+	if idle < 0 {
+		return false
+	}
+	nm.idle = idle
+	nm.lv.Idle = units.Watts(all[idle].x)
+	nm.named[idle] = "idle"
+	for i := range idle {
+		nm.named[i] = "background"
+	}
+	return true
+}
+
+// nameDevSlpAtPin names DevSlp: the level of DEVSLP-asserted time (dp),
+// if it lies below the level the drive held just before an assertion (a
+// drive that ignores the pin stays there; one already in the HBA's own
+// DevSlp was there).
+func (nm *naming) nameDevSlpAtPin(cycles []pinCycle, dp mode) {
+	all, idle, se := nm.all, nm.idle, nm.se
+	// Cycle by cycle: a drop from the level held just before the
+	// assertion to the level under the pin, beyond both means' errors.
+	// Cycle by cycle, the level the drive rested at before the
+	// assertion: the median of the 10 ms means before it that lie
+	// nearest a level below active idle (at least 3 of them; else
+	// those at idle) — a GC burst over most of the window, a wake, is
+	// not where the drive rests. Against the median under the pin (1.2533 σ_b √(k/n) each),
+	// in one cycle or pooled over all (weighted by 1/SE²: under a noise
+	// that makes one cycle's drop uncertain, two are surer; a drive
+	// that ignores the pin drops by nothing in any).
+	var sw, swd float64
+	var best, bestPre float64
+	for _, cy := range cycles {
+		if len(cy.pre) < 3 || len(cy.pin) < 3 {
+			continue
+		}
+		var rest, atIdle []float64
+		for _, x := range cy.pre {
+			switch i := nearest(all, x, 0); {
+			case i > idle:
+				rest = append(rest, x)
+			case i == idle:
+				atIdle = append(atIdle, x)
+			}
+		}
+		if len(rest) < 3 {
+			rest = atIdle // a drive that rests at idle (no link power management)
+		}
+		if len(rest) < 3 {
+			continue
+		}
+		pre, pin := stat.OrderQuantile(rest, 0.5), stat.OrderQuantile(cy.pin, 0.5)
+		d := pre - pin
+		u := 1.2533 * math.Hypot(se(float64(len(rest))), se(float64(len(cy.pin))))
+		if !(u > 0) {
+			u = 1e-12
+		}
+		sw += 1 / (u * u)
+		swd += d / (u * u)
+		if d > devslpRel*pre && d/u > best {
+			best, bestPre = d/u, pre
+		}
+	}
+	pooled, pooledD := 0.0, 0.0
+	if sw > 0 {
+		pooledD = swd / sw
+		pooled = pooledD * math.Sqrt(sw)
+	}
+	if dp.x < float64(nm.lv.Idle) && (best >= devslpZ || (pooled >= devslpZ && pooledD > devslpRel*dp.x)) {
+		// A floor under one LSB of a quantised meter reads 0 W, which
+		// Levels takes for "no DevSlp": such a level is present, at
+		// minLevelW (before, its drives' Slumber was named at the
+		// floor and their real Slumber left unnamed: campaign 1:66).
+		nm.lv.DevSlp = units.Watts(math.Max(dp.x, minLevelW))
+		nm.ev["devslp"] = fmt.Sprintf("DEVSLP-asserted time: the power fell below the level held before the assertions (%.1f standard errors in one cycle, from %.3g W; %.1f pooled over the cycles)", best, bestPre, pooled)
+	}
+	if nm.lv.DevSlp > 0 {
+		// The HBA's own DevSlp outside the pin: levels at the pin's
+		// (within the two means' errors), or below it.
+		for i := idle + 1; i < len(all); i++ {
+			if math.Abs(all[i].x-dp.x) <= devslpZ*math.Hypot(se(dp.n), se(all[i].n)) || all[i].x < dp.x {
+				nm.named[i] = "devslp"
+			}
+		}
+	}
+}
+
+// nameHBADevSlp names DevSlp without a pin, or with the pin's drop not
+// resolved (the meter's level steps widen every mean's error): the HBA's
+// own DevSlp is a level below another, reached only under a policy that
+// lets the HBA enter it.
+func (nm *naming) nameHBADevSlp() {
+	all := nm.all
+	if n := len(all); n-nm.idle-1 >= 2 {
+		i, j := n-1, n-2
+		if m := all[i]; m.byCtx[ctxMinPower] >= 0.9*m.n && all[j].byCtx[ctxMinPower] < 0.9*all[j].n && m.x < 0.5*all[j].x {
+			nm.lv.DevSlp = units.Watts(math.Max(m.x, minLevelW))
+			nm.named[i] = "devslp"
+			nm.ev["devslp"] = "a level below the others reached only under min_power (the HBA's own DevSlp)"
+		}
+	}
+}
+
+// nameRest names Partial and Slumber: the highest and the lowest of the
+// levels left between idle and DevSlp.
+func (nm *naming) nameRest() {
+	all, named, from, ev, lv := nm.all, nm.named, nm.from, nm.ev, &nm.lv
+	var rest []int
+	for i := nm.idle + 1; i < len(all); i++ {
+		if named[i] == "" {
+			rest = append(rest, i)
+		}
+	}
+	switch n := len(rest); {
+	case n == 1:
+		m := all[rest[0]]
+		if m.byCtx[ctxMedium] >= 0.7*m.n {
+			lv.Partial, named[rest[0]] = units.Watts(m.x), "partial"
+			ev["partial"] = "the one level below active idle, held under medium_power (Partial only)" + from[rest[0]]
+		} else {
+			lv.Slumber, named[rest[0]] = units.Watts(math.Max(m.x, minLevelW)), "slumber"
+			ev["slumber"] = "the one level between active idle and DevSlp" + from[rest[0]]
+		}
+	case n == 2:
+		lv.Partial, named[rest[0]] = units.Watts(all[rest[0]].x), "partial"
+		lv.Slumber, named[rest[1]] = units.Watts(math.Max(all[rest[1]].x, minLevelW)), "slumber"
+		ev["partial"] = "the higher level between active idle and DevSlp" + from[rest[0]]
+		ev["slumber"] = "the lower level between active idle and DevSlp" + from[rest[1]]
+	case n > 2:
+		// More levels than the link has between idle and DevSlp: the
+		// meter's level steps split a level in two (a random telegraph), or
+		// a DevSlp half was not named. Partial is the highest; Slumber the
+		// one held longest of the others — the link rests in Slumber; the
+		// lowest was a telegraph half of the DevSlp floor (campaign 1:120:
+		// Slumber named at 3.3 mW, the true 27.6 mW left unnamed).
+		lv.Partial, named[rest[0]] = units.Watts(all[rest[0]].x), "partial"
+		k := rest[1]
+		for _, i := range rest[2:] {
+			if all[i].n > all[k].n {
+				k = i
+			}
+		}
+		lv.Slumber, named[k] = units.Watts(math.Max(all[k].x, minLevelW)), "slumber"
+		ev["partial"] = "the highest level between active idle and DevSlp" + from[rest[0]]
+		ev["slumber"] = "the level held longest below Partial and above DevSlp" + from[k]
+	}
+}

@@ -1,0 +1,191 @@
+package detect
+
+import (
+	"math"
+	"sort"
+	"time"
+
+	"github.com/idlewatt/idlewatt/hostclock"
+	"github.com/idlewatt/idlewatt/internal/stat"
+	"github.com/idlewatt/idlewatt/states/powerstate"
+	"github.com/idlewatt/idlewatt/units"
+)
+
+// Push adds one sample: its host time, its power (all rails), and whether an
+// I/O was in flight (or within the settle tail) at that time. Classification
+// lags by half the smoothing window.
+func (c *Classifier) Push(t hostclock.Time, p units.Watts, busy bool) {
+	w := float64(p)
+	c.noteDiff(w)
+	if !c.decided {
+		c.pend = append(c.pend, pendSample{t, w, busy})
+		if len(c.pend) >= AdaptSamples {
+			c.decide()
+		}
+		return
+	}
+	c.push(t, w, busy)
+}
+
+// sortKey orders a reading in the sorted window: a NaN (a broken reading)
+// counts as the lowest power, so it can be found again to be removed.
+func sortKey(w float64) float64 {
+	if math.IsNaN(w) {
+		return math.Inf(-1)
+	}
+	return w
+}
+
+func (c *Classifier) push(t hostclock.Time, w float64, busy bool) {
+	if c.adaptive {
+		c.hist.add(t, w)
+	}
+	n := len(c.rw)
+	rs := c.th.classify(w)
+	if c.ringN == n {
+		c.count[c.rc[c.ringPos]]--
+		old := sortKey(c.rw[c.ringPos])
+		c.sorted = removeSorted(c.sorted, old)
+		if c.rb[c.ringPos] {
+			c.busyN--
+		} else {
+			c.idleSorted = removeSorted(c.idleSorted, old)
+		}
+	}
+	k := sortKey(w)
+	c.sorted = insertSorted(c.sorted, k)
+	if busy {
+		c.busyN++
+	} else {
+		c.idleSorted = insertSorted(c.idleSorted, k)
+	}
+	c.rc[c.ringPos] = rs
+	c.count[rs]++
+	c.rt[c.ringPos], c.rw[c.ringPos], c.rb[c.ringPos] = t, w, busy
+	c.ringPos = (c.ringPos + 1) % n
+	if c.ringN < n {
+		c.ringN++
+		if c.ringN < n {
+			return
+		}
+		// The window just filled: classify its older half with windows
+		// that start at the first sample.
+		oldest := c.ringPos // full ring: the oldest follows the newest
+		for k := 0; k < n/2; k++ {
+			i := (oldest + k) % n
+			c.classify(c.rt[i], c.rw[i], c.rb[i], c.th.classify(c.median(oldest, k+n/2+1)))
+		}
+	}
+	mid := (c.ringPos + n/2) % n // the centre of the (full) window
+	var st powerstate.State
+	switch {
+	case c.busyN > 0 && !c.rb[mid] && len(c.idleSorted) > 0:
+		st = c.th.classify(c.idleSorted[len(c.idleSorted)/2])
+	case c.count[rs] > n/2:
+		st = rs
+	default:
+		st = c.th.classify(c.sorted[n/2])
+	}
+	if c.shortH > 0 {
+		c.slideShort(mid)
+		if !c.rb[mid] && c.sNB > 0 {
+			if 2*c.sAbove > c.sNB {
+				st = powerstate.Background
+			} else if st == powerstate.Background {
+				st = c.th.state[0] // the long window still holds the burst; the short one has left it
+			}
+		}
+	}
+	c.classify(c.rt[mid], c.rw[mid], c.rb[mid], st)
+	c.last = t
+}
+
+// slideShort moves the short window to be centred on ring index mid: the
+// first time after the ring filled by counting, then by the sample that
+// entered and the one that left.
+func (c *Classifier) slideShort(mid int) {
+	n, h, thr := len(c.rw), c.shortH, c.th.activeAbove
+	tally := func(i, d int) {
+		if !c.rb[i] {
+			c.sNB += d
+			if c.rw[i] > thr {
+				c.sAbove += d
+			}
+		}
+	}
+	if !c.sInit {
+		c.sInit, c.sAbove, c.sNB = true, 0, 0
+		for k := -h; k <= h; k++ {
+			tally((mid+k+n)%n, 1)
+		}
+		return
+	}
+	tally((mid+h)%n, 1)
+	tally((mid-1-h+2*n)%n, -1)
+}
+
+// BurstSmooth is the window background is decided over (Smooth when the
+// long window decides it).
+func (c *Classifier) BurstSmooth() time.Duration {
+	if c.shortH > 0 {
+		return time.Duration(2*c.shortH+1) * c.period
+	}
+	return c.smooth
+}
+
+// insertSorted inserts k into the ascending xs.
+func insertSorted(xs []float64, k float64) []float64 {
+	i := sort.SearchFloat64s(xs, k)
+	xs = append(xs, 0)
+	copy(xs[i+1:], xs[i:])
+	xs[i] = k
+	return xs
+}
+
+// removeSorted removes one k from the ascending xs.
+func removeSorted(xs []float64, k float64) []float64 {
+	i := sort.SearchFloat64s(xs, k)
+	if i < len(xs) && xs[i] == k {
+		xs = append(xs[:i], xs[i+1:]...)
+	}
+	return xs
+}
+
+// median of the m most recent samples, the oldest at ring index from.
+func (c *Classifier) median(from, m int) float64 {
+	n := len(c.rw)
+	sc := c.scratch[:m]
+	for i := 0; i < m; i++ {
+		sc[i] = c.rw[(from+i)%n]
+	}
+	return stat.UpperMedianSorting(sc)
+}
+
+// flushRing classifies the samples still waiting in the window, with the
+// window shrinking towards the end.
+func (c *Classifier) flushRing() {
+	n := len(c.rw)
+	if c.ringN == 0 {
+		return
+	}
+	oldest := (c.ringPos - c.ringN + n) % n
+	first := 0
+	if c.ringN == n {
+		first = n/2 + 1 // the older half was classified already
+	}
+	for k := first; k < c.ringN; k++ {
+		lo := k - n/2
+		if lo < 0 {
+			lo = 0
+		}
+		m := c.ringN - lo
+		if m > n {
+			m = n
+		}
+		i := (oldest + k) % n
+		c.classify(c.rt[i], c.rw[i], c.rb[i], c.th.classify(c.median((oldest+lo)%n, m)))
+	}
+	c.last = c.rt[(c.ringPos-1+n)%n]
+	c.ringN, c.ringPos, c.count = 0, 0, [powerstate.NumDetected]int{}
+	c.sorted, c.idleSorted, c.busyN, c.sInit = c.sorted[:0], c.idleSorted[:0], 0, false
+}
