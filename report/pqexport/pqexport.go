@@ -144,18 +144,9 @@ func Write(path string, rep *analysis.Report, dir string, o Options) (err error)
 	if err := stop(); err != nil {
 		return err
 	}
-	created := true
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		if !errors.Is(err, os.ErrExist) || !o.Overwrite {
-			if errors.Is(err, os.ErrExist) {
-				return fmt.Errorf("%s exists: %w (--overwrite replaces its Parquet files)", dir, outfile.ErrRefused)
-			}
-			return err
-		}
-		if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
-			return fmt.Errorf("%s is not a directory: %w", dir, outfile.ErrRefused)
-		}
-		created = false
+	created, err := makeDir(dir, o.Overwrite)
+	if err != nil {
+		return err
 	}
 	oo := outfile.Options{Overwrite: o.Overwrite, Inputs: []string{path}}
 	r, err := capture.Open(path)
@@ -183,29 +174,14 @@ func Write(path string, rep *analysis.Report, dir string, o Options) (err error)
 			os.Remove(dir) // only if empty: nothing of anyone else's goes
 		}
 	}()
-	open := func(name string) (*outfile.File, error) {
+	for _, name := range Files {
 		f, err := outfile.Create(filepath.Join(dir, name), oo)
-		if err == nil {
-			files = append(files, f)
+		if err != nil {
+			return err
 		}
-		return f, err
+		files = append(files, f)
 	}
-	fs, err := open("samples.parquet")
-	if err != nil {
-		return err
-	}
-	fi, err := open("io.parquet")
-	if err != nil {
-		return err
-	}
-	fst, err := open("state.parquet")
-	if err != nil {
-		return err
-	}
-	fsum, err := open("summary.parquet")
-	if err != nil {
-		return err
-	}
+	fs, fi, fst, fsum := files[0], files[1], files[2], files[3] // Files' order
 	done := make(chan error, 1)
 	policy := map[int]string{}
 	go func() {
@@ -238,6 +214,25 @@ func Write(path string, rep *analysis.Report, dir string, o Options) (err error)
 		}
 	}
 	return nil
+}
+
+// makeDir creates dir, or with overwrite accepts an existing directory
+// (never a symbolic link or a file); created says which, so a failed
+// export removes only a directory it made.
+func makeDir(dir string, overwrite bool) (created bool, err error) {
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		if !errors.Is(err, os.ErrExist) || !overwrite {
+			if errors.Is(err, os.ErrExist) {
+				return false, fmt.Errorf("%s exists: %w (--overwrite replaces its Parquet files)", dir, outfile.ErrRefused)
+			}
+			return false, err
+		}
+		if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
+			return false, fmt.Errorf("%s is not a directory: %w", dir, outfile.ErrRefused)
+		}
+		return false, nil
+	}
+	return true, nil
 }
 
 // zstdFast is ZSTD at its fastest level: with dictionary and delta
