@@ -45,6 +45,9 @@ const (
 	// humWindowCap is how many windows' coefficients a candidate keeps
 	// (evenly thinned past it: bounded memory).
 	humWindowCap = 4096
+	// humMaxWindow bounds a window's samples (and its tables: 2 MB), a
+	// rate up to 6.5 MS/s; a header claiming more finds no hum.
+	humMaxWindow = 1 << 17
 	// humMinWindows is the fewest quiet windows a fit is made from.
 	humMinWindows = 64
 	// humChi2 is what |A|²/v must exceed for a harmonic to count as hum
@@ -93,9 +96,9 @@ type humWindows struct {
 }
 
 // newHumWindows prepares a candidate at the capture's rate; nil when the
-// rate cannot show it (below four samples per period) or no window of at
+// rate cannot show it (below four samples per period), no window of at
 // most humMaxPeriods periods is within a thousandth of a sample of a
-// whole number of samples.
+// whole number of samples, or the window would exceed humMaxWindow.
 func newHumWindows(hz, rate float64) *humWindows {
 	per := rate / hz
 	if !(per >= 4) {
@@ -115,6 +118,9 @@ func newHumWindows(hz, rate float64) *humWindows {
 		return nil
 	}
 	n := int(math.Round(float64(best) * per))
+	if n > humMaxWindow {
+		return nil
+	}
 	k := min(humMaxHarmonics, int(math.Ceil(math.Min(rate/2, humMaxHz)/hz))-1)
 	if k < 1 {
 		return nil
