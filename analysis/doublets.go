@@ -8,12 +8,13 @@ import (
 	"github.com/idlewatt/idlewatt/internal/stat"
 )
 
-// Doublets and triplets (mergeDoublets): two or three modes a telegraph
+// Doublets and triplets (mergeDoublets): two or three parts a telegraph
 // of level steps made of one level (three when it is faster than a
-// block: its two halves and the blocks a step splits) — adjacent, the
-// cluster's width at most doubletIsolation of the gaps to its other
-// neighbours, each mode holding at least doubletShare of the time of the
-// cluster's largest — merged when at least one other such cluster has the
+// block: its two halves and the blocks a step splits; a part may be two
+// modes the fit split, closer than subModeFrac of the width) — adjacent,
+// the cluster's width at most doubletIsolation of the gaps to its other
+// neighbours, its outer parts each holding at least doubletShare of the
+// larger's time — merged when at least one other such cluster has the
 // same width (within doubletTol): the meter's steps shift every level
 // alike. When the capture shows the steps themselves (telegraphStep), a
 // cluster that wide (within doubletTol) and at most telegraphIsolation of
@@ -23,9 +24,13 @@ const (
 	telegraphIsolation = 0.5
 	doubletShare       = 0.2
 	doubletTol         = 0.15
-	// tripletMiddle bounds where a triplet's middle mode lies: each of its
+	// tripletMiddle bounds where a triplet's middle part lies: each of its
 	// spacings at least this share of the triplet's width.
 	tripletMiddle = 0.25
+	// subModeFrac: modes of a cluster closer than this share of its width
+	// are one part; maxClusterModes bounds the modes of a cluster.
+	subModeFrac     = 0.1
+	maxClusterModes = 4
 )
 
 // A telegraph of level steps (telegraphStep): at least minTelegraphSteps
@@ -102,22 +107,20 @@ func mergeDoublets(ms []mode, from []string, step float64) ([]mode, []string, fu
 	for i := range d {
 		d[i] = ms[i].x - ms[i+1].x
 	}
-	// A cluster is ms[i … i+size−1]: a doublet, or a triplet — under a
-	// telegraph faster than a block, the blocks that hold one half, the
-	// other, or a step between them (its middle mode anywhere between the
-	// two, held longest) — its width the outer modes' distance.
+	// A cluster is ms[i … i+size−1] in two parts (a doublet) or three (a
+	// triplet: under a telegraph faster than a block, the blocks that
+	// hold one half, the other, or a step between them — the middle part
+	// anywhere in the middle half, held for any time), its width the
+	// outer modes' distance; modes closer than subModeFrac of the width
+	// are one part (a half the fit split in two at a meter's finest
+	// noise).
 	type cluster struct {
 		i, size int
 		width   float64
 	}
 	apart := func(c cluster, iso float64) bool {
-		if c.width <= 0 {
+		if !(c.width > 0) {
 			return false
-		}
-		for j := c.i; j < c.i+c.size-1; j++ {
-			if d[j] <= 0 || (c.size == 3 && (d[j] < tripletMiddle*c.width || d[j] > (1-tripletMiddle)*c.width)) {
-				return false
-			}
 		}
 		if c.i > 0 && c.width > iso*d[c.i-1] {
 			return false
@@ -125,14 +128,29 @@ func mergeDoublets(ms []mode, from []string, step float64) ([]mode, []string, fu
 		if last := c.i + c.size - 1; last < len(d) && c.width > iso*d[last] {
 			return false
 		}
-		lo, hi := math.Inf(1), 0.0
+		var px, pn []float64
 		for j := c.i; j < c.i+c.size; j++ {
-			lo, hi = math.Min(lo, ms[j].n), math.Max(hi, ms[j].n)
+			if k := len(px) - 1; j > c.i && d[j-1] < subModeFrac*c.width {
+				px[k] = (px[k]*pn[k] + ms[j].x*ms[j].n) / (pn[k] + ms[j].n)
+				pn[k] += ms[j].n
+				continue
+			}
+			px, pn = append(px, ms[j].x), append(pn, ms[j].n)
 		}
-		return lo >= doubletShare*hi
+		switch len(px) {
+		case 2:
+		case 3:
+			if f := (px[0] - px[1]) / c.width; f < tripletMiddle || f > 1-tripletMiddle {
+				return false
+			}
+		default:
+			return false
+		}
+		a, b := pn[0], pn[len(pn)-1]
+		return math.Min(a, b) >= doubletShare*math.Max(a, b)
 	}
 	var cs []cluster
-	for size := 3; size >= 2; size-- {
+	for size := maxClusterModes; size >= 2; size-- {
 		for i := 0; i+size <= n; i++ {
 			cs = append(cs, cluster{i: i, size: size, width: ms[i].x - ms[i+size-1].x})
 		}
@@ -185,7 +203,7 @@ func mergeDoublets(ms []mode, from []string, step float64) ([]mode, []string, fu
 		}
 		m.x /= m.n
 		out = append(out, m)
-		outFrom = append(outFrom, from[i]+fmt.Sprintf(" (%s modes %.3g W apart merged: the meter's level steps)", [...]string{2: "two", 3: "three"}[c.size], c.width))
+		outFrom = append(outFrom, from[i]+fmt.Sprintf(" (%s modes %.3g W apart merged: the meter's level steps)", [...]string{2: "two", 3: "three", 4: "four"}[c.size], c.width))
 		spans = append(spans, span{lo: ms[i+c.size-1].x, hi: ms[i].x, x: m.x})
 		i += c.size - 1
 	}
