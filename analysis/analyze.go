@@ -203,12 +203,16 @@ func AnalyzeSource(open Opener, opts Options) (*Report, error) {
 		return nil, err
 	}
 	clock := p1.fitter.Fit(p1.hdr.StartHost)
+	hum, err := learnHum(open, p1, &clock, opts.Ports)
+	if err != nil {
+		return nil, err
+	}
 	if sd != nil {
-		if err := sd.learn(open, p1, &clock, opts); err != nil {
+		if err := sd.learn(open, p1, &clock, opts, hum); err != nil {
 			return nil, err
 		}
 	}
-	return secondPass(open, opts, p1, sd, clock)
+	return secondPass(open, opts, p1, sd, clock, hum)
 }
 
 func firstPass(open Opener, opts Options) (*pass1, error) {
@@ -391,7 +395,7 @@ func pinSpans(ev []pinEvent) []span {
 	return out
 }
 
-func secondPass(open Opener, opts Options, p *pass1, sd *stateDetector, clock Clock) (*Report, error) {
+func secondPass(open Opener, opts Options, p *pass1, sd *stateDetector, clock Clock, hum map[int]*humModel) (*Report, error) {
 	h := p.hdr
 	rep := newReport(p, &clock, opts)
 	ports, rails, err := drivePorts(h, opts.Ports)
@@ -420,6 +424,11 @@ func secondPass(open Opener, opts Options, p *pass1, sd *stateDetector, clock Cl
 		rep.Drives = append(rep.Drives, DriveReport{Name: info.Name, Port: port, Profile: info.Profile, Interface: info.Interface})
 		if opts.States != nil && info.Interface == capture.InterfaceNVMe {
 			rep.note(fmt.Sprintf("%s (port %d) is an NVMe drive: state detection (SATA link states) is not run on it, its residency is busy vs idle from I/O only; `idlewatt apst verify` checks NVMe power states", info.Name, port))
+		}
+		if proc.hum = hum[port]; proc.hum != nil {
+			f := proc.hum.fit
+			rep.Drives[len(rep.Drives)-1].Hum = &f
+			rep.note(humNote(info.Name, f))
 		}
 		rep.drivesProc = append(rep.drivesProc, proc)
 	}

@@ -36,7 +36,8 @@
 //
 // # Two streaming passes
 //
-// Analyze reads a capture twice, each time front to back. The first pass
+// Analyze reads a capture front to back in two passes (and the hum and
+// learning passes between them, below). The first pass
 // keeps what is small: mark echoes (thinned to one per window), I/O turned
 // into merged busy intervals per drive, phase and DEVSLP pin events, link
 // statistics. The second pass streams the samples through per-drive
@@ -48,6 +49,15 @@
 // The second pass decodes in one goroutine and accumulates in another, and
 // accumulates run by run (samples sharing activity, phase and pin state),
 // not sample by sample: see docs/analysis.md, "Performance".
+//
+// # Mains hum
+//
+// Between the two, a hum pass (hum.go) reads each drive's quiet samples
+// in windows of whole mains periods and finds the hum the meter picked up
+// — 50 or 60 Hz, its offset, its harmonics — from the capture alone; the
+// later passes subtract it from the drive's power before any figure
+// (Report's drives[].hum says what was removed). A capture without hum
+// finds none and is analysed as if there were no such pass.
 //
 // # States
 //

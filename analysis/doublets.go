@@ -8,19 +8,29 @@ import (
 	"github.com/idlewatt/idlewatt/internal/stat"
 )
 
-// Doublets (mergeDoublets): two modes a telegraph of level steps made of
-// one level — adjacent, at most doubletIsolation of the gaps to their
-// other neighbours apart, each holding at least doubletShare of the
-// pair's time — merged when at least two such pairs share one spacing
-// (within doubletTol): the meter's steps shift every level alike. When
-// the capture shows the steps themselves (telegraphStep), a pair that
-// spacing apart (within doubletTol) and at most telegraphIsolation of the
-// gaps to its neighbours is a doublet, confirmed or not by another pair.
+// Doublets and triplets (mergeDoublets): two or three parts a telegraph
+// of level steps made of one level (three when it is faster than a
+// block: its two halves and the blocks a step splits; a part may be two
+// modes the fit split, closer than subModeFrac of the width) — adjacent,
+// the cluster's width at most doubletIsolation of the gaps to its other
+// neighbours, its outer parts each holding at least doubletShare of the
+// larger's time — merged when at least one other such cluster has the
+// same width (within doubletTol): the meter's steps shift every level
+// alike. When the capture shows the steps themselves (telegraphStep), a
+// cluster that wide (within doubletTol) and at most telegraphIsolation of
+// the gaps to its neighbours is one level, confirmed or not by another.
 const (
 	doubletIsolation   = 0.2
 	telegraphIsolation = 0.5
 	doubletShare       = 0.2
 	doubletTol         = 0.15
+	// tripletMiddle bounds where a triplet's middle part lies: each of its
+	// spacings at least this share of the triplet's width.
+	tripletMiddle = 0.25
+	// subModeFrac: modes of a cluster closer than this share of its width
+	// are one part; maxClusterModes bounds the modes of a cluster.
+	subModeFrac     = 0.1
+	maxClusterModes = 4
 )
 
 // A telegraph of level steps (telegraphStep): at least minTelegraphSteps
@@ -77,11 +87,12 @@ func (b *blockScale) telegraphStep() float64 {
 	return size
 }
 
-// mergeDoublets merges the doublets of ms (sorted by x, highest first) into
-// one mode each, at their time-weighted mean (the level under steps that
-// spend about half the time in each state), and returns the modes, their
-// evidence notes and onto, which maps a level inside a merged doublet
-// (a dominant mode found apart, one of its halves) to the merged level.
+// mergeDoublets merges the doublets and triplets of ms (sorted by x,
+// highest first) into one mode each, at their time-weighted mean (the
+// level under steps that spend about half the time in each state), and
+// returns the modes, their evidence notes and onto, which maps a level
+// inside a merged cluster (a dominant mode found apart, one of its parts)
+// to the merged level.
 // Under the campaign's steps family each level of a drive came in two
 // 0.9 mW apart (0.18 mA at 5 V), and the halves were named as separate
 // states: the upper half of idle background, the lower half of Partial
@@ -96,65 +107,105 @@ func mergeDoublets(ms []mode, from []string, step float64) ([]mode, []string, fu
 	for i := range d {
 		d[i] = ms[i].x - ms[i+1].x
 	}
-	apart := func(i int, iso float64) bool {
-		if d[i] <= 0 {
+	// A cluster is ms[i … i+size−1] in two parts (a doublet) or three (a
+	// triplet: under a telegraph faster than a block, the blocks that
+	// hold one half, the other, or a step between them — the middle part
+	// anywhere in the middle half, held for any time), its width the
+	// outer modes' distance; modes closer than subModeFrac of the width
+	// are one part (a half the fit split in two at a meter's finest
+	// noise).
+	type cluster struct {
+		i, size int
+		width   float64
+	}
+	apart := func(c cluster, iso float64) bool {
+		if !(c.width > 0) {
 			return false
 		}
-		if i > 0 && d[i] > iso*d[i-1] {
+		if c.i > 0 && c.width > iso*d[c.i-1] {
 			return false
 		}
-		if i+1 < len(d) && d[i] > iso*d[i+1] {
+		if last := c.i + c.size - 1; last < len(d) && c.width > iso*d[last] {
 			return false
 		}
-		a, b := ms[i].n, ms[i+1].n
+		var px, pn []float64
+		for j := c.i; j < c.i+c.size; j++ {
+			if k := len(px) - 1; j > c.i && d[j-1] < subModeFrac*c.width {
+				px[k] = (px[k]*pn[k] + ms[j].x*ms[j].n) / (pn[k] + ms[j].n)
+				pn[k] += ms[j].n
+				continue
+			}
+			px, pn = append(px, ms[j].x), append(pn, ms[j].n)
+		}
+		switch len(px) {
+		case 2:
+		case 3:
+			if f := (px[0] - px[1]) / c.width; f < tripletMiddle || f > 1-tripletMiddle {
+				return false
+			}
+		default:
+			return false
+		}
+		a, b := pn[0], pn[len(pn)-1]
 		return math.Min(a, b) >= doubletShare*math.Max(a, b)
 	}
-	isolated := func(i int) bool { return apart(i, doubletIsolation) }
-	stepped := func(i int) bool {
-		return step > 0 && math.Abs(d[i]-step) <= doubletTol*step && apart(i, telegraphIsolation)
-	}
-	// The spacing most pairs share.
-	best, bestK := 0.0, 0
-	for i := range d {
-		if !isolated(i) {
-			continue
+	var cs []cluster
+	for size := maxClusterModes; size >= 2; size-- {
+		for i := 0; i+size <= n; i++ {
+			cs = append(cs, cluster{i: i, size: size, width: ms[i].x - ms[i+size-1].x})
 		}
+	}
+	isolated := func(c cluster) bool { return apart(c, doubletIsolation) }
+	stepped := func(c cluster) bool {
+		return step > 0 && math.Abs(c.width-step) <= doubletTol*step && apart(c, telegraphIsolation)
+	}
+	// A width at least two isolated clusters share (each their own: the
+	// telegraphs of a drive's two rails make one pattern at every level,
+	// doublets at some and triplets at others).
+	shared := func(c cluster) bool {
 		k := 0
-		for j := range d {
-			if isolated(j) && math.Abs(d[j]-d[i]) <= doubletTol*d[i] {
+		for _, o := range cs {
+			if isolated(o) && math.Abs(o.width-c.width) <= doubletTol*c.width {
 				k++
 			}
 		}
-		if k > bestK {
-			best, bestK = d[i], k
-		}
+		return k >= 2
 	}
-	if bestK < 2 {
-		best = 0
-	}
-	doublet := func(i int) bool {
-		return i+1 < n && (best > 0 && isolated(i) && math.Abs(d[i]-best) <= doubletTol*best || stepped(i))
+	multiplet := func(c cluster) bool {
+		return isolated(c) && shared(c) || stepped(c)
 	}
 	type span struct{ lo, hi, x float64 }
 	var out []mode
 	var outFrom []string
 	var spans []span
 	for i := 0; i < n; i++ {
-		if doublet(i) {
-			a, b := ms[i], ms[i+1]
-			m := mode{n: a.n + b.n, peak: math.Max(a.peak, b.peak)}
-			m.x = (a.x*a.n + b.x*b.n) / m.n
-			for c := range m.byCtx {
-				m.byCtx[c] = a.byCtx[c] + b.byCtx[c]
+		var c cluster
+		for _, o := range cs {
+			if o.i == i && multiplet(o) {
+				c = o
+				break // triplets first
 			}
-			out = append(out, m)
-			outFrom = append(outFrom, from[i]+fmt.Sprintf(" (two modes %.3g W apart merged: the meter's level steps)", d[i]))
-			spans = append(spans, span{lo: b.x, hi: a.x, x: m.x})
-			i++
+		}
+		if c.size == 0 {
+			out = append(out, ms[i])
+			outFrom = append(outFrom, from[i])
 			continue
 		}
-		out = append(out, ms[i])
-		outFrom = append(outFrom, from[i])
+		var m mode
+		for j := i; j < i+c.size; j++ {
+			a := ms[j]
+			m.n += a.n
+			m.x += a.x * a.n
+			m.peak = math.Max(m.peak, a.peak)
+			for k := range m.byCtx {
+				m.byCtx[k] += a.byCtx[k]
+			}
+		}
+		m.x /= m.n
+		out = append(out, m)
+		outFrom = append(outFrom, from[i]+fmt.Sprintf(" (%s modes %.3g W apart merged: the meter's level steps)", [...]string{2: "two", 3: "three", 4: "four"}[c.size], c.width))
+		spans = append(spans, span{lo: ms[i+c.size-1].x, hi: ms[i].x, x: m.x})
+		i += c.size - 1
 	}
 	onto := func(x float64) float64 {
 		for _, s := range spans {

@@ -112,6 +112,7 @@ type driveProc struct {
 	phases     []*metricSet // by phase index
 	wins       *peakWins
 	cls        StateClassifier
+	hum        *humModel // the mains hum, subtracted from every sample first (nil: none)
 	// unlearned is why the drive's levels could not be learned (state
 	// detection on): its residency, state power and active idle are null.
 	unlearned   string
@@ -197,6 +198,7 @@ func newDriveProc(info capture.DriveInfo, rails []int, c *Clock, busy []span, se
 
 // run processes consecutive samples starting at index start.
 func (d *driveProc) run(start uint64, ps []float64) {
+	d.hum.remove(start, ps)
 	dt := d.clock.NsPerSample
 	t0 := d.clock.HostF(float64(start))
 	if d.sink != nil {

@@ -97,6 +97,9 @@ type levelLearner struct {
 	post  [numCtx]postProfile
 	postT postTrack
 
+	hum *humModel // the mains hum subtracted from each sample (nil: none)
+	ws  []float64 // scratch: a run's power
+
 	quietN   uint64 // quiet samples (blocks or not)
 	samples  uint64
 	rail     []railSeen
@@ -401,13 +404,15 @@ func (r *reservoir) median() float64 {
 // every classified drive's quiet blocks gathered, then each drive's levels
 // learned. It returns the levels by port, and for each drive whose levels
 // could not be learned, why.
-func learnLevels(open Opener, p *pass1, c *Clock, opts Options, drives []capture.DriveInfo, rails map[int][]int) (map[int]LevelLearning, error) {
+func learnLevels(open Opener, p *pass1, c *Clock, opts Options, drives []capture.DriveInfo, rails map[int][]int, hum map[int]*humModel) (map[int]LevelLearning, error) {
 	var ls []*levelLearner
 	for _, d := range drives {
 		if d.Interface == capture.InterfaceNVMe {
 			continue
 		}
-		ls = append(ls, newLevelLearner(d.Port, d.Name, rails[d.Port], p, c, opts))
+		l := newLevelLearner(d.Port, d.Name, rails[d.Port], p, c, opts)
+		l.hum = hum[d.Port]
+		ls = append(ls, l)
 	}
 	out := map[int]LevelLearning{}
 	if len(ls) == 0 {
@@ -457,18 +462,25 @@ func (l *levelLearner) take(run *capture.Run, c *Clock) {
 	for k, ch := range l.rails {
 		l.seeRails(k, run.V[ch], run.I[ch])
 	}
-	for j := range run.N {
+	if cap(l.ws) < run.N {
+		l.ws = make([]float64, run.N)
+	}
+	ws := l.ws[:run.N]
+	for j := range ws {
 		var w float64
-		ok := true
 		for _, ch := range l.rails {
 			x := float64(run.V[ch][j]) * float64(run.I[ch][j])
 			if !(math.Abs(x) <= MaxPlausibleW) {
-				ok = false
+				w = math.NaN()
 				break
 			}
 			w += x
 		}
-		if !ok {
+		ws[j] = w
+	}
+	l.hum.remove(run.Index, ws)
+	for j, w := range ws {
+		if math.IsNaN(w) {
 			l.breakStretch()
 			continue
 		}
@@ -546,7 +558,7 @@ func (l *levelLearner) learn(h capture.Header, opts Options) LevelLearning {
 }
 
 // learn runs the learning pass for the drives the report covers.
-func (sd *stateDetector) learn(open Opener, p *pass1, c *Clock, opts Options) error {
+func (sd *stateDetector) learn(open Opener, p *pass1, c *Clock, opts Options, hum map[int]*humModel) error {
 	ports, rails, err := drivePorts(p.hdr, opts.Ports)
 	if err != nil {
 		return err
@@ -564,6 +576,6 @@ func (sd *stateDetector) learn(open Opener, p *pass1, c *Clock, opts Options) er
 		d.Port = port
 		drives = append(drives, d)
 	}
-	sd.learned, err = learnLevels(open, p, c, opts, drives, rails)
+	sd.learned, err = learnLevels(open, p, c, opts, drives, rails, hum)
 	return err
 }

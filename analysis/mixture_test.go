@@ -81,6 +81,65 @@ func TestMergeDoublets(t *testing.T) {
 	}
 }
 
+// A telegraph faster than a block (0.51 mA at 5 V redrawn every 7 ms)
+// makes every level a triplet: the blocks that hold one half, the other,
+// or a step between them. Each triplet is one level, at its time-weighted
+// mean (the campaign space's 1:102, whose idle triplet was named idle,
+// Partial and background, residency off by 46 points offline). Two rails' telegraphs (an HDD, 0.2 mA on 5 V and on 12 V) make
+// triplets at some levels and doublets at others, each pattern shared by
+// two levels: all are merged. So are a level's halves that the fit split
+// again, and a slow telegraph's triplet whose middle holds little. Three
+// levels spaced alike but not isolated from the others are not.
+func TestMergeTelegraphTriplets(t *testing.T) {
+	ms := func(xs ...float64) []mode {
+		var out []mode
+		for i := 0; i < len(xs); i += 2 {
+			out = append(out, mode{x: xs[i], n: xs[i+1]})
+		}
+		return out
+	}
+	mean := func(m []mode) float64 {
+		var s, n float64
+		for _, x := range m {
+			s, n = s+x.x*x.n, n+x.n
+		}
+		return s / n
+	}
+	for name, c := range map[string]struct {
+		in     []mode
+		step   float64 // the telegraph's step the capture shows (0: none)
+		groups []int   // modes per level, in order
+	}{
+		"SSD, triplets": {ms(2.5451, 32.3, 2.5439, 58.0, 2.5426, 28.7, 1.2923, 63.2, 1.2909, 109.9, 1.2898, 77.1,
+			0.39606, 710.5, 0.39484, 1372.9, 0.39356, 674.5, 0.034844, 185.9, 0.033541, 391.0, 0.032338, 205.0), 0, []int{3, 3, 3, 3}},
+		"HDD, triplets and doublets": {ms(5.42462, 35.8, 5.42336, 69.6, 5.42183, 27.3, 4.72996, 38.9, 4.728, 147.9, 4.72687, 51.5,
+			4.66622, 590.2, 4.66386, 481.2, 4.45331, 165.8, 4.4511, 234.1), 0, []int{3, 3, 2, 2}},
+		"evenly spaced levels": {ms(0.9, 10, 0.5, 30, 0.4, 40, 0.3, 30, 0.01, 50), 0, []int{1, 1, 1, 1, 1}},
+		// A telegraph of 0.89 mW redrawn every 56 ms (campaign space 2:0):
+		// the fit splits each half of Partial again, 0.03 mW apart at a
+		// meter noise of 0.01 mW — four modes, two parts.
+		"halves split again": {ms(0.270011, 148.8, 0.117549, 209.0, 0.117515, 622.1, 0.116692, 582.7, 0.116667, 16.8,
+			0.0100783, 251.2, 0.00925037, 196.8), 0.0008922, []int{1, 4, 2}},
+		// 0.85 mW every 61 ms (3:42): few blocks hold a step, so the
+		// middle of Partial's triplet holds a fifth of a half's time.
+		"a slow telegraph's triplet": {ms(0.0334071, 21.2, 0.0326, 38.5, 0.0223, 70.1, 0.021522, 79.2,
+			0.00707054, 617.2, 0.00655493, 121.8, 0.00628196, 626.6, 0.00245743, 204.8, 0.00168929, 159.3), 0.0008489, []int{2, 2, 3, 2}},
+	} {
+		got, _, _ := mergeDoublets(c.in, make([]string, len(c.in)), c.step)
+		if len(got) != len(c.groups) {
+			t.Errorf("%s: %d modes merged into %d, want %d", name, len(c.in), len(got), len(c.groups))
+			continue
+		}
+		k := 0
+		for i, g := range c.groups {
+			if want := mean(c.in[k : k+g]); math.Abs(got[i].x-want) > 1e-12 {
+				t.Errorf("%s: level %d at %.6f W, want %.6f", name, i, got[i].x, want)
+			}
+			k += g
+		}
+	}
+}
+
 // With the telegraph's step measured from the capture (0.92 mW: ±0.1 mA
 // at 5 V), a doublet is merged when its spacing is the step's even where
 // its neighbours are closer than doubletIsolation allows and no second

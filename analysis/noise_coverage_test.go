@@ -215,12 +215,22 @@ func TestDriveIntervalsUnderMeterNoise(t *testing.T) {
 				fam[q.name].add(q.x, q.u, q.truth, nc.drive)
 				all[q.name].add(q.x, q.u, q.truth, nc.drive)
 			}
-			// The noise σ: "held" when within −20 % … +60 % of the meter's.
+			// The mains hum: found, at its frequency, on every drive of the
+			// hum family and on no other; the noise σ is then what is left
+			// of the meter's once it is removed.
+			sigma := nc.noiseSigma
+			if f == noisegen.Hum {
+				checkHumFound(t, d.Hum, nc)
+				sigma = math.Sqrt(sigma*sigma - nc.meter.HumVarW())
+			} else if d.Hum != nil {
+				t.Errorf("%s: a hum found where the meter has none: %+v", nc.drive, *d.Hum)
+			}
+			// The noise σ: "held" when within −20 % … +25 % of the meter's.
 			// Under one LSB the readings' scatter is the quantiser's, not
 			// the noise's: no σ to compare.
 			if f != noisegen.LSB {
 				for _, c := range []*cov{fam["noise σ"], all["noise σ"]} {
-					c.addRatio((*float64)(d.Uncertainty.NoiseSigmaW), nc.noiseSigma, 0.8, 1.25, nc.drive)
+					c.addRatio((*float64)(d.Uncertainty.NoiseSigmaW), sigma, 0.8, 1.25, nc.drive)
 				}
 			}
 		}
@@ -246,6 +256,31 @@ func TestDriveIntervalsUnderMeterNoise(t *testing.T) {
 		}
 		if c.frac() < want {
 			t.Errorf("all families: %s held the truth in %d of %d (want ≥ %.0f %%); worst %s", q, c.held, c.n, 100*want, c.worst)
+		}
+	}
+}
+
+// checkHumFound checks the hum found on a drive of the hum family: the
+// meter's mains frequency, and each of its three tones within 5 % of the
+// meter's or within its stated interval.
+func checkHumFound(t *testing.T, h *analysis.HumFit, nc noisyCapture) {
+	t.Helper()
+	if h == nil {
+		t.Errorf("%s: no hum found", nc.drive)
+		return
+	}
+	if float64(h.Hz) != nc.meter.MainsHz {
+		t.Errorf("%s: hum found at %g Hz", nc.drive, float64(h.Hz))
+	}
+	got := map[int]analysis.HumHarmonic{}
+	for _, x := range h.Harmonics {
+		got[x.K] = x
+	}
+	for k, a := range nc.meter.HumA {
+		want := a * nc.meter.Volts
+		g := got[k+1]
+		if e := math.Abs(float64(g.AmpW) - want); !(e <= 0.05*want || e <= float64(g.AmpU95W)) {
+			t.Errorf("%s: hum harmonic %d %.4g ± %.2g mW, the meter's %.4g mW", nc.drive, k+1, float64(g.AmpW)*1e3, float64(g.AmpU95W)*1e3, want*1e3)
 		}
 	}
 }

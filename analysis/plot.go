@@ -79,7 +79,9 @@ func PlotTraces(path string, o PlotOptions) (*PlotData, error) {
 	}
 	if traces == nil {
 		opts.ChartFrom, opts.ChartTo = o.From, o.To
-		r, err := secondPass(open, opts, p1, nil, p1.fitter.Fit(p1.hdr.StartHost))
+		// The readings as recorded: no hum is removed from a plot, as
+		// none is from the summaries it is otherwise drawn from.
+		r, err := secondPass(open, opts, p1, nil, p1.fitter.Fit(p1.hdr.StartHost), nil)
 		if err != nil {
 			return nil, err
 		}

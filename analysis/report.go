@@ -166,7 +166,11 @@ type DriveReport struct {
 	Bursts      Bursts          `json:"bursts"`
 	Quiet       QuietPower      `json:"quiet"`
 
-	Profile     string      `json:"profile,omitempty"`
+	Profile string `json:"profile,omitempty"`
+	// Hum is the mains hum found in the drive's readings and removed from
+	// its power before any figure (docs/analysis.md, "Mains hum"); nil
+	// (absent) when there is none.
+	Hum         *HumFit     `json:"hum,omitempty"`
 	Interface   string      `json:"interface,omitempty"` // "nvme", or "" for SATA (capture.DriveInfo.Interface)
 	Rails       []string    `json:"rails"`
 	EnergyWh    float64     `json:"energy_wh"`

@@ -199,3 +199,14 @@ func (m *Meter) NoiseSigmaW() float64 {
 	}
 	return math.Sqrt(v) * m.Volts
 }
+
+// HumVarW is the variance (W²) of one reading's mains hum, its harmonics
+// together: the part of NoiseSigmaW² an analysis that removes the hum no
+// longer sees.
+func (m *Meter) HumVarW() float64 {
+	var v float64
+	for _, a := range m.HumA {
+		v += a * a / 2
+	}
+	return v * m.Volts * m.Volts
+}
