@@ -90,6 +90,9 @@ type Cycle struct {
 	// entry is what the joint entry fit (Summarise) needs of a cycle that
 	// entered: its samples from 10 ms before the pin.
 	entry *entryWindow
+	// sensor is the sensor's steps as the cycle showed them (the joint
+	// entry pools them).
+	sensor sensorFit
 	// floor and pre are the floor's and the pre-cycle level's uncertainty
 	// in parts, for pooling: the statistical part averages over cycles,
 	// the meter's resolution and calibration do not.
@@ -185,6 +188,11 @@ type judging struct {
 	nc      stat.Noise
 	base    float64 // the pre-cycle level
 	baseSE  float64
+	// sensor is the meter's sensor as the cycle's sharp steps show it;
+	// pole, poleSE its pole when it is slow enough to correct the edges
+	// for (sensorTerm), else 0.
+	sensor       sensorFit
+	pole, poleSE float64
 }
 
 func newJudging(tm Timing, samples []Sample, jo JudgeOptions) *judging {
@@ -195,6 +203,12 @@ func newJudging(tm Timing, samples []Sample, jo JudgeOptions) *judging {
 	}
 	j.pin = j.near(tm.Assert)
 	j.nc = stat.NoiseOf(j.w) // the cycle's noise, robust to its steps
+	j.sensor.sensorSteps(j.w, j.nc.Sigma)
+	if a, se := j.sensor.pole(); a > 0 {
+		if _, _, ok := sensorTerm(a, se); ok {
+			j.pole, j.poleSE = a, se
+		}
+	}
 	return j
 }
 
@@ -261,7 +275,7 @@ func (j *judging) entry(c *Cycle) (ke int, fell bool) {
 	// The level before the change is the pre-cycle power, known from the
 	// 300 ms before the pin: fitting it from the 10 ms before the assertion
 	// alone let noise place a small step anywhere in the hold.
-	e, ok := fitStepFrom(w[ia:id], base, j.baseSE, pin-ia, id-ia-4, bootstrapRuns)
+	e, ok := fitStepFrom(w[ia:id], base, j.baseSE, pin-ia, id-ia-4, bootstrapRuns, j.pole)
 	if !ok {
 		c.judge(Inconclusive, "too few samples while DEVSLP was asserted")
 		return 0, false
@@ -306,6 +320,13 @@ func (j *judging) entry(c *Cycle) (ke int, fell bool) {
 	// enter before the pin, so not below 0.
 	c.EntryMs, c.entryCut = clampLatency(msOf(c.EntryAt.Sub(tm.Assert)) - period/2e6)
 	c.EntryU95Ms = NumMs(withGrid(e.U95) * period / 1e6)
+	if shift, v, ok := sensorTerm(j.pole, j.poleSE); ok {
+		// A slow sensor puts the fitted change late by its delay and
+		// spreads where the change fell (sensorEdge).
+		c.EntryMs, c.entryCut = clampLatency(msOf(c.EntryAt.Sub(tm.Assert)) - period/2e6 - shift*period/1e6)
+		c.EntryU95Ms = NumMs(withGridVar(e.U95, v) * period / 1e6)
+	}
+	c.sensor = j.sensor
 	c.entry = &entryWindow{w: append([]float64(nil), w[ia:min(fitEnd, pin+int(float64(jointEntryMax)/period))]...),
 		pin: pin - ia, base: base, period: period}
 	return ke, true
@@ -322,7 +343,7 @@ func (j *judging) rise(c *Cycle, ke int) int {
 	}
 	ir := j.idx(after)
 	lo := j.idx(tm.Deassert.Add(-time.Millisecond)) - ke
-	r, ok := FitStep(w[ke:ir], lo, ir-ke-1)
+	r, ok := fitStep(w[ke:ir], lo, ir-ke-1, j.pole)
 	if ok && r.After > r.Before {
 		if k, found := firstDeparture(w[ke:ir], lo, r.K); found {
 			// An earlier departure than the fit's step: the wake itself, the
@@ -330,7 +351,7 @@ func (j *judging) rise(c *Cycle, ke int) int {
 			// won the single-step fit: rises 37–41 ms late on two cycles of
 			// campaign 1:31, each ± 0.08 ms). Refit up to just past it.
 			end := min(ir-ke, k+max(10, int(float64(time.Millisecond)/period)))
-			if r2, ok2 := FitStep(w[ke:ke+end], lo, end-1); ok2 && r2.After > r2.Before {
+			if r2, ok2 := fitStep(w[ke:ke+end], lo, end-1, j.pole); ok2 && r2.After > r2.Before {
 				r = r2
 			}
 		}
@@ -347,6 +368,10 @@ func (j *judging) rise(c *Cycle, ke int) int {
 	// stamped to the nearest sample (withGrid).
 	c.RiseMs, c.riseCut = clampLatency(msOf(c.RiseAt.Sub(tm.Deassert)) - period/2e6)
 	c.RiseU95Ms = NumMs(withGrid(r.U95) * period / 1e6)
+	if shift, v, ok := sensorTerm(j.pole, j.poleSE); ok {
+		c.RiseMs, c.riseCut = clampLatency(msOf(c.RiseAt.Sub(tm.Deassert)) - period/2e6 - shift*period/1e6)
+		c.RiseU95Ms = NumMs(withGridVar(r.U95, v) * period / 1e6)
+	}
 	c.HeldMs = NumMs(msOf(c.RiseAt.Sub(c.EntryAt)))
 	c.HeldU95Ms = NumMs(math.Hypot(float64(c.EntryU95Ms), float64(c.RiseU95Ms)))
 	return min(id, kr)

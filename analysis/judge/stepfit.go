@@ -31,6 +31,9 @@ type Step struct {
 	block    int
 	nm       stat.Noise
 	beforeSE float64
+	// pole is the sensor's (sensorFit; 0: none, the step is sharp): the
+	// bootstrap refits the step as the sensor saw it.
+	pole float64
 }
 
 // FitStepFrom is FitStep with the level before the change known (the
@@ -40,12 +43,12 @@ type Step struct {
 // step under heavy noise is located where a free two-segment fit, whose
 // first segment may be a few milliseconds long, can put it anywhere.
 func FitStepFrom(w []float64, before float64, lo, hi int) (s Step, ok bool) {
-	return fitStepFrom(w, before, 0, lo, hi, bootstrapRuns)
+	return fitStepFrom(w, before, 0, lo, hi, bootstrapRuns, 0)
 }
 
 // fitStepFrom is FitStepFrom with the known level's standard error and
-// runs bootstrap refits.
-func fitStepFrom(w []float64, before, beforeSE float64, lo, hi, runs int) (s Step, ok bool) {
+// runs bootstrap refits of the step through a sensor of pole pole.
+func fitStepFrom(w []float64, before, beforeSE float64, lo, hi, runs int, pole float64) (s Step, ok bool) {
 	n := len(w)
 	if n < 2 {
 		return Step{}, false
@@ -58,7 +61,7 @@ func fitStepFrom(w []float64, before, beforeSE float64, lo, hi, runs int) (s Ste
 	for i, x := range w {
 		cum[i+1] = cum[i] + x
 	}
-	s.known = true
+	s.known, s.pole = true, pole
 	s.K = bestSplitFrom(cum, before, lo, hi)
 	s.Before, s.beforeSE = before, beforeSE
 	s.After = (cum[n] - cum[s.K]) / float64(n-s.K)
@@ -86,7 +89,11 @@ func bestSplitFrom(cum []float64, b float64, lo, hi int) int {
 
 // FitStep fits a step to w, the change falling in [lo, hi] (clamped to
 // 1…len(w)-1). It needs at least two samples; ok is false otherwise.
-func FitStep(w []float64, lo, hi int) (s Step, ok bool) {
+func FitStep(w []float64, lo, hi int) (s Step, ok bool) { return fitStep(w, lo, hi, 0) }
+
+// fitStep is FitStep whose bootstrap refits the step through a sensor of
+// pole pole.
+func fitStep(w []float64, lo, hi int, pole float64) (s Step, ok bool) {
 	n := len(w)
 	if n < 2 {
 		return Step{}, false
@@ -99,6 +106,7 @@ func FitStep(w []float64, lo, hi int) (s Step, ok bool) {
 	for i, x := range w {
 		cum[i+1] = cum[i] + x
 	}
+	s.pole = pole
 	s.K = bestSplit(cum, lo, hi)
 	s.Before = cum[s.K] / float64(s.K)
 	s.After = (cum[n] - cum[s.K]) / float64(n-s.K)
@@ -320,6 +328,24 @@ func (s Step) bootstrapWindow(n, lo, hi, half, runs int) float64 {
 	rng := rand.New(rand.NewPCG(uint64(s.K)*0x9e3779b97f4a7c15, math.Float64bits(s.Sigma)))
 	w := make([]float64, m)
 	cum := make([]float64, m+1)
+	// Through a sensor the step is an exponential approach, located less
+	// well than a sharp one under the same noise: the refits are of that
+	// shape, their displacement from where the same fit puts it without
+	// noise (sensorEdge's delay is corrected apart).
+	var shape []float64
+	ref := k0
+	if s.pole > 0 {
+		shape = filteredStep(s.pole, m, k0)
+		for i := range shape {
+			w[i] = s.Before + (s.After-s.Before)*shape[i]
+			cum[i+1] = cum[i] + w[i]
+		}
+		if s.known {
+			ref = bestSplitFrom(cum, s.Before, klo, khi)
+		} else {
+			ref = bestSplit(cum, klo, khi)
+		}
+	}
 	errs := make([]float64, runs)
 	nr := len(s.resid)
 	for r := range errs {
@@ -329,7 +355,10 @@ func (s Step) bootstrapWindow(n, lo, hi, half, runs int) float64 {
 				j = rng.IntN(nr)
 			}
 			lvl := s.Before
-			if i >= k0 {
+			switch {
+			case shape != nil:
+				lvl += (s.After - s.Before) * shape[i]
+			case i >= k0:
 				lvl = s.After
 			}
 			w[i] = lvl + s.resid[j]
@@ -344,7 +373,7 @@ func (s Step) bootstrapWindow(n, lo, hi, half, runs int) float64 {
 		} else {
 			k = bestSplit(cum, klo, khi)
 		}
-		errs[r] = math.Abs(float64(k - k0))
+		errs[r] = math.Abs(float64(k - ref))
 	}
 	sort.Float64s(errs)
 	return errs[int(0.95*float64(len(errs)))-1]

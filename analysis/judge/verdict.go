@@ -196,6 +196,17 @@ func jointEntry(cycles []Cycle) (ms, u95 float64, ok bool) {
 	}
 	avg := make([]float64, pre+post)
 	var base float64
+	var sf sensorFit
+	for _, c := range cycles {
+		if c.EntryMs.Ok() && c.entry != nil && len(c.entry.w) > c.entry.pin+8 {
+			sf.add(c.sensor)
+		}
+	}
+	pole, poleSE := sf.pole()
+	shift, v, slow := sensorTerm(pole, poleSE)
+	if !slow {
+		pole = 0
+	}
 	for _, e := range ws {
 		for j := range avg {
 			avg[j] += e.w[e.pin-pre+j]
@@ -211,11 +222,15 @@ func jointEntry(cycles []Cycle) (ms, u95 float64, ok bool) {
 	// pin, noise can only move it later, and a drive entering at the pin
 	// read 1.1–1.3 ms late with every cycle's fit late (seed 2 drives 13
 	// and 91; a step of 5 mW under 8 mW σ).
-	st, ok := fitStepFrom(avg, base/n, 0, 1, len(avg)-4, jointBootstrapRuns)
+	st, ok := fitStepFrom(avg, base/n, 0, 1, len(avg)-4, jointBootstrapRuns, pole)
 	if !ok {
 		return 0, 0, false
 	}
 	period := ws[0].period
+	if slow {
+		// The cycles' mean went through the same sensor (sensorTerm).
+		return math.Max(0, float64(st.K-pre)*period/1e6-period/2e6-shift*period/1e6), withGridVar(st.U95, v) * period / 1e6, true
+	}
 	return math.Max(0, float64(st.K-pre)*period/1e6-period/2e6), withGrid(st.U95) * period / 1e6, true
 }
 
