@@ -60,9 +60,15 @@ func (f *sensorFit) sensorSteps(w []float64, sigma float64) {
 		if !okb || !oka || math.Abs(la-lb) < sensorStepSigmas*sigma {
 			continue
 		}
-		d1, d2 := w[i+1]-la, w[i+2]-la
+		// Through a first-order sensor every sample from the step's on
+		// approaches the new level from the old one's side, each by the
+		// factor a: d1 = a·d0, d2 = a·d1. A step that overshoots (a wake
+		// spike ahead of the level after it) or whose approach is no
+		// exponential (a drive's own ramp) measures no sensor.
+		d0, d1, d2 := w[i]-la, w[i+1]-la, w[i+2]-la
 		f.n++
-		if math.Abs(d1) >= sensorMinSigmas*sigma && d1*(la-lb) < 0 {
+		if math.Abs(d1) >= sensorMinSigmas*sigma && d0*(la-lb) < 0 && d1*(la-lb) < 0 &&
+			math.Abs(d1) < math.Abs(d0) && math.Abs(d2-d1*d1/d0) <= 4*sigma {
 			f.sxy += d1 * d2
 			f.sxx += d1 * d1
 		}
