@@ -52,6 +52,26 @@ type Clock struct {
 	// that agree, the fit is kept and a note says the header disagrees.
 	StartOffsetS  units.Seconds
 	StartRejected bool
+
+	// Place is the fitted line's own standard error, which every host
+	// event placed on the sample timeline (an I/O's start and end)
+	// shares: zero unless a line was fitted through at least three marks
+	// and kept (see PlaceU).
+	Place LinePlacement
+}
+
+// LinePlacement is what the least-squares line's error at a sample index
+// x is made of: ε(x) = e_c + e_s·(x − MeanIndex), e_c and e_s independent
+// with standard deviations SigmaNs/√N and SigmaNs/√Sxx (SigmaNs the marks'
+// scatter about the line, √(Σr²/(N − 2))), at N − 2 degrees of freedom.
+// The residuals of marks delayed by the host (a loaded machine stamping an
+// echo late, a meter index taken late) make SigmaNs large; a line through
+// few such marks is then off by milliseconds, and every I/O edge with it.
+type LinePlacement struct {
+	N         int     // marks the line went through; 0: no line error known
+	MeanIndex float64 // their mean sample index
+	Sxx       float64 // Σ (index − MeanIndex)², samples²
+	SigmaNs   float64 // their scatter about the line, ns
 }
 
 // MaxStartLatency bounds how long after the header's start time (when
@@ -227,8 +247,62 @@ func (f *ClockFitter) Fit(startHost hostclock.Time) Clock {
 		c.NsPerSample, c.Base = nominal, medianOffset(sel, c.Ref, nominal)
 	}
 	c.residualStats(pts, use, nominal)
+	if c.DriftRefusedPPM == 0 {
+		c.Place = linePlacement(pts, use, c)
+	}
 	checkStart(&c, startHost, nominal)
 	return c
+}
+
+// linePlacement is the fitted line's error model over the marks in use
+// (LinePlacement); N 0 with fewer than three (no degrees of freedom left
+// for the scatter). A refused drift's nominal-rate line is not a fit
+// through the marks: the marks are the ones in doubt there, and their
+// scatter about it is not the timeline's error.
+func linePlacement(pts []meter.MarkEcho, use []bool, c Clock) LinePlacement {
+	res := residuals(pts, c)
+	var n, sx, ss float64
+	for i, p := range pts {
+		if use[i] {
+			n++
+			sx += float64(p.MeterIndex)
+			ss += res[i] * res[i]
+		}
+	}
+	if n < 3 {
+		return LinePlacement{}
+	}
+	m := sx / n
+	var sxx float64
+	for i, p := range pts {
+		if use[i] {
+			d := float64(p.MeterIndex) - m
+			sxx += d * d
+		}
+	}
+	if !(sxx > 0) {
+		return LinePlacement{}
+	}
+	return LinePlacement{N: int(n), MeanIndex: m, Sxx: sxx, SigmaNs: math.Sqrt(ss / (n - 2))}
+}
+
+// PlaceU is the 95 % half-width, in seconds, of Σ wᵢ·ε(xᵢ): the error the
+// line puts into a duration bounded by host events at sample indices xs
+// with signs ws (+1 where the duration ends at the event, −1 where it
+// starts). Events placed by the same line share its error, so a state
+// that ends at k I/O starts gains k times the line's offset error: not
+// √k. Student t at N − 2 degrees of freedom. 0 without a line error.
+func (p LinePlacement) PlaceU(xs, ws []float64) float64 {
+	if p.N < 3 || len(xs) == 0 {
+		return 0
+	}
+	var sw, swx float64
+	for i, x := range xs {
+		sw += ws[i]
+		swx += ws[i] * (x - p.MeanIndex)
+	}
+	v := p.SigmaNs * p.SigmaNs * (sw*sw/float64(p.N) + swx*swx/p.Sxx)
+	return stat.T975(float64(p.N-2)) * math.Sqrt(v) / 1e9
 }
 
 // consistentMarks marks in use the marks (sorted by meter index) whose

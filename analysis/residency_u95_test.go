@@ -31,7 +31,7 @@ func TestUnenteredStateIntervalHoldsHiddenExcursions(t *testing.T) {
 	}
 	// No noise: the misread term is 0, only the hidden excursions remain.
 	cn := classNoise{smooth: 2 * time.Millisecond, period: 100 * time.Microsecond}
-	s.uncertainty(spans, cn)
+	s.uncertainty(spans, cn, nil)
 	// partial sits between idle and slumber: 2·5 + 2·5 boundaries, W/2 = 1 ms each.
 	want := 1.96 * (20 * 0.001 / 10) / math.Sqrt(3)
 	if got := s.ResidencyU95["partial"]; math.Abs(got-want) > 1e-12 {
@@ -67,9 +67,9 @@ func TestMisplacedSamplesWidenTheInterval(t *testing.T) {
 	}
 	cn := classNoise{smooth: 2 * time.Millisecond, period: 100 * time.Microsecond}
 	ref := base()
-	ref.uncertainty(spans(0), cn)
+	ref.uncertainty(spans(0), cn, nil)
 	got := base()
-	got.uncertainty(spans(180), cn)
+	got.uncertainty(spans(180), cn, nil)
 	want := 180 * 100e-6 / 1.0
 	for _, st := range []string{"idle", "partial"} {
 		if d := got.ResidencyU95[st] - ref.ResidencyU95[st]; math.Abs(d-want) > 1e-12 {

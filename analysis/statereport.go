@@ -295,7 +295,7 @@ func (s *StateReport) fill(sum *detect.Summary, spans []detect.Span, ios []detec
 		s.Spans[st.String()] = sum.Spans[st]
 	}
 	s.Smoothing = SmoothingInfo{WindowMs: units.Milliseconds(float64(cn.smooth) / 1e6), NoiseSigmaW: units.Watts(cn.sigma)}
-	s.uncertainty(spans, cn)
+	s.uncertainty(spans, cn, ioPlacement(spans, c))
 	for k, n := range sum.Transitions {
 		s.Transitions = append(s.Transitions, TransitionCount{From: k[0].String(), To: k[1].String(), Count: n})
 	}
@@ -434,6 +434,10 @@ func classifierNoise(c *detect.Classifier, period time.Duration) classNoise {
 //   - the I/O boundaries of `active` (and of the state beside each): each
 //     of its 2k edges is placed by the clock fit and the host's stamps,
 //     within a sample (P/√12) — included in the timing term;
+//   - the clock line (align): the I/O edges are host times placed on the
+//     samples by the clock fit, whose own error every edge shares
+//     (Clock.Place): per state, the 95 % half-width of Σ ±ε(edge) over
+//     its edges at I/O (ioPlacement), in quadrature with the above;
 //   - misplaced samples (added to the half-width, not in quadrature: their
 //     errors share a sign): samples whose own power lies clearly inside
 //     another state's band (detect.ClearSigmas σ from its edges) than the
@@ -441,7 +445,7 @@ func classifierNoise(c *detect.Classifier, period time.Duration) classNoise {
 //     dwell hid, an edge the median placed late. Of state X, out = those
 //     in X's spans, in = X's samples in other spans; the truth lies near
 //     r − out + in, so max(out, in)·P/T is added.
-func (s *StateReport) uncertainty(spans []detect.Span, cn classNoise) {
+func (s *StateReport) uncertainty(spans []detect.Span, cn classNoise, align map[string]float64) {
 	type agg struct {
 		n, sumW float64
 		means   []float64
@@ -488,7 +492,7 @@ func (s *StateReport) uncertainty(spans []detect.Span, cn classNoise) {
 		k := float64(len(a.means))
 		if total > 0 {
 			timing := math.Sqrt(2*k*(w*w+per*per)/12) / total
-			s.ResidencyU95[st] = 1.96 * math.Hypot(timing, mis[st]/math.Sqrt(3))
+			s.ResidencyU95[st] = math.Hypot(1.96*math.Hypot(timing, mis[st]/math.Sqrt(3)), align[st]/total)
 		}
 		if k < 2 || a.n == 0 {
 			continue
@@ -503,6 +507,43 @@ func (s *StateReport) uncertainty(spans []detect.Span, cn classNoise) {
 	}
 	s.unlearned(total)
 	s.misplaced(spans, cn.period.Seconds(), total)
+}
+
+// ioPlacement is, per state, the 95 % half-width in seconds that the
+// clock line's error (Clock.Place) puts into the state's time: an active
+// span starts and ends at host-stamped I/O edges, and a span of another
+// state next to one starts (−1) or ends (+1) there. The line's error is
+// the same for every edge (an offset, and a slope over the run), so a
+// state entered after k reads gains or loses k times it; the two edges of
+// one read cancel in active's time, not in its neighbours'. Nil without a
+// line error (no fit through three marks).
+func ioPlacement(spans []detect.Span, c *Clock) map[string]float64 {
+	if c == nil || c.Place.N < 3 {
+		return nil
+	}
+	xs, ws := map[string][]float64{}, map[string][]float64{}
+	add := func(st powerstate.State, t hostclock.Time, w float64) {
+		xs[st.String()] = append(xs[st.String()], c.Index(t))
+		ws[st.String()] = append(ws[st.String()], w)
+	}
+	for i, sp := range spans {
+		if sp.State == powerstate.Active {
+			add(sp.State, sp.Start, -1)
+			add(sp.State, sp.End, 1)
+			continue
+		}
+		if i > 0 && spans[i-1].State == powerstate.Active && spans[i-1].End == sp.Start {
+			add(sp.State, sp.Start, -1)
+		}
+		if i+1 < len(spans) && spans[i+1].State == powerstate.Active && spans[i+1].Start == sp.End {
+			add(sp.State, sp.End, 1)
+		}
+	}
+	out := map[string]float64{}
+	for st := range xs {
+		out[st] = c.Place.PlaceU(xs[st], ws[st])
+	}
+	return out
 }
 
 // misplaced adds the misplaced-samples term (see uncertainty) to every
