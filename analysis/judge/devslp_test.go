@@ -721,3 +721,82 @@ func TestPreCycleUnderTelegraphSteps(t *testing.T) {
 		t.Errorf("pre-cycle interval held the truth in %d of %d cycles", held, n)
 	}
 }
+
+// TestJointEntryLeavesOutCyclesBusyAtThePin: one cycle of four finds the
+// drive busy (20–40 × its Slumber level) when the pin asserts, and the
+// meter's sensor is first-order at 1–1.5 kHz (τ 1–1.6 samples at 10
+// kS/s) with its noise low-pass filtered alike (AR(1)): the drive enters
+// at the pin every cycle. The joint fit takes the pre-cycle level as the
+// level before the change; the busy cycle's fall, spread over several
+// samples by the sensor, stood above it in the cycles' mean, and the
+// joint entry read late with an interval of ±0.08–0.3 ms that missed the
+// truth (campaign seed 11 drives 1, 132, 141, 182, 193: 5 of 15 in the
+// bandwidth family). Such a cycle is left out of the joint fit: the
+// drives' intervals hold the truth.
+func TestJointEntryLeavesOutCyclesBusyAtThePin(t *testing.T) {
+	rng := rand.New(rand.NewPCG(25, 11))
+	const period = hostclock.Time(100 * time.Microsecond)
+	cr := DefaultCriteria()
+	cr.DETOMs, cr.LimitW = 400, 0.015
+	drives, held := 0, 0
+	var errs []float64
+	for range 20 {
+		slumber := 0.004 + 0.006*rng.Float64()
+		floor := 0.0003 + 0.0007*rng.Float64()
+		busy := slumber * (20 + 20*rng.Float64())
+		a := math.Exp(-2 * math.Pi * (1000 + 500*rng.Float64()) * 1e-4)
+		sigma := 0.002 + 0.004*rng.Float64()
+		entry := 0.1 * rng.Float64() // ms
+		busyCycle := rng.IntN(4)
+		var cycles []Cycle
+		for k := range 4 {
+			as := hostclock.Time(800*time.Millisecond) + hostclock.Time(rng.Int64N(int64(period)))
+			c := as + hostclock.Time(entry*1e6)
+			stamp := (as + period/2) / period * period
+			tm := Timing{Cycle: k + 1, Start: 0, Assert: stamp, Deassert: stamp + hostclock.Time(500*time.Millisecond), End: stamp + hostclock.Time(800*time.Millisecond)}
+			tm.ProbeIssue = tm.Deassert + period
+			tm.ProbeComplete = tm.Deassert + hostclock.Time(20*time.Millisecond)
+			var s []Sample
+			var lvl, nz float64
+			for ts := hostclock.Time(0); ts < tm.End; ts += period {
+				w := slumber
+				switch {
+				case k == busyCycle && ts >= as-hostclock.Time(40*time.Millisecond) && ts < c:
+					w = busy
+				case ts >= c && ts < as+hostclock.Time(500*time.Millisecond):
+					w = floor
+				case ts >= as+hostclock.Time(500*time.Millisecond) && ts < tm.ProbeComplete:
+					w = 0.2
+				}
+				if ts == 0 {
+					lvl = w
+				}
+				// The sensor low-passes the power and its noise alike.
+				lvl = a*lvl + (1-a)*w
+				nz = a*nz + math.Sqrt(1-a*a)*sigma*rng.NormFloat64()
+				s = append(s, Sample{T: ts, W: lvl + nz})
+			}
+			if cy := Judge(tm, s, JudgeOptions{Criteria: cr, ClockU95Ms: 0.05}); cy.EntryMs.Ok() {
+				cycles = append(cycles, cy)
+			}
+		}
+		if len(cycles) < 2 {
+			continue
+		}
+		drives++
+		v := Summarise(cycles, cr, "", "")
+		e := float64(v.EntryMs) - entry
+		errs = append(errs, e)
+		if v.EntryU95Ms.Ok() && math.Abs(e) <= float64(v.EntryU95Ms) {
+			held++
+		}
+	}
+	sort.Float64s(errs)
+	t.Logf("%d drives: entry interval held %d; error median %+.3f ms, max %+.3f ms", drives, held, errs[len(errs)/2], errs[len(errs)-1])
+	if drives < 15 {
+		t.Fatalf("only %d drives entered in two cycles or more", drives)
+	}
+	if float64(held) < 0.9*float64(drives) {
+		t.Errorf("entry interval held the truth on %d of %d drives", held, drives)
+	}
+}
