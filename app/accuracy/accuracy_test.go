@@ -279,8 +279,10 @@ func TestDriveTruth(t *testing.T) {
 	near("entry", *tr.EntryMs, 500)
 	near("exit", *tr.ExitMs, 40.5)
 	near("floor", *tr.DevSlpFloorW, 0.004)
-	if tr.Cycles != 1 || tr.Entered != 1 || tr.Verdict != "PASS" {
-		t.Errorf("cycles %d entered %d verdict %s", tr.Cycles, tr.Entered, tr.Verdict)
+	// A working drive, but its one cycle entered 500 ms after the pin,
+	// past the 100 ms entry bound: verification truly fails it.
+	if tr.Cycles != 1 || tr.Entered != 1 || tr.LateEntries != 1 || tr.Verdict != "FAIL" {
+		t.Errorf("cycles %d entered %d late %d verdict %s", tr.Cycles, tr.Entered, tr.LateEntries, tr.Verdict)
 	}
 
 	// Samples 0.5–1.5 s into the window missing (the Slumber second, from
@@ -473,5 +475,26 @@ func TestActiveIdlePhaseSummary(t *testing.T) {
 	c.Markdown(&b)
 	if !strings.Contains(b.String(), "4 hubs, 1.0 s planned; 2 ran longer") {
 		t.Errorf("accuracy.md does not say how long the active-idle phases ran:\n%s", b.String())
+	}
+}
+
+// The truth's verdict applies the entry bound to what the drive did: a
+// working drive that entered late in one cycle (busy when the pin was
+// asserted) fails; a broken or unsupported one keeps its verdict.
+func TestTruthVerdictLateEntry(t *testing.T) {
+	for _, c := range []struct {
+		mode string
+		late int
+		want string
+	}{
+		{drivesim.DevSlpModeWorking, 0, "PASS"},
+		{drivesim.DevSlpModeWorking, 1, "FAIL"},
+		{drivesim.DevSlpModeBroken, 0, "FAIL"},
+		{drivesim.DevSlpModeUnsupported, 0, "NOT SUPPORTED"},
+		{drivesim.DevSlpModeUnsupported, 2, "NOT SUPPORTED"},
+	} {
+		if got := truthVerdict(c.mode, c.late); got != c.want {
+			t.Errorf("mode %s, %d late entries: %s, want %s", c.mode, c.late, got, c.want)
+		}
 	}
 }

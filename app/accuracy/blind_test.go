@@ -228,3 +228,48 @@ func TestFamilyTable(t *testing.T) {
 		t.Errorf("a 24-drive campaign: %q", n)
 	}
 }
+
+// A working drive busy with a GC burst when the pin is asserted enters
+// DevSlp when the burst ends: past the entry bound, its truth verdict is
+// FAIL (the cycle truly missed its entry check); within it, PASS.
+func TestDriveTruthLateEntryFails(t *testing.T) {
+	for _, c := range []struct {
+		entryMs float64
+		late    int
+		verdict string
+	}{{50, 0, "PASS"}, {150, 1, "FAIL"}} {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "truth-p1.jsonl")
+		var b bytes.Buffer
+		tw := drivesim.NewTruthWriter(&b, drivesim.TruthHeader{Profile: "p", Port: 1})
+		ms := func(x float64) time.Duration { return time.Duration(x * 1e6) }
+		seg := func(st powerstate.State, a, z float64, w float64, gc bool) {
+			tw.Write(drivesim.Segment{State: st, Start: ms(a), End: ms(z), P5: unitsW(w), GC: gc})
+		}
+		pin := 1500.0 // index 5000 at 10 kS/s from the emulator's 1 s
+		seg(powerstate.Slumber, 0, 1400, 0.05, false)
+		seg(powerstate.Slumber, 1400, pin+c.entryMs, 1.5, true) // GC across the assertion
+		seg(powerstate.DevSlp, pin+c.entryMs, 2000, 0.004, false)
+		seg(powerstate.Wake, 2000, 2040, 1.0, false)
+		seg(powerstate.Idle, 2040, 9000, 0.2, false)
+		if err := tw.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		pins := []meter.Event{{Kind: meter.EventDevSlp, Port: 1, Index: 5000, Value: 1}, {Kind: meter.EventDevSlp, Port: 1, Index: 10000, Value: 0}}
+		rc := &runClock{rate: 10000, e0: time.Second, ports: map[int]*portSpan{1: {first: 0, last: 69999, count: 70000, seen: true,
+			runs: [][2]uint64{{0, 70000}}, pins: pins}}}
+		tr, err := driveTruth(rc, 1, path, drivesim.Profile{ActiveIdleW: 0.2, DevSlpW: 0.004, DevSlpSupported: true}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tr.EntryMs == nil || math.Abs(*tr.EntryMs-c.entryMs) > 1e-6 {
+			t.Errorf("entry %v ms, want %g", tr.EntryMs, c.entryMs)
+		}
+		if tr.LateEntries != c.late || tr.Verdict != c.verdict {
+			t.Errorf("entry %g ms: %d late entries, verdict %s; want %d, %s", c.entryMs, tr.LateEntries, tr.Verdict, c.late, c.verdict)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package accuracy
 import (
 	"errors"
 	"fmt"
+	"github.com/idlewatt/idlewatt/states/devslp"
 	"io"
 	"math"
 	"os"
@@ -46,7 +47,12 @@ type Truth struct {
 	// so that the exit is compared over the cycles the report pooled.
 	CycleExitMs []*float64 `json:"cycle_exit_ms"`
 	Entered     int        `json:"entered"` // cycles with a DevSlp entry
-	Verdict     string     `json:"verdict"` // what verification should say: PASS, FAIL, NOT SUPPORTED
+	// LateEntries counts the cycles whose DevSlp entry came after the
+	// verification's entry bound (devslp.DefaultEntryBound): a working
+	// drive busy with its own background work when the pin was asserted
+	// enters only when that work ends.
+	LateEntries int    `json:"late_entries"`
+	Verdict     string `json:"verdict"` // what verification should say: PASS, FAIL, NOT SUPPORTED
 	// PeakW is the highest true power a whole sample could read: the
 	// highest segment lasting ≥ 2 sample periods (one sample then lies
 	// wholly inside it). Nil when a shorter segment is higher (a sample
@@ -207,11 +213,24 @@ func driveTruth(rc *runClock, port int, truthPath string, p drivesim.Profile, me
 		v := float64(p.DevSlpW)
 		t.DevSlpFloorW = &v
 	}
-	t.Verdict = map[string]string{
-		drivesim.DevSlpModeWorking: "PASS", drivesim.DevSlpModeUnsupported: "NOT SUPPORTED", drivesim.DevSlpModeBroken: "FAIL",
-	}[p.DevSlpMode()]
 	t.pinCycles(rc, ps, segs, ioSpans)
+	t.Verdict = truthVerdict(p.DevSlpMode(), t.LateEntries)
 	return t, nil
+}
+
+// truthVerdict is what verification should say of a drive in DevSlp mode
+// mode whose pin cycles entered late lateEntries times: the criteria
+// applied to what the drive truly did, not only to what it is. A working
+// drive that in one cycle reached its floor after the entry bound (it was
+// busy when the pin was asserted) fails that cycle's entry check.
+func truthVerdict(mode string, lateEntries int) string {
+	v := map[string]string{
+		drivesim.DevSlpModeWorking: "PASS", drivesim.DevSlpModeUnsupported: "NOT SUPPORTED", drivesim.DevSlpModeBroken: "FAIL",
+	}[mode]
+	if v == "PASS" && lateEntries > 0 {
+		return "FAIL"
+	}
+	return v
 }
 
 // readTruth reads a truth file's segments and the host's requests, and
@@ -344,6 +363,9 @@ func (t *Truth) pinCycles(rc *runClock, ps *portSpan, segs []drivesim.Segment, i
 		}
 		t.Entered++
 		entries = append(entries, max(0, float64(dev.Start-ta))/1e6)
+		if dev.Start-ta > devslp.DefaultEntryBound {
+			t.LateEntries++
+		}
 		if td == time.Duration(math.MaxInt64) {
 			continue
 		}

@@ -10,6 +10,10 @@ import (
 )
 
 // Options set the cycle's timing and pass criteria.
+// DefaultEntryBound is Options.EntryBound's default: the floor must be
+// reached this soon after the assertion.
+const DefaultEntryBound = 100 * time.Millisecond
+
 type Options struct {
 	Cycles     int           // default 10
 	Settle     time.Duration // idle before each assertion; default 1 s
@@ -47,7 +51,7 @@ func (o *Options) defaults() {
 	def(&o.Settle, time.Second)
 	def(&o.Hold, 300*time.Millisecond)
 	def(&o.Return, 500*time.Millisecond)
-	def(&o.EntryBound, 100*time.Millisecond)
+	def(&o.EntryBound, DefaultEntryBound)
 	def(&o.MDAT, 10*time.Millisecond)
 	def(&o.DETO, 20*time.Millisecond)
 	if o.Limit == 0 {
