@@ -1,9 +1,7 @@
 package analysis
 
 import (
-	"errors"
 	"fmt"
-	"io"
 	"math"
 	"strings"
 
@@ -536,29 +534,17 @@ func learnHum(open Opener, p *pass1, c *Clock, only []int) (map[int]*humModel, e
 	if len(ls) == 0 {
 		return out, nil
 	}
-	src, err := open()
+	err = eachRun(open, func(run *capture.Run) {
+		for _, l := range ls {
+			if run.Gap > 0 {
+				l.reset()
+			} else {
+				l.take(run, c)
+			}
+		}
+	})
 	if err != nil {
 		return nil, err
-	}
-	defer src.Close()
-	rows := capture.NewRows(src)
-	for {
-		run, err := rows.NextRun()
-		if err != nil {
-			if !errors.Is(err, io.EOF) && !errors.Is(err, capture.ErrTruncated) {
-				_ = err // damage: fit what was read, as the other passes report what was read
-			}
-			break
-		}
-		if run.Gap > 0 {
-			for _, l := range ls {
-				l.reset()
-			}
-			continue
-		}
-		for _, l := range ls {
-			l.take(run, c)
-		}
 	}
 	for _, l := range ls {
 		if m := l.model(); m != nil {

@@ -2,9 +2,7 @@ package analysis
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
-	"io"
 	"math"
 	"math/rand/v2"
 	"sort"
@@ -418,36 +416,42 @@ func learnLevels(open Opener, p *pass1, c *Clock, opts Options, drives []capture
 	if len(ls) == 0 {
 		return out, nil
 	}
-	src, err := open()
+	err := eachRun(open, func(run *capture.Run) {
+		for _, l := range ls {
+			if run.Gap > 0 {
+				l.breakStretch()
+			} else {
+				l.take(run, c)
+			}
+		}
+	})
 	if err != nil {
 		return nil, err
+	}
+	for _, l := range ls {
+		out[l.port] = l.learn(p.hdr, opts)
+	}
+	return out, nil
+}
+
+// eachRun opens the capture and hands take every run of rows (a gap is a
+// run with Gap > 0) until the end. A damaged or cut capture ends the runs
+// where its damage starts: a pass learns from what was read, as the
+// sample pass reports what was read; only a failure to open is an error.
+func eachRun(open Opener, take func(*capture.Run)) error {
+	src, err := open()
+	if err != nil {
+		return err
 	}
 	defer src.Close()
 	rows := capture.NewRows(src)
 	for {
 		run, err := rows.NextRun()
 		if err != nil {
-			if !errors.Is(err, io.EOF) && !errors.Is(err, capture.ErrTruncated) {
-				// Damage: learn from what was read, as the sample pass
-				// reports what was read.
-				_ = err
-			}
-			break
+			return nil
 		}
-		if run.Gap > 0 {
-			for _, l := range ls {
-				l.breakStretch()
-			}
-			continue
-		}
-		for _, l := range ls {
-			l.take(run, c)
-		}
+		take(run)
 	}
-	for _, l := range ls {
-		out[l.port] = l.learn(p.hdr, opts)
-	}
-	return out, nil
 }
 
 // take adds a run of rows to the drive: its samples where every rail is
