@@ -83,3 +83,37 @@ func TestMisplacedSamplesWidenTheInterval(t *testing.T) {
 		t.Errorf("no misplaced samples, yet misplaced = %+v", ref.Misplaced)
 	}
 }
+
+// Excursions the dwell absorbed (detect.Classifier.Hidden) count like
+// clear misplaced samples, each state taking the larger of the two
+// counts: 180 hidden idle samples in partial spans of which Clear saw 60
+// widen both intervals by 180 samples, not 60.
+func TestHiddenExcursionsWidenTheInterval(t *testing.T) {
+	mk := func() *StateReport {
+		return &StateReport{
+			Levels: detect.Levels{Idle: 0.40, Partial: 0.30}, MeasuredS: 1,
+			Residency: map[string]float64{"idle": 0.5, "partial": 0.5}, Spans: map[string]int{"idle": 1, "partial": 1},
+			ResidencyU95: map[string]float64{}, PowerU95W: map[string]units.Watts{},
+		}
+	}
+	p := detect.Span{State: powerstate.Partial, Samples: 5000, MeanW: 0.30}
+	p.Clear[powerstate.Partial], p.Clear[powerstate.Idle] = 4940, 60
+	i := detect.Span{State: powerstate.Idle, Samples: 5000, MeanW: 0.40}
+	i.Clear[powerstate.Idle] = 5000
+	spans := []detect.Span{i, p}
+	cn := classNoise{smooth: 2 * time.Millisecond, period: 100 * time.Microsecond}
+	ref := mk()
+	ref.uncertainty(spans, cn, nil)
+	cn.hidden[powerstate.Partial][powerstate.Idle] = 180
+	got := mk()
+	got.uncertainty(spans, cn, nil)
+	want := (180 - 60) * 100e-6 / 1.0
+	for _, st := range []string{"idle", "partial"} {
+		if d := got.ResidencyU95[st] - ref.ResidencyU95[st]; math.Abs(d-want) > 1e-12 {
+			t.Errorf("%s: interval grew by %g, want %g (180 hidden − 60 clear samples × 100 µs ÷ 1 s)", st, d, want)
+		}
+	}
+	if m := got.Misplaced; m["idle"] != (MisplacedCount{In: 180}) || m["partial"] != (MisplacedCount{Out: 180}) {
+		t.Errorf("misplaced = %+v, want idle in 180, partial out 180", m)
+	}
+}

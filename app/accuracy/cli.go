@@ -29,6 +29,33 @@ var Flags = []settings.Flag{
 	{Name: "overwrite", Kind: settings.Bool, Help: "replace the campaign files in an existing --out"},
 	{Name: "quiet", Kind: settings.Bool, Help: "no progress lines"},
 	{Name: "rescore", Kind: settings.String, Help: "score the captures of the campaign in this directory again with this build's analysis (no new runs)"},
+	{Name: "pool", Kind: settings.Strings, Help: "tabulate these scored campaigns' (or rescores') drives as one: overall, per family over every seed, per campaign (repeatable or comma-separated; analyses nothing)"},
+}
+
+// ReadPool reads and checks a pool's settings (--pool DIR …): only --out,
+// --overwrite, --json and --quiet apply.
+func ReadPool(g settings.Getter, from []string, defaultOut string) (PoolOptions, error) {
+	for _, f := range []string{"drives", "seed", "replay", "short", "max-cycles", "rescore", "parallel"} {
+		if g.Changed(f) {
+			return PoolOptions{}, settings.Usagef("--pool: --%s does not apply (pooling reads scored campaigns; it runs and analyses nothing)", f)
+		}
+	}
+	if len(from) < 2 {
+		return PoolOptions{}, settings.Usagef("--pool: %d campaign directory, want 2 or more", len(from))
+	}
+	o := PoolOptions{From: from, Out: g.String("out"), Overwrite: g.Bool("overwrite")}
+	if o.Out == "" {
+		o.Out = defaultOut
+	}
+	for _, d := range from {
+		if _, err := os.Stat(filepath.Join(d, "accuracy.json")); err != nil {
+			return o, settings.Usagef("--pool %s: not a campaign's directory: %v", d, err)
+		}
+		if filepath.Clean(d) == filepath.Clean(o.Out) {
+			return o, settings.Usagef("--out %s: a campaign pooled is there; name another directory", o.Out)
+		}
+	}
+	return o, checkOut(o.Out, o.Overwrite)
 }
 
 // parallel reads --parallel: 1–64 hubs at once.
@@ -154,5 +181,9 @@ func (c *Campaign) Print(w io.Writer, out string, asJSON bool) {
 		return
 	}
 	c.Table(w)
+	if len(c.Pooled) > 0 {
+		fmt.Fprintf(w, "written to %s (accuracy.md, accuracy.json)\n", textsafe.Terminal(out))
+		return
+	}
 	fmt.Fprintf(w, "written to %s (accuracy.md, accuracy.json, runs/)\n", textsafe.Terminal(out))
 }

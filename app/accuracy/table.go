@@ -45,7 +45,10 @@ type Campaign struct {
 	Families []FamilySummary `json:"families"`
 	GoalsMet bool            `json:"goals_met"`
 	Missed   []string        `json:"goals_missed,omitempty"`
-	Results  []DriveResult   `json:"results"`
+	// Pooled lists the campaigns a pooled table (--pool) was made from;
+	// Seed is then 0.
+	Pooled  []PoolSource  `json:"pooled,omitempty"`
+	Results []DriveResult `json:"results"`
 }
 
 // CycleSummary counts the DevSlp cycles the meter saw per cycled drive.
@@ -420,6 +423,7 @@ func (c *Campaign) Markdown(w io.Writer) {
 	if c.Note != "" {
 		fmt.Fprintf(w, "**%s**\n\n", c.Note)
 	}
+	c.poolMarkdown(w)
 	fmt.Fprintf(w, "| metric | goal | N | missing | spurious | \\|error\\| median | p95 | max | rel. median | rel. p95 | rel. max | off goal | 95 %% interval holds | met |\n")
 	fmt.Fprintf(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, s := range c.Metrics {
@@ -570,7 +574,11 @@ func (c *Campaign) WriteFiles(dir, command string, overwrite bool) error {
 		return err
 	}
 	var md strings.Builder
-	fmt.Fprintf(&md, "# Truth-recovery campaign\n\n`%s` — seed %d, %d drives, %.0f s on %s.\n\n", command, c.Seed, c.Drives, c.ElapsedS, c.Machine)
+	if len(c.Pooled) > 0 {
+		fmt.Fprintf(&md, "# Truth-recovery campaigns, pooled\n\n`%s` — %d campaigns, %d drives, %.0f s of running in all.\n\n", command, len(c.Pooled), c.Drives, c.ElapsedS)
+	} else {
+		fmt.Fprintf(&md, "# Truth-recovery campaign\n\n`%s` — seed %d, %d drives, %.0f s on %s.\n\n", command, c.Seed, c.Drives, c.ElapsedS, c.Machine)
+	}
 	c.Markdown(&md)
 	return outfile.WriteFile(filepath.Join(dir, "accuracy.md"), []byte(md.String()), o)
 }

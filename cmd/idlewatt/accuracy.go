@@ -15,7 +15,7 @@ import (
 func init() {
 	register(func() *cobra.Command {
 		c := &cobra.Command{
-			Use:   "accuracy [--drives N] [--seed S] [--out DIR] [--parallel P] [--replay SEED:INDEX] [--max-cycles N] [--rescore DIR]",
+			Use:   "accuracy [--drives N] [--seed S] [--out DIR] [--parallel P] [--replay SEED:INDEX] [--max-cycles N] [--rescore DIR] [--pool DIR,DIR…]",
 			Short: "Truth-recovery campaign: random simulated drives through the whole chain, every metric against the model's truth",
 			Long: `Draws N random drive profiles from the documented parameter space
 (docs/drive-profiles.md, "Parameter space"), each with a meter noise family,
@@ -29,6 +29,8 @@ and tabulates the errors against the goals, overall and per noise family
 build and scores them against DIR's truth (same drives, same samples: an
 analysis change judged without a new campaign's spread); --out gets
 accuracy.json, accuracy.md and runs/HUB/report.json.
+--pool DIR,DIR… tabulates scored campaigns (or rescores) of different seeds
+as one: overall, per noise family over every seed, and per campaign.
 Exit 0 when every goal is met, 1 when one is missed, 2 on bad input or when
 the campaign cannot start.`,
 			Args: cobra.NoArgs,
@@ -45,6 +47,20 @@ func runAccuracy(cmd *cobra.Command, _ []string) error {
 		progress = cmd.ErrOrStderr()
 	}
 	command := "idlewatt " + strings.Join(os.Args[1:], " ")
+	if from := get(cmd).List("pool"); len(from) > 0 {
+		o, err := accuracy.ReadPool(get(cmd), from, defaultOut("accuracy"))
+		if err != nil {
+			return err
+		}
+		c, err := accuracy.Pool(o)
+		if err != nil {
+			return usageErr("%v", err)
+		}
+		if err := c.WriteFiles(o.Out, command, o.Overwrite); err != nil {
+			return failErr("%v", err)
+		}
+		return campaignDone(cmd, c, o.Out, nil)
+	}
 	if from := get(cmd).String("rescore"); from != "" {
 		o, err := accuracy.ReadRescore(get(cmd), from, defaultOut("accuracy"), progress)
 		if err != nil {

@@ -119,6 +119,10 @@ type Classifier struct {
 	// dwell, since the current span's last sample: the bands a median
 	// passes on its way between two levels (commit splits them).
 	transit []part
+	// hidden counts the samples whose smoothed state left the current
+	// span's and came back before the dwell: by the span's state and the
+	// excursion's (Hidden).
+	hidden  HiddenCounts
 	started bool
 	last    hostclock.Time
 	// splits are the times (ascending) where a span must end whatever its
@@ -262,6 +266,19 @@ func (c *Classifier) Resolved() bool { return c.resolved || !c.adaptive }
 // Smooth returns the smoothing window in force (with Options.Adaptive, the
 // one chosen from the noise; before the choice, the shortest).
 func (c *Classifier) Smooth() time.Duration { return c.smooth }
+
+// HiddenCounts holds, by a span's state and another state, how many
+// samples the smoothed power put in the other state inside the span — an
+// excursion shorter than the dwell, absorbed back into it.
+type HiddenCounts [powerstate.NumDetected][powerstate.NumDetected]int
+
+// Hidden is how many samples of each state's spans the dwell absorbed
+// from excursions into another state (the smoothed power left the span's
+// band and came back within MinDwell): a 1.8 ms return to idle inside a
+// Partial span, plain in the samples (28 mW above Partial at 2.7 mW σ),
+// stays Partial under the 2 ms dwell. Their time may be the other state's:
+// the residency interval counts them (analysis, Misplaced).
+func (c *Classifier) Hidden() HiddenCounts { return c.hidden }
 
 // NoiseSigma is the per-sample noise of the power pushed so far (W): one
 // sample's σ from the plateau of the power's robust variogram (stat.Noise),

@@ -23,6 +23,7 @@ func (c *Classifier) classify(t hostclock.Time, w float64, busy bool, smoothed p
 	cs := c.th.clearOf(w, c.clearMargin)
 	if s == c.cur.State {
 		// Back in the current state: pending candidate samples belong to it.
+		c.countHidden()
 		c.absorbTransit(len(c.transit))
 		if c.candN > 0 {
 			c.absorbCandidate()
@@ -91,6 +92,24 @@ func (c *Classifier) absorbCandidate() {
 	c.candClear = ClearCounts{}
 	c.candN = 0
 	c.cand = c.cur.State
+}
+
+// countHidden adds the pending excursion (the candidate and the parts it
+// passed through) to hidden: the smoothed power is back in the current
+// state before the dwell.
+func (c *Classifier) countHidden() {
+	cur := c.cur.State
+	if cur >= powerstate.NumDetected {
+		return
+	}
+	for _, p := range c.transit {
+		if p.s < powerstate.NumDetected && p.s != cur {
+			c.hidden[cur][p.s] += p.n
+		}
+	}
+	if c.candN > 0 && c.cand < powerstate.NumDetected && c.cand != cur {
+		c.hidden[cur][c.cand] += c.candN
+	}
 }
 
 func (c *Classifier) commit() {
