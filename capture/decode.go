@@ -152,6 +152,9 @@ func decodeState(p []byte) (Record, error) {
 // samples decoded so far and says whether to hand it out: not when it
 // disagrees (the samples win; the Account names the chunk).
 func (r *Reader) verified(off int64) bool {
+	if r.memo.mode == memoReuse {
+		return r.memoVerdict(off)
+	}
 	if r.ver == nil {
 		return true
 	}
@@ -162,6 +165,7 @@ func (r *Reader) verified(off int64) bool {
 	if m.Channel < len(r.h.Channels) {
 		m.Name = r.h.Channels[m.Channel].Name()
 	}
+	r.memoBad(off)
 	if r.acc.Mismatches++; len(r.acc.Mismatched) < maxMismatches {
 		r.acc.Mismatched = append(r.acc.Mismatched, m)
 	}
@@ -325,13 +329,13 @@ func (r *Reader) place(ch int, start uint64, n int) (rej Reject, k0 uint64) {
 // queueSamples feeds a placed chunk's values to the summary verifier and
 // queues its rejected part (the first k0) and its samples.
 func (r *Reader) queueSamples(ch int, start uint64, rej Reject, k0 uint64, v []units.Volts, i []units.Amps) {
-	if r.ver == nil {
-		r.ver = newVerifier(r.nch)
-	}
-	if rej == RejectRestart || rej == RejectBackward {
-		r.ver.spoil(ch) // the same indices, other samples: summaries cannot be matched
-	} else {
-		verifyAdd(r.ver, ch, start+k0, v[k0:], i[k0:])
+	switch {
+	case r.memo.mode == memoReuse:
+		// An earlier pass checked the summaries: no statistics to keep.
+	case rej == RejectRestart || rej == RejectBackward:
+		r.verifier().spoil(ch) // the same indices, other samples: summaries cannot be matched
+	default:
+		verifyAdd(r.verifier(), ch, start+k0, v[k0:], i[k0:])
 	}
 	if k0 > 0 {
 		r.rblock = meter.Block{Channel: ch, Start: start, V: v[:k0], I: i[:k0]}
@@ -341,6 +345,14 @@ func (r *Reader) queueSamples(ch int, start uint64, rej Reject, k0 uint64, v []u
 		r.block = meter.Block{Channel: ch, Start: start + k0, V: v[k0:], I: i[k0:]}
 		r.queue = append(r.queue, Record{Kind: KindSamples, Block: &r.block})
 	}
+}
+
+// verifier returns r's summary verifier, made at the first samples.
+func (r *Reader) verifier() *verifier {
+	if r.ver == nil {
+		r.ver = newVerifier(r.nch)
+	}
+	return r.ver
 }
 
 // decodeF32 fills dst with the little-endian float32s in src (4 B each).

@@ -51,7 +51,9 @@
 // nothing intact follows — a crash's cut, or damage to the end of the file.
 // Complete reports whether the end chunk was seen. SkipSamples makes
 // summary-only scans (charts) skip decoding sample values; they still check
-// every chunk, so they find the same damage. (reader.go the Reader and Next;
+// every chunk, so they find the same damage. A sample-decoding Reader checks
+// every summary against the samples (verify.go); the readers of one Passes
+// do it once for all passes (memo.go). (reader.go the Reader and Next;
 // chunk.go a chunk's framing, CRC mending and the hunt after damage;
 // decode.go a chunk's records.) Salvage copies what a damaged
 // capture holds into a clean one; Repair does it from file to file (the

@@ -69,7 +69,10 @@ func (s CtxReader) CaptureReader() *Reader { return s.Reader }
 // Passes checks that path is a regular file (a pass is read more than
 // once: a FIFO would block the second open) and returns the opener of its
 // passes, each a CtxReader under ctx, and their position. who is the
-// command that reads it ("idlewatt report"), for messages.
+// command that reads it ("idlewatt report"), for messages. The passes
+// check the capture's summaries against its samples once, not each pass
+// (memo.go): a pass after the first that decoded every sample takes its
+// verdicts, while the file is unchanged.
 func Passes(ctx context.Context, path, who string) (func() (CtxReader, error), *Pos, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -83,6 +86,7 @@ func Passes(ctx context.Context, path, who string) (func() (CtxReader, error), *
 			who, path, ctxio.FileKind(fi.Mode()), lastWord(who))
 	}
 	at := &Pos{size: fi.Size()}
+	memo := &verifyMemo{} // the summaries are checked once, not once per pass (memo.go)
 	return func() (CtxReader, error) {
 		if err := ctxio.Stopped(ctx); err != nil {
 			return CtxReader{}, err
@@ -91,6 +95,7 @@ func Passes(ctx context.Context, path, who string) (func() (CtxReader, error), *
 		if err != nil {
 			return CtxReader{}, err
 		}
+		r.useMemo(memo)
 		at.pass.Add(1)
 		at.off.Store(0)
 		return CtxReader{ctx, r, at}, nil

@@ -59,7 +59,10 @@ type Reader struct {
 	// ver checks summaries against the samples decoded (verify.go); nil
 	// until the first samples are decoded.
 	ver *verifier
-	cal []Calibration // scratch of the calibration check
+	// memo shares the summary check's verdicts with the other passes of
+	// a Passes (memo.go); its zero value does nothing.
+	memo readerMemo
+	cal  []Calibration // scratch of the calibration check
 }
 
 // chanState is what the Reader knows of one channel's timeline.
@@ -164,7 +167,15 @@ func (r *Reader) Account() Account {
 // still read and checked, so a skipping scan finds the same damage, gaps and
 // rejections as a full one; only KindSamples and KindRejected records are
 // left out.
-func (r *Reader) SkipSamples(skip bool) { r.skip = skip }
+//
+// A Reader of Passes that skips samples after its first Next no longer
+// leaves its summary verdicts for the later passes (memo.go).
+func (r *Reader) SkipSamples(skip bool) {
+	r.skip = skip
+	if skip && r.memo.mode == memoWrite {
+		r.memo.mode = memoOff
+	}
+}
 
 // Close closes the file opened by Open; it does nothing for NewReader.
 func (r *Reader) Close() error {
@@ -179,6 +190,20 @@ func (r *Reader) Close() error {
 // capture stops being readable with nothing intact after it, including a
 // capture that ends without its end chunk.
 func (r *Reader) Next() (Record, error) {
+	if r.memo.m == nil {
+		return r.next()
+	}
+	if r.memo.mode == memoUndecided {
+		r.decideMemo()
+	}
+	rec, err := r.next()
+	if err != nil {
+		r.finishMemo(err)
+	}
+	return rec, err
+}
+
+func (r *Reader) next() (Record, error) {
 	for {
 		if r.qi < len(r.queue) {
 			rec := r.queue[r.qi]

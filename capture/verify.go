@@ -89,22 +89,35 @@ func verifyAdd[V, I ~float64](v *verifier, c int, start uint64, vs []V, is []I) 
 	}
 	size := uint64(len(cv.ring))
 	is = is[:len(vs)]
-	for k := 0; k < len(vs); {
+	// One division for the chunk: its windows are consecutive, and so are
+	// their slots in the ring.
+	w := start / verifyWin
+	slot := w % size
+	for k := 0; k < len(vs); w++ {
 		idx := start + uint64(k)
-		w := idx / verifyWin
 		m := min(len(vs)-k, int((w+1)*verifyWin-idx))
-		s := &cv.ring[w%size]
+		s := &cv.ring[slot]
+		if slot++; slot == size {
+			slot = 0
+		}
 		if s.win != w+1 {
 			*s = verifyWindow{win: w + 1, min: float32(math.Inf(1)), max: float32(math.Inf(-1))}
 		}
-		for j := k; j < k+m; j++ {
+		// The window's sums in locals, not through s: the same operations
+		// in the same order, without a store per sample.
+		lo, hi, sum, sq := s.min, s.max, s.sum, s.sq
+		wv := vs[k : k+m]
+		wi := is[k : k+m]
+		wi = wi[:len(wv)]
+		for j, x := range wv {
 			// The writer's power: float32 values multiplied in float32.
-			p := float32(vs[j]) * float32(is[j])
-			s.min, s.max = min(s.min, p), max(s.max, p)
+			p := float32(x) * float32(wi[j])
+			lo, hi = min(lo, p), max(hi, p)
 			pp := float64(p)
-			s.sum += pp
-			s.sq += pp * pp
+			sum += pp
+			sq += pp * pp
 		}
+		s.min, s.max, s.sum, s.sq = lo, hi, sum, sq
 		s.n += uint32(m)
 		k += m
 	}
@@ -132,8 +145,12 @@ func (v *verifier) check(s *Summary, off int64, seq uint64) (SummaryMismatch, bo
 		lo, hi := math.Inf(1), math.Inf(-1)
 		var sum, sq float64
 		whole := true
+		slot := w0 % size
 		for w := w0; w < w0+per; w++ {
-			x := &cv.ring[w%size]
+			x := &cv.ring[slot]
+			if slot++; slot == size {
+				slot = 0
+			}
 			if x.win != w+1 {
 				if x.win > w+1 {
 					whole = false // overwritten: too old to check

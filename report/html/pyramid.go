@@ -5,6 +5,7 @@ import (
 
 	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/meter"
+	"github.com/idlewatt/idlewatt/units"
 )
 
 // Budget sizes the embedded data. The defaults keep a 10-minute two-drive
@@ -81,8 +82,8 @@ func (l *level) addRun(k int64, mn, mx, sw, si float64, n uint32) {
 		l.sumI = append(l.sumI, 0)
 		l.n = append(l.n, 0)
 	}
-	l.min[j] = math.Min(l.min[j], mn)
-	l.max[j] = math.Max(l.max[j], mx)
+	l.min[j] = min(l.min[j], mn)
+	l.max[j] = max(l.max[j], mx)
 	l.sumW[j] += sw
 	l.sumI[j] += si
 	l.n[j] += n
@@ -125,8 +126,8 @@ func (l *level) halve() {
 			out = o + 1
 			continue
 		}
-		l.min[o] = math.Min(l.min[o], l.min[j])
-		l.max[o] = math.Max(l.max[o], l.max[j])
+		l.min[o] = min(l.min[o], l.min[j])
+		l.max[o] = max(l.max[o], l.max[j])
 		l.sumW[o] += l.sumW[j]
 		l.sumI[o] += l.sumI[j]
 		l.n[o] += l.n[j]
@@ -227,7 +228,7 @@ func (p *Pyramid) DriveSamples(port int, t, dt float64, w []float64) {
 	if !p.seen {
 		p.seen, p.first = true, t
 	}
-	p.last = math.Max(p.last, t+dt*float64(len(w)-1))
+	p.last = max(p.last, t+dt*float64(len(w)-1))
 	if end, ok := p.runEnd[port]; ok && t > end+dt/2 {
 		if rs := p.states[port]; len(rs) > 0 && len(rs)+2 <= p.maxStates {
 			last := rs[len(rs)-1]
@@ -242,13 +243,15 @@ func (p *Pyramid) DriveSamples(port int, t, dt float64, w []float64) {
 	for p.span(l, t+dt*float64(len(w)-1), p.width()) > p.limit() && p.shift < maxShift {
 		p.coarsen()
 	}
+	// The builtin min and max give what math.Min and math.Max give (NaN,
+	// -0 and ±Inf alike) without a call per sample.
 	runs(t, dt, p.width(), len(w), func(k int64, j0, j1 int) {
 		mn, mx, sum, n := math.Inf(1), math.Inf(-1), 0.0, uint32(0)
 		for _, x := range w[j0:j1] {
 			if math.IsNaN(x) || math.IsInf(x, 0) {
 				continue
 			}
-			mn, mx, sum, n = math.Min(mn, x), math.Max(mx, x), sum+x, n+1
+			mn, mx, sum, n = min(mn, x), max(mx, x), sum+x, n+1
 		}
 		if n > 0 {
 			l.addRun(k, mn, mx, sum, 0, n)
@@ -273,7 +276,7 @@ func (p *Pyramid) RailBlock(t, dt float64, b *meter.Block) {
 	if !p.rseen {
 		p.rseen, p.rfirst = true, t
 	}
-	p.rlast = math.Max(p.rlast, t+dt*float64(n-1))
+	p.rlast = max(p.rlast, t+dt*float64(n-1))
 	rlimit := func() float64 {
 		return 2 * p.budget.bytes(p.rlast-p.rfirst) / float64(bytesPerBucket) / railFactor * float64(len(p.rails)) / 2
 	}
@@ -283,14 +286,17 @@ func (p *Pyramid) RailBlock(t, dt float64, b *meter.Block) {
 			l.halve()
 		}
 	}
+	bv, bi := b.V[:n], b.I[:n]
 	runs(t, dt, p.railWidth(), n, func(k int64, j0, j1 int) {
 		mn, mx, sw, si, c := math.Inf(1), math.Inf(-1), 0.0, 0.0, uint32(0)
-		for j := j0; j < j1; j++ {
-			pw, i := float64(b.Power(j)), float64(b.I[j])
+		vs, is := bv[j0:j1], bi[j0:j1]
+		is = is[:len(vs)]
+		for j, v := range vs {
+			pw, i := float64(units.Power(v, is[j])), float64(is[j])
 			if math.IsNaN(pw) || math.IsInf(pw, 0) {
 				continue
 			}
-			mn, mx, sw, si, c = math.Min(mn, pw), math.Max(mx, pw), sw+pw, si+i, c+1
+			mn, mx, sw, si, c = min(mn, pw), max(mx, pw), sw+pw, si+i, c+1
 		}
 		if c > 0 {
 			l.addRun(k, mn, mx, sw, si, c)
