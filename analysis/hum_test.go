@@ -172,3 +172,57 @@ func TestNoHumWithoutHum(t *testing.T) {
 		}
 	}
 }
+
+// humBenchTrace is 2 minutes at 10 kS/s of a drive under 50 Hz hum, cut
+// into quiet stretches of 0.2–3 s (a busy span between them: the windows
+// restart off the lattice of whole windows, as on a real capture).
+func humBenchTrace() (read []float64, cut []bool) {
+	rng := rand.New(rand.NewPCG(5, 7))
+	tr := makeHumTrace(rng, 10000, 120, 50, 0.02, 3, func() float64 { return 5e-3 * rng.NormFloat64() })
+	cut = make([]bool, len(tr.read))
+	for i := 0; i < len(cut); i += 2000 + rng.IntN(28000) {
+		cut[i] = true
+	}
+	return tr.read, cut
+}
+
+// humBenchLearner is a humLearner fed the trace.
+func humBenchLearner(read []float64, cut []bool) *humLearner {
+	l := &humLearner{}
+	for _, hz := range humCandidatesHz {
+		if h := newHumWindows(hz, 10000); h != nil {
+			l.cands = append(l.cands, h)
+		}
+	}
+	for i, w := range read {
+		if cut[i] {
+			l.reset()
+			continue
+		}
+		for _, h := range l.cands {
+			h.add(uint64(i), w)
+		}
+	}
+	return l
+}
+
+// BenchmarkHumPass is the hum pass of one drive over 2 minutes at 10 kS/s:
+// gathering the windows of both candidates (add, per sample) and fitting
+// them (fit: the outlier cuts and the offset search).
+func BenchmarkHumPass(b *testing.B) {
+	read, cut := humBenchTrace()
+	b.Run("add", func(b *testing.B) {
+		for b.Loop() {
+			humBenchLearner(read, cut)
+		}
+		b.ReportMetric(float64(len(read))*float64(b.N)/b.Elapsed().Seconds(), "samples/s")
+	})
+	b.Run("fit", func(b *testing.B) {
+		l := humBenchLearner(read, cut)
+		for b.Loop() {
+			if l.model() == nil {
+				b.Fatal("no hum found")
+			}
+		}
+	})
+}
