@@ -172,12 +172,6 @@ func (h *humWindows) twin() *humWindows {
 // reset drops the window being filled.
 func (h *humWindows) reset() { h.fill = 0 }
 
-// add takes the quiet sample at index i.
-func (h *humWindows) add(i uint64, w float64) {
-	b := [1]float64{w}
-	h.addRun(i, b[:])
-}
-
 // addRun takes the samples at i0, i0+1, …: the quiet ones, each NaN one
 // (busy or invalid) ending the window being filled.
 func (h *humWindows) addRun(i0 uint64, ws []float64) {
@@ -577,10 +571,11 @@ func offsetPower(starts []uint64, keep []int, c []float64, K, kn, g int, step fl
 				buf[(at+t+1-humSpread)&mask] += a * complex(pw*ej[t], 0)
 				pw *= e2
 			}
-			pw = 1 / e2
+			inv := 1 / e2
+			pw = inv
 			for t := humSpread - 2; t >= 0; t-- { // j = −1…1−humSpread
 				buf[(at+t+1-humSpread)&mask] += a * complex(pw*ej[t], 0)
-				pw /= e2
+				pw *= inv
 			}
 		}
 		stat.FFT(buf, false)

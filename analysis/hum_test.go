@@ -53,6 +53,12 @@ func makeHumTrace(rng *rand.Rand, rate, seconds, hz, offset float64, harmonics i
 	return tr
 }
 
+// add takes the quiet sample at index i.
+func (h *humWindows) add(i uint64, w float64) {
+	b := [1]float64{w}
+	h.addRun(i, b[:])
+}
+
 // fitHum runs the hum pass's fit on a trace whose samples are all quiet.
 func fitHum(read []float64, rate float64) *humModel {
 	l := &humLearner{}
