@@ -73,18 +73,28 @@ const (
 
 // humWindows gathers one candidate frequency's windows of one drive.
 type humWindows struct {
-	hz   float64
-	n    int // samples per window
-	m    int // mains periods per window
-	k    int // harmonics
-	cos  []float64
-	sin  []float64 // sin(2π j / n)
-	fill int       // samples in the window being filled
-	abs  float64   // Σ |x| over the finished windows' samples
-	absN float64
-	s0   uint64    // its first sample index
-	acc  []float64 // its sums: Σ x cos, Σ x sin per harmonic
-	wabs float64   // its Σ |x|
+	hz  float64
+	n   int // samples per window
+	m   int // mains periods per window
+	k   int // harmonics
+	cos []float64
+	sin []float64 // sin(2π j / n)
+	// tab is, for sample j of a window, the basis of every harmonic:
+	// cos, sin of 2π k·m·j/n for k = 1…K, row j at 2K·j — the same values
+	// as cos, sin at (k·m·j) mod n, without the modulo per sample and
+	// harmonic. Nil past humTableMax; then idx steps each harmonic's
+	// index by kstep (k·m mod n) from one sample to the next. Both read
+	// only, shared by the drives' twins.
+	tab   []float64
+	kstep []int
+	idx   []int
+	fill  int     // samples in the window being filled
+	abs   float64 // Σ |x| over the finished windows' samples
+	absN  float64
+	s0    uint64    // its first sample index
+	acc   []float64 // its sums: Σ x cos, Σ x sin per harmonic
+	wabs  float64   // its Σ |x|
+	kept  bool      // whether it is kept when finished (else acc is not summed)
 	// Finished windows: their first sample index and each harmonic's
 	// coefficient A_k (re, im) referred to sample 0.
 	starts []uint64
@@ -92,6 +102,11 @@ type humWindows struct {
 	stride int
 	seen   int
 }
+
+// humTableMax bounds a window's table of every harmonic's basis (tab, in
+// values: 2 MB): 2 × 12 harmonics of a window up to 10,922 samples, 50 and
+// 60 Hz up to 100 kS/s.
+const humTableMax = 1 << 18
 
 // newHumWindows prepares a candidate at the capture's rate; nil when the
 // rate cannot show it (below four samples per period), no window of at
@@ -123,39 +138,117 @@ func newHumWindows(hz, rate float64) *humWindows {
 	if k < 1 {
 		return nil
 	}
-	h := &humWindows{hz: hz, n: n, m: best, k: k, cos: make([]float64, n), sin: make([]float64, n), acc: make([]float64, 2*k), stride: 1}
+	h := &humWindows{hz: hz, n: n, m: best, k: k, cos: make([]float64, n), sin: make([]float64, n), kstep: make([]int, k)}
 	for j := range n {
 		s, c := math.Sincos(2 * math.Pi * float64(j) / float64(n))
 		h.cos[j], h.sin[j] = c, s
 	}
-	return h
+	for t := range k {
+		h.kstep[t] = (t + 1) * best % n
+	}
+	if 2*k*n <= humTableMax {
+		h.tab = make([]float64, 2*k*n)
+		x := make([]int, k)
+		for j := range n {
+			row := h.tab[2*k*j : 2*k*(j+1)]
+			for t := range k {
+				row[2*t], row[2*t+1] = h.cos[x[t]], h.sin[x[t]]
+				if x[t] += h.kstep[t]; x[t] >= n {
+					x[t] -= n
+				}
+			}
+		}
+	}
+	return h.twin()
+}
+
+// twin is a candidate with h's window and tables and none of its windows:
+// another drive's.
+func (h *humWindows) twin() *humWindows {
+	return &humWindows{hz: h.hz, n: h.n, m: h.m, k: h.k, cos: h.cos, sin: h.sin, tab: h.tab, kstep: h.kstep,
+		idx: make([]int, h.k), acc: make([]float64, 2*h.k), stride: 1}
 }
 
 // reset drops the window being filled.
 func (h *humWindows) reset() { h.fill = 0 }
 
-// add takes the quiet sample at index i.
-func (h *humWindows) add(i uint64, w float64) {
-	if h.fill > 0 && i != h.s0+uint64(h.fill) {
-		h.fill = 0
+// addRun takes the samples at i0, i0+1, …: the quiet ones, each NaN one
+// (busy or invalid) ending the window being filled.
+func (h *humWindows) addRun(i0 uint64, ws []float64) {
+	for j := 0; j < len(ws); {
+		if math.IsNaN(ws[j]) {
+			h.fill = 0
+			j++
+			continue
+		}
+		i := i0 + uint64(j)
+		if h.fill > 0 && i != h.s0+uint64(h.fill) {
+			h.fill = 0
+		}
+		if h.fill == 0 {
+			h.s0 = i
+			clear(h.acc)
+			clear(h.idx)
+			h.wabs = 0
+			// Thinned past humWindowCap, most windows are seen but not
+			// kept (window); which, is known from the count before
+			// they start, and one not kept adds only its Σ |x|.
+			h.kept = (h.seen+1)%h.stride == 0
+		}
+		// The quiet samples up to the window's end.
+		e := j + min(h.n-h.fill, len(ws)-j)
+		for k := j + 1; k < e; k++ {
+			if math.IsNaN(ws[k]) {
+				e = k
+				break
+			}
+		}
+		h.accumulate(ws[j:e])
+		h.fill += e - j
+		j = e
+		if h.fill == h.n {
+			h.window()
+			h.fill = 0
+		}
 	}
-	if h.fill == 0 {
-		h.s0 = i
-		clear(h.acc)
-		h.wabs = 0
+}
+
+// accumulate adds the window's next samples ws (from sample h.fill on) to
+// its sums.
+func (h *humWindows) accumulate(ws []float64) {
+	acc := h.acc
+	wabs := h.wabs
+	switch {
+	case !h.kept:
+		for _, w := range ws {
+			wabs += math.Abs(w)
+		}
+	case h.tab != nil:
+		tab := h.tab[len(acc)*h.fill:]
+		for _, w := range ws {
+			row := tab[:len(acc)]
+			for t, b := range row {
+				acc[t] += w * b
+			}
+			tab = tab[len(acc):]
+			wabs += math.Abs(w)
+		}
+	default:
+		idx := h.idx
+		kstep := h.kstep[:len(idx)]
+		for _, w := range ws {
+			for t, x := range idx {
+				acc[2*t] += w * h.cos[x]
+				acc[2*t+1] += w * h.sin[x]
+				if x += kstep[t]; x >= h.n {
+					x -= h.n
+				}
+				idx[t] = x
+			}
+			wabs += math.Abs(w)
+		}
 	}
-	j := h.fill
-	for k := 1; k <= h.k; k++ {
-		x := (k * h.m * j) % h.n
-		h.acc[2*k-2] += w * h.cos[x]
-		h.acc[2*k-1] += w * h.sin[x]
-	}
-	h.wabs += math.Abs(w)
-	h.fill++
-	if h.fill == h.n {
-		h.window()
-		h.fill = 0
-	}
+	h.wabs = wabs
 }
 
 // window keeps a finished window's coefficients. Over m whole periods the
@@ -317,8 +410,14 @@ func robustKeep(c []float64, K int) []int {
 		for w := range nw {
 			col[w] = c[2*K*w+j]
 		}
-		mid[j] = stat.Median(col)
-		scale[j] = stat.MAD(col)
+		// stat.Median and stat.MAD, by selection (col reordered).
+		mid[j] = stat.MedianSelecting(col)
+		if nw >= 2 {
+			for w, x := range col {
+				col[w] = math.Abs(x - mid[j])
+			}
+			scale[j] = stat.MADScale * stat.MedianSelecting(col)
+		}
 	}
 	for k := range K {
 		s := math.Sqrt((scale[2*k]*scale[2*k] + scale[2*k+1]*scale[2*k+1]) / 2)
@@ -336,7 +435,8 @@ func robustKeep(c []float64, K int) []int {
 		dev[w] = r
 	}
 	nu := float64(2 * K)
-	cut := chi2Quantile(nu, humKeepZ) * math.Max(1, stat.Median(dev)/chi2Quantile(nu, 0))
+	copy(col, dev)
+	cut := chi2Quantile(nu, humKeepZ) * math.Max(1, stat.MedianSelecting(col)/chi2Quantile(nu, 0))
 	keep := make([]int, 0, nw)
 	for w := range nw {
 		if dev[w] <= cut {
@@ -358,46 +458,37 @@ func robustKeep(c []float64, K int) []int {
 // refined between the grid points by a parabola. 0 when the peak is at 0:
 // a hum on the meter's own clock stays exactly there.
 func (h *humWindows) offset(c []float64, keep []int) float64 {
-	K := h.k
-	kn := min(K, humOffsetHarmonics)
-	span := float64(h.starts[keep[len(keep)-1]] - h.starts[keep[0]])
-	if !(span > 0) {
+	g, step := h.offsetGrid(keep)
+	if g == 0 {
 		return 0
 	}
-	step := 1 / (4 * float64(kn) * span) // cycles per sample of the fundamental
+	return offsetPeak(offsetPower(h.starts, keep, c, h.k, min(h.k, humOffsetHarmonics), g, step), step)
+}
+
+// offsetGrid is the offset search's grid: the offsets (i − g)·step cycles
+// per sample of the fundamental, i = 0…2g; g = 0 when the kept windows
+// span no time.
+func (h *humWindows) offsetGrid(keep []int) (g int, step float64) {
+	kn := min(h.k, humOffsetHarmonics)
+	span := float64(h.starts[keep[len(keep)-1]] - h.starts[keep[0]])
+	if !(span > 0) {
+		return 0, 0
+	}
+	step = 1 / (4 * float64(kn) * span)
 	rate := float64(h.n) / float64(h.m) * h.hz
-	g := int(math.Ceil(humMaxOffsetHz / rate / step))
+	g = int(math.Ceil(humMaxOffsetHz / rate / step))
 	if g > humOffsetGrid/2 {
 		g = humOffsetGrid / 2
 		step = humMaxOffsetHz / rate / float64(g)
 	}
-	p := make([]float64, 2*g+1)
-	sr, si := make([]float64, 2*g+1), make([]float64, 2*g+1)
-	for k := range kn {
-		kk := float64(k + 1)
-		clear(sr)
-		clear(si)
-		for _, w := range keep {
-			s0 := float64(h.starts[w] - h.starts[keep[0]])
-			a, b := c[2*K*w+2*k], c[2*K*w+2*k+1]
-			// Grid point i is the offset (i − g)·step: the coefficient
-			// turned by e^{−i2πk(i−g)·step·s0}, from i = 0 on by
-			// e^{−i2πk·step·s0}.
-			_, f0 := math.Modf(kk * float64(g) * step * s0)
-			zs, zc := math.Sincos(2 * math.Pi * f0)
-			_, fs := math.Modf(kk * step * s0)
-			ds, dc := math.Sincos(-2 * math.Pi * fs)
-			re, im := a*zc-b*zs, a*zs+b*zc
-			for i := range sr {
-				sr[i] += re
-				si[i] += im
-				re, im = re*dc-im*ds, re*ds+im*dc
-			}
-		}
-		for i := range p {
-			p[i] += sr[i]*sr[i] + si[i]*si[i]
-		}
-	}
+	return g, step
+}
+
+// offsetPeak is the offset at the highest of the grid's powers p, refined
+// by the parabola through it and its neighbours; 0 at the grid's centre or
+// edge.
+func offsetPeak(p []float64, step float64) float64 {
+	g := len(p) / 2
 	top := g
 	for i := range p {
 		if p[i] > p[top] {
@@ -407,13 +498,93 @@ func (h *humWindows) offset(c []float64, keep []int) float64 {
 	if top == g || top == 0 || top == len(p)-1 {
 		return 0
 	}
-	// The parabola through the peak and its neighbours.
 	den := p[top-1] - 2*p[top] + p[top+1]
 	x := float64(top - g)
 	if den < 0 {
 		x += 0.5 * (p[top-1] - p[top+1]) / den
 	}
 	return x * step
+}
+
+// humSpread is the half-width, in points of the oversampled grid, over
+// which offsetPower spreads a window's coefficient: 12 gives about 12
+// digits at twice oversampling (Greengard and Lee's table).
+const humSpread = 12
+
+// offsetPower is the coherent power at each of the 2g+1 grid offsets,
+// p[i] = Σ_{k<kn} |Σ_w c_wk e^{−i2π·(i−g)·θ_wk}|², θ_wk = (k+1)·step·s_w
+// (s_w the window's start from the first kept one's; c holds K harmonics
+// a window). Summed directly that is windows × grid rotations per
+// harmonic; it is a Fourier sum at the integer frequencies −g…g of
+// coefficients at the non-uniform points θ mod 1, so it is evaluated by
+// Gaussian gridding instead (Greengard and Lee, "Accelerating the
+// nonuniform fast Fourier transform", SIAM Review 46(3), 2004): each
+// coefficient spread by a Gaussian over 2·humSpread points of a periodic
+// grid of mr ≥ 2(2g+1) points, one FFT, and the Gaussian's transform
+// divided out — windows·humSpread + mr·log mr operations, equal to the
+// direct sum to about 10⁻¹² of Σ|c| (TestHumOffsetPowerFast).
+func offsetPower(starts []uint64, keep []int, c []float64, K, kn, g int, step float64) []float64 {
+	nm := 2*g + 1
+	mr := 64
+	for mr < 2*nm {
+		mr <<= 1
+	}
+	mask := mr - 1
+	// The Gaussian e^{−φ²/4τ} (φ in radians of the period) with Greengard
+	// and Lee's τ for humSpread at this oversampling; on the grid, point j
+	// from the one below a coefficient at fraction d past it has weight
+	// e^{−(j−d)²q} = e^{−d²q}·(e^{2dq})^j·e^{−j²q}.
+	tau := math.Pi * humSpread / (float64(mr) * (float64(mr) - float64(nm)/2))
+	hh := 2 * math.Pi / float64(mr)
+	q := hh * hh / (4 * tau)
+	ej := make([]float64, 2*humSpread) // e^{−j²q}, j = 1−humSpread…humSpread
+	for t := range ej {
+		j := float64(t + 1 - humSpread)
+		ej[t] = math.Exp(-j * j * q)
+	}
+	// The Gaussian's transform at frequency l is √(4πτ)·e^{−l²τ} over the
+	// period's 2π, and the FFT of mr grid points is mr times the Fourier
+	// coefficient: what divides the power out.
+	dec := make([]float64, nm)
+	for i := range dec {
+		l := float64(i - g)
+		a := math.Sqrt(math.Pi/tau) * math.Exp(l*l*tau) / float64(mr)
+		dec[i] = a * a
+	}
+	buf := make([]complex128, mr)
+	p := make([]float64, nm)
+	s00 := starts[keep[0]]
+	for k := range kn {
+		kk := float64(k + 1)
+		clear(buf)
+		for _, w := range keep {
+			_, f := math.Modf(kk * step * float64(starts[w]-s00))
+			x := f * float64(mr)
+			m0 := math.Floor(x)
+			d := x - m0
+			v := math.Exp(-d * d * q)
+			a := complex(c[2*K*w+2*k]*v, c[2*K*w+2*k+1]*v)
+			e2 := math.Exp(2 * d * q)
+			at := int(m0)
+			pw := 1.0
+			for t := humSpread - 1; t < len(ej); t++ { // j = 0…humSpread
+				buf[(at+t+1-humSpread)&mask] += a * complex(pw*ej[t], 0)
+				pw *= e2
+			}
+			inv := 1 / e2
+			pw = inv
+			for t := humSpread - 2; t >= 0; t-- { // j = −1…1−humSpread
+				buf[(at+t+1-humSpread)&mask] += a * complex(pw*ej[t], 0)
+				pw *= inv
+			}
+		}
+		stat.FFT(buf, false)
+		for i := range p {
+			b := buf[(i-g)&mask]
+			p[i] += dec[i] * (real(b)*real(b) + imag(b)*imag(b))
+		}
+	}
+	return p
 }
 
 // windowsMeanVar is the variance of the mean of x, consecutive windows'
@@ -447,6 +618,7 @@ type humLearner struct {
 	rails []int
 	busy  activityCursor
 	cands []*humWindows
+	ws    []float64 // scratch: a run's power, NaN where not quiet
 }
 
 // take adds a run of rows: the quiet samples where every rail is present
@@ -458,7 +630,11 @@ func (l *humLearner) take(run *capture.Run, c *Clock) {
 			return
 		}
 	}
-	for j := range run.N {
+	if cap(l.ws) < run.N {
+		l.ws = make([]float64, run.N)
+	}
+	ws := l.ws[:run.N]
+	for j := range ws {
 		var w float64
 		ok := true
 		for _, ch := range l.rails {
@@ -469,14 +645,13 @@ func (l *humLearner) take(run *capture.Run, c *Clock) {
 			}
 			w += x
 		}
-		i := run.Index + uint64(j)
-		if !ok || l.busy.at(int64(c.Host(i))) == Busy {
-			l.reset()
-			continue
+		if !ok || l.busy.at(int64(c.Host(run.Index+uint64(j)))) == Busy {
+			w = math.NaN()
 		}
-		for _, h := range l.cands {
-			h.add(i, w)
-		}
+		ws[j] = w
+	}
+	for _, h := range l.cands {
+		h.addRun(run.Index, ws)
 	}
 }
 
@@ -516,16 +691,20 @@ func learnHum(open Opener, p *pass1, c *Clock, only []int) (map[int]*humModel, e
 		return out, nil // the sample pass says why
 	}
 	rate := float64(p.hdr.RateHz)
+	var bases []*humWindows
+	for _, hz := range humCandidatesHz {
+		if h := newHumWindows(hz, rate); h != nil {
+			bases = append(bases, h)
+		}
+	}
 	var ls []*humLearner
 	for _, port := range ports {
 		l := &humLearner{port: port, rails: rails[port]}
 		if ss := p.busy[port]; ss != nil {
 			l.busy = activityCursor{spans: ss.spans}
 		}
-		for _, hz := range humCandidatesHz {
-			if h := newHumWindows(hz, rate); h != nil {
-				l.cands = append(l.cands, h)
-			}
+		for _, h := range bases {
+			l.cands = append(l.cands, h.twin())
 		}
 		if len(l.cands) > 0 && len(l.rails) > 0 {
 			ls = append(ls, l)

@@ -26,11 +26,11 @@ func ACF(x []float64, maxLag int) []float64 {
 	for i, v := range x {
 		buf[i] = complex(v-m, 0)
 	}
-	fft(buf, false)
+	FFT(buf, false)
 	for i, c := range buf {
 		buf[i] = complex(real(c)*real(c)+imag(c)*imag(c), 0)
 	}
-	fft(buf, true)
+	FFT(buf, true)
 	out := make([]float64, maxLag+1)
 	c0 := real(buf[0])
 	if !(c0 > 0) {
@@ -96,8 +96,9 @@ func geyerEnds(acf []float64) bool {
 	return false
 }
 
-// fft transforms a in place (len(a) a power of two); inverse divides by n.
-func fft(a []complex128, inverse bool) {
+// FFT transforms a in place (len(a) a power of two), X_k = Σ a_j e^{∓i2πjk/n}
+// (the minus sign forward); inverse divides by n.
+func FFT(a []complex128, inverse bool) {
 	n := len(a)
 	for i, j := 1, 0; i < n; i++ {
 		bit := n >> 1

@@ -179,6 +179,29 @@ func MedianInPlace(x []float64) float64 {
 	return (lo + hi) / 2
 }
 
+// MedianSelecting is Median's value, bit for bit (SortedQuantile's
+// interpolation between the middle order statistics), found by selection
+// instead of a sort: O(n), no allocation, reordering x. NaN when x is empty.
+func MedianSelecting(x []float64) float64 {
+	n := len(x)
+	if n == 0 {
+		return math.NaN()
+	}
+	r := 0.5 * float64(n-1)
+	i := int(r)
+	a := selectK(x, i)
+	if i+1 >= n {
+		return a
+	}
+	b := x[i+1]
+	for _, v := range x[i+2:] {
+		if v < b {
+			b = v
+		}
+	}
+	return a + (r-float64(i))*(b-a)
+}
+
 // selectK reorders x so that x[k] is its k-th smallest value, those before
 // it no larger and those after no smaller, and returns it (Hoare's
 // selection with a median-of-three pivot).

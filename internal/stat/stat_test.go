@@ -212,6 +212,30 @@ func TestMedianInPlace(t *testing.T) {
 	}
 }
 
+// TestMedianSelecting holds the selecting median to Median bit for bit,
+// with ties and without.
+func TestMedianSelecting(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for n := 1; n < 60; n++ {
+		for r := range 40 {
+			x := make([]float64, n)
+			for i := range x {
+				x[i] = float64(rng.IntN(7)) // ties
+				if r%2 == 1 {
+					x[i] = rng.NormFloat64() * 1e-3
+				}
+			}
+			want := Median(x)
+			if got := MedianSelecting(x); math.Float64bits(got) != math.Float64bits(want) {
+				t.Fatalf("n %d: selecting median %v, Median %v", n, got, want)
+			}
+		}
+	}
+	if !math.IsNaN(MedianSelecting(nil)) {
+		t.Error("median of nothing is not NaN")
+	}
+}
+
 // TestUpperLowerMedian holds the order-statistic medians to a sort's
 // x[n/2] and x[(n−1)/2], with ties, and checks the input is left alone.
 func TestUpperLowerMedian(t *testing.T) {
