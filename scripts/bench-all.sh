@@ -96,7 +96,7 @@ s_report() {
 	cpu nohtml "$iw" report "$cap" --out "$work/rep-nohtml" --no-html --overwrite
 	row "\`report\` of a gencap capture, $dur × 2 drives × 2 rails at 10 kS/s, noise-free ($(mb "$capsz") MB), beside analysis alone (\`gencap -report\`), \`report --no-html\` and a decode-only scan (\`gencap -scan\`) of the same file" \
 		"report $cpu_report s CPU ($wall_report s wall, $rss_report MB); --no-html $cpu_nohtml s ($wall_nohtml s, $rss_nohtml MB); analysis alone $cpu_analysis s ($rss_analysis MB); scan $cpu_scan s: **report ÷ scan $(ratio "$cpu_report" "$cpu_scan")×** (goal ≤ 3), analysis ÷ scan $(ratio "$cpu_analysis" "$cpu_scan")×" \
-		"$mode: $dur capture" "scripts/report-scale.sh (wall clock, best of 3)"
+		"$mode: $dur capture" "\`scripts/report-scale.sh $dur\` (wall clock, best of 3)"
 }
 section report s_report
 
@@ -113,19 +113,19 @@ s_html() {
 	what="report.html of the $dur capture above: size, time to interactive (navigation → the page's ready flag) in headless Chromium, 3 loads"
 	chrome=$(chromium_path)
 	if [ -z "$chrome" ]; then
-		row "$what" "$(mb "$(stat -c %s "$html")") MB; interactive: skipped, no Chromium (set IDLEWATT_CHROMIUM or apt-get install -y chromium)" "$mode: $dur capture" "go test ./report/html -run TestBrowserTiming"
+		row "$what" "$(mb "$(stat -c %s "$html")") MB; interactive: skipped, no Chromium (set IDLEWATT_CHROMIUM or apt-get install -y chromium)" "$mode: $dur capture" "\`go test ./report/html -run TestBrowserTiming\`"
 		return
 	fi
 	IDLEWATT_HTML_FILE=$html go test ./report/html -run '^TestBrowserTiming$' -v -count=1 >"$work/out-html" 2>&1 ||
 		{ tail -5 "$work/out-html" >&2; return 1; }
 	if grep -q -- '--- SKIP' "$work/out-html"; then
-		row "$what" "$(mb "$(stat -c %s "$html")") MB; interactive: skipped, $(grep -m1 -A1 -- '--- SKIP' "$work/out-html" | tail -1 | sed 's/^ *//')" "$mode: $dur capture" "go test ./report/html -run TestBrowserTiming"
+		row "$what" "$(mb "$(stat -c %s "$html")") MB; interactive: skipped, $(grep -m1 -A1 -- '--- SKIP' "$work/out-html" | tail -1 | sed 's/^ *//')" "$mode: $dur capture" "\`go test ./report/html -run TestBrowserTiming\`"
 		return
 	fi
 	local ms
 	ms=$(sed -n 's/.*interactive \([0-9]*\) ms after navigation.*/\1/p' "$work/out-html" | paste -sd, | sed 's/,/, /g')
-	row "$what" "$(mb "$(stat -c %s "$html")") MB, interactive in **$ms ms** ($("$chrome" --version 2>/dev/null | head -1))" \
-		"$mode: $dur capture" "IDLEWATT_HTML_FILE=report.html go test ./report/html -run TestBrowserTiming -v"
+	row "$what" "$(mb "$(stat -c %s "$html")") MB, interactive in **$ms ms** ($("$chrome" --version 2>/dev/null | head -1 | sed 's/ built on .*//'))" \
+		"$mode: $dur capture" "\`IDLEWATT_HTML_FILE=report.html go test ./report/html -run TestBrowserTiming -v\`"
 }
 section report.html s_html
 
@@ -141,7 +141,7 @@ s_chart() {
 	cpu plot "$iw" plot "$cap" --out "$work/plot.png" --overwrite
 	row "1-hour power chart, 2 drives at 10 kS/s (\`BenchmarkPowerChart1h/png\`: decimate 72 M samples, render the PNG), beside \`idlewatt plot\` of the $dur gencap capture" \
 		"**$(printf '%.2f' "$(echo "$dec + $ren" | bc -l)") s** (decimate $(printf '%.2f' "$dec") s + render $(printf '%.2f' "$ren") s, wall, -benchtime $chartbt); plot of the $dur capture $cpu_plot s CPU ($wall_plot s wall, $rss_plot MB)" \
-		"$mode: $dur capture" "go test ./report/chart -run '^\$' -bench PowerChart1h"
+		"$mode: $dur capture" "\`go test ./report/chart -run '^\$' -bench PowerChart1h\`"
 }
 section chart s_chart
 
@@ -162,7 +162,7 @@ s_overview() {
 	[ -n "$kb" ] || { echo "scale-24h.sh printed no plot timing" >&2; return 1; }
 	row "overview chart (\`idlewatt plot\`) of a $hours-hour, 2-drive, 10 kS/s capture ($(mb "$bytes") MB, 0.5 mA noise, format 2.1: through its index chunk), beside a decode-only scan of the same file" \
 		"**$w s wall, $(printf '%.2f' "$(echo "$u + $sy" | bc -l)") s CPU, $((kb / 1024)) MB**; scan $cpu_longscan s CPU ($wall_longscan s wall)" \
-		"$mode: $hours h capture" "scripts/scale-24h.sh $hours"
+		"$mode: $hours h capture" "\`scripts/scale-24h.sh $hours\`"
 }
 section overview s_overview
 
@@ -176,9 +176,9 @@ s_parquet() { # NAME CAPTURE DESCRIPTION MODE
 	csvsz=$(stat -c %s "$work/export-$name.csv")
 	rm -f "$work/export-$name.csv"
 	local pc=cpu_pq_$name pw=wall_pq_$name pr=rss_pq_$name cc=cpu_csv_$name cw=wall_csv_$name cr=rss_csv_$name
-	row "\`export --parquet\` (analysis included) vs \`export --csv\` of $desc ($(mb "$csz") MB)" \
+	row "\`export --parquet\` (analysis included) vs \`export --csv\` of $desc, $(mb "$csz") MB" \
 		"parquet ${!pc} s CPU (${!pw} s wall, ${!pr} MB), csv ${!cc} s (${!cw} s, ${!cr} MB): **parquet ÷ csv $(ratio "${!pc}" "${!cc}")× CPU**, $(ratio "${!pw}" "${!cw}")× wall (goal ≤ 1); samples.parquet $(mb "$pqsz") MB = **$(ratio "$pqsz" "$csz")× the capture** (goal ≤ 2), CSV $(mb "$csvsz") MB" \
-		"$m" "docs/lab.md § Parquet"
+		"$m" "[lab.md](docs/lab.md#parquet-files-and-schema)"
 }
 s_parquet_noisy() {
 	local n=$work/noisy-$noisy_dur.iwcap
@@ -196,6 +196,7 @@ section parquet-noisy s_parquet_noisy
 
 # 6. capture size per channel-sample, format 1 vs 2, default and noisy drives (capture-size.sh)
 s_size() {
+	rm -rf "$work/capsize" # its recordings do not replace files (record without --overwrite)
 	BIN=$iw scripts/capture-size.sh "$size_s" "$work/capsize" >"$work/out-capsize" 2>&1 ||
 		{ tail -5 "$work/out-capsize" >&2; return 1; }
 	# | drive | format | seconds | samples/channel | bytes | B per channel-sample | record CPU | % of a core |
@@ -206,7 +207,7 @@ s_size() {
 	[ "$(grep -cE '^[|] (default|noisy3ma) [|] [12] [|]' "$work/out-capsize")" = 4 ] ||
 		{ echo "capture-size.sh printed no 4 rows: $(tail -3 "$work/out-capsize")" >&2; return 1; }
 	row "capture size, 4 ports × 2 rails at 10 kS/s recorded from the emulated hub, format 2 (meter counts, delta/Rice per chunk) beside format 1, in one run" \
-		"$r" "$mode: ${size_s} s recordings" "scripts/capture-size.sh $size_s"
+		"$r" "$mode: ${size_s} s recordings" "\`scripts/capture-size.sh $size_s\`"
 }
 section capture-size s_size
 
@@ -220,7 +221,7 @@ s_reccpu() {
 	r=$(awk -F' *[|] *' '$3 ~ /^[0-9]+$/ { printf "%s%s round %s: **%s %%** (%s + %s s in %s s)", sep, $2, $3, $7, $4, $5, $6; sep = "; " }' "$work/out-reccpu")
 	[ -n "$r" ] || { echo "record-cpu.sh printed no rows" >&2; return 1; }
 	row "\`record\` CPU, 4 ports × 2 rails at 10 kS/s from the emulated hub, % of a core$([ -z "${PEER_BIN:-}" ] || echo ", this tree's binary (idlewatt) alternating with PEER_BIN")" \
-		"$r" "$mode: $rec_s s × $rec_r round(s)" "scripts/record-cpu.sh $rec_s $rec_r BIN…"
+		"$r" "$mode: $rec_s s × $rec_r round(s)" "\`scripts/record-cpu.sh $rec_s $rec_r BIN…\`"
 }
 section record-cpu s_reccpu
 
@@ -238,7 +239,7 @@ s_hub() {
 	done
 	row "hub stream decode ÷ sigurn/crc16 over the same bytes (\`BenchmarkDecodeVsCRC\`: packed 20-bit stream), and per sample format (\`BenchmarkDecodeFormats\`, \`BenchmarkRiceFloor\`)" \
 		"packed: **decode/crc $(benchfield "$bl" decode/crc-cpu) by CPU time**, $(benchfield "$bl" decode/crc) by wall (decode $(benchfield "$bl" decode-cpu-MB/s) vs crc $(benchfield "$bl" crc-cpu-MB/s) MB/s of stream by CPU) (goal ≥ 1); decode/crc by CPU per format: $fmts; Rice floor $(benchfield "$(grep -m1 '^BenchmarkRiceFloor' "$work/out-bench")" ns/code) ns a code" \
-		"$mode: -benchtime $benchtime" "go test ./meter/hub -run '^\$' -bench 'DecodeVsCRC\\|DecodeFormats\\|RiceFloor'"
+		"$mode: -benchtime $benchtime" "\`go test ./meter/hub -run '^\$' -bench 'DecodeVsCRC\\|DecodeFormats\\|RiceFloor'\`"
 }
 section hub-decode s_hub
 
@@ -247,7 +248,7 @@ s_release() {
 	local rel
 	rel=$(scripts/release.sh "$work/dist/idlewatt")
 	rel=${rel#release build }
-	row "release binary (-trimpath -ldflags '-s -w') beside the unstripped build" "${rel#"$work/dist/"}" "$mode (full: the same)" "scripts/release.sh"
+	row "release binary (-trimpath -ldflags '-s -w') beside the unstripped build" "${rel#"$work/dist/"}" "$mode (full: the same)" "\`scripts/release.sh\`"
 }
 section release s_release
 
@@ -255,7 +256,7 @@ section release s_release
 s_fio() {
 	local what="4 KiB random read, O_DIRECT, 1 GiB file: idlewatt bench ÷ fio (io_uring QD32, psync QD1), same file, same run; replay drift over a 62 s trace with idle gaps beside fio read_iolog"
 	if ! command -v fio >/dev/null; then
-		row "$what" "skipped: fio is not installed (scripts/bench-fio.sh installs it with apt-get, then bench-all.sh runs it)" "$mode" "scripts/bench-fio.sh"
+		row "$what" "skipped: fio is not installed (scripts/bench-fio.sh installs it with apt-get, then bench-all.sh runs it)" "$mode" "\`scripts/bench-fio.sh\`"
 		return
 	fi
 	local m="$mode: RUNTIME=5 ROUNDS=3"
@@ -283,7 +284,7 @@ s_fio() {
 			else s = s "; replay drift: not run in QUICK mode"
 			print s
 		}' "$work/fio/results.md")
-	row "$what" "$r" "$m" "scripts/bench-fio.sh (its results.md: $work/fio/results.md)"
+	row "$what" "$r" "$m" "\`scripts/bench-fio.sh\` (its tables: $work/fio/results.md)"
 }
 section fio s_fio
 
