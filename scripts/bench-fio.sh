@@ -6,7 +6,9 @@
 #   2. timing fidelity replaying a ~60 s trace with idle gaps, beside fio
 #      read_iolog on the same trace (converted to fio iolog v3);
 #   3. peak RSS while streaming a 10-million-op trace.
-# Usage: scripts/bench-fio.sh [WORKDIR]   (env: RUNTIME=5 ROUNDS=3 QD_REPLAY=32)
+# Usage: scripts/bench-fio.sh [WORKDIR]   (env: RUNTIME=5 ROUNDS=3 QD_REPLAY=32;
+#   RANDREAD_ONLY=1 stops after 1., for scripts/bench-all.sh's QUICK mode: the
+#   replays of 2. take three minutes whatever RUNTIME is)
 # Needs root only to install fio (apt-get) when it is missing. Not used by CI.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -60,6 +62,11 @@ print('| $round | $qd | $eng | %.0f | %.0f | %.3f | %.1f | %.1f |' % (fio_iops, 
   done
 done
 echo >>"$OUT"
+if [ -n "${RANDREAD_ONLY:-}" ]; then
+  echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$OUT"
+  cat "$OUT"
+  exit 0
+fi
 
 echo "## Timing fidelity: media-center trace (~60 s, idle gaps), QD $QD_REPLAY, recorded timing" >>"$OUT"
 echo >>"$OUT"

@@ -3,12 +3,13 @@
 # run: bytes per channel-sample (V and I) and record's CPU, on the emulated
 # hub with 4 ports × 2 rails at 10 kS/s, for the emulator's default drives
 # and for a noisy drive (noise_ma 3). Prints one table row per recording.
+# env BIN: an idlewatt binary to use instead of building one (scripts/bench-all.sh).
 set -euo pipefail
 secs=${1:-30}
 dir=${2:-$(mktemp -d /tmp/capsize.XXXX)}
 mkdir -p "$dir"
-bin="$dir/idlewatt"
-go build -o "$bin" ./cmd/idlewatt
+bin=${BIN:-$dir/idlewatt}
+[ -n "${BIN:-}" ] || go build -o "$bin" ./cmd/idlewatt
 cat > "$dir/noisy.yaml" <<'YAML'
 profiles:
   noisy3ma:
