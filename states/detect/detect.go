@@ -69,6 +69,7 @@ type Classifier struct {
 	idleCount    [powerstate.NumDetected]int
 	nanN         int
 	maj, idleMaj powerstate.State
+	band         bandMemo // each sample's own band
 
 	// sorted holds the ring's samples in order (the median when no band
 	// holds more than half the window); idleSorted those taken with no I/O

@@ -29,6 +29,7 @@ type Online struct {
 	count  [powerstate.NumDetected]int
 	nanN   int
 	last   powerstate.State // the band of the last median
+	band   bandMemo         // each sample's own band
 	sorted sortedWin
 }
 
@@ -52,7 +53,7 @@ func NewOnline(l Levels, period, smooth time.Duration) (*Online, error) {
 // Classify labels the sample just taken: power w, busy if I/O was in flight.
 func (o *Online) Classify(w units.Watts, busy bool) powerstate.State {
 	x := float64(w)
-	rs := o.th.classify(x)
+	rs := o.band.classify(&o.th, x)
 	if o.n == len(o.rw) {
 		out := o.rw[o.pos]
 		o.count[o.rc[o.pos]]--
@@ -70,7 +71,9 @@ func (o *Online) Classify(w units.Watts, busy bool) powerstate.State {
 	}
 	o.rw[o.pos], o.rc[o.pos] = x, rs
 	o.count[rs]++
-	o.pos = (o.pos + 1) % len(o.rw)
+	if o.pos++; o.pos == len(o.rw) {
+		o.pos = 0
+	}
 	if busy {
 		return powerstate.Active
 	}

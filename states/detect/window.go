@@ -40,7 +40,7 @@ func (c *Classifier) push(t hostclock.Time, w float64, busy bool) {
 		c.hist.add(t, w)
 	}
 	n := len(c.rw)
-	rs := c.th.classify(w)
+	rs := c.band.classify(&c.th, w)
 	k := sortKey(w)
 	if c.ringN == n {
 		out, outBusy := c.rw[c.ringPos], c.rb[c.ringPos]
@@ -71,7 +71,9 @@ func (c *Classifier) push(t hostclock.Time, w float64, busy bool) {
 	c.rc[c.ringPos] = rs
 	c.count[rs]++
 	c.rt[c.ringPos], c.rw[c.ringPos], c.rb[c.ringPos] = t, w, busy
-	c.ringPos = (c.ringPos + 1) % n
+	if c.ringPos++; c.ringPos == n { // no division per sample: the wrap is a compare
+		c.ringPos = 0
+	}
 	if c.ringN < n {
 		c.ringN++
 		if c.ringN < n {
@@ -85,7 +87,10 @@ func (c *Classifier) push(t hostclock.Time, w float64, busy bool) {
 			c.classify(c.rt[i], c.rw[i], c.rb[i], c.th.classify(c.median(oldest, k+n/2+1)))
 		}
 	}
-	mid := (c.ringPos + n/2) % n // the centre of the (full) window
+	mid := c.ringPos + n/2 // the centre of the (full) window
+	if mid >= n {
+		mid -= n
+	}
 	var st powerstate.State
 	switch {
 	case c.busyN > 0 && !c.rb[mid]: // the window's samples without I/O, mid among them
@@ -129,8 +134,15 @@ func (c *Classifier) slideShort(mid int) {
 		}
 		return
 	}
-	tally((mid+h)%n, 1)
-	tally((mid-1-h+2*n)%n, -1)
+	in, out := mid+h, mid-1-h // h < n/2
+	if in >= n {
+		in -= n
+	}
+	if out < 0 {
+		out += n
+	}
+	tally(in, 1)
+	tally(out, -1)
 }
 
 // BurstSmooth is the window background is decided over (Smooth when the
