@@ -107,18 +107,20 @@ func (v *Variogram) Add(x float64) {
 
 // keepDue keeps the differences of reading x (the v.n-th) that are due,
 // lag by lag from the shortest — the order the octaves' lags are drawn
-// from rs in — and finds when the next are due.
+// from rs in — and finds, in the same pass, when the next are due (a lag
+// not begun is due at its first reading, 2^j).
 func (v *Variogram) keepDue(x float64) {
 	const mask = MaxLag - 1
+	due := math.MaxInt
 	for j := 0; j < numLags; j++ {
 		k := 1 << j
-		if k > v.n {
-			break
-		}
-		if r := &v.lags[j]; r.nextAt(k) == v.n {
+		r := &v.lags[j]
+		if r.nextAt(k) == v.n {
 			r.keep(math.Abs(x-v.ring[(v.n-k)&mask]), v.n)
 		}
-		if r := &v.oct[j]; r.nextAt(k) == v.n {
+		due = min(due, r.nextAt(k))
+		r = &v.oct[j]
+		if r.nextAt(k) == v.n {
 			ko := k
 			if j > 0 {
 				if v.rs == 0 {
@@ -131,10 +133,7 @@ func (v *Variogram) keepDue(x float64) {
 			}
 			r.keep(math.Abs(x-v.ring[(v.n-ko)&mask]), v.n)
 		}
-	}
-	due := math.MaxInt
-	for j := 0; j < numLags; j++ {
-		due = min(due, v.lags[j].nextAt(1<<j), v.oct[j].nextAt(1<<j))
+		due = min(due, r.nextAt(k))
 	}
 	v.due = due
 }
