@@ -423,10 +423,10 @@ func (l *levelLearner) seeRails(k int, v []units.Volts, i []units.Amps) {
 	if r.n == 0 {
 		r.v0, r.i0 = v[0], i[0]
 	}
-	for j := range i {
+	// A rail known to change needs no looking through its runs again.
+	for j := 0; r.constant && j < len(i); j++ {
 		if i[j] != r.i0 || v[j] != r.v0 {
 			r.constant = false
-			break
 		}
 	}
 	r.n += uint64(len(i))

@@ -41,7 +41,7 @@ func (c *Classifier) push(t hostclock.Time, w float64, busy bool) {
 	}
 	n := len(c.rw)
 	rs := c.band.classify(&c.th, w)
-	k := sortKey(w)
+	live := c.sorted.live || c.idleSorted.live
 	if c.ringN == n {
 		out, outBusy := c.rw[c.ringPos], c.rb[c.ringPos]
 		c.count[c.rc[c.ringPos]]--
@@ -53,10 +53,13 @@ func (c *Classifier) push(t hostclock.Time, w float64, busy bool) {
 		if math.IsNaN(out) {
 			c.nanN--
 		}
-		old := sortKey(out)
-		c.sorted.update(old, true, k, true)
-		c.idleSorted.update(old, !outBusy, k, !busy)
-	} else {
+		if live {
+			old, k := sortKey(out), sortKey(w)
+			c.sorted.update(old, true, k, true)
+			c.idleSorted.update(old, !outBusy, k, !busy)
+		}
+	} else if live {
+		k := sortKey(w)
 		c.sorted.update(0, false, k, true)
 		c.idleSorted.update(0, false, k, !busy)
 	}
