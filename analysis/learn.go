@@ -129,8 +129,8 @@ type blockScale struct {
 	ring   [ringLen]float64 // the last block means of the stretch
 	ringN  int
 	hist   [numCtx]modeHist
-	pre    modeHist  // blocks in the prePinWindow
-	d1, d4 reservoir // |differences| of block means at lags 1 and 4
+	pre    modeHist     // blocks in the prePinWindow
+	d1, d4 medReservoir // |differences| of block means at lags 1 and 4
 	// dMP: |differences| of block means ringLen apart in a stretch under
 	// max_performance, where the link holds one level (oneLevelSigma).
 	dMP    reservoir
@@ -311,29 +311,69 @@ func (l *levelLearner) stretch(ctx learnCtx, pre bool) {
 	l.lastIO = false
 }
 
-// add takes one drive sample at host time t.
-func (l *levelLearner) add(t int64, w float64) {
-	l.samples++
-	l.totalMin, l.totalMax = math.Min(l.totalMin, w), math.Max(l.totalMax, w)
-	pol := l.policyAt(t)
-	if io := l.busy.at(t) == Busy; io || l.entry.at(t) == Busy {
-		l.breakStretch()
-		l.postT.busy(io)
-		l.lastIO = io
-		return
+// addFrom adds the drive's samples ws[j:] (sample index first+j on, none
+// NaN) for as long as what add asks of the host's record — I/O, the entry
+// allowance, the pin, the pre-pin window, the policy — answers as it did
+// for the first: those answers are found once, with the time they hold
+// until, not per sample (with the same answers, since each cursor only
+// moves forward; a time that goes back ends the run). It returns the index
+// after the last sample added, at least j+1.
+func (l *levelLearner) addFrom(ws []float64, j int, first uint64, c *Clock) int {
+	t := int64(c.Host(first + uint64(j)))
+	pol, until := l.policyAt(t), l.policyUntil()
+	io := l.busy.at(t) == Busy
+	until = min(until, holdsUntil(&l.busy, t))
+	held := io
+	if !io {
+		held = l.entry.at(t) == Busy
+		until = min(until, holdsUntil(&l.entry, t))
 	}
 	ctx := pol
 	var cy *[]float64 // the cycle list a 10 ms block goes to
-	if l.pin.at(t) == Busy {
-		ctx = ctxPin
-		cy = &l.cycles[l.pin.i].pin
-	}
-	pre := l.pre.at(t) == Busy
-	if pre {
-		if k := l.nextPin(t); k < len(l.cycles) {
-			cy = &l.cycles[k].pre
+	pre := false
+	if !held {
+		if l.pin.at(t) == Busy {
+			ctx = ctxPin
+			cy = &l.cycles[l.pin.i].pin
+		}
+		until = min(until, holdsUntil(&l.pin, t))
+		pre = l.pre.at(t) == Busy
+		until = min(until, holdsUntil(&l.pre, t))
+		if pre {
+			k := l.nextPin(t)
+			if k < len(l.cycles) {
+				cy = &l.cycles[k].pre
+			}
+			if k < len(l.pin.spans) {
+				until = min(until, l.pin.spans[k].s) // nextPin holds until that pin starts
+			}
 		}
 	}
+	for last := t; ; {
+		w := ws[j]
+		l.samples++
+		l.totalMin, l.totalMax = min(l.totalMin, w), max(l.totalMax, w) // as math.Min/Max, without their call
+		if held {
+			l.breakStretch()
+			l.postT.busy(io)
+			l.lastIO = io
+		} else {
+			l.addQuiet(t, w, ctx, pre, cy)
+		}
+		if j++; j == len(ws) || math.IsNaN(ws[j]) {
+			return j
+		}
+		if t = int64(c.Host(first + uint64(j))); t < last || t >= until {
+			return j
+		}
+		last = t
+	}
+}
+
+// addQuiet takes a quiet sample at host time t: power w, in policy
+// context ctx, in the pre-pin window or not, its 10 ms blocks going to cy
+// (nil: none).
+func (l *levelLearner) addQuiet(t int64, w float64, ctx learnCtx, pre bool, cy *[]float64) {
 	l.quietN++
 	if !l.inQuiet || ctx != l.bctx || pre != l.bpre {
 		l.stretch(ctx, pre)
@@ -346,6 +386,36 @@ func (l *levelLearner) add(t int64, w float64) {
 	l.postAdd(t, w, ctx)
 }
 
+// policyUntil is the time the policy context policyAt last returned holds
+// until: the next policy event's.
+func (l *levelLearner) policyUntil() int64 {
+	if l.pi < len(l.pol) {
+		return l.pol[l.pi].t
+	}
+	return math.MaxInt64
+}
+
+// holdsUntil is the first time after t (the last time c was asked about)
+// at which c.at may answer other than it did for t: where at's comparisons
+// with the span it is on flip, or where it would move on to the next.
+func holdsUntil(c *activityCursor, t int64) int64 {
+	u := int64(math.MaxInt64)
+	if len(c.spans) == 0 {
+		return u
+	}
+	if c.i+1 < len(c.spans) {
+		u = c.spans[c.i+1].s
+	}
+	sp := c.spans[c.i]
+	// The edges wrap as at's sums do: an edge past MaxInt64 never comes.
+	for _, edge := range [...]int64{sp.s, sp.e + 1, sp.e + c.settle + 1} {
+		if edge > t && edge < u {
+			u = edge
+		}
+	}
+	return u
+}
+
 // seeRails notes the rails' raw readings of one sample (for the
 // one-value check).
 func (l *levelLearner) seeRails(k int, v []units.Volts, i []units.Amps) {
@@ -353,10 +423,10 @@ func (l *levelLearner) seeRails(k int, v []units.Volts, i []units.Amps) {
 	if r.n == 0 {
 		r.v0, r.i0 = v[0], i[0]
 	}
-	for j := range i {
+	// A rail known to change needs no looking through its runs again.
+	for j := 0; r.constant && j < len(i); j++ {
 		if i[j] != r.i0 || v[j] != r.v0 {
 			r.constant = false
-			break
 		}
 	}
 	r.n += uint64(len(i))
@@ -483,12 +553,13 @@ func (l *levelLearner) take(run *capture.Run, c *Clock) {
 		ws[j] = w
 	}
 	l.hum.remove(run.Index, ws)
-	for j, w := range ws {
-		if math.IsNaN(w) {
+	for j := 0; j < len(ws); {
+		if math.IsNaN(ws[j]) {
 			l.breakStretch()
+			j++
 			continue
 		}
-		l.add(int64(c.Host(run.Index+uint64(j))), w)
+		j = l.addFrom(ws, j, run.Index, c)
 	}
 }
 

@@ -82,7 +82,7 @@ const (
 // block; each moves only at the few pairs a level step separates.
 func (b *blockScale) sigma() float64 {
 	s := 0.0
-	for _, r := range []*reservoir{&b.d1, &b.d4} {
+	for _, r := range []*medReservoir{&b.d1, &b.d4} {
 		if m := r.median(); !math.IsNaN(m) {
 			s = math.Max(s, stat.MADScale*m/math.Sqrt2)
 		}
@@ -224,4 +224,102 @@ func (l *levelLearner) nameLevels(out LevelLearning, hdr capture.Header, blockS 
 	}
 	out.Levels, out.Evidence = lv, ev
 	return out
+}
+
+// medReservoir is a reservoir whose median is kept as values come: sigma
+// asks for it every 256 blocks, and selecting it afresh from 16,384
+// differences each time was a twentieth of a report's time. The upper
+// median of v is hi's least: lo holds the ⌊n/2⌋ smallest (a max-heap), hi
+// the rest (a min-heap). A thinning of v rebuilds them; with a NaN in v
+// (never, from finite powers) the median is selected from v as before.
+type medReservoir struct {
+	reservoir
+	lo, hi []float64
+	nan    int
+}
+
+func (r *medReservoir) add(x float64) {
+	n0 := len(r.v)
+	r.reservoir.add(x)
+	switch len(r.v) {
+	case n0:
+	case n0 + 1:
+		r.push(x)
+	default: // thinned
+		r.lo, r.hi, r.nan = r.lo[:0], r.hi[:0], 0
+		for _, x := range r.v {
+			r.push(x)
+		}
+	}
+}
+
+// median is the reservoir's upper median, NaN when empty.
+func (r *medReservoir) median() float64 {
+	if r.nan > 0 || len(r.hi) == 0 {
+		return r.reservoir.median()
+	}
+	return r.hi[0]
+}
+
+func (r *medReservoir) push(x float64) {
+	switch {
+	case math.IsNaN(x):
+		r.nan++
+		return
+	case len(r.hi) > 0 && x < r.hi[0]:
+		r.lo = heapPush(r.lo, x, greater)
+	default:
+		r.hi = heapPush(r.hi, x, less)
+	}
+	// Rebalance: lo holds ⌊n/2⌋.
+	switch n := len(r.lo) + len(r.hi); {
+	case len(r.lo) > n/2:
+		var m float64
+		r.lo, m = heapPop(r.lo, greater)
+		r.hi = heapPush(r.hi, m, less)
+	case len(r.lo) < n/2:
+		var m float64
+		r.hi, m = heapPop(r.hi, less)
+		r.lo = heapPush(r.lo, m, greater)
+	}
+}
+
+func less(a, b float64) bool    { return a < b }
+func greater(a, b float64) bool { return a > b }
+
+// heapPush adds x to the binary heap h ordered by before (h[0] first).
+func heapPush(h []float64, x float64, before func(a, b float64) bool) []float64 {
+	h = append(h, x)
+	for i := len(h) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !before(h[i], h[p]) {
+			break
+		}
+		h[i], h[p] = h[p], h[i]
+		i = p
+	}
+	return h
+}
+
+// heapPop removes and returns h's first.
+func heapPop(h []float64, before func(a, b float64) bool) ([]float64, float64) {
+	top := h[0]
+	n := len(h) - 1
+	h[0] = h[n]
+	h = h[:n]
+	for i := 0; ; {
+		c := 2*i + 1
+		if c >= n {
+			break
+		}
+		if c+1 < n && before(h[c+1], h[c]) {
+			c++
+		}
+		if !before(h[c], h[i]) {
+			break
+		}
+		h[i], h[c] = h[c], h[i]
+		i = c
+	}
+	return h, top
 }

@@ -46,29 +46,35 @@ type Variogram struct {
 	// exact lags' (a 50 Hz hum at 2 kS/s read σ 1.7 × its own so).
 	lags, oct [numLags]reservoir
 	rs        uint64 // xorshift state for oct's lags
+	// due is the first reading at which some reservoir keeps a difference
+	// (0: not yet known). Once the strides have grown, most readings are
+	// kept by none, and Add only stores them in the ring: asking 30
+	// reservoirs about every reading cost as much as the rest of a
+	// report's per-sample work on the state classifier.
+	due int
 }
 
 type reservoir struct {
 	d      []float64
 	stride int // every stride-th difference is kept (0 means 1)
-	skip   int // differences to pass over before the next kept one
+	// next is the reading whose difference is kept next; 0 means the
+	// lag's first, reading 2^j (the first with a reading 2^j before it).
+	next int
 }
 
-// take reports whether the next difference offered is kept (see keep),
-// counting it off otherwise: the caller need not compute those it skips.
-func (r *reservoir) take() bool {
-	if r.skip > 0 {
-		r.skip--
-		return false
+// nextAt is the reading whose difference r (at lag k) keeps next.
+func (r *reservoir) nextAt(k int) int {
+	if r.next == 0 {
+		return k
 	}
-	return true
+	return r.next
 }
 
-// keep keeps a difference take allowed. Kept are those at multiples of
-// the stride; when full, every other is dropped and the stride doubles
-// (the one at hand, at cap × stride, is a multiple of the new stride: cap
-// is even).
-func (r *reservoir) keep(x float64) {
+// keep keeps the difference x of reading n, the one nextAt named. Kept are
+// those at multiples of the stride; when full, every other is dropped and
+// the stride doubles (the one at hand, at cap × stride, is a multiple of
+// the new stride: cap is even).
+func (r *reservoir) keep(x float64, n int) {
 	if len(r.d) == reservoirCap {
 		k := 0
 		for i := 0; i < len(r.d); i += 2 {
@@ -79,7 +85,7 @@ func (r *reservoir) keep(x float64) {
 		r.stride = max(1, r.stride) * 2
 	}
 	r.d = append(r.d, x)
-	r.skip = max(1, r.stride) - 1
+	r.next = n + max(1, r.stride)
 }
 
 // Add adds one reading; NaN and ±Inf are skipped.
@@ -87,16 +93,34 @@ func (v *Variogram) Add(x float64) {
 	if math.IsNaN(x) || math.IsInf(x, 0) {
 		return
 	}
+	if v.n >= v.due {
+		v.keepDue(x)
+	}
 	const mask = MaxLag - 1
+	if v.n < MaxLag {
+		v.ring = append(v.ring, x)
+	} else {
+		v.ring[v.n&mask] = x
+	}
+	v.n++
+}
+
+// keepDue keeps the differences of reading x (the v.n-th) that are due,
+// lag by lag from the shortest — the order the octaves' lags are drawn
+// from rs in — and finds, in the same pass, when the next are due (a lag
+// not begun is due at its first reading, 2^j).
+func (v *Variogram) keepDue(x float64) {
+	const mask = MaxLag - 1
+	due := math.MaxInt
 	for j := 0; j < numLags; j++ {
 		k := 1 << j
-		if k > v.n {
-			break
+		r := &v.lags[j]
+		if r.nextAt(k) == v.n {
+			r.keep(math.Abs(x-v.ring[(v.n-k)&mask]), v.n)
 		}
-		if v.lags[j].take() {
-			v.lags[j].keep(math.Abs(x - v.ring[(v.n-k)&mask]))
-		}
-		if v.oct[j].take() {
+		due = min(due, r.nextAt(k))
+		r = &v.oct[j]
+		if r.nextAt(k) == v.n {
 			ko := k
 			if j > 0 {
 				if v.rs == 0 {
@@ -107,15 +131,11 @@ func (v *Variogram) Add(x float64) {
 				v.rs ^= v.rs << 17
 				ko = min(k+int(v.rs&uint64(k-1)), v.n)
 			}
-			v.oct[j].keep(math.Abs(x - v.ring[(v.n-ko)&mask]))
+			r.keep(math.Abs(x-v.ring[(v.n-ko)&mask]), v.n)
 		}
+		due = min(due, r.nextAt(k))
 	}
-	if v.n < MaxLag {
-		v.ring = append(v.ring, x)
-	} else {
-		v.ring[v.n&mask] = x
-	}
-	v.n++
+	v.due = due
 }
 
 // AddAll adds consecutive readings.

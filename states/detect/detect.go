@@ -62,16 +62,25 @@ type Classifier struct {
 	// sort is skipped — nearly always, away from edges.
 	rc    []powerstate.State
 	count [powerstate.NumDetected]int
+	// idleCount counts the bands of the samples without I/O alike, for
+	// their median; nanN how many of the window are NaN (whose band, Off,
+	// is not where sortKey puts it: the counts then do not decide). maj
+	// and idleMaj are the bands that last held more than half.
+	idleCount    [powerstate.NumDetected]int
+	nanN         int
+	maj, idleMaj powerstate.State
+	band         bandMemo // each sample's own band
 
-	// sorted holds the ring's samples in order (the steady-state median);
-	// idleSorted those taken with no I/O outstanding, busyN how many were.
-	// A sample without I/O is classified from the median of the samples
-	// without I/O in its window: the I/O's own power is not the level the
-	// drive rests at (after a 130 ms read ending at the idle level, the
-	// window's first half kept a Slumber drive in the idle band for up to
-	// half the window).
-	sorted     []float64
-	idleSorted []float64
+	// sorted holds the ring's samples in order (the median when no band
+	// holds more than half the window); idleSorted those taken with no I/O
+	// outstanding, busyN how many were. Both are kept only while asked for
+	// (sortedWin). A sample without I/O is classified from the median of
+	// the samples without I/O in its window: the I/O's own power is not
+	// the level the drive rests at (after a 130 ms read ending at the idle
+	// level, the window's first half kept a Slumber drive in the idle band
+	// for up to half the window).
+	sorted     sortedWin
+	idleSorted sortedWin
 	busyN      int
 
 	// Background is decided over a shorter window centred on the same
@@ -253,7 +262,10 @@ func New(opt Options, onSpan func(Span)) (*Classifier, error) {
 // setWindow sizes the smoothing ring for n samples (odd).
 func (c *Classifier) setWindow(n int) {
 	c.rt, c.rw, c.rb, c.rc = make([]hostclock.Time, n), make([]float64, n), make([]bool, n), make([]powerstate.State, n)
-	c.scratch, c.sorted, c.idleSorted, c.busyN = make([]float64, n), make([]float64, 0, n), make([]float64, 0, n), 0
+	c.scratch, c.busyN, c.nanN = make([]float64, n), 0, 0
+	c.count, c.idleCount = [powerstate.NumDetected]int{}, [powerstate.NumDetected]int{}
+	c.sorted.alloc(n)
+	c.idleSorted.alloc(n)
 	c.smooth = time.Duration(n) * c.period
 	c.sInit = false
 }

@@ -291,20 +291,41 @@ func TestOnlineLagsHalfWindow(t *testing.T) {
 	}
 }
 
-// BenchmarkClassifierPush: one op is one sample of a noisy trace with a
-// transition every 1000 samples.
+// BenchmarkClassifierPush: one op is one sample of a trace with a
+// transition every 1000 samples — noisy (2 mW σ) with the fixed window, the
+// same with the adaptive one (sized for that noise: 55 samples), and
+// noise-free (runs of one value, as a simulated capture has).
 func BenchmarkClassifierPush(b *testing.B) {
-	c, _ := New(Options{Levels: profile, Period: period}, func(Span) {})
+	for _, bc := range []struct {
+		name     string
+		sigma    float64
+		adaptive bool
+	}{{"noisy", 0.002, false}, {"adaptive", 0.002, true}, {"runs", 0, true}} {
+		b.Run(bc.name, func(b *testing.B) {
+			c, _ := New(Options{Levels: profile, Period: period, Adaptive: bc.adaptive}, func(Span) {})
+			w := benchTrace(bc.sigma)
+			for i := range 2 * AdaptSamples {
+				c.Push(at(i), units.Watts(w[i&(len(w)-1)]), false)
+			}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				k := i + 2*AdaptSamples
+				c.Push(at(k), units.Watts(w[k&(len(w)-1)]), false)
+			}
+		})
+	}
+}
+
+// benchTrace is 2¹⁶ samples stepping through the profile's levels every
+// 1000, with gaussian noise of σ sigma.
+func benchTrace(sigma float64) []float64 {
 	r := rand.New(rand.NewPCG(1, 2))
 	levels := []float64{0.4, 0.3, 0.06, 0.0025}
 	w := make([]float64, 1<<16)
 	for i := range w {
-		w[i] = levels[(i/1000)%4] + r.NormFloat64()*0.002
+		w[i] = levels[(i/1000)%4] + r.NormFloat64()*sigma
 	}
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		c.Push(at(i), units.Watts(w[i&(len(w)-1)]), false)
-	}
+	return w
 }
 
 func BenchmarkLevelHistogramAdd(b *testing.B) {

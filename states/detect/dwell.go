@@ -144,6 +144,9 @@ type part struct {
 // absorbTransit gives the first k transit parts to the current span and
 // keeps the rest.
 func (c *Classifier) absorbTransit(k int) {
+	if len(c.transit) == 0 {
+		return // nothing to do, and no slice header to store (a write barrier under GC) on every sample
+	}
 	for _, p := range c.transit[:k] {
 		c.cur.Samples += p.n
 		c.curSum += p.sum

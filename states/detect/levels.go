@@ -149,6 +149,23 @@ func (t *thresholds) minGap(l Levels) float64 {
 	return g
 }
 
+// bandMemo remembers the band of the last power classified: a quantised
+// or noise-free meter repeats a reading for long runs.
+type bandMemo struct {
+	w  float64
+	s  powerstate.State
+	ok bool
+}
+
+// classify is t.classify(w). A w equal to the last (±0 alike: classify
+// compares only) has its band; NaN never equals.
+func (m *bandMemo) classify(t *thresholds, w float64) powerstate.State {
+	if !m.ok || w != m.w {
+		m.w, m.s, m.ok = w, t.classify(w), true
+	}
+	return m.s
+}
+
 func (t *thresholds) classify(w float64) powerstate.State {
 	if w > t.activeAbove {
 		return powerstate.Background

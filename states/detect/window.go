@@ -2,7 +2,6 @@ package detect
 
 import (
 	"math"
-	"sort"
 	"time"
 
 	"github.com/idlewatt/idlewatt/hostclock"
@@ -41,28 +40,43 @@ func (c *Classifier) push(t hostclock.Time, w float64, busy bool) {
 		c.hist.add(t, w)
 	}
 	n := len(c.rw)
-	rs := c.th.classify(w)
+	rs := c.band.classify(&c.th, w)
+	live := c.sorted.live || c.idleSorted.live
 	if c.ringN == n {
+		out, outBusy := c.rw[c.ringPos], c.rb[c.ringPos]
 		c.count[c.rc[c.ringPos]]--
-		old := sortKey(c.rw[c.ringPos])
-		c.sorted = removeSorted(c.sorted, old)
-		if c.rb[c.ringPos] {
+		if outBusy {
 			c.busyN--
 		} else {
-			c.idleSorted = removeSorted(c.idleSorted, old)
+			c.idleCount[c.rc[c.ringPos]]--
 		}
+		if math.IsNaN(out) {
+			c.nanN--
+		}
+		if live {
+			old, k := sortKey(out), sortKey(w)
+			c.sorted.update(old, true, k, true)
+			c.idleSorted.update(old, !outBusy, k, !busy)
+		}
+	} else if live {
+		k := sortKey(w)
+		c.sorted.update(0, false, k, true)
+		c.idleSorted.update(0, false, k, !busy)
 	}
-	k := sortKey(w)
-	c.sorted = insertSorted(c.sorted, k)
 	if busy {
 		c.busyN++
 	} else {
-		c.idleSorted = insertSorted(c.idleSorted, k)
+		c.idleCount[rs]++
+	}
+	if math.IsNaN(w) {
+		c.nanN++
 	}
 	c.rc[c.ringPos] = rs
 	c.count[rs]++
 	c.rt[c.ringPos], c.rw[c.ringPos], c.rb[c.ringPos] = t, w, busy
-	c.ringPos = (c.ringPos + 1) % n
+	if c.ringPos++; c.ringPos == n { // no division per sample: the wrap is a compare
+		c.ringPos = 0
+	}
 	if c.ringN < n {
 		c.ringN++
 		if c.ringN < n {
@@ -76,15 +90,18 @@ func (c *Classifier) push(t hostclock.Time, w float64, busy bool) {
 			c.classify(c.rt[i], c.rw[i], c.rb[i], c.th.classify(c.median(oldest, k+n/2+1)))
 		}
 	}
-	mid := (c.ringPos + n/2) % n // the centre of the (full) window
+	mid := c.ringPos + n/2 // the centre of the (full) window
+	if mid >= n {
+		mid -= n
+	}
 	var st powerstate.State
 	switch {
-	case c.busyN > 0 && !c.rb[mid] && len(c.idleSorted) > 0:
-		st = c.th.classify(c.idleSorted[len(c.idleSorted)/2])
+	case c.busyN > 0 && !c.rb[mid]: // the window's samples without I/O, mid among them
+		st = c.smoothed(&c.idleSorted, &c.idleCount, n-c.busyN, &c.idleMaj)
 	case c.count[rs] > n/2:
 		st = rs
 	default:
-		st = c.th.classify(c.sorted[n/2])
+		st = c.smoothed(&c.sorted, &c.count, n, &c.maj)
 	}
 	if c.shortH > 0 {
 		c.slideShort(mid)
@@ -120,8 +137,15 @@ func (c *Classifier) slideShort(mid int) {
 		}
 		return
 	}
-	tally((mid+h)%n, 1)
-	tally((mid-1-h+2*n)%n, -1)
+	in, out := mid+h, mid-1-h // h < n/2
+	if in >= n {
+		in -= n
+	}
+	if out < 0 {
+		out += n
+	}
+	tally(in, 1)
+	tally(out, -1)
 }
 
 // BurstSmooth is the window background is decided over (Smooth when the
@@ -133,22 +157,40 @@ func (c *Classifier) BurstSmooth() time.Duration {
 	return c.smooth
 }
 
-// insertSorted inserts k into the ascending xs.
-func insertSorted(xs []float64, k float64) []float64 {
-	i := sort.SearchFloat64s(xs, k)
-	xs = append(xs, 0)
-	copy(xs[i+1:], xs[i:])
-	xs[i] = k
-	return xs
+// smoothed is the band of the (upper) median of the full ring's m keys,
+// or of those taken without I/O: the band holding more than half of them
+// (count), when the window has no NaN — the band a NaN is counted in (Off)
+// is not its key's (sortKey) — else its sorted keys' median's. maj is the
+// band found last time, tried first.
+func (c *Classifier) smoothed(s *sortedWin, count *[powerstate.NumDetected]int, m int, maj *powerstate.State) powerstate.State {
+	if c.nanN == 0 {
+		if count[*maj] > m/2 {
+			return *maj
+		}
+		for b, k := range count {
+			if k > m/2 {
+				*maj = powerstate.State(b)
+				return *maj
+			}
+		}
+	}
+	return c.th.classify(c.windowMedian(s, s == &c.idleSorted))
 }
 
-// removeSorted removes one k from the ascending xs.
-func removeSorted(xs []float64, k float64) []float64 {
-	i := sort.SearchFloat64s(xs, k)
-	if i < len(xs) && xs[i] == k {
-		xs = append(xs[:i], xs[i+1:]...)
+// windowMedian is the (upper) median of the full ring's keys, or with
+// idleOnly of those taken without I/O, from s (sorted from the ring afresh
+// when it was not kept).
+func (c *Classifier) windowMedian(s *sortedWin, idleOnly bool) float64 {
+	if !s.live {
+		s.rebuild()
+		for i, w := range c.rw {
+			if !idleOnly || !c.rb[i] {
+				s.put(sortKey(w))
+			}
+		}
+		s.sort()
 	}
-	return xs
+	return s.at(s.n / 2)
 }
 
 // median of the m most recent samples, the oldest at ring index from.
@@ -187,5 +229,7 @@ func (c *Classifier) flushRing() {
 	}
 	c.last = c.rt[(c.ringPos-1+n)%n]
 	c.ringN, c.ringPos, c.count = 0, 0, [powerstate.NumDetected]int{}
-	c.sorted, c.idleSorted, c.busyN, c.sInit = c.sorted[:0], c.idleSorted[:0], 0, false
+	c.busyN, c.sInit, c.nanN, c.idleCount = 0, false, 0, [powerstate.NumDetected]int{}
+	c.sorted.drop()
+	c.idleSorted.drop()
 }

@@ -1,0 +1,190 @@
+package stat
+
+import (
+	"math"
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"testing"
+)
+
+// refVariogram is Variogram as it was before Add learned when the next
+// difference is due: every reservoir asked about every reading. The
+// reservoirs must keep the same differences, drawn with the same random
+// lags, as it does.
+type refVariogram struct {
+	ring      []float64
+	n         int
+	lags, oct [numLags]refReservoir
+	rs        uint64
+}
+
+type refReservoir struct {
+	d      []float64
+	stride int
+	skip   int
+}
+
+func (r *refReservoir) take() bool {
+	if r.skip > 0 {
+		r.skip--
+		return false
+	}
+	return true
+}
+
+func (r *refReservoir) keep(x float64) {
+	if len(r.d) == reservoirCap {
+		k := 0
+		for i := 0; i < len(r.d); i += 2 {
+			r.d[k] = r.d[i]
+			k++
+		}
+		r.d = r.d[:k]
+		r.stride = max(1, r.stride) * 2
+	}
+	r.d = append(r.d, x)
+	r.skip = max(1, r.stride) - 1
+}
+
+func (v *refVariogram) Add(x float64) {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return
+	}
+	const mask = MaxLag - 1
+	for j := 0; j < numLags; j++ {
+		k := 1 << j
+		if k > v.n {
+			break
+		}
+		if v.lags[j].take() {
+			v.lags[j].keep(math.Abs(x - v.ring[(v.n-k)&mask]))
+		}
+		if v.oct[j].take() {
+			ko := k
+			if j > 0 {
+				if v.rs == 0 {
+					v.rs = 0x9e3779b97f4a7c15
+				}
+				v.rs ^= v.rs << 13
+				v.rs ^= v.rs >> 7
+				v.rs ^= v.rs << 17
+				ko = min(k+int(v.rs&uint64(k-1)), v.n)
+			}
+			v.oct[j].keep(math.Abs(x - v.ring[(v.n-ko)&mask]))
+		}
+	}
+	if v.n < MaxLag {
+		v.ring = append(v.ring, x)
+	} else {
+		v.ring[v.n&mask] = x
+	}
+	v.n++
+}
+
+// sameAsRef fails unless v kept exactly what ref kept.
+func sameAsRef(t *testing.T, v *Variogram, ref *refVariogram) {
+	t.Helper()
+	if v.n != ref.n || v.rs != ref.rs || !slices.Equal(v.ring, ref.ring) {
+		t.Fatalf("n %d/%d, rs %x/%x, rings equal %v", v.n, ref.n, v.rs, ref.rs, slices.Equal(v.ring, ref.ring))
+	}
+	for j := range numLags {
+		for _, p := range []struct {
+			name string
+			a    *reservoir
+			b    *refReservoir
+		}{{"lag", &v.lags[j], &ref.lags[j]}, {"octave", &v.oct[j], &ref.oct[j]}} {
+			if !slices.Equal(p.a.d, p.b.d) || p.a.stride != p.b.stride {
+				t.Fatalf("%s %d: %d differences (stride %d), reference %d (stride %d)", p.name, j, len(p.a.d), p.a.stride, len(p.b.d), p.b.stride)
+			}
+		}
+	}
+	if a, b := v.Noise(), refNoise(ref); !reflect.DeepEqual(a, b) {
+		t.Fatalf("noise %+v, reference %+v", a, b)
+	}
+}
+
+// refNoise is the noise model of what ref kept.
+func refNoise(ref *refVariogram) Noise {
+	var v Variogram
+	v.n, v.rs, v.ring = ref.n, ref.rs, ref.ring
+	for j := range numLags {
+		v.lags[j].d, v.lags[j].stride = ref.lags[j].d, ref.lags[j].stride
+		v.oct[j].d, v.oct[j].stride = ref.oct[j].d, ref.oct[j].stride
+	}
+	return v.Noise()
+}
+
+// TestVariogramKeepsWhatEveryReadingDid: past the reservoirs' first
+// halvings (strides up to 64 at the shortest lags) and the ring's wrap,
+// with runs of one value, NaN and ±Inf among the readings.
+func TestVariogramKeepsWhatEveryReadingDid(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	var v Variogram
+	var ref refVariogram
+	x := 0.0
+	for i := range 300_000 {
+		switch r := rng.IntN(1000); {
+		case r == 0:
+			x = math.NaN()
+		case r == 1:
+			x = math.Inf(1 - 2*rng.IntN(2))
+		case r < 600:
+			// a run: the reading repeats
+		default:
+			x = 0.4 + 0.01*rng.NormFloat64()
+		}
+		v.Add(x)
+		ref.Add(x)
+		if i%50_000 == 0 {
+			sameAsRef(t, &v, &ref)
+		}
+	}
+	sameAsRef(t, &v, &ref)
+	if v.lags[0].stride < 64 {
+		t.Fatalf("stride %d: the test did not reach the halvings", v.lags[0].stride)
+	}
+}
+
+// FuzzVariogram: any stream of readings keeps what the reference kept.
+func FuzzVariogram(f *testing.F) {
+	f.Add([]byte{1, 2, 3, 0, 255, 7, 7, 7, 7})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var v Variogram
+		var ref refVariogram
+		// Each byte is a reading, repeated (a run) by its low bits' count:
+		// up to 8 × len(data) readings.
+		for _, b := range data {
+			x := float64(b>>3) / 7
+			switch b >> 3 {
+			case 0:
+				x = math.NaN()
+			case 31:
+				x = math.Inf(1)
+			}
+			for range int(b&7) + 1 {
+				v.Add(x)
+				ref.Add(x)
+			}
+		}
+		sameAsRef(t, &v, &ref)
+	})
+}
+
+// BenchmarkVariogramAdd: one op is one reading of a noisy stream, after
+// the reservoirs' strides have grown (a long capture's steady state).
+func BenchmarkVariogramAdd(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	xs := make([]float64, 1<<16)
+	for i := range xs {
+		xs[i] = 0.4 + 0.01*rng.NormFloat64()
+	}
+	var v Variogram
+	for i := range 1 << 20 {
+		v.Add(xs[i&(len(xs)-1)])
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		v.Add(xs[i&(len(xs)-1)])
+	}
+}
