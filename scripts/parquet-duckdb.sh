@@ -2,9 +2,12 @@
 # parquet-duckdb.sh DIR [DIR2] — reads an `idlewatt export --parquet` directory back with DuckDB
 # (npm's @duckdb/node-api, installed on first use into $DUCKDB_DIR, default ~/.cache/idlewatt-duckdb),
 # an implementation independent of the writer: per drive, avg(power_w) and count(power_w) of
-# samples.parquet against summary.parquet's average_w (1e-9 relative) and samples_count, and every
-# column's count and sum. With DIR2 (another export of the same capture, e.g. by an earlier
-# binary), whether the two samples.parquet hold the same rows (EXCEPT ALL both ways empty).
+# samples.parquet against summary.parquet's average_w (within 2^-24 relative: power_w is a FLOAT,
+# each value its double rounded once) and samples_count, and every column's count and sum; the
+# channels' LSBs from the footer's key-value metadata and, per channel with one, how far its
+# readings ÷ LSB are from whole counts. With DIR2 (another export of the same capture, e.g. by an
+# earlier binary), whether the two samples.parquet hold the same rows (EXCEPT ALL both ways empty),
+# readings compared as FLOAT: an export from before FLOAT readings (DOUBLE) rounds to this one's.
 # Prints the figures; exits 1 on a mismatch.
 set -euo pipefail
 dir=$1
@@ -28,7 +31,9 @@ const drives = await rows(`SELECT s.port, s.drive, s.average_w, s.samples_count,
   ORDER BY s.port`);
 for (const d of drives) {
   const rel = Math.abs(d.w - d.average_w) / Math.max(Math.abs(d.average_w), 1e-300);
-  const ok = rel <= 1e-9 && String(d.n) === String(d.samples_count);
+  // 2^-24: each power_w value is within that of its double, so their mean
+  // is too (power is positive); 1e-12 for the sums' own rounding.
+  const ok = rel <= 2 ** -24 + 1e-12 && String(d.n) === String(d.samples_count);
   bad += ok ? 0 : 1;
   console.log(`port ${d.port} (${d.drive}): avg(power_w) ${d.w} W, summary ${d.average_w} W (${rel.toExponential(1)} relative); ` +
     `${d.n} power samples, summary ${d.samples_count}${ok ? '' : '  MISMATCH'}`);
@@ -38,10 +43,27 @@ const cols = ['time_s', 'sample_index', 'port', 'gap_samples', 'rail5_v', 'rail5
   'rail12_w', 'rail3v3_v', 'rail3v3_a', 'rail3v3_w', 'power_w'];
 const figs = (await rows(`SELECT count(*) AS rows, ${cols.map(c => `count(${c}) AS "n_${c}", sum(${c}) AS "s_${c}"`).join(', ')} FROM ${smp}`))[0];
 console.log(`${figs.rows} rows; ` + cols.map(c => `${c}: ${figs['n_' + c]} values, Σ ${figs['s_' + c]}`).join('; '));
+const kv = await rows(`SELECT decode(value) AS v FROM parquet_kv_metadata(${smp}) WHERE decode(key) = 'idlewatt.channels'`);
+if (kv.length === 0) {
+  console.log('no idlewatt.channels in the key-value metadata (an export from before it)');
+} else {
+  for (const ch of JSON.parse(kv[0].v)) {
+    const dist = [];
+    for (const [q, lsb] of [['v', ch.volt_lsb_v], ['a', ch.current_lsb_a]]) {
+      if (!(lsb > 0) || ch.rail === 'other') continue;
+      const c = `${ch.rail}_${q}`;
+      const r = (await rows(`SELECT max(abs(${c} / ${lsb} - round(${c} / ${lsb}))) AS d, count(${c}) AS n FROM ${smp} WHERE port = ${ch.port}`))[0];
+      dist.push(`${c} ${r.n} values within ${Number(r.d).toExponential(1)} count of a whole count`);
+    }
+    console.log(`channel port ${ch.port} ${ch.rail}: LSB ${ch.volt_lsb_v} V, ${ch.current_lsb_a} A${dist.length ? '; ' + dist.join(', ') : ''}`);
+  }
+}
 if (dir2) {
+  const readings = cols.slice(4);
+  const asFloat = (f) => `SELECT run_id, time_s, sample_index, port, gap_samples, ${readings.map(c => `CAST(${c} AS FLOAT) AS ${c}`).join(', ')} FROM ${f}`;
   const other = `'${dir2}/samples.parquet'`;
-  const diff = (await rows(`SELECT (SELECT count(*) FROM (SELECT * FROM ${smp} EXCEPT ALL SELECT * FROM ${other})) AS a,
-    (SELECT count(*) FROM (SELECT * FROM ${other} EXCEPT ALL SELECT * FROM ${smp})) AS b`))[0];
+  const diff = (await rows(`SELECT (SELECT count(*) FROM (${asFloat(smp)} EXCEPT ALL ${asFloat(other)})) AS a,
+    (SELECT count(*) FROM (${asFloat(other)} EXCEPT ALL ${asFloat(smp)})) AS b`))[0];
   const ok = String(diff.a) === '0' && String(diff.b) === '0';
   bad += ok ? 0 : 1;
   console.log(`against ${dir2}: ${diff.a} rows only in ${dir}, ${diff.b} only in ${dir2}${ok ? '' : '  MISMATCH'}`);

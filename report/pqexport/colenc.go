@@ -33,7 +33,7 @@ const (
 	kindTime                   // double, BYTE_STREAM_SPLIT
 	kindInt64                  // int64, DELTA_BINARY_PACKED
 	kindInt32                  // int32, DELTA_BINARY_PACKED
-	kindReading                // optional double: dictionary, BYTE_STREAM_SPLIT past maxDict entries
+	kindReading                // optional float: dictionary, BYTE_STREAM_SPLIT past maxDict entries
 )
 
 // The columns of samples.parquet in schema order (SampleRow's fields).
@@ -59,9 +59,10 @@ var colNames = [numCols]string{"run_id", "time_s", "sample_index", "port", "gap_
 	"rail3v3_v", "rail3v3_a", "rail3v3_w", "power_w"}
 
 // maxDict is the most entries a reading's dictionary takes in a column
-// chunk (1 MiB of doubles, Arrow's default dictionary page limit); past
-// it the chunk's further pages are BYTE_STREAM_SPLIT. A meter's readings
-// are counts × an LSB, so a chunk rarely holds more than a few thousand.
+// chunk (512 KiB of floats: the doubles' 1 MiB limit, Arrow's default
+// dictionary page size, kept in entries); past it the chunk's further
+// pages are BYTE_STREAM_SPLIT. A meter's readings are counts × an LSB, so
+// a chunk rarely holds more than a few thousand.
 const maxDict = 1 << 17
 
 // sampleMeta is samples.parquet's schema and column orders, as parquet-go
@@ -115,7 +116,7 @@ type column struct {
 	minF, maxF float64
 	minI, maxI int64
 	hasMinMax  bool
-	dict       *f64Dict
+	dict       *f32Dict
 	fallback   bool // the dictionary is full: further pages are BYTE_STREAM_SPLIT
 	pageStats  map[format.Encoding]int32
 }
@@ -136,7 +137,8 @@ type scratch struct {
 	enc  []byte
 	z    []byte
 	idx  []int32
-	f    []float64 // computed values: time_s, a rail's W
+	f    []float64 // computed time_s
+	w    []float32 // computed W of a rail
 	hdr  bytes.Buffer
 	thr  *thrift.Encoder
 }
@@ -230,32 +232,53 @@ func (c *column) intStats(lo, hi int64, blo, bhi []byte) format.Statistics {
 	return format.Statistics{MinValue: blo, MaxValue: bhi}
 }
 
-// floatStats is a page's statistics; it widens the chunk's. NaN is left
-// out of min and max, and a zero bound is written as the specification
-// says (-0 as min, +0 as max).
+// floatStats is a page's statistics of doubles (time_s); it widens the
+// chunk's.
 func (c *column) floatStats(v []float64, nulls int) format.Statistics {
 	st := format.Statistics{NullCount: int64(nulls)}
+	if lo, hi, ok := bounds(c, v); ok {
+		st.MinValue, st.MaxValue = plainDouble(lo, true), plainDouble(hi, false)
+	}
+	return st
+}
+
+// float32Stats is floatStats for a page of floats (the readings); the
+// chunk's bounds are kept widened to double, which holds them exactly.
+func (c *column) float32Stats(v []float32, nulls int) format.Statistics {
+	st := format.Statistics{NullCount: int64(nulls)}
+	if lo, hi, ok := bounds(c, v); ok {
+		st.MinValue, st.MaxValue = plainFloat(float32(lo), true), plainFloat(float32(hi), false)
+	}
+	return st
+}
+
+// bounds are v's least and greatest values, and widens the chunk's to
+// them; ok is false without a value other than NaN. NaN is left out of
+// min and max.
+func bounds[T float32 | float64](c *column, v []T) (lo, hi float64, ok bool) {
 	// Comparisons with NaN are false: NaN never becomes a bound.
-	lo, hi := math.Inf(1), math.Inf(-1)
+	l, h := T(math.Inf(1)), T(math.Inf(-1))
 	for _, x := range v {
-		if x < lo {
-			lo = x
+		if x < l {
+			l = x
 		}
-		if x > hi {
-			hi = x
+		if x > h {
+			h = x
 		}
 	}
-	if lo > hi {
-		return st // no value, or only NaN
+	if l > h {
+		return 0, 0, false // no value, or only NaN
 	}
+	lo, hi = float64(l), float64(h)
 	if !c.hasMinMax {
 		c.minF, c.maxF, c.hasMinMax = lo, hi, true
 	}
 	c.minF, c.maxF = min(c.minF, lo), max(c.maxF, hi)
-	st.MinValue, st.MaxValue = plainDouble(lo, true), plainDouble(hi, false)
-	return st
+	return lo, hi, true
 }
 
+// plainDouble and plainFloat are a statistics bound as PLAIN bytes; a
+// zero bound is written as the specification says (-0 as min, +0 as max).
 func plainDouble(x float64, isMin bool) []byte {
 	if x == 0 {
 		x = 0
@@ -266,10 +289,20 @@ func plainDouble(x float64, isMin bool) []byte {
 	return binary.LittleEndian.AppendUint64(nil, math.Float64bits(x))
 }
 
-// reading appends a page of an optional double: def levels lv (0 null,
+func plainFloat(x float32, isMin bool) []byte {
+	if x == 0 {
+		x = 0
+		if isMin {
+			x = float32(math.Copysign(0, -1))
+		}
+	}
+	return binary.LittleEndian.AppendUint32(nil, math.Float32bits(x))
+}
+
+// reading appends a page of an optional float: def levels lv (0 null,
 // 1 present) and the present values v, dictionary-coded (a page without
 // values is PLAIN: there is nothing to code).
-func (c *column) reading(s *scratch, lv []uint8, v []float64) error {
+func (c *column) reading(s *scratch, lv []uint8, v []float32) error {
 	nulls := len(lv) - len(v)
 	s.body = append(s.body[:0], 0, 0, 0, 0)
 	var err error
@@ -278,7 +311,7 @@ func (c *column) reading(s *scratch, lv []uint8, v []float64) error {
 	}
 	binary.LittleEndian.PutUint32(s.body, uint32(len(s.enc)))
 	s.body = append(s.body, s.enc...)
-	st := c.floatStats(v, nulls)
+	st := c.float32Stats(v, nulls)
 	enc := format.Plain
 	if len(v) > 0 {
 		if enc, err = c.values(s, v); err != nil {
@@ -290,17 +323,17 @@ func (c *column) reading(s *scratch, lv []uint8, v []float64) error {
 
 // values appends v to s.body as dictionary indices, or BYTE_STREAM_SPLIT
 // once the dictionary is full.
-func (c *column) values(s *scratch, v []float64) (format.Encoding, error) {
+func (c *column) values(s *scratch, v []float32) (format.Encoding, error) {
 	if !c.fallback {
 		if c.dict == nil {
-			c.dict = newF64Dict()
+			c.dict = newF32Dict()
 		}
 		s.idx = s.idx[:0]
 		// Consecutive readings repeat (a quiet rail, a constant voltage):
 		// the previous index serves without a probe.
-		prev, pi := math.Float64bits(v[0]), c.dict.index(v[0])
+		prev, pi := math.Float32bits(v[0]), c.dict.index(v[0])
 		for _, x := range v {
-			if b := math.Float64bits(x); b != prev {
+			if b := math.Float32bits(x); b != prev {
 				prev, pi = b, c.dict.index(x)
 			}
 			s.idx = append(s.idx, pi)
@@ -314,7 +347,7 @@ func (c *column) values(s *scratch, v []float64) (format.Encoding, error) {
 		c.fallback = true
 	}
 	var err error
-	s.enc, err = new(bytestreamsplit.Encoding).EncodeDouble(s.enc[:0], v)
+	s.enc, err = new(bytestreamsplit.Encoding).EncodeFloat(s.enc[:0], v)
 	s.body = append(s.body, s.enc...)
 	return format.ByteStreamSplit, err
 }
@@ -331,7 +364,7 @@ func (c *column) dictPage(s *scratch, runID string) ([]byte, int, error) {
 		n = 1
 	case c.dict != nil && len(c.dict.vals) > 0:
 		for _, x := range c.dict.vals {
-			s.body = binary.LittleEndian.AppendUint64(s.body, math.Float64bits(x))
+			s.body = binary.LittleEndian.AppendUint32(s.body, math.Float32bits(x))
 		}
 		n = len(c.dict.vals)
 	default:
@@ -349,34 +382,37 @@ func (c *column) dictPage(s *scratch, runID string) ([]byte, int, error) {
 	return out, s.hdr.Len() + len(s.body), nil
 }
 
-// f64Dict maps a double's bits to its index in insertion order (open
+// f32Dict maps a float's bits to its index in insertion order (open
 // addressing, linear probing, at most half full).
-type f64Dict struct {
-	keys  []uint64
+type f32Dict struct {
+	keys  []uint32
 	slots []int32 // index+1; 0 is empty
-	vals  []float64
+	vals  []float32
 	shift uint
 }
 
-func newF64Dict() *f64Dict {
-	d := &f64Dict{}
+func newF32Dict() *f32Dict {
+	d := &f32Dict{}
 	d.alloc(64)
 	return d
 }
 
-func (d *f64Dict) alloc(n int) {
-	d.keys, d.slots, d.shift = make([]uint64, n), make([]int32, n), uint(64-bits.Len(uint(n-1)))
+func (d *f32Dict) alloc(n int) {
+	d.keys, d.slots, d.shift = make([]uint32, n), make([]int32, n), uint(64-bits.Len(uint(n-1)))
 }
 
-func (d *f64Dict) reset() {
+func (d *f32Dict) reset() {
 	clear(d.slots)
 	d.vals = d.vals[:0]
 }
 
-func (d *f64Dict) index(x float64) int32 {
-	k := math.Float64bits(x)
+// hash spreads a float's bits over the table (Fibonacci hashing).
+func (d *f32Dict) hash(k uint32) uint64 { return (uint64(k) * 0x9E3779B97F4A7C15) >> d.shift }
+
+func (d *f32Dict) index(x float32) int32 {
+	k := math.Float32bits(x)
 	mask := uint64(len(d.keys) - 1)
-	for h := (k * 0x9E3779B97F4A7C15) >> d.shift; ; h = (h + 1) & mask {
+	for h := d.hash(k); ; h = (h + 1) & mask {
 		switch s := d.slots[h]; {
 		case s == 0:
 			d.vals = append(d.vals, x)
@@ -391,12 +427,12 @@ func (d *f64Dict) index(x float64) int32 {
 	}
 }
 
-func (d *f64Dict) grow() {
+func (d *f32Dict) grow() {
 	d.alloc(2 * len(d.keys))
 	mask := uint64(len(d.keys) - 1)
 	for i, x := range d.vals {
-		k := math.Float64bits(x)
-		h := (k * 0x9E3779B97F4A7C15) >> d.shift
+		k := math.Float32bits(x)
+		h := d.hash(k)
 		for d.slots[h] != 0 {
 			h = (h + 1) & mask
 		}

@@ -22,9 +22,12 @@
 // indices (1 Mi rows, about 105 s at 10 kS/s, with up to 4 drives): a port
 // filter skips the other drives by row-group statistics, a time filter the
 // other spans, and a chunk's dictionary holds one drive's readings; with
-// more, every drive's rows are interleaved at each index as before. Readings are dictionary
-// coded (BYTE_STREAM_SPLIT past 128 Ki values in a chunk), sample_index,
-// port and gap_samples DELTA_BINARY_PACKED, time_s BYTE_STREAM_SPLIT. The
+// more, every drive's rows are interleaved at each index as before.
+// Readings are FLOAT (a capture's V and A are float32s; W and power_w are
+// rounded once from their double), dictionary coded (BYTE_STREAM_SPLIT
+// past 128 Ki values in a chunk); sample_index, port and gap_samples are
+// DELTA_BINARY_PACKED, time_s a BYTE_STREAM_SPLIT double. The footer's
+// key-value metadata lists the channels' LSBs (ChannelsKey). The
 // capture is decoded a run at a time into page sets, and each set's pages
 // are encoded one (drive, column) a task on GOMAXPROCS goroutines while
 // the next set is decoded.

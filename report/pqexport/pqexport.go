@@ -20,22 +20,30 @@ import (
 // channel; its values are null. A rail the drive lacks, or a sample one rail
 // lacks, is null too; PowerW is null unless every rail of the drive is
 // present (as analysis counts a drive sample).
+//
+// The readings are float32 (Parquet FLOAT): a capture stores every volt and
+// ampere reading as a float32 (capture-format.md, encodings 0–2), so V and A
+// are the capture's readings bit for bit; W (V × A) and PowerW (the sum of a
+// drive's V × A) are computed in double and rounded to float32, within 2⁻²⁴
+// relative of the double (docs/lab.md says why that is far below a meter's
+// resolution). TimeS stays double: at 10 kS/s a float32 count of seconds
+// no longer tells consecutive samples apart after 1024 s.
 type SampleRow struct {
 	RunID       string   `parquet:"run_id,dict"`  // capture.RunID: differs between runs
 	TimeS       float64  `parquet:"time_s,split"` // sample_index / rate_hz: the meter's clock
 	SampleIndex int64    `parquet:"sample_index,delta"`
 	Port        int32    `parquet:"port,delta"`
 	GapSamples  int64    `parquet:"gap_samples,delta"`
-	V5          *float64 `parquet:"rail5_v,optional,dict"`
-	A5          *float64 `parquet:"rail5_a,optional,dict"`
-	W5          *float64 `parquet:"rail5_w,optional,dict"`
-	V12         *float64 `parquet:"rail12_v,optional,dict"`
-	A12         *float64 `parquet:"rail12_a,optional,dict"`
-	W12         *float64 `parquet:"rail12_w,optional,dict"`
-	V33         *float64 `parquet:"rail3v3_v,optional,dict"`
-	A33         *float64 `parquet:"rail3v3_a,optional,dict"`
-	W33         *float64 `parquet:"rail3v3_w,optional,dict"`
-	PowerW      *float64 `parquet:"power_w,optional,dict"`
+	V5          *float32 `parquet:"rail5_v,optional,dict"`
+	A5          *float32 `parquet:"rail5_a,optional,dict"`
+	W5          *float32 `parquet:"rail5_w,optional,dict"`
+	V12         *float32 `parquet:"rail12_v,optional,dict"`
+	A12         *float32 `parquet:"rail12_a,optional,dict"`
+	W12         *float32 `parquet:"rail12_w,optional,dict"`
+	V33         *float32 `parquet:"rail3v3_v,optional,dict"`
+	A33         *float32 `parquet:"rail3v3_a,optional,dict"`
+	W33         *float32 `parquet:"rail3v3_w,optional,dict"`
+	PowerW      *float32 `parquet:"power_w,optional,dict"`
 }
 
 // IORow is one completed I/O.

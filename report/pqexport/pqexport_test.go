@@ -1,6 +1,7 @@
 package pqexport
 
 import (
+	"encoding/json"
 	"errors"
 	"math"
 	"math/rand/v2"
@@ -65,6 +66,20 @@ func testCapture(t *testing.T, dir string) string {
 
 func readFloat64(t *testing.T, path, col string) (vals []float64, nulls int) {
 	t.Helper()
+	return readFloats[float64, *file.Float64ColumnChunkReader](t, path, col)
+}
+
+func readFloat32(t *testing.T, path, col string) (vals []float32, nulls int) {
+	t.Helper()
+	return readFloats[float32, *file.Float32ColumnChunkReader](t, path, col)
+}
+
+// readFloats reads column col of the file at path with Arrow's reader:
+// its values and how many are null.
+func readFloats[T float32 | float64, R interface {
+	ReadBatch(int64, []T, []int16, []int16) (int64, int, error)
+}](t *testing.T, path, col string) (vals []T, nulls int) {
+	t.Helper()
 	rdr, err := file.OpenParquetFile(path, false)
 	if err != nil {
 		t.Fatal(err)
@@ -81,11 +96,11 @@ func readFloat64(t *testing.T, path, col string) (vals []float64, nulls int) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		fr, ok := cr.(*file.Float64ColumnChunkReader)
+		fr, ok := cr.(R)
 		if !ok {
 			t.Fatalf("%s: column %s is %T", path, col, cr)
 		}
-		v, def := make([]float64, n), make([]int16, n)
+		v, def := make([]T, n), make([]int16, n)
 		for read := int64(0); read < n; {
 			tot, got, err := fr.ReadBatch(n-read, v[:n-read], def[:n-read], nil)
 			if err != nil {
@@ -129,7 +144,9 @@ func readInt32(t *testing.T, path, col string) []int32 {
 // TestReadBackWithArrow: Arrow Go's Parquet reader (an implementation
 // independent of the writer's) reads samples.parquet and summary.parquet;
 // per drive, the mean of power_w is report.json's average_w and its sum ×
-// duration_s / samples_count is energy_j, to 1e-9 relative.
+// duration_s / samples_count is energy_j, within power_w's rounding to
+// float32 (2⁻²⁴ relative); the footer's channel list gives the capture's
+// LSBs, and every current reading is a whole count of its LSB.
 func TestReadBackWithArrow(t *testing.T) {
 	dir := t.TempDir()
 	path := testCapture(t, dir)
@@ -142,7 +159,7 @@ func TestReadBackWithArrow(t *testing.T) {
 		t.Fatal(err)
 	}
 	smp := filepath.Join(out, "samples.parquet")
-	power, nulls := readFloat64(t, smp, "power_w")
+	power, nulls := readFloat32(t, smp, "power_w")
 	ports := readInt32(t, smp, "port")
 	// power_w is null on the gap rows only; non-null values are in row order.
 	if nulls != 2 {
@@ -158,7 +175,7 @@ func TestReadBackWithArrow(t *testing.T) {
 		if gaps[i] > 0 {
 			continue
 		}
-		sum[p] += power[k]
+		sum[p] += float64(power[k])
 		cnt[p]++
 		k++
 	}
@@ -174,7 +191,9 @@ func TestReadBackWithArrow(t *testing.T) {
 		}
 		avg := sum[p] / float64(cnt[p])
 		energy := sum[p] * float64(d.DurationS) / float64(d.Samples.Count)
-		if rel(avg, float64(d.AverageW)) > 1e-9 || rel(energy, float64(d.EnergyJ)) > 1e-9 {
+		// Each value is within 2⁻²⁴ of its double, so their sum is too
+		// (the values are positive); 1e-12 is the sums' own rounding.
+		if rel(avg, float64(d.AverageW)) > f32Rel+1e-12 || rel(energy, float64(d.EnergyJ)) > f32Rel+1e-12 {
 			t.Errorf("drive %s: Parquet gives %.12g W, %.12g J; report %.12g W, %.12g J", d.Name, avg, energy, d.AverageW, d.EnergyJ)
 		}
 		if sumAvg[i] != float64(d.AverageW) || sumE[i] != float64(d.EnergyJ) {
@@ -184,12 +203,62 @@ func TestReadBackWithArrow(t *testing.T) {
 			t.Errorf("drive %s: average %v", d.Name, d.AverageW)
 		}
 	}
+	checkChannelsKV(t, smp, path)
 	// No clobbering: the directory exists now.
 	if err := Write(path, rep, out, Options{}); !errors.Is(err, outfile.ErrRefused) {
 		t.Errorf("second export into %s: %v, want refused", out, err)
 	}
 	if err := Write(path, rep, out, Options{Overwrite: true}); err != nil {
 		t.Errorf("export with Overwrite: %v", err)
+	}
+}
+
+// checkChannelsKV: samples.parquet's key-value metadata, as Arrow reads
+// it, lists the capture's channels with their LSBs; with them every
+// present rail5_a and rail12_a value (Arrow's reading) is round(value /
+// lsb) × lsb rounded to float32 — the count comes back.
+func checkChannelsKV(t *testing.T, smp, capPath string) {
+	t.Helper()
+	rdr, err := file.OpenParquetFile(smp, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv := rdr.MetaData().KeyValueMetadata().FindValue(ChannelsKey)
+	rdr.Close()
+	if kv == nil {
+		t.Fatalf("%s: no %s in the key-value metadata", smp, ChannelsKey)
+	}
+	var chs []ChannelLSB
+	if err := json.Unmarshal([]byte(*kv), &chs); err != nil {
+		t.Fatalf("%s: %v", ChannelsKey, err)
+	}
+	c, err := capture.Open(capPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := c.Header()
+	c.Close()
+	if len(chs) != len(h.Channels) {
+		t.Fatalf("%s: %d channels, the capture has %d", ChannelsKey, len(chs), len(h.Channels))
+	}
+	lsb := map[string]float64{}
+	for i, ch := range h.Channels {
+		want := ChannelLSB{Port: ch.Port, Rail: railPrefix[railSlot(ch.Rail)], VoltLSB: float64(ch.VoltLSB), CurrentLSB: float64(ch.CurrentLSB)}
+		if chs[i] != want {
+			t.Errorf("%s: channel %d is %+v, the capture's %+v", ChannelsKey, i, chs[i], want)
+		}
+		lsb[chs[i].Rail] = chs[i].CurrentLSB // the same on every port here
+	}
+	for rail, l := range lsb {
+		vals, _ := readFloat32(t, smp, rail+"_a")
+		if len(vals) == 0 {
+			t.Fatalf("no %s_a values", rail)
+		}
+		for _, x := range vals {
+			if n := math.Round(float64(x) / l); float32(n*l) != x {
+				t.Fatalf("%s_a %v: %v counts of %v A rebuild %v", rail, x, n, l, float32(n*l))
+			}
+		}
 	}
 }
 

@@ -3,6 +3,7 @@ package pqexport
 import (
 	"bufio"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"io"
 	"runtime"
@@ -26,7 +27,7 @@ import (
 // of all lanes, so memory does not grow with the drive count.
 const (
 	maxLanes     = 32      // 4 Mi rows a span ÷ 32: row groups of 128 Ki rows
-	maxPageRows  = 1 << 16 // rows of a lane in a page: ≤ 512 KiB of doubles (Arrow's page limit is 1 MiB)
+	maxPageRows  = 1 << 16 // rows of a lane in a page: ≤ 512 KiB of time_s doubles (Arrow's page limit is 1 MiB)
 	pageSetRows  = 1 << 17 // rows of all lanes decoded before they are encoded
 	groupSetRows = 1 << 22 // rows of all lanes in one span of row groups
 )
@@ -88,15 +89,16 @@ func drivesOf(h *capture.Header) []driveCols {
 
 // lanePage is one lane's rows in a page set, as columns: index, gap and
 // port per row; lv[s] is rail s's definition levels (its V, A and W share
-// them) and lv[3] power_w's; v[s], a[s] and power hold the present values.
-// W and time_s are computed by the encoder, as the rows held them before.
+// them) and lv[3] power_w's; v[s], a[s] and power hold the present values
+// as the file stores them (float32: the capture's V and A exactly, power
+// rounded from its double sum). W and time_s are computed by the encoder.
 type lanePage struct {
 	index []int64
 	gap   []int64
 	port  []int32
 	lv    [4][]uint8
-	v, a  [3][]float64
-	power []float64
+	v, a  [3][]float32
+	power []float32
 }
 
 func (p *lanePage) reset() {
@@ -152,6 +154,7 @@ type sampleWriter struct {
 	errMu    sync.Mutex
 	err      error
 	mainScr  *scratch
+	kv       []format.KeyValue // the footer's key-value metadata
 }
 
 type task struct {
@@ -180,8 +183,12 @@ func writeSamples(w io.Writer, r *capture.Reader, h *capture.Header, run string,
 	if err != nil {
 		return err
 	}
+	kv, err := channelsKV(h)
+	if err != nil {
+		return err
+	}
 	sw := &sampleWriter{out: &offsetWriter{w: bufio.NewWriterSize(w, 1<<20)}, meta: meta, run: run,
-		rate: float64(h.RateHz), drives: drivesOf(h), mainScr: scr}
+		rate: float64(h.RateHz), drives: drivesOf(h), mainScr: scr, kv: kv}
 	sw.lanes, sw.pageIdx, sw.groupIdx = layout(len(sw.drives))
 	sw.runs = make([]runDrive, len(sw.drives))
 	sw.cols = make([][numCols]column, len(sw.lanes))
@@ -375,20 +382,26 @@ func (sw *sampleWriter) rows(p *lanePage, run *capture.Run, k, m, d int) {
 	for s, c := range rd.src {
 		p.lv[s] = appendLevels(p.lv[s], c > 0, m)
 		if c > 0 {
-			p.v[s] = appendFloats(p.v[s], run.V[c-1][k:k+m])
-			p.a[s] = appendFloats(p.a[s], run.I[c-1][k:k+m])
+			p.v[s] = appendFloat32s(p.v[s], run.V[c-1][k:k+m])
+			p.a[s] = appendFloat32s(p.a[s], run.I[c-1][k:k+m])
 		}
 	}
 	p.lv[3] = appendLevels(p.lv[3], rd.power, m)
 	if rd.power {
 		for j := k; j < k+m; j++ {
-			var sum float64
-			for _, c := range sw.drives[d].chans {
-				sum += float64(run.V[c][j]) * float64(run.I[c][j])
-			}
-			p.power = append(p.power, sum)
+			p.power = append(p.power, sw.power(run, j, d))
 		}
 	}
+}
+
+// power is drive d's power at run's j-th index: the sum of V × A over its
+// channels in header order, in double, rounded to float32 once.
+func (sw *sampleWriter) power(run *capture.Run, j, d int) float32 {
+	var sum float64
+	for _, c := range sw.drives[d].chans {
+		sum += float64(run.V[c][j]) * float64(run.I[c][j])
+	}
+	return float32(sum)
 }
 
 func appendLevels(lv []uint8, present bool, m int) []uint8 {
@@ -402,9 +415,12 @@ func appendLevels(lv []uint8, present bool, m int) []uint8 {
 	return lv
 }
 
-func appendFloats[T ~float64](dst []float64, src []T) []float64 {
+// appendFloat32s appends a capture's readings as float32: every reading
+// the capture holds is a float32 widened (capture-format.md), so nothing
+// is rounded here.
+func appendFloat32s[T ~float64](dst []float32, src []T) []float32 {
 	for _, x := range src {
-		dst = append(dst, float64(x))
+		dst = append(dst, float32(x))
 	}
 	return dst
 }
@@ -440,19 +456,52 @@ func (sw *sampleWriter) row(p *lanePage, run *capture.Run, j, d int) {
 			continue
 		}
 		p.lv[s] = append(p.lv[s], 1)
-		p.v[s] = append(p.v[s], float64(run.V[c-1][j]))
-		p.a[s] = append(p.a[s], float64(run.I[c-1][j]))
+		p.v[s] = append(p.v[s], float32(run.V[c-1][j]))
+		p.a[s] = append(p.a[s], float32(run.I[c-1][j]))
 	}
 	if !rd.power {
 		p.lv[3] = append(p.lv[3], 0)
 		return
 	}
-	var sum float64
-	for _, c := range sw.drives[d].chans {
-		sum += float64(run.V[c][j]) * float64(run.I[c][j])
-	}
 	p.lv[3] = append(p.lv[3], 1)
-	p.power = append(p.power, sum)
+	p.power = append(p.power, sw.power(run, j, d))
+}
+
+// ChannelsKey is samples.parquet's key-value metadata entry that lists
+// the capture's channels, in header order, with the LSBs its header
+// states: a JSON array of ChannelLSB. A reading that the capture stored as
+// a meter count (encodings 1 and 2: the hub's) is that count × its
+// channel's LSB rounded to float32, so round(value / lsb) gives the count
+// back for any count below 2²² in magnitude.
+const ChannelsKey = "idlewatt.channels"
+
+// ChannelLSB is one entry of ChannelsKey.
+type ChannelLSB struct {
+	Port int `json:"port"`
+	// Rail is the prefix of the columns its readings go to (rail5,
+	// rail12, rail3v3), or "other": a channel on no named rail, which
+	// counts only in power_w.
+	Rail       string  `json:"rail"`
+	VoltLSB    float64 `json:"volt_lsb_v"`    // 0: not stated (readings that are no counts)
+	CurrentLSB float64 `json:"current_lsb_a"` // likewise
+}
+
+var railPrefix = [3]string{"rail5", "rail12", "rail3v3"}
+
+func channelsKV(h *capture.Header) ([]format.KeyValue, error) {
+	chs := make([]ChannelLSB, 0, len(h.Channels))
+	for _, c := range h.Channels {
+		rail := "other"
+		if s := railSlot(c.Rail); s >= 0 {
+			rail = railPrefix[s]
+		}
+		chs = append(chs, ChannelLSB{Port: c.Port, Rail: rail, VoltLSB: float64(c.VoltLSB), CurrentLSB: float64(c.CurrentLSB)})
+	}
+	b, err := json.Marshal(chs)
+	if err != nil {
+		return nil, err
+	}
+	return []format.KeyValue{{Key: ChannelsKey, Value: string(b)}}, nil
 }
 
 func railSlot(r meter.Rail) int {
@@ -505,11 +554,11 @@ func (sw *sampleWriter) encode(s *scratch, t task) error {
 	case 1:
 		return col.reading(s, p.lv[r], p.a[r])
 	}
-	s.f = s.f[:0]
+	s.w = s.w[:0]
 	for i, v := range p.v[r] {
-		s.f = append(s.f, v*p.a[r][i])
+		s.w = append(s.w, float32(float64(v)*float64(p.a[r][i])))
 	}
-	return col.reading(s, p.lv[r], s.f)
+	return col.reading(s, p.lv[r], s.w)
 }
 
 // writeGroups writes every lane's row group of the span just encoded and
@@ -584,8 +633,10 @@ func (sw *sampleWriter) chunkStats(col *column) format.Statistics {
 	case col.kind == kindRunID:
 		st.MinValue, st.MaxValue = []byte(sw.run), []byte(sw.run)
 	case !col.hasMinMax:
-	case col.kind == kindTime || col.kind == kindReading:
+	case col.kind == kindTime:
 		st.MinValue, st.MaxValue = plainDouble(col.minF, true), plainDouble(col.maxF, false)
+	case col.kind == kindReading:
+		st.MinValue, st.MaxValue = plainFloat(float32(col.minF), true), plainFloat(float32(col.maxF), false)
 	case col.kind == kindInt32:
 		st.MinValue = binary.LittleEndian.AppendUint32(nil, uint32(col.minI))
 		st.MaxValue = binary.LittleEndian.AppendUint32(nil, uint32(col.maxI))
@@ -604,7 +655,7 @@ func (sw *sampleWriter) footer() error {
 		rows += g.NumRows
 	}
 	md := format.FileMetaData{Version: 2, Schema: sw.meta.schema, NumRows: rows, RowGroups: sw.groups,
-		CreatedBy: "idlewatt samples.parquet (parquet-go v0.32 encoders)", ColumnOrders: sw.meta.orders}
+		KeyValueMetadata: sw.kv, CreatedBy: "idlewatt samples.parquet (parquet-go v0.32 encoders)", ColumnOrders: sw.meta.orders}
 	start := sw.out.off
 	if err := thrift.NewEncoder(new(thrift.CompactProtocol).NewWriter(sw.out)).Encode(&md); err != nil {
 		return err

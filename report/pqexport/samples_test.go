@@ -74,9 +74,17 @@ type rowKey struct {
 	index int64
 }
 
+// wantRow is one row as the documentation defines it, and its readings
+// in double as the capture and analysis have them: the capture's V and A,
+// V × A and the drive's Σ V × A.
+type wantRow struct {
+	row   SampleRow
+	exact [numReadings]*float64
+}
+
 // expectedRows are samples.parquet's rows as the documentation defines
 // them, taken row by row from capture.Rows.
-func expectedRows(t *testing.T, path string) map[rowKey]SampleRow {
+func expectedRows(t *testing.T, path string) map[rowKey]wantRow {
 	t.Helper()
 	r, err := capture.Open(path)
 	if err != nil {
@@ -86,7 +94,7 @@ func expectedRows(t *testing.T, path string) map[rowKey]SampleRow {
 	h := r.Header()
 	run := capture.RunID(h)
 	ptr := func(x float64) *float64 { return &x }
-	out := map[rowKey]SampleRow{}
+	out := map[rowKey]wantRow{}
 	rows := capture.NewRows(r)
 	for {
 		row, err := rows.Next()
@@ -97,7 +105,7 @@ func expectedRows(t *testing.T, path string) map[rowKey]SampleRow {
 			t.Fatal(err)
 		}
 		for _, d := range drivesOf(&h) {
-			sr := SampleRow{RunID: run, TimeS: float64(row.Index) / float64(h.RateHz), SampleIndex: int64(row.Index), Port: int32(d.port), GapSamples: int64(row.Gap)}
+			var w wantRow
 			all, any := true, false
 			var sum float64
 			for i, c := range d.chans {
@@ -108,32 +116,78 @@ func expectedRows(t *testing.T, path string) map[rowKey]SampleRow {
 				v, a := float64(row.V[c]), float64(row.I[c])
 				sum += v * a
 				any = true
-				switch d.rails[i] {
-				case meter.Rail5V:
-					sr.V5, sr.A5, sr.W5 = ptr(v), ptr(a), ptr(v*a)
-				case meter.Rail12V:
-					sr.V12, sr.A12, sr.W12 = ptr(v), ptr(a), ptr(v*a)
-				case meter.Rail3V3:
-					sr.V33, sr.A33, sr.W33 = ptr(v), ptr(a), ptr(v*a)
+				if s := railSlot(d.rails[i]); s >= 0 {
+					w.exact[3*s], w.exact[3*s+1], w.exact[3*s+2] = ptr(v), ptr(a), ptr(v*a)
 				}
 			}
 			if all && any {
-				sr.PowerW = ptr(sum)
+				w.exact[9] = ptr(sum)
 			}
-			out[rowKey{sr.Port, sr.SampleIndex}] = sr
+			w.row = SampleRow{RunID: run, TimeS: float64(row.Index) / float64(h.RateHz), SampleIndex: int64(row.Index), Port: int32(d.port), GapSamples: int64(row.Gap)}
+			for k, p := range readings(&w.row) {
+				if x := w.exact[k]; x != nil {
+					f := float32(*x)
+					*p = &f
+				}
+			}
+			out[rowKey{w.row.Port, w.row.SampleIndex}] = w
 		}
 	}
 }
 
-func sameOpt(a, b *float64) bool {
-	return (a == nil) == (b == nil) && (a == nil || math.Float64bits(*a) == math.Float64bits(*b))
+// readings are r's reading fields in column order (colNames').
+func readings(r *SampleRow) [numReadings]**float32 {
+	return [...]**float32{&r.V5, &r.A5, &r.W5, &r.V12, &r.A12, &r.W12, &r.V33, &r.A33, &r.W33, &r.PowerW}
+}
+
+// rowString shows r with its readings' values (%+v would show pointers).
+func rowString(r SampleRow) string {
+	s := fmt.Sprintf("{%s %v s, index %d, port %d, gap %d:", r.RunID, r.TimeS, r.SampleIndex, r.Port, r.GapSamples)
+	for k, p := range readings(&r) {
+		if *p != nil {
+			s += fmt.Sprintf(" %s %v", colNames[colReadings+k], **p)
+		}
+	}
+	return s + "}"
+}
+
+func sameOpt(a, b *float32) bool {
+	return (a == nil) == (b == nil) && (a == nil || math.Float32bits(*a) == math.Float32bits(*b))
 }
 
 func sameRow(a, b SampleRow) bool {
-	return a.RunID == b.RunID && math.Float64bits(a.TimeS) == math.Float64bits(b.TimeS) && a.SampleIndex == b.SampleIndex &&
-		a.Port == b.Port && a.GapSamples == b.GapSamples && sameOpt(a.V5, b.V5) && sameOpt(a.A5, b.A5) && sameOpt(a.W5, b.W5) &&
-		sameOpt(a.V12, b.V12) && sameOpt(a.A12, b.A12) && sameOpt(a.W12, b.W12) && sameOpt(a.V33, b.V33) &&
-		sameOpt(a.A33, b.A33) && sameOpt(a.W33, b.W33) && sameOpt(a.PowerW, b.PowerW)
+	same := a.RunID == b.RunID && math.Float64bits(a.TimeS) == math.Float64bits(b.TimeS) && a.SampleIndex == b.SampleIndex &&
+		a.Port == b.Port && a.GapSamples == b.GapSamples
+	ra, rb := readings(&a), readings(&b)
+	for k := range ra {
+		same = same && sameOpt(*ra[k], *rb[k])
+	}
+	return same
+}
+
+// f32Rel is the most a double moves, relative to itself, when rounded to
+// the nearest float32 (half its 24-bit significand's unit in the last place).
+const f32Rel = 0x1p-24
+
+// nearCapture says how row's readings differ from the capture's doubles:
+// V and A not at all (a capture's readings are float32s), W and power_w
+// by at most their rounding to float32.
+func nearCapture(row SampleRow, exact [numReadings]*float64) error {
+	for k, p := range readings(&row) {
+		got, want := *p, exact[k]
+		if (got == nil) != (want == nil) {
+			return fmt.Errorf("%s: %v, capture %v", colNames[colReadings+k], got, want)
+		}
+		if got == nil {
+			continue
+		}
+		g, w := float64(*got), *want
+		computed := k%3 == 2 || k == 9 // a rail's W, power_w
+		if d := math.Abs(g - w); !computed && d != 0 || d > f32Rel*math.Abs(w) {
+			return fmt.Errorf("%s: %v, capture %v (%.3g relative)", colNames[colReadings+k], g, w, d/math.Abs(w))
+		}
+	}
+	return nil
 }
 
 // checkSamples reads samples.parquet back with parquet-go's reader (not
@@ -153,8 +207,11 @@ func checkSamples(t *testing.T, capPath, pqPath string, interleaved bool) {
 	}
 	for i, g := range got {
 		w, ok := want[rowKey{g.Port, g.SampleIndex}]
-		if !ok || !sameRow(g, w) {
-			t.Fatalf("row %d (port %d, index %d): %+v, want %+v", i, g.Port, g.SampleIndex, g, w)
+		if !ok || !sameRow(g, w.row) {
+			t.Fatalf("row %d (port %d, index %d): %s, want %s", i, g.Port, g.SampleIndex, rowString(g), rowString(w.row))
+		}
+		if err := nearCapture(g, w.exact); err != nil {
+			t.Fatalf("row %d (port %d, index %d): %v", i, g.Port, g.SampleIndex, err)
 		}
 		delete(want, rowKey{g.Port, g.SampleIndex})
 	}
@@ -198,6 +255,19 @@ func checkSamples(t *testing.T, capPath, pqPath string, interleaved bool) {
 				t.Fatalf("row group %d: row %d is port %d index %d after port %d index %d", g, i, rows[i].Port, rows[i].SampleIndex, rows[i-1].Port, rows[i-1].SampleIndex)
 			}
 		}
+		// power_w's bounds, as floats, where the row group has a value.
+		plo, phi := float32(math.Inf(1)), float32(math.Inf(-1))
+		for _, r := range rows {
+			if r.PowerW != nil {
+				plo, phi = min(plo, *r.PowerW), max(phi, *r.PowerW)
+			}
+		}
+		if plo <= phi {
+			pw := chunkStats(t, rdr, g, "power_w").(*metadata.Float32Statistics)
+			if pw.Min() != plo || pw.Max() != phi {
+				t.Errorf("row group %d: power_w statistics [%v, %v], rows [%v, %v]", g, pw.Min(), pw.Max(), plo, phi)
+			}
+		}
 		ps := chunkStats(t, rdr, g, "port").(*metadata.Int32Statistics)
 		is := chunkStats(t, rdr, g, "sample_index").(*metadata.Int64Statistics)
 		ts := chunkStats(t, rdr, g, "time_s").(*metadata.Float64Statistics)
@@ -209,18 +279,18 @@ func checkSamples(t *testing.T, capPath, pqPath string, interleaved bool) {
 		row += n
 	}
 	// Arrow's column reader over the values: power_w's nulls and sum.
-	power, nulls := readFloat64(t, pqPath, "power_w")
+	power, nulls := readFloat32(t, pqPath, "power_w")
 	var sum, wsum float64
 	wnulls := 0
 	for _, g := range got {
 		if g.PowerW == nil {
 			wnulls++
 		} else {
-			wsum += *g.PowerW
+			wsum += float64(*g.PowerW)
 		}
 	}
 	for _, p := range power {
-		sum += p
+		sum += float64(p)
 	}
 	if nulls != wnulls || sum != wsum {
 		t.Errorf("Arrow: power_w %d nulls, Σ %v; parquet-go %d, %v", nulls, sum, wnulls, wsum)
