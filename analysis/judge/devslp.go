@@ -280,6 +280,20 @@ func (j *judging) entry(c *Cycle) (ke int, fell bool) {
 		c.judge(Inconclusive, "too few samples while DEVSLP was asserted")
 		return 0, false
 	}
+	// A drive busy when the pin asserts (a GC burst, far above its resting
+	// level) falls from that level, not from the resting one: fitted from
+	// the known resting level the busy samples before the fall pulled the
+	// change late (up to 0.8 ms through a 1 kHz sensor), and that cycle's
+	// own entry is the drive's for it in the mean over cycles
+	// (entryWithJoint). Its level before the change is fitted instead.
+	probe := *c
+	probe.FloorW = NumW(e.After)
+	probe.entry = &entryWindow{w: w[ia:id], pin: pin - ia, base: base, period: period}
+	if !atBaseAtPin(probe) {
+		if f, ok := fitStep(w[ia:id], pin-ia, id-ia-4, j.pole); ok && f.Before > f.After {
+			e = f
+		}
+	}
 	ke = ia + e.K
 	fitEnd := id
 	id = j.idx(tm.Deassert)
