@@ -28,8 +28,9 @@ The drive (drawn per seed and index from random.Random("S:I"); ranges log-unifor
     so active idle can be measured past the report's 500 ms settle tail.
   - 3–6 DevSlp cycles (pin on D0): the host holds the marker low, the drive reaches Slumber
     (t_s after the last I/O) and rests there 0.5–1.2 s (uniform), the pin is asserted for
-    0.5–2 s (uniform); the drive stays in Slumber for its entry delay (0.5–50 ms, the cycle's
-    ±10 % of the drive's), then holds its floor. After the release the host issues a read
+    0.5–2 s (uniform); the drive stays in Slumber for its entry delay (0.5–50 ms; each cycle's
+    within ±10 % of the drive's, uniform — `--entry-jitter 0`: the drive's own in every cycle, the
+    draws otherwise the same), then holds its floor. After the release the host issues a read
     0.1–1 ms later (marker high); the drive's power leaves the floor 0.05–1 ms after the release
     (capped by the exit) and it is ready at the exit (1–20 ms after the release); the read
     completes 0.1–1 ms after that (the report's exit_ms: release → the read's completion). Then
@@ -43,7 +44,7 @@ The drive (drawn per seed and index from random.Random("S:I"); ranges log-unifor
   - Noise family (the index's mod 5, so every family is drawn equally):
       white     σ 0.05–3 mA
       ar1       AR(1) σ 0.1–2 mA, correlation time τ 0.1–20 ms
-      flicker   1/f-like: 3–5 AR(1) of equal power, τ log-spaced from 0.1–0.5 ms to 5–50 ms,
+      flicker   1/f-like: 3–5 AR(1) of equal power, τ log-spaced from 0.1–0.5 ms to 5–20 ms,
                 σ 0.1–2 mA in all
       hum       mains 50 or 60 Hz (±0.1 Hz) with 1–5 harmonics (the fundamental 0.1–2 mA, the
                 k-th 10–70 % of it, random phases) plus white 0.05–0.5 mA
@@ -127,7 +128,7 @@ def draw_noise(r, family):
         n["ar"] = [[logu(r, 0.1e-3, 2e-3), logu(r, 0.1e-3, 20e-3)]]
     elif family == "flicker":
         k = r.randint(3, 5)
-        lo, hi = logu(r, 0.1e-3, 0.5e-3), logu(r, 5e-3, 50e-3)
+        lo, hi = logu(r, 0.1e-3, 0.5e-3), logu(r, 5e-3, 20e-3)
         sig = logu(r, 0.1e-3, 2e-3)
         n["ar"] = [[sig / math.sqrt(k), lo * (hi / lo) ** (j / (k - 1))] for j in range(k)]
     elif family == "hum":
@@ -145,8 +146,8 @@ def draw_noise(r, family):
 class Timeline:
     """Power segments [t0, t1) with a state, the I/O spans and the pin spans, in seconds."""
 
-    def __init__(self, d, r):
-        self.d, self.r = d, r
+    def __init__(self, d, r, jitter=0.1):
+        self.d, self.r, self.jitter = d, r, jitter
         self.seg = []  # (t0, t1, state, power)
         self.io = []  # (t0, t1) true I/O spans
         self.pin = []  # (t_assert, t_release)
@@ -206,7 +207,7 @@ class Timeline:
         t_a = start + r.uniform(0.4, 1.0)
         self.phases.append((start, f"devslp-cycle:{len(self.cycles) + 1}"))
         self.quiet_dipm(t_a)
-        entry = d["entry"] * r.uniform(0.9, 1.1)
+        entry = d["entry"] * (1 + self.jitter * r.uniform(-1, 1))
         hold = r.uniform(0.5, 2.0)
         t_f, t_r = t_a + entry, t_a + hold
         self.add(t_a, t_f, "slumber", d["slumber_w"])
@@ -237,8 +238,8 @@ class Timeline:
             self.quiet_dipm(self.t + logu(r, 50e-3, 2.0))
 
 
-def build(d, r):
-    tl = Timeline(d, r)
+def build(d, r, jitter=0.1):
+    tl = Timeline(d, r, jitter)
     tl.quiet_idle(r.uniform(1.0, 3.0))
     tl.burst()
     # Time left for bursts after the cycles (≈ t_s + 0.8 + 1.25 + 0.1 s each) and the tail.
@@ -344,12 +345,12 @@ def js_number(x):
     return repr(x)
 
 
-def gen(seed, index, outdir, capture=False):
+def gen(seed, index, outdir, capture=False, jitter=0.1):
     r = random.Random(f"{seed}:{index}")
     d = draw_drive(r)
     family = FAMILIES[index % len(FAMILIES)]
     nz = draw_noise(r, family)
-    tl = build(d, r)
+    tl = build(d, r, jitter)
     fs = d["rate"]
     n = int(math.floor(tl.t * fs))
     dur = n / fs
@@ -380,7 +381,8 @@ def gen(seed, index, outdir, capture=False):
         write_capture(base + ".iwcap", f"drive-{index}", fs, amps, recorded_spans(pin), recorded_spans(mark), tl.phases)
     truth = make_truth(tl, d, nz, n, fs, mark, pin, truth_p)
     truth.update({"seed": seed, "index": index, "family": family, "drive": d, "noise": nz,
-                  "rate_hz": fs, "samples": n, "duration_s": dur, "csv": os.path.basename(base + ".csv")})
+                  "rate_hz": fs, "samples": n, "duration_s": dur, "csv": os.path.basename(base + ".csv"),
+                  "entry_jitter": jitter})
     with open(base + ".truth.json", "w") as f:
         json.dump(truth, f, indent=1)
     return base
@@ -771,7 +773,7 @@ def score(d, suffix="report", md_out=None):
                     f"true entries {min(spread):.3f}–{max(spread):.3f} ms")
     if miss:
         p("")
-        p("Entry intervals that miss (the drive's true entries vary ±10 % from cycle to cycle):")
+        p("Entry intervals that miss (truth: the mean of the cycles' true entries):")
         p("")
         for m in miss:
             p("- " + m)
@@ -791,13 +793,15 @@ def main():
     g.add_argument("--out", required=True)
     g.add_argument("--capture", action="store_true",
                    help="also write DIR/drive-I.iwcap: the same samples, pin and I/O, with the DevSlp cycles' phases")
+    g.add_argument("--entry-jitter", type=float, default=0.1,
+                   help="each cycle's entry delay is the drive's × (1 ± this, uniform); 0: one latency (the same draws otherwise)")
     s = sub.add_parser("score", help="compare DIR's reports with their truths")
     s.add_argument("dir")
     s.add_argument("--report", default="report", help="the reports' directories are DIR/drive-I.REPORT (default report)")
     s.add_argument("--md", help="also write the table here")
     a = ap.parse_args()
     if a.cmd == "gen":
-        print(gen(a.seed, a.index, a.out, a.capture))
+        print(gen(a.seed, a.index, a.out, a.capture, a.entry_jitter))
     else:
         score(a.dir, a.report, a.md)
 

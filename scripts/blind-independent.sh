@@ -5,7 +5,8 @@
 # comparison. Each drive is also written as a capture with the DevSlp cycles' phases a measuring
 # rig records (the export cannot hold them), reported too: its table is the DevSlp estimators'.
 # Usage: scripts/blind-independent.sh N SEED [OUTDIR=blind-SEED-N]
-# KEEP=1 keeps the CSV and capture files (they are removed once reported: 10–100 MB each).
+# KEEP=1 keeps the CSV and capture files (they are removed once reported: 10–100 MB each);
+# ENTRY_JITTER=F sets each cycle's entry to the drive's × (1 ± F) (default 0.1; 0: one latency).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 n=${1:?usage: blind-independent.sh N SEED [OUTDIR]}
@@ -28,7 +29,7 @@ for ((i = 0; i < n; i++)); do
 	if [[ -f $b.report/report.json && -f $b.cap.report/report.json ]]; then
 		continue # done in an earlier run of the same OUTDIR
 	fi
-	nice -n 19 python3 "$gen" gen --seed "$seed" --index "$i" --out "$out" --capture >/dev/null
+	nice -n 19 python3 "$gen" gen --seed "$seed" --index "$i" --out "$out" --capture --entry-jitter "${ENTRY_JITTER:-0.1}" >/dev/null
 	rc=0
 	nice -n 19 "$bin/idlewatt" report "$b.csv" --voltage 5 --devslp-line D0 --marker-line D1 \
 		--out "$b.report" --overwrite --no-html >"$b.report.log" 2>&1 || rc=$?
