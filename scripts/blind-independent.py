@@ -35,7 +35,8 @@ The drive (drawn per seed and index from random.Random("S:I"); ranges log-unifor
     (capped by the exit) and it is ready at the exit (1–20 ms after the release); the read
     completes 0.1–1 ms after that (the report's exit_ms: release → the read's completion). Then
     idle → Partial → Slumber again.
-  - File: 10 kS/s (3 drives in 4) or 100 kS/s, 20–40 s (uniform), no missing rows.
+  - File: 10 kS/s (3 drives in 4) or 100 kS/s, 20–40 s (uniform; the last burst and the tail may
+    run a few hundred ms past it), no missing rows.
   - Meter: each sample is the mean of the true power over its period [n/fs, (n+1)/fs) (an
     integrating meter, as the PPK2 averaging its 100 kS/s ADC), ÷ 5 V, plus the family's noise
     (current, signed: the sensor's noise around a low level reads negative at times), then
