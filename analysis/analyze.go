@@ -564,7 +564,7 @@ func (p *pass1) hostPinEvents(port int) []pinEvent {
 // went through no DevSlp cycle.
 func (p *pass1) devslpProc(port int, pins []span, clock *Clock) *devslpProc {
 	hostSpans := pinSpans(p.hostPinEvents(port))
-	cyc := devslpCycles(&p.phases, port, pins, hostSpans, p.devslp.io[port], p.devslp.stalls[port])
+	cyc := devslpCycles(&p.phases, port, pins, hostSpans, p.devslp.io[port], p.devslp.loose[port], p.devslp.stalls[port])
 	if len(cyc) == 0 {
 		return nil
 	}

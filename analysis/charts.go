@@ -70,7 +70,9 @@ func (r *Report) DevSlpCharts() []DevSlpChart {
 			}
 		}
 		for _, s := range c.samples {
-			b := math.Floor(ms(s.T)/bucket) * bucket
+			// A sample's time is never "unset": a meter file's host clock
+			// is its sample index, so its first sample is at 0.
+			b := math.Floor(float64(s.T.Sub(t0))/1e6/bucket) * bucket
 			if b != cur {
 				flush()
 				cur, mn, mx, sum, n = b, s.W, s.W, 0, 0

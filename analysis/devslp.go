@@ -55,7 +55,16 @@ type devslpInfo struct {
 	// as repair does): an I/O is the DevSlp phase's by its time.
 	since map[int]int64
 	spans map[int][]span
+	// loose are a port's I/O outside DevSlp phases, up to maxLooseIO: the
+	// probe reads of cycles found from the pin alone (pinCycles), in a
+	// capture without the rig's phases.
+	loose map[int][]devslpIO
 }
+
+// maxLooseIO bounds the I/O kept per port outside DevSlp phases (24 B
+// each): past it, a pin-only cycle after the last kept read has no probe
+// and its exit is not judged.
+const maxLooseIO = 1 << 17
 
 // stall is a host stall note: at host time t, ms long.
 type stall struct {
@@ -65,7 +74,7 @@ type stall struct {
 
 func (di *devslpInfo) init() {
 	di.io, di.criteria, di.support, di.host, di.inPhase = map[int][]devslpIO{}, map[int]judge.Criteria{}, map[int]string{}, map[int][]string{}, map[int]bool{}
-	di.stalls, di.since, di.spans = map[int][]stall{}, map[int]int64{}, map[int][]span{}
+	di.stalls, di.since, di.spans, di.loose = map[int][]stall{}, map[int]int64{}, map[int][]span{}, map[int][]devslpIO{}
 }
 
 // phase notes a phase change at host time t (port 0: every port).
@@ -104,6 +113,8 @@ func (di *devslpInfo) ioEvent(port int, issue, complete hostclock.Time, err bool
 	}
 	if in {
 		di.io[port] = append(di.io[port], devslpIO{issue, complete, err})
+	} else if len(di.loose[port]) < maxLooseIO {
+		di.loose[port] = append(di.loose[port], devslpIO{issue, complete, err})
 	}
 }
 
@@ -128,7 +139,7 @@ func (di *devslpInfo) note(port int, t hostclock.Time, v string) {
 // devslpCycles finds a port's cycles: phases, pins (host-time spans) and reads.
 // A meter pin span that does not close inside the cycle (an event lost at
 // the end of the stream) gives way to the host's requests.
-func devslpCycles(ps *phaseSet, port int, pins, hostPins []span, ios []devslpIO, stalls []stall) []judge.Timing {
+func devslpCycles(ps *phaseSet, port int, pins, hostPins []span, ios, loose []devslpIO, stalls []stall) []judge.Timing {
 	var ev []phaseEvent
 	for _, e := range ps.events {
 		if e.port == 0 || e.port == port {
@@ -138,8 +149,9 @@ func devslpCycles(ps *phaseSet, port int, pins, hostPins []span, ios []devslpIO,
 	sort.SliceStable(ev, func(i, j int) bool { return ev[i].t < ev[j].t })
 	sort.Slice(ios, func(a, b int) bool { return ios[a].issue < ios[b].issue })
 	var out []judge.Timing
-	n := 0
+	n, phased := 0, false
 	for i, e := range ev {
+		phased = phased || strings.Contains(e.name, "devslp-cycle:") // also a cycle a window cut (CutCyclePrefix)
 		if !strings.HasPrefix(e.name, "devslp-cycle:") {
 			continue
 		}
@@ -148,36 +160,86 @@ func devslpCycles(ps *phaseSet, port int, pins, hostPins []span, ios []devslpIO,
 		if i+1 < len(ev) {
 			tm.End = hostclock.Time(ev[i+1].t)
 		}
-		for _, set := range [][]span{pins, hostPins} {
-			for _, sp := range set {
-				if s, e := hostclock.Time(sp.s), hostclock.Time(sp.e); s >= tm.Start && s < tm.End && e < tm.End {
-					tm.Assert, tm.Deassert = s, e
-					break
-				}
-			}
-			if tm.Assert != 0 {
+		out = append(out, cycleTiming(tm, pins, hostPins, ios, stalls))
+	}
+	if !phased {
+		all := append(append([]devslpIO(nil), ios...), loose...)
+		sort.Slice(all, func(a, b int) bool { return all[a].issue < all[b].issue })
+		out = pinCycles(pins, hostPins, all, stalls)
+	}
+	return out
+}
+
+// pinCycleSettle is how far before its assertion a cycle found from the
+// pin alone begins, at most: the judge reads the resting level over the
+// 300 ms before the pin and, when the cycle reaches back further, checks
+// it against the whole stretch.
+const pinCycleSettle = 2 * time.Second
+
+// pinCycles are the cycles of a capture whose pin moved without any of
+// the rig's devslp-cycle phases (a cycle a window cuts still has one,
+// renamed, and is not judged) — another meter's file imported with a
+// DEVSLP line (idlewatt import --devslp-line), a recording of a system
+// whose host drove the pin: each assertion of the pin is a cycle, from
+// pinCycleSettle before it (not before the previous release) to the next
+// assertion. The meter's pin events are preferred to the host's.
+func pinCycles(pins, hostPins []span, ios []devslpIO, stalls []stall) []judge.Timing {
+	set := pins
+	if len(set) == 0 {
+		set = hostPins
+	}
+	var out []judge.Timing
+	for k, sp := range set {
+		s, e := hostclock.Time(sp.s), hostclock.Time(sp.e)
+		if e <= s {
+			continue
+		}
+		start := max(0, s.Add(-pinCycleSettle))
+		if k > 0 {
+			start = max(start, hostclock.Time(set[k-1].e))
+		}
+		end := hostclock.Time(math.MaxInt64 - 1)
+		if k+1 < len(set) {
+			end = hostclock.Time(set[k+1].s)
+		}
+		tm := judge.Timing{Cycle: len(out) + 1, Start: start, End: end}
+		out = append(out, cycleTiming(tm, []span{sp}, nil, ios, stalls))
+	}
+	return out
+}
+
+// cycleTiming fills tm's pin edges (the first pin span inside it, the
+// meter's before the host's), the probe read after the release and the
+// host's longest stall.
+func cycleTiming(tm judge.Timing, pins, hostPins []span, ios []devslpIO, stalls []stall) judge.Timing {
+	for _, set := range [][]span{pins, hostPins} {
+		for _, sp := range set {
+			if s, e := hostclock.Time(sp.s), hostclock.Time(sp.e); s >= tm.Start && s < tm.End && e < tm.End {
+				tm.Assert, tm.Deassert = s, e
 				break
 			}
 		}
 		if tm.Assert != 0 {
-			// The host sends the release before the meter sees it, and reads
-			// after its command returns: allow for the transit.
-			const slack = 50 * time.Millisecond
-			for _, x := range ios {
-				if x.issue >= tm.Deassert.Add(-slack) && x.issue < tm.End {
-					tm.ProbeIssue, tm.ProbeComplete, tm.ProbeErr = x.issue, x.complete, x.err
-					break
-				}
-			}
+			break
 		}
-		for _, s := range stalls {
-			if s.t >= tm.Start && s.t < tm.End {
-				tm.HostStallMs = units.Milliseconds(math.Max(float64(tm.HostStallMs), s.ms))
-			}
-		}
-		out = append(out, tm)
 	}
-	return out
+	if tm.Assert != 0 {
+		// The host sends the release before the meter sees it, and reads
+		// after its command returns: allow for the transit.
+		const slack = 50 * time.Millisecond
+		for _, x := range ios {
+			if x.issue >= tm.Deassert.Add(-slack) && x.issue < tm.End {
+				tm.ProbeIssue, tm.ProbeComplete, tm.ProbeErr = x.issue, x.complete, x.err
+				break
+			}
+		}
+	}
+	for _, s := range stalls {
+		if s.t >= tm.Start && s.t < tm.End {
+			tm.HostStallMs = units.Milliseconds(math.Max(float64(tm.HostStallMs), s.ms))
+		}
+	}
+	return tm
 }
 
 // devslpProc collects one drive's samples cycle by cycle and judges each

@@ -65,15 +65,37 @@ func (f *sensorFit) sensorSteps(w []float64, sigma float64) {
 		// factor a: d1 = a·d0, d2 = a·d1. A step that overshoots (a wake
 		// spike ahead of the level after it) or whose approach is no
 		// exponential (a drive's own ramp) measures no sensor.
+		// The approach must go on to the level after, sample by sample up
+		// to that stretch (approaches). Two steps in quick succession — a
+		// release to Slumber and, 0.5 ms later, the read's wake far above
+		// it — put a plateau where the approach would be: d1 ≈ d0 and
+		// d2 ≈ d1 read as a ≈ 1, a sensor of 20 samples that moved every
+		// edge of the cycle by a millisecond.
 		d0, d1, d2 := w[i]-la, w[i+1]-la, w[i+2]-la
 		f.n++
 		if math.Abs(d1) >= sensorMinSigmas*sigma && d0*(la-lb) < 0 && d1*(la-lb) < 0 &&
-			math.Abs(d1) < math.Abs(d0) && math.Abs(d2-d1*d1/d0) <= 4*sigma {
+			math.Abs(d1) < math.Abs(d0) && math.Abs(d2-d1*d1/d0) <= 4*sigma && approaches(w[i+1:i+8], la, d1/d0, sigma) {
 			f.sxy += d1 * d2
 			f.sxx += d1 * d1
 		}
 		i += 24
 	}
+}
+
+// approaches reports whether the samples x (from the first after a
+// step's steepest) follow the first-order approach to level la by the
+// factor a: x[k] − la within 4 σ and a tenth of the first deviation of
+// (x[0] − la)·a^k.
+func approaches(x []float64, la, a, sigma float64) bool {
+	d1 := x[0] - la
+	pred := d1
+	for _, v := range x[1:] {
+		pred *= a
+		if math.Abs(v-la-pred) > 4*sigma+0.1*math.Abs(d1) {
+			return false
+		}
+	}
+	return true
 }
 
 // add pools another stretch's steps into f.
