@@ -20,7 +20,8 @@ type Options struct {
 	// Period is the sample period; required (1 / rate).
 	Period time.Duration
 	// Adaptive widens the window to the sensor noise: the noise σ is
-	// measured over the first AdaptSamples samples (the median absolute
+	// measured over the first AdaptSamples samples, or AdaptSpan at a high
+	// rate, whichever is longer (the median absolute
 	// first difference ÷ 0.954: a level change moves few differences) and
 	// the window made long enough that the median's noise (1.2533 σ/√n for
 	// n samples) is a quarter of the smallest distance from a level to its
@@ -33,8 +34,26 @@ type Options struct {
 	MaxSmooth time.Duration // Adaptive's longest window; default 100 ms
 }
 
-// AdaptSamples is how many samples Options.Adaptive measures the noise over.
+// AdaptSamples is how many samples Options.Adaptive measures the noise
+// over, at least: at a high rate, as many as AdaptSpan holds.
 const AdaptSamples = 2048
+
+// AdaptSpan is the least stretch Options.Adaptive measures the noise over:
+// ten times the longest correlation a meter's noise is drawn with
+// (docs/drive-profiles.md, 20 ms), or the window came out as for white
+// noise — 2048 samples are 20 ms at 100 kS/s (a PPK2's rate), and a drive
+// under noise correlated over 8–20 ms got a 0.1 ms window where 100 ms was
+// due: +0.12 pp of DevSlp against an interval of ±0.009 pp
+// (scripts/blind-independent, seed 1 drive 11).
+const AdaptSpan = 200 * time.Millisecond
+
+// adaptN is how many samples c holds before it sizes its window.
+func (c *Classifier) adaptN() int {
+	if c.period <= 0 {
+		return AdaptSamples
+	}
+	return max(AdaptSamples, int(AdaptSpan/c.period))
+}
 
 // adaptZ is the margin, in standard deviations of the window's median,
 // between a level and its band's threshold that Adaptive sizes the window for.

@@ -18,7 +18,7 @@ func (c *Classifier) Push(t hostclock.Time, p units.Watts, busy bool) {
 	c.noteDiff(w)
 	if !c.decided {
 		c.pend = append(c.pend, pendSample{t, w, busy})
-		if len(c.pend) >= AdaptSamples {
+		if len(c.pend) >= c.adaptN() {
 			c.decide()
 		}
 		return
