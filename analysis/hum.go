@@ -16,18 +16,19 @@ import (
 // the drive's, and it is coherent: over a window of whole mains periods a
 // level contributes nothing to the hum's Fourier coefficients, while the
 // hum contributes the same coefficients, at its own phase, in every
-// window. So, with state detection, a pass of its own before level
-// learning cuts each drive's quiet samples into windows of whole periods
-// for each candidate frequency, keeps each window's coefficients of the
-// harmonics (referred to sample 0), and takes their robust mean: windows a
-// level step or a burst falls into deviate in every harmonic and are
-// dropped. A harmonic whose mean stands out of its own scatter by far more
-// than chance allows is hum; the candidate with the more hum power is the
-// mains. The hum so found is subtracted from the drive's power in the
-// learning pass and in the sample pass, so every figure — the levels'
-// block means, the classifier's medians, the DevSlp judges, the noise
-// model — sees the drive without it. A capture without hum finds none
-// and is analysed exactly as it would be without this pass.
+// window. So a pass before the sample pass (with state detection, the
+// read level learning makes: learnHumLevels) cuts each drive's quiet
+// samples into windows of whole periods for each candidate frequency,
+// keeps each window's coefficients of the harmonics (referred to sample
+// 0), and takes their robust mean: windows a level step or a burst falls
+// into deviate in every harmonic and are dropped. A harmonic whose mean
+// stands out of its own scatter by far more than chance allows is hum;
+// the candidate with the more hum power is the mains. The hum so found is
+// subtracted from the drive's power in the learning pass (learned again
+// for a drive with hum) and in the sample pass, so every figure — the
+// levels' block means, the classifier's medians, the DevSlp judges, the
+// noise model — sees the drive without it. A capture without hum finds
+// none and is analysed exactly as it would be without this pass.
 
 // humCandidatesHz are the mains frequencies looked for.
 var humCandidatesHz = [...]float64{50, 60}
@@ -619,39 +620,37 @@ type humLearner struct {
 	busy  activityCursor
 	cands []*humWindows
 	ws    []float64 // scratch: a run's power, NaN where not quiet
+	pw    []float64 // scratch: a run's power (railPower)
 }
 
 // take adds a run of rows: the quiet samples where every rail is present
 // and valid; anything else ends the windows being filled.
 func (l *humLearner) take(run *capture.Run, c *Clock) {
-	for _, ch := range l.rails {
-		if !run.Present[ch] {
-			l.reset()
-			return
-		}
+	if !railsPresent(run, l.rails) {
+		l.reset()
+		return
 	}
-	if cap(l.ws) < run.N {
-		l.ws = make([]float64, run.N)
+	l.takePower(run.Index, railPower(run, l.rails, &l.pw), c)
+}
+
+// takePower adds the drive's power pw of the samples from index i0 on
+// (railPower's: NaN where a rail's reading is not plausible): the quiet
+// ones; a NaN or a busy sample ends the window being filled.
+func (l *humLearner) takePower(i0 uint64, pw []float64, c *Clock) {
+	if cap(l.ws) < len(pw) {
+		l.ws = make([]float64, len(pw))
 	}
-	ws := l.ws[:run.N]
-	for j := range ws {
-		var w float64
-		ok := true
-		for _, ch := range l.rails {
-			x := float64(run.V[ch][j]) * float64(run.I[ch][j])
-			if !(math.Abs(x) <= MaxPlausibleW) {
-				ok = false
-				break
-			}
-			w += x
-		}
-		if !ok || l.busy.at(int64(c.Host(run.Index+uint64(j)))) == Busy {
+	ws := l.ws[:len(pw)]
+	for j, w := range pw {
+		// The busy cursor is asked about the valid samples only, as it
+		// always was.
+		if math.IsNaN(w) || l.busy.at(int64(c.Host(i0+uint64(j)))) == Busy {
 			w = math.NaN()
 		}
 		ws[j] = w
 	}
 	for _, h := range l.cands {
-		h.addRun(run.Index, ws)
+		h.addRun(i0, ws)
 	}
 }
 
@@ -681,14 +680,12 @@ func (l *humLearner) model() *humModel {
 	return best
 }
 
-// learnHum is the hum pass: one read of the samples, each drive's quiet
-// windows gathered, then each drive's hum fitted. Drives with none are
-// not in the map.
-func learnHum(open Opener, p *pass1, c *Clock, only []int) (map[int]*humModel, error) {
-	out := map[int]*humModel{}
+// humLearners are the hum pass's learners, one per drive that has rails
+// (none when the rate shows neither candidate).
+func humLearners(p *pass1, only []int) []*humLearner {
 	ports, rails, err := drivePorts(p.hdr, only)
 	if err != nil {
-		return out, nil // the sample pass says why
+		return nil // the sample pass says why
 	}
 	rate := float64(p.hdr.RateHz)
 	var bases []*humWindows
@@ -710,27 +707,44 @@ func learnHum(open Opener, p *pass1, c *Clock, only []int) (map[int]*humModel, e
 			ls = append(ls, l)
 		}
 	}
-	if len(ls) == 0 {
-		return out, nil
-	}
-	err = eachRun(open, func(run *capture.Run) {
-		for _, l := range ls {
-			if run.Gap > 0 {
-				l.reset()
-			} else {
-				l.take(run, c)
-			}
+	return ls
+}
+
+// takeHum hands a run of rows (a gap: Gap > 0) to each hum learner.
+func takeHum(ls []*humLearner, run *capture.Run, c *Clock) {
+	for _, l := range ls {
+		if run.Gap > 0 {
+			l.reset()
+		} else {
+			l.take(run, c)
 		}
-	})
-	if err != nil {
-		return nil, err
 	}
+}
+
+// humModels fits each learner's hum. Drives with none are not in the map.
+func humModels(ls []*humLearner) map[int]*humModel {
+	out := map[int]*humModel{}
 	for _, l := range ls {
 		if m := l.model(); m != nil {
 			out[l.port] = m
 		}
 	}
-	return out, nil
+	return out
+}
+
+// learnHum is the hum pass on its own (without state detection; with it,
+// learnHumLevels shares the read with level learning): one read of the
+// samples, each drive's quiet windows gathered, then each drive's hum
+// fitted. Drives with none are not in the map.
+func learnHum(open Opener, p *pass1, c *Clock, only []int) (map[int]*humModel, error) {
+	ls := humLearners(p, only)
+	if len(ls) == 0 {
+		return map[int]*humModel{}, nil
+	}
+	if err := eachRun(open, func(run *capture.Run) { takeHum(ls, run, c) }); err != nil {
+		return nil, err
+	}
+	return humModels(ls), nil
 }
 
 // remove subtracts the hum from the drive's power ps, samples start,

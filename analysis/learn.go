@@ -468,11 +468,10 @@ func (r *reservoir) median() float64 {
 	return stat.UpperMedian(r.v)
 }
 
-// learnLevels is the learning pass: one read of the capture's samples,
-// every classified drive's quiet blocks gathered, then each drive's levels
-// learned. It returns the levels by port, and for each drive whose levels
-// could not be learned, why.
-func learnLevels(open Opener, p *pass1, c *Clock, opts Options, drives []capture.DriveInfo, rails map[int][]int, hum map[int]*humModel) (map[int]LevelLearning, error) {
+// levelLearners are the learning pass's learners: one per drive the
+// report covers but NVMe ones, each subtracting its drive's hum (none
+// while hum is nil).
+func levelLearners(p *pass1, c *Clock, opts Options, drives []capture.DriveInfo, rails map[int][]int, hum map[int]*humModel) []*levelLearner {
 	var ls []*levelLearner
 	for _, d := range drives {
 		if d.Interface == capture.InterfaceNVMe {
@@ -482,26 +481,134 @@ func learnLevels(open Opener, p *pass1, c *Clock, opts Options, drives []capture
 		l.hum = hum[d.Port]
 		ls = append(ls, l)
 	}
-	out := map[int]LevelLearning{}
-	if len(ls) == 0 {
-		return out, nil
-	}
-	err := eachRun(open, func(run *capture.Run) {
-		for _, l := range ls {
-			if run.Gap > 0 {
-				l.breakStretch()
-			} else {
-				l.take(run, c)
-			}
+	return ls
+}
+
+// takeLevels hands a run of rows (a gap: Gap > 0) to each level learner.
+func takeLevels(ls []*levelLearner, run *capture.Run, c *Clock) {
+	for _, l := range ls {
+		if run.Gap > 0 {
+			l.breakStretch()
+		} else {
+			l.take(run, c)
 		}
-	})
+	}
+}
+
+// learnHumLevels is the hum pass and the learning pass in one read of the
+// capture's samples (with state detection): every drive's quiet windows
+// gathered for its hum, and its quiet blocks for its levels as if it had
+// none; then each drive's hum fitted and each drive's levels learned. The
+// levels of a drive that turns out to have hum are learned again, in one
+// more read, with the hum subtracted: a capture without hum is read once
+// here, not twice, and learns exactly what it learned with a read for each
+// (TestLearnHumLevelsOneRead). It returns the hum models by port (drives
+// with none are not in the map) and sets sd.learned.
+func (sd *stateDetector) learnHumLevels(open Opener, p *pass1, c *Clock, opts Options) (map[int]*humModel, error) {
+	hl := humLearners(p, opts.Ports)
+	ports, rails, err := drivePorts(p.hdr, opts.Ports)
 	if err != nil {
 		return nil, err
 	}
-	for _, l := range ls {
-		out[l.port] = l.learn(p.hdr, opts)
+	names := map[int]capture.DriveInfo{}
+	for _, d := range p.hdr.Drives {
+		names[d.Port] = d
 	}
-	return out, nil
+	var drives []capture.DriveInfo
+	for _, port := range ports {
+		d, ok := names[port]
+		if !ok {
+			d = capture.DriveInfo{Name: fmt.Sprintf("port %d", port)}
+		}
+		d.Port = port
+		drives = append(drives, d)
+	}
+	ll := levelLearners(p, c, opts, drives, rails, nil)
+	if len(hl) > 0 || len(ll) > 0 {
+		both := pairLearners(ports, hl, ll)
+		err := eachRun(open, func(run *capture.Run) {
+			for _, b := range both {
+				b.take(run, c)
+			}
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	hum := humModels(hl)
+	var again []*levelLearner
+	for i, l := range ll {
+		if m := hum[l.port]; m != nil {
+			ll[i] = newLevelLearner(l.port, l.name, l.rails, p, c, opts)
+			ll[i].hum = m
+			again = append(again, ll[i])
+		}
+	}
+	if len(again) > 0 {
+		if err := eachRun(open, func(run *capture.Run) { takeLevels(again, run, c) }); err != nil {
+			return nil, err
+		}
+	}
+	sd.learned = map[int]LevelLearning{}
+	for _, l := range ll {
+		sd.learned[l.port] = l.learn(p.hdr, opts)
+	}
+	return hum, nil
+}
+
+// learnPair is one drive's learners in the shared read: its hum's, its
+// levels' or both (nil: none).
+type learnPair struct {
+	h *humLearner
+	l *levelLearner
+}
+
+// pairLearners pairs the hum and level learners of each drive, port by
+// port (both are of ports' drives, with their rails).
+func pairLearners(ports []int, hl []*humLearner, ll []*levelLearner) []learnPair {
+	out := make([]learnPair, 0, len(ports))
+	for _, port := range ports {
+		var b learnPair
+		for _, h := range hl {
+			if h.port == port {
+				b.h = h
+			}
+		}
+		for _, l := range ll {
+			if l.port == port {
+				b.l = l
+			}
+		}
+		if b.h != nil || b.l != nil {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// take hands the pair a run of rows (a gap: Gap > 0). A drive with both
+// learners has its power computed once for both: the level learner's
+// take and the hum learner's, but for the rows read once.
+func (b learnPair) take(run *capture.Run, c *Clock) {
+	switch {
+	case b.l == nil:
+		takeHum([]*humLearner{b.h}, run, c)
+	case b.h == nil:
+		takeLevels([]*levelLearner{b.l}, run, c)
+	case run.Gap > 0:
+		b.h.reset()
+		b.l.breakStretch()
+	case !railsPresent(run, b.l.rails):
+		b.h.reset()
+		b.l.breakStretch()
+	default:
+		for k, ch := range b.l.rails {
+			b.l.seeRails(k, run.V[ch], run.I[ch])
+		}
+		pw := railPower(run, b.l.rails, &b.l.ws)
+		b.h.takePower(run.Index, pw, c) // before the level learner subtracts any hum from pw
+		b.l.takePower(run.Index, pw, c)
+	}
 }
 
 // eachRun opens the capture and hands take every run of rows (a gap is a
@@ -527,40 +634,74 @@ func eachRun(open Opener, take func(*capture.Run)) error {
 // take adds a run of rows to the drive: its samples where every rail is
 // present and valid, a break in the stretch elsewhere.
 func (l *levelLearner) take(run *capture.Run, c *Clock) {
-	for _, ch := range l.rails {
-		if !run.Present[ch] {
-			l.breakStretch()
-			return
-		}
+	if !railsPresent(run, l.rails) {
+		l.breakStretch()
+		return
 	}
 	for k, ch := range l.rails {
 		l.seeRails(k, run.V[ch], run.I[ch])
 	}
-	if cap(l.ws) < run.N {
-		l.ws = make([]float64, run.N)
-	}
-	ws := l.ws[:run.N]
-	for j := range ws {
-		var w float64
-		for _, ch := range l.rails {
-			x := float64(run.V[ch][j]) * float64(run.I[ch][j])
-			if !(math.Abs(x) <= MaxPlausibleW) {
-				w = math.NaN()
-				break
-			}
-			w += x
-		}
-		ws[j] = w
-	}
-	l.hum.remove(run.Index, ws)
+	l.takePower(run.Index, railPower(run, l.rails, &l.ws), c)
+}
+
+// takePower adds the drive's power ws of the samples from index i0 on
+// (railPower's: NaN where a rail's reading is not plausible, a break in
+// the stretch); the hum is subtracted from ws in place.
+func (l *levelLearner) takePower(i0 uint64, ws []float64, c *Clock) {
+	l.hum.remove(i0, ws)
 	for j := 0; j < len(ws); {
 		if math.IsNaN(ws[j]) {
 			l.breakStretch()
 			j++
 			continue
 		}
-		j = l.addFrom(ws, j, run.Index, c)
+		j = l.addFrom(ws, j, i0, c)
 	}
+}
+
+// railsPresent reports whether every one of rails has samples in run.
+func railsPresent(run *capture.Run, rails []int) bool {
+	for _, ch := range rails {
+		if !run.Present[ch] {
+			return false
+		}
+	}
+	return true
+}
+
+// railPower is the drive's power in each row of run (every one of rails
+// present): the sum of its rails' V·I, rail by rail in order from 0, or
+// NaN where a rail's V·I is not finite or beyond MaxPlausibleW. It is
+// kept in *buf (grown as needed).
+func railPower(run *capture.Run, rails []int, buf *[]float64) []float64 {
+	if cap(*buf) < run.N {
+		*buf = make([]float64, run.N)
+	}
+	ws := (*buf)[:run.N]
+	if len(rails) == 0 {
+		clear(ws)
+		return ws
+	}
+	v, i := run.V[rails[0]][:len(ws)], run.I[rails[0]][:len(ws)]
+	for j := range ws {
+		x := float64(v[j]) * float64(i[j])
+		if !(math.Abs(x) <= MaxPlausibleW) { // NaN fails too
+			x = math.NaN()
+		}
+		ws[j] = 0 + x // the sum from 0, as it always was: −0 reads +0
+	}
+	for _, ch := range rails[1:] {
+		v, i := run.V[ch][:len(ws)], run.I[ch][:len(ws)]
+		for j := range ws {
+			x := float64(v[j]) * float64(i[j])
+			if !(math.Abs(x) <= MaxPlausibleW) {
+				ws[j] = math.NaN()
+			} else {
+				ws[j] += x // a NaN stays NaN
+			}
+		}
+	}
+	return ws
 }
 
 // LevelLearning is what the learning pass found for one drive: the levels
@@ -630,27 +771,4 @@ func (l *levelLearner) learn(h capture.Header, opts Options) LevelLearning {
 			int(math.Round(float64(q)*blockS*1e3)), blockS*1e3, minLearnBlocks*blockS*1e3)
 	}
 	return l.nameLevels(out, h, blockS)
-}
-
-// learn runs the learning pass for the drives the report covers.
-func (sd *stateDetector) learn(open Opener, p *pass1, c *Clock, opts Options, hum map[int]*humModel) error {
-	ports, rails, err := drivePorts(p.hdr, opts.Ports)
-	if err != nil {
-		return err
-	}
-	names := map[int]capture.DriveInfo{}
-	for _, d := range p.hdr.Drives {
-		names[d.Port] = d
-	}
-	var drives []capture.DriveInfo
-	for _, port := range ports {
-		d, ok := names[port]
-		if !ok {
-			d = capture.DriveInfo{Name: fmt.Sprintf("port %d", port)}
-		}
-		d.Port = port
-		drives = append(drives, d)
-	}
-	sd.learned, err = learnLevels(open, p, c, opts, drives, rails, hum)
-	return err
 }
