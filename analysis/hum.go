@@ -225,13 +225,8 @@ func (h *humWindows) accumulate(ws []float64) {
 			wabs += math.Abs(w)
 		}
 	case h.tab != nil:
-		tab := h.tab[len(acc)*h.fill:]
+		accumulateTab(acc, h.tab[len(acc)*h.fill:len(acc)*(h.fill+len(ws))], ws)
 		for _, w := range ws {
-			row := tab[:len(acc)]
-			for t, b := range row {
-				acc[t] += w * b
-			}
-			tab = tab[len(acc):]
 			wabs += math.Abs(w)
 		}
 	default:
@@ -250,6 +245,45 @@ func (h *humWindows) accumulate(ws []float64) {
 		}
 	}
 	h.wabs = wabs
+}
+
+// accumulateTab adds Σ_j ws[j]·tab[j·len(acc)+t] to each acc[t], sample by
+// sample in order. Six sums at a time go through all the samples, held
+// in registers (as many as the compiler keeps there with their products):
+// the same additions in the same order as sample by sample over every sum
+// (which loaded and stored each sum once per sample), so the same sums to
+// the bit (TestAccumulateTab). len(acc) is even (two per harmonic).
+func accumulateTab(acc, tab, ws []float64) {
+	k2 := len(acc)
+	t := 0
+	for ; t+6 <= k2; t += 6 {
+		a := acc[t : t+6 : t+6]
+		a0, a1, a2, a3, a4, a5 := a[0], a[1], a[2], a[3], a[4], a[5]
+		at := t
+		for _, w := range ws {
+			r := tab[at : at+6 : at+6]
+			a0 += w * r[0]
+			a1 += w * r[1]
+			a2 += w * r[2]
+			a3 += w * r[3]
+			a4 += w * r[4]
+			a5 += w * r[5]
+			at += k2
+		}
+		a[0], a[1], a[2], a[3], a[4], a[5] = a0, a1, a2, a3, a4, a5
+	}
+	for ; t+2 <= k2; t += 2 {
+		a := acc[t : t+2 : t+2]
+		a0, a1 := a[0], a[1]
+		at := t
+		for _, w := range ws {
+			r := tab[at : at+2 : at+2]
+			a0 += w * r[0]
+			a1 += w * r[1]
+			at += k2
+		}
+		a[0], a[1] = a0, a1
+	}
 }
 
 // window keeps a finished window's coefficients. Over m whole periods the
