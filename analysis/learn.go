@@ -165,18 +165,8 @@ const ringLen = 16
 
 func (b *blockScale) reset() { b.n, b.sum, b.ringN = 0, 0, 0 }
 
-// add takes one sample; a block completes every per samples, and add
-// returns its mean.
-func (b *blockScale) add(w float64, ctx learnCtx, pre bool) (float64, bool) {
-	if b.skip > 0 {
-		b.skip--
-		return 0, false
-	}
-	b.sum += w
-	b.n++
-	if b.n < b.per {
-		return 0, false
-	}
+// block completes the block being filled and returns its mean.
+func (b *blockScale) block(ctx learnCtx, pre bool) float64 {
 	m := b.sum / float64(b.n)
 	b.sum, b.n = 0, 0
 	b.hist[ctx].add(m)
@@ -222,7 +212,35 @@ func (b *blockScale) add(w float64, ctx learnCtx, pre bool) (float64, bool) {
 	}
 	b.ring[b.ringN%ringLen] = m
 	b.ringN++
-	return m, true
+	return m
+}
+
+// addRun takes a run of samples, one by one as add does; the means of
+// the long blocks it completes go to cy (nil: none) while it holds fewer
+// than cycleBlocks. Within a block only the sum moves, so the samples of
+// one are summed in a loop of their own, in order.
+func (b *blockScale) addRun(run []float64, ctx learnCtx, pre bool, cy *[]float64) {
+	for k := 0; k < len(run); {
+		if b.skip > 0 {
+			d := min(b.skip, len(run)-k)
+			b.skip -= d
+			k += d
+			continue
+		}
+		e := min(len(run), k+b.per-b.n)
+		sum := b.sum
+		for _, w := range run[k:e] {
+			sum += w
+		}
+		b.sum, b.n = sum, b.n+e-k
+		k = e
+		if b.n < b.per {
+			return
+		}
+		if m := b.block(ctx, pre); cy != nil && len(*cy) < cycleBlocks {
+			*cy = append(*cy, m)
+		}
+	}
 }
 
 // railSeen tracks whether a rail ever read more than one value.
@@ -349,41 +367,106 @@ func (l *levelLearner) addFrom(ws []float64, j int, first uint64, c *Clock) int 
 			}
 		}
 	}
-	for last := t; ; {
-		w := ws[j]
-		l.samples++
-		l.totalMin, l.totalMax = min(l.totalMin, w), max(l.totalMax, w) // as math.Min/Max, without their call
-		if held {
-			l.breakStretch()
-			l.postT.busy(io)
-			l.lastIO = io
-		} else {
-			l.addQuiet(t, w, ctx, pre, cy)
-		}
-		if j++; j == len(ws) || math.IsNaN(ws[j]) {
-			return j
-		}
-		if t = int64(c.Host(first + uint64(j))); t < last || t >= until {
-			return j
-		}
-		last = t
+	e := runEnd(ws, j, first, t, until, c)
+	run := ws[j:e]
+	l.samples += uint64(len(run))
+	l.totalMin, l.totalMax = minMax(run, l.totalMin, l.totalMax)
+	if held {
+		// As per sample: each of these leaves the same state again.
+		l.breakStretch()
+		l.postT.busy(io)
+		l.lastIO = io
+	} else {
+		l.addQuiet(first+uint64(j), t, run, ctx, pre, cy, c)
 	}
+	return e
 }
 
-// addQuiet takes a quiet sample at host time t: power w, in policy
-// context ctx, in the pre-pin window or not, its 10 ms blocks going to cy
-// (nil: none).
-func (l *levelLearner) addQuiet(t int64, w float64, ctx learnCtx, pre bool, cy *[]float64) {
-	l.quietN++
-	if !l.inQuiet || ctx != l.bctx || pre != l.bpre {
-		l.stretch(ctx, pre)
+// runEnd is where addFrom's run from ws[j] (index first+j, host time t)
+// ends: at the first NaN, at the first sample whose host time is before
+// the one before it or at or past until, or at the end of ws — as asked
+// sample by sample. On a clock whose host time cannot go back (a positive
+// rate; the times in int64's range) it is the first at or past until, found
+// by bisection rather than per sample.
+func runEnd(ws []float64, j int, first uint64, t, until int64, c *Clock) int {
+	e := len(ws)
+	if c.NsPerSample > 0 && !math.IsInf(c.NsPerSample, 0) && !math.IsNaN(c.Base) && !math.IsInf(c.Base, 0) &&
+		math.Abs(float64(c.Host(first+uint64(len(ws)-1)))) < 1<<62 && math.Abs(float64(t)) < 1<<62 {
+		// Host is then non-decreasing in the index (each step of its
+		// arithmetic is), so the samples before until are a prefix.
+		if lo := j + 1; lo < e && int64(c.Host(first+uint64(e-1))) >= until {
+			hi := e - 1 // Host(hi) >= until; the first such is in [lo, hi]
+			for lo < hi {
+				m := lo + (hi-lo)/2
+				if int64(c.Host(first+uint64(m))) >= until {
+					hi = m
+				} else {
+					lo = m + 1
+				}
+			}
+			e = lo
+		}
+		for k := j + 1; k < e; k++ {
+			if math.IsNaN(ws[k]) {
+				return k
+			}
+		}
+		return e
 	}
-	for i := range l.scales {
-		if m, ok := l.scales[i].add(w, ctx, pre); ok && i == 0 && cy != nil && len(*cy) < cycleBlocks {
-			*cy = append(*cy, m)
+	k := j + 1
+	for last := t; k < len(ws) && !math.IsNaN(ws[k]); k++ {
+		tk := int64(c.Host(first + uint64(k)))
+		if tk < last || tk >= until {
+			break
+		}
+		last = tk
+	}
+	return k
+}
+
+// minMax is the least and the greatest of run (no NaN in it), mn and mx:
+// as the builtin min and max (−0 below +0) folded over them one by one,
+// which order does not change; two chains at a time.
+func minMax(run []float64, mn, mx float64) (float64, float64) {
+	mn1, mx1 := mn, mx
+	k := 0
+	for ; k+2 <= len(run); k += 2 {
+		a, b := run[k], run[k+1]
+		mn, mx = min(mn, a), max(mx, a)
+		mn1, mx1 = min(mn1, b), max(mx1, b)
+	}
+	if k < len(run) {
+		mn, mx = min(mn, run[k]), max(mx, run[k])
+	}
+	return min(mn, mn1), max(mx, mx1)
+}
+
+// addQuiet takes a run of quiet samples from index i (host time t) on:
+// power run, in policy context ctx, in the pre-pin window or not, their
+// 10 ms blocks going to cy (nil: none). Each block scale takes the run
+// whole (blockScale.addRun), then the profile after I/O.
+func (l *levelLearner) addQuiet(i uint64, t int64, run []float64, ctx learnCtx, pre bool, cy *[]float64, c *Clock) {
+	l.quietN += uint64(len(run))
+	if !l.inQuiet || ctx != l.bctx || pre != l.bpre {
+		l.stretch(ctx, pre) // once: it leaves inQuiet, bctx and bpre as the run's
+	}
+	l.scales[0].addRun(run, ctx, pre, cy)
+	for k := 1; k < len(l.scales); k++ {
+		l.scales[k].addRun(run, ctx, pre, nil)
+	}
+	p := &l.postT
+	switch {
+	case ctx == ctxPin || ctx == ctxMaxPerf:
+		p.on, p.afterIO = false, false // what postAdd does, for every sample
+	case !p.on && !p.afterIO: // postAdd does nothing with any of them
+	default:
+		for k, w := range run {
+			if k > 0 {
+				t = int64(c.Host(i + uint64(k)))
+			}
+			l.postAdd(t, w, ctx)
 		}
 	}
-	l.postAdd(t, w, ctx)
 }
 
 // policyUntil is the time the policy context policyAt last returned holds

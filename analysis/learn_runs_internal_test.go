@@ -181,3 +181,18 @@ func TestAddFromIsPerSample(t *testing.T) {
 		}
 	}
 }
+
+// add takes one sample, as addRun takes a run: a block completes every
+// per samples, and add returns its mean (refAdd's, the reference).
+func (b *blockScale) add(w float64, ctx learnCtx, pre bool) (float64, bool) {
+	if b.skip > 0 {
+		b.skip--
+		return 0, false
+	}
+	b.sum += w
+	b.n++
+	if b.n < b.per {
+		return 0, false
+	}
+	return b.block(ctx, pre), true
+}
