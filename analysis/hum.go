@@ -653,7 +653,6 @@ type humLearner struct {
 	rails []int
 	busy  activityCursor
 	cands []*humWindows
-	ws    []float64 // scratch: a run's power, NaN where not quiet
 	pw    []float64 // scratch: a run's power (railPower)
 }
 
@@ -669,22 +668,29 @@ func (l *humLearner) take(run *capture.Run, c *Clock) {
 
 // takePower adds the drive's power pw of the samples from index i0 on
 // (railPower's: NaN where a rail's reading is not plausible): the quiet
-// ones; a NaN or a busy sample ends the window being filled.
+// ones; a NaN or a busy sample ends the window being filled. The busy
+// cursor is asked about the valid samples, once for each run of them its
+// answer holds for (holdsUntil, runEnd: as per sample, the cursor only
+// moving forward), and each quiet run goes to the windows whole (addRun
+// over runs one after another is addRun over them joined).
 func (l *humLearner) takePower(i0 uint64, pw []float64, c *Clock) {
-	if cap(l.ws) < len(pw) {
-		l.ws = make([]float64, len(pw))
-	}
-	ws := l.ws[:len(pw)]
-	for j, w := range pw {
-		// The busy cursor is asked about the valid samples only, as it
-		// always was.
-		if math.IsNaN(w) || l.busy.at(int64(c.Host(i0+uint64(j)))) == Busy {
-			w = math.NaN()
+	for j := 0; j < len(pw); {
+		if math.IsNaN(pw[j]) {
+			l.reset()
+			j++
+			continue
 		}
-		ws[j] = w
-	}
-	for _, h := range l.cands {
-		h.addRun(i0, ws)
+		t := int64(c.Host(i0 + uint64(j)))
+		busy := l.busy.at(t) == Busy
+		e := runEnd(pw, j, i0, t, holdsUntil(&l.busy, t), c)
+		if busy {
+			l.reset()
+		} else {
+			for _, h := range l.cands {
+				h.addRun(i0+uint64(j), pw[j:e])
+			}
+		}
+		j = e
 	}
 }
 

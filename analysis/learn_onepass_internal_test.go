@@ -165,3 +165,82 @@ func TestRailPower(t *testing.T) {
 		}
 	}
 }
+
+// refHumTake is humLearner.take as it was before takePower asked the busy
+// cursor once per run: every valid sample's host time asked, the run's
+// power with NaN where busy or not plausible handed to the windows whole.
+func (l *humLearner) refHumTake(run *capture.Run, c *Clock) {
+	for _, ch := range l.rails {
+		if !run.Present[ch] {
+			l.reset()
+			return
+		}
+	}
+	ws := make([]float64, run.N)
+	for j := range ws {
+		var w float64
+		ok := true
+		for _, ch := range l.rails {
+			x := float64(run.V[ch][j]) * float64(run.I[ch][j])
+			if !(math.Abs(x) <= MaxPlausibleW) {
+				ok = false
+				break
+			}
+			w += x
+		}
+		if !ok || l.busy.at(int64(c.Host(run.Index+uint64(j)))) == Busy {
+			w = math.NaN()
+		}
+		ws[j] = w
+	}
+	for _, h := range l.cands {
+		h.addRun(run.Index, ws)
+	}
+}
+
+// TestHumTakeIsPerSample: a hum learner that asks the busy cursor once
+// per run of samples and hands the windows each quiet run whole ends up
+// exactly as one that asked per sample and handed them the run with NaN
+// where busy — over random I/O (messy spans too), NaN readings, absent
+// rails, skipped indices, and clocks that run backwards or stand still.
+func TestHumTakeIsPerSample(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	for trial := range 100 {
+		const n = 60_000
+		c := &Clock{Base: 1e6 * r.Float64(), NsPerSample: []float64{100, 99.7, 0.3, 0, -100}[trial%5]}
+		end := int64(max(1, math.Abs(c.NsPerSample))*n) + 1
+		busy := randSpans(r, 1+r.IntN(60), end, trial%3 == 2)
+		mk := func() *humLearner {
+			l := &humLearner{rails: []int{0, 1}, busy: activityCursor{spans: busy}}
+			for _, hz := range humCandidatesHz {
+				l.cands = append(l.cands, newHumWindows(hz, 10000))
+			}
+			return l
+		}
+		a, b := mk(), mk()
+		for idx := uint64(0); idx < n; {
+			m := 1 + r.IntN(3000)
+			run := &capture.Run{Index: idx, N: m, Present: []bool{r.IntN(30) > 0, true},
+				V: [][]units.Volts{make([]units.Volts, m), make([]units.Volts, m)}, I: [][]units.Amps{make([]units.Amps, m), make([]units.Amps, m)}}
+			for j := range m {
+				ph := 2 * math.Pi * 50 * float64(idx+uint64(j)) / 10000
+				run.V[0][j], run.I[0][j] = 5, units.Amps(0.08+1e-3*math.Cos(ph)+1e-4*r.NormFloat64())
+				run.V[1][j], run.I[1][j] = 12, units.Amps(0.01+1e-4*r.NormFloat64())
+				if r.IntN(4000) == 0 {
+					run.I[r.IntN(2)][j] = units.Amps(math.NaN())
+				}
+			}
+			a.take(run, c)
+			b.refHumTake(run, c)
+			idx += uint64(m)
+			if r.IntN(8) == 0 {
+				idx += uint64(r.IntN(500))
+			}
+		}
+		a.pw = nil // scratch
+		if !reflect.DeepEqual(a, b) {
+			t.Fatalf("trial %d (ns/sample %v): the learners differ: windows %d/%d, %d/%d", trial, c.NsPerSample,
+				len(a.cands[0].starts), len(b.cands[0].starts), len(a.cands[1].starts), len(b.cands[1].starts))
+		}
+	}
+}
