@@ -73,6 +73,39 @@ func (s *spanNoise) add(p float64, st State) {
 	}
 }
 
+// addRun is add of each of ps in turn (all labelled st): the skipped
+// samples dropped at once, each block's samples summed in a loop of their
+// own, in order.
+func (s *spanNoise) addRun(ps []float64, st State) {
+	if s.L == 0 || len(ps) == 0 {
+		return
+	}
+	if !s.on || st != s.st {
+		s.end()
+		s.on, s.st, s.left = true, st, s.skip
+	}
+	d := min(s.left, len(ps))
+	s.left -= d
+	ps = ps[d:]
+	for len(ps) > 0 {
+		k := max(1, min(len(ps), s.L-s.cur.n))
+		sum := s.cur.sum
+		for _, p := range ps[:k] {
+			sum += p
+		}
+		s.cur.sum, s.cur.n = sum, s.cur.n+k
+		ps = ps[k:]
+		if s.cur.n < s.L {
+			return
+		}
+		s.blocks = append(s.blocks, s.cur.sum/float64(s.cur.n))
+		s.cur = blk{}
+		if len(s.blocks) >= spanMaxBlocks {
+			s.flush(false)
+		}
+	}
+}
+
 // end closes the current span (I/O, the pin, a gap, a change of label).
 func (s *spanNoise) end() {
 	s.flush(true)

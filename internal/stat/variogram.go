@@ -138,10 +138,23 @@ func (v *Variogram) keepDue(x float64) {
 	v.due = due
 }
 
-// AddAll adds consecutive readings.
+// AddAll adds consecutive readings: Add of each, in order, with Add's body
+// here (Add is past the compiler's inlining budget: no call per reading).
 func (v *Variogram) AddAll(xs []float64) {
+	const mask = MaxLag - 1
 	for _, x := range xs {
-		v.Add(x)
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			continue
+		}
+		if v.n >= v.due {
+			v.keepDue(x)
+		}
+		if v.n < MaxLag {
+			v.ring = append(v.ring, x)
+		} else {
+			v.ring[v.n&mask] = x
+		}
+		v.n++
 	}
 }
 
