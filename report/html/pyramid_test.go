@@ -3,6 +3,7 @@ package html
 import (
 	"errors"
 	"math"
+	"math/rand/v2"
 	"path/filepath"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/idlewatt/idlewatt/analysis/synthcap"
 	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/internal/outfile"
+	"github.com/idlewatt/idlewatt/units"
 )
 
 // synthReport writes a review-like synthetic capture of length d, analyses
@@ -299,5 +301,52 @@ func TestShareBudget(t *testing.T) {
 	}
 	if three.rawDropped == 0 {
 		t.Errorf("three runs: no window dropped, so the test does not bind the shared limit")
+	}
+}
+
+// TestBucketStats: finiteStats and railStats, two chains for the least
+// and the greatest, give the bits of the sample-by-sample loops they
+// replaced — NaN, ±Inf, −0 and +0 among the readings, 0 to 40 of them.
+func TestBucketStats(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	odd := []float64{math.NaN(), math.Inf(1), math.Inf(-1), math.Copysign(0, -1), 0, 1e300, -1e300}
+	same := func(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) }
+	for trial := range 5000 {
+		n := rng.IntN(41)
+		w := make([]float64, n)
+		vs, is := make([]units.Volts, n), make([]units.Amps, n)
+		for j := range n {
+			w[j] = rng.NormFloat64()
+			vs[j], is[j] = units.Volts(5+rng.NormFloat64()), units.Amps(rng.NormFloat64())
+			if rng.IntN(6) == 0 {
+				w[j] = odd[rng.IntN(len(odd))]
+			}
+			if rng.IntN(6) == 0 {
+				is[j] = units.Amps(odd[rng.IntN(len(odd))])
+			}
+		}
+		mn, mx, sum, c := math.Inf(1), math.Inf(-1), 0.0, uint32(0)
+		for _, x := range w {
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				continue
+			}
+			mn, mx, sum, c = min(mn, x), max(mx, x), sum+x, c+1
+		}
+		gmn, gmx, gsum, gc := finiteStats(w)
+		if !same(gmn, mn) || !same(gmx, mx) || !same(gsum, sum) || gc != c {
+			t.Fatalf("trial %d: finiteStats %v %v %v %d, sample by sample %v %v %v %d", trial, gmn, gmx, gsum, gc, mn, mx, sum, c)
+		}
+		mn, mx, sw, si, c := math.Inf(1), math.Inf(-1), 0.0, 0.0, uint32(0)
+		for j, v := range vs {
+			pw, i := float64(units.Power(v, is[j])), float64(is[j])
+			if math.IsNaN(pw) || math.IsInf(pw, 0) {
+				continue
+			}
+			mn, mx, sw, si, c = min(mn, pw), max(mx, pw), sw+pw, si+i, c+1
+		}
+		rmn, rmx, rsw, rsi, rc := railStats(vs, is)
+		if !same(rmn, mn) || !same(rmx, mx) || !same(rsw, sw) || !same(rsi, si) || rc != c {
+			t.Fatalf("trial %d: railStats %v %v %v %v %d, sample by sample %v %v %v %v %d", trial, rmn, rmx, rsw, rsi, rc, mn, mx, sw, si, c)
+		}
 	}
 }
