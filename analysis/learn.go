@@ -136,6 +136,10 @@ type blockScale struct {
 	dMP    reservoir
 	blocks int
 
+	// keepSteps: the long blocks keep steps (below), the only blocks whose
+	// steps are read (naming, doublets); the short ones neither find them
+	// nor keep sigmaEst, which only judges them.
+	keepSteps bool
 	// Steps within stretches (the long blocks only): pairs of block means
 	// two apart that differ by more than stepSigmas of the block noise
 	// found so far — which levels are entered from below without I/O
@@ -178,10 +182,10 @@ func (b *blockScale) block(ctx learnCtx, pre bool) float64 {
 		b.starts.add(m)
 		b.afterIO = false
 	}
-	if b.blocks%256 == 0 {
+	if b.keepSteps && b.blocks%256 == 0 {
 		b.sigmaEst = b.sigma()
 	}
-	if b.ringN >= 2 && b.sigmaEst > 0 {
+	if b.keepSteps && b.ringN >= 2 && b.sigmaEst > 0 {
 		if from := b.ring[(b.ringN-2)%ringLen]; math.Abs(m-from) > stepSigmas*b.sigmaEst {
 			b.stepSeen++
 			if b.stepKeep == 0 {
@@ -201,11 +205,22 @@ func (b *blockScale) block(ctx learnCtx, pre bool) float64 {
 			}
 		}
 	}
+	// Without steps their medians are asked for only at the end: the
+	// values are kept, the median selected then (medReservoir.median
+	// without its heaps), not kept as they come.
 	if b.ringN >= 1 {
-		b.d1.add(math.Abs(m - b.ring[(b.ringN-1)%ringLen]))
+		if x := math.Abs(m - b.ring[(b.ringN-1)%ringLen]); b.keepSteps {
+			b.d1.add(x)
+		} else {
+			b.d1.reservoir.add(x)
+		}
 	}
 	if b.ringN >= 4 {
-		b.d4.add(math.Abs(m - b.ring[(b.ringN-4)%ringLen]))
+		if x := math.Abs(m - b.ring[(b.ringN-4)%ringLen]); b.keepSteps {
+			b.d4.add(x)
+		} else {
+			b.d4.reservoir.add(x)
+		}
 	}
 	if b.ringN >= ringLen && ctx == ctxMaxPerf {
 		b.dMP.add(math.Abs(m - b.ring[b.ringN%ringLen]))
@@ -256,6 +271,7 @@ func newLevelLearner(port int, name string, rails []int, p *pass1, c *Clock, opt
 	for i, d := range []time.Duration{levelBlock, shortBlock} {
 		l.scales[i].per = max(1, int(math.Round(float64(d)/c.NsPerSample)))
 	}
+	l.scales[0].keepSteps = true
 	if ss := p.busy[port]; ss != nil {
 		l.busy = activityCursor{spans: ss.spans}
 	}

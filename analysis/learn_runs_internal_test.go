@@ -128,6 +128,7 @@ func learnerPair(r *rand.Rand, end int64, messy bool) (a, b *levelLearner) {
 			entry: activityCursor{spans: entry}, pre: activityCursor{spans: pre}, pol: pol,
 			rng: rand.New(rand.NewPCG(1, 0x1e4e15)), cycles: make([]pinCycle, len(pins)), rail: []railSeen{{constant: true}}}
 		l.scales[0].per, l.scales[1].per = 100, 10
+		l.scales[0].keepSteps = true
 		l.postT.per = 20
 		return l
 	}
