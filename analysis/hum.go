@@ -225,10 +225,7 @@ func (h *humWindows) accumulate(ws []float64) {
 			wabs += math.Abs(w)
 		}
 	case h.tab != nil:
-		accumulateTab(acc, h.tab[len(acc)*h.fill:len(acc)*(h.fill+len(ws))], ws)
-		for _, w := range ws {
-			wabs += math.Abs(w)
-		}
+		wabs = accumulateTab(acc, h.tab[len(acc)*h.fill:len(acc)*(h.fill+len(ws))], ws, wabs)
 	default:
 		idx := h.idx
 		kstep := h.kstep[:len(idx)]
@@ -248,14 +245,38 @@ func (h *humWindows) accumulate(ws []float64) {
 }
 
 // accumulateTab adds Σ_j ws[j]·tab[j·len(acc)+t] to each acc[t], sample by
-// sample in order. Six sums at a time go through all the samples, held
+// sample in order, and returns wabs + Σ|ws[j]| (in order). Six sums at a time go through all the samples, held
 // in registers (as many as the compiler keeps there with their products):
 // the same additions in the same order as sample by sample over every sum
 // (which loaded and stored each sum once per sample), so the same sums to
 // the bit (TestAccumulateTab). len(acc) is even (two per harmonic).
-func accumulateTab(acc, tab, ws []float64) {
+func accumulateTab(acc, tab, ws []float64, wabs float64) float64 {
 	k2 := len(acc)
 	t := 0
+	if k2 >= 6 {
+		// The first six with Σ|w| (wabs, in order) alongside: its adds
+		// wait on each other, the sums' do not.
+		a := acc[0:6:6]
+		a0, a1, a2, a3, a4, a5 := a[0], a[1], a[2], a[3], a[4], a[5]
+		at := 0
+		for _, w := range ws {
+			r := tab[at : at+6 : at+6]
+			a0 += w * r[0]
+			a1 += w * r[1]
+			a2 += w * r[2]
+			a3 += w * r[3]
+			a4 += w * r[4]
+			a5 += w * r[5]
+			wabs += math.Abs(w)
+			at += k2
+		}
+		a[0], a[1], a[2], a[3], a[4], a[5] = a0, a1, a2, a3, a4, a5
+		t = 6
+	} else {
+		for _, w := range ws {
+			wabs += math.Abs(w)
+		}
+	}
 	for ; t+6 <= k2; t += 6 {
 		a := acc[t : t+6 : t+6]
 		a0, a1, a2, a3, a4, a5 := a[0], a[1], a[2], a[3], a[4], a[5]
@@ -284,6 +305,7 @@ func accumulateTab(acc, tab, ws []float64) {
 		}
 		a[0], a[1] = a0, a1
 	}
+	return wabs
 }
 
 // window keeps a finished window's coefficients. Over m whole periods the

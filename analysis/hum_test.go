@@ -468,8 +468,12 @@ func TestAccumulateTab(t *testing.T) {
 					want[t] += w * tab[j*k2+t]
 				}
 			}
-			accumulateTab(got, tab, ws)
-			if !slices.Equal(got, want) {
+			wabs := rng.Float64()
+			gotAbs, wantAbs := accumulateTab(got, tab, ws, wabs), wabs
+			for _, w := range ws {
+				wantAbs += math.Abs(w)
+			}
+			if !slices.Equal(got, want) || gotAbs != wantAbs {
 				t.Fatalf("%d sums over %d samples: %v, sample by sample %v", k2, n, got, want)
 			}
 		}
