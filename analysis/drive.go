@@ -382,10 +382,7 @@ func (d *driveProc) classify(start uint64, k int, run []float64, a Activity, pin
 			d.quiet.addEach(seg)
 			m.quiet.addEach(seg)
 		}
-		s := &d.states[st]
-		for _, p := range seg {
-			s.add(p)
-		}
+		d.states[st].addEach(seg)
 		d.sinkState(tj, st)
 		if st == StateDevSlp {
 			for _, p := range seg {
