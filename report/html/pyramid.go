@@ -96,18 +96,26 @@ func (l *level) addRun(k int64, mn, mx, sw, si float64, n uint32) {
 func runs(t, dt, w float64, n int, f func(k int64, j0, j1 int)) {
 	inv := 1 / w
 	idx := func(j int) int64 { return int64(math.Floor((t + dt*float64(j)) * inv)) }
-	for j := 0; j < n; {
-		k := idx(j)
+	if n <= 0 {
+		return
+	}
+	// The bucket of a stretch's first sample is the one the last stretch
+	// found past its end: it is carried over, not found again.
+	for j, k := 0, idx(0); j < n; {
 		e := int(math.Ceil((float64(k+1)*w - t) / dt))
 		e = min(max(e, j+1), n)
 		for e > j+1 && idx(e-1) > k {
 			e--
 		}
-		for e < n && idx(e) == k {
+		next := k
+		for e < n {
+			if next = idx(e); next != k {
+				break
+			}
 			e++
 		}
 		f(k, j, e)
-		j = e
+		j, k = e, next
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -347,6 +348,56 @@ func TestBucketStats(t *testing.T) {
 		rmn, rmx, rsw, rsi, rc := railStats(vs, is)
 		if !same(rmn, mn) || !same(rmx, mx) || !same(rsw, sw) || !same(rsi, si) || rc != c {
 			t.Fatalf("trial %d: railStats %v %v %v %v %d, sample by sample %v %v %v %v %d", trial, rmn, rmx, rsw, rsi, rc, mn, mx, sw, si, c)
+		}
+	}
+}
+
+// refRuns is runs as it was before a stretch's bucket was carried over
+// from the one before: found afresh at each stretch's first sample.
+func refRuns(t, dt, w float64, n int, f func(k int64, j0, j1 int)) {
+	inv := 1 / w
+	idx := func(j int) int64 { return int64(math.Floor((t + dt*float64(j)) * inv)) }
+	for j := 0; j < n; {
+		k := idx(j)
+		e := int(math.Ceil((float64(k+1)*w - t) / dt))
+		e = min(max(e, j+1), n)
+		for e > j+1 && idx(e-1) > k {
+			e--
+		}
+		for e < n && idx(e) == k {
+			e++
+		}
+		f(k, j, e)
+		j = e
+	}
+}
+
+// TestRunsCarriesBucket: runs gives the stretches the reference gives, and
+// each sample's stretch is its own bucket — over start times, periods and
+// widths on and off a grid, negative times among them.
+func TestRunsCarriesBucket(t *testing.T) {
+	rng := rand.New(rand.NewPCG(23, 24))
+	type stretch struct {
+		k      int64
+		j0, j1 int
+	}
+	for trial := range 3000 {
+		dt := []float64{1e-4, 1e-4 * (1 + 1e-9), 3.3e-5, 0.1}[trial%4]
+		w := dt * float64(int(1)<<rng.IntN(12)) * []float64{1, 1, 1.0000001, 0.7}[rng.IntN(4)]
+		t0 := (rng.Float64() - 0.3) * 100
+		n := rng.IntN(3000)
+		var got, want []stretch
+		runs(t0, dt, w, n, func(k int64, j0, j1 int) { got = append(got, stretch{k, j0, j1}) })
+		refRuns(t0, dt, w, n, func(k int64, j0, j1 int) { want = append(want, stretch{k, j0, j1}) })
+		if !slices.Equal(got, want) {
+			t.Fatalf("trial %d (t %v dt %v w %v n %d): %d stretches, the reference %d", trial, t0, dt, w, n, len(got), len(want))
+		}
+		for _, s := range got {
+			for j := s.j0; j < s.j1; j++ {
+				if k := int64(math.Floor((t0 + dt*float64(j)) * (1 / w))); k != s.k {
+					t.Fatalf("trial %d: sample %d in bucket %d's stretch, its own %d", trial, j, s.k, k)
+				}
+			}
 		}
 	}
 }
