@@ -157,3 +157,41 @@ func TestClassifyByRuns(t *testing.T) {
 		}
 	}
 }
+
+// add1 adds one sample to the series (the reference addEach is held to).
+func (b *blockSeries) add1(x float64) {
+	if b.L == 0 {
+		return
+	}
+	b.cur.n++
+	b.cur.sum += x
+	if b.cur.n >= b.L {
+		b.push()
+	}
+}
+
+// add takes one quiet, unpinned sample the classifier labelled st (the
+// reference addRun is held to).
+func (s *spanNoise) add(p float64, st State) {
+	if s.L == 0 {
+		return
+	}
+	if !s.on || st != s.st {
+		s.end()
+		s.on, s.st, s.left = true, st, s.skip
+	}
+	if s.left > 0 {
+		s.left--
+		return
+	}
+	s.cur.n++
+	s.cur.sum += p
+	if s.cur.n < s.L {
+		return
+	}
+	s.blocks = append(s.blocks, s.cur.sum/float64(s.cur.n))
+	s.cur = blk{}
+	if len(s.blocks) >= spanMaxBlocks {
+		s.flush(false)
+	}
+}

@@ -85,9 +85,10 @@ func sum4(ps []float64) float64 {
 	return (a + b) + (c + d)
 }
 
-// addEach is add1 of each of ps in turn: within a block only its sum
-// moves, so a block's samples are summed in a loop of their own, in order
-// (not sum4's four sums: add1's bits).
+// addEach adds each of ps in turn, as adding them one by one did (add1,
+// now the tests' reference): within a block only its sum moves, so a
+// block's samples are summed in a loop of their own, in order (not sum4's
+// four sums: the one-by-one bits).
 func (b *blockSeries) addEach(ps []float64) {
 	if b.L == 0 {
 		return
@@ -103,17 +104,6 @@ func (b *blockSeries) addEach(ps []float64) {
 		if b.cur.n >= b.L {
 			b.push()
 		}
-	}
-}
-
-func (b *blockSeries) add1(x float64) {
-	if b.L == 0 {
-		return
-	}
-	b.cur.n++
-	b.cur.sum += x
-	if b.cur.n >= b.L {
-		b.push()
 	}
 }
 
