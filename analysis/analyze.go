@@ -117,7 +117,7 @@ var (
 	ErrOptions = errors.New("invalid analysis option")
 )
 
-// Analyze reads the capture at path (twice) and computes the report.
+// Analyze reads the capture at path and computes the report.
 func Analyze(path string, opts Options) (*Report, error) {
 	r, err := AnalyzeSource(func() (Source, error) { return capture.Open(path) }, opts)
 	if r != nil {
@@ -203,14 +203,14 @@ func AnalyzeSource(open Opener, opts Options) (*Report, error) {
 		return nil, err
 	}
 	clock := p1.fitter.Fit(p1.hdr.StartHost)
-	hum, err := learnHum(open, p1, &clock, opts.Ports)
+	var hum map[int]*humModel
+	if sd != nil {
+		hum, err = sd.learnHumLevels(open, p1, &clock, opts)
+	} else {
+		hum, err = learnHum(open, p1, &clock, opts.Ports)
+	}
 	if err != nil {
 		return nil, err
-	}
-	if sd != nil {
-		if err := sd.learn(open, p1, &clock, opts, hum); err != nil {
-			return nil, err
-		}
 	}
 	return secondPass(open, opts, p1, sd, clock, hum)
 }

@@ -64,7 +64,7 @@
 // With Options.States, every SATA drive's levels are learned from the
 // capture alone — its quiet power, I/O, ALPM policy and DEVSLP pin events
 // (learn.go, levels.go, mixture.go, postio.go) — in a pass before the
-// sample pass, and its samples are classified by states/detect (its State
+// sample pass (the hum pass's read: learnpass.go), and its samples are classified by states/detect (its State
 // is analysis's State: one enum) against them inside it; residency,
 // per-state power, active idle's band and states.json (Report.States) come
 // from that one classification. No simulator profile is read: the package

@@ -120,15 +120,17 @@ type driveProc struct {
 	sinkSeen    bool
 	sinkLast    State
 	states      [numStates]acc
-	dsHist      Histogram      // samples classified DevSlp
-	quiet       blockSeries    // the drive's quiet samples, in time order
-	rest        blockSeries    // with a classifier, the drive's quiet samples in any state
-	lsb         []railLSB      // per rail, for the resolution and calibration terms
-	noise       stat.Variogram // every quiet sample, any state (quietNoise)
-	spans       spanNoise      // with a classifier, quiet spans of one level state
-	dn          *driveNoise    // quietNoise, once measured
-	ds          *devslpProc    // DevSlp cycles to judge; nil without
-	devslpChart *devslpChart   // the cycle to chart, after finish
+	dsHist      Histogram        // samples classified DevSlp
+	hostBuf     []hostclock.Time // scratch: classify's host times
+	stateBuf    []State          // scratch: classify's labels
+	quiet       blockSeries      // the drive's quiet samples, in time order
+	rest        blockSeries      // with a classifier, the drive's quiet samples in any state
+	lsb         []railLSB        // per rail, for the resolution and calibration terms
+	noise       stat.Variogram   // every quiet sample, any state (quietNoise)
+	spans       spanNoise        // with a classifier, quiet spans of one level state
+	dn          *driveNoise      // quietNoise, once measured
+	ds          *devslpProc      // DevSlp cycles to judge; nil without
+	devslpChart *devslpChart     // the cycle to chart, after finish
 
 	// DEVSLP pin spans (host time) and the per-cycle latency bookkeeping.
 	pin        activityCursor // Busy = asserted
@@ -324,42 +326,77 @@ const chartMinRun = 512
 
 func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
-// classify labels run (samples start+k…) one by one with the classifier;
-// idle samples it calls active idle are quiet samples of m and the drive.
+// classify labels run (samples start+k…) with the classifier, sample by
+// sample; idle samples it calls active idle are quiet samples of m and the
+// drive. What follows the labels goes by runs of one label: each
+// accumulator takes the run's samples in order, as it took them one by
+// one (TestClassifyByRuns).
 func (d *driveProc) classify(start uint64, k int, run []float64, a Activity, pin bool, m *metricSet) {
 	dt := d.clock.NsPerSample
 	t0 := d.clock.HostF(float64(start))
-	for j, p := range run {
-		tj := int64(t0 + dt*float64(k+j))
-		st := d.cls.Classify(Sample{Index: start + uint64(k+j), Host: hostclock.Time(tj), Power: units.Watts(p), Activity: a, DevSlpPin: pin})
-		d.latency(st, tj)
+	n := len(run)
+	if cap(d.hostBuf) < n {
+		d.hostBuf, d.stateBuf = make([]hostclock.Time, n), make([]State, n)
+	}
+	ts, sts := d.hostBuf[:n], d.stateBuf[:n]
+	for j := range ts {
+		ts[j] = hostclock.Time(int64(t0 + dt*float64(k+j)))
+	}
+	if rc, ok := d.cls.(runClassifier); ok {
+		rc.classifyRun(ts, run, a == Busy, sts)
+	} else {
+		for j, p := range run {
+			sts[j] = d.cls.Classify(Sample{Index: start + uint64(k+j), Host: ts[j], Power: units.Watts(p), Activity: a, DevSlpPin: pin})
+		}
+	}
+	quiet := a == Idle && !pin
+	if quiet {
+		d.noise.AddAll(run)
+		d.rest.addEach(run)
+		m.rest.addEach(run)
+	}
+	for j := 0; j < n; {
+		raw := sts[j]
+		e := j + 1
+		for e < n && sts[e] == raw {
+			e++
+		}
+		seg, tj := run[j:e], int64(ts[j])
+		j = e
+		// The latencies, the sink and the span's end change only at the
+		// run's first sample: the same label again leaves them as they are.
+		d.latency(raw, tj)
+		st := raw
 		if st == StateUnknown {
 			st = StateIdle
 			if a == Busy {
 				st = StateActive
 			}
 		}
-		switch {
-		case a == Idle && !pin && (st == StateIdle || st == StatePartial || st == StateSlumber):
-			d.spans.add(p, st)
-		default:
+		if quiet && (st == StateIdle || st == StatePartial || st == StateSlumber) {
+			d.spans.addRun(seg, st)
+		} else {
 			d.spans.end()
 		}
-		if a == Idle && !pin {
-			d.noise.Add(p)
-			d.rest.add1(p)
-			m.rest.add1(p)
-			if st == StateIdle {
-				d.quiet.add1(p)
-				m.quiet.add1(p)
-			}
+		if quiet && st == StateIdle {
+			d.quiet.addEach(seg)
+			m.quiet.addEach(seg)
 		}
-		d.states[st].add(p)
+		d.states[st].addEach(seg)
 		d.sinkState(tj, st)
 		if st == StateDevSlp {
-			d.dsHist.Add(p)
+			for _, p := range seg {
+				d.dsHist.Add(p)
+			}
 		}
 	}
+}
+
+// runClassifier is a StateClassifier that labels a run of samples at
+// once: Classify of each in turn (the samples at host times ts, power ps,
+// all busy or all not; out gets the labels).
+type runClassifier interface {
+	classifyRun(ts []hostclock.Time, ps []float64, busy bool, out []State)
 }
 
 // collect finishes the streaming accumulators: each phase's set and the

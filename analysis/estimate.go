@@ -85,14 +85,25 @@ func sum4(ps []float64) float64 {
 	return (a + b) + (c + d)
 }
 
-func (b *blockSeries) add1(x float64) {
+// addEach adds each of ps in turn, as adding them one by one did (add1,
+// now the tests' reference): within a block only its sum moves, so a
+// block's samples are summed in a loop of their own, in order (not sum4's
+// four sums: the one-by-one bits).
+func (b *blockSeries) addEach(ps []float64) {
 	if b.L == 0 {
 		return
 	}
-	b.cur.n++
-	b.cur.sum += x
-	if b.cur.n >= b.L {
-		b.push()
+	for len(ps) > 0 {
+		k := max(1, min(len(ps), b.L-b.cur.n))
+		sum := b.cur.sum
+		for _, x := range ps[:k] {
+			sum += x
+		}
+		b.cur.sum, b.cur.n = sum, b.cur.n+k
+		ps = ps[k:]
+		if b.cur.n >= b.L {
+			b.push()
+		}
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"math"
 	"strings"
 
-	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/internal/stat"
 	"github.com/idlewatt/idlewatt/units"
 )
@@ -16,18 +15,19 @@ import (
 // the drive's, and it is coherent: over a window of whole mains periods a
 // level contributes nothing to the hum's Fourier coefficients, while the
 // hum contributes the same coefficients, at its own phase, in every
-// window. So, with state detection, a pass of its own before level
-// learning cuts each drive's quiet samples into windows of whole periods
-// for each candidate frequency, keeps each window's coefficients of the
-// harmonics (referred to sample 0), and takes their robust mean: windows a
-// level step or a burst falls into deviate in every harmonic and are
-// dropped. A harmonic whose mean stands out of its own scatter by far more
-// than chance allows is hum; the candidate with the more hum power is the
-// mains. The hum so found is subtracted from the drive's power in the
-// learning pass and in the sample pass, so every figure — the levels'
-// block means, the classifier's medians, the DevSlp judges, the noise
-// model — sees the drive without it. A capture without hum finds none
-// and is analysed exactly as it would be without this pass.
+// window. So a pass before the sample pass (with state detection, the
+// read level learning makes: learnHumLevels) cuts each drive's quiet
+// samples into windows of whole periods for each candidate frequency,
+// keeps each window's coefficients of the harmonics (referred to sample
+// 0), and takes their robust mean: windows a level step or a burst falls
+// into deviate in every harmonic and are dropped. A harmonic whose mean
+// stands out of its own scatter by far more than chance allows is hum;
+// the candidate with the more hum power is the mains. The hum so found is
+// subtracted from the drive's power in the learning pass (learned again
+// for a drive with hum) and in the sample pass, so every figure — the
+// levels' block means, the classifier's medians, the DevSlp judges, the
+// noise model — sees the drive without it. A capture without hum finds
+// none and is analysed exactly as it would be without this pass.
 
 // humCandidatesHz are the mains frequencies looked for.
 var humCandidatesHz = [...]float64{50, 60}
@@ -224,15 +224,7 @@ func (h *humWindows) accumulate(ws []float64) {
 			wabs += math.Abs(w)
 		}
 	case h.tab != nil:
-		tab := h.tab[len(acc)*h.fill:]
-		for _, w := range ws {
-			row := tab[:len(acc)]
-			for t, b := range row {
-				acc[t] += w * b
-			}
-			tab = tab[len(acc):]
-			wabs += math.Abs(w)
-		}
+		wabs = accumulateTab(acc, h.tab[len(acc)*h.fill:len(acc)*(h.fill+len(ws))], ws, wabs)
 	default:
 		idx := h.idx
 		kstep := h.kstep[:len(idx)]
@@ -249,6 +241,70 @@ func (h *humWindows) accumulate(ws []float64) {
 		}
 	}
 	h.wabs = wabs
+}
+
+// accumulateTab adds Σ_j ws[j]·tab[j·len(acc)+t] to each acc[t], sample by
+// sample in order, and returns wabs + Σ|ws[j]| (in order). Six sums at a time go through all the samples, held
+// in registers (as many as the compiler keeps there with their products):
+// the same additions in the same order as sample by sample over every sum
+// (which loaded and stored each sum once per sample), so the same sums to
+// the bit (TestAccumulateTab). len(acc) is even (two per harmonic).
+func accumulateTab(acc, tab, ws []float64, wabs float64) float64 {
+	k2 := len(acc)
+	t := 0
+	if k2 >= 6 {
+		// The first six with Σ|w| (wabs, in order) alongside: its adds
+		// wait on each other, the sums' do not.
+		a := acc[0:6:6]
+		a0, a1, a2, a3, a4, a5 := a[0], a[1], a[2], a[3], a[4], a[5]
+		at := 0
+		for _, w := range ws {
+			r := tab[at : at+6 : at+6]
+			a0 += w * r[0]
+			a1 += w * r[1]
+			a2 += w * r[2]
+			a3 += w * r[3]
+			a4 += w * r[4]
+			a5 += w * r[5]
+			wabs += math.Abs(w)
+			at += k2
+		}
+		a[0], a[1], a[2], a[3], a[4], a[5] = a0, a1, a2, a3, a4, a5
+		t = 6
+	} else {
+		for _, w := range ws {
+			wabs += math.Abs(w)
+		}
+	}
+	for ; t+6 <= k2; t += 6 {
+		a := acc[t : t+6 : t+6]
+		a0, a1, a2, a3, a4, a5 := a[0], a[1], a[2], a[3], a[4], a[5]
+		at := t
+		for _, w := range ws {
+			r := tab[at : at+6 : at+6]
+			a0 += w * r[0]
+			a1 += w * r[1]
+			a2 += w * r[2]
+			a3 += w * r[3]
+			a4 += w * r[4]
+			a5 += w * r[5]
+			at += k2
+		}
+		a[0], a[1], a[2], a[3], a[4], a[5] = a0, a1, a2, a3, a4, a5
+	}
+	for ; t+2 <= k2; t += 2 {
+		a := acc[t : t+2 : t+2]
+		a0, a1 := a[0], a[1]
+		at := t
+		for _, w := range ws {
+			r := tab[at : at+2 : at+2]
+			a0 += w * r[0]
+			a1 += w * r[1]
+			at += k2
+		}
+		a[0], a[1] = a0, a1
+	}
+	return wabs
 }
 
 // window keeps a finished window's coefficients. Over m whole periods the
@@ -610,127 +666,6 @@ func chi2Quantile(nu, z float64) float64 {
 	a := 2 / (9 * nu)
 	c := 1 - a + z*math.Sqrt(a)
 	return nu * c * c * c
-}
-
-// humLearner is one drive's hum pass.
-type humLearner struct {
-	port  int
-	rails []int
-	busy  activityCursor
-	cands []*humWindows
-	ws    []float64 // scratch: a run's power, NaN where not quiet
-}
-
-// take adds a run of rows: the quiet samples where every rail is present
-// and valid; anything else ends the windows being filled.
-func (l *humLearner) take(run *capture.Run, c *Clock) {
-	for _, ch := range l.rails {
-		if !run.Present[ch] {
-			l.reset()
-			return
-		}
-	}
-	if cap(l.ws) < run.N {
-		l.ws = make([]float64, run.N)
-	}
-	ws := l.ws[:run.N]
-	for j := range ws {
-		var w float64
-		ok := true
-		for _, ch := range l.rails {
-			x := float64(run.V[ch][j]) * float64(run.I[ch][j])
-			if !(math.Abs(x) <= MaxPlausibleW) {
-				ok = false
-				break
-			}
-			w += x
-		}
-		if !ok || l.busy.at(int64(c.Host(run.Index+uint64(j)))) == Busy {
-			w = math.NaN()
-		}
-		ws[j] = w
-	}
-	for _, h := range l.cands {
-		h.addRun(run.Index, ws)
-	}
-}
-
-func (l *humLearner) reset() {
-	for _, h := range l.cands {
-		h.reset()
-	}
-}
-
-// model is the drive's hum: the candidate with the more hum power, nil
-// when neither has any.
-func (l *humLearner) model() *humModel {
-	var best *humModel
-	for _, h := range l.cands {
-		f, re, im, delta, ok := h.fit()
-		if !ok || (best != nil && f.RMSW <= best.fit.RMSW) {
-			continue
-		}
-		f.OffsetHz = units.Hertz(delta * float64(h.n) / float64(h.m) * h.hz)
-		hm := &humModel{fit: f, n: uint64(h.n), m: uint64(h.m), delta: delta}
-		for _, t := range f.Harmonics {
-			hm.k = append(hm.k, t.K)
-			hm.re, hm.im = append(hm.re, re[t.K-1]), append(hm.im, im[t.K-1])
-		}
-		best = hm
-	}
-	return best
-}
-
-// learnHum is the hum pass: one read of the samples, each drive's quiet
-// windows gathered, then each drive's hum fitted. Drives with none are
-// not in the map.
-func learnHum(open Opener, p *pass1, c *Clock, only []int) (map[int]*humModel, error) {
-	out := map[int]*humModel{}
-	ports, rails, err := drivePorts(p.hdr, only)
-	if err != nil {
-		return out, nil // the sample pass says why
-	}
-	rate := float64(p.hdr.RateHz)
-	var bases []*humWindows
-	for _, hz := range humCandidatesHz {
-		if h := newHumWindows(hz, rate); h != nil {
-			bases = append(bases, h)
-		}
-	}
-	var ls []*humLearner
-	for _, port := range ports {
-		l := &humLearner{port: port, rails: rails[port]}
-		if ss := p.busy[port]; ss != nil {
-			l.busy = activityCursor{spans: ss.spans}
-		}
-		for _, h := range bases {
-			l.cands = append(l.cands, h.twin())
-		}
-		if len(l.cands) > 0 && len(l.rails) > 0 {
-			ls = append(ls, l)
-		}
-	}
-	if len(ls) == 0 {
-		return out, nil
-	}
-	err = eachRun(open, func(run *capture.Run) {
-		for _, l := range ls {
-			if run.Gap > 0 {
-				l.reset()
-			} else {
-				l.take(run, c)
-			}
-		}
-	})
-	if err != nil {
-		return nil, err
-	}
-	for _, l := range ls {
-		if m := l.model(); m != nil {
-			out[l.port] = m
-		}
-	}
-	return out, nil
 }
 
 // remove subtracts the hum from the drive's power ps, samples start,

@@ -439,3 +439,73 @@ func TestHumWindowsBasis(t *testing.T) {
 		}
 	}
 }
+
+// TestAccumulateTab: the sums accumulateTab keeps in registers, eight or
+// two at a time over a segment's samples, are bit for bit those of the
+// loop it replaced (every sum, sample by sample), for every even count of
+// sums up to 2·humMaxHarmonics and segments of 0 to 300 samples — and so
+// are a window's coefficients gathered from runs of rows (addRun) rather
+// than sample by sample.
+func TestAccumulateTab(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for k2 := 2; k2 <= 2*humMaxHarmonics; k2 += 2 {
+		for range 50 {
+			n := rng.IntN(301)
+			tab, ws := make([]float64, k2*n), make([]float64, n)
+			for i := range tab {
+				tab[i] = rng.NormFloat64()
+			}
+			for i := range ws {
+				ws[i] = math.Ldexp(rng.Float64(), rng.IntN(40)-20)
+			}
+			want, got := make([]float64, k2), make([]float64, k2)
+			for i := range want {
+				want[i] = rng.NormFloat64()
+				got[i] = want[i]
+			}
+			for j, w := range ws {
+				for t := range k2 {
+					want[t] += w * tab[j*k2+t]
+				}
+			}
+			wabs := rng.Float64()
+			gotAbs, wantAbs := accumulateTab(got, tab, ws, wabs), wabs
+			for _, w := range ws {
+				wantAbs += math.Abs(w)
+			}
+			if !slices.Equal(got, want) || gotAbs != wantAbs {
+				t.Fatalf("%d sums over %d samples: %v, sample by sample %v", k2, n, got, want)
+			}
+		}
+	}
+	for _, hz := range humCandidatesHz {
+		ref := newHumWindows(hz, 10000)
+		runs := ref.twin()
+		var i uint64
+		for range 2000 {
+			n := 1 + rng.IntN(700)
+			ws := make([]float64, n)
+			for j := range ws {
+				ws[j] = 0.02 + 5e-3*math.Cos(2*math.Pi*hz*float64(i+uint64(j))/10000) + 1e-3*rng.NormFloat64()
+				if rng.IntN(2000) == 0 {
+					ws[j] = math.NaN() // a busy sample
+				}
+			}
+			runs.addRun(i, ws)
+			for j, w := range ws {
+				if math.IsNaN(w) {
+					ref.reset()
+					continue
+				}
+				addModulo(ref, i+uint64(j), w)
+			}
+			i += uint64(n)
+			if rng.IntN(10) == 0 {
+				i += uint64(rng.IntN(300)) // samples skipped
+			}
+		}
+		if len(ref.starts) < 1000 || !slices.Equal(runs.starts, ref.starts) || !slices.Equal(runs.coef, ref.coef) || runs.abs != ref.abs {
+			t.Errorf("%g Hz: %d windows from runs, Σ|x| %v; by the modulo %d, %v", hz, len(runs.starts), runs.abs, len(ref.starts), ref.abs)
+		}
+	}
+}

@@ -136,6 +136,10 @@ type blockScale struct {
 	dMP    reservoir
 	blocks int
 
+	// keepSteps: the long blocks keep steps (below), the only blocks whose
+	// steps are read (naming, doublets); the short ones neither find them
+	// nor keep sigmaEst, which only judges them.
+	keepSteps bool
 	// Steps within stretches (the long blocks only): pairs of block means
 	// two apart that differ by more than stepSigmas of the block noise
 	// found so far — which levels are entered from below without I/O
@@ -165,18 +169,8 @@ const ringLen = 16
 
 func (b *blockScale) reset() { b.n, b.sum, b.ringN = 0, 0, 0 }
 
-// add takes one sample; a block completes every per samples, and add
-// returns its mean.
-func (b *blockScale) add(w float64, ctx learnCtx, pre bool) (float64, bool) {
-	if b.skip > 0 {
-		b.skip--
-		return 0, false
-	}
-	b.sum += w
-	b.n++
-	if b.n < b.per {
-		return 0, false
-	}
+// block completes the block being filled and returns its mean.
+func (b *blockScale) block(ctx learnCtx, pre bool) float64 {
 	m := b.sum / float64(b.n)
 	b.sum, b.n = 0, 0
 	b.hist[ctx].add(m)
@@ -188,10 +182,10 @@ func (b *blockScale) add(w float64, ctx learnCtx, pre bool) (float64, bool) {
 		b.starts.add(m)
 		b.afterIO = false
 	}
-	if b.blocks%256 == 0 {
+	if b.keepSteps && b.blocks%256 == 0 {
 		b.sigmaEst = b.sigma()
 	}
-	if b.ringN >= 2 && b.sigmaEst > 0 {
+	if b.keepSteps && b.ringN >= 2 && b.sigmaEst > 0 {
 		if from := b.ring[(b.ringN-2)%ringLen]; math.Abs(m-from) > stepSigmas*b.sigmaEst {
 			b.stepSeen++
 			if b.stepKeep == 0 {
@@ -211,18 +205,57 @@ func (b *blockScale) add(w float64, ctx learnCtx, pre bool) (float64, bool) {
 			}
 		}
 	}
+	// Without steps their medians are asked for only at the end: the
+	// values are kept, the median selected then (medReservoir.median
+	// without its heaps), not kept as they come.
 	if b.ringN >= 1 {
-		b.d1.add(math.Abs(m - b.ring[(b.ringN-1)%ringLen]))
+		if x := math.Abs(m - b.ring[(b.ringN-1)%ringLen]); b.keepSteps {
+			b.d1.add(x)
+		} else {
+			b.d1.reservoir.add(x)
+		}
 	}
 	if b.ringN >= 4 {
-		b.d4.add(math.Abs(m - b.ring[(b.ringN-4)%ringLen]))
+		if x := math.Abs(m - b.ring[(b.ringN-4)%ringLen]); b.keepSteps {
+			b.d4.add(x)
+		} else {
+			b.d4.reservoir.add(x)
+		}
 	}
 	if b.ringN >= ringLen && ctx == ctxMaxPerf {
 		b.dMP.add(math.Abs(m - b.ring[b.ringN%ringLen]))
 	}
 	b.ring[b.ringN%ringLen] = m
 	b.ringN++
-	return m, true
+	return m
+}
+
+// addRun takes a run of samples, one by one as add does; the means of
+// the long blocks it completes go to cy (nil: none) while it holds fewer
+// than cycleBlocks. Within a block only the sum moves, so the samples of
+// one are summed in a loop of their own, in order.
+func (b *blockScale) addRun(run []float64, ctx learnCtx, pre bool, cy *[]float64) {
+	for k := 0; k < len(run); {
+		if b.skip > 0 {
+			d := min(b.skip, len(run)-k)
+			b.skip -= d
+			k += d
+			continue
+		}
+		e := min(len(run), k+b.per-b.n)
+		sum := b.sum
+		for _, w := range run[k:e] {
+			sum += w
+		}
+		b.sum, b.n = sum, b.n+e-k
+		k = e
+		if b.n < b.per {
+			return
+		}
+		if m := b.block(ctx, pre); cy != nil && len(*cy) < cycleBlocks {
+			*cy = append(*cy, m)
+		}
+	}
 }
 
 // railSeen tracks whether a rail ever read more than one value.
@@ -238,6 +271,7 @@ func newLevelLearner(port int, name string, rails []int, p *pass1, c *Clock, opt
 	for i, d := range []time.Duration{levelBlock, shortBlock} {
 		l.scales[i].per = max(1, int(math.Round(float64(d)/c.NsPerSample)))
 	}
+	l.scales[0].keepSteps = true
 	if ss := p.busy[port]; ss != nil {
 		l.busy = activityCursor{spans: ss.spans}
 	}
@@ -349,41 +383,106 @@ func (l *levelLearner) addFrom(ws []float64, j int, first uint64, c *Clock) int 
 			}
 		}
 	}
-	for last := t; ; {
-		w := ws[j]
-		l.samples++
-		l.totalMin, l.totalMax = min(l.totalMin, w), max(l.totalMax, w) // as math.Min/Max, without their call
-		if held {
-			l.breakStretch()
-			l.postT.busy(io)
-			l.lastIO = io
-		} else {
-			l.addQuiet(t, w, ctx, pre, cy)
-		}
-		if j++; j == len(ws) || math.IsNaN(ws[j]) {
-			return j
-		}
-		if t = int64(c.Host(first + uint64(j))); t < last || t >= until {
-			return j
-		}
-		last = t
+	e := runEnd(ws, j, first, t, until, c)
+	run := ws[j:e]
+	l.samples += uint64(len(run))
+	l.totalMin, l.totalMax = minMax(run, l.totalMin, l.totalMax)
+	if held {
+		// As per sample: each of these leaves the same state again.
+		l.breakStretch()
+		l.postT.busy(io)
+		l.lastIO = io
+	} else {
+		l.addQuiet(first+uint64(j), t, run, ctx, pre, cy, c)
 	}
+	return e
 }
 
-// addQuiet takes a quiet sample at host time t: power w, in policy
-// context ctx, in the pre-pin window or not, its 10 ms blocks going to cy
-// (nil: none).
-func (l *levelLearner) addQuiet(t int64, w float64, ctx learnCtx, pre bool, cy *[]float64) {
-	l.quietN++
-	if !l.inQuiet || ctx != l.bctx || pre != l.bpre {
-		l.stretch(ctx, pre)
+// runEnd is where addFrom's run from ws[j] (index first+j, host time t)
+// ends: at the first NaN, at the first sample whose host time is before
+// the one before it or at or past until, or at the end of ws — as asked
+// sample by sample. On a clock whose host time cannot go back (a positive
+// rate; the times in int64's range) it is the first at or past until, found
+// by bisection rather than per sample.
+func runEnd(ws []float64, j int, first uint64, t, until int64, c *Clock) int {
+	e := len(ws)
+	if c.NsPerSample > 0 && !math.IsInf(c.NsPerSample, 0) && !math.IsNaN(c.Base) && !math.IsInf(c.Base, 0) &&
+		math.Abs(float64(c.Host(first+uint64(len(ws)-1)))) < 1<<62 && math.Abs(float64(t)) < 1<<62 {
+		// Host is then non-decreasing in the index (each step of its
+		// arithmetic is), so the samples before until are a prefix.
+		if lo := j + 1; lo < e && int64(c.Host(first+uint64(e-1))) >= until {
+			hi := e - 1 // Host(hi) >= until; the first such is in [lo, hi]
+			for lo < hi {
+				m := lo + (hi-lo)/2
+				if int64(c.Host(first+uint64(m))) >= until {
+					hi = m
+				} else {
+					lo = m + 1
+				}
+			}
+			e = lo
+		}
+		for k := j + 1; k < e; k++ {
+			if math.IsNaN(ws[k]) {
+				return k
+			}
+		}
+		return e
 	}
-	for i := range l.scales {
-		if m, ok := l.scales[i].add(w, ctx, pre); ok && i == 0 && cy != nil && len(*cy) < cycleBlocks {
-			*cy = append(*cy, m)
+	k := j + 1
+	for last := t; k < len(ws) && !math.IsNaN(ws[k]); k++ {
+		tk := int64(c.Host(first + uint64(k)))
+		if tk < last || tk >= until {
+			break
+		}
+		last = tk
+	}
+	return k
+}
+
+// minMax is the least and the greatest of run (no NaN in it), mn and mx:
+// as the builtin min and max (−0 below +0) folded over them one by one,
+// which order does not change; two chains at a time.
+func minMax(run []float64, mn, mx float64) (float64, float64) {
+	mn1, mx1 := mn, mx
+	k := 0
+	for ; k+2 <= len(run); k += 2 {
+		a, b := run[k], run[k+1]
+		mn, mx = min(mn, a), max(mx, a)
+		mn1, mx1 = min(mn1, b), max(mx1, b)
+	}
+	if k < len(run) {
+		mn, mx = min(mn, run[k]), max(mx, run[k])
+	}
+	return min(mn, mn1), max(mx, mx1)
+}
+
+// addQuiet takes a run of quiet samples from index i (host time t) on:
+// power run, in policy context ctx, in the pre-pin window or not, their
+// 10 ms blocks going to cy (nil: none). Each block scale takes the run
+// whole (blockScale.addRun), then the profile after I/O.
+func (l *levelLearner) addQuiet(i uint64, t int64, run []float64, ctx learnCtx, pre bool, cy *[]float64, c *Clock) {
+	l.quietN += uint64(len(run))
+	if !l.inQuiet || ctx != l.bctx || pre != l.bpre {
+		l.stretch(ctx, pre) // once: it leaves inQuiet, bctx and bpre as the run's
+	}
+	l.scales[0].addRun(run, ctx, pre, cy)
+	for k := 1; k < len(l.scales); k++ {
+		l.scales[k].addRun(run, ctx, pre, nil)
+	}
+	p := &l.postT
+	switch {
+	case ctx == ctxPin || ctx == ctxMaxPerf:
+		p.on, p.afterIO = false, false // what postAdd does, for every sample
+	case !p.on && !p.afterIO: // postAdd does nothing with any of them
+	default:
+		for k, w := range run {
+			if k > 0 {
+				t = int64(c.Host(i + uint64(k)))
+			}
+			l.postAdd(t, w, ctx)
 		}
 	}
-	l.postAdd(t, w, ctx)
 }
 
 // policyUntil is the time the policy context policyAt last returned holds
@@ -468,101 +567,6 @@ func (r *reservoir) median() float64 {
 	return stat.UpperMedian(r.v)
 }
 
-// learnLevels is the learning pass: one read of the capture's samples,
-// every classified drive's quiet blocks gathered, then each drive's levels
-// learned. It returns the levels by port, and for each drive whose levels
-// could not be learned, why.
-func learnLevels(open Opener, p *pass1, c *Clock, opts Options, drives []capture.DriveInfo, rails map[int][]int, hum map[int]*humModel) (map[int]LevelLearning, error) {
-	var ls []*levelLearner
-	for _, d := range drives {
-		if d.Interface == capture.InterfaceNVMe {
-			continue
-		}
-		l := newLevelLearner(d.Port, d.Name, rails[d.Port], p, c, opts)
-		l.hum = hum[d.Port]
-		ls = append(ls, l)
-	}
-	out := map[int]LevelLearning{}
-	if len(ls) == 0 {
-		return out, nil
-	}
-	err := eachRun(open, func(run *capture.Run) {
-		for _, l := range ls {
-			if run.Gap > 0 {
-				l.breakStretch()
-			} else {
-				l.take(run, c)
-			}
-		}
-	})
-	if err != nil {
-		return nil, err
-	}
-	for _, l := range ls {
-		out[l.port] = l.learn(p.hdr, opts)
-	}
-	return out, nil
-}
-
-// eachRun opens the capture and hands take every run of rows (a gap is a
-// run with Gap > 0) until the end. A damaged or cut capture ends the runs
-// where its damage starts: a pass learns from what was read, as the
-// sample pass reports what was read; only a failure to open is an error.
-func eachRun(open Opener, take func(*capture.Run)) error {
-	src, err := open()
-	if err != nil {
-		return err
-	}
-	defer src.Close()
-	rows := capture.NewRows(src)
-	for {
-		run, err := rows.NextRun()
-		if err != nil {
-			return nil
-		}
-		take(run)
-	}
-}
-
-// take adds a run of rows to the drive: its samples where every rail is
-// present and valid, a break in the stretch elsewhere.
-func (l *levelLearner) take(run *capture.Run, c *Clock) {
-	for _, ch := range l.rails {
-		if !run.Present[ch] {
-			l.breakStretch()
-			return
-		}
-	}
-	for k, ch := range l.rails {
-		l.seeRails(k, run.V[ch], run.I[ch])
-	}
-	if cap(l.ws) < run.N {
-		l.ws = make([]float64, run.N)
-	}
-	ws := l.ws[:run.N]
-	for j := range ws {
-		var w float64
-		for _, ch := range l.rails {
-			x := float64(run.V[ch][j]) * float64(run.I[ch][j])
-			if !(math.Abs(x) <= MaxPlausibleW) {
-				w = math.NaN()
-				break
-			}
-			w += x
-		}
-		ws[j] = w
-	}
-	l.hum.remove(run.Index, ws)
-	for j := 0; j < len(ws); {
-		if math.IsNaN(ws[j]) {
-			l.breakStretch()
-			j++
-			continue
-		}
-		j = l.addFrom(ws, j, run.Index, c)
-	}
-}
-
 // LevelLearning is what the learning pass found for one drive: the levels
 // and the evidence behind each, or why none could be learned (Err).
 type LevelLearning struct {
@@ -630,27 +634,4 @@ func (l *levelLearner) learn(h capture.Header, opts Options) LevelLearning {
 			int(math.Round(float64(q)*blockS*1e3)), blockS*1e3, minLearnBlocks*blockS*1e3)
 	}
 	return l.nameLevels(out, h, blockS)
-}
-
-// learn runs the learning pass for the drives the report covers.
-func (sd *stateDetector) learn(open Opener, p *pass1, c *Clock, opts Options, hum map[int]*humModel) error {
-	ports, rails, err := drivePorts(p.hdr, opts.Ports)
-	if err != nil {
-		return err
-	}
-	names := map[int]capture.DriveInfo{}
-	for _, d := range p.hdr.Drives {
-		names[d.Port] = d
-	}
-	var drives []capture.DriveInfo
-	for _, port := range ports {
-		d, ok := names[port]
-		if !ok {
-			d = capture.DriveInfo{Name: fmt.Sprintf("port %d", port)}
-		}
-		d.Port = port
-		drives = append(drives, d)
-	}
-	sd.learned, err = learnLevels(open, p, c, opts, drives, rails, hum)
-	return err
 }

@@ -128,6 +128,7 @@ func learnerPair(r *rand.Rand, end int64, messy bool) (a, b *levelLearner) {
 			entry: activityCursor{spans: entry}, pre: activityCursor{spans: pre}, pol: pol,
 			rng: rand.New(rand.NewPCG(1, 0x1e4e15)), cycles: make([]pinCycle, len(pins)), rail: []railSeen{{constant: true}}}
 		l.scales[0].per, l.scales[1].per = 100, 10
+		l.scales[0].keepSteps = true
 		l.postT.per = 20
 		return l
 	}
@@ -180,4 +181,19 @@ func TestAddFromIsPerSample(t *testing.T) {
 				c.NsPerSample, a.quietN, b.quietN, a.samples, b.samples, a.scales[0].blocks, b.scales[0].blocks)
 		}
 	}
+}
+
+// add takes one sample, as addRun takes a run: a block completes every
+// per samples, and add returns its mean (refAdd's, the reference).
+func (b *blockScale) add(w float64, ctx learnCtx, pre bool) (float64, bool) {
+	if b.skip > 0 {
+		b.skip--
+		return 0, false
+	}
+	b.sum += w
+	b.n++
+	if b.n < b.per {
+		return 0, false
+	}
+	return b.block(ctx, pre), true
 }

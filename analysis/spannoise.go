@@ -48,28 +48,37 @@ func (s *spanNoise) init(rate units.Hertz) {
 	s.skip = int(math.Round(rate.Samples(spanSkipS)))
 }
 
-// add takes one quiet, unpinned sample the classifier labelled st.
-func (s *spanNoise) add(p float64, st State) {
-	if s.L == 0 {
+// addRun takes quiet, unpinned samples the classifier labelled st, as
+// taking them one by one did (add, now the tests' reference): the skipped
+// samples dropped at once, each block's samples summed in a loop of their
+// own, in order.
+func (s *spanNoise) addRun(ps []float64, st State) {
+	if s.L == 0 || len(ps) == 0 {
 		return
 	}
 	if !s.on || st != s.st {
 		s.end()
 		s.on, s.st, s.left = true, st, s.skip
 	}
-	if s.left > 0 {
-		s.left--
-		return
-	}
-	s.cur.n++
-	s.cur.sum += p
-	if s.cur.n < s.L {
-		return
-	}
-	s.blocks = append(s.blocks, s.cur.sum/float64(s.cur.n))
-	s.cur = blk{}
-	if len(s.blocks) >= spanMaxBlocks {
-		s.flush(false)
+	d := min(s.left, len(ps))
+	s.left -= d
+	ps = ps[d:]
+	for len(ps) > 0 {
+		k := max(1, min(len(ps), s.L-s.cur.n))
+		sum := s.cur.sum
+		for _, p := range ps[:k] {
+			sum += p
+		}
+		s.cur.sum, s.cur.n = sum, s.cur.n+k
+		ps = ps[k:]
+		if s.cur.n < s.L {
+			return
+		}
+		s.blocks = append(s.blocks, s.cur.sum/float64(s.cur.n))
+		s.cur = blk{}
+		if len(s.blocks) >= spanMaxBlocks {
+			s.flush(false)
+		}
 	}
 }
 

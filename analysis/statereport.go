@@ -189,6 +189,16 @@ func (c *stateCollector) Classify(s Sample) State {
 	return c.online.Classify(s.Power, busy)
 }
 
+// classifyRun is Classify of each sample in turn (runClassifier): the
+// offline classifier takes the run first, then the online one labels it
+// (neither sees the other).
+func (c *stateCollector) classifyRun(ts []hostclock.Time, ps []float64, busy bool, out []State) {
+	c.off.PushRun(ts, ps, busy)
+	for j, p := range ps {
+		out[j] = c.online.Classify(units.Watts(p), busy)
+	}
+}
+
 // IdleBand is IdleBandOf the drive's levels; with no level below idle
 // learned (a run under max_performance throughout), up to the classifier's
 // own threshold into background and as far below the idle level (the

@@ -193,6 +193,24 @@ func (a *acc) add(x float64) {
 	a.sum += x
 }
 
+// addEach is add of each of xs in turn, with the totals in locals: through
+// a pointer into a larger struct the compiler stored and reloaded the sum
+// on every sample, a dependency through memory.
+func (a *acc) addEach(xs []float64) {
+	n, sum, mn, mx := a.n, a.sum, a.min, a.max
+	for _, x := range xs {
+		if n == 0 || x < mn {
+			mn = x
+		}
+		if n == 0 || x > mx {
+			mx = x
+		}
+		n++
+		sum += x
+	}
+	a.n, a.sum, a.min, a.max = n, sum, mn, mx
+}
+
 func (a *acc) merge(o acc) {
 	if o.n == 0 {
 		return

@@ -108,19 +108,19 @@ func (v *Variogram) Add(x float64) {
 // keepDue keeps the differences of reading x (the v.n-th) that are due,
 // lag by lag from the shortest — the order the octaves' lags are drawn
 // from rs in — and finds, in the same pass, when the next are due (a lag
-// not begun is due at its first reading, 2^j).
+// not begun is due at its first reading, 2^j). A lag's two reservoirs
+// keep at the same readings (both start at 2^j, keep as many, so their
+// strides double together), so the exact lag's next reading is asked
+// for both.
 func (v *Variogram) keepDue(x float64) {
 	const mask = MaxLag - 1
 	due := math.MaxInt
 	for j := 0; j < numLags; j++ {
 		k := 1 << j
 		r := &v.lags[j]
-		if r.nextAt(k) == v.n {
+		at := r.nextAt(k)
+		if at == v.n {
 			r.keep(math.Abs(x-v.ring[(v.n-k)&mask]), v.n)
-		}
-		due = min(due, r.nextAt(k))
-		r = &v.oct[j]
-		if r.nextAt(k) == v.n {
 			ko := k
 			if j > 0 {
 				if v.rs == 0 {
@@ -131,17 +131,31 @@ func (v *Variogram) keepDue(x float64) {
 				v.rs ^= v.rs << 17
 				ko = min(k+int(v.rs&uint64(k-1)), v.n)
 			}
-			r.keep(math.Abs(x-v.ring[(v.n-ko)&mask]), v.n)
+			v.oct[j].keep(math.Abs(x-v.ring[(v.n-ko)&mask]), v.n)
+			at = r.next
 		}
-		due = min(due, r.nextAt(k))
+		due = min(due, at)
 	}
 	v.due = due
 }
 
-// AddAll adds consecutive readings.
+// AddAll adds consecutive readings: Add of each, in order, with Add's body
+// here (Add is past the compiler's inlining budget: no call per reading).
 func (v *Variogram) AddAll(xs []float64) {
+	const mask = MaxLag - 1
 	for _, x := range xs {
-		v.Add(x)
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			continue
+		}
+		if v.n >= v.due {
+			v.keepDue(x)
+		}
+		if v.n < MaxLag {
+			v.ring = append(v.ring, x)
+		} else {
+			v.ring[v.n&mask] = x
+		}
+		v.n++
 	}
 }
 

@@ -146,6 +146,33 @@ func TestVariogramKeepsWhatEveryReadingDid(t *testing.T) {
 	}
 }
 
+// TestVariogramAddAllIsAdd: readings added in runs of 0 to 999 (AddAll,
+// Add's body inlined) leave the Variogram exactly as Add one by one — NaN
+// and ±Inf among them, past the ring's wrap and the first halvings.
+func TestVariogramAddAllIsAdd(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	var one, all Variogram
+	xs := make([]float64, 0, 1000)
+	for one.N() < 200_000 {
+		xs = xs[:rng.IntN(1000)]
+		for i := range xs {
+			switch r := rng.IntN(500); {
+			case r == 0:
+				xs[i] = math.NaN()
+			case r == 1:
+				xs[i] = math.Inf(1 - 2*rng.IntN(2))
+			default:
+				xs[i] = 0.4 + 0.01*rng.NormFloat64()
+			}
+			one.Add(xs[i])
+		}
+		all.AddAll(xs)
+	}
+	if !reflect.DeepEqual(one, all) {
+		t.Fatalf("AddAll left another Variogram than Add: %d / %d readings, noise %+v / %+v", all.N(), one.N(), all.Noise(), one.Noise())
+	}
+}
+
 // FuzzVariogram: any stream of readings keeps what the reference kept.
 func FuzzVariogram(f *testing.F) {
 	f.Add([]byte{1, 2, 3, 0, 255, 7, 7, 7, 7})

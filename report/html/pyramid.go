@@ -96,18 +96,26 @@ func (l *level) addRun(k int64, mn, mx, sw, si float64, n uint32) {
 func runs(t, dt, w float64, n int, f func(k int64, j0, j1 int)) {
 	inv := 1 / w
 	idx := func(j int) int64 { return int64(math.Floor((t + dt*float64(j)) * inv)) }
-	for j := 0; j < n; {
-		k := idx(j)
+	if n <= 0 {
+		return
+	}
+	// The bucket of a stretch's first sample is the one the last stretch
+	// found past its end: it is carried over, not found again.
+	for j, k := 0, idx(0); j < n; {
 		e := int(math.Ceil((float64(k+1)*w - t) / dt))
 		e = min(max(e, j+1), n)
 		for e > j+1 && idx(e-1) > k {
 			e--
 		}
-		for e < n && idx(e) == k {
+		next := k
+		for e < n {
+			if next = idx(e); next != k {
+				break
+			}
 			e++
 		}
 		f(k, j, e)
-		j = e
+		j, k = e, next
 	}
 }
 
@@ -246,14 +254,7 @@ func (p *Pyramid) DriveSamples(port int, t, dt float64, w []float64) {
 	// The builtin min and max give what math.Min and math.Max give (NaN,
 	// -0 and ±Inf alike) without a call per sample.
 	runs(t, dt, p.width(), len(w), func(k int64, j0, j1 int) {
-		mn, mx, sum, n := math.Inf(1), math.Inf(-1), 0.0, uint32(0)
-		for _, x := range w[j0:j1] {
-			if math.IsNaN(x) || math.IsInf(x, 0) {
-				continue
-			}
-			mn, mx, sum, n = min(mn, x), max(mx, x), sum+x, n+1
-		}
-		if n > 0 {
+		if mn, mx, sum, n := finiteStats(w[j0:j1]); n > 0 {
 			l.addRun(k, mn, mx, sum, 0, n)
 		}
 	})
@@ -288,17 +289,7 @@ func (p *Pyramid) RailBlock(t, dt float64, b *meter.Block) {
 	}
 	bv, bi := b.V[:n], b.I[:n]
 	runs(t, dt, p.railWidth(), n, func(k int64, j0, j1 int) {
-		mn, mx, sw, si, c := math.Inf(1), math.Inf(-1), 0.0, 0.0, uint32(0)
-		vs, is := bv[j0:j1], bi[j0:j1]
-		is = is[:len(vs)]
-		for j, v := range vs {
-			pw, i := float64(units.Power(v, is[j])), float64(is[j])
-			if math.IsNaN(pw) || math.IsInf(pw, 0) {
-				continue
-			}
-			mn, mx, sw, si, c = min(mn, pw), max(mx, pw), sw+pw, si+i, c+1
-		}
-		if c > 0 {
+		if mn, mx, sw, si, c := railStats(bv[j0:j1], bi[j0:j1]); c > 0 {
 			l.addRun(k, mn, mx, sw, si, c)
 		}
 	})
@@ -317,6 +308,60 @@ func (p *Pyramid) RailBlock(t, dt float64, b *meter.Block) {
 			l.halve()
 		}
 	}
+}
+
+// finiteStats is the least, the greatest and the sum (in order) of the
+// finite values of w, and how many there are (mn +Inf, mx −Inf with
+// none). The builtin min and max give what math.Min and math.Max give
+// (−0 below +0) without a call per sample; over finite values they are
+// exact and their order does not matter, so they run as two chains
+// (even and odd samples), the sum as one, in order: the bits of the
+// sample-by-sample loop (TestBucketStats).
+func finiteStats(w []float64) (mn, mx, sum float64, n uint32) {
+	mn, mx = math.Inf(1), math.Inf(-1)
+	mn1, mx1 := mn, mx
+	j := 0
+	for ; j+2 <= len(w); j += 2 {
+		x0, x1 := w[j], w[j+1]
+		if x0-x0 == 0 { // finite: NaN and ±Inf give NaN
+			mn, mx, sum, n = min(mn, x0), max(mx, x0), sum+x0, n+1
+		}
+		if x1-x1 == 0 {
+			mn1, mx1, sum, n = min(mn1, x1), max(mx1, x1), sum+x1, n+1
+		}
+	}
+	if j < len(w) {
+		if x := w[j]; x-x == 0 {
+			mn, mx, sum, n = min(mn, x), max(mx, x), sum+x, n+1
+		}
+	}
+	return min(mn, mn1), max(mx, mx1), sum, n
+}
+
+// railStats is finiteStats of a rail's power V·I, with the sum of the
+// current of the samples whose power is finite.
+func railStats(vs []units.Volts, is []units.Amps) (mn, mx, sw, si float64, c uint32) {
+	is = is[:len(vs)]
+	mn, mx = math.Inf(1), math.Inf(-1)
+	mn1, mx1 := mn, mx
+	j := 0
+	for ; j+2 <= len(vs); j += 2 {
+		i0, i1 := float64(is[j]), float64(is[j+1])
+		p0, p1 := float64(units.Power(vs[j], is[j])), float64(units.Power(vs[j+1], is[j+1]))
+		if p0-p0 == 0 {
+			mn, mx, sw, si, c = min(mn, p0), max(mx, p0), sw+p0, si+i0, c+1
+		}
+		if p1-p1 == 0 {
+			mn1, mx1, sw, si, c = min(mn1, p1), max(mx1, p1), sw+p1, si+i1, c+1
+		}
+	}
+	if j < len(vs) {
+		i0 := float64(is[j])
+		if p0 := float64(units.Power(vs[j], is[j])); p0-p0 == 0 {
+			mn, mx, sw, si, c = min(mn, p0), max(mx, p0), sw+p0, si+i0, c+1
+		}
+	}
+	return min(mn, mn1), max(mx, mx1), sw, si, c
 }
 
 func (p *Pyramid) railWidth() float64 { return p.dt * float64(uint64(1)<<p.rshift) }

@@ -3,7 +3,9 @@ package html
 import (
 	"errors"
 	"math"
+	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -11,6 +13,7 @@ import (
 	"github.com/idlewatt/idlewatt/analysis/synthcap"
 	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/internal/outfile"
+	"github.com/idlewatt/idlewatt/units"
 )
 
 // synthReport writes a review-like synthetic capture of length d, analyses
@@ -299,5 +302,102 @@ func TestShareBudget(t *testing.T) {
 	}
 	if three.rawDropped == 0 {
 		t.Errorf("three runs: no window dropped, so the test does not bind the shared limit")
+	}
+}
+
+// TestBucketStats: finiteStats and railStats, two chains for the least
+// and the greatest, give the bits of the sample-by-sample loops they
+// replaced — NaN, ±Inf, −0 and +0 among the readings, 0 to 40 of them.
+func TestBucketStats(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	odd := []float64{math.NaN(), math.Inf(1), math.Inf(-1), math.Copysign(0, -1), 0, 1e300, -1e300}
+	same := func(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) }
+	for trial := range 5000 {
+		n := rng.IntN(41)
+		w := make([]float64, n)
+		vs, is := make([]units.Volts, n), make([]units.Amps, n)
+		for j := range n {
+			w[j] = rng.NormFloat64()
+			vs[j], is[j] = units.Volts(5+rng.NormFloat64()), units.Amps(rng.NormFloat64())
+			if rng.IntN(6) == 0 {
+				w[j] = odd[rng.IntN(len(odd))]
+			}
+			if rng.IntN(6) == 0 {
+				is[j] = units.Amps(odd[rng.IntN(len(odd))])
+			}
+		}
+		mn, mx, sum, c := math.Inf(1), math.Inf(-1), 0.0, uint32(0)
+		for _, x := range w {
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				continue
+			}
+			mn, mx, sum, c = min(mn, x), max(mx, x), sum+x, c+1
+		}
+		gmn, gmx, gsum, gc := finiteStats(w)
+		if !same(gmn, mn) || !same(gmx, mx) || !same(gsum, sum) || gc != c {
+			t.Fatalf("trial %d: finiteStats %v %v %v %d, sample by sample %v %v %v %d", trial, gmn, gmx, gsum, gc, mn, mx, sum, c)
+		}
+		mn, mx, sw, si, c := math.Inf(1), math.Inf(-1), 0.0, 0.0, uint32(0)
+		for j, v := range vs {
+			pw, i := float64(units.Power(v, is[j])), float64(is[j])
+			if math.IsNaN(pw) || math.IsInf(pw, 0) {
+				continue
+			}
+			mn, mx, sw, si, c = min(mn, pw), max(mx, pw), sw+pw, si+i, c+1
+		}
+		rmn, rmx, rsw, rsi, rc := railStats(vs, is)
+		if !same(rmn, mn) || !same(rmx, mx) || !same(rsw, sw) || !same(rsi, si) || rc != c {
+			t.Fatalf("trial %d: railStats %v %v %v %v %d, sample by sample %v %v %v %v %d", trial, rmn, rmx, rsw, rsi, rc, mn, mx, sw, si, c)
+		}
+	}
+}
+
+// refRuns is runs as it was before a stretch's bucket was carried over
+// from the one before: found afresh at each stretch's first sample.
+func refRuns(t, dt, w float64, n int, f func(k int64, j0, j1 int)) {
+	inv := 1 / w
+	idx := func(j int) int64 { return int64(math.Floor((t + dt*float64(j)) * inv)) }
+	for j := 0; j < n; {
+		k := idx(j)
+		e := int(math.Ceil((float64(k+1)*w - t) / dt))
+		e = min(max(e, j+1), n)
+		for e > j+1 && idx(e-1) > k {
+			e--
+		}
+		for e < n && idx(e) == k {
+			e++
+		}
+		f(k, j, e)
+		j = e
+	}
+}
+
+// TestRunsCarriesBucket: runs gives the stretches the reference gives, and
+// each sample's stretch is its own bucket — over start times, periods and
+// widths on and off a grid, negative times among them.
+func TestRunsCarriesBucket(t *testing.T) {
+	rng := rand.New(rand.NewPCG(23, 24))
+	type stretch struct {
+		k      int64
+		j0, j1 int
+	}
+	for trial := range 3000 {
+		dt := []float64{1e-4, 1e-4 * (1 + 1e-9), 3.3e-5, 0.1}[trial%4]
+		w := dt * float64(int(1)<<rng.IntN(12)) * []float64{1, 1, 1.0000001, 0.7}[rng.IntN(4)]
+		t0 := (rng.Float64() - 0.3) * 100
+		n := rng.IntN(3000)
+		var got, want []stretch
+		runs(t0, dt, w, n, func(k int64, j0, j1 int) { got = append(got, stretch{k, j0, j1}) })
+		refRuns(t0, dt, w, n, func(k int64, j0, j1 int) { want = append(want, stretch{k, j0, j1}) })
+		if !slices.Equal(got, want) {
+			t.Fatalf("trial %d (t %v dt %v w %v n %d): %d stretches, the reference %d", trial, t0, dt, w, n, len(got), len(want))
+		}
+		for _, s := range got {
+			for j := s.j0; j < s.j1; j++ {
+				if k := int64(math.Floor((t0 + dt*float64(j)) * (1 / w))); k != s.k {
+					t.Fatalf("trial %d: sample %d in bucket %d's stretch, its own %d", trial, j, s.k, k)
+				}
+			}
+		}
 	}
 }

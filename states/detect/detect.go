@@ -182,12 +182,18 @@ func (c *Classifier) SplitAt(ts []hostclock.Time) {
 // span's samples end where the pending change (candidate, transit) begins,
 // or at t.
 func (c *Classifier) split(t hostclock.Time, w float64) {
+	if len(c.splits) == 0 {
+		return
+	}
 	end, pending := t, false
 	switch {
 	case len(c.transit) > 0:
 		end, pending = c.transit[0].at, true
 	case c.candN > 0:
 		end, pending = c.candAt, true
+	}
+	if next := c.splits[0]; next >= end && next > t {
+		return // neither loop below would take it
 	}
 	c.splitCur(end)
 	// Without the samples (no history: a fixed window), a split due is

@@ -60,10 +60,14 @@ func (o *Online) Classify(w units.Watts, busy bool) powerstate.State {
 		if math.IsNaN(out) {
 			o.nanN--
 		}
-		o.sorted.update(out, true, x, true)
+		if o.sorted.live { // update's own first test, without its call
+			o.sorted.update(out, true, x, true)
+		}
 	} else {
 		o.n++
-		o.sorted.update(0, false, x, true)
+		if o.sorted.live {
+			o.sorted.update(0, false, x, true)
+		}
 	}
 	if math.IsNaN(x) {
 		o.nanN++

@@ -26,6 +26,23 @@ func (c *Classifier) Push(t hostclock.Time, p units.Watts, busy bool) {
 	c.push(t, w, busy)
 }
 
+// PushRun is Push of each of ps in turn, at the times ts (as many), all
+// with the same busy: once the window is decided (Options.Adaptive) the
+// run's readings go to the noise variogram in one AddAll before they are
+// pushed — the variogram is read only while deciding, so that is the
+// same as one by one.
+func (c *Classifier) PushRun(ts []hostclock.Time, ps []float64, busy bool) {
+	j := 0
+	for ; j < len(ps) && !c.decided; j++ {
+		c.Push(ts[j], units.Watts(ps[j]), busy)
+	}
+	ts, ps = ts[j:len(ps)], ps[j:]
+	c.noise.AddAll(ps)
+	for i, w := range ps {
+		c.push(ts[i], w, busy)
+	}
+}
+
 // sortKey orders a reading in the sorted window: a NaN (a broken reading)
 // counts as the lowest power, so it can be found again to be removed.
 func sortKey(w float64) float64 {

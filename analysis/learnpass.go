@@ -1,0 +1,390 @@
+package analysis
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/units"
+)
+
+// The reads of the samples before the sample pass: the hum pass (hum.go)
+// and, with state detection, the learning pass (learn.go, levels.go) in the
+// same read (learnHumLevels) — each drive's power computed once for both —
+// and the passes' learners taking the capture's runs of rows.
+
+// levelLearners are the learning pass's learners: one per drive the
+// report covers but NVMe ones, each subtracting its drive's hum (none
+// while hum is nil).
+func levelLearners(p *pass1, c *Clock, opts Options, drives []capture.DriveInfo, rails map[int][]int, hum map[int]*humModel) []*levelLearner {
+	var ls []*levelLearner
+	for _, d := range drives {
+		if d.Interface == capture.InterfaceNVMe {
+			continue
+		}
+		l := newLevelLearner(d.Port, d.Name, rails[d.Port], p, c, opts)
+		l.hum = hum[d.Port]
+		ls = append(ls, l)
+	}
+	return ls
+}
+
+// takeLevels hands a run of rows (a gap: Gap > 0) to each level learner.
+func takeLevels(ls []*levelLearner, run *capture.Run, c *Clock) {
+	for _, l := range ls {
+		if run.Gap > 0 {
+			l.breakStretch()
+		} else {
+			l.take(run, c)
+		}
+	}
+}
+
+// learnHumLevels is the hum pass and the learning pass in one read of the
+// capture's samples (with state detection): every drive's quiet windows
+// gathered for its hum, and its quiet blocks for its levels as if it had
+// none; then each drive's hum fitted and each drive's levels learned. The
+// levels of a drive that turns out to have hum are learned again, in one
+// more read, with the hum subtracted: a capture without hum is read once
+// here, not twice, and learns exactly what it learned with a read for each
+// (TestLearnHumLevelsOneRead). It returns the hum models by port (drives
+// with none are not in the map) and sets sd.learned.
+func (sd *stateDetector) learnHumLevels(open Opener, p *pass1, c *Clock, opts Options) (map[int]*humModel, error) {
+	hl := humLearners(p, opts.Ports)
+	ports, rails, err := drivePorts(p.hdr, opts.Ports)
+	if err != nil {
+		return nil, err
+	}
+	names := map[int]capture.DriveInfo{}
+	for _, d := range p.hdr.Drives {
+		names[d.Port] = d
+	}
+	var drives []capture.DriveInfo
+	for _, port := range ports {
+		d, ok := names[port]
+		if !ok {
+			d = capture.DriveInfo{Name: fmt.Sprintf("port %d", port)}
+		}
+		d.Port = port
+		drives = append(drives, d)
+	}
+	ll := levelLearners(p, c, opts, drives, rails, nil)
+	if len(hl) > 0 || len(ll) > 0 {
+		both := pairLearners(ports, hl, ll)
+		err := eachRun(open, func(run *capture.Run) {
+			for _, b := range both {
+				b.take(run, c)
+			}
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	hum := humModels(hl)
+	var again []*levelLearner
+	for i, l := range ll {
+		if m := hum[l.port]; m != nil {
+			ll[i] = newLevelLearner(l.port, l.name, l.rails, p, c, opts)
+			ll[i].hum = m
+			again = append(again, ll[i])
+		}
+	}
+	if len(again) > 0 {
+		if err := eachRun(open, func(run *capture.Run) { takeLevels(again, run, c) }); err != nil {
+			return nil, err
+		}
+	}
+	sd.learned = map[int]LevelLearning{}
+	for _, l := range ll {
+		sd.learned[l.port] = l.learn(p.hdr, opts)
+	}
+	return hum, nil
+}
+
+// learnPair is one drive's learners in the shared read: its hum's, its
+// levels' or both (nil: none).
+type learnPair struct {
+	h *humLearner
+	l *levelLearner
+}
+
+// pairLearners pairs the hum and level learners of each drive, port by
+// port (both are of ports' drives, with their rails).
+func pairLearners(ports []int, hl []*humLearner, ll []*levelLearner) []learnPair {
+	out := make([]learnPair, 0, len(ports))
+	for _, port := range ports {
+		var b learnPair
+		for _, h := range hl {
+			if h.port == port {
+				b.h = h
+			}
+		}
+		for _, l := range ll {
+			if l.port == port {
+				b.l = l
+			}
+		}
+		if b.h != nil || b.l != nil {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// take hands the pair a run of rows (a gap: Gap > 0). A drive with both
+// learners has its power computed once for both: the level learner's
+// take and the hum learner's, but for the rows read once.
+func (b learnPair) take(run *capture.Run, c *Clock) {
+	switch {
+	case b.l == nil:
+		takeHum([]*humLearner{b.h}, run, c)
+	case b.h == nil:
+		takeLevels([]*levelLearner{b.l}, run, c)
+	case run.Gap > 0:
+		b.h.reset()
+		b.l.breakStretch()
+	case !railsPresent(run, b.l.rails):
+		b.h.reset()
+		b.l.breakStretch()
+	default:
+		for k, ch := range b.l.rails {
+			b.l.seeRails(k, run.V[ch], run.I[ch])
+		}
+		pw := railPower(run, b.l.rails, &b.l.ws)
+		b.h.takePower(run.Index, pw, c) // before the level learner subtracts any hum from pw
+		b.l.takePower(run.Index, pw, c)
+	}
+}
+
+// eachRun opens the capture and hands take every run of rows (a gap is a
+// run with Gap > 0) until the end. A damaged or cut capture ends the runs
+// where its damage starts: a pass learns from what was read, as the
+// sample pass reports what was read; only a failure to open is an error.
+func eachRun(open Opener, take func(*capture.Run)) error {
+	src, err := open()
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	rows := capture.NewRows(src)
+	for {
+		run, err := rows.NextRun()
+		if err != nil {
+			return nil
+		}
+		take(run)
+	}
+}
+
+// take adds a run of rows to the drive: its samples where every rail is
+// present and valid, a break in the stretch elsewhere.
+func (l *levelLearner) take(run *capture.Run, c *Clock) {
+	if !railsPresent(run, l.rails) {
+		l.breakStretch()
+		return
+	}
+	for k, ch := range l.rails {
+		l.seeRails(k, run.V[ch], run.I[ch])
+	}
+	l.takePower(run.Index, railPower(run, l.rails, &l.ws), c)
+}
+
+// takePower adds the drive's power ws of the samples from index i0 on
+// (railPower's: NaN where a rail's reading is not plausible, a break in
+// the stretch); the hum is subtracted from ws in place.
+func (l *levelLearner) takePower(i0 uint64, ws []float64, c *Clock) {
+	l.hum.remove(i0, ws)
+	for j := 0; j < len(ws); {
+		if math.IsNaN(ws[j]) {
+			l.breakStretch()
+			j++
+			continue
+		}
+		j = l.addFrom(ws, j, i0, c)
+	}
+}
+
+// railsPresent reports whether every one of rails has samples in run.
+func railsPresent(run *capture.Run, rails []int) bool {
+	for _, ch := range rails {
+		if !run.Present[ch] {
+			return false
+		}
+	}
+	return true
+}
+
+// railPower is the drive's power in each row of run (every one of rails
+// present): the sum of its rails' V·I, rail by rail in order from 0, or
+// NaN where a rail's V·I is not finite or beyond MaxPlausibleW. It is
+// kept in *buf (grown as needed).
+func railPower(run *capture.Run, rails []int, buf *[]float64) []float64 {
+	if cap(*buf) < run.N {
+		*buf = make([]float64, run.N)
+	}
+	ws := (*buf)[:run.N]
+	if len(rails) == 0 {
+		clear(ws)
+		return ws
+	}
+	v, i := run.V[rails[0]][:len(ws)], run.I[rails[0]][:len(ws)]
+	for j := range ws {
+		x := float64(v[j]) * float64(i[j])
+		if !(math.Abs(x) <= MaxPlausibleW) { // NaN fails too
+			x = math.NaN()
+		}
+		ws[j] = 0 + x // the sum from 0, as it always was: −0 reads +0
+	}
+	for _, ch := range rails[1:] {
+		v, i := run.V[ch][:len(ws)], run.I[ch][:len(ws)]
+		for j := range ws {
+			x := float64(v[j]) * float64(i[j])
+			if !(math.Abs(x) <= MaxPlausibleW) {
+				ws[j] = math.NaN()
+			} else {
+				ws[j] += x // a NaN stays NaN
+			}
+		}
+	}
+	return ws
+}
+
+// humLearner is one drive's hum pass.
+type humLearner struct {
+	port  int
+	rails []int
+	busy  activityCursor
+	cands []*humWindows
+	pw    []float64 // scratch: a run's power (railPower)
+}
+
+// take adds a run of rows: the quiet samples where every rail is present
+// and valid; anything else ends the windows being filled.
+func (l *humLearner) take(run *capture.Run, c *Clock) {
+	if !railsPresent(run, l.rails) {
+		l.reset()
+		return
+	}
+	l.takePower(run.Index, railPower(run, l.rails, &l.pw), c)
+}
+
+// takePower adds the drive's power pw of the samples from index i0 on
+// (railPower's: NaN where a rail's reading is not plausible): the quiet
+// ones; a NaN or a busy sample ends the window being filled. The busy
+// cursor is asked about the valid samples, once for each run of them its
+// answer holds for (holdsUntil, runEnd: as per sample, the cursor only
+// moving forward), and each quiet run goes to the windows whole (addRun
+// over runs one after another is addRun over them joined).
+func (l *humLearner) takePower(i0 uint64, pw []float64, c *Clock) {
+	for j := 0; j < len(pw); {
+		if math.IsNaN(pw[j]) {
+			l.reset()
+			j++
+			continue
+		}
+		t := int64(c.Host(i0 + uint64(j)))
+		busy := l.busy.at(t) == Busy
+		e := runEnd(pw, j, i0, t, holdsUntil(&l.busy, t), c)
+		if busy {
+			l.reset()
+		} else {
+			for _, h := range l.cands {
+				h.addRun(i0+uint64(j), pw[j:e])
+			}
+		}
+		j = e
+	}
+}
+
+func (l *humLearner) reset() {
+	for _, h := range l.cands {
+		h.reset()
+	}
+}
+
+// model is the drive's hum: the candidate with the more hum power, nil
+// when neither has any.
+func (l *humLearner) model() *humModel {
+	var best *humModel
+	for _, h := range l.cands {
+		f, re, im, delta, ok := h.fit()
+		if !ok || (best != nil && f.RMSW <= best.fit.RMSW) {
+			continue
+		}
+		f.OffsetHz = units.Hertz(delta * float64(h.n) / float64(h.m) * h.hz)
+		hm := &humModel{fit: f, n: uint64(h.n), m: uint64(h.m), delta: delta}
+		for _, t := range f.Harmonics {
+			hm.k = append(hm.k, t.K)
+			hm.re, hm.im = append(hm.re, re[t.K-1]), append(hm.im, im[t.K-1])
+		}
+		best = hm
+	}
+	return best
+}
+
+// humLearners are the hum pass's learners, one per drive that has rails
+// (none when the rate shows neither candidate).
+func humLearners(p *pass1, only []int) []*humLearner {
+	ports, rails, err := drivePorts(p.hdr, only)
+	if err != nil {
+		return nil // the sample pass says why
+	}
+	rate := float64(p.hdr.RateHz)
+	var bases []*humWindows
+	for _, hz := range humCandidatesHz {
+		if h := newHumWindows(hz, rate); h != nil {
+			bases = append(bases, h)
+		}
+	}
+	var ls []*humLearner
+	for _, port := range ports {
+		l := &humLearner{port: port, rails: rails[port]}
+		if ss := p.busy[port]; ss != nil {
+			l.busy = activityCursor{spans: ss.spans}
+		}
+		for _, h := range bases {
+			l.cands = append(l.cands, h.twin())
+		}
+		if len(l.cands) > 0 && len(l.rails) > 0 {
+			ls = append(ls, l)
+		}
+	}
+	return ls
+}
+
+// takeHum hands a run of rows (a gap: Gap > 0) to each hum learner.
+func takeHum(ls []*humLearner, run *capture.Run, c *Clock) {
+	for _, l := range ls {
+		if run.Gap > 0 {
+			l.reset()
+		} else {
+			l.take(run, c)
+		}
+	}
+}
+
+// humModels fits each learner's hum. Drives with none are not in the map.
+func humModels(ls []*humLearner) map[int]*humModel {
+	out := map[int]*humModel{}
+	for _, l := range ls {
+		if m := l.model(); m != nil {
+			out[l.port] = m
+		}
+	}
+	return out
+}
+
+// learnHum is the hum pass on its own (without state detection; with it,
+// learnHumLevels shares the read with level learning): one read of the
+// samples, each drive's quiet windows gathered, then each drive's hum
+// fitted. Drives with none are not in the map.
+func learnHum(open Opener, p *pass1, c *Clock, only []int) (map[int]*humModel, error) {
+	ls := humLearners(p, only)
+	if len(ls) == 0 {
+		return map[int]*humModel{}, nil
+	}
+	if err := eachRun(open, func(run *capture.Run) { takeHum(ls, run, c) }); err != nil {
+		return nil, err
+	}
+	return humModels(ls), nil
+}
