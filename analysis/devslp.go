@@ -182,7 +182,8 @@ const pinCycleSettle = 2 * time.Second
 // DEVSLP line (idlewatt import --devslp-line), a recording of a system
 // whose host drove the pin: each assertion of the pin is a cycle, from
 // pinCycleSettle before it (not before the previous release) to the next
-// assertion. The meter's pin events are preferred to the host's.
+// assertion or pinCycleSettle after its release, whichever is first. The
+// meter's pin events are preferred to the host's.
 func pinCycles(pins, hostPins []span, ios []devslpIO, stalls []stall) []judge.Timing {
 	set := pins
 	if len(set) == 0 {
@@ -198,9 +199,13 @@ func pinCycles(pins, hostPins []span, ios []devslpIO, stalls []stall) []judge.Ti
 		if k > 0 {
 			start = max(start, hostclock.Time(set[k-1].e))
 		}
-		end := hostclock.Time(math.MaxInt64 - 1)
+		// To the next assertion, but not past pinCycleSettle after the
+		// release: the read and the return to the resting level come within
+		// it, and a cycle's samples are held until it ends (a capture with
+		// a pin cycle a minute held a minute of samples per drive).
+		end := e.Add(pinCycleSettle)
 		if k+1 < len(set) {
-			end = hostclock.Time(set[k+1].s)
+			end = min(end, hostclock.Time(set[k+1].s))
 		}
 		tm := judge.Timing{Cycle: len(out) + 1, Start: start, End: end}
 		out = append(out, cycleTiming(tm, []span{sp}, nil, ios, stalls))
