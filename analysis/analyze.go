@@ -564,7 +564,10 @@ func (p *pass1) hostPinEvents(port int) []pinEvent {
 // went through no DevSlp cycle.
 func (p *pass1) devslpProc(port int, pins []span, clock *Clock) *devslpProc {
 	hostSpans := pinSpans(p.hostPinEvents(port))
-	cyc := devslpCycles(&p.phases, port, pins, hostSpans, p.devslp.io[port], p.devslp.loose[port], p.devslp.stalls[port])
+	cyc, unjudged := devslpCycles(&p.phases, port, pins, hostSpans, p.devslp.io[port], p.devslp.loose[port], p.devslp.stalls[port])
+	if unjudged > 0 {
+		p.runNotes = append(p.runNotes, fmt.Sprintf("port %d: %d DEVSLP pin assertions after the first %d are not judged (cycles found from the pin alone, without the rig's devslp-cycle phases, are judged up to %d)", port, unjudged, maxPinCycles, maxPinCycles))
+	}
 	if len(cyc) == 0 {
 		return nil
 	}

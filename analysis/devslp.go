@@ -139,7 +139,7 @@ func (di *devslpInfo) note(port int, t hostclock.Time, v string) {
 // devslpCycles finds a port's cycles: phases, pins (host-time spans) and reads.
 // A meter pin span that does not close inside the cycle (an event lost at
 // the end of the stream) gives way to the host's requests.
-func devslpCycles(ps *phaseSet, port int, pins, hostPins []span, ios, loose []devslpIO, stalls []stall) []judge.Timing {
+func devslpCycles(ps *phaseSet, port int, pins, hostPins []span, ios, loose []devslpIO, stalls []stall) (cycles []judge.Timing, unjudged int) {
 	var ev []phaseEvent
 	for _, e := range ps.events {
 		if e.port == 0 || e.port == port {
@@ -165,10 +165,16 @@ func devslpCycles(ps *phaseSet, port int, pins, hostPins []span, ios, loose []de
 	if !phased {
 		all := append(append([]devslpIO(nil), ios...), loose...)
 		sort.Slice(all, func(a, b int) bool { return all[a].issue < all[b].issue })
-		out = pinCycles(pins, hostPins, all, stalls)
+		return pinCycles(pins, hostPins, all, stalls)
 	}
-	return out
+	return out, 0
 }
+
+// maxPinCycles bounds the cycles pinCycles judges: a line toggling every
+// few samples (a hostile or miswired file) made 50 000 cycles of a 20 s
+// export, 5 s of judging and a 34 MB report.json. As many as a rig runs
+// at most (devslp.max_cycles ≤ 1000); the rest are counted in a note.
+const maxPinCycles = 1000
 
 // pinCycleSettle is how far before its assertion a cycle found from the
 // pin alone begins, at most: the judge reads the resting level over the
@@ -184,15 +190,18 @@ const pinCycleSettle = 2 * time.Second
 // pinCycleSettle before it (not before the previous release) to the next
 // assertion or pinCycleSettle after its release, whichever is first. The
 // meter's pin events are preferred to the host's.
-func pinCycles(pins, hostPins []span, ios []devslpIO, stalls []stall) []judge.Timing {
+func pinCycles(pins, hostPins []span, ios []devslpIO, stalls []stall) (out []judge.Timing, unjudged int) {
 	set := pins
 	if len(set) == 0 {
 		set = hostPins
 	}
-	var out []judge.Timing
 	for k, sp := range set {
 		s, e := hostclock.Time(sp.s), hostclock.Time(sp.e)
 		if e <= s {
+			continue
+		}
+		if len(out) == maxPinCycles {
+			unjudged++
 			continue
 		}
 		start := max(0, s.Add(-pinCycleSettle))
@@ -210,7 +219,7 @@ func pinCycles(pins, hostPins []span, ios []devslpIO, stalls []stall) []judge.Ti
 		tm := judge.Timing{Cycle: len(out) + 1, Start: start, End: end}
 		out = append(out, cycleTiming(tm, []span{sp}, nil, ios, stalls))
 	}
-	return out
+	return out, unjudged
 }
 
 // cycleTiming fills tm's pin edges (the first pin span inside it, the

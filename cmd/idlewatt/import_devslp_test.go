@@ -76,3 +76,34 @@ func TestMeterFileDevSlpCyclesJudged(t *testing.T) {
 		t.Errorf("exit to the read's completion %.3f ms, want about 3 ms", x)
 	}
 }
+
+// TestMeterFilePinCyclesBounded: a DEVSLP line toggling every two samples
+// (a miswired or hostile file) is 2 400 assertions; cycles found from the
+// pin alone are judged up to 1 000 and the rest are counted in a note —
+// 50 000 of them made a 34 MB report.json of a 20 s export.
+func TestMeterFilePinCyclesBounded(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	in := filepath.Join(dir, "toggle.csv")
+	var b strings.Builder
+	b.WriteString("Timestamp(ms),Current(uA),D0-D7\n")
+	for i := range 9600 {
+		fmt.Fprintf(&b, "%.1f,1600.000,%d0000000\n", float64(i)*0.1, (i/2)%2)
+	}
+	if err := os.WriteFile(in, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "rep")
+	o, e, code := run(t, context.Background(), "report", in, "--out", out, "--no-html", "--voltage", "5", "--devslp-line", "D0")
+	if code != 0 {
+		t.Fatalf("report exit %d: %s%s", code, o, e)
+	}
+	rep := readReportJSON(t, filepath.Join(out, "report.json"))
+	dv := rep["drives"].([]any)[0].(map[string]any)["devslp"].(map[string]any)
+	if n := len(dv["cycle_results"].([]any)); n != 1000 {
+		t.Errorf("%d cycles judged, want 1000 (the bound)", n)
+	}
+	if !strings.Contains(o, "1400 DEVSLP pin assertions after the first 1000 are not judged") {
+		t.Errorf("no note of the assertions left unjudged:\n%s", o)
+	}
+}
