@@ -723,6 +723,19 @@ func TestPreCycleUnderTelegraphSteps(t *testing.T) {
 	}
 }
 
+// heldCycle draws cycle k's pin assertion at 800 ms plus a fraction of a
+// period (as), stamped to the nearest sample, held 500 ms, its read
+// completing 20 ms after the release, the cycle ending at 800 ms after the
+// stamp.
+func heldCycle(rng *rand.Rand, period hostclock.Time, k int) (as hostclock.Time, tm Timing) {
+	as = hostclock.Time(800*time.Millisecond) + hostclock.Time(rng.Int64N(int64(period)))
+	stamp := (as + period/2) / period * period
+	tm = Timing{Cycle: k + 1, Start: 0, Assert: stamp, Deassert: stamp + hostclock.Time(500*time.Millisecond), End: stamp + hostclock.Time(800*time.Millisecond)}
+	tm.ProbeIssue = tm.Deassert + period
+	tm.ProbeComplete = tm.Deassert + hostclock.Time(20*time.Millisecond)
+	return as, tm
+}
+
 // TestJointEntryLeavesOutCyclesBusyAtThePin: one cycle of four finds the
 // drive busy (20–40 × its Slumber level) when the pin asserts, and the
 // meter's sensor is first-order at 1–1.5 kHz (τ 1–1.6 samples at 10
@@ -751,12 +764,8 @@ func TestJointEntryLeavesOutCyclesBusyAtThePin(t *testing.T) {
 		busyCycle := rng.IntN(4)
 		var cycles []Cycle
 		for k := range 4 {
-			as := hostclock.Time(800*time.Millisecond) + hostclock.Time(rng.Int64N(int64(period)))
+			as, tm := heldCycle(rng, period, k)
 			c := as + hostclock.Time(entry*1e6)
-			stamp := (as + period/2) / period * period
-			tm := Timing{Cycle: k + 1, Start: 0, Assert: stamp, Deassert: stamp + hostclock.Time(500*time.Millisecond), End: stamp + hostclock.Time(800*time.Millisecond)}
-			tm.ProbeIssue = tm.Deassert + period
-			tm.ProbeComplete = tm.Deassert + hostclock.Time(20*time.Millisecond)
 			var s []Sample
 			var lvl, nz float64
 			for ts := hostclock.Time(0); ts < tm.End; ts += period {
@@ -830,16 +839,12 @@ func TestEntryIsTheMeanOverCycles(t *testing.T) {
 		var cycles []Cycle
 		var truth []float64
 		for k := range 4 {
-			as := hostclock.Time(800*time.Millisecond) + hostclock.Time(rng.Int64N(int64(period)))
+			as, tm := heldCycle(rng, period, k)
 			d := entry
 			if k == busyCycle {
 				d = late
 			}
 			c := as + hostclock.Time(d*1e6)
-			stamp := (as + period/2) / period * period
-			tm := Timing{Cycle: k + 1, Start: 0, Assert: stamp, Deassert: stamp + hostclock.Time(500*time.Millisecond), End: stamp + hostclock.Time(800*time.Millisecond)}
-			tm.ProbeIssue = tm.Deassert + period
-			tm.ProbeComplete = tm.Deassert + hostclock.Time(20*time.Millisecond)
 			var s []Sample
 			for ts := hostclock.Time(0); ts < tm.End; ts += period {
 				w := slumber

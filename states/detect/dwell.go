@@ -23,7 +23,9 @@ func (c *Classifier) classify(t hostclock.Time, w float64, busy bool, smoothed p
 	cs := c.th.clearOf(w, c.clearMargin)
 	if s == c.cur.State {
 		// Back in the current state: pending candidate samples belong to it.
-		c.countHidden()
+		if c.candN > 0 || len(c.transit) > 0 {
+			c.countHidden()
+		}
 		c.absorbTransit(len(c.transit))
 		if c.candN > 0 {
 			c.absorbCandidate()
