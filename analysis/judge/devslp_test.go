@@ -939,12 +939,14 @@ func entryJitterDrive(rng *rand.Rand, jitter float64, nz entryNoise) ([]Cycle, f
 
 // TestEntryIntervalHoldsVaryingLatencies: each cycle's entry latency is
 // the drive's ± 10 % (the independent generator's drives: 23.6–28.3 ms
-// for a mean of 26.46). entry_ms is the mean over the cycles of their
-// entries; the joint fit, which assumes one latency, read near the middle
-// of the cycles' entries with an interval of one grid term (26.15 ± 0.08
-// ms) and held the mean on 15 of 40 drives here. The cycles' own fits
-// scatter beyond their errors, so the drive's entry is their mean, its
-// interval from their scatter (entrySpread).
+// for a mean of 26.46), under AR(1) noise correlated over 2–15 ms, which
+// leaves each cycle's change sharp but its samples' mean too noisy to show
+// alone that it entered elsewhere than the joint fit (heldOff). entry_ms
+// is the mean over the cycles of their entries; the joint fit, which
+// assumes one latency, reads near the middle of the cycles' entries with
+// an interval of one grid term (26.15 ± 0.08 ms) and holds the mean on 23
+// of these 40 drives. The cycles' own fits scatter beyond their errors,
+// so the drive's entry is their mean with their errors (entrySpread).
 func TestEntryIntervalHoldsVaryingLatencies(t *testing.T) {
 	rng := rand.New(rand.NewPCG(27, 13))
 	cr := DefaultCriteria()

@@ -235,21 +235,30 @@ func entryWithJoint(cycles []Cycle) (ms, u95 float64, ok bool) {
 // entrySpread is the drive's entry latency when its cycles entered at
 // latencies that differ (a drive whose entry varies from cycle to cycle by
 // ±10 %: 23.6–28.3 ms for a mean of 26.46): the mean of the cycles' own
-// fits, with a 95 % half-width that is the larger of Student's t at n − 1
-// times their standard error (s/√n) and their fit errors propagated
-// (1.96 √Σuᵢ²/n). The fits' scatter holds both the latencies' spread and
-// the fits' own errors, which under slow correlated noise or a misread
-// sensor can exceed their intervals (a cycle 1.04 ms early against ±0.21);
-// it is the measured part, and the fit errors the floor when the scatter
-// happens to be small. The joint fit (entryWithJoint) assumes one latency:
-// over cycles whose latencies differ it puts the change where their mean
-// power crosses between the levels, near the middle of the cycles'
-// entries rather than at their mean, with an interval of one grid term
-// (26.15 ± 0.08 ms for that drive). differ is false when the fits agree
-// within their errors (cyclesScatter): the joint fit is then the precise
-// figure.
+// fits, with their fit errors propagated (1.96 √Σσᵢ²/n) — the interval of
+// these cycles' mean, the quantity entry_ms is, not of the drive's mean
+// latency over cycles to come: the latencies' spread is no error of it.
+// (Student's t × the fits' standard error s/√n, the latter's interval,
+// held no more of the drives below and was 5–10 times as wide: ±271 ms for
+// a campaign drive whose four cycles entered at 0, 0.02, 3.85 and 342 ms,
+// each fit to ±0.08 ms.) The joint fit (entryWithJoint) assumes one
+// latency: over cycles whose latencies differ it puts the change where
+// their mean power crosses between the levels, near the middle of the
+// cycles' entries rather than at their mean, with an interval of one grid
+// term (26.15 ± 0.08 ms for that drive). differ is false when the fits
+// agree within their errors (cyclesScatter): the joint fit is then the
+// precise figure.
+//
+// A cycle whose own samples contradict its fit — those between it and the
+// joint fit lie on the joint fit's side of the midpoint between pre-cycle
+// level and floor (heldOff with the two swapped) — is left out of the
+// test: a single cycle's fit under slow AR(1) noise put the change 26.75 ±
+// 5.7 ms late on a drive at its floor 0.04 ms after the pin (12:70), and
+// its samples there were at the floor.
 func entrySpread(cycles []Cycle) (ms, u95 float64, differ bool) {
 	var xs, ss []float64 // the cycles' own fits, unclamped, and their standard uncertainties
+	var test []bool      // whether the cycle's fit is in the scatter test
+	e, _, _, joint := jointEntry(cycles, nil)
 	for _, c := range cycles {
 		if !c.EntryMs.Ok() {
 			continue
@@ -258,48 +267,40 @@ func entrySpread(cycles []Cycle) (ms, u95 float64, differ bool) {
 		if !(u > 0) || math.IsInf(u, 1) {
 			return 0, 0, false // a fit without an interval: nothing to test the scatter against
 		}
-		xs = append(xs, float64(c.EntryMs-NumMs(c.entryCut)))
-		ss = append(ss, u/stat.Z975)
+		x := float64(c.EntryMs - NumMs(c.entryCut))
+		xs, ss = append(xs, x), append(ss, u/stat.Z975)
+		test = append(test, !joint || !heldOff(c, x, e))
 	}
-	if !cyclesScatter(xs, ss) {
+	if !cyclesScatter(xs, ss, test) {
 		return 0, 0, false
 	}
-	n := float64(len(xs))
-	var prop float64
+	var v float64
 	for _, s := range ss {
-		prop += s * s
+		v += s * s
 	}
-	se := math.Sqrt(stat.Var(xs) / n)
-	return stat.Mean(xs), math.Max(stat.T975(n-1)*se, stat.Z975*math.Sqrt(prop)/n), true
+	n := float64(len(xs))
+	return stat.Mean(xs), stat.Z975 * math.Sqrt(v) / n, true
 }
 
-// cyclesScatter reports whether values xs with standard uncertainties ss
-// scatter beyond them: χ² = Σ((xᵢ − x̄)/sᵢ)² about their weighted mean x̄
-// above its 95 % quantile at k − 1 degrees of freedom, once the farthest
-// tenth of them (at least one; each time the one farthest from the median
-// of those left) is left out. Left out because one far cycle alone is
-// either a cycle that entered late (busy at the pin: entryWithJoint reads
-// it at its own fit and the others jointly) or one whose fit noise put far
-// off (26.75 ± 5.7 ms for a drive at its floor 0.04 ms after the pin,
-// 12:70: the joint fit is right), and a few such fits among tens of
-// cycles would otherwise decide for all. Farthest from the median, not in
-// its own sᵢ: of two precise fits 1.5 ms apart among imprecise ones, the
-// one left out in sᵢ was always a precise one, and the scatter went
-// unseen. Two values are tested as they are, at 99 %. False for fewer
-// than two.
-func cyclesScatter(xs, ss []float64) bool {
-	if len(xs) < 2 {
-		return false
+// cyclesScatter reports whether values xs with standard uncertainties ss,
+// those whose test is true, scatter beyond them: χ² = Σ((xᵢ − x̄)/sᵢ)²
+// about their weighted mean x̄ above its 95 % quantile at k − 1 degrees of
+// freedom, once the farthest tenth of them from their median (none below
+// ten values) is left out — among tens of cycles (entry cycles, up to
+// 192), a few fits noise put far off would otherwise decide for all. At
+// 99 %: with one latency the cycles' fits scatter beyond their intervals
+// now and then (their errors are heavy-tailed), and at 95 % the test took
+// 2 of 280 such drives for a spread where 99 % took 1, with the same
+// power. False for fewer than two.
+func cyclesScatter(xs, ss []float64, test []bool) bool {
+	keep := append([]bool(nil), test...)
+	k := 0
+	for _, t := range keep {
+		if t {
+			k++
+		}
 	}
-	if len(xs) == 2 {
-		d := (xs[0] - xs[1]) / math.Hypot(ss[0], ss[1])
-		return d*d > chi2Quantile(1, z99)
-	}
-	keep := make([]bool, len(xs))
-	for i := range keep {
-		keep[i] = true
-	}
-	for range max(1, len(xs)/10) {
+	for range k / 10 {
 		var kept []float64
 		for i, x := range xs {
 			if keep[i] {
@@ -313,6 +314,10 @@ func cyclesScatter(xs, ss []float64) bool {
 			}
 		}
 		keep[far] = false
+		k--
+	}
+	if k < 2 {
+		return false
 	}
 	var sw, swx float64
 	for i, x := range xs {
@@ -322,27 +327,21 @@ func cyclesScatter(xs, ss []float64) bool {
 		}
 	}
 	var chi2 float64
-	k := 0
 	for i, x := range xs {
 		if keep[i] {
 			z := (x - swx/sw) / ss[i]
 			chi2 += z * z
-			k++
 		}
 	}
-	return chi2 > chi2Quantile(float64(k-1), z95)
+	return chi2 > chi2Quantile(float64(k-1), z99)
 }
 
-// The standard normal's 0.95 and 0.99 quantiles.
-const (
-	z95 = 1.6448536269514722
-	z99 = 2.3263478740408408
-)
+// z99 is the standard normal's 0.99 quantile.
+const z99 = 2.3263478740408408
 
 // chi2Quantile is the Wilson–Hilferty approximation of the χ² quantile
-// at nu degrees of freedom whose normal deviate is z: the 95 % quantile
-// 2.5 % low at 1 degree of freedom (3.75 for 3.84), within 1 % from 2 on,
-// and the 99 % within 1 % throughout.
+// at nu degrees of freedom whose normal deviate is z: the 99 % quantile
+// within 1 % from 1 degree of freedom up (6.59 for 6.63 at 1).
 func chi2Quantile(nu, z float64) float64 {
 	a := 2 / (9 * nu)
 	c := 1 - a + z*math.Sqrt(a)
