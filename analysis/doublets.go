@@ -260,12 +260,16 @@ type oneLevel struct {
 }
 
 // oneLevelTol: the tolerance of oneLevel's comparison; oneLevelBlocks the
-// fewest blocks a spread is read from; oneLevelReach how far from active
-// idle's mode, in bandwidths, its blocks are taken.
+// fewest blocks a spread is read from; active idle's blocks are taken
+// within oneLevelReach bandwidths or oneLevelRel of its level of its
+// dominant mode, whichever is wider (the mode may be one half of the
+// split level; bursts of background work lie further above).
 const (
 	oneLevelTol    = 1.25
 	oneLevelBlocks = 50
 	oneLevelReach  = 10
+	oneLevelRel    = 0.05
+	oneLevelBins   = 2
 )
 
 // newOneLevel reads oneLevel from the long blocks b (bandwidth h, modes
@@ -276,8 +280,16 @@ func newOneLevel(b *blockScale, h, minN float64) *oneLevel {
 	if !ok {
 		return nil
 	}
-	w, ok := spreadOf(mp, m.x-oneLevelReach*h, m.x+oneLevelReach*h)
+	reach := math.Max(oneLevelReach*h, oneLevelRel*math.Abs(m.x))
+	w, ok := spreadOf(mp, m.x-reach, m.x+reach)
 	if !ok || !(w > 0) {
+		return nil
+	}
+	// The histogram keeps a block as its bin's mean (2^-12 of the level:
+	// 1 mW at 7 W): a spread of fewer than oneLevelBins of them at active
+	// idle is not resolved, and a pair below, read finer, could be wider
+	// than it by a bin and still be two levels.
+	if _, e := math.Frexp(math.Abs(m.x)); w < oneLevelBins*math.Ldexp(1, e-1-modeSub) {
 		return nil
 	}
 	quiet := points(&b.hist, func(c learnCtx) bool { return c != ctxPin })
