@@ -36,6 +36,10 @@ type naming struct {
 	lv     detect.Levels
 	idle   int
 	se     func(n float64) float64 // the standard error of a level held n blocks
+	// stepW is how far the meter's level steps move a level (the widest
+	// doublet merged, or the telegraph's step): a median of a stretch of
+	// blocks may sit on either half.
+	stepW float64
 }
 
 // gather collects the modes: the long blocks' fit, the levels the short
@@ -81,7 +85,9 @@ func (nm *naming) gather(l *levelLearner, hdr capture.Header) (onto func(float64
 	for i, j := range ix {
 		sorted[i], sfrom[i] = all[j], from[j]
 	}
-	nm.all, nm.from, onto = mergeDoublets(sorted, sfrom, long.telegraphStep())
+	step := long.telegraphStep()
+	nm.all, nm.from, onto, nm.stepW = mergeDoublets(sorted, sfrom, step, newOneLevel(long, nm.f.h, nm.f.minN))
+	nm.stepW = math.Max(nm.stepW, step)
 	nm.named = make([]string, len(nm.all))
 	return onto
 }
@@ -180,7 +186,12 @@ func (nm *naming) nameDevSlpAtPin(cycles []pinCycle, dp mode) {
 		}
 		pre, pin := stat.OrderQuantile(rest, 0.5), stat.OrderQuantile(cy.pin, 0.5)
 		d := pre - pin
-		u := 1.2533 * math.Hypot(se(float64(len(rest))), se(float64(len(cy.pin))))
+		// Each median may sit on either half of a level the steps split:
+		// ±stepW/2 each, a variance of stepW²/2 in their difference (campaign
+		// seed 13 drive 40, a drive that ignores the pin: one cycle "fell"
+		// 12.7 standard errors, by one 0.72 mW step, pooled −4.8, and its
+		// Slumber was named DevSlp).
+		u := math.Hypot(1.2533*math.Hypot(se(float64(len(rest))), se(float64(len(cy.pin)))), nm.stepW/math.Sqrt2)
 		if !(u > 0) {
 			u = 1e-12
 		}
