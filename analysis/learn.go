@@ -577,6 +577,10 @@ type LevelLearning struct {
 	BlockMs     units.Milliseconds `json:"block_ms"`
 	BlockSigmaW units.Watts        `json:"block_sigma_w"`
 	QuietS      units.Seconds      `json:"quiet_s"`
+	// LevelStepW is how far the meter's level steps (a random telegraph,
+	// popcorn noise) move a level: the widest cluster of modes merged as
+	// one level, or the steps the capture shows (0: none found).
+	LevelStepW units.Watts `json:"level_step_w,omitempty"`
 	// Modes are the modes of the quiet block means, highest first, with
 	// the state each was named (or "" when it names none: background above
 	// idle, or a mode the states have no room for) and the time behind it

@@ -273,7 +273,7 @@ func drivePins(p *pass1, c *Clock, port int) []detect.Pin {
 
 // fill completes a report from the classifier's spans; c is the capture's
 // clock, cn what the classifier measured of the noise.
-func (s *StateReport) fill(sum *detect.Summary, spans []detect.Span, ios []detect.IO, pins []detect.Pin, c *Clock, cn classNoise) {
+func (s *StateReport) fill(sum *detect.Summary, spans []detect.Span, ios []detect.IO, pins []detect.Pin, can detect.DevSlpPossible, c *Clock, cn classNoise) {
 	// The running median places background edges early and late when the
 	// noise reaches over the threshold into background; the spans and
 	// their summary are corrected once, here, for every output.
@@ -281,7 +281,7 @@ func (s *StateReport) fill(sum *detect.Summary, spans []detect.Span, ios []detec
 	// can take (MonotoneLevels).
 	refined := detect.RefineBurstEdges(spans, s.Levels, cn.sigma, cn.burst, cn.period)
 	if len(refined) > 0 {
-		refined = detect.MonotoneLevelsNoise(refined, s.Levels, cn.meanVar, pins)
+		refined = detect.MonotoneLevelsPossible(refined, s.Levels, withSteps(cn.meanVar, s.Learning, cn.period), pins, can)
 	}
 	if len(refined) > 0 {
 		spans, sum = refined, &detect.Summary{}
@@ -395,7 +395,8 @@ func (sd *stateDetector) finishStates(p *pass1, c *Clock, drives []DriveReport) 
 	for _, d := range drives {
 		if col := sd.cols[d.Port]; col != nil {
 			col.off.Close()
-			col.rep.fill(&col.sum, col.spans, busyIO(p, d.Port), drivePins(p, c, d.Port), c, classifierNoise(col.off, period))
+			pins := drivePins(p, c, d.Port)
+			col.rep.fill(&col.sum, col.spans, busyIO(p, d.Port), pins, devslpPossible(p, pins, d.Port), c, classifierNoise(col.off, period))
 			out = append(out, col.rep)
 			continue
 		}
@@ -408,6 +409,42 @@ func (sd *stateDetector) finishStates(p *pass1, c *Clock, drives []DriveReport) 
 		out = append(out, rep)
 	}
 	return out
+}
+
+// withSteps adds the meter's level steps to the noise of a span's mean
+// (nil mv stays nil): the classifier's noise model is read from
+// differences robust to level steps, which a random telegraph is made of.
+// A span of a few ms sits on one half of the level, ±step/2 from it, so
+// the steps' variance, (step/2)², does not average down within it; read
+// without it, a fast telegraph's halves were evidence of many rises, and
+// DevSlp under the pin came in short spans read as Slumber between them
+// (campaign seed 14 drive 101, a 3.6 mW telegraph redrawn every 3.5 ms:
+// 14 of DevSlp's 33 points). Long spans hold many steps and average them,
+// but every span of a stretch gains the same variance, so a level's long
+// spans still outweigh its short ones.
+//
+// The same holds of a telegraph faster than a block (no halves to merge):
+// the learning's 10 ms block means scatter by σ_b, which is then far more
+// than the classifier's model says of a 10 ms mean. A span's mean is no
+// surer than that: at least σ_b² for a span of up to a block, σ_b²·b/n
+// beyond (b samples a block; white noise gives the model's own σ²/n).
+func withSteps(mv detect.MeanVar, ll *LevelLearning, period time.Duration) detect.MeanVar {
+	if mv == nil || ll == nil {
+		return mv
+	}
+	v := float64(ll.LevelStepW) * float64(ll.LevelStepW) / 4
+	vb := float64(ll.BlockSigmaW) * float64(ll.BlockSigmaW)
+	b := float64(ll.BlockMs) * 1e6 / float64(period)
+	if !(v > 0) && !(vb > 0 && b >= 1) {
+		return mv
+	}
+	return func(n int) float64 {
+		x := mv(n) + v
+		if vb > 0 && b >= 1 {
+			x = math.Max(x, vb*b/math.Max(float64(n), b))
+		}
+		return x
+	}
 }
 
 // classNoise is what a classifier measured that residency's uncertainty
