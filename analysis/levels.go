@@ -223,6 +223,9 @@ func (l *levelLearner) nameLevels(out LevelLearning, hdr capture.Header, blockS 
 		return out
 	}
 	out.Levels, out.Evidence, out.LevelStepW = lv, ev, units.Watts(nm.stepW)
+	if nm.one != nil {
+		out.IdleSpreadW = units.Watts(nm.one.width)
+	}
 	return out
 }
 

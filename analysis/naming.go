@@ -40,6 +40,7 @@ type naming struct {
 	// doublet merged, or the telegraph's step): a median of a stretch of
 	// blocks may sit on either half.
 	stepW float64
+	one   *oneLevel // active idle's spread (nil: not read)
 }
 
 // gather collects the modes: the long blocks' fit, the levels the short
@@ -86,7 +87,8 @@ func (nm *naming) gather(l *levelLearner, hdr capture.Header) (onto func(float64
 		sorted[i], sfrom[i] = all[j], from[j]
 	}
 	step := long.telegraphStep()
-	nm.all, nm.from, onto, nm.stepW = mergeDoublets(sorted, sfrom, step, newOneLevel(long, nm.f.h, nm.f.minN))
+	nm.one = newOneLevel(long, nm.f.h, nm.f.minN)
+	nm.all, nm.from, onto, nm.stepW = mergeDoublets(sorted, sfrom, step, nm.one)
 	nm.stepW = math.Max(nm.stepW, step)
 	nm.named = make([]string, len(nm.all))
 	return onto

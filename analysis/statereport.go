@@ -216,6 +216,14 @@ func (c *stateCollector) IdleBand() (lo, hi units.Watts, ok bool) {
 	return 2*idle - units.Watts(bg), units.Watts(bg), true
 }
 
+// IdleSpread is the learning's IdleSpreadW (0: none).
+func (c *stateCollector) IdleSpread() float64 {
+	if c.rep.Learning == nil {
+		return 0
+	}
+	return float64(c.rep.Learning.IdleSpreadW)
+}
+
 // SplitAt passes the DEVSLP edges to the offline classifier: spans end
 // there, and fill's MonotoneLevels reads each part by its mean.
 func (c *stateCollector) SplitAt(ts []hostclock.Time) { c.off.SplitAt(ts) }
