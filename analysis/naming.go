@@ -166,7 +166,8 @@ func (nm *naming) nameDevSlpAtPin(cycles []pinCycle, dp mode) {
 	// that makes one cycle's drop uncertain, two are surer; a drive
 	// that ignores the pin drops by nothing in any).
 	var sw, swd float64
-	var best, bestPre float64
+	var best, bestPre, bestAny float64
+	var used int
 	for _, cy := range cycles {
 		if len(cy.pre) < 3 || len(cy.pin) < 3 {
 			continue
@@ -199,6 +200,8 @@ func (nm *naming) nameDevSlpAtPin(cycles []pinCycle, dp mode) {
 		}
 		sw += 1 / (u * u)
 		swd += d / (u * u)
+		used++
+		bestAny = math.Max(bestAny, d/u)
 		if d > devslpRel*pre && d/u > best {
 			best, bestPre = d/u, pre
 		}
@@ -215,6 +218,10 @@ func (nm *naming) nameDevSlpAtPin(cycles []pinCycle, dp mode) {
 		// floor and their real Slumber left unnamed: campaign 1:66).
 		nm.lv.DevSlp = units.Watts(math.Max(dp.x, minLevelW))
 		nm.ev["devslp"] = fmt.Sprintf("DEVSLP-asserted time: the power fell below the level held before the assertions (%.1f standard errors in one cycle, from %.3g W; %.1f pooled over the cycles)", best, bestPre, pooled)
+	} else {
+		// Why not: the report's note on the DevSlp residency quotes it
+		// (devslpUnresolvedNote); a level named below replaces it.
+		nm.ev["devslp"] = devslpNotNamed(dp.x, float64(nm.lv.Idle), bestAny, pooled, pooledD, used)
 	}
 	if nm.lv.DevSlp > 0 {
 		// The HBA's own DevSlp outside the pin: levels at the pin's
@@ -225,6 +232,22 @@ func (nm *naming) nameDevSlpAtPin(cycles []pinCycle, dp mode) {
 			}
 		}
 	}
+}
+
+// devslpNotNamed says why the level under the pin (x W) is not DevSlp:
+// not below active idle, no cycle with a quiet stretch before and under
+// the pin, or a drop not resolved (z the largest drop in one cycle in
+// standard errors, pooled and pooledD the cycles' pooled drop in standard
+// errors and in W, over n cycles).
+func devslpNotNamed(x, idle, z, pooled, pooledD float64, n int) string {
+	switch {
+	case x >= idle:
+		return fmt.Sprintf("not named: the DEVSLP-asserted level %.3g W is not below active idle", x)
+	case n == 0:
+		return fmt.Sprintf("not named: the DEVSLP-asserted level is %.3g W, but no cycle has 3 quiet blocks before and under the pin to compare", x)
+	}
+	return fmt.Sprintf("not named: under the DEVSLP pin the power (%.3g W) did not fall clearly below the level held before the assertions — %.1f standard errors at most in one cycle, %.1f pooled over %d cycles (%.3g W); DevSlp takes %.1f and a drop of %.0f %% of the level",
+		x, z, pooled, n, pooledD, devslpZ, 100*devslpRel)
 }
 
 // nameHBADevSlp names DevSlp without a pin, or with the pin's drop not

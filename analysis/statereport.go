@@ -44,6 +44,10 @@ type StateReport struct {
 	// another's (out): what ResidencyU95's misplaced term holds. Absent
 	// when there are none.
 	Misplaced map[string]MisplacedCount `json:"misplaced_samples,omitempty"`
+	// DevSlpUnresolved is the pin-asserted time a drive without a learned
+	// DevSlp level may have spent at its floor, which ResidencyU95 holds;
+	// absent when the level was learned or the pin never asserted.
+	DevSlpUnresolved *DevSlpUnresolved `json:"devslp_unresolved,omitempty"`
 	// Smoothing is the classifier's running-median window, chosen from the
 	// measured per-sample noise (detect.Options.Adaptive).
 	Smoothing   SmoothingInfo          `json:"smoothing"`
@@ -314,6 +318,7 @@ func (s *StateReport) fill(sum *detect.Summary, spans []detect.Span, ios []detec
 	}
 	s.Smoothing = SmoothingInfo{WindowMs: units.Milliseconds(float64(cn.smooth) / 1e6), NoiseSigmaW: units.Watts(cn.sigma)}
 	s.uncertainty(spans, cn, ioPlacement(spans, c))
+	s.devslpUnresolved(spans, pins, cn.smooth)
 	for k, n := range sum.Transitions {
 		s.Transitions = append(s.Transitions, TransitionCount{From: k[0].String(), To: k[1].String(), Count: n})
 	}
@@ -381,6 +386,9 @@ func (r *Report) applyStates() {
 				d.StatePowerW = StatePower{Active: p["active"], Background: p["background"], Idle: p["idle"], Partial: p["partial"],
 					Slumber: p["slumber"], DevSlp: p["devslp"]}
 				d.ResidencyU95, d.StatePowerU95W = st.ResidencyU95, st.PowerU95W
+				if n := st.devslpUnresolvedNote(); n != "" {
+					r.note(n)
+				}
 				if res["devslp"] > 0 {
 					// No judged pin cycles (the HBA's own DevSlp): entered; the
 					// floor stays the judged cycles' (state_power_w.devslp is the
