@@ -220,6 +220,14 @@ func (c *stateCollector) IdleBand() (lo, hi units.Watts, ok bool) {
 	return 2*idle - units.Watts(bg), units.Watts(bg), true
 }
 
+// LevelStep is the learning's LevelStepW (0: none).
+func (c *stateCollector) LevelStep() float64 {
+	if c.rep.Learning == nil {
+		return 0
+	}
+	return float64(c.rep.Learning.LevelStepW)
+}
+
 // IdleSpread is the learning's IdleSpreadW (0: none).
 func (c *stateCollector) IdleSpread() float64 {
 	if c.rep.Learning == nil {
