@@ -101,8 +101,7 @@
 // decoding side: scanner.go and crc.go (frames), payload.go, v2.go and
 // packed.go (payloads; packed_float.go decodes a packed block straight to
 // volts and amps for the stream decoder), decoder.go, merge.go and
-// refuse.go (the timeline),
-// replay.go (recorded streams).
+// refuse.go (the timeline), replay.go (recorded streams).
 //
 // # CRC
 //

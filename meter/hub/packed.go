@@ -315,11 +315,8 @@ func unpackDeltas(out, p []byte, total int, chs []packedChan, count int) (int, e
 			// One test for the rare cases: bus outside 0…65535, current
 			// outside ±2¹⁹, or near the stream's end.
 			if uint32(bus)|uint32(cur+1<<19)>>4 > 0xFFFF || i > last {
-				if 8*i-int(nb) > total {
-					return 0, protoErr(TypeSamples2, "packed block: bit stream ends in sample %d of %d", k, count)
-				}
-				if bus < 0 || bus > 0xFFFF || cur < -(1<<19) || cur > 1<<19-1 {
-					return 0, protoErr(TypeSamples2, "packed block: sample %d channel %d decodes out of range (bus %d, current %d)", k, j, bus, cur)
+				if err := checkSample(8*i-int(nb), total, k, count, j, bus, cur); err != nil {
+					return 0, err
 				}
 			}
 			c.bus, c.cur = bus, cur

@@ -102,21 +102,13 @@ func unpackFloatDeltas(f *packedFloats, p []byte, total int, chs []packedChan, c
 				i += int((63 - nb) >> 3)
 				nb |= 56
 			}
-			pos := 8*i - int(nb)
-			end := min(total, pos+(count-k)*int(zn))
-			if win>>(64-zn) == zpat && pos+int(zn) <= end {
-				// Set k is zeroSet's; so is each next one whose bits
-				// equal those zn before them, up to the stream's end.
-				m := (runEnd(p, pos+int(zn), end, zn) - pos) / int(zn)
-				pos += m * int(zn)
-				win, nb, i = be.Uint64(p[pos>>3:])<<(pos&7), uint(64-pos&7), pos>>3+8
-				for j := range chs {
-					o := j*count + k
-					fill(fv[o:o+m], fv[o-1])
-					fill(fi[o:o+m], fi[o-1])
+			if win>>(64-zn) == zpat {
+				if m := stillRun(f, p, 8*i-int(nb), total, chs, k, count, zn); m > 0 {
+					pos := 8*i - int(nb) + m*int(zn)
+					win, nb, i = be.Uint64(p[pos>>3:])<<(pos&7), uint(64-pos&7), pos>>3+8
+					k += m
+					continue
 				}
-				k += m
-				continue
 			}
 		}
 		for j := range chs {
@@ -138,11 +130,8 @@ func unpackFloatDeltas(f *packedFloats, p []byte, total int, chs []packedChan, c
 			win = w
 			bus, cur := c.bus+unzig(ub), c.cur+unzig(ui)
 			if uint32(bus)|uint32(cur+1<<19)>>4 > 0xFFFF || i > last {
-				if 8*i-int(nb) > total {
-					return 0, protoErr(TypeSamples2, "packed block: bit stream ends in sample %d of %d", k, count)
-				}
-				if bus < 0 || bus > 0xFFFF || cur < -(1<<19) || cur > 1<<19-1 {
-					return 0, protoErr(TypeSamples2, "packed block: sample %d channel %d decodes out of range (bus %d, current %d)", k, j, bus, cur)
+				if err := checkSample(8*i-int(nb), total, k, count, j, bus, cur); err != nil {
+					return 0, err
 				}
 			}
 			c.bus, c.cur = bus, cur
@@ -153,6 +142,37 @@ func unpackFloatDeltas(f *packedFloats, p []byte, total int, chs []packedChan, c
 		k++
 	}
 	return 8*i - int(nb), nil
+}
+
+// checkSample is the rare check of unpackDeltas' and unpackFloatDeltas'
+// loops, out of them: the stream read to bit pos of total, sample k of
+// count, channel j decoding to bus and cur.
+func checkSample(pos, total, k, count, j int, bus, cur int32) error {
+	if pos > total {
+		return protoErr(TypeSamples2, "packed block: bit stream ends in sample %d of %d", k, count)
+	}
+	if bus < 0 || bus > 0xFFFF || cur < -(1<<19) || cur > 1<<19-1 {
+		return protoErr(TypeSamples2, "packed block: sample %d channel %d decodes out of range (bus %d, current %d)", k, j, bus, cur)
+	}
+	return nil
+}
+
+// stillRun finds the run of sets whose every delta is 0 at bit pos of p,
+// set k of count (its first set's bits known to be zeroSet's, zn of them),
+// fills their volts and amps with the set before's, and returns their
+// number: 0 if the first set would end past the stream's total bits.
+func stillRun(f *packedFloats, p []byte, pos, total int, chs []packedChan, k, count int, zn uint) int {
+	end := min(total, pos+(count-k)*int(zn))
+	if pos+int(zn) > end {
+		return 0
+	}
+	m := (runEnd(p, pos+int(zn), end, zn) - pos) / int(zn)
+	for j := range chs {
+		o := j*count + k
+		fill(f.v[o:o+m], f.v[o-1])
+		fill(f.i[o:o+m], f.i[o-1])
+	}
+	return m
 }
 
 // runEnd returns the first bit position x in [from, end) of p (bits most
