@@ -70,11 +70,21 @@ func (f *sensorFit) sensorSteps(w []float64, sigma float64) {
 		// release to Slumber and, 0.5 ms later, the read's wake far above
 		// it — put a plateau where the approach would be: d1 ≈ d0 and
 		// d2 ≈ d1 read as a ≈ 1, a sensor of 20 samples that moved every
-		// edge of the cycle by a millisecond.
+		// edge of the cycle by a millisecond. And on into the stretch that
+		// gave the level after (to i+15), not only up to it: a plateau of
+		// 8–15 samples ending in a second step leaves that stretch's median
+		// at the later level and its spread flat (fewer than half its 16
+		// samples on the plateau), and a = 1 predicts the plateau's samples
+		// exactly up to i+7 (a transfer's end at I/O power, idle 1 ms
+		// later: entries ≈ 10 samples early, the independent generator's
+		// seed 2, drives 10, 29, 41, 47). A true sensor is at that level by
+		// then, or the stretch is not flat. (To i+23, the whole stretch, a
+		// bandwidth-family cycle of TestDevSlpIntervalsUnderMeterNoise lost
+		// its pole.)
 		d0, d1, d2 := w[i]-la, w[i+1]-la, w[i+2]-la
 		f.n++
 		if math.Abs(d1) >= sensorMinSigmas*sigma && d0*(la-lb) < 0 && d1*(la-lb) < 0 &&
-			math.Abs(d1) < math.Abs(d0) && math.Abs(d2-d1*d1/d0) <= 4*sigma && approaches(w[i+1:i+8], la, d1/d0, sigma) {
+			math.Abs(d1) < math.Abs(d0) && math.Abs(d2-d1*d1/d0) <= 4*sigma && approaches(w[i+1:i+16], la, d1/d0, sigma) {
 			f.sxy += d1 * d2
 			f.sxx += d1 * d1
 		}

@@ -85,3 +85,41 @@ func TestSensorPoleAndEdgeDelay(t *testing.T) {
 		}
 	}
 }
+
+// TestSensorPoleNotFromAPlateau: a sharp step to a level held 8–15 samples
+// and then a second step (a transfer's end at I/O power and, a millisecond
+// later, idle: the independent generator's drives 10, 29, 41, 47 of seed
+// 2), no sensor. The plateau after the first step is flat, so its first
+// samples stand where the approach's factor 1 would put them, and the
+// level after it fills most of the stretch taken for the new level: the
+// step read a = 1, clamped to 0.95 — a sensor of 20 samples that moved
+// that cycle's entry ≈ 10 samples early (33.934 ± 0.21 ms for 34.975). The
+// approach must reach the new level across that stretch too: no pole.
+func TestSensorPoleNotFromAPlateau(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 10))
+	const sigma, hi, mid, lo, every = 2e-3, 3.1, 1.7, 1.03, 200
+	var w []float64
+	for k := 8; k <= 15; k++ {
+		for range 5 {
+			f := rng.Float64() // the share of the step's sample at the plateau
+			for range every / 2 {
+				w = append(w, hi)
+			}
+			w = append(w, hi+(mid-hi)*f)
+			for range k {
+				w = append(w, mid)
+			}
+			for range every / 2 {
+				w = append(w, lo)
+			}
+		}
+	}
+	for i := range w {
+		w[i] += sigma * rng.NormFloat64()
+	}
+	var sf sensorFit
+	sf.sensorSteps(w, sigma)
+	if a, se := sf.pole(); a != 0 {
+		t.Errorf("sharp steps with a plateau after: pole %.3f ± %.3f, want none", a, se)
+	}
+}
