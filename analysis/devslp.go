@@ -262,6 +262,7 @@ type devslpProc struct {
 	cycles []judge.Timing
 	i      int
 	buf    []judge.Sample
+	next   []judge.Sample // the next cycle's samples while this one is collected
 	jo     judge.JudgeOptions
 	judged []judge.Cycle
 	// chart: the first cycle that did not pass, else the first.
@@ -271,22 +272,34 @@ type devslpProc struct {
 }
 
 func (p *devslpProc) add(w []float64, dt float64, t0 float64) {
-	for p.i < len(p.cycles) {
-		c := p.cycles[p.i]
-		last := hostclock.Time(t0 + dt*float64(len(w)-1))
-		if last < c.Start {
+	if p.i >= len(p.cycles) || len(w) == 0 {
+		return
+	}
+	// A run wholly before the current cycle (and the next) adds nothing.
+	last := hostclock.Time(t0 + dt*float64(len(w)-1))
+	if last < p.cycles[p.i].Start && (p.i+1 >= len(p.cycles) || last < p.cycles[p.i+1].Start) {
+		return
+	}
+	for k, x := range w {
+		tk := hostclock.Time(math.Round(t0 + dt*float64(k))) // as Clock.Host rounds: a pin event's sample has the pin's time
+		for p.i < len(p.cycles) && tk > p.cycles[p.i].End {
+			p.flush()
+		}
+		if p.i >= len(p.cycles) {
 			return
 		}
-		for k, x := range w {
-			tk := hostclock.Time(math.Round(t0 + dt*float64(k))) // as Clock.Host rounds: a pin event's sample has the pin's time
-			if tk >= c.Start && tk <= c.End {
-				p.buf = append(p.buf, judge.Sample{T: tk, W: x})
-			}
+		if tk >= p.cycles[p.i].Start {
+			p.buf = append(p.buf, judge.Sample{T: tk, W: x})
 		}
-		if last <= c.End {
-			return
+		// A pin-only cycle begins before the one before it ends (its
+		// settle reaches back to that release): its samples are kept as
+		// they come, whatever runs they come in. Before, only those of the
+		// run that ended the cycle before were, so a cycle's resting level
+		// and entry changed with the capture's chunking (an imported PPK2
+		// export read a floor of 0.52–0.62 mW, run to run).
+		if n := p.i + 1; n < len(p.cycles) && tk >= p.cycles[n].Start && tk <= p.cycles[n].End {
+			p.next = append(p.next, judge.Sample{T: tk, W: x})
 		}
-		p.flush()
 	}
 }
 
@@ -303,11 +316,11 @@ func (p *devslpProc) flush() {
 		p.chartSamples = append(p.chartSamples[:0], p.buf...)
 		p.chartTiming = tm
 	}
-	p.buf = p.buf[:0]
+	p.buf, p.next = p.next, p.buf[:0]
 	p.i++
 }
 
-// gap drops the samples around a hole: a cycle is judged on what it has.
+// finish judges the cycles not judged yet, on the samples they have.
 func (p *devslpProc) finish() {
 	for p.i < len(p.cycles) {
 		p.flush()

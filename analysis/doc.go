@@ -69,7 +69,10 @@
 // per-state power, active idle's band and states.json (Report.States) come
 // from that one classification. No simulator profile is read: the package
 // imports neither states/drivesim nor host control. A drive whose levels
-// cannot be learned gets null state figures and a note. Without
+// cannot be learned gets null state figures and a note; one whose DEVSLP
+// pin was asserted but whose DevSlp level was not learned gets residency
+// intervals that hold the pin-asserted time for both DevSlp and the level
+// its floor reads as, and a note (devslp_unresolved.go). Without
 // Options.States, a StateClassifier may be given, else residency is active
 // (busy) versus idle from I/O segmentation; the report notes it. Figures
 // declared beforehand (drives[].expect, recorded in the capture) are

@@ -97,11 +97,14 @@ func (b *blockScale) telegraphStep() float64 {
 // 0.9 mW apart (0.18 mA at 5 V), and the halves were named as separate
 // states: the upper half of idle background, the lower half of Partial
 // Slumber (campaign seed 2, drive 0; seed 1, drive 120).
-func mergeDoublets(ms []mode, from []string, step float64) ([]mode, []string, func(float64) float64) {
+// one (nil: unknown) says how wide one level reads, for the rule that
+// merges a cluster no wider than that (oneLevel). widest is the width of
+// the widest cluster merged (0: none): how far the steps move a level.
+func mergeDoublets(ms []mode, from []string, step float64, one *oneLevel) (out []mode, outFrom []string, onto func(float64) float64, widest float64) {
 	id := func(x float64) float64 { return x }
 	n := len(ms)
-	if n < 4 && !(step > 0 && n >= 2) {
-		return ms, from, id
+	if n < 4 && !((step > 0 || one != nil) && n >= 2) {
+		return ms, from, id, 0
 	}
 	d := make([]float64, n-1) // d[i]: ms[i] − ms[i+1]
 	for i := range d {
@@ -171,12 +174,28 @@ func mergeDoublets(ms []mode, from []string, step float64) ([]mode, []string, fu
 		}
 		return k >= 2
 	}
+	// A cluster whose blocks, all its parts together, read no wider than
+	// the one level the link holds under max_performance does: one level
+	// the meter's steps split (oneLevel).
+	asOne := func(c cluster) bool {
+		if one == nil || !apart(c, telegraphIsolation) {
+			return false
+		}
+		last := c.i + c.size - 1
+		lo, hi := ms[last].x-c.width, ms[c.i].x+c.width
+		if last < len(d) {
+			lo = math.Max(lo, ms[last].x-d[last]/2)
+		}
+		if c.i > 0 {
+			hi = math.Min(hi, ms[c.i].x+d[c.i-1]/2)
+		}
+		r, ok := one.spread(lo, hi)
+		return ok && r <= oneLevelTol*one.width
+	}
 	multiplet := func(c cluster) bool {
-		return isolated(c) && shared(c) || stepped(c)
+		return isolated(c) && shared(c) || stepped(c) || asOne(c)
 	}
 	type span struct{ lo, hi, x float64 }
-	var out []mode
-	var outFrom []string
 	var spans []span
 	for i := 0; i < n; i++ {
 		var c cluster
@@ -205,9 +224,10 @@ func mergeDoublets(ms []mode, from []string, step float64) ([]mode, []string, fu
 		out = append(out, m)
 		outFrom = append(outFrom, from[i]+fmt.Sprintf(" (%s modes %.3g W apart merged: the meter's level steps)", [...]string{2: "two", 3: "three", 4: "four"}[c.size], c.width))
 		spans = append(spans, span{lo: ms[i+c.size-1].x, hi: ms[i].x, x: m.x})
+		widest = math.Max(widest, c.width)
 		i += c.size - 1
 	}
-	onto := func(x float64) float64 {
+	onto = func(x float64) float64 {
 		for _, s := range spans {
 			if w := 0.25 * (s.hi - s.lo); x >= s.lo-w && x <= s.hi+w {
 				return s.x
@@ -215,5 +235,87 @@ func mergeDoublets(ms []mode, from []string, step float64) ([]mode, []string, fu
 		}
 		return x
 	}
-	return out, outFrom, onto
+	return out, outFrom, onto, widest
+}
+
+// oneLevel is how wide one level reads on this meter (mergeDoublets): the
+// 5th to 95th percentile of the blocks under max_performance, where the
+// link holds active idle, near their dominant mode — level steps, slow
+// noise and all, which the block noise read from differences of
+// neighbouring blocks misses (a telegraph slower than a block steps
+// between few of them). spread reads the same range of the quiet blocks
+// outside the pin between lo and hi.
+//
+// A level the meter's steps split reads as wide at every level, so two or
+// three modes whose blocks together spread no wider (oneLevelTol) than
+// active idle's are one: under the campaign's steps family an HDD's
+// Slumber came in two halves 2.1 mW apart (a 0.19 mA telegraph on its
+// 12 V rail; active idle's blocks spread over 3.1 mW), the upper named
+// Partial, and its residency was 39–47 points off (seed 14 drives 86 and
+// 134, seed 15 drive 17). Two true levels read wider together than one:
+// their distance and one level's spread.
+type oneLevel struct {
+	width  float64
+	spread func(lo, hi float64) (float64, bool)
+}
+
+// oneLevelTol: the tolerance of oneLevel's comparison; oneLevelBlocks the
+// fewest blocks a spread is read from; active idle's blocks are taken
+// within oneLevelReach bandwidths or oneLevelRel of its level of its
+// dominant mode, whichever is wider (the mode may be one half of the
+// split level; bursts of background work lie further above).
+const (
+	oneLevelTol    = 1.25
+	oneLevelBlocks = 50
+	oneLevelReach  = 10
+	oneLevelRel    = 0.05
+	oneLevelBins   = 2
+)
+
+// newOneLevel reads oneLevel from the long blocks b (bandwidth h, modes
+// of at least minN blocks); nil without enough max_performance blocks.
+func newOneLevel(b *blockScale, h, minN float64) *oneLevel {
+	mp := points(&b.hist, only(ctxMaxPerf))
+	m, ok := dominant(modes(mp, h, minN, mergeRatio))
+	if !ok {
+		return nil
+	}
+	reach := math.Max(oneLevelReach*h, oneLevelRel*math.Abs(m.x))
+	w, ok := spreadOf(mp, m.x-reach, m.x+reach)
+	if !ok || !(w > 0) {
+		return nil
+	}
+	// The histogram keeps a block as its bin's mean (2^-12 of the level:
+	// 1 mW at 7 W): a spread of fewer than oneLevelBins of them at active
+	// idle is not resolved, and a pair below, read finer, could be wider
+	// than it by a bin and still be two levels.
+	if _, e := math.Frexp(math.Abs(m.x)); w < oneLevelBins*math.Ldexp(1, e-1-modeSub) {
+		return nil
+	}
+	quiet := points(&b.hist, func(c learnCtx) bool { return c != ctxPin })
+	return &oneLevel{width: w, spread: func(lo, hi float64) (float64, bool) { return spreadOf(quiet, lo, hi) }}
+}
+
+// spreadOf is the 5th to 95th percentile range of the blocks of pts
+// (sorted by x) in [lo, hi]; false with fewer than oneLevelBlocks.
+func spreadOf(pts []modePoint, lo, hi float64) (float64, bool) {
+	i := sort.Search(len(pts), func(i int) bool { return pts[i].x >= lo })
+	j := sort.Search(len(pts), func(j int) bool { return pts[j].x > hi })
+	var n float64
+	for _, p := range pts[i:j] {
+		n += p.n
+	}
+	if n < oneLevelBlocks {
+		return 0, false
+	}
+	at := func(q float64) float64 {
+		var c float64
+		for _, p := range pts[i:j] {
+			if c += p.n; c >= q*n {
+				return p.x
+			}
+		}
+		return pts[j-1].x
+	}
+	return at(0.95) - at(0.05), true
 }

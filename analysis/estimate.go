@@ -636,6 +636,14 @@ func (d *driveProc) levelOf(b *blockSeries, floor, ceil float64) levelEstimate {
 			blockSigma = s
 		}
 	}
+	// Active idle's blocks under max_performance are one level: where they
+	// spread wider than the model says (a telegraph slower than a block,
+	// whose halves neither the model nor the spans show), a block's σ is at
+	// least their 5th–95th percentile ÷ 3.29, and both halves are the level
+	// (campaign steps family: active idle half a 1.2 mW step low, 15:7).
+	if is, ok := d.cls.(interface{ IdleSpread() float64 }); ok && !math.IsInf(floor, -1) {
+		blockSigma = math.Max(blockSigma, is.IdleSpread()/(2*z95))
+	}
 	e := estimateLevelNoise(bs, b.L, b.minN, resU, floor, ceil, blockSigma)
 	if !dn.ok {
 		return e
@@ -677,3 +685,7 @@ func (e levelEstimate) sampleSigma() float64 {
 	}
 	return math.Sqrt(e.NoiseVar1)
 }
+
+// z95 is the 0.95 quantile of the standard normal distribution: the 5th to
+// 95th percentile of a normal spread is 2·z95 σ.
+const z95 = 1.6448536269514722

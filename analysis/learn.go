@@ -577,6 +577,14 @@ type LevelLearning struct {
 	BlockMs     units.Milliseconds `json:"block_ms"`
 	BlockSigmaW units.Watts        `json:"block_sigma_w"`
 	QuietS      units.Seconds      `json:"quiet_s"`
+	// LevelStepW is how far the meter's level steps (a random telegraph,
+	// popcorn noise) move a level: the widest cluster of modes merged as
+	// one level, or the steps the capture shows (0: none found).
+	LevelStepW units.Watts `json:"level_step_w,omitempty"`
+	// IdleSpreadW is how wide active idle's blocks under max_performance
+	// read, the 5th to 95th percentile (one level: level steps and slow
+	// noise included; absent without enough of them).
+	IdleSpreadW units.Watts `json:"idle_spread_w,omitempty"`
 	// Modes are the modes of the quiet block means, highest first, with
 	// the state each was named (or "" when it names none: background above
 	// idle, or a mode the states have no room for) and the time behind it

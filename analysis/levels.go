@@ -222,7 +222,10 @@ func (l *levelLearner) nameLevels(out LevelLearning, hdr capture.Header, blockS 
 		out.Err = "levels not learned: " + err.Error()
 		return out
 	}
-	out.Levels, out.Evidence = lv, ev
+	out.Levels, out.Evidence, out.LevelStepW = lv, ev, units.Watts(nm.stepW)
+	if nm.one != nil {
+		out.IdleSpreadW = units.Watts(nm.one.width)
+	}
 	return out
 }
 

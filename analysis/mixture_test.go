@@ -50,7 +50,7 @@ func TestMergeDoublets(t *testing.T) {
 		return out
 	}
 	from := func(n int) []string { return make([]string, n) }
-	got, _, onto := mergeDoublets(ms(0.27061, 38, 0.26972, 50, 0.11755, 202, 0.11666, 257, 0.01011, 183, 0.00922, 247), from(6), 0)
+	got, _, onto, _ := mergeDoublets(ms(0.27061, 38, 0.26972, 50, 0.11755, 202, 0.11666, 257, 0.01011, 183, 0.00922, 247), from(6), 0, nil)
 	want := []float64{(0.27061*38 + 0.26972*50) / 88, (0.11755*202 + 0.11666*257) / 459, (0.01011*183 + 0.00922*247) / 430}
 	if len(got) != 3 {
 		t.Fatalf("merged into %d modes %+v, want 3", len(got), got)
@@ -75,7 +75,7 @@ func TestMergeDoublets(t *testing.T) {
 		// gaps (campaign seed 2, drive 191: idle, Partial, Slumber, DevSlp).
 		"by chance": ms(0.86586, 36, 0.36508, 100, 0.28799, 64, 0.08535, 593, 0.00077, 255),
 	} {
-		if out, _, _ := mergeDoublets(in, from(len(in)), 0); len(out) != len(in) {
+		if out, _, _, _ := mergeDoublets(in, from(len(in)), 0, nil); len(out) != len(in) {
 			t.Errorf("%s: %d modes merged into %d", name, len(in), len(out))
 		}
 	}
@@ -125,7 +125,7 @@ func TestMergeTelegraphTriplets(t *testing.T) {
 		"a slow telegraph's triplet": {ms(0.0334071, 21.2, 0.0326, 38.5, 0.0223, 70.1, 0.021522, 79.2,
 			0.00707054, 617.2, 0.00655493, 121.8, 0.00628196, 626.6, 0.00245743, 204.8, 0.00168929, 159.3), 0.0008489, []int{2, 2, 3, 2}},
 	} {
-		got, _, _ := mergeDoublets(c.in, make([]string, len(c.in)), c.step)
+		got, _, _, _ := mergeDoublets(c.in, make([]string, len(c.in)), c.step, nil)
 		if len(got) != len(c.groups) {
 			t.Errorf("%s: %d modes merged into %d, want %d", name, len(c.in), len(got), len(c.groups))
 			continue
@@ -149,10 +149,10 @@ func TestMergeTelegraphTriplets(t *testing.T) {
 func TestMergeDoubletsAtTelegraphStep(t *testing.T) {
 	in := []mode{{x: 0.2012, n: 212}, {x: 0.20028, n: 199}, {x: 0.071921, n: 14.2}, {x: 0.07117, n: 54.8},
 		{x: 0.0089079, n: 280}, {x: 0.0079842, n: 426}, {x: 0.0043207, n: 133}, {x: 0.0034059, n: 107}}
-	if out, _, _ := mergeDoublets(in, make([]string, len(in)), 0); len(out) != len(in) {
+	if out, _, _, _ := mergeDoublets(in, make([]string, len(in)), 0, nil); len(out) != len(in) {
 		t.Fatalf("no step measured: %d modes merged into %d (one pair isolated)", len(in), len(out))
 	}
-	out, _, _ := mergeDoublets(in, make([]string, len(in)), 0.00092)
+	out, _, _, _ := mergeDoublets(in, make([]string, len(in)), 0.00092, nil)
 	want := []float64{(0.2012*212 + 0.20028*199) / 411, 0.071921, 0.07117, (0.0089079*280 + 0.0079842*426) / 706, (0.0043207*133 + 0.0034059*107) / 240}
 	if len(out) != len(want) {
 		t.Fatalf("merged into %+v, want levels at %v", out, want)

@@ -36,6 +36,11 @@ type naming struct {
 	lv     detect.Levels
 	idle   int
 	se     func(n float64) float64 // the standard error of a level held n blocks
+	// stepW is how far the meter's level steps move a level (the widest
+	// doublet merged, or the telegraph's step): a median of a stretch of
+	// blocks may sit on either half.
+	stepW float64
+	one   *oneLevel // active idle's spread (nil: not read)
 }
 
 // gather collects the modes: the long blocks' fit, the levels the short
@@ -81,7 +86,10 @@ func (nm *naming) gather(l *levelLearner, hdr capture.Header) (onto func(float64
 	for i, j := range ix {
 		sorted[i], sfrom[i] = all[j], from[j]
 	}
-	nm.all, nm.from, onto = mergeDoublets(sorted, sfrom, long.telegraphStep())
+	step := long.telegraphStep()
+	nm.one = newOneLevel(long, nm.f.h, nm.f.minN)
+	nm.all, nm.from, onto, nm.stepW = mergeDoublets(sorted, sfrom, step, nm.one)
+	nm.stepW = math.Max(nm.stepW, step)
 	nm.named = make([]string, len(nm.all))
 	return onto
 }
@@ -158,7 +166,8 @@ func (nm *naming) nameDevSlpAtPin(cycles []pinCycle, dp mode) {
 	// that makes one cycle's drop uncertain, two are surer; a drive
 	// that ignores the pin drops by nothing in any).
 	var sw, swd float64
-	var best, bestPre float64
+	var best, bestPre, bestAny float64
+	var used int
 	for _, cy := range cycles {
 		if len(cy.pre) < 3 || len(cy.pin) < 3 {
 			continue
@@ -180,12 +189,19 @@ func (nm *naming) nameDevSlpAtPin(cycles []pinCycle, dp mode) {
 		}
 		pre, pin := stat.OrderQuantile(rest, 0.5), stat.OrderQuantile(cy.pin, 0.5)
 		d := pre - pin
-		u := 1.2533 * math.Hypot(se(float64(len(rest))), se(float64(len(cy.pin))))
+		// Each median may sit on either half of a level the steps split:
+		// ±stepW/2 each, a variance of stepW²/2 in their difference (campaign
+		// seed 13 drive 40, a drive that ignores the pin: one cycle "fell"
+		// 12.7 standard errors, by one 0.72 mW step, pooled −4.8, and its
+		// Slumber was named DevSlp).
+		u := math.Hypot(1.2533*math.Hypot(se(float64(len(rest))), se(float64(len(cy.pin)))), nm.stepW/math.Sqrt2)
 		if !(u > 0) {
 			u = 1e-12
 		}
 		sw += 1 / (u * u)
 		swd += d / (u * u)
+		used++
+		bestAny = math.Max(bestAny, d/u)
 		if d > devslpRel*pre && d/u > best {
 			best, bestPre = d/u, pre
 		}
@@ -202,6 +218,10 @@ func (nm *naming) nameDevSlpAtPin(cycles []pinCycle, dp mode) {
 		// floor and their real Slumber left unnamed: campaign 1:66).
 		nm.lv.DevSlp = units.Watts(math.Max(dp.x, minLevelW))
 		nm.ev["devslp"] = fmt.Sprintf("DEVSLP-asserted time: the power fell below the level held before the assertions (%.1f standard errors in one cycle, from %.3g W; %.1f pooled over the cycles)", best, bestPre, pooled)
+	} else {
+		// Why not: the report's note on the DevSlp residency quotes it
+		// (devslpUnresolvedNote); a level named below replaces it.
+		nm.ev["devslp"] = devslpNotNamed(dp.x, float64(nm.lv.Idle), bestAny, pooled, pooledD, used)
 	}
 	if nm.lv.DevSlp > 0 {
 		// The HBA's own DevSlp outside the pin: levels at the pin's
@@ -212,6 +232,22 @@ func (nm *naming) nameDevSlpAtPin(cycles []pinCycle, dp mode) {
 			}
 		}
 	}
+}
+
+// devslpNotNamed says why the level under the pin (x W) is not DevSlp:
+// not below active idle, no cycle with a quiet stretch before and under
+// the pin, or a drop not resolved (z the largest drop in one cycle in
+// standard errors, pooled and pooledD the cycles' pooled drop in standard
+// errors and in W, over n cycles).
+func devslpNotNamed(x, idle, z, pooled, pooledD float64, n int) string {
+	switch {
+	case x >= idle:
+		return fmt.Sprintf("not named: the DEVSLP-asserted level %.3g W is not below active idle", x)
+	case n == 0:
+		return fmt.Sprintf("not named: the DEVSLP-asserted level is %.3g W, but no cycle has 3 quiet blocks before and under the pin to compare", x)
+	}
+	return fmt.Sprintf("not named: under the DEVSLP pin the power (%.3g W) did not fall clearly below the level held before the assertions — %.1f standard errors at most in one cycle, %.1f pooled over %d cycles (%.3g W); DevSlp takes %.1f and a drop of %.0f %% of the level",
+		x, z, pooled, n, pooledD, devslpZ, 100*devslpRel)
 }
 
 // nameHBADevSlp names DevSlp without a pin, or with the pin's drop not

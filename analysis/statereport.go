@@ -44,6 +44,10 @@ type StateReport struct {
 	// another's (out): what ResidencyU95's misplaced term holds. Absent
 	// when there are none.
 	Misplaced map[string]MisplacedCount `json:"misplaced_samples,omitempty"`
+	// DevSlpUnresolved is the pin-asserted time a drive without a learned
+	// DevSlp level may have spent at its floor, which ResidencyU95 holds;
+	// absent when the level was learned or the pin never asserted.
+	DevSlpUnresolved *DevSlpUnresolved `json:"devslp_unresolved,omitempty"`
 	// Smoothing is the classifier's running-median window, chosen from the
 	// measured per-sample noise (detect.Options.Adaptive).
 	Smoothing   SmoothingInfo          `json:"smoothing"`
@@ -216,6 +220,22 @@ func (c *stateCollector) IdleBand() (lo, hi units.Watts, ok bool) {
 	return 2*idle - units.Watts(bg), units.Watts(bg), true
 }
 
+// LevelStep is the learning's LevelStepW (0: none).
+func (c *stateCollector) LevelStep() float64 {
+	if c.rep.Learning == nil {
+		return 0
+	}
+	return float64(c.rep.Learning.LevelStepW)
+}
+
+// IdleSpread is the learning's IdleSpreadW (0: none).
+func (c *stateCollector) IdleSpread() float64 {
+	if c.rep.Learning == nil {
+		return 0
+	}
+	return float64(c.rep.Learning.IdleSpreadW)
+}
+
 // SplitAt passes the DEVSLP edges to the offline classifier: spans end
 // there, and fill's MonotoneLevels reads each part by its mean.
 func (c *stateCollector) SplitAt(ts []hostclock.Time) { c.off.SplitAt(ts) }
@@ -273,7 +293,7 @@ func drivePins(p *pass1, c *Clock, port int) []detect.Pin {
 
 // fill completes a report from the classifier's spans; c is the capture's
 // clock, cn what the classifier measured of the noise.
-func (s *StateReport) fill(sum *detect.Summary, spans []detect.Span, ios []detect.IO, pins []detect.Pin, c *Clock, cn classNoise) {
+func (s *StateReport) fill(sum *detect.Summary, spans []detect.Span, ios []detect.IO, pins []detect.Pin, can detect.DevSlpPossible, c *Clock, cn classNoise) {
 	// The running median places background edges early and late when the
 	// noise reaches over the threshold into background; the spans and
 	// their summary are corrected once, here, for every output.
@@ -281,7 +301,7 @@ func (s *StateReport) fill(sum *detect.Summary, spans []detect.Span, ios []detec
 	// can take (MonotoneLevels).
 	refined := detect.RefineBurstEdges(spans, s.Levels, cn.sigma, cn.burst, cn.period)
 	if len(refined) > 0 {
-		refined = detect.MonotoneLevelsNoise(refined, s.Levels, cn.meanVar, pins)
+		refined = detect.MonotoneLevelsPossible(refined, s.Levels, withSteps(cn.meanVar, s.Learning, cn.period), pins, can)
 	}
 	if len(refined) > 0 {
 		spans, sum = refined, &detect.Summary{}
@@ -306,6 +326,7 @@ func (s *StateReport) fill(sum *detect.Summary, spans []detect.Span, ios []detec
 	}
 	s.Smoothing = SmoothingInfo{WindowMs: units.Milliseconds(float64(cn.smooth) / 1e6), NoiseSigmaW: units.Watts(cn.sigma)}
 	s.uncertainty(spans, cn, ioPlacement(spans, c))
+	s.devslpUnresolved(spans, pins, cn.smooth)
 	for k, n := range sum.Transitions {
 		s.Transitions = append(s.Transitions, TransitionCount{From: k[0].String(), To: k[1].String(), Count: n})
 	}
@@ -373,6 +394,9 @@ func (r *Report) applyStates() {
 				d.StatePowerW = StatePower{Active: p["active"], Background: p["background"], Idle: p["idle"], Partial: p["partial"],
 					Slumber: p["slumber"], DevSlp: p["devslp"]}
 				d.ResidencyU95, d.StatePowerU95W = st.ResidencyU95, st.PowerU95W
+				if n := st.devslpUnresolvedNote(); n != "" {
+					r.note(n)
+				}
 				if res["devslp"] > 0 {
 					// No judged pin cycles (the HBA's own DevSlp): entered; the
 					// floor stays the judged cycles' (state_power_w.devslp is the
@@ -395,7 +419,8 @@ func (sd *stateDetector) finishStates(p *pass1, c *Clock, drives []DriveReport) 
 	for _, d := range drives {
 		if col := sd.cols[d.Port]; col != nil {
 			col.off.Close()
-			col.rep.fill(&col.sum, col.spans, busyIO(p, d.Port), drivePins(p, c, d.Port), c, classifierNoise(col.off, period))
+			pins := drivePins(p, c, d.Port)
+			col.rep.fill(&col.sum, col.spans, busyIO(p, d.Port), pins, devslpPossible(p, pins, d.Port), c, classifierNoise(col.off, period))
 			out = append(out, col.rep)
 			continue
 		}
@@ -408,6 +433,42 @@ func (sd *stateDetector) finishStates(p *pass1, c *Clock, drives []DriveReport) 
 		out = append(out, rep)
 	}
 	return out
+}
+
+// withSteps adds the meter's level steps to the noise of a span's mean
+// (nil mv stays nil): the classifier's noise model is read from
+// differences robust to level steps, which a random telegraph is made of.
+// A span of a few ms sits on one half of the level, ±step/2 from it, so
+// the steps' variance, (step/2)², does not average down within it; read
+// without it, a fast telegraph's halves were evidence of many rises, and
+// DevSlp under the pin came in short spans read as Slumber between them
+// (campaign seed 14 drive 101, a 3.6 mW telegraph redrawn every 3.5 ms:
+// 14 of DevSlp's 33 points). Long spans hold many steps and average them,
+// but every span of a stretch gains the same variance, so a level's long
+// spans still outweigh its short ones.
+//
+// The same holds of a telegraph faster than a block (no halves to merge):
+// the learning's 10 ms block means scatter by σ_b, which is then far more
+// than the classifier's model says of a 10 ms mean. A span's mean is no
+// surer than that: at least σ_b² for a span of up to a block, σ_b²·b/n
+// beyond (b samples a block; white noise gives the model's own σ²/n).
+func withSteps(mv detect.MeanVar, ll *LevelLearning, period time.Duration) detect.MeanVar {
+	if mv == nil || ll == nil {
+		return mv
+	}
+	v := float64(ll.LevelStepW) * float64(ll.LevelStepW) / 4
+	vb := float64(ll.BlockSigmaW) * float64(ll.BlockSigmaW)
+	b := float64(ll.BlockMs) * 1e6 / float64(period)
+	if !(v > 0) && !(vb > 0 && b >= 1) {
+		return mv
+	}
+	return func(n int) float64 {
+		x := mv(n) + v
+		if vb > 0 && b >= 1 {
+			x = math.Max(x, vb*b/math.Max(float64(n), b))
+		}
+		return x
+	}
 }
 
 // classNoise is what a classifier measured that residency's uncertainty

@@ -132,6 +132,9 @@ func main() {
 				noise := map[string]bool{}
 				for _, d := range compare(rs[0], rs[2]) {
 					noise[d.item] = true
+					if os.Getenv("EQ_SHOW_UNSTABLE") != "" {
+						report(fmt.Sprintf("UNSTABLE %s: %s %s", j.name, d.item, d.what))
+					}
 				}
 				mu.Lock()
 				unstable += len(noise)

@@ -7,7 +7,9 @@
 # channels' LSBs from the footer's key-value metadata and, per channel with one, how far its
 # readings ÷ LSB are from whole counts. With DIR2 (another export of the same capture, e.g. by an
 # earlier binary), whether the two samples.parquet hold the same rows (EXCEPT ALL both ways empty),
-# readings compared as FLOAT: an export from before FLOAT readings (DOUBLE) rounds to this one's.
+# readings compared as FLOAT: an export from before FLOAT readings (DOUBLE) rounds to this one's,
+# and each rail's watts are compared too: the stored rail*_w of an export from before schema
+# idlewatt.samples/v2, otherwise rail*_v * rail*_a (DuckDB's FLOAT product, the value v1 stored).
 # Prints the figures; exits 1 on a mismatch.
 set -euo pipefail
 dir=$1
@@ -39,8 +41,10 @@ for (const d of drives) {
     `${d.n} power samples, summary ${d.samples_count}${ok ? '' : '  MISMATCH'}`);
 }
 if (drives.length === 0) { console.log('no drive in both tables  MISMATCH'); bad++; }
-const cols = ['time_s', 'sample_index', 'port', 'gap_samples', 'rail5_v', 'rail5_a', 'rail5_w', 'rail12_v', 'rail12_a',
-  'rail12_w', 'rail3v3_v', 'rail3v3_a', 'rail3v3_w', 'power_w'];
+const cols = ['time_s', 'sample_index', 'port', 'gap_samples', 'rail5_v', 'rail5_a', 'rail12_v', 'rail12_a',
+  'rail3v3_v', 'rail3v3_a', 'power_w'];
+const schema = await rows(`SELECT decode(value) AS v FROM parquet_kv_metadata(${smp}) WHERE decode(key) = 'idlewatt.schema'`);
+console.log(`schema ${schema.length ? schema[0].v : '(none: idlewatt.samples/v1, with rail*_w)'}`);
 const figs = (await rows(`SELECT count(*) AS rows, ${cols.map(c => `count(${c}) AS "n_${c}", sum(${c}) AS "s_${c}"`).join(', ')} FROM ${smp}`))[0];
 console.log(`${figs.rows} rows; ` + cols.map(c => `${c}: ${figs['n_' + c]} values, Σ ${figs['s_' + c]}`).join('; '));
 const kv = await rows(`SELECT decode(value) AS v FROM parquet_kv_metadata(${smp}) WHERE decode(key) = 'idlewatt.channels'`);
@@ -60,10 +64,18 @@ if (kv.length === 0) {
 }
 if (dir2) {
   const readings = cols.slice(4);
-  const asFloat = (f) => `SELECT run_id, time_s, sample_index, port, gap_samples, ${readings.map(c => `CAST(${c} AS FLOAT) AS ${c}`).join(', ')} FROM ${f}`;
+  const rails = ['rail5', 'rail12', 'rail3v3'];
+  // A rail's watts: the stored column (v1) or the FLOAT product of the rail's V and A (v2).
+  const watts = async (f) => {
+    const names = new Set((await rows(`SELECT name FROM parquet_schema(${f})`)).map(r => r.name));
+    return rails.map(r => names.has(`${r}_w`) ? `CAST(${r}_w AS FLOAT) AS ${r}_w` : `CAST(${r}_v AS FLOAT) * CAST(${r}_a AS FLOAT) AS ${r}_w`);
+  };
   const other = `'${dir2}/samples.parquet'`;
-  const diff = (await rows(`SELECT (SELECT count(*) FROM (${asFloat(smp)} EXCEPT ALL ${asFloat(other)})) AS a,
-    (SELECT count(*) FROM (${asFloat(other)} EXCEPT ALL ${asFloat(smp)})) AS b`))[0];
+  const w1 = await watts(smp), w2 = await watts(other);
+  console.log(`rail watts: ${dir} ${w1[0].includes('*') ? 'from V × A' : 'stored'}, ${dir2} ${w2[0].includes('*') ? 'from V × A' : 'stored'}`);
+  const asFloat = (f, w) => `SELECT run_id, time_s, sample_index, port, gap_samples, ${readings.map(c => `CAST(${c} AS FLOAT) AS ${c}`).join(', ')}, ${w.join(', ')} FROM ${f}`;
+  const diff = (await rows(`SELECT (SELECT count(*) FROM (${asFloat(smp, w1)} EXCEPT ALL ${asFloat(other, w2)})) AS a,
+    (SELECT count(*) FROM (${asFloat(other, w2)} EXCEPT ALL ${asFloat(smp, w1)})) AS b`))[0];
   const ok = String(diff.a) === '0' && String(diff.b) === '0';
   bad += ok ? 0 : 1;
   console.log(`against ${dir2}: ${diff.a} rows only in ${dir}, ${diff.b} only in ${dir2}${ok ? '' : '  MISMATCH'}`);

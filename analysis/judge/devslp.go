@@ -151,6 +151,11 @@ type JudgeOptions struct {
 	// resolution and calibration, in every level's interval (none stated:
 	// the intervals hold the noise alone).
 	Rails []stat.Rail
+	// LevelStepW is how far the meter's level steps (a random telegraph,
+	// popcorn noise) move a level, as level learning found them (0: none):
+	// a window of the resting level may sit on either half, so the band of
+	// windows it keeps is never narrower than that (preCycle).
+	LevelStepW units.Watts
 }
 
 // JudgeCycle measures one cycle from the samples that cover it (in time
@@ -237,6 +242,11 @@ func (j *judging) preCycle(c *Cycle) bool {
 	tm, w := j.tm, j.w
 	c.noise = j.nc
 	hw := holdWindowSpread(w, j.idx(tm.Assert.Add(tm.Deassert.Sub(tm.Assert)/2)), j.idx(tm.Deassert.Add(-5*time.Millisecond)), j.period)
+	// A telegraph slower than the hold's windows may not step within it:
+	// half the steps the learning found is a window's spread at least
+	// (campaign seed 13 drive 40, a drive that ignores the pin: the resting
+	// level read 4.52 for 4.91 mW, the lower half of ±0.4 mW steps).
+	hw = math.Max(hw, float64(j.jo.LevelStepW)/2)
 	rl, kept, ok := restingLevel(w, j.idx(tm.Assert.Add(-300*time.Millisecond)), j.pin, j.period, j.nc, hw)
 	if !ok {
 		c.judge(Inconclusive, "no samples before the assertion")
@@ -251,6 +261,7 @@ func (j *judging) preCycle(c *Cycle) bool {
 			rl, kept = l, lk
 		}
 	}
+	rl.SE = math.Hypot(rl.SE, telegraphSE(kept, j.period, float64(j.jo.LevelStepW)))
 	j.base, j.baseSE = rl.Mean, rl.SE
 	c.pre = levelU{se: rl.SE, dof: rl.Dof, sys: j.jo.instrumentU(j.base, math.Sqrt(stat.Var(kept)))}
 	c.PreCycleW, c.PreCycleU95W = NumW(j.base), NumW(c.pre.u95())

@@ -46,10 +46,21 @@ type liveChan struct {
 	began bool
 }
 
-// liveKeep bounds a rail's buffer (60 s at 10 kS/s, 4.8 MB) should cycles
-// not be judged: entry drops what judged cycles used, so it holds about
-// one cycle.
-const liveKeep = 600_000
+// liveKeep bounds a rail's buffer should cycles not be judged (a drive
+// whose cycles ended while another's go on, a meter without pin edges):
+// entry drops what judged cycles used, so it holds about one cycle. The
+// buffer keeps at least the last liveKeep samples (60 s at 10 kS/s) and at
+// most liveKeep + liveSlack (90 s, 7.2 MB): past that it is cut back to
+// liveKeep at once, so the copy is paid once per liveSlack samples. Cut
+// back by each block's worth instead, a full buffer cost a 4.8 MB copy
+// per block per rail (0.2–0.5 ms) in the goroutine that reads the meter:
+// at 10 kS/s the hub's reader fell behind the stream, and once the
+// answers to SET_DEVSLP queued behind more than 10 s of samples the host
+// gave up on the hub (issue 25's lost hubs).
+const (
+	liveKeep  = 600_000
+	liveSlack = liveKeep / 2
+)
 
 func newLiveDevSlp() *liveDevSlp { return &liveDevSlp{ports: map[int]*live{}} }
 
@@ -113,7 +124,15 @@ func (l *liveDevSlp) Samples(b *meter.Block) {
 	for k := range n {
 		c.w[off+k] = float64(b.Power(k))
 	}
-	if drop := len(c.w) - liveKeep; drop > 0 {
+	if len(c.w) > liveKeep+liveSlack {
+		c.dropTo(c.start + uint64(len(c.w)-liveKeep))
+	}
+}
+
+// dropTo drops the samples before index idx.
+func (c *liveChan) dropTo(idx uint64) {
+	if idx > c.start {
+		drop := min(int(idx-c.start), len(c.w))
 		c.w = append(c.w[:0], c.w[drop:]...)
 		c.start += uint64(drop)
 	}
@@ -222,11 +241,7 @@ func (l *liveDevSlp) power(port int) ([]float64, units.Hertz) {
 // next cycle's window starts a return period after it).
 func (lv *live) trim(idx uint64) {
 	for _, c := range lv.chans {
-		if idx > c.start {
-			drop := min(int(idx-c.start), len(c.w))
-			c.w = append(c.w[:0], c.w[drop:]...)
-			c.start += uint64(drop)
-		}
+		c.dropTo(idx)
 	}
 }
 

@@ -10,8 +10,87 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/hostclock"
+	"github.com/idlewatt/idlewatt/meter"
+	"github.com/idlewatt/idlewatt/states/devslp"
 	"github.com/idlewatt/idlewatt/states/drivesim"
+	"github.com/idlewatt/idlewatt/units"
 )
+
+// TestLiveBufferCutBackRarely: a watched rail whose cycles are not judged
+// (its drive's cycles ended while another drive's go on) keeps the last
+// liveKeep samples, exactly, and is cut back once per liveSlack samples,
+// not once per block: cut back by every block, the copy of a full buffer
+// (4.8 MB) in the meter's reader goroutine made the host fall behind a
+// 10 kS/s hub until the answer to SET_DEVSLP queued behind more than 10 s
+// of samples and the hub was given up (issue 25: a hub in 150 lost).
+func TestLiveBufferCutBackRarely(t *testing.T) {
+	l := newLiveDevSlp()
+	l.Start(capture.Header{RateHz: 10000, Channels: []meter.Channel{{Port: 1, Rail: meter.Rail5V}, {Port: 1, Rail: meter.Rail12V}}})
+	l.watch(1)
+	const block = 1000
+	v, i := make([]units.Volts, block), make([]units.Amps, block)
+	b := &meter.Block{Channel: 0, V: v, I: i}
+	c := l.ports[1].chans[0]
+	cuts, start := 0, uint64(0)
+	const total = 3 * liveKeep
+	for idx := uint64(0); idx < total; idx += block {
+		for k := range v {
+			v[k], i[k] = 1, units.Amps(idx+uint64(k)) // power = the sample's index
+		}
+		b.Start = idx
+		l.Samples(b)
+		if c.start != start {
+			cuts++
+			start = c.start
+		}
+		end := idx + block
+		if c.start+uint64(len(c.w)) != end || len(c.w) < min(int(end), liveKeep) || len(c.w) > liveKeep+liveSlack {
+			t.Fatalf("after sample %d the buffer holds [%d, %d): want the last %d at least, at most %d",
+				end, c.start, c.start+uint64(len(c.w)), min(int(end), liveKeep), liveKeep+liveSlack)
+		}
+	}
+	for k, w := range c.w {
+		if w != float64(c.start+uint64(k)) {
+			t.Fatalf("sample %d reads %v after the cuts", c.start+uint64(k), w)
+		}
+	}
+	if most := total/liveSlack + 1; cuts > most {
+		t.Errorf("%d samples cut back the buffer %d times, want at most %d (once per %d samples)", total, cuts, most, liveSlack)
+	}
+}
+
+// quickPin is a devslp.Rig whose pin and probe answer at once.
+type quickPin struct{}
+
+func (quickPin) SetDevSlp(context.Context, bool) (hostclock.Time, error) { return hostclock.Now(), nil }
+func (quickPin) Probe(context.Context) (hostclock.Time, hostclock.Time, error) {
+	return hostclock.Now(), hostclock.Now(), nil
+}
+func (quickPin) Phase(string) {}
+
+// TestFinishedDriveUnwatched: a drive whose DevSlp cycles end is no longer
+// buffered, while another's cycles go on (what it buffered is never read
+// again, and a full buffer costs the meter's reader).
+func TestFinishedDriveUnwatched(t *testing.T) {
+	r := &Rig{live: newLiveDevSlp()}
+	r.live.Start(capture.Header{RateHz: 10000, Channels: []meter.Channel{{Port: 1}, {Port: 2}}})
+	r.live.watch(1)
+	r.live.watch(2)
+	opt := devslp.Options{Cycles: 1, Settle: time.Millisecond, Hold: 10 * time.Millisecond, Return: time.Millisecond}
+	if err := r.cycleDrive(context.Background(), 1, quickPin{}, opt, true); err != nil {
+		t.Fatal(err)
+	}
+	if r.live.ports[1] != nil || r.live.ports[2] == nil {
+		t.Errorf("after port 1's cycles: port 1 watched %v, port 2 watched %v; want false, true", r.live.ports[1] != nil, r.live.ports[2] != nil)
+	}
+	b := &meter.Block{Channel: 0, V: []units.Volts{5}, I: []units.Amps{0.1}}
+	r.live.Samples(b) // port 1's: ignored
+	if p, _ := r.live.power(1); p != nil {
+		t.Errorf("port 1 buffered %d samples after its cycles", len(p))
+	}
+}
 
 // TestDevSlpCyclesExtendUntilEntryResolved: with devslp.max_cycles, a drive
 // whose entry the planned cycles do not resolve to devslp.entry_u95 gets

@@ -220,14 +220,13 @@ func (r *Rig) DevSlp(ctx context.Context) error {
 	for _, d := range run {
 		var rg devslp.Rig = &drivePin{r: r, d: d, pin: pin}
 		opt := r.DevSlpOptions(d)
-		if r.live != nil && opt.MaxCycles > max(opt.Cycles, 1) {
-			port := d.Config.Port
-			r.live.watch(port)
-			defer r.live.unwatch(port)
+		watched := r.live != nil && opt.MaxCycles > max(opt.Cycles, 1)
+		if watched {
+			r.live.watch(d.Config.Port)
 			rg = &livePin{drivePin: rg.(*drivePin), l: r.live, opt: opt, jo: judge.JudgeOptions{Criteria: criteriaOf(opt)}}
 		}
 		wg.Go(func() {
-			_, err := devslp.Run(ctx, rg, opt)
+			err := r.cycleDrive(ctx, d.Config.Port, rg, opt, watched)
 			if err != nil {
 				mu.Lock()
 				errs = append(errs, fmt.Errorf("port %d: %w", d.Config.Port, err))
@@ -240,6 +239,18 @@ func (r *Rig) DevSlp(ctx context.Context) error {
 		return fmt.Errorf("devslp: %v", errs)
 	}
 	return r.Err()
+}
+
+// cycleDrive runs one drive's DevSlp cycles on rg; a watched port
+// (liveDevSlp) is unwatched as soon as its cycles end, not when every
+// drive's have: nothing reads its samples any more, and buffering them
+// while another drive cycles on costs the meter's reader for nothing.
+func (r *Rig) cycleDrive(ctx context.Context, port int, rg devslp.Rig, opt devslp.Options, watched bool) error {
+	if watched {
+		defer r.live.unwatch(port)
+	}
+	_, err := devslp.Run(ctx, rg, opt)
+	return err
 }
 
 // criteriaOf are the verdict's limits for resolved options.

@@ -108,7 +108,13 @@ func ImportFile(ctx context.Context, f files.File, in, out string, o Options) (*
 	if err != nil {
 		return nil, err
 	}
-	w, err := capture.NewWriter(of, h, capture.Options{})
+	// Chunked by size alone (1 MiB), not by the writer's 250 ms of wall
+	// clock, which is for a live recording: the same file imports to the
+	// same capture whatever the machine's load. With the clock, the chunks
+	// fell where the decoding had reached every 250 ms, and the charts of a
+	// meter file reported directly (which draw run by run) changed from one
+	// report to the next.
+	w, err := capture.NewWriter(of, h, capture.Options{FlushEvery: 24 * time.Hour})
 	if err != nil {
 		of.Abort()
 		return nil, err

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/idlewatt/idlewatt/meter"
@@ -179,11 +180,18 @@ func openPPK2CSV(r io.ReaderAt, size int64, o Options) (File, error) {
 	} else {
 		notes = append(notes, "the export has no digital columns (D0-D7 was not ticked when it was exported)")
 	}
+	lsb := 1e-9 // the export's own resolution: µA with three decimals
+	if g, rows, err := ppkGrid(r, size, cols); err != nil {
+		return nil, err
+	} else if g > 0 {
+		lsb = g
+		notes = append(notes, fmt.Sprintf("the readings lie on a grid of %.4g µA (the first %d rows): the meter's resolution, taken as its LSB in every interval", g*1e6, rows))
+	}
 	f.info = Info{
 		Format: ppk2Name,
 		Meter: meter.Info{Kind: "ppk2", Model: "Power Profiler Kit II (CSV export)", Ports: 1,
 			Channels: nil, Rates: []units.Hertz{units.Hertz(rate)}, MaxVoltage: 5, MaxCurrent: 1, Capabilities: []string{"logic"}},
-		Channels: []meter.Channel{{Port: port, Rail: railFor(o.Voltage), VoltLSB: 0.001, CurrentLSB: 1e-9}},
+		Channels: []meter.Channel{{Port: port, Rail: railFor(o.Voltage), VoltLSB: 0.001, CurrentLSB: units.Amps(lsb)}},
 		Rate:     units.Hertz(rate),
 		Lines:    lines,
 		Notes:    notes,
@@ -344,4 +352,108 @@ func (f *ppk2CSV) digital(c *csvLines, row []string, prev int64) (level int64, u
 		}
 	}
 	return level, unknown, both, nil
+}
+
+// gridRows is how many rows ppkGrid reads; gridMinValues the fewest
+// distinct readings it takes a grid from; gridTolNA how far (nA) a printed
+// reading may lie off the grid (the export rounds to 1 nA).
+const (
+	gridRows      = 1 << 16
+	gridMinValues = 3
+	gridTolNA     = 1.5
+)
+
+// ppkGrid is the grid the export's currents lie on (A; 0: none finer
+// than the export's 1 nA found), from its first gridRows rows. The Power
+// Profiler prints µA with three decimals, but a meter's readings are
+// counts of its ADC's step: when every distinct reading is a + k·g for
+// whole k (within the printing's rounding), g is the meter's resolution,
+// which the export does not state — a floor under one step reads as a few
+// of them, and an interval without the step is far too narrow (a 0.84 mW
+// DevSlp floor under a 2.6 µA step: ±0.1 µW, off by 1.2 µW). Readings in
+// several ranges (a PPK2 switches its gain with the current) lie on no
+// one grid, and the export's own 1 nA stays the LSB.
+func ppkGrid(r io.ReaderAt, size int64, cols ppkCols) (float64, int, error) {
+	c := newCSVLines(ppk2Name, r, size)
+	if _, err := c.read(); err != nil {
+		return 0, 0, err
+	}
+	seen := map[int64]bool{}
+	rows := 0
+	for ; rows < gridRows; rows++ {
+		row, err := c.read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return 0, 0, err
+		}
+		if len(row) != cols.n {
+			return 0, 0, c.errf("", "%d columns, the header has %d", len(row), cols.n)
+		}
+		v, err := c.number(ppkCurrent, row[cols.cur])
+		if err != nil {
+			return 0, 0, err
+		}
+		if math.Abs(v) < 1e12 {
+			seen[int64(math.Round(v*1e3))] = true // nA
+		}
+	}
+	return gridOf(seen), rows, nil
+}
+
+// gridOf is the step g (A) of a grid a + k·g that every value of seen (nA)
+// lies on within gridTolNA, 0 when there is none coarser than 3 nA or
+// fewer than gridMinValues values.
+func gridOf(seen map[int64]bool) float64 {
+	if len(seen) < gridMinValues {
+		return 0
+	}
+	d := make([]int64, 0, len(seen))
+	for x := range seen {
+		d = append(d, x)
+	}
+	slices.Sort(d)
+	g0 := d[len(d)-1] - d[0]
+	for i := 1; i < len(d); i++ {
+		g0 = min(g0, d[i]-d[i-1])
+	}
+	if g0 <= 3 {
+		return 0
+	}
+	// Least squares of d_i = a + k_i·g over whole numbers k_i, fitted
+	// first near d_0 (where the first step's rounding cannot yet put a k
+	// off by one), then over four times the span with the refined g, …;
+	// at the end every value within the printing's rounding.
+	g, a := float64(g0), 0.0
+	for span := 8 * float64(g0); ; span *= 4 {
+		var sk, skk, sx, skx, n float64
+		for _, x := range d {
+			y := float64(x - d[0])
+			if y > span {
+				break
+			}
+			k := math.Round((y - a) / g)
+			sk, skk, sx, skx, n = sk+k, skk+k*k, sx+y, skx+k*y, n+1
+		}
+		den := n*skk - sk*sk
+		if !(den > 0) {
+			return 0
+		}
+		g = (n*skx - sk*sx) / den
+		a = (sx - g*sk) / n
+		if !(g > 3) {
+			return 0
+		}
+		if span >= float64(d[len(d)-1]-d[0]) {
+			break
+		}
+	}
+	for _, x := range d {
+		y := float64(x - d[0])
+		if math.Abs(y-a-math.Round((y-a)/g)*g) > gridTolNA {
+			return 0
+		}
+	}
+	return g * 1e-9
 }

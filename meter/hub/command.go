@@ -93,6 +93,21 @@ func (h *Hub) command(ctx context.Context, t Type, payload []byte) (reply, error
 		return reply{}, cn.err
 	default:
 	}
+	// A call still awaiting its answer under this number (sent 256
+	// commands ago, its caller not yet given up: a host reading a backlog,
+	// a burst of RESENDs) keeps it: this command takes the next free one
+	// (the hub answers whatever number it is sent). Taken over, the number
+	// would hand the older call's answer to this one, and the older call's
+	// end would delete this one's entry, leaving its answer to no one.
+	for n := 0; h.pending[seq] != nil; n++ {
+		if n == 255 {
+			h.mu.Unlock()
+			h.wmu.Unlock()
+			return reply{}, fmt.Errorf("hub %s: %s: 256 commands await their answers", h.name, t)
+		}
+		h.seq++
+		seq = h.seq
+	}
 	c.sent = hostclock.Now()
 	h.pending[seq] = c
 	h.calls.Add(1) // before the write: the answer is passed on at once

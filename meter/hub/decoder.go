@@ -151,6 +151,18 @@ type decoder struct {
 	i            []units.Amps
 	s            Samples
 	ev           Event
+	// A packed block in d.s is decoded into pf's volts and amps (floats
+	// set, s.Data nil); its counts are made from raw, its packed data,
+	// only if it must be held or was resent (counts). pfMask is the
+	// channel mask pf's LSBs are for.
+	pf     packedFloats
+	pfMask uint16
+	floats bool
+	raw    []byte
+	// ref, if set (tests only), decodes every SAMPLES2 payload into counts
+	// in d.s, delivered by emit: the decoder as it was before pf, the
+	// reference decode_ref_test.go holds the fast path to.
+	ref func(s *Samples, p []byte) error
 }
 
 func newDecoder(info meter.Info, cfg meter.StreamConfig, stats *meter.Stats) *decoder {
@@ -245,6 +257,7 @@ func (d *decoder) gap(upTo uint64, reason string, sink meter.Sink) error {
 // samples decodes a SAMPLES payload received at host time now (used only
 // after an outage) into sink.
 func (d *decoder) samples(p []byte, now hostclock.Time, sink meter.Sink) error {
+	d.floats = false
 	if err := d.s.DecodeFromBytes(p); err != nil {
 		d.refuse(RefusedSamples)
 		return nil
@@ -260,7 +273,7 @@ func (d *decoder) samples(p []byte, now hostclock.Time, sink meter.Sink) error {
 // one answering a RESEND, merged into its hole.
 func (d *decoder) samples2(p []byte, now hostclock.Time, sink meter.Sink) error {
 	s := &d.s
-	if err := s.DecodeV2(p); err != nil {
+	if err := d.decodeV2(p); err != nil {
 		d.refuse(RefusedSamples2)
 		return nil // refused and counted: a frame with a good CRC the host cannot use
 	}
@@ -273,9 +286,58 @@ func (d *decoder) samples2(p []byte, now hostclock.Time, sink meter.Sink) error 
 		return nil
 	}
 	if s.Flags&SamplesResent != 0 {
+		if err := d.counts(); err != nil {
+			return err
+		}
 		return d.resent(now, sink)
 	}
 	return d.live(now, sink)
+}
+
+// decodeV2 is d.s.DecodeV2(p), except that a packed block is decoded
+// into d.pf's volts and amps (unpackFloats), not into counts.
+func (d *decoder) decodeV2(p []byte) error {
+	s := &d.s
+	d.floats = false
+	if d.ref != nil {
+		return d.ref(s, p)
+	}
+	if len(p) < samples2Hdr || p[13] != FormatPacked {
+		return s.DecodeV2(p)
+	}
+	if err := s.header2(p); err != nil {
+		return err
+	}
+	if s.Mask != d.pfMask { // header2 refuses mask 0
+		d.pfMask = s.Mask
+		mask, j := s.Mask, 0
+		for mask != 0 {
+			c := bits.TrailingZeros16(mask)
+			mask &^= 1 << c
+			d.pf.lv[j], d.pf.li[j] = d.lsbV[c], d.lsbI[c]
+			j++
+		}
+	}
+	if err := s.unpackFloats(s.Data, &d.pf); err != nil {
+		return err
+	}
+	d.raw, s.Data, s.Width = s.Data, nil, 5
+	d.floats = true
+	return nil
+}
+
+// counts makes the counts (s.Data) of the packed block in d.s that
+// decodeV2 decoded into volts and amps: a block held, or a RESENT one,
+// is kept as counts. The block decoded once already, so it decodes again.
+func (d *decoder) counts() error {
+	if !d.floats {
+		return nil
+	}
+	d.floats = false
+	if err := d.s.unpack(d.raw); err != nil {
+		return fmt.Errorf("hub: a packed block decoded to samples, then did not: %w", err)
+	}
+	return nil
 }
 
 // live handles the live block in d.s: duplicates, restarts and gaps are
@@ -321,10 +383,39 @@ func (d *decoder) live(now hostclock.Time, sink meter.Sink) error {
 	d.edge = s.First + uint64(s.Count)
 	d.lastFirst, d.lastRecv = s.First, now
 	if d.waiting() {
+		if err := d.counts(); err != nil {
+			return err
+		}
 		d.hold(s, skip)
 		return d.flush(sink)
 	}
+	if d.floats {
+		return d.emitFloats(skip, sink)
+	}
 	return d.emit(s, skip, sink)
+}
+
+// emitFloats is emit for the packed block in d.s decoded by decodeV2:
+// each channel's samples skip… are delivered where they were decoded.
+func (d *decoder) emitFloats(skip int, sink meter.Sink) error {
+	s := &d.s
+	d.block.Start = s.First + uint64(skip)
+	mask, j := s.Mask, 0
+	for mask != 0 {
+		c := bits.TrailingZeros16(mask)
+		mask &^= 1 << c
+		if d.index[c] >= 0 {
+			a, b := j*s.Count+skip, (j+1)*s.Count
+			d.block.V, d.block.I = d.pf.v[a:b:b], d.pf.i[a:b:b]
+			d.block.Channel = d.index[c]
+			if err := sink.Samples(&d.block); err != nil {
+				return err
+			}
+		}
+		j++
+	}
+	d.expected = s.First + uint64(s.Count)
+	return nil
 }
 
 // emit delivers samples skip… of s to sink; d.expected moves past them.

@@ -99,13 +99,14 @@
 // the reader goroutine, handing frames to commands and to the stream;
 // stream.go runs Stream; reconnect.go loses and regains the link. The
 // decoding side: scanner.go and crc.go (frames), payload.go, v2.go and
-// packed.go (payloads), decoder.go, merge.go and refuse.go (the timeline),
-// replay.go (recorded streams).
+// packed.go (payloads; packed_float.go decodes a packed block straight to
+// volts and amps for the stream decoder), decoder.go, merge.go and
+// refuse.go (the timeline), replay.go (recorded streams).
 //
 // # CRC
 //
 // CRC-16/CCITT-FALSE (github.com/sigurn/crc16's CRC16_CCITT_FALSE, check
-// 0x29B1), computed here slicing-by-8 so the CRC is not the bottleneck.
+// 0x29B1), computed here slicing-by-16 so the CRC is not the bottleneck.
 //
 // # Where it sits
 //

@@ -129,6 +129,9 @@ func FuzzHostileStream(f *testing.F) {
 			if s.o.bad != "" {
 				t.Fatalf("v2 %v: %s", hd.v2, s.o.bad)
 			}
+			if d := matchesReference(stream(hd.h, hostileFrames(data, hd.v2)), 0); d != "" {
+				t.Fatalf("v2 %v: %s", hd.v2, d)
+			}
 			if err := w.Close(); err != nil {
 				t.Fatal(err)
 			}

@@ -52,6 +52,7 @@ func FuzzDecode(f *testing.F) {
 		// frames, each is used or refused, and the sink sees every index
 		// once, in order, on the timeline (v1, v2 with SAMPLES2, RESENT
 		// blocks and EXPIRED through the merge, packed format 3).
+		// And it decodes as the reference decoder does (decode_ref_test.go).
 		for _, h := range [][]byte{hdr, hdr2, hdr3} {
 			s := &orderCheck{}
 			if _, _, err := DecodeStream(bytes.NewReader(append(bytes.Clone(h), data...)), s); err != nil {
@@ -59,6 +60,9 @@ func FuzzDecode(f *testing.F) {
 			}
 			if s.bad != "" {
 				t.Fatal(s.bad)
+			}
+			if d := matchesReference(append(bytes.Clone(h), data...), 0); d != "" {
+				t.Fatal(d)
 			}
 		}
 		NewReplay(bytes.NewReader(data), "fuzz") //nolint:errcheck
@@ -101,8 +105,9 @@ func (s *orderCheck) Event(meter.Event) error   { return nil }
 // bytes are one frame — a live block, a RESENT block, an EXPIRED answer or
 // an OVERRUN — at an index near the live edge. Whatever the order, the
 // sink must see every index at most once, in order, and samples + gaps
-// must cover exactly what was delivered. An input of odd length is a
-// packed (format 3) stream, its blocks packed.
+// must cover exactly what was delivered, as the reference decoder
+// delivers it (decode_ref_test.go). An input of odd length is a packed
+// (format 3) stream, its blocks packed.
 func FuzzMerge(f *testing.F) {
 	f.Add([]byte{0, 0, 5, 0, 10, 5, 1, 5, 5, 0, 15, 5})
 	f.Add([]byte{0, 0, 9, 0, 40, 9, 2, 9, 31, 1, 20, 9, 3, 60, 4, 0, 70, 2})
@@ -132,6 +137,9 @@ func FuzzMerge(f *testing.F) {
 		}
 		if s.bad != "" {
 			t.Fatal(s.bad)
+		}
+		if d := matchesReference(stream(frames...), 0); d != "" {
+			t.Fatal(d)
 		}
 	})
 }

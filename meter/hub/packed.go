@@ -190,16 +190,10 @@ func (w *packWriter) close() []byte {
 // accepted whole or refused whole: nothing is delivered from it before
 // its last code and its padding have been checked.
 func (s *Samples) unpack(q []byte) error {
-	hdr := s.Chans * packedChanHdr
-	if len(q) < hdr {
-		return protoErr(TypeSamples2, "packed block: %d bytes, shorter than %d channel headers", len(q), s.Chans)
-	}
-	stream := q[hdr:]
-	// Every sample after the first costs at least 2 bits per channel: a
-	// count the stream cannot hold is refused before anything is sized
-	// by it.
-	if (s.Count-1)*s.Chans*packedMinBits > 8*len(stream) {
-		return protoErr(TypeSamples2, "packed block: %d samples × %d channels cannot fit %d bytes", s.Count, s.Chans, len(stream))
+	var chs [16]packedChan
+	stream, err := s.packedHeader(q, &chs)
+	if err != nil {
+		return err
 	}
 	// s.unpacked holds the samples, 3 bytes of slack (each channel sample
 	// is stored with one 8-byte write whose last 3 bytes the next one
@@ -212,33 +206,60 @@ func (s *Samples) unpack(q []byte) error {
 	}
 	out, bs := s.unpacked[:n+3], s.unpacked[n+3:size]
 	clear(bs[copy(bs, stream):])
-	var chs [16]packedChan
+	for j := range s.Chans {
+		copy(out[j*5:], q[j*packedChanHdr:j*packedChanHdr+5])
+	}
+	pos, err := unpackDeltas(out, bs, 8*len(stream), chs[:s.Chans], s.Count)
+	if err != nil {
+		return err
+	}
+	if err := packedEnd(stream, pos); err != nil {
+		return err
+	}
+	s.Data, s.Width = out[:n], 5
+	return nil
+}
+
+// packedHeader checks the channel headers of the format-3 data q of s and
+// the count against the bit stream's length, fills chs[:s.Chans] with
+// each channel's parameters and first counts, and returns the bit stream.
+func (s *Samples) packedHeader(q []byte, chs *[16]packedChan) ([]byte, error) {
+	hdr := s.Chans * packedChanHdr
+	if len(q) < hdr {
+		return nil, protoErr(TypeSamples2, "packed block: %d bytes, shorter than %d channel headers", len(q), s.Chans)
+	}
+	stream := q[hdr:]
+	// Every sample after the first costs at least 2 bits per channel: a
+	// count the stream cannot hold is refused before anything is sized
+	// by it.
+	if (s.Count-1)*s.Chans*packedMinBits > 8*len(stream) {
+		return nil, protoErr(TypeSamples2, "packed block: %d samples × %d channels cannot fit %d bytes", s.Count, s.Chans, len(stream))
+	}
 	for j := range s.Chans {
 		h := q[j*packedChanHdr:]
 		c := &chs[j]
 		c.bus, c.cur = int32(le.Uint16(h)), cur20(h[2:])
 		c.kb, c.ki = uint(h[5]&7), uint(h[5]>>3)
 		if c.ki > packedMaxKCur {
-			return protoErr(TypeSamples2, "packed block: channel %d current Rice parameter %d above %d", j, c.ki, packedMaxKCur)
+			return nil, protoErr(TypeSamples2, "packed block: channel %d current Rice parameter %d above %d", j, c.ki, packedMaxKCur)
 		}
 		if c.cur < -(1<<19) || c.cur > 1<<19-1 {
-			return protoErr(TypeSamples2, "packed block: channel %d first current count %d out of range", j, c.cur)
+			return nil, protoErr(TypeSamples2, "packed block: channel %d first current count %d out of range", j, c.cur)
 		}
-		copy(out[j*5:], h[:5])
 	}
-	pos, err := unpackDeltas(out, bs, 8*len(stream), chs[:s.Chans], s.Count)
-	if err != nil {
-		return err
-	}
-	// The stream ends in the byte its last code ends in, padded with 0s:
-	// one encoding per block, so a stray byte is an error, not ignored.
+	return stream, nil
+}
+
+// packedEnd checks that the bit stream ends in the byte its last code
+// ends in (at bit pos), padded with 0s: one encoding per block, so a stray
+// byte is an error, not ignored.
+func packedEnd(stream []byte, pos int) error {
 	if end := (pos + 7) / 8; end != len(stream) {
 		return protoErr(TypeSamples2, "packed block: %d bytes after the bit stream's end", len(stream)-end)
 	}
 	if pos&7 != 0 && stream[len(stream)-1]&(0xFF>>(pos&7)) != 0 {
 		return protoErr(TypeSamples2, "packed block: padding bits not zero")
 	}
-	s.Data, s.Width = out[:n], 5
 	return nil
 }
 
@@ -294,11 +315,8 @@ func unpackDeltas(out, p []byte, total int, chs []packedChan, count int) (int, e
 			// One test for the rare cases: bus outside 0…65535, current
 			// outside ±2¹⁹, or near the stream's end.
 			if uint32(bus)|uint32(cur+1<<19)>>4 > 0xFFFF || i > last {
-				if 8*i-int(nb) > total {
-					return 0, protoErr(TypeSamples2, "packed block: bit stream ends in sample %d of %d", k, count)
-				}
-				if bus < 0 || bus > 0xFFFF || cur < -(1<<19) || cur > 1<<19-1 {
-					return 0, protoErr(TypeSamples2, "packed block: sample %d channel %d decodes out of range (bus %d, current %d)", k, j, bus, cur)
+				if err := checkSample(8*i-int(nb), total, k, count, j, bus, cur); err != nil {
+					return 0, err
 				}
 			}
 			c.bus, c.cur = bus, cur

@@ -5,6 +5,8 @@ import (
 	"math/bits"
 	"math/rand"
 	"testing"
+
+	"github.com/idlewatt/idlewatt/units"
 )
 
 // The reference decoder of format 3: clear rather than fast. Kept here
@@ -176,10 +178,11 @@ func TestRiceWindowMatchesBitwise(t *testing.T) {
 	}
 }
 
-// sameUnpack decodes the packed payload p with DecodeV2 (unpack) and
-// with the reference, and fails unless both refuse it with the same
-// message or both accept it with the same samples. A header DecodeV2
-// refuses before it unpacks is not compared.
+// sameUnpack decodes the packed payload p with DecodeV2 (unpack), with
+// unpackFloats (the stream decoder's) and with the reference, and fails
+// unless all refuse it with the same message or all accept it with the
+// same samples (unpackFloats': each count times its channel's LSB). A
+// header DecodeV2 refuses before it unpacks is not compared.
 func sameUnpack(t *testing.T, p []byte) {
 	t.Helper()
 	if len(p) < samples2Hdr || p[13] != FormatPacked {
@@ -201,20 +204,55 @@ func sameUnpack(t *testing.T, p []byte) {
 	case errF == nil && !bytes.Equal(fast.Data, ref.Data):
 		t.Fatalf("unpack and reference decode %d samples differently", fast.Count)
 	}
+	var fl Samples
+	var f packedFloats
+	for j := range f.lv {
+		f.lv[j], f.li[j] = 1.25e-3+float64(j)*1e-6, 8e-6*(1+float64(j)/7)
+	}
+	if fl.header2(p) != nil {
+		t.Fatalf("DecodeV2 decoded the header, header2 refused it")
+	}
+	// The buffers hold another block's values: each is written, or the
+	// block is refused.
+	f.v, f.i = make([]units.Volts, fl.Count*fl.Chans+3), make([]units.Amps, fl.Count*fl.Chans+3)
+	for k := range f.v {
+		f.v[k], f.i[k] = -1, -1
+	}
+	errL := fl.unpackFloats(fl.Data, &f)
+	switch {
+	case (errL == nil) != (errR == nil):
+		t.Fatalf("unpackFloats %v, reference %v", errL, errR)
+	case errL != nil && errL.Error() != errR.Error():
+		t.Fatalf("unpackFloats %q, reference %q", errL, errR)
+	case errL != nil:
+		return
+	}
+	for k := range ref.Count {
+		for j := range ref.Chans {
+			q := ref.Data[(k*ref.Chans+j)*5:]
+			v, i := units.Volts(float64(le.Uint16(q))*f.lv[j]), units.Amps(float64(cur20(q[2:]))*f.li[j])
+			if o := j*ref.Count + k; f.v[o] != v || f.i[o] != i {
+				t.Fatalf("sample %d channel %d: unpackFloats %v, %v; reference %v, %v", k, j, f.v[o], f.i[o], v, i)
+			}
+		}
+	}
 }
 
-// unpack agrees with the reference on packed blocks of every shape — 1
-// to 16 channels, quiet to full-range noise, frames small and large — and
-// on each of them damaged: cut short at every length, a byte flipped, a
-// byte appended.
+// unpack and unpackFloats agree with the reference on packed blocks of
+// every shape — 1 to 16 channels, quiet to full-range noise, runs of sets
+// in which nothing moved, frames small and large — and on each of them
+// damaged: cut short at every length, a byte flipped, a byte appended.
 func TestUnpackMatchesReference(t *testing.T) {
 	rng := rand.New(rand.NewSource(31))
 	var pk Packer
 	n := 0
 	for _, chans := range []int{1, 2, 3, 8, 16} {
-		for _, sigma := range []float64{0, 2, 60, 400, 200000} {
+		for _, sigma := range []float64{0, 2, 60, 400, 200000, -1} {
 			for _, maxPayload := range []int{48, 248, 1016, MaxPayload} {
 				sets := randomSets(rng, 120, chans, sigma)
+				if sigma < 0 {
+					sets = refSets(rng, 120, chans) // still segments among noisy ones
+				}
 				p, _ := pk.Append(nil, Samples{First: 5, Mask: uint16(1<<chans - 1)}, sets, 120, maxPayload)
 				sameUnpack(t, p)
 				for cut := samples2Hdr; cut < len(p); cut += 1 + len(p)/64 {
@@ -230,7 +268,7 @@ func TestUnpackMatchesReference(t *testing.T) {
 			}
 		}
 	}
-	if n != 100 {
+	if n != 120 {
 		t.Fatalf("%d blocks compared", n)
 	}
 }
@@ -239,6 +277,10 @@ func TestUnpackMatchesReference(t *testing.T) {
 // refuse with the same message or decode the same samples.
 func FuzzUnpackMatchesReference(f *testing.F) {
 	f.Add(sampleBlockPacked())
+	quiet := bytes.Repeat(AppendCur20(le.AppendUint16(nil, 4000), -3), 8*50)
+	var pk Packer
+	p, _ := pk.Append(nil, Samples{Mask: 0xFF}, quiet, 50, 248) // every set after the first a zero delta
+	f.Add(p)
 	f.Add(packedFrame(7, 12, SamplesResent)[HeaderLen : len(packedFrame(7, 12, SamplesResent))-TrailerLen])
 	f.Fuzz(func(t *testing.T, p []byte) {
 		if len(p) >= samples2Hdr {

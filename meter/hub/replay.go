@@ -32,6 +32,7 @@ type Replay struct {
 	held   *Frame // a frame read ahead while looking for the header frames
 	stats  meter.Stats
 	done   bool
+	ref    func(s *Samples, p []byte) error // the decoder's reference path (tests only; decoder.ref)
 }
 
 // OpenReplay opens a raw hub byte stream stored in a regular file.
@@ -175,6 +176,7 @@ func (rp *Replay) Stream(ctx context.Context, cfg meter.StreamConfig, sink meter
 	}
 	d := newDecoder(rp.info, cfg, &rp.stats)
 	d.link, d.format, d.acked = &rp.link, rp.format, rp.mask
+	d.ref = rp.ref
 	d.link.Format = rp.format
 	if d.link.Version == 0 {
 		d.link.Version = int(rp.id.Version)
@@ -186,7 +188,7 @@ func (rp *Replay) Stream(ctx context.Context, cfg meter.StreamConfig, sink meter
 	// moved a ring's depth past it.
 	d.ring, d.retx = uint64(rp.ring), v2 && rp.ring > 0
 	d.link.RingSamples = d.ring
-	discarded := rp.sc.Stats().BytesDiscarded
+	discarded := rp.sc.stats.BytesDiscarded
 	for n := 0; ; n++ {
 		if n&1023 == 0 && ctx.Err() != nil {
 			return nil
@@ -199,7 +201,7 @@ func (rp *Replay) Stream(ctx context.Context, cfg meter.StreamConfig, sink meter
 			return err
 		}
 		d.reason = ""
-		if s := rp.sc.Stats().BytesDiscarded; s != discarded {
+		if s := rp.sc.stats.BytesDiscarded; s != discarded {
 			d.reason, discarded = "crc", s
 		}
 		switch f.Type {

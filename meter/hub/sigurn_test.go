@@ -10,7 +10,7 @@ import (
 var sigurnTab = crc16.MakeTable(crc16.CRC16_CCITT_FALSE)
 
 // The frame CRC is github.com/sigurn/crc16's CRC16_CCITT_FALSE; this
-// package computes it slicing-by-8. Pin the parameters, the published
+// package computes it slicing-by-16. Pin the parameters, the published
 // check value and the equality.
 func TestCRCIsSigurnCCITTFalse(t *testing.T) {
 	p := crc16.CRC16_CCITT_FALSE

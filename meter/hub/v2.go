@@ -172,19 +172,8 @@ func (s *Samples) AppendHeader2(dst []byte) []byte {
 // count outside ±2¹⁹, or a packed bit stream that does not decode
 // exactly, is an error wrapping meter.ErrProtocol.
 func (s *Samples) DecodeV2(p []byte) error {
-	if len(p) < samples2Hdr {
-		return protoErr(TypeSamples2, "length %d, shorter than the block header", len(p))
-	}
-	s.First, s.Mask, s.Count = le.Uint64(p), le.Uint16(p[8:]), int(le.Uint16(p[10:]))
-	s.Flags, s.Format = p[12], p[13]
-	s.Chans = bits.OnesCount16(s.Mask)
-	s.Width = FormatWidth(s.Format)
-	s.Data = p[samples2Hdr:]
-	if s.Width == 0 {
-		return protoErr(TypeSamples2, "sample format %d (1 = 16-bit, 2 = 20-bit, 3 = packed 20-bit)", s.Format)
-	}
-	if s.Chans == 0 || s.Count == 0 {
-		return protoErr(TypeSamples2, "empty block (mask 0x%04X, %d samples)", s.Mask, s.Count)
+	if err := s.header2(p); err != nil {
+		return err
 	}
 	if s.Format == FormatPacked {
 		return s.unpack(s.Data)
@@ -198,6 +187,26 @@ func (s *Samples) DecodeV2(p []byte) error {
 				return protoErr(TypeSamples2, "sample %d: 20-bit current count %d out of range", k/(5*s.Chans), c)
 			}
 		}
+	}
+	return nil
+}
+
+// header2 decodes and checks a SAMPLES2 payload's header, Data aliasing
+// the rest of p.
+func (s *Samples) header2(p []byte) error {
+	if len(p) < samples2Hdr {
+		return protoErr(TypeSamples2, "length %d, shorter than the block header", len(p))
+	}
+	s.First, s.Mask, s.Count = le.Uint64(p), le.Uint16(p[8:]), int(le.Uint16(p[10:]))
+	s.Flags, s.Format = p[12], p[13]
+	s.Chans = bits.OnesCount16(s.Mask)
+	s.Width = FormatWidth(s.Format)
+	s.Data = p[samples2Hdr:]
+	if s.Width == 0 {
+		return protoErr(TypeSamples2, "sample format %d (1 = 16-bit, 2 = 20-bit, 3 = packed 20-bit)", s.Format)
+	}
+	if s.Chans == 0 || s.Count == 0 {
+		return protoErr(TypeSamples2, "empty block (mask 0x%04X, %d samples)", s.Mask, s.Count)
 	}
 	return nil
 }

@@ -43,20 +43,18 @@ const (
 	colIndex
 	colPort
 	colGap
-	colReadings // 10 readings follow: rail5 v/a/w, rail12 v/a/w, rail3v3 v/a/w, power_w
-	numReadings = 10
+	colReadings // 7 readings follow: rail5 v/a, rail12 v/a, rail3v3 v/a, power_w
+	numReadings = 7
 	numCols     = colReadings + numReadings
 )
 
 var colKinds = [numCols]colKind{kindRunID, kindTime, kindInt64, kindInt32, kindInt64,
-	kindReading, kindReading, kindReading, kindReading, kindReading,
-	kindReading, kindReading, kindReading, kindReading, kindReading}
+	kindReading, kindReading, kindReading, kindReading, kindReading, kindReading, kindReading}
 
 // colNames are SampleRow's column names: the encoder's columns are
 // checked against them when the schema is derived.
 var colNames = [numCols]string{"run_id", "time_s", "sample_index", "port", "gap_samples",
-	"rail5_v", "rail5_a", "rail5_w", "rail12_v", "rail12_a", "rail12_w",
-	"rail3v3_v", "rail3v3_a", "rail3v3_w", "power_w"}
+	"rail5_v", "rail5_a", "rail12_v", "rail12_a", "rail3v3_v", "rail3v3_a", "power_w"}
 
 // maxDict is the most entries a reading's dictionary takes in a column
 // chunk (512 KiB of floats: the doubles' 1 MiB limit, Arrow's default
@@ -138,7 +136,6 @@ type scratch struct {
 	z    []byte
 	idx  []int32
 	f    []float64 // computed time_s
-	w    []float32 // computed W of a rail
 	hdr  bytes.Buffer
 	thr  *thrift.Encoder
 }

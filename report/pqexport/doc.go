@@ -1,10 +1,11 @@
 // Package pqexport writes a capture and its report as Parquet files for
 // query engines (DuckDB, Spark, Trino, pandas/Arrow): samples.parquet (one
-// row per drive per sample index, per-rail V/A/W, gap marks), io.parquet
-// (every I/O event), state.parquet (one row per detected state interval:
-// drive, state, start, end, duration, mean power, energy — analysis's
-// StateReport.Intervals) and summary.parquet (one row per drive: run
-// metadata and the report's headline figures, the values report.json holds).
+// row per drive per sample index: per-rail V and A, the drive's power, gap
+// marks), io.parquet (every I/O event), state.parquet (one row per
+// detected state interval: drive, state, start, end, duration, mean power,
+// energy — analysis's StateReport.Intervals) and summary.parquet (one row
+// per drive: run metadata and the report's headline figures, the values
+// report.json holds).
 //
 // # Schema
 //
@@ -23,14 +24,17 @@
 // filter skips the other drives by row-group statistics, a time filter the
 // other spans, and a chunk's dictionary holds one drive's readings; with
 // more, every drive's rows are interleaved at each index as before.
-// Readings are FLOAT (a capture's V and A are float32s; W and power_w are
-// rounded once from their double), dictionary coded (BYTE_STREAM_SPLIT
+// Readings are FLOAT (a capture's V and A are float32s; power_w is
+// rounded once from its double), dictionary coded (BYTE_STREAM_SPLIT
 // past 128 Ki values in a chunk); sample_index, port and gap_samples are
-// DELTA_BINARY_PACKED, time_s a BYTE_STREAM_SPLIT double. The footer's
-// key-value metadata lists the channels' LSBs (ChannelsKey). The
-// capture is decoded a run at a time into page sets, and each set's pages
-// are encoded one (drive, column) a task on GOMAXPROCS goroutines while
-// the next set is decoded.
+// DELTA_BINARY_PACKED, time_s a BYTE_STREAM_SPLIT double. A rail's watts
+// are not stored (SamplesSchema v2): the reader's V × A in FLOAT is the
+// value bit for bit, and on a noisy capture the column was a third copy of
+// the current's noise, a third of the file. The footer's key-value
+// metadata names the schema (SchemaKey) and lists the channels' LSBs
+// (ChannelsKey). The capture is decoded a run at a time into page sets,
+// and each set's pages are encoded one (drive, column) a task on
+// GOMAXPROCS goroutines while the next set is decoded.
 //
 // # Why parquet-go
 //

@@ -23,11 +23,20 @@ import (
 //
 // The readings are float32 (Parquet FLOAT): a capture stores every volt and
 // ampere reading as a float32 (capture-format.md, encodings 0–2), so V and A
-// are the capture's readings bit for bit; W (V × A) and PowerW (the sum of a
-// drive's V × A) are computed in double and rounded to float32, within 2⁻²⁴
-// relative of the double (docs/lab.md says why that is far below a meter's
-// resolution). TimeS stays double: at 10 kS/s a float32 count of seconds
-// no longer tells consecutive samples apart after 1024 s.
+// are the capture's readings bit for bit; PowerW (the sum of a drive's V × A
+// over its channels in header order) is computed in double and rounded to
+// float32, within 2⁻²⁴ relative of the double (docs/lab.md says why that is
+// far below a meter's resolution). TimeS stays double: at 10 kS/s a float32
+// count of seconds no longer tells consecutive samples apart after 1024 s.
+//
+// A rail's watts have no column (schema SamplesSchema; v1 had rail5_w,
+// rail12_w and rail3v3_w): they are V × A rounded to float32, which a
+// reader's FLOAT multiplication (DuckDB's rail5_v * rail5_a, Arrow's
+// multiply, float32 in Go) gives bit for bit — the product of two float32s
+// is exact in double, and both round that once. Stored, they were a third
+// copy of the current's noise in a noisy capture (docs/lab.md). PowerW
+// stays: it is what queries ask for, and it is not always the rails' sum (a
+// channel on no named rail, two channels on one rail).
 type SampleRow struct {
 	RunID       string   `parquet:"run_id,dict"`  // capture.RunID: differs between runs
 	TimeS       float64  `parquet:"time_s,split"` // sample_index / rate_hz: the meter's clock
@@ -36,13 +45,10 @@ type SampleRow struct {
 	GapSamples  int64    `parquet:"gap_samples,delta"`
 	V5          *float32 `parquet:"rail5_v,optional,dict"`
 	A5          *float32 `parquet:"rail5_a,optional,dict"`
-	W5          *float32 `parquet:"rail5_w,optional,dict"`
 	V12         *float32 `parquet:"rail12_v,optional,dict"`
 	A12         *float32 `parquet:"rail12_a,optional,dict"`
-	W12         *float32 `parquet:"rail12_w,optional,dict"`
 	V33         *float32 `parquet:"rail3v3_v,optional,dict"`
 	A33         *float32 `parquet:"rail3v3_a,optional,dict"`
-	W33         *float32 `parquet:"rail3v3_w,optional,dict"`
 	PowerW      *float32 `parquet:"power_w,optional,dict"`
 }
 

@@ -214,7 +214,8 @@ func TestReadBackWithArrow(t *testing.T) {
 }
 
 // checkChannelsKV: samples.parquet's key-value metadata, as Arrow reads
-// it, lists the capture's channels with their LSBs; with them every
+// it, names schema v2 and lists the capture's channels with their LSBs;
+// with them every
 // present rail5_a and rail12_a value (Arrow's reading) is round(value /
 // lsb) × lsb rounded to float32 — the count comes back.
 func checkChannelsKV(t *testing.T, smp, capPath string) {
@@ -224,7 +225,11 @@ func checkChannelsKV(t *testing.T, smp, capPath string) {
 		t.Fatal(err)
 	}
 	kv := rdr.MetaData().KeyValueMetadata().FindValue(ChannelsKey)
+	schema := rdr.MetaData().KeyValueMetadata().FindValue(SchemaKey)
 	rdr.Close()
+	if schema == nil || *schema != "idlewatt.samples/v2" {
+		t.Errorf("%s: %s is %v, want idlewatt.samples/v2", smp, SchemaKey, schema)
+	}
 	if kv == nil {
 		t.Fatalf("%s: no %s in the key-value metadata", smp, ChannelsKey)
 	}

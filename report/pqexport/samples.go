@@ -88,10 +88,10 @@ func drivesOf(h *capture.Header) []driveCols {
 }
 
 // lanePage is one lane's rows in a page set, as columns: index, gap and
-// port per row; lv[s] is rail s's definition levels (its V, A and W share
+// port per row; lv[s] is rail s's definition levels (its V and A share
 // them) and lv[3] power_w's; v[s], a[s] and power hold the present values
 // as the file stores them (float32: the capture's V and A exactly, power
-// rounded from its double sum). W and time_s are computed by the encoder.
+// rounded from its double sum). time_s is computed by the encoder.
 type lanePage struct {
 	index []int64
 	gap   []int64
@@ -183,7 +183,7 @@ func writeSamples(w io.Writer, r *capture.Reader, h *capture.Header, run string,
 	if err != nil {
 		return err
 	}
-	kv, err := channelsKV(h)
+	kv, err := footerKV(h)
 	if err != nil {
 		return err
 	}
@@ -467,6 +467,15 @@ func (sw *sampleWriter) row(p *lanePage, run *capture.Run, j, d int) {
 	p.power = append(p.power, sw.power(run, j, d))
 }
 
+// SchemaKey is the key-value metadata entry of samples.parquet that names
+// its layout, SamplesSchema, as report.json's "schema" names its own.
+// Files without it are v1: they also had rail5_w, rail12_w and rail3v3_w
+// (each rail's V × A, which v2 leaves to the reader: SampleRow).
+const (
+	SchemaKey     = "idlewatt.schema"
+	SamplesSchema = "idlewatt.samples/v2"
+)
+
 // ChannelsKey is samples.parquet's key-value metadata entry that lists
 // the capture's channels, in header order, with the LSBs its header
 // states: a JSON array of ChannelLSB. A reading that the capture stored as
@@ -488,7 +497,9 @@ type ChannelLSB struct {
 
 var railPrefix = [3]string{"rail5", "rail12", "rail3v3"}
 
-func channelsKV(h *capture.Header) ([]format.KeyValue, error) {
+// footerKV is samples.parquet's key-value metadata: its schema and the
+// capture's channels.
+func footerKV(h *capture.Header) ([]format.KeyValue, error) {
 	chs := make([]ChannelLSB, 0, len(h.Channels))
 	for _, c := range h.Channels {
 		rail := "other"
@@ -501,7 +512,7 @@ func channelsKV(h *capture.Header) ([]format.KeyValue, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []format.KeyValue{{Key: ChannelsKey, Value: string(b)}}, nil
+	return []format.KeyValue{{Key: SchemaKey, Value: SamplesSchema}, {Key: ChannelsKey, Value: string(b)}}, nil
 }
 
 func railSlot(r meter.Rail) int {
@@ -543,22 +554,14 @@ func (sw *sampleWriter) encode(s *scratch, t task) error {
 		return col.int32s(s, p.port)
 	case colGap:
 		return col.int64s(s, p.gap)
-	case colReadings + 9:
+	case colReadings + 6:
 		return col.reading(s, p.lv[3], p.power)
 	}
 	k := t.c - colReadings
-	r := k / 3
-	switch k % 3 {
-	case 0:
-		return col.reading(s, p.lv[r], p.v[r])
-	case 1:
-		return col.reading(s, p.lv[r], p.a[r])
+	if k%2 == 0 {
+		return col.reading(s, p.lv[k/2], p.v[k/2])
 	}
-	s.w = s.w[:0]
-	for i, v := range p.v[r] {
-		s.w = append(s.w, float32(float64(v)*float64(p.a[r][i])))
-	}
-	return col.reading(s, p.lv[r], s.w)
+	return col.reading(s, p.lv[k/2], p.a[k/2])
 }
 
 // writeGroups writes every lane's row group of the span just encoded and

@@ -75,8 +75,8 @@ type rowKey struct {
 }
 
 // wantRow is one row as the documentation defines it, and its readings
-// in double as the capture and analysis have them: the capture's V and A,
-// V × A and the drive's Σ V × A.
+// in double as the capture and analysis have them: the capture's V and A
+// and the drive's Σ V × A.
 type wantRow struct {
 	row   SampleRow
 	exact [numReadings]*float64
@@ -117,11 +117,11 @@ func expectedRows(t *testing.T, path string) map[rowKey]wantRow {
 				sum += v * a
 				any = true
 				if s := railSlot(d.rails[i]); s >= 0 {
-					w.exact[3*s], w.exact[3*s+1], w.exact[3*s+2] = ptr(v), ptr(a), ptr(v*a)
+					w.exact[2*s], w.exact[2*s+1] = ptr(v), ptr(a)
 				}
 			}
 			if all && any {
-				w.exact[9] = ptr(sum)
+				w.exact[6] = ptr(sum)
 			}
 			w.row = SampleRow{RunID: run, TimeS: float64(row.Index) / float64(h.RateHz), SampleIndex: int64(row.Index), Port: int32(d.port), GapSamples: int64(row.Gap)}
 			for k, p := range readings(&w.row) {
@@ -137,7 +137,7 @@ func expectedRows(t *testing.T, path string) map[rowKey]wantRow {
 
 // readings are r's reading fields in column order (colNames').
 func readings(r *SampleRow) [numReadings]**float32 {
-	return [...]**float32{&r.V5, &r.A5, &r.W5, &r.V12, &r.A12, &r.W12, &r.V33, &r.A33, &r.W33, &r.PowerW}
+	return [...]**float32{&r.V5, &r.A5, &r.V12, &r.A12, &r.V33, &r.A33, &r.PowerW}
 }
 
 // rowString shows r with its readings' values (%+v would show pointers).
@@ -170,8 +170,8 @@ func sameRow(a, b SampleRow) bool {
 const f32Rel = 0x1p-24
 
 // nearCapture says how row's readings differ from the capture's doubles:
-// V and A not at all (a capture's readings are float32s), W and power_w
-// by at most their rounding to float32.
+// V and A not at all (a capture's readings are float32s), power_w by at
+// most its rounding to float32.
 func nearCapture(row SampleRow, exact [numReadings]*float64) error {
 	for k, p := range readings(&row) {
 		got, want := *p, exact[k]
@@ -182,9 +182,22 @@ func nearCapture(row SampleRow, exact [numReadings]*float64) error {
 			continue
 		}
 		g, w := float64(*got), *want
-		computed := k%3 == 2 || k == 9 // a rail's W, power_w
+		computed := k == 6 // power_w
 		if d := math.Abs(g - w); !computed && d != 0 || d > f32Rel*math.Abs(w) {
 			return fmt.Errorf("%s: %v, capture %v (%.3g relative)", colNames[colReadings+k], g, w, d/math.Abs(w))
+		}
+	}
+	// A rail's watts, which v1 stored as float32(V × A in double), are
+	// the reader's float32 product of the columns bit for bit (docs/lab.md
+	// gives it as rail5_v * rail5_a).
+	r := readings(&row)
+	for s := 0; s < 3; s++ {
+		v, a := *r[2*s], *r[2*s+1]
+		if v == nil || a == nil {
+			continue
+		}
+		if p, v1 := *v**a, float32(float64(*v)*float64(*a)); math.Float32bits(p) != math.Float32bits(v1) {
+			return fmt.Errorf("%s × %s: float32 product %v, v1's rail watts %v", colNames[colReadings+2*s], colNames[colReadings+2*s+1], p, v1)
 		}
 	}
 	return nil
@@ -222,6 +235,15 @@ func checkSamples(t *testing.T, capPath, pqPath string, interleaved bool) {
 	defer rdr.Close()
 	if rdr.NumRows() != int64(len(got)) {
 		t.Errorf("Arrow: %d rows, parquet-go %d", rdr.NumRows(), len(got))
+	}
+	// The columns docs/lab.md lists for schema v2, and no rail watts.
+	sc := rdr.MetaData().Schema
+	var names []string
+	for i := 0; i < sc.NumColumns(); i++ {
+		names = append(names, sc.Column(i).Name())
+	}
+	if !slices.Equal(names, colNames[:]) || !slices.Equal(colNames[colReadings:], []string{"rail5_v", "rail5_a", "rail12_v", "rail12_a", "rail3v3_v", "rail3v3_a", "power_w"}) {
+		t.Errorf("Arrow: columns %v", names)
 	}
 	// Interleaved, each index's rows go in the header's drive order.
 	c, err := capture.Open(capPath)

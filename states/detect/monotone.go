@@ -70,9 +70,30 @@ func WhiteMeanVar(sigma float64) MeanVar {
 // each 7 mW from its level — 80 σ² of evidence for a rise with σ²/n, about
 // 1 with the variance of a 10 ms mean under that hum (campaign 1:49).
 func MonotoneLevelsNoise(spans []Span, l Levels, mv MeanVar, pins []Pin) []Span {
+	return MonotoneLevelsPossible(spans, l, mv, pins, nil)
+}
+
+// DevSlpPossible reports whether a drive may be in DevSlp at some time in
+// [a, b). A SATA device enters DevSlp only while its DEVSLP signal is
+// asserted — by the hub's pin or, under an ALPM policy that enables it, by
+// the HBA — and leaves it when the signal is released (within its exit
+// time); analysis answers from the capture's pin and policy events.
+type DevSlpPossible func(a, b hostclock.Time) bool
+
+// MonotoneLevelsPossible is MonotoneLevelsNoise where no span is labelled
+// DevSlp where can says the drive cannot be in it (nil: anywhere): such a
+// span takes the nearest of the other levels. Under level steps of ±1.8 mW
+// a Slumber of 5 mW read as a DevSlp of 2.1 mW outside every assertion
+// under medium_power, 6 of the run's 48 points of Slumber (campaign seed
+// 14 drives 101 and 137).
+func MonotoneLevelsPossible(spans []Span, l Levels, mv MeanVar, pins []Pin, can DevSlpPossible) []Span {
+	forbid := func(Span) bool { return false }
+	if can != nil {
+		forbid = func(s Span) bool { return !can(s.Start, s.End) }
+	}
 	lv := l.ordered()
 	if mv == nil || !(mv(1) > 0) || len(lv) < 2 || len(spans) == 0 {
-		return mergeSame(spans)
+		return mergeSame(noDevSlp(append([]Span(nil), spans...), lv, forbid))
 	}
 	depth := map[powerstate.State]int{}
 	for i, x := range lv {
@@ -112,7 +133,7 @@ func MonotoneLevelsNoise(spans []Span, l Levels, mv MeanVar, pins []Pin) []Span 
 			end++
 		}
 		if end > start {
-			relabel(out[start:end], lv, depth, mv)
+			relabel(out[start:end], lv, depth, mv, forbid)
 			parts := splitChanges(out[start:end], lv, depth, mv, quiet)
 			if len(parts) != end-start {
 				out = append(out[:start], append(parts, out[end:]...)...)
@@ -123,7 +144,24 @@ func MonotoneLevelsNoise(spans []Span, l Levels, mv MeanVar, pins []Pin) []Span 
 			start++
 		}
 	}
-	return mergeSame(out)
+	return mergeSame(noDevSlp(out, lv, forbid))
+}
+
+// noDevSlp gives each DevSlp span forbid says no to the level of the others
+// nearest its mean, in place.
+func noDevSlp(st []Span, lv []level, forbid func(Span) bool) []Span {
+	for i, s := range st {
+		if s.State != powerstate.DevSlp || !forbid(s) {
+			continue
+		}
+		best := math.Inf(1)
+		for _, x := range lv {
+			if d := math.Abs(float64(x.w - s.MeanW)); x.s != powerstate.DevSlp && d < best {
+				best, st[i].State = d, x.s
+			}
+		}
+	}
+	return st
 }
 
 // lowBackgroundZ is how far (in standard deviations of its mean) a
@@ -179,8 +217,9 @@ func pinQuiet(pins []Pin) func(Span) bool {
 	}
 }
 
-// relabel runs the DP over one stretch, in place.
-func relabel(st []Span, lv []level, depth map[powerstate.State]int, mv MeanVar) {
+// relabel runs the DP over one stretch, in place; a span forbid says yes
+// to is not given DevSlp.
+func relabel(st []Span, lv []level, depth map[powerstate.State]int, mv MeanVar, forbid func(Span) bool) {
 	L := len(lv)
 	var idx []int
 	for i, s := range st {
@@ -198,8 +237,12 @@ func relabel(st []Span, lv []level, depth map[powerstate.State]int, mv MeanVar) 
 		s := st[i]
 		m, inv := float64(s.MeanW), 1/mv(s.Samples)
 		from[j] = make([]int8, L)
+		no := forbid(s)
 		for d := range L {
 			c := (float64(lv[d].w) - m) * (float64(lv[d].w) - m) * inv
+			if no && lv[d].s == powerstate.DevSlp {
+				c = math.Inf(1)
+			}
 			if j == 0 {
 				next[d] = c
 				continue

@@ -501,3 +501,49 @@ func TestMonotoneWeighsSpansByTheNoiseOfTheirMean(t *testing.T) {
 		t.Fatalf("hum weighting: %d DevSlp samples of the 800 ms stretch, want ≥ 7 900: %+v", dev, out)
 	}
 }
+
+// Where the drive cannot be in DevSlp (DevSlpPossible: no pin asserted,
+// no policy that lets the HBA assert DEVSLP), no span is labelled DevSlp,
+// however near its mean lies to the floor: Slumber's lower half under
+// level steps outside the pin (campaign seed 14 drives 101 and 137). Under
+// the pin, the same spans are read as before; without the predicate
+// (MonotoneLevelsNoise) the outside span is DevSlp, so the test can fail.
+func TestMonotoneNoDevSlpWhereItCannotBe(t *testing.T) {
+	in := []Span{
+		sp(powerstate.Slumber, 0, 300, 2.9),
+		sp(powerstate.DevSlp, 300, 340, 1.5), // a telegraph's low half, outside the pin
+		sp(powerstate.Slumber, 340, 900, 2.85),
+		sp(powerstate.DevSlp, 1000, 2000, 1.36), // under the pin
+	}
+	pins := []Pin{{At: ms(1000), Asserted: true}, {At: ms(2000)}}
+	can := func(a, b hostclock.Time) bool { return a < ms(2000) && ms(1000) < b }
+	mv := WhiteMeanVar(0.0005)
+	without := MonotoneLevelsNoise(in, close2, mv, pins)
+	if s := stateAt(without, ms(320)); s != powerstate.DevSlp {
+		t.Fatalf("without the predicate the low half read %v: the test cannot fail", s)
+	}
+	out := MonotoneLevelsPossible(in, close2, mv, pins, can)
+	if s := stateAt(out, ms(320)); s == powerstate.DevSlp {
+		t.Errorf("a span outside the pin read DevSlp: %+v", out)
+	}
+	if s := stateAt(out, ms(1500)); s != powerstate.DevSlp {
+		t.Errorf("the span under the pin read %v: %+v", s, out)
+	}
+	if e0, e1 := sampleEnergy(in), sampleEnergy(out); math.Abs(e0-e1) > 1e-12 {
+		t.Errorf("energy %.9g → %.9g", e0, e1)
+	}
+	// No noise model: the labels are the classifier's but for DevSlp.
+	if s := stateAt(MonotoneLevelsPossible(in, close2, nil, pins, can), ms(320)); s == powerstate.DevSlp {
+		t.Error("without a noise model a span outside the pin read DevSlp")
+	}
+}
+
+// stateAt is the state of the span of out holding t.
+func stateAt(out []Span, t hostclock.Time) powerstate.State {
+	for _, s := range out {
+		if s.Start <= t && t < s.End {
+			return s.State
+		}
+	}
+	return powerstate.Unknown
+}

@@ -1,0 +1,71 @@
+package analysis
+
+import (
+	"sort"
+	"time"
+
+	"github.com/idlewatt/idlewatt/hostclock"
+	"github.com/idlewatt/idlewatt/states/detect"
+)
+
+// devslpGrace is how long after a release of the DEVSLP pin a drive may
+// still be in DevSlp: its exit (the campaign's drives rise within 0.1 ms,
+// but MDAT may hold the floor past an early release; the ATA spec's DETO
+// allows the exit up to 255 ms, a drive in it is rising).
+const devslpGrace = 100 * time.Millisecond
+
+// devslpPossible says when the drive on port may be in DevSlp, from what
+// the capture recorded (detect.DevSlpPossible): while the pin was asserted
+// (and devslpGrace after its release), or while an ALPM policy that lets
+// the HBA assert DEVSLP itself (min_power, min_power_with_partial) was in
+// force — or no policy was recorded yet: before the first policy event,
+// and in a capture without them, any time. A drive under max_performance,
+// medium_power or a DIPM policy cannot enter DevSlp between assertions.
+func devslpPossible(p *pass1, pins []detect.Pin, port int) detect.DevSlpPossible {
+	type iv struct{ a, b hostclock.Time }
+	var pol []policyEvent
+	for _, e := range p.policies {
+		if e.port == 0 || e.port == port {
+			pol = append(pol, e)
+		}
+	}
+	if len(pol) == 0 {
+		return nil
+	}
+	sort.SliceStable(pol, func(a, b int) bool { return pol[a].t < pol[b].t })
+	// The signal's spans: the pin's (to its release + grace) and the
+	// policy's (min_power*), and the time before the first policy.
+	var on []iv
+	var at hostclock.Time
+	asserted := false
+	for _, pn := range pins {
+		switch {
+		case pn.Asserted && !asserted:
+			at, asserted = pn.At, true
+		case !pn.Asserted && asserted:
+			on, asserted = append(on, iv{at, pn.At.Add(devslpGrace)}), false
+		}
+	}
+	if asserted {
+		on = append(on, iv{at, hostclock.Time(1<<63 - 1)})
+	}
+	on = append(on, iv{hostclock.Time(-1 << 63), hostclock.Time(pol[0].t)})
+	for i, e := range pol {
+		if policyCtx(e.policy) != ctxMinPower {
+			continue
+		}
+		end := hostclock.Time(1<<63 - 1)
+		if i+1 < len(pol) {
+			end = hostclock.Time(pol[i+1].t)
+		}
+		on = append(on, iv{hostclock.Time(e.t), end})
+	}
+	return func(a, b hostclock.Time) bool {
+		for _, x := range on {
+			if x.a < b && a < x.b {
+				return true
+			}
+		}
+		return false
+	}
+}
