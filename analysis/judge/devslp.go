@@ -435,6 +435,10 @@ func (j *judging) criteria(c *Cycle) {
 	}
 	switch checkAtMost(c.FloorW.Value(), c.FloorU95W.Value(), cr.LimitW) {
 	case Fail:
+		if z := float64(c.FloorW-NumW(cr.LimitW)) / (float64(c.FloorU95W) / stat.Z975); z < floorFailZ {
+			c.judge(Inconclusive, "DevSlp floor %.2f ± %.2f mW is above the %.2f mW limit in this cycle, by %.1f standard errors, fewer than %d: the floor over the cycles decides", float64(c.FloorW)*1e3, float64(c.FloorU95W)*1e3, cr.LimitW*1e3, z, floorFailZ)
+			break
+		}
 		c.judge(Fail, "DevSlp floor %.2f ± %.2f mW is above the %.2f mW limit", float64(c.FloorW)*1e3, float64(c.FloorU95W)*1e3, cr.LimitW*1e3)
 	case Inconclusive:
 		if c.EntryOnly {
@@ -464,6 +468,15 @@ func (j *judging) criteria(c *Cycle) {
 // joint entry was 0.05 ± 0.51 ms). 5: over a few hundred cycles a false
 // FAIL must not happen once (≈ 3·10⁻⁷ a cycle).
 const entryFailZ = 5
+
+// floorFailZ: a cycle's floor above the limit FAILs the cycle only when it
+// is this many standard errors above it; nearer, the cycle is
+// inconclusive and the floor pooled over the cycles is judged against the
+// limit (Summarise). Each cycle's 95 % interval misses on the high side
+// 2.5 % of the time, so a drive 0.26 mW under the 5 mW limit failed on one
+// of its six cycles (6.01 ± 0.99 mW; pooled 4.63 ± 0.94 — independent
+// generator seed 9 drive 11, a true 4.74 mW).
+const floorFailZ = 5
 
 // aboveFloorZ is how many standard errors the mean power over samples
 // [a, b) stands above the floor (its batch-means error and the floor's

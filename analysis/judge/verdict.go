@@ -131,6 +131,12 @@ func Summarise(cycles []Cycle, cr Criteria, support, hostCause string) Verdict {
 		// ones the verdict line also prints: say whose they are.
 		v.Reason = fmt.Sprintf("cycle %d: %s (%d of %d cycles)", firstCycle[best], strings.TrimPrefix(first[best], string(v.Outcome)+": "), count[best], len(cycles))
 	}
+	// The floor over the cycles against the limit: what a cycle alone
+	// leaves inconclusive (floorFailZ) the pool may settle.
+	if checkAtMost(v.FloorW.Value(), v.FloorU95W.Value(), cr.LimitW) == Fail && v.Outcome != Fail {
+		v.Outcome = Fail
+		v.Reason = fmt.Sprintf("DevSlp floor over the cycles %s mW is above the %.2f mW limit", PM(v.FloorW, v.FloorU95W, 1e3), cr.LimitW*1e3)
+	}
 	if len(cycles) == 0 {
 		v.Outcome, v.Reason = Inconclusive, "no cycle completed"
 	}
