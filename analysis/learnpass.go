@@ -230,11 +230,12 @@ const (
 
 // learnWorkers are learnRuns' workers: pair i is worker i%len(in)'s.
 type learnWorkers struct {
-	pairs []learnPair
-	in    []chan *learnBatch
-	free  []chan *learnBatch
-	cur   []*learnBatch
-	done  sync.WaitGroup
+	pairs  []learnPair
+	in     []chan *learnBatch
+	free   []chan *learnBatch
+	cur    []*learnBatch
+	done   sync.WaitGroup
+	caught workerPanic
 }
 
 // learnBatch is a worker's share of consecutive runs: each of its pairs'
@@ -305,9 +306,11 @@ func (w *learnWorkers) flush(g int) {
 func (w *learnWorkers) work(g int, c *Clock) {
 	defer w.done.Done()
 	for bt := range w.in[g] {
-		for _, op := range bt.ops {
-			w.pairs[op.pair].takePower(op.i0, bt.pw[op.off:op.off+op.n], op.ok, c)
-		}
+		w.caught.do(func() {
+			for _, op := range bt.ops {
+				w.pairs[op.pair].takePower(op.i0, bt.pw[op.off:op.off+op.n], op.ok, c)
+			}
+		})
 		bt.ops, bt.pw = bt.ops[:0], bt.pw[:0]
 		w.free[g] <- bt
 	}
@@ -320,6 +323,7 @@ func (w *learnWorkers) close() {
 		close(w.in[g])
 	}
 	w.done.Wait()
+	w.caught.raise()
 }
 
 // eachRun opens the capture and hands take every run of rows (a gap is a

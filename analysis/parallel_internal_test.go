@@ -17,6 +17,7 @@ import (
 	"github.com/idlewatt/idlewatt/analysis/synthcap"
 	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/meter"
+	"github.com/idlewatt/idlewatt/units"
 )
 
 // callSink is a SampleSink that hashes the calls it gets, in order: the
@@ -246,5 +247,38 @@ func TestLearnRunsParallel(t *testing.T) {
 		if bitsOf(reflect.ValueOf(levels)) != bitsOf(reflect.ValueOf(refLevels)) {
 			t.Errorf("%d procs: levels differ", procs)
 		}
+	}
+}
+
+// panicky is a classifier that panics at its drive's nth sample.
+type panicky struct{ n int }
+
+func (p *panicky) Classify(Sample) State {
+	if p.n--; p.n == 0 {
+		panic("panicky classifier")
+	}
+	return StateIdle
+}
+
+// TestWorkerPanicRaisedOnCaller: a panic in a drive's work on a worker
+// reaches the goroutine that called Analyze (where the command's handler
+// of internal errors is), once, and does not leave the pass waiting.
+func TestWorkerPanicRaisedOnCaller(t *testing.T) {
+	path := threeDrives(t)
+	opts := DefaultOptions()
+	opts.NewClassifier = func(d capture.DriveInfo, _ units.Hertz) StateClassifier {
+		if d.Port == 2 {
+			return &panicky{n: 30000}
+		}
+		return nil
+	}
+	var caught any
+	func() {
+		defer func() { caught = recover() }()
+		_, err := Analyze(path, opts)
+		t.Errorf("Analyze returned (%v) instead of panicking", err)
+	}()
+	if caught != "panicky classifier" {
+		t.Errorf("recovered %v, want the classifier's panic", caught)
 	}
 }

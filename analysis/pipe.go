@@ -243,6 +243,7 @@ type drivePool struct {
 	cur    *epoch
 	sink   SampleSink
 	done   sync.WaitGroup
+	caught workerPanic
 }
 
 const (
@@ -358,18 +359,20 @@ func (p *drivePool) flush() {
 func (p *drivePool) work(g int, rec *sinkRecorder) {
 	defer p.done.Done()
 	for e := range p.in[g] {
-		part := &e.parts[g]
-		rec.log = &part.log
-		for i := range part.ops {
-			op := &part.ops[i]
-			if op.miss {
-				op.d.missing(op.start, op.count)
-			} else {
-				op.d.run(op.start, part.p[op.off:op.off+op.n])
+		p.caught.do(func() {
+			part := &e.parts[g]
+			rec.log = &part.log
+			for i := range part.ops {
+				op := &part.ops[i]
+				if op.miss {
+					op.d.missing(op.start, op.count)
+				} else {
+					op.d.run(op.start, part.p[op.off:op.off+op.n])
+				}
+				op.calls = len(part.log.calls)
 			}
-			op.calls = len(part.log.calls)
-		}
-		rec.log = nil
+			rec.log = nil
+		})
 		e.done.Done()
 	}
 }
@@ -383,16 +386,18 @@ func (p *drivePool) replayer() {
 	for e := range p.replay {
 		e.done.Wait()
 		if p.sink != nil {
-			clear(next)
-			clear(calls)
-			for _, g := range e.order {
-				part := &e.parts[g]
-				end := part.ops[next[g]].calls
-				next[g]++
-				for ; calls[g] < end; calls[g]++ {
-					part.log.calls[calls[g]].replay(p.sink, part.log.w)
+			p.caught.do(func() {
+				clear(next)
+				clear(calls)
+				for _, g := range e.order {
+					part := &e.parts[g]
+					end := part.ops[next[g]].calls
+					next[g]++
+					for ; calls[g] < end; calls[g]++ {
+						part.log.calls[calls[g]].replay(p.sink, part.log.w)
+					}
 				}
-			}
+			})
 		}
 		for g := range e.parts {
 			part := &e.parts[g]
@@ -418,5 +423,45 @@ func (p *drivePool) close() {
 		if p.sink != nil {
 			d.sink = p.sink
 		}
+	}
+	p.caught.raise()
+}
+
+// workerPanic keeps the first panic of a pass's worker goroutines, to be
+// raised again by the goroutine that waits for them, where the command's
+// handler of internal errors sees it (a panic on a goroutine of its own
+// would end the process without it). Once one has panicked, do does
+// nothing: the workers go on taking work, doing none, so that nothing
+// waits on them forever.
+type workerPanic struct {
+	mu     sync.Mutex
+	caught any
+	failed bool
+}
+
+func (w *workerPanic) do(f func()) {
+	w.mu.Lock()
+	failed := w.failed
+	w.mu.Unlock()
+	if failed {
+		return
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			w.mu.Lock()
+			if !w.failed {
+				w.caught, w.failed = p, true
+			}
+			w.mu.Unlock()
+		}
+	}()
+	f()
+}
+
+// raise panics with the panic caught, if any; call once the workers are
+// done.
+func (w *workerPanic) raise() {
+	if w.failed {
+		panic(w.caught)
 	}
 }

@@ -65,14 +65,28 @@ func (s Session) Build(ctx context.Context, opts analysis.Options, out string, w
 			fmt.Fprintf(s.Log, "%s: warning: %s\n", s.Who, warn)
 		}
 		s.Progress.Step("building the report files and charts", nil)
-		if outs, chartErr = Build(r, WriteOptions{Stop: stop}); outs == nil {
+		// report.html is built while the other files and the charts are,
+		// on the report as Build leaves it (both only read it then).
+		var html func() ([]byte, error)
+		if withHTML {
+			noteChartDrives(r)
+			html = goRender(func() ([]byte, error) {
+				return htmlreport.Render(r, pyr, htmlreport.Options{Capture: s.In, Stop: stop}) // the capture made of another meter's file, not the file
+			})
+		}
+		outs, chartErr = Build(r, WriteOptions{Stop: stop})
+		var b []byte
+		var htmlErr error
+		if html != nil {
+			b, htmlErr = html()
+		}
+		if outs == nil {
 			return chartErr
 		}
 		if withHTML {
 			s.Progress.Step("building "+htmlreport.FileName, nil)
-			b, err := htmlreport.Render(r, pyr, htmlreport.Options{Capture: s.In, Stop: stop}) // the capture made of another meter's file, not the file
-			if err != nil {
-				return fmt.Errorf("writing %s into %s: %w", htmlreport.FileName, out, err)
+			if htmlErr != nil {
+				return fmt.Errorf("writing %s into %s: %w", htmlreport.FileName, out, htmlErr)
 			}
 			outs = append(outs, Output{Name: htmlreport.FileName, Data: b})
 		}
@@ -128,4 +142,27 @@ func (s Session) ExportParquet(ctx context.Context, dir string, oo outfile.Optio
 	s.Progress.Stop()
 	WriteNotes(s.Log, "export", rep.Notes)
 	return true, nil
+}
+
+// goRender runs render on a goroutine of its own; the function returned
+// waits for its result. A panic in render is raised again there, on the
+// caller's goroutine, where the command's handler of internal errors
+// sees it.
+func goRender(render func() ([]byte, error)) func() ([]byte, error) {
+	var b []byte
+	var err error
+	var caught any
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer func() { caught = recover() }()
+		b, err = render()
+	}()
+	return func() ([]byte, error) {
+		<-done
+		if caught != nil {
+			panic(caught)
+		}
+		return b, err
+	}
 }
