@@ -273,17 +273,19 @@ func (w *learnWorkers) add(run *capture.Run) {
 	for i, b := range w.pairs {
 		g := i % len(w.cur)
 		bt := w.cur[g]
-		if len(bt.pw) > 0 && len(bt.pw)+run.N > cap(bt.pw) {
-			w.flush(g)
-			bt = w.cur[g]
+		if len(bt.pw)+run.N > cap(bt.pw) {
+			if len(bt.pw) > 0 {
+				w.flush(g)
+				bt = w.cur[g]
+			}
+			if run.N > cap(bt.pw) {
+				bt.pw = make([]float64, 0, run.N) // a run longer than a batch
+			}
 		}
-		buf := bt.pw[len(bt.pw):]
+		buf := bt.pw[len(bt.pw):] // room for the run: railPower fills it in place
 		pw, ok := b.power(run, &buf)
 		op := learnOp{pair: i, i0: run.Index, ok: ok}
 		if ok {
-			if len(bt.pw) == 0 && cap(buf) != cap(bt.pw) {
-				bt.pw = buf[:0] // railPower grew it for a run longer than the batch
-			}
 			op.off, op.n = len(bt.pw), len(pw)
 			bt.pw = bt.pw[:len(bt.pw)+len(pw)]
 		}
