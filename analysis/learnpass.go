@@ -5,6 +5,7 @@ import (
 	"math"
 	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/units"
@@ -76,7 +77,7 @@ func (sd *stateDetector) learnHumLevels(open Opener, p *pass1, c *Clock, opts Op
 			return nil, err
 		}
 	}
-	hum := humModels(hl)
+	hum := humModels(hl, opts.serial)
 	var again []learnPair
 	for i, l := range ll {
 		if m := hum[l.port]; m != nil {
@@ -90,9 +91,11 @@ func (sd *stateDetector) learnHumLevels(open Opener, p *pass1, c *Clock, opts Op
 			return nil, err
 		}
 	}
+	learned := make([]LevelLearning, len(ll))
+	eachDrive(len(ll), opts.serial, func(i int) { learned[i] = ll[i].learn(p.hdr, opts) })
 	sd.learned = map[int]LevelLearning{}
-	for _, l := range ll {
-		sd.learned[l.port] = l.learn(p.hdr, opts)
+	for i, l := range ll {
+		sd.learned[l.port] = learned[i]
 	}
 	return hum, nil
 }
@@ -536,14 +539,43 @@ func takeHum(ls []*humLearner, run *capture.Run, c *Clock) {
 }
 
 // humModels fits each learner's hum. Drives with none are not in the map.
-func humModels(ls []*humLearner) map[int]*humModel {
+func humModels(ls []*humLearner, serial bool) map[int]*humModel {
+	ms := make([]*humModel, len(ls))
+	eachDrive(len(ls), serial, func(i int) { ms[i] = ls[i].model() })
 	out := map[int]*humModel{}
-	for _, l := range ls {
-		if m := l.model(); m != nil {
-			out[l.port] = m
+	for i, l := range ls {
+		if ms[i] != nil {
+			out[l.port] = ms[i]
 		}
 	}
 	return out
+}
+
+// eachDrive calls f(0) … f(n-1), each touching one drive's state only, on
+// up to GOMAXPROCS goroutines (serial: on this one, in order): the drives'
+// fits after a learning read. A panic in f is raised again here.
+func eachDrive(n int, serial bool, f func(i int)) {
+	workers := min(n, runtime.GOMAXPROCS(0))
+	if serial || workers < 2 {
+		for i := range n {
+			f(i)
+		}
+		return
+	}
+	var next atomic.Int64
+	var caught workerPanic
+	var wg sync.WaitGroup
+	wg.Add(workers)
+	for range workers {
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
+				caught.do(func() { f(i) })
+			}
+		}()
+	}
+	wg.Wait()
+	caught.raise()
 }
 
 // learnHum is the hum pass on its own (without state detection; with it,
@@ -562,5 +594,5 @@ func learnHum(open Opener, p *pass1, c *Clock, only []int, serial bool) (map[int
 	if err := learnRuns(open, pairs, c, serial); err != nil {
 		return nil, err
 	}
-	return humModels(ls), nil
+	return humModels(ls, serial), nil
 }
