@@ -64,6 +64,11 @@ type Options struct {
 	// Window, if set, restricts the report to an interval of the capture
 	// (interval.go); Report.Interval says so.
 	Window *Window
+
+	// serial keeps every drive's work of the reads of the samples on the
+	// goroutine that hands it over (learnRuns, drivePool): the tests'
+	// reference for what the drives' workers compute.
+	serial bool
 }
 
 // DefaultOptions returns the documented defaults.
@@ -207,7 +212,7 @@ func AnalyzeSource(open Opener, opts Options) (*Report, error) {
 	if sd != nil {
 		hum, err = sd.learnHumLevels(open, p1, &clock, opts)
 	} else {
-		hum, err = learnHum(open, p1, &clock, opts.Ports)
+		hum, err = learnHum(open, p1, &clock, opts.Ports, opts.serial)
 	}
 	if err != nil {
 		return nil, err
@@ -433,11 +438,19 @@ func secondPass(open Opener, opts Options, p *pass1, sd *stateDetector, clock Cl
 		rep.drivesProc = append(rep.drivesProc, proc)
 	}
 
+	if !opts.serial {
+		asm.pool = startDrivePool(rep.drivesProc, opts.Samples)
+	}
 	neg, err := rep.readSamples(open, opts, p, asm, &clock, t0f)
+	if err == nil {
+		rep.drain(asm, h)
+	}
+	if asm.pool != nil {
+		asm.pool.close()
+	}
 	if err != nil {
 		return nil, err
 	}
-	rep.drain(asm, h)
 	driveOf := make([]string, len(h.Channels))
 	for ch, ref := range asm.byChannel {
 		if ref.drive >= 0 {

@@ -17,6 +17,9 @@ type assembler struct {
 	byChannel  []chanRef // indexed by channel
 	maxPending int
 	recycle    func([]float64) // takes back power buffers block was given; may be nil
+	// pool, if set, runs the drives' runs and missing stretches on its
+	// workers (a run copied into its buffer); nil = here, as they come.
+	pool *drivePool
 }
 
 type chanRef struct {
@@ -176,21 +179,33 @@ func (a *assembler) drain(d *driveAsm) {
 			}
 		}
 		if missing {
-			d.proc.missing(d.cur, end-d.cur)
+			if a.pool != nil {
+				a.pool.missing(d.proc, d.cur, end-d.cur)
+			} else {
+				d.proc.missing(d.cur, end-d.cur)
+			}
 			d.cur = end
 			continue
 		}
 		n := int(end - d.cur)
 		var ps []float64
-		if len(d.rails) == 1 {
+		switch {
+		case len(d.rails) == 1:
 			s := d.rails[0].segs[0]
 			o := int(d.cur - s.start)
 			ps = s.p[o : o+n]
-		} else {
-			if cap(d.scratch) < n {
-				d.scratch = make([]float64, n)
+			if a.pool != nil {
+				copy(a.pool.run(d.proc, d.cur, n), ps)
 			}
-			ps = d.scratch[:n]
+		default:
+			if a.pool != nil {
+				ps = a.pool.run(d.proc, d.cur, n) // filled here, before the pool's next call
+			} else {
+				if cap(d.scratch) < n {
+					d.scratch = make([]float64, n)
+				}
+				ps = d.scratch[:n]
+			}
 			rail := func(r int) []float64 {
 				s := d.rails[r].segs[0]
 				return s.p[int(d.cur-s.start):][:n]
@@ -207,7 +222,9 @@ func (a *assembler) drain(d *driveAsm) {
 				}
 			}
 		}
-		d.proc.run(d.cur, ps)
+		if a.pool == nil {
+			d.proc.run(d.cur, ps)
+		}
 		d.cur = end
 	}
 	for _, q := range d.rails {

@@ -46,9 +46,13 @@
 // buffer for the peak windows, and a fixed number of chart envelope buckets
 // (analysis/decimate; the series for the charts are analysis/series types,
 // Report.Traces, Distributions and DevSlpCharts).
-// The second pass decodes in one goroutine and accumulates in another, and
-// accumulates run by run (samples sharing activity, phase and pin state),
-// not sample by sample: see docs/analysis.md, "Performance".
+// The second pass decodes in one goroutine, pairs the rails in another and
+// accumulates the drives on workers (about one per core, each drive's
+// samples in order on one of them; pipe.go), and accumulates run by run
+// (samples sharing activity, phase and pin state), not sample by sample;
+// the learning pass learns the drives on workers too (learnpass.go). Every
+// figure is what one goroutine would compute: see docs/analysis.md,
+// "Performance".
 //
 // # Mains hum
 //

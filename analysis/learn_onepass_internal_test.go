@@ -89,7 +89,7 @@ func TestLearnHumLevelsOneRead(t *testing.T) {
 			t.Fatal(err)
 		}
 		clock := p1.fitter.Fit(p1.hdr.StartHost)
-		refHum, err := learnHum(open, p1, &clock, nil)
+		refHum, err := learnHum(open, p1, &clock, nil, true)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -3,6 +3,9 @@ package analysis
 import (
 	"fmt"
 	"math"
+	"runtime"
+	"sync"
+	"sync/atomic"
 
 	"github.com/idlewatt/idlewatt/capture"
 	"github.com/idlewatt/idlewatt/units"
@@ -70,33 +73,29 @@ func (sd *stateDetector) learnHumLevels(open Opener, p *pass1, c *Clock, opts Op
 	}
 	ll := levelLearners(p, c, opts, drives, rails, nil)
 	if len(hl) > 0 || len(ll) > 0 {
-		both := pairLearners(ports, hl, ll)
-		err := eachRun(open, func(run *capture.Run) {
-			for _, b := range both {
-				b.take(run, c)
-			}
-		})
-		if err != nil {
+		if err := learnRuns(open, pairLearners(ports, hl, ll), c, opts.serial); err != nil {
 			return nil, err
 		}
 	}
-	hum := humModels(hl)
-	var again []*levelLearner
+	hum := humModels(hl, opts.serial)
+	var again []learnPair
 	for i, l := range ll {
 		if m := hum[l.port]; m != nil {
 			ll[i] = newLevelLearner(l.port, l.name, l.rails, p, c, opts)
 			ll[i].hum = m
-			again = append(again, ll[i])
+			again = append(again, learnPair{l: ll[i]})
 		}
 	}
 	if len(again) > 0 {
-		if err := eachRun(open, func(run *capture.Run) { takeLevels(again, run, c) }); err != nil {
+		if err := learnRuns(open, again, c, opts.serial); err != nil {
 			return nil, err
 		}
 	}
+	learned := make([]LevelLearning, len(ll))
+	eachDrive(len(ll), opts.serial, func(i int) { learned[i] = ll[i].learn(p.hdr, opts) })
 	sd.learned = map[int]LevelLearning{}
-	for _, l := range ll {
-		sd.learned[l.port] = l.learn(p.hdr, opts)
+	for i, l := range ll {
+		sd.learned[l.port] = learned[i]
 	}
 	return hum, nil
 }
@@ -154,6 +153,182 @@ func (b learnPair) take(run *capture.Run, c *Clock) {
 		b.h.takePower(run.Index, pw, c) // before the level learner subtracts any hum from pw
 		b.l.takePower(run.Index, pw, c)
 	}
+}
+
+// rails are the drive's channels (its learners share them).
+func (b learnPair) rails() []int {
+	if b.l != nil {
+		return b.l.rails
+	}
+	return b.h.rails
+}
+
+// power is take's part that needs the run's rows, on the reading
+// goroutine of learnRuns: the level learner sees the rails' readings and
+// the drive's power goes into *buf (railPower's). ok is false where take
+// breaks (a gap, a rail missing).
+func (b learnPair) power(run *capture.Run, buf *[]float64) (pw []float64, ok bool) {
+	if run.Gap > 0 || !railsPresent(run, b.rails()) {
+		return nil, false
+	}
+	if b.l != nil {
+		for k, ch := range b.l.rails {
+			b.l.seeRails(k, run.V[ch], run.I[ch])
+		}
+	}
+	return railPower(run, b.rails(), buf), true
+}
+
+// takePower is the rest of take, on a worker of learnRuns: the drive's
+// power pw of the samples from index i0 on; ok false is a break.
+func (b learnPair) takePower(i0 uint64, pw []float64, ok bool, c *Clock) {
+	if !ok {
+		if b.h != nil {
+			b.h.reset()
+		}
+		if b.l != nil {
+			b.l.breakStretch()
+		}
+		return
+	}
+	if b.h != nil {
+		b.h.takePower(i0, pw, c) // before the level learner subtracts any hum from pw
+	}
+	if b.l != nil {
+		b.l.takePower(i0, pw, c)
+	}
+}
+
+// learnRuns reads the capture once for the pairs' learners: take of every
+// run of rows for each pair, as eachRun would hand it, with the drives'
+// learning spread over worker goroutines (about one per core) while the
+// reading goroutine decodes, assembles rows and computes each drive's
+// power. Every learner still takes its drive's runs one after another in
+// sample order, and drives share nothing, so what each learns is what
+// take run by run learns (TestLearnRunsParallel); serial does exactly that
+// on the reading goroutine (the tests' reference).
+//
+// Memory stays bounded: each worker has learnBatches batches of at most
+// learnBatchSamples power values (or one run, if longer) and
+// learnBatchOps runs, recycled.
+func learnRuns(open Opener, pairs []learnPair, c *Clock, serial bool) error {
+	if serial {
+		return eachRun(open, func(run *capture.Run) {
+			for _, b := range pairs {
+				b.take(run, c)
+			}
+		})
+	}
+	w := startLearnWorkers(pairs, c)
+	err := eachRun(open, w.add)
+	w.close()
+	return err
+}
+
+const (
+	learnBatchSamples = 1 << 15
+	learnBatchOps     = 1024
+	learnBatches      = 4
+)
+
+// learnWorkers are learnRuns' workers: pair i is worker i%len(in)'s.
+type learnWorkers struct {
+	pairs  []learnPair
+	in     []chan *learnBatch
+	free   []chan *learnBatch
+	cur    []*learnBatch
+	done   sync.WaitGroup
+	caught workerPanic
+}
+
+// learnBatch is a worker's share of consecutive runs: each of its pairs'
+// power or break, run by run, in order.
+type learnBatch struct {
+	ops []learnOp
+	pw  []float64
+}
+
+type learnOp struct {
+	pair   int
+	i0     uint64
+	off, n int  // the power: pw[off:off+n]
+	ok     bool // false: a break
+}
+
+func startLearnWorkers(pairs []learnPair, c *Clock) *learnWorkers {
+	n := min(len(pairs), runtime.GOMAXPROCS(0))
+	w := &learnWorkers{pairs: pairs, in: make([]chan *learnBatch, n), free: make([]chan *learnBatch, n), cur: make([]*learnBatch, n)}
+	for g := range n {
+		w.in[g] = make(chan *learnBatch, learnBatches)
+		w.free[g] = make(chan *learnBatch, learnBatches)
+		for range learnBatches - 1 {
+			w.free[g] <- &learnBatch{pw: make([]float64, 0, learnBatchSamples)}
+		}
+		w.cur[g] = &learnBatch{pw: make([]float64, 0, learnBatchSamples)}
+		w.done.Add(1)
+		go w.work(g, c)
+	}
+	return w
+}
+
+// add is a run for every pair (on the reading goroutine).
+func (w *learnWorkers) add(run *capture.Run) {
+	for i, b := range w.pairs {
+		g := i % len(w.cur)
+		bt := w.cur[g]
+		if len(bt.pw)+run.N > cap(bt.pw) {
+			if len(bt.pw) > 0 {
+				w.flush(g)
+				bt = w.cur[g]
+			}
+			if run.N > cap(bt.pw) {
+				bt.pw = make([]float64, 0, run.N) // a run longer than a batch
+			}
+		}
+		buf := bt.pw[len(bt.pw):] // room for the run: railPower fills it in place
+		pw, ok := b.power(run, &buf)
+		op := learnOp{pair: i, i0: run.Index, ok: ok}
+		if ok {
+			op.off, op.n = len(bt.pw), len(pw)
+			bt.pw = bt.pw[:len(bt.pw)+len(pw)]
+		}
+		bt.ops = append(bt.ops, op)
+		if len(bt.ops) >= learnBatchOps || len(bt.pw) >= learnBatchSamples {
+			w.flush(g)
+		}
+	}
+}
+
+// flush hands worker g its batch and takes a free one.
+func (w *learnWorkers) flush(g int) {
+	if len(w.cur[g].ops) == 0 {
+		return
+	}
+	w.in[g] <- w.cur[g]
+	w.cur[g] = <-w.free[g]
+}
+
+func (w *learnWorkers) work(g int, c *Clock) {
+	defer w.done.Done()
+	for bt := range w.in[g] {
+		w.caught.do(func() {
+			for _, op := range bt.ops {
+				w.pairs[op.pair].takePower(op.i0, bt.pw[op.off:op.off+op.n], op.ok, c)
+			}
+		})
+		bt.ops, bt.pw = bt.ops[:0], bt.pw[:0]
+		w.free[g] <- bt
+	}
+}
+
+// close hands over what is left and waits for the workers to finish.
+func (w *learnWorkers) close() {
+	for g := range w.in {
+		w.flush(g)
+		close(w.in[g])
+	}
+	w.done.Wait()
+	w.caught.raise()
 }
 
 // eachRun opens the capture and hands take every run of rows (a gap is a
@@ -364,27 +539,60 @@ func takeHum(ls []*humLearner, run *capture.Run, c *Clock) {
 }
 
 // humModels fits each learner's hum. Drives with none are not in the map.
-func humModels(ls []*humLearner) map[int]*humModel {
+func humModels(ls []*humLearner, serial bool) map[int]*humModel {
+	ms := make([]*humModel, len(ls))
+	eachDrive(len(ls), serial, func(i int) { ms[i] = ls[i].model() })
 	out := map[int]*humModel{}
-	for _, l := range ls {
-		if m := l.model(); m != nil {
-			out[l.port] = m
+	for i, l := range ls {
+		if ms[i] != nil {
+			out[l.port] = ms[i]
 		}
 	}
 	return out
+}
+
+// eachDrive calls f(0) … f(n-1), each touching one drive's state only, on
+// up to GOMAXPROCS goroutines (serial: on this one, in order): the drives'
+// fits after a learning read. A panic in f is raised again here.
+func eachDrive(n int, serial bool, f func(i int)) {
+	workers := min(n, runtime.GOMAXPROCS(0))
+	if serial || workers < 2 {
+		for i := range n {
+			f(i)
+		}
+		return
+	}
+	var next atomic.Int64
+	var caught workerPanic
+	var wg sync.WaitGroup
+	wg.Add(workers)
+	for range workers {
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
+				caught.do(func() { f(i) })
+			}
+		}()
+	}
+	wg.Wait()
+	caught.raise()
 }
 
 // learnHum is the hum pass on its own (without state detection; with it,
 // learnHumLevels shares the read with level learning): one read of the
 // samples, each drive's quiet windows gathered, then each drive's hum
 // fitted. Drives with none are not in the map.
-func learnHum(open Opener, p *pass1, c *Clock, only []int) (map[int]*humModel, error) {
+func learnHum(open Opener, p *pass1, c *Clock, only []int, serial bool) (map[int]*humModel, error) {
 	ls := humLearners(p, only)
 	if len(ls) == 0 {
 		return map[int]*humModel{}, nil
 	}
-	if err := eachRun(open, func(run *capture.Run) { takeHum(ls, run, c) }); err != nil {
+	pairs := make([]learnPair, len(ls))
+	for i, l := range ls {
+		pairs[i].h = l
+	}
+	if err := learnRuns(open, pairs, c, serial); err != nil {
 		return nil, err
 	}
-	return humModels(ls), nil
+	return humModels(ls, serial), nil
 }

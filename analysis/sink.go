@@ -12,10 +12,17 @@ import "github.com/idlewatt/idlewatt/meter"
 // sample index 0, as every *_s key of report.json); dt is the fitted sample
 // period in seconds, the one energy_j is summed with.
 //
-// DriveSamples and DriveState are called from the accumulating goroutine,
-// RailBlock from the reading one: the two groups may run concurrently with
-// each other, never with themselves. Slices and blocks are valid only for
-// the call.
+// DriveSamples and DriveState are called from one goroutine, RailBlock
+// from another (the reading one): the two groups may run concurrently with
+// each other, never with themselves. The drives are accumulated
+// concurrently (drivePool), but their DriveSamples and DriveState calls
+// are not made from the drives' goroutines: they are recorded there and
+// made afterwards, from one goroutine, in exactly the order one goroutine
+// accumulating drive after drive, run after run, made them — each drive's
+// in sample order, the drives interleaved as the capture has them — so a
+// sink whose state is shared by the drives (a budget, a common grid) gets
+// the same calls, in the same order, in every run. Slices and blocks are
+// valid only for the call.
 type SampleSink interface {
 	// Begin is called once, before any sample, with the clock fit.
 	Begin(c Clock, t0Host float64)
@@ -37,4 +44,47 @@ func (d *driveProc) sinkState(t int64, s State) {
 	}
 	d.sinkSeen, d.sinkLast = true, s
 	d.sink.DriveState(d.info.Port, (float64(t)-d.t0)/1e9, s)
+}
+
+// sinkRecorder is the SampleSink a drive has on a worker of drivePool: it
+// keeps the drive's calls in the log of the epoch being worked on, for
+// the pool's replayer to make on the real sink.
+type sinkRecorder struct{ log *sinkLog }
+
+// sinkLog is one worker's sink calls in an epoch, in the order made.
+type sinkLog struct {
+	calls []sinkCall
+	w     []float64 // the DriveSamples calls' power, copied
+}
+
+// sinkCall is a DriveSamples call (w[off:off+n]) or a DriveState one
+// (state).
+type sinkCall struct {
+	port   int
+	state  bool
+	t, dt  float64
+	off, n int
+	s      State
+}
+
+func (r *sinkRecorder) Begin(Clock, float64)                     {}
+func (r *sinkRecorder) RailBlock(float64, float64, *meter.Block) {}
+
+func (r *sinkRecorder) DriveSamples(port int, t, dt float64, w []float64) {
+	off := len(r.log.w)
+	r.log.w = append(r.log.w, w...)
+	r.log.calls = append(r.log.calls, sinkCall{port: port, t: t, dt: dt, off: off, n: len(w)})
+}
+
+func (r *sinkRecorder) DriveState(port int, t float64, s State) {
+	r.log.calls = append(r.log.calls, sinkCall{port: port, state: true, t: t, s: s})
+}
+
+// replay makes the call on sink; w is the log's power.
+func (c *sinkCall) replay(sink SampleSink, w []float64) {
+	if c.state {
+		sink.DriveState(c.port, c.t, c.s)
+		return
+	}
+	sink.DriveSamples(c.port, c.t, c.dt, w[c.off:c.off+c.n])
 }

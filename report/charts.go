@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
+	"sync"
 
 	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/analysis/series"
@@ -50,26 +53,67 @@ func chartDrives(r *analysis.Report) (map[string]bool, map[int]bool, string) {
 		len(r.Drives), MaxChartDrives, r.Drives[0].Port, r.Drives[MaxChartDrives-1].Port)
 }
 
+// noteChartDrives adds to r's notes, once, the note that the charts draw
+// only some of its drives, if they do.
+func noteChartDrives(r *analysis.Report) {
+	if _, _, note := chartDrives(r); note != "" && !slices.Contains(r.Notes, note) {
+		r.Notes = append(r.Notes, note)
+	}
+}
+
 // buildCharts renders the charts that have data, asking stop (if set)
-// before each.
+// before each. The figures are made one after another; their drawing and
+// PNG encoding, nearly all the time, run on up to GOMAXPROCS goroutines
+// (each figure is drawn on a canvas of its own, with faces of its own),
+// and the outputs and errors are gathered in the figures' order: the same
+// as drawing them one by one.
 func buildCharts(r *analysis.Report, stop func() error) ([]Output, error) {
-	names, ports, _ := chartDrives(r)
-	var outs []Output
-	var errs []error
-	save := func(f *chart.Figure, err error, name string) error {
+	var jobs []*chartJob
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, runtime.GOMAXPROCS(0))
+	err := makeCharts(r, func(f *chart.Figure, err error, name string) error {
 		if stop != nil {
 			if err := stop(); err != nil {
 				return err
 			}
 		}
-		o, err := renderFig(f, err, name)
-		if err != nil {
-			errs = append(errs, err)
-		} else if o.Data != nil {
-			outs = append(outs, o)
-		}
+		j := &chartJob{}
+		jobs = append(jobs, j)
+		wg.Add(1)
+		slots <- struct{}{}
+		go func() {
+			defer func() { <-slots; wg.Done() }()
+			j.out, j.err = renderFig(f, err, name)
+		}()
 		return nil
+	})
+	wg.Wait()
+	if err != nil {
+		return nil, err // stopped: what was drawn is dropped
 	}
+	var outs []Output
+	var errs []error
+	for _, j := range jobs {
+		if j.err != nil {
+			errs = append(errs, j.err)
+		} else if j.out.Data != nil {
+			outs = append(outs, j.out)
+		}
+	}
+	return outs, errors.Join(errs...)
+}
+
+// chartJob is one chart being rendered.
+type chartJob struct {
+	out Output
+	err error
+}
+
+// makeCharts makes the figures of the charts in order and hands each to
+// save (with its error, if it could not be made, and its file name); an
+// error of save ends it.
+func makeCharts(r *analysis.Report, save func(*chart.Figure, error, string) error) error {
+	names, ports, _ := chartDrives(r)
 	if traces := r.Traces(); len(traces) > 0 {
 		traces = traces[:min(len(traces), MaxChartDrives)] // aligned with r.Drives
 		tn := make([]string, len(traces))
@@ -79,7 +123,7 @@ func buildCharts(r *analysis.Report, stop func() error) ([]Output, error) {
 		title, sub := PowerTitle(tn, r.Capture)
 		f, err := chart.PowerOverTime(traces, chart.PowerOpts{Title: title, Subtitle: sub, Unit: chart.UnitAuto, Notes: userNotes(r)})
 		if err := save(f, err, FilePower); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	var idle []chart.Bar
@@ -97,14 +141,14 @@ func buildCharts(r *analysis.Report, stop func() error) ([]Output, error) {
 	if len(idle) > 0 {
 		f, err := chart.ActiveIdlePower(idle)
 		if err := save(f, err, FileIdle); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if avg, ao := averageChart(r); len(avg) > 0 {
 		avg = capBars(avg, names)
 		f, err := chart.BarChart(avg, ao)
 		if err := save(f, err, FileAverage); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	// The CDF marks the report's own percentiles (Distributions carries
@@ -119,18 +163,15 @@ func buildCharts(r *analysis.Report, stop func() error) ([]Output, error) {
 		o := chart.DistOpts{Title: "Power distribution", Subtitle: "share of measured time per power bin (log scale: short modes such as DevSlp stay visible)", Unit: chart.UnitAuto, LogY: true}
 		f, err := chart.Histogram(dists, o)
 		if err := save(f, err, FileHist); err != nil {
-			return nil, err
+			return err
 		}
 		o = chart.DistOpts{Title: "Power CDF", Subtitle: "share of measured time at or below each power; p50 and p99 as in report.json", Unit: chart.UnitAuto}
 		f, err = chart.CDF(dists, o)
 		if err := save(f, err, FileCDF); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	if err := buildDevSlpCharts(r, ports, save); err != nil {
-		return nil, err
-	}
-	return outs, errors.Join(errs...)
+	return buildDevSlpCharts(r, ports, save)
 }
 
 // capBars keeps the bars of the charted drives (a bar's label begins with

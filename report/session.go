@@ -18,6 +18,7 @@ import (
 	"github.com/idlewatt/idlewatt/internal/outfile"
 	"github.com/idlewatt/idlewatt/internal/progress"
 	"github.com/idlewatt/idlewatt/internal/settings"
+	"github.com/idlewatt/idlewatt/meter"
 	htmlreport "github.com/idlewatt/idlewatt/report/html"
 	"github.com/idlewatt/idlewatt/report/pqexport"
 )
@@ -51,9 +52,9 @@ func (s Session) Build(ctx context.Context, opts analysis.Options, out string, w
 	}
 	stop := ctxio.Interrupted(ctx)
 	err = s.Run(func() error {
-		var pyr *htmlreport.Pyramid
+		var pyr *pyramidSoon
 		if withHTML {
-			pyr = htmlreport.NewPyramidFor(s.In, htmlreport.Budget{})
+			pyr = goPyramid(s.In)
 			opts.Samples = pyr
 		}
 		var err error
@@ -65,14 +66,28 @@ func (s Session) Build(ctx context.Context, opts analysis.Options, out string, w
 			fmt.Fprintf(s.Log, "%s: warning: %s\n", s.Who, warn)
 		}
 		s.Progress.Step("building the report files and charts", nil)
-		if outs, chartErr = Build(r, WriteOptions{Stop: stop}); outs == nil {
+		// report.html is built while the other files and the charts are,
+		// on the report as Build leaves it (both only read it then).
+		var html func() ([]byte, error)
+		if withHTML {
+			noteChartDrives(r)
+			html = goRender(func() ([]byte, error) {
+				return htmlreport.Render(r, pyr.get(), htmlreport.Options{Capture: s.In, Stop: stop}) // the capture made of another meter's file, not the file
+			})
+		}
+		outs, chartErr = Build(r, WriteOptions{Stop: stop})
+		var b []byte
+		var htmlErr error
+		if html != nil {
+			b, htmlErr = html()
+		}
+		if outs == nil {
 			return chartErr
 		}
 		if withHTML {
 			s.Progress.Step("building "+htmlreport.FileName, nil)
-			b, err := htmlreport.Render(r, pyr, htmlreport.Options{Capture: s.In, Stop: stop}) // the capture made of another meter's file, not the file
-			if err != nil {
-				return fmt.Errorf("writing %s into %s: %w", htmlreport.FileName, out, err)
+			if htmlErr != nil {
+				return fmt.Errorf("writing %s into %s: %w", htmlreport.FileName, out, htmlErr)
 			}
 			outs = append(outs, Output{Name: htmlreport.FileName, Data: b})
 		}
@@ -129,3 +144,63 @@ func (s Session) ExportParquet(ctx context.Context, dir string, oo outfile.Optio
 	WriteNotes(s.Log, "export", rep.Notes)
 	return true, nil
 }
+
+// goRender runs render on a goroutine of its own; the function returned
+// waits for its result. A panic in render is raised again there, on the
+// caller's goroutine, where the command's handler of internal errors
+// sees it.
+func goRender(render func() ([]byte, error)) func() ([]byte, error) {
+	var b []byte
+	var err error
+	var caught any
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer func() { caught = recover() }()
+		b, err = render()
+	}()
+	return func() ([]byte, error) {
+		<-done
+		if caught != nil {
+			panic(caught)
+		}
+		return b, err
+	}
+}
+
+// pyramidSoon is report.html's sample sink, the Pyramid of the capture,
+// made (the capture's DEVSLP pin edges read, samples skipped) on a
+// goroutine of its own while the analysis makes its first passes: the
+// analysis needs it only from Begin on, at the sample pass. It hands every
+// call to the Pyramid.
+type pyramidSoon struct {
+	made chan *htmlreport.Pyramid
+	p    *htmlreport.Pyramid
+}
+
+func goPyramid(path string) *pyramidSoon {
+	s := &pyramidSoon{made: make(chan *htmlreport.Pyramid, 1)}
+	go func() { s.made <- htmlreport.NewPyramidFor(path, htmlreport.Budget{}) }()
+	return s
+}
+
+// get waits for the Pyramid. Begin calls it before any other call, and
+// Render's caller after the analysis.
+func (s *pyramidSoon) get() *htmlreport.Pyramid {
+	if s.p == nil {
+		s.p = <-s.made
+	}
+	return s.p
+}
+
+func (s *pyramidSoon) Begin(c analysis.Clock, t0Host float64) { s.get().Begin(c, t0Host) }
+
+func (s *pyramidSoon) DriveSamples(port int, t, dt float64, w []float64) {
+	s.p.DriveSamples(port, t, dt, w)
+}
+
+func (s *pyramidSoon) DriveState(port int, t float64, st analysis.State) {
+	s.p.DriveState(port, t, st)
+}
+
+func (s *pyramidSoon) RailBlock(t, dt float64, b *meter.Block) { s.p.RailBlock(t, dt, b) }

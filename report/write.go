@@ -8,7 +8,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 
 	"github.com/idlewatt/idlewatt/analysis"
@@ -81,9 +80,7 @@ func WriteFilesWith(r *analysis.Report, dir string, o WriteOptions) error {
 // to render is left out and its error joined to the result, as before; a
 // Stop error ends the build.
 func Build(r *analysis.Report, o WriteOptions) ([]Output, error) {
-	if _, _, note := chartDrives(r); note != "" && !slices.Contains(r.Notes, note) {
-		r.Notes = append(r.Notes, note)
-	}
+	noteChartDrives(r)
 	stop := func() error {
 		if o.Stop != nil {
 			return o.Stop()
