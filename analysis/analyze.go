@@ -538,7 +538,7 @@ func (p *pass1) newDrive(info capture.DriveInfo, chans []int, clock *Clock, t0f 
 	}
 	if proc.ds != nil {
 		proc.ds.jo.Rails = proc.lsb // the floor's and pre-cycle level's intervals hold the meter's terms too
-		if ls, ok := cls.(interface{ LevelStep() float64 }); ok {
+		if ls, ok := cls.(learnedSpread); ok {
 			proc.ds.jo.LevelStepW = units.Watts(ls.LevelStep())
 		}
 	}

@@ -57,6 +57,15 @@ type IdleBander interface {
 	IdleBand() (lo, hi units.Watts, ok bool)
 }
 
+// learnedSpread is implemented by classifiers whose levels were learned
+// from the capture (LevelLearning): how far the meter's level steps move a
+// level (LevelStepW) and how wide active idle's blocks read (IdleSpreadW);
+// 0 when not found.
+type learnedSpread interface {
+	LevelStep() float64
+	IdleSpread() float64
+}
+
 // GapObserver is implemented by classifiers that want to know where samples
 // are missing: Gap is called with the first missing index and the count,
 // between the Classify calls around it.

@@ -60,12 +60,19 @@ func devslpPossible(p *pass1, pins []detect.Pin, port int) detect.DevSlpPossible
 		}
 		on = append(on, iv{hostclock.Time(e.t), end})
 	}
-	return func(a, b hostclock.Time) bool {
-		for _, x := range on {
-			if x.a < b && a < x.b {
-				return true
-			}
+	// Merged and sorted, each span's question is one search (a run has
+	// tens of thousands of spans and up to a thousand assertions).
+	sort.Slice(on, func(i, j int) bool { return on[i].a < on[j].a })
+	merged := on[:1]
+	for _, x := range on[1:] {
+		if last := &merged[len(merged)-1]; x.a <= last.b {
+			last.b = max(last.b, x.b)
+		} else {
+			merged = append(merged, x)
 		}
-		return false
+	}
+	return func(a, b hostclock.Time) bool {
+		k := sort.Search(len(merged), func(k int) bool { return merged[k].b > a })
+		return k < len(merged) && merged[k].a < b
 	}
 }

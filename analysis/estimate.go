@@ -641,7 +641,7 @@ func (d *driveProc) levelOf(b *blockSeries, floor, ceil float64) levelEstimate {
 	// whose halves neither the model nor the spans show), a block's σ is at
 	// least their 5th–95th percentile ÷ 3.29, and both halves are the level
 	// (campaign steps family: active idle half a 1.2 mW step low, 15:7).
-	if is, ok := d.cls.(interface{ IdleSpread() float64 }); ok && !math.IsInf(floor, -1) {
+	if is, ok := d.cls.(learnedSpread); ok && !math.IsInf(floor, -1) {
 		blockSigma = math.Max(blockSigma, is.IdleSpread()/(2*z95))
 	}
 	e := estimateLevelNoise(bs, b.L, b.minN, resU, floor, ceil, blockSigma)
