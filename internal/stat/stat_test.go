@@ -305,6 +305,36 @@ func TestNoiseMarginalHoldsHum(t *testing.T) {
 	}
 }
 
+// A switching ripple aliased to a tone slow beside the sampling (69.85 kHz
+// at 10 kS/s: 151.5 Hz, 66 samples a period) grows the semivariance as k²
+// at short lags, 6.5× from lag 1 to lags 2–3: Marginal must still hold it
+// (the step cut at 4 made it the white noise's alone, 0.07 × the truth).
+// Drawn: amplitude, alias period and white noise from the campaign's
+// ranges (docs/drive-profiles.md: ripple 0.1–2 mA, alias ≥ 10 Hz).
+func TestNoiseMarginalHoldsSlowRipple(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 11))
+	for trial := range 12 {
+		amp := (0.1 + 1.9*r.Float64()) * 5e-3     // W at 5 V
+		period := 20 + 980*r.Float64()            // samples: 10–500 Hz at 10 kS/s
+		white := (0.005 + 0.1*r.Float64()) * 5e-3 // W
+		x := make([]float64, 200000)
+		ph := 2 * math.Pi * r.Float64()
+		for i := range x {
+			x[i] = 1 + white*r.NormFloat64() + amp*math.Sin(2*math.Pi*float64(i)/period+ph)
+		}
+		nm := NoiseOf(x)
+		truth := math.Sqrt(white*white + amp*amp/2)
+		// High by up to ≈ 2.1 for a tone alone: γ peaks at twice its
+		// variance (√2 on σ), and the MAD of its arcsine-distributed
+		// differences reads them 1.48× high — a wider peak interval,
+		// never a narrower one.
+		if got := nm.Marginal / truth; got < 0.8 || got > 2.2 {
+			t.Errorf("trial %d (ripple %.3g W, period %.0f, white %.3g W): Marginal %.3g = %.2f × the true marginal σ %.3g (Sigma %.3g); want 0.8–2.2",
+				trial, amp, period, white, nm.Marginal, got, truth, nm.Sigma)
+		}
+	}
+}
+
 // WeightedShorth of sorted values with integer weights is the shorth of the
 // values repeated that many times (a histogram read back), on draws it was
 // not written for; and a gaussian sample's shorth × ShorthScale is its σ.
