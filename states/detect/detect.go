@@ -162,7 +162,14 @@ type Classifier struct {
 	// emitted (None when it was not a level).
 	hist      history
 	sigma     float64
+	sigma1    float64 // one sample's σ when the window was sized (carveHead)
 	prevLevel powerstate.State
+	// prevState is the state of the last span emitted (Unknown after a
+	// gap): a span after Active has its head carved (carveHead).
+	prevState powerstate.State
+	// noHeadCarve turns carveHead off (tests of the median and dwell
+	// alone).
+	noHeadCarve bool
 }
 
 // SplitAt asks for a span boundary at each of ts (host time; any order):
@@ -399,8 +406,8 @@ func (c *Classifier) decide() {
 	// before (where the window's centre still is). A real state shorter
 	// than half the window the median smooths away anyway.
 	c.dwellN = max(c.dwellN, n/2)
-	c.sigma = c.NoiseLongRunSigma()
-	c.clearMargin = ClearSigmas * c.NoiseSigma()
+	c.sigma, c.sigma1 = c.NoiseLongRunSigma(), c.NoiseSigma()
+	c.clearMargin = ClearSigmas * c.sigma1
 	c.shortH, c.bgDwellN = 0, 0
 	if sigma := c.sigma; sigma > 0 && len(c.th.state) > 0 && !math.IsInf(c.th.activeAbove, 0) {
 		if d, ok := c.levels.levelOf(c.th.state[0]); ok && c.th.activeAbove > d {

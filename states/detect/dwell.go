@@ -207,21 +207,26 @@ func (c *Classifier) emit() {
 		return
 	}
 	c.cur.MeanW = units.Watts(c.curSum / float64(c.cur.Samples))
+	lastState := c.cur.State
 	if c.onSpan != nil {
 		parts := []Span{c.cur}
 		if c.cur.State == powerstate.Background {
 			if p := c.carve(c.cur); p != nil {
 				parts = p
 			}
+		} else if p := c.carveHead(c.cur); p != nil {
+			parts = p
+			lastState = p[len(p)-1].State
 		}
 		for _, p := range parts {
 			c.onSpan(p)
 		}
 	}
+	c.prevState = lastState
 	switch {
-	case c.cur.State == powerstate.Background:
-	case c.levels.has(c.cur.State):
-		c.prevLevel = c.cur.State
+	case lastState == powerstate.Background:
+	case c.levels.has(lastState):
+		c.prevLevel = lastState
 	default:
 		c.prevLevel = powerstate.Unknown
 	}
@@ -242,7 +247,7 @@ func (c *Classifier) Gap() {
 	}
 	c.cur.End = c.last.Add(c.period)
 	c.emit()
-	c.started, c.prevLevel = false, powerstate.Unknown
+	c.started, c.prevLevel, c.prevState = false, powerstate.Unknown, powerstate.Unknown
 }
 
 // Close flushes the last span.
