@@ -405,6 +405,20 @@ func ppkGrid(r io.ReaderAt, size int64, cols ppkCols) (float64, int, error) {
 // gridOf is the step g (A) of a grid a + k·g that every value of seen (nA)
 // lies on within gridTolNA, 0 when there is none coarser than 3 nA or
 // fewer than gridMinValues values.
+//
+// The differences between neighbouring values are whole multiples of g
+// (the offset a cancels, each difference carries two roundings of the
+// print): g is their least-squares step, fitted from the smallest
+// difference up, each next multiple counted with the step the smaller
+// ones gave. A difference too large for that step to count (two of a
+// drive's levels far apart, their multiple uncertain by more than a
+// quarter) is left out; one the step counts but that lies off its
+// multiple means no grid (readings on 1 nA, or two ranges). Before, the
+// grid was fitted outward from the lowest value and needed two values
+// within 8 steps of it: a drive whose first rows held its levels alone,
+// noise under one step, got no grid, its levels' modes 14 µW apart on an
+// 88 µW grid were read as two states, and its idle residency (34.7 %) as
+// Partial (the independent generator's seed 10 drive 24).
 func gridOf(seen map[int64]bool) float64 {
 	if len(seen) < gridMinValues {
 		return 0
@@ -414,46 +428,38 @@ func gridOf(seen map[int64]bool) float64 {
 		d = append(d, x)
 	}
 	slices.Sort(d)
-	g0 := d[len(d)-1] - d[0]
+	diffs := make([]float64, 0, len(d)-1)
 	for i := 1; i < len(d); i++ {
-		g0 = min(g0, d[i]-d[i-1])
+		diffs = append(diffs, float64(d[i]-d[i-1]))
 	}
-	if g0 <= 3 {
+	slices.Sort(diffs)
+	g := diffs[0]
+	if g <= 3 {
 		return 0
 	}
-	// Least squares of d_i = a + k_i·g over whole numbers k_i, fitted
-	// first near d_0 (where the first step's rounding cannot yet put a k
-	// off by one), then over four times the span with the refined g, …;
-	// at the end every value within the printing's rounding.
-	g, a := float64(g0), 0.0
-	for span := 8 * float64(g0); ; span *= 4 {
-		var sk, skk, sx, skx, n float64
-		for _, x := range d {
-			y := float64(x - d[0])
-			if y > span {
-				break
-			}
-			k := math.Round((y - a) / g)
-			sk, skk, sx, skx, n = sk+k, skk+k*k, sx+y, skx+k*y, n+1
+	var smx, smm float64
+	used := 0
+	for _, x := range diffs {
+		m := math.Round(x / g)
+		// The step's error: each difference is off its multiple by up to
+		// 2·gridTolNA; over Σm² of them the step is known to that ÷ √Σm²
+		// (the first difference alone: to its own rounding).
+		gerr := 2 * gridTolNA
+		if smm > 0 {
+			gerr /= math.Sqrt(smm)
 		}
-		den := n*skk - sk*sk
-		if !(den > 0) {
+		if m*gerr > g/4 {
+			continue // too far to count with the step so far
+		}
+		if math.Abs(x-m*g) > 2*gridTolNA+m*gerr {
 			return 0
 		}
-		g = (n*skx - sk*sx) / den
-		a = (sx - g*sk) / n
-		if !(g > 3) {
-			return 0
-		}
-		if span >= float64(d[len(d)-1]-d[0]) {
-			break
-		}
+		smx, smm = smx+m*x, smm+m*m
+		g = smx / smm
+		used++
 	}
-	for _, x := range d {
-		y := float64(x - d[0])
-		if math.Abs(y-a-math.Round((y-a)/g)*g) > gridTolNA {
-			return 0
-		}
+	if used < gridMinValues-1 || !(g > 3) {
+		return 0
 	}
 	return g * 1e-9
 }

@@ -31,6 +31,30 @@ func TestGridOf(t *testing.T) {
 			t.Fatalf("trial %d: grid %.4f nA (offset %.1f, %d values from %.0f nA): found %.4f", trial, g, a, len(seen), base, got)
 		}
 	}
+	// A drive's levels far apart on one grid, each read with noise under
+	// one step (a few neighbouring codes): the independent generator's
+	// quantised drives (seed 10 drive 24: 17.5 µA, levels 0.4–900 mA, 70
+	// readings in its first rows) got no grid from the fit outward from
+	// the lowest value.
+	for trial := range 200 {
+		g := math.Exp(math.Log(1000) + r.Float64()*math.Log(50)) // 1–50 µA, in nA
+		a := r.Float64() * g * float64(trial%2)
+		seen := map[int64]bool{}
+		for range 2 + r.IntN(8) {
+			k0 := math.Floor(math.Exp(r.Float64()*math.Log(1e9/g)) + 1)
+			for j := range 2 + r.IntN(3) { // the codes a level's noise flips between
+				seen[int64(math.Round(a+(k0+float64(j))*g))] = true
+			}
+		}
+		got := gridOf(seen) * 1e9
+		// With few values a whole multiple of g may hold them all too (3
+		// values 2 and 4 steps apart): a grid they lie on. What must not
+		// happen is none, or one they do not lie on.
+		ratio := math.Max(got/g, g/got)
+		if got == 0 || math.Abs(ratio-math.Round(ratio)) > 1e-3 {
+			t.Fatalf("sparse trial %d: grid %.4f nA (offset %.1f, %d values): found %.4f", trial, g, a, len(seen), got)
+		}
+	}
 	fine := map[int64]bool{}
 	for range 1000 {
 		fine[int64(r.IntN(1e6))] = true
