@@ -36,7 +36,9 @@ func drawHeadDrive(r *rand.Rand) headDrive {
 	if devslp <= 0 {
 		devslp = slumber / 3
 	}
-	ms := func(lo, hi float64) time.Duration { return time.Duration((lo + (hi-lo)*r.Float64()) * float64(time.Millisecond)) }
+	ms := func(lo, hi float64) time.Duration {
+		return time.Duration((lo + (hi-lo)*r.Float64()) * float64(time.Millisecond))
+	}
 	return headDrive{lv: Levels{Idle: units.Watts(idle), Partial: units.Watts(partial), Slumber: units.Watts(slumber), DevSlp: units.Watts(devslp)},
 		sigma: sigma, tp: ms(0.5, 10), ts: ms(10, 200)}
 }
