@@ -26,9 +26,20 @@ type Clock struct {
 	DriftPPM   float64 // meter clock vs host clock: positive = meter samples take longer than nominal
 	ResidualMS struct {
 		RMS, Max units.Milliseconds // of the used marks' midpoints about the line
+		// Excess is the largest distance of a used mark's midpoint from
+		// the line beyond half its own round trip — where the meter saw it
+		// if the line is right: what the marks say the line may be off by.
+		// A mark delayed by the host lies far from the line but within its
+		// round trip, and is no evidence against it (Max counts it).
+		Excess units.Milliseconds
 	}
 	MinRTTMS    units.Milliseconds // smallest round trip seen
 	MedianRTTMS units.Milliseconds // median round trip of the used marks
+	// U95MS is how well a host time maps onto the meter's (95 %): half
+	// the median round trip of the used marks plus ResidualMS.Excess. A
+	// duration from a meter event to a host one (a DevSlp exit: the pin's
+	// release to a read's completion) carries it.
+	U95MS units.Milliseconds
 
 	// Outliers counts the selected marks rejected because their midpoint
 	// lies further from the robust line than their own round trip allows
@@ -259,31 +270,41 @@ func (f *ClockFitter) Fit(startHost hostclock.Time) Clock {
 // for the scatter). A refused drift's nominal-rate line is not a fit
 // through the marks: the marks are the ones in doubt there, and their
 // scatter about it is not the timeline's error.
+//
+// The line is a weighted fit (lineFit): mark i's midpoint varies as σ²/wᵢ
+// about it, σ² estimated by Σ wᵢ rᵢ²/(n − 2), and the line's error at x is
+// σ²(1/Σw + (x − x̄_w)²/Σw(x − x̄_w)²). LinePlacement keeps the unweighted
+// form σ_e²(1/N + (x − m)²/Sxx), so the weighted one is stored as
+// m = x̄_w, σ_e² = σ²·N/Σw and Sxx = N·Σw(x − x̄_w)²/Σw — the same
+// variance at every x, N − 2 degrees of freedom.
 func linePlacement(pts []meter.MarkEcho, use []bool, c Clock) LinePlacement {
 	res := residuals(pts, c)
-	var n, sx, ss float64
+	var n, sw, swx, swr float64
 	for i, p := range pts {
 		if use[i] {
+			w := markWeight(p, c.NsPerSample)
 			n++
-			sx += float64(p.MeterIndex)
-			ss += res[i] * res[i]
+			sw += w
+			swx += w * float64(p.MeterIndex)
+			swr += w * res[i] * res[i]
 		}
 	}
-	if n < 3 {
+	if n < 3 || !(sw > 0) {
 		return LinePlacement{}
 	}
-	m := sx / n
-	var sxx float64
+	m := swx / sw
+	var swxx float64
 	for i, p := range pts {
 		if use[i] {
 			d := float64(p.MeterIndex) - m
-			sxx += d * d
+			swxx += markWeight(p, c.NsPerSample) * d * d
 		}
 	}
-	if !(sxx > 0) {
+	if !(swxx > 0) {
 		return LinePlacement{}
 	}
-	return LinePlacement{N: int(n), MeanIndex: m, Sxx: sxx, SigmaNs: math.Sqrt(ss / (n - 2))}
+	sigma2 := swr / (n - 2)
+	return LinePlacement{N: int(n), MeanIndex: m, Sxx: n * swxx / sw, SigmaNs: math.Sqrt(sigma2 * n / sw)}
 }
 
 // PlaceU is the 95 % half-width, in seconds, of Σ wᵢ·ε(xᵢ): the error the
@@ -346,7 +367,7 @@ func consistentMarks(pts []meter.MarkEcho, use []bool, ref uint64, nominal, maxP
 // their median round trip and the drift.
 func (c *Clock) residualStats(pts []meter.MarkEcho, use []bool, nominal float64) {
 	res := residuals(pts, *c)
-	var ss, mx float64
+	var ss, mx, ex float64
 	var rtts []float64
 	for i, r := range res {
 		if !use[i] {
@@ -355,11 +376,15 @@ func (c *Clock) residualStats(pts []meter.MarkEcho, use []bool, nominal float64)
 		c.Used++
 		ss += r * r
 		mx = math.Max(mx, math.Abs(r))
-		rtts = append(rtts, float64(pts[i].HostRecv-pts[i].HostSent))
+		rtt := float64(pts[i].HostRecv - pts[i].HostSent)
+		ex = math.Max(ex, math.Abs(r)-rtt/2)
+		rtts = append(rtts, rtt)
 	}
 	c.ResidualMS.RMS = units.Milliseconds(math.Sqrt(ss/float64(c.Used)) / 1e6)
 	c.ResidualMS.Max = units.Milliseconds(mx / 1e6)
+	c.ResidualMS.Excess = units.Milliseconds(ex / 1e6)
 	c.MedianRTTMS = units.Milliseconds(stat.UpperMedian(rtts) / 1e6)
+	c.U95MS = c.MedianRTTMS/2 + c.ResidualMS.Excess
 	c.DriftPPM = (c.NsPerSample/nominal - 1) * 1e6
 }
 
@@ -435,32 +460,61 @@ func medianOffset(pts []meter.MarkEcho, ref uint64, slope float64) float64 {
 	return float64(y0) + stat.MedianInPlace(off)
 }
 
-// lineFit fits mid = base + slope·(index − ref) by least squares over the
-// used points, in coordinates centred on the first point so float64 keeps
-// nanosecond precision on hosts with long uptimes.
+// lineFit fits mid = base + slope·(index − ref) by weighted least squares
+// over the used points, in coordinates centred on the first point so
+// float64 keeps nanosecond precision on hosts with long uptimes. Each mark
+// weighs 1/s², s its midpoint's error bound (markSpread): a mark whose echo
+// took 10 ms lies anywhere within ±5 ms of the line and says almost
+// nothing beside ones that took 0.1 ms. Unweighted, the one mark of a
+// 5 s window the host's load had delayed (RTT 10 ms, 5 ms off the line:
+// within its own round trip, so no outlier) tilted a 20 s capture's line
+// by −193 ppm and every DevSlp exit (a pin edge on the meter's clock to a
+// read's completion on the host's) by up to 2.5 ms, against the truth's
+// 0 ppm (campaign seed 17 drive 78).
 func lineFit(pts []meter.MarkEcho, use []bool, ref uint64, nominal float64) (base, slope float64) {
 	y0 := mid(pts[0])
-	var n, sx, sy, sxx, sxy float64
+	var n, sw, sx, sy, sxx, sxy float64
 	for i, p := range pts {
 		if !use[i] {
 			continue
 		}
 		x := float64(int64(p.MeterIndex - ref))
 		y := float64(mid(p) - y0)
+		w := markWeight(p, nominal)
 		n++
-		sx += x
-		sy += y
-		sxx += x * x
-		sxy += x * y
+		sw += w
+		sx += w * x
+		sy += w * y
+		sxx += w * x * x
+		sxy += w * x * y
 	}
 	if n == 0 {
 		return float64(y0), nominal
 	}
 	slope = nominal
-	if d := n*sxx - sx*sx; n >= 2 && d > 0 {
-		slope = (n*sxy - sx*sy) / d
+	if d := sw*sxx - sx*sx; n >= 2 && d > 0 {
+		slope = (sw*sxy - sx*sy) / d
 	}
-	return float64(y0) + (sy-slope*sx)/n, slope
+	return float64(y0) + (sy-slope*sx)/sw, slope
+}
+
+// markSpread is the standard deviation (ns) of a mark's midpoint about the
+// true line: the meter saw the mark somewhere in its round trip, so the
+// midpoint is within ±RTT/2 — uniform, σ = RTT/√12 — and the meter index
+// itself within half a sample period; at least markSpreadFloorNs (a round
+// trip read as 0 is a clock's resolution, not certainty).
+func markSpread(m meter.MarkEcho, nominal float64) float64 {
+	rtt := float64(m.HostRecv.Sub(m.HostSent))
+	return math.Max(math.Hypot(rtt/math.Sqrt(12), nominal/math.Sqrt(12)), markSpreadFloorNs)
+}
+
+// markSpreadFloorNs bounds markSpread below: 5 µs.
+const markSpreadFloorNs = 5e3
+
+// markWeight is a mark's weight in the line fit, 1/markSpread².
+func markWeight(m meter.MarkEcho, nominal float64) float64 {
+	s := markSpread(m, nominal)
+	return 1 / (s * s)
 }
 
 func mid(m meter.MarkEcho) hostclock.Time { return m.HostSent + (m.HostRecv-m.HostSent)/2 }

@@ -257,3 +257,66 @@ func TestChartRunMatchesUniform(t *testing.T) {
 		}
 	}
 }
+
+// TestClockWeighsMarksByRoundTrip: short captures (20–40 s, a mark every
+// 0.5 s, 5 s windows) whose marks mostly echo in 0.05–0.1 ms, but where the
+// host's load delayed every mark of one window by 5–25 ms, its midpoint
+// anywhere within its round trip (where the meter may have seen it), as in
+// campaign seed 17 drive 78 (RTT 10 ms, 5 ms off the line). The line is
+// weighted by the marks' round trips: every sample within 0.1 ms of its
+// true host time, the drift within 5 ppm; and the exit's clock term
+// (ResidualMS.Excess) small — unweighted, the line tilted by up to
+// ~200 ppm and placed samples ms off.
+func TestClockWeighsMarksByRoundTrip(t *testing.T) {
+	rng := rand.New(rand.NewSource(17))
+	const rate = 10000.0
+	worseBefore := 0
+	for trial := range 20 {
+		ppm := rng.Float64()*200 - 100
+		start := hostclock.Time(5e12)
+		period := 1e9 / rate * (1 + ppm*1e-6)
+		dur := 20 + rng.Intn(21)
+		badWin := rng.Intn(dur / 5)
+		var marks []meter.MarkEcho
+		for k := 1; k < 2*dur; k++ {
+			n := uint64(k) * 5000
+			h := float64(start) + float64(n)*period
+			rtt := 5e4 + rng.Float64()*5e4
+			if k*5000/50000 == badWin {
+				rtt = 5e6 + rng.Float64()*20e6
+			}
+			at := rng.Float64() * rtt // when, within the round trip, the meter saw it
+			marks = append(marks, meter.MarkEcho{HostSent: hostclock.Time(h - at), HostRecv: hostclock.Time(h - at + rtt), MeterIndex: n})
+		}
+		f := NewClockFitter(rate, 5*time.Second, 4096)
+		for _, m := range marks {
+			f.Add(m)
+		}
+		c := f.Fit(start)
+		worst := 0.0
+		for n := uint64(0); n < uint64(dur)*10000; n += 997 {
+			worst = math.Max(worst, math.Abs(c.HostF(float64(n))-(float64(start)+float64(n)*period)))
+		}
+		if worst > 0.1e6 || math.Abs(c.DriftPPM-ppm) > 5 || c.ResidualMS.Excess > 0.1 {
+			t.Errorf("trial %d (%d s, %.1f ppm, window %d delayed): worst %.3f ms, drift %.2f ppm, excess %.3f ms", trial, dur, ppm, badWin, worst/1e6, c.DriftPPM, float64(c.ResidualMS.Excess))
+		}
+		// The unweighted line through the same selected marks.
+		pts := make([]meter.MarkEcho, 0, len(f.best))
+		for _, m := range f.best {
+			pts = append(pts, m)
+		}
+		sort.Slice(pts, func(i, j int) bool { return pts[i].MeterIndex < pts[j].MeterIndex })
+		var n, sx, sy, sxx, sxy float64
+		for _, p := range pts {
+			x, y := float64(p.MeterIndex), float64(mid(p)-start)
+			n, sx, sy, sxx, sxy = n+1, sx+x, sy+y, sxx+x*x, sxy+x*y
+		}
+		slope := (n*sxy - sx*sy) / (n*sxx - sx*sx)
+		if u := (slope/(1e9/rate) - 1) * 1e6; math.Abs(u-ppm) > 5 {
+			worseBefore++
+		}
+	}
+	if worseBefore == 0 {
+		t.Errorf("the unweighted line was within 5 ppm on every trial: the delayed windows do not exercise the weights")
+	}
+}

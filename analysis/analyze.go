@@ -478,7 +478,7 @@ func newReport(p *pass1, clock *Clock, opts Options) *Report {
 	rep := &Report{Schema: Schema, Capture: p.info}
 	rep.Alignment = AlignmentReport{Method: "marks", Marks: clock.Marks, MarksUsed: clock.Used, Synthetic: clock.Synthetic,
 		DriftPPM: clock.DriftPPM, ResidualRMSMS: clock.ResidualMS.RMS, ResidualMaxMS: clock.ResidualMS.Max,
-		MinRTTMS: clock.MinRTTMS, MedianRTTMS: clock.MedianRTTMS,
+		MinRTTMS: clock.MinRTTMS, MedianRTTMS: clock.MedianRTTMS, ClockU95MS: clock.U95MS,
 		Outliers: clock.Outliers, NegativeRTT: clock.NegativeRTT, DriftRefusedPPM: clock.DriftRefusedPPM, MaxDriftPPM: clock.MaxDriftPPM}
 	rep.clockNotes(clock)
 	rep.importedNotes(p)
@@ -592,7 +592,7 @@ func (p *pass1) devslpProc(port int, pins []span, clock *Clock) *devslpProc {
 		cr = judge.DefaultCriteria()
 	}
 	// A read's completion (host clock) against the pin the meter saw:
-	// half the median mark round trip plus the fit's largest residual.
+	// the clock fit's U95MS.
 	// The worst host stall the canary recorded anywhere in the run, on any
 	// port: what this host has shown it can add to a read's time.
 	var worst float64
@@ -602,7 +602,7 @@ func (p *pass1) devslpProc(port int, pins []span, clock *Clock) *devslpProc {
 		}
 	}
 	return &devslpProc{cycles: cyc, chartCycle: -1,
-		jo: judge.JudgeOptions{Criteria: cr, ClockU95Ms: clock.MedianRTTMS/2 + clock.ResidualMS.Max, RunStallMs: units.Milliseconds(worst)}}
+		jo: judge.JudgeOptions{Criteria: cr, ClockU95Ms: clock.U95MS, RunStallMs: units.Milliseconds(worst)}}
 }
 
 // readSamples is the second pass proper: it streams every record of the

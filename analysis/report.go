@@ -118,6 +118,10 @@ type AlignmentReport struct {
 	ResidualMaxMS units.Milliseconds `json:"residual_max_ms"`
 	MinRTTMS      units.Milliseconds `json:"min_rtt_ms"`
 	MedianRTTMS   units.Milliseconds `json:"median_rtt_ms"`
+	// ClockU95MS is how well a host time maps onto the meter's (95 %):
+	// half the median round trip plus the largest residual beyond its own
+	// half round trip (Clock.U95MS). DevSlp exit latencies carry it.
+	ClockU95MS units.Milliseconds `json:"clock_u95_ms"`
 	// Outliers: selected marks rejected for lying further from the robust
 	// fit than their round trip allows; NegativeRTT: echoes "received"
 	// before they were sent, ignored.

@@ -58,8 +58,8 @@ type Result struct {
 	// it puts every sample on the truth's clock exactly.
 	EmuSample0 time.Duration `json:"emu_sample0_ns,omitempty"`
 	// ClockUncertaintyMs bounds how well meter time maps to host time in
-	// the DevSlp judgement: half the median mark round trip plus the fit's
-	// largest residual. Exit latencies (host read vs meter pin) carry it.
+	// the DevSlp judgement: the report's alignment.clock_u95_ms. Exit
+	// latencies (host read vs meter pin) carry it.
 	ClockUncertaintyMs float64          `json:"clock_uncertainty_ms,omitempty"`
 	Report             *analysis.Report `json:"-"`
 }
@@ -211,7 +211,7 @@ func (res *Result) writeFiles(out string, o outfile.Options, pyr *htmlreport.Pyr
 // judgeDevSlp takes each drive's DevSlp verdict from the analysis (which
 // judged the cycles from the capture, on its own clock fit).
 func (res *Result) judgeDevSlp(rep *analysis.Report) {
-	res.ClockUncertaintyMs = float64(rep.Alignment.MedianRTTMS/2 + rep.Alignment.ResidualMaxMS)
+	res.ClockUncertaintyMs = float64(rep.Alignment.ClockU95MS)
 	res.DevSlp = map[string]judge.Verdict{}
 	for _, d := range rep.Drives {
 		if d.DevSlp.Verdict.Outcome != "" {
