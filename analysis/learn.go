@@ -68,6 +68,10 @@ type levelLearner struct {
 	port  int
 	name  string
 	rails []int
+	// quantum is the smallest non-zero difference between neighbouring
+	// quiet readings (W; +Inf before one): a quantised meter's step in
+	// power when the header states none (quantumW).
+	quantum float64
 	busy  activityCursor
 	pin   activityCursor // Busy = asserted
 	entry activityCursor // Busy = within the entry allowance of an assertion
@@ -267,7 +271,7 @@ type railSeen struct {
 }
 
 func newLevelLearner(port int, name string, rails []int, p *pass1, c *Clock, opts Options) *levelLearner {
-	l := &levelLearner{port: port, name: name, rails: rails, totalMin: math.Inf(1), totalMax: math.Inf(-1)}
+	l := &levelLearner{port: port, name: name, rails: rails, totalMin: math.Inf(1), totalMax: math.Inf(-1), quantum: math.Inf(1)}
 	for i, d := range []time.Duration{levelBlock, shortBlock} {
 		l.scales[i].per = max(1, int(math.Round(float64(d)/c.NsPerSample)))
 	}
@@ -463,6 +467,7 @@ func minMax(run []float64, mn, mx float64) (float64, float64) {
 // whole (blockScale.addRun), then the profile after I/O.
 func (l *levelLearner) addQuiet(i uint64, t int64, run []float64, ctx learnCtx, pre bool, cy *[]float64, c *Clock) {
 	l.quietN += uint64(len(run))
+	l.quantum = minStep(run, l.quantum)
 	if !l.inQuiet || ctx != l.bctx || pre != l.bpre {
 		l.stretch(ctx, pre) // once: it leaves inQuiet, bctx and bpre as the run's
 	}
@@ -642,4 +647,15 @@ func (l *levelLearner) learn(h capture.Header, opts Options) LevelLearning {
 			int(math.Round(float64(q)*blockS*1e3)), blockS*1e3, minLearnBlocks*blockS*1e3)
 	}
 	return l.nameLevels(out, h, blockS)
+}
+
+// minStep is the smaller of q and the smallest non-zero difference between
+// neighbours of run.
+func minStep(run []float64, q float64) float64 {
+	for k := 1; k < len(run); k++ {
+		if d := math.Abs(run[k] - run[k-1]); d > 0 && d < q {
+			q = d
+		}
+	}
+	return q
 }

@@ -131,6 +131,23 @@ func (l *levelLearner) lsbW(h capture.Header) float64 {
 	return w
 }
 
+// stepW is the power step the readings are resolved to: the header's LSB
+// (lsbW) or, larger, the smallest step seen between neighbouring quiet
+// readings (quantum) — a quantised meter whose capture states no LSB,
+// read with noise under one step, moves its readings by whole steps only.
+// Without it, an independent generator's capture (17.5 µA steps, 0.05–1
+// step of noise, no LSB in its header) had its idle level split into
+// modes 2–16 µW apart on an 88 µW step, read as idle and Partial: 35
+// points of idle as Partial (seed 10 drives 4, 24, 69). For noisy
+// readings the smallest step is far under the noise and changes nothing.
+func (l *levelLearner) stepW(h capture.Header) float64 {
+	q := l.quantum
+	if math.IsInf(q, 1) {
+		q = 0
+	}
+	return math.Max(l.lsbW(h), q)
+}
+
 // minLevelS is the least quiet time a level must hold, 50 ms (and
 // minLevelShare the least share of the quiet time) to count.
 const (
@@ -153,7 +170,7 @@ func (l *levelLearner) fitScale(b *blockScale, hdr capture.Header) scaleFit {
 	if one, ok := b.oneLevelSigma(f.blockS); ok && one > f.sb {
 		f.sb = one
 	}
-	f.h = math.Max(f.sb, math.Max(0.5*l.lsbW(hdr), 1e-7))
+	f.h = math.Max(f.sb, math.Max(0.5*l.stepW(hdr), 1e-7))
 	var total float64
 	for c := range numCtx {
 		total += float64(b.hist[c].n)

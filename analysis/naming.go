@@ -66,9 +66,12 @@ func (nm *naming) gather(l *levelLearner, hdr capture.Header) (onto func(float64
 		}
 	}
 	// Plateaus of the power after I/O the blocks do not resolve.
+	// (Within two block σ of a level, or of the step the readings are
+	// resolved to: noise-free quantised readings have a block σ of 0.)
+	tol := 2 * math.Max(nm.f.sb, 0.5*l.stepW(hdr))
 	for _, c := range []learnCtx{ctxLPM, ctxMedium, ctxMinPower} {
 		for _, pl := range l.post[c].plateaus(c) {
-			if nearest(all, pl.w, 2*nm.f.sb) >= 0 {
+			if nearest(all, pl.w, tol) >= 0 {
 				continue
 			}
 			m := mode{x: pl.w, n: (pl.to - pl.from) / 1e3 * float64(pl.stretches) / nm.blockS}

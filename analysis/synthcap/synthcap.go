@@ -22,6 +22,11 @@ type Drive struct {
 	// GCEvery from GCFirst (GCEvery 0 = none).
 	GCW                     float64
 	GCFirst, GCEvery, GCDur time.Duration
+	// A DIPM link (PartialW > 0): after each I/O the drive stays at IdleW
+	// for PartialAfter, then PartialW until SlumberAfter, then SlumberW
+	// until the next I/O. Before the first I/O it is at IdleW.
+	PartialW, SlumberW         float64
+	PartialAfter, SlumberAfter time.Duration
 }
 
 // IO is one I/O of Dur starting at Start (host time since StartHost).
@@ -87,6 +92,9 @@ type Scenario struct {
 	// quantisation steps (0 = none).
 	NoiseA              float64
 	CurrentLSB, VoltLSB float64
+	// LSBUnstated quantises to the LSBs but leaves them out of the header,
+	// as a file whose meter does not say its resolution.
+	LSBUnstated bool
 }
 
 // Sink is what a scenario is written to; *capture.Writer is one.
@@ -106,6 +114,9 @@ func (s *Scenario) Header() capture.Header {
 	}
 	for _, d := range s.Drives {
 		lv, li := units.Volts(s.VoltLSB), units.Amps(s.CurrentLSB)
+		if s.LSBUnstated {
+			lv, li = 0, 0
+		}
 		h.Channels = append(h.Channels, meter.Channel{Port: d.Port, Rail: meter.Rail5V, VoltLSB: lv, CurrentLSB: li},
 			meter.Channel{Port: d.Port, Rail: meter.Rail12V, VoltLSB: lv, CurrentLSB: li})
 		h.Drives = append(h.Drives, capture.DriveInfo{Port: d.Port, Name: d.Name})
@@ -393,6 +404,15 @@ func (p *portState) power(t time.Duration) float64 {
 	}
 	if g := p.d.GCEvery; g > 0 && t >= p.d.GCFirst && (t-p.d.GCFirst)%g < p.d.GCDur {
 		return p.d.IdleW + p.d.GCW
+	}
+	if p.d.PartialW > 0 && p.bi > 0 {
+		since := t - (p.busy[p.bi-1].Start + p.busy[p.bi-1].Dur)
+		switch {
+		case since >= p.d.SlumberAfter:
+			return p.d.SlumberW
+		case since >= p.d.PartialAfter:
+			return p.d.PartialW
+		}
 	}
 	return p.d.IdleW
 }
