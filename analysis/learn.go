@@ -68,10 +68,6 @@ type levelLearner struct {
 	port  int
 	name  string
 	rails []int
-	// quantum is the smallest non-zero difference between neighbouring
-	// quiet readings (W; +Inf before one): a quantised meter's step in
-	// power when the header states none (quantumW).
-	quantum float64
 	busy  activityCursor
 	pin   activityCursor // Busy = asserted
 	entry activityCursor // Busy = within the entry allowance of an assertion
@@ -79,6 +75,12 @@ type levelLearner struct {
 	pol   []policyEvent  // this port's and every port's, by time
 	pi    int
 	ctx   learnCtx // the policy's context in force
+
+	// quantum is the smallest non-zero difference between neighbouring
+	// quiet readings (W; +Inf before one): a quantised meter's step in
+	// power when the header states none (stepW).
+	quantum float64
+
 
 	rng     *rand.Rand
 	inQuiet bool
