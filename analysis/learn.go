@@ -81,7 +81,6 @@ type levelLearner struct {
 	// power when the header states none (stepW).
 	quantum float64
 
-
 	rng     *rand.Rand
 	inQuiet bool
 	lastIO  bool // the sample before the stretch was busy
