@@ -102,6 +102,9 @@ type Cycle struct {
 	// half of which read −½ period and are shown as 0, do not bias the
 	// pooled latency up by a quarter period.
 	entryCut, riseCut float64
+	// exitClockU95 is the clock fit's part of ExitU95Ms (ms): one line
+	// maps every cycle's read, so pooling the cycles does not shrink it.
+	exitClockU95 float64
 	// periodMs is the sample period; noise the cycle's noise model.
 	periodMs float64
 	noise    stat.Noise
@@ -524,6 +527,7 @@ func (c Cycle) exit(tm Timing, cr Criteria, jo JudgeOptions, period float64) Cyc
 	// sample (uniform over ±½ period: period/√12), in quadrature.
 	per := period / 1e6
 	c.ExitU95Ms = NumMs(stat.Z975 * math.Sqrt(float64(jo.ClockU95Ms*jo.ClockU95Ms)/(stat.Z975*stat.Z975)+per*per/12))
+	c.exitClockU95 = float64(jo.ClockU95Ms)
 	late := ms(tm.ProbeIssue.Sub(tm.Deassert))
 	switch o := checkAtMost(c.ExitMs.Value(), c.ExitU95Ms.Value(), cr.DETOMs); {
 	case o == Pass:
