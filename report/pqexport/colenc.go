@@ -7,6 +7,7 @@ import (
 	"hash/crc32"
 	"math"
 	"math/bits"
+	"slices"
 	"sync"
 
 	"github.com/klauspost/compress/zstd"
@@ -63,6 +64,26 @@ var colNames = [numCols]string{"run_id", "time_s", "sample_index", "port", "gap_
 // a chunk rarely holds more than a few thousand.
 const maxDict = 1 << 17
 
+// A reading's dictionary is ordered when its chunk is complete, by the
+// entries' counts in the chunk (finish): zstd codes a page's bytes, not
+// its indices, with one Huffman table of byte values and no context.
+//   - Up to byteDict entries an index is at most a byte, and the most
+//     frequent entry is index 0, the next 1, and so on.
+//   - Up to pairDict entries an index is two bytes (bit width 16, byte
+//     aligned), and the entries are placed at indices hi<<8 | lo so that
+//     the hi and lo bytes have about the same distribution (pairCells):
+//     one table then codes both near their entropy. Packed at their
+//     fewest bits (10 for a 0.5 mA noise's ~800 readings), indices cut
+//     across bytes and zstd's table saw nearly uniform bytes: 9.5 bits a
+//     reading against an entropy of 8.1; paired, 8.2 (docs/lab.md). The
+//     indices no entry takes are filled with index 0's value (a reader
+//     never meets them), so the dictionary page holds up to 64 Ki floats.
+//   - Past that, frequency order at the fewest bits.
+const (
+	byteDict = 1 << 8
+	pairDict = 1 << 16
+)
+
 // sampleMeta is samples.parquet's schema and column orders, as parquet-go
 // writes them for SampleRow (an empty file's footer), and each leaf's path
 // and physical type.
@@ -117,11 +138,37 @@ type column struct {
 	dict       *f32Dict
 	fallback   bool // the dictionary is full: further pages are BYTE_STREAM_SPLIT
 	pageStats  map[format.Encoding]int32
+	// A reading's dictionary-coded pages wait in pend until the chunk is
+	// complete: their values are kept as indices in the dictionary's
+	// first-seen order (idx16 while it has at most 64 Ki entries, idx32
+	// past that), and finish orders the dictionary by the entries' counts
+	// and encodes them.
+	pend    []pendPage
+	idx16   []uint16
+	idx32   []int32
+	times   []float64 // time_s's values not yet in a page (timePageRows)
+	cnt     []int64   // per first-seen entry, its values in the pending pages
+	wide    bool      // the indices are in idx32
+	rows    int       // the most rows a chunk has: the index buffers' size
+	dictPg  []byte    // the finished dictionary page, with its header
+	dictUnc int       // its size before compression, with its header
+}
+
+// pendPage is a reading's data page waiting for its chunk's dictionary
+// order: its definition levels as written (length prefix and runs), and
+// its values' indices, the chunk's idx16 or idx32 up to end.
+type pendPage struct {
+	levels      []byte
+	rows, nulls int
+	st          format.Statistics
+	end         int
 }
 
 func (c *column) reset() {
 	clear(c.pages)
-	*c = column{kind: c.kind, pages: c.pages[:0], dict: c.dict, pageStats: c.pageStats}
+	clear(c.pend)
+	*c = column{kind: c.kind, pages: c.pages[:0], dict: c.dict, pageStats: c.pageStats,
+		pend: c.pend[:0], idx16: c.idx16[:0], idx32: c.idx32[:0], cnt: c.cnt[:0], times: c.times[:0], rows: c.rows}
 	if c.dict != nil {
 		c.dict.reset()
 	}
@@ -135,18 +182,26 @@ type scratch struct {
 	enc  []byte
 	z    []byte
 	idx  []int32
-	f    []float64 // computed time_s
 	hdr  bytes.Buffer
 	thr  *thrift.Encoder
+	// finish's: the new index per first-seen entry, entries by rank
+	pos   []int32
+	order []int32
+	dict  []float32
 }
 
 // zstd at its fastest level, as the other tables: with dictionary, delta
 // and byte-stream-split encodings doing most of the work, slower levels
 // buy little. Its window is one page: a page is compressed on its own, and
-// the default 8 MiB window cost every encoder that much memory.
+// the default 8 MiB window cost every encoder that much memory. Literals
+// are Huffman-coded even in a block where no match is found (the fastest
+// level's default leaves such a block raw): a noisy reading's index bytes
+// find no matches, and their Huffman coding is what the dictionary's
+// order is for (finish).
 func newScratch() (*scratch, error) {
 	zw, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1),
-		zstd.WithWindowSize(1<<20), zstd.WithZeroFrames(true), zstd.WithEncoderCRC(false))
+		zstd.WithWindowSize(1<<20), zstd.WithZeroFrames(true), zstd.WithEncoderCRC(false),
+		zstd.WithAllLitEntropyCompression(true))
 	if err != nil {
 		return nil, err
 	}
@@ -179,13 +234,27 @@ func (c *column) page(s *scratch, numValues, nulls int, enc format.Encoding, st 
 	return nil
 }
 
-// doubles appends a page of required doubles (time_s), BYTE_STREAM_SPLIT.
-func (c *column) doubles(s *scratch, v []float64) error {
+// timePageRows is the most rows of a time_s page. Its pages are longer
+// than the others': time_s is index ÷ rate, and within a power of two of
+// seconds its five low bytes repeat every rate ÷ gcd(rate, 2ᵏ) rows (625 at
+// 10 kS/s), so a page costs zstd about one period as literals; with pages
+// of 64 Ki rows that was 87 % of a noise-free capture's samples.parquet.
+const timePageRows = 1 << 18
+
+// flushTimes appends a page of the required doubles held in c.times
+// (time_s), BYTE_STREAM_SPLIT, if there are any.
+func (c *column) flushTimes(s *scratch) error {
+	if len(c.times) == 0 {
+		return nil
+	}
 	var err error
-	if s.body, err = new(bytestreamsplit.Encoding).EncodeDouble(s.body[:0], v); err != nil {
+	if s.body, err = new(bytestreamsplit.Encoding).EncodeDouble(s.body[:0], c.times); err != nil {
 		return err
 	}
-	return c.page(s, len(v), 0, format.ByteStreamSplit, c.floatStats(v, 0))
+	st := c.floatStats(c.times, 0)
+	n := len(c.times)
+	c.times = c.times[:0]
+	return c.page(s, n, 0, format.ByteStreamSplit, st)
 }
 
 func (c *column) int64s(s *scratch, v []int64) error {
@@ -296,77 +365,277 @@ func plainFloat(x float32, isMin bool) []byte {
 	return binary.LittleEndian.AppendUint32(nil, math.Float32bits(x))
 }
 
-// reading appends a page of an optional float: def levels lv (0 null,
-// 1 present) and the present values v, dictionary-coded (a page without
-// values is PLAIN: there is nothing to code).
+// reading adds a page of an optional float: def levels lv (0 null,
+// 1 present) and the present values v. Their indices in the chunk's
+// dictionary wait for the chunk's last page (finish); once the dictionary
+// is full the page is BYTE_STREAM_SPLIT, written after the waiting ones,
+// and so is a page without values (PLAIN: there is nothing to code).
 func (c *column) reading(s *scratch, lv []uint8, v []float32) error {
 	nulls := len(lv) - len(v)
-	s.body = append(s.body[:0], 0, 0, 0, 0)
 	var err error
 	if s.enc, err = (&rle.Encoding{BitWidth: 1}).EncodeLevels(s.enc[:0], lv); err != nil {
 		return err
 	}
-	binary.LittleEndian.PutUint32(s.body, uint32(len(s.enc)))
-	s.body = append(s.body, s.enc...)
+	levels := binary.LittleEndian.AppendUint32(make([]byte, 0, 4+len(s.enc)), uint32(len(s.enc)))
+	levels = append(levels, s.enc...)
 	st := c.float32Stats(v, nulls)
+	if len(v) > 0 && !c.fallback {
+		if c.add(v) {
+			c.pend = append(c.pend, pendPage{levels: levels, rows: len(lv), nulls: nulls, st: st, end: c.numIdx()})
+			return nil
+		}
+		c.fallback = true
+	}
+	if err := c.finish(s); err != nil {
+		return err
+	}
+	s.body = append(s.body[:0], levels...)
 	enc := format.Plain
 	if len(v) > 0 {
-		if enc, err = c.values(s, v); err != nil {
+		if s.enc, err = new(bytestreamsplit.Encoding).EncodeFloat(s.enc[:0], v); err != nil {
 			return err
 		}
+		s.body = append(s.body, s.enc...)
+		enc = format.ByteStreamSplit
 	}
 	return c.page(s, len(lv), nulls, enc, st)
 }
 
-// values appends v to s.body as dictionary indices, or BYTE_STREAM_SPLIT
-// once the dictionary is full.
-func (c *column) values(s *scratch, v []float32) (format.Encoding, error) {
-	if !c.fallback {
-		if c.dict == nil {
-			c.dict = newF32Dict()
-		}
-		s.idx = s.idx[:0]
-		// Consecutive readings repeat (a quiet rail, a constant voltage):
-		// the previous index serves without a probe.
-		prev, pi := math.Float32bits(v[0]), c.dict.index(v[0])
-		for _, x := range v {
-			if b := math.Float32bits(x); b != prev {
-				prev, pi = b, c.dict.index(x)
-			}
-			s.idx = append(s.idx, pi)
-		}
-		if len(c.dict.vals) <= maxDict {
-			var err error
-			s.enc, err = new(rle.DictionaryEncoding).EncodeInt32(s.enc[:0], s.idx)
-			s.body = append(s.body, s.enc...)
-			return format.RLEDictionary, err
-		}
-		c.fallback = true
+// add appends v's first-seen dictionary indices to the chunk's and counts
+// them; false (and nothing added) if they would take the dictionary past
+// maxDict.
+func (c *column) add(v []float32) bool {
+	if c.dict == nil {
+		c.dict = newF32Dict()
 	}
-	var err error
-	s.enc, err = new(bytestreamsplit.Encoding).EncodeFloat(s.enc[:0], v)
-	s.body = append(s.body, s.enc...)
-	return format.ByteStreamSplit, err
+	n0, start := len(c.dict.vals), c.numIdx()
+	// The buffers are made whole at once: grown by append, they were
+	// copied and faulted in again and again.
+	if c.wide {
+		c.idx32 = slices.Grow(c.idx32, c.rows-len(c.idx32))
+	} else {
+		c.idx16 = slices.Grow(c.idx16, c.rows-len(c.idx16))
+	}
+	// Consecutive readings repeat (a quiet rail, a constant voltage):
+	// the previous index serves without a probe, and a run is counted at
+	// its end. Past pairDict entries uint16 wraps; the page is done again
+	// below.
+	prev, pi, run := math.Float32bits(v[0]), c.entry(v[0]), 0
+	for j, x := range v {
+		if b := math.Float32bits(x); b != prev {
+			c.cnt[pi] += int64(j - run)
+			prev, pi, run = b, c.entry(x), j
+		}
+		if c.wide {
+			c.idx32 = append(c.idx32, pi)
+		} else {
+			c.idx16 = append(c.idx16, uint16(pi))
+		}
+	}
+	c.cnt[pi] += int64(len(v) - run)
+	switch {
+	case len(c.dict.vals) > maxDict:
+		// The page goes, and the entries it added: no page refers to
+		// them. The table keeps their keys, but it is not probed again
+		// before reset.
+		for _, x := range v {
+			c.cnt[c.dict.index(x)]--
+		}
+		c.dict.vals, c.cnt = c.dict.vals[:n0], c.cnt[:n0]
+		c.idx16, c.idx32 = c.idx16[:min(start, len(c.idx16))], c.idx32[:min(start, len(c.idx32))]
+		return false
+	case !c.wide && len(c.dict.vals) > pairDict:
+		c.wide = true
+		c.idx32 = slices.Grow(c.idx32[:0], c.rows)
+		for _, i := range c.idx16[:start] {
+			c.idx32 = append(c.idx32, int32(i))
+		}
+		for _, x := range v {
+			c.idx32 = append(c.idx32, c.dict.index(x))
+		}
+		c.idx16 = c.idx16[:0]
+	}
+	return true
 }
 
-// dictPage is the chunk's dictionary page (header and compressed PLAIN
-// values), or nil without one.
-func (c *column) dictPage(s *scratch, runID string) ([]byte, int, error) {
-	s.body = s.body[:0]
-	n := 0
-	switch {
-	case c.kind == kindRunID:
-		s.body = binary.LittleEndian.AppendUint32(s.body, uint32(len(runID)))
-		s.body = append(s.body, runID...)
-		n = 1
-	case c.dict != nil && len(c.dict.vals) > 0:
-		for _, x := range c.dict.vals {
-			s.body = binary.LittleEndian.AppendUint32(s.body, math.Float32bits(x))
-		}
-		n = len(c.dict.vals)
-	default:
-		return nil, 0, nil
+// entry is x's index in the dictionary, added (with a count of 0) if new.
+func (c *column) entry(x float32) int32 {
+	i := c.dict.index(x)
+	if int(i) == len(c.cnt) {
+		c.cnt = append(c.cnt, 0)
 	}
+	return i
+}
+
+func (c *column) numIdx() int {
+	if c.wide {
+		return len(c.idx32)
+	}
+	return len(c.idx16)
+}
+
+// finish orders the chunk's dictionary by its entries' counts (byteDict,
+// pairDict), writes its page (dictPg) and encodes the pages waiting for
+// it; the chunk's last page or its first BYTE_STREAM_SPLIT page calls it.
+func (c *column) finish(s *scratch) error {
+	if len(c.pend) == 0 {
+		return nil
+	}
+	k := len(c.dict.vals)
+	// Ranks: by count, most first; equal counts in first-seen order.
+	s.order = s.order[:0]
+	for i := range k {
+		s.order = append(s.order, int32(i))
+	}
+	slices.SortStableFunc(s.order, func(a, b int32) int {
+		switch ca, cb := c.cnt[a], c.cnt[b]; {
+		case ca > cb:
+			return -1
+		case ca < cb:
+			return 1
+		}
+		return 0
+	})
+	s.pos = append(s.pos[:0], make([]int32, k)...)
+	pair := k > byteDict && k <= pairDict
+	var cells []int32
+	if pair {
+		ranked := make([]int64, k)
+		for r, i := range s.order {
+			ranked[r] = c.cnt[i]
+		}
+		cells = pairCells(ranked)
+	}
+	size := k
+	for r, i := range s.order {
+		s.pos[i] = int32(r)
+		if pair {
+			s.pos[i] = cells[r]
+			size = max(size, int(cells[r])+1)
+		}
+	}
+	s.dict = s.dict[:0]
+	for range size {
+		s.dict = append(s.dict, c.dict.vals[s.order[0]])
+	}
+	for i, x := range c.dict.vals {
+		s.dict[s.pos[i]] = x
+	}
+	if err := c.dictionary(s, s.dict); err != nil {
+		return err
+	}
+	from := 0
+	for _, p := range c.pend {
+		n := p.end - from
+		s.idx = slices.Grow(s.idx[:0], n)[:n]
+		var or int32 // the indices' bits: the page's fewest is bits.Len of their OR
+		if c.wide {
+			for j, i := range c.idx32[from:p.end] {
+				s.idx[j] = s.pos[i]
+				or |= s.pos[i]
+			}
+		} else {
+			for j, i := range c.idx16[from:p.end] {
+				s.idx[j] = s.pos[i]
+				or |= s.pos[i]
+			}
+		}
+		from = p.end
+		width := bits.Len32(uint32(or))
+		if pair {
+			width = 16
+		}
+		var err error
+		if s.enc, err = (&rle.Encoding{BitWidth: width}).EncodeInt32(s.enc[:0], s.idx); err != nil {
+			return err
+		}
+		s.body = append(append(append(s.body[:0], p.levels...), byte(width)), s.enc...)
+		if err := c.page(s, p.rows, p.nulls, format.RLEDictionary, p.st); err != nil {
+			return err
+		}
+	}
+	clear(c.pend)
+	c.pend, c.idx16, c.idx32 = c.pend[:0], c.idx16[:0], c.idx32[:0]
+	return nil
+}
+
+// pairCells are the two-byte indices (hi<<8 | lo) of a dictionary's
+// entries by rank, given their counts by rank (most first), placed so that
+// the hi and lo bytes have about the same distribution q: the cells are
+// taken in the order of q(hi)·q(lo), most first, and q is then the bytes'
+// distribution that placement gives, a few times over. Rank 0 is index 0.
+// With len(counts) ≤ pairDict every index fits in 16 bits.
+func pairCells(counts []int64) []int32 {
+	k := len(counts)
+	side := 1 // bytes in use: side² cells, enough for k with room to shape q
+	for side*side < k {
+		side++
+	}
+	side = min(256, 2*side+4)
+	var total float64
+	for _, n := range counts {
+		total += float64(n)
+	}
+	total = max(total, 1)
+	q := make([]float64, side)
+	for b := range q {
+		q[b] = math.Pow(0.9, float64(b))
+	}
+	type cell struct {
+		idx int32
+		w   float64
+	}
+	cells := make([]cell, side*side)
+	out := make([]int32, k)
+	for range 8 {
+		for hi := range side {
+			for lo := range side {
+				cells[hi*side+lo] = cell{int32(hi<<8 | lo), q[hi] * q[lo]}
+			}
+		}
+		slices.SortFunc(cells, func(a, b cell) int {
+			switch {
+			case a.w > b.w:
+				return -1
+			case a.w < b.w:
+				return 1
+			}
+			return int(a.idx - b.idx) // equal weights by index: the order is one
+		})
+		for b := range q {
+			q[b] = 1e-12 // every cell stays in the running
+		}
+		for r := range k {
+			out[r] = cells[r].idx
+			p := float64(counts[r]) / total / 2
+			q[out[r]>>8] += p
+			q[out[r]&0xff] += p
+		}
+	}
+	return out
+}
+
+// dictionary sets the chunk's dictionary page: vals, PLAIN, compressed.
+func (c *column) dictionary(s *scratch, vals []float32) error {
+	s.body = s.body[:0]
+	for _, x := range vals {
+		s.body = binary.LittleEndian.AppendUint32(s.body, math.Float32bits(x))
+	}
+	pg, unc, err := dictPageOf(s, len(vals))
+	c.dictPg, c.dictUnc = pg, unc
+	return err
+}
+
+// runIDPage is run_id's dictionary page: the one run id.
+func runIDPage(s *scratch, runID string) ([]byte, int, error) {
+	s.body = binary.LittleEndian.AppendUint32(s.body[:0], uint32(len(runID)))
+	s.body = append(s.body, runID...)
+	return dictPageOf(s, 1)
+}
+
+// dictPageOf compresses s.body, a dictionary page's n PLAIN values, and
+// gives the page with its header and its size before compression.
+func dictPageOf(s *scratch, n int) ([]byte, int, error) {
 	s.z = s.zw.EncodeAll(s.body, s.z[:0])
 	h := format.PageHeader{Type: format.DictionaryPage, UncompressedPageSize: int32(len(s.body)),
 		CompressedPageSize: int32(len(s.z)), CRC: int32(crc32.ChecksumIEEE(s.z)),
