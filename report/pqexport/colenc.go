@@ -416,23 +416,11 @@ func (c *column) add(v []float32) bool {
 	} else {
 		c.idx16 = slices.Grow(c.idx16, c.rows-len(c.idx16))
 	}
-	// Consecutive readings repeat (a quiet rail, a constant voltage):
-	// the previous index serves without a probe, and a run is counted at
-	// its end. Past pairDict entries uint16 wraps; the page is done again
-	// below.
-	prev, pi, run := math.Float32bits(v[0]), c.entry(v[0]), 0
-	for j, x := range v {
-		if b := math.Float32bits(x); b != prev {
-			c.cnt[pi] += int64(j - run)
-			prev, pi, run = b, c.entry(x), j
-		}
-		if c.wide {
-			c.idx32 = append(c.idx32, pi)
-		} else {
-			c.idx16 = append(c.idx16, uint16(pi))
-		}
+	if c.wide {
+		c.idx32 = addIndices(c, c.idx32, v)
+	} else {
+		c.idx16 = addIndices(c, c.idx16, v)
 	}
-	c.cnt[pi] += int64(len(v) - run)
 	switch {
 	case len(c.dict.vals) > maxDict:
 		// The page goes, and the entries it added: no page refers to
@@ -456,6 +444,24 @@ func (c *column) add(v []float32) bool {
 		c.idx16 = c.idx16[:0]
 	}
 	return true
+}
+
+// addIndices appends v's first-seen indices to idx and counts them. Past
+// pairDict entries a uint16 wraps: add does such a page again.
+func addIndices[T uint16 | int32](c *column, idx []T, v []float32) []T {
+	// Consecutive readings repeat (a quiet rail, a constant voltage):
+	// the previous index serves without a probe, and a run is counted at
+	// its end.
+	prev, pi, run := math.Float32bits(v[0]), c.entry(v[0]), 0
+	for j, x := range v {
+		if b := math.Float32bits(x); b != prev {
+			c.cnt[pi] += int64(j - run)
+			prev, pi, run = b, c.entry(x), j
+		}
+		idx = append(idx, T(pi))
+	}
+	c.cnt[pi] += int64(len(v) - run)
+	return idx
 }
 
 // entry is x's index in the dictionary, added (with a count of 0) if new.
@@ -487,14 +493,14 @@ func (c *column) finish(s *scratch) error {
 	for i := range k {
 		s.order = append(s.order, int32(i))
 	}
-	slices.SortStableFunc(s.order, func(a, b int32) int {
+	slices.SortFunc(s.order, func(a, b int32) int {
 		switch ca, cb := c.cnt[a], c.cnt[b]; {
 		case ca > cb:
 			return -1
 		case ca < cb:
 			return 1
 		}
-		return 0
+		return int(a - b)
 	})
 	s.pos = append(s.pos[:0], make([]int32, k)...)
 	pair := k > byteDict && k <= pairDict
@@ -587,7 +593,7 @@ func pairCells(counts []int64) []int32 {
 	}
 	cells := make([]cell, side*side)
 	out := make([]int32, k)
-	for range 8 {
+	for range 4 {
 		for hi := range side {
 			for lo := range side {
 				cells[hi*side+lo] = cell{int32(hi<<8 | lo), q[hi] * q[lo]}
