@@ -139,36 +139,38 @@ type column struct {
 	fallback   bool // the dictionary is full: further pages are BYTE_STREAM_SPLIT
 	pageStats  map[format.Encoding]int32
 	// A reading's dictionary-coded pages wait in pend until the chunk is
-	// complete: their values are kept as indices in the dictionary's
-	// first-seen order (idx16 while it has at most 64 Ki entries, idx32
-	// past that), and finish orders the dictionary by the entries' counts
-	// and encodes them.
-	pend    []pendPage
-	idx16   []uint16
-	idx32   []int32
-	times   []float64 // time_s's values not yet in a page (timePageRows)
-	cnt     []int64   // per first-seen entry, its values in the pending pages
-	wide    bool      // the indices are in idx32
-	rows    int       // the most rows a chunk has: the index buffers' size
-	dictPg  []byte    // the finished dictionary page, with its header
-	dictUnc int       // its size before compression, with its header
+	// complete, each as its definition levels and its values' indices in
+	// the dictionary's first-seen order, RLE/bit-packed as a page holds
+	// them (uncompressed: a quiet rail's take a few bytes, a noisy one's
+	// 10-12 bits a row), one after another in held; finish orders the
+	// dictionary by the entries' counts and encodes them again.
+	pend []pendPage
+	held []byte
+	// time_s's page being built: its values' bytes in their
+	// BYTE_STREAM_SPLIT streams (byte k of value i at k·tcap + i), tn of
+	// them, within lo … hi.
+	tbss     []byte
+	tn, tcap int
+	tlo, thi float64
+	cnt      []int64 // per first-seen entry, its values in the pending pages
+	rows     int     // the most rows a chunk has
+	dictPg   []byte  // the finished dictionary page, with its header
+	dictUnc  int     // its size before compression, with its header
 }
 
 // pendPage is a reading's data page waiting for its chunk's dictionary
-// order: its definition levels as written (length prefix and runs), and
-// its values' indices, the chunk's idx16 or idx32 up to end.
+// order: held[from:mid] are its definition levels as written (length
+// prefix and runs), held[mid:to] its indices (width byte, RLE/bit-packed).
 type pendPage struct {
-	levels      []byte
-	rows, nulls int
-	st          format.Statistics
-	end         int
+	from, mid, to int
+	rows, nulls   int
+	st            format.Statistics
 }
 
 func (c *column) reset() {
 	clear(c.pages)
-	clear(c.pend)
 	*c = column{kind: c.kind, pages: c.pages[:0], dict: c.dict, pageStats: c.pageStats,
-		pend: c.pend[:0], idx16: c.idx16[:0], idx32: c.idx32[:0], cnt: c.cnt[:0], times: c.times[:0], rows: c.rows}
+		pend: c.pend[:0], held: c.held[:0], cnt: c.cnt[:0], tbss: c.tbss, tcap: c.tcap, rows: c.rows}
 	if c.dict != nil {
 		c.dict.reset()
 	}
@@ -182,6 +184,8 @@ type scratch struct {
 	enc  []byte
 	z    []byte
 	idx  []int32
+	f    []float64 // time_s's values of a page set
+	lvl  []byte    // a page's definition levels (levels)
 	hdr  bytes.Buffer
 	thr  *thrift.Encoder
 	// finish's: the new index per first-seen entry, entries by rank
@@ -212,8 +216,13 @@ func newScratch() (*scratch, error) {
 
 // page compresses s.body and appends it to c with its header.
 func (c *column) page(s *scratch, numValues, nulls int, enc format.Encoding, st format.Statistics) error {
-	s.z = s.zw.EncodeAll(s.body, s.z[:0])
-	h := format.PageHeader{Type: format.DataPage, UncompressedPageSize: int32(len(s.body)),
+	return c.pageOf(s, s.body, numValues, nulls, enc, st)
+}
+
+// pageOf is page of body.
+func (c *column) pageOf(s *scratch, body []byte, numValues, nulls int, enc format.Encoding, st format.Statistics) error {
+	s.z = s.zw.EncodeAll(body, s.z[:0])
+	h := format.PageHeader{Type: format.DataPage, UncompressedPageSize: int32(len(body)),
 		CompressedPageSize: int32(len(s.z)), CRC: int32(crc32.ChecksumIEEE(s.z)),
 		DataPageHeader: thrift.New(format.DataPageHeader{NumValues: int32(numValues), Encoding: enc,
 			DefinitionLevelEncoding: format.RLE, RepetitionLevelEncoding: format.RLE, Statistics: st})}
@@ -223,7 +232,7 @@ func (c *column) page(s *scratch, numValues, nulls int, enc format.Encoding, st 
 	}
 	pg := make([]byte, 0, s.hdr.Len()+len(s.z))
 	c.pages = append(c.pages, append(append(pg, s.hdr.Bytes()...), s.z...))
-	c.unc += int64(s.hdr.Len() + len(s.body))
+	c.unc += int64(s.hdr.Len() + len(body))
 	c.comp += int64(s.hdr.Len() + len(s.z))
 	c.numValues += int64(numValues)
 	c.nulls += int64(nulls)
@@ -241,20 +250,63 @@ func (c *column) page(s *scratch, numValues, nulls int, enc format.Encoding, st 
 // of 64 Ki rows that was 87 % of a noise-free capture's samples.parquet.
 const timePageRows = 1 << 18
 
-// flushTimes appends a page of the required doubles held in c.times
-// (time_s), BYTE_STREAM_SPLIT, if there are any.
+// addTimes adds the time_s values of rows at sample indices index
+// (index ÷ rate) to the page being built, their streams each appended to
+// its own (the page is held encoded, not as doubles), and writes the page
+// once it has timePageRows rows (or the chunk's rows, if fewer).
+func (c *column) addTimes(s *scratch, index []int64, rate float64) error {
+	if c.tcap == 0 {
+		c.tcap = max(1, min(timePageRows, c.rows))
+		c.tbss = make([]byte, 8*c.tcap)
+	}
+	for len(index) > 0 {
+		m := min(len(index), c.tcap-c.tn)
+		if c.tn == 0 {
+			c.tlo, c.thi = math.Inf(1), math.Inf(-1)
+		}
+		s.f = s.f[:0]
+		for _, i := range index[:m] {
+			x := float64(i) / rate
+			if x < c.tlo {
+				c.tlo = x
+			}
+			if x > c.thi {
+				c.thi = x
+			}
+			s.f = append(s.f, x)
+		}
+		var err error
+		if s.enc, err = new(bytestreamsplit.Encoding).EncodeDouble(s.enc[:0], s.f); err != nil {
+			return err
+		}
+		for k := range 8 {
+			copy(c.tbss[k*c.tcap+c.tn:], s.enc[k*m:(k+1)*m])
+		}
+		c.tn += m
+		index = index[m:]
+		if c.tn == c.tcap {
+			if err := c.flushTimes(s); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// flushTimes writes the time_s page being built, if it has a row: a page
+// of required doubles, BYTE_STREAM_SPLIT.
 func (c *column) flushTimes(s *scratch) error {
-	if len(c.times) == 0 {
+	n := c.tn
+	if n == 0 {
 		return nil
 	}
-	var err error
-	if s.body, err = new(bytestreamsplit.Encoding).EncodeDouble(s.body[:0], c.times); err != nil {
-		return err
+	for k := 1; k < 8 && n < c.tcap; k++ { // the streams of a short page close up
+		copy(c.tbss[k*n:(k+1)*n], c.tbss[k*c.tcap:k*c.tcap+n])
 	}
-	st := c.floatStats(c.times, 0)
-	n := len(c.times)
-	c.times = c.times[:0]
-	return c.page(s, n, 0, format.ByteStreamSplit, st)
+	c.tn = 0
+	c.widenF(c.tlo, c.thi)
+	st := format.Statistics{MinValue: plainDouble(c.tlo, true), MaxValue: plainDouble(c.thi, false)}
+	return c.pageOf(s, c.tbss[:8*n], n, 0, format.ByteStreamSplit, st)
 }
 
 func (c *column) int64s(s *scratch, v []int64) error {
@@ -298,18 +350,8 @@ func (c *column) intStats(lo, hi int64, blo, bhi []byte) format.Statistics {
 	return format.Statistics{MinValue: blo, MaxValue: bhi}
 }
 
-// floatStats is a page's statistics of doubles (time_s); it widens the
-// chunk's.
-func (c *column) floatStats(v []float64, nulls int) format.Statistics {
-	st := format.Statistics{NullCount: int64(nulls)}
-	if lo, hi, ok := bounds(c, v); ok {
-		st.MinValue, st.MaxValue = plainDouble(lo, true), plainDouble(hi, false)
-	}
-	return st
-}
-
-// float32Stats is floatStats for a page of floats (the readings); the
-// chunk's bounds are kept widened to double, which holds them exactly.
+// float32Stats is a page's statistics of floats (the readings); it widens
+// the chunk's, kept in double, which holds them exactly.
 func (c *column) float32Stats(v []float32, nulls int) format.Statistics {
 	st := format.Statistics{NullCount: int64(nulls)}
 	if lo, hi, ok := bounds(c, v); ok {
@@ -321,9 +363,9 @@ func (c *column) float32Stats(v []float32, nulls int) format.Statistics {
 // bounds are v's least and greatest values, and widens the chunk's to
 // them; ok is false without a value other than NaN. NaN is left out of
 // min and max.
-func bounds[T float32 | float64](c *column, v []T) (lo, hi float64, ok bool) {
+func bounds(c *column, v []float32) (lo, hi float64, ok bool) {
 	// Comparisons with NaN are false: NaN never becomes a bound.
-	l, h := T(math.Inf(1)), T(math.Inf(-1))
+	l, h := float32(math.Inf(1)), float32(math.Inf(-1))
 	for _, x := range v {
 		if x < l {
 			l = x
@@ -336,11 +378,16 @@ func bounds[T float32 | float64](c *column, v []T) (lo, hi float64, ok bool) {
 		return 0, 0, false // no value, or only NaN
 	}
 	lo, hi = float64(l), float64(h)
+	c.widenF(lo, hi)
+	return lo, hi, true
+}
+
+// widenF widens the chunk's bounds to lo … hi.
+func (c *column) widenF(lo, hi float64) {
 	if !c.hasMinMax {
 		c.minF, c.maxF, c.hasMinMax = lo, hi, true
 	}
 	c.minF, c.maxF = min(c.minF, lo), max(c.maxF, hi)
-	return lo, hi, true
 }
 
 // plainDouble and plainFloat are a statistics bound as PLAIN bytes; a
@@ -372,16 +419,22 @@ func plainFloat(x float32, isMin bool) []byte {
 // and so is a page without values (PLAIN: there is nothing to code).
 func (c *column) reading(s *scratch, lv []uint8, v []float32) error {
 	nulls := len(lv) - len(v)
-	var err error
-	if s.enc, err = (&rle.Encoding{BitWidth: 1}).EncodeLevels(s.enc[:0], lv); err != nil {
-		return err
-	}
-	levels := binary.LittleEndian.AppendUint32(make([]byte, 0, 4+len(s.enc)), uint32(len(s.enc)))
-	levels = append(levels, s.enc...)
 	st := c.float32Stats(v, nulls)
+	var err error
 	if len(v) > 0 && !c.fallback {
-		if c.add(v) {
-			c.pend = append(c.pend, pendPage{levels: levels, rows: len(lv), nulls: nulls, st: st, end: c.numIdx()})
+		if c.add(s, v) {
+			p := pendPage{from: len(c.held), rows: len(lv), nulls: nulls, st: st}
+			if err := s.levels(lv); err != nil {
+				return err
+			}
+			c.held = append(c.held, s.lvl...)
+			p.mid = len(c.held)
+			if s.enc, err = new(rle.DictionaryEncoding).EncodeInt32(s.enc[:0], s.idx); err != nil {
+				return err
+			}
+			c.held = append(c.held, s.enc...)
+			p.to = len(c.held)
+			c.pend = append(c.pend, p)
 			return nil
 		}
 		c.fallback = true
@@ -389,7 +442,10 @@ func (c *column) reading(s *scratch, lv []uint8, v []float32) error {
 	if err := c.finish(s); err != nil {
 		return err
 	}
-	s.body = append(s.body[:0], levels...)
+	if err := s.levels(lv); err != nil {
+		return err
+	}
+	s.body = append(s.body[:0], s.lvl...)
 	enc := format.Plain
 	if len(v) > 0 {
 		if s.enc, err = new(bytestreamsplit.Encoding).EncodeFloat(s.enc[:0], v); err != nil {
@@ -401,54 +457,27 @@ func (c *column) reading(s *scratch, lv []uint8, v []float32) error {
 	return c.page(s, len(lv), nulls, enc, st)
 }
 
-// add appends v's first-seen dictionary indices to the chunk's and counts
-// them; false (and nothing added) if they would take the dictionary past
-// maxDict.
-func (c *column) add(v []float32) bool {
+// levels sets s.lvl to definition levels lv as a data page holds them:
+// their length, then the RLE/bit-packed runs (bit width 1).
+func (s *scratch) levels(lv []uint8) error {
+	var err error
+	if s.enc, err = (&rle.Encoding{BitWidth: 1}).EncodeLevels(s.enc[:0], lv); err != nil {
+		return err
+	}
+	s.lvl = binary.LittleEndian.AppendUint32(s.lvl[:0], uint32(len(s.enc)))
+	s.lvl = append(s.lvl, s.enc...)
+	return nil
+}
+
+// add sets s.idx to v's first-seen dictionary indices and counts them;
+// false (and nothing added or counted) if they would take the dictionary
+// past maxDict.
+func (c *column) add(s *scratch, v []float32) bool {
 	if c.dict == nil {
 		c.dict = newF32Dict()
 	}
-	n0, start := len(c.dict.vals), c.numIdx()
-	// The buffers are made whole at once: grown by append, they were
-	// copied and faulted in again and again.
-	if c.wide {
-		c.idx32 = slices.Grow(c.idx32, c.rows-len(c.idx32))
-	} else {
-		c.idx16 = slices.Grow(c.idx16, c.rows-len(c.idx16))
-	}
-	if c.wide {
-		c.idx32 = addIndices(c, c.idx32, v)
-	} else {
-		c.idx16 = addIndices(c, c.idx16, v)
-	}
-	switch {
-	case len(c.dict.vals) > maxDict:
-		// The page goes, and the entries it added: no page refers to
-		// them. The table keeps their keys, but it is not probed again
-		// before reset.
-		for _, x := range v {
-			c.cnt[c.dict.index(x)]--
-		}
-		c.dict.vals, c.cnt = c.dict.vals[:n0], c.cnt[:n0]
-		c.idx16, c.idx32 = c.idx16[:min(start, len(c.idx16))], c.idx32[:min(start, len(c.idx32))]
-		return false
-	case !c.wide && len(c.dict.vals) > pairDict:
-		c.wide = true
-		c.idx32 = slices.Grow(c.idx32[:0], c.rows)
-		for _, i := range c.idx16[:start] {
-			c.idx32 = append(c.idx32, int32(i))
-		}
-		for _, x := range v {
-			c.idx32 = append(c.idx32, c.dict.index(x))
-		}
-		c.idx16 = c.idx16[:0]
-	}
-	return true
-}
-
-// addIndices appends v's first-seen indices to idx and counts them. Past
-// pairDict entries a uint16 wraps: add does such a page again.
-func addIndices[T uint16 | int32](c *column, idx []T, v []float32) []T {
+	n0 := len(c.dict.vals)
+	s.idx = s.idx[:0]
 	// Consecutive readings repeat (a quiet rail, a constant voltage):
 	// the previous index serves without a probe, and a run is counted at
 	// its end.
@@ -458,10 +487,20 @@ func addIndices[T uint16 | int32](c *column, idx []T, v []float32) []T {
 			c.cnt[pi] += int64(j - run)
 			prev, pi, run = b, c.entry(x), j
 		}
-		idx = append(idx, T(pi))
+		s.idx = append(s.idx, pi)
 	}
 	c.cnt[pi] += int64(len(v) - run)
-	return idx
+	if len(c.dict.vals) > maxDict {
+		// The page goes, and the entries it added: no page refers to
+		// them. The table keeps their keys, but it is not probed again
+		// before reset.
+		for _, i := range s.idx {
+			c.cnt[i]--
+		}
+		c.dict.vals, c.cnt = c.dict.vals[:n0], c.cnt[:n0]
+		return false
+	}
+	return true
 }
 
 // entry is x's index in the dictionary, added (with a count of 0) if new.
@@ -471,13 +510,6 @@ func (c *column) entry(x float32) int32 {
 		c.cnt = append(c.cnt, 0)
 	}
 	return i
-}
-
-func (c *column) numIdx() int {
-	if c.wide {
-		return len(c.idx32)
-	}
-	return len(c.idx16)
 }
 
 // finish orders the chunk's dictionary by its entries' counts (byteDict,
@@ -530,38 +562,29 @@ func (c *column) finish(s *scratch) error {
 	if err := c.dictionary(s, s.dict); err != nil {
 		return err
 	}
-	from := 0
 	for _, p := range c.pend {
-		n := p.end - from
-		s.idx = slices.Grow(s.idx[:0], n)[:n]
-		var or int32 // the indices' bits: the page's fewest is bits.Len of their OR
-		if c.wide {
-			for j, i := range c.idx32[from:p.end] {
-				s.idx[j] = s.pos[i]
-				or |= s.pos[i]
-			}
-		} else {
-			for j, i := range c.idx16[from:p.end] {
-				s.idx[j] = s.pos[i]
-				or |= s.pos[i]
-			}
+		var err error
+		if s.idx, err = new(rle.DictionaryEncoding).DecodeInt32(s.idx[:0], c.held[p.mid:p.to]); err != nil {
+			return err
 		}
-		from = p.end
+		var or int32 // the page's fewest bits are bits.Len of its indices' or
+		for j, i := range s.idx {
+			s.idx[j] = s.pos[i]
+			or |= s.pos[i]
+		}
 		width := bits.Len32(uint32(or))
 		if pair {
 			width = 16
 		}
-		var err error
 		if s.enc, err = (&rle.Encoding{BitWidth: width}).EncodeInt32(s.enc[:0], s.idx); err != nil {
 			return err
 		}
-		s.body = append(append(append(s.body[:0], p.levels...), byte(width)), s.enc...)
+		s.body = append(append(append(s.body[:0], c.held[p.from:p.mid]...), byte(width)), s.enc...)
 		if err := c.page(s, p.rows, p.nulls, format.RLEDictionary, p.st); err != nil {
 			return err
 		}
 	}
-	clear(c.pend)
-	c.pend, c.idx16, c.idx32 = c.pend[:0], c.idx16[:0], c.idx32[:0]
+	c.pend, c.held = c.pend[:0], c.held[:0]
 	return nil
 }
 

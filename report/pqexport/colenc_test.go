@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -107,12 +108,18 @@ func chunkPages(t *testing.T, path string, g int, col string) (dict []float32, p
 	if md.DictionaryPageOffset > 0 {
 		start = md.DictionaryPageOffset
 	}
+	return parsePages(t, data[start:start+md.TotalCompressedSize])
+}
+
+// parsePages reads a FLOAT column chunk's pages (chunkPages).
+func parsePages(t *testing.T, chunk []byte) (dict []float32, pages []dataPage, dataBytes int) {
+	t.Helper()
 	zr, err := zstd.NewReader(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer zr.Close()
-	r := bytes.NewReader(data[start : start+md.TotalCompressedSize])
+	r := bytes.NewReader(chunk)
 	dec := thrift.NewDecoder(new(thrift.CompactProtocol).NewReader(r))
 	for r.Len() > 0 {
 		at := r.Len()
@@ -255,5 +262,76 @@ func testTimePages(t *testing.T, smp string) {
 	_, ipages, _ := chunkPages(t, smp, 0, "sample_index")
 	if want := (rows + maxPageRows - 1) / maxPageRows; len(ipages) != want {
 		t.Errorf("sample_index: %d pages, want %d", len(ipages), want)
+	}
+}
+
+// TestReadingDictionaryGrows: a chunk whose dictionary grows from one
+// entry to past 64 Ki over its pages (held meanwhile at 0 to 17 bits an
+// index) has every value back from the encoded pages, the dictionary in
+// frequency order (past pairDict entries) and each page at its fewest
+// bits.
+func TestReadingDictionaryGrows(t *testing.T) {
+	s, err := newScratch()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	page := func(n, distinct, from int) []float32 {
+		v := make([]float32, n)
+		for i := range v {
+			v[i] = float32(from+rng.IntN(distinct)) * 0.0001
+		}
+		return v
+	}
+	wide := make([]float32, 80_000) // 70 000 entries more
+	for i := range wide {
+		wide[i] = float32(1101+i%70_000) * 0.0001
+	}
+	in := [][]float32{page(1000, 1, 0), page(1000, 100, 1), page(3000, 1000, 101), wide, page(500, 3, 0)}
+	rows := 0
+	for _, v := range in {
+		rows += len(v)
+	}
+	c := &column{kind: kindReading, rows: rows}
+	for k, v := range in {
+		lv := make([]uint8, len(v))
+		for i := range lv {
+			lv[i] = 1
+		}
+		if err := c.reading(s, lv, v); err != nil {
+			t.Fatal(err)
+		}
+		if len(c.pend) != k+1 {
+			t.Fatalf("after page %d: %d pages waiting", k, len(c.pend))
+		}
+	}
+	if err := c.finish(s); err != nil {
+		t.Fatal(err)
+	}
+	dict, pages, _ := parsePages(t, slices.Concat(append([][]byte{c.dictPg}, c.pages...)...))
+	if len(pages) != len(in) {
+		t.Fatalf("%d pages, want %d", len(pages), len(in))
+	}
+	count := map[uint32]int{}
+	for k, p := range pages {
+		if p.enc != format.RLEDictionary || len(p.idx) != len(in[k]) {
+			t.Fatalf("page %d: %v, %d indices; want RLE_DICTIONARY, %d", k, p.enc, len(p.idx), len(in[k]))
+		}
+		or := int32(0)
+		for i, x := range p.idx {
+			if math.Float32bits(dict[x]) != math.Float32bits(in[k][i]) {
+				t.Fatalf("page %d value %d: %v, want %v", k, i, dict[x], in[k][i])
+			}
+			count[math.Float32bits(dict[x])]++
+			or |= x
+		}
+		if p.width != bits.Len32(uint32(or)) {
+			t.Errorf("page %d: bit width %d, its indices need %d", k, p.width, bits.Len32(uint32(or)))
+		}
+	}
+	for i := 1; i < len(dict); i++ {
+		if count[math.Float32bits(dict[i])] > count[math.Float32bits(dict[i-1])] {
+			t.Fatalf("entry %d has %d values, entry %d %d: not in frequency order", i, count[math.Float32bits(dict[i])], i-1, count[math.Float32bits(dict[i-1])])
+		}
 	}
 }

@@ -548,13 +548,10 @@ func (sw *sampleWriter) encode(s *scratch, t task) error {
 	case colRunID:
 		return col.runID(s, sw.run, len(p.index))
 	case colTime:
-		for _, i := range p.index {
-			col.times = append(col.times, float64(i)/sw.rate)
+		if err := col.addTimes(s, p.index, sw.rate); err != nil || !t.set.last {
+			return err
 		}
-		if len(col.times) >= timePageRows || t.set.last {
-			return col.flushTimes(s)
-		}
-		return nil
+		return col.flushTimes(s)
 	case colIndex:
 		return col.int64s(s, p.index)
 	case colPort:
