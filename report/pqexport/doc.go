@@ -11,7 +11,8 @@
 //
 // docs/lab.md lists every column with its unit; units are suffixed in the
 // column names as in report.json (_v, _a, _w, _s, _j, _ns). Files are zstd-
-// compressed (its fastest level).
+// compressed (its fastest level; in samples.parquet a block without a
+// match still has its literals Huffman-coded).
 //
 // # samples.parquet
 //
@@ -26,8 +27,15 @@
 // more, every drive's rows are interleaved at each index as before.
 // Readings are FLOAT (a capture's V and A are float32s; power_w is
 // rounded once from its double), dictionary coded (BYTE_STREAM_SPLIT
-// past 128 Ki values in a chunk); sample_index, port and gap_samples are
-// DELTA_BINARY_PACKED, time_s a BYTE_STREAM_SPLIT double. A rail's watts
+// past 128 Ki values in a chunk), the dictionary ordered when its chunk
+// is complete by its entries' counts: up to 256 entries index 0 is the
+// most frequent and so on, up to 64 Ki the indices are two bytes placed so
+// that both bytes have about the same distribution, which zstd's one
+// Huffman table then codes near the readings' entropy (colenc.go: finish,
+// pairCells); sample_index, port and gap_samples are
+// DELTA_BINARY_PACKED, time_s a BYTE_STREAM_SPLIT double in pages of
+// 256 Ki rows (its low bytes repeat every few hundred rows, a cost paid
+// once a page). A rail's watts
 // are not stored (SamplesSchema v2): the reader's V × A in FLOAT is the
 // value bit for bit, and on a noisy capture the column was a third copy of
 // the current's noise, a third of the file. The footer's key-value

@@ -118,10 +118,13 @@ type pageSet struct {
 	n     int
 	lanes []lanePage
 	wg    sync.WaitGroup
+	// last: the set ends its span of row groups, and a reading's task
+	// finishes its chunk (orders the dictionary, encodes the pages).
+	last bool
 }
 
 func (ps *pageSet) reset() {
-	ps.n = 0
+	ps.n, ps.last = 0, false
 	for l := range ps.lanes {
 		ps.lanes[l].reset()
 	}
@@ -195,6 +198,7 @@ func writeSamples(w io.Writer, r *capture.Reader, h *capture.Header, run string,
 	for d := range sw.cols {
 		for c := range numCols {
 			sw.cols[d][c].kind = colKinds[c]
+			sw.cols[d][c].rows = sw.groupIdx * len(sw.lanes[d])
 		}
 	}
 	if _, err := sw.out.Write([]byte("PAR1")); err != nil {
@@ -272,8 +276,9 @@ func (sw *sampleWriter) decode(rows *capture.Rows, stop func() error) error {
 			if err := sw.failed(); err != nil {
 				return err
 			}
-			sw.dispatch(set)
 			inGroup += set.n
+			set.last = inGroup == sw.groupIdx || last
+			sw.dispatch(set)
 		}
 		if inGroup == sw.groupIdx || (last && inGroup > 0) {
 			set.wg.Wait()
@@ -543,25 +548,34 @@ func (sw *sampleWriter) encode(s *scratch, t task) error {
 	case colRunID:
 		return col.runID(s, sw.run, len(p.index))
 	case colTime:
-		s.f = s.f[:0]
-		for _, i := range p.index {
-			s.f = append(s.f, float64(i)/sw.rate)
+		if err := col.addTimes(s, p.index, sw.rate); err != nil || !t.set.last {
+			return err
 		}
-		return col.doubles(s, s.f)
+		return col.flushTimes(s)
 	case colIndex:
 		return col.int64s(s, p.index)
 	case colPort:
 		return col.int32s(s, p.port)
 	case colGap:
 		return col.int64s(s, p.gap)
-	case colReadings + 6:
-		return col.reading(s, p.lv[3], p.power)
 	}
-	k := t.c - colReadings
-	if k%2 == 0 {
-		return col.reading(s, p.lv[k/2], p.v[k/2])
+	var lv []uint8
+	var v []float32
+	switch k := t.c - colReadings; {
+	case k == 6:
+		lv, v = p.lv[3], p.power
+	case k%2 == 0:
+		lv, v = p.lv[k/2], p.v[k/2]
+	default:
+		lv, v = p.lv[k/2], p.a[k/2]
 	}
-	return col.reading(s, p.lv[k/2], p.a[k/2])
+	if err := col.reading(s, lv, v); err != nil {
+		return err
+	}
+	if t.set.last {
+		return col.finish(s)
+	}
+	return nil
 }
 
 // writeGroups writes every lane's row group of the span just encoded and
@@ -570,6 +584,16 @@ func (sw *sampleWriter) writeGroups() error {
 	for l := range sw.lanes {
 		start := sw.out.off
 		rg := format.RowGroup{NumRows: sw.cols[l][colIndex].numValues, FileOffset: start, Ordinal: int16(len(sw.groups))}
+		// A span whose last page set came before the capture's end was
+		// known has readings still to finish.
+		for c := colReadings; c < numCols; c++ {
+			if err := sw.cols[l][c].finish(sw.mainScr); err != nil {
+				return err
+			}
+		}
+		if err := sw.cols[l][colTime].flushTimes(sw.mainScr); err != nil {
+			return err
+		}
 		for c := range numCols {
 			cc, err := sw.writeChunk(&sw.cols[l][c], c)
 			if err != nil {
@@ -589,9 +613,12 @@ func (sw *sampleWriter) writeChunk(col *column, c int) (format.ColumnChunk, erro
 	start := sw.out.off
 	md := format.ColumnMetaData{Type: sw.meta.types[c], PathInSchema: sw.meta.paths[c], Codec: format.Zstd,
 		NumValues: col.numValues, TotalUncompressedSize: col.unc, TotalCompressedSize: col.comp}
-	dict, dictUnc, err := col.dictPage(sw.mainScr, sw.run)
-	if err != nil {
-		return format.ColumnChunk{}, err
+	dict, dictUnc := col.dictPg, col.dictUnc
+	if col.kind == kindRunID {
+		var err error
+		if dict, dictUnc, err = runIDPage(sw.mainScr, sw.run); err != nil {
+			return format.ColumnChunk{}, err
+		}
 	}
 	encs := map[format.Encoding]bool{}
 	if col.kind == kindReading {
