@@ -279,10 +279,11 @@ func (f *ClockFitter) Fit(startHost hostclock.Time) Clock {
 // variance at every x, N − 2 degrees of freedom.
 func linePlacement(pts []meter.MarkEcho, use []bool, c Clock) LinePlacement {
 	res := residuals(pts, c)
+	wt := markWeights(pts, use, c.NsPerSample)
 	var n, sw, swx, swr float64
 	for i, p := range pts {
 		if use[i] {
-			w := markWeight(p, c.NsPerSample)
+			w := wt(p)
 			n++
 			sw += w
 			swx += w * float64(p.MeterIndex)
@@ -297,7 +298,7 @@ func linePlacement(pts []meter.MarkEcho, use []bool, c Clock) LinePlacement {
 	for i, p := range pts {
 		if use[i] {
 			d := float64(p.MeterIndex) - m
-			swxx += markWeight(p, c.NsPerSample) * d * d
+			swxx += wt(p) * d * d
 		}
 	}
 	if !(swxx > 0) {
@@ -473,6 +474,7 @@ func medianOffset(pts []meter.MarkEcho, ref uint64, slope float64) float64 {
 // 0 ppm (campaign seed 17 drive 78).
 func lineFit(pts []meter.MarkEcho, use []bool, ref uint64, nominal float64) (base, slope float64) {
 	y0 := mid(pts[0])
+	wt := markWeights(pts, use, nominal)
 	var n, sw, sx, sy, sxx, sxy float64
 	for i, p := range pts {
 		if !use[i] {
@@ -480,7 +482,7 @@ func lineFit(pts []meter.MarkEcho, use []bool, ref uint64, nominal float64) (bas
 		}
 		x := float64(int64(p.MeterIndex - ref))
 		y := float64(mid(p) - y0)
-		w := markWeight(p, nominal)
+		w := wt(p)
 		n++
 		sw += w
 		sx += w * x
@@ -511,10 +513,21 @@ func markSpread(m meter.MarkEcho, nominal float64) float64 {
 // markSpreadFloorNs bounds markSpread below: 5 µs.
 const markSpreadFloorNs = 5e3
 
-// markWeight is a mark's weight in the line fit, 1/markSpread².
-func markWeight(m meter.MarkEcho, nominal float64) float64 {
-	s := markSpread(m, nominal)
-	return 1 / (s * s)
+// markWeights gives each used mark's weight in the line fit: 1/markSpread²,
+// scaled so that the tightest mark weighs 1 — marks of one round trip
+// (synthetic marks, RTT 0) weigh exactly 1, and the fit is the plain
+// least squares bit for bit.
+func markWeights(pts []meter.MarkEcho, use []bool, nominal float64) func(meter.MarkEcho) float64 {
+	smin := math.Inf(1)
+	for i, p := range pts {
+		if use[i] {
+			smin = math.Min(smin, markSpread(p, nominal))
+		}
+	}
+	return func(m meter.MarkEcho) float64 {
+		r := smin / markSpread(m, nominal)
+		return r * r
+	}
 }
 
 func mid(m meter.MarkEcho) hostclock.Time { return m.HostSent + (m.HostRecv-m.HostSent)/2 }
