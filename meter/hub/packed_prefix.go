@@ -12,21 +12,22 @@ import (
 // a current delta of parameter ki — in one step.
 //
 // Reading the codes one by one, each code's position waits for the last
-// one's length: two dependent steps a channel sample, about as long as
-// the CRC takes over its 1.8 bytes. But the length of a channel sample is
-// fixed by its first bits alone: the bus code's zeros, its 1 and its kb
-// bits, then the current code's zeros and 1 — the current code's ki
-// remainder bits only follow. So a table indexed by the window's top
-// prefixBits bits gives, when that prefix lies within them (nearly every
-// sample of a meter's noise: its deltas are a few counts, their quotients
-// 0–3), the sample's whole length, its bus delta and its current quotient:
-// one load a channel sample, the remainder read with one shift.
+// one's length: two dependent steps a channel sample, and much else to do
+// around them. But the length of a channel sample is fixed by its first
+// bits alone: the bus code's zeros, its 1 and its kb bits, then the
+// current code's zeros and 1 — the current code's ki remainder bits only
+// follow. So a table indexed by the window's top prefixBits bits gives,
+// when that prefix lies within them (nearly every sample of a meter's
+// noise: its deltas are a few counts, their quotients 0–3), the sample's
+// whole length, its bus delta and its current quotient: one load a
+// channel sample, the remainder read with one shift.
 
-// prefixBits is the index width of a prefix table: 2¹⁰ entries of 8
+// prefixBits is the index width of a prefix table: 2¹⁰ entries of 4
 // bytes. A sample whose bus code and current quotient take 10 bits or
 // fewer is in it (99.7 % of a noisy stream's: 0.5 mA σ on the current, a
-// count on the bus voltage); a shorter index misses more, a longer one
-// is a larger table.
+// count on the bus voltage). Measured on that stream's frames: 9 bits
+// missed 3× as often, for no gain; 11 and 12 bits (larger tables) took
+// 2–20 % longer.
 const prefixBits = 10
 
 // prefixTable holds an entry for each value of a window's top prefixBits
@@ -45,15 +46,6 @@ type prefixEntry struct {
 // prefixTabs holds a table per parameter pair, built on first use and
 // shared by every decoder (a table never changes once stored).
 var prefixTabs [packedMaxKBus + 1][packedMaxKCur + 1]atomic.Pointer[prefixTable]
-
-// prefixTab returns the table for bus parameter kb and current parameter
-// ki (in range: packedHeader checked them).
-func prefixTab(kb, ki uint) *prefixTable {
-	if t := prefixTabs[kb&packedMaxKBus][min(ki, packedMaxKCur)].Load(); t != nil {
-		return t
-	}
-	return storePrefixTab(kb, ki)
-}
 
 // storePrefixTab builds the table of kb and ki and stores it, unless
 // another decoder stored it first.
@@ -94,6 +86,7 @@ type floatChan struct {
 	off      int          // its samples' place in packedFloats.v and .i
 	lv, li   float64      // volts and amps per count
 	kb, ki   uint
+	refill   bool // prefixSets refills the window before its sample
 }
 
 // prefixable reports whether the prefix reader suits the channels chs: a
@@ -143,7 +136,8 @@ func (r *bitReader) refill(p *floatStream) {
 // reads the zeros after it, then whatever st holds, and only goes on).
 func (f *packedFloats) prefixDeltas(st *floatStream, p []byte, total int, chs []packedChan, count int) (int, bool) {
 	fc := f.fc[:len(chs)]
-	var a prefixArgs // set up at the first set not in a still run
+	var a prefixArgs
+	ready := false // fc and a are set up at the first set not in a still run
 	zpat, zn := zeroSet(chs)
 	var r bitReader
 	for k := 1; k < count; {
@@ -161,8 +155,8 @@ func (f *packedFloats) prefixDeltas(st *floatStream, p []byte, total int, chs []
 				}
 			}
 		}
-		if a.v == nil {
-			a = f.prefixChans(chs, count)
+		if !ready {
+			a, ready = f.prefixChans(chs, count), true
 		}
 		// Sets k…: all of them, or (if a still run may follow) one.
 		a.end = count
@@ -194,17 +188,26 @@ func (f *packedFloats) prefixDeltas(st *floatStream, p []byte, total int, chs []
 func (f *packedFloats) prefixChans(chs []packedChan, count int) prefixArgs {
 	maxKi := uint(0)
 	for j := range chs {
-		c, h := &f.fc[j], &chs[j]
-		if c.tab == nil || c.kb != h.kb || c.ki != h.ki {
-			c.kb, c.ki = h.kb, h.ki
-			c.tab, c.mask = prefixTab(c.kb, c.ki), 1<<c.ki-1
-		}
-		c.bus, c.cur, c.off, c.lv, c.li = h.bus, h.cur, j*count, f.lv[j], f.li[j]
-		maxKi = max(maxKi, c.ki)
+		maxKi = max(maxKi, chs[j].ki)
 	}
 	// A sample the tables hold is at most prefixBits + ki bits: per of
-	// them fit a refill's 56.
-	return prefixArgs{v: f.v, i: f.i, per: uint(prefixPer[min(maxKi, packedMaxKCur)])}
+	// them fit a refill's 56 bits.
+	per, left := prefixPer[min(maxKi, packedMaxKCur)], uint8(0)
+	for j := range chs {
+		c, h := &f.fc[j], &chs[j]
+		if c.kb != h.kb || c.ki != h.ki || c.tab == nil {
+			c.kb, c.ki, c.mask = h.kb, h.ki, 1<<h.ki-1
+			if c.tab = prefixTabs[h.kb&packedMaxKBus][min(h.ki, packedMaxKCur)].Load(); c.tab == nil {
+				c.tab = storePrefixTab(h.kb, h.ki)
+			}
+		}
+		c.bus, c.cur, c.off, c.lv, c.li = h.bus, h.cur, j*count, f.lv[j], f.li[j]
+		if c.refill = left == 0; c.refill {
+			left = per
+		}
+		left--
+	}
+	return prefixArgs{v: f.v, i: f.i}
 }
 
 // prefixPer[ki] is 56 / (prefixBits + ki), without a division a block.
@@ -219,8 +222,7 @@ var prefixPer = func() (t [packedMaxKCur + 1]uint8) {
 type prefixArgs struct {
 	v   []units.Volts
 	i   []units.Amps
-	end int  // the set to stop at
-	per uint // samples a refill
+	end int // the set to stop at
 }
 
 // prefixStop is why prefixSets returned.
@@ -240,20 +242,21 @@ const (
 // This is the decoder's inner loop for noisy blocks. A sample's length
 // comes from one table load (each field of the entry is loaded where it
 // is used, to spare registers), its values from the entry and the
-// window; the window is refilled every a.per samples.
+// window; the window is refilled on entry and before the samples of the
+// channels marked (often enough for the table's longest samples).
 func prefixSets(p *floatStream, fc []floatChan, k, j int, a *prefixArgs, r bitReader) (bitReader, int, int, prefixStop) {
 	win, nb, i := r.win, r.nb, r.i
-	left := uint(0)
+	win |= be.Uint64(p[i&(floatBuf-1):]) >> (nb & 63)
+	i += int((63 - nb) >> 3)
+	nb |= 56
 	for k < a.end {
-		for ; j < len(fc); j++ {
-			if left == 0 {
+		for ; uint(j) < uint(len(fc)); j++ { // (uint: fc[j] needs no check)
+			c := &fc[j]
+			if c.refill {
 				win |= be.Uint64(p[i&(floatBuf-1):]) >> (nb & 63)
 				i += int((63 - nb) >> 3)
 				nb |= 56
-				left = a.per
 			}
-			left--
-			c := &fc[j]
 			e := &c.tab[win>>(64-prefixBits)]
 			if e.tl == 0 {
 				return bitReader{win, nb, i}, k, j, prefixMiss
