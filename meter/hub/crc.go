@@ -44,17 +44,21 @@ func CRC16(b []byte) uint16 { return crcUpdate(crcInit, b) }
 func crcUpdate(c uint16, b []byte) uint16 {
 	t := &crcTab
 	for len(b) >= 16 {
+		// The terms of bytes 2–15 do not depend on c: summed first, in
+		// a tree, they are ready by the time c is, and c's own two terms
+		// are the only ones its next value waits for.
+		u := (t[13][b[2]] ^ t[12][b[3]]) ^ (t[11][b[4]] ^ t[10][b[5]]) ^
+			(t[9][b[6]] ^ t[8][b[7]]) ^ (t[7][b[8]] ^ t[6][b[9]]) ^
+			(t[5][b[10]] ^ t[4][b[11]]) ^ (t[3][b[12]] ^ t[2][b[13]]) ^
+			(t[1][b[14]] ^ t[0][b[15]])
 		x := c ^ (uint16(b[0])<<8 | uint16(b[1]))
-		c = t[15][x>>8] ^ t[14][x&0xFF] ^ t[13][b[2]] ^ t[12][b[3]] ^
-			t[11][b[4]] ^ t[10][b[5]] ^ t[9][b[6]] ^ t[8][b[7]] ^
-			t[7][b[8]] ^ t[6][b[9]] ^ t[5][b[10]] ^ t[4][b[11]] ^
-			t[3][b[12]] ^ t[2][b[13]] ^ t[1][b[14]] ^ t[0][b[15]]
+		c = u ^ t[15][x>>8] ^ t[14][x&0xFF]
 		b = b[16:]
 	}
 	if len(b) >= 8 {
+		u := (t[5][b[2]] ^ t[4][b[3]]) ^ (t[3][b[4]] ^ t[2][b[5]]) ^ (t[1][b[6]] ^ t[0][b[7]])
 		x := c ^ (uint16(b[0])<<8 | uint16(b[1]))
-		c = t[7][x>>8] ^ t[6][x&0xFF] ^ t[5][b[2]] ^ t[4][b[3]] ^
-			t[3][b[4]] ^ t[2][b[5]] ^ t[1][b[6]] ^ t[0][b[7]]
+		c = u ^ t[7][x>>8] ^ t[6][x&0xFF]
 		b = b[8:]
 	}
 	for _, v := range b {

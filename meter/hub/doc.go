@@ -100,7 +100,8 @@
 // stream.go runs Stream; reconnect.go loses and regains the link. The
 // decoding side: scanner.go and crc.go (frames), payload.go, v2.go and
 // packed.go (payloads; packed_float.go decodes a packed block straight to
-// volts and amps for the stream decoder), decoder.go, merge.go and
+// volts and amps for the stream decoder, a noisy one a channel sample a
+// step through packed_prefix.go's tables), decoder.go, merge.go and
 // refuse.go (the timeline), replay.go (recorded streams).
 //
 // # CRC

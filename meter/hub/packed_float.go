@@ -11,17 +11,32 @@ import (
 // the counts in format 2's layout that unpack makes (and a second pass
 // converting them). A quiet meter's block is mostly sets in which no count
 // moved — every code a zero delta — and those are found a set at a time
-// and delivered as copies of the set before.
+// and delivered as copies of the set before. A noisy meter's sets are read
+// through the prefix tables (packed_prefix.go), a channel sample a step.
 
 // packedFloats is the float decoder's scratch, reused frame after frame.
 type packedFloats struct {
 	v  []units.Volts // channel position j's samples at [j×Count, (j+1)×Count)
 	i  []units.Amps
-	bs []byte // the bit stream, then 32 zero bytes (see unpackDeltas)
+	bs *floatStream // the bit stream, then floatPad zero bytes
 	// lv, li are the volts and amps per count of channel position j.
 	lv, li [16]float64
 	chs    [16]packedChan // the block's channels (packedHeader sets those it has)
+	fc     [16]floatChan  // the same, as the prefix reader reads them
 }
+
+// floatStream holds a block's bit stream and the zeros after it: a fixed
+// size, so that the prefix reader masks its byte index into it rather
+// than checking it, and may read on past the stream's end (it checks the
+// end once, after the block) without leaving it.
+type floatStream [floatBuf + 8]byte
+
+// floatBuf bounds a bit stream and the zeros after it; a frame's payload
+// is at most MaxPayload bytes. A power of two: the index mask.
+const floatBuf = 8192
+
+// floatPad is the zero bytes after the bit stream: unpackDeltas' 32.
+const floatPad = 32
 
 // unpackFloats decodes the format-3 data q (after the 14-byte header) of
 // s as unpack does — the same checks, the same errors, nothing delivered
@@ -39,18 +54,31 @@ func (s *Samples) unpackFloats(q []byte, f *packedFloats) error {
 		f.v, f.i = make([]units.Volts, n), make([]units.Amps, n)
 	}
 	f.v, f.i = f.v[:n], f.i[:n]
-	size := len(stream) + 32
-	if cap(f.bs) < size {
-		f.bs = make([]byte, size)
+	var st *floatStream
+	var bs []byte
+	if size := len(stream) + floatPad; size <= floatBuf {
+		if f.bs == nil {
+			f.bs = new(floatStream)
+		}
+		st, bs = f.bs, f.bs[:size]
+	} else {
+		bs = make([]byte, size) // longer than a frame's (tests): no prefix reader
 	}
-	bs := f.bs[:size]
 	clear(bs[copy(bs, stream):])
 	for j := range s.Chans {
 		c := &chs[j]
 		f.v[j*s.Count] = units.Volts(float64(uint16(c.bus)) * f.lv[j])
 		f.i[j*s.Count] = units.Amps(float64(c.cur) * f.li[j])
 	}
-	pos, err := unpackFloatDeltas(f, bs, 8*len(stream), chs[:s.Chans], s.Count)
+	total := 8 * len(stream)
+	if st != nil && prefixable(chs[:s.Chans]) {
+		// A block the prefix reader refuses is decoded again, code by
+		// code, for the refusal unpackDeltas makes.
+		if pos, ok := f.prefixDeltas(st, bs, total, chs[:s.Chans], s.Count); ok {
+			return packedEnd(stream, pos)
+		}
+	}
+	pos, err := unpackFloatDeltas(f, bs, total, chs[:s.Chans], s.Count)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,301 @@
+package hub
+
+import (
+	"math/bits"
+	"sync/atomic"
+
+	"github.com/idlewatt/idlewatt/units"
+)
+
+// The prefix table: how the float decoder (packed_float.go) reads a
+// noisy channel sample — two Rice codes, a bus delta of parameter kb and
+// a current delta of parameter ki — in one step.
+//
+// Reading the codes one by one, each code's position waits for the last
+// one's length: two dependent steps a channel sample, and much else to do
+// around them. But the length of a channel sample is fixed by its first
+// bits alone: the bus code's zeros, its 1 and its kb bits, then the
+// current code's zeros and 1 — the current code's ki remainder bits only
+// follow. So a table indexed by the window's top prefixBits bits gives,
+// when that prefix lies within them (nearly every sample of a meter's
+// noise: its deltas are a few counts, their quotients 0–3), the sample's
+// whole length, its bus delta and its current quotient: one load a
+// channel sample, the remainder read with one shift.
+
+// prefixBits is the index width of a prefix table: 2¹⁰ entries of 4
+// bytes. A sample whose bus code and current quotient take 10 bits or
+// fewer is in it (99.7 % of a noisy stream's: 0.5 mA σ on the current, a
+// count on the bus voltage). Measured on that stream's frames: 9 bits
+// missed 3× as often, for no gain; 11 and 12 bits (larger tables) took
+// 2–20 % longer.
+const prefixBits = 10
+
+// prefixTable holds an entry for each value of a window's top prefixBits
+// bits.
+type prefixTable [1 << prefixBits]prefixEntry
+
+// prefixEntry is a sample whose prefix lies in the index, or (tl 0) not:
+// a longer prefix, or an escape. Each field is loaded where it is used.
+type prefixEntry struct {
+	tl  uint8 // the sample's length in bits: prefix + ki
+	sh  uint8 // 64 − tl: the window shifted right by sh holds the sample, the current remainder in its ki low bits
+	bus int8  // the bus delta
+	q   uint8 // the current code's quotient
+}
+
+// prefixTabs holds a table per parameter pair, built on first use and
+// shared by every decoder (a table never changes once stored).
+var prefixTabs [packedMaxKBus + 1][packedMaxKCur + 1]atomic.Pointer[prefixTable]
+
+// storePrefixTab builds the table of kb and ki and stores it, unless
+// another decoder stored it first.
+func storePrefixTab(kb, ki uint) *prefixTable {
+	p := &prefixTabs[kb&packedMaxKBus][min(ki, packedMaxKCur)]
+	p.CompareAndSwap(nil, newPrefixTable(kb, ki))
+	return p.Load()
+}
+
+// newPrefixTable builds the table of parameters kb and ki: for each index,
+// the codes read from it as riceNext reads them.
+func newPrefixTable(kb, ki uint) *prefixTable {
+	t := new(prefixTable)
+	for x := range t {
+		w := uint64(x) << (64 - prefixBits)
+		qb := uint(bits.LeadingZeros64(w))
+		if qb >= packedEscape || qb+1+kb > prefixBits {
+			continue
+		}
+		ub, w, nb := riceNext(w, kb, packedBusRaw)
+		qc := uint(bits.LeadingZeros64(w))
+		pre := nb + qc + 1
+		if qc >= packedEscape || pre > prefixBits {
+			continue
+		}
+		if d := unzig(ub); d == int32(int8(d)) {
+			t[x] = prefixEntry{uint8(pre + ki), uint8(64 - pre - ki), int8(d), uint8(qc)}
+		}
+	}
+	return t
+}
+
+// floatChan is a channel of the block the prefix reader decodes.
+type floatChan struct {
+	tab      *prefixTable // kb's and ki's; nil: not looked up yet
+	mask     uint32       // 1<<ki − 1: the current code's remainder bits
+	bus, cur int32        // its last counts
+	off      int          // its samples' place in packedFloats.v and .i
+	lv, li   float64      // volts and amps per count
+	kb, ki   uint
+	refill   bool // prefixSets refills the window before its sample
+}
+
+// prefixable reports whether the prefix reader suits the channels chs: a
+// bus parameter above prefixBits − 6 leaves a sample's prefix little room
+// in the table, and most samples would be read code by code.
+func prefixable(chs []packedChan) bool {
+	for j := range chs {
+		if chs[j].kb > prefixBits-6 {
+			return false
+		}
+	}
+	return true
+}
+
+// bitReader reads a bit stream most significant bit first: win holds its
+// next bits, nb of them loaded (at most 63), and i is the next byte of the
+// stream to load.
+type bitReader struct {
+	win uint64
+	nb  uint
+	i   int
+}
+
+// pos is the bits read.
+func (r *bitReader) pos() int { return 8*r.i - int(r.nb) }
+
+// refill loads whole bytes of p into the window, up to 56–63 bits. The
+// index is masked: a reader gone past the stream's end stays in p.
+func (r *bitReader) refill(p *floatStream) {
+	r.win |= be.Uint64(p[r.i&(floatBuf-1):]) >> (r.nb & 63)
+	r.i += int((63 - r.nb) >> 3)
+	r.nb |= 56
+}
+
+// prefixDeltas is unpackFloatDeltas through the prefix tables: the same
+// volts and amps in f, and the bits read, for a block unpackFloatDeltas
+// accepts; ok false for one it refuses (f then holds garbage, to be
+// overwritten). st holds the bit stream of total bits, and p is st's
+// first bytes: the stream and floatPad zeros.
+//
+// Still runs are found and filled as unpackFloatDeltas finds and fills
+// them; the sets between are read a channel sample a step (prefixSets),
+// a sample the tables do not hold code by code (slowSample). What
+// unpackDeltas checks at each sample is checked here once: a count out of
+// range ends the block, and a stream that ended before the block's last
+// code shows in the position after the block (reading on past the end
+// reads the zeros after it, then whatever st holds, and only goes on).
+func (f *packedFloats) prefixDeltas(st *floatStream, p []byte, total int, chs []packedChan, count int) (int, bool) {
+	fc := f.fc[:len(chs)]
+	var a prefixArgs
+	ready := false // fc and a are set up at the first set not in a still run
+	zpat, zn := zeroSet(chs)
+	var r bitReader
+	for k := 1; k < count; {
+		if zn != 0 {
+			if r.nb < 56 {
+				r.refill(st)
+			}
+			if r.win>>(64-zn) == zpat {
+				if m := stillRun(f, p, r.pos(), total, chs, k, count, zn); m > 0 {
+					// At most 63 bits loaded, as refill wants.
+					pos := r.pos() + m*int(zn)
+					r = bitReader{be.Uint64(st[pos>>3&(floatBuf-1):]) << (pos & 7), uint(56 - pos&7), pos>>3 + 7}
+					k += m
+					continue
+				}
+			}
+		}
+		if !ready {
+			a, ready = f.prefixChans(chs, count), true
+		}
+		// Sets k…: all of them, or (if a still run may follow) one.
+		a.end = count
+		if zn != 0 {
+			a.end = k + 1
+		}
+		for j := 0; k < a.end; {
+			var stop prefixStop
+			switch r, k, j, stop = prefixSets(st, fc, k, j, &a, r); stop {
+			case prefixBad:
+				return 0, false
+			case prefixMiss:
+				if !slowSample(st, &r, &fc[j], &a, k) {
+					return 0, false
+				}
+				if j++; j == len(fc) {
+					j = 0
+					k++
+				}
+			}
+		}
+	}
+	return r.pos(), r.pos() <= total
+}
+
+// prefixChans sets up f.fc for the channels chs of a block of count sets,
+// their tables looked up when their parameters changed, and returns
+// prefixSets' arguments.
+func (f *packedFloats) prefixChans(chs []packedChan, count int) prefixArgs {
+	maxKi := uint(0)
+	for j := range chs {
+		maxKi = max(maxKi, chs[j].ki)
+	}
+	// A sample the tables hold is at most prefixBits + ki bits: per of
+	// them fit a refill's 56 bits.
+	per, left := prefixPer[min(maxKi, packedMaxKCur)], uint8(0)
+	for j := range chs {
+		c, h := &f.fc[j], &chs[j]
+		if c.kb != h.kb || c.ki != h.ki || c.tab == nil {
+			c.kb, c.ki, c.mask = h.kb, h.ki, 1<<h.ki-1
+			if c.tab = prefixTabs[h.kb&packedMaxKBus][min(h.ki, packedMaxKCur)].Load(); c.tab == nil {
+				c.tab = storePrefixTab(h.kb, h.ki)
+			}
+		}
+		c.bus, c.cur, c.off, c.lv, c.li = h.bus, h.cur, j*count, f.lv[j], f.li[j]
+		if c.refill = left == 0; c.refill {
+			left = per
+		}
+		left--
+	}
+	return prefixArgs{v: f.v, i: f.i}
+}
+
+// prefixPer[ki] is 56 / (prefixBits + ki), without a division a block.
+var prefixPer = func() (t [packedMaxKCur + 1]uint8) {
+	for ki := range t {
+		t[ki] = uint8(56 / (prefixBits + ki))
+	}
+	return t
+}()
+
+// prefixArgs is what prefixSets reads seldom, out of its registers.
+type prefixArgs struct {
+	v   []units.Volts
+	i   []units.Amps
+	end int // the set to stop at
+}
+
+// prefixStop is why prefixSets returned.
+type prefixStop uint8
+
+const (
+	prefixDone prefixStop = iota // at set a.end
+	prefixMiss                   // at a sample the tables do not hold, unread
+	prefixBad                    // after a sample whose counts are out of range
+)
+
+// prefixSets reads channel samples of sets k… (from channel j of set k)
+// to set a.end through the prefix tables, adds each to its channel's
+// counts and writes its volts and amps, and returns the reader and where
+// it stopped, and why.
+//
+// This is the decoder's inner loop for noisy blocks. A sample's length
+// comes from one table load (each field of the entry is loaded where it
+// is used, to spare registers), its values from the entry and the
+// window; the window is refilled on entry and before the samples of the
+// channels marked (often enough for the table's longest samples).
+func prefixSets(p *floatStream, fc []floatChan, k, j int, a *prefixArgs, r bitReader) (bitReader, int, int, prefixStop) {
+	win, nb, i := r.win, r.nb, r.i
+	win |= be.Uint64(p[i&(floatBuf-1):]) >> (nb & 63)
+	i += int((63 - nb) >> 3)
+	nb |= 56
+	for k < a.end {
+		for ; uint(j) < uint(len(fc)); j++ { // (uint: fc[j] needs no check)
+			c := &fc[j]
+			if c.refill {
+				win |= be.Uint64(p[i&(floatBuf-1):]) >> (nb & 63)
+				i += int((63 - nb) >> 3)
+				nb |= 56
+			}
+			e := &c.tab[win>>(64-prefixBits)]
+			if e.tl == 0 {
+				return bitReader{win, nb, i}, k, j, prefixMiss
+			}
+			x := uint32(win >> (e.sh & 63)) // the sample's bits, its current remainder lowest
+			win <<= e.tl & 63
+			nb -= uint(e.tl)
+			bus := c.bus + int32(e.bus)
+			cur := c.cur + unzig(uint32(e.q)*(c.mask+1)|x&c.mask)
+			c.bus, c.cur = bus, cur
+			if uint32(bus)|uint32(cur+1<<19)>>4 > 0xFFFF {
+				return bitReader{win, nb, i}, k, j, prefixBad
+			}
+			o := c.off + k
+			a.v[o] = units.Volts(float64(bus) * c.lv)
+			a.i[o] = units.Amps(float64(cur) * c.li)
+		}
+		j = 0
+		k++
+	}
+	return bitReader{win, nb, i}, k, 0, prefixDone
+}
+
+// slowSample reads channel c's sample k from r code by code (a sample
+// prefixSets' table does not hold: a long code, an escape) as prefixSets
+// would, and reports whether its counts are in range.
+func slowSample(p *floatStream, r *bitReader, c *floatChan, a *prefixArgs, k int) bool {
+	if r.nb < riceMaxBits {
+		r.refill(p)
+	}
+	ub, w, used := riceNext(r.win, c.kb, packedBusRaw)
+	r.win, r.nb = w, r.nb-used
+	if r.nb < riceMaxBits {
+		r.refill(p)
+	}
+	ui, w, used := riceNext(r.win, c.ki, packedCurRaw)
+	r.win, r.nb = w, r.nb-used
+	c.bus, c.cur = c.bus+unzig(ub), c.cur+unzig(ui)
+	a.v[c.off+k] = units.Volts(float64(c.bus) * c.lv)
+	a.i[c.off+k] = units.Amps(float64(c.cur) * c.li)
+	return uint32(c.bus)|uint32(c.cur+1<<19)>>4 <= 0xFFFF
+}
