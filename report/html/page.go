@@ -26,14 +26,17 @@ const UplotVersion = "1.6.32"
 // Options control Write.
 type Options struct {
 	// Capture is the capture the report was computed from; its events
-	// (I/O, DEVSLP pin, phases, notes) are read again for the page.
+	// (I/O, DEVSLP pin, phases, notes) are on the page: from the records
+	// the analysis' first pass handed the pyramid, else read again from
+	// Capture (a regular file only).
 	Capture string
 	// Title heads the page (default: the capture's drives).
 	Title string
 	// Out says what the output may replace.
 	Out outfile.Options
-	// Stop, if set, is asked at every record of the events' pass; its
-	// error (a signal) ends it and is returned.
+	// Stop, if set, is asked before the events are put on the page and,
+	// when they are read again, at every record; its error (a signal)
+	// ends it and is returned.
 	Stop func() error
 }
 
@@ -126,8 +129,8 @@ func Write(path string, rep *analysis.Report, p *Pyramid, o Options) error {
 	return outfile.WriteFile(path, b, o.Out)
 }
 
-// Render builds the viewer for rep in memory (Write writes it), reading
-// the capture's events again when o.Capture is set.
+// Render builds the viewer for rep in memory (Write writes it), with the
+// capture's events when o.Capture is set (Options.Capture).
 func Render(rep *analysis.Report, p *Pyramid, o Options) ([]byte, error) {
 	if rep == nil || p == nil {
 		return nil, errors.New("html: no report or no pyramid")
@@ -143,7 +146,7 @@ func Render(rep *analysis.Report, p *Pyramid, o Options) ([]byte, error) {
 	var tl *timeline
 	if o.Capture != "" {
 		var err error
-		if tl, err = readTimeline(o.Capture, p, ports, o.Stop); err != nil {
+		if tl, err = p.timeline(o.Capture, ports, o.Stop); err != nil {
 			return nil, fmt.Errorf("html: reading events: %w", err)
 		}
 	} else {

@@ -185,13 +185,18 @@ type Pyramid struct {
 	// state runs (states change only at DriveState calls).
 	runEnd map[int]float64
 	// Full-resolution windows (raw.go): pin edges found before the
-	// analysis, windows per port once the clock is known.
+	// samples (from analysis' first pass, or read from edgesFrom at Begin
+	// when that pass handed none), windows per port once the clock is
+	// known.
 	edges      []pinEdge
+	edgesFrom  string // NewPyramidFor's capture ("": none, NewPyramid)
 	raw        map[int][]rawWin
 	rawCursor  map[int]int
 	rawN       int // samples kept
 	rawDropped int // windows left out for the budget
 	peaks      map[int]*peakWin
+	// The capture's records from analysis' first pass (firstpass.go).
+	fp firstPassRecords
 }
 
 // NewPyramid returns an empty Pyramid for analysis.Options.Samples.
@@ -205,6 +210,13 @@ func NewPyramid(b Budget) *Pyramid {
 // Begin implements analysis.SampleSink.
 func (p *Pyramid) Begin(c analysis.Clock, t0Host float64) {
 	p.clock, p.t0Host, p.dt = c, t0Host, c.NsPerSample/1e9
+	if p.edgesFrom != "" {
+		if p.fp.done {
+			p.edges = p.fp.edges.edges
+		} else {
+			p.edges = readEdges(p.edgesFrom)
+		}
+	}
 	p.rawWindows()
 }
 
