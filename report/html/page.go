@@ -183,6 +183,9 @@ func build(rep *analysis.Report, p *Pyramid, tl *timeline, o Options) ([]byte, e
 		}
 	}
 	var out bytes.Buffer
+	// The page is its data and its assets, inlined: room for them at once,
+	// not grown by doubling through megabytes.
+	out.Grow(len(pageTmpl) + len(title) + len(uplotCSS) + len(appCSS) + len(uplotJS) + len(coreJS) + len(appJS) + len(js))
 	err = page.Execute(&out, map[string]any{
 		"Title": template.HTMLEscapeString(title), "UplotCSS": uplotCSS, "AppCSS": appCSS,
 		"UplotJS": uplotJS, "CoreJS": coreJS, "AppJS": appJS, "Data": string(js),
@@ -212,18 +215,21 @@ func railChannels(chans []meter.Channel, p *Pyramid) map[int][]railChan {
 // encode packs a level for the page.
 func encode(l *level, dt float64, rail bool) seriesData {
 	n := len(l.n)
-	mn, mx, e, q := make([]float32, n), make([]float32, n), make([]float32, n), make([]float32, n)
+	mn, mx, e := make([]float32, n), make([]float32, n), make([]float32, n)
 	for j := range n {
 		if l.n[j] == 0 {
 			mn[j], mx[j] = float32(math.NaN()), float32(math.NaN())
 		} else {
-			mn[j], mx[j] = float32(l.min[j]), float32(l.max[j])
+			mn[j], mx[j] = l.min[j], l.max[j]
 		}
 		e[j] = float32(l.sumW[j] * dt)
-		q[j] = float32(l.sumI[j] * dt)
 	}
 	s := seriesData{K0: l.k0, N: n, Min: b64(mn), Max: b64(mx), E: b64(e), Cnt: b64(l.n)}
 	if rail {
+		q := make([]float32, n)
+		for j := range n {
+			q[j] = float32(l.sumI[j] * dt)
+		}
 		s.Q = b64(q)
 	}
 	return s
