@@ -12,18 +12,23 @@ import (
 // their own — `idlewatt report` used to read the capture twice more for
 // them (samples skipped, every chunk still read and checked).
 
-// maxKeptIO bounds the I/O events a Pyramid keeps from the first pass
-// (32 B each: 4 MiB). A capture with more has its events read again at
-// Render, as before, so memory stays bounded however busy the capture.
-var maxKeptIO = 1 << 17 // a variable for the tests
+// maxKeptIO and maxKeptEvents bound what a Pyramid keeps of the first
+// pass: I/O events (32 B each: 4 MiB) and host state and meter events
+// (about 100 B each with a short note: 6.4 MB). A capture with more has
+// its events read again at Render, as before, so memory stays bounded
+// however busy the capture. Variables for the tests.
+var (
+	maxKeptIO     = 1 << 17
+	maxKeptEvents = 1 << 16
+)
 
 // firstPassRecords is what a Pyramid keeps of the first pass's records.
 type firstPassRecords struct {
 	done     bool // FirstPassDone was called: the records below are all of them
 	edges    edgeReader
 	events   []keptEvent // the host states and meter events the page draws, in file order
-	io       []keptIO    // the I/O events, in file order, up to maxKeptIO
-	ioOver   bool        // more than maxKeptIO: io is dropped
+	io       []keptIO    // the I/O events, in file order
+	over     bool        // more than maxKeptIO or maxKeptEvents: nothing kept, the events are read again
 	channels []meter.Channel
 }
 
@@ -45,13 +50,13 @@ type keptIO struct {
 func (p *Pyramid) FirstPassRecord(rec *capture.Record) {
 	fp := &p.fp
 	fp.edges.record(rec)
+	if fp.over {
+		return
+	}
 	switch rec.Kind {
 	case capture.KindIO:
-		if fp.ioOver {
-			return
-		}
 		if len(fp.io)+len(rec.IO) > maxKeptIO {
-			fp.io, fp.ioOver = nil, true
+			fp.drop()
 			return
 		}
 		for _, e := range rec.IO {
@@ -59,13 +64,26 @@ func (p *Pyramid) FirstPassRecord(rec *capture.Record) {
 		}
 	case capture.KindState:
 		if drawnState(rec.State.Kind) {
-			fp.events = append(fp.events, keptEvent{st: rec.State})
+			fp.event(keptEvent{st: rec.State})
 		}
 	case capture.KindEvent:
 		if drawnEvent(rec.Event.Kind) {
-			fp.events = append(fp.events, keptEvent{meter: true, ev: rec.Event})
+			fp.event(keptEvent{meter: true, ev: rec.Event})
 		}
 	}
+}
+
+func (fp *firstPassRecords) event(e keptEvent) {
+	if len(fp.events) >= maxKeptEvents {
+		fp.drop()
+		return
+	}
+	fp.events = append(fp.events, e)
+}
+
+// drop gives up keeping the events: they will be read again.
+func (fp *firstPassRecords) drop() {
+	fp.io, fp.events, fp.over = nil, nil, true
 }
 
 // FirstPassDone implements analysis.RecordSink.
@@ -80,7 +98,7 @@ func (p *Pyramid) FirstPassDone(h capture.Header) {
 // capture at path (samples skipped). stop, if set, ends it with its error.
 func (p *Pyramid) timeline(path string, ports []int, stop func() error) (*timeline, error) {
 	fp := &p.fp
-	if !fp.done || fp.ioOver || !regular(path) {
+	if !fp.done || fp.over || !regular(path) {
 		return readTimeline(path, p, ports, stop)
 	}
 	if stop != nil {

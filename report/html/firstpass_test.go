@@ -29,8 +29,8 @@ var _ analysis.RecordSink = (*Pyramid)(nil)
 // first pass (no read of its own) is, to the byte, report.html built from
 // the pin edges and events read from the capture again — for the whole
 // capture, for an interval of it (whose first pass is still the whole
-// capture's), and when the capture has more I/O than a Pyramid keeps
-// (then it reads them again).
+// capture's), and when the capture has more I/O or more host and meter
+// events than a Pyramid keeps (then it reads them again).
 func TestFirstPassRecords(t *testing.T) {
 	sc := synthcap.Review(80*time.Second, 1000, 50) // two drives, I/O bursts, a DEVSLP cycle each
 	path := filepath.Join(t.TempDir(), "c.iwcap")
@@ -64,8 +64,8 @@ func TestFirstPassRecords(t *testing.T) {
 				t.Fatal("the reference was handed the first pass's records")
 			}
 			got, p := page(w, false)
-			if !p.fp.done || p.fp.ioOver || len(p.fp.io) == 0 || len(p.fp.edges.edges) == 0 {
-				t.Fatalf("first pass's records: done %v, I/O %d (over %v), pin edges %d", p.fp.done, len(p.fp.io), p.fp.ioOver, len(p.fp.edges.edges))
+			if !p.fp.done || p.fp.over || len(p.fp.io) == 0 || len(p.fp.events) == 0 || len(p.fp.edges.edges) == 0 {
+				t.Fatalf("first pass's records: done %v, I/O %d, events %d (over %v), pin edges %d", p.fp.done, len(p.fp.io), len(p.fp.events), p.fp.over, len(p.fp.edges.edges))
 			}
 			if !bytes.Equal(got, want) {
 				t.Errorf("report.html from the first pass's records differs (%d bytes, want %d)", len(got), len(want))
@@ -75,16 +75,18 @@ func TestFirstPassRecords(t *testing.T) {
 			}
 		})
 	}
-	t.Run("io over", func(t *testing.T) {
-		want, _ := page(nil, true)
-		defer func(n int) { maxKeptIO = n }(maxKeptIO)
-		maxKeptIO = 10
-		got, p := page(nil, false)
-		if !p.fp.ioOver || p.fp.io != nil {
-			t.Fatalf("more I/O than maxKeptIO kept: over %v, %d kept", p.fp.ioOver, len(p.fp.io))
-		}
-		if !bytes.Equal(got, want) {
-			t.Errorf("report.html with its events read again differs (%d bytes, want %d)", len(got), len(want))
-		}
-	})
+	for name, max := range map[string]*int{"io over": &maxKeptIO, "events over": &maxKeptEvents} {
+		t.Run(name, func(t *testing.T) {
+			want, _ := page(nil, true)
+			defer func(n int) { *max = n }(*max)
+			*max = 2
+			got, p := page(nil, false)
+			if !p.fp.over || p.fp.io != nil || p.fp.events != nil {
+				t.Fatalf("more than kept: over %v, %d I/O and %d events kept", p.fp.over, len(p.fp.io), len(p.fp.events))
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("report.html with its events read again differs (%d bytes, want %d)", len(got), len(want))
+			}
+		})
+	}
 }
