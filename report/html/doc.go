@@ -31,8 +31,8 @@
 // capture is not read again for them. Only if that pass handed it none
 // (a sink wrapped so that the analysis does not see it as one), or the
 // capture has more events than a Pyramid keeps (maxKeptIO,
-// maxKeptEvents), are they read
-// from the capture again, samples skipped, and only from a regular file.
+// maxKeptEvents), are they read from the capture again, samples skipped,
+// and only from a regular file.
 //
 // # Viewer
 //
