@@ -13,13 +13,14 @@ import (
 // them (samples skipped, every chunk still read and checked).
 
 // maxKeptIO and maxKeptEvents bound what a Pyramid keeps of the first
-// pass: I/O events (32 B each: 4 MiB) and host state and meter events
-// (about 100 B each with a short note: 6.4 MB). A capture with more has
-// its events read again at Render, as before, so memory stays bounded
-// however busy the capture. Variables for the tests.
+// pass, which stays in memory through the sample pass, when the heap is
+// at its largest: I/O events (32 B each: 2 MiB) and host state and meter
+// events (about 100 B each with a short note: 1.6 MB). A capture with
+// more has its events read again at Render, as before, so memory stays
+// bounded however busy the capture. Variables for the tests.
 var (
-	maxKeptIO     = 1 << 17
-	maxKeptEvents = 1 << 16
+	maxKeptIO     = 1 << 16
+	maxKeptEvents = 1 << 14
 )
 
 // firstPassRecords is what a Pyramid keeps of the first pass's records.
