@@ -65,6 +65,11 @@ type Options struct {
 	// (interval.go); Report.Interval says so.
 	Window *Window
 
+	// recordsSeen: the sink's RecordSink has had the whole capture's
+	// first pass already (windowed's inner analysis, whose first pass is
+	// the window's).
+	recordsSeen bool
+
 	// serial keeps every drive's work of the reads of the samples on the
 	// goroutine that hands it over (learnRuns, drivePool): the tests'
 	// reference for what the drives' workers compute.
@@ -203,7 +208,7 @@ func AnalyzeSource(open Opener, opts Options) (*Report, error) {
 			return sd.classifier(d, rate)
 		}
 	}
-	p1, err := firstPass(open, opts)
+	p1, err := firstPass(open, opts, recordSink(opts))
 	if err != nil {
 		return nil, err
 	}
@@ -220,7 +225,9 @@ func AnalyzeSource(open Opener, opts Options) (*Report, error) {
 	return secondPass(open, opts, p1, sd, clock, hum)
 }
 
-func firstPass(open Opener, opts Options) (*pass1, error) {
+// firstPass reads the capture's records but its samples; rs, if not nil,
+// is handed each of them and the header at the end.
+func firstPass(open Opener, opts Options, rs RecordSink) (*pass1, error) {
 	src, err := open()
 	if err != nil {
 		return nil, err
@@ -276,10 +283,16 @@ func firstPass(open Opener, opts Options) (*pass1, error) {
 			break
 		}
 		p.endOffset = rec.Offset
+		if rs != nil {
+			rs.FirstPassRecord(&rec)
+		}
 		p.take(&rec, opts)
 	}
 	for _, ss := range p.busy {
 		ss.merge()
+	}
+	if rs != nil {
+		rs.FirstPassDone(h)
 	}
 	return p, nil
 }

@@ -49,7 +49,7 @@ func windowed(open Opener, opts Options) (*Report, error) {
 	}
 	full := opts
 	full.Window, full.Samples, full.NewClassifier, full.States = nil, nil, nil, nil
-	p1, err := firstPass(open, full)
+	p1, err := firstPass(open, full, recordSink(opts)) // the sink's records are the whole capture's
 	if err != nil {
 		return nil, err
 	}
@@ -65,6 +65,7 @@ func windowed(open Opener, opts Options) (*Report, error) {
 	f.cut = cutCycles(p1.phases.events, f.hFrom, f.hTo)
 	inner := opts
 	inner.Window = nil
+	inner.recordsSeen = true
 	rep, err := AnalyzeSource(func() (Source, error) {
 		src, err := open()
 		if err != nil {

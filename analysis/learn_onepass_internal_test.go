@@ -84,7 +84,7 @@ func TestLearnHumLevelsOneRead(t *testing.T) {
 		open := func() (Source, error) { opens++; return capture.Open(path) }
 		opts := DefaultOptions()
 		opts.States = &StateOptions{}
-		p1, err := firstPass(open, opts)
+		p1, err := firstPass(open, opts, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

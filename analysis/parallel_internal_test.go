@@ -218,7 +218,7 @@ func TestLearnRunsParallel(t *testing.T) {
 	open := func() (Source, error) { return capture.Open(path) }
 	opts := DefaultOptions()
 	opts.States = &StateOptions{}
-	p1, err := firstPass(open, opts)
+	p1, err := firstPass(open, opts, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

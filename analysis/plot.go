@@ -58,7 +58,7 @@ func PlotTraces(path string, o PlotOptions) (*PlotData, error) {
 	var err error
 	var coarse []series.Trace // summaries too coarse for the chart: drawn only if the samples give nothing
 	if p1 == nil {
-		if p1, err = firstPass(open, opts); err != nil {
+		if p1, err = firstPass(open, opts, nil); err != nil {
 			return nil, err
 		}
 		if !zoomed || p1.hdr.RateHz.Samples(o.To-o.From)/float64(o.Buckets) >= 1000 {
@@ -194,7 +194,7 @@ func indexedOverview(open Opener, opts Options, o PlotOptions) (*pass1, []series
 		}
 		return ""
 	}
-	p1, err := firstPass(idx(capture.IndexRecords), opts)
+	p1, err := firstPass(idx(capture.IndexRecords), opts, nil)
 	if err != nil {
 		return nil, nil, note(err)
 	}

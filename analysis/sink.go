@@ -1,6 +1,9 @@
 package analysis
 
-import "github.com/idlewatt/idlewatt/meter"
+import (
+	"github.com/idlewatt/idlewatt/capture"
+	"github.com/idlewatt/idlewatt/meter"
+)
 
 // SampleSink sees the second pass's samples exactly as the metrics see
 // them, so a viewer built from it (report/html's pyramid) integrates to the
@@ -35,6 +38,30 @@ type SampleSink interface {
 	// RailBlock gives one channel's block (every sample of that rail,
 	// whether or not the drive's other rails have it), the first at t.
 	RailBlock(t, dt float64, b *meter.Block)
+}
+
+// RecordSink is what an Options.Samples sink may also implement to be
+// handed the first pass's records: every record of the whole capture in
+// file order but its samples (that pass skips them: no KindSamples or
+// KindRejected record comes), then FirstPassDone with the header once
+// that pass has read to the capture's end or damage — all before Begin,
+// from the goroutine that called Analyze. With Options.Window they are
+// still the whole capture's (the pass that fits the clock), not the
+// window's. It is how report.html gets the capture's I/O, host states,
+// meter events and DEVSLP pin edges from the read analysis makes anyway
+// rather than from reads of its own. A record (its I/O slice) is valid
+// only for the call.
+type RecordSink interface {
+	FirstPassRecord(rec *capture.Record)
+	FirstPassDone(h capture.Header)
+}
+
+// recordSink is opts' sink as a RecordSink, or nil.
+func recordSink(opts Options) RecordSink {
+	if rs, ok := opts.Samples.(RecordSink); ok && !opts.recordsSeen {
+		return rs
+	}
+	return nil
 }
 
 // sinkState reports s at t to the sink when it differs from the last one.

@@ -10,7 +10,6 @@ import (
 	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/analysis/synthcap"
 	"github.com/idlewatt/idlewatt/report/chart"
-	htmlreport "github.com/idlewatt/idlewatt/report/html"
 )
 
 // TestBuildChartsInOrder: the charts rendered concurrently come out as
@@ -79,38 +78,4 @@ func TestGoRenderRaisesPanicOnCaller(t *testing.T) {
 	}()
 	wait()
 	t.Error("no panic")
-}
-
-// TestPyramidSoon: report.html from the Pyramid made beside the analysis
-// (pyramidSoon) is report.html from one made before it.
-func TestPyramidSoon(t *testing.T) {
-	s := synthcap.Review(80*time.Second, 1000, 50)
-	path := filepath.Join(t.TempDir(), "c.iwcap")
-	if err := synthcap.Write(path, s); err != nil {
-		t.Fatal(err)
-	}
-	page := func(sink analysis.SampleSink, pyr func() *htmlreport.Pyramid) []byte {
-		opts := analysis.DefaultOptions()
-		opts.States = &analysis.StateOptions{}
-		opts.Samples = sink
-		r, err := analysis.Analyze(path, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := htmlreport.Render(r, pyr(), htmlreport.Options{Capture: path})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b
-	}
-	direct := htmlreport.NewPyramidFor(path, htmlreport.Budget{})
-	want := page(direct, func() *htmlreport.Pyramid { return direct })
-	soon := goPyramid(path)
-	got := page(soon, soon.get)
-	if !bytes.Equal(got, want) {
-		t.Errorf("report.html differs (%d bytes, want %d)", len(got), len(want))
-	}
-	if !bytes.Contains(want, []byte("idlewatt-data")) {
-		t.Errorf("no page data")
-	}
 }

@@ -18,7 +18,6 @@ import (
 	"github.com/idlewatt/idlewatt/internal/outfile"
 	"github.com/idlewatt/idlewatt/internal/progress"
 	"github.com/idlewatt/idlewatt/internal/settings"
-	"github.com/idlewatt/idlewatt/meter"
 	htmlreport "github.com/idlewatt/idlewatt/report/html"
 	"github.com/idlewatt/idlewatt/report/pqexport"
 )
@@ -52,9 +51,11 @@ func (s Session) Build(ctx context.Context, opts analysis.Options, out string, w
 	}
 	stop := ctxio.Interrupted(ctx)
 	err = s.Run(func() error {
-		var pyr *pyramidSoon
+		var pyr *htmlreport.Pyramid
 		if withHTML {
-			pyr = goPyramid(s.In)
+			// Its events and DEVSLP pin edges come from the analysis' first
+			// pass (analysis.RecordSink), not from reads of their own.
+			pyr = htmlreport.NewPyramidFor(s.In, htmlreport.Budget{})
 			opts.Samples = pyr
 		}
 		var err error
@@ -72,7 +73,7 @@ func (s Session) Build(ctx context.Context, opts analysis.Options, out string, w
 		if withHTML {
 			noteChartDrives(r)
 			html = goRender(func() ([]byte, error) {
-				return htmlreport.Render(r, pyr.get(), htmlreport.Options{Capture: s.In, Stop: stop}) // the capture made of another meter's file, not the file
+				return htmlreport.Render(r, pyr, htmlreport.Options{Capture: s.In, Stop: stop}) // the capture made of another meter's file, not the file
 			})
 		}
 		outs, chartErr = Build(r, WriteOptions{Stop: stop})
@@ -167,40 +168,3 @@ func goRender(render func() ([]byte, error)) func() ([]byte, error) {
 		return b, err
 	}
 }
-
-// pyramidSoon is report.html's sample sink, the Pyramid of the capture,
-// made (the capture's DEVSLP pin edges read, samples skipped) on a
-// goroutine of its own while the analysis makes its first passes: the
-// analysis needs it only from Begin on, at the sample pass. It hands every
-// call to the Pyramid.
-type pyramidSoon struct {
-	made chan *htmlreport.Pyramid
-	p    *htmlreport.Pyramid
-}
-
-func goPyramid(path string) *pyramidSoon {
-	s := &pyramidSoon{made: make(chan *htmlreport.Pyramid, 1)}
-	go func() { s.made <- htmlreport.NewPyramidFor(path, htmlreport.Budget{}) }()
-	return s
-}
-
-// get waits for the Pyramid. Begin calls it before any other call, and
-// Render's caller after the analysis.
-func (s *pyramidSoon) get() *htmlreport.Pyramid {
-	if s.p == nil {
-		s.p = <-s.made
-	}
-	return s.p
-}
-
-func (s *pyramidSoon) Begin(c analysis.Clock, t0Host float64) { s.get().Begin(c, t0Host) }
-
-func (s *pyramidSoon) DriveSamples(port int, t, dt float64, w []float64) {
-	s.p.DriveSamples(port, t, dt, w)
-}
-
-func (s *pyramidSoon) DriveState(port int, t float64, st analysis.State) {
-	s.p.DriveState(port, t, st)
-}
-
-func (s *pyramidSoon) RailBlock(t, dt float64, b *meter.Block) { s.p.RailBlock(t, dt, b) }

@@ -23,8 +23,8 @@ type CompareRun struct {
 	Report  *analysis.Report
 	Pyramid *Pyramid
 	// Capture is the capture the report was computed from: its events
-	// (I/O, DEVSLP pin, phases, marks) are read again for the run's strips
-	// and tables. Empty: power and states only.
+	// (I/O, DEVSLP pin, phases, marks) are in the run's strips and tables
+	// (as Options.Capture). Empty: power and states only.
 	Capture string
 }
 
@@ -143,7 +143,7 @@ func buildCompare(runs []CompareRun, base int, notes []string) ([]byte, error) {
 				ports = append(ports, dr.Port)
 			}
 			var err error
-			if tl, err = readTimeline(r.Capture, p, ports, nil); err != nil {
+			if tl, err = p.timeline(r.Capture, ports, nil); err != nil {
 				return nil, fmt.Errorf("html: compare: run %s: reading events: %w", r.Label, err)
 			}
 		}

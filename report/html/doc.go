@@ -21,13 +21,18 @@
 // same interval (the browser test holds it to 0.1 %).
 //
 // Deeper than the buckets, the page has every sample where it matters:
-// from 20 ms before to 120 ms after each DEVSLP pin edge (NewPyramidFor
-// reads the edges first) and each drive's peak sample (followed while
-// streaming), within 15 % of the budget.
+// from 20 ms before to 120 ms after each DEVSLP pin edge (a NewPyramidFor
+// pyramid's) and each drive's peak sample (followed while streaming),
+// within 15 % of the budget.
 //
 // Events (I/O, DEVSLP pin, phases, notes, policy changes, meter events)
-// are read from the capture again with samples skipped; only a regular
-// file is read twice.
+// and the pin edges come from the records of analysis' first pass, which
+// a Pyramid is handed as an analysis.RecordSink (firstpass.go): the
+// capture is not read again for them. Only if that pass handed it none
+// (a sink wrapped so that the analysis does not see it as one), or the
+// capture has more events than a Pyramid keeps (maxKeptIO,
+// maxKeptEvents), are they read from the capture again, samples skipped,
+// and only from a regular file.
 //
 // # Viewer
 //

@@ -59,14 +59,7 @@ func readTimeline(path string, p *Pyramid, ports []int, stop func() error) (*tim
 	}
 	defer r.Close()
 	r.SkipSamples(true)
-	tr := &timelineReader{p: p, w: p.width(), hostPins: map[int][]pinEv{}, meterPins: map[int][]pinEv{},
-		tl: &timeline{io: map[int]*ioBuckets{}, pins: map[int][][2]float64{}, channels: r.Header().Channels}}
-	if len(ports) == 1 {
-		tr.single = ports[0]
-	}
-	for _, port := range ports {
-		tr.tl.io[port] = &ioBuckets{}
-	}
+	tr := newTimelineReader(p, ports, r.Header().Channels)
 	for {
 		if stop != nil {
 			if err := stop(); err != nil {
@@ -90,9 +83,28 @@ func readTimeline(path string, p *Pyramid, ports []int, stop func() error) (*tim
 			tr.event(rec.Event)
 		}
 	}
+	return tr.end(ports), nil
+}
+
+// newTimelineReader starts the timeline of a capture with channels, for
+// the drives of ports.
+func newTimelineReader(p *Pyramid, ports []int, channels []meter.Channel) *timelineReader {
+	tr := &timelineReader{p: p, w: p.width(), hostPins: map[int][]pinEv{}, meterPins: map[int][]pinEv{},
+		tl: &timeline{io: map[int]*ioBuckets{}, pins: map[int][][2]float64{}, channels: channels}}
+	if len(ports) == 1 {
+		tr.single = ports[0]
+	}
+	for _, port := range ports {
+		tr.tl.io[port] = &ioBuckets{}
+	}
+	return tr
+}
+
+// end is the timeline once every record has been taken.
+func (tr *timelineReader) end(ports []int) *timeline {
 	tr.pinSpans(ports)
 	tr.phaseBands()
-	return tr.tl, nil
+	return tr.tl
 }
 
 type pinEv struct {
@@ -169,6 +181,26 @@ func (tr *timelineReader) state(e capture.StateEvent) {
 	case capture.StatePortPower:
 		tl.marks = append(tl.marks, mark{t, e.Port, "port power " + map[bool]string{true: "on", false: "off"}[e.Value == "1"]})
 	}
+}
+
+// drawnState reports whether the timeline uses host state events of kind
+// k (state's cases).
+func drawnState(k capture.StateKind) bool {
+	switch k {
+	case capture.StateDevSlpPin, capture.StatePhase, capture.StatePolicy, capture.StateNote, capture.StatePortPower:
+		return true
+	}
+	return false
+}
+
+// drawnEvent reports whether the timeline uses meter events of kind k
+// (event's cases).
+func drawnEvent(k meter.EventKind) bool {
+	switch k {
+	case meter.EventDevSlp, meter.EventOverCurrent, meter.EventOverrun, meter.EventDisconnect, meter.EventReconnect:
+		return true
+	}
+	return false
 }
 
 func (tr *timelineReader) event(e meter.Event) {

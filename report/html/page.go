@@ -26,14 +26,17 @@ const UplotVersion = "1.6.32"
 // Options control Write.
 type Options struct {
 	// Capture is the capture the report was computed from; its events
-	// (I/O, DEVSLP pin, phases, notes) are read again for the page.
+	// (I/O, DEVSLP pin, phases, notes) are on the page: from the records
+	// the analysis' first pass handed the pyramid, else read again from
+	// Capture (a regular file only).
 	Capture string
 	// Title heads the page (default: the capture's drives).
 	Title string
 	// Out says what the output may replace.
 	Out outfile.Options
-	// Stop, if set, is asked at every record of the events' pass; its
-	// error (a signal) ends it and is returned.
+	// Stop, if set, is asked before the events are put on the page and,
+	// when they are read again, at every record; its error (a signal)
+	// ends it and is returned.
 	Stop func() error
 }
 
@@ -126,8 +129,8 @@ func Write(path string, rep *analysis.Report, p *Pyramid, o Options) error {
 	return outfile.WriteFile(path, b, o.Out)
 }
 
-// Render builds the viewer for rep in memory (Write writes it), reading
-// the capture's events again when o.Capture is set.
+// Render builds the viewer for rep in memory (Write writes it), with the
+// capture's events when o.Capture is set (Options.Capture).
 func Render(rep *analysis.Report, p *Pyramid, o Options) ([]byte, error) {
 	if rep == nil || p == nil {
 		return nil, errors.New("html: no report or no pyramid")
@@ -143,7 +146,7 @@ func Render(rep *analysis.Report, p *Pyramid, o Options) ([]byte, error) {
 	var tl *timeline
 	if o.Capture != "" {
 		var err error
-		if tl, err = readTimeline(o.Capture, p, ports, o.Stop); err != nil {
+		if tl, err = p.timeline(o.Capture, ports, o.Stop); err != nil {
 			return nil, fmt.Errorf("html: reading events: %w", err)
 		}
 	} else {
@@ -180,6 +183,9 @@ func build(rep *analysis.Report, p *Pyramid, tl *timeline, o Options) ([]byte, e
 		}
 	}
 	var out bytes.Buffer
+	// The page is its data and its assets, inlined: room for them at once,
+	// not grown by doubling through megabytes.
+	out.Grow(len(pageTmpl) + len(title) + len(uplotCSS) + len(appCSS) + len(uplotJS) + len(coreJS) + len(appJS) + len(js))
 	err = page.Execute(&out, map[string]any{
 		"Title": template.HTMLEscapeString(title), "UplotCSS": uplotCSS, "AppCSS": appCSS,
 		"UplotJS": uplotJS, "CoreJS": coreJS, "AppJS": appJS, "Data": string(js),
@@ -209,18 +215,21 @@ func railChannels(chans []meter.Channel, p *Pyramid) map[int][]railChan {
 // encode packs a level for the page.
 func encode(l *level, dt float64, rail bool) seriesData {
 	n := len(l.n)
-	mn, mx, e, q := make([]float32, n), make([]float32, n), make([]float32, n), make([]float32, n)
+	mn, mx, e := make([]float32, n), make([]float32, n), make([]float32, n)
 	for j := range n {
 		if l.n[j] == 0 {
 			mn[j], mx[j] = float32(math.NaN()), float32(math.NaN())
 		} else {
-			mn[j], mx[j] = float32(l.min[j]), float32(l.max[j])
+			mn[j], mx[j] = l.min[j], l.max[j]
 		}
 		e[j] = float32(l.sumW[j] * dt)
-		q[j] = float32(l.sumI[j] * dt)
 	}
 	s := seriesData{K0: l.k0, N: n, Min: b64(mn), Max: b64(mx), E: b64(e), Cnt: b64(l.n)}
 	if rail {
+		q := make([]float32, n)
+		for j := range n {
+			q[j] = float32(l.sumI[j] * dt)
+		}
 		s.Q = b64(q)
 	}
 	return s

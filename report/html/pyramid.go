@@ -53,11 +53,21 @@ const (
 // timeline, k from k0. A bucket holds the min and max power of its
 // samples, the sum of their power (so energy = sum·dt exactly as analysis
 // integrates it), the sum of current (rails only) and the sample count.
+//
+// The extremes are kept as the page has them, float32: rounding keeps the
+// order of values, so the least of rounded values is the rounded least,
+// bucket by bucket and through halve alike. That and a drive's level
+// holding no current sums make a bucket 20 bytes (a drive's) or 28 (a
+// rail's), not 36: the levels are the largest thing the sample pass
+// keeps, and the less it keeps, the less often the garbage collector runs
+// under the command's memory limit.
 type level struct {
-	k0             int64
-	min, max, sumW []float64
-	sumI           []float64 // rails only
-	n              []uint32
+	k0       int64
+	min, max []float32
+	sumW     []float64
+	sumI     []float64 // rails only: nil for a drive's level
+	n        []uint32
+	rail     bool
 }
 
 // add puts sample power p (and current i) into bucket k.
@@ -75,18 +85,29 @@ func (l *level) addRun(k int64, mn, mx, sw, si float64, n uint32) {
 		// fit noise across a block edge) joins the first bucket.
 		j = 0
 	}
-	for int64(len(l.n)) <= j {
-		l.min = append(l.min, math.Inf(1))
-		l.max = append(l.max, math.Inf(-1))
+	if int64(len(l.n)) <= j {
+		l.extend(int(j) + 1)
+	}
+	l.min[j] = min(l.min[j], float32(mn))
+	l.max[j] = max(l.max[j], float32(mx))
+	l.sumW[j] += sw
+	if l.rail {
+		l.sumI[j] += si
+	}
+	l.n[j] += n
+}
+
+// extend appends empty buckets up to n.
+func (l *level) extend(n int) {
+	for i := len(l.n); i < n; i++ {
+		l.min = append(l.min, float32(math.Inf(1)))
+		l.max = append(l.max, float32(math.Inf(-1)))
 		l.sumW = append(l.sumW, 0)
-		l.sumI = append(l.sumI, 0)
+		if l.rail {
+			l.sumI = append(l.sumI, 0)
+		}
 		l.n = append(l.n, 0)
 	}
-	l.min[j] = min(l.min[j], mn)
-	l.max[j] = max(l.max[j], mx)
-	l.sumW[j] += sw
-	l.sumI[j] += si
-	l.n[j] += n
 }
 
 // runs calls f for each stretch [j0, j1) of the n samples t + j·dt that
@@ -130,18 +151,26 @@ func (l *level) halve() {
 		k := l.k0 + int64(j)
 		o := int(floorDiv2(k) - nk0)
 		if o >= out {
-			l.min[o], l.max[o], l.sumW[o], l.sumI[o], l.n[o] = l.min[j], l.max[j], l.sumW[j], l.sumI[j], l.n[j]
+			l.min[o], l.max[o], l.sumW[o], l.n[o] = l.min[j], l.max[j], l.sumW[j], l.n[j]
+			if l.rail {
+				l.sumI[o] = l.sumI[j]
+			}
 			out = o + 1
 			continue
 		}
 		l.min[o] = min(l.min[o], l.min[j])
 		l.max[o] = max(l.max[o], l.max[j])
 		l.sumW[o] += l.sumW[j]
-		l.sumI[o] += l.sumI[j]
+		if l.rail {
+			l.sumI[o] += l.sumI[j]
+		}
 		l.n[o] += l.n[j]
 	}
 	l.k0 = nk0
-	l.min, l.max, l.sumW, l.sumI, l.n = l.min[:out], l.max[:out], l.sumW[:out], l.sumI[:out], l.n[:out]
+	l.min, l.max, l.sumW, l.n = l.min[:out], l.max[:out], l.sumW[:out], l.n[:out]
+	if l.rail {
+		l.sumI = l.sumI[:out]
+	}
 }
 
 func floorDiv2(k int64) int64 { return k >> 1 }
@@ -185,13 +214,18 @@ type Pyramid struct {
 	// state runs (states change only at DriveState calls).
 	runEnd map[int]float64
 	// Full-resolution windows (raw.go): pin edges found before the
-	// analysis, windows per port once the clock is known.
+	// samples (from analysis' first pass, or read from edgesFrom at Begin
+	// when that pass handed none), windows per port once the clock is
+	// known.
 	edges      []pinEdge
+	edgesFrom  string // NewPyramidFor's capture ("": none, NewPyramid)
 	raw        map[int][]rawWin
 	rawCursor  map[int]int
 	rawN       int // samples kept
 	rawDropped int // windows left out for the budget
 	peaks      map[int]*peakWin
+	// The capture's records from analysis' first pass (firstpass.go).
+	fp firstPassRecords
 }
 
 // NewPyramid returns an empty Pyramid for analysis.Options.Samples.
@@ -205,6 +239,13 @@ func NewPyramid(b Budget) *Pyramid {
 // Begin implements analysis.SampleSink.
 func (p *Pyramid) Begin(c analysis.Clock, t0Host float64) {
 	p.clock, p.t0Host, p.dt = c, t0Host, c.NsPerSample/1e9
+	if p.edgesFrom != "" {
+		if p.fp.done {
+			p.edges = p.fp.edges.edges
+		} else {
+			p.edges = readEdges(p.edgesFrom)
+		}
+	}
 	p.rawWindows()
 }
 
@@ -271,7 +312,7 @@ func (p *Pyramid) RailBlock(t, dt float64, b *meter.Block) {
 	}
 	l := p.rails[b.Channel]
 	if l == nil {
-		l = &level{}
+		l = &level{rail: true}
 		p.rails[b.Channel] = l
 	}
 	if !p.rseen {

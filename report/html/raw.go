@@ -44,53 +44,81 @@ type rawWin struct {
 }
 
 // NewPyramidFor returns a Pyramid that also keeps every sample around the
-// DEVSLP pin edges of the capture at path (read now, samples skipped). A
-// capture it cannot read, or that is not a regular file (a FIFO cannot be
-// read twice, and opening one would block), gets no such windows; Analyze
-// reports why.
+// DEVSLP pin edges of the capture at path. The edges are those of the
+// records analysis' first pass hands it (analysis.RecordSink); if that
+// pass handed it none, they are read from path at Begin (samples
+// skipped). A capture that is not a regular file (a FIFO cannot be read
+// twice, and opening one would block), or that cannot be read, gets no
+// such windows; Analyze reports why.
 func NewPyramidFor(path string, b Budget) *Pyramid {
 	p := NewPyramid(b)
-	if !regular(path) {
-		return p
+	if regular(path) {
+		p.edgesFrom = path
 	}
+	return p
+}
+
+// readEdges reads the DEVSLP pin edges of the capture at path (samples
+// skipped); none if it cannot be read.
+func readEdges(path string) []pinEdge {
 	r, err := capture.Open(path)
 	if err != nil {
-		return p
+		return nil
 	}
 	defer r.Close()
 	r.SkipSamples(true)
-	meterSeen := map[int]bool{}
-	var host []pinEdge
+	var er edgeReader
 	for {
 		rec, err := r.Next()
 		if errors.Is(err, io.EOF) || err != nil {
 			break
 		}
-		switch {
-		case rec.Kind == capture.KindState && rec.State.Kind == capture.StateDevSlpPin:
-			host = append(host, pinEdge{port: rec.State.Port, host: rec.State.Host})
-		case rec.Kind == capture.KindEvent && rec.Event.Kind == meter.EventDevSlp:
-			meterSeen[rec.Event.Port] = true
-			p.edges = append(p.edges, pinEdge{port: rec.Event.Port, index: rec.Event.Index, meter: true})
-		}
+		er.record(&rec)
 	}
-	// As analysis does: the meter's pin events where it reported them.
+	return er.finish(r.Header())
+}
+
+// edgeReader finds the DEVSLP pin edges in a capture's records.
+type edgeReader struct {
+	meterSeen map[int]bool
+	host      []pinEdge
+	edges     []pinEdge
+}
+
+func (er *edgeReader) record(rec *capture.Record) {
+	switch {
+	case rec.Kind == capture.KindState && rec.State.Kind == capture.StateDevSlpPin:
+		er.host = append(er.host, pinEdge{port: rec.State.Port, host: rec.State.Host})
+	case rec.Kind == capture.KindEvent && rec.Event.Kind == meter.EventDevSlp:
+		if er.meterSeen == nil {
+			er.meterSeen = map[int]bool{}
+		}
+		er.meterSeen[rec.Event.Port] = true
+		er.edges = append(er.edges, pinEdge{port: rec.Event.Port, index: rec.Event.Index, meter: true})
+	}
+}
+
+// finish gives the edges once every record has been seen: as analysis
+// does, the meter's pin events where it reported them, the host's
+// elsewhere (port 0: every drive of h).
+func (er *edgeReader) finish(h capture.Header) []pinEdge {
 	var ports []int
-	for _, d := range r.Header().Drives {
+	for _, d := range h.Drives {
 		ports = append(ports, d.Port)
 	}
-	for _, e := range host {
+	for _, e := range er.host {
 		targets := []int{e.port}
 		if e.port == 0 {
 			targets = ports
 		}
 		for _, port := range targets {
-			if !meterSeen[port] {
-				p.edges = append(p.edges, pinEdge{port: port, host: e.host})
+			if !er.meterSeen[port] {
+				er.edges = append(er.edges, pinEdge{port: port, host: e.host})
 			}
 		}
 	}
-	return p
+	er.host = nil
+	return er.edges
 }
 
 // rawWindows turns the pin edges into per-port windows on the report's
