@@ -149,11 +149,26 @@ func (l *levelLearner) stepW(h capture.Header) float64 {
 }
 
 // minLevelS is the least quiet time a level must hold, 50 ms (and
-// minLevelShare the least share of the quiet time) to count.
+// minLevelShare the least share of the quiet time, but never more than
+// minLevelCapS) to count.
 const (
 	minLevelS     = 0.05
 	minLevelShare = 0.002
+	minLevelCapS  = 0.5
 )
+
+// minLevelTime is how much of quiet seconds of quiet time a level must
+// hold to count: max(minLevelS, minLevelShare × quiet), at most
+// minLevelCapS. The share keeps a long capture's stray modes out; uncapped
+// it grew with the capture, and a level a drive held for a whole second
+// went unlearned in a long run — a hub whose neighbour cycled DEVSLP for
+// 633 s left three drives' idle at 0.17 % of their quiet time (1.1 s,
+// under 0.2 %: 1.3 s), their Slumber named active idle (campaign seed 19
+// hub 44: active_idle_w 4.7 mW for 52 mW). Half a second of a level, 50
+// blocks of 10 ms, is evidence whatever the capture's length.
+func minLevelTime(quiet float64) float64 {
+	return math.Max(minLevelS, math.Min(minLevelShare*quiet, minLevelCapS))
+}
 
 // scaleFit is one block scale's levels outside the pin.
 type scaleFit struct {
@@ -175,7 +190,7 @@ func (l *levelLearner) fitScale(b *blockScale, hdr capture.Header) scaleFit {
 	for c := range numCtx {
 		total += float64(b.hist[c].n)
 	}
-	f.minN = math.Max(minLevelS/f.blockS, minLevelShare*total)
+	f.minN = minLevelTime(total*f.blockS) / f.blockS
 	pts := points(&b.hist, func(c learnCtx) bool { return c != ctxPin })
 	var seeds []float64
 	sm := modes(pts, f.h, 3, seedRatio)

@@ -62,3 +62,4 @@ func TestQuantisedLevelsWithoutAStatedLSB(t *testing.T) {
 		}
 	}
 }
+

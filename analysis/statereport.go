@@ -677,7 +677,7 @@ func (s *StateReport) misplaced(spans []detect.Span, hidden detect.HiddenCounts,
 // unlearned widens the residency intervals for a link state the learner
 // found no level for although the drive's levels were learned (a Partial
 // or a Slumber of a SATA drive whose idle level is known): a level must
-// hold max(minLevelS, minLevelShare × quiet time) of the quiet blocks to be
+// hold minLevelTime of the quiet time to be
 // learned (docs/analysis.md, "Levels learned from the capture"), so a state
 // the drive held for less than that may be missing, its time read as a
 // neighbour's. The bound B = that time / T is the state's interval
@@ -688,7 +688,7 @@ func (s *StateReport) unlearned(total float64) {
 	if total <= 0 || l.Idle <= 0 || s.Learning == nil {
 		return
 	}
-	b := math.Max(minLevelS, minLevelShare*float64(s.Learning.QuietS)) / total
+	b := minLevelTime(float64(s.Learning.QuietS)) / total
 	order := []struct {
 		st powerstate.State
 		w  units.Watts
