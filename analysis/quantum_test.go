@@ -62,4 +62,3 @@ func TestQuantisedLevelsWithoutAStatedLSB(t *testing.T) {
 		}
 	}
 }
-
