@@ -63,7 +63,7 @@ cpu() {
 	printf -v "wall_$name" '%.2f' "$e"
 	printf -v "rss_$name" '%d' "$((m / 1024))"
 }
-ratio() { printf '%.2f' "$(echo "$1 / $2" | bc -l)"; }
+ratio() { printf '%.3g' "$(echo "$1 / $2" | bc -l)"; } # 3 significant digits: 11.7, 1.76, 0.00352
 mb() { printf '%.1f' "$(echo "$1 / 1000000" | bc -l)"; }
 # row WHAT RESULT MODE HOW: one table row (a '|' inside a cell would split it: write '\|')
 row() { printf '| %s | %s | %s | %s |\n' "$1" "$2" "$3" "$4"; }
