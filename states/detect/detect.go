@@ -170,6 +170,9 @@ type Classifier struct {
 	// noHeadCarve turns carveHead off (tests of the median and dwell
 	// alone).
 	noHeadCarve bool
+	// beforeIO: the span being emitted ends where an I/O begins (emit
+	// from commit, the candidate Active): carveHead fits all of it.
+	beforeIO bool
 }
 
 // SplitAt asks for a span boundary at each of ts (host time; any order):

@@ -128,7 +128,9 @@ func (c *Classifier) commit() {
 	c.transit = c.transit[:0]
 	c.splitCur(start)
 	c.cur.End = start
+	c.beforeIO = c.cand == powerstate.Active
 	c.emit()
+	c.beforeIO = false
 	c.cur = Span{State: c.cand, Start: start, Samples: n, MinW: units.Watts(lo), MaxW: units.Watts(hi), Clear: clr}
 	c.curSum = sum
 	c.candN, c.candClear = 0, ClearCounts{}

@@ -40,13 +40,50 @@ const headMaxBlocks = 1 << 14
 // (work finishing, too short for the background band) is nearest the
 // highest level and goes with it.
 func (c *Classifier) carveHead(sp Span) []Span {
-	if !c.adaptive || c.noHeadCarve || c.sigma <= 0 || sp.Samples < 2 {
+	if !c.adaptive || c.noHeadCarve || sp.Samples < 2 {
 		return nil
 	}
 	own, ok := c.levels.levelOf(sp.State)
 	if !ok {
 		return nil
 	}
+	ts, ws, ok := c.hist.between(sp.Start, sp.End)
+	if !ok || len(ts) != sp.Samples {
+		return nil
+	}
+	// Readings without noise (a quantised meter, noise under its step)
+	// have σ 0: the staircase is then the nearest level sample by sample,
+	// fitted with a σ of a twentieth of the closest levels' gap (20 σ
+	// apart: a reading between them is the one whose sample the step
+	// fell in).
+	s1, sig := c.sigma1, c.sigma
+	if !(s1 > 0) || !(sig > 0) {
+		s1 = c.levels.closestGap() / 20
+		sig = s1
+		if !(s1 > 0) {
+			return nil
+		}
+	}
+	// Blocks of about the noise's integrated correlation time, whose means
+	// scatter by the long-run σ over √b.
+	tau := sig * sig / (s1 * s1)
+	b := max(1, int(math.Ceil(tau)))
+	head := min(len(ws), max(len(c.rw), b))
+	// A span an I/O ends (a gap between two requests) is fitted whole: its
+	// tail, too, may hold levels shorter than the dwell — the link going
+	// on down past the span's label (idle for 1.3 ms, then Partial for
+	// 1.8 ms until the next request, read as 2.8 ms of idle: the
+	// independent generator's seed 11 drive 14, a quantised meter).
+	if c.beforeIO && len(ws)/b <= headMaxBlocks {
+		head = len(ws)
+	}
+	nb := head / b
+	if nb < 1 || nb > headMaxBlocks {
+		return nil
+	}
+	// The whole span is the head: it may end at any level. Otherwise the
+	// head ends at the span's own level.
+	whole := nb*b+b > len(ws) && head == len(ws)
 	top := math.Inf(1) // after an I/O: every level above the span's
 	if c.prevState != powerstate.Active {
 		// After a shallower level: the levels from it down to the span's
@@ -57,33 +94,27 @@ func (c *Classifier) carveHead(sp Span) []Span {
 		}
 		top = prev
 	}
+	bottom := own
+	if whole {
+		bottom = math.Inf(-1)
+	}
 	var lv []level // the levels the head may hold, highest first
+	ownAt := -1
 	for _, x := range c.levels.ordered() {
-		if float64(x.w) >= own && float64(x.w) <= top {
-			lv = append(lv, x)
+		// DevSlp is a link state only the pin (or the HBA) enters: it
+		// is not one the link passes through on its own.
+		if float64(x.w) > top || float64(x.w) < bottom || (x.s == powerstate.DevSlp && sp.State != powerstate.DevSlp) {
+			continue
 		}
+		if x.s == sp.State {
+			ownAt = len(lv)
+		}
+		lv = append(lv, x)
 	}
-	if len(lv) < 2 {
+	if len(lv) < 2 || ownAt < 0 {
 		return nil
 	}
-	ts, ws, ok := c.hist.between(sp.Start, sp.End)
-	if !ok || len(ts) != sp.Samples {
-		return nil
-	}
-	s1 := c.sigma1
-	if !(s1 > 0) {
-		return nil
-	}
-	// Blocks of about the noise's integrated correlation time, whose means
-	// scatter by the long-run σ over √b.
-	tau := c.sigma * c.sigma / (s1 * s1)
-	b := max(1, int(math.Ceil(tau)))
-	head := min(len(ws), max(len(c.rw), b))
-	nb := head / b
-	if nb < 1 || nb > headMaxBlocks {
-		return nil
-	}
-	vb := c.sigma * c.sigma / float64(b)
+	vb := sig * sig / float64(b)
 	means := make([]float64, nb)
 	for k := range nb {
 		m := meanOf(ws[k*b : (k+1)*b])
@@ -92,11 +123,8 @@ func (c *Classifier) carveHead(sp Span) []Span {
 		}
 		means[k] = m
 	}
-	// The whole span is the head: it may end at any level (an I/O or a
-	// pin edge follows); otherwise the head must end at the span's own.
-	whole := nb*b == len(ws)
 	K := len(lv)
-	last := K - 1
+	last := ownAt // the span's own level: no penalty to stay at
 	inf := math.Inf(1)
 	cost := make([]float64, K)
 	from := make([][]int8, nb) // the level of the block before, per block and level
@@ -141,7 +169,7 @@ func (c *Classifier) carveHead(sp Span) []Span {
 		path[k-1] = int(from[k][path[k]])
 	}
 	if path[0] == last && path[nb-1] == last {
-		return nil // the span's own level throughout
+		return nil // the span's own level throughout (the path only deepens)
 	}
 	// Parts: runs of one level; the samples after the head (and after the
 	// last whole block) go with the last run.
@@ -177,3 +205,16 @@ func (c *Classifier) carveHead(sp Span) []Span {
 }
 
 func sq(x float64) float64 { return x * x }
+
+// closestGap is the smallest distance between two known levels (W), 0
+// with fewer than two.
+func (l Levels) closestGap() float64 {
+	lv := l.ordered()
+	g := 0.0
+	for i := 1; i < len(lv); i++ {
+		if d := float64(lv[i-1].w - lv[i].w); g == 0 || d < g {
+			g = d
+		}
+	}
+	return g
+}
