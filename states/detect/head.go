@@ -125,11 +125,12 @@ func (c *Classifier) carveHead(sp Span) []Span {
 	}
 	K := len(lv)
 	last := ownAt // the span's own level: no penalty to stay at
+	lvLo, lvHi := float64(lv[K-1].w), float64(lv[0].w)
 	inf := math.Inf(1)
 	cost := make([]float64, K)
 	from := make([][]int8, nb) // the level of the block before, per block and level
 	for j := range K {
-		cost[j] = blockCost(means[0], float64(lv[j].w), vb)
+		cost[j] = blockCost(means[0], float64(lv[j].w), lvLo, lvHi, vb)
 		if j != last {
 			cost[j] += headPenalty
 		}
@@ -149,7 +150,7 @@ func (c *Classifier) carveHead(sp Span) []Span {
 					best, arg = x, i
 				}
 			}
-			next[j] = best + blockCost(means[k], float64(lv[j].w), vb)
+			next[j] = best + blockCost(means[k], float64(lv[j].w), lvLo, lvHi, vb)
 			from[k][j] = int8(arg)
 		}
 		cost, next = next, cost
@@ -219,14 +220,16 @@ func (l Levels) closestGap() float64 {
 	return g
 }
 
-// blockCost is a block mean m's cost at level w: (m − w)²/vb, at most
-// headPenalty. Capped, a block far from every level — the read's own
-// power where the host stamped its start a sample late, a wake spike —
-// costs every level alike and cannot pull a whole gap to the level
-// nearest it: uncapped, one such sample at the end of a gap without
-// noise (σ a twentieth of the levels' gap) outweighed the gap's Partial
-// tail and read it as idle (campaign seed 19 drives 35 and 95, quantised:
-// idle +0.06 points).
-func blockCost(m, w, vb float64) float64 {
-	return math.Min(sq(m-w)/vb, headPenalty)
+// blockCost is a block mean m's cost at level w, (m − w)²/vb, with m
+// clipped into the levels' range [lo, hi]: a block beyond every level —
+// the read's own power a sample before its stamped start, a wake spike —
+// counts as at the nearest end of the range, not as far beyond it. One
+// such sample at the end of a gap without noise (σ a twentieth of the
+// levels' gap) otherwise outweighed the gap's Partial tail and read it as
+// idle (campaign seed 19 drives 35 and 95, quantised: idle +0.06
+// points). (Capping each block's cost instead let slow 1/f wander, far
+// from both levels, cost them alike and kept a Partial 2 points long:
+// independent seed 11 drive 42.)
+func blockCost(m, w, lo, hi, vb float64) float64 {
+	return sq(min(max(m, lo), hi)-w) / vb
 }
