@@ -90,12 +90,17 @@ func (s *Samples) unpackFloats(q []byte, f *packedFloats) error {
 // zeros — and their length; length 0 if they are more than a refilled
 // window is sure to hold.
 func zeroSet(chs []packedChan) (pat uint64, n uint) {
+	// The length first, a loop without an exit: where a noisy block's
+	// sum passes 56 changes from block to block, and a branch on it
+	// would be mispredicted.
+	for j := range chs {
+		n += 2 + chs[j].kb + chs[j].ki
+	}
+	if n > 56 {
+		return 0, 0
+	}
 	for j := range chs {
 		c := &chs[j]
-		n += 2 + c.kb + c.ki
-		if n > 56 {
-			return 0, 0
-		}
 		pat = (pat<<(1+c.kb)|1<<c.kb)<<(1+c.ki) | 1<<c.ki
 	}
 	return pat, n

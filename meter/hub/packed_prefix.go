@@ -34,14 +34,20 @@ const prefixBits = 10
 // bits.
 type prefixTable [1 << prefixBits]prefixEntry
 
-// prefixEntry is a sample whose prefix lies in the index, or (tl 0) not:
-// a longer prefix, or an escape. Each field is loaded where it is used.
-type prefixEntry struct {
-	tl  uint8 // the sample's length in bits: prefix + ki
-	sh  uint8 // 64 − tl: the window shifted right by sh holds the sample, the current remainder in its ki low bits
-	bus int8  // the bus delta
-	q   uint8 // the current code's quotient
+// prefixEntry is a sample whose prefix lies in the index, or (0) not: a
+// longer prefix, or an escape. It is loaded whole and split in registers:
+// bits 0–7 hold the sample's length in bits tl (prefix + ki, at most 30:
+// bits 6 and 7 are 0, so the entry is itself a shift count), 8–15 the bus
+// delta, 32–63 the current code's quotient shifted left by ki.
+type prefixEntry uint64
+
+func newPrefixEntry(tl uint, bus int8, qs uint32) prefixEntry {
+	return prefixEntry(uint64(tl) | uint64(uint8(bus))<<8 | uint64(qs)<<32)
 }
+
+func (e prefixEntry) tl() uint   { return uint(uint8(e)) }
+func (e prefixEntry) bus() int32 { return int32(int8(e >> 8)) }
+func (e prefixEntry) qs() uint32 { return uint32(e >> 32) }
 
 // prefixTabs holds a table per parameter pair, built on first use and
 // shared by every decoder (a table never changes once stored).
@@ -72,7 +78,7 @@ func newPrefixTable(kb, ki uint) *prefixTable {
 			continue
 		}
 		if d := unzig(ub); d == int32(int8(d)) {
-			t[x] = prefixEntry{uint8(pre + ki), uint8(64 - pre - ki), int8(d), uint8(qc)}
+			t[x] = newPrefixEntry(pre+ki, int8(d), uint32(qc)<<ki)
 		}
 	}
 	return t
@@ -80,14 +86,20 @@ func newPrefixTable(kb, ki uint) *prefixTable {
 
 // floatChan is a channel of the block the prefix reader decodes.
 type floatChan struct {
-	tab      *prefixTable // kb's and ki's; nil: not looked up yet
+	tab      *prefixTable // kb's and ki's
+	off      int          // its samples' place in packedFloats.v and .i
 	mask     uint32       // 1<<ki − 1: the current code's remainder bits
 	bus, cur int32        // its last counts
-	off      int          // its samples' place in packedFloats.v and .i
 	lv, li   float64      // volts and amps per count
-	kb, ki   uint
-	refill   bool // prefixSets refills the window before its sample
+	kb, ki   uint8
+	flags    uint8    // chRefill, chLast
+	_        [13]byte // 64 bytes: &fc[j] is a shift, not a multiply
 }
+
+const (
+	chRefill = 1 << iota // prefixSets refills the window before its sample
+	chLast               // the block's last channel
+)
 
 // prefixable reports whether the prefix reader suits the channels chs: a
 // bus parameter above prefixBits − 6 leaves a sample's prefix little room
@@ -135,9 +147,10 @@ func (r *bitReader) refill(p *floatStream) {
 // code shows in the position after the block (reading on past the end
 // reads the zeros after it, then whatever st holds, and only goes on).
 func (f *packedFloats) prefixDeltas(st *floatStream, p []byte, total int, chs []packedChan, count int) (int, bool) {
-	fc := f.fc[:len(chs)]
-	var a prefixArgs
-	ready := false // fc and a are set up at the first set not in a still run
+	fc := &f.fc
+	nch := len(chs)
+	end := 0
+	ready := false // fc is set up at the first set not in a still run
 	zpat, zn := zeroSet(chs)
 	var r bitReader
 	for k := 1; k < count; {
@@ -156,23 +169,24 @@ func (f *packedFloats) prefixDeltas(st *floatStream, p []byte, total int, chs []
 			}
 		}
 		if !ready {
-			a, ready = f.prefixChans(chs, count), true
+			f.prefixChans(chs, count)
+			ready = true
 		}
 		// Sets k…: all of them, or (if a still run may follow) one.
-		a.end = count
+		end = count
 		if zn != 0 {
-			a.end = k + 1
+			end = k + 1
 		}
-		for j := 0; k < a.end; {
+		for j := 0; k < end; {
 			var stop prefixStop
-			switch r, k, j, stop = prefixSets(st, fc, k, j, &a, r); stop {
+			switch r, k, j, stop = prefixSets(st, fc, f, k, j, end, r); stop {
 			case prefixBad:
 				return 0, false
 			case prefixMiss:
-				if !slowSample(st, &r, &fc[j], &a, k) {
+				if !slowSample(st, &r, &fc[j], f, k) {
 					return 0, false
 				}
-				if j++; j == len(fc) {
+				if j++; j == nch {
 					j = 0
 					k++
 				}
@@ -183,47 +197,43 @@ func (f *packedFloats) prefixDeltas(st *floatStream, p []byte, total int, chs []
 }
 
 // prefixChans sets up f.fc for the channels chs of a block of count sets,
-// their tables looked up when their parameters changed, and returns
-// prefixSets' arguments.
-func (f *packedFloats) prefixChans(chs []packedChan, count int) prefixArgs {
+// their tables and output slices.
+func (f *packedFloats) prefixChans(chs []packedChan, count int) {
 	maxKi := uint(0)
 	for j := range chs {
 		maxKi = max(maxKi, chs[j].ki)
 	}
 	// A sample the tables hold is at most prefixBits + ki bits: per of
-	// them fit a refill's 56 bits.
+	// them fit a refill's 56 bits and leave prefixBits loaded, the next
+	// index, which prefixSets reads before it refills.
 	per, left := prefixPer[min(maxKi, packedMaxKCur)], uint8(0)
 	for j := range chs {
 		c, h := &f.fc[j], &chs[j]
-		if c.kb != h.kb || c.ki != h.ki || c.tab == nil {
-			c.kb, c.ki, c.mask = h.kb, h.ki, 1<<h.ki-1
-			if c.tab = prefixTabs[h.kb&packedMaxKBus][min(h.ki, packedMaxKCur)].Load(); c.tab == nil {
-				c.tab = storePrefixTab(h.kb, h.ki)
-			}
+		// Looked up whether or not they changed: a frame's parameters
+		// change at random, a branch on it would be mispredicted.
+		c.kb, c.ki, c.mask = uint8(h.kb), uint8(h.ki), 1<<h.ki-1
+		if c.tab = prefixTabs[h.kb&packedMaxKBus][min(h.ki, packedMaxKCur)].Load(); c.tab == nil {
+			c.tab = storePrefixTab(h.kb, h.ki)
 		}
-		c.bus, c.cur, c.off, c.lv, c.li = h.bus, h.cur, j*count, f.lv[j], f.li[j]
-		if c.refill = left == 0; c.refill {
-			left = per
+		c.bus, c.cur, c.lv, c.li = h.bus, h.cur, f.lv[j], f.li[j]
+		c.off = j * count
+		c.flags = 0
+		if left == 0 {
+			c.flags, left = chRefill, per
 		}
 		left--
 	}
-	return prefixArgs{v: f.v, i: f.i}
+	f.fc[len(chs)-1].flags |= chLast
 }
 
-// prefixPer[ki] is 56 / (prefixBits + ki), without a division a block.
+// prefixPer[ki] is (56 − prefixBits) / (prefixBits + ki), without a
+// division a block.
 var prefixPer = func() (t [packedMaxKCur + 1]uint8) {
 	for ki := range t {
-		t[ki] = uint8(56 / (prefixBits + ki))
+		t[ki] = uint8((56 - prefixBits) / (prefixBits + ki))
 	}
 	return t
 }()
-
-// prefixArgs is what prefixSets reads seldom, out of its registers.
-type prefixArgs struct {
-	v   []units.Volts
-	i   []units.Amps
-	end int // the set to stop at
-}
 
 // prefixStop is why prefixSets returned.
 type prefixStop uint8
@@ -235,67 +245,72 @@ const (
 )
 
 // prefixSets reads channel samples of sets k… (from channel j of set k)
-// to set a.end through the prefix tables, adds each to its channel's
+// to set end through the prefix tables, adds each to its channel's
 // counts and writes its volts and amps, and returns the reader and where
 // it stopped, and why.
 //
-// This is the decoder's inner loop for noisy blocks. A sample's length
-// comes from one table load (each field of the entry is loaded where it
-// is used, to spare registers), its values from the entry and the
-// window; the window is refilled on entry and before the samples of the
-// channels marked (often enough for the table's longest samples).
-func prefixSets(p *floatStream, fc []floatChan, k, j int, a *prefixArgs, r bitReader) (bitReader, int, int, prefixStop) {
+// This is the decoder's inner loop for noisy blocks, and what bounds it
+// is the chain from one sample's table entry to the next one's: the
+// entry's load, a rotate and a shift. The window is rotated by the
+// sample's length, not shifted: the sample's bits come round to its low
+// end, where its current remainder is read with a mask (no second
+// variable shift, whose count would compete for CX), and are left there,
+// below the bits loaded, until a refill clears them. The next index is
+// read before a refill, which only adds bits below the prefixBits (or
+// more) still loaded: the table load need not wait for it.
+func prefixSets(p *floatStream, fc *[16]floatChan, out *packedFloats, k, j int, end int, r bitReader) (bitReader, int, int, prefixStop) {
 	win, nb, i := r.win, r.nb, r.i
 	win |= be.Uint64(p[i&(floatBuf-1):]) >> (nb & 63)
 	i += int((63 - nb) >> 3)
 	nb |= 56
-	for k < a.end {
-		for ; uint(j) < uint(len(fc)); j++ { // (uint: fc[j] needs no check)
-			c := &fc[j]
-			if c.refill {
-				win |= be.Uint64(p[i&(floatBuf-1):]) >> (nb & 63)
-				i += int((63 - nb) >> 3)
-				nb |= 56
-			}
-			e := &c.tab[win>>(64-prefixBits)]
-			if e.tl == 0 {
-				return bitReader{win, nb, i}, k, j, prefixMiss
-			}
-			x := uint32(win >> (e.sh & 63)) // the sample's bits, its current remainder lowest
-			win <<= e.tl & 63
-			nb -= uint(e.tl)
-			bus := c.bus + int32(e.bus)
-			cur := c.cur + unzig(uint32(e.q)*(c.mask+1)|x&c.mask)
-			c.bus, c.cur = bus, cur
-			if uint32(bus)|uint32(cur+1<<19)>>4 > 0xFFFF {
-				return bitReader{win, nb, i}, k, j, prefixBad
-			}
-			o := c.off + k
-			a.v[o] = units.Volts(float64(bus) * c.lv)
-			a.i[o] = units.Amps(float64(cur) * c.li)
+	for {
+		c := &fc[j&15]
+		e := c.tab[win>>(64-prefixBits)]
+		if c.flags&chRefill != 0 {
+			win = win&^(^uint64(0)>>(nb&63)) | be.Uint64(p[i&(floatBuf-1):])>>(nb&63)
+			i += int((63 - nb) >> 3)
+			nb |= 56
 		}
-		j = 0
-		k++
+		if e == 0 {
+			return bitReader{win &^ (^uint64(0) >> (nb & 63)), nb, i}, k, j, prefixMiss
+		}
+		win = bits.RotateLeft64(win, int(e&63))
+		x := uint32(win) // the sample's bits, its current remainder lowest
+		nb -= e.tl()
+		bus := c.bus + e.bus()
+		cur := c.cur + unzig(e.qs()|x&c.mask)
+		c.bus, c.cur = bus, cur
+		if uint32(bus)|uint32(cur+1<<19)>>4 > 0xFFFF {
+			return bitReader{win &^ (^uint64(0) >> (nb & 63)), nb, i}, k, j, prefixBad
+		}
+		out.v[c.off+k] = units.Volts(float64(bus) * c.lv)
+		out.i[c.off+k] = units.Amps(float64(cur) * c.li)
+		j++
+		if c.flags&chLast != 0 {
+			j = 0
+			if k++; k >= end {
+				return bitReader{win &^ (^uint64(0) >> (nb & 63)), nb, i}, k, 0, prefixDone
+			}
+		}
 	}
-	return bitReader{win, nb, i}, k, 0, prefixDone
 }
 
 // slowSample reads channel c's sample k from r code by code (a sample
 // prefixSets' table does not hold: a long code, an escape) as prefixSets
 // would, and reports whether its counts are in range.
-func slowSample(p *floatStream, r *bitReader, c *floatChan, a *prefixArgs, k int) bool {
+func slowSample(p *floatStream, r *bitReader, c *floatChan, out *packedFloats, k int) bool {
 	if r.nb < riceMaxBits {
 		r.refill(p)
 	}
-	ub, w, used := riceNext(r.win, c.kb, packedBusRaw)
+	ub, w, used := riceNext(r.win, uint(c.kb), packedBusRaw)
 	r.win, r.nb = w, r.nb-used
 	if r.nb < riceMaxBits {
 		r.refill(p)
 	}
-	ui, w, used := riceNext(r.win, c.ki, packedCurRaw)
+	ui, w, used := riceNext(r.win, uint(c.ki), packedCurRaw)
 	r.win, r.nb = w, r.nb-used
 	c.bus, c.cur = c.bus+unzig(ub), c.cur+unzig(ui)
-	a.v[c.off+k] = units.Volts(float64(c.bus) * c.lv)
-	a.i[c.off+k] = units.Amps(float64(c.cur) * c.li)
+	out.v[c.off+k] = units.Volts(float64(c.bus) * c.lv)
+	out.i[c.off+k] = units.Amps(float64(c.cur) * c.li)
 	return uint32(c.bus)|uint32(c.cur+1<<19)>>4 <= 0xFFFF
 }

@@ -26,7 +26,7 @@ func TestPrefixTableIsRiceNext(t *testing.T) {
 				ub, w2, nb := riceNext(w, kb, packedBusRaw)
 				ui, _, ni := riceNext(w2, ki, packedCurRaw)
 				qb, qc := uint(bits.LeadingZeros64(w)), uint(bits.LeadingZeros64(w2))
-				if e.tl == 0 {
+				if e == 0 {
 					fits := qb < packedEscape && qc < packedEscape && nb+qc+1 <= prefixBits
 					if fits && unzig(ub) == int32(int8(unzig(ub))) {
 						t.Fatalf("kb %d ki %d index %#x: no entry for a %d-bit prefix", kb, ki, x, nb+qc+1)
@@ -34,13 +34,16 @@ func TestPrefixTableIsRiceNext(t *testing.T) {
 					continue
 				}
 				held++
-				if uint(e.tl) != nb+ni || uint(e.sh) != 64-nb-ni {
-					t.Fatalf("kb %d ki %d index %#x: length %d, shift %d; riceNext read %d bits", kb, ki, x, e.tl, e.sh, nb+ni)
+				if e.tl() != nb+ni || uint64(e)&63 != uint64(e.tl()) {
+					t.Fatalf("kb %d ki %d index %#x: length %d (shift count %d); riceNext read %d bits", kb, ki, x, e.tl(), e&63, nb+ni)
 				}
+				// The window rotated by the entry brings the sample's
+				// bits round to its low end, the current remainder lowest.
 				mask := uint32(1)<<ki - 1
-				if int32(e.bus) != unzig(ub) || uint32(e.q)*(mask+1)|uint32(w>>e.sh)&mask != ui {
+				rem := uint32(bits.RotateLeft64(w, int(e&63))) & mask
+				if e.bus() != unzig(ub) || e.qs()|rem != ui {
 					t.Fatalf("kb %d ki %d index %#x: bus %d current %d, riceNext %d and %d",
-						kb, ki, x, e.bus, uint32(e.q)*(mask+1)|uint32(w>>e.sh)&mask, unzig(ub), ui)
+						kb, ki, x, e.bus(), e.qs()|rem, unzig(ub), ui)
 				}
 			}
 			// The shortest samples, a 1 and kb bits then a 1, are held.
