@@ -50,11 +50,85 @@ const (
 // one change repeated most (DevSlp cycles between two levels) leaves
 // from levels only that size apart — not a telegraph.
 func (b *blockScale) telegraphStep() float64 {
-	if len(b.steps) < minTelegraphSteps {
+	if x := telegraphOf(b.steps, 0, telegraphSpread, 0); x > 0 {
+		return x
+	}
+	// The steps beyond the lag-1 noise: a telegraph slower than a block
+	// whose steps the lag-4 differences count as noise. Gaussian noise,
+	// however correlated (AR(1), 1/f), seldom steps that far between
+	// blocks two apart (lag 2's spread is at most √2 lag 1's, 6 σ is
+	// then 4.2 of it: once in 40 000 blocks).
+	// Their levels may be as close as the step itself (a drive that rests
+	// at Slumber and DevSlp, the gap between them one step): a DevSlp
+	// cycle's steps are told from a telegraph's by their rate instead, at
+	// least one in fineBlocks blocks (a telegraph redrawn every 100 ms on
+	// average steps once in 20 10-ms blocks; the rig's cycles twice in
+	// 200 or more).
+	need := 0.0
+	if b.blocks > 0 {
+		need = float64(b.blocks) / fineBlocks / float64(max(b.fineKp, 1))
+	}
+	x := telegraphOf(b.fine, 0, 1, need)
+	if x > 0 && !twoWays(b.fine, x) {
 		return 0
 	}
-	d := make([]float64, len(b.steps))
-	for i, st := range b.steps {
+	return x
+}
+
+// twoWays says whether the steps of size x (within doubletTol) look like
+// a telegraph rather than the drive's own changes: up as often as down
+// (each at least telegraphTwoWay of them: within a quiet stretch the link
+// only goes deeper, its changes step down), about at least two levels —
+// the midpoints of the steps, (from+to)/2, in two or more clusters x/2 or
+// more apart, each holding telegraphShare/3 of them. A telegraph steps
+// about every level the drive rests at; DevSlp cycles step about the one
+// point between Slumber and DevSlp.
+func twoWays(steps []step, x float64) bool {
+	var mid []float64
+	up := 0
+	for _, st := range steps {
+		if d := st.to - st.from; math.Abs(math.Abs(d)-x) <= doubletTol*x {
+			mid = append(mid, (st.from+st.to)/2)
+			if d > 0 {
+				up++
+			}
+		}
+	}
+	n := len(mid)
+	if n == 0 || float64(up) < telegraphTwoWay*float64(n) || float64(n-up) < telegraphTwoWay*float64(n) {
+		return false
+	}
+	sort.Float64s(mid)
+	clusters, run := 0, 1
+	for i := 1; i <= n; i++ {
+		if i == n || mid[i]-mid[i-1] > x/2 {
+			if float64(run) >= telegraphShare/3*float64(n) {
+				clusters++
+			}
+			run = 0
+		}
+		run++
+	}
+	return clusters >= 2
+}
+
+// telegraphTwoWay: a telegraph's steps go each way at least this share of
+// the time.
+const telegraphTwoWay = 0.3
+
+// fineBlocks: a telegraph read from the fine steps steps at least once in
+// this many blocks.
+const fineBlocks = 40
+
+// telegraphOf is the telegraph's size that steps show (telegraphStep): 0
+// when they show none, it is not above min, fewer than need steps are of
+// that size, or the levels they leave span less than spread times it.
+func telegraphOf(steps []step, min, spread, need float64) float64 {
+	if len(steps) < minTelegraphSteps {
+		return 0
+	}
+	d := make([]float64, len(steps))
+	for i, st := range steps {
 		d[i] = math.Abs(st.to - st.from)
 	}
 	sort.Float64s(d)
@@ -70,18 +144,21 @@ func (b *blockScale) telegraphStep() float64 {
 			best, bestK = x, j1-j0
 		}
 	}
-	if bestK < minTelegraphSteps || float64(bestK) < telegraphShare*float64(len(d)) {
+	if bestK < minTelegraphSteps || float64(bestK) < telegraphShare*float64(len(d)) || float64(bestK) < need {
 		return 0
 	}
 	var sizes, levels []float64
-	for _, st := range b.steps {
+	for _, st := range steps {
 		if x := math.Abs(st.to - st.from); math.Abs(x-best) <= doubletTol*best {
 			sizes, levels = append(sizes, x), append(levels, st.from)
 		}
 	}
 	size := stat.Median(sizes)
+	if size <= min {
+		return 0
+	}
 	sort.Float64s(levels)
-	if stat.SortedQuantile(levels, 0.9)-stat.SortedQuantile(levels, 0.1) < telegraphSpread*size {
+	if stat.SortedQuantile(levels, 0.9)-stat.SortedQuantile(levels, 0.1) < spread*size {
 		return 0
 	}
 	return size

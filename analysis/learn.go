@@ -154,12 +154,44 @@ type blockScale struct {
 	stepSeen int
 	stepKeep int // keep every stepKeep-th step once steps is full
 	sigmaEst float64
-	afterIO  bool
-	starts   modeHist
+	// fine are the steps beyond stepSigmas of sigma1, the block noise from
+	// lag-1 differences alone, which a telegraph slower than a block
+	// barely moves (sigmaEst takes lag 4 too, where its steps are; a
+	// telegraph as wide as the gap between Slumber and DevSlp was then
+	// inside its own threshold and never seen). Read only for the
+	// telegraph's size (telegraphStep) when the steps above show none.
+	fine             []step
+	fineSeen, fineKp int
+	sigma1           float64
+	afterIO          bool
+	starts           modeHist
 }
 
 // step is a change between two block means of one stretch.
 type step struct{ from, to float64 }
+
+// keepStep adds st to steps, keeping every keep-th of those seen once
+// stepCap are held (every other one dropped, keep doubled): a thinned
+// sample of the whole capture's steps in bounded memory.
+func keepStep(steps *[]step, seen, keep *int, st step) {
+	*seen++
+	if *keep == 0 {
+		*keep = 1
+	}
+	if *seen%*keep != 0 {
+		return
+	}
+	*steps = append(*steps, st)
+	if len(*steps) >= stepCap {
+		s, k := *steps, 0
+		for j := 0; j < len(s); j += 2 {
+			s[k] = s[j]
+			k++
+		}
+		*steps = s[:k]
+		*keep *= 2
+	}
+}
 
 const (
 	stepSigmas = 6
@@ -189,25 +221,18 @@ func (b *blockScale) block(ctx learnCtx, pre bool) float64 {
 	}
 	if b.keepSteps && b.blocks%256 == 0 {
 		b.sigmaEst = b.sigma()
+		if m1 := b.d1.median(); !math.IsNaN(m1) {
+			b.sigma1 = stat.MADScale * m1 / math.Sqrt2
+		}
 	}
 	if b.keepSteps && b.ringN >= 2 && b.sigmaEst > 0 {
-		if from := b.ring[(b.ringN-2)%ringLen]; math.Abs(m-from) > stepSigmas*b.sigmaEst {
-			b.stepSeen++
-			if b.stepKeep == 0 {
-				b.stepKeep = 1
-			}
-			if b.stepSeen%b.stepKeep == 0 {
-				b.steps = append(b.steps, step{from, m})
-				if len(b.steps) >= stepCap {
-					k := 0
-					for j := 0; j < len(b.steps); j += 2 {
-						b.steps[k] = b.steps[j]
-						k++
-					}
-					b.steps = b.steps[:k]
-					b.stepKeep *= 2
-				}
-			}
+		from := b.ring[(b.ringN-2)%ringLen]
+		d := math.Abs(m - from)
+		if d > stepSigmas*b.sigmaEst {
+			keepStep(&b.steps, &b.stepSeen, &b.stepKeep, step{from, m})
+		}
+		if d > stepSigmas*b.sigma1 && b.sigma1 > 0 {
+			keepStep(&b.fine, &b.fineSeen, &b.fineKp, step{from, m})
 		}
 	}
 	// Without steps their medians are asked for only at the end: the

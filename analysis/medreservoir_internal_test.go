@@ -101,6 +101,7 @@ func TestShortScaleWithoutSteps(t *testing.T) {
 		t.Fatalf("one-level σ %v %v / %v %v", sa, oka, sb, okb)
 	}
 	a.steps, a.stepSeen, a.stepKeep, a.sigmaEst, a.keepSteps = nil, 0, 0, 0, false
+	a.fine, a.fineSeen, a.fineKp, a.sigma1 = nil, 0, 0, 0
 	a.d1.lo, a.d1.hi, a.d4.lo, a.d4.hi = nil, nil, nil, nil
 	b.d1.lo, b.d1.hi, b.d4.lo, b.d4.hi = nil, nil, nil, nil
 	if !reflect.DeepEqual(a, b) {

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"github.com/idlewatt/idlewatt/analysis/judge"
 	"math"
 	"sort"
 	"time"
@@ -293,7 +294,7 @@ func drivePins(p *pass1, c *Clock, port int) []detect.Pin {
 
 // fill completes a report from the classifier's spans; c is the capture's
 // clock, cn what the classifier measured of the noise.
-func (s *StateReport) fill(sum *detect.Summary, spans []detect.Span, ios []detect.IO, pins []detect.Pin, can detect.DevSlpPossible, c *Clock, cn classNoise) {
+func (s *StateReport) fill(sum *detect.Summary, spans []detect.Span, ios []detect.IO, pins []detect.Pin, can detect.DevSlpPossible, cycles []judge.Cycle, c *Clock, cn classNoise) {
 	// The running median places background edges early and late when the
 	// noise reaches over the threshold into background; the spans and
 	// their summary are corrected once, here, for every output.
@@ -302,6 +303,7 @@ func (s *StateReport) fill(sum *detect.Summary, spans []detect.Span, ios []detec
 	refined := detect.RefineBurstEdges(spans, s.Levels, cn.sigma, cn.burst, cn.period)
 	if len(refined) > 0 {
 		refined = detect.MonotoneLevelsPossible(refined, s.Levels, withSteps(cn.meanVar, s.Learning, cn.period), pins, can)
+		refined = judgedDevSlp(refined, cycles, s.Levels, float64(cn.period))
 	}
 	if len(refined) > 0 {
 		spans, sum = refined, &detect.Summary{}
@@ -420,7 +422,7 @@ func (sd *stateDetector) finishStates(p *pass1, c *Clock, drives []DriveReport) 
 		if col := sd.cols[d.Port]; col != nil {
 			col.off.Close()
 			pins := drivePins(p, c, d.Port)
-			col.rep.fill(&col.sum, col.spans, busyIO(p, d.Port), pins, devslpPossible(p, pins, d.Port), c, classifierNoise(col.off, period))
+			col.rep.fill(&col.sum, col.spans, busyIO(p, d.Port), pins, devslpPossible(p, pins, d.Port), d.DevSlp.CycleResults, c, classifierNoise(col.off, period))
 			out = append(out, col.rep)
 			continue
 		}

@@ -95,6 +95,12 @@ type Scenario struct {
 	// LSBUnstated quantises to the LSBs but leaves them out of the header,
 	// as a file whose meter does not say its resolution.
 	LSBUnstated bool
+	// Level steps on each drive's 5 V current (a meter's popcorn noise, a
+	// random telegraph, as drivesim's step_ma/step_ms): an offset of
+	// ±StepA/2, redrawn with probability period/StepEvery at each sample
+	// (half the draws keep it), from Seed+2. 0 = none.
+	StepA     float64
+	StepEvery time.Duration
 }
 
 // Sink is what a scenario is written to; *capture.Writer is one.
@@ -198,6 +204,8 @@ type generator struct {
 	sink   Sink
 	rng    *rand.Rand // mark round trips
 	noise  *rand.Rand // sensor noise
+	steps  *rand.Rand // level steps (nil: none)
+	step   []float64  // each drive's level-step offset (A)
 	ports  map[int]*portState
 	done   []IO // every I/O, in completion order
 	phases []Phase
@@ -222,6 +230,12 @@ func newGenerator(s *Scenario, sink Sink) *generator {
 		V:        make([]units.Volts, s.BlockLen),
 		I:        make([]units.Amps, s.BlockLen),
 		pw:       make([]float64, s.BlockLen),
+	}
+	if s.StepA > 0 && s.StepEvery > 0 {
+		g.steps, g.step = rand.New(rand.NewSource(s.Seed+2)), make([]float64, len(s.Drives))
+		for i := range g.step {
+			g.step[i] = s.StepA / 2
+		}
 	}
 	ios := s.AllIO()
 	// Per port: I/O spans in start order (for power), and a completion-ordered
@@ -329,6 +343,15 @@ func (g *generator) samples(n0 uint64, L int) error {
 				i := pw[k] * frac / float64(volt)
 				if s.NoiseA > 0 {
 					i += s.NoiseA * g.noise.NormFloat64()
+				}
+				if g.steps != nil && r == 0 {
+					if g.steps.Float64() < g.period/float64(s.StepEvery) {
+						g.step[di] = s.StepA / 2
+						if g.steps.Intn(2) == 0 {
+							g.step[di] = -s.StepA / 2
+						}
+					}
+					i += g.step[di]
 				}
 				I[k] = units.Amps(quantise(i, s.CurrentLSB))
 			}
