@@ -210,6 +210,10 @@ type cycleErr struct {
 	exit, exitTruth      float64 // deassert → first read completed, ms
 	hostStallMs          float64 // the host's stall while the read was out
 	floorHeld, entryHeld bool    // the 95 % interval holds the truth (entry within it + clock)
+	// truthEntryMs: the truth's DevSlp start after the assertion (the
+	// fitted entry less its error); stateAtAssert the truth's state then.
+	truthEntryMs  float64
+	stateAtAssert string
 }
 
 // truthErrors matches each judged cycle of a port with the truth's DevSlp
@@ -254,6 +258,13 @@ func truthErrors(t testing.TB, res *Result, port int, truth string) []cycleErr {
 		if c.RiseAt != 0 {
 			e.riseMs, e.riseU95Ms = float64(c.RiseAt.Sub(res.EmuEpoch)-seg.End)/1e6, float64(c.RiseU95Ms)
 		}
+		e.truthEntryMs = float64(c.EntryMs) - e.entryMs
+		assertAt := at - time.Duration(float64(c.EntryMs)*1e6)
+		for i := range segs {
+			if segs[i].Start <= assertAt && assertAt < segs[i].End {
+				e.stateAtAssert = segs[i].State.String()
+			}
+		}
 		e.floorHeld = math.Abs(e.floorMW) <= e.floorU95MW
 		e.entryHeld = math.Abs(e.entryMs) <= e.entryU95Ms+res.ClockUncertaintyMs
 		out = append(out, e)
@@ -296,8 +307,25 @@ func TestDevSlpHardDriveAgainstTruth(t *testing.T) {
 	ssd, hdd := res.DevSlp["1"], res.DevSlp["2"]
 	t.Logf("hard-ssd: %s", ssd)
 	t.Logf("hdd: %s", hdd)
-	if ssd.Outcome != judge.Pass && !(ssd.Outcome == judge.Inconclusive && strings.Contains(ssd.Reason, "overloaded host")) {
+	errs := truthErrors(t, res, 1, filepath.Join(out, "truth-p1.jsonl"))
+	// The verdict against what the drive did: a cycle whose assertion found
+	// the drive not yet at rest (the truth's DevSlp begins past the entry
+	// bound after it) fails rightly. On a loaded host the rig's timing
+	// slips and that happens (once in a full `go test ./...` at load ~10:
+	// the floor reached 446.8 ms after the assertion, 0.02 ms from the
+	// truth); the test judges the judge, not the host's scheduler.
+	var late []int
+	for _, e := range errs {
+		if e.truthEntryMs > float64(ssd.Criteria.EntryBoundMs) {
+			late = append(late, e.cycle)
+			t.Logf("cycle %d: the truth's DevSlp began %.1f ms after the assertion (%s before it)", e.cycle, e.truthEntryMs, e.stateAtAssert)
+		}
+	}
+	switch {
+	case len(late) == 0 && ssd.Outcome != judge.Pass && !(ssd.Outcome == judge.Inconclusive && strings.Contains(ssd.Reason, "overloaded host")):
 		t.Errorf("hard-ssd verdict %s, want pass", ssd)
+	case len(late) > 0 && (ssd.Outcome == judge.Pass || !strings.Contains(ssd.Reason, "after assertion")):
+		t.Errorf("hard-ssd verdict %s, want fail or inconclusive for cycles %v, which entered late in the truth", ssd, late)
 	}
 	if hdd.Outcome != judge.NotSupported || hdd.FloorW.Ok() || len(hdd.Cycles) != 0 {
 		t.Errorf("hdd verdict %s (floor %v, %d cycles), want not_supported, null, not cycled", hdd, hdd.FloorW, len(hdd.Cycles))
@@ -305,7 +333,6 @@ func TestDevSlpHardDriveAgainstTruth(t *testing.T) {
 	if e := math.Abs(float64(ssd.FloorW) - 0.0012); e > math.Max(0.0002, float64(ssd.FloorU95W)) {
 		t.Errorf("pooled floor %.3f ± %.3f mW, truth 1.200 mW", float64(ssd.FloorW)*1e3, float64(ssd.FloorU95W)*1e3)
 	}
-	errs := truthErrors(t, res, 1, filepath.Join(out, "truth-p1.jsonl"))
 	if len(errs) != 4 {
 		t.Errorf("%d cycles matched with the truth, want 4", len(errs))
 	}
