@@ -317,8 +317,8 @@ func (j *judging) entry(c *Cycle) (ke int, fell bool) {
 	// half its Slumber level (docs/drive-profiles.md). Before, the bound was
 	// half the pre-cycle level itself, so a floor at half of Slumber read
 	// INCONCLUSIVE under any noise and had no value.
-	// A fall is read against the pre-cycle level ÷ √2; a resting level not
-	// resolved above 0 W tells no fall at all, and "stayed" — the drive
+	// A fall is read against the pre-cycle level ÷ √2; a resting level at
+	// or below 0 W tells no fall at all, and "stayed" — the drive
 	// ignores the pin — must hold against the pre-cycle level's error too
 	// (its standard error ÷ √2 in quadrature with the hold's): under 1/f
 	// noise of 9 mW σ a 1.49 mW Slumber read −0.71 mW before the pin and
@@ -327,8 +327,8 @@ func (j *judging) entry(c *Cycle) (ke int, fell bool) {
 	post := stat.MeanStdErr(w[ke:id])
 	fellTo := base / math.Sqrt2
 	bu := j.baseSE / math.Sqrt2
-	if !(base-3*j.baseSE > 0) {
-		c.judge(Inconclusive, "the resting level before the pin, %.2f ± %.2f mW, is not clearly above 0 W: a fall to a floor cannot be told", base*1e3, 3*j.baseSE*1e3)
+	if !(base > 0) {
+		c.judge(Inconclusive, "the resting level before the pin, %.2f ± %.2f mW, is not above 0 W: a fall to a floor cannot be told", base*1e3, 3*j.baseSE*1e3)
 		*c = c.readWithoutDevSlp(tm)
 		return 0, false
 	}

@@ -1064,13 +1064,11 @@ func TestExitPoolKeepsTheClockTerm(t *testing.T) {
 // the pin (Slumber 1–3 mW, floor 0.3–0.8 mW) under noise far above both —
 // 1/f-like, three AR(1) parts of 3–7 mW σ each correlated over 0.5–20 ms
 // (the range docs/drive-profiles.md draws), at 10 kS/s — is never "the
-// drive ignores DEVSLP": a pre-cycle level not resolved above 0 W tells no
-// fall, and a "stayed" must hold against the pre-cycle level's error as
-// well as the hold's. Before, 2 of these 200 cycles FAILed so, as did
-// drive 47 of the independent generator's seed 12 (flicker: −0.71 mW before
-// the pin, 1.96 mW under it). The price: a floor is read in 8 of the 200
-// cycles, not 37 — a fall from a level the noise does not resolve above
-// 0 W is not one.
+// drive ignores DEVSLP": a pre-cycle level at or below 0 W tells no fall,
+// and a "stayed" must hold against the pre-cycle level's error as well as
+// the hold's. Before, 2 of these 200 cycles FAILed so, as did drive 47 of
+// the independent generator's seed 12 (flicker: −0.71 mW before the pin,
+// 1.96 mW under it). A floor is read in 36 of the 200 (37 before).
 func TestNoIgnoresWithoutAResolvedRestingLevel(t *testing.T) {
 	rng := rand.New(rand.NewPCG(12, 47))
 	const period = hostclock.Time(100 * time.Microsecond)
