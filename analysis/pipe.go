@@ -65,9 +65,14 @@ type feedItem struct {
 	io    []capture.IOEvent
 }
 
+// feedDepth is 2, not 4: the reading goroutine still fills a batch while
+// one waits, and the report's sample pass holds 2 × 512 KiB less power
+// under the command's memory limit, where its live heap sits close to the
+// limit and every MB of it is collections (the 5-minute gencap capture:
+// ≈ 56 → 47 a report).
 const (
 	feedSamples = 1 << 16
-	feedDepth   = 4
+	feedDepth   = 2
 )
 
 // startFeed reads src to its end in a new goroutine; want says which
