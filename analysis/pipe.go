@@ -399,7 +399,7 @@ func (p *drivePool) replayer() {
 					end := part.ops[next[g]].calls
 					next[g]++
 					for ; calls[g] < end; calls[g]++ {
-						part.log.calls[calls[g]].replay(p.sink, part.log.w)
+						part.log.calls[calls[g]].replay(p.sink)
 					}
 				}
 			})
@@ -408,7 +408,8 @@ func (p *drivePool) replayer() {
 			part := &e.parts[g]
 			clear(part.ops) // drop the drives
 			part.ops, part.p = part.ops[:0], part.p[:0]
-			part.log.calls, part.log.w = part.log.calls[:0], part.log.w[:0]
+			clear(part.log.calls) // drop the references to the epoch's power
+			part.log.calls = part.log.calls[:0]
 		}
 		e.order, e.ops, e.samples = e.order[:0], 0, 0
 		p.free <- e
