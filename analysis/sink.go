@@ -81,37 +81,37 @@ type sinkRecorder struct{ log *sinkLog }
 // sinkLog is one worker's sink calls in an epoch, in the order made.
 type sinkLog struct {
 	calls []sinkCall
-	w     []float64 // the DriveSamples calls' power, copied
 }
 
-// sinkCall is a DriveSamples call (w[off:off+n]) or a DriveState one
-// (state).
+// sinkCall is a DriveSamples call (w) or a DriveState one (state). w is
+// the epoch's own power, not a copy: a drive's run hands the sink its
+// samples after the last change it makes to them (hum removal), and the
+// epoch, its power included, is recycled only once the replayer has made
+// its calls, so w holds what the drive handed over until then.
 type sinkCall struct {
-	port   int
-	state  bool
-	t, dt  float64
-	off, n int
-	s      State
+	port  int
+	state bool
+	t, dt float64
+	w     []float64
+	s     State
 }
 
 func (r *sinkRecorder) Begin(Clock, float64)                     {}
 func (r *sinkRecorder) RailBlock(float64, float64, *meter.Block) {}
 
 func (r *sinkRecorder) DriveSamples(port int, t, dt float64, w []float64) {
-	off := len(r.log.w)
-	r.log.w = append(r.log.w, w...)
-	r.log.calls = append(r.log.calls, sinkCall{port: port, t: t, dt: dt, off: off, n: len(w)})
+	r.log.calls = append(r.log.calls, sinkCall{port: port, t: t, dt: dt, w: w})
 }
 
 func (r *sinkRecorder) DriveState(port int, t float64, s State) {
 	r.log.calls = append(r.log.calls, sinkCall{port: port, state: true, t: t, s: s})
 }
 
-// replay makes the call on sink; w is the log's power.
-func (c *sinkCall) replay(sink SampleSink, w []float64) {
+// replay makes the call on sink.
+func (c *sinkCall) replay(sink SampleSink) {
 	if c.state {
 		sink.DriveState(c.port, c.t, c.s)
 		return
 	}
-	sink.DriveSamples(c.port, c.t, c.dt, w[c.off:c.off+c.n])
+	sink.DriveSamples(c.port, c.t, c.dt, c.w)
 }

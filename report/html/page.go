@@ -55,7 +55,24 @@ var (
 	pageTmpl string
 )
 
-var page = template.Must(template.New("page").Parse(pageTmpl))
+// The page's template in two, before and after its data: the data
+// (megabytes of base64 in JSON) goes between them straight from
+// json.Marshal's buffer, where text/template's {{.Data}} printed it with
+// fmt.Fprint, copying it once more into a buffer grown by doubling. The
+// halves hold no action across the cut, so the page is the same bytes.
+var pageHead, pageTail = splitPage(pageTmpl)
+
+// pageDataAction is where the data goes in page.html.tmpl.
+const pageDataAction = "{{.Data}}"
+
+// splitPage parses the halves of page around its one pageDataAction.
+func splitPage(page string) (head, tail *template.Template) {
+	h, t, ok := strings.Cut(page, pageDataAction)
+	if !ok || strings.Contains(t, pageDataAction) {
+		panic("html: page.html.tmpl must hold " + pageDataAction + " once")
+	}
+	return template.Must(template.New("page").Parse(h)), template.Must(template.New("page-tail").Parse(t))
+}
 
 // pageData is the JSON the page's script reads. Arrays of numbers are
 // little-endian binary, base64: float32 for power (W), energy (J) and
@@ -186,11 +203,15 @@ func build(rep *analysis.Report, p *Pyramid, tl *timeline, o Options) ([]byte, e
 	// The page is its data and its assets, inlined: room for them at once,
 	// not grown by doubling through megabytes.
 	out.Grow(len(pageTmpl) + len(title) + len(uplotCSS) + len(appCSS) + len(uplotJS) + len(coreJS) + len(appJS) + len(js))
-	err = page.Execute(&out, map[string]any{
+	vars := map[string]any{
 		"Title": template.HTMLEscapeString(title), "UplotCSS": uplotCSS, "AppCSS": appCSS,
-		"UplotJS": uplotJS, "CoreJS": coreJS, "AppJS": appJS, "Data": string(js),
-	})
-	if err != nil {
+		"UplotJS": uplotJS, "CoreJS": coreJS, "AppJS": appJS,
+	}
+	if err := pageHead.Execute(&out, vars); err != nil {
+		return nil, fmt.Errorf("html: rendering: %w", err)
+	}
+	out.Write(js)
+	if err := pageTail.Execute(&out, vars); err != nil {
 		return nil, fmt.Errorf("html: rendering: %w", err)
 	}
 	return out.Bytes(), nil
