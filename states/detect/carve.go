@@ -35,7 +35,8 @@ func (h *history) add(t hostclock.Time, w float64) {
 }
 
 // between returns the samples with a ≤ t < b, or false when the ring no
-// longer holds all of them.
+// longer holds all of them. The slices may be the ring's own: read them
+// before the next add, never write them.
 func (h *history) between(a, b hostclock.Time) ([]hostclock.Time, []float64, bool) {
 	n := h.pos
 	if h.full {
@@ -55,6 +56,13 @@ func (h *history) between(a, b hostclock.Time) ([]hostclock.Time, []float64, boo
 	}
 	lo := sort.Search(n, func(k int) bool { return h.t[at(k)] >= a })
 	hi := sort.Search(n, func(k int) bool { return h.t[at(k)] >= b })
+	// Not across the ring's end: the ring's own memory, capped (an append
+	// copies), valid until the next add — every caller reads it at once.
+	// Copying each span's samples was 16 % of a report's allocation.
+	if i0 := at(lo); hi > lo && at(hi-1) == i0+hi-lo-1 {
+		i1 := i0 + hi - lo
+		return h.t[i0:i1:i1], h.w[i0:i1:i1], true
+	}
 	ts, ws := make([]hostclock.Time, 0, hi-lo), make([]float64, 0, hi-lo)
 	for k := lo; k < hi; k++ {
 		ts, ws = append(ts, h.t[at(k)]), append(ws, h.w[at(k)])
