@@ -666,6 +666,20 @@ func TestExitPastDETOWithStallsElsewhere(t *testing.T) {
 			t.Errorf("run stall %.1f ms: %s (host late %v) %v, want %s", tc.run, c.Outcome, c.ExitHostLate, c.Reasons, tc.want)
 		}
 	}
+	// A small stall recorded for the read itself bounds nothing either
+	// (campaign seed 23 drive 48: 15.7 ms against DETO 5 ms, a true 3.7
+	// ms, 1.6 ms recorded for it, 16.9 ms for another of its reads: FAIL
+	// before).
+	tm.ProbeComplete = tm.Deassert + hostclock.Time(15700*time.Microsecond)
+	tm.HostStallMs = 1.6
+	for _, tc := range []struct {
+		run  units.Milliseconds
+		want Outcome
+	}{{16.9, Inconclusive}, {1.6, Fail}} {
+		if c := Judge(tm, s, JudgeOptions{Criteria: cr, ClockU95Ms: 0.1, RunStallMs: tc.run}); c.Outcome != tc.want {
+			t.Errorf("a read of 15.7 ms with 1.6 ms recorded, run stall %.1f ms: %s %v, want %s", tc.run, c.Outcome, c.Reasons, tc.want)
+		}
+	}
 }
 
 // Under the meter's level steps — a random telegraph of ±1.5 mW, flipping

@@ -498,3 +498,33 @@ func TestTruthVerdictLateEntry(t *testing.T) {
 		}
 	}
 }
+
+// TestRescoreScoresThisBuildsVerdict: a rescore scores the verdict of the
+// analysis it ran (report.json's devslp.outcome), not the run's live one
+// kept in measure.json — before, every rescore scored the capture build's
+// verdicts, so a change of the judge was never seen in a rescore (campaign
+// seed 23 drive 48 stayed a false FAIL after the fix that makes it
+// INCONCLUSIVE).
+func TestRescoreScoresThisBuildsVerdict(t *testing.T) {
+	dir := t.TempDir()
+	rep := `{"settings": {"merge_gap_ms": 1}, "drives": [{"port": 1, "active_idle_w": 0.2, "average_w": 0.1, "energy_j": 1,
+		"devslp": {"outcome": "inconclusive", "reason": "cycle 9: the host stalled"}}]}`
+	meas := `{"devslp": {"1": {"outcome": "fail", "reason": "cycle 9: the drive answered 15.7 ms after deassertion"}}}`
+	for name, body := range map[string]string{"report.json": rep, "measure.json": meas} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m, err := Extract(dir, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Verdict != "FAIL" {
+		t.Fatalf("Extract of a run's outputs: verdict %q, want the live FAIL", m.Verdict)
+	}
+	r := DriveResult{Case: Case{Port: 1}, Truth: &Truth{Verdict: "PASS"}}
+	rescored(&r, dir, nil)
+	if r.Verdict != "inconclusive" || r.Measured == nil || r.Measured.Verdict != "INCONCLUSIVE" || !strings.Contains(r.Measured.VerdictReason, "host stalled") {
+		t.Errorf("rescored: outcome %q, measured %+v; want the report's INCONCLUSIVE", r.Verdict, r.Measured)
+	}
+}

@@ -48,6 +48,9 @@ type Measured struct {
 	// EntryCycles is how many of the drive's DevSlp cycles were entry
 	// cycles (devslp.cycle_results[].entry_only; devslp.entry_hold).
 	EntryCycles int `json:"entry_cycles,omitempty"`
+	// reportVerdict is report.json's devslp.outcome (normalised): the
+	// verdict of the analysis that wrote it, which a rescore scores.
+	reportVerdict, reportReason string
 }
 
 // activeIdlePhase is the active-idle phase's name (rig.IdlePhase of
@@ -98,12 +101,16 @@ func extractFrom(reportJSON, measureJSON []byte, port int) (Measured, error) {
 	var outcome string
 	if ds, ok := d["devslp"].(map[string]any); ok {
 		outcome = m.devslpValues(ds)
+		m.reportReason, _ = ds["reason"].(string)
 	}
 	if err := m.measureVerdict(measureJSON, port); err != nil {
 		return m, err
 	}
-	if m.Verdict == "" && outcome != "" {
-		m.Verdict = normVerdict(outcome)
+	if outcome != "" {
+		m.reportVerdict = normVerdict(outcome)
+	}
+	if m.Verdict == "" {
+		m.Verdict = m.reportVerdict
 	}
 	return m, nil
 }

@@ -32,8 +32,9 @@ type RescoreOptions struct {
 // analysis is judged without the run-to-run spread of a new campaign. Each
 // hub run's capture (From/runs/HUB/capture.iwcap) is analysed as a run
 // analyses it and its report.json written to Out/runs/HUB beside a copy of
-// the run's measure.json (the live DevSlp verdicts, which a rescore does
-// not redo); truth and case are the campaign's (accuracy.json).
+// the run's measure.json (the live DevSlp verdicts, kept for the record:
+// the verdict scored is this build's, report.json's); truth and case are
+// the campaign's (accuracy.json).
 func Rescore(ctx context.Context, o RescoreOptions) (*Campaign, error) {
 	b, err := os.ReadFile(filepath.Join(o.From, "accuracy.json"))
 	if err != nil {
@@ -133,6 +134,13 @@ func rescored(r *DriveResult, dir string, err error) {
 		r.Error = fmt.Sprintf("rescore: %v", err)
 		r.Measured, r.Checks, r.Breaks = nil, nil, nil
 		return
+	}
+	// The verdict is this build's: report.json's, not the run's live one
+	// that measure.json keeps (the same analysis gives both, so a rescore
+	// that kept measure.json's scored the capture build's verdicts, not
+	// the build it judges). The reason then is the report's too.
+	if m.reportVerdict != "" && m.reportVerdict != m.Verdict {
+		m.Verdict, m.VerdictReason = m.reportVerdict, m.reportReason
 	}
 	r.Measured = &m
 	r.Checks = compare(r.Truth, &m)
