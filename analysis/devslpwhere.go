@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/idlewatt/idlewatt/hostclock"
@@ -14,6 +15,16 @@ import (
 // allows the exit up to 255 ms, a drive in it is rising).
 const devslpGrace = 100 * time.Millisecond
 
+// driveClaimsNoDevSlp says whether the rig's devslp-support note says the
+// drive itself does not support DevSlp ("no: IDENTIFY word 78 bit 8 clear",
+// "no: profile X says devslp_supported false", an NVMe drive): such a drive
+// is never in DevSlp — the HBA does not enable it, and the rig runs no pin
+// cycles on it. A "no" for the HBA (CAP2.SDS clear) is not the drive's: the
+// hub's pin may still put it there.
+func driveClaimsNoDevSlp(support string) bool {
+	return strings.HasPrefix(support, "no") && !strings.Contains(support, "HBA")
+}
+
 // devslpPossible says when the drive on port may be in DevSlp, from what
 // the capture recorded (detect.DevSlpPossible): while the pin was asserted
 // (and devslpGrace after its release), or while an ALPM policy that lets
@@ -21,7 +32,12 @@ const devslpGrace = 100 * time.Millisecond
 // force — or no policy was recorded yet: before the first policy event,
 // and in a capture without them, any time. A drive under max_performance,
 // medium_power or a DIPM policy cannot enter DevSlp between assertions.
+// A drive the capture records as not supporting DevSlp
+// (driveClaimsNoDevSlp) is never in it.
 func devslpPossible(p *pass1, pins []detect.Pin, port int) detect.DevSlpPossible {
+	if driveClaimsNoDevSlp(p.devslp.support[port]) {
+		return func(a, b hostclock.Time) bool { return false }
+	}
 	type iv struct{ a, b hostclock.Time }
 	var pol []policyEvent
 	for _, e := range p.policies {

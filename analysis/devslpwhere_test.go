@@ -45,6 +45,16 @@ func TestDevSlpPossible(t *testing.T) {
 	if devslpPossible(&pass1{}, pins, 1) != nil {
 		t.Error("without policy events DevSlp must be possible anywhere (nil)")
 	}
+	// A drive the capture records as not supporting DevSlp: nowhere, even
+	// under the pin; the HBA's "no" is not the drive's.
+	p.devslp.support = map[int]string{1: "no: IDENTIFY word 78 bit 8 clear, the drive does not support DevSlp",
+		2: "no: ata2 CAP2.SDS clear, the HBA does not support DevSlp"}
+	if can := devslpPossible(p, pins, 1); can(s(0), s(5)) || can(s(13), s(13.5)) || can(s(31), s(35)) {
+		t.Error("DevSlp possible for a drive that does not support it")
+	}
+	if can := devslpPossible(p, pins, 2); !can(s(13), s(13.5)) {
+		t.Error("the HBA's lack of DevSlp ruled out the hub's pin")
+	}
 }
 
 // withSteps: the noise of a span's mean is at least the learning's block

@@ -65,16 +65,19 @@ const minLearnBlocks = 20
 
 // levelLearner gathers one drive's quiet blocks in the learning pass.
 type levelLearner struct {
-	port  int
-	name  string
-	rails []int
-	busy  activityCursor
-	pin   activityCursor // Busy = asserted
-	entry activityCursor // Busy = within the entry allowance of an assertion
-	pre   activityCursor // Busy = in the prePinWindow before an assertion
-	pol   []policyEvent  // this port's and every port's, by time
-	pi    int
-	ctx   learnCtx // the policy's context in force
+	port int
+	name string
+	// noDevSlp: the capture records that the drive does not support
+	// DevSlp (driveClaimsNoDevSlp): no level is named DevSlp.
+	noDevSlp bool
+	rails    []int
+	busy     activityCursor
+	pin      activityCursor // Busy = asserted
+	entry    activityCursor // Busy = within the entry allowance of an assertion
+	pre      activityCursor // Busy = in the prePinWindow before an assertion
+	pol      []policyEvent  // this port's and every port's, by time
+	pi       int
+	ctx      learnCtx // the policy's context in force
 
 	// quantum is the smallest non-zero difference between neighbouring
 	// quiet readings (W; +Inf before one): a quantised meter's step in
@@ -297,7 +300,8 @@ type railSeen struct {
 }
 
 func newLevelLearner(port int, name string, rails []int, p *pass1, c *Clock, opts Options) *levelLearner {
-	l := &levelLearner{port: port, name: name, rails: rails, totalMin: math.Inf(1), totalMax: math.Inf(-1), quantum: math.Inf(1)}
+	l := &levelLearner{port: port, name: name, rails: rails, totalMin: math.Inf(1), totalMax: math.Inf(-1), quantum: math.Inf(1),
+		noDevSlp: driveClaimsNoDevSlp(p.devslp.support[port])}
 	for i, d := range []time.Duration{levelBlock, shortBlock} {
 		l.scales[i].per = max(1, int(math.Round(float64(d)/c.NsPerSample)))
 	}

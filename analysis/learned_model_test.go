@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -170,7 +171,11 @@ func runModel(t *testing.T, p drivesim.Profile, script []modelEvent, seed int64,
 				m.SetDevSlp(e.at, e.assert)
 			}
 			if e.kind != 0 {
-				if err := w.State(capture.StateEvent{Host: host(e.at), Kind: e.kind, Value: e.value}); err != nil {
+				ev := capture.StateEvent{Host: host(e.at), Kind: e.kind, Value: e.value}
+				if e.kind == capture.StateNote {
+					ev.Port = 1 // the rig's notes are the port's
+				}
+				if err := w.State(ev); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -344,4 +349,59 @@ func ptrOr(p *float64) float64 {
 		return math.NaN()
 	}
 	return *p
+}
+
+// TestNoDevSlpLevelForADriveWithout: a drive the capture records as not
+// supporting DevSlp (the rig's note "devslp-support no: IDENTIFY word 78
+// bit 8 clear …", and no pin cycles) under min_power or
+// min_power_with_partial rests at Slumber, its lowest level, held only
+// under that policy — which the HBA's-own-DevSlp rule named DevSlp, and
+// Partial Slumber (campaign seed 23 drive 160: 66.6 points). No level is
+// named DevSlp and none of the time is; Slumber is learned at its own
+// level.
+func TestNoDevSlpLevelForADriveWithout(t *testing.T) {
+	t.Parallel()
+	named := 0
+	for i := range 8 {
+		p := drivesim.Draw(rand.New(rand.NewPCG(23, uint64(160+i))), fmt.Sprintf("nodevslp-%d", i))
+		p.DevSlpSupported, p.DevSlpBroken = false, false
+		pol := []string{"min_power", "min_power_with_partial"}[i%2]
+		var script []modelEvent
+		for _, e := range modelScript(pol, rand.New(rand.NewPCG(24, uint64(i)))) {
+			if e.kind == capture.StateDevSlpPin || (e.kind == capture.StatePhase && strings.HasPrefix(e.value, "devslp")) {
+				continue
+			}
+			if e.kind == capture.StatePolicy && e.value == "med_power_with_dipm" {
+				// The run's last 4 s (where a supported drive's DevSlp cycles
+				// would be) under HIPM Partial only: Partial is then held
+				// outside min_power too, Slumber only under it.
+				e.value = "medium_power"
+			}
+			script = append(script, e)
+		}
+		script = append([]modelEvent{{kind: capture.StateNote, value: analysis.NoteDevSlpSupport + "no: IDENTIFY word 78 bit 8 clear, the drive does not support DevSlp"}}, script...)
+		path := filepath.Join(t.TempDir(), "c.iwcap")
+		tr := runModel(t, p, script, int64(i), path)
+		opts := analysis.DefaultOptions()
+		opts.States = &analysis.StateOptions{}
+		rep, err := analysis.Analyze(path, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := rep.States[0]
+		if st.Learning == nil || st.Learning.Err != "" {
+			t.Errorf("draw %d (%s): levels not learned: %+v", i, pol, st.Learning)
+			continue
+		}
+		l := st.Learning.Levels
+		desc := fmt.Sprintf("draw %d (%s): truth partial %.4g slumber %.4g W; learned %+v", i, pol, float64(p.PartialW), float64(p.SlumberW), l)
+		if l.DevSlp > 0 || st.Residency["devslp"] > 0 {
+			named++
+			t.Errorf("%s: DevSlp named (%.4g W, %.1f %% of the time) for a drive without it", desc, float64(l.DevSlp), 100*st.Residency["devslp"])
+		}
+		if tr.residency["slumber"] >= 0.05 && math.Abs(float64(l.Slumber-p.SlumberW)) > math.Max(0.05*float64(p.SlumberW), 0.0005) {
+			t.Errorf("%s: Slumber learned at %.4g W (%.1f %% of the run)", desc, float64(l.Slumber), 100*tr.residency["slumber"])
+		}
+	}
+	t.Logf("8 drives without DevSlp: %d with a DevSlp level named", named)
 }

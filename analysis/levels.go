@@ -229,11 +229,19 @@ func (l *levelLearner) nameLevels(out LevelLearning, hdr capture.Header, blockS 
 		out.Err = fmt.Sprintf("levels not learned: no level held for %.0f ms among %.0f ms of quiet time", f.minN*blockS*1e3, float64(long.blocks)*blockS*1e3)
 		return out
 	}
-	if hasDP {
-		nm.nameDevSlpAtPin(l.cycles, dp)
-	}
-	if nm.lv.DevSlp == 0 {
-		nm.nameHBADevSlp()
+	switch {
+	case l.noDevSlp:
+		// Its lowest level held under min_power is Slumber, not the HBA's
+		// DevSlp (campaign seed 23 drive 160: Slumber read as DevSlp,
+		// Partial as Slumber, 66.6 points).
+		nm.ev["devslp"] = "not named: the capture records that the drive does not support DevSlp"
+	default:
+		if hasDP {
+			nm.nameDevSlpAtPin(l.cycles, dp)
+		}
+		if nm.lv.DevSlp == 0 {
+			nm.nameHBADevSlp()
+		}
 	}
 	nm.nameRest()
 	lv, ev := nm.lv, nm.ev
