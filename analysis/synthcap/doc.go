@@ -1,8 +1,8 @@
 // Package synthcap writes synthetic captures with known truth — piecewise
 // constant drive power, background (GC) bursts, I/O, phases, DEVSLP pin
-// spans, gaps, sensor noise, ADC quantisation and jittery clock marks on a
-// drifting meter clock — for analysis tests, benchmarks and
-// scripts/report-scale.sh.
+// spans, gaps, sensor noise and level steps, ADC quantisation and jittery
+// clock marks on a drifting meter clock — for analysis tests, benchmarks
+// and scripts/report-scale.sh.
 //
 // # Truth
 //
@@ -12,9 +12,11 @@
 // one of its I/Os is in flight, else IdleW plus GCW during its background
 // bursts (GCDur every GCEvery, from GCFirst); Split5V of it is drawn from the
 // 5 V rail and the rest from 12 V. TruePower gives it. What the meter reads
-// adds gaussian noise of NoiseA σ to each rail's current, then rounds
-// currents to CurrentLSB and voltages to VoltLSB (when set; the header's
-// channels then state the LSBs).
+// adds gaussian noise of NoiseA σ to each rail's current and, with StepA,
+// level steps to the 5 V current (a random telegraph of ±StepA/2 redrawn
+// with probability period/StepEvery a sample), then rounds currents to
+// CurrentLSB and voltages to VoltLSB (when set; the header's channels then
+// state the LSBs).
 //
 // # Where it sits
 //
