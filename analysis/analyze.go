@@ -3,6 +3,7 @@ package analysis
 import (
 	"errors"
 	"fmt"
+	"github.com/idlewatt/idlewatt/internal/stat"
 	"io"
 	"math"
 	"slices"
@@ -554,6 +555,9 @@ func (p *pass1) newDrive(info capture.DriveInfo, chans []int, clock *Clock, t0f 
 		if ls, ok := cls.(learnedSpread); ok {
 			proc.ds.jo.LevelStepW = units.Watts(ls.LevelStep())
 		}
+		if rs, ok := cls.(interface{ ReadingStep() float64 }); ok && rs.ReadingStep() > stat.QuantStep(proc.lsb) {
+			proc.ds.jo.Rails = withReadingStep(proc.lsb, rs.ReadingStep())
+		}
 	}
 	proc.t0 = t0f
 	proc.sink = opts.Samples
@@ -771,4 +775,29 @@ func (r *Report) note(s string) { r.Notes = append(r.Notes, s) }
 func (r *Report) dataNote(s string) {
 	r.note(s)
 	r.dataNotes = append(r.dataNotes, s)
+}
+
+// withReadingStep gives the first rail of known voltage the readings' own
+// step (W) as its current LSB, the others none, when the readings move by
+// more than the LSBs the capture states, so the DevSlp floor's and
+// pre-cycle level's intervals hold the quantiser's bias: a meter whose
+// file states a 1 nA LSB but whose readings are whole steps of 42 µA read
+// floors 1–7 µW off with intervals of 0.1–0.4 µW (the independent
+// generator's seed 13, capture route, five drives). The rails are copied;
+// calibration kept.
+func withReadingStep(rails []stat.Rail, step float64) []stat.Rail {
+	if !(step > 0) {
+		return rails
+	}
+	out := append([]stat.Rail(nil), rails...)
+	set := false
+	for i := range out {
+		switch {
+		case out[i].NominalV > 0 && !set:
+			out[i].CurrentLSB, set = step/out[i].NominalV, true
+		case out[i].NominalV > 0:
+			out[i].CurrentLSB = 0
+		}
+	}
+	return out
 }

@@ -628,6 +628,11 @@ type LevelLearning struct {
 	// Evidence says, per state, what named its level.
 	Evidence map[string]string `json:"evidence,omitempty"`
 	Err      string            `json:"error,omitempty"`
+	// readingStep is the readings' own step (W: the smallest difference
+	// between neighbouring quiet readings) when it is coarser than the LSB
+	// the capture states, or it states none: the DevSlp intervals take it
+	// as the meter's resolution.
+	readingStep float64
 }
 
 // LearnedMode is one mode of a drive's quiet block means.

@@ -263,6 +263,9 @@ func (l *levelLearner) nameLevels(out LevelLearning, hdr capture.Header, blockS 
 		return out
 	}
 	out.Levels, out.Evidence, out.LevelStepW = lv, ev, units.Watts(nm.stepW)
+	if !math.IsInf(l.quantum, 1) && l.quantum > l.lsbW(hdr) {
+		out.readingStep = l.quantum
+	}
 	if nm.one != nil {
 		out.IdleSpreadW = units.Watts(nm.one.width)
 	}

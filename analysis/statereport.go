@@ -229,6 +229,15 @@ func (c *stateCollector) LevelStep() float64 {
 	return float64(c.rep.Learning.LevelStepW)
 }
 
+// ReadingStep is the readings' own step when it is coarser than the LSB
+// the capture states, or it states none (0: not).
+func (c *stateCollector) ReadingStep() float64 {
+	if c.rep.Learning == nil {
+		return 0
+	}
+	return c.rep.Learning.readingStep
+}
+
 // IdleSpread is the learning's IdleSpreadW (0: none).
 func (c *stateCollector) IdleSpread() float64 {
 	if c.rep.Learning == nil {
