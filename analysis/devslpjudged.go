@@ -102,7 +102,7 @@ func judgedDevSlp(spans []detect.Span, cycles []judge.Cycle, l detect.Levels, pe
 		}
 		out = append(out, shareEnergy(sp, parts, floors)...)
 	}
-	return mergeAdjacent(out)
+	return detect.MergeSame(out)
 }
 
 // cutSpan splits sp at t (Start < t < End) into two spans of the same
@@ -159,28 +159,6 @@ func shareEnergy(sp detect.Span, parts []detect.Span, floors []float64) []detect
 			p.MeanW = units.Watts(floors[i])
 		}
 		out = append(out, p)
-	}
-	return out
-}
-
-// mergeAdjacent joins neighbouring spans of one state that touch.
-func mergeAdjacent(spans []detect.Span) []detect.Span {
-	var out []detect.Span
-	for _, sp := range spans {
-		if n := len(out); n > 0 && out[n-1].State == sp.State && out[n-1].End == sp.Start {
-			p := &out[n-1]
-			tot := p.Samples + sp.Samples
-			if tot > 0 {
-				p.MeanW = units.Watts((float64(p.MeanW)*float64(p.Samples) + float64(sp.MeanW)*float64(sp.Samples)) / float64(tot))
-			}
-			p.End, p.Samples, p.ExactEnd = sp.End, tot, sp.ExactEnd
-			p.MinW, p.MaxW = min(p.MinW, sp.MinW), max(p.MaxW, sp.MaxW)
-			for i := range p.Clear {
-				p.Clear[i] += sp.Clear[i]
-			}
-			continue
-		}
-		out = append(out, sp)
 	}
 	return out
 }

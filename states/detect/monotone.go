@@ -93,7 +93,7 @@ func MonotoneLevelsPossible(spans []Span, l Levels, mv MeanVar, pins []Pin, can 
 	}
 	lv := l.ordered()
 	if mv == nil || !(mv(1) > 0) || len(lv) < 2 || len(spans) == 0 {
-		return mergeSame(noDevSlp(append([]Span(nil), spans...), lv, forbid))
+		return MergeSame(noDevSlp(append([]Span(nil), spans...), lv, forbid))
 	}
 	depth := map[powerstate.State]int{}
 	for i, x := range lv {
@@ -144,7 +144,7 @@ func MonotoneLevelsPossible(spans []Span, l Levels, mv MeanVar, pins []Pin, can 
 			start++
 		}
 	}
-	return mergeSame(noDevSlp(out, lv, forbid))
+	return MergeSame(noDevSlp(out, lv, forbid))
 }
 
 // noDevSlp gives each DevSlp span forbid says no to the level of the others
@@ -403,8 +403,8 @@ func usable(s Span) bool {
 	return s.Samples > 0 && !math.IsNaN(float64(s.MeanW)) && !math.IsInf(float64(s.MeanW), 0)
 }
 
-// mergeSame joins touching spans of one state.
-func mergeSame(in []Span) []Span {
+// MergeSame joins touching spans of one state (in is not changed).
+func MergeSame(in []Span) []Span {
 	out := in[:0:0]
 	for _, s := range in {
 		if k := len(out) - 1; k >= 0 && out[k].State == s.State && out[k].End == s.Start {
