@@ -201,7 +201,11 @@ func (l *levelLearner) fitScale(b *blockScale, hdr capture.Header) scaleFit {
 		}
 	}
 	for _, c := range []learnCtx{ctxMaxPerf, ctxPin} {
-		if m, ok := dominant(modes(points(&b.hist, only(c)), f.h, f.minN, mergeRatio)); ok {
+		ms := modes(points(&b.hist, only(c)), f.h, f.minN, mergeRatio)
+		if m, ok := dominant(ms); ok {
+			seeds = append(seeds, m.x)
+		}
+		if m, ok := lowest(ms); ok && c == ctxMaxPerf && len(ms) > 1 {
 			seeds = append(seeds, m.x)
 		}
 	}
@@ -222,7 +226,7 @@ func (l *levelLearner) nameLevels(out LevelLearning, hdr capture.Header, blockS 
 	nm := &naming{f: f, blockS: blockS, ev: map[string]string{}}
 	onto := nm.gather(l, hdr)
 	nm.se = func(n float64) float64 { return f.sb * math.Sqrt(f.corr/math.Max(n, 1)) }
-	mp, hasMP := dominant(modes(points(&long.hist, only(ctxMaxPerf)), f.h, f.minN, mergeRatio))
+	mp, hasMP := lowest(modes(points(&long.hist, only(ctxMaxPerf)), f.h, f.minN, mergeRatio))
 	dp, hasDP := dominant(modes(points(&long.hist, only(ctxPin)), f.h, f.minN, mergeRatio))
 	mp.x, dp.x = onto(mp.x), onto(dp.x) // a half of a merged doublet is the doublet
 	if !nm.nameIdle(long, mp, hasMP) {
@@ -244,6 +248,7 @@ func (l *levelLearner) nameLevels(out LevelLearning, hdr capture.Header, blockS 
 		}
 	}
 	nm.nameRest()
+	nm.nameBackground()
 	lv, ev := nm.lv, nm.ev
 	if lv.DevSlp > 0 && ((lv.Slumber > 0 && lv.DevSlp >= lv.Slumber) || (lv.Partial > 0 && lv.DevSlp >= lv.Partial)) {
 		lv.DevSlp = 0

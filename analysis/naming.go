@@ -97,7 +97,7 @@ func (nm *naming) gather(l *levelLearner, hdr capture.Header) (onto func(float64
 	return onto
 }
 
-// nameIdle names active idle — the dominant mode of quiet time under
+// nameIdle names active idle — the lowest mode of quiet time under
 // max_performance (mp), where the link never leaves active; else the
 // highest level that is not background work — and the levels above it
 // background. false when there is no level.
@@ -151,6 +151,30 @@ func (nm *naming) nameIdle(long *blockScale, mp mode, hasMP bool) bool {
 	}
 	return true
 }
+
+// nameBackground gives the classifier the lowest level of background work
+// above active idle, when it lies clear of one level's spread: twice the
+// spread of active idle's blocks (the meter's steps and slow noise, which
+// a telegraph's upper half would be inside) and bgSigmas block σ.
+func (nm *naming) nameBackground() {
+	if nm.idle <= 0 || nm.lv.Idle <= 0 {
+		return
+	}
+	bg := nm.all[nm.idle-1].x
+	gap := bg - float64(nm.lv.Idle)
+	need := bgSigmas * nm.f.sb
+	if nm.one != nil {
+		need = math.Max(need, 2*nm.one.width)
+	}
+	if gap > need {
+		nm.lv.Background = units.Watts(bg)
+		nm.ev["background"] = fmt.Sprintf("the lowest level held above active idle without I/O (%.3g W above it; one level's blocks spread over %.3g W)", gap, need/2)
+	}
+}
+
+// bgSigmas is how many block σ a background level must lie above active
+// idle to be one.
+const bgSigmas = 8
 
 // nameDevSlpAtPin names DevSlp: the level of DEVSLP-asserted time (dp),
 // if it lies below the level the drive held just before an assertion (a

@@ -1,0 +1,35 @@
+package detect
+
+import (
+	"math"
+	"testing"
+
+	"github.com/idlewatt/idlewatt/states/powerstate"
+)
+
+// A learned background level moves the threshold into background down to
+// the midpoint of idle and it (an HDD's background work 12 % above idle
+// sat under the 25 % cap, read as idle), never up; a background level not
+// above idle is refused.
+func TestBackgroundLevelThreshold(t *testing.T) {
+	for _, c := range []struct {
+		l    Levels
+		want float64
+	}{
+		{Levels{Idle: 4.85}, 4.85 * 1.25},
+		{Levels{Idle: 4.85, Background: 5.43}, (4.85 + 5.43) / 2},
+		{Levels{Idle: 4.85, Background: 9}, 4.85 * 1.25},
+		{Levels{Idle: 4.85, Partial: 4.7, Background: 5.43}, 2*4.85 - (4.85+4.7)/2},
+	} {
+		lo, hi, ok := c.l.Band(powerstate.Background)
+		if !ok || math.Abs(lo-c.want) > 1e-12 || !math.IsInf(hi, 1) {
+			t.Errorf("%+v: background band [%g, %g] %v, want from %g", c.l, lo, hi, ok, c.want)
+		}
+		if err := c.l.Validate(); err != nil {
+			t.Errorf("%+v: %v", c.l, err)
+		}
+	}
+	if err := (Levels{Idle: 4.85, Background: 4.8}).Validate(); err == nil {
+		t.Error("a background level below idle was accepted")
+	}
+}
