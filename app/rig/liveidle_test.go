@@ -2,6 +2,7 @@ package rig
 
 import (
 	"context"
+	"encoding/json"
 	"math"
 	"strings"
 	"testing"
@@ -57,7 +58,11 @@ func TestActiveIdleRunsUntilResolved(t *testing.T) {
 		t.Errorf("active-idle phase %.2f s, want longer than active_idle (0.5 s), at most active_idle_max (6 s)", dur)
 	}
 	if rel > DefaultActiveIdleU95Pct {
-		t.Errorf("active idle ±%.3f %%, want within ±%v %% after running on", rel, DefaultActiveIdleU95Pct)
+		// What the report's interval was made of, for a failure seen once
+		// in CI (±0.72 % against a live ±0.41 %) and not reproduced since.
+		js, _ := json.Marshal(struct{ Uncertainty, Bursts, Quiet any }{d.Uncertainty, d.Bursts, d.Quiet})
+		t.Errorf("active idle ±%.3f %%, want within ±%v %% after running on; %s, report notes %q",
+			rel, DefaultActiveIdleU95Pct, js, res.Report.Notes)
 	}
 	if !strings.Contains(strings.Join(res.Notes, "\n"), "active-idle phase") {
 		t.Errorf("no note on why the phase stopped: %q", res.Notes)
