@@ -3,6 +3,7 @@ package judge
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/idlewatt/idlewatt/internal/stat"
@@ -502,10 +503,11 @@ func atBaseAtPin(c Cycle) bool {
 // one bias, which more cycles do not average away.
 //
 // A cycle whose level is not resolved — its standard error more than
-// unresolvedSE times the median of the cycles' — is left out while at
-// least two others are: a GC burst over one cycle's pre-cycle window
-// (1.72 ± 1.24 W beside three cycles at 78.1 ± 0.3 mW) carried the
-// verdict's value off to 0.49 W (campaign seed 27 drive 165). Not a
+// unresolvedSE times the second smallest of the cycles' (not their median:
+// two of four unresolved, 24:54, 3.4 mW read 17.6 ± 45 mW) — is left out
+// when three or more cycles have one: a GC burst over one cycle's
+// pre-cycle window (1.72 ± 1.24 W beside three cycles at 78.1 ± 0.3 mW)
+// carried the verdict's value off to 0.49 W (campaign seed 27 drive 165). Not a
 // weighted mean: under the meter's level steps a cycle that sat on one
 // half has a small error and a biased level (TestDevSlpResidencyUnderLevelSteps).
 func poolLevels(cycles []Cycle, get func(Cycle) (NumW, levelU)) (NumW, NumW) {
@@ -524,11 +526,12 @@ func poolLevels(cycles []Cycle, get func(Cycle) (NumW, levelU)) (NumW, NumW) {
 		return NoneW, NoneW
 	}
 	if len(ses) >= 3 {
-		med := stat.Median(ses)
+		slices.Sort(ses)
+		ref := ses[1] // the second best resolved: half the cycles may not be
 		var kx []float64
 		var ku []levelU
 		for i, u := range us {
-			if !(u.se > unresolvedSE*med) {
+			if !(u.se > unresolvedSE*ref) {
 				kx, ku = append(kx, xs[i]), append(ku, u)
 			}
 		}
@@ -567,8 +570,9 @@ func poolLevels(cycles []Cycle, get func(Cycle) (NumW, levelU)) (NumW, NumW) {
 	return NumW(m), NumW(stat.Expanded(v, dof, sys))
 }
 
-// unresolvedSE is how many times the median of the cycles' standard errors
-// a cycle's level's must exceed to be left out of the pool (poolLevels).
+// unresolvedSE is how many times the second smallest of the cycles'
+// standard errors a cycle's must exceed to be left out of the pool
+// (poolLevels).
 const unresolvedSE = 20
 
 // poolCycles is a verdict's value of one quantity from its cycles: the
