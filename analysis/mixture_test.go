@@ -239,3 +239,21 @@ func TestOneLevelSigma(t *testing.T) {
 		}
 	}
 }
+
+// A cluster whose outer parts hold few of its blocks (Partial 413, Slumber
+// 21 666, DevSlp 206 blocks, after 192 DevSlp cycles) spreads, 5th to
+// 95th percentile, as its middle alone: that is not one level split by the
+// meter's steps, and the three stay apart (campaign seed 27 drive 100:
+// merged, its Slumber named DevSlp, 46 points). With outer parts of a
+// fair share the same spread still merges them.
+func TestAsOneNeedsItsOuterParts(t *testing.T) {
+	one := &oneLevel{width: 0.00045, spread: func(lo, hi float64) (float64, bool) { return 0.0005, true }}
+	ms := []mode{{x: 0.1876, n: 2264}, {x: 0.1106, n: 100}, {x: 0.03357, n: 413}, {x: 0.009076, n: 21666}, {x: 0.000332, n: 206}}
+	if out, _, _, _ := mergeDoublets(ms, make([]string, len(ms)), 0, one); len(out) != len(ms) {
+		t.Errorf("%d modes merged into %d: %+v", len(ms), len(out), out)
+	}
+	fair := []mode{{x: 0.1876, n: 2264}, {x: 0.1106, n: 100}, {x: 0.03357, n: 4130}, {x: 0.009076, n: 21666}, {x: 0.000332, n: 2060}}
+	if out, _, _, _ := mergeDoublets(fair, make([]string, len(fair)), 0, one); len(out) != 3 {
+		t.Errorf("outer parts of 13 %% and 7 %%: %d modes, want the triplet merged (3)", len(out))
+	}
+}
