@@ -26,6 +26,10 @@ type Levels struct {
 	// idle: an HDD's background work 10 % above its idle sat under the
 	// 25 % cap and read as idle (campaign seed 27 drives 60–62: 2–7 points).
 	Background units.Watts `json:"background_w,omitempty"`
+	// IdleTop, when level learning sets it (above idle), is the top of
+	// active idle's band: quiet power above it is background. Zero: from
+	// the levels (see compile).
+	IdleTop units.Watts `json:"idle_top_w,omitempty"`
 }
 
 // Validate checks that the known levels are ordered idle > partial >
@@ -43,6 +47,9 @@ func (l Levels) Validate() error {
 	}
 	if l.Background != 0 && !(l.Background > l.Idle && l.Idle > 0) {
 		return fmt.Errorf("levels: background (%v) is not above idle (%v)", l.Background, l.Idle)
+	}
+	if l.IdleTop != 0 && !(l.IdleTop > l.Idle && l.Idle > 0) {
+		return fmt.Errorf("levels: idle's band top (%v) is not above idle (%v)", l.IdleTop, l.Idle)
 	}
 	return nil
 }
@@ -93,6 +100,9 @@ func (l Levels) compile() thresholds {
 		}
 		if bg := float64(l.Background); bg > x && lv[0].s == powerstate.Idle {
 			t.activeAbove = math.Min(t.activeAbove, (x+bg)/2)
+		}
+		if top := float64(l.IdleTop); top > x && lv[0].s == powerstate.Idle {
+			t.activeAbove = math.Min(x*1.25, top)
 		}
 	}
 	// Adjacent levels are split at their arithmetic midpoint: the sensor
