@@ -94,3 +94,42 @@ func TestFloorIntervalHoldsTheReadingsStep(t *testing.T) {
 		t.Errorf("the floor's interval held the truth in %d of %d", held, trials)
 	}
 }
+
+// TestIdleAndAverageIntervalsHoldTheReadingsStep: the same quantised
+// readings (whole steps of 20–50 µA, noise under a fifth of a step, no LSB
+// stated) — active idle's and the average's intervals hold the
+// quantiser's bias too, not only the DevSlp block's (the independent
+// generator's seed 14, capture route: quantised drives' active idle and
+// average 6–90 µW off with intervals of ±0.8–10 µW).
+func TestIdleAndAverageIntervalsHoldTheReadingsStep(t *testing.T) {
+	r := rand.New(rand.NewPCG(14, 4))
+	held := 0
+	const trials = 8
+	for trial := range trials {
+		lsb := 20e-6 + 30e-6*r.Float64()
+		s := devslpScenario()
+		s.Drives[0].IdleW = 0.02 + 0.2*r.Float64()
+		s.NoiseA, s.CurrentLSB, s.LSBUnstated, s.Seed = lsb*(0.05+0.15*r.Float64()), lsb, true, int64(trial)+1
+		opts := analysis.DefaultOptions()
+		opts.States = &analysis.StateOptions{}
+		rep := analyze(t, s, opts)
+		d := rep.Drives[0]
+		var sum, n float64
+		for _, w := range s.TruePower(1) {
+			sum += w
+			n++
+		}
+		ok := d.ActiveIdleU95W != nil && d.AverageU95W != nil &&
+			math.Abs(float64(d.ActiveIdleW)-s.Drives[0].IdleW) <= float64(*d.ActiveIdleU95W) &&
+			math.Abs(float64(d.AverageW)-sum/n) <= float64(*d.AverageU95W)
+		if ok {
+			held++
+		} else {
+			t.Logf("trial %d (step %.1f µA): active idle %.6f W ± %v, truth %.6f; average %.6f ± %v, truth %.6f", trial, lsb*1e6,
+				float64(d.ActiveIdleW), ptrOr((*float64)(d.ActiveIdleU95W)), s.Drives[0].IdleW, float64(d.AverageW), ptrOr((*float64)(d.AverageU95W)), sum/n)
+		}
+	}
+	if held < trials-1 {
+		t.Errorf("active idle's and the average's intervals both held the truth in %d of %d", held, trials)
+	}
+}
