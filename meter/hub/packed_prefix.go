@@ -260,7 +260,11 @@ const (
 // count would compete for CX). At the channels marked chRefill the
 // window is reloaded whole from the bit position (8 bytes, at least 57
 // bits), after the sample's index was read from it: no count of loaded
-// bits to keep, and no stale bits to clear.
+// bits to keep, and no stale bits to clear. The reload is rotated, not
+// shifted, by the position's bit offset, and by the sample's length in
+// the same rotation: one step fewer on the chain from one table entry to
+// the next at a reload (the offset's bits, rotated round, are stale bits
+// like the others).
 func prefixSets(p *floatStream, fc []floatChan, k, j int, end int, r bitReader) (bitReader, int, int, prefixStop) {
 	pos := uint(r.pos())
 	win := be.Uint64(p[pos>>3&(floatBuf-1):]) << (pos & 7)
@@ -268,13 +272,17 @@ func prefixSets(p *floatStream, fc []floatChan, k, j int, end int, r bitReader) 
 		for ; j < len(fc); j++ {
 			c := &fc[j]
 			e := c.tab[win>>(64-prefixBits)]
-			if c.flags&chRefill != 0 {
-				win = be.Uint64(p[pos>>3&(floatBuf-1):]) << (pos & 7)
-			}
 			if e == 0 {
 				return readerAt(p, pos), k, j, prefixMiss
 			}
-			win = bits.RotateLeft64(win, int(e&63))
+			if c.flags&chRefill != 0 {
+				// Reloaded and rotated by the bit offset and the sample's
+				// length in one step: the offset's bits come round to the
+				// low end, above the sample's.
+				win = bits.RotateLeft64(be.Uint64(p[pos>>3&(floatBuf-1):]), int(pos&7+e.tl()))
+			} else {
+				win = bits.RotateLeft64(win, int(e&63))
+			}
 			x := uint32(win) // the sample's bits, its current remainder lowest
 			pos += e.tl()
 			bus := c.bus + e.bus()
