@@ -47,7 +47,7 @@ func (res *Result) WriteHeadline(w io.Writer, verify bool) {
 		if v.PreCycleW.Ok() {
 			// The resting power before each assertion: Slumber under a DIPM
 			// policy, not active idle.
-			fmt.Fprintf(w, "DevSlp port %s: pre-cycle (Slumber) power %s mW\n", p, judge.PM(v.PreCycleW, judge.NoneW, 1e3))
+			fmt.Fprintf(w, "DevSlp port %s: pre-cycle (Slumber) power %s mW\n", p, judge.PM(v.PreCycleW, v.PreCycleU95W, 1e3))
 		}
 		if verify {
 			writeCycles(w, p, v)
