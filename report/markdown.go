@@ -58,7 +58,7 @@ func WriteMarkdown(w io.Writer, r *analysis.Report) {
 		}
 		p("| %s | %s | %s | %s | %s | %s | %s | %d/%d | %s |\n", mdCell(d.Name), outcome, judge.PM(ds.FloorW, ds.FloorU95W, 1e3),
 			judge.PM(ds.EntryMs, ds.EntryU95Ms, 1), judge.PM(ds.RiseMs, ds.RiseU95Ms, 1), judge.PM(ds.ExitMs, ds.ExitU95Ms, 1),
-			judge.PM(ds.PreCycleW, judge.NoneW, 1e3), ds.Verdict.Passed, len(ds.CycleResults), mdCell(ds.Reason))
+			judge.PM(ds.PreCycleW, ds.PreCycleU95W, 1e3), ds.Verdict.Passed, len(ds.CycleResults), mdCell(ds.Reason))
 	}
 	writeDeclaredMarkdown(w, r)
 	p("\n## I/O and efficiency\n\n| Drive | Ops | MB | Busy (s) | Busy power (W) | Settle (s) | Idle (s) | MB/s per W (busy) | IOPS per W (busy) | MB/s per W | IOPS per W |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")

@@ -41,6 +41,7 @@ func expected(t *testing.T, dir string) reportValues {
 				ExitMs     *float64 `json:"exit_ms"`
 				ExitU95Ms  *float64 `json:"exit_u95_ms"`
 				PreCycleW  *float64 `json:"pre_cycle_w"`
+				PreU95W    *float64 `json:"pre_cycle_u95_w"`
 				Cycles     []struct {
 					Cycle     int      `json:"cycle"`
 					FloorW    *float64 `json:"floor_w"`
@@ -67,7 +68,7 @@ func expected(t *testing.T, dir string) reportValues {
 		m["entry"] = pm(ds.EntryMs, ds.EntryU95Ms, 1)
 		m["power rise"] = pm(ds.RiseMs, ds.RiseU95Ms, 1)
 		m["exit to first read"] = pm(ds.ExitMs, ds.ExitU95Ms, 1)
-		m["pre-cycle"] = pm(ds.PreCycleW, nil, 1e3)
+		m["pre-cycle"] = pm(ds.PreCycleW, ds.PreU95W, 1e3)
 		for _, c := range ds.Cycles {
 			m[fmt.Sprintf("cycle %d: DevSlp floor", c.Cycle)] = pm(c.FloorW, c.FloorU95W, 1e3)
 		}
