@@ -180,13 +180,8 @@ func (nm *naming) nameBackground() {
 	// rises through intermediate power the nearer threshold counts
 	// (moving it there lost 20 residency intervals in seeds 22–27).
 	idle := float64(nm.lv.Idle)
-	for _, x := range []units.Watts{nm.lv.Partial, nm.lv.Slumber, nm.lv.DevSlp} {
-		if x > 0 && float64(x) < idle {
-			if (idle-float64(x))/2 < idleTopSigmas*nm.f.sb {
-				nm.lv.IdleTop = units.Watts((idle + bg) / 2)
-			}
-			break
-		}
+	if x, ok := nextBelowIdle(nm.lv); ok && (idle-float64(x))/2 < idleTopSigmas*nm.f.sb {
+		nm.lv.IdleTop = units.Watts((idle + bg) / 2)
 	}
 }
 

@@ -37,23 +37,29 @@ func QuietLevel(ps []float64, rate units.Hertz, lo, hi units.Watts) (level, u95 
 // centred on idle up to that midpoint; ok is false without an idle level
 // and a lower one.
 func IdleBandOf(l detect.Levels) (lo, hi units.Watts, ok bool) {
-	if l.Idle <= 0 {
+	x, ok := nextBelowIdle(l)
+	if l.Idle <= 0 || !ok {
 		return 0, 0, false
 	}
+	lo = units.Watts(math.Sqrt(float64(l.Idle) * float64(x)))
+	hi = 2*l.Idle - lo
+	// Not into the drive's background work: its level's midpoint with idle
+	// caps the band, and the band stays centred on idle (campaign seed 27
+	// drive 8: GC at 1.8 × idle inside the band, in its outer quarter, was
+	// its densest mode and active idle was left null).
+	if edge := (l.Idle + l.Background) / 2; l.Background > l.Idle && hi > edge {
+		hi, lo = edge, max(lo, 2*l.Idle-edge)
+	}
+	return lo, hi, true
+}
+
+// nextBelowIdle is the highest known level below idle (Partial, else
+// Slumber, else DevSlp); false without one.
+func nextBelowIdle(l detect.Levels) (units.Watts, bool) {
 	for _, x := range []units.Watts{l.Partial, l.Slumber, l.DevSlp} {
 		if x > 0 && x < l.Idle {
-			lo = units.Watts(math.Sqrt(float64(l.Idle) * float64(x)))
-			hi = 2*l.Idle - lo
-			// Not into the drive's background work: its level's midpoint
-			// with idle caps the band, and the band stays centred on idle
-			// (campaign seed 27 drive 8: GC at 1.8 × idle inside the band,
-			// in its outer quarter, was its densest mode and active idle
-			// was left null).
-			if edge := (l.Idle + l.Background) / 2; l.Background > l.Idle && hi > edge {
-				hi, lo = edge, max(lo, 2*l.Idle-edge)
-			}
-			return lo, hi, true
+			return x, true
 		}
 	}
-	return 0, 0, false
+	return 0, false
 }

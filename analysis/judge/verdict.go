@@ -525,6 +525,10 @@ func poolLevels(cycles []Cycle, get func(Cycle) (NumW, levelU)) (NumW, NumW) {
 	if len(xs) == 0 {
 		return NoneW, NoneW
 	}
+	var sys float64
+	for _, u := range us {
+		sys = math.Max(sys, u.sys) // every cycle's meter, those left out too
+	}
 	if len(ses) >= 3 {
 		slices.Sort(ses)
 		ref := ses[1] // the second best resolved: half the cycles may not be
@@ -536,17 +540,13 @@ func poolLevels(cycles []Cycle, get func(Cycle) (NumW, levelU)) (NumW, NumW) {
 			}
 		}
 		if len(kx) >= 2 {
-			for _, u := range us {
-				ku[0].sys = math.Max(ku[0].sys, u.sys) // the meter's term is every cycle's
-			}
 			xs, us = kx, ku
 		}
 	}
 	n := float64(len(xs))
 	m := stat.Mean(xs)
-	var prop2, ws, sys float64
+	var prop2, ws float64
 	for _, u := range us {
-		sys = math.Max(sys, u.sys)
 		if math.IsNaN(u.se) {
 			continue
 		}
