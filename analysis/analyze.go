@@ -215,15 +215,16 @@ func AnalyzeSource(open Opener, opts Options) (*Report, error) {
 	}
 	clock := p1.fitter.Fit(p1.hdr.StartHost)
 	var hum map[int]*humModel
+	var poles map[int]*sensorPole
 	if sd != nil {
-		hum, err = sd.learnHumLevels(open, p1, &clock, opts)
+		hum, poles, err = sd.learnHumLevels(open, p1, &clock, opts)
 	} else {
-		hum, err = learnHum(open, p1, &clock, opts.Ports, opts.serial)
+		hum, poles, err = learnHum(open, p1, &clock, opts.Ports, opts.serial)
 	}
 	if err != nil {
 		return nil, err
 	}
-	return secondPass(open, opts, p1, sd, clock, hum)
+	return secondPass(open, opts, p1, sd, clock, hum, poles)
 }
 
 // firstPass reads the capture's records but its samples; rs, if not nil,
@@ -414,7 +415,7 @@ func pinSpans(ev []pinEvent) []span {
 	return out
 }
 
-func secondPass(open Opener, opts Options, p *pass1, sd *stateDetector, clock Clock, hum map[int]*humModel) (*Report, error) {
+func secondPass(open Opener, opts Options, p *pass1, sd *stateDetector, clock Clock, hum map[int]*humModel, poles map[int]*sensorPole) (*Report, error) {
 	h := p.hdr
 	rep := newReport(p, &clock, opts)
 	ports, rails, err := drivePorts(h, opts.Ports)
@@ -448,6 +449,9 @@ func secondPass(open Opener, opts Options, p *pass1, sd *stateDetector, clock Cl
 			f := proc.hum.fit
 			rep.Drives[len(rep.Drives)-1].Hum = &f
 			rep.note(humNote(info.Name, f))
+		}
+		if proc.usePole(poles[port]); proc.pole != nil {
+			rep.note(poleNote(info.Name, proc.pole, 1/float64(h.RateHz)))
 		}
 		rep.drivesProc = append(rep.drivesProc, proc)
 	}

@@ -30,6 +30,7 @@ type metricSet struct {
 	io       ioAcc
 	first    int64 // host time of the first sample, ns
 	seen     bool
+	dpeak    decPeak     // with a sensor response learned: the highest sample read through its inverse (pole.go)
 	quiet    blockSeries // quiet samples in active idle (see estimate.go), not folded
 	rest     blockSeries // with a classifier, quiet samples in any state (without, quiet is that)
 }
@@ -58,6 +59,7 @@ func (m *metricSet) collected() {
 // fold merges a collected set's samples into m.
 func (m *metricSet) fold(o *metricSet) {
 	m.all.merge(o.all)
+	m.dpeak.fold(o.dpeak)
 	for a := range m.byAct {
 		m.byAct[a].merge(o.byAct[a])
 	}
@@ -113,6 +115,10 @@ type driveProc struct {
 	wins       *peakWins
 	cls        StateClassifier
 	hum        *humModel // the mains hum, subtracted from every sample first (nil: none)
+	// pole is the sensor's response, learned (nil: none, or not resolved
+	// from zero); dc reads the samples through its inverse for the peak.
+	pole *sensorPole
+	dc   deconv
 	// unlearned is why the drive's levels could not be learned (state
 	// detection on): its residency, state power and active idle are null.
 	unlearned   string
@@ -246,6 +252,9 @@ func (d *driveProc) run(start uint64, ps []float64) {
 		}
 		run := ps[k:end]
 		sum := m.addRun(run, a)
+		if d.pole != nil {
+			d.dc.add(run, &m.dpeak)
+		}
 		best, ok := d.wins.push(run, sum.max, &m.win, &m.winSeen)
 		for w, n := range d.wins.n {
 			if ok[w] {
@@ -281,6 +290,25 @@ func (d *driveProc) run(start uint64, ps []float64) {
 		d.last = int64(t0 + dt*float64(end-1))
 		k = end
 	}
+}
+
+// usePole sets the drive's sensor response: the peak is read through its
+// inverse when a is resolved from zero (τ known), else as sampled.
+func (d *driveProc) usePole(p *sensorPole) {
+	if tau, _ := p.tauS(1); math.IsNaN(tau) {
+		return
+	}
+	d.pole = p
+	d.dc.b, _ = p.b()
+}
+
+// peakOf is a set's peak power: its highest sample, or with a sensor
+// response its highest sample read through the inverse filter.
+func (d *driveProc) peakOf(m *metricSet) (w, delta float64) {
+	if d.pole != nil && m.dpeak.seen {
+		return m.dpeak.max, m.dpeak.d
+	}
+	return m.all.max, 0
 }
 
 // chartRun adds run (samples at t, t+dt, … s) to the chart envelope. A run
@@ -451,6 +479,7 @@ func (d *driveProc) missing(start, count uint64) {
 	}
 	d.lastMissEnd = start + count
 	d.wins.reset()
+	d.dc.ok = false
 	d.spans.end()
 	if d.dec != nil {
 		d.dec.Gap((d.clock.HostF(float64(start))-d.t0)/1e9, (d.clock.HostF(float64(start+count))-d.t0)/1e9)

@@ -125,7 +125,8 @@ func (r *Report) drivePower(dr *DriveReport, d *driveProc, dt, relPeriod float64
 	dr.EnergyJ = units.Joules(nanIfNone(n, t.all.sum*dt))
 	dr.EnergyWh = float64(dr.EnergyJ) / 3600
 	dr.AverageW = units.Watts(nanIfNone(n, t.all.mean()))
-	dr.PeakW = units.Watts(nanIfNone(n, t.all.max))
+	pk, pkDelta := d.peakOf(t)
+	dr.PeakW = units.Watts(nanIfNone(n, pk))
 	dr.MinW = units.Watts(nanIfNone(n, t.all.min))
 	dr.P50W, dr.P95W, dr.P99W = quant(&t.hist, t.all, 0.5), quant(&t.hist, t.all, 0.95), quant(&t.hist, t.all, 0.99)
 	dr.PeakWindows = peaks(t)
@@ -152,7 +153,12 @@ func (r *Report) drivePower(dr *DriveReport, d *driveProc, dt, relPeriod float64
 	dr.EnergyU95J = energyU95(dr.AverageU95W, dr.DurationS, dr.EnergyJ, relPeriod)
 	dr.Uncertainty = d.uncertainty(qe, dt)
 	if !math.IsNaN(qe.NoiseVar1) {
-		dr.PeakCI95W = peakCI95(dr.PeakW, int(n), qe.peakSigma(), d.resU(dr.PeakW, qe))
+		if d.pole != nil {
+			b, u95B := d.pole.b()
+			dr.PeakCI95W = peakCI95Deconvolved(dr.PeakW, pkDelta, int(n), qe.peakSigma(), d.resU(dr.PeakW, qe), b, u95B)
+		} else {
+			dr.PeakCI95W = peakCI95(dr.PeakW, int(n), qe.peakSigma(), d.resU(dr.PeakW, qe))
+		}
 	}
 	switch {
 	case n > 0 && math.IsNaN(float64(dr.ActiveIdleW)):
@@ -216,7 +222,7 @@ func (d *driveProc) phase(pi int, name string, qe levelEstimate, dt, t0, relPeri
 		return Phase{}, false
 	}
 	mn := m.all.n
-	ph := Phase{Name: name, Samples: mn, DurationS: units.Seconds(float64(mn) * dt), AverageW: units.Watts(nanIfNone(mn, m.all.mean())), PeakW: units.Watts(nanIfNone(mn, m.all.max)),
+	ph := Phase{Name: name, Samples: mn, DurationS: units.Seconds(float64(mn) * dt), AverageW: units.Watts(nanIfNone(mn, m.all.mean())), PeakW: units.Watts(nanIfNone(mn, d.peakOfW(m))),
 		MinW: units.Watts(nanIfNone(mn, m.all.min)), EnergyJ: units.Joules(nanIfNone(mn, m.all.sum*dt)),
 		P50W: quant(&m.hist, m.all, 0.5), P95W: quant(&m.hist, m.all, 0.95), P99W: quant(&m.hist, m.all, 0.99),
 		PeakWindows: d.phasePeaks(m, mn), Segments: segments(m, dt, 0)}
@@ -424,6 +430,12 @@ func (d *driveProc) bandLevel(b *blockSeries, lo, hi units.Watts) levelEstimate 
 
 // resU is the resolution and calibration term of a mean power p, dithered
 // by one sample's quiet noise q found.
+// peakOfW is peakOf's power.
+func (d *driveProc) peakOfW(m *metricSet) float64 {
+	w, _ := d.peakOf(m)
+	return w
+}
+
 func (d *driveProc) resU(p units.Watts, q levelEstimate) float64 {
 	sigma := 0.0
 	if s := q.sampleSigma(); !math.IsNaN(s) {
@@ -440,6 +452,11 @@ func (d *driveProc) uncertainty(qe levelEstimate, dt float64) Uncertainty {
 	}
 	if s := units.Watts(qe.peakSigma()); !math.IsNaN(float64(s)) {
 		u.NoisePeakSigmaW = &s
+	}
+	if d.pole != nil {
+		tau, u95 := d.pole.tauS(dt)
+		ms, ums := units.Milliseconds(tau*1e3), units.Milliseconds(u95*1e3)
+		u.SensorTimeConstantMS, u.SensorTimeConstantU95MS, u.SensorSteps = &ms, &ums, d.pole.Steps
 	}
 	if !math.IsNaN(qe.NoiseVar1) {
 		s, c := units.Watts(math.Sqrt(qe.NoiseVar1)), units.Milliseconds(float64(qe.CorrLen)*dt*1e3)

@@ -85,6 +85,7 @@ func modelScript(policy string, r *rand.Rand) []modelEvent {
 // modelTruth is what the test knows of a run and the analysis does not.
 type modelTruth struct {
 	residency map[string]float64 // by the report's state names and definitions
+	peak      *float64           // peakTruth
 }
 
 const modelRate = 10000
@@ -192,7 +193,7 @@ func runModel(t *testing.T, p drivesim.Profile, script []modelEvent, seed int64,
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	return modelTruth{residency: truthResidency(m.Truth(), m.IOSpans(), p, end)}
+	return modelTruth{residency: truthResidency(m.Truth(), m.IOSpans(), p, end), peak: peakTruth(m.Truth(), end)}
 }
 
 // truthResidency is the share of [0, end) in each state by the report's

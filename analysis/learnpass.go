@@ -51,12 +51,13 @@ func takeLevels(ls []*levelLearner, run *capture.Run, c *Clock) {
 // more read, with the hum subtracted: a capture without hum is read once
 // here, not twice, and learns exactly what it learned with a read for each
 // (TestLearnHumLevelsOneRead). It returns the hum models by port (drives
-// with none are not in the map) and sets sd.learned.
-func (sd *stateDetector) learnHumLevels(open Opener, p *pass1, c *Clock, opts Options) (map[int]*humModel, error) {
+// with none are not in the map), the sensor responses by port (pole.go)
+// and sets sd.learned.
+func (sd *stateDetector) learnHumLevels(open Opener, p *pass1, c *Clock, opts Options) (map[int]*humModel, map[int]*sensorPole, error) {
 	hl := humLearners(p, opts.Ports)
 	ports, rails, err := drivePorts(p.hdr, opts.Ports)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	names := map[int]capture.DriveInfo{}
 	for _, d := range p.hdr.Drives {
@@ -74,10 +75,10 @@ func (sd *stateDetector) learnHumLevels(open Opener, p *pass1, c *Clock, opts Op
 	ll := levelLearners(p, c, opts, drives, rails, nil)
 	if len(hl) > 0 || len(ll) > 0 {
 		if err := learnRuns(open, pairLearners(ports, hl, ll), c, opts.serial); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	hum := humModels(hl, opts.serial)
+	hum, poles := humModels(hl, opts.serial), poleModels(hl, opts.serial)
 	var again []learnPair
 	for i, l := range ll {
 		if m := hum[l.port]; m != nil {
@@ -88,7 +89,7 @@ func (sd *stateDetector) learnHumLevels(open Opener, p *pass1, c *Clock, opts Op
 	}
 	if len(again) > 0 {
 		if err := learnRuns(open, again, c, opts.serial); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	learned := make([]LevelLearning, len(ll))
@@ -97,7 +98,7 @@ func (sd *stateDetector) learnHumLevels(open Opener, p *pass1, c *Clock, opts Op
 	for i, l := range ll {
 		sd.learned[l.port] = learned[i]
 	}
-	return hum, nil
+	return hum, poles, nil
 }
 
 // learnPair is one drive's learners in the shared read: its hum's, its
@@ -140,10 +141,10 @@ func (b learnPair) take(run *capture.Run, c *Clock) {
 	case b.h == nil:
 		takeLevels([]*levelLearner{b.l}, run, c)
 	case run.Gap > 0:
-		b.h.reset()
+		b.h.brk()
 		b.l.breakStretch()
 	case !railsPresent(run, b.l.rails):
-		b.h.reset()
+		b.h.brk()
 		b.l.breakStretch()
 	default:
 		for k, ch := range b.l.rails {
@@ -184,7 +185,7 @@ func (b learnPair) power(run *capture.Run, buf *[]float64) (pw []float64, ok boo
 func (b learnPair) takePower(i0 uint64, pw []float64, ok bool, c *Clock) {
 	if !ok {
 		if b.h != nil {
-			b.h.reset()
+			b.h.brk()
 		}
 		if b.l != nil {
 			b.l.breakStretch()
@@ -424,12 +425,14 @@ func railPower(run *capture.Run, rails []int, buf *[]float64) []float64 {
 	return ws
 }
 
-// humLearner is one drive's hum pass.
+// humLearner is one drive's hum pass, and the learner of its meter's
+// sensor response (pole.go), which takes every valid sample.
 type humLearner struct {
 	port  int
 	rails []int
 	busy  activityCursor
 	cands []*humWindows
+	pole  poleLearner
 	pw    []float64 // scratch: a run's power (railPower)
 }
 
@@ -437,7 +440,7 @@ type humLearner struct {
 // and valid; anything else ends the windows being filled.
 func (l *humLearner) take(run *capture.Run, c *Clock) {
 	if !railsPresent(run, l.rails) {
-		l.reset()
+		l.brk()
 		return
 	}
 	l.takePower(run.Index, railPower(run, l.rails, &l.pw), c)
@@ -451,6 +454,7 @@ func (l *humLearner) take(run *capture.Run, c *Clock) {
 // moving forward), and each quiet run goes to the windows whole (addRun
 // over runs one after another is addRun over them joined).
 func (l *humLearner) takePower(i0 uint64, pw []float64, c *Clock) {
+	l.pole.take(pw)
 	for j := 0; j < len(pw); {
 		if math.IsNaN(pw[j]) {
 			l.reset()
@@ -471,10 +475,18 @@ func (l *humLearner) takePower(i0 uint64, pw []float64, c *Clock) {
 	}
 }
 
+// reset ends the hum windows being filled (a busy or invalid sample).
 func (l *humLearner) reset() {
 	for _, h := range l.cands {
 		h.reset()
 	}
+}
+
+// brk is a break in the drive's samples (a gap, a rail missing): the hum
+// windows end and no step window of the sensor's response spans it.
+func (l *humLearner) brk() {
+	l.reset()
+	l.pole.reset()
 }
 
 // model is the drive's hum: the candidate with the more hum power, nil
@@ -498,7 +510,8 @@ func (l *humLearner) model() *humModel {
 }
 
 // humLearners are the hum pass's learners, one per drive that has rails
-// (none when the rate shows neither candidate).
+// (with no hum candidates when the rate shows neither: the sensor's
+// response is learned all the same).
 func humLearners(p *pass1, only []int) []*humLearner {
 	ports, rails, err := drivePorts(p.hdr, only)
 	if err != nil {
@@ -520,7 +533,7 @@ func humLearners(p *pass1, only []int) []*humLearner {
 		for _, h := range bases {
 			l.cands = append(l.cands, h.twin())
 		}
-		if len(l.cands) > 0 && len(l.rails) > 0 {
+		if len(l.rails) > 0 {
 			ls = append(ls, l)
 		}
 	}
@@ -531,11 +544,25 @@ func humLearners(p *pass1, only []int) []*humLearner {
 func takeHum(ls []*humLearner, run *capture.Run, c *Clock) {
 	for _, l := range ls {
 		if run.Gap > 0 {
-			l.reset()
+			l.brk()
 		} else {
 			l.take(run, c)
 		}
 	}
+}
+
+// poleModels fits each learner's sensor response; drives with too few
+// clean steps are not in the map.
+func poleModels(ls []*humLearner, serial bool) map[int]*sensorPole {
+	ms := make([]*sensorPole, len(ls))
+	eachDrive(len(ls), serial, func(i int) { ms[i] = ls[i].pole.model() })
+	out := map[int]*sensorPole{}
+	for i, l := range ls {
+		if ms[i] != nil {
+			out[l.port] = ms[i]
+		}
+	}
+	return out
 }
 
 // humModels fits each learner's hum. Drives with none are not in the map.
@@ -581,18 +608,19 @@ func eachDrive(n int, serial bool, f func(i int)) {
 // learnHum is the hum pass on its own (without state detection; with it,
 // learnHumLevels shares the read with level learning): one read of the
 // samples, each drive's quiet windows gathered, then each drive's hum
-// fitted. Drives with none are not in the map.
-func learnHum(open Opener, p *pass1, c *Clock, only []int, serial bool) (map[int]*humModel, error) {
+// fitted, and its sensor response (pole.go). Drives with none are not in
+// the maps.
+func learnHum(open Opener, p *pass1, c *Clock, only []int, serial bool) (map[int]*humModel, map[int]*sensorPole, error) {
 	ls := humLearners(p, only)
 	if len(ls) == 0 {
-		return map[int]*humModel{}, nil
+		return map[int]*humModel{}, map[int]*sensorPole{}, nil
 	}
 	pairs := make([]learnPair, len(ls))
 	for i, l := range ls {
 		pairs[i].h = l
 	}
 	if err := learnRuns(open, pairs, c, serial); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return humModels(ls, serial), nil
+	return humModels(ls, serial), poleModels(ls, serial), nil
 }

@@ -227,7 +227,7 @@ func TestLearnRunsParallel(t *testing.T) {
 		o := opts
 		o.serial = serial
 		sd := newStateDetector()
-		hum, err := sd.learnHumLevels(open, p1, &clock, o)
+		hum, _, err := sd.learnHumLevels(open, p1, &clock, o)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -81,7 +81,7 @@ func PlotTraces(path string, o PlotOptions) (*PlotData, error) {
 		opts.ChartFrom, opts.ChartTo = o.From, o.To
 		// The readings as recorded: no hum is removed from a plot, as
 		// none is from the summaries it is otherwise drawn from.
-		r, err := secondPass(open, opts, p1, nil, p1.fitter.Fit(p1.hdr.StartHost), nil)
+		r, err := secondPass(open, opts, p1, nil, p1.fitter.Fit(p1.hdr.StartHost), nil, nil)
 		if err != nil {
 			return nil, err
 		}

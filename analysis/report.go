@@ -229,7 +229,14 @@ type Uncertainty struct {
 	// from the channels' stated calibration limits (gain, offset), which
 	// no averaging removes; null when the header states none.
 	CalibrationUW *units.Watts `json:"calibration_u_w"`
-	Note          string       `json:"note,omitempty"`
+	// SensorTimeConstantMS is the meter's first-order response learned
+	// from the drive's own steps (SensorSteps of them), with its 95 %
+	// half-width; peak_w is read through its inverse. Null when no
+	// response is resolved from zero (or too few clean steps).
+	SensorTimeConstantMS    *units.Milliseconds `json:"sensor_time_constant_ms,omitempty"`
+	SensorTimeConstantU95MS *units.Milliseconds `json:"sensor_time_constant_u95_ms,omitempty"`
+	SensorSteps             int                 `json:"sensor_steps,omitempty"`
+	Note                    string              `json:"note,omitempty"`
 }
 
 // QuietPower is the level over quiet time in every link state (no I/O
