@@ -1200,3 +1200,42 @@ func TestEntryUnderMeterLevelSteps(t *testing.T) {
 		t.Errorf("entry within ±1 ms of the truth on %d of %d drives", within, drives)
 	}
 }
+
+// TestReturnAfterTheRead: after the read the drive comes back to its
+// pre-cycle level (PASS), stays awake above it until the cycle ends — in
+// Partial, at 5 × Slumber — (INCONCLUSIVE, not judged: campaign seed 33
+// drive 95, a working drive failed on 3 of 192 cycles), or stays at its
+// floor (FAIL: it did not come back).
+func TestReturnAfterTheRead(t *testing.T) {
+	const period = hostclock.Time(100 * time.Microsecond)
+	cr := DefaultCriteria()
+	cr.DETOMs, cr.LimitW = 400, 0.015
+	for _, c := range []struct {
+		name  string
+		after float64 // × Slumber after the read; 0: the floor
+		want  Outcome
+	}{{"back at Slumber", 1, Pass}, {"awake in Partial", 5, Inconclusive}, {"stuck at the floor", 0, Fail}} {
+		rng := rand.New(rand.NewPCG(44, 95))
+		const slumber, floor, sigma = 0.0024, 0.0003, 0.0001
+		as, tm := heldCycle(rng, period, 0)
+		var s []Sample
+		for ts := hostclock.Time(0); ts < tm.End; ts += period {
+			w := slumber
+			switch {
+			case ts >= as && ts < tm.Deassert+hostclock.Time(time.Millisecond):
+				w = floor
+			case ts >= tm.Deassert+hostclock.Time(time.Millisecond) && ts < tm.ProbeComplete:
+				w = 0.2
+			case ts >= tm.ProbeComplete && c.after == 0:
+				w = floor
+			case ts >= tm.ProbeComplete:
+				w = c.after * slumber
+			}
+			s = append(s, Sample{T: ts, W: w + sigma*rng.NormFloat64()})
+		}
+		cy := Judge(tm, s, JudgeOptions{Criteria: cr, ClockU95Ms: 0.05})
+		if cy.Outcome != c.want {
+			t.Errorf("%s: %v %v, want %v", c.name, cy.Outcome, cy.Reasons, c.want)
+		}
+	}
+}
