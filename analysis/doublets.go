@@ -164,6 +164,34 @@ func telegraphOf(steps []step, min, spread, need float64) float64 {
 	return size
 }
 
+// alikeContexts reports whether two modes' blocks fall in the host's
+// contexts (ALPM policy, the DEVSLP pin) alike — their shares of each
+// within ctxAlike in total variation — as a meter's level steps leave
+// them, at random times: the two halves of a telegraph share every
+// context. Two of the drive's own levels need not: Idle and Partial
+// (337 and 292 mW, under max_performance and LPM) 45 mW apart and Slumber
+// and the HBA's DevSlp (48 and 0.6 mW, the second under the pin and
+// min_power) 47 mW apart were taken for one telegraph's doublets, and
+// DevSlp was read as Slumber (campaign seed 33 drive 11: 15.7 points).
+func alikeContexts(a, b mode) bool {
+	var na, nb float64
+	for k := range numCtx {
+		na, nb = na+a.byCtx[k], nb+b.byCtx[k]
+	}
+	if !(na > 0 && nb > 0) {
+		return true
+	}
+	var tv float64
+	for k := range numCtx {
+		tv += math.Abs(a.byCtx[k]/na - b.byCtx[k]/nb)
+	}
+	return tv/2 <= ctxAlike
+}
+
+// ctxAlike bounds the total variation between the contexts of a
+// doublet's parts (alikeContexts).
+const ctxAlike = 0.5
+
 // mergeDoublets merges the doublets and triplets of ms (sorted by x,
 // highest first) into one mode each, at their time-weighted mean (the
 // level under steps that spend about half the time in each state), and
@@ -235,7 +263,7 @@ func mergeDoublets(ms []mode, from []string, step float64, one *oneLevel) (out [
 			cs = append(cs, cluster{i: i, size: size, width: ms[i].x - ms[i+size-1].x})
 		}
 	}
-	isolated := func(c cluster) bool { return apart(c, doubletIsolation) }
+	isolated := func(c cluster) bool { return apart(c, doubletIsolation) && alikeContexts(ms[c.i], ms[c.i+c.size-1]) }
 	stepped := func(c cluster) bool {
 		return step > 0 && math.Abs(c.width-step) <= doubletTol*step && apart(c, telegraphIsolation)
 	}

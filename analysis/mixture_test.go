@@ -257,3 +257,33 @@ func TestAsOneNeedsItsOuterParts(t *testing.T) {
 		t.Errorf("outer parts of 13 %% and 7 %%: %d modes, want the triplet merged (3)", len(out))
 	}
 }
+
+// TestDoubletsShareTheirContexts: a meter's level steps leave both halves
+// of every level in each of the host's contexts alike; two of the drive's
+// own level pairs that happen to be as far apart are not doublets when
+// their parts fall in different contexts. Campaign seed 33 drive 11: Idle
+// and Partial (337 and 292 mW, max_performance against LPM) and Slumber
+// and the HBA's DevSlp (48 and 0.6 mW, the second under the pin) 45 and
+// 47 mW apart were merged, and DevSlp read as Slumber (15.7 points).
+func TestDoubletsShareTheirContexts(t *testing.T) {
+	m := func(x, n float64, ctx map[learnCtx]float64) mode {
+		md := mode{x: x, n: n}
+		for k, v := range ctx {
+			md.byCtx[k] = v
+		}
+		return md
+	}
+	lpm, mp, pin := ctxLPM, ctxMaxPerf, ctxPin
+	own := []mode{m(0.9239, 10, map[learnCtx]float64{lpm: 10}), m(0.3373, 105, map[learnCtx]float64{mp: 99, lpm: 6}), m(0.2919, 32, map[learnCtx]float64{lpm: 32}),
+		m(0.0480, 618, map[learnCtx]float64{lpm: 618}), m(0.0006, 307, map[learnCtx]float64{pin: 300, lpm: 7})}
+	if out, _, _, _ := mergeDoublets(own, make([]string, len(own)), 0, nil); len(out) != len(own) {
+		t.Errorf("the drive's own levels: %d modes merged into %d", len(own), len(out))
+	}
+	// The same modes with each pair's blocks spread over the contexts alike
+	// (a telegraph's halves): merged.
+	tel := []mode{m(0.9239, 10, map[learnCtx]float64{lpm: 10}), m(0.3373, 105, map[learnCtx]float64{mp: 60, lpm: 45}), m(0.2919, 32, map[learnCtx]float64{mp: 17, lpm: 15}),
+		m(0.0480, 618, map[learnCtx]float64{lpm: 418, pin: 200}), m(0.0006, 307, map[learnCtx]float64{pin: 100, lpm: 207})}
+	if out, _, _, _ := mergeDoublets(tel, make([]string, len(tel)), 0, nil); len(out) != 3 {
+		t.Errorf("a telegraph's doublets: %d modes merged into %d, want 3", len(tel), len(out))
+	}
+}
