@@ -36,7 +36,7 @@ var ReportFlags = []settings.Flag{
 	{Name: "ports", Kind: settings.Ints, Help: "only these drive ports"},
 	{Name: "json", Kind: settings.Bool, Help: "print report.json to stdout instead of the headline"},
 	{Name: "no-html", Kind: settings.Bool, Help: "do not write report.html (the interactive viewer)"},
-	{Name: "from", Kind: settings.Duration, Help: "report only from T, seconds on the report's timeline (90, 1.5, 1m30s); every figure is then of the interval"},
+	{Name: "from", Kind: settings.Duration, Help: "report only from T on the report's timeline, a duration with its unit (90s, 1.5s, 1m30s); every figure is then of the interval"},
 	{Name: "to", Kind: settings.Duration, Help: "report only up to T (default: the end)"},
 	outfile.Flag("report files already in --out", ""),
 }

@@ -17,7 +17,7 @@ import (
 
 // Flags are `idlewatt annotate`'s settings.
 var Flags = []settings.Flag{
-	{Name: "at", Kind: settings.Duration, Help: "the note's time T (seconds on the report's timeline)"},
+	{Name: "at", Kind: settings.Duration, Help: "the note's time T on the report's timeline, a duration with its unit (12.5s)"},
 	{Name: "to", Kind: settings.Duration, Help: "end of the noted interval (after --at)"},
 	{Name: "text", Kind: settings.String, Help: "the note (up to 2000 bytes of text)"},
 	{Name: "list", Kind: settings.Bool, Help: "print the capture's notes instead"},
