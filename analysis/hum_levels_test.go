@@ -9,6 +9,7 @@ import (
 
 	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/states/drivesim"
+	"github.com/idlewatt/idlewatt/units"
 )
 
 // TestLevelsUnderMainsHum: drives drawn from the campaign space read
@@ -71,5 +72,64 @@ func TestLevelsUnderMainsHum(t *testing.T) {
 	}
 	if worst > 3 {
 		t.Errorf("worst residency error %.2f pp, want ≤ 3", worst)
+	}
+}
+
+// TestIdleFromMaxPerformanceWhenPartialMerges: Partial 85–92 % of idle,
+// under hum and a switching ripple aliased to 30–70 Hz (110.03–110.07 kHz
+// at 10 kS/s) whose block noise is as wide as the gap, holds the drive for
+// most of its quiet time under an LPM policy; the fit cannot part it from
+// idle, and the one mode over every context sits near Partial. Named idle
+// because it is near the max_performance mode, it read the idle level
+// near Partial (held-out campaign seed 31 drive 1: 71.7 mW for 81.6, and
+// active idle null). Idle now takes the max_performance mode's own level:
+// within ±1 % on 9 of these 10 drives (0 before). Active idle itself still
+// reads the Partial time the idle band holds on all 10 (before and after):
+// an open problem (docs/analysis.md), logged here, not asserted.
+func TestIdleFromMaxPerformanceWhenPartialMerges(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("simulated drives")
+	}
+	const drives = 10
+	levelOK, aiOK := 0, 0
+	for i := range drives {
+		r := rand.New(rand.NewPCG(31, uint64(i)))
+		u := func(a, b float64) float64 { return a + (b-a)*r.Float64() }
+		p := drivesim.Draw(r, fmt.Sprintf("merge-%d", i))
+		for p.SpindleW > 0 { // an SSD
+			p = drivesim.Draw(r, fmt.Sprintf("merge-%d", i))
+		}
+		p.ActiveIdleW = units.Watts(u(0.05, 0.12))
+		p.PartialW = p.ActiveIdleW * units.Watts(u(0.85, 0.92))
+		p.SlumberW = p.PartialW * 0.05
+		p.DevSlpW = min(p.DevSlpW, p.SlumberW/2)
+		p.DipmSlumberAfterMs = 60000 // Partial, not Slumber, in its quiet time
+		p.GCEveryS = 0
+		gap := float64(p.ActiveIdleW-p.PartialW) / 5 // A at 5 V
+		p.NoiseMA = 0.1
+		p.Noise = drivesim.Noise{HumMA: 1e3 * gap * u(0.9, 1.3), HumHz: 60, HumHarmonics: 4, RippleMA: 1e3 * gap * u(1.0, 1.4), RippleKHz: 110 + u(0.03, 0.07)}
+		path := filepath.Join(t.TempDir(), "c.iwcap")
+		runModel(t, p, modelScript("min_power_with_partial", rand.New(rand.NewPCG(32, uint64(i)))), int64(i), path)
+		opts := analysis.DefaultOptions()
+		opts.States = &analysis.StateOptions{}
+		rep, err := analysis.Analyze(path, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, lv := rep.Drives[0], float64(rep.States[0].Levels.Idle)
+		if math.Abs(lv-float64(p.ActiveIdleW)) <= 0.01*float64(p.ActiveIdleW) {
+			levelOK++
+		}
+		e := math.Abs(float64(d.ActiveIdleW - p.ActiveIdleW))
+		if e <= 0.01*float64(p.ActiveIdleW) || (d.ActiveIdleU95W != nil && e <= float64(*d.ActiveIdleU95W)) {
+			aiOK++
+		}
+		t.Logf("drive %d (idle %.2f mW, Partial %.2f, hum %.2f mA, ripple %.2f mA): idle level %.3f mW, active idle %.3f mW ± %v", i,
+			1e3*float64(p.ActiveIdleW), 1e3*float64(p.PartialW), p.Noise.HumMA, p.Noise.RippleMA, 1e3*lv, 1e3*float64(d.ActiveIdleW), ptrOr((*float64)(d.ActiveIdleU95W)))
+	}
+	t.Logf("%d drives: idle level within ±1 %% on %d; active idle within goal or interval on %d (open problem)", drives, levelOK, aiOK)
+	if levelOK < 9 {
+		t.Errorf("idle level within ±1 %% on %d of %d drives, want ≥ 9", levelOK, drives)
 	}
 }
