@@ -295,7 +295,7 @@ func (d *driveProc) run(start uint64, ps []float64) {
 // usePole sets the drive's sensor response: the peak is read through its
 // inverse when a is resolved from zero (τ known), else as sampled.
 func (d *driveProc) usePole(p *sensorPole) {
-	if tau, _ := p.tauS(1); math.IsNaN(tau) {
+	if !p.resolved() {
 		return
 	}
 	d.pole = p

@@ -227,10 +227,16 @@ func (p *sensorPole) b() (b, u95 float64) {
 	return a / (1 - a), p.t95() * p.SEA / ((1 - a) * (1 - a))
 }
 
+// resolved reports whether the response is used: a over poleZ standard
+// errors and not over poleMaxA.
+func (p *sensorPole) resolved() bool {
+	return p != nil && p.A > poleZ*p.SEA && p.A <= poleMaxA
+}
+
 // tauS is the time constant τ = −T/ln a (s) and its 95 % half-width; NaN
 // when a is not resolved (under poleZ standard errors) or over poleMaxA.
 func (p *sensorPole) tauS(period float64) (tau, u95 float64) {
-	if p == nil || !(p.A > poleZ*p.SEA) || p.A > poleMaxA {
+	if !p.resolved() {
 		return math.NaN(), math.NaN()
 	}
 	tau = -period / math.Log(p.A)
