@@ -80,9 +80,9 @@ type levelLearner struct {
 	ctx      learnCtx // the policy's context in force
 
 	// quantum is the smallest non-zero difference between neighbouring
-	// quiet readings (W; +Inf before one): a quantised meter's step in
-	// power when the header states none (stepW).
-	quantum float64
+	// quiet readings and how often it was seen: a quantised meter's step in
+	// power when the header states none (stepW, readingQuantum.step).
+	quantum readingQuantum
 
 	rng     *rand.Rand
 	inQuiet bool
@@ -300,7 +300,7 @@ type railSeen struct {
 }
 
 func newLevelLearner(port int, name string, rails []int, p *pass1, c *Clock, opts Options) *levelLearner {
-	l := &levelLearner{port: port, name: name, rails: rails, totalMin: math.Inf(1), totalMax: math.Inf(-1), quantum: math.Inf(1),
+	l := &levelLearner{port: port, name: name, rails: rails, totalMin: math.Inf(1), totalMax: math.Inf(-1), quantum: readingQuantum{q: math.Inf(1)},
 		noDevSlp: driveClaimsNoDevSlp(p.devslp.support[port])}
 	for i, d := range []time.Duration{levelBlock, shortBlock} {
 		l.scales[i].per = max(1, int(math.Round(float64(d)/c.NsPerSample)))
@@ -497,7 +497,7 @@ func minMax(run []float64, mn, mx float64) (float64, float64) {
 // whole (blockScale.addRun), then the profile after I/O.
 func (l *levelLearner) addQuiet(i uint64, t int64, run []float64, ctx learnCtx, pre bool, cy *[]float64, c *Clock) {
 	l.quietN += uint64(len(run))
-	l.quantum = minStep(run, l.quantum)
+	l.quantum.add(run)
 	if !l.inQuiet || ctx != l.bctx || pre != l.bpre {
 		l.stretch(ctx, pre) // once: it leaves inQuiet, bctx and bpre as the run's
 	}
@@ -684,13 +684,76 @@ func (l *levelLearner) learn(h capture.Header, opts Options) LevelLearning {
 	return l.nameLevels(out, h, blockS)
 }
 
-// minStep is the smaller of q and the smallest non-zero difference between
-// neighbours of run.
-func minStep(run []float64, q float64) float64 {
+// readingQuantum is the smallest non-zero step between neighbouring quiet
+// readings (q, W; +Inf before one) and how many steps were that one (n: a
+// step under 1.5 q, so float32 storage's rounding of one LSB counts as it).
+type readingQuantum struct {
+	q       float64
+	n       uint64
+	adopted bool // another drive's on the same meter (shareQuantum)
+}
+
+// add takes a quiet run's neighbouring differences.
+func (r *readingQuantum) add(run []float64) {
 	for k := 1; k < len(run); k++ {
-		if d := math.Abs(run[k] - run[k-1]); d > 0 && d < q {
-			q = d
+		d := math.Abs(run[k] - run[k-1])
+		switch {
+		case !(d > 0) || d >= 1.5*r.q:
+		case d < r.q:
+			if d*1.5 <= r.q {
+				r.n = 0 // the earlier ones were multiples of this step
+			}
+			r.q = d
+			r.n++
+		default:
+			r.n++
 		}
 	}
-	return q
+}
+
+// shareQuantum gives a drive whose quiet readings show no quantum the
+// best-supported one of another drive on the same meter: readings whose
+// noise is under a twentieth of a step may never cross one (a 0.3 mW floor
+// 0.1 step off the lattice read 16 µW high with an interval of nW, while the
+// drive beside it showed the meter's 0.16 mW step 614 times:
+// TestFloorIntervalHoldsTheReadingsStep).
+func shareQuantum(ll []*levelLearner) {
+	best := -1
+	for i, l := range ll {
+		if !math.IsInf(l.quantum.step(l.quietN), 1) && (best < 0 || l.quantum.n > ll[best].quantum.n) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return
+	}
+	for _, l := range ll {
+		if math.IsInf(l.quantum.step(l.quietN), 1) {
+			l.quantum = readingQuantum{q: ll[best].quantum.q, n: ll[best].quantum.n, adopted: true}
+		}
+	}
+}
+
+// Minimum support of a reading quantum: quantumMinN steps and
+// quantumMinShare of the quiet samples' neighbour pairs.
+const (
+	quantumMinN     = 20
+	quantumMinShare = 1e-4
+)
+
+// step is the readings' quantum over quiet quiet samples, or +Inf where the
+// data do not show one: a quantised meter's step recurs wherever noise
+// moves a reading across a boundary (a share of the pairs of order σ/LSB),
+// while readings without noise change only where the level does — a
+// noise-free capture's smallest step was its drive's DevSlp entry, 0.39 W,
+// once a cycle, taken for the LSB: every interval ±0.22 W on a 0.4 W idle
+// (TestNoQuantumFromLevelSteps).
+func (r readingQuantum) step(quiet uint64) float64 {
+	if r.adopted {
+		return r.q
+	}
+	if r.n < quantumMinN || float64(r.n) < quantumMinShare*float64(quiet) {
+		return math.Inf(1)
+	}
+	return r.q
 }

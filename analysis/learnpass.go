@@ -92,6 +92,7 @@ func (sd *stateDetector) learnHumLevels(open Opener, p *pass1, c *Clock, opts Op
 			return nil, nil, err
 		}
 	}
+	shareQuantum(ll)
 	learned := make([]LevelLearning, len(ll))
 	eachDrive(len(ll), opts.serial, func(i int) { learned[i] = ll[i].learn(p.hdr, opts) })
 	sd.learned = map[int]LevelLearning{}

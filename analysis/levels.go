@@ -141,7 +141,7 @@ func (l *levelLearner) lsbW(h capture.Header) float64 {
 // points of idle as Partial (seed 10 drives 4, 24, 69). For noisy
 // readings the smallest step is far under the noise and changes nothing.
 func (l *levelLearner) stepW(h capture.Header) float64 {
-	q := l.quantum
+	q := l.quantum.step(l.quietN)
 	if math.IsInf(q, 1) {
 		q = 0
 	}
@@ -268,8 +268,8 @@ func (l *levelLearner) nameLevels(out LevelLearning, hdr capture.Header, blockS 
 		return out
 	}
 	out.Levels, out.Evidence, out.LevelStepW = lv, ev, units.Watts(nm.stepW)
-	if !math.IsInf(l.quantum, 1) && l.quantum > l.lsbW(hdr) {
-		out.readingStep = l.quantum
+	if q := l.quantum.step(l.quietN); !math.IsInf(q, 1) && q > l.lsbW(hdr) {
+		out.readingStep = q
 	}
 	if nm.one != nil {
 		out.IdleSpreadW = units.Watts(nm.one.width)

@@ -21,7 +21,7 @@ func TestLevelHeldBrieflyInALongCapture(t *testing.T) {
 		slumber := idle * (0.05 + 0.2*r.Float64())
 		sigma := 0.02 * (idle - slumber) * (1 + r.Float64())
 		spells := 8 + r.IntN(5) // idle spells of 100 ms
-		l := &levelLearner{quantum: math.Inf(1)}
+		l := &levelLearner{quantum: readingQuantum{q: math.Inf(1)}}
 		b := &blockScale{per: 100} // 10 ms blocks at 10 kS/s
 		run := make([]float64, 0, 600_000)
 		for k := range 6_000_000 {

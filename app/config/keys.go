@@ -78,7 +78,7 @@ var driveStringBounds = map[string]int{
 // file's path and the switches of the test and benchmark scripts.
 var EnvNotKeys = map[string]bool{
 	"IDLEWATT_CONFIG": true, "IDLEWATT_CRASH_HELPER": true, "IDLEWATT_CRASH_RUNS": true,
-	"IDLEWATT_CAMPAIGN": true, "IDLEWATT_BENCH_CAPTURE": true,
+	"IDLEWATT_CAMPAIGN": true, "IDLEWATT_BENCH_CAPTURE": true, "IDLEWATT_CPUPROFILE": true,
 	// The test suite's switches (docs/testing.md): .ci/run sets the first two
 	// for every command the tests run.
 	"IDLEWATT_REQUIRE_FIRMWARE": true, "IDLEWATT_LONG": true, "IDLEWATT_CHROMIUM": true,

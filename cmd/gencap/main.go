@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 
 	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/analysis/synthcap"
@@ -22,7 +23,16 @@ func main() {
 	scan := flag.String("scan", "", "decode every record of this capture and exit")
 	reportIn := flag.String("report", "", "analyze this capture and write the report into -out")
 	overwrite := flag.Bool("overwrite", false, "with -report: replace report files already in -out")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of -scan or -report to this file (go tool pprof)")
 	flag.Parse()
+	if *cpuprofile != "" {
+		stop, err := startProfile(*cpuprofile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "gencap:", err)
+			os.Exit(2)
+		}
+		defer stop()
+	}
 	switch {
 	case *scan != "":
 		n, err := scanAll(*scan)
@@ -72,4 +82,18 @@ func scanAll(path string) (int, error) {
 			n += rec.Block.Len()
 		}
 	}
+}
+
+// startProfile starts a CPU profile into a new file (an existing one is refused);
+// the returned func stops it and closes the file.
+func startProfile(path string) (func(), error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }

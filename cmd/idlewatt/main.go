@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"runtime/pprof"
 
 	"github.com/spf13/cobra"
 
@@ -19,7 +20,31 @@ import (
 
 func main() {
 	setMemoryLimit(os.Args[1:])
-	os.Exit(runMain(os.Args[1:], os.Stdout, os.Stderr))
+	stop := startCPUProfile(os.Getenv("IDLEWATT_CPUPROFILE"), os.Stderr)
+	code := runMain(os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// startCPUProfile writes a CPU profile of the whole command into path (a new
+// file; an existing one is refused) when path is set: IDLEWATT_CPUPROFILE, a
+// developer's switch for `go tool pprof` (docs/benchmarks.md). The returned
+// func stops it.
+func startCPUProfile(path string, stderr io.Writer) func() {
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err == nil {
+		if err = pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "idlewatt: IDLEWATT_CPUPROFILE: %v (no profile written)\n", err)
+		return func() {}
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }
 }
 
 // analysisMemoryLimit is the soft memory limit of the commands that read a
