@@ -165,7 +165,10 @@ func (v *Variogram) N() int { return v.n }
 // gamma is the robust semivariance at lag 2^j (octave false) or over the
 // octave from it, and the differences behind it; ok false with fewer than
 // minDiffs.
-func (v *Variogram) gamma(j int, octave bool) (float64, int, bool) {
+//
+// q > 0 is the readings' quantiser step (quantisedStep of lag 1): a
+// median of 0 is then read by quantisedSigma.
+func (v *Variogram) gamma(j int, octave bool, q float64) (float64, int, bool) {
 	d := v.lags[j].d
 	if octave {
 		d = v.oct[j].d
@@ -174,7 +177,24 @@ func (v *Variogram) gamma(j int, octave bool) (float64, int, bool) {
 		return 0, len(d), false
 	}
 	sd := absDiffSigma(slices.Clone(d))
+	if sd == 0 && q > 0 {
+		sd = quantisedSigma(d, q) // d, not the clone absDiffSigma reordered and overwrote
+	}
 	return sd * sd / 2, len(d), true
+}
+
+// quantum is the readings' quantiser step when lag 1's differences have a
+// median of 0 and are a quantiser's (quantisedStep), else 0.
+func (v *Variogram) quantum() float64 {
+	d := v.lags[0].d
+	if len(d) < minDiffs {
+		return 0
+	}
+	a := slices.Clone(d)
+	if MedianInPlace(a) != 0 {
+		return 0
+	}
+	return quantisedStep(a)
 }
 
 // Noise is a stationary noise model: the marginal σ of one reading and the
@@ -270,9 +290,10 @@ func (v *Variogram) Noise() Noise {
 	// the exact lags', which give ρ at them.
 	var g, ge []float64
 	var cnt []int
+	q := v.quantum()
 	for j := range numLags {
-		x, c, ok := v.gamma(j, true)
-		xe, _, oke := v.gamma(j, false)
+		x, c, ok := v.gamma(j, true, q)
+		xe, _, oke := v.gamma(j, false, q)
 		if !ok || !oke {
 			break
 		}
