@@ -550,6 +550,7 @@ func (p *pass1) newDrive(info capture.DriveInfo, chans []int, clock *Clock, t0f 
 	}
 	proc := newDriveProc(info, chans, clock, busy, int64(opts.Settle), pins, int64(opts.DevSlpAllowance), &p.phases, cls)
 	proc.pinSource = pinSrc
+	proc.setPolicies(p.policies)
 	proc.ds = p.devslpProc(port, pins, clock)
 	for _, ch := range chans {
 		proc.lsb = append(proc.lsb, railOf(h.Channels[ch]))

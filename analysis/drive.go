@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"math"
+	"sort"
 
 	"github.com/idlewatt/idlewatt/analysis/decimate"
 	"github.com/idlewatt/idlewatt/capture"
@@ -33,6 +34,7 @@ type metricSet struct {
 	dpeak    decPeak     // with a sensor response learned: the highest sample read through its inverse (pole.go)
 	quiet    blockSeries // quiet samples in active idle (see estimate.go), not folded
 	rest     blockSeries // with a classifier, quiet samples in any state (without, quiet is that)
+	mp       blockSeries // quiet samples under max_performance (activeIdle's when idle merged with a lower level)
 }
 
 // addRun accumulates samples that share activity a and returns their
@@ -131,6 +133,10 @@ type driveProc struct {
 	stateBuf    []State          // scratch: classify's labels
 	quiet       blockSeries      // the drive's quiet samples, in time order
 	rest        blockSeries      // with a classifier, the drive's quiet samples in any state
+	mp          blockSeries      // the drive's quiet samples under max_performance
+	pol         []policyEvent    // this port's and every port's ALPM policies, by time
+	polI        int              // the next policy event
+	polCtx      learnCtx         // the policy context in force at polI
 	lsb         []railLSB        // per rail, for the resolution and calibration terms
 	noise       stat.Variogram   // every quiet sample, any state (quietNoise)
 	spans       spanNoise        // with a classifier, quiet spans of one level state
@@ -189,12 +195,15 @@ func newDriveProc(info capture.DriveInfo, rails []int, c *Clock, busy []span, se
 		d.phases[i] = &metricSet{}
 		d.phases[i].quiet.init(rate)
 		d.phases[i].rest.init(rate)
+		d.phases[i].mp.init(rate)
 	}
 	d.quiet.init(rate)
 	d.rest.init(rate)
+	d.mp.init(rate)
 	d.spans.init(rate)
 	d.outside.quiet.init(rate)
 	d.outside.rest.init(rate)
+	d.outside.mp.init(rate)
 	var n [numPeakWins]int
 	for k, w := range peakWindowsS {
 		n[k] = int(math.Round(rate.Samples(units.Seconds(w))))
@@ -352,6 +361,42 @@ func (d *driveProc) chartEdge(t, dt float64) int64 {
 
 const chartMinRun = 512
 
+// setPolicies gives d the ALPM policy events of its port (and of every
+// port), for the quiet samples under max_performance (addMaxPerf).
+func (d *driveProc) setPolicies(all []policyEvent) {
+	for _, e := range all {
+		if e.port == 0 || e.port == d.info.Port {
+			d.pol = append(d.pol, e)
+		}
+	}
+	sort.SliceStable(d.pol, func(a, b int) bool { return d.pol[a].t < d.pol[b].t })
+}
+
+// addMaxPerf adds the parts of a quiet run (host times ts) recorded under
+// max_performance to the drive's and m's max_performance series, the run
+// cut at the policy's changes.
+func (d *driveProc) addMaxPerf(ts []hostclock.Time, run []float64, m *metricSet) {
+	if len(d.pol) == 0 {
+		return
+	}
+	for j := 0; j < len(run); {
+		for d.polI < len(d.pol) && d.pol[d.polI].t <= int64(ts[j]) {
+			d.polCtx = policyCtx(d.pol[d.polI].policy)
+			d.polI++
+		}
+		e := len(run)
+		if d.polI < len(d.pol) {
+			next := hostclock.Time(d.pol[d.polI].t)
+			e = j + sort.Search(len(run)-j, func(k int) bool { return ts[j+k] >= next })
+		}
+		if d.polCtx == ctxMaxPerf && e > j {
+			d.mp.addEach(run[j:e])
+			m.mp.addEach(run[j:e])
+		}
+		j = max(e, j+1)
+	}
+}
+
 func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
 // classify labels run (samples start+k…) with the classifier, sample by
@@ -382,6 +427,7 @@ func (d *driveProc) classify(start uint64, k int, run []float64, a Activity, pin
 		d.noise.AddAll(run)
 		d.rest.addEach(run)
 		m.rest.addEach(run)
+		d.addMaxPerf(ts, run, m)
 	}
 	for j := 0; j < n; {
 		raw := sts[j]

@@ -601,6 +601,11 @@ func (d *driveProc) quietNoise() driveNoise {
 // resolution dithered by one sample's σ, and the drive's noise carried
 // for the average and energy.
 func (d *driveProc) levelOf(b *blockSeries, floor, ceil float64) levelEstimate {
+	return d.levelOfSpread(b, floor, ceil, 0)
+}
+
+// levelOfSpread is levelOf with a block σ of at least minSigma.
+func (d *driveProc) levelOfSpread(b *blockSeries, floor, ceil, minSigma float64) levelEstimate {
 	bs := b.all()
 	var n int
 	var sum float64
@@ -644,6 +649,7 @@ func (d *driveProc) levelOf(b *blockSeries, floor, ceil float64) levelEstimate {
 	if is, ok := d.cls.(learnedSpread); ok && !math.IsInf(floor, -1) {
 		blockSigma = math.Max(blockSigma, is.IdleSpread()/(2*z95))
 	}
+	blockSigma = math.Max(blockSigma, minSigma)
 	e := estimateLevelNoise(bs, b.L, b.minN, resU, floor, ceil, blockSigma)
 	if !dn.ok {
 		return e

@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/idlewatt/idlewatt/analysis/series"
@@ -133,7 +134,7 @@ func (r *Report) drivePower(dr *DriveReport, d *driveProc, dt, relPeriod float64
 	ia := t.byAct[Idle]
 	dr.Idle = IdleInfo{Samples: t.idleHist.Count(), S: units.Seconds(float64(t.idleHist.Count()) * dt), MeanW: units.Watts(nanIfNone(ia.n, ia.mean())),
 		P5W: quant(&t.idleHist, ia, 0.05), P95W: quant(&t.idleHist, ia, 0.95)}
-	qe := d.activeIdle(&d.quiet, &d.rest)
+	qe := d.activeIdle(&d.quiet, &d.rest, &d.mp)
 	dr.ActiveIdleW, dr.ActiveIdleU95W = qe.watts()
 	dr.Bursts = burstInfo(qe, dt)
 	re := qe
@@ -231,7 +232,7 @@ func (d *driveProc) phase(pi int, name string, qe levelEstimate, dt, t0, relPeri
 			e.U95 = meanU95(uint64(e.Kept), qe, d.resU(units.Watts(e.Level), qe))
 		}
 	}
-	pe := d.activeIdle(&m.quiet, &m.rest)
+	pe := d.activeIdle(&m.quiet, &m.rest, &m.mp)
 	borrow(&pe)
 	ph.ActiveIdleW, ph.ActiveIdleU95W = pe.watts()
 	ph.Bursts = burstInfo(pe, dt)
@@ -409,7 +410,15 @@ func (d *driveProc) quietLevel(b *blockSeries) levelEstimate {
 // link state, within the learned idle band; without state detection (or
 // for a drive the levels hold no idle level for), median-centred over
 // quiet, the quiet samples labelled active idle (estimateLevel).
-func (d *driveProc) activeIdle(quiet, rest *blockSeries) levelEstimate {
+//
+// Where level learning took idle from the max_performance time because
+// the mode over every context held a lower level too (idleFromMP), the
+// estimate is over mp, the quiet samples under max_performance, when they
+// show an idle level: in every link state, a Partial scattered over idle's
+// band by noise that 10 ms blocks do not average (an aliased ripple, hum)
+// outnumbered idle's blocks, and active idle read the Partial level
+// (held-out campaign seed 31 drive 1; TestIdleFromMaxPerformanceWhenPartialMerges).
+func (d *driveProc) activeIdle(quiet, rest, mp *blockSeries) levelEstimate {
 	f, ok := d.cls.(IdleBander)
 	if !ok {
 		return d.quietLevel(quiet)
@@ -418,11 +427,43 @@ func (d *driveProc) activeIdle(quiet, rest *blockSeries) levelEstimate {
 	if !ok {
 		return d.quietLevel(quiet)
 	}
+	if m, ok := d.cls.(idleFromMP); ok && m.IdleFromMaxPerformance() {
+		// One level (idle) and background work above it: as the quiet
+		// level (no band: no lower state to cut), with a block σ of at
+		// least the blocks' own spread, 5th to 95th percentile ÷ 3.29 —
+		// noise slower than a block (an aliased ripple) makes successive
+		// blocks alike, and at their differences' σ the densest window,
+		// or idle's band, kept one swing of it: 2–3 % off.
+		if e := d.levelOfSpread(mp, math.Inf(-1), math.Inf(1), bandSpread(mp, math.Inf(-1), math.Inf(1))); !math.IsNaN(e.Level) {
+			return e
+		}
+	}
 	// Not the samples labelled active idle, even where rest shows no idle
 	// level: under noise they are partly lower-state samples the noise
 	// carried over the threshold (a 54 mW SSD read 47 mW from them).
 	return d.bandLevel(rest, lo, hi)
 }
+
+// bandSpread is the 5th-to-95th-percentile spread ÷ 3.29 (2 z95) of b's
+// whole block means within [lo, hi]; 0 with fewer than 20.
+func bandSpread(b *blockSeries, lo, hi float64) float64 {
+	var ms []float64
+	for _, x := range b.all() {
+		if m := x.sum / float64(x.n); x.n == b.L && m >= lo && m <= hi {
+			ms = append(ms, m)
+		}
+	}
+	if len(ms) < 20 {
+		return 0
+	}
+	slices.Sort(ms)
+	return (stat.SortedQuantile(ms, 0.95) - stat.SortedQuantile(ms, 0.05)) / (2 * z95)
+}
+
+// idleFromMP is a classifier whose learned idle level is the
+// max_performance mode's, the mode over every context holding a lower
+// level too (LevelLearning.idleMP).
+type idleFromMP interface{ IdleFromMaxPerformance() bool }
 
 func (d *driveProc) bandLevel(b *blockSeries, lo, hi units.Watts) levelEstimate {
 	return d.levelOf(b, float64(lo), float64(hi))

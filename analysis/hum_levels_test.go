@@ -83,9 +83,11 @@ func TestLevelsUnderMainsHum(t *testing.T) {
 // because it is near the max_performance mode, it read the idle level
 // near Partial (held-out campaign seed 31 drive 1: 71.7 mW for 81.6, and
 // active idle null). Idle now takes the max_performance mode's own level:
-// within ±1 % on 9 of these 10 drives (0 before). Active idle itself still
-// reads the Partial time the idle band holds on all 10 (before and after):
-// an open problem (docs/analysis.md), logged here, not asserted.
+// within ±1 % on 9 of these 10 drives (0 before). The mode over every
+// context is then left to be named as the lower level it mostly is
+// (Partial), and active idle is read over max_performance quiet time at
+// the blocks' own spread: within goal or its interval on 9 (0 before: it
+// read the Partial level).
 func TestIdleFromMaxPerformanceWhenPartialMerges(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
@@ -128,8 +130,14 @@ func TestIdleFromMaxPerformanceWhenPartialMerges(t *testing.T) {
 		t.Logf("drive %d (idle %.2f mW, Partial %.2f, hum %.2f mA, ripple %.2f mA): idle level %.3f mW, active idle %.3f mW ± %v", i,
 			1e3*float64(p.ActiveIdleW), 1e3*float64(p.PartialW), p.Noise.HumMA, p.Noise.RippleMA, 1e3*lv, 1e3*float64(d.ActiveIdleW), ptrOr((*float64)(d.ActiveIdleU95W)))
 	}
-	t.Logf("%d drives: idle level within ±1 %% on %d; active idle within goal or interval on %d (open problem)", drives, levelOK, aiOK)
+	t.Logf("%d drives: idle level within ±1 %% on %d; active idle within goal or interval on %d", drives, levelOK, aiOK)
 	if levelOK < 9 {
 		t.Errorf("idle level within ±1 %% on %d of %d drives, want ≥ 9", levelOK, drives)
+	}
+	// 9 of 10 measured (the tenth's idle level is not learned); 0 before
+	// Partial was parted from the merged mode and active idle read over
+	// max_performance time, 2 with the first alone.
+	if aiOK < 8 {
+		t.Errorf("active idle within goal or its interval on %d of %d drives, want ≥ 8", aiOK, drives)
 	}
 }

@@ -633,6 +633,10 @@ type LevelLearning struct {
 	// the capture states, or it states none: the DevSlp intervals take it
 	// as the meter's resolution.
 	readingStep float64
+	// idleMP: the idle level is the max_performance mode's, the mode over
+	// every context holding a lower level too (naming.nameIdle): active
+	// idle is read over max_performance quiet time (driveProc.activeIdle).
+	idleMP bool
 }
 
 // LearnedMode is one mode of a drive's quiet block means.

@@ -267,7 +267,7 @@ func (l *levelLearner) nameLevels(out LevelLearning, hdr capture.Header, blockS 
 		out.Err = "levels not learned: " + err.Error()
 		return out
 	}
-	out.Levels, out.Evidence, out.LevelStepW = lv, ev, units.Watts(nm.stepW)
+	out.Levels, out.Evidence, out.LevelStepW, out.idleMP = lv, ev, units.Watts(nm.stepW), nm.idleMP
 	if q := l.quantum.step(l.quietN); !math.IsInf(q, 1) && q > l.lsbW(hdr) {
 		out.readingStep = q
 	}

@@ -238,6 +238,13 @@ func (c *stateCollector) ReadingStep() float64 {
 	return c.rep.Learning.readingStep
 }
 
+// IdleFromMaxPerformance says whether the learned idle level is the
+// max_performance mode's because the mode over every context held a lower
+// level too (activeIdle then estimates over max_performance time).
+func (c *stateCollector) IdleFromMaxPerformance() bool {
+	return c.rep.Learning != nil && c.rep.Learning.idleMP
+}
+
 // IdleSpread is the learning's IdleSpreadW (0: none).
 func (c *stateCollector) IdleSpread() float64 {
 	if c.rep.Learning == nil {
