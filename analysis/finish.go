@@ -450,7 +450,7 @@ func (d *driveProc) activeIdle(quiet, rest, mp *blockSeries) levelEstimate {
 // each reading by ±step/2, which the noise model — robust to level steps —
 // leaves out, and the peak reading sits on either half (held-out campaign
 // seeds 34–36, steps family: 4 of 27 peaks read 1.3–4 mW high, outside
-// intervals of ±0.5–3 mW; TestPeakIntervalUnderLevelSteps).
+// intervals of ±0.5–3 mW; TestIntervalsUnderLevelSteps).
 func widenByLevelStep(ci *[2]units.Watts, cls StateClassifier) *[2]units.Watts {
 	ls, ok := cls.(learnedSpread)
 	if ci == nil || !ok {
