@@ -435,7 +435,7 @@ func (d *driveProc) activeIdle(quiet, rest, mp *blockSeries) levelEstimate {
 		// noise slower than a block (an aliased ripple) makes successive
 		// blocks alike, and at their differences' σ the densest window,
 		// or idle's band, kept one swing of it: 2–3 % off.
-		if e := d.levelOfSpread(mp, math.Inf(-1), math.Inf(1), bandSpread(mp, math.Inf(-1), math.Inf(1))); !math.IsNaN(e.Level) {
+		if e := d.levelOfSpread(mp, math.Inf(-1), math.Inf(1), mpBlockSpread(mp)); !math.IsNaN(e.Level) {
 			return e
 		}
 	}
@@ -463,13 +463,13 @@ func widenByLevelStep(ci *[2]units.Watts, cls StateClassifier) *[2]units.Watts {
 	return &[2]units.Watts{ci[0] - a, ci[1] + a}
 }
 
-// bandSpread is the 5th-to-95th-percentile spread ÷ 3.29 (2 z95) of b's
-// whole block means within [lo, hi]; 0 with fewer than 20.
-func bandSpread(b *blockSeries, lo, hi float64) float64 {
+// mpBlockSpread is the 5th-to-95th-percentile spread ÷ 3.29 (2 z95) of b's
+// whole block means; 0 with fewer than 20.
+func mpBlockSpread(b *blockSeries) float64 {
 	var ms []float64
 	for _, x := range b.all() {
-		if m := x.sum / float64(x.n); x.n == b.L && m >= lo && m <= hi {
-			ms = append(ms, m)
+		if x.n == b.L {
+			ms = append(ms, x.sum/float64(x.n))
 		}
 	}
 	if len(ms) < 20 {
