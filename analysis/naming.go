@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/idlewatt/idlewatt/capture"
@@ -116,11 +117,7 @@ func (nm *naming) nameIdle(long *blockScale, mp mode, hasMP bool) bool {
 	if hasMP {
 		idle = nearest(all, mp.x, math.Max(3*nm.f.h, 5*nm.se(mp.n)))
 		if idle < 0 {
-			all = append([]mode{mp}, all...)
-			nm.named = append([]string{""}, nm.named...)
-			nm.from = append([]string{""}, nm.from...)
-			sort.SliceStable(all, func(a, b int) bool { return all[a].x > all[b].x })
-			idle = nearest(all, mp.x, 0)
+			all, idle = nm.insertMode(all, mp)
 		}
 		nm.ev["idle"] = "the quiet time under max_performance (the link stays active)"
 	} else if len(all) > 0 {
@@ -163,11 +160,7 @@ func (nm *naming) nameIdle(long *blockScale, mp mode, hasMP bool) bool {
 		// campaign seed 31 drive 1; TestIdleFromMaxPerformanceWhenPartialMerges).
 		nm.ev["idle"] += fmt.Sprintf("; its level from max_performance time alone (%.4g W: the mode over every context, %.4g W, holds a lower level)", mp.x, all[idle].x)
 		nm.idleMP = true
-		all = append([]mode{mp}, all...)
-		nm.named = append([]string{""}, nm.named...)
-		nm.from = append([]string{""}, nm.from...)
-		sort.SliceStable(all, func(a, b int) bool { return all[a].x > all[b].x })
-		idle = nearest(all, mp.x, 0)
+		all, idle = nm.insertMode(all, mp)
 	}
 	nm.all = all
 	if idle < 0 {
@@ -190,6 +183,18 @@ func (nm *naming) nameIdle(long *blockScale, mp mode, hasMP bool) bool {
 		nm.named[i] = "background"
 	}
 	return true
+}
+
+// insertMode inserts m into all (highest first) at its place, before any
+// mode of the same power, with an empty name and origin at the same index
+// of nm.named and nm.from, and returns all and m's index. (Prepended and
+// then sorted, all's order left named and from a place out: a level's
+// evidence named another's blocks.)
+func (nm *naming) insertMode(all []mode, m mode) ([]mode, int) {
+	i := sort.Search(len(all), func(i int) bool { return all[i].x <= m.x })
+	nm.named = slices.Insert(nm.named, i, "")
+	nm.from = slices.Insert(nm.from, i, "")
+	return slices.Insert(all, i, m), i
 }
 
 // nameBackground gives the classifier the lowest level of background work
