@@ -462,12 +462,16 @@ func (nm *naming) nameRest() {
 	for i := nm.idle + 1; i < len(all); i++ {
 		switch {
 		case named[i] != "" || heldUnderMP(all[i]):
-		case lv.DevSlp > 0 && math.Abs(all[i].x-float64(lv.DevSlp)) <= nm.f.h:
+		case lv.DevSlp > 0 && math.Abs(all[i].x-float64(lv.DevSlp)) <= math.Max(devslpRel*float64(lv.DevSlp), devslpZ*nm.se(all[i].n)):
 			// The HBA's own DevSlp under min_power, at the level the pin
-			// gave: DevSlp, not Slumber (0.159 mW beside a pin DevSlp of
-			// 0.156, quantised readings 4.8 µW block σ: named Slumber, and
-			// the 7.06 mW Slumber, 97 % of the run, named Partial;
-			// held-out campaign seed 37 drive 88).
+			// gave — within the drop the pin's DevSlp must show, or the
+			// mode's own error: DevSlp, not Slumber (0.159 mW beside a pin
+			// DevSlp of 0.156, quantised readings 4.8 µW block σ: named
+			// Slumber, and the 7.06 mW Slumber, 97 % of the run, named
+			// Partial; held-out campaign seed 37 drive 88). Not within the
+			// fit's bandwidth: under 2.8 mA of white noise a 2.06 mW
+			// Slumber stands closer than that to a 0.65 mW DevSlp
+			// (campaign seed 33 drive 77).
 			named[i] = "devslp"
 		default:
 			rest = append(rest, i)

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"math"
 	"testing"
 
 	"github.com/idlewatt/idlewatt/units"
@@ -21,6 +22,7 @@ func TestHBADevSlpModeIsNotSlumber(t *testing.T) {
 		named: []string{"idle", "", ""},
 		from:  []string{"", "", ""},
 		ev:    map[string]string{},
+		se:    func(n float64) float64 { return 4.8e-6 / math.Sqrt(n) },
 	}
 	nm.lv.Idle, nm.lv.DevSlp = 0.034480, units.Watts(0.00015617)
 	nm.nameRest()
