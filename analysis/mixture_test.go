@@ -50,7 +50,7 @@ func TestMergeDoublets(t *testing.T) {
 		return out
 	}
 	from := func(n int) []string { return make([]string, n) }
-	got, _, onto, _ := mergeDoublets(ms(0.27061, 38, 0.26972, 50, 0.11755, 202, 0.11666, 257, 0.01011, 183, 0.00922, 247), from(6), 0, nil)
+	got, _, onto, _ := mergeDoublets(ms(0.27061, 38, 0.26972, 50, 0.11755, 202, 0.11666, 257, 0.01011, 183, 0.00922, 247), from(6), 0, nil, 1)
 	want := []float64{(0.27061*38 + 0.26972*50) / 88, (0.11755*202 + 0.11666*257) / 459, (0.01011*183 + 0.00922*247) / 430}
 	if len(got) != 3 {
 		t.Fatalf("merged into %d modes %+v, want 3", len(got), got)
@@ -75,7 +75,7 @@ func TestMergeDoublets(t *testing.T) {
 		// gaps (campaign seed 2, drive 191: idle, Partial, Slumber, DevSlp).
 		"by chance": ms(0.86586, 36, 0.36508, 100, 0.28799, 64, 0.08535, 593, 0.00077, 255),
 	} {
-		if out, _, _, _ := mergeDoublets(in, from(len(in)), 0, nil); len(out) != len(in) {
+		if out, _, _, _ := mergeDoublets(in, from(len(in)), 0, nil, 1); len(out) != len(in) {
 			t.Errorf("%s: %d modes merged into %d", name, len(in), len(out))
 		}
 	}
@@ -125,7 +125,7 @@ func TestMergeTelegraphTriplets(t *testing.T) {
 		"a slow telegraph's triplet": {ms(0.0334071, 21.2, 0.0326, 38.5, 0.0223, 70.1, 0.021522, 79.2,
 			0.00707054, 617.2, 0.00655493, 121.8, 0.00628196, 626.6, 0.00245743, 204.8, 0.00168929, 159.3), 0.0008489, []int{2, 2, 3, 2}},
 	} {
-		got, _, _, _ := mergeDoublets(c.in, make([]string, len(c.in)), c.step, nil)
+		got, _, _, _ := mergeDoublets(c.in, make([]string, len(c.in)), c.step, nil, 1)
 		if len(got) != len(c.groups) {
 			t.Errorf("%s: %d modes merged into %d, want %d", name, len(c.in), len(got), len(c.groups))
 			continue
@@ -149,10 +149,10 @@ func TestMergeTelegraphTriplets(t *testing.T) {
 func TestMergeDoubletsAtTelegraphStep(t *testing.T) {
 	in := []mode{{x: 0.2012, n: 212}, {x: 0.20028, n: 199}, {x: 0.071921, n: 14.2}, {x: 0.07117, n: 54.8},
 		{x: 0.0089079, n: 280}, {x: 0.0079842, n: 426}, {x: 0.0043207, n: 133}, {x: 0.0034059, n: 107}}
-	if out, _, _, _ := mergeDoublets(in, make([]string, len(in)), 0, nil); len(out) != len(in) {
+	if out, _, _, _ := mergeDoublets(in, make([]string, len(in)), 0, nil, 1); len(out) != len(in) {
 		t.Fatalf("no step measured: %d modes merged into %d (one pair isolated)", len(in), len(out))
 	}
-	out, _, _, _ := mergeDoublets(in, make([]string, len(in)), 0.00092, nil)
+	out, _, _, _ := mergeDoublets(in, make([]string, len(in)), 0.00092, nil, 1)
 	want := []float64{(0.2012*212 + 0.20028*199) / 411, 0.071921, 0.07117, (0.0089079*280 + 0.0079842*426) / 706, (0.0043207*133 + 0.0034059*107) / 240}
 	if len(out) != len(want) {
 		t.Fatalf("merged into %+v, want levels at %v", out, want)
@@ -249,11 +249,11 @@ func TestOneLevelSigma(t *testing.T) {
 func TestAsOneNeedsItsOuterParts(t *testing.T) {
 	one := &oneLevel{width: 0.00045, spread: func(lo, hi float64) (float64, bool) { return 0.0005, true }}
 	ms := []mode{{x: 0.1876, n: 2264}, {x: 0.1106, n: 100}, {x: 0.03357, n: 413}, {x: 0.009076, n: 21666}, {x: 0.000332, n: 206}}
-	if out, _, _, _ := mergeDoublets(ms, make([]string, len(ms)), 0, one); len(out) != len(ms) {
+	if out, _, _, _ := mergeDoublets(ms, make([]string, len(ms)), 0, one, 1); len(out) != len(ms) {
 		t.Errorf("%d modes merged into %d: %+v", len(ms), len(out), out)
 	}
 	fair := []mode{{x: 0.1876, n: 2264}, {x: 0.1106, n: 100}, {x: 0.03357, n: 4130}, {x: 0.009076, n: 21666}, {x: 0.000332, n: 2060}}
-	if out, _, _, _ := mergeDoublets(fair, make([]string, len(fair)), 0, one); len(out) != 3 {
+	if out, _, _, _ := mergeDoublets(fair, make([]string, len(fair)), 0, one, 1); len(out) != 3 {
 		t.Errorf("outer parts of 13 %% and 7 %%: %d modes, want the triplet merged (3)", len(out))
 	}
 }
@@ -276,14 +276,14 @@ func TestDoubletsShareTheirContexts(t *testing.T) {
 	lpm, mp, pin := ctxLPM, ctxMaxPerf, ctxPin
 	own := []mode{m(0.9239, 10, map[learnCtx]float64{lpm: 10}), m(0.3373, 105, map[learnCtx]float64{mp: 99, lpm: 6}), m(0.2919, 32, map[learnCtx]float64{lpm: 32}),
 		m(0.0480, 618, map[learnCtx]float64{lpm: 618}), m(0.0006, 307, map[learnCtx]float64{pin: 300, lpm: 7})}
-	if out, _, _, _ := mergeDoublets(own, make([]string, len(own)), 0, nil); len(out) != len(own) {
+	if out, _, _, _ := mergeDoublets(own, make([]string, len(own)), 0, nil, 1); len(out) != len(own) {
 		t.Errorf("the drive's own levels: %d modes merged into %d", len(own), len(out))
 	}
 	// The same modes with each pair's blocks spread over the contexts alike
 	// (a telegraph's halves): merged.
 	tel := []mode{m(0.9239, 10, map[learnCtx]float64{lpm: 10}), m(0.3373, 105, map[learnCtx]float64{mp: 60, lpm: 45}), m(0.2919, 32, map[learnCtx]float64{mp: 17, lpm: 15}),
 		m(0.0480, 618, map[learnCtx]float64{lpm: 418, pin: 200}), m(0.0006, 307, map[learnCtx]float64{pin: 100, lpm: 207})}
-	if out, _, _, _ := mergeDoublets(tel, make([]string, len(tel)), 0, nil); len(out) != 3 {
+	if out, _, _, _ := mergeDoublets(tel, make([]string, len(tel)), 0, nil, 1); len(out) != 3 {
 		t.Errorf("a telegraph's doublets: %d modes merged into %d, want 3", len(tel), len(out))
 	}
 }

@@ -96,7 +96,7 @@ func (nm *naming) gather(l *levelLearner, hdr capture.Header) (onto func(float64
 	}
 	step := long.telegraphStep()
 	nm.one = newOneLevel(long, nm.f.h, nm.f.minN)
-	nm.all, nm.from, onto, nm.stepW = mergeDoublets(sorted, sfrom, step, nm.one)
+	nm.all, nm.from, onto, nm.stepW = mergeDoublets(sorted, sfrom, step, nm.one, nm.f.corr)
 	nm.stepW = math.Max(nm.stepW, step)
 	nm.named = make([]string, len(nm.all))
 	return onto

@@ -46,7 +46,7 @@ func TestOneLevelMergesTelegraphHalves(t *testing.T) {
 		split := []mode{{x: idle, n: 300}, {x: slumber + step/2, n: 1200}, {x: slumber - step/2, n: 1100}}
 		h := sigma
 		one := newOneLevel(&b, h, 6)
-		got, _, _, widest := mergeDoublets(split, make([]string, 3), 0, one)
+		got, _, _, widest := mergeDoublets(split, make([]string, 3), 0, one, 1)
 		if len(got) != 2 || math.Abs(got[1].x-slumber) > step/4 {
 			pair, _ := one.spread(slumber-step, slumber+step)
 			t.Fatalf("trial %d: a %.2f mW telegraph's halves of %.4f W (one level %.3g W, the pair %.3g W): modes %+v, want one at the level", trial, step*1e3, slumber, one.width, pair, got)
@@ -54,7 +54,7 @@ func TestOneLevelMergesTelegraphHalves(t *testing.T) {
 		if math.Abs(widest-step) > 1e-12 {
 			t.Errorf("trial %d: widest merged %.4g W, want the halves' %.4g", trial, widest, step)
 		}
-		if got, _, _, _ := mergeDoublets(split, make([]string, 3), 0, nil); len(got) != 3 {
+		if got, _, _, _ := mergeDoublets(split, make([]string, 3), 0, nil, 1); len(got) != 3 {
 			t.Fatalf("trial %d: without the rule the halves merged: %+v", trial, got)
 		}
 		// Two true levels step apart under white noise: active idle one
@@ -67,7 +67,7 @@ func TestOneLevelMergesTelegraphHalves(t *testing.T) {
 			c.hist[ctxLPM].add(slumber + step/2 + sigma*r.NormFloat64())
 			c.hist[ctxLPM].add(slumber - step/2 + sigma*r.NormFloat64())
 		}
-		if got, _, _, _ := mergeDoublets(split, make([]string, 3), 0, newOneLevel(&c, h, 6)); len(got) != 3 {
+		if got, _, _, _ := mergeDoublets(split, make([]string, 3), 0, newOneLevel(&c, h, 6), 1); len(got) != 3 {
 			t.Fatalf("trial %d: two levels %.2f mW apart under %.3f mW noise merged: %+v", trial, step*1e3, sigma*1e3, got)
 		}
 	}
