@@ -134,9 +134,7 @@ type driveProc struct {
 	quiet       blockSeries      // the drive's quiet samples, in time order
 	rest        blockSeries      // with a classifier, the drive's quiet samples in any state
 	mp          blockSeries      // the drive's quiet samples under max_performance
-	pol         []policyEvent    // this port's and every port's ALPM policies, by time
-	polI        int              // the next policy event
-	polCtx      learnCtx         // the policy context in force at polI
+	pol         policyCursor     // this port's ALPM policies (addMaxPerf)
 	lsb         []railLSB        // per rail, for the resolution and calibration terms
 	noise       stat.Variogram   // every quiet sample, any state (quietNoise)
 	spans       spanNoise        // with a classifier, quiet spans of one level state
@@ -363,33 +361,22 @@ const chartMinRun = 512
 
 // setPolicies gives d the ALPM policy events of its port (and of every
 // port), for the quiet samples under max_performance (addMaxPerf).
-func (d *driveProc) setPolicies(all []policyEvent) {
-	for _, e := range all {
-		if e.port == 0 || e.port == d.info.Port {
-			d.pol = append(d.pol, e)
-		}
-	}
-	sort.SliceStable(d.pol, func(a, b int) bool { return d.pol[a].t < d.pol[b].t })
-}
+func (d *driveProc) setPolicies(all []policyEvent) { d.pol = newPolicyCursor(all, d.info.Port) }
 
 // addMaxPerf adds the parts of a quiet run (host times ts) recorded under
 // max_performance to the drive's and m's max_performance series, the run
 // cut at the policy's changes.
 func (d *driveProc) addMaxPerf(ts []hostclock.Time, run []float64, m *metricSet) {
-	if len(d.pol) == 0 {
+	if len(d.pol.pol) == 0 {
 		return
 	}
 	for j := 0; j < len(run); {
-		for d.polI < len(d.pol) && d.pol[d.polI].t <= int64(ts[j]) {
-			d.polCtx = policyCtx(d.pol[d.polI].policy)
-			d.polI++
-		}
+		ctx := d.pol.at(int64(ts[j]))
 		e := len(run)
-		if d.polI < len(d.pol) {
-			next := hostclock.Time(d.pol[d.polI].t)
-			e = j + sort.Search(len(run)-j, func(k int) bool { return ts[j+k] >= next })
+		if next := d.pol.until(); next != math.MaxInt64 {
+			e = j + sort.Search(len(run)-j, func(k int) bool { return int64(ts[j+k]) >= next })
 		}
-		if d.polCtx == ctxMaxPerf && e > j {
+		if ctx == ctxMaxPerf && e > j {
 			d.mp.addEach(run[j:e])
 			m.mp.addEach(run[j:e])
 		}

@@ -75,9 +75,7 @@ type levelLearner struct {
 	pin      activityCursor // Busy = asserted
 	entry    activityCursor // Busy = within the entry allowance of an assertion
 	pre      activityCursor // Busy = in the prePinWindow before an assertion
-	pol      []policyEvent  // this port's and every port's, by time
-	pi       int
-	ctx      learnCtx // the policy's context in force
+	pol      policyCursor
 
 	// quantum is the smallest non-zero difference between neighbouring
 	// quiet readings and how often it was seen: a quantised meter's step in
@@ -322,12 +320,7 @@ func newLevelLearner(port int, name string, rails []int, p *pass1, c *Clock, opt
 	}
 	l.entry, l.pre = activityCursor{spans: entry}, activityCursor{spans: pre}
 	l.cycles = make([]pinCycle, len(pins))
-	for _, e := range p.policies {
-		if e.port == 0 || e.port == port {
-			l.pol = append(l.pol, e)
-		}
-	}
-	sort.SliceStable(l.pol, func(a, b int) bool { return l.pol[a].t < l.pol[b].t })
+	l.pol = newPolicyCursor(p.policies, port)
 	// The block phase is drawn afresh for each quiet stretch (see stretch),
 	// from a generator seeded by the port: the same capture gives the same
 	// blocks in every run.
@@ -340,14 +333,47 @@ func newLevelLearner(port int, name string, rails []int, p *pass1, c *Clock, opt
 	return l
 }
 
-// policyAt advances to host time t and returns the policy context in force.
-func (l *levelLearner) policyAt(t int64) learnCtx {
-	for l.pi < len(l.pol) && l.pol[l.pi].t <= t {
-		l.ctx = policyCtx(l.pol[l.pi].policy)
-		l.pi++
-	}
-	return l.ctx
+// policyCursor walks a port's ALPM policy events (its own and every
+// port's, by time) forward in host time.
+type policyCursor struct {
+	pol []policyEvent
+	i   int      // the next event
+	ctx learnCtx // the context in force before pol[i]
 }
+
+// newPolicyCursor is the cursor over the events of all for port (port 0:
+// every port's).
+func newPolicyCursor(all []policyEvent, port int) policyCursor {
+	var c policyCursor
+	for _, e := range all {
+		if e.port == 0 || e.port == port {
+			c.pol = append(c.pol, e)
+		}
+	}
+	sort.SliceStable(c.pol, func(a, b int) bool { return c.pol[a].t < c.pol[b].t })
+	return c
+}
+
+// at advances to host time t and returns the policy context in force.
+func (c *policyCursor) at(t int64) learnCtx {
+	for c.i < len(c.pol) && c.pol[c.i].t <= t {
+		c.ctx = policyCtx(c.pol[c.i].policy)
+		c.i++
+	}
+	return c.ctx
+}
+
+// until is the time the context at last returned holds until: the next
+// policy event's (math.MaxInt64: none).
+func (c *policyCursor) until() int64 {
+	if c.i < len(c.pol) {
+		return c.pol[c.i].t
+	}
+	return math.MaxInt64
+}
+
+// policyAt advances to host time t and returns the policy context in force.
+func (l *levelLearner) policyAt(t int64) learnCtx { return l.pol.at(t) }
 
 // nextPin is the index of the first assertion after host time t.
 func (l *levelLearner) nextPin(t int64) int {
@@ -522,12 +548,7 @@ func (l *levelLearner) addQuiet(i uint64, t int64, run []float64, ctx learnCtx, 
 
 // policyUntil is the time the policy context policyAt last returned holds
 // until: the next policy event's.
-func (l *levelLearner) policyUntil() int64 {
-	if l.pi < len(l.pol) {
-		return l.pol[l.pi].t
-	}
-	return math.MaxInt64
-}
+func (l *levelLearner) policyUntil() int64 { return l.pol.until() }
 
 // holdsUntil is the first time after t (the last time c was asked about)
 // at which c.at may answer other than it did for t: where at's comparisons

@@ -125,7 +125,7 @@ func learnerPair(r *rand.Rand, end int64, messy bool) (a, b *levelLearner) {
 	mk := func() *levelLearner {
 		l := &levelLearner{port: 1, rails: []int{0}, totalMin: math.Inf(1), totalMax: math.Inf(-1),
 			busy: activityCursor{spans: busy, settle: settle}, pin: activityCursor{spans: pins},
-			entry: activityCursor{spans: entry}, pre: activityCursor{spans: pre}, pol: pol,
+			entry: activityCursor{spans: entry}, pre: activityCursor{spans: pre}, pol: policyCursor{pol: pol},
 			rng: rand.New(rand.NewPCG(1, 0x1e4e15)), cycles: make([]pinCycle, len(pins)), rail: []railSeen{{constant: true}}}
 		l.scales[0].per, l.scales[1].per = 100, 10
 		l.scales[0].keepSteps = true
@@ -171,7 +171,7 @@ func TestAddFromIsPerSample(t *testing.T) {
 				x, y any
 			}{{"scales0", a.scales[0], b.scales[0]}, {"scales1", a.scales[1], b.scales[1]}, {"post", a.post, b.post}, {"postT", a.postT, b.postT},
 				{"cycles", a.cycles, b.cycles}, {"rail", a.rail, b.rail}, {"cursors", []activityCursor{a.busy, a.entry, a.pin, a.pre}, []activityCursor{b.busy, b.entry, b.pin, b.pre}},
-				{"flags", []any{a.inQuiet, a.lastIO, a.bctx, a.bpre, a.ctx, a.pi}, []any{b.inQuiet, b.lastIO, b.bctx, b.bpre, b.ctx, b.pi}}, {"rng", a.rng, b.rng},
+				{"flags", []any{a.inQuiet, a.lastIO, a.bctx, a.bpre, a.pol.ctx, a.pol.i}, []any{b.inQuiet, b.lastIO, b.bctx, b.bpre, b.pol.ctx, b.pol.i}}, {"rng", a.rng, b.rng},
 				{"min", []float64{a.totalMin, a.totalMax}, []float64{b.totalMin, b.totalMax}}} {
 				if !reflect.DeepEqual(f.x, f.y) {
 					t.Logf("%s differs: %v / %v", f.name, f.x, f.y)
