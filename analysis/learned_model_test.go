@@ -196,6 +196,22 @@ func runModel(t *testing.T, p drivesim.Profile, script []modelEvent, seed int64,
 	return modelTruth{residency: truthResidency(m.Truth(), m.IOSpans(), p, end), peak: peakTruth(m.Truth(), end)}
 }
 
+// analyzeModel plays script on a model of p (runModel) into a capture in
+// a test directory and analyses it with state detection, no profile in
+// the capture: the report and the model's truth.
+func analyzeModel(t *testing.T, p drivesim.Profile, script []modelEvent, seed int64) (*analysis.Report, modelTruth) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "c.iwcap")
+	tr := runModel(t, p, script, seed, path)
+	opts := analysis.DefaultOptions()
+	opts.States = &analysis.StateOptions{}
+	rep, err := analysis.Analyze(path, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep, tr
+}
+
 // truthResidency is the share of [0, end) in each state by the report's
 // definitions: active while the host has I/O outstanding (merged across 1
 // ms), background while the drive works on its own (GC) or wakes above its

@@ -4,10 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"path/filepath"
 	"testing"
 
-	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/states/drivesim"
 )
 
@@ -39,14 +37,7 @@ func TestIntervalsUnderLevelSteps(t *testing.T) {
 			t.Fatal(err)
 		}
 		p.Noise.StepMs = 5 + 25*r.Float64() // slower than a few blocks: level learning sees the steps
-		path := filepath.Join(t.TempDir(), "c.iwcap")
-		tr := runModel(t, p, modelScript("med_power_with_dipm", rand.New(rand.NewPCG(35, uint64(i)))), int64(i), path)
-		opts := analysis.DefaultOptions()
-		opts.States = &analysis.StateOptions{}
-		rep, err := analysis.Analyze(path, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
+		rep, tr := analyzeModel(t, p, modelScript("med_power_with_dipm", rand.New(rand.NewPCG(35, uint64(i)))), int64(i))
 		if len(rep.States) == 1 && rep.States[0].Residency != nil {
 			st := rep.States[0]
 			for _, name := range []string{"idle", "partial", "slumber"} {

@@ -4,10 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"path/filepath"
 	"testing"
 
-	"github.com/idlewatt/idlewatt/analysis"
 	"github.com/idlewatt/idlewatt/states/drivesim"
 	"github.com/idlewatt/idlewatt/units"
 )
@@ -45,14 +43,7 @@ func TestStepsSplitLevelsNamedOnce(t *testing.T) {
 		gapMA := 1e3 * float64(p.ActiveIdleW-p.PartialW) / 5 // A at 5 V
 		p.NoiseMA = 0.01
 		p.Noise = drivesim.Noise{StepMA: gapMA * u(0.3, 0.45), StepMs: u(5, 40)}
-		path := filepath.Join(t.TempDir(), "c.iwcap")
-		tr := runModel(t, p, modelScript("med_power_with_dipm", rand.New(rand.NewPCG(47, uint64(i)))), int64(i), path)
-		opts := analysis.DefaultOptions()
-		opts.States = &analysis.StateOptions{}
-		rep, err := analysis.Analyze(path, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
+		rep, tr := analyzeModel(t, p, modelScript("med_power_with_dipm", rand.New(rand.NewPCG(47, uint64(i)))), int64(i))
 		st := rep.States[0]
 		desc := fmt.Sprintf("drive %d (idle %.2f mW, Partial %.2f, Slumber %.2f, steps %.3f mA every %.0f ms)", i,
 			1e3*float64(p.ActiveIdleW), 1e3*float64(p.PartialW), 1e3*float64(p.SlumberW), p.Noise.StepMA, p.Noise.StepMs)
