@@ -170,6 +170,8 @@ type Classifier struct {
 	// noHeadCarve turns carveHead off (tests of the median and dwell
 	// alone).
 	noHeadCarve bool
+	// noRiseCarve turns carveRise off (the same tests).
+	noRiseCarve bool
 	// beforeIO: the span being emitted ends where an I/O begins (emit
 	// from commit, the candidate Active): carveHead fits all of it.
 	beforeIO bool

@@ -216,12 +216,18 @@ func (c *Classifier) emit() {
 			if p := c.carve(c.cur); p != nil {
 				parts = p
 			}
-		} else if p := c.carveHead(c.cur); p != nil {
-			parts = p
-			lastState = p[len(p)-1].State
+		} else {
+			if p := c.carveHead(c.cur); p != nil {
+				parts = p
+			}
+			parts = c.carveRises(parts)
+			lastState = parts[len(parts)-1].State
 		}
 		for _, p := range parts {
 			c.onSpan(p)
+			if p.State != powerstate.Background && c.levels.has(p.State) {
+				c.prevLevel = p.State // the level a rise at the end ran over
+			}
 		}
 	}
 	c.prevState = lastState

@@ -35,9 +35,9 @@ func spansDigest(t *testing.T, g goldenStream) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The digests hold the running median and the dwell; the heads carved
-	// after them (carveHead) have their own tests.
-	c.noHeadCarve = true
+	// The digests hold the running median and the dwell; the heads and
+	// rises carved after them (carveHead, carveRise) have their own tests.
+	c.noHeadCarve, c.noRiseCarve = true, true
 	r := rand.New(rand.NewPCG(g.seed, 99))
 	levels := []float64{0.4, 0.3, 0.06, 0.0025, 0.35, 0.031, 0.7}
 	if g.nanRuns {
