@@ -545,7 +545,7 @@ func (p *pass1) newDrive(info capture.DriveInfo, chans []int, clock *Clock, t0f 
 	if opts.NewClassifier != nil {
 		cls = opts.NewClassifier(info, h.RateHz)
 		if sp, ok := cls.(pinSplitter); ok {
-			sp.SplitAt(pinTimes(drivePins(p, clock, port)))
+			sp.SplitAt(append(pinTimes(drivePins(p, clock, port)), hbaReleases(p, port)...))
 		}
 	}
 	proc := newDriveProc(info, chans, clock, busy, int64(opts.Settle), pins, int64(opts.DevSlpAllowance), &p.phases, cls)

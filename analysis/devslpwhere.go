@@ -92,3 +92,28 @@ func devslpPossible(p *pass1, pins []detect.Pin, port int) detect.DevSlpPossible
 		return k < len(merged) && merged[k].a < b
 	}
 }
+
+// hbaReleases are the times the capture's policy events took the port out
+// of an ALPM policy under which the HBA asserts DEVSLP itself (min_power,
+// min_power_with_partial): there the HBA releases the signal, and a drive
+// in its DevSlp wakes — to Slumber, without an I/O the capture would show
+// (campaign seed 32 drive 106: 1.47 s of DevSlp, then 0.48 s of Slumber
+// once the rig set the DevSlp cycles' policy, read as one span of
+// Slumber). The offline classifier's spans end there (SplitAt), and
+// MonotoneLevels lets the link rise there as at a pin's release.
+func hbaReleases(p *pass1, port int) []hostclock.Time {
+	var pol []policyEvent
+	for _, e := range p.policies {
+		if e.port == 0 || e.port == port {
+			pol = append(pol, e)
+		}
+	}
+	sort.SliceStable(pol, func(a, b int) bool { return pol[a].t < pol[b].t })
+	var out []hostclock.Time
+	for i := 1; i < len(pol); i++ {
+		if policyCtx(pol[i-1].policy) == ctxMinPower && policyCtx(pol[i].policy) != ctxMinPower {
+			out = append(out, hostclock.Time(pol[i].t))
+		}
+	}
+	return out
+}

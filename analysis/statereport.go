@@ -308,9 +308,17 @@ func drivePins(p *pass1, c *Clock, port int) []detect.Pin {
 	return dp
 }
 
+// devslpSignal is what the capture says of a port's DEVSLP signal beyond
+// the pin: when the drive may be in DevSlp (devslpPossible), and when the
+// HBA released it (hbaReleases).
+type devslpSignal struct {
+	can      detect.DevSlpPossible
+	released []hostclock.Time
+}
+
 // fill completes a report from the classifier's spans; c is the capture's
 // clock, cn what the classifier measured of the noise.
-func (s *StateReport) fill(sum *detect.Summary, spans []detect.Span, ios []detect.IO, pins []detect.Pin, can detect.DevSlpPossible, cycles []judge.Cycle, c *Clock, cn classNoise) {
+func (s *StateReport) fill(sum *detect.Summary, spans []detect.Span, ios []detect.IO, pins []detect.Pin, sig devslpSignal, cycles []judge.Cycle, c *Clock, cn classNoise) {
 	// The running median places background edges early and late when the
 	// noise reaches over the threshold into background; the spans and
 	// their summary are corrected once, here, for every output.
@@ -318,7 +326,7 @@ func (s *StateReport) fill(sum *detect.Summary, spans []detect.Span, ios []detec
 	// can take (MonotoneLevels).
 	refined := detect.RefineBurstEdges(spans, s.Levels, cn.sigma, cn.burst, cn.period)
 	if len(refined) > 0 {
-		refined = detect.MonotoneLevelsPossible(refined, s.Levels, withSteps(cn.meanVar, s.Learning, cn.period), pins, can)
+		refined = detect.MonotoneLevelsReleased(refined, s.Levels, withSteps(cn.meanVar, s.Learning, cn.period), pins, sig.can, sig.released)
 		refined = judgedDevSlp(refined, cycles, s.Levels, float64(cn.period))
 	}
 	if len(refined) > 0 {
@@ -438,7 +446,7 @@ func (sd *stateDetector) finishStates(p *pass1, c *Clock, drives []DriveReport) 
 		if col := sd.cols[d.Port]; col != nil {
 			col.off.Close()
 			pins := drivePins(p, c, d.Port)
-			col.rep.fill(&col.sum, col.spans, busyIO(p, d.Port), pins, devslpPossible(p, pins, d.Port), d.DevSlp.CycleResults, c, classifierNoise(col.off, period))
+			col.rep.fill(&col.sum, col.spans, busyIO(p, d.Port), pins, devslpSignal{devslpPossible(p, pins, d.Port), hbaReleases(p, d.Port)}, d.DevSlp.CycleResults, c, classifierNoise(col.off, period))
 			out = append(out, col.rep)
 			continue
 		}

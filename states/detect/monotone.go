@@ -87,6 +87,14 @@ type DevSlpPossible func(a, b hostclock.Time) bool
 // under medium_power, 6 of the run's 48 points of Slumber (campaign seed
 // 14 drives 101 and 137).
 func MonotoneLevelsPossible(spans []Span, l Levels, mv MeanVar, pins []Pin, can DevSlpPossible) []Span {
+	return MonotoneLevelsReleased(spans, l, mv, pins, can, nil)
+}
+
+// MonotoneLevelsReleased is MonotoneLevelsPossible where the DEVSLP signal
+// was also released at the times released, without a pin event: the HBA's
+// own assertion ending as the ALPM policy left min_power. A stretch ends
+// there as at a pin's release (the link may rise to Slumber).
+func MonotoneLevelsReleased(spans []Span, l Levels, mv MeanVar, pins []Pin, can DevSlpPossible, released []hostclock.Time) []Span {
 	forbid := func(Span) bool { return false }
 	if can != nil {
 		forbid = func(s Span) bool { return !can(s.Start, s.End) }
@@ -99,7 +107,7 @@ func MonotoneLevelsPossible(spans []Span, l Levels, mv MeanVar, pins []Pin, can 
 	for i, x := range lv {
 		depth[x.s] = i
 	}
-	var deasserts []hostclock.Time
+	deasserts := append([]hostclock.Time(nil), released...)
 	for _, p := range pins {
 		if !p.Asserted {
 			deasserts = append(deasserts, p.At)
