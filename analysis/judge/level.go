@@ -106,6 +106,19 @@ func restingLevel(w []float64, a, b int, period float64, cycle stat.Noise, holdS
 	// windows — the resting level read low by half a step (campaign seed 1,
 	// the steps family: 0.3–0.8 mW on 3–14 mW).
 	sw = math.Max(sw, holdSW)
+	if n := len(sorted); n >= 8 && 2*countAtMost(means, q1+4*sw) < n {
+		// A band holding less than half the windows is narrower than the
+		// noise: a random telegraph of ±2.8 mW flipping every 1.5 ms
+		// moves each 20 ms window by ±1 mW, which the noise model (robust
+		// to steps) and a hold too short for holdWindowSpread both miss;
+		// 4 of 15 windows were kept and the level read 1 mW low on 154
+		// entry-only cycles (campaign seed 29 drive 142). The spread is
+		// then at least what the lower quartile's distance from the
+		// lowest window gives — the windows below the quartile, which
+		// bursts above do not reach (the median did: a GC burst over half
+		// a cycle's windows widened the band into it).
+		sw = math.Max(sw, (q1-sorted[0])/lowQuartileSpan(n))
+	}
 	for range 5 {
 		th := q1 + 4*sw
 		var in []float64
@@ -142,6 +155,27 @@ func restingLevel(w []float64, a, b int, period float64, cycle stat.Noise, holdS
 		m.SE, m.Dof = se, math.Min(m.Dof, float64(max(1, nk-1)))
 	}
 	return m, kept, true
+}
+
+// lowQuartileSpan is the expected distance, in standard deviations,
+// from the smallest of n normal values to the (⌊n/4⌋+1)-th smallest
+// (restingLevel's lower quartile), by Blom's approximation of the order
+// statistics, E[x₍ᵢ₎] ≈ Φ⁻¹((i − 0.375)/(n + 0.25)): 1.02 for 15.
+func lowQuartileSpan(n int) float64 {
+	probit := func(p float64) float64 { return math.Sqrt2 * math.Erfinv(2*p-1) }
+	fn := float64(n) + 0.25
+	return probit((float64(n/4+1)-0.375)/fn) - probit(0.625/fn)
+}
+
+// countAtMost is how many of xs are at most th.
+func countAtMost(xs []float64, th float64) int {
+	n := 0
+	for _, x := range xs {
+		if x <= th {
+			n++
+		}
+	}
+	return n
 }
 
 // holdWindowSpread is the robust spread (MAD) of the restWindow means of
