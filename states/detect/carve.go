@@ -125,68 +125,108 @@ func (c *Classifier) carve(sp Span) []Span {
 	if hi <= lvl {
 		return nil
 	}
-	b := max(1, int(math.Ceil(math.Pow(carveContrast*c.sigma/(hi-lvl), 2))))
-	if time.Duration(b)*c.period > 3*time.Millisecond {
+	b, runs, ok := c.carveGrid(ws, hi, lvl)
+	if !ok {
 		return nil // the burst does not stand out within a few ms: the band test stands
 	}
-	minRun := max(3, int(math.Ceil(float64(2*time.Millisecond/c.period)/float64(b))))
-	cut := (hi + lvl) / 2
-	nb := len(ws) / b
-	if nb < 2*minRun {
+	hasHigh := false
+	for _, r := range runs {
+		hasHigh = hasHigh || r.above
+	}
+	if len(runs) < 2 || !hasHigh {
 		return nil
 	}
-	// Runs of blocks on one side of the cut; a run shorter than minRun
-	// (noise, or the block a change falls in) joins the run before it.
-	type run struct {
-		low      bool
-		from, to int // blocks
+	return c.cutSpans(sp, ts, ws, b, runs, powerstate.Background, c.prevLevel, false)
+}
+
+// carveGrid reads ws in blocks just long enough for carveContrast block σ
+// between the levels hi and lo, and returns the block length and the runs
+// of blocks on either side of their midpoint (cutRuns, at least 2 ms and
+// 3 blocks each); ok is false when such blocks would be longer than 3 ms
+// (the step does not stand out within a few ms) or ws holds fewer than
+// two runs' worth of them.
+func (c *Classifier) carveGrid(ws []float64, hi, lo float64) (b int, runs []cutRun, ok bool) {
+	b = max(1, int(math.Ceil(math.Pow(carveContrast*c.sigma/(hi-lo), 2))))
+	if time.Duration(b)*c.period > 3*time.Millisecond {
+		return 0, nil, false
 	}
-	var runs []run
+	minRun := max(3, int(math.Ceil(float64(2*time.Millisecond/c.period)/float64(b))))
+	nb := len(ws) / b
+	if nb < 2*minRun {
+		return 0, nil, false
+	}
+	return b, cutRuns(ws, b, nb, (hi+lo)/2, minRun), true
+}
+
+// cutRun is a run of whole blocks on one side of a cut: above it (a
+// burst's or a rise's level) or below.
+type cutRun struct {
+	above    bool
+	from, to int // blocks
+}
+
+// cutRuns splits the nb whole blocks of b samples of ws at cut into runs
+// on one side of it (a block at the cut is above it); a run shorter than
+// minRun blocks (noise, or the block a change falls in) joins the run
+// before it, and a short first run the second. The last run reaches
+// block nb.
+func cutRuns(ws []float64, b, nb int, cut float64, minRun int) []cutRun {
+	var runs []cutRun
 	for k := range nb {
-		low := meanOf(ws[k*b:(k+1)*b]) < cut
-		if n := len(runs); n > 0 && runs[n-1].low == low {
+		above := !(meanOf(ws[k*b:(k+1)*b]) < cut)
+		if n := len(runs); n > 0 && runs[n-1].above == above {
 			runs[n-1].to = k + 1
 			continue
 		}
-		runs = append(runs, run{low, k, k + 1})
+		runs = append(runs, cutRun{above, k, k + 1})
 	}
-	var keep []run
+	var keep []cutRun
 	for _, r := range runs {
 		n := len(keep)
 		switch {
-		case n > 0 && (r.to-r.from < minRun || keep[n-1].low == r.low):
+		case n > 0 && (r.to-r.from < minRun || keep[n-1].above == r.above):
 			keep[n-1].to = r.to
 		case n == 1 && keep[0].to-keep[0].from < minRun:
-			keep[0] = run{r.low, 0, r.to} // a short first run joins the second
+			keep[0] = cutRun{r.above, 0, r.to} // a short first run joins the second
 		default:
 			keep = append(keep, r)
 		}
 	}
 	keep[len(keep)-1].to = nb
-	hasHigh := false
-	for _, r := range keep {
-		hasHigh = hasHigh || !r.low
-	}
-	if len(keep) < 2 || !hasHigh {
-		return nil
-	}
-	out := make([]Span, 0, len(keep))
-	for i, r := range keep {
+	return keep
+}
+
+// cutSpans makes a span of each of runs over sp's samples (times ts,
+// readings ws, in blocks of b): state up for a run above the cut, down
+// for one below, the edges between them exact. With outer the parts keep
+// sp's outer edges (its start, and whether each is exact); without, the
+// first part starts at its first sample and the outer edges are left for
+// RefineBurstEdges.
+func (c *Classifier) cutSpans(sp Span, ts []hostclock.Time, ws []float64, b int, runs []cutRun, up, down powerstate.State, outer bool) []Span {
+	out := make([]Span, 0, len(runs))
+	last := len(runs) - 1
+	for i, r := range runs {
 		from, to := r.from*b, r.to*b
-		if i == len(keep)-1 {
+		if i == last {
 			to = len(ws) // the samples after the last whole block
 		}
-		st := powerstate.Background
-		if r.low {
-			st = c.prevLevel
+		st := down
+		if r.above {
+			st = up
 		}
 		end := sp.End
-		if i < len(keep)-1 {
+		if i < last {
 			end = ts[to]
 		}
 		p := Span{State: st, Start: ts[from], End: end, Samples: to - from, MeanW: units.Watts(meanOf(ws[from:to])),
-			MinW: units.Watts(math.Inf(1)), MaxW: units.Watts(math.Inf(-1)), ExactStart: i > 0, ExactEnd: i < len(keep)-1,
+			MinW: units.Watts(math.Inf(1)), MaxW: units.Watts(math.Inf(-1)), ExactStart: i > 0, ExactEnd: i < last,
 			Clear: c.th.clearCounts(ws[from:to], c.clearMargin)}
+		if outer {
+			p.ExactStart, p.ExactEnd = p.ExactStart || sp.ExactStart, p.ExactEnd || sp.ExactEnd
+			if i == 0 {
+				p.Start = sp.Start
+			}
+		}
 		for _, w := range ws[from:to] {
 			p.MinW, p.MaxW = min(p.MinW, units.Watts(w)), max(p.MaxW, units.Watts(w))
 		}

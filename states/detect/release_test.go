@@ -1,7 +1,6 @@
 package detect
 
 import (
-	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -24,39 +23,21 @@ func releaseRun(t *testing.T, r *rand.Rand, lv Levels, sigma, tau float64, relea
 	if err != nil {
 		t.Fatal(err)
 	}
-	ms := func(x float64) int { return int(x * 1e-3 / period.Seconds()) }
-	devslp, tail := ms(1000+1000*r.Float64()), ms(300+300*r.Float64())
-	segs := []struct {
-		w    float64
-		n    int
-		busy bool
-	}{
-		{float64(lv.Slumber), ms(300), false},
+	devslp, tail := samplesOf(1000+1000*r.Float64()), samplesOf(300+300*r.Float64())
+	segs := []arSeg{
+		{float64(lv.Slumber), samplesOf(300), false},
 		{float64(lv.DevSlp), devslp, false},
 		{float64(lv.Slumber), tail, false},
-		{3 * float64(lv.Idle), ms(2), true},
-		{float64(lv.Idle), ms(100), false},
+		{3 * float64(lv.Idle), samplesOf(2), true},
+		{float64(lv.Idle), samplesOf(100), false},
 	}
-	at := hostclock.Time(int64(ms(300)+devslp) * int64(period))
+	at := hostclock.Time(int64(samplesOf(300)+devslp) * int64(period))
 	var rel []hostclock.Time
 	if release {
 		rel = []hostclock.Time{at}
 		c.SplitAt(rel)
 	}
-	rho := math.Exp(-period.Seconds() / (tau * 1e-3))
-	e := sigma * r.NormFloat64()
-	k := 0
-	for _, s := range segs {
-		for range s.n {
-			e = rho*e + sigma*math.Sqrt(1-rho*rho)*r.NormFloat64()
-			c.Push(hostclock.Time(int64(k)*int64(period)), units.Watts(s.w+e), s.busy)
-			k++
-		}
-	}
-	c.Close()
-	mv := func(n int) float64 {
-		return sigma * sigma * math.Min(1, (1+rho)/(1-rho)/float64(max(n, 1)))
-	}
+	mv := pushAR(c, r, segs, sigma, tau)
 	for _, s := range MonotoneLevelsReleased(spans, lv, mv, nil, nil, rel) {
 		if s.State == powerstate.DevSlp && s.End > at {
 			after += s.End.Sub(max(s.Start, at)).Seconds()

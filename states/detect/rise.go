@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/idlewatt/idlewatt/states/powerstate"
-	"github.com/idlewatt/idlewatt/units"
 )
 
 // carveRise splits a level span (idle, Partial, Slumber, DevSlp) at the
@@ -65,76 +64,11 @@ func (c *Classifier) carveRise(sp Span) []Span {
 	if !(hi > c.th.aboveNext(sp.State)) {
 		return nil
 	}
-	b := max(1, int(math.Ceil(math.Pow(carveContrast*c.sigma/(hi-own), 2))))
-	if time.Duration(b)*c.period > 3*time.Millisecond {
-		return nil
+	b, runs, ok := c.carveGrid(ws, hi, own)
+	if !ok || len(runs) < 2 {
+		return nil // one side only: no rise, or no span left around it
 	}
-	minRun := max(3, int(math.Ceil(float64(2*time.Millisecond/c.period)/float64(b))))
-	cut := (hi + own) / 2
-	nb := len(ws) / b
-	if nb < 2*minRun {
-		return nil
-	}
-	type run struct {
-		high     bool
-		from, to int // blocks
-	}
-	var runs []run
-	for k := range nb {
-		h := meanOf(ws[k*b:(k+1)*b]) > cut
-		if n := len(runs); n > 0 && runs[n-1].high == h {
-			runs[n-1].to = k + 1
-			continue
-		}
-		runs = append(runs, run{h, k, k + 1})
-	}
-	var keep []run
-	for _, r := range runs {
-		n := len(keep)
-		switch {
-		case n > 0 && (r.to-r.from < minRun || keep[n-1].high == r.high):
-			keep[n-1].to = r.to
-		case n == 1 && keep[0].to-keep[0].from < minRun:
-			keep[0] = run{r.high, 0, r.to} // a short first run joins the second
-		default:
-			keep = append(keep, r)
-		}
-	}
-	keep[len(keep)-1].to = nb
-	hasHigh, hasLow := false, false
-	for _, r := range keep {
-		hasHigh, hasLow = hasHigh || r.high, hasLow || !r.high
-	}
-	if !hasHigh || !hasLow {
-		return nil
-	}
-	out := make([]Span, 0, len(keep))
-	for i, r := range keep {
-		from, to := r.from*b, r.to*b
-		if i == len(keep)-1 {
-			to = len(ws) // the samples after the last whole block
-		}
-		st := sp.State
-		if r.high {
-			st = powerstate.Background
-		}
-		end := sp.End
-		if i < len(keep)-1 {
-			end = ts[to]
-		}
-		p := Span{State: st, Start: ts[from], End: end, Samples: to - from, MeanW: units.Watts(meanOf(ws[from:to])),
-			MinW: units.Watts(math.Inf(1)), MaxW: units.Watts(math.Inf(-1)),
-			ExactStart: i > 0 || sp.ExactStart, ExactEnd: i < len(keep)-1 || sp.ExactEnd,
-			Clear: c.th.clearCounts(ws[from:to], c.clearMargin)}
-		if i == 0 {
-			p.Start = sp.Start
-		}
-		for _, w := range ws[from:to] {
-			p.MinW, p.MaxW = min(p.MinW, units.Watts(w)), max(p.MaxW, units.Watts(w))
-		}
-		out = append(out, p)
-	}
-	return out
+	return c.cutSpans(sp, ts, ws, b, runs, powerstate.Background, sp.State, true)
 }
 
 // carveRises is parts with each level span's rises carved (carveRise).

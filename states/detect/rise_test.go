@@ -10,6 +10,37 @@ import (
 	"github.com/idlewatt/idlewatt/units"
 )
 
+// arSeg is a stretch of n samples at power w, with an I/O in flight or not.
+type arSeg struct {
+	w    float64
+	n    int
+	busy bool
+}
+
+// samplesOf is x milliseconds in samples.
+func samplesOf(x float64) int { return int(x * 1e-3 / period.Seconds()) }
+
+// pushAR pushes segs through c under AR(1) noise of σ sigma and correlation
+// time tau (ms), closes it, and returns the variance of a mean of n of
+// its samples: σ²/n × (1+ρ)/(1−ρ) for spans far longer than τ, σ² for
+// shorter ones.
+func pushAR(c *Classifier, r *rand.Rand, segs []arSeg, sigma, tau float64) MeanVar {
+	rho := math.Exp(-period.Seconds() / (tau * 1e-3))
+	e := sigma * r.NormFloat64()
+	k := 0
+	for _, s := range segs {
+		for range s.n {
+			e = rho*e + sigma*math.Sqrt(1-rho*rho)*r.NormFloat64()
+			c.Push(hostclock.Time(int64(k)*int64(period)), units.Watts(s.w+e), s.busy)
+			k++
+		}
+	}
+	c.Close()
+	return func(n int) float64 {
+		return sigma * sigma * math.Min(1, (1+rho)/(1-rho)/float64(max(n, 1)))
+	}
+}
+
 // riseRun pushes a quiet stretch through a classifier — Slumber, then the
 // HBA's DevSlp for 0.8–2 s, a wake at the idle level for wakeMs, Slumber
 // for 20–40 ms, a GC burst of 30–60 ms, Slumber again — under AR(1) noise
@@ -23,37 +54,17 @@ func riseRun(t *testing.T, r *rand.Rand, lv Levels, sigma, tau, wakeMs float64, 
 		t.Fatal(err)
 	}
 	c.noRiseCarve = !carve
-	ms := func(x float64) int { return int(x * 1e-3 / period.Seconds()) }
-	type seg struct {
-		w float64
-		n int
-	}
-	devslp := ms(800 + 1200*r.Float64())
-	segs := []seg{
-		{float64(lv.Slumber), ms(600)},
-		{float64(lv.DevSlp), devslp},
-		{float64(lv.Idle), ms(wakeMs)},
-		{float64(lv.Slumber), ms(20 + 20*r.Float64())},
-		{2.5 * float64(lv.Idle), ms(30 + 30*r.Float64())},
-		{float64(lv.Slumber), ms(700)},
+	devslp := samplesOf(800 + 1200*r.Float64())
+	segs := []arSeg{
+		{float64(lv.Slumber), samplesOf(600), false},
+		{float64(lv.DevSlp), devslp, false},
+		{float64(lv.Idle), samplesOf(wakeMs), false},
+		{float64(lv.Slumber), samplesOf(20 + 20*r.Float64()), false},
+		{2.5 * float64(lv.Idle), samplesOf(30 + 30*r.Float64()), false},
+		{float64(lv.Slumber), samplesOf(700), false},
 	}
 	truth = float64(devslp) * period.Seconds()
-	rho := math.Exp(-period.Seconds() / (tau * 1e-3))
-	e := sigma * r.NormFloat64()
-	k := 0
-	for _, s := range segs {
-		for range s.n {
-			e = rho*e + sigma*math.Sqrt(1-rho*rho)*r.NormFloat64()
-			c.Push(hostclock.Time(int64(k)*int64(period)), units.Watts(s.w+e), false)
-			k++
-		}
-	}
-	c.Close()
-	// The variance of an n-sample mean under AR(1): σ²/n × (1+ρ)/(1−ρ)
-	// for spans far longer than τ, σ² for shorter ones.
-	mv := func(n int) float64 {
-		return sigma * sigma * math.Min(1, (1+rho)/(1-rho)/float64(max(n, 1)))
-	}
+	mv := pushAR(c, r, segs, sigma, tau)
 	for _, s := range MonotoneLevelsNoise(spans, lv, mv, nil) {
 		if s.State == powerstate.DevSlp {
 			got += s.Duration().Seconds()
