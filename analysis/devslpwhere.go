@@ -39,16 +39,10 @@ func devslpPossible(p *pass1, pins []detect.Pin, port int) detect.DevSlpPossible
 		return func(a, b hostclock.Time) bool { return false }
 	}
 	type iv struct{ a, b hostclock.Time }
-	var pol []policyEvent
-	for _, e := range p.policies {
-		if e.port == 0 || e.port == port {
-			pol = append(pol, e)
-		}
-	}
+	pol := newPolicyCursor(p.policies, port).pol
 	if len(pol) == 0 {
 		return nil
 	}
-	sort.SliceStable(pol, func(a, b int) bool { return pol[a].t < pol[b].t })
 	// The signal's spans: the pin's (to its release + grace) and the
 	// policy's (min_power*), and the time before the first policy.
 	var on []iv
@@ -102,13 +96,7 @@ func devslpPossible(p *pass1, pins []detect.Pin, port int) detect.DevSlpPossible
 // Slumber). The offline classifier's spans end there (SplitAt), and
 // MonotoneLevels lets the link rise there as at a pin's release.
 func hbaReleases(p *pass1, port int) []hostclock.Time {
-	var pol []policyEvent
-	for _, e := range p.policies {
-		if e.port == 0 || e.port == port {
-			pol = append(pol, e)
-		}
-	}
-	sort.SliceStable(pol, func(a, b int) bool { return pol[a].t < pol[b].t })
+	pol := newPolicyCursor(p.policies, port).pol
 	var out []hostclock.Time
 	for i := 1; i < len(pol); i++ {
 		if policyCtx(pol[i-1].policy) == ctxMinPower && policyCtx(pol[i].policy) != ctxMinPower {
