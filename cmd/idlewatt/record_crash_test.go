@@ -254,10 +254,7 @@ func TestRecordSIGTERMClosesCapture(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "t.iwcap")
 	c := startIdlewatt(t, "record", "--meter", "hub", "--port", emu.Path(), "--rate", "1000",
 		"--duration", "60s", "--out", path)
-	testutil.WaitFor(t, 20*time.Second, "the capture to hold samples", func() bool {
-		fi, err := os.Stat(path)
-		return err == nil && fi.Size() > 20<<10
-	})
+	waitForSamples(t, path)
 	if err := c.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
@@ -332,4 +329,15 @@ func mountSmallTmpfs(t *testing.T, size string) string {
 func lastLines(s string, n int) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
+
+// waitForSamples waits until the capture a recorder is writing at path holds
+// samples (more than its header: 20 KiB on disk), so a signal sent next ends
+// a recording rather than one that has not started.
+func waitForSamples(t *testing.T, path string) {
+	t.Helper()
+	testutil.WaitFor(t, 20*time.Second, "the capture to hold samples", func() bool {
+		fi, err := os.Stat(path)
+		return err == nil && fi.Size() > 20<<10
+	})
 }

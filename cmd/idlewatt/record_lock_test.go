@@ -50,6 +50,9 @@ func TestRecordOntoACaptureBeingRecorded(t *testing.T) {
 			t.Errorf("idlewatt %s: exit %d, %q; want exit 2 and %q", strings.Join(args, " "), code, errOut, want)
 		}
 	}
+	// SIGINT is the normal end of a --duration 0 recording once it holds
+	// samples; before the first sample it is a failed recording (exit 1).
+	waitForSamples(t, path)
 	if err := first.cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
