@@ -2,7 +2,6 @@ package stat
 
 import (
 	"math"
-	"slices"
 )
 
 // A noise model robust to level steps.
@@ -46,6 +45,9 @@ type Variogram struct {
 	// exact lags' (a 50 Hz hum at 2 kS/s read σ 1.7 × its own so).
 	lags, oct [numLags]reservoir
 	rs        uint64 // xorshift state for oct's lags
+	// tmp is gamma's and quantum's scratch copy of a reservoir (reused:
+	// not a clone per lag each time a model is read).
+	tmp []float64
 	// due is the first reading at which some reservoir keeps a difference
 	// (0: not yet known). Once the strides have grown, most readings are
 	// kept by none, and Add only stores them in the ring: asking 30
@@ -176,7 +178,8 @@ func (v *Variogram) gamma(j int, octave bool, q float64) (float64, int, bool) {
 	if len(d) < minDiffs {
 		return 0, len(d), false
 	}
-	sd := absDiffSigma(slices.Clone(d))
+	v.tmp = append(v.tmp[:0], d...)
+	sd := absDiffSigma(v.tmp)
 	if sd == 0 && q > 0 {
 		sd = quantisedSigma(d, q) // d, not the clone absDiffSigma reordered and overwrote
 	}
@@ -190,7 +193,8 @@ func (v *Variogram) quantum() float64 {
 	if len(d) < minDiffs {
 		return 0
 	}
-	a := slices.Clone(d)
+	v.tmp = append(v.tmp[:0], d...)
+	a := v.tmp
 	if MedianInPlace(a) != 0 {
 		return 0
 	}
@@ -460,14 +464,56 @@ func tauOf(rho []float64, converged bool) float64 {
 // NoiseOf is the noise model of consecutive readings xs.
 func NoiseOf(xs []float64) Noise {
 	var v Variogram
-	// The reservoirs' size is known: no growing as they fill.
+	// The reservoirs' size is known: no growing as they fill. Their
+	// memory, the ring and gamma's scratch are a noiseScratch's.
 	c := min(len(xs), reservoirCap)
-	buf := make([]float64, 2*numLags*c)
+	sc := getNoiseScratch()
+	defer putNoiseScratch(sc)
+	buf := sc.res[:2*numLags*c]
 	for j := range v.lags {
 		v.lags[j].d = buf[2*j*c : 2*j*c : (2*j+1)*c]
 		v.oct[j].d = buf[(2*j+1)*c : (2*j+1)*c : (2*j+2)*c]
 	}
-	v.ring = make([]float64, 0, min(len(xs), MaxLag))
+	v.ring = sc.ring[:0:min(len(xs), MaxLag)]
+	v.tmp = sc.tmp[:0]
 	v.AddAll(xs)
-	return v.Noise()
+	n := v.Noise()
+	sc.tmp = v.tmp[:0] // grown, if gamma grew it
+	return n
+}
+
+// noiseScratch is the memory one NoiseOf works in: the reservoirs at
+// their largest, the ring, and gamma's copy of a reservoir. NoiseOf runs
+// hundreds of times in a report (each DevSlp cycle's step fits) on up to a
+// few 100 000 readings, and allocating ~1 MiB of reservoirs a call was a
+// third of a report's allocations, collected again and again under its
+// memory limit. Nothing of it outlives the call: a Noise holds none of it.
+type noiseScratch struct {
+	res, ring, tmp []float64
+}
+
+// noiseScratches keeps a few noiseScratch for the next NoiseOf — as many
+// as run at once (a report's drive workers) — across garbage collections,
+// which empty a sync.Pool (under the report's memory limit, every few
+// cycles: half the scratches were allocated anew with one).
+var noiseScratches = make(chan *noiseScratch, 4)
+
+func getNoiseScratch() *noiseScratch {
+	select {
+	case sc := <-noiseScratches:
+		return sc
+	default:
+		return &noiseScratch{
+			res:  make([]float64, 2*numLags*reservoirCap),
+			ring: make([]float64, MaxLag),
+			tmp:  make([]float64, 0, reservoirCap),
+		}
+	}
+}
+
+func putNoiseScratch(sc *noiseScratch) {
+	select {
+	case noiseScratches <- sc:
+	default:
+	}
 }
