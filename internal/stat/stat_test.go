@@ -136,6 +136,48 @@ func TestACFDirectBitForBit(t *testing.T) {
 	}
 }
 
+// TestMADSelectingIsSorting: MAD by selection gives the sorted copies'
+// value bit for bit — ties, runs, zeros of both signs, even and odd
+// counts — and NaN and ±Inf take the sorting path.
+func TestMADSelectingIsSorting(t *testing.T) {
+	sorting := func(x []float64) float64 {
+		m := Median(x)
+		d := make([]float64, len(x))
+		for i, v := range x {
+			d[i] = math.Abs(v - m)
+		}
+		slices.Sort(d)
+		return MADScale * SortedQuantile(d, 0.5)
+	}
+	rng := rand.New(rand.NewPCG(13, 14))
+	for trial := range 2000 {
+		n := 2 + rng.IntN(300)
+		x := make([]float64, n)
+		for i := range x {
+			switch r := rng.IntN(10); {
+			case r == 0:
+				x[i] = 0
+			case r == 1:
+				x[i] = math.Copysign(0, -1)
+			case r < 5 && i > 0:
+				x[i] = x[i-1]
+			default:
+				x[i] = float64(rng.IntN(7)) * 0.25 * (1 - 2*float64(rng.IntN(2)))
+				if trial%2 == 0 {
+					x[i] = rng.NormFloat64()
+				}
+			}
+		}
+		if trial%50 == 0 {
+			x[rng.IntN(n)] = []float64{math.NaN(), math.Inf(1), math.Inf(-1)}[rng.IntN(3)]
+		}
+		want := sorting(x)
+		if got := MAD(x); math.Float64bits(got) != math.Float64bits(want) {
+			t.Fatalf("trial %d: MAD %v, sorting %v of %v", trial, got, want, x)
+		}
+	}
+}
+
 // TestBatchVarOfOneIsVar: batches of one value give the values' variance
 // bit for bit (MeanStdErr uses Var for them), signed zeros included.
 func TestBatchVarOfOneIsVar(t *testing.T) {
