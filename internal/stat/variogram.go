@@ -2,6 +2,7 @@ package stat
 
 import (
 	"math"
+	"math/bits"
 )
 
 // A noise model robust to level steps.
@@ -516,54 +517,76 @@ func allFinite(xs []float64) bool {
 func (v *Variogram) addHeld(xs []float64) {
 	n := len(xs)
 	var final, stride, held, next [numLags]int
+	maxS := 1
 	for j := range numLags {
 		k := 1 << j
 		final[j], stride[j], next[j] = 1, 1, k
 		for n-k > reservoirCap*final[j] {
 			final[j] *= 2
 		}
+		maxS = max(maxS, final[j])
 	}
-	at := 1
-	for at < n {
-		due := math.MaxInt
-		for j := 0; j < numLags; j++ {
-			k := 1 << j
-			if next[j] == at {
-				if held[j] == reservoirCap { // AddAll's halving
-					held[j] = reservoirCap / 2
-					stride[j] *= 2
-				}
-				held[j]++
-				ko := k
-				if j > 0 {
-					if v.rs == 0 {
-						v.rs = 0x9e3779b97f4a7c15
-					}
-					v.rs ^= v.rs << 13
-					v.rs ^= v.rs >> 7
-					v.rs ^= v.rs << 17
-					ko = min(k+int(v.rs&uint64(k-1)), at)
-				}
-				if (at-k)&(final[j]-1) == 0 {
-					// The readings AddAll's ring gives: it holds the last
-					// MaxLag, so an octave lag past MaxLag (the last
-					// octave's upper half) reads the reading MaxLag later.
-					if ko > MaxLag {
-						ko -= MaxLag
-					}
-					x := xs[at]
-					v.lags[j].d = append(v.lags[j].d, math.Abs(x-xs[at-k]))
-					v.oct[j].d = append(v.oct[j].d, math.Abs(x-xs[at-ko]))
-				}
-				next[j] = at + stride[j]
+	// A calendar of the keeps due: slot at & (size−1) is the set of lags
+	// keeping at reading at (bit j: lag 2^j), walked in bit order — lag by
+	// lag from the shortest, as AddAll. A lag begun has one keep pending,
+	// at most its stride (never above its final one) ahead, so 2·maxS
+	// slots hold every pending keep in its own slot; a lag joins at its
+	// first reading, 2^j. Asking each of the 15 lags at every reading
+	// some lag keeps at cost as much as the keeps themselves.
+	size := 2 * maxS
+	mask := size - 1
+	cal := make([]uint16, size)
+	for at := 1; at < n; at++ {
+		if at&(at-1) == 0 { // 2^j: lag j's first reading
+			if j := bits.TrailingZeros(uint(at)); j < numLags {
+				cal[at&mask] |= 1 << j
 			}
-			due = min(due, next[j])
 		}
-		at = due
+		due := cal[at&mask]
+		if due == 0 {
+			continue
+		}
+		cal[at&mask] = 0
+		for due != 0 {
+			j := bits.TrailingZeros16(due)
+			due &= due - 1
+			k := 1 << j
+			if held[j] == reservoirCap { // AddAll's halving
+				held[j] = reservoirCap / 2
+				stride[j] *= 2
+			}
+			held[j]++
+			ko := k
+			if j > 0 {
+				if v.rs == 0 {
+					v.rs = 0x9e3779b97f4a7c15
+				}
+				v.rs ^= v.rs << 13
+				v.rs ^= v.rs >> 7
+				v.rs ^= v.rs << 17
+				ko = min(k+int(v.rs&uint64(k-1)), at)
+			}
+			if (at-k)&(final[j]-1) == 0 {
+				// The readings AddAll's ring gives: it holds the last
+				// MaxLag, so an octave lag past MaxLag (the last
+				// octave's upper half) reads the reading MaxLag later.
+				if ko > MaxLag {
+					ko -= MaxLag
+				}
+				x := xs[at]
+				v.lags[j].d = append(v.lags[j].d, math.Abs(x-xs[at-k]))
+				v.oct[j].d = append(v.oct[j].d, math.Abs(x-xs[at-ko]))
+			}
+			next[j] = at + stride[j]
+			cal[next[j]&mask] |= 1 << j
+		}
 	}
 	// The rest of the state as AddAll leaves it (stride 0 and next 0
-	// mean 1 and not begun there).
+	// mean 1 and not begun there; due the first reading some lag keeps
+	// at next).
+	due := math.MaxInt
 	for j := range numLags {
+		due = min(due, next[j])
 		if held[j] == 0 {
 			continue
 		}
@@ -575,7 +598,7 @@ func (v *Variogram) addHeld(xs []float64) {
 		v.oct[j].stride, v.oct[j].next = s, next[j]
 	}
 	if n > 0 {
-		v.n, v.due = n, at
+		v.n, v.due = n, due
 	}
 }
 
