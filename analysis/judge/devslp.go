@@ -711,6 +711,22 @@ func Judge(tm Timing, samples []Sample, jo JudgeOptions) Cycle {
 	return c
 }
 
+// floorBand is the top of the floor's band in firstDeparture: the median
+// of floor plus 6 robust σ (stat.MAD). The median is taken by selection
+// (stat.MedianSelecting, O(n), on a copy) rather than from a sorted copy
+// (stat.Median), a sort of the whole hold per cycle: the same value bit
+// for bit, but for the sign of a zero median, which adding 6·MAD (+0 or
+// more) erases. NaN or ±Inf among the samples keep stat.Median.
+func floorBand(floor []float64) float64 {
+	mad := 6 * stat.MAD(floor)
+	for _, x := range floor {
+		if x-x != 0 { // NaN or ±Inf
+			return stat.Median(floor) + mad
+		}
+	}
+	return stat.MedianSelecting(append([]float64(nil), floor...)) + mad
+}
+
 // departRun is how many samples in a row must lie above the floor's band
 // for the power to have left it (firstDeparture).
 const departRun = 3
@@ -724,8 +740,7 @@ func firstDeparture(w []float64, lo, k int) (int, bool) {
 	if lo < 16 || k > len(w) || k-lo <= departRun {
 		return 0, false
 	}
-	floor := w[:lo]
-	thr := stat.Median(floor) + 6*stat.MAD(floor)
+	thr := floorBand(w[:lo])
 	run := 0
 	for i := lo; i < k-departRun; i++ {
 		if w[i] > thr {
