@@ -216,6 +216,17 @@ func MedianSelecting(x []float64) float64 {
 	return a + (r-float64(i))*(b-a)
 }
 
+// MedianSelectingCopy is MedianSelecting of a copy of x, taken in a
+// scratch buffer (floatScratches): x is left as it is and nothing is
+// allocated. Like MedianSelecting it is Median's value bit for bit for
+// values without NaN, but for the sign of a zero median.
+func MedianSelectingCopy(x []float64) float64 {
+	b := getFloats(len(x))
+	defer putFloats(b)
+	copy(b, x)
+	return MedianSelecting(b)
+}
+
 // selectK reorders x so that x[k] is its k-th smallest value, those before
 // it no larger and those after no smaller, and returns it (Hoare's
 // selection with a median-of-three pivot).

@@ -479,6 +479,9 @@ func NoiseOf(xs []float64) Noise {
 	if allFinite(xs) {
 		v.addHeld(xs)
 	} else {
+		if cap(sc.ring) < MaxLag { // only readings with NaN or ±Inf need it
+			sc.ring = make([]float64, MaxLag)
+		}
 		v.ring = sc.ring[:0:min(len(xs), MaxLag)]
 		v.AddAll(xs)
 	}
@@ -607,7 +610,7 @@ func (v *Variogram) addHeld(xs []float64) {
 // copy): a DevSlp cycle's estimates ran through hundreds of kB of new
 // slices each, collected again under the report's memory limit. A
 // buffered channel, like noiseScratches, keeps them across collections.
-var floatScratches = make(chan []float64, 8)
+var floatScratches = make(chan []float64, 4)
 
 // getFloats is a slice of n values (their contents left over: the caller
 // writes each before reading it); give it back with putFloats.
@@ -639,11 +642,13 @@ type noiseScratch struct {
 	res, ring, tmp []float64
 }
 
-// noiseScratches keeps a few noiseScratch for the next NoiseOf — as many
-// as run at once (a report's drive workers) — across garbage collections,
-// which empty a sync.Pool (under the report's memory limit, every few
-// cycles: half the scratches were allocated anew with one).
-var noiseScratches = make(chan *noiseScratch, 4)
+// noiseScratches keeps a few noiseScratch for the next NoiseOf — about as
+// many as run at once (a report's drive workers, one per core) — across
+// garbage collections, which empty a sync.Pool (under the report's memory
+// limit, every few cycles: half the scratches were allocated anew with
+// one). Few: what it keeps is live heap, which the memory limit leaves
+// less room to allocate in before the next collection.
+var noiseScratches = make(chan *noiseScratch, 2)
 
 func getNoiseScratch() *noiseScratch {
 	select {
@@ -651,9 +656,8 @@ func getNoiseScratch() *noiseScratch {
 		return sc
 	default:
 		return &noiseScratch{
-			res:  make([]float64, 2*numLags*reservoirCap),
-			ring: make([]float64, MaxLag),
-			tmp:  make([]float64, 0, reservoirCap),
+			res: make([]float64, 2*numLags*reservoirCap),
+			tmp: make([]float64, 0, reservoirCap),
 		}
 	}
 }
