@@ -171,6 +171,7 @@ func JudgeCycle(tm Timing, samples []Sample, jo JudgeOptions) Cycle {
 		return c
 	}
 	j := newJudging(tm, samples, jo)
+	defer putCycleBuf(j.w)
 	c.periodMs = j.period / 1e6
 	if !j.preCycle(&c) {
 		return c
@@ -205,7 +206,7 @@ type judging struct {
 
 func newJudging(tm Timing, samples []Sample, jo JudgeOptions) *judging {
 	j := &judging{tm: tm, samples: samples, jo: jo, period: samplePeriod(samples)}
-	j.w = make([]float64, len(samples))
+	j.w = getCycleBuf(len(samples))
 	for i, s := range samples {
 		j.w[i] = s.W
 	}
@@ -218,6 +219,32 @@ func newJudging(tm Timing, samples []Sample, jo JudgeOptions) *judging {
 		}
 	}
 	return j
+}
+
+// cycleBufs keeps a few buffers for judging's power w across cycles
+// (given back when JudgeCycle returns: a Cycle keeps copies of what it
+// needs, never w itself). A cycle's samples are tens of thousands of
+// values, and a new w per cycle was one of the largest allocations of a
+// report, which its memory limit collects for again and again. A
+// buffered channel, not a sync.Pool, which a collection empties.
+var cycleBufs = make(chan []float64, 2) // about one per drive worker: what it keeps is live heap
+
+func getCycleBuf(n int) []float64 {
+	select {
+	case b := <-cycleBufs:
+		if cap(b) >= n {
+			return b[:n]
+		}
+	default:
+	}
+	return make([]float64, n)
+}
+
+func putCycleBuf(b []float64) {
+	select {
+	case cycleBufs <- b:
+	default:
+	}
 }
 
 func (j *judging) idx(t hostclock.Time) int {
@@ -711,6 +738,22 @@ func Judge(tm Timing, samples []Sample, jo JudgeOptions) Cycle {
 	return c
 }
 
+// floorBand is the top of the floor's band in firstDeparture: the median
+// of floor plus 6 robust σ (stat.MAD). The median is taken by selection
+// (stat.MedianSelectingCopy, O(n), in a scratch copy) rather than from a sorted copy
+// (stat.Median), a sort of the whole hold per cycle: the same value bit
+// for bit, but for the sign of a zero median, which adding 6·MAD (+0 or
+// more) erases. NaN or ±Inf among the samples keep stat.Median.
+func floorBand(floor []float64) float64 {
+	mad := 6 * stat.MAD(floor)
+	for _, x := range floor {
+		if x-x != 0 { // NaN or ±Inf
+			return stat.Median(floor) + mad
+		}
+	}
+	return stat.MedianSelectingCopy(floor) + mad
+}
+
 // departRun is how many samples in a row must lie above the floor's band
 // for the power to have left it (firstDeparture).
 const departRun = 3
@@ -724,8 +767,7 @@ func firstDeparture(w []float64, lo, k int) (int, bool) {
 	if lo < 16 || k > len(w) || k-lo <= departRun {
 		return 0, false
 	}
-	floor := w[:lo]
-	thr := stat.Median(floor) + 6*stat.MAD(floor)
+	thr := floorBand(w[:lo])
 	run := 0
 	for i := lo; i < k-departRun; i++ {
 		if w[i] > thr {

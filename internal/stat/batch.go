@@ -58,10 +58,18 @@ func MeanStdErr(x []float64) MeanSE {
 	// σ²·τ/N, the effective-sample-size figure, is the floor: batch means
 	// alone held 93.3 % of 600 AR(1) draws like TestMeanStdErrCoverage's,
 	// the larger of the two 94.3 %, 6 % wider.
-	ess := Var(x) * r.TauInt / float64(n)
+	vx := Var(x)
+	ess := vx * r.TauInt / float64(n)
 	if k := n / b; k >= MinBatches {
 		r.Batch, r.Batches = b, k
-		r.SE = math.Sqrt(math.Max(batchVar(x, b)/float64(k), ess))
+		// Batches of one value are the values: batchVar(x, 1) is Var(x)
+		// bit for bit (the mean of one value is that value, −0 read as
+		// +0, which the variance reads alike), without a copy of x.
+		bv := vx
+		if b > 1 {
+			bv = batchVar(x, b)
+		}
+		r.SE = math.Sqrt(math.Max(bv/float64(k), ess))
 		r.Dof = float64(k - 1)
 		return r
 	}
@@ -84,7 +92,8 @@ func MeanStdErr(x []float64) MeanSE {
 // b consecutive values of x.
 func batchVar(x []float64, b int) float64 {
 	k := len(x) / b
-	m := make([]float64, k)
+	m := getFloats(k)
+	defer putFloats(m)
 	for i := range m {
 		m[i] = Mean(x[i*b : (i+1)*b])
 	}

@@ -10,7 +10,9 @@
 //
 // It is a leaf helper (internal/, below every package that uses it): it
 // imports nothing of the project, reads no files and keeps no state beyond
-// what a caller holds. docs/analysis.md, "Uncertainty", says
+// what a caller holds — but for a few scratch buffers NoiseOf, acfDirect,
+// batchVar and MAD reuse from call to call (noiseScratches,
+// floatScratches), which hold no result. docs/analysis.md, "Uncertainty", says
 // where each estimator is used and how its intervals were tested.
 //
 // # Why not the textbook σ/√N

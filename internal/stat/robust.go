@@ -51,13 +51,27 @@ func MAD(x []float64) float64 {
 	if len(x) < 2 {
 		return 0
 	}
-	m := Median(x)
-	d := make([]float64, len(x))
+	if !allFinite(x) {
+		m := Median(x)
+		d := make([]float64, len(x))
+		for i, v := range x {
+			d[i] = math.Abs(v - m)
+		}
+		slices.Sort(d)
+		return MADScale * SortedQuantile(d, 0.5)
+	}
+	// Finite values: both medians by selection (MedianSelecting, O(n),
+	// Median's value bit for bit) in one scratch buffer, not two sorted
+	// copies. A zero median's sign, which the two may place differently,
+	// does not reach |v − m|.
+	d := getFloats(len(x))
+	defer putFloats(d)
+	copy(d, x)
+	m := MedianSelecting(d)
 	for i, v := range x {
 		d[i] = math.Abs(v - m)
 	}
-	slices.Sort(d)
-	return MADScale * SortedQuantile(d, 0.5)
+	return MADScale * MedianSelecting(d)
 }
 
 // DiffSigma is the robust standard deviation of one value of x from its
@@ -200,6 +214,17 @@ func MedianSelecting(x []float64) float64 {
 		}
 	}
 	return a + (r-float64(i))*(b-a)
+}
+
+// MedianSelectingCopy is MedianSelecting of a copy of x, taken in a
+// scratch buffer (floatScratches): x is left as it is and nothing is
+// allocated. Like MedianSelecting it is Median's value bit for bit for
+// values without NaN, but for the sign of a zero median.
+func MedianSelectingCopy(x []float64) float64 {
+	b := getFloats(len(x))
+	defer putFloats(b)
+	copy(b, x)
+	return MedianSelecting(b)
 }
 
 // selectK reorders x so that x[k] is its k-th smallest value, those before

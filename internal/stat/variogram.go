@@ -2,7 +2,7 @@ package stat
 
 import (
 	"math"
-	"slices"
+	"math/bits"
 )
 
 // A noise model robust to level steps.
@@ -46,6 +46,9 @@ type Variogram struct {
 	// exact lags' (a 50 Hz hum at 2 kS/s read σ 1.7 × its own so).
 	lags, oct [numLags]reservoir
 	rs        uint64 // xorshift state for oct's lags
+	// tmp is gamma's and quantum's scratch copy of a reservoir (reused:
+	// not a clone per lag each time a model is read).
+	tmp []float64
 	// due is the first reading at which some reservoir keeps a difference
 	// (0: not yet known). Once the strides have grown, most readings are
 	// kept by none, and Add only stores them in the ring: asking 30
@@ -90,7 +93,7 @@ func (r *reservoir) keep(x float64, n int) {
 
 // Add adds one reading; NaN and ±Inf are skipped.
 func (v *Variogram) Add(x float64) {
-	if math.IsNaN(x) || math.IsInf(x, 0) {
+	if x-x != 0 { // NaN or ±Inf: x − x is NaN for them, 0 for every finite x
 		return
 	}
 	if v.n >= v.due {
@@ -144,7 +147,7 @@ func (v *Variogram) keepDue(x float64) {
 func (v *Variogram) AddAll(xs []float64) {
 	const mask = MaxLag - 1
 	for _, x := range xs {
-		if math.IsNaN(x) || math.IsInf(x, 0) {
+		if x-x != 0 { // NaN or ±Inf (as in Add): one subtraction, not two tests
 			continue
 		}
 		if v.n >= v.due {
@@ -176,7 +179,8 @@ func (v *Variogram) gamma(j int, octave bool, q float64) (float64, int, bool) {
 	if len(d) < minDiffs {
 		return 0, len(d), false
 	}
-	sd := absDiffSigma(slices.Clone(d))
+	v.tmp = append(v.tmp[:0], d...)
+	sd := absDiffSigma(v.tmp)
 	if sd == 0 && q > 0 {
 		sd = quantisedSigma(d, q) // d, not the clone absDiffSigma reordered and overwrote
 	}
@@ -190,7 +194,8 @@ func (v *Variogram) quantum() float64 {
 	if len(d) < minDiffs {
 		return 0
 	}
-	a := slices.Clone(d)
+	v.tmp = append(v.tmp[:0], d...)
+	a := v.tmp
 	if MedianInPlace(a) != 0 {
 		return 0
 	}
@@ -460,14 +465,206 @@ func tauOf(rho []float64, converged bool) float64 {
 // NoiseOf is the noise model of consecutive readings xs.
 func NoiseOf(xs []float64) Noise {
 	var v Variogram
-	// The reservoirs' size is known: no growing as they fill.
+	// The reservoirs' size is known: no growing as they fill. Their
+	// memory, the ring and gamma's scratch are a noiseScratch's.
 	c := min(len(xs), reservoirCap)
-	buf := make([]float64, 2*numLags*c)
+	sc := getNoiseScratch()
+	defer putNoiseScratch(sc)
+	buf := sc.res[:2*numLags*c]
 	for j := range v.lags {
 		v.lags[j].d = buf[2*j*c : 2*j*c : (2*j+1)*c]
 		v.oct[j].d = buf[(2*j+1)*c : (2*j+1)*c : (2*j+2)*c]
 	}
-	v.ring = make([]float64, 0, min(len(xs), MaxLag))
-	v.AddAll(xs)
-	return v.Noise()
+	v.tmp = sc.tmp[:0]
+	if allFinite(xs) {
+		v.addHeld(xs)
+	} else {
+		if cap(sc.ring) < MaxLag { // only readings with NaN or ±Inf need it
+			sc.ring = make([]float64, MaxLag)
+		}
+		v.ring = sc.ring[:0:min(len(xs), MaxLag)]
+		v.AddAll(xs)
+	}
+	n := v.Noise()
+	sc.tmp = v.tmp[:0] // grown, if gamma grew it
+	return n
+}
+
+// allFinite says whether xs holds no NaN and no ±Inf.
+func allFinite(xs []float64) bool {
+	for _, x := range xs {
+		if x-x != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// addHeld is AddAll(xs) into an empty Variogram whose reservoirs have room
+// for min(len(xs), reservoirCap) differences each, for readings that are
+// all finite (allFinite) and held whole, as NoiseOf has them: it leaves
+// the reservoirs holding exactly what AddAll leaves them (the same
+// differences in the same order, bit for bit, and the same generator
+// state), without the ring and without computing what AddAll keeps only
+// to drop at a later halving.
+//
+// AddAll's reservoir at lag k = 2^j keeps readings k, k+1, … until it
+// holds reservoirCap, then halves at each further keep that finds it
+// full, the stride doubling: what it holds at the end are the readings
+// k + m·S, S the least power of two with len(xs) − k ≤ reservoirCap·S.
+// So the keeps are walked in AddAll's order (reading by reading, lag by
+// lag from the shortest — the order the octaves' lags are drawn from rs
+// in), each still drawing its octave lag, but only those at multiples of
+// S from k compute and store their differences. Under a DevSlp cycle's
+// 50 000 readings seven keeps in ten were dropped again.
+func (v *Variogram) addHeld(xs []float64) {
+	n := len(xs)
+	var final, stride, held, next [numLags]int
+	maxS := 1
+	for j := range numLags {
+		k := 1 << j
+		final[j], stride[j], next[j] = 1, 1, k
+		for n-k > reservoirCap*final[j] {
+			final[j] *= 2
+		}
+		maxS = max(maxS, final[j])
+	}
+	// A calendar of the keeps due: slot at & (size−1) is the set of lags
+	// keeping at reading at (bit j: lag 2^j), walked in bit order — lag by
+	// lag from the shortest, as AddAll. A lag begun has one keep pending,
+	// at most its stride (never above its final one) ahead, so 2·maxS
+	// slots hold every pending keep in its own slot; a lag joins at its
+	// first reading, 2^j. Asking each of the 15 lags at every reading
+	// some lag keeps at cost as much as the keeps themselves.
+	size := 2 * maxS
+	mask := size - 1
+	cal := make([]uint16, size)
+	for at := 1; at < n; at++ {
+		if at&(at-1) == 0 { // 2^j: lag j's first reading
+			if j := bits.TrailingZeros(uint(at)); j < numLags {
+				cal[at&mask] |= 1 << j
+			}
+		}
+		due := cal[at&mask]
+		if due == 0 {
+			continue
+		}
+		cal[at&mask] = 0
+		for due != 0 {
+			j := bits.TrailingZeros16(due)
+			due &= due - 1
+			k := 1 << j
+			if held[j] == reservoirCap { // AddAll's halving
+				held[j] = reservoirCap / 2
+				stride[j] *= 2
+			}
+			held[j]++
+			ko := k
+			if j > 0 {
+				if v.rs == 0 {
+					v.rs = 0x9e3779b97f4a7c15
+				}
+				v.rs ^= v.rs << 13
+				v.rs ^= v.rs >> 7
+				v.rs ^= v.rs << 17
+				ko = min(k+int(v.rs&uint64(k-1)), at)
+			}
+			if (at-k)&(final[j]-1) == 0 {
+				// The readings AddAll's ring gives: it holds the last
+				// MaxLag, so an octave lag past MaxLag (the last
+				// octave's upper half) reads the reading MaxLag later.
+				if ko > MaxLag {
+					ko -= MaxLag
+				}
+				x := xs[at]
+				v.lags[j].d = append(v.lags[j].d, math.Abs(x-xs[at-k]))
+				v.oct[j].d = append(v.oct[j].d, math.Abs(x-xs[at-ko]))
+			}
+			next[j] = at + stride[j]
+			cal[next[j]&mask] |= 1 << j
+		}
+	}
+	// The rest of the state as AddAll leaves it (stride 0 and next 0
+	// mean 1 and not begun there; due the first reading some lag keeps
+	// at next).
+	due := math.MaxInt
+	for j := range numLags {
+		due = min(due, next[j])
+		if held[j] == 0 {
+			continue
+		}
+		s := stride[j]
+		if s == 1 {
+			s = 0
+		}
+		v.lags[j].stride, v.lags[j].next = s, next[j]
+		v.oct[j].stride, v.oct[j].next = s, next[j]
+	}
+	if n > 0 {
+		v.n, v.due = n, due
+	}
+}
+
+// floatScratches keeps a few slices for the estimators that need one
+// only while they run (acfDirect's deviations, batchVar's means, MAD's
+// copy): a DevSlp cycle's estimates ran through hundreds of kB of new
+// slices each, collected again under the report's memory limit. A
+// buffered channel, like noiseScratches, keeps them across collections.
+var floatScratches = make(chan []float64, 4)
+
+// getFloats is a slice of n values (their contents left over: the caller
+// writes each before reading it); give it back with putFloats.
+func getFloats(n int) []float64 {
+	select {
+	case b := <-floatScratches:
+		if cap(b) >= n {
+			return b[:n]
+		}
+	default:
+	}
+	return make([]float64, n)
+}
+
+func putFloats(b []float64) {
+	select {
+	case floatScratches <- b:
+	default:
+	}
+}
+
+// noiseScratch is the memory one NoiseOf works in: the reservoirs at
+// their largest, the ring, and gamma's copy of a reservoir. NoiseOf runs
+// hundreds of times in a report (each DevSlp cycle's step fits) on up to a
+// few 100 000 readings, and allocating ~1 MiB of reservoirs a call was a
+// third of a report's allocations, collected again and again under its
+// memory limit. Nothing of it outlives the call: a Noise holds none of it.
+type noiseScratch struct {
+	res, ring, tmp []float64
+}
+
+// noiseScratches keeps a few noiseScratch for the next NoiseOf — about as
+// many as run at once (a report's drive workers, one per core) — across
+// garbage collections, which empty a sync.Pool (under the report's memory
+// limit, every few cycles: half the scratches were allocated anew with
+// one). Few: what it keeps is live heap, which the memory limit leaves
+// less room to allocate in before the next collection.
+var noiseScratches = make(chan *noiseScratch, 2)
+
+func getNoiseScratch() *noiseScratch {
+	select {
+	case sc := <-noiseScratches:
+		return sc
+	default:
+		return &noiseScratch{
+			res: make([]float64, 2*numLags*reservoirCap),
+			tmp: make([]float64, 0, reservoirCap),
+		}
+	}
+}
+
+func putNoiseScratch(sc *noiseScratch) {
+	select {
+	case noiseScratches <- sc:
+	default:
+	}
 }

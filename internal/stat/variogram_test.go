@@ -1,6 +1,7 @@
 package stat
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -173,6 +174,75 @@ func TestVariogramAddAllIsAdd(t *testing.T) {
 	}
 }
 
+// TestNoiseOfHeldIsAddAll: NoiseOf's path for finite readings held whole
+// (addHeld) leaves the Variogram exactly as AddAll does — the same
+// differences in every reservoir, bit for bit and in order, the same
+// strides, generator and counts — at lengths about the reservoirs'
+// halvings and the ring's wrap; and NoiseOf with a NaN among the readings
+// (AddAll's path) gives what AddAll gives.
+func TestNoiseOfHeldIsAddAll(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	for _, n := range []int{0, 1, 2, 3, 17, 4095, 4096, 4097, 4098, 4099, 8192, 8193, 8194, 8195, 12289, 16384, 16385, 16386, 16387, 20000, 32769, 50001, 90000, 200003} {
+		xs := make([]float64, n)
+		x := 0.4
+		for i := range xs {
+			if rng.IntN(3) > 0 { // runs of one value, as quantised readings give
+				x = 0.4 + 0.01*rng.NormFloat64()
+			}
+			xs[i] = x
+		}
+		var all, held Variogram
+		all.AddAll(xs)
+		c := min(n, reservoirCap)
+		for j := range held.lags {
+			held.lags[j].d = make([]float64, 0, c)
+			held.oct[j].d = make([]float64, 0, c)
+		}
+		held.addHeld(xs)
+		held.ring = all.ring
+		for j := range held.lags { // nil and empty alike
+			if len(all.lags[j].d) == 0 {
+				held.lags[j].d, held.oct[j].d = all.lags[j].d, all.oct[j].d
+			}
+		}
+		if !reflect.DeepEqual(all, held) {
+			t.Fatalf("n %d: addHeld left another Variogram than AddAll: %s", n, variogramDiff(&held, &all))
+		}
+		if a, b := NoiseOf(xs), all.Noise(); !reflect.DeepEqual(a, b) {
+			t.Fatalf("n %d: NoiseOf %+v, AddAll's %+v", n, a, b)
+		}
+		if n > 10 {
+			xs[n/2] = math.NaN()
+			var v Variogram
+			v.AddAll(xs)
+			if a, b := NoiseOf(xs), v.Noise(); !reflect.DeepEqual(a, b) {
+				t.Fatalf("n %d with a NaN: NoiseOf %+v, AddAll's %+v", n, a, b)
+			}
+		}
+	}
+}
+
+// variogramDiff is the first difference between a and b.
+func variogramDiff(a, b *Variogram) string {
+	if a.n != b.n || a.rs != b.rs || a.due != b.due {
+		return fmt.Sprintf("n %d/%d, rs %d/%d, due %d/%d", a.n, b.n, a.rs, b.rs, a.due, b.due)
+	}
+	for j := range numLags {
+		for o, pair := range [][2]*reservoir{{&a.lags[j], &b.lags[j]}, {&a.oct[j], &b.oct[j]}} {
+			ra, rb := pair[0], pair[1]
+			if ra.stride != rb.stride || ra.next != rb.next || len(ra.d) != len(rb.d) {
+				return fmt.Sprintf("lag %d (octave %d): stride %d/%d, next %d/%d, %d/%d kept", j, o, ra.stride, rb.stride, ra.next, rb.next, len(ra.d), len(rb.d))
+			}
+			for i := range ra.d {
+				if math.Float64bits(ra.d[i]) != math.Float64bits(rb.d[i]) {
+					return fmt.Sprintf("lag %d (octave %d): difference %d: %v/%v", j, o, i, ra.d[i], rb.d[i])
+				}
+			}
+		}
+	}
+	return "elsewhere (ring, tmp)"
+}
+
 // FuzzVariogram: any stream of readings keeps what the reference kept.
 func FuzzVariogram(f *testing.F) {
 	f.Add([]byte{1, 2, 3, 0, 255, 7, 7, 7, 7})
@@ -213,5 +283,22 @@ func BenchmarkVariogramAdd(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		v.Add(xs[i&(len(xs)-1)])
+	}
+}
+
+// BenchmarkNoiseOf: the noise model of a DevSlp cycle's worth of readings
+// (50 000, AR(1) noise with level steps), as the judge takes it several
+// times per cycle.
+func BenchmarkNoiseOf(b *testing.B) {
+	rng := rand.New(rand.NewPCG(15, 16))
+	xs := ar1(rng, 50_000, 0.001, 3)
+	for i := range xs {
+		if (i/5000)%2 == 1 {
+			xs[i] += 0.2
+		}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		NoiseOf(xs)
 	}
 }
