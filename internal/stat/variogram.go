@@ -26,6 +26,12 @@ const numLags = 15
 // 10 kS/s: ten times the longest correlation time meter-noise.md names).
 const MaxLag = 1 << (numLags - 1)
 
+// ringLen is how many readings a Variogram keeps: the top octave's lags
+// are drawn from [MaxLag, 2·MaxLag). A ring of MaxLag read the upper half
+// of that octave at the lag less MaxLag — down to lag 0, a difference of
+// 0 — and the top octave's semivariance came out low.
+const ringLen = 2 * MaxLag
+
 // reservoirCap bounds the differences kept per lag.
 const reservoirCap = 4096
 
@@ -33,11 +39,11 @@ const reservoirCap = 4096
 const minDiffs = 32
 
 // Variogram accumulates a stream of readings' absolute differences at
-// dyadic lags in bounded memory: the last MaxLag readings, and per lag at
+// dyadic lags in bounded memory: the last ringLen readings, and per lag at
 // most reservoirCap differences, every s-th kept, s doubling as they fill.
-// The zero value is ready; memory grows with the readings, to ~600 KiB.
+// The zero value is ready; memory grows with the readings, to ~750 KiB.
 type Variogram struct {
-	ring []float64 // reading t at t & (MaxLag−1)
+	ring []float64 // reading t at t & (ringLen−1)
 	n    int
 	// lags holds differences at lag 2^j exactly; oct at a lag drawn
 	// uniformly from [2^j, 2^(j+1)) for each — the octave's average
@@ -99,8 +105,8 @@ func (v *Variogram) Add(x float64) {
 	if v.n >= v.due {
 		v.keepDue(x)
 	}
-	const mask = MaxLag - 1
-	if v.n < MaxLag {
+	const mask = ringLen - 1
+	if v.n < ringLen {
 		v.ring = append(v.ring, x)
 	} else {
 		v.ring[v.n&mask] = x
@@ -116,7 +122,7 @@ func (v *Variogram) Add(x float64) {
 // strides double together), so the exact lag's next reading is asked
 // for both.
 func (v *Variogram) keepDue(x float64) {
-	const mask = MaxLag - 1
+	const mask = ringLen - 1
 	due := math.MaxInt
 	for j := 0; j < numLags; j++ {
 		k := 1 << j
@@ -145,7 +151,7 @@ func (v *Variogram) keepDue(x float64) {
 // AddAll adds consecutive readings: Add of each, in order, with Add's body
 // here (Add is past the compiler's inlining budget: no call per reading).
 func (v *Variogram) AddAll(xs []float64) {
-	const mask = MaxLag - 1
+	const mask = ringLen - 1
 	for _, x := range xs {
 		if x-x != 0 { // NaN or ±Inf (as in Add): one subtraction, not two tests
 			continue
@@ -153,7 +159,7 @@ func (v *Variogram) AddAll(xs []float64) {
 		if v.n >= v.due {
 			v.keepDue(x)
 		}
-		if v.n < MaxLag {
+		if v.n < ringLen {
 			v.ring = append(v.ring, x)
 		} else {
 			v.ring[v.n&mask] = x
@@ -479,10 +485,10 @@ func NoiseOf(xs []float64) Noise {
 	if allFinite(xs) {
 		v.addHeld(xs)
 	} else {
-		if cap(sc.ring) < MaxLag { // only readings with NaN or ±Inf need it
-			sc.ring = make([]float64, MaxLag)
+		if cap(sc.ring) < ringLen { // only readings with NaN or ±Inf need it
+			sc.ring = make([]float64, ringLen)
 		}
-		v.ring = sc.ring[:0:min(len(xs), MaxLag)]
+		v.ring = sc.ring[:0:min(len(xs), ringLen)]
 		v.AddAll(xs)
 	}
 	n := v.Noise()
@@ -570,12 +576,6 @@ func (v *Variogram) addHeld(xs []float64) {
 				ko = min(k+int(v.rs&uint64(k-1)), at)
 			}
 			if (at-k)&(final[j]-1) == 0 {
-				// The readings AddAll's ring gives: it holds the last
-				// MaxLag, so an octave lag past MaxLag (the last
-				// octave's upper half) reads the reading MaxLag later.
-				if ko > MaxLag {
-					ko -= MaxLag
-				}
 				x := xs[at]
 				v.lags[j].d = append(v.lags[j].d, math.Abs(x-xs[at-k]))
 				v.oct[j].d = append(v.oct[j].d, math.Abs(x-xs[at-ko]))

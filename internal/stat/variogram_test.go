@@ -52,7 +52,7 @@ func (v *refVariogram) Add(x float64) {
 	if math.IsNaN(x) || math.IsInf(x, 0) {
 		return
 	}
-	const mask = MaxLag - 1
+	const mask = ringLen - 1
 	for j := 0; j < numLags; j++ {
 		k := 1 << j
 		if k > v.n {
@@ -75,12 +75,54 @@ func (v *refVariogram) Add(x float64) {
 			v.oct[j].keep(math.Abs(x - v.ring[(v.n-ko)&mask]))
 		}
 	}
-	if v.n < MaxLag {
+	if v.n < ringLen {
 		v.ring = append(v.ring, x)
 	} else {
 		v.ring[v.n&mask] = x
 	}
 	v.n++
+}
+
+// TestOctaveDifferencesAreAtTheirLags: on a ramp (reading t is t) a
+// difference is its lag, so every difference octave j keeps lies in
+// [2^j, 2^(j+1)) and every exact lag's is 2^j — through AddAll and
+// NoiseOf's held path alike, past the ring's wrap. A ring of MaxLag
+// readings gave the top octave's upper half lags less MaxLag (down to 0).
+func TestOctaveDifferencesAreAtTheirLags(t *testing.T) {
+	xs := make([]float64, 5*ringLen+123)
+	for i := range xs {
+		xs[i] = float64(i)
+	}
+	check := func(name string, v *Variogram) {
+		t.Helper()
+		for j := range numLags {
+			lo, hi := float64(int(1)<<j), float64(int(2)<<j)
+			for _, d := range v.oct[j].d {
+				if d < lo || d >= hi {
+					t.Fatalf("%s: octave %d kept a difference at lag %g, outside [%g, %g)", name, j, d, lo, hi)
+				}
+			}
+			for _, d := range v.lags[j].d {
+				if d != lo {
+					t.Fatalf("%s: lag %g kept a difference at lag %g", name, lo, d)
+				}
+			}
+			if len(v.oct[j].d) == 0 {
+				t.Fatalf("%s: octave %d kept nothing", name, j)
+			}
+		}
+	}
+	var v Variogram
+	v.AddAll(xs)
+	check("AddAll", &v)
+	var h Variogram
+	c := min(len(xs), reservoirCap)
+	for j := range h.lags {
+		h.lags[j].d = make([]float64, 0, c)
+		h.oct[j].d = make([]float64, 0, c)
+	}
+	h.addHeld(xs)
+	check("addHeld", &h)
 }
 
 // sameAsRef fails unless v kept exactly what ref kept.
