@@ -30,15 +30,7 @@ func TestPolicyStampedInsideTheWrites(t *testing.T) {
 	}
 	defer func() { policyWritten = nil }()
 	out := t.TempDir()
-	cfg := Config{
-		Meter:      MeterConfig{Kind: "emulator", Rate: 10000},
-		Drives:     []DriveConfig{{Name: "256", Port: 1, Profile: "jmf667h-256-a19", SizeBytes: 64 << 20}},
-		Policy:     "min_power",
-		Workload:   WorkloadConfig{Trace: "none"},
-		Idle:       time.Second,
-		ActiveIdle: time.Second,
-	}
-	if _, err := Run(context.Background(), cfg, out, Plan{}); err != nil {
+	if _, err := Run(context.Background(), minPowerActiveIdle(), out, Plan{}); err != nil {
 		t.Fatal(err)
 	}
 	f, err := os.Open(filepath.Join(out, CaptureFile))

@@ -361,6 +361,19 @@ func TestDevSlpHardDriveAgainstTruth(t *testing.T) {
 	t.Logf("entry interval (+ clock uncertainty %.2f ms) held the truth in %d of %d cycles", res.ClockUncertaintyMs, entryHeld, len(errs))
 }
 
+// minPowerActiveIdle is a run of one emulated drive under min_power with
+// a second of active idle under max_performance before a second of idle.
+func minPowerActiveIdle() Config {
+	return Config{
+		Meter:      MeterConfig{Kind: "emulator", Rate: 10000},
+		Drives:     []DriveConfig{{Name: "256", Port: 1, Profile: "jmf667h-256-a19", SizeBytes: 64 << 20}},
+		Policy:     "min_power",
+		Workload:   WorkloadConfig{Trace: "none"},
+		Idle:       time.Second,
+		ActiveIdle: time.Second,
+	}
+}
+
 // Under min_power a drive drops to Slumber as soon as it is idle, so its
 // idle phase holds no active-idle level; active_idle runs an idle phase
 // under max_performance first, where the report finds the level, and
@@ -371,15 +384,7 @@ func TestActiveIdlePhaseUnderPowerSavingPolicy(t *testing.T) {
 		t.Skip("end-to-end run on the emulator")
 	}
 	out := t.TempDir()
-	cfg := Config{
-		Meter:      MeterConfig{Kind: "emulator", Rate: 10000},
-		Drives:     []DriveConfig{{Name: "256", Port: 1, Profile: "jmf667h-256-a19", SizeBytes: 64 << 20}},
-		Policy:     "min_power",
-		Workload:   WorkloadConfig{Trace: "none"},
-		Idle:       time.Second,
-		ActiveIdle: time.Second,
-	}
-	res, err := Run(context.Background(), cfg, out, Plan{})
+	res, err := Run(context.Background(), minPowerActiveIdle(), out, Plan{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -130,22 +130,31 @@ func (v *Variogram) keepDue(x float64) {
 		at := r.nextAt(k)
 		if at == v.n {
 			r.keep(math.Abs(x-v.ring[(v.n-k)&mask]), v.n)
-			ko := k
-			if j > 0 {
-				if v.rs == 0 {
-					v.rs = 0x9e3779b97f4a7c15
-				}
-				v.rs ^= v.rs << 13
-				v.rs ^= v.rs >> 7
-				v.rs ^= v.rs << 17
-				ko = min(k+int(v.rs&uint64(k-1)), v.n)
-			}
+			ko := v.octaveLag(j, v.n)
 			v.oct[j].keep(math.Abs(x-v.ring[(v.n-ko)&mask]), v.n)
 			at = r.next
 		}
 		due = min(due, at)
 	}
 	v.due = due
+}
+
+// octaveLag draws the lag at which octave j keeps reading at's difference:
+// uniform in [2^j, 2^(j+1)) from rs (at most at, the readings there are;
+// octave 0 is lag 1 alone). Keeps draw in reading order, lag by lag from
+// the shortest, whichever path makes them.
+func (v *Variogram) octaveLag(j, at int) int {
+	k := 1 << j
+	if j == 0 {
+		return k
+	}
+	if v.rs == 0 {
+		v.rs = 0x9e3779b97f4a7c15
+	}
+	v.rs ^= v.rs << 13
+	v.rs ^= v.rs >> 7
+	v.rs ^= v.rs << 17
+	return min(k+int(v.rs&uint64(k-1)), at)
 }
 
 // AddAll adds consecutive readings: Add of each, in order, with Add's body
@@ -565,16 +574,7 @@ func (v *Variogram) addHeld(xs []float64) {
 				stride[j] *= 2
 			}
 			held[j]++
-			ko := k
-			if j > 0 {
-				if v.rs == 0 {
-					v.rs = 0x9e3779b97f4a7c15
-				}
-				v.rs ^= v.rs << 13
-				v.rs ^= v.rs >> 7
-				v.rs ^= v.rs << 17
-				ko = min(k+int(v.rs&uint64(k-1)), at)
-			}
+			ko := v.octaveLag(j, at)
 			if (at-k)&(final[j]-1) == 0 {
 				x := xs[at]
 				v.lags[j].d = append(v.lags[j].d, math.Abs(x-xs[at-k]))
