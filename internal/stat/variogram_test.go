@@ -310,6 +310,32 @@ func FuzzVariogram(f *testing.F) {
 	})
 }
 
+// FuzzNoiseOfIsAddAll: NoiseOf's held path (finite readings, no ring) gives
+// the noise model AddAll gives, for any readings — runs of one value, steps,
+// lengths about the reservoirs' halvings and the ring's wrap (each byte a
+// reading repeated up to 64 times, then the whole repeated to reach past
+// 2·MaxLag readings when the last byte asks).
+func FuzzNoiseOfIsAddAll(f *testing.F) {
+	f.Add([]byte{1, 2, 3, 0, 255, 7, 7, 7, 7}, uint16(0))
+	f.Add([]byte{9, 200, 41, 41, 41, 3}, uint16(40000))
+	f.Fuzz(func(t *testing.T, data []byte, n uint16) {
+		var xs []float64
+		for _, b := range data {
+			for range int(b&63) + 1 {
+				xs = append(xs, float64(b>>6)*0.25+float64(b)*1e-4)
+			}
+		}
+		for len(xs) > 0 && len(xs) < int(n) {
+			xs = append(xs, xs[:min(len(xs), int(n)-len(xs))]...)
+		}
+		var all Variogram
+		all.AddAll(xs)
+		if a, b := fmt.Sprintf("%#v", NoiseOf(xs)), fmt.Sprintf("%#v", all.Noise()); a != b {
+			t.Fatalf("%d readings: NoiseOf %s, AddAll's %s", len(xs), a, b)
+		}
+	})
+}
+
 // BenchmarkVariogramAdd: one op is one reading of a noisy stream, after
 // the reservoirs' strides have grown (a long capture's steady state).
 func BenchmarkVariogramAdd(b *testing.B) {
