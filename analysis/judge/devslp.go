@@ -171,7 +171,7 @@ func JudgeCycle(tm Timing, samples []Sample, jo JudgeOptions) Cycle {
 		return c
 	}
 	j := newJudging(tm, samples, jo)
-	defer putCycleBuf(j.w)
+	defer cycleBufs.Put(j.w)
 	c.periodMs = j.period / 1e6
 	if !j.preCycle(&c) {
 		return c
@@ -206,7 +206,7 @@ type judging struct {
 
 func newJudging(tm Timing, samples []Sample, jo JudgeOptions) *judging {
 	j := &judging{tm: tm, samples: samples, jo: jo, period: samplePeriod(samples)}
-	j.w = getCycleBuf(len(samples))
+	j.w = cycleBufs.Get(len(samples))
 	for i, s := range samples {
 		j.w[i] = s.W
 	}
@@ -223,29 +223,9 @@ func newJudging(tm Timing, samples []Sample, jo JudgeOptions) *judging {
 
 // cycleBufs keeps a few buffers for judging's power w across cycles
 // (given back when JudgeCycle returns: a Cycle keeps copies of what it
-// needs, never w itself). A cycle's samples are tens of thousands of
-// values, and a new w per cycle was one of the largest allocations of a
-// report, which its memory limit collects for again and again. A
-// buffered channel, not a sync.Pool, which a collection empties.
-var cycleBufs = make(chan []float64, 2) // about one per drive worker: what it keeps is live heap
-
-func getCycleBuf(n int) []float64 {
-	select {
-	case b := <-cycleBufs:
-		if cap(b) >= n {
-			return b[:n]
-		}
-	default:
-	}
-	return make([]float64, n)
-}
-
-func putCycleBuf(b []float64) {
-	select {
-	case cycleBufs <- b:
-	default:
-	}
-}
+// needs, never w itself): a new w per cycle, tens of thousands of values,
+// was one of the largest allocations of a report.
+var cycleBufs = stat.NewScratch(2) // about one per drive worker
 
 func (j *judging) idx(t hostclock.Time) int {
 	return sort.Search(len(j.samples), func(i int) bool { return j.samples[i].T >= t })

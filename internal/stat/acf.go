@@ -49,8 +49,8 @@ const directLags = 24
 
 func acfDirect(x []float64, m float64, maxLag int) []float64 {
 	out := make([]float64, maxLag+1)
-	d := getFloats(len(x))
-	defer putFloats(d)
+	d := floatScratches.Get(len(x))
+	defer floatScratches.Put(d)
 	for i, v := range x {
 		d[i] = v - m
 	}

@@ -92,8 +92,8 @@ func MeanStdErr(x []float64) MeanSE {
 // b consecutive values of x.
 func batchVar(x []float64, b int) float64 {
 	k := len(x) / b
-	m := getFloats(k)
-	defer putFloats(m)
+	m := floatScratches.Get(k)
+	defer floatScratches.Put(m)
 	for i := range m {
 		m[i] = Mean(x[i*b : (i+1)*b])
 	}

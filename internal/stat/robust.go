@@ -64,8 +64,8 @@ func MAD(x []float64) float64 {
 	// Median's value bit for bit) in one scratch buffer, not two sorted
 	// copies. A zero median's sign, which the two may place differently,
 	// does not reach |v − m|.
-	d := getFloats(len(x))
-	defer putFloats(d)
+	d := floatScratches.Get(len(x))
+	defer floatScratches.Put(d)
 	copy(d, x)
 	m := MedianSelecting(d)
 	for i, v := range x {
@@ -221,8 +221,8 @@ func MedianSelecting(x []float64) float64 {
 // allocated. Like MedianSelecting it is Median's value bit for bit for
 // values without NaN, but for the sign of a zero median.
 func MedianSelectingCopy(x []float64) float64 {
-	b := getFloats(len(x))
-	defer putFloats(b)
+	b := floatScratches.Get(len(x))
+	defer floatScratches.Put(b)
 	copy(b, x)
 	return MedianSelecting(b)
 }

@@ -607,30 +607,8 @@ func (v *Variogram) addHeld(xs []float64) {
 
 // floatScratches keeps a few slices for the estimators that need one
 // only while they run (acfDirect's deviations, batchVar's means, MAD's
-// copy): a DevSlp cycle's estimates ran through hundreds of kB of new
-// slices each, collected again under the report's memory limit. A
-// buffered channel, like noiseScratches, keeps them across collections.
-var floatScratches = make(chan []float64, 4)
-
-// getFloats is a slice of n values (their contents left over: the caller
-// writes each before reading it); give it back with putFloats.
-func getFloats(n int) []float64 {
-	select {
-	case b := <-floatScratches:
-		if cap(b) >= n {
-			return b[:n]
-		}
-	default:
-	}
-	return make([]float64, n)
-}
-
-func putFloats(b []float64) {
-	select {
-	case floatScratches <- b:
-	default:
-	}
-}
+// copy).
+var floatScratches = NewScratch(4)
 
 // noiseScratch is the memory one NoiseOf works in: the reservoirs at
 // their largest, the ring, and gamma's copy of a reservoir. NoiseOf runs
